@@ -1,0 +1,178 @@
+# amq - approximate-membership filters: library, tool, Redis module.
+# GNU make.  `make help` lists the targets.
+
+VERSION_MAJOR := 0
+VERSION := 0.1.0
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+libdir     ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+bindir     ?= $(PREFIX)/bin
+mandir     ?= $(PREFIX)/share/man
+
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wpointer-arith \
+            -Wformat=2 -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ifeq ($(SAN),1)
+OPT      := -O1
+EXTRA_CFLAGS += $(SAN_FLAGS)
+EXTRA_LDFLAGS += $(SAN_FLAGS)
+endif
+ifeq ($(TSAN),1)
+OPT      := -O1
+EXTRA_CFLAGS += -fsanitize=thread
+EXTRA_LDFLAGS += -fsanitize=thread
+endif
+
+CPPFLAGS_ALL := -Iinclude -Isrc -D_GNU_SOURCE $(CPPFLAGS)
+CFLAGS_ALL   := -std=c11 $(OPT) -g -fPIC -pthread $(WARN) $(EXTRA_CFLAGS) $(CFLAGS)
+LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY
+LDLIBS_ALL   := -lxxhash -lm -pthread $(LDLIBS)
+LDFLAGS_ALL  := $(EXTRA_LDFLAGS) $(LDFLAGS)
+
+LIB_SRC  := $(wildcard src/*.c src/common/*.c)
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/support/*.c))
+
+STATIC_LIB := $(BUILD)/libamq.a
+SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
+SONAME     := libamq.so.$(VERSION_MAJOR)
+
+# Debian packages the build and the tests need (installed by `make deps`).
+BUILD_DEPS := libxxhash-dev zlib1g-dev
+TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
+              default-jdk-headless libguava-java
+BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
+
+.PHONY: all lib cli tests test test-unit test-cli test-asan test-example demo bench \
+        install uninstall clean help deps deps-test deps-bench format
+
+all: lib cli
+
+lib: $(STATIC_LIB) $(BUILD)/libamq.so
+
+cli: $(BUILD)/amq
+
+help:
+	@echo "amq $(VERSION) - make targets:"
+	@echo "  all (default)  build/libamq.a, build/libamq.so, build/amq"
+	@echo "  test           install missing Debian packages, then every test:"
+	@echo "                 unit, CLI, example, and the unit tests again under ASan+UBSan"
+	@echo "  demo           the phone-number case of the seeds on generated data"
+	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
+	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
+	@echo "  uninstall      remove what install put there"
+	@echo "  deps           install missing build packages (apt-get, non-interactive)"
+	@echo "  clean          remove build/"
+	@echo "Variables: CC=gcc|clang, OPT=-O2, WERROR=1, SAN=1 (ASan+UBSan), BUILD=dir"
+
+# ---- dependencies -------------------------------------------------------------
+deps:
+	@scripts/ensure-deps.sh $(BUILD_DEPS)
+deps-test: deps
+	@scripts/ensure-deps.sh $(TEST_DEPS)
+deps-bench: deps
+	@scripts/ensure-deps.sh $(BENCH_DEPS)
+
+# ---- library ----------------------------------------------------------------------
+$(BUILD)/obj/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/libamq.so: $(SHARED_LIB)
+	ln -sf libamq.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+# ---- tool -----------------------------------------------------------------------------
+$(BUILD)/obj/cli/%.o: cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
+
+# ---- tests ------------------------------------------------------------------------------
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT) $(STATIC_LIB) $(LDLIBS_ALL)
+
+tests: $(TEST_BIN)
+
+test-unit: $(TEST_BIN)
+	@scripts/run-tests.sh $(TEST_BIN)
+
+test-cli: $(BUILD)/amq
+	@AMQ=$(BUILD)/amq tests/cli/run.sh
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
+
+test-example: lib
+	@scripts/test-example.sh $(BUILD)
+
+test: deps-test
+	@$(MAKE) --no-print-directory WERROR=1 all tests
+	@$(MAKE) --no-print-directory WERROR=1 test-unit
+	@$(MAKE) --no-print-directory WERROR=1 test-cli
+	@$(MAKE) --no-print-directory WERROR=1 test-example
+	@$(MAKE) --no-print-directory test-asan
+	@echo "make test: all tests passed"
+
+# ---- demo and benchmarks ---------------------------------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)/amq
+
+# ---- install --------------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(includedir)/amq $(DESTDIR)$(libdir)/pkgconfig \
+	    $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
+	install -m 644 include/amq.h $(DESTDIR)$(includedir)/amq.h
+	install -m 644 include/amq/*.h $(DESTDIR)$(includedir)/amq/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(libdir)/libamq.a
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(libdir)/libamq.so.$(VERSION)
+	ln -sf libamq.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/libamq.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
+	    -e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
+	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
+	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+
+uninstall:
+	rm -f $(DESTDIR)$(includedir)/amq.h
+	rm -rf $(DESTDIR)$(includedir)/amq
+	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
+	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
+	    $(DESTDIR)$(mandir)/man1/amq.1
+
+format:
+	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))

@@ -1,0 +1,224 @@
+/*
+ * amq/filter.h - one handle for every kind of filter, and filter files.
+ *
+ * An amq_filter wraps a filter of any kind behind one table of operations:
+ * create from an amq_config, add / query / remove keys, merge, describe,
+ * and save to or open from the single file container of docs/file-format.md.
+ * The command-line tool uses only this interface; the family headers
+ * (amq/bloom.h, ...) give the kind-specific functions.
+ *
+ * A key is hashed once, by the algorithm and seed the filter records
+ * (amq_filter_hash); the *_hash functions take that hash directly, which
+ * is how batched callers hash ahead.
+ *
+ * Thread safety: a filter is safe for any number of concurrent readers
+ * (contains, stats, describe, save, serialize).  Writers (add, remove,
+ * merge, clear) need exclusive access unless the kind says otherwise
+ * (the blocked Bloom filter allows concurrent adds).
+ */
+#ifndef AMQ_FILTER_H
+#define AMQ_FILTER_H
+
+#include "amq.h"
+#include "amq/hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kinds of filter.  Values are stored in files and pinned. */
+typedef enum amq_kind {
+    AMQ_KIND_BLOOM = 1,
+    AMQ_KIND_BLOCKED = 2,
+    AMQ_KIND_PARTITIONED = 3,
+    AMQ_KIND_CUCKOO = 4,
+    AMQ_KIND_SCALABLE_BLOOM = 5,
+    AMQ_KIND_SCALABLE_CUCKOO = 6
+} amq_kind;
+
+/* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
+ * built into this library). */
+AMQ_API const char *amq_kind_name(uint32_t kind);
+AMQ_API int amq_kind_from_name(const char *name, uint32_t *kind);
+
+/*
+ * What to create.  amq_config_init fills the defaults; set what you need.
+ * A kind reads the fields that apply to it and ignores the others.
+ */
+typedef struct amq_config {
+    uint32_t kind;
+    uint32_t hash_algo;      /* amq_hash_algo, default AMQ_HASH_XXH3 */
+    uint64_t seed;           /* default 0 */
+    uint64_t capacity;       /* items the filter is sized for */
+    double fpp;              /* target false-positive rate at capacity */
+    double bits_per_key;     /* > 0: size by bits per key instead of fpp */
+    uint64_t bits;           /* > 0 (bloom): exact number of bits ... */
+    uint32_t k;              /* ... and of probes */
+    uint32_t fingerprint_bits; /* cuckoo kinds: 8, 12 or 16 (0 = choose) */
+    uint32_t bucket_size;      /* cuckoo kinds: slots per bucket (0 = choose) */
+    uint32_t max_kicks;        /* cuckoo kinds: kick-out bound (0 = default) */
+    uint32_t expansion;        /* scalable kinds: growth factor (0 = default) */
+    uint32_t nonscaling;       /* scalable kinds: 1 = never grow */
+    uint32_t redisbloom;       /* scalable kinds: RedisBloom-compatible layout */
+    uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
+    uint32_t threads;          /* builders that can use threads (0 = all cores) */
+    const amq_allocator *alloc; /* NULL = default */
+} amq_config;
+
+/* Defaults for kind: XXH3 seed 0, capacity 1,000,000, fpp 0.01. */
+AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
+
+typedef struct amq_filter amq_filter;
+
+/* Creates an empty filter.  AMQ_EKIND, AMQ_ERANGE (bad sizes: capacity 0,
+ * fpp outside (0, 1), ...), AMQ_EHASH, AMQ_ENOMEM.  err may be NULL. */
+AMQ_API int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err);
+AMQ_API void amq_filter_free(amq_filter *f);
+
+AMQ_API uint32_t amq_filter_kind(const amq_filter *f);
+AMQ_API int amq_filter_is_readonly(const amq_filter *f);
+
+/* The hash of a key, by the filter's algorithm and seed. */
+AMQ_API amq_hash128 amq_filter_hash(const amq_filter *f, const void *key, size_t len);
+
+/*
+ * add: 1 if the key was added as new, 0 if the filter reports it may
+ * already be present (Bloom kinds: no bit changed; it is still "in"),
+ * negative on error: AMQ_EFULL (a full fixed-size filter; nothing changed),
+ * AMQ_EREADONLY (an mmap'd filter), AMQ_ENOMEM (a growing filter).
+ * contains: 1 may be present, 0 certainly absent.
+ * remove: 1 removed, 0 not found, AMQ_EUNSUPPORTED for Bloom kinds.
+ *   Removing a key that was never added is undefined: it may remove another
+ *   key's fingerprint.
+ */
+AMQ_API int amq_filter_add(amq_filter *f, const void *key, size_t len);
+AMQ_API int amq_filter_contains(const amq_filter *f, const void *key, size_t len);
+AMQ_API int amq_filter_remove(amq_filter *f, const void *key, size_t len);
+AMQ_API int amq_filter_add_hash(amq_filter *f, amq_hash128 h);
+AMQ_API int amq_filter_contains_hash(const amq_filter *f, amq_hash128 h);
+AMQ_API int amq_filter_remove_hash(amq_filter *f, amq_hash128 h);
+
+/*
+ * Batched forms over n hashes, for kinds that keep memory reads in flight.
+ * add_batch stores each add's result (1 or 0) in added[i] when added is not
+ * NULL and stops at the first error, which it returns (items before it are
+ * added); contains_batch stores 1 or 0 in out[i].
+ */
+AMQ_API int amq_filter_add_batch(amq_filter *f, const amq_hash128 *h, size_t n,
+                                 uint8_t *added);
+AMQ_API void amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
+                                       uint8_t *out);
+
+/* Union (dst gains every key of src) and intersection, for filters of the
+ * same kind and geometry; AMQ_EINCOMPAT with err->msg saying what differs,
+ * AMQ_EUNSUPPORTED for kinds that cannot. */
+AMQ_API int amq_filter_merge(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
+AMQ_API int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
+
+/* Empties the filter (keeps its geometry). */
+AMQ_API int amq_filter_clear(amq_filter *f);
+
+/* A writable deep copy (also of an mmap'd filter). */
+AMQ_API int amq_filter_clone(const amq_filter *f, const amq_allocator *alloc,
+                             amq_filter **out);
+
+/* Numbers every kind has.  0 where a number does not apply. */
+typedef struct amq_stats {
+    uint32_t kind;
+    uint32_t hash_algo;
+    uint64_t seed;
+    uint64_t items;        /* items added (minus removed) */
+    uint64_t capacity;     /* items it was sized for (scalable: current total) */
+    uint64_t bytes;        /* bytes of filter data */
+    uint64_t bits;         /* Bloom kinds: bits of the array */
+    uint32_t hashes;       /* Bloom kinds: probes per key */
+    double fpp_target;     /* false-positive rate at capacity */
+    double fpp_now;        /* expected false-positive rate now */
+    double fill;           /* fraction of bits set / slots used */
+    double bits_per_item;  /* bytes * 8 / items (0 when empty) */
+} amq_stats;
+
+AMQ_API void amq_filter_stats(const amq_filter *f, amq_stats *st);
+
+/*
+ * Kind-specific description: calls fn once per field (name, value) in a
+ * fixed order - "bits", "hashes", "probe", ... - for `amq info`.  Stops and
+ * returns fn's value when it is non-zero.
+ */
+typedef enum amq_field_type {
+    AMQ_FIELD_U64 = 1,
+    AMQ_FIELD_F64 = 2,
+    AMQ_FIELD_STR = 3
+} amq_field_type;
+
+typedef struct amq_field {
+    const char *name;
+    uint32_t type;
+    uint64_t u64;
+    double f64;
+    const char *str;
+} amq_field;
+
+typedef int (*amq_field_fn)(void *ctx, const amq_field *field);
+AMQ_API int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx);
+
+/* ---- files and bytes ---------------------------------------------------- */
+
+/* amq_filter_open flags. */
+#define AMQ_OPEN_MMAP 1u  /* map read-only and query in place (no copy) */
+#define AMQ_OPEN_TRUST 2u /* skip the payload checksum (the header's is always
+                             checked); a query then reads only what it needs */
+
+/*
+ * Opens a filter file.  Without AMQ_OPEN_MMAP the filter is copied into
+ * memory and is writable; with it, the filter is a read-only view of the
+ * mapping, valid until amq_filter_free.  Every error names what is wrong in
+ * err->msg: AMQ_EIO (with sys_errno), AMQ_EMAGIC, AMQ_EVERSION, AMQ_EKIND,
+ * AMQ_ETRUNC, AMQ_ECORRUPT, AMQ_ECHECKSUM, AMQ_ENOMEM.
+ */
+AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc,
+                            amq_filter **out, amq_errinfo *err);
+
+/* amq_filter_save flags. */
+#define AMQ_SAVE_EXCL 1u /* fail with AMQ_EEXIST if path exists */
+
+/*
+ * Saves atomically: writes a temporary file in path's directory, fsyncs it,
+ * renames it over path and fsyncs the directory.  A crash at any moment
+ * leaves the old file or the new one; a failure (AMQ_EIO, AMQ_ENOSPC)
+ * leaves the old file untouched and removes the temporary one.  An existing
+ * file's permission bits are kept.
+ */
+AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
+                            amq_errinfo *err);
+
+/* Size of the serialized form (the file's bytes) and serialization into a
+ * caller buffer (AMQ_EINVAL if cap is too small). */
+AMQ_API int amq_filter_serialized_size(const amq_filter *f, uint64_t *size);
+AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
+                                 size_t *written);
+
+/*
+ * Reads a filter from bytes.  flags: AMQ_OPEN_TRUST as for files;
+ * AMQ_OPEN_MMAP here means "borrow": the filter is a read-only view of buf,
+ * which must outlive it.  Validates everything: any bytes give an error or
+ * a filter, never a crash.
+ */
+AMQ_API int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,
+                                   const amq_allocator *alloc, amq_filter **out,
+                                   amq_errinfo *err);
+
+/* Kind-specific handles: the filter's own object when it is of that kind,
+ * else NULL.  Owned by f. */
+struct amq_bloom;
+AMQ_API struct amq_bloom *amq_filter_bloom(amq_filter *f);
+
+/* Wraps a classic filter (ownership passes to the new handle, also on
+ * failure). */
+AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_FILTER_H */

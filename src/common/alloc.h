@@ -1,0 +1,58 @@
+/*
+ * alloc.h - memory through the caller's amq_allocator, and large aligned
+ * zeroed regions (filter arrays) that may instead borrow caller memory.
+ */
+#ifndef AMQ_COMMON_ALLOC_H
+#define AMQ_COMMON_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq.h"
+
+/* Copies *src into *dst, or the default allocator's (all NULL) when src is
+ * NULL or incomplete.  Objects keep their own copy. */
+void amq_alloc_init(amq_allocator *dst, const amq_allocator *src);
+int amq_alloc_is_default(const amq_allocator *a);
+
+void *amq_malloc(const amq_allocator *a, size_t size);
+void *amq_calloc(const amq_allocator *a, size_t size);
+void amq_free(const amq_allocator *a, void *ptr, size_t size);
+
+/* size = a * b, or AMQ_EOVERFLOW. */
+static inline int amq_mul_size(size_t a, size_t b, size_t *size)
+{
+    if (b != 0 && a > SIZE_MAX / b)
+        return AMQ_EOVERFLOW;
+    *size = a * b;
+    return AMQ_OK;
+}
+
+/*
+ * A large array: 64-byte aligned, zeroed, owned (heap or anonymous mmap
+ * with huge pages advised) or borrowed (read-only caller memory).
+ */
+enum { AMQ_REGION_NONE = 0, AMQ_REGION_HEAP, AMQ_REGION_MMAP, AMQ_REGION_BORROWED };
+
+typedef struct amq_region {
+    uint8_t *data;  /* aligned start */
+    size_t size;    /* usable bytes */
+    void *base;     /* what to release */
+    size_t base_size;
+    int how;        /* AMQ_REGION_* */
+} amq_region;
+
+/* Allocates size zeroed bytes (size 0 gives a valid empty region). */
+int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size);
+/* Records caller memory without copying. */
+void amq_region_borrow(amq_region *r, const void *data, size_t size);
+/* Allocates a copy of size bytes at src. */
+int amq_region_copy(amq_region *r, const amq_allocator *a, const void *src, size_t size);
+void amq_region_free(amq_region *r, const amq_allocator *a);
+
+static inline int amq_region_is_borrowed(const amq_region *r)
+{
+    return r->how == AMQ_REGION_BORROWED;
+}
+
+#endif /* AMQ_COMMON_ALLOC_H */

@@ -1,0 +1,126 @@
+/*
+ * container.c - encoding and decoding of the file header.
+ *
+ * Fixed header, little-endian (docs/file-format.md has the full table):
+ *    0  8  magic 89 41 4d 51 0d 0a 1a 0a ("\x89AMQ\r\n\x1a\n", PNG-style:
+ *          catches text-mode and 7-bit transfers)
+ *    8  2  format version (1)      10  2  kind      12  2  hash algorithm
+ *   14  2  flags (0)               16  8  hash seed 24  8  item count
+ *   32  4  parameter block length P                 36  4  reserved (0)
+ *   40  8  payload offset          48  8  payload length
+ *   56  8  payload checksum (XXH3-64 of the payload)
+ *   64  P  parameter block
+ * 64+P  8  header checksum (XXH3-64 of bytes 0 .. 64+P)
+ *          zero padding to the payload offset (next multiple of 64)
+ */
+#include <string.h>
+#include <xxhash.h>
+
+#include "common/container.h"
+#include "common/endian.h"
+#include "common/error.h"
+
+uint64_t amq_checksum(const void *data, size_t len)
+{
+    return XXH3_64bits(data, len);
+}
+
+uint64_t amq_container_payload_offset(uint32_t params_len)
+{
+    uint64_t end = (uint64_t)AMQ_FILE_FIXED + params_len + 8;
+    return (end + AMQ_FILE_ALIGN - 1) / AMQ_FILE_ALIGN * AMQ_FILE_ALIGN;
+}
+
+void amq_container_write_header(const amq_container *c, uint8_t *out)
+{
+    uint64_t off = amq_container_payload_offset(c->params_len);
+    size_t hlen = AMQ_FILE_FIXED + (size_t)c->params_len;
+
+    memset(out, 0, (size_t)off);
+    memcpy(out, AMQ_FILE_MAGIC, AMQ_FILE_MAGIC_LEN);
+    amq_store16(out + 8, (uint16_t)c->version);
+    amq_store16(out + 10, (uint16_t)c->kind);
+    amq_store16(out + 12, (uint16_t)c->hash_algo);
+    amq_store16(out + 14, (uint16_t)c->flags);
+    amq_store64(out + 16, c->seed);
+    amq_store64(out + 24, c->items);
+    amq_store32(out + 32, c->params_len);
+    amq_store32(out + 36, 0);
+    amq_store64(out + 40, off);
+    amq_store64(out + 48, c->payload_len);
+    amq_store64(out + 56, c->payload_sum);
+    if (c->params_len != 0)
+        memcpy(out + AMQ_FILE_FIXED, c->params, c->params_len);
+    amq_store64(out + hlen, amq_checksum(out, hlen));
+}
+
+int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
+                        amq_container *c, amq_errinfo *err)
+{
+    uint64_t off, end, i;
+    size_t hlen, avail = len < file_size ? len : (size_t)file_size;
+
+    memset(c, 0, sizeof *c);
+    if (avail < AMQ_FILE_MAGIC_LEN) {
+        if (memcmp(buf, AMQ_FILE_MAGIC, avail) == 0)
+            return amq_err(err, AMQ_ETRUNC, "file is %llu bytes, shorter than the %d-byte header",
+                           (unsigned long long)file_size, AMQ_FILE_FIXED);
+        return amq_err(err, AMQ_EMAGIC, "not an amq filter file (bad magic bytes)");
+    }
+    if (memcmp(buf, AMQ_FILE_MAGIC, AMQ_FILE_MAGIC_LEN) != 0)
+        return amq_err(err, AMQ_EMAGIC, "not an amq filter file (bad magic bytes)");
+    if (avail < AMQ_FILE_FIXED)
+        return amq_err(err, AMQ_ETRUNC, "file is %llu bytes, shorter than the %d-byte header",
+                       (unsigned long long)file_size, AMQ_FILE_FIXED);
+
+    c->version = amq_load16(buf + 8);
+    c->kind = amq_load16(buf + 10);
+    c->hash_algo = amq_load16(buf + 12);
+    c->flags = amq_load16(buf + 14);
+    c->seed = amq_load64(buf + 16);
+    c->items = amq_load64(buf + 24);
+    c->params_len = amq_load32(buf + 32);
+    off = amq_load64(buf + 40);
+    c->payload_len = amq_load64(buf + 48);
+    c->payload_sum = amq_load64(buf + 56);
+
+    if (c->version != AMQ_FILE_VERSION)
+        return amq_err(err, AMQ_EVERSION,
+                       "file format version %u is not supported (this library reads version %d)",
+                       c->version, AMQ_FILE_VERSION);
+    if (c->params_len > AMQ_FILE_MAX_PARAMS)
+        return amq_err(err, AMQ_ECORRUPT, "parameter block of %u bytes is implausibly large",
+                       c->params_len);
+    hlen = AMQ_FILE_FIXED + (size_t)c->params_len;
+    if (file_size < hlen + 8 || avail < hlen + 8)
+        return amq_err(err, AMQ_ETRUNC,
+                       "file is %llu bytes, its header and parameters need %zu",
+                       (unsigned long long)file_size, hlen + 8);
+    if (amq_load64(buf + hlen) != amq_checksum(buf, hlen))
+        return amq_err(err, AMQ_ECHECKSUM, "header checksum mismatch: the header is corrupt");
+    /* The checksum held: from here on a bad field was written so (or forged). */
+    if (c->flags != 0)
+        return amq_err(err, AMQ_EVERSION, "unknown header flags 0x%x", c->flags);
+    if (amq_load32(buf + 36) != 0)
+        return amq_err(err, AMQ_ECORRUPT, "reserved header field is not zero");
+    if (off != amq_container_payload_offset(c->params_len))
+        return amq_err(err, AMQ_ECORRUPT, "payload offset %llu, expected %llu",
+                       (unsigned long long)off,
+                       (unsigned long long)amq_container_payload_offset(c->params_len));
+    if (c->payload_len > UINT64_MAX - off)
+        return amq_err(err, AMQ_ECORRUPT, "payload length %llu overflows",
+                       (unsigned long long)c->payload_len);
+    end = off + c->payload_len;
+    if (file_size < end)
+        return amq_err(err, AMQ_ETRUNC, "file is %llu bytes, its header says %llu: truncated",
+                       (unsigned long long)file_size, (unsigned long long)end);
+    if (file_size > end)
+        return amq_err(err, AMQ_ECORRUPT, "%llu unexpected bytes after the payload",
+                       (unsigned long long)(file_size - end));
+    for (i = hlen + 8; i < off && i < avail; i++)
+        if (buf[i] != 0)
+            return amq_err(err, AMQ_ECORRUPT, "header padding is not zero");
+    c->params = buf + AMQ_FILE_FIXED;
+    c->payload_off = off;
+    return AMQ_OK;
+}

@@ -1,0 +1,55 @@
+/*
+ * container.h - the one file format of every kind of filter
+ * (docs/file-format.md): a 64-byte fixed header, the kind's parameter
+ * block, a header checksum, zero padding to a 64-byte boundary, the payload.
+ */
+#ifndef AMQ_COMMON_CONTAINER_H
+#define AMQ_COMMON_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq.h"
+
+#define AMQ_FILE_MAGIC "\x89" "AMQ\r\n\x1a\n"
+#define AMQ_FILE_MAGIC_LEN 8
+#define AMQ_FILE_VERSION 1
+#define AMQ_FILE_FIXED 64
+#define AMQ_FILE_ALIGN 64
+#define AMQ_FILE_MAX_PARAMS (1u << 20)
+
+typedef struct amq_container {
+    uint32_t version;
+    uint32_t kind;
+    uint32_t hash_algo;
+    uint32_t flags;
+    uint64_t seed;
+    uint64_t items;
+    const uint8_t *params;
+    uint32_t params_len;
+    uint64_t payload_off;
+    uint64_t payload_len;
+    uint64_t payload_sum;
+} amq_container;
+
+/* XXH3-64, seed 0: the checksum of the format. */
+uint64_t amq_checksum(const void *data, size_t len);
+
+/* Offset of the payload for a parameter block of params_len bytes. */
+uint64_t amq_container_payload_offset(uint32_t params_len);
+
+/* Writes the header area (amq_container_payload_offset bytes) into out,
+ * from every field of c (payload_off is recomputed). */
+void amq_container_write_header(const amq_container *c, uint8_t *out);
+
+/*
+ * Parses and verifies the header of a file of file_size bytes whose first
+ * len bytes are at buf (len must cover the header area; the whole file is
+ * fine).  Checks magic, version, flags, sizes against file_size and the
+ * header checksum; not the payload checksum and not the kind.  c->params
+ * points into buf.
+ */
+int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
+                        amq_container *c, amq_errinfo *err);
+
+#endif /* AMQ_COMMON_CONTAINER_H */

@@ -1,0 +1,292 @@
+/*
+ * file.c - file mapping and atomic replacement.
+ *
+ * Atomic save: the new file is written under a temporary name in the same
+ * directory (same file system, so rename is atomic), fsync'd, renamed over
+ * the old name, and the directory is fsync'd so the rename itself is
+ * durable.  Whatever moment a crash hits, the name refers to the old
+ * complete file or the new complete file.  The temporary name starts with
+ * a dot and ends in ".amqtmp" so that leftovers of a crash are recognizable.
+ */
+#include "common/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+
+/* Reading a non-regular file grows a buffer up to this size. */
+#define AMQ_MAX_STREAM_FILE ((uint64_t)1 << 40)
+
+static int io_status(int e)
+{
+    if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+        return AMQ_ENOSPC;
+    if (e == ENOMEM)
+        return AMQ_ENOMEM;
+    return AMQ_EIO;
+}
+
+static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err)
+{
+    size_t cap = 1 << 16, len = 0;
+    uint8_t *buf = malloc(cap), *nb;
+    ssize_t r;
+
+    if (buf == NULL)
+        return amq_err(err, AMQ_ENOMEM, "%s: out of memory", path);
+    for (;;) {
+        if (len == cap) {
+            if ((uint64_t)cap * 2 > AMQ_MAX_STREAM_FILE) {
+                free(buf);
+                return amq_err(err, AMQ_ECORRUPT, "%s: stream too large", path);
+            }
+            nb = realloc(buf, cap * 2);
+            if (nb == NULL) {
+                free(buf);
+                return amq_err(err, AMQ_ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        r = read(fd, buf + len, cap - len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            return amq_err_sys(err, AMQ_EIO, e, "%s: read failed", path);
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    m->heap = buf;
+    m->data = buf;
+    m->size = len;
+    return AMQ_OK;
+}
+
+int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err)
+{
+    struct stat st;
+    int fd, rc = AMQ_OK;
+    void *p;
+
+    memset(m, 0, sizeof *m);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", path);
+    if (fstat(fd, &st) != 0) {
+        rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", path);
+        goto done;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        rc = amq_err(err, AMQ_EIO, "%s: is a directory", path);
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = read_stream(fd, path, m, err);
+        goto done;
+    }
+    if (st.st_size == 0) {
+        static const uint8_t empty[1] = {0};
+        m->data = empty;
+        m->size = 0;
+        goto done;
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        rc = amq_err(err, AMQ_ENOMEM, "%s: too large to map", path);
+        goto done;
+    }
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = amq_err_sys(err, io_status(errno), errno, "%s: cannot map", path);
+        goto done;
+    }
+    m->map = p;
+    m->map_len = (size_t)st.st_size;
+    m->data = p;
+    m->size = (uint64_t)st.st_size;
+done:
+    close(fd);
+    return rc;
+}
+
+void amq_file_unmap(amq_mapped *m)
+{
+    if (m->map != NULL)
+        munmap(m->map, m->map_len);
+    free(m->heap);
+    memset(m, 0, sizeof *m);
+}
+
+void amq_file_advise_random(const amq_mapped *m)
+{
+    if (m->map != NULL)
+        (void)madvise(m->map, m->map_len, MADV_RANDOM);
+}
+
+/* ---- atomic replacement ------------------------------------------------------ */
+
+static void split_dir(const char *path, char *dir, size_t cap, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n;
+
+    if (slash == NULL) {
+        snprintf(dir, cap, ".");
+        *base = path;
+        return;
+    }
+    n = (size_t)(slash - path);
+    if (n == 0)
+        n = 1; /* "/name" */
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    *base = slash + 1;
+}
+
+int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err)
+{
+    char dir[4096];
+    const char *base;
+    struct stat st;
+    mode_t mode = 0666;
+    int keep_mode = 0, attempt;
+    unsigned long long r;
+
+    memset(a, 0, sizeof *a);
+    a->fd = -1;
+    a->excl = excl;
+    if (strlen(path) >= sizeof a->path - 32 || path[0] == '\0')
+        return amq_err(err, AMQ_EINVAL, "%s: invalid path", path);
+    snprintf(a->path, sizeof a->path, "%s", path);
+    split_dir(path, dir, sizeof dir, &base);
+    if (base[0] == '\0')
+        return amq_err(err, AMQ_EINVAL, "%s: path names a directory", path);
+    if (stat(path, &st) == 0) {
+        if (excl)
+            return amq_err(err, AMQ_EEXIST, "%s: file exists", path);
+        if (S_ISDIR(st.st_mode))
+            return amq_err(err, AMQ_EIO, "%s: is a directory", path);
+        mode = st.st_mode & 07777;
+        keep_mode = 1;
+    }
+    r = (unsigned long long)getpid() * 2654435761ull ^ (unsigned long long)time(NULL);
+    for (attempt = 0; attempt < 100; attempt++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        if (snprintf(a->tmp, sizeof a->tmp, "%s/.%s.%06llx.amqtmp", dir, base,
+                     (r >> 40) & 0xffffffull) >= (int)sizeof a->tmp) {
+            a->tmp[0] = '\0';
+            return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
+        }
+        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep_mode ? 0600 : mode);
+        if (a->fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (a->fd < 0) {
+        int e = errno;
+        a->tmp[0] = '\0';
+        return amq_err_sys(err, io_status(e), e, "%s: cannot create a temporary file in %s",
+                           path, dir);
+    }
+    if (keep_mode && fchmod(a->fd, mode) != 0) {
+        int e = errno;
+        amq_atomic_abort(a);
+        return amq_err_sys(err, AMQ_EIO, e, "%s: cannot set permissions", path);
+    }
+    return AMQ_OK;
+}
+
+int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offset,
+                      amq_errinfo *err)
+{
+    const uint8_t *p = data;
+    ssize_t w;
+
+    while (len > 0) {
+        size_t chunk = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
+        w = pwrite(a->fd, p, chunk, (off_t)offset);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return amq_err_sys(err, io_status(errno), errno, "%s: write failed", a->path);
+        }
+        if (w == 0)
+            return amq_err(err, AMQ_ENOSPC, "%s: write made no progress", a->path);
+        p += w;
+        len -= (size_t)w;
+        offset += (uint64_t)w;
+    }
+    return AMQ_OK;
+}
+
+int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
+{
+    char dir[4096];
+    const char *base;
+    int dfd, e;
+
+    if (fsync(a->fd) != 0) {
+        e = errno;
+        amq_atomic_abort(a);
+        return amq_err_sys(err, io_status(e), e, "%s: fsync failed", a->path);
+    }
+    if (close(a->fd) != 0) {
+        e = errno;
+        a->fd = -1;
+        amq_atomic_abort(a);
+        return amq_err_sys(err, io_status(e), e, "%s: close failed", a->path);
+    }
+    a->fd = -1;
+    if (a->excl) {
+        /* link fails if the name exists: no window where another file is
+         * silently replaced. */
+        if (link(a->tmp, a->path) != 0) {
+            e = errno;
+            amq_atomic_abort(a);
+            if (e == EEXIST)
+                return amq_err(err, AMQ_EEXIST, "%s: file exists", a->path);
+            return amq_err_sys(err, io_status(e), e, "%s: cannot create", a->path);
+        }
+        unlink(a->tmp);
+    } else if (rename(a->tmp, a->path) != 0) {
+        e = errno;
+        amq_atomic_abort(a);
+        return amq_err_sys(err, io_status(e), e, "%s: cannot replace", a->path);
+    }
+    a->tmp[0] = '\0';
+    split_dir(a->path, dir, sizeof dir, &base);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        /* The new file is in place; a failed directory fsync only weakens
+         * durability across a power cut, so it is not reported as a failed
+         * save (the data already replaced the old file). */
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return AMQ_OK;
+}
+
+void amq_atomic_abort(amq_atomic *a)
+{
+    if (a->fd >= 0) {
+        close(a->fd);
+        a->fd = -1;
+    }
+    if (a->tmp[0] != '\0') {
+        unlink(a->tmp);
+        a->tmp[0] = '\0';
+    }
+}

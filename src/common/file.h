@@ -1,0 +1,46 @@
+/*
+ * file.h - reading files whole (mapped) and replacing them atomically.
+ */
+#ifndef AMQ_COMMON_FILE_H
+#define AMQ_COMMON_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq.h"
+
+/* A file's bytes: mmap'd (regular files) or read into memory (pipes,
+ * character devices). */
+typedef struct amq_mapped {
+    const uint8_t *data;
+    uint64_t size;
+    void *map;      /* mmap base, or NULL */
+    size_t map_len;
+    uint8_t *heap;  /* malloc'd copy, or NULL */
+} amq_mapped;
+
+int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err);
+void amq_file_unmap(amq_mapped *m);
+/* Advises the kernel that m will be read at random (no read-ahead). */
+void amq_file_advise_random(const amq_mapped *m);
+
+/* A replacement of path in progress: a temporary file beside it. */
+typedef struct amq_atomic {
+    int fd;
+    int excl;
+    char path[4096];
+    char tmp[4096];
+} amq_atomic;
+
+/* Creates the temporary file (mode 0666 & ~umask, or the permission bits
+ * of the file it replaces).  excl: fail with AMQ_EEXIST if path exists. */
+int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err);
+/* Writes len bytes at offset (retrying short writes and EINTR). */
+int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offset,
+                      amq_errinfo *err);
+/* fsync, rename over path (link for excl), fsync the directory. */
+int amq_atomic_commit(amq_atomic *a, amq_errinfo *err);
+/* Removes the temporary file; safe after a failed commit. */
+void amq_atomic_abort(amq_atomic *a);
+
+#endif /* AMQ_COMMON_FILE_H */

@@ -1,0 +1,605 @@
+/*
+ * filter.c - the kind-independent handle: one table of operations per kind,
+ * key hashing done once here, and the file and byte forms of a filter.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "amq/bloom.h"
+#include "amq/filter.h"
+#include "common/alloc.h"
+#include "common/container.h"
+#include "common/error.h"
+#include "common/file.h"
+#include "kind.h"
+
+struct amq_filter {
+    const amq_kind_ops *ops;
+    void *impl;
+    uint32_t hash_algo;
+    uint64_t seed;
+    amq_mapped map; /* the mapping an mmap'd filter borrows from */
+    int readonly;
+    amq_allocator alloc;
+};
+
+/* ---- kinds ------------------------------------------------------------------ */
+
+static const amq_kind_ops *const kinds[] = {
+    &amq_bloom_ops,
+};
+
+const amq_kind_ops *amq_kind_lookup(uint32_t kind)
+{
+    size_t i;
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i]->kind == kind)
+            return kinds[i];
+    return NULL;
+}
+
+const char *amq_kind_name(uint32_t kind)
+{
+    const amq_kind_ops *ops = amq_kind_lookup(kind);
+    return ops != NULL ? ops->name : NULL;
+}
+
+int amq_kind_from_name(const char *name, uint32_t *kind)
+{
+    size_t i;
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (strcmp(kinds[i]->name, name) == 0) {
+            *kind = kinds[i]->kind;
+            return AMQ_OK;
+        }
+    }
+    return AMQ_EKIND;
+}
+
+int amq_field_u64(amq_field_fn fn, void *ctx, const char *name, uint64_t v)
+{
+    amq_field f = {name, AMQ_FIELD_U64, v, 0.0, NULL};
+    return fn(ctx, &f);
+}
+
+int amq_field_f64(amq_field_fn fn, void *ctx, const char *name, double v)
+{
+    amq_field f = {name, AMQ_FIELD_F64, 0, v, NULL};
+    return fn(ctx, &f);
+}
+
+int amq_field_str(amq_field_fn fn, void *ctx, const char *name, const char *v)
+{
+    amq_field f = {name, AMQ_FIELD_STR, 0, 0.0, v};
+    return fn(ctx, &f);
+}
+
+/* ---- life cycle -------------------------------------------------------------- */
+
+void amq_config_init(amq_config *cfg, uint32_t kind)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = kind;
+    cfg->hash_algo = AMQ_HASH_XXH3;
+    cfg->capacity = 1000000;
+    cfg->fpp = 0.01;
+}
+
+static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                amq_filter **out)
+{
+    amq_allocator a;
+    amq_filter *f;
+
+    amq_alloc_init(&a, alloc);
+    f = amq_calloc(&a, sizeof *f);
+    if (f == NULL) {
+        ops->destroy(impl);
+        return AMQ_ENOMEM;
+    }
+    f->ops = ops;
+    f->impl = impl;
+    f->alloc = a;
+    ops->hash_spec(impl, &f->hash_algo, &f->seed);
+    f->readonly = ops->is_view(impl);
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
+{
+    const amq_kind_ops *ops;
+    void *impl = NULL;
+    int rc;
+
+    *out = NULL;
+    ops = amq_kind_lookup(cfg->kind);
+    if (ops == NULL)
+        return amq_err(err, AMQ_EKIND, "unknown filter kind %u", cfg->kind);
+    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
+                       (unsigned long long)cfg->seed);
+    rc = ops->create(cfg, &impl, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = wrap(ops, impl, cfg->alloc, out);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    return AMQ_OK;
+}
+
+void amq_filter_free(amq_filter *f)
+{
+    amq_allocator a;
+    if (f == NULL)
+        return;
+    a = f->alloc;
+    f->ops->destroy(f->impl);
+    amq_file_unmap(&f->map);
+    amq_free(&a, f, sizeof *f);
+}
+
+uint32_t amq_filter_kind(const amq_filter *f)
+{
+    return f->ops->kind;
+}
+
+int amq_filter_is_readonly(const amq_filter *f)
+{
+    return f->readonly;
+}
+
+int amq_filter_clone(const amq_filter *f, const amq_allocator *alloc, amq_filter **out)
+{
+    void *impl;
+    int rc;
+
+    *out = NULL;
+    rc = f->ops->clone(f->impl, alloc, &impl);
+    if (rc != AMQ_OK)
+        return rc;
+    return wrap(f->ops, impl, alloc, out);
+}
+
+/* ---- keys --------------------------------------------------------------------- */
+
+amq_hash128 amq_filter_hash(const amq_filter *f, const void *key, size_t len)
+{
+    return amq_hash_key(f->hash_algo, f->seed, key, len);
+}
+
+int amq_filter_add_hash(amq_filter *f, amq_hash128 h)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    return f->ops->add(f->impl, h);
+}
+
+int amq_filter_contains_hash(const amq_filter *f, amq_hash128 h)
+{
+    return f->ops->contains(f->impl, h);
+}
+
+int amq_filter_remove_hash(amq_filter *f, amq_hash128 h)
+{
+    if (f->ops->remove == NULL)
+        return AMQ_EUNSUPPORTED;
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    return f->ops->remove(f->impl, h);
+}
+
+int amq_filter_add(amq_filter *f, const void *key, size_t len)
+{
+    return amq_filter_add_hash(f, amq_filter_hash(f, key, len));
+}
+
+int amq_filter_contains(const amq_filter *f, const void *key, size_t len)
+{
+    return amq_filter_contains_hash(f, amq_filter_hash(f, key, len));
+}
+
+int amq_filter_remove(amq_filter *f, const void *key, size_t len)
+{
+    return amq_filter_remove_hash(f, amq_filter_hash(f, key, len));
+}
+
+int amq_filter_add_batch(amq_filter *f, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    size_t i;
+    int rc;
+
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    if (f->ops->add_batch != NULL)
+        return f->ops->add_batch(f->impl, h, n, added);
+    for (i = 0; i < n; i++) {
+        rc = f->ops->add(f->impl, h[i]);
+        if (rc < 0)
+            return rc;
+        if (added != NULL)
+            added[i] = (uint8_t)rc;
+    }
+    return AMQ_OK;
+}
+
+void amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
+                               uint8_t *out)
+{
+    size_t i;
+    if (f->ops->contains_batch != NULL) {
+        f->ops->contains_batch(f->impl, h, n, out);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        out[i] = (uint8_t)f->ops->contains(f->impl, h[i]);
+}
+
+/* ---- combining ------------------------------------------------------------------ */
+
+static int check_combinable(const amq_filter *dst, const amq_filter *src, const char *what,
+                            amq_errinfo *err)
+{
+    if (dst->ops != src->ops)
+        return amq_err(err, AMQ_EINCOMPAT, "cannot %s a %s filter with a %s filter", what,
+                       dst->ops->name, src->ops->name);
+    if (dst->hash_algo != src->hash_algo || dst->seed != src->seed)
+        return amq_err(err, AMQ_EINCOMPAT, "cannot %s filters hashed differently (%s seed %llu"
+                       " vs %s seed %llu)", what, amq_hash_algo_name(dst->hash_algo),
+                       (unsigned long long)dst->seed, amq_hash_algo_name(src->hash_algo),
+                       (unsigned long long)src->seed);
+    if (dst->readonly)
+        return amq_err(err, AMQ_EREADONLY, "cannot %s into a read-only filter", what);
+    return AMQ_OK;
+}
+
+int amq_filter_merge(amq_filter *dst, const amq_filter *src, amq_errinfo *err)
+{
+    int rc = check_combinable(dst, src, "merge", err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (dst->ops->merge == NULL)
+        return amq_err(err, AMQ_EUNSUPPORTED, "%s filters cannot be merged", dst->ops->name);
+    return dst->ops->merge(dst->impl, src->impl, err);
+}
+
+int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *err)
+{
+    int rc = check_combinable(dst, src, "intersect", err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (dst->ops->intersect == NULL)
+        return amq_err(err, AMQ_EUNSUPPORTED, "%s filters cannot be intersected",
+                       dst->ops->name);
+    return dst->ops->intersect(dst->impl, src->impl, err);
+}
+
+int amq_filter_clear(amq_filter *f)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    return f->ops->clear(f->impl);
+}
+
+/* ---- description ------------------------------------------------------------------ */
+
+void amq_filter_stats(const amq_filter *f, amq_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    f->ops->stats(f->impl, st);
+    st->kind = f->ops->kind;
+    st->hash_algo = f->hash_algo;
+    st->seed = f->seed;
+    st->bits_per_item = st->items > 0 ? (double)st->bytes * 8.0 / (double)st->items : 0.0;
+}
+
+int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
+{
+    return f->ops->describe(f->impl, fn, ctx);
+}
+
+struct amq_bloom *amq_filter_bloom(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_BLOOM ? f->impl : NULL;
+}
+
+int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_bloom_ops, b, NULL, out);
+}
+
+/* ---- writing ---------------------------------------------------------------------------
+ * The payload is streamed first, at its offset, through a buffered sink that
+ * also computes its checksum; the header, which records that checksum, is
+ * written last at offset 0.  The same writer fills files and memory.
+ */
+
+typedef struct out_target {
+    int (*pwrite)(void *ctx, const void *data, size_t len, uint64_t offset, amq_errinfo *err);
+    void *ctx;
+} out_target;
+
+#define SINK_BUF (1u << 16)
+
+typedef struct payload_sink {
+    const out_target *t;
+    uint64_t offset; /* where the next flushed byte goes */
+    uint64_t total;
+    XXH3_state_t *sum;
+    uint8_t buf[SINK_BUF];
+    size_t used;
+    amq_errinfo *err;
+} payload_sink;
+
+static int sink_flush(payload_sink *s)
+{
+    int rc;
+    if (s->used == 0)
+        return AMQ_OK;
+    rc = s->t->pwrite(s->t->ctx, s->buf, s->used, s->offset, s->err);
+    s->offset += s->used;
+    s->used = 0;
+    return rc;
+}
+
+static int sink_write(void *ctx, const void *data, size_t len)
+{
+    payload_sink *s = ctx;
+    int rc;
+
+    (void)XXH3_64bits_update(s->sum, data, len);
+    s->total += len;
+    if (len >= SINK_BUF) {
+        if ((rc = sink_flush(s)) != AMQ_OK)
+            return rc;
+        rc = s->t->pwrite(s->t->ctx, data, len, s->offset, s->err);
+        s->offset += len;
+        return rc;
+    }
+    if (s->used + len > SINK_BUF && (rc = sink_flush(s)) != AMQ_OK)
+        return rc;
+    memcpy(s->buf + s->used, data, len);
+    s->used += len;
+    return AMQ_OK;
+}
+
+static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *err)
+{
+    const amq_kind_ops *ops = f->ops;
+    amq_container c;
+    payload_sink *s = NULL;
+    uint8_t *params = NULL, *header = NULL;
+    size_t plen;
+    uint64_t off;
+    amq_sink sink;
+    int rc;
+
+    plen = ops->params_size(f->impl);
+    if (plen > AMQ_FILE_MAX_PARAMS)
+        return amq_err(err, AMQ_EOVERFLOW, "parameter block too large");
+    off = amq_container_payload_offset((uint32_t)plen);
+    params = malloc(plen + 1);
+    header = malloc((size_t)off);
+    s = malloc(sizeof *s);
+    if (params == NULL || header == NULL || s == NULL) {
+        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
+        goto done;
+    }
+    memset(s, 0, offsetof(payload_sink, buf));
+    s->used = 0;
+    s->sum = XXH3_createState();
+    if (s->sum == NULL) {
+        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
+        goto done;
+    }
+    (void)XXH3_64bits_reset(s->sum);
+    s->t = t;
+    s->offset = off;
+    s->err = err;
+    sink.write = sink_write;
+    sink.ctx = s;
+    ops->params_write(f->impl, params);
+
+    rc = ops->payload_write(f->impl, &sink);
+    if (rc == AMQ_OK)
+        rc = sink_flush(s);
+    if (rc != AMQ_OK)
+        goto done;
+    if (s->total != ops->payload_size(f->impl)) {
+        rc = amq_err(err, AMQ_ECORRUPT, "internal error: payload size mismatch");
+        goto done;
+    }
+
+    memset(&c, 0, sizeof c);
+    c.version = AMQ_FILE_VERSION;
+    c.kind = ops->kind;
+    c.hash_algo = f->hash_algo;
+    c.seed = f->seed;
+    {
+        amq_stats st;
+        memset(&st, 0, sizeof st);
+        ops->stats(f->impl, &st);
+        c.items = st.items;
+    }
+    c.params = params;
+    c.params_len = (uint32_t)plen;
+    c.payload_len = s->total;
+    c.payload_sum = XXH3_64bits_digest(s->sum);
+    amq_container_write_header(&c, header);
+    rc = t->pwrite(t->ctx, header, (size_t)off, 0, err);
+done:
+    if (s != NULL)
+        XXH3_freeState(s->sum);
+    free(s);
+    free(params);
+    free(header);
+    return rc;
+}
+
+static int file_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
+                       amq_errinfo *err)
+{
+    return amq_atomic_pwrite(ctx, data, len, offset, err);
+}
+
+int amq_filter_save(const amq_filter *f, const char *path, unsigned flags, amq_errinfo *err)
+{
+    amq_atomic a;
+    out_target t;
+    int rc;
+
+    rc = amq_atomic_begin(&a, path, (flags & AMQ_SAVE_EXCL) != 0, err);
+    if (rc != AMQ_OK)
+        return rc;
+    t.pwrite = file_pwrite;
+    t.ctx = &a;
+    rc = write_filter(f, &t, err);
+    if (rc != AMQ_OK) {
+        amq_atomic_abort(&a);
+        return rc;
+    }
+    return amq_atomic_commit(&a, err);
+}
+
+typedef struct mem_out {
+    uint8_t *buf;
+    size_t cap;
+} mem_out;
+
+static int mem_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
+                      amq_errinfo *err)
+{
+    mem_out *m = ctx;
+    if (offset > m->cap || len > m->cap - offset)
+        return amq_err(err, AMQ_EINVAL, "buffer too small");
+    memcpy(m->buf + offset, data, len);
+    return AMQ_OK;
+}
+
+int amq_filter_serialized_size(const amq_filter *f, uint64_t *size)
+{
+    size_t plen = f->ops->params_size(f->impl);
+    uint64_t off, payload = f->ops->payload_size(f->impl);
+
+    if (plen > AMQ_FILE_MAX_PARAMS)
+        return AMQ_EOVERFLOW;
+    off = amq_container_payload_offset((uint32_t)plen);
+    if (payload > UINT64_MAX - off)
+        return AMQ_EOVERFLOW;
+    *size = off + payload;
+    return AMQ_OK;
+}
+
+int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap, size_t *written)
+{
+    uint64_t size;
+    mem_out m;
+    out_target t;
+    int rc;
+
+    rc = amq_filter_serialized_size(f, &size);
+    if (rc != AMQ_OK)
+        return rc;
+    if (size > cap)
+        return AMQ_EINVAL;
+    m.buf = buf;
+    m.cap = cap;
+    t.pwrite = mem_pwrite;
+    t.ctx = &m;
+    rc = write_filter(f, &t, NULL);
+    if (rc == AMQ_OK && written != NULL)
+        *written = (size_t)size;
+    return rc;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borrow,
+                      const amq_allocator *alloc, amq_filter **out, amq_errinfo *err)
+{
+    const amq_kind_ops *ops;
+    amq_container c;
+    amq_load_args args;
+    void *impl = NULL;
+    int rc;
+
+    *out = NULL;
+    rc = amq_container_parse(buf, (size_t)len, len, &c, err);
+    if (rc != AMQ_OK)
+        return rc;
+    ops = amq_kind_lookup(c.kind);
+    if (ops == NULL)
+        return amq_err(err, AMQ_EKIND, "unknown filter kind %u (written by a newer amq?)",
+                       c.kind);
+    rc = amq_hash_check(c.hash_algo, c.seed);
+    if (rc != AMQ_OK)
+        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", c.hash_algo);
+    if (!(flags & AMQ_OPEN_TRUST) &&
+        amq_checksum(buf + c.payload_off, (size_t)c.payload_len) != c.payload_sum)
+        return amq_err(err, AMQ_ECHECKSUM,
+                       "payload checksum mismatch: the %s filter's data is corrupt", ops->name);
+    memset(&args, 0, sizeof args);
+    args.params = c.params;
+    args.params_len = c.params_len;
+    args.payload = buf + c.payload_off;
+    args.payload_len = c.payload_len;
+    args.hash_algo = c.hash_algo;
+    args.seed = c.seed;
+    args.items = c.items;
+    args.borrow = borrow;
+    args.trusted = (flags & AMQ_OPEN_TRUST) != 0;
+    args.alloc = alloc;
+    rc = ops->load(&args, &impl, err);
+    if (rc != AMQ_OK)
+        return rc;
+    return wrap(ops, impl, alloc, out);
+}
+
+int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,
+                           const amq_allocator *alloc, amq_filter **out, amq_errinfo *err)
+{
+    int rc = load_bytes(buf, len, flags, (flags & AMQ_OPEN_MMAP) != 0, alloc, out, err);
+    if (rc == AMQ_ENOMEM && err != NULL && err->msg[0] == '\0')
+        amq_err(err, rc, "out of memory");
+    return rc;
+}
+
+int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc,
+                    amq_filter **out, amq_errinfo *err)
+{
+    amq_mapped m;
+    amq_errinfo local;
+    int rc, borrow;
+
+    *out = NULL;
+    if (err == NULL)
+        err = &local;
+    err->msg[0] = '\0';
+    rc = amq_file_map(path, &m, err);
+    if (rc != AMQ_OK)
+        return rc;
+    /* Only a real mapping can be borrowed; a stream read into memory is
+     * handed to the kind as a copy. */
+    borrow = (flags & AMQ_OPEN_MMAP) && m.map != NULL;
+    rc = load_bytes(m.data, m.size, flags, borrow, alloc, out, err);
+    if (rc != AMQ_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : amq_strerror(rc));
+        amq_err(err, rc, "%s: %s", path, msg);
+        amq_file_unmap(&m);
+        return rc;
+    }
+    if (borrow) {
+        if (flags & AMQ_OPEN_TRUST)
+            amq_file_advise_random(&m);
+        (*out)->map = m;
+    } else {
+        amq_file_unmap(&m);
+    }
+    return AMQ_OK;
+}

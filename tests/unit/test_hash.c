@@ -1,0 +1,296 @@
+/*
+ * test_hash.c - every hash against published vectors, on every alignment.
+ *
+ * Sources of the vectors: SMHasher's verification values (MurmurHash3),
+ * the widely cited MurmurHash3_x86_32 table (stackoverflow.com/a/31929528),
+ * Apache Commons Codec's MurmurHash2 vectors ("from the original C
+ * implementation"), LevelDB's util/hash_test.cc, the FNV reference values,
+ * and XXH3's value for the empty input.
+ */
+#include "amq.h"
+#include "test.h"
+
+/* SMHasher's VerificationTest: hash keys {}, {0}, {0,1}, ... {0..254} with
+ * seed 256 - len, hash the concatenated results with seed 0, read the first
+ * four bytes little-endian. */
+static uint32_t verify_32(void)
+{
+    uint8_t key[256], hashes[256 * 4], out[4];
+    uint32_t h;
+    int i;
+    for (i = 0; i < 256; i++) {
+        key[i] = (uint8_t)i;
+        h = amq_murmur3_32(key, (size_t)i, (uint32_t)(256 - i));
+        hashes[i * 4 + 0] = (uint8_t)h;
+        hashes[i * 4 + 1] = (uint8_t)(h >> 8);
+        hashes[i * 4 + 2] = (uint8_t)(h >> 16);
+        hashes[i * 4 + 3] = (uint8_t)(h >> 24);
+    }
+    h = amq_murmur3_32(hashes, sizeof hashes, 0);
+    out[0] = (uint8_t)h;
+    out[1] = (uint8_t)(h >> 8);
+    out[2] = (uint8_t)(h >> 16);
+    out[3] = (uint8_t)(h >> 24);
+    return (uint32_t)out[0] | ((uint32_t)out[1] << 8) | ((uint32_t)out[2] << 16) |
+           ((uint32_t)out[3] << 24);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    int i;
+    for (i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t verify_128(void)
+{
+    uint8_t key[256], hashes[256 * 16];
+    uint64_t out[2];
+    int i;
+    for (i = 0; i < 256; i++) {
+        key[i] = (uint8_t)i;
+        amq_murmur3_x64_128(key, (size_t)i, (uint32_t)(256 - i), out);
+        put64(hashes + i * 16, out[0]);
+        put64(hashes + i * 16 + 8, out[1]);
+    }
+    amq_murmur3_x64_128(hashes, sizeof hashes, 0, out);
+    return (uint32_t)out[0];
+}
+
+TEST(murmur3_smhasher_verification)
+{
+    CHECK_EQ_U32(verify_32(), 0xB0F57EE3u);
+    CHECK_EQ_U32(verify_128(), 0x6384BA69u);
+}
+
+static const struct {
+    const char *data;
+    size_t len;
+    uint32_t seed;
+    uint32_t hash;
+} m3_32[] = {
+    {"", 0, 0, 0},
+    {"", 0, 1, 0x514E28B7u},
+    {"", 0, 0xffffffffu, 0x81F16F39u},
+    {"\xff\xff\xff\xff", 4, 0, 0x76293B50u},
+    {"\x21\x43\x65\x87", 4, 0, 0xF55B516Bu},
+    {"\x21\x43\x65\x87", 4, 0x5082EDEEu, 0x2362F9DEu},
+    {"\x21\x43\x65", 3, 0, 0x7E4A8634u},
+    {"\x21\x43", 2, 0, 0xA0F7B07Au},
+    {"\x21", 1, 0, 0x72661CF4u},
+    {"\x00\x00\x00\x00", 4, 0, 0x2362F9DEu},
+    {"\x00\x00\x00", 3, 0, 0x85F0B427u},
+    {"\x00\x00", 2, 0, 0x30F4C306u},
+    {"\x00", 1, 0, 0x514E28B7u},
+    {"hello", 5, 0, 0x248bfa47u},
+    {"a", 1, 0, 0x3c2569b2u},
+    {"aaaa", 4, 0x9747b28cu, 0x5A97808Au},
+    {"aaa", 3, 0x9747b28cu, 0x283E0130u},
+    {"aa", 2, 0x9747b28cu, 0x5D211726u},
+    {"a", 1, 0x9747b28cu, 0x7FA09EA6u},
+    {"abcd", 4, 0x9747b28cu, 0xF0478627u},
+    {"abc", 3, 0x9747b28cu, 0xC84A62DDu},
+    {"ab", 2, 0x9747b28cu, 0x74875592u},
+    {"Hello, world!", 13, 0x9747b28cu, 0x24884CBAu},
+    {"\xcf\x80\xcf\x80\xcf\x80\xcf\x80\xcf\x80\xcf\x80\xcf\x80\xcf\x80", 16, 0x9747b28cu,
+     0xD58063C1u},
+    {"abc", 3, 0, 0xB3DD93FAu},
+    {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, 0, 0xEE925B90u},
+    {"The quick brown fox jumps over the lazy dog", 43, 0x9747b28cu, 0x2FA826CDu},
+};
+
+TEST(murmur3_32_vectors)
+{
+    size_t i;
+    char a256[256];
+    for (i = 0; i < sizeof m3_32 / sizeof m3_32[0]; i++)
+        CHECK_EQ_U32(amq_murmur3_32(m3_32[i].data, m3_32[i].len, m3_32[i].seed), m3_32[i].hash);
+    memset(a256, 'a', sizeof a256);
+    CHECK_EQ_U32(amq_murmur3_32(a256, 256, 0x9747b28cu), 0x37405BDCu);
+}
+
+TEST(murmur3_128_vectors)
+{
+    uint64_t out[2];
+    amq_murmur3_x64_128("hello", 5, 0, out);
+    CHECK_EQ_U64(out[0], UINT64_C(0xcbd8a7b341bd9b02));
+    CHECK_EQ_U64(out[1], UINT64_C(0x5b1e906a48ae1d19));
+    amq_murmur3_x64_128("The quick brown fox jumps over the lazy dog", 43, 0, out);
+    CHECK_EQ_U64(out[0], UINT64_C(0xe34bbc7bbc071b6c));
+    CHECK_EQ_U64(out[1], UINT64_C(0x7a433ca9c49a9347));
+    amq_murmur3_x64_128("", 0, 0, out);
+    CHECK_EQ_U64(out[0], 0);
+    CHECK_EQ_U64(out[1], 0);
+}
+
+/* Apache Commons Codec MurmurHash2Test inputs (17, lengths 16 down to 0). */
+static const uint8_t in0[] = {0xed, 0x53, 0xc4, 0xa5, 0x3b, 0x1b, 0xbd, 0xc2,
+                              0x52, 0x7d, 0xc3, 0xef, 0x53, 0x5f, 0xae, 0x3b};
+static const uint8_t in1[] = {0x21, 0x65, 0x59, 0x4e, 0xd8, 0x12, 0xf9, 0x05,
+                              0x80, 0xe9, 0x1e, 0xed, 0xe4, 0x56, 0xbb};
+static const uint8_t in2[] = {0x2b, 0x02, 0xb1, 0xd0, 0x3d, 0xce, 0x31,
+                              0x3d, 0x97, 0xc4, 0x91, 0x0d, 0xf7, 0x17};
+static const uint8_t in3[] = {0x8e, 0xa7, 0x9a, 0x02, 0xe8, 0xb9, 0x6a,
+                              0xda, 0x92, 0xad, 0xe9, 0x2d, 0x21};
+static const uint8_t in4[] = {0xa9, 0x6d, 0xea, 0x77, 0x06, 0xce,
+                              0x1b, 0x85, 0x48, 0x27, 0x4c, 0xfe};
+static const uint8_t in5[] = {0xec, 0x93, 0xa0, 0x12, 0x60, 0xee, 0xc8, 0x0a, 0xc5, 0x90, 0x62};
+static const uint8_t in6[] = {0x55, 0x6d, 0x93, 0x66, 0x14, 0x6d, 0xdf, 0x00, 0x58, 0x99};
+static const uint8_t in7[] = {0x3c, 0x72, 0x20, 0x1f, 0xd2, 0x59, 0x19, 0xdb, 0xa1};
+static const uint8_t in8[] = {0x23, 0xa8, 0xb1, 0x87, 0x55, 0xf7, 0x8a, 0x4b};
+static const uint8_t in9[] = {0xe2, 0x42, 0x1c, 0x2d, 0xc1, 0xe4, 0x3e};
+static const uint8_t in10[] = {0x66, 0xa6, 0xb5, 0x5a, 0x74, 0xd9};
+static const uint8_t in11[] = {0xe8, 0x76, 0xa8, 0x90, 0x76};
+static const uint8_t in12[] = {0xeb, 0x25, 0x3f, 0x87};
+static const uint8_t in13[] = {0x37, 0xa0, 0xa9};
+static const uint8_t in14[] = {0x5b, 0x5d};
+static const uint8_t in15[] = {0x7e};
+static const struct {
+    const uint8_t *p;
+    size_t n;
+} mm2_in[17] = {{in0, 16}, {in1, 15}, {in2, 14}, {in3, 13}, {in4, 12}, {in5, 11},
+                {in6, 10}, {in7, 9},  {in8, 8},  {in9, 7},  {in10, 6}, {in11, 5},
+                {in12, 4}, {in13, 3}, {in14, 2}, {in15, 1}, {in15, 0}};
+
+static const uint32_t mm2_32_default[17] = {
+    0x96814fb3, 0x485dcaba, 0x331dc4ae, 0xc6a7bf2f, 0xcdf35de0, 0xd9dec7cc,
+    0x63a7318a, 0xd0d3c2de, 0x90923aef, 0xaf35c1e2, 0x735377b2, 0x366c98f3,
+    0x9c48ee29, 0x0b615790, 0xb4308ac1, 0xec98125a, 0x106e08d9};
+static const uint32_t mm2_32_seeded[17] = {
+    0xd92e493e, 0x8b50903b, 0xc3372a7b, 0x48f07e9e, 0x8a5e4a6e, 0x57916df4,
+    0xa346171f, 0x1e319c86, 0x9e1a03cd, 0x9f973e6c, 0x2d8c77f5, 0xabed8751,
+    0x296708b6, 0x24f8078b, 0x111b1553, 0xa7da1996, 0xfe776c70};
+static const uint64_t mm2_64_default[17] = {
+    0x4987cb15118a83d9, 0x28e2a79e3f0394d9, 0x8f4600d786fc5c05, 0xa09b27fea4b54af3,
+    0x25f34447525bfd1e, 0x32fad4c21379c7bf, 0x4b30b99a9d931921, 0x4e5dab004f936cdb,
+    0x06825c27bc96cf40, 0xff4bf2f8a4823905, 0x7f7e950c064e6367, 0x821ade90caaa5889,
+    0x6d28c915d791686a, 0x9c32649372163ba2, 0xd66ae956c14d5212, 0x38ed30ee5161200f,
+    0x9bfae0a4e613fc3c};
+static const uint64_t mm2_64_seeded[17] = {
+    0x0822b1481a92e97b, 0xf8a9223fef0822dd, 0x4b49e56affae3a89, 0xc970296e32e1d1c1,
+    0xe2f9f88789f1b08f, 0x2b0459d9b4c10c61, 0x377e97ea9197ee89, 0xd2ccad460751e0e7,
+    0xff162ca8d6da8c47, 0xf12e051405769857, 0xdabba41293d5b035, 0xacf326b0bb690d0e,
+    0x0617f431bc1a8e04, 0x15b81f28d576e1b2, 0x28c1fe59e4f8e5ba, 0x694dd315c9354ca9,
+    0xa97052a8f088ae6c};
+
+TEST(murmur2_vectors)
+{
+    int i;
+    for (i = 0; i < 17; i++) {
+        /* Commons Codec's default seeds: 0x9747b28c (32-bit), 0xe17a1465 (64-bit). */
+        CHECK_EQ_U32(amq_murmur2_32(mm2_in[i].p, mm2_in[i].n, 0x9747b28cu), mm2_32_default[i]);
+        CHECK_EQ_U32(amq_murmur2_32(mm2_in[i].p, mm2_in[i].n, 0x71b4954du), mm2_32_seeded[i]);
+        CHECK_EQ_U64(amq_murmur64a(mm2_in[i].p, mm2_in[i].n, 0xe17a1465u), mm2_64_default[i]);
+        CHECK_EQ_U64(amq_murmur64a(mm2_in[i].p, mm2_in[i].n, 0x344d1f5cu), mm2_64_seeded[i]);
+    }
+    CHECK_EQ_U64(amq_murmur64a("Lorem ipsum dolor sit amet, consectetur adipisicing elit", 56,
+                               0xe17a1465u),
+                 UINT64_C(0x0920e0c1b7eeb261));
+}
+
+TEST(fnv1a_vectors)
+{
+    CHECK_EQ_U32(amq_fnv1a_32("", 0), 0x811c9dc5u);
+    CHECK_EQ_U32(amq_fnv1a_32("a", 1), 0xe40c292cu);
+    CHECK_EQ_U32(amq_fnv1a_32("foobar", 6), 0xbf9cf968u);
+    CHECK_EQ_U64(amq_fnv1a_64("", 0), UINT64_C(0xcbf29ce484222325));
+    CHECK_EQ_U64(amq_fnv1a_64("a", 1), UINT64_C(0xaf63dc4c8601ec8c));
+    CHECK_EQ_U64(amq_fnv1a_64("foobar", 6), UINT64_C(0x85944171f73967e8));
+}
+
+TEST(xxh3_vectors)
+{
+    CHECK_EQ_U64(amq_xxh3_64("", 0, 0), UINT64_C(0x2D06800538D394C2));
+}
+
+TEST(leveldb_hash_vectors)
+{
+    static const uint8_t d1[1] = {0x62};
+    static const uint8_t d2[2] = {0xc3, 0x97};
+    static const uint8_t d3[3] = {0xe2, 0x99, 0xa5};
+    static const uint8_t d4[4] = {0xe1, 0x80, 0xb9, 0x32};
+    static const uint8_t d5[48] = {
+        0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
+        0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    };
+    CHECK_EQ_U32(amq_leveldb_hash(NULL, 0, 0xbc9f1d34u), 0xbc9f1d34u);
+    CHECK_EQ_U32(amq_leveldb_hash(d1, 1, 0xbc9f1d34u), 0xef1345c4u);
+    CHECK_EQ_U32(amq_leveldb_hash(d2, 2, 0xbc9f1d34u), 0x5b663814u);
+    CHECK_EQ_U32(amq_leveldb_hash(d3, 3, 0xbc9f1d34u), 0x323c078fu);
+    CHECK_EQ_U32(amq_leveldb_hash(d4, 4, 0xbc9f1d34u), 0xed21633au);
+    CHECK_EQ_U32(amq_leveldb_hash(d5, 48, 0x12345678u), 0xf333dabbu);
+}
+
+/* The same bytes at every offset of a buffer give the same hash: reads are
+ * alignment-independent. */
+TEST(hashes_are_alignment_independent)
+{
+    uint8_t src[200], buf[216];
+    uint64_t st = 42, ref[2], out[2];
+    size_t len, off, i;
+
+    for (i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)test_rand(&st);
+    for (len = 0; len <= 67; len++) {
+        uint32_t r32 = amq_murmur3_32(src, len, 7);
+        uint64_t r64 = amq_murmur64a(src, len, 7);
+        uint32_t rm2 = amq_murmur2_32(src, len, 7);
+        uint32_t rl = amq_leveldb_hash(src, len, 7);
+        amq_murmur3_x64_128(src, len, 7, ref);
+        for (off = 1; off < 16; off++) {
+            memcpy(buf + off, src, len);
+            CHECK_EQ_U32(amq_murmur3_32(buf + off, len, 7), r32);
+            CHECK_EQ_U64(amq_murmur64a(buf + off, len, 7), r64);
+            CHECK_EQ_U32(amq_murmur2_32(buf + off, len, 7), rm2);
+            CHECK_EQ_U32(amq_leveldb_hash(buf + off, len, 7), rl);
+            amq_murmur3_x64_128(buf + off, len, 7, out);
+            CHECK_EQ_U64(out[0], ref[0]);
+            CHECK_EQ_U64(out[1], ref[1]);
+        }
+    }
+}
+
+TEST(hash_key_algorithms)
+{
+    amq_hash128 h;
+    uint64_t m[2];
+    uint32_t algo;
+
+    h = amq_hash_key(AMQ_HASH_MURMUR3, 0, "hello", 5);
+    CHECK_EQ_U64(h.h1, UINT64_C(0xcbd8a7b341bd9b02));
+    CHECK_EQ_U64(h.h2, UINT64_C(0x5b1e906a48ae1d19));
+    h = amq_hash_key(AMQ_HASH_REDISBLOOM, 0, "item", 4);
+    CHECK_EQ_U64(h.h1, amq_murmur64a("item", 4, UINT64_C(0xc6a4a7935bd1e995)));
+    CHECK_EQ_U64(h.h2, amq_murmur64a("item", 4, h.h1));
+    h = amq_hash_key(AMQ_HASH_MURMUR64A, 9, "item", 4);
+    CHECK_EQ_U64(h.h1, amq_murmur64a("item", 4, 9));
+    CHECK_EQ_U64(h.h2, amq_mix64(h.h1));
+    amq_murmur3_x64_128("k", 1, 77, m);
+    h = amq_hash_key(AMQ_HASH_MURMUR3, 77, "k", 1);
+    CHECK_EQ_U64(h.h1, m[0]);
+
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_XXH3, UINT64_MAX), AMQ_OK);
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_MURMUR3, UINT64_C(1) << 32), AMQ_ERANGE);
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_REDISBLOOM, 1), AMQ_ERANGE);
+    CHECK_STATUS(amq_hash_check(0, 0), AMQ_EHASH);
+    CHECK_STATUS(amq_hash_check(99, 0), AMQ_EHASH);
+    REQUIRE_OK(amq_hash_algo_from_name("murmur3", &algo));
+    CHECK_EQ(algo, AMQ_HASH_MURMUR3);
+    CHECK_STR(amq_hash_algo_name(AMQ_HASH_XXH3), "xxh3");
+    CHECK_STATUS(amq_hash_algo_from_name("md5", &algo), AMQ_EHASH);
+}
+
+TEST(status_strings)
+{
+    CHECK_STR(amq_strerror(AMQ_OK), "success");
+    CHECK_STR(amq_strerror(AMQ_ENOMEM), "out of memory");
+    CHECK_STR(amq_strerror(12345), "unknown error");
+    CHECK_STR(amq_status_name(AMQ_EFULL), "EFULL");
+    CHECK(amq_status_name(1) == NULL);
+    CHECK_STR(amq_version_string(), AMQ_VERSION_STRING);
+    CHECK_EQ(amq_version_number(), AMQ_VERSION_NUMBER);
+}
+
+TEST_MAIN()
