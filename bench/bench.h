@@ -1,0 +1,45 @@
+/*
+ * bench.h - what the benchmark driver (bench/bench.c) measures.
+ *
+ * A subject is one filter implementation - an amq kind or a peer library -
+ * behind a uniform set of functions.  Subjects register themselves with
+ * BENCH_SUBJECT (a constructor), one file each under bench/, so adding a
+ * row never edits a shared list.  The driver generates the keys (random
+ * 64-bit integers from a fixed seed), times insert / query-present /
+ * query-absent for every subject on the same keys in the same run, and
+ * prints ns per key, measured false-positive rate, bits per key, and the
+ * ratios between rows.
+ */
+#ifndef AMQ_BENCH_H
+#define AMQ_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct bench_subject {
+    const char *name;   /* row label, e.g. "amq blocked, batched" */
+    const char *family; /* "bloom", "blocked", "partitioned", "cuckoo", ... */
+    int peer;           /* 1: another library, measured for comparison */
+    /* An empty filter sized for n keys at false-positive rate fpp; NULL
+     * when it cannot be built (too large, unsupported rate). */
+    void *(*create)(uint64_t n, double fpp);
+    void (*destroy)(void *f);
+    /* Inserts keys[0..n); returns how many inserts failed (filter full). */
+    uint64_t (*insert)(void *f, const uint64_t *keys, size_t n);
+    /* How many of keys[0..n) the filter reports as possibly present. */
+    uint64_t (*query)(void *f, const uint64_t *keys, size_t n);
+    /* Bytes of filter data (for bits per key). */
+    uint64_t (*bytes)(const void *f);
+} bench_subject;
+
+void bench_register(const bench_subject *s);
+
+#define BENCH_SUBJECT(var)                                              \
+    static const bench_subject var;                                     \
+    __attribute__((constructor)) static void bench_register_##var(void) \
+    {                                                                   \
+        bench_register(&var);                                           \
+    }                                                                   \
+    static const bench_subject var
+
+#endif /* AMQ_BENCH_H */
