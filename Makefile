@@ -55,7 +55,7 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
 
-.PHONY: all lib cli tests test test-unit test-cli test-asan test-example demo bench \
+.PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         install uninstall clean help deps deps-test deps-bench format
 
 all: lib cli
@@ -131,7 +131,12 @@ test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
 
 test-example: lib
+	@scripts/check-exports.sh $(BUILD)/libamq.so
 	@scripts/test-example.sh $(BUILD)
+
+# The library, tool and unit tests must also build warning-free with clang.
+test-clang:
+	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 AMQ_SLOW_TESTS=0 test-unit
 
 test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 all tests
@@ -139,6 +144,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-clang
 	@echo "make test: all tests passed"
 
 # ---- demo and benchmarks ---------------------------------------------------------------------
@@ -174,5 +180,8 @@ format:
 
 clean:
 	rm -rf build
+
+# Keep objects of tests and tools (not intermediates to delete).
+.SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))

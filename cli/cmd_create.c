@@ -1,0 +1,235 @@
+/*
+ * cmd_create.c - amq create: a new, empty filter file.
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: amq create FILE --capacity N [--type TYPE] [--fpp P] [options] [--force]\n"
+    "\n"
+    "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
+    "Refuses to replace an existing FILE unless --force is given.\n"
+    "\n"
+    "  --type TYPE          bloom (default), blocked, partitioned, cuckoo,\n"
+    "                       scalable-bloom, scalable-cuckoo (those built in)\n"
+    "  --capacity N         keys the filter is sized for (5000000, 5M, 1e6)\n"
+    "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
+    "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
+    "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
+    "  --hash ALGO          xxh3 (default), murmur3, murmur64a, redisbloom\n"
+    "  --seed S             hash seed (default 0)\n"
+    "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
+    "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"
+    "  --partitions P                                            partitioned\n"
+    "  --force              replace FILE if it exists\n";
+
+/* Which kinds an option applies to (a kind's name, space-separated). */
+typedef struct opt_scope {
+    const char *option;
+    const char *kinds;
+    int given;
+} opt_scope;
+
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+    enum {
+        O_TYPE = 256, O_CAPACITY, O_FPP, O_BPK, O_BITS, O_HASHES, O_HASH, O_SEED, O_FPBITS,
+        O_BUCKET, O_KICKS, O_EXPANSION, O_NONSCALING, O_REDISBLOOM, O_PARTITIONS, O_FORCE
+    };
+    static const struct option opts[] = {
+        {"type", required_argument, NULL, O_TYPE},
+        {"capacity", required_argument, NULL, O_CAPACITY},
+        {"fpp", required_argument, NULL, O_FPP},
+        {"bits-per-key", required_argument, NULL, O_BPK},
+        {"bits", required_argument, NULL, O_BITS},
+        {"hashes", required_argument, NULL, O_HASHES},
+        {"hash", required_argument, NULL, O_HASH},
+        {"seed", required_argument, NULL, O_SEED},
+        {"fingerprint-bits", required_argument, NULL, O_FPBITS},
+        {"bucket-size", required_argument, NULL, O_BUCKET},
+        {"max-kicks", required_argument, NULL, O_KICKS},
+        {"expansion", required_argument, NULL, O_EXPANSION},
+        {"nonscaling", no_argument, NULL, O_NONSCALING},
+        {"redisbloom", no_argument, NULL, O_REDISBLOOM},
+        {"partitions", required_argument, NULL, O_PARTITIONS},
+        {"force", no_argument, NULL, O_FORCE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    opt_scope scope[] = {
+        {"--bits-per-key", "bloom blocked partitioned", 0},
+        {"--bits", "bloom", 0},
+        {"--hashes", "bloom", 0},
+        {"--fingerprint-bits", "cuckoo scalable-cuckoo", 0},
+        {"--bucket-size", "cuckoo scalable-cuckoo", 0},
+        {"--max-kicks", "cuckoo scalable-cuckoo", 0},
+        {"--expansion", "scalable-bloom scalable-cuckoo", 0},
+        {"--nonscaling", "scalable-bloom scalable-cuckoo", 0},
+        {"--redisbloom", "scalable-bloom scalable-cuckoo", 0},
+        {"--partitions", "partitioned", 0},
+    };
+    const char *type = "bloom";
+    amq_config cfg;
+    amq_errinfo err;
+    amq_filter *f = NULL;
+    uint32_t kind;
+    uint64_t v;
+    int opt, force = 0, capacity_given = 0, fpp_given = 0, rc;
+    size_t i;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_TYPE:
+            type = optarg;
+            break;
+        case O_CAPACITY:
+            if (cli_parse_count("--capacity", optarg, &cfg.capacity) != 0)
+                return EXIT_TROUBLE;
+            capacity_given = 1;
+            break;
+        case O_FPP:
+            if (cli_parse_real("--fpp", optarg, &cfg.fpp) != 0)
+                return EXIT_TROUBLE;
+            fpp_given = 1;
+            break;
+        case O_BPK:
+            if (cli_parse_real("--bits-per-key", optarg, &cfg.bits_per_key) != 0)
+                return EXIT_TROUBLE;
+            if (!(cfg.bits_per_key > 0.0)) {
+                cli_error("--bits-per-key must be positive");
+                return EXIT_TROUBLE;
+            }
+            scope[0].given = 1;
+            break;
+        case O_BITS:
+            if (cli_parse_count("--bits", optarg, &cfg.bits) != 0)
+                return EXIT_TROUBLE;
+            scope[1].given = 1;
+            break;
+        case O_HASHES:
+            if (cli_parse_uint("--hashes", optarg, 1, 255, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.k = (uint32_t)v;
+            scope[2].given = 1;
+            break;
+        case O_HASH:
+            if (amq_hash_algo_from_name(optarg, &cfg.hash_algo) != AMQ_OK) {
+                cli_error("--hash: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom)",
+                          optarg);
+                return EXIT_TROUBLE;
+            }
+            break;
+        case O_SEED:
+            if (cli_parse_u64("--seed", optarg, &cfg.seed) != 0)
+                return EXIT_TROUBLE;
+            break;
+        case O_FPBITS:
+            if (cli_parse_uint("--fingerprint-bits", optarg, 1, 64, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.fingerprint_bits = (uint32_t)v;
+            scope[3].given = 1;
+            break;
+        case O_BUCKET:
+            if (cli_parse_uint("--bucket-size", optarg, 1, 255, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.bucket_size = (uint32_t)v;
+            scope[4].given = 1;
+            break;
+        case O_KICKS:
+            if (cli_parse_uint("--max-kicks", optarg, 1, 65535, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.max_kicks = (uint32_t)v;
+            scope[5].given = 1;
+            break;
+        case O_EXPANSION:
+            if (cli_parse_uint("--expansion", optarg, 0, 32768, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.expansion = (uint32_t)v;
+            scope[6].given = 1;
+            break;
+        case O_NONSCALING:
+            cfg.nonscaling = 1;
+            scope[7].given = 1;
+            break;
+        case O_REDISBLOOM:
+            cfg.redisbloom = 1;
+            scope[8].given = 1;
+            break;
+        case O_PARTITIONS:
+            if (cli_parse_uint("--partitions", optarg, 1, 1u << 20, &v) != 0)
+                return EXIT_TROUBLE;
+            cfg.partitions = (uint32_t)v;
+            scope[9].given = 1;
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (optind != argc - 1) {
+        cli_error(optind == argc ? "create: missing FILE" : "create: expected one FILE, got %d",
+                  argc - optind);
+        fputs(usage_text, stderr);
+        return EXIT_TROUBLE;
+    }
+    if (amq_kind_from_name(type, &kind) != AMQ_OK) {
+        cli_error("create: unknown --type '%s'", type);
+        return EXIT_TROUBLE;
+    }
+    for (i = 0; i < sizeof scope / sizeof scope[0]; i++) {
+        if (scope[i].given && !in_list(scope[i].kinds, type)) {
+            cli_error("create: %s does not apply to --type %s", scope[i].option, type);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (scope[1].given != scope[2].given) {
+        cli_error("create: --bits and --hashes go together");
+        return EXIT_TROUBLE;
+    }
+    if (!capacity_given && !scope[1].given) {
+        cli_error("create: --capacity is required (how many keys the filter is for)");
+        return EXIT_TROUBLE;
+    }
+    if (fpp_given && (scope[0].given || scope[1].given)) {
+        cli_error("create: --fpp cannot be combined with --bits-per-key or --bits");
+        return EXIT_TROUBLE;
+    }
+    cfg.kind = kind;
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_new(&cfg, &f, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, "create");
+        return EXIT_TROUBLE;
+    }
+    rc = amq_filter_save(f, argv[optind], force ? 0 : AMQ_SAVE_EXCL, &err);
+    amq_filter_free(f);
+    if (rc != AMQ_OK) {
+        if (rc == AMQ_EEXIST)
+            cli_error("%s: file exists (use --force to replace it)", argv[optind]);
+        else
+            cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    return 0;
+}

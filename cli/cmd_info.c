@@ -1,0 +1,170 @@
+/*
+ * cmd_info.c - amq info: describe a filter file.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: amq info FILE [--json]\n"
+    "\n"
+    "Verifies FILE's checksums and describes the filter: kind, parameters (bits,\n"
+    "hash count, ...), bytes, items added, bits per item, fill ratio, and the\n"
+    "expected false-positive rate now and at capacity.\n"
+    "\n"
+    "  --json   print one JSON object instead\n";
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_double(double v)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        fputs("null", stdout);
+}
+
+static int field_json(void *ctx, const amq_field *fld)
+{
+    (void)ctx;
+    printf(", ");
+    json_string(fld->name);
+    printf(": ");
+    if (fld->type == AMQ_FIELD_U64)
+        printf("%llu", (unsigned long long)fld->u64);
+    else if (fld->type == AMQ_FIELD_F64)
+        json_double(fld->f64);
+    else
+        json_string(fld->str ? fld->str : "");
+    return 0;
+}
+
+static int field_text(void *ctx, const amq_field *fld)
+{
+    char label[64];
+    size_t i;
+    (void)ctx;
+    snprintf(label, sizeof label, "%s:", fld->name);
+    for (i = 0; label[i]; i++)
+        if (label[i] == '_')
+            label[i] = ' ';
+    if (fld->type == AMQ_FIELD_U64)
+        printf("%-17s %llu\n", label, (unsigned long long)fld->u64);
+    else if (fld->type == AMQ_FIELD_F64)
+        printf("%-17s %.6g\n", label, fld->f64);
+    else
+        printf("%-17s %s\n", label, fld->str ? fld->str : "");
+    return 0;
+}
+
+static void fill_bar(double fill, char *buf, size_t width)
+{
+    size_t i, full = (size_t)(fill * (double)width + 0.5);
+    if (full > width)
+        full = width;
+    for (i = 0; i < width; i++)
+        buf[i] = i < full ? '#' : '.';
+    buf[width] = '\0';
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    amq_filter *f;
+    amq_errinfo err;
+    amq_stats st;
+    char human[32], bar[41];
+    int opt, rc, json = 0;
+    const char *path;
+
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (optind != argc - 1) {
+        cli_error(optind == argc ? "info: missing FILE" : "info: expected one FILE");
+        return EXIT_TROUBLE;
+    }
+    path = argv[optind];
+    rc = amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &f, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    amq_filter_stats(f, &st);
+    if (json) {
+        printf("{\"file\": ");
+        json_string(path);
+        printf(", \"kind\": ");
+        json_string(amq_kind_name(st.kind));
+        printf(", \"hash\": ");
+        json_string(amq_hash_algo_name(st.hash_algo));
+        printf(", \"seed\": %llu, \"capacity\": %llu, \"fpp_target\": ",
+               (unsigned long long)st.seed, (unsigned long long)st.capacity);
+        json_double(st.fpp_target);
+        printf(", \"items\": %llu, \"bytes\": %llu, \"bits_per_item\": ",
+               (unsigned long long)st.items, (unsigned long long)st.bytes);
+        json_double(st.bits_per_item);
+        printf(", \"fill_ratio\": ");
+        json_double(st.fill);
+        printf(", \"fpp_now\": ");
+        json_double(st.fpp_now);
+        printf(", \"over_capacity\": %s", st.capacity > 0 && st.items > st.capacity ? "true"
+                                                                                    : "false");
+        amq_filter_describe(f, field_json, NULL);
+        printf("}\n");
+    } else {
+        cli_human_bytes(st.bytes, human, sizeof human);
+        fill_bar(st.fill, bar, 40);
+        printf("%-17s %s\n", "file:", path);
+        printf("%-17s %s\n", "kind:", amq_kind_name(st.kind));
+        printf("%-17s %s, seed %llu\n", "hash:", amq_hash_algo_name(st.hash_algo),
+               (unsigned long long)st.seed);
+        if (st.capacity > 0)
+            printf("%-17s %llu items\n", "capacity:", (unsigned long long)st.capacity);
+        printf("%-17s %llu\n", "items:", (unsigned long long)st.items);
+        printf("%-17s %llu (%s)\n", "bytes:", (unsigned long long)st.bytes, human);
+        printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
+        printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);
+        if (st.capacity > 0)
+            printf("%-17s %.3g now, %.3g at capacity\n", "false positives:", st.fpp_now,
+                   st.fpp_target);
+        else
+            printf("%-17s %.3g now\n", "false positives:", st.fpp_now);
+        amq_filter_describe(f, field_text, NULL);
+        if (st.capacity > 0 && st.items > st.capacity)
+            printf("warning: %llu items is over the capacity of %llu: the false-positive rate "
+                   "is above its target\n",
+                   (unsigned long long)st.items, (unsigned long long)st.capacity);
+    }
+    amq_filter_free(f);
+    return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * cmd_query.c - amq query: grep-like membership queries.
+ *
+ * The filter file is mapped and queried in place; its checksum is verified
+ * first unless --trust is given, in which case only the pages the queries
+ * touch are read.
+ */
+#include <getopt.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: amq query FILE [INPUT...] [-v] [-c] [-q] [--trust]\n"
+    "\n"
+    "Prints the lines of the INPUTs (none or '-': standard input) that may be in\n"
+    "the filter in FILE.  Exit status: 0 if a line was selected, 1 if none, 2 on\n"
+    "error.\n"
+    "\n"
+    "  -v, --invert   select the lines certainly not in the filter\n"
+    "  -c, --count    print only the number of selected lines\n"
+    "  -q, --quiet    print nothing; the exit status tells\n"
+    "  --trust        skip the data checksum (the header's is always checked):\n"
+    "                 a large file is then read only where queries land\n";
+
+typedef struct query_ctx {
+    const amq_filter *f;
+    int invert, count_only, quiet;
+    uint64_t selected;
+} query_ctx;
+
+static int query_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashes, size_t n)
+{
+    static uint8_t found[CLI_BATCH];
+    query_ctx *c = vctx;
+    size_t i;
+
+    amq_filter_contains_batch(c->f, hashes, n, found);
+    for (i = 0; i < n; i++) {
+        if ((found[i] != 0) == (c->invert == 0)) {
+            c->selected++;
+            if (!c->count_only && !c->quiet) {
+                fwrite(lines[i].data, 1, lines[i].len, stdout);
+                putchar('\n');
+            }
+        }
+    }
+    if (c->quiet && c->selected > 0)
+        return -1; /* stop early: the answer is known */
+    return 0;
+}
+
+int cmd_query(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"invert", no_argument, NULL, 'v'},
+        {"count", no_argument, NULL, 'c'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"trust", no_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    amq_filter *f;
+    amq_errinfo err;
+    query_ctx c = {0};
+    unsigned flags = AMQ_OPEN_MMAP;
+    int opt, rc;
+
+    while ((opt = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'v':
+            c.invert = 1;
+            break;
+        case 'c':
+            c.count_only = 1;
+            break;
+        case 'q':
+            c.quiet = 1;
+            break;
+        case 't':
+            flags |= AMQ_OPEN_TRUST;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (optind >= argc) {
+        cli_error("query: missing FILE");
+        fputs(usage_text, stderr);
+        return EXIT_TROUBLE;
+    }
+    rc = amq_filter_open(argv[optind], flags, NULL, &f, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    c.f = f;
+    rc = cli_for_each_batch(f, argv + optind + 1, argc - optind - 1, query_batch, &c);
+    amq_filter_free(f);
+    if (rc > 0)
+        return EXIT_TROUBLE;
+    if (c.count_only && !c.quiet)
+        printf("%llu\n", (unsigned long long)c.selected);
+    return c.selected > 0 ? EXIT_SELECTED : EXIT_NONE;
+}

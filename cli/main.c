@@ -1,0 +1,79 @@
+/*
+ * main.c - the amq tool: subcommands in git's style.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"create", cmd_create, "create an empty filter file"},
+    {"add", cmd_add, "add keys (lines) to a filter file"},
+    {"query", cmd_query, "print the lines that may be in a filter (grep-like)"},
+    {"info", cmd_info, "describe a filter file"},
+    {"hash", cmd_hash, "print hashes of strings or lines"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out)
+{
+    size_t i;
+    fprintf(out, "usage: amq [--version] [--help] <command> [<args>]\n\n"
+                 "amq builds and queries approximate-membership filters (Bloom, blocked Bloom,\n"
+                 "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin.\n\n"
+                 "commands:\n");
+    for (i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'amq <command> --help' describes a command; 'man amq' has the details.\n"
+                 "Exit status: 0 success (query: a line selected), 1 query selected nothing,\n"
+                 "2 error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    int rc;
+
+    /* A full disk (or RLIMIT_FSIZE) must surface as a write error, not kill
+     * the process half-way through a save. */
+    signal(SIGXFSZ, SIG_IGN);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_TROUBLE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+            char help[] = "--help";
+            char *hargv[] = {argv[2], help, NULL};
+            for (i = 0; i < NCOMMANDS; i++)
+                if (strcmp(commands[i].name, argv[2]) == 0)
+                    return commands[i].fn(2, hargv);
+            cli_error("'%s' is not an amq command (see 'amq --help')", argv[2]);
+            return EXIT_TROUBLE;
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("amq %s (libamq %s)\n", AMQ_VERSION_STRING, amq_version_string());
+        return 0;
+    }
+    for (i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(commands[i].name, argv[1]) == 0) {
+            cli_out_init();
+            rc = commands[i].fn(argc - 1, argv + 1);
+            if (cli_out_close() != 0 && rc != EXIT_TROUBLE)
+                rc = EXIT_TROUBLE;
+            return rc;
+        }
+    }
+    cli_error("'%s' is not an amq command (see 'amq --help')", argv[1]);
+    return EXIT_TROUBLE;
+}

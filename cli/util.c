@@ -1,0 +1,202 @@
+/*
+ * util.c - errors, number parsing and output for the amq tool.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *cli_prog = "amq";
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: %s", cli_prog, prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void cli_lib_error(int status, const amq_errinfo *err, const char *context)
+{
+    const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : amq_strerror(status);
+    if (context != NULL && context[0] != '\0')
+        cli_error("%s: %s", context, msg);
+    else
+        cli_error("%s", msg);
+}
+
+/* ---- numbers ---------------------------------------------------------------- */
+
+int cli_parse_count(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    double v, mult = 1.0;
+    unsigned long long u;
+
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
+        cli_error("%s: expected a count, got '%s'", opt, s ? s : "");
+        return -1;
+    }
+    /* Plain integers exactly, without a detour through double. */
+    errno = 0;
+    u = strtoull(s, &end, 10);
+    if (*end == '\0') {
+        if (errno == ERANGE) {
+            cli_error("%s: '%s' is too large", opt, s);
+            return -1;
+        }
+        *out = (uint64_t)u;
+        return 0;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno == ERANGE || !isfinite(v)) {
+        cli_error("%s: expected a count, got '%s'", opt, s);
+        return -1;
+    }
+    if (*end != '\0') {
+        if (strcmp(end, "k") == 0 || strcmp(end, "K") == 0)
+            mult = 1e3;
+        else if (strcmp(end, "M") == 0 || strcmp(end, "m") == 0)
+            mult = 1e6;
+        else if (strcmp(end, "G") == 0 || strcmp(end, "g") == 0)
+            mult = 1e9;
+        else if (strcmp(end, "T") == 0 || strcmp(end, "t") == 0)
+            mult = 1e12;
+        else if (strcmp(end, "Ki") == 0)
+            mult = 1024.0;
+        else if (strcmp(end, "Mi") == 0)
+            mult = 1048576.0;
+        else if (strcmp(end, "Gi") == 0)
+            mult = 1073741824.0;
+        else if (strcmp(end, "Ti") == 0)
+            mult = 1099511627776.0;
+        else {
+            cli_error("%s: '%s' is not a count (use digits, 1e6, or suffixes k M G T Ki Mi Gi Ti)",
+                      opt, s);
+            return -1;
+        }
+    }
+    v *= mult;
+    if (v < 0 || v != floor(v)) {
+        cli_error("%s: '%s' is not a whole number", opt, s);
+        return -1;
+    }
+    if (v >= 18446744073709551616.0) {
+        cli_error("%s: '%s' is too large", opt, s);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_real(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    if (s == NULL || *s == '\0') {
+        cli_error("%s: expected a number", opt);
+        return -1;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || !isfinite(v) || errno == ERANGE) {
+        cli_error("%s: expected a number, got '%s'", opt, s);
+        return -1;
+    }
+    if (strcmp(end, "%") == 0)
+        v /= 100.0;
+    else if (*end != '\0') {
+        cli_error("%s: expected a number, got '%s'", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t v;
+    if (cli_parse_count(opt, s, &v) != 0)
+        return -1;
+    if (v < lo || v > hi) {
+        cli_error("%s: %llu is out of range [%llu, %llu]", opt, (unsigned long long)v,
+                  (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long u;
+
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
+        cli_error("%s: expected a non-negative integer, got '%s'", opt, s ? s : "");
+        return -1;
+    }
+    errno = 0;
+    u = strtoull(s, &end, 0);
+    if (*end != '\0' || errno == ERANGE) {
+        cli_error("%s: expected an integer (decimal or 0x hex) below 2^64, got '%s'", opt, s);
+        return -1;
+    }
+    *out = (uint64_t)u;
+    return 0;
+}
+
+void cli_human_bytes(uint64_t bytes, char *buf, size_t cap)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
+/* ---- output ----------------------------------------------------------------------- */
+
+static char out_buf[1 << 20];
+
+void cli_out_init(void)
+{
+    setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
+}
+
+int cli_out_close(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (errno != EPIPE)
+            cli_error("write error on standard output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,479 @@
+/*
+ * test_filter.c - the generic handle and the file container: byte layout,
+ * round trips through files and memory, atomic saves, and every kind of
+ * damage a file can suffer.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "amq.h"
+#include "test.h"
+
+static amq_filter *small_bloom(uint64_t n, int keys)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    char key[32];
+    int i, len;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    cfg.capacity = n;
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    for (i = 0; i < keys; i++) {
+        len = snprintf(key, sizeof key, "key-%d", i);
+        amq_filter_add(f, key, (size_t)len);
+    }
+    return f;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/* The byte layout of docs/file-format.md, field by field. */
+TEST(container_layout)
+{
+    amq_filter *f = small_bloom(100, 10);
+    uint8_t *buf;
+    uint64_t size;
+    size_t written;
+    uint32_t plen;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &written));
+    CHECK_EQ(written, size);
+    CHECK(memcmp(buf, "\x89" "AMQ\r\n\x1a\n", 8) == 0);
+    CHECK_EQ(buf[8] | (buf[9] << 8), 1);              /* version */
+    CHECK_EQ(buf[10] | (buf[11] << 8), AMQ_KIND_BLOOM);
+    CHECK_EQ(buf[12] | (buf[13] << 8), AMQ_HASH_XXH3);
+    CHECK_EQ(buf[14] | (buf[15] << 8), 0);            /* flags */
+    CHECK_EQ_U64(le64(buf + 16), 0);                  /* seed */
+    CHECK_EQ_U64(le64(buf + 24), 10);                 /* items */
+    plen = le32(buf + 32);
+    CHECK_EQ(plen, 32);                               /* bloom parameter block */
+    CHECK_EQ(le32(buf + 36), 0);
+    CHECK_EQ_U64(le64(buf + 40), 128);                /* (64 + 32 + 8) rounded to 64 */
+    CHECK_EQ_U64(le64(buf + 48), size - 128);
+    CHECK_EQ_U64(le64(buf + 56), amq_xxh3_64(buf + 128, (size_t)(size - 128), 0));
+    CHECK_EQ_U64(le64(buf + 64), 958);                /* bits for 100 at 1 % */
+    CHECK_EQ(le32(buf + 72), 7);                      /* probes */
+    CHECK_EQ(le32(buf + 76), 0);                      /* native probing */
+    CHECK_EQ_U64(le64(buf + 80), 100);                /* capacity */
+    CHECK_EQ_U64(le64(buf + 96), amq_xxh3_64(buf, 96, 0)); /* header checksum */
+    CHECK_EQ_U64(le64(buf + 104), 0);                 /* padding */
+    CHECK_EQ_U64(size - 128, 120);                    /* 958 bits -> 15 words */
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(memory_round_trip_copy_and_borrow)
+{
+    amq_filter *f = small_bloom(1000, 500), *g, *v;
+    uint8_t *buf;
+    uint64_t size;
+    char key[32];
+    int i, len;
+    amq_stats a, b;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, NULL));
+    CHECK_STATUS(amq_filter_serialize(f, buf, (size_t)size - 1, NULL), AMQ_EINVAL);
+    REQUIRE_OK(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, NULL));
+    REQUIRE_OK(amq_filter_deserialize(buf, (size_t)size, AMQ_OPEN_MMAP, NULL, &v, NULL));
+    CHECK(!amq_filter_is_readonly(g));
+    CHECK(amq_filter_is_readonly(v));
+    for (i = 0; i < 2000; i++) {
+        len = snprintf(key, sizeof key, "key-%d", i);
+        CHECK_EQ(amq_filter_contains(g, key, (size_t)len), amq_filter_contains(f, key, (size_t)len));
+        CHECK_EQ(amq_filter_contains(v, key, (size_t)len), amq_filter_contains(f, key, (size_t)len));
+    }
+    amq_filter_stats(f, &a);
+    amq_filter_stats(g, &b);
+    CHECK_EQ(a.items, b.items);
+    CHECK_EQ(a.bits, b.bits);
+    CHECK_EQ_DBL(a.fill, b.fill);
+    CHECK_STATUS(amq_filter_add(v, "x", 1), AMQ_EREADONLY);
+    CHECK_EQ(amq_filter_add(g, "new key", 7), 1);
+    amq_filter_free(v);
+    amq_filter_free(g);
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(file_round_trip_and_mmap)
+{
+    amq_filter *f = small_bloom(10000, 5000), *g;
+    amq_errinfo err;
+    char key[32];
+    int i, len, flags;
+    const char *path = test_path("round.amq");
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_save(f, path, AMQ_SAVE_EXCL, &err));
+    CHECK_STATUS(amq_filter_save(f, path, AMQ_SAVE_EXCL, &err), AMQ_EEXIST);
+    for (flags = 0; flags < 4; flags++) {
+        REQUIRE_OK(amq_filter_open(path, (unsigned)flags, NULL, &g, &err));
+        CHECK_EQ(amq_filter_is_readonly(g), ((unsigned)flags & AMQ_OPEN_MMAP) != 0);
+        for (i = 0; i < 6000; i++) {
+            len = snprintf(key, sizeof key, "key-%d", i);
+            CHECK_EQ(amq_filter_contains(g, key, (size_t)len),
+                     amq_filter_contains(f, key, (size_t)len));
+        }
+        amq_filter_free(g);
+    }
+    amq_filter_free(f);
+}
+
+TEST(save_keeps_permissions_and_leaves_no_temporaries)
+{
+    amq_filter *f = small_bloom(100, 1);
+    amq_errinfo err;
+    struct stat st;
+    const char *path = test_path("perm.amq");
+    char cmd[600];
+    FILE *p;
+    int count = -1;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE(chmod(path, 0640) == 0);
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE(stat(path, &st) == 0);
+    CHECK_EQ(st.st_mode & 0777, 0640);
+    /* A save into a missing directory fails cleanly. */
+    CHECK_STATUS(amq_filter_save(f, test_path("no/such/dir/x.amq"), 0, &err), AMQ_EIO);
+    CHECK(strstr(err.msg, "no/such/dir") != NULL);
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c amqtmp", test_tmpdir());
+    p = popen(cmd, "r");
+    REQUIRE(p != NULL);
+    REQUIRE(fscanf(p, "%d", &count) == 1);
+    pclose(p);
+    CHECK_EQ(count, 0);
+    amq_filter_free(f);
+}
+
+static int write_file(const char *path, const uint8_t *data, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    if (fp == NULL)
+        return -1;
+    if (len > 0 && fwrite(data, 1, len, fp) != len) {
+        fclose(fp);
+        return -1;
+    }
+    return fclose(fp);
+}
+
+/* Every truncation of a valid file is refused, through memory and files,
+ * copied and mapped, checked and trusted. */
+TEST(every_truncation_is_refused)
+{
+    amq_filter *f = small_bloom(500, 100), *g;
+    amq_errinfo err;
+    uint8_t *buf;
+    uint64_t size;
+    size_t cut;
+    const char *path = test_path("trunc.amq");
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, NULL));
+    for (cut = 0; cut < size; cut++) {
+        uint8_t *copy = malloc(cut + 1); /* exact size: ASan sees any over-read */
+        memcpy(copy, buf, cut);
+        g = (amq_filter *)1;
+        CHECK_STATUS(amq_filter_deserialize(copy, cut, AMQ_OPEN_TRUST, NULL, &g, &err) < 0, 1);
+        CHECK(g == NULL);
+        CHECK_STATUS(amq_filter_deserialize(copy, cut, AMQ_OPEN_MMAP, NULL, &g, &err) < 0, 1);
+        free(copy);
+        if (cut % 7 == 0) {
+            REQUIRE(write_file(path, buf, cut) == 0);
+            CHECK_STATUS(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &g, &err) < 0,
+                         1);
+            CHECK(strstr(err.msg, path) != NULL);
+        }
+    }
+    REQUIRE(write_file(path, buf, 10) == 0);
+    CHECK_STATUS(amq_filter_open(path, 0, NULL, &g, &err), AMQ_ETRUNC);
+    REQUIRE(write_file(path, buf, (size_t)size - 1) == 0);
+    CHECK_STATUS(amq_filter_open(path, 0, NULL, &g, &err), AMQ_ETRUNC);
+    CHECK(strstr(err.msg, "truncated") != NULL);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Any single flipped byte is detected when the checksums are checked; with
+ * --trust a flip in the payload goes unseen, but nothing crashes. */
+TEST(every_byte_flip_is_detected)
+{
+    amq_filter *f = small_bloom(300, 100), *g;
+    amq_errinfo err;
+    uint8_t *buf, *copy;
+    uint64_t size;
+    size_t pos;
+    int bit, rc;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    copy = malloc((size_t)size);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, NULL));
+    for (pos = 0; pos < size; pos++) {
+        for (bit = 0; bit < 8; bit += 3) {
+            memcpy(copy, buf, (size_t)size);
+            copy[pos] ^= (uint8_t)(1u << bit);
+            rc = amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err);
+            if (rc == AMQ_OK) {
+                FAIL_AT_("flip of bit %d at byte %zu went undetected", bit, pos);
+                amq_filter_free(g);
+            }
+            rc = amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST | AMQ_OPEN_MMAP, NULL,
+                                        &g, &err);
+            if (rc == AMQ_OK) {
+                CHECK_GE(pos, 128); /* only payload damage can pass unchecked */
+                (void)amq_filter_contains(g, "x", 1);
+                amq_filter_free(g);
+            }
+        }
+    }
+    free(copy);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Random damage, several bytes at once. */
+TEST(random_damage_never_crashes)
+{
+    amq_filter *f = small_bloom(2000, 500), *g;
+    amq_errinfo err;
+    uint8_t *buf, *copy;
+    uint64_t size, st = 1234;
+    int round, j;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    copy = malloc((size_t)size);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, NULL));
+    for (round = 0; round < 3000; round++) {
+        memcpy(copy, buf, (size_t)size);
+        for (j = 0; j < 1 + round % 5; j++)
+            copy[test_rand(&st) % size] = (uint8_t)test_rand(&st);
+        if (amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err) == AMQ_OK) {
+            (void)amq_filter_contains(g, "x", 1);
+            amq_filter_free(g);
+        }
+    }
+    free(copy);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Headers with a valid checksum but impossible fields. */
+static void forge(uint8_t *buf, size_t header_len)
+{
+    uint64_t sum = amq_xxh3_64(buf, header_len, 0);
+    int i;
+    for (i = 0; i < 8; i++)
+        buf[header_len + (size_t)i] = (uint8_t)(sum >> (8 * i));
+}
+
+TEST(forged_headers_are_refused)
+{
+    amq_filter *f = small_bloom(100, 1), *g;
+    amq_errinfo err;
+    uint8_t buf[512], copy[512];
+    uint64_t size;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    REQUIRE(size <= sizeof buf);
+    REQUIRE_OK(amq_filter_serialize(f, buf, sizeof buf, NULL));
+
+    memcpy(copy, buf, sizeof buf);
+    copy[8] = 2; /* version 2 */
+    forge(copy, 96);
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_EVERSION);
+    CHECK(strstr(err.msg, "version 2") != NULL);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[10] = 99; /* unknown kind */
+    forge(copy, 96);
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_EKIND);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[12] = 77; /* unknown hash */
+    forge(copy, 96);
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_ECORRUPT);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[64] = 0; /* bits 958 -> 768: payload size no longer matches */
+    copy[65] = 3;
+    forge(copy, 96);
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+                 AMQ_ECORRUPT);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[72] = 0; /* zero probes */
+    forge(copy, 96);
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+                 AMQ_ECORRUPT);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[32] = 0xff; /* parameter length beyond the file */
+    copy[33] = 0xff;
+    forge(copy, 96);
+    CHECK(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err) < 0);
+
+    memcpy(copy, buf, sizeof buf);
+    copy[48] = 0xff; /* payload length */
+    copy[55] = 0xff;
+    forge(copy, 96);
+    CHECK(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err) < 0);
+
+    /* Bits set past m in the last word. */
+    memcpy(copy, buf, sizeof buf);
+    copy[size - 1] |= 0x80;
+    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+                 AMQ_ECORRUPT);
+
+    CHECK_STATUS(amq_filter_deserialize("hello world, not a filter", 25, 0, NULL, &g, &err),
+                 AMQ_EMAGIC);
+    amq_filter_free(f);
+}
+
+TEST(open_errors_name_the_file)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    const char *path = test_path("missing.amq");
+
+    CHECK_STATUS(amq_filter_open(path, 0, NULL, &g, &err), AMQ_EIO);
+    CHECK(strstr(err.msg, path) != NULL);
+    CHECK_EQ(err.sys_errno, ENOENT);
+    CHECK_STATUS(amq_filter_open(test_tmpdir(), 0, NULL, &g, &err), AMQ_EIO);
+    REQUIRE(write_file(path, (const uint8_t *)"", 0) == 0);
+    CHECK_STATUS(amq_filter_open(path, 0, NULL, &g, &err), AMQ_ETRUNC);
+    CHECK(strstr(err.msg, path) != NULL);
+}
+
+TEST(merge_and_kind_checks)
+{
+    amq_filter *a = small_bloom(1000, 10), *b = small_bloom(1000, 0), *c = small_bloom(2000, 0);
+    amq_errinfo err;
+    uint32_t kind;
+
+    REQUIRE(a && b && c);
+    CHECK_EQ(amq_filter_add(b, "only-b", 6), 1);
+    REQUIRE_OK(amq_filter_merge(a, b, &err));
+    CHECK_EQ(amq_filter_contains(a, "only-b", 6), 1);
+    CHECK_EQ(amq_filter_contains(a, "key-3", 5), 1);
+    CHECK_STATUS(amq_filter_merge(a, c, &err), AMQ_EINCOMPAT);
+    CHECK(strstr(err.msg, "bits") != NULL);
+    CHECK_STATUS(amq_filter_remove(a, "key-3", 5), AMQ_EUNSUPPORTED);
+    CHECK_STR(amq_kind_name(AMQ_KIND_BLOOM), "bloom");
+    REQUIRE_OK(amq_kind_from_name("bloom", &kind));
+    CHECK_EQ(kind, AMQ_KIND_BLOOM);
+    CHECK_STATUS(amq_kind_from_name("nope", &kind), AMQ_EKIND);
+    CHECK(amq_filter_bloom(a) != NULL);
+    REQUIRE_OK(amq_filter_clear(a));
+    CHECK_EQ(amq_filter_contains(a, "key-3", 5), 0);
+    amq_filter_free(a);
+    amq_filter_free(b);
+    amq_filter_free(c);
+}
+
+TEST(bad_configs_are_refused)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_errinfo err;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    cfg.capacity = 0;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    CHECK(strstr(err.msg, "capacity") != NULL);
+    cfg.capacity = 10;
+    cfg.fpp = 1.5;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.fpp = NAN;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.fpp = 0.01;
+    cfg.hash_algo = AMQ_HASH_MURMUR3;
+    cfg.seed = UINT64_C(1) << 40;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.kind = 77;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_EKIND);
+}
+
+/* Allocation through the caller's hooks, and failure of each allocation. */
+typedef struct counting {
+    int calls, fail_at, live;
+} counting;
+
+static void *c_alloc(void *opaque, size_t size)
+{
+    counting *c = opaque;
+    if (++c->calls == c->fail_at)
+        return NULL;
+    c->live++;
+    return malloc(size);
+}
+
+static void c_free(void *opaque, void *ptr, size_t size)
+{
+    counting *c = opaque;
+    (void)size;
+    c->live--;
+    free(ptr);
+}
+
+TEST(allocator_hooks_and_failures)
+{
+    counting c = {0, 0, 0};
+    amq_allocator a = {c_alloc, c_free, &c};
+    amq_config cfg;
+    amq_filter *f;
+    int n, rc;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    cfg.capacity = 100000; /* big enough for the region path */
+    cfg.alloc = &a;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    CHECK_GT(c.calls, 1);
+    CHECK_EQ(amq_filter_add(f, "k", 1), 1);
+    amq_filter_free(f);
+    CHECK_EQ(c.live, 0);
+    for (n = 1; n < 10; n++) {
+        c.calls = 0;
+        c.fail_at = n;
+        rc = amq_filter_new(&cfg, &f, NULL);
+        if (rc == AMQ_OK) {
+            amq_filter_free(f);
+            break;
+        }
+        CHECK_STATUS(rc, AMQ_ENOMEM);
+        CHECK_EQ(c.live, 0);
+    }
+}
+
+TEST_MAIN()
