@@ -129,6 +129,7 @@ typedef struct amq_errinfo {
 
 #include "amq/hash.h"
 #include "amq/bloom.h"
+#include "amq/cuckoo.h"
 #include "amq/filter.h"
 
 #endif /* AMQ_H */

@@ -1,0 +1,842 @@
+/*
+ * cuckoo.c - the cuckoo filter (amq/cuckoo.h).
+ *
+ * Choices:
+ *  - Any bucket count.  The alternate bucket is i2 = (H(fp) - i1) mod nb with
+ *    H(fp) = (fp * phi) reduced to [0, nb) by multiply-shift: subtracting
+ *    from a per-fingerprint constant is its own inverse for every nb, needs
+ *    one conditional add instead of a division, and spreads the alternates
+ *    of one bucket over as many buckets as there are fingerprints (the
+ *    xor-with-hash(fp) scheme needs nb to be a power of two, so capacity
+ *    jumps x2).
+ *  - Bucket search is word-parallel (cuckoo_table.h): one 64-bit load and a
+ *    has-zero-field test per bucket of up to 8 x 8 or 4 x 12/16 bits.
+ *    Wider SIMD does not pay here: a query reads two buckets of at most
+ *    128 bits each, and its cost is the two cache misses, which are
+ *    independent loads the CPU overlaps.
+ *  - The hot functions are instantiated for each (f, b) pair so that the
+ *    lane masks and loop counts are constants; one function pointer per
+ *    filter selects them.
+ *  - Evictions pick a random slot (a xorshift generator kept in the
+ *    filter, fixed seed: runs are reproducible).  The random walk reaches
+ *    ~95 % load with 4-slot buckets (docs/cuckoo.md has the measurements).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amq/cuckoo.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "cuckoo_table.h"
+#include "kind.h"
+
+typedef struct ck_ops {
+    int (*contains)(const amq_cuckoo *c, amq_hash128 h);
+    int (*place)(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp); /* 1 placed */
+} ck_ops;
+
+struct amq_cuckoo {
+    amq_cuckoo_params p;
+    const ck_ops *ops;
+    uint64_t items;
+    uint64_t victim_bucket;
+    uint32_t victim_fp; /* 0: no victim */
+    uint64_t rng;
+    amq_region data;
+    amq_allocator alloc;
+};
+
+#define PHI UINT64_C(0x9e3779b97f4a7c15)
+#define RNG_SEED UINT64_C(0x2545f4914f6cdd1d)
+
+/* ---- hashing to (bucket, fingerprint) ------------------------------------- */
+
+static inline uint64_t reduce64(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+/* A nonzero f-bit fingerprint from the high half of h2, by multiply-shift
+ * onto [1, 2^f - 1] (uniform, no division). */
+static inline uint32_t fingerprint(uint64_t h2, uint32_t f)
+{
+    return (uint32_t)(((h2 >> 32) * ((UINT64_C(1) << f) - 1)) >> 32) + 1;
+}
+
+static inline uint64_t alt_bucket(uint64_t i, uint32_t fp, uint64_t nb)
+{
+    uint64_t base = reduce64((uint64_t)fp * PHI, nb);
+    return base >= i ? base - i : base + nb - i;
+}
+
+static inline uint64_t next_rand(amq_cuckoo *c)
+{
+    uint64_t x = c->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c->rng = x;
+    return x;
+}
+
+static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    return c->victim_fp == fp && (c->victim_bucket == i1 || c->victim_bucket == i2);
+}
+
+/* ---- specialised hot paths ---------------------------------------------------- */
+
+static inline __attribute__((always_inline)) int contains_tpl(const amq_cuckoo *c,
+                                                             amq_hash128 h, uint32_t f,
+                                                             uint32_t b)
+{
+    const uint8_t *d = c->data.data;
+    uint64_t nb = c->p.buckets;
+    uint32_t fp = fingerprint(h.h2, f);
+    uint64_t i1 = reduce64(h.h1, nb), i2 = alt_bucket(i1, fp, nb);
+    int found = ct_bucket_has(d, f, b, i1, fp) | ct_bucket_has(d, f, b, i2, fp);
+    return found | (c->victim_fp != 0 && victim_matches(c, fp, i1, i2));
+}
+
+static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64_t i1,
+                                                          uint64_t i2, uint32_t fp, uint32_t f,
+                                                          uint32_t b)
+{
+    uint8_t *d = c->data.data;
+    int64_t s = ct_bucket_empty(d, f, b, i1);
+    if (s < 0)
+        s = ct_bucket_empty(d, f, b, i2);
+    if (s < 0)
+        return 0;
+    ct_set(d, f, (uint64_t)s, fp);
+    return 1;
+}
+
+#define CK_INSTANCE(F, B)                                                              \
+    static int contains_##F##_##B(const amq_cuckoo *c, amq_hash128 h)                 \
+    {                                                                                  \
+        return contains_tpl(c, h, F, B);                                               \
+    }                                                                                  \
+    static int place_##F##_##B(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)   \
+    {                                                                                  \
+        return place_tpl(c, i1, i2, fp, F, B);                                         \
+    }                                                                                  \
+    static const ck_ops ops_##F##_##B = {contains_##F##_##B, place_##F##_##B};
+
+CK_INSTANCE(8, 1)
+CK_INSTANCE(8, 2)
+CK_INSTANCE(8, 4)
+CK_INSTANCE(8, 8)
+CK_INSTANCE(12, 1)
+CK_INSTANCE(12, 2)
+CK_INSTANCE(12, 4)
+CK_INSTANCE(12, 8)
+CK_INSTANCE(16, 1)
+CK_INSTANCE(16, 2)
+CK_INSTANCE(16, 4)
+CK_INSTANCE(16, 8)
+
+static const ck_ops *select_ops(uint32_t f, uint32_t b)
+{
+    static const ck_ops *const table[3][4] = {
+        {&ops_8_1, &ops_8_2, &ops_8_4, &ops_8_8},
+        {&ops_12_1, &ops_12_2, &ops_12_4, &ops_12_8},
+        {&ops_16_1, &ops_16_2, &ops_16_4, &ops_16_8},
+    };
+    unsigned fi = f == 8 ? 0 : f == 12 ? 1 : 2;
+    unsigned bi = b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3;
+    return table[fi][bi];
+}
+
+/* ---- sizing ---------------------------------------------------------------------- */
+
+static int valid_f(uint32_t f)
+{
+    return f == 8 || f == 12 || f == 16;
+}
+
+static int valid_b(uint32_t b)
+{
+    return b == 1 || b == 2 || b == 4 || b == 8;
+}
+
+double amq_cuckoo_max_load(uint32_t b)
+{
+    /* Measured first-failure loads with 500 kicks on large tables are
+     * ~0.47 (12/16-bit; 0.30 with 8-bit fingerprints, which have only 255
+     * alternate buckets), ~0.86, ~0.95 and ~0.98 (docs/cuckoo.md); these
+     * leave a margin for small tables, whose first failure varies more. */
+    switch (b) {
+    case 1:
+        return 0.40;
+    case 2:
+        return 0.80;
+    case 4:
+        return 0.93;
+    case 8:
+        return 0.96;
+    default:
+        return 0.0;
+    }
+}
+
+double amq_cuckoo_fpp_theory(uint32_t f, uint32_t b, double load)
+{
+    double q;
+    if (!valid_f(f) || !valid_b(b))
+        return 1.0;
+    q = 1.0 / (double)((UINT64_C(1) << f) - 1);
+    return -expm1(2.0 * (double)b * load * log1p(-q));
+}
+
+/* The load at which (f, b) reaches rate t, capped at the maximum. */
+static double load_for(uint32_t f, uint32_t b, double t)
+{
+    double q = 1.0 / (double)((UINT64_C(1) << f) - 1);
+    double a = log1p(-t) / (2.0 * (double)b * log1p(-q));
+    double max = amq_cuckoo_max_load(b);
+    return a < max ? a : max;
+}
+
+int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
+                          amq_cuckoo_params *params)
+{
+    static const uint32_t fs[3] = {8, 12, 16}, bs[4] = {1, 2, 4, 8};
+    double best_bpi = INFINITY, best_load = 0.0, nbd;
+    uint32_t best_f = 0, best_b = 0, i, j;
+
+    memset(params, 0, sizeof *params);
+    if (n == 0 || !(p > 0.0 && p < 1.0))
+        return AMQ_ERANGE;
+    if ((fbits != 0 && !valid_f(fbits)) || (bsize != 0 && !valid_b(bsize)))
+        return AMQ_ERANGE;
+    for (i = 0; i < 3; i++) {
+        for (j = 0; j < 4; j++) {
+            uint32_t f = fs[i], b = bs[j];
+            double load, bpi;
+            if ((fbits != 0 && f != fbits) || (bsize != 0 && b != bsize))
+                continue;
+            /* 8-slot buckets save under 4 % of the bits of 4-slot ones but
+             * read two lanes per bucket with 12/16-bit slots: only on
+             * request. */
+            if (bsize == 0 && b == 8)
+                continue;
+            load = (fbits != 0 && bsize != 0) ? amq_cuckoo_max_load(b)
+                                              : load_for(f, b, 0.95 * p);
+            if (!(load > 0.0))
+                continue;
+            bpi = (double)f / load;
+            if (bpi < best_bpi) {
+                best_bpi = bpi;
+                best_load = load;
+                best_f = f;
+                best_b = b;
+            }
+        }
+    }
+    if (best_f == 0)
+        return AMQ_ERANGE;
+    nbd = ceil((double)n / ((double)best_b * best_load));
+    if (!(nbd >= 1.0 && nbd <= (double)AMQ_CUCKOO_MAX_BUCKETS))
+        return AMQ_ERANGE;
+    params->fingerprint_bits = best_f;
+    params->bucket_size = best_b;
+    params->buckets = (uint64_t)nbd;
+    params->max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
+    params->hash_algo = AMQ_HASH_XXH3;
+    params->seed = 0;
+    params->capacity = n;
+    params->fpp = amq_cuckoo_fpp_theory(best_f, best_b,
+                                        (double)n / ((double)params->buckets * best_b));
+    return AMQ_OK;
+}
+
+int amq_cuckoo_check_params(const amq_cuckoo_params *p)
+{
+    if (!valid_f(p->fingerprint_bits) || !valid_b(p->bucket_size))
+        return AMQ_ERANGE;
+    if (p->buckets == 0 || p->buckets > AMQ_CUCKOO_MAX_BUCKETS || p->max_kicks == 0)
+        return AMQ_ERANGE;
+    if (!(p->fpp >= 0.0 && p->fpp <= 1.0))
+        return AMQ_ERANGE;
+    return amq_hash_check(p->hash_algo, p->seed);
+}
+
+size_t amq_cuckoo_data_size(const amq_cuckoo_params *p)
+{
+    return (size_t)ct_bytes(p->buckets * p->bucket_size, p->fingerprint_bits);
+}
+
+/* ---- life cycle --------------------------------------------------------------------- */
+
+static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
+{
+    amq_allocator a;
+    amq_cuckoo *c;
+
+    amq_alloc_init(&a, alloc);
+    c = amq_calloc(&a, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->p = *p;
+    c->ops = select_ops(p->fingerprint_bits, p->bucket_size);
+    c->rng = RNG_SEED;
+    c->alloc = a;
+    return c;
+}
+
+int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
+                   amq_cuckoo **out)
+{
+    amq_cuckoo *c;
+    int rc;
+
+    *out = NULL;
+    rc = amq_cuckoo_check_params(params);
+    if (rc != AMQ_OK)
+        return rc;
+    c = shell(params, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    rc = amq_region_alloc(&c->data, &c->alloc, amq_cuckoo_data_size(params));
+    if (rc != AMQ_OK) {
+        amq_cuckoo_free(c);
+        return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    }
+    *out = c;
+    return AMQ_OK;
+}
+
+static int check_victim(const amq_cuckoo_params *p, uint32_t fp, uint64_t bucket)
+{
+    if (fp == 0)
+        return bucket == 0 ? AMQ_OK : AMQ_ERANGE;
+    if (fp >= (UINT32_C(1) << p->fingerprint_bits) || bucket >= p->buckets)
+        return AMQ_ERANGE;
+    return AMQ_OK;
+}
+
+int amq_cuckoo_view(const amq_cuckoo_params *params, const void *data, size_t len,
+                    uint64_t items, uint32_t victim_fp, uint64_t victim_bucket,
+                    const amq_allocator *alloc, amq_cuckoo **out)
+{
+    amq_cuckoo *c;
+    int rc;
+
+    *out = NULL;
+    rc = amq_cuckoo_check_params(params);
+    if (rc != AMQ_OK)
+        return rc;
+    if (check_victim(params, victim_fp, victim_bucket) != AMQ_OK)
+        return AMQ_ERANGE;
+    if (len != amq_cuckoo_data_size(params))
+        return AMQ_EINVAL;
+    c = shell(params, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    amq_region_borrow(&c->data, data, len);
+    c->items = items;
+    c->victim_fp = victim_fp;
+    c->victim_bucket = victim_bucket;
+    *out = c;
+    return AMQ_OK;
+}
+
+int amq_cuckoo_clone(const amq_cuckoo *src, const amq_allocator *alloc, amq_cuckoo **out)
+{
+    amq_cuckoo *c;
+    int rc;
+
+    *out = NULL;
+    c = shell(&src->p, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    rc = amq_region_copy(&c->data, &c->alloc, src->data.data, src->data.size);
+    if (rc != AMQ_OK) {
+        amq_cuckoo_free(c);
+        return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    }
+    c->items = src->items;
+    c->victim_fp = src->victim_fp;
+    c->victim_bucket = src->victim_bucket;
+    c->rng = src->rng;
+    *out = c;
+    return AMQ_OK;
+}
+
+void amq_cuckoo_free(amq_cuckoo *c)
+{
+    amq_allocator a;
+    if (c == NULL)
+        return;
+    a = c->alloc;
+    amq_region_free(&c->data, &a);
+    amq_free(&a, c, sizeof *c);
+}
+
+/* ---- operations ---------------------------------------------------------------------- */
+
+amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len)
+{
+    return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
+}
+
+/* Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
+ * fingerprint found a slot; 0 when the last homeless one went to the victim
+ * slot (the caller has checked that it was free). */
+static int insert_fp(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
+{
+    uint8_t *d = c->data.data;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, k, old;
+    uint64_t nb = c->p.buckets, i, slot;
+    int64_t s;
+
+    if (c->ops->place(c, i1, i2, fp))
+        return 1;
+    i = (next_rand(c) & 1) ? i2 : i1;
+    for (k = 0; k < c->p.max_kicks; k++) {
+        slot = i * b + (next_rand(c) >> 32) % b;
+        old = ct_get(d, f, slot);
+        ct_set(d, f, slot, fp);
+        fp = old;
+        i = alt_bucket(i, fp, nb);
+        s = ct_bucket_empty(d, f, b, i);
+        if (s >= 0) {
+            ct_set(d, f, (uint64_t)s, fp);
+            return 1;
+        }
+    }
+    c->victim_fp = fp;
+    c->victim_bucket = i;
+    return 0;
+}
+
+int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
+{
+    uint32_t fp;
+    uint64_t i1, i2;
+
+    if (amq_region_is_borrowed(&c->data))
+        return AMQ_EREADONLY;
+    if (c->victim_fp != 0)
+        return AMQ_EFULL;
+    fp = fingerprint(h.h2, c->p.fingerprint_bits);
+    i1 = reduce64(h.h1, c->p.buckets);
+    i2 = alt_bucket(i1, fp, c->p.buckets);
+    (void)insert_fp(c, i1, i2, fp);
+    c->items++;
+    return 1;
+}
+
+int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
+{
+    return amq_cuckoo_add_hash(c, amq_cuckoo_hash(c, key, len));
+}
+
+int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
+{
+    return c->ops->contains(c, h);
+}
+
+int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
+{
+    return c->ops->contains(c, amq_cuckoo_hash(c, key, len));
+}
+
+int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
+{
+    if (amq_region_is_borrowed(&c->data))
+        return AMQ_EREADONLY;
+    if (c->ops->contains(c, h))
+        return 0;
+    return amq_cuckoo_add_hash(c, h);
+}
+
+int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len)
+{
+    return amq_cuckoo_add_unique_hash(c, amq_cuckoo_hash(c, key, len));
+}
+
+#define BATCH 16
+
+void amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                               uint8_t *out)
+{
+    const uint8_t *d = c->data.data;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size;
+    uint64_t nb = c->p.buckets, i1[BATCH], i2[BATCH];
+    uint32_t fp[BATCH];
+    size_t base, j, m;
+
+    for (base = 0; base < n; base += BATCH) {
+        m = n - base < BATCH ? n - base : BATCH;
+        for (j = 0; j < m; j++) {
+            fp[j] = fingerprint(h[base + j].h2, f);
+            i1[j] = reduce64(h[base + j].h1, nb);
+            i2[j] = alt_bucket(i1[j], fp[j], nb);
+            __builtin_prefetch(d + i1[j] * b * f / 8);
+            __builtin_prefetch(d + i2[j] * b * f / 8);
+        }
+        for (j = 0; j < m; j++)
+            out[base + j] = (uint8_t)(ct_bucket_has(d, f, b, i1[j], fp[j]) ||
+                                      ct_bucket_has(d, f, b, i2[j], fp[j]) ||
+                                      (c->victim_fp != 0 && victim_matches(c, fp[j], i1[j], i2[j])));
+    }
+}
+
+/* After a slot was freed: the victim goes back into the table. */
+static void reinsert_victim(amq_cuckoo *c)
+{
+    uint32_t fp = c->victim_fp;
+    uint64_t i = c->victim_bucket;
+
+    if (fp == 0)
+        return;
+    c->victim_fp = 0;
+    c->victim_bucket = 0;
+    (void)insert_fp(c, i, alt_bucket(i, fp, c->p.buckets), fp);
+}
+
+int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
+{
+    uint8_t *d = c->data.data;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp;
+    uint64_t i1, i2;
+    int64_t s;
+
+    if (amq_region_is_borrowed(&c->data))
+        return AMQ_EREADONLY;
+    fp = fingerprint(h.h2, f);
+    i1 = reduce64(h.h1, c->p.buckets);
+    i2 = alt_bucket(i1, fp, c->p.buckets);
+    s = ct_bucket_find(d, f, b, i1, fp);
+    if (s < 0)
+        s = ct_bucket_find(d, f, b, i2, fp);
+    if (s >= 0) {
+        ct_set(d, f, (uint64_t)s, 0);
+        c->items--;
+        reinsert_victim(c);
+        return 1;
+    }
+    if (c->victim_fp != 0 && victim_matches(c, fp, i1, i2)) {
+        c->victim_fp = 0;
+        c->victim_bucket = 0;
+        c->items--;
+        return 1;
+    }
+    return 0;
+}
+
+int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len)
+{
+    return amq_cuckoo_remove_hash(c, amq_cuckoo_hash(c, key, len));
+}
+
+uint32_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h)
+{
+    const uint8_t *d = c->data.data;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp, n;
+    uint64_t i1, i2;
+
+    fp = fingerprint(h.h2, f);
+    i1 = reduce64(h.h1, c->p.buckets);
+    i2 = alt_bucket(i1, fp, c->p.buckets);
+    n = ct_bucket_count(d, f, b, i1, fp);
+    if (i2 != i1)
+        n += ct_bucket_count(d, f, b, i2, fp);
+    if (c->victim_fp != 0 && victim_matches(c, fp, i1, i2))
+        n++;
+    return n;
+}
+
+uint32_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len)
+{
+    return amq_cuckoo_count_hash(c, amq_cuckoo_hash(c, key, len));
+}
+
+int amq_cuckoo_clear(amq_cuckoo *c)
+{
+    if (amq_region_is_borrowed(&c->data))
+        return AMQ_EREADONLY;
+    memset(c->data.data, 0, c->data.size);
+    c->items = 0;
+    c->victim_fp = 0;
+    c->victim_bucket = 0;
+    c->rng = RNG_SEED;
+    return AMQ_OK;
+}
+
+void amq_cuckoo_get_params(const amq_cuckoo *c, amq_cuckoo_params *out)
+{
+    *out = c->p;
+}
+
+uint64_t amq_cuckoo_items(const amq_cuckoo *c)
+{
+    return c->items;
+}
+
+uint64_t amq_cuckoo_slots(const amq_cuckoo *c)
+{
+    return c->p.buckets * c->p.bucket_size;
+}
+
+size_t amq_cuckoo_bytes(const amq_cuckoo *c)
+{
+    return c->data.size;
+}
+
+double amq_cuckoo_load(const amq_cuckoo *c)
+{
+    return (double)c->items / (double)amq_cuckoo_slots(c);
+}
+
+int amq_cuckoo_is_full(const amq_cuckoo *c)
+{
+    return c->victim_fp != 0;
+}
+
+int amq_cuckoo_is_view(const amq_cuckoo *c)
+{
+    return amq_region_is_borrowed(&c->data);
+}
+
+uint32_t amq_cuckoo_victim(const amq_cuckoo *c, uint64_t *bucket)
+{
+    if (bucket != NULL)
+        *bucket = c->victim_bucket;
+    return c->victim_fp;
+}
+
+const uint8_t *amq_cuckoo_data(const amq_cuckoo *c)
+{
+    return c->data.data;
+}
+
+/* ---- the kind's table for the generic handle --------------------------------------- */
+
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c;
+    int rc;
+
+    rc = amq_cuckoo_params_for(cfg->capacity, cfg->fpp, cfg->fingerprint_bits,
+                               cfg->bucket_size, &p);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc,
+                       "cannot size a cuckoo filter for %llu items at false-positive rate %g"
+                       " (capacity must be at least 1, the rate in (0, 1), fingerprint bits"
+                       " 8, 12 or 16, bucket size 1, 2, 4 or 8)",
+                       (unsigned long long)cfg->capacity, cfg->fpp);
+    if (cfg->max_kicks != 0)
+        p.max_kicks = cfg->max_kicks;
+    p.hash_algo = cfg->hash_algo;
+    p.seed = cfg->seed;
+    rc = amq_cuckoo_new(&p, cfg->alloc, &c);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "cannot create a cuckoo filter of %llu buckets: %s",
+                       (unsigned long long)p.buckets, amq_strerror(rc));
+    *impl = c;
+    return AMQ_OK;
+}
+
+static void op_destroy(void *impl)
+{
+    amq_cuckoo_free(impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_cuckoo_clone(impl, alloc, (amq_cuckoo **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_cuckoo *c = impl;
+    *algo = c->p.hash_algo;
+    *seed = c->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_add_hash(impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_contains_hash(impl, h);
+}
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_remove_hash(impl, h);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    amq_cuckoo_contains_batch(impl, h, n, out);
+}
+
+static int op_clear(void *impl)
+{
+    return amq_cuckoo_clear(impl);
+}
+
+static int op_is_view(const void *impl)
+{
+    return amq_cuckoo_is_view(impl);
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_cuckoo *c = impl;
+    double load = amq_cuckoo_load(c);
+
+    st->items = c->items;
+    st->capacity = c->p.capacity;
+    st->bytes = c->data.size;
+    st->fpp_target = c->p.fpp;
+    st->fill = load;
+    st->fpp_now = amq_cuckoo_fpp_theory(c->p.fingerprint_bits, c->p.bucket_size, load);
+}
+
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_cuckoo *c = impl;
+    int rc;
+
+    if ((rc = amq_field_u64(fn, ctx, "fingerprint_bits", c->p.fingerprint_bits)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "bucket_size", c->p.bucket_size)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "buckets", c->p.buckets)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "slots", amq_cuckoo_slots(c))) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "max_kicks", c->p.max_kicks)) != 0 ||
+        (rc = amq_field_f64(fn, ctx, "load", amq_cuckoo_load(c))) != 0 ||
+        (rc = amq_field_str(fn, ctx, "full", c->victim_fp != 0 ? "yes" : "no")) != 0)
+        return rc;
+    return 0;
+}
+
+/* Parameter block (48 bytes, little-endian):
+ *   u32 fingerprint_bits, u32 bucket_size, u64 buckets, u32 max_kicks,
+ *   u32 victim_fp, u64 victim_bucket, u64 capacity, f64 fpp. */
+#define CUCKOO_PARAMS_SIZE 48
+
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return CUCKOO_PARAMS_SIZE;
+}
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_cuckoo *c = impl;
+    amq_store32(out, c->p.fingerprint_bits);
+    amq_store32(out + 4, c->p.bucket_size);
+    amq_store64(out + 8, c->p.buckets);
+    amq_store32(out + 16, c->p.max_kicks);
+    amq_store32(out + 20, c->victim_fp);
+    amq_store64(out + 24, c->victim_bucket);
+    amq_store64(out + 32, c->p.capacity);
+    amq_storef64(out + 40, c->p.fpp);
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    const amq_cuckoo *c = impl;
+    return c->data.size;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_cuckoo *c = impl;
+    return amq_sink_write(sink, c->data.data, c->data.size);
+}
+
+static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c;
+    uint32_t vfp;
+    uint64_t vb, slots, used;
+    int rc;
+
+    if (a->params_len != CUCKOO_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "cuckoo parameter block is %zu bytes, expected %d",
+                       a->params_len, CUCKOO_PARAMS_SIZE);
+    memset(&p, 0, sizeof p);
+    p.fingerprint_bits = amq_load32(a->params);
+    p.bucket_size = amq_load32(a->params + 4);
+    p.buckets = amq_load64(a->params + 8);
+    p.max_kicks = amq_load32(a->params + 16);
+    vfp = amq_load32(a->params + 20);
+    vb = amq_load64(a->params + 24);
+    p.capacity = amq_load64(a->params + 32);
+    p.fpp = amq_loadf64(a->params + 40);
+    p.hash_algo = a->hash_algo;
+    p.seed = a->seed;
+    if (amq_cuckoo_check_params(&p) != AMQ_OK || check_victim(&p, vfp, vb) != AMQ_OK)
+        return amq_err(err, AMQ_ECORRUPT,
+                       "invalid cuckoo parameters (fingerprint bits %u, bucket size %u,"
+                       " buckets %llu, max kicks %u, victim %u in bucket %llu)",
+                       p.fingerprint_bits, p.bucket_size, (unsigned long long)p.buckets,
+                       p.max_kicks, vfp, (unsigned long long)vb);
+    slots = p.buckets * p.bucket_size;
+    if (a->payload_len != amq_cuckoo_data_size(&p))
+        return amq_err(err, AMQ_ECORRUPT, "cuckoo payload is %llu bytes, expected %zu",
+                       (unsigned long long)a->payload_len, amq_cuckoo_data_size(&p));
+    if (a->items > slots + (vfp != 0))
+        return amq_err(err, AMQ_ECORRUPT, "cuckoo filter claims %llu items in %llu slots",
+                       (unsigned long long)a->items, (unsigned long long)slots);
+    if (!ct_tail_clean(a->payload, a->payload_len, p.fingerprint_bits, slots))
+        return amq_err(err, AMQ_ECORRUPT, "cuckoo payload has bits set past the last slot");
+    if (!a->trusted) {
+        used = ct_count_used(a->payload, p.fingerprint_bits, slots) + (vfp != 0);
+        if (used != a->items)
+            return amq_err(err, AMQ_ECORRUPT,
+                           "cuckoo filter records %llu items but holds %llu fingerprints",
+                           (unsigned long long)a->items, (unsigned long long)used);
+    }
+    if (a->borrow) {
+        rc = amq_cuckoo_view(&p, a->payload, (size_t)a->payload_len, a->items, vfp, vb,
+                             a->alloc, &c);
+    } else {
+        rc = amq_cuckoo_new(&p, a->alloc, &c);
+        if (rc == AMQ_OK) {
+            memcpy(c->data.data, a->payload, (size_t)a->payload_len);
+            c->items = a->items;
+            c->victim_fp = vfp;
+            c->victim_bucket = vb;
+        }
+    }
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "cannot load cuckoo filter: %s", amq_strerror(rc));
+    *impl = c;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_cuckoo_ops = {
+    .kind = AMQ_KIND_CUCKOO,
+    .name = "cuckoo",
+    .create = op_create,
+    .destroy = op_destroy,
+    .clone = op_clone,
+    .hash_spec = op_hash_spec,
+    .add = op_add,
+    .contains = op_contains,
+    .remove = op_remove,
+    .add_batch = NULL,
+    .contains_batch = op_contains_batch,
+    .merge = NULL,
+    .intersect = NULL,
+    .clear = op_clear,
+    .is_view = op_is_view,
+    .stats = op_stats,
+    .describe = op_describe,
+    .params_size = op_params_size,
+    .params_write = op_params_write,
+    .payload_size = op_payload_size,
+    .payload_write = op_payload_write,
+    .load = op_load,
+};

@@ -1,0 +1,381 @@
+/*
+ * test_cuckoo.c - the native cuckoo filter: sizing, exact behaviour against
+ * a model, load before the first failure, false-positive rates, the
+ * victim slot, files.
+ */
+#include "amq.h"
+#include "test.h"
+
+static const uint32_t FS[3] = {8, 12, 16};
+static const uint32_t BS[4] = {1, 2, 4, 8};
+
+static amq_hash128 rand_hash(uint64_t *st)
+{
+    amq_hash128 h;
+    h.h1 = test_rand(st);
+    h.h2 = test_rand(st);
+    return h;
+}
+
+static amq_cuckoo *make(uint32_t f, uint32_t b, uint64_t nb)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c = NULL;
+    memset(&p, 0, sizeof p);
+    p.fingerprint_bits = f;
+    p.bucket_size = b;
+    p.buckets = nb;
+    p.max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
+    p.hash_algo = AMQ_HASH_XXH3;
+    if (amq_cuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+TEST(cuckoo_sizing)
+{
+    amq_cuckoo_params p;
+
+    /* 1 %: 12-bit fingerprints in 4-slot buckets beat every other pair. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.01, 0, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 12);
+    CHECK_EQ(p.bucket_size, 4);
+    CHECK_LE_DBL(p.fpp, 0.0095);
+    CHECK_LE_DBL(1000000.0 / (double)(p.buckets * 4), amq_cuckoo_max_load(4));
+    /* The bucket count is not rounded to a power of two. */
+    CHECK_EQ(p.buckets, (uint64_t)ceil(1000000.0 / (4 * 0.93)));
+    /* 3 %: 8-bit fingerprints at a load a little below the maximum. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.03, 0, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 8);
+    CHECK_EQ(p.bucket_size, 4);
+    CHECK_LE_DBL(p.fpp, 0.0285 * 1.0000001);
+    /* Fixed f and b: sized by capacity at the maximum load. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000, 0.0001, 8, 2, &p));
+    CHECK_EQ(p.fingerprint_bits, 8);
+    CHECK_EQ(p.bucket_size, 2);
+    CHECK_EQ(p.buckets, (uint64_t)ceil(1000 / (2 * 0.80)));
+    REQUIRE_OK(amq_cuckoo_params_for(1000, 0.0001, 16, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 16);
+    CHECK_STATUS(amq_cuckoo_params_for(0, 0.01, 0, 0, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(10, 1.0, 0, 0, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 9, 0, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 0, 3, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(UINT64_MAX, 0.01, 0, 0, &p), AMQ_ERANGE);
+    /* Theory: 1 - (1 - 1/255)^8 at full load of 4-slot 8-bit buckets. */
+    CHECK_NEAR_REL(amq_cuckoo_fpp_theory(8, 4, 1.0), 1.0 - pow(254.0 / 255.0, 8.0), 1e-12);
+}
+
+TEST(cuckoo_table_bytes)
+{
+    amq_cuckoo_params p;
+    memset(&p, 0, sizeof p);
+    p.fingerprint_bits = 12;
+    p.bucket_size = 1;
+    p.buckets = 5; /* 60 bits -> 8 bytes, + 8 padding */
+    CHECK_EQ(amq_cuckoo_data_size(&p), 16);
+    p.buckets = 11; /* 132 bits -> 17 bytes -> 24, + 8 */
+    CHECK_EQ(amq_cuckoo_data_size(&p), 32);
+    p.fingerprint_bits = 16;
+    p.bucket_size = 8;
+    p.buckets = 3;
+    CHECK_EQ(amq_cuckoo_data_size(&p), 48 + 8);
+}
+
+TEST(cuckoo_basic_ops)
+{
+    amq_cuckoo *c = make(12, 4, 1000);
+    int i;
+    REQUIRE(c != NULL);
+    CHECK_EQ(amq_cuckoo_contains(c, "apple", 5), 0);
+    CHECK_EQ(amq_cuckoo_add(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_contains(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_add(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_add(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_count(c, "apple", 5), 3);
+    CHECK_EQ(amq_cuckoo_items(c), 3);
+    CHECK_EQ(amq_cuckoo_add_unique(c, "apple", 5), 0);
+    CHECK_EQ(amq_cuckoo_add_unique(c, "pear", 4), 1);
+    CHECK_EQ(amq_cuckoo_add_unique(c, "pear", 4), 0);
+    CHECK_EQ(amq_cuckoo_remove(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_count(c, "apple", 5), 2);
+    CHECK_EQ(amq_cuckoo_remove(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_remove(c, "apple", 5), 1);
+    CHECK_EQ(amq_cuckoo_contains(c, "apple", 5), 0);
+    CHECK_EQ(amq_cuckoo_remove(c, "apple", 5), 0);
+    CHECK_EQ(amq_cuckoo_items(c), 1);
+    /* 2b copies fit in the two buckets, one more in the victim slot. */
+    for (i = 0; i < 9; i++)
+        CHECK_EQ(amq_cuckoo_add(c, "kiwi", 4), 1);
+    CHECK_EQ(amq_cuckoo_count(c, "kiwi", 4), 9);
+    CHECK(amq_cuckoo_is_full(c));
+    CHECK_STATUS(amq_cuckoo_add(c, "kiwi", 4), AMQ_EFULL);
+    CHECK_STATUS(amq_cuckoo_add(c, "other", 5), AMQ_EFULL);
+    CHECK_EQ(amq_cuckoo_remove(c, "kiwi", 4), 1);
+    CHECK(!amq_cuckoo_is_full(c));
+    CHECK_EQ(amq_cuckoo_count(c, "kiwi", 4), 8);
+    REQUIRE_OK(amq_cuckoo_clear(c));
+    CHECK_EQ(amq_cuckoo_items(c), 0);
+    CHECK_EQ(amq_cuckoo_contains(c, "pear", 4), 0);
+    amq_cuckoo_free(c);
+    amq_cuckoo_free(NULL);
+}
+
+/* ---- randomized test against an exact model ----------------------------------- */
+
+/*
+ * A pool of keys with a copy count each.  Each step adds, removes or looks
+ * up a random key; the filter must hold every key the model holds (zero
+ * false negatives), remove exactly the copies added, and refuse adds only
+ * when full without changing anything.
+ */
+static void model_run(uint32_t f, uint32_t b, uint64_t nb, uint64_t ops, uint64_t seed)
+{
+    uint64_t st = seed, pool = nb * b, i, op, k;
+    amq_hash128 *keys = malloc(pool * sizeof *keys);
+    uint32_t *count = calloc(pool, sizeof *count);
+    uint64_t model_items = 0, fn = 0, bad_remove = 0, full = 0;
+    amq_cuckoo *c = make(f, b, nb);
+
+    if (keys == NULL || count == NULL || c == NULL) {
+        FAIL_AT_("setup failed");
+        goto done;
+    }
+    for (i = 0; i < pool; i++)
+        keys[i] = rand_hash(&st);
+    for (op = 0; op < ops; op++) {
+        uint64_t r = test_rand(&st);
+        k = (r >> 8) % pool;
+        /* Keep the load near 90 % so that the kick path and the victim
+         * slot both run: add more often when emptier. */
+        if ((r & 0xff) < (model_items < pool * 9 / 10 ? 140u : 100u)) {
+            int rc = amq_cuckoo_add_hash(c, keys[k]);
+            if (rc == 1) {
+                count[k]++;
+                model_items++;
+            } else if (rc == AMQ_EFULL) {
+                full++;
+            } else {
+                FAIL_AT_("add returned %d", rc);
+                break;
+            }
+        } else if ((r & 0xff) < 200) {
+            if (count[k] > 0) {
+                if (amq_cuckoo_remove_hash(c, keys[k]) != 1)
+                    bad_remove++;
+                count[k]--;
+                model_items--;
+            }
+        } else if (count[k] > 0 && !amq_cuckoo_contains_hash(c, keys[k])) {
+            fn++;
+        }
+    }
+    for (i = 0; i < pool; i++)
+        if (count[i] > 0 && (!amq_cuckoo_contains_hash(c, keys[i]) ||
+                             amq_cuckoo_count_hash(c, keys[i]) < count[i]))
+            fn++;
+    if (fn != 0 || bad_remove != 0 || amq_cuckoo_items(c) != model_items)
+        FAIL_AT_("f=%u b=%u seed=%" PRIu64 ": %" PRIu64 " false negatives, %" PRIu64
+                 " failed removes, %" PRIu64 " items vs model %" PRIu64,
+                 f, b, seed, fn, bad_remove, amq_cuckoo_items(c), model_items);
+    (void)full;
+done:
+    amq_cuckoo_free(c);
+    free(keys);
+    free(count);
+}
+
+TEST(cuckoo_model_small)
+{
+    int i, j;
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 4; j++)
+            model_run(FS[i], BS[j], 257, 60000, 1000 + (uint64_t)(i * 4 + j));
+}
+
+SLOW_TEST(cuckoo_model_millions)
+{
+    /* 4 M operations on each of three shapes. */
+    model_run(8, 4, 50021, 4000000, 7);
+    model_run(12, 4, 50021, 4000000, 8);
+    model_run(16, 2, 50021, 4000000, 9);
+}
+
+/* ---- load, victim, false positives -------------------------------------------------- */
+
+TEST(cuckoo_load_before_first_failure)
+{
+    /* 4-slot buckets reach >= 95 % before the first failed insert. */
+    int i;
+    for (i = 0; i < 3; i++) {
+        uint64_t st = 42 + (uint64_t)i;
+        amq_cuckoo *c = make(FS[i], 4, 25013);
+        REQUIRE(c != NULL);
+        while (amq_cuckoo_add_hash(c, rand_hash(&st)) == 1)
+            ;
+        if (!(amq_cuckoo_load(c) >= 0.95))
+            FAIL_AT_("f=%u: first failure at load %.4f (seed %d)", FS[i], amq_cuckoo_load(c),
+                     42 + i);
+        amq_cuckoo_free(c);
+    }
+}
+
+TEST(cuckoo_full_loses_nothing)
+{
+    uint64_t st = 5, n = 0, i;
+    amq_hash128 keys[4200];
+    amq_cuckoo *c = make(12, 4, 1000);
+    uint8_t *before;
+    size_t bytes;
+
+    REQUIRE(c != NULL);
+    while (n < 4200) {
+        keys[n] = rand_hash(&st);
+        if (amq_cuckoo_add_hash(c, keys[n]) != 1)
+            break;
+        n++;
+    }
+    REQUIRE(n < 4200);
+    CHECK(amq_cuckoo_is_full(c));
+    CHECK_EQ(amq_cuckoo_items(c), n);
+    /* A refused add changes nothing. */
+    bytes = amq_cuckoo_bytes(c);
+    before = malloc(bytes);
+    REQUIRE(before != NULL);
+    memcpy(before, amq_cuckoo_data(c), bytes);
+    CHECK_STATUS(amq_cuckoo_add_hash(c, rand_hash(&st)), AMQ_EFULL);
+    CHECK(memcmp(before, amq_cuckoo_data(c), bytes) == 0);
+    CHECK_EQ(amq_cuckoo_items(c), n);
+    free(before);
+    for (i = 0; i < n; i++)
+        if (!amq_cuckoo_contains_hash(c, keys[i]))
+            FAIL_AT_("key %" PRIu64 " lost when the filter filled", i);
+    /* Removing keys frees room and the victim goes back into the table. */
+    for (i = 0; i < 10; i++)
+        CHECK_EQ(amq_cuckoo_remove_hash(c, keys[i]), 1);
+    CHECK(!amq_cuckoo_is_full(c));
+    for (i = 10; i < n; i++)
+        if (!amq_cuckoo_contains_hash(c, keys[i]))
+            FAIL_AT_("key %" PRIu64 " lost after removes", i);
+    CHECK_EQ(amq_cuckoo_items(c), n - 10);
+    amq_cuckoo_free(c);
+}
+
+static double measured_fpp(amq_cuckoo *c, uint64_t *st, uint64_t queries)
+{
+    uint64_t i, fp = 0;
+    for (i = 0; i < queries; i++)
+        fp += (uint64_t)amq_cuckoo_contains_hash(c, rand_hash(st));
+    return (double)fp / (double)queries;
+}
+
+TEST(cuckoo_fpp_meets_target)
+{
+    static const double targets[3] = {0.03, 0.01, 0.001};
+    int t;
+    for (t = 0; t < 3; t++) {
+        amq_cuckoo_params p;
+        amq_cuckoo *c;
+        uint64_t st = 77 + (uint64_t)t, i, n = 100000;
+        double rate;
+        REQUIRE_OK(amq_cuckoo_params_for(n, targets[t], 0, 0, &p));
+        REQUIRE_OK(amq_cuckoo_new(&p, NULL, &c));
+        for (i = 0; i < n; i++)
+            REQUIRE_EQ(amq_cuckoo_add_hash(c, rand_hash(&st)), 1);
+        rate = measured_fpp(c, &st, 1000000);
+        if (!(rate <= targets[t]))
+            FAIL_AT_("target %g: measured %g (f=%u b=%u, seed %" PRIu64 ")", targets[t], rate,
+                     p.fingerprint_bits, p.bucket_size, (uint64_t)(77 + t));
+        /* And close to the model: within 25 % of the theory at this load. */
+        CHECK_NEAR_REL(rate, amq_cuckoo_fpp_theory(p.fingerprint_bits, p.bucket_size,
+                                                   amq_cuckoo_load(c)), 0.25);
+        amq_cuckoo_free(c);
+    }
+}
+
+TEST(cuckoo_batch_matches_single)
+{
+    uint64_t st = 3, i;
+    amq_hash128 q[1000];
+    uint8_t out[1000];
+    amq_cuckoo *c = make(12, 4, 500);
+    REQUIRE(c != NULL);
+    for (i = 0; i < 1500; i++)
+        REQUIRE_EQ(amq_cuckoo_add_hash(c, rand_hash(&st)), 1);
+    st = 3;
+    for (i = 0; i < 1000; i++)
+        q[i] = i % 2 ? rand_hash(&st) : rand_hash(&st);
+    st = 999;
+    for (i = 500; i < 1000; i++)
+        q[i] = rand_hash(&st);
+    amq_cuckoo_contains_batch(c, q, 1000, out);
+    for (i = 0; i < 1000; i++)
+        CHECK_EQ(out[i], amq_cuckoo_contains_hash(c, q[i]));
+    for (i = 0; i < 500; i++)
+        CHECK_EQ(out[i], 1);
+    amq_cuckoo_free(c);
+}
+
+/* ---- through the generic handle and the container --------------------------------- */
+
+TEST(cuckoo_file_roundtrip)
+{
+    amq_config cfg;
+    amq_filter *f, *g, *v;
+    amq_errinfo err;
+    amq_stats st;
+    uint64_t size, i;
+    uint8_t *buf;
+    char key[32];
+    size_t w;
+
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.capacity = 5000;
+    cfg.fpp = 0.001;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, &err));
+    for (i = 0; i < 5000; i++) {
+        snprintf(key, sizeof key, "key-%" PRIu64, i);
+        REQUIRE_EQ(amq_filter_add(f, key, strlen(key)), 1);
+    }
+    CHECK_EQ(amq_filter_remove(f, "key-0", 5), 1);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, 4999);
+    CHECK_EQ(st.kind, AMQ_KIND_CUCKOO);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &w));
+    CHECK_EQ(w, size);
+    REQUIRE_OK(amq_filter_deserialize(buf, w, 0, NULL, &g, &err));
+    REQUIRE_OK(amq_filter_deserialize(buf, w, AMQ_OPEN_MMAP, NULL, &v, &err));
+    CHECK(amq_filter_is_readonly(v));
+    CHECK_STATUS(amq_filter_add(v, "x", 1), AMQ_EREADONLY);
+    CHECK_STATUS(amq_filter_remove(v, "key-1", 5), AMQ_EREADONLY);
+    for (i = 1; i < 5000; i++) {
+        snprintf(key, sizeof key, "key-%" PRIu64, i);
+        if (!amq_filter_contains(g, key, strlen(key)) || !amq_filter_contains(v, key, strlen(key)))
+            FAIL_AT_("%s lost in the round trip", key);
+    }
+    amq_filter_stats(g, &st);
+    CHECK_EQ(st.items, 4999);
+    CHECK_EQ(amq_filter_remove(g, "key-1", 5), 1);
+    /* The container checks the table against the item count. */
+    {
+        amq_filter *bad = NULL;
+        buf[w - 1] ^= 1; /* a padding byte */
+        CHECK_STATUS(amq_filter_deserialize(buf, w, AMQ_OPEN_TRUST, NULL, &bad, &err),
+                     AMQ_ECORRUPT);
+        CHECK(bad == NULL);
+        CHECK_STATUS(amq_filter_deserialize(buf, w, 0, NULL, &bad, &err), AMQ_ECHECKSUM);
+    }
+    REQUIRE_OK(amq_filter_save(f, test_path("c.amq"), 0, &err));
+    amq_filter_free(g);
+    REQUIRE_OK(amq_filter_open(test_path("c.amq"), 0, NULL, &g, &err));
+    CHECK_EQ(amq_filter_contains(g, "key-4999", 8), 1);
+    CHECK_EQ(amq_filter_kind(g), AMQ_KIND_CUCKOO);
+    free(buf);
+    amq_filter_free(f);
+    amq_filter_free(g);
+    amq_filter_free(v);
+}
+
+TEST_MAIN()
