@@ -130,6 +130,7 @@ typedef struct amq_errinfo {
 #include "amq/hash.h"
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
+#include "amq/scalable_cuckoo.h"
 #include "amq/filter.h"
 
 #endif /* AMQ_H */

@@ -1,0 +1,1063 @@
+/*
+ * scalable_cuckoo.c - the scalable cuckoo filter (amq/scalable_cuckoo.h):
+ * RedisBloom's CF, reimplemented from its documented behaviour, plus a
+ * native mode with wider fingerprints.
+ *
+ * Bucket counts are powers of two, so "mod nb" is a mask and the alternate
+ * index (i xor fp * 0x5bd1e995) mod nb is an involution within every
+ * sub-filter and compatible across sub-filters: nb_j divides nb_k for
+ * j < k, which is what lets compaction move a fingerprint from bucket i of
+ * a newer sub-filter to bucket i mod nb_j of an older one without the key.
+ *
+ * Buckets may have any size up to 255 slots, so bucket search is a plain
+ * scan (memchr for 8-bit slots) rather than the lane trick of cuckoo.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amq/scalable_cuckoo.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "cuckoo_table.h"
+#include "kind.h"
+
+typedef struct subf {
+    uint64_t nb;
+    amq_region mem; /* ct_bytes(nb * bucket_size, f) bytes, zero padded */
+} subf;
+
+struct amq_scuckoo {
+    amq_scuckoo_params p; /* expansion already rounded */
+    uint64_t nb0;
+    uint64_t items;
+    uint64_t deletes;
+    uint32_t nf;
+    uint32_t cap; /* entries allocated in f[] */
+    subf *f;
+    amq_allocator alloc;
+};
+
+typedef struct lookup {
+    uint64_t h1, h2;
+    uint32_t fp;
+} lookup;
+
+#define DEFAULT_MAX_FILTERS 32u
+
+/* ---- parameters ------------------------------------------------------------------ */
+
+void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom)
+{
+    memset(p, 0, sizeof *p);
+    p->max_filters = DEFAULT_MAX_FILTERS;
+    if (redisbloom) {
+        p->capacity = 1024;
+        p->bucket_size = 2;
+        p->max_iterations = 20;
+        p->expansion = 1;
+        p->fingerprint_bits = 8;
+        p->redisbloom = 1;
+        p->hash_algo = AMQ_HASH_MURMUR64A;
+    } else {
+        p->capacity = 1024;
+        p->bucket_size = 4;
+        p->max_iterations = 500;
+        p->expansion = 2;
+        p->fingerprint_bits = 16;
+        p->hash_algo = AMQ_HASH_XXH3;
+    }
+}
+
+static uint64_t next_pow2(uint64_t x)
+{
+    uint64_t p = 1;
+    while (p < x && p <= (UINT64_C(1) << 62))
+        p <<= 1;
+    return p;
+}
+
+static int is_pow2(uint64_t x)
+{
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
+{
+    return (nb * c->p.bucket_size * c->p.fingerprint_bits + 7) / 8;
+}
+
+/*
+ * Checks a chain's shape and returns its total slots: nf sub-filters of
+ * nb0 * expansion^j buckets each within AMQ_SCUCKOO_MAX_SLOTS.
+ */
+static int check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots)
+{
+    uint64_t nb = nb0, total = 0, j;
+
+    if (!is_pow2(nb0) || nf == 0 || nf > AMQ_SCUCKOO_MAX_FILTERS || (exp == 0 && nf != 1))
+        return AMQ_ERANGE;
+    for (j = 0; j < nf; j++) {
+        if (j > 0) {
+            if (nb > AMQ_SCUCKOO_MAX_SLOTS / exp)
+                return AMQ_ERANGE;
+            nb *= exp;
+        }
+        if (nb > AMQ_SCUCKOO_MAX_SLOTS / bs)
+            return AMQ_ERANGE;
+        total += nb * bs; /* < 65535 * 2^40: no overflow */
+    }
+    *slots = total;
+    return AMQ_OK;
+}
+
+static int check_scalars(uint32_t bs, uint32_t iters, uint32_t exp)
+{
+    if (bs < 1 || bs > 255 || iters < 1 || iters > 65535 || exp > 32768)
+        return AMQ_ERANGE;
+    return AMQ_OK;
+}
+
+/* ---- life cycle -------------------------------------------------------------------- */
+
+static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *alloc)
+{
+    amq_allocator a;
+    amq_scuckoo *c;
+
+    amq_alloc_init(&a, alloc);
+    c = amq_calloc(&a, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->p = *p;
+    c->alloc = a;
+    return c;
+}
+
+/* Appends a zeroed sub-filter of nb buckets. */
+static int push_subf(amq_scuckoo *c, uint64_t nb)
+{
+    subf *s;
+    int rc;
+
+    if (c->nf == c->cap) {
+        uint32_t ncap = c->cap == 0 ? 4 : c->cap * 2;
+        subf *nf = amq_calloc(&c->alloc, ncap * sizeof *nf);
+        if (nf == NULL)
+            return AMQ_ENOMEM;
+        if (c->nf > 0)
+            memcpy(nf, c->f, c->nf * sizeof *nf);
+        amq_free(&c->alloc, c->f, c->cap * sizeof *c->f);
+        c->f = nf;
+        c->cap = ncap;
+    }
+    s = &c->f[c->nf];
+    rc = amq_region_alloc(&s->mem, &c->alloc,
+                          (size_t)ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits));
+    if (rc != AMQ_OK)
+        return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    s->nb = nb;
+    c->nf++;
+    return AMQ_OK;
+}
+
+static void pop_subf(amq_scuckoo *c)
+{
+    c->nf--;
+    amq_region_free(&c->f[c->nf].mem, &c->alloc);
+}
+
+/* Allocates nf sub-filters nb0 * expansion^j (shape already checked). */
+static int build_chain(amq_scuckoo *c, uint64_t nf)
+{
+    uint64_t nb = c->nb0, j;
+    int rc;
+    for (j = 0; j < nf; j++) {
+        if (j > 0)
+            nb *= c->p.expansion;
+        rc = push_subf(c, nb);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc,
+                    amq_scuckoo **out)
+{
+    amq_scuckoo_params p = *params;
+    amq_scuckoo *c;
+    uint64_t slots;
+    int rc;
+
+    *out = NULL;
+    if (p.redisbloom) {
+        if (p.fingerprint_bits != 8)
+            return AMQ_ERANGE;
+        p.hash_algo = AMQ_HASH_MURMUR64A;
+        p.seed = 0;
+    } else if (p.fingerprint_bits != 8 && p.fingerprint_bits != 12 &&
+               p.fingerprint_bits != 16) {
+        return AMQ_ERANGE;
+    }
+    if (check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
+        p.capacity == 0 || p.capacity > AMQ_SCUCKOO_MAX_SLOTS || p.max_filters == 0)
+        return AMQ_ERANGE;
+    rc = amq_hash_check(p.hash_algo, p.seed);
+    if (rc != AMQ_OK)
+        return rc;
+    p.expansion = p.expansion == 0 ? 0 : (uint32_t)next_pow2(p.expansion);
+    c = shell(&p, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    c->nb0 = next_pow2(p.capacity / p.bucket_size);
+    if (check_chain(p.bucket_size, p.expansion, c->nb0, 1, &slots) != AMQ_OK) {
+        amq_scuckoo_free(c);
+        return AMQ_ERANGE;
+    }
+    rc = build_chain(c, 1);
+    if (rc != AMQ_OK) {
+        amq_scuckoo_free(c);
+        return rc;
+    }
+    *out = c;
+    return AMQ_OK;
+}
+
+int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_scuckoo **out)
+{
+    amq_scuckoo *c;
+    uint32_t j;
+    int rc;
+
+    *out = NULL;
+    c = shell(&src->p, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    c->nb0 = src->nb0;
+    for (j = 0; j < src->nf; j++) {
+        rc = push_subf(c, src->f[j].nb);
+        if (rc != AMQ_OK) {
+            amq_scuckoo_free(c);
+            return rc;
+        }
+        memcpy(c->f[j].mem.data, src->f[j].mem.data, src->f[j].mem.size);
+    }
+    c->items = src->items;
+    c->deletes = src->deletes;
+    *out = c;
+    return AMQ_OK;
+}
+
+void amq_scuckoo_free(amq_scuckoo *c)
+{
+    amq_allocator a;
+    if (c == NULL)
+        return;
+    a = c->alloc;
+    while (c->nf > 0)
+        pop_subf(c);
+    amq_free(&a, c->f, c->cap * sizeof *c->f);
+    amq_free(&a, c, sizeof *c);
+}
+
+/* ---- slots ------------------------------------------------------------------------------ */
+
+static inline uint32_t slot_get(const amq_scuckoo *c, const subf *s, uint64_t slot)
+{
+    return ct_get(s->mem.data, c->p.fingerprint_bits, slot);
+}
+
+static inline void slot_set(const amq_scuckoo *c, subf *s, uint64_t slot, uint32_t v)
+{
+    ct_set(s->mem.data, c->p.fingerprint_bits, slot, v);
+}
+
+/* First slot of bucket i holding v (0 = the first empty slot), or -1. */
+static int64_t bucket_find(const amq_scuckoo *c, const subf *s, uint64_t i, uint32_t v)
+{
+    uint32_t bs = c->p.bucket_size, j;
+    uint64_t base = i * bs;
+
+    if (c->p.fingerprint_bits == 8) {
+        const uint8_t *p = s->mem.data + base;
+        const uint8_t *q = memchr(p, (int)v, bs);
+        return q != NULL ? (int64_t)(base + (uint64_t)(q - p)) : -1;
+    }
+    for (j = 0; j < bs; j++)
+        if (slot_get(c, s, base + j) == v)
+            return (int64_t)(base + j);
+    return -1;
+}
+
+static uint64_t bucket_count(const amq_scuckoo *c, const subf *s, uint64_t i, uint32_t v)
+{
+    uint32_t bs = c->p.bucket_size, j;
+    uint64_t n = 0;
+    for (j = 0; j < bs; j++)
+        n += slot_get(c, s, i * bs + j) == v;
+    return n;
+}
+
+static inline uint64_t alt_hash(uint32_t fp, uint64_t i)
+{
+    return i ^ ((uint64_t)fp * AMQ_SCUCKOO_ALT_MUL);
+}
+
+static lookup lookup_of(const amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l;
+    uint32_t f = c->p.fingerprint_bits;
+
+    l.h1 = h.h1;
+    if (c->p.redisbloom)
+        l.fp = (uint32_t)(h.h1 % 255) + 1;
+    else
+        l.fp = (uint32_t)(((h.h2 >> 32) * ((UINT64_C(1) << f) - 1)) >> 32) + 1;
+    l.h2 = alt_hash(l.fp, l.h1);
+    return l;
+}
+
+/* An empty slot in bucket h1 or h2 of s (mod its size), or -1. */
+static int64_t find_available(const amq_scuckoo *c, const subf *s, uint64_t h1, uint64_t h2)
+{
+    int64_t slot = bucket_find(c, s, h1 & (s->nb - 1), 0);
+    if (slot < 0)
+        slot = bucket_find(c, s, h2 & (s->nb - 1), 0);
+    return slot;
+}
+
+/* ---- insertion ------------------------------------------------------------------------------ */
+
+/*
+ * The eviction walk on sub-filter s: from bucket h1 and slot 0, swap the
+ * carried fingerprint into the current slot, move to the alternate bucket
+ * of the fingerprint now carried, stop at an empty slot there; else the
+ * next slot (mod bucket size).  On failure, the same steps backwards
+ * restore every slot: the alternate index is its own inverse.
+ */
+static int kick_insert(amq_scuckoo *c, subf *s, const lookup *l)
+{
+    uint32_t bs = c->p.bucket_size, iters = c->p.max_iterations, k, fp = l->fp, old;
+    uint64_t mask = s->nb - 1, ii = l->h1 & mask, slot;
+    uint32_t victim = 0;
+    int64_t empty;
+
+    for (k = 0; k < iters; k++) {
+        slot = ii * bs + victim;
+        old = slot_get(c, s, slot);
+        slot_set(c, s, slot, fp);
+        fp = old;
+        ii = alt_hash(fp, ii) & mask;
+        empty = bucket_find(c, s, ii, 0);
+        if (empty >= 0) {
+            slot_set(c, s, (uint64_t)empty, fp);
+            return 1;
+        }
+        victim = (victim + 1) % bs;
+    }
+    for (k = 0; k < iters; k++) {
+        victim = (victim + bs - 1) % bs;
+        ii = alt_hash(fp, ii) & mask;
+        slot = ii * bs + victim;
+        old = slot_get(c, s, slot);
+        slot_set(c, s, slot, fp);
+        fp = old;
+    }
+    return 0;
+}
+
+static int grow(amq_scuckoo *c)
+{
+    subf *last = &c->f[c->nf - 1];
+    uint64_t nb;
+
+    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.expansion)
+        return AMQ_ELIMIT;
+    nb = last->nb * c->p.expansion;
+    if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
+        return AMQ_ELIMIT;
+    return push_subf(c, nb);
+}
+
+static int insert_lookup(amq_scuckoo *c, const lookup *l)
+{
+    uint32_t j;
+    int64_t slot;
+    int rc;
+
+    if (c->nf >= c->p.max_filters)
+        return AMQ_ELIMIT;
+    for (;;) {
+        for (j = c->nf; j > 0; j--) {
+            slot = find_available(c, &c->f[j - 1], l->h1, l->h2);
+            if (slot >= 0) {
+                slot_set(c, &c->f[j - 1], (uint64_t)slot, l->fp);
+                c->items++;
+                return 1;
+            }
+        }
+        if (kick_insert(c, &c->f[c->nf - 1], l)) {
+            c->items++;
+            return 1;
+        }
+        if (c->p.expansion == 0)
+            return AMQ_EFULL;
+        if (c->nf >= c->p.max_filters)
+            return AMQ_ELIMIT;
+        rc = grow(c);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+}
+
+amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
+}
+
+int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    return insert_lookup(c, &l);
+}
+
+int amq_scuckoo_add(amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_scuckoo_add_hash(c, amq_scuckoo_hash(c, key, len));
+}
+
+static int contains_lookup(const amq_scuckoo *c, const lookup *l)
+{
+    uint32_t j;
+    for (j = 0; j < c->nf; j++) {
+        const subf *s = &c->f[j];
+        if (bucket_find(c, s, l->h1 & (s->nb - 1), l->fp) >= 0 ||
+            bucket_find(c, s, l->h2 & (s->nb - 1), l->fp) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    return contains_lookup(c, &l);
+}
+
+int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_scuckoo_contains_hash(c, amq_scuckoo_hash(c, key, len));
+}
+
+int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    if (contains_lookup(c, &l))
+        return 0;
+    return insert_lookup(c, &l);
+}
+
+int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_scuckoo_add_unique_hash(c, amq_scuckoo_hash(c, key, len));
+}
+
+uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    uint64_t n = 0, i1, i2;
+    uint32_t j;
+
+    for (j = 0; j < c->nf; j++) {
+        const subf *s = &c->f[j];
+        i1 = l.h1 & (s->nb - 1);
+        i2 = l.h2 & (s->nb - 1);
+        n += bucket_count(c, s, i1, l.fp);
+        if (c->p.redisbloom || i2 != i1)
+            n += bucket_count(c, s, i2, l.fp);
+    }
+    return n;
+}
+
+uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len));
+}
+
+/* ---- deletion and compaction ------------------------------------------------------------- */
+
+/* Moves the fingerprint of slot `slot` (bucket i) of sub-filter fi to the
+ * oldest earlier sub-filter with room: 1 moved or empty, 0 no room. */
+static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
+{
+    subf *s = &c->f[fi];
+    uint32_t fp = slot_get(c, s, slot), j;
+    uint64_t h2;
+    int64_t to;
+
+    if (fp == 0)
+        return 1;
+    h2 = alt_hash(fp, i);
+    for (j = 0; j < fi; j++) {
+        to = find_available(c, &c->f[j], i, h2);
+        if (to >= 0) {
+            slot_set(c, &c->f[j], (uint64_t)to, fp);
+            slot_set(c, s, slot, 0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int compact_one(amq_scuckoo *c, uint32_t fi)
+{
+    uint64_t i, nb = c->f[fi].nb;
+    uint32_t k, bs = c->p.bucket_size;
+    int ok = 1;
+
+    for (i = 0; i < nb; i++)
+        for (k = 0; k < bs; k++)
+            if (!relocate(c, fi, i, i * bs + k))
+                ok = 0;
+    if (ok && fi == c->nf - 1)
+        pop_subf(c);
+    return ok;
+}
+
+void amq_scuckoo_compact(amq_scuckoo *c, int cont)
+{
+    uint32_t j;
+    for (j = c->nf; j > 1; j--)
+        if (!compact_one(c, j - 1) && !cont)
+            break;
+    c->deletes = 0;
+}
+
+int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    uint32_t j;
+    int64_t slot;
+
+    for (j = c->nf; j > 0; j--) {
+        subf *s = &c->f[j - 1];
+        slot = bucket_find(c, s, l.h1 & (s->nb - 1), l.fp);
+        if (slot < 0)
+            slot = bucket_find(c, s, l.h2 & (s->nb - 1), l.fp);
+        if (slot < 0)
+            continue;
+        slot_set(c, s, (uint64_t)slot, 0);
+        c->items--;
+        c->deletes++;
+        if (c->nf > 1 && (double)c->deletes > (double)c->items * 0.10)
+            amq_scuckoo_compact(c, 0);
+        return 1;
+    }
+    return 0;
+}
+
+int amq_scuckoo_remove(amq_scuckoo *c, const void *key, size_t len)
+{
+    return amq_scuckoo_remove_hash(c, amq_scuckoo_hash(c, key, len));
+}
+
+/* ---- information ---------------------------------------------------------------------------- */
+
+void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
+{
+    uint32_t j;
+
+    memset(out, 0, sizeof *out);
+    out->num_buckets = c->nb0;
+    out->num_filters = c->nf;
+    out->items = c->items;
+    out->deletes = c->deletes;
+    out->bucket_size = c->p.bucket_size;
+    out->max_iterations = c->p.max_iterations;
+    out->expansion = c->p.expansion;
+    out->max_filters = c->p.max_filters;
+    out->fingerprint_bits = c->p.fingerprint_bits;
+    out->redisbloom = c->p.redisbloom;
+    for (j = 0; j < c->nf; j++) {
+        out->capacity += c->f[j].nb * c->p.bucket_size;
+        out->bytes += sub_bytes(c, c->f[j].nb);
+    }
+    out->size = 40 + 16 * (uint64_t)c->nf + out->capacity;
+}
+
+void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out)
+{
+    *out = c->p;
+}
+
+int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
+                          const uint8_t **data, size_t *bytes)
+{
+    if (i >= c->nf)
+        return AMQ_ERANGE;
+    if (buckets != NULL)
+        *buckets = c->f[i].nb;
+    if (data != NULL)
+        *data = c->f[i].mem.data;
+    if (bytes != NULL)
+        *bytes = (size_t)sub_bytes(c, c->f[i].nb);
+    return AMQ_OK;
+}
+
+int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t *bytes)
+{
+    if (i >= c->nf)
+        return AMQ_ERANGE;
+    *data = c->f[i].mem.data;
+    *bytes = (size_t)sub_bytes(c, c->f[i].nb);
+    return AMQ_OK;
+}
+
+int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters)
+{
+    if (max_filters == 0)
+        return AMQ_ERANGE;
+    c->p.max_filters = max_filters;
+    return AMQ_OK;
+}
+
+static uint64_t count_used(const amq_scuckoo *c)
+{
+    uint64_t n = 0;
+    uint32_t j;
+    for (j = 0; j < c->nf; j++)
+        n += ct_count_used(c->f[j].mem.data, c->p.fingerprint_bits,
+                           c->f[j].nb * c->p.bucket_size);
+    return n;
+}
+
+int amq_scuckoo_validate(const amq_scuckoo *c)
+{
+    return count_used(c) == c->items ? AMQ_OK : AMQ_ECORRUPT;
+}
+
+/* ---- raw construction and the RedisBloom dump format ---------------------------------------- */
+
+int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
+                            const amq_allocator *alloc, amq_scuckoo **out)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    uint64_t slots, j, nb;
+    int rc;
+
+    *out = NULL;
+    if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK ||
+        (h->expansion != 0 && !is_pow2(h->expansion)))
+        return AMQ_ECORRUPT;
+    if (check_chain(h->bucket_size, h->expansion, h->num_buckets, h->num_filters, &slots) !=
+        AMQ_OK)
+        return AMQ_ECORRUPT;
+    if (h->num_items > slots)
+        return AMQ_ECORRUPT;
+    if (sub_buckets != NULL) {
+        for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
+            if (j > 0)
+                nb *= h->expansion;
+            if (sub_buckets[j] != nb)
+                return AMQ_ECORRUPT;
+        }
+    }
+    amq_scuckoo_params_init(&p, 1);
+    p.capacity = h->num_buckets * h->bucket_size;
+    p.bucket_size = h->bucket_size;
+    p.max_iterations = h->max_iterations;
+    p.expansion = h->expansion;
+    p.max_filters = h->num_filters > DEFAULT_MAX_FILTERS ? (uint32_t)h->num_filters
+                                                          : DEFAULT_MAX_FILTERS;
+    c = shell(&p, alloc);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    c->nb0 = h->num_buckets;
+    rc = build_chain(c, h->num_filters);
+    if (rc != AMQ_OK) {
+        amq_scuckoo_free(c);
+        return rc;
+    }
+    c->items = h->num_items;
+    c->deletes = h->num_deletes;
+    *out = c;
+    return AMQ_OK;
+}
+
+int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
+{
+    if (!c->p.redisbloom)
+        return AMQ_EUNSUPPORTED;
+    if (cap < AMQ_SCUCKOO_HEADER_SIZE)
+        return AMQ_EINVAL;
+    amq_store64(buf, c->items);
+    amq_store64(buf + 8, c->nb0);
+    amq_store64(buf + 16, c->deletes);
+    amq_store64(buf + 24, c->nf);
+    amq_store16(buf + 32, (uint16_t)c->p.bucket_size);
+    amq_store16(buf + 34, (uint16_t)c->p.max_iterations);
+    amq_store16(buf + 36, (uint16_t)c->p.expansion);
+    return AMQ_OK;
+}
+
+int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scuckoo_header *h)
+{
+    memset(h, 0, sizeof *h);
+    if (len < AMQ_SCUCKOO_HEADER_SIZE)
+        return AMQ_ETRUNC;
+    if (len != AMQ_SCUCKOO_HEADER_SIZE)
+        return AMQ_ECORRUPT;
+    h->num_items = amq_load64(buf);
+    h->num_buckets = amq_load64(buf + 8);
+    h->num_deletes = amq_load64(buf + 16);
+    h->num_filters = amq_load64(buf + 24);
+    h->bucket_size = amq_load16(buf + 32);
+    h->max_iterations = amq_load16(buf + 34);
+    h->expansion = amq_load16(buf + 36);
+    return AMQ_OK;
+}
+
+/* The sub-filter holding byte offset off of the concatenated arrays, and
+ * the offset within it; -1 past the end. */
+static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
+{
+    uint32_t j;
+    uint64_t size;
+    for (j = 0; j < c->nf; j++) {
+        size = sub_bytes(c, c->f[j].nb);
+        if (off < size) {
+            *within = off;
+            return j;
+        }
+        off -= size;
+    }
+    return -1;
+}
+
+int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
+                      const uint8_t **data, size_t *len, uint64_t *next)
+{
+    uint64_t within, rest;
+    int64_t j;
+
+    *data = NULL;
+    *len = 0;
+    *next = 0;
+    if (it == 0)
+        return AMQ_ERANGE;
+    if (max_chunk == 0)
+        max_chunk = AMQ_SCUCKOO_MAX_CHUNK;
+    j = locate(c, it - 1, &within);
+    if (j < 0)
+        return AMQ_OK;
+    rest = sub_bytes(c, c->f[j].nb) - within;
+    *len = rest < max_chunk ? (size_t)rest : max_chunk;
+    *data = c->f[j].mem.data + within;
+    *next = it + *len;
+    return AMQ_OK;
+}
+
+int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, size_t len)
+{
+    uint64_t within;
+    int64_t j;
+
+    if (it <= (uint64_t)len)
+        return AMQ_ERANGE;
+    j = locate(c, it - len - 1, &within);
+    if (j < 0)
+        return AMQ_ERANGE;
+    if (len > sub_bytes(c, c->f[j].nb) - within)
+        return AMQ_EOVERFLOW;
+    if (len > 0)
+        memcpy(c->f[j].mem.data + within, buf, len);
+    /* Packed native slots: keep the bits past the last slot zero. */
+    if (c->p.fingerprint_bits == 12 && (c->f[j].nb * c->p.bucket_size) % 2 != 0) {
+        uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
+        c->f[j].mem.data[last] &= 0x0f;
+    }
+    return AMQ_OK;
+}
+
+/* ---- the kind's table for the generic handle ---------------------------------------------- */
+
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    int rc;
+
+    amq_scuckoo_params_init(&p, cfg->redisbloom != 0);
+    p.capacity = cfg->capacity;
+    if (cfg->bucket_size != 0)
+        p.bucket_size = cfg->bucket_size;
+    if (cfg->max_kicks != 0)
+        p.max_iterations = cfg->max_kicks;
+    if (cfg->expansion != 0)
+        p.expansion = cfg->expansion;
+    if (cfg->nonscaling)
+        p.expansion = 0;
+    if (cfg->fingerprint_bits != 0)
+        p.fingerprint_bits = cfg->fingerprint_bits;
+    if (!cfg->redisbloom) {
+        p.hash_algo = cfg->hash_algo;
+        p.seed = cfg->seed;
+    }
+    rc = amq_scuckoo_new(&p, cfg->alloc, &c);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc,
+                       "cannot create a scalable cuckoo filter (capacity %llu, bucket size %u,"
+                       " fingerprint bits %u, max kicks %u, expansion %u): %s; the RedisBloom"
+                       " layout needs 8-bit fingerprints, native mode 8, 12 or 16; bucket"
+                       " size 1-255, kicks 1-65535, expansion 0-32768",
+                       (unsigned long long)p.capacity, p.bucket_size, p.fingerprint_bits,
+                       p.max_iterations, p.expansion, amq_strerror(rc));
+    *impl = c;
+    return AMQ_OK;
+}
+
+static void op_destroy(void *impl)
+{
+    amq_scuckoo_free(impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_scuckoo_clone(impl, alloc, (amq_scuckoo **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_scuckoo *c = impl;
+    *algo = c->p.hash_algo;
+    *seed = c->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_add_hash(impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_contains_hash(impl, h);
+}
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_remove_hash(impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    amq_scuckoo *c = impl;
+    while (c->nf > 1)
+        pop_subf(c);
+    memset(c->f[0].mem.data, 0, c->f[0].mem.size);
+    c->items = 0;
+    c->deletes = 0;
+    return AMQ_OK;
+}
+
+static int op_is_view(const void *impl)
+{
+    (void)impl;
+    return 0;
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_scuckoo *c = impl;
+    amq_scuckoo_info in;
+    double load, q, miss = 1.0;
+    uint32_t j;
+
+    amq_scuckoo_get_info(c, &in);
+    load = (double)c->items / (double)in.capacity;
+    q = c->p.redisbloom ? 1.0 / 255.0
+                        : 1.0 / (double)((UINT64_C(1) << c->p.fingerprint_bits) - 1);
+    for (j = 0; j < c->nf; j++)
+        miss *= pow(1.0 - q, 2.0 * c->p.bucket_size * load);
+    st->items = c->items;
+    st->capacity = in.capacity;
+    st->bytes = in.bytes;
+    st->fill = load;
+    st->fpp_now = 1.0 - miss;
+    st->fpp_target = -expm1(2.0 * c->p.bucket_size * log1p(-q));
+}
+
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_scuckoo *c = impl;
+    amq_scuckoo_info in;
+    int rc;
+
+    amq_scuckoo_get_info(c, &in);
+    if ((rc = amq_field_str(fn, ctx, "layout", c->p.redisbloom ? "redisbloom" : "native")) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "fingerprint_bits", in.fingerprint_bits)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "bucket_size", in.bucket_size)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "buckets", in.num_buckets)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "filters", in.num_filters)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "max_filters", in.max_filters)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "max_iterations", in.max_iterations)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "expansion", in.expansion)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "slots", in.capacity)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "deletes", in.deletes)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "redisbloom_size", in.size)) != 0)
+        return rc;
+    return 0;
+}
+
+/* Parameter block (56 bytes, little-endian):
+ *   u32 redisbloom, u32 fingerprint_bits, u32 bucket_size, u32 max_iterations,
+ *   u32 expansion, u32 max_filters, u32 num_filters, u32 reserved (0),
+ *   u64 num_buckets (first sub-filter), u64 deletes, u64 capacity.
+ * Payload: the sub-filter arrays (packed, unpadded) concatenated. */
+#define SC_PARAMS_SIZE 56
+
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return SC_PARAMS_SIZE;
+}
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_scuckoo *c = impl;
+    amq_store32(out, c->p.redisbloom);
+    amq_store32(out + 4, c->p.fingerprint_bits);
+    amq_store32(out + 8, c->p.bucket_size);
+    amq_store32(out + 12, c->p.max_iterations);
+    amq_store32(out + 16, c->p.expansion);
+    amq_store32(out + 20, c->p.max_filters);
+    amq_store32(out + 24, c->nf);
+    amq_store32(out + 28, 0);
+    amq_store64(out + 32, c->nb0);
+    amq_store64(out + 40, c->deletes);
+    amq_store64(out + 48, c->p.capacity);
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    const amq_scuckoo *c = impl;
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(c, &in);
+    return in.bytes;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_scuckoo *c = impl;
+    uint32_t j;
+    int rc;
+    for (j = 0; j < c->nf; j++) {
+        rc = amq_sink_write(sink, c->f[j].mem.data, (size_t)sub_bytes(c, c->f[j].nb));
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    uint64_t nb0, slots, total = 0, off = 0, size;
+    uint32_t nf, j, reserved;
+    int rc;
+
+    if (a->params_len != SC_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT,
+                       "scalable cuckoo parameter block is %zu bytes, expected %d",
+                       a->params_len, SC_PARAMS_SIZE);
+    memset(&p, 0, sizeof p);
+    p.redisbloom = amq_load32(a->params);
+    p.fingerprint_bits = amq_load32(a->params + 4);
+    p.bucket_size = amq_load32(a->params + 8);
+    p.max_iterations = amq_load32(a->params + 12);
+    p.expansion = amq_load32(a->params + 16);
+    p.max_filters = amq_load32(a->params + 20);
+    nf = amq_load32(a->params + 24);
+    reserved = amq_load32(a->params + 28);
+    nb0 = amq_load64(a->params + 32);
+    p.capacity = amq_load64(a->params + 48);
+    p.hash_algo = a->hash_algo;
+    p.seed = a->seed;
+    if (p.redisbloom > 1 || reserved != 0 || p.max_filters == 0 ||
+        (p.redisbloom && (p.fingerprint_bits != 8 || a->hash_algo != AMQ_HASH_MURMUR64A ||
+                          a->seed != 0)) ||
+        (p.fingerprint_bits != 8 && p.fingerprint_bits != 12 && p.fingerprint_bits != 16) ||
+        check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
+        (p.expansion != 0 && !is_pow2(p.expansion)) ||
+        check_chain(p.bucket_size, p.expansion, nb0, nf, &slots) != AMQ_OK ||
+        a->items > slots)
+        return amq_err(err, AMQ_ECORRUPT,
+                       "invalid scalable cuckoo parameters (%u sub-filters of %llu buckets"
+                       " of %u slots, expansion %u, %u-bit fingerprints)",
+                       nf, (unsigned long long)nb0, p.bucket_size, p.expansion,
+                       p.fingerprint_bits);
+    c = shell(&p, a->alloc);
+    if (c == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    c->nb0 = nb0;
+    for (j = 0, size = nb0; j < nf; j++, size *= p.expansion)
+        total += sub_bytes(c, size); /* the shape was checked: no overflow */
+    if (total != a->payload_len) {
+        amq_scuckoo_free(c);
+        return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
+                       (unsigned long long)a->payload_len, (unsigned long long)total);
+    }
+    rc = build_chain(c, nf);
+    if (rc != AMQ_OK) {
+        amq_scuckoo_free(c);
+        return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
+    }
+    for (j = 0; j < nf; j++) {
+        size = sub_bytes(c, c->f[j].nb);
+        memcpy(c->f[j].mem.data, a->payload + off, (size_t)size);
+        off += size;
+        if (!ct_tail_clean(c->f[j].mem.data, c->f[j].mem.size, p.fingerprint_bits,
+                           c->f[j].nb * p.bucket_size)) {
+            amq_scuckoo_free(c);
+            return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo sub-filter %u has bits set past"
+                           " its last slot", j);
+        }
+    }
+    c->items = a->items;
+    c->deletes = amq_load64(a->params + 40);
+    if (!a->trusted && count_used(c) != c->items) {
+        amq_scuckoo_free(c);
+        return amq_err(err, AMQ_ECORRUPT,
+                       "scalable cuckoo filter records %llu items but holds %llu fingerprints",
+                       (unsigned long long)a->items, (unsigned long long)count_used(c));
+    }
+    *impl = c;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_scuckoo_ops = {
+    .kind = AMQ_KIND_SCALABLE_CUCKOO,
+    .name = "scalable-cuckoo",
+    .create = op_create,
+    .destroy = op_destroy,
+    .clone = op_clone,
+    .hash_spec = op_hash_spec,
+    .add = op_add,
+    .contains = op_contains,
+    .remove = op_remove,
+    .add_batch = NULL,
+    .contains_batch = NULL,
+    .merge = NULL,
+    .intersect = NULL,
+    .clear = op_clear,
+    .is_view = op_is_view,
+    .stats = op_stats,
+    .describe = op_describe,
+    .params_size = op_params_size,
+    .params_write = op_params_write,
+    .payload_size = op_payload_size,
+    .payload_write = op_payload_write,
+    .load = op_load,
+};

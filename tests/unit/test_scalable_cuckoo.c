@@ -1,0 +1,620 @@
+/*
+ * test_scalable_cuckoo.c - RedisBloom's CF: the published expectations
+ * (RedisBloom's documentation and its tests/flow/test_cuckoo.py), the dump
+ * format, hostile input, compaction; and the native mode.
+ */
+#include "amq.h"
+#include "test.h"
+
+static amq_scuckoo *make_rb(uint64_t cap, uint32_t bs, uint32_t iters, uint32_t exp)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c = NULL;
+    amq_scuckoo_params_init(&p, 1);
+    p.capacity = cap;
+    if (bs != 0)
+        p.bucket_size = bs;
+    if (iters != 0)
+        p.max_iterations = iters;
+    p.expansion = exp;
+    if (amq_scuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+/* CF.ADD k str(i) for i in [from, to): the number of adds that succeeded
+ * before the first failure; *rc receives that failure (or 1). */
+static int add_range(amq_scuckoo *c, int from, int to, int *rc)
+{
+    char key[32];
+    int i, r = 1;
+    for (i = from; i < to; i++) {
+        int len = snprintf(key, sizeof key, "%d", i);
+        r = amq_scuckoo_add(c, key, (size_t)len);
+        if (r != 1)
+            break;
+    }
+    if (rc != NULL)
+        *rc = r;
+    return i - from;
+}
+
+static amq_scuckoo_info info_of(const amq_scuckoo *c)
+{
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(c, &in);
+    return in;
+}
+
+TEST(scuckoo_docs_item1)
+{
+    /* CF.RESERVE cf 8; CF.ADD cf item1: fingerprint 7 in bucket 2 of 4;
+     * SCANDUMP gives this header and the data chunk 00 00 00 00 07 00 00 00. */
+    static const uint8_t header[38] = {
+        1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 20, 0, 1, 0};
+    static const uint8_t data[8] = {0, 0, 0, 0, 7, 0, 0, 0};
+    amq_scuckoo *c = make_rb(8, 0, 0, 1), *d;
+    amq_scuckoo_header h;
+    uint8_t buf[64];
+    const uint8_t *chunk;
+    size_t len;
+    uint64_t next, nb;
+    uint64_t hv = amq_murmur64a("item1", 5, 0);
+
+    REQUIRE(c != NULL);
+    CHECK_EQ(hv % 255 + 1, 7);
+    CHECK_EQ(hv % 4, 2);
+    REQUIRE_EQ(amq_scuckoo_add(c, "item1", 5), 1);
+    REQUIRE_OK(amq_scuckoo_header_encode(c, buf, sizeof buf));
+    CHECK(memcmp(buf, header, 38) == 0);
+    REQUIRE_OK(amq_scuckoo_chunk(c, 1, 0, &chunk, &len, &next));
+    REQUIRE_EQ(len, 8);
+    CHECK(memcmp(chunk, data, 8) == 0);
+    CHECK_EQ(next, 9);
+    REQUIRE_OK(amq_scuckoo_chunk(c, 9, 0, &chunk, &len, &next));
+    CHECK_EQ(len, 0);
+    CHECK_EQ(next, 0);
+    /* LOADCHUNK 1 header; LOADCHUNK 9 data; CF.EXISTS item1 -> 1. */
+    REQUIRE_OK(amq_scuckoo_header_decode(header, 38, &h));
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &d));
+    CHECK_EQ(amq_scuckoo_contains(d, "item1", 5), 0);
+    REQUIRE_OK(amq_scuckoo_chunk_apply(d, 9, data, 8));
+    CHECK_EQ(amq_scuckoo_contains(d, "item1", 5), 1);
+    REQUIRE_OK(amq_scuckoo_validate(d));
+    REQUIRE_OK(amq_scuckoo_subfilter(d, 0, &nb, &chunk, &len));
+    CHECK_EQ(nb, 4);
+    CHECK(memcmp(chunk, data, 8) == 0);
+    amq_scuckoo_free(c);
+    amq_scuckoo_free(d);
+}
+
+TEST(scuckoo_info_reserve_1000)
+{
+    /* CF.RESERVE a 1000: Size 1080, 512 buckets, 1 filter, bucket size 2,
+     * expansion 1, max iterations 20.  CF.RESERVE b 10: 8 buckets. */
+    amq_scuckoo *c = make_rb(1000, 0, 0, 1);
+    amq_scuckoo_info in;
+    REQUIRE(c != NULL);
+    in = info_of(c);
+    CHECK_EQ(in.size, 1080);
+    CHECK_EQ(in.num_buckets, 512);
+    CHECK_EQ(in.num_filters, 1);
+    CHECK_EQ(in.items, 0);
+    CHECK_EQ(in.deletes, 0);
+    CHECK_EQ(in.bucket_size, 2);
+    CHECK_EQ(in.expansion, 1);
+    CHECK_EQ(in.max_iterations, 20);
+    amq_scuckoo_free(c);
+    c = make_rb(10, 0, 10, 1);
+    REQUIRE(c != NULL);
+    CHECK_EQ(info_of(c).num_buckets, 8);
+    amq_scuckoo_free(c);
+    /* CF.INSERT f3 CAPACITY 10000: 8192 buckets; expansion 3 is used as 4. */
+    c = make_rb(10000, 0, 0, 3);
+    REQUIRE(c != NULL);
+    CHECK_EQ(info_of(c).num_buckets, 8192);
+    CHECK_EQ(info_of(c).expansion, 4);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_bucket_sizes_and_expansions)
+{
+    /* test_bucket_size and test_expansion: 1000 adds of "0".."999". */
+    static const struct {
+        uint64_t cap;
+        uint32_t bs, iters, exp;
+        uint64_t buckets, filters;
+    } cases[] = {
+        {64, 1, 0, 1, 64, 18},  {64, 2, 0, 1, 32, 17}, {256, 4, 500, 1, 64, 4},
+        {64, 2, 0, 2, 32, 5},   {64, 2, 500, 4, 32, 3},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amq_scuckoo *c = make_rb(cases[i].cap, cases[i].bs, cases[i].iters, cases[i].exp);
+        amq_scuckoo_info in;
+        char key[16];
+        int j;
+        REQUIRE(c != NULL);
+        CHECK_EQ(add_range(c, 0, 1000, NULL), 1000);
+        for (j = 0; j < 1000; j++) {
+            int len = snprintf(key, sizeof key, "%d", j);
+            if (!amq_scuckoo_contains(c, key, (size_t)len))
+                FAIL_AT_("case %zu: %s missing", i, key);
+        }
+        in = info_of(c);
+        CHECK_EQ(in.num_buckets, cases[i].buckets);
+        CHECK_EQ(in.num_filters, cases[i].filters);
+        CHECK_EQ(in.items, 1000);
+        REQUIRE_OK(amq_scuckoo_validate(c));
+        amq_scuckoo_free(c);
+    }
+}
+
+TEST(scuckoo_max_expansions_124)
+{
+    /* CF.RESERVE cf 4 takes "0".."123"; then every add fails with
+     * "Maximum expansions reached". */
+    amq_scuckoo *c = make_rb(4, 0, 0, 1);
+    int rc;
+    REQUIRE(c != NULL);
+    CHECK_EQ(add_range(c, 0, 124, &rc), 124);
+    CHECK_EQ(info_of(c).num_filters, 32);
+    CHECK_STATUS(amq_scuckoo_add(c, "2048", 4), AMQ_ELIMIT);
+    CHECK_EQ(info_of(c).items, 124);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_expansion_0_full)
+{
+    /* CF.RESERVE a 4 EXPANSION 0: 1..4 fit, 5 and 6 are "Filter is full",
+     * and a refused insert leaves the array untouched (kicks rolled back). */
+    amq_scuckoo *c = make_rb(4, 0, 0, 0);
+    const uint8_t *d;
+    uint8_t before[4];
+    size_t len;
+    REQUIRE(c != NULL);
+    CHECK_EQ(amq_scuckoo_add(c, "1", 1), 1);
+    CHECK_EQ(amq_scuckoo_add(c, "2", 1), 1);
+    CHECK_EQ(amq_scuckoo_add(c, "3", 1), 1);
+    CHECK_EQ(amq_scuckoo_add(c, "4", 1), 1);
+    REQUIRE_OK(amq_scuckoo_subfilter(c, 0, NULL, &d, &len));
+    REQUIRE_EQ(len, 4);
+    memcpy(before, d, 4);
+    CHECK_STATUS(amq_scuckoo_add(c, "5", 1), AMQ_EFULL);
+    CHECK_STATUS(amq_scuckoo_add(c, "6", 1), AMQ_EFULL);
+    CHECK(memcmp(before, d, 4) == 0);
+    CHECK_EQ(info_of(c).items, 4);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_count_del_addnx)
+{
+    /* test_count / test_setnx. */
+    amq_scuckoo *c = make_rb(1000, 0, 0, 1);
+    REQUIRE(c != NULL);
+    CHECK_EQ(amq_scuckoo_contains(c, "k1", 2), 0);
+    CHECK_EQ(amq_scuckoo_add(c, "k1", 2), 1);
+    CHECK_EQ(amq_scuckoo_add(c, "k1", 2), 1);
+    CHECK_EQ(amq_scuckoo_count(c, "k1", 2), 2);
+    CHECK_EQ(amq_scuckoo_remove(c, "k1", 2), 1);
+    CHECK_EQ(amq_scuckoo_count(c, "k1", 2), 1);
+    CHECK_EQ(amq_scuckoo_remove(c, "k1", 2), 1);
+    CHECK_EQ(amq_scuckoo_count(c, "k1", 2), 0);
+    CHECK_EQ(amq_scuckoo_remove(c, "k1", 2), 0);
+    CHECK_EQ(info_of(c).deletes, 2);
+    CHECK_EQ(amq_scuckoo_add_unique(c, "k2", 2), 1);
+    CHECK_EQ(amq_scuckoo_add_unique(c, "k2", 2), 0);
+    CHECK_EQ(amq_scuckoo_count(c, "k2", 2), 1);
+    CHECK_EQ(amq_scuckoo_add(c, "k2", 2), 1);
+    CHECK_EQ(amq_scuckoo_count(c, "k2", 2), 2);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_count_same_bucket_quirk)
+{
+    /* With 2 buckets, a key whose i1 == i2 has its fingerprint counted in
+     * "both" buckets, as RedisBloom does. */
+    amq_scuckoo *c = make_rb(4, 0, 0, 1);
+    char key[16];
+    int i, len = 0;
+    uint64_t h = 0, fp;
+    REQUIRE(c != NULL);
+    for (i = 0; i < 1000; i++) {
+        len = snprintf(key, sizeof key, "q%d", i);
+        h = amq_murmur64a(key, (size_t)len, 0);
+        fp = h % 255 + 1;
+        if ((h & 1) == ((h ^ (fp * AMQ_SCUCKOO_ALT_MUL)) & 1))
+            break;
+    }
+    REQUIRE(i < 1000);
+    CHECK_EQ(amq_scuckoo_add(c, key, (size_t)len), 1);
+    CHECK_EQ(amq_scuckoo_count(c, key, (size_t)len), 2);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_compaction)
+{
+    /* Many sub-filters, then deletes: the delete path compacts when more
+     * than 10 % of the items were deleted; nothing still in is lost. */
+    amq_scuckoo *c = make_rb(8, 0, 50, 1);
+    char key[16];
+    int i, len;
+    uint64_t before;
+    REQUIRE(c != NULL);
+    CHECK_EQ(add_range(c, 0, 100, NULL), 100);
+    before = info_of(c).num_filters;
+    CHECK_GE(before, 10);
+    for (i = 0; i < 60; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        CHECK_EQ(amq_scuckoo_remove(c, key, (size_t)len), 1);
+    }
+    CHECK_LT(info_of(c).num_filters, before);
+    CHECK_LT(info_of(c).deletes, 60);
+    for (i = 60; i < 100; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (!amq_scuckoo_contains(c, key, (size_t)len))
+            FAIL_AT_("%s lost by compaction", key);
+    }
+    amq_scuckoo_compact(c, 1);
+    CHECK_EQ(info_of(c).deletes, 0);
+    CHECK_LE(info_of(c).num_filters, 8);
+    for (i = 60; i < 100; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (!amq_scuckoo_contains(c, key, (size_t)len))
+            FAIL_AT_("%s lost by CF.COMPACT", key);
+    }
+    CHECK_EQ(info_of(c).items, 40);
+    REQUIRE_OK(amq_scuckoo_validate(c));
+    amq_scuckoo_free(c);
+}
+
+/* Interleaved adds, deletes and lookups against an exact model, growing
+ * and compacting: zero false negatives. */
+static void scuckoo_model(int redisbloom, uint32_t fbits, uint64_t ops, uint64_t seed)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    uint64_t st = seed, pool = 3000, i, fn = 0, bad = 0;
+    amq_hash128 *keys = malloc(pool * sizeof *keys);
+    uint32_t *count = calloc(pool, sizeof *count);
+
+    amq_scuckoo_params_init(&p, redisbloom);
+    p.capacity = 64;
+    p.fingerprint_bits = fbits;
+    p.max_filters = 64;
+    if (keys == NULL || count == NULL || amq_scuckoo_new(&p, NULL, &c) != AMQ_OK) {
+        FAIL_AT_("setup");
+        free(keys);
+        free(count);
+        return;
+    }
+    for (i = 0; i < pool; i++) {
+        keys[i].h1 = test_rand(&st);
+        keys[i].h2 = test_rand(&st);
+    }
+    for (i = 0; i < ops; i++) {
+        uint64_t r = test_rand(&st), k = (r >> 8) % pool;
+        if ((r & 0xff) < 120) {
+            int rc;
+            if (count[k] >= 2) /* many copies of one key force growth */
+                continue;
+            rc = amq_scuckoo_add_hash(c, keys[k]);
+            if (rc == 1)
+                count[k]++;
+            else if (rc != AMQ_ELIMIT)
+                bad++;
+        } else if ((r & 0xff) < 200) {
+            if (count[k] > 0) {
+                bad += amq_scuckoo_remove_hash(c, keys[k]) != 1;
+                count[k]--;
+            }
+        } else if (count[k] > 0 && !amq_scuckoo_contains_hash(c, keys[k])) {
+            fn++;
+        }
+    }
+    for (i = 0; i < pool; i++)
+        fn += count[i] > 0 && !amq_scuckoo_contains_hash(c, keys[i]);
+    if (fn != 0 || bad != 0 || amq_scuckoo_validate(c) != AMQ_OK)
+        FAIL_AT_("mode %d f=%u seed %" PRIu64 ": %" PRIu64 " false negatives, %" PRIu64
+                 " bad results", redisbloom, fbits, seed, fn, bad);
+    amq_scuckoo_free(c);
+    free(keys);
+    free(count);
+}
+
+TEST(scuckoo_model)
+{
+    scuckoo_model(1, 8, 200000, 11);
+    scuckoo_model(0, 12, 200000, 12);
+    scuckoo_model(0, 16, 200000, 13);
+}
+
+SLOW_TEST(scuckoo_model_millions)
+{
+    scuckoo_model(1, 8, 3000000, 21);
+    scuckoo_model(0, 16, 3000000, 22);
+}
+
+TEST(scuckoo_native_fpp)
+{
+    /* 16-bit fingerprints in 4-slot buckets: ~2 * 4 / 65535 per sub-filter
+     * at full load. */
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    uint64_t st = 99, i, fp = 0;
+    amq_hash128 h;
+    amq_scuckoo_params_init(&p, 0);
+    p.capacity = 100000;
+    REQUIRE_OK(amq_scuckoo_new(&p, NULL, &c));
+    for (i = 0; i < 100000; i++) {
+        h.h1 = test_rand(&st);
+        h.h2 = test_rand(&st);
+        REQUIRE_EQ(amq_scuckoo_add_hash(c, h), 1);
+    }
+    for (i = 0; i < 1000000; i++) {
+        h.h1 = test_rand(&st);
+        h.h2 = test_rand(&st);
+        fp += (uint64_t)amq_scuckoo_contains_hash(c, h);
+    }
+    if (!((double)fp / 1e6 < 3.0 * 8.0 / 65535.0))
+        FAIL_AT_("native fpp %g (seed 99)", (double)fp / 1e6);
+    amq_scuckoo_free(c);
+}
+
+/* ---- hostile dump chunks --------------------------------------------------------- */
+
+static void put_header(uint8_t *b, uint64_t items, uint64_t nb, uint64_t dels, uint64_t nf,
+                       uint16_t bs, uint16_t it, uint16_t exp)
+{
+    int i;
+    for (i = 0; i < 8; i++) {
+        b[i] = (uint8_t)(items >> (8 * i));
+        b[8 + i] = (uint8_t)(nb >> (8 * i));
+        b[16 + i] = (uint8_t)(dels >> (8 * i));
+        b[24 + i] = (uint8_t)(nf >> (8 * i));
+    }
+    b[32] = (uint8_t)bs;
+    b[33] = (uint8_t)(bs >> 8);
+    b[34] = (uint8_t)it;
+    b[35] = (uint8_t)(it >> 8);
+    b[36] = (uint8_t)exp;
+    b[37] = (uint8_t)(exp >> 8);
+}
+
+static int load_header(const uint8_t *b, size_t len)
+{
+    amq_scuckoo_header h;
+    amq_scuckoo *c = NULL;
+    int rc = amq_scuckoo_header_decode(b, len, &h);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_scuckoo_from_header(&h, NULL, NULL, &c);
+    amq_scuckoo_free(c);
+    return rc;
+}
+
+TEST(scuckoo_hostile_headers)
+{
+    uint8_t b[40];
+    uint64_t subs[2] = {4, 9};
+    amq_scuckoo_header h;
+    amq_scuckoo *c;
+
+    put_header(b, 0, 4, 0, 1, 2, 20, 1);
+    CHECK_STATUS(load_header(b, 38), AMQ_OK);
+    CHECK_STATUS(load_header(b, 37), AMQ_ETRUNC);
+    CHECK_STATUS(load_header(b, 39), AMQ_ECORRUPT);
+    put_header(b, 0, 3, 0, 1, 2, 20, 1); /* buckets not a power of two */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 0, 0, 1, 2, 20, 1);
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 0, 2, 20, 1); /* no sub-filter */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 9, 4, 0, 1, 2, 20, 1); /* more items than slots */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 1, 0, 20, 1); /* bucket size 0 */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 1, 256, 20, 1);
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 1, 2, 0, 1); /* max iterations 0 */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 2, 2, 20, 3); /* expansion not a power of two */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, 2, 2, 20, 0); /* two sub-filters without expansion */
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    /* Sizes that would overflow or exhaust memory are refused before any
+     * allocation. */
+    put_header(b, 0, UINT64_C(1) << 62, 0, 1, 2, 20, 1);
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 1024, 0, 40, 2, 20, 32768);
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    put_header(b, 0, 4, 0, UINT64_MAX, 2, 20, 1);
+    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
+    /* RDB-style per-sub-filter sizes must match the chain. */
+    memset(&h, 0, sizeof h);
+    h.num_buckets = 4;
+    h.num_filters = 2;
+    h.bucket_size = 2;
+    h.max_iterations = 20;
+    h.expansion = 2;
+    CHECK_STATUS(amq_scuckoo_from_header(&h, subs, NULL, &c), AMQ_ECORRUPT);
+    subs[1] = 8;
+    REQUIRE_OK(amq_scuckoo_from_header(&h, subs, NULL, &c));
+    CHECK_EQ(info_of(c).num_filters, 2);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_hostile_chunks)
+{
+    /* test_scandump_invalid: CF.RESERVE cf 4 then bad LOADCHUNKs. */
+    amq_scuckoo *c = make_rb(4, 0, 0, 1);
+    const uint8_t junk[37] = "kdoasdksaodsadsadsadsadsadadsadadsdad";
+    uint8_t before[4];
+    const uint8_t *d;
+    size_t len;
+    REQUIRE(c != NULL);
+    REQUIRE_OK(amq_scuckoo_subfilter(c, 0, NULL, &d, &len));
+    memcpy(before, d, 4);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, UINT64_C(9223372036854775808), junk, 1), AMQ_ERANGE);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, UINT64_C(922337203685477588), junk, 1), AMQ_ERANGE);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4, junk, 37), AMQ_ERANGE);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4, junk, 4), AMQ_ERANGE);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 6, junk, 4), AMQ_EOVERFLOW); /* offset 1 + 4 > 4 */
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 5, junk, 0), AMQ_ERANGE); /* offset 4: past the end */
+    CHECK(memcmp(before, d, 4) == 0);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 5, junk, 4), AMQ_OK);
+    CHECK(memcmp(junk, d, 4) == 0);
+    {
+        uint64_t next;
+        CHECK_STATUS(amq_scuckoo_chunk(c, 0, 0, &d, &len, &next), AMQ_ERANGE);
+    }
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_hostile_random_headers)
+{
+    /* Any 38 bytes: an error or a usable filter, never a crash or a huge
+     * allocation (the fields are bounded before allocating). */
+    uint64_t st = 1234;
+    int i, j, ok = 0;
+    for (i = 0; i < 20000; i++) {
+        uint8_t b[38];
+        for (j = 0; j < 38; j++)
+            b[j] = (uint8_t)test_rand(&st);
+        /* Make many of them plausible. */
+        if (i & 1) {
+            b[8] = (uint8_t)(1u << (test_rand(&st) % 8));
+            memset(b + 9, 0, 7);
+            memset(b + 25, 0, 7);
+            b[24] &= 3;
+            b[33] = 0;
+            b[36] &= 7;
+            b[37] = 0;
+            memset(b + 1, 0, 7);
+        }
+        ok += load_header(b, 38) == AMQ_OK;
+    }
+    CHECK_GT(ok, 100);
+}
+
+/* ---- SCANDUMP / LOADCHUNK round trip, and files ------------------------------------------ */
+
+TEST(scuckoo_scandump_roundtrip)
+{
+    /* test_scandump_with_expansion: capacity 62, expansion 2, 500 items;
+     * dump in small chunks to exercise slicing, load into a new filter. */
+    amq_scuckoo *c = make_rb(62, 0, 0, 2), *d;
+    amq_scuckoo_header h;
+    uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+    const uint8_t *chunk, *a, *b;
+    size_t len, la, lb;
+    uint64_t it = 1, next;
+    uint32_t j;
+    int chunks = 0;
+
+    REQUIRE(c != NULL);
+    CHECK_EQ(add_range(c, 0, 500, NULL), 500);
+    REQUIRE_OK(amq_scuckoo_header_encode(c, hdr, sizeof hdr));
+    REQUIRE_OK(amq_scuckoo_header_decode(hdr, sizeof hdr, &h));
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &d));
+    for (;;) {
+        REQUIRE_OK(amq_scuckoo_chunk(c, it, 100, &chunk, &len, &next));
+        if (len == 0)
+            break;
+        CHECK_LE(len, 100);
+        REQUIRE_OK(amq_scuckoo_chunk_apply(d, next, chunk, len));
+        it = next;
+        chunks++;
+    }
+    CHECK_GT(chunks, 5);
+    CHECK_EQ(info_of(d).num_filters, info_of(c).num_filters);
+    CHECK_EQ(info_of(d).items, 500);
+    REQUIRE_OK(amq_scuckoo_validate(d));
+    for (j = 0; j < info_of(c).num_filters; j++) {
+        REQUIRE_OK(amq_scuckoo_subfilter(c, j, NULL, &a, &la));
+        REQUIRE_OK(amq_scuckoo_subfilter(d, j, NULL, &b, &lb));
+        CHECK_EQ(la, lb);
+        CHECK(memcmp(a, b, la) == 0);
+    }
+    amq_scuckoo_free(c);
+    amq_scuckoo_free(d);
+    /* An empty filter dumps too (RedisBloom cannot). */
+    c = make_rb(1000, 0, 0, 1);
+    REQUIRE(c != NULL);
+    REQUIRE_OK(amq_scuckoo_header_encode(c, hdr, sizeof hdr));
+    REQUIRE_OK(amq_scuckoo_chunk(c, 1, 0, &chunk, &len, &next));
+    CHECK_EQ(len, 1024);
+    CHECK_EQ(next, 1025);
+    amq_scuckoo_free(c);
+}
+
+TEST(scuckoo_native_has_no_dump_form)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    uint8_t hdr[64];
+    amq_scuckoo_params_init(&p, 0);
+    REQUIRE_OK(amq_scuckoo_new(&p, NULL, &c));
+    CHECK_STATUS(amq_scuckoo_header_encode(c, hdr, sizeof hdr), AMQ_EUNSUPPORTED);
+    amq_scuckoo_free(c);
+    amq_scuckoo_params_init(&p, 1);
+    p.fingerprint_bits = 16;
+    CHECK_STATUS(amq_scuckoo_new(&p, NULL, &c), AMQ_ERANGE);
+}
+
+static void file_roundtrip(int redisbloom, uint32_t fbits)
+{
+    amq_config cfg;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    amq_stats st;
+    uint64_t size;
+    uint8_t *buf;
+    char key[32];
+    size_t w;
+    int i, len;
+
+    amq_config_init(&cfg, AMQ_KIND_SCALABLE_CUCKOO);
+    cfg.capacity = 100;
+    cfg.redisbloom = (uint32_t)redisbloom;
+    cfg.fingerprint_bits = fbits;
+    if (redisbloom)
+        cfg.hash_algo = AMQ_HASH_MURMUR64A;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, &err));
+    for (i = 0; i < 1000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        REQUIRE_EQ(amq_filter_add(f, key, (size_t)len), 1);
+    }
+    CHECK_EQ(amq_filter_remove(f, "7", 1), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &w));
+    REQUIRE_OK(amq_filter_deserialize(buf, w, 0, NULL, &g, &err));
+    amq_filter_stats(g, &st);
+    CHECK_EQ(st.items, 999);
+    for (i = 0; i < 1000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (i != 7 && !amq_filter_contains(g, key, (size_t)len))
+            FAIL_AT_("%s lost in the round trip", key);
+    }
+    CHECK_EQ(amq_filter_add(g, "x", 1), 1);
+    amq_filter_free(g);
+    /* A corrupted payload fails its checksum. */
+    buf[w - 1] ^= 0x01;
+    g = NULL;
+    CHECK_STATUS(amq_filter_deserialize(buf, w, 0, NULL, &g, &err), AMQ_ECHECKSUM);
+    CHECK(g == NULL);
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(scuckoo_file_roundtrip)
+{
+    file_roundtrip(1, 8);
+    file_roundtrip(0, 12);
+    file_roundtrip(0, 16);
+}
+
+TEST_MAIN()
