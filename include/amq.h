@@ -131,6 +131,7 @@ typedef struct amq_errinfo {
 #include "amq/bloom.h"
 #include "amq/cuckoo.h"
 #include "amq/scalable_cuckoo.h"
+#include "amq/scalable_bloom.h"
 #include "amq/filter.h"
 
 #endif /* AMQ_H */

@@ -32,6 +32,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_bloom_ops,
     &amq_cuckoo_ops,
     &amq_scuckoo_ops,
+    &amq_sbloom_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)

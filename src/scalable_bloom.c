@@ -1,0 +1,883 @@
+/*
+ * scalable_bloom.c - the scalable Bloom filter (amq/scalable_bloom.h):
+ * RedisBloom's BF, reimplemented from its documented behaviour, and a
+ * native mode.
+ *
+ * Every link is an amq_bloom (bloom.c owns bit arrays and probing); this
+ * file owns the chain: link sizing, growth, the add rule, accounting and
+ * the RedisBloom dump format.  A key is hashed once and the same
+ * amq_hash128 probes every link.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amq/bloom.h"
+#include "amq/scalable_bloom.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "kind.h"
+
+typedef struct sb_link {
+    amq_bloom *b;
+    uint64_t entries;
+    double error;
+    double bpe;
+    uint32_t n2;
+} sb_link;
+
+struct amq_sbloom {
+    amq_sbloom_params p;
+    sb_link *l;
+    uint32_t n;
+    uint32_t cap;
+    uint64_t items;
+    amq_allocator alloc;
+};
+
+/* Error ratio between consecutive links. */
+#define RB_TIGHTENING 0.5
+#define NATIVE_TIGHTENING 0.8
+#define RB_NEW_OPTIONS (AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64)
+
+static double tightening(const amq_sbloom_params *p)
+{
+    return p->redisbloom ? RB_TIGHTENING : NATIVE_TIGHTENING;
+}
+
+/* ---- sizing ------------------------------------------------------------------------ */
+
+void amq_sbloom_params_init(amq_sbloom_params *p, int redisbloom)
+{
+    memset(p, 0, sizeof *p);
+    p->capacity = 100;
+    p->error = 0.01;
+    p->growth = 2;
+    p->options = RB_NEW_OPTIONS;
+    p->redisbloom = redisbloom != 0;
+    p->hash_algo = redisbloom ? AMQ_HASH_REDISBLOOM : AMQ_HASH_XXH3;
+}
+
+int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
+                           amq_sbloom_link_info *out)
+{
+    double bpe, bits, hashes;
+    uint64_t b;
+
+    memset(out, 0, sizeof *out);
+    if (entries == 0 || !(error > 0.0 && error < 1.0) || (options & AMQ_SBLOOM_ENTS_IS_BITS) ||
+        !(options & AMQ_SBLOOM_NOROUND))
+        return AMQ_ERANGE;
+    bpe = -log(error) / AMQ_SBLOOM_LN2_SQUARED;
+    bits = floor((double)entries * bpe);
+    if (bits < 1.0)
+        bits = 1.0;
+    if (!(bits <= (double)AMQ_BLOOM_MAX_BITS))
+        return AMQ_ELIMIT;
+    b = ((uint64_t)bits + 63) / 64 * 64;
+    hashes = ceil(AMQ_SBLOOM_LN2 * bpe);
+    if (b > AMQ_BLOOM_MAX_BITS || hashes > (double)AMQ_BLOOM_MAX_K)
+        return AMQ_ELIMIT;
+    out->entries = entries;
+    out->error = error;
+    out->bpe = bpe;
+    out->bits = b;
+    out->bytes = b / 8;
+    out->hashes = hashes < 1.0 ? 1u : (uint32_t)hashes;
+    out->n2 = 0;
+    return AMQ_OK;
+}
+
+/* ---- life cycle -------------------------------------------------------------------- */
+
+static amq_sbloom *shell(const amq_sbloom_params *p, const amq_allocator *alloc)
+{
+    amq_allocator a;
+    amq_sbloom *s;
+
+    amq_alloc_init(&a, alloc);
+    s = amq_calloc(&a, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->p = *p;
+    s->alloc = a;
+    return s;
+}
+
+static int reserve_links(amq_sbloom *s, uint32_t want)
+{
+    uint32_t ncap;
+    sb_link *nl;
+
+    if (want <= s->cap)
+        return AMQ_OK;
+    ncap = s->cap == 0 ? 4 : s->cap;
+    while (ncap < want)
+        ncap *= 2;
+    nl = amq_calloc(&s->alloc, ncap * sizeof *nl);
+    if (nl == NULL)
+        return AMQ_ENOMEM;
+    if (s->n > 0)
+        memcpy(nl, s->l, s->n * sizeof *nl);
+    amq_free(&s->alloc, s->l, s->cap * sizeof *s->l);
+    s->l = nl;
+    s->cap = ncap;
+    return AMQ_OK;
+}
+
+/* Appends a link with explicit geometry. */
+static int push_link(amq_sbloom *s, uint64_t entries, double error, double bpe, uint64_t bits,
+                     uint32_t hashes, uint32_t n2)
+{
+    amq_bloom_params bp;
+    sb_link *l;
+    int rc;
+
+    rc = reserve_links(s, s->n + 1);
+    if (rc != AMQ_OK)
+        return rc;
+    memset(&bp, 0, sizeof bp);
+    bp.bits = bits;
+    bp.k = hashes;
+    bp.probe = s->p.redisbloom ? AMQ_BLOOM_PROBE_REDISBLOOM : AMQ_BLOOM_PROBE_NATIVE;
+    bp.hash_algo = s->p.hash_algo;
+    bp.seed = s->p.seed;
+    bp.capacity = entries;
+    bp.fpp = error;
+    l = &s->l[s->n];
+    rc = amq_bloom_new(&bp, &s->alloc, &l->b);
+    if (rc != AMQ_OK)
+        return rc;
+    l->entries = entries;
+    l->error = error;
+    l->bpe = bpe;
+    l->n2 = n2;
+    s->n++;
+    return AMQ_OK;
+}
+
+/* Appends a link sized for (entries, error) by the filter's mode. */
+static int add_sized_link(amq_sbloom *s, uint64_t entries, double error)
+{
+    amq_sbloom_link_info li;
+    uint64_t bits;
+    uint32_t k;
+    int rc;
+
+    if (s->p.redisbloom) {
+        rc = amq_sbloom_link_sizing(entries, error, s->p.options, &li);
+        if (rc != AMQ_OK)
+            return rc;
+        return push_link(s, entries, error, li.bpe, li.bits, li.hashes, 0);
+    }
+    rc = amq_bloom_size_fpp(entries, error, &bits, &k);
+    if (rc != AMQ_OK)
+        return AMQ_ELIMIT;
+    return push_link(s, entries, error, (double)bits / (double)entries, bits, k, 0);
+}
+
+static int check_params(const amq_sbloom_params *p)
+{
+    if (p->capacity == 0 || !(p->error > 0.0 && p->error < 1.0) ||
+        (p->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || (p->options & AMQ_SBLOOM_ENTS_IS_BITS) ||
+        p->growth > 32768 || (p->growth == 0 && !(p->options & AMQ_SBLOOM_NO_SCALING)))
+        return AMQ_ERANGE;
+    if (p->redisbloom &&
+        (p->options & RB_NEW_OPTIONS) != RB_NEW_OPTIONS)
+        return AMQ_ERANGE;
+    return amq_hash_check(p->hash_algo, p->seed);
+}
+
+int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
+                   amq_sbloom **out)
+{
+    amq_sbloom_params p = *params;
+    amq_sbloom *s;
+    double e0;
+    int rc;
+
+    *out = NULL;
+    if (p.redisbloom) {
+        p.hash_algo = AMQ_HASH_REDISBLOOM;
+        p.seed = 0;
+    }
+    rc = check_params(&p);
+    if (rc != AMQ_OK)
+        return rc;
+    s = shell(&p, alloc);
+    if (s == NULL)
+        return AMQ_ENOMEM;
+    if (p.options & AMQ_SBLOOM_NO_SCALING)
+        e0 = p.error;
+    else
+        e0 = p.redisbloom ? p.error * RB_TIGHTENING : p.error * (1.0 - NATIVE_TIGHTENING);
+    rc = add_sized_link(s, p.capacity, e0);
+    if (rc != AMQ_OK) {
+        amq_sbloom_free(s);
+        return rc;
+    }
+    *out = s;
+    return AMQ_OK;
+}
+
+int amq_sbloom_clone(const amq_sbloom *src, const amq_allocator *alloc, amq_sbloom **out)
+{
+    amq_sbloom *s;
+    uint32_t i;
+    int rc;
+
+    *out = NULL;
+    s = shell(&src->p, alloc);
+    if (s == NULL)
+        return AMQ_ENOMEM;
+    rc = reserve_links(s, src->n);
+    for (i = 0; rc == AMQ_OK && i < src->n; i++) {
+        s->l[i] = src->l[i];
+        rc = amq_bloom_clone(src->l[i].b, &s->alloc, &s->l[i].b);
+        if (rc == AMQ_OK)
+            s->n++;
+    }
+    if (rc != AMQ_OK) {
+        amq_sbloom_free(s);
+        return rc;
+    }
+    s->items = src->items;
+    *out = s;
+    return AMQ_OK;
+}
+
+void amq_sbloom_free(amq_sbloom *s)
+{
+    amq_allocator a;
+    uint32_t i;
+    if (s == NULL)
+        return;
+    a = s->alloc;
+    for (i = 0; i < s->n; i++)
+        amq_bloom_free(s->l[i].b);
+    amq_free(&a, s->l, s->cap * sizeof *s->l);
+    amq_free(&a, s, sizeof *s);
+}
+
+/* ---- operations ---------------------------------------------------------------------- */
+
+amq_hash128 amq_sbloom_hash(const amq_sbloom *s, const void *key, size_t len)
+{
+    return amq_hash_key(s->p.hash_algo, s->p.seed, key, len);
+}
+
+static int grow(amq_sbloom *s)
+{
+    const sb_link *last = &s->l[s->n - 1];
+    double error = last->error * tightening(&s->p);
+    int rc;
+
+    if (s->n >= AMQ_SBLOOM_MAX_LINKS || last->entries > UINT64_MAX / s->p.growth ||
+        !(error > 0.0))
+        return AMQ_ELIMIT;
+    rc = add_sized_link(s, last->entries * s->p.growth, error);
+    return rc == AMQ_ERANGE ? AMQ_ELIMIT : rc;
+}
+
+int amq_sbloom_add_hash(amq_sbloom *s, amq_hash128 h)
+{
+    sb_link *last;
+    uint32_t i;
+    int rc;
+
+    for (i = s->n; i > 0; i--)
+        if (amq_bloom_contains_hash(s->l[i - 1].b, h))
+            return 0;
+    last = &s->l[s->n - 1];
+    if (amq_bloom_items(last->b) >= last->entries) {
+        if (s->p.options & AMQ_SBLOOM_NO_SCALING)
+            return AMQ_EFULL;
+        rc = grow(s);
+        if (rc != AMQ_OK)
+            return rc;
+        last = &s->l[s->n - 1];
+    }
+    rc = amq_bloom_add_hash(last->b, h);
+    if (rc == 1)
+        s->items++;
+    return rc;
+}
+
+int amq_sbloom_add(amq_sbloom *s, const void *key, size_t len)
+{
+    return amq_sbloom_add_hash(s, amq_sbloom_hash(s, key, len));
+}
+
+int amq_sbloom_contains_hash(const amq_sbloom *s, amq_hash128 h)
+{
+    uint32_t i;
+    for (i = s->n; i > 0; i--)
+        if (amq_bloom_contains_hash(s->l[i - 1].b, h))
+            return 1;
+    return 0;
+}
+
+int amq_sbloom_contains(const amq_sbloom *s, const void *key, size_t len)
+{
+    return amq_sbloom_contains_hash(s, amq_sbloom_hash(s, key, len));
+}
+
+/* ---- information ----------------------------------------------------------------------- */
+
+static void link_info(const sb_link *l, amq_sbloom_link_info *out)
+{
+    amq_bloom_params bp;
+    amq_bloom_get_params(l->b, &bp);
+    out->entries = l->entries;
+    out->error = l->error;
+    out->bpe = l->bpe;
+    out->bits = bp.bits;
+    out->bytes = amq_bloom_data_size(&bp);
+    out->hashes = bp.k;
+    out->n2 = l->n2;
+    out->items = amq_bloom_items(l->b);
+}
+
+void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out)
+{
+    amq_sbloom_link_info li;
+    uint32_t i;
+
+    memset(out, 0, sizeof *out);
+    out->num_filters = s->n;
+    out->items = s->items;
+    out->growth = s->p.growth;
+    out->options = s->p.options;
+    out->redisbloom = s->p.redisbloom;
+    for (i = 0; i < s->n; i++) {
+        link_info(&s->l[i], &li);
+        out->capacity += li.entries;
+        out->bytes += li.bytes;
+    }
+    out->size = 32 + 64 * (uint64_t)s->n + out->bytes;
+}
+
+void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out)
+{
+    *out = s->p;
+}
+
+int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
+                    const uint8_t **data)
+{
+    if (i >= s->n)
+        return AMQ_ERANGE;
+    if (out != NULL)
+        link_info(&s->l[i], out);
+    if (data != NULL)
+        *data = amq_bloom_data(s->l[i].b);
+    return AMQ_OK;
+}
+
+int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *len)
+{
+    amq_bloom_params bp;
+    if (i >= s->n)
+        return AMQ_ERANGE;
+    amq_bloom_get_params(s->l[i].b, &bp);
+    *data = amq_bloom_data_mut(s->l[i].b);
+    *len = amq_bloom_data_size(&bp);
+    return AMQ_OK;
+}
+
+/* ---- raw construction ---------------------------------------------------------------------- */
+
+static int check_link(const amq_sbloom_link_info *li, int redisbloom)
+{
+    if (li->entries == 0 || !(li->error > 0.0 && li->error < 1.0) || !isfinite(li->bpe) ||
+        !(li->bpe > 0.0) || li->hashes == 0 || li->hashes > AMQ_BLOOM_MAX_K ||
+        li->bits == 0 || li->bits > AMQ_BLOOM_MAX_BITS || li->items > li->entries)
+        return AMQ_ECORRUPT;
+    if (redisbloom) {
+        if (li->bits % 64 != 0 || li->bytes != li->bits / 8)
+            return AMQ_ECORRUPT;
+        if (li->n2 != 0 && (li->n2 > 43 || li->bits != (UINT64_C(1) << li->n2)))
+            return AMQ_ECORRUPT;
+    } else if (li->bytes != (li->bits + 63) / 64 * 8 || li->n2 != 0) {
+        return AMQ_ECORRUPT;
+    }
+    return AMQ_OK;
+}
+
+/* Checks header and links; returns AMQ_OK, AMQ_ECORRUPT or AMQ_EUNSUPPORTED. */
+static int check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+                     int redisbloom)
+{
+    uint64_t sum = 0;
+    uint32_t i;
+
+    if (h->nfilters == 0 || h->nfilters > AMQ_SBLOOM_MAX_LINKS ||
+        (h->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || h->growth > 32768 ||
+        (h->growth == 0 && !(h->options & AMQ_SBLOOM_NO_SCALING)))
+        return AMQ_ECORRUPT;
+    if (redisbloom && !(h->options & AMQ_SBLOOM_FORCE64))
+        return AMQ_EUNSUPPORTED;
+    for (i = 0; i < h->nfilters; i++) {
+        if (check_link(&links[i], redisbloom) != AMQ_OK)
+            return AMQ_ECORRUPT;
+        if (links[i].items > UINT64_MAX - sum)
+            return AMQ_ECORRUPT;
+        sum += links[i].items;
+    }
+    return sum == h->size ? AMQ_OK : AMQ_ECORRUPT;
+}
+
+static int build_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+                     const amq_sbloom_params *p, const amq_allocator *alloc, amq_sbloom **out)
+{
+    amq_sbloom *s;
+    uint32_t i;
+    int rc;
+
+    s = shell(p, alloc);
+    if (s == NULL)
+        return AMQ_ENOMEM;
+    rc = reserve_links(s, h->nfilters);
+    for (i = 0; rc == AMQ_OK && i < h->nfilters; i++) {
+        rc = push_link(s, links[i].entries, links[i].error, links[i].bpe, links[i].bits,
+                       links[i].hashes, links[i].n2);
+        if (rc == AMQ_OK)
+            amq_bloom_set_items(s->l[i].b, links[i].items);
+    }
+    if (rc != AMQ_OK) {
+        amq_sbloom_free(s);
+        return rc == AMQ_ERANGE ? AMQ_ECORRUPT : rc;
+    }
+    s->items = h->size;
+    *out = s;
+    return AMQ_OK;
+}
+
+int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+                        const amq_allocator *alloc, amq_sbloom **out)
+{
+    amq_sbloom_params p;
+    int rc;
+
+    *out = NULL;
+    rc = check_raw(h, links, 1);
+    if (rc != AMQ_OK)
+        return rc;
+    amq_sbloom_params_init(&p, 1);
+    p.capacity = links[0].entries;
+    p.error = (h->options & AMQ_SBLOOM_NO_SCALING) ? links[0].error
+                                                    : links[0].error / RB_TIGHTENING;
+    if (!(p.error < 1.0))
+        p.error = links[0].error;
+    p.growth = h->growth;
+    p.options = h->options;
+    return build_raw(h, links, &p, alloc, out);
+}
+
+/* ---- the RedisBloom dump format ---------------------------------------------------------------- */
+
+size_t amq_sbloom_header_size(const amq_sbloom *s)
+{
+    return AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)s->n;
+}
+
+int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
+{
+    amq_sbloom_link_info li;
+    uint8_t *p;
+    uint32_t i;
+
+    if (!s->p.redisbloom)
+        return AMQ_EUNSUPPORTED;
+    if (cap < amq_sbloom_header_size(s))
+        return AMQ_EINVAL;
+    amq_store64(buf, s->items);
+    amq_store32(buf + 8, s->n);
+    amq_store32(buf + 12, s->p.options);
+    amq_store32(buf + 16, s->p.growth);
+    for (i = 0; i < s->n; i++) {
+        p = buf + AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)i;
+        link_info(&s->l[i], &li);
+        amq_store64(p, li.bytes);
+        amq_store64(p + 8, li.bits);
+        amq_store64(p + 16, li.items);
+        amq_storef64(p + 24, li.error);
+        amq_storef64(p + 32, li.bpe);
+        amq_store32(p + 40, li.hashes);
+        amq_store64(p + 44, li.entries);
+        p[52] = (uint8_t)li.n2;
+    }
+    return AMQ_OK;
+}
+
+int amq_sbloom_header_load(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+                           amq_sbloom **out)
+{
+    amq_allocator a;
+    amq_sbloom_header h;
+    amq_sbloom_link_info *links;
+    const uint8_t *p;
+    size_t want, bytes;
+    uint32_t i;
+    int rc;
+
+    *out = NULL;
+    if (len < AMQ_SBLOOM_HEADER_FIXED)
+        return AMQ_ETRUNC;
+    h.size = amq_load64(buf);
+    h.nfilters = amq_load32(buf + 8);
+    h.options = amq_load32(buf + 12);
+    h.growth = amq_load32(buf + 16);
+    if (h.nfilters == 0 || h.nfilters > AMQ_SBLOOM_MAX_LINKS)
+        return AMQ_ECORRUPT;
+    want = AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)h.nfilters;
+    if (len < want)
+        return AMQ_ETRUNC;
+    if (len != want)
+        return AMQ_ECORRUPT;
+    amq_alloc_init(&a, alloc);
+    bytes = h.nfilters * sizeof *links;
+    links = amq_malloc(&a, bytes);
+    if (links == NULL)
+        return AMQ_ENOMEM;
+    for (i = 0; i < h.nfilters; i++) {
+        p = buf + AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)i;
+        links[i].bytes = amq_load64(p);
+        links[i].bits = amq_load64(p + 8);
+        links[i].items = amq_load64(p + 16);
+        links[i].error = amq_loadf64(p + 24);
+        links[i].bpe = amq_loadf64(p + 32);
+        links[i].hashes = amq_load32(p + 40);
+        links[i].entries = amq_load64(p + 44);
+        links[i].n2 = p[52];
+    }
+    rc = amq_sbloom_from_raw(&h, links, alloc, out);
+    amq_free(&a, links, bytes);
+    return rc;
+}
+
+/* The link holding byte offset off of the concatenated arrays, or -1. */
+static int64_t locate(const amq_sbloom *s, uint64_t off, uint64_t *within, uint64_t *size)
+{
+    amq_sbloom_link_info li;
+    uint32_t i;
+    for (i = 0; i < s->n; i++) {
+        link_info(&s->l[i], &li);
+        if (off < li.bytes) {
+            *within = off;
+            *size = li.bytes;
+            return i;
+        }
+        off -= li.bytes;
+    }
+    return -1;
+}
+
+int amq_sbloom_chunk(const amq_sbloom *s, uint64_t it, size_t max_chunk,
+                     const uint8_t **data, size_t *len, uint64_t *next)
+{
+    uint64_t within, size, rest;
+    int64_t i;
+
+    *data = NULL;
+    *len = 0;
+    *next = 0;
+    if (it == 0)
+        return AMQ_ERANGE;
+    if (max_chunk == 0)
+        max_chunk = AMQ_SBLOOM_MAX_CHUNK;
+    i = locate(s, it - 1, &within, &size);
+    if (i < 0)
+        return AMQ_OK;
+    rest = size - within;
+    *len = rest < max_chunk ? (size_t)rest : max_chunk;
+    *data = amq_bloom_data(s->l[i].b) + within;
+    *next = it + *len;
+    return AMQ_OK;
+}
+
+int amq_sbloom_chunk_apply(amq_sbloom *s, uint64_t it, const uint8_t *buf, size_t len)
+{
+    uint64_t within, size;
+    int64_t i;
+    uint8_t *d;
+
+    if (it <= (uint64_t)len)
+        return AMQ_ERANGE;
+    i = locate(s, it - len - 1, &within, &size);
+    if (i < 0)
+        return AMQ_ERANGE;
+    if (len > size - within)
+        return AMQ_EOVERFLOW;
+    d = amq_bloom_data_mut(s->l[i].b);
+    if (d == NULL)
+        return AMQ_EREADONLY;
+    if (len > 0)
+        memcpy(d + within, buf, len);
+    return AMQ_OK;
+}
+
+/* ---- the kind's table for the generic handle ---------------------------------------------- */
+
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    amq_sbloom_params p;
+    amq_sbloom *s;
+    int rc;
+
+    amq_sbloom_params_init(&p, cfg->redisbloom != 0);
+    p.capacity = cfg->capacity;
+    p.error = cfg->fpp;
+    if (cfg->expansion != 0)
+        p.growth = cfg->expansion;
+    if (cfg->nonscaling)
+        p.options |= AMQ_SBLOOM_NO_SCALING;
+    if (!cfg->redisbloom) {
+        p.hash_algo = cfg->hash_algo;
+        p.seed = cfg->seed;
+    }
+    rc = amq_sbloom_new(&p, cfg->alloc, &s);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc,
+                       "cannot create a scalable Bloom filter for %llu items at"
+                       " false-positive rate %g with expansion %u: %s",
+                       (unsigned long long)p.capacity, p.error, p.growth, amq_strerror(rc));
+    *impl = s;
+    return AMQ_OK;
+}
+
+static void op_destroy(void *impl)
+{
+    amq_sbloom_free(impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_sbloom_clone(impl, alloc, (amq_sbloom **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_sbloom *s = impl;
+    *algo = s->p.hash_algo;
+    *seed = s->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_sbloom_add_hash(impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_sbloom_contains_hash(impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    amq_sbloom *s = impl;
+    while (s->n > 1) {
+        s->n--;
+        amq_bloom_free(s->l[s->n].b);
+    }
+    s->items = 0;
+    return amq_bloom_clear(s->l[0].b);
+}
+
+static int op_is_view(const void *impl)
+{
+    (void)impl;
+    return 0;
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_sbloom *s = impl;
+    amq_sbloom_info in;
+    double miss = 1.0;
+    uint32_t i;
+
+    amq_sbloom_get_info(s, &in);
+    for (i = 0; i < s->n; i++)
+        miss *= 1.0 - amq_bloom_fpp_now(s->l[i].b);
+    st->items = s->items;
+    st->capacity = in.capacity;
+    st->bytes = in.bytes;
+    st->fpp_target = s->p.error;
+    st->fpp_now = 1.0 - miss;
+    st->fill = in.capacity > 0 ? (double)s->items / (double)in.capacity : 0.0;
+}
+
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_sbloom *s = impl;
+    amq_sbloom_info in;
+    int rc;
+
+    amq_sbloom_get_info(s, &in);
+    if ((rc = amq_field_str(fn, ctx, "layout", s->p.redisbloom ? "redisbloom" : "native")) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "links", in.num_filters)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "expansion", s->p.growth)) != 0 ||
+        (rc = amq_field_str(fn, ctx, "scaling",
+                            (s->p.options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes")) != 0 ||
+        (rc = amq_field_f64(fn, ctx, "error", s->p.error)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "options", s->p.options)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "redisbloom_size", in.size)) != 0)
+        return rc;
+    return 0;
+}
+
+/* Parameter block, little-endian: u32 redisbloom, u32 options, u32 growth,
+ * u32 links, f64 error; then per link 48 bytes: u64 entries, f64 error,
+ * f64 bpe, u64 bits, u32 hashes, u32 n2, u64 items.  Payload: the links'
+ * bit arrays concatenated. */
+#define SB_FIXED 24
+#define SB_LINK 48
+
+static size_t op_params_size(const void *impl)
+{
+    const amq_sbloom *s = impl;
+    return SB_FIXED + SB_LINK * (size_t)s->n;
+}
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_sbloom *s = impl;
+    amq_sbloom_link_info li;
+    uint8_t *p;
+    uint32_t i;
+
+    amq_store32(out, s->p.redisbloom);
+    amq_store32(out + 4, s->p.options);
+    amq_store32(out + 8, s->p.growth);
+    amq_store32(out + 12, s->n);
+    amq_storef64(out + 16, s->p.error);
+    for (i = 0; i < s->n; i++) {
+        p = out + SB_FIXED + SB_LINK * (size_t)i;
+        link_info(&s->l[i], &li);
+        amq_store64(p, li.entries);
+        amq_storef64(p + 8, li.error);
+        amq_storef64(p + 16, li.bpe);
+        amq_store64(p + 24, li.bits);
+        amq_store32(p + 32, li.hashes);
+        amq_store32(p + 36, li.n2);
+        amq_store64(p + 40, li.items);
+    }
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    amq_sbloom_info in;
+    amq_sbloom_get_info(impl, &in);
+    return in.bytes;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_sbloom *s = impl;
+    amq_sbloom_link_info li;
+    uint32_t i;
+    int rc;
+    for (i = 0; i < s->n; i++) {
+        link_info(&s->l[i], &li);
+        rc = amq_sink_write(sink, amq_bloom_data(s->l[i].b), (size_t)li.bytes);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
+{
+    amq_sbloom_params p;
+    amq_sbloom_header h;
+    amq_sbloom_link_info *links = NULL;
+    amq_sbloom *s = NULL;
+    amq_allocator al;
+    uint64_t total = 0, off = 0;
+    const uint8_t *q;
+    size_t bytes = 0;
+    uint32_t i;
+    int rc;
+
+    amq_alloc_init(&al, a->alloc);
+    if (a->params_len < SB_FIXED)
+        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom parameter block is too short");
+    amq_sbloom_params_init(&p, 0);
+    p.redisbloom = amq_load32(a->params);
+    p.options = amq_load32(a->params + 4);
+    p.growth = amq_load32(a->params + 8);
+    h.nfilters = amq_load32(a->params + 12);
+    p.error = amq_loadf64(a->params + 16);
+    p.hash_algo = a->hash_algo;
+    p.seed = a->seed;
+    h.options = p.options;
+    h.growth = p.growth;
+    h.size = a->items;
+    if (p.redisbloom > 1 || h.nfilters == 0 || h.nfilters > AMQ_SBLOOM_MAX_LINKS ||
+        a->params_len != SB_FIXED + SB_LINK * (size_t)h.nfilters ||
+        !(p.error > 0.0 && p.error < 1.0) ||
+        (p.redisbloom && (a->hash_algo != AMQ_HASH_REDISBLOOM || a->seed != 0)))
+        return amq_err(err, AMQ_ECORRUPT, "invalid scalable Bloom parameters");
+    bytes = h.nfilters * sizeof *links;
+    links = amq_malloc(&al, bytes);
+    if (links == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    for (i = 0; i < h.nfilters; i++) {
+        q = a->params + SB_FIXED + SB_LINK * (size_t)i;
+        links[i].entries = amq_load64(q);
+        links[i].error = amq_loadf64(q + 8);
+        links[i].bpe = amq_loadf64(q + 16);
+        links[i].bits = amq_load64(q + 24);
+        links[i].hashes = amq_load32(q + 32);
+        links[i].n2 = amq_load32(q + 36);
+        links[i].items = amq_load64(q + 40);
+        links[i].bytes = p.redisbloom ? links[i].bits / 8 : (links[i].bits + 63) / 64 * 8;
+        total += links[i].bytes; /* bits <= 2^43 each: no overflow */
+    }
+    rc = check_raw(&h, links, (int)p.redisbloom);
+    if (rc == AMQ_OK && total != a->payload_len)
+        rc = AMQ_ECORRUPT;
+    if (rc == AMQ_OK)
+        rc = build_raw(&h, links, &p, a->alloc, &s);
+    for (i = 0; rc == AMQ_OK && i < h.nfilters; i++) {
+        uint8_t *d = amq_bloom_data_mut(s->l[i].b);
+        uint64_t tail = links[i].bits & 63;
+        memcpy(d, a->payload + off, (size_t)links[i].bytes);
+        off += links[i].bytes;
+        if (tail != 0 && (amq_load64(d + links[i].bytes - 8) >> tail) != 0)
+            rc = AMQ_ECORRUPT;
+    }
+    amq_free(&al, links, bytes);
+    if (rc != AMQ_OK) {
+        amq_sbloom_free(s);
+        return amq_err(err, rc, "cannot load scalable Bloom filter: %s", amq_strerror(rc));
+    }
+    *impl = s;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_sbloom_ops = {
+    .kind = AMQ_KIND_SCALABLE_BLOOM,
+    .name = "scalable-bloom",
+    .create = op_create,
+    .destroy = op_destroy,
+    .clone = op_clone,
+    .hash_spec = op_hash_spec,
+    .add = op_add,
+    .contains = op_contains,
+    .remove = NULL,
+    .add_batch = NULL,
+    .contains_batch = NULL,
+    .merge = NULL,
+    .intersect = NULL,
+    .clear = op_clear,
+    .is_view = op_is_view,
+    .stats = op_stats,
+    .describe = op_describe,
+    .params_size = op_params_size,
+    .params_write = op_params_write,
+    .payload_size = op_payload_size,
+    .payload_write = op_payload_write,
+    .load = op_load,
+};

@@ -1,0 +1,545 @@
+/*
+ * test_scalable_bloom.c - RedisBloom's BF: the published expectations
+ * (RedisBloom's documentation and tests/flow/test_overall.py), the dump
+ * format, hostile input; and the native mode.
+ */
+#include "amq.h"
+#include "test.h"
+
+static amq_sbloom *make_rb(double error, uint64_t cap, uint32_t growth, int nonscaling)
+{
+    amq_sbloom_params p;
+    amq_sbloom *s = NULL;
+    amq_sbloom_params_init(&p, 1);
+    p.error = error;
+    p.capacity = cap;
+    if (growth != 0)
+        p.growth = growth;
+    if (nonscaling)
+        p.options |= AMQ_SBLOOM_NO_SCALING;
+    if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
+        return NULL;
+    return s;
+}
+
+static void add_range(amq_sbloom *s, int n)
+{
+    char key[32];
+    int i, len;
+    for (i = 0; i < n; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (amq_sbloom_add(s, key, (size_t)len) < 0)
+            FAIL_AT_("add %s failed", key);
+    }
+}
+
+static amq_sbloom_info info_of(const amq_sbloom *s)
+{
+    amq_sbloom_info in;
+    amq_sbloom_get_info(s, &in);
+    return in;
+}
+
+/* BF.DEBUG's line for link i. */
+static void check_link(const amq_sbloom *s, uint32_t i, uint64_t bytes, uint64_t bits,
+                       uint32_t hashes, uint64_t cap, uint64_t size, double ratio)
+{
+    amq_sbloom_link_info li;
+    if (amq_sbloom_link(s, i, &li, NULL) != AMQ_OK) {
+        FAIL_AT_("no link %u", i);
+        return;
+    }
+    if (li.bytes != bytes || li.bits != bits || li.hashes != hashes || li.entries != cap ||
+        li.items != size || fabs(li.error - ratio) > ratio * 1e-12)
+        FAIL_AT_("link %u: bytes:%" PRIu64 " bits:%" PRIu64 " hashes:%u capacity:%" PRIu64
+                 " size:%" PRIu64 " ratio:%g, expected bytes:%" PRIu64 " bits:%" PRIu64
+                 " hashes:%u capacity:%" PRIu64 " size:%" PRIu64 " ratio:%g",
+                 i, li.bytes, li.bits, li.hashes, li.entries, li.items, li.error, bytes, bits,
+                 hashes, cap, size, ratio);
+}
+
+TEST(sbloom_debug_0_01_10)
+{
+    /* bf.reserve bf 0.01 10 + "0".."99": size 99 in 4 links. */
+    amq_sbloom *s = make_rb(0.01, 10, 0, 0);
+    REQUIRE(s != NULL);
+    add_range(s, 100);
+    CHECK_EQ(info_of(s).items, 99);
+    CHECK_EQ(info_of(s).num_filters, 4);
+    check_link(s, 0, 16, 128, 8, 10, 10, 0.005);
+    check_link(s, 1, 32, 256, 9, 20, 20, 0.0025);
+    check_link(s, 2, 72, 576, 10, 40, 40, 0.00125);
+    check_link(s, 3, 160, 1280, 11, 80, 29, 0.000625);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_debug_0_001_100)
+{
+    /* bf.reserve bf 0.001 100 + "0".."3999": size 3997 in 6 links. */
+    amq_sbloom *s = make_rb(0.001, 100, 0, 0);
+    REQUIRE(s != NULL);
+    add_range(s, 4000);
+    CHECK_EQ(info_of(s).items, 3997);
+    CHECK_EQ(info_of(s).num_filters, 6);
+    check_link(s, 0, 200, 1600, 11, 100, 100, 0.0005);
+    check_link(s, 1, 432, 3456, 12, 200, 200, 0.00025);
+    check_link(s, 2, 936, 7488, 13, 400, 400, 0.000125);
+    check_link(s, 3, 2016, 16128, 14, 800, 800, 6.25e-05);
+    check_link(s, 4, 4320, 34560, 15, 1600, 1600, 3.125e-05);
+    check_link(s, 5, 9216, 73728, 16, 3200, 897, 1.5625e-05);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_insert_50000)
+{
+    /* BF.INSERT ... ERROR 0.001 CAPACITY 50000 EXPANSION 2 ITEMS foo, then
+     * ITEMS foo bar baz -> [0, 1, 1]. */
+    amq_sbloom *s = make_rb(0.001, 50000, 2, 0);
+    REQUIRE(s != NULL);
+    CHECK_EQ(amq_sbloom_add(s, "foo", 3), 1);
+    check_link(s, 0, 98880, 791040, 11, 50000, 1, 0.0005);
+    CHECK_EQ(amq_sbloom_add(s, "foo", 3), 0);
+    CHECK_EQ(amq_sbloom_add(s, "bar", 3), 1);
+    CHECK_EQ(amq_sbloom_add(s, "baz", 3), 1);
+    CHECK_EQ(info_of(s).items, 3);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_info_sizes)
+{
+    amq_sbloom_link_info li;
+    amq_sbloom_info in;
+    amq_sbloom *s = make_rb(0.001, 100, 0, 0);
+    REQUIRE(s != NULL);
+    in = info_of(s);
+    /* BF.INFO: Capacity 100, Size 296, 1 filter, 0 items, expansion 2. */
+    CHECK_EQ(in.capacity, 100);
+    CHECK_EQ(in.size, 296);
+    CHECK_EQ(in.num_filters, 1);
+    CHECK_EQ(in.items, 0);
+    CHECK_EQ(in.growth, 2);
+    CHECK_EQ(in.options, 5);
+    amq_sbloom_free(s);
+    /* bf.reserve bf 0.000001 300000000: Size 1132420232 (computed only). */
+    REQUIRE_OK(amq_sbloom_link_sizing(300000000, 0.000001 * 0.5, 5, &li));
+    CHECK_EQ(32 + 64 + li.bytes, 1132420232);
+    CHECK_EQ(li.bits, li.bytes * 8);
+    CHECK_STATUS(amq_sbloom_link_sizing(0, 0.01, 5, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_sizing(10, 1.0, 5, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_sizing(10, 0.01, 4, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_sizing(UINT64_C(1) << 40, 0.01, 5, &li), AMQ_ELIMIT);
+    CHECK_STATUS(amq_sbloom_link_sizing(10, 1e-300, 5, &li), AMQ_ELIMIT);
+    /* Very high error rates still give one 64-bit word and one hash. */
+    REQUIRE_OK(amq_sbloom_link_sizing(3, 0.99, 13, &li));
+    CHECK_EQ(li.bits, 64);
+    CHECK_EQ(li.hashes, 1);
+    REQUIRE_OK(amq_sbloom_link_sizing(100, 0.9999999999999999, 13, &li));
+    CHECK_EQ(li.bits, 64);
+}
+
+TEST(sbloom_expansion_links)
+{
+    /* bf.reserve expN 0.01 4 expansion N + "0".."99": 23 / 5 / 4 links. */
+    static const uint32_t growth[3] = {1, 2, 4};
+    static const uint64_t links[3] = {23, 5, 4};
+    int i;
+    for (i = 0; i < 3; i++) {
+        amq_sbloom *s = make_rb(0.01, 4, growth[i], 0);
+        char key[16];
+        int j, len;
+        REQUIRE(s != NULL);
+        add_range(s, 100);
+        CHECK_EQ(info_of(s).num_filters, links[i]);
+        for (j = 0; j < 100; j++) {
+            len = snprintf(key, sizeof key, "%d", j);
+            CHECK_EQ(amq_sbloom_contains(s, key, (size_t)len), 1);
+        }
+        amq_sbloom_free(s);
+    }
+}
+
+TEST(sbloom_nonscaling)
+{
+    /* BF.INSERT k CAPACITY 3 NONSCALING ITEMS a b c; then a b c d ->
+     * 0 0 0 "non scaling filter is full"; BF.INFO Size 104. */
+    amq_sbloom *s = make_rb(0.01, 3, 0, 1);
+    REQUIRE(s != NULL);
+    CHECK_EQ(amq_sbloom_add(s, "a", 1), 1);
+    CHECK_EQ(amq_sbloom_add(s, "b", 1), 1);
+    CHECK_EQ(amq_sbloom_add(s, "c", 1), 1);
+    CHECK_EQ(amq_sbloom_add(s, "a", 1), 0);
+    CHECK_EQ(amq_sbloom_add(s, "b", 1), 0);
+    CHECK_EQ(amq_sbloom_add(s, "c", 1), 0);
+    CHECK_STATUS(amq_sbloom_add(s, "d", 1), AMQ_EFULL);
+    CHECK_EQ(info_of(s).size, 104);
+    CHECK_EQ(info_of(s).capacity, 3);
+    CHECK_EQ(info_of(s).items, 3);
+    CHECK_EQ(info_of(s).options, 13);
+    /* The error is not halved for a non-scaling filter. */
+    check_link(s, 0, 8, 64, 7, 3, 3, 0.01);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_max_expansions)
+{
+    /* Capacity 1024, expansion 30000: the third link would need ~1e12
+     * entries at 1.25e-4: more than 2^43 bits -> "Maximum expansions". */
+    amq_sbloom *s = make_rb(0.001, 1024, 30000, 0);
+    char key[32];
+    int i, len, rc = 0;
+    REQUIRE(s != NULL);
+    for (i = 0; i < 40000 && rc >= 0; i++) {
+        len = snprintf(key, sizeof key, "x%d", i);
+        rc = amq_sbloom_add(s, key, (size_t)len);
+    }
+    CHECK_EQ(info_of(s).num_filters, 2);
+    CHECK_EQ(rc, 1); /* 1024 + 30.72 M: 40000 fit */
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_docs_scandump)
+{
+    /* BF.RESERVE bf 0.1 10; BF.ADD bf item1; BF.SCANDUMP bf 0 -> [1, this
+     * 73-byte header]; BF.SCANDUMP bf 1 -> [9, 01 08 00 80 00 04 20 00]:
+     * the 64-bit link with item1's five bits set (bits 0, 11, 31, 42, 53). */
+    static const uint8_t header[73] = {
+        0x01, 0, 0, 0, 0, 0, 0, 0,       /* size 1 */
+        0x01, 0, 0, 0,                   /* 1 link */
+        0x05, 0, 0, 0,                   /* options NOROUND | FORCE64 */
+        0x02, 0, 0, 0,                   /* growth 2 */
+        0x08, 0, 0, 0, 0, 0, 0, 0,       /* bytes 8 */
+        0x40, 0, 0, 0, 0, 0, 0, 0,       /* bits 64 */
+        0x01, 0, 0, 0, 0, 0, 0, 0,       /* size 1 */
+        0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xa9, 0x3f, /* error 0.05 */
+        0x4a, 0xf7, 0xd4, 0x9e, 0xde, 0xf0, 0x18, 0x40, /* bpe 6.2353... */
+        0x05, 0, 0, 0,                   /* 5 hashes */
+        0x0a, 0, 0, 0, 0, 0, 0, 0,       /* entries 10 */
+        0x00};                           /* n2 */
+    static const uint8_t data[8] = {0x01, 0x08, 0x00, 0x80, 0x00, 0x04, 0x20, 0x00};
+    amq_sbloom *s = make_rb(0.1, 10, 0, 0), *d;
+    uint8_t buf[128];
+    const uint8_t *chunk;
+    size_t len;
+    uint64_t next;
+
+    REQUIRE(s != NULL);
+    CHECK_EQ(amq_sbloom_add(s, "item1", 5), 1);
+    CHECK_EQ(amq_sbloom_header_size(s), 73);
+    REQUIRE_OK(amq_sbloom_header_encode(s, buf, sizeof buf));
+    CHECK(memcmp(buf, header, 73) == 0);
+    REQUIRE_OK(amq_sbloom_chunk(s, 1, 0, &chunk, &len, &next));
+    REQUIRE_EQ(len, 8);
+    CHECK(memcmp(chunk, data, 8) == 0);
+    CHECK_EQ(next, 9);
+    REQUIRE_OK(amq_sbloom_chunk(s, 9, 0, &chunk, &len, &next));
+    CHECK_EQ(len, 0);
+    CHECK_EQ(next, 0);
+    /* BF.LOADCHUNK bf 1 header; BF.LOADCHUNK bf 9 data. */
+    REQUIRE_OK(amq_sbloom_header_load(header, 73, NULL, &d));
+    CHECK_EQ(amq_sbloom_contains(d, "item1", 5), 0);
+    REQUIRE_OK(amq_sbloom_chunk_apply(d, 9, data, 8));
+    CHECK_EQ(amq_sbloom_contains(d, "item1", 5), 1);
+    CHECK_EQ(info_of(d).items, 1);
+    CHECK_EQ(info_of(d).size, info_of(s).size);
+    /* Re-encoding the loaded filter gives the same header. */
+    REQUIRE_OK(amq_sbloom_header_encode(d, buf, sizeof buf));
+    CHECK(memcmp(buf, header, 73) == 0);
+    amq_sbloom_free(s);
+    amq_sbloom_free(d);
+}
+
+TEST(sbloom_scandump_roundtrip)
+{
+    /* test_scandump_with_expansion: 0.01 / 62, 500 items, small chunks. */
+    amq_sbloom *s = make_rb(0.01, 62, 2, 0), *d;
+    uint8_t *hdr;
+    const uint8_t *chunk, *a, *b;
+    size_t len, hlen;
+    uint64_t it = 1, next;
+    amq_sbloom_link_info la, lb;
+    uint32_t i;
+    char key[16];
+    int j, klen, chunks = 0;
+
+    REQUIRE(s != NULL);
+    add_range(s, 500);
+    hlen = amq_sbloom_header_size(s);
+    hdr = malloc(hlen);
+    REQUIRE(hdr != NULL);
+    REQUIRE_OK(amq_sbloom_header_encode(s, hdr, hlen));
+    REQUIRE_OK(amq_sbloom_header_load(hdr, hlen, NULL, &d));
+    for (;;) {
+        REQUIRE_OK(amq_sbloom_chunk(s, it, 50, &chunk, &len, &next));
+        if (len == 0)
+            break;
+        REQUIRE_OK(amq_sbloom_chunk_apply(d, next, chunk, len));
+        it = next;
+        chunks++;
+    }
+    CHECK_GT(chunks, 10);
+    for (i = 0; i < info_of(s).num_filters; i++) {
+        REQUIRE_OK(amq_sbloom_link(s, i, &la, &a));
+        REQUIRE_OK(amq_sbloom_link(d, i, &lb, &b));
+        CHECK(memcmp(&la, &lb, sizeof la) == 0);
+        CHECK(memcmp(a, b, (size_t)la.bytes) == 0);
+    }
+    for (j = 0; j < 500; j++) {
+        klen = snprintf(key, sizeof key, "%d", j);
+        CHECK_EQ(amq_sbloom_contains(d, key, (size_t)klen), 1);
+    }
+    /* The loaded filter keeps growing like the original. */
+    CHECK_EQ(amq_sbloom_add(d, "new-item", 8), amq_sbloom_add(s, "new-item", 8));
+    CHECK_EQ(info_of(d).num_filters, info_of(s).num_filters);
+    free(hdr);
+    amq_sbloom_free(s);
+    amq_sbloom_free(d);
+}
+
+/* ---- hostile input ---------------------------------------------------------------------- */
+
+TEST(sbloom_hostile_headers)
+{
+    /* test_scandump_invalid_header: 0.01 / 5 with 50 items, then one field
+     * corrupted at a time -> "received bad data". */
+    amq_sbloom *s = make_rb(0.01, 5, 0, 0), *d = NULL;
+    uint8_t *h, *c;
+    size_t len;
+    char key[16];
+    int i, klen;
+
+    REQUIRE(s != NULL);
+    for (i = 0; i < 50; i++) {
+        klen = snprintf(key, sizeof key, "foo%d", i);
+        amq_sbloom_add(s, key, (size_t)klen);
+    }
+    len = amq_sbloom_header_size(s);
+    h = malloc(len);
+    c = malloc(len);
+    REQUIRE(h != NULL && c != NULL);
+    REQUIRE_OK(amq_sbloom_header_encode(s, h, len));
+    REQUIRE_OK(amq_sbloom_header_load(h, len, NULL, &d));
+    amq_sbloom_free(d);
+    /* Link 0's n2 and link 1's bytes zeroed. */
+    memcpy(c, h, len);
+    memset(c + 72, 0, 8);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* Options all ones. */
+    memcpy(c, h, len);
+    memset(c + 12, 0xff, 4);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* Total size. */
+    memcpy(c, h, len);
+    memset(c, 0xff, 4);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* Link 0's size and the total both 2^64 - 1. */
+    memcpy(c, h, len);
+    memset(c + 36, 0xff, 8);
+    memset(c, 0xff, 8);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* Lengths. */
+    CHECK_STATUS(amq_sbloom_header_load(h, len - 1, NULL, &d), AMQ_ETRUNC);
+    CHECK_STATUS(amq_sbloom_header_load(h, 19, NULL, &d), AMQ_ETRUNC);
+    memcpy(c, h, len);
+    CHECK_STATUS(amq_sbloom_header_load(c, len + 0, NULL, &d), AMQ_OK);
+    amq_sbloom_free(d);
+    /* 2^31 links claimed. */
+    memcpy(c, h, len);
+    c[11] = 0x80;
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* Huge bit counts are refused before allocating. */
+    memcpy(c, h, len);
+    memset(c + 20, 0, 16);
+    c[26] = 0x10; /* bytes 2^52 */
+    c[34] = 0x80; /* bits 2^55 */
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    /* No FORCE64: 32-bit hashing is not supported. */
+    memcpy(c, h, len);
+    c[12] = 1;
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_EUNSUPPORTED);
+    /* A NaN error rate, 0 hashes. */
+    memcpy(c, h, len);
+    memset(c + 44, 0xff, 8);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    memcpy(c, h, len);
+    memset(c + 60, 0, 4);
+    CHECK_STATUS(amq_sbloom_header_load(c, len, NULL, &d), AMQ_ECORRUPT);
+    free(h);
+    free(c);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_hostile_chunks)
+{
+    /* test_scandump_invalid: bf.reserve bf 0.1 4, bad LOADCHUNKs. */
+    amq_sbloom *s = make_rb(0.1, 4, 0, 0);
+    const uint8_t junk[37] = "kdoasdksaodsadsadsadsadsadadsadadsdad";
+    REQUIRE(s != NULL);
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, UINT64_C(9223372036854775808), junk, 1), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, UINT64_C(922337203685477588), junk, 1), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, 4, junk, 37), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, 4, junk, 4), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, 10, junk, 8), AMQ_EOVERFLOW); /* offset 1 */
+    CHECK_STATUS(amq_sbloom_chunk_apply(s, 9, junk, 8), AMQ_OK);
+    CHECK_EQ(amq_sbloom_add(s, "x", 1) >= 0, 1);
+    amq_sbloom_free(s);
+}
+
+TEST(sbloom_hostile_random_headers)
+{
+    /* Random mutations of a valid header: an error or a usable filter. */
+    amq_sbloom *s = make_rb(0.01, 5, 0, 0), *d;
+    uint64_t st = 777;
+    uint8_t *h, *c;
+    size_t len;
+    int i, j, ok = 0;
+
+    REQUIRE(s != NULL);
+    add_range(s, 40);
+    len = amq_sbloom_header_size(s);
+    h = malloc(len);
+    c = malloc(len);
+    REQUIRE(h != NULL && c != NULL);
+    REQUIRE_OK(amq_sbloom_header_encode(s, h, len));
+    for (i = 0; i < 20000; i++) {
+        memcpy(c, h, len);
+        for (j = 0; j < 1 + (int)(test_rand(&st) % 3); j++)
+            c[test_rand(&st) % len] = (uint8_t)test_rand(&st);
+        d = NULL;
+        if (amq_sbloom_header_load(c, len - (size_t)(test_rand(&st) % 2), NULL, &d) == AMQ_OK) {
+            ok++;
+            (void)amq_sbloom_add(d, "probe", 5);
+        }
+        amq_sbloom_free(d);
+    }
+    CHECK_GT(ok, 100);
+    free(h);
+    free(c);
+    amq_sbloom_free(s);
+}
+
+/* ---- randomized: no false negatives, fpp within bounds -------------------------------- */
+
+static void fpp_run(int redisbloom, double error, uint64_t n, uint64_t seed)
+{
+    amq_sbloom_params p;
+    amq_sbloom *s;
+    uint64_t st = seed, i, fp = 0, q = 400000;
+    amq_hash128 *keys = malloc(n * sizeof *keys), h;
+
+    amq_sbloom_params_init(&p, redisbloom);
+    p.error = error;
+    p.capacity = n / 50 + 1; /* forces several links */
+    REQUIRE(keys != NULL);
+    REQUIRE_OK(amq_sbloom_new(&p, NULL, &s));
+    for (i = 0; i < n; i++) {
+        keys[i].h1 = test_rand(&st);
+        keys[i].h2 = redisbloom ? test_rand(&st) : test_rand(&st);
+        REQUIRE(amq_sbloom_add_hash(s, keys[i]) >= 0);
+    }
+    for (i = 0; i < n; i++)
+        if (!amq_sbloom_contains_hash(s, keys[i]))
+            FAIL_AT_("false negative at %" PRIu64 " (seed %" PRIu64 ")", i, seed);
+    for (i = 0; i < q; i++) {
+        h.h1 = test_rand(&st);
+        h.h2 = test_rand(&st);
+        fp += (uint64_t)amq_sbloom_contains_hash(s, h);
+    }
+    /* RedisBloom's links round k up and reach their error only to within
+     * a few per cent at capacity (e.g. 0.000502 for 0.0005): allow 15 %
+     * there; the native links must meet the target. */
+    if (!((double)fp / (double)q <= error * (redisbloom ? 1.15 : 1.0)))
+        FAIL_AT_("mode %d: measured fpp %g above %g with %" PRIu64 " links (seed %" PRIu64 ")",
+                 redisbloom, (double)fp / (double)q, error, info_of(s).num_filters, seed);
+    amq_sbloom_free(s);
+    free(keys);
+}
+
+TEST(sbloom_fpp_and_no_false_negatives)
+{
+    fpp_run(1, 0.01, 200000, 5);
+    fpp_run(0, 0.01, 200000, 6);
+    fpp_run(1, 0.001, 100000, 7);
+    fpp_run(0, 0.001, 100000, 8);
+}
+
+TEST(sbloom_native_is_smaller)
+{
+    /* Tightening 0.8 and exact sizing: fewer bytes than RedisBloom's
+     * layout for the same 1 M items grown from capacity 1000. */
+    amq_sbloom_params p;
+    amq_sbloom *a, *b;
+    amq_hash128 h;
+    uint64_t st = 3, i;
+    amq_sbloom_params_init(&p, 1);
+    p.capacity = 1000;
+    REQUIRE_OK(amq_sbloom_new(&p, NULL, &a));
+    amq_sbloom_params_init(&p, 0);
+    p.capacity = 1000;
+    REQUIRE_OK(amq_sbloom_new(&p, NULL, &b));
+    for (i = 0; i < 1000000; i++) {
+        h.h1 = test_rand(&st);
+        h.h2 = test_rand(&st);
+        amq_sbloom_add_hash(a, h);
+        amq_sbloom_add_hash(b, h);
+    }
+    CHECK_LT(info_of(b).bytes, info_of(a).bytes);
+    amq_sbloom_free(a);
+    amq_sbloom_free(b);
+}
+
+static void file_roundtrip(int redisbloom)
+{
+    amq_config cfg;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    amq_stats st;
+    uint64_t size;
+    uint8_t *buf;
+    char key[32];
+    size_t w;
+    int i, len;
+
+    amq_config_init(&cfg, AMQ_KIND_SCALABLE_BLOOM);
+    cfg.capacity = 100;
+    cfg.redisbloom = (uint32_t)redisbloom;
+    if (redisbloom)
+        cfg.hash_algo = AMQ_HASH_REDISBLOOM;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, &err));
+    for (i = 0; i < 3000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        REQUIRE(amq_filter_add(f, key, (size_t)len) >= 0);
+    }
+    CHECK_STATUS(amq_filter_remove(f, "1", 1), AMQ_EUNSUPPORTED);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &w));
+    REQUIRE_OK(amq_filter_deserialize(buf, w, 0, NULL, &g, &err));
+    amq_filter_stats(f, &st);
+    {
+        amq_stats st2;
+        amq_filter_stats(g, &st2);
+        CHECK_EQ(st2.items, st.items);
+        CHECK_EQ(st2.bytes, st.bytes);
+        CHECK_EQ(st2.capacity, st.capacity);
+    }
+    for (i = 0; i < 3000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (!amq_filter_contains(g, key, (size_t)len))
+            FAIL_AT_("%s lost in the round trip", key);
+    }
+    amq_filter_free(g);
+    buf[w - 1] ^= 0x80;
+    g = NULL;
+    CHECK_STATUS(amq_filter_deserialize(buf, w, 0, NULL, &g, &err), AMQ_ECHECKSUM);
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(sbloom_file_roundtrip)
+{
+    file_roundtrip(1);
+    file_roundtrip(0);
+}
+
+TEST_MAIN()
