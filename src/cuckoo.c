@@ -103,13 +103,24 @@ static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64
                                                           uint64_t i2, uint32_t fp, uint32_t f,
                                                           uint32_t b)
 {
+    /* Both buckets are read before either is tested, so that their cache
+     * misses overlap. */
     uint8_t *d = c->data.data;
-    int64_t s = ct_bucket_empty(d, f, b, i1);
-    if (s < 0)
-        s = ct_bucket_empty(d, f, b, i2);
-    if (s < 0)
+    uint32_t nf = ct_lane_slots(f, b), l;
+    uint64_t ones = ct_ones(f, nf), z1 = 0, z2 = 0;
+    for (l = 0; l < b; l += nf) {
+        uint64_t w1 = ct_lane(d, f, i1 * b + l, nf), w2 = ct_lane(d, f, i2 * b + l, nf);
+        if (z1 == 0 && (z1 = ct_zero_fields(w1, ones, f)) != 0)
+            z1 = ((uint64_t)__builtin_ctzll(z1) / f + l + 1);
+        if (z2 == 0 && (z2 = ct_zero_fields(w2, ones, f)) != 0)
+            z2 = ((uint64_t)__builtin_ctzll(z2) / f + l + 1);
+    }
+    if (z1 != 0)
+        ct_set(d, f, i1 * b + z1 - 1, fp);
+    else if (z2 != 0)
+        ct_set(d, f, i2 * b + z2 - 1, fp);
+    else
         return 0;
-    ct_set(d, f, (uint64_t)s, fp);
     return 1;
 }
 
@@ -382,30 +393,47 @@ amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len)
     return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
 }
 
-/* Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
+/*
+ * Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
  * fingerprint found a slot; 0 when the last homeless one went to the victim
- * slot (the caller has checked that it was free). */
+ * slot (the caller has checked that it was free).
+ *
+ * Each step looks one level ahead: the alternate buckets of all b
+ * fingerprints of the full bucket are computed and prefetched together,
+ * and if one has room, that fingerprint moves there and fp takes its slot.
+ * Only when none has room is a random slot evicted and the walk goes on
+ * from its alternate bucket.  The b reads of a step overlap, so a step
+ * costs about one cache miss, and the walk is several times shorter than
+ * a plain random walk at high load.
+ */
 static int insert_fp(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
     uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, k, old;
-    uint64_t nb = c->p.buckets, i, slot;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, k, j, old;
+    uint64_t nb = c->p.buckets, i, alt[8];
     int64_t s;
 
     if (c->ops->place(c, i1, i2, fp))
         return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
-        slot = i * b + (next_rand(c) >> 32) % b;
-        old = ct_get(d, f, slot);
-        ct_set(d, f, slot, fp);
-        fp = old;
-        i = alt_bucket(i, fp, nb);
-        s = ct_bucket_empty(d, f, b, i);
-        if (s >= 0) {
-            ct_set(d, f, (uint64_t)s, fp);
-            return 1;
+        for (j = 0; j < b; j++) {
+            alt[j] = alt_bucket(i, ct_get(d, f, i * b + j), nb);
+            __builtin_prefetch(d + alt[j] * b * f / 8, 1);
         }
+        for (j = 0; j < b; j++) {
+            s = ct_bucket_empty(d, f, b, alt[j]);
+            if (s >= 0) {
+                ct_set(d, f, (uint64_t)s, ct_get(d, f, i * b + j));
+                ct_set(d, f, i * b + j, fp);
+                return 1;
+            }
+        }
+        j = (uint32_t)((next_rand(c) >> 32) % b);
+        old = ct_get(d, f, i * b + j);
+        ct_set(d, f, i * b + j, fp);
+        fp = old;
+        i = alt[j];
     }
     c->victim_fp = fp;
     c->victim_bucket = i;

@@ -1,0 +1,185 @@
+/*
+ * subject_cuckoo.c - benchmark subjects for the cuckoo kinds: the native
+ * cuckoo filter (one key at a time, and batched queries) and the scalable
+ * cuckoo filter in its RedisBloom and native layouts.
+ *
+ * Keys are hashed as every amq subject hashes them: XXH3-128 of the key's
+ * 8 bytes (MurmurHash64A for the RedisBloom layout, which fixes it).
+ */
+#include <stdlib.h>
+
+#include "amq.h"
+#include "bench.h"
+
+#define BATCH 256
+
+static amq_hash128 key_hash(uint32_t algo, uint64_t key)
+{
+    return amq_hash_key(algo, 0, &key, sizeof key);
+}
+
+/* ---- native cuckoo ------------------------------------------------------- */
+
+static void *ck_create(uint64_t n, double fpp)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c;
+    if (amq_cuckoo_params_for(n, fpp, 0, 0, &p) != AMQ_OK || amq_cuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+static void ck_destroy(void *f)
+{
+    amq_cuckoo_free(f);
+}
+
+static uint64_t ck_insert(void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t failed = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        failed += amq_cuckoo_add_hash(f, key_hash(AMQ_HASH_XXH3, keys[i])) != 1;
+    return failed;
+}
+
+static uint64_t ck_query(void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t found = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        found += (uint64_t)amq_cuckoo_contains_hash(f, key_hash(AMQ_HASH_XXH3, keys[i]));
+    return found;
+}
+
+static uint64_t ck_query_batched(void *f, const uint64_t *keys, size_t n)
+{
+    amq_hash128 h[BATCH];
+    uint8_t out[BATCH];
+    uint64_t found = 0;
+    size_t i, j, m;
+    for (i = 0; i < n; i += BATCH) {
+        m = n - i < BATCH ? n - i : BATCH;
+        for (j = 0; j < m; j++)
+            h[j] = key_hash(AMQ_HASH_XXH3, keys[i + j]);
+        amq_cuckoo_contains_batch(f, h, m, out);
+        for (j = 0; j < m; j++)
+            found += out[j];
+    }
+    return found;
+}
+
+static uint64_t ck_bytes(const void *f)
+{
+    return amq_cuckoo_bytes(f);
+}
+
+BENCH_SUBJECT(amq_cuckoo_subject) = {
+    .name = "amq cuckoo",
+    .family = "cuckoo",
+    .peer = 0,
+    .create = ck_create,
+    .destroy = ck_destroy,
+    .insert = ck_insert,
+    .query = ck_query,
+    .bytes = ck_bytes,
+};
+
+BENCH_SUBJECT(amq_cuckoo_batched_subject) = {
+    .name = "amq cuckoo, batched queries",
+    .family = "cuckoo",
+    .peer = 0,
+    .create = ck_create,
+    .destroy = ck_destroy,
+    .insert = ck_insert,
+    .query = ck_query_batched,
+    .bytes = ck_bytes,
+};
+
+/* ---- scalable cuckoo -------------------------------------------------------- */
+
+/* Sized for n in its first sub-filter; the rate is what the layout gives
+ * (RedisBloom: 8-bit fingerprints, ~2 * 2 / 255 per sub-filter). */
+static void *sc_create_mode(uint64_t n, int redisbloom)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    amq_scuckoo_params_init(&p, redisbloom);
+    p.capacity = n;
+    if (amq_scuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+static void *sc_create_rb(uint64_t n, double fpp)
+{
+    (void)fpp;
+    return sc_create_mode(n, 1);
+}
+
+static void *sc_create_native(uint64_t n, double fpp)
+{
+    (void)fpp;
+    return sc_create_mode(n, 0);
+}
+
+static void sc_destroy(void *f)
+{
+    amq_scuckoo_free(f);
+}
+
+static uint32_t sc_algo(const void *f)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo_get_params(f, &p);
+    return p.hash_algo;
+}
+
+static uint64_t sc_insert(void *f, const uint64_t *keys, size_t n)
+{
+    uint32_t algo = sc_algo(f);
+    uint64_t failed = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        failed += amq_scuckoo_add_hash(f, key_hash(algo, keys[i])) != 1;
+    return failed;
+}
+
+static uint64_t sc_query(void *f, const uint64_t *keys, size_t n)
+{
+    uint32_t algo = sc_algo(f);
+    uint64_t found = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        found += (uint64_t)amq_scuckoo_contains_hash(f, key_hash(algo, keys[i]));
+    return found;
+}
+
+static uint64_t sc_bytes(const void *f)
+{
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(f, &in);
+    return in.bytes;
+}
+
+BENCH_SUBJECT(amq_scuckoo_rb_subject) = {
+    .name = "amq scalable-cuckoo, RedisBloom layout (8-bit, rate fixed by layout)",
+    .family = "scalable-cuckoo",
+    .peer = 0,
+    .create = sc_create_rb,
+    .destroy = sc_destroy,
+    .insert = sc_insert,
+    .query = sc_query,
+    .bytes = sc_bytes,
+};
+
+BENCH_SUBJECT(amq_scuckoo_native_subject) = {
+    .name = "amq scalable-cuckoo, native (16-bit, rate fixed by layout)",
+    .family = "scalable-cuckoo",
+    .peer = 0,
+    .create = sc_create_native,
+    .destroy = sc_destroy,
+    .insert = sc_insert,
+    .query = sc_query,
+    .bytes = sc_bytes,
+};
