@@ -89,6 +89,7 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
 int cmd_hash(int argc, char **argv);
 int cmd_create(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 

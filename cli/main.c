@@ -14,6 +14,7 @@ static const struct command {
 } commands[] = {
     {"create", cmd_create, "create an empty filter file"},
     {"add", cmd_add, "add keys (lines) to a filter file"},
+    {"remove", cmd_remove, "remove keys (lines) from a cuckoo filter file"},
     {"query", cmd_query, "print the lines that may be in a filter (grep-like)"},
     {"info", cmd_info, "describe a filter file"},
     {"hash", cmd_hash, "print hashes of strings or lines"},

@@ -235,6 +235,10 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
                 continue;
             load = (fbits != 0 && bsize != 0) ? amq_cuckoo_max_load(b)
                                               : load_for(f, b, 0.95 * p);
+            /* 8-bit fingerprints give a 1-slot bucket only 255 alternates:
+             * large tables jam at ~20 % load. */
+            if (f == 8 && b == 1 && load > 0.15)
+                load = 0.15;
             if (!(load > 0.0))
                 continue;
             bpi = (double)f / load;

@@ -1,0 +1,120 @@
+#!/bin/sh
+# test_cuckoo.sh - the cuckoo and scalable kinds through the tool: create
+# options, add, query, remove, info, refusals.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+seq 1 20000 >keys
+seq 20001 40000 >absent
+seq 1 10000 >first
+seq 10001 20000 >second
+
+CASE=cuckoo-create
+expect_status 0 "$AMQ" create c.amq --type cuckoo --capacity 20000 --fpp 0.01
+"$AMQ" info c.amq >info.txt
+grep -q '^kind: *cuckoo$' info.txt || fail "info kind: $(cat info.txt)"
+grep -q '^fingerprint bits: *12$' info.txt || fail "1% picks 12-bit fingerprints: $(cat info.txt)"
+grep -q '^bucket size: *4$' info.txt || fail "1% picks 4-slot buckets"
+expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
+    --bucket-size 2 --max-kicks 100
+"$AMQ" info c8.amq >info8.txt
+grep -q '^fingerprint bits: *8$' info8.txt || fail "--fingerprint-bits 8: $(cat info8.txt)"
+grep -q '^bucket size: *2$' info8.txt || fail "--bucket-size 2"
+grep -q '^max kicks: *100$' info8.txt || fail "--max-kicks 100"
+expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --fingerprint-bits 9
+expect_stderr_has "fingerprint bits"
+expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --bucket-size 3
+expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --expansion 2
+expect_stderr_has "--expansion does not apply to --type cuckoo"
+expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --nonscaling
+[ -e x.amq ] && fail "a failed create left a file"
+
+CASE=cuckoo-add-query-remove
+expect_status 0 "$AMQ" add c.amq keys
+expect_eq "every key present" 20000 "$("$AMQ" query -c c.amq keys)"
+fp=$("$AMQ" query -c c.amq absent)
+[ "$fp" -lt 200 ] || fail "false positives $fp: 12-bit fingerprints should give ~0.2%"
+expect_status 0 "$AMQ" remove --stats c.amq first
+expect_stderr_has "10000 keys read, 10000 removed, 0 not found"
+expect_eq "the others stay" 10000 "$("$AMQ" query -c c.amq second)"
+gone=$("$AMQ" query -c c.amq first)
+[ "$gone" -lt 100 ] || fail "$gone of 10000 removed keys still answer present"
+"$AMQ" info c.amq >info.txt
+grep -q '^items: *10000$' info.txt || fail "items after removes: $(cat info.txt)"
+expect_status 0 "$AMQ" add c.amq first
+expect_eq "re-added" 20000 "$("$AMQ" query -c c.amq keys)"
+expect_status 0 "$AMQ" remove c.amq first
+# Removing keys that are not in the filter finds only false positives
+# (and would remove other keys' fingerprints: undefined, as documented).
+expect_status 0 "$AMQ" remove --stats c.amq absent
+expect_stderr_has "20000 keys read"
+n=$(sed -n 's/.* \([0-9]*\) removed.*/\1/p' "$T/.err")
+[ "$n" -lt 100 ] || fail "$n of 20000 absent keys were 'removed'"
+
+CASE=cuckoo-full
+expect_status 0 "$AMQ" create small.amq --type cuckoo --capacity 100 --fingerprint-bits 16 --bucket-size 4
+cp small.amq small.orig
+expect_status 2 "$AMQ" add small.amq keys
+expect_stderr_has "full"
+expect_same_file small.amq small.orig
+
+CASE=remove-refused
+expect_status 0 "$AMQ" create b.amq --capacity 1000
+cp b.amq b.orig
+expect_status 2 "$AMQ" remove b.amq first
+expect_stderr_has "a bloom filter cannot remove keys"
+expect_same_file b.amq b.orig
+expect_status 2 "$AMQ" remove
+expect_stderr_has "missing FILE"
+expect_status 2 "$AMQ" remove nosuch.amq first
+expect_status 2 "$AMQ" remove c.amq no-such-input
+expect_stderr_has "no-such-input"
+
+CASE=scalable-cuckoo
+expect_status 0 "$AMQ" create sc.amq --type scalable-cuckoo --capacity 1000 --redisbloom
+"$AMQ" info sc.amq >info.txt
+grep -q '^layout: *redisbloom$' info.txt || fail "layout: $(cat info.txt)"
+grep -q '^buckets: *512$' info.txt || fail "CF.RESERVE 1000 has 512 buckets"
+grep -q '^redisbloom size: *1080$' info.txt || fail "CF.INFO Size 1080"
+grep -q '^hash: *murmur64a, seed 0$' info.txt || fail "RedisBloom hashing"
+expect_status 0 "$AMQ" add sc.amq keys
+expect_eq "every key present" 20000 "$("$AMQ" query -c sc.amq keys)"
+expect_status 0 "$AMQ" remove sc.amq first
+expect_eq "the others stay" 10000 "$("$AMQ" query -c sc.amq second)"
+expect_status 0 "$AMQ" create sn.amq --type scalable-cuckoo --capacity 1000 \
+    --fingerprint-bits 16 --bucket-size 4 --max-kicks 500 --expansion 2
+expect_status 0 "$AMQ" add sn.amq keys
+expect_eq "native: every key present" 20000 "$("$AMQ" query -c sn.amq keys)"
+fp=$("$AMQ" query -c sn.amq absent)
+[ "$fp" -lt 20 ] || fail "16-bit native layout gave $fp false positives"
+expect_status 0 "$AMQ" create fixed.amq --type scalable-cuckoo --capacity 64 --nonscaling
+cp fixed.amq fixed.orig
+expect_status 2 "$AMQ" add fixed.amq keys
+expect_stderr_has "full"
+expect_same_file fixed.amq fixed.orig
+expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redisbloom \
+    --fingerprint-bits 16
+expect_stderr_has "8-bit"
+
+CASE=scalable-bloom
+expect_status 0 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 --fpp 0.001 --redisbloom
+"$AMQ" info sb.amq >info.txt
+grep -q '^redisbloom size: *296$' info.txt || fail "BF.INFO Size 296: $(cat info.txt)"
+expect_status 0 "$AMQ" add sb.amq keys
+expect_eq "every key present" 20000 "$("$AMQ" query -c sb.amq keys)"
+"$AMQ" info sb.amq >info.txt
+grep -q '^links: *8$' info.txt || fail "100 doubling to 20000 items: 8 links: $(cat info.txt)"
+expect_status 0 "$AMQ" create sbn.amq --type scalable-bloom --capacity 100 --expansion 4
+expect_status 0 "$AMQ" add sbn.amq keys
+expect_eq "native: every key present" 20000 "$("$AMQ" query -c sbn.amq keys)"
+fp=$("$AMQ" query -c sbn.amq absent)
+[ "$fp" -lt 200 ] || fail "native scalable Bloom at 1% gave $fp false positives of 20000"
+expect_status 0 "$AMQ" create sbf.amq --type scalable-bloom --capacity 100 --nonscaling
+cp sbf.amq sbf.orig
+expect_status 2 "$AMQ" add sbf.amq keys
+expect_stderr_has "full"
+expect_same_file sbf.amq sbf.orig
+expect_status 2 "$AMQ" remove sb.amq first
+expect_stderr_has "cannot remove keys"
+
+finish
