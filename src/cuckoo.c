@@ -33,7 +33,9 @@
 
 typedef struct ck_ops {
     int (*contains)(const amq_cuckoo *c, amq_hash128 h);
-    int (*place)(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp); /* 1 placed */
+    /* Places fp (buckets i1, i2), evicting as needed: 1 placed, 0 the last
+     * homeless fingerprint went to the victim slot. */
+    int (*insert)(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp);
 } ck_ops;
 
 struct amq_cuckoo {
@@ -124,16 +126,65 @@ static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64
     return 1;
 }
 
+/*
+ * Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
+ * fingerprint found a slot; 0 when the last homeless one went to the victim
+ * slot (the caller has checked that it was free).
+ *
+ * Each step looks one level ahead: the alternate buckets of all b
+ * fingerprints of the full bucket are computed and prefetched together,
+ * and if one has room, that fingerprint moves there and fp takes its slot.
+ * Only when none has room is a random slot evicted and the walk goes on
+ * from its alternate bucket.  The b reads of a step overlap, so a step
+ * costs about one cache miss, and the walk is several times shorter than
+ * a plain random walk at high load.
+ */
+static inline __attribute__((always_inline)) int insert_tpl(amq_cuckoo *c, uint64_t i1,
+                                                           uint64_t i2, uint32_t fp,
+                                                           uint32_t f, uint32_t b)
+{
+    uint8_t *d = c->data.data;
+    uint32_t k, j, old;
+    uint64_t nb = c->p.buckets, i, alt[8];
+    int64_t s;
+
+    if (place_tpl(c, i1, i2, fp, f, b))
+        return 1;
+    i = (next_rand(c) & 1) ? i2 : i1;
+    for (k = 0; k < c->p.max_kicks; k++) {
+        for (j = 0; j < b; j++) {
+            alt[j] = alt_bucket(i, ct_get(d, f, i * b + j), nb);
+            __builtin_prefetch(d + alt[j] * b * f / 8, 1);
+        }
+        for (j = 0; j < b; j++) {
+            s = ct_bucket_empty(d, f, b, alt[j]);
+            if (s >= 0) {
+                ct_set(d, f, (uint64_t)s, ct_get(d, f, i * b + j));
+                ct_set(d, f, i * b + j, fp);
+                return 1;
+            }
+        }
+        j = (uint32_t)((next_rand(c) >> 32) % b);
+        old = ct_get(d, f, i * b + j);
+        ct_set(d, f, i * b + j, fp);
+        fp = old;
+        i = alt[j];
+    }
+    c->victim_fp = fp;
+    c->victim_bucket = i;
+    return 0;
+}
+
 #define CK_INSTANCE(F, B)                                                              \
     static int contains_##F##_##B(const amq_cuckoo *c, amq_hash128 h)                 \
     {                                                                                  \
         return contains_tpl(c, h, F, B);                                               \
     }                                                                                  \
-    static int place_##F##_##B(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)   \
+    static int insert_##F##_##B(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)  \
     {                                                                                  \
-        return place_tpl(c, i1, i2, fp, F, B);                                         \
+        return insert_tpl(c, i1, i2, fp, F, B);                                        \
     }                                                                                  \
-    static const ck_ops ops_##F##_##B = {contains_##F##_##B, place_##F##_##B};
+    static const ck_ops ops_##F##_##B = {contains_##F##_##B, insert_##F##_##B};
 
 CK_INSTANCE(8, 1)
 CK_INSTANCE(8, 2)
@@ -397,53 +448,6 @@ amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len)
     return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
 }
 
-/*
- * Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
- * fingerprint found a slot; 0 when the last homeless one went to the victim
- * slot (the caller has checked that it was free).
- *
- * Each step looks one level ahead: the alternate buckets of all b
- * fingerprints of the full bucket are computed and prefetched together,
- * and if one has room, that fingerprint moves there and fp takes its slot.
- * Only when none has room is a random slot evicted and the walk goes on
- * from its alternate bucket.  The b reads of a step overlap, so a step
- * costs about one cache miss, and the walk is several times shorter than
- * a plain random walk at high load.
- */
-static int insert_fp(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
-{
-    uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, k, j, old;
-    uint64_t nb = c->p.buckets, i, alt[8];
-    int64_t s;
-
-    if (c->ops->place(c, i1, i2, fp))
-        return 1;
-    i = (next_rand(c) & 1) ? i2 : i1;
-    for (k = 0; k < c->p.max_kicks; k++) {
-        for (j = 0; j < b; j++) {
-            alt[j] = alt_bucket(i, ct_get(d, f, i * b + j), nb);
-            __builtin_prefetch(d + alt[j] * b * f / 8, 1);
-        }
-        for (j = 0; j < b; j++) {
-            s = ct_bucket_empty(d, f, b, alt[j]);
-            if (s >= 0) {
-                ct_set(d, f, (uint64_t)s, ct_get(d, f, i * b + j));
-                ct_set(d, f, i * b + j, fp);
-                return 1;
-            }
-        }
-        j = (uint32_t)((next_rand(c) >> 32) % b);
-        old = ct_get(d, f, i * b + j);
-        ct_set(d, f, i * b + j, fp);
-        fp = old;
-        i = alt[j];
-    }
-    c->victim_fp = fp;
-    c->victim_bucket = i;
-    return 0;
-}
-
 int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
 {
     uint32_t fp;
@@ -456,9 +460,47 @@ int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
     fp = fingerprint(h.h2, c->p.fingerprint_bits);
     i1 = reduce64(h.h1, c->p.buckets);
     i2 = alt_bucket(i1, fp, c->p.buckets);
-    (void)insert_fp(c, i1, i2, fp);
+    (void)c->ops->insert(c, i1, i2, fp);
     c->items++;
     return 1;
+}
+
+int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    /* A pipeline: key j + AHEAD has its buckets prefetched while key
+     * j is inserted, so the common insert (a free slot in i1 or i2) finds
+     * its two buckets in cache.  Same results as n single adds. */
+    enum { AHEAD = 8 };
+    const uint8_t *d = c->data.data;
+    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp[AHEAD];
+    uint64_t nb = c->p.buckets, i1[AHEAD], i2[AHEAD];
+    size_t j, k;
+
+    if (amq_region_is_borrowed(&c->data))
+        return AMQ_EREADONLY;
+    if (n == 0)
+        return AMQ_OK;
+    for (j = 0; j < n + AHEAD; j++) {
+        if (j >= AHEAD) {
+            size_t m = j - AHEAD;
+            k = m % AHEAD;
+            if (c->victim_fp != 0)
+                return AMQ_EFULL;
+            (void)c->ops->insert(c, i1[k], i2[k], fp[k]);
+            c->items++;
+            if (added != NULL)
+                added[m] = 1;
+        }
+        if (j < n) {
+            k = j % AHEAD;
+            fp[k] = fingerprint(h[j].h2, f);
+            i1[k] = reduce64(h[j].h1, nb);
+            i2[k] = alt_bucket(i1[k], fp[k], nb);
+            __builtin_prefetch(d + i1[k] * b * f / 8, 1);
+            __builtin_prefetch(d + i2[k] * b * f / 8, 1);
+        }
+    }
+    return AMQ_OK;
 }
 
 int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
@@ -527,7 +569,7 @@ static void reinsert_victim(amq_cuckoo *c)
         return;
     c->victim_fp = 0;
     c->victim_bucket = 0;
-    (void)insert_fp(c, i, alt_bucket(i, fp, c->p.buckets), fp);
+    (void)c->ops->insert(c, i, alt_bucket(i, fp, c->p.buckets), fp);
 }
 
 int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
@@ -701,6 +743,11 @@ static int op_contains(const void *impl, amq_hash128 h)
     return amq_cuckoo_contains_hash(impl, h);
 }
 
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return amq_cuckoo_add_batch(impl, h, n, added);
+}
+
 static int op_remove(void *impl, amq_hash128 h)
 {
     return amq_cuckoo_remove_hash(impl, h);
@@ -858,7 +905,7 @@ const amq_kind_ops amq_cuckoo_ops = {
     .add = op_add,
     .contains = op_contains,
     .remove = op_remove,
-    .add_batch = NULL,
+    .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = NULL,
     .intersect = NULL,

@@ -127,6 +127,13 @@ AMQ_API amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t
 AMQ_API int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len);
 AMQ_API int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h);
 
+/* Adds n keys by their hashes, as n calls of amq_cuckoo_add_hash, with the
+ * next keys' buckets prefetched while one is inserted.  added[i] = 1 for
+ * each key added (added may be NULL).  AMQ_OK, or the first error
+ * (AMQ_EFULL: the keys before it were added, none after), AMQ_EREADONLY. */
+AMQ_API int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                 uint8_t *added);
+
 /* Adds a key unless it may already be in: 1 added, 0 may exist (nothing
  * changed), AMQ_EFULL, AMQ_EREADONLY. */
 AMQ_API int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len);

@@ -315,6 +315,40 @@ TEST(cuckoo_batch_matches_single)
     amq_cuckoo_free(c);
 }
 
+TEST(cuckoo_add_batch_matches_single)
+{
+    /* Same table bytes as one add at a time, up to and past full. */
+    uint64_t st = 17, i;
+    amq_hash128 *h = malloc(5000 * sizeof *h);
+    uint8_t *added = calloc(5000, 1);
+    amq_cuckoo *a = make(12, 4, 1000), *b = make(12, 4, 1000);
+    int rc_single = 0, rc_batch;
+    uint64_t single_ok = 0, batch_ok = 0;
+
+    REQUIRE(h != NULL && added != NULL && a != NULL && b != NULL);
+    for (i = 0; i < 5000; i++)
+        h[i] = rand_hash(&st);
+    for (i = 0; i < 5000; i++) {
+        rc_single = amq_cuckoo_add_hash(a, h[i]);
+        if (rc_single != 1)
+            break;
+        single_ok++;
+    }
+    rc_batch = amq_cuckoo_add_batch(b, h, 5000, added);
+    for (i = 0; i < 5000; i++)
+        batch_ok += added[i];
+    CHECK_STATUS(rc_single, AMQ_EFULL);
+    CHECK_STATUS(rc_batch, AMQ_EFULL);
+    CHECK_EQ(batch_ok, single_ok);
+    CHECK_EQ(amq_cuckoo_items(b), amq_cuckoo_items(a));
+    CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+    CHECK_STATUS(amq_cuckoo_add_batch(b, h, 0, NULL), AMQ_OK);
+    amq_cuckoo_free(a);
+    amq_cuckoo_free(b);
+    free(h);
+    free(added);
+}
+
 /* ---- through the generic handle and the container --------------------------------- */
 
 TEST(cuckoo_file_roundtrip)
