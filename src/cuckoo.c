@@ -36,6 +36,7 @@ typedef struct ck_ops {
     /* Places fp (buckets i1, i2), evicting as needed: 1 placed, 0 the last
      * homeless fingerprint went to the victim slot. */
     int (*insert)(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp);
+    void (*contains_batch)(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out);
 } ck_ops;
 
 struct amq_cuckoo {
@@ -175,6 +176,35 @@ static inline __attribute__((always_inline)) int insert_tpl(amq_cuckoo *c, uint6
     return 0;
 }
 
+#define BATCH 16
+
+/* Bucket indexes of a block of keys first, with both buckets prefetched,
+ * then the tests: up to 2 * BATCH cache misses in flight. */
+static inline __attribute__((always_inline)) void
+contains_batch_tpl(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, uint32_t f,
+                   uint32_t b)
+{
+    const uint8_t *d = c->data.data;
+    uint64_t nb = c->p.buckets, i1[BATCH], i2[BATCH];
+    uint32_t fp[BATCH];
+    size_t base, j, m;
+
+    for (base = 0; base < n; base += BATCH) {
+        m = n - base < BATCH ? n - base : BATCH;
+        for (j = 0; j < m; j++) {
+            fp[j] = fingerprint(h[base + j].h2, f);
+            i1[j] = reduce64(h[base + j].h1, nb);
+            i2[j] = alt_bucket(i1[j], fp[j], nb);
+            __builtin_prefetch(d + i1[j] * b * f / 8);
+            __builtin_prefetch(d + i2[j] * b * f / 8);
+        }
+        for (j = 0; j < m; j++)
+            out[base + j] = (uint8_t)(ct_bucket_has(d, f, b, i1[j], fp[j]) |
+                                      ct_bucket_has(d, f, b, i2[j], fp[j]) |
+                                      (c->victim_fp != 0 && victim_matches(c, fp[j], i1[j], i2[j])));
+    }
+}
+
 #define CK_INSTANCE(F, B)                                                              \
     static int contains_##F##_##B(const amq_cuckoo *c, amq_hash128 h)                 \
     {                                                                                  \
@@ -184,7 +214,13 @@ static inline __attribute__((always_inline)) int insert_tpl(amq_cuckoo *c, uint6
     {                                                                                  \
         return insert_tpl(c, i1, i2, fp, F, B);                                        \
     }                                                                                  \
-    static const ck_ops ops_##F##_##B = {contains_##F##_##B, insert_##F##_##B};
+    static void contains_batch_##F##_##B(const amq_cuckoo *c, const amq_hash128 *h,     \
+                                         size_t n, uint8_t *out)                       \
+    {                                                                                  \
+        contains_batch_tpl(c, h, n, out, F, B);                                        \
+    }                                                                                  \
+    static const ck_ops ops_##F##_##B = {contains_##F##_##B, insert_##F##_##B,         \
+                                         contains_batch_##F##_##B};
 
 CK_INSTANCE(8, 1)
 CK_INSTANCE(8, 2)
@@ -532,31 +568,10 @@ int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len)
     return amq_cuckoo_add_unique_hash(c, amq_cuckoo_hash(c, key, len));
 }
 
-#define BATCH 16
-
 void amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
                                uint8_t *out)
 {
-    const uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size;
-    uint64_t nb = c->p.buckets, i1[BATCH], i2[BATCH];
-    uint32_t fp[BATCH];
-    size_t base, j, m;
-
-    for (base = 0; base < n; base += BATCH) {
-        m = n - base < BATCH ? n - base : BATCH;
-        for (j = 0; j < m; j++) {
-            fp[j] = fingerprint(h[base + j].h2, f);
-            i1[j] = reduce64(h[base + j].h1, nb);
-            i2[j] = alt_bucket(i1[j], fp[j], nb);
-            __builtin_prefetch(d + i1[j] * b * f / 8);
-            __builtin_prefetch(d + i2[j] * b * f / 8);
-        }
-        for (j = 0; j < m; j++)
-            out[base + j] = (uint8_t)(ct_bucket_has(d, f, b, i1[j], fp[j]) ||
-                                      ct_bucket_has(d, f, b, i2[j], fp[j]) ||
-                                      (c->victim_fp != 0 && victim_matches(c, fp[j], i1[j], i2[j])));
-    }
+    c->ops->contains_batch(c, h, n, out);
 }
 
 /* After a slot was freed: the victim goes back into the table. */

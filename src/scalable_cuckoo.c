@@ -645,21 +645,23 @@ int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buc
     amq_scuckoo_params p;
     amq_scuckoo *c;
     uint64_t slots, j, nb;
+    uint32_t exp;
     int rc;
 
     *out = NULL;
-    if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK ||
-        (h->expansion != 0 && !is_pow2(h->expansion)))
+    if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
         return AMQ_ECORRUPT;
-    if (check_chain(h->bucket_size, h->expansion, h->num_buckets, h->num_filters, &slots) !=
-        AMQ_OK)
+    /* The chain grows by the power of two at or above the expansion asked
+     * for; a header holding the unrounded value describes the same chain. */
+    exp = h->expansion == 0 ? 0 : (uint32_t)next_pow2(h->expansion);
+    if (check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
         return AMQ_ECORRUPT;
     if (h->num_items > slots)
         return AMQ_ECORRUPT;
     if (sub_buckets != NULL) {
         for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
             if (j > 0)
-                nb *= h->expansion;
+                nb *= exp;
             if (sub_buckets[j] != nb)
                 return AMQ_ECORRUPT;
         }
@@ -668,7 +670,7 @@ int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buc
     p.capacity = h->num_buckets * h->bucket_size;
     p.bucket_size = h->bucket_size;
     p.max_iterations = h->max_iterations;
-    p.expansion = h->expansion;
+    p.expansion = exp;
     p.max_filters = h->num_filters > DEFAULT_MAX_FILTERS ? (uint32_t)h->num_filters
                                                           : DEFAULT_MAX_FILTERS;
     c = shell(&p, alloc);

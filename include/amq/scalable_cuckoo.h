@@ -166,8 +166,8 @@ typedef struct amq_scuckoo_header {
  * stored (RDB encoding 4) and must equal num_buckets * expansion^j.
  * Validates everything before allocating: num_filters in [1,
  * AMQ_SCUCKOO_MAX_FILTERS] (1 when expansion is 0), num_buckets a power of
- * two, bucket_size, max_iterations and expansion (0 or a power of two) in
- * range, every sub-filter within AMQ_SCUCKOO_MAX_SLOTS, num_items at most
+ * two, bucket_size, max_iterations and expansion (<= 32768; rounded up to a
+ * power of two as at creation) in range, every sub-filter within AMQ_SCUCKOO_MAX_SLOTS, num_items at most
  * the total slots.  max_filters becomes max(32, num_filters).
  * AMQ_ECORRUPT for bad fields, AMQ_ENOMEM.
  */

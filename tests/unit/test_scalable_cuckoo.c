@@ -419,7 +419,18 @@ TEST(scuckoo_hostile_headers)
     CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
     put_header(b, 0, 4, 0, 1, 2, 0, 1); /* max iterations 0 */
     CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 2, 2, 20, 3); /* expansion not a power of two */
+    put_header(b, 0, 4, 0, 2, 2, 20, 3); /* expansion 3 grows as 4 */
+    CHECK_STATUS(load_header(b, 38), AMQ_OK);
+    REQUIRE_OK(amq_scuckoo_header_decode(b, 38, &h));
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    {
+        uint64_t nb1 = 0;
+        REQUIRE_OK(amq_scuckoo_subfilter(c, 1, &nb1, NULL, NULL));
+        CHECK_EQ(nb1, 16);
+        CHECK_EQ(info_of(c).expansion, 4);
+    }
+    amq_scuckoo_free(c);
+    put_header(b, 0, 4, 0, 2, 2, 20, 40000); /* expansion out of range */
     CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
     put_header(b, 0, 4, 0, 2, 2, 20, 0); /* two sub-filters without expansion */
     CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
