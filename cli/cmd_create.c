@@ -88,7 +88,7 @@ int cmd_create(int argc, char **argv)
     amq_filter *f = NULL;
     uint32_t kind;
     uint64_t v;
-    int opt, force = 0, capacity_given = 0, fpp_given = 0, rc;
+    int opt, force = 0, capacity_given = 0, fpp_given = 0, hash_given = 0, rc;
     size_t i;
 
     amq_config_init(&cfg, AMQ_KIND_BLOOM);
@@ -133,10 +133,12 @@ int cmd_create(int argc, char **argv)
                           optarg);
                 return EXIT_TROUBLE;
             }
+            hash_given = 1;
             break;
         case O_SEED:
             if (cli_parse_u64("--seed", optarg, &cfg.seed) != 0)
                 return EXIT_TROUBLE;
+            hash_given = 1;
             break;
         case O_FPBITS:
             if (cli_parse_uint("--fingerprint-bits", optarg, 1, 64, &v) != 0)
@@ -209,6 +211,11 @@ int cmd_create(int argc, char **argv)
     }
     if (!capacity_given && !scope[1].given) {
         cli_error("create: --capacity is required (how many keys the filter is for)");
+        return EXIT_TROUBLE;
+    }
+    if (cfg.redisbloom && hash_given) {
+        cli_error("create: --redisbloom fixes the hash (RedisBloom's MurmurHash64A); "
+                  "--hash and --seed cannot be combined with it");
         return EXIT_TROUBLE;
     }
     if (fpp_given && (scope[0].given || scope[1].given)) {

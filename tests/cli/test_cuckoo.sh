@@ -95,6 +95,8 @@ expect_same_file fixed.amq fixed.orig
 expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redisbloom \
     --fingerprint-bits 16
 expect_stderr_has "8-bit"
+expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redisbloom --hash xxh3
+expect_stderr_has "--redisbloom fixes the hash"
 
 CASE=scalable-bloom
 expect_status 0 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 --fpp 0.001 --redisbloom
