@@ -106,29 +106,21 @@ static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64
                                                           uint64_t i2, uint32_t fp, uint32_t f,
                                                           uint32_t b)
 {
-    /* Both buckets are read before either is tested, so that their cache
-     * misses overlap. */
+    /* Bucket i1 first: at the loads a filter runs at, it usually has room,
+     * and the branch lets the CPU start on the next key; i2 only when it
+     * is full. */
     uint8_t *d = c->data.data;
-    uint32_t nf = ct_lane_slots(f, b), l;
-    uint64_t ones = ct_ones(f, nf), z1 = 0, z2 = 0;
-    for (l = 0; l < b; l += nf) {
-        uint64_t w1 = ct_lane(d, f, i1 * b + l, nf), w2 = ct_lane(d, f, i2 * b + l, nf);
-        if (z1 == 0 && (z1 = ct_zero_fields(w1, ones, f)) != 0)
-            z1 = ((uint64_t)__builtin_ctzll(z1) / f + l + 1);
-        if (z2 == 0 && (z2 = ct_zero_fields(w2, ones, f)) != 0)
-            z2 = ((uint64_t)__builtin_ctzll(z2) / f + l + 1);
-    }
-    if (z1 != 0)
-        ct_set(d, f, i1 * b + z1 - 1, fp);
-    else if (z2 != 0)
-        ct_set(d, f, i2 * b + z2 - 1, fp);
-    else
+    int64_t s = ct_bucket_empty(d, f, b, i1);
+    if (s < 0)
+        s = ct_bucket_empty(d, f, b, i2);
+    if (s < 0)
         return 0;
+    ct_set(d, f, (uint64_t)s, fp);
     return 1;
 }
 
 /*
- * Places fp, whose buckets are i1 and i2, evicting as needed.  1 when every
+ * Places fp, whose buckets i1 and i2 are full, by evicting.  1 when every
  * fingerprint found a slot; 0 when the last homeless one went to the victim
  * slot (the caller has checked that it was free).
  *
@@ -140,17 +132,15 @@ static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64
  * costs about one cache miss, and the walk is several times shorter than
  * a plain random walk at high load.
  */
-static inline __attribute__((always_inline)) int insert_tpl(amq_cuckoo *c, uint64_t i1,
-                                                           uint64_t i2, uint32_t fp,
-                                                           uint32_t f, uint32_t b)
+static inline __attribute__((always_inline)) int kick_tpl(amq_cuckoo *c, uint64_t i1,
+                                                         uint64_t i2, uint32_t fp, uint32_t f,
+                                                         uint32_t b)
 {
     uint8_t *d = c->data.data;
     uint32_t k, j, old;
     uint64_t nb = c->p.buckets, i, alt[8];
     int64_t s;
 
-    if (place_tpl(c, i1, i2, fp, f, b))
-        return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
         for (j = 0; j < b; j++) {
@@ -210,9 +200,17 @@ contains_batch_tpl(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t 
     {                                                                                  \
         return contains_tpl(c, h, F, B);                                               \
     }                                                                                  \
+    static __attribute__((noinline)) int kick_##F##_##B(amq_cuckoo *c, uint64_t i1,    \
+                                                        uint64_t i2, uint32_t fp)      \
+    {                                                                                  \
+        return kick_tpl(c, i1, i2, fp, F, B);                                          \
+    }                                                                                  \
+    /* The common case inline, the eviction walk out of line. */                       \
     static int insert_##F##_##B(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)  \
     {                                                                                  \
-        return insert_tpl(c, i1, i2, fp, F, B);                                        \
+        if (place_tpl(c, i1, i2, fp, F, B))                                            \
+            return 1;                                                                  \
+        return kick_##F##_##B(c, i1, i2, fp);                                          \
     }                                                                                  \
     static void contains_batch_##F##_##B(const amq_cuckoo *c, const amq_hash128 *h,     \
                                          size_t n, uint8_t *out)                       \
