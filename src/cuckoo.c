@@ -602,14 +602,14 @@ int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
         s = ct_bucket_find(d, f, b, i2, fp);
     if (s >= 0) {
         ct_set(d, f, (uint64_t)s, 0);
-        c->items--;
+        c->items -= c->items > 0; /* never wraps, even on untrusted data */
         reinsert_victim(c);
         return 1;
     }
     if (c->victim_fp != 0 && victim_matches(c, fp, i1, i2)) {
         c->victim_fp = 0;
         c->victim_bucket = 0;
-        c->items--;
+        c->items -= c->items > 0;
         return 1;
     }
     return 0;

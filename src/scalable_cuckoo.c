@@ -548,7 +548,7 @@ int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h)
         if (slot < 0)
             continue;
         slot_set(c, s, (uint64_t)slot, 0);
-        c->items--;
+        c->items -= c->items > 0; /* loaded data may disagree: never wrap */
         c->deletes++;
         if (c->nf > 1 && (double)c->deletes > (double)c->items * 0.10)
             amq_scuckoo_compact(c, 0);

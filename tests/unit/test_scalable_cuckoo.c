@@ -382,14 +382,37 @@ static void put_header(uint8_t *b, uint64_t items, uint64_t nb, uint64_t dels, u
     b[37] = (uint8_t)(exp >> 8);
 }
 
+/* Decodes and builds; a filter built is then filled with junk chunks and
+ * used, which must never crash whatever its counts say. */
 static int load_header(const uint8_t *b, size_t len)
 {
     amq_scuckoo_header h;
     amq_scuckoo *c = NULL;
+    uint8_t junk[64];
+    uint64_t st = len, it;
+    size_t i;
     int rc = amq_scuckoo_header_decode(b, len, &h);
     if (rc != AMQ_OK)
         return rc;
     rc = amq_scuckoo_from_header(&h, NULL, NULL, &c);
+    if (rc == AMQ_OK) {
+        for (i = 0; i < sizeof junk; i++)
+            junk[i] = (uint8_t)test_rand(&st);
+        for (it = 1; it < 4096; it += 37)
+            (void)amq_scuckoo_chunk_apply(c, it, junk, (size_t)(it % 64));
+        for (i = 0; i < 64; i++) {
+            amq_hash128 k;
+            k.h1 = test_rand(&st);
+            k.h2 = test_rand(&st);
+            (void)amq_scuckoo_add_hash(c, k);
+            (void)amq_scuckoo_remove_hash(c, k);
+            (void)amq_scuckoo_remove_hash(c, k);
+            (void)amq_scuckoo_contains_hash(c, k);
+            (void)amq_scuckoo_count_hash(c, k);
+        }
+        amq_scuckoo_compact(c, 1);
+        (void)amq_scuckoo_validate(c);
+    }
     amq_scuckoo_free(c);
     return rc;
 }
