@@ -107,6 +107,9 @@ static inline uint64_t ct_match_fields(uint64_t w, uint32_t v, uint64_t ones, ui
     return ct_zero_fields(w ^ ((uint64_t)v * ones), ones, f);
 }
 
+/* The bucket functions below take b in {1, 2, 4, 8} (whole lanes); the
+ * scalable kind, whose buckets may have up to 255 slots, scans instead. */
+
 /* 1 if bucket i (b slots) holds fingerprint v. */
 static inline int ct_bucket_has(const uint8_t *d, uint32_t f, uint32_t b, uint64_t i,
                                 uint32_t v)
