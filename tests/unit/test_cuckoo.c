@@ -36,15 +36,24 @@ TEST(cuckoo_sizing)
 {
     amq_cuckoo_params p;
 
-    /* 1 %: 12-bit fingerprints in 4-slot buckets beat every other pair. */
+    /* 1 %: 8-bit fingerprints in 2-slot buckets at ~60 % load (13.2 bits
+     * per item) just beat 12-bit ones in 4-slot buckets at 90 % (13.3). */
     REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.01, 0, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 8);
+    CHECK_EQ(p.bucket_size, 2);
+    CHECK_LE_DBL(p.fpp, 0.0095 * 1.0000001);
+    CHECK_LE_DBL(1000000.0 / (double)(p.buckets * 2), amq_cuckoo_max_load(2));
+    /* The bucket count is not rounded to a power of two: n / (b load)
+     * plus 2 sqrt of that. */
+    {
+        double nb0 = ceil(1000000.0 / (2.0 * (log1p(-0.0095) / (4.0 * log1p(-1.0 / 255.0)))));
+        CHECK_EQ(p.buckets, (uint64_t)(nb0 + ceil(2.0 * sqrt(nb0))));
+    }
+    /* 0.1 %: 12-bit fingerprints, packed. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.001, 0, 0, &p));
     CHECK_EQ(p.fingerprint_bits, 12);
-    CHECK_EQ(p.bucket_size, 4);
-    CHECK_LE_DBL(p.fpp, 0.0095);
-    CHECK_LE_DBL(1000000.0 / (double)(p.buckets * 4), amq_cuckoo_max_load(4));
-    /* The bucket count is not rounded to a power of two. */
-    CHECK_EQ(p.buckets, (uint64_t)ceil(1000000.0 / (4 * 0.93)));
-    /* 3 %: 8-bit fingerprints at a load a little below the maximum. */
+    CHECK_EQ(p.bucket_size, 2);
+    /* 3 %: 8-bit fingerprints in 4-slot buckets at their maximum load. */
     REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.03, 0, 0, &p));
     CHECK_EQ(p.fingerprint_bits, 8);
     CHECK_EQ(p.bucket_size, 4);
@@ -53,7 +62,7 @@ TEST(cuckoo_sizing)
     REQUIRE_OK(amq_cuckoo_params_for(1000, 0.0001, 8, 2, &p));
     CHECK_EQ(p.fingerprint_bits, 8);
     CHECK_EQ(p.bucket_size, 2);
-    CHECK_EQ(p.buckets, (uint64_t)ceil(1000 / (2 * 0.80)));
+    CHECK_EQ(p.buckets, 625 + 50);
     REQUIRE_OK(amq_cuckoo_params_for(1000, 0.0001, 16, 0, &p));
     CHECK_EQ(p.fingerprint_bits, 16);
     CHECK_STATUS(amq_cuckoo_params_for(0, 0.01, 0, 0, &p), AMQ_ERANGE);
