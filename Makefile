@@ -44,6 +44,9 @@ CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/support/*.c))
+REDIS_SRC := $(wildcard redis/*.c)
+REDIS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(REDIS_SRC))
+REDIS_MODULE := $(BUILD)/amq.so
 
 STATIC_LIB := $(BUILD)/libamq.a
 SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
@@ -56,9 +59,12 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
-        install uninstall clean help deps deps-test deps-bench format
+        install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
+        bench-redis
 
-all: lib cli
+all: lib cli redis-module
+
+redis-module: $(REDIS_MODULE)
 
 lib: $(STATIC_LIB) $(BUILD)/libamq.so
 
@@ -66,7 +72,9 @@ cli: $(BUILD)/amq
 
 help:
 	@echo "amq $(VERSION) - make targets:"
-	@echo "  all (default)  build/libamq.a, build/libamq.so, build/amq"
+	@echo "  all (default)  build/libamq.a, build/libamq.so, build/amq, build/amq.so (Redis module)"
+	@echo "  test-redis     the Redis module against real redis-server instances"
+	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
 	@echo "  test           install missing Debian packages, then every test:"
 	@echo "                 unit, CLI, example, and the unit tests again under ASan+UBSan"
 	@echo "  demo           the phone-number case of the seeds on generated data"
@@ -110,6 +118,17 @@ $(BUILD)/obj/cli/%.o: cli/%.c
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
 
+# ---- Redis module -------------------------------------------------------------------
+# Module objects are hidden except RedisModule_OnLoad; the library comes from
+# the static archive with its symbols kept local (--exclude-libs).
+$(BUILD)/obj/redis/%.o: redis/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(REDIS_MODULE): $(REDIS_OBJ) $(STATIC_LIB)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,defs -Wl,--exclude-libs,ALL -o $@ $(REDIS_OBJ) \
+	    $(STATIC_LIB) $(LDLIBS_ALL)
+
 # ---- tests ------------------------------------------------------------------------------
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
@@ -127,6 +146,9 @@ test-unit: $(TEST_BIN)
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
 
+test-redis: $(REDIS_MODULE)
+	@/usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
 
@@ -142,6 +164,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 all tests
 	@$(MAKE) --no-print-directory WERROR=1 test-unit
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
+	@$(MAKE) --no-print-directory WERROR=1 test-redis
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
@@ -151,6 +174,10 @@ test: deps-test
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)/amq
+
+bench-redis: deps-test
+	@$(MAKE) --no-print-directory $(REDIS_MODULE)
+	@/usr/bin/python3 tests/redis/bench.py --module $(REDIS_MODULE) --out docs/redis-bench.md
 
 # ---- install --------------------------------------------------------------------------------------
 install: all
@@ -184,4 +211,4 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))

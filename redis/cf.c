@@ -1,0 +1,796 @@
+/*
+ * cf.c - the CF.* commands and the MBbloomCF data type: RedisBloom's
+ * scalable cuckoo filter, a thin layer over amq/scalable_cuckoo.h (parse,
+ * call the library, reply).  Replies, errors and formats follow
+ * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/scalable_cuckoo.h"
+#include "module.h"
+
+static RedisModuleType *cf_type;
+
+#define CF_ERR_NOT_FOUND "ERR not found"
+#define CF_ERR_EXISTS "ERR item exists"
+#define CF_ERR_CAPACITY "Bad capacity"
+#define CF_ERR_CAPACITY_RANGE "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+#define CF_ERR_BUCKETSIZE "BUCKETSIZE: value must be in the range [1, 255]"
+#define CF_ERR_MAXITER "MAXITERATIONS: value must be in the range [1, 65535]"
+#define CF_ERR_EXPANSION "EXPANSION: value must be in the range [0, 32768]"
+#define CF_ERR_FULL "Filter is full"
+#define CF_ERR_LIMIT "Maximum expansions reached"
+#define CF_ERR_NOMEM "ERR Insufficient memory to create filter"
+#define CF_ERR_CREATE "Couldn't create filter!"
+#define CF_ERR_POSITION "Invalid position"
+#define CF_ERR_HEADER "Invalid header"
+#define CF_ERR_CHUNK "Couldn't load chunk!"
+#define CF_ERR_DEL_MISSING "Not found"
+#define CF_ERR_COMPACT_MISSING "Cuckoo filter was not found"
+#define RM_ERR_SYNTAX "ERR syntax error"
+
+/* ---- creation ------------------------------------------------------------------ */
+
+typedef struct cf_opts {
+    uint64_t capacity;
+    uint32_t bucket_size;
+    uint32_t max_iterations;
+    uint32_t expansion;
+} cf_opts;
+
+static void cf_defaults(cf_opts *o)
+{
+    o->capacity = amq_rm_cfg.cf_initial_size;
+    o->bucket_size = amq_rm_cfg.cf_bucket_size;
+    o->max_iterations = amq_rm_cfg.cf_max_iterations;
+    o->expansion = amq_rm_cfg.cf_expansion;
+}
+
+/* Bytes of the first sub-filter: next power of two >= capacity / bucket
+ * size, times the bucket size. */
+static uint64_t cf_first_bytes(const cf_opts *o)
+{
+    uint64_t want = o->capacity / o->bucket_size, nb = 1;
+    while (nb < want)
+        nb <<= 1;
+    return nb * o->bucket_size;
+}
+
+/* Creates a filter; on failure replies the error and returns NULL. */
+static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c = NULL;
+    int rc;
+
+    if (!rm_memory_allows(ctx, cf_first_bytes(o))) {
+        RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
+        return NULL;
+    }
+    amq_scuckoo_params_init(&p, 1);
+    p.capacity = o->capacity;
+    p.bucket_size = o->bucket_size;
+    p.max_iterations = o->max_iterations;
+    p.expansion = o->expansion;
+    p.max_filters = amq_rm_cfg.cf_max_expansions;
+    rc = amq_scuckoo_new(&p, &amq_rm_allocator, &c);
+    if (rc != AMQ_OK) {
+        RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
+        return NULL;
+    }
+    return c;
+}
+
+static int reply_key_status(RedisModuleCtx *ctx, int st, const char *missing)
+{
+    if (st == RM_KEY_WRONGTYPE)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    return RedisModule_ReplyWithError(ctx, missing);
+}
+
+static const char *cf_add_error(int rc)
+{
+    switch (rc) {
+    case AMQ_EFULL:
+        return CF_ERR_FULL;
+    case AMQ_ELIMIT:
+        return CF_ERR_LIMIT;
+    case AMQ_ENOMEM:
+        return CF_ERR_NOMEM;
+    default:
+        return CF_ERR_FULL;
+    }
+}
+
+/* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] --------- */
+
+static int range_arg(RedisModuleString *s, long long lo, long long hi, uint32_t *out)
+{
+    long long v;
+    if (!rm_arg_ll(s, &v) || v < lo || v > hi)
+        return 0;
+    *out = (uint32_t)v;
+    return 1;
+}
+
+static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    amq_scuckoo *c;
+    cf_opts o;
+    long long cap;
+    int i, st;
+
+    if (argc < 3 || argc % 2 != 1)
+        return RedisModule_WrongArity(ctx);
+    cf_defaults(&o);
+    if (!rm_arg_ll(argv[2], &cap))
+        return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
+    for (i = 3; i < argc; i += 2) {
+        if (rm_arg_is(argv[i], "BUCKETSIZE")) {
+            if (!range_arg(argv[i + 1], 1, 255, &o.bucket_size))
+                return RedisModule_ReplyWithError(ctx, CF_ERR_BUCKETSIZE);
+        } else if (rm_arg_is(argv[i], "MAXITERATIONS")) {
+            if (!range_arg(argv[i + 1], 1, 65535, &o.max_iterations))
+                return RedisModule_ReplyWithError(ctx, CF_ERR_MAXITER);
+        } else if (rm_arg_is(argv[i], "EXPANSION")) {
+            if (!range_arg(argv[i + 1], 0, AMQ_RM_MAX_EXPANSION, &o.expansion))
+                return RedisModule_ReplyWithError(ctx, CF_ERR_EXPANSION);
+        } else {
+            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+        }
+    }
+    if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
+    o.capacity = (uint64_t)cap;
+
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st != RM_KEY_EMPTY) {
+        RedisModule_CloseKey(key);
+        return reply_key_status(ctx, st, CF_ERR_EXISTS);
+    }
+    c = cf_create(ctx, &o);
+    if (c == NULL) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    RedisModule_ModuleTypeSetValue(key, cf_type, c);
+    RedisModule_CloseKey(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_ok(ctx);
+}
+
+/* ---- CF.ADD / CF.ADDNX key item ----------------------------------------------------------- */
+
+static int cf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int nx)
+{
+    RedisModuleKey *key;
+    void *value;
+    amq_scuckoo *c;
+    const char *item;
+    size_t len;
+    int st, rc, changed = 0;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st == RM_KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    c = value;
+    if (st == RM_KEY_EMPTY) {
+        cf_opts o;
+        cf_defaults(&o);
+        c = cf_create(ctx, &o);
+        if (c == NULL) {
+            RedisModule_CloseKey(key);
+            return REDISMODULE_OK;
+        }
+        RedisModule_ModuleTypeSetValue(key, cf_type, c);
+        changed = 1;
+    }
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
+    RedisModule_CloseKey(key);
+    if (rc == 1)
+        changed = 1;
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    if (rc < 0)
+        return RedisModule_ReplyWithError(ctx, cf_add_error(rc));
+    return rm_reply_bool(ctx, rc);
+}
+
+static int cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_add_common(ctx, argv, argc, 0);
+}
+
+static int cf_addnx(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_add_common(ctx, argv, argc, 1);
+}
+
+/* ---- CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item... ------------------- */
+
+static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int nx)
+{
+    RedisModuleKey *key;
+    void *value;
+    amq_scuckoo *c;
+    cf_opts o;
+    int i, st, items = -1, nocreate = 0, changed = 0, resp3;
+
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    cf_defaults(&o);
+    for (i = 2; i < argc && items < 0; i++) {
+        if (rm_arg_is(argv[i], "ITEMS")) {
+            items = i + 1;
+        } else if (rm_arg_is(argv[i], "NOCREATE")) {
+            nocreate = 1;
+        } else if (rm_arg_is(argv[i], "CAPACITY")) {
+            long long cap;
+            if (i + 1 >= argc)
+                return RedisModule_WrongArity(ctx);
+            if (!rm_arg_ll(argv[++i], &cap))
+                return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
+            if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
+                return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
+            o.capacity = (uint64_t)cap;
+        } else {
+            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+        }
+    }
+    if (items < 0 || items >= argc)
+        return RedisModule_WrongArity(ctx);
+
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st == RM_KEY_WRONGTYPE || (st == RM_KEY_EMPTY && nocreate)) {
+        RedisModule_CloseKey(key);
+        return reply_key_status(ctx, st, CF_ERR_NOT_FOUND);
+    }
+    c = value;
+    if (st == RM_KEY_EMPTY) {
+        c = cf_create(ctx, &o);
+        if (c == NULL) {
+            RedisModule_CloseKey(key);
+            return REDISMODULE_OK;
+        }
+        RedisModule_ModuleTypeSetValue(key, cf_type, c);
+        changed = 1;
+    }
+    resp3 = rm_resp3(ctx);
+    RedisModule_ReplyWithArray(ctx, argc - items);
+    for (i = items; i < argc; i++) {
+        size_t len;
+        const char *item = RedisModule_StringPtrLen(argv[i], &len);
+        int rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
+        if (rc == 1)
+            changed = 1;
+        if (nx || !resp3)
+            RedisModule_ReplyWithLongLong(ctx, rc < 0 ? -1 : rc);
+        else
+            rm_reply_bool(ctx, rc == 1);
+    }
+    RedisModule_CloseKey(key);
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    return REDISMODULE_OK;
+}
+
+static int cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_insert_common(ctx, argv, argc, 0);
+}
+
+static int cf_insertnx(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_insert_common(ctx, argv, argc, 1);
+}
+
+/* ---- CF.EXISTS / CF.MEXISTS / CF.COUNT --------------------------------------------------- */
+
+static int cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    size_t len;
+    const char *item;
+    int st;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ, cf_type, &key, &value);
+    RedisModule_CloseKey(key);
+    if (st == RM_KEY_WRONGTYPE)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    if (st == RM_KEY_EMPTY)
+        return rm_reply_bool(ctx, 0);
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    return rm_reply_bool(ctx, amq_scuckoo_contains(value, item, len));
+}
+
+static int cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    int st, i;
+
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ, cf_type, &key, &value);
+    RedisModule_CloseKey(key);
+    if (st == RM_KEY_WRONGTYPE)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (i = 2; i < argc; i++) {
+        size_t len;
+        const char *item = RedisModule_StringPtrLen(argv[i], &len);
+        rm_reply_bool(ctx, value != NULL && amq_scuckoo_contains(value, item, len));
+    }
+    return REDISMODULE_OK;
+}
+
+static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    size_t len;
+    const char *item;
+    int st;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ, cf_type, &key, &value);
+    RedisModule_CloseKey(key);
+    if (st == RM_KEY_WRONGTYPE)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    if (st == RM_KEY_EMPTY)
+        return RedisModule_ReplyWithLongLong(ctx, 0);
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)amq_scuckoo_count(value, item, len));
+}
+
+/* ---- CF.DEL / CF.COMPACT ----------------------------------------------------------------- */
+
+static int cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    size_t len;
+    const char *item;
+    int st, rc;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st != RM_KEY_OK) {
+        RedisModule_CloseKey(key);
+        return reply_key_status(ctx, st, CF_ERR_DEL_MISSING);
+    }
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    rc = amq_scuckoo_remove(value, item, len);
+    RedisModule_CloseKey(key);
+    if (rc == 1)
+        RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_bool(ctx, rc == 1);
+}
+
+static int cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    int st;
+
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st != RM_KEY_OK) {
+        RedisModule_CloseKey(key);
+        return reply_key_status(ctx, st, CF_ERR_COMPACT_MISSING);
+    }
+    amq_scuckoo_compact(value, 1);
+    RedisModule_CloseKey(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_ok(ctx);
+}
+
+/* ---- CF.INFO / CF.DEBUG ---------------------------------------------------------------------- */
+
+/* Opens a key for reading and replies the error when it is not a filter. */
+static amq_scuckoo *cf_get(RedisModuleCtx *ctx, RedisModuleString *name, const char *missing)
+{
+    RedisModuleKey *key;
+    void *value;
+    int st = rm_open(ctx, name, REDISMODULE_READ, cf_type, &key, &value);
+    RedisModule_CloseKey(key);
+    if (st != RM_KEY_OK) {
+        reply_key_status(ctx, st, missing);
+        return NULL;
+    }
+    return value;
+}
+
+static int cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_scuckoo *c;
+    amq_scuckoo_info in;
+
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    c = cf_get(ctx, argv[1], CF_ERR_NOT_FOUND);
+    if (c == NULL)
+        return REDISMODULE_OK;
+    amq_scuckoo_get_info(c, &in);
+    rm_reply_map(ctx, 8);
+    rm_reply_cstr(ctx, "Size");
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.size);
+    rm_reply_cstr(ctx, "Number of buckets");
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.num_buckets);
+    rm_reply_cstr(ctx, "Number of filters");
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.num_filters);
+    rm_reply_cstr(ctx, "Number of items inserted");
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
+    rm_reply_cstr(ctx, "Number of items deleted");
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.deletes);
+    rm_reply_cstr(ctx, "Bucket size");
+    RedisModule_ReplyWithLongLong(ctx, in.bucket_size);
+    rm_reply_cstr(ctx, "Expansion rate");
+    RedisModule_ReplyWithLongLong(ctx, in.expansion);
+    rm_reply_cstr(ctx, "Max iterations");
+    RedisModule_ReplyWithLongLong(ctx, in.max_iterations);
+    return REDISMODULE_OK;
+}
+
+static int cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_scuckoo *c;
+    amq_scuckoo_info in;
+    char buf[256];
+
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    c = cf_get(ctx, argv[1], CF_ERR_NOT_FOUND);
+    if (c == NULL)
+        return REDISMODULE_OK;
+    amq_scuckoo_get_info(c, &in);
+    snprintf(buf, sizeof buf,
+             "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%llu max_iterations:%u "
+             "expansion:%u",
+             in.bucket_size, (unsigned long long)in.num_buckets, (unsigned long long)in.items,
+             (unsigned long long)in.deletes, (unsigned long long)in.num_filters,
+             in.max_iterations, in.expansion);
+    return rm_reply_cstr(ctx, buf);
+}
+
+/* ---- CF.SCANDUMP / CF.LOADCHUNK ---------------------------------------------------------------- */
+
+/* An iterator: a non-negative integer. */
+static int iter_arg(RedisModuleString *s, uint64_t *out)
+{
+    long long v;
+    if (!rm_arg_ll(s, &v) || v < 0)
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_scuckoo *c;
+    uint64_t it, next;
+    const uint8_t *data;
+    size_t len;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    c = cf_get(ctx, argv[1], CF_ERR_NOT_FOUND);
+    if (c == NULL)
+        return REDISMODULE_OK;
+    if (!iter_arg(argv[2], &it))
+        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
+    RedisModule_ReplyWithArray(ctx, 2);
+    if (it == 0) {
+        uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+        amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+        RedisModule_ReplyWithLongLong(ctx, 1);
+        return RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, sizeof hdr);
+    }
+    amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
+    if (len == 0) {
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        return RedisModule_ReplyWithNull(ctx);
+    }
+    RedisModule_ReplyWithLongLong(ctx, (long long)next);
+    return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
+}
+
+/* Total bytes of the chain a header describes (saturating), for the memory
+ * guard; the library validates the shape itself. */
+static uint64_t cf_header_bytes(const amq_scuckoo_header *h)
+{
+    uint64_t nb = h->num_buckets, total = 0, j;
+    uint64_t lim = UINT64_MAX / 2;
+    for (j = 0; j < h->num_filters && j < 65536; j++) {
+        if (j > 0)
+            nb = (h->expansion != 0 && nb <= lim / h->expansion) ? nb * h->expansion : lim;
+        total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
+        if (total >= lim)
+            return lim;
+    }
+    return total;
+}
+
+static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    uint64_t it;
+    const char *buf;
+    size_t len;
+    int st, rc;
+
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    if (!iter_arg(argv[2], &it) || it == 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
+    buf = RedisModule_StringPtrLen(argv[3], &len);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
+    if (st == RM_KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    if (st == RM_KEY_EMPTY) {
+        amq_scuckoo_header h;
+        amq_scuckoo *c;
+        if (it != 1) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_NOT_FOUND);
+        }
+        if (amq_scuckoo_header_decode((const uint8_t *)buf, len, &h) != AMQ_OK) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_HEADER);
+        }
+        if (!rm_memory_allows(ctx, cf_header_bytes(&h))) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
+        }
+        rc = amq_scuckoo_from_header(&h, NULL, &amq_rm_allocator, &c);
+        if (rc != AMQ_OK) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_HEADER);
+        }
+        amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
+        RedisModule_ModuleTypeSetValue(key, cf_type, c);
+    } else {
+        rc = amq_scuckoo_chunk_apply(value, it, (const uint8_t *)buf, len);
+        if (rc != AMQ_OK) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, rc == AMQ_ERANGE ? CF_ERR_POSITION
+                                                                    : CF_ERR_CHUNK);
+        }
+    }
+    RedisModule_CloseKey(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_ok(ctx);
+}
+
+/* ---- data type ------------------------------------------------------------------------------------ */
+
+/*
+ * RDB, encoding 4: numFilters, numBuckets (first sub-filter), numItems,
+ * numDeletes, bucketSize, maxIterations, expansion; per sub-filter its
+ * numBuckets and its array as a string buffer.  Encodings 0..3: numFilters,
+ * numBuckets, numItems, numDeletes, then per sub-filter the array; bucket
+ * size 2, 20 iterations, expansion 1.
+ */
+static void cf_rdb_save(RedisModuleIO *io, void *value)
+{
+    const amq_scuckoo *c = value;
+    amq_scuckoo_info in;
+    uint32_t j;
+
+    amq_scuckoo_get_info(c, &in);
+    RedisModule_SaveUnsigned(io, in.num_filters);
+    RedisModule_SaveUnsigned(io, in.num_buckets);
+    RedisModule_SaveUnsigned(io, in.items);
+    RedisModule_SaveUnsigned(io, in.deletes);
+    RedisModule_SaveUnsigned(io, in.bucket_size);
+    RedisModule_SaveUnsigned(io, in.max_iterations);
+    RedisModule_SaveUnsigned(io, in.expansion);
+    for (j = 0; j < in.num_filters; j++) {
+        uint64_t nb;
+        const uint8_t *data;
+        size_t bytes;
+        amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+        RedisModule_SaveUnsigned(io, nb);
+        RedisModule_SaveStringBuffer(io, (const char *)data, bytes);
+    }
+}
+
+static void *cf_rdb_load(RedisModuleIO *io, int encver)
+{
+    amq_scuckoo_header h;
+    amq_scuckoo *c = NULL;
+    char *buf = NULL;
+    uint64_t j;
+    int rc;
+
+    if (encver < 0 || encver > AMQ_RM_ENCVER) {
+        RedisModule_LogIOError(io, "warning", "amq: CF encoding version %d is newer than 4",
+                               encver);
+        return NULL;
+    }
+    memset(&h, 0, sizeof h);
+    h.num_filters = RedisModule_LoadUnsigned(io);
+    h.num_buckets = RedisModule_LoadUnsigned(io);
+    h.num_items = RedisModule_LoadUnsigned(io);
+    h.num_deletes = RedisModule_LoadUnsigned(io);
+    if (encver >= 4) {
+        uint64_t bs = RedisModule_LoadUnsigned(io);
+        uint64_t iters = RedisModule_LoadUnsigned(io);
+        uint64_t exp = RedisModule_LoadUnsigned(io);
+        if (bs > 255 || iters > 65535 || exp > AMQ_RM_MAX_EXPANSION)
+            goto corrupt;
+        h.bucket_size = (uint32_t)bs;
+        h.max_iterations = (uint32_t)iters;
+        h.expansion = (uint32_t)exp;
+    } else {
+        h.bucket_size = 2;
+        h.max_iterations = 20;
+        h.expansion = 1;
+    }
+    if (RedisModule_IsIOError(io))
+        goto fail;
+    if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
+        goto corrupt;
+    rc = amq_scuckoo_from_header(&h, NULL, &amq_rm_allocator, &c);
+    if (rc != AMQ_OK)
+        goto corrupt;
+    for (j = 0; j < h.num_filters; j++) {
+        uint64_t nb, want_nb;
+        uint8_t *data;
+        size_t bytes, got;
+        const uint8_t *unused;
+
+        amq_scuckoo_subfilter(c, (uint32_t)j, &want_nb, &unused, &bytes);
+        if (encver >= 4) {
+            nb = RedisModule_LoadUnsigned(io);
+            if (RedisModule_IsIOError(io))
+                goto fail;
+            if (nb != want_nb)
+                goto corrupt;
+        }
+        buf = RedisModule_LoadStringBuffer(io, &got);
+        if (RedisModule_IsIOError(io) || buf == NULL)
+            goto fail;
+        if (got != bytes)
+            goto corrupt;
+        amq_scuckoo_subfilter_mut(c, (uint32_t)j, &data, &bytes);
+        memcpy(data, buf, bytes);
+        RedisModule_Free(buf);
+        buf = NULL;
+    }
+    amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
+    return c;
+
+corrupt:
+    RedisModule_LogIOError(io, "warning", "amq: corrupt cuckoo filter data");
+fail:
+    if (buf != NULL)
+        RedisModule_Free(buf);
+    amq_scuckoo_free(c);
+    return NULL;
+}
+
+static void cf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *value)
+{
+    const amq_scuckoo *c = value;
+    uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+    const uint8_t *data;
+    size_t len;
+    uint64_t it = 1, next;
+
+    amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, sizeof hdr);
+    for (;;) {
+        amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
+        if (len == 0)
+            break;
+        RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", name, (long long)next,
+                            (const char *)data, len);
+        it = next;
+    }
+}
+
+static size_t cf_mem_usage(const void *value)
+{
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(value, &in);
+    return (size_t)in.size;
+}
+
+static void cf_digest(RedisModuleDigest *md, void *value)
+{
+    const amq_scuckoo *c = value;
+    uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+    amq_scuckoo_info in;
+    uint32_t j;
+
+    amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    RedisModule_DigestAddStringBuffer(md, (const char *)hdr, sizeof hdr);
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++) {
+        uint64_t nb;
+        const uint8_t *data;
+        size_t bytes;
+        amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+        RedisModule_DigestAddStringBuffer(md, (const char *)data, bytes);
+    }
+    RedisModule_DigestEndSequence(md);
+}
+
+static void *cf_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    amq_scuckoo *c = NULL;
+    (void)from;
+    (void)to;
+    if (amq_scuckoo_clone(value, &amq_rm_allocator, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+static void cf_free(void *value)
+{
+    amq_scuckoo_free(value);
+}
+
+/* ---- registration ---------------------------------------------------------------------------------- */
+
+int cf_register(RedisModuleCtx *ctx)
+{
+    RedisModuleTypeMethods tm;
+    static const struct {
+        const char *name;
+        RedisModuleCmdFunc fn;
+        const char *flags;
+    } cmds[] = {
+        {"CF.RESERVE", cf_reserve, "write deny-oom"},
+        {"CF.ADD", cf_add, "write deny-oom"},
+        {"CF.ADDNX", cf_addnx, "write deny-oom"},
+        {"CF.INSERT", cf_insert, "write deny-oom"},
+        {"CF.INSERTNX", cf_insertnx, "write deny-oom"},
+        {"CF.EXISTS", cf_exists, "readonly fast"},
+        {"CF.MEXISTS", cf_mexists, "readonly fast"},
+        {"CF.COUNT", cf_count, "readonly fast"},
+        {"CF.DEL", cf_del, "write fast"},
+        {"CF.COMPACT", cf_compact, "write"},
+        {"CF.INFO", cf_info, "readonly fast"},
+        {"CF.DEBUG", cf_debug, "readonly fast"},
+        {"CF.SCANDUMP", cf_scandump, "readonly fast"},
+        {"CF.LOADCHUNK", cf_loadchunk, "write deny-oom"},
+    };
+    size_t i;
+
+    memset(&tm, 0, sizeof tm);
+    tm.version = AMQ_RM_TYPE_METHOD_VERSION;
+    tm.rdb_load = cf_rdb_load;
+    tm.rdb_save = cf_rdb_save;
+    tm.aof_rewrite = cf_aof_rewrite;
+    tm.mem_usage = cf_mem_usage;
+    tm.digest = cf_digest;
+    tm.free = cf_free;
+    tm.copy = cf_copy;
+    cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", AMQ_RM_ENCVER, &tm);
+    if (cf_type == NULL)
+        return REDISMODULE_ERR;
+    for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
+            REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}

@@ -1,0 +1,95 @@
+/*
+ * module.h - what the files of the Redis module share: the configuration
+ * taken at load time, the allocator that routes library memory to
+ * RedisModule_Alloc, reply and argument helpers, and the entry points of
+ * the two families (bf.c, cf.c).
+ */
+#ifndef AMQ_REDIS_MODULE_H
+#define AMQ_REDIS_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq.h"
+#include "rm.h"
+
+/* The module registers under RedisBloom's name, so that the two cannot be
+ * loaded together (their data types would clash anyway) and clients that
+ * look for "bf" in MODULE LIST find it; the version is amq's own. */
+#define AMQ_RM_MODULE_NAME "bf"
+#define AMQ_RM_MODULE_VERSION AMQ_VERSION_NUMBER
+#define AMQ_RM_ENCVER 4             /* encoding version of both data types */
+
+/* Capacity limit of both families (RedisBloom's). */
+#define AMQ_RM_MAX_CAPACITY (UINT64_C(1) << 30)
+/* Expansion limit of both families. */
+#define AMQ_RM_MAX_EXPANSION 32768u
+/* Largest chunk SCANDUMP and the AOF rewrite emit. */
+#define AMQ_RM_MAX_CHUNK ((size_t)16 << 20)
+
+/* Defaults for keys created without options; set by module arguments. */
+typedef struct amq_rm_config {
+    double bf_error_rate;       /* ERROR_RATE, default 0.01 (capped at 0.25) */
+    uint64_t bf_initial_size;   /* INITIAL_SIZE, default 100 */
+    uint32_t bf_expansion;      /* EXPANSION, default 2 (0: non-scaling) */
+    uint64_t cf_initial_size;   /* CF_INITIAL_SIZE, default 1024 */
+    uint32_t cf_bucket_size;    /* CF_BUCKET_SIZE, default 2 */
+    uint32_t cf_max_iterations; /* CF_MAX_ITERATIONS, default 20 */
+    uint32_t cf_expansion;      /* CF_EXPANSION, default 1 */
+    uint32_t cf_max_expansions; /* CF_MAX_EXPANSIONS: sub-filter limit, default 32 */
+} amq_rm_config;
+
+extern amq_rm_config amq_rm_cfg;
+
+/* Library allocations of every filter go through RedisModule_TryAlloc (or
+ * RedisModule_Alloc on servers without it) and RedisModule_Free, so Redis
+ * counts them in used_memory and maxmemory applies. */
+extern const amq_allocator amq_rm_allocator;
+
+/* ---- replies ---------------------------------------------------------------- */
+int rm_resp3(RedisModuleCtx *ctx);
+/* Boolean in RESP3, integer 1/0 in RESP2. */
+int rm_reply_bool(RedisModuleCtx *ctx, int b);
+/* A map of n pairs in RESP3, a flat array of 2n elements in RESP2. */
+int rm_reply_map(RedisModuleCtx *ctx, long pairs);
+int rm_reply_ok(RedisModuleCtx *ctx);
+int rm_reply_cstr(RedisModuleCtx *ctx, const char *s);
+
+/* ---- arguments ------------------------------------------------------------------ */
+/* Case-insensitive comparison of an argument with a keyword. */
+int rm_arg_is(RedisModuleString *arg, const char *keyword);
+/* Strict integer: optional '-', decimal digits, no spaces, fits long long. */
+int rm_arg_ll(RedisModuleString *arg, long long *out);
+/* Strict finite double (strtod syntax over the whole argument). */
+int rm_arg_double(RedisModuleString *arg, double *out);
+
+/* ---- keys -------------------------------------------------------------------------- */
+enum { RM_KEY_EMPTY = 0, RM_KEY_OK = 1, RM_KEY_WRONGTYPE = 2 };
+/*
+ * Opens a key (mode REDISMODULE_READ or READ|WRITE) and classifies it:
+ * RM_KEY_EMPTY (*value NULL), RM_KEY_OK (*value the filter), or
+ * RM_KEY_WRONGTYPE.  The key stays open in *key (close it with CloseKey).
+ */
+int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+            RedisModuleKey **key, void **value);
+
+/* ---- memory -------------------------------------------------------------------------- */
+/*
+ * 1 when allocating `bytes` more is allowed: within what maxmemory leaves
+ * (when maxmemory is set) and within the machine's memory.
+ */
+int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes);
+/*
+ * 1 when `bytes` more fit in the machine's memory (used_memory + bytes <=
+ * total_system_memory); maxmemory is not considered.  Used where Redis
+ * itself does not apply maxmemory (loading an RDB) and by the allocator for
+ * every large block, so that a hostile size is refused instead of the
+ * server being killed by the kernel.  ctx may be NULL.
+ */
+int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
+
+/* ---- families ---------------------------------------------------------------------------- */
+int bf_register(RedisModuleCtx *ctx);
+int cf_register(RedisModuleCtx *ctx);
+
+#endif /* AMQ_REDIS_MODULE_H */

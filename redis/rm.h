@@ -1,0 +1,179 @@
+/*
+ * rm.h - the part of the Redis module API that amq.so uses, declared from
+ * the documented API (https://redis.io/docs/latest/develop/reference/modules/
+ * modules-api-ref/).  Not a copy of redismodule.h: only what the module
+ * calls, in our own words.
+ *
+ * How a module reaches the server: the server calls RedisModule_OnLoad(ctx,
+ * argv, argc); the first field of the opaque context is a pointer to the
+ * server's lookup function, int (*)(const char *name, void *out), which
+ * writes the address of the API function "RedisModule_<Name>" to *out and
+ * returns REDISMODULE_OK, or returns REDISMODULE_ERR when the server does
+ * not have that function.  rm_init() fills every function pointer below
+ * that way.  Pointers marked optional may stay NULL on older servers.
+ *
+ * ABI facts (Redis 7.0; checked by loading into redis-server 7.0.15):
+ *  - RedisModuleTypeMethods is the struct below, field for field; its
+ *    version field says how far the server may read it (4 in 7.0: up to
+ *    copy2; 3 in 6.2: up to defrag; 5 in 7.2 adds aux_save2).
+ *  - the encoding version of a data type is 0..1023, its name 9 characters.
+ */
+#ifndef AMQ_REDIS_RM_H
+#define AMQ_REDIS_RM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- opaque server objects ------------------------------------------- */
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleString RedisModuleString;
+typedef struct RedisModuleKey RedisModuleKey;
+typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
+
+/* ---- constants ---------------------------------------------------------- */
+#define REDISMODULE_OK 0
+#define REDISMODULE_ERR 1
+#define REDISMODULE_APIVER_1 1
+
+/* OpenKey modes. */
+#define REDISMODULE_READ (1 << 0)
+#define REDISMODULE_WRITE (1 << 1)
+
+/* KeyType results. */
+#define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_MODULE 6
+
+/* ReplyWithArray/ReplyWithMap length given later by ReplySetArrayLength. */
+#define REDISMODULE_POSTPONED_LEN (-1L)
+
+/* SetModuleOptions: rdb_load may see I/O errors (bad RESTORE payloads)
+ * and must check IsIOError instead of the server aborting. */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+
+/* GetContextFlags bits. */
+#define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
+#define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
+
+#define REDISMODULE_ERRORMSG_WRONGTYPE \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+/* ---- data-type callbacks ------------------------------------------------ */
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
+typedef void (*RedisModuleTypeSaveFunc)(RedisModuleIO *rdb, void *value);
+typedef void (*RedisModuleTypeRewriteFunc)(RedisModuleIO *aof, RedisModuleString *key,
+                                           void *value);
+typedef size_t (*RedisModuleTypeMemUsageFunc)(const void *value);
+typedef void (*RedisModuleTypeDigestFunc)(RedisModuleDigest *digest, void *value);
+typedef void (*RedisModuleTypeFreeFunc)(void *value);
+typedef int (*RedisModuleTypeAuxLoadFunc)(RedisModuleIO *rdb, int encver, int when);
+typedef void (*RedisModuleTypeAuxSaveFunc)(RedisModuleIO *rdb, int when);
+typedef size_t (*RedisModuleTypeFreeEffortFunc)(RedisModuleString *key, const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc)(RedisModuleString *key, const void *value);
+typedef void *(*RedisModuleTypeCopyFunc)(RedisModuleString *fromkey, RedisModuleString *tokey,
+                                         const void *value);
+typedef int (*RedisModuleTypeDefragFunc)(RedisModuleDefragCtx *ctx, RedisModuleString *key,
+                                         void **value);
+typedef size_t (*RedisModuleTypeMemUsageFunc2)(RedisModuleKeyOptCtx *ctx, const void *value,
+                                               size_t sample_size);
+typedef size_t (*RedisModuleTypeFreeEffortFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+typedef void *(*RedisModuleTypeCopyFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+
+/* The layout of Redis 7.0 (method version 4). */
+#define AMQ_RM_TYPE_METHOD_VERSION 4
+typedef struct RedisModuleTypeMethods {
+    uint64_t version;
+    RedisModuleTypeLoadFunc rdb_load;
+    RedisModuleTypeSaveFunc rdb_save;
+    RedisModuleTypeRewriteFunc aof_rewrite;
+    RedisModuleTypeMemUsageFunc mem_usage;
+    RedisModuleTypeDigestFunc digest;
+    RedisModuleTypeFreeFunc free;
+    RedisModuleTypeAuxLoadFunc aux_load;
+    RedisModuleTypeAuxSaveFunc aux_save;
+    int aux_save_triggers;
+    RedisModuleTypeFreeEffortFunc free_effort;
+    RedisModuleTypeUnlinkFunc unlink;
+    RedisModuleTypeCopyFunc copy;
+    RedisModuleTypeDefragFunc defrag;
+    RedisModuleTypeMemUsageFunc2 mem_usage2;
+    RedisModuleTypeFreeEffortFunc2 free_effort2;
+    RedisModuleTypeUnlinkFunc2 unlink2;
+    RedisModuleTypeCopyFunc2 copy2;
+} RedisModuleTypeMethods;
+
+/* ---- API functions -----------------------------------------------------------
+ * X(return type, name without the RedisModule_ prefix, parameters, required)
+ */
+#define AMQ_RM_API(X)                                                                          \
+    X(void, SetModuleAttribs, (RedisModuleCtx * ctx, const char *name, int ver, int apiver), 1) \
+    X(int, IsModuleNameBusy, (const char *name), 0)                                            \
+    X(int, CreateCommand,                                                                      \
+      (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc,                     \
+       const char *strflags, int firstkey, int lastkey, int keystep),                          \
+      1)                                                                                       \
+    X(RedisModuleType *, CreateDataType,                                                       \
+      (RedisModuleCtx * ctx, const char *name, int encver, RedisModuleTypeMethods *methods), 1) \
+    X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options), 1)                          \
+    X(int, GetContextFlags, (RedisModuleCtx * ctx), 1)                                         \
+    X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx, RedisModuleString * keyname, int mode), \
+      1)                                                                                       \
+    X(void, CloseKey, (RedisModuleKey * key), 1)                                               \
+    X(int, KeyType, (RedisModuleKey * key), 1)                                                 \
+    X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey * key), 1)                         \
+    X(void *, ModuleTypeGetValue, (RedisModuleKey * key), 1)                                   \
+    X(int, ModuleTypeSetValue, (RedisModuleKey * key, RedisModuleType * mt, void *value), 1)   \
+    X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err), 1)                         \
+    X(int, ReplyWithSimpleString, (RedisModuleCtx * ctx, const char *msg), 1)                  \
+    X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll), 1)                         \
+    X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len), 1)                                \
+    X(void, ReplySetArrayLength, (RedisModuleCtx * ctx, long len), 1)                          \
+    X(int, ReplyWithStringBuffer, (RedisModuleCtx * ctx, const char *buf, size_t len), 1)      \
+    X(int, ReplyWithNull, (RedisModuleCtx * ctx), 1)                                           \
+    X(int, ReplyWithMap, (RedisModuleCtx * ctx, long len), 0)                                  \
+    X(int, ReplyWithBool, (RedisModuleCtx * ctx, int b), 0)                                    \
+    X(int, WrongArity, (RedisModuleCtx * ctx), 1)                                              \
+    X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len), 1)              \
+    X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
+    X(void *, Alloc, (size_t bytes), 1)                                                        \
+    X(void *, TryAlloc, (size_t bytes), 0)                                                     \
+    X(void, Free, (void *ptr), 1)                                                              \
+    X(void, SaveUnsigned, (RedisModuleIO * io, uint64_t value), 1)                             \
+    X(uint64_t, LoadUnsigned, (RedisModuleIO * io), 1)                                         \
+    X(void, SaveDouble, (RedisModuleIO * io, double value), 1)                                 \
+    X(double, LoadDouble, (RedisModuleIO * io), 1)                                             \
+    X(void, SaveStringBuffer, (RedisModuleIO * io, const char *str, size_t len), 1)            \
+    X(char *, LoadStringBuffer, (RedisModuleIO * io, size_t *lenptr), 1)                       \
+    X(int, IsIOError, (RedisModuleIO * io), 1)                                                 \
+    X(RedisModuleCtx *, GetContextFromIO, (RedisModuleIO * io), 1)                             \
+    X(void, EmitAOF, (RedisModuleIO * io, const char *cmdname, const char *fmt, ...), 1)       \
+    X(void, DigestAddStringBuffer, (RedisModuleDigest * md, const char *ele, size_t len), 1)   \
+    X(void, DigestAddLongLong, (RedisModuleDigest * md, long long ele), 1)                     \
+    X(void, DigestEndSequence, (RedisModuleDigest * md), 1)                                    \
+    X(void, Log, (RedisModuleCtx * ctx, const char *level, const char *fmt, ...), 1)           \
+    X(void, LogIOError, (RedisModuleIO * io, const char *level, const char *fmt, ...), 1)      \
+    X(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx * ctx, const char *section), \
+      1)                                                                                       \
+    X(void, FreeServerInfo, (RedisModuleCtx * ctx, RedisModuleServerInfoData * data), 1)       \
+    X(unsigned long long, ServerInfoGetFieldUnsigned,                                          \
+      (RedisModuleServerInfoData * data, const char *field, int *out_err), 1)
+
+#define AMQ_RM_DECLARE_(ret, name, params, required) extern ret(*RedisModule_##name) params;
+AMQ_RM_API(AMQ_RM_DECLARE_)
+#undef AMQ_RM_DECLARE_
+
+/*
+ * Fills the function pointers from ctx (the context given to OnLoad).
+ * REDISMODULE_ERR when a required function is missing (*missing names it)
+ * or the server does not give a lookup function.
+ */
+int rm_init(RedisModuleCtx *ctx, const char **missing);
+
+#endif /* AMQ_REDIS_RM_H */

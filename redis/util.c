@@ -1,0 +1,195 @@
+/*
+ * util.c - replies that follow the client's protocol, strict argument
+ * parsing, key lookup, the memory guard and the allocator of the module.
+ */
+#include "module.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- allocator -------------------------------------------------------------- */
+
+/* Blocks from this size on are checked against the machine's memory. */
+#define RM_BIG_BLOCK ((size_t)64 << 20)
+
+static void *rm_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    if (size >= RM_BIG_BLOCK && !rm_memory_plausible(NULL, size))
+        return NULL;
+    /* TryAlloc returns NULL where Alloc would abort the server. */
+    if (RedisModule_TryAlloc != NULL)
+        return RedisModule_TryAlloc(size);
+    return RedisModule_Alloc(size);
+}
+
+static void rm_free(void *opaque, void *ptr, size_t size)
+{
+    (void)opaque;
+    (void)size;
+    RedisModule_Free(ptr);
+}
+
+const amq_allocator amq_rm_allocator = {rm_alloc, rm_free, NULL};
+
+/* ---- replies ------------------------------------------------------------------ */
+
+int rm_resp3(RedisModuleCtx *ctx)
+{
+    return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+}
+
+int rm_reply_bool(RedisModuleCtx *ctx, int b)
+{
+    if (RedisModule_ReplyWithBool != NULL && rm_resp3(ctx))
+        return RedisModule_ReplyWithBool(ctx, b != 0);
+    return RedisModule_ReplyWithLongLong(ctx, b != 0);
+}
+
+int rm_reply_map(RedisModuleCtx *ctx, long pairs)
+{
+    if (RedisModule_ReplyWithMap != NULL && rm_resp3(ctx))
+        return RedisModule_ReplyWithMap(ctx, pairs);
+    return RedisModule_ReplyWithArray(ctx, pairs * 2);
+}
+
+int rm_reply_ok(RedisModuleCtx *ctx)
+{
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+int rm_reply_cstr(RedisModuleCtx *ctx, const char *s)
+{
+    return RedisModule_ReplyWithStringBuffer(ctx, s, strlen(s));
+}
+
+/* ---- arguments ------------------------------------------------------------------ */
+
+int rm_arg_is(RedisModuleString *arg, const char *keyword)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    return len == strlen(keyword) && strncasecmp(s, keyword, len) == 0;
+}
+
+int rm_arg_ll(RedisModuleString *arg, long long *out)
+{
+    size_t len, i = 0;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    int neg = 0;
+    unsigned long long v = 0, limit;
+
+    if (len == 0 || len > 20)
+        return 0;
+    if (s[0] == '-') {
+        neg = 1;
+        i = 1;
+        if (len == 1)
+            return 0;
+    }
+    limit = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
+    for (; i < len; i++) {
+        unsigned d;
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        d = (unsigned)(s[i] - '0');
+        if (v > (limit - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (neg)
+        *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
+    else
+        *out = (long long)v;
+    return 1;
+}
+
+int rm_arg_double(RedisModuleString *arg, double *out)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    char buf[128], *end;
+    double d;
+
+    if (len == 0 || len >= sizeof buf || isspace((unsigned char)s[0]))
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (strlen(buf) != len) /* an embedded NUL */
+        return 0;
+    errno = 0;
+    d = strtod(buf, &end);
+    if (end != buf + len || !isfinite(d) || (errno == ERANGE && d != 0.0))
+        return 0;
+    *out = d;
+    return 1;
+}
+
+/* ---- keys ------------------------------------------------------------------------ */
+
+int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+            RedisModuleKey **key, void **value)
+{
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, name, mode);
+    *key = k;
+    *value = NULL;
+    if (RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_EMPTY)
+        return RM_KEY_EMPTY;
+    if (RedisModule_ModuleTypeGetType(k) != type)
+        return RM_KEY_WRONGTYPE;
+    *value = RedisModule_ModuleTypeGetValue(k);
+    return RM_KEY_OK;
+}
+
+/* ---- memory ----------------------------------------------------------------------- */
+
+typedef struct rm_meminfo {
+    unsigned long long maxmemory, used, total; /* 0 when unknown */
+} rm_meminfo;
+
+static void rm_meminfo_get(RedisModuleCtx *ctx, rm_meminfo *m)
+{
+    RedisModuleServerInfoData *info;
+    int err = 0;
+
+    memset(m, 0, sizeof *m);
+    info = RedisModule_GetServerInfo(ctx, "memory");
+    if (info == NULL)
+        return;
+    m->maxmemory = RedisModule_ServerInfoGetFieldUnsigned(info, "maxmemory", &err);
+    if (err)
+        m->maxmemory = 0;
+    m->used = RedisModule_ServerInfoGetFieldUnsigned(info, "used_memory", &err);
+    if (err)
+        m->used = 0;
+    m->total = RedisModule_ServerInfoGetFieldUnsigned(info, "total_system_memory", &err);
+    if (err)
+        m->total = 0;
+    RedisModule_FreeServerInfo(ctx, info);
+}
+
+static int fits(unsigned long long limit, unsigned long long used, uint64_t bytes)
+{
+    return limit == 0 || (used <= limit && bytes <= limit - used);
+}
+
+int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
+{
+    rm_meminfo m;
+    rm_meminfo_get(ctx, &m);
+    return fits(m.maxmemory, m.used, bytes) && fits(m.total, m.used, bytes);
+}
+
+int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
+{
+    rm_meminfo m;
+    if (bytes < RM_BIG_BLOCK)
+        return 1;
+    rm_meminfo_get(ctx, &m);
+    return fits(m.total, m.used, bytes);
+}
