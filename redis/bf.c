@@ -1,11 +1,887 @@
 /*
- * bf.c - the BF.* commands and the MBbloom-- data type (to come: waits for
- * the library's scalable Bloom filter).
+ * bf.c - the BF.* commands and the MBbloom-- data type: RedisBloom's
+ * scalable Bloom filter, a thin layer over amq/scalable_bloom.h (parse,
+ * call the library, reply).  Replies, errors and formats follow
+ * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
  */
+#include <stdio.h>
+#include <string.h>
+
+#include "amq/scalable_bloom.h"
 #include "module.h"
+
+static RedisModuleType *bf_type;
+
+#define BF_ERR_EXISTS "ERR item exists"
+#define BF_ERR_RATE "ERR bad error rate"
+#define BF_ERR_RATE_RANGE "ERR error rate must be in the range (0.000000, 1.000000)"
+#define BF_ERR_CAPACITY "ERR bad capacity"
+#define BF_ERR_CAPACITY_RANGE "ERR capacity must be in the range [1, 1073741824]"
+#define BF_ERR_EXPANSION "ERR bad expansion"
+#define BF_ERR_EXPANSION_RANGE "ERR expansion must be in the range [0, 32768]"
+#define BF_ERR_NONSCALING_EXPAND "Nonscaling filters cannot expand"
+#define BF_ERR_FULL "ERR non scaling filter is full"
+#define BF_ERR_LIMIT "Maximum expansions reached"
+#define BF_ERR_NOT_FOUND "ERR not found"
+#define BF_ERR_NOMEM "ERR Insufficient memory to create filter"
+#define BF_ERR_BAD_DATA "ERR received bad data"
+#define BF_ERR_OFFSET "ERR invalid offset - no link found"
+#define BF_ERR_CHUNK "ERR invalid chunk - Too big for current filter"
+#define BF_ERR_INFO "Invalid information value"
+#define RM_ERR_SYNTAX "ERR syntax error"
+
+/* ---- creation --------------------------------------------------------------------- */
+
+typedef struct bf_opts {
+    double error;
+    uint64_t capacity;
+    uint32_t growth;
+    int nonscaling;
+} bf_opts;
+
+static void bf_defaults(bf_opts *o)
+{
+    o->error = amq_rm_cfg.bf_error_rate;
+    o->capacity = amq_rm_cfg.bf_initial_size;
+    o->growth = amq_rm_cfg.bf_expansion;
+    o->nonscaling = amq_rm_cfg.bf_expansion == 0;
+}
+
+/* Creates a filter; on failure replies the error and returns NULL. */
+static amq_sbloom *bf_create(RedisModuleCtx *ctx, const bf_opts *o)
+{
+    amq_sbloom_params p;
+    amq_sbloom_link_info first;
+    amq_sbloom *s = NULL;
+    int rc;
+
+    amq_sbloom_params_init(&p, 1);
+    p.capacity = o->capacity;
+    p.error = o->error;
+    p.growth = o->nonscaling ? 0 : o->growth;
+    p.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | (o->nonscaling ? AMQ_SBLOOM_NO_SCALING : 0);
+    rc = amq_sbloom_link_sizing(p.capacity, o->nonscaling ? p.error : p.error / 2, p.options,
+                                &first);
+    if (rc != AMQ_OK) {
+        RedisModule_ReplyWithError(ctx, rc == AMQ_ELIMIT ? BF_ERR_RATE : BF_ERR_RATE_RANGE);
+        return NULL;
+    }
+    if (!rm_memory_allows(ctx, first.bytes)) {
+        RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
+        return NULL;
+    }
+    rc = amq_sbloom_new(&p, &amq_rm_allocator, &s);
+    if (rc != AMQ_OK) {
+        RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_RATE);
+        return NULL;
+    }
+    return s;
+}
+
+static int reply_key_status(RedisModuleCtx *ctx, int st, const char *missing)
+{
+    if (st == RM_KEY_WRONGTYPE)
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    return RedisModule_ReplyWithError(ctx, missing);
+}
+
+static const char *bf_add_error(int rc)
+{
+    switch (rc) {
+    case AMQ_EFULL:
+        return BF_ERR_FULL;
+    case AMQ_ELIMIT:
+        return BF_ERR_LIMIT;
+    default:
+        return BF_ERR_NOMEM;
+    }
+}
+
+/* ---- option values ---------------------------------------------------------------------- */
+
+static const char *parse_error_rate(RedisModuleString *s, double *out)
+{
+    if (!rm_arg_double(s, out))
+        return BF_ERR_RATE;
+    if (!(*out > 0.0 && *out < 1.0))
+        return BF_ERR_RATE_RANGE;
+    return NULL;
+}
+
+static const char *parse_capacity(RedisModuleString *s, uint64_t *out)
+{
+    long long v;
+    if (!rm_arg_ll(s, &v))
+        return BF_ERR_CAPACITY;
+    if (v < 1 || v > (long long)AMQ_RM_MAX_CAPACITY)
+        return BF_ERR_CAPACITY_RANGE;
+    *out = (uint64_t)v;
+    return NULL;
+}
+
+static const char *parse_expansion(RedisModuleString *s, uint32_t *out)
+{
+    long long v;
+    if (!rm_arg_ll(s, &v))
+        return BF_ERR_EXPANSION;
+    if (v < 0 || v > (long long)AMQ_RM_MAX_EXPANSION)
+        return BF_ERR_EXPANSION_RANGE;
+    *out = (uint32_t)v;
+    return NULL;
+}
+
+/* ---- BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] ------------------------ */
+
+static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    amq_sbloom *s;
+    bf_opts o;
+    const char *err;
+    int i, st, expansion_given = 0, nonscaling_given = 0;
+
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    bf_defaults(&o);
+    if ((err = parse_error_rate(argv[2], &o.error)) != NULL ||
+        (err = parse_capacity(argv[3], &o.capacity)) != NULL)
+        return RedisModule_ReplyWithError(ctx, err);
+    o.nonscaling = 0;
+    if (o.growth == 0)
+        o.growth = 2;
+    for (i = 4; i < argc; i++) {
+        if (rm_arg_is(argv[i], "NONSCALING")) {
+            nonscaling_given = 1;
+        } else if (rm_arg_is(argv[i], "EXPANSION")) {
+            if (i + 1 >= argc)
+                return RedisModule_WrongArity(ctx);
+            if ((err = parse_expansion(argv[++i], &o.growth)) != NULL)
+                return RedisModule_ReplyWithError(ctx, err);
+            expansion_given = 1;
+        } else {
+            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+        }
+    }
+    if (nonscaling_given && expansion_given)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NONSCALING_EXPAND);
+    o.nonscaling = nonscaling_given || o.growth == 0;
+
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, bf_type, &key, &value);
+    if (st != RM_KEY_EMPTY) {
+        RedisModule_CloseKey(key);
+        return reply_key_status(ctx, st, BF_ERR_EXISTS);
+    }
+    s = bf_create(ctx, &o);
+    if (s == NULL) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    RedisModule_ModuleTypeSetValue(key, bf_type, s);
+    RedisModule_CloseKey(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_ok(ctx);
+}
+
+/* ---- adding: BF.ADD, BF.MADD, BF.INSERT ----------------------------------------------------- */
+
+/*
+ * Opens key for writing, creating it with o when missing (unless
+ * nocreate).  Replies the error and returns NULL on failure; *created
+ * tells whether the key was made.
+ */
+static amq_sbloom *bf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *name, const bf_opts *o,
+                                   int nocreate, RedisModuleKey **key, int *created)
+{
+    void *value;
+    amq_sbloom *s;
+    int st = rm_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, bf_type, key, &value);
+
+    *created = 0;
+    if (st == RM_KEY_OK)
+        return value;
+    if (st == RM_KEY_WRONGTYPE || nocreate) {
+        reply_key_status(ctx, st, BF_ERR_NOT_FOUND);
+        return NULL;
+    }
+    s = bf_create(ctx, o);
+    if (s == NULL)
+        return NULL;
+    RedisModule_ModuleTypeSetValue(*key, bf_type, s);
+    *created = 1;
+    return s;
+}
+
+/* Adds argv[first..argc) and replies an array of results that ends at the
+ * first error (an error element). */
+static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **argv, int first,
+                        int argc, int *changed)
+{
+    long n = 0;
+    int i;
+
+    RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    for (i = first; i < argc; i++) {
+        size_t len;
+        const char *item = RedisModule_StringPtrLen(argv[i], &len);
+        int rc = amq_sbloom_add(s, item, len);
+        n++;
+        if (rc < 0) {
+            RedisModule_ReplyWithError(ctx, bf_add_error(rc));
+            break;
+        }
+        if (rc == 1)
+            *changed = 1;
+        rm_reply_bool(ctx, rc);
+    }
+    RedisModule_ReplySetArrayLength(ctx, n);
+    return REDISMODULE_OK;
+}
+
+static int bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    amq_sbloom *s;
+    bf_opts o;
+    const char *item;
+    size_t len;
+    int rc, created;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    bf_defaults(&o);
+    s = bf_open_for_add(ctx, argv[1], &o, 0, &key, &created);
+    if (s == NULL) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    rc = amq_sbloom_add(s, item, len);
+    RedisModule_CloseKey(key);
+    if (created || rc == 1)
+        RedisModule_ReplicateVerbatim(ctx);
+    if (rc < 0)
+        return RedisModule_ReplyWithError(ctx, bf_add_error(rc));
+    return rm_reply_bool(ctx, rc);
+}
+
+static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    amq_sbloom *s;
+    bf_opts o;
+    int created, changed = 0;
+
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    bf_defaults(&o);
+    s = bf_open_for_add(ctx, argv[1], &o, 0, &key, &created);
+    if (s == NULL) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    bf_add_items(ctx, s, argv, 2, argc, &changed);
+    RedisModule_CloseKey(key);
+    if (created || changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    return REDISMODULE_OK;
+}
+
+/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item... */
+static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    amq_sbloom *s;
+    bf_opts o;
+    const char *err;
+    int i, items = -1, nocreate = 0, nonscaling = 0, expansion_given = 0, created, changed = 0;
+
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    bf_defaults(&o);
+    o.nonscaling = 0;
+    if (o.growth == 0)
+        o.growth = 2;
+    for (i = 2; i < argc && items < 0; i++) {
+        if (rm_arg_is(argv[i], "ITEMS")) {
+            items = i + 1;
+        } else if (rm_arg_is(argv[i], "NOCREATE")) {
+            nocreate = 1;
+        } else if (rm_arg_is(argv[i], "NONSCALING")) {
+            nonscaling = 1;
+        } else if (rm_arg_is(argv[i], "CAPACITY") || rm_arg_is(argv[i], "ERROR") ||
+                   rm_arg_is(argv[i], "EXPANSION")) {
+            RedisModuleString *opt = argv[i];
+            if (i + 1 >= argc)
+                return RedisModule_WrongArity(ctx);
+            i++;
+            if (rm_arg_is(opt, "CAPACITY"))
+                err = parse_capacity(argv[i], &o.capacity);
+            else if (rm_arg_is(opt, "ERROR"))
+                err = parse_error_rate(argv[i], &o.error);
+            else {
+                err = parse_expansion(argv[i], &o.growth);
+                expansion_given = 1;
+            }
+            if (err != NULL)
+                return RedisModule_ReplyWithError(ctx, err);
+        } else {
+            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+        }
+    }
+    if (items < 0 || items >= argc)
+        return RedisModule_WrongArity(ctx);
+    if (nonscaling && expansion_given)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NONSCALING_EXPAND);
+    o.nonscaling = nonscaling || o.growth == 0;
+
+    s = bf_open_for_add(ctx, argv[1], &o, nocreate, &key, &created);
+    if (s == NULL) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    bf_add_items(ctx, s, argv, items, argc, &changed);
+    RedisModule_CloseKey(key);
+    if (created || changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    return REDISMODULE_OK;
+}
+
+/* ---- queries: BF.EXISTS, BF.MEXISTS, BF.CARD ---------------------------------------------------- */
+
+/* Opens key for reading: RM_KEY_* (a wrong type is replied). */
+static int bf_lookup(RedisModuleCtx *ctx, RedisModuleString *name, amq_sbloom **out)
+{
+    RedisModuleKey *key;
+    void *value;
+    int st = rm_open(ctx, name, REDISMODULE_READ, bf_type, &key, &value);
+    RedisModule_CloseKey(key);
+    *out = value;
+    if (st == RM_KEY_WRONGTYPE)
+        RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    return st;
+}
+
+static int bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    const char *item;
+    size_t len;
+    int st;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    if (st == RM_KEY_EMPTY)
+        return rm_reply_bool(ctx, 0);
+    item = RedisModule_StringPtrLen(argv[2], &len);
+    return rm_reply_bool(ctx, amq_sbloom_contains(s, item, len));
+}
+
+static int bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    int i, st;
+
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (i = 2; i < argc; i++) {
+        size_t len;
+        const char *item = RedisModule_StringPtrLen(argv[i], &len);
+        rm_reply_bool(ctx, s != NULL && amq_sbloom_contains(s, item, len));
+    }
+    return REDISMODULE_OK;
+}
+
+static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    amq_sbloom_info in;
+    int st;
+
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    if (st == RM_KEY_EMPTY)
+        return RedisModule_ReplyWithLongLong(ctx, 0);
+    amq_sbloom_get_info(s, &in);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
+}
+
+/* ---- BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION], BF.DEBUG key ------------------------ */
+
+enum { INFO_CAPACITY, INFO_SIZE, INFO_FILTERS, INFO_ITEMS, INFO_EXPANSION, INFO_FIELDS };
+
+static const char *const info_names[INFO_FIELDS] = {
+    "Capacity", "Size", "Number of filters", "Number of items inserted", "Expansion rate"};
+static const char *const info_keywords[INFO_FIELDS] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS",
+                                                       "EXPANSION"};
+
+static void info_value(RedisModuleCtx *ctx, const amq_sbloom_info *in, int field)
+{
+    switch (field) {
+    case INFO_CAPACITY:
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);
+        break;
+    case INFO_SIZE:
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->size);
+        break;
+    case INFO_FILTERS:
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->num_filters);
+        break;
+    case INFO_ITEMS:
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->items);
+        break;
+    default:
+        if (in->options & AMQ_SBLOOM_NO_SCALING)
+            RedisModule_ReplyWithNull(ctx);
+        else
+            RedisModule_ReplyWithLongLong(ctx, in->growth);
+        break;
+    }
+}
+
+static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    amq_sbloom_info in;
+    int st, f, field = -1;
+
+    if (argc != 2 && argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    if (st == RM_KEY_EMPTY)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
+    if (argc == 3) {
+        for (f = 0; f < INFO_FIELDS && field < 0; f++)
+            if (rm_arg_is(argv[2], info_keywords[f]))
+                field = f;
+        if (field < 0)
+            return RedisModule_ReplyWithError(ctx, BF_ERR_INFO);
+    }
+    amq_sbloom_get_info(s, &in);
+    if (field >= 0) {
+        if (rm_resp3(ctx)) {
+            rm_reply_map(ctx, 1);
+            rm_reply_cstr(ctx, info_names[field]);
+        } else {
+            RedisModule_ReplyWithArray(ctx, 1);
+        }
+        info_value(ctx, &in, field);
+        return REDISMODULE_OK;
+    }
+    rm_reply_map(ctx, INFO_FIELDS);
+    for (f = 0; f < INFO_FIELDS; f++) {
+        rm_reply_cstr(ctx, info_names[f]);
+        info_value(ctx, &in, f);
+    }
+    return REDISMODULE_OK;
+}
+
+static int bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    amq_sbloom_info in;
+    char buf[512];
+    uint32_t i;
+    int st;
+
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    if (st == RM_KEY_EMPTY)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
+    amq_sbloom_get_info(s, &in);
+    RedisModule_ReplyWithArray(ctx, (long)in.num_filters + 1);
+    snprintf(buf, sizeof buf, "size:%llu", (unsigned long long)in.items);
+    rm_reply_cstr(ctx, buf);
+    for (i = 0; i < in.num_filters; i++) {
+        amq_sbloom_link_info l;
+        const uint8_t *data;
+        amq_sbloom_link(s, i, &l, &data);
+        snprintf(buf, sizeof buf,
+                 "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
+                 (unsigned long long)l.bytes, (unsigned long long)l.bits, l.hashes,
+                 (unsigned long long)l.entries, (unsigned long long)l.items, l.error);
+        rm_reply_cstr(ctx, buf);
+    }
+    return REDISMODULE_OK;
+}
+
+/* ---- BF.SCANDUMP / BF.LOADCHUNK ----------------------------------------------------------------- */
+
+static int iter_arg(RedisModuleString *s, uint64_t *out)
+{
+    long long v;
+    if (!rm_arg_ll(s, &v) || v < 0)
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    amq_sbloom *s;
+    uint64_t it, next;
+    const uint8_t *data;
+    size_t len;
+    int st;
+
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    st = bf_lookup(ctx, argv[1], &s);
+    if (st == RM_KEY_WRONGTYPE)
+        return REDISMODULE_OK;
+    if (st == RM_KEY_EMPTY)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
+    if (!iter_arg(argv[2], &it))
+        return RedisModule_ReplyWithError(ctx, BF_ERR_OFFSET);
+    if (it == 0) {
+        size_t hlen = amq_sbloom_header_size(s);
+        uint8_t *hdr = RedisModule_Alloc(hlen);
+        amq_sbloom_header_encode(s, hdr, hlen);
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 1);
+        RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, hlen);
+        RedisModule_Free(hdr);
+        return REDISMODULE_OK;
+    }
+    amq_sbloom_chunk(s, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
+    RedisModule_ReplyWithArray(ctx, 2);
+    if (len == 0) {
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        return RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    }
+    RedisModule_ReplyWithLongLong(ctx, (long long)next);
+    return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
+}
+
+/* Sum of the links' byte counts a header chunk announces (saturating), for
+ * the memory guard; 0 when the chunk is malformed (the library rejects it). */
+static uint64_t bf_header_bytes(const uint8_t *buf, size_t len)
+{
+    uint64_t total = 0;
+    size_t off;
+    if (len < AMQ_SBLOOM_HEADER_FIXED || (len - AMQ_SBLOOM_HEADER_FIXED) % AMQ_SBLOOM_HEADER_LINK)
+        return 0;
+    for (off = AMQ_SBLOOM_HEADER_FIXED; off < len; off += AMQ_SBLOOM_HEADER_LINK) {
+        uint64_t b = 0;
+        int k;
+        for (k = 7; k >= 0; k--)
+            b = (b << 8) | buf[off + (size_t)k];
+        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    }
+    return total;
+}
+
+static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleKey *key;
+    void *value;
+    uint64_t it;
+    const char *buf;
+    size_t len;
+    int st, rc;
+
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    if (!iter_arg(argv[2], &it) || it == 0)
+        return RedisModule_ReplyWithError(ctx, BF_ERR_OFFSET);
+    buf = RedisModule_StringPtrLen(argv[3], &len);
+    st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, bf_type, &key, &value);
+    if (st == RM_KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    if (st == RM_KEY_EMPTY) {
+        amq_sbloom *s;
+        if (it != 1) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
+        }
+        if (!rm_memory_allows(ctx, bf_header_bytes((const uint8_t *)buf, len))) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
+        }
+        rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        if (rc != AMQ_OK) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);
+        }
+        RedisModule_ModuleTypeSetValue(key, bf_type, s);
+    } else {
+        rc = amq_sbloom_chunk_apply(value, it, (const uint8_t *)buf, len);
+        if (rc != AMQ_OK) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, rc == AMQ_EOVERFLOW ? BF_ERR_CHUNK : BF_ERR_OFFSET);
+        }
+    }
+    RedisModule_CloseKey(key);
+    RedisModule_ReplicateVerbatim(ctx);
+    return rm_reply_ok(ctx);
+}
+
+/* ---- data type ------------------------------------------------------------------------------------ */
+
+/*
+ * RDB, encoding 4 (integers SaveUnsigned, doubles SaveDouble): size,
+ * nfilters, options, growth; per link: entries, error, hashes, bpe, bits,
+ * n2, the bit array (string buffer), link size.  Encoding 0 lacks options
+ * (0), growth (2), bits (entries * bpe) and n2; 1 adds bits and n2; 2 and 3
+ * add options; 4 adds growth.
+ */
+static void bf_rdb_save(RedisModuleIO *io, void *value)
+{
+    const amq_sbloom *s = value;
+    amq_sbloom_info in;
+    uint32_t i;
+
+    amq_sbloom_get_info(s, &in);
+    RedisModule_SaveUnsigned(io, in.items);
+    RedisModule_SaveUnsigned(io, in.num_filters);
+    RedisModule_SaveUnsigned(io, in.options);
+    RedisModule_SaveUnsigned(io, in.growth);
+    for (i = 0; i < in.num_filters; i++) {
+        amq_sbloom_link_info l;
+        const uint8_t *data;
+        amq_sbloom_link(s, i, &l, &data);
+        RedisModule_SaveUnsigned(io, l.entries);
+        RedisModule_SaveDouble(io, l.error);
+        RedisModule_SaveUnsigned(io, l.hashes);
+        RedisModule_SaveDouble(io, l.bpe);
+        RedisModule_SaveUnsigned(io, l.bits);
+        RedisModule_SaveUnsigned(io, l.n2);
+        RedisModule_SaveStringBuffer(io, (const char *)data, (size_t)l.bytes);
+        RedisModule_SaveUnsigned(io, l.items);
+    }
+}
+
+/* One link's fields and bit array, as read from the RDB. */
+typedef struct bf_loaded_link {
+    amq_sbloom_link_info info;
+    char *data;
+    size_t len;
+} bf_loaded_link;
+
+static void *bf_rdb_load(RedisModuleIO *io, int encver)
+{
+    amq_sbloom_header h;
+    amq_sbloom_link_info *infos = NULL;
+    bf_loaded_link *links = NULL;
+    amq_sbloom *s = NULL;
+    uint64_t size, nfilters, options = 0, growth = 2, i, total = 0;
+    int rc;
+
+    if (encver < 0 || encver > AMQ_RM_ENCVER) {
+        RedisModule_LogIOError(io, "warning", "amq: BF encoding version %d is newer than 4",
+                               encver);
+        return NULL;
+    }
+    size = RedisModule_LoadUnsigned(io);
+    nfilters = RedisModule_LoadUnsigned(io);
+    if (encver >= 2)
+        options = RedisModule_LoadUnsigned(io);
+    if (encver >= 4)
+        growth = RedisModule_LoadUnsigned(io);
+    if (RedisModule_IsIOError(io))
+        goto fail;
+    if (nfilters == 0 || nfilters > AMQ_SBLOOM_MAX_LINKS || options > AMQ_SBLOOM_OPTIONS_MASK ||
+        growth > AMQ_RM_MAX_EXPANSION)
+        goto corrupt;
+    links = RedisModule_Alloc(nfilters * sizeof *links);
+    infos = RedisModule_Alloc(nfilters * sizeof *infos);
+    memset(links, 0, nfilters * sizeof *links);
+    for (i = 0; i < nfilters; i++) {
+        amq_sbloom_link_info *l = &links[i].info;
+        l->entries = RedisModule_LoadUnsigned(io);
+        l->error = RedisModule_LoadDouble(io);
+        uint64_t hashes = RedisModule_LoadUnsigned(io);
+        l->bpe = RedisModule_LoadDouble(io);
+        if (encver >= 1) {
+            uint64_t n2;
+            l->bits = RedisModule_LoadUnsigned(io);
+            n2 = RedisModule_LoadUnsigned(io);
+            if (n2 > 64)
+                goto corrupt;
+            l->n2 = (uint32_t)n2;
+        } else {
+            double b = (double)l->entries * l->bpe;
+            l->bits = b > 0.0 && b < 1e19 ? (uint64_t)b : 0;
+        }
+        if (RedisModule_IsIOError(io))
+            goto fail;
+        if (hashes > 255)
+            goto corrupt;
+        l->hashes = (uint32_t)hashes;
+        links[i].data = RedisModule_LoadStringBuffer(io, &links[i].len);
+        if (RedisModule_IsIOError(io) || links[i].data == NULL)
+            goto fail;
+        l->bytes = links[i].len;
+        l->items = RedisModule_LoadUnsigned(io);
+        if (RedisModule_IsIOError(io))
+            goto fail;
+        total += links[i].len;
+        infos[i] = *l;
+    }
+    h.size = size;
+    h.nfilters = (uint32_t)nfilters;
+    h.options = (uint32_t)options;
+    h.growth = (uint32_t)growth;
+    if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), total))
+        goto corrupt;
+    rc = amq_sbloom_from_raw(&h, infos, &amq_rm_allocator, &s);
+    if (rc != AMQ_OK) {
+        RedisModule_LogIOError(io, "warning", "amq: Bloom filter data refused (%s)%s",
+                               amq_strerror(rc),
+                               rc == AMQ_EUNSUPPORTED
+                                   ? ": filters without FORCE64 (32-bit hashing) are not supported"
+                                   : "");
+        goto fail;
+    }
+    for (i = 0; i < nfilters; i++) {
+        uint8_t *data;
+        size_t len;
+        amq_sbloom_link_data_mut(s, (uint32_t)i, &data, &len);
+        if (len != links[i].len) {
+            amq_sbloom_free(s);
+            s = NULL;
+            goto corrupt;
+        }
+        memcpy(data, links[i].data, len);
+    }
+    goto done;
+
+corrupt:
+    RedisModule_LogIOError(io, "warning", "amq: corrupt Bloom filter data");
+fail:
+    s = NULL;
+done:
+    if (links != NULL) {
+        for (i = 0; i < nfilters; i++)
+            if (links[i].data != NULL)
+                RedisModule_Free(links[i].data);
+        RedisModule_Free(links);
+    }
+    if (infos != NULL)
+        RedisModule_Free(infos);
+    return s;
+}
+
+static void bf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *value)
+{
+    const amq_sbloom *s = value;
+    size_t hlen = amq_sbloom_header_size(s), len;
+    uint8_t *hdr = RedisModule_Alloc(hlen);
+    const uint8_t *data;
+    uint64_t it = 1, next;
+
+    amq_sbloom_header_encode(s, hdr, hlen);
+    RedisModule_EmitAOF(aof, "BF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, hlen);
+    RedisModule_Free(hdr);
+    for (;;) {
+        amq_sbloom_chunk(s, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
+        if (len == 0)
+            break;
+        RedisModule_EmitAOF(aof, "BF.LOADCHUNK", "slb", name, (long long)next,
+                            (const char *)data, len);
+        it = next;
+    }
+}
+
+static size_t bf_mem_usage(const void *value)
+{
+    amq_sbloom_info in;
+    amq_sbloom_get_info(value, &in);
+    return (size_t)in.size;
+}
+
+static void bf_digest(RedisModuleDigest *md, void *value)
+{
+    const amq_sbloom *s = value;
+    size_t hlen = amq_sbloom_header_size(s);
+    uint8_t *hdr = RedisModule_Alloc(hlen);
+    amq_sbloom_info in;
+    uint32_t i;
+
+    amq_sbloom_header_encode(s, hdr, hlen);
+    RedisModule_DigestAddStringBuffer(md, (const char *)hdr, hlen);
+    RedisModule_Free(hdr);
+    amq_sbloom_get_info(s, &in);
+    for (i = 0; i < in.num_filters; i++) {
+        amq_sbloom_link_info l;
+        const uint8_t *data;
+        amq_sbloom_link(s, i, &l, &data);
+        RedisModule_DigestAddStringBuffer(md, (const char *)data, (size_t)l.bytes);
+    }
+    RedisModule_DigestEndSequence(md);
+}
+
+static void *bf_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    amq_sbloom *s = NULL;
+    (void)from;
+    (void)to;
+    if (amq_sbloom_clone(value, &amq_rm_allocator, &s) != AMQ_OK)
+        return NULL;
+    return s;
+}
+
+static void bf_free(void *value)
+{
+    amq_sbloom_free(value);
+}
+
+/* ---- registration ---------------------------------------------------------------------------------- */
 
 int bf_register(RedisModuleCtx *ctx)
 {
-    (void)ctx;
+    RedisModuleTypeMethods tm;
+    static const struct {
+        const char *name;
+        RedisModuleCmdFunc fn;
+        const char *flags;
+    } cmds[] = {
+        {"BF.RESERVE", bf_reserve, "write deny-oom"},
+        {"BF.ADD", bf_add, "write deny-oom"},
+        {"BF.MADD", bf_madd, "write deny-oom"},
+        {"BF.INSERT", bf_insert, "write deny-oom"},
+        {"BF.EXISTS", bf_exists, "readonly fast"},
+        {"BF.MEXISTS", bf_mexists, "readonly fast"},
+        {"BF.CARD", bf_card, "readonly fast"},
+        {"BF.INFO", bf_info, "readonly fast"},
+        {"BF.DEBUG", bf_debug, "readonly fast"},
+        {"BF.SCANDUMP", bf_scandump, "readonly fast"},
+        {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
+    };
+    size_t i;
+
+    memset(&tm, 0, sizeof tm);
+    tm.version = AMQ_RM_TYPE_METHOD_VERSION;
+    tm.rdb_load = bf_rdb_load;
+    tm.rdb_save = bf_rdb_save;
+    tm.aof_rewrite = bf_aof_rewrite;
+    tm.mem_usage = bf_mem_usage;
+    tm.digest = bf_digest;
+    tm.free = bf_free;
+    tm.copy = bf_copy;
+    bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", AMQ_RM_ENCVER, &tm);
+    if (bf_type == NULL)
+        return REDISMODULE_ERR;
+    for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
+            REDISMODULE_OK)
+            return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }
