@@ -98,7 +98,13 @@ AMQ_API unsigned amq_version_number(void);
  *
  *  alloc(opaque, size)       returns size bytes (not necessarily zeroed),
  *                            or NULL on failure; never called with size 0;
- *  free(opaque, ptr, size)   releases a block from alloc, size as requested.
+ *  free(opaque, ptr, size)   releases a block from alloc, size as requested;
+ *  zalloc(opaque, size)      optional (may be NULL): returns size zeroed
+ *                            bytes, released by free.  Filter arrays are
+ *                            taken from it instead of alloc + memset, so a
+ *                            host whose allocator hands out fresh zero
+ *                            pages for large blocks (calloc) does not touch
+ *                            every page of a large filter up front.
  *
  * The library aligns large buffers itself (it over-allocates), so alloc need
  * only return malloc-aligned memory.  Functions are called from the thread
@@ -108,6 +114,7 @@ typedef struct amq_allocator {
     void *(*alloc)(void *opaque, size_t size);
     void (*free)(void *opaque, void *ptr, size_t size);
     void *opaque;
+    void *(*zalloc)(void *opaque, size_t size);
 } amq_allocator;
 
 /* ---- error details -------------------------------------------------------- */

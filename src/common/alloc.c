@@ -46,6 +46,8 @@ void *amq_calloc(const amq_allocator *a, size_t size)
     void *p;
     if (amq_alloc_is_default(a))
         return calloc(1, size == 0 ? 1 : size);
+    if (a->zalloc != NULL)
+        return a->zalloc(a->opaque, size == 0 ? 1 : size);
     p = amq_malloc(a, size);
     if (p != NULL)
         memset(p, 0, size);
@@ -104,7 +106,7 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
     if (size > SIZE_MAX - AMQ_CACHE_LINE)
         return AMQ_EOVERFLOW;
     total = size + AMQ_CACHE_LINE - 1;
-    p = amq_malloc(a, total);
+    p = amq_calloc(a, total);
     if (p == NULL)
         return AMQ_ENOMEM;
     r->base = p;
@@ -112,7 +114,6 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
     r->data = (uint8_t *)(((uintptr_t)p + AMQ_CACHE_LINE - 1) & ~(uintptr_t)(AMQ_CACHE_LINE - 1));
     r->size = size;
     r->how = AMQ_REGION_HEAP;
-    memset(r->data, 0, size);
     return AMQ_OK;
 }
 

@@ -450,7 +450,7 @@ static void c_free(void *opaque, void *ptr, size_t size)
 TEST(allocator_hooks_and_failures)
 {
     counting c = {0, 0, 0};
-    amq_allocator a = {c_alloc, c_free, &c};
+    amq_allocator a = {c_alloc, c_free, &c, NULL};
     amq_config cfg;
     amq_filter *f;
     int n, rc;
