@@ -144,6 +144,7 @@ typedef struct RedisModuleTypeMethods {
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
     X(void *, Alloc, (size_t bytes), 1)                                                        \
     X(void *, TryAlloc, (size_t bytes), 0)                                                     \
+    X(void *, Calloc, (size_t nmemb, size_t size), 1)                                          \
     X(void, Free, (void *ptr), 1)                                                              \
     X(void, SaveUnsigned, (RedisModuleIO * io, uint64_t value), 1)                             \
     X(uint64_t, LoadUnsigned, (RedisModuleIO * io), 1)                                         \

@@ -28,6 +28,20 @@ static void *rm_alloc(void *opaque, size_t size)
     return RedisModule_Alloc(size);
 }
 
+/*
+ * Zeroed blocks (filter arrays) from RedisModule_Calloc: jemalloc hands out
+ * fresh, already-zero pages for a large block without writing them, so a
+ * 1 GiB BF.RESERVE does not fault in 1 GiB at once.  There is no "try"
+ * form of Calloc in Redis 7.0; the machine-memory check stands in for it.
+ */
+static void *rm_zalloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    if (size >= RM_BIG_BLOCK && !rm_memory_plausible(NULL, size))
+        return NULL;
+    return RedisModule_Calloc(1, size);
+}
+
 static void rm_free(void *opaque, void *ptr, size_t size)
 {
     (void)opaque;
@@ -35,7 +49,7 @@ static void rm_free(void *opaque, void *ptr, size_t size)
     RedisModule_Free(ptr);
 }
 
-const amq_allocator amq_rm_allocator = {rm_alloc, rm_free, NULL};
+const amq_allocator amq_rm_allocator = {rm_alloc, rm_free, NULL, rm_zalloc};
 
 /* ---- replies ------------------------------------------------------------------ */
 

@@ -149,6 +149,10 @@ class Server:
     def resp3(self):
         return Resp3(self.port)
 
+    def resp2(self):
+        """The tiny client in RESP2: exact error strings (redis-py strips 'ERR ')."""
+        return Resp3(self.port, proto=2)
+
     def cli(self, *args, resp3=False):
         a = [REDIS_CLI, "-h", "127.0.0.1", "-p", str(self.port)]
         if resp3:
@@ -231,12 +235,13 @@ class Resp3:
     bool for #, dict for %, None for _, int for :, bytes for $ and +,
     float for ,, list for * ~ >, RespError (returned, not raised) for -."""
 
-    def __init__(self, port):
+    def __init__(self, port, proto=3):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.buf = b""
-        hello = self.execute("HELLO", "3")
-        if not isinstance(hello, dict):
-            raise RuntimeError("HELLO 3 failed: %r" % (hello,))
+        if proto == 3:
+            hello = self.execute("HELLO", "3")
+            if not isinstance(hello, dict):
+                raise RuntimeError("HELLO 3 failed: %r" % (hello,))
 
     def close(self):
         self.sock.close()

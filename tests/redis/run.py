@@ -90,7 +90,7 @@ def main():
                         failed.append("%s.%s" % (name, n))
                         print("  FAIL %s.%s" % (name, n), flush=True)
                         traceback.print_exc()
-                        print("--- server log tail ---\n" + env.server.log_tail(), flush=True)
+                        print("--- server log tail ---\n" + env.server.log_tail(6), flush=True)
                         if not env.server.alive():
                             env.server.cleanup()
                             env.server = harness.Server(env.module,
