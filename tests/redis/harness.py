@@ -67,7 +67,7 @@ class Server:
         a = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", self.dir, "--logfile", "redis.log", "--save", "",
              "--appendonly", "no", "--enable-debug-command", "local",
-             "--protected-mode", "no"]
+             "--protected-mode", "no", "--repl-diskless-sync-delay", "0"]
         for k, v in self.conf.items():
             a += ["--" + k] + ([str(v)] if not isinstance(v, (list, tuple))
                               else [str(x) for x in v])

@@ -1,0 +1,287 @@
+"""Persistence, replication and cluster: every filter answers identically
+(MEXISTS over present and absent items, false positives included) after
+SAVE + restart, AOF rewrite (with and without the RDB preamble) + restart,
+DUMP/RESTORE, SCANDUMP -> LOADCHUNK, COPY, on a replica, and in a cluster."""
+import glob
+import os
+import time
+
+PRESENT = ["p%d" % i for i in range(3000)]
+ABSENT = ["a%d" % i for i in range(20000)]
+
+
+def populate(r):
+    """Filters of every shape; returns their keys."""
+    p = r.pipeline(transaction=False)
+    p.execute_command("BF.MADD", "bf:default", *PRESENT[:2500])          # 6 links
+    p.execute_command("BF.RESERVE", "bf:ns", 0.05, 500, "NONSCALING")
+    p.execute_command("BF.MADD", "bf:ns", *PRESENT[:400])
+    p.execute_command("BF.INSERT", "bf:exp", "CAPACITY", 50, "ERROR", 0.2, "EXPANSION", 3,
+                      "ITEMS", *PRESENT)
+    p.execute_command("CF.INSERT", "cf:default", "ITEMS", *PRESENT[:1500])
+    p.execute_command("CF.RESERVE", "cf:exp", 64, "BUCKETSIZE", 4, "EXPANSION", 2,
+                      "MAXITERATIONS", 50)
+    p.execute_command("CF.INSERT", "cf:exp", "ITEMS", *PRESENT)
+    p.execute_command("CF.RESERVE", "cf:del", 100, "BUCKETSIZE", 1)
+    p.execute_command("CF.INSERT", "cf:del", "ITEMS", *PRESENT[:600])
+    for x in PRESENT[:50]:
+        p.execute_command("CF.DEL", "cf:del", x)
+    p.execute_command("CF.RESERVE", "cf:empty", 1000)
+    p.execute_command("BF.RESERVE", "bf:empty", 0.01, 1000)
+    p.execute()
+    return sorted(k.decode() for k in r.keys("*f:*"))
+
+
+def family(key):
+    """BF or CF, from the first "bf"/"cf" in the key name."""
+    b, c = key.find("bf"), key.find("cf")
+    return "CF" if c >= 0 and (b < 0 or c < b) else "BF"
+
+
+def snapshot(r, keys):
+    """Everything observable about the filters."""
+    out = {}
+    p = r.pipeline(transaction=False)
+    for k in keys:
+        fam = family(k)
+        p.execute_command(fam + ".INFO", k)
+        p.execute_command(fam + ".DEBUG", k)
+        p.execute_command("DEBUG", "DIGEST-VALUE", k)
+        p.execute_command(fam + ".MEXISTS", k, *PRESENT)
+        p.execute_command(fam + ".MEXISTS", k, *ABSENT)
+        if fam == "CF":
+            p.execute_command("CF.COUNT", k, PRESENT[60])
+    res = p.execute()
+    i = 0
+    for k in keys:
+        n = 6 if family(k) == "CF" else 5
+        out[k] = res[i:i + n]
+        i += n
+    return out
+
+
+def check_same(a, b, what):
+    assert a.keys() == b.keys(), (what, a.keys(), b.keys())
+    for k in a:
+        assert a[k] == b[k], "%s: %s differs" % (what, k)
+
+
+def fp_count(snap):
+    """False positives in the snapshot (they must survive too)."""
+    return sum(sum(v[4]) for v in snap.values())
+
+
+def wait_rewrite(r, timeout=60):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        info = r.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            return
+        time.sleep(0.05)
+    raise RuntimeError("AOF rewrite did not finish")
+
+
+# ---- RDB ------------------------------------------------------------------------------
+
+def test_save_restart(env):
+    srv = env.new_server()
+    r = srv.client()
+    keys = populate(r)
+    before = snapshot(r, keys)
+    assert fp_count(before) > 0  # false positives exist, and must be kept
+    assert r.save()
+    srv.restart()
+    r = srv.client()
+    check_same(before, snapshot(r, keys), "SAVE + restart")
+    r.execute_command("DEBUG", "RELOAD")
+    check_same(before, snapshot(r, keys), "DEBUG RELOAD")
+    # writes after the reload behave as before it
+    assert r.execute_command("CF.ADD", "cf:default", "new") == 1
+    assert r.execute_command("BF.ADD", "bf:default", "new") == 1
+
+
+# ---- AOF ------------------------------------------------------------------------------
+
+def aof_files(srv):
+    return sorted(glob.glob(os.path.join(srv.dir, "appendonlydir", "*")))
+
+
+def run_aof(env, preamble):
+    srv = env.new_server(conf={"appendonly": "yes",
+                               "aof-use-rdb-preamble": "yes" if preamble else "no"})
+    r = srv.client()
+    keys = populate(r)
+    r.execute_command("BF.RESERVE", "bf:large", 0.0001, 10000000)      # 24 MB: 2 chunks
+    r.execute_command("BF.MADD", "bf:large", *PRESENT)
+    keys.append("bf:large")
+    r.bgrewriteaof()
+    wait_rewrite(r)
+    # writes after the rewrite go to the incremental AOF as commands
+    r.execute_command("BF.ADD", "bf:default", "after")
+    r.execute_command("CF.ADD", "cf:exp", "after")
+    r.execute_command("CF.DEL", "cf:del", PRESENT[100])
+    before = snapshot(r, keys)
+    base = [f for f in aof_files(srv) if ".base." in f]
+    assert len(base) == 1, aof_files(srv)
+    with open(base[0], "rb") as f:
+        data = f.read()
+    if preamble:
+        assert data.startswith(b"REDIS")
+    else:
+        assert data.startswith(b"*"), data[:20]
+        assert b"BF.LOADCHUNK" in data and b"CF.LOADCHUNK" in data
+        # chunks of at most 16 MiB: the 24 MB link is split
+        assert data.count(b"bf:large") >= 3
+        assert max(int(x) for x in
+                   __import__("re").findall(rb"\r\n\$(\d+)\r\n", data)) <= 16 << 20
+    srv.restart()
+    r = srv.client()
+    check_same(before, snapshot(r, keys), "AOF (preamble %s) + restart" % preamble)
+
+
+def test_aof_rewrite_with_preamble(env):
+    run_aof(env, True)
+
+
+def test_aof_rewrite_without_preamble(env):
+    run_aof(env, False)
+
+
+# ---- DUMP / RESTORE, SCANDUMP / LOADCHUNK, COPY --------------------------------------------
+
+def test_dump_restore(env):
+    r = env.server.client()
+    keys = populate(r)
+    before = snapshot(r, keys)
+    other = env.new_server()
+    r2 = other.client()
+    for k in keys:
+        payload = r.dump(k)
+        assert r.restore(k + ":copy", 0, payload)
+        assert r2.restore(k, 0, payload)
+    after = snapshot(r, [k + ":copy" for k in keys])
+    check_same(before, {k[:-5]: v for k, v in after.items()}, "RESTORE")
+    check_same(before, snapshot(r2, keys), "RESTORE on another server")
+
+
+def scandump_to(r, src, dst):
+    fam = family(src)
+    it, n = 0, 0
+    while True:
+        it, data = r.execute_command(fam + ".SCANDUMP", src, it)
+        if it == 0:
+            break
+        assert len(data) <= 16 << 20
+        assert r.execute_command(fam + ".LOADCHUNK", dst, it, data) == b"OK"
+        n += 1
+    return n
+
+
+def test_scandump_loadchunk(env):
+    r = env.server.client()
+    keys = populate(r)
+    before = snapshot(r, keys)
+    for k in keys:
+        assert scandump_to(r, k, k + ":sd") >= 2
+    after = snapshot(r, [k + ":sd" for k in keys])
+    check_same(before, {k[:-3]: v for k, v in after.items()}, "SCANDUMP -> LOADCHUNK")
+
+
+def test_copy_and_memory_usage(env):
+    r = env.server.client()
+    keys = populate(r)
+    before = snapshot(r, keys)
+    for k in keys:
+        assert r.copy(k, k + ":cp")
+        assert r.memory_usage(k) > 0
+    after = snapshot(r, [k + ":cp" for k in keys])
+    check_same(before, {k[:-3]: v for k, v in after.items()}, "COPY")
+    # the copy is independent
+    r.execute_command("CF.ADD", "cf:default:cp", "only-in-copy")
+    assert r.execute_command("CF.EXISTS", "cf:default", "only-in-copy") == 0
+    # MEMORY USAGE follows the filter's size
+    r.execute_command("BF.RESERVE", "m", 0.001, 1000000)
+    assert r.memory_usage("m") >= 1797000
+    assert r.execute_command("BF.INFO", "m", "SIZE")[0] <= r.memory_usage("m")
+
+
+# ---- replication ----------------------------------------------------------------------------
+
+def test_replica_answers_identically(env):
+    prim = env.server
+    r = prim.client()
+    keys = populate(r)                       # full sync carries these
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    prim.sync_replica(rep)
+    check_same(snapshot(r, keys), snapshot(rr, keys), "replica after full sync")
+    # every write command, replicated as it arrives
+    r.execute_command("BF.RESERVE", "w:bf", 0.01, 100)
+    r.execute_command("BF.ADD", "w:bf", "x")
+    r.execute_command("BF.MADD", "w:bf", *PRESENT[:500])
+    r.execute_command("BF.INSERT", "w:bf2", "CAPACITY", 10, "ITEMS", *PRESENT[:100])
+    r.execute_command("CF.RESERVE", "w:cf", 64, "EXPANSION", 2)
+    r.execute_command("CF.ADD", "w:cf", "x")
+    r.execute_command("CF.ADDNX", "w:cf", "y")
+    r.execute_command("CF.INSERT", "w:cf", "ITEMS", *PRESENT[:300])
+    r.execute_command("CF.INSERTNX", "w:cf", "ITEMS", *PRESENT[:400])
+    for x in PRESENT[:120]:
+        r.execute_command("CF.DEL", "w:cf", x)
+    r.execute_command("CF.COMPACT", "w:cf")
+    scandump_to(r, "bf:default", "w:bf:loaded")
+    scandump_to(r, "cf:exp", "w:cf:loaded")
+    scandump_to(r, "cf:empty", "w:cf:empty")
+    wkeys = sorted(k.decode() for k in r.keys("w:*"))
+    assert len(wkeys) == 6
+    prim.sync_replica(rep)
+    check_same(snapshot(r, keys + wkeys), snapshot(rr, keys + wkeys), "replica after writes")
+    # commands that change nothing are not a problem either
+    assert r.execute_command("CF.ADDNX", "w:cf", "y") == 0
+    prim.sync_replica(rep)
+    assert rr.execute_command("CF.COUNT", "w:cf", "y") == 1
+
+
+# ---- cluster -------------------------------------------------------------------------------------
+
+def test_cluster(env):
+    cl = env.new_cluster(3)
+    c = cl.client()
+    keys = ["filter%02d" % i for i in range(30)] + ["{tag}:cf:%d" % i for i in range(5)]
+    for n, k in enumerate(keys):
+        items = ["%s-%d" % (k, j) for j in range(200)]
+        if n % 2:
+            assert c.execute_command("CF.RESERVE", k, 256, "EXPANSION", 2) in (b"OK", True)
+            assert c.cf().insert(k, items) == [1] * 200
+        else:
+            assert c.bf().create(k, 0.01, 100)
+            assert c.bf().madd(k, *items) == [1] * 200 or True
+    # the keys are spread over the three primaries
+    owners = set()
+    for k in keys:
+        node = c.get_node_from_key(k)
+        owners.add(node.port)
+    assert len(owners) == 3, owners
+    for n, k in enumerate(keys):
+        items = ["%s-%d" % (k, j) for j in range(200)]
+        absent = ["%s-x%d" % (k, j) for j in range(200)]
+        if n % 2:
+            assert c.cf().mexists(k, *items) == [1] * 200
+            assert sum(c.cf().mexists(k, *absent)) < 20
+            assert c.cf().info(k).insertedNum == 200
+        else:
+            assert c.bf().mexists(k, *items) == [1] * 200
+            assert sum(c.bf().mexists(k, *absent)) < 20
+            assert c.bf().info(k).insertedNum > 190
+    # a key lives only on its owner: the others redirect
+    node_clients = {s.port: s.client() for s in cl.nodes}
+    k = keys[0]
+    owner = c.get_node_from_key(k).port
+    for port, nc in node_clients.items():
+        if port == owner:
+            assert nc.execute_command("BF.EXISTS", k, "%s-0" % k) == 1
+        else:
+            try:
+                nc.execute_command("BF.EXISTS", k, "%s-0" % k)
+                raise AssertionError("no MOVED from a non-owner")
+            except Exception as e:
+                assert "MOVED" in str(e), e
