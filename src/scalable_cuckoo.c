@@ -637,6 +637,12 @@ int amq_scuckoo_validate(const amq_scuckoo *c)
     return count_used(c) == c->items ? AMQ_OK : AMQ_ECORRUPT;
 }
 
+void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes)
+{
+    c->items = items;
+    c->deletes = deletes;
+}
+
 /* ---- raw construction and the RedisBloom dump format ---------------------------------------- */
 
 int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,

@@ -178,6 +178,16 @@ AMQ_API int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t 
  * AMQ_ECORRUPT.  O(slots). */
 AMQ_API int amq_scuckoo_validate(const amq_scuckoo *c);
 
+/*
+ * Sets the item and delete counts as recorded elsewhere.  The counts are
+ * bookkeeping (CF.INFO, the compaction trigger), never used to index
+ * anything, so any value is safe; a host restoring a saved filter uses this
+ * to restore counts that need not match the arrays (a filter assembled by
+ * LOADCHUNK from a header with wrong counts stays loadable after SAVE).
+ * O(1).
+ */
+AMQ_API void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes);
+
 /* ---- RedisBloom dump format (CF.SCANDUMP / CF.LOADCHUNK) -------------------- */
 /*
  * Header chunk (iterator 0 answers [1, header]): 38 bytes, little-endian,
