@@ -525,6 +525,27 @@ static uint64_t cf_header_bytes(const amq_scuckoo_header *h)
     return total;
 }
 
+/*
+ * Builds the zeroed chain a header (LOADCHUNK or RDB) describes.  The
+ * shape is validated by the library; the item and delete counts are
+ * restored as given, unchecked: they are bookkeeping, and a filter whose
+ * counts went wrong (a LOADCHUNK header with a bad count, then adds and
+ * deletes) must stay loadable after SAVE or an AOF rewrite.
+ */
+static int cf_from_header(const amq_scuckoo_header *h, amq_scuckoo **out)
+{
+    amq_scuckoo_header shape = *h;
+    int rc;
+    shape.num_items = 0;
+    shape.num_deletes = 0;
+    rc = amq_scuckoo_from_header(&shape, NULL, &amq_rm_allocator, out);
+    if (rc == AMQ_OK) {
+        amq_scuckoo_set_counts(*out, h->num_items, h->num_deletes);
+        amq_scuckoo_set_max_filters(*out, amq_rm_cfg.cf_max_expansions);
+    }
+    return rc;
+}
+
 static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
@@ -559,12 +580,11 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
         }
-        rc = amq_scuckoo_from_header(&h, NULL, &amq_rm_allocator, &c);
+        rc = cf_from_header(&h, &c);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_HEADER);
         }
-        amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
     } else {
         rc = amq_scuckoo_chunk_apply(value, it, (const uint8_t *)buf, len);
@@ -648,7 +668,7 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         goto fail;
     if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
         goto corrupt;
-    rc = amq_scuckoo_from_header(&h, NULL, &amq_rm_allocator, &c);
+    rc = cf_from_header(&h, &c);
     if (rc != AMQ_OK)
         goto corrupt;
     for (j = 0; j < h.num_filters; j++) {
@@ -675,7 +695,6 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         RedisModule_Free(buf);
         buf = NULL;
     }
-    amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
     return c;
 
 corrupt:
