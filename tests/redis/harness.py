@@ -82,7 +82,7 @@ class Server:
             self.wait_ready()
         return self
 
-    def wait_ready(self, timeout=20.0):
+    def wait_ready(self, timeout=180.0):
         t0 = time.time()
         while time.time() - t0 < timeout:
             if self.proc.poll() is not None:
