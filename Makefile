@@ -156,9 +156,10 @@ test-example: lib
 	@scripts/check-exports.sh $(BUILD)/libamq.so
 	@scripts/test-example.sh $(BUILD)
 
-# The library, tool and unit tests must also build warning-free with clang.
+# The library, tool, unit tests and Redis module must also build warning-free with clang.
 test-clang:
 	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 AMQ_SLOW_TESTS=0 test-unit
+	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 build/clang/amq.so
 
 test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 all tests

@@ -58,7 +58,7 @@ static amq_sbloom *bf_create(RedisModuleCtx *ctx, const bf_opts *o)
     amq_sbloom_params_init(&p, 1);
     p.capacity = o->capacity;
     p.error = o->error;
-    p.growth = o->nonscaling ? 0 : o->growth;
+    p.growth = o->growth; /* kept (and dumped) even when non-scaling, as RedisBloom */
     p.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | (o->nonscaling ? AMQ_SBLOOM_NO_SCALING : 0);
     rc = amq_sbloom_link_sizing(p.capacity, o->nonscaling ? p.error : p.error / 2, p.options,
                                 &first);
@@ -147,9 +147,6 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if ((err = parse_error_rate(argv[2], &o.error)) != NULL ||
         (err = parse_capacity(argv[3], &o.capacity)) != NULL)
         return RedisModule_ReplyWithError(ctx, err);
-    o.nonscaling = 0;
-    if (o.growth == 0)
-        o.growth = 2;
     for (i = 4; i < argc; i++) {
         if (rm_arg_is(argv[i], "NONSCALING")) {
             nonscaling_given = 1;
@@ -299,9 +296,6 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
     bf_defaults(&o);
-    o.nonscaling = 0;
-    if (o.growth == 0)
-        o.growth = 2;
     for (i = 2; i < argc && items < 0; i++) {
         if (rm_arg_is(argv[i], "ITEMS")) {
             items = i + 1;

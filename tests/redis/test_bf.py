@@ -307,3 +307,38 @@ def test_command_flags(env):
     assert {"write", "denyoom"} <= flags["bf.reserve"]
     assert {"readonly", "fast"} <= flags["bf.exists"]
     assert {"readonly"} <= flags["bf.scandump"]
+
+
+def test_max_expansions(env):
+    """Every new link halves the error rate: at capacity 1 and expansion 1
+    the 256-hash limit comes after ~250 links -> "Maximum expansions reached"."""
+    r = raw(env)
+    r.execute_command("BF.RESERVE", "k", 0.5, 1, "EXPANSION", 1)
+    res = r.execute_command("BF.MADD", "k", *[str(i) for i in range(400)])
+    assert isinstance(res[-1], redis.ResponseError), res[-3:]
+    assert 200 < len(res) < 400
+    n = len(res) - 1
+    assert env.server.resp2().execute("BF.ADD", "k", "x%d" % n).args[0] == \
+        "Maximum expansions reached"
+    assert r.execute_command("BF.MEXISTS", "k", *[str(i) for i in range(n)]) == [1] * n
+
+
+def test_every_command_resp3(env):
+    """Each BF command once in RESP3, with the reply type the spec gives."""
+    r3 = env.server.resp3()
+    assert r3.execute("BF.RESERVE", "k", "0.01", "100") == b"OK"
+    assert r3.execute("BF.ADD", "k", "a") is True
+    assert r3.execute("BF.MADD", "k", "a", "b") == [False, True]
+    assert r3.execute("BF.INSERT", "k", "ITEMS", "c") == [True]
+    assert r3.execute("BF.EXISTS", "k", "a") is True
+    assert r3.execute("BF.MEXISTS", "k", "a", "zz") == [True, False]
+    assert r3.execute("BF.CARD", "k") == 3
+    assert r3.execute("BF.INFO", "k")[b"Number of items inserted"] == 3
+    dbg = r3.execute("BF.DEBUG", "k")
+    assert dbg[0] == b"size:3" and dbg[1].startswith(b"bytes:144 bits:1152 hashes:8")
+    it, hdr = r3.execute("BF.SCANDUMP", "k", "0")
+    assert r3.execute("BF.LOADCHUNK", "k2", str(it), hdr) == b"OK"
+    it, data = r3.execute("BF.SCANDUMP", "k", str(it))
+    assert r3.execute("BF.LOADCHUNK", "k2", str(it), data) == b"OK"
+    assert r3.execute("BF.MEXISTS", "k2", "a", "b", "c") == [True, True, True]
+    r3.close()

@@ -312,3 +312,27 @@ def test_command_flags(env):
     assert {"write", "fast"} <= flags["cf.del"]
     assert "write" in flags["cf.compact"] and "readonly" not in flags["cf.compact"]
     assert {"readonly", "fast"} <= flags["cf.exists"]
+
+
+def test_every_command_resp3(env):
+    """Each CF command once in RESP3, with the reply type the spec gives."""
+    r3 = env.server.resp3()
+    assert r3.execute("CF.RESERVE", "k", "100") == b"OK"
+    assert r3.execute("CF.ADD", "k", "a") is True
+    assert r3.execute("CF.ADDNX", "k", "a") is False
+    assert r3.execute("CF.INSERT", "k", "ITEMS", "b") == [True]
+    assert r3.execute("CF.INSERTNX", "k", "ITEMS", "b", "c") == [0, 1]
+    assert r3.execute("CF.EXISTS", "k", "a") is True
+    assert r3.execute("CF.MEXISTS", "k", "a", "zz") == [True, False]
+    assert r3.execute("CF.COUNT", "k", "a") == 1
+    assert r3.execute("CF.DEL", "k", "c") is True
+    assert r3.execute("CF.COMPACT", "k") == b"OK"
+    assert r3.execute("CF.INFO", "k")[b"Number of items inserted"] == 2
+    assert r3.execute("CF.DEBUG", "k") == \
+        b"bktsize:2 buckets:64 items:2 deletes:0 filters:1 max_iterations:20 expansion:1"
+    it, hdr = r3.execute("CF.SCANDUMP", "k", "0")
+    assert r3.execute("CF.LOADCHUNK", "k2", str(it), hdr) == b"OK"
+    it, data = r3.execute("CF.SCANDUMP", "k", str(it))
+    assert r3.execute("CF.LOADCHUNK", "k2", str(it), data) == b"OK"
+    assert r3.execute("CF.MEXISTS", "k2", "a", "b", "c") == [True, True, False]
+    r3.close()
