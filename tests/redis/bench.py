@@ -55,6 +55,7 @@ def main():
     ap.add_argument("-n", type=int, default=200000)
     a = ap.parse_args()
 
+    load0 = os.getloadavg()[0]
     srv = harness.Server(a.module)
     try:
         r = srv.client()
@@ -88,8 +89,10 @@ def main():
         "- server: redis-server %s (%s), amq.so loaded; client: redis-benchmark on loopback,"
         " 50 connections, random items from a keyspace of %d (`__rand_int__`);"
         % (info["redis_version"], info.get("mem_allocator", "?"), KEYSPACE),
-        "- machine: %s, %d CPUs shared by server and client (and other work: expect noise);"
-        % (platform.processor() or platform.machine(), os.cpu_count()),
+        "- machine: %s, %d CPUs shared by server and client and other work (load average %.1f"
+        " at the start, %.1f at the end: expect noise; compare rows of one run, not runs);"
+        % (platform.processor() or platform.machine(), os.cpu_count(), load0,
+           os.getloadavg()[0]),
         "- filters reserved up front: `BF.RESERVE bf 0.01 10000000`, "
         "`CF.RESERVE cf 10000000 BUCKETSIZE 4` (the Bloom filter never grows; `CF.ADD` adds a "
         "copy of a repeated item each time, so the cuckoo filter grows a sub-filter or two "
