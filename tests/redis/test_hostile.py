@@ -365,7 +365,6 @@ def test_restore_crafted_cf(env):
             cf_fields(1, nb, 0, 0, 0, iters, exp, [(nb, b"")]),               # bucket size 0
             cf_fields(1, nb, 0, 0, 256, iters, exp, [(nb, d0)]),
             cf_fields(1, nb, 0, 0, bs, 0, exp, [(nb, d0)]),                   # 0 iterations
-            cf_fields(1, nb, 0, 0, bs, iters, 3, [(nb, d0)]),                 # expansion 3
             cf_fields(2, nb, 0, 0, bs, iters, 0, [(nb, d0), (nb, d0)]),       # 2 subs, exp 0
             cf_fields(1, nb, 0, 0, bs, iters, exp, [(nb * 2, d0)]),           # sub nb differs
             cf_fields(1, nb, 0, 0, bs, iters, exp, [(nb, d0[:-1])]),          # short array
