@@ -98,6 +98,13 @@ $(BUILD)/obj/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
+# The blocked Bloom filter's SIMD query paths: one file per instruction set,
+# called only when the CPU has it (run-time dispatch).
+ifneq ($(filter x86_64 amd64,$(shell uname -m)),)
+$(BUILD)/obj/src/blocked_bloom_avx2.o: LIB_CFLAGS += -mavx2
+$(BUILD)/obj/src/blocked_bloom_avx512.o: LIB_CFLAGS += -mavx512f -mavx2
+endif
+
 $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@

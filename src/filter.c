@@ -33,6 +33,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_cuckoo_ops,
     &amq_scuckoo_ops,
     &amq_sbloom_ops,
+    &amq_blocked_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)

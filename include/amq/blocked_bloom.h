@@ -1,0 +1,241 @@
+/*
+ * amq/blocked_bloom.h - the cache-local ("blocked") Bloom filter.
+ *
+ * The bit array is cut into 512-bit blocks, one 64-byte cache line each,
+ * 64-byte aligned.  A key touches exactly one block: all k probes of a key
+ * fall inside it, so a query costs one memory access however large the
+ * filter is.  From the key's amq_hash128 (hashed once, by the algorithm and
+ * seed the filter records):
+ *
+ *   block     = (h1 * blocks) >> 64               (multiply-shift, 128-bit)
+ *   u         = the low 32 bits of h2
+ *   probe i   = (u * C[i] mod 2^32) >> 23          (a bit in [0, 512)),
+ *               i = 0 .. k-1, C[] sixteen fixed odd constants (src/blocked_bloom.c)
+ *
+ * Bit b of a block is bit (b & 7) of the block's byte b >> 3: the same bytes
+ * as eight little-endian 64-bit words, on every host.
+ *
+ * The price of locality is a higher false-positive rate than a classic
+ * filter of the same size (blocks fill unevenly); amq_blocked_fpp_theory
+ * computes it exactly for the layout (a Poisson mixture over block loads)
+ * and the sizing functions use it, so a filter sized for (n, p) meets p.
+ *
+ * Queries have a portable scalar path, an AVX2 path and an AVX-512 path,
+ * chosen once at run time from the CPU (cpuid); every path gives the same
+ * answers on the same bytes.  The environment variable AMQ_SIMD=scalar|avx2|
+ * avx512 caps the choice for the whole process (read once), and
+ * amq_blocked_set_simd picks a path for one filter.
+ *
+ * Thread safety: any number of threads may call amq_blocked_add*,
+ * amq_blocked_contains* and the other const functions at the same time on
+ * one filter.  Adds set bits with relaxed atomic OR on aligned 64-bit words
+ * (C11 atomics), without locks.  Guarantee: a query sees every add that
+ * happens-before it (the adding thread returned and the querying thread
+ * synchronized with it - a join, a mutex, a release/acquire flag, or the
+ * same thread); a query concurrent with an add of the same key may answer
+ * either way.  Bits are only ever set while adds run, so no interleaving
+ * ever loses a bit or turns an answer for an earlier add into "absent".
+ * The item count is updated with relaxed atomics too (concurrent adds of
+ * the same key may both count it).  amq_blocked_clear, _union,
+ * _set_items, _set_simd and _free need exclusive access.
+ */
+#ifndef AMQ_BLOCKED_BLOOM_H
+#define AMQ_BLOCKED_BLOOM_H
+
+#include "amq.h"
+#include "amq/bloom.h"
+#include "amq/hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct amq_blocked amq_blocked;
+
+/* Geometry limits: 1 .. 2^34 blocks (1 TiB), 1 .. 16 probes per key. */
+#define AMQ_BLOCKED_BLOCK_BYTES 64u
+#define AMQ_BLOCKED_BLOCK_BITS 512u
+#define AMQ_BLOCKED_MAX_BLOCKS (UINT64_C(1) << 34)
+#define AMQ_BLOCKED_MAX_K 16u
+
+typedef struct amq_blocked_params {
+    uint64_t blocks;    /* number of 512-bit blocks */
+    uint32_t k;         /* probes per key, 1 .. AMQ_BLOCKED_MAX_K */
+    uint32_t hash_algo; /* amq_hash_algo */
+    uint64_t seed;      /* hash seed */
+    uint64_t capacity;  /* informational: items it was sized for (0: unknown) */
+    double fpp;         /* informational: target rate at capacity (0: unknown) */
+} amq_blocked_params;
+
+/*
+ * The false-positive rate of a blocked filter of `blocks` blocks and k
+ * probes holding n distinct keys, exactly for the layout: the mixture over
+ * block loads j ~ Poisson(n / blocks) of the rate of one 512-bit block that
+ * received j k uniform probe bits (the exact distribution of its set bits,
+ * not the mean-fill approximation (1 - e^(-kj/512))^k, which is about 1 %
+ * low).  0 for n = 0; 1 for blocks = 0 or k outside [1, 16].
+ * O(k^2 (n / blocks + sqrt(n / blocks) + 40)) operations.
+ */
+AMQ_API double amq_blocked_fpp_theory(uint64_t blocks, uint32_t k, uint64_t n);
+
+/*
+ * Sizing from capacity n and target rate p: the fewest blocks (and for them
+ * the k in [1, 16] with the lowest rate) whose amq_blocked_fpp_theory at n
+ * is at most p.  n = 1,000,000 and p = 0.01 give 19,372 blocks (9.92 bits
+ * per key), k = 6.  AMQ_ERANGE when n is 0, p not in (0, 1), or the filter
+ * would need more than AMQ_BLOCKED_MAX_BLOCKS blocks or 1000 bits per key
+ * (rates below about 1e-12 are out of reach of one 512-bit block).
+ * O(log(n) * 16) rate evaluations.
+ */
+AMQ_API int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k);
+
+/*
+ * Sizing from bits per key: blocks = ceil(n * bits_per_key / 512) (at
+ * least 1), k = the best k for that size.  AMQ_ERANGE when n is 0,
+ * bits_per_key not in (0, 1000], or too many blocks.
+ */
+AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks,
+                                 uint32_t *k);
+
+/* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0. */
+AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
+
+/* Bytes of the bit array: blocks * 64. */
+AMQ_API size_t amq_blocked_data_size(const amq_blocked_params *params);
+
+/*
+ * Creates an empty filter (zeroed, 64-byte aligned; arrays of 1 MiB and
+ * more are mmap'd and advised to use transparent huge pages).  alloc may be
+ * NULL.  AMQ_ERANGE (geometry), AMQ_EHASH, AMQ_ENOMEM.
+ */
+AMQ_API int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc,
+                            amq_blocked **out);
+
+/*
+ * A read-only filter over caller-owned bytes (an mmap'd file), queried in
+ * place.  data must be 64-byte aligned (AMQ_EINVAL otherwise), hold exactly
+ * amq_blocked_data_size(params) bytes and outlive the view.  Adds return
+ * AMQ_EREADONLY.
+ */
+AMQ_API int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t len,
+                             uint64_t items, const amq_allocator *alloc, amq_blocked **out);
+
+/* A deep, writable copy (also of a view).  Not safe against concurrent adds
+ * to src: the copy may or may not hold them. */
+AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc,
+                              amq_blocked **out);
+
+AMQ_API void amq_blocked_free(amq_blocked *b);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len);
+
+/*
+ * Adds one key.  1 if at least one bit was newly set (the item is counted),
+ * 0 if all its bits were already set, AMQ_EREADONLY for a view.  O(k), one
+ * cache line.  Safe concurrently with other adds and queries.
+ */
+AMQ_API int amq_blocked_add(amq_blocked *b, const void *key, size_t len);
+AMQ_API int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h);
+
+/* 1 if the key may be in the set, 0 if it certainly is not.  O(k), one
+ * cache line. */
+AMQ_API int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len);
+AMQ_API int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h);
+
+/*
+ * Batched forms.  They hash ahead and keep a window of cache-line
+ * prefetches in flight, which is what makes a filter far larger than the
+ * caches answer at memory-parallel speed.  Keys come as hashes, as slices,
+ * or packed: `fixed` reads n keys of key_len bytes each, back to back, at
+ * keys (e.g. an array of 64-bit integers: their bytes as they lie in
+ * memory).
+ *
+ * add_*: adds every key; added[i] (when added is not NULL) receives what
+ * amq_blocked_add would return for key i.  Returns the number of keys
+ * newly added (>= 0) or AMQ_EREADONLY (nothing added).
+ * contains_*: out[i] (when out is not NULL) receives 1 or 0; returns how
+ * many keys may be present.
+ * O(n k); safe concurrently like the single-key forms.
+ */
+AMQ_API int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n,
+                                       uint8_t *added);
+AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n,
+                                     uint8_t *added);
+AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len,
+                                      size_t n, uint8_t *added);
+AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h,
+                                             size_t n, uint8_t *out);
+AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys,
+                                           size_t n, uint8_t *out);
+AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys,
+                                            size_t key_len, size_t n, uint8_t *out);
+
+/*
+ * Concurrency mode of adds.  Off (the default): adds use plain loads and
+ * stores, the fastest form, and need exclusive access - no other add and no
+ * query may run at the same time.  On: adds set bits with relaxed atomic
+ * OR (a locked instruction per 64-bit word that gains a bit, several times
+ * slower in an add-heavy loop) and any number of threads may add and query
+ * at once, with the guarantee described at the top of this header.
+ * AMQ_EREADONLY for a view.  Switch it before sharing the filter.
+ */
+AMQ_API int amq_blocked_set_concurrent(amq_blocked *b, int on);
+AMQ_API int amq_blocked_is_concurrent(const amq_blocked *b);
+
+/* Clears every bit and the count.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_blocked_clear(amq_blocked *b);
+
+/*
+ * dst |= src: dst then answers "may be present" for every key of either.
+ * Same blocks, k, hash algorithm and seed required (AMQ_EINCOMPAT);
+ * AMQ_EREADONLY for a view.  The count becomes the sum (an upper bound).
+ * O(blocks).
+ */
+AMQ_API int amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
+
+AMQ_API void amq_blocked_get_params(const amq_blocked *b, amq_blocked_params *out);
+AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
+AMQ_API void amq_blocked_set_items(amq_blocked *b, uint64_t items);
+AMQ_API int amq_blocked_is_view(const amq_blocked *b);
+
+/* Bits set (popcount over the array), O(blocks). */
+AMQ_API uint64_t amq_blocked_bits_set(const amq_blocked *b);
+
+/* Expected false-positive rate now, from the fill of each block: the mean
+ * over blocks of (bits set / 512)^k.  O(blocks). */
+AMQ_API double amq_blocked_fpp_now(const amq_blocked *b);
+
+/* The bit array (amq_blocked_data_size bytes). */
+AMQ_API const uint8_t *amq_blocked_data(const amq_blocked *b);
+
+/* ---- query paths ----------------------------------------------------------- */
+
+/* Query paths (values are stable; AUTO means "the best this CPU has"). */
+typedef enum amq_simd {
+    AMQ_SIMD_AUTO = 0,
+    AMQ_SIMD_SCALAR = 1,
+    AMQ_SIMD_AVX2 = 2,
+    AMQ_SIMD_AVX512 = 3
+} amq_simd;
+
+/* 1 if this build and this CPU (and the AMQ_SIMD environment cap) can run
+ * the path, else 0.  SCALAR and AUTO are always 1.  Thread-safe. */
+AMQ_API int amq_simd_supported(uint32_t simd);
+
+/* "scalar", "avx2", "avx512" (AUTO resolves to the path it picks), or NULL. */
+AMQ_API const char *amq_simd_name(uint32_t simd);
+
+/* Selects the query path of one filter: AMQ_EUNSUPPORTED when
+ * amq_simd_supported(simd) is 0, AMQ_EINVAL for an unknown value.  Needs
+ * exclusive access (call it before sharing the filter). */
+AMQ_API int amq_blocked_set_simd(amq_blocked *b, uint32_t simd);
+
+/* The path the filter's queries take (never AUTO). */
+AMQ_API uint32_t amq_blocked_simd(const amq_blocked *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_BLOCKED_BLOOM_H */

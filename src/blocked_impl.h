@@ -1,0 +1,217 @@
+/*
+ * blocked_impl.h - what the blocked Bloom filter's files share: the probe
+ * derivation, the inline hash of a key, and the table of query functions
+ * that each instruction-set file (blocked_bloom_scalar.c, _avx2.c,
+ * _avx512.c) provides.  Internal: not installed.
+ *
+ * The partitioned kind uses the same blocks and query tables.
+ */
+#ifndef AMQ_BLOCKED_IMPL_H
+#define AMQ_BLOCKED_IMPL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amq/blocked_bloom.h"
+#include "amq/hash.h"
+
+/* The key hash inlined (XXH3 from the system's xxhash.h in its header-only
+ * form, bit-exact with libxxhash's), so that batched loops hash ahead
+ * without a call per key; the other algorithms go through amq_hash_key. */
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
+static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void *key,
+                                       size_t len)
+{
+    if (algo == AMQ_HASH_XXH3) {
+        XXH128_hash_t x = XXH3_128bits_withSeed(key, len, seed);
+        amq_hash128 h;
+        h.h1 = x.low64;
+        h.h2 = x.high64;
+        return h;
+    }
+    return amq_hash_key(algo, seed, key, len);
+}
+
+/*
+ * The probe multipliers: probe i of a key is the top 9 bits of the 32-bit
+ * product u * C[i].  Sixteen odd constants drawn once from splitmix64
+ * (seed 0x616d712d626c6b, "amq-blk"; high halves, forced odd, keeping
+ * those with 12..20 bits set).  They are part of the file format: changing
+ * one changes which bits every filter uses.
+ */
+#define AMQ_BLK_C0 0x2560fc7du
+#define AMQ_BLK_C1 0x65e488b5u
+#define AMQ_BLK_C2 0x2148f0c9u
+#define AMQ_BLK_C3 0xb26426c3u
+#define AMQ_BLK_C4 0x78c74d37u
+#define AMQ_BLK_C5 0x0f60b789u
+#define AMQ_BLK_C6 0x71258be5u
+#define AMQ_BLK_C7 0x8de33921u
+#define AMQ_BLK_C8 0x55ca90edu
+#define AMQ_BLK_C9 0x10aea1b1u
+#define AMQ_BLK_C10 0x4e4096a5u
+#define AMQ_BLK_C11 0x44fafa0bu
+#define AMQ_BLK_C12 0xeae45321u
+#define AMQ_BLK_C13 0xe69acfa1u
+#define AMQ_BLK_C14 0x00de3e8du
+#define AMQ_BLK_C15 0x28ba03bbu
+
+#define AMQ_BLK_CONSTANTS                                                                 \
+    {AMQ_BLK_C0, AMQ_BLK_C1, AMQ_BLK_C2,  AMQ_BLK_C3,  AMQ_BLK_C4,  AMQ_BLK_C5,             \
+     AMQ_BLK_C6, AMQ_BLK_C7, AMQ_BLK_C8,  AMQ_BLK_C9,  AMQ_BLK_C10, AMQ_BLK_C11,            \
+     AMQ_BLK_C12, AMQ_BLK_C13, AMQ_BLK_C14, AMQ_BLK_C15}
+
+static const uint32_t amq_blk_mult[16] = AMQ_BLK_CONSTANTS;
+
+/* Loops over the probes unroll to AMQ_BLOCKED_MAX_K iterations (with an
+ * early exit at k), which turns the multipliers into immediates. */
+#if defined(__clang__)
+#define AMQ_BLK_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define AMQ_BLK_UNROLL _Pragma("GCC unroll 16")
+#else
+#define AMQ_BLK_UNROLL
+#endif
+
+/* Which block: multiply-shift of h1 (no division, all 64 bits of range). */
+static inline uint64_t amq_blk_index(uint64_t h1, uint64_t blocks)
+{
+    return (uint64_t)(((unsigned __int128)h1 * blocks) >> 64);
+}
+
+/* The 32 bits the probes derive from. */
+static inline uint32_t amq_blk_u(amq_hash128 h)
+{
+    return (uint32_t)h.h2;
+}
+
+/* Probe i: a bit number in [0, 512). */
+static inline uint32_t amq_blk_probe(uint32_t u, uint32_t i)
+{
+    return (uint32_t)(u * amq_blk_mult[i]) >> 23;
+}
+
+/* A mask that is bit b of a little-endian 64-bit word, as the host sees the
+ * word when it loads it natively. */
+static inline uint64_t amq_blk_le_bit(uint32_t b)
+{
+    uint64_t m = UINT64_C(1) << (b & 63);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    m = __builtin_bswap64(m);
+#endif
+    return m;
+}
+
+/* The eight word masks (native order) that key u sets in its block. */
+static inline void amq_blk_masks(uint32_t u, uint32_t k, uint64_t m[8])
+{
+    uint32_t i;
+    for (i = 0; i < 8; i++)
+        m[i] = 0;
+    for (i = 0; i < k; i++) {
+        uint32_t p = amq_blk_probe(u, i);
+        m[p >> 6] |= amq_blk_le_bit(p);
+    }
+}
+
+/* Word w of a block, read with a relaxed atomic load (adds may run). */
+static inline uint64_t amq_blk_word(const uint8_t *blk, uint32_t w)
+{
+    /* The array is 64-byte aligned and only ever accessed as 64-bit words
+     * (atomically) or whole blocks; the cast is to the atomic view of it. */
+    _Atomic uint64_t *a = (_Atomic uint64_t *)(uintptr_t)(blk + 8 * w);
+    return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+/* The portable query of one block, branch-free: 1 if all k bits are set. */
+static inline int amq_blk_test_scalar(const uint8_t *blk, uint32_t u, uint32_t k)
+{
+    uint64_t miss = 0;
+    uint32_t i;
+    AMQ_BLK_UNROLL
+    for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
+        uint32_t p;
+        if (i >= k)
+            break;
+        p = amq_blk_probe(u, i);
+        miss |= ~amq_blk_word(blk, p >> 6) & amq_blk_le_bit(p);
+    }
+    return miss == 0;
+}
+
+/* The same on bytes at any alignment that nobody writes (policy blobs). */
+static inline int amq_blk_test_bytes(const uint8_t *blk, uint32_t u, uint32_t k)
+{
+    uint32_t i;
+    for (i = 0; i < k; i++) {
+        uint32_t p = amq_blk_probe(u, i);
+        if (((blk[p >> 3] >> (p & 7)) & 1) == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Prefetch a block for reading or for writing. */
+#define AMQ_BLK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define AMQ_BLK_PREFETCHW(p) __builtin_prefetch((p), 1, 3)
+
+/* A key hashed ahead, waiting for its prefetched block. */
+typedef struct amq_blk_slot {
+    const uint8_t *blk;
+    uint32_t u;
+} amq_blk_slot;
+
+/* What a query loop needs of one filter (or of one partition). */
+typedef struct amq_blk_geom {
+    const uint8_t *data; /* blocks * 64 bytes, 64-byte aligned */
+    uint64_t blocks;
+    uint32_t k;
+    uint32_t hash_algo;
+    uint64_t seed;
+} amq_blk_geom;
+
+/* The query functions of one instruction set. */
+typedef struct amq_blk_simd_ops {
+    uint32_t simd; /* amq_simd */
+    const char *name;
+    /* One block: 1 if all k probes of u are set. */
+    int (*test)(const uint8_t *blk, uint32_t u, uint32_t k);
+    int (*contains)(const amq_blk_geom *g, amq_hash128 h);
+    uint64_t (*contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n,
+                                uint8_t *out);
+    uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n,
+                              uint8_t *out);
+    uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len,
+                               size_t n, uint8_t *out);
+} amq_blk_simd_ops;
+
+/* Defined by the instruction-set files; NULL when not compiled in. */
+extern const amq_blk_simd_ops *const amq_blk_ops_scalar;
+extern const amq_blk_simd_ops *const amq_blk_ops_avx2;
+extern const amq_blk_simd_ops *const amq_blk_ops_avx512;
+
+/* The table for a path (AUTO: the best supported), or NULL if unsupported. */
+const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
+
+/*
+ * Batched adds shared with the partitioned kind.  Writes with relaxed
+ * atomic OR when `atomic`, else with plain stores (a single writer that
+ * owns the array: the partitioned builder).  Returns the number of keys
+ * that set a new bit; added[i] as amq_blocked_add when not NULL.
+ */
+uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
+                            const amq_hash128 *h, size_t n, uint8_t *added);
+int amq_blk_add_one(uint8_t *blk, uint32_t u, uint32_t k);
+
+/* The prefetch window of the batched loops (a power of two), tuned by
+ * `make bench` on Zen 5: see docs/benchmarks.md. */
+#ifndef AMQ_BLK_WINDOW
+#define AMQ_BLK_WINDOW 32
+#endif
+
+#endif /* AMQ_BLOCKED_IMPL_H */

@@ -1,0 +1,163 @@
+/*
+ * blocked_query.h - the query loops of the blocked Bloom filter, written
+ * once and instantiated per instruction set.  Internal: included only by
+ * blocked_bloom_scalar.c, _avx2.c and _avx512.c, each of which defines
+ * first:
+ *
+ *   BLK_NAME(x)            a file-unique name for x
+ *   BLK_CTX                per-call state (vector constants, lane mask)
+ *   BLK_CTX_INIT(c, k)     fills a BLK_CTX for k probes
+ *   BLK_TEST(blk, u, c)    1 if all probes of u are set in the block at blk
+ *   BLK_SIMD, BLK_SIMD_NAME
+ *
+ * and gets the functions of an amq_blk_simd_ops table named BLK_NAME(ops).
+ *
+ * The batched loops keep AMQ_BLK_WINDOW blocks in flight: key i + W is
+ * hashed and its block prefetched while key i is answered, so the latency
+ * of one DRAM access is spread over W keys.  Keys hash ahead into a ring of
+ * W slots; hashes only need their block index recomputed (one multiply).
+ */
+#ifndef BLK_NAME
+#error "define BLK_NAME, BLK_CTX, BLK_CTX_INIT, BLK_TEST before including blocked_query.h"
+#endif
+
+#define BLK_W AMQ_BLK_WINDOW
+#ifndef BLK_FLATTEN
+#define BLK_FLATTEN __attribute__((flatten))
+#endif
+
+static int BLK_NAME(test)(const uint8_t *blk, uint32_t u, uint32_t k)
+{
+    BLK_CTX c;
+    BLK_CTX_INIT(c, k);
+    return BLK_TEST(blk, u, &c);
+}
+
+static int BLK_NAME(contains)(const amq_blk_geom *g, amq_hash128 h)
+{
+    BLK_CTX c;
+    BLK_CTX_INIT(c, g->k);
+    return BLK_TEST(g->data + amq_blk_index(h.h1, g->blocks) * 64, amq_blk_u(h), &c);
+}
+
+static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
+                                          size_t n, uint8_t *out)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks;
+    uint64_t count = 0;
+    size_t i, ahead = n < BLK_W ? n : BLK_W;
+    BLK_CTX c;
+    int r;
+
+    BLK_CTX_INIT(c, g->k);
+    for (i = 0; i < ahead; i++)
+        AMQ_BLK_PREFETCH(d + amq_blk_index(h[i].h1, blocks) * 64);
+    for (i = 0; i + BLK_W < n; i++) {
+        AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W].h1, blocks) * 64);
+        r = BLK_TEST(d + amq_blk_index(h[i].h1, blocks) * 64, amq_blk_u(h[i]), &c);
+        count += (uint64_t)r;
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+    }
+    for (; i < n; i++) {
+        r = BLK_TEST(d + amq_blk_index(h[i].h1, blocks) * 64, amq_blk_u(h[i]), &c);
+        count += (uint64_t)r;
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+    }
+    return count;
+}
+
+/* The ring loop over keys; KEY(i) and LEN(i) give key i's bytes. */
+#define BLK_RING_LOOP(KEY, LEN)                                                          \
+    do {                                                                                 \
+        amq_blk_slot ring[BLK_W];                                                        \
+        amq_hash128 h_;                                                                  \
+        size_t i_, ahead_ = n < BLK_W ? n : BLK_W;                                       \
+        int r_;                                                                          \
+        for (i_ = 0; i_ < ahead_; i_++) {                                                \
+            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                             \
+            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                        \
+            ring[i_].u = amq_blk_u(h_);                                                  \
+            AMQ_BLK_PREFETCH(ring[i_].blk);                                              \
+        }                                                                                \
+        for (i_ = 0; i_ + BLK_W < n; i_++) {                                             \
+            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                    \
+            h_ = amq_blk_hash(algo, seed, KEY(i_ + BLK_W), LEN(i_ + BLK_W));             \
+            ring[i_ & (BLK_W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;          \
+            ring[i_ & (BLK_W - 1)].u = amq_blk_u(h_);                                    \
+            AMQ_BLK_PREFETCH(ring[i_ & (BLK_W - 1)].blk);                                \
+            r_ = BLK_TEST(s_.blk, s_.u, &c);                                             \
+            count += (uint64_t)r_;                                                       \
+            if (out != NULL)                                                             \
+                out[i_] = (uint8_t)r_;                                                   \
+        }                                                                                \
+        for (; i_ < n; i_++) {                                                           \
+            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                    \
+            r_ = BLK_TEST(s_.blk, s_.u, &c);                                             \
+            count += (uint64_t)r_;                                                       \
+            if (out != NULL)                                                             \
+                out[i_] = (uint8_t)r_;                                                   \
+        }                                                                                \
+    } while (0)
+
+/* flatten: the hash (XXH3's entry point is not inlined on its own) and the
+ * block test become one loop body. */
+BLK_FLATTEN static uint64_t BLK_NAME(contains_keys)(const amq_blk_geom *g, const amq_slice *keys,
+                                        size_t n, uint8_t *out)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo;
+    uint64_t count = 0;
+    BLK_CTX c;
+
+    BLK_CTX_INIT(c, g->k);
+#define BLK_SLICE_KEY(i) (keys[(i)].data)
+#define BLK_SLICE_LEN(i) (keys[(i)].len)
+    BLK_RING_LOOP(BLK_SLICE_KEY, BLK_SLICE_LEN);
+#undef BLK_SLICE_KEY
+#undef BLK_SLICE_LEN
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, const uint8_t *keys,
+                                         size_t key_len, size_t n, uint8_t *out)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo;
+    uint64_t count = 0;
+    BLK_CTX c;
+
+    BLK_CTX_INIT(c, g->k);
+#define BLK_FIXED_KEY(i) (keys + (i) * key_len)
+#define BLK_FIXED_LEN(i) (key_len)
+#define BLK_KEY8(i) (keys + (i) * 8)
+#define BLK_LEN8(i) ((size_t)8)
+    /* 64-bit integer keys, the common case, get a loop of their own: the
+     * hash's length dispatch folds away. */
+    if (key_len == 8)
+        BLK_RING_LOOP(BLK_KEY8, BLK_LEN8);
+    else
+        BLK_RING_LOOP(BLK_FIXED_KEY, BLK_FIXED_LEN);
+#undef BLK_FIXED_KEY
+#undef BLK_FIXED_LEN
+#undef BLK_KEY8
+#undef BLK_LEN8
+    return count;
+}
+
+#undef BLK_RING_LOOP
+#undef BLK_W
+
+static const amq_blk_simd_ops BLK_NAME(ops) = {
+    BLK_SIMD,
+    BLK_SIMD_NAME,
+    BLK_NAME(test),
+    BLK_NAME(contains),
+    BLK_NAME(contains_hashes),
+    BLK_NAME(contains_keys),
+    BLK_NAME(contains_fixed),
+};
