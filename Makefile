@@ -59,6 +59,7 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
+        bench-quick tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis
 
@@ -79,6 +80,8 @@ help:
 	@echo "                 unit, CLI, example, and the unit tests again under ASan+UBSan"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
+	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
+	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
@@ -158,6 +161,16 @@ test-redis: $(REDIS_MODULE)
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
+
+# ThreadSanitizer: the tests of the kinds that allow concurrent adds.
+TSAN_TESTS := test_blocked_bloom test_partitioned
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan TSAN=1 WERROR=1 \
+	    $(addprefix build/tsan/tests/,$(TSAN_TESTS))
+	@for t in $(TSAN_TESTS); do \
+	    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/$$t || exit 1; \
+	done
+	@echo "make tsan: no data races reported"
 
 test-example: lib
 	@scripts/check-exports.sh $(BUILD)/libamq.so

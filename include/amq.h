@@ -139,6 +139,8 @@ typedef struct amq_errinfo {
 #include "amq/cuckoo.h"
 #include "amq/scalable_cuckoo.h"
 #include "amq/scalable_bloom.h"
+#include "amq/blocked_bloom.h"
+#include "amq/partitioned.h"
 #include "amq/filter.h"
 
 #endif /* AMQ_H */

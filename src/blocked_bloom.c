@@ -64,18 +64,17 @@ static double fpp_mean_fill(double lambda, uint32_t k)
     return sum < 0.0 ? 0.0 : (sum > 1.0 ? 1.0 : sum);
 }
 
-double amq_blocked_fpp_theory(uint64_t blocks, uint32_t k, uint64_t n)
+double amq_blk_fpp_lambda(double lambda, uint32_t k)
 {
-    double lambda, sd, pmf = 0.0, sum = 0.0, stir[AMQ_BLOCKED_MAX_K + 1],
-                   pd[AMQ_BLOCKED_MAX_K + 1], q[AMQ_BLOCKED_MAX_K + 1], fall;
+    double sd, pmf = 0.0, sum = 0.0, stir[AMQ_BLOCKED_MAX_K + 1], pd[AMQ_BLOCKED_MAX_K + 1],
+               q[AMQ_BLOCKED_MAX_K + 1], fall;
     uint64_t j, lo, hi, b, bmax;
     uint32_t d, i;
 
-    if (n == 0)
+    if (!(lambda > 0.0))
         return 0.0;
-    if (blocks == 0 || k == 0 || k > AMQ_BLOCKED_MAX_K)
+    if (k == 0 || k > AMQ_BLOCKED_MAX_K)
         return 1.0;
-    lambda = (double)n / (double)blocks;
     if (lambda > LAMBDA_EXACT_MAX)
         return fpp_mean_fill(lambda, k);
 
@@ -120,6 +119,56 @@ double amq_blocked_fpp_theory(uint64_t blocks, uint32_t k, uint64_t n)
         j++;
     }
     return sum > 1.0 ? 1.0 : sum;
+}
+
+double amq_blocked_fpp_theory(uint64_t blocks, uint32_t k, uint64_t n)
+{
+    if (n == 0)
+        return 0.0;
+    if (blocks == 0)
+        return 1.0;
+    return amq_blk_fpp_lambda((double)n / (double)blocks, k);
+}
+
+uint32_t amq_blk_best_k_lambda(double lambda, double *fpp)
+{
+    uint32_t k, best = 1;
+    double f, bf = amq_blk_fpp_lambda(lambda, 1);
+
+    for (k = 2; k <= AMQ_BLOCKED_MAX_K; k++) {
+        f = amq_blk_fpp_lambda(lambda, k);
+        if (!(f < bf))
+            break;
+        bf = f;
+        best = k;
+    }
+    *fpp = bf;
+    return best;
+}
+
+int amq_blk_max_lambda(double p, double *lambda, uint32_t *k)
+{
+    /* The rate rises with the load: bisect on lambda between 512 / 1000
+     * (1000 bits per key) and 512 / 0.5. */
+    double lo = AMQ_BLOCKED_BLOCK_BITS / 1000.0, hi = AMQ_BLOCKED_BLOCK_BITS * 2.0, mid, f;
+    int i;
+
+    if (!(p > 0.0 && p < 1.0))
+        return AMQ_ERANGE;
+    (void)amq_blk_best_k_lambda(lo, &f);
+    if (f > p)
+        return AMQ_ERANGE;
+    for (i = 0; i < 60; i++) {
+        mid = 0.5 * (lo + hi);
+        (void)amq_blk_best_k_lambda(mid, &f);
+        if (f <= p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *lambda = lo;
+    *k = amq_blk_best_k_lambda(lo, &f);
+    return AMQ_OK;
 }
 
 /* The best k for a size, and its rate.  The rate is unimodal in k: scan
@@ -446,65 +495,9 @@ void amq_blocked_free(amq_blocked *b)
 }
 
 /* ---- adds ---------------------------------------------------------------------------
- * An add ORs up to eight word masks into its block.  The concurrent form
- * first reads the words (relaxed) and issues an atomic OR (x86: `lock or`)
- * only for words that miss a bit: once a filter fills, most words of most
- * keys already hold their bits, and locked instructions are the expensive
- * part.  That read-then-OR is safe: bits are never cleared while adds run,
- * so a word seen holding its bits keeps them.  "Newly added" is judged from
- * the same reads; two threads adding the same key at once may both see it
- * as new (the count is an upper bound).
- *
- * The exclusive form (the partitioned builder, which gives each thread its
- * own partitions) reads and writes the words with relaxed atomic loads and
- * stores - plain moves, no locked instruction.
+ * The two forms of one add are in blocked_impl.h.  Batched adds prefetch
+ * each block (for writing) W keys ahead, as the queries do.
  */
-
-static inline _Atomic uint64_t *word_ptr(uint8_t *blk, uint32_t w)
-{
-    return (_Atomic uint64_t *)(void *)(blk + 8 * w);
-}
-
-static inline int add_atomic(uint8_t *blk, uint32_t u, uint32_t k)
-{
-    uint64_t m[8];
-    uint32_t w, need = 0;
-
-    amq_blk_masks(u, k, m);
-    for (w = 0; w < 8; w++)
-        need |= (uint32_t)((amq_blk_word(blk, w) & m[w]) != m[w]) << w;
-    if (need == 0)
-        return 0;
-    do {
-        w = (uint32_t)__builtin_ctz(need);
-        need &= need - 1;
-        atomic_fetch_or_explicit(word_ptr(blk, w), m[w], memory_order_relaxed);
-    } while (need != 0);
-    return 1;
-}
-
-static inline int add_exclusive(uint8_t *blk, uint32_t u, uint32_t k)
-{
-    uint64_t old, bit, changed = 0;
-    uint32_t i, p;
-
-    AMQ_BLK_UNROLL
-    for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
-        if (i >= k)
-            break;
-        p = amq_blk_probe(u, i);
-        bit = amq_blk_le_bit(p);
-        old = amq_blk_word(blk, p >> 6);
-        changed |= ~old & bit;
-        atomic_store_explicit(word_ptr(blk, p >> 6), old | bit, memory_order_relaxed);
-    }
-    return changed != 0;
-}
-
-int amq_blk_add_one(uint8_t *blk, uint32_t u, uint32_t k)
-{
-    return add_atomic(blk, u, k);
-}
 
 #define W AMQ_BLK_WINDOW
 
@@ -522,7 +515,7 @@ uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atom
         if (i + W < n)
             AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i + W].h1, blocks) * 64);
         blk = data + amq_blk_index(h[i].h1, blocks) * 64;
-        r = atomic ? add_atomic(blk, amq_blk_u(h[i]), k) : add_exclusive(blk, amq_blk_u(h[i]), k);
+        r = atomic ? amq_blk_add_atomic(blk, amq_blk_u(h[i]), k) : amq_blk_add_exclusive(blk, amq_blk_u(h[i]), k);
         count += (uint64_t)r;
         if (added != NULL)
             added[i] = (uint8_t)r;
@@ -551,8 +544,8 @@ uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atom
                 ring[i_ & (W - 1)].u = amq_blk_u(h_);                                     \
                 AMQ_BLK_PREFETCHW(ring[i_ & (W - 1)].blk);                                \
             }                                                                             \
-            r_ = concurrent ? add_atomic((uint8_t *)(uintptr_t)s_.blk, s_.u, k)            \
-                            : add_exclusive((uint8_t *)(uintptr_t)s_.blk, s_.u, k);        \
+            r_ = concurrent ? amq_blk_add_atomic((uint8_t *)(uintptr_t)s_.blk, s_.u, k)            \
+                            : amq_blk_add_exclusive((uint8_t *)(uintptr_t)s_.blk, s_.u, k);        \
             count += (uint64_t)r_;                                                        \
             if (added != NULL)                                                            \
                 added[i_] = (uint8_t)r_;                                                  \
@@ -654,8 +647,8 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     uint8_t *blk = b->data.data + amq_blk_index(h.h1, b->p.blocks) * 64;
-    r = b->concurrent ? add_atomic(blk, amq_blk_u(h), b->p.k)
-                      : add_exclusive(blk, amq_blk_u(h), b->p.k);
+    r = b->concurrent ? amq_blk_add_atomic(blk, amq_blk_u(h), b->p.k)
+                      : amq_blk_add_exclusive(blk, amq_blk_u(h), b->p.k);
     count_items(b, (uint64_t)r);
     return r;
 }
@@ -745,7 +738,7 @@ int amq_blocked_union(amq_blocked *dst, const amq_blocked *src)
     for (i = 0; i < dst->data.size; i += 8) {
         a = amq_blk_word(dst->data.data + i, 0);
         c = amq_blk_word(src->data.data + i, 0);
-        atomic_store_explicit(word_ptr(dst->data.data + i, 0), a | c, memory_order_relaxed);
+        atomic_store_explicit(amq_blk_word_ptr(dst->data.data + i, 0), a | c, memory_order_relaxed);
     }
     si = amq_blocked_items(src);
     di = amq_blocked_items(dst);

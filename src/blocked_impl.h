@@ -68,8 +68,8 @@ static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void 
 
 static const uint32_t amq_blk_mult[16] = AMQ_BLK_CONSTANTS;
 
-/* Loops over the probes unroll to AMQ_BLOCKED_MAX_K iterations (with an
- * early exit at k), which turns the multipliers into immediates. */
+/* Loops over the probes unroll to AMQ_BLOCKED_MAX_K iterations (each
+ * guarded by i < k), which turns the multipliers into immediates. */
 #if defined(__clang__)
 #define AMQ_BLK_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
@@ -128,6 +128,63 @@ static inline uint64_t amq_blk_word(const uint8_t *blk, uint32_t w)
     return atomic_load_explicit(a, memory_order_relaxed);
 }
 
+/* ---- adds --------------------------------------------------------------------------
+ * An add ORs k bits into its block.  The concurrent form reads the eight
+ * words (relaxed) and issues an atomic OR (x86: `lock or`) only for words
+ * that miss a bit: once a filter fills, most words of most keys already
+ * hold their bits, and locked instructions are the expensive part (about
+ * 6 ns each here).  Reading first is safe: bits are never cleared while
+ * adds run, so a word seen holding its bits keeps them.  "Newly added" is
+ * judged from the same reads; two threads adding the same key at once may
+ * both count it.
+ *
+ * The exclusive form (one writer, no concurrent queries) reads and writes
+ * each probed word with relaxed atomic loads and stores - plain moves, no
+ * locked instruction - so that mixing it with the concurrent form on one
+ * array stays within C11's rules.
+ */
+static inline _Atomic uint64_t *amq_blk_word_ptr(uint8_t *blk, uint32_t w)
+{
+    return (_Atomic uint64_t *)(void *)(blk + 8 * w);
+}
+
+static inline int amq_blk_add_atomic(uint8_t *blk, uint32_t u, uint32_t k)
+{
+    uint64_t m[8];
+    uint32_t w, need = 0;
+
+    amq_blk_masks(u, k, m);
+    for (w = 0; w < 8; w++)
+        need |= (uint32_t)((amq_blk_word(blk, w) & m[w]) != m[w]) << w;
+    if (need == 0)
+        return 0;
+    do {
+        w = (uint32_t)__builtin_ctz(need);
+        need &= need - 1;
+        atomic_fetch_or_explicit(amq_blk_word_ptr(blk, w), m[w], memory_order_relaxed);
+    } while (need != 0);
+    return 1;
+}
+
+static inline int amq_blk_add_exclusive(uint8_t *blk, uint32_t u, uint32_t k)
+{
+    uint64_t old, bit, changed = 0;
+    uint32_t i, p;
+
+    AMQ_BLK_UNROLL
+    for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
+        if (i < k) {
+            p = amq_blk_probe(u, i);
+            bit = amq_blk_le_bit(p);
+            old = amq_blk_word(blk, p >> 6);
+            changed |= ~old & bit;
+            atomic_store_explicit(amq_blk_word_ptr(blk, p >> 6), old | bit,
+                                  memory_order_relaxed);
+        }
+    }
+    return changed != 0;
+}
+
 /* The portable query of one block, branch-free: 1 if all k bits are set. */
 static inline int amq_blk_test_scalar(const uint8_t *blk, uint32_t u, uint32_t k)
 {
@@ -135,11 +192,10 @@ static inline int amq_blk_test_scalar(const uint8_t *blk, uint32_t u, uint32_t k
     uint32_t i;
     AMQ_BLK_UNROLL
     for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
-        uint32_t p;
-        if (i >= k)
-            break;
-        p = amq_blk_probe(u, i);
-        miss |= ~amq_blk_word(blk, p >> 6) & amq_blk_le_bit(p);
+        if (i < k) {
+            uint32_t p = amq_blk_probe(u, i);
+            miss |= ~amq_blk_word(blk, p >> 6) & amq_blk_le_bit(p);
+        }
     }
     return miss == 0;
 }
@@ -206,7 +262,14 @@ const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
  */
 uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
                             const amq_hash128 *h, size_t n, uint8_t *added);
-int amq_blk_add_one(uint8_t *blk, uint32_t u, uint32_t k);
+
+/* The layout's false-positive rate at a load of lambda keys per block
+ * (amq_blocked_fpp_theory's core), the best k at that load, and the
+ * highest load whose best rate is at most p (AMQ_ERANGE if none above
+ * 0.512 keys per block). */
+double amq_blk_fpp_lambda(double lambda, uint32_t k);
+uint32_t amq_blk_best_k_lambda(double lambda, double *fpp);
+int amq_blk_max_lambda(double p, double *lambda, uint32_t *k);
 
 /* The prefetch window of the batched loops (a power of two), tuned by
  * `make bench` on Zen 5: see docs/benchmarks.md. */

@@ -34,6 +34,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_scuckoo_ops,
     &amq_sbloom_ops,
     &amq_blocked_ops,
+    &amq_partitioned_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -315,6 +316,22 @@ int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out)
 {
     *out = NULL;
     return wrap(&amq_bloom_ops, b, NULL, out);
+}
+
+struct amq_blocked *amq_filter_blocked(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_BLOCKED ? f->impl : NULL;
+}
+
+struct amq_partitioned *amq_filter_partitioned(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_PARTITIONED ? f->impl : NULL;
+}
+
+int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_partitioned_ops, p, NULL, out);
 }
 
 /* ---- writing ---------------------------------------------------------------------------

@@ -77,6 +77,7 @@ extern const amq_kind_ops amq_cuckoo_ops;
 extern const amq_kind_ops amq_scuckoo_ops;
 extern const amq_kind_ops amq_sbloom_ops;
 extern const amq_kind_ops amq_blocked_ops;
+extern const amq_kind_ops amq_partitioned_ops;
 
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);

@@ -43,7 +43,6 @@
 #define AMQ_BLOCKED_BLOOM_H
 
 #include "amq.h"
-#include "amq/bloom.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -51,6 +50,9 @@ extern "C" {
 #endif
 
 typedef struct amq_blocked amq_blocked;
+
+/* Keys as (data, len) pairs: the amq_slice of <amq/bloom.h>. */
+struct amq_slice;
 
 /* Geometry limits: 1 .. 2^34 blocks (1 TiB), 1 .. 16 probes per key. */
 #define AMQ_BLOCKED_BLOCK_BYTES 64u
@@ -160,13 +162,13 @@ AMQ_API int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h);
  */
 AMQ_API int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n,
                                        uint8_t *added);
-AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n,
+AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const struct amq_slice *keys, size_t n,
                                      uint8_t *added);
 AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len,
                                       size_t n, uint8_t *added);
 AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h,
                                              size_t n, uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys,
+AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const struct amq_slice *keys,
                                            size_t n, uint8_t *out);
 AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys,
                                             size_t key_len, size_t n, uint8_t *out);

@@ -217,6 +217,18 @@ AMQ_API struct amq_bloom *amq_filter_bloom(amq_filter *f);
  * failure). */
 AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
 
+/* The blocked and partitioned kinds' own handles (amq/blocked_bloom.h,
+ * amq/partitioned.h: concurrency mode, query path, partition details), or
+ * NULL for another kind.  Owned by f. */
+struct amq_blocked;
+struct amq_partitioned;
+AMQ_API struct amq_blocked *amq_filter_blocked(amq_filter *f);
+AMQ_API struct amq_partitioned *amq_filter_partitioned(amq_filter *f);
+
+/* Wraps a partitioned filter (from amq_partitioned_build; ownership passes
+ * to the new handle, also on failure). */
+AMQ_API int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out);
+
 #ifdef __cplusplus
 }
 #endif

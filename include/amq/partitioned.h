@@ -1,0 +1,153 @@
+/*
+ * amq/partitioned.h - a filter split into independent partitions.
+ *
+ * The key's hash picks one of P partitions; each partition is a blocked
+ * Bloom filter (amq/blocked_bloom.h) with its own number of blocks and
+ * probes.  A top-level index - each partition's offset, geometry, item
+ * count and checksum - precedes the partitions in the file (layout in
+ * docs/file-format.md), so a query needs the index and one partition:
+ * opened by mmap with AMQ_OPEN_TRUST, a query into a cold file reads only
+ * the pages of its partition, and a filter larger than RAM answers with
+ * one partition read.  A build from known hashes sizes each partition for
+ * the keys it actually receives and fills partitions on several threads at
+ * once, each thread owning whole partitions (no atomics).
+ *
+ * From the key's amq_hash128:
+ *   partition = ((h2 >> 32) * P) >> 32
+ *   then the blocked filter's rule inside that partition (block from h1,
+ *   probes from the low 32 bits of h2).
+ *
+ * What is verified when (files and bytes, amq_filter_open/_deserialize):
+ *  - always: the container header and parameter block (header checksum),
+ *    and the index (its checksum is in the parameter block), at open;
+ *  - without AMQ_OPEN_TRUST: the whole payload (the container's checksum)
+ *    at open; partition checksums are then not checked again;
+ *  - with AMQ_OPEN_TRUST: each partition's own checksum, the first time an
+ *    add or a query touches that partition (one thread verifies, others
+ *    touching it wait).  A partition that fails makes single queries and
+ *    adds into it return AMQ_ECHECKSUM, batched queries answer 1 ("may be
+ *    present") for its keys, and amq_partitioned_status() return
+ *    AMQ_ECHECKSUM from then on.
+ *
+ * Thread safety: as the blocked filter - any number of concurrent queries;
+ * adds exclusive unless amq_partitioned_set_concurrent(f, 1), then adds
+ * and queries may run concurrently.  Saving or serializing needs no
+ * concurrent adds (the partition checksums are computed, then the bytes
+ * written).
+ */
+#ifndef AMQ_PARTITIONED_H
+#define AMQ_PARTITIONED_H
+
+#include "amq.h"
+#include "amq/blocked_bloom.h"
+#include "amq/hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct amq_partitioned amq_partitioned;
+
+/* 1 .. 65536 partitions. */
+#define AMQ_PARTITIONED_MAX_PARTITIONS 65536u
+
+/* When the number of partitions is left to the library: partitions of
+ * about this many bytes (a cold query reads one). */
+#define AMQ_PARTITIONED_TARGET_BYTES (256u * 1024u)
+
+typedef struct amq_partitioned_params {
+    uint32_t partitions;   /* P; 0 = about one per AMQ_PARTITIONED_TARGET_BYTES */
+    uint32_t hash_algo;    /* amq_hash_algo */
+    uint64_t seed;
+    uint64_t capacity;     /* keys the whole filter is sized for */
+    double fpp;            /* target rate (used when bits_per_key is 0) */
+    double bits_per_key;   /* > 0: size by bits per key instead */
+} amq_partitioned_params;
+
+/*
+ * An empty filter for params->capacity keys: P partitions of equal size
+ * whose blocks together are what one blocked filter for (capacity, fpp)
+ * would have (the hash spreads keys over partitions and blocks alike, so
+ * the rate is the same).  AMQ_ERANGE (sizes), AMQ_EHASH, AMQ_ENOMEM.
+ */
+AMQ_API int amq_partitioned_new(const amq_partitioned_params *params,
+                                const amq_allocator *alloc, amq_partitioned **out);
+
+/*
+ * Builds a filter holding the n keys whose hashes are given (capacity is
+ * taken to be n; params->capacity is ignored).  Partition i is sized for
+ * the c_i keys it receives, at params->fpp (or bits_per_key), so every
+ * partition meets the rate.  threads: workers to fill partitions (0 = the
+ * online CPUs); each worker owns a range of partitions and writes only
+ * those, with plain stores.  The hashes are read by every worker
+ * (sequentially); no copy of them is made.  O(n k / threads + n threads).
+ */
+AMQ_API int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash128 *h,
+                                  size_t n, unsigned threads, const amq_allocator *alloc,
+                                  amq_partitioned **out);
+
+AMQ_API void amq_partitioned_free(amq_partitioned *f);
+
+/* Number of partitions, and which one a hash goes to. */
+AMQ_API uint32_t amq_partitioned_count(const amq_partitioned *f);
+AMQ_API uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h);
+
+typedef struct amq_partition_info {
+    uint64_t offset;   /* bytes from the start of the partition data */
+    uint64_t blocks;
+    uint32_t k;
+    uint64_t items;
+    uint64_t capacity; /* keys it was sized for */
+    int verified;      /* 1 checked or not needed, 0 not yet, -1 failed */
+} amq_partition_info;
+
+/* Describes partition i (AMQ_ERANGE if i >= count). */
+AMQ_API int amq_partitioned_partition(const amq_partitioned *f, uint32_t i,
+                                      amq_partition_info *info);
+
+AMQ_API amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len);
+
+/* As amq_blocked_add / _contains (1, 0, AMQ_EREADONLY), plus
+ * AMQ_ECHECKSUM for a partition that failed its lazy verification. */
+AMQ_API int amq_partitioned_add(amq_partitioned *f, const void *key, size_t len);
+AMQ_API int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h);
+AMQ_API int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t len);
+AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 h);
+
+/* Batched forms with a prefetch window, as amq_blocked_*_hashes: added /
+ * out may be NULL.  add returns the number newly added or a negative
+ * status (AMQ_EREADONLY, AMQ_ECHECKSUM - keys before the bad partition's
+ * first key are added); contains returns the number of "maybe" answers. */
+AMQ_API int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                           uint8_t *added);
+AMQ_API uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f,
+                                                 const amq_hash128 *h, size_t n,
+                                                 uint8_t *out);
+
+/* dst |= src for filters of the same partitions and geometry
+ * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
+AMQ_API int amq_partitioned_union(amq_partitioned *dst, const amq_partitioned *src);
+
+/* Empties every partition.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_partitioned_clear(amq_partitioned *f);
+
+/* Verifies every partition not yet verified (see the top of this header);
+ * AMQ_ECHECKSUM with *bad (when not NULL) the first failing partition. */
+AMQ_API int amq_partitioned_verify(const amq_partitioned *f, uint32_t *bad);
+
+/* AMQ_ECHECKSUM once any partition has failed verification, else AMQ_OK. */
+AMQ_API int amq_partitioned_status(const amq_partitioned *f);
+
+/* As amq_blocked_set_concurrent / _set_simd, for every partition. */
+AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
+AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
+
+AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
+AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
+AMQ_API int amq_partitioned_is_view(const amq_partitioned *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_PARTITIONED_H */

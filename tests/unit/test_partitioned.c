@@ -1,0 +1,663 @@
+/*
+ * test_partitioned.c - the partitioned kind: sizing per partition, the
+ * parallel build (same bytes for any thread count), no false negatives,
+ * rate within a band of the theory, the file form with its index and
+ * lazily verified partition checksums, corrupt and truncated input,
+ * merging, and concurrent adds.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "amq.h"
+#include "amq/partitioned.h"
+#include "common/container.h"
+#include "common/endian.h"
+#include "test.h"
+
+static amq_hash128 *random_hashes(size_t n, uint64_t seed)
+{
+    amq_hash128 *h = malloc(n * sizeof *h);
+    size_t i;
+    if (h == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        h[i].h1 = test_rand(&seed);
+        h[i].h2 = test_rand(&seed);
+    }
+    return h;
+}
+
+static amq_partitioned_params params_for(uint32_t parts, double fpp)
+{
+    amq_partitioned_params p;
+    memset(&p, 0, sizeof p);
+    p.partitions = parts;
+    p.hash_algo = AMQ_HASH_XXH3;
+    p.fpp = fpp;
+    return p;
+}
+
+TEST(partitioned_new_sizes_like_one_blocked_filter)
+{
+    amq_partitioned_params p = params_for(7, 0.01);
+    amq_partitioned *f;
+    amq_partition_info info;
+    uint64_t blocks;
+    uint32_t k, i;
+
+    p.capacity = 1000000;
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
+    REQUIRE_OK(amq_blocked_size_fpp(1000000, 0.01, &blocks, &k));
+    CHECK_EQ(amq_partitioned_count(f), 7);
+    for (i = 0; i < 7; i++) {
+        REQUIRE_OK(amq_partitioned_partition(f, i, &info));
+        CHECK_EQ(info.blocks, (blocks + 6) / 7);
+        CHECK_EQ(info.k, k);
+        CHECK_EQ(info.offset, (uint64_t)i * info.blocks * 64);
+        CHECK_EQ(info.verified, 1);
+    }
+    CHECK_STATUS(amq_partitioned_partition(f, 7, &info), AMQ_ERANGE);
+    CHECK_EQ(amq_partitioned_bytes(f), 7 * ((blocks + 6) / 7) * 64);
+    amq_partitioned_free(f);
+    /* The library's choice: partitions of about 256 KiB. */
+    p.partitions = 0;
+    p.capacity = 10000000;
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
+    CHECK(amq_partitioned_count(f) >= 40 && amq_partitioned_count(f) <= 50);
+    amq_partitioned_free(f);
+    p.partitions = AMQ_PARTITIONED_MAX_PARTITIONS + 1;
+    CHECK_STATUS(amq_partitioned_new(&p, NULL, &f), AMQ_ERANGE);
+    p.partitions = 4;
+    p.capacity = 0;
+    CHECK_STATUS(amq_partitioned_new(&p, NULL, &f), AMQ_ERANGE);
+    p.capacity = 10;
+    p.fpp = 1.0;
+    CHECK_STATUS(amq_partitioned_new(&p, NULL, &f), AMQ_ERANGE);
+    p.fpp = 0.01;
+    p.hash_algo = 77;
+    CHECK_STATUS(amq_partitioned_new(&p, NULL, &f), AMQ_EHASH);
+    amq_partitioned_free(NULL);
+}
+
+TEST(partitioned_add_query_and_rate)
+{
+    const size_t n = 200000, q = 400000;
+    amq_partitioned_params p = params_for(16, 0.01);
+    amq_partitioned *f;
+    amq_hash128 *h = random_hashes(n + q, 0x7a7a);
+    uint64_t fp = 0, parts_hit[16];
+    size_t i;
+    double sd;
+    amq_stats st;
+    amq_filter *g;
+
+    REQUIRE(h != NULL);
+    p.capacity = n;
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
+    memset(parts_hit, 0, sizeof parts_hit);
+    for (i = 0; i < n; i++) {
+        CHECK(amq_partitioned_add_hash(f, h[i]) >= 0);
+        parts_hit[amq_partitioned_partition_of(f, h[i])]++;
+    }
+    for (i = 0; i < 16; i++)
+        CHECK(parts_hit[i] > n / 16 * 9 / 10 && parts_hit[i] < n / 16 * 11 / 10);
+    for (i = 0; i < n; i++)
+        if (amq_partitioned_contains_hash(f, h[i]) != 1) {
+            FAIL_AT_("false negative at %zu (seed 0x7a7a)", i);
+            break;
+        }
+    for (i = n; i < n + q; i++)
+        fp += (uint64_t)amq_partitioned_contains_hash(f, h[i]);
+    REQUIRE_OK(amq_filter_from_partitioned(f, &g));
+    amq_filter_stats(g, &st);
+    sd = sqrt((double)q * st.fpp_target);
+    if (fabs((double)fp - (double)q * st.fpp_target) > 5 * sd + 0.02 * (double)q * st.fpp_target)
+        FAIL_AT_("%" PRIu64 " false positives in %zu, theory %.1f (seed 0x7a7a)", fp, q,
+                 (double)q * st.fpp_target);
+    CHECK(st.fpp_target <= 0.01);
+    CHECK_EQ(st.kind, AMQ_KIND_PARTITIONED);
+    CHECK(st.items > n * 99 / 100 && st.items <= n);
+    CHECK(st.fpp_now > 0.005 && st.fpp_now < 0.015);
+    amq_filter_free(g);
+    free(h);
+}
+
+TEST(partitioned_build_same_bytes_for_any_thread_count)
+{
+    const size_t n = 300000;
+    amq_partitioned_params p = params_for(37, 0.005);
+    amq_hash128 *h = random_hashes(n, 0xb01d);
+    amq_partitioned *f[4];
+    unsigned threads[4] = {1, 2, 3, 8};
+    amq_partition_info a, b;
+    double lambda;
+    uint64_t total = 0;
+    uint32_t i;
+    int t;
+    amq_filter *g1, *g2;
+    uint64_t s1, s2;
+    uint8_t *b1, *b2;
+
+    REQUIRE(h != NULL);
+    for (t = 0; t < 4; t++)
+        REQUIRE_OK(amq_partitioned_build(&p, h, n, threads[t], NULL, &f[t]));
+    for (i = 0; i < 37; i++) {
+        REQUIRE_OK(amq_partitioned_partition(f[0], i, &a));
+        total += a.capacity;
+        /* Sized for its own count at the rate. */
+        CHECK_LE_DBL(amq_blocked_fpp_theory(a.blocks, a.k, a.capacity), 0.005);
+        CHECK(a.items <= a.capacity);
+        for (t = 1; t < 4; t++) {
+            REQUIRE_OK(amq_partitioned_partition(f[t], i, &b));
+            CHECK_EQ(a.blocks, b.blocks);
+            CHECK_EQ(a.items, b.items);
+            CHECK_EQ(a.offset, b.offset);
+        }
+    }
+    CHECK_EQ(total, n);
+    lambda = (double)n / (double)(amq_partitioned_bytes(f[0]) / 64);
+    CHECK(lambda > 30.0 && lambda < 50.0);
+    for (i = 0; i < n; i++)
+        if (amq_partitioned_contains_hash(f[3], h[i]) != 1) {
+            FAIL_AT_("false negative at %u", i);
+            break;
+        }
+    /* Byte-identical serializations. */
+    REQUIRE_OK(amq_filter_from_partitioned(f[0], &g1));
+    REQUIRE_OK(amq_filter_from_partitioned(f[3], &g2));
+    REQUIRE_OK(amq_filter_serialized_size(g1, &s1));
+    REQUIRE_OK(amq_filter_serialized_size(g2, &s2));
+    REQUIRE_EQ(s1, s2);
+    b1 = malloc((size_t)s1);
+    b2 = malloc((size_t)s2);
+    REQUIRE(b1 && b2);
+    REQUIRE_OK(amq_filter_serialize(g1, b1, (size_t)s1, NULL));
+    REQUIRE_OK(amq_filter_serialize(g2, b2, (size_t)s2, NULL));
+    CHECK(memcmp(b1, b2, (size_t)s1) == 0);
+    free(b1);
+    free(b2);
+    amq_filter_free(g1);
+    amq_filter_free(g2);
+    amq_partitioned_free(f[1]);
+    amq_partitioned_free(f[2]);
+    /* An empty build and bits-per-key sizing. */
+    REQUIRE_OK(amq_partitioned_build(&p, h, 0, 2, NULL, &f[0]));
+    CHECK_EQ(amq_partitioned_items(f[0]), 0);
+    CHECK_EQ(amq_partitioned_contains_hash(f[0], h[0]), 0);
+    amq_partitioned_free(f[0]);
+    p.bits_per_key = 12.0;
+    p.partitions = 0;
+    REQUIRE_OK(amq_partitioned_build(&p, h, n, 0, NULL, &f[0]));
+    CHECK(amq_partitioned_bytes(f[0]) * 8 >= n * 12);
+    CHECK(amq_partitioned_bytes(f[0]) * 8 < n * 12 + amq_partitioned_count(f[0]) * 512);
+    amq_partitioned_free(f[0]);
+    free(h);
+}
+
+TEST(partitioned_batched_equals_single)
+{
+    const size_t n = 50000;
+    amq_partitioned_params p = params_for(9, 0.02);
+    amq_partitioned *a, *b;
+    amq_hash128 *h = random_hashes(2 * n, 42);
+    uint8_t *o1 = malloc(2 * n), *o2 = malloc(2 * n), *a1 = malloc(n), *a2 = malloc(n);
+    size_t i;
+    uint64_t cnt, exp = 0;
+
+    REQUIRE(h && o1 && o2 && a1 && a2);
+    p.capacity = n;
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &a));
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &b));
+    for (i = 0; i < n; i++)
+        a1[i] = (uint8_t)amq_partitioned_add_hash(a, h[i]);
+    CHECK_EQ(amq_partitioned_add_hashes(b, h, n, a2), (int64_t)amq_partitioned_items(a));
+    CHECK(memcmp(a1, a2, n) == 0);
+    for (i = 0; i < 2 * n; i++) {
+        o1[i] = (uint8_t)amq_partitioned_contains_hash(a, h[i]);
+        exp += o1[i];
+    }
+    cnt = amq_partitioned_contains_hashes(b, h, 2 * n, o2);
+    CHECK(memcmp(o1, o2, 2 * n) == 0);
+    CHECK_EQ(cnt, exp);
+    CHECK_EQ(amq_partitioned_contains_hashes(b, h, 5, NULL), 5);
+    /* Every query path answers alike. */
+    if (amq_simd_supported(AMQ_SIMD_SCALAR)) {
+        REQUIRE_OK(amq_partitioned_set_simd(b, AMQ_SIMD_SCALAR));
+        cnt = amq_partitioned_contains_hashes(b, h, 2 * n, o2);
+        CHECK(memcmp(o1, o2, 2 * n) == 0);
+    }
+    CHECK_STATUS(amq_partitioned_set_simd(b, 9), AMQ_EINVAL);
+    amq_partitioned_free(a);
+    amq_partitioned_free(b);
+    free(h);
+    free(o1);
+    free(o2);
+    free(a1);
+    free(a2);
+}
+
+/* Saves a build of n keys to path; returns the hashes (caller frees). */
+static amq_hash128 *save_build(const char *path, size_t n, uint32_t parts, amq_filter **out)
+{
+    amq_partitioned_params p = params_for(parts, 0.01);
+    amq_partitioned *f;
+    amq_filter *g;
+    amq_hash128 *h = random_hashes(n, 0x5a5a);
+    if (h == NULL || amq_partitioned_build(&p, h, n, 2, NULL, &f) != AMQ_OK ||
+        amq_filter_from_partitioned(f, &g) != AMQ_OK || amq_filter_save(g, path, 0, NULL) != AMQ_OK) {
+        free(h);
+        return NULL;
+    }
+    *out = g;
+    return h;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t *buf;
+    long sz;
+    if (fp == NULL)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    sz = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    buf = malloc((size_t)sz);
+    if (buf != NULL && fread(buf, 1, (size_t)sz, fp) != (size_t)sz) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(fp);
+    *len = (size_t)sz;
+    return buf;
+}
+
+static int write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    int ok;
+    if (fp == NULL)
+        return 0;
+    ok = fwrite(buf, 1, len, fp) == len;
+    return fclose(fp) == 0 && ok;
+}
+
+TEST(partitioned_file_round_trip_and_lazy_verification)
+{
+    const char *path = test_path("part.amq");
+    const size_t n = 100000;
+    amq_filter *orig, *g;
+    amq_partitioned *pf;
+    amq_partition_info info;
+    amq_hash128 *h = save_build(path, n, 12, &orig);
+    unsigned modes[3] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
+    uint8_t *out = malloc(n);
+    size_t i, m;
+    uint32_t j, touched;
+
+    REQUIRE(h != NULL && out != NULL);
+    for (m = 0; m < 3; m++) {
+        amq_errinfo err;
+        REQUIRE_OK(amq_filter_open(path, modes[m], NULL, &g, &err));
+        pf = amq_filter_partitioned(g);
+        REQUIRE(pf != NULL);
+        CHECK(amq_filter_blocked(g) == NULL);
+        CHECK_EQ(amq_partitioned_count(pf), 12);
+        CHECK_EQ(amq_partitioned_is_view(pf), modes[m] != 0);
+        REQUIRE_OK(amq_partitioned_partition(pf, 3, &info));
+        CHECK_EQ(info.verified, (modes[m] & AMQ_OPEN_TRUST) ? 0 : 1);
+        /* One query: only its partition gets verified. */
+        if (modes[m] & AMQ_OPEN_TRUST) {
+            CHECK_EQ(amq_filter_contains_hash(g, h[0]), 1);
+            touched = 0;
+            for (j = 0; j < 12; j++) {
+                REQUIRE_OK(amq_partitioned_partition(pf, j, &info));
+                touched += info.verified == 1;
+                CHECK_EQ(info.verified, j == amq_partitioned_partition_of(pf, h[0]) ? 1 : 0);
+            }
+            CHECK_EQ(touched, 1);
+        }
+        amq_filter_contains_batch(g, h, n, out);
+        for (i = 0; i < n; i++)
+            if (out[i] != 1) {
+                FAIL_AT_("mode %u: false negative at %zu", modes[m], i);
+                break;
+            }
+        CHECK_EQ(amq_partitioned_status(pf), AMQ_OK);
+        CHECK_EQ(amq_partitioned_items(pf), amq_partitioned_items(amq_filter_partitioned(orig)));
+        amq_filter_free(g);
+    }
+    /* A trusted copy (no mmap) re-saves with verified partitions. */
+    {
+        uint64_t s1, s2;
+        REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_TRUST, NULL, &g, NULL));
+        REQUIRE_OK(amq_filter_serialized_size(g, &s1));
+        REQUIRE_OK(amq_filter_serialized_size(orig, &s2));
+        CHECK_EQ(s1, s2);
+        CHECK(amq_filter_add_hash(g, h[5]) >= 0);
+        amq_filter_free(g);
+    }
+    amq_filter_free(orig);
+    free(h);
+    free(out);
+}
+
+TEST(partitioned_corrupt_partition_detected_lazily)
+{
+    const char *path = test_path("corrupt.amq");
+    const size_t n = 50000;
+    amq_filter *orig, *g;
+    amq_partitioned *pf;
+    amq_partition_info info;
+    amq_container c;
+    amq_hash128 *h = save_build(path, n, 8, &orig);
+    uint8_t *buf, *out = malloc(n);
+    size_t len, i;
+    uint32_t bad_part = 5, bad = 0;
+    uint64_t data_off;
+    amq_errinfo err;
+    int saw_bad = 0, saw_good = 0;
+
+    REQUIRE(h != NULL && out != NULL);
+    buf = read_file(path, &len);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
+    REQUIRE_OK(amq_partitioned_partition(amq_filter_partitioned(orig), bad_part, &info));
+    data_off = c.payload_off + (64 + 48 * 8 + 63) / 64 * 64;
+    buf[data_off + info.offset + 17] ^= 0x40;
+    REQUIRE(write_file(path, buf, len));
+    /* Without trust: the container's checksum fails at open. */
+    CHECK_STATUS(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &g, &err), AMQ_ECHECKSUM);
+    /* Trusted: opens; the bad partition is found when touched. */
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &g, &err));
+    pf = amq_filter_partitioned(g);
+    CHECK_EQ(amq_partitioned_status(pf), AMQ_OK);
+    for (i = 0; i < n; i++) {
+        int r = amq_filter_contains_hash(g, h[i]);
+        if (amq_partitioned_partition_of(pf, h[i]) == bad_part) {
+            CHECK_EQ(r, AMQ_ECHECKSUM);
+            saw_bad = 1;
+        } else {
+            CHECK_EQ(r, 1);
+            saw_good = 1;
+        }
+    }
+    CHECK(saw_bad && saw_good);
+    CHECK_STATUS(amq_partitioned_status(pf), AMQ_ECHECKSUM);
+    REQUIRE_OK(amq_partitioned_partition(pf, bad_part, &info));
+    CHECK_EQ(info.verified, -1);
+    /* Batched answers: "maybe" for the bad partition's keys. */
+    amq_filter_contains_batch(g, h, n, out);
+    for (i = 0; i < n; i++)
+        CHECK_EQ(out[i], 1);
+    CHECK_STATUS(amq_partitioned_verify(pf, &bad), AMQ_ECHECKSUM);
+    CHECK_EQ(bad, bad_part);
+    amq_filter_free(g);
+    /* A trusted copy refuses to add into it and to save. */
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_TRUST, NULL, &g, &err));
+    for (i = 0; i < n; i++)
+        if (amq_partitioned_partition_of(amq_filter_partitioned(g), h[i]) == bad_part) {
+            CHECK_STATUS(amq_filter_add_hash(g, h[i]), AMQ_ECHECKSUM);
+            break;
+        }
+    CHECK_STATUS(amq_filter_save(g, test_path("resave.amq"), 0, &err), AMQ_ECHECKSUM);
+    amq_filter_free(g);
+    free(buf);
+    free(out);
+    free(h);
+    amq_filter_free(orig);
+}
+
+/* Rewrites the index of a serialized filter with fn, fixing its checksum
+ * and the container's, and returns the status of loading it. */
+static int load_edited(const uint8_t *orig, size_t len, void (*fn)(uint8_t *index, uint32_t np),
+                       int fix_index_sum)
+{
+    uint8_t *buf = malloc(len + 64), *b = buf + (64 - ((uintptr_t)buf & 63)) % 64;
+    amq_container c;
+    amq_filter *g;
+    uint8_t *payload, params[64];
+    uint32_t np;
+    int rc;
+
+    memcpy(b, orig, len);
+    if (amq_container_parse(b, len, len, &c, NULL) != AMQ_OK) {
+        free(buf);
+        return -1000;
+    }
+    np = amq_load32(c.params);
+    payload = b + c.payload_off;
+    fn(payload, np);
+    if (fix_index_sum)
+        amq_store64(payload, amq_checksum(payload + 64, (size_t)48 * np));
+    c.payload_sum = amq_checksum(payload, (size_t)c.payload_len);
+    /* The header writer clears its area first: give it a copy of the
+     * parameters. */
+    memcpy(params, c.params, c.params_len < sizeof params ? c.params_len : sizeof params);
+    c.params = params;
+    amq_container_write_header(&c, b);
+    rc = amq_filter_deserialize(b, len, 0, NULL, &g, NULL);
+    if (rc == AMQ_OK)
+        amq_filter_free(g);
+    free(buf);
+    return rc;
+}
+
+static void edit_nothing(uint8_t *ix, uint32_t np) { (void)ix; (void)np; }
+static void edit_k_zero(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 64 + 48 + 16, 0); }
+static void edit_k_big(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 64 + 16, 17); }
+static void edit_offset(uint8_t *ix, uint32_t np) { (void)np; amq_store64(ix + 64 + 48, 64); }
+static void edit_blocks(uint8_t *ix, uint32_t np)
+{
+    amq_store64(ix + 64 + 48 * (np - 1) + 8, amq_load64(ix + 64 + 48 * (np - 1) + 8) + 1);
+}
+static void edit_items(uint8_t *ix, uint32_t np) { (void)np; amq_store64(ix + 64 + 24, 1); }
+static void edit_reserved(uint8_t *ix, uint32_t np) { (void)np; ix[40] = 1; }
+static void edit_entry_size(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 12, 40); }
+static void edit_checksum_only(uint8_t *ix, uint32_t np) { (void)np; ix[64 + 48 + 40] ^= 1; }
+
+TEST(partitioned_corrupt_index_rejected)
+{
+    const size_t n = 20000;
+    amq_partitioned_params p = params_for(5, 0.01);
+    amq_hash128 *h = random_hashes(n, 9);
+    amq_partitioned *f;
+    amq_filter *g, *tmp;
+    uint64_t size;
+    uint8_t *buf;
+    size_t cut;
+
+    REQUIRE(h != NULL);
+    REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
+    REQUIRE_OK(amq_filter_from_partitioned(f, &g));
+    REQUIRE_OK(amq_filter_serialized_size(g, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(g, buf, (size_t)size, NULL));
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_nothing, 1), AMQ_OK);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_zero, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_big, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_offset, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_blocks, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_items, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_reserved, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_entry_size, 1), AMQ_ECORRUPT);
+    /* An index changed without its checksum: rejected even trusted. */
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_zero, 0), AMQ_ECHECKSUM);
+    /* A partition checksum changed (index checksum fixed): found when
+     * verified - the container checksum is fixed too, so only a trusted
+     * open could miss it, and that verifies lazily. */
+    CHECK_STATUS(load_edited(buf, (size_t)size, edit_checksum_only, 1), AMQ_OK);
+    for (cut = 0; cut < (size_t)size; cut += 97) {
+        if (amq_filter_deserialize(buf, cut, AMQ_OPEN_TRUST, NULL, &tmp, NULL) == AMQ_OK) {
+            FAIL_AT_("accepted %zu of %" PRIu64 " bytes", cut, size);
+            amq_filter_free(tmp);
+        }
+    }
+    free(buf);
+    free(h);
+    amq_filter_free(g);
+}
+
+TEST(partitioned_merge)
+{
+    amq_config cfg;
+    amq_filter *a, *b, *c;
+    amq_errinfo err;
+    uint8_t key[8];
+    uint64_t i;
+
+    amq_config_init(&cfg, AMQ_KIND_PARTITIONED);
+    cfg.capacity = 20000;
+    cfg.partitions = 4;
+    REQUIRE_OK(amq_filter_new(&cfg, &a, &err));
+    REQUIRE_OK(amq_filter_new(&cfg, &b, &err));
+    for (i = 0; i < 10000; i++) {
+        amq_store64(key, i);
+        amq_filter_add(a, key, 8);
+        amq_store64(key, i + 99999);
+        amq_filter_add(b, key, 8);
+    }
+    REQUIRE_OK(amq_filter_merge(a, b, &err));
+    for (i = 0; i < 10000; i++) {
+        amq_store64(key, i + 99999);
+        CHECK_EQ(amq_filter_contains(a, key, 8), 1);
+    }
+    cfg.partitions = 5;
+    REQUIRE_OK(amq_filter_new(&cfg, &c, &err));
+    CHECK_STATUS(amq_filter_merge(a, c, &err), AMQ_EINCOMPAT);
+    CHECK(strstr(err.msg, "partitions") != NULL);
+    amq_filter_free(c);
+    cfg.partitions = 4;
+    cfg.capacity = 40000;
+    REQUIRE_OK(amq_filter_new(&cfg, &c, &err));
+    CHECK_STATUS(amq_filter_merge(a, c, &err), AMQ_EINCOMPAT);
+    amq_filter_free(c);
+    CHECK_STATUS(amq_filter_intersect(a, b, &err), AMQ_EUNSUPPORTED);
+    REQUIRE_OK(amq_filter_clear(a));
+    CHECK_EQ(amq_partitioned_items(amq_filter_partitioned(a)), 0);
+    amq_filter_free(a);
+    amq_filter_free(b);
+}
+
+/* ---- concurrency (run under ThreadSanitizer by make tsan) ------------------------------ */
+
+#define PC_THREADS 3
+#define PC_KEYS 30000
+
+typedef struct pc_arg {
+    amq_partitioned *f;
+    int id;
+} pc_arg;
+
+static void *pc_writer(void *p)
+{
+    pc_arg *a = p;
+    amq_hash128 h[100];
+    uint64_t s = 1000 + (uint64_t)a->id, i, j;
+    for (i = 0; i < PC_KEYS; i += 100) {
+        for (j = 0; j < 100; j++) {
+            h[j].h1 = test_rand(&s);
+            h[j].h2 = test_rand(&s);
+        }
+        if (i % 200 == 0)
+            amq_partitioned_add_hashes(a->f, h, 100, NULL);
+        else
+            for (j = 0; j < 100; j++)
+                amq_partitioned_add_hash(a->f, h[j]);
+        for (j = 0; j < 100; j++)
+            (void)amq_partitioned_contains_hash(a->f, h[j]);
+    }
+    return NULL;
+}
+
+TEST(partitioned_concurrent_adds)
+{
+    amq_partitioned_params p = params_for(6, 0.01);
+    amq_partitioned *f;
+    pthread_t th[PC_THREADS];
+    pc_arg args[PC_THREADS];
+    uint64_t i, s;
+    int t;
+
+    p.capacity = PC_THREADS * PC_KEYS;
+    REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
+    REQUIRE_OK(amq_partitioned_set_simd(f, AMQ_SIMD_SCALAR));
+    REQUIRE_OK(amq_partitioned_set_concurrent(f, 1));
+    for (t = 0; t < PC_THREADS; t++) {
+        args[t].f = f;
+        args[t].id = t;
+        REQUIRE(pthread_create(&th[t], NULL, pc_writer, &args[t]) == 0);
+    }
+    for (t = 0; t < PC_THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (t = 0; t < PC_THREADS; t++) {
+        s = 1000 + (uint64_t)t;
+        for (i = 0; i < PC_KEYS; i++) {
+            amq_hash128 h;
+            h.h1 = test_rand(&s);
+            h.h2 = test_rand(&s);
+            if (amq_partitioned_contains_hash(f, h) != 1) {
+                FAIL_AT_("thread %d key %" PRIu64 " lost", t, i);
+                break;
+            }
+        }
+    }
+    CHECK(amq_partitioned_items(f) > PC_THREADS * PC_KEYS * 99 / 100);
+    amq_partitioned_free(f);
+}
+
+typedef struct lv_shared {
+    const amq_filter *g;
+    const amq_hash128 *h;
+    size_t n;
+    _Atomic int bad;
+} lv_shared;
+
+static void *lv_reader(void *p)
+{
+    lv_shared *sh = p;
+    size_t i;
+    for (i = 0; i < sh->n; i++)
+        if (amq_filter_contains_hash(sh->g, sh->h[i]) != 1)
+            atomic_fetch_add(&sh->bad, 1);
+    return NULL;
+}
+
+TEST(partitioned_concurrent_lazy_verification)
+{
+    /* Several threads touch the unverified partitions of a trusted view at
+     * once: each is verified by one of them, every answer is right. */
+    const char *path = test_path("lazy.amq");
+    const size_t n = 40000;
+    amq_filter *orig, *g;
+    amq_hash128 *h = save_build(path, n, 16, &orig);
+    amq_partition_info info;
+    pthread_t th[4];
+    lv_shared sh;
+    uint32_t j;
+    int t;
+
+    REQUIRE(h != NULL);
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &g, NULL));
+    REQUIRE_OK(amq_partitioned_set_simd(amq_filter_partitioned(g), AMQ_SIMD_SCALAR));
+    sh.g = g;
+    sh.h = h;
+    sh.n = n;
+    atomic_init(&sh.bad, 0);
+    for (t = 0; t < 4; t++)
+        REQUIRE(pthread_create(&th[t], NULL, lv_reader, &sh) == 0);
+    for (t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    CHECK_EQ(atomic_load(&sh.bad), 0);
+    for (j = 0; j < 16; j++) {
+        REQUIRE_OK(amq_partitioned_partition(amq_filter_partitioned(g), j, &info));
+        CHECK_EQ(info.verified, 1);
+    }
+    amq_filter_free(g);
+    amq_filter_free(orig);
+    free(h);
+}
+
+TEST_MAIN()
