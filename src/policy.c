@@ -10,14 +10,37 @@
  * 1..30) and amq's for the rest: a last byte of 255 introduces an extended
  * encoding whose id is the byte before it; unknown encodings and reserved k
  * values answer "may match", so old readers stay correct on new blobs.
+ *
+ * Extended encoding 1, AMQ_POLICY_BLOCKED: a blocked Bloom filter
+ * (amq/blocked_bloom.h) - one 64-byte block per key, all probes in it:
+ *
+ *   offset      size      field
+ *   0           64 B      block 0 ... block B-1 (B >= 1), 64 bytes each
+ *   64 B        1         k, probes per key (1..16)
+ *   64 B + 1    1         encoding id: 1
+ *   64 B + 2    1         255 (extended encoding marker)
+ *
+ * B is (length - 3) / 64; a length that is not 3 + 64 B with B >= 1, or a
+ * k outside 1..16, is corrupt (AMQ_ECORRUPT).  A key is hashed with XXH3-128
+ * seed 0 into (h1, h2) = (low, high 64 bits); its block is (h1 * B) >> 64,
+ * probe i sets bit (u * C[i] mod 2^32) >> 23 of the block with u the low 32
+ * bits of h2 and C[] the blocked filter's multipliers; bit b of a block is
+ * bit b & 7 of its byte b >> 3.  The B * 64 bytes are exactly the bit array
+ * of an amq blocked filter of B blocks, k probes, XXH3 seed 0 holding the
+ * same keys.  Sizing: B = max(1, ceil(n * bits_per_key / 512)), k the
+ * best for that load (amq_blocked_size_bpk).  No alignment is required of a
+ * blob: it is read byte by byte.
  */
 #include <math.h>
 #include <string.h>
 
+#include "amq/blocked_bloom.h"
 #include "amq/bloom.h"
+#include "blocked_impl.h"
 
 #define LEVELDB_SEED 0xbc9f1d34u
 #define POLICY_EXTENDED 255u
+#define BLOCKED_TRAILER 3u /* k, id, 255 */
 
 static uint32_t leveldb_k(double bits_per_key)
 {
@@ -45,11 +68,28 @@ static int leveldb_bytes(size_t n, double bits_per_key, size_t *bytes)
     return AMQ_OK;
 }
 
+static int blocked_geometry(size_t n, double bits_per_key, uint64_t *blocks, uint32_t *k)
+{
+    /* An empty list still gets one block (and answers "no" to everything). */
+    return amq_blocked_size_bpk(n > 0 ? n : 1, bits_per_key, blocks, k);
+}
+
 int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_key, size_t *size)
 {
     size_t bytes;
+    uint64_t blocks;
+    uint32_t k;
     int rc;
 
+    if (encoding == AMQ_POLICY_BLOCKED) {
+        rc = blocked_geometry(n, bits_per_key, &blocks, &k);
+        if (rc != AMQ_OK)
+            return rc;
+        if (blocks > (SIZE_MAX - BLOCKED_TRAILER) / 64)
+            return AMQ_ERANGE;
+        *size = (size_t)blocks * 64 + BLOCKED_TRAILER;
+        return AMQ_OK;
+    }
     if (encoding != AMQ_POLICY_LEVELDB)
         return AMQ_EINVAL;
     rc = leveldb_bytes(n, bits_per_key, &bytes);
@@ -57,6 +97,55 @@ int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_key, size_
         return rc;
     *size = bytes + 1;
     return AMQ_OK;
+}
+
+static int build_blocked(const amq_slice *keys, size_t n, double bits_per_key, uint8_t *out,
+                         size_t cap, size_t *written)
+{
+    uint64_t blocks;
+    uint32_t k, i;
+    size_t j, len;
+    int rc;
+
+    rc = blocked_geometry(n, bits_per_key, &blocks, &k);
+    if (rc != AMQ_OK)
+        return rc;
+    if (blocks > (SIZE_MAX - BLOCKED_TRAILER) / 64)
+        return AMQ_ERANGE;
+    len = (size_t)blocks * 64;
+    if (cap < len + BLOCKED_TRAILER)
+        return AMQ_EINVAL;
+    memset(out, 0, len);
+    for (j = 0; j < n; j++) {
+        amq_hash128 h = amq_blk_hash(AMQ_HASH_XXH3, 0, keys[j].data, keys[j].len);
+        uint8_t *blk = out + amq_blk_index(h.h1, blocks) * 64;
+        uint32_t u = amq_blk_u(h);
+        for (i = 0; i < k; i++) {
+            uint32_t p = amq_blk_probe(u, i);
+            blk[p >> 3] = (uint8_t)(blk[p >> 3] | (1u << (p & 7)));
+        }
+    }
+    out[len] = (uint8_t)k;
+    out[len + 1] = (uint8_t)AMQ_POLICY_BLOCKED;
+    out[len + 2] = (uint8_t)POLICY_EXTENDED;
+    *written = len + BLOCKED_TRAILER;
+    return AMQ_OK;
+}
+
+static int match_blocked(const uint8_t *blob, size_t len, const void *key, size_t key_len)
+{
+    size_t data;
+    uint32_t k;
+    amq_hash128 h;
+
+    if (len < BLOCKED_TRAILER)
+        return AMQ_ETRUNC;
+    data = len - BLOCKED_TRAILER;
+    k = blob[data];
+    if (data == 0 || data % 64 != 0 || k == 0 || k > AMQ_BLOCKED_MAX_K)
+        return AMQ_ECORRUPT;
+    h = amq_blk_hash(AMQ_HASH_XXH3, 0, key, key_len);
+    return amq_blk_test_bytes(blob + amq_blk_index(h.h1, data / 64) * 64, amq_blk_u(h), k);
 }
 
 int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double bits_per_key,
@@ -67,6 +156,8 @@ int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double 
     uint32_t k, j, h, delta, bits;
     int rc;
 
+    if (encoding == AMQ_POLICY_BLOCKED)
+        return build_blocked(keys, n, bits_per_key, out, cap, written);
     if (encoding != AMQ_POLICY_LEVELDB)
         return AMQ_EINVAL;
     rc = leveldb_bytes(n, bits_per_key, &bytes);
@@ -99,8 +190,11 @@ int amq_policy_may_match(const void *blob, size_t len, const void *key, size_t k
     if (len < 2)
         return AMQ_ETRUNC;
     k = array[len - 1];
-    if (k == POLICY_EXTENDED)
-        return 1; /* no extended encoding is defined yet: may match */
+    if (k == POLICY_EXTENDED) {
+        if (array[len - 2] == AMQ_POLICY_BLOCKED)
+            return match_blocked(array, len, key, key_len);
+        return 1; /* an encoding this library does not know: may match */
+    }
     if (k == 0 || k > 30)
         return 1; /* reserved */
     if ((len - 1) > UINT32_MAX / 8)
