@@ -47,6 +47,9 @@ TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/support/*.
 REDIS_SRC := $(wildcard redis/*.c)
 REDIS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(REDIS_SRC))
 REDIS_MODULE := $(BUILD)/amq.so
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
+BENCH_BIN := $(BUILD)/bench/amq-bench
 
 STATIC_LIB := $(BUILD)/libamq.a
 SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
@@ -55,11 +58,11 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 # Debian packages the build and the tests need (installed by `make deps`).
 BUILD_DEPS := libxxhash-dev zlib1g-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
-              default-jdk-headless libguava-java
+              default-jdk-headless libguava-java libbloom-dev
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
-        bench-quick tsan \
+        bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis
 
@@ -148,7 +151,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT) $(STATIC_LIB) $(LDLIBS_ALL)
 
-tests: $(TEST_BIN)
+# The benchmark is built with the tests (so that it cannot rot) and run
+# on tiny sizes by `make test`; `make bench` runs it for real.
+tests: $(TEST_BIN) $(BENCH_BIN)
 
 test-unit: $(TEST_BIN)
 	@scripts/run-tests.sh $(TEST_BIN)
@@ -184,6 +189,7 @@ test-clang:
 test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 all tests
 	@$(MAKE) --no-print-directory WERROR=1 test-unit
+	@$(MAKE) --no-print-directory WERROR=1 test-bench
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-redis
 	@$(MAKE) --no-print-directory WERROR=1 test-example
@@ -192,6 +198,29 @@ test: deps-test
 	@echo "make test: all tests passed"
 
 # ---- demo and benchmarks ---------------------------------------------------------------------
+$(BUILD)/obj/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Ibench $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(LDLIBS_ALL)
+
+# Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
+# docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
+bench: deps-bench
+	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	$(BENCH_BIN)
+
+bench-quick: deps-bench
+	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	$(BENCH_BIN) --quick
+
+test-bench: $(BENCH_BIN)
+	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
+	    { cat $(BUILD)/bench-smoke.log; exit 1; }
+	@echo "amq-bench --smoke: ok"
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)/amq
@@ -232,4 +261,4 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))

@@ -30,6 +30,12 @@ typedef struct bench_subject {
     uint64_t (*query)(void *f, const uint64_t *keys, size_t n);
     /* Bytes of filter data (for bits per key). */
     uint64_t (*bytes)(const void *f);
+    /* Optional (NULL: not offered): an empty filter for n keys at a given
+     * size in bits per key, for the fpp-versus-size sweep.  Subjects
+     * without it are swept over target rates with create. */
+    void *(*create_bpk)(uint64_t n, double bits_per_key);
+    /* Optional: 1 when insert uses threads (the row says so). */
+    int threads;
 } bench_subject;
 
 void bench_register(const bench_subject *s);

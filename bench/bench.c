@@ -1,0 +1,1039 @@
+/*
+ * bench.c - the benchmark driver (`make bench`, `make bench-quick`).
+ *
+ * Runs every registered subject (bench.h: one file per amq kind or peer
+ * library) on the same random 64-bit keys, single-threaded unless a row
+ * says otherwise, and measures in the same run the machine's limit for the
+ * access pattern every filter query needs: independent random 64-byte line
+ * reads over a 1 GiB buffer with many in flight.  Prints a table per key
+ * count (ns per insert / query of present keys / query of absent keys,
+ * measured false-positive rate, bits per key, the information-theoretic
+ * bound log2(1/fpp) and the overhead over it), a sweep of rate against
+ * size, and the cold-start latency of every amq kind's file (page cache
+ * dropped with posix_fadvise).  Writes docs/benchmarks.md and SVG plots
+ * (gnuplot) unless told not to.
+ *
+ *   amq-bench [--quick | --smoke] [--n N,N,...] [--reps R] [--queries Q]
+ *             [--only SUBSTRING] [--md FILE] [--plots DIR] [--no-write]
+ *             [--data DIR] [--cold-n N] [--no-cold] [--no-sweep]
+ *
+ * Timing: CLOCK_MONOTONIC around each whole phase; the median of R
+ * repetitions for queries (and for inserts up to 10M keys, on fresh
+ * filters).  Queries of present keys use the first min(n, Q) keys; absent
+ * keys are Q other random keys.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amq.h"
+#include "bench.h"
+
+/* ---- registry ---------------------------------------------------------------------- */
+
+#define MAX_SUBJECTS 64
+static const bench_subject *subjects[MAX_SUBJECTS];
+static int nsubjects;
+
+void bench_register(const bench_subject *s)
+{
+    if (nsubjects < MAX_SUBJECTS)
+        subjects[nsubjects++] = s;
+}
+
+/* ---- utilities --------------------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (p == NULL) {
+        fprintf(stderr, "amq-bench: out of memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+/* A large buffer in transparent huge pages, touched. */
+static void *huge_buffer(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "amq-bench: cannot map %zu bytes\n", bytes);
+        exit(2);
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    memset(p, 1, bytes);
+    return p;
+}
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+typedef struct opts {
+    uint64_t ns[8];
+    int nn;
+    int reps;
+    uint64_t queries;
+    const char *only;
+    const char *md;
+    const char *plots;
+    const char *data;
+    int write;
+    int smoke;
+    int quick;
+    int cold;
+    int sweep;
+    uint64_t cold_n;
+    uint64_t sweep_n;
+    size_t line_bytes;
+    uint64_t line_reads;
+    char cmdline[1024];
+} opts;
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: amq-bench [--quick | --smoke] [--n N,N,...] [--reps R] [--queries Q]\n"
+            "                 [--only SUBSTRING] [--md FILE] [--plots DIR] [--no-write]\n"
+            "                 [--data DIR] [--cold-n N] [--no-cold] [--no-sweep]\n");
+    exit(2);
+}
+
+static void parse_ns(opts *o, const char *s)
+{
+    char *end;
+    o->nn = 0;
+    while (*s != '\0' && o->nn < 8) {
+        double v = strtod(s, &end);
+        if (end == s || v < 1)
+            usage();
+        if (*end == 'k' || *end == 'K')
+            v *= 1e3, end++;
+        else if (*end == 'M')
+            v *= 1e6, end++;
+        o->ns[o->nn++] = (uint64_t)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0')
+            usage();
+    }
+}
+
+static void parse_opts(opts *o, int argc, char **argv)
+{
+    int i;
+    size_t used = 0;
+
+    memset(o, 0, sizeof *o);
+    o->ns[0] = 1000000;
+    o->ns[1] = 10000000;
+    o->ns[2] = 100000000;
+    o->nn = 3;
+    o->reps = 3;
+    o->queries = 10000000;
+    o->md = "docs/benchmarks.md";
+    o->plots = "docs";
+    o->data = "bench/data";
+    o->write = 1;
+    o->cold = 1;
+    o->sweep = 1;
+    o->cold_n = 10000000;
+    o->sweep_n = 1000000;
+    o->line_bytes = (size_t)1 << 30;
+    o->line_reads = UINT64_C(1) << 25;
+    for (i = 0; i < argc; i++)
+        used += (size_t)snprintf(o->cmdline + used, used < sizeof o->cmdline ? sizeof o->cmdline - used : 0,
+                                 "%s%s", i ? " " : "", argv[i]);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--quick") == 0) {
+            o->quick = 1;
+            o->ns[0] = 1000000;
+            o->ns[1] = 10000000;
+            o->nn = 2;
+            o->queries = 2000000;
+            o->cold_n = 1000000;
+            o->sweep_n = 200000;
+        } else if (strcmp(a, "--smoke") == 0) {
+            o->smoke = 1;
+            o->ns[0] = 20000;
+            o->nn = 1;
+            o->reps = 1;
+            o->queries = 20000;
+            o->cold_n = 5000;
+            o->sweep_n = 5000;
+            o->line_bytes = (size_t)16 << 20;
+            o->line_reads = 1 << 18;
+            o->write = 0;
+            o->data = NULL;
+        } else if (strcmp(a, "--n") == 0 && i + 1 < argc) {
+            parse_ns(o, argv[++i]);
+        } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
+            o->reps = atoi(argv[++i]);
+            if (o->reps < 1)
+                usage();
+        } else if (strcmp(a, "--queries") == 0 && i + 1 < argc) {
+            o->queries = strtoull(argv[++i], NULL, 10);
+            if (o->queries < 1)
+                usage();
+        } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+            o->only = argv[++i];
+        } else if (strcmp(a, "--md") == 0 && i + 1 < argc) {
+            o->md = argv[++i];
+            o->write = 1;
+        } else if (strcmp(a, "--plots") == 0 && i + 1 < argc) {
+            o->plots = argv[++i];
+        } else if (strcmp(a, "--data") == 0 && i + 1 < argc) {
+            o->data = argv[++i];
+        } else if (strcmp(a, "--cold-n") == 0 && i + 1 < argc) {
+            o->cold_n = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(a, "--no-write") == 0) {
+            o->write = 0;
+        } else if (strcmp(a, "--no-cold") == 0) {
+            o->cold = 0;
+        } else if (strcmp(a, "--no-sweep") == 0) {
+            o->sweep = 0;
+        } else {
+            usage();
+        }
+    }
+}
+
+static int selected(const opts *o, const bench_subject *s)
+{
+    return o->only == NULL || strstr(s->name, o->only) != NULL;
+}
+
+/* ---- the machine ------------------------------------------------------------------------------ */
+
+static void cpu_model(char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(out, cap, "unknown CPU");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c != NULL) {
+                c += 2;
+                c[strcspn(c, "\n")] = '\0';
+                snprintf(out, cap, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void read_first_line(const char *path, char *out, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    snprintf(out, cap, "?");
+    if (f == NULL)
+        return;
+    if (fgets(out, (int)cap, f) != NULL)
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+static void machine(char *out, size_t cap)
+{
+    char cpu[256], thp[256];
+    struct utsname u;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    cpu_model(cpu, sizeof cpu);
+    read_first_line("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof thp);
+    uname(&u);
+    snprintf(out, cap,
+             "%s, %ld online CPUs, %.1f GiB RAM, Linux %s, transparent huge pages: %s, "
+             "compiler %s, query path %s",
+             cpu, sysconf(_SC_NPROCESSORS_ONLN), (double)pages * (double)psz / (1 << 30),
+             u.release, thp,
+#ifdef __VERSION__
+             __VERSION__,
+#else
+             "?",
+#endif
+             amq_simd_name(AMQ_SIMD_AUTO));
+}
+
+/* ---- the memory limit ---------------------------------------------------------------------------
+ * Independent random 64-byte line reads over a buffer much larger than
+ * the caches: line i + W is prefetched while line i is read, for several
+ * windows W; the best is the limit a filter query (one line per key) can
+ * approach.  Also without prefetch (the out-of-order core's own
+ * parallelism) and dependent (each address from the previous read: the
+ * latency).
+ */
+
+typedef struct line_result {
+    double best_ns;
+    int best_window;
+    double nopf_ns;
+    double dep_ns;
+    size_t bytes;
+} line_result;
+
+static inline uint64_t reduce(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+static double line_pass(const uint8_t *b, uint64_t lines, uint64_t reads, int w, uint64_t *sink)
+{
+    uint64_t s1 = 42, s2 = 42, sum = 0, i;
+    double t = now();
+    int j;
+    for (j = 0; j < w; j++)
+        __builtin_prefetch(b + reduce(splitmix(&s1), lines) * 64, 0, 3);
+    if (w == 0) {
+        for (i = 0; i < reads; i++)
+            sum += b[reduce(splitmix(&s2), lines) * 64];
+    } else {
+        for (i = 0; i < reads; i++) {
+            __builtin_prefetch(b + reduce(splitmix(&s1), lines) * 64, 0, 3);
+            sum += b[reduce(splitmix(&s2), lines) * 64];
+        }
+    }
+    *sink += sum;
+    return (now() - t) / (double)reads * 1e9;
+}
+
+static void measure_lines(const opts *o, line_result *r)
+{
+    static const int windows[] = {8, 16, 32, 64, 128};
+    uint8_t *b = huge_buffer(o->line_bytes);
+    uint64_t lines = o->line_bytes / 64, sink = 0, s = 7, x = 0, i, dep_reads;
+    double v[16], t;
+    size_t wi;
+    int rep;
+
+    r->bytes = o->line_bytes;
+    r->best_ns = 1e30;
+    r->best_window = 0;
+    for (wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+        for (rep = 0; rep < o->reps; rep++)
+            v[rep] = line_pass(b, lines, o->line_reads, windows[wi], &sink);
+        t = median(v, o->reps);
+        if (t < r->best_ns) {
+            r->best_ns = t;
+            r->best_window = windows[wi];
+        }
+    }
+    for (rep = 0; rep < o->reps; rep++)
+        v[rep] = line_pass(b, lines, o->line_reads, 0, &sink);
+    r->nopf_ns = median(v, o->reps);
+    dep_reads = o->line_reads / 16;
+    t = now();
+    for (i = 0; i < dep_reads; i++)
+        x = b[reduce(splitmix(&s) ^ x, lines) * 64];
+    r->dep_ns = (now() - t) / (double)dep_reads * 1e9;
+    if (sink + x == 1)
+        printf(" ");
+    munmap(b, o->line_bytes);
+}
+
+/* ---- one subject at one size -------------------------------------------------------------------- */
+
+typedef struct row {
+    const bench_subject *s;
+    uint64_t n;
+    double ins, qp, qa, fpp, bpk;
+    uint64_t false_neg;
+    int ok;
+} row;
+
+static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const uint64_t *keys,
+                       const uint64_t *absent, row *r)
+{
+    uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0;
+    int reps_ins = n <= 10000000 ? o->reps : 1, rep;
+    double v[64], t;
+    void *f = NULL;
+
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    r->n = n;
+    for (rep = 0; rep < reps_ins; rep++) {
+        if (f != NULL)
+            s->destroy(f);
+        f = s->create(n, 0.01);
+        if (f == NULL)
+            return 0;
+        t = now();
+        fails = s->insert(f, keys, (size_t)n);
+        v[rep] = (now() - t) / (double)n * 1e9;
+    }
+    r->ins = median(v, reps_ins);
+    if (fails != 0)
+        fprintf(stderr, "  %s: %" PRIu64 " inserts failed\n", s->name, fails);
+    for (rep = 0; rep < o->reps; rep++) {
+        t = now();
+        c = s->query(f, keys, (size_t)sample);
+        v[rep] = (now() - t) / (double)sample * 1e9;
+    }
+    r->qp = median(v, o->reps);
+    r->false_neg = sample - c;
+    for (rep = 0; rep < o->reps; rep++) {
+        t = now();
+        c = s->query(f, absent, (size_t)o->queries);
+        v[rep] = (now() - t) / (double)o->queries * 1e9;
+    }
+    r->qa = median(v, o->reps);
+    r->fpp = (double)c / (double)o->queries;
+    r->bpk = (double)s->bytes(f) * 8.0 / (double)n;
+    r->ok = 1;
+    s->destroy(f);
+    return 1;
+}
+
+static void print_row(FILE *out, const row *r, int md)
+{
+    double bound = r->fpp > 0 ? log2(1.0 / r->fpp) : INFINITY;
+    double over = r->fpp > 0 ? (r->bpk / bound - 1.0) * 100.0 : 0.0;
+    if (md)
+        fprintf(out, "| %s%s | %.2f | %.2f | %.2f | %.3f %% | %.2f | %.2f | %+.0f %% |\n",
+                r->s->name, r->s->peer ? " (peer)" : "", r->ins, r->qp, r->qa, r->fpp * 100,
+                r->bpk, bound, over);
+    else
+        fprintf(out, "  %-44s %8.2f %8.2f %8.2f %8.3f%% %6.2f %6.2f %+5.0f%%%s\n", r->s->name,
+                r->ins, r->qp, r->qa, r->fpp * 100, r->bpk, bound, over,
+                r->false_neg ? "  FALSE NEGATIVES" : "");
+}
+
+/* ---- rate against size ---------------------------------------------------------------------------- */
+
+typedef struct point {
+    const bench_subject *s;
+    double target, bpk, fpp;
+} point;
+
+static int sweep(const opts *o, const uint64_t *keys, const uint64_t *absent, point *pts,
+                 int max)
+{
+    static const double bpks[] = {4, 6, 8, 10, 12, 14, 16, 20};
+    static const double rates[] = {0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0002};
+    uint64_t n = o->sweep_n, q = o->queries < 4 * n ? o->queries : 4 * n;
+    int np = 0, i, j, count = o->smoke ? 2 : 8;
+
+    for (i = 0; i < nsubjects; i++) {
+        const bench_subject *s = subjects[i];
+        if (!selected(o, s))
+            continue;
+        for (j = 0; j < count && np < max; j++) {
+            void *f = s->create_bpk != NULL ? s->create_bpk(n, bpks[j]) : s->create(n, rates[j]);
+            if (f == NULL)
+                continue;
+            s->insert(f, keys, (size_t)n);
+            pts[np].s = s;
+            pts[np].target = s->create_bpk != NULL ? bpks[j] : rates[j];
+            pts[np].bpk = (double)s->bytes(f) * 8.0 / (double)n;
+            pts[np].fpp = (double)s->query(f, absent, (size_t)q) / (double)q;
+            s->destroy(f);
+            np++;
+        }
+    }
+    return np;
+}
+
+/* The classic Bloom filter's best rate at b bits per key (integer k). */
+static double classic_best(double b)
+{
+    double best = 1.0, f;
+    int k;
+    for (k = 1; k < 40; k++) {
+        f = pow(1.0 - exp(-(double)k / b), (double)k);
+        if (f < best)
+            best = f;
+    }
+    return best;
+}
+
+/* The blocked layout's best rate at b bits per key, for a large filter. */
+static double blocked_best(double b)
+{
+    uint64_t n = 100000000, blocks = (uint64_t)ceil((double)n * b / 512.0);
+    double best = 1.0, f;
+    uint32_t k;
+    for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+        f = amq_blocked_fpp_theory(blocks, k, n);
+        if (f < best)
+            best = f;
+    }
+    return best;
+}
+
+/* ---- cold start ------------------------------------------------------------------------------------
+ * For every amq kind built into the library: a filter of cold_n keys is
+ * saved, the file dropped from the page cache (fsync'd by the save, then
+ * posix_fadvise DONTNEED), and then timed: opening it by mmap with
+ * AMQ_OPEN_TRUST, the first query, and further single queries of random
+ * keys (each likely to touch a page - or a partition - not yet read).
+ * mincore() reports how much of the file was still cached after the drop.
+ */
+
+typedef struct cold_row {
+    const char *kind;
+    double mbytes, resident, open_ms, first_us, next_us, open_verify_ms;
+    int ok;
+} cold_row;
+
+static double resident_fraction(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    unsigned char *vec;
+    void *m;
+    size_t pages, i, in = 0;
+    long psz = sysconf(_SC_PAGESIZE);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return -1;
+    pages = ((size_t)st.st_size + (size_t)psz - 1) / (size_t)psz;
+    vec = xmalloc(pages);
+    if (mincore(m, (size_t)st.st_size, vec) == 0)
+        for (i = 0; i < pages; i++)
+            in += vec[i] & 1;
+    free(vec);
+    munmap(m, (size_t)st.st_size);
+    return (double)in / (double)pages;
+}
+
+static int drop_cache(const char *path)
+{
+    int fd = open(path, O_RDONLY), rc;
+    if (fd < 0)
+        return -1;
+    (void)fdatasync(fd);
+    rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return rc;
+}
+
+static void key_bytes(uint64_t v, uint8_t out[8])
+{
+    int i;
+    for (i = 0; i < 8; i++)
+        out[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int cold_kind(const opts *o, uint32_t kind, const uint64_t *keys, cold_row *r)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    amq_hash128 *hs;
+    char path[1024];
+    uint64_t i, s = 99, n = o->cold_n;
+    struct stat st;
+    double v[32], w[32], x[32], t;
+    int trial, trials = o->smoke ? 1 : 5, j;
+    const size_t chunk = 4096;
+
+    memset(r, 0, sizeof *r);
+    r->kind = amq_kind_name(kind);
+    amq_config_init(&cfg, kind);
+    cfg.capacity = n;
+    cfg.fpp = 0.01;
+    if (amq_filter_new(&cfg, &f, &err) != AMQ_OK)
+        return 0;
+    hs = xmalloc(chunk * sizeof *hs);
+    for (i = 0; i < n; i += chunk) {
+        size_t m = n - i < chunk ? (size_t)(n - i) : chunk, j2;
+        for (j2 = 0; j2 < m; j2++) {
+            uint8_t kb[8];
+            key_bytes(keys[i + j2], kb);
+            hs[j2] = amq_filter_hash(f, kb, 8);
+        }
+        if (amq_filter_add_batch(f, hs, m, NULL) < 0)
+            break;
+    }
+    free(hs);
+    snprintf(path, sizeof path, "%s/cold-%s.amq", o->data, r->kind);
+    if (amq_filter_save(f, path, 0, &err) != AMQ_OK) {
+        fprintf(stderr, "  cold start: cannot save %s: %s\n", path, err.msg);
+        amq_filter_free(f);
+        return 0;
+    }
+    amq_filter_free(f);
+    if (stat(path, &st) == 0)
+        r->mbytes = (double)st.st_size / 1e6;
+    for (trial = 0; trial < trials; trial++) {
+        uint8_t kb[8];
+        double q[16];
+        int rc;
+        drop_cache(path);
+        if (trial == 0)
+            r->resident = resident_fraction(path);
+        t = now();
+        rc = amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &f, &err);
+        v[trial] = (now() - t) * 1e3;
+        if (rc != AMQ_OK) {
+            fprintf(stderr, "  cold start: %s\n", err.msg);
+            return 0;
+        }
+        key_bytes(keys[splitmix(&s) % n], kb);
+        t = now();
+        rc = amq_filter_contains(f, kb, 8);
+        w[trial] = (now() - t) * 1e6;
+        for (j = 0; j < 16; j++) {
+            key_bytes(keys[splitmix(&s) % n], kb);
+            t = now();
+            rc &= amq_filter_contains(f, kb, 8);
+            q[j] = (now() - t) * 1e6;
+        }
+        x[trial] = median(q, 16);
+        if (rc != 1)
+            fprintf(stderr, "  cold start: %s answered a present key wrongly\n", r->kind);
+        amq_filter_free(f);
+    }
+    r->open_ms = median(v, trials);
+    r->first_us = median(w, trials);
+    r->next_us = median(x, trials);
+    for (trial = 0; trial < trials; trial++) {
+        drop_cache(path);
+        t = now();
+        if (amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &f, &err) != AMQ_OK)
+            return 0;
+        v[trial] = (now() - t) * 1e3;
+        amq_filter_free(f);
+    }
+    r->open_verify_ms = median(v, trials);
+    unlink(path);
+    r->ok = 1;
+    return 1;
+}
+
+/* ---- report ------------------------------------------------------------------------------------------ */
+
+static const row *find_row(const row *rows, int nrows, const char *name, uint64_t n)
+{
+    int i;
+    for (i = 0; i < nrows; i++)
+        if (rows[i].ok && rows[i].n == n && strcmp(rows[i].s->name, name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+static const char *fmt_n(uint64_t n, char *buf, size_t cap)
+{
+    if (n >= 1000000 && n % 1000000 == 0)
+        snprintf(buf, cap, "%" PRIu64 "M", n / 1000000);
+    else if (n >= 1000 && n % 1000 == 0)
+        snprintf(buf, cap, "%" PRIu64 "K", n / 1000);
+    else
+        snprintf(buf, cap, "%" PRIu64, n);
+    return buf;
+}
+
+/* The issue's targets, checked against this run's rows. */
+static void targets(FILE *out, const row *rows, int nrows, const line_result *lr,
+                    const point *pts, int npts)
+{
+    const char *bb = "amq blocked, batched", *bs = "amq blocked", *pre =
+        "amq blocked, batched, key as hash";
+    const row *r;
+    int i;
+    double f10 = -1, b10 = 0;
+
+    fprintf(out, "| target | measured | verdict |\n|---|---|---|\n");
+    if ((r = find_row(rows, nrows, bb, 100000000)) != NULL) {
+        double worst = r->qa > r->qp ? r->qa : r->qp;
+        fprintf(out, "| n=100M batched query within 1.3x of the line-read limit (%.2f ns) | "
+                "present %.2f, absent %.2f ns = %.2fx | %s |\n",
+                lr->best_ns, r->qp, r->qa, worst / lr->best_ns,
+                worst <= 1.3 * lr->best_ns ? "met" : "missed");
+        fprintf(out, "| n=100M batched query <= ~7 ns/key (2x RocksDB's 15.3) | %.2f ns | %s |\n",
+                worst, worst <= 7.0 ? "met" : "missed");
+        fprintf(out, "| n=100M batched insert <= 17.1 ns (libfilter) | %.2f ns | %s |\n", r->ins,
+                r->ins <= 17.1 ? "met" : "missed");
+    }
+    if ((r = find_row(rows, nrows, bs, 100000000)) != NULL) {
+        double worst = r->qa > r->qp ? r->qa : r->qp;
+        fprintf(out, "| n=100M non-batched query <= 15.3 ns (FastLocalBloom batched) | %.2f ns | %s |\n",
+                worst, worst <= 15.3 ? "met" : "missed");
+    }
+    if ((r = find_row(rows, nrows, bb, 1000000)) != NULL) {
+        double worst = r->qa > r->qp ? r->qa : r->qp;
+        const row *rp = find_row(rows, nrows, pre, 1000000);
+        fprintf(out, "| n=1M query <= 2.0 ns/key (libfilter) | keys hashed here: %.2f ns", worst);
+        if (rp != NULL) {
+            double w2 = rp->qa > rp->qp ? rp->qa : rp->qp;
+            fprintf(out, "; key used as its hash (as libfilter's bench): %.2f ns | %s |\n", w2,
+                    w2 <= 2.0 ? (worst <= 2.0 ? "met" : "met only without hashing")
+                              : "missed");
+        } else {
+            fprintf(out, " | %s |\n", worst <= 2.0 ? "met" : "missed");
+        }
+    }
+    for (i = 0; i < npts; i++)
+        if (strcmp(pts[i].s->name, bb) == 0 && pts[i].target == 10.0) {
+            f10 = pts[i].fpp;
+            b10 = pts[i].bpk;
+        }
+    if (f10 >= 0)
+        fprintf(out, "| fpp at 10 bits/key <= 0.96 %% (FastLocalBloom) | %.3f %% at %.2f bits/key"
+                " (layout theory %.3f %%) | %s |\n",
+                f10 * 100, b10, blocked_best(10.0) * 100, f10 <= 0.0096 ? "met" : "missed");
+    if ((r = find_row(rows, nrows, bb, 10000000)) != NULL) {
+        const row *lb = NULL;
+        for (i = 0; i < nrows; i++)
+            if (rows[i].ok && rows[i].n == 10000000 && strstr(rows[i].s->name, "libbloom"))
+                lb = &rows[i];
+        if (lb != NULL) {
+            double sp = ((lb->qp + lb->qa) / 2) / ((r->qp + r->qa) / 2);
+            fprintf(out, "| n=10M >= 5x faster queries than libbloom at equal fpp | %.1fx "
+                    "(fpp %.2f %% vs %.2f %%) | %s |\n",
+                    sp, r->fpp * 100, lb->fpp * 100, sp >= 5 ? "met" : "missed");
+        }
+    }
+}
+
+static void write_md(const opts *o, const char *mach, const line_result *lr, const row *rows,
+                     int nrows, const point *pts, int npts, const cold_row *cold, int ncold,
+                     int plotted)
+{
+    FILE *f = fopen(o->md, "w");
+    char nb[32], date[64];
+    time_t tt = time(NULL);
+    int i, j;
+
+    if (f == NULL) {
+        fprintf(stderr, "amq-bench: cannot write %s: %s\n", o->md, strerror(errno));
+        return;
+    }
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&tt));
+    fprintf(f, "# Benchmarks\n\n"
+               "Produced by `make bench%s` (`%s`) on %s.\n\n"
+               "Machine: %s.\n\n"
+               "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
+               "hashed by each filter itself unless the row says otherwise), single-threaded "
+               "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
+               "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
+               "absent keys are %" PRIu64 " others. *bound* is log2(1/fpp), the fewest bits "
+               "per key any filter with that rate needs; *over* is the extra size over it.\n\n",
+            o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
+    fprintf(f, "## Memory limit measured in this run\n\n"
+               "Independent random 64-byte line reads over %zu MiB (huge pages advised), "
+               "prefetched W ahead: best %.2f ns per line (W = %d); without prefetch %.2f ns; "
+               "one dependent read (latency) %.1f ns. A filter that reads one line per key "
+               "cannot beat the first figure for long.\n\n",
+            lr->bytes >> 20, lr->best_ns, lr->best_window, lr->nopf_ns, lr->dep_ns);
+    for (j = 0; j < o->nn; j++) {
+        fprintf(f, "## n = %s\n\n| filter | insert | query present | query absent | fpp | "
+                   "bits/key | bound | over |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                fmt_n(o->ns[j], nb, sizeof nb));
+        for (i = 0; i < nrows; i++)
+            if (rows[i].ok && rows[i].n == o->ns[j])
+                print_row(f, &rows[i], 1);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "## Targets (issue 3)\n\n");
+    targets(f, rows, nrows, lr, pts, npts);
+    fprintf(f, "\n## Published figures (not measured here)\n\n"
+               "Quoted from issue 3 for reference; RocksDB and libfilter are not available as "
+               "Debian packages, so they are not run by this benchmark.\n\n"
+               "| n | filter | query ns/key | insert ns/key | fpp |\n|---|---|---:|---:|---:|\n"
+               "| 1M | RocksDB FastLocalBloom (published, not measured here) | 2.7 | 6.8 | 0.96 %% |\n"
+               "| 1M | jbapple/libfilter blocked, AVX2 (published, not measured here) | 2.0 | 1.9 | 1.27 %% |\n"
+               "| 100M | RocksDB FastLocalBloom, batch of 16 with prefetch (published, not measured here) | 15.3 | 21.9 | 0.97 %% |\n"
+               "| 100M | libfilter (published, not measured here) | 17.3 | 17.1 | 1.26 %% |\n"
+               "| 100M | libbloom (published in the issue; measured above too) | 140-160 | 190 | 1.04 %% |\n\n");
+    if (npts > 0) {
+        fprintf(f, "## False-positive rate against size (n = %s)\n\n",
+                fmt_n(o->sweep_n, nb, sizeof nb));
+        if (plotted)
+            fprintf(f, "![fpp vs bits per key](bench-fpp.svg)\n\n");
+        fprintf(f, "| filter | sized for | bits/key | fpp | bound | blocked theory | classic "
+                   "Bloom theory |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (i = 0; i < npts; i++)
+            fprintf(f, "| %s | %s %g | %.2f | %.4f %% | %.2f | %.4f %% | %.4f %% |\n",
+                    pts[i].s->name, pts[i].s->create_bpk ? "bits/key" : "fpp", pts[i].target,
+                    pts[i].bpk, pts[i].fpp * 100, pts[i].fpp > 0 ? log2(1 / pts[i].fpp) : 0.0,
+                    blocked_best(pts[i].bpk) * 100, classic_best(pts[i].bpk) * 100);
+        fprintf(f, "\n");
+    }
+    if (plotted)
+        fprintf(f, "## Query time against n\n\n![ns per query vs n](bench-query.svg)\n\n");
+    if (ncold > 0) {
+        fprintf(f, "## Cold start (n = %s)\n\n"
+                   "Each kind's file is saved (fsync), dropped from the page cache "
+                   "(posix_fadvise DONTNEED; *cached* is what mincore still saw), then opened "
+                   "by mmap with AMQ_OPEN_TRUST and queried: the first query, then the median "
+                   "of 16 further single queries of random keys. The last column opens without "
+                   "trust, which reads and checksums the whole file. Medians of %d trials.\n\n"
+                   "| kind | file MB | cached | open (trust) ms | first query us | next "
+                   "queries us | open (verify) ms |\n|---|---:|---:|---:|---:|---:|---:|\n",
+                fmt_n(o->cold_n, nb, sizeof nb), o->smoke ? 1 : 5);
+        for (i = 0; i < ncold; i++)
+            if (cold[i].ok)
+                fprintf(f, "| %s | %.1f | %.0f %% | %.3f | %.1f | %.1f | %.1f |\n",
+                        cold[i].kind, cold[i].mbytes, cold[i].resident * 100, cold[i].open_ms,
+                        cold[i].first_us, cold[i].next_us, cold[i].open_verify_ms);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    printf("wrote %s\n", o->md);
+}
+
+/* Data files and a gnuplot script; returns 1 when the plots were made. */
+static int plot(const opts *o, const row *rows, int nrows, const line_result *lr,
+                const point *pts, int npts)
+{
+    char path[1200], cmd[2600];
+    FILE *f;
+    int i, j, first, idx;
+    double b;
+
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "amq-bench: gnuplot not found (Debian: gnuplot-nox); no plots\n");
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/bench-plot.gp", o->data);
+    f = fopen(path, "w");
+    if (f == NULL)
+        return 0;
+    fprintf(f, "set terminal svg size 960,640 dynamic background rgb 'white' font 'sans,12'\n"
+               "set output '%s/bench-fpp.svg'\n"
+               "set title 'False-positive rate against size (n = %" PRIu64 ")'\n"
+               "set xlabel 'bits per key'\nset ylabel 'false-positive rate'\n"
+               "set logscale y\nset format y '10^{%%L}'\nset grid\nset key top right\n"
+               "set xrange [3:21]\n$blocked << EOD\n",
+            o->plots, o->sweep_n);
+    for (b = 3; b <= 21.01; b += 0.5)
+        fprintf(f, "%g %.10g\n", b, blocked_best(b));
+    fprintf(f, "EOD\n$classic << EOD\n");
+    for (b = 3; b <= 21.01; b += 0.5)
+        fprintf(f, "%g %.10g\n", b, classic_best(b));
+    fprintf(f, "EOD\n");
+    idx = 0;
+    for (i = 0; i < nsubjects; i++) {
+        first = 1;
+        for (j = 0; j < npts; j++) {
+            if (pts[j].s != subjects[i] || pts[j].fpp <= 0)
+                continue;
+            if (first)
+                fprintf(f, "$s%d << EOD\n", idx);
+            first = 0;
+            fprintf(f, "%g %.10g\n", pts[j].bpk, pts[j].fpp);
+        }
+        if (!first) {
+            fprintf(f, "EOD\n");
+            idx++;
+        }
+    }
+    fprintf(f, "plot 2**(-x) with lines dt 2 lw 2 title 'information-theoretic bound 2^{-b}', "
+               "$classic with lines dt 3 lw 2 title 'classic Bloom, best k (theory)', "
+               "$blocked with lines dt 4 lw 2 title 'blocked 512-bit, best k (theory)'");
+    idx = 0;
+    for (i = 0; i < nsubjects; i++) {
+        for (j = 0; j < npts; j++)
+            if (pts[j].s == subjects[i] && pts[j].fpp > 0)
+                break;
+        if (j == npts)
+            continue;
+        fprintf(f, ", $s%d with linespoints pt %d title '%s'", idx, 5 + idx, subjects[i]->name);
+        idx++;
+    }
+    fprintf(f, "\n\nset output '%s/bench-query.svg'\n"
+               "set title 'Query time (absent keys) against n'\n"
+               "set xlabel 'keys n'\nset ylabel 'ns per query'\nset logscale xy\n"
+               "set format y '%%g'\nset format x '%%.0s%%c'\nset xrange [*:*]\nset key top left\n",
+            o->plots);
+    idx = 0;
+    for (i = 0; i < nsubjects; i++) {
+        first = 1;
+        for (j = 0; j < nrows; j++) {
+            if (rows[j].s != subjects[i] || !rows[j].ok)
+                continue;
+            if (first)
+                fprintf(f, "$q%d << EOD\n", idx);
+            first = 0;
+            fprintf(f, "%" PRIu64 " %.4f\n", rows[j].n, rows[j].qa);
+        }
+        if (!first) {
+            fprintf(f, "EOD\n");
+            idx++;
+        }
+    }
+    fprintf(f, "plot %.4f with lines dt 2 lw 2 title 'random 64-byte line read limit (%.2f ns)'",
+            lr->best_ns, lr->best_ns);
+    idx = 0;
+    for (i = 0; i < nsubjects; i++) {
+        for (j = 0; j < nrows; j++)
+            if (rows[j].s == subjects[i] && rows[j].ok)
+                break;
+        if (j == nrows)
+            continue;
+        fprintf(f, ", $q%d with linespoints pt %d title '%s'", idx, 5 + idx, subjects[i]->name);
+        idx++;
+    }
+    fprintf(f, "\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "gnuplot '%s'", path);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "amq-bench: gnuplot failed on %s\n", path);
+        return 0;
+    }
+    printf("wrote %s/bench-fpp.svg and %s/bench-query.svg\n", o->plots, o->plots);
+    return 1;
+}
+
+/* ---- main ------------------------------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+    opts o;
+    char mach[1024], nb[32];
+    line_result lr = {0, 0, 0, 0, 0};
+    row *rows;
+    point pts[512];
+    cold_row cold[32];
+    uint64_t maxn = 0, s = 1, i, *keys, *absent;
+    int nrows = 0, npts = 0, ncold = 0, j, k, status = 0, plotted = 0;
+    uint32_t kind;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    parse_opts(&o, argc, argv);
+    for (j = 0; j < o.nn; j++)
+        if (o.ns[j] > maxn)
+            maxn = o.ns[j];
+    if (o.sweep_n > maxn)
+        maxn = o.sweep_n;
+    if (o.cold_n > maxn)
+        maxn = o.cold_n;
+    machine(mach, sizeof mach);
+    printf("amq-bench: %s\n", mach);
+    printf("subjects:");
+    for (j = 0; j < nsubjects; j++)
+        if (selected(&o, subjects[j]))
+            printf(" [%s]", subjects[j]->name);
+    printf("\n");
+
+    printf("memory limit: random 64-byte reads over %zu MiB ... ", o.line_bytes >> 20);
+    measure_lines(&o, &lr);
+    printf("%.2f ns/line with %d in flight (no prefetch %.2f, dependent %.1f)\n", lr.best_ns,
+           lr.best_window, lr.nopf_ns, lr.dep_ns);
+
+    keys = xmalloc(maxn * sizeof *keys);
+    absent = xmalloc(o.queries * sizeof *absent);
+    for (i = 0; i < maxn; i++)
+        keys[i] = splitmix(&s);
+    for (i = 0; i < o.queries; i++)
+        absent[i] = splitmix(&s);
+
+    rows = xmalloc(sizeof *rows * (size_t)(o.nn * nsubjects + 1));
+    for (j = 0; j < o.nn; j++) {
+        printf("\nn = %s   %-44s %8s %8s %8s %9s %6s %6s %6s\n", fmt_n(o.ns[j], nb, sizeof nb),
+               "(ns per key)", "insert", "present", "absent", "fpp", "b/key", "bound", "over");
+        for (k = 0; k < nsubjects; k++) {
+            if (!selected(&o, subjects[k]))
+                continue;
+            if (!run_subject(&o, subjects[k], o.ns[j], keys, absent, &rows[nrows])) {
+                printf("  %-44s (cannot be built at this size)\n", subjects[k]->name);
+                continue;
+            }
+            print_row(stdout, &rows[nrows], 0);
+            if (rows[nrows].false_neg != 0)
+                status = 1;
+            nrows++;
+        }
+    }
+    printf("\nratios at each n: batched blocked query against the line-read limit and libbloom\n");
+    for (j = 0; j < o.nn; j++) {
+        const row *bb = find_row(rows, nrows, "amq blocked, batched", o.ns[j]);
+        const row *lb = NULL;
+        for (k = 0; k < nrows; k++)
+            if (rows[k].n == o.ns[j] && strstr(rows[k].s->name, "libbloom"))
+                lb = &rows[k];
+        if (bb != NULL)
+            printf("  n = %-6s blocked batched / limit = %.2fx%s", fmt_n(o.ns[j], nb, sizeof nb),
+                   bb->qa / lr.best_ns, lb ? "" : "\n");
+        if (bb != NULL && lb != NULL)
+            printf(", libbloom / blocked batched = %.1fx\n",
+                   ((lb->qp + lb->qa) / 2) / ((bb->qp + bb->qa) / 2));
+    }
+
+    if (o.sweep) {
+        printf("\nsweep of fpp against bits per key at n = %s ...\n",
+               fmt_n(o.sweep_n, nb, sizeof nb));
+        npts = sweep(&o, keys, absent, pts, (int)(sizeof pts / sizeof pts[0]));
+        for (j = 0; j < npts; j++)
+            printf("  %-44s %6.2f b/key  fpp %.4f%%  (blocked theory %.4f%%, classic %.4f%%)\n",
+                   pts[j].s->name, pts[j].bpk, pts[j].fpp * 100, blocked_best(pts[j].bpk) * 100,
+                   classic_best(pts[j].bpk) * 100);
+    }
+
+    if (o.cold && o.data != NULL) {
+        mkdir(o.data, 0777);
+        printf("\ncold start at n = %s (files in %s):\n", fmt_n(o.cold_n, nb, sizeof nb), o.data);
+        for (kind = 1; kind < 32 && ncold < 32; kind++) {
+            if (amq_kind_name(kind) == NULL)
+                continue;
+            if (cold_kind(&o, kind, keys, &cold[ncold])) {
+                printf("  %-12s %7.1f MB cached %3.0f%%  open %.3f ms  first query %.1f us  "
+                       "next %.1f us  open+verify %.1f ms\n",
+                       cold[ncold].kind, cold[ncold].mbytes, cold[ncold].resident * 100,
+                       cold[ncold].open_ms, cold[ncold].first_us, cold[ncold].next_us,
+                       cold[ncold].open_verify_ms);
+                ncold++;
+            }
+        }
+    }
+
+    if (o.write) {
+        plotted = plot(&o, rows, nrows, &lr, pts, npts);
+        write_md(&o, mach, &lr, rows, nrows, pts, npts, cold, ncold, plotted);
+    }
+    if (status != 0)
+        fprintf(stderr, "amq-bench: FALSE NEGATIVES reported above\n");
+    free(rows);
+    free(keys);
+    free(absent);
+    return status;
+}
