@@ -16,6 +16,7 @@
 #include "kind.h"
 
 struct amq_blocked {
+    amq_blk_geom g; /* what the query loops read: data, blocks, k, hash */
     amq_blocked_params p;
     amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
     _Atomic uint64_t items;
@@ -407,6 +408,10 @@ static amq_blocked *shell(const amq_blocked_params *params, const amq_allocator 
     if (b == NULL)
         return NULL;
     b->p = *params;
+    b->g.blocks = params->blocks;
+    b->g.k = params->k;
+    b->g.hash_algo = params->hash_algo;
+    b->g.seed = params->seed;
     b->alloc = a;
     atomic_init(&b->items, 0);
     b->simd = amq_blk_simd_select(AMQ_SIMD_AUTO);
@@ -431,6 +436,7 @@ int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc
         amq_blocked_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    b->g.data = b->data.data;
     *out = b;
     return AMQ_OK;
 }
@@ -451,6 +457,7 @@ int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t 
     if (b == NULL)
         return AMQ_ENOMEM;
     amq_region_borrow(&b->data, data, len);
+    b->g.data = b->data.data;
     atomic_store_explicit(&b->items, items, memory_order_relaxed);
     *out = b;
     return AMQ_OK;
@@ -653,55 +660,40 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
     return r;
 }
 
-int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
+/* flatten: the key's hash inlined into the add. */
+__attribute__((flatten)) int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
 {
     return amq_blocked_add_hash(b, amq_blk_hash(b->p.hash_algo, b->p.seed, key, len));
 }
 
 /* ---- queries ------------------------------------------------------------------------- */
 
-static inline void geom_of(const amq_blocked *b, amq_blk_geom *g)
-{
-    g->data = b->data.data;
-    g->blocks = b->p.blocks;
-    g->k = b->p.k;
-    g->hash_algo = b->p.hash_algo;
-    g->seed = b->p.seed;
-}
-
 int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h)
 {
-    return b->simd->test(b->data.data + amq_blk_index(h.h1, b->p.blocks) * 64, amq_blk_u(h),
-                         b->p.k);
+    return b->simd->contains(&b->g, h);
 }
 
 int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
 {
-    return amq_blocked_contains_hash(b, amq_blk_hash(b->p.hash_algo, b->p.seed, key, len));
+    return b->simd->contains_key(&b->g, key, len);
 }
 
 uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
                                      uint8_t *out)
 {
-    amq_blk_geom g;
-    geom_of(b, &g);
-    return b->simd->contains_hashes(&g, h, n, out);
+    return b->simd->contains_hashes(&b->g, h, n, out);
 }
 
 uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
                                    uint8_t *out)
 {
-    amq_blk_geom g;
-    geom_of(b, &g);
-    return b->simd->contains_keys(&g, keys, n, out);
+    return b->simd->contains_keys(&b->g, keys, n, out);
 }
 
 uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out)
 {
-    amq_blk_geom g;
-    geom_of(b, &g);
-    return b->simd->contains_fixed(&g, keys, key_len, n, out);
+    return b->simd->contains_fixed(&b->g, keys, key_len, n, out);
 }
 
 /* ---- whole-filter operations -------------------------------------------------------------- */

@@ -238,6 +238,8 @@ typedef struct amq_blk_simd_ops {
     /* One block: 1 if all k probes of u are set. */
     int (*test)(const uint8_t *blk, uint32_t u, uint32_t k);
     int (*contains)(const amq_blk_geom *g, amq_hash128 h);
+    /* One key: hashed and tested in one inlined body. */
+    int (*contains_key)(const amq_blk_geom *g, const void *key, size_t len);
     uint64_t (*contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n,
                                 uint8_t *out);
     uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n,

@@ -40,6 +40,11 @@ static int BLK_NAME(contains)(const amq_blk_geom *g, amq_hash128 h)
     return BLK_TEST(g->data + amq_blk_index(h.h1, g->blocks) * 64, amq_blk_u(h), &c);
 }
 
+BLK_FLATTEN static int BLK_NAME(contains_key)(const amq_blk_geom *g, const void *key, size_t len)
+{
+    return BLK_NAME(contains)(g, amq_blk_hash(g->hash_algo, g->seed, key, len));
+}
+
 static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
                                           size_t n, uint8_t *out)
 {
@@ -157,6 +162,7 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_SIMD_NAME,
     BLK_NAME(test),
     BLK_NAME(contains),
+    BLK_NAME(contains_key),
     BLK_NAME(contains_hashes),
     BLK_NAME(contains_keys),
     BLK_NAME(contains_fixed),
