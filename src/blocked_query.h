@@ -40,7 +40,13 @@ static int BLK_NAME(contains)(const amq_blk_geom *g, amq_hash128 h)
     return BLK_TEST(g->data + amq_blk_index(h.h1, g->blocks) * 64, amq_blk_u(h), &c);
 }
 
-BLK_FLATTEN static int BLK_NAME(contains_key)(const amq_blk_geom *g, const void *key, size_t len)
+#ifndef AMQ_BLK_SINGLE_FLATTEN
+#define AMQ_BLK_SINGLE_FLATTEN 1
+#endif
+#if AMQ_BLK_SINGLE_FLATTEN
+BLK_FLATTEN
+#endif
+static int BLK_NAME(contains_key)(const amq_blk_geom *g, const void *key, size_t len)
 {
     return BLK_NAME(contains)(g, amq_blk_hash(g->hash_algo, g->seed, key, len));
 }

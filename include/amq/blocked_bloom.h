@@ -10,7 +10,8 @@
  *   block     = (h1 * blocks) >> 64               (multiply-shift, 128-bit)
  *   u         = the low 32 bits of h2
  *   probe i   = (u * C[i] mod 2^32) >> 23          (a bit in [0, 512)),
- *               i = 0 .. k-1, C[] sixteen fixed odd constants (src/blocked_bloom.c)
+ *               i = 0 .. k-1, C[] sixteen fixed odd constants
+ *               (listed in docs/file-format.md)
  *
  * Bit b of a block is bit (b & 7) of the block's byte b >> 3: the same bytes
  * as eight little-endian 64-bit words, on every host.
@@ -26,18 +27,27 @@
  * avx512 caps the choice for the whole process (read once), and
  * amq_blocked_set_simd picks a path for one filter.
  *
- * Thread safety: any number of threads may call amq_blocked_add*,
- * amq_blocked_contains* and the other const functions at the same time on
- * one filter.  Adds set bits with relaxed atomic OR on aligned 64-bit words
- * (C11 atomics), without locks.  Guarantee: a query sees every add that
- * happens-before it (the adding thread returned and the querying thread
- * synchronized with it - a join, a mutex, a release/acquire flag, or the
- * same thread); a query concurrent with an add of the same key may answer
- * either way.  Bits are only ever set while adds run, so no interleaving
- * ever loses a bit or turns an answer for an earlier add into "absent".
- * The item count is updated with relaxed atomics too (concurrent adds of
- * the same key may both count it).  amq_blocked_clear, _union,
- * _set_items, _set_simd and _free need exclusive access.
+ * Thread safety.  Any number of threads may query one filter at once
+ * (amq_blocked_contains* and the other const functions).  Adds come in two
+ * modes (amq_blocked_set_concurrent):
+ *  - exclusive (the default, the fastest): an add needs the filter to
+ *    itself - no other add and no query at the same time;
+ *  - concurrent: any number of threads may add and query at once, without
+ *    locks.  Adds set bits with relaxed atomic OR on aligned 64-bit words
+ *    (C11 atomics; a locked instruction per word that gains a bit).
+ *    Guarantee: a query sees every add that happens-before it (the adding
+ *    call returned and the querying thread synchronized with that thread -
+ *    a join, a mutex, a release/acquire pair - or is that thread); a query
+ *    concurrent with an add of the same key may answer either way.  Bits
+ *    are only ever set, so no interleaving loses a bit or turns a finished
+ *    add into a false negative.  The item count is kept with relaxed
+ *    atomics (two threads adding the same key at once may both count it).
+ *    The scalar query path reads words with relaxed atomic loads; the
+ *    AVX2/AVX-512 paths read a block with vector loads, which on x86 read
+ *    each aligned 8-byte word atomically (outside the C11 model, and the
+ *    reason the ThreadSanitizer test uses the scalar path).
+ * amq_blocked_clear, _union, _set_items, _set_simd, _set_concurrent and
+ * _free need exclusive access in both modes.
  */
 #ifndef AMQ_BLOCKED_BLOOM_H
 #define AMQ_BLOCKED_BLOOM_H
@@ -135,7 +145,7 @@ AMQ_API amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size
 /*
  * Adds one key.  1 if at least one bit was newly set (the item is counted),
  * 0 if all its bits were already set, AMQ_EREADONLY for a view.  O(k), one
- * cache line.  Safe concurrently with other adds and queries.
+ * cache line.  Exclusive unless the filter is in concurrent mode.
  */
 AMQ_API int amq_blocked_add(amq_blocked *b, const void *key, size_t len);
 AMQ_API int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h);

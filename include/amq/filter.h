@@ -14,7 +14,9 @@
  * Thread safety: a filter is safe for any number of concurrent readers
  * (contains, stats, describe, save, serialize).  Writers (add, remove,
  * merge, clear) need exclusive access unless the kind says otherwise
- * (the blocked Bloom filter allows concurrent adds).
+ * (the blocked and partitioned kinds allow concurrent adds and queries
+ * once switched to concurrent mode: amq_blocked_set_concurrent,
+ * amq_partitioned_set_concurrent).
  */
 #ifndef AMQ_FILTER_H
 #define AMQ_FILTER_H
