@@ -661,9 +661,24 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
 }
 
 /* flatten: the key's hash inlined into the add. */
-__attribute__((flatten)) int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
+/* As the single-key query: 8-byte XXH3 keys get a flattened body, other
+ * keys call the hash. */
+__attribute__((flatten)) static int add_key8(amq_blocked *b, const void *key)
 {
-    return amq_blocked_add_hash(b, amq_blk_hash(b->p.hash_algo, b->p.seed, key, len));
+    return amq_blocked_add_hash(b, amq_blk_hash(AMQ_HASH_XXH3, b->p.seed, key, 8));
+}
+
+__attribute__((noinline)) static amq_hash128 hash_any(const amq_blocked *b, const void *key,
+                                                      size_t len)
+{
+    return amq_blk_hash(b->p.hash_algo, b->p.seed, key, len);
+}
+
+int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
+{
+    if (len == 8 && b->p.hash_algo == AMQ_HASH_XXH3)
+        return add_key8(b, key);
+    return amq_blocked_add_hash(b, hash_any(b, key, len));
 }
 
 /* ---- queries ------------------------------------------------------------------------- */
