@@ -24,8 +24,9 @@
  * Queries have a portable scalar path, an AVX2 path and an AVX-512 path,
  * chosen once at run time from the CPU (cpuid); every path gives the same
  * answers on the same bytes.  The environment variable AMQ_SIMD=scalar|avx2|
- * avx512 caps the choice for the whole process (read once), and
- * amq_blocked_set_simd picks a path for one filter.
+ * avx512 caps the choice for the whole process (read once; any other
+ * value means scalar), and amq_blocked_set_simd picks a path for one
+ * filter.
  *
  * Thread safety.  Any number of threads may query one filter at once
  * (amq_blocked_contains* and the other const functions).  Adds come in two
