@@ -383,16 +383,24 @@ typedef struct row {
     const bench_subject *s;
     uint64_t n;
     double ins, qp, qa, fpp, bpk;
+    double ratio; /* slower query / line-read limit measured right before it */
     uint64_t false_neg;
     int ok;
 } row;
 
+/*
+ * Queries are timed right after a short pass of the line-read test (64 in
+ * flight), and each repetition's time is also divided by that pass's: the
+ * machine may be shared, and the ratio of the two, measured seconds apart,
+ * moves far less than either.
+ */
 static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const uint64_t *keys,
-                       const uint64_t *absent, row *r)
+                       const uint64_t *absent, const uint8_t *line_buf, row *r)
 {
-    uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0;
+    uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0, sink = 0;
+    uint64_t lines = o->line_bytes / 64, lreads = o->line_reads / 4;
     int reps_ins = n <= 10000000 ? o->reps : 1, rep;
-    double v[64], t;
+    double v[64], ra[64], rp[64], t, lim, rpm, ram;
     void *f = NULL;
 
     memset(r, 0, sizeof *r);
@@ -412,22 +420,31 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
     if (fails != 0)
         fprintf(stderr, "  %s: %" PRIu64 " inserts failed\n", s->name, fails);
     for (rep = 0; rep < o->reps; rep++) {
+        lim = line_pass(line_buf, lines, lreads, 64, &sink);
         t = now();
         c = s->query(f, keys, (size_t)sample);
         v[rep] = (now() - t) / (double)sample * 1e9;
+        rp[rep] = v[rep] / lim;
     }
     r->qp = median(v, o->reps);
+    rpm = median(rp, o->reps);
     r->false_neg = sample - c;
     for (rep = 0; rep < o->reps; rep++) {
+        lim = line_pass(line_buf, lines, lreads, 64, &sink);
         t = now();
         c = s->query(f, absent, (size_t)o->queries);
         v[rep] = (now() - t) / (double)o->queries * 1e9;
+        ra[rep] = v[rep] / lim;
     }
     r->qa = median(v, o->reps);
+    ram = median(ra, o->reps);
+    r->ratio = rpm > ram ? rpm : ram;
     r->fpp = (double)c / (double)o->queries;
     r->bpk = (double)s->bytes(f) * 8.0 / (double)n;
     r->ok = 1;
     s->destroy(f);
+    if (sink == 1)
+        printf(" ");
     return 1;
 }
 
@@ -436,12 +453,12 @@ static void print_row(FILE *out, const row *r, int md)
     double bound = r->fpp > 0 ? log2(1.0 / r->fpp) : INFINITY;
     double over = r->fpp > 0 ? (r->bpk / bound - 1.0) * 100.0 : 0.0;
     if (md)
-        fprintf(out, "| %s%s | %.2f | %.2f | %.2f | %.3f %% | %.2f | %.2f | %+.0f %% |\n",
-                r->s->name, r->s->peer ? " (peer)" : "", r->ins, r->qp, r->qa, r->fpp * 100,
-                r->bpk, bound, over);
+        fprintf(out, "| %s%s | %.2f | %.2f | %.2f | %.2fx | %.3f %% | %.2f | %.2f | %+.0f %% |\n",
+                r->s->name, r->s->peer ? " (peer)" : "", r->ins, r->qp, r->qa, r->ratio,
+                r->fpp * 100, r->bpk, bound, over);
     else
-        fprintf(out, "  %-44s %8.2f %8.2f %8.2f %8.3f%% %6.2f %6.2f %+5.0f%%%s\n", r->s->name,
-                r->ins, r->qp, r->qa, r->fpp * 100, r->bpk, bound, over,
+        fprintf(out, "  %-44s %8.2f %8.2f %8.2f %6.2fx %8.3f%% %6.2f %6.2f %+5.0f%%%s\n",
+                r->s->name, r->ins, r->qp, r->qa, r->ratio, r->fpp * 100, r->bpk, bound, over,
                 r->false_neg ? "  FALSE NEGATIVES" : "");
 }
 
@@ -693,10 +710,11 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
     fprintf(out, "| target | measured | verdict |\n|---|---|---|\n");
     if ((r = find_row(rows, nrows, bb, 100000000)) != NULL && lr != NULL) {
         double worst = r->qa > r->qp ? r->qa : r->qp;
-        fprintf(out, "| n=100M batched query within 1.3x of the line-read limit (%.2f ns) | "
-                "present %.2f, absent %.2f ns = %.2fx | %s |\n",
-                lr->best_ns, r->qp, r->qa, worst / lr->best_ns,
-                worst <= 1.3 * lr->best_ns ? "met" : "missed");
+        fprintf(out, "| n=100M batched query within 1.3x of the line-read limit | present %.2f, "
+                "absent %.2f ns; limit %.2f ns before the group: %.2fx; interleaved ratio "
+                "%.2fx | %s |\n",
+                r->qp, r->qa, lr->best_ns, worst / lr->best_ns, r->ratio,
+                r->ratio <= 1.3 ? "met" : "missed");
         fprintf(out, "| n=100M batched query <= ~7 ns/key (2x RocksDB's 15.3) | %.2f ns | %s |\n",
                 worst, worst <= 7.0 ? "met" : "missed");
         fprintf(out, "| n=100M batched insert <= 17.1 ns (libfilter) | %.2f ns | %s |\n", r->ins,
@@ -764,7 +782,10 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                "hashed by each filter itself unless the row says otherwise), single-threaded "
                "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
                "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
-               "absent keys are %" PRIu64 " others. *bound* is log2(1/fpp), the fewest bits "
+               "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
+               "time by a line-read pass (64 in flight) timed just before each repetition "
+               "(median of the per-repetition ratios; steadier than either time when the "
+               "machine is shared). *bound* is log2(1/fpp), the fewest bits "
                "per key any filter with that rate needs; *over* is the extra size over it.\n\n",
             o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
     fprintf(f, "## Memory limit measured in this run\n\n"
@@ -775,8 +796,9 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             lr->bytes >> 20, lr->best_ns, lr->best_window, lr->nopf_ns, lr->dep_ns);
     for (j = 0; j < o->nn; j++) {
         fprintf(f, "## n = %s\n\nLine-read limit re-measured just before these rows: %.2f ns "
-                   "(W = %d).\n\n| filter | insert | query present | query absent | fpp | "
-                   "bits/key | bound | over |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                   "(W = %d).\n\n| filter | insert | query present | query absent | "
+                   "query / limit | fpp | bits/key | bound | over |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                 fmt_n(o->ns[j], nb, sizeof nb), lr_n[j].best_ns, lr_n[j].best_window);
         for (i = 0; i < nrows; i++)
             if (rows[i].ok && rows[i].n == o->ns[j])
@@ -982,14 +1004,14 @@ int main(int argc, char **argv)
     rows = xmalloc(sizeof *rows * (size_t)(o.nn * nsubjects + 1));
     for (j = 0; j < o.nn; j++) {
         measure_lines(&o, line_buf, 0, &lr_n[j]);
-        printf("\nn = %s (line-read limit re-measured: %.2f ns)\n  %-44s %8s %8s %8s %9s %6s "
-               "%6s %6s\n",
+        printf("\nn = %s (line-read limit re-measured: %.2f ns)\n  %-44s %8s %8s %8s %7s %9s "
+               "%6s %6s %6s\n",
                fmt_n(o.ns[j], nb, sizeof nb), lr_n[j].best_ns, "(ns per key)", "insert",
-               "present", "absent", "fpp", "b/key", "bound", "over");
+               "present", "absent", "/limit", "fpp", "b/key", "bound", "over");
         for (k = 0; k < nsubjects; k++) {
             if (!selected(&o, subjects[k]))
                 continue;
-            if (!run_subject(&o, subjects[k], o.ns[j], keys, absent, &rows[nrows])) {
+            if (!run_subject(&o, subjects[k], o.ns[j], keys, absent, line_buf, &rows[nrows])) {
                 printf("  %-44s (cannot be built at this size)\n", subjects[k]->name);
                 continue;
             }
