@@ -130,10 +130,9 @@ typedef struct opts {
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: amq-bench [--quick | --smoke] [--n N,N,...] [--reps R] [--queries Q]\n"
-            "                 [--only SUBSTRING] [--md FILE] [--plots DIR] [--no-write]\n"
-            "                 [--data DIR] [--cold-n N] [--no-cold] [--no-sweep]\n");
+    fprintf(stderr, "usage: amq-bench [--quick | --smoke] [--n N,N,...] [--reps R] [--queries Q]\n"
+                    "                 [--only SUBSTRING] [--md FILE] [--plots DIR] [--no-write]\n"
+                    "                 [--data DIR] [--cold-n N] [--no-cold] [--no-sweep]\n");
     exit(2);
 }
 
@@ -179,8 +178,9 @@ static void parse_opts(opts *o, int argc, char **argv)
     o->line_bytes = (size_t)1 << 30;
     o->line_reads = UINT64_C(1) << 25;
     for (i = 0; i < argc; i++)
-        used += (size_t)snprintf(o->cmdline + used, used < sizeof o->cmdline ? sizeof o->cmdline - used : 0,
-                                 "%s%s", i ? " " : "", argv[i]);
+        used += (size_t)snprintf(o->cmdline + used,
+                                 used < sizeof o->cmdline ? sizeof o->cmdline - used : 0, "%s%s",
+                                 i ? " " : "", argv[i]);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--quick") == 0) {
@@ -241,7 +241,8 @@ static int selected(const opts *o, const bench_subject *s)
     return o->only == NULL || strstr(s->name, o->only) != NULL;
 }
 
-/* ---- the machine ------------------------------------------------------------------------------ */
+/* ---- the machine ------------------------------------------------------------------------------
+ */
 
 static void cpu_model(char *out, size_t cap)
 {
@@ -286,8 +287,8 @@ static void machine(char *out, size_t cap)
     snprintf(out, cap,
              "%s, %ld online CPUs, %.1f GiB RAM, Linux %s, transparent huge pages: %s, "
              "compiler %s, query path %s",
-             cpu, sysconf(_SC_NPROCESSORS_ONLN), (double)pages * (double)psz / (1 << 30),
-             u.release, thp,
+             cpu, sysconf(_SC_NPROCESSORS_ONLN), (double)pages * (double)psz / (1 << 30), u.release,
+             thp,
 #ifdef __VERSION__
              __VERSION__,
 #else
@@ -377,7 +378,8 @@ static void measure_lines(const opts *o, const uint8_t *b, int full, line_result
         printf(" ");
 }
 
-/* ---- one subject at one size -------------------------------------------------------------------- */
+/* ---- one subject at one size --------------------------------------------------------------------
+ */
 
 typedef struct row {
     const bench_subject *s;
@@ -462,15 +464,15 @@ static void print_row(FILE *out, const row *r, int md)
                 r->false_neg ? "  FALSE NEGATIVES" : "");
 }
 
-/* ---- rate against size ---------------------------------------------------------------------------- */
+/* ---- rate against size
+ * ---------------------------------------------------------------------------- */
 
 typedef struct point {
     const bench_subject *s;
     double target, bpk, fpp;
 } point;
 
-static int sweep(const opts *o, const uint64_t *keys, const uint64_t *absent, point *pts,
-                 int max)
+static int sweep(const opts *o, const uint64_t *keys, const uint64_t *absent, point *pts, int max)
 {
     static const double bpks[] = {4, 6, 8, 10, 12, 14, 16, 20};
     static const double rates[] = {0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0002};
@@ -524,10 +526,10 @@ static double blocked_best(double b)
     return best;
 }
 
-/* ---- cold start ------------------------------------------------------------------------------------
- * For every amq kind built into the library: a filter of cold_n keys is
- * saved, the file dropped from the page cache (fsync'd by the save, then
- * posix_fadvise DONTNEED), and then timed: opening it by mmap with
+/* ---- cold start
+ * ------------------------------------------------------------------------------------ For every
+ * amq kind built into the library: a filter of cold_n keys is saved, the file dropped from the page
+ * cache (fsync'd by the save, then posix_fadvise DONTNEED), and then timed: opening it by mmap with
  * AMQ_OPEN_TRUST, the first query, and further single queries of random
  * keys (each likely to touch a page - or a partition - not yet read).
  * mincore() reports how much of the file was still cached after the drop.
@@ -671,7 +673,8 @@ static int cold_kind(const opts *o, uint32_t kind, const uint64_t *keys, cold_ro
     return 1;
 }
 
-/* ---- report ------------------------------------------------------------------------------------------ */
+/* ---- report
+ * ------------------------------------------------------------------------------------------ */
 
 static const row *find_row(const row *rows, int nrows, const char *name, uint64_t n)
 {
@@ -694,11 +697,11 @@ static const char *fmt_n(uint64_t n, char *buf, size_t cap)
 }
 
 /* The issue's targets, checked against this run's rows. */
-static void targets(FILE *out, const opts *o, const row *rows, int nrows,
-                    const line_result *lr_n, const point *pts, int npts)
+static void targets(FILE *out, const opts *o, const row *rows, int nrows, const line_result *lr_n,
+                    const point *pts, int npts)
 {
-    const char *bb = "amq blocked, batched", *bs = "amq blocked", *pre =
-        "amq blocked, batched, key as hash";
+    const char *bb = "amq blocked, batched", *bs = "amq blocked",
+               *pre = "amq blocked, batched, key as hash";
     const row *r;
     const line_result *lr = NULL;
     int i;
@@ -710,7 +713,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
     fprintf(out, "| target | measured | verdict |\n|---|---|---|\n");
     if ((r = find_row(rows, nrows, bb, 100000000)) != NULL && lr != NULL) {
         double worst = r->qa > r->qp ? r->qa : r->qp;
-        fprintf(out, "| n=100M batched query within 1.3x of the line-read limit | present %.2f, "
+        fprintf(out,
+                "| n=100M batched query within 1.3x of the line-read limit | present %.2f, "
                 "absent %.2f ns; limit %.2f ns before the group: %.2fx; interleaved ratio "
                 "%.2fx | %s |\n",
                 r->qp, r->qa, lr->best_ns, worst / lr->best_ns, r->ratio,
@@ -722,7 +726,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
     }
     if ((r = find_row(rows, nrows, bs, 100000000)) != NULL) {
         double worst = r->qa > r->qp ? r->qa : r->qp;
-        fprintf(out, "| n=100M non-batched query <= 15.3 ns (FastLocalBloom batched) | %.2f ns | %s |\n",
+        fprintf(out,
+                "| n=100M non-batched query <= 15.3 ns (FastLocalBloom batched) | %.2f ns | %s |\n",
                 worst, worst <= 15.3 ? "met" : "missed");
     }
     if ((r = find_row(rows, nrows, bb, 1000000)) != NULL) {
@@ -732,8 +737,7 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
         if (rp != NULL) {
             double w2 = rp->qa > rp->qp ? rp->qa : rp->qp;
             fprintf(out, "; key used as its hash (as libfilter's bench): %.2f ns | %s |\n", w2,
-                    w2 <= 2.0 ? (worst <= 2.0 ? "met" : "met only without hashing")
-                              : "missed");
+                    w2 <= 2.0 ? (worst <= 2.0 ? "met" : "met only without hashing") : "missed");
         } else {
             fprintf(out, " | %s |\n", worst <= 2.0 ? "met" : "missed");
         }
@@ -744,7 +748,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
             b10 = pts[i].bpk;
         }
     if (f10 >= 0)
-        fprintf(out, "| fpp at 10 bits/key <= 0.96 %% (FastLocalBloom) | %.3f %% at %.2f bits/key"
+        fprintf(out,
+                "| fpp at 10 bits/key <= 0.96 %% (FastLocalBloom) | %.3f %% at %.2f bits/key"
                 " (layout theory %.3f %%) | %s |\n",
                 f10 * 100, b10, blocked_best(10.0) * 100, f10 <= 0.0096 ? "met" : "missed");
     if ((r = find_row(rows, nrows, bb, 10000000)) != NULL) {
@@ -754,7 +759,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows,
                 lb = &rows[i];
         if (lb != NULL) {
             double sp = ((lb->qp + lb->qa) / 2) / ((r->qp + r->qa) / 2);
-            fprintf(out, "| n=10M >= 5x faster queries than libbloom at equal fpp | %.1fx "
+            fprintf(out,
+                    "| n=10M >= 5x faster queries than libbloom at equal fpp | %.1fx "
                     "(fpp %.2f %% vs %.2f %%) | %s |\n",
                     sp, r->fpp * 100, lb->fpp * 100, sp >= 5 ? "met" : "missed");
         }
@@ -775,30 +781,33 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
         return;
     }
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&tt));
-    fprintf(f, "# Benchmarks\n\n"
-               "Produced by `make bench%s` (`%s`) on %s.\n\n"
-               "Machine: %s.\n\n"
-               "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
-               "hashed by each filter itself unless the row says otherwise), single-threaded "
-               "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
-               "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
-               "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
-               "time by a line-read pass (64 in flight) timed just before each repetition "
-               "(median of the per-repetition ratios; steadier than either time when the "
-               "machine is shared). *bound* is log2(1/fpp), the fewest bits "
-               "per key any filter with that rate needs; *over* is the extra size over it.\n\n",
+    fprintf(f,
+            "# Benchmarks\n\n"
+            "Produced by `make bench%s` (`%s`) on %s.\n\n"
+            "Machine: %s.\n\n"
+            "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
+            "hashed by each filter itself unless the row says otherwise), single-threaded "
+            "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
+            "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
+            "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
+            "time by a line-read pass (64 in flight) timed just before each repetition "
+            "(median of the per-repetition ratios; steadier than either time when the "
+            "machine is shared). *bound* is log2(1/fpp), the fewest bits "
+            "per key any filter with that rate needs; *over* is the extra size over it.\n\n",
             o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
-    fprintf(f, "## Memory limit measured in this run\n\n"
-               "Independent random 64-byte line reads over %zu MiB (huge pages advised), "
-               "prefetched W ahead: best %.2f ns per line (W = %d); without prefetch %.2f ns; "
-               "one dependent read (latency) %.1f ns. A filter that reads one line per key "
-               "cannot beat the first figure for long.\n\n",
+    fprintf(f,
+            "## Memory limit measured in this run\n\n"
+            "Independent random 64-byte line reads over %zu MiB (huge pages advised), "
+            "prefetched W ahead: best %.2f ns per line (W = %d); without prefetch %.2f ns; "
+            "one dependent read (latency) %.1f ns. A filter that reads one line per key "
+            "cannot beat the first figure for long.\n\n",
             lr->bytes >> 20, lr->best_ns, lr->best_window, lr->nopf_ns, lr->dep_ns);
     for (j = 0; j < o->nn; j++) {
-        fprintf(f, "## n = %s\n\nLine-read limit re-measured just before these rows: %.2f ns "
-                   "(W = %d).\n\n| filter | insert | query present | query absent | "
-                   "query / limit | fpp | bits/key | bound | over |\n"
-                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        fprintf(f,
+                "## n = %s\n\nLine-read limit re-measured just before these rows: %.2f ns "
+                "(W = %d).\n\n| filter | insert | query present | query absent | "
+                "query / limit | fpp | bits/key | bound | over |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                 fmt_n(o->ns[j], nb, sizeof nb), lr_n[j].best_ns, lr_n[j].best_window);
         for (i = 0; i < nrows; i++)
             if (rows[i].ok && rows[i].n == o->ns[j])
@@ -807,15 +816,19 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
     }
     fprintf(f, "## Targets (issue 3)\n\n");
     targets(f, o, rows, nrows, lr_n, pts, npts);
-    fprintf(f, "\n## Published figures (not measured here)\n\n"
-               "Quoted from issue 3 for reference; RocksDB and libfilter are not available as "
-               "Debian packages, so they are not run by this benchmark.\n\n"
-               "| n | filter | query ns/key | insert ns/key | fpp |\n|---|---|---:|---:|---:|\n"
-               "| 1M | RocksDB FastLocalBloom (published, not measured here) | 2.7 | 6.8 | 0.96 %% |\n"
-               "| 1M | jbapple/libfilter blocked, AVX2 (published, not measured here) | 2.0 | 1.9 | 1.27 %% |\n"
-               "| 100M | RocksDB FastLocalBloom, batch of 16 with prefetch (published, not measured here) | 15.3 | 21.9 | 0.97 %% |\n"
-               "| 100M | libfilter (published, not measured here) | 17.3 | 17.1 | 1.26 %% |\n"
-               "| 100M | libbloom (published in the issue; measured above too) | 140-160 | 190 | 1.04 %% |\n\n");
+    fprintf(f,
+            "\n## Published figures (not measured here)\n\n"
+            "Quoted from issue 3 for reference; RocksDB and libfilter are not available as "
+            "Debian packages, so they are not run by this benchmark.\n\n"
+            "| n | filter | query ns/key | insert ns/key | fpp |\n|---|---|---:|---:|---:|\n"
+            "| 1M | RocksDB FastLocalBloom (published, not measured here) | 2.7 | 6.8 | 0.96 %% |\n"
+            "| 1M | jbapple/libfilter blocked, AVX2 (published, not measured here) | 2.0 | 1.9 | "
+            "1.27 %% |\n"
+            "| 100M | RocksDB FastLocalBloom, batch of 16 with prefetch (published, not measured "
+            "here) | 15.3 | 21.9 | 0.97 %% |\n"
+            "| 100M | libfilter (published, not measured here) | 17.3 | 17.1 | 1.26 %% |\n"
+            "| 100M | libbloom (published in the issue; measured above too) | 140-160 | 190 | 1.04 "
+            "%% |\n\n");
     if (npts > 0) {
         fprintf(f, "## False-positive rate against size (n = %s)\n\n",
                 fmt_n(o->sweep_n, nb, sizeof nb));
@@ -833,20 +846,21 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
     if (plotted)
         fprintf(f, "## Query time against n\n\n![ns per query vs n](bench-query.svg)\n\n");
     if (ncold > 0) {
-        fprintf(f, "## Cold start (n = %s)\n\n"
-                   "Each kind's file is saved (fsync), dropped from the page cache "
-                   "(posix_fadvise DONTNEED; *cached* is what mincore still saw), then opened "
-                   "by mmap with AMQ_OPEN_TRUST and queried: the first query, then the median "
-                   "of 16 further single queries of random keys. The last column opens without "
-                   "trust, which reads and checksums the whole file. Medians of %d trials.\n\n"
-                   "| kind | file MB | cached | open (trust) ms | first query us | next "
-                   "queries us | open (verify) ms |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        fprintf(f,
+                "## Cold start (n = %s)\n\n"
+                "Each kind's file is saved (fsync), dropped from the page cache "
+                "(posix_fadvise DONTNEED; *cached* is what mincore still saw), then opened "
+                "by mmap with AMQ_OPEN_TRUST and queried: the first query, then the median "
+                "of 16 further single queries of random keys. The last column opens without "
+                "trust, which reads and checksums the whole file. Medians of %d trials.\n\n"
+                "| kind | file MB | cached | open (trust) ms | first query us | next "
+                "queries us | open (verify) ms |\n|---|---:|---:|---:|---:|---:|---:|\n",
                 fmt_n(o->cold_n, nb, sizeof nb), o->smoke ? 1 : 5);
         for (i = 0; i < ncold; i++)
             if (cold[i].ok)
-                fprintf(f, "| %s | %.1f | %.0f %% | %.3f | %.1f | %.1f | %.1f |\n",
-                        cold[i].kind, cold[i].mbytes, cold[i].resident * 100, cold[i].open_ms,
-                        cold[i].first_us, cold[i].next_us, cold[i].open_verify_ms);
+                fprintf(f, "| %s | %.1f | %.0f %% | %.3f | %.1f | %.1f | %.1f |\n", cold[i].kind,
+                        cold[i].mbytes, cold[i].resident * 100, cold[i].open_ms, cold[i].first_us,
+                        cold[i].next_us, cold[i].open_verify_ms);
         fprintf(f, "\n");
     }
     fclose(f);
@@ -854,8 +868,8 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
 }
 
 /* Data files and a gnuplot script; returns 1 when the plots were made. */
-static int plot(const opts *o, const row *rows, int nrows, const line_result *lr,
-                const point *pts, int npts)
+static int plot(const opts *o, const row *rows, int nrows, const line_result *lr, const point *pts,
+                int npts)
 {
     char path[1200], cmd[2600];
     FILE *f;
@@ -870,12 +884,13 @@ static int plot(const opts *o, const row *rows, int nrows, const line_result *lr
     f = fopen(path, "w");
     if (f == NULL)
         return 0;
-    fprintf(f, "set terminal svg size 960,640 dynamic background rgb 'white' font 'sans,12'\n"
-               "set output '%s/bench-fpp.svg'\n"
-               "set title 'False-positive rate against size (n = %" PRIu64 ")'\n"
-               "set xlabel 'bits per key'\nset ylabel 'false-positive rate'\n"
-               "set logscale y\nset format y '10^{%%L}'\nset grid\nset key top right\n"
-               "set xrange [3:21]\n$blocked << EOD\n",
+    fprintf(f,
+            "set terminal svg size 960,640 dynamic background rgb 'white' font 'sans,12'\n"
+            "set output '%s/bench-fpp.svg'\n"
+            "set title 'False-positive rate against size (n = %" PRIu64 ")'\n"
+            "set xlabel 'bits per key'\nset ylabel 'false-positive rate'\n"
+            "set logscale y\nset format y '10^{%%L}'\nset grid\nset key top right\n"
+            "set xrange [3:21]\n$blocked << EOD\n",
             o->plots, o->sweep_n);
     for (b = 3; b <= 21.01; b += 0.5)
         fprintf(f, "%g %.10g\n", b, blocked_best(b));
@@ -912,10 +927,11 @@ static int plot(const opts *o, const row *rows, int nrows, const line_result *lr
         fprintf(f, ", $s%d with linespoints pt %d title '%s'", idx, 5 + idx, subjects[i]->name);
         idx++;
     }
-    fprintf(f, "\n\nset output '%s/bench-query.svg'\n"
-               "set title 'Query time (absent keys) against n'\n"
-               "set xlabel 'keys n'\nset ylabel 'ns per query'\nset logscale xy\n"
-               "set format y '%%g'\nset format x '%%.0s%%c'\nset xrange [*:*]\nset key top left\n",
+    fprintf(f,
+            "\n\nset output '%s/bench-query.svg'\n"
+            "set title 'Query time (absent keys) against n'\n"
+            "set xlabel 'keys n'\nset ylabel 'ns per query'\nset logscale xy\n"
+            "set format y '%%g'\nset format x '%%.0s%%c'\nset xrange [*:*]\nset key top left\n",
             o->plots);
     idx = 0;
     for (i = 0; i < nsubjects; i++) {
@@ -956,7 +972,9 @@ static int plot(const opts *o, const row *rows, int nrows, const line_result *lr
     return 1;
 }
 
-/* ---- main ------------------------------------------------------------------------------------------------ */
+/* ---- main
+ * ------------------------------------------------------------------------------------------------
+ */
 
 int main(int argc, char **argv)
 {
@@ -1006,8 +1024,8 @@ int main(int argc, char **argv)
         measure_lines(&o, line_buf, 0, &lr_n[j]);
         printf("\nn = %s (line-read limit re-measured: %.2f ns)\n  %-44s %8s %8s %8s %7s %9s "
                "%6s %6s %6s\n",
-               fmt_n(o.ns[j], nb, sizeof nb), lr_n[j].best_ns, "(ns per key)", "insert",
-               "present", "absent", "/limit", "fpp", "b/key", "bound", "over");
+               fmt_n(o.ns[j], nb, sizeof nb), lr_n[j].best_ns, "(ns per key)", "insert", "present",
+               "absent", "/limit", "fpp", "b/key", "bound", "over");
         for (k = 0; k < nsubjects; k++) {
             if (!selected(&o, subjects[k]))
                 continue;

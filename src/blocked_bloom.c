@@ -418,8 +418,7 @@ static amq_blocked *shell(const amq_blocked_params *params, const amq_allocator 
     return b;
 }
 
-int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc,
-                    amq_blocked **out)
+int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc, amq_blocked **out)
 {
     amq_blocked *b;
     int rc;
@@ -441,8 +440,8 @@ int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc
     return AMQ_OK;
 }
 
-int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t len,
-                     uint64_t items, const amq_allocator *alloc, amq_blocked **out)
+int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t len, uint64_t items,
+                     const amq_allocator *alloc, amq_blocked **out)
 {
     amq_blocked *b;
     int rc;
@@ -522,7 +521,8 @@ uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atom
         if (i + W < n)
             AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i + W].h1, blocks) * 64);
         blk = data + amq_blk_index(h[i].h1, blocks) * 64;
-        r = atomic ? amq_blk_add_atomic(blk, amq_blk_u(h[i]), k) : amq_blk_add_exclusive(blk, amq_blk_u(h[i]), k);
+        r = atomic ? amq_blk_add_atomic(blk, amq_blk_u(h[i]), k)
+                   : amq_blk_add_exclusive(blk, amq_blk_u(h[i]), k);
         count += (uint64_t)r;
         if (added != NULL)
             added[i] = (uint8_t)r;
@@ -531,32 +531,32 @@ uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atom
 }
 
 /* Adds over keys: hash key i + W and prefetch its block while adding key i. */
-#define RING_ADD(KEY, LEN)                                                                \
-    do {                                                                                  \
-        amq_blk_slot ring[W];                                                             \
-        amq_hash128 h_;                                                                   \
-        size_t i_, ahead_ = n < W ? n : W;                                                \
-        int r_;                                                                           \
-        for (i_ = 0; i_ < ahead_; i_++) {                                                 \
-            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                              \
-            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                         \
-            ring[i_].u = amq_blk_u(h_);                                                   \
-            AMQ_BLK_PREFETCHW(ring[i_].blk);                                              \
-        }                                                                                 \
-        for (i_ = 0; i_ < n; i_++) {                                                      \
-            amq_blk_slot s_ = ring[i_ & (W - 1)];                                         \
-            if (i_ + W < n) {                                                             \
-                h_ = amq_blk_hash(algo, seed, KEY(i_ + W), LEN(i_ + W));                  \
-                ring[i_ & (W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;           \
-                ring[i_ & (W - 1)].u = amq_blk_u(h_);                                     \
-                AMQ_BLK_PREFETCHW(ring[i_ & (W - 1)].blk);                                \
-            }                                                                             \
+#define RING_ADD(KEY, LEN)                                                                         \
+    do {                                                                                           \
+        amq_blk_slot ring[W];                                                                      \
+        amq_hash128 h_;                                                                            \
+        size_t i_, ahead_ = n < W ? n : W;                                                         \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
+            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
+            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                  \
+            ring[i_].u = amq_blk_u(h_);                                                            \
+            AMQ_BLK_PREFETCHW(ring[i_].blk);                                                       \
+        }                                                                                          \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            amq_blk_slot s_ = ring[i_ & (W - 1)];                                                  \
+            if (i_ + W < n) {                                                                      \
+                h_ = amq_blk_hash(algo, seed, KEY(i_ + W), LEN(i_ + W));                           \
+                ring[i_ & (W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                    \
+                ring[i_ & (W - 1)].u = amq_blk_u(h_);                                              \
+                AMQ_BLK_PREFETCHW(ring[i_ & (W - 1)].blk);                                         \
+            }                                                                                      \
             r_ = concurrent ? amq_blk_add_atomic((uint8_t *)(uintptr_t)s_.blk, s_.u, k)            \
                             : amq_blk_add_exclusive((uint8_t *)(uintptr_t)s_.blk, s_.u, k);        \
-            count += (uint64_t)r_;                                                        \
-            if (added != NULL)                                                            \
-                added[i_] = (uint8_t)r_;                                                  \
-        }                                                                                 \
+            count += (uint64_t)r_;                                                                 \
+            if (added != NULL)                                                                     \
+                added[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
     } while (0)
 
 static void count_items(amq_blocked *b, uint64_t added)
@@ -594,7 +594,8 @@ int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, u
     return (int64_t)count;
 }
 
-__attribute__((flatten)) int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
+__attribute__((flatten)) int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys,
+                                                      size_t n, uint8_t *added)
 {
     const uint8_t *d = b->data.data;
     const uint64_t blocks = b->p.blocks, seed = b->p.seed;
@@ -613,8 +614,8 @@ __attribute__((flatten)) int64_t amq_blocked_add_keys(amq_blocked *b, const amq_
     return (int64_t)count;
 }
 
-__attribute__((flatten)) int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
-                              uint8_t *added)
+__attribute__((flatten)) int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys,
+                                                       size_t key_len, size_t n, uint8_t *added)
 {
     const uint8_t *d = b->data.data, *kb = keys;
     const uint64_t blocks = b->p.blocks, seed = b->p.seed;
@@ -624,9 +625,9 @@ __attribute__((flatten)) int64_t amq_blocked_add_fixed(amq_blocked *b, const voi
 
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-#define FIXED_KEY(i) (kb + (i) * key_len)
+#define FIXED_KEY(i) (kb + (i)*key_len)
 #define FIXED_LEN(i) (key_len)
-#define KEY8(i) (kb + (i) * 8)
+#define KEY8(i) (kb + (i)*8)
 #define LEN8(i) ((size_t)8)
     if (key_len == 8)
         RING_ADD(KEY8, LEN8);
@@ -920,9 +921,8 @@ static void op_stats(const void *impl, amq_stats *st)
     st->bytes = b->data.size;
     st->bits = b->p.blocks * AMQ_BLOCKED_BLOCK_BITS;
     st->hashes = b->p.k;
-    st->fpp_target = b->p.capacity > 0 ? amq_blocked_fpp_theory(b->p.blocks, b->p.k,
-                                                                b->p.capacity)
-                                       : 0.0;
+    st->fpp_target =
+        b->p.capacity > 0 ? amq_blocked_fpp_theory(b->p.blocks, b->p.k, b->p.capacity) : 0.0;
     st->fill = (double)amq_blocked_bits_set(b) / (double)st->bits;
     st->fpp_now = amq_blocked_fpp_now(b);
 }
@@ -995,9 +995,8 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     int rc;
 
     if (a->params_len != BLOCKED_PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT,
-                       "blocked Bloom parameter block is %zu bytes, expected %d", a->params_len,
-                       BLOCKED_PARAMS_SIZE);
+        return amq_err(err, AMQ_ECORRUPT, "blocked Bloom parameter block is %zu bytes, expected %d",
+                       a->params_len, BLOCKED_PARAMS_SIZE);
     memset(&p, 0, sizeof p);
     p.blocks = amq_load64(a->params);
     p.k = amq_load32(a->params + 8);
@@ -1007,8 +1006,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     p.hash_algo = a->hash_algo;
     p.seed = a->seed;
     if (scheme != 0)
-        return amq_err(err, AMQ_EVERSION, "blocked Bloom probe scheme %u is not supported",
-                       scheme);
+        return amq_err(err, AMQ_EVERSION, "blocked Bloom probe scheme %u is not supported", scheme);
     rc = check_params(&p);
     if (rc != AMQ_OK)
         return amq_err(err, AMQ_ECORRUPT,

@@ -14,7 +14,7 @@
 #include <immintrin.h>
 
 typedef struct avx2_ctx {
-    __m256i mult_lo, mult_hi; /* C[0..7], C[8..15] */
+    __m256i mult_lo, mult_hi;   /* C[0..7], C[8..15] */
     __m256i lanes_lo, lanes_hi; /* all ones in lanes i < k */
     uint32_t k;
 } avx2_ctx;
@@ -49,8 +49,8 @@ static inline int avx2_probe_block(const uint8_t *blk, uint32_t u, const avx2_ct
     const __m256i uu = _mm256_set1_epi32((int)u);
     __m256i miss = avx2_miss8(lo, hi, _mm256_mullo_epi32(uu, c->mult_lo), c->lanes_lo);
     if (c->k > 8)
-        miss = _mm256_or_si256(
-            miss, avx2_miss8(lo, hi, _mm256_mullo_epi32(uu, c->mult_hi), c->lanes_hi));
+        miss = _mm256_or_si256(miss,
+                               avx2_miss8(lo, hi, _mm256_mullo_epi32(uu, c->mult_hi), c->lanes_hi));
     return _mm256_testz_si256(miss, miss);
 }
 

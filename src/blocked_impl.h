@@ -24,8 +24,7 @@
 #endif
 #include <xxhash.h>
 
-static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void *key,
-                                       size_t len)
+static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void *key, size_t len)
 {
     if (algo == AMQ_HASH_XXH3) {
         XXH128_hash_t x = XXH3_128bits_withSeed(key, len, seed);
@@ -61,10 +60,12 @@ static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void 
 #define AMQ_BLK_C14 0x00de3e8du
 #define AMQ_BLK_C15 0x28ba03bbu
 
-#define AMQ_BLK_CONSTANTS                                                                 \
-    {AMQ_BLK_C0, AMQ_BLK_C1, AMQ_BLK_C2,  AMQ_BLK_C3,  AMQ_BLK_C4,  AMQ_BLK_C5,             \
-     AMQ_BLK_C6, AMQ_BLK_C7, AMQ_BLK_C8,  AMQ_BLK_C9,  AMQ_BLK_C10, AMQ_BLK_C11,            \
-     AMQ_BLK_C12, AMQ_BLK_C13, AMQ_BLK_C14, AMQ_BLK_C15}
+#define AMQ_BLK_CONSTANTS                                                                          \
+    {                                                                                              \
+        AMQ_BLK_C0, AMQ_BLK_C1, AMQ_BLK_C2, AMQ_BLK_C3, AMQ_BLK_C4, AMQ_BLK_C5, AMQ_BLK_C6,        \
+            AMQ_BLK_C7, AMQ_BLK_C8, AMQ_BLK_C9, AMQ_BLK_C10, AMQ_BLK_C11, AMQ_BLK_C12,             \
+            AMQ_BLK_C13, AMQ_BLK_C14, AMQ_BLK_C15                                                  \
+    }
 
 static const uint32_t amq_blk_mult[16] = AMQ_BLK_CONSTANTS;
 
@@ -178,8 +179,7 @@ static inline int amq_blk_add_exclusive(uint8_t *blk, uint32_t u, uint32_t k)
             bit = amq_blk_le_bit(p);
             old = amq_blk_word(blk, p >> 6);
             changed |= ~old & bit;
-            atomic_store_explicit(amq_blk_word_ptr(blk, p >> 6), old | bit,
-                                  memory_order_relaxed);
+            atomic_store_explicit(amq_blk_word_ptr(blk, p >> 6), old | bit, memory_order_relaxed);
         }
     }
     return changed != 0;
@@ -242,10 +242,9 @@ typedef struct amq_blk_simd_ops {
     int (*contains_key)(const amq_blk_geom *g, const void *key, size_t len);
     uint64_t (*contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n,
                                 uint8_t *out);
-    uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n,
-                              uint8_t *out);
-    uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len,
-                               size_t n, uint8_t *out);
+    uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *out);
+    uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
+                               uint8_t *out);
 } amq_blk_simd_ops;
 
 /* Defined by the instruction-set files; NULL when not compiled in. */

@@ -50,7 +50,7 @@ BLK_FLATTEN static int BLK_NAME(contains_key8)(const amq_blk_geom *g, const void
 }
 
 __attribute__((noinline)) static amq_hash128 BLK_NAME(hash_any)(const amq_blk_geom *g,
-                                                                  const void *key, size_t len)
+                                                                const void *key, size_t len)
 {
     return amq_blk_hash(g->hash_algo, g->seed, key, len);
 }
@@ -62,8 +62,8 @@ static int BLK_NAME(contains_key)(const amq_blk_geom *g, const void *key, size_t
     return BLK_NAME(contains)(g, BLK_NAME(hash_any)(g, key, len));
 }
 
-static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
-                                          size_t n, uint8_t *out)
+static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n,
+                                          uint8_t *out)
 {
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
@@ -92,42 +92,42 @@ static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash1
 }
 
 /* The ring loop over keys; KEY(i) and LEN(i) give key i's bytes. */
-#define BLK_RING_LOOP(KEY, LEN)                                                          \
-    do {                                                                                 \
-        amq_blk_slot ring[BLK_W];                                                        \
-        amq_hash128 h_;                                                                  \
-        size_t i_, ahead_ = n < BLK_W ? n : BLK_W;                                       \
-        int r_;                                                                          \
-        for (i_ = 0; i_ < ahead_; i_++) {                                                \
-            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                             \
-            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                        \
-            ring[i_].u = amq_blk_u(h_);                                                  \
-            AMQ_BLK_PREFETCH(ring[i_].blk);                                              \
-        }                                                                                \
-        for (i_ = 0; i_ + BLK_W < n; i_++) {                                             \
-            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                    \
-            h_ = amq_blk_hash(algo, seed, KEY(i_ + BLK_W), LEN(i_ + BLK_W));             \
-            ring[i_ & (BLK_W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;          \
-            ring[i_ & (BLK_W - 1)].u = amq_blk_u(h_);                                    \
-            AMQ_BLK_PREFETCH(ring[i_ & (BLK_W - 1)].blk);                                \
-            r_ = BLK_TEST(s_.blk, s_.u, &c);                                             \
-            count += (uint64_t)r_;                                                       \
-            if (out != NULL)                                                             \
-                out[i_] = (uint8_t)r_;                                                   \
-        }                                                                                \
-        for (; i_ < n; i_++) {                                                           \
-            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                    \
-            r_ = BLK_TEST(s_.blk, s_.u, &c);                                             \
-            count += (uint64_t)r_;                                                       \
-            if (out != NULL)                                                             \
-                out[i_] = (uint8_t)r_;                                                   \
-        }                                                                                \
+#define BLK_RING_LOOP(KEY, LEN)                                                                    \
+    do {                                                                                           \
+        amq_blk_slot ring[BLK_W];                                                                  \
+        amq_hash128 h_;                                                                            \
+        size_t i_, ahead_ = n < BLK_W ? n : BLK_W;                                                 \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
+            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
+            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                  \
+            ring[i_].u = amq_blk_u(h_);                                                            \
+            AMQ_BLK_PREFETCH(ring[i_].blk);                                                        \
+        }                                                                                          \
+        for (i_ = 0; i_ + BLK_W < n; i_++) {                                                       \
+            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                              \
+            h_ = amq_blk_hash(algo, seed, KEY(i_ + BLK_W), LEN(i_ + BLK_W));                       \
+            ring[i_ & (BLK_W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                    \
+            ring[i_ & (BLK_W - 1)].u = amq_blk_u(h_);                                              \
+            AMQ_BLK_PREFETCH(ring[i_ & (BLK_W - 1)].blk);                                          \
+            r_ = BLK_TEST(s_.blk, s_.u, &c);                                                       \
+            count += (uint64_t)r_;                                                                 \
+            if (out != NULL)                                                                       \
+                out[i_] = (uint8_t)r_;                                                             \
+        }                                                                                          \
+        for (; i_ < n; i_++) {                                                                     \
+            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                              \
+            r_ = BLK_TEST(s_.blk, s_.u, &c);                                                       \
+            count += (uint64_t)r_;                                                                 \
+            if (out != NULL)                                                                       \
+                out[i_] = (uint8_t)r_;                                                             \
+        }                                                                                          \
     } while (0)
 
 /* flatten: the hash (XXH3's entry point is not inlined on its own) and the
  * block test become one loop body. */
 BLK_FLATTEN static uint64_t BLK_NAME(contains_keys)(const amq_blk_geom *g, const amq_slice *keys,
-                                        size_t n, uint8_t *out)
+                                                    size_t n, uint8_t *out)
 {
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks, seed = g->seed;
@@ -145,7 +145,7 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_keys)(const amq_blk_geom *g, const
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, const uint8_t *keys,
-                                         size_t key_len, size_t n, uint8_t *out)
+                                                     size_t key_len, size_t n, uint8_t *out)
 {
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks, seed = g->seed;
@@ -154,9 +154,9 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, cons
     BLK_CTX c;
 
     BLK_CTX_INIT(c, g->k);
-#define BLK_FIXED_KEY(i) (keys + (i) * key_len)
+#define BLK_FIXED_KEY(i) (keys + (i)*key_len)
 #define BLK_FIXED_LEN(i) (key_len)
-#define BLK_KEY8(i) (keys + (i) * 8)
+#define BLK_KEY8(i) (keys + (i)*8)
 #define BLK_LEN8(i) ((size_t)8)
     /* 64-bit integer keys, the common case, get a loop of their own: the
      * hash's length dispatch folds away. */

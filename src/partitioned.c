@@ -148,8 +148,8 @@ static int layout(amq_partitioned *f)
 /* Partitions for a filter of total_blocks blocks when P is not given. */
 static uint32_t choose_parts(uint64_t total_blocks)
 {
-    uint64_t p = (total_blocks * 64 + AMQ_PARTITIONED_TARGET_BYTES - 1) /
-                 AMQ_PARTITIONED_TARGET_BYTES;
+    uint64_t p =
+        (total_blocks * 64 + AMQ_PARTITIONED_TARGET_BYTES - 1) / AMQ_PARTITIONED_TARGET_BYTES;
     if (p < 1)
         p = 1;
     if (p > AMQ_PARTITIONED_MAX_PARTITIONS)
@@ -196,9 +196,8 @@ int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocato
     if (rc != AMQ_OK)
         return rc;
     f->capacity = params->capacity;
-    f->fpp = params->bits_per_key > 0.0
-                 ? amq_blocked_fpp_theory(per * np, k, params->capacity)
-                 : params->fpp;
+    f->fpp = params->bits_per_key > 0.0 ? amq_blocked_fpp_theory(per * np, k, params->capacity)
+                                        : params->fpp;
     for (i = 0; i < np; i++) {
         f->parts[i].blocks = per;
         f->parts[i].k = k;
@@ -320,10 +319,10 @@ int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h)
     } else {
         r = amq_blk_add_exclusive(block_of(f, i, h), amq_blk_u(h), f->parts[i].k);
         if (r)
-            atomic_store_explicit(
-                &f->parts[i].items,
-                atomic_load_explicit(&f->parts[i].items, memory_order_relaxed) + 1,
-                memory_order_relaxed);
+            atomic_store_explicit(&f->parts[i].items,
+                                  atomic_load_explicit(&f->parts[i].items, memory_order_relaxed) +
+                                      1,
+                                  memory_order_relaxed);
     }
     return r;
 }
@@ -377,8 +376,8 @@ static inline void place(const amq_partitioned *f, amq_hash128 h, pslot *s, int 
         AMQ_BLK_PREFETCH(s->blk);
 }
 
-uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h,
-                                         size_t n, uint8_t *out)
+uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                         uint8_t *out)
 {
     pslot ring[W];
     size_t i, ahead = n < W ? n : W;
@@ -451,9 +450,9 @@ typedef struct build_job {
     amq_partitioned *f;
     const amq_hash128 *h;
     size_t n;
-    size_t from, to;      /* pass 1: slice of hashes */
-    uint32_t plo, phi;    /* pass 2: owned partitions */
-    uint64_t *hist;       /* pass 1: nparts counters */
+    size_t from, to;   /* pass 1: slice of hashes */
+    uint32_t plo, phi; /* pass 2: owned partitions */
+    uint64_t *hist;    /* pass 1: nparts counters */
 } build_job;
 
 static void *count_worker(void *arg)
@@ -794,10 +793,11 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
         f->parts[i].blocks = src->parts[i].blocks;
         f->parts[i].k = src->parts[i].k;
         f->parts[i].capacity = src->parts[i].capacity;
-        atomic_store_explicit(&f->parts[i].items,
-                              atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
-                                                   memory_order_relaxed),
-                              memory_order_relaxed);
+        atomic_store_explicit(
+            &f->parts[i].items,
+            atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
+                                 memory_order_relaxed),
+            memory_order_relaxed);
     }
     rc = layout(f);
     if (rc != AMQ_OK) {
@@ -1027,8 +1027,10 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "invalid partitioned parameters (%u partitions)", np);
     off = data_offset(np);
     if (a->payload_len < off)
-        return amq_err(err, AMQ_ECORRUPT, "partitioned payload of %llu bytes cannot hold its"
-                       " index of %u partitions", (unsigned long long)a->payload_len, np);
+        return amq_err(err, AMQ_ECORRUPT,
+                       "partitioned payload of %llu bytes cannot hold its"
+                       " index of %u partitions",
+                       (unsigned long long)a->payload_len, np);
     index = a->payload;
     if (amq_load32(index + 8) != np || amq_load32(index + 12) != ENTRY_SIZE ||
         amq_load64(index + 16) != off || amq_load64(index + 24) != a->payload_len - off)

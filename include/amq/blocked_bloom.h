@@ -107,8 +107,7 @@ AMQ_API int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_
  * least 1), k = the best k for that size.  AMQ_ERANGE when n is 0,
  * bits_per_key not in (0, 1000], or too many blocks.
  */
-AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks,
-                                 uint32_t *k);
+AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k);
 
 /* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0. */
 AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
@@ -135,8 +134,7 @@ AMQ_API int amq_blocked_view(const amq_blocked_params *params, const void *data,
 
 /* A deep, writable copy (also of a view).  Not safe against concurrent adds
  * to src: the copy may or may not hold them. */
-AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc,
-                              amq_blocked **out);
+AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc, amq_blocked **out);
 
 AMQ_API void amq_blocked_free(amq_blocked *b);
 
@@ -175,14 +173,14 @@ AMQ_API int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, siz
                                        uint8_t *added);
 AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const struct amq_slice *keys, size_t n,
                                      uint8_t *added);
-AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len,
-                                      size_t n, uint8_t *added);
-AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h,
-                                             size_t n, uint8_t *out);
+AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+                                      uint8_t *added);
+AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
+                                             uint8_t *out);
 AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const struct amq_slice *keys,
                                            size_t n, uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys,
-                                            size_t key_len, size_t n, uint8_t *out);
+AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
+                                            size_t n, uint8_t *out);
 
 /*
  * Concurrency mode of adds.  Off (the default): adds use plain loads and

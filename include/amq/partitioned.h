@@ -59,12 +59,12 @@ typedef struct amq_partitioned amq_partitioned;
 #define AMQ_PARTITIONED_TARGET_BYTES (64u * 1024u)
 
 typedef struct amq_partitioned_params {
-    uint32_t partitions;   /* P; 0 = about one per AMQ_PARTITIONED_TARGET_BYTES */
-    uint32_t hash_algo;    /* amq_hash_algo */
+    uint32_t partitions; /* P; 0 = about one per AMQ_PARTITIONED_TARGET_BYTES */
+    uint32_t hash_algo;  /* amq_hash_algo */
     uint64_t seed;
-    uint64_t capacity;     /* keys the whole filter is sized for */
-    double fpp;            /* target rate (used when bits_per_key is 0) */
-    double bits_per_key;   /* > 0: size by bits per key instead */
+    uint64_t capacity;   /* keys the whole filter is sized for */
+    double fpp;          /* target rate (used when bits_per_key is 0) */
+    double bits_per_key; /* > 0: size by bits per key instead */
 } amq_partitioned_params;
 
 /*
@@ -73,8 +73,8 @@ typedef struct amq_partitioned_params {
  * would have (the hash spreads keys over partitions and blocks alike, so
  * the rate is the same).  AMQ_ERANGE (sizes), AMQ_EHASH, AMQ_ENOMEM.
  */
-AMQ_API int amq_partitioned_new(const amq_partitioned_params *params,
-                                const amq_allocator *alloc, amq_partitioned **out);
+AMQ_API int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocator *alloc,
+                                amq_partitioned **out);
 
 /*
  * Builds a filter holding the n keys whose hashes are given (capacity is
@@ -96,7 +96,7 @@ AMQ_API uint32_t amq_partitioned_count(const amq_partitioned *f);
 AMQ_API uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h);
 
 typedef struct amq_partition_info {
-    uint64_t offset;   /* bytes from the start of the partition data */
+    uint64_t offset; /* bytes from the start of the partition data */
     uint64_t blocks;
     uint32_t k;
     uint64_t items;
@@ -123,9 +123,8 @@ AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 
  * first key are added); contains returns the number of "maybe" answers. */
 AMQ_API int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
                                            uint8_t *added);
-AMQ_API uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f,
-                                                 const amq_hash128 *h, size_t n,
-                                                 uint8_t *out);
+AMQ_API uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h,
+                                                 size_t n, uint8_t *out);
 
 /* dst |= src for filters of the same partitions and geometry
  * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */

@@ -56,8 +56,8 @@ TEST(blocked_sizing_meets_the_rate_with_the_fewest_blocks)
     static const struct {
         uint64_t n;
         double p;
-    } cases[] = {{1000000, 0.01}, {1, 0.5}, {12345, 0.001}, {100000000, 0.02},
-                 {5000, 1e-6}, {1000, 0.3}};
+    } cases[] = {{1000000, 0.01},   {1, 0.5},     {12345, 0.001},
+                 {100000000, 0.02}, {5000, 1e-6}, {1000, 0.3}};
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint64_t blocks;
@@ -309,8 +309,8 @@ TEST(blocked_simd_paths_identical)
                 continue;
             }
             /* A view over the same bytes, with its own path. */
-            REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL,
-                                        &views[pi]));
+            REQUIRE_OK(
+                amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL, &views[pi]));
             REQUIRE_OK(amq_blocked_set_simd(views[pi], paths[pi]));
             CHECK_EQ(amq_blocked_simd(views[pi]), paths[pi]);
             for (i = 0; i < nq; i++) {
@@ -391,7 +391,8 @@ TEST(blocked_batched_equals_single)
             amq_store64(fixed + i * 12, test_rand(&s));
         for (i = 0; i < n; i++)
             o1[i] = (uint8_t)amq_blocked_contains(b1, fixed + i * 12, 12);
-        CHECK_EQ(amq_blocked_contains_keys(b1, sl, n, o2), amq_blocked_contains_fixed(b1, fixed, 12, n, o3));
+        CHECK_EQ(amq_blocked_contains_keys(b1, sl, n, o2),
+                 amq_blocked_contains_fixed(b1, fixed, 12, n, o3));
         CHECK(memcmp(o1, o2, n) == 0);
         CHECK(memcmp(o1, o3, n) == 0);
         /* 8-byte keys take their own loop. */
@@ -647,8 +648,8 @@ TEST(blocked_file_mmap_view)
 }
 
 /* Builds a container around a blocked parameter block and payload. */
-static uint8_t *forge(const uint8_t *params, uint32_t plen, const uint8_t *payload,
-                      uint64_t paylen, size_t *len)
+static uint8_t *forge(const uint8_t *params, uint32_t plen, const uint8_t *payload, uint64_t paylen,
+                      size_t *len)
 {
     amq_container c;
     uint64_t off = amq_container_payload_offset(plen);
@@ -677,13 +678,13 @@ TEST(blocked_corrupt_input_rejected)
 
     memset(payload, 0, sizeof payload);
     payload[3] = 0x10;
-#define PARAMS(blocks, k, scheme, fpp)               \
-    do {                                             \
-        amq_store64(params, (blocks));               \
-        amq_store32(params + 8, (k));                \
-        amq_store32(params + 12, (scheme));          \
-        amq_store64(params + 16, 100);               \
-        amq_storef64(params + 24, (fpp));            \
+#define PARAMS(blocks, k, scheme, fpp)                                                             \
+    do {                                                                                           \
+        amq_store64(params, (blocks));                                                             \
+        amq_store32(params + 8, (k));                                                              \
+        amq_store32(params + 12, (scheme));                                                        \
+        amq_store64(params + 16, 100);                                                             \
+        amq_storef64(params + 24, (fpp));                                                          \
     } while (0)
     PARAMS(4, 7, 0, 0.01);
     buf = forge(params, 32, payload, sizeof payload, &len);

@@ -245,7 +245,8 @@ static amq_hash128 *save_build(const char *path, size_t n, uint32_t parts, amq_f
     amq_filter *g;
     amq_hash128 *h = random_hashes(n, 0x5a5a);
     if (h == NULL || amq_partitioned_build(&p, h, n, 2, NULL, &f) != AMQ_OK ||
-        amq_filter_from_partitioned(f, &g) != AMQ_OK || amq_filter_save(g, path, 0, NULL) != AMQ_OK) {
+        amq_filter_from_partitioned(f, &g) != AMQ_OK ||
+        amq_filter_save(g, path, 0, NULL) != AMQ_OK) {
         free(h);
         return NULL;
     }
@@ -444,18 +445,50 @@ static int load_edited(const uint8_t *orig, size_t len, void (*fn)(uint8_t *inde
     return rc;
 }
 
-static void edit_nothing(uint8_t *ix, uint32_t np) { (void)ix; (void)np; }
-static void edit_k_zero(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 64 + 48 + 16, 0); }
-static void edit_k_big(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 64 + 16, 17); }
-static void edit_offset(uint8_t *ix, uint32_t np) { (void)np; amq_store64(ix + 64 + 48, 64); }
+static void edit_nothing(uint8_t *ix, uint32_t np)
+{
+    (void)ix;
+    (void)np;
+}
+static void edit_k_zero(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store32(ix + 64 + 48 + 16, 0);
+}
+static void edit_k_big(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store32(ix + 64 + 16, 17);
+}
+static void edit_offset(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store64(ix + 64 + 48, 64);
+}
 static void edit_blocks(uint8_t *ix, uint32_t np)
 {
     amq_store64(ix + 64 + 48 * (np - 1) + 8, amq_load64(ix + 64 + 48 * (np - 1) + 8) + 1);
 }
-static void edit_items(uint8_t *ix, uint32_t np) { (void)np; amq_store64(ix + 64 + 24, 1); }
-static void edit_reserved(uint8_t *ix, uint32_t np) { (void)np; ix[40] = 1; }
-static void edit_entry_size(uint8_t *ix, uint32_t np) { (void)np; amq_store32(ix + 12, 40); }
-static void edit_checksum_only(uint8_t *ix, uint32_t np) { (void)np; ix[64 + 48 + 40] ^= 1; }
+static void edit_items(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store64(ix + 64 + 24, 1);
+}
+static void edit_reserved(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    ix[40] = 1;
+}
+static void edit_entry_size(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store32(ix + 12, 40);
+}
+static void edit_checksum_only(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    ix[64 + 48 + 40] ^= 1;
+}
 
 TEST(partitioned_corrupt_index_rejected)
 {

@@ -135,7 +135,8 @@ TEST(policy_blocked_rate)
         amq_store64(key, 1000000000 + i);
         fp += (size_t)amq_policy_may_match(blob, len, key, 8);
     }
-    if (fabs((double)fp - (double)q * theory) > 5 * sqrt((double)q * theory) + 0.03 * (double)q * theory)
+    if (fabs((double)fp - (double)q * theory) >
+        5 * sqrt((double)q * theory) + 0.03 * (double)q * theory)
         FAIL_AT_("%zu false positives in %zu, theory %.1f", fp, q, (double)q * theory);
     free(blob);
     free(keys);
