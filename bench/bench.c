@@ -165,7 +165,7 @@ static void parse_opts(opts *o, int argc, char **argv)
     o->ns[1] = 10000000;
     o->ns[2] = 100000000;
     o->nn = 3;
-    o->reps = 3;
+    o->reps = 5;
     o->queries = 10000000;
     o->md = "docs/benchmarks.md";
     o->plots = "docs";
