@@ -880,29 +880,36 @@ static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, cons
 static void op_stats(const void *impl, amq_stats *st)
 {
     const amq_partitioned *f = impl;
-    double target = 0.0, now = 0.0, table[AMQ_BLOCKED_BLOCK_BITS + 1];
+    double target, now = 0.0, table[AMQ_BLOCKED_BLOCK_BITS + 1];
     uint64_t blocks = 0, set = 0, off;
-    uint32_t i, c, k0 = f->parts[0].k, same = 1;
+    uint32_t i, c, k0 = f->parts[0].k, same = 1, table_k = 0;
 
     for (i = 0; i < f->nparts; i++) {
         const part *p = &f->parts[i];
         blocks += p->blocks;
         if (p->k != k0)
             same = 0;
-        target += p->capacity > 0 ? amq_blocked_fpp_theory(p->blocks, p->k, p->capacity) : 0.0;
-        for (c = 0; c <= AMQ_BLOCKED_BLOCK_BITS; c++)
-            table[c] = pow((double)c / AMQ_BLOCKED_BLOCK_BITS, (double)p->k);
+        if (i == 0 || p->k != table_k) {
+            for (c = 0; c <= AMQ_BLOCKED_BLOCK_BITS; c++)
+                table[c] = pow((double)c / AMQ_BLOCKED_BLOCK_BITS, (double)p->k);
+            table_k = p->k;
+        }
         now += part_fill_rate(part_data(f, i), p->blocks, p->k, table);
     }
     for (off = 0; off < f->data.size; off += 8)
         set += (uint64_t)__builtin_popcountll(amq_blk_word(f->data.data + off, 0));
+    /* The expected rate at capacity: keys spread over all blocks as over
+     * one blocked filter (exact for equal partitions; for a build, whose
+     * partitions each meet the target at their own load, the same load
+     * overall). */
+    target = amq_blocked_fpp_theory(blocks, k0, f->capacity);
     /* Absent keys pick partitions uniformly: the rates average. */
     st->items = amq_partitioned_items(f);
     st->capacity = f->capacity;
     st->bytes = f->data.size;
     st->bits = blocks * AMQ_BLOCKED_BLOCK_BITS;
     st->hashes = same ? k0 : 0;
-    st->fpp_target = target / f->nparts;
+    st->fpp_target = target;
     st->fpp_now = now / f->nparts;
     st->fill = (double)set / (double)st->bits;
 }
