@@ -935,7 +935,7 @@ static void count_free(void *opaque, void *ptr, size_t size)
 TEST(blocked_custom_allocator)
 {
     /* Every byte goes through the hooks and comes back. */
-    amq_allocator a = {count_alloc, count_free, NULL};
+    amq_allocator a = {count_alloc, count_free, NULL, NULL};
     amq_blocked_params prm;
     amq_blocked *b, *c;
     uint8_t key[8] = {1};
