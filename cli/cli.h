@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "amq.h"
 
@@ -50,40 +51,132 @@ void cli_human_bytes(uint64_t bytes, char *buf, size_t cap);
 void cli_out_init(void);
 int cli_out_close(void);
 
-/* ---- line reading ------------------------------------------------------------ */
+/* ---- inputs ------------------------------------------------------------------ */
+/*
+ * The bytes of one INPUT (input.c): a file, "-" for standard input, or an
+ * open descriptor; gzip data (magic 1f 8b) is decompressed unless raw.
+ * Errors are reported (naming the input) and return NULL / -1.
+ */
+typedef struct cli_input cli_input;
+
+cli_input *cli_input_open(const char *path, int raw);
+/* name is copied; own_fd: close fd on cli_input_close. */
+cli_input *cli_input_open_fd(int fd, const char *name, int raw, int own_fd);
+void cli_input_close(cli_input *in);
+/* Up to cap bytes of data: the count, 0 at the end, -1 on error. */
+ssize_t cli_input_read(cli_input *in, void *buf, size_t cap);
+const char *cli_input_name(const cli_input *in);
+int cli_input_is_regular(const cli_input *in);
+int cli_input_is_gzip(const cli_input *in);
+/* Size of the file (compressed size for gzip), 0 if unknown; bytes of the
+ * file read so far. */
+uint64_t cli_input_size(const cli_input *in);
+uint64_t cli_input_pos(const cli_input *in);
+
+/* ---- progress ------------------------------------------------------------------ */
+enum { CLI_PROGRESS_AUTO = 0, CLI_PROGRESS_ON = 1, CLI_PROGRESS_OFF = 2 };
+typedef struct cli_progress cli_progress;
+
+/* --progress / --quiet to a mode. */
+int cli_progress_mode(int progress_flag, int quiet_flag);
+/* NULL when nothing is to be shown (every function takes NULL).  total: bytes
+ * of the work, 0 if unknown. */
+cli_progress *cli_progress_start(int mode, const char *what, uint64_t total);
+void cli_progress_phase(cli_progress *p, const char *what, uint64_t total);
+/* pos: bytes done in this phase; lines: lines done since the last call. */
+void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines);
+/* Erases a progress line from the terminal (before a message). */
+void cli_progress_clear(void);
+void cli_progress_end(cli_progress *p);
+
+/* ---- lines in batches ------------------------------------------------------------- */
 typedef struct cli_line {
     const uint8_t *data; /* the line's bytes, without the LF */
     size_t len;          /* length without the LF */
     size_t key_len;      /* len, minus one if the line ends in CR */
 } cli_line;
 
-typedef struct cli_reader cli_reader;
+#define CLI_BATCH 16384
 
-/* Opens path ("-" = stdin) for line reading.  NULL with a message on error. */
-cli_reader *cli_reader_open(const char *path);
-void cli_reader_close(cli_reader *r);
-/*
- * Fills lines[0..*n) with up to max complete lines, all valid until the next
- * call.  *n == 0 means end of input.  Returns 0, or -1 on a read error
- * (reported).
- */
-int cli_reader_next(cli_reader *r, cli_line *lines, size_t max, size_t *n);
-/* Bytes consumed so far and total size (0 if unknown). */
-uint64_t cli_reader_pos(const cli_reader *r);
-uint64_t cli_reader_size(const cli_reader *r);
+/* One INPUT to scan: a path ("-" = stdin), or an open descriptor (fd >= 0;
+ * read from offset `offset`, not closed).  raw: no gzip detection. */
+typedef struct cli_src {
+    const char *path;
+    const char *name; /* for messages */
+    int fd;
+    int raw;
+    int64_t offset;
+} cli_src;
 
-/* ---- the batched key loop -------------------------------------------------------- */
-#define CLI_BATCH 4096
+/* The INPUT arguments (none = stdin) as sources; free() the array. */
+cli_src *cli_srcs_from_args(char **inputs, int ninputs, size_t *nsrcs);
 
 /*
- * For each INPUT (none or "-" = stdin), reads lines in batches, hashes each
- * key with f's hash, and calls fn with the batch.  fn returns 0 to go on,
- * non-zero to stop with that value.  Returns 0, fn's value, or EXIT_TROUBLE.
+ * Makes every source readable twice (sources.c): standard input and other
+ * pipes are copied (decompressed) to an unlinked temporary file in $TMPDIR
+ * (or /tmp), which the source then reads raw; files are read again as they
+ * are (standard input redirected from a file is rewound to where it was).
+ * 0, or -1 on error (reported).  cli_srcs_release closes the copies.
  */
+int cli_srcs_make_rereadable(cli_src *srcs, size_t n, cli_progress *progress);
+void cli_srcs_release(cli_src *srcs, size_t n);
+/* Sum of the sources' sizes in bytes (0 for those of unknown size). */
+uint64_t cli_srcs_bytes(const cli_src *srcs, size_t n);
+/*
+ * Estimates the number of lines of the sources from their first MiB
+ * (exact for smaller ones; gzip sources by their compression ratio so
+ * far).  Sources of unknown size count as 0.  0, or -1 on a read error.
+ */
+int cli_srcs_estimate_lines(const cli_src *srcs, size_t n, uint64_t *lines);
+
 typedef int (*cli_batch_fn)(void *ctx, const cli_line *lines, const amq_hash128 *hashes,
                             size_t n);
+typedef void (*cli_hash_fn)(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out);
+
+typedef struct cli_scan_opts {
+    const cli_src *srcs;
+    size_t nsrcs;
+    cli_hash_fn hash; /* NULL: hashes are not computed */
+    void *hash_ctx;
+    int threads;      /* >= 2: read, split and hash in a second thread */
+    cli_progress *progress;
+} cli_scan_opts;
+
+/*
+ * Reads every source in order and calls fn with batches of up to CLI_BATCH
+ * lines (and their hashes), in input order; lines are valid during the
+ * call.  A last line without LF is a line; a source's lines never share a
+ * batch with the next source's.  fn returns 0 to go on, non-zero to stop
+ * with that value.  Returns 0, fn's value, or EXIT_TROUBLE (input error,
+ * reported).
+ */
+int cli_scan(const cli_scan_opts *o, cli_batch_fn fn, void *ctx);
+
+/*
+ * The same with batches processed in no particular order by o->threads
+ * threads at once (each reads its batch in turn, then hashes it and calls
+ * fn).  serialize: fn is never called by two threads at the same time.
+ * For work whose result does not depend on the order (filling a filter).
+ */
+int cli_scan_parallel(const cli_scan_opts *o, int serialize, cli_batch_fn fn, void *ctx);
+
+/*
+ * For each INPUT (none or "-" = stdin): keys (lines without a trailing CR)
+ * hashed with f's hash, in batches, as cli_scan.
+ */
 int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batch_fn fn,
                        void *ctx);
+int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
+                          cli_progress *progress, cli_batch_fn fn, void *ctx);
+
+/* Threads to use: requested if > 0, else the number of online CPUs. */
+int cli_threads(int requested);
+
+/* ---- output files ------------------------------------------------------------------------ */
+/* Writes data to path atomically (temporary file, fsync, rename, directory
+ * fsync); "-" writes to standard output.  Refuses to replace an existing
+ * path unless force.  0, or -1 (reported). */
+int cli_save_bytes(const char *path, const void *data, size_t len, int force);
 
 /* ---- subcommands --------------------------------------------------------------------- */
 int cmd_hash(int argc, char **argv);
@@ -92,5 +185,10 @@ int cmd_add(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_dedup(int argc, char **argv);
+int cmd_build(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* AMQ_CLI_H */

@@ -10,13 +10,16 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: amq add FILE [INPUT...] [--stats]\n"
+    "usage: amq add FILE [INPUT...] [--stats] [--progress] [--quiet]\n"
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
-    "line is a key.  On any error FILE is left unchanged.\n"
+    "line is a key; gzip INPUTs are decompressed.  On any error FILE is left\n"
+    "unchanged.\n"
     "\n"
-    "  --stats   print keys read and keys new to the filter on standard error\n";
+    "  --stats      print keys read and keys new to the filter on standard error\n"
+    "  --progress   show progress on standard error even when it is not a terminal\n"
+    "  --quiet      no progress\n";
 
 typedef struct add_ctx {
     amq_filter *f;
@@ -51,18 +54,27 @@ int cmd_add(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"stats", no_argument, NULL, 's'},
+        {"progress", no_argument, NULL, 'p'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     amq_errinfo err;
     amq_stats st;
     add_ctx c = {0};
-    int opt, rc, stats = 0;
+    cli_progress *pg;
+    int opt, rc, stats = 0, progress = 0, quiet = 0;
 
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case 's':
             stats = 1;
+            break;
+        case 'p':
+            progress = 1;
+            break;
+        case 'q':
+            quiet = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -83,7 +95,9 @@ int cmd_add(int argc, char **argv)
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;
     }
-    rc = cli_for_each_batch(c.f, argv + optind + 1, argc - optind - 1, add_batch, &c);
+    pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
+    rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
+    cli_progress_end(pg);
     if (rc == 0) {
         rc = amq_filter_save(c.f, c.path, 0, &err);
         if (rc != AMQ_OK) {

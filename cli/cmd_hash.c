@@ -3,6 +3,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -61,26 +62,29 @@ static void print_hash(const hash_ctx *c, const void *data, size_t len)
     }
 }
 
+static int hash_batch(void *ctx, const cli_line *lines, const amq_hash128 *hashes, size_t n)
+{
+    size_t i;
+    (void)hashes;
+    for (i = 0; i < n; i++)
+        print_hash(ctx, lines[i].data, lines[i].key_len);
+    return 0;
+}
+
 static int hash_lines(hash_ctx *c)
 {
-    static cli_line lines[CLI_BATCH];
-    cli_reader *r = cli_reader_open("-");
-    size_t n, i;
-    int rc = 0;
+    cli_scan_opts o;
+    size_t n;
+    int rc;
 
-    if (r == NULL)
+    memset(&o, 0, sizeof o);
+    o.srcs = cli_srcs_from_args(NULL, 0, &n);
+    if (o.srcs == NULL)
         return EXIT_TROUBLE;
-    for (;;) {
-        if (cli_reader_next(r, lines, CLI_BATCH, &n) != 0) {
-            rc = EXIT_TROUBLE;
-            break;
-        }
-        if (n == 0)
-            break;
-        for (i = 0; i < n; i++)
-            print_hash(c, lines[i].data, lines[i].key_len);
-    }
-    cli_reader_close(r);
+    o.nsrcs = n;
+    o.threads = 1;
+    rc = cli_scan(&o, hash_batch, c);
+    free((void *)o.srcs);
     return rc;
 }
 

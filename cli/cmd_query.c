@@ -10,15 +10,16 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: amq query FILE [INPUT...] [-v] [-c] [-q] [--trust]\n"
+    "usage: amq query FILE [INPUT...] [-v] [-c] [-q] [--trust] [--progress]\n"
     "\n"
     "Prints the lines of the INPUTs (none or '-': standard input) that may be in\n"
-    "the filter in FILE.  Exit status: 0 if a line was selected, 1 if none, 2 on\n"
-    "error.\n"
+    "the filter in FILE (gzip INPUTs are decompressed).  Exit status: 0 if a line\n"
+    "was selected, 1 if none, 2 on error.\n"
     "\n"
     "  -v, --invert   select the lines certainly not in the filter\n"
     "  -c, --count    print only the number of selected lines\n"
-    "  -q, --quiet    print nothing; the exit status tells\n"
+    "  -q, --quiet    print nothing (no progress either); the exit status tells\n"
+    "  --progress     show progress on standard error even when it is not a terminal\n"
     "  --trust        skip the data checksum (the header's is always checked):\n"
     "                 a large file is then read only where queries land\n";
 
@@ -39,8 +40,8 @@ static int query_batch(void *vctx, const cli_line *lines, const amq_hash128 *has
         if ((found[i] != 0) == (c->invert == 0)) {
             c->selected++;
             if (!c->count_only && !c->quiet) {
-                fwrite(lines[i].data, 1, lines[i].len, stdout);
-                putchar('\n');
+                fwrite_unlocked(lines[i].data, 1, lines[i].len, stdout);
+                putc_unlocked('\n', stdout);
             }
         }
     }
@@ -56,6 +57,7 @@ int cmd_query(int argc, char **argv)
         {"count", no_argument, NULL, 'c'},
         {"quiet", no_argument, NULL, 'q'},
         {"trust", no_argument, NULL, 't'},
+        {"progress", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -63,7 +65,8 @@ int cmd_query(int argc, char **argv)
     amq_errinfo err;
     query_ctx c = {0};
     unsigned flags = AMQ_OPEN_MMAP;
-    int opt, rc;
+    cli_progress *pg;
+    int opt, rc, progress = 0;
 
     while ((opt = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
         switch (opt) {
@@ -78,6 +81,9 @@ int cmd_query(int argc, char **argv)
             break;
         case 't':
             flags |= AMQ_OPEN_TRUST;
+            break;
+        case 'p':
+            progress = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -98,7 +104,9 @@ int cmd_query(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     c.f = f;
-    rc = cli_for_each_batch(f, argv + optind + 1, argc - optind - 1, query_batch, &c);
+    pg = cli_progress_start(cli_progress_mode(progress, c.quiet), "query", 0);
+    rc = cli_for_each_batch_ex(f, argv + optind + 1, argc - optind - 1, pg, query_batch, &c);
+    cli_progress_end(pg);
     amq_filter_free(f);
     if (rc > 0)
         return EXIT_TROUBLE;

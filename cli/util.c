@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -14,6 +15,7 @@ const char *cli_prog = "amq";
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
     fflush(stdout);
+    cli_progress_clear();
     fprintf(stderr, "%s: %s", cli_prog, prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -199,4 +201,13 @@ int cli_out_close(void)
         return -1;
     }
     return 0;
+}
+
+int cli_threads(int requested)
+{
+    long n;
+    if (requested > 0)
+        return requested;
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 1024 ? (int)n : 1;
 }
