@@ -17,6 +17,11 @@ static const struct command {
     {"remove", cmd_remove, "remove keys (lines) from a cuckoo filter file"},
     {"query", cmd_query, "print the lines that may be in a filter (grep-like)"},
     {"info", cmd_info, "describe a filter file"},
+    {"build", cmd_build, "create a filter sized for and filled with a key set"},
+    {"merge", cmd_merge, "write the union of compatible filters"},
+    {"dedup", cmd_dedup, "print each distinct line once (exact, at Bloom-filter cost)"},
+    {"import", cmd_import, "read a filter in another format (Guava)"},
+    {"export", cmd_export, "write a filter in another format (Guava)"},
     {"hash", cmd_hash, "print hashes of strings or lines"},
 };
 

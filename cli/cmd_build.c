@@ -1,0 +1,416 @@
+/*
+ * cmd_build.c - amq build: a filter file sized for, and filled with, the
+ * distinct keys of the INPUTs.
+ *
+ * Without --capacity the keys are counted first (a pass over the input;
+ * pipes are copied to a temporary file to be read twice):
+ *   - exactly, with a set of 64-bit hashes, up to EXACT_LIMIT distinct keys;
+ *   - beyond, by HyperLogLog with 2^16 one-byte registers (standard error
+ *     1.04 / 256 = 0.41 %), and the capacity is the estimate plus three
+ *     standard errors (+1.22 %), so that the filter meets its false-positive
+ *     target unless the estimate is off by more than 3 sigma (p < 0.0014).
+ * Then the filter is created for that capacity and filled.  Threads: each
+ * reads a batch in turn, hashes it and adds it; kinds that allow concurrent
+ * adds (blocked Bloom: atomic OR) add in parallel, the others one batch at
+ * a time.  Cuckoo filters get each distinct key once (a key they may
+ * already hold is not added again: a cuckoo filter stores duplicates).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lineset.h"
+
+#include "amq/guava.h"
+
+static const char usage_text[] =
+    "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
+    "                 [--guava] [--hash ALGO] [--seed S] [--threads T] [--force]\n"
+    "                 [--stats] [--progress] [--quiet]\n"
+    "\n"
+    "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
+    "standard input; gzip files are decompressed), sized for the number of distinct\n"
+    "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
+    "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
+    "\n"
+    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in)\n"
+    "  --fpp P          target false-positive rate (default 0.01)\n"
+    "  --capacity N     size for N keys instead of counting them (one pass)\n"
+    "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
+    "                   probes), for 'amq export --to guava'\n"
+    "  --hash ALGO      xxh3 (default), murmur3, murmur64a, redisbloom\n"
+    "  --seed S         hash seed (default 0)\n"
+    "  --threads T      threads (default: one per core; kinds that cannot take\n"
+    "                   concurrent adds still hash in parallel)\n"
+    "  --force          replace FILE if it exists\n"
+    "  --stats          print keys read, distinct keys, capacity and the filter on\n"
+    "                   standard error\n"
+    "  --progress       show progress on standard error even when not a terminal\n"
+    "  -q, --quiet      no progress\n";
+
+#define EXACT_LIMIT 1000000u
+#define HLL_BITS 16
+#define HLL_REGS (1u << HLL_BITS)
+
+typedef struct build {
+    /* counting */
+    uint8_t hll[HLL_REGS];
+    cand_set exact;
+    int exact_on;
+    uint64_t keys[CLI_BATCH];
+    uint64_t nkeys;
+    /* filling */
+    amq_filter *f;
+    int unique; /* cuckoo kinds: add a key only if it is not in yet */
+    const char *path;
+} build;
+
+/* ---- counting distinct keys ------------------------------------------------------ */
+
+static void hash_for_count(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
+{
+    size_t i;
+    (void)ctx;
+    for (i = 0; i < n; i++)
+        out[i].h1 = amq_xxh3_64(lines[i].data, lines[i].key_len, 0);
+}
+
+static int count_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    build *b = ctx;
+    size_t i;
+    uint64_t x, w;
+    uint8_t rank;
+
+    (void)lines;
+    for (i = 0; i < n; i++) {
+        x = h[i].h1;
+        /* Register: the top 16 bits; rank: 1 + leading zeros of the rest
+         * (a sentinel bit bounds it at 49). */
+        w = (x << HLL_BITS) | (UINT64_C(1) << (HLL_BITS - 1));
+        rank = (uint8_t)(__builtin_clzll(w) + 1);
+        if (b->hll[x >> (64 - HLL_BITS)] < rank)
+            b->hll[x >> (64 - HLL_BITS)] = rank;
+        b->keys[i] = lineset_key(x);
+    }
+    b->nkeys += n;
+    if (b->exact_on) {
+        if (cand_add_batch(&b->exact, b->keys, n) != 0 || b->exact.count > EXACT_LIMIT) {
+            cand_free(&b->exact);
+            b->exact_on = 0;
+        }
+    }
+    return 0;
+}
+
+static double hll_estimate(const uint8_t *reg)
+{
+    double m = HLL_REGS, sum = 0.0, alpha = 0.7213 / (1.0 + 1.079 / m), e;
+    unsigned zeros = 0, j;
+
+    for (j = 0; j < HLL_REGS; j++) {
+        sum += ldexp(1.0, -(int)reg[j]);
+        zeros += reg[j] == 0;
+    }
+    e = alpha * m * m / sum;
+    if (e <= 2.5 * m && zeros > 0)
+        e = m * log(m / (double)zeros); /* linear counting */
+    return e;
+}
+
+/* ---- filling ----------------------------------------------------------------------- */
+
+static void hash_for_filter(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
+{
+    const amq_filter *f = ctx;
+    size_t i;
+    for (i = 0; i < n; i++)
+        out[i] = amq_filter_hash(f, lines[i].data, lines[i].key_len);
+}
+
+static int full_error(build *b, int rc)
+{
+    amq_stats st;
+    amq_filter_stats(b->f, &st);
+    if (rc == AMQ_EFULL)
+        cli_error("build: %s: the filter is full after %llu keys (capacity %llu); give a "
+                  "larger --capacity", b->path, (unsigned long long)st.items,
+                  (unsigned long long)st.capacity);
+    else
+        cli_error("build: %s: %s", b->path, amq_strerror(rc));
+    return EXIT_TROUBLE;
+}
+
+static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    build *b = ctx;
+    size_t i;
+    int rc;
+
+    (void)lines;
+    if (!b->unique) {
+        rc = amq_filter_add_batch(b->f, h, n, NULL);
+        return rc < 0 ? full_error(b, rc) : 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (amq_filter_contains_hash(b->f, h[i]))
+            continue;
+        rc = amq_filter_add_hash(b->f, h[i]);
+        if (rc < 0)
+            return full_error(b, rc);
+    }
+    return 0;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+static int create_filter(build *b, const char *type, uint32_t kind, int guava,
+                         amq_config *cfg)
+{
+    amq_bloom_params p;
+    amq_bloom *bl;
+    amq_errinfo err;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    if (guava) {
+        rc = amq_guava_params_for(cfg->capacity, cfg->fpp, &p);
+        if (rc != AMQ_OK) {
+            cli_error("build: Guava cannot size a filter for %llu keys at rate %g",
+                      (unsigned long long)cfg->capacity, cfg->fpp);
+            return -1;
+        }
+        rc = amq_bloom_new(&p, NULL, &bl);
+        if (rc == AMQ_OK)
+            rc = amq_filter_from_bloom(bl, &b->f);
+        if (rc != AMQ_OK) {
+            cli_error("build: %s", amq_strerror(rc));
+            return -1;
+        }
+    } else {
+        cfg->kind = kind;
+        rc = amq_filter_new(cfg, &b->f, &err);
+        if (rc != AMQ_OK) {
+            cli_lib_error(rc, &err, "build");
+            return -1;
+        }
+    }
+    (void)type;
+    b->unique = kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    return 0;
+}
+
+int cmd_build(int argc, char **argv)
+{
+    enum { O_TYPE = 256, O_FPP, O_CAPACITY, O_GUAVA, O_HASH, O_SEED, O_THREADS, O_FORCE,
+           O_STATS, O_PROGRESS };
+    static const struct option opts[] = {
+        {"type", required_argument, NULL, O_TYPE},
+        {"fpp", required_argument, NULL, O_FPP},
+        {"capacity", required_argument, NULL, O_CAPACITY},
+        {"guava", no_argument, NULL, O_GUAVA},
+        {"hash", required_argument, NULL, O_HASH},
+        {"seed", required_argument, NULL, O_SEED},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"force", no_argument, NULL, O_FORCE},
+        {"stats", no_argument, NULL, O_STATS},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static build b;
+    const char *type = "bloom";
+    struct timespec t0, t1;
+    amq_config cfg;
+    amq_errinfo err;
+    amq_stats st;
+    cli_scan_opts o;
+    cli_progress *pg = NULL;
+    cli_src *srcs = NULL;
+    size_t nsrcs = 0;
+    uint32_t kind;
+    uint64_t v, distinct = 0, total;
+    double estimate = 0.0;
+    int opt, rc = EXIT_TROUBLE, guava = 0, force = 0, stats = 0, progress = 0, quiet = 0;
+    int hash_given = 0, threads = 0, counted_exactly = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(&b, 0, sizeof b);
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    cfg.capacity = 0;
+    while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_TYPE:
+            type = optarg;
+            break;
+        case O_FPP:
+            if (cli_parse_real("--fpp", optarg, &cfg.fpp) != 0)
+                return EXIT_TROUBLE;
+            if (!(cfg.fpp > 0.0 && cfg.fpp < 1.0)) {
+                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
+                return EXIT_TROUBLE;
+            }
+            break;
+        case O_CAPACITY:
+            if (cli_parse_count("--capacity", optarg, &cfg.capacity) != 0)
+                return EXIT_TROUBLE;
+            if (cfg.capacity == 0) {
+                cli_error("--capacity must be at least 1");
+                return EXIT_TROUBLE;
+            }
+            break;
+        case O_GUAVA:
+            guava = 1;
+            break;
+        case O_HASH:
+            if (amq_hash_algo_from_name(optarg, &cfg.hash_algo) != AMQ_OK) {
+                cli_error("--hash: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom)",
+                          optarg);
+                return EXIT_TROUBLE;
+            }
+            hash_given = 1;
+            break;
+        case O_SEED:
+            if (cli_parse_u64("--seed", optarg, &cfg.seed) != 0)
+                return EXIT_TROUBLE;
+            hash_given = 1;
+            break;
+        case O_THREADS:
+            if (cli_parse_uint("--threads", optarg, 1, 1024, &v) != 0)
+                return EXIT_TROUBLE;
+            threads = (int)v;
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case O_STATS:
+            stats = 1;
+            break;
+        case O_PROGRESS:
+            progress = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (optind >= argc) {
+        cli_error("build: missing FILE");
+        fputs(usage_text, stderr);
+        return EXIT_TROUBLE;
+    }
+    b.path = argv[optind];
+    if (amq_kind_from_name(type, &kind) != AMQ_OK) {
+        cli_error("build: unknown --type '%s'", type);
+        return EXIT_TROUBLE;
+    }
+    if (guava && (kind != AMQ_KIND_BLOOM || hash_given)) {
+        cli_error("build: --guava makes a classic Bloom filter hashed as Guava does; it "
+                  "takes no --type other than bloom, no --hash or --seed");
+        return EXIT_TROUBLE;
+    }
+    if (amq_hash_check(cfg.hash_algo, cfg.seed) != AMQ_OK) {
+        cli_error("build: --hash %s cannot take --seed %llu", amq_hash_algo_name(cfg.hash_algo),
+                  (unsigned long long)cfg.seed);
+        return EXIT_TROUBLE;
+    }
+    /* Refuse early, before reading gigabytes. */
+    if (!force && strcmp(b.path, "-") != 0 && access(b.path, F_OK) == 0) {
+        cli_error("%s: file exists (use --force to replace it)", b.path);
+        return EXIT_TROUBLE;
+    }
+    cfg.threads = (uint32_t)cli_threads(threads);
+    srcs = cli_srcs_from_args(argv + optind + 1, argc - optind - 1, &nsrcs);
+    if (srcs == NULL)
+        return EXIT_TROUBLE;
+    pg = cli_progress_start(cli_progress_mode(progress, quiet), "build", 0);
+    memset(&o, 0, sizeof o);
+    o.srcs = srcs;
+    o.nsrcs = nsrcs;
+    o.threads = cli_threads(threads);
+    o.progress = pg;
+
+    if (cfg.capacity == 0) {
+        if (cli_srcs_make_rereadable(srcs, nsrcs, pg) != 0)
+            goto done;
+        total = cli_srcs_bytes(srcs, nsrcs);
+        if (cand_init(&b.exact, 65536) != 0) {
+            cli_error("out of memory");
+            goto done;
+        }
+        b.exact_on = 1;
+        cli_progress_phase(pg, "build: counting distinct keys", total);
+        o.hash = hash_for_count;
+        if (cli_scan_parallel(&o, 1, count_batch, &b) != 0)
+            goto done;
+        if (b.exact_on) {
+            distinct = b.exact.count;
+            counted_exactly = 1;
+            cand_free(&b.exact);
+            b.exact_on = 0;
+        } else {
+            estimate = hll_estimate(b.hll);
+            distinct = (uint64_t)ceil(estimate * (1.0 + 3.0 * 1.04 / 256.0));
+        }
+        cfg.capacity = distinct > 0 ? distinct : 1;
+        cli_progress_phase(pg, "build: filling the filter", total);
+    } else {
+        cli_progress_phase(pg, "build", cli_srcs_bytes(srcs, nsrcs));
+    }
+    if (create_filter(&b, type, kind, guava, &cfg) != 0)
+        goto done;
+    o.hash = hash_for_filter;
+    o.hash_ctx = b.f;
+    if (cli_scan_parallel(&o, kind != AMQ_KIND_BLOCKED, fill_batch, &b) != 0)
+        goto done;
+    cli_progress_end(pg);
+    pg = NULL;
+    memset(&err, 0, sizeof err);
+    v = (uint64_t)-amq_filter_save(b.f, b.path, force ? 0 : AMQ_SAVE_EXCL, &err);
+    if (v != 0) {
+        if ((int)-v == AMQ_EEXIST)
+            cli_error("%s: file exists (use --force to replace it)", b.path);
+        else
+            cli_lib_error((int)-v, &err, NULL);
+        goto done;
+    }
+    rc = 0;
+    if (stats) {
+        char human[32];
+        amq_filter_stats(b.f, &st);
+        cli_human_bytes(st.bytes, human, sizeof human);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (b.nkeys > 0)
+            fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
+        if (counted_exactly)
+            fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
+                    (unsigned long long)distinct);
+        else if (estimate > 0)
+            fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
+                    estimate, (unsigned long long)distinct);
+        fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
+        fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
+                amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
+        fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
+        fprintf(stderr, "time:             %.2f s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+    }
+done:
+    cli_progress_end(pg);
+    amq_filter_free(b.f);
+    cand_free(&b.exact);
+    cli_srcs_release(srcs, nsrcs);
+    free(srcs);
+    return rc;
+}

@@ -1,0 +1,600 @@
+/*
+ * cmd_dedup.c - amq dedup: print each distinct line once, at its first
+ * occurrence, in input order - exactly as `awk '!seen[$0]++'` - at the
+ * memory cost of a Bloom filter plus the lines that occur more than once.
+ *
+ * Exact mode, two passes over the input (DESIGN.md, "exact dedup at Bloom
+ * cost"):
+ *   pass 1  adds every line's hash to a Bloom filter; a line whose hash the
+ *           filter had "maybe seen" (a true duplicate, or a false positive
+ *           at rate about fpp) is flagged: its 64-bit key goes to a set.
+ *   pass 2  a line whose key is not in that set occurred exactly once:
+ *           printed.  A flagged key's lines are checked exactly, byte for
+ *           byte, against the flagged lines kept so far: printed the first
+ *           time, dropped after.
+ * The filter is freed before pass 2.  Memory: the filter, then the flagged
+ * keys and the distinct flagged lines; never the whole input.  Input that
+ * cannot be read twice (a pipe) is first copied to a temporary file.
+ *
+ * A line is everything between two LFs, CR included (as awk's $0); a last
+ * line without LF is printed with one.
+ *
+ * --approximate reads once and drops every line the filter had maybe seen:
+ * no second pass and no exact set, but about fpp of the distinct lines are
+ * lost; the expected number is printed on standard error.
+ *
+ * The filter kind is "blocked" (one cache line per key) when the library
+ * has it, else the classic "bloom"; both are chosen by name at run time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lineset.h"
+
+static const char usage_text[] =
+    "usage: amq dedup [INPUT...] [-o OUT] [--approximate] [--fpp P] [--capacity N]\n"
+    "                 [--threads T] [--stats] [--progress] [--quiet]\n"
+    "\n"
+    "Prints each distinct line of the INPUTs (none or '-': standard input; gzip\n"
+    "files are decompressed) once, at its first occurrence, in input order: the\n"
+    "output of awk '!seen[$0]++', with the memory of a Bloom filter plus the lines\n"
+    "that occur more than once.  Input read from a pipe is first copied to a\n"
+    "temporary file in $TMPDIR (or /tmp): the exact mode reads its input twice.\n"
+    "\n"
+    "  -o, --output OUT   write to OUT (replaced when done) instead of standard output\n"
+    "  --approximate      one pass, no exact check: a line is dropped when the filter\n"
+    "                     says it was seen; about P of the distinct lines are lost\n"
+    "                     (the expected number is printed on standard error)\n"
+    "  --fpp P            the filter's false-positive rate (default 0.01; 0.001 with\n"
+    "                     --approximate)\n"
+    "  --capacity N       distinct lines to size the filter for (default: the number\n"
+    "                     of lines, estimated from the input's size; 10M from a pipe\n"
+    "                     with --approximate)\n"
+    "  --threads T        1: no reading thread (default: 2 on a multi-core machine)\n"
+    "  --stats            print lines in, distinct out, duplicates, flagged lines,\n"
+    "                     filter size and peak memory on standard error\n"
+    "  --progress         show progress on standard error even when it is not a\n"
+    "                     terminal\n"
+    "  -q, --quiet        no progress, no expected-loss note\n";
+
+typedef struct dedup {
+    /* options */
+    int approximate, stats, threads, progress_mode, quiet;
+    uint64_t capacity;
+    double fpp;
+    const char *out_path;
+    /* state */
+    amq_filter *f;
+    FILE *out;
+    cand_set cand;
+    line_set lset;
+    uint64_t lines_in, lines_out, flagged, candidates;
+    uint64_t keys[CLI_BATCH];
+    uint64_t slots[CLI_BATCH];
+    uint8_t added[CLI_BATCH];
+    int failed;
+    /* --approximate: expected false drops, integrated between checkpoints */
+    uint64_t new_lines, next_check, last_n;
+    double last_fpp, expected_loss;
+    uint64_t filter_bytes;
+    char kind_name[32];
+    amq_config cfg;
+    uint64_t key_mask; /* all ones; fewer bits in tests, to force collisions */
+} dedup;
+
+/* ---- output ------------------------------------------------------------------- */
+
+static inline void emit(dedup *d, const cli_line *l)
+{
+    fwrite_unlocked(l->data, 1, l->len, d->out);
+    putc_unlocked('\n', d->out);
+    d->lines_out++;
+}
+
+typedef struct out_file {
+    char *tmp;
+    const char *path;
+} out_file;
+
+static char out_buf[1 << 20];
+
+static FILE *open_output(const char *path, out_file *of)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    mode_t mask;
+    FILE *f;
+    int fd;
+
+    of->path = path;
+    of->tmp = malloc(dirlen + 32);
+    if (of->tmp == NULL) {
+        cli_error("out of memory");
+        return NULL;
+    }
+    memcpy(of->tmp, path, dirlen);
+    strcpy(of->tmp + dirlen, ".amq-dedup-XXXXXX");
+    fd = mkstemp(of->tmp);
+    if (fd < 0) {
+        cli_error("%s: cannot create a file next to it: %s", path, strerror(errno));
+        free(of->tmp);
+        of->tmp = NULL;
+        return NULL;
+    }
+    mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    f = fdopen(fd, "w");
+    if (f == NULL) {
+        cli_error("%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(of->tmp);
+        free(of->tmp);
+        of->tmp = NULL;
+        return NULL;
+    }
+    setvbuf(f, out_buf, _IOFBF, sizeof out_buf);
+    return f;
+}
+
+/* Closes the output; on success renames it into place. */
+static int close_output(dedup *d, out_file *of, int ok)
+{
+    int rc = 0;
+
+    if (d->out == stdout)
+        return ok ? 0 : -1;
+    if (fflush(d->out) != 0 || ferror(d->out)) {
+        if (ok)
+            cli_error("%s: write error: %s", of->path, strerror(errno));
+        ok = 0;
+    }
+    if (fclose(d->out) != 0 && ok) {
+        cli_error("%s: write error: %s", of->path, strerror(errno));
+        ok = 0;
+    }
+    if (ok && rename(of->tmp, of->path) != 0) {
+        cli_error("%s: cannot rename the output into place: %s", of->path, strerror(errno));
+        ok = 0;
+    }
+    if (!ok) {
+        unlink(of->tmp);
+        rc = -1;
+    }
+    free(of->tmp);
+    return rc;
+}
+
+/* ---- hashing ------------------------------------------------------------------- */
+
+/*
+ * Whole lines, CR included: "a\r" and "a" are different lines for awk.
+ * Hashed by the filter's algorithm and seed (the defaults it was created
+ * with), so that both passes hash alike once the filter is gone.
+ */
+static void hash_lines(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
+{
+    const amq_config *cfg = ctx;
+    size_t i;
+    for (i = 0; i < n; i++)
+        out[i] = amq_hash_key(cfg->hash_algo, cfg->seed, lines[i].data, lines[i].len);
+}
+
+/* ---- pass 1 ----------------------------------------------------------------------- */
+
+static int pass1_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    dedup *d = ctx;
+    size_t i, nf = 0;
+    int rc;
+
+    (void)lines;
+    rc = amq_filter_add_batch(d->f, h, n, d->added);
+    if (rc < 0) {
+        cli_error("dedup: filter: %s", amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    for (i = 0; i < n; i++)
+        if (!d->added[i])
+            d->keys[nf++] = lineset_key(h[i].h2 & d->key_mask);
+    d->lines_in += n;
+    d->flagged += nf;
+    if (cand_add_batch(&d->cand, d->keys, nf) != 0) {
+        cli_error("dedup: out of memory for %llu flagged lines",
+                  (unsigned long long)d->cand.count);
+        return EXIT_TROUBLE;
+    }
+    return 0;
+}
+
+/* ---- pass 2 ----------------------------------------------------------------------- */
+
+/* Lines are looked up and checked in groups small enough that the slots
+ * found are still in the cache when they are checked. */
+#define PASS2_GROUP 256
+
+static int pass2_group(dedup *d, const cli_line *lines, const uint64_t *keys, uint64_t *slots,
+                       size_t n)
+{
+    size_t i;
+    int rc;
+
+    line_set_find_batch(&d->lset, keys, n, slots);
+    for (i = 0; i < n; i++)
+        if (slots[i] != LINESET_ABSENT)
+            line_set_prefetch(&d->lset, slots[i]);
+    for (i = 0; i < n; i++) {
+        if (slots[i] == LINESET_ABSENT) {
+            emit(d, &lines[i]);
+            continue;
+        }
+        rc = line_set_check(&d->lset, slots[i], keys[i], lines[i].data, lines[i].len);
+        if (rc < 0) {
+            cli_error("dedup: out of memory for the flagged lines (%llu kept)",
+                      (unsigned long long)d->lset.count);
+            return EXIT_TROUBLE;
+        }
+        if (rc > 0)
+            emit(d, &lines[i]);
+        if (rc == 2 && i + 1 < n) /* the table moved: find the rest again */
+            line_set_find_batch(&d->lset, keys + i + 1, n - i - 1, slots + i + 1);
+    }
+    return 0;
+}
+
+static int pass2_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    dedup *d = ctx;
+    size_t i, g;
+    int rc;
+
+    for (i = 0; i < n; i++)
+        d->keys[i] = lineset_key(h[i].h2 & d->key_mask);
+    for (i = 0; i < n; i += g) {
+        g = n - i < PASS2_GROUP ? n - i : PASS2_GROUP;
+        rc = pass2_group(d, lines + i, d->keys + i, d->slots + i, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- approximate mode --------------------------------------------------------------- */
+
+/*
+ * The expected number of lines wrongly dropped is the sum, over the first
+ * occurrences of distinct lines, of the filter's false-positive rate at
+ * that moment.  The rate is sampled (amq_filter_stats) each time the number
+ * of new lines doubles, and integrated between samples as a power law
+ * n^a through both ends - Bloom rates grow as a power of the fill.
+ */
+static void loss_checkpoint(dedup *d)
+{
+    amq_stats st;
+    double n0 = (double)d->last_n, n1 = (double)d->new_lines, f0 = d->last_fpp, f1, a, r;
+
+    if (d->new_lines <= d->last_n)
+        return;
+    amq_filter_stats(d->f, &st);
+    f1 = st.fpp_now;
+    if (n0 == 0 || f0 <= 0 || f1 <= f0) {
+        /* From 0 (or a flat stretch): a linear ramp is an upper bound. */
+        d->expected_loss += (n1 - n0) * (f0 + f1) / 2.0;
+    } else {
+        a = log(f1 / f0) / log(n1 / n0);
+        r = n1 / n0;
+        d->expected_loss += f0 * n0 / (a + 1.0) * (pow(r, a + 1.0) - 1.0);
+    }
+    d->last_n = d->new_lines;
+    d->last_fpp = f1;
+}
+
+static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    dedup *d = ctx;
+    size_t i;
+    int rc;
+
+    rc = amq_filter_add_batch(d->f, h, n, d->added);
+    if (rc < 0) {
+        cli_error("dedup: filter: %s", amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    for (i = 0; i < n; i++) {
+        if (d->added[i]) {
+            emit(d, &lines[i]);
+            d->new_lines++;
+        } else {
+            d->flagged++;
+        }
+    }
+    d->lines_in += n;
+    if (d->new_lines >= d->next_check) {
+        loss_checkpoint(d);
+        d->next_check = d->new_lines * 2;
+    }
+    return 0;
+}
+
+/* ---- the filter ------------------------------------------------------------------------- */
+
+static int make_filter(dedup *d)
+{
+    amq_config *cfg = &d->cfg;
+    amq_errinfo err;
+    amq_stats st;
+    uint32_t kind;
+    const char *name = "blocked";
+    int rc;
+
+    if (amq_kind_from_name(name, &kind) != AMQ_OK) {
+        name = "bloom";
+        if (amq_kind_from_name(name, &kind) != AMQ_OK) {
+            cli_error("dedup: this libamq has no Bloom filter");
+            return -1;
+        }
+    }
+    snprintf(d->kind_name, sizeof d->kind_name, "%s", name);
+    amq_config_init(cfg, kind);
+    cfg->capacity = d->capacity;
+    cfg->fpp = d->fpp;
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_new(cfg, &d->f, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, "dedup");
+        return -1;
+    }
+    amq_filter_stats(d->f, &st);
+    d->filter_bytes = st.bytes;
+    return 0;
+}
+
+/* ---- statistics ---------------------------------------------------------------------------- */
+
+static double elapsed_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void print_stats(const dedup *d, double seconds)
+{
+    struct rusage ru;
+    char fb[32], mem[32];
+
+    getrusage(RUSAGE_SELF, &ru);
+    cli_human_bytes(d->filter_bytes, fb, sizeof fb);
+    cli_human_bytes((uint64_t)ru.ru_maxrss * 1024, mem, sizeof mem);
+    fprintf(stderr, "lines in:         %llu\n", (unsigned long long)d->lines_in);
+    fprintf(stderr, "distinct out:     %llu\n", (unsigned long long)d->lines_out);
+    fprintf(stderr, "duplicates:       %llu%s\n",
+            (unsigned long long)(d->lines_in - d->lines_out),
+            d->approximate ? " (dropped: duplicates and false positives)" : "");
+    if (d->approximate) {
+        fprintf(stderr, "expected false:   %.3g lines wrongly dropped\n", d->expected_loss);
+    } else {
+        fprintf(stderr, "flagged:          %llu lines the filter had maybe seen (%llu false "
+                        "positives)\n",
+                (unsigned long long)d->flagged,
+                (unsigned long long)(d->flagged - (d->lines_in - d->lines_out)));
+        fprintf(stderr, "candidates:       %llu distinct flagged lines checked exactly\n",
+                (unsigned long long)d->candidates);
+    }
+    fprintf(stderr, "filter:           %s, %llu bytes (%s), capacity %llu, fpp %g\n",
+            d->kind_name, (unsigned long long)d->filter_bytes, fb,
+            (unsigned long long)d->capacity, d->fpp);
+    fprintf(stderr, "peak memory:      %llu bytes (%s, getrusage maxrss)\n",
+            (unsigned long long)ru.ru_maxrss * 1024, mem);
+    fprintf(stderr, "time:             %.2f s\n", seconds);
+}
+
+/* ---- the command ------------------------------------------------------------------------------ */
+
+static int run(dedup *d, cli_src *srcs, size_t nsrcs)
+{
+    cli_scan_opts o;
+    cli_progress *pg;
+    uint64_t total, est;
+    int rc, all_files = 1;
+    size_t i;
+
+    pg = cli_progress_start(d->progress_mode, "dedup", 0);
+    if (!d->approximate) {
+        if (cli_srcs_make_rereadable(srcs, nsrcs, pg) != 0) {
+            cli_progress_end(pg);
+            return EXIT_TROUBLE;
+        }
+    } else {
+        for (i = 0; i < nsrcs; i++)
+            if (srcs[i].fd < 0 && (strcmp(srcs[i].path, "-") == 0))
+                all_files = 0;
+    }
+    total = cli_srcs_bytes(srcs, nsrcs);
+    if (d->capacity == 0) {
+        if (cli_srcs_estimate_lines(srcs, nsrcs, &est) != 0) {
+            cli_progress_end(pg);
+            return EXIT_TROUBLE;
+        }
+        if (!all_files && est < 10000000)
+            est = 10000000;
+        /* A margin over the estimate from the first MiB. */
+        d->capacity = est + est / 10 + 1000;
+    }
+    if (make_filter(d) != 0) {
+        cli_progress_end(pg);
+        return EXIT_TROUBLE;
+    }
+    memset(&o, 0, sizeof o);
+    o.srcs = srcs;
+    o.nsrcs = nsrcs;
+    o.hash = hash_lines;
+    o.hash_ctx = &d->cfg;
+    o.threads = d->threads;
+    o.progress = pg;
+
+    if (d->approximate) {
+        cli_progress_phase(pg, "dedup", total);
+        d->next_check = 65536;
+        rc = cli_scan(&o, approx_batch, d);
+        if (rc == 0)
+            loss_checkpoint(d);
+        cli_progress_end(pg);
+        return rc;
+    }
+
+    if (cand_init(&d->cand, d->capacity / 64) != 0) {
+        cli_error("dedup: out of memory");
+        cli_progress_end(pg);
+        return EXIT_TROUBLE;
+    }
+    cli_progress_phase(pg, "dedup pass 1 of 2", total);
+    rc = cli_scan(&o, pass1_batch, d);
+    /* The filter's work is done: its memory goes before pass 2's. */
+    if (rc == 0) {
+        d->candidates = d->cand.count;
+        amq_filter_free(d->f);
+        d->f = NULL;
+        if (line_set_from_cand(&d->lset, &d->cand) != 0) {
+            cli_error("dedup: out of memory for %llu flagged lines",
+                      (unsigned long long)d->candidates);
+            rc = EXIT_TROUBLE;
+        }
+    }
+    if (rc == 0) {
+        cli_progress_phase(pg, "dedup pass 2 of 2", total);
+        rc = cli_scan(&o, pass2_batch, d);
+    }
+    cli_progress_end(pg);
+    return rc;
+}
+
+int cmd_dedup(int argc, char **argv)
+{
+    enum { O_APPROX = 256, O_FPP, O_CAPACITY, O_THREADS, O_STATS, O_PROGRESS };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"approximate", no_argument, NULL, O_APPROX},
+        {"fpp", required_argument, NULL, O_FPP},
+        {"capacity", required_argument, NULL, O_CAPACITY},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"stats", no_argument, NULL, O_STATS},
+        {"progress", no_argument, NULL, O_PROGRESS},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static dedup d;
+    struct timespec t0;
+    out_file of = {NULL, NULL};
+    cli_src *srcs;
+    size_t nsrcs;
+    uint64_t v;
+    int opt, rc, fpp_given = 0, progress = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(&d, 0, sizeof d);
+    d.fpp = 0.01;
+    while ((opt = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            d.out_path = optarg;
+            break;
+        case O_APPROX:
+            d.approximate = 1;
+            break;
+        case O_FPP:
+            if (cli_parse_real("--fpp", optarg, &d.fpp) != 0)
+                return EXIT_TROUBLE;
+            if (!(d.fpp > 0.0 && d.fpp < 1.0)) {
+                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
+                return EXIT_TROUBLE;
+            }
+            fpp_given = 1;
+            break;
+        case O_CAPACITY:
+            if (cli_parse_count("--capacity", optarg, &d.capacity) != 0)
+                return EXIT_TROUBLE;
+            if (d.capacity == 0) {
+                cli_error("--capacity must be at least 1");
+                return EXIT_TROUBLE;
+            }
+            break;
+        case O_THREADS:
+            if (cli_parse_uint("--threads", optarg, 1, 1024, &v) != 0)
+                return EXIT_TROUBLE;
+            d.threads = (int)v;
+            break;
+        case O_STATS:
+            d.stats = 1;
+            break;
+        case O_PROGRESS:
+            progress = 1;
+            break;
+        case 'q':
+            d.quiet = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (d.approximate && !fpp_given)
+        d.fpp = 0.001;
+    /* AMQ_DEDUP_KEY_BITS=8 (tests only) keeps 8 bits of each line's key, so
+     * that different flagged lines share keys and the byte-by-byte check
+     * and its collision path are exercised. */
+    d.key_mask = UINT64_MAX;
+    if (getenv("AMQ_DEDUP_KEY_BITS") != NULL) {
+        unsigned bits = (unsigned)atoi(getenv("AMQ_DEDUP_KEY_BITS"));
+        if (bits >= 1 && bits < 64)
+            d.key_mask = (UINT64_C(1) << bits) - 1;
+    }
+    d.threads = cli_threads(d.threads);
+    d.progress_mode = cli_progress_mode(progress, d.quiet);
+    srcs = cli_srcs_from_args(argv + optind, argc - optind, &nsrcs);
+    if (srcs == NULL)
+        return EXIT_TROUBLE;
+    if (d.out_path != NULL) {
+        d.out = open_output(d.out_path, &of);
+        if (d.out == NULL) {
+            free(srcs);
+            return EXIT_TROUBLE;
+        }
+    } else {
+        d.out = stdout;
+    }
+
+    rc = run(&d, srcs, nsrcs);
+
+    if (close_output(&d, &of, rc == 0) != 0 && rc == 0)
+        rc = EXIT_TROUBLE;
+    if (rc == 0 && d.approximate && !d.quiet)
+        cli_warn("dedup --approximate: %llu lines dropped; expected number of distinct lines "
+                 "among them wrongly dropped (false positives): %.3g",
+                 (unsigned long long)d.flagged, d.expected_loss);
+    if (rc == 0 && d.approximate && d.new_lines > d.capacity && !d.quiet)
+        cli_warn("dedup: %llu distinct lines is over the filter's capacity of %llu; give "
+                 "--capacity for fewer losses", (unsigned long long)d.new_lines,
+                 (unsigned long long)d.capacity);
+    if (d.stats && rc == 0)
+        print_stats(&d, elapsed_since(&t0));
+    amq_filter_free(d.f);
+    cand_free(&d.cand);
+    line_set_free(&d.lset);
+    cli_srcs_release(srcs, nsrcs);
+    free(srcs);
+    return rc == 0 ? 0 : EXIT_TROUBLE;
+}

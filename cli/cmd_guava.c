@@ -1,0 +1,299 @@
+/*
+ * cmd_guava.c - amq import / amq export: filters in other programs'
+ * formats.  Today: Guava's BloomFilter.writeTo bytes (amq/guava.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#include "amq/guava.h"
+
+static const char import_usage[] =
+    "usage: amq import --from guava IN OUT [--capacity N --fpp P] [--force]\n"
+    "\n"
+    "Reads IN, a filter written by Guava's BloomFilter.writeTo (strategy\n"
+    "MURMUR128_MITZ_64; keys hashed as Funnels.stringFunnel(UTF_8) does: their\n"
+    "UTF-8 bytes), and writes it to OUT as an amq filter file that answers every\n"
+    "query exactly as Guava's mightContain.  IN '-' is standard input.\n"
+    "\n"
+    "  --from guava     the format of IN (the only one for now)\n"
+    "  --capacity N     record the capacity the Java side created it for\n"
+    "  --fpp P          ... and its target false-positive rate (both are not in\n"
+    "                   Guava's bytes; they only inform 'amq info')\n"
+    "  --force          replace OUT if it exists\n";
+
+static const char export_usage[] =
+    "usage: amq export --to guava IN OUT [--force]\n"
+    "\n"
+    "Writes the filter in IN in Guava's BloomFilter format to OUT ('-': standard\n"
+    "output), for BloomFilter.readFrom(in, Funnels.stringFunnel(UTF_8)).  IN must\n"
+    "be a classic Bloom filter in Guava's layout: imported from Guava, or built\n"
+    "with 'amq build --guava'.  OUT is written atomically.\n"
+    "\n"
+    "  --to guava   the format of OUT (the only one for now)\n"
+    "  --force      replace OUT if it exists\n";
+
+/* Reads a whole file (or stdin) into memory. */
+static uint8_t *read_whole(const char *path, size_t *len)
+{
+    struct stat st;
+    uint8_t *buf = NULL, *nb;
+    size_t cap = 0, used = 0;
+    ssize_t got;
+    int fd;
+
+    fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_error("%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error("%s: is a directory", path);
+        goto fail;
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (size_t)st.st_size + 1;
+    for (;;) {
+        if (buf == NULL || used == cap) {
+            if (cap > SIZE_MAX / 2) {
+                cli_error("%s: too large", path);
+                goto fail;
+            }
+            if (buf != NULL || cap == 0)
+                cap = cap < 65536 ? 65536 : cap * 2;
+            nb = realloc(buf, cap);
+            if (nb == NULL) {
+                cli_error("%s: out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+        }
+        got = read(fd, buf + used, cap - used);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            cli_error("%s: read error: %s", path, strerror(errno));
+            goto fail;
+        }
+        if (got == 0)
+            break;
+        used += (size_t)got;
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    *len = used;
+    return buf != NULL ? buf : malloc(1);
+fail:
+    if (fd != STDIN_FILENO)
+        close(fd);
+    free(buf);
+    return NULL;
+}
+
+static int check_format(const char *opt, const char *fmt)
+{
+    if (fmt == NULL) {
+        cli_error("%s guava is required (the only format for now)", opt);
+        return -1;
+    }
+    if (strcmp(fmt, "guava") != 0) {
+        cli_error("%s: unknown format '%s' (known: guava)", opt, fmt);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    enum { O_FROM = 256, O_CAPACITY, O_FPP, O_FORCE };
+    static const struct option opts[] = {
+        {"from", required_argument, NULL, O_FROM},
+        {"capacity", required_argument, NULL, O_CAPACITY},
+        {"fpp", required_argument, NULL, O_FPP},
+        {"force", no_argument, NULL, O_FORCE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *from = NULL, *in, *out;
+    amq_bloom_params p;
+    amq_bloom *b = NULL, *withcap;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    uint64_t capacity = 0;
+    double fpp = 0.0;
+    uint8_t *buf;
+    size_t len;
+    int opt, rc, force = 0;
+
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_FROM:
+            from = optarg;
+            break;
+        case O_CAPACITY:
+            if (cli_parse_count("--capacity", optarg, &capacity) != 0)
+                return EXIT_TROUBLE;
+            break;
+        case O_FPP:
+            if (cli_parse_real("--fpp", optarg, &fpp) != 0)
+                return EXIT_TROUBLE;
+            if (!(fpp > 0.0 && fpp < 1.0)) {
+                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
+                return EXIT_TROUBLE;
+            }
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case 'h':
+            fputs(import_usage, stdout);
+            return 0;
+        default:
+            fputs(import_usage, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (check_format("--from", from) != 0)
+        return EXIT_TROUBLE;
+    if (argc - optind != 2) {
+        cli_error("import: expected IN and OUT");
+        fputs(import_usage, stderr);
+        return EXIT_TROUBLE;
+    }
+    in = argv[optind];
+    out = argv[optind + 1];
+    if (!force && access(out, F_OK) == 0) {
+        cli_error("%s: file exists (use --force to replace it)", out);
+        return EXIT_TROUBLE;
+    }
+    buf = read_whole(in, &len);
+    if (buf == NULL)
+        return EXIT_TROUBLE;
+    memset(&err, 0, sizeof err);
+    rc = amq_guava_decode(buf, len, NULL, &b, &err);
+    free(buf);
+    if (rc != AMQ_OK) {
+        cli_error("%s: %s", in, err.msg[0] ? err.msg : amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    if (capacity > 0 || fpp > 0.0) {
+        /* The same bits in a filter that records what it was made for. */
+        amq_bloom_get_params(b, &p);
+        p.capacity = capacity;
+        p.fpp = fpp;
+        rc = amq_bloom_new(&p, NULL, &withcap);
+        if (rc != AMQ_OK) {
+            cli_error("import: %s", amq_strerror(rc));
+            amq_bloom_free(b);
+            return EXIT_TROUBLE;
+        }
+        memcpy(amq_bloom_data_mut(withcap), amq_bloom_data(b), amq_bloom_data_size(&p));
+        amq_bloom_set_items(withcap, amq_bloom_items(b));
+        amq_bloom_free(b);
+        b = withcap;
+    }
+    rc = amq_filter_from_bloom(b, &f);
+    if (rc != AMQ_OK) {
+        cli_error("import: %s", amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_save(f, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    amq_filter_free(f);
+    if (rc != AMQ_OK) {
+        if (rc == AMQ_EEXIST)
+            cli_error("%s: file exists (use --force to replace it)", out);
+        else
+            cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    enum { O_TO = 256, O_FORCE };
+    static const struct option opts[] = {
+        {"to", required_argument, NULL, O_TO},
+        {"force", no_argument, NULL, O_FORCE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *to = NULL, *in, *out;
+    amq_filter *f = NULL;
+    amq_bloom *b;
+    amq_errinfo err;
+    uint8_t *buf;
+    size_t size;
+    int opt, rc, force = 0;
+
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_TO:
+            to = optarg;
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case 'h':
+            fputs(export_usage, stdout);
+            return 0;
+        default:
+            fputs(export_usage, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (check_format("--to", to) != 0)
+        return EXIT_TROUBLE;
+    if (argc - optind != 2) {
+        cli_error("export: expected IN and OUT");
+        fputs(export_usage, stderr);
+        return EXIT_TROUBLE;
+    }
+    in = argv[optind];
+    out = argv[optind + 1];
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_open(in, AMQ_OPEN_MMAP, NULL, &f, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    b = amq_filter_bloom(f);
+    if (b == NULL) {
+        cli_error("%s: a %s filter cannot be written in Guava's format (only a classic Bloom "
+                  "filter in Guava's layout: imported from Guava, or built with 'amq build "
+                  "--guava')", in, amq_kind_name(amq_filter_kind(f)));
+        amq_filter_free(f);
+        return EXIT_TROUBLE;
+    }
+    memset(&err, 0, sizeof err);
+    rc = amq_guava_encoded_size(b, &size, &err);
+    if (rc != AMQ_OK) {
+        cli_error("%s: cannot be written in Guava's format: %s", in,
+                  err.msg[0] ? err.msg : amq_strerror(rc));
+        amq_filter_free(f);
+        return EXIT_TROUBLE;
+    }
+    buf = malloc(size);
+    if (buf == NULL) {
+        cli_error("out of memory");
+        amq_filter_free(f);
+        return EXIT_TROUBLE;
+    }
+    rc = amq_guava_encode(b, buf, size, NULL, &err);
+    amq_filter_free(f);
+    if (rc != AMQ_OK) {
+        cli_error("%s: %s", in, err.msg[0] ? err.msg : amq_strerror(rc));
+        free(buf);
+        return EXIT_TROUBLE;
+    }
+    rc = cli_save_bytes(out, buf, size, force);
+    free(buf);
+    return rc == 0 ? 0 : EXIT_TROUBLE;
+}

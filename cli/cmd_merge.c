@@ -1,0 +1,91 @@
+/*
+ * cmd_merge.c - amq merge: the union of filter files.
+ */
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: amq merge OUT IN... [--force]\n"
+    "\n"
+    "Writes to OUT the union of the filters in the IN files: a key that may be in\n"
+    "any of them may be in OUT.  The filters must be of the same kind, geometry\n"
+    "(bits, hash count, ...) and hash; anything else is refused with what differs.\n"
+    "OUT is written atomically; an existing OUT is replaced only with --force (OUT\n"
+    "may be one of the INs).\n"
+    "\n"
+    "  --force   replace OUT if it exists\n";
+
+int cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    amq_filter *dst = NULL, *src;
+    amq_errinfo err;
+    const char *out;
+    int opt, i, rc, force = 0;
+
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'f':
+            force = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (argc - optind < 2) {
+        cli_error(argc == optind ? "merge: missing OUT and IN" : "merge: missing IN");
+        fputs(usage_text, stderr);
+        return EXIT_TROUBLE;
+    }
+    out = argv[optind];
+    if (!force && access(out, F_OK) == 0) {
+        cli_error("%s: file exists (use --force to replace it)", out);
+        return EXIT_TROUBLE;
+    }
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_open(argv[optind + 1], 0, NULL, &dst, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    for (i = optind + 2; i < argc; i++) {
+        memset(&err, 0, sizeof err);
+        rc = amq_filter_open(argv[i], AMQ_OPEN_MMAP, NULL, &src, &err);
+        if (rc != AMQ_OK) {
+            cli_lib_error(rc, &err, NULL);
+            amq_filter_free(dst);
+            return EXIT_TROUBLE;
+        }
+        memset(&err, 0, sizeof err);
+        rc = amq_filter_merge(dst, src, &err);
+        amq_filter_free(src);
+        if (rc != AMQ_OK) {
+            cli_error("merge: %s and %s: %s", argv[optind + 1], argv[i],
+                      err.msg[0] ? err.msg : amq_strerror(rc));
+            amq_filter_free(dst);
+            return EXIT_TROUBLE;
+        }
+    }
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_save(dst, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    amq_filter_free(dst);
+    if (rc != AMQ_OK) {
+        if (rc == AMQ_EEXIST)
+            cli_error("%s: file exists (use --force to replace it)", out);
+        else
+            cli_lib_error(rc, &err, NULL);
+        return EXIT_TROUBLE;
+    }
+    return 0;
+}

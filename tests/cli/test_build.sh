@@ -1,0 +1,195 @@
+#!/bin/sh
+# test_build.sh - amq build, merge, import and export: sizing from the
+# distinct keys, round trips, gzip and pipes, and the refusals.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+has_kind() { "$AMQ" create "k-$1.amq" --type "$1" --capacity 10 >/dev/null 2>&1; }
+
+seq 1 20000 >keys
+seq 1 20000 >>keys          # every key twice: 20,000 distinct
+seq 20001 60000 >absent
+
+CASE=build-exact-count
+expect_status 0 "$AMQ" build b.amq keys --stats
+expect_stderr_has "distinct keys:    20000 (counted exactly)"
+expect_eq "capacity = distinct keys" 20000 \
+    "$("$AMQ" info --json b.amq | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["capacity"])')"
+expect_eq "every key in" 40000 "$("$AMQ" query -c b.amq keys)"
+fp=$("$AMQ" query -c b.amq absent)
+[ "$fp" -gt 250 ] && [ "$fp" -lt 560 ] || fail "false positives $fp not near 1% of 40000"
+# the same filter from a pipe (copied aside) and from gzip
+cat keys | "$AMQ" build p.amq
+expect_eq "from a pipe" "$("$AMQ" info --json b.amq | grep -o '"bits": [0-9]*')" \
+    "$("$AMQ" info --json p.amq | grep -o '"bits": [0-9]*')"
+gzip -c keys >keys.gz
+"$AMQ" build z.amq keys.gz
+expect_eq "from gzip: same answers" "$fp" "$("$AMQ" query -c z.amq absent)"
+cat keys.gz | "$AMQ" build zp.amq
+expect_eq "from piped gzip: same answers" "$fp" "$("$AMQ" query -c zp.amq absent)"
+# the count ignores a trailing CR, as keys do
+sed 's/$/\r/' keys >keys-crlf
+"$AMQ" build --stats c.amq keys keys-crlf 2>stats.txt
+grep -q "20000 (counted exactly)" stats.txt || fail "CRLF keys counted apart: $(cat stats.txt)"
+# one thread or several: the same bits
+"$AMQ" build --threads 1 t1.amq keys
+"$AMQ" build --threads 3 t3.amq keys
+expect_same_file t1.amq t3.amq
+
+CASE=build-hyperloglog
+/usr/bin/python3 -c '
+for i in range(1500000): print(f"k{i * 7919 % 10000019}")' >many
+"$AMQ" build --stats h.amq many 2>stats.txt
+est=$(sed -n 's/^distinct keys: *about \([0-9]*\).*/\1/p' stats.txt)
+cap=$(sed -n 's/^capacity: *\([0-9]*\)$/\1/p' stats.txt)
+/usr/bin/python3 -c "
+import sys
+est, cap, n = $est, $cap, 1.5e6
+# HyperLogLog with 2^16 registers: 0.41 % standard error; the capacity adds 3 of them
+sys.exit(0 if abs(est - n) < n * 0.0164 and cap >= n and cap < n * 1.03 else 1)
+" || fail "HyperLogLog estimate $est, capacity $cap for 1,500,000 keys"
+expect_eq "every key in" 1500000 "$("$AMQ" query -c h.amq many)"
+
+CASE=build-capacity-one-pass
+cat keys | "$AMQ" build o.amq --capacity 30000 --fpp 0.001
+expect_eq "given capacity" 30000 \
+    "$("$AMQ" info --json o.amq | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["capacity"])')"
+expect_eq "every key in" 40000 "$("$AMQ" query -c o.amq keys)"
+
+CASE=build-kinds
+for kind in blocked cuckoo; do
+    if has_kind "$kind"; then
+        expect_status 0 "$AMQ" build "$kind.amq" keys --type "$kind"
+        expect_eq "$kind: every key in" 40000 "$("$AMQ" query -c "$kind.amq" keys)"
+        expect_eq "$kind kind" "$kind" "$("$AMQ" info --json "$kind.amq" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["kind"])')"
+        fpk=$("$AMQ" query -c "$kind.amq" absent)
+        [ "$fpk" -lt 700 ] || fail "$kind: $fpk false positives of 40000 at 1%"
+    else
+        echo "  (kind $kind not built in: skipped)"
+    fi
+done
+if has_kind cuckoo; then
+    # each distinct key stored once: duplicates do not fill the table
+    expect_eq "cuckoo items = distinct keys" 1 \
+        "$("$AMQ" info --json cuckoo.amq | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(19800 <= d["items"] <= 20000))')"
+fi
+
+CASE=build-errors
+expect_status 2 "$AMQ" build b.amq keys
+expect_stderr_has "file exists (use --force"
+expect_status 0 "$AMQ" build b.amq keys --force
+expect_status 2 "$AMQ" build x.amq keys --type nosuch
+expect_stderr_has "unknown --type 'nosuch'"
+expect_status 2 "$AMQ" build x.amq keys --guava --hash murmur3
+expect_stderr_has "--guava"
+expect_status 2 "$AMQ" build x.amq no-such-input
+expect_stderr_has "no-such-input"
+[ -e x.amq ] && fail "a failed build left a file"
+expect_status 2 "$AMQ" build x.amq keys --fpp 2
+expect_status 2 "$AMQ" build x.amq keys --capacity 0
+expect_status 2 "$AMQ" build
+expect_stderr_has "missing FILE"
+head -c 1000 keys.gz >trunc.gz
+expect_status 2 "$AMQ" build x.amq trunc.gz
+expect_stderr_has "truncated gzip data"
+
+CASE=merge
+sed -n '1,10000p' keys >half1
+sed -n '10001,20000p' keys >half2
+"$AMQ" build m1.amq half1 --capacity 20000
+"$AMQ" build m2.amq half2 --capacity 20000
+"$AMQ" build mall.amq half1 half2 --capacity 20000
+expect_status 0 "$AMQ" merge m.amq m1.amq m2.amq
+expect_eq "merged: every key" 40000 "$("$AMQ" query -c m.amq keys)"
+expect_eq "merged = built from both" "$("$AMQ" query -c mall.amq absent)" "$("$AMQ" query -c m.amq absent)"
+expect_eq "merged bits = built bits" \
+    "$("$AMQ" info --json mall.amq | grep -o '"bits_set": [0-9]*')" \
+    "$("$AMQ" info --json m.amq | grep -o '"bits_set": [0-9]*')"
+expect_status 2 "$AMQ" merge m.amq m1.amq m2.amq
+expect_stderr_has "file exists (use --force"
+expect_status 0 "$AMQ" merge --force m1.amq m1.amq m2.amq
+expect_eq "merged in place" 40000 "$("$AMQ" query -c m1.amq keys)"
+"$AMQ" build small.amq half1 --capacity 1000
+expect_status 2 "$AMQ" merge bad.amq m2.amq small.amq
+expect_stderr_has "different numbers of bits"
+[ -e bad.amq ] && fail "a failed merge left a file"
+"$AMQ" build seeded.amq half1 --capacity 20000 --seed 7
+expect_status 2 "$AMQ" merge bad.amq m2.amq seeded.amq
+expect_stderr_has "hashed differently"
+if has_kind blocked; then
+    "$AMQ" build bl.amq half1 --capacity 20000 --type blocked
+    expect_status 2 "$AMQ" merge bad.amq m2.amq bl.amq
+    expect_stderr_has "cannot merge a bloom filter with a blocked filter"
+fi
+printf 'junk' >junk.amq
+expect_status 2 "$AMQ" merge bad.amq m2.amq junk.amq
+expect_stderr_has "junk.amq"
+expect_status 2 "$AMQ" merge bad.amq m2.amq missing.amq
+expect_stderr_has "missing.amq"
+expect_status 2 "$AMQ" merge only-out.amq
+expect_stderr_has "missing IN"
+
+CASE=guava-round-trip
+# Without Java: amq's own Guava files round-trip byte for byte.
+expect_status 0 "$AMQ" build g.amq keys --guava
+expect_status 0 "$AMQ" export --to guava g.amq g.bin
+expect_status 0 "$AMQ" import --from guava g.bin gi.amq
+expect_eq "imported answers as built" "$("$AMQ" query -c g.amq absent)" "$("$AMQ" query -c gi.amq absent)"
+expect_status 0 "$AMQ" export --to guava gi.amq g2.bin
+expect_same_file g.bin g2.bin
+"$AMQ" export --to guava g.amq - >g3.bin
+expect_same_file g.bin g3.bin
+"$AMQ" import --from guava - gs.amq <g.bin
+expect_eq "import from stdin" 40000 "$("$AMQ" query -c gs.amq keys)"
+# the issue's sizing vector
+: >none
+"$AMQ" build e.amq none --guava --capacity 1000000 --fpp 0.01
+"$AMQ" export --to guava e.amq e.bin
+expect_eq "Guava file size" 1198142 "$(wc -c <e.bin | tr -d ' ')"
+expect_eq "Guava file head" "010700024907" "$(od -An -tx1 -N6 e.bin | tr -d ' \n')"
+"$AMQ" import --from guava e.bin ec.amq --capacity 1000000 --fpp 0.01
+"$AMQ" info ec.amq >info.txt
+grep -q "^probe: *guava$" info.txt || fail "imported probe scheme: $(cat info.txt)"
+grep -q "^capacity: *1000000 items$" info.txt || fail "recorded capacity: $(cat info.txt)"
+grep -q "^bits: *9585088$" info.txt || fail "imported bits: $(cat info.txt)"
+
+CASE=guava-errors
+head -c 100 g.bin >trunc.bin
+expect_status 2 "$AMQ" import --from guava trunc.bin x.amq
+expect_stderr_has "trunc.bin: truncated Guava filter"
+(printf '\000'; tail -c +2 g.bin) >mitz32.bin
+expect_status 2 "$AMQ" import --from guava mitz32.bin x.amq
+expect_stderr_has "MURMUR128_MITZ_32"
+(cat g.bin; printf 'x') >long.bin
+expect_status 2 "$AMQ" import --from guava long.bin x.amq
+expect_stderr_has "after its last data word"
+printf '' >empty.bin
+expect_status 2 "$AMQ" import --from guava empty.bin x.amq
+expect_stderr_has "truncated"
+[ -e x.amq ] && fail "a failed import left a file"
+expect_status 2 "$AMQ" import --from redis g.bin x.amq
+expect_stderr_has "unknown format 'redis'"
+expect_status 2 "$AMQ" import g.bin x.amq
+expect_stderr_has "--from guava is required"
+expect_status 2 "$AMQ" import --from guava g.bin gi.amq
+expect_stderr_has "file exists"
+expect_status 2 "$AMQ" export --to guava b.amq x.bin
+expect_stderr_has "native probe scheme"
+[ -e x.bin ] && fail "a failed export left a file"
+expect_status 2 "$AMQ" export --to guava g.amq g.bin
+expect_stderr_has "file exists"
+if has_kind blocked; then
+    expect_status 2 "$AMQ" export --to guava blocked.amq x.bin
+    expect_stderr_has "a blocked filter cannot be written in Guava's format"
+fi
+expect_status 2 "$AMQ" export --to guava junk.amq x.bin
+expect_stderr_has "junk.amq"
+
+CASE=usage
+for c in build merge import export dedup; do
+    expect_status 0 "$AMQ" "$c" --help
+    expect_status 0 "$AMQ" help "$c"
+    expect_status 2 "$AMQ" "$c" --no-such-option
+done
+
+finish
