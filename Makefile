@@ -64,7 +64,8 @@ BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
-        bench-redis
+        bench-redis \
+        test-interop bench-tool
 
 all: lib cli redis-module
 
@@ -163,6 +164,9 @@ test-cli: $(BUILD)/amq
 
 test-redis: $(REDIS_MODULE)
 	@/usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+# Guava interoperability against Debian's libguava-java (skipped without a JDK).
+test-interop: $(BUILD)/amq
+	@tests/interop/guava.sh $(BUILD)/amq
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
@@ -192,6 +196,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-bench
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-redis
+	@$(MAKE) --no-print-directory WERROR=1 test-interop
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
