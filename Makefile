@@ -59,7 +59,7 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev
-BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine
+BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         bench-quick test-bench tsan \
@@ -86,6 +86,7 @@ help:
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
+	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
@@ -233,6 +234,14 @@ demo: deps
 bench-redis: deps-test
 	@$(MAKE) --no-print-directory $(REDIS_MODULE)
 	@/usr/bin/python3 tests/redis/bench.py --module $(REDIS_MODULE) --out docs/redis-bench.md
+
+# Whole commands against their peers (sort -u, awk, dcso bloom); writes
+# docs/benchmarks-tool.md.  NAMES=0 skips the 200M-name row (3.6 GB of data).
+bench-tool: deps-bench
+	@$(MAKE) --no-print-directory all
+	@bench/tool-bench.sh $(BUILD)/amq
+
+bench: bench-tool
 
 # ---- install --------------------------------------------------------------------------------------
 install: all

@@ -32,13 +32,15 @@ static void usage(FILE *out)
     size_t i;
     fprintf(out, "usage: amq [--version] [--help] <command> [<args>]\n\n"
                  "amq builds and queries approximate-membership filters (Bloom, blocked Bloom,\n"
-                 "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin.\n\n"
+                 "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin;\n"
+                 "gzip input is decompressed.\n\n"
                  "commands:\n");
     for (i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'amq <command> --help' describes a command; 'man amq' has the details.\n"
                  "Exit status: 0 success (query: a line selected), 1 query selected nothing,\n"
-                 "2 error.\n");
+                 "2 error.  Long commands show progress on a terminal (--progress: always,\n"
+                 "--quiet: never).\n");
 }
 
 int main(int argc, char **argv)
