@@ -120,12 +120,15 @@ cli_src *cli_srcs_from_args(char **inputs, int ninputs, size_t *nsrcs);
  */
 int cli_srcs_make_rereadable(cli_src *srcs, size_t n, cli_progress *progress);
 void cli_srcs_release(cli_src *srcs, size_t n);
+/* 1 if the source is a regular file (it can be read again). */
+int cli_src_is_rereadable(const cli_src *s);
 /* Sum of the sources' sizes in bytes (0 for those of unknown size). */
 uint64_t cli_srcs_bytes(const cli_src *srcs, size_t n);
 /*
  * Estimates the number of lines of the sources from their first MiB
  * (exact for smaller ones; gzip sources by their compression ratio so
- * far).  Sources of unknown size count as 0.  0, or -1 on a read error.
+ * far).  Sources that are not regular files are not read and count as 0.
+ * 0, or -1 on a read error.
  */
 int cli_srcs_estimate_lines(const cli_src *srcs, size_t n, uint64_t *lines);
 

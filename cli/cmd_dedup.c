@@ -416,7 +416,7 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
         }
     } else {
         for (i = 0; i < nsrcs; i++)
-            if (srcs[i].fd < 0 && (strcmp(srcs[i].path, "-") == 0))
+            if (!cli_src_is_rereadable(&srcs[i]))
                 all_files = 0;
     }
     total = cli_srcs_bytes(srcs, nsrcs);

@@ -367,13 +367,6 @@ static void scan_free(scan_state *st)
     free(st);
 }
 
-static int src_is_file(const cli_src *s)
-{
-    struct stat st;
-    if (s->fd >= 0)
-        return fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
-    return strcmp(s->path, "-") != 0 && stat(s->path, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 int cli_scan(const cli_scan_opts *o, cli_batch_fn fn, void *ctx)
 {
@@ -389,7 +382,7 @@ int cli_scan(const cli_scan_opts *o, cli_batch_fn fn, void *ctx)
     /* A producer blocked in read() on a pipe or a terminal could not be told
      * to stop early (query -q), so only files are read ahead. */
     for (i = 0; threaded && i < o->nsrcs; i++)
-        if (!src_is_file(&o->srcs[i]))
+        if (!cli_src_is_rereadable(&o->srcs[i]))
             threaded = 0;
     if (threaded && pthread_create(&thread, NULL, producer_main, st) != 0)
         threaded = 0;
@@ -563,7 +556,7 @@ int cli_scan_parallel(const cli_scan_opts *o, int serialize, cli_batch_fn fn, vo
     int rc = 0;
 
     for (i = 0; nw > 1 && i < o->nsrcs; i++)
-        if (!src_is_file(&o->srcs[i]))
+        if (!cli_src_is_rereadable(&o->srcs[i]))
             nw = 1; /* see cli_scan */
     st = scan_new(o, 2 * nw);
     w = calloc(nw, sizeof *w);

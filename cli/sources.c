@@ -167,6 +167,14 @@ uint64_t cli_srcs_bytes(const cli_src *srcs, size_t n)
     return total;
 }
 
+int cli_src_is_rereadable(const cli_src *s)
+{
+    struct stat st;
+    if (s->fd >= 0)
+        return fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+    return strcmp(s->path, "-") != 0 && stat(s->path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int cli_srcs_estimate_lines(const cli_src *srcs, size_t n, uint64_t *lines)
 {
     uint8_t *buf;
@@ -182,6 +190,9 @@ int cli_srcs_estimate_lines(const cli_src *srcs, size_t n, uint64_t *lines)
         return -1;
     }
     for (i = 0; i < n; i++) {
+        /* Reading a pipe here would take its first MiB from the real pass. */
+        if (!cli_src_is_rereadable(&srcs[i]))
+            continue;
         in = open_src(&srcs[i]);
         if (in == NULL) {
             free(buf);

@@ -201,8 +201,16 @@ lost, exp = $lost, float('$exp')
 # the expected loss is a mean; the count is near it (Poisson-like spread)
 sys.exit(0 if exp > 100 and abs(lost - exp) < 5 * exp ** 0.5 + 0.1 * exp else 1)
 " || fail "approximate: $lost lines lost, $exp expected"
-cat approx.txt | "$AMQ" dedup --approximate --quiet >/dev/null 2>note.txt
+cat approx.txt | "$AMQ" dedup --approximate --quiet --fpp 1e-9 >got 2>note.txt
 expect_eq "--quiet silences the note" "" "$(cat note.txt)"
+expect_same_file want got
+mkfifo fifo
+(cat approx.txt >fifo &)
+"$AMQ" dedup --approximate --fpp 1e-9 fifo >got 2>note.txt
+expect_same_file want got
+(cat approx.txt >fifo &)
+"$AMQ" dedup fifo >got
+expect_same_file want got
 
 CASE=progress
 AMQ_PROGRESS_DELAY=0 "$AMQ" dedup --progress rand2 >/dev/null 2>prog.txt
