@@ -165,6 +165,7 @@ test-cli: $(BUILD)/amq
 
 test-redis: $(REDIS_MODULE)
 	@/usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+
 # Guava interoperability against Debian's libguava-java (skipped without a JDK).
 test-interop: $(BUILD)/amq
 	@tests/interop/guava.sh $(BUILD)/amq
