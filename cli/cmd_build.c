@@ -12,8 +12,11 @@
  * Then the filter is created for that capacity and filled.  Threads: each
  * reads a batch in turn, hashes it and adds it; kinds that allow concurrent
  * adds (blocked Bloom: atomic OR) add in parallel, the others one batch at
- * a time.  Cuckoo filters get each distinct key once (a key they may
- * already hold is not added again: a cuckoo filter stores duplicates).
+ * a time.  Cuckoo filters, which store a copy per add and support removal,
+ * get each distinct key exactly once: keys are deduplicated by a set of
+ * their 64-bit hashes (not by asking the filter, whose false positives
+ * would leave keys out - and removing such a key later would remove
+ * another key's fingerprint).
  */
 #include <getopt.h>
 #include <math.h>
@@ -65,7 +68,8 @@ typedef struct build {
     uint64_t nkeys;
     /* filling */
     amq_filter *f;
-    int unique; /* cuckoo kinds: add a key only if it is not in yet */
+    int unique;     /* cuckoo kinds: each distinct key once ... */
+    cand_set added; /* ... by the 64-bit hashes added so far */
     const char *path;
 } build;
 
@@ -157,7 +161,13 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
         return rc < 0 ? full_error(b, rc) : 0;
     }
     for (i = 0; i < n; i++) {
-        if (amq_filter_contains_hash(b->f, h[i]))
+        rc = cand_add(&b->added, lineset_key(h[i].h1 ^ (h[i].h2 << 1)));
+        if (rc < 0) {
+            cli_error("build: out of memory for the set of %llu distinct keys",
+                      (unsigned long long)b->added.count);
+            return EXIT_TROUBLE;
+        }
+        if (rc == 0)
             continue;
         rc = amq_filter_add_hash(b->f, h[i]);
         if (rc < 0)
@@ -201,6 +211,10 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
     }
     (void)type;
     b->unique = kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    if (b->unique && cand_init(&b->added, cfg->capacity) != 0) {
+        cli_error("build: out of memory for the set of distinct keys");
+        return -1;
+    }
     return 0;
 }
 
@@ -410,6 +424,7 @@ done:
     cli_progress_end(pg);
     amq_filter_free(b.f);
     cand_free(&b.exact);
+    cand_free(&b.added);
     cli_srcs_release(srcs, nsrcs);
     free(srcs);
     return rc;

@@ -81,16 +81,16 @@ uint64_t cand_bytes(const cand_set *c)
     return c->nslots * sizeof *c->keys;
 }
 
-static void cand_put(cand_set *c, uint64_t key)
+static int cand_put(cand_set *c, uint64_t key)
 {
     uint64_t i = slot_of(key, c->nslots);
     for (;;) {
         if (c->keys[i] == key)
-            return;
+            return 0;
         if (c->keys[i] == 0) {
             c->keys[i] = key;
             c->count++;
-            return;
+            return 1;
         }
         if (++i == c->nslots)
             i = 0;
@@ -108,9 +108,16 @@ static int cand_grow(cand_set *c)
     }
     for (i = 0; i < old.nslots; i++)
         if (old.keys[i] != 0)
-            cand_put(c, old.keys[i]);
+            (void)cand_put(c, old.keys[i]);
     big_free(old.keys, (size_t)old.nslots * sizeof *old.keys);
     return 0;
+}
+
+int cand_add(cand_set *c, uint64_t key)
+{
+    if (c->count >= c->limit && cand_grow(c) != 0)
+        return -1;
+    return cand_put(c, key);
 }
 
 int cand_add_batch(cand_set *c, const uint64_t *keys, size_t n)
@@ -122,7 +129,7 @@ int cand_add_batch(cand_set *c, const uint64_t *keys, size_t n)
             return -1;
         if (i + AHEAD < n)
             __builtin_prefetch(&c->keys[slot_of(keys[i + AHEAD], c->nslots)], 1);
-        cand_put(c, keys[i]);
+        (void)cand_put(c, keys[i]);
     }
     return 0;
 }

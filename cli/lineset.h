@@ -33,6 +33,8 @@ typedef struct cand_set {
 
 int cand_init(cand_set *c, uint64_t expected);
 void cand_free(cand_set *c);
+/* Adds one key: 1 if it was not in, 0 if it was, -1 when out of memory. */
+int cand_add(cand_set *c, uint64_t key);
 /* Adds keys[0..n) (those not in yet).  0, or -1 when out of memory. */
 int cand_add_batch(cand_set *c, const uint64_t *keys, size_t n);
 uint64_t cand_bytes(const cand_set *c);
