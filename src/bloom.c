@@ -214,12 +214,14 @@ static inline uint64_t reduce64(uint64_t x, uint64_t m)
     return (uint64_t)(((unsigned __int128)x * m) >> 64);
 }
 
-static inline int test_and_set(uint8_t *d, uint64_t x)
+/* Sets bit x; returns the bit's mask if it was clear, else 0 (OR-ed over a
+ * key's probes without a compare per probe). */
+static inline unsigned test_and_set(uint8_t *d, uint64_t x)
 {
     uint8_t mask = (uint8_t)(1u << (x & 7));
     uint8_t old = d[x >> 3];
     d[x >> 3] = (uint8_t)(old | mask);
-    return (old & mask) == 0;
+    return (unsigned)(~old & mask);
 }
 
 static inline int test_bit(const uint8_t *d, uint64_t x)
@@ -232,7 +234,7 @@ static int bloom_set(amq_bloom *b, amq_hash128 h)
     uint8_t *d = b->data.data;
     uint64_t m = b->p.bits, x = h.h1, y = h.h2;
     uint32_t i, k = b->p.k;
-    int changed = 0;
+    unsigned changed = 0;
 
     switch (b->p.probe) {
     case AMQ_BLOOM_PROBE_GUAVA:
@@ -251,7 +253,7 @@ static int bloom_set(amq_bloom *b, amq_hash128 h)
         }
         break;
     }
-    return changed;
+    return changed != 0;
 }
 
 static int bloom_test(const amq_bloom *b, amq_hash128 h)
