@@ -83,6 +83,7 @@ int cli_progress_mode(int progress_flag, int quiet_flag);
  * of the work, 0 if unknown. */
 cli_progress *cli_progress_start(int mode, const char *what, uint64_t total);
 void cli_progress_phase(cli_progress *p, const char *what, uint64_t total);
+void cli_progress_set_total(cli_progress *p, uint64_t total);
 /* pos: bytes done in this phase; lines: lines done since the last call. */
 void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines);
 /* Erases a progress line from the terminal (before a message). */

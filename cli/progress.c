@@ -67,6 +67,12 @@ cli_progress *cli_progress_start(int mode, const char *what, uint64_t total)
     return p;
 }
 
+void cli_progress_set_total(cli_progress *p, uint64_t total)
+{
+    if (p != NULL)
+        p->total = total;
+}
+
 void cli_progress_phase(cli_progress *p, const char *what, uint64_t total)
 {
     if (p == NULL)
@@ -89,18 +95,18 @@ static void fmt_duration(double s, char *buf, size_t cap)
 static void fmt_count(uint64_t n, char *buf, size_t cap)
 {
     if (n >= 1000000000)
-        snprintf(buf, cap, "%.2f G", (double)n / 1e9);
+        snprintf(buf, cap, "%.2fG", (double)n / 1e9);
     else if (n >= 1000000)
-        snprintf(buf, cap, "%.1f M", (double)n / 1e6);
+        snprintf(buf, cap, "%.1fM", (double)n / 1e6);
     else if (n >= 10000)
-        snprintf(buf, cap, "%.0f k", (double)n / 1e3);
+        snprintf(buf, cap, "%.0fk", (double)n / 1e3);
     else
         snprintf(buf, cap, "%llu", (unsigned long long)n);
 }
 
 void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
 {
-    char line[256], done[32], total[32], rate[32], count[32], eta[32];
+    char line[256], done[32], total[32], rate[32], count[32], eta[32], lines_part[48];
     double t, el, bps;
     int len;
 
@@ -116,18 +122,22 @@ void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
     cli_human_bytes(pos, done, sizeof done);
     cli_human_bytes((uint64_t)bps, rate, sizeof rate);
     fmt_count(p->lines, count, sizeof count);
+    if (p->lines > 0)
+        snprintf(lines_part, sizeof lines_part, ", %s lines", count);
+    else
+        lines_part[0] = '\0';
     if (p->total > 0 && pos <= p->total) {
         cli_human_bytes(p->total, total, sizeof total);
         if (bps > 0)
             fmt_duration((double)(p->total - pos) / bps, eta, sizeof eta);
         else
             snprintf(eta, sizeof eta, "?");
-        len = snprintf(line, sizeof line, "amq: %s: %s of %s (%.0f%%), %s/s, %slines, %s left",
+        len = snprintf(line, sizeof line, "amq: %s: %s of %s (%.0f%%), %s/s%s, %s left",
                        p->what, done, total, 100.0 * (double)pos / (double)p->total, rate,
-                       count, eta);
+                       lines_part, eta);
     } else {
-        len = snprintf(line, sizeof line, "amq: %s: %s, %s/s, %slines", p->what, done, rate,
-                       count);
+        len = snprintf(line, sizeof line, "amq: %s: %s, %s/s%s", p->what, done, rate,
+                       lines_part);
     }
     if (len < 0)
         return;

@@ -472,6 +472,7 @@ int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
     if (o.srcs == NULL)
         return EXIT_TROUBLE;
     o.nsrcs = n;
+    cli_progress_set_total(progress, cli_srcs_bytes(o.srcs, n));
     o.hash = hash_keys;
     o.hash_ctx = (void *)(uintptr_t)f;
     o.threads = cli_threads(0);
