@@ -176,6 +176,11 @@ int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
 /* Threads to use: requested if > 0, else the number of online CPUs. */
 int cli_threads(int requested);
 
+/* ---- kinds ------------------------------------------------------------------------------ */
+/* Switches f to a mode where several threads may add at once, if its kind
+ * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
+int cli_filter_concurrent_adds(amq_filter *f);
+
 /* ---- output files ------------------------------------------------------------------------ */
 /* Writes data to path atomically (temporary file, fsync, rename, directory
  * fsync); "-" writes to standard output.  Refuses to replace an existing

@@ -10,9 +10,9 @@
  *     standard errors (+1.22 %), so that the filter meets its false-positive
  *     target unless the estimate is off by more than 3 sigma (p < 0.0014).
  * Then the filter is created for that capacity and filled.  Threads: each
- * reads a batch in turn, hashes it and adds it; kinds that allow concurrent
- * adds (blocked Bloom: atomic OR) add in parallel, the others one batch at
- * a time.  Cuckoo filters, which store a copy per add and support removal,
+ * reads a batch in turn, hashes it and adds it; kinds that have a
+ * concurrent mode (blocked Bloom, partitioned: atomic OR) are switched to
+ * it and add in parallel, the others one batch at a time.  Cuckoo filters, which store a copy per add and support removal,
  * get each distinct key exactly once: keys are deduplicated by a set of
  * their 64-bit hashes (not by asking the filter, whose false positives
  * would leave keys out - and removing such a key later would remove
@@ -386,7 +386,7 @@ int cmd_build(int argc, char **argv)
         goto done;
     o.hash = hash_for_filter;
     o.hash_ctx = b.f;
-    if (cli_scan_parallel(&o, kind != AMQ_KIND_BLOCKED, fill_batch, &b) != 0)
+    if (cli_scan_parallel(&o, b.unique || !cli_filter_concurrent_adds(b.f), fill_batch, &b) != 0)
         goto done;
     cli_progress_end(pg);
     pg = NULL;

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -66,7 +67,40 @@ static const char usage_text[] =
     "                     terminal\n"
     "  -q, --quiet        no progress, no expected-loss note\n";
 
-typedef struct dedup {
+/*
+ * The exact passes run in NPART-way partitions of the key space (the key's
+ * low bits): all the lines of one key - a line and its duplicates - fall in
+ * one partition, so each partition has its own flagged-key set and line set
+ * and is worked by one thread, in input order within it, while the other
+ * partitions are worked at the same time.  Pass 1: the main thread adds the
+ * batch to the filter (one writer: no kind needs to take concurrent adds,
+ * and the adds are the cheap part), then every partition records its
+ * flagged keys.  Pass 2: every partition gives its lines' verdicts, and the
+ * main thread prints the batch in order.
+ */
+#define MAX_PARTS 16
+
+typedef struct part {
+    cand_set cand;
+    line_set lset;
+    uint64_t flagged;
+    size_t n;                    /* lines of the current batch in this part */
+    uint32_t idx[CLI_BATCH];     /* their positions in the batch */
+    uint64_t keys[CLI_BATCH];
+    uint64_t slots[CLI_BATCH];
+    uint8_t verdict[CLI_BATCH]; /* pass 2: 1 = print (own array: no false sharing) */
+    int rc;
+} part;
+
+typedef struct dedup dedup;
+
+typedef struct worker {
+    dedup *d;
+    int id;
+    pthread_t thread;
+} worker;
+
+struct dedup {
     /* options */
     int approximate, stats, threads, progress_mode, quiet;
     uint64_t capacity;
@@ -75,13 +109,22 @@ typedef struct dedup {
     /* state */
     amq_filter *f;
     FILE *out;
-    cand_set cand;
-    line_set lset;
+    part *parts;
+    int nparts;
     uint64_t lines_in, lines_out, flagged, candidates;
-    uint64_t keys[CLI_BATCH];
-    uint64_t slots[CLI_BATCH];
-    uint8_t added[CLI_BATCH];
-    int failed;
+    uint8_t added[CLI_BATCH];  /* pass 1: 0 = the filter had maybe seen it */
+    uint8_t verdict[CLI_BATCH]; /* pass 2: 1 = print */
+    /* the current batch and the workers that share it */
+    const cli_line *b_lines;
+    const amq_hash128 *b_h;
+    size_t b_n;
+    int phase; /* 1 or 2 */
+    worker workers[MAX_PARTS];
+    int nworkers; /* helper threads started (parts 1..) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t gen, done;
+    int quit;
     /* --approximate: expected false drops, integrated between checkpoints */
     uint64_t new_lines, next_check, last_n;
     double last_fpp, expected_loss;
@@ -89,7 +132,7 @@ typedef struct dedup {
     char kind_name[32];
     amq_config cfg;
     uint64_t key_mask; /* all ones; fewer bits in tests, to force collisions */
-} dedup;
+};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -189,82 +232,234 @@ static void hash_lines(void *ctx, const cli_line *lines, size_t n, amq_hash128 *
         out[i] = amq_hash_key(cfg->hash_algo, cfg->seed, lines[i].data, lines[i].len);
 }
 
-/* ---- pass 1 ----------------------------------------------------------------------- */
+/* ---- the passes, one partition --------------------------------------------------- */
 
-static int pass1_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+static inline uint64_t key_of(const dedup *d, amq_hash128 h)
 {
-    dedup *d = ctx;
-    size_t i, nf = 0;
-    int rc;
+    return lineset_key(h.h2 & d->key_mask);
+}
 
-    (void)lines;
-    rc = amq_filter_add_batch(d->f, h, n, d->added);
-    if (rc < 0) {
-        cli_error("dedup: filter: %s", amq_strerror(rc));
-        return EXIT_TROUBLE;
-    }
-    for (i = 0; i < n; i++)
-        if (!d->added[i])
-            d->keys[nf++] = lineset_key(h[i].h2 & d->key_mask);
-    d->lines_in += n;
-    d->flagged += nf;
-    if (cand_add_batch(&d->cand, d->keys, nf) != 0) {
+/* Partition of a key: from its low 32 bits (the tables index by the high
+ * ones), by multiply-shift - no division per line. */
+static inline int part_of(const dedup *d, uint64_t key)
+{
+    return (int)(((key & 0xffffffffu) * (uint64_t)d->nparts) >> 32);
+}
+
+static int pass1_part(dedup *d, part *p)
+{
+    size_t j, nf = 0;
+
+    /* p->keys[] is rewritten in place with the flagged keys (nf <= j). */
+    for (j = 0; j < p->n; j++)
+        if (!d->added[p->idx[j]])
+            p->keys[nf++] = p->keys[j];
+    p->flagged += nf;
+    if (cand_add_batch(&p->cand, p->keys, nf) != 0) {
         cli_error("dedup: out of memory for %llu flagged lines",
-                  (unsigned long long)d->cand.count);
+                  (unsigned long long)p->cand.count);
         return EXIT_TROUBLE;
     }
     return 0;
 }
-
-/* ---- pass 2 ----------------------------------------------------------------------- */
 
 /* Lines are looked up and checked in groups small enough that the slots
  * found are still in the cache when they are checked. */
 #define PASS2_GROUP 256
 
-static int pass2_group(dedup *d, const cli_line *lines, const uint64_t *keys, uint64_t *slots,
-                       size_t n)
+static int pass2_group(dedup *d, part *p, size_t from, size_t n)
 {
+    const uint32_t *idx = p->idx + from;
+    const uint64_t *keys = p->keys + from;
+    uint64_t *slots = p->slots + from;
+    const cli_line *l;
     size_t i;
     int rc;
 
-    line_set_find_batch(&d->lset, keys, n, slots);
+    line_set_find_batch(&p->lset, keys, n, slots);
     for (i = 0; i < n; i++)
         if (slots[i] != LINESET_ABSENT)
-            line_set_prefetch(&d->lset, slots[i]);
+            line_set_prefetch(&p->lset, slots[i]);
     for (i = 0; i < n; i++) {
         if (slots[i] == LINESET_ABSENT) {
-            emit(d, &lines[i]);
+            p->verdict[from + i] = 1; /* never flagged: it occurs once */
             continue;
         }
-        rc = line_set_check(&d->lset, slots[i], keys[i], lines[i].data, lines[i].len);
+        l = &d->b_lines[idx[i]];
+        rc = line_set_check(&p->lset, slots[i], keys[i], l->data, l->len);
         if (rc < 0) {
             cli_error("dedup: out of memory for the flagged lines (%llu kept)",
-                      (unsigned long long)d->lset.count);
+                      (unsigned long long)p->lset.count);
             return EXIT_TROUBLE;
         }
-        if (rc > 0)
-            emit(d, &lines[i]);
+        p->verdict[from + i] = rc > 0;
         if (rc == 2 && i + 1 < n) /* the table moved: find the rest again */
-            line_set_find_batch(&d->lset, keys + i + 1, n - i - 1, slots + i + 1);
+            line_set_find_batch(&p->lset, keys + i + 1, n - i - 1, slots + i + 1);
     }
     return 0;
+}
+
+static int pass2_part(dedup *d, part *p)
+{
+    size_t j, g;
+    int rc;
+
+    for (j = 0; j < p->n; j += g) {
+        g = p->n - j < PASS2_GROUP ? p->n - j : PASS2_GROUP;
+        rc = pass2_group(d, p, j, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Runs the phase on this partition's lines of the batch. */
+static int run_part(dedup *d, int id)
+{
+    part *p = &d->parts[id];
+    return d->phase == 1 ? pass1_part(d, p) : pass2_part(d, p);
+}
+
+/* Deals the batch's lines to the partitions (in the main thread: one pass
+ * over the hashes instead of one per partition). */
+static void deal(dedup *d, const amq_hash128 *h, size_t n)
+{
+    size_t i;
+    uint64_t key;
+    part *p;
+    int k;
+
+    for (k = 0; k < d->nparts; k++)
+        d->parts[k].n = 0;
+    for (i = 0; i < n; i++) {
+        key = key_of(d, h[i]);
+        p = &d->parts[d->nparts == 1 ? 0 : part_of(d, key)];
+        p->keys[p->n] = key;
+        p->idx[p->n++] = (uint32_t)i;
+    }
+}
+
+/* ---- the workers ------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    dedup *d = w->d;
+    uint64_t seen = 0;
+
+    for (;;) {
+        pthread_mutex_lock(&d->mu);
+        while (!d->quit && d->gen == seen)
+            pthread_cond_wait(&d->cv, &d->mu);
+        if (d->quit) {
+            pthread_mutex_unlock(&d->mu);
+            break;
+        }
+        seen = d->gen;
+        pthread_mutex_unlock(&d->mu);
+
+        d->parts[w->id].rc = run_part(d, w->id);
+
+        pthread_mutex_lock(&d->mu);
+        d->done++;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+    }
+    return NULL;
+}
+
+static int start_workers(dedup *d)
+{
+    int i;
+
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    for (i = 1; i < d->nparts; i++) {
+        d->workers[i].d = d;
+        d->workers[i].id = i;
+        if (pthread_create(&d->workers[i].thread, NULL, worker_main, &d->workers[i]) != 0) {
+            cli_error("dedup: cannot start a thread");
+            return -1;
+        }
+        d->nworkers = i;
+    }
+    return 0;
+}
+
+static void stop_workers(dedup *d)
+{
+    int i;
+
+    pthread_mutex_lock(&d->mu);
+    d->quit = 1;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    for (i = 1; i <= d->nworkers; i++)
+        pthread_join(d->workers[i].thread, NULL);
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+}
+
+/* Runs the phase on a batch in every partition at once. */
+static int run_batch(dedup *d, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    int i, rc = 0;
+
+    d->b_lines = lines;
+    d->b_h = h;
+    d->b_n = n;
+    deal(d, h, n);
+    if (d->nparts > 1) {
+        pthread_mutex_lock(&d->mu);
+        d->done = 0;
+        d->gen++;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+    }
+    d->parts[0].rc = run_part(d, 0);
+    if (d->nparts > 1) {
+        pthread_mutex_lock(&d->mu);
+        while (d->done < (uint64_t)(d->nparts - 1))
+            pthread_cond_wait(&d->cv, &d->mu);
+        pthread_mutex_unlock(&d->mu);
+    }
+    for (i = 0; i < d->nparts; i++)
+        if (d->parts[i].rc != 0)
+            rc = d->parts[i].rc;
+    return rc;
+}
+
+static int pass1_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    dedup *d = ctx;
+    int rc;
+
+    rc = amq_filter_add_batch(d->f, h, n, d->added);
+    if (rc < 0) {
+        cli_error("dedup: filter: %s", amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    d->phase = 1;
+    d->lines_in += n;
+    return run_batch(d, lines, h, n);
 }
 
 static int pass2_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
 {
     dedup *d = ctx;
-    size_t i, g;
-    int rc;
+    size_t i;
+    int rc, k;
 
+    d->phase = 2;
+    rc = run_batch(d, lines, h, n);
+    if (rc != 0)
+        return rc;
+    for (k = 0; k < d->nparts; k++)
+        for (i = 0; i < d->parts[k].n; i++)
+            d->verdict[d->parts[k].idx[i]] = d->parts[k].verdict[i];
     for (i = 0; i < n; i++)
-        d->keys[i] = lineset_key(h[i].h2 & d->key_mask);
-    for (i = 0; i < n; i += g) {
-        g = n - i < PASS2_GROUP ? n - i : PASS2_GROUP;
-        rc = pass2_group(d, lines + i, d->keys + i, d->slots + i, g);
-        if (rc != 0)
-            return rc;
-    }
+        if (d->verdict[i])
+            emit(d, &lines[i]);
     return 0;
 }
 
@@ -452,8 +647,21 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
         return rc;
     }
 
-    if (cand_init(&d->cand, d->capacity / 64) != 0) {
+    d->nparts = d->threads < 1 ? 1 : (d->threads > MAX_PARTS ? MAX_PARTS : d->threads);
+    d->parts = calloc((size_t)d->nparts, sizeof *d->parts);
+    if (d->parts == NULL) {
         cli_error("dedup: out of memory");
+        cli_progress_end(pg);
+        return EXIT_TROUBLE;
+    }
+    for (i = 0; i < (size_t)d->nparts; i++) {
+        if (cand_init(&d->parts[i].cand, d->capacity / 64 / (uint64_t)d->nparts) != 0) {
+            cli_error("dedup: out of memory");
+            cli_progress_end(pg);
+            return EXIT_TROUBLE;
+        }
+    }
+    if (start_workers(d) != 0) {
         cli_progress_end(pg);
         return EXIT_TROUBLE;
     }
@@ -461,19 +669,23 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
     rc = cli_scan(&o, pass1_batch, d);
     /* The filter's work is done: its memory goes before pass 2's. */
     if (rc == 0) {
-        d->candidates = d->cand.count;
         amq_filter_free(d->f);
         d->f = NULL;
-        if (line_set_from_cand(&d->lset, &d->cand) != 0) {
-            cli_error("dedup: out of memory for %llu flagged lines",
-                      (unsigned long long)d->candidates);
-            rc = EXIT_TROUBLE;
+        for (i = 0; i < (size_t)d->nparts && rc == 0; i++) {
+            d->candidates += d->parts[i].cand.count;
+            d->flagged += d->parts[i].flagged;
+            if (line_set_from_cand(&d->parts[i].lset, &d->parts[i].cand) != 0) {
+                cli_error("dedup: out of memory for %llu flagged lines",
+                          (unsigned long long)d->parts[i].cand.count);
+                rc = EXIT_TROUBLE;
+            }
         }
     }
     if (rc == 0) {
         cli_progress_phase(pg, "dedup pass 2 of 2", total);
         rc = cli_scan(&o, pass2_batch, d);
     }
+    stop_workers(d);
     cli_progress_end(pg);
     return rc;
 }
@@ -499,7 +711,7 @@ int cmd_dedup(int argc, char **argv)
     cli_src *srcs;
     size_t nsrcs;
     uint64_t v;
-    int opt, rc, fpp_given = 0, progress = 0;
+    int opt, rc, fpp_given = 0, progress = 0, i;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&d, 0, sizeof d);
@@ -592,8 +804,13 @@ int cmd_dedup(int argc, char **argv)
     if (d.stats && rc == 0)
         print_stats(&d, elapsed_since(&t0));
     amq_filter_free(d.f);
-    cand_free(&d.cand);
-    line_set_free(&d.lset);
+    if (d.parts != NULL) {
+        for (i = 0; i < d.nparts; i++) {
+            cand_free(&d.parts[i].cand);
+            line_set_free(&d.parts[i].lset);
+        }
+        free(d.parts);
+    }
     cli_srcs_release(srcs, nsrcs);
     free(srcs);
     return rc == 0 ? 0 : EXIT_TROUBLE;

@@ -62,7 +62,7 @@ expect_eq "given capacity" 30000 \
 expect_eq "every key in" 40000 "$("$AMQ" query -c o.amq keys)"
 
 CASE=build-kinds
-for kind in blocked cuckoo; do
+for kind in blocked cuckoo partitioned; do
     if has_kind "$kind"; then
         expect_status 0 "$AMQ" build "$kind.amq" keys --type "$kind"
         expect_eq "$kind: every key in" 40000 "$("$AMQ" query -c "$kind.amq" keys)"
@@ -71,6 +71,17 @@ for kind in blocked cuckoo; do
         [ "$fpk" -lt 700 ] || fail "$kind: $fpk false positives of 40000 at 1%"
     else
         echo "  (kind $kind not built in: skipped)"
+    fi
+done
+for kind in blocked partitioned; do
+    if has_kind "$kind"; then
+        # several threads adding at once (the kind's concurrent mode) lose no bit
+        cat many many >many2
+        expect_status 0 "$AMQ" build "$kind-t1.amq" many2 --type "$kind" --threads 1
+        expect_status 0 "$AMQ" build "$kind-t4.amq" many2 --type "$kind" --threads 4
+        expect_eq "$kind, 4 threads: every key in" 1500000 "$("$AMQ" query -c "$kind-t4.amq" many)"
+        expect_eq "$kind: 1 and 4 threads answer alike" "$("$AMQ" query -c "$kind-t1.amq" absent)" \
+            "$("$AMQ" query -c "$kind-t4.amq" absent)"
     fi
 done
 if has_kind cuckoo; then

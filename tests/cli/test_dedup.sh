@@ -70,7 +70,9 @@ PY
 for s in 1 2 3 4; do
     same_as_awk "rand$s" "" "rand$s"
     same_as_awk "rand$s-t1" "--threads 1" "rand$s"
+    same_as_awk "rand$s-t3" "--threads 3" "rand$s"
 done
+same_as_awk rand-t16 "--threads 16" rand3 rand4
 same_as_awk rand-multi "" rand1 rand2 rand3 rand4
 same_as_awk rand-repeat "" rand3 rand3
 # Files without a final newline: each file's last line ends at its end.
@@ -83,6 +85,8 @@ CASE=collisions
 for s in 1 3 4; do
     awk '!seen[$0]++' "rand$s" >want
     AMQ_DEDUP_KEY_BITS=8 "$AMQ" dedup "rand$s" >got
+    expect_same_file want got
+    AMQ_DEDUP_KEY_BITS=8 "$AMQ" dedup --threads 3 "rand$s" >got
     expect_same_file want got
 done
 awk '!seen[$0]++' rand1 rand2 rand4 >want
