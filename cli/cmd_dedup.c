@@ -313,10 +313,24 @@ static int pass2_part(dedup *d, part *p)
     return 0;
 }
 
-/* Runs the phase on this partition's lines of the batch. */
+/* Turns a partition's flagged keys into its line set (between the passes). */
+static int convert_part(part *p)
+{
+    uint64_t count = p->cand.count;
+    if (line_set_from_cand(&p->lset, &p->cand) != 0) {
+        cli_error("dedup: out of memory for %llu flagged lines", (unsigned long long)count);
+        return EXIT_TROUBLE;
+    }
+    return 0;
+}
+
+/* Runs the phase on this partition: its lines of the batch in passes 1
+ * and 2, its conversion in phase 3. */
 static int run_part(dedup *d, int id)
 {
     part *p = &d->parts[id];
+    if (d->phase == 3)
+        return convert_part(p);
     return d->phase == 1 ? pass1_part(d, p) : pass2_part(d, p);
 }
 
@@ -408,7 +422,8 @@ static int run_batch(dedup *d, const cli_line *lines, const amq_hash128 *h, size
     d->b_lines = lines;
     d->b_h = h;
     d->b_n = n;
-    deal(d, h, n);
+    if (d->phase != 3)
+        deal(d, h, n);
     if (d->nparts > 1) {
         pthread_mutex_lock(&d->mu);
         d->done = 0;
@@ -671,15 +686,12 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
     if (rc == 0) {
         amq_filter_free(d->f);
         d->f = NULL;
-        for (i = 0; i < (size_t)d->nparts && rc == 0; i++) {
+        for (i = 0; i < (size_t)d->nparts; i++) {
             d->candidates += d->parts[i].cand.count;
             d->flagged += d->parts[i].flagged;
-            if (line_set_from_cand(&d->parts[i].lset, &d->parts[i].cand) != 0) {
-                cli_error("dedup: out of memory for %llu flagged lines",
-                          (unsigned long long)d->parts[i].cand.count);
-                rc = EXIT_TROUBLE;
-            }
         }
+        d->phase = 3;
+        rc = run_batch(d, NULL, NULL, 0);
     }
     if (rc == 0) {
         cli_progress_phase(pg, "dedup pass 2 of 2", total);
