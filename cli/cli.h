@@ -20,6 +20,9 @@
 #define EXIT_TROUBLE 2
 
 extern const char *cli_prog; /* "amq" */
+/* Called before a message is printed (set while a progress line is shown,
+ * to erase it); NULL otherwise.  util.c stands alone without it. */
+extern void (*cli_before_message)(void);
 
 /* "amq: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -64,6 +64,7 @@ cli_progress *cli_progress_start(int mode, const char *what, uint64_t total)
     p->delay = env != NULL ? atof(env) : CLI_PROGRESS_DELAY;
     cli_progress_phase(p, what, total);
     active = p;
+    cli_before_message = cli_progress_clear;
     return p;
 }
 
@@ -166,6 +167,7 @@ void cli_progress_end(cli_progress *p)
     if (active == p) {
         cli_progress_clear();
         active = NULL;
+        cli_before_message = NULL;
     }
     free(p);
 }

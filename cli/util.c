@@ -11,11 +11,13 @@
 #include "cli.h"
 
 const char *cli_prog = "amq";
+void (*cli_before_message)(void);
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
     fflush(stdout);
-    cli_progress_clear();
+    if (cli_before_message != NULL)
+        cli_before_message();
     fprintf(stderr, "%s: %s", cli_prog, prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
