@@ -94,7 +94,7 @@ s_t=$best s_w=$worst s_m=$rss
 measure "awk" "awk '!seen[\$0]++' '$DIR/d10m.txt' >/dev/null"
 k_t=$best k_w=$worst k_m=$rss
 row "| dedup 10M lines, 50 % dup. | \`amq dedup\` | $a_t s ($a_w) | $(mib "$a_m") MiB | 1 |"
-row "| | \`amq dedup --threads 1\` (no reading thread) | $t1_t s ($t1_w) | $(mib "$t1_m") MiB | the reading thread saves $(awk -v a="$t1_t" -v b="$a_t" 'BEGIN { printf "%.0f", (a - b) / a * 100 }') % |"
+row "| | \`amq dedup --threads 1\` (one thread) | $t1_t s ($t1_w) | $(mib "$t1_m") MiB | the default threads save $(awk -v a="$t1_t" -v b="$a_t" 'BEGIN { printf "%.0f", (a - b) / a * 100 }') % |"
 row "| | \`LC_ALL=C sort -u\` | $s_t s ($s_w) | $(mib "$s_m") MiB | amq $(ratio "$s_t" "$a_t")x faster, $(ratio "$s_m" "$a_m")x less memory |"
 row "| | \`awk '!seen[\$0]++'\` | $k_t s ($k_w) | $(mib "$k_m") MiB | amq $(ratio "$k_t" "$a_t")x faster, $(ratio "$k_m" "$a_m")x less memory |"
 dedup_speed=$(ratio "$s_t" "$a_t")

@@ -176,7 +176,8 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
 int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
                           cli_progress *progress, cli_batch_fn fn, void *ctx);
 
-/* Threads to use: requested if > 0, else the number of online CPUs. */
+/* Threads to use: requested if > 0, else AMQ_THREADS if set, else one per
+ * idle core (online CPUs minus the rounded 1-minute load average, >= 1). */
 int cli_threads(int requested);
 
 /* ---- kinds ------------------------------------------------------------------------------ */

@@ -47,7 +47,7 @@ static const char usage_text[] =
     "                   probes), for 'amq export --to guava'\n"
     "  --hash ALGO      xxh3 (default), murmur3, murmur64a, redisbloom\n"
     "  --seed S         hash seed (default 0)\n"
-    "  --threads T      threads (default: one per core; kinds that cannot take\n"
+    "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
     "  --force          replace FILE if it exists\n"
     "  --stats          print keys read, distinct keys, capacity and the filter on\n"
