@@ -240,7 +240,7 @@ bench-redis: deps-test
 # docs/benchmarks-tool.md.  NAMES=0 skips the 200M-name row (3.6 GB of data).
 bench-tool: deps-bench
 	@$(MAKE) --no-print-directory all
-	@bench/tool-bench.sh $(BUILD)/amq
+	@bench/tool/tool-bench.sh $(BUILD)/amq
 
 bench: bench-tool
 

@@ -6,11 +6,11 @@
 #      awk '!seen[$0]++' (wall time and peak memory; target: >= 5x faster
 #      than sort -u with <= 1/5 of its peak memory);
 #   2. dedup of 200M "First|Last" names (~3.6 GB, Zipf-distributed name
-#      lists: bench/gen-lines.c); target: under 2 minutes;
+#      lists: bench/tool/gen-lines.c); target: under 2 minutes;
 #   3. amq add / amq query of 10M lines vs the bloom tool of Debian's
 #      golang-github-dcso-bloom-cli (target: >= 10x faster).
 #
-# usage: bench/tool-bench.sh [AMQ]     (default build/amq)
+# usage: bench/tool/tool-bench.sh [AMQ]     (default build/amq)
 # Environment: REPS (default 3; each row reports the best and the worst),
 #   NAMES (default 200000000; 0 skips row 2), BENCH_DIR (default
 #   $TMPDIR/amq-tool-bench; the big files are deleted at the end),
@@ -178,18 +178,18 @@ mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
 {
     echo "# Benchmarks of the amq tool"
     echo
-    echo "Written by \`make bench-tool\` (bench/tool-bench.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'):"
+    echo "Written by \`make bench-tool\` (bench/tool/tool-bench.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'):"
     echo "$cpu, $(nproc) cores, $mem; load average $start_load at the start, $end_load at the end."
     echo "Each command ran $REPS times on the same files in the same run; times are the best run"
     echo "(worst in parentheses), memory is the peak RSS (getrusage maxrss) of the best run."
-    echo "Data: bench/gen-lines.c (10M 16-hex-digit IDs of which 50 % repeats; Zipf-distributed"
+    echo "Data: bench/tool/gen-lines.c (10M 16-hex-digit IDs of which 50 % repeats; Zipf-distributed"
     echo "\"First|Last\" names; distinct \"key-N\" lines)."
     echo
     echo "| Work | Command | Time (worst) | Peak memory | amq vs peer |"
     echo "|---|---|---|---|---|"
     printf "%s" "$rows"
     echo
-    echo "Finding lines in the 10M-line file (170 MB, in the page cache; bench/read-lines.c, best"
+    echo "Finding lines in the 10M-line file (170 MB, in the page cache; bench/tool/read-lines.c, best"
     echo "of $REPS): amq reads with read+mask."
     echo
     echo '```'

@@ -1,5 +1,5 @@
 /*
- * gen-lines.c - test data for the tool benchmarks (bench/tool-bench.sh),
+ * gen-lines.c - test data for the tool benchmarks (bench/tool/tool-bench.sh),
  * written to standard output, deterministic for a given seed.
  *
  *   gen-lines dups N DUP SEED
