@@ -1,6 +1,7 @@
 /*
  * util.c - errors, number parsing and output for the amq tool.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -50,13 +51,21 @@ void cli_lib_error(int status, const amq_errinfo *err, const char *context)
 
 /* ---- numbers ---------------------------------------------------------------- */
 
+/* strtoull and strtod skip leading white space and accept a sign, so that
+ * "\t-5" would become 2^64 - 5: unsigned values must start with a digit
+ * (or a '.', "0x", "inf"... which the callers check further). */
+static int bad_unsigned_start(const char *s)
+{
+    return s == NULL || *s == '\0' || *s == '-' || *s == '+' || isspace((unsigned char)*s);
+}
+
 int cli_parse_count(const char *opt, const char *s, uint64_t *out)
 {
     char *end;
     double v, mult = 1.0;
     unsigned long long u;
 
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
+    if (bad_unsigned_start(s)) {
         cli_error("%s: expected a count, got '%s'", opt, s ? s : "");
         return -1;
     }
@@ -154,16 +163,24 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
 
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
 {
+    const char *digits = s;
     char *end;
     unsigned long long u;
+    int base = 10;
 
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ') {
+    /* Decimal, or hexadecimal after 0x; never octal (strtoull's base 0
+     * would read "010" as 8). */
+    if (s != NULL && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        digits = s + 2;
+        base = 16;
+    }
+    if (bad_unsigned_start(digits)) {
         cli_error("%s: expected a non-negative integer, got '%s'", opt, s ? s : "");
         return -1;
     }
     errno = 0;
-    u = strtoull(s, &end, 0);
-    if (*end != '\0' || errno == ERANGE) {
+    u = strtoull(digits, &end, base);
+    if (end == digits || *end != '\0' || errno == ERANGE) {
         cli_error("%s: expected an integer (decimal or 0x hex) below 2^64, got '%s'", opt, s);
         return -1;
     }
