@@ -117,7 +117,9 @@ int cmd_create(int argc, char **argv)
             scope[0].given = 1;
             break;
         case O_BITS:
-            if (cli_parse_count("--bits", optarg, &cfg.bits) != 0)
+            /* 0 would mean "not given" to the library: size from
+             * --capacity instead, ignoring --hashes. */
+            if (cli_parse_uint("--bits", optarg, 1, UINT64_MAX, &cfg.bits) != 0)
                 return EXIT_TROUBLE;
             scope[1].given = 1;
             break;

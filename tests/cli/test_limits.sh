@@ -79,6 +79,9 @@ accept --capacity 100 --bits-per-key 0.001
 accept --capacity 100 --bits-per-key 1000
 
 CASE=bits-and-hashes
+refuse "--bits" --bits 0 --hashes 3
+refuse "--bits" --bits -1 --hashes 3
+refuse "--bits" --bits 1.5 --hashes 3
 refuse "parameter out of range" --bits 8796093022209 --hashes 3   # 2^43 + 1
 refuse "parameter out of range" --bits 18446744073709551615 --hashes 3
 refuse "--hashes" --bits 1000 --hashes 0
