@@ -522,7 +522,12 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     if (cfg->bits > 0) {
         p.bits = cfg->bits;
         p.k = cfg->k;
-    } else if (cfg->bits_per_key > 0) {
+    } else if (cfg->k != 0) {
+        return amq_err(err, AMQ_EINVAL, "a Bloom filter's probe count k (%u) goes with its"
+                       " number of bits, which is 0", cfg->k);
+    } else if (cfg->bits_per_key != 0.0) {
+        /* Any non-zero value, NaN and negatives included, asks for sizing
+         * by bits per key: amq_bloom_size_bpk refuses the absurd ones. */
         rc = amq_bloom_size_bpk(cfg->capacity, cfg->bits_per_key, &p.bits, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc, "cannot size a Bloom filter for %llu items at %g bits per key",

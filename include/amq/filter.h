@@ -53,9 +53,9 @@ typedef struct amq_config {
     uint64_t seed;           /* default 0 */
     uint64_t capacity;       /* items the filter is sized for */
     double fpp;              /* target false-positive rate at capacity */
-    double bits_per_key;     /* > 0: size by bits per key instead of fpp */
+    double bits_per_key;     /* != 0: size by bits per key instead of fpp */
     uint64_t bits;           /* > 0 (bloom): exact number of bits ... */
-    uint32_t k;              /* ... and of probes */
+    uint32_t k;              /* ... and of probes (non-zero k alone: EINVAL) */
     uint32_t fingerprint_bits; /* cuckoo kinds: 8, 12 or 16 (0 = choose) */
     uint32_t bucket_size;      /* cuckoo kinds: slots per bucket (0 = choose) */
     uint32_t max_kicks;        /* cuckoo kinds: kick-out bound (0 = default) */
@@ -73,7 +73,10 @@ AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 typedef struct amq_filter amq_filter;
 
 /* Creates an empty filter.  AMQ_EKIND, AMQ_ERANGE (bad sizes: capacity 0,
- * fpp outside (0, 1), ...), AMQ_EHASH, AMQ_ENOMEM.  err may be NULL. */
+ * fpp outside (0, 1), a bits_per_key that is NaN, negative or above 1000,
+ * a size over the kind's limit, ...), AMQ_EINVAL (fields that contradict
+ * each other, e.g. k without bits), AMQ_EHASH, AMQ_ENOMEM.  err may be
+ * NULL; when it is not, every error leaves a message in it. */
 AMQ_API int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err);
 AMQ_API void amq_filter_free(amq_filter *f);
 
