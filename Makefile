@@ -83,6 +83,8 @@ help:
 	@echo "  test           install missing Debian packages, then every test:"
 	@echo "                 unit, CLI, example, and the unit tests again under ASan+UBSan"
 	@echo "  demo           the phone-number case of the seeds on generated data"
+	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
+	@echo "                 (docs/reliability.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -202,7 +204,11 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
+	@$(MAKE) --no-print-directory test-fuzz
 	@echo "make test: all tests passed"
+
+# Fuzz targets, seed corpora, replay (fuzz/fuzz.mk): make fuzz, fuzz-long, test-fuzz.
+include fuzz/fuzz.mk
 
 # ---- demo and benchmarks ---------------------------------------------------------------------
 $(BUILD)/obj/bench/%.o: bench/%.c

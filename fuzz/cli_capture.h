@@ -1,0 +1,55 @@
+/*
+ * cli_capture.h - compile pieces of the amq tool into a fuzz target with
+ * their standard error captured in memory.
+ *
+ * A CLI target includes this header, then the tool sources it exercises,
+ * e.g.  #include "../cli/util.c".  Inside that translation unit `stderr`
+ * names an in-memory stream, so a target can check that every refusal
+ * printed a message (and the fuzzer's output stays readable) without any
+ * change to the tool's sources.  Standard output and input are /dev/null
+ * (LLVMFuzzerInitialize calls fz_cli_init).
+ */
+#ifndef AMQ_FUZZ_CLI_CAPTURE_H
+#define AMQ_FUZZ_CLI_CAPTURE_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+static char fz_err_buf[8192];
+static FILE *fz_err_stream;
+
+static FZ_UNUSED void fz_cli_init(void)
+{
+    fz_err_stream = fmemopen(fz_err_buf, sizeof fz_err_buf, "w");
+    FZ_CHECK(fz_err_stream != NULL, "fmemopen failed");
+    if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "r", stdin) == NULL)
+        abort();
+    opterr = 0; /* getopt's own messages would go to the real stderr */
+}
+
+/* Empties the captured stream. */
+static FZ_UNUSED void fz_err_reset(void)
+{
+    rewind(fz_err_stream);
+    memset(fz_err_buf, 0, sizeof fz_err_buf);
+}
+
+/* What was written since the last reset. */
+static FZ_UNUSED const char *fz_err_text(void)
+{
+    fflush(fz_err_stream);
+    fz_err_buf[sizeof fz_err_buf - 1] = '\0';
+    return fz_err_buf;
+}
+
+#undef stderr
+#define stderr fz_err_stream
+
+#endif /* AMQ_FUZZ_CLI_CAPTURE_H */

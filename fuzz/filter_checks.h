@@ -1,0 +1,231 @@
+/*
+ * filter_checks.h - properties every loaded filter must have, whatever its
+ * kind; used by the decoder targets (fuzz_container, fuzz_payload_*) and the
+ * round-trip target.
+ *
+ * Given a filter that amq_filter_deserialize accepted, fz_check_filter
+ * exercises every generic operation and checks:
+ *  - queries answer 0 or 1, and the batched form answers like the single;
+ *  - stats and describe are sane (fill ratio and rates in [0, 1], names);
+ *  - a verified (not AMQ_OPEN_TRUST) load re-serializes to the very same
+ *    bytes; any load re-serializes to bytes that load again, verified, and
+ *    answer the same;
+ *  - a clone answers the same; what is added to it is then found (no false
+ *    negative); merging the original into it loses nothing;
+ *  - a read-only (borrowed) filter refuses writes with AMQ_EREADONLY and is
+ *    never written to.
+ */
+#ifndef AMQ_FUZZ_FILTER_CHECKS_H
+#define AMQ_FUZZ_FILTER_CHECKS_H
+
+#include <math.h>
+
+#include "fuzz.h"
+
+/* Largest allocation a filter under test may make. */
+#define FZ_FILTER_CAP ((size_t)64 << 20)
+#define FZ_NPROBES 16
+
+typedef struct fz_probes {
+    const uint8_t *key[FZ_NPROBES];
+    size_t len[FZ_NPROBES];
+    size_t n;
+} fz_probes;
+
+/* Fixed keys plus slices of the input: present keys get tested too when the
+ * input holds them. */
+static FZ_UNUSED void fz_probes_init(fz_probes *p, const uint8_t *data, size_t size)
+{
+    static const char *fixed[] = {"", "a", "key-0", "key-1", "hello", "0123456789abcdef"};
+    size_t i, off = 0;
+
+    p->n = 0;
+    for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        p->key[p->n] = (const uint8_t *)fixed[i];
+        p->len[p->n] = strlen(fixed[i]);
+        p->n++;
+    }
+    while (p->n < FZ_NPROBES && size > 0) {
+        size_t len = 1 + (off * 7 + p->n) % 13;
+        if (off >= size)
+            break;
+        if (len > size - off)
+            len = size - off;
+        p->key[p->n] = data + off;
+        p->len[p->n] = len;
+        p->n++;
+        off += len + 5;
+    }
+}
+
+static FZ_UNUSED int fz_field_cb(void *ctx, const amq_field *fld)
+{
+    (void)ctx;
+    FZ_CHECK(fld->name != NULL && fld->name[0] != '\0', "describe gave a field without a name");
+    FZ_CHECK(fld->type == AMQ_FIELD_U64 || fld->type == AMQ_FIELD_F64 ||
+                 fld->type == AMQ_FIELD_STR,
+             "field %s has type %u", fld->name, fld->type);
+    if (fld->type == AMQ_FIELD_STR)
+        FZ_CHECK(fld->str != NULL, "string field %s is NULL", fld->name);
+    return 0;
+}
+
+static FZ_UNUSED int fz_is_rate(double x)
+{
+    return x >= 0.0 && x <= 1.0;
+}
+
+/* The answers of f for every probe, checked to be 0 or 1 and to agree with
+ * the batched form. */
+static FZ_UNUSED void fz_answers(const amq_filter *f, const fz_probes *p, uint8_t *out)
+{
+    amq_hash128 h[FZ_NPROBES];
+    uint8_t batch[FZ_NPROBES];
+    size_t i;
+    int c;
+
+    for (i = 0; i < p->n; i++) {
+        c = amq_filter_contains(f, p->key[i], p->len[i]);
+        FZ_CHECK(c == 0 || c == 1, "contains returned %d", c);
+        out[i] = (uint8_t)c;
+        h[i] = amq_filter_hash(f, p->key[i], p->len[i]);
+        c = amq_filter_contains_hash(f, h[i]);
+        FZ_CHECK(c == out[i], "contains_hash %d, contains %d", c, out[i]);
+    }
+    amq_filter_contains_batch(f, h, p->n, batch);
+    for (i = 0; i < p->n; i++)
+        FZ_CHECK(batch[i] == out[i], "probe %zu: batch says %u, single %u", i, batch[i], out[i]);
+}
+
+static FZ_UNUSED void fz_same_answers(const amq_filter *a, const amq_filter *b,
+                                      const fz_probes *p, const char *what)
+{
+    uint8_t x[FZ_NPROBES], y[FZ_NPROBES];
+    size_t i;
+    fz_answers(a, p, x);
+    fz_answers(b, p, y);
+    for (i = 0; i < p->n; i++)
+        FZ_CHECK(x[i] == y[i], "%s: probe %zu answers %u, the original %u", what, i, y[i], x[i]);
+}
+
+static FZ_UNUSED void fz_check_stats(const amq_filter *f)
+{
+    amq_stats st;
+    amq_filter_stats(f, &st);
+    FZ_CHECK(st.kind == amq_filter_kind(f), "stats kind %u", st.kind);
+    FZ_CHECK(fz_is_rate(st.fill), "fill %g", st.fill);
+    FZ_CHECK(fz_is_rate(st.fpp_now), "fpp_now %g", st.fpp_now);
+    FZ_CHECK(fz_is_rate(st.fpp_target), "fpp_target %g", st.fpp_target);
+    FZ_CHECK(st.bits_per_item >= 0.0 && !isnan(st.bits_per_item), "bits per item %g",
+             st.bits_per_item);
+    FZ_CHECK(amq_filter_describe(f, fz_field_cb, NULL) == 0, "describe failed");
+}
+
+/* Serializes f into a fresh buffer (caller frees). */
+static FZ_UNUSED uint8_t *fz_serialize(const amq_filter *f, size_t *len)
+{
+    uint64_t size = 0;
+    size_t written = 0;
+    uint8_t *buf;
+    int rc;
+
+    rc = amq_filter_serialized_size(f, &size);
+    FZ_CHECK(rc == AMQ_OK, "serialized_size: %s", amq_strerror(rc));
+    FZ_CHECK(size >= 64 && size <= ((uint64_t)1 << 32), "serialized size %llu",
+             (unsigned long long)size);
+    buf = malloc((size_t)size);
+    FZ_CHECK(buf != NULL, "out of memory");
+    rc = amq_filter_serialize(f, buf, (size_t)size - 1, &written);
+    FZ_CHECK(rc == AMQ_EINVAL, "serialize into a buffer one byte short: %d", rc);
+    rc = amq_filter_serialize(f, buf, (size_t)size, &written);
+    FZ_CHECK(rc == AMQ_OK, "serialize: %s", amq_strerror(rc));
+    FZ_CHECK(written == size, "serialize wrote %zu of %llu bytes", written,
+             (unsigned long long)size);
+    *len = (size_t)size;
+    return buf;
+}
+
+/* Adds every probe to a writable f, then checks that each is found. */
+static FZ_UNUSED void fz_add_and_find(amq_filter *f, const fz_probes *p)
+{
+    size_t i;
+    int rc;
+    for (i = 0; i < p->n; i++) {
+        rc = amq_filter_add(f, p->key[i], p->len[i]);
+        FZ_CHECK(rc == 0 || rc == 1 || rc == AMQ_EFULL || rc == AMQ_ENOMEM, "add: %d (%s)", rc,
+                 amq_strerror(rc));
+        if (rc >= 0)
+            FZ_CHECK(amq_filter_contains(f, p->key[i], p->len[i]) == 1,
+                     "key %zu added (%d) but not found", i, rc);
+    }
+}
+
+/*
+ * The checks of the header comment on f, loaded from bytes[0..len) with
+ * flags; al is the checking allocator f was made with.
+ */
+static FZ_UNUSED void fz_check_filter(amq_filter *f, const uint8_t *bytes, size_t len,
+                                      unsigned flags, const amq_allocator *al)
+{
+    fz_probes p;
+    amq_filter *g = NULL, *c = NULL;
+    amq_errinfo err;
+    uint8_t *out, before[FZ_NPROBES], after[FZ_NPROBES];
+    size_t out_len, i;
+    int rc;
+
+    FZ_CHECK(amq_kind_name(amq_filter_kind(f)) != NULL, "loaded an unknown kind %u",
+             amq_filter_kind(f));
+    FZ_CHECK(amq_filter_is_readonly(f) == ((flags & AMQ_OPEN_MMAP) != 0),
+             "read-only %d with flags %u", amq_filter_is_readonly(f), flags);
+    fz_probes_init(&p, bytes, len);
+    fz_check_stats(f);
+    fz_answers(f, &p, before);
+
+    /* Bytes out, bytes in. */
+    out = fz_serialize(f, &out_len);
+    if (!(flags & AMQ_OPEN_TRUST))
+        FZ_CHECK(out_len == len && memcmp(out, bytes, len) == 0,
+                 "a verified load re-serializes to different bytes (%zu vs %zu)", out_len, len);
+    rc = amq_filter_deserialize(out, out_len, 0, al, &g, &err);
+    FZ_CHECK(rc == AMQ_OK, "re-serialized bytes do not load: %s", err.msg);
+    fz_same_answers(f, g, &p, "reloaded");
+    amq_filter_free(g);
+    free(out);
+
+    /* A writable copy. */
+    rc = amq_filter_clone(f, al, &c);
+    FZ_CHECK(rc == AMQ_OK || rc == AMQ_ENOMEM, "clone: %d", rc);
+    if (rc == AMQ_OK) {
+        FZ_CHECK(!amq_filter_is_readonly(c), "a clone is read-only");
+        fz_same_answers(f, c, &p, "clone");
+        fz_add_and_find(c, &p);
+        rc = amq_filter_merge(c, f, &err);
+        FZ_CHECK(rc == AMQ_OK || rc == AMQ_EUNSUPPORTED || rc == AMQ_ENOMEM || rc == AMQ_EFULL,
+                 "merging a filter into its clone: %d (%s)", rc, err.msg);
+        if (rc == AMQ_OK) {
+            fz_answers(c, &p, after);
+            for (i = 0; i < p.n; i++)
+                FZ_CHECK(after[i] >= before[i], "merge lost probe %zu", i);
+        }
+        rc = amq_filter_intersect(c, f, &err);
+        FZ_CHECK(rc == AMQ_OK || rc == AMQ_EUNSUPPORTED || rc == AMQ_ENOMEM,
+                 "intersecting a filter with its clone: %d (%s)", rc, err.msg);
+        fz_check_stats(c);
+        FZ_CHECK(amq_filter_clear(c) == AMQ_OK, "clear of a clone failed");
+        amq_filter_free(c);
+    }
+
+    if (amq_filter_is_readonly(f)) {
+        FZ_CHECK(amq_filter_add(f, "x", 1) == AMQ_EREADONLY, "add to a read-only filter");
+        FZ_CHECK(amq_filter_clear(f) == AMQ_EREADONLY, "clear of a read-only filter");
+        rc = amq_filter_remove(f, "x", 1);
+        FZ_CHECK(rc == AMQ_EREADONLY || rc == AMQ_EUNSUPPORTED, "remove from read-only: %d",
+                 rc);
+    } else {
+        fz_add_and_find(f, &p);
+        fz_check_stats(f);
+    }
+}
+
+#endif /* AMQ_FUZZ_FILTER_CHECKS_H */

@@ -1,0 +1,74 @@
+# fuzz.mk - fuzz targets, their seed corpora and their replay (included by
+# the Makefile; docs/reliability.md explains how to add a target).
+#
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz_container ..."]
+#                      libFuzzer (clang), each target for FUZZ_SECONDS; the
+#                      corpus grows in build/fuzz/corpus/<target>/, crashers
+#                      land in build/fuzz/artifacts/<target>/, logs in
+#                      build/fuzz/logs/
+#   make fuzz-long     the same, 10 minutes per target
+#   make test-fuzz     (part of make test) replays the generated seeds and
+#                      fuzz/regressions/<target>/ through every target with a
+#                      plain driver built with ASan + UBSan (no libFuzzer)
+
+FUZZ_TARGETS ?= $(sort $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c)))
+FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 600
+FUZZ_CC ?= clang
+FUZZ_FLAGS ?=
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# Targets compile in pieces of the tool (cli/ sources) and the shared headers.
+FUZZ_DEPS := $(wildcard fuzz/*.h) $(wildcard cli/*.c cli/*.h)
+
+.PHONY: fuzz fuzz-long fuzz-bins fuzz-lib fuzz-seeds test-fuzz fuzz-replay
+
+# ---- libFuzzer builds (clang) ---------------------------------------------------------
+# The library with coverage instrumentation, by a sub-make in its own build dir
+# (where the Makefile's own rule builds it).
+ifneq ($(BUILD),$(FUZZ_DIR)/lib)
+$(FUZZ_DIR)/lib/libamq.a: $(LIB_SRC) $(wildcard src/*.h src/common/*.h include/*.h include/amq/*.h)
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_DIR)/lib CC=$(FUZZ_CC) OPT=-O1 WERROR=1 \
+	    EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
+	    $(FUZZ_DIR)/lib/libamq.a
+
+endif
+
+fuzz-lib: $(FUZZ_DIR)/lib/libamq.a
+
+$(FUZZ_DIR)/bin/%: fuzz/%.c $(FUZZ_DEPS) $(FUZZ_DIR)/lib/libamq.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_SAN) \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/lib/libamq.a $(LDLIBS_ALL)
+
+fuzz-bins: $(patsubst %,$(FUZZ_DIR)/bin/%,$(FUZZ_TARGETS))
+
+fuzz-seeds: $(BUILD)/fuzz/fuzz-seeds
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)
+	@$(BUILD)/fuzz/fuzz-seeds $(FUZZ_DIR)/seeds
+
+fuzz: deps-test fuzz-bins fuzz-seeds
+	@fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_TARGETS)
+
+fuzz-long:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
+# ---- replay without libFuzzer (any compiler; make test uses the ASan build) ------------
+$(BUILD)/fuzz/fuzz-seeds: fuzz/seeds.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+$(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Ifuzz $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< fuzz/replay.c \
+	    $(STATIC_LIB) $(LDLIBS_ALL)
+
+fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/fuzz-seeds
+	@rm -rf $(BUILD)/fuzz/corpus-seeds
+	@$(BUILD)/fuzz/fuzz-seeds $(BUILD)/fuzz/corpus-seeds
+	@for t in $(FUZZ_TARGETS); do \
+	    $(BUILD)/fuzz/replay_$$t $(BUILD)/fuzz/corpus-seeds/$$t fuzz/regressions/$$t || exit 1; \
+	done
+
+test-fuzz:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 fuzz-replay

@@ -1,0 +1,65 @@
+/*
+ * fuzz_container.c - a whole filter file, as bytes, through
+ * amq_filter_deserialize: the container header, its checksums, and every
+ * kind's parameter block and payload behind it.
+ *
+ * Each input is loaded four ways - copied or borrowed (AMQ_OPEN_MMAP),
+ * verified or trusted (AMQ_OPEN_TRUST) - from an aligned and a misaligned
+ * buffer.  Any input must give a filter or an error: an error sets a status
+ * and a message and leaks nothing; a filter passes fz_check_filter; a
+ * borrowed buffer is never written to.  Loading verified and trusted must
+ * agree unless the verified load found a checksum mismatch.
+ *
+ * Seeds: valid files of every kind (fuzz/seeds.c).
+ */
+#include "filter_checks.h"
+
+static int load_one(const uint8_t *data, size_t size, unsigned flags, size_t misalign)
+{
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    amq_allocator al;
+    fz_alloc a;
+    void *base;
+    uint8_t *buf = fz_copy_at(data, size, misalign, &base);
+    int rc;
+
+    al = fz_allocator(&a, FZ_FILTER_CAP);
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_deserialize(buf, size, flags, &al, &f, &err);
+    if (rc != AMQ_OK) {
+        FZ_CHECK(rc < 0 && amq_status_name(rc) != NULL, "unknown status %d", rc);
+        FZ_CHECK(f == NULL, "an error (%d) left a filter behind", rc);
+        FZ_CHECK(err.status == rc && err.msg[0] != '\0',
+                 "error %s without a message (err.status %d)", amq_status_name(rc), err.status);
+        FZ_CHECK(memchr(err.msg, '\0', sizeof err.msg) != NULL, "message not terminated");
+    } else {
+        FZ_CHECK(f != NULL, "AMQ_OK without a filter");
+        fz_check_filter(f, buf, size, flags, &al);
+        amq_filter_free(f);
+    }
+    FZ_CHECK_NO_LEAK(&a);
+    FZ_CHECK(size == 0 || memcmp(buf, data, size) == 0, "the input buffer was written to");
+    free(base);
+    return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_TRUST,
+                                     AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
+    int rc[4];
+    size_t m, misalign;
+
+    for (misalign = 0; misalign < 2; misalign++) {
+        for (m = 0; m < 4; m++)
+            rc[m] = load_one(data, size, modes[m], misalign);
+        /* Copy and borrow decode alike. */
+        FZ_CHECK(rc[0] == rc[1] && rc[2] == rc[3],
+                 "copy and borrow disagree: %d/%d, trusted %d/%d", rc[0], rc[1], rc[2], rc[3]);
+        /* Trusting only skips the payload checksum. */
+        if (rc[0] != AMQ_ECHECKSUM)
+            FZ_CHECK(rc[0] == rc[2], "verified %d, trusted %d", rc[0], rc[2]);
+    }
+    return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * fuzz_policy.c - amq_policy_may_match on arbitrary blobs (the LevelDB-style
+ * filter policy: a blob read back from an SST file or the network).
+ *
+ * Input: u8 key length K, K key bytes, then the blob (the rest).  Checks:
+ * the answer is 1, 0 or AMQ_ETRUNC, the last exactly for blobs under two
+ * bytes; the blob is only read (it lives in a misaligned, exactly-sized
+ * heap copy, so ASan sees any read past its end); and two oracles that need
+ * no second implementation: with every bit of the array set the answer is
+ * 1 (the extended id byte becomes 255, an unknown encoding), with none set
+ * it is 0 for the LevelDB encoding (k in 1..30) and 1 for the reserved last
+ * bytes (0, 31..254: forward compatibility).
+ */
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    const uint8_t *key;
+    size_t klen = fz_bytes(&in, 255, &key);
+    size_t len = in.n;
+    uint8_t *blob = calloc(1, len + 1), *copy;
+    uint8_t k;
+    int rc;
+
+    FZ_CHECK(blob != NULL, "out of memory");
+    copy = blob + 1; /* misaligned on purpose */
+    if (len != 0)
+        memcpy(copy, in.p, len);
+    rc = amq_policy_may_match(copy, len, key, klen);
+    if (len < 2) {
+        FZ_CHECK(rc == AMQ_ETRUNC, "a %zu-byte blob answered %d", len, rc);
+        free(blob);
+        return 0;
+    }
+    FZ_CHECK(rc == 0 || rc == 1, "may_match returned %d", rc);
+    FZ_CHECK(memcmp(copy, in.p, len) == 0, "may_match wrote to the blob");
+
+    k = copy[len - 1];
+    memset(copy, 0xff, len - 1);
+    rc = amq_policy_may_match(copy, len, key, klen);
+    FZ_CHECK(rc == 1, "a blob with every bit set (k %u) answered %d", k, rc);
+    memset(copy, 0, len - 1);
+    rc = amq_policy_may_match(copy, len, key, klen);
+    if (k >= 1 && k <= 30)
+        FZ_CHECK(rc == 0, "an empty LevelDB blob (k %u, %zu bytes) answered %d", k, len, rc);
+    else if (k != 255)
+        FZ_CHECK(rc == 1, "a reserved encoding (last byte %u) answered %d", k, rc);
+    else
+        FZ_CHECK(rc == 0 || rc == 1, "an extended blob answered %d", rc);
+    free(blob);
+    return 0;
+}

@@ -1,0 +1,472 @@
+/*
+ * seeds.c - writes the seed corpus of every fuzz target, so that no binary
+ * corpus lives in git.  Usage: fuzz-seeds OUTDIR; writes
+ * OUTDIR/<target>/seed-NNNN for each target of the table at the bottom.
+ * Deterministic: the same library gives the same files.
+ *
+ * Every kind built into the library gets seeds without any change here:
+ * valid files come from amq_config_init(kind) at a small capacity (kinds
+ * that need more than defaults add variants in kind_variants()), and the
+ * payload target of a kind, fuzz_payload_<name>, gets their parameter
+ * blocks and payloads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "amq.h"
+
+static const char *outdir;
+
+/* ---- output -------------------------------------------------------------------- */
+
+typedef struct sink {
+    char dir[512];
+    unsigned n;
+} sink;
+
+static void sink_open(sink *s, const char *target)
+{
+    snprintf(s->dir, sizeof s->dir, "%s/%s", outdir, target);
+    if (mkdir(s->dir, 0777) != 0 && errno != EEXIST) {
+        perror(s->dir);
+        exit(2);
+    }
+    s->n = 0;
+}
+
+static void emit(sink *s, const void *data, size_t len)
+{
+    char path[600];
+    FILE *fp;
+
+    snprintf(path, sizeof path, "%s/seed-%04u", s->dir, s->n++);
+    fp = fopen(path, "wb");
+    if (fp == NULL || (len != 0 && fwrite(data, 1, len, fp) != len) || fclose(fp) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+static void emit_str(sink *s, const char *str)
+{
+    emit(s, str, strlen(str));
+}
+
+/* splitmix64 */
+static uint64_t rnd(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void emit_random(sink *s, uint64_t seed, unsigned count, size_t maxlen)
+{
+    uint8_t buf[4096];
+    unsigned i;
+    size_t len, j;
+    if (maxlen > sizeof buf)
+        maxlen = sizeof buf;
+    for (i = 0; i < count; i++) {
+        len = (size_t)(rnd(&seed) % (maxlen + 1));
+        for (j = 0; j < len; j++)
+            buf[j] = (uint8_t)rnd(&seed);
+        emit(s, buf, len);
+    }
+}
+
+/* ---- filters of every kind ----------------------------------------------------------- */
+
+#define MAX_FILES 64
+
+typedef struct fileset {
+    uint8_t *bytes[MAX_FILES];
+    size_t len[MAX_FILES];
+    uint32_t kind[MAX_FILES];
+    size_t n;
+} fileset;
+
+static void add_keys(amq_filter *f, unsigned n)
+{
+    char key[32];
+    unsigned i;
+    int len;
+    for (i = 0; i < n; i++) {
+        len = snprintf(key, sizeof key, "key-%u", i);
+        (void)amq_filter_add(f, key, (size_t)len);
+    }
+}
+
+static void keep(fileset *fs, amq_filter *f)
+{
+    uint64_t size;
+    if (f == NULL || fs->n == MAX_FILES)
+        return;
+    if (amq_filter_serialized_size(f, &size) == AMQ_OK && size < (1u << 20)) {
+        fs->bytes[fs->n] = malloc((size_t)size);
+        if (fs->bytes[fs->n] != NULL &&
+            amq_filter_serialize(f, fs->bytes[fs->n], (size_t)size, NULL) == AMQ_OK) {
+            fs->len[fs->n] = (size_t)size;
+            fs->kind[fs->n] = amq_filter_kind(f);
+            fs->n++;
+        }
+    }
+    amq_filter_free(f);
+}
+
+static amq_filter *make(const amq_config *cfg, unsigned keys)
+{
+    amq_filter *f = NULL;
+    if (amq_filter_new(cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    add_keys(f, keys);
+    return f;
+}
+
+/* Variants beyond a kind's defaults: other hashes, sizes, probe schemes. */
+static void kind_variants(uint32_t kind, fileset *fs)
+{
+    amq_config cfg;
+    amq_bloom_params p;
+    amq_bloom *b;
+    amq_filter *f;
+    uint32_t probe;
+    static const uint64_t bits[] = {1, 63, 64, 65, 1000};
+    size_t i;
+
+    amq_config_init(&cfg, kind);
+    cfg.capacity = 100;
+    cfg.hash_algo = AMQ_HASH_MURMUR3;
+    cfg.seed = 7;
+    keep(fs, make(&cfg, 30));
+    cfg.hash_algo = AMQ_HASH_REDISBLOOM;
+    cfg.seed = 0;
+    keep(fs, make(&cfg, 30));
+    cfg.hash_algo = AMQ_HASH_MURMUR64A;
+    cfg.seed = 0x123456789abcdefull;
+    keep(fs, make(&cfg, 30));
+
+    if (kind == AMQ_KIND_BLOOM) {
+        for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+            amq_config_init(&cfg, kind);
+            cfg.bits = bits[i];
+            cfg.k = (uint32_t)(1 + i * 3);
+            keep(fs, make(&cfg, 20));
+        }
+        amq_config_init(&cfg, kind);
+        cfg.capacity = 64;
+        cfg.bits_per_key = 10;
+        keep(fs, make(&cfg, 64));
+        for (probe = AMQ_BLOOM_PROBE_GUAVA; probe <= AMQ_BLOOM_PROBE_REDISBLOOM; probe++) {
+            if (amq_bloom_params_for(100, 0.01, &p) != AMQ_OK)
+                continue;
+            p.probe = probe;
+            if (probe == AMQ_BLOOM_PROBE_GUAVA)
+                p.hash_algo = AMQ_HASH_MURMUR3;
+            else
+                p.hash_algo = AMQ_HASH_REDISBLOOM;
+            if (amq_bloom_new(&p, NULL, &b) != AMQ_OK || amq_filter_from_bloom(b, &f) != AMQ_OK)
+                continue;
+            add_keys(f, 40);
+            keep(fs, f);
+        }
+    }
+}
+
+static void all_filters(fileset *fs)
+{
+    amq_config cfg;
+    uint32_t kind;
+
+    memset(fs, 0, sizeof *fs);
+    for (kind = 1; kind < 64; kind++) {
+        if (amq_kind_name(kind) == NULL)
+            continue;
+        amq_config_init(&cfg, kind);
+        cfg.capacity = 200;
+        keep(fs, make(&cfg, 0));
+        keep(fs, make(&cfg, 50));
+        kind_variants(kind, fs);
+    }
+}
+
+static void free_filters(fileset *fs)
+{
+    size_t i;
+    for (i = 0; i < fs->n; i++)
+        free(fs->bytes[i]);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* ---- the targets' seeds ------------------------------------------------------------------ */
+
+static void seeds_container(sink *s)
+{
+    fileset fs;
+    size_t i, cut;
+    uint8_t *copy;
+
+    all_filters(&fs);
+    for (i = 0; i < fs.n; i++) {
+        emit(s, fs.bytes[i], fs.len[i]);
+        /* A few damaged forms; the fuzzer finds the rest. */
+        if (i % 4 == 0) {
+            for (cut = 1; cut < fs.len[i]; cut = cut * 3 + 1)
+                emit(s, fs.bytes[i], cut);
+            copy = malloc(fs.len[i]);
+            memcpy(copy, fs.bytes[i], fs.len[i]);
+            copy[fs.len[i] - 1] ^= 0x40; /* payload checksum mismatch */
+            emit(s, copy, fs.len[i]);
+            free(copy);
+        }
+    }
+    emit(s, "", 0);
+    emit(s, "\x89" "AMQ\r\n\x1a\n", 8);
+    emit_str(s, "plain text\n");
+    free_filters(&fs);
+}
+
+/* fuzz_payload_<kind>: (algo, seed, items, P, params, payload) of real files. */
+static void seeds_payload(uint32_t kind)
+{
+    char target[64];
+    const char *name = amq_kind_name(kind);
+    fileset fs;
+    sink s;
+    size_t i, j, off, plen;
+    uint8_t *buf;
+
+    snprintf(target, sizeof target, "fuzz_payload_%s", name);
+    for (j = 0; target[j]; j++)
+        if (target[j] == '-')
+            target[j] = '_';
+    sink_open(&s, target);
+    all_filters(&fs);
+    for (i = 0; i < fs.n; i++) {
+        if (fs.kind[i] != kind)
+            continue;
+        plen = (size_t)(fs.bytes[i][32] | (fs.bytes[i][33] << 8));
+        off = (size_t)le64(fs.bytes[i] + 40);
+        buf = malloc(19 + plen + fs.len[i]);
+        buf[0] = fs.bytes[i][12]; /* hash algorithm: 1..4 map to themselves */
+        memcpy(buf + 1, fs.bytes[i] + 16, 8);  /* seed */
+        memcpy(buf + 9, fs.bytes[i] + 24, 8);  /* items */
+        buf[17] = (uint8_t)plen;
+        buf[18] = (uint8_t)(plen >> 8);
+        memcpy(buf + 19, fs.bytes[i] + 64, plen);
+        memcpy(buf + 19 + plen, fs.bytes[i] + off, fs.len[i] - off);
+        emit(&s, buf, 19 + plen + fs.len[i] - off);
+        free(buf);
+    }
+    free_filters(&fs);
+}
+
+static void seeds_all_payloads(sink *unused)
+{
+    uint32_t kind;
+    (void)unused;
+    for (kind = 1; kind < 64; kind++)
+        if (amq_kind_name(kind) != NULL)
+            seeds_payload(kind);
+}
+
+static void seeds_policy(sink *s)
+{
+    static const double bpk[] = {1, 4.5, 10, 20, 44};
+    static const size_t counts[] = {0, 1, 10, 100};
+    amq_slice keys[100];
+    char names[100][16];
+    uint8_t blob[8192], in[8192];
+    size_t i, j, c, len;
+
+    for (i = 0; i < 100; i++) {
+        keys[i].len = (size_t)snprintf(names[i], sizeof names[i], "key-%zu", i);
+        keys[i].data = names[i];
+    }
+    for (i = 0; i < sizeof bpk / sizeof bpk[0]; i++) {
+        for (c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            if (amq_policy_build(AMQ_POLICY_LEVELDB, keys, counts[c], bpk[i], blob,
+                                 sizeof blob, &len) != AMQ_OK)
+                continue;
+            for (j = 0; j < 2; j++) { /* a present key and an absent one */
+                const char *k = j == 0 ? "key-0" : "absent";
+                in[0] = (uint8_t)strlen(k);
+                memcpy(in + 1, k, in[0]);
+                memcpy(in + 1 + in[0], blob, len);
+                emit(s, in, 1 + in[0] + len);
+            }
+        }
+    }
+    emit(s, "\x01" "a" "\x00\xff\x00\x00\x00\x00\x00\x00\x00\xff", 12); /* extended */
+    emit(s, "\x01" "a" "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x1f", 12); /* reserved k */
+    emit(s, "\x00\x07", 2);
+}
+
+static void seeds_roundtrip_policy(sink *s)
+{
+    emit(s, "\x01\x80\x02\x03key\x01a\x00", 9);
+    emit(s, "\x00\x00\x00\x00\x00\x00\x00\x24\x40\x02hi", 12); /* bpk 10.0 as a double */
+    emit_random(s, 11, 40, 600);
+}
+
+static void seeds_roundtrip_filter(sink *s)
+{
+    uint8_t buf[512];
+    uint64_t st = 5;
+    unsigned how, i;
+    size_t n, j;
+
+    for (how = 0; how < 4; how++) {
+        for (i = 0; i < 6; i++) {
+            n = 0;
+            buf[n++] = 0;                 /* kind: the first maker */
+            buf[n++] = (uint8_t)how;      /* bloom: which way to size */
+            buf[n++] = (uint8_t)i;        /* hash algorithm */
+            for (j = 0; j < 8; j++)       /* seed */
+                buf[n++] = (uint8_t)rnd(&st);
+            buf[n++] = (uint8_t)(i * 40); /* capacity */
+            buf[n++] = (uint8_t)i;
+            for (j = 0; j < 6; j++)       /* the way's parameters */
+                buf[n++] = (uint8_t)rnd(&st);
+            buf[n++] = (uint8_t)(i & 1);  /* flags: through a file */
+            while (n < 40u + 60u * i && n + 10 < sizeof buf) {
+                buf[n++] = 8;
+                for (j = 0; j < 8; j++)
+                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
+            }
+            emit(s, buf, n);
+        }
+    }
+    emit_random(s, 17, 30, 400);
+}
+
+static void seeds_cli_numbers(sink *s)
+{
+    static const char *strs[] = {
+        "0", "1", "42", "5M", "1e6", "2.5k", "1Ki", "3Gi", "1T", "-5", "\t-5", " 5", "+5",
+        "0x10", "010", "nan", "inf", "-inf", "1%", "0.01", "1e-300", "1e-400", "1e400",
+        "18446744073709551615", "18446744073709551616", "1e20", "1.5", "5m", "5 M", "",
+        "0xffffffffffffffff", "0x1p3", "1e", "e5", "5MM", "12abc"};
+    uint8_t buf[128];
+    size_t i, len;
+    unsigned sel;
+
+    for (sel = 0; sel < 4; sel++) {
+        for (i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+            memset(buf, 0, 17);
+            buf[0] = (uint8_t)sel;
+            buf[1] = 1;                /* lo = 1 */
+            memset(buf + 9, 0xff, 2);  /* hi = 65535 */
+            len = strlen(strs[i]);
+            memcpy(buf + 17, strs[i], len);
+            emit(s, buf, 17 + len);
+        }
+    }
+}
+
+static void emit_args(sink *s, const char *const *args)
+{
+    uint8_t buf[512];
+    size_t n = 0, len;
+    for (; *args != NULL; args++) {
+        len = strlen(*args);
+        if (n + len + 1 > sizeof buf)
+            break;
+        memcpy(buf + n, *args, len);
+        n += len;
+        buf[n++] = '\0';
+    }
+    emit(s, buf, n > 0 ? n - 1 : 0);
+}
+
+static void seeds_cli_create(sink *s)
+{
+    static const char *const lines[][12] = {
+        {"f.amq", "--capacity", "1000", NULL},
+        {"f.amq", "--capacity", "1k", "--fpp", "0.001", "--force", NULL},
+        {"f.amq", "--capacity", "100", "--fpp", "1%", "--hash", "murmur3", "--seed", "7", NULL},
+        {"f.amq", "--bits", "1000", "--hashes", "3", NULL},
+        {"f.amq", "--bits", "0", "--hashes", "3", NULL},
+        {"f.amq", "--capacity", "500", "--bits-per-key", "10", NULL},
+        {"f.amq", "--capacity", "0", NULL},
+        {"f.amq", "--capacity", "10", "--fpp", "nan", NULL},
+        {"f.amq", "--capacity", "9223372036854775808", NULL},
+        {"f.amq", "--type", "bloom", "--capacity", "10", "--seed", "0x10", NULL},
+        {"f.amq", "--type", "nosuch", "--capacity", "10", NULL},
+        {"f.amq", "--capacity", "10", "--bucket-size", "4", NULL},
+        {"--help", NULL},
+        {"f.amq", "g.amq", NULL},
+    };
+    size_t i;
+    for (i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        emit_args(s, lines[i]);
+}
+
+static void seeds_cli_lines(sink *s)
+{
+    static const char *texts[] = {"", "\n", "a", "a\n", "a\r\n", "a\r\nb", "\r", "\r\r\n",
+                                  "\n\n\n", "one\ntwo\r\nthree", "x\0y\nz"};
+    uint8_t buf[64];
+    size_t i, len;
+    unsigned b;
+
+    for (b = 0; b < 3; b++) {
+        for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+            len = i == 10 ? 5 : strlen(texts[i]); /* "x\0y\nz" */
+            buf[0] = (uint8_t)(b * 5);
+            memcpy(buf + 1, texts[i], len);
+            emit(s, buf, 1 + len);
+        }
+    }
+    emit_random(s, 23, 20, 3000);
+}
+
+/* ---- the table: one line per target ------------------------------------------------------ */
+
+static const struct {
+    const char *target; /* directory name; NULL: the function names its own */
+    void (*gen)(sink *s);
+} targets[] = {
+    {"fuzz_container", seeds_container},
+    {NULL, seeds_all_payloads},
+    {"fuzz_policy", seeds_policy},
+    {"fuzz_roundtrip_filter", seeds_roundtrip_filter},
+    {"fuzz_roundtrip_policy", seeds_roundtrip_policy},
+    {"fuzz_cli_numbers", seeds_cli_numbers},
+    {"fuzz_cli_create", seeds_cli_create},
+    {"fuzz_cli_lines", seeds_cli_lines},
+};
+
+int main(int argc, char **argv)
+{
+    sink s;
+    size_t i;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 2;
+    }
+    outdir = argv[1];
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
+        perror(outdir);
+        return 2;
+    }
+    for (i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        if (targets[i].target != NULL)
+            sink_open(&s, targets[i].target);
+        targets[i].gen(&s);
+    }
+    return 0;
+}
