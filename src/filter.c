@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t by value, in the caller's memory */
 #include <xxhash.h>
 
 #include "amq/bloom.h"
@@ -348,13 +349,13 @@ typedef struct out_target {
 #define SINK_BUF (1u << 16)
 
 typedef struct payload_sink {
+    XXH3_state_t sum; /* first: it wants the 64-byte alignment of the struct */
     const out_target *t;
     uint64_t offset; /* where the next flushed byte goes */
     uint64_t total;
-    XXH3_state_t *sum;
-    uint8_t buf[SINK_BUF];
     size_t used;
     amq_errinfo *err;
+    uint8_t buf[SINK_BUF];
 } payload_sink;
 
 static int sink_flush(payload_sink *s)
@@ -373,7 +374,7 @@ static int sink_write(void *ctx, const void *data, size_t len)
     payload_sink *s = ctx;
     int rc;
 
-    (void)XXH3_64bits_update(s->sum, data, len);
+    (void)XXH3_64bits_update(&s->sum, data, len);
     s->total += len;
     if (len >= SINK_BUF) {
         if ((rc = sink_flush(s)) != AMQ_OK)
@@ -393,9 +394,9 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
 {
     const amq_kind_ops *ops = f->ops;
     amq_container c;
-    payload_sink *s = NULL;
-    uint8_t *params = NULL, *header = NULL;
-    size_t plen;
+    payload_sink *s;
+    uint8_t *scratch, *params, *header;
+    size_t plen, scratch_size;
     uint64_t off;
     amq_sink sink;
     int rc;
@@ -404,21 +405,19 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
     if (plen > AMQ_FILE_MAX_PARAMS)
         return amq_err(err, AMQ_EOVERFLOW, "parameter block too large");
     off = amq_container_payload_offset((uint32_t)plen);
-    params = malloc(plen + 1);
-    header = malloc((size_t)off);
-    s = malloc(sizeof *s);
-    if (params == NULL || header == NULL || s == NULL) {
-        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
-        goto done;
-    }
+    /* One scratch block from the filter's allocator (a host that routes
+     * memory elsewhere sees saves too, and a failure is an AMQ_ENOMEM with
+     * nothing written): the sink, 64-byte aligned for its XXH3 state, then
+     * the header area and the parameter block. */
+    scratch_size = sizeof *s + 63 + (size_t)off + plen + 1;
+    scratch = amq_malloc(&f->alloc, scratch_size);
+    if (scratch == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    s = (payload_sink *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    header = (uint8_t *)(s + 1);
+    params = header + off;
     memset(s, 0, offsetof(payload_sink, buf));
-    s->used = 0;
-    s->sum = XXH3_createState();
-    if (s->sum == NULL) {
-        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
-        goto done;
-    }
-    (void)XXH3_64bits_reset(s->sum);
+    (void)XXH3_64bits_reset(&s->sum);
     s->t = t;
     s->offset = off;
     s->err = err;
@@ -450,15 +449,11 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
     c.params = params;
     c.params_len = (uint32_t)plen;
     c.payload_len = s->total;
-    c.payload_sum = XXH3_64bits_digest(s->sum);
+    c.payload_sum = XXH3_64bits_digest(&s->sum);
     amq_container_write_header(&c, header);
     rc = t->pwrite(t->ctx, header, (size_t)off, 0, err);
 done:
-    if (s != NULL)
-        XXH3_freeState(s->sum);
-    free(s);
-    free(params);
-    free(header);
+    amq_free(&f->alloc, scratch, scratch_size);
     return rc;
 }
 

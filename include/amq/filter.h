@@ -190,15 +190,17 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
 /*
  * Saves atomically: writes a temporary file in path's directory, fsyncs it,
  * renames it over path and fsyncs the directory.  A crash at any moment
- * leaves the old file or the new one; a failure (AMQ_EIO, AMQ_ENOSPC)
- * leaves the old file untouched and removes the temporary one.  An existing
- * file's permission bits are kept.
+ * leaves the old file or the new one; a failure (AMQ_EIO, AMQ_ENOSPC,
+ * AMQ_ENOMEM) leaves the old file untouched and removes the temporary one.
+ * An existing file's permission bits are kept.  Scratch memory (about 64
+ * KiB) comes from the filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);
 
 /* Size of the serialized form (the file's bytes) and serialization into a
- * caller buffer (AMQ_EINVAL if cap is too small). */
+ * caller buffer (AMQ_EINVAL if cap is too small, AMQ_ENOMEM if the filter's
+ * allocator cannot give the 64 KiB of scratch; buf is then undefined). */
 AMQ_API int amq_filter_serialized_size(const amq_filter *f, uint64_t *size);
 AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
                                  size_t *written);
