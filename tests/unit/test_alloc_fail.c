@@ -1,0 +1,583 @@
+/*
+ * test_alloc_fail.c - allocation failure, exhaustively: for each operation
+ * that allocates (create, load, clone, merge, intersect, serialize, save,
+ * open, and add on kinds that grow), the test allocator fails the 1st
+ * allocation, then the 2nd, the 3rd, ... until the operation succeeds.
+ * Every failure must return AMQ_ENOMEM, leave no block allocated (counted
+ * here; LeakSanitizer checks the default allocator in the ASan run), leave
+ * the filter it worked on exactly as it was (same serialized bytes, same
+ * answers), and leave it usable.  An operation that never reaches its
+ * failure point must succeed.
+ *
+ * Kinds are rows of kinds[] below: a new kind adds a line with a small
+ * configuration, and grows = 1 if its add can allocate.
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "amq.h"
+#include "test.h"
+
+/* ---- the failing allocator ------------------------------------------------------ */
+
+typedef struct failing {
+    uint64_t calls;   /* allocations asked for */
+    uint64_t fail_at; /* fail the call with this number (1-based); 0: never */
+    uint64_t failed;  /* allocations refused */
+    uint64_t live;    /* blocks outstanding */
+    uint64_t bad_frees;
+} failing;
+
+#define HDR 16
+
+static void *f_alloc(void *opaque, size_t size)
+{
+    failing *fa = opaque;
+    uint8_t *p;
+
+    fa->calls++;
+    if (fa->calls == fa->fail_at) {
+        fa->failed++;
+        return NULL;
+    }
+    if (size == 0 || size > SIZE_MAX - HDR) {
+        fa->bad_frees++; /* the hooks promise 0 < size; count it as misuse */
+        return NULL;
+    }
+    p = malloc(size + HDR);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, &size, sizeof size);
+    fa->live++;
+    return p + HDR;
+}
+
+static void f_free(void *opaque, void *ptr, size_t size)
+{
+    failing *fa = opaque;
+    uint8_t *p = (uint8_t *)ptr - HDR;
+    size_t was;
+
+    memcpy(&was, p, sizeof was);
+    if (was != size || fa->live == 0)
+        fa->bad_frees++;
+    fa->live--;
+    free(p);
+}
+
+static amq_allocator failing_allocator(failing *fa)
+{
+    amq_allocator a;
+    memset(fa, 0, sizeof *fa);
+    a.alloc = f_alloc;
+    a.free = f_free;
+    a.opaque = fa;
+    return a;
+}
+
+/* Fail the n-th allocation from now on. */
+static void arm(failing *fa, uint64_t n)
+{
+    fa->fail_at = fa->calls + n;
+}
+
+static void disarm(failing *fa)
+{
+    fa->fail_at = 0;
+}
+
+/* ---- kinds ---------------------------------------------------------------------------- */
+
+static void cfg_bloom(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_BLOOM);
+    cfg->capacity = 500;
+}
+
+static const struct kind_case {
+    const char *name;
+    void (*config)(amq_config *cfg);
+    int grows; /* add may allocate */
+} kinds[] = {
+    {"bloom", cfg_bloom, 0},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+#define NKEYS 300
+#define GROW_KEYS 5000 /* enough adds to make a growing kind grow */
+
+static size_t key(char *buf, unsigned i)
+{
+    return (size_t)snprintf(buf, 32, "key-%u", i);
+}
+
+static void add_keys(amq_filter *f, unsigned from, unsigned to)
+{
+    char k[32];
+    unsigned i;
+    for (i = from; i < to; i++)
+        (void)amq_filter_add(f, k, key(k, i));
+}
+
+/* A snapshot of a filter: its bytes and its answers on 2 * NKEYS keys. */
+typedef struct snapshot {
+    uint8_t *bytes;
+    size_t len;
+    uint8_t answers[2 * NKEYS];
+} snapshot;
+
+static void take(const amq_filter *f, snapshot *s)
+{
+    uint64_t size = 0;
+    char k[32];
+    unsigned i;
+
+    memset(s, 0, sizeof *s);
+    if (amq_filter_serialized_size(f, &size) != AMQ_OK)
+        return;
+    s->bytes = malloc((size_t)size);
+    if (s->bytes == NULL || amq_filter_serialize(f, s->bytes, (size_t)size, &s->len) != AMQ_OK)
+        s->len = 0;
+    for (i = 0; i < 2 * NKEYS; i++)
+        s->answers[i] = (uint8_t)amq_filter_contains(f, k, key(k, i));
+}
+
+static int same(const snapshot *a, const snapshot *b)
+{
+    return a->len != 0 && a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0 &&
+           memcmp(a->answers, b->answers, sizeof a->answers) == 0;
+}
+
+static void drop(snapshot *s)
+{
+    free(s->bytes);
+    s->bytes = NULL;
+}
+
+/* A reference filter of kind kc with NKEYS keys, default allocator. */
+static amq_filter *reference(const struct kind_case *kc)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    kc->config(&cfg);
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    add_keys(f, 0, NKEYS);
+    return f;
+}
+
+/*
+ * The loop every case shares.  op runs the operation with the n-th
+ * allocation from its start failing and returns its status; it checks what
+ * it can see (the filter unchanged, the result right) and frees what it
+ * made.  Here: every run with a refused allocation returns AMQ_ENOMEM (or
+ * succeeds correctly, if the operation can do without that allocation),
+ * leaks nothing and frees with the right sizes; the loop ends with the
+ * first run in which no allocation was refused, which must succeed.
+ * Returns the number of allocations the operation makes.
+ */
+typedef int (*op_fn)(void *ctx, failing *fa, const amq_allocator *al, uint64_t n);
+
+static uint64_t exhaust(const char *what, op_fn op, void *ctx)
+{
+    failing fa;
+    amq_allocator al = failing_allocator(&fa);
+    uint64_t n;
+    int rc;
+
+    for (n = 1; n < 100000; n++) {
+        memset(&fa, 0, sizeof fa);
+        rc = op(ctx, &fa, &al, n);
+        if (fa.bad_frees != 0)
+            FAIL_AT_("%s, allocation %llu failing: a free with the wrong size", what,
+                     (unsigned long long)n);
+        if (fa.live != 0)
+            FAIL_AT_("%s, allocation %llu failing: %llu blocks leaked (status %d)", what,
+                     (unsigned long long)n, (unsigned long long)fa.live, rc);
+        if (fa.failed == 0) {
+            if (rc != AMQ_OK)
+                FAIL_AT_("%s: status %d (%s) with no allocation refused", what, rc,
+                         amq_strerror(rc));
+            return n - 1;
+        }
+        if (rc != AMQ_ENOMEM && rc != AMQ_OK) {
+            FAIL_AT_("%s, allocation %llu failing: status %d (%s), expected AMQ_ENOMEM", what,
+                     (unsigned long long)n, rc, amq_strerror(rc));
+            return n;
+        }
+        if (test_failed)
+            return n;
+    }
+    FAIL_AT_("%s: still failing after %llu allocations", what, (unsigned long long)n);
+    return n;
+}
+
+/* No temporary file of a save is left in the test directory. */
+static int temporaries_left(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q 'amqtmp$'", test_tmpdir());
+    return system(cmd) == 0;
+}
+
+/* ---- the operations ---------------------------------------------------------------------- */
+
+typedef struct ctx {
+    const struct kind_case *kc;
+    amq_filter *ref;      /* a filter with NKEYS keys, default allocator */
+    snapshot ref_snap;    /* ref as it must stay */
+    uint8_t *bytes;       /* ref serialized */
+    size_t len;
+    const char *path;     /* ref saved there */
+    unsigned flags;
+} ctx;
+
+static int op_create(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_config cfg;
+    amq_filter *f = (amq_filter *)c; /* must be overwritten */
+    amq_errinfo err;
+    int rc;
+
+    c->kc->config(&cfg);
+    cfg.alloc = al;
+    arm(fa, n);
+    rc = amq_filter_new(&cfg, &f, &err);
+    if (rc != AMQ_OK) {
+        if (f != NULL)
+            FAIL_AT_("create failed (%d) but left *out set", rc);
+        if (err.msg[0] == '\0')
+            FAIL_AT_("create failed (%d) without a message", rc);
+        return rc;
+    }
+    disarm(fa);
+    add_keys(f, 0, 10);
+    amq_filter_free(f);
+    return rc;
+}
+
+static int op_load(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f = (amq_filter *)c;
+    snapshot s;
+    int rc;
+
+    arm(fa, n);
+    rc = amq_filter_deserialize(c->bytes, c->len, c->flags, al, &f, NULL);
+    if (rc != AMQ_OK) {
+        if (f != NULL)
+            FAIL_AT_("load failed (%d) but left *out set", rc);
+        return rc;
+    }
+    disarm(fa);
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("a loaded filter differs from the reference");
+    drop(&s);
+    amq_filter_free(f);
+    return rc;
+}
+
+static int op_open(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    snapshot s;
+    int rc;
+
+    arm(fa, n);
+    rc = amq_filter_open(c->path, c->flags, al, &f, &err);
+    if (rc != AMQ_OK) {
+        if (rc == AMQ_ENOMEM && strstr(err.msg, c->path) == NULL)
+            FAIL_AT_("open's out-of-memory message does not name the file: %s", err.msg);
+        return rc;
+    }
+    disarm(fa);
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("an opened filter differs from the reference");
+    drop(&s);
+    amq_filter_free(f);
+    return rc;
+}
+
+static int op_clone(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f = (amq_filter *)c;
+    snapshot s;
+    int rc;
+
+    arm(fa, n);
+    rc = amq_filter_clone(c->ref, al, &f);
+    disarm(fa);
+    take(c->ref, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("clone (allocation %llu failing) changed its source", (unsigned long long)n);
+    drop(&s);
+    if (rc != AMQ_OK) {
+        if (f != NULL)
+            FAIL_AT_("clone failed but left *out set");
+        return rc;
+    }
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("a clone differs from its source");
+    drop(&s);
+    amq_filter_free(f);
+    return rc;
+}
+
+/* merge (flags 0) or intersect (flags 1) the reference into a filter of
+ * the same kind made with the failing allocator and holding other keys. */
+static int op_combine(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_config cfg;
+    amq_filter *dst;
+    amq_errinfo err;
+    snapshot before, after;
+    int rc;
+
+    c->kc->config(&cfg);
+    cfg.alloc = al;
+    if (amq_filter_new(&cfg, &dst, NULL) != AMQ_OK) {
+        FAIL_AT_("cannot create the destination");
+        return AMQ_EINVAL;
+    }
+    add_keys(dst, NKEYS / 2, NKEYS + NKEYS / 2);
+    take(dst, &before);
+    arm(fa, n);
+    rc = c->flags ? amq_filter_intersect(dst, c->ref, &err) : amq_filter_merge(dst, c->ref, &err);
+    disarm(fa);
+    take(dst, &after);
+    if (rc != AMQ_OK && !same(&before, &after))
+        FAIL_AT_("a failed %s changed the destination", c->flags ? "intersect" : "merge");
+    drop(&after);
+    take(c->ref, &after);
+    if (!same(&after, &c->ref_snap))
+        FAIL_AT_("%s changed its source", c->flags ? "intersect" : "merge");
+    drop(&after);
+    drop(&before);
+    /* Usable afterwards, whatever happened. */
+    add_keys(dst, 0, 5);
+    amq_filter_free(dst);
+    return rc == AMQ_EUNSUPPORTED ? AMQ_OK : rc;
+}
+
+/* serialize (flags 0) or save (flags 1) the reference, re-made with the
+ * failing allocator (serialization scratch comes from the filter's). */
+static int op_write(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f;
+    amq_errinfo err;
+    snapshot s;
+    uint8_t *buf = malloc(c->len);
+    size_t written = 0;
+    struct stat st;
+    int rc;
+
+    if (buf == NULL || amq_filter_deserialize(c->bytes, c->len, 0, al, &f, NULL) != AMQ_OK) {
+        FAIL_AT_("cannot prepare the filter to write");
+        free(buf);
+        return AMQ_EINVAL;
+    }
+    arm(fa, n);
+    if (c->flags == 0) {
+        rc = amq_filter_serialize(f, buf, c->len, &written);
+        if (rc == AMQ_OK && (written != c->len || memcmp(buf, c->bytes, c->len) != 0))
+            FAIL_AT_("serialize wrote other bytes");
+    } else {
+        rc = amq_filter_save(f, c->path, 0, &err);
+        /* Whatever happened, the file holds the reference's bytes (a failed
+         * save leaves the old file, which has the same bytes here). */
+        if (stat(c->path, &st) != 0 || (size_t)st.st_size != c->len)
+            FAIL_AT_("after a save (status %d) the file is gone or resized", rc);
+        if (temporaries_left())
+            FAIL_AT_("a save (status %d) left a temporary file", rc);
+    }
+    disarm(fa);
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("writing changed the filter");
+    drop(&s);
+    amq_filter_free(f);
+    free(buf);
+    return rc;
+}
+
+/* add on a growing kind: keys one by one until an add fails; the failed
+ * add must have left the filter as it was, and adds go on after it. */
+static int op_add(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_config cfg;
+    amq_filter *f;
+    snapshot before, after;
+    char k[32];
+    unsigned i;
+    int rc = AMQ_OK;
+
+    c->kc->config(&cfg);
+    cfg.alloc = al;
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK) {
+        FAIL_AT_("cannot create the filter");
+        return AMQ_EINVAL;
+    }
+    arm(fa, n);
+    for (i = 0; i < GROW_KEYS; i++) {
+        uint64_t calls = fa->calls;
+        rc = amq_filter_add(f, k, key(k, i));
+        if (rc >= 0)
+            continue;
+        /* Replay that add on a snapshot taken without it. */
+        disarm(fa);
+        take(f, &after);
+        if (rc == AMQ_ENOMEM && fa->calls == calls)
+            FAIL_AT_("add returned AMQ_ENOMEM without allocating");
+        break;
+    }
+    disarm(fa);
+    if (rc < 0) {
+        /* The filter answers exactly as one that never saw key i. */
+        amq_filter *g;
+        unsigned j;
+        if (amq_filter_new(&cfg, &g, NULL) == AMQ_OK) {
+            for (j = 0; j < i; j++)
+                (void)amq_filter_add(g, k, key(k, j));
+            take(g, &before);
+            if (!same(&before, &after))
+                FAIL_AT_("a failed add (key %u) changed the filter", i);
+            drop(&before);
+            amq_filter_free(g);
+        }
+        drop(&after);
+        /* And it still takes keys. */
+        for (; i < GROW_KEYS; i++)
+            if (amq_filter_add(f, k, key(k, i)) < 0) {
+                FAIL_AT_("adds fail after a recovered AMQ_ENOMEM");
+                break;
+            }
+    }
+    amq_filter_free(f);
+    return rc < 0 ? rc : AMQ_OK;
+}
+
+/* ---- the tests ------------------------------------------------------------------------------ */
+
+static int setup(ctx *c, const struct kind_case *kc)
+{
+    memset(c, 0, sizeof *c);
+    c->kc = kc;
+    c->ref = reference(kc);
+    if (c->ref == NULL)
+        return -1;
+    take(c->ref, &c->ref_snap);
+    c->bytes = c->ref_snap.bytes;
+    c->len = c->ref_snap.len;
+    c->path = test_path("ref.amq");
+    return c->len == 0 || amq_filter_save(c->ref, c->path, 0, NULL) != AMQ_OK ? -1 : 0;
+}
+
+static void teardown(ctx *c)
+{
+    amq_filter_free(c->ref);
+    drop(&c->ref_snap);
+    unlink(c->path);
+}
+
+TEST(alloc_fail_create_load_clone)
+{
+    size_t i;
+    ctx c;
+    char what[64];
+    uint64_t n;
+
+    for (i = 0; i < NKINDS; i++) {
+        REQUIRE(setup(&c, &kinds[i]) == 0);
+        snprintf(what, sizeof what, "%s create", kinds[i].name);
+        n = exhaust(what, op_create, &c);
+        CHECK_GE(n, 2); /* at least the handle and the kind's object */
+        for (c.flags = 0; c.flags < 4; c.flags++) {
+            snprintf(what, sizeof what, "%s load (flags %u)", kinds[i].name, c.flags);
+            CHECK_GE(exhaust(what, op_load, &c), 2);
+            snprintf(what, sizeof what, "%s open (flags %u)", kinds[i].name, c.flags);
+            CHECK_GE(exhaust(what, op_open, &c), 2);
+        }
+        snprintf(what, sizeof what, "%s clone", kinds[i].name);
+        CHECK_GE(exhaust(what, op_clone, &c), 2);
+        teardown(&c);
+    }
+}
+
+TEST(alloc_fail_merge_intersect)
+{
+    size_t i;
+    ctx c;
+    char what[64];
+
+    for (i = 0; i < NKINDS; i++) {
+        REQUIRE(setup(&c, &kinds[i]) == 0);
+        for (c.flags = 0; c.flags < 2; c.flags++) {
+            snprintf(what, sizeof what, "%s %s", kinds[i].name, c.flags ? "intersect" : "merge");
+            (void)exhaust(what, op_combine, &c);
+        }
+        teardown(&c);
+    }
+}
+
+TEST(alloc_fail_serialize_save)
+{
+    size_t i;
+    ctx c;
+    char what[64];
+
+    for (i = 0; i < NKINDS; i++) {
+        REQUIRE(setup(&c, &kinds[i]) == 0);
+        for (c.flags = 0; c.flags < 2; c.flags++) {
+            snprintf(what, sizeof what, "%s %s", kinds[i].name, c.flags ? "save" : "serialize");
+            CHECK_GE(exhaust(what, op_write, &c), 1);
+        }
+        teardown(&c);
+    }
+}
+
+/* Fixed-size kinds never allocate in add; growing kinds recover from an
+ * AMQ_ENOMEM at every allocation of their growth. */
+TEST(alloc_fail_add)
+{
+    failing fa;
+    amq_allocator al = failing_allocator(&fa);
+    amq_config cfg;
+    amq_filter *f;
+    uint64_t calls;
+    size_t i;
+    ctx c;
+    char what[64];
+
+    for (i = 0; i < NKINDS; i++) {
+        if (kinds[i].grows) {
+            memset(&c, 0, sizeof c);
+            c.kc = &kinds[i];
+            snprintf(what, sizeof what, "%s add", kinds[i].name);
+            CHECK_GE(exhaust(what, op_add, &c), 1);
+            continue;
+        }
+        kinds[i].config(&cfg);
+        cfg.alloc = &al;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        calls = fa.calls;
+        add_keys(f, 0, GROW_KEYS);
+        if (fa.calls != calls)
+            FAIL_AT_("%s: add allocated %llu times", kinds[i].name,
+                     (unsigned long long)(fa.calls - calls));
+        amq_filter_free(f);
+        CHECK_EQ(fa.live, 0);
+    }
+}
+
+TEST_MAIN()
