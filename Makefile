@@ -85,6 +85,8 @@ help:
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
 	@echo "                 (docs/reliability.md)"
+	@echo "  tsan           the tests in TSAN_TESTS under ThreadSanitizer"
+	@echo "  test-faults    SIGKILL during saves, disk full"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -205,10 +207,14 @@ test: deps-test
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
 	@$(MAKE) --no-print-directory test-fuzz
+	@$(MAKE) --no-print-directory WERROR=1 test-faults
+	@$(MAKE) --no-print-directory tsan
 	@echo "make test: all tests passed"
 
 # Fuzz targets, seed corpora, replay (fuzz/fuzz.mk): make fuzz, fuzz-long, test-fuzz.
 include fuzz/fuzz.mk
+# Kill-during-save and disk-full tests, ThreadSanitizer (tests/reliability.mk).
+include tests/reliability.mk
 
 # ---- demo and benchmarks ---------------------------------------------------------------------
 $(BUILD)/obj/bench/%.o: bench/%.c
