@@ -1,0 +1,340 @@
+/*
+ * test_concurrent.c - the read side of the thread-safety contract: any
+ * number of threads may use the reader functions of one filter at the same
+ * time (amq/filter.h, amq/bloom.h list them), and filters that share
+ * nothing may be written from different threads at the same time.
+ *
+ * Each case runs THREADS threads on one shared filter - in memory, mmap'd
+ * from a file, and borrowed from a buffer - every thread calling every
+ * reader (contains, contains_hash, contains_batch, hash, stats, describe,
+ * serialized_size, serialize, clone, save) and comparing each answer with
+ * the one computed before the threads started.  It runs in every unit
+ * test build; `make tsan` runs it under ThreadSanitizer, which reports any
+ * data race (none may exist: readers only read).
+ *
+ * Kinds are rows of kinds[]: a new kind adds a line.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "amq.h"
+#include "test.h"
+
+#define THREADS 4
+#define NKEYS 2000
+#define ROUNDS 3
+
+typedef struct shared {
+    const amq_filter *f;
+    const uint8_t *bytes; /* f serialized */
+    size_t len;
+    uint8_t expect[2 * NKEYS];
+    amq_stats stats;
+    const char *save_path; /* where threads save concurrently (NULL: no) */
+} shared;
+
+typedef struct worker {
+    shared *sh;
+    int id;
+    int errors;
+    pthread_t thread;
+} worker;
+
+static size_t key(char *buf, unsigned i)
+{
+    return (size_t)snprintf(buf, 32, "key-%u", i);
+}
+
+static int count_fields(void *ctx, const amq_field *fld)
+{
+    (*(int *)ctx)++;
+    return fld->name == NULL;
+}
+
+static void *reader(void *arg)
+{
+    worker *w = arg;
+    shared *sh = w->sh;
+    const amq_filter *f = sh->f;
+    amq_hash128 h[64];
+    uint8_t out[64], *buf = malloc(sh->len);
+    char k[32];
+    unsigned i, j, r, start = (unsigned)w->id * 97;
+    amq_stats st;
+    amq_filter *c;
+    uint64_t size;
+    int fields;
+
+    for (r = 0; r < ROUNDS && buf != NULL; r++) {
+        for (i = 0; i < 2 * NKEYS; i++) {
+            unsigned x = (start + i) % (2 * NKEYS);
+            size_t len = key(k, x);
+            if (amq_filter_contains(f, k, len) != sh->expect[x])
+                w->errors++;
+            if (amq_filter_contains_hash(f, amq_filter_hash(f, k, len)) != sh->expect[x])
+                w->errors++;
+        }
+        for (i = 0; i + 64 <= 2 * NKEYS; i += 64) {
+            for (j = 0; j < 64; j++)
+                h[j] = amq_filter_hash(f, k, key(k, i + j));
+            amq_filter_contains_batch(f, h, 64, out);
+            for (j = 0; j < 64; j++)
+                if (out[j] != sh->expect[i + j])
+                    w->errors++;
+        }
+        amq_filter_stats(f, &st);
+        if (st.items != sh->stats.items || st.bits != sh->stats.bits ||
+            st.fill != sh->stats.fill)
+            w->errors++;
+        fields = 0;
+        if (amq_filter_describe(f, count_fields, &fields) != 0 || fields == 0)
+            w->errors++;
+        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size != sh->len ||
+            amq_filter_serialize(f, buf, sh->len, NULL) != AMQ_OK ||
+            memcmp(buf, sh->bytes, sh->len) != 0)
+            w->errors++;
+        if (amq_filter_clone(f, NULL, &c) == AMQ_OK) {
+            /* A private copy: writing it races with nothing. */
+            for (i = 0; i < NKEYS; i += 50)
+                if (amq_filter_contains(c, k, key(k, i)) != sh->expect[i])
+                    w->errors++;
+            (void)amq_filter_add(c, "private", 7);
+            amq_filter_free(c);
+        } else {
+            w->errors++;
+        }
+        if (sh->save_path != NULL && amq_filter_save(f, sh->save_path, 0, NULL) != AMQ_OK)
+            w->errors++;
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Runs the readers on f; returns the number of wrong answers. */
+static int run_readers(const amq_filter *f, const char *save_path)
+{
+    shared sh;
+    worker w[THREADS];
+    uint64_t size;
+    uint8_t *bytes;
+    char k[32];
+    unsigned i;
+    int t, errors = 0;
+
+    memset(&sh, 0, sizeof sh);
+    sh.f = f;
+    sh.save_path = save_path;
+    if (amq_filter_serialized_size(f, &size) != AMQ_OK)
+        return -1;
+    bytes = malloc((size_t)size);
+    if (bytes == NULL || amq_filter_serialize(f, bytes, (size_t)size, &sh.len) != AMQ_OK)
+        return -1;
+    sh.bytes = bytes;
+    for (i = 0; i < 2 * NKEYS; i++)
+        sh.expect[i] = (uint8_t)amq_filter_contains(f, k, key(k, i));
+    amq_filter_stats(f, &sh.stats);
+
+    for (t = 0; t < THREADS; t++) {
+        w[t].sh = &sh;
+        w[t].id = t;
+        w[t].errors = 0;
+        if (pthread_create(&w[t].thread, NULL, reader, &w[t]) != 0)
+            return -1;
+    }
+    for (t = 0; t < THREADS; t++) {
+        pthread_join(w[t].thread, NULL);
+        errors += w[t].errors;
+    }
+    if (save_path != NULL) {
+        /* Concurrent saves to one path: the survivor is a complete file. */
+        amq_filter *g;
+        uint8_t *again = malloc(sh.len);
+        if (again == NULL || amq_filter_open(save_path, 0, NULL, &g, NULL) != AMQ_OK ||
+            amq_filter_serialize(g, again, sh.len, NULL) != AMQ_OK ||
+            memcmp(again, bytes, sh.len) != 0)
+            errors++;
+        else
+            amq_filter_free(g);
+        free(again);
+    }
+    free(bytes);
+    return errors;
+}
+
+/* ---- kinds ------------------------------------------------------------------------------------ */
+
+static amq_filter *bloom_probe(uint32_t probe, uint32_t hash)
+{
+    amq_bloom_params p;
+    amq_bloom *b;
+    amq_filter *f;
+    if (amq_bloom_params_for(NKEYS, 0.01, &p) != AMQ_OK)
+        return NULL;
+    p.probe = probe;
+    p.hash_algo = hash;
+    if (amq_bloom_new(&p, NULL, &b) != AMQ_OK || amq_filter_from_bloom(b, &f) != AMQ_OK)
+        return NULL;
+    return f;
+}
+
+static amq_filter *make_bloom_native(void)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_config_init(&cfg, AMQ_KIND_BLOOM);
+    cfg.capacity = NKEYS;
+    return amq_filter_new(&cfg, &f, NULL) == AMQ_OK ? f : NULL;
+}
+
+static amq_filter *make_bloom_guava(void)
+{
+    return bloom_probe(AMQ_BLOOM_PROBE_GUAVA, AMQ_HASH_MURMUR3);
+}
+
+static amq_filter *make_bloom_redisbloom(void)
+{
+    return bloom_probe(AMQ_BLOOM_PROBE_REDISBLOOM, AMQ_HASH_REDISBLOOM);
+}
+
+static const struct kind_case {
+    const char *name;
+    amq_filter *(*make)(void); /* an empty filter sized for NKEYS */
+} kinds[] = {
+    {"bloom", make_bloom_native},
+    {"bloom (guava probes)", make_bloom_guava},
+    {"bloom (redisbloom probes)", make_bloom_redisbloom},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+static amq_filter *filled(const struct kind_case *kc)
+{
+    amq_filter *f = kc->make();
+    char k[32];
+    unsigned i;
+    for (i = 0; f != NULL && i < NKEYS; i++)
+        (void)amq_filter_add(f, k, key(k, i));
+    return f;
+}
+
+TEST(concurrent_readers_in_memory)
+{
+    size_t i;
+    int errors;
+    for (i = 0; i < NKINDS; i++) {
+        amq_filter *f = filled(&kinds[i]);
+        REQUIRE(f != NULL);
+        errors = run_readers(f, test_path("concurrent-save.amq"));
+        if (errors != 0)
+            FAIL_AT_("%s: %d wrong answers from concurrent readers", kinds[i].name, errors);
+        amq_filter_free(f);
+    }
+}
+
+TEST(concurrent_readers_mmap_and_borrowed)
+{
+    size_t i;
+    uint64_t size;
+    uint8_t *buf;
+    int errors;
+    unsigned flags;
+
+    for (i = 0; i < NKINDS; i++) {
+        amq_filter *f = filled(&kinds[i]), *g;
+        REQUIRE(f != NULL);
+        REQUIRE_OK(amq_filter_save(f, test_path("shared.amq"), 0, NULL));
+        for (flags = AMQ_OPEN_MMAP; flags <= (AMQ_OPEN_MMAP | AMQ_OPEN_TRUST); flags++) {
+            if (!(flags & AMQ_OPEN_MMAP))
+                continue;
+            REQUIRE_OK(amq_filter_open(test_path("shared.amq"), flags, NULL, &g, NULL));
+            errors = run_readers(g, NULL);
+            if (errors != 0)
+                FAIL_AT_("%s mmap'd (flags %u): %d wrong answers", kinds[i].name, flags, errors);
+            amq_filter_free(g);
+        }
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        buf = malloc((size_t)size);
+        REQUIRE(buf != NULL);
+        REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, NULL));
+        REQUIRE_OK(amq_filter_deserialize(buf, (size_t)size, AMQ_OPEN_MMAP, NULL, &g, NULL));
+        errors = run_readers(g, NULL);
+        if (errors != 0)
+            FAIL_AT_("%s borrowed: %d wrong answers", kinds[i].name, errors);
+        amq_filter_free(g);
+        free(buf);
+        amq_filter_free(f);
+    }
+}
+
+/* Filters that share nothing are written from several threads at once:
+ * no hidden shared state in the library (a static buffer, a lazily set
+ * global) may make that racy. */
+typedef struct private_job {
+    const struct kind_case *kc;
+    int id, errors;
+    pthread_t thread;
+} private_job;
+
+static void *private_writer(void *arg)
+{
+    private_job *j = arg;
+    amq_filter *f = j->kc->make(), *g = NULL;
+    amq_errinfo err;
+    uint8_t blob[4096];
+    amq_slice keys[16];
+    char k[32], names[16][32];
+    size_t written;
+    unsigned i;
+
+    if (f == NULL) {
+        j->errors++;
+        return NULL;
+    }
+    for (i = 0; i < NKEYS; i++)
+        (void)amq_filter_add(f, k, key(k, i * THREADS + (unsigned)j->id));
+    for (i = 0; i < NKEYS; i++)
+        if (amq_filter_contains(f, k, key(k, i * THREADS + (unsigned)j->id)) != 1)
+            j->errors++;
+    if (amq_filter_clone(f, NULL, &g) != AMQ_OK || amq_filter_merge(g, f, &err) != AMQ_OK ||
+        amq_filter_intersect(g, f, &err) != AMQ_OK || amq_filter_clear(g) != AMQ_OK)
+        j->errors++;
+    amq_filter_free(g);
+    /* Error paths fill a caller's errinfo only. */
+    if (amq_filter_deserialize("junk", 4, 0, NULL, &g, &err) == AMQ_OK)
+        j->errors++;
+    for (i = 0; i < 16; i++) {
+        keys[i].len = key(names[i], i + (unsigned)j->id * 16);
+        keys[i].data = names[i];
+    }
+    if (amq_policy_build(AMQ_POLICY_LEVELDB, keys, 16, 10, blob, sizeof blob, &written) != AMQ_OK)
+        j->errors++;
+    for (i = 0; i < 16; i++)
+        if (amq_policy_may_match(blob, written, keys[i].data, keys[i].len) != 1)
+            j->errors++;
+    amq_filter_free(f);
+    return NULL;
+}
+
+TEST(concurrent_private_writers)
+{
+    private_job jobs[THREADS];
+    size_t i;
+    int t, errors;
+
+    for (i = 0; i < NKINDS; i++) {
+        errors = 0;
+        for (t = 0; t < THREADS; t++) {
+            jobs[t].kc = &kinds[i];
+            jobs[t].id = t;
+            jobs[t].errors = 0;
+            REQUIRE(pthread_create(&jobs[t].thread, NULL, private_writer, &jobs[t]) == 0);
+        }
+        for (t = 0; t < THREADS; t++) {
+            pthread_join(jobs[t].thread, NULL);
+            errors += jobs[t].errors;
+        }
+        if (errors != 0)
+            FAIL_AT_("%s: %d errors from writers of private filters", kinds[i].name, errors);
+    }
+}
+
+TEST_MAIN()
