@@ -77,7 +77,8 @@ typedef enum amq_status {
 #undef AMQ_STATUS_ENUM_
 } amq_status;
 
-/* Text of a status code; never NULL (unknown codes give "unknown error"). */
+/* Text of a status code; never NULL (unknown codes give "unknown error").
+ * This and the three functions below return constant data: any thread. */
 AMQ_API const char *amq_strerror(int status);
 
 /* Name of a status code without the AMQ_ prefix ("ENOMEM"), or NULL. */
@@ -108,7 +109,10 @@ AMQ_API unsigned amq_version_number(void);
  *
  * The library aligns large buffers itself (it over-allocates), so alloc need
  * only return malloc-aligned memory.  Functions are called from the thread
- * that calls into the library.
+ * that calls into the library - from several threads at once when several
+ * threads use objects sharing one allocator, or read one filter at the
+ * same time (amq_filter_save and _serialize take scratch memory from the
+ * filter's allocator): hooks shared that way must be thread-safe.
  */
 typedef struct amq_allocator {
     void *(*alloc)(void *opaque, size_t size);

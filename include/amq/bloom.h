@@ -17,8 +17,15 @@
  * Bit x of the filter is bit (x & 7) of byte x >> 3 - the same bytes as
  * little-endian 64-bit words with bit x at 1 << (x & 63) - on every host.
  *
- * Thread safety: any number of threads may call the const functions at the
- * same time; amq_bloom_add, _clear, _union, _intersect need exclusive access.
+ * Thread safety: the functions taking a const amq_bloom * are readers - any
+ * number of threads may call them on one filter at the same time
+ * (amq_bloom_contains, _contains_hash, _hash, _clone of it, _get_params,
+ * _items, _is_view, _bits_set, _estimate_items, _fpp_now, _data, and the
+ * src of _union and _intersect).  Writers - amq_bloom_add, _add_hash,
+ * _clear, _set_items, the dst of _union and _intersect, writing through
+ * amq_bloom_data_mut, and _free - need exclusive access.  The sizing
+ * functions, amq_bloom_new, _view and the policy functions (amq_policy_*)
+ * touch no shared state: any thread, any time.
  */
 #ifndef AMQ_BLOOM_H
 #define AMQ_BLOOM_H

@@ -11,12 +11,27 @@
  * (amq_filter_hash); the *_hash functions take that hash directly, which
  * is how batched callers hash ahead.
  *
- * Thread safety: a filter is safe for any number of concurrent readers
- * (contains, stats, describe, save, serialize).  Writers (add, remove,
- * merge, clear) need exclusive access unless the kind says otherwise
- * (the blocked and partitioned kinds allow concurrent adds and queries
- * once switched to concurrent mode: amq_blocked_set_concurrent,
- * amq_partitioned_set_concurrent).
+ * Thread safety, function by function (tests/unit/test_concurrent.c runs
+ * the readers under ThreadSanitizer):
+ *  - readers of f: any number of threads may call them on one filter at
+ *    the same time - amq_filter_kind, _is_readonly, _hash, _contains,
+ *    _contains_hash, _contains_batch, _stats, _describe, _serialized_size,
+ *    _serialize, _save (several saves to one path also: the file is then
+ *    one of them, complete), _clone (of f), and the src of _merge and
+ *    _intersect;
+ *  - writers of f: _add, _add_hash, _add_batch, _remove, _remove_hash,
+ *    _clear, the dst of _merge and _intersect, and _free need exclusive
+ *    access: no other call on f may run at the same time, unless the
+ *    kind's header allows more (the blocked and partitioned kinds allow
+ *    concurrent adds and queries once switched to concurrent mode:
+ *    amq_blocked_set_concurrent, amq_partitioned_set_concurrent);
+ *  - everything else touches no shared state: amq_config_init,
+ *    amq_kind_name, amq_kind_from_name, amq_filter_new, _open,
+ *    _deserialize (which reads buf only; a borrowed buf must not change
+ *    while the filter lives), _from_bloom, on distinct objects from any
+ *    thread.
+ * A read-only (mmap'd or borrowed) filter has only readers: its writers
+ * return AMQ_EREADONLY without touching it.
  */
 #ifndef AMQ_FILTER_H
 #define AMQ_FILTER_H
