@@ -72,3 +72,39 @@ fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/
 
 test-fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 fuzz-replay
+
+# ---- coverage of the library by the corpora (clang source-based coverage) --------------
+#   make fuzz-cov      replays build/fuzz/corpus/<target> (what make fuzz grew), the
+#                      seeds and the regressions through coverage-instrumented
+#                      replay binaries and prints llvm-cov's report for src/
+#                      (also in build/fuzz-cov/report.txt)
+FUZZ_COV_DIR := build/fuzz-cov
+FUZZ_COV_FLAGS := -fprofile-instr-generate -fcoverage-mapping
+LLVM_PROFDATA ?= llvm-profdata
+LLVM_COV ?= llvm-cov
+
+.PHONY: fuzz-cov
+
+ifneq ($(BUILD),$(FUZZ_COV_DIR)/lib)
+$(FUZZ_COV_DIR)/lib/libamq.a: $(LIB_SRC) $(wildcard src/*.h src/common/*.h include/*.h include/amq/*.h)
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_COV_DIR)/lib CC=$(FUZZ_CC) OPT=-O1 WERROR=1 \
+	    EXTRA_CFLAGS="$(FUZZ_COV_FLAGS)" EXTRA_LDFLAGS="$(FUZZ_COV_FLAGS)" \
+	    $(FUZZ_COV_DIR)/lib/libamq.a
+endif
+
+$(FUZZ_COV_DIR)/bin/%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(FUZZ_COV_DIR)/lib/libamq.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_COV_FLAGS) \
+	    -o $@ $< fuzz/replay.c $(FUZZ_COV_DIR)/lib/libamq.a $(LDLIBS_ALL)
+
+fuzz-cov: $(patsubst %,$(FUZZ_COV_DIR)/bin/%,$(FUZZ_TARGETS)) fuzz-seeds
+	@rm -rf $(FUZZ_COV_DIR)/prof && mkdir -p $(FUZZ_COV_DIR)/prof
+	@for t in $(FUZZ_TARGETS); do \
+	    LLVM_PROFILE_FILE=$(FUZZ_COV_DIR)/prof/$$t.profraw $(FUZZ_COV_DIR)/bin/$$t -q \
+	        $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t fuzz/regressions/$$t || exit 1; \
+	done
+	@$(LLVM_PROFDATA) merge -o $(FUZZ_COV_DIR)/all.profdata $(FUZZ_COV_DIR)/prof/*.profraw
+	@$(LLVM_COV) report $(FUZZ_COV_DIR)/bin/$(firstword $(FUZZ_TARGETS)) \
+	    $(patsubst %,-object $(FUZZ_COV_DIR)/bin/%,$(wordlist 2,99,$(FUZZ_TARGETS))) \
+	    -instr-profile=$(FUZZ_COV_DIR)/all.profdata $(LIB_SRC) $(wildcard cli/*.c) \
+	    | tee $(FUZZ_COV_DIR)/report.txt

@@ -43,7 +43,7 @@ __attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv)
 static const char *current;
 static unsigned long ran;
 
-static void say_current(void)
+static FZ_UNUSED void say_current(void)
 {
     if (current != NULL)
         fprintf(stderr, "replay: failing input: %s\n", current);
