@@ -12,7 +12,29 @@
  *
  * Seeds: valid files of every kind (fuzz/seeds.c).
  */
+#include "common/container.h"
 #include "filter_checks.h"
+
+/* The stream reader's stopping rule agrees with the decoder: a valid file
+ * is wanted whole (and one byte more, to see trailing garbage), every
+ * prefix of it keeps the reader reading. */
+static void check_stream_need(const uint8_t *data, size_t size)
+{
+    static const size_t cuts[] = {1, 7, 8, 63, 64, 71, 72, 127, 128};
+    uint64_t need = 0;
+    size_t i;
+    int more = amq_container_stream_need(data, size, &need);
+
+    FZ_CHECK(more == 1 && need == (uint64_t)size + 1,
+             "a valid %zu-byte file: stream_need says %d, %llu", size, more,
+             (unsigned long long)need);
+    for (i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        if (cuts[i] < size)
+            FZ_CHECK(amq_container_stream_need(data, cuts[i], &need) == 1,
+                     "a %zu-byte prefix of a valid file stops the reader", cuts[i]);
+    FZ_CHECK(amq_container_stream_need(data, size / 2 + 1, &need) == 1,
+             "half a valid file stops the reader");
+}
 
 static int load_one(const uint8_t *data, size_t size, unsigned flags, size_t misalign)
 {
@@ -54,6 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (misalign = 0; misalign < 2; misalign++) {
         for (m = 0; m < 4; m++)
             rc[m] = load_one(data, size, modes[m], misalign);
+        if (misalign == 0 && rc[0] == AMQ_OK)
+            check_stream_need(data, size);
         /* Copy and borrow decode alike. */
         FZ_CHECK(rc[0] == rc[1] && rc[2] == rc[3],
                  "copy and borrow disagree: %d/%d, trusted %d/%d", rc[0], rc[1], rc[2], rc[3]);

@@ -124,3 +124,34 @@ int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
     c->payload_off = off;
     return AMQ_OK;
 }
+
+int amq_container_stream_need(const uint8_t *buf, size_t len, uint64_t *need)
+{
+    size_t n = len < AMQ_FILE_MAGIC_LEN ? len : AMQ_FILE_MAGIC_LEN;
+    uint64_t off, payload;
+    uint32_t plen;
+    size_t hlen;
+
+    if (memcmp(buf, AMQ_FILE_MAGIC, n) != 0)
+        return 0;
+    if (len < AMQ_FILE_FIXED) {
+        *need = AMQ_FILE_FIXED;
+        return 1;
+    }
+    plen = amq_load32(buf + 32);
+    if (plen > AMQ_FILE_MAX_PARAMS)
+        return 0;
+    hlen = AMQ_FILE_FIXED + (size_t)plen;
+    if (len < hlen + 8) {
+        *need = hlen + 8;
+        return 1;
+    }
+    if (amq_load64(buf + hlen) != amq_checksum(buf, hlen))
+        return 0;
+    off = amq_load64(buf + 40);
+    payload = amq_load64(buf + 48);
+    if (off > UINT64_MAX / 2 || payload > UINT64_MAX / 2)
+        return 0;
+    *need = off + payload + 1;
+    return len < *need;
+}

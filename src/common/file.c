@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/container.h"
 #include "common/error.h"
 
 /* Reading a non-regular file grows a buffer up to this size. */
@@ -35,10 +36,17 @@ static int io_status(int e)
     return AMQ_EIO;
 }
 
+/*
+ * A pipe or device is read into memory, but only as far as a filter file
+ * can go (amq_container_stream_need): a wrong magic or header stops the
+ * read at once, a valid header bounds it by the size it declares.  Reading
+ * to the end of whatever came - `amq info /dev/zero` - ran out of memory.
+ */
 static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err)
 {
     size_t cap = 1 << 16, len = 0;
     uint8_t *buf = malloc(cap), *nb;
+    uint64_t need = 0;
     ssize_t r;
 
     if (buf == NULL)
@@ -68,6 +76,8 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
         if (r == 0)
             break;
         len += (size_t)r;
+        if (!amq_container_stream_need(buf, len, &need) || need > AMQ_MAX_STREAM_FILE)
+            break;
     }
     m->heap = buf;
     m->data = buf;

@@ -111,6 +111,13 @@ refuse "does not apply" --capacity 10 --fingerprint-bits 8
 refuse "does not apply" --capacity 10 --expansion 2
 refuse "does not apply" --capacity 10 --partitions 4
 
+CASE=endless-input
+# A filter "file" that never ends is refused at its first bytes, not read
+# until memory runs out.
+expect_status 2 timeout 20 "$AMQ" info /dev/zero
+expect_stderr_has "not an amq filter file"
+expect_status 2 timeout 20 "$AMQ" query /dev/zero keys
+
 CASE=hash-command
 expect_status 2 "$AMQ" hash --algo xxh3 --seed "${TAB}-1" x
 expect_stderr_has "--seed"
