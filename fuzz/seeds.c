@@ -440,6 +440,7 @@ static const struct {
     void (*gen)(sink *s);
 } targets[] = {
     {"fuzz_container", seeds_container},
+    {"fuzz_file_open", seeds_container},
     {NULL, seeds_all_payloads},
     {"fuzz_policy", seeds_policy},
     {"fuzz_roundtrip_filter", seeds_roundtrip_filter},
