@@ -238,6 +238,31 @@ static void seeds_container(sink *s)
     free_filters(&fs);
 }
 
+/* fuzz_header: a control byte (repair both checksums), then a real file
+ * with one header field changed. */
+static void seeds_header(sink *s)
+{
+    static const size_t fields[] = {8, 10, 12, 14, 16, 24, 32, 36, 40, 48};
+    fileset fs;
+    size_t i, j;
+    uint8_t *buf;
+
+    all_filters(&fs);
+    for (i = 0; i < fs.n && i < 4; i++) {
+        buf = malloc(fs.len[i] + 1);
+        buf[0] = 3;
+        memcpy(buf + 1, fs.bytes[i], fs.len[i]);
+        emit(s, buf, fs.len[i] + 1);
+        for (j = 0; j < sizeof fields / sizeof fields[0]; j++) {
+            buf[1 + fields[j]] ^= 0x81;
+            emit(s, buf, fs.len[i] + 1);
+            buf[1 + fields[j]] ^= 0x81;
+        }
+        free(buf);
+    }
+    free_filters(&fs);
+}
+
 /* fuzz_payload_<kind>: (algo, seed, items, P, params, payload) of real files. */
 static void seeds_payload(uint32_t kind)
 {
@@ -441,6 +466,7 @@ static const struct {
 } targets[] = {
     {"fuzz_container", seeds_container},
     {"fuzz_file_open", seeds_container},
+    {"fuzz_header", seeds_header},
     {NULL, seeds_all_payloads},
     {"fuzz_policy", seeds_policy},
     {"fuzz_roundtrip_filter", seeds_roundtrip_filter},
