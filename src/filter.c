@@ -573,7 +573,13 @@ static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borr
     rc = ops->load(&args, &impl, err);
     if (rc != AMQ_OK)
         return rc;
-    return wrap(ops, impl, alloc, out);
+    rc = wrap(ops, impl, alloc, out);
+    /* AMQ_OPEN_MMAP promises a read-only filter, also when the kind had to
+     * copy (growing kinds do) or the file could not be mapped (a pipe):
+     * writes to it would otherwise succeed and vanish silently. */
+    if (rc == AMQ_OK && (flags & AMQ_OPEN_MMAP))
+        (*out)->readonly = 1;
+    return rc;
 }
 
 int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,

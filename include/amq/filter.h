@@ -191,8 +191,10 @@ AMQ_API int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 
 /*
  * Opens a filter file.  Without AMQ_OPEN_MMAP the filter is copied into
- * memory and is writable; with it, the filter is a read-only view of the
- * mapping, valid until amq_filter_free.  Every error names what is wrong in
+ * memory and is writable; with it, the filter is read-only: a view of the
+ * mapping, valid until amq_filter_free (kinds that cannot be queried in
+ * place - the scalable kinds - and files that cannot be mapped - pipes -
+ * are copied, and read-only all the same).  Every error names what is wrong in
  * err->msg: AMQ_EIO (with sys_errno), AMQ_EMAGIC, AMQ_EVERSION, AMQ_EKIND,
  * AMQ_ETRUNC, AMQ_ECORRUPT, AMQ_ECHECKSUM, AMQ_ENOMEM.
  */
@@ -223,7 +225,8 @@ AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
 /*
  * Reads a filter from bytes.  flags: AMQ_OPEN_TRUST as for files;
  * AMQ_OPEN_MMAP here means "borrow": the filter is a read-only view of buf,
- * which must outlive it.  Validates everything: any bytes give an error or
+ * which must outlive it (a kind that cannot borrow copies, and the filter
+ * is read-only all the same).  Validates everything: any bytes give an error or
  * a filter, never a crash.
  */
 AMQ_API int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,
