@@ -972,7 +972,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
     amq_scuckoo_params p;
     amq_scuckoo *c;
-    uint64_t nb0, slots, total = 0, off = 0, size;
+    uint64_t nb0, slots, total = 0, off = 0, size, used;
     uint32_t nf, j, reserved;
     int rc;
 
@@ -1035,11 +1035,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     }
     c->items = a->items;
     c->deletes = amq_load64(a->params + 40);
-    if (!a->trusted && count_used(c) != c->items) {
+    if (!a->trusted && (used = count_used(c)) != c->items) {
         amq_scuckoo_free(c);
         return amq_err(err, AMQ_ECORRUPT,
                        "scalable cuckoo filter records %llu items but holds %llu fingerprints",
-                       (unsigned long long)a->items, (unsigned long long)count_used(c));
+                       (unsigned long long)a->items, (unsigned long long)used);
     }
     *impl = c;
     return AMQ_OK;
