@@ -362,7 +362,8 @@ int amq_cuckoo_check_params(const amq_cuckoo_params *p)
 {
     if (!valid_f(p->fingerprint_bits) || !valid_b(p->bucket_size))
         return AMQ_ERANGE;
-    if (p->buckets == 0 || p->buckets > AMQ_CUCKOO_MAX_BUCKETS || p->max_kicks == 0)
+    if (p->buckets == 0 || p->buckets > AMQ_CUCKOO_MAX_BUCKETS || p->max_kicks == 0 ||
+        p->max_kicks > AMQ_CUCKOO_MAX_KICKS)
         return AMQ_ERANGE;
     if (!(p->fpp >= 0.0 && p->fpp <= 1.0))
         return AMQ_ERANGE;

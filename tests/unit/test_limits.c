@@ -250,6 +250,79 @@ TEST(limits_filter_new)
     }
 }
 
+/* ---- cuckoo: amq_cuckoo_check_params and amq_filter_new ------------------------------------ */
+
+static const struct cuckoo_row {
+    const char *name;
+    uint32_t f, b;
+    uint64_t nb;
+    uint32_t kicks;
+    double fpp;
+    int want;
+} cuckoo_rows[] = {
+    {"valid", 8, 4, 1000, 500, 0.01, AMQ_OK},
+    {"f 0", 0, 4, 1000, 500, 0.01, AMQ_ERANGE},
+    {"f 7", 7, 4, 1000, 500, 0.01, AMQ_ERANGE},
+    {"f 32", 32, 4, 1000, 500, 0.01, AMQ_ERANGE},
+    {"b 0", 8, 0, 1000, 500, 0.01, AMQ_ERANGE},
+    {"b 3", 8, 3, 1000, 500, 0.01, AMQ_ERANGE},
+    {"b 16", 8, 16, 1000, 500, 0.01, AMQ_ERANGE},
+    {"nb 0", 8, 4, 0, 500, 0.01, AMQ_ERANGE},
+    {"nb 2^40+1", 8, 4, (UINT64_C(1) << 40) + 1, 500, 0.01, AMQ_ERANGE},
+    {"nb 2^64-1", 8, 4, U64MAX, 500, 0.01, AMQ_ERANGE},
+    {"kicks 0", 8, 4, 1000, 0, 0.01, AMQ_ERANGE},
+    {"kicks 65535", 8, 4, 1000, 65535, 0.01, AMQ_OK},
+    /* A file or config asking for billions of evictions per insert would
+     * make one add into a full table run for minutes. */
+    {"kicks 65536", 8, 4, 1000, 65536, 0.01, AMQ_ERANGE},
+    {"kicks 2^32-1", 8, 4, 1000, UINT32_MAX, 0.01, AMQ_ERANGE},
+    {"fpp NaN", 8, 4, 1000, 500, NAN, AMQ_ERANGE},
+    {"fpp -1", 8, 4, 1000, 500, -1.0, AMQ_ERANGE},
+};
+
+TEST(limits_cuckoo)
+{
+    amq_cuckoo_params p;
+    amq_config cfg;
+    amq_filter *f;
+    amq_errinfo err;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < sizeof cuckoo_rows / sizeof cuckoo_rows[0]; i++) {
+        const struct cuckoo_row *r = &cuckoo_rows[i];
+        memset(&p, 0, sizeof p);
+        p.fingerprint_bits = r->f;
+        p.bucket_size = r->b;
+        p.buckets = r->nb;
+        p.max_kicks = r->kicks;
+        p.fpp = r->fpp;
+        p.hash_algo = AMQ_HASH_XXH3;
+        rc = amq_cuckoo_check_params(&p);
+        if (rc != r->want)
+            FAIL_AT_("%s: amq_cuckoo_check_params = %d, want %d", r->name, rc, r->want);
+    }
+    /* Through the generic handle: options a cuckoo config may carry. */
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.capacity = 1000;
+    cfg.max_kicks = 65536;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.max_kicks = 0;
+    cfg.fingerprint_bits = 9;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.fingerprint_bits = 0;
+    cfg.bucket_size = 3;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.bucket_size = 0;
+    cfg.capacity = 0;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.capacity = U64MAX;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    cfg.capacity = 1000;
+    cfg.fpp = NAN;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+}
+
 /* ---- the policy blob ------------------------------------------------------------------------------ */
 
 static const struct policy_row {
