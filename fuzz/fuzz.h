@@ -183,14 +183,26 @@ static FZ_UNUSED void fz_free_fn(void *opaque, void *ptr, size_t size)
     free(p);
 }
 
-/* An allocator hooking a (cap: largest single allocation allowed). */
+/* The optional zeroing hook: the library takes filter arrays from it. */
+static FZ_UNUSED void *fz_zalloc_fn(void *opaque, size_t size)
+{
+    void *p = fz_alloc_fn(opaque, size);
+    if (p != NULL)
+        memset(p, 0, size);
+    return p;
+}
+
+/* An allocator hooking a (cap: largest single allocation allowed), with
+ * every hook of amq_allocator set (zalloc included). */
 static FZ_UNUSED amq_allocator fz_allocator(fz_alloc *a, size_t cap)
 {
     amq_allocator al;
+    memset(&al, 0, sizeof al);
     memset(a, 0, sizeof *a);
     a->cap = cap;
     al.alloc = fz_alloc_fn;
     al.free = fz_free_fn;
+    al.zalloc = fz_zalloc_fn;
     al.opaque = a;
     return al;
 }

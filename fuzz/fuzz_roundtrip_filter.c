@@ -23,6 +23,11 @@
 #include "filter_checks.h"
 
 #define MAX_KEYS 256
+/* Single allocations above 2 MiB fail (AMQ_ENOMEM, which add may return):
+ * a scalable filter whose kicks keep failing grows by its expansion at
+ * every sub-filter, and copying tens of megabytes per input would leave
+ * the fuzzer a few executions per second. */
+#define RT_CAP ((size_t)2 << 20)
 
 /* ---- makers: a filter from fuzz bytes ------------------------------------------ */
 
@@ -90,6 +95,73 @@ static int make_bloom(fz_in *in, const amq_allocator *al, amq_filter **out)
     return rc;
 }
 
+/* The other kinds go through amq_filter_new with fuzz-chosen options; a
+ * refusal must be AMQ_ERANGE or AMQ_EINVAL (some option combinations are
+ * invalid on purpose: the target then checks only that) or AMQ_ENOMEM
+ * (over RT_CAP), with a message. */
+static int make_from_config(amq_config *cfg, const amq_allocator *al, amq_filter **out)
+{
+    amq_errinfo err;
+    int rc;
+
+    cfg->alloc = al;
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_new(cfg, out, &err);
+    FZ_CHECK(rc == AMQ_OK ||
+                 ((rc == AMQ_ERANGE || rc == AMQ_EINVAL || rc == AMQ_ENOMEM) && err.msg[0] != '\0'),
+             "amq_filter_new (kind %u): %d (%s)", cfg->kind, rc, err.msg);
+    return rc;
+}
+
+static int make_cuckoo(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    static const uint32_t fbits[] = {0, 8, 12, 16}, bsize[] = {0, 1, 2, 4, 8};
+    amq_config cfg;
+
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.hash_algo = pick_hash(in, &cfg.seed);
+    cfg.capacity = fz_range(in, 1, 2000);
+    cfg.fpp = ((double)fz_u16(in) + 1.0) / 65537.0;
+    cfg.fingerprint_bits = fbits[fz_u8(in) % 4];
+    cfg.bucket_size = bsize[fz_u8(in) % 5];
+    cfg.max_kicks = (uint32_t)fz_range(in, 0, 1000);
+    return make_from_config(&cfg, al, out);
+}
+
+static int make_scalable(fz_in *in, uint32_t kind, const amq_allocator *al, amq_filter **out)
+{
+    static const uint32_t fbits[] = {0, 8, 12, 16}, bsize[] = {0, 1, 2, 4};
+    amq_config cfg;
+    uint8_t opts;
+
+    amq_config_init(&cfg, kind);
+    opts = fz_u8(in);
+    cfg.redisbloom = opts & 1;
+    cfg.nonscaling = (opts >> 1) & 1;
+    if (!cfg.redisbloom)
+        cfg.hash_algo = pick_hash(in, &cfg.seed);
+    /* Small, so that 256 keys make it grow. */
+    cfg.capacity = fz_range(in, 1, 300);
+    cfg.fpp = ((double)fz_u16(in) + 1.0) / 65537.0;
+    cfg.expansion = (uint32_t)fz_range(in, 0, 4);
+    if (kind == AMQ_KIND_SCALABLE_CUCKOO) {
+        cfg.fingerprint_bits = cfg.redisbloom ? 0 : fbits[fz_u8(in) % 4];
+        cfg.bucket_size = bsize[fz_u8(in) % 4];
+        cfg.max_kicks = (uint32_t)fz_range(in, 0, 600);
+    }
+    return make_from_config(&cfg, al, out);
+}
+
+static int make_scalable_bloom(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    return make_scalable(in, AMQ_KIND_SCALABLE_BLOOM, al, out);
+}
+
+static int make_scalable_cuckoo(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    return make_scalable(in, AMQ_KIND_SCALABLE_CUCKOO, al, out);
+}
+
 typedef struct maker {
     const char *kind;
     int (*make)(fz_in *in, const amq_allocator *al, amq_filter **out);
@@ -97,6 +169,9 @@ typedef struct maker {
 
 static const maker makers[] = {
     {"bloom", make_bloom},
+    {"cuckoo", make_cuckoo},
+    {"scalable-bloom", make_scalable_bloom},
+    {"scalable-cuckoo", make_scalable_cuckoo},
 };
 #define NMAKERS (sizeof makers / sizeof makers[0])
 
@@ -187,7 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned flags;
     int rc;
 
-    al = fz_allocator(&a, FZ_FILTER_CAP);
+    al = fz_allocator(&a, RT_CAP);
     params = in;
     if (mk->make(&in, &al, &f) != AMQ_OK) {
         FZ_CHECK_NO_LEAK(&a);
@@ -213,7 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Add one by one: each key is found right after its add. */
     for (i = 0; i < ks->n; i++) {
         rc = amq_filter_add(f, ks->key[i], ks->len[i]);
-        FZ_CHECK(rc == 0 || rc == 1 || rc == AMQ_EFULL || rc == AMQ_ENOMEM, "add: %d", rc);
+        FZ_CHECK(fz_add_status_ok(rc), "add: %d (%s)", rc, amq_strerror(rc));
         ks->added[i] = rc;
         if (rc == 1)
             ones++;
@@ -232,7 +307,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = mk->make(&in, &al, &g);
     FZ_CHECK(rc == AMQ_OK, "the same parameters failed the second time: %d", rc);
     rc = amq_filter_add_batch(g, hashes, ks->n, batch_added);
-    FZ_CHECK(rc == AMQ_OK || rc == AMQ_EFULL || rc == AMQ_ENOMEM, "add_batch: %d", rc);
+    FZ_CHECK(rc == AMQ_OK || (rc < 0 && fz_add_status_ok(rc)), "add_batch: %d", rc);
     if (rc == AMQ_OK) {
         for (i = 0; i < ks->n; i++)
             FZ_CHECK(batch_added[i] == ks->added[i], "key %zu: batch added %u, single %d", i,

@@ -374,6 +374,22 @@ static void seeds_roundtrip_filter(sink *s)
             emit(s, buf, n);
         }
     }
+    /* The other makers (kinds 1..): random parameters, 8-byte keys. */
+    for (how = 1; how < 4; how++) {
+        for (i = 0; i < 8; i++) {
+            n = 0;
+            buf[n++] = (uint8_t)how;
+            for (j = 0; j < 24; j++)
+                buf[n++] = (uint8_t)rnd(&st);
+            buf[n++] = (uint8_t)(i & 1);
+            while (n < 60u + 50u * i && n + 10 < sizeof buf) {
+                buf[n++] = 8;
+                for (j = 0; j < 8; j++)
+                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
+            }
+            emit(s, buf, n);
+        }
+    }
     emit_random(s, 17, 30, 400);
 }
 

@@ -105,7 +105,9 @@ AMQ_API amq_hash128 amq_filter_hash(const amq_filter *f, const void *key, size_t
  * add: 1 if the key was added as new, 0 if the filter reports it may
  * already be present (Bloom kinds: no bit changed; it is still "in"),
  * negative on error: AMQ_EFULL (a full fixed-size filter; nothing changed),
- * AMQ_EREADONLY (an mmap'd filter), AMQ_ENOMEM (a growing filter).
+ * AMQ_EREADONLY (an mmap'd filter), AMQ_ENOMEM and AMQ_ELIMIT (a growing
+ * filter that cannot grow: out of memory, or at its limit of links or
+ * sub-filters; nothing changed).
  * contains: 1 may be present, 0 certainly absent.
  * remove: 1 removed, 0 not found, AMQ_EUNSUPPORTED for Bloom kinds.
  *   Removing a key that was never added is undefined: it may remove another
