@@ -65,12 +65,26 @@ static void f_free(void *opaque, void *ptr, size_t size)
     free(p);
 }
 
+static void *f_zalloc(void *opaque, size_t size)
+{
+    void *p = f_alloc(opaque, size);
+    if (p != NULL)
+        memset(p, 0, size);
+    return p;
+}
+
+/* Every case runs twice: with the optional zalloc hook (filter arrays come
+ * from it) and without (alloc + memset). */
+static int use_zalloc;
+
 static amq_allocator failing_allocator(failing *fa)
 {
     amq_allocator a;
+    memset(&a, 0, sizeof a);
     memset(fa, 0, sizeof *fa);
     a.alloc = f_alloc;
     a.free = f_free;
+    a.zalloc = use_zalloc ? f_zalloc : NULL;
     a.opaque = fa;
     return a;
 }
@@ -490,7 +504,15 @@ static void teardown(ctx *c)
     unlink(c->path);
 }
 
+static void alloc_fail_create_load_clone_body(void);
+
 TEST(alloc_fail_create_load_clone)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_create_load_clone_body();
+}
+
+static void alloc_fail_create_load_clone_body(void)
 {
     size_t i;
     ctx c;
@@ -514,7 +536,15 @@ TEST(alloc_fail_create_load_clone)
     }
 }
 
+static void alloc_fail_merge_intersect_body(void);
+
 TEST(alloc_fail_merge_intersect)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_merge_intersect_body();
+}
+
+static void alloc_fail_merge_intersect_body(void)
 {
     size_t i;
     ctx c;
@@ -530,7 +560,15 @@ TEST(alloc_fail_merge_intersect)
     }
 }
 
+static void alloc_fail_serialize_save_body(void);
+
 TEST(alloc_fail_serialize_save)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_serialize_save_body();
+}
+
+static void alloc_fail_serialize_save_body(void)
 {
     size_t i;
     ctx c;
@@ -548,7 +586,15 @@ TEST(alloc_fail_serialize_save)
 
 /* Fixed-size kinds never allocate in add; growing kinds recover from an
  * AMQ_ENOMEM at every allocation of their growth. */
+static void alloc_fail_add_body(void);
+
 TEST(alloc_fail_add)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_add_body();
+}
+
+static void alloc_fail_add_body(void)
 {
     failing fa;
     amq_allocator al = failing_allocator(&fa);
