@@ -19,7 +19,7 @@ FUZZ_FLAGS ?=
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # Targets compile in pieces of the tool (cli/ sources) and the shared headers.
-FUZZ_DEPS := $(wildcard fuzz/*.h) $(wildcard cli/*.c cli/*.h)
+FUZZ_DEPS := $(wildcard fuzz/*.h) $(wildcard cli/*.c cli/*.h redis/*.c redis/*.h)
 
 .PHONY: fuzz fuzz-long fuzz-bins fuzz-lib fuzz-seeds test-fuzz fuzz-replay
 

@@ -474,6 +474,249 @@ static void seeds_cli_lines(sink *s)
     emit_random(s, 23, 20, 3000);
 }
 
+/* ---- RedisBloom-layout filters: RDB values and SCANDUMP chunks ------------------------------ */
+
+typedef struct wbuf {
+    uint8_t b[1 << 16];
+    size_t n;
+} wbuf;
+
+static void w64(wbuf *w, uint64_t v)
+{
+    int i;
+    for (i = 0; i < 8 && w->n < sizeof w->b; i++)
+        w->b[w->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void wf64(wbuf *w, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    w64(w, bits);
+}
+
+static void wstr(wbuf *w, const uint8_t *data, size_t len)
+{
+    int i;
+    if (w->n + 4 + len > sizeof w->b)
+        return;
+    for (i = 0; i < 4; i++)
+        w->b[w->n++] = (uint8_t)(len >> (8 * i));
+    memcpy(w->b + w->n, data, len);
+    w->n += len;
+}
+
+static void wraw(wbuf *w, const void *data, size_t len)
+{
+    if (w->n + len <= sizeof w->b) {
+        memcpy(w->b + w->n, data, len);
+        w->n += len;
+    }
+}
+
+/* Commands after a loaded dump (op, key length, key): add, add-unique,
+ * remove, contains, compact, add, count. */
+static const char seed_ops[] = "\0\3abc\1\3abd\2\3abc\4\2k1\5\0\0\3xyz\3\3xyz";
+
+/* Small RedisBloom-mode BF filters: one link, several links, non-scaling. */
+static amq_sbloom *rb_bloom(unsigned variant)
+{
+    amq_sbloom_params p;
+    amq_sbloom *s;
+    char key[32];
+    unsigned i, n = 30 + 60 * variant;
+
+    amq_sbloom_params_init(&p, 1);
+    p.capacity = 20 + 10 * variant;
+    p.error = variant == 2 ? 0.001 : 0.01;
+    if (variant == 3)
+        p.options |= AMQ_SBLOOM_NO_SCALING;
+    if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
+        return NULL;
+    for (i = 0; i < n; i++)
+        (void)amq_sbloom_add(s, key, (size_t)snprintf(key, sizeof key, "k%u", i));
+    return s;
+}
+
+static amq_scuckoo *rb_cuckoo(unsigned variant)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c;
+    char key[32];
+    unsigned i, n = 20 + 100 * variant;
+
+    amq_scuckoo_params_init(&p, 1);
+    p.capacity = 64;
+    p.bucket_size = 1u << variant;
+    if (amq_scuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    for (i = 0; i < n; i++)
+        (void)amq_scuckoo_add(c, key, (size_t)snprintf(key, sizeof key, "k%u", i));
+    for (i = 0; i < n / 4; i++)
+        (void)amq_scuckoo_remove(c, key, (size_t)snprintf(key, sizeof key, "k%u", i));
+    return c;
+}
+
+/* fuzz_rdb_bf: encoding byte, then the value as bf_rdb_save writes it
+ * (encoding 4), and the older layouts (encodings 0..3). */
+static void seeds_rdb_bf(sink *s)
+{
+    amq_sbloom *b;
+    amq_sbloom_info in;
+    amq_sbloom_link_info l;
+    const uint8_t *data;
+    unsigned v, enc;
+    uint32_t i;
+    wbuf *w = malloc(sizeof *w);
+
+    for (v = 0; v < 4 && w != NULL; v++) {
+        if ((b = rb_bloom(v)) == NULL)
+            continue;
+        amq_sbloom_get_info(b, &in);
+        for (enc = 0; enc <= 4; enc++) {
+            w->n = 0;
+            w->b[w->n++] = (uint8_t)enc;
+            w64(w, in.items);
+            w64(w, in.num_filters);
+            if (enc >= 2)
+                w64(w, in.options);
+            if (enc >= 4)
+                w64(w, in.growth);
+            for (i = 0; i < in.num_filters; i++) {
+                amq_sbloom_link(b, i, &l, &data);
+                w64(w, l.entries);
+                wf64(w, l.error);
+                w64(w, l.hashes);
+                wf64(w, l.bpe);
+                if (enc >= 1) {
+                    w64(w, l.bits);
+                    w64(w, l.n2);
+                }
+                wstr(w, data, (size_t)l.bytes);
+                w64(w, l.items);
+            }
+            emit(s, w->b, w->n);
+        }
+        amq_sbloom_free(b);
+    }
+    free(w);
+}
+
+static void seeds_rdb_cf(sink *s)
+{
+    amq_scuckoo *c;
+    amq_scuckoo_info in;
+    const uint8_t *data;
+    uint64_t nb;
+    size_t bytes;
+    unsigned v, enc;
+    uint32_t j;
+    wbuf *w = malloc(sizeof *w);
+
+    for (v = 0; v < 3 && w != NULL; v++) {
+        if ((c = rb_cuckoo(v)) == NULL)
+            continue;
+        amq_scuckoo_get_info(c, &in);
+        for (enc = 3; enc <= 4; enc++) {
+            w->n = 0;
+            w->b[w->n++] = (uint8_t)enc;
+            w64(w, in.num_filters);
+            w64(w, in.num_buckets);
+            w64(w, in.items);
+            w64(w, in.deletes);
+            if (enc >= 4) {
+                w64(w, in.bucket_size);
+                w64(w, in.max_iterations);
+                w64(w, in.expansion);
+            }
+            for (j = 0; j < in.num_filters; j++) {
+                amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+                if (enc >= 4)
+                    w64(w, nb);
+                wstr(w, data, bytes);
+            }
+            emit(s, w->b, w->n);
+        }
+        amq_scuckoo_free(c);
+    }
+    free(w);
+}
+
+/* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
+ * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
+static void seeds_scandump_bf(sink *s)
+{
+    amq_sbloom *b;
+    uint8_t hdr[4096];
+    const uint8_t *data;
+    size_t hlen, len;
+    uint64_t it, next;
+    unsigned v;
+    wbuf *w = malloc(sizeof *w);
+
+    for (v = 0; v < 4 && w != NULL; v++) {
+        if ((b = rb_bloom(v)) == NULL)
+            continue;
+        hlen = amq_sbloom_header_size(b);
+        if (hlen <= sizeof hdr && amq_sbloom_header_encode(b, hdr, sizeof hdr) == AMQ_OK) {
+            w->n = 0;
+            w->b[w->n++] = (uint8_t)hlen;
+            w->b[w->n++] = (uint8_t)(hlen >> 8);
+            wraw(w, hdr, hlen);
+            for (it = 1; amq_sbloom_chunk(b, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
+                 it = next) {
+                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
+                w64(w, next);
+                wraw(w, l2, 2);
+                wraw(w, data, len);
+            }
+            emit(s, w->b, w->n);
+            /* Then the end of the chunks and a few commands. */
+            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
+            wraw(w, seed_ops, sizeof seed_ops - 1);
+            emit(s, w->b, w->n);
+        }
+        amq_sbloom_free(b);
+    }
+    free(w);
+}
+
+static void seeds_scandump_cf(sink *s)
+{
+    amq_scuckoo *c;
+    uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+    const uint8_t *data;
+    size_t len;
+    uint64_t it, next;
+    unsigned v;
+    wbuf *w = malloc(sizeof *w);
+
+    for (v = 0; v < 3 && w != NULL; v++) {
+        if ((c = rb_cuckoo(v)) == NULL)
+            continue;
+        if (amq_scuckoo_header_encode(c, hdr, sizeof hdr) == AMQ_OK) {
+            w->n = 0;
+            w->b[w->n++] = (uint8_t)sizeof hdr;
+            w->b[w->n++] = 0;
+            wraw(w, hdr, sizeof hdr);
+            for (it = 1; amq_scuckoo_chunk(c, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
+                 it = next) {
+                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
+                w64(w, next);
+                wraw(w, l2, 2);
+                wraw(w, data, len);
+            }
+            emit(s, w->b, w->n);
+            /* Then the end of the chunks and a few commands. */
+            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
+            wraw(w, seed_ops, sizeof seed_ops - 1);
+            emit(s, w->b, w->n);
+        }
+        amq_scuckoo_free(c);
+    }
+    free(w);
+}
+
 /* ---- the table: one line per target ------------------------------------------------------ */
 
 static const struct {
@@ -490,6 +733,10 @@ static const struct {
     {"fuzz_cli_numbers", seeds_cli_numbers},
     {"fuzz_cli_create", seeds_cli_create},
     {"fuzz_cli_lines", seeds_cli_lines},
+    {"fuzz_rdb_bf", seeds_rdb_bf},
+    {"fuzz_rdb_cf", seeds_rdb_cf},
+    {"fuzz_scandump_bf", seeds_scandump_bf},
+    {"fuzz_scandump_cf", seeds_scandump_cf},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,200 @@
+/*
+ * fuzz_scandump_cf.c - the RedisBloom CF dump decoders, as CF.LOADCHUNK
+ * drives them: amq_scuckoo_header_decode + amq_scuckoo_from_header (counts
+ * restored from the header, as the module does), then data chunks through
+ * amq_scuckoo_chunk_apply, then commands on the result.
+ *
+ * Input: u16 header length H, H header bytes, then chunk records (u64
+ * iterator, u16 length, bytes) up to one with iterator 0, then operations
+ * (u8 op, u8 key length, key): add, add_unique, remove, count, contains,
+ * compact.  Properties: every refusal is a status, changes nothing (a
+ * chunk refused leaves the arrays as they were); on the loaded filter -
+ * whatever garbage its arrays and counts hold - commands never crash, a
+ * key added and not removed as often is always found (removing only keys
+ * that were added, as the contract requires), SCANDUMP of it loads back to
+ * the same arrays, and nothing leaks.
+ */
+#include "amq/scalable_cuckoo.h"
+#include "fuzz.h"
+
+#define CAP ((size_t)4 << 20)
+#define MAX_MODEL 64
+
+typedef struct model {
+    const uint8_t *key[MAX_MODEL];
+    size_t len[MAX_MODEL];
+    unsigned copies[MAX_MODEL];
+    size_t n;
+} model;
+
+static uint64_t arrays_sum(const amq_scuckoo *c)
+{
+    amq_scuckoo_info in;
+    const uint8_t *data;
+    uint64_t nb, sum = 0;
+    size_t bytes;
+    uint32_t j;
+
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++)
+        if (amq_scuckoo_subfilter(c, j, &nb, &data, &bytes) == AMQ_OK)
+            sum = sum * 31 + amq_xxh3_64(data, bytes, j);
+    return sum;
+}
+
+static void check_model(const amq_scuckoo *c, const model *m, const char *after)
+{
+    size_t i;
+    for (i = 0; i < m->n; i++)
+        if (m->copies[i] > 0)
+            FZ_CHECK(amq_scuckoo_contains(c, m->key[i], m->len[i]) == 1 &&
+                         amq_scuckoo_count(c, m->key[i], m->len[i]) >= 1,
+                     "after %s: key %zu (added %u times) is missing", after, i, m->copies[i]);
+}
+
+/* As CF.LOADCHUNK builds a filter from a header: the shape from the
+ * header, the counts restored as given (redis/cf.c cf_from_header). */
+static int load_header(const amq_scuckoo_header *h, const amq_allocator *al, amq_scuckoo **out)
+{
+    amq_scuckoo_header shape = *h;
+    int rc;
+
+    shape.num_items = 0;
+    shape.num_deletes = 0;
+    rc = amq_scuckoo_from_header(&shape, NULL, al, out);
+    if (rc == AMQ_OK)
+        amq_scuckoo_set_counts(*out, h->num_items, h->num_deletes);
+    return rc;
+}
+
+/* SCANDUMP of c, loaded back by LOADCHUNK, gives the same arrays. */
+static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_t max_chunk)
+{
+    uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
+    amq_scuckoo_header h;
+    amq_scuckoo *d;
+    const uint8_t *data;
+    size_t len;
+    uint64_t it, next;
+    int rc;
+
+    rc = amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    FZ_CHECK(rc == AMQ_OK, "header_encode of a loaded filter: %d", rc);
+    FZ_CHECK(amq_scuckoo_header_decode(hdr, sizeof hdr, &h) == AMQ_OK, "own header refused");
+    rc = load_header(&h, al, &d);
+    if (rc == AMQ_ENOMEM)
+        return;
+    FZ_CHECK(rc == AMQ_OK, "from_header of an encoded header: %d", rc);
+    for (it = 1;; it = next) {
+        rc = amq_scuckoo_chunk(c, it, max_chunk, &data, &len, &next);
+        FZ_CHECK(rc == AMQ_OK, "chunk %llu: %d", (unsigned long long)it, rc);
+        if (len == 0)
+            break;
+        FZ_CHECK(len <= max_chunk && next == it + len, "chunk %llu: %zu bytes, next %llu",
+                 (unsigned long long)it, len, (unsigned long long)next);
+        rc = amq_scuckoo_chunk_apply(d, next, data, len);
+        FZ_CHECK(rc == AMQ_OK, "reloading chunk %llu: %d", (unsigned long long)next, rc);
+    }
+    FZ_CHECK(arrays_sum(c) == arrays_sum(d), "SCANDUMP/LOADCHUNK changed the arrays");
+    amq_scuckoo_free(d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_in in = {data, size};
+    amq_scuckoo_header h;
+    amq_scuckoo *c = NULL;
+    amq_allocator al;
+    fz_alloc a;
+    model m;
+    size_t hlen;
+    int rc;
+
+    al = fz_allocator(&a, CAP);
+    hlen = fz_u16(&in);
+    if (hlen > in.n)
+        hlen = in.n;
+    rc = amq_scuckoo_header_decode(in.p, hlen, &h);
+    in.p += hlen;
+    in.n -= hlen;
+    if (rc != AMQ_OK) {
+        FZ_CHECK(rc == AMQ_ETRUNC || rc == AMQ_ECORRUPT, "header_decode: %d", rc);
+        return 0;
+    }
+    rc = load_header(&h, &al, &c);
+    if (rc != AMQ_OK) {
+        FZ_CHECK(rc == AMQ_ECORRUPT || rc == AMQ_ENOMEM, "from_header: %d", rc);
+        FZ_CHECK(c == NULL, "from_header failed but left a filter");
+        FZ_CHECK_NO_LEAK(&a);
+        return 0;
+    }
+
+    /* Data chunks, as LOADCHUNK it data. */
+    while (in.n >= 10) {
+        uint64_t it = fz_u64(&in), before;
+        size_t len = fz_u16(&in);
+        if (it == 0)
+            break;
+        if (len > in.n)
+            len = in.n;
+        before = arrays_sum(c);
+        rc = amq_scuckoo_chunk_apply(c, it, in.p, len);
+        FZ_CHECK(rc == AMQ_OK || rc == AMQ_ERANGE || rc == AMQ_EOVERFLOW, "chunk_apply: %d", rc);
+        if (rc != AMQ_OK)
+            FZ_CHECK(arrays_sum(c) == before, "a refused chunk changed the arrays");
+        in.p += len;
+        in.n -= len;
+    }
+    rc = amq_scuckoo_validate(c);
+    FZ_CHECK(rc == AMQ_OK || rc == AMQ_ECORRUPT, "validate: %d", rc);
+    dump_and_reload(c, &al, 1 + (size % 300));
+
+    /* Commands on whatever was loaded. */
+    memset(&m, 0, sizeof m);
+    while (in.n > 0) {
+        unsigned op = fz_u8(&in) % 6;
+        const uint8_t *key;
+        size_t klen = fz_bytes(&in, 32, &key), i;
+
+        for (i = 0; i < m.n; i++)
+            if (m.len[i] == klen && memcmp(m.key[i], key, klen) == 0)
+                break;
+        switch (op) {
+        case 0: /* CF.ADD */
+        case 1: /* CF.ADDNX */
+            rc = op == 0 ? amq_scuckoo_add(c, key, klen) : amq_scuckoo_add_unique(c, key, klen);
+            FZ_CHECK(rc == 0 || rc == 1 || rc == AMQ_EFULL || rc == AMQ_ELIMIT ||
+                         rc == AMQ_ENOMEM,
+                     "add: %d", rc);
+            if (rc == 1 && i == m.n && m.n < MAX_MODEL) {
+                m.key[m.n] = key;
+                m.len[m.n] = klen;
+                m.copies[m.n++] = 1;
+            } else if (rc == 1 && i < m.n) {
+                m.copies[i]++;
+            }
+            break;
+        case 2: /* CF.DEL of a key added (the contract: never of other keys) */
+            if (i < m.n && m.copies[i] > 0) {
+                rc = amq_scuckoo_remove(c, key, klen);
+                FZ_CHECK(rc == 1, "removing an added key: %d", rc);
+                m.copies[i]--;
+            }
+            break;
+        case 3:
+            (void)amq_scuckoo_count(c, key, klen);
+            break;
+        case 4:
+            rc = amq_scuckoo_contains(c, key, klen);
+            FZ_CHECK(rc == 0 || rc == 1, "contains: %d", rc);
+            break;
+        default:
+            amq_scuckoo_compact(c, 1);
+            break;
+        }
+        check_model(c, &m, "an operation");
+    }
+    amq_scuckoo_free(c);
+    FZ_CHECK_NO_LEAK(&a);
+    return 0;
+}
