@@ -108,12 +108,48 @@ static void cfg_bloom(amq_config *cfg)
     cfg->capacity = 500;
 }
 
+static void cfg_cuckoo(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_CUCKOO);
+    cfg->capacity = 500;
+}
+
+/* Scalable kinds sized for few keys, so that GROW_KEYS adds grow them. */
+static void cfg_sbloom(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_SCALABLE_BLOOM);
+    cfg->capacity = 100;
+}
+
+static void cfg_sbloom_rb(amq_config *cfg)
+{
+    cfg_sbloom(cfg);
+    cfg->redisbloom = 1;
+}
+
+static void cfg_scuckoo(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_SCALABLE_CUCKOO);
+    cfg->capacity = 100;
+}
+
+static void cfg_scuckoo_rb(amq_config *cfg)
+{
+    cfg_scuckoo(cfg);
+    cfg->redisbloom = 1;
+}
+
 static const struct kind_case {
     const char *name;
     void (*config)(amq_config *cfg);
     int grows; /* add may allocate */
 } kinds[] = {
     {"bloom", cfg_bloom, 0},
+    {"cuckoo", cfg_cuckoo, 0},
+    {"scalable-bloom", cfg_sbloom, 1},
+    {"scalable-bloom (redisbloom)", cfg_sbloom_rb, 1},
+    {"scalable-cuckoo", cfg_scuckoo, 1},
+    {"scalable-cuckoo (redisbloom)", cfg_scuckoo_rb, 1},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -244,6 +280,7 @@ typedef struct ctx {
     size_t len;
     const char *path;     /* ref saved there */
     unsigned flags;
+    int *ref_results;     /* op_add: each add's result without failures */
 } ctx;
 
 static int op_create(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
@@ -424,17 +461,21 @@ static int op_write(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
     return rc;
 }
 
-/* add on a growing kind: keys one by one until an add fails; the failed
- * add must have left the filter as it was, and adds go on after it. */
+/* add on a growing kind: GROW_KEYS keys one by one, the n-th allocation
+ * failing.  The add that gets AMQ_ENOMEM must leave the filter exactly as
+ * a filter that never saw that key (compared with one built without
+ * failures), and once the add is retried every add must answer as in a run
+ * without failures (ref_results: the same 1, 0, AMQ_EFULL or AMQ_ELIMIT),
+ * ending in the same bytes. */
 static int op_add(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
 {
     ctx *c = vc;
     amq_config cfg;
-    amq_filter *f;
-    snapshot before, after;
+    amq_filter *f, *g;
+    snapshot s, t;
     char k[32];
-    unsigned i;
-    int rc = AMQ_OK;
+    unsigned i, j;
+    int rc, injected = 0;
 
     c->kc->config(&cfg);
     cfg.alloc = al;
@@ -443,42 +484,39 @@ static int op_add(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
         return AMQ_EINVAL;
     }
     arm(fa, n);
-    for (i = 0; i < GROW_KEYS; i++) {
-        uint64_t calls = fa->calls;
+    for (i = 0; i < GROW_KEYS && !test_failed; i++) {
+        uint64_t failed = fa->failed;
         rc = amq_filter_add(f, k, key(k, i));
-        if (rc >= 0)
-            continue;
-        /* Replay that add on a snapshot taken without it. */
-        disarm(fa);
-        take(f, &after);
-        if (rc == AMQ_ENOMEM && fa->calls == calls)
-            FAIL_AT_("add returned AMQ_ENOMEM without allocating");
-        break;
+        if (rc == AMQ_ENOMEM && fa->failed != failed && !injected) {
+            injected = 1;
+            disarm(fa);
+            take(f, &s);
+            c->kc->config(&cfg);
+            if (amq_filter_new(&cfg, &g, NULL) == AMQ_OK) {
+                for (j = 0; j < i; j++)
+                    (void)amq_filter_add(g, k, key(k, j));
+                take(g, &t);
+                if (!same(&s, &t))
+                    FAIL_AT_("%s: the add of key %u that ran out of memory changed the filter",
+                             c->kc->name, i);
+                drop(&t);
+                amq_filter_free(g);
+            }
+            drop(&s);
+            rc = amq_filter_add(f, k, key(k, i)); /* the retry */
+        }
+        if (rc != c->ref_results[i])
+            FAIL_AT_("%s, allocation %llu failing: key %u added with %d, %d without failures",
+                     c->kc->name, (unsigned long long)n, i, rc, c->ref_results[i]);
     }
     disarm(fa);
-    if (rc < 0) {
-        /* The filter answers exactly as one that never saw key i. */
-        amq_filter *g;
-        unsigned j;
-        if (amq_filter_new(&cfg, &g, NULL) == AMQ_OK) {
-            for (j = 0; j < i; j++)
-                (void)amq_filter_add(g, k, key(k, j));
-            take(g, &before);
-            if (!same(&before, &after))
-                FAIL_AT_("a failed add (key %u) changed the filter", i);
-            drop(&before);
-            amq_filter_free(g);
-        }
-        drop(&after);
-        /* And it still takes keys. */
-        for (; i < GROW_KEYS; i++)
-            if (amq_filter_add(f, k, key(k, i)) < 0) {
-                FAIL_AT_("adds fail after a recovered AMQ_ENOMEM");
-                break;
-            }
-    }
+    take(f, &s);
+    if (!test_failed && !same(&s, &c->ref_snap))
+        FAIL_AT_("%s, allocation %llu failing: the filter ends different", c->kc->name,
+                 (unsigned long long)n);
+    drop(&s);
     amq_filter_free(f);
-    return rc < 0 ? rc : AMQ_OK;
+    return injected ? AMQ_ENOMEM : AMQ_OK;
 }
 
 /* ---- the tests ------------------------------------------------------------------------------ */
@@ -607,10 +645,22 @@ static void alloc_fail_add_body(void)
 
     for (i = 0; i < NKINDS; i++) {
         if (kinds[i].grows) {
+            unsigned j;
+            char k[32];
             memset(&c, 0, sizeof c);
             c.kc = &kinds[i];
+            c.ref_results = calloc(GROW_KEYS, sizeof *c.ref_results);
+            kinds[i].config(&cfg);
+            REQUIRE(c.ref_results != NULL);
+            REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+            for (j = 0; j < GROW_KEYS; j++)
+                c.ref_results[j] = amq_filter_add(f, k, key(k, j));
+            take(f, &c.ref_snap);
+            amq_filter_free(f);
             snprintf(what, sizeof what, "%s add", kinds[i].name);
             CHECK_GE(exhaust(what, op_add, &c), 1);
+            drop(&c.ref_snap);
+            free(c.ref_results);
             continue;
         }
         kinds[i].config(&cfg);
