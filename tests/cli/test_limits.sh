@@ -111,6 +111,38 @@ refuse "does not apply" --capacity 10 --fingerprint-bits 8
 refuse "does not apply" --capacity 10 --expansion 2
 refuse "does not apply" --capacity 10 --partitions 4
 
+CASE=cuckoo-options
+refuse "capacity" --type cuckoo --capacity 0
+refuse "capacity" --type cuckoo --capacity 18446744073709551615
+refuse "rate" --type cuckoo --capacity 100 --fpp 1
+refuse "--fpp" --type cuckoo --capacity 100 --fpp nan
+refuse "fingerprint" --type cuckoo --capacity 100 --fingerprint-bits 9
+refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 0
+refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 65
+refuse "bucket size" --type cuckoo --capacity 100 --bucket-size 3
+refuse "--bucket-size" --type cuckoo --capacity 100 --bucket-size 256
+refuse "--max-kicks" --type cuckoo --capacity 100 --max-kicks 0
+refuse "--max-kicks" --type cuckoo --capacity 100 --max-kicks 65536
+refuse "--max-kicks" --type cuckoo --capacity 100 --max-kicks -1
+refuse "does not apply" --type cuckoo --capacity 100 --expansion 2
+accept --type cuckoo --capacity 100 --max-kicks 65535
+
+CASE=scalable-options
+refuse - --type scalable-bloom --capacity 0
+refuse "limit" --type scalable-bloom --capacity 9223372036854775808
+refuse - --type scalable-bloom --capacity 100 --fpp 0
+refuse "--expansion" --type scalable-bloom --capacity 100 --expansion 32769
+refuse "--expansion" --type scalable-bloom --capacity 100 --expansion -2
+refuse - --type scalable-cuckoo --capacity 0
+refuse - --type scalable-cuckoo --capacity 9223372036854775808
+refuse "8-bit" --type scalable-cuckoo --capacity 100 --redisbloom --fingerprint-bits 12
+refuse "--bucket-size" --type scalable-cuckoo --capacity 100 --bucket-size 256
+refuse "--max-kicks" --type scalable-cuckoo --capacity 100 --max-kicks 65536
+refuse "--expansion" --type scalable-cuckoo --capacity 100 --expansion 32769
+refuse "does not apply" --type scalable-bloom --capacity 100 --bucket-size 4
+accept --type scalable-bloom --capacity 100 --expansion 32768
+accept --type scalable-cuckoo --capacity 100 --redisbloom
+
 CASE=endless-input
 # A filter "file" that never ends is refused at its first bytes, not read
 # until memory runs out.

@@ -5,9 +5,10 @@
  * dangling.  One table per surface; a row is (name, inputs, expected
  * status).  The command-line side is tests/cli/test_limits.sh.
  *
- * A new kind adds its rows to config_rows[] (amq_filter_new is the surface
- * every kind shares) and, for its own header's functions, a table of its
- * own here.
+ * A new kind adds its rows to kind_rows[] (amq_filter_new is the surface
+ * every kind shares; the table has the kind-specific options) and, for its
+ * own header's functions, a table of its own here.  Options that do not
+ * apply to a kind are ignored by it (amq/filter.h), so they are not rows.
  */
 #include <float.h>
 
@@ -321,6 +322,96 @@ TEST(limits_cuckoo)
     cfg.capacity = 1000;
     cfg.fpp = NAN;
     CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+}
+
+/* ---- amq_filter_new with the options of the cuckoo and scalable kinds ---------------------- */
+
+static const struct kind_row {
+    const char *name;
+    uint32_t kind;
+    uint64_t capacity;
+    double fpp;
+    uint32_t fbits, bsize, kicks, expansion, redisbloom;
+    int want;
+} kind_rows[] = {
+    /* name                 kind                       capacity  fpp  f   b  kicks exp rb */
+    {"cuckoo valid", AMQ_KIND_CUCKOO, 1000, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"cuckoo capacity 0", AMQ_KIND_CUCKOO, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo capacity 2^63", AMQ_KIND_CUCKOO, P63, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo capacity 2^64-1", AMQ_KIND_CUCKOO, U64MAX, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo fpp 0", AMQ_KIND_CUCKOO, 1000, 0.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo fpp 1", AMQ_KIND_CUCKOO, 1000, 1.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo fpp NaN", AMQ_KIND_CUCKOO, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo fpp -inf", AMQ_KIND_CUCKOO, 1000, -INFINITY, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo 9-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 9, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo 64-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 64, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo bucket size 3", AMQ_KIND_CUCKOO, 1000, 0.01, 0, 3, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo bucket size 2^32-1", AMQ_KIND_CUCKOO, 1000, 0.01, 0, UINT32_MAX, 0, 0, 0,
+     AMQ_ERANGE},
+    {"cuckoo kicks 65536", AMQ_KIND_CUCKOO, 1000, 0.01, 0, 0, 65536, 0, 0, AMQ_ERANGE},
+    {"sbloom valid", AMQ_KIND_SCALABLE_BLOOM, 1000, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"sbloom capacity 0", AMQ_KIND_SCALABLE_BLOOM, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"sbloom capacity 2^63", AMQ_KIND_SCALABLE_BLOOM, P63, 0.01, 0, 0, 0, 0, 0, AMQ_ELIMIT},
+    {"sbloom capacity 2^64-1", AMQ_KIND_SCALABLE_BLOOM, U64MAX, 0.01, 0, 0, 0, 0, 0,
+     AMQ_ELIMIT},
+    {"sbloom fpp 0", AMQ_KIND_SCALABLE_BLOOM, 1000, 0.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"sbloom fpp 1", AMQ_KIND_SCALABLE_BLOOM, 1000, 1.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"sbloom fpp NaN", AMQ_KIND_SCALABLE_BLOOM, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"sbloom fpp -inf", AMQ_KIND_SCALABLE_BLOOM, 1000, -INFINITY, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"sbloom fpp 1e-300", AMQ_KIND_SCALABLE_BLOOM, 1000, 1e-300, 0, 0, 0, 0, 0, AMQ_ELIMIT},
+    {"sbloom expansion 32769", AMQ_KIND_SCALABLE_BLOOM, 1000, 0.01, 0, 0, 0, 32769, 0,
+     AMQ_ERANGE},
+    {"sbloom expansion 2^32-1", AMQ_KIND_SCALABLE_BLOOM, 1000, 0.01, 0, 0, 0, UINT32_MAX, 0,
+     AMQ_ERANGE},
+    {"sbloom redisbloom capacity 0", AMQ_KIND_SCALABLE_BLOOM, 0, 0.01, 0, 0, 0, 0, 1,
+     AMQ_ERANGE},
+    {"scuckoo valid", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"scuckoo capacity 0", AMQ_KIND_SCALABLE_CUCKOO, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"scuckoo capacity 2^63", AMQ_KIND_SCALABLE_CUCKOO, P63, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"scuckoo capacity 2^64-1", AMQ_KIND_SCALABLE_CUCKOO, U64MAX, 0.01, 0, 0, 0, 0, 0,
+     AMQ_ERANGE},
+    {"scuckoo 9-bit fingerprints", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 9, 0, 0, 0, 0,
+     AMQ_ERANGE},
+    {"scuckoo redisbloom 12-bit", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 12, 0, 0, 0, 1,
+     AMQ_ERANGE},
+    {"scuckoo bucket size 256", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 256, 0, 0, 0,
+     AMQ_ERANGE},
+    {"scuckoo kicks 65536", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 0, 65536, 0, 0,
+     AMQ_ERANGE},
+    {"scuckoo expansion 32769", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 0, 0, 32769, 0,
+     AMQ_ERANGE},
+    {"scuckoo expansion 2^32-1", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 0, 0, UINT32_MAX, 0,
+     AMQ_ERANGE},
+};
+
+TEST(limits_filter_new_kind_options)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_errinfo err;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < sizeof kind_rows / sizeof kind_rows[0]; i++) {
+        const struct kind_row *r = &kind_rows[i];
+        amq_config_init(&cfg, r->kind);
+        cfg.capacity = r->capacity;
+        cfg.fpp = r->fpp;
+        cfg.fingerprint_bits = r->fbits;
+        cfg.bucket_size = r->bsize;
+        cfg.max_kicks = r->kicks;
+        cfg.expansion = r->expansion;
+        cfg.redisbloom = r->redisbloom;
+        memset(&err, 0, sizeof err);
+        f = NULL;
+        rc = amq_filter_new(&cfg, &f, &err);
+        if (rc != r->want)
+            FAIL_AT_("%s: amq_filter_new = %d (%s: %s), want %d", r->name, rc, amq_strerror(rc),
+                     err.msg, r->want);
+        if (rc != AMQ_OK && (f != NULL || err.msg[0] == '\0'))
+            FAIL_AT_("%s: a refusal must clear *out and explain itself", r->name);
+        amq_filter_free(rc == AMQ_OK ? f : NULL);
+    }
 }
 
 /* ---- the policy blob ------------------------------------------------------------------------------ */
