@@ -76,7 +76,9 @@ int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleT
 /* ---- memory -------------------------------------------------------------------------- */
 /*
  * 1 when allocating `bytes` more is allowed: within what maxmemory leaves
- * (when maxmemory is set) and within the machine's memory.
+ * (when maxmemory is set; with an evicting maxmemory-policy, within
+ * maxmemory itself, since the server evicts to make room) and within the
+ * machine's memory.
  */
 int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes);
 /*

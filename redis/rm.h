@@ -164,7 +164,9 @@ typedef struct RedisModuleTypeMethods {
       1)                                                                                       \
     X(void, FreeServerInfo, (RedisModuleCtx * ctx, RedisModuleServerInfoData * data), 1)       \
     X(unsigned long long, ServerInfoGetFieldUnsigned,                                          \
-      (RedisModuleServerInfoData * data, const char *field, int *out_err), 1)
+      (RedisModuleServerInfoData * data, const char *field, int *out_err), 1)                   \
+    X(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData * data, const char *field), \
+      0)
 
 #define AMQ_RM_DECLARE_(ret, name, params, required) extern ret(*RedisModule_##name) params;
 AMQ_RM_API(AMQ_RM_DECLARE_)

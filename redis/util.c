@@ -164,6 +164,7 @@ int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleT
 
 typedef struct rm_meminfo {
     unsigned long long maxmemory, used, total; /* 0 when unknown */
+    int evicts; /* maxmemory-policy is not noeviction */
 } rm_meminfo;
 
 static void rm_meminfo_get(RedisModuleCtx *ctx, rm_meminfo *m)
@@ -184,6 +185,10 @@ static void rm_meminfo_get(RedisModuleCtx *ctx, rm_meminfo *m)
     m->total = RedisModule_ServerInfoGetFieldUnsigned(info, "total_system_memory", &err);
     if (err)
         m->total = 0;
+    if (RedisModule_ServerInfoGetFieldC != NULL) {
+        const char *policy = RedisModule_ServerInfoGetFieldC(info, "maxmemory_policy");
+        m->evicts = policy != NULL && strcmp(policy, "noeviction") != 0;
+    }
     RedisModule_FreeServerInfo(ctx, info);
 }
 
@@ -196,6 +201,12 @@ int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
 {
     rm_meminfo m;
     rm_meminfo_get(ctx, &m);
+    /* With an evicting policy the server keeps used_memory at maxmemory by
+     * evicting before each write: a filter that fits in maxmemory at all is
+     * made room for, as any other key (refusing it whenever memory is full
+     * made every new key fail in a cache that is full by design). */
+    if (m.evicts)
+        return fits(m.maxmemory, 0, bytes) && fits(m.total, m.used, bytes);
     return fits(m.maxmemory, m.used, bytes) && fits(m.total, m.used, bytes);
 }
 
