@@ -144,6 +144,7 @@ static FZ_UNUSED size_t fz_bytes(fz_in *in, size_t max, const uint8_t **out)
  */
 typedef struct fz_alloc {
     size_t cap;
+    size_t total_cap; /* 0: no limit on the sum of live blocks */
     size_t live_blocks;
     size_t live_bytes;
     size_t calls;
@@ -158,7 +159,8 @@ static FZ_UNUSED void *fz_alloc_fn(void *opaque, size_t size)
 
     FZ_CHECK(size > 0, "the library asked for 0 bytes (the hooks promise size > 0)");
     a->calls++;
-    if (size > a->cap || size > SIZE_MAX - FZ_HDR)
+    if (size > a->cap || size > SIZE_MAX - FZ_HDR ||
+        (a->total_cap != 0 && size > a->total_cap - a->live_bytes))
         return NULL;
     p = malloc(size + FZ_HDR);
     if (p == NULL)

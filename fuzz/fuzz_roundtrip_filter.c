@@ -23,11 +23,12 @@
 #include "filter_checks.h"
 
 #define MAX_KEYS 256
-/* Single allocations above 2 MiB fail (AMQ_ENOMEM, which add may return):
- * a scalable filter whose kicks keep failing grows by its expansion at
- * every sub-filter, and copying tens of megabytes per input would leave
- * the fuzzer a few executions per second. */
-#define RT_CAP ((size_t)2 << 20)
+/* Allocations fail (AMQ_ENOMEM, which add may return) above 1 MiB each and
+ * 6 MiB in all: a scalable filter whose kicks keep failing grows by its
+ * expansion at every sub-filter, and copying tens of megabytes per input
+ * would leave the fuzzer a few executions per second. */
+#define RT_CAP ((size_t)1 << 20)
+#define RT_TOTAL_CAP ((size_t)6 << 20)
 
 /* ---- makers: a filter from fuzz bytes ------------------------------------------ */
 
@@ -248,8 +249,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_in in = {data, size};
     const maker *mk = &makers[fz_u8(&in) % NMAKERS];
     amq_filter *f = NULL, *g = NULL, *h = NULL;
-    amq_allocator al;
-    fz_alloc a;
+    amq_allocator al, al2;
+    fz_alloc a, a2;
     fz_in params;
     fz_probes p;
     keyset *ks;
@@ -263,6 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc;
 
     al = fz_allocator(&a, RT_CAP);
+    a.total_cap = RT_TOTAL_CAP;
     params = in;
     if (mk->make(&in, &al, &f) != AMQ_OK) {
         FZ_CHECK_NO_LEAK(&a);
@@ -298,15 +300,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hashes[i] = amq_filter_hash(f, ks->key[i], ks->len[i]);
     }
     all_found(f, ks, "after adding");
+    a.total_cap = 0; /* the budget bounds growth; copies and saves may follow */
     amq_filter_stats(f, &st);
     FZ_CHECK(st.items == ones, "items %llu, adds that returned 1: %llu",
              (unsigned long long)st.items, (unsigned long long)ones);
 
     /* The same filter built with add_batch. */
+    /* (Its own allocator with the same budget: the same allocations fail.) */
     in = params;
-    rc = mk->make(&in, &al, &g);
+    al2 = fz_allocator(&a2, RT_CAP);
+    a2.total_cap = RT_TOTAL_CAP;
+    rc = mk->make(&in, &al2, &g);
     FZ_CHECK(rc == AMQ_OK, "the same parameters failed the second time: %d", rc);
     rc = amq_filter_add_batch(g, hashes, ks->n, batch_added);
+    a2.total_cap = 0;
     FZ_CHECK(rc == AMQ_OK || (rc < 0 && fz_add_status_ok(rc)), "add_batch: %d", rc);
     if (rc == AMQ_OK) {
         for (i = 0; i < ks->n; i++)
@@ -315,6 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         same_bytes(f, g, "add_batch");
     }
     amq_filter_free(g);
+    FZ_CHECK_NO_LEAK(&a2);
 
     /* Bytes out and back in, every way. */
     bytes = fz_serialize(f, &len);
