@@ -85,7 +85,6 @@ help:
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
 	@echo "                 (docs/reliability.md)"
-	@echo "  tsan           the tests in TSAN_TESTS under ThreadSanitizer"
 	@echo "  test-faults    SIGKILL during saves, disk full"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"

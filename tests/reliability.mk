@@ -3,15 +3,15 @@
 #
 #   make test-faults   SIGKILL during saves (CRASH_KILLS kills, CRASH_SEED),
 #                      disk full (tmpfs when root, RLIMIT_FSIZE always)
-#   make tsan          the unit-test programs named in TSAN_TESTS, built with
-#                      -fsanitize=thread (kinds with concurrency tests append
-#                      their program: TSAN_TESTS += test_<name>)
+#   make tsan          (the Makefile's rule) the unit-test programs named in
+#                      TSAN_TESTS, built with -fsanitize=thread; this file
+#                      appends the readers-on-every-kind test
 
 CRASH_KILLS ?= 300
 CRASH_SEED ?= 1
 TSAN_TESTS += test_concurrent
 
-.PHONY: test-faults tsan test-tsan
+.PHONY: test-faults test-tsan
 
 $(BUILD)/tests/faults/crash_kill: tests/faults/crash_kill.c
 	@mkdir -p $(@D)
@@ -20,11 +20,5 @@ $(BUILD)/tests/faults/crash_kill: tests/faults/crash_kill.c
 test-faults: $(BUILD)/amq $(BUILD)/tests/faults/crash_kill
 	@$(BUILD)/tests/faults/crash_kill $(BUILD)/amq $(CRASH_KILLS) $(CRASH_SEED)
 	@AMQ=$(BUILD)/amq sh tests/faults/disk_full.sh
-
-tsan:
-	@$(MAKE) --no-print-directory BUILD=build/tsan TSAN=1 WERROR=1 \
-	    $(patsubst %,build/tsan/tests/%,$(sort $(TSAN_TESTS)))
-	@TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" AMQ_SLOW_TESTS=0 \
-	    scripts/run-tests.sh $(patsubst %,build/tsan/tests/%,$(sort $(TSAN_TESTS)))
 
 test-tsan: tsan
