@@ -100,7 +100,9 @@ typedef struct cli_line {
     size_t key_len;      /* len, minus one if the line ends in CR */
 } cli_line;
 
+#ifndef CLI_BATCH /* the fuzz target of the reader makes batches small */
 #define CLI_BATCH 16384
+#endif
 
 /* One INPUT to scan: a path ("-" = stdin), or an open descriptor (fd >= 0;
  * read from offset `offset`, not closed).  raw: no gzip detection. */

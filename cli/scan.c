@@ -23,7 +23,9 @@
 #include "cli.h"
 
 #define SCAN_SLOTS 4
+#ifndef SCAN_BUF /* fuzz/fuzz_cli_lines.c makes slots small */
 #define SCAN_BUF ((size_t)1 << 19)
+#endif
 
 /* ---- finding line ends ------------------------------------------------------ */
 

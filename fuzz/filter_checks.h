@@ -14,13 +14,19 @@
  *  - a clone answers the same; what is added to it is then found (no false
  *    negative); merging the original into it loses nothing;
  *  - a read-only (borrowed) filter refuses writes with AMQ_EREADONLY and is
- *    never written to.
+ *    never written to;
+ *  - a partitioned filter loaded with AMQ_OPEN_TRUST verifies a partition
+ *    when a key first touches it: a partition that fails answers
+ *    AMQ_ECHECKSUM (1 in batches), and from then on every operation that
+ *    needs the whole filter (serialize, save, clone, merge) refuses with
+ *    AMQ_ECHECKSUM while the others go on working.
  */
 #ifndef AMQ_FUZZ_FILTER_CHECKS_H
 #define AMQ_FUZZ_FILTER_CHECKS_H
 
 #include <math.h>
 
+#include "amq/partitioned.h"
 #include "fuzz.h"
 
 /* Largest allocation a filter under test may make. */
@@ -77,25 +83,34 @@ static FZ_UNUSED int fz_is_rate(double x)
 }
 
 /* The answers of f for every probe, checked to be 0 or 1 and to agree with
- * the batched form. */
-static FZ_UNUSED void fz_answers(const amq_filter *f, const fz_probes *p, uint8_t *out)
+ * the batched form.  lazy: f is a partitioned filter loaded with
+ * AMQ_OPEN_TRUST, whose partitions are verified when first touched: a key
+ * in a partition that fails answers AMQ_ECHECKSUM singly and 1 ("may be
+ * present") in a batch (amq/partitioned.h); out[] then says 1. */
+static FZ_UNUSED void fz_answers_ex(const amq_filter *f, const fz_probes *p, uint8_t *out,
+                                    int lazy)
 {
     amq_hash128 h[FZ_NPROBES];
     uint8_t batch[FZ_NPROBES];
     size_t i;
-    int c;
+    int c, ch;
 
     for (i = 0; i < p->n; i++) {
         c = amq_filter_contains(f, p->key[i], p->len[i]);
-        FZ_CHECK(c == 0 || c == 1, "contains returned %d", c);
-        out[i] = (uint8_t)c;
+        FZ_CHECK(c == 0 || c == 1 || (lazy && c == AMQ_ECHECKSUM), "contains returned %d", c);
         h[i] = amq_filter_hash(f, p->key[i], p->len[i]);
-        c = amq_filter_contains_hash(f, h[i]);
-        FZ_CHECK(c == out[i], "contains_hash %d, contains %d", c, out[i]);
+        ch = amq_filter_contains_hash(f, h[i]);
+        FZ_CHECK(ch == c, "contains_hash %d, contains %d", ch, c);
+        out[i] = (uint8_t)(c != 0);
     }
     amq_filter_contains_batch(f, h, p->n, batch);
     for (i = 0; i < p->n; i++)
         FZ_CHECK(batch[i] == out[i], "probe %zu: batch says %u, single %u", i, batch[i], out[i]);
+}
+
+static FZ_UNUSED void fz_answers(const amq_filter *f, const fz_probes *p, uint8_t *out)
+{
+    fz_answers_ex(f, p, out, 0);
 }
 
 static FZ_UNUSED void fz_same_answers(const amq_filter *a, const amq_filter *b,
@@ -180,6 +195,53 @@ static FZ_UNUSED void fz_add_and_find(amq_filter *f, const fz_probes *p)
     }
 }
 
+/* A trusted partitioned filter with a partition that failed its checksum:
+ * what needs the whole filter refuses with AMQ_ECHECKSUM, the rest works. */
+static FZ_UNUSED void fz_check_failed_partition(amq_filter *f, const fz_probes *p,
+                                                const amq_allocator *al)
+{
+    amq_partitioned *pf = amq_filter_partitioned(f);
+    amq_filter *c = NULL;
+    amq_errinfo err;
+    uint64_t size;
+    uint8_t *buf, again[FZ_NPROBES];
+    size_t written = 0, i;
+    uint32_t bad = UINT32_MAX;
+    int rc;
+
+    FZ_CHECK(amq_partitioned_status(pf) == AMQ_ECHECKSUM, "a failed partition, status OK");
+    FZ_CHECK(amq_partitioned_verify(pf, &bad) == AMQ_ECHECKSUM &&
+                 bad < amq_partitioned_count(pf),
+             "verify names partition %u of %u", bad, amq_partitioned_count(pf));
+    FZ_CHECK(amq_filter_serialized_size(f, &size) == AMQ_OK, "serialized_size");
+    buf = malloc((size_t)size);
+    FZ_CHECK(buf != NULL, "out of memory");
+    rc = amq_filter_serialize(f, buf, (size_t)size, &written);
+    FZ_CHECK(rc == AMQ_ECHECKSUM, "serializing a filter with a bad partition: %d", rc);
+    free(buf);
+    rc = amq_filter_clone(f, al, &c);
+    FZ_CHECK(rc == AMQ_ECHECKSUM && c == NULL, "cloning a filter with a bad partition: %d", rc);
+    fz_check_stats(f, 0);
+    fz_answers_ex(f, p, again, 1);
+    if (!amq_filter_is_readonly(f)) {
+        for (i = 0; i < p->n; i++) {
+            rc = amq_filter_add(f, p->key[i], p->len[i]);
+            FZ_CHECK(rc == 0 || rc == 1 || rc == AMQ_ECHECKSUM, "add: %d", rc);
+            if (rc >= 0)
+                FZ_CHECK(amq_filter_contains(f, p->key[i], p->len[i]) == 1,
+                         "key %zu added (%d) but not found", i, rc);
+        }
+        rc = amq_filter_merge(f, f, &err);
+        FZ_CHECK(rc == AMQ_ECHECKSUM, "merging a filter with a bad partition: %d", rc);
+        /* clear makes every partition good again. */
+        FZ_CHECK(amq_filter_clear(f) == AMQ_OK, "clear");
+        FZ_CHECK(amq_partitioned_status(pf) == AMQ_OK, "a cleared filter still has a bad "
+                                                       "partition");
+        fz_check_stats(f, 1);
+        fz_add_and_find(f, p);
+    }
+}
+
 /*
  * The checks of the header comment on f, loaded from bytes[0..len) with
  * flags; al is the checking allocator f was made with.
@@ -192,7 +254,7 @@ static FZ_UNUSED void fz_check_filter(amq_filter *f, const uint8_t *bytes, size_
     amq_errinfo err;
     uint8_t *out, before[FZ_NPROBES], after[FZ_NPROBES];
     size_t out_len, i;
-    int rc;
+    int rc, lazy = (flags & AMQ_OPEN_TRUST) && amq_filter_partitioned(f) != NULL;
 
     FZ_CHECK(amq_kind_name(amq_filter_kind(f)) != NULL, "loaded an unknown kind %u",
              amq_filter_kind(f));
@@ -200,7 +262,11 @@ static FZ_UNUSED void fz_check_filter(amq_filter *f, const uint8_t *bytes, size_
              "read-only %d with flags %u", amq_filter_is_readonly(f), flags);
     fz_probes_init(&p, bytes, len);
     fz_check_stats(f, !(flags & AMQ_OPEN_TRUST));
-    fz_answers(f, &p, before);
+    fz_answers_ex(f, &p, before, lazy);
+    if (lazy && amq_partitioned_verify(amq_filter_partitioned(f), NULL) != AMQ_OK) {
+        fz_check_failed_partition(f, &p, al);
+        return;
+    }
 
     /* Bytes out, bytes in. */
     out = fz_serialize(f, &out_len);

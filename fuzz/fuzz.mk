@@ -20,6 +20,8 @@ FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # Targets compile in pieces of the tool (cli/ sources) and the shared headers.
 FUZZ_DEPS := $(wildcard fuzz/*.h) $(wildcard cli/*.c cli/*.h redis/*.c redis/*.h)
+# zlib: the CLI targets compile in the tool's gzip reader.
+FUZZ_LDLIBS = $(LDLIBS_ALL) -lz
 
 .PHONY: fuzz fuzz-long fuzz-bins fuzz-lib fuzz-seeds test-fuzz fuzz-replay
 
@@ -39,7 +41,7 @@ fuzz-lib: $(FUZZ_DIR)/lib/libamq.a
 $(FUZZ_DIR)/bin/%: fuzz/%.c $(FUZZ_DEPS) $(FUZZ_DIR)/lib/libamq.a
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_SAN) \
-	    -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/lib/libamq.a $(LDLIBS_ALL)
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/lib/libamq.a $(FUZZ_LDLIBS)
 
 fuzz-bins: $(patsubst %,$(FUZZ_DIR)/bin/%,$(FUZZ_TARGETS))
 
@@ -56,12 +58,12 @@ fuzz-long:
 # ---- replay without libFuzzer (any compiler; make test uses the ASan build) ------------
 $(BUILD)/fuzz/fuzz-seeds: fuzz/seeds.c $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(FUZZ_LDLIBS)
 
 $(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) -Ifuzz $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< fuzz/replay.c \
-	    $(STATIC_LIB) $(LDLIBS_ALL)
+	    $(STATIC_LIB) $(FUZZ_LDLIBS)
 
 fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/fuzz-seeds
 	@rm -rf $(BUILD)/fuzz/corpus-seeds
@@ -95,7 +97,7 @@ endif
 $(FUZZ_COV_DIR)/bin/%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(FUZZ_COV_DIR)/lib/libamq.a
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_COV_FLAGS) \
-	    -o $@ $< fuzz/replay.c $(FUZZ_COV_DIR)/lib/libamq.a $(LDLIBS_ALL)
+	    -o $@ $< fuzz/replay.c $(FUZZ_COV_DIR)/lib/libamq.a $(FUZZ_LDLIBS)
 
 fuzz-cov: $(patsubst %,$(FUZZ_COV_DIR)/bin/%,$(FUZZ_TARGETS)) fuzz-seeds
 	@rm -rf $(FUZZ_COV_DIR)/prof && mkdir -p $(FUZZ_COV_DIR)/prof

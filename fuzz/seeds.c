@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "amq.h"
+#include "amq/guava.h"
 
 static const char *outdir;
 
@@ -455,23 +457,178 @@ static void seeds_cli_create(sink *s)
         emit_args(s, lines[i]);
 }
 
+/* fuzz_cli_lines: flags, largest read, (type, u16 length) per INPUT, text.
+ * Types: 0 file, 1 pipe, 2 gzip file, 3 gzip pipe, 4 gzip read raw, 5 file
+ * read from an offset of a descriptor (fuzz/fuzz_cli_lines.c). */
 static void seeds_cli_lines(sink *s)
 {
     static const char *texts[] = {"", "\n", "a", "a\n", "a\r\n", "a\r\nb", "\r", "\r\r\n",
                                   "\n\n\n", "one\ntwo\r\nthree", "x\0y\nz"};
-    uint8_t buf[64];
-    size_t i, len;
+    static const uint8_t setups[][8] = {
+        /* flags, read max, type/len of up to 3 INPUTs (lengths: 2 bytes) */
+        {0x00, 0, 0, 0xff, 0xff},     /* one file, any read size */
+        {0x00, 1, 1, 0xff, 0xff},     /* a pipe read a byte at a time */
+        {0x04, 3, 2 + 6 * 3, 0xff, 0xff}, /* gzip level 3, a reading thread */
+        {0x10, 5, 3 + 6 * 0x10, 0xff, 0xff}, /* gzip in two members, from a pipe, scalar */
+        {0x49, 0, 4, 0xff, 0xff, 0, 0, 0}, /* two INPUTs: gzip read raw, a file; parallel */
+        {0x2e, 7, 5 + 6 * 2, 3, 0, 1, 2, 0}, /* 3 INPUTs, parallel serialized */
+    };
+    uint8_t buf[4096];
+    uint64_t st = 29;
+    size_t i, j, len, n;
     unsigned b;
 
-    for (b = 0; b < 3; b++) {
+    for (b = 0; b < sizeof setups / sizeof setups[0]; b++) {
         for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
             len = i == 10 ? 5 : strlen(texts[i]); /* "x\0y\nz" */
-            buf[0] = (uint8_t)(b * 5);
-            memcpy(buf + 1, texts[i], len);
-            emit(s, buf, 1 + len);
+            n = 2 + 3 * (1 + (setups[b][0] & 3u));
+            memcpy(buf, setups[b], 8);
+            memset(buf + 8, 0, n > 8 ? n - 8 : 0);
+            memcpy(buf + n, texts[i], len);
+            emit(s, buf, n + len);
         }
     }
+    /* Longer texts: many short lines, long lines, CRs. */
+    for (b = 0; b < 12; b++) {
+        n = 0;
+        buf[n++] = (uint8_t)(b * 0x15);
+        buf[n++] = (uint8_t)(b % 3 == 0 ? 0 : 1 + b * 9);
+        for (j = 0; j < 3; j++) {
+            buf[n++] = (uint8_t)(b + j);
+            buf[n++] = (uint8_t)(rnd(&st) % 1200);
+            buf[n++] = 0;
+        }
+        while (n < 200 + 300 * b && n + 2 < sizeof buf) {
+            unsigned r = (unsigned)(rnd(&st) % 100);
+            buf[n++] = r < 8 ? '\n' : r < 10 ? '\r' : (uint8_t)('a' + r % 26);
+        }
+        emit(s, buf, n);
+    }
     emit_random(s, 23, 20, 3000);
+}
+
+/* fuzz_cli_gzip: flags, largest read(2), then bytes: gzip streams of one
+ * and two members at several levels, cut short, with bytes after them,
+ * and a few that are not gzip. */
+static size_t gz(const void *p, size_t n, int level, uint8_t *out, size_t cap)
+{
+    z_stream zs;
+    size_t len = 0;
+
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    zs.next_in = (Bytef *)(uintptr_t)p;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    if (deflate(&zs, Z_FINISH) == Z_STREAM_END)
+        len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return len;
+}
+
+static void seeds_cli_gzip(sink *s)
+{
+    static const char *texts[] = {"", "a\n", "one\ntwo\r\nthree",
+                                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"};
+    static const char *tails[] = {"", "\x1f", "\x1f\x8b", "\0", "junk"};
+    uint8_t buf[2048], text[1024];
+    uint64_t st = 31;
+    size_t i, j, n, len, t;
+    int level;
+
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        for (level = 0; level <= 9; level += 3) {
+            buf[0] = (uint8_t)(i + 4 * (unsigned)level);
+            buf[1] = (uint8_t)(level == 0 ? 0 : 1 + i * 5);
+            len = gz(texts[i], strlen(texts[i]), level, buf + 2, sizeof buf - 2);
+            emit(s, buf, 2 + len);
+            /* a second member */
+            n = gz(texts[i], strlen(texts[i]), 9 - level, buf + 2 + len, sizeof buf - 2 - len);
+            emit(s, buf, 2 + len + n);
+            /* cut short, with bytes after it */
+            emit(s, buf, 2 + len / 2);
+            for (t = 1; t < sizeof tails / sizeof tails[0]; t++) {
+                memcpy(buf + 2 + len, tails[t], strlen(tails[t]) + (t == 3));
+                emit(s, buf, 2 + len + strlen(tails[t]) + (t == 3));
+            }
+        }
+    }
+    /* A larger text that expands, and a pipe. */
+    for (j = 0; j < sizeof text; j++)
+        text[j] = (uint8_t)(rnd(&st) % 4 == 0 ? '\n' : 'a' + rnd(&st) % 3);
+    buf[0] = 1 | (5 << 2);
+    buf[1] = 3;
+    len = gz(text, sizeof text, 6, buf + 2, sizeof buf - 2);
+    emit(s, buf, 2 + len);
+    emit(s, "\x02\x00\x1f\x8b\x08\x00", 6); /* raw: passed through */
+    emit(s, "\x00\x00plain\ntext\n", 13);
+    emit(s, "\x00\x00\x1f", 3);
+    emit(s, "\x00\x00\x78\x9c\x03\x00\x00\x00\x00\x01", 10); /* zlib, not gzip */
+}
+
+/* fuzz_guava: mode 0 + Guava bytes (valid, and one damaged per rule of the
+ * format), mode 1 + round-trip parameters and keys. */
+static void seeds_guava(sink *s)
+{
+    static const uint64_t ns[] = {0, 1, 10, 100, 1000};
+    static const double ps[] = {0.5, 0.03, 0.001};
+    amq_bloom_params p;
+    amq_bloom *b;
+    uint8_t buf[8192];
+    size_t i, j, len;
+    char key[32];
+    uint64_t st = 37;
+
+    for (i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        for (j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+            if (amq_guava_params_for(ns[i], ps[j], &p) != AMQ_OK ||
+                amq_bloom_new(&p, NULL, &b) != AMQ_OK)
+                continue;
+            for (len = 0; len < ns[i] / 2; len++)
+                (void)amq_bloom_add(b, key, (size_t)snprintf(key, sizeof key, "key-%zu", len));
+            buf[0] = 0;
+            if (amq_guava_encode(b, buf + 1, sizeof buf - 1, &len, NULL) == AMQ_OK) {
+                emit(s, buf, 1 + len);
+                if (j == 0) {
+                    buf[1] = 0; /* MITZ_32 */
+                    emit(s, buf, 1 + len);
+                    buf[1] = 2; /* unknown strategy */
+                    emit(s, buf, 1 + len);
+                    buf[1] = 1;
+                    buf[2] = 0; /* k 0 */
+                    emit(s, buf, 1 + len);
+                    buf[2] = (uint8_t)p.k;
+                    emit(s, buf, len); /* cut short */
+                    buf[1 + len] = 0;
+                    emit(s, buf, 2 + len); /* a byte after the words */
+                    memcpy(buf + 3, "\x80\x00\x00\x00", 4); /* N < 0 */
+                    emit(s, buf, 1 + len);
+                    memcpy(buf + 3, "\x00\x00\x00\x00", 4); /* N = 0 */
+                    emit(s, buf, 1 + len);
+                }
+            }
+            amq_bloom_free(b);
+        }
+    }
+    emit(s, "\x00\x01\x03\x00\x00", 5);
+    /* Round trips: n, rate, variant, keys. */
+    for (i = 0; i < 16; i++) {
+        size_t n = 0;
+        buf[n++] = 1;
+        buf[n++] = (uint8_t)(rnd(&st) % 200);
+        buf[n++] = (uint8_t)(i / 4);
+        buf[n++] = (uint8_t)rnd(&st);
+        buf[n++] = (uint8_t)(rnd(&st) % 256);
+        buf[n++] = (uint8_t)(i % 4);
+        while (n < 40u + 30u * i) {
+            buf[n++] = 6;
+            for (j = 0; j < 6; j++)
+                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
+        }
+        emit(s, buf, n);
+    }
 }
 
 /* ---- RedisBloom-layout filters: RDB values and SCANDUMP chunks ------------------------------ */
@@ -733,6 +890,8 @@ static const struct {
     {"fuzz_cli_numbers", seeds_cli_numbers},
     {"fuzz_cli_create", seeds_cli_create},
     {"fuzz_cli_lines", seeds_cli_lines},
+    {"fuzz_cli_gzip", seeds_cli_gzip},
+    {"fuzz_guava", seeds_guava},
     {"fuzz_rdb_bf", seeds_rdb_bf},
     {"fuzz_rdb_cf", seeds_rdb_cf},
     {"fuzz_scandump_bf", seeds_scandump_bf},

@@ -1097,9 +1097,20 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
             return amq_err(err, AMQ_ENOMEM, "out of memory");
         }
     }
-    if (a->trusted)
+    if (a->trusted) {
         for (i = 0; i < np; i++)
             atomic_store_explicit(&f->state[i], ST_UNVERIFIED, memory_order_relaxed);
+    } else {
+        /* The container's checksum held; each partition's must too, or the
+         * same file would answer differently when trusted (lazily checked)
+         * and saving it would write other checksums than it read. */
+        for (i = 0; i < np; i++)
+            if (amq_checksum(part_data(f, i), (size_t)(f->parts[i].blocks * 64)) !=
+                f->parts[i].checksum) {
+                destroy(f);
+                return amq_err(err, AMQ_ECHECKSUM, "partition %u checksum mismatch", i);
+            }
+    }
     *impl = f;
     return AMQ_OK;
 }

@@ -21,7 +21,8 @@
  *  - always: the container header and parameter block (header checksum),
  *    and the index (its checksum is in the parameter block), at open;
  *  - without AMQ_OPEN_TRUST: the whole payload (the container's checksum)
- *    at open; partition checksums are then not checked again;
+ *    and every partition's own checksum, at open (AMQ_ECHECKSUM if one
+ *    fails);
  *  - with AMQ_OPEN_TRUST: each partition's own checksum, the first time an
  *    add or a query touches that partition (one thread verifies, others
  *    touching it wait).  A partition that fails makes single queries and

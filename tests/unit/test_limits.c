@@ -425,7 +425,11 @@ static const struct policy_row {
 } policy_rows[] = {
     {"valid", AMQ_POLICY_LEVELDB, 100, 10, AMQ_OK},
     {"no keys", AMQ_POLICY_LEVELDB, 0, 10, AMQ_OK},
-    {"encoding 1", 1, 100, 10, AMQ_EINVAL},
+    {"blocked", AMQ_POLICY_BLOCKED, 100, 10, AMQ_OK},
+    {"encoding 2", 2, 100, 10, AMQ_EINVAL},
+    {"blocked, bpk 0", AMQ_POLICY_BLOCKED, 100, 0, AMQ_ERANGE},
+    {"blocked, bpk NaN", AMQ_POLICY_BLOCKED, 100, NAN, AMQ_ERANGE},
+    {"blocked, n x bpk overflows", AMQ_POLICY_BLOCKED, SIZE_MAX, 10, AMQ_ERANGE},
     {"encoding 2^32-1", UINT32_MAX, 100, 10, AMQ_EINVAL},
     {"bpk 0", AMQ_POLICY_LEVELDB, 100, 0, AMQ_ERANGE},
     {"bpk -1", AMQ_POLICY_LEVELDB, 100, -1, AMQ_ERANGE},
