@@ -133,6 +133,7 @@ struct dedup {
     char kind_name[32];
     amq_config cfg;
     uint64_t key_mask; /* all ones; fewer bits in tests, to force collisions */
+    double t_pass1, t_between, t_pass2; /* seconds, for --stats */
 };
 
 /* ---- output ------------------------------------------------------------------- */
@@ -216,6 +217,13 @@ static int close_output(dedup *d, out_file *of, int ok)
     }
     free(of->tmp);
     return rc;
+}
+
+static double elapsed_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
 /* ---- hashing ------------------------------------------------------------------- */
@@ -571,13 +579,6 @@ static int make_filter(dedup *d)
 
 /* ---- statistics ---------------------------------------------------------------------------- */
 
-static double elapsed_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
-}
-
 static void print_stats(const dedup *d, double seconds)
 {
     struct rusage ru;
@@ -606,7 +607,11 @@ static void print_stats(const dedup *d, double seconds)
             (unsigned long long)d->capacity, d->fpp);
     fprintf(stderr, "peak memory:      %llu bytes (%s, getrusage maxrss)\n",
             (unsigned long long)ru.ru_maxrss * 1024, mem);
-    fprintf(stderr, "time:             %.2f s\n", seconds);
+    if (d->approximate)
+        fprintf(stderr, "time:             %.2f s\n", seconds);
+    else
+        fprintf(stderr, "time:             %.2f s (pass 1 %.2f s, between %.2f s, pass 2 %.2f s)\n",
+                seconds, d->t_pass1, d->t_between, d->t_pass2);
 }
 
 /* ---- the command ------------------------------------------------------------------------------ */
@@ -615,6 +620,7 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
 {
     cli_scan_opts o;
     cli_progress *pg;
+    struct timespec t0;
     uint64_t total, est;
     int rc, all_files = 1;
     size_t i;
@@ -682,7 +688,10 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
         return EXIT_TROUBLE;
     }
     cli_progress_phase(pg, "dedup pass 1 of 2", total);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = cli_scan(&o, pass1_batch, d);
+    d->t_pass1 = elapsed_since(&t0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* The filter's work is done: its memory goes before pass 2's. */
     if (rc == 0) {
         amq_filter_free(d->f);
@@ -694,9 +703,12 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
         d->phase = 3;
         rc = run_batch(d, NULL, NULL, 0);
     }
+    d->t_between = elapsed_since(&t0);
     if (rc == 0) {
         cli_progress_phase(pg, "dedup pass 2 of 2", total);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = cli_scan(&o, pass2_batch, d);
+        d->t_pass2 = elapsed_since(&t0);
     }
     stop_workers(d);
     cli_progress_end(pg);
