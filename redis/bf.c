@@ -842,11 +842,7 @@ static void bf_free(void *value)
 int bf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-    } cmds[] = {
+    static const rm_command cmds[] = {
         {"BF.RESERVE", bf_reserve, "write deny-oom"},
         {"BF.ADD", bf_add, "write deny-oom"},
         {"BF.MADD", bf_madd, "write deny-oom"},
@@ -859,10 +855,8 @@ int bf_register(RedisModuleCtx *ctx)
         {"BF.SCANDUMP", bf_scandump, "readonly fast"},
         {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
     };
-    size_t i;
 
     memset(&tm, 0, sizeof tm);
-    tm.version = AMQ_RM_TYPE_METHOD_VERSION;
     tm.rdb_load = bf_rdb_load;
     tm.rdb_save = bf_rdb_save;
     tm.aof_rewrite = bf_aof_rewrite;
@@ -870,12 +864,5 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
-    bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", AMQ_RM_ENCVER, &tm);
-    if (bf_type == NULL)
-        return REDISMODULE_ERR;
-    for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
-            REDISMODULE_OK)
-            return REDISMODULE_ERR;
-    return REDISMODULE_OK;
+    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, cmds, sizeof cmds / sizeof cmds[0]);
 }

@@ -773,11 +773,7 @@ static void cf_free(void *value)
 int cf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const struct {
-        const char *name;
-        RedisModuleCmdFunc fn;
-        const char *flags;
-    } cmds[] = {
+    static const rm_command cmds[] = {
         {"CF.RESERVE", cf_reserve, "write deny-oom"},
         {"CF.ADD", cf_add, "write deny-oom"},
         {"CF.ADDNX", cf_addnx, "write deny-oom"},
@@ -793,10 +789,8 @@ int cf_register(RedisModuleCtx *ctx)
         {"CF.SCANDUMP", cf_scandump, "readonly fast"},
         {"CF.LOADCHUNK", cf_loadchunk, "write deny-oom"},
     };
-    size_t i;
 
     memset(&tm, 0, sizeof tm);
-    tm.version = AMQ_RM_TYPE_METHOD_VERSION;
     tm.rdb_load = cf_rdb_load;
     tm.rdb_save = cf_rdb_save;
     tm.aof_rewrite = cf_aof_rewrite;
@@ -804,12 +798,5 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
-    cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", AMQ_RM_ENCVER, &tm);
-    if (cf_type == NULL)
-        return REDISMODULE_ERR;
-    for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
-            REDISMODULE_OK)
-            return REDISMODULE_ERR;
-    return REDISMODULE_OK;
+    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cmds, sizeof cmds / sizeof cmds[0]);
 }

@@ -91,6 +91,22 @@ int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes);
 int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
 
 /* ---- families ---------------------------------------------------------------------------- */
+
+/* One command of a family: its name, handler and Redis command flags; the
+ * key is always the first argument. */
+typedef struct rm_command {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+} rm_command;
+
+/*
+ * Creates the data type `type_name` with the methods in tm (its version is
+ * set here) and the n commands; REDISMODULE_ERR if Redis refuses either.
+ */
+int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
+                       RedisModuleType **type, const rm_command *cmds, size_t n);
+
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
 

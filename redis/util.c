@@ -218,3 +218,21 @@ int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
     rm_meminfo_get(ctx, &m);
     return fits(m.total, m.used, bytes);
 }
+
+/* ---- families ---------------------------------------------------------------------------- */
+
+int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
+                       RedisModuleType **type, const rm_command *cmds, size_t n)
+{
+    size_t i;
+
+    tm->version = AMQ_RM_TYPE_METHOD_VERSION;
+    *type = RedisModule_CreateDataType(ctx, type_name, AMQ_RM_ENCVER, tm);
+    if (*type == NULL)
+        return REDISMODULE_ERR;
+    for (i = 0; i < n; i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
+            REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}
