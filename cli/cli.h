@@ -45,6 +45,10 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
 /* A 64-bit value in decimal or 0x-prefixed hexadecimal, exactly. */
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 
+/* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
+ * redisbloom. */
+int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
+
 /* Number formatting for humans: "1.2 MiB", "3.4 M". */
 void cli_human_bytes(uint64_t bytes, char *buf, size_t cap);
 

@@ -130,11 +130,8 @@ int cmd_create(int argc, char **argv)
             scope[2].given = 1;
             break;
         case O_HASH:
-            if (amq_hash_algo_from_name(optarg, &cfg.hash_algo) != AMQ_OK) {
-                cli_error("--hash: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom)",
-                          optarg);
+            if (cli_parse_hash_algo("--hash", optarg, &cfg.hash_algo) != 0)
                 return EXIT_TROUBLE;
-            }
             hash_given = 1;
             break;
         case O_SEED:

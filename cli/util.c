@@ -161,6 +161,15 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
     return 0;
 }
 
+int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out)
+{
+    if (amq_hash_algo_from_name(s, out) != AMQ_OK) {
+        cli_error("%s: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom)", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
 {
     const char *digits = s;
