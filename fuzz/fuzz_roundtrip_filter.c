@@ -163,6 +163,58 @@ static int make_scalable_cuckoo(fz_in *in, const amq_allocator *al, amq_filter *
     return make_scalable(in, AMQ_KIND_SCALABLE_CUCKOO, al, out);
 }
 
+/* The blocked kinds: by fpp, by bits per key (NaN, negatives and values
+ * above 1000 must be refused), or by bits + k (blocked: a whole number of
+ * 512-bit blocks); partitioned with 0 (choose) to 64 partitions. */
+static int make_blocked_kind(fz_in *in, uint32_t kind, const amq_allocator *al, amq_filter **out)
+{
+    static const double odd_bpk[] = {-1.0, 0.5, 1000.5, 1e300};
+    amq_config cfg;
+    unsigned how = fz_u8(in) % 4u;
+
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = pick_hash(in, &cfg.seed);
+    cfg.capacity = fz_range(in, 1, 5000);
+    switch (how) {
+    case 0:
+        cfg.fpp = ((double)fz_u16(in) + 1.0) / 65537.0;
+        break;
+    case 1:
+        cfg.bits_per_key = ((double)fz_u16(in) + 1.0) / 256.0;
+        break;
+    case 2:
+        cfg.bits_per_key = odd_bpk[fz_u8(in) % 4u];
+        break;
+    default:
+        cfg.bits = fz_range(in, 1, 1u << 18);
+        cfg.k = (uint32_t)fz_range(in, 1, 32);
+        break;
+    }
+    if (kind == AMQ_KIND_PARTITIONED)
+        cfg.partitions = (uint32_t)fz_range(in, 0, 64);
+    if (how == 2 && (cfg.bits_per_key < 0.0 || cfg.bits_per_key > 1000.0)) {
+        amq_errinfo err;
+        int rc;
+        cfg.alloc = al;
+        memset(&err, 0, sizeof err);
+        rc = amq_filter_new(&cfg, out, &err);
+        FZ_CHECK(rc == AMQ_ERANGE && *out == NULL && err.msg[0] != '\0',
+                 "kind %u: bits per key %g gave %d", kind, cfg.bits_per_key, rc);
+        return rc;
+    }
+    return make_from_config(&cfg, al, out);
+}
+
+static int make_blocked(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    return make_blocked_kind(in, AMQ_KIND_BLOCKED, al, out);
+}
+
+static int make_partitioned(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    return make_blocked_kind(in, AMQ_KIND_PARTITIONED, al, out);
+}
+
 typedef struct maker {
     const char *kind;
     int (*make)(fz_in *in, const amq_allocator *al, amq_filter **out);
@@ -173,6 +225,8 @@ static const maker makers[] = {
     {"cuckoo", make_cuckoo},
     {"scalable-bloom", make_scalable_bloom},
     {"scalable-cuckoo", make_scalable_cuckoo},
+    {"blocked", make_blocked},
+    {"partitioned", make_partitioned},
 };
 #define NMAKERS (sizeof makers / sizeof makers[0])
 

@@ -828,7 +828,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         }
         if (cfg->capacity > 0)
             p.fpp = amq_blocked_fpp_theory(p.blocks, p.k, cfg->capacity);
-    } else if (cfg->bits_per_key > 0) {
+    } else if (cfg->bits_per_key != 0.0) { /* NaN and negatives: refused below */
         rc = amq_blocked_size_bpk(cfg->capacity, cfg->bits_per_key, &p.blocks, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc,

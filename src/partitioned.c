@@ -754,7 +754,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     p.seed = cfg->seed;
     p.capacity = cfg->capacity;
     p.fpp = cfg->fpp;
-    p.bits_per_key = cfg->bits_per_key > 0 ? cfg->bits_per_key : 0.0;
+    p.bits_per_key = cfg->bits_per_key; /* 0: by fpp; NaN, negatives: refused */
     rc = amq_partitioned_new(&p, cfg->alloc, &f);
     if (rc != AMQ_OK)
         return amq_err(err, rc,

@@ -108,6 +108,19 @@ static void cfg_bloom(amq_config *cfg)
     cfg->capacity = 500;
 }
 
+static void cfg_blocked(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_BLOCKED);
+    cfg->capacity = 500;
+}
+
+static void cfg_partitioned(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_PARTITIONED);
+    cfg->capacity = 500;
+    cfg->partitions = 4;
+}
+
 static void cfg_cuckoo(amq_config *cfg)
 {
     amq_config_init(cfg, AMQ_KIND_CUCKOO);
@@ -145,6 +158,8 @@ static const struct kind_case {
     int grows; /* add may allocate */
 } kinds[] = {
     {"bloom", cfg_bloom, 0},
+    {"blocked", cfg_blocked, 0},
+    {"partitioned", cfg_partitioned, 0},
     {"cuckoo", cfg_cuckoo, 0},
     {"scalable-bloom", cfg_sbloom, 1},
     {"scalable-bloom (redisbloom)", cfg_sbloom_rb, 1},

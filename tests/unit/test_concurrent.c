@@ -211,6 +211,22 @@ static amq_filter *make_cuckoo(void)
     return make_kind(AMQ_KIND_CUCKOO, NKEYS, 0);
 }
 
+static amq_filter *make_blocked(void)
+{
+    return make_kind(AMQ_KIND_BLOCKED, NKEYS, 0);
+}
+
+/* Eight partitions, each verified lazily when opened trusted. */
+static amq_filter *make_partitioned(void)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_config_init(&cfg, AMQ_KIND_PARTITIONED);
+    cfg.capacity = NKEYS;
+    cfg.partitions = 8;
+    return amq_filter_new(&cfg, &f, NULL) == AMQ_OK ? f : NULL;
+}
+
 /* The scalable kinds sized for a tenth of the keys: they grow to hold
  * them, so readers walk several links / sub-filters. */
 static amq_filter *make_sbloom(void)
@@ -240,6 +256,8 @@ static const struct kind_case {
     {"bloom", make_bloom_native},
     {"bloom (guava probes)", make_bloom_guava},
     {"bloom (redisbloom probes)", make_bloom_redisbloom},
+    {"blocked", make_blocked},
+    {"partitioned", make_partitioned},
     {"cuckoo", make_cuckoo},
     {"scalable-bloom", make_sbloom},
     {"scalable-bloom (redisbloom)", make_sbloom_rb},
