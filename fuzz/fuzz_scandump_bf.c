@@ -48,6 +48,21 @@ static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t
     if (rc == AMQ_ENOMEM)
         return;
     FZ_CHECK(rc == AMQ_OK, "an encoded header does not load: %d", rc);
+    /* At most about 1024 chunks: a 1-byte chunk size over megabytes of
+     * arrays would only make the target slow (timeouts), not find more. */
+    {
+        amq_sbloom_info info;
+        amq_sbloom_link_info l;
+        uint64_t total = 0;
+        uint32_t j;
+        amq_sbloom_get_info(s, &info);
+        for (j = 0; j < info.num_filters; j++) {
+            amq_sbloom_link(s, j, &l, &data);
+            total += l.bytes;
+        }
+        if (max_chunk < total / 1024)
+            max_chunk = (size_t)(total / 1024) + 1;
+    }
     for (it = 1;; it = next) {
         rc = amq_sbloom_chunk(s, it, max_chunk, &data, &len, &next);
         FZ_CHECK(rc == AMQ_OK, "chunk %llu: %d", (unsigned long long)it, rc);

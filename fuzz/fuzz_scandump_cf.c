@@ -85,6 +85,28 @@ static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_
     if (rc == AMQ_ENOMEM)
         return;
     FZ_CHECK(rc == AMQ_OK, "from_header of an encoded header: %d", rc);
+    /* At most about 1024 chunks: a 1-byte chunk size over megabytes of
+     * arrays would only make the target slow (timeouts), not find more. */
+    {
+        amq_scuckoo_info info;
+        uint64_t nb, total = 0;
+        size_t bytes;
+        uint32_t j;
+        amq_scuckoo_get_info(c, &info);
+        /* A chunk never spans two sub-filters and finding one walks the
+         * chain: each SCANDUMP call is linear in the sub-filters (bounded
+         * by AMQ_SCUCKOO_MAX_FILTERS), a whole dump of thousands of tiny
+         * ones quadratic - seconds here, not a finding. */
+        if (info.num_filters > 1024) {
+            amq_scuckoo_free(d);
+            return;
+        }
+        for (j = 0; j < info.num_filters; j++)
+            if (amq_scuckoo_subfilter(c, j, &nb, &data, &bytes) == AMQ_OK)
+                total += bytes;
+        if (max_chunk < total / 1024)
+            max_chunk = (size_t)(total / 1024) + 1;
+    }
     for (it = 1;; it = next) {
         rc = amq_scuckoo_chunk(c, it, max_chunk, &data, &len, &next);
         FZ_CHECK(rc == AMQ_OK, "chunk %llu: %d", (unsigned long long)it, rc);
