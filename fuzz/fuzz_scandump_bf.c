@@ -89,6 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc;
 
     al = fz_allocator(&a, CAP);
+    /* A header may declare hundreds of MiB in small blocks (the module
+     * checks such sizes against the server's memory); 64 MiB in all here. */
+    a.total_cap = (size_t)64 << 20;
     hlen = fz_u16(&in);
     if (hlen > in.n)
         hlen = in.n;

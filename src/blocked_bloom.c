@@ -108,8 +108,15 @@ double amq_blk_fpp_lambda(double lambda, uint32_t k)
                 q[d] = ((double)d * q[d - 1] + (BLOCK_M - (double)d) * q[d]) / BLOCK_M;
         if (b != j * k)
             continue;
-        if (j == lo)
-            pmf = exp(-lambda + (double)lo * log(lambda) - lgamma((double)lo + 1.0));
+        if (j == lo) {
+            /* log(lo!) summed here: lgamma() writes the global signgam,
+             * a data race between threads asking for stats. */
+            double logfact = 0.0;
+            uint64_t f2;
+            for (f2 = 2; f2 <= lo; f2++)
+                logfact += log((double)f2);
+            pmf = exp(-lambda + (double)lo * log(lambda) - logfact);
+        }
         if (j >= lo) {
             double f = 0.0;
             for (d = 1; d <= k; d++)
