@@ -39,6 +39,10 @@ void cli_lib_error(int status, const amq_errinfo *err, const char *context);
 int cli_parse_count(const char *opt, const char *s, uint64_t *out);
 /* A real number; a trailing % divides by 100.  NaN and infinities refused. */
 int cli_parse_real(const char *opt, const char *s, double *out);
+/* A false-positive rate: a real number strictly between 0 and 1. */
+int cli_parse_fpp(const char *opt, const char *s, double *out);
+/* A capacity: a count of at least 1. */
+int cli_parse_capacity(const char *opt, const char *s, uint64_t *out);
 /* An unsigned integer in [lo, hi]. */
 int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 

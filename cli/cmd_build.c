@@ -263,20 +263,12 @@ int cmd_build(int argc, char **argv)
             type = optarg;
             break;
         case O_FPP:
-            if (cli_parse_real("--fpp", optarg, &cfg.fpp) != 0)
+            if (cli_parse_fpp("--fpp", optarg, &cfg.fpp) != 0)
                 return EXIT_TROUBLE;
-            if (!(cfg.fpp > 0.0 && cfg.fpp < 1.0)) {
-                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
-                return EXIT_TROUBLE;
-            }
             break;
         case O_CAPACITY:
-            if (cli_parse_count("--capacity", optarg, &cfg.capacity) != 0)
+            if (cli_parse_capacity("--capacity", optarg, &cfg.capacity) != 0)
                 return EXIT_TROUBLE;
-            if (cfg.capacity == 0) {
-                cli_error("--capacity must be at least 1");
-                return EXIT_TROUBLE;
-            }
             break;
         case O_GUAVA:
             guava = 1;

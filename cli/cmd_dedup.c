@@ -750,21 +750,13 @@ int cmd_dedup(int argc, char **argv)
             d.approximate = 1;
             break;
         case O_FPP:
-            if (cli_parse_real("--fpp", optarg, &d.fpp) != 0)
+            if (cli_parse_fpp("--fpp", optarg, &d.fpp) != 0)
                 return EXIT_TROUBLE;
-            if (!(d.fpp > 0.0 && d.fpp < 1.0)) {
-                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
-                return EXIT_TROUBLE;
-            }
             fpp_given = 1;
             break;
         case O_CAPACITY:
-            if (cli_parse_count("--capacity", optarg, &d.capacity) != 0)
+            if (cli_parse_capacity("--capacity", optarg, &d.capacity) != 0)
                 return EXIT_TROUBLE;
-            if (d.capacity == 0) {
-                cli_error("--capacity must be at least 1");
-                return EXIT_TROUBLE;
-            }
             break;
         case O_THREADS:
             if (cli_parse_uint("--threads", optarg, 1, 1024, &v) != 0)

@@ -141,12 +141,8 @@ int cmd_import(int argc, char **argv)
                 return EXIT_TROUBLE;
             break;
         case O_FPP:
-            if (cli_parse_real("--fpp", optarg, &fpp) != 0)
+            if (cli_parse_fpp("--fpp", optarg, &fpp) != 0)
                 return EXIT_TROUBLE;
-            if (!(fpp > 0.0 && fpp < 1.0)) {
-                cli_error("--fpp must be between 0 and 1 (exclusive), got '%s'", optarg);
-                return EXIT_TROUBLE;
-            }
             break;
         case O_FORCE:
             force = 1;

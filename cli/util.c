@@ -161,6 +161,28 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
     return 0;
 }
 
+int cli_parse_fpp(const char *opt, const char *s, double *out)
+{
+    if (cli_parse_real(opt, s, out) != 0)
+        return -1;
+    if (!(*out > 0.0 && *out < 1.0)) {
+        cli_error("%s must be between 0 and 1 (exclusive), got '%s'", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_capacity(const char *opt, const char *s, uint64_t *out)
+{
+    if (cli_parse_count(opt, s, out) != 0)
+        return -1;
+    if (*out == 0) {
+        cli_error("%s must be at least 1", opt);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out)
 {
     if (amq_hash_algo_from_name(s, out) != AMQ_OK) {
