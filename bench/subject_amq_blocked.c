@@ -74,30 +74,12 @@ static uint64_t query_batched(void *f, const uint64_t *keys, size_t n)
 
 static uint64_t insert_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    amq_hash128 h[CHUNK];
-    size_t i, j, m;
-    for (i = 0; i < n; i += m) {
-        m = n - i < CHUNK ? n - i : CHUNK;
-        for (j = 0; j < m; j++)
-            h[j].h1 = h[j].h2 = keys[i + j];
-        if (amq_blocked_add_hashes(f, h, m, NULL) < 0)
-            return n;
-    }
-    return 0;
+    return amq_blocked_add_hashes64(f, keys, n, NULL) < 0 ? n : 0;
 }
 
 static uint64_t query_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    amq_hash128 h[CHUNK];
-    size_t i, j, m;
-    uint64_t c = 0;
-    for (i = 0; i < n; i += m) {
-        m = n - i < CHUNK ? n - i : CHUNK;
-        for (j = 0; j < m; j++)
-            h[j].h1 = h[j].h2 = keys[i + j];
-        c += amq_blocked_contains_hashes(f, h, m, NULL);
-    }
-    return c;
+    return amq_blocked_contains_hashes64(f, keys, n, NULL);
 }
 
 BENCH_SUBJECT(amq_blocked_single) = {

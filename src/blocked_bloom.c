@@ -537,6 +537,30 @@ uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atom
     return count;
 }
 
+/* The same over 64-bit hashes (x as {x, x}). */
+static uint64_t add_hashes64(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
+                             const uint64_t *h, size_t n, uint8_t *added)
+{
+    uint64_t count = 0;
+    size_t i, ahead = n < W ? n : W;
+    uint8_t *blk;
+    int r;
+
+    for (i = 0; i < ahead; i++)
+        AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i], blocks) * 64);
+    for (i = 0; i < n; i++) {
+        if (i + W < n)
+            AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i + W], blocks) * 64);
+        blk = data + amq_blk_index(h[i], blocks) * 64;
+        r = atomic ? amq_blk_add_atomic(blk, (uint32_t)h[i], k)
+                   : amq_blk_add_exclusive(blk, (uint32_t)h[i], k);
+        count += (uint64_t)r;
+        if (added != NULL)
+            added[i] = (uint8_t)r;
+    }
+    return count;
+}
+
 /* Adds over keys: hash key i + W and prefetch its block while adding key i. */
 #define RING_ADD(KEY, LEN)                                                                         \
     do {                                                                                           \
@@ -597,6 +621,16 @@ int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, u
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     count = amq_blk_add_hashes(b->data.data, b->p.blocks, b->p.k, b->concurrent, h, n, added);
+    count_items(b, count);
+    return (int64_t)count;
+}
+
+int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added)
+{
+    uint64_t count;
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    count = add_hashes64(b->data.data, b->p.blocks, b->p.k, b->concurrent, h, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
@@ -705,6 +739,12 @@ uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h,
                                      uint8_t *out)
 {
     return b->simd->contains_hashes(&b->g, h, n, out);
+}
+
+uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
+                                       uint8_t *out)
+{
+    return b->simd->contains_hashes64(&b->g, h, n, out);
 }
 
 uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys, size_t n,

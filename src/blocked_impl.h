@@ -242,6 +242,9 @@ typedef struct amq_blk_simd_ops {
     int (*contains_key)(const amq_blk_geom *g, const void *key, size_t len);
     uint64_t (*contains_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n,
                                 uint8_t *out);
+    /* 64-bit hashes: x as the 128-bit hash {x, x}. */
+    uint64_t (*contains_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n,
+                                  uint8_t *out);
     uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *out);
     uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
                                uint8_t *out);

@@ -183,6 +183,21 @@ AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *ke
                                             size_t n, uint8_t *out);
 
 /*
+ * Keys that are already 64-bit hashes (of a hash function the caller
+ * chose and applies to every key alike): x is taken as the 128-bit hash
+ * {x, x} - the block from all 64 bits, the probes from the low 32 - so
+ * amq_blocked_contains_hashes64(b, &x, 1, NULL) answers as
+ * amq_blocked_contains_hash(b, (amq_hash128){x, x}).  The fastest forms:
+ * no hashing, half the memory per key of the 128-bit arrays, and on
+ * AVX-512 two keys tested per step when k <= 8.  The hashes must be
+ * uniformly distributed in all 64 bits, or the fpp is not the filter's.
+ */
+AMQ_API int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n,
+                                         uint8_t *added);
+AMQ_API uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
+                                               uint8_t *out);
+
+/*
  * Concurrency mode of adds.  Off (the default): adds use plain loads and
  * stores, the fastest form, and need exclusive access - no other add and no
  * query may run at the same time.  On: adds set bits with relaxed atomic

@@ -339,6 +339,86 @@ TEST(blocked_simd_paths_identical)
     CHECK_STATUS(amq_blocked_set_simd(NULL, 7), AMQ_EINVAL);
 }
 
+/* 64-bit hashes: x answers as {x, x}, on every path, in a filter small
+ * enough to be queried without prefetching and in one large enough to be
+ * prefetched, for every k (the AVX-512 path pairs keys when k <= 8), with
+ * odd counts (the pair loop's tail). */
+TEST(blocked_hashes64_as_hash128)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    const uint64_t sizes[] = {64, 40000}; /* 4 KiB, 2.5 MiB */
+    uint64_t s = 0x64646464;
+    uint32_t k, pi, si;
+
+    for (si = 0; si < 2; si++) {
+        for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+            amq_blocked_params prm;
+            amq_blocked *a, *b;
+            const size_t nq = 4001;
+            uint64_t *x = malloc(nq * sizeof *x), i, nadd, want_n = 0;
+            uint8_t *want = malloc(nq), *got = malloc(nq), *added = malloc(nq);
+            int64_t na;
+            REQUIRE(x != NULL && want != NULL && got != NULL && added != NULL);
+            memset(&prm, 0, sizeof prm);
+            prm.blocks = sizes[si];
+            prm.k = k;
+            prm.hash_algo = AMQ_HASH_XXH3;
+            REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
+            REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+            /* The same fill through both add forms: identical bytes. */
+            nadd = (uint64_t)(-log(1.0 - pow(0.3, 1.0 / k)) * (double)prm.blocks * 512 / k);
+            for (i = 0; i < nadd; i += nq) {
+                size_t j, m = nadd - i < nq ? (size_t)(nadd - i) : nq;
+                uint64_t fresh = 0;
+                for (j = 0; j < m; j++) {
+                    amq_hash128 h;
+                    x[j] = test_rand(&s);
+                    h.h1 = h.h2 = x[j];
+                    want[j] = (uint8_t)amq_blocked_add_hash(a, h);
+                    fresh += want[j];
+                }
+                na = amq_blocked_add_hashes64(b, x, m, added);
+                CHECK_EQ(na, (int64_t)fresh);
+                CHECK(memcmp(added, want, m) == 0);
+            }
+            CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
+            CHECK_EQ(amq_blocked_items(a), amq_blocked_items(b));
+            for (i = 0; i < nq; i++) {
+                amq_hash128 h;
+                x[i] = test_rand(&s);
+                h.h1 = h.h2 = x[i];
+                want[i] = (uint8_t)amq_blocked_contains_hash(a, h);
+                want_n += want[i];
+            }
+            CHECK(want_n > nq / 50 && want_n < nq - nq / 50);
+            for (pi = 0; pi < 3; pi++) {
+                size_t n;
+                if (!amq_simd_supported(paths[pi]))
+                    continue;
+                REQUIRE_OK(amq_blocked_set_simd(b, paths[pi]));
+                for (n = nq - 2; n <= nq; n++) { /* even and odd counts */
+                    uint64_t e = 0;
+                    memset(got, 7, nq);
+                    for (i = 0; i < n; i++)
+                        e += want[i];
+                    CHECK_EQ(amq_blocked_contains_hashes64(b, x, n, got), e);
+                    if (memcmp(got, want, n) != 0 || (n < nq && got[n] != 7))
+                        FAIL_AT_("path %s k %u blocks %" PRIu64 " n %zu: answers differ",
+                                 amq_simd_name(paths[pi]), k, prm.blocks, n);
+                    CHECK_EQ(amq_blocked_contains_hashes64(b, x, n, NULL), e);
+                }
+            }
+            CHECK_EQ(amq_blocked_contains_hashes64(b, x, 0, got), 0);
+            amq_blocked_free(a);
+            amq_blocked_free(b);
+            free(x);
+            free(want);
+            free(got);
+            free(added);
+        }
+    }
+}
+
 TEST(blocked_batched_equals_single)
 {
     const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MURMUR64A};
