@@ -514,26 +514,36 @@ void amq_blocked_free(amq_blocked *b)
 
 #define W AMQ_BLK_WINDOW
 
+/* The batched add over an array h of n hashes; H1(i) and U(i) give hash
+ * i's block bits and probe bits. */
+#define ADD_HASHES(H1, U)                                                                          \
+    do {                                                                                           \
+        size_t i_, ahead_ = n < W ? n : W;                                                         \
+        uint8_t *blk_;                                                                             \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++)                                                            \
+            AMQ_BLK_PREFETCHW(data + amq_blk_index(H1(i_), blocks) * 64);                          \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            if (i_ + W < n)                                                                        \
+                AMQ_BLK_PREFETCHW(data + amq_blk_index(H1(i_ + W), blocks) * 64);                  \
+            blk_ = data + amq_blk_index(H1(i_), blocks) * 64;                                      \
+            r_ = atomic ? amq_blk_add_atomic(blk_, U(i_), k)                                       \
+                        : amq_blk_add_exclusive(blk_, U(i_), k);                                   \
+            count += (uint64_t)r_;                                                                 \
+            if (added != NULL)                                                                     \
+                added[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
+    } while (0)
+
 uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
                             const amq_hash128 *h, size_t n, uint8_t *added)
 {
     uint64_t count = 0;
-    size_t i, ahead = n < W ? n : W;
-    uint8_t *blk;
-    int r;
-
-    for (i = 0; i < ahead; i++)
-        AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i].h1, blocks) * 64);
-    for (i = 0; i < n; i++) {
-        if (i + W < n)
-            AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i + W].h1, blocks) * 64);
-        blk = data + amq_blk_index(h[i].h1, blocks) * 64;
-        r = atomic ? amq_blk_add_atomic(blk, amq_blk_u(h[i]), k)
-                   : amq_blk_add_exclusive(blk, amq_blk_u(h[i]), k);
-        count += (uint64_t)r;
-        if (added != NULL)
-            added[i] = (uint8_t)r;
-    }
+#define H128_H1(i) (h[(i)].h1)
+#define H128_U(i) amq_blk_u(h[(i)])
+    ADD_HASHES(H128_H1, H128_U);
+#undef H128_H1
+#undef H128_U
     return count;
 }
 
@@ -542,24 +552,15 @@ static uint64_t add_hashes64(uint8_t *data, uint64_t blocks, uint32_t k, int ato
                              const uint64_t *h, size_t n, uint8_t *added)
 {
     uint64_t count = 0;
-    size_t i, ahead = n < W ? n : W;
-    uint8_t *blk;
-    int r;
-
-    for (i = 0; i < ahead; i++)
-        AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i], blocks) * 64);
-    for (i = 0; i < n; i++) {
-        if (i + W < n)
-            AMQ_BLK_PREFETCHW(data + amq_blk_index(h[i + W], blocks) * 64);
-        blk = data + amq_blk_index(h[i], blocks) * 64;
-        r = atomic ? amq_blk_add_atomic(blk, (uint32_t)h[i], k)
-                   : amq_blk_add_exclusive(blk, (uint32_t)h[i], k);
-        count += (uint64_t)r;
-        if (added != NULL)
-            added[i] = (uint8_t)r;
-    }
+#define H64_H1(i) (h[(i)])
+#define H64_U(i) ((uint32_t)h[(i)])
+    ADD_HASHES(H64_H1, H64_U);
+#undef H64_H1
+#undef H64_U
     return count;
 }
+
+#undef ADD_HASHES
 
 /* Adds over keys: hash key i + W and prefetch its block while adding key i. */
 #define RING_ADD(KEY, LEN)                                                                         \

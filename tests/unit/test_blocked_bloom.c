@@ -343,6 +343,13 @@ TEST(blocked_simd_paths_identical)
  * enough to be queried without prefetching and in one large enough to be
  * prefetched, for every k (the AVX-512 path pairs keys when k <= 8), with
  * odd counts (the pair loop's tail). */
+static amq_hash128 twice(uint64_t x)
+{
+    amq_hash128 h;
+    h.h1 = h.h2 = x;
+    return h;
+}
+
 TEST(blocked_hashes64_as_hash128)
 {
     const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
@@ -371,10 +378,8 @@ TEST(blocked_hashes64_as_hash128)
                 size_t j, m = nadd - i < nq ? (size_t)(nadd - i) : nq;
                 uint64_t fresh = 0;
                 for (j = 0; j < m; j++) {
-                    amq_hash128 h;
                     x[j] = test_rand(&s);
-                    h.h1 = h.h2 = x[j];
-                    want[j] = (uint8_t)amq_blocked_add_hash(a, h);
+                    want[j] = (uint8_t)amq_blocked_add_hash(a, twice(x[j]));
                     fresh += want[j];
                 }
                 na = amq_blocked_add_hashes64(b, x, m, added);
@@ -384,10 +389,8 @@ TEST(blocked_hashes64_as_hash128)
             CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
             CHECK_EQ(amq_blocked_items(a), amq_blocked_items(b));
             for (i = 0; i < nq; i++) {
-                amq_hash128 h;
                 x[i] = test_rand(&s);
-                h.h1 = h.h2 = x[i];
-                want[i] = (uint8_t)amq_blocked_contains_hash(a, h);
+                want[i] = (uint8_t)amq_blocked_contains_hash(a, twice(x[i]));
                 want_n += want[i];
             }
             CHECK(want_n > nq / 50 && want_n < nq - nq / 50);
