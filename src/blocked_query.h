@@ -12,7 +12,7 @@
  *
  * and gets the functions of an amq_blk_simd_ops table named BLK_NAME(ops).
  *
- * The batched loops keep AMQ_BLK_WINDOW blocks in flight: key i + W is
+ * The batched loops keep AMQ_BLK_QWINDOW blocks in flight: key i + W is
  * hashed and its block prefetched while key i is answered, so the latency
  * of one DRAM access is spread over W keys.  Keys hash ahead into a ring of
  * W slots; hashes only need their block index recomputed (one multiply).
@@ -21,7 +21,7 @@
 #error "define BLK_NAME, BLK_CTX, BLK_CTX_INIT, BLK_TEST before including blocked_query.h"
 #endif
 
-#define BLK_W AMQ_BLK_WINDOW
+#define BLK_W AMQ_BLK_QWINDOW
 #ifndef BLK_FLATTEN
 #define BLK_FLATTEN __attribute__((flatten))
 #endif
