@@ -100,7 +100,6 @@ static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash1
  * answers two keys per step when k fits half its lanes.
  */
 #define BLK_PF_MIN ((uint64_t)1 << 19)
-#define BLK_W64 128 /* the pair loop runs at 2-5 ns a key: 128 keys cover the latency */
 
 static uint64_t BLK_NAME(contains_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n,
                                             uint8_t *out)
@@ -115,17 +114,17 @@ static uint64_t BLK_NAME(contains_hashes64)(const amq_blk_geom *g, const uint64_
 
     BLK_CTX_INIT(c, g->k);
     if (pf)
-        for (i = 0; i < n && i < BLK_W64; i++)
+        for (i = 0; i < n && i < BLK_W; i++)
             AMQ_BLK_PREFETCH(d + amq_blk_index(h[i], blocks) * 64);
     i = 0;
 #ifdef BLK_TEST_PAIR
     if (BLK_PAIR_OK(&c)) {
         unsigned m;
         for (; i + 1 < n; i += 2) {
-            if (pf && i + BLK_W64 + 1 < n) {
-                AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W64], blocks) * 64);
-                AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W64 + 1], blocks) * 64);
-            }
+            if (pf && i + BLK_W < n)
+                AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W], blocks) * 64);
+            if (pf && i + BLK_W + 1 < n)
+                AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W + 1], blocks) * 64);
             m = BLK_TEST_PAIR(d + amq_blk_index(h[i], blocks) * 64,
                               d + amq_blk_index(h[i + 1], blocks) * 64, (uint32_t)h[i],
                               (uint32_t)h[i + 1], &c);
@@ -138,8 +137,8 @@ static uint64_t BLK_NAME(contains_hashes64)(const amq_blk_geom *g, const uint64_
     }
 #endif
     for (; i < n; i++) {
-        if (pf && i + BLK_W64 < n)
-            AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W64], blocks) * 64);
+        if (pf && i + BLK_W < n)
+            AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W], blocks) * 64);
         r = BLK_TEST(d + amq_blk_index(h[i], blocks) * 64, (uint32_t)h[i], &c);
         count += (uint64_t)r;
         if (out != NULL)
@@ -230,7 +229,6 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, cons
 
 #undef BLK_RING_LOOP
 #undef BLK_PF_MIN
-#undef BLK_W64
 #undef BLK_W
 
 static const amq_blk_simd_ops BLK_NAME(ops) = {
