@@ -36,9 +36,18 @@ typedef struct bench_subject {
     void *(*create_bpk)(uint64_t n, double bits_per_key);
     /* Optional: 1 when insert uses threads (the row says so). */
     int threads;
+    /* Optional: 1 when the filter is another row's (only the loops differ):
+     * left out of the fpp sweep. */
+    int no_sweep;
 } bench_subject;
 
 void bench_register(const bench_subject *s);
+
+/* The false-positive rate of FastLocalBloom's algorithm (subject_models.c)
+ * at bits_per_key, holding keys[0..n) hashed with `seed`, over q absent
+ * keys; its probe count in *k.  -1 if it cannot be built. */
+double bench_flb_fpp(const uint64_t *keys, size_t n, const uint64_t *absent, size_t q,
+                     double bits_per_key, uint64_t seed, uint32_t *k);
 
 #define BENCH_SUBJECT(var)                                              \
     static const bench_subject var;                                     \

@@ -508,88 +508,39 @@ void amq_blocked_free(amq_blocked *b)
 }
 
 /* ---- adds ---------------------------------------------------------------------------
- * The two forms of one add are in blocked_impl.h.  Batched adds prefetch
- * each block (for writing) W keys ahead, as the queries do.
+ * Exclusive mode: the path's own loops (blocked_query.h), which write a
+ * block back with as few stores as the instruction set allows.  Concurrent
+ * mode: the loops below, over the atomic form of blocked_impl.h.  Both
+ * prefetch each block (for writing) W keys ahead, as the queries do.
  */
 
 #define W AMQ_BLK_WINDOW
+#define ADD_ATOMIC(blk, u) amq_blk_add_atomic((blk), (u), k)
 
-/* The batched add over an array h of n hashes; H1(i) and U(i) give hash
- * i's block bits and probe bits. */
-#define ADD_HASHES(H1, U)                                                                          \
-    do {                                                                                           \
-        size_t i_, ahead_ = n < W ? n : W;                                                         \
-        uint8_t *blk_;                                                                             \
-        int r_;                                                                                    \
-        for (i_ = 0; i_ < ahead_; i_++)                                                            \
-            AMQ_BLK_PREFETCHW(data + amq_blk_index(H1(i_), blocks) * 64);                          \
-        for (i_ = 0; i_ < n; i_++) {                                                               \
-            if (i_ + W < n)                                                                        \
-                AMQ_BLK_PREFETCHW(data + amq_blk_index(H1(i_ + W), blocks) * 64);                  \
-            blk_ = data + amq_blk_index(H1(i_), blocks) * 64;                                      \
-            r_ = atomic ? amq_blk_add_atomic(blk_, U(i_), k)                                       \
-                        : amq_blk_add_exclusive(blk_, U(i_), k);                                   \
-            count += (uint64_t)r_;                                                                 \
-            if (added != NULL)                                                                     \
-                added[i_] = (uint8_t)r_;                                                           \
-        }                                                                                          \
-    } while (0)
-
-uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
-                            const amq_hash128 *h, size_t n, uint8_t *added)
+static uint64_t add_hashes_atomic(uint8_t *d, uint64_t blocks, uint32_t k, const amq_hash128 *h,
+                                  size_t n, uint8_t *added)
 {
     uint64_t count = 0;
 #define H128_H1(i) (h[(i)].h1)
 #define H128_U(i) amq_blk_u(h[(i)])
-    ADD_HASHES(H128_H1, H128_U);
+    AMQ_BLK_ADD_LOOP(W, H128_H1, H128_U, ADD_ATOMIC);
 #undef H128_H1
 #undef H128_U
     return count;
 }
 
 /* The same over 64-bit hashes (x as {x, x}). */
-static uint64_t add_hashes64(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
-                             const uint64_t *h, size_t n, uint8_t *added)
+static uint64_t add_hashes64_atomic(uint8_t *d, uint64_t blocks, uint32_t k, const uint64_t *h,
+                                    size_t n, uint8_t *added)
 {
     uint64_t count = 0;
 #define H64_H1(i) (h[(i)])
 #define H64_U(i) ((uint32_t)h[(i)])
-    ADD_HASHES(H64_H1, H64_U);
+    AMQ_BLK_ADD_LOOP(W, H64_H1, H64_U, ADD_ATOMIC);
 #undef H64_H1
 #undef H64_U
     return count;
 }
-
-#undef ADD_HASHES
-
-/* Adds over keys: hash key i + W and prefetch its block while adding key i. */
-#define RING_ADD(KEY, LEN)                                                                         \
-    do {                                                                                           \
-        amq_blk_slot ring[W];                                                                      \
-        amq_hash128 h_;                                                                            \
-        size_t i_, ahead_ = n < W ? n : W;                                                         \
-        int r_;                                                                                    \
-        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
-            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
-            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                  \
-            ring[i_].u = amq_blk_u(h_);                                                            \
-            AMQ_BLK_PREFETCHW(ring[i_].blk);                                                       \
-        }                                                                                          \
-        for (i_ = 0; i_ < n; i_++) {                                                               \
-            amq_blk_slot s_ = ring[i_ & (W - 1)];                                                  \
-            if (i_ + W < n) {                                                                      \
-                h_ = amq_blk_hash(algo, seed, KEY(i_ + W), LEN(i_ + W));                           \
-                ring[i_ & (W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                    \
-                ring[i_ & (W - 1)].u = amq_blk_u(h_);                                              \
-                AMQ_BLK_PREFETCHW(ring[i_ & (W - 1)].blk);                                         \
-            }                                                                                      \
-            r_ = concurrent ? amq_blk_add_atomic((uint8_t *)(uintptr_t)s_.blk, s_.u, k)            \
-                            : amq_blk_add_exclusive((uint8_t *)(uintptr_t)s_.blk, s_.u, k);        \
-            count += (uint64_t)r_;                                                                 \
-            if (added != NULL)                                                                     \
-                added[i_] = (uint8_t)r_;                                                           \
-        }                                                                                          \
-    } while (0)
 
 static void count_items(amq_blocked *b, uint64_t added)
 {
@@ -621,7 +572,8 @@ int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, u
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = amq_blk_add_hashes(b->data.data, b->p.blocks, b->p.k, b->concurrent, h, n, added);
+    count = b->concurrent ? add_hashes_atomic(b->data.data, b->p.blocks, b->p.k, h, n, added)
+                          : b->simd->add_hashes(&b->g, h, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
@@ -631,59 +583,69 @@ int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, ui
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = add_hashes64(b->data.data, b->p.blocks, b->p.k, b->concurrent, h, n, added);
+    count = b->concurrent ? add_hashes64_atomic(b->data.data, b->p.blocks, b->p.k, h, n, added)
+                          : b->simd->add_hashes64(&b->g, h, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
 
-__attribute__((flatten)) int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys,
-                                                      size_t n, uint8_t *added)
+/* Concurrent adds over keys (exclusive mode: the path's add_keys / add_fixed). */
+__attribute__((flatten)) static uint64_t add_keys_atomic(const amq_blk_geom *g,
+                                                         const amq_slice *keys, size_t n,
+                                                         uint8_t *added)
 {
-    const uint8_t *d = b->data.data;
-    const uint64_t blocks = b->p.blocks, seed = b->p.seed;
-    const uint32_t algo = b->p.hash_algo, k = b->p.k;
-    const int concurrent = b->concurrent;
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo, k = g->k;
     uint64_t count = 0;
-
-    if (amq_region_is_borrowed(&b->data))
-        return AMQ_EREADONLY;
 #define SLICE_KEY(i) (keys[(i)].data)
 #define SLICE_LEN(i) (keys[(i)].len)
-    RING_ADD(SLICE_KEY, SLICE_LEN);
+    AMQ_BLK_RING_ADD(W, SLICE_KEY, SLICE_LEN, ADD_ATOMIC);
 #undef SLICE_KEY
 #undef SLICE_LEN
-    count_items(b, count);
-    return (int64_t)count;
+    return count;
 }
 
-__attribute__((flatten)) int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys,
-                                                       size_t key_len, size_t n, uint8_t *added)
+__attribute__((flatten)) static uint64_t add_fixed_atomic(const amq_blk_geom *g,
+                                                          const uint8_t *kb, size_t key_len,
+                                                          size_t n, uint8_t *added)
 {
-    const uint8_t *d = b->data.data, *kb = keys;
-    const uint64_t blocks = b->p.blocks, seed = b->p.seed;
-    const uint32_t algo = b->p.hash_algo, k = b->p.k;
-    const int concurrent = b->concurrent;
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo, k = g->k;
     uint64_t count = 0;
-
-    if (amq_region_is_borrowed(&b->data))
-        return AMQ_EREADONLY;
 #define FIXED_KEY(i) (kb + (i)*key_len)
 #define FIXED_LEN(i) (key_len)
-#define KEY8(i) (kb + (i)*8)
-#define LEN8(i) ((size_t)8)
-    if (key_len == 8)
-        RING_ADD(KEY8, LEN8);
-    else
-        RING_ADD(FIXED_KEY, FIXED_LEN);
+    AMQ_BLK_RING_ADD(W, FIXED_KEY, FIXED_LEN, ADD_ATOMIC);
 #undef FIXED_KEY
 #undef FIXED_LEN
-#undef KEY8
-#undef LEN8
+    return count;
+}
+
+int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
+{
+    uint64_t count;
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    count = b->concurrent ? add_keys_atomic(&b->g, keys, n, added)
+                          : b->simd->add_keys(&b->g, keys, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
 
-#undef RING_ADD
+int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+                              uint8_t *added)
+{
+    uint64_t count;
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    count = b->concurrent ? add_fixed_atomic(&b->g, keys, key_len, n, added)
+                          : b->simd->add_fixed(&b->g, keys, key_len, n, added);
+    count_items(b, count);
+    return (int64_t)count;
+}
+
+#undef ADD_ATOMIC
 #undef W
 
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
@@ -698,7 +660,7 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
         return AMQ_EREADONLY;
     uint8_t *blk = b->data.data + amq_blk_index(h.h1, b->p.blocks) * 64;
     r = b->concurrent ? amq_blk_add_atomic(blk, amq_blk_u(h), b->p.k)
-                      : amq_blk_add_exclusive(blk, amq_blk_u(h), b->p.k);
+                      : b->simd->add(blk, amq_blk_u(h), b->p.k);
     count_items(b, (uint64_t)r);
     return r;
 }

@@ -65,6 +65,42 @@ static inline unsigned avx512_probe_pair(const uint8_t *ba, const uint8_t *bb, u
     return (unsigned)((miss & 0xffu) == 0) | ((unsigned)((miss >> 8) == 0) << 1);
 }
 
+/*
+ * An add builds the key's 512-bit mask in a register and writes the block
+ * back with one 64-byte store.  (One store per probe - the scalar form -
+ * fills the store queue while the block's line is still on its way, and
+ * stalls the loop.  Measured with `amq-bench --only "amq blocked"`, the
+ * two builds alternating: at 100M keys batched adds 36.8 -> 22.6 ns per
+ * key hashed, 28.6 -> 16.4 ns with the key as its hash, single adds 122 ->
+ * 86 ns; at 1M 8.7 -> 4.6 ns.)  Probe i's word and bit are
+ * lanes i of the products' top 4 and next 5 bits; lane i is broadcast and
+ * ORed into the lanes whose index is its word.
+ */
+static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
+{
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i prod = _mm512_mullo_epi32(_mm512_set1_epi32((int)u),
+                                            _mm512_loadu_si512((const void *)amq_blk_mult));
+    const __m512i word = _mm512_srli_epi32(prod, 28);
+    const __m512i bit = _mm512_rolv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(prod, 23));
+    __m512i m = _mm512_setzero_si512(), old;
+    uint32_t i;
+
+    AMQ_BLK_UNROLL
+    for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
+        if (i < k) {
+            const __m512i ii = _mm512_set1_epi32((int)i);
+            const __mmask16 at =
+                _mm512_cmpeq_epi32_mask(_mm512_permutexvar_epi32(ii, word), lane);
+            m = _mm512_mask_or_epi32(m, at, m, _mm512_permutexvar_epi32(ii, bit));
+        }
+    }
+    old = _mm512_load_si512((const void *)blk);
+    _mm512_store_si512((void *)blk, _mm512_or_si512(old, m));
+    return _mm512_test_epi32_mask(m, _mm512_andnot_si512(old, m)) != 0;
+}
+
+#define BLK_ADD(blk, u, k) avx512_add_block((blk), (u), (k))
 #define BLK_TEST_PAIR(ba, bb, ua, ub, c) avx512_probe_pair((ba), (bb), (ua), (ub), (c))
 #define BLK_PAIR_OK(c) ((c)->k <= 8)
 #define BLK_NAME(x) avx512_##x

@@ -212,15 +212,15 @@ static inline int amq_blk_test_bytes(const uint8_t *blk, uint32_t u, uint32_t k)
     return 1;
 }
 
-/* Prefetch a block for reading or for writing. */
-#define AMQ_BLK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#define AMQ_BLK_PREFETCHW(p) __builtin_prefetch((p), 1, 3)
-
 /* A key hashed ahead, waiting for its prefetched block. */
 typedef struct amq_blk_slot {
     const uint8_t *blk;
     uint32_t u;
 } amq_blk_slot;
+
+/* Prefetch a block for reading or for writing. */
+#define AMQ_BLK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define AMQ_BLK_PREFETCHW(p) __builtin_prefetch((p), 1, 3)
 
 /* What a query loop needs of one filter (or of one partition). */
 typedef struct amq_blk_geom {
@@ -248,6 +248,15 @@ typedef struct amq_blk_simd_ops {
     uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *out);
     uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
                                uint8_t *out);
+    /* Exclusive-mode adds (one writer, no concurrent query; the bytes are
+     * the same on every path).  add: 1 if the key set a new bit; the batched
+     * forms return how many keys did, added[i] as add when not NULL. */
+    int (*add)(uint8_t *blk, uint32_t u, uint32_t k);
+    uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
+    uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
+    uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);
+    uint64_t (*add_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
+                          uint8_t *added);
 } amq_blk_simd_ops;
 
 /* Defined by the instruction-set files; NULL when not compiled in. */
@@ -259,13 +268,61 @@ extern const amq_blk_simd_ops *const amq_blk_ops_avx512;
 const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
 
 /*
- * Batched adds shared with the partitioned kind.  Writes with relaxed
- * atomic OR when `atomic`, else with plain stores (a single writer that
- * owns the array: the partitioned builder).  Returns the number of keys
- * that set a new bit; added[i] as amq_blocked_add when not NULL.
+ * The batched add loops, shared by the concurrent adds (blocked_bloom.c,
+ * ADD = the atomic form) and the exclusive adds of each path
+ * (blocked_query.h).  Each block is prefetched for writing W keys ahead.
+ * In scope: d (the array), blocks, n, added, count; for the ring form
+ * also algo and seed.  ADD(blk, u) adds one key and is 1 if it set a bit.
+ *
+ * AMQ_BLK_ADD_LOOP: over an array of hashes; H1(i) and U(i) give hash i's
+ * block bits and probe bits.
  */
-uint64_t amq_blk_add_hashes(uint8_t *data, uint64_t blocks, uint32_t k, int atomic,
-                            const amq_hash128 *h, size_t n, uint8_t *added);
+#define AMQ_BLK_ADD_LOOP(W, H1, U, ADD)                                                            \
+    do {                                                                                           \
+        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
+        uint8_t *blk_;                                                                             \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++)                                                            \
+            AMQ_BLK_PREFETCHW(d + amq_blk_index(H1(i_), blocks) * 64);                             \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            if (i_ + (W) < n)                                                                      \
+                AMQ_BLK_PREFETCHW(d + amq_blk_index(H1(i_ + (W)), blocks) * 64);                   \
+            blk_ = d + amq_blk_index(H1(i_), blocks) * 64;                                         \
+            r_ = ADD(blk_, U(i_));                                                                 \
+            count += (uint64_t)r_;                                                                 \
+            if (added != NULL)                                                                     \
+                added[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
+    } while (0)
+
+/* AMQ_BLK_RING_ADD: over keys; KEY(i) and LEN(i) give key i's bytes.  Key
+ * i + W is hashed and its block prefetched while key i is added. */
+#define AMQ_BLK_RING_ADD(W, KEY, LEN, ADD)                                                         \
+    do {                                                                                           \
+        amq_blk_slot ring_[W];                                                                     \
+        amq_hash128 h_;                                                                            \
+        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
+            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
+            ring_[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                 \
+            ring_[i_].u = amq_blk_u(h_);                                                           \
+            AMQ_BLK_PREFETCHW(ring_[i_].blk);                                                      \
+        }                                                                                          \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            amq_blk_slot s_ = ring_[i_ & ((W)-1)];                                                 \
+            if (i_ + (W) < n) {                                                                    \
+                h_ = amq_blk_hash(algo, seed, KEY(i_ + (W)), LEN(i_ + (W)));                       \
+                ring_[i_ & ((W)-1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                   \
+                ring_[i_ & ((W)-1)].u = amq_blk_u(h_);                                             \
+                AMQ_BLK_PREFETCHW(ring_[i_ & ((W)-1)].blk);                                        \
+            }                                                                                      \
+            r_ = ADD((uint8_t *)(uintptr_t)s_.blk, s_.u);                                          \
+            count += (uint64_t)r_;                                                                 \
+            if (added != NULL)                                                                     \
+                added[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
+    } while (0)
 
 /* The layout's false-positive rate at a load of lambda keys per block
  * (amq_blocked_fpp_theory's core), the best k at that load, and the

@@ -8,6 +8,8 @@
  *   BLK_CTX                per-call state (vector constants, lane mask)
  *   BLK_CTX_INIT(c, k)     fills a BLK_CTX for k probes
  *   BLK_TEST(blk, u, c)    1 if all probes of u are set in the block at blk
+ *   BLK_ADD(blk, u, k)     sets the k probes of u in the block at blk (one
+ *                          writer, no concurrent reader); 1 if a bit was new
  *   BLK_SIMD, BLK_SIMD_NAME
  *
  * and gets the functions of an amq_blk_simd_ops table named BLK_NAME(ops).
@@ -231,6 +233,86 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, cons
 #undef BLK_PF_MIN
 #undef BLK_W
 
+/* ---- exclusive adds: the loops of blocked_impl.h over this path's BLK_ADD,
+ * flattened so that the hash and the add are one loop body. */
+#define BLK_AW AMQ_BLK_WINDOW
+#define BLK_ADD_K(blk, u) BLK_ADD((blk), (u), k)
+
+static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
+{
+    return BLK_ADD(blk, u, k);
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
+                                                 size_t n, uint8_t *added)
+{
+    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint64_t blocks = g->blocks;
+    const uint32_t k = g->k;
+    uint64_t count = 0;
+#define BLK_H1(i) (h[(i)].h1)
+#define BLK_U(i) amq_blk_u(h[(i)])
+    AMQ_BLK_ADD_LOOP(BLK_AW, BLK_H1, BLK_U, BLK_ADD_K);
+#undef BLK_H1
+#undef BLK_U
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_hashes64)(const amq_blk_geom *g, const uint64_t *h,
+                                                   size_t n, uint8_t *added)
+{
+    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint64_t blocks = g->blocks;
+    const uint32_t k = g->k;
+    uint64_t count = 0;
+#define BLK_H1(i) (h[(i)])
+#define BLK_U(i) ((uint32_t)h[(i)])
+    AMQ_BLK_ADD_LOOP(BLK_AW, BLK_H1, BLK_U, BLK_ADD_K);
+#undef BLK_H1
+#undef BLK_U
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_keys)(const amq_blk_geom *g, const amq_slice *keys,
+                                               size_t n, uint8_t *added)
+{
+    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo, k = g->k;
+    uint64_t count = 0;
+#define BLK_SLICE_KEY(i) (keys[(i)].data)
+#define BLK_SLICE_LEN(i) (keys[(i)].len)
+    AMQ_BLK_RING_ADD(BLK_AW, BLK_SLICE_KEY, BLK_SLICE_LEN, BLK_ADD_K);
+#undef BLK_SLICE_KEY
+#undef BLK_SLICE_LEN
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uint8_t *keys,
+                                                size_t key_len, size_t n, uint8_t *added)
+{
+    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint64_t blocks = g->blocks, seed = g->seed;
+    const uint32_t algo = g->hash_algo, k = g->k;
+    uint64_t count = 0;
+#define BLK_FIXED_KEY(i) (keys + (i)*key_len)
+#define BLK_FIXED_LEN(i) (key_len)
+#define BLK_KEY8(i) (keys + (i)*8)
+#define BLK_LEN8(i) ((size_t)8)
+    if (key_len == 8)
+        AMQ_BLK_RING_ADD(BLK_AW, BLK_KEY8, BLK_LEN8, BLK_ADD_K);
+    else
+        AMQ_BLK_RING_ADD(BLK_AW, BLK_FIXED_KEY, BLK_FIXED_LEN, BLK_ADD_K);
+#undef BLK_FIXED_KEY
+#undef BLK_FIXED_LEN
+#undef BLK_KEY8
+#undef BLK_LEN8
+    return count;
+}
+
+#undef BLK_ADD_K
+#undef BLK_AW
+
 static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_SIMD,
     BLK_SIMD_NAME,
@@ -241,4 +323,9 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_NAME(contains_hashes64),
     BLK_NAME(contains_keys),
     BLK_NAME(contains_fixed),
+    BLK_NAME(add),
+    BLK_NAME(add_hashes),
+    BLK_NAME(add_hashes64),
+    BLK_NAME(add_keys),
+    BLK_NAME(add_fixed),
 };

@@ -32,7 +32,11 @@
  * (amq_blocked_contains* and the other const functions).  Adds come in two
  * modes (amq_blocked_set_concurrent):
  *  - exclusive (the default, the fastest): an add needs the filter to
- *    itself - no other add and no query at the same time;
+ *    itself - no other add and no query at the same time.  It reads the
+ *    key's block, ORs in the key's bits and writes the block back: on the
+ *    AVX2 and AVX-512 paths with whole-block vector stores (the key's mask
+ *    built in registers), on the scalar path with a store per probe; the
+ *    bytes are the same on every path;
  *  - concurrent: any number of threads may add and query at once, without
  *    locks.  Adds set bits with relaxed atomic OR on aligned 64-bit words
  *    (C11 atomics; a locked instruction per word that gains a bit).

@@ -507,6 +507,96 @@ TEST(blocked_batched_equals_single)
     }
 }
 
+/* One fill through every add form, on path `simd`: single adds, 128-bit
+ * and 64-bit hash batches, slices, packed 8- and 12-byte keys; the "new
+ * bit" answers of all of them appended to flags. */
+static int64_t fill_all_forms(amq_blocked *b, uint32_t simd, uint64_t seed, size_t n,
+                              uint8_t *flags)
+{
+    uint8_t *keys = malloc(n * 12);
+    amq_slice *sl = malloc(n * sizeof *sl);
+    amq_hash128 *hs = malloc(n * sizeof *hs);
+    uint64_t *h64 = malloc(n * sizeof *h64), s = seed;
+    int64_t total = 0;
+    size_t i, part = n / 6;
+    if (keys == NULL || sl == NULL || hs == NULL || h64 == NULL ||
+        amq_blocked_set_simd(b, simd) != AMQ_OK)
+        total = -1;
+    for (i = 0; total >= 0 && i < n; i++) {
+        amq_store64(keys + i * 12, test_rand(&s) % (n * 3 / 4)); /* repeats */
+        amq_store32(keys + i * 12 + 8, (uint32_t)i & 1);
+        sl[i].data = keys + i * 12;
+        sl[i].len = 12;
+        hs[i] = amq_blocked_hash(b, keys + i * 12, 12);
+        h64[i] = hs[i].h1 ^ (i & 3);
+    }
+    for (i = 0; total >= 0 && i < part; i++) {
+        flags[i] = (uint8_t)amq_blocked_add(b, keys + i * 12, 12);
+        total += flags[i];
+    }
+    if (total >= 0) {
+        total += amq_blocked_add_hashes(b, hs + part, part, flags + part);
+        total += amq_blocked_add_hashes64(b, h64 + 2 * part, part, flags + 2 * part);
+        total += amq_blocked_add_keys(b, sl + 3 * part, part, flags + 3 * part);
+        total += amq_blocked_add_fixed(b, keys + 4 * part * 12, 12, part, flags + 4 * part);
+        for (i = 5 * part; i < n; i++) /* 8-byte keys: their own loop */
+            memcpy(keys + i * 8, keys + i * 12, 8);
+        total += amq_blocked_add_fixed(b, keys + 5 * part * 8, 8, n - 5 * part, flags + 5 * part);
+    }
+    free(keys);
+    free(sl);
+    free(hs);
+    free(h64);
+    return total;
+}
+
+/* Every path's exclusive adds (scalar: a store per probe; AVX2, AVX-512:
+ * the key's mask built in registers, whole-block stores) write the same
+ * bytes and report the same new keys, for every k, in filters below and
+ * above the prefetch window. */
+TEST(blocked_add_paths_identical)
+{
+    const uint32_t paths[] = {AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    const uint64_t sizes[] = {3, 64, 5000};
+    const size_t n = 6 * 1100 + 5;
+    uint8_t *want = malloc(n), *got = malloc(n);
+    uint32_t k, pi, si;
+    REQUIRE(want != NULL && got != NULL);
+    for (si = 0; si < 3; si++) {
+        for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+            amq_blocked_params prm;
+            amq_blocked *ref;
+            int64_t want_n;
+            memset(&prm, 0, sizeof prm);
+            prm.blocks = sizes[si];
+            prm.k = k;
+            prm.hash_algo = AMQ_HASH_XXH3;
+            prm.seed = k;
+            REQUIRE_OK(amq_blocked_new(&prm, NULL, &ref));
+            want_n = fill_all_forms(ref, AMQ_SIMD_SCALAR, 1000 + k, n, want);
+            REQUIRE(want_n > 0);
+            CHECK(want_n < (int64_t)n); /* repeats were refused as old */
+            for (pi = 0; pi < 2; pi++) {
+                amq_blocked *b;
+                if (!amq_simd_supported(paths[pi]))
+                    continue;
+                REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+                memset(got, 7, n);
+                CHECK_EQ(fill_all_forms(b, paths[pi], 1000 + k, n, got), want_n);
+                if (memcmp(got, want, n) != 0 ||
+                    memcmp(amq_blocked_data(b), amq_blocked_data(ref), prm.blocks * 64) != 0)
+                    FAIL_AT_("path %s k %u blocks %" PRIu64 ": adds differ from scalar",
+                             amq_simd_name(paths[pi]), k, prm.blocks);
+                CHECK_EQ(amq_blocked_items(b), amq_blocked_items(ref));
+                amq_blocked_free(b);
+            }
+            amq_blocked_free(ref);
+        }
+    }
+    free(want);
+    free(got);
+}
+
 TEST(blocked_concurrent_mode_same_bits)
 {
     amq_blocked_params prm;
