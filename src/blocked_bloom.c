@@ -508,38 +508,17 @@ void amq_blocked_free(amq_blocked *b)
 }
 
 /* ---- adds ---------------------------------------------------------------------------
- * Exclusive mode: the path's own loops (blocked_query.h), which write a
- * block back with as few stores as the instruction set allows.  Concurrent
- * mode: the loops below, over the atomic form of blocked_impl.h.  Both
- * prefetch each block (for writing) W keys ahead, as the queries do.
+ * The loops are blocked_query.h's: in exclusive mode the path's own, which
+ * write a block back with as few stores as the instruction set allows; in
+ * concurrent mode those of blocked_bloom_concurrent.c, over the atomic
+ * form of blocked_impl.h.  Both prefetch each block (for writing) W keys
+ * ahead, as the queries do.
  */
 
-#define W AMQ_BLK_WINDOW
-#define ADD_ATOMIC(blk, u) amq_blk_add_atomic((blk), (u), k)
-
-static uint64_t add_hashes_atomic(uint8_t *d, uint64_t blocks, uint32_t k, const amq_hash128 *h,
-                                  size_t n, uint8_t *added)
+/* The table whose adds this filter's mode uses. */
+static const amq_blk_simd_ops *adds_of(const amq_blocked *b)
 {
-    uint64_t count = 0;
-#define H128_H1(i) (h[(i)].h1)
-#define H128_U(i) amq_blk_u(h[(i)])
-    AMQ_BLK_ADD_LOOP(W, H128_H1, H128_U, ADD_ATOMIC);
-#undef H128_H1
-#undef H128_U
-    return count;
-}
-
-/* The same over 64-bit hashes (x as {x, x}). */
-static uint64_t add_hashes64_atomic(uint8_t *d, uint64_t blocks, uint32_t k, const uint64_t *h,
-                                    size_t n, uint8_t *added)
-{
-    uint64_t count = 0;
-#define H64_H1(i) (h[(i)])
-#define H64_U(i) ((uint32_t)h[(i)])
-    AMQ_BLK_ADD_LOOP(W, H64_H1, H64_U, ADD_ATOMIC);
-#undef H64_H1
-#undef H64_U
-    return count;
+    return b->concurrent ? amq_blk_ops_concurrent : b->simd;
 }
 
 static void count_items(amq_blocked *b, uint64_t added)
@@ -572,8 +551,7 @@ int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, u
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = b->concurrent ? add_hashes_atomic(b->data.data, b->p.blocks, b->p.k, h, n, added)
-                          : b->simd->add_hashes(&b->g, h, n, added);
+    count = adds_of(b)->add_hashes(&b->g, h, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
@@ -583,43 +561,9 @@ int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, ui
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = b->concurrent ? add_hashes64_atomic(b->data.data, b->p.blocks, b->p.k, h, n, added)
-                          : b->simd->add_hashes64(&b->g, h, n, added);
+    count = adds_of(b)->add_hashes64(&b->g, h, n, added);
     count_items(b, count);
     return (int64_t)count;
-}
-
-/* Concurrent adds over keys (exclusive mode: the path's add_keys / add_fixed). */
-__attribute__((flatten)) static uint64_t add_keys_atomic(const amq_blk_geom *g,
-                                                         const amq_slice *keys, size_t n,
-                                                         uint8_t *added)
-{
-    const uint8_t *d = g->data;
-    const uint64_t blocks = g->blocks, seed = g->seed;
-    const uint32_t algo = g->hash_algo, k = g->k;
-    uint64_t count = 0;
-#define SLICE_KEY(i) (keys[(i)].data)
-#define SLICE_LEN(i) (keys[(i)].len)
-    AMQ_BLK_RING_ADD(W, SLICE_KEY, SLICE_LEN, ADD_ATOMIC);
-#undef SLICE_KEY
-#undef SLICE_LEN
-    return count;
-}
-
-__attribute__((flatten)) static uint64_t add_fixed_atomic(const amq_blk_geom *g,
-                                                          const uint8_t *kb, size_t key_len,
-                                                          size_t n, uint8_t *added)
-{
-    const uint8_t *d = g->data;
-    const uint64_t blocks = g->blocks, seed = g->seed;
-    const uint32_t algo = g->hash_algo, k = g->k;
-    uint64_t count = 0;
-#define FIXED_KEY(i) (kb + (i)*key_len)
-#define FIXED_LEN(i) (key_len)
-    AMQ_BLK_RING_ADD(W, FIXED_KEY, FIXED_LEN, ADD_ATOMIC);
-#undef FIXED_KEY
-#undef FIXED_LEN
-    return count;
 }
 
 int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
@@ -627,8 +571,7 @@ int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, ui
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = b->concurrent ? add_keys_atomic(&b->g, keys, n, added)
-                          : b->simd->add_keys(&b->g, keys, n, added);
+    count = adds_of(b)->add_keys(&b->g, keys, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
@@ -639,14 +582,10 @@ int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, 
     uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = b->concurrent ? add_fixed_atomic(&b->g, keys, key_len, n, added)
-                          : b->simd->add_fixed(&b->g, keys, key_len, n, added);
+    count = adds_of(b)->add_fixed(&b->g, keys, key_len, n, added);
     count_items(b, count);
     return (int64_t)count;
 }
-
-#undef ADD_ATOMIC
-#undef W
 
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
 {
@@ -659,8 +598,7 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     uint8_t *blk = b->data.data + amq_blk_index(h.h1, b->p.blocks) * 64;
-    r = b->concurrent ? amq_blk_add_atomic(blk, amq_blk_u(h), b->p.k)
-                      : b->simd->add(blk, amq_blk_u(h), b->p.k);
+    r = adds_of(b)->add(blk, amq_blk_u(h), b->p.k);
     count_items(b, (uint64_t)r);
     return r;
 }

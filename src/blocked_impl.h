@@ -263,14 +263,15 @@ typedef struct amq_blk_simd_ops {
 extern const amq_blk_simd_ops *const amq_blk_ops_scalar;
 extern const amq_blk_simd_ops *const amq_blk_ops_avx2;
 extern const amq_blk_simd_ops *const amq_blk_ops_avx512;
+/* The scalar queries with the adds of concurrent mode (atomic OR). */
+extern const amq_blk_simd_ops *const amq_blk_ops_concurrent;
 
 /* The table for a path (AUTO: the best supported), or NULL if unsupported. */
 const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
 
 /*
- * The batched add loops, shared by the concurrent adds (blocked_bloom.c,
- * ADD = the atomic form) and the exclusive adds of each path
- * (blocked_query.h).  Each block is prefetched for writing W keys ahead.
+ * The batched add loops of blocked_query.h, instantiated with the exclusive
+ * add of each path and with the atomic form (blocked_bloom_concurrent.c).  Each block is prefetched for writing W keys ahead.
  * In scope: d (the array), blocks, n, added, count; for the ring form
  * also algo and seed.  ADD(blk, u) adds one key and is 1 if it set a bit.
  *

@@ -551,9 +551,9 @@ static int64_t fill_all_forms(amq_blocked *b, uint32_t simd, uint64_t seed, size
 }
 
 /* Every path's exclusive adds (scalar: a store per probe; AVX2, AVX-512:
- * the key's mask built in registers, whole-block stores) write the same
- * bytes and report the same new keys, for every k, in filters below and
- * above the prefetch window. */
+ * the key's mask built in registers, whole-block stores) and the adds of
+ * concurrent mode write the same bytes and report the same new keys, for
+ * every k, in filters below and above the prefetch window. */
 TEST(blocked_add_paths_identical)
 {
     const uint32_t paths[] = {AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
@@ -576,17 +576,21 @@ TEST(blocked_add_paths_identical)
             want_n = fill_all_forms(ref, AMQ_SIMD_SCALAR, 1000 + k, n, want);
             REQUIRE(want_n > 0);
             CHECK(want_n < (int64_t)n); /* repeats were refused as old */
-            for (pi = 0; pi < 2; pi++) {
+            for (pi = 0; pi < 3; pi++) {
                 amq_blocked *b;
-                if (!amq_simd_supported(paths[pi]))
+                if (pi < 2 && !amq_simd_supported(paths[pi]))
                     continue;
                 REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+                if (pi == 2) /* concurrent mode: the atomic form's loops */
+                    REQUIRE_OK(amq_blocked_set_concurrent(b, 1));
                 memset(got, 7, n);
-                CHECK_EQ(fill_all_forms(b, paths[pi], 1000 + k, n, got), want_n);
+                CHECK_EQ(fill_all_forms(b, pi < 2 ? paths[pi] : AMQ_SIMD_SCALAR, 1000 + k, n, got),
+                         want_n);
                 if (memcmp(got, want, n) != 0 ||
                     memcmp(amq_blocked_data(b), amq_blocked_data(ref), prm.blocks * 64) != 0)
-                    FAIL_AT_("path %s k %u blocks %" PRIu64 ": adds differ from scalar",
-                             amq_simd_name(paths[pi]), k, prm.blocks);
+                    FAIL_AT_("%s k %u blocks %" PRIu64 ": adds differ from scalar",
+                             pi < 2 ? amq_simd_name(paths[pi]) : "concurrent mode", k,
+                             prm.blocks);
                 CHECK_EQ(amq_blocked_items(b), amq_blocked_items(ref));
                 amq_blocked_free(b);
             }
