@@ -521,16 +521,18 @@ static const amq_blk_simd_ops *adds_of(const amq_blocked *b)
     return b->concurrent ? amq_blk_ops_concurrent : b->simd;
 }
 
-static void count_items(amq_blocked *b, uint64_t added)
+/* Adds `added` new keys to the item count; returns it. */
+static int64_t count_items(amq_blocked *b, uint64_t added)
 {
     if (added == 0)
-        return;
+        return 0;
     if (b->concurrent)
         atomic_fetch_add_explicit(&b->items, added, memory_order_relaxed);
     else
         atomic_store_explicit(&b->items,
                               atomic_load_explicit(&b->items, memory_order_relaxed) + added,
                               memory_order_relaxed);
+    return (int64_t)added;
 }
 
 int amq_blocked_set_concurrent(amq_blocked *b, int on)
@@ -548,43 +550,31 @@ int amq_blocked_is_concurrent(const amq_blocked *b)
 
 int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = adds_of(b)->add_hashes(&b->g, h, n, added);
-    count_items(b, count);
-    return (int64_t)count;
+    return count_items(b, adds_of(b)->add_hashes(&b->g, h, n, added));
 }
 
 int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added)
 {
-    uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = adds_of(b)->add_hashes64(&b->g, h, n, added);
-    count_items(b, count);
-    return (int64_t)count;
+    return count_items(b, adds_of(b)->add_hashes64(&b->g, h, n, added));
 }
 
 int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
 {
-    uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = adds_of(b)->add_keys(&b->g, keys, n, added);
-    count_items(b, count);
-    return (int64_t)count;
+    return count_items(b, adds_of(b)->add_keys(&b->g, keys, n, added));
 }
 
 int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
                               uint8_t *added)
 {
-    uint64_t count;
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    count = adds_of(b)->add_fixed(&b->g, keys, key_len, n, added);
-    count_items(b, count);
-    return (int64_t)count;
+    return count_items(b, adds_of(b)->add_fixed(&b->g, keys, key_len, n, added));
 }
 
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)

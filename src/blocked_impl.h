@@ -269,62 +269,6 @@ extern const amq_blk_simd_ops *const amq_blk_ops_concurrent;
 /* The table for a path (AUTO: the best supported), or NULL if unsupported. */
 const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
 
-/*
- * The batched add loops of blocked_query.h, instantiated with the exclusive
- * add of each path and with the atomic form (blocked_bloom_concurrent.c).  Each block is prefetched for writing W keys ahead.
- * In scope: d (the array), blocks, n, added, count; for the ring form
- * also algo and seed.  ADD(blk, u) adds one key and is 1 if it set a bit.
- *
- * AMQ_BLK_ADD_LOOP: over an array of hashes; H1(i) and U(i) give hash i's
- * block bits and probe bits.
- */
-#define AMQ_BLK_ADD_LOOP(W, H1, U, ADD)                                                            \
-    do {                                                                                           \
-        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
-        uint8_t *blk_;                                                                             \
-        int r_;                                                                                    \
-        for (i_ = 0; i_ < ahead_; i_++)                                                            \
-            AMQ_BLK_PREFETCHW(d + amq_blk_index(H1(i_), blocks) * 64);                             \
-        for (i_ = 0; i_ < n; i_++) {                                                               \
-            if (i_ + (W) < n)                                                                      \
-                AMQ_BLK_PREFETCHW(d + amq_blk_index(H1(i_ + (W)), blocks) * 64);                   \
-            blk_ = d + amq_blk_index(H1(i_), blocks) * 64;                                         \
-            r_ = ADD(blk_, U(i_));                                                                 \
-            count += (uint64_t)r_;                                                                 \
-            if (added != NULL)                                                                     \
-                added[i_] = (uint8_t)r_;                                                           \
-        }                                                                                          \
-    } while (0)
-
-/* AMQ_BLK_RING_ADD: over keys; KEY(i) and LEN(i) give key i's bytes.  Key
- * i + W is hashed and its block prefetched while key i is added. */
-#define AMQ_BLK_RING_ADD(W, KEY, LEN, ADD)                                                         \
-    do {                                                                                           \
-        amq_blk_slot ring_[W];                                                                     \
-        amq_hash128 h_;                                                                            \
-        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
-        int r_;                                                                                    \
-        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
-            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
-            ring_[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                 \
-            ring_[i_].u = amq_blk_u(h_);                                                           \
-            AMQ_BLK_PREFETCHW(ring_[i_].blk);                                                      \
-        }                                                                                          \
-        for (i_ = 0; i_ < n; i_++) {                                                               \
-            amq_blk_slot s_ = ring_[i_ & ((W)-1)];                                                 \
-            if (i_ + (W) < n) {                                                                    \
-                h_ = amq_blk_hash(algo, seed, KEY(i_ + (W)), LEN(i_ + (W)));                       \
-                ring_[i_ & ((W)-1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                   \
-                ring_[i_ & ((W)-1)].u = amq_blk_u(h_);                                             \
-                AMQ_BLK_PREFETCHW(ring_[i_ & ((W)-1)].blk);                                        \
-            }                                                                                      \
-            r_ = ADD((uint8_t *)(uintptr_t)s_.blk, s_.u);                                          \
-            count += (uint64_t)r_;                                                                 \
-            if (added != NULL)                                                                     \
-                added[i_] = (uint8_t)r_;                                                           \
-        }                                                                                          \
-    } while (0)
-
 /* The layout's false-positive rate at a load of lambda keys per block
  * (amq_blocked_fpp_theory's core), the best k at that load, and the
  * highest load whose best rate is at most p (AMQ_ERANGE if none above

@@ -14,10 +14,11 @@
  *
  * and gets the functions of an amq_blk_simd_ops table named BLK_NAME(ops).
  *
- * The batched loops keep AMQ_BLK_QWINDOW blocks in flight: key i + W is
- * hashed and its block prefetched while key i is answered, so the latency
- * of one DRAM access is spread over W keys.  Keys hash ahead into a ring of
- * W slots; hashes only need their block index recomputed (one multiply).
+ * The batched loops keep W blocks in flight (AMQ_BLK_QWINDOW for queries,
+ * AMQ_BLK_WINDOW for adds): key i + W is hashed and its block prefetched
+ * while key i is answered, so the latency of one DRAM access is spread over
+ * W keys.  Keys hash ahead into a ring of W slots; hashes only need their
+ * block index recomputed (one multiply).
  */
 #ifndef BLK_NAME
 #error "define BLK_NAME, BLK_CTX, BLK_CTX_INIT, BLK_TEST before including blocked_query.h"
@@ -27,6 +28,86 @@
 #ifndef BLK_FLATTEN
 #define BLK_FLATTEN __attribute__((flatten))
 #endif
+
+/*
+ * The batched loops, shared by queries and adds.  In scope: d (the array),
+ * blocks, n, count; for the key loop also algo and seed.  OP(blk, u) tests
+ * or adds one key and is 0 or 1; it is summed into count and stored in
+ * OUT[i] when OUT is not NULL.  PF prefetches a block W keys ahead.
+ *
+ * BLK_HASH_LOOP: over an array of hashes; H1(i) and U(i) give hash i's
+ * block bits and probe bits.
+ */
+#define BLK_HASH_LOOP(W, PF, H1, U, OP, OUT)                                                       \
+    do {                                                                                           \
+        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++)                                                            \
+            PF(d + amq_blk_index(H1(i_), blocks) * 64);                                            \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            if (i_ + (W) < n)                                                                      \
+                PF(d + amq_blk_index(H1(i_ + (W)), blocks) * 64);                                  \
+            r_ = OP(d + amq_blk_index(H1(i_), blocks) * 64, U(i_));                                \
+            count += (uint64_t)r_;                                                                 \
+            if ((OUT) != NULL)                                                                     \
+                (OUT)[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
+    } while (0)
+
+/* BLK_KEY_LOOP: over keys; KEY(i) and LEN(i) give key i's bytes.  Key
+ * i + W is hashed into a ring of W slots, and its block prefetched, while
+ * key i is answered. */
+#define BLK_KEY_LOOP(W, PF, KEY, LEN, OP, OUT)                                                     \
+    do {                                                                                           \
+        amq_blk_slot ring_[W];                                                                     \
+        amq_hash128 h_;                                                                            \
+        size_t i_, ahead_ = n < (W) ? n : (W);                                                     \
+        int r_;                                                                                    \
+        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
+            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
+            ring_[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                 \
+            ring_[i_].u = amq_blk_u(h_);                                                           \
+            PF(ring_[i_].blk);                                                                     \
+        }                                                                                          \
+        for (i_ = 0; i_ < n; i_++) {                                                               \
+            amq_blk_slot s_ = ring_[i_ & ((W)-1)];                                                 \
+            if (i_ + (W) < n) {                                                                    \
+                h_ = amq_blk_hash(algo, seed, KEY(i_ + (W)), LEN(i_ + (W)));                       \
+                ring_[i_ & ((W)-1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                   \
+                ring_[i_ & ((W)-1)].u = amq_blk_u(h_);                                             \
+                PF(ring_[i_ & ((W)-1)].blk);                                                       \
+            }                                                                                      \
+            r_ = OP(s_.blk, s_.u);                                                                 \
+            count += (uint64_t)r_;                                                                 \
+            if ((OUT) != NULL)                                                                     \
+                (OUT)[i_] = (uint8_t)r_;                                                           \
+        }                                                                                          \
+    } while (0)
+
+/* The keys as slices or as packed fixed-size keys; 8-byte keys (integers,
+ * the common case) get a loop of their own: the hash's length dispatch
+ * folds away. */
+#define BLK_SLICE_KEY(i) (keys[(i)].data)
+#define BLK_SLICE_LEN(i) (keys[(i)].len)
+#define BLK_FIXED_KEY(i) (keys + (i)*key_len)
+#define BLK_FIXED_LEN(i) (key_len)
+#define BLK_KEY8(i) (keys + (i)*8)
+#define BLK_LEN8(i) ((size_t)8)
+#define BLK_FIXED_LOOP(W, PF, OP, OUT)                                                             \
+    do {                                                                                           \
+        if (key_len == 8)                                                                          \
+            BLK_KEY_LOOP(W, PF, BLK_KEY8, BLK_LEN8, OP, OUT);                                      \
+        else                                                                                       \
+            BLK_KEY_LOOP(W, PF, BLK_FIXED_KEY, BLK_FIXED_LEN, OP, OUT);                            \
+    } while (0)
+#define BLK_H1_128(i) (h[(i)].h1)
+#define BLK_U_128(i) amq_blk_u(h[(i)])
+#define BLK_H1_64(i) (h[(i)])
+#define BLK_U_64(i) ((uint32_t)h[(i)])
+
+/* The operations: a query with this call's context c, an add of k probes. */
+#define BLK_TEST_C(blk, u) BLK_TEST((blk), (u), &c)
+#define BLK_ADD_K(blk, u) BLK_ADD((uint8_t *)(uintptr_t)(blk), (u), k)
 
 static int BLK_NAME(test)(const uint8_t *blk, uint32_t u, uint32_t k)
 {
@@ -70,26 +151,10 @@ static uint64_t BLK_NAME(contains_hashes)(const amq_blk_geom *g, const amq_hash1
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
     uint64_t count = 0;
-    size_t i, ahead = n < BLK_W ? n : BLK_W;
     BLK_CTX c;
-    int r;
 
     BLK_CTX_INIT(c, g->k);
-    for (i = 0; i < ahead; i++)
-        AMQ_BLK_PREFETCH(d + amq_blk_index(h[i].h1, blocks) * 64);
-    for (i = 0; i + BLK_W < n; i++) {
-        AMQ_BLK_PREFETCH(d + amq_blk_index(h[i + BLK_W].h1, blocks) * 64);
-        r = BLK_TEST(d + amq_blk_index(h[i].h1, blocks) * 64, amq_blk_u(h[i]), &c);
-        count += (uint64_t)r;
-        if (out != NULL)
-            out[i] = (uint8_t)r;
-    }
-    for (; i < n; i++) {
-        r = BLK_TEST(d + amq_blk_index(h[i].h1, blocks) * 64, amq_blk_u(h[i]), &c);
-        count += (uint64_t)r;
-        if (out != NULL)
-            out[i] = (uint8_t)r;
-    }
+    BLK_HASH_LOOP(BLK_W, AMQ_BLK_PREFETCH, BLK_H1_128, BLK_U_128, BLK_TEST_C, out);
     return count;
 }
 
@@ -149,39 +214,6 @@ static uint64_t BLK_NAME(contains_hashes64)(const amq_blk_geom *g, const uint64_
     return count;
 }
 
-/* The ring loop over keys; KEY(i) and LEN(i) give key i's bytes. */
-#define BLK_RING_LOOP(KEY, LEN)                                                                    \
-    do {                                                                                           \
-        amq_blk_slot ring[BLK_W];                                                                  \
-        amq_hash128 h_;                                                                            \
-        size_t i_, ahead_ = n < BLK_W ? n : BLK_W;                                                 \
-        int r_;                                                                                    \
-        for (i_ = 0; i_ < ahead_; i_++) {                                                          \
-            h_ = amq_blk_hash(algo, seed, KEY(i_), LEN(i_));                                       \
-            ring[i_].blk = d + amq_blk_index(h_.h1, blocks) * 64;                                  \
-            ring[i_].u = amq_blk_u(h_);                                                            \
-            AMQ_BLK_PREFETCH(ring[i_].blk);                                                        \
-        }                                                                                          \
-        for (i_ = 0; i_ + BLK_W < n; i_++) {                                                       \
-            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                              \
-            h_ = amq_blk_hash(algo, seed, KEY(i_ + BLK_W), LEN(i_ + BLK_W));                       \
-            ring[i_ & (BLK_W - 1)].blk = d + amq_blk_index(h_.h1, blocks) * 64;                    \
-            ring[i_ & (BLK_W - 1)].u = amq_blk_u(h_);                                              \
-            AMQ_BLK_PREFETCH(ring[i_ & (BLK_W - 1)].blk);                                          \
-            r_ = BLK_TEST(s_.blk, s_.u, &c);                                                       \
-            count += (uint64_t)r_;                                                                 \
-            if (out != NULL)                                                                       \
-                out[i_] = (uint8_t)r_;                                                             \
-        }                                                                                          \
-        for (; i_ < n; i_++) {                                                                     \
-            amq_blk_slot s_ = ring[i_ & (BLK_W - 1)];                                              \
-            r_ = BLK_TEST(s_.blk, s_.u, &c);                                                       \
-            count += (uint64_t)r_;                                                                 \
-            if (out != NULL)                                                                       \
-                out[i_] = (uint8_t)r_;                                                             \
-        }                                                                                          \
-    } while (0)
-
 /* flatten: the hash (XXH3's entry point is not inlined on its own) and the
  * block test become one loop body. */
 BLK_FLATTEN static uint64_t BLK_NAME(contains_keys)(const amq_blk_geom *g, const amq_slice *keys,
@@ -194,11 +226,7 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_keys)(const amq_blk_geom *g, const
     BLK_CTX c;
 
     BLK_CTX_INIT(c, g->k);
-#define BLK_SLICE_KEY(i) (keys[(i)].data)
-#define BLK_SLICE_LEN(i) (keys[(i)].len)
-    BLK_RING_LOOP(BLK_SLICE_KEY, BLK_SLICE_LEN);
-#undef BLK_SLICE_KEY
-#undef BLK_SLICE_LEN
+    BLK_KEY_LOOP(BLK_W, AMQ_BLK_PREFETCH, BLK_SLICE_KEY, BLK_SLICE_LEN, BLK_TEST_C, out);
     return count;
 }
 
@@ -212,31 +240,16 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, cons
     BLK_CTX c;
 
     BLK_CTX_INIT(c, g->k);
-#define BLK_FIXED_KEY(i) (keys + (i)*key_len)
-#define BLK_FIXED_LEN(i) (key_len)
-#define BLK_KEY8(i) (keys + (i)*8)
-#define BLK_LEN8(i) ((size_t)8)
-    /* 64-bit integer keys, the common case, get a loop of their own: the
-     * hash's length dispatch folds away. */
-    if (key_len == 8)
-        BLK_RING_LOOP(BLK_KEY8, BLK_LEN8);
-    else
-        BLK_RING_LOOP(BLK_FIXED_KEY, BLK_FIXED_LEN);
-#undef BLK_FIXED_KEY
-#undef BLK_FIXED_LEN
-#undef BLK_KEY8
-#undef BLK_LEN8
+    BLK_FIXED_LOOP(BLK_W, AMQ_BLK_PREFETCH, BLK_TEST_C, out);
     return count;
 }
 
-#undef BLK_RING_LOOP
 #undef BLK_PF_MIN
 #undef BLK_W
 
-/* ---- exclusive adds: the loops of blocked_impl.h over this path's BLK_ADD,
- * flattened so that the hash and the add are one loop body. */
+/* ---- adds: the same loops over this path's BLK_ADD, with the adds' window
+ * (AMQ_BLK_WINDOW) and prefetches for writing. */
 #define BLK_AW AMQ_BLK_WINDOW
-#define BLK_ADD_K(blk, u) BLK_ADD((blk), (u), k)
 
 static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 {
@@ -246,72 +259,63 @@ static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
                                                  size_t n, uint8_t *added)
 {
-    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
     const uint32_t k = g->k;
     uint64_t count = 0;
-#define BLK_H1(i) (h[(i)].h1)
-#define BLK_U(i) amq_blk_u(h[(i)])
-    AMQ_BLK_ADD_LOOP(BLK_AW, BLK_H1, BLK_U, BLK_ADD_K);
-#undef BLK_H1
-#undef BLK_U
+    BLK_HASH_LOOP(BLK_AW, AMQ_BLK_PREFETCHW, BLK_H1_128, BLK_U_128, BLK_ADD_K, added);
     return count;
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes64)(const amq_blk_geom *g, const uint64_t *h,
                                                    size_t n, uint8_t *added)
 {
-    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
     const uint32_t k = g->k;
     uint64_t count = 0;
-#define BLK_H1(i) (h[(i)])
-#define BLK_U(i) ((uint32_t)h[(i)])
-    AMQ_BLK_ADD_LOOP(BLK_AW, BLK_H1, BLK_U, BLK_ADD_K);
-#undef BLK_H1
-#undef BLK_U
+    BLK_HASH_LOOP(BLK_AW, AMQ_BLK_PREFETCHW, BLK_H1_64, BLK_U_64, BLK_ADD_K, added);
     return count;
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_keys)(const amq_blk_geom *g, const amq_slice *keys,
                                                size_t n, uint8_t *added)
 {
-    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks, seed = g->seed;
     const uint32_t algo = g->hash_algo, k = g->k;
     uint64_t count = 0;
-#define BLK_SLICE_KEY(i) (keys[(i)].data)
-#define BLK_SLICE_LEN(i) (keys[(i)].len)
-    AMQ_BLK_RING_ADD(BLK_AW, BLK_SLICE_KEY, BLK_SLICE_LEN, BLK_ADD_K);
-#undef BLK_SLICE_KEY
-#undef BLK_SLICE_LEN
+    BLK_KEY_LOOP(BLK_AW, AMQ_BLK_PREFETCHW, BLK_SLICE_KEY, BLK_SLICE_LEN, BLK_ADD_K, added);
     return count;
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uint8_t *keys,
                                                 size_t key_len, size_t n, uint8_t *added)
 {
-    uint8_t *d = (uint8_t *)(uintptr_t)g->data;
+    const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks, seed = g->seed;
     const uint32_t algo = g->hash_algo, k = g->k;
     uint64_t count = 0;
-#define BLK_FIXED_KEY(i) (keys + (i)*key_len)
-#define BLK_FIXED_LEN(i) (key_len)
-#define BLK_KEY8(i) (keys + (i)*8)
-#define BLK_LEN8(i) ((size_t)8)
-    if (key_len == 8)
-        AMQ_BLK_RING_ADD(BLK_AW, BLK_KEY8, BLK_LEN8, BLK_ADD_K);
-    else
-        AMQ_BLK_RING_ADD(BLK_AW, BLK_FIXED_KEY, BLK_FIXED_LEN, BLK_ADD_K);
+    BLK_FIXED_LOOP(BLK_AW, AMQ_BLK_PREFETCHW, BLK_ADD_K, added);
+    return count;
+}
+
+#undef BLK_AW
+#undef BLK_TEST_C
+#undef BLK_ADD_K
+#undef BLK_H1_128
+#undef BLK_U_128
+#undef BLK_H1_64
+#undef BLK_U_64
+#undef BLK_FIXED_LOOP
+#undef BLK_SLICE_KEY
+#undef BLK_SLICE_LEN
 #undef BLK_FIXED_KEY
 #undef BLK_FIXED_LEN
 #undef BLK_KEY8
 #undef BLK_LEN8
-    return count;
-}
-
-#undef BLK_ADD_K
-#undef BLK_AW
+#undef BLK_KEY_LOOP
+#undef BLK_HASH_LOOP
 
 static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_SIMD,
