@@ -16,7 +16,8 @@
 #include "kind.h"
 
 struct amq_blocked {
-    amq_blk_geom g; /* what the query loops read: data, blocks, k, hash */
+    amq_blk_geom g;              /* what the query loops read: data, blocks, k, hash */
+    amq_blk_key_fn contains_key; /* the path's one-key query for g's hash */
     amq_blocked_params p;
     amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
     _Atomic uint64_t items;
@@ -386,6 +387,12 @@ const char *amq_simd_name(uint32_t simd)
     }
 }
 
+static void use_path(amq_blocked *b, const amq_blk_simd_ops *o)
+{
+    b->simd = o;
+    b->contains_key = amq_blk_key_query(o, &b->g);
+}
+
 int amq_blocked_set_simd(amq_blocked *b, uint32_t simd)
 {
     const amq_blk_simd_ops *o;
@@ -394,7 +401,7 @@ int amq_blocked_set_simd(amq_blocked *b, uint32_t simd)
     o = amq_blk_simd_select(simd);
     if (o == NULL)
         return AMQ_EUNSUPPORTED;
-    b->simd = o;
+    use_path(b, o);
     return AMQ_OK;
 }
 
@@ -421,7 +428,7 @@ static amq_blocked *shell(const amq_blocked_params *params, const amq_allocator 
     b->g.seed = params->seed;
     b->alloc = a;
     atomic_init(&b->items, 0);
-    b->simd = amq_blk_simd_select(AMQ_SIMD_AUTO);
+    use_path(b, amq_blk_simd_select(AMQ_SIMD_AUTO));
     return b;
 }
 
@@ -491,7 +498,7 @@ int amq_blocked_clone(const amq_blocked *src, const amq_allocator *alloc, amq_bl
         return rc;
     copy_words(b->data.data, src->data.data, src->data.size);
     atomic_store_explicit(&b->items, amq_blocked_items(src), memory_order_relaxed);
-    b->simd = src->simd;
+    use_path(b, src->simd);
     b->concurrent = src->concurrent;
     *out = b;
     return AMQ_OK;
@@ -623,7 +630,7 @@ int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h)
 
 int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
 {
-    return b->simd->contains_key(&b->g, key, len);
+    return b->contains_key(&b->g, key, len);
 }
 
 uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,

@@ -276,12 +276,13 @@ TEST(blocked_simd_paths_identical)
         amq_blocked_params prm;
         amq_blocked *b, *views[3];
         amq_hash128 *hs;
-        uint8_t *want, *got;
+        uint8_t *want, *got, *keys, *want_k;
         uint64_t s = seed + k, i, nq = 20000, nadd;
         memset(&prm, 0, sizeof prm);
         prm.blocks = 64;
         prm.k = k;
         prm.hash_algo = AMQ_HASH_XXH3;
+        prm.seed = k % 2 == 0 ? 0 : k; /* XXH3 has entries for seed 0 and any */
         REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
         /* Fill so that about 30 % of random queries answer "maybe": a
          * fraction f = 0.3^(1/k) of the bits set. */
@@ -293,15 +294,21 @@ TEST(blocked_simd_paths_identical)
         hs = malloc(nq * sizeof *hs);
         want = malloc(nq);
         got = malloc(nq);
-        REQUIRE(hs != NULL && want != NULL && got != NULL);
+        keys = malloc(nq * 8);
+        want_k = malloc(nq);
+        REQUIRE(hs != NULL && want != NULL && got != NULL && keys != NULL && want_k != NULL);
         for (i = 0; i < nq; i++) {
             hs[i].h1 = test_rand(&s);
             hs[i].h2 = test_rand(&s);
+            amq_store64(keys + i * 8, test_rand(&s) % 5000);
         }
-        /* The scalar answers, one by one, are the reference. */
+        /* The scalar answers, one by one, are the reference; for keys, the
+         * answers for their hashes. */
         REQUIRE_OK(amq_blocked_set_simd(b, AMQ_SIMD_SCALAR));
-        for (i = 0; i < nq; i++)
+        for (i = 0; i < nq; i++) {
             want[i] = (uint8_t)amq_blocked_contains_hash(b, hs[i]);
+            want_k[i] = (uint8_t)amq_blocked_contains_hash(b, amq_blocked_hash(b, keys + i * 8, 8));
+        }
         for (pi = 0; pi < 3; pi++) {
             uint64_t cnt, exp = 0;
             if (!amq_simd_supported(paths[pi])) {
@@ -327,12 +334,25 @@ TEST(blocked_simd_paths_identical)
             CHECK(memcmp(got, want, nq) == 0);
             CHECK_EQ(cnt, exp);
             CHECK(exp > nq / 50 && exp < nq - nq / 50); /* both answers occur */
+            /* 8-byte keys: one by one (the path's XXH3 entry) and packed
+             * (its 8-byte loop); 7-byte keys take the generic entry. */
+            for (i = 0; i < nq; i++)
+                got[i] = (uint8_t)amq_blocked_contains(views[pi], keys + i * 8, 8);
+            CHECK(memcmp(got, want_k, nq) == 0);
+            memset(got, 7, nq);
+            amq_blocked_contains_fixed(views[pi], keys, 8, nq, got);
+            CHECK(memcmp(got, want_k, nq) == 0);
+            for (i = 0; i < 100; i++)
+                CHECK_EQ(amq_blocked_contains(views[pi], keys + i * 8, 7),
+                         amq_blocked_contains_hash(b, amq_blocked_hash(b, keys + i * 8, 7)));
             amq_blocked_free(views[pi]);
             tested++;
         }
         free(hs);
         free(want);
         free(got);
+        free(keys);
+        free(want_k);
         amq_blocked_free(b);
     }
     CHECK_GE(tested, 16);
@@ -427,7 +447,9 @@ TEST(blocked_batched_equals_single)
     const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MURMUR64A};
     const size_t n = 3000;
     size_t ai, i, len;
-    for (ai = 0; ai < 3; ai++) {
+    /* Each hash with seed 5, then with seed 0 (XXH3's 8-byte keys have a
+     * loop and a one-key entry for each). */
+    for (ai = 0; ai < 6; ai++) {
         amq_blocked_params prm;
         amq_blocked *b1, *b2, *b3, *b4;
         uint8_t *fixed = malloc(n * 12), *a1 = malloc(n), *a2 = malloc(n), *o1 = malloc(n),
@@ -436,10 +458,11 @@ TEST(blocked_batched_equals_single)
         amq_hash128 *hs = malloc(n * sizeof *hs);
         uint64_t s = 77 + ai;
         int64_t c2, c3, c4;
+        amq_blocked *b5;
         REQUIRE(fixed && a1 && a2 && o1 && o2 && o3 && sl && hs);
         REQUIRE_OK(amq_blocked_params_for(1000, 0.01, &prm)); /* overfilled: repeats */
-        prm.hash_algo = algos[ai];
-        prm.seed = 5;
+        prm.hash_algo = algos[ai % 3];
+        prm.seed = ai < 3 ? 5 : 0;
         REQUIRE_OK(amq_blocked_new(&prm, NULL, &b1));
         REQUIRE_OK(amq_blocked_new(&prm, NULL, &b2));
         REQUIRE_OK(amq_blocked_new(&prm, NULL, &b3));
@@ -478,9 +501,11 @@ TEST(blocked_batched_equals_single)
                  amq_blocked_contains_fixed(b1, fixed, 12, n, o3));
         CHECK(memcmp(o1, o2, n) == 0);
         CHECK(memcmp(o1, o3, n) == 0);
-        /* 8-byte keys take their own loop. */
+        /* 8-byte keys take their own loop and one-key entry: the same
+         * answers as their hash. */
         for (i = 0; i < n; i++) {
-            o1[i] = (uint8_t)amq_blocked_contains(b1, fixed + i * 8, 8);
+            o1[i] = (uint8_t)amq_blocked_contains_hash(b1, amq_blocked_hash(b1, fixed + i * 8, 8));
+            CHECK_EQ(amq_blocked_contains(b1, fixed + i * 8, 8), o1[i]);
             sl[i].data = fixed + i * 8;
             sl[i].len = 8;
         }
@@ -488,6 +513,17 @@ TEST(blocked_batched_equals_single)
         amq_blocked_contains_keys(b1, sl, n, o2);
         CHECK(memcmp(o1, o3, n) == 0);
         CHECK(memcmp(o1, o2, n) == 0);
+        /* ... and adds: packed 8-byte keys set the bits of their hashes. */
+        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b5));
+        for (i = 0; i < n; i++)
+            hs[i] = amq_blocked_hash(b5, fixed + i * 8, 8);
+        c3 = amq_blocked_add_fixed(b5, fixed, 8, n, a1);
+        amq_blocked_clear(b4);
+        c4 = amq_blocked_add_hashes(b4, hs, n, a2);
+        CHECK_EQ(c3, c4);
+        CHECK(memcmp(a1, a2, n) == 0);
+        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
+        amq_blocked_free(b5);
         /* Tiny batches (shorter than the prefetch window) and empty ones. */
         CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 3, o3), (uint64_t)o1[0] + o1[1] + o1[2]);
         CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 0, NULL), 0);
@@ -589,8 +625,7 @@ TEST(blocked_add_paths_identical)
                 if (memcmp(got, want, n) != 0 ||
                     memcmp(amq_blocked_data(b), amq_blocked_data(ref), prm.blocks * 64) != 0)
                     FAIL_AT_("%s k %u blocks %" PRIu64 ": adds differ from scalar",
-                             pi < 2 ? amq_simd_name(paths[pi]) : "concurrent mode", k,
-                             prm.blocks);
+                             pi < 2 ? amq_simd_name(paths[pi]) : "concurrent mode", k, prm.blocks);
                 CHECK_EQ(amq_blocked_items(b), amq_blocked_items(ref));
                 amq_blocked_free(b);
             }
