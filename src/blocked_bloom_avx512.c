@@ -54,8 +54,8 @@ static inline int avx512_probe_block(const uint8_t *blk, uint32_t u, const avx51
 static inline unsigned avx512_probe_pair(const uint8_t *ba, const uint8_t *bb, uint32_t ua,
                                          uint32_t ub, const avx512_ctx *c)
 {
-    const __m512i u = _mm512_mask_set1_epi32(_mm512_set1_epi32((int)ua), (__mmask16)0xff00,
-                                             (int)ub);
+    const __m512i u =
+        _mm512_mask_set1_epi32(_mm512_set1_epi32((int)ua), (__mmask16)0xff00, (int)ub);
     const __m512i prod = _mm512_mullo_epi32(u, c->mult2);
     const __m512i idx = _mm512_or_si512(_mm512_srli_epi32(prod, 28), c->half);
     const __m512i word = _mm512_permutex2var_epi32(_mm512_load_si512((const void *)ba), idx,
@@ -90,8 +90,7 @@ static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
     for (i = 0; i < AMQ_BLOCKED_MAX_K; i++) {
         if (i < k) {
             const __m512i ii = _mm512_set1_epi32((int)i);
-            const __mmask16 at =
-                _mm512_cmpeq_epi32_mask(_mm512_permutexvar_epi32(ii, word), lane);
+            const __mmask16 at = _mm512_cmpeq_epi32_mask(_mm512_permutexvar_epi32(ii, word), lane);
             m = _mm512_mask_or_epi32(m, at, m, _mm512_permutexvar_epi32(ii, bit));
         }
     }
@@ -100,6 +99,58 @@ static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
     return _mm512_test_epi32_mask(m, _mm512_andnot_si512(old, m)) != 0;
 }
 
+/*
+ * XXH3-128 of eight 8-byte keys, one per 64-bit lane, for BLK_HASH8 (see
+ * blocked_query.h): the key XORed with XXH3's bitflip, its 128-bit product
+ * with XXH3's first prime plus 32 (built from four 32x32-bit products, as
+ * AVX-512F has no 64x64 -> 128 multiply), then XXH3's mixing of the low
+ * and high halves.  The block is the high half of low * blocks (blocks <
+ * 2^32: two 32x32-bit products), the probe bits the high half's low 32.
+ */
+static inline __m512i avx512_mul64_lo(__m512i a, uint64_t c)
+{
+    const __m512i lo = _mm512_set1_epi64((long long)(uint32_t)c);
+    const __m512i hi = _mm512_set1_epi64((long long)(c >> 32));
+    const __m512i cross =
+        _mm512_add_epi64(_mm512_mul_epu32(a, hi), _mm512_mul_epu32(_mm512_srli_epi64(a, 32), lo));
+    return _mm512_add_epi64(_mm512_mul_epu32(a, lo), _mm512_slli_epi64(cross, 32));
+}
+
+static inline void avx512_hash8(const uint8_t *keys, uint64_t bitflip, const uint8_t *d,
+                                uint64_t blocks, const uint8_t **blk, uint32_t *u)
+{
+    const __m512i m32 = _mm512_set1_epi64(0xffffffffLL);
+    const __m512i plo = _mm512_set1_epi64(0x85ebcaa7LL), phi = _mm512_set1_epi64(0x9e3779b1LL);
+    const __m512i nb = _mm512_set1_epi64((long long)blocks);
+    const __m512i a = _mm512_xor_si512(_mm512_loadu_si512((const void *)keys),
+                                       _mm512_set1_epi64((long long)bitflip));
+    const __m512i ah = _mm512_srli_epi64(a, 32);
+    const __m512i ll = _mm512_mul_epu32(a, plo), lh = _mm512_mul_epu32(a, phi);
+    const __m512i hl = _mm512_mul_epu32(ah, plo), hh = _mm512_mul_epu32(ah, phi);
+    const __m512i t = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));
+    const __m512i w = _mm512_add_epi64(_mm512_and_si512(t, m32), hl);
+    __m512i lo = _mm512_or_si512(_mm512_slli_epi64(w, 32), _mm512_and_si512(ll, m32));
+    __m512i hi =
+        _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(t, 32)), _mm512_srli_epi64(w, 32));
+    __m512i idx;
+
+    hi = _mm512_add_epi64(hi, _mm512_slli_epi64(lo, 1));
+    lo = _mm512_xor_si512(lo, _mm512_srli_epi64(hi, 3));
+    lo = _mm512_xor_si512(lo, _mm512_srli_epi64(lo, 35));
+    lo = avx512_mul64_lo(lo, UINT64_C(0x9fb21c651e98df25));
+    lo = _mm512_xor_si512(lo, _mm512_srli_epi64(lo, 28));
+    hi = _mm512_xor_si512(hi, _mm512_srli_epi64(hi, 37));
+    hi = avx512_mul64_lo(hi, UINT64_C(0x165667919e3779f9));
+    hi = _mm512_xor_si512(hi, _mm512_srli_epi64(hi, 32));
+    idx = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(lo, 32), nb),
+                                             _mm512_srli_epi64(_mm512_mul_epu32(lo, nb), 32)),
+                            32);
+    _mm512_storeu_si512((void *)blk, _mm512_add_epi64(_mm512_set1_epi64((long long)(uintptr_t)d),
+                                                      _mm512_slli_epi64(idx, 6)));
+    _mm256_storeu_si256((__m256i *)(void *)u, _mm512_cvtepi64_epi32(hi));
+}
+
+#define BLK_HASH8(keys, bf, d, blocks, blk, u) avx512_hash8((keys), (bf), (d), (blocks), (blk), (u))
 #define BLK_ADD(blk, u, k) avx512_add_block((blk), (u), (k))
 #define BLK_TEST_PAIR(ba, bb, ua, ub, c) avx512_probe_pair((ba), (bb), (ua), (ub), (c))
 #define BLK_PAIR_OK(c) ((c)->k <= 8)

@@ -37,6 +37,20 @@ static inline amq_hash128 amq_blk_hash(uint32_t algo, uint64_t seed, const void 
 }
 
 /*
+ * XXH3's 128-bit hash of an 8-byte input x with seed s is a function of
+ * x ^ b(s), where b(s) - "bitflip" in XXH3's specification - is bytes
+ * 16-31 of XXH3's default secret folded into one 64-bit word plus the seed
+ * mixed with its own byte-swapped low half.  The vector paths that hash
+ * eight keys at once (BLK_HASH8 in blocked_query.h) take it precomputed;
+ * the tests check them against libxxhash for seeds 0 and others.
+ */
+static inline uint64_t amq_blk_xxh3_bitflip8(uint64_t seed)
+{
+    seed ^= (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+    return (UINT64_C(0xdb979083e96dd4de) ^ UINT64_C(0x1f67b3b7a4a44072)) + seed;
+}
+
+/*
  * The probe multipliers: probe i of a key is the top 9 bits of the 32-bit
  * product u * C[i].  Sixteen odd constants drawn once from splitmix64
  * (seed 0x616d712d626c6b, "amq-blk"; high halves, forced odd, keeping

@@ -279,8 +279,68 @@ static inline uint64_t BLK_NAME(contains_x8_body)(const amq_blk_geom *g, const u
     BLK_KEY_LOOP(BLK_W, BLK_PF_Q, BLK_KEY8, BLK_LEN8, BLK_TEST_C, out);
     return count;
 }
-BLK_X8_ENTRY(BLK_NAME(contains_x8), BLK_NAME(contains_x8_body), g->seed)
-BLK_X8_ENTRY(BLK_NAME(contains_x8_seed0), BLK_NAME(contains_x8_body), 0)
+
+#ifdef BLK_HASH8
+/*
+ * A path that defines BLK_HASH8(keys, bitflip, d, blocks, blk, u) - XXH3
+ * of eight 8-byte keys in vector lanes, bit-exact with the scalar hash,
+ * giving their blocks' addresses in blk[0..7] and probe bits in u[0..7] -
+ * queries packed 8-byte keys with the hashing eight at a time: a group of
+ * eight is hashed and its blocks prefetched BLK_W keys ahead of the group
+ * being tested.  Hashing in lanes costs about a third of the instructions
+ * of eight scalar hashes.  Microbenchmark of the loop, best of 15 and of 9
+ * rounds: 3.15 -> 2.29 ns per key at 1M keys, 11.6 -> 10.1 ns at 100M.
+ * The blocks of more than 2^32 blocks (256 GiB) take the scalar loop.
+ */
+#define BLK_G (BLK_W / 8)
+static inline uint64_t BLK_NAME(contains_x8v_body)(const amq_blk_geom *g, const uint8_t *keys,
+                                                   size_t n, uint8_t *out, uint64_t seed)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks, bitflip = amq_blk_xxh3_bitflip8(seed);
+    const int far = blocks * 64 > AMQ_BLK_FAR_BYTES;
+    const size_t groups = n / 8, lead = groups < BLK_G ? groups : BLK_G;
+    const uint8_t *blk[BLK_W];
+    uint32_t u[BLK_W];
+    uint64_t count = 0;
+    size_t q, j, s;
+    BLK_CTX c;
+    int r;
+
+    if (blocks > UINT32_MAX)
+        return BLK_NAME(contains_x8_body)(g, keys, n, out, seed);
+    BLK_CTX_INIT(c, g->k);
+    for (q = 0; q < lead; q++) {
+        s = q * 8;
+        BLK_HASH8(keys + s * 8, bitflip, d, blocks, blk + s, u + s);
+        for (j = 0; j < 8; j++)
+            BLK_PF_Q(blk[s + j]);
+    }
+    for (q = 0; q < groups; q++) {
+        s = (q % BLK_G) * 8;
+        for (j = 0; j < 8; j++) {
+            r = BLK_TEST(blk[s + j], u[s + j], &c);
+            count += (uint64_t)r;
+            if (out != NULL)
+                out[q * 8 + j] = (uint8_t)r;
+        }
+        if (q + BLK_G < groups) {
+            BLK_HASH8(keys + (q + BLK_G) * 64, bitflip, d, blocks, blk + s, u + s);
+            for (j = 0; j < 8; j++)
+                BLK_PF_Q(blk[s + j]);
+        }
+    }
+    return count + BLK_NAME(contains_x8_body)(g, keys + groups * 64, n - groups * 8,
+                                              out == NULL ? NULL : out + groups * 8, seed);
+}
+#undef BLK_G
+#define BLK_X8_QBODY BLK_NAME(contains_x8v_body)
+#else
+#define BLK_X8_QBODY BLK_NAME(contains_x8_body)
+#endif
+BLK_X8_ENTRY(BLK_NAME(contains_x8), BLK_X8_QBODY, g->seed)
+BLK_X8_ENTRY(BLK_NAME(contains_x8_seed0), BLK_X8_QBODY, 0)
+#undef BLK_X8_QBODY
 
 BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, const uint8_t *keys,
                                                      size_t key_len, size_t n, uint8_t *out)

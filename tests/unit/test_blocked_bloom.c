@@ -342,6 +342,10 @@ TEST(blocked_simd_paths_identical)
             memset(got, 7, nq);
             amq_blocked_contains_fixed(views[pi], keys, 8, nq, got);
             CHECK(memcmp(got, want_k, nq) == 0);
+            memset(got, 7, nq); /* a count that leaves a tail of 5 after groups of 8 */
+            amq_blocked_contains_fixed(views[pi], keys + 16, 8, nq - 19, got);
+            CHECK(memcmp(got, want_k + 2, nq - 19) == 0);
+            CHECK_EQ(got[nq - 19], 7);
             for (i = 0; i < 100; i++)
                 CHECK_EQ(amq_blocked_contains(views[pi], keys + i * 8, 7),
                          amq_blocked_contains_hash(b, amq_blocked_hash(b, keys + i * 8, 7)));
