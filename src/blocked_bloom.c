@@ -16,8 +16,8 @@
 #include "kind.h"
 
 struct amq_blocked {
-    amq_blk_geom g;              /* what the query loops read: data, blocks, k, hash */
-    amq_blk_key_fn contains_key; /* the path's one-key query for g's hash */
+    amq_blk_geom g;           /* what the query loops read: data, blocks, k, hash */
+    amq_blk_key_fn key_query; /* the path's one-key query for g's hash */
     amq_blocked_params p;
     amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
     _Atomic uint64_t items;
@@ -387,10 +387,14 @@ const char *amq_simd_name(uint32_t simd)
     }
 }
 
+/* Path o for b, and o's one-key query for b's hash. */
 static void use_path(amq_blocked *b, const amq_blk_simd_ops *o)
 {
     b->simd = o;
-    b->contains_key = amq_blk_key_query(o, &b->g);
+    if (b->g.hash_algo != AMQ_HASH_XXH3)
+        b->key_query = o->contains_key;
+    else
+        b->key_query = b->g.seed == 0 ? o->contains_xxh3_seed0 : o->contains_xxh3;
 }
 
 int amq_blocked_set_simd(amq_blocked *b, uint32_t simd)
@@ -630,7 +634,7 @@ int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h)
 
 int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
 {
-    return b->contains_key(&b->g, key, len);
+    return b->key_query(&b->g, key, len);
 }
 
 uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,

@@ -249,7 +249,12 @@ typedef struct amq_blk_slot {
  * was slower for everything); at 1M and 10M keys L2 is 0-3 % slower.
  * Likely why: a prefetch into L1 holds one of L1's few miss buffers until
  * its line comes from DRAM, one into L2 one of L2's, which has more.  Adds
- * prefetch for writing, which has no such choice.
+ * prefetch for writing, which has no such choice.  To compare on another
+ * machine, build a bench that never prefetches into L2 -
+ *     make BUILD=/tmp/b CFLAGS=-DAMQ_BLK_FAR_BYTES=UINT64_MAX /tmp/b/bench/amq-bench
+ * - and run it and build/bench/amq-bench by turns with --n 100000000
+ * --only "amq blocked, batched" (here, four runs of each while the
+ * machine's memory was slow: no difference beyond the noise).
  */
 #ifndef AMQ_BLK_FAR_BYTES
 #define AMQ_BLK_FAR_BYTES ((uint64_t)32 << 20)
@@ -277,8 +282,8 @@ typedef struct amq_blk_simd_ops {
     int (*test)(const uint8_t *blk, uint32_t u, uint32_t k);
     int (*contains)(const amq_blk_geom *g, amq_hash128 h);
     /* One key: any hash; a filter hashed with XXH3 (any seed, seed 0) -
-     * the same answers, 8-byte keys through a lean body.  Picked by
-     * amq_blk_key_query. */
+     * the same answers, 8-byte keys through a lean body.  amq_blocked
+     * picks one per filter. */
     amq_blk_key_fn contains_key;
     amq_blk_key_fn contains_xxh3;
     amq_blk_key_fn contains_xxh3_seed0;
@@ -299,14 +304,6 @@ typedef struct amq_blk_simd_ops {
     uint64_t (*add_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
                           uint8_t *added);
 } amq_blk_simd_ops;
-
-/* The one-key query of path o for the filter g. */
-static inline amq_blk_key_fn amq_blk_key_query(const amq_blk_simd_ops *o, const amq_blk_geom *g)
-{
-    if (g->hash_algo != AMQ_HASH_XXH3)
-        return o->contains_key;
-    return g->seed == 0 ? o->contains_xxh3_seed0 : o->contains_xxh3;
-}
 
 /* Defined by the instruction-set files; NULL when not compiled in. */
 extern const amq_blk_simd_ops *const amq_blk_ops_scalar;

@@ -154,10 +154,12 @@
                     PF(blk_[s_ + j_]);                                                             \
             }                                                                                      \
         }                                                                                          \
-        keys += groups_ * 64;                                                                      \
-        n -= groups_ * 8;                                                                          \
-        if ((OUT) != NULL)                                                                         \
-            (OUT) += groups_ * 8;                                                                  \
+        if (groups_ > 0) { /* (no arithmetic on a NULL array of no keys) */                        \
+            keys += groups_ * 64;                                                                  \
+            n -= groups_ * 8;                                                                      \
+            if ((OUT) != NULL)                                                                     \
+                (OUT) += groups_ * 8;                                                              \
+        }                                                                                          \
     } while (0)
 
 #define BLK_H1_128(i) (h[(i)].h1)
@@ -190,7 +192,7 @@ static int BLK_NAME(contains)(const amq_blk_geom *g, amq_hash128 h)
  * queries through contains_xxh3 (or, with seed 0, contains_xxh3_seed0),
  * which give 8-byte keys (integers, the common case) a flattened body in
  * which the hash's length dispatch - and for seed 0 the seed's mixing -
- * folds away.  amq_blk_key_query picks the entry once per filter.  Out of
+ * folds away.  amq_blocked picks the entry once per filter (use_path).  Out of
  * cache a single-key query is one dependent miss, and the rate is set by
  * how many queries the out-of-order window holds at once: every
  * instruction of the path counts.  (Measured with `amq-bench --n 100000000

@@ -522,7 +522,7 @@ TEST(blocked_batched_equals_single)
         for (i = 0; i < n; i++)
             hs[i] = amq_blocked_hash(b5, fixed + i * 8, 8);
         c3 = amq_blocked_add_fixed(b5, fixed, 8, n, a1);
-        amq_blocked_clear(b4);
+        REQUIRE_OK(amq_blocked_clear(b4));
         c4 = amq_blocked_add_hashes(b4, hs, n, a2);
         CHECK_EQ(c3, c4);
         CHECK(memcmp(a1, a2, n) == 0);
@@ -532,6 +532,8 @@ TEST(blocked_batched_equals_single)
         CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 3, o3), (uint64_t)o1[0] + o1[1] + o1[2]);
         CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 0, NULL), 0);
         CHECK_EQ(amq_blocked_add_fixed(b1, fixed, 8, 0, NULL), 0);
+        CHECK_EQ(amq_blocked_contains_fixed(b1, NULL, 8, 0, NULL), 0);
+        CHECK_EQ(amq_blocked_add_fixed(b1, NULL, 8, 0, NULL), 0);
         amq_blocked_free(b1);
         amq_blocked_free(b2);
         amq_blocked_free(b3);
