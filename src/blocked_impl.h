@@ -242,7 +242,8 @@ typedef struct amq_blk_slot {
 
 /*
  * The batched queries of a filter far larger than the caches (more than
- * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1): in a
+ * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1; BLK_PF_KIND in
+ * blocked_query.h): in a
  * microbenchmark of the hashed query loop at 100M keys (1.2 GB), best of 9
  * rounds, 8.6 ns per key with prefetches into L1, 7.3 ns into L2 (in
  * three sessions of four; equal in the fourth, when the machine's memory
@@ -259,8 +260,6 @@ typedef struct amq_blk_slot {
 #ifndef AMQ_BLK_FAR_BYTES
 #define AMQ_BLK_FAR_BYTES ((uint64_t)32 << 20)
 #endif
-#define AMQ_BLK_PREFETCH_Q(p, far)                                                                 \
-    ((far) ? __builtin_prefetch((p), 0, 2) : __builtin_prefetch((p), 0, 3))
 
 /* What a query loop needs of one filter (or of one partition). */
 typedef struct amq_blk_geom {

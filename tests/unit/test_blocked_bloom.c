@@ -333,6 +333,7 @@ TEST(blocked_simd_paths_identical)
             cnt = amq_blocked_contains_hashes(views[pi], hs, nq, got);
             CHECK(memcmp(got, want, nq) == 0);
             CHECK_EQ(cnt, exp);
+            CHECK_EQ(amq_blocked_contains_hashes(views[pi], hs, nq, NULL), exp);
             CHECK(exp > nq / 50 && exp < nq - nq / 50); /* both answers occur */
             /* 8-byte keys: one by one (the path's XXH3 entry) and packed
              * (its 8-byte loop); 7-byte keys take the generic entry. */
@@ -340,8 +341,12 @@ TEST(blocked_simd_paths_identical)
                 got[i] = (uint8_t)amq_blocked_contains(views[pi], keys + i * 8, 8);
             CHECK(memcmp(got, want_k, nq) == 0);
             memset(got, 7, nq);
-            amq_blocked_contains_fixed(views[pi], keys, 8, nq, got);
+            cnt = amq_blocked_contains_fixed(views[pi], keys, 8, nq, got);
             CHECK(memcmp(got, want_k, nq) == 0);
+            for (i = 0, exp = 0; i < nq; i++)
+                exp += want_k[i];
+            CHECK_EQ(cnt, exp);
+            CHECK_EQ(amq_blocked_contains_fixed(views[pi], keys, 8, nq, NULL), exp);
             memset(got, 7, nq); /* a count that leaves a tail of 5 after groups of 8 */
             amq_blocked_contains_fixed(views[pi], keys + 16, 8, nq - 19, got);
             CHECK(memcmp(got, want_k + 2, nq - 19) == 0);
@@ -446,6 +451,119 @@ TEST(blocked_hashes64_as_hash128)
     }
 }
 
+/*
+ * A filter larger than AMQ_BLK_FAR_BYTES (32 MiB, src/blocked_impl.h):
+ * its batched queries prefetch into L2, and every batched entry has its own
+ * copy of the loop for that and for a NULL output array.  On every path,
+ * with seed 0 and another (XXH3's 8-byte keys have a loop for each), the
+ * batched forms - with and without an output array - give the one-key
+ * answers and the one-key adds' bytes.
+ */
+TEST(blocked_far_filter_batched_forms)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    const size_t n = 40000;
+    uint32_t si, pi;
+
+    for (si = 0; si < 2; si++) {
+        amq_blocked_params prm;
+        amq_blocked *a, *b, *c, *v;
+        uint8_t *keys = malloc(n * 8), *q = malloc(n * 8), *want = malloc(n), *want64 = malloc(n),
+                *got = malloc(n), *flags = malloc(n);
+        amq_hash128 *hs = malloc(n * sizeof *hs), *qh = malloc(n * sizeof *qh);
+        uint64_t *qx = malloc(n * sizeof *qx), s = 0xfa5 + si, i, e = 0, e64 = 0;
+        int64_t na;
+        REQUIRE(keys && q && want && want64 && got && flags && hs && qh && qx);
+        memset(&prm, 0, sizeof prm);
+        prm.blocks = ((uint64_t)40 << 20) / 64;
+        prm.k = 7;
+        prm.hash_algo = AMQ_HASH_XXH3;
+        prm.seed = si == 0 ? 0 : 9;
+        REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
+        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+        REQUIRE_OK(amq_blocked_new(&prm, NULL, &c));
+        for (i = 0; i < n; i++) {
+            amq_store64(keys + i * 8, test_rand(&s));
+            hs[i] = amq_blocked_hash(a, keys + i * 8, 8);
+        }
+        /* Adds: packed keys with and without flags, hashes without. */
+        na = amq_blocked_add_fixed(a, keys, 8, n, flags);
+        CHECK_EQ(na, (int64_t)n); /* 40000 keys in 655360 blocks: all new */
+        CHECK_EQ(amq_blocked_add_fixed(b, keys, 8, n, NULL), na);
+        CHECK_EQ(amq_blocked_add_hashes(c, hs, n, NULL), na);
+        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
+        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(c), prm.blocks * 64) == 0);
+        /* 64-bit hashes, with and without flags, against one-key adds. */
+        REQUIRE_OK(amq_blocked_clear(b));
+        REQUIRE_OK(amq_blocked_clear(c));
+        for (i = 0; i < n; i++) {
+            qx[i] = test_rand(&s);
+            amq_blocked_add_hash(b, twice(qx[i]));
+        }
+        CHECK_EQ(amq_blocked_add_hashes64(c, qx, n, NULL), (int64_t)n);
+        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
+        REQUIRE_OK(amq_blocked_clear(c));
+        CHECK_EQ(amq_blocked_add_hashes64(c, qx, n, flags), (int64_t)n);
+        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
+        /* Queries: every other packed key was added to a; two in three of
+         * the 64-bit hashes were added to b, the rest are new.  References:
+         * one-key queries on the scalar path. */
+        for (i = 0; i < n; i++) {
+            if (i % 2 == 0)
+                memcpy(q + i * 8, keys + i * 8, 8);
+            else
+                amq_store64(q + i * 8, test_rand(&s));
+            qh[i] = amq_blocked_hash(a, q + i * 8, 8);
+            if (i % 3 == 0)
+                qx[i] = test_rand(&s);
+        }
+        REQUIRE_OK(amq_blocked_set_simd(a, AMQ_SIMD_SCALAR));
+        REQUIRE_OK(amq_blocked_set_simd(b, AMQ_SIMD_SCALAR));
+        for (i = 0; i < n; i++) {
+            want[i] = (uint8_t)amq_blocked_contains_hash(a, qh[i]);
+            want64[i] = (uint8_t)amq_blocked_contains_hash(b, twice(qx[i]));
+            e += want[i];
+            e64 += want64[i];
+        }
+        CHECK(e >= n / 2 && e < n);
+        CHECK(e64 >= n / 2 && e64 < n);
+        for (pi = 0; pi < 3; pi++) {
+            if (!amq_simd_supported(paths[pi]))
+                continue;
+            REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(a), prm.blocks * 64, 0, NULL, &v));
+            REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
+            memset(got, 7, n);
+            CHECK_EQ(amq_blocked_contains_fixed(v, q, 8, n, got), e);
+            CHECK(memcmp(got, want, n) == 0);
+            CHECK_EQ(amq_blocked_contains_fixed(v, q, 8, n, NULL), e);
+            memset(got, 7, n);
+            CHECK_EQ(amq_blocked_contains_hashes(v, qh, n, got), e);
+            CHECK(memcmp(got, want, n) == 0);
+            CHECK_EQ(amq_blocked_contains_hashes(v, qh, n, NULL), e);
+            amq_blocked_free(v);
+            REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL, &v));
+            REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
+            memset(got, 7, n);
+            CHECK_EQ(amq_blocked_contains_hashes64(v, qx, n, got), e64);
+            CHECK(memcmp(got, want64, n) == 0);
+            CHECK_EQ(amq_blocked_contains_hashes64(v, qx, n, NULL), e64);
+            amq_blocked_free(v);
+        }
+        amq_blocked_free(a);
+        amq_blocked_free(b);
+        amq_blocked_free(c);
+        free(keys);
+        free(q);
+        free(want);
+        free(want64);
+        free(got);
+        free(flags);
+        free(hs);
+        free(qh);
+        free(qx);
+    }
+}
+
 TEST(blocked_batched_equals_single)
 {
     const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MURMUR64A};
@@ -526,6 +644,12 @@ TEST(blocked_batched_equals_single)
         c4 = amq_blocked_add_hashes(b4, hs, n, a2);
         CHECK_EQ(c3, c4);
         CHECK(memcmp(a1, a2, n) == 0);
+        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
+        /* The same without the "added" array (the entries' NULL copies). */
+        REQUIRE_OK(amq_blocked_clear(b4));
+        REQUIRE_OK(amq_blocked_clear(b5));
+        CHECK_EQ(amq_blocked_add_fixed(b5, fixed, 8, n, NULL), c3);
+        CHECK_EQ(amq_blocked_add_hashes(b4, hs, n, NULL), c3);
         CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
         amq_blocked_free(b5);
         /* Tiny batches (shorter than the prefetch window) and empty ones. */
