@@ -232,6 +232,14 @@ typedef struct amq_blk_slot {
     uint32_t u;
 } amq_blk_slot;
 
+/* A key placed by the partitioned kind: its block, probe bits and its
+ * partition's k. */
+typedef struct amq_blk_pslot {
+    const uint8_t *blk;
+    uint32_t u;
+    uint32_t k;
+} amq_blk_pslot;
+
 /* Prefetch a block for reading or for writing.  A prefetch for writing is
  * PREFETCHW where the file is compiled with -mprfchw (the vector paths:
  * the line arrives ready to be written; in a microbenchmark of the AVX-512
@@ -293,6 +301,9 @@ typedef struct amq_blk_simd_ops {
     uint64_t (*contains_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *out);
     uint64_t (*contains_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
                                uint8_t *out);
+    /* Placed keys (the partitioned kind's batches): out[i] = 1 if all
+     * probes of slot i are set, when out is not NULL; returns how many. */
+    uint64_t (*test_slots)(const amq_blk_pslot *s, size_t n, uint8_t *out);
     /* Exclusive-mode adds (one writer, no concurrent query; the bytes are
      * the same on every path).  add: 1 if the key set a new bit; the batched
      * forms return how many keys did, added[i] as add when not NULL. */
@@ -302,6 +313,8 @@ typedef struct amq_blk_simd_ops {
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);
     uint64_t (*add_fixed)(const amq_blk_geom *g, const uint8_t *keys, size_t key_len, size_t n,
                           uint8_t *added);
+    /* Placed keys (the partitioned kind): as add_hashes. */
+    uint64_t (*add_slots)(const amq_blk_pslot *s, size_t n, uint8_t *added);
 } amq_blk_simd_ops;
 
 /* Defined by the instruction-set files; NULL when not compiled in. */

@@ -405,6 +405,37 @@ BLK_FLATTEN static uint64_t BLK_NAME(contains_fixed)(const amq_blk_geom *g, cons
     return BLK_NAME(contains_fixed_body)(g, keys, key_len, n, out, BLK_PF_KIND(g));
 }
 
+/* Placed keys, in the order given (their blocks were prefetched by the
+ * caller); the context is made again when k changes from one slot to the
+ * next (partitions of one filter share k, so once). */
+static inline uint64_t BLK_NAME(test_slots_body)(const amq_blk_pslot *s, size_t n, uint8_t *out)
+{
+    uint64_t count = 0;
+    uint32_t k = n > 0 ? s[0].k : 1;
+    size_t i;
+    BLK_CTX c;
+    int r;
+
+    BLK_CTX_INIT(c, k);
+    for (i = 0; i < n; i++) {
+        if (s[i].k != k) {
+            k = s[i].k;
+            BLK_CTX_INIT(c, k);
+        }
+        r = BLK_TEST(s[i].blk, s[i].u, &c);
+        count += (uint64_t)r;
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+    }
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(test_slots)(const amq_blk_pslot *s, size_t n, uint8_t *out)
+{
+    return out == NULL ? BLK_NAME(test_slots_body)(s, n, NULL)
+                       : BLK_NAME(test_slots_body)(s, n, out);
+}
+
 #undef BLK_PF_MIN
 #undef BLK_PF_KIND
 #undef BLK_Q_CALL
@@ -508,6 +539,25 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uin
     return count;
 }
 
+static inline uint64_t BLK_NAME(add_slots_body)(const amq_blk_pslot *s, size_t n, uint8_t *added)
+{
+    uint64_t count = 0;
+    size_t i;
+    int r;
+    for (i = 0; i < n; i++) {
+        r = BLK_ADD((uint8_t *)(uintptr_t)s[i].blk, s[i].u, s[i].k);
+        count += (uint64_t)r;
+        if (added != NULL)
+            added[i] = (uint8_t)r;
+    }
+    return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_slots)(const amq_blk_pslot *s, size_t n, uint8_t *added)
+{
+    return BLK_A_CALL(BLK_NAME(add_slots_body), added, s, n);
+}
+
 #undef BLK_AW
 #undef BLK_A_CALL
 #undef BLK_TEST_C
@@ -539,9 +589,11 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_NAME(contains_hashes64),
     BLK_NAME(contains_keys),
     BLK_NAME(contains_fixed),
+    BLK_NAME(test_slots),
     BLK_NAME(add),
     BLK_NAME(add_hashes),
     BLK_NAME(add_hashes64),
     BLK_NAME(add_keys),
     BLK_NAME(add_fixed),
+    BLK_NAME(add_slots),
 };

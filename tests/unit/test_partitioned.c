@@ -195,6 +195,19 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
     free(h);
 }
 
+/* A filter's serialized bytes (caller frees), or NULL. */
+static uint8_t *serialized(const amq_filter *g, uint64_t *size)
+{
+    uint8_t *buf;
+    if (amq_filter_serialized_size(g, size) != AMQ_OK || (buf = malloc((size_t)*size)) == NULL)
+        return NULL;
+    if (amq_filter_serialize(g, buf, (size_t)*size, NULL) != AMQ_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 TEST(partitioned_batched_equals_single)
 {
     const size_t n = 50000;
@@ -221,14 +234,63 @@ TEST(partitioned_batched_equals_single)
     CHECK(memcmp(o1, o2, 2 * n) == 0);
     CHECK_EQ(cnt, exp);
     CHECK_EQ(amq_partitioned_contains_hashes(b, h, 5, NULL), 5);
-    /* Every query path answers alike. */
-    if (amq_simd_supported(AMQ_SIMD_SCALAR)) {
-        REQUIRE_OK(amq_partitioned_set_simd(b, AMQ_SIMD_SCALAR));
-        cnt = amq_partitioned_contains_hashes(b, h, 2 * n, o2);
-        CHECK(memcmp(o1, o2, 2 * n) == 0);
+    /* Every query path answers alike, with and without an output array,
+     * for counts around the chunks of 64 keys (and none). */
+    {
+        const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+        const size_t counts[] = {0, 1, 63, 64, 65, 127, 128, 129, 2 * n - 1, 2 * n};
+        size_t pi, ci;
+        for (pi = 0; pi < 3; pi++) {
+            if (!amq_simd_supported(paths[pi]))
+                continue;
+            REQUIRE_OK(amq_partitioned_set_simd(b, paths[pi]));
+            for (ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                const size_t m = counts[ci], at = (size_t)(2 * n - m) / 2;
+                uint64_t e = 0;
+                for (i = 0; i < m; i++)
+                    e += o1[at + i];
+                memset(o2, 7, 2 * n);
+                cnt = amq_partitioned_contains_hashes(b, h + at, m, o2);
+                if (cnt != e || memcmp(o1 + at, o2, m) != 0 || (m < 2 * n && o2[m] != 7))
+                    FAIL_AT_("path %s, %zu keys: answers differ", amq_simd_name(paths[pi]), m);
+                CHECK_EQ(amq_partitioned_contains_hashes(b, h + at, m, NULL), e);
+            }
+        }
     }
     CHECK_STATUS(amq_partitioned_set_simd(b, 9), AMQ_EINVAL);
-    amq_partitioned_free(a);
+    /* Batched adds on every path (with and without flags, the first call
+     * ending inside a chunk) give the bytes of one-key adds. */
+    {
+        const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+        uint64_t e1 = 0, e2 = 0, size_a, size_c;
+        uint8_t *want, *got;
+        size_t pi;
+        amq_partitioned *c;
+        amq_filter *ga, *gc;
+        for (i = 0; i < n; i++)
+            *(i < n - 100 ? &e1 : &e2) += a1[i];
+        REQUIRE_OK(amq_filter_from_partitioned(a, &ga)); /* ga owns a */
+        want = serialized(ga, &size_a);
+        REQUIRE(want != NULL);
+        for (pi = 0; pi < 3; pi++) {
+            if (!amq_simd_supported(paths[pi]))
+                continue;
+            REQUIRE_OK(amq_partitioned_new(&p, NULL, &c));
+            REQUIRE_OK(amq_partitioned_set_simd(c, paths[pi]));
+            memset(a2, 7, n);
+            CHECK_EQ(amq_partitioned_add_hashes(c, h, n - 100, a2), e1);
+            CHECK(memcmp(a1, a2, n - 100) == 0 && a2[n - 100] == 7);
+            CHECK_EQ(amq_partitioned_add_hashes(c, h + n - 100, 100, NULL), e2);
+            REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
+            got = serialized(gc, &size_c);
+            if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
+                FAIL_AT_("path %s: the batched adds' bytes differ", amq_simd_name(paths[pi]));
+            free(got);
+            amq_filter_free(gc);
+        }
+        free(want);
+        amq_filter_free(ga);
+    }
     amq_partitioned_free(b);
     free(h);
     free(o1);
@@ -412,8 +474,9 @@ TEST(partitioned_corrupt_partition_detected_lazily)
 
 /* Rewrites the index of a serialized filter with fn, fixing its checksum
  * and the container's, and returns the status of loading it. */
-static int load_edited(const uint8_t *orig, size_t len, void (*fn)(uint8_t *index, uint32_t np),
-                       int fix_index_sum)
+static int load_edited_keep(const uint8_t *orig, size_t len,
+                            void (*fn)(uint8_t *index, uint32_t np), int fix_index_sum,
+                            amq_filter **out)
 {
     uint8_t *buf = malloc(len + 64), *b = buf + (64 - ((uintptr_t)buf & 63)) % 64;
     amq_container c;
@@ -439,10 +502,20 @@ static int load_edited(const uint8_t *orig, size_t len, void (*fn)(uint8_t *inde
     c.params = params;
     amq_container_write_header(&c, b);
     rc = amq_filter_deserialize(b, len, 0, NULL, &g, NULL);
-    if (rc == AMQ_OK)
-        amq_filter_free(g);
+    if (rc == AMQ_OK) {
+        if (out != NULL)
+            *out = g;
+        else
+            amq_filter_free(g);
+    }
     free(buf);
     return rc;
+}
+
+static int load_edited(const uint8_t *orig, size_t len, void (*fn)(uint8_t *index, uint32_t np),
+                       int fix_index_sum)
+{
+    return load_edited_keep(orig, len, fn, fix_index_sum, NULL);
 }
 
 static void edit_nothing(uint8_t *ix, uint32_t np)
@@ -459,6 +532,13 @@ static void edit_k_big(uint8_t *ix, uint32_t np)
 {
     (void)np;
     amq_store32(ix + 64 + 16, 17);
+}
+/* Partitions 1 and 3 with other k than the rest (a valid file). */
+static void edit_k_mixed(uint8_t *ix, uint32_t np)
+{
+    (void)np;
+    amq_store32(ix + 64 + 48 * 1 + 16, 3);
+    amq_store32(ix + 64 + 48 * 3 + 16, 11);
 }
 static void edit_offset(uint8_t *ix, uint32_t np)
 {
@@ -488,6 +568,58 @@ static void edit_checksum_only(uint8_t *ix, uint32_t np)
 {
     (void)np;
     ix[64 + 48 + 40] ^= 1;
+}
+
+/* The index holds k per partition, and a file may mix them: batched
+ * queries make the path's context again when k changes from one key to
+ * the next, on every path. */
+TEST(partitioned_mixed_k_batched)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    const size_t n = 20000;
+    amq_partitioned_params p = params_for(5, 0.01);
+    amq_hash128 *h = random_hashes(2 * n, 17);
+    uint8_t *o1 = malloc(2 * n), *o2 = malloc(2 * n), *buf;
+    amq_partitioned *f, *pf;
+    amq_filter *g, *g2 = NULL;
+    uint64_t size, e = 0, missed3 = 0;
+    size_t i, pi;
+
+    REQUIRE(h != NULL && o1 != NULL && o2 != NULL);
+    REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
+    REQUIRE_OK(amq_filter_from_partitioned(f, &g));
+    REQUIRE_OK(amq_filter_serialized_size(g, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(g, buf, (size_t)size, NULL));
+    REQUIRE_OK(load_edited_keep(buf, (size_t)size, edit_k_mixed, 1, &g2));
+    pf = amq_filter_partitioned(g2);
+    REQUIRE(pf != NULL);
+    REQUIRE_OK(amq_partitioned_set_simd(pf, AMQ_SIMD_SCALAR));
+    for (i = 0; i < 2 * n; i++) {
+        o1[i] = (uint8_t)amq_partitioned_contains_hash(pf, h[i]);
+        e += o1[i];
+        /* Partition 3 now tests 11 probes of keys that set 7. */
+        if (i < n && amq_partitioned_partition_of(pf, h[i]) == 3 && o1[i] == 0)
+            missed3++;
+    }
+    CHECK(missed3 > 0);
+    CHECK(e > n / 2 && e < 2 * n);
+    for (pi = 0; pi < 3; pi++) {
+        if (!amq_simd_supported(paths[pi]))
+            continue;
+        REQUIRE_OK(amq_partitioned_set_simd(pf, paths[pi]));
+        memset(o2, 7, 2 * n);
+        CHECK_EQ(amq_partitioned_contains_hashes(pf, h, 2 * n, o2), e);
+        CHECK(memcmp(o1, o2, 2 * n) == 0);
+        CHECK_EQ(amq_partitioned_contains_hashes(pf, h, 2 * n, NULL), e);
+    }
+    amq_filter_free(g2);
+    amq_filter_free(g);
+    free(buf);
+    free(h);
+    free(o1);
+    free(o2);
 }
 
 TEST(partitioned_corrupt_index_rejected)
