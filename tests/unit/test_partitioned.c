@@ -588,10 +588,8 @@ TEST(partitioned_mixed_k_batched)
     REQUIRE(h != NULL && o1 != NULL && o2 != NULL);
     REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
     REQUIRE_OK(amq_filter_from_partitioned(f, &g));
-    REQUIRE_OK(amq_filter_serialized_size(g, &size));
-    buf = malloc((size_t)size);
+    buf = serialized(g, &size);
     REQUIRE(buf != NULL);
-    REQUIRE_OK(amq_filter_serialize(g, buf, (size_t)size, NULL));
     REQUIRE_OK(load_edited_keep(buf, (size_t)size, edit_k_mixed, 1, &g2));
     pf = amq_filter_partitioned(g2);
     REQUIRE(pf != NULL);
@@ -636,10 +634,8 @@ TEST(partitioned_corrupt_index_rejected)
     REQUIRE(h != NULL);
     REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
     REQUIRE_OK(amq_filter_from_partitioned(f, &g));
-    REQUIRE_OK(amq_filter_serialized_size(g, &size));
-    buf = malloc((size_t)size);
+    buf = serialized(g, &size);
     REQUIRE(buf != NULL);
-    REQUIRE_OK(amq_filter_serialize(g, buf, (size_t)size, NULL));
     CHECK_STATUS(load_edited(buf, (size_t)size, edit_nothing, 1), AMQ_OK);
     CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_zero, 1), AMQ_ECORRUPT);
     CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_big, 1), AMQ_ECORRUPT);
