@@ -833,11 +833,12 @@ static const bench_subject *subject_named(const char *name)
 }
 
 /* One rep of one subject: ns per key, or a negative number if its filter
- * cannot be made.  f: the subject's filter for queries (NULL for inserts). */
+ * cannot be made or an insert fails.  f: the subject's filter for queries
+ * (NULL for inserts). */
 static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n,
                       const uint64_t *keys, const uint64_t *absent, uint64_t *sink)
 {
-    uint64_t sample = n < o->queries ? n : o->queries;
+    uint64_t sample = n < o->queries ? n : o->queries, fails;
     double t;
 
     if (f != NULL) {
@@ -848,10 +849,10 @@ static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n
     if ((f = s->create(n, 0.01)) == NULL)
         return -1.0;
     t = now();
-    *sink += s->insert(f, keys, (size_t)n);
+    fails = s->insert(f, keys, (size_t)n);
     t = (now() - t) / (double)n * 1e9;
     s->destroy(f);
-    return t;
+    return fails == 0 ? t : -1.0;
 }
 
 static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t n,
@@ -871,11 +872,8 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
     if (!inserts) {
         fa = a->create(n, 0.01);
         fb = b->create(n, 0.01);
-        ok = fa != NULL && fb != NULL;
-        if (ok) {
-            a->insert(fa, keys, (size_t)n);
-            b->insert(fb, keys, (size_t)n);
-        }
+        ok = fa != NULL && fb != NULL && a->insert(fa, keys, (size_t)n) == 0 &&
+             b->insert(fb, keys, (size_t)n) == 0;
     }
     for (rep = 0; ok && rep < o->reps; rep++) {
         if (rep % 2 == 0) {

@@ -250,9 +250,9 @@ typedef struct amq_blk_pslot {
 
 /*
  * The batched queries of a filter far larger than the caches (more than
- * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1; BLK_PF_KIND in
- * blocked_query.h): in a
- * microbenchmark of the hashed query loop at 100M keys (1.2 GB), best of 9
+ * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1; amq_blk_far): in
+ * a microbenchmark of the hashed query loop at 100M keys (a 124 MB
+ * filter), best of 9
  * rounds, 8.6 ns per key with prefetches into L1, 7.3 ns into L2 (in
  * three sessions of four; equal in the fourth, when the machine's memory
  * was slower for everything); at 1M and 10M keys L2 is 0-3 % slower.
@@ -268,6 +268,14 @@ typedef struct amq_blk_pslot {
 #ifndef AMQ_BLK_FAR_BYTES
 #define AMQ_BLK_FAR_BYTES ((uint64_t)32 << 20)
 #endif
+#define AMQ_BLK_PREFETCH_L2(p) __builtin_prefetch((p), 0, 2)
+
+/* Whether the batched queries of a filter (or partitioned filter) of this
+ * many bytes prefetch into L2. */
+static inline int amq_blk_far(uint64_t bytes)
+{
+    return bytes > AMQ_BLK_FAR_BYTES;
+}
 
 /* What a query loop needs of one filter (or of one partition). */
 typedef struct amq_blk_geom {

@@ -164,11 +164,16 @@
 /*
  * A batched query is an inline body that takes the output array (or NULL)
  * and the prefetch kind as its last arguments, and an entry that calls it
- * with both as constants (BLK_Q_CALL): a test of either per key, even a
- * well-predicted one, cost 10-20 % of the loop (a microbenchmark of the
- * packed 8-byte loop, this form against the library's before it, each as a
- * ratio to the same in-process reference loop: 1.10-1.30 -> 0.92-0.94 at
- * 1M keys, 1.18-1.50 -> 0.99-1.00 at 100M).  The loops over keys of any
+ * with both as constants (BLK_Q_CALL), so that the compiler makes a copy
+ * of the loop per case: the single loop tested the array, reloaded the
+ * lane mask from the stack and compared the filter's size for every key.
+ * `amq-bench --n 1000000 --only "amq blocked, batched"`, this form and the
+ * one before alternating, three runs each, medians: hashed queries 2.49 ->
+ * 2.12 ns per key present and 2.65 -> 2.21 absent (1.17-1.20x), the key as
+ * its hash 1.54 -> 1.31 (1.18x).  At 100M the rows move with the machine
+ * more than that; in one process against a loop that only prefetches and
+ * tests the same filter's lines, the hashed loop went from 1.26-1.31x of
+ * it to 1.05-1.22x (a harness outside the repo).  The loops over keys of any
  * length and hash (contains_keys, contains_fixed but for 8-byte XXH3 keys)
  * keep one copy: their hashing dominates, and four copies would quadruple
  * the largest functions of the file.  Prefetch kinds: none (a
@@ -179,10 +184,10 @@
 #define BLK_PF_NONE 0
 #define BLK_PF_L1 1
 #define BLK_PF_L2 2
-#define BLK_PF_KIND(g) ((g)->blocks * 64 > AMQ_BLK_FAR_BYTES ? BLK_PF_L2 : BLK_PF_L1)
+#define BLK_PF_KIND(g) (amq_blk_far((g)->blocks * 64) ? BLK_PF_L2 : BLK_PF_L1)
 #define BLK_PF_Q(p)                                                                                \
-    (pfk == BLK_PF_L2   ? __builtin_prefetch((p), 0, 2)                                            \
-     : pfk == BLK_PF_L1 ? __builtin_prefetch((p), 0, 3)                                            \
+    (pfk == BLK_PF_L2   ? AMQ_BLK_PREFETCH_L2(p)                                                   \
+     : pfk == BLK_PF_L1 ? AMQ_BLK_PREFETCH(p)                                                      \
                         : (void)0)
 #define BLK_Q_CALL_PF(BODY, OUT, PFK, ...)                                                         \
     ((PFK) == BLK_PF_L2   ? BODY(__VA_ARGS__, OUT, BLK_PF_L2)                                      \
@@ -455,9 +460,9 @@ static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 }
 
 /* As the queries' entries, the adds' call their bodies with a constant
- * "added" array or NULL (BLK_A_CALL): packed 8-byte adds at 1M keys 4.6 ->
- * 4.3 ns per key (same reference-loop harness as above); at 100M, where
- * the lines' round trips set the rate, no difference. */
+ * "added" array or NULL (BLK_A_CALL): in the same 1M runs as above, adds of
+ * the key as its hash 4.61 -> 4.37 ns per key (1.05x), hashed adds inside
+ * the noise; at 100M the lines' round trips set the rate. */
 #define BLK_A_CALL(BODY, OUT, ...)                                                                 \
     ((OUT) == NULL ? BODY(__VA_ARGS__, NULL) : BODY(__VA_ARGS__, OUT))
 

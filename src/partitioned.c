@@ -352,10 +352,11 @@ int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t l
  * test_slots / add_slots - one call per chunk rather than one per key
  * through the path table, with 64 to 128 keys of lead, and the path's
  * whole-block add rather than a store per probe.  (At 100M keys, `amq-bench
- * --only "amq partitioned"`, the builds alternating, four runs: batched
- * queries over the line-read limit measured beside them 1.35-1.85x ->
- * 1.00-1.42x, adds 35-41 -> 22-27 ns per key, against the former ring of
- * one call per key; a one-thread build 40-46 -> 21-28 ns.)  A
+ * --only "amq partitioned"`, the builds alternating, against the former
+ * ring of one call per key: batched queries over the line-read limit
+ * measured beside them 1.35-1.85x -> 1.00-1.42x in four runs, batched adds
+ * 35-41 -> 22-27 ns per key in two; a one-thread build of 100M hashes,
+ * timed outside the repo, 40-46 -> 21-28 ns.)  A
  * key whose partition failed verification is answered from a block of all
  * ones ("maybe present"); an add stops there (AMQ_ECHECKSUM), the keys
  * before it added.
@@ -382,7 +383,7 @@ static void place_chunk(const amq_partitioned *f, const amq_hash128 *h, size_t n
         }
         s[j].blk = block_of(f, i, h[j]);
         if (far)
-            __builtin_prefetch(s[j].blk, 0, 2);
+            AMQ_BLK_PREFETCH_L2(s[j].blk);
         else
             AMQ_BLK_PREFETCH(s[j].blk);
     }
@@ -392,7 +393,7 @@ uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_has
                                          uint8_t *out)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
-    const int far = f->data.size > AMQ_BLK_FAR_BYTES;
+    const int far = amq_blk_far(f->data.size);
     size_t c, nc = (n + PQ_CHUNK - 1) / PQ_CHUNK, at, m;
     uint64_t count = 0;
 

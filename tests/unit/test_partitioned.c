@@ -234,6 +234,7 @@ TEST(partitioned_batched_equals_single)
     CHECK(memcmp(o1, o2, 2 * n) == 0);
     CHECK_EQ(cnt, exp);
     CHECK_EQ(amq_partitioned_contains_hashes(b, h, 5, NULL), 5);
+    CHECK_EQ(amq_partitioned_contains_hashes(b, NULL, 0, NULL), 0); /* no keys, no array */
     /* Every query path answers alike, with and without an output array,
      * for counts around the chunks of 64 keys (and none). */
     {
@@ -281,6 +282,7 @@ TEST(partitioned_batched_equals_single)
             CHECK_EQ(amq_partitioned_add_hashes(c, h, n - 100, a2), e1);
             CHECK(memcmp(a1, a2, n - 100) == 0 && a2[n - 100] == 7);
             CHECK_EQ(amq_partitioned_add_hashes(c, h + n - 100, 100, NULL), e2);
+            CHECK_EQ(amq_partitioned_add_hashes(c, NULL, 0, NULL), 0);
             REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
             got = serialized(gc, &size_c);
             if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
