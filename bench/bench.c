@@ -1015,8 +1015,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows, const 
             fprintf(out,
                     "Machine state during this run: the line-read limit was %.2f ns (the issue "
                     "measured 4-6 ns on this machine) and libbloom answered in %.0f ns per query "
-                    "at 100M (the issue: 140-160 ns), i.e. this run's machine was about %.1fx "
-                    "slower than the quiet machine the absolute targets were set on (other jobs "
+                    "at 100M (the issue: 140-160 ns): by libbloom's measure this run took %.1fx "
+                    "the time of the quiet machine the absolute targets were set on (other jobs "
                     "shared its two cores and memory). The *model* rows run RocksDB's and "
                     "libfilter's published algorithms, re-implemented in `bench/subject_models.c`, "
                     "on the same keys in the same run. Rows are measured one after another, "

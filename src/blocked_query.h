@@ -196,6 +196,9 @@
 #define BLK_Q_CALL(BODY, OUT, PFK, ...)                                                            \
     ((OUT) == NULL ? BLK_Q_CALL_PF(BODY, NULL, PFK, __VA_ARGS__)                                   \
                    : BLK_Q_CALL_PF(BODY, OUT, PFK, __VA_ARGS__))
+/* The same for a body without a prefetch kind (OUT its last argument). */
+#define BLK_OUT_CALL(BODY, OUT, ...)                                                               \
+    ((OUT) == NULL ? BODY(__VA_ARGS__, NULL) : BODY(__VA_ARGS__, OUT))
 
 /* The operations: a query with this call's context c, an add of k probes. */
 #define BLK_TEST_C(blk, u) BLK_TEST((blk), (u), &c)
@@ -440,8 +443,7 @@ static inline uint64_t BLK_NAME(test_slots_body)(const amq_blk_pslot *s, size_t 
 
 BLK_FLATTEN static uint64_t BLK_NAME(test_slots)(const amq_blk_pslot *s, size_t n, uint8_t *out)
 {
-    return out == NULL ? BLK_NAME(test_slots_body)(s, n, NULL)
-                       : BLK_NAME(test_slots_body)(s, n, out);
+    return BLK_OUT_CALL(BLK_NAME(test_slots_body), out, s, n);
 }
 
 #undef BLK_PF_MIN
@@ -460,11 +462,9 @@ static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 }
 
 /* As the queries' entries, the adds' call their bodies with a constant
- * "added" array or NULL (BLK_A_CALL): in the same 1M runs as above, adds of
- * the key as its hash 4.61 -> 4.37 ns per key (1.05x), hashed adds inside
- * the noise; at 100M the lines' round trips set the rate. */
-#define BLK_A_CALL(BODY, OUT, ...)                                                                 \
-    ((OUT) == NULL ? BODY(__VA_ARGS__, NULL) : BODY(__VA_ARGS__, OUT))
+ * "added" array or NULL (BLK_OUT_CALL): in the same 1M runs as above, adds
+ * of the key as its hash 4.61 -> 4.37 ns per key (1.05x), hashed adds
+ * inside the noise; at 100M the lines' round trips set the rate. */
 
 static inline uint64_t BLK_NAME(add_hashes_body)(const amq_blk_geom *g, const amq_hash128 *h,
                                                  size_t n, uint8_t *added)
@@ -480,7 +480,7 @@ static inline uint64_t BLK_NAME(add_hashes_body)(const amq_blk_geom *g, const am
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
                                                  size_t n, uint8_t *added)
 {
-    return BLK_A_CALL(BLK_NAME(add_hashes_body), added, g, h, n);
+    return BLK_OUT_CALL(BLK_NAME(add_hashes_body), added, g, h, n);
 }
 
 static inline uint64_t BLK_NAME(add_hashes64_body)(const amq_blk_geom *g, const uint64_t *h,
@@ -497,7 +497,7 @@ static inline uint64_t BLK_NAME(add_hashes64_body)(const amq_blk_geom *g, const 
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes64)(const amq_blk_geom *g, const uint64_t *h,
                                                    size_t n, uint8_t *added)
 {
-    return BLK_A_CALL(BLK_NAME(add_hashes64_body), added, g, h, n);
+    return BLK_OUT_CALL(BLK_NAME(add_hashes64_body), added, g, h, n);
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_keys)(const amq_blk_geom *g, const amq_slice *keys,
@@ -526,13 +526,13 @@ __attribute__((noinline)) BLK_FLATTEN static uint64_t BLK_NAME(add_x8)(const amq
                                                                         const uint8_t *keys,
                                                                         size_t n, uint8_t *added)
 {
-    return BLK_A_CALL(BLK_NAME(add_x8_body), added, g, keys, n, g->seed);
+    return BLK_OUT_CALL(BLK_NAME(add_x8_body), added, g, keys, n, g->seed);
 }
 
 __attribute__((noinline)) BLK_FLATTEN static uint64_t
 BLK_NAME(add_x8_seed0)(const amq_blk_geom *g, const uint8_t *keys, size_t n, uint8_t *added)
 {
-    return BLK_A_CALL(BLK_NAME(add_x8_body), added, g, keys, n, 0);
+    return BLK_OUT_CALL(BLK_NAME(add_x8_body), added, g, keys, n, 0);
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uint8_t *keys,
@@ -565,11 +565,11 @@ static inline uint64_t BLK_NAME(add_slots_body)(const amq_blk_pslot *s, size_t n
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_slots)(const amq_blk_pslot *s, size_t n, uint8_t *added)
 {
-    return BLK_A_CALL(BLK_NAME(add_slots_body), added, s, n);
+    return BLK_OUT_CALL(BLK_NAME(add_slots_body), added, s, n);
 }
 
 #undef BLK_AW
-#undef BLK_A_CALL
+#undef BLK_OUT_CALL
 #undef BLK_TEST_C
 #undef BLK_PF_Q
 #undef BLK_ADD_K

@@ -472,6 +472,8 @@ int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, siz
             at = c * PQ_CHUNK;
             m = n - at < PQ_CHUNK ? n - at : PQ_CHUNK;
             ok[c & 1] = place_chunk_w(f, h + at, m, s[c & 1], pix[c & 1]);
+            if (ok[c & 1] < m)
+                nc = c + 1; /* place nothing after a failed partition */
         }
         if (c > 0) {
             at = (c - 1) * PQ_CHUNK;

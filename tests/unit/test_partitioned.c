@@ -466,6 +466,47 @@ TEST(partitioned_corrupt_partition_detected_lazily)
             CHECK_STATUS(amq_filter_add_hash(g, h[i]), AMQ_ECHECKSUM);
             break;
         }
+    /* A batch of new keys stops at the first key of the bad partition (past
+     * the first chunks of 64): the keys before it are added, those after it
+     * not (they answer "no" but for false positives). */
+    {
+        const size_t m = 4000, lead = 130;
+        amq_hash128 *r = random_hashes(m, 0xbadc0de), *fresh = malloc(m * sizeof *fresh);
+        uint8_t *added = malloc(m), *used = calloc(m, 1);
+        size_t first = m, after = 0, hits = 0, at = 0;
+        pf = amq_filter_partitioned(g);
+        REQUIRE(r != NULL && fresh != NULL && added != NULL && used != NULL);
+        /* lead keys of good partitions first, then the rest in order */
+        for (i = 0; i < m && at < lead; i++)
+            if (amq_partitioned_partition_of(pf, r[i]) != bad_part) {
+                fresh[at++] = r[i];
+                used[i] = 1;
+            }
+        for (i = 0; i < m; i++)
+            if (!used[i])
+                fresh[at++] = r[i];
+        for (i = 0; i < m && first == m; i++)
+            if (amq_partitioned_partition_of(pf, fresh[i]) == bad_part)
+                first = i;
+        REQUIRE(first >= lead && first < m - 1000);
+        memset(added, 7, m);
+        CHECK_STATUS((int)amq_partitioned_add_hashes(pf, fresh, m, added), AMQ_ECHECKSUM);
+        for (i = 0; i < first; i++)
+            if (amq_partitioned_contains_hash(pf, fresh[i]) != 1 || added[i] > 1) {
+                FAIL_AT_("key %zu, before the bad partition's first, was not added", i);
+                break;
+            }
+        for (i = first + 1; i < m; i++)
+            if (amq_partitioned_partition_of(pf, fresh[i]) != bad_part) {
+                after++;
+                hits += amq_partitioned_contains_hash(pf, fresh[i]) == 1;
+            }
+        CHECK(after > 1000 && hits < after / 10); /* 1 % target rate */
+        free(r);
+        free(fresh);
+        free(added);
+        free(used);
+    }
     CHECK_STATUS(amq_filter_save(g, test_path("resave.amq"), 0, &err), AMQ_ECHECKSUM);
     amq_filter_free(g);
     free(buf);
