@@ -628,8 +628,8 @@ static void fpp10_compare(const opts *o, const uint64_t *keys, const uint64_t *a
         prm.seed = (uint64_t)i + 1;
         if (amq_blocked_new(&prm, NULL, &b) != AMQ_OK)
             return;
-        amq_blocked_add_fixed(b, keys, 8, (size_t)n, NULL);
-        va[i] = (double)amq_blocked_contains_fixed(b, absent, 8, (size_t)q, NULL) / (double)q;
+        amq_blocked_add_batch_fixed(b, keys, 8, (size_t)n, NULL);
+        va[i] = (double)amq_blocked_contains_batch_fixed(b, absent, 8, (size_t)q, NULL) / (double)q;
         amq_blocked_free(b);
         vf[i] = bench_flb_fpp(keys, (size_t)n, absent, (size_t)q, 10.0, (uint64_t)i + 1, &r->k_flb);
         if (vf[i] < 0)

@@ -1,7 +1,7 @@
 /*
  * subject_amq_blocked.c - amq's blocked Bloom filter, three ways:
  *  - one key at a time (amq_blocked_add / _contains);
- *  - batched (amq_blocked_add_fixed / _contains_fixed: hashing ahead with a
+ *  - batched (amq_blocked_add_batch_fixed / _contains_fixed: hashing ahead with a
  *    window of prefetches);
  *  - batched with the key used as its own hash (h1 = h2 = key), hashing
  *    excluded - how libfilter's published figures are measured (it takes
@@ -62,24 +62,24 @@ static uint64_t query_single(void *f, const uint64_t *keys, size_t n)
 
 static uint64_t insert_batched(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_add_fixed(f, keys, 8, n, NULL) < 0 ? n : 0;
+    return amq_blocked_add_batch_fixed(f, keys, 8, n, NULL) < 0 ? n : 0;
 }
 
 static uint64_t query_batched(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_contains_fixed(f, keys, 8, n, NULL);
+    return amq_blocked_contains_batch_fixed(f, keys, 8, n, NULL);
 }
 
 #define CHUNK 4096
 
 static uint64_t insert_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_add_hashes64(f, keys, n, NULL) < 0 ? n : 0;
+    return amq_blocked_add_batch64(f, keys, n, NULL) < 0 ? n : 0;
 }
 
 static uint64_t query_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_contains_hashes64(f, keys, n, NULL);
+    return amq_blocked_contains_batch64(f, keys, n, NULL);
 }
 
 BENCH_SUBJECT(amq_blocked_single) = {

@@ -211,8 +211,8 @@ static FZ_UNUSED void fz_check_failed_partition(amq_filter *f, const fz_probes *
 
     FZ_CHECK(amq_partitioned_status(pf) == AMQ_ECHECKSUM, "a failed partition, status OK");
     FZ_CHECK(amq_partitioned_verify(pf, &bad) == AMQ_ECHECKSUM &&
-                 bad < amq_partitioned_count(pf),
-             "verify names partition %u of %u", bad, amq_partitioned_count(pf));
+                 bad < amq_partitioned_partitions(pf),
+             "verify names partition %u of %u", bad, amq_partitioned_partitions(pf));
     FZ_CHECK(amq_filter_serialized_size(f, &size) == AMQ_OK, "serialized_size");
     buf = malloc((size_t)size);
     FZ_CHECK(buf != NULL, "out of memory");

@@ -1,5 +1,5 @@
 /*
- * fuzz_policy.c - amq_policy_may_match on arbitrary blobs (the LevelDB-style
+ * fuzz_policy.c - amq_policy_contains on arbitrary blobs (the LevelDB-style
  * filter policy: a blob read back from an SST file or the network).
  *
  * Input: u8 key length K, K key bytes, then the blob (the rest).  Checks:
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     copy = blob + 1; /* misaligned on purpose */
     if (len != 0)
         memcpy(copy, in.p, len);
-    rc = amq_policy_may_match(copy, len, key, klen);
+    rc = amq_policy_contains(copy, len, key, klen);
     if (len < 2) {
         FZ_CHECK(rc == AMQ_ETRUNC, "a %zu-byte blob answered %d", len, rc);
         free(blob);
@@ -45,10 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     k = copy[len - 1];
     memset(copy, 0xff, len - 1);
-    rc = amq_policy_may_match(copy, len, key, klen);
+    rc = amq_policy_contains(copy, len, key, klen);
     FZ_CHECK(rc == 1, "a blob with every bit set (k %u) answered %d", k, rc);
     memset(copy, 0, len - 1);
-    rc = amq_policy_may_match(copy, len, key, klen);
+    rc = amq_policy_contains(copy, len, key, klen);
     if (k >= 1 && k <= 30)
         FZ_CHECK(rc == 0, "an empty LevelDB blob (k %u, %zu bytes) answered %d", k, len, rc);
     else if (k != 255)

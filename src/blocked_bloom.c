@@ -559,28 +559,28 @@ int amq_blocked_is_concurrent(const amq_blocked *b)
     return b->concurrent;
 }
 
-int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added)
+int64_t amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     return count_items(b, adds_of(b)->add_hashes(&b->g, h, n, added));
 }
 
-int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added)
+int64_t amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     return count_items(b, adds_of(b)->add_hashes64(&b->g, h, n, added));
 }
 
-int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
+int64_t amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     return count_items(b, adds_of(b)->add_keys(&b->g, keys, n, added));
 }
 
-int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+int64_t amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
                               uint8_t *added)
 {
     if (amq_region_is_borrowed(&b->data))
@@ -637,25 +637,25 @@ int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
     return b->key_query(&b->g, key, len);
 }
 
-uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
+uint64_t amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n,
                                      uint8_t *out)
 {
     return b->simd->contains_hashes(&b->g, h, n, out);
 }
 
-uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
+uint64_t amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n,
                                        uint8_t *out)
 {
     return b->simd->contains_hashes64(&b->g, h, n, out);
 }
 
-uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
+uint64_t amq_blocked_contains_batch_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
                                    uint8_t *out)
 {
     return b->simd->contains_keys(&b->g, keys, n, out);
 }
 
-uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
+uint64_t amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out)
 {
     return b->simd->contains_fixed(&b->g, keys, key_len, n, out);
@@ -683,7 +683,7 @@ static const char *geometry_difference(const amq_blocked *a, const amq_blocked *
     return NULL;
 }
 
-int amq_blocked_union(amq_blocked *dst, const amq_blocked *src)
+int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
 {
     size_t i;
     uint64_t a, c, si, di;
@@ -719,7 +719,7 @@ void amq_blocked_set_items(amq_blocked *b, uint64_t items)
     atomic_store_explicit(&b->items, items, memory_order_relaxed);
 }
 
-int amq_blocked_is_view(const amq_blocked *b)
+int amq_blocked_is_readonly(const amq_blocked *b)
 {
     return amq_region_is_borrowed(&b->data);
 }
@@ -834,13 +834,13 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    int64_t r = amq_blocked_add_hashes(impl, h, n, added);
+    int64_t r = amq_blocked_add_batch(impl, h, n, added);
     return r < 0 ? (int)r : AMQ_OK;
 }
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    (void)amq_blocked_contains_hashes(impl, h, n, out);
+    (void)amq_blocked_contains_batch(impl, h, n, out);
 }
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
@@ -848,7 +848,7 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     const char *why = geometry_difference(dst, src);
     if (why != NULL)
         return amq_err(err, AMQ_EINCOMPAT, "cannot merge blocked Bloom filters with %s", why);
-    return amq_blocked_union(dst, src);
+    return amq_blocked_merge(dst, src);
 }
 
 static int op_clear(void *impl)
@@ -858,7 +858,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_blocked_is_view(impl);
+    return amq_blocked_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)

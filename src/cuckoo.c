@@ -691,7 +691,7 @@ int amq_cuckoo_is_full(const amq_cuckoo *c)
     return c->victim_fp != 0;
 }
 
-int amq_cuckoo_is_view(const amq_cuckoo *c)
+int amq_cuckoo_is_readonly(const amq_cuckoo *c)
 {
     return amq_region_is_borrowed(&c->data);
 }
@@ -785,7 +785,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_cuckoo_is_view(impl);
+    return amq_cuckoo_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)

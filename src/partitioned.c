@@ -282,7 +282,7 @@ int amq_partitioned_status(const amq_partitioned *f)
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
-uint32_t amq_partitioned_count(const amq_partitioned *f)
+uint32_t amq_partitioned_partitions(const amq_partitioned *f)
 {
     return f->nparts;
 }
@@ -389,7 +389,7 @@ static void place_chunk(const amq_partitioned *f, const amq_hash128 *h, size_t n
     }
 }
 
-uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h, size_t n,
+uint64_t amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h, size_t n,
                                          uint8_t *out)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
@@ -457,7 +457,7 @@ static uint64_t add_chunk(amq_partitioned *f, const amq_blk_pslot *s, const uint
     return count;
 }
 
-int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
+int64_t amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
                                    uint8_t *added)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
@@ -683,7 +683,7 @@ static int same_geometry(const amq_partitioned *a, const amq_partitioned *b, con
     return 1;
 }
 
-int amq_partitioned_union(amq_partitioned *dst, const amq_partitioned *src)
+int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src)
 {
     const char *why;
     size_t off;
@@ -726,7 +726,7 @@ int amq_partitioned_clear(amq_partitioned *f)
     return AMQ_OK;
 }
 
-int amq_partitioned_partition(const amq_partitioned *f, uint32_t i, amq_partition_info *info)
+int amq_partitioned_partition_info(const amq_partitioned *f, uint32_t i, amq_partition_info *info)
 {
     uint8_t s;
     if (i >= f->nparts)
@@ -777,7 +777,7 @@ uint64_t amq_partitioned_bytes(const amq_partitioned *f)
     return f->data.size;
 }
 
-int amq_partitioned_is_view(const amq_partitioned *f)
+int amq_partitioned_is_readonly(const amq_partitioned *f)
 {
     return amq_region_is_borrowed(&f->data);
 }
@@ -873,13 +873,13 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    int64_t r = amq_partitioned_add_hashes(impl, h, n, added);
+    int64_t r = amq_partitioned_add_batch(impl, h, n, added);
     return r < 0 ? (int)r : AMQ_OK;
 }
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    (void)amq_partitioned_contains_hashes(impl, h, n, out);
+    (void)amq_partitioned_contains_batch(impl, h, n, out);
 }
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
@@ -888,7 +888,7 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     int rc;
     if (!same_geometry(dst, src, &why))
         return amq_err(err, AMQ_EINCOMPAT, "cannot merge partitioned filters with %s", why);
-    rc = amq_partitioned_union(dst, src);
+    rc = amq_partitioned_merge(dst, src);
     if (rc == AMQ_ECHECKSUM)
         return amq_err(err, rc, "cannot merge: a partition failed its checksum");
     return rc;
@@ -901,7 +901,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_partitioned_is_view(impl);
+    return amq_partitioned_is_readonly(impl);
 }
 
 static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, const double *table)

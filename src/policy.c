@@ -182,7 +182,7 @@ int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double 
     return AMQ_OK;
 }
 
-int amq_policy_may_match(const void *blob, size_t len, const void *key, size_t key_len)
+int amq_policy_contains(const void *blob, size_t len, const void *key, size_t key_len)
 {
     const uint8_t *array = blob;
     uint32_t k, j, h, delta, bits;

@@ -173,32 +173,32 @@ AMQ_API int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h);
  * many keys may be present.
  * O(n k); safe concurrently like the single-key forms.
  */
-AMQ_API int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n,
+AMQ_API int64_t amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n,
                                        uint8_t *added);
-AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const struct amq_slice *keys, size_t n,
+AMQ_API int64_t amq_blocked_add_batch_keys(amq_blocked *b, const struct amq_slice *keys, size_t n,
                                      uint8_t *added);
-AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+AMQ_API int64_t amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
                                       uint8_t *added);
-AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
+AMQ_API uint64_t amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n,
                                              uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const struct amq_slice *keys,
+AMQ_API uint64_t amq_blocked_contains_batch_keys(const amq_blocked *b, const struct amq_slice *keys,
                                            size_t n, uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
+AMQ_API uint64_t amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys, size_t key_len,
                                             size_t n, uint8_t *out);
 
 /*
  * Keys that are already 64-bit hashes (of a hash function the caller
  * chose and applies to every key alike): x is taken as the 128-bit hash
  * {x, x} - the block from all 64 bits, the probes from the low 32 - so
- * amq_blocked_contains_hashes64(b, &x, 1, NULL) answers as
+ * amq_blocked_contains_batch64(b, &x, 1, NULL) answers as
  * amq_blocked_contains_hash(b, (amq_hash128){x, x}).  The fastest forms:
  * no hashing, half the memory per key of the 128-bit arrays, and on
  * AVX-512 two keys tested per step when k <= 8.  The hashes must be
  * uniformly distributed in all 64 bits, or the fpp is not the filter's.
  */
-AMQ_API int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n,
+AMQ_API int64_t amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n,
                                          uint8_t *added);
-AMQ_API uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
+AMQ_API uint64_t amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n,
                                                uint8_t *out);
 
 /*
@@ -222,12 +222,12 @@ AMQ_API int amq_blocked_clear(amq_blocked *b);
  * AMQ_EREADONLY for a view.  The count becomes the sum (an upper bound).
  * O(blocks).
  */
-AMQ_API int amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
+AMQ_API int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src);
 
 AMQ_API void amq_blocked_get_params(const amq_blocked *b, amq_blocked_params *out);
 AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
 AMQ_API void amq_blocked_set_items(amq_blocked *b, uint64_t items);
-AMQ_API int amq_blocked_is_view(const amq_blocked *b);
+AMQ_API int amq_blocked_is_readonly(const amq_blocked *b);
 
 /* Bits set (popcount over the array), O(blocks). */
 AMQ_API uint64_t amq_blocked_bits_set(const amq_blocked *b);

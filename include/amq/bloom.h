@@ -135,12 +135,12 @@ AMQ_API int amq_bloom_clear(amq_bloom *b);
  * of both counts (an upper bound), the intersection's is the
  * Swamidass-Baldi estimate of what it holds.  O(m).
  */
-AMQ_API int amq_bloom_union(amq_bloom *dst, const amq_bloom *src);
+AMQ_API int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src);
 AMQ_API int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
 
 AMQ_API void amq_bloom_get_params(const amq_bloom *b, amq_bloom_params *out);
 AMQ_API uint64_t amq_bloom_items(const amq_bloom *b);
-AMQ_API int amq_bloom_is_view(const amq_bloom *b);
+AMQ_API int amq_bloom_is_readonly(const amq_bloom *b);
 
 /* Number of bits set (popcount over the array), O(m). */
 AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *b);
@@ -180,7 +180,7 @@ AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
  * (0.97 % at 10 bits per key, where LevelDB's encoding gives 0.82 % but
  * touches k scattered cache lines).
  *
- * amq_policy_may_match returns 1 (may match), 0 (certainly not),
+ * amq_policy_contains returns 1 (may match), 0 (certainly not),
  * AMQ_ETRUNC for a blob too short to hold its own description, or
  * AMQ_ECORRUPT for a blocked blob whose length or k is impossible.
  */
@@ -207,7 +207,7 @@ AMQ_API int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_ke
 AMQ_API int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n,
                              double bits_per_key, void *out, size_t cap, size_t *written);
 
-AMQ_API int amq_policy_may_match(const void *blob, size_t len, const void *key,
+AMQ_API int amq_policy_contains(const void *blob, size_t len, const void *key,
                                  size_t key_len);
 
 #ifdef __cplusplus

@@ -181,7 +181,7 @@ AMQ_API size_t amq_cuckoo_bytes(const amq_cuckoo *c);
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *c);
 /* 1 when the victim slot is in use (the next add fails with AMQ_EFULL). */
 AMQ_API int amq_cuckoo_is_full(const amq_cuckoo *c);
-AMQ_API int amq_cuckoo_is_view(const amq_cuckoo *c);
+AMQ_API int amq_cuckoo_is_readonly(const amq_cuckoo *c);
 /* The victim: its fingerprint (0 = none) and bucket. */
 AMQ_API uint32_t amq_cuckoo_victim(const amq_cuckoo *c, uint64_t *bucket);
 /* The table bytes (amq_cuckoo_bytes). */

@@ -93,7 +93,7 @@ AMQ_API int amq_partitioned_build(const amq_partitioned_params *params, const am
 AMQ_API void amq_partitioned_free(amq_partitioned *f);
 
 /* Number of partitions, and which one a hash goes to. */
-AMQ_API uint32_t amq_partitioned_count(const amq_partitioned *f);
+AMQ_API uint32_t amq_partitioned_partitions(const amq_partitioned *f);
 AMQ_API uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h);
 
 typedef struct amq_partition_info {
@@ -106,7 +106,7 @@ typedef struct amq_partition_info {
 } amq_partition_info;
 
 /* Describes partition i (AMQ_ERANGE if i >= count). */
-AMQ_API int amq_partitioned_partition(const amq_partitioned *f, uint32_t i,
+AMQ_API int amq_partitioned_partition_info(const amq_partitioned *f, uint32_t i,
                                       amq_partition_info *info);
 
 AMQ_API amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len);
@@ -122,14 +122,14 @@ AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 
  * out may be NULL.  add returns the number newly added or a negative
  * status (AMQ_EREADONLY, AMQ_ECHECKSUM - keys before the bad partition's
  * first key are added); contains returns the number of "maybe" answers. */
-AMQ_API int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
+AMQ_API int64_t amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
                                            uint8_t *added);
-AMQ_API uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h,
+AMQ_API uint64_t amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h,
                                                  size_t n, uint8_t *out);
 
 /* dst |= src for filters of the same partitions and geometry
  * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
-AMQ_API int amq_partitioned_union(amq_partitioned *dst, const amq_partitioned *src);
+AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src);
 
 /* Empties every partition.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_partitioned_clear(amq_partitioned *f);
@@ -147,7 +147,7 @@ AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
 
 AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
 AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
-AMQ_API int amq_partitioned_is_view(const amq_partitioned *f);
+AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
 #ifdef __cplusplus
 }

@@ -183,7 +183,7 @@ AMQ_API int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t c
 /* LOADCHUNK 1: parses a header chunk (len must be exactly 20 + 53 n) and
  * builds the zeroed filter by amq_sbloom_from_raw.  AMQ_ETRUNC,
  * AMQ_ECORRUPT, AMQ_EUNSUPPORTED, AMQ_ENOMEM. */
-AMQ_API int amq_sbloom_header_load(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+AMQ_API int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator *alloc,
                                    amq_sbloom **out);
 /* Data chunk at iterator it >= 1 (AMQ_ERANGE for 0); max_chunk 0 means
  * AMQ_SBLOOM_MAX_CHUNK.  *data points into the filter. */
