@@ -103,7 +103,7 @@ static FZ_UNUSED void fz_answers_ex(const amq_filter *f, const fz_probes *p, uin
         FZ_CHECK(ch == c, "contains_hash %d, contains %d", ch, c);
         out[i] = (uint8_t)(c != 0);
     }
-    amq_filter_contains_batch(f, h, p->n, batch);
+    FZ_CHECK(amq_filter_contains_batch(f, h, p->n, batch) == AMQ_OK, "contains_batch failed");
     for (i = 0; i < p->n; i++)
         FZ_CHECK(batch[i] == out[i], "probe %zu: batch says %u, single %u", i, batch[i], out[i]);
 }

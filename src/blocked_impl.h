@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "amq/advanced.h"
 #include "amq/blocked_bloom.h"
 #include "amq/hash.h"
 

@@ -389,8 +389,8 @@ static void place_chunk(const amq_partitioned *f, const amq_hash128 *h, size_t n
     }
 }
 
-uint64_t amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                         uint8_t *out)
+int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                   uint8_t *out, uint64_t *maybe)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
     const int far = amq_blk_far(f->data.size);
@@ -409,7 +409,9 @@ uint64_t amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash
             count += f->simd->test_slots(s[(c - 1) & 1], m, out != NULL ? out + at : NULL);
         }
     }
-    return count;
+    if (maybe != NULL)
+        *maybe = count;
+    return AMQ_OK;
 }
 
 /* Place n <= PQ_CHUNK keys for adding, their blocks prefetched for
@@ -457,17 +459,18 @@ static uint64_t add_chunk(amq_partitioned *f, const amq_blk_pslot *s, const uint
     return count;
 }
 
-int64_t amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                   uint8_t *added)
+int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
+                              uint8_t *added, uint64_t *newly)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
     uint32_t pix[2][PQ_CHUNK];
     size_t c, nc = (n + PQ_CHUNK - 1) / PQ_CHUNK, at, m, ok[2] = {0, 0};
     uint64_t count = 0;
+    int rc = AMQ_OK;
 
     if (amq_region_is_borrowed(&f->data))
         return AMQ_EREADONLY;
-    for (c = 0; c <= nc; c++) {
+    for (c = 0; c <= nc && rc == AMQ_OK; c++) {
         if (c < nc) {
             at = c * PQ_CHUNK;
             m = n - at < PQ_CHUNK ? n - at : PQ_CHUNK;
@@ -481,10 +484,12 @@ int64_t amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size
             count += add_chunk(f, s[(c - 1) & 1], pix[(c - 1) & 1], ok[(c - 1) & 1],
                                added != NULL ? added + at : NULL);
             if (ok[(c - 1) & 1] < m)
-                return AMQ_ECHECKSUM;
+                rc = AMQ_ECHECKSUM;
         }
     }
-    return (int64_t)count;
+    if (newly != NULL)
+        *newly = count;
+    return rc;
 }
 
 /* ---- parallel build --------------------------------------------------------------------------
@@ -873,13 +878,12 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    int64_t r = amq_partitioned_add_batch(impl, h, n, added);
-    return r < 0 ? (int)r : AMQ_OK;
+    return amq_partitioned_add_batch(impl, h, n, added, NULL);
 }
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    (void)amq_partitioned_contains_batch(impl, h, n, out);
+    (void)amq_partitioned_contains_batch(impl, h, n, out, NULL);
 }
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
@@ -1157,6 +1161,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
+static int op_set_concurrent(void *impl, int on)
+{
+    return amq_partitioned_set_concurrent(impl, on);
+}
+
 const amq_kind_ops amq_partitioned_ops = {
     .kind = AMQ_KIND_PARTITIONED,
     .name = "partitioned",
@@ -1180,4 +1189,5 @@ const amq_kind_ops amq_partitioned_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
+    .set_concurrent = op_set_concurrent,
 };
