@@ -56,7 +56,7 @@ SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
 SONAME     := libamq.so.$(VERSION_MAJOR)
 
 # Debian packages the build and the tests need (installed by `make deps`).
-BUILD_DEPS := libxxhash-dev zlib1g-dev
+BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
@@ -140,7 +140,7 @@ $(BUILD)/obj/cli/%.o: cli/%.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
 
 # ---- Redis module -------------------------------------------------------------------
 # Module objects are hidden except RedisModule_OnLoad; the library comes from
