@@ -839,22 +839,87 @@ static void bf_free(void *value)
 
 /* ---- registration ---------------------------------------------------------------------------------- */
 
+/* What COMMAND DOCS shows, as RedisBloom documents its commands (its
+ * texts, its argument names, "capcaity" included: clients compare them). */
+#define BF_K_ONE "O(k), where k is the number of hash functions used by the last sub-filter"
+#define BF_K_N "O(k * n), where k is the number of hash functions and n is the number of items"
+#define BF_ADD_MANY "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist"
+
+static RedisModuleCommandArg bf_args_key[] = {RM_ARG_KEY, RM_ARG_END};
+static RedisModuleCommandArg bf_args_item[] = {RM_ARG_KEY, RM_ARG("item", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_items[] = {RM_ARG_KEY, RM_ARG("item", STRING, RM_MULTI),
+                                                RM_ARG_END};
+static RedisModuleCommandArg bf_args_scandump[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                   RM_ARG_END};
+static RedisModuleCommandArg bf_args_loadchunk[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                    RM_ARG("data", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_info_fields[] = {
+    RM_ARG_TOKEN("capcaity", "CAPACITY", 0), RM_ARG_TOKEN("SIZE", "SIZE", 0),
+    RM_ARG_TOKEN("FILTERS", "FILTERS", 0),   RM_ARG_TOKEN("ITEMS", "ITEMS", 0),
+    RM_ARG_TOKEN("EXPANSION", "EXPANSION", 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_info[] = {
+    RM_ARG_KEY,
+    {.name = "single_value", .type = REDISMODULE_ARG_TYPE_ONEOF, .key_spec_index = -1,
+     .flags = RM_OPT, .subargs = bf_info_fields},
+    RM_ARG_END};
+static RedisModuleCommandArg bf_arg_capacity[] = {RM_ARG("capacity", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_arg_error[] = {RM_ARG("error", DOUBLE, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_arg_expansion[] = {RM_ARG("expansion", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_insert[] = {
+    RM_ARG_KEY,
+    RM_ARG_BLOCK("capacity", "CAPACITY", RM_OPT, bf_arg_capacity),
+    RM_ARG_BLOCK("error", "ERROR", RM_OPT, bf_arg_error),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, bf_arg_expansion),
+    RM_ARG_TOKEN("nocreate", "NOCREATE", RM_OPT),
+    RM_ARG_TOKEN("nonscaling", "NONSCALING", RM_OPT),
+    RM_ARG_TOKEN("items", "ITEMS", 0),
+    RM_ARG("item", STRING, RM_MULTI),
+    RM_ARG_END};
+static RedisModuleCommandArg bf_args_reserve[] = {
+    RM_ARG_KEY,
+    RM_ARG("error_rate", DOUBLE, 0),
+    RM_ARG("capacity", INTEGER, 0),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, bf_arg_expansion),
+    RM_ARG_TOKEN("nonscaling", "NONSCALING", RM_OPT),
+    RM_ARG_END};
+
+#define RW REDISMODULE_CMD_KEY_RW
+#define RO REDISMODULE_CMD_KEY_RO
+static const rm_command bf_cmds[] = {
+    {"bf.reserve", bf_reserve, "write deny-oom", -4, RW, "Creates a new Bloom Filter", "1.0.0",
+     "O(1)", NULL, bf_args_reserve},
+    {"bf.add", bf_add, "write deny-oom", 3, RW, "Adds an item to a Bloom Filter", "1.0.0",
+     BF_K_ONE, NULL, bf_args_item},
+    {"bf.madd", bf_madd, "write deny-oom", -3, RW, BF_ADD_MANY, "1.0.0", BF_K_N, NULL,
+     bf_args_items},
+    {"bf.insert", bf_insert, "write deny-oom", -4, RW, BF_ADD_MANY, "1.0.0", BF_K_N, NULL,
+     bf_args_insert},
+    {"bf.exists", bf_exists, "readonly fast", 3, RO,
+     "Checks whether an item exists in a Bloom Filter", "1.0.0", BF_K_ONE, NULL, bf_args_item},
+    {"bf.mexists", bf_mexists, "readonly fast", -3, RO,
+     "Checks whether one or more items exist in a Bloom Filter", "1.0.0", BF_K_N, NULL,
+     bf_args_items},
+    {"bf.card", bf_card, "readonly fast", 2, RO, "Returns the cardinality of a Bloom filter",
+     "2.4.4", "O(1)", NULL, bf_args_key},
+    {"bf.info", bf_info, "readonly fast", -2, RO, "Returns information about a Bloom Filter",
+     "1.0.0", "O(1)", "dont_cache", bf_args_info},
+    {"bf.debug", bf_debug, "readonly fast", 2, RO,
+     "Returns internal debug information about a Bloom Filter", "1.0.0",
+     "O(n), where n is the number of sub-filters", "dont_cache", bf_args_key},
+    /* RW as in RedisBloom's key spec, although SCANDUMP only reads. */
+    {"bf.scandump", bf_scandump, "readonly fast", 3, RW,
+     "Begins an incremental save of the bloom filter", "1.0.0", "O(n), where n is the capacity",
+     "dont_cache", bf_args_scandump},
+    {"bf.loadchunk", bf_loadchunk, "write deny-oom", 4, RW,
+     "Restores a filter previously saved using SCANDUMP", "1.0.0",
+     "O(n), where n is the capacity", NULL, bf_args_loadchunk},
+};
+#undef RW
+#undef RO
+
 int bf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const rm_command cmds[] = {
-        {"BF.RESERVE", bf_reserve, "write deny-oom"},
-        {"BF.ADD", bf_add, "write deny-oom"},
-        {"BF.MADD", bf_madd, "write deny-oom"},
-        {"BF.INSERT", bf_insert, "write deny-oom"},
-        {"BF.EXISTS", bf_exists, "readonly fast"},
-        {"BF.MEXISTS", bf_mexists, "readonly fast"},
-        {"BF.CARD", bf_card, "readonly fast"},
-        {"BF.INFO", bf_info, "readonly fast"},
-        {"BF.DEBUG", bf_debug, "readonly fast"},
-        {"BF.SCANDUMP", bf_scandump, "readonly fast"},
-        {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
-    };
 
     memset(&tm, 0, sizeof tm);
     tm.rdb_load = bf_rdb_load;
@@ -864,5 +929,6 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
-    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, cmds, sizeof cmds / sizeof cmds[0]);
+    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
+                              sizeof bf_cmds / sizeof bf_cmds[0]);
 }

@@ -770,25 +770,96 @@ static void cf_free(void *value)
 
 /* ---- registration ---------------------------------------------------------------------------------- */
 
+/* What COMMAND DOCS shows, as RedisBloom documents its commands. */
+#define CF_K_I "O(k + i), where k is the number of sub-filters and i is maxIterations"
+#define CF_K "O(k), where k is the number of sub-filters"
+#define CF_N_K_I \
+    "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations"
+
+static RedisModuleCommandArg cf_args_key[] = {RM_ARG_KEY, RM_ARG_END};
+static RedisModuleCommandArg cf_args_item[] = {RM_ARG_KEY, RM_ARG("item", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_items[] = {RM_ARG_KEY, RM_ARG("item", STRING, RM_MULTI),
+                                                RM_ARG_END};
+static RedisModuleCommandArg cf_args_scandump[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                   RM_ARG_END};
+static RedisModuleCommandArg cf_args_loadchunk[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                    RM_ARG("data", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_capacity[] = {RM_ARG_TOKEN("capacity", "CAPACITY", 0),
+                                                  RM_ARG("capacity", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_insert[] = {
+    RM_ARG_KEY,
+    {.name = "capacity", .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1,
+     .flags = RM_OPT, .subargs = cf_arg_capacity},
+    RM_ARG_TOKEN("nocreate", "NOCREATE", RM_OPT),
+    RM_ARG_TOKEN("items", "ITEMS", 0),
+    RM_ARG("item", STRING, RM_MULTI),
+    RM_ARG_END};
+static RedisModuleCommandArg cf_arg_bucketsize[] = {RM_ARG("bucketsize", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_maxiter[] = {RM_ARG("maxiterations", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_expansion[] = {RM_ARG("expansion", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_reserve[] = {
+    RM_ARG_KEY,
+    RM_ARG("capacity", INTEGER, 0),
+    RM_ARG_BLOCK("bucketsize", "BUCKETSIZE", RM_OPT, cf_arg_bucketsize),
+    RM_ARG_BLOCK("maxiterations", "MAXITERATIONS", RM_OPT, cf_arg_maxiter),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, cf_arg_expansion),
+    RM_ARG_END};
+
+#define RW REDISMODULE_CMD_KEY_RW
+#define RO REDISMODULE_CMD_KEY_RO
+static const rm_command cf_cmds[] = {
+    {"cf.reserve", cf_reserve, "write deny-oom", -3, RW, "Creates a new Cuckoo Filter", "1.0.0",
+     "O(1)", NULL, cf_args_reserve},
+    {"cf.add", cf_add, "write deny-oom", 3, RW, "Adds an item to a Cuckoo Filter", "1.0.0",
+     CF_K_I, NULL, cf_args_item},
+    {"cf.addnx", cf_addnx, "write deny-oom", 3, RW,
+     "Adds an item to a Cuckoo Filter if the item did not exist previously.", "1.0.0", CF_K_I,
+     NULL, cf_args_item},
+    {"cf.insert", cf_insert, "write deny-oom", -4, RW,
+     "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
+     "1.0.0", CF_N_K_I, NULL, cf_args_insert},
+    {"cf.insertnx", cf_insertnx, "write deny-oom", -4, RW,
+     "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter "
+     "will be created if it does not exist",
+     "1.0.0", CF_N_K_I, NULL, cf_args_insert},
+    {"cf.exists", cf_exists, "readonly fast", 3, RO,
+     "Checks whether one or more items exist in a Cuckoo Filter", "1.0.0", CF_K, NULL,
+     cf_args_item},
+    {"cf.mexists", cf_mexists, "readonly fast", -3, RO,
+     "Checks whether one or more items exist in a Cuckoo Filter", "1.0.0",
+     "O(k * n), where k is the number of sub-filters and n is the number of items", NULL,
+     cf_args_items},
+    {"cf.count", cf_count, "readonly fast", 3, RO,
+     "Return the number of times an item might be in a Cuckoo Filter", "1.0.0", CF_K, NULL,
+     cf_args_item},
+    {"cf.del", cf_del, "write fast", 3, RW, "Deletes an item from a Cuckoo Filter", "1.0.0", CF_K,
+     NULL, cf_args_item},
+    /* RedisBloom flags CF.COMPACT "readonly fast" although it moves
+     * fingerprints between sub-filters: amq says "write" (docs/redis.md,
+     * deviations), so that replicas, read-only scripts and paused or
+     * refused writes treat it as one.  Arity, key spec and (absent) docs
+     * are RedisBloom's. */
+    {"cf.compact", cf_compact, "write", -1,
+     REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE, NULL, NULL,
+     NULL, NULL, NULL},
+    {"cf.info", cf_info, "readonly fast", 2, RO, "Returns information about a Cuckoo Filter",
+     "1.0.0", "O(1)", "dont_cache", cf_args_key},
+    {"cf.debug", cf_debug, "readonly fast", 2, RO,
+     "Returns internal debug information about a Cuckoo Filter", "1.0.0", "O(1)", "dont_cache",
+     cf_args_key},
+    {"cf.scandump", cf_scandump, "readonly fast", 3, RW,
+     "Begins an incremental save of the bloom filter", "1.0.0", "O(n), where n is the capacity",
+     "dont_cache", cf_args_scandump},
+    {"cf.loadchunk", cf_loadchunk, "write deny-oom", 4, RW,
+     "Restores a filter previously saved using SCANDUMP", "1.0.0",
+     "O(n), where n is the capacity", NULL, cf_args_loadchunk},
+};
+#undef RW
+#undef RO
+
 int cf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const rm_command cmds[] = {
-        {"CF.RESERVE", cf_reserve, "write deny-oom"},
-        {"CF.ADD", cf_add, "write deny-oom"},
-        {"CF.ADDNX", cf_addnx, "write deny-oom"},
-        {"CF.INSERT", cf_insert, "write deny-oom"},
-        {"CF.INSERTNX", cf_insertnx, "write deny-oom"},
-        {"CF.EXISTS", cf_exists, "readonly fast"},
-        {"CF.MEXISTS", cf_mexists, "readonly fast"},
-        {"CF.COUNT", cf_count, "readonly fast"},
-        {"CF.DEL", cf_del, "write fast"},
-        {"CF.COMPACT", cf_compact, "write"},
-        {"CF.INFO", cf_info, "readonly fast"},
-        {"CF.DEBUG", cf_debug, "readonly fast"},
-        {"CF.SCANDUMP", cf_scandump, "readonly fast"},
-        {"CF.LOADCHUNK", cf_loadchunk, "write deny-oom"},
-    };
 
     memset(&tm, 0, sizeof tm);
     tm.rdb_load = cf_rdb_load;
@@ -798,5 +869,6 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
-    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cmds, sizeof cmds / sizeof cmds[0]);
+    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
+                              sizeof cf_cmds / sizeof cf_cmds[0]);
 }

@@ -221,6 +221,49 @@ int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
 
 /* ---- families ---------------------------------------------------------------------------- */
 
+/* The layout of RedisModuleCommandInfo this module fills (version 1). */
+static const RedisModuleCommandInfoVersion rm_cmdinfo_version = {
+    1, sizeof(RedisModuleCommandHistoryEntry), sizeof(RedisModuleCommandKeySpec),
+    sizeof(RedisModuleCommandArg)};
+
+static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c)
+{
+    RedisModuleCommandKeySpec keys[2];
+    RedisModuleCommandInfo info;
+    RedisModuleCommand *cmd;
+
+    /* Servers before 7.0 have no command information: the handlers check
+     * the arity themselves. */
+    if (RedisModule_GetCommand == NULL || RedisModule_SetCommandInfo == NULL)
+        return REDISMODULE_OK;
+    cmd = RedisModule_GetCommand(ctx, c->name);
+    if (cmd == NULL)
+        return REDISMODULE_ERR;
+    memset(keys, 0, sizeof keys);
+    keys[0].flags = c->key_flags;
+    keys[0].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+    keys[0].bs.index.pos = 1;
+    keys[0].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+    keys[0].fk.range.lastkey = 0;
+    keys[0].fk.range.keystep = 1;
+    keys[0].fk.range.limit = 0;
+    memset(&info, 0, sizeof info);
+    info.version = &rm_cmdinfo_version;
+    info.summary = c->summary;
+    info.since = c->since;
+    info.complexity = c->complexity;
+    info.tips = c->tips;
+    info.arity = c->arity;
+    info.key_specs = keys;
+    info.args = c->args;
+    if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning", "amq: the server refused the command info of %s",
+                        c->name);
+        return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n)
 {
@@ -230,9 +273,12 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
     *type = RedisModule_CreateDataType(ctx, type_name, AMQ_RM_ENCVER, tm);
     if (*type == NULL)
         return REDISMODULE_ERR;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
             REDISMODULE_OK)
             return REDISMODULE_ERR;
+        if (rm_set_info(ctx, &cmds[i]) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    }
     return REDISMODULE_OK;
 }
