@@ -4,6 +4,7 @@
  * call the library, reply).  Replies, errors and formats follow
  * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +29,11 @@ static RedisModuleType *cf_type;
 #define CF_ERR_CHUNK "Couldn't load chunk!"
 #define CF_ERR_DEL_MISSING "Not found"
 #define CF_ERR_COMPACT_MISSING "Cuckoo filter was not found"
-#define RM_ERR_SYNTAX "ERR syntax error"
+#define CF_ERR_INS_CAPACITY_RANGE "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+#define CF_ERR_INS_UNKNOWN "Unknown argument received"
+#define CF_ERR_PARSE_BUCKETSIZE "Couldn't parse BUCKETSIZE"
+#define CF_ERR_PARSE_MAXITER "Couldn't parse MAXITERATIONS"
+#define CF_ERR_PARSE_EXPANSION "Couldn't parse EXPANSION"
 
 /* ---- creation ------------------------------------------------------------------ */
 
@@ -57,6 +62,24 @@ static uint64_t cf_first_bytes(const cf_opts *o)
     return nb * o->bucket_size;
 }
 
+/*
+ * RedisBloom checks the sub-filter limit once, when an adding command
+ * starts: a filter at the limit refuses the command (even an item it
+ * holds), one below it may grow past it within the command.  The library
+ * limit is kept out of the way (cf_unlimit) and this check stands for it.
+ */
+static int cf_at_limit(const amq_scuckoo *c)
+{
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(c, &in);
+    return in.num_filters >= amq_rm_cfg.cf_max_expansions;
+}
+
+static void cf_unlimit(amq_scuckoo *c)
+{
+    amq_scuckoo_set_max_filters(c, AMQ_SCUCKOO_MAX_FILTERS);
+}
+
 /* Creates a filter; on failure replies the error and returns NULL. */
 static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
 {
@@ -79,6 +102,7 @@ static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
         RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
         return NULL;
     }
+    cf_unlimit(c);
     return c;
 }
 
@@ -105,13 +129,21 @@ static const char *cf_add_error(int rc)
 
 /* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] --------- */
 
-static int range_arg(RedisModuleString *s, long long lo, long long hi, uint32_t *out)
+/*
+ * One option of CF.RESERVE, found as RedisBloom finds it: the first
+ * argument equal to the keyword anywhere in the command (the key
+ * included), its value the next argument.  0 when absent or parsed, -1
+ * when the value is not an integer; a keyword with no value after it is
+ * -2 (RedisBloom reads past the arguments there).
+ */
+static int reserve_opt(RedisModuleString **argv, int argc, const char *kw, long long *v)
 {
-    long long v;
-    if (!rm_arg_ll(s, &v) || v < lo || v > hi)
+    int i = rm_arg_index(argv, argc, kw);
+    if (i < 0)
         return 0;
-    *out = (uint32_t)v;
-    return 1;
+    if (i + 1 >= argc)
+        return -2;
+    return rm_arg_ll(argv[i + 1], v) ? 1 : -1;
 }
 
 static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -120,27 +152,41 @@ static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     void *value;
     amq_scuckoo *c;
     cf_opts o;
-    long long cap;
-    int i, st;
+    long long cap, bs = 0, mi = 0, ex = 0;
+    int st, has_bs, has_mi, has_ex;
 
     if (argc < 3 || argc % 2 != 1)
         return RedisModule_WrongArity(ctx);
     cf_defaults(&o);
     if (!rm_arg_ll(argv[2], &cap))
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
-    for (i = 3; i < argc; i += 2) {
-        if (rm_arg_is(argv[i], "BUCKETSIZE")) {
-            if (!range_arg(argv[i + 1], 1, 255, &o.bucket_size))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_BUCKETSIZE);
-        } else if (rm_arg_is(argv[i], "MAXITERATIONS")) {
-            if (!range_arg(argv[i + 1], 1, 65535, &o.max_iterations))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_MAXITER);
-        } else if (rm_arg_is(argv[i], "EXPANSION")) {
-            if (!range_arg(argv[i + 1], 0, AMQ_RM_MAX_EXPANSION, &o.expansion))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_EXPANSION);
-        } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
-        }
+    /* RedisBloom's order: the three values parsed (MAXITERATIONS first),
+     * then their ranges, then the capacity's range. */
+    has_mi = reserve_opt(argv, argc, "MAXITERATIONS", &mi);
+    has_bs = reserve_opt(argv, argc, "BUCKETSIZE", &bs);
+    has_ex = reserve_opt(argv, argc, "EXPANSION", &ex);
+    if (has_mi == -2 || has_bs == -2 || has_ex == -2)
+        return RedisModule_WrongArity(ctx);
+    if (has_mi < 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_MAXITER);
+    if (has_bs < 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_BUCKETSIZE);
+    if (has_ex < 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_EXPANSION);
+    if (has_bs) {
+        if (bs < 1 || bs > 255)
+            return RedisModule_ReplyWithError(ctx, CF_ERR_BUCKETSIZE);
+        o.bucket_size = (uint32_t)bs;
+    }
+    if (has_mi) {
+        if (mi < 1 || mi > 65535)
+            return RedisModule_ReplyWithError(ctx, CF_ERR_MAXITER);
+        o.max_iterations = (uint32_t)mi;
+    }
+    if (has_ex) {
+        if (ex < 0 || ex > (long long)AMQ_RM_MAX_EXPANSION)
+            return RedisModule_ReplyWithError(ctx, CF_ERR_EXPANSION);
+        o.expansion = (uint32_t)ex;
     }
     if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
@@ -191,6 +237,9 @@ static int cf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
+    } else if (cf_at_limit(c)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }
     item = RedisModule_StringPtrLen(argv[2], &len);
     rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
@@ -227,22 +276,27 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
     cf_defaults(&o);
+    /* Options by their first letter, as RedisBloom reads them: c...
+     * CAPACITY, i... ITEMS, n... NOCREATE. */
     for (i = 2; i < argc && items < 0; i++) {
-        if (rm_arg_is(argv[i], "ITEMS")) {
+        size_t alen;
+        const char *arg = RedisModule_StringPtrLen(argv[i], &alen);
+        int c0 = alen > 0 ? tolower((unsigned char)arg[0]) : 0;
+        if (c0 == 'i') {
             items = i + 1;
-        } else if (rm_arg_is(argv[i], "NOCREATE")) {
+        } else if (c0 == 'n') {
             nocreate = 1;
-        } else if (rm_arg_is(argv[i], "CAPACITY")) {
+        } else if (c0 == 'c') {
             long long cap;
             if (i + 1 >= argc)
                 return RedisModule_WrongArity(ctx);
             if (!rm_arg_ll(argv[++i], &cap))
                 return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
             if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
-                return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
+                return RedisModule_ReplyWithError(ctx, CF_ERR_INS_CAPACITY_RANGE);
             o.capacity = (uint64_t)cap;
         } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_INS_UNKNOWN);
         }
     }
     if (items < 0 || items >= argc)
@@ -262,6 +316,9 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
+    } else if (cf_at_limit(c)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }
     resp3 = rm_resp3(ctx);
     RedisModule_ReplyWithArray(ctx, argc - items);
@@ -427,21 +484,21 @@ static int cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     amq_scuckoo_get_info(c, &in);
     rm_reply_map(ctx, 8);
-    rm_reply_cstr(ctx, "Size");
+    RedisModule_ReplyWithSimpleString(ctx, "Size");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.size);
-    rm_reply_cstr(ctx, "Number of buckets");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.num_buckets);
-    rm_reply_cstr(ctx, "Number of filters");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of filters");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.num_filters);
-    rm_reply_cstr(ctx, "Number of items inserted");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
-    rm_reply_cstr(ctx, "Number of items deleted");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items deleted");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.deletes);
-    rm_reply_cstr(ctx, "Bucket size");
+    RedisModule_ReplyWithSimpleString(ctx, "Bucket size");
     RedisModule_ReplyWithLongLong(ctx, in.bucket_size);
-    rm_reply_cstr(ctx, "Expansion rate");
+    RedisModule_ReplyWithSimpleString(ctx, "Expansion rate");
     RedisModule_ReplyWithLongLong(ctx, in.expansion);
-    rm_reply_cstr(ctx, "Max iterations");
+    RedisModule_ReplyWithSimpleString(ctx, "Max iterations");
     RedisModule_ReplyWithLongLong(ctx, in.max_iterations);
     return REDISMODULE_OK;
 }
@@ -469,38 +526,66 @@ static int cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- CF.SCANDUMP / CF.LOADCHUNK ---------------------------------------------------------------- */
 
-/* An iterator: a non-negative integer. */
-static int iter_arg(RedisModuleString *s, uint64_t *out)
+/*
+ * A data chunk as RedisBloom cuts them: the whole sub-filter holding byte
+ * it - 1 of the concatenated arrays, whatever the offset inside it, and the
+ * next iterator it + its size.  Sub-filters over the chunk limit are cut
+ * into slices by the library.  0 when it is past the end.
+ */
+static size_t cf_chunk(const amq_scuckoo *c, uint64_t it, const uint8_t **data, uint64_t *next)
 {
-    long long v;
-    if (!rm_arg_ll(s, &v) || v < 0)
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
+    amq_scuckoo_info in;
+    uint64_t off = 0, pos = it - 1;
+    uint32_t j;
+
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++) {
+        uint64_t nb;
+        size_t bytes, len;
+        amq_scuckoo_subfilter(c, j, &nb, data, &bytes);
+        if (pos < off + bytes) {
+            if (bytes > AMQ_RM_MAX_CHUNK) {
+                amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, data, &len, next);
+                return len;
+            }
+            *next = it + bytes;
+            return bytes;
+        }
+        off += bytes;
+    }
+    return 0;
 }
 
 static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     amq_scuckoo *c;
-    uint64_t it, next;
-    const uint8_t *data;
+    amq_scuckoo_info in;
+    long long it;
+    uint64_t next = 0;
+    const uint8_t *data = NULL;
     size_t len;
 
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
+    /* RedisBloom reads the iterator before it looks at the key. */
+    if (!rm_arg_ll(argv[2], &it) || it < 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
     c = cf_get(ctx, argv[1], CF_ERR_NOT_FOUND);
     if (c == NULL)
         return REDISMODULE_OK;
-    if (!iter_arg(argv[2], &it))
-        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
+    amq_scuckoo_get_info(c, &in);
     RedisModule_ReplyWithArray(ctx, 2);
-    if (it == 0) {
+    /* RedisBloom dumps nothing of a filter holding no items. */
+    if (in.items == 0)
+        len = 0;
+    else if (it == 0) {
         uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
         amq_scuckoo_header_encode(c, hdr, sizeof hdr);
         RedisModule_ReplyWithLongLong(ctx, 1);
         return RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, sizeof hdr);
+    } else {
+        len = cf_chunk(c, (uint64_t)it, &data, &next);
     }
-    amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
     if (len == 0) {
         RedisModule_ReplyWithLongLong(ctx, 0);
         return RedisModule_ReplyWithNull(ctx);
@@ -541,23 +626,55 @@ static int cf_from_header(const amq_scuckoo_header *h, amq_scuckoo **out)
     rc = amq_scuckoo_from_header(&shape, NULL, &amq_rm_allocator, out);
     if (rc == AMQ_OK) {
         amq_scuckoo_set_counts(*out, h->num_items, h->num_deletes);
-        amq_scuckoo_set_max_filters(*out, amq_rm_cfg.cf_max_expansions);
+        cf_unlimit(*out);
     }
     return rc;
+}
+
+/*
+ * Writes a data chunk ending at byte it - 1.  A chunk placed past the end
+ * of the chain lands, as in RedisBloom, in the last sub-filter at (offset -
+ * total size) when it fits there; a chunk that does not fit is refused.
+ */
+static int cf_chunk_apply(amq_scuckoo *c, uint64_t it, const char *buf, size_t len)
+{
+    amq_scuckoo_info in;
+    uint64_t off, total = 0, nb;
+    uint8_t *last = NULL;
+    size_t bytes = 0;
+    uint32_t j;
+
+    if (it <= len)
+        return AMQ_ERANGE;
+    off = it - len - 1;
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++) {
+        const uint8_t *unused;
+        amq_scuckoo_subfilter(c, j, &nb, &unused, &bytes);
+        total += bytes;
+    }
+    if (off < total)
+        return amq_scuckoo_chunk_apply(c, it, (const uint8_t *)buf, len);
+    amq_scuckoo_subfilter_mut(c, (uint32_t)(in.num_filters - 1), &last, &bytes);
+    off -= total;
+    if (off > bytes || len > bytes - off)
+        return AMQ_EOVERFLOW;
+    memcpy(last + off, buf, len);
+    return AMQ_OK;
 }
 
 static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
     void *value;
-    uint64_t it;
+    long long it;
     const char *buf;
     size_t len;
     int st, rc;
 
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
-    if (!iter_arg(argv[2], &it) || it == 0)
+    if (!rm_arg_ll(argv[2], &it) || it == 0)
         return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
     buf = RedisModule_StringPtrLen(argv[3], &len);
     st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
@@ -578,20 +695,27 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         }
         if (!rm_memory_allows(ctx, cf_header_bytes(&h))) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
+            /* Beyond the machine's memory the header is nonsense (RedisBloom:
+             * cannot create); within it, memory is what is short. */
+            return RedisModule_ReplyWithError(
+                ctx, rm_memory_plausible(ctx, cf_header_bytes(&h)) ? CF_ERR_NOMEM : CF_ERR_CREATE);
         }
         rc = cf_from_header(&h, &c);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_HEADER);
+            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
     } else {
-        rc = amq_scuckoo_chunk_apply(value, it, (const uint8_t *)buf, len);
+        /* A header for an existing key is refused, as in RedisBloom. */
+        if (it == 1) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_EXISTS);
+        }
+        rc = it < 0 || len == 0 ? AMQ_ERANGE : cf_chunk_apply(value, (uint64_t)it, buf, len);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, rc == AMQ_ERANGE ? CF_ERR_POSITION
-                                                                    : CF_ERR_CHUNK);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_CHUNK);
         }
     }
     RedisModule_CloseKey(key);

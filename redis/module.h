@@ -58,9 +58,13 @@ int rm_reply_cstr(RedisModuleCtx *ctx, const char *s);
 /* ---- arguments ------------------------------------------------------------------ */
 /* Case-insensitive comparison of an argument with a keyword. */
 int rm_arg_is(RedisModuleString *arg, const char *keyword);
-/* Strict integer: optional '-', decimal digits, no spaces, fits long long. */
+/* Index of the first of argv[0..argc) equal to keyword (any case), -1 if
+ * none. */
+int rm_arg_index(RedisModuleString **argv, int argc, const char *keyword);
+/* An integer as the server reads one (RedisModule_StringToLongLong). */
 int rm_arg_ll(RedisModuleString *arg, long long *out);
-/* Strict finite double (strtod syntax over the whole argument). */
+/* A double as the server reads one (RedisModule_StringToDouble): "inf" is
+ * one, "nan" is not. */
 int rm_arg_double(RedisModuleString *arg, double *out);
 
 /* ---- keys -------------------------------------------------------------------------- */

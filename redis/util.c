@@ -91,57 +91,26 @@ int rm_arg_is(RedisModuleString *arg, const char *keyword)
     return len == strlen(keyword) && strncasecmp(s, keyword, len) == 0;
 }
 
+int rm_arg_index(RedisModuleString **argv, int argc, const char *keyword)
+{
+    int i;
+    for (i = 0; i < argc; i++)
+        if (rm_arg_is(argv[i], keyword))
+            return i;
+    return -1;
+}
+
+/* The server's own parsers: RedisBloom reads its numbers with them, so the
+ * same strings are accepted on every server ("0100" and "+5" are not
+ * integers, "inf" is a double, "nan" is not). */
 int rm_arg_ll(RedisModuleString *arg, long long *out)
 {
-    size_t len, i = 0;
-    const char *s = RedisModule_StringPtrLen(arg, &len);
-    int neg = 0;
-    unsigned long long v = 0, limit;
-
-    if (len == 0 || len > 20)
-        return 0;
-    if (s[0] == '-') {
-        neg = 1;
-        i = 1;
-        if (len == 1)
-            return 0;
-    }
-    limit = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
-    for (; i < len; i++) {
-        unsigned d;
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-        d = (unsigned)(s[i] - '0');
-        if (v > (limit - d) / 10)
-            return 0;
-        v = v * 10 + d;
-    }
-    if (neg)
-        *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
-    else
-        *out = (long long)v;
-    return 1;
+    return RedisModule_StringToLongLong(arg, out) == REDISMODULE_OK;
 }
 
 int rm_arg_double(RedisModuleString *arg, double *out)
 {
-    size_t len;
-    const char *s = RedisModule_StringPtrLen(arg, &len);
-    char buf[128], *end;
-    double d;
-
-    if (len == 0 || len >= sizeof buf || isspace((unsigned char)s[0]))
-        return 0;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (strlen(buf) != len) /* an embedded NUL */
-        return 0;
-    errno = 0;
-    d = strtod(buf, &end);
-    if (end != buf + len || !isfinite(d) || (errno == ERANGE && d != 0.0))
-        return 0;
-    *out = d;
-    return 1;
+    return RedisModule_StringToDouble(arg, out) == REDISMODULE_OK;
 }
 
 /* ---- keys ------------------------------------------------------------------------ */
