@@ -22,7 +22,7 @@ static RedisModuleType *bf_type;
 #define BF_ERR_EXPANSION_RANGE "ERR expansion must be in the range [0, 32768]"
 #define BF_ERR_NONSCALING_EXPAND "Nonscaling filters cannot expand"
 #define BF_ERR_FULL "ERR non scaling filter is full"
-#define BF_ERR_LIMIT "Maximum expansions reached"
+#define BF_ERR_LIMIT "ERR problem inserting into filter"
 #define BF_ERR_NOT_FOUND "ERR not found"
 #define BF_ERR_NOMEM "ERR Insufficient memory to create filter"
 #define BF_ERR_BAD_DATA "ERR received bad data"
@@ -230,7 +230,11 @@ static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **
         n++;
         if (rc < 0) {
             RedisModule_ReplyWithError(ctx, bf_add_error(rc));
-            break;
+            /* A full non-scaling filter ends the reply; a link that cannot
+             * be added fails only this item (RedisBloom goes on). */
+            if (rc == AMQ_EFULL)
+                break;
+            continue;
         }
         if (rc == 1)
             *changed = 1;
@@ -736,7 +740,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
         }
         if (RedisModule_IsIOError(io))
             goto fail;
-        if (hashes > 255)
+        if (hashes > AMQ_BLOOM_MAX_K_REDISBLOOM)
             goto corrupt;
         l->hashes = (uint32_t)hashes;
         links[i].data = RedisModule_LoadStringBuffer(io, &links[i].len);

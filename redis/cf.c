@@ -132,18 +132,29 @@ static const char *cf_add_error(int rc)
 /*
  * One option of CF.RESERVE, found as RedisBloom finds it: the first
  * argument equal to the keyword anywhere in the command (the key
- * included), its value the next argument.  0 when absent or parsed, -1
- * when the value is not an integer; a keyword with no value after it is
- * -2 (RedisBloom reads past the arguments there).
+ * included), its value the next argument, in [lo, hi].  1 when absent or
+ * set (*out), else the error replied.  A keyword with nothing after it is
+ * a value that does not parse (RedisBloom reads past its arguments there,
+ * and may crash).
  */
-static int reserve_opt(RedisModuleString **argv, int argc, const char *kw, long long *v)
+static int reserve_opt(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *kw,
+                       long long lo, long long hi, const char *parse_err, const char *range_err,
+                       uint32_t *out)
 {
+    long long v;
     int i = rm_arg_index(argv, argc, kw);
     if (i < 0)
+        return 1;
+    if (i + 1 >= argc || !rm_arg_ll(argv[i + 1], &v)) {
+        RedisModule_ReplyWithError(ctx, parse_err);
         return 0;
-    if (i + 1 >= argc)
-        return -2;
-    return rm_arg_ll(argv[i + 1], v) ? 1 : -1;
+    }
+    if (v < lo || v > hi) {
+        RedisModule_ReplyWithError(ctx, range_err);
+        return 0;
+    }
+    *out = (uint32_t)v;
+    return 1;
 }
 
 static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -152,42 +163,23 @@ static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     void *value;
     amq_scuckoo *c;
     cf_opts o;
-    long long cap, bs = 0, mi = 0, ex = 0;
-    int st, has_bs, has_mi, has_ex;
+    long long cap;
+    int st;
 
     if (argc < 3 || argc % 2 != 1)
         return RedisModule_WrongArity(ctx);
     cf_defaults(&o);
     if (!rm_arg_ll(argv[2], &cap))
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
-    /* RedisBloom's order: the three values parsed (MAXITERATIONS first),
-     * then their ranges, then the capacity's range. */
-    has_mi = reserve_opt(argv, argc, "MAXITERATIONS", &mi);
-    has_bs = reserve_opt(argv, argc, "BUCKETSIZE", &bs);
-    has_ex = reserve_opt(argv, argc, "EXPANSION", &ex);
-    if (has_mi == -2 || has_bs == -2 || has_ex == -2)
-        return RedisModule_WrongArity(ctx);
-    if (has_mi < 0)
-        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_MAXITER);
-    if (has_bs < 0)
-        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_BUCKETSIZE);
-    if (has_ex < 0)
-        return RedisModule_ReplyWithError(ctx, CF_ERR_PARSE_EXPANSION);
-    if (has_bs) {
-        if (bs < 1 || bs > 255)
-            return RedisModule_ReplyWithError(ctx, CF_ERR_BUCKETSIZE);
-        o.bucket_size = (uint32_t)bs;
-    }
-    if (has_mi) {
-        if (mi < 1 || mi > 65535)
-            return RedisModule_ReplyWithError(ctx, CF_ERR_MAXITER);
-        o.max_iterations = (uint32_t)mi;
-    }
-    if (has_ex) {
-        if (ex < 0 || ex > (long long)AMQ_RM_MAX_EXPANSION)
-            return RedisModule_ReplyWithError(ctx, CF_ERR_EXPANSION);
-        o.expansion = (uint32_t)ex;
-    }
+    /* RedisBloom's order: MAXITERATIONS, BUCKETSIZE, EXPANSION, each parsed
+     * then checked, then the capacity's range. */
+    if (!reserve_opt(ctx, argv, argc, "MAXITERATIONS", 1, 65535, CF_ERR_PARSE_MAXITER,
+                     CF_ERR_MAXITER, &o.max_iterations) ||
+        !reserve_opt(ctx, argv, argc, "BUCKETSIZE", 1, 255, CF_ERR_PARSE_BUCKETSIZE,
+                     CF_ERR_BUCKETSIZE, &o.bucket_size) ||
+        !reserve_opt(ctx, argv, argc, "EXPANSION", 0, (long long)AMQ_RM_MAX_EXPANSION,
+                     CF_ERR_PARSE_EXPANSION, CF_ERR_EXPANSION, &o.expansion))
+        return REDISMODULE_OK;
     if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
     o.capacity = (uint64_t)cap;

@@ -142,9 +142,12 @@ class Gen:
         k = self.ckey()
         if c == "cf.reserve":
             opts = self.options(CF_RESERVE_TOKENS, 3)
-            # RedisBloom crashes on an option keyword as the last argument.
+            # RedisBloom reads past its arguments (and may crash) on an
+            # option keyword as the last argument: never generated.
             if len(opts) % 2 == 1:
                 opts.append(self.pick(SMALL_INTS))
+            if opts and opts[-1].upper() in ("BUCKETSIZE", "MAXITERATIONS", "EXPANSION"):
+                opts += [self.pick(SMALL_INTS), "x"]
             a = [c, k, self.pick(["2", "4", "8", "10", "64", "100", "1000"]
                                  if self.chance(0.8) else INTS)] + opts
             return a
@@ -276,6 +279,16 @@ def bf_growth():
     s.append(["bf.insert", "one", "CAPACITY", "1", "EXPANSION", "1", "ITEMS"] +
              ["o%d" % n for n in range(60)])
     s.append(["bf.debug", "one"])
+    # the halved error rate underflows after 1072 links: every later new
+    # item fails alone ("problem inserting"), the command goes on
+    s.append(["bf.reserve", "under", "0.5", "1", "EXPANSION", "1"])
+    s.append(["bf.madd", "under"] + [str(n) for n in range(1200)])
+    s.append(["bf.info", "under"])
+    s.append(["bf.add", "under", "new1"])
+    s.append(["bf.insert", "under", "ITEMS", "new1", "new2", "new3"])
+    s.append(["bf.reserve", "tiny", "1e-300", "1", "EXPANSION", "1"])
+    s.append(["bf.madd", "tiny"] + ["t%d" % n for n in range(120)])
+    s.append(["bf.info", "tiny"])
     s.append(["@dumpload", "bf", "one", "one2"])
     s.append(["bf.debug", "one2"])
     s.append(["bf.mexists", "one2"] + ["o%d" % n for n in range(0, 80, 3)])
