@@ -112,6 +112,20 @@ typedef struct {
 
 static PyTypeObject FilterType;
 
+/* Writers are preferred: with glibc's default (readers first) a thread
+ * that queries in a loop would keep an add waiting forever. */
+static int lock_init(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    int ok;
+    if (pthread_rwlockattr_init(&attr) != 0)
+        return 0;
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    ok = pthread_rwlock_init(lock, &attr) == 0;
+    pthread_rwlockattr_destroy(&attr);
+    return ok;
+}
+
 /* Lock helpers: try without giving up the GIL; block only without it. */
 static void lock_shared(FilterObject *self)
 {
@@ -153,7 +167,7 @@ static FilterObject *wrap(amq_filter *f)
         return NULL;
     }
     o->f = f;
-    o->lock_ready = pthread_rwlock_init(&o->lock, NULL) == 0;
+    o->lock_ready = lock_init(&o->lock);
     if (!o->lock_ready) {
         Py_DECREF(o);
         return (FilterObject *)PyErr_NoMemory();
@@ -177,7 +191,7 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (self == NULL)
         return NULL;
     self->f = NULL;
-    self->lock_ready = pthread_rwlock_init(&self->lock, NULL) == 0;
+    self->lock_ready = lock_init(&self->lock);
     if (!self->lock_ready) {
         Py_DECREF(self);
         return PyErr_NoMemory();
@@ -235,7 +249,8 @@ static void key_put(keyref *k)
 
 /*
  * A batch of keys in one of four shapes:
- *  - a sequence of str/bytes/buffers (one keyref each);
+ *  - a sequence of str/bytes/buffers, taken CHUNK keys at a time with the
+ *    GIL held (memory stays O(CHUNK) whatever the batch's size);
  *  - a buffer of fixed-width keys (numpy 'S<w>' or void dtype, a 2-D byte
  *    array, or any buffer with width=w); numpy 'S' arrays drop trailing
  *    NULs as numpy itself does when an element is read;
@@ -246,7 +261,7 @@ enum { KEYS_LIST, KEYS_FIXED, KEYS_FIXED_S, KEYS_U64 };
 typedef struct {
     int shape;
     size_t n;
-    keyref *refs;      /* KEYS_LIST */
+    PyObject *items;   /* KEYS_LIST: a list or tuple (PySequence_Fast) */
     Py_buffer view;    /* the others */
     int has_view;
     size_t width;
@@ -255,13 +270,7 @@ typedef struct {
 
 static void keyset_release(keyset *ks)
 {
-    size_t i;
-    if (ks->refs != NULL) {
-        for (i = 0; i < ks->n; i++)
-            key_put(&ks->refs[i]);
-        PyMem_Free(ks->refs);
-        ks->refs = NULL;
-    }
+    Py_CLEAR(ks->items);
     if (ks->has_view) {
         PyBuffer_Release(&ks->view);
         ks->has_view = 0;
@@ -292,6 +301,19 @@ static int is_bytes_format(const char *fmt, size_t itemsize)
     return end != fmt && strcmp(end, "s") == 0 && w == itemsize;
 }
 
+/* numpy's void 'V12' exports "12x" (or "V" formats elsewhere). */
+static int is_void_format(const char *fmt, size_t itemsize)
+{
+    char *end;
+    unsigned long w;
+    if (fmt == NULL)
+        return 0;
+    if (fmt[0] == 'V')
+        return 1;
+    w = strtoul(fmt, &end, 10);
+    return strcmp(end, "x") == 0 && (end == fmt ? itemsize == 1 : w == itemsize);
+}
+
 /* A contiguous view of o; a strided one (a numpy slice) is copied. */
 static int get_contiguous(PyObject *o, keyset *ks)
 {
@@ -313,19 +335,6 @@ static int get_contiguous(PyObject *o, keyset *ks)
         return -1;
     v->buf = ks->copy; /* shape, format and itemsize stay those of o */
     return 0;
-}
-
-/* numpy's void 'V12' exports "12x" (or "V" formats elsewhere). */
-static int is_void_format(const char *fmt, size_t itemsize)
-{
-    char *end;
-    unsigned long w;
-    if (fmt == NULL)
-        return 0;
-    if (fmt[0] == 'V')
-        return 1;
-    w = strtoul(fmt, &end, 10);
-    return strcmp(end, "x") == 0 && (end == fmt ? itemsize == 1 : w == itemsize);
 }
 
 static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
@@ -373,35 +382,10 @@ static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
     }
     PyErr_Format(PyExc_TypeError,
                  "cannot tell the keys of a buffer of format '%s' and %d dimensions: pass "
-                 "width=N for fixed-width keys, or a numpy array of dtype 'S<N>' or uint64",
+                 "width=N for fixed-width keys, or a numpy array of dtype 'S<N>', 'V<N>' "
+                 "or uint64",
                  v->format ? v->format : "B", v->ndim);
     return -1;
-}
-
-static int keyset_from_sequence(PyObject *o, keyset *ks)
-{
-    PyObject *seq = PySequence_Fast(o, "keys must be a sequence, an iterable or a buffer");
-    Py_ssize_t i, n;
-    if (seq == NULL)
-        return -1;
-    n = PySequence_Fast_GET_SIZE(seq);
-    ks->shape = KEYS_LIST;
-    ks->refs = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(keyref));
-    if (ks->refs == NULL) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        if (key_get(PySequence_Fast_GET_ITEM(seq, i), &ks->refs[i]) != 0) {
-            ks->n = (size_t)i;
-            Py_DECREF(seq);
-            return -1;
-        }
-    }
-    ks->n = (size_t)n;
-    Py_DECREF(seq);
-    return 0;
 }
 
 /* str and bytes are single keys, not batches: refuse them as a batch so
@@ -419,28 +403,83 @@ static int keyset_init(PyObject *o, Py_ssize_t width, keyset *ks)
     }
     if (PyObject_CheckBuffer(o) && !PyByteArray_Check(o))
         return keyset_from_buffer(o, 0, ks);
-    return keyset_from_sequence(o, ks);
+    ks->items = PySequence_Fast(o, "keys must be a sequence, an iterable or a buffer");
+    if (ks->items == NULL)
+        return -1;
+    ks->shape = KEYS_LIST;
+    ks->n = (size_t)PySequence_Fast_GET_SIZE(ks->items);
+    return 0;
 }
 
-/* Key i's bytes (shapes other than KEYS_U64). */
-static inline const char *keyset_key(const keyset *ks, size_t i, size_t *len)
+/* CHUNK keys of a KEYS_LIST batch, with what keeps their bytes valid while
+ * the GIL is released: a reference each, and a buffer export for keys
+ * that are neither str nor bytes. */
+typedef struct {
+    const char *p[CHUNK];
+    size_t len[CHUNK];
+    PyObject *ref[CHUNK];
+    Py_buffer *views;      /* CHUNK entries, allocated at the first buffer key */
+    unsigned char held[CHUNK];
+    size_t m;
+} chunk;
+
+static void chunk_release(chunk *c)
 {
-    const char *p;
-    size_t w;
-    if (ks->shape == KEYS_LIST) {
-        *len = (size_t)ks->refs[i].len;
-        return ks->refs[i].p;
+    size_t j;
+    for (j = 0; j < c->m; j++) {
+        if (c->held[j])
+            PyBuffer_Release(&c->views[j]);
+        c->held[j] = 0;
+        Py_DECREF(c->ref[j]);
     }
-    p = (const char *)ks->view.buf + i * ks->width;
-    w = ks->width;
-    if (ks->shape == KEYS_FIXED_S)
-        while (w > 0 && p[w - 1] == '\0')
-            w--;
-    *len = w;
-    return p;
+    c->m = 0;
 }
 
-/* ---- batched work (runs without the GIL) --------------------------------- */
+/* Takes keys [start, start + CHUNK) of ks (GIL held); the list may have
+ * shrunk meanwhile (another thread): fewer keys then, c->m says how many. */
+static int chunk_fill(chunk *c, const keyset *ks, size_t start)
+{
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(ks->items), j, m;
+    PyObject **items = PySequence_Fast_ITEMS(ks->items);
+    Py_ssize_t len;
+
+    if (n > ks->n)
+        n = ks->n;
+    m = start < n ? (n - start < CHUNK ? n - start : CHUNK) : 0;
+    c->m = 0;
+    for (j = 0; j < m; j++) {
+        PyObject *o = items[start + j];
+        if (PyUnicode_Check(o)) {
+            c->p[j] = PyUnicode_AsUTF8AndSize(o, &len);
+            if (c->p[j] == NULL)
+                return -1;
+        } else if (PyBytes_Check(o)) {
+            c->p[j] = PyBytes_AS_STRING(o);
+            len = PyBytes_GET_SIZE(o);
+        } else if (PyObject_CheckBuffer(o)) {
+            if (c->views == NULL && (c->views = PyMem_Malloc(CHUNK * sizeof(Py_buffer))) == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (PyObject_GetBuffer(o, &c->views[j], PyBUF_CONTIG_RO) != 0)
+                return -1;
+            c->held[j] = 1;
+            c->p[j] = c->views[j].buf;
+            len = c->views[j].len;
+        } else {
+            PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
+                         Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        Py_INCREF(o);
+        c->ref[j] = o;
+        c->len[j] = (size_t)len;
+        c->m = j + 1;
+    }
+    return 0;
+}
+
+/* ---- batched work --------------------------------------------------------- */
 
 /* Whole-width keys back to back: a fixed array, or an 'S' array none of
  * whose keys ends in NUL (then numpy's reading drops nothing). */
@@ -458,88 +497,118 @@ static int keyset_is_packed(const keyset *ks)
     return 1;
 }
 
-typedef struct {
-    amq_filter *f;
-    const keyset *ks;
-    uint8_t *out;   /* one byte per key */
-    int rc;         /* first error */
-    uint64_t hits;  /* keys answered "maybe" / added as new */
-} batch;
-
-static int blocked_u64_only(amq_filter *f)
+/* Key i of a buffer batch, NULs dropped for numpy 'S' arrays. */
+static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
 {
-    return amq_filter_blocked(f) != NULL;
+    const char *p = (const char *)ks->view.buf + i * ks->width;
+    size_t w = ks->width;
+    if (ks->shape == KEYS_FIXED_S)
+        while (w > 0 && p[w - 1] == '\0')
+            w--;
+    *len = w;
+    return p;
 }
 
-static void batch_contains(batch *b)
+/* Probes or adds m hashed keys at out (no GIL).  Returns the first error
+ * of an add, else AMQ_OK. */
+static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out)
 {
-    const keyset *ks = b->ks;
-    amq_hash128 h[CHUNK];
-    size_t i, j, m, len;
-    struct amq_blocked *blk = amq_filter_blocked(b->f);
-
-    if (ks->shape == KEYS_U64) {
-        b->hits = amq_blocked_contains_hashes64(blk, ks->view.buf, ks->n, b->out);
-        return;
+    if (!add) {
+        amq_filter_contains_batch(f, h, m, out);
+        return AMQ_OK;
     }
-    if (blk != NULL && keyset_is_packed(ks)) {
-        b->hits = amq_blocked_contains_fixed(blk, ks->view.buf, ks->width, ks->n, b->out);
-        return;
-    }
-    for (i = 0; i < ks->n; i += m) {
-        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
-        for (j = 0; j < m; j++) {
-            const char *p = keyset_key(ks, i + j, &len);
-            h[j] = amq_filter_hash(b->f, p, len);
-        }
-        amq_filter_contains_batch(b->f, h, m, b->out + i);
-        for (j = 0; j < m; j++)
-            b->hits += b->out[i + j];
-    }
+    return amq_filter_add_batch(f, h, m, out);
 }
 
-static void batch_add(batch *b)
+/* A buffer batch in one pass without the GIL.  Returns a status. */
+static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
 {
-    const keyset *ks = b->ks;
+    struct amq_blocked *blk = amq_filter_blocked(f);
     amq_hash128 h[CHUNK];
     size_t i, j, m, len;
-    int rc;
-
-    struct amq_blocked *blk = amq_filter_blocked(b->f);
+    int rc = AMQ_OK;
 
     if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
+        if (!add) {
+            if (ks->shape == KEYS_U64)
+                amq_blocked_contains_hashes64(blk, ks->view.buf, ks->n, out);
+            else
+                amq_blocked_contains_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+            return AMQ_OK;
+        }
         int64_t r = ks->shape == KEYS_U64
-                        ? amq_blocked_add_hashes64(blk, ks->view.buf, ks->n, b->out)
-                        : amq_blocked_add_fixed(blk, ks->view.buf, ks->width, ks->n, b->out);
-        if (r < 0)
-            b->rc = (int)r;
-        else
-            b->hits = (uint64_t)r;
-        return;
+                        ? amq_blocked_add_hashes64(blk, ks->view.buf, ks->n, out)
+                        : amq_blocked_add_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+        return r < 0 ? (int)r : AMQ_OK;
     }
-    for (i = 0; i < ks->n; i += m) {
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
         m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
         for (j = 0; j < m; j++) {
-            const char *p = keyset_key(ks, i + j, &len);
-            h[j] = amq_filter_hash(b->f, p, len);
+            const char *p = fixed_key(ks, i + j, &len);
+            h[j] = amq_filter_hash(f, p, len);
         }
-        rc = amq_filter_add_batch(b->f, h, m, b->out + i);
-        for (j = 0; j < m; j++)
-            b->hits += b->out[i + j];
-        if (rc < 0) {
-            b->rc = rc;
-            return;
-        }
+        rc = probe(f, add, h, m, out + i);
     }
+    return rc;
+}
+
+/* Runs a batch on the filter, whose lock the caller holds (shared for
+ * queries, exclusive for adds).  Releases the GIL for the work; a list
+ * batch takes it back between chunks to read the next keys.  Returns 0,
+ * or -1 with an exception set. */
+static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out)
+{
+    amq_filter *f = self->f;
+    amq_hash128 h[CHUNK];
+    chunk *c;
+    size_t i, j;
+    int rc = AMQ_OK;
+
+    if (ks->shape != KEYS_LIST) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = run_buffer(f, add, ks, out);
+        Py_END_ALLOW_THREADS
+        if (rc < 0)
+            raise_status(rc, NULL, NULL);
+        return rc < 0 ? -1 : 0;
+    }
+    c = PyMem_Calloc(1, sizeof(*c));
+    if (c == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
+        if (chunk_fill(c, ks, i) != 0) {
+            chunk_release(c);
+            PyMem_Free(c->views);
+            PyMem_Free(c);
+            return -1;
+        }
+        if (c->m == 0)
+            break;
+        Py_BEGIN_ALLOW_THREADS
+        for (j = 0; j < c->m; j++)
+            h[j] = amq_filter_hash(f, c->p[j], c->len[j]);
+        rc = probe(f, add, h, c->m, out + i);
+        Py_END_ALLOW_THREADS
+        chunk_release(c);
+    }
+    PyMem_Free(c->views);
+    PyMem_Free(c);
+    if (rc < 0) {
+        raise_status(rc, NULL, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 /* Refuses uint64 keys where they are not hashes the kind takes. */
 static int check_u64(amq_filter *f, const keyset *ks)
 {
-    if (ks->shape == KEYS_U64 && !blocked_u64_only(f)) {
+    if (ks->shape == KEYS_U64 && amq_filter_blocked(f) == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "uint64 arrays are taken as 64-bit hashes, which only the blocked kind "
-                     "accepts (this filter is %s); pass arr.view('S8') to use them as "
+                     "accepts (this filter is %s); pass arr.view('V8') to use them as "
                      "8-byte keys",
                      amq_kind_name(amq_filter_kind(f)));
         return -1;
@@ -751,8 +820,8 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
     PyObject *keys, *result;
     Py_ssize_t width = 0;
     keyset ks;
-    batch b;
     uint8_t *out = NULL;
+    int rc;
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
         return NULL;
@@ -766,57 +835,38 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
         return NULL;
     }
     lock_shared(self);
-    if (handle(self) == NULL || check_u64(self->f, &ks) != 0) {
-        unlock(self);
-        keyset_release(&ks);
-        Py_DECREF(result);
-        return NULL;
-    }
-    memset(&b, 0, sizeof(b));
-    b.f = self->f;
-    b.ks = &ks;
-    b.out = out;
-    Py_BEGIN_ALLOW_THREADS
-    batch_contains(&b);
-    Py_END_ALLOW_THREADS
+    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
+                                                              : run_batch(self, 0, &ks, out);
     unlock(self);
     keyset_release(&ks);
+    if (rc != 0)
+        Py_CLEAR(result);
     return result;
 }
 
-/* Adds a keyset under the exclusive lock, without the GIL; returns the
- * number of keys added as new, or -1 with an exception. */
-static long long add_keyset(FilterObject *self, keyset *ks)
+/* Adds a keyset under the exclusive lock; returns the number of keys
+ * added as new, or -1 with an exception (the keys before the failing one
+ * are added). */
+static long long add_keyset(FilterObject *self, const keyset *ks)
 {
-    batch b;
     uint8_t *out;
+    long long added = 0;
+    size_t i;
+    int rc;
 
-    out = PyMem_Malloc(ks->n > 0 ? ks->n : 1);
+    out = PyMem_Calloc(ks->n > 0 ? ks->n : 1, 1);
     if (out == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(out, 0, ks->n);
     lock_exclusive(self);
-    if (handle(self) == NULL || check_u64(self->f, ks) != 0) {
-        unlock(self);
-        PyMem_Free(out);
-        return -1;
-    }
-    memset(&b, 0, sizeof(b));
-    b.f = self->f;
-    b.ks = ks;
-    b.out = out;
-    Py_BEGIN_ALLOW_THREADS
-    batch_add(&b);
-    Py_END_ALLOW_THREADS
+    rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
+                                                             : run_batch(self, 1, ks, out);
     unlock(self);
+    for (i = 0; i < ks->n; i++)
+        added += out[i];
     PyMem_Free(out);
-    if (b.rc < 0) {
-        raise_status(b.rc, NULL, NULL);
-        return -1;
-    }
-    return (long long)b.hits;
+    return rc != 0 ? -1 : added;
 }
 
 static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *kw)
@@ -838,57 +888,50 @@ static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *k
     return added < 0 ? NULL : PyLong_FromLongLong(added);
 }
 
-/* update(iterable): chunks of CHUNK keys taken from any iterator. */
+/* update(iterable): lists of CHUNK keys taken from any iterator. */
 static PyObject *Filter_update(FilterObject *self, PyObject *iterable)
 {
-    PyObject *it = PyObject_GetIter(iterable), *item;
+    PyObject *it, *item;
     keyset ks;
-    long long r;
+    int done = 0;
 
-    if (it == NULL)
-        return NULL;
     if (PyUnicode_Check(iterable) || PyBytes_Check(iterable)) {
-        Py_DECREF(it);
         PyErr_SetString(PyExc_TypeError, "update() takes an iterable of keys, not one key");
         return NULL;
     }
+    it = PyObject_GetIter(iterable);
+    if (it == NULL)
+        return NULL;
     memset(&ks, 0, sizeof(ks));
     ks.shape = KEYS_LIST;
-    ks.refs = PyMem_Calloc(CHUNK, sizeof(keyref));
-    if (ks.refs == NULL) {
-        Py_DECREF(it);
-        return PyErr_NoMemory();
-    }
-    for (;;) {
-        item = PyIter_Next(it);
-        if (item != NULL) {
-            int rc = key_get(item, &ks.refs[ks.n]);
-            Py_DECREF(item);
-            if (rc != 0)
-                break;
-            if (++ks.n < CHUNK)
-                continue;
-        } else if (PyErr_Occurred()) {
+    while (!done) {
+        ks.items = PyList_New(0);
+        if (ks.items == NULL)
             break;
+        while (PyList_GET_SIZE(ks.items) < CHUNK) {
+            item = PyIter_Next(it);
+            if (item == NULL) {
+                done = 1;
+                break;
+            }
+            if (PyList_Append(ks.items, item) != 0) {
+                Py_DECREF(item);
+                break;
+            }
+            Py_DECREF(item);
         }
-        r = ks.n > 0 ? add_keyset(self, &ks) : 0;
-        keyset_release(&ks);
-        ks.n = 0;
-        if (r < 0 || item == NULL) {
-            Py_DECREF(it);
-            if (r < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
-        ks.refs = PyMem_Calloc(CHUNK, sizeof(keyref));
-        if (ks.refs == NULL) {
-            Py_DECREF(it);
-            return PyErr_NoMemory();
-        }
+        if (PyErr_Occurred())
+            break;
+        ks.n = (size_t)PyList_GET_SIZE(ks.items);
+        if (ks.n > 0 && add_keyset(self, &ks) < 0)
+            break;
+        Py_CLEAR(ks.items);
     }
-    keyset_release(&ks);
+    Py_XDECREF(ks.items);
     Py_DECREF(it);
-    return NULL;
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static Py_ssize_t Filter_len(FilterObject *self)
@@ -1114,8 +1157,15 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
         unlock(dst);
         return rc == AMQ_OK ? 0 : -1; /* f | f == f */
     }
-    lock_exclusive(dst);
-    lock_shared(src);
+    /* In address order, so that a.merge(b) and b.merge(a) in two threads
+     * cannot each hold one lock and wait for the other. */
+    if (dst < src) {
+        lock_exclusive(dst);
+        lock_shared(src);
+    } else {
+        lock_shared(src);
+        lock_exclusive(dst);
+    }
     if (handle(dst) == NULL || handle(src) == NULL) {
         unlock(src);
         unlock(dst);

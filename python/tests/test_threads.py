@@ -70,3 +70,23 @@ def test_close_waits_for_running_batches():
     t.join()
     assert f.closed
     assert out in ([True], ["operation on a closed filter"])
+
+
+def test_crossed_merges_do_not_deadlock():
+    a = amq.Filter(capacity=10000)
+    b = amq.Filter(capacity=10000)
+    a.add("a")
+    b.add("b")
+
+    def loop(x, y):
+        for _ in range(2000):
+            x.merge(y)
+
+    t1 = threading.Thread(target=loop, args=(a, b))
+    t2 = threading.Thread(target=loop, args=(b, a))
+    t1.start()
+    t2.start()
+    t1.join(60)
+    t2.join(60)
+    assert not t1.is_alive() and not t2.is_alive()
+    assert "a" in b and "b" in a
