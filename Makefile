@@ -72,7 +72,8 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 # Debian packages the build and the tests need (installed by `make deps`).
 BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
-              default-jdk-headless libguava-java libbloom-dev librocksdb-dev
+              default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
+              zstd xz-utils bzip2
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
