@@ -73,7 +73,7 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
-              python3-dev python3-pytest python3-numpy
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
