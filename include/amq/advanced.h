@@ -151,7 +151,8 @@ typedef struct amq_sbloom_header {
  * AMQ_SBLOOM_MAX_LINKS; no unknown option bits; FORCE64 set (older 32-bit
  * hashing is not supported: AMQ_EUNSUPPORTED); growth <= 32768 and >= 1
  * unless NO_SCALING; per link: entries >= 1, error in (0, 1), bpe finite
- * and > 0, hashes in [1, 255], bits a nonzero multiple of 64 up to 2^43,
+ * and > 0, hashes in [1, AMQ_BLOOM_MAX_K_REDISBLOOM] (RedisBloom mode;
+ * 255 otherwise), bits a nonzero multiple of 64 up to 2^43,
  * bytes = bits / 8, n2 = 0 or bits = 2^n2, items <= entries; the items
  * summing (without overflow) to size.  AMQ_ECORRUPT for bad fields.
  */
@@ -197,7 +198,7 @@ AMQ_API int amq_sbloom_chunk_apply(amq_sbloom *s, uint64_t it, const uint8_t *bu
  * RedisBloom's sizing of a link for (entries, error), computed without
  * allocating (fills every field but items).  AMQ_ERANGE for entries 0,
  * error outside (0, 1) or options with ENTS_IS_BITS; AMQ_ELIMIT when the
- * link would need more than 255 hashes or 2^43 bits.  O(1).
+ * link would need more than AMQ_BLOOM_MAX_K_REDISBLOOM hashes or 2^43 bits.  O(1).
  * (1e-6 / 300,000,000 scaling: error 5e-7 -> 1132420136 bytes.)
  */
 AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,

@@ -28,8 +28,9 @@
  *
  * Statuses: AMQ_EFULL ("non scaling filter is full"), AMQ_ELIMIT (the next
  * link cannot exist: its capacity overflows, its error underflows, it
- * would need more than 255 probes or 2^43 bits - RedisBloom's "Maximum
- * expansions reached"), AMQ_ENOMEM.
+ * would need more than AMQ_BLOOM_MAX_K_REDISBLOOM probes (RedisBloom
+ * mode; 255 otherwise) or 2^43 bits - RedisBloom's "ERR problem
+ * inserting into filter"), AMQ_ENOMEM.
  *
  * Thread safety: any number of threads may call the const functions at the
  * same time; everything else needs exclusive access.
@@ -53,8 +54,9 @@ typedef struct amq_sbloom amq_sbloom;
 #define AMQ_SBLOOM_NO_SCALING 8u   /* never add a link */
 #define AMQ_SBLOOM_OPTIONS_MASK 15u
 
-/* At most this many links are ever loaded. */
-#define AMQ_SBLOOM_MAX_LINKS 1024u
+/* At most this many links are ever loaded or made (RedisBloom's chains end
+ * where the halved error rate underflows, by ~1075 links). */
+#define AMQ_SBLOOM_MAX_LINKS 2048u
 /* RedisBloom's sizing constants. */
 #define AMQ_SBLOOM_LN2_SQUARED 0.480453013918201
 #define AMQ_SBLOOM_LN2 0.693147180559945
