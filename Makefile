@@ -259,11 +259,14 @@ $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
 
-# Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
-# docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M (about 10
+# minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
+# whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
+# Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)
+	@$(MAKE) --no-print-directory bench-tool
 
 bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
@@ -288,7 +291,6 @@ bench-tool: deps-bench
 	@$(MAKE) --no-print-directory all
 	@bench/tool/tool-bench.sh $(BUILD)/amq
 
-bench: bench-tool
 
 # ---- Python package (python/, docs/python.md) ------------------------------------------
 # The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
