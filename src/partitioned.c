@@ -351,13 +351,9 @@ int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t l
  * its blocks prefetched, then chunk c is answered or added by the path's
  * test_slots / add_slots - one call per chunk rather than one per key
  * through the path table, with 64 to 128 keys of lead, and the path's
- * whole-block add rather than a store per probe.  (At 100M keys, `amq-bench
- * --only "amq partitioned"`, the builds alternating, against the former
- * ring of one call per key: batched queries over the line-read limit
- * measured beside them 1.35-1.85x -> 1.00-1.42x in four runs, batched adds
- * 35-41 -> 22-27 ns per key in two; a one-thread build of 100M hashes,
- * timed outside the repo, 40-46 -> 21-28 ns.)  A
- * key whose partition failed verification is answered from a block of all
+ * whole-block add rather than a store per probe (measured faster than a
+ * ring of one call per key, for queries, adds and builds).  A key whose
+ * partition failed verification is answered from a block of all
  * ones ("maybe present"); an add stops there (AMQ_ECHECKSUM), the keys
  * before it added.
  */
