@@ -195,6 +195,10 @@ int cli_threads(int requested);
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
 int cli_filter_concurrent_adds(amq_filter *f);
 
+/* For add and remove: when f is static (fuse, ribbon), says why it cannot
+ * change and how to rebuild it, and returns 1; else 0. */
+int cli_refuse_static(const amq_filter *f, const char *path, const char *what);
+
 /* ---- output files ------------------------------------------------------------------------ */
 /* Writes data to path atomically (temporary file, fsync, rename, directory
  * fsync); "-" writes to standard output.  Refuses to replace an existing

@@ -95,6 +95,10 @@ int cmd_add(int argc, char **argv)
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;
     }
+    if (cli_refuse_static(c.f, c.path, "add")) {
+        amq_filter_free(c.f);
+        return EXIT_TROUBLE;
+    }
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
