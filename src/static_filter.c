@@ -406,7 +406,10 @@ static int spill_start(amq_builder *b)
     for (i = 0; i < b->n; i++)
         if ((rc = spill_one(b, b->mem[i])) != AMQ_OK)
             return rc;
-    b->n = 0;
+    /* From here on, memory is the buckets' buffers only. */
+    amq_free(&b->alloc, b->mem, b->cap * sizeof *b->mem);
+    b->mem = NULL;
+    b->n = b->cap = 0;
     return AMQ_OK;
 }
 
@@ -795,13 +798,20 @@ int amq_static_ops_payload_write(const void *impl, amq_sink *sink)
     return AMQ_OK;
 }
 
+static uint64_t f64_bits(double d)
+{
+    uint8_t b[8];
+    amq_storef64(b, d);
+    return amq_load64(b);
+}
+
 int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
                     amq_errinfo *err)
 {
     amq_static *s = NULL, check;
     amq_config cfg;
     const uint8_t *index;
-    uint64_t off = 0, items = 0, isize, dsize;
+    uint64_t off = 0, items = 0, isize, dsize, k;
     uint32_t pbits, i;
     int rc;
 
@@ -821,7 +831,8 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     cfg.fpp = amq_loadf64(a->params + 16);
     if (!(cfg.fpp > 0.0 && cfg.fpp < 1.0) || algo->variant(&check, &cfg, NULL) != AMQ_OK ||
         check.v1 != amq_load32(a->params + 4) || check.v2 != amq_load32(a->params + 8) ||
-        check.fpp != cfg.fpp || check.alpha != amq_loadf64(a->params + 24))
+        amq_load64(a->params + 16) != f64_bits(check.fpp) ||
+        amq_load64(a->params + 24) != f64_bits(check.alpha))
         return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters", algo->name);
     isize = (uint64_t)ENTRY_SIZE << pbits;
     if (a->payload_len < isize)
@@ -855,6 +866,13 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
                          (unsigned long long)p->items);
             goto fail;
         }
+        /* Padding is zero: one payload, one byte string (files compare). */
+        for (k = off + p->bytes; k < off + align64(p->bytes); k++)
+            if (a->payload[k] != 0) {
+                rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: padding is not zero",
+                             algo->name, i);
+                goto fail;
+            }
         p->data = (const uint8_t *)(uintptr_t)off; /* made a pointer below */
         off += align64(p->bytes);
         items += p->items;
