@@ -146,77 +146,65 @@ static inline void emit(dedup *d, const cli_line *l)
 }
 
 typedef struct out_file {
-    char *tmp;
-    const char *path;
+    cli_target t;
+    int open;
 } out_file;
 
 static char out_buf[1 << 20];
 
+/* The output goes to a registered temporary file beside OUT (removed on
+ * Ctrl-C) and replaces OUT only when complete; OUT is never an amq filter
+ * (swapped arguments) and never a hard-linked or read-only file. */
 static FILE *open_output(const char *path, out_file *of)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-    mode_t mask;
     FILE *f;
-    int fd;
+    int fd, dfd;
 
-    of->path = path;
-    of->tmp = malloc(dirlen + 32);
-    if (of->tmp == NULL) {
-        cli_error("out of memory");
+    if (cli_target_open(&of->t, path, CLI_TARGET_TEXT) != 0)
         return NULL;
-    }
-    memcpy(of->tmp, path, dirlen);
-    strcpy(of->tmp + dirlen, ".amq-dedup-XXXXXX");
-    fd = mkstemp(of->tmp);
-    if (fd < 0) {
-        cli_error("%s: cannot create a file next to it: %s", path, strerror(errno));
-        free(of->tmp);
-        of->tmp = NULL;
-        return NULL;
-    }
-    mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    f = fdopen(fd, "w");
+    of->open = 1;
+    fd = cli_target_begin(&of->t);
+    if (fd < 0)
+        goto fail;
+    /* The FILE owns a copy of the descriptor: the commit closes its own. */
+    dfd = dup(fd);
+    f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
     if (f == NULL) {
         cli_error("%s: %s", path, strerror(errno));
-        close(fd);
-        unlink(of->tmp);
-        free(of->tmp);
-        of->tmp = NULL;
-        return NULL;
+        if (dfd >= 0)
+            close(dfd);
+        cli_target_abort(&of->t);
+        goto fail;
     }
     setvbuf(f, out_buf, _IOFBF, sizeof out_buf);
     return f;
+fail:
+    cli_target_release(&of->t);
+    of->open = 0;
+    return NULL;
 }
 
 /* Closes the output; on success renames it into place. */
 static int close_output(dedup *d, out_file *of, int ok)
 {
-    int rc = 0;
-
     if (d->out == stdout)
         return ok ? 0 : -1;
     if (fflush(d->out) != 0 || ferror(d->out)) {
         if (ok)
-            cli_error("%s: write error: %s", of->path, strerror(errno));
+            cli_error("%s: write error: %s", of->t.path, strerror(errno));
         ok = 0;
     }
     if (fclose(d->out) != 0 && ok) {
-        cli_error("%s: write error: %s", of->path, strerror(errno));
+        cli_error("%s: write error: %s", of->t.path, strerror(errno));
         ok = 0;
     }
-    if (ok && rename(of->tmp, of->path) != 0) {
-        cli_error("%s: cannot rename the output into place: %s", of->path, strerror(errno));
+    if (ok && cli_target_commit(&of->t) != 0)
         ok = 0;
-    }
-    if (!ok) {
-        unlink(of->tmp);
-        rc = -1;
-    }
-    free(of->tmp);
-    return rc;
+    if (!ok)
+        cli_target_abort(&of->t);
+    cli_target_release(&of->t);
+    of->open = 0;
+    return ok ? 0 : -1;
 }
 
 static double elapsed_since(const struct timespec *t0)
@@ -732,7 +720,7 @@ int cmd_dedup(int argc, char **argv)
     };
     static dedup d;
     struct timespec t0;
-    out_file of = {NULL, NULL};
+    static out_file of;
     cli_src *srcs;
     size_t nsrcs;
     uint64_t v;
@@ -776,7 +764,7 @@ int cmd_dedup(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }

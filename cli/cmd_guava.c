@@ -151,7 +151,7 @@ int cmd_import(int argc, char **argv)
             fputs(import_usage, stdout);
             return 0;
         default:
-            fputs(import_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -159,15 +159,13 @@ int cmd_import(int argc, char **argv)
         return EXIT_TROUBLE;
     if (argc - optind != 2) {
         cli_error("import: expected IN and OUT");
-        fputs(import_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     in = argv[optind];
     out = argv[optind + 1];
-    if (!force && access(out, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", out);
+    if (cli_check_output(out, force) != 0)
         return EXIT_TROUBLE;
-    }
     buf = read_whole(in, &len);
     if (buf == NULL)
         return EXIT_TROUBLE;
@@ -199,16 +197,10 @@ int cmd_import(int argc, char **argv)
         cli_error("import: %s", amq_strerror(rc));
         return EXIT_TROUBLE;
     }
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_save(f, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    rc = cli_save_filter(out, f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
-    if (rc != AMQ_OK) {
-        if (rc == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", out);
-        else
-            cli_lib_error(rc, &err, NULL);
+    if (rc != 0)
         return EXIT_TROUBLE;
-    }
     return 0;
 }
 
@@ -241,7 +233,7 @@ int cmd_export(int argc, char **argv)
             fputs(export_usage, stdout);
             return 0;
         default:
-            fputs(export_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -249,7 +241,7 @@ int cmd_export(int argc, char **argv)
         return EXIT_TROUBLE;
     if (argc - optind != 2) {
         cli_error("export: expected IN and OUT");
-        fputs(export_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     in = argv[optind];
