@@ -76,11 +76,6 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     return 0;
 }
 
-static int kind_scales(uint32_t kind)
-{
-    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
-}
-
 static int is_cuckoo(uint32_t kind)
 {
     return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
@@ -159,7 +154,7 @@ int cmd_add(int argc, char **argv)
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
     amq_filter_stats(c.f, &st);
-    if (rc == 0 && st.capacity > 0 && st.items > st.capacity && !kind_scales(st.kind)) {
+    if (rc == 0 && st.capacity > 0 && st.items > st.capacity && !cli_kind_scales(st.kind)) {
         if (!overfill) {
             cli_error("%s: %llu items would be over its capacity of %llu (false-positive rate "
                       "%.3g, created for %.3g); nothing changed: use a larger filter, or "
