@@ -27,6 +27,7 @@
 #include "amq/policy.h"
 #include "amq/guava.h"
 #include "amq/filter.h"
+#include "amq/static.h"
 
 #ifdef AMQ_ADVANCED_API
 #include "amq/advanced.h"
