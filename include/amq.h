@@ -10,6 +10,7 @@
  *   amq/scalable_bloom.h, amq/scalable_cuckoo.h   one header per family
  *   amq/policy.h            LevelDB-style filter blobs
  *   amq/guava.h             Guava's BloomFilter bytes
+ *   amq/static.h            static kinds (fuse, ribbon): built once from all keys
  * Define AMQ_ADVANCED_API before including it to get <amq/advanced.h> as
  * well (format internals and raw access, not frozen: see that header).
  */
