@@ -36,6 +36,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_sbloom_ops,
     &amq_blocked_ops,
     &amq_partitioned_ops,
+    &amq_aging_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -306,6 +307,11 @@ void amq_filter_stats(const amq_filter *f, amq_stats *st)
 int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 {
     return f->ops->describe(f->impl, fn, ctx);
+}
+
+void *amq_filter_impl(const amq_filter *f)
+{
+    return f->impl;
 }
 
 struct amq_bloom *amq_filter_bloom(amq_filter *f)

@@ -78,6 +78,11 @@ extern const amq_kind_ops amq_scuckoo_ops;
 extern const amq_kind_ops amq_sbloom_ops;
 extern const amq_kind_ops amq_blocked_ops;
 extern const amq_kind_ops amq_partitioned_ops;
+extern const amq_kind_ops amq_aging_ops;
+
+/* The kind's object inside a generic handle (for kinds' own public
+ * functions that take an amq_filter). */
+void *amq_filter_impl(const amq_filter *f);
 
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);

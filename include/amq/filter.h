@@ -50,7 +50,8 @@ typedef enum amq_kind {
     AMQ_KIND_PARTITIONED = 3,
     AMQ_KIND_CUCKOO = 4,
     AMQ_KIND_SCALABLE_BLOOM = 5,
-    AMQ_KIND_SCALABLE_CUCKOO = 6
+    AMQ_KIND_SCALABLE_CUCKOO = 6,
+    AMQ_KIND_AGING = 9 /* sliding window, amq/aging.h (7, 8: the static kinds) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -79,6 +80,8 @@ typedef struct amq_config {
     uint32_t redisbloom;       /* scalable kinds: RedisBloom-compatible layout */
     uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
     uint32_t threads;          /* builders that can use threads (0 = all cores) */
+    uint64_t window_ms;        /* aging: != 0 ages by time, a window of this many ms ... */
+    double rate;               /* ... at this many adds per second (capacity: by count) */
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
