@@ -10,7 +10,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: amq add FILE [INPUT...] [--stats] [--progress] [--quiet]\n"
+    "usage: amq add FILE [INPUT...] [--now MS] [--stats] [--progress] [--quiet]\n"
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
@@ -19,7 +19,9 @@ static const char usage_text[] =
     "\n"
     "  --stats      print keys read and keys new to the filter on standard error\n"
     "  --progress   show progress on standard error even when it is not a terminal\n"
-    "  --quiet      no progress\n";
+    "  --quiet      no progress\n"
+    "  --now MS     aging filters by time: add at this time (ms since the Unix epoch;\n"
+    "               default: the clock)\n";
 
 typedef struct add_ctx {
     amq_filter *f;
@@ -56,6 +58,7 @@ int cmd_add(int argc, char **argv)
         {"stats", no_argument, NULL, 's'},
         {"progress", no_argument, NULL, 'p'},
         {"quiet", no_argument, NULL, 'q'},
+        {"now", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -63,7 +66,8 @@ int cmd_add(int argc, char **argv)
     amq_stats st;
     add_ctx c = {0};
     cli_progress *pg;
-    int opt, rc, stats = 0, progress = 0, quiet = 0;
+    int opt, rc, stats = 0, progress = 0, quiet = 0, now_given = 0;
+    uint64_t now = 0;
 
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
@@ -75,6 +79,11 @@ int cmd_add(int argc, char **argv)
             break;
         case 'q':
             quiet = 1;
+            break;
+        case 'n':
+            if (cli_parse_now("--now", optarg, &now) != 0)
+                return EXIT_TROUBLE;
+            now_given = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -95,6 +104,19 @@ int cmd_add(int argc, char **argv)
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;
     }
+    if (cli_aging_time_mode(c.f)) {
+        rc = amq_aging_advance(c.f, now_given ? now : cli_now_ms());
+        if (rc != AMQ_OK) {
+            cli_error("%s: %s", c.path, amq_strerror(rc));
+            amq_filter_free(c.f);
+            return EXIT_TROUBLE;
+        }
+    } else if (now_given) {
+        cli_error("add: --now applies to aging filters that age by time; %s does not",
+                  c.path);
+        amq_filter_free(c.f);
+        return EXIT_TROUBLE;
+    }
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
@@ -111,7 +133,7 @@ int cmd_add(int argc, char **argv)
             fprintf(stderr, "%s: %llu keys read, %llu new; %llu items\n", c.path,
                     (unsigned long long)c.keys, (unsigned long long)c.added,
                     (unsigned long long)st.items);
-        if (st.capacity > 0 && st.items > st.capacity)
+        if (st.capacity > 0 && st.items > st.capacity && amq_filter_kind(c.f) != AMQ_KIND_AGING)
             cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate now "
                      "%.3g (target %.3g)",
                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
