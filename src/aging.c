@@ -778,22 +778,22 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     return AMQ_OK;
 }
 
-static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
+/* A filter shell from a parameter block, validated; no payload yet. */
+static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64_t seed,
+                        const amq_allocator *alloc, amq_aging **out, amq_errinfo *err)
 {
-    const uint8_t *p = args->params;
     amq_aging *a;
     uint32_t word_bits, reserved;
-    size_t i;
     int rc;
 
-    if (args->params_len != AGING_PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT, "aging parameter block is %zu bytes, expected %d",
-                       args->params_len, AGING_PARAMS_SIZE);
+    if (len != AGING_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "aging parameter block is %zu bytes, expected %d", len,
+                       AGING_PARAMS_SIZE);
     word_bits = amq_load32(p + 20);
     if (word_bits != WORD_BITS)
         return amq_err(err, AMQ_EVERSION, "aging filter with %u-bit words is not supported",
                        word_bits);
-    a = shell(args->alloc);
+    a = shell(alloc);
     if (a == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     a->k = amq_load32(p);
@@ -810,8 +810,8 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     reserved = amq_load32(p + 76);
     a->in_gen = amq_load64(p + 80);
     a->adds = amq_load64(p + 88);
-    a->hash_algo = args->hash_algo;
-    a->seed = args->seed;
+    a->hash_algo = hash_algo;
+    a->seed = seed;
     a->slices = a->k + a->l; /* both checked below before any use */
     rc = check_geometry(a);
     if (rc != AMQ_OK || reserved != 0 || a->head >= a->slices ||
@@ -824,6 +824,20 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         aging_free(a);
         return AMQ_ECORRUPT;
     }
+    *out = a;
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
+{
+    amq_aging *a;
+    size_t i;
+    int rc;
+
+    rc = parse_params(args->params, args->params_len, args->hash_algo, args->seed, args->alloc,
+                      &a, err);
+    if (rc != AMQ_OK)
+        return rc;
     if (args->payload_len != (uint64_t)data_size(a)) {
         amq_err(err, AMQ_ECORRUPT, "aging payload is %llu bytes, the geometry needs %llu",
                 (unsigned long long)args->payload_len, (unsigned long long)data_size(a));
@@ -916,4 +930,58 @@ void amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size
         return;
     }
     contains_batch(a, h, n, out, live_at(a, now_ms));
+}
+
+int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
+                     const uint8_t **payload, size_t *len)
+{
+    const amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    if (!little_endian())
+        return AMQ_EUNSUPPORTED;
+    op_params_write(a, params);
+    *payload = a->data.data;
+    *len = a->data.size;
+    return AMQ_OK;
+}
+
+int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+                     uint64_t seed, const amq_allocator *alloc, amq_filter **out,
+                     amq_errinfo *err)
+{
+    amq_aging *a;
+    int rc;
+
+    *out = NULL;
+    if (!little_endian())
+        return amq_err(err, AMQ_EUNSUPPORTED, "raw aging state needs a little-endian host");
+    if (amq_hash_check(hash_algo, seed) != AMQ_OK)
+        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", hash_algo);
+    rc = parse_params(params, params_len, hash_algo, seed, alloc, &a, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
+    if (rc != AMQ_OK) {
+        aging_free(a);
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    }
+    rc = amq_filter_wrap(&amq_aging_ops, a, alloc, out);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    return AMQ_OK;
+}
+
+int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)
+{
+    amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    if (!little_endian())
+        return AMQ_EUNSUPPORTED;
+    if (amq_filter_is_readonly(f))
+        return AMQ_EREADONLY;
+    *data = a->data.data;
+    *len = a->data.size;
+    return AMQ_OK;
 }

@@ -314,6 +314,13 @@ void *amq_filter_impl(const amq_filter *f)
     return f->impl;
 }
 
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out)
+{
+    *out = NULL;
+    return wrap(ops, impl, alloc, out);
+}
+
 struct amq_bloom *amq_filter_bloom(amq_filter *f)
 {
     return f->ops->kind == AMQ_KIND_BLOOM ? f->impl : NULL;

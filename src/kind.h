@@ -83,6 +83,9 @@ extern const amq_kind_ops amq_aging_ops;
 /* The kind's object inside a generic handle (for kinds' own public
  * functions that take an amq_filter). */
 void *amq_filter_impl(const amq_filter *f);
+/* A new generic handle around a kind's object (destroyed on failure). */
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out);
 
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);

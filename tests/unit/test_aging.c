@@ -434,4 +434,43 @@ TEST(aging_batch_matches_scalar_and_clear)
     amq_filter_free(g);
 }
 
+/* Raw state out and back in (the Redis module's RDB and AOF path): the
+ * same file bytes; a bad parameter block refused. */
+TEST(aging_export_import)
+{
+    amq_filter *f = make_count(3000, 0.001), *g;
+    uint8_t params[AMQ_AGING_PARAMS_SIZE], *dst, *b1, *b2;
+    const uint8_t *src;
+    size_t len, dlen, w1, w2;
+    uint64_t i, size;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 5000; i++)
+        (void)amq_filter_add_hash(f, key_hash(f, i, 51));
+    REQUIRE_OK(amq_aging_export(f, params, &src, &len));
+    REQUIRE_OK(amq_aging_import(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL));
+    REQUIRE_OK(amq_aging_payload(g, &dst, &dlen));
+    REQUIRE_EQ(dlen, len);
+    memcpy(dst, src, len);
+    amq_filter_stats(g, &st);
+    CHECK_EQ(st.items, 5000);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    b1 = malloc((size_t)size);
+    b2 = malloc((size_t)size);
+    REQUIRE(b1 != NULL && b2 != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, b1, (size_t)size, &w1));
+    REQUIRE_OK(amq_filter_serialize(g, b2, (size_t)size, &w2));
+    CHECK(w1 == w2 && memcmp(b1, b2, w1) == 0);
+    free(b1);
+    free(b2);
+    amq_filter_free(g);
+    params[72] = 200; /* head past the slices */
+    CHECK_STATUS(amq_aging_import(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL),
+                 AMQ_ECORRUPT);
+    CHECK_STATUS(amq_aging_import(params, 95, AMQ_HASH_XXH3, 0, NULL, &g, NULL), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_aging_import(params, sizeof params, 999, 0, NULL, &g, NULL), AMQ_ECORRUPT);
+    amq_filter_free(f);
+}
+
 TEST_MAIN()
