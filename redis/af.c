@@ -555,20 +555,58 @@ static void af_free(void *value)
 
 /* ---- registration ---------------------------------------------------------------------------------- */
 
+static RedisModuleCommandArg af_arg_time[] = {RM_ARG("ms", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg af_mode[] = {
+    RM_ARG_TOKEN("count", "COUNT", 0),
+    RM_ARG_BLOCK("time", "TIME", 0, af_arg_time),
+    RM_ARG_END};
+static RedisModuleCommandArg af_args_reserve[] = {
+    RM_ARG_KEY,
+    RM_ARG("error_rate", DOUBLE, 0),
+    RM_ARG("window", INTEGER, 0),
+    {.name = "mode", .type = REDISMODULE_ARG_TYPE_ONEOF, .key_spec_index = -1, .flags = RM_OPT,
+     .subargs = af_mode},
+    RM_ARG_END};
+static RedisModuleCommandArg af_args_item[] = {RM_ARG_KEY, RM_ARG("item", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg af_args_items[] = {RM_ARG_KEY, RM_ARG("item", STRING, RM_MULTI),
+                                                RM_ARG_END};
+static RedisModuleCommandArg af_args_at[] = {RM_ARG_KEY, RM_ARG("ms", INTEGER, 0),
+                                             RM_ARG("item", STRING, RM_MULTI), RM_ARG_END};
+static RedisModuleCommandArg af_args_key[] = {RM_ARG_KEY, RM_ARG_END};
+static RedisModuleCommandArg af_args_loadchunk[] = {
+    RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0), RM_ARG("data", STRING, 0), RM_ARG_END};
+
+#define RW REDISMODULE_CMD_KEY_RW
+#define RO REDISMODULE_CMD_KEY_RO
+static const rm_command af_cmds[] = {
+    {"af.reserve", af_reserve, "write deny-oom", -4, RW,
+     "Creates an aging (sliding-window) filter", "amq", "O(size)", NULL, af_args_reserve},
+    {"af.add", af_add, "write fast", 3, RW, "Adds an item to an aging filter", "amq", "O(1)",
+     NULL, af_args_item},
+    {"af.madd", af_madd, "write fast", -3, RW, "Adds items to an aging filter", "amq",
+     "O(n) for n items", NULL, af_args_items},
+    {"af.addat", af_addat, "write fast", -4, RW,
+     "Adds items to an aging filter at a given time (ms)", "amq", "O(n) for n items", NULL,
+     af_args_at},
+    {"af.exists", af_exists, "readonly fast", 3, RO,
+     "Checks whether an item was added within the window", "amq", "O(1)", NULL, af_args_item},
+    {"af.mexists", af_mexists, "readonly fast", -3, RO,
+     "Checks whether items were added within the window", "amq", "O(n) for n items", NULL,
+     af_args_items},
+    {"af.existsat", af_existsat, "readonly fast", -4, RO,
+     "Checks items as of a given time (ms)", "amq", "O(n) for n items", NULL, af_args_at},
+    {"af.info", af_info, "readonly fast", 2, RO, "Returns information about an aging filter",
+     "amq", "O(1)", "dont_cache", af_args_key},
+    {"af.loadchunk", af_loadchunk, "write deny-oom", 4, RW,
+     "Restores an aging filter from its AOF chunks", "amq", "O(n) for n bytes", NULL,
+     af_args_loadchunk},
+};
+#undef RW
+#undef RO
+
 int af_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const rm_command cmds[] = {
-        {"AF.RESERVE", af_reserve, "write deny-oom"},
-        {"AF.ADD", af_add, "write fast"},
-        {"AF.MADD", af_madd, "write fast"},
-        {"AF.ADDAT", af_addat, "write fast"},
-        {"AF.EXISTS", af_exists, "readonly fast"},
-        {"AF.MEXISTS", af_mexists, "readonly fast"},
-        {"AF.EXISTSAT", af_existsat, "readonly fast"},
-        {"AF.INFO", af_info, "readonly fast"},
-        {"AF.LOADCHUNK", af_loadchunk, "write deny-oom"},
-    };
 
     memset(&tm, 0, sizeof tm);
     tm.rdb_load = af_rdb_load;
@@ -578,6 +616,6 @@ int af_register(RedisModuleCtx *ctx)
     tm.digest = af_digest;
     tm.free = af_free;
     tm.copy = af_copy;
-    return rm_register_family(ctx, "amq-aging", &tm, &af_type, cmds,
-                              sizeof cmds / sizeof cmds[0]);
+    return rm_register_family(ctx, "amq-aging", &tm, &af_type, af_cmds,
+                              sizeof af_cmds / sizeof af_cmds[0]);
 }
