@@ -340,4 +340,4 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN)) $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN))

@@ -154,6 +154,11 @@ int cmd_add(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
+    if (cli_refuse_static(c.f, c.path, "add")) {
+        amq_filter_free(c.f);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
     c.skip_present = is_cuckoo(amq_filter_kind(c.f)) && !dups;
     if (cli_aging_time_mode(c.f)) {
         rc = amq_aging_advance(c.f, now_given ? now : cli_now_ms());

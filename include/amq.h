@@ -146,6 +146,7 @@ typedef struct amq_errinfo {
 #include "amq/blocked_bloom.h"
 #include "amq/partitioned.h"
 #include "amq/filter.h"
+#include "amq/static.h"
 #include "amq/aging.h"
 
 #endif /* AMQ_H */

@@ -36,6 +36,8 @@ static const amq_kind_ops *const kinds[] = {
     &amq_sbloom_ops,
     &amq_blocked_ops,
     &amq_partitioned_ops,
+    &amq_fuse_ops,
+    &amq_ribbon_ops,
     &amq_aging_ops,
 };
 
@@ -114,6 +116,12 @@ static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
     f->readonly = ops->is_view(impl);
     *out = f;
     return AMQ_OK;
+}
+
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out)
+{
+    return wrap(ops, impl, alloc, out);
 }
 
 int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
@@ -314,13 +322,6 @@ int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 void *amq_filter_impl(const amq_filter *f)
 {
     return f->impl;
-}
-
-int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
-                    amq_filter **out)
-{
-    *out = NULL;
-    return wrap(ops, impl, alloc, out);
 }
 
 struct amq_bloom *amq_filter_bloom(amq_filter *f)

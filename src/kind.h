@@ -78,12 +78,15 @@ extern const amq_kind_ops amq_scuckoo_ops;
 extern const amq_kind_ops amq_sbloom_ops;
 extern const amq_kind_ops amq_blocked_ops;
 extern const amq_kind_ops amq_partitioned_ops;
+extern const amq_kind_ops amq_fuse_ops;
+extern const amq_kind_ops amq_ribbon_ops;
 extern const amq_kind_ops amq_aging_ops;
 
 /* The kind's object inside a generic handle (for kinds' own public
  * functions that take an amq_filter). */
 void *amq_filter_impl(const amq_filter *f);
-/* A new generic handle around a kind's object (destroyed on failure). */
+
+/* Wraps a kind's object in a handle (ownership passes, also on failure). */
 int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
                     amq_filter **out);
 
