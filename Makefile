@@ -12,6 +12,7 @@ libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(PREFIX)/share/man
+datadir    ?= $(PREFIX)/share
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wpointer-arith \
@@ -73,7 +74,7 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
-              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-aging-long test-example test-clang demo bench \
@@ -323,13 +324,18 @@ install: all
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
 	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	install -d $(DESTDIR)$(datadir)/bash-completion/completions $(DESTDIR)$(datadir)/zsh/site-functions
+	install -m 644 completions/amq.bash $(DESTDIR)$(datadir)/bash-completion/completions/amq
+	install -m 644 completions/_amq $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 uninstall:
 	rm -f $(DESTDIR)$(includedir)/amq.h
 	rm -rf $(DESTDIR)$(includedir)/amq
 	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
 	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
-	    $(DESTDIR)$(mandir)/man1/amq.1
+	    $(DESTDIR)$(mandir)/man1/amq.1 \
+	    $(DESTDIR)$(datadir)/bash-completion/completions/amq \
+	    $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 format:
 	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]

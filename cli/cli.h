@@ -174,6 +174,10 @@ typedef struct cli_scan_opts {
     void *hash_ctx;
     int threads;      /* >= 2: read, split and hash in a second thread */
     cli_progress *progress;
+    /* Non-NULL: an input that cannot be opened or read is reported,
+     * counted here, and the scan goes on with the next one (as grep);
+     * NULL: the scan stops with EXIT_TROUBLE. */
+    int *failed;
 } cli_scan_opts;
 
 /*
@@ -202,6 +206,9 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
                        void *ctx);
 int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
                           cli_progress *progress, cli_batch_fn fn, void *ctx);
+/* The same, going on past inputs that fail (counted in *failed). */
+int cli_for_each_batch_failed(const amq_filter *f, char **inputs, int ninputs,
+                              cli_progress *progress, cli_batch_fn fn, void *ctx, int *failed);
 
 /* Threads to use: requested if > 0, else AMQ_THREADS if set, else one per
  * idle core (online CPUs minus the rounded 1-minute load average, >= 1). */

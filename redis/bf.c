@@ -2,7 +2,7 @@
  * bf.c - the BF.* commands and the MBbloom-- data type: RedisBloom's
  * scalable Bloom filter, a thin layer over amq/scalable_bloom.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>

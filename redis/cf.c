@@ -2,7 +2,7 @@
  * cf.c - the CF.* commands and the MBbloomCF data type: RedisBloom's
  * scalable cuckoo filter, a thin layer over amq/scalable_cuckoo.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>
