@@ -11,6 +11,7 @@
  *   amq/policy.h            LevelDB-style filter blobs
  *   amq/guava.h             Guava's BloomFilter bytes
  *   amq/static.h            static kinds (fuse, ribbon): built once from all keys
+ *   amq/aging.h             the aging kind: a sliding window of keys
  * Define AMQ_ADVANCED_API before including it to get <amq/advanced.h> as
  * well (format internals and raw access, not frozen: see that header).
  */
@@ -29,6 +30,7 @@
 #include "amq/guava.h"
 #include "amq/filter.h"
 #include "amq/static.h"
+#include "amq/aging.h"
 
 #ifdef AMQ_ADVANCED_API
 #include "amq/advanced.h"
