@@ -33,6 +33,9 @@ EXTRA_LDFLAGS += -fsanitize=thread
 endif
 
 CPPFLAGS_ALL := -Iinclude -Isrc -D_GNU_SOURCE $(CPPFLAGS)
+# The tool, the module and the benchmark see the public headers only (the
+# library's internals are src/; scripts/check-layering.sh checks the links).
+CPPFLAGS_PUB := -Iinclude -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   := -std=c11 $(OPT) -g -fPIC -pthread $(WARN) $(EXTRA_CFLAGS) $(CFLAGS)
 LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY -DAMQ_ADVANCED_API
 LDLIBS_ALL   := -lxxhash -lm -pthread $(LDLIBS)
@@ -159,7 +162,7 @@ $(BUILD)/libamq.so: $(SHARED_LIB)
 # ---- tool -----------------------------------------------------------------------------
 $(BUILD)/obj/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
@@ -169,7 +172,7 @@ $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
 # the static archive with its symbols kept local (--exclude-libs).
 $(BUILD)/obj/redis/%.o: redis/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fvisibility=hidden -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -fvisibility=hidden -MMD -MP -c $< -o $@
 
 $(REDIS_MODULE): $(REDIS_OBJ) $(STATIC_LIB)
 	$(CC) -shared $(LDFLAGS_ALL) -Wl,-z,defs -Wl,--exclude-libs,ALL -o $@ $(REDIS_OBJ) \
@@ -223,8 +226,9 @@ tsan:
 	done
 	@echo "make tsan: no data races reported"
 
-test-example: lib
+test-example: lib cli redis-module $(BENCH_BIN)
 	@scripts/check-exports.sh $(BUILD)/libamq.so
+	@scripts/check-layering.sh $(BUILD)
 	@scripts/test-example.sh $(BUILD)
 
 # The library, tool, unit tests and Redis module must also build warning-free with clang.
@@ -256,7 +260,7 @@ include tests/reliability.mk
 # ---- demo and benchmarks ---------------------------------------------------------------------
 $(BUILD)/obj/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Ibench $(BENCH_DEFS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_PUB) -Ibench $(BENCH_DEFS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/bench/%.o: bench/%.cc
 	@mkdir -p $(@D)
