@@ -28,6 +28,14 @@ void cli_usage_hint(void);
  * to erase it); NULL otherwise.  util.c stands alone without it. */
 extern void (*cli_before_message)(void);
 
+/* Where messages and progress lines go: stderr, or cli_err_stream when a
+ * test harness sets it (the fuzz targets capture messages in memory). */
+extern FILE *cli_err_stream;
+FILE *cli_stderr(void);
+/* The read(2) of the input layer, or a harness's replacement when set
+ * (the fuzz targets cut reads short); NULL: read(2). */
+extern ssize_t (*cli_read_hook)(int fd, void *buf, size_t cap);
+
 /* "amq: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -59,12 +59,14 @@ struct cli_input {
     int bz_init, bz_done;
 };
 
+ssize_t (*cli_read_hook)(int fd, void *buf, size_t cap);
+
 static ssize_t read_fd(cli_input *in, void *buf, size_t cap)
 {
     ssize_t got;
 
     for (;;) {
-        got = read(in->fd, buf, cap);
+        got = cli_read_hook != NULL ? cli_read_hook(in->fd, buf, cap) : read(in->fd, buf, cap);
         if (got < 0 && errno == EINTR)
             continue;
         break;

@@ -170,16 +170,16 @@ void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
         line[width - 1] = '\0';
     fflush(stdout);
     if (p->tty)
-        fprintf(stderr, "\r%s\033[K", line);
+        fprintf(cli_stderr(), "\r%s\033[K", line);
     else
-        fprintf(stderr, "%s\n", line);
+        fprintf(cli_stderr(), "%s\n", line);
     p->drawn = p->tty;
 }
 
 void cli_progress_clear(void)
 {
     if (active != NULL && active->drawn) {
-        fputs("\r\033[K", stderr);
+        fputs("\r\033[K", cli_stderr());
         active->drawn = 0;
     }
 }

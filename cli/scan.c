@@ -173,7 +173,7 @@ static void set_line(cli_line *l, const uint8_t *p, size_t len)
 }
 
 /* Opens input number src; 0, or -1 on error (reported). */
-static int open_src(scan_state *st)
+static int open_next_src(scan_state *st)
 {
     const cli_src *s = &st->o->srcs[st->src];
 
@@ -208,9 +208,9 @@ static void produce(scan_state *st, scan_slot *s)
                 s->status = 1;
                 return;
             }
-            if (open_src(st) != 0) {
+            if (open_next_src(st) != 0) {
                 if (st->o->failed != NULL) {
-                    /* As grep: reported (by open_src), then the next one. */
+                    /* As grep: reported (by open_next_src), then the next one. */
                     (*st->o->failed)++;
                     st->src++;
                     continue;

@@ -14,15 +14,22 @@
 const char *cli_prog = "amq";
 const char *cli_cmd = "";
 void (*cli_before_message)(void);
+FILE *cli_err_stream;
+
+FILE *cli_stderr(void)
+{
+    return cli_err_stream != NULL ? cli_err_stream : stderr;
+}
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+    FILE *err = cli_stderr();
     fflush(stdout);
     if (cli_before_message != NULL)
         cli_before_message();
-    fprintf(stderr, "%s: %s", cli_prog, prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fprintf(err, "%s: %s", cli_prog, prefix);
+    vfprintf(err, fmt, ap);
+    fputc('\n', err);
 }
 
 void cli_error(const char *fmt, ...)

@@ -3,11 +3,11 @@
  * their standard error captured in memory.
  *
  * A CLI target includes this header, then the tool sources it exercises,
- * e.g.  #include "../cli/util.c".  Inside that translation unit `stderr`
- * names an in-memory stream, so a target can check that every refusal
- * printed a message (and the fuzzer's output stays readable) without any
- * change to the tool's sources.  Standard output and input are /dev/null
- * (LLVMFuzzerInitialize calls fz_cli_init).
+ * e.g.  #include "../cli/util.c".  fz_cli_init points the tool's message
+ * stream (cli_err_stream, the hook of cli/util.c) at an in-memory stream,
+ * so a target can check that every refusal printed a message (and the
+ * fuzzer's output stays readable).  Standard output and input are
+ * /dev/null (LLVMFuzzerInitialize calls fz_cli_init).
  */
 #ifndef AMQ_FUZZ_CLI_CAPTURE_H
 #define AMQ_FUZZ_CLI_CAPTURE_H
@@ -22,6 +22,11 @@
 
 #include "fuzz.h"
 
+/* The tool's message stream (cli/util.c); declared here rather than by
+ * including cli.h, so that a target can set the tool's compile-time
+ * parameters (CLI_BATCH, ...) before it includes the tool's sources. */
+extern FILE *cli_err_stream;
+
 static char fz_err_buf[8192];
 static FILE *fz_err_stream;
 
@@ -29,6 +34,7 @@ static FZ_UNUSED void fz_cli_init(void)
 {
     fz_err_stream = fmemopen(fz_err_buf, sizeof fz_err_buf, "w");
     FZ_CHECK(fz_err_stream != NULL, "fmemopen failed");
+    cli_err_stream = fz_err_stream;
     if (freopen("/dev/null", "w", stdout) == NULL || freopen("/dev/null", "r", stdin) == NULL)
         abort();
     opterr = 0; /* getopt's own messages would go to the real stderr */
@@ -48,8 +54,5 @@ static FZ_UNUSED const char *fz_err_text(void)
     fz_err_buf[sizeof fz_err_buf - 1] = '\0';
     return fz_err_buf;
 }
-
-#undef stderr
-#define stderr fz_err_stream
 
 #endif /* AMQ_FUZZ_CLI_CAPTURE_H */

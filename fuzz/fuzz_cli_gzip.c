@@ -42,9 +42,7 @@ static ssize_t fz_read(int fd, void *buf, size_t cap)
     return read(fd, buf, cap);
 }
 
-#define read fz_read
 #include "../cli/input.c"
-#undef read
 
 #define FZ_MAX_BYTES 60000 /* fits a pipe's buffer: no writer thread */
 #define FZ_MAX_OUT ((size_t)1 << 18)
@@ -54,6 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_cli_init();
+    cli_read_hook = fz_read;
     return 0;
 }
 

@@ -47,7 +47,8 @@
 #include "../cli/util.c"
 #include "../cli/progress.c"
 
-/* Every read of the input layer returns at most fz_read_max bytes. */
+/* Every read of the input layer (cli_read_hook) returns at most
+ * fz_read_max bytes. */
 static size_t fz_read_max;
 
 static ssize_t fz_read(int fd, void *buf, size_t cap)
@@ -57,12 +58,8 @@ static ssize_t fz_read(int fd, void *buf, size_t cap)
     return read(fd, buf, cap);
 }
 
-#define read fz_read
 #include "../cli/input.c"
-#undef read
-#define open_src sources_open_src
 #include "../cli/sources.c"
-#undef open_src
 #include "../cli/scan.c"
 
 #define FZ_MAX_TEXT 60000 /* gzip of it fits a pipe's buffer: no writer thread */
@@ -73,6 +70,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_cli_init();
+    cli_read_hook = fz_read;
     return 0;
 }
 
