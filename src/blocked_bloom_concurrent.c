@@ -2,7 +2,8 @@
  * blocked_bloom_concurrent.c - the adds of the blocked Bloom filter's
  * concurrent mode: the loops of blocked_query.h over amq_blk_add_atomic
  * (relaxed atomic OR on the 64-bit words that miss a bit), on every host.
- * Its queries are the scalar path's; blocked_bloom.c uses only its adds.
+ * Its table has adds only (BLK_ADDS_ONLY): queries in concurrent mode take
+ * the filter's query path.
  */
 #include "blocked_impl.h"
 
@@ -17,6 +18,7 @@ typedef struct concurrent_ctx {
 #define BLK_ADD(blk, u, k) amq_blk_add_atomic((blk), (u), (k))
 #define BLK_SIMD AMQ_SIMD_SCALAR
 #define BLK_SIMD_NAME "scalar"
+#define BLK_ADDS_ONLY
 #include "blocked_query.h"
 
 const amq_blk_simd_ops *const amq_blk_ops_concurrent = &concurrent_ops;

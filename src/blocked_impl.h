@@ -324,7 +324,7 @@ typedef struct amq_blk_simd_ops {
 extern const amq_blk_simd_ops *const amq_blk_ops_scalar;
 extern const amq_blk_simd_ops *const amq_blk_ops_avx2;
 extern const amq_blk_simd_ops *const amq_blk_ops_avx512;
-/* The scalar queries with the adds of concurrent mode (atomic OR). */
+/* The adds of concurrent mode (atomic OR); its query fields are NULL. */
 extern const amq_blk_simd_ops *const amq_blk_ops_concurrent;
 
 /* The table for a path (AUTO: the best supported), or NULL if unsupported. */
