@@ -825,32 +825,14 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static void op_destroy(void *impl)
-{
-    amq_blocked_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_blocked_clone(impl, alloc, (amq_blocked **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_blocked *b = impl;
-    *algo = b->p.hash_algo;
-    *seed = b->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_blocked_add_hash(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_blocked_contains_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_DESTROY(amq_blocked)
+AMQ_KIND_FWD_CLONE(amq_blocked)
+AMQ_KIND_FWD_HASH_SPEC(amq_blocked, p.hash_algo, p.seed)
+AMQ_KIND_FWD_ADD(amq_blocked)
+AMQ_KIND_FWD_CONTAINS(amq_blocked)
+AMQ_KIND_FWD_CLEAR(amq_blocked)
+AMQ_KIND_FWD_IS_READONLY(amq_blocked)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
@@ -868,16 +850,6 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     if (why != NULL)
         return amq_err(err, AMQ_EINCOMPAT, "cannot merge blocked Bloom filters with %s", why);
     return amq_blocked_merge(dst, src);
-}
-
-static int op_clear(void *impl)
-{
-    return amq_blocked_clear(impl);
-}
-
-static int op_is_view(const void *impl)
-{
-    return amq_blocked_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)
@@ -1011,18 +983,18 @@ const amq_kind_ops amq_blocked_ops = {
     .kind = AMQ_KIND_BLOCKED,
     .name = "blocked",
     .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
+    .destroy = kind_destroy,
+    .clone = kind_clone,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
+    .contains = kind_contains,
     .remove = NULL,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
     .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
+    .clear = kind_clear,
+    .is_view = kind_is_view,
     .stats = op_stats,
     .describe = op_describe,
     .params_size = op_params_size,

@@ -557,27 +557,13 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static void op_destroy(void *impl)
-{
-    amq_bloom_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_bloom_clone(impl, alloc, (amq_bloom **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_bloom *b = impl;
-    *algo = b->p.hash_algo;
-    *seed = b->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_bloom_add_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_DESTROY(amq_bloom)
+AMQ_KIND_FWD_CLONE(amq_bloom)
+AMQ_KIND_FWD_HASH_SPEC(amq_bloom, p.hash_algo, p.seed)
+AMQ_KIND_FWD_ADD(amq_bloom)
+AMQ_KIND_FWD_CLEAR(amq_bloom)
+AMQ_KIND_FWD_IS_READONLY(amq_bloom)
 
 static int op_contains(const void *impl, amq_hash128 h)
 {
@@ -624,16 +610,6 @@ static int op_intersect(void *dst, const void *src, amq_errinfo *err)
         return amq_err(err, rc, "cannot intersect Bloom filters with %s",
                        geometry_difference(dst, src));
     return rc;
-}
-
-static int op_clear(void *impl)
-{
-    return amq_bloom_clear(impl);
-}
-
-static int op_is_view(const void *impl)
-{
-    return amq_bloom_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)
@@ -767,18 +743,18 @@ const amq_kind_ops amq_bloom_ops = {
     .kind = AMQ_KIND_BLOOM,
     .name = "bloom",
     .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
+    .destroy = kind_destroy,
+    .clone = kind_clone,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
     .contains = op_contains,
     .remove = NULL,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
     .intersect = op_intersect,
-    .clear = op_clear,
-    .is_view = op_is_view,
+    .clear = kind_clear,
+    .is_view = kind_is_view,
     .stats = op_stats,
     .describe = op_describe,
     .params_size = op_params_size,

@@ -770,56 +770,24 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static void op_destroy(void *impl)
-{
-    amq_cuckoo_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_cuckoo_clone(impl, alloc, (amq_cuckoo **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_cuckoo *c = impl;
-    *algo = c->p.hash_algo;
-    *seed = c->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_cuckoo_add_hash(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_cuckoo_contains_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_DESTROY(amq_cuckoo)
+AMQ_KIND_FWD_CLONE(amq_cuckoo)
+AMQ_KIND_FWD_HASH_SPEC(amq_cuckoo, p.hash_algo, p.seed)
+AMQ_KIND_FWD_ADD(amq_cuckoo)
+AMQ_KIND_FWD_CONTAINS(amq_cuckoo)
+AMQ_KIND_FWD_REMOVE(amq_cuckoo)
+AMQ_KIND_FWD_CLEAR(amq_cuckoo)
+AMQ_KIND_FWD_IS_READONLY(amq_cuckoo)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     return amq_cuckoo_add_batch(impl, h, n, added, NULL);
 }
 
-static int op_remove(void *impl, amq_hash128 h)
-{
-    return amq_cuckoo_remove_hash(impl, h);
-}
-
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
     (void)amq_cuckoo_contains_batch(impl, h, n, out, NULL);
-}
-
-static int op_clear(void *impl)
-{
-    return amq_cuckoo_clear(impl);
-}
-
-static int op_is_view(const void *impl)
-{
-    return amq_cuckoo_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)
@@ -959,18 +927,18 @@ const amq_kind_ops amq_cuckoo_ops = {
     .kind = AMQ_KIND_CUCKOO,
     .name = "cuckoo",
     .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
-    .remove = op_remove,
+    .destroy = kind_destroy,
+    .clone = kind_clone,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
+    .contains = kind_contains,
+    .remove = kind_remove,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = NULL,
     .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
+    .clear = kind_clear,
+    .is_view = kind_is_view,
     .stats = op_stats,
     .describe = op_describe,
     .params_size = op_params_size,

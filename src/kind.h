@@ -97,6 +97,42 @@ int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *al
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);
 
+/* ---- forwarding entries -------------------------------------------------------
+ * Most entries of a kind's table only turn the void * handle back into the
+ * family's type and call its typed function.  Each macro below defines one
+ * such entry, named kind_<entry>, in the kind's file; a kind uses those
+ * whose usual form it has and writes the others (bloom.c's contains, the
+ * scalable kinds' clear, ...).  T is the handle type (amq_bloom), and the
+ * family's functions are T##_free, T##_clone, T##_add_hash, ...
+ */
+#define AMQ_KIND_FWD_DESTROY(T)                                                                    \
+    static void kind_destroy(void *impl) { T##_free((T *)impl); }
+#define AMQ_KIND_FWD_CLONE(T)                                                                      \
+    static int kind_clone(const void *impl, const amq_allocator *alloc, void **out)               \
+    {                                                                                              \
+        return T##_clone((const T *)impl, alloc, (T **)out);                                       \
+    }
+/* ALGO and SEED: where the handle keeps them (p.hash_algo, p.seed). */
+#define AMQ_KIND_FWD_HASH_SPEC(T, ALGO, SEED)                                                      \
+    static void kind_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)                   \
+    {                                                                                              \
+        *algo = ((const T *)impl)->ALGO;                                                           \
+        *seed = ((const T *)impl)->SEED;                                                           \
+    }
+#define AMQ_KIND_FWD_ADD(T)                                                                        \
+    static int kind_add(void *impl, amq_hash128 h) { return T##_add_hash((T *)impl, h); }
+#define AMQ_KIND_FWD_CONTAINS(T)                                                                   \
+    static int kind_contains(const void *impl, amq_hash128 h)                                      \
+    {                                                                                              \
+        return T##_contains_hash((const T *)impl, h);                                              \
+    }
+#define AMQ_KIND_FWD_REMOVE(T)                                                                     \
+    static int kind_remove(void *impl, amq_hash128 h) { return T##_remove_hash((T *)impl, h); }
+#define AMQ_KIND_FWD_CLEAR(T)                                                                      \
+    static int kind_clear(void *impl) { return T##_clear((T *)impl); }
+#define AMQ_KIND_FWD_IS_READONLY(T)                                                                \
+    static int kind_is_view(const void *impl) { return T##_is_readonly((const T *)impl); }
+
 /* Helpers for describe functions. */
 int amq_field_u64(amq_field_fn fn, void *ctx, const char *name, uint64_t v);
 int amq_field_f64(amq_field_fn fn, void *ctx, const char *name, double v);

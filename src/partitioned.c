@@ -855,22 +855,12 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     return AMQ_OK;
 }
 
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_partitioned *f = impl;
-    *algo = f->hash_algo;
-    *seed = f->seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_partitioned_add_hash(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_partitioned_contains_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_HASH_SPEC(amq_partitioned, hash_algo, seed)
+AMQ_KIND_FWD_ADD(amq_partitioned)
+AMQ_KIND_FWD_CONTAINS(amq_partitioned)
+AMQ_KIND_FWD_CLEAR(amq_partitioned)
+AMQ_KIND_FWD_IS_READONLY(amq_partitioned)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
@@ -892,16 +882,6 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     if (rc == AMQ_ECHECKSUM)
         return amq_err(err, rc, "cannot merge: a partition failed its checksum");
     return rc;
-}
-
-static int op_clear(void *impl)
-{
-    return amq_partitioned_clear(impl);
-}
-
-static int op_is_view(const void *impl)
-{
-    return amq_partitioned_is_readonly(impl);
 }
 
 static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, const double *table)
@@ -1168,16 +1148,16 @@ const amq_kind_ops amq_partitioned_ops = {
     .create = op_create,
     .destroy = op_destroy,
     .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
+    .contains = kind_contains,
     .remove = NULL,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
     .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
+    .clear = kind_clear,
+    .is_view = kind_is_view,
     .stats = op_stats,
     .describe = op_describe,
     .params_size = op_params_size,

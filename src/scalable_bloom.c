@@ -647,32 +647,12 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static void op_destroy(void *impl)
-{
-    amq_sbloom_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_sbloom_clone(impl, alloc, (amq_sbloom **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_sbloom *s = impl;
-    *algo = s->p.hash_algo;
-    *seed = s->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_sbloom_add_hash(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_sbloom_contains_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_DESTROY(amq_sbloom)
+AMQ_KIND_FWD_CLONE(amq_sbloom)
+AMQ_KIND_FWD_HASH_SPEC(amq_sbloom, p.hash_algo, p.seed)
+AMQ_KIND_FWD_ADD(amq_sbloom)
+AMQ_KIND_FWD_CONTAINS(amq_sbloom)
 
 static int op_clear(void *impl)
 {
@@ -862,11 +842,11 @@ const amq_kind_ops amq_sbloom_ops = {
     .kind = AMQ_KIND_SCALABLE_BLOOM,
     .name = "scalable-bloom",
     .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
+    .destroy = kind_destroy,
+    .clone = kind_clone,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
+    .contains = kind_contains,
     .remove = NULL,
     .add_batch = NULL,
     .contains_batch = NULL,

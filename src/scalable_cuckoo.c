@@ -827,37 +827,13 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static void op_destroy(void *impl)
-{
-    amq_scuckoo_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_scuckoo_clone(impl, alloc, (amq_scuckoo **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_scuckoo *c = impl;
-    *algo = c->p.hash_algo;
-    *seed = c->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_scuckoo_add_hash(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_scuckoo_contains_hash(impl, h);
-}
-
-static int op_remove(void *impl, amq_hash128 h)
-{
-    return amq_scuckoo_remove_hash(impl, h);
-}
+/* The entries that only forward to the family's functions (kind.h). */
+AMQ_KIND_FWD_DESTROY(amq_scuckoo)
+AMQ_KIND_FWD_CLONE(amq_scuckoo)
+AMQ_KIND_FWD_HASH_SPEC(amq_scuckoo, p.hash_algo, p.seed)
+AMQ_KIND_FWD_ADD(amq_scuckoo)
+AMQ_KIND_FWD_CONTAINS(amq_scuckoo)
+AMQ_KIND_FWD_REMOVE(amq_scuckoo)
 
 static int op_clear(void *impl)
 {
@@ -1052,12 +1028,12 @@ const amq_kind_ops amq_scuckoo_ops = {
     .kind = AMQ_KIND_SCALABLE_CUCKOO,
     .name = "scalable-cuckoo",
     .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
-    .remove = op_remove,
+    .destroy = kind_destroy,
+    .clone = kind_clone,
+    .hash_spec = kind_hash_spec,
+    .add = kind_add,
+    .contains = kind_contains,
+    .remove = kind_remove,
     .add_batch = NULL,
     .contains_batch = NULL,
     .merge = NULL,
