@@ -1,5 +1,5 @@
 import os
-from typing import Any, Dict, Iterable, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import hash as hash
 
@@ -77,5 +77,20 @@ class Filter:
     def export_guava(self) -> bytes: ...
 
 def open(path: PathLike, *, mmap: bool = ..., trust: bool = ...) -> Filter: ...
+def build(
+    keys: Any,
+    kind: str = ...,
+    *,
+    fpp: float = ...,
+    hash: str = ...,
+    seed: int = ...,
+    fingerprint_bits: int = ...,
+    arity: int = ...,
+    threads: int = ...,
+    tmpdir: Optional[PathLike] = ...,
+    memory: int = ...,
+    width: int = ...,
+) -> Filter: ...
 def import_guava(data: Any) -> Filter: ...
+def kinds() -> List[str]: ...
 def library_version() -> str: ...

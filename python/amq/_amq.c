@@ -27,6 +27,7 @@
 #include "amq/filter.h"
 #include "amq/guava.h"
 #include "amq/hash.h"
+#include "amq/static.h"
 
 /* Keys hashed and probed per step of a batch: the hashes stay in L1. */
 #define CHUNK 1024
@@ -1541,6 +1542,184 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
     return (PyObject *)wrap(f);
 }
 
+/* ---- static kinds: build from every key ----------------------------------- */
+
+/* Feeds a keyset to a builder: hashed a chunk at a time without the GIL
+ * (a list's keys are read with it).  Returns a status, or -1 with an
+ * exception raised. */
+static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
+{
+    amq_hash128 h[CHUNK];
+    chunk *c;
+    size_t i, j, m, len;
+    int rc = AMQ_OK;
+
+    if (ks->shape == KEYS_U64) {
+        PyErr_SetString(PyExc_TypeError, "static kinds take keys, not uint64 hashes: pass "
+                        "arr.view('V8') to use them as 8-byte keys");
+        return -1;
+    }
+    if (ks->shape != KEYS_LIST) {
+        Py_BEGIN_ALLOW_THREADS
+        for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
+            m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
+            for (j = 0; j < m; j++) {
+                const char *p = fixed_key(ks, i + j, &len);
+                h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, p, len);
+            }
+            rc = amq_builder_add_batch(bld, h, m);
+        }
+        Py_END_ALLOW_THREADS
+        return rc;
+    }
+    c = PyMem_Calloc(1, sizeof(*c));
+    if (c == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
+        if (chunk_fill(c, ks, i) != 0) {
+            rc = -1;
+            break;
+        }
+        if (c->m == 0)
+            break;
+        Py_BEGIN_ALLOW_THREADS
+        for (j = 0; j < c->m; j++)
+            h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, c->p[j], c->len[j]);
+        rc = amq_builder_add_batch(bld, h, c->m);
+        Py_END_ALLOW_THREADS
+        chunk_release(c);
+    }
+    chunk_release(c);
+    PyMem_Free(c->views);
+    PyMem_Free(c);
+    return rc;
+}
+
+/* Feeds any iterable, CHUNK keys at a time. */
+static int feed_iterable(amq_builder *bld, const amq_config *cfg, PyObject *iterable)
+{
+    PyObject *it = PyObject_GetIter(iterable), *item;
+    keyset ks;
+    int rc = AMQ_OK, done = 0;
+
+    if (it == NULL)
+        return -1;
+    memset(&ks, 0, sizeof(ks));
+    ks.shape = KEYS_LIST;
+    while (!done && rc == AMQ_OK) {
+        ks.items = PyList_New(0);
+        if (ks.items == NULL) {
+            rc = -1;
+            break;
+        }
+        while (PyList_GET_SIZE(ks.items) < CHUNK) {
+            item = PyIter_Next(it);
+            if (item == NULL) {
+                done = 1;
+                break;
+            }
+            rc = PyList_Append(ks.items, item);
+            Py_DECREF(item);
+            if (rc != 0)
+                break;
+        }
+        if (PyErr_Occurred())
+            rc = -1;
+        ks.n = (size_t)PyList_GET_SIZE(ks.items);
+        if (rc == AMQ_OK && ks.n > 0)
+            rc = feed_builder(bld, cfg, &ks);
+        Py_CLEAR(ks.items);
+    }
+    Py_DECREF(it);
+    return rc;
+}
+
+static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"keys", "kind", "fpp", "hash", "seed", "fingerprint_bits",
+                            "arity", "threads", "tmpdir", "memory", "width", NULL};
+    PyObject *keys, *tmpdir = NULL;
+    const char *kind_name = "fuse", *hash_name = "xxh3";
+    double fpp = 0.01;
+    uint64_t seed = 0, memory = 0;
+    uint32_t fpbits = 0, arity = 0, threads = 0, kind, algo;
+    Py_ssize_t width = 0;
+    amq_config cfg;
+    amq_errinfo err;
+    amq_builder *bld = NULL;
+    amq_filter *f = NULL;
+    keyset ks;
+    int rc;
+    (void)m;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dsO&O&O&O&O&O&n", names, &keys,
+                                     &kind_name, &fpp, &hash_name, conv_u64, &seed, conv_u32,
+                                     &fpbits, conv_u32, &arity, conv_u32, &threads,
+                                     PyUnicode_FSConverter, &tmpdir, conv_u64, &memory,
+                                     &width))
+        return NULL;
+    if (parse_kind(kind_name, &kind) != 0)
+        goto fail;
+    if (!amq_kind_is_static(kind)) {
+        PyErr_Format(PyExc_ValueError, "'%s' is not a static kind: create it with "
+                     "amq.Filter(kind='%s', ...) and add keys", kind_name, kind_name);
+        goto fail;
+    }
+    if (amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash_name);
+        goto fail;
+    }
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    cfg.fpp = fpp;
+    cfg.fingerprint_bits = fpbits;
+    cfg.arity = arity;
+    cfg.threads = threads;
+    memset(&err, 0, sizeof(err));
+    rc = amq_hash_check(algo, seed);
+    if (rc == AMQ_OK)
+        rc = amq_builder_new(&cfg, tmpdir ? PyBytes_AS_STRING(tmpdir) : NULL, (size_t)memory,
+                             &bld, &err);
+    if (rc != AMQ_OK) {
+        raise_status(rc, &err, "cannot build the filter");
+        goto fail;
+    }
+    if (width > 0 || PyObject_CheckBuffer(keys) || PyList_Check(keys) || PyTuple_Check(keys)) {
+        if (keyset_init(keys, width, &ks) != 0) {
+            keyset_release(&ks);
+            goto fail;
+        }
+        rc = feed_builder(bld, &cfg, &ks);
+        keyset_release(&ks);
+    } else if (PyUnicode_Check(keys) || PyBytes_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "build() takes keys, not one str or bytes");
+        goto fail;
+    } else {
+        rc = feed_iterable(bld, &cfg, keys);
+    }
+    if (rc != AMQ_OK) {
+        if (!PyErr_Occurred())
+            raise_status(rc, NULL, "cannot build the filter");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_builder_finish(bld, &f, &err);
+    Py_END_ALLOW_THREADS
+    amq_builder_free(bld);
+    bld = NULL;
+    Py_XDECREF(tmpdir);
+    if (rc != AMQ_OK)
+        return raise_status(rc, &err, "cannot build the filter");
+    return (PyObject *)wrap(f);
+fail:
+    amq_builder_free(bld);
+    Py_XDECREF(tmpdir);
+    return NULL;
+}
+
 static PyObject *mod_import_guava(PyObject *m, PyObject *data)
 {
     Py_buffer v;
@@ -1690,6 +1869,24 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     return Py_BuildValue("(KK)", (unsigned long long)h.h1, (unsigned long long)h.h2);
 }
 
+/* The kinds this libamq has, by name (kind values are below 64). */
+static PyObject *mod_kinds(PyObject *m, PyObject *unused)
+{
+    PyObject *list = PyList_New(0), *name;
+    uint32_t k;
+    (void)m;
+    (void)unused;
+    for (k = 1; list != NULL && k < 64; k++) {
+        if (amq_kind_name(k) == NULL)
+            continue;
+        name = PyUnicode_FromString(amq_kind_name(k));
+        if (name == NULL || PyList_Append(list, name) != 0)
+            Py_CLEAR(list);
+        Py_XDECREF(name);
+    }
+    return list;
+}
+
 static PyObject *mod_library_version(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -1704,9 +1901,19 @@ static PyMethodDef module_methods[] = {
      "it read-only and queries it in place\n(shared by every process mapping it); trust=True "
      "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
      "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
+    {"build", KW mod_build, METH_VARARGS | METH_KEYWORDS,
+     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0,\n"
+     "      arity=0, threads=0, tmpdir=None, memory=0, width=0) -> Filter\n\n"
+     "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
+     "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
+     "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
+     "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
+     "MiB), so key sets larger than memory build. Duplicates are allowed."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,
      "import_guava(data) -> Filter\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
      "as Guava's\nmightContain for UTF-8 string funnels)."},
+    {"kinds", (PyCFunction)mod_kinds, METH_NOARGS,
+     "kinds() -> list of str\n\nThe kinds of filter this libamq has."},
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
      "library_version() -> str\n\nThe version of libamq this module is built on."},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
