@@ -77,7 +77,7 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
+.PHONY: all lib cli tests test test-unit test-cli test-asan test-aging-long test-example test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis \
@@ -106,6 +106,7 @@ help:
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
 	@echo "                 (docs/reliability.md)"
 	@echo "  test-faults    SIGKILL during saves, disk full"
+	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -197,6 +198,10 @@ test-redis: $(REDIS_MODULE)
 # Guava interoperability against Debian's libguava-java (skipped without a JDK).
 test-interop: $(BUILD)/amq
 	@tests/interop/guava.sh $(BUILD)/amq
+
+# The aging kind's window guarantee over 100M adds (make test runs 20M).
+test-aging-long: $(BUILD)/tests/test_aging
+	@AMQ_AGING_STREAM=100000000 AMQ_TEST_FILTER=aging_stream_window_long $(BUILD)/tests/test_aging
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
@@ -341,4 +346,4 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN)) $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN))

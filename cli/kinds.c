@@ -22,7 +22,9 @@
 
 int cli_kind_scales(uint32_t kind)
 {
-    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    /* an aging filter counts every add ever made, but holds only its window */
+    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO ||
+           kind == AMQ_KIND_AGING;
 }
 
 int cli_warn_saturated(const char *path, const amq_filter *f)

@@ -147,5 +147,6 @@ typedef struct amq_errinfo {
 #include "amq/partitioned.h"
 #include "amq/filter.h"
 #include "amq/static.h"
+#include "amq/aging.h"
 
 #endif /* AMQ_H */

@@ -137,5 +137,6 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
+int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -38,6 +38,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_partitioned_ops,
     &amq_fuse_ops,
     &amq_ribbon_ops,
+    &amq_aging_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -316,6 +317,11 @@ int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
     if (f == NULL || fn == NULL)
         return AMQ_EINVAL; /* the kinds call fn unconditionally */
     return f->ops->describe(f->impl, fn, ctx);
+}
+
+void *amq_filter_impl(const amq_filter *f)
+{
+    return f->impl;
 }
 
 struct amq_bloom *amq_filter_bloom(amq_filter *f)

@@ -80,6 +80,11 @@ extern const amq_kind_ops amq_blocked_ops;
 extern const amq_kind_ops amq_partitioned_ops;
 extern const amq_kind_ops amq_fuse_ops;
 extern const amq_kind_ops amq_ribbon_ops;
+extern const amq_kind_ops amq_aging_ops;
+
+/* The kind's object inside a generic handle (for kinds' own public
+ * functions that take an amq_filter). */
+void *amq_filter_impl(const amq_filter *f);
 
 /* Wraps a kind's object in a handle (ownership passes, also on failure). */
 int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,

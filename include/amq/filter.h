@@ -52,7 +52,8 @@ typedef enum amq_kind {
     AMQ_KIND_SCALABLE_BLOOM = 5,
     AMQ_KIND_SCALABLE_CUCKOO = 6,
     AMQ_KIND_FUSE = 8,  /* static: binary fuse (amq/static.h) */
-    AMQ_KIND_RIBBON = 9 /* static: standard Ribbon (amq/static.h) */
+    AMQ_KIND_RIBBON = 9, /* static: standard Ribbon (amq/static.h) */
+    AMQ_KIND_AGING = 10  /* sliding window (amq/aging.h) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -82,6 +83,8 @@ typedef struct amq_config {
     uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
     uint32_t threads;          /* builders that can use threads (0 = all cores) */
     uint32_t arity;            /* fuse: 3 or 4 positions per key (0 = 3) */
+    uint64_t window_ms;        /* aging: != 0 ages by time, a window of this many ms ... */
+    double rate;               /* ... at this many adds per second (capacity: by count) */
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
