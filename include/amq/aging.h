@@ -34,7 +34,7 @@
 #ifndef AMQ_AGING_H
 #define AMQ_AGING_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
