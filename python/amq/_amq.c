@@ -514,11 +514,7 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
  * of an add, else AMQ_OK. */
 static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out)
 {
-    if (!add) {
-        amq_filter_contains_batch(f, h, m, out);
-        return AMQ_OK;
-    }
-    return amq_filter_add_batch(f, h, m, out);
+    return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
 /* A buffer batch in one pass without the GIL.  Returns a status. */
@@ -530,17 +526,14 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
     int rc = AMQ_OK;
 
     if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
-        if (!add) {
-            if (ks->shape == KEYS_U64)
-                amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out);
-            else
-                amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out);
-            return AMQ_OK;
-        }
-        int64_t r = ks->shape == KEYS_U64
-                        ? amq_blocked_add_batch64(blk, ks->view.buf, ks->n, out)
-                        : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out);
-        return r < 0 ? (int)r : AMQ_OK;
+        if (!add)
+            return ks->shape == KEYS_U64
+                       ? amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out, NULL)
+                       : amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n,
+                                                          out, NULL);
+        return ks->shape == KEYS_U64
+                   ? amq_blocked_add_batch64(blk, ks->view.buf, ks->n, out, NULL)
+                   : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out, NULL);
     }
     for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
         m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
