@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "amq.h"
+#include "amq/aging.h"
 #include "amq/blocked_bloom.h"
 #include "amq/filter.h"
 #include "amq/guava.h"
@@ -512,13 +513,19 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
 
 /* Probes or adds m hashed keys at out (no GIL).  Returns the first error
  * of an add, else AMQ_OK. */
-static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out)
+static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out,
+                 const uint64_t *now_ms)
 {
+    if (now_ms != NULL) {
+        amq_aging_contains_batch_at(f, h, m, out, *now_ms);
+        return AMQ_OK;
+    }
     return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
 /* A buffer batch in one pass without the GIL.  Returns a status. */
-static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
+static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
+                      const uint64_t *now_ms)
 {
     struct amq_blocked *blk = amq_filter_blocked(f);
     amq_hash128 h[CHUNK];
@@ -541,7 +548,7 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
             const char *p = fixed_key(ks, i + j, &len);
             h[j] = amq_filter_hash(f, p, len);
         }
-        rc = probe(f, add, h, m, out + i);
+        rc = probe(f, add, h, m, out + i, now_ms);
     }
     return rc;
 }
@@ -550,7 +557,8 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
  * queries, exclusive for adds).  Releases the GIL for the work; a list
  * batch takes it back between chunks to read the next keys.  Returns 0,
  * or -1 with an exception set. */
-static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out)
+static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out,
+                     const uint64_t *now_ms)
 {
     amq_filter *f = self->f;
     amq_hash128 h[CHUNK];
@@ -560,7 +568,7 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
 
     if (ks->shape != KEYS_LIST) {
         Py_BEGIN_ALLOW_THREADS
-        rc = run_buffer(f, add, ks, out);
+        rc = run_buffer(f, add, ks, out, now_ms);
         Py_END_ALLOW_THREADS
         if (rc < 0)
             raise_status(rc, NULL, NULL);
@@ -583,7 +591,7 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
         Py_BEGIN_ALLOW_THREADS
         for (j = 0; j < c->m; j++)
             h[j] = amq_filter_hash(f, c->p[j], c->len[j]);
-        rc = probe(f, add, h, c->m, out + i);
+        rc = probe(f, add, h, c->m, out + i, now_ms);
         Py_END_ALLOW_THREADS
         chunk_release(c);
     }
@@ -655,10 +663,10 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"kind", "capacity", "fpp", "bits_per_key", "hash", "seed",
                             "fingerprint_bits", "bucket_size", "max_kicks", "expansion",
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
-                            NULL};
+                            "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = "xxh3";
-    uint64_t capacity = 1000000, seed = 0;
-    double fpp = 0.01, bpk = 0.0;
+    uint64_t capacity = 1000000, seed = 0, window_ms = 0;
+    double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc;
     amq_config cfg;
@@ -666,11 +674,12 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     amq_filter *f = NULL;
     uint32_t kind, algo;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&p", names, &kind_name,
-                                     conv_u64, &capacity, &fpp, &bpk, &hash_name, conv_u64,
-                                     &seed, conv_u32, &fpbits, conv_u32, &bucket, conv_u32,
-                                     &kicks, conv_u32, &expansion, &nonscaling, &redisbloom,
-                                     conv_u32, &partitions, conv_u32, &threads, &guava))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&pO&d", names,
+                                     &kind_name, conv_u64, &capacity, &fpp, &bpk, &hash_name,
+                                     conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
+                                     conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
+                                     &redisbloom, conv_u32, &partitions, conv_u32, &threads,
+                                     &guava, conv_u64, &window_ms, &rate))
         return -1;
     if (self->f != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
@@ -712,6 +721,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         cfg.redisbloom = (uint32_t)redisbloom;
         cfg.partitions = partitions;
         cfg.threads = threads;
+        cfg.window_ms = window_ms;
+        cfg.rate = rate;
         rc = amq_filter_new(&cfg, &f, &err);
     }
     if (rc != AMQ_OK) {
@@ -780,6 +791,48 @@ static PyObject *Filter_remove(FilterObject *self, PyObject *key)
     return single(self, key, 2);
 }
 
+static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
+{
+    PyObject *key;
+    uint64_t now_ms;
+    keyref k;
+    int rc;
+    if (!PyArg_ParseTuple(args, "OO&", &key, conv_u64, &now_ms))
+        return NULL;
+    if (key_get(key, &k) != 0)
+        return NULL;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        key_put(&k);
+        return NULL;
+    }
+    rc = amq_aging_contains_at(self->f, amq_filter_hash(self->f, k.p, (size_t)k.len), now_ms);
+    unlock(self);
+    key_put(&k);
+    if (rc < 0)
+        return raise_status(rc, NULL, NULL);
+    return PyBool_FromLong(rc);
+}
+
+static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
+{
+    uint64_t now_ms;
+    int rc;
+    if (!conv_u64(arg, &now_ms))
+        return NULL;
+    lock_exclusive(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    rc = amq_aging_advance(self->f, now_ms);
+    unlock(self);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "advance");
+    Py_RETURN_NONE;
+}
+
 /* numpy.empty(n, dtype=bool) when numpy is there, else a bytearray. */
 static PyObject *new_bool_array(size_t n, uint8_t **data)
 {
@@ -810,14 +863,17 @@ static PyObject *new_bool_array(size_t n, uint8_t **data)
 
 static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"keys", "width", NULL};
-    PyObject *keys, *result;
+    static char *names[] = {"keys", "width", "now_ms", NULL};
+    PyObject *keys, *result, *now_obj = Py_None;
+    uint64_t now_ms = 0;
     Py_ssize_t width = 0;
     keyset ks;
     uint8_t *out = NULL;
     int rc;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$nO", names, &keys, &width, &now_obj))
+        return NULL;
+    if (now_obj != Py_None && !conv_u64(now_obj, &now_ms))
         return NULL;
     if (keyset_init(keys, width, &ks) != 0) {
         keyset_release(&ks);
@@ -830,7 +886,10 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
     }
     lock_shared(self);
     rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
-                                                              : run_batch(self, 0, &ks, out);
+                                                              : run_batch(self, 0, &ks, out,
+                                                                          now_obj != Py_None
+                                                                              ? &now_ms
+                                                                              : NULL);
     unlock(self);
     keyset_release(&ks);
     if (rc != 0)
@@ -855,7 +914,7 @@ static long long add_keyset(FilterObject *self, const keyset *ks)
     }
     lock_exclusive(self);
     rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
-                                                             : run_batch(self, 1, ks, out);
+                                                             : run_batch(self, 1, ks, out, NULL);
     unlock(self);
     for (i = 0; i < ks->n; i++)
         added += out[i];
@@ -1407,9 +1466,19 @@ static PyMethodDef Filter_methods[] = {
      "array, taken as 64-bit hashes (blocked kind only). Runs without the GIL."},
     {"contains_many", (PyCFunction)(void (*)(void))Filter_contains_many,
      METH_VARARGS | METH_KEYWORDS,
-     "contains_many(keys, *, width=0) -> numpy.ndarray[bool]\n\nAnswers a batch (keys as in "
-     "add_many); a bytearray of 0/1 when numpy\nis not installed. Runs without the GIL, "
-     "with memory reads kept in flight."},
+     "contains_many(keys, *, width=0, now_ms=None) -> numpy.ndarray[bool]\n\nAnswers a "
+     "batch (keys as in add_many); a bytearray of 0/1 when numpy\nis not installed. Runs "
+     "without the GIL, with memory reads kept in flight.\nnow_ms: aging filters by time "
+     "answer as of that time (as contains_at)."},
+    {"advance", (PyCFunction)Filter_advance, METH_O,
+     "advance(now_ms) -> None\n\nAging filters by time: moves the filter's clock to now_ms "
+     "(milliseconds\non any fixed epoch; the library never reads a clock), starting the\n"
+     "generations begun since. Adds then count at that time. A time before the\n"
+     "current generation changes nothing. UnsupportedError for count-mode aging\n"
+     "filters, ValueError ('wrong kind') for other kinds."},
+    {"contains_at", (PyCFunction)Filter_contains_at, METH_VARARGS,
+     "contains_at(key, now_ms) -> bool\n\nAging filters by time: the answer as of now_ms, "
+     "without changing the\nfilter (also on a read-only file). Other kinds: contains(key)."},
     {"update", (PyCFunction)Filter_update, METH_O,
      "update(iterable) -> None\n\nAdds every key of an iterable (taken in chunks, like "
      "add_many)."},
@@ -1473,15 +1542,18 @@ PyDoc_STRVAR(Filter_doc,
 "Filter(kind='bloom', capacity=1_000_000, fpp=0.01, *, bits_per_key=0,\n"
 "       hash='xxh3', seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
 "       expansion=0, nonscaling=False, redisbloom=False, partitions=0,\n"
-"       threads=0, guava=False)\n"
+"       threads=0, guava=False, window_ms=0, rate=0.0)\n"
 "\n"
 "An approximate-membership filter: `key in f` is False for every key never\n"
 "added and True for every key added (plus false positives at about fpp).\n"
 "\n"
 "kind: 'bloom' (classic), 'blocked' (cache-local, fastest), 'partitioned',\n"
 "'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
-"capacity). The same files as the amq tool: a filter saved here answers\n"
-"`amq query` identically, and `amq.open` reads what `amq build` writes.\n"
+"capacity), 'aging' (a sliding window: capacity = the last N adds, or\n"
+"window_ms + rate to age by the caller's clock, see advance()). The static\n"
+"kinds ('fuse', 'ribbon') are made by amq.build(). The same files as the\n"
+"amq tool: a filter saved here answers `amq query` identically, and\n"
+"`amq.open` reads what `amq build` writes.\n"
 "\n"
 "len(f) is the number of keys added as new (an estimate for Bloom kinds:\n"
 "a key that was a false positive is not counted).\n"
