@@ -2,7 +2,7 @@
 # GNU make.  `make help` lists the targets.
 
 VERSION_MAJOR := 0
-VERSION := 0.1.0
+VERSION := 0.2.0
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -34,7 +34,7 @@ endif
 
 CPPFLAGS_ALL := -Iinclude -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   := -std=c11 $(OPT) -g -fPIC -pthread $(WARN) $(EXTRA_CFLAGS) $(CFLAGS)
-LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY
+LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY -DAMQ_ADVANCED_API
 LDLIBS_ALL   := -lxxhash -lm -pthread $(LDLIBS)
 LDFLAGS_ALL  := $(EXTRA_LDFLAGS) $(LDFLAGS)
 
@@ -78,7 +78,8 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: all lib cli tests test test-unit test-cli test-asan test-aging-long test-example test-clang demo bench \
+.PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
+        test-clang demo bench \
         bench-quick test-bench bench-aging tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis \
@@ -102,6 +103,7 @@ help:
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
 	@echo "                 kill/disk-full faults, ThreadSanitizer"
 	@echo "  test-unit, test-cli, test-interop, test-example, test-asan, test-clang,"
+	@echo "  test-headers   each public header compiles alone (run by test-unit)"
 	@echo "  test-fuzz      the parts of make test, one at a time"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
@@ -176,9 +178,10 @@ $(REDIS_MODULE): $(REDIS_OBJ) $(STATIC_LIB)
 	    $(STATIC_LIB) $(LDLIBS_ALL)
 
 # ---- tests ------------------------------------------------------------------------------
+# The tests cover the advanced API too.
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 	@mkdir -p $(@D)
@@ -188,8 +191,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 # on tiny sizes by `make test`; `make bench` runs it for real.
 tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH)
 
-test-unit: $(TEST_BIN)
+test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
+
+# Every public header compiles alone (and amq/advanced.h only when asked for).
+test-headers:
+	@scripts/check-headers.sh $(CC)
 
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
@@ -261,11 +268,14 @@ $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
 
-# Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
-# docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M (about 10
+# minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
+# whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
+# Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)
+	@$(MAKE) --no-print-directory bench-tool
 
 bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
@@ -305,7 +315,6 @@ bench-tool: deps-bench
 	@$(MAKE) --no-print-directory all
 	@bench/tool/tool-bench.sh $(BUILD)/amq
 
-bench: bench-tool
 
 # ---- Python package (python/, docs/python.md) ------------------------------------------
 # The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
@@ -363,4 +372,5 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN)) $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+    $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN)) $(TEST_SUPPORT:.o=.d)

@@ -627,7 +627,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
         }
-        rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        rc = amq_sbloom_header_decode((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);

@@ -389,6 +389,7 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     void *value;
     size_t len;
+    uint64_t count = 0;
     const char *item;
     int st;
 
@@ -401,7 +402,8 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithLongLong(ctx, 0);
     item = RedisModule_StringPtrLen(argv[2], &len);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)amq_scuckoo_count(value, item, len));
+    (void)amq_scuckoo_count(value, item, len, &count);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)count);
 }
 
 /* ---- CF.DEL / CF.COMPACT ----------------------------------------------------------------- */

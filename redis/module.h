@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMQ_ADVANCED_API 1 /* the BF/CF dump internals and raw arrays */
 #include "amq.h"
 #include "rm.h"
 

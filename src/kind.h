@@ -69,6 +69,10 @@ typedef struct amq_kind_ops {
     uint64_t (*payload_size)(const void *impl);
     int (*payload_write)(const void *impl, amq_sink *sink);
     int (*load)(const amq_load_args *args, void **impl, amq_errinfo *err);
+
+    /* Concurrency mode of adds (amq_filter_set_concurrent); NULL: the
+     * kind's adds always need exclusive access. */
+    int (*set_concurrent)(void *impl, int on);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

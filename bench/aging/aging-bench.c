@@ -147,8 +147,7 @@ static int run(double rate, uint64_t window, uint64_t queries, int reps, result 
     r->rate = rate;
     r->window = window;
     r->bytes_aging = st.bytes;
-    r->bytes_pair = 2 * amq_blocked_data_size(&(amq_blocked_params){
-                            .blocks = st.bytes / 2 / AMQ_BLOCKED_BLOCK_BYTES, .k = 1});
+    r->bytes_pair = 2 * (st.bytes / 2 / AMQ_BLOCKED_BLOCK_BYTES) * AMQ_BLOCKED_BLOCK_BYTES;
     r->k = in.k;
     r->l = in.l;
     r->bound = in.fpp_bound;
@@ -246,8 +245,8 @@ static int run(double rate, uint64_t window, uint64_t queries, int reps, result 
             ta[rep] = (now_ns() - t0) / (double)(m - m % BATCH);
             t0 = now_ns();
             for (j = 0; j + BATCH <= m; j += BATCH) {
-                amq_blocked_contains_hashes(p.f[p.cur], hs + j, BATCH, out);
-                amq_blocked_contains_hashes(p.f[p.cur ^ 1], hs + j, BATCH, out);
+                amq_blocked_contains_batch(p.f[p.cur], hs + j, BATCH, out, NULL);
+                amq_blocked_contains_batch(p.f[p.cur ^ 1], hs + j, BATCH, out, NULL);
             }
             tp[rep] = (now_ns() - t0) / (double)(m - m % BATCH);
             if (rep == 0 || ta[rep] < r->ns_query_batch[0])
