@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "amq/scalable_cuckoo.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *cf_type;
@@ -798,5 +799,6 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
+    tm.defrag = amq_rm_cf_defrag;
     return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cmds, sizeof cmds / sizeof cmds[0]);
 }
