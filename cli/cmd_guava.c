@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_redis.h"
 
 #include "amq/guava.h"
 
@@ -99,11 +100,11 @@ fail:
 static int check_format(const char *opt, const char *fmt)
 {
     if (fmt == NULL) {
-        cli_error("%s guava is required (the only format for now)", opt);
+        cli_error("%s guava or %s redis is required", opt, opt);
         return -1;
     }
     if (strcmp(fmt, "guava") != 0) {
-        cli_error("%s: unknown format '%s' (known: guava)", opt, fmt);
+        cli_error("%s: unknown format '%s' (known: guava, redis)", opt, fmt);
         return -1;
     }
     return 0;
@@ -131,6 +132,8 @@ int cmd_import(int argc, char **argv)
     size_t len;
     int opt, rc, force = 0;
 
+    if (cli_redis_format(argc, argv, "--from"))
+        return cmd_import_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_FROM:
@@ -229,6 +232,8 @@ int cmd_export(int argc, char **argv)
     size_t size;
     int opt, rc, force = 0;
 
+    if (cli_redis_format(argc, argv, "--to"))
+        return cmd_export_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_TO:

@@ -289,34 +289,29 @@ static int configs_register(RedisModuleCtx *ctx)
 
 /* ---- ACL categories ------------------------------------------------------------------------------ */
 
-static const char *const bf_commands[] = {
-    "bf.reserve", "bf.add", "bf.madd", "bf.insert", "bf.exists", "bf.mexists",
-    "bf.card", "bf.info", "bf.debug", "bf.scandump", "bf.loadchunk",
-};
-static const char *const cf_commands[] = {
-    "cf.reserve", "cf.add",   "cf.addnx",    "cf.insert", "cf.insertnx",  "cf.exists", "cf.mexists",
-    "cf.count",   "cf.del",   "cf.compact",  "cf.info",   "cf.debug",     "cf.scandump",
-    "cf.loadchunk",
-};
+/* Each command's ACL categories: the family's, plus those Redis derives from a core command's
+ * flags (write -> @write, readonly -> @read, fast -> @fast, else @slow), which the server does
+ * not derive for module commands. */
+typedef struct acl_entry {
+    const char *name;
+    const char *categories;
+} acl_entry;
 
-static int acl_family(RedisModuleCtx *ctx, const char *category, const char *const *names,
-                      size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        /* Command lookup ignores case, whatever case the family registered. */
-        RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, names[i]);
-        if (cmd == NULL)
-            continue;
-        if (RedisModule_SetCommandACLCategories(cmd, category) != REDISMODULE_OK) {
-            RedisModule_Log(ctx, "warning", "amq: could not put %s in ACL category %s", names[i],
-                            category);
-            return REDISMODULE_ERR;
-        }
-    }
-    return REDISMODULE_OK;
-}
+static const acl_entry acl_table[] = {
+    {"bf.reserve", "bloom write slow"},   {"bf.add", "bloom write slow"},
+    {"bf.madd", "bloom write slow"},      {"bf.insert", "bloom write slow"},
+    {"bf.exists", "bloom read fast"},     {"bf.mexists", "bloom read fast"},
+    {"bf.card", "bloom read fast"},       {"bf.info", "bloom read fast"},
+    {"bf.debug", "bloom read fast"},      {"bf.scandump", "bloom read fast"},
+    {"bf.loadchunk", "bloom write slow"}, {"cf.reserve", "cuckoo write slow"},
+    {"cf.add", "cuckoo write slow"},      {"cf.addnx", "cuckoo write slow"},
+    {"cf.insert", "cuckoo write slow"},   {"cf.insertnx", "cuckoo write slow"},
+    {"cf.exists", "cuckoo read fast"},    {"cf.mexists", "cuckoo read fast"},
+    {"cf.count", "cuckoo read fast"},     {"cf.del", "cuckoo write fast"},
+    {"cf.compact", "cuckoo write slow"},  {"cf.info", "cuckoo read fast"},
+    {"cf.debug", "cuckoo read fast"},     {"cf.scandump", "cuckoo read fast"},
+    {"cf.loadchunk", "cuckoo write slow"},
+};
 
 static int acl_categories_add(RedisModuleCtx *ctx)
 {
@@ -342,14 +337,22 @@ int amq_rm_servers_before_commands(RedisModuleCtx *ctx)
 
 int amq_rm_servers_after_commands(RedisModuleCtx *ctx)
 {
+    size_t i;
+
     if (RedisModule_AddACLCategory == NULL || RedisModule_GetCommand == NULL ||
         RedisModule_SetCommandACLCategories == NULL)
         return REDISMODULE_OK;
-    if (acl_family(ctx, "bloom", bf_commands, sizeof bf_commands / sizeof bf_commands[0]) !=
-            REDISMODULE_OK ||
-        acl_family(ctx, "cuckoo", cf_commands, sizeof cf_commands / sizeof cf_commands[0]) !=
-            REDISMODULE_OK)
-        return REDISMODULE_ERR;
+    for (i = 0; i < sizeof acl_table / sizeof acl_table[0]; i++) {
+        /* Command lookup ignores case, whatever case the family registered. */
+        RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, acl_table[i].name);
+        if (cmd == NULL)
+            continue;
+        if (RedisModule_SetCommandACLCategories(cmd, acl_table[i].categories) != REDISMODULE_OK) {
+            RedisModule_Log(ctx, "warning", "amq: could not set the ACL categories of %s",
+                            acl_table[i].name);
+            return REDISMODULE_ERR;
+        }
+    }
     return REDISMODULE_OK;
 }
 
