@@ -672,6 +672,10 @@ static int import_one(import_state *st, resp_in *r)
             return -1;
         }
     }
+    if (n == 2 && !items[0].is_num && item_number(&items[0], &itv) != 0) {
+        rc = 0; /* a command of one argument (DEL key): skipped */
+        goto out;
+    }
     if (n == 2) {
         /* A SCANDUMP reply: [next iterator, data]; iterator 0 ends the dump. */
         if (item_number(&items[0], &itv) != 0 || itv < 0 || items[1].is_num) {
