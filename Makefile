@@ -59,11 +59,14 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev
+# Building Redis 8 / Valkey 8 for make test-servers (scripts/build-servers.sh).
+SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
+        test-servers servers deps-servers \
         bench-redis \
         test-interop bench-tool
 
@@ -79,6 +82,10 @@ help:
 	@echo "amq $(VERSION) - make targets:"
 	@echo "  all (default)  build/libamq.a, build/libamq.so, build/amq, build/amq.so (Redis module)"
 	@echo "  test-redis     the Redis module against real redis-server instances"
+	@echo "  test-servers   the module's Redis suite on Redis 7.0 (Debian 12), Redis 8.0.2 and"
+	@echo "                 Valkey 8.1.1 (built once per machine from Debian 13 sources into"
+	@echo "                 AMQ_SERVERS_CACHE, default /var/cache/amq-servers)"
+	@echo "  servers        only build those servers"
 	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
 	@echo "                 smoke, CLI, Redis module, Guava interop, example + pkg-config,"
@@ -94,7 +101,8 @@ help:
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
-	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
+	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1,"
+	@echo "                 the Redis module as \$$(libdir)/amq/amq.so"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
 	@echo "  clean          remove build/"
@@ -172,8 +180,18 @@ test-unit: $(TEST_BIN)
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
 
-test-redis: $(REDIS_MODULE)
-	@/usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+test-redis: $(REDIS_MODULE) $(BUILD)/amq
+	@AMQ=$(BUILD)/amq /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+
+# The same suite on every server the module supports (scripts/test-servers.sh).
+test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq
+	@AMQ=$(BUILD)/amq scripts/test-servers.sh $(REDIS_MODULE)
+
+servers: deps-servers
+	@scripts/build-servers.sh
+
+deps-servers:
+	@scripts/ensure-deps.sh $(SERVER_DEPS)
 
 # Guava interoperability against Debian's libguava-java (skipped without a JDK).
 test-interop: $(BUILD)/amq
@@ -276,13 +294,16 @@ install: all
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
 	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	install -d $(DESTDIR)$(libdir)/amq
+	install -m 755 $(REDIS_MODULE) $(DESTDIR)$(libdir)/amq/amq.so
 
 uninstall:
 	rm -f $(DESTDIR)$(includedir)/amq.h
 	rm -rf $(DESTDIR)$(includedir)/amq
 	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
 	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
-	    $(DESTDIR)$(mandir)/man1/amq.1
+	    $(DESTDIR)$(mandir)/man1/amq.1 $(DESTDIR)$(libdir)/amq/amq.so
+	-rmdir $(DESTDIR)$(libdir)/amq 2>/dev/null
 
 format:
 	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]
