@@ -100,7 +100,7 @@ fail:
 static int check_format(const char *opt, const char *fmt)
 {
     if (fmt == NULL) {
-        cli_error("%s guava or %s redis is required", opt, opt);
+        cli_error("%s guava is required (or %s redis)", opt, opt);
         return -1;
     }
     if (strcmp(fmt, "guava") != 0) {
