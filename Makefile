@@ -70,9 +70,10 @@ SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
 SONAME     := libamq.so.$(VERSION_MAJOR)
 
 # Debian packages the build and the tests need (installed by `make deps`).
-BUILD_DEPS := libxxhash-dev zlib1g-dev
+BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
-              default-jdk-headless libguava-java libbloom-dev librocksdb-dev
+              default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2
 # Building Redis 8 / Valkey 8 for make test-servers (scripts/build-servers.sh).
 SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
@@ -82,7 +83,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis \
-        test-interop bench-tool
+        test-interop bench-tool python test-python bench-python
 
 all: lib cli redis-module
 
@@ -115,6 +116,9 @@ help:
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
+	@echo "  python         the Python package's extension in build/python (pip install ./python"
+	@echo "                 installs it); test-python runs its pytest suite; bench-python"
+	@echo "                 measures it against set() and the C library (docs/benchmarks-python.md)"
 	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1,"
 	@echo "                 the Redis module as \$$(libdir)/amq/amq.so"
 	@echo "  uninstall      remove what install put there"
@@ -162,7 +166,7 @@ $(BUILD)/obj/cli/%.o: cli/%.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
 
 # ---- Redis module -------------------------------------------------------------------
 # Module objects are hidden except RedisModule_OnLoad; the library comes from
@@ -240,6 +244,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-redis
 	@$(MAKE) --no-print-directory WERROR=1 test-interop
+	@$(MAKE) --no-print-directory WERROR=1 test-python
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
@@ -296,6 +301,25 @@ bench-tool: deps-bench
 	@bench/tool/tool-bench.sh $(BUILD)/amq
 
 bench: bench-tool
+
+# ---- Python package (python/, docs/python.md) ------------------------------------------
+# The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
+# python3-pytest), built by the package's own backend into $(BUILD)/python.
+PYTHON ?= /usr/bin/python3
+python: $(STATIC_LIB)
+	@AMQ_BUILD_DIR=$(BUILD) $(PYTHON) python/buildtool/amq_build.py --inplace $(BUILD)/python \
+	    >/dev/null
+
+test-python: python $(BUILD)/amq
+	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \
+	    $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+# Python's set, the C library's batched query and the amq tool, same keys
+# (writes docs/benchmarks-python.md).
+bench-python: deps-test
+	@$(MAKE) --no-print-directory python $(BUILD)/amq $(BENCH_BIN)
+	@PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) python/bench/bench_python.py \
+	    --amq $(BUILD)/amq --out docs/benchmarks-python.md
 
 # ---- install --------------------------------------------------------------------------------------
 install: all

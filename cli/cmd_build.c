@@ -245,7 +245,6 @@ int cmd_build(int argc, char **argv)
     const char *type = "bloom";
     struct timespec t0, t1;
     amq_config cfg;
-    amq_errinfo err;
     amq_stats st;
     cli_scan_opts o;
     cli_progress *pg = NULL;
@@ -311,13 +310,13 @@ int cmd_build(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("build: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     b.path = argv[optind];
@@ -343,10 +342,8 @@ int cmd_build(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     /* Refuse early, before reading gigabytes. */
-    if (!force && strcmp(b.path, "-") != 0 && access(b.path, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", b.path);
+    if (cli_check_output(b.path, force) != 0)
         return EXIT_TROUBLE;
-    }
     cfg.threads = (uint32_t)cli_threads(threads);
     srcs = cli_srcs_from_args(argv + optind + 1, argc - optind - 1, &nsrcs);
     if (srcs == NULL)
@@ -393,15 +390,8 @@ int cmd_build(int argc, char **argv)
         goto done;
     cli_progress_end(pg);
     pg = NULL;
-    memset(&err, 0, sizeof err);
-    v = (uint64_t)-amq_filter_save(b.f, b.path, force ? 0 : AMQ_SAVE_EXCL, &err);
-    if (v != 0) {
-        if ((int)-v == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", b.path);
-        else
-            cli_lib_error((int)-v, &err, NULL);
+    if (cli_save_filter(b.path, b.f, force ? CLI_TARGET_FORCE : 0) != 0)
         goto done;
-    }
     rc = 0;
     if (stats) {
         char human[32];

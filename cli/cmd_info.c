@@ -105,7 +105,7 @@ int cmd_info(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -120,6 +120,7 @@ int cmd_info(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     amq_filter_stats(f, &st);
+    cli_warn_saturated(path, f);
     if (json) {
         printf("{\"file\": ");
         json_string(path);

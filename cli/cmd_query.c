@@ -89,13 +89,13 @@ int cmd_query(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("query: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     rc = amq_filter_open(argv[optind], flags, NULL, &f, &err);
@@ -104,6 +104,8 @@ int cmd_query(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     c.f = f;
+    if (!c.quiet)
+        cli_warn_saturated(argv[optind], f);
     pg = cli_progress_start(cli_progress_mode(progress, c.quiet), "query", 0);
     rc = cli_for_each_batch_ex(f, argv + optind + 1, argc - optind - 1, pg, query_batch, &c);
     cli_progress_end(pg);

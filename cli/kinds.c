@@ -20,6 +20,25 @@
 #endif
 #endif
 
+int cli_kind_scales(uint32_t kind)
+{
+    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
+}
+
+int cli_warn_saturated(const char *path, const amq_filter *f)
+{
+    amq_stats st;
+    amq_filter_stats(f, &st);
+    if (cli_kind_scales(st.kind) || st.capacity == 0 || st.items <= st.capacity)
+        return 0;
+    cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate %.3g "
+             "(created for %.3g)%s",
+             path, (unsigned long long)st.items, (unsigned long long)st.capacity, st.fpp_now,
+             st.fpp_target,
+             st.fpp_now >= 0.5 ? "; most keys never added answer 'maybe present'" : "");
+    return 1;
+}
+
 int cli_filter_concurrent_adds(amq_filter *f)
 {
 #ifdef CLI_HAVE_BLOCKED

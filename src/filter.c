@@ -305,6 +305,8 @@ void amq_filter_stats(const amq_filter *f, amq_stats *st)
 
 int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 {
+    if (f == NULL || fn == NULL)
+        return AMQ_EINVAL; /* the kinds call fn unconditionally */
     return f->ops->describe(f->impl, fn, ctx);
 }
 

@@ -165,7 +165,7 @@ AMQ_API void amq_filter_stats(const amq_filter *f, amq_stats *st);
 /*
  * Kind-specific description: calls fn once per field (name, value) in a
  * fixed order - "bits", "hashes", "probe", ... - for `amq info`.  Stops and
- * returns fn's value when it is non-zero.
+ * returns fn's value when it is non-zero.  AMQ_EINVAL if f or fn is NULL.
  */
 typedef enum amq_field_type {
     AMQ_FIELD_U64 = 1,
