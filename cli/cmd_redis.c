@@ -292,7 +292,8 @@ int cmd_export_redis(int argc, char **argv)
     size_t hlen = 0, keylen, stagelen = 0;
     char *stage = NULL;
     resp_out o = {NULL, 0};
-    int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, to_file;
+    cli_target t;
+    int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd;
 
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -309,13 +310,13 @@ int cmd_export_redis(int argc, char **argv)
             fputs(export_usage, stdout);
             return 0;
         default:
-            fputs(export_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (argc - optind != 2 && argc - optind != 3) {
         cli_error("export: expected KEY IN [OUT]");
-        fputs(export_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     key = argv[optind];
@@ -374,24 +375,21 @@ int cmd_export_redis(int argc, char **argv)
             goto done;
         }
     }
-    to_file = strcmp(outpath, "-") != 0;
-    if (to_file) {
-        int fd = open(outpath, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-        if (fd < 0) {
-            if (errno == EEXIST)
-                cli_error("%s: file exists (use --force to replace it)", outpath);
-            else
-                cli_error("%s: %s", outpath, strerror(errno));
-            goto done;
-        }
-        o.f = fdopen(fd, "wb");
-        if (o.f == NULL) {
+    /* As every output of the tool: a temporary file renamed into place when complete (removed
+     * on a signal); an existing OUT only with --force. */
+    if (cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
+        goto done;
+    target_open = 1;
+    fd = cli_target_begin(&t);
+    dfd = fd >= 0 ? dup(fd) : -1;
+    o.f = dfd >= 0 ? fdopen(dfd, "wb") : NULL;
+    if (o.f == NULL) {
+        if (fd >= 0)
             cli_error("%s: %s", outpath, strerror(errno));
-            close(fd);
-            goto done;
-        }
-    } else {
-        o.f = stdout;
+        if (dfd >= 0)
+            close(dfd);
+        cli_target_abort(&t);
+        goto done;
     }
     stage = stage_key(key, keylen, &stagelen);
     if (stage != NULL) {
@@ -411,22 +409,22 @@ int cmd_export_redis(int argc, char **argv)
         else
             export_scuckoo(&o, c, key, keylen, hdr);
     }
-    if (fflush(o.f) != 0)
+    if (fflush(o.f) != 0 || ferror(o.f))
         o.failed = 1;
-    if (to_file) {
-        if (fclose(o.f) != 0)
-            o.failed = 1;
-        if (o.failed) {
-            cli_error("%s: write failed: %s", outpath, strerror(errno));
-            unlink(outpath);
-            goto done;
-        }
-    } else if (o.failed) {
-        cli_error("standard output: write failed: %s", strerror(errno));
+    if (fclose(o.f) != 0)
+        o.failed = 1;
+    if (o.failed) {
+        cli_error("%s: write failed: %s", strcmp(outpath, "-") == 0 ? "standard output" : outpath,
+                  strerror(errno));
+        cli_target_abort(&t);
         goto done;
     }
+    if (cli_target_commit(&t) != 0)
+        goto done;
     rc = 0;
 done:
+    if (target_open)
+        cli_target_release(&t);
     free(stage);
     free(hdr);
     amq_sbloom_free(own);
@@ -722,7 +720,6 @@ int cmd_import_redis(int argc, char **argv)
     import_state st;
     resp_in r;
     amq_filter *f = NULL;
-    amq_errinfo err;
     int opt, force = 0, rc;
 
     optind = 1;
@@ -737,21 +734,19 @@ int cmd_import_redis(int argc, char **argv)
             fputs(import_usage, stdout);
             return 0;
         default:
-            fputs(import_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (argc - optind != 2) {
         cli_error("import: expected IN and OUT");
-        fputs(import_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     in = argv[optind];
     out = argv[optind + 1];
-    if (!force && access(out, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", out);
+    if (cli_check_output(out, force) != 0)
         return EXIT_TROUBLE;
-    }
     memset(&r, 0, sizeof r);
     memset(&st, 0, sizeof st);
     r.name = strcmp(in, "-") == 0 ? "standard input" : in;
@@ -781,17 +776,9 @@ int cmd_import_redis(int argc, char **argv)
         cli_error("import: %s", amq_strerror(rc));
         return EXIT_TROUBLE;
     }
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_save(f, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    rc = cli_save_filter(out, f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
-    if (rc != AMQ_OK) {
-        if (rc == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", out);
-        else
-            cli_lib_error(rc, &err, NULL);
-        return EXIT_TROUBLE;
-    }
-    return 0;
+    return rc == 0 ? 0 : EXIT_TROUBLE;
 fail:
     amq_sbloom_free(st.s);
     amq_scuckoo_free(st.c);
