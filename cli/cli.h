@@ -207,6 +207,10 @@ int cli_kind_scales(uint32_t kind);
  * and does not scale; 1 if it did. */
 int cli_warn_saturated(const char *path, const amq_filter *f);
 
+/* For add and remove: when f is static (fuse, ribbon), says why it cannot
+ * change and how to rebuild it, and returns 1; else 0. */
+int cli_refuse_static(const amq_filter *f, const char *path, const char *what);
+
 /* ---- output files ------------------------------------------------------------------------ */
 /* Writes data to path atomically (temporary file, fsync, rename, directory
  * fsync); "-" writes to standard output.  Refuses to replace an existing

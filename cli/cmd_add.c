@@ -144,6 +144,11 @@ int cmd_add(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
+    if (cli_refuse_static(c.f, c.path, "add")) {
+        amq_filter_free(c.f);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
     c.skip_present = is_cuckoo(amq_filter_kind(c.f)) && !dups;
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);

@@ -41,7 +41,11 @@ static const char usage_text[] =
     "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
     "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
     "\n"
-    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in)\n"
+    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in);\n"
+    "                   fuse or ribbon: a static filter near the space bound, built\n"
+    "                   from the keys it gets (no counting pass; hashes beyond 256 MiB\n"
+    "                   are spilled to $TMPDIR, 8 bytes per key); fuse has 8-bit\n"
+    "                   fingerprints (fpp 1/256) unless --fpp is below 1/256 (16 bits)\n"
     "  --fpp P          target false-positive rate (default 0.01)\n"
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
     "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
@@ -177,6 +181,65 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
             return full_error(b, rc);
     }
     return 0;
+}
+
+/* ---- static kinds: every key into a builder, then one build ---------------------------- */
+
+static void hash_for_static(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
+{
+    const amq_config *cfg = ctx;
+    size_t i;
+    for (i = 0; i < n; i++)
+        out[i] = amq_hash_key(cfg->hash_algo, cfg->seed, lines[i].data, lines[i].key_len);
+}
+
+typedef struct static_fill {
+    amq_builder *b;
+    uint64_t keys;
+} static_fill;
+
+static int static_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    static_fill *sf = ctx;
+    int rc;
+    (void)lines;
+    rc = amq_builder_add_batch(sf->b, h, n);
+    if (rc != AMQ_OK) {
+        cli_error("build: after %llu keys: %s (temporary files in $TMPDIR or /tmp)",
+                  (unsigned long long)sf->keys, amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    sf->keys += n;
+    return 0;
+}
+
+static int build_static(build *b, amq_config *cfg, cli_scan_opts *o, cli_progress *pg)
+{
+    static_fill sf;
+    amq_errinfo err;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    memset(&sf, 0, sizeof sf);
+    rc = amq_builder_new(cfg, NULL, 0, &sf.b, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, "build");
+        return -1;
+    }
+    o->hash = hash_for_static;
+    o->hash_ctx = cfg;
+    rc = cli_scan_parallel(o, 1, static_batch, &sf);
+    if (rc == 0) {
+        cli_progress_phase(pg, "build: building the filter", 0);
+        rc = amq_builder_finish(sf.b, &b->f, &err);
+        if (rc != AMQ_OK) {
+            cli_lib_error(rc, &err, "build");
+            rc = -1;
+        }
+    }
+    b->nkeys = sf.keys;
+    amq_builder_free(sf.b);
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -344,6 +407,11 @@ int cmd_build(int argc, char **argv)
     /* Refuse early, before reading gigabytes. */
     if (cli_check_output(b.path, force) != 0)
         return EXIT_TROUBLE;
+    if (amq_kind_is_static(kind) && cfg.capacity != 0) {
+        cli_error("build: --capacity does not apply to --type %s: a static filter is sized "
+                  "for the keys it is built from", type);
+        return EXIT_TROUBLE;
+    }
     cfg.threads = (uint32_t)cli_threads(threads);
     srcs = cli_srcs_from_args(argv + optind + 1, argc - optind - 1, &nsrcs);
     if (srcs == NULL)
@@ -355,6 +423,14 @@ int cmd_build(int argc, char **argv)
     o.threads = cli_threads(threads);
     o.progress = pg;
 
+    if (amq_kind_is_static(kind)) {
+        cfg.kind = kind;
+        cli_progress_phase(pg, "build: reading the keys", cli_srcs_bytes(srcs, nsrcs));
+        if (build_static(&b, &cfg, &o, pg) != 0)
+            goto done;
+        cfg.capacity = b.nkeys;
+        goto save;
+    }
     if (cfg.capacity == 0) {
         if (cli_srcs_make_rereadable(srcs, nsrcs, pg) != 0)
             goto done;
@@ -388,6 +464,7 @@ int cmd_build(int argc, char **argv)
     o.hash_ctx = b.f;
     if (cli_scan_parallel(&o, b.unique || !cli_filter_concurrent_adds(b.f), fill_batch, &b) != 0)
         goto done;
+save:
     cli_progress_end(pg);
     pg = NULL;
     if (cli_save_filter(b.path, b.f, force ? CLI_TARGET_FORCE : 0) != 0)

@@ -105,6 +105,10 @@ int cmd_remove(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
+    if (cli_refuse_static(c.f, c.path, "remove")) {
+        amq_filter_free(c.f);
+        return EXIT_TROUBLE;
+    }
     if (!can_remove(amq_filter_kind(c.f))) {
         cli_error("%s: a %s filter cannot remove keys (only cuckoo and scalable-cuckoo "
                   "filters can); the file is left unchanged",

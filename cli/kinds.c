@@ -54,3 +54,14 @@ int cli_filter_concurrent_adds(amq_filter *f)
     (void)f;
     return 0;
 }
+
+int cli_refuse_static(const amq_filter *f, const char *path, const char *what)
+{
+    const char *name = amq_kind_name(amq_filter_kind(f));
+    if (!amq_kind_is_static(amq_filter_kind(f)))
+        return 0;
+    cli_error("%s: a %s filter is static: it holds exactly the keys it was built from and "
+              "cannot %s keys; rebuild it from all the keys with 'amq build --type %s'; "
+              "the file is left unchanged", path, name, what, name);
+    return 1;
+}
