@@ -33,8 +33,7 @@
 static const char usage_text[] =
     "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
     "                 [--guava] [--redisbloom] [--hash ALGO] [--seed S] [--threads T]\n"
-    "                 [--force]\n"
-    "                 [--stats] [--progress] [--quiet]\n"
+    "                 [--force] [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
@@ -57,6 +56,7 @@ static const char usage_text[] =
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
     "  --force          replace FILE if it exists\n"
+    "  --json           with --stats: one JSON object\n"
     "  --stats          print keys read, distinct keys, capacity and the filter on\n"
     "                   standard error\n"
     "  --progress       show progress on standard error even when not a terminal\n"
@@ -299,12 +299,14 @@ int cmd_build(int argc, char **argv)
         {"threads", required_argument, NULL, O_THREADS},
         {"force", no_argument, NULL, O_FORCE},
         {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static build b;
+    int json = 0;
     const char *type = "bloom";
     struct timespec t0, t1;
     amq_config cfg;
@@ -362,6 +364,9 @@ int cmd_build(int argc, char **argv)
             break;
         case O_STATS:
             stats = 1;
+            break;
+        case 'J':
+            json = 1;
             break;
         case O_PROGRESS:
             progress = 1;
@@ -475,20 +480,34 @@ save:
         amq_filter_stats(b.f, &st);
         cli_human_bytes(st.bytes, human, sizeof human);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (b.nkeys > 0)
-            fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
-        if (counted_exactly)
-            fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
-                    (unsigned long long)distinct);
-        else if (estimate > 0)
-            fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
-                    estimate, (unsigned long long)distinct);
-        fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
-        fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
-                amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
-        fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
-        fprintf(stderr, "time:             %.2f s\n",
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        if (json) {
+            fputs("{\"file\": ", stderr);
+            cli_json_string(stderr, b.path);
+            fprintf(stderr,
+                    ", \"keys_read\": %llu, \"distinct_keys\": %llu, \"counted_exactly\": %s, "
+                    "\"capacity\": %llu, \"kind\": \"%s\", \"bytes\": %llu, "
+                    "\"fpp_target\": %.6g, \"items\": %llu, \"seconds\": %.3f}\n",
+                    (unsigned long long)b.nkeys, (unsigned long long)distinct,
+                    counted_exactly ? "true" : "false", (unsigned long long)cfg.capacity,
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, st.fpp_target,
+                    (unsigned long long)st.items,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        } else {
+            if (b.nkeys > 0)
+                fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
+            if (counted_exactly)
+                fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
+                        (unsigned long long)distinct);
+            else if (estimate > 0)
+                fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
+                        estimate, (unsigned long long)distinct);
+            fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
+            fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
+            fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
+            fprintf(stderr, "time:             %.2f s\n",
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        }
     }
 done:
     cli_progress_end(pg);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* the bit array of a Guava filter */
 #include "cli.h"
 #include "cmd_redis.h"
 

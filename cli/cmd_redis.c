@@ -23,9 +23,11 @@
 #include <strings.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* RedisBloom links built from raw fields, a classic bit array */
 #include "cli.h"
 #include "cmd_redis.h"
 
+#include "amq/advanced.h"
 #include "amq/bloom.h"
 #include "amq/scalable_bloom.h"
 #include "amq/scalable_cuckoo.h"
@@ -591,7 +593,7 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
             kind = len == AMQ_SCUCKOO_HEADER_SIZE ? KIND_CF : KIND_BF;
         st->kind = kind;
         if (kind == KIND_BF) {
-            rc = amq_sbloom_header_load(data, len, NULL, &st->s);
+            rc = amq_sbloom_header_decode(data, len, NULL, &st->s);
         } else {
             amq_scuckoo_header h;
             rc = amq_scuckoo_header_decode(data, len, &h);

@@ -2,7 +2,7 @@
  * bf.c - the BF.* commands and the MBbloom-- data type: RedisBloom's
  * scalable Bloom filter, a thin layer over amq/scalable_bloom.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -628,7 +628,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
         }
-        rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        rc = amq_sbloom_header_decode((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);

@@ -2,7 +2,7 @@
  * cf.c - the CF.* commands and the MBbloomCF data type: RedisBloom's
  * scalable cuckoo filter, a thin layer over amq/scalable_cuckoo.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -390,6 +390,7 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     void *value;
     size_t len;
+    uint64_t count = 0;
     const char *item;
     int st;
 
@@ -402,7 +403,8 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithLongLong(ctx, 0);
     item = RedisModule_StringPtrLen(argv[2], &len);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)amq_scuckoo_count(value, item, len));
+    (void)amq_scuckoo_count(value, item, len, &count);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)count);
 }
 
 /* ---- CF.DEL / CF.COMPACT ----------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMQ_ADVANCED_API 1 /* the BF/CF dump internals and raw arrays */
 #include "amq.h"
 #include "rm.h"
 
@@ -141,5 +142,6 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
+int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -58,6 +58,7 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 
 /* GetContextFlags bits. */
 #define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* sent by the primary */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
@@ -262,6 +263,8 @@ typedef struct RedisModuleTypeMethods {
     X(int, StringToLongLong, (const RedisModuleString *str, long long *ll), 1)                 \
     X(int, StringToDouble, (const RedisModuleString *str, double *d), 1)                       \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
+    X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...), 1)    \
+    X(long long, Milliseconds, (void), 1)                                                      \
     X(void *, Alloc, (size_t bytes), 1)                                                        \
     X(void *, TryAlloc, (size_t bytes), 0)                                                     \
     X(void *, Calloc, (size_t nmemb, size_t size), 1)                                          \

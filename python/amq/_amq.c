@@ -531,14 +531,14 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
     if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
         if (!add) {
             if (ks->shape == KEYS_U64)
-                amq_blocked_contains_hashes64(blk, ks->view.buf, ks->n, out);
+                amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out);
             else
-                amq_blocked_contains_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+                amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out);
             return AMQ_OK;
         }
         int64_t r = ks->shape == KEYS_U64
-                        ? amq_blocked_add_hashes64(blk, ks->view.buf, ks->n, out)
-                        : amq_blocked_add_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+                        ? amq_blocked_add_batch64(blk, ks->view.buf, ks->n, out)
+                        : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out);
         return r < 0 ? (int)r : AMQ_OK;
     }
     for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     fclose(in);
     for (r = 0; r < reps; r++) {
         double t0 = now_ns();
-        uint64_t hits = amq_blocked_contains_fixed(amq_filter_blocked(f), keys, width, n, out);
+        uint64_t hits = amq_blocked_contains_batch_fixed(amq_filter_blocked(f), keys, width, n, out);
         double t1 = now_ns();
         printf("%llu %.3f\n", (unsigned long long)hits, (t1 - t0) / (double)n);
     }
