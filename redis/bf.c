@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amq/scalable_bloom.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *bf_type;
@@ -953,6 +954,7 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
+    tm.defrag = amq_rm_bf_defrag;
     return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
                               sizeof bf_cmds / sizeof bf_cmds[0]);
 }

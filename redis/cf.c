@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amq/scalable_cuckoo.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *cf_type;
@@ -987,6 +988,7 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
+    tm.defrag = amq_rm_cf_defrag;
     return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
                               sizeof cf_cmds / sizeof cf_cmds[0]);
 }
