@@ -779,16 +779,8 @@ AMQ_KIND_FWD_CONTAINS(amq_cuckoo)
 AMQ_KIND_FWD_REMOVE(amq_cuckoo)
 AMQ_KIND_FWD_CLEAR(amq_cuckoo)
 AMQ_KIND_FWD_IS_READONLY(amq_cuckoo)
-
-static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
-{
-    return amq_cuckoo_add_batch(impl, h, n, added, NULL);
-}
-
-static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    (void)amq_cuckoo_contains_batch(impl, h, n, out, NULL);
-}
+AMQ_KIND_FWD_ADD_BATCH(amq_cuckoo)
+AMQ_KIND_FWD_CONTAINS_BATCH(amq_cuckoo)
 
 static void op_stats(const void *impl, amq_stats *st)
 {
@@ -933,8 +925,8 @@ const amq_kind_ops amq_cuckoo_ops = {
     .add = kind_add,
     .contains = kind_contains,
     .remove = kind_remove,
-    .add_batch = op_add_batch,
-    .contains_batch = op_contains_batch,
+    .add_batch = kind_add_batch,
+    .contains_batch = kind_contains_batch,
     .merge = NULL,
     .intersect = NULL,
     .clear = kind_clear,

@@ -130,6 +130,19 @@ const amq_kind_ops *amq_kind_lookup(uint32_t kind);
     static int kind_remove(void *impl, amq_hash128 h) { return T##_remove_hash((T *)impl, h); }
 #define AMQ_KIND_FWD_CLEAR(T)                                                                      \
     static int kind_clear(void *impl) { return T##_clear((T *)impl); }
+#define AMQ_KIND_FWD_ADD_BATCH(T)                                                                  \
+    static int kind_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)          \
+    {                                                                                              \
+        return T##_add_batch((T *)impl, h, n, added, NULL);                                        \
+    }
+#define AMQ_KIND_FWD_CONTAINS_BATCH(T)                                                             \
+    static void kind_contains_batch(const void *impl, const amq_hash128 *h, size_t n,              \
+                                    uint8_t *out)                                                  \
+    {                                                                                              \
+        (void)T##_contains_batch((const T *)impl, h, n, out, NULL);                                \
+    }
+#define AMQ_KIND_FWD_SET_CONCURRENT(T)                                                             \
+    static int kind_set_concurrent(void *impl, int on) { return T##_set_concurrent((T *)impl, on); }
 #define AMQ_KIND_FWD_IS_READONLY(T)                                                                \
     static int kind_is_view(const void *impl) { return T##_is_readonly((const T *)impl); }
 

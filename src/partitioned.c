@@ -861,16 +861,9 @@ AMQ_KIND_FWD_ADD(amq_partitioned)
 AMQ_KIND_FWD_CONTAINS(amq_partitioned)
 AMQ_KIND_FWD_CLEAR(amq_partitioned)
 AMQ_KIND_FWD_IS_READONLY(amq_partitioned)
-
-static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
-{
-    return amq_partitioned_add_batch(impl, h, n, added, NULL);
-}
-
-static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    (void)amq_partitioned_contains_batch(impl, h, n, out, NULL);
-}
+AMQ_KIND_FWD_ADD_BATCH(amq_partitioned)
+AMQ_KIND_FWD_CONTAINS_BATCH(amq_partitioned)
+AMQ_KIND_FWD_SET_CONCURRENT(amq_partitioned)
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
 {
@@ -1137,11 +1130,6 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-static int op_set_concurrent(void *impl, int on)
-{
-    return amq_partitioned_set_concurrent(impl, on);
-}
-
 const amq_kind_ops amq_partitioned_ops = {
     .kind = AMQ_KIND_PARTITIONED,
     .name = "partitioned",
@@ -1152,8 +1140,8 @@ const amq_kind_ops amq_partitioned_ops = {
     .add = kind_add,
     .contains = kind_contains,
     .remove = NULL,
-    .add_batch = op_add_batch,
-    .contains_batch = op_contains_batch,
+    .add_batch = kind_add_batch,
+    .contains_batch = kind_contains_batch,
     .merge = op_merge,
     .intersect = NULL,
     .clear = kind_clear,
@@ -1165,5 +1153,5 @@ const amq_kind_ops amq_partitioned_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
-    .set_concurrent = op_set_concurrent,
+    .set_concurrent = kind_set_concurrent,
 };
