@@ -45,13 +45,15 @@ typedef struct amq_cuckoo amq_cuckoo;
 
 /* Limits and defaults. */
 #define AMQ_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 40)
+#define AMQ_CUCKOO_MIN_FINGERPRINT 4u
+#define AMQ_CUCKOO_MAX_FINGERPRINT 32u
 #define AMQ_CUCKOO_DEFAULT_KICKS 500u
 /* At most this many evictions per insert (as the scalable kind and the
  * tool): a file asking for billions would make one add run for minutes. */
 #define AMQ_CUCKOO_MAX_KICKS 65535u
 
 typedef struct amq_cuckoo_params {
-    uint32_t fingerprint_bits; /* f: 8, 12 or 16 */
+    uint32_t fingerprint_bits; /* f: 4 to 32 */
     uint32_t bucket_size;      /* b: 1, 2, 4 or 8 */
     uint64_t buckets;          /* nb in [1, AMQ_CUCKOO_MAX_BUCKETS] */
     uint32_t max_kicks;        /* evictions per insert before "full", in
