@@ -50,6 +50,8 @@ struct amq_cuckoo {
     uint32_t f, b;      /* fingerprint bits, slots per bucket */
     uint32_t bb;        /* bits per bucket, f * b */
     uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
+    int fast;           /* XXH3 and CK_WORD64: the one-key fast paths apply */
+    int fast_add;       /* fast, and the table is writable */
     uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
     uint64_t fmax;             /* 2^f - 1 */
@@ -492,6 +494,8 @@ static void derive(amq_cuckoo *c)
     c->bb = c->f * c->b;
     c->shape = shape_of(c->bb);
     c->fmax = (UINT64_C(1) << c->f) - 1;
+    c->fast = c->p.hash_algo == AMQ_HASH_XXH3 && c->shape == CK_WORD64;
+    c->fast_add = 0; /* until the table is known to be writable */
     c->ones_lo = c->ones_hi = 0;
     for (j = 0; j < c->b; j++) {
         uint32_t bit = j * c->f;
@@ -538,6 +542,7 @@ int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
     c->d = c->data.data;
+    c->fast_add = c->fast;
     *out = c;
     return AMQ_OK;
 }
@@ -593,6 +598,7 @@ int amq_cuckoo_clone(const amq_cuckoo *src, const amq_allocator *alloc, amq_cuck
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
     c->d = c->data.data;
+    c->fast_add = c->fast;
     c->items = src->items;
     c->victim_fp = src->victim_fp;
     c->victim_bucket = src->victim_bucket;
@@ -656,37 +662,48 @@ int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
     return add_inline(c, h);
 }
 
-/* 8- and 16-byte keys: XXH3's code for that length flattened into the
- * add or query (the compiler would otherwise call its length dispatch). */
-__attribute__((flatten)) static int add_key8(amq_cuckoo *c, const void *key)
+/* The slow paths of the one-key functions, out of line so that the fast
+ * ones stay leaf functions (no registers to save, no frame). */
+static __attribute__((noinline)) int add_any(amq_cuckoo *c, const void *key, size_t len)
 {
-    return add_inline(c, key_hash(c, key, 8));
+    return add_inline(c, key_hash(c, key, len));
 }
 
-__attribute__((flatten)) static int add_key16(amq_cuckoo *c, const void *key)
+static __attribute__((noinline)) int query_any(const amq_cuckoo *c, const void *key, size_t len)
 {
-    return add_inline(c, key_hash(c, key, 16));
+    return query(c, key_hash(c, key, len));
 }
 
-__attribute__((flatten)) static int query_key8(const amq_cuckoo *c, const void *key)
+/*
+ * 8- and 16-byte keys with XXH3 in a one-word layout (c->fast): XXH3's code
+ * for that length flattened into the add or the query.  A full filter (a
+ * victim) and a view take the general path.
+ */
+__attribute__((flatten)) static int add_fast(amq_cuckoo *c, const void *key, size_t len)
 {
-    return query(c, key_hash(c, key, 8));
+    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
+                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    uint32_t fp = fingerprint(x.high64, c->fmax);
+    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    (void)insert(c, i1, i2, fp);
+    c->items++;
+    return 1;
 }
 
-__attribute__((flatten)) static int query_key16(const amq_cuckoo *c, const void *key)
+__attribute__((flatten)) static int query_fast(const amq_cuckoo *c, const void *key, size_t len)
 {
-    return query(c, key_hash(c, key, 16));
+    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
+                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    uint32_t fp = fingerprint(x.high64, c->fmax);
+    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    return test2(c, fp, i1, i2);
 }
 
 int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
 {
-    if (c->p.hash_algo == AMQ_HASH_XXH3) {
-        if (len == 8)
-            return add_key8(c, key);
-        if (len == 16)
-            return add_key16(c, key);
-    }
-    return add_inline(c, key_hash(c, key, len));
+    if (__builtin_expect(c->fast_add && (len == 8 || len == 16) && c->victim_fp == 0, 1))
+        return add_fast(c, key, len);
+    return add_any(c, key, len);
 }
 
 int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -734,13 +751,9 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 
 int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
 {
-    if (c->p.hash_algo == AMQ_HASH_XXH3) {
-        if (len == 8)
-            return query_key8(c, key);
-        if (len == 16)
-            return query_key16(c, key);
-    }
-    return query(c, key_hash(c, key, len));
+    if (__builtin_expect(c->fast && (len == 8 || len == 16) && c->victim_fp == 0, 1))
+        return query_fast(c, key, len);
+    return query_any(c, key, len);
 }
 
 int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
