@@ -2,7 +2,7 @@
 # GNU make.  `make help` lists the targets.
 
 VERSION_MAJOR := 0
-VERSION := 0.1.0
+VERSION := 0.2.0
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -12,6 +12,7 @@ libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(PREFIX)/share/man
+datadir    ?= $(PREFIX)/share
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wpointer-arith \
@@ -33,7 +34,7 @@ endif
 
 CPPFLAGS_ALL := -Iinclude -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   := -std=c11 $(OPT) -g -fPIC -pthread $(WARN) $(EXTRA_CFLAGS) $(CFLAGS)
-LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY
+LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY -DAMQ_ADVANCED_API
 LDLIBS_ALL   := -lxxhash -lm -pthread $(LDLIBS)
 LDFLAGS_ALL  := $(EXTRA_LDFLAGS) $(LDFLAGS)
 
@@ -70,16 +71,18 @@ SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
 SONAME     := libamq.so.$(VERSION_MAJOR)
 
 # Debian packages the build and the tests need (installed by `make deps`).
-BUILD_DEPS := libxxhash-dev zlib1g-dev
+BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
-              default-jdk-headless libguava-java libbloom-dev librocksdb-dev
+              default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
+.PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
+        test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis \
-        test-interop bench-tool
+        test-interop bench-tool python test-python bench-python
 
 all: lib cli redis-module
 
@@ -99,15 +102,20 @@ help:
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
 	@echo "                 kill/disk-full faults, ThreadSanitizer"
 	@echo "  test-unit, test-cli, test-interop, test-example, test-asan, test-clang,"
+	@echo "  test-headers   each public header compiles alone (run by test-unit)"
 	@echo "  test-fuzz      the parts of make test, one at a time"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
 	@echo "                 (docs/reliability.md)"
 	@echo "  test-faults    SIGKILL during saves, disk full"
+	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
+	@echo "  python         the Python package's extension in build/python (pip install ./python"
+	@echo "                 installs it); test-python runs its pytest suite; bench-python"
+	@echo "                 measures it against set() and the C library (docs/benchmarks-python.md)"
 	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
@@ -154,7 +162,7 @@ $(BUILD)/obj/cli/%.o: cli/%.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
 
 # ---- Redis module -------------------------------------------------------------------
 # Module objects are hidden except RedisModule_OnLoad; the library comes from
@@ -168,9 +176,10 @@ $(REDIS_MODULE): $(REDIS_OBJ) $(STATIC_LIB)
 	    $(STATIC_LIB) $(LDLIBS_ALL)
 
 # ---- tests ------------------------------------------------------------------------------
+# The tests cover the advanced API too.
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 	@mkdir -p $(@D)
@@ -180,8 +189,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 # on tiny sizes by `make test`; `make bench` runs it for real.
 tests: $(TEST_BIN) $(BENCH_BIN)
 
-test-unit: $(TEST_BIN)
+test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
+
+# Every public header compiles alone (and amq/advanced.h only when asked for).
+test-headers:
+	@scripts/check-headers.sh $(CC)
 
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
@@ -192,6 +205,10 @@ test-redis: $(REDIS_MODULE)
 # Guava interoperability against Debian's libguava-java (skipped without a JDK).
 test-interop: $(BUILD)/amq
 	@tests/interop/guava.sh $(BUILD)/amq
+
+# The aging kind's window guarantee over 100M adds (make test runs 20M).
+test-aging-long: $(BUILD)/tests/test_aging
+	@AMQ_AGING_STREAM=100000000 AMQ_TEST_FILTER=aging_stream_window_long $(BUILD)/tests/test_aging
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
@@ -222,6 +239,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-redis
 	@$(MAKE) --no-print-directory WERROR=1 test-interop
+	@$(MAKE) --no-print-directory WERROR=1 test-python
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
@@ -248,11 +266,14 @@ $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
 
-# Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
-# docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M (about 10
+# minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
+# whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
+# Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)
+	@$(MAKE) --no-print-directory bench-tool
 
 bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
@@ -277,7 +298,25 @@ bench-tool: deps-bench
 	@$(MAKE) --no-print-directory all
 	@bench/tool/tool-bench.sh $(BUILD)/amq
 
-bench: bench-tool
+
+# ---- Python package (python/, docs/python.md) ------------------------------------------
+# The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
+# python3-pytest), built by the package's own backend into $(BUILD)/python.
+PYTHON ?= /usr/bin/python3
+python: $(STATIC_LIB)
+	@AMQ_BUILD_DIR=$(BUILD) $(PYTHON) python/buildtool/amq_build.py --inplace $(BUILD)/python \
+	    >/dev/null
+
+test-python: python $(BUILD)/amq
+	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \
+	    $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+# Python's set, the C library's batched query and the amq tool, same keys
+# (writes docs/benchmarks-python.md).
+bench-python: deps-test
+	@$(MAKE) --no-print-directory python $(BUILD)/amq $(BENCH_BIN)
+	@PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) python/bench/bench_python.py \
+	    --amq $(BUILD)/amq --out docs/benchmarks-python.md
 
 # ---- install --------------------------------------------------------------------------------------
 install: all
@@ -294,13 +333,18 @@ install: all
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
 	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	install -d $(DESTDIR)$(datadir)/bash-completion/completions $(DESTDIR)$(datadir)/zsh/site-functions
+	install -m 644 completions/amq.bash $(DESTDIR)$(datadir)/bash-completion/completions/amq
+	install -m 644 completions/_amq $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 uninstall:
 	rm -f $(DESTDIR)$(includedir)/amq.h
 	rm -rf $(DESTDIR)$(includedir)/amq
 	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
 	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
-	    $(DESTDIR)$(mandir)/man1/amq.1
+	    $(DESTDIR)$(mandir)/man1/amq.1 \
+	    $(DESTDIR)$(datadir)/bash-completion/completions/amq \
+	    $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 format:
 	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]
@@ -311,4 +355,5 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+    $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN)) $(TEST_SUPPORT:.o=.d)

@@ -122,7 +122,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
     if (parse_config(ctx, argv, argc) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    if (bf_register(ctx) != REDISMODULE_OK || cf_register(ctx) != REDISMODULE_OK)
+    if (bf_register(ctx) != REDISMODULE_OK || cf_register(ctx) != REDISMODULE_OK ||
+        af_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "amq %s: BF error_rate=%g initial_size=%llu expansion=%u; CF "

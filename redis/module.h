@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMQ_ADVANCED_API 1 /* the BF/CF dump internals and raw arrays */
 #include "amq.h"
 #include "rm.h"
 
@@ -58,9 +59,13 @@ int rm_reply_cstr(RedisModuleCtx *ctx, const char *s);
 /* ---- arguments ------------------------------------------------------------------ */
 /* Case-insensitive comparison of an argument with a keyword. */
 int rm_arg_is(RedisModuleString *arg, const char *keyword);
-/* Strict integer: optional '-', decimal digits, no spaces, fits long long. */
+/* Index of the first of argv[0..argc) equal to keyword (any case), -1 if
+ * none. */
+int rm_arg_index(RedisModuleString **argv, int argc, const char *keyword);
+/* An integer as the server reads one (RedisModule_StringToLongLong). */
 int rm_arg_ll(RedisModuleString *arg, long long *out);
-/* Strict finite double (strtod syntax over the whole argument). */
+/* A double as the server reads one (RedisModule_StringToDouble): "inf" is
+ * one, "nan" is not. */
 int rm_arg_double(RedisModuleString *arg, double *out);
 
 /* ---- keys -------------------------------------------------------------------------- */
@@ -92,22 +97,47 @@ int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
 
 /* ---- families ---------------------------------------------------------------------------- */
 
-/* One command of a family: its name, handler and Redis command flags; the
- * key is always the first argument. */
+/*
+ * One command of a family, registered as RedisBloom registers it: its
+ * lower-case name (COMMAND, INFO commandstats and error texts show it), its
+ * flags, and what COMMAND INFO / COMMAND DOCS report (arity, which the
+ * server checks before calling the handler; the key's access flags; the
+ * documentation).  The key is always the first argument.
+ */
 typedef struct rm_command {
     const char *name;
     RedisModuleCmdFunc fn;
     const char *flags;
+    int arity;
+    uint64_t key_flags; /* REDISMODULE_CMD_KEY_* of the key spec */
+    const char *summary, *since, *complexity, *tips;
+    RedisModuleCommandArg *args; /* ends with a zeroed entry; NULL: none */
 } rm_command;
+
+/* Argument descriptions for COMMAND DOCS. */
+#define RM_ARG_KEY {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0}
+#define RM_ARG(n, t, f) {.name = (n), .type = REDISMODULE_ARG_TYPE_##t, .key_spec_index = -1, .flags = (f)}
+#define RM_ARG_TOKEN(n, tok, f)                                                              \
+    {.name = (n), .type = REDISMODULE_ARG_TYPE_PURE_TOKEN, .key_spec_index = -1, .token = (tok), \
+     .flags = (f)}
+#define RM_ARG_BLOCK(n, tok, f, sub)                                                      \
+    {.name = (n), .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1, .token = (tok), \
+     .flags = (f), .subargs = (sub)}
+#define RM_ARG_END {0}
+#define RM_OPT REDISMODULE_CMD_ARG_OPTIONAL
+#define RM_MULTI REDISMODULE_CMD_ARG_MULTIPLE
 
 /*
  * Creates the data type `type_name` with the methods in tm (its version is
- * set here) and the n commands; REDISMODULE_ERR if Redis refuses either.
+ * set here) and the n commands with their command information (on servers
+ * that have RedisModule_SetCommandInfo); REDISMODULE_ERR if Redis refuses
+ * any of it.
  */
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n);
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
+int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -36,6 +36,9 @@ static const amq_kind_ops *const kinds[] = {
     &amq_sbloom_ops,
     &amq_blocked_ops,
     &amq_partitioned_ops,
+    &amq_fuse_ops,
+    &amq_ribbon_ops,
+    &amq_aging_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -113,6 +116,12 @@ static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
     f->readonly = ops->is_view(impl);
     *out = f;
     return AMQ_OK;
+}
+
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out)
+{
+    return wrap(ops, impl, alloc, out);
 }
 
 int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
@@ -233,16 +242,25 @@ int amq_filter_add_batch(amq_filter *f, const amq_hash128 *h, size_t n, uint8_t 
     return AMQ_OK;
 }
 
-void amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
-                               uint8_t *out)
+int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n, uint8_t *out)
 {
     size_t i;
     if (f->ops->contains_batch != NULL) {
         f->ops->contains_batch(f->impl, h, n, out);
-        return;
+        return AMQ_OK;
     }
     for (i = 0; i < n; i++)
         out[i] = (uint8_t)f->ops->contains(f->impl, h[i]);
+    return AMQ_OK;
+}
+
+int amq_filter_set_concurrent(amq_filter *f, int on)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    if (f->ops->set_concurrent == NULL)
+        return AMQ_EUNSUPPORTED;
+    return f->ops->set_concurrent(f->impl, on);
 }
 
 /* ---- combining ------------------------------------------------------------------ */
@@ -305,7 +323,14 @@ void amq_filter_stats(const amq_filter *f, amq_stats *st)
 
 int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 {
+    if (f == NULL || fn == NULL)
+        return AMQ_EINVAL; /* the kinds call fn unconditionally */
     return f->ops->describe(f->impl, fn, ctx);
+}
+
+void *amq_filter_impl(const amq_filter *f)
+{
+    return f->impl;
 }
 
 struct amq_bloom *amq_filter_bloom(amq_filter *f)
