@@ -144,7 +144,9 @@ int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
     b = bloom_shell(params, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_alloc(&b->data, &b->alloc, amq_bloom_data_size(params));
+    /* Probes read the array bytewise or through memcpy: no alignment to pay
+     * for. */
+    rc = amq_region_alloc_align(&b->data, &b->alloc, amq_bloom_data_size(params), 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
@@ -183,7 +185,7 @@ int amq_bloom_clone(const amq_bloom *src, const amq_allocator *alloc, amq_bloom 
     b = bloom_shell(&src->p, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_copy(&b->data, &b->alloc, src->data.data, src->data.size);
+    rc = amq_region_copy_align(&b->data, &b->alloc, src->data.data, src->data.size, 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
