@@ -66,10 +66,6 @@ static amq_sbloom *bf_create(RedisModuleCtx *ctx, const bf_opts *o)
         RedisModule_ReplyWithError(ctx, rc == AMQ_ELIMIT ? BF_ERR_RATE : BF_ERR_RATE_RANGE);
         return NULL;
     }
-    if (!rm_memory_allows(ctx, first.bytes)) {
-        RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
-        return NULL;
-    }
     rc = amq_sbloom_new(&p, &amq_rm_allocator, &s);
     if (rc != AMQ_OK) {
         RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_RATE);
@@ -210,7 +206,8 @@ static amq_sbloom *bf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *name,
 }
 
 /* Adds argv[first..argc) and replies an array of results that ends at the
- * first error (an error element). */
+ * first error (an error element); returns the index of the item that
+ * failed, argc when none did. */
 static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **argv, int first,
                         int argc, int *changed)
 {
@@ -232,7 +229,26 @@ static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **
         rm_reply_bool(ctx, rc);
     }
     RedisModule_ReplySetArrayLength(ctx, n);
-    return REDISMODULE_OK;
+    return i;
+}
+
+/*
+ * Replicates a multi-item add: verbatim when every item was added, else
+ * the same command cut before the item that failed, so that a replica
+ * (which never refuses for memory) holds exactly what the primary holds.
+ */
+static void bf_replicate_items(RedisModuleCtx *ctx, RedisModuleString **argv, int first,
+                               int failed, int argc)
+{
+    const char *cmd;
+    if (failed >= argc) {
+        RedisModule_ReplicateVerbatim(ctx);
+        return;
+    }
+    if (failed == first) /* nothing added: the key existed, or was not made */
+        return;
+    cmd = RedisModule_StringPtrLen(argv[0], NULL);
+    RedisModule_Replicate(ctx, cmd, "v", argv + 1, (size_t)(failed - 1));
 }
 
 static int bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -267,7 +283,7 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     amq_sbloom *s;
     bf_opts o;
-    int created, changed = 0;
+    int created, changed = 0, failed;
 
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
@@ -277,10 +293,10 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    bf_add_items(ctx, s, argv, 2, argc, &changed);
+    failed = bf_add_items(ctx, s, argv, 2, argc, &changed);
     RedisModule_CloseKey(key);
     if (created || changed)
-        RedisModule_ReplicateVerbatim(ctx);
+        bf_replicate_items(ctx, argv, 2, failed, argc);
     return REDISMODULE_OK;
 }
 
@@ -292,6 +308,7 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bf_opts o;
     const char *err;
     int i, items = -1, nocreate = 0, nonscaling = 0, expansion_given = 0, created, changed = 0;
+    int failed;
 
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
@@ -334,10 +351,10 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    bf_add_items(ctx, s, argv, items, argc, &changed);
+    failed = bf_add_items(ctx, s, argv, items, argc, &changed);
     RedisModule_CloseKey(key);
     if (created || changed)
-        RedisModule_ReplicateVerbatim(ctx);
+        bf_replicate_items(ctx, argv, items, failed, argc);
     return REDISMODULE_OK;
 }
 
@@ -562,24 +579,6 @@ static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
 }
 
-/* Sum of the links' byte counts a header chunk announces (saturating), for
- * the memory guard; 0 when the chunk is malformed (the library rejects it). */
-static uint64_t bf_header_bytes(const uint8_t *buf, size_t len)
-{
-    uint64_t total = 0;
-    size_t off;
-    if (len < AMQ_SBLOOM_HEADER_FIXED || (len - AMQ_SBLOOM_HEADER_FIXED) % AMQ_SBLOOM_HEADER_LINK)
-        return 0;
-    for (off = AMQ_SBLOOM_HEADER_FIXED; off < len; off += AMQ_SBLOOM_HEADER_LINK) {
-        uint64_t b = 0;
-        int k;
-        for (k = 7; k >= 0; k--)
-            b = (b << 8) | buf[off + (size_t)k];
-        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
-    }
-    return total;
-}
-
 static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
@@ -604,10 +603,6 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (it != 1) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
-        }
-        if (!rm_memory_allows(ctx, bf_header_bytes((const uint8_t *)buf, len))) {
-            RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
         }
         rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {

@@ -47,16 +47,6 @@ static void cf_defaults(cf_opts *o)
     o->expansion = amq_rm_cfg.cf_expansion;
 }
 
-/* Bytes of the first sub-filter: next power of two >= capacity / bucket
- * size, times the bucket size. */
-static uint64_t cf_first_bytes(const cf_opts *o)
-{
-    uint64_t want = o->capacity / o->bucket_size, nb = 1;
-    while (nb < want)
-        nb <<= 1;
-    return nb * o->bucket_size;
-}
-
 /* Creates a filter; on failure replies the error and returns NULL. */
 static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
 {
@@ -64,10 +54,6 @@ static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
     amq_scuckoo *c = NULL;
     int rc;
 
-    if (!rm_memory_allows(ctx, cf_first_bytes(o))) {
-        RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
-        return NULL;
-    }
     amq_scuckoo_params_init(&p, 1);
     p.capacity = o->capacity;
     p.bucket_size = o->bucket_size;
@@ -216,12 +202,23 @@ static int cf_addnx(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item... ------------------- */
 
+/* A copy of argv[1..upto) (options and the items before the first
+ * failure) with room for every later item. */
+static RedisModuleString **cf_ok_vector(RedisModuleString **argv, int argc, int upto)
+{
+    RedisModuleString **v = RedisModule_Alloc((size_t)(argc - 1) * sizeof *v);
+    memcpy(v, argv + 1, (size_t)(upto - 1) * sizeof *v);
+    return v;
+}
+
 static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int nx)
 {
     RedisModuleKey *key;
     void *value;
     amq_scuckoo *c;
     cf_opts o;
+    RedisModuleString **ok = NULL; /* after a failure: the arguments to replicate */
+    size_t nok = 0;
     int i, st, items = -1, nocreate = 0, changed = 0, resp3;
 
     if (argc < 4)
@@ -271,14 +268,26 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         int rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
         if (rc == 1)
             changed = 1;
+        if (rc < 0 && ok == NULL) {
+            ok = cf_ok_vector(argv, argc, i);
+            nok = (size_t)(i - 1);
+        } else if (rc >= 0 && ok != NULL)
+            ok[nok++] = argv[i];
         if (nx || !resp3)
             RedisModule_ReplyWithLongLong(ctx, rc < 0 ? -1 : rc);
         else
             rm_reply_bool(ctx, rc == 1);
     }
     RedisModule_CloseKey(key);
-    if (changed)
+    if (changed && ok == NULL) {
         RedisModule_ReplicateVerbatim(ctx);
+    } else if (changed) {
+        /* Some items failed (a growth refused for memory): the replica gets
+         * the items the primary took, and only those. */
+        RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", ok, nok);
+    }
+    if (ok != NULL)
+        RedisModule_Free(ok);
     return REDISMODULE_OK;
 }
 
@@ -509,15 +518,19 @@ static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
 }
 
-/* Total bytes of the chain a header describes (saturating), for the memory
- * guard; the library validates the shape itself. */
+/* Total bytes of the chain a header describes (saturating), for the check
+ * of an RDB value against the machine's memory: the expansion rounded up to
+ * a power of two, as the library builds the chain.  The library validates
+ * the shape itself. */
 static uint64_t cf_header_bytes(const amq_scuckoo_header *h)
 {
-    uint64_t nb = h->num_buckets, total = 0, j;
+    uint64_t nb = h->num_buckets, total = 0, j, exp = 1;
     uint64_t lim = UINT64_MAX / 2;
+    while (exp < h->expansion)
+        exp <<= 1;
     for (j = 0; j < h->num_filters && j < 65536; j++) {
         if (j > 0)
-            nb = (h->expansion != 0 && nb <= lim / h->expansion) ? nb * h->expansion : lim;
+            nb = (h->expansion != 0 && nb <= lim / exp) ? nb * exp : lim;
         total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
         if (total >= lim)
             return lim;
@@ -575,10 +588,6 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (amq_scuckoo_header_decode((const uint8_t *)buf, len, &h) != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, CF_ERR_HEADER);
-        }
-        if (!rm_memory_allows(ctx, cf_header_bytes(&h))) {
-            RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
         }
         rc = cf_from_header(&h, &c);
         if (rc != AMQ_OK) {

@@ -75,18 +75,38 @@ int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleT
 
 /* ---- memory -------------------------------------------------------------------------- */
 /*
- * 1 when allocating `bytes` more is allowed: within what maxmemory leaves
- * (when maxmemory is set; with an evicting maxmemory-policy, within
- * maxmemory itself, since the server evicts to make room) and within the
- * machine's memory.
+ * The memory guard: the one check every filter allocation passes (the
+ * module's allocator calls it with the exact size the library asks for).
+ *
+ * While a client runs a deny-oom command (armed by rm_guard_begin, which
+ * rm_create_command's dispatcher calls), an allocation is granted when
+ * used_memory + what this command was already granted + bytes stays within
+ * maxmemory (with an evicting maxmemory-policy: within maxmemory itself, as
+ * the server evicts to make room) and within the machine's memory.  A
+ * refusal makes the library return AMQ_ENOMEM with the filter unchanged.
+ *
+ * Outside a guarded command - loading an RDB or replaying the AOF
+ * (REDISMODULE_CTX_FLAGS_LOADING), commands from the primary
+ * (REDISMODULE_CTX_FLAGS_REPLICATED), RESTORE's value loading, COPY,
+ * CF.DEL's compaction - maxmemory never refuses anything, as in Redis;
+ * only a block the machine cannot hold at all is refused
+ * (rm_memory_plausible), so a hostile size fails instead of the server
+ * being killed by the kernel.
+ *
+ * New commands get the guard by registering through rm_create_command (or
+ * rm_register_family) with "deny-oom" in their flags; docs/reliability.md
+ * states the rules.
  */
-int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes);
+void rm_guard_begin(RedisModuleCtx *ctx);
+void rm_guard_end(void);
+/* 1 while a client command is guarded (not loading, not replicated). */
+int rm_guard_active(void);
+/* 1 when `bytes` more may be allocated now (and counts them as granted). */
+int rm_guard_grant(uint64_t bytes);
 /*
  * 1 when `bytes` more fit in the machine's memory (used_memory + bytes <=
- * total_system_memory); maxmemory is not considered.  Used where Redis
- * itself does not apply maxmemory (loading an RDB) and by the allocator for
- * every large block, so that a hostile size is refused instead of the
- * server being killed by the kernel.  ctx may be NULL.
+ * total_system_memory); maxmemory is not considered.  Blocks under 64 MiB
+ * always pass.  ctx may be NULL.
  */
 int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
 
@@ -104,6 +124,13 @@ typedef struct rm_command {
  * Creates the data type `type_name` with the methods in tm (its version is
  * set here) and the n commands; REDISMODULE_ERR if Redis refuses either.
  */
+/*
+ * Registers one command (key at argument 1) running through the module's
+ * dispatcher: deny-oom commands run with the memory guard armed.
+ */
+int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
+                      const char *flags);
+
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n);
 

@@ -57,6 +57,7 @@ typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
 
 /* GetContextFlags bits. */
 #define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
@@ -142,6 +143,7 @@ typedef struct RedisModuleTypeMethods {
     X(int, WrongArity, (RedisModuleCtx * ctx), 1)                                              \
     X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len), 1)              \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
+    X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...), 1)    \
     X(void *, Alloc, (size_t bytes), 1)                                                        \
     X(void *, TryAlloc, (size_t bytes), 0)                                                     \
     X(void *, Calloc, (size_t nmemb, size_t size), 1)                                          \
