@@ -111,7 +111,7 @@ static int reserve_links(amq_sbloom *s, uint32_t want)
 
     if (want <= s->cap)
         return AMQ_OK;
-    ncap = s->cap == 0 ? 4 : s->cap;
+    ncap = s->cap == 0 ? 1 : s->cap; /* most chains keep one link */
     while (ncap < want)
         ncap *= 2;
     nl = amq_calloc(&s->alloc, ncap * sizeof *nl);

@@ -24,7 +24,7 @@
 
 typedef struct subf {
     uint64_t nb;
-    amq_region mem; /* ct_bytes(nb * bucket_size, f) bytes, zero padded */
+    amq_region mem; /* sub_bytes (8-bit slots) or ct_bytes (zero padded) bytes */
 } subf;
 
 struct amq_scuckoo {
@@ -138,10 +138,11 @@ static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *allo
 static int push_subf(amq_scuckoo *c, uint64_t nb)
 {
     subf *s;
+    uint64_t bytes;
     int rc;
 
     if (c->nf == c->cap) {
-        uint32_t ncap = c->cap == 0 ? 4 : c->cap * 2;
+        uint32_t ncap = c->cap == 0 ? 1 : c->cap * 2; /* most chains keep one */
         subf *nf = amq_calloc(&c->alloc, ncap * sizeof *nf);
         if (nf == NULL)
             return AMQ_ENOMEM;
@@ -152,8 +153,13 @@ static int push_subf(amq_scuckoo *c, uint64_t nb)
         c->cap = ncap;
     }
     s = &c->f[c->nf];
-    rc = amq_region_alloc(&s->mem, &c->alloc,
-                          (size_t)ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits));
+    /* Slots are read bytewise: no alignment to pay for; 8-bit slots (the
+     * RedisBloom layout) are never read past the last one, so the table
+     * takes exactly its bytes and a power-of-two table stays in its
+     * allocator size class. */
+    bytes = c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
+                                       : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
+    rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
     if (rc != AMQ_OK)
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     s->nb = nb;
@@ -510,7 +516,52 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
     return 0;
 }
 
-static int compact_one(amq_scuckoo *c, uint32_t fi)
+/*
+ * The same walk for a chain whose sub-filters all have the same bucket
+ * count (expansion 1), where a long chain made the scan of every earlier
+ * sub-filter per slot quadratic.  first[b] is the first sub-filter that may
+ * still have room in bucket b: during a compaction room only disappears
+ * from the sub-filters moved into (the slots emptied belong to the one
+ * being compacted, never a target again), so first[b] only moves forward
+ * and a whole compaction reads each bucket of the chain about once.  The
+ * fingerprint lands where relocate() would put it: the oldest sub-filter
+ * with room in bucket i or, failing that, in its alternate bucket.
+ */
+static int64_t room_in(const amq_scuckoo *c, uint16_t *first, uint64_t b, uint32_t limit,
+                       uint32_t *at)
+{
+    uint32_t j = first[b];
+    int64_t to = -1;
+
+    while (j < limit && (to = bucket_find(c, &c->f[j], b, 0)) < 0)
+        j++;
+    first[b] = (uint16_t)j;
+    *at = j;
+    return j < limit ? to : -1;
+}
+
+static int relocate_flat(amq_scuckoo *c, uint16_t *first, uint32_t fi, uint64_t i,
+                         uint64_t slot)
+{
+    subf *s = &c->f[fi];
+    uint32_t fp = slot_get(c, s, slot), j1, j2;
+    int64_t to1, to2;
+
+    if (fp == 0)
+        return 1;
+    to1 = room_in(c, first, i, fi, &j1);
+    to2 = room_in(c, first, alt_hash(fp, i) & (s->nb - 1), fi, &j2);
+    if (to1 >= 0 && (to2 < 0 || j1 <= j2))
+        slot_set(c, &c->f[j1], (uint64_t)to1, fp);
+    else if (to2 >= 0)
+        slot_set(c, &c->f[j2], (uint64_t)to2, fp);
+    else
+        return 0;
+    slot_set(c, s, slot, 0);
+    return 1;
+}
+
+static int compact_one(amq_scuckoo *c, uint32_t fi, uint16_t *first)
 {
     uint64_t i, nb = c->f[fi].nb;
     uint32_t k, bs = c->p.bucket_size;
@@ -518,19 +569,35 @@ static int compact_one(amq_scuckoo *c, uint32_t fi)
 
     for (i = 0; i < nb; i++)
         for (k = 0; k < bs; k++)
-            if (!relocate(c, fi, i, i * bs + k))
+            if (!(first != NULL ? relocate_flat(c, first, fi, i, i * bs + k)
+                                : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
     if (ok && fi == c->nf - 1)
         pop_subf(c);
     return ok;
 }
 
+/* Chains at least this long with one bucket count compact with first[]
+ * (2 bytes per bucket of one sub-filter: at most 1/8 of the chain). */
+#define FLAT_COMPACT_MIN 16u
+
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {
+    uint16_t *first = NULL;
+    size_t first_bytes = 0;
     uint32_t j;
+
+    /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
+     * buckets.  Without the scratch (no memory) the plain walk gives the
+     * same result, slower. */
+    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 2) {
+        first_bytes = (size_t)c->nb0 * sizeof *first;
+        first = amq_calloc(&c->alloc, first_bytes);
+    }
     for (j = c->nf; j > 1; j--)
-        if (!compact_one(c, j - 1) && !cont)
+        if (!compact_one(c, j - 1, first) && !cont)
             break;
+    amq_free(&c->alloc, first, first_bytes);
     c->deletes = 0;
 }
 

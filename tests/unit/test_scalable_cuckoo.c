@@ -3,6 +3,8 @@
  * (RedisBloom's documentation and its tests/flow/test_cuckoo.py), the dump
  * format, hostile input, compaction; and the native mode.
  */
+#include <stdlib.h>
+
 #include "amq.h"
 #include "test.h"
 
@@ -691,6 +693,77 @@ TEST(scuckoo_arrays_regression)
     CHECK_EQ(info_of(c).deletes, 0);
     CHECK_EQ_U64(arrays_digest(c), UINT64_C(0xf17638d0a01338de));
     amq_scuckoo_free(c);
+}
+
+/* An allocator that can refuse everything, to take the plain compaction
+ * walk (no scratch) on one twin and the per-bucket one on the other. */
+static int refuse_all;
+
+static void *maybe_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return refuse_all ? NULL : malloc(size);
+}
+
+static void plain_free(void *opaque, void *ptr, size_t size)
+{
+    (void)opaque;
+    (void)size;
+    free(ptr);
+}
+
+/* A long chain of one bucket count (expansion 1) compacts through first[]
+ * (linear in the chain); the result is bit for bit the plain walk's, for
+ * the delete path's partial compaction and CF.COMPACT's full one. */
+TEST(scuckoo_flat_compaction_matches_plain)
+{
+    amq_allocator a = {maybe_alloc, plain_free, NULL, NULL};
+    amq_scuckoo_params p;
+    amq_scuckoo *fast = NULL, *plain = NULL;
+    char key[16];
+    int i, len, round;
+
+    amq_scuckoo_params_init(&p, 1);
+    p.capacity = 32;
+    p.bucket_size = 4;
+    p.max_filters = 1000;
+    REQUIRE_OK(amq_scuckoo_new(&p, NULL, &fast));
+    REQUIRE_OK(amq_scuckoo_new(&p, &a, &plain));
+    for (i = 0; i < 3000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        CHECK_EQ(amq_scuckoo_add(fast, key, (size_t)len), 1);
+        CHECK_EQ(amq_scuckoo_add(plain, key, (size_t)len), 1);
+    }
+    CHECK_GE(info_of(fast).num_filters, 64);
+    for (round = 0; round < 3; round++) {
+        /* Deletes spread over the chain (every 7th key of a third), each
+         * compacting on the way once deletes pass 10 % of the items. */
+        for (i = round; i < 3000; i += 7 * 3) {
+            len = snprintf(key, sizeof key, "%d", i);
+            refuse_all = 1;
+            CHECK_EQ(amq_scuckoo_remove(plain, key, (size_t)len), 1);
+            refuse_all = 0;
+            CHECK_EQ(amq_scuckoo_remove(fast, key, (size_t)len), 1);
+        }
+        CHECK_EQ(info_of(fast).num_filters, info_of(plain).num_filters);
+        CHECK_EQ_U64(arrays_digest(fast), arrays_digest(plain));
+    }
+    refuse_all = 1;
+    amq_scuckoo_compact(plain, 1);
+    refuse_all = 0;
+    amq_scuckoo_compact(fast, 1);
+    CHECK_EQ(info_of(fast).num_filters, info_of(plain).num_filters);
+    CHECK_EQ_U64(arrays_digest(fast), arrays_digest(plain));
+    for (i = 0; i < 3000; i++) {
+        if (i % 21 < 3) /* deleted */
+            continue;
+        len = snprintf(key, sizeof key, "%d", i);
+        if (!amq_scuckoo_contains(fast, key, (size_t)len))
+            FAIL_AT_("%s lost by compaction", key);
+    }
+    REQUIRE_OK(amq_scuckoo_validate(fast));
+    amq_scuckoo_free(fast);
+    amq_scuckoo_free(plain);
 }
 
 TEST_MAIN()
