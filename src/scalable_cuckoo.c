@@ -519,38 +519,66 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
 /*
  * The same walk for a chain whose sub-filters all have the same bucket
  * count (expansion 1), where a long chain made the scan of every earlier
- * sub-filter per slot quadratic.  first[b] is the first sub-filter that may
- * still have room in bucket b: during a compaction room only disappears
+ * sub-filter per slot quadratic.  room.first[b] is the first sub-filter
+ * that may still have room in bucket b and room.pos[b] the first slot of
+ * that bucket that may be empty: during a compaction room only disappears
  * from the sub-filters moved into (the slots emptied belong to the one
- * being compacted, never a target again), so first[b] only moves forward
- * and a whole compaction reads each bucket of the chain about once.  The
+ * being compacted, never a target again), so both only move forward and a
+ * whole compaction reads each slot of the chain about once.  The
  * fingerprint lands where relocate() would put it: the oldest sub-filter
  * with room in bucket i or, failing that, in its alternate bucket.
  */
-static int64_t room_in(const amq_scuckoo *c, uint16_t *first, uint64_t b, uint32_t limit,
-                       uint32_t *at)
+typedef struct room {
+    uint16_t *first; /* nb0 entries; sub-filter indexes fit (at most 65535) */
+    uint8_t *pos;    /* nb0 entries; bucket sizes are at most 255 */
+} room;
+
+static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at)
 {
-    uint32_t j = first[b];
+    uint32_t j = r->first[b], k = r->pos[b], bs = c->p.bucket_size;
     int64_t to = -1;
 
-    while (j < limit && (to = bucket_find(c, &c->f[j], b, 0)) < 0)
-        j++;
-    first[b] = (uint16_t)j;
+    for (; j < limit; j++, k = 0) {
+        const subf *s = &c->f[j];
+        if (c->p.fingerprint_bits == 8) {
+            const uint8_t *p = s->mem.data + b * bs;
+            const uint8_t *q = memchr(p + k, 0, bs - k);
+            if (q != NULL) {
+                k = (uint32_t)(q - p);
+                break;
+            }
+        } else {
+            for (; k < bs && slot_get(c, s, b * bs + k) != 0; k++)
+                ;
+            if (k < bs)
+                break;
+        }
+    }
+    r->first[b] = (uint16_t)j;
+    r->pos[b] = (uint8_t)(j < limit ? k : 0);
     *at = j;
-    return j < limit ? to : -1;
+    if (j < limit)
+        to = (int64_t)(b * bs + k);
+    return to;
 }
 
-static int relocate_flat(amq_scuckoo *c, uint16_t *first, uint32_t fi, uint64_t i,
-                         uint64_t slot)
+static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint64_t slot)
 {
     subf *s = &c->f[fi];
     uint32_t fp = slot_get(c, s, slot), j1, j2;
+    uint64_t i2;
     int64_t to1, to2;
 
     if (fp == 0)
         return 1;
-    to1 = room_in(c, first, i, fi, &j1);
-    to2 = room_in(c, first, alt_hash(fp, i) & (s->nb - 1), fi, &j2);
+    i2 = alt_hash(fp, i) & (s->nb - 1);
+    to1 = room_in(c, r, i, fi, &j1);
+    if (i2 == i) {
+        to2 = -1;
+        j2 = j1;
+    } else {
+        to2 = room_in(c, r, i2, fi, &j2);
+    }
     if (to1 >= 0 && (to2 < 0 || j1 <= j2))
         slot_set(c, &c->f[j1], (uint64_t)to1, fp);
     else if (to2 >= 0)
@@ -561,43 +589,97 @@ static int relocate_flat(amq_scuckoo *c, uint16_t *first, uint32_t fi, uint64_t 
     return 1;
 }
 
-static int compact_one(amq_scuckoo *c, uint32_t fi, uint16_t *first)
+/* 1 when no slot of sub-filter fi holds a fingerprint. */
+static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
-    uint64_t i, nb = c->f[fi].nb;
+    const uint8_t *d = c->f[fi].mem.data;
+    size_t n = (size_t)sub_bytes(c, c->f[fi].nb);
+    return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
+}
+
+/* 1 when some bucket of the sub-filters before fi may still take a
+ * fingerprint (first[] advanced on the way, so each bucket of the chain is
+ * read about once over a whole compaction). */
+static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
+{
+    uint64_t b;
+    uint32_t at;
+    for (b = 0; b < c->nb0; b++)
+        if (room_in(c, r, b, fi, &at) >= 0)
+            return 1;
+    return 0;
+}
+
+/* Slot visits left to this compaction, each costing one earlier bucket
+ * (the flat walk) or one per earlier sub-filter (the plain walk). */
+static int spend(uint64_t *budget, uint64_t cost)
+{
+    if (*budget < cost) {
+        *budget = 0;
+        return 0;
+    }
+    *budget -= cost;
+    return 1;
+}
+
+static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
+{
+    uint64_t i, nb = c->f[fi].nb, cost = r != NULL ? 1 : (uint64_t)fi + 1;
     uint32_t k, bs = c->p.bucket_size;
     int ok = 1;
 
-    for (i = 0; i < nb; i++)
+    /* Nowhere to move to: the walk below would fail on every fingerprint;
+     * the answer without it is the same (and a chain that is full up to
+     * here costs one pass over its buckets instead of one per slot). */
+    if (r != NULL && !room_below(c, r, fi)) {
+        if (!subf_empty(c, fi))
+            return 0;
+        if (fi == c->nf - 1)
+            pop_subf(c);
+        return 1;
+    }
+
+    for (i = 0; i < nb; i++) {
+        if (!spend(budget, cost * bs))
+            return 0;
         for (k = 0; k < bs; k++)
-            if (!(first != NULL ? relocate_flat(c, first, fi, i, i * bs + k)
-                                : relocate(c, fi, i, i * bs + k)))
+            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k)
+                            : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
+    }
     if (ok && fi == c->nf - 1)
         pop_subf(c);
     return ok;
 }
 
-/* Chains at least this long with one bucket count compact with first[]
- * (2 bytes per bucket of one sub-filter: at most 1/8 of the chain). */
+/* Chains at least this long with one bucket count compact with a room
+ * (3 bytes per bucket of one sub-filter: at most 3/16 of the chain). */
 #define FLAT_COMPACT_MIN 16u
 
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {
-    uint16_t *first = NULL;
-    size_t first_bytes = 0;
+    uint64_t budget = AMQ_SCUCKOO_COMPACT_WORK;
+    room r, *rp = NULL;
+    uint8_t *scratch = NULL;
+    size_t bytes = 0;
     uint32_t j;
 
     /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 2) {
-        first_bytes = (size_t)c->nb0 * sizeof *first;
-        first = amq_calloc(&c->alloc, first_bytes);
+    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 3) {
+        bytes = (size_t)c->nb0 * 3;
+        scratch = amq_calloc(&c->alloc, bytes);
+        if (scratch != NULL) {
+            r.first = (uint16_t *)(void *)scratch;
+            r.pos = scratch + (size_t)c->nb0 * 2;
+            rp = &r;
+        }
     }
-    for (j = c->nf; j > 1; j--)
-        if (!compact_one(c, j - 1, first) && !cont)
+    for (j = c->nf; j > 1 && budget > 0; j--)
+        if (!compact_one(c, j - 1, rp, &budget) && !cont)
             break;
-    amq_free(&c->alloc, first, first_bytes);
+    amq_free(&c->alloc, scratch, bytes);
     c->deletes = 0;
 }
 

@@ -4,6 +4,7 @@
  * format, hostile input, compaction; and the native mode.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "amq.h"
 #include "test.h"
@@ -660,9 +661,9 @@ TEST(scuckoo_file_roundtrip)
  * roll-back, deletion order and compaction so that a change shows. */
 static uint64_t arrays_digest(const amq_scuckoo *c)
 {
-    uint64_t d = 0;
+    uint64_t d = 0, nf = info_of(c).num_filters;
     uint32_t j;
-    for (j = 0; j < info_of(c).num_filters; j++) {
+    for (j = 0; j < nf; j++) {
         const uint8_t *data;
         size_t len;
         if (amq_scuckoo_subfilter(c, j, NULL, &data, &len) == AMQ_OK)
@@ -764,6 +765,71 @@ TEST(scuckoo_flat_compaction_matches_plain)
     REQUIRE_OK(amq_scuckoo_validate(fast));
     amq_scuckoo_free(fast);
     amq_scuckoo_free(plain);
+}
+
+/* Nonzero slots of each value over the whole chain. */
+static void value_counts(const amq_scuckoo *c, uint64_t counts[256])
+{
+    uint64_t nf = info_of(c).num_filters;
+    uint32_t j;
+    memset(counts, 0, 256 * sizeof counts[0]);
+    for (j = 0; j < nf; j++) {
+        const uint8_t *d;
+        size_t n, k;
+        REQUIRE_OK(amq_scuckoo_subfilter(c, j, NULL, &d, &n));
+        for (k = 0; k < n; k++)
+            counts[d[k]]++;
+    }
+    counts[0] = 0;
+}
+
+/* A compaction bigger than AMQ_SCUCKOO_COMPACT_WORK takes several calls,
+ * each making progress and losing no fingerprint, until a call changes
+ * nothing. */
+TEST(scuckoo_compaction_bounded_per_call)
+{
+    amq_scuckoo_header h;
+    amq_scuckoo *c = NULL;
+    uint64_t before[256], after[256], x = UINT64_C(88172645463325252), g = 0, digest;
+    uint32_t j, nf = 32768, calls = 0, last;
+
+    memset(&h, 0, sizeof h);
+    h.num_buckets = 1;
+    h.num_filters = nf;
+    h.bucket_size = 255;
+    h.max_iterations = 20;
+    h.expansion = 1;
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    for (j = 0; j < nf; j++) {
+        uint8_t *d;
+        size_t n, k;
+        REQUIRE_OK(amq_scuckoo_subfilter_mut(c, j, &d, &n));
+        for (k = 0; k < n; k++, g++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            d[k] = g % 4 == 0 ? 0 : (uint8_t)(x % 255 + 1); /* a quarter empty */
+        }
+    }
+    CHECK_GT((uint64_t)nf * 255, AMQ_SCUCKOO_COMPACT_WORK);
+    value_counts(c, before);
+    last = nf;
+    for (;;) {
+        digest = arrays_digest(c);
+        amq_scuckoo_compact(c, 1);
+        calls++;
+        REQUIRE(calls < 100);
+        if (arrays_digest(c) == digest)
+            break;
+        CHECK_LE(info_of(c).num_filters, last);
+        last = (uint32_t)info_of(c).num_filters;
+    }
+    CHECK_GE(calls, 3);
+    /* A quarter of the chain was empty: the newest quarter moved out. */
+    CHECK_LE(info_of(c).num_filters, nf * 3 / 4 + 1);
+    value_counts(c, after);
+    CHECK(memcmp(before, after, sizeof before) == 0);
+    amq_scuckoo_free(c);
 }
 
 TEST_MAIN()
