@@ -669,6 +669,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     amq_sbloom_header h;
     amq_sbloom_link_info *infos = NULL;
     bf_loaded_link *links = NULL;
+    void **arrays;
     amq_sbloom *s = NULL;
     uint64_t size, nfilters, options = 0, growth = 2, i, total = 0;
     int rc;
@@ -730,7 +731,17 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     h.growth = (uint32_t)growth;
     if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), total))
         goto corrupt;
-    rc = amq_sbloom_from_raw(&h, infos, &amq_rm_allocator, &s);
+    /* The links adopt the loaded buffers (RedisModule_LoadStringBuffer's
+     * memory, freed by the allocator's RedisModule_Free): a large filter
+     * is not held twice while it loads.  The buffers are taken whatever
+     * the outcome. */
+    arrays = RedisModule_Alloc(nfilters * sizeof *arrays);
+    for (i = 0; i < nfilters; i++) {
+        arrays[i] = links[i].data;
+        links[i].data = NULL;
+    }
+    rc = amq_sbloom_from_raw_owning(&h, infos, arrays, &amq_rm_allocator, &s);
+    RedisModule_Free(arrays);
     if (rc != AMQ_OK) {
         RedisModule_LogIOError(io, "warning", "amq: Bloom filter data refused (%s)%s",
                                amq_strerror(rc),
@@ -738,17 +749,6 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
                                    ? ": filters without FORCE64 (32-bit hashing) are not supported"
                                    : "");
         goto fail;
-    }
-    for (i = 0; i < nfilters; i++) {
-        uint8_t *data;
-        size_t len;
-        amq_sbloom_link_data_mut(s, (uint32_t)i, &data, &len);
-        if (len != links[i].len) {
-            amq_sbloom_free(s);
-            s = NULL;
-            goto corrupt;
-        }
-        memcpy(data, links[i].data, len);
     }
     goto done;
 

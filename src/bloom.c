@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "amq/bloom.h"
+#include "bloom_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -151,6 +152,31 @@ int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    *out = b;
+    return AMQ_OK;
+}
+
+int amq_bloom_new_owning(const amq_bloom_params *params, void *data, size_t len,
+                         uint64_t items, const amq_allocator *alloc, amq_bloom **out)
+{
+    amq_bloom *b;
+    int rc;
+
+    *out = NULL;
+    rc = check_params(params);
+    if (rc != AMQ_OK)
+        return rc;
+    if (len != amq_bloom_data_size(params) || len == 0)
+        return AMQ_EINVAL;
+    b = bloom_shell(params, alloc);
+    if (b == NULL)
+        return AMQ_ENOMEM;
+    b->data.data = data;
+    b->data.size = len;
+    b->data.base = data;
+    b->data.base_size = len;
+    b->data.how = AMQ_REGION_HEAP;
+    b->items = items;
     *out = b;
     return AMQ_OK;
 }

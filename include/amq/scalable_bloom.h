@@ -172,6 +172,18 @@ AMQ_API int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_lin
  * (RedisBloom answers [0, ""]).  LOADCHUNK it data writes at offset
  * it - len - 1, inside one link.  Native-mode filters have no such form.
  */
+/*
+ * amq_sbloom_from_raw whose links adopt arrays[i] (links[i].bytes bytes
+ * each, taken from alloc, any alignment) instead of new zeroed arrays: a
+ * host that has read the bit arrays (a Redis RDB load) hands them over
+ * rather than holding every link twice.  Every array is taken whatever
+ * the outcome: owned by the filter on AMQ_OK, freed through alloc on an
+ * error.  Errors as amq_sbloom_from_raw.
+ */
+AMQ_API int amq_sbloom_from_raw_owning(const amq_sbloom_header *h,
+                                       const amq_sbloom_link_info *links, void **arrays,
+                                       const amq_allocator *alloc, amq_sbloom **out);
+
 #define AMQ_SBLOOM_HEADER_FIXED 20
 #define AMQ_SBLOOM_HEADER_LINK 53
 #define AMQ_SBLOOM_MAX_CHUNK ((size_t)16 << 20)
