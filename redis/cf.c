@@ -643,10 +643,11 @@ static void cf_rdb_save(RedisModuleIO *io, void *value)
 
 static void *cf_rdb_load(RedisModuleIO *io, int encver)
 {
-    amq_scuckoo_header h;
+    amq_scuckoo_header h, shape;
     amq_scuckoo *c = NULL;
-    char *buf = NULL;
-    uint64_t j;
+    void **tables = NULL;
+    size_t *lens = NULL, nf = 0, j;
+    uint64_t want_nb, exp;
     int rc;
 
     if (encver < 0 || encver > AMQ_RM_ENCVER) {
@@ -662,12 +663,12 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     if (encver >= 4) {
         uint64_t bs = RedisModule_LoadUnsigned(io);
         uint64_t iters = RedisModule_LoadUnsigned(io);
-        uint64_t exp = RedisModule_LoadUnsigned(io);
-        if (bs > 255 || iters > 65535 || exp > AMQ_RM_MAX_EXPANSION)
+        uint64_t e = RedisModule_LoadUnsigned(io);
+        if (bs > 255 || iters > 65535 || e > AMQ_RM_MAX_EXPANSION)
             goto corrupt;
         h.bucket_size = (uint32_t)bs;
         h.max_iterations = (uint32_t)iters;
-        h.expansion = (uint32_t)exp;
+        h.expansion = (uint32_t)e;
     } else {
         h.bucket_size = 2;
         h.max_iterations = 20;
@@ -675,44 +676,64 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     }
     if (RedisModule_IsIOError(io))
         goto fail;
-    if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
+    if (h.num_filters == 0 || h.num_filters > AMQ_SCUCKOO_MAX_FILTERS ||
+        !rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
         goto corrupt;
-    rc = cf_from_header(&h, &c);
-    if (rc != AMQ_OK)
-        goto corrupt;
-    for (j = 0; j < h.num_filters; j++) {
-        uint64_t nb, want_nb;
-        uint8_t *data;
-        size_t bytes, got;
-        const uint8_t *unused;
-
-        amq_scuckoo_subfilter(c, (uint32_t)j, &want_nb, &unused, &bytes);
+    /* Every sub-filter's table is read first, then the chain adopts the
+     * loaded buffers (RedisModule_LoadStringBuffer's memory, freed by the
+     * allocator's RedisModule_Free): a large filter is not held twice while
+     * it loads.  The library checks each size against the header's chain. */
+    nf = (size_t)h.num_filters;
+    tables = RedisModule_Alloc(nf * sizeof *tables);
+    lens = RedisModule_Alloc(nf * sizeof *lens);
+    for (j = 0; j < nf; j++) {
+        tables[j] = NULL;
+        lens[j] = 0;
+    }
+    exp = 1;
+    while (exp < h.expansion)
+        exp <<= 1;
+    for (j = 0, want_nb = h.num_buckets; j < nf; j++) {
+        if (j > 0)
+            want_nb = want_nb <= UINT64_MAX / exp ? want_nb * exp : 0;
         if (encver >= 4) {
-            nb = RedisModule_LoadUnsigned(io);
+            uint64_t nb = RedisModule_LoadUnsigned(io);
             if (RedisModule_IsIOError(io))
                 goto fail;
             if (nb != want_nb)
                 goto corrupt;
         }
-        buf = RedisModule_LoadStringBuffer(io, &got);
-        if (RedisModule_IsIOError(io) || buf == NULL)
+        tables[j] = RedisModule_LoadStringBuffer(io, &lens[j]);
+        if (RedisModule_IsIOError(io) || tables[j] == NULL)
             goto fail;
-        if (got != bytes)
-            goto corrupt;
-        amq_scuckoo_subfilter_mut(c, (uint32_t)j, &data, &bytes);
-        memcpy(data, buf, bytes);
-        RedisModule_Free(buf);
-        buf = NULL;
     }
-    return c;
+    shape = h;
+    shape.num_items = 0;
+    shape.num_deletes = 0;
+    rc = amq_scuckoo_from_header_owning(&shape, tables, lens, &amq_rm_allocator, &c);
+    for (j = 0; j < nf; j++)
+        tables[j] = NULL; /* taken, whatever the outcome */
+    if (rc != AMQ_OK)
+        goto corrupt;
+    amq_scuckoo_set_counts(c, h.num_items, h.num_deletes);
+    amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
+    goto done;
 
 corrupt:
     RedisModule_LogIOError(io, "warning", "amq: corrupt cuckoo filter data");
 fail:
-    if (buf != NULL)
-        RedisModule_Free(buf);
     amq_scuckoo_free(c);
-    return NULL;
+    c = NULL;
+done:
+    if (tables != NULL) {
+        for (j = 0; j < nf; j++)
+            if (tables[j] != NULL)
+                RedisModule_Free(tables[j]);
+        RedisModule_Free(tables);
+    }
+    if (lens != NULL)
+        RedisModule_Free(lens);
+    return c;
 }
 
 static void cf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *value)

@@ -134,8 +134,9 @@ static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *allo
     return c;
 }
 
-/* Appends a zeroed sub-filter of nb buckets. */
-static int push_subf(amq_scuckoo *c, uint64_t nb)
+/* Appends a sub-filter of nb buckets: zeroed, or adopting table (its
+ * bytes from the filter's allocator; still the caller's on an error). */
+static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 {
     subf *s;
     uint64_t bytes;
@@ -159,9 +160,18 @@ static int push_subf(amq_scuckoo *c, uint64_t nb)
      * allocator size class. */
     bytes = c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
                                        : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
-    rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
-    if (rc != AMQ_OK)
-        return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    if (table != NULL) {
+        memset(&s->mem, 0, sizeof s->mem);
+        s->mem.data = table;
+        s->mem.size = (size_t)bytes;
+        s->mem.base = table;
+        s->mem.base_size = (size_t)bytes;
+        s->mem.how = AMQ_REGION_HEAP;
+    } else {
+        rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
+        if (rc != AMQ_OK)
+            return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    }
     s->nb = nb;
     c->nf++;
     return AMQ_OK;
@@ -173,15 +183,17 @@ static void pop_subf(amq_scuckoo *c)
     amq_region_free(&c->f[c->nf].mem, &c->alloc);
 }
 
-/* Allocates nf sub-filters nb0 * expansion^j (shape already checked). */
-static int build_chain(amq_scuckoo *c, uint64_t nf)
+/* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
+ * adopts tables[j]; on an error, tables from the failed one on are not
+ * taken. */
+static int build_chain(amq_scuckoo *c, uint64_t nf, void **tables)
 {
     uint64_t nb = c->nb0, j;
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
             nb *= c->p.expansion;
-        rc = push_subf(c, nb);
+        rc = push_subf(c, nb, tables != NULL ? tables[j] : NULL);
         if (rc != AMQ_OK)
             return rc;
     }
@@ -221,7 +233,7 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
         amq_scuckoo_free(c);
         return AMQ_ERANGE;
     }
-    rc = build_chain(c, 1);
+    rc = build_chain(c, 1, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return rc;
@@ -242,7 +254,7 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
         return AMQ_ENOMEM;
     c->nb0 = src->nb0;
     for (j = 0; j < src->nf; j++) {
-        rc = push_subf(c, src->f[j].nb);
+        rc = push_subf(c, src->f[j].nb, NULL);
         if (rc != AMQ_OK) {
             amq_scuckoo_free(c);
             return rc;
@@ -383,7 +395,7 @@ static int grow(amq_scuckoo *c)
     nb = last->nb * c->p.expansion;
     if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
         return AMQ_ELIMIT;
-    return push_subf(c, nb);
+    return push_subf(c, nb, NULL);
 }
 
 static int insert_lookup(amq_scuckoo *c, const lookup *l)
@@ -794,32 +806,33 @@ void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes)
 
 /* ---- raw construction and the RedisBloom dump format ---------------------------------------- */
 
-int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
-                            const amq_allocator *alloc, amq_scuckoo **out)
+/* from_header with, when tables is given, every table taken (adopted on
+ * AMQ_OK, freed through alloc on an error; table_bytes[j] its size). */
+static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets, void **tables,
+                       const size_t *table_bytes, const amq_allocator *alloc, amq_scuckoo **out)
 {
     amq_scuckoo_params p;
-    amq_scuckoo *c;
-    uint64_t slots, j, nb;
+    amq_scuckoo *c = NULL;
+    uint64_t slots, j = 0, nb;
     uint32_t exp;
-    int rc;
+    int rc = AMQ_ECORRUPT;
 
     *out = NULL;
     if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
-        return AMQ_ECORRUPT;
+        goto fail;
     /* The chain grows by the power of two at or above the expansion asked
      * for; a header holding the unrounded value describes the same chain. */
     exp = h->expansion == 0 ? 0 : (uint32_t)next_pow2(h->expansion);
     if (check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
-        return AMQ_ECORRUPT;
+        goto fail;
     if (h->num_items > slots)
-        return AMQ_ECORRUPT;
-    if (sub_buckets != NULL) {
-        for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
-            if (j > 0)
-                nb *= exp;
-            if (sub_buckets[j] != nb)
-                return AMQ_ECORRUPT;
-        }
+        goto fail;
+    for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
+        if (j > 0)
+            nb *= exp;
+        if ((sub_buckets != NULL && sub_buckets[j] != nb) ||
+            (tables != NULL && table_bytes[j] != nb * h->bucket_size))
+            goto fail;
     }
     amq_scuckoo_params_init(&p, 1);
     p.capacity = h->num_buckets * h->bucket_size;
@@ -828,19 +841,43 @@ int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buc
     p.expansion = exp;
     p.max_filters = h->num_filters > DEFAULT_MAX_FILTERS ? (uint32_t)h->num_filters
                                                           : DEFAULT_MAX_FILTERS;
+    j = 0;
+    rc = AMQ_ENOMEM;
     c = shell(&p, alloc);
     if (c == NULL)
-        return AMQ_ENOMEM;
+        goto fail;
     c->nb0 = h->num_buckets;
-    rc = build_chain(c, h->num_filters);
-    if (rc != AMQ_OK) {
-        amq_scuckoo_free(c);
-        return rc;
-    }
+    rc = build_chain(c, h->num_filters, tables);
+    if (rc != AMQ_OK)
+        goto fail;
     c->items = h->num_items;
     c->deletes = h->num_deletes;
     *out = c;
     return AMQ_OK;
+
+fail:
+    if (tables != NULL) {
+        amq_allocator a;
+        amq_alloc_init(&a, alloc);
+        /* The ones the chain holds go with it. */
+        for (j = c != NULL ? c->nf : 0; j < h->num_filters; j++)
+            amq_free(&a, tables[j], table_bytes[j]);
+    }
+    amq_scuckoo_free(c);
+    return rc;
+}
+
+int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
+                            const amq_allocator *alloc, amq_scuckoo **out)
+{
+    return from_header(h, sub_buckets, NULL, NULL, alloc, out);
+}
+
+int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
+                                   const size_t *table_bytes, const amq_allocator *alloc,
+                                   amq_scuckoo **out)
+{
+    return from_header(h, NULL, tables, table_bytes, alloc, out);
 }
 
 int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
@@ -1166,7 +1203,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
                        (unsigned long long)a->payload_len, (unsigned long long)total);
     }
-    rc = build_chain(c, nf);
+    rc = build_chain(c, nf, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
