@@ -12,6 +12,7 @@ libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(PREFIX)/share/man
+datadir    ?= $(PREFIX)/share
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wpointer-arith \
@@ -50,22 +51,37 @@ REDIS_MODULE := $(BUILD)/amq.so
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
 BENCH_BIN := $(BUILD)/bench/amq-bench
+# The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
+# when Debian's librocksdb-dev is installed; without it the rows are left out.
+CXX ?= g++
+ifneq ($(wildcard /usr/include/rocksdb/filter_policy.h),)
+BENCH_CXX_SRC := $(wildcard bench/*.cc)
+BENCH_DEFS    := -DAMQB_HAVE_ROCKSDB=1
+BENCH_LIBS    := -lrocksdb
+BENCH_LINK    := $(CXX)
+else
+BENCH_LINK    := $(CC)
+endif
+BENCH_OBJ += $(patsubst %.cc,$(BUILD)/obj/%.o,$(BENCH_CXX_SRC))
+CXXFLAGS_ALL := -std=c++17 $(OPT) -g -fPIC -pthread -Wall -Wextra -Wshadow -Wconversion \
+                $(if $(filter 1,$(WERROR)),-Werror) $(CXXFLAGS)
 
 STATIC_LIB := $(BUILD)/libamq.a
 SHARED_LIB := $(BUILD)/libamq.so.$(VERSION)
 SONAME     := libamq.so.$(VERSION_MAJOR)
 
 # Debian packages the build and the tests need (installed by `make deps`).
-BUILD_DEPS := libxxhash-dev zlib1g-dev
+BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
-              default-jdk-headless libguava-java libbloom-dev
-BENCH_DEPS := libbloom-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
+              default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
+BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis \
-        test-interop bench-tool
+        test-interop bench-tool python test-python bench-python
 
 all: lib cli redis-module
 
@@ -94,6 +110,9 @@ help:
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
+	@echo "  python         the Python package's extension in build/python (pip install ./python"
+	@echo "                 installs it); test-python runs its pytest suite; bench-python"
+	@echo "                 measures it against set() and the C library (docs/benchmarks-python.md)"
 	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
@@ -140,7 +159,7 @@ $(BUILD)/obj/cli/%.o: cli/%.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/amq: $(CLI_OBJ) $(STATIC_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
 
 # ---- Redis module -------------------------------------------------------------------
 # Module objects are hidden except RedisModule_OnLoad; the library comes from
@@ -208,6 +227,7 @@ test: deps-test
 	@$(MAKE) --no-print-directory WERROR=1 test-cli
 	@$(MAKE) --no-print-directory WERROR=1 test-redis
 	@$(MAKE) --no-print-directory WERROR=1 test-interop
+	@$(MAKE) --no-print-directory WERROR=1 test-python
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-clang
@@ -224,11 +244,15 @@ include tests/reliability.mk
 # ---- demo and benchmarks ---------------------------------------------------------------------
 $(BUILD)/obj/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Ibench $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -Ibench $(BENCH_DEFS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/bench/%.o: bench/%.cc
+	@mkdir -p $(@D)
+	$(CXX) -Ibench $(CXXFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(LDLIBS_ALL)
+	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
 
 # Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
 # docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
@@ -261,6 +285,25 @@ bench-tool: deps-bench
 
 bench: bench-tool
 
+# ---- Python package (python/, docs/python.md) ------------------------------------------
+# The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
+# python3-pytest), built by the package's own backend into $(BUILD)/python.
+PYTHON ?= /usr/bin/python3
+python: $(STATIC_LIB)
+	@AMQ_BUILD_DIR=$(BUILD) $(PYTHON) python/buildtool/amq_build.py --inplace $(BUILD)/python \
+	    >/dev/null
+
+test-python: python $(BUILD)/amq
+	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \
+	    $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+# Python's set, the C library's batched query and the amq tool, same keys
+# (writes docs/benchmarks-python.md).
+bench-python: deps-test
+	@$(MAKE) --no-print-directory python $(BUILD)/amq $(BENCH_BIN)
+	@PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) python/bench/bench_python.py \
+	    --amq $(BUILD)/amq --out docs/benchmarks-python.md
+
 # ---- install --------------------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(includedir)/amq $(DESTDIR)$(libdir)/pkgconfig \
@@ -276,13 +319,18 @@ install: all
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
 	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	install -d $(DESTDIR)$(datadir)/bash-completion/completions $(DESTDIR)$(datadir)/zsh/site-functions
+	install -m 644 completions/amq.bash $(DESTDIR)$(datadir)/bash-completion/completions/amq
+	install -m 644 completions/_amq $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 uninstall:
 	rm -f $(DESTDIR)$(includedir)/amq.h
 	rm -rf $(DESTDIR)$(includedir)/amq
 	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
 	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
-	    $(DESTDIR)$(mandir)/man1/amq.1
+	    $(DESTDIR)$(mandir)/man1/amq.1 \
+	    $(DESTDIR)$(datadir)/bash-completion/completions/amq \
+	    $(DESTDIR)$(datadir)/zsh/site-functions/_amq
 
 format:
 	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]

@@ -49,6 +49,17 @@ void bench_register(const bench_subject *s);
 double bench_flb_fpp(const uint64_t *keys, size_t n, const uint64_t *absent, size_t q,
                      double bits_per_key, uint64_t seed, uint32_t *k);
 
+/* The FastLocalBloom rows the targets compare with: the real RocksDB
+ * (subject_rocksdb.c) when librocksdb-dev is installed, else the model of
+ * its algorithm (subject_models.c). */
+#ifdef AMQB_HAVE_ROCKSDB
+#define BENCH_FLB_ONE "RocksDB FastLocalBloom"
+#define BENCH_FLB_BATCH "RocksDB FastLocalBloom, batch of 32"
+#else
+#define BENCH_FLB_ONE "model: RocksDB FastLocalBloom"
+#define BENCH_FLB_BATCH "model: RocksDB FastLocalBloom, batch of 16"
+#endif
+
 #define BENCH_SUBJECT(var)                                              \
     static const bench_subject var;                                     \
     __attribute__((constructor)) static void bench_register_##var(void) \

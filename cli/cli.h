@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "amq.h"
@@ -20,6 +21,9 @@
 #define EXIT_TROUBLE 2
 
 extern const char *cli_prog; /* "amq" */
+extern const char *cli_cmd;  /* the subcommand running, for messages */
+/* "amq: try 'amq CMD --help'" after a usage error (no usage dump). */
+void cli_usage_hint(void);
 /* Called before a message is printed (set while a progress line is shown,
  * to erase it); NULL otherwise.  util.c stands alone without it. */
 extern void (*cli_before_message)(void);
@@ -52,6 +56,9 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 /* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
  * redisbloom. */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
+
+/* s as a JSON string (quoted, escaped). */
+void cli_json_string(FILE *out, const char *s);
 
 /* Number formatting for humans: "1.2 MiB", "3.4 M". */
 void cli_human_bytes(uint64_t bytes, char *buf, size_t cap);
@@ -157,6 +164,10 @@ typedef struct cli_scan_opts {
     void *hash_ctx;
     int threads;      /* >= 2: read, split and hash in a second thread */
     cli_progress *progress;
+    /* Non-NULL: an input that cannot be opened or read is reported,
+     * counted here, and the scan goes on with the next one (as grep);
+     * NULL: the scan stops with EXIT_TROUBLE. */
+    int *failed;
 } cli_scan_opts;
 
 /*
@@ -185,6 +196,9 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
                        void *ctx);
 int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
                           cli_progress *progress, cli_batch_fn fn, void *ctx);
+/* The same, going on past inputs that fail (counted in *failed). */
+int cli_for_each_batch_failed(const amq_filter *f, char **inputs, int ninputs,
+                              cli_progress *progress, cli_batch_fn fn, void *ctx, int *failed);
 
 /* Threads to use: requested if > 0, else AMQ_THREADS if set, else one per
  * idle core (online CPUs minus the rounded 1-minute load average, >= 1). */
@@ -194,12 +208,72 @@ int cli_threads(int requested);
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
 int cli_filter_concurrent_adds(amq_filter *f);
+/* 1 for the kinds that grow instead of filling up (scalable-*). */
+int cli_kind_scales(uint32_t kind);
+/* Warns on standard error when f (read from path) is past its capacity
+ * and does not scale; 1 if it did. */
+int cli_warn_saturated(const char *path, const amq_filter *f);
+
+/* For add and remove: when f is static (fuse, ribbon), says why it cannot
+ * change and how to rebuild it, and returns 1; else 0. */
+int cli_refuse_static(const amq_filter *f, const char *path, const char *what);
 
 /* ---- output files ------------------------------------------------------------------------ */
 /* Writes data to path atomically (temporary file, fsync, rename, directory
  * fsync); "-" writes to standard output.  Refuses to replace an existing
  * path unless force.  0, or -1 (reported). */
 int cli_save_bytes(const char *path, const void *data, size_t len, int force);
+
+/* ---- files the tool writes (target.c) ------------------------------------------------------ */
+/* Installs the handlers that remove registered temporary files on SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, then die of the signal. */
+void cli_signals_init(void);
+/* A temporary file to remove if a fatal signal comes: a slot, or -1. */
+int cli_tmp_register(const char *path);
+void cli_tmp_unregister(int slot);
+/* Creates "DIR/.BASE.XXXXXX.amqtmp" beside path, registered: fd or -1. */
+int cli_tmp_create(const char *path, char *tmp, size_t cap, int *slot);
+/* 1 if the file at fd starts with the amq magic. */
+int cli_fd_is_amq(int fd);
+
+#define CLI_TARGET_UPDATE 1u /* read-modify-write of an existing amq filter (add) */
+#define CLI_TARGET_FORCE 2u  /* may replace an existing amq filter */
+#define CLI_TARGET_TEXT 4u   /* the output is text: replaces any file but a filter */
+#define CLI_TARGET_ANY 8u    /* with FORCE: may replace a file of another format */
+
+/*
+ * A file to write (target.c): symlinks followed, the existing file locked
+ * (flock) until released, and refused when it is not what the flags allow,
+ * read-only, or hard-linked.  The new contents go to a registered
+ * temporary file that takes the old one's mode and owner, then are
+ * renamed over it.  Every function reports its errors; -1 on failure.
+ */
+typedef struct cli_target {
+    const char *path; /* as given, for messages */
+    char *real;       /* the file written: symlinks followed */
+    unsigned flags;
+    int fd;           /* the existing file, locked; -1 if none */
+    int exists;
+    struct stat st;
+    int direct;       /* not a regular file (or "-"): written straight */
+    int stdout_;      /* "-" */
+    int tmp_fd, tmp_slot;
+    char tmp[4200];
+} cli_target;
+
+int cli_target_open(cli_target *t, const char *path, unsigned flags);
+/* The descriptor to write the new contents to. */
+int cli_target_begin(cli_target *t);
+int cli_target_commit(cli_target *t);
+void cli_target_abort(cli_target *t);
+void cli_target_release(cli_target *t);
+int cli_target_write_bytes(cli_target *t, const void *data, size_t len);
+int cli_target_write_filter(cli_target *t, const amq_filter *f);
+/* Refuses early (before reading gigabytes) an output the save would
+ * refuse: an existing file without force, a file that is not a filter. */
+int cli_check_output(const char *path, int force);
+/* open + write_filter + release. */
+int cli_save_filter(const char *path, const amq_filter *f, unsigned flags);
 
 /* ---- subcommands --------------------------------------------------------------------- */
 int cmd_hash(int argc, char **argv);

@@ -1,30 +1,41 @@
 /*
  * cmd_add.c - amq add: add keys to a filter file.
  *
- * The filter is read into memory, the keys are added in batches, and the
- * file is replaced atomically.  If anything fails (a full fixed-size
- * filter, a read error) the file is left exactly as it was.
+ * The file is locked, read into memory, the keys are added in batches, and
+ * the file is replaced atomically (target.c).  If anything fails (a full
+ * fixed-size filter, a read error, a filter pushed past its capacity
+ * without --allow-overfill) the file is left exactly as it was.
  */
 #include <getopt.h>
+#include <string.h>
 
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: amq add FILE [INPUT...] [--stats] [--progress] [--quiet]\n"
+    "usage: amq add FILE [INPUT...] [--stats [--json]] [--allow-overfill] [--duplicates]\n"
+    "               [--progress] [-q]\n"
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
-    "line is a key; gzip INPUTs are decompressed.  On any error FILE is left\n"
-    "unchanged.\n"
+    "line is a key; gzip, zstd, xz and bzip2 INPUTs are decompressed.  On any\n"
+    "error FILE is left unchanged.  Concurrent adds to one FILE wait for each other.\n"
     "\n"
-    "  --stats      print keys read and keys new to the filter on standard error\n"
-    "  --progress   show progress on standard error even when it is not a terminal\n"
-    "  --quiet      no progress\n";
+    "  --stats            print keys read and keys new to the filter on standard error\n"
+    "  --json             with --stats: one JSON object\n"
+    "  --allow-overfill   save a filter that is past its capacity (its false-positive\n"
+    "                     rate then exceeds the one it was created for); without it,\n"
+    "                     such an add fails and FILE is left unchanged\n"
+    "  --duplicates       cuckoo kinds: add a key again even if it is present (by\n"
+    "                     default a key already present is skipped, so that repeats\n"
+    "                     neither fill buckets nor grow a scalable filter)\n"
+    "  --progress         show progress on standard error even when it is not a terminal\n"
+    "  -q, --quiet        no progress, no warnings\n";
 
 typedef struct add_ctx {
     amq_filter *f;
-    uint64_t keys, added;
+    uint64_t keys, added, skipped;
     int status;
+    int skip_present; /* cuckoo kinds without --duplicates */
     const char *path;
 } add_ctx;
 
@@ -33,10 +44,27 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     static uint8_t added[CLI_BATCH];
     add_ctx *c = vctx;
     size_t i;
-    int rc;
+    int rc = 0;
 
-    rc = amq_filter_add_batch(c->f, hashes, n, added);
     (void)lines;
+    if (c->skip_present) {
+        /* One key at a time: a key twice in one batch is then found the
+         * second time. */
+        for (i = 0; i < n && rc >= 0; i++) {
+            if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
+                c->skipped++;
+                continue;
+            }
+            rc = amq_filter_add_hash(c->f, hashes[i]);
+            if (rc >= 0)
+                c->added++;
+        }
+    } else {
+        rc = amq_filter_add_batch(c->f, hashes, n, added);
+        if (rc >= 0)
+            for (i = 0; i < n; i++)
+                c->added += added[i];
+    }
     if (rc < 0) {
         c->status = rc;
         cli_error("%s: %s (within keys %llu..%llu of this run); the file is left unchanged",
@@ -44,33 +72,51 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
                   (unsigned long long)(c->keys + n));
         return EXIT_TROUBLE;
     }
-    for (i = 0; i < n; i++)
-        c->added += added[i];
     c->keys += n;
     return 0;
 }
 
+static int is_cuckoo(uint32_t kind)
+{
+    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+}
+
 int cmd_add(int argc, char **argv)
 {
+    enum { O_STATS = 256, O_PROGRESS, O_OVERFILL, O_DUPS, O_JSON };
     static const struct option opts[] = {
-        {"stats", no_argument, NULL, 's'},
-        {"progress", no_argument, NULL, 'p'},
+        {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, O_JSON},
+        {"allow-overfill", no_argument, NULL, O_OVERFILL},
+        {"duplicates", no_argument, NULL, O_DUPS},
+        {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     amq_errinfo err;
     amq_stats st;
-    add_ctx c = {0};
+    add_ctx c;
+    cli_target t;
     cli_progress *pg;
-    int opt, rc, stats = 0, progress = 0, quiet = 0;
+    int opt, rc, stats = 0, json = 0, progress = 0, quiet = 0, overfill = 0, dups = 0;
 
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    memset(&c, 0, sizeof c);
+    while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (opt) {
-        case 's':
+        case O_STATS:
             stats = 1;
             break;
-        case 'p':
+        case O_JSON:
+            json = 1;
+            break;
+        case O_OVERFILL:
+            overfill = 1;
+            break;
+        case O_DUPS:
+            dups = 1;
+            break;
+        case O_PROGRESS:
             progress = 1;
             break;
         case 'q':
@@ -80,42 +126,71 @@ int cmd_add(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("add: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     c.path = argv[optind];
-    rc = amq_filter_open(c.path, 0, NULL, &c.f, &err);
+    if (cli_target_open(&t, c.path, CLI_TARGET_UPDATE) != 0)
+        return EXIT_TROUBLE;
+    rc = amq_filter_open(t.real, 0, NULL, &c.f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
+        cli_target_release(&t);
         return EXIT_TROUBLE;
     }
+    if (cli_refuse_static(c.f, c.path, "add")) {
+        amq_filter_free(c.f);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
+    c.skip_present = is_cuckoo(amq_filter_kind(c.f)) && !dups;
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
-    if (rc == 0) {
-        rc = amq_filter_save(c.f, c.path, 0, &err);
-        if (rc != AMQ_OK) {
-            cli_lib_error(rc, &err, NULL);
+    amq_filter_stats(c.f, &st);
+    if (rc == 0 && st.capacity > 0 && st.items > st.capacity && !cli_kind_scales(st.kind)) {
+        if (!overfill) {
+            cli_error("%s: %llu items would be over its capacity of %llu (false-positive rate "
+                      "%.3g, created for %.3g); nothing changed: use a larger filter, or "
+                      "--allow-overfill",
+                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
+                      st.fpp_now, st.fpp_target);
             rc = EXIT_TROUBLE;
-        }
-    }
-    if (rc == 0) {
-        amq_filter_stats(c.f, &st);
-        if (stats)
-            fprintf(stderr, "%s: %llu keys read, %llu new; %llu items\n", c.path,
-                    (unsigned long long)c.keys, (unsigned long long)c.added,
-                    (unsigned long long)st.items);
-        if (st.capacity > 0 && st.items > st.capacity)
+        } else if (!quiet) {
             cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate now "
                      "%.3g (target %.3g)",
                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
                      st.fpp_now, st.fpp_target);
+        }
+    }
+    if (rc == 0 && cli_target_write_filter(&t, c.f) != 0)
+        rc = EXIT_TROUBLE;
+    cli_target_release(&t);
+    if (rc == 0 && stats) {
+        if (json) {
+            fputs("{\"file\": ", stderr);
+            cli_json_string(stderr, c.path);
+            fprintf(stderr,
+                    ", \"keys_read\": %llu, \"keys_new\": %llu, "
+                    "\"keys_skipped\": %llu, \"items\": %llu, \"capacity\": %llu, "
+                    "\"fpp_now\": %.6g}\n",
+                    (unsigned long long)c.keys, (unsigned long long)c.added,
+                    (unsigned long long)c.skipped, (unsigned long long)st.items,
+                    (unsigned long long)st.capacity, st.fpp_now);
+        } else if (c.skipped > 0)
+            fprintf(stderr, "%s: %llu keys read, %llu new, %llu already present; %llu items\n",
+                    c.path, (unsigned long long)c.keys, (unsigned long long)c.added,
+                    (unsigned long long)c.skipped, (unsigned long long)st.items);
+        else
+            fprintf(stderr, "%s: %llu keys read, %llu new; %llu items\n", c.path,
+                    (unsigned long long)c.keys, (unsigned long long)c.added,
+                    (unsigned long long)st.items);
     }
     amq_filter_free(c.f);
     return rc == 0 ? 0 : EXIT_TROUBLE;

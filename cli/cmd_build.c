@@ -33,14 +33,18 @@
 static const char usage_text[] =
     "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
     "                 [--guava] [--hash ALGO] [--seed S] [--threads T] [--force]\n"
-    "                 [--stats] [--progress] [--quiet]\n"
+    "                 [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
     "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
     "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
     "\n"
-    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in)\n"
+    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in);\n"
+    "                   fuse or ribbon: a static filter near the space bound, built\n"
+    "                   from the keys it gets (no counting pass; hashes beyond 256 MiB\n"
+    "                   are spilled to $TMPDIR, 8 bytes per key); fuse has 8-bit\n"
+    "                   fingerprints (fpp 1/256) unless --fpp is below 1/256 (16 bits)\n"
     "  --fpp P          target false-positive rate (default 0.01)\n"
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
     "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
@@ -50,6 +54,7 @@ static const char usage_text[] =
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
     "  --force          replace FILE if it exists\n"
+    "  --json           with --stats: one JSON object\n"
     "  --stats          print keys read, distinct keys, capacity and the filter on\n"
     "                   standard error\n"
     "  --progress       show progress on standard error even when not a terminal\n"
@@ -176,6 +181,65 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
     return 0;
 }
 
+/* ---- static kinds: every key into a builder, then one build ---------------------------- */
+
+static void hash_for_static(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
+{
+    const amq_config *cfg = ctx;
+    size_t i;
+    for (i = 0; i < n; i++)
+        out[i] = amq_hash_key(cfg->hash_algo, cfg->seed, lines[i].data, lines[i].key_len);
+}
+
+typedef struct static_fill {
+    amq_builder *b;
+    uint64_t keys;
+} static_fill;
+
+static int static_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
+{
+    static_fill *sf = ctx;
+    int rc;
+    (void)lines;
+    rc = amq_builder_add_batch(sf->b, h, n);
+    if (rc != AMQ_OK) {
+        cli_error("build: after %llu keys: %s (temporary files in $TMPDIR or /tmp)",
+                  (unsigned long long)sf->keys, amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
+    sf->keys += n;
+    return 0;
+}
+
+static int build_static(build *b, amq_config *cfg, cli_scan_opts *o, cli_progress *pg)
+{
+    static_fill sf;
+    amq_errinfo err;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    memset(&sf, 0, sizeof sf);
+    rc = amq_builder_new(cfg, NULL, 0, &sf.b, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, "build");
+        return -1;
+    }
+    o->hash = hash_for_static;
+    o->hash_ctx = cfg;
+    rc = cli_scan_parallel(o, 1, static_batch, &sf);
+    if (rc == 0) {
+        cli_progress_phase(pg, "build: building the filter", 0);
+        rc = amq_builder_finish(sf.b, &b->f, &err);
+        if (rc != AMQ_OK) {
+            cli_lib_error(rc, &err, "build");
+            rc = -1;
+        }
+    }
+    b->nkeys = sf.keys;
+    amq_builder_free(sf.b);
+    return rc == 0 ? 0 : -1;
+}
+
 /* ---- the command ------------------------------------------------------------------------ */
 
 static int create_filter(build *b, const char *type, uint32_t kind, int guava,
@@ -232,16 +296,17 @@ int cmd_build(int argc, char **argv)
         {"threads", required_argument, NULL, O_THREADS},
         {"force", no_argument, NULL, O_FORCE},
         {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static build b;
+    int json = 0;
     const char *type = "bloom";
     struct timespec t0, t1;
     amq_config cfg;
-    amq_errinfo err;
     amq_stats st;
     cli_scan_opts o;
     cli_progress *pg = NULL;
@@ -294,6 +359,9 @@ int cmd_build(int argc, char **argv)
         case O_STATS:
             stats = 1;
             break;
+        case 'J':
+            json = 1;
+            break;
         case O_PROGRESS:
             progress = 1;
             break;
@@ -304,13 +372,13 @@ int cmd_build(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("build: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     b.path = argv[optind];
@@ -329,8 +397,11 @@ int cmd_build(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     /* Refuse early, before reading gigabytes. */
-    if (!force && strcmp(b.path, "-") != 0 && access(b.path, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", b.path);
+    if (cli_check_output(b.path, force) != 0)
+        return EXIT_TROUBLE;
+    if (amq_kind_is_static(kind) && cfg.capacity != 0) {
+        cli_error("build: --capacity does not apply to --type %s: a static filter is sized "
+                  "for the keys it is built from", type);
         return EXIT_TROUBLE;
     }
     cfg.threads = (uint32_t)cli_threads(threads);
@@ -344,6 +415,14 @@ int cmd_build(int argc, char **argv)
     o.threads = cli_threads(threads);
     o.progress = pg;
 
+    if (amq_kind_is_static(kind)) {
+        cfg.kind = kind;
+        cli_progress_phase(pg, "build: reading the keys", cli_srcs_bytes(srcs, nsrcs));
+        if (build_static(&b, &cfg, &o, pg) != 0)
+            goto done;
+        cfg.capacity = b.nkeys;
+        goto save;
+    }
     if (cfg.capacity == 0) {
         if (cli_srcs_make_rereadable(srcs, nsrcs, pg) != 0)
             goto done;
@@ -377,37 +456,45 @@ int cmd_build(int argc, char **argv)
     o.hash_ctx = b.f;
     if (cli_scan_parallel(&o, b.unique || !cli_filter_concurrent_adds(b.f), fill_batch, &b) != 0)
         goto done;
+save:
     cli_progress_end(pg);
     pg = NULL;
-    memset(&err, 0, sizeof err);
-    v = (uint64_t)-amq_filter_save(b.f, b.path, force ? 0 : AMQ_SAVE_EXCL, &err);
-    if (v != 0) {
-        if ((int)-v == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", b.path);
-        else
-            cli_lib_error((int)-v, &err, NULL);
+    if (cli_save_filter(b.path, b.f, force ? CLI_TARGET_FORCE : 0) != 0)
         goto done;
-    }
     rc = 0;
     if (stats) {
         char human[32];
         amq_filter_stats(b.f, &st);
         cli_human_bytes(st.bytes, human, sizeof human);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (b.nkeys > 0)
-            fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
-        if (counted_exactly)
-            fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
-                    (unsigned long long)distinct);
-        else if (estimate > 0)
-            fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
-                    estimate, (unsigned long long)distinct);
-        fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
-        fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
-                amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
-        fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
-        fprintf(stderr, "time:             %.2f s\n",
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        if (json) {
+            fputs("{\"file\": ", stderr);
+            cli_json_string(stderr, b.path);
+            fprintf(stderr,
+                    ", \"keys_read\": %llu, \"distinct_keys\": %llu, \"counted_exactly\": %s, "
+                    "\"capacity\": %llu, \"kind\": \"%s\", \"bytes\": %llu, "
+                    "\"fpp_target\": %.6g, \"items\": %llu, \"seconds\": %.3f}\n",
+                    (unsigned long long)b.nkeys, (unsigned long long)distinct,
+                    counted_exactly ? "true" : "false", (unsigned long long)cfg.capacity,
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, st.fpp_target,
+                    (unsigned long long)st.items,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        } else {
+            if (b.nkeys > 0)
+                fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
+            if (counted_exactly)
+                fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
+                        (unsigned long long)distinct);
+            else if (estimate > 0)
+                fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
+                        estimate, (unsigned long long)distinct);
+            fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
+            fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
+            fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
+            fprintf(stderr, "time:             %.2f s\n",
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        }
     }
 done:
     cli_progress_end(pg);

@@ -184,14 +184,14 @@ int cmd_create(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind != argc - 1) {
         cli_error(optind == argc ? "create: missing FILE" : "create: expected one FILE, got %d",
                   argc - optind);
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     if (amq_kind_from_name(type, &kind) != AMQ_OK) {
@@ -228,14 +228,9 @@ int cmd_create(int argc, char **argv)
         cli_lib_error(rc, &err, "create");
         return EXIT_TROUBLE;
     }
-    rc = amq_filter_save(f, argv[optind], force ? 0 : AMQ_SAVE_EXCL, &err);
+    rc = cli_save_filter(argv[optind], f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
-    if (rc != AMQ_OK) {
-        if (rc == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", argv[optind]);
-        else
-            cli_lib_error(rc, &err, NULL);
+    if (rc != 0)
         return EXIT_TROUBLE;
-    }
     return 0;
 }

@@ -43,10 +43,10 @@
 
 static const char usage_text[] =
     "usage: amq dedup [INPUT...] [-o OUT] [--approximate] [--fpp P] [--capacity N]\n"
-    "                 [--threads T] [--stats] [--progress] [--quiet]\n"
+    "                 [--threads T] [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
-    "Prints each distinct line of the INPUTs (none or '-': standard input; gzip\n"
-    "files are decompressed) once, at its first occurrence, in input order: the\n"
+    "Prints each distinct line of the INPUTs (none or '-': standard input; gzip,\n"
+    "zstd, xz and bzip2 input is decompressed) once, at its first occurrence, in input order: the\n"
     "output of awk '!seen[$0]++', with the memory of a Bloom filter plus the lines\n"
     "that occur more than once.  Input read from a pipe is first copied to a\n"
     "temporary file in $TMPDIR (or /tmp): the exact mode reads its input twice.\n"
@@ -58,15 +58,16 @@ static const char usage_text[] =
     "  --fpp P            the filter's false-positive rate (default 0.01; 0.001 with\n"
     "                     --approximate)\n"
     "  --capacity N       distinct lines to size the filter for (default: the number\n"
-    "                     of lines, estimated from the input's size; 10M from a pipe\n"
-    "                     with --approximate)\n"
+    "                     of lines, estimated from the input's size; with\n"
+    "                     --approximate on a pipe, a filter that grows as needed)\n"
     "  --threads T        threads (default: one per idle core; 1: no reading thread,\n"
     "                     no partitions)\n"
     "  --stats            print lines in, distinct out, duplicates, flagged lines,\n"
     "                     filter size and peak memory on standard error\n"
+    "  --json             with --stats: one JSON object\n"
     "  --progress         show progress on standard error even when it is not a\n"
     "                     terminal\n"
-    "  -q, --quiet        no progress, no expected-loss note\n";
+    "  -q, --quiet        no progress, no warnings (no expected-loss note)\n";
 
 /*
  * The exact passes run in NPART-way partitions of the key space (the key's
@@ -103,7 +104,7 @@ typedef struct worker {
 
 struct dedup {
     /* options */
-    int approximate, stats, threads, progress_mode, quiet;
+    int approximate, stats, json, threads, progress_mode, quiet;
     uint64_t capacity;
     double fpp;
     const char *out_path;
@@ -146,77 +147,65 @@ static inline void emit(dedup *d, const cli_line *l)
 }
 
 typedef struct out_file {
-    char *tmp;
-    const char *path;
+    cli_target t;
+    int open;
 } out_file;
 
 static char out_buf[1 << 20];
 
+/* The output goes to a registered temporary file beside OUT (removed on
+ * Ctrl-C) and replaces OUT only when complete; OUT is never an amq filter
+ * (swapped arguments) and never a hard-linked or read-only file. */
 static FILE *open_output(const char *path, out_file *of)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-    mode_t mask;
     FILE *f;
-    int fd;
+    int fd, dfd;
 
-    of->path = path;
-    of->tmp = malloc(dirlen + 32);
-    if (of->tmp == NULL) {
-        cli_error("out of memory");
+    if (cli_target_open(&of->t, path, CLI_TARGET_TEXT) != 0)
         return NULL;
-    }
-    memcpy(of->tmp, path, dirlen);
-    strcpy(of->tmp + dirlen, ".amq-dedup-XXXXXX");
-    fd = mkstemp(of->tmp);
-    if (fd < 0) {
-        cli_error("%s: cannot create a file next to it: %s", path, strerror(errno));
-        free(of->tmp);
-        of->tmp = NULL;
-        return NULL;
-    }
-    mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    f = fdopen(fd, "w");
+    of->open = 1;
+    fd = cli_target_begin(&of->t);
+    if (fd < 0)
+        goto fail;
+    /* The FILE owns a copy of the descriptor: the commit closes its own. */
+    dfd = dup(fd);
+    f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
     if (f == NULL) {
         cli_error("%s: %s", path, strerror(errno));
-        close(fd);
-        unlink(of->tmp);
-        free(of->tmp);
-        of->tmp = NULL;
-        return NULL;
+        if (dfd >= 0)
+            close(dfd);
+        cli_target_abort(&of->t);
+        goto fail;
     }
     setvbuf(f, out_buf, _IOFBF, sizeof out_buf);
     return f;
+fail:
+    cli_target_release(&of->t);
+    of->open = 0;
+    return NULL;
 }
 
 /* Closes the output; on success renames it into place. */
 static int close_output(dedup *d, out_file *of, int ok)
 {
-    int rc = 0;
-
     if (d->out == stdout)
         return ok ? 0 : -1;
     if (fflush(d->out) != 0 || ferror(d->out)) {
         if (ok)
-            cli_error("%s: write error: %s", of->path, strerror(errno));
+            cli_error("%s: write error: %s", of->t.path, strerror(errno));
         ok = 0;
     }
     if (fclose(d->out) != 0 && ok) {
-        cli_error("%s: write error: %s", of->path, strerror(errno));
+        cli_error("%s: write error: %s", of->t.path, strerror(errno));
         ok = 0;
     }
-    if (ok && rename(of->tmp, of->path) != 0) {
-        cli_error("%s: cannot rename the output into place: %s", of->path, strerror(errno));
+    if (ok && cli_target_commit(&of->t) != 0)
         ok = 0;
-    }
-    if (!ok) {
-        unlink(of->tmp);
-        rc = -1;
-    }
-    free(of->tmp);
-    return rc;
+    if (!ok)
+        cli_target_abort(&of->t);
+    cli_target_release(&of->t);
+    of->open = 0;
+    return ok ? 0 : -1;
 }
 
 static double elapsed_since(const struct timespec *t0)
@@ -544,15 +533,18 @@ static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, 
     return 0;
 }
 
+/* The first link of the growing filter of --approximate on a pipe. */
+#define PIPE_FIRST_CAPACITY 1000000
+
 /* ---- the filter ------------------------------------------------------------------------- */
 
-static int make_filter(dedup *d)
+static int make_filter(dedup *d, int scaling)
 {
     amq_config *cfg = &d->cfg;
     amq_errinfo err;
     amq_stats st;
     uint32_t kind;
-    const char *name = "blocked";
+    const char *name = scaling ? "scalable-bloom" : "blocked";
     int rc;
 
     if (amq_kind_from_name(name, &kind) != AMQ_OK) {
@@ -566,6 +558,10 @@ static int make_filter(dedup *d)
     amq_config_init(cfg, kind);
     cfg->capacity = d->capacity;
     cfg->fpp = d->fpp;
+    /* A scalable Bloom filter's links tighten by 0.8 each: the first one
+     * gets a fifth of the rate so that all of them together stay near it. */
+    if (scaling)
+        cfg->fpp = d->fpp * (1.0 - 0.8);
     memset(&err, 0, sizeof err);
     rc = amq_filter_new(cfg, &d->f, &err);
     if (rc != AMQ_OK) {
@@ -579,12 +575,35 @@ static int make_filter(dedup *d)
 
 /* ---- statistics ---------------------------------------------------------------------------- */
 
+static void print_stats_json(const dedup *d, double seconds, const struct rusage *ru)
+{
+    fprintf(stderr,
+            "{\"lines_in\": %llu, \"distinct_out\": %llu, \"duplicates\": %llu, "
+            "\"approximate\": %s, ",
+            (unsigned long long)d->lines_in, (unsigned long long)d->lines_out,
+            (unsigned long long)(d->lines_in - d->lines_out), d->approximate ? "true" : "false");
+    if (d->approximate)
+        fprintf(stderr, "\"expected_false_drops\": %.6g, ", d->expected_loss);
+    else
+        fprintf(stderr, "\"flagged\": %llu, \"candidates\": %llu, ",
+                (unsigned long long)d->flagged, (unsigned long long)d->candidates);
+    fprintf(stderr,
+            "\"filter_kind\": \"%s\", \"filter_bytes\": %llu, \"capacity\": %llu, "
+            "\"fpp\": %.6g, \"peak_memory_bytes\": %llu, \"seconds\": %.3f}\n",
+            d->kind_name, (unsigned long long)d->filter_bytes, (unsigned long long)d->capacity,
+            d->fpp, (unsigned long long)ru->ru_maxrss * 1024, seconds);
+}
+
 static void print_stats(const dedup *d, double seconds)
 {
     struct rusage ru;
     char fb[32], mem[32];
 
     getrusage(RUSAGE_SELF, &ru);
+    if (d->json) {
+        print_stats_json(d, seconds, &ru);
+        return;
+    }
     cli_human_bytes(d->filter_bytes, fb, sizeof fb);
     cli_human_bytes((uint64_t)ru.ru_maxrss * 1024, mem, sizeof mem);
     fprintf(stderr, "lines in:         %llu\n", (unsigned long long)d->lines_in);
@@ -622,7 +641,7 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
     cli_progress *pg;
     struct timespec t0;
     uint64_t total, est;
-    int rc, all_files = 1;
+    int rc, all_files = 1, scaling;
     size_t i;
 
     pg = cli_progress_start(d->progress_mode, "dedup", 0);
@@ -637,17 +656,21 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
                 all_files = 0;
     }
     total = cli_srcs_bytes(srcs, nsrcs);
+    /* --approximate on a pipe: its length is unknown and it is read once,
+     * so the filter grows with it instead of being sized by a guess (a
+     * guess of 10M lines lost 1.7 % of a 70M-line input). */
+    scaling = d->approximate && !all_files && d->capacity == 0;
+    if (scaling)
+        d->capacity = PIPE_FIRST_CAPACITY;
     if (d->capacity == 0) {
         if (cli_srcs_estimate_lines(srcs, nsrcs, &est) != 0) {
             cli_progress_end(pg);
             return EXIT_TROUBLE;
         }
-        if (!all_files && est < 10000000)
-            est = 10000000;
         /* A margin over the estimate from the first MiB. */
         d->capacity = est + est / 10 + 1000;
     }
-    if (make_filter(d) != 0) {
+    if (make_filter(d, scaling) != 0) {
         cli_progress_end(pg);
         return EXIT_TROUBLE;
     }
@@ -665,6 +688,12 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
         rc = cli_scan(&o, approx_batch, d);
         if (rc == 0)
             loss_checkpoint(d);
+        if (scaling) {
+            amq_stats st;
+            amq_filter_stats(d->f, &st);
+            d->filter_bytes = st.bytes; /* what it grew to */
+            d->capacity = st.capacity;
+        }
         cli_progress_end(pg);
         return rc;
     }
@@ -725,6 +754,7 @@ int cmd_dedup(int argc, char **argv)
         {"capacity", required_argument, NULL, O_CAPACITY},
         {"threads", required_argument, NULL, O_THREADS},
         {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -732,7 +762,7 @@ int cmd_dedup(int argc, char **argv)
     };
     static dedup d;
     struct timespec t0;
-    out_file of = {NULL, NULL};
+    static out_file of;
     cli_src *srcs;
     size_t nsrcs;
     uint64_t v;
@@ -766,6 +796,9 @@ int cmd_dedup(int argc, char **argv)
         case O_STATS:
             d.stats = 1;
             break;
+        case 'J':
+            d.json = 1;
+            break;
         case O_PROGRESS:
             progress = 1;
             break;
@@ -776,7 +809,7 @@ int cmd_dedup(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -814,7 +847,8 @@ int cmd_dedup(int argc, char **argv)
         cli_warn("dedup --approximate: %llu lines dropped; expected number of distinct lines "
                  "among them wrongly dropped (false positives): %.3g",
                  (unsigned long long)d.flagged, d.expected_loss);
-    if (rc == 0 && d.approximate && d.new_lines > d.capacity && !d.quiet)
+    if (rc == 0 && d.approximate && d.new_lines > d.capacity && !d.quiet &&
+        strcmp(d.kind_name, "scalable-bloom") != 0)
         cli_warn("dedup: %llu distinct lines is over the filter's capacity of %llu; give "
                  "--capacity for fewer losses", (unsigned long long)d.new_lines,
                  (unsigned long long)d.capacity);

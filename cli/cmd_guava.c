@@ -40,11 +40,36 @@ static const char export_usage[] =
     "  --force      replace OUT if it exists\n";
 
 /* Reads a whole file (or stdin) into memory. */
+/*
+ * How far a Guava stream is worth reading, from its 6-byte header
+ * (strategy, hash count, int32 big-endian count of 64-bit words): the
+ * declared size plus one byte (so that trailing bytes are still reported),
+ * or just the header when it is invalid (the decoder then says why).
+ * /dev/zero or a wrong file is thus never read "until memory runs out".
+ */
+static uint64_t guava_need(const uint8_t *b, size_t used)
+{
+    uint32_t words;
+    if (used < 6)
+        return 6;
+    words = (uint32_t)b[2] << 24 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 8 | b[5];
+    if (b[0] > 1 || b[1] == 0 || words == 0 || words > INT32_MAX)
+        return used;
+    return 6 + (uint64_t)words * 8 + 1;
+}
+
+static uint64_t machine_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : UINT64_MAX;
+}
+
 static uint8_t *read_whole(const char *path, size_t *len)
 {
     struct stat st;
     uint8_t *buf = NULL, *nb;
     size_t cap = 0, used = 0;
+    uint64_t need;
     ssize_t got;
     int fd;
 
@@ -74,7 +99,10 @@ static uint8_t *read_whole(const char *path, size_t *len)
             }
             buf = nb;
         }
-        got = read(fd, buf + used, cap - used);
+        /* Never past what the header allows (a regular file's size is
+         * known; a stream's is not). */
+        need = guava_need(buf, used);
+        got = read(fd, buf + used, need - used < cap - used ? (size_t)(need - used) : cap - used);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
@@ -84,6 +112,14 @@ static uint8_t *read_whole(const char *path, size_t *len)
         if (got == 0)
             break;
         used += (size_t)got;
+        need = guava_need(buf, used);
+        if (need > machine_memory()) {
+            cli_error("%s: the Guava header declares %llu bytes, more than this machine's "
+                      "memory", path, (unsigned long long)need);
+            goto fail;
+        }
+        if (used >= need)
+            break;
     }
     if (fd != STDIN_FILENO)
         close(fd);
@@ -151,7 +187,7 @@ int cmd_import(int argc, char **argv)
             fputs(import_usage, stdout);
             return 0;
         default:
-            fputs(import_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -159,15 +195,13 @@ int cmd_import(int argc, char **argv)
         return EXIT_TROUBLE;
     if (argc - optind != 2) {
         cli_error("import: expected IN and OUT");
-        fputs(import_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     in = argv[optind];
     out = argv[optind + 1];
-    if (!force && access(out, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", out);
+    if (cli_check_output(out, force) != 0)
         return EXIT_TROUBLE;
-    }
     buf = read_whole(in, &len);
     if (buf == NULL)
         return EXIT_TROUBLE;
@@ -199,16 +233,10 @@ int cmd_import(int argc, char **argv)
         cli_error("import: %s", amq_strerror(rc));
         return EXIT_TROUBLE;
     }
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_save(f, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    rc = cli_save_filter(out, f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
-    if (rc != AMQ_OK) {
-        if (rc == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", out);
-        else
-            cli_lib_error(rc, &err, NULL);
+    if (rc != 0)
         return EXIT_TROUBLE;
-    }
     return 0;
 }
 
@@ -241,7 +269,7 @@ int cmd_export(int argc, char **argv)
             fputs(export_usage, stdout);
             return 0;
         default:
-            fputs(export_usage, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -249,7 +277,7 @@ int cmd_export(int argc, char **argv)
         return EXIT_TROUBLE;
     if (argc - optind != 2) {
         cli_error("export: expected IN and OUT");
-        fputs(export_usage, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     in = argv[optind];

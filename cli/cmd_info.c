@@ -105,7 +105,7 @@ int cmd_info(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
@@ -120,6 +120,7 @@ int cmd_info(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     amq_filter_stats(f, &st);
+    cli_warn_saturated(path, f);
     if (json) {
         printf("{\"file\": ");
         json_string(path);
@@ -152,8 +153,15 @@ int cmd_info(int argc, char **argv)
             printf("%-17s %llu items\n", "capacity:", (unsigned long long)st.capacity);
         printf("%-17s %llu\n", "items:", (unsigned long long)st.items);
         printf("%-17s %llu (%s)\n", "bytes:", (unsigned long long)st.bytes, human);
-        printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
-        printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);
+        if (amq_kind_is_static(st.kind)) {
+            /* Static kinds are judged by their distance to the space bound. */
+            double bound = log2(1.0 / st.fpp_target);
+            printf("%-17s %.2f (bound log2(1/fpp) = %.2f: %+.1f %%)\n", "bits per item:",
+                   st.bits_per_item, bound, (st.bits_per_item / bound - 1.0) * 100.0);
+        } else {
+            printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
+            printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);
+        }
         if (st.capacity > 0)
             printf("%-17s %.3g now, %.3g at capacity\n", "false positives:", st.fpp_now,
                    st.fpp_target);

@@ -39,20 +39,18 @@ int cmd_merge(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (argc - optind < 2) {
         cli_error(argc == optind ? "merge: missing OUT and IN" : "merge: missing IN");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     out = argv[optind];
-    if (!force && access(out, F_OK) == 0) {
-        cli_error("%s: file exists (use --force to replace it)", out);
+    if (cli_check_output(out, force) != 0)
         return EXIT_TROUBLE;
-    }
     memset(&err, 0, sizeof err);
     rc = amq_filter_open(argv[optind + 1], 0, NULL, &dst, &err);
     if (rc != AMQ_OK) {
@@ -77,15 +75,9 @@ int cmd_merge(int argc, char **argv)
             return EXIT_TROUBLE;
         }
     }
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_save(dst, out, force ? 0 : AMQ_SAVE_EXCL, &err);
+    rc = cli_save_filter(out, dst, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(dst);
-    if (rc != AMQ_OK) {
-        if (rc == AMQ_EEXIST)
-            cli_error("%s: file exists (use --force to replace it)", out);
-        else
-            cli_lib_error(rc, &err, NULL);
+    if (rc != 0)
         return EXIT_TROUBLE;
-    }
     return 0;
 }

@@ -66,7 +66,7 @@ int cmd_query(int argc, char **argv)
     query_ctx c = {0};
     unsigned flags = AMQ_OPEN_MMAP;
     cli_progress *pg;
-    int opt, rc, progress = 0;
+    int opt, rc, progress = 0, failed = 0;
 
     while ((opt = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
         switch (opt) {
@@ -89,13 +89,13 @@ int cmd_query(int argc, char **argv)
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("query: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     rc = amq_filter_open(argv[optind], flags, NULL, &f, &err);
@@ -104,13 +104,20 @@ int cmd_query(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     c.f = f;
+    if (!c.quiet)
+        cli_warn_saturated(argv[optind], f);
     pg = cli_progress_start(cli_progress_mode(progress, c.quiet), "query", 0);
-    rc = cli_for_each_batch_ex(f, argv + optind + 1, argc - optind - 1, pg, query_batch, &c);
+    rc = cli_for_each_batch_failed(f, argv + optind + 1, argc - optind - 1, pg, query_batch, &c,
+                                   &failed);
     cli_progress_end(pg);
     amq_filter_free(f);
-    if (rc > 0)
-        return EXIT_TROUBLE;
-    if (c.count_only && !c.quiet)
+    /* grep: a count is printed whatever happened to some inputs; an input
+     * that failed makes the status 2, unless -q already found a line. */
+    if (c.count_only && !c.quiet && rc <= 0)
         printf("%llu\n", (unsigned long long)c.selected);
+    if (c.quiet && c.selected > 0)
+        return EXIT_SELECTED;
+    if (rc > 0 || failed > 0)
+        return EXIT_TROUBLE;
     return c.selected > 0 ? EXIT_SELECTED : EXIT_NONE;
 }

@@ -10,14 +10,17 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: amq remove FILE [INPUT...] [--stats]\n"
+    "usage: amq remove FILE [INPUT...] [--stats [--json]] [--progress] [-q]\n"
     "\n"
     "Removes one copy of each line of the INPUTs (none or '-': standard input)\n"
     "from the filter in FILE and saves it atomically.  Only cuckoo and\n"
     "scalable-cuckoo filters can remove keys.  Remove only keys that were added:\n"
     "removing a key that was never added may remove another key's fingerprint.\n"
     "\n"
-    "  --stats   print keys read, removed and not found on standard error\n";
+    "  --stats      print keys read, removed and not found on standard error\n"
+    "  --json       with --stats: one JSON object\n"
+    "  --progress   show progress on standard error even when it is not a terminal\n"
+    "  -q, --quiet  no progress\n";
 
 typedef struct remove_ctx {
     amq_filter *f;
@@ -54,35 +57,56 @@ int cmd_remove(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"stats", no_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"progress", no_argument, NULL, 'p'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     amq_errinfo err;
     remove_ctx c = {0};
-    int opt, rc, stats = 0;
+    cli_target t;
+    cli_progress *pg;
+    int opt, rc, stats = 0, json = 0, progress = 0, quiet = 0;
 
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (opt) {
         case 's':
             stats = 1;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'p':
+            progress = 1;
+            break;
+        case 'q':
+            quiet = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            cli_usage_hint();
             return EXIT_TROUBLE;
         }
     }
     if (optind >= argc) {
         cli_error("remove: missing FILE");
-        fputs(usage_text, stderr);
+        cli_usage_hint();
         return EXIT_TROUBLE;
     }
     c.path = argv[optind];
-    rc = amq_filter_open(c.path, 0, NULL, &c.f, &err);
+    if (cli_target_open(&t, c.path, CLI_TARGET_UPDATE) != 0)
+        return EXIT_TROUBLE;
+    rc = amq_filter_open(t.real, 0, NULL, &c.f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
+    if (cli_refuse_static(c.f, c.path, "remove")) {
+        amq_filter_free(c.f);
         return EXIT_TROUBLE;
     }
     if (!can_remove(amq_filter_kind(c.f))) {
@@ -90,20 +114,27 @@ int cmd_remove(int argc, char **argv)
                   "filters can); the file is left unchanged",
                   c.path, amq_kind_name(amq_filter_kind(c.f)));
         amq_filter_free(c.f);
+        cli_target_release(&t);
         return EXIT_TROUBLE;
     }
-    rc = cli_for_each_batch(c.f, argv + optind + 1, argc - optind - 1, remove_batch, &c);
-    if (rc == 0) {
-        rc = amq_filter_save(c.f, c.path, 0, &err);
-        if (rc != AMQ_OK) {
-            cli_lib_error(rc, &err, NULL);
-            rc = EXIT_TROUBLE;
-        }
-    }
-    if (rc == 0 && stats)
+    pg = cli_progress_start(cli_progress_mode(progress, quiet), "remove", 0);
+    rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, remove_batch,
+                               &c);
+    cli_progress_end(pg);
+    if (rc == 0 && cli_target_write_filter(&t, c.f) != 0)
+        rc = EXIT_TROUBLE;
+    cli_target_release(&t);
+    if (rc == 0 && stats && json) {
+        fputs("{\"file\": ", stderr);
+        cli_json_string(stderr, c.path);
+        fprintf(stderr, ", \"keys_read\": %llu, \"removed\": %llu, \"not_found\": %llu}\n",
+                (unsigned long long)c.keys, (unsigned long long)c.removed,
+                (unsigned long long)(c.keys - c.removed));
+    } else if (rc == 0 && stats) {
         fprintf(stderr, "%s: %llu keys read, %llu removed, %llu not found\n", c.path,
                 (unsigned long long)c.keys, (unsigned long long)c.removed,
                 (unsigned long long)(c.keys - c.removed));
+    }
     amq_filter_free(c.f);
     return rc == 0 ? 0 : EXIT_TROUBLE;
 }

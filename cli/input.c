@@ -1,7 +1,10 @@
 /*
  * input.c - the bytes of one INPUT: a file, standard input or an open
- * descriptor, transparently decompressed when it starts with gzip's magic
- * bytes (1f 8b).
+ * descriptor, transparently decompressed when it starts with the magic
+ * bytes of gzip (1f 8b), zstd (28 b5 2f fd), xz (fd 37 7a 58 5a 00) or
+ * bzip2 ("BZh1".."BZh9" and a block or end-of-stream magic), in the
+ * reading thread.  An amq filter file (its magic) is refused: hashing its
+ * bytes as lines is never what was meant (swapped arguments).
  *
  * Plain data is read with large read() calls straight into the caller's
  * buffer: on a file in the page cache that runs at memory-copy speed and,
@@ -17,11 +20,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bzlib.h>
+#include <lzma.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "cli.h"
 
 #define GZ_IN_BLOCK ((size_t)1 << 18)
+#define SNIFF 10
+
+enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD, CODEC_XZ, CODEC_BZIP2 };
 
 struct cli_input {
     char *name;
@@ -30,7 +39,7 @@ struct cli_input {
     uint64_t size;     /* file size, 0 if unknown */
     uint64_t consumed; /* bytes of the file read so far */
     /* bytes read while sniffing for the magic, handed out first */
-    uint8_t peek[2];
+    uint8_t peek[SNIFF];
     size_t npeek, peek_off;
     int eof;
     /* gzip */
@@ -39,6 +48,15 @@ struct cli_input {
     int zs_init;
     uint8_t *zbuf;
     int member_done; /* between two members: look for another one */
+    /* zstd, xz, bzip2: the same input buffer (zbuf) and a decoder each */
+    int codec;
+    size_t in_pos, in_len; /* unconsumed input: zbuf[in_pos..in_len) */
+    ZSTD_DStream *zstd;
+    int zstd_mid;          /* inside a frame (ZSTD_decompressStream returned > 0) */
+    lzma_stream xz;
+    int xz_init;
+    bz_stream bz;
+    int bz_init, bz_done;
 };
 
 static ssize_t read_fd(cli_input *in, void *buf, size_t cap)
@@ -78,16 +96,75 @@ static int start_gzip(cli_input *in)
     in->zs.avail_in = (uInt)in->npeek;
     in->npeek = 0;
     in->gzip = 1;
+    in->codec = CODEC_GZIP;
     return 0;
 }
 
-/* Reads the first two bytes (or fewer at end of input) and decides. */
+static const uint8_t amq_magic[8] = {0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n'};
+
+/* Moves the sniffed bytes into the compressed-input buffer. */
+static int start_buffered(cli_input *in, int codec)
+{
+    in->zbuf = malloc(GZ_IN_BLOCK);
+    if (in->zbuf == NULL) {
+        cli_error("out of memory");
+        return -1;
+    }
+    memcpy(in->zbuf, in->peek, in->npeek);
+    in->in_pos = 0;
+    in->in_len = in->npeek;
+    in->npeek = 0;
+    in->codec = codec;
+    switch (codec) {
+    case CODEC_ZSTD:
+        in->zstd = ZSTD_createDStream();
+        if (in->zstd == NULL || ZSTD_isError(ZSTD_initDStream(in->zstd))) {
+            cli_error("%s: cannot start zstd decompression", in->name);
+            return -1;
+        }
+        break;
+    case CODEC_XZ: {
+        lzma_stream init = LZMA_STREAM_INIT;
+        in->xz = init;
+        /* LZMA_CONCATENATED: `cat a.xz b.xz` is one input, as xz -d sees it. */
+        if (lzma_stream_decoder(&in->xz, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+            cli_error("%s: cannot start xz decompression", in->name);
+            return -1;
+        }
+        in->xz_init = 1;
+        break;
+    }
+    case CODEC_BZIP2:
+        memset(&in->bz, 0, sizeof in->bz);
+        if (BZ2_bzDecompressInit(&in->bz, 0, 0) != BZ_OK) {
+            cli_error("%s: cannot start bzip2 decompression", in->name);
+            return -1;
+        }
+        in->bz_init = 1;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int is_bzip2(const uint8_t *p, size_t n)
+{
+    static const uint8_t block[6] = {0x31, 0x41, 0x59, 0x26, 0x53, 0x59};
+    static const uint8_t eos[6] = {0x17, 0x72, 0x45, 0x38, 0x50, 0x90};
+    return n >= 10 && p[0] == 'B' && p[1] == 'Z' && p[2] == 'h' && p[3] >= '1' &&
+           p[3] <= '9' && (memcmp(p + 4, block, 6) == 0 || memcmp(p + 4, eos, 6) == 0);
+}
+
+/* Reads the first SNIFF bytes (or fewer at end of input) and decides. */
 static int sniff(cli_input *in, int raw)
 {
+    static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    static const uint8_t xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
     ssize_t got;
 
-    while (in->npeek < 2) {
-        got = read_fd(in, in->peek + in->npeek, 2 - in->npeek);
+    while (in->npeek < SNIFF) {
+        got = read_fd(in, in->peek + in->npeek, SNIFF - in->npeek);
         if (got < 0)
             return -1;
         if (got == 0) {
@@ -96,8 +173,21 @@ static int sniff(cli_input *in, int raw)
         }
         in->npeek += (size_t)got;
     }
-    if (!raw && in->npeek == 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b)
+    if (raw)
+        return 0;
+    if (in->npeek >= 8 && memcmp(in->peek, amq_magic, 8) == 0) {
+        cli_error("%s: is an amq filter file, not lines of keys (arguments swapped?)",
+                  in->name);
+        return -1;
+    }
+    if (in->npeek >= 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b)
         return start_gzip(in);
+    if (in->npeek >= 4 && memcmp(in->peek, zstd_magic, 4) == 0)
+        return start_buffered(in, CODEC_ZSTD);
+    if (in->npeek >= 6 && memcmp(in->peek, xz_magic, 6) == 0)
+        return start_buffered(in, CODEC_XZ);
+    if (is_bzip2(in->peek, in->npeek))
+        return start_buffered(in, CODEC_BZIP2);
     return 0;
 }
 
@@ -157,6 +247,11 @@ void cli_input_close(cli_input *in)
         return;
     if (in->zs_init)
         inflateEnd(&in->zs);
+    ZSTD_freeDStream(in->zstd);
+    if (in->xz_init)
+        lzma_end(&in->xz);
+    if (in->bz_init)
+        BZ2_bzDecompressEnd(&in->bz);
     free(in->zbuf);
     if (in->own_fd && in->fd >= 0)
         close(in->fd);
@@ -176,7 +271,7 @@ int cli_input_is_regular(const cli_input *in)
 
 int cli_input_is_gzip(const cli_input *in)
 {
-    return in->gzip;
+    return in->codec != CODEC_PLAIN;
 }
 
 uint64_t cli_input_size(const cli_input *in)
@@ -187,7 +282,9 @@ uint64_t cli_input_size(const cli_input *in)
 uint64_t cli_input_pos(const cli_input *in)
 {
     /* Bytes read ahead but not yet decoded or handed out do not count. */
-    uint64_t ahead = in->gzip ? in->zs.avail_in : in->npeek - in->peek_off;
+    uint64_t ahead = in->gzip                     ? in->zs.avail_in
+                     : in->codec != CODEC_PLAIN ? in->in_len - in->in_pos
+                                                : in->npeek - in->peek_off;
     return in->consumed - ahead;
 }
 
@@ -250,6 +347,136 @@ static ssize_t read_gzip(cli_input *in, uint8_t *buf, size_t cap)
     return (ssize_t)(cap - in->zs.avail_out);
 }
 
+/* More compressed input into zbuf when it is used up: 1 if there is some,
+ * 0 at the end of the input, -1 on error. */
+static int refill(cli_input *in)
+{
+    ssize_t got;
+    if (in->in_pos < in->in_len)
+        return 1;
+    if (in->eof)
+        return 0;
+    got = read_fd(in, in->zbuf, GZ_IN_BLOCK);
+    if (got < 0)
+        return -1;
+    in->in_pos = 0;
+    in->in_len = (size_t)got;
+    if (got == 0)
+        in->eof = 1;
+    return got > 0;
+}
+
+static ssize_t read_zstd(cli_input *in, uint8_t *buf, size_t cap)
+{
+    ZSTD_outBuffer out = {buf, cap, 0};
+    ZSTD_inBuffer zin;
+    size_t r;
+    int more;
+
+    while (out.pos == 0) {
+        more = refill(in);
+        if (more < 0)
+            return -1;
+        if (more == 0) {
+            if (in->zstd_mid) {
+                cli_error("%s: truncated zstd data (unexpected end of file)", in->name);
+                return -1;
+            }
+            return 0;
+        }
+        zin.src = in->zbuf;
+        zin.size = in->in_len;
+        zin.pos = in->in_pos;
+        r = ZSTD_decompressStream(in->zstd, &out, &zin);
+        in->in_pos = zin.pos;
+        if (ZSTD_isError(r)) {
+            cli_error("%s: corrupt zstd data: %s", in->name, ZSTD_getErrorName(r));
+            return -1;
+        }
+        in->zstd_mid = r != 0;
+    }
+    return (ssize_t)out.pos;
+}
+
+static ssize_t read_xz(cli_input *in, uint8_t *buf, size_t cap)
+{
+    lzma_ret r;
+    int more;
+
+    in->xz.next_out = buf;
+    in->xz.avail_out = cap;
+    while (in->xz.avail_out == cap) {
+        more = refill(in);
+        if (more < 0)
+            return -1;
+        in->xz.next_in = in->zbuf + in->in_pos;
+        in->xz.avail_in = in->in_len - in->in_pos;
+        r = lzma_code(&in->xz, more ? LZMA_RUN : LZMA_FINISH);
+        in->in_pos = in->in_len - in->xz.avail_in;
+        if (r == LZMA_STREAM_END)
+            break;
+        if (r == LZMA_BUF_ERROR && !more) {
+            cli_error("%s: truncated xz data (unexpected end of file)", in->name);
+            return -1;
+        }
+        if (r != LZMA_OK) {
+            cli_error("%s: corrupt xz data (lzma error %d)", in->name, (int)r);
+            return -1;
+        }
+    }
+    return (ssize_t)(cap - in->xz.avail_out);
+}
+
+static ssize_t read_bzip2(cli_input *in, uint8_t *buf, size_t cap)
+{
+    int r, more;
+
+    if (cap > UINT32_MAX)
+        cap = UINT32_MAX;
+    in->bz.next_out = (char *)buf;
+    in->bz.avail_out = (unsigned)cap;
+    while (in->bz.avail_out == cap) {
+        more = refill(in);
+        if (more < 0)
+            return -1;
+        if (in->bz_done) {
+            /* After a stream: the end, or another stream (cat a.bz2 b.bz2). */
+            if (!more)
+                return 0;
+            if (!is_bzip2(in->zbuf + in->in_pos, in->in_len - in->in_pos) &&
+                in->in_len - in->in_pos >= 10) {
+                cli_error("%s: trailing bytes after the bzip2 data", in->name);
+                return -1;
+            }
+            BZ2_bzDecompressEnd(&in->bz);
+            memset(&in->bz, 0, sizeof in->bz);
+            if (BZ2_bzDecompressInit(&in->bz, 0, 0) != BZ_OK) {
+                in->bz_init = 0;
+                cli_error("%s: cannot restart bzip2 decompression", in->name);
+                return -1;
+            }
+            in->bz.next_out = (char *)buf;
+            in->bz.avail_out = (unsigned)cap;
+            in->bz_done = 0;
+        }
+        if (!more) {
+            cli_error("%s: truncated bzip2 data (unexpected end of file)", in->name);
+            return -1;
+        }
+        in->bz.next_in = (char *)in->zbuf + in->in_pos;
+        in->bz.avail_in = (unsigned)(in->in_len - in->in_pos);
+        r = BZ2_bzDecompress(&in->bz);
+        in->in_pos = in->in_len - in->bz.avail_in;
+        if (r == BZ_STREAM_END)
+            in->bz_done = 1;
+        else if (r != BZ_OK) {
+            cli_error("%s: corrupt bzip2 data (bzip2 error %d)", in->name, r);
+            return -1;
+        }
+    }
+    return (ssize_t)(cap - in->bz.avail_out);
+}
+
 ssize_t cli_input_read(cli_input *in, void *buf, size_t cap)
 {
     uint8_t *out = buf;
@@ -259,6 +486,14 @@ ssize_t cli_input_read(cli_input *in, void *buf, size_t cap)
         return 0;
     if (in->gzip)
         return read_gzip(in, out, cap);
+    if (cap > ((size_t)1 << 30))
+        cap = (size_t)1 << 30;
+    if (in->codec == CODEC_ZSTD)
+        return read_zstd(in, out, cap);
+    if (in->codec == CODEC_XZ)
+        return read_xz(in, out, cap);
+    if (in->codec == CODEC_BZIP2)
+        return read_bzip2(in, out, cap);
     if (in->peek_off < in->npeek) {
         n = in->npeek - in->peek_off;
         if (n > cap)

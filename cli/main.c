@@ -27,6 +27,8 @@ static const struct command {
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+static char prog_name[] = "amq";
+
 static void usage(FILE *out)
 {
     size_t i;
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
     /* A full disk (or RLIMIT_FSIZE) must surface as a write error, not kill
      * the process half-way through a save. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Ctrl-C or a kill during a save removes the temporary files. */
+    cli_signals_init();
     if (argc < 2) {
         usage(stderr);
         return EXIT_TROUBLE;
@@ -75,6 +79,17 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < NCOMMANDS; i++) {
         if (strcmp(commands[i].name, argv[1]) == 0) {
+            int j;
+            /* --version anywhere before "--", as GNU tools answer it. */
+            for (j = 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
+                if (strcmp(argv[j], "--version") == 0) {
+                    printf("amq %s (libamq %s)\n", AMQ_VERSION_STRING, amq_version_string());
+                    return 0;
+                }
+            }
+            cli_cmd = commands[i].name;
+            /* getopt names argv[0] in its messages: "amq: unrecognized option". */
+            argv[1] = prog_name;
             cli_out_init();
             rc = commands[i].fn(argc - 1, argv + 1);
             if (cli_out_close() != 0 && rc != EXIT_TROUBLE)

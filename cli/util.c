@@ -12,6 +12,7 @@
 #include "cli.h"
 
 const char *cli_prog = "amq";
+const char *cli_cmd = "";
 void (*cli_before_message)(void);
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
@@ -32,6 +33,14 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_usage_hint(void)
+{
+    if (cli_cmd[0] != '\0')
+        cli_error("try 'amq %s --help'", cli_cmd);
+    else
+        cli_error("try 'amq --help'");
+}
+
 void cli_warn(const char *fmt, ...)
 {
     va_list ap;
@@ -47,6 +56,21 @@ void cli_lib_error(int status, const amq_errinfo *err, const char *context)
         cli_error("%s: %s", context, msg);
     else
         cli_error("%s", msg);
+}
+
+void cli_json_string(FILE *out, const char *s)
+{
+    putc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            putc(ch, out);
+    }
+    putc('"', out);
 }
 
 /* ---- numbers ---------------------------------------------------------------- */

@@ -21,7 +21,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 # Targets compile in pieces of the tool (cli/ sources) and the shared headers.
 FUZZ_DEPS := $(wildcard fuzz/*.h) $(wildcard cli/*.c cli/*.h redis/*.c redis/*.h)
 # zlib: the CLI targets compile in the tool's gzip reader.
-FUZZ_LDLIBS = $(LDLIBS_ALL) -lz
+FUZZ_LDLIBS = $(LDLIBS_ALL) -lz -lzstd -llzma -lbz2
 
 .PHONY: fuzz fuzz-long fuzz-bins fuzz-lib fuzz-seeds test-fuzz fuzz-replay
 

@@ -120,9 +120,29 @@ static void keep(fileset *fs, amq_filter *f)
     amq_filter_free(f);
 }
 
+/* Static kinds are built from their keys (the same "key-%u" set). */
+static amq_filter *build_static(const amq_config *cfg, unsigned keys)
+{
+    amq_hash128 h[256];
+    amq_filter *f = NULL;
+    char key[32];
+    unsigned i;
+    int len;
+
+    for (i = 0; i < keys && i < 256; i++) {
+        len = snprintf(key, sizeof key, "key-%u", i);
+        h[i] = amq_hash_key(cfg->hash_algo, cfg->seed, key, (size_t)len);
+    }
+    if (amq_filter_build(cfg, h, i, &f, NULL) != AMQ_OK)
+        return NULL;
+    return f;
+}
+
 static amq_filter *make(const amq_config *cfg, unsigned keys)
 {
     amq_filter *f = NULL;
+    if (amq_kind_is_static(cfg->kind))
+        return build_static(cfg, keys);
     if (amq_filter_new(cfg, &f, NULL) != AMQ_OK)
         return NULL;
     add_keys(f, keys);
@@ -152,6 +172,20 @@ static void kind_variants(uint32_t kind, fileset *fs)
     cfg.seed = 0x123456789abcdefull;
     keep(fs, make(&cfg, 30));
 
+    if (kind == AMQ_KIND_FUSE) {
+        amq_config_init(&cfg, kind);
+        cfg.fingerprint_bits = 16;
+        cfg.arity = 4;
+        keep(fs, make(&cfg, 100));
+    }
+    if (kind == AMQ_KIND_RIBBON) {
+        static const double rates[] = {0.5, 0.25, 0.001, 1e-9};
+        for (i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+            amq_config_init(&cfg, kind);
+            cfg.fpp = rates[i];
+            keep(fs, make(&cfg, 100));
+        }
+    }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
             amq_config_init(&cfg, kind);

@@ -146,5 +146,6 @@ typedef struct amq_errinfo {
 #include "amq/blocked_bloom.h"
 #include "amq/partitioned.h"
 #include "amq/filter.h"
+#include "amq/static.h"
 
 #endif /* AMQ_H */

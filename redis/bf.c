@@ -2,8 +2,9 @@
  * bf.c - the BF.* commands and the MBbloom-- data type: RedisBloom's
  * scalable Bloom filter, a thin layer over amq/scalable_bloom.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,14 +22,24 @@ static RedisModuleType *bf_type;
 #define BF_ERR_EXPANSION_RANGE "ERR expansion must be in the range [0, 32768]"
 #define BF_ERR_NONSCALING_EXPAND "Nonscaling filters cannot expand"
 #define BF_ERR_FULL "ERR non scaling filter is full"
-#define BF_ERR_LIMIT "Maximum expansions reached"
+#define BF_ERR_LIMIT "ERR problem inserting into filter"
 #define BF_ERR_NOT_FOUND "ERR not found"
 #define BF_ERR_NOMEM "ERR Insufficient memory to create filter"
 #define BF_ERR_BAD_DATA "ERR received bad data"
 #define BF_ERR_OFFSET "ERR invalid offset - no link found"
 #define BF_ERR_CHUNK "ERR invalid chunk - Too big for current filter"
 #define BF_ERR_INFO "Invalid information value"
-#define RM_ERR_SYNTAX "ERR syntax error"
+#define BF_ERR_NO_EXPANSION "ERR no expansion"
+/* BF.INSERT's option errors (RedisBloom's texts, without the ERR prefix). */
+#define BF_ERR_INS_CAPACITY "Bad capacity"
+#define BF_ERR_INS_RATE "Bad error rate"
+#define BF_ERR_INS_EXPANSION "Bad expansion"
+#define BF_ERR_INS_UNKNOWN "Unknown argument received"
+#define BF_ERR_NUMERIC "Second argument must be numeric"
+#define BF_ERR_LOAD_NUMERIC "ERR Second argument must be numeric"
+
+/* RedisBloom caps every requested error rate above this. */
+#define BF_MAX_ERROR_RATE 0.25
 
 /* ---- creation --------------------------------------------------------------------- */
 
@@ -115,17 +126,6 @@ static const char *parse_capacity(RedisModuleString *s, uint64_t *out)
     return NULL;
 }
 
-static const char *parse_expansion(RedisModuleString *s, uint32_t *out)
-{
-    long long v;
-    if (!rm_arg_ll(s, &v))
-        return BF_ERR_EXPANSION;
-    if (v < 0 || v > (long long)AMQ_RM_MAX_EXPANSION)
-        return BF_ERR_EXPANSION_RANGE;
-    *out = (uint32_t)v;
-    return NULL;
-}
-
 /* ---- BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] ------------------------ */
 
 static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -135,30 +135,35 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     amq_sbloom *s;
     bf_opts o;
     const char *err;
-    int i, st, expansion_given = 0, nonscaling_given = 0;
+    int st, ex, nonscaling;
 
-    if (argc < 4)
+    if (argc < 4 || argc > 7)
         return RedisModule_WrongArity(ctx);
     bf_defaults(&o);
     if ((err = parse_error_rate(argv[2], &o.error)) != NULL ||
         (err = parse_capacity(argv[3], &o.capacity)) != NULL)
         return RedisModule_ReplyWithError(ctx, err);
-    for (i = 4; i < argc; i++) {
-        if (rm_arg_is(argv[i], "NONSCALING")) {
-            nonscaling_given = 1;
-        } else if (rm_arg_is(argv[i], "EXPANSION")) {
-            if (i + 1 >= argc)
-                return RedisModule_WrongArity(ctx);
-            if ((err = parse_expansion(argv[++i], &o.growth)) != NULL)
-                return RedisModule_ReplyWithError(ctx, err);
-            expansion_given = 1;
-        } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
-        }
+    if (o.error > BF_MAX_ERROR_RATE)
+        o.error = BF_MAX_ERROR_RATE;
+    /* Keywords are looked for anywhere in the command, the key and the
+     * values included, as RedisBloom does. */
+    ex = rm_arg_index(argv, argc, "EXPANSION");
+    nonscaling = rm_arg_index(argv, argc, "NONSCALING") >= 0;
+    if (ex >= 0) {
+        long long v;
+        if (ex + 1 >= argc)
+            return RedisModule_ReplyWithError(ctx, BF_ERR_NO_EXPANSION);
+        /* RedisBloom's order: a number, then not with NONSCALING unless 0,
+         * then the range. */
+        if (!rm_arg_ll(argv[ex + 1], &v))
+            return RedisModule_ReplyWithError(ctx, BF_ERR_EXPANSION);
+        if (nonscaling && v != 0)
+            return RedisModule_ReplyWithError(ctx, BF_ERR_NONSCALING_EXPAND);
+        if (v < 0 || v > (long long)AMQ_RM_MAX_EXPANSION)
+            return RedisModule_ReplyWithError(ctx, BF_ERR_EXPANSION_RANGE);
+        o.growth = (uint32_t)v;
     }
-    if (nonscaling_given && expansion_given)
-        return RedisModule_ReplyWithError(ctx, BF_ERR_NONSCALING_EXPAND);
-    o.nonscaling = nonscaling_given || o.growth == 0;
+    o.nonscaling = nonscaling || o.growth == 0;
 
     st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, bf_type, &key, &value);
     if (st != RM_KEY_EMPTY) {
@@ -205,11 +210,10 @@ static amq_sbloom *bf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *name,
     return s;
 }
 
-/* Adds argv[first..argc) and replies an array of results that ends at the
- * first error (an error element); returns the index of the item that
- * failed, argc when none did. */
+/* Adds argv[first..argc) and replies an array of results (an error element
+ * for an item that failed); records what to replicate in *r. */
 static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **argv, int first,
-                        int argc, int *changed)
+                        int argc, int *changed, rm_items *r)
 {
     long n = 0;
     int i;
@@ -220,35 +224,21 @@ static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **
         const char *item = RedisModule_StringPtrLen(argv[i], &len);
         int rc = amq_sbloom_add(s, item, len);
         n++;
+        rm_items_note(r, argv, argc, i, rc >= 0);
         if (rc < 0) {
             RedisModule_ReplyWithError(ctx, bf_add_error(rc));
-            break;
+            /* A full non-scaling filter ends the reply; a link that cannot
+             * be added fails only this item (RedisBloom goes on). */
+            if (rc == AMQ_EFULL)
+                break;
+            continue;
         }
         if (rc == 1)
             *changed = 1;
         rm_reply_bool(ctx, rc);
     }
     RedisModule_ReplySetArrayLength(ctx, n);
-    return i;
-}
-
-/*
- * Replicates a multi-item add: verbatim when every item was added, else
- * the same command cut before the item that failed, so that a replica
- * (which never refuses for memory) holds exactly what the primary holds.
- */
-static void bf_replicate_items(RedisModuleCtx *ctx, RedisModuleString **argv, int first,
-                               int failed, int argc)
-{
-    const char *cmd;
-    if (failed >= argc) {
-        RedisModule_ReplicateVerbatim(ctx);
-        return;
-    }
-    if (failed == first) /* nothing added: the key existed, or was not made */
-        return;
-    cmd = RedisModule_StringPtrLen(argv[0], NULL);
-    RedisModule_Replicate(ctx, cmd, "v", argv + 1, (size_t)(failed - 1));
+    return REDISMODULE_OK;
 }
 
 static int bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -283,7 +273,8 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     amq_sbloom *s;
     bf_opts o;
-    int created, changed = 0, failed;
+    rm_items r = {NULL, 0};
+    int created, changed = 0;
 
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
@@ -293,57 +284,69 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    failed = bf_add_items(ctx, s, argv, 2, argc, &changed);
+    bf_add_items(ctx, s, argv, 2, argc, &changed, &r);
     RedisModule_CloseKey(key);
-    if (created || changed)
-        bf_replicate_items(ctx, argv, 2, failed, argc);
+    rm_items_replicate(ctx, &r, argv, created || changed);
     return REDISMODULE_OK;
 }
 
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item... */
+/*
+ * BF.INSERT reads its options as RedisBloom does, by their leading letters:
+ * c... CAPACITY, er... ERROR, other e... EXPANSION, i... ITEMS, n?c...
+ * NOCREATE, other n... NONSCALING; anything else is refused.  Every option
+ * is checked even when the key exists (and then ignored).
+ */
 static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
     amq_sbloom *s;
     bf_opts o;
-    const char *err;
-    int i, items = -1, nocreate = 0, nonscaling = 0, expansion_given = 0, created, changed = 0;
-    int failed;
+    rm_items r = {NULL, 0};
+    int i, items = -1, nocreate = 0, nonscaling = 0, created, changed = 0;
 
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
     bf_defaults(&o);
     for (i = 2; i < argc && items < 0; i++) {
-        if (rm_arg_is(argv[i], "ITEMS")) {
+        size_t len;
+        const char *a = RedisModule_StringPtrLen(argv[i], &len);
+        int c0 = len > 0 ? tolower((unsigned char)a[0]) : 0;
+        long long v;
+        double e;
+
+        if (c0 == 'i') {
             items = i + 1;
-        } else if (rm_arg_is(argv[i], "NOCREATE")) {
-            nocreate = 1;
-        } else if (rm_arg_is(argv[i], "NONSCALING")) {
-            nonscaling = 1;
-        } else if (rm_arg_is(argv[i], "CAPACITY") || rm_arg_is(argv[i], "ERROR") ||
-                   rm_arg_is(argv[i], "EXPANSION")) {
-            RedisModuleString *opt = argv[i];
+        } else if (c0 == 'n') {
+            if (len >= 3 && tolower((unsigned char)a[2]) == 'c')
+                nocreate = 1;
+            else
+                nonscaling = 1;
+        } else if (c0 == 'c' || c0 == 'e') {
             if (i + 1 >= argc)
                 return RedisModule_WrongArity(ctx);
             i++;
-            if (rm_arg_is(opt, "CAPACITY"))
-                err = parse_capacity(argv[i], &o.capacity);
-            else if (rm_arg_is(opt, "ERROR"))
-                err = parse_error_rate(argv[i], &o.error);
-            else {
-                err = parse_expansion(argv[i], &o.growth);
-                expansion_given = 1;
+            if (c0 == 'c') {
+                if (!rm_arg_ll(argv[i], &v) || v < 1 || v > (long long)AMQ_RM_MAX_CAPACITY)
+                    return RedisModule_ReplyWithError(ctx, BF_ERR_INS_CAPACITY);
+                o.capacity = (uint64_t)v;
+            } else if (len > 1 && tolower((unsigned char)a[1]) == 'r') {
+                if (!rm_arg_double(argv[i], &e) || !(e > 0.0 && e < 1.0))
+                    return RedisModule_ReplyWithError(ctx, BF_ERR_INS_RATE);
+                o.error = e > BF_MAX_ERROR_RATE ? BF_MAX_ERROR_RATE : e;
+            } else {
+                if (!rm_arg_ll(argv[i], &v) || v < 0 || v > (long long)AMQ_RM_MAX_EXPANSION)
+                    return RedisModule_ReplyWithError(ctx, BF_ERR_INS_EXPANSION);
+                o.growth = (uint32_t)v;
             }
-            if (err != NULL)
-                return RedisModule_ReplyWithError(ctx, err);
         } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+            return RedisModule_ReplyWithError(ctx, BF_ERR_INS_UNKNOWN);
         }
     }
     if (items < 0 || items >= argc)
         return RedisModule_WrongArity(ctx);
-    if (nonscaling && expansion_given)
-        return RedisModule_ReplyWithError(ctx, BF_ERR_NONSCALING_EXPAND);
+    /* NONSCALING with an EXPANSION is accepted here (not in BF.RESERVE);
+     * the growth is kept in the filter as given. */
     o.nonscaling = nonscaling || o.growth == 0;
 
     s = bf_open_for_add(ctx, argv[1], &o, nocreate, &key, &created);
@@ -351,10 +354,9 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    failed = bf_add_items(ctx, s, argv, items, argc, &changed);
+    bf_add_items(ctx, s, argv, items, argc, &changed, &r);
     RedisModule_CloseKey(key);
-    if (created || changed)
-        bf_replicate_items(ctx, argv, items, failed, argc);
+    rm_items_replicate(ctx, &r, argv, created || changed);
     return REDISMODULE_OK;
 }
 
@@ -484,7 +486,7 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (field >= 0) {
         if (rm_resp3(ctx)) {
             rm_reply_map(ctx, 1);
-            rm_reply_cstr(ctx, info_names[field]);
+            RedisModule_ReplyWithSimpleString(ctx, info_names[field]);
         } else {
             RedisModule_ReplyWithArray(ctx, 1);
         }
@@ -493,7 +495,7 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     rm_reply_map(ctx, INFO_FIELDS);
     for (f = 0; f < INFO_FIELDS; f++) {
-        rm_reply_cstr(ctx, info_names[f]);
+        RedisModule_ReplyWithSimpleString(ctx, info_names[f]);
         info_value(ctx, &in, f);
     }
     return REDISMODULE_OK;
@@ -533,19 +535,11 @@ static int bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- BF.SCANDUMP / BF.LOADCHUNK ----------------------------------------------------------------- */
 
-static int iter_arg(RedisModuleString *s, uint64_t *out)
-{
-    long long v;
-    if (!rm_arg_ll(s, &v) || v < 0)
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
-}
-
 static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     amq_sbloom *s;
     uint64_t it, next;
+    long long sit;
     const uint8_t *data;
     size_t len;
     int st;
@@ -557,8 +551,10 @@ static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
-    if (!iter_arg(argv[2], &it))
-        return RedisModule_ReplyWithError(ctx, BF_ERR_OFFSET);
+    if (!rm_arg_ll(argv[2], &sit))
+        return RedisModule_ReplyWithError(ctx, BF_ERR_NUMERIC);
+    /* A negative iterator is past the end, as in RedisBloom. */
+    it = sit < 0 ? UINT64_MAX : (uint64_t)sit;
     if (it == 0) {
         size_t hlen = amq_sbloom_header_size(s);
         uint8_t *hdr = RedisModule_Alloc(hlen);
@@ -584,14 +580,16 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     void *value;
     uint64_t it;
+    long long sit;
     const char *buf;
     size_t len;
     int st, rc;
 
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
-    if (!iter_arg(argv[2], &it) || it == 0)
-        return RedisModule_ReplyWithError(ctx, BF_ERR_OFFSET);
+    if (!rm_arg_ll(argv[2], &sit))
+        return RedisModule_ReplyWithError(ctx, BF_ERR_LOAD_NUMERIC);
+    it = sit < 1 ? 0 : (uint64_t)sit;
     buf = RedisModule_StringPtrLen(argv[3], &len);
     st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, bf_type, &key, &value);
     if (st == RM_KEY_WRONGTYPE) {
@@ -600,7 +598,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (st == RM_KEY_EMPTY) {
         amq_sbloom *s;
-        if (it != 1) {
+        if (sit != 1) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
         }
@@ -611,6 +609,12 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         }
         RedisModule_ModuleTypeSetValue(key, bf_type, s);
     } else {
+        /* A data chunk ends at byte it - 1: one that would start before the
+         * first byte is bad data (RedisBloom's test and text). */
+        if (sit <= 0 || (uint64_t)sit < len) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, BF_ERR_BAD_DATA);
+        }
         rc = amq_sbloom_chunk_apply(value, it, (const uint8_t *)buf, len);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
@@ -712,7 +716,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
         }
         if (RedisModule_IsIOError(io))
             goto fail;
-        if (hashes > 255)
+        if (hashes > AMQ_BLOOM_MAX_K_REDISBLOOM)
             goto corrupt;
         l->hashes = (uint32_t)hashes;
         links[i].data = RedisModule_LoadStringBuffer(io, &links[i].len);
@@ -834,22 +838,87 @@ static void bf_free(void *value)
 
 /* ---- registration ---------------------------------------------------------------------------------- */
 
+/* What COMMAND DOCS shows, as RedisBloom documents its commands (its
+ * texts, its argument names, "capcaity" included: clients compare them). */
+#define BF_K_ONE "O(k), where k is the number of hash functions used by the last sub-filter"
+#define BF_K_N "O(k * n), where k is the number of hash functions and n is the number of items"
+#define BF_ADD_MANY "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist"
+
+static RedisModuleCommandArg bf_args_key[] = {RM_ARG_KEY, RM_ARG_END};
+static RedisModuleCommandArg bf_args_item[] = {RM_ARG_KEY, RM_ARG("item", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_items[] = {RM_ARG_KEY, RM_ARG("item", STRING, RM_MULTI),
+                                                RM_ARG_END};
+static RedisModuleCommandArg bf_args_scandump[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                   RM_ARG_END};
+static RedisModuleCommandArg bf_args_loadchunk[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                    RM_ARG("data", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_info_fields[] = {
+    RM_ARG_TOKEN("capcaity", "CAPACITY", 0), RM_ARG_TOKEN("SIZE", "SIZE", 0),
+    RM_ARG_TOKEN("FILTERS", "FILTERS", 0),   RM_ARG_TOKEN("ITEMS", "ITEMS", 0),
+    RM_ARG_TOKEN("EXPANSION", "EXPANSION", 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_info[] = {
+    RM_ARG_KEY,
+    {.name = "single_value", .type = REDISMODULE_ARG_TYPE_ONEOF, .key_spec_index = -1,
+     .flags = RM_OPT, .subargs = bf_info_fields},
+    RM_ARG_END};
+static RedisModuleCommandArg bf_arg_capacity[] = {RM_ARG("capacity", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_arg_error[] = {RM_ARG("error", DOUBLE, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_arg_expansion[] = {RM_ARG("expansion", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg bf_args_insert[] = {
+    RM_ARG_KEY,
+    RM_ARG_BLOCK("capacity", "CAPACITY", RM_OPT, bf_arg_capacity),
+    RM_ARG_BLOCK("error", "ERROR", RM_OPT, bf_arg_error),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, bf_arg_expansion),
+    RM_ARG_TOKEN("nocreate", "NOCREATE", RM_OPT),
+    RM_ARG_TOKEN("nonscaling", "NONSCALING", RM_OPT),
+    RM_ARG_TOKEN("items", "ITEMS", 0),
+    RM_ARG("item", STRING, RM_MULTI),
+    RM_ARG_END};
+static RedisModuleCommandArg bf_args_reserve[] = {
+    RM_ARG_KEY,
+    RM_ARG("error_rate", DOUBLE, 0),
+    RM_ARG("capacity", INTEGER, 0),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, bf_arg_expansion),
+    RM_ARG_TOKEN("nonscaling", "NONSCALING", RM_OPT),
+    RM_ARG_END};
+
+#define RW REDISMODULE_CMD_KEY_RW
+#define RO REDISMODULE_CMD_KEY_RO
+static const rm_command bf_cmds[] = {
+    {"bf.reserve", bf_reserve, "write deny-oom", -4, RW, "Creates a new Bloom Filter", "1.0.0",
+     "O(1)", NULL, bf_args_reserve},
+    {"bf.add", bf_add, "write deny-oom", 3, RW, "Adds an item to a Bloom Filter", "1.0.0",
+     BF_K_ONE, NULL, bf_args_item},
+    {"bf.madd", bf_madd, "write deny-oom", -3, RW, BF_ADD_MANY, "1.0.0", BF_K_N, NULL,
+     bf_args_items},
+    {"bf.insert", bf_insert, "write deny-oom", -4, RW, BF_ADD_MANY, "1.0.0", BF_K_N, NULL,
+     bf_args_insert},
+    {"bf.exists", bf_exists, "readonly fast", 3, RO,
+     "Checks whether an item exists in a Bloom Filter", "1.0.0", BF_K_ONE, NULL, bf_args_item},
+    {"bf.mexists", bf_mexists, "readonly fast", -3, RO,
+     "Checks whether one or more items exist in a Bloom Filter", "1.0.0", BF_K_N, NULL,
+     bf_args_items},
+    {"bf.card", bf_card, "readonly fast", 2, RO, "Returns the cardinality of a Bloom filter",
+     "2.4.4", "O(1)", NULL, bf_args_key},
+    {"bf.info", bf_info, "readonly fast", -2, RO, "Returns information about a Bloom Filter",
+     "1.0.0", "O(1)", "dont_cache", bf_args_info},
+    {"bf.debug", bf_debug, "readonly fast", 2, RO,
+     "Returns internal debug information about a Bloom Filter", "1.0.0",
+     "O(n), where n is the number of sub-filters", "dont_cache", bf_args_key},
+    /* RW as in RedisBloom's key spec, although SCANDUMP only reads. */
+    {"bf.scandump", bf_scandump, "readonly fast", 3, RW,
+     "Begins an incremental save of the bloom filter", "1.0.0", "O(n), where n is the capacity",
+     "dont_cache", bf_args_scandump},
+    {"bf.loadchunk", bf_loadchunk, "write deny-oom", 4, RW,
+     "Restores a filter previously saved using SCANDUMP", "1.0.0",
+     "O(n), where n is the capacity", NULL, bf_args_loadchunk},
+};
+#undef RW
+#undef RO
+
 int bf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const rm_command cmds[] = {
-        {"BF.RESERVE", bf_reserve, "write deny-oom"},
-        {"BF.ADD", bf_add, "write deny-oom"},
-        {"BF.MADD", bf_madd, "write deny-oom"},
-        {"BF.INSERT", bf_insert, "write deny-oom"},
-        {"BF.EXISTS", bf_exists, "readonly fast"},
-        {"BF.MEXISTS", bf_mexists, "readonly fast"},
-        {"BF.CARD", bf_card, "readonly fast"},
-        {"BF.INFO", bf_info, "readonly fast"},
-        {"BF.DEBUG", bf_debug, "readonly fast"},
-        {"BF.SCANDUMP", bf_scandump, "readonly fast"},
-        {"BF.LOADCHUNK", bf_loadchunk, "write deny-oom"},
-    };
 
     memset(&tm, 0, sizeof tm);
     tm.rdb_load = bf_rdb_load;
@@ -859,5 +928,6 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
-    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, cmds, sizeof cmds / sizeof cmds[0]);
+    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
+                              sizeof bf_cmds / sizeof bf_cmds[0]);
 }

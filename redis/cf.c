@@ -2,8 +2,9 @@
  * cf.c - the CF.* commands and the MBbloomCF data type: RedisBloom's
  * scalable cuckoo filter, a thin layer over amq/scalable_cuckoo.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +29,11 @@ static RedisModuleType *cf_type;
 #define CF_ERR_CHUNK "Couldn't load chunk!"
 #define CF_ERR_DEL_MISSING "Not found"
 #define CF_ERR_COMPACT_MISSING "Cuckoo filter was not found"
-#define RM_ERR_SYNTAX "ERR syntax error"
+#define CF_ERR_INS_CAPACITY_RANGE "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+#define CF_ERR_INS_UNKNOWN "Unknown argument received"
+#define CF_ERR_PARSE_BUCKETSIZE "Couldn't parse BUCKETSIZE"
+#define CF_ERR_PARSE_MAXITER "Couldn't parse MAXITERATIONS"
+#define CF_ERR_PARSE_EXPANSION "Couldn't parse EXPANSION"
 
 /* ---- creation ------------------------------------------------------------------ */
 
@@ -45,6 +50,24 @@ static void cf_defaults(cf_opts *o)
     o->bucket_size = amq_rm_cfg.cf_bucket_size;
     o->max_iterations = amq_rm_cfg.cf_max_iterations;
     o->expansion = amq_rm_cfg.cf_expansion;
+}
+
+/*
+ * RedisBloom checks the sub-filter limit once, when an adding command
+ * starts: a filter at the limit refuses the command (even an item it
+ * holds), one below it may grow past it within the command.  The library
+ * limit is kept out of the way (cf_unlimit) and this check stands for it.
+ */
+static int cf_at_limit(const amq_scuckoo *c)
+{
+    amq_scuckoo_info in;
+    amq_scuckoo_get_info(c, &in);
+    return in.num_filters >= amq_rm_cfg.cf_max_expansions;
+}
+
+static void cf_unlimit(amq_scuckoo *c)
+{
+    amq_scuckoo_set_max_filters(c, AMQ_SCUCKOO_MAX_FILTERS);
 }
 
 /* Creates a filter; on failure replies the error and returns NULL. */
@@ -65,6 +88,7 @@ static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
         RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
         return NULL;
     }
+    cf_unlimit(c);
     return c;
 }
 
@@ -91,11 +115,30 @@ static const char *cf_add_error(int rc)
 
 /* ---- CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] --------- */
 
-static int range_arg(RedisModuleString *s, long long lo, long long hi, uint32_t *out)
+/*
+ * One option of CF.RESERVE, found as RedisBloom finds it: the first
+ * argument equal to the keyword anywhere in the command (the key
+ * included), its value the next argument, in [lo, hi].  1 when absent or
+ * set (*out), else the error replied.  A keyword with nothing after it is
+ * a value that does not parse (RedisBloom reads past its arguments there,
+ * and may crash).
+ */
+static int reserve_opt(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *kw,
+                       long long lo, long long hi, const char *parse_err, const char *range_err,
+                       uint32_t *out)
 {
     long long v;
-    if (!rm_arg_ll(s, &v) || v < lo || v > hi)
+    int i = rm_arg_index(argv, argc, kw);
+    if (i < 0)
+        return 1;
+    if (i + 1 >= argc || !rm_arg_ll(argv[i + 1], &v)) {
+        RedisModule_ReplyWithError(ctx, parse_err);
         return 0;
+    }
+    if (v < lo || v > hi) {
+        RedisModule_ReplyWithError(ctx, range_err);
+        return 0;
+    }
     *out = (uint32_t)v;
     return 1;
 }
@@ -107,27 +150,22 @@ static int cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     amq_scuckoo *c;
     cf_opts o;
     long long cap;
-    int i, st;
+    int st;
 
     if (argc < 3 || argc % 2 != 1)
         return RedisModule_WrongArity(ctx);
     cf_defaults(&o);
     if (!rm_arg_ll(argv[2], &cap))
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
-    for (i = 3; i < argc; i += 2) {
-        if (rm_arg_is(argv[i], "BUCKETSIZE")) {
-            if (!range_arg(argv[i + 1], 1, 255, &o.bucket_size))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_BUCKETSIZE);
-        } else if (rm_arg_is(argv[i], "MAXITERATIONS")) {
-            if (!range_arg(argv[i + 1], 1, 65535, &o.max_iterations))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_MAXITER);
-        } else if (rm_arg_is(argv[i], "EXPANSION")) {
-            if (!range_arg(argv[i + 1], 0, AMQ_RM_MAX_EXPANSION, &o.expansion))
-                return RedisModule_ReplyWithError(ctx, CF_ERR_EXPANSION);
-        } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
-        }
-    }
+    /* RedisBloom's order: MAXITERATIONS, BUCKETSIZE, EXPANSION, each parsed
+     * then checked, then the capacity's range. */
+    if (!reserve_opt(ctx, argv, argc, "MAXITERATIONS", 1, 65535, CF_ERR_PARSE_MAXITER,
+                     CF_ERR_MAXITER, &o.max_iterations) ||
+        !reserve_opt(ctx, argv, argc, "BUCKETSIZE", 1, 255, CF_ERR_PARSE_BUCKETSIZE,
+                     CF_ERR_BUCKETSIZE, &o.bucket_size) ||
+        !reserve_opt(ctx, argv, argc, "EXPANSION", 0, (long long)AMQ_RM_MAX_EXPANSION,
+                     CF_ERR_PARSE_EXPANSION, CF_ERR_EXPANSION, &o.expansion))
+        return REDISMODULE_OK;
     if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
         return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
     o.capacity = (uint64_t)cap;
@@ -177,6 +215,9 @@ static int cf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
+    } else if (cf_at_limit(c)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }
     item = RedisModule_StringPtrLen(argv[2], &len);
     rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
@@ -202,44 +243,39 @@ static int cf_addnx(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item... ------------------- */
 
-/* A copy of argv[1..upto) (options and the items before the first
- * failure) with room for every later item. */
-static RedisModuleString **cf_ok_vector(RedisModuleString **argv, int argc, int upto)
-{
-    RedisModuleString **v = RedisModule_Alloc((size_t)(argc - 1) * sizeof *v);
-    memcpy(v, argv + 1, (size_t)(upto - 1) * sizeof *v);
-    return v;
-}
-
 static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int nx)
 {
     RedisModuleKey *key;
     void *value;
     amq_scuckoo *c;
     cf_opts o;
-    RedisModuleString **ok = NULL; /* after a failure: the arguments to replicate */
-    size_t nok = 0;
+    rm_items r = {NULL, 0};
     int i, st, items = -1, nocreate = 0, changed = 0, resp3;
 
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
     cf_defaults(&o);
+    /* Options by their first letter, as RedisBloom reads them: c...
+     * CAPACITY, i... ITEMS, n... NOCREATE. */
     for (i = 2; i < argc && items < 0; i++) {
-        if (rm_arg_is(argv[i], "ITEMS")) {
+        size_t alen;
+        const char *arg = RedisModule_StringPtrLen(argv[i], &alen);
+        int c0 = alen > 0 ? tolower((unsigned char)arg[0]) : 0;
+        if (c0 == 'i') {
             items = i + 1;
-        } else if (rm_arg_is(argv[i], "NOCREATE")) {
+        } else if (c0 == 'n') {
             nocreate = 1;
-        } else if (rm_arg_is(argv[i], "CAPACITY")) {
+        } else if (c0 == 'c') {
             long long cap;
             if (i + 1 >= argc)
                 return RedisModule_WrongArity(ctx);
             if (!rm_arg_ll(argv[++i], &cap))
                 return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY);
             if (cap < 2LL * o.bucket_size || cap > (long long)AMQ_RM_MAX_CAPACITY)
-                return RedisModule_ReplyWithError(ctx, CF_ERR_CAPACITY_RANGE);
+                return RedisModule_ReplyWithError(ctx, CF_ERR_INS_CAPACITY_RANGE);
             o.capacity = (uint64_t)cap;
         } else {
-            return RedisModule_ReplyWithError(ctx, RM_ERR_SYNTAX);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_INS_UNKNOWN);
         }
     }
     if (items < 0 || items >= argc)
@@ -259,6 +295,9 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
+    } else if (cf_at_limit(c)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }
     resp3 = rm_resp3(ctx);
     RedisModule_ReplyWithArray(ctx, argc - items);
@@ -268,26 +307,15 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         int rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
         if (rc == 1)
             changed = 1;
-        if (rc < 0 && ok == NULL) {
-            ok = cf_ok_vector(argv, argc, i);
-            nok = (size_t)(i - 1);
-        } else if (rc >= 0 && ok != NULL)
-            ok[nok++] = argv[i];
+        rm_items_note(&r, argv, argc, i, rc >= 0);
         if (nx || !resp3)
             RedisModule_ReplyWithLongLong(ctx, rc < 0 ? -1 : rc);
         else
             rm_reply_bool(ctx, rc == 1);
     }
     RedisModule_CloseKey(key);
-    if (changed && ok == NULL) {
-        RedisModule_ReplicateVerbatim(ctx);
-    } else if (changed) {
-        /* Some items failed (a growth refused for memory): the replica gets
-         * the items the primary took, and only those. */
-        RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", ok, nok);
-    }
-    if (ok != NULL)
-        RedisModule_Free(ok);
+    /* Items that failed (a growth refused for memory) are not replicated. */
+    rm_items_replicate(ctx, &r, argv, changed);
     return REDISMODULE_OK;
 }
 
@@ -436,21 +464,21 @@ static int cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     amq_scuckoo_get_info(c, &in);
     rm_reply_map(ctx, 8);
-    rm_reply_cstr(ctx, "Size");
+    RedisModule_ReplyWithSimpleString(ctx, "Size");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.size);
-    rm_reply_cstr(ctx, "Number of buckets");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.num_buckets);
-    rm_reply_cstr(ctx, "Number of filters");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of filters");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.num_filters);
-    rm_reply_cstr(ctx, "Number of items inserted");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
-    rm_reply_cstr(ctx, "Number of items deleted");
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items deleted");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.deletes);
-    rm_reply_cstr(ctx, "Bucket size");
+    RedisModule_ReplyWithSimpleString(ctx, "Bucket size");
     RedisModule_ReplyWithLongLong(ctx, in.bucket_size);
-    rm_reply_cstr(ctx, "Expansion rate");
+    RedisModule_ReplyWithSimpleString(ctx, "Expansion rate");
     RedisModule_ReplyWithLongLong(ctx, in.expansion);
-    rm_reply_cstr(ctx, "Max iterations");
+    RedisModule_ReplyWithSimpleString(ctx, "Max iterations");
     RedisModule_ReplyWithLongLong(ctx, in.max_iterations);
     return REDISMODULE_OK;
 }
@@ -478,38 +506,66 @@ static int cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- CF.SCANDUMP / CF.LOADCHUNK ---------------------------------------------------------------- */
 
-/* An iterator: a non-negative integer. */
-static int iter_arg(RedisModuleString *s, uint64_t *out)
+/*
+ * A data chunk as RedisBloom cuts them: the whole sub-filter holding byte
+ * it - 1 of the concatenated arrays, whatever the offset inside it, and the
+ * next iterator it + its size.  Sub-filters over the chunk limit are cut
+ * into slices by the library.  0 when it is past the end.
+ */
+static size_t cf_chunk(const amq_scuckoo *c, uint64_t it, const uint8_t **data, uint64_t *next)
 {
-    long long v;
-    if (!rm_arg_ll(s, &v) || v < 0)
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
+    amq_scuckoo_info in;
+    uint64_t off = 0, pos = it - 1;
+    uint32_t j;
+
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++) {
+        uint64_t nb;
+        size_t bytes, len;
+        amq_scuckoo_subfilter(c, j, &nb, data, &bytes);
+        if (pos < off + bytes) {
+            if (bytes > AMQ_RM_MAX_CHUNK) {
+                amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, data, &len, next);
+                return len;
+            }
+            *next = it + bytes;
+            return bytes;
+        }
+        off += bytes;
+    }
+    return 0;
 }
 
 static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     amq_scuckoo *c;
-    uint64_t it, next;
-    const uint8_t *data;
+    amq_scuckoo_info in;
+    long long it;
+    uint64_t next = 0;
+    const uint8_t *data = NULL;
     size_t len;
 
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
+    /* RedisBloom reads the iterator before it looks at the key. */
+    if (!rm_arg_ll(argv[2], &it) || it < 0)
+        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
     c = cf_get(ctx, argv[1], CF_ERR_NOT_FOUND);
     if (c == NULL)
         return REDISMODULE_OK;
-    if (!iter_arg(argv[2], &it))
-        return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
+    amq_scuckoo_get_info(c, &in);
     RedisModule_ReplyWithArray(ctx, 2);
-    if (it == 0) {
+    /* RedisBloom dumps nothing of a filter holding no items. */
+    if (in.items == 0)
+        len = 0;
+    else if (it == 0) {
         uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
         amq_scuckoo_header_encode(c, hdr, sizeof hdr);
         RedisModule_ReplyWithLongLong(ctx, 1);
         return RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, sizeof hdr);
+    } else {
+        len = cf_chunk(c, (uint64_t)it, &data, &next);
     }
-    amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
     if (len == 0) {
         RedisModule_ReplyWithLongLong(ctx, 0);
         return RedisModule_ReplyWithNull(ctx);
@@ -554,23 +610,55 @@ static int cf_from_header(const amq_scuckoo_header *h, amq_scuckoo **out)
     rc = amq_scuckoo_from_header(&shape, NULL, &amq_rm_allocator, out);
     if (rc == AMQ_OK) {
         amq_scuckoo_set_counts(*out, h->num_items, h->num_deletes);
-        amq_scuckoo_set_max_filters(*out, amq_rm_cfg.cf_max_expansions);
+        cf_unlimit(*out);
     }
     return rc;
+}
+
+/*
+ * Writes a data chunk ending at byte it - 1.  A chunk placed past the end
+ * of the chain lands, as in RedisBloom, in the last sub-filter at (offset -
+ * total size) when it fits there; a chunk that does not fit is refused.
+ */
+static int cf_chunk_apply(amq_scuckoo *c, uint64_t it, const char *buf, size_t len)
+{
+    amq_scuckoo_info in;
+    uint64_t off, total = 0, nb;
+    uint8_t *last = NULL;
+    size_t bytes = 0;
+    uint32_t j;
+
+    if (it <= len)
+        return AMQ_ERANGE;
+    off = it - len - 1;
+    amq_scuckoo_get_info(c, &in);
+    for (j = 0; j < in.num_filters; j++) {
+        const uint8_t *unused;
+        amq_scuckoo_subfilter(c, j, &nb, &unused, &bytes);
+        total += bytes;
+    }
+    if (off < total)
+        return amq_scuckoo_chunk_apply(c, it, (const uint8_t *)buf, len);
+    amq_scuckoo_subfilter_mut(c, (uint32_t)(in.num_filters - 1), &last, &bytes);
+    off -= total;
+    if (off > bytes || len > bytes - off)
+        return AMQ_EOVERFLOW;
+    memcpy(last + off, buf, len);
+    return AMQ_OK;
 }
 
 static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
     void *value;
-    uint64_t it;
+    long long it;
     const char *buf;
     size_t len;
     int st, rc;
 
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
-    if (!iter_arg(argv[2], &it) || it == 0)
+    if (!rm_arg_ll(argv[2], &it) || it == 0)
         return RedisModule_ReplyWithError(ctx, CF_ERR_POSITION);
     buf = RedisModule_StringPtrLen(argv[3], &len);
     st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, cf_type, &key, &value);
@@ -592,15 +680,25 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         rc = cf_from_header(&h, &c);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_HEADER);
+            /* Refused by the memory guard: beyond the machine's memory the
+             * header is nonsense (RedisBloom: cannot create); within it,
+             * memory is what is short. */
+            return RedisModule_ReplyWithError(
+                ctx, rc == AMQ_ENOMEM && rm_memory_plausible(ctx, cf_header_bytes(&h))
+                         ? CF_ERR_NOMEM
+                         : CF_ERR_CREATE);
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
     } else {
-        rc = amq_scuckoo_chunk_apply(value, it, (const uint8_t *)buf, len);
+        /* A header for an existing key is refused, as in RedisBloom. */
+        if (it == 1) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_EXISTS);
+        }
+        rc = it < 0 || len == 0 ? AMQ_ERANGE : cf_chunk_apply(value, (uint64_t)it, buf, len);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, rc == AMQ_ERANGE ? CF_ERR_POSITION
-                                                                    : CF_ERR_CHUNK);
+            return RedisModule_ReplyWithError(ctx, CF_ERR_CHUNK);
         }
     }
     RedisModule_CloseKey(key);
@@ -716,7 +814,7 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     if (rc != AMQ_OK)
         goto corrupt;
     amq_scuckoo_set_counts(c, h.num_items, h.num_deletes);
-    amq_scuckoo_set_max_filters(c, amq_rm_cfg.cf_max_expansions);
+    cf_unlimit(c);
     goto done;
 
 corrupt:
@@ -800,25 +898,96 @@ static void cf_free(void *value)
 
 /* ---- registration ---------------------------------------------------------------------------------- */
 
+/* What COMMAND DOCS shows, as RedisBloom documents its commands. */
+#define CF_K_I "O(k + i), where k is the number of sub-filters and i is maxIterations"
+#define CF_K "O(k), where k is the number of sub-filters"
+#define CF_N_K_I \
+    "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations"
+
+static RedisModuleCommandArg cf_args_key[] = {RM_ARG_KEY, RM_ARG_END};
+static RedisModuleCommandArg cf_args_item[] = {RM_ARG_KEY, RM_ARG("item", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_items[] = {RM_ARG_KEY, RM_ARG("item", STRING, RM_MULTI),
+                                                RM_ARG_END};
+static RedisModuleCommandArg cf_args_scandump[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                   RM_ARG_END};
+static RedisModuleCommandArg cf_args_loadchunk[] = {RM_ARG_KEY, RM_ARG("iterator", INTEGER, 0),
+                                                    RM_ARG("data", STRING, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_capacity[] = {RM_ARG_TOKEN("capacity", "CAPACITY", 0),
+                                                  RM_ARG("capacity", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_insert[] = {
+    RM_ARG_KEY,
+    {.name = "capacity", .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1,
+     .flags = RM_OPT, .subargs = cf_arg_capacity},
+    RM_ARG_TOKEN("nocreate", "NOCREATE", RM_OPT),
+    RM_ARG_TOKEN("items", "ITEMS", 0),
+    RM_ARG("item", STRING, RM_MULTI),
+    RM_ARG_END};
+static RedisModuleCommandArg cf_arg_bucketsize[] = {RM_ARG("bucketsize", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_maxiter[] = {RM_ARG("maxiterations", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_arg_expansion[] = {RM_ARG("expansion", INTEGER, 0), RM_ARG_END};
+static RedisModuleCommandArg cf_args_reserve[] = {
+    RM_ARG_KEY,
+    RM_ARG("capacity", INTEGER, 0),
+    RM_ARG_BLOCK("bucketsize", "BUCKETSIZE", RM_OPT, cf_arg_bucketsize),
+    RM_ARG_BLOCK("maxiterations", "MAXITERATIONS", RM_OPT, cf_arg_maxiter),
+    RM_ARG_BLOCK("expansion", "EXPANSION", RM_OPT, cf_arg_expansion),
+    RM_ARG_END};
+
+#define RW REDISMODULE_CMD_KEY_RW
+#define RO REDISMODULE_CMD_KEY_RO
+static const rm_command cf_cmds[] = {
+    {"cf.reserve", cf_reserve, "write deny-oom", -3, RW, "Creates a new Cuckoo Filter", "1.0.0",
+     "O(1)", NULL, cf_args_reserve},
+    {"cf.add", cf_add, "write deny-oom", 3, RW, "Adds an item to a Cuckoo Filter", "1.0.0",
+     CF_K_I, NULL, cf_args_item},
+    {"cf.addnx", cf_addnx, "write deny-oom", 3, RW,
+     "Adds an item to a Cuckoo Filter if the item did not exist previously.", "1.0.0", CF_K_I,
+     NULL, cf_args_item},
+    {"cf.insert", cf_insert, "write deny-oom", -4, RW,
+     "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
+     "1.0.0", CF_N_K_I, NULL, cf_args_insert},
+    {"cf.insertnx", cf_insertnx, "write deny-oom", -4, RW,
+     "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter "
+     "will be created if it does not exist",
+     "1.0.0", CF_N_K_I, NULL, cf_args_insert},
+    {"cf.exists", cf_exists, "readonly fast", 3, RO,
+     "Checks whether one or more items exist in a Cuckoo Filter", "1.0.0", CF_K, NULL,
+     cf_args_item},
+    {"cf.mexists", cf_mexists, "readonly fast", -3, RO,
+     "Checks whether one or more items exist in a Cuckoo Filter", "1.0.0",
+     "O(k * n), where k is the number of sub-filters and n is the number of items", NULL,
+     cf_args_items},
+    {"cf.count", cf_count, "readonly fast", 3, RO,
+     "Return the number of times an item might be in a Cuckoo Filter", "1.0.0", CF_K, NULL,
+     cf_args_item},
+    {"cf.del", cf_del, "write fast", 3, RW, "Deletes an item from a Cuckoo Filter", "1.0.0", CF_K,
+     NULL, cf_args_item},
+    /* RedisBloom flags CF.COMPACT "readonly fast" although it moves
+     * fingerprints between sub-filters: amq says "write" (docs/redis.md,
+     * deviations), so that replicas, read-only scripts and paused or
+     * refused writes treat it as one.  Arity, key spec and (absent) docs
+     * are RedisBloom's. */
+    {"cf.compact", cf_compact, "write", -1,
+     REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_ACCESS | REDISMODULE_CMD_KEY_UPDATE, NULL, NULL,
+     NULL, NULL, NULL},
+    {"cf.info", cf_info, "readonly fast", 2, RO, "Returns information about a Cuckoo Filter",
+     "1.0.0", "O(1)", "dont_cache", cf_args_key},
+    {"cf.debug", cf_debug, "readonly fast", 2, RO,
+     "Returns internal debug information about a Cuckoo Filter", "1.0.0", "O(1)", "dont_cache",
+     cf_args_key},
+    {"cf.scandump", cf_scandump, "readonly fast", 3, RW,
+     "Begins an incremental save of the bloom filter", "1.0.0", "O(n), where n is the capacity",
+     "dont_cache", cf_args_scandump},
+    {"cf.loadchunk", cf_loadchunk, "write deny-oom", 4, RW,
+     "Restores a filter previously saved using SCANDUMP", "1.0.0",
+     "O(n), where n is the capacity", NULL, cf_args_loadchunk},
+};
+#undef RW
+#undef RO
+
 int cf_register(RedisModuleCtx *ctx)
 {
     RedisModuleTypeMethods tm;
-    static const rm_command cmds[] = {
-        {"CF.RESERVE", cf_reserve, "write deny-oom"},
-        {"CF.ADD", cf_add, "write deny-oom"},
-        {"CF.ADDNX", cf_addnx, "write deny-oom"},
-        {"CF.INSERT", cf_insert, "write deny-oom"},
-        {"CF.INSERTNX", cf_insertnx, "write deny-oom"},
-        {"CF.EXISTS", cf_exists, "readonly fast"},
-        {"CF.MEXISTS", cf_mexists, "readonly fast"},
-        {"CF.COUNT", cf_count, "readonly fast"},
-        {"CF.DEL", cf_del, "write fast"},
-        {"CF.COMPACT", cf_compact, "write"},
-        {"CF.INFO", cf_info, "readonly fast"},
-        {"CF.DEBUG", cf_debug, "readonly fast"},
-        {"CF.SCANDUMP", cf_scandump, "readonly fast"},
-        {"CF.LOADCHUNK", cf_loadchunk, "write deny-oom"},
-    };
 
     memset(&tm, 0, sizeof tm);
     tm.rdb_load = cf_rdb_load;
@@ -828,5 +997,6 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
-    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cmds, sizeof cmds / sizeof cmds[0]);
+    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
+                              sizeof cf_cmds / sizeof cf_cmds[0]);
 }

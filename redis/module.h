@@ -58,9 +58,13 @@ int rm_reply_cstr(RedisModuleCtx *ctx, const char *s);
 /* ---- arguments ------------------------------------------------------------------ */
 /* Case-insensitive comparison of an argument with a keyword. */
 int rm_arg_is(RedisModuleString *arg, const char *keyword);
-/* Strict integer: optional '-', decimal digits, no spaces, fits long long. */
+/* Index of the first of argv[0..argc) equal to keyword (any case), -1 if
+ * none. */
+int rm_arg_index(RedisModuleString **argv, int argc, const char *keyword);
+/* An integer as the server reads one (RedisModule_StringToLongLong). */
 int rm_arg_ll(RedisModuleString *arg, long long *out);
-/* Strict finite double (strtod syntax over the whole argument). */
+/* A double as the server reads one (RedisModule_StringToDouble): "inf" is
+ * one, "nan" is not. */
 int rm_arg_double(RedisModuleString *arg, double *out);
 
 /* ---- keys -------------------------------------------------------------------------- */
@@ -110,19 +114,60 @@ int rm_guard_grant(uint64_t bytes);
  */
 int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
 
+/* ---- replication of multi-item commands ------------------------------------- */
+/*
+ * A command adding items argv[first..argc) whose items can fail one by one
+ * (a growth refused for memory) replicates only the items that did not
+ * fail: the replica never refuses, and must hold what the primary holds.
+ * rm_items_note(r, argv, argc, i, ok) for each item processed, in order;
+ * then rm_items_replicate: verbatim when no item failed, else the same
+ * command with the failed items left out (nothing when !changed).
+ */
+typedef struct rm_items {
+    RedisModuleString **v; /* after a failure: the arguments to replicate */
+    size_t n;
+} rm_items;
+
+void rm_items_note(rm_items *r, RedisModuleString **argv, int argc, int i, int ok);
+void rm_items_replicate(RedisModuleCtx *ctx, rm_items *r, RedisModuleString **argv, int changed);
+
 /* ---- families ---------------------------------------------------------------------------- */
 
-/* One command of a family: its name, handler and Redis command flags; the
- * key is always the first argument. */
+/*
+ * One command of a family, registered as RedisBloom registers it: its
+ * lower-case name (COMMAND, INFO commandstats and error texts show it), its
+ * flags, and what COMMAND INFO / COMMAND DOCS report (arity, which the
+ * server checks before calling the handler; the key's access flags; the
+ * documentation).  The key is always the first argument.
+ */
 typedef struct rm_command {
     const char *name;
     RedisModuleCmdFunc fn;
     const char *flags;
+    int arity;
+    uint64_t key_flags; /* REDISMODULE_CMD_KEY_* of the key spec */
+    const char *summary, *since, *complexity, *tips;
+    RedisModuleCommandArg *args; /* ends with a zeroed entry; NULL: none */
 } rm_command;
+
+/* Argument descriptions for COMMAND DOCS. */
+#define RM_ARG_KEY {.name = "key", .type = REDISMODULE_ARG_TYPE_KEY, .key_spec_index = 0}
+#define RM_ARG(n, t, f) {.name = (n), .type = REDISMODULE_ARG_TYPE_##t, .key_spec_index = -1, .flags = (f)}
+#define RM_ARG_TOKEN(n, tok, f)                                                              \
+    {.name = (n), .type = REDISMODULE_ARG_TYPE_PURE_TOKEN, .key_spec_index = -1, .token = (tok), \
+     .flags = (f)}
+#define RM_ARG_BLOCK(n, tok, f, sub)                                                      \
+    {.name = (n), .type = REDISMODULE_ARG_TYPE_BLOCK, .key_spec_index = -1, .token = (tok), \
+     .flags = (f), .subargs = (sub)}
+#define RM_ARG_END {0}
+#define RM_OPT REDISMODULE_CMD_ARG_OPTIONAL
+#define RM_MULTI REDISMODULE_CMD_ARG_MULTIPLE
 
 /*
  * Creates the data type `type_name` with the methods in tm (its version is
- * set here) and the n commands; REDISMODULE_ERR if Redis refuses either.
+ * set here) and the n commands with their command information (on servers
+ * that have RedisModule_SetCommandInfo); REDISMODULE_ERR if Redis refuses
+ * any of it.
  */
 /*
  * Registers one command (key at argument 1) running through the module's

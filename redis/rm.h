@@ -34,6 +34,7 @@ typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
+typedef struct RedisModuleCommand RedisModuleCommand;
 
 /* ---- constants ---------------------------------------------------------- */
 #define REDISMODULE_OK 0
@@ -63,6 +64,121 @@ typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
 
 #define REDISMODULE_ERRORMSG_WRONGTYPE \
     "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+/* ---- command information (RedisModule_SetCommandInfo, Redis 7.0+) -------------
+ * What COMMAND INFO and COMMAND DOCS report for a module command, and the
+ * arity the server checks before calling it.  The server reads the arrays
+ * through the sizes in the version record, so a module built against this
+ * layout stays readable by later servers. */
+
+/* Key-spec flags. */
+#define REDISMODULE_CMD_KEY_RO (1ULL << 0)
+#define REDISMODULE_CMD_KEY_RW (1ULL << 1)
+#define REDISMODULE_CMD_KEY_OW (1ULL << 2)
+#define REDISMODULE_CMD_KEY_RM (1ULL << 3)
+#define REDISMODULE_CMD_KEY_ACCESS (1ULL << 4)
+#define REDISMODULE_CMD_KEY_UPDATE (1ULL << 5)
+#define REDISMODULE_CMD_KEY_INSERT (1ULL << 6)
+#define REDISMODULE_CMD_KEY_DELETE (1ULL << 7)
+
+/* Argument flags. */
+#define REDISMODULE_CMD_ARG_NONE 0
+#define REDISMODULE_CMD_ARG_OPTIONAL (1 << 0)
+#define REDISMODULE_CMD_ARG_MULTIPLE (1 << 1)
+#define REDISMODULE_CMD_ARG_MULTIPLE_TOKEN (1 << 2)
+
+typedef enum {
+    REDISMODULE_ARG_TYPE_STRING,
+    REDISMODULE_ARG_TYPE_INTEGER,
+    REDISMODULE_ARG_TYPE_DOUBLE,
+    REDISMODULE_ARG_TYPE_KEY,
+    REDISMODULE_ARG_TYPE_PATTERN,
+    REDISMODULE_ARG_TYPE_UNIX_TIME,
+    REDISMODULE_ARG_TYPE_PURE_TOKEN,
+    REDISMODULE_ARG_TYPE_ONEOF,
+    REDISMODULE_ARG_TYPE_BLOCK
+} RedisModuleCommandArgType;
+
+typedef enum {
+    REDISMODULE_KSPEC_BS_INVALID,
+    REDISMODULE_KSPEC_BS_UNKNOWN,
+    REDISMODULE_KSPEC_BS_INDEX,
+    REDISMODULE_KSPEC_BS_KEYWORD
+} RedisModuleKeySpecBeginSearchType;
+
+typedef enum {
+    REDISMODULE_KSPEC_FK_OMIT,
+    REDISMODULE_KSPEC_FK_UNKNOWN,
+    REDISMODULE_KSPEC_FK_RANGE,
+    REDISMODULE_KSPEC_FK_KEYNUM
+} RedisModuleKeySpecFindKeysType;
+
+typedef struct RedisModuleCommandHistoryEntry {
+    const char *since;
+    const char *changes;
+} RedisModuleCommandHistoryEntry;
+
+/* Where a command's keys are: begin search (an index or a keyword), then
+ * find keys (a range or a key count). */
+typedef struct RedisModuleCommandKeySpec {
+    const char *notes;
+    uint64_t flags;
+    RedisModuleKeySpecBeginSearchType begin_search_type;
+    union {
+        struct {
+            int pos;
+        } index;
+        struct {
+            const char *keyword;
+            int startfrom;
+        } keyword;
+    } bs;
+    RedisModuleKeySpecFindKeysType find_keys_type;
+    union {
+        struct {
+            int lastkey;
+            int keystep;
+            int limit;
+        } range;
+        struct {
+            int keynumidx;
+            int firstkey;
+            int keystep;
+        } keynum;
+    } fk;
+} RedisModuleCommandKeySpec;
+
+typedef struct RedisModuleCommandArg {
+    const char *name;
+    RedisModuleCommandArgType type;
+    int key_spec_index; /* for a KEY argument; -1 otherwise */
+    const char *token;
+    const char *summary;
+    const char *since;
+    int flags;
+    const char *deprecated_since;
+    struct RedisModuleCommandArg *subargs; /* ONEOF/BLOCK: ends with a zeroed entry */
+    const char *display_text;
+} RedisModuleCommandArg;
+
+typedef struct RedisModuleCommandInfoVersion {
+    int version;
+    size_t sizeof_historyentry;
+    size_t sizeof_keyspec;
+    size_t sizeof_arg;
+} RedisModuleCommandInfoVersion;
+
+typedef struct RedisModuleCommandInfo {
+    const RedisModuleCommandInfoVersion *version;
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    RedisModuleCommandHistoryEntry *history; /* arrays end with a zeroed entry */
+    const char *tips;                        /* space-separated */
+    int arity;                               /* 0: left as CreateCommand set it */
+    RedisModuleCommandKeySpec *key_specs;
+    RedisModuleCommandArg *args;
+} RedisModuleCommandInfo;
 
 /* ---- data-type callbacks ------------------------------------------------ */
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
@@ -120,6 +236,8 @@ typedef struct RedisModuleTypeMethods {
       (RedisModuleCtx * ctx, const char *name, RedisModuleCmdFunc cmdfunc,                     \
        const char *strflags, int firstkey, int lastkey, int keystep),                          \
       1)                                                                                       \
+    X(RedisModuleCommand *, GetCommand, (RedisModuleCtx * ctx, const char *name), 0)           \
+    X(int, SetCommandInfo, (RedisModuleCommand * command, const RedisModuleCommandInfo *info), 0) \
     X(RedisModuleType *, CreateDataType,                                                       \
       (RedisModuleCtx * ctx, const char *name, int encver, RedisModuleTypeMethods *methods), 1) \
     X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options), 1)                          \
@@ -142,6 +260,8 @@ typedef struct RedisModuleTypeMethods {
     X(int, ReplyWithBool, (RedisModuleCtx * ctx, int b), 0)                                    \
     X(int, WrongArity, (RedisModuleCtx * ctx), 1)                                              \
     X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len), 1)              \
+    X(int, StringToLongLong, (const RedisModuleString *str, long long *ll), 1)                 \
+    X(int, StringToDouble, (const RedisModuleString *str, double *d), 1)                       \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
     X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...), 1)    \
     X(void *, Alloc, (size_t bytes), 1)                                                        \

@@ -92,57 +92,26 @@ int rm_arg_is(RedisModuleString *arg, const char *keyword)
     return len == strlen(keyword) && strncasecmp(s, keyword, len) == 0;
 }
 
+int rm_arg_index(RedisModuleString **argv, int argc, const char *keyword)
+{
+    int i;
+    for (i = 0; i < argc; i++)
+        if (rm_arg_is(argv[i], keyword))
+            return i;
+    return -1;
+}
+
+/* The server's own parsers: RedisBloom reads its numbers with them, so the
+ * same strings are accepted on every server ("0100" and "+5" are not
+ * integers, "inf" is a double, "nan" is not). */
 int rm_arg_ll(RedisModuleString *arg, long long *out)
 {
-    size_t len, i = 0;
-    const char *s = RedisModule_StringPtrLen(arg, &len);
-    int neg = 0;
-    unsigned long long v = 0, limit;
-
-    if (len == 0 || len > 20)
-        return 0;
-    if (s[0] == '-') {
-        neg = 1;
-        i = 1;
-        if (len == 1)
-            return 0;
-    }
-    limit = neg ? (unsigned long long)LLONG_MAX + 1u : (unsigned long long)LLONG_MAX;
-    for (; i < len; i++) {
-        unsigned d;
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-        d = (unsigned)(s[i] - '0');
-        if (v > (limit - d) / 10)
-            return 0;
-        v = v * 10 + d;
-    }
-    if (neg)
-        *out = v == (unsigned long long)LLONG_MAX + 1u ? LLONG_MIN : -(long long)v;
-    else
-        *out = (long long)v;
-    return 1;
+    return RedisModule_StringToLongLong(arg, out) == REDISMODULE_OK;
 }
 
 int rm_arg_double(RedisModuleString *arg, double *out)
 {
-    size_t len;
-    const char *s = RedisModule_StringPtrLen(arg, &len);
-    char buf[128], *end;
-    double d;
-
-    if (len == 0 || len >= sizeof buf || isspace((unsigned char)s[0]))
-        return 0;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (strlen(buf) != len) /* an embedded NUL */
-        return 0;
-    errno = 0;
-    d = strtod(buf, &end);
-    if (end != buf + len || !isfinite(d) || (errno == ERANGE && d != 0.0))
-        return 0;
-    *out = d;
-    return 1;
+    return RedisModule_StringToDouble(arg, out) == REDISMODULE_OK;
 }
 
 /* ---- keys ------------------------------------------------------------------------ */
@@ -266,6 +235,37 @@ int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
     return fits(m.total, m.used, bytes);
 }
 
+/* ---- replication of multi-item commands ------------------------------------- */
+
+void rm_items_note(rm_items *r, RedisModuleString **argv, int argc, int i, int ok)
+{
+    if (r->v == NULL) {
+        if (ok)
+            return;
+        /* The first failure: the options and the items before it. */
+        r->v = RedisModule_Alloc((size_t)(argc - 1) * sizeof *r->v);
+        memcpy(r->v, argv + 1, (size_t)(i - 1) * sizeof *r->v);
+        r->n = (size_t)(i - 1);
+        return;
+    }
+    if (ok)
+        r->v[r->n++] = argv[i];
+}
+
+void rm_items_replicate(RedisModuleCtx *ctx, rm_items *r, RedisModuleString **argv, int changed)
+{
+    if (changed) {
+        if (r->v == NULL)
+            RedisModule_ReplicateVerbatim(ctx);
+        else
+            RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", r->v, r->n);
+    }
+    if (r->v != NULL)
+        RedisModule_Free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
 /* ---- families ---------------------------------------------------------------------------- */
 
 /*
@@ -333,6 +333,49 @@ int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc 
     return REDISMODULE_OK;
 }
 
+/* The layout of RedisModuleCommandInfo this module fills (version 1). */
+static const RedisModuleCommandInfoVersion rm_cmdinfo_version = {
+    1, sizeof(RedisModuleCommandHistoryEntry), sizeof(RedisModuleCommandKeySpec),
+    sizeof(RedisModuleCommandArg)};
+
+static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c)
+{
+    RedisModuleCommandKeySpec keys[2];
+    RedisModuleCommandInfo info;
+    RedisModuleCommand *cmd;
+
+    /* Servers before 7.0 have no command information: the handlers check
+     * the arity themselves. */
+    if (RedisModule_GetCommand == NULL || RedisModule_SetCommandInfo == NULL)
+        return REDISMODULE_OK;
+    cmd = RedisModule_GetCommand(ctx, c->name);
+    if (cmd == NULL)
+        return REDISMODULE_ERR;
+    memset(keys, 0, sizeof keys);
+    keys[0].flags = c->key_flags;
+    keys[0].begin_search_type = REDISMODULE_KSPEC_BS_INDEX;
+    keys[0].bs.index.pos = 1;
+    keys[0].find_keys_type = REDISMODULE_KSPEC_FK_RANGE;
+    keys[0].fk.range.lastkey = 0;
+    keys[0].fk.range.keystep = 1;
+    keys[0].fk.range.limit = 0;
+    memset(&info, 0, sizeof info);
+    info.version = &rm_cmdinfo_version;
+    info.summary = c->summary;
+    info.since = c->since;
+    info.complexity = c->complexity;
+    info.tips = c->tips;
+    info.arity = c->arity;
+    info.key_specs = keys;
+    info.args = c->args;
+    if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning", "amq: the server refused the command info of %s",
+                        c->name);
+        return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n)
 {
@@ -342,8 +385,11 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
     *type = RedisModule_CreateDataType(ctx, type_name, AMQ_RM_ENCVER, tm);
     if (*type == NULL)
         return REDISMODULE_ERR;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         if (rm_create_command(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags) != REDISMODULE_OK)
             return REDISMODULE_ERR;
+        if (rm_set_info(ctx, &cmds[i]) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    }
     return REDISMODULE_OK;
 }

@@ -107,7 +107,8 @@ static int check_params(const amq_bloom_params *p)
 {
     if (p->bits == 0 || p->bits > AMQ_BLOOM_MAX_BITS)
         return AMQ_ERANGE;
-    if (p->k == 0 || p->k > AMQ_BLOOM_MAX_K)
+    if (p->k == 0 || p->k > (p->probe == AMQ_BLOOM_PROBE_REDISBLOOM ? AMQ_BLOOM_MAX_K_REDISBLOOM
+                                                                   : AMQ_BLOOM_MAX_K))
         return AMQ_ERANGE;
     if (p->probe > AMQ_BLOOM_PROBE_REDISBLOOM)
         return AMQ_EINVAL;

@@ -904,7 +904,13 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         rc = amq_cuckoo_new(&p, a->alloc, &c);
         if (rc == AMQ_OK) {
             memcpy(c->data.data, a->payload, (size_t)a->payload_len);
-            c->items = a->items;
+            /* A trusted header's count is not believed for a copy that may be
+             * added to and saved: a wrong one would be written back, and the
+             * verified open refuses the file.  The copy read every byte
+             * already, so the count costs no extra pass over the disk. */
+            c->items = a->trusted ? ct_count_used(c->data.data, p.fingerprint_bits, slots) +
+                                        (vfp != 0)
+                                  : a->items;
             c->victim_fp = vfp;
             c->victim_bucket = vb;
         }

@@ -36,6 +36,8 @@ static const amq_kind_ops *const kinds[] = {
     &amq_sbloom_ops,
     &amq_blocked_ops,
     &amq_partitioned_ops,
+    &amq_fuse_ops,
+    &amq_ribbon_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -113,6 +115,12 @@ static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
     f->readonly = ops->is_view(impl);
     *out = f;
     return AMQ_OK;
+}
+
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out)
+{
+    return wrap(ops, impl, alloc, out);
 }
 
 int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
@@ -305,6 +313,8 @@ void amq_filter_stats(const amq_filter *f, amq_stats *st)
 
 int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
 {
+    if (f == NULL || fn == NULL)
+        return AMQ_EINVAL; /* the kinds call fn unconditionally */
     return f->ops->describe(f->impl, fn, ctx);
 }
 

@@ -78,6 +78,12 @@ extern const amq_kind_ops amq_scuckoo_ops;
 extern const amq_kind_ops amq_sbloom_ops;
 extern const amq_kind_ops amq_blocked_ops;
 extern const amq_kind_ops amq_partitioned_ops;
+extern const amq_kind_ops amq_fuse_ops;
+extern const amq_kind_ops amq_ribbon_ops;
+
+/* Wraps a kind's object in a handle (ownership passes, also on failure). */
+int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
+                    amq_filter **out);
 
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);

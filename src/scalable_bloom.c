@@ -77,7 +77,7 @@ int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
         return AMQ_ELIMIT;
     b = ((uint64_t)bits + 63) / 64 * 64;
     hashes = ceil(AMQ_SBLOOM_LN2 * bpe);
-    if (b > AMQ_BLOOM_MAX_BITS || hashes > (double)AMQ_BLOOM_MAX_K)
+    if (b > AMQ_BLOOM_MAX_BITS || hashes > (double)AMQ_BLOOM_MAX_K_REDISBLOOM)
         return AMQ_ELIMIT;
     out->entries = entries;
     out->error = error;
@@ -395,7 +395,8 @@ int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *
 static int check_link(const amq_sbloom_link_info *li, int redisbloom)
 {
     if (li->entries == 0 || !(li->error > 0.0 && li->error < 1.0) || !isfinite(li->bpe) ||
-        !(li->bpe > 0.0) || li->hashes == 0 || li->hashes > AMQ_BLOOM_MAX_K ||
+        !(li->bpe > 0.0) || li->hashes == 0 ||
+        li->hashes > (redisbloom ? AMQ_BLOOM_MAX_K_REDISBLOOM : AMQ_BLOOM_MAX_K) ||
         li->bits == 0 || li->bits > AMQ_BLOOM_MAX_BITS || li->items > li->entries)
         return AMQ_ECORRUPT;
     if (redisbloom) {

@@ -1219,7 +1219,9 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
                            " its last slot", j);
         }
     }
-    c->items = a->items;
+    /* Trusted or not, the loaded copy is counted: a header count that is off
+     * would otherwise be saved back into a file the verified open refuses. */
+    c->items = a->trusted ? count_used(c) : a->items;
     c->deletes = amq_load64(a->params + 40);
     if (!a->trusted && (used = count_used(c)) != c->items) {
         amq_scuckoo_free(c);

@@ -49,6 +49,10 @@ typedef enum amq_bloom_probe {
  * [1, AMQ_BLOOM_MAX_K]. */
 #define AMQ_BLOOM_MAX_BITS (UINT64_C(1) << 43)
 #define AMQ_BLOOM_MAX_K 255u
+/* Probes of a filter in RedisBloom's probe scheme (AMQ_BLOOM_PROBE_REDISBLOOM):
+ * RedisBloom sizes k from the error rate alone, up to ~1075 for the
+ * smallest positive double, and such filters must load and answer alike. */
+#define AMQ_BLOOM_MAX_K_REDISBLOOM 4096u
 
 /* The geometry and hashing of a filter. */
 typedef struct amq_bloom_params {

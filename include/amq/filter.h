@@ -50,7 +50,9 @@ typedef enum amq_kind {
     AMQ_KIND_PARTITIONED = 3,
     AMQ_KIND_CUCKOO = 4,
     AMQ_KIND_SCALABLE_BLOOM = 5,
-    AMQ_KIND_SCALABLE_CUCKOO = 6
+    AMQ_KIND_SCALABLE_CUCKOO = 6,
+    AMQ_KIND_FUSE = 8,  /* static: binary fuse (amq/static.h) */
+    AMQ_KIND_RIBBON = 9 /* static: standard Ribbon (amq/static.h) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -71,7 +73,7 @@ typedef struct amq_config {
     double bits_per_key;     /* != 0: size by bits per key instead of fpp */
     uint64_t bits;           /* > 0 (bloom): exact number of bits ... */
     uint32_t k;              /* ... and of probes (non-zero k alone: EINVAL) */
-    uint32_t fingerprint_bits; /* cuckoo kinds: 8, 12 or 16 (0 = choose) */
+    uint32_t fingerprint_bits; /* cuckoo kinds: 8, 12 or 16; fuse: 8 or 16 (0 = choose) */
     uint32_t bucket_size;      /* cuckoo kinds: slots per bucket (0 = choose) */
     uint32_t max_kicks;        /* cuckoo kinds: kick-out bound (0 = default) */
     uint32_t expansion;        /* scalable kinds: growth factor (0 = default) */
@@ -79,6 +81,7 @@ typedef struct amq_config {
     uint32_t redisbloom;       /* scalable kinds: RedisBloom-compatible layout */
     uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
     uint32_t threads;          /* builders that can use threads (0 = all cores) */
+    uint32_t arity;            /* fuse: 3 or 4 positions per key (0 = 3) */
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
@@ -165,7 +168,7 @@ AMQ_API void amq_filter_stats(const amq_filter *f, amq_stats *st);
 /*
  * Kind-specific description: calls fn once per field (name, value) in a
  * fixed order - "bits", "hashes", "probe", ... - for `amq info`.  Stops and
- * returns fn's value when it is non-zero.
+ * returns fn's value when it is non-zero.  AMQ_EINVAL if f or fn is NULL.
  */
 typedef enum amq_field_type {
     AMQ_FIELD_U64 = 1,

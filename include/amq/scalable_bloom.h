@@ -28,8 +28,9 @@
  *
  * Statuses: AMQ_EFULL ("non scaling filter is full"), AMQ_ELIMIT (the next
  * link cannot exist: its capacity overflows, its error underflows, it
- * would need more than 255 probes or 2^43 bits - RedisBloom's "Maximum
- * expansions reached"), AMQ_ENOMEM.
+ * would need more than AMQ_BLOOM_MAX_K_REDISBLOOM probes (RedisBloom
+ * mode; 255 otherwise) or 2^43 bits - RedisBloom's "ERR problem
+ * inserting into filter"), AMQ_ENOMEM.
  *
  * Thread safety: any number of threads may call the const functions at the
  * same time; everything else needs exclusive access.
@@ -53,8 +54,9 @@ typedef struct amq_sbloom amq_sbloom;
 #define AMQ_SBLOOM_NO_SCALING 8u   /* never add a link */
 #define AMQ_SBLOOM_OPTIONS_MASK 15u
 
-/* At most this many links are ever loaded. */
-#define AMQ_SBLOOM_MAX_LINKS 1024u
+/* At most this many links are ever loaded or made (RedisBloom's chains end
+ * where the halved error rate underflows, by ~1075 links). */
+#define AMQ_SBLOOM_MAX_LINKS 2048u
 /* RedisBloom's sizing constants. */
 #define AMQ_SBLOOM_LN2_SQUARED 0.480453013918201
 #define AMQ_SBLOOM_LN2 0.693147180559945
@@ -89,7 +91,7 @@ typedef struct amq_sbloom_link_info {
  * RedisBloom's sizing of a link for (entries, error), computed without
  * allocating (fills every field but items).  AMQ_ERANGE for entries 0,
  * error outside (0, 1) or options with ENTS_IS_BITS; AMQ_ELIMIT when the
- * link would need more than 255 hashes or 2^43 bits.  O(1).
+ * link would need more than AMQ_BLOOM_MAX_K_REDISBLOOM hashes or 2^43 bits.  O(1).
  * (1e-6 / 300,000,000 scaling: error 5e-7 -> 1132420136 bytes.)
  */
 AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
@@ -153,7 +155,8 @@ typedef struct amq_sbloom_header {
  * AMQ_SBLOOM_MAX_LINKS; no unknown option bits; FORCE64 set (older 32-bit
  * hashing is not supported: AMQ_EUNSUPPORTED); growth <= 32768 and >= 1
  * unless NO_SCALING; per link: entries >= 1, error in (0, 1), bpe finite
- * and > 0, hashes in [1, 255], bits a nonzero multiple of 64 up to 2^43,
+ * and > 0, hashes in [1, AMQ_BLOOM_MAX_K_REDISBLOOM] (RedisBloom mode;
+ * 255 otherwise), bits a nonzero multiple of 64 up to 2^43,
  * bytes = bits / 8, n2 = 0 or bits = 2^n2, items <= entries; the items
  * summing (without overflow) to size.  AMQ_ECORRUPT for bad fields.
  */

@@ -36,6 +36,15 @@ static int io_status(int e)
     return AMQ_EIO;
 }
 
+/* Physical memory: a stream larger than that cannot be read into it. */
+static uint64_t machine_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return AMQ_MAX_STREAM_FILE;
+    return (uint64_t)pages * (uint64_t)size;
+}
+
 /*
  * A pipe or device is read into memory, but only as far as a filter file
  * can go (amq_container_stream_need): a wrong magic or header stops the
@@ -78,6 +87,16 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
         len += (size_t)r;
         if (!amq_container_stream_need(buf, len, &need) || need > AMQ_MAX_STREAM_FILE)
             break;
+        if (need > machine_memory()) {
+            /* A valid header may still declare more than could ever be
+             * held: say so now, not after reading toward it. */
+            free(buf);
+            return amq_err(err, AMQ_ENOMEM,
+                           "%s: the header declares a %llu-byte filter, more than this "
+                           "machine's memory (%llu bytes); a stream is read into memory",
+                           path, (unsigned long long)need,
+                           (unsigned long long)machine_memory());
+        }
     }
     m->heap = buf;
     m->data = buf;

@@ -30,7 +30,7 @@ expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --nonscaling
 [ -e x.amq ] && fail "a failed create left a file"
 
 CASE=cuckoo-add-query-remove
-expect_status 0 "$AMQ" add c.amq keys
+expect_status 0 "$AMQ" add --duplicates c.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c c.amq keys)"
 fp=$("$AMQ" query -c c.amq absent)
 [ "$fp" -lt 240 ] || fail "false positives $fp of 20000 at a 1% target"
@@ -77,7 +77,7 @@ grep -q '^layout: *redisbloom$' info.txt || fail "layout: $(cat info.txt)"
 grep -q '^buckets: *512$' info.txt || fail "CF.RESERVE 1000 has 512 buckets"
 grep -q '^redisbloom size: *1080$' info.txt || fail "CF.INFO Size 1080"
 grep -q '^hash: *murmur64a, seed 0$' info.txt || fail "RedisBloom hashing"
-expect_status 0 "$AMQ" add sc.amq keys
+expect_status 0 "$AMQ" add --duplicates sc.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c sc.amq keys)"
 expect_status 0 "$AMQ" remove sc.amq first
 expect_eq "the others stay" 10000 "$("$AMQ" query -c sc.amq second)"

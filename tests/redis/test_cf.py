@@ -145,7 +145,13 @@ def test_reserve_4_takes_124(env):
     assert error(r, "CF.ADD", "k", "0") == "Maximum expansions reached"
     assert info(r, "k")["Number of filters"] == 32
     assert info(r, "k")["Number of items inserted"] == 124
-    assert r.execute_command("CF.INSERT", "k", "ITEMS", "x") == [-1]
+    # the limit is checked when a command starts: the whole command fails
+    assert error(r, "CF.INSERT", "k", "ITEMS", "x") == "Maximum expansions reached"
+    # ... and below it one command may grow past it (RedisBloom: 200 of 200)
+    r.execute_command("CF.RESERVE", "k2", 4)
+    assert r.execute_command("CF.INSERT", "k2", "ITEMS", *["i%d" % i for i in range(200)]) == \
+        [1] * 200
+    assert info(r, "k2")["Number of filters"] == 51
 
 
 def test_subfilter_counts(env):
@@ -206,18 +212,15 @@ def test_compact_and_deletes(env):
 
 
 def test_empty_filter_dumps(env):
+    """RedisBloom dumps nothing of a filter holding no items: [0, nil]."""
     r = raw(env)
     r.execute_command("CF.RESERVE", "e", 100)
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command("CF.SCANDUMP", "e", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
-    assert len(chunks) == 2 and chunks[0][0] == 1
-    for it, data in chunks:
-        assert r.execute_command("CF.LOADCHUNK", "e2", it, data) == b"OK"
-    assert info(r, "e2") == info(r, "e")
+    assert r.execute_command("CF.SCANDUMP", "e", 0) == [0, None]
+    r.execute_command("CF.ADD", "e", "a")
+    it, data = r.execute_command("CF.SCANDUMP", "e", 0)
+    assert it == 1 and len(data) == 38
+    r.execute_command("CF.DEL", "e", "a")
+    assert r.execute_command("CF.SCANDUMP", "e", 0) == [0, None]
 
 
 # ---- errors ---------------------------------------------------------------------------
@@ -232,20 +235,37 @@ def test_errors(env):
             "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", bad
     assert error(r, "CF.RESERVE", "n", 7, "BUCKETSIZE", 4) == \
         "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
-    for bad in ("0", "256", "x"):
+    for bad in ("0", "256"):
         assert error(r, "CF.RESERVE", "n", 100, "BUCKETSIZE", bad) == \
             "BUCKETSIZE: value must be in the range [1, 255]"
-    for bad in ("0", "65536", "x"):
+    for bad in ("0", "65536"):
         assert error(r, "CF.RESERVE", "n", 100, "MAXITERATIONS", bad) == \
             "MAXITERATIONS: value must be in the range [1, 65535]"
-    for bad in ("-1", "32769", "x"):
+    for bad in ("-1", "32769"):
         assert error(r, "CF.RESERVE", "n", 100, "EXPANSION", bad) == \
             "EXPANSION: value must be in the range [0, 32768]"
-    assert error(r, "CF.RESERVE", "n", 100, "BOGUS", 1) == "ERR syntax error"
+    for opt in ("BUCKETSIZE", "MAXITERATIONS", "EXPANSION"):
+        assert error(r, "CF.RESERVE", "n", 100, opt, "x") == "Couldn't parse " + opt
+    # RedisBloom's order: MAXITERATIONS, BUCKETSIZE, EXPANSION
+    assert error(r, "CF.RESERVE", "n", 100, "BUCKETSIZE", "x", "MAXITERATIONS", "x") == \
+        "Couldn't parse MAXITERATIONS"
+    assert error(r, "CF.RESERVE", "n", 100, "EXPANSION", 99999, "BUCKETSIZE", 0) == \
+        "BUCKETSIZE: value must be in the range [1, 255]"
+    assert error(r, "CF.RESERVE", "n", 100, "MAXITERATIONS", 0, "BUCKETSIZE", "x") == \
+        "MAXITERATIONS: value must be in the range [1, 65535]"
+    # unknown tokens are ignored; keywords are found anywhere
+    assert r.execute_command("CF.RESERVE", "n2", 100, "BOGUS", 1) == b"OK"
+    assert error(r, "CF.RESERVE", "BUCKETSIZE", 100) == \
+        "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
     assert error(r, "CF.INSERT", "n", "NOCREATE", "ITEMS", "a") == "ERR not found"
     assert error(r, "CF.INSERTNX", "n", "NOCREATE", "ITEMS", "a") == "ERR not found"
     assert error(r, "CF.INSERT", "n", "CAPACITY", "x", "ITEMS", "a") == "Bad capacity"
-    assert error(r, "CF.INSERT", "n", "BOGUS", "ITEMS", "a") == "ERR syntax error"
+    assert error(r, "CF.INSERT", "n", "BOGUS", "ITEMS", "a") == "Unknown argument received"
+    assert error(r, "CF.INSERT", "n", "CAPACITY", 3, "ITEMS", "a") == \
+        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+    # options by their leading letters
+    assert r.execute_command("CF.INSERT", "n3", "C", 100, "I", "a") == [1]
+    assert r.execute_command("CF.DEBUG", "n3").startswith(b"bktsize:2 buckets:64 ")
     assert error(r, "CF.DEL", "n", "a") == "Not found"
     assert error(r, "CF.COMPACT", "n") == "Cuckoo filter was not found"
     assert error(r, "CF.INFO", "n") == "ERR not found"
@@ -255,7 +275,8 @@ def test_errors(env):
     assert error(r, "CF.LOADCHUNK", "n", 1, b"short") == "Invalid header"
     assert error(r, "CF.LOADCHUNK", "n", 0, b"x") == "Invalid position"
     assert error(r, "CF.LOADCHUNK", "n", 5, b"x") == "ERR not found"
-    assert error(r, "CF.LOADCHUNK", "k", 100000, b"x") == "Invalid position"
+    assert error(r, "CF.LOADCHUNK", "k", 100000, b"x") == "Couldn't load chunk!"
+    assert error(r, "CF.LOADCHUNK", "k", 1, b"x" * 38) == "ERR item exists"
     assert error(r, "CF.LOADCHUNK", "k", 200, b"x" * 150) == "Couldn't load chunk!"
     r.execute_command("CF.RESERVE", "z", 4, "EXPANSION", 0)
     for i in range(4):

@@ -280,7 +280,7 @@ def test_restore_crafted_bf(env):
         (entries, float("nan"), hashes, bpe, bits, 0, data, items),
         (entries, 2.0, hashes, bpe, bits, 0, data, items),
         (entries, error, 0, bpe, bits, 0, data, items),               # no hashes
-        (entries, error, 300, bpe, bits, 0, data, items),
+        (entries, error, 5000, bpe, bits, 0, data, items),           # > 4096 hashes
         (entries, error, hashes, float("inf"), bits, 0, data, items),
         (entries, error, hashes, -1.0, bits, 0, data, items),
         (entries, error, hashes, bpe, bits + 64, 0, data, items),     # bits vs bytes
@@ -461,10 +461,16 @@ def test_module_arguments(env):
     r.execute_command("CF.ADD", "c", "x")
     assert r.execute_command("CF.DEBUG", "c") == \
         b"bktsize:4 buckets:16 items:1 deletes:0 filters:1 max_iterations:50 expansion:2"
-    # CF_MAX_EXPANSIONS 3: at most 3 sub-filters
+    # CF_MAX_EXPANSIONS 3, checked when a command starts (as RedisBloom): one
+    # command grows past it, the next one is refused
     res = r.execute_command("CF.INSERT", "c", "ITEMS", *[str(i) for i in range(2000)])
-    assert -1 in res
-    assert r.execute_command("CF.INFO", "c")[5] == 3
+    assert -1 not in res
+    assert r.execute_command("CF.INFO", "c")[5] > 3
+    try:
+        r.execute_command("CF.ADD", "c", "more")
+        raise AssertionError("CF.ADD past CF_MAX_EXPANSIONS accepted")
+    except redis.ResponseError as e:
+        assert "Maximum expansions reached" in str(e)
     # explicit options still win
     r.execute_command("BF.RESERVE", "b2", 0.1, 10)
     assert r.execute_command("BF.INFO", "b2", "EXPANSION") == [4]

@@ -181,10 +181,16 @@ def test_scandump_loadchunk(env):
     r = env.server.client()
     keys = populate(r)
     before = snapshot(r, keys)
+    # RedisBloom dumps nothing of a cuckoo filter holding no items
+    empty = [k for k in keys if k.startswith("cf:") and
+             r.execute_command("CF.INFO", k)[7] == 0]
+    assert empty
     for k in keys:
-        assert scandump_to(r, k, k + ":sd") >= 2
-    after = snapshot(r, [k + ":sd" for k in keys])
-    check_same(before, {k[:-3]: v for k, v in after.items()}, "SCANDUMP -> LOADCHUNK")
+        assert scandump_to(r, k, k + ":sd") >= (0 if k in empty else 2)
+    dumped = [k for k in keys if k not in empty]
+    after = snapshot(r, [k + ":sd" for k in dumped])
+    check_same({k: before[k] for k in dumped}, {k[:-3]: v for k, v in after.items()},
+               "SCANDUMP -> LOADCHUNK")
 
 
 def test_copy_and_memory_usage(env):
@@ -230,9 +236,9 @@ def test_replica_answers_identically(env):
     r.execute_command("CF.COMPACT", "w:cf")
     scandump_to(r, "bf:default", "w:bf:loaded")
     scandump_to(r, "cf:exp", "w:cf:loaded")
-    scandump_to(r, "cf:empty", "w:cf:empty")
+    assert scandump_to(r, "cf:empty", "w:cf:empty") == 0  # nothing to load (RedisBloom)
     wkeys = sorted(k.decode() for k in r.keys("w:*"))
-    assert len(wkeys) == 6
+    assert len(wkeys) == 5
     prim.sync_replica(rep)
     check_same(snapshot(r, keys + wkeys), snapshot(rr, keys + wkeys), "replica after writes")
     # commands that change nothing are not a problem either

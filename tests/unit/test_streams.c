@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "amq.h"
+#include "common/container.h"
 #include "test.h"
 
 static void on_alarm(int sig)
@@ -98,6 +99,32 @@ TEST(stream_endless_zeros_is_refused_early)
     CHECK(f == NULL);
     CHECK_STATUS(open_fifo(NULL, 0, 1, &err), AMQ_EMAGIC);
     alarm(0);
+}
+
+/* Issue 19: a valid header declaring a 2^42-bit (512 GiB) payload, then
+ * endless zeros, is refused at the header - not read toward 512 GiB. */
+TEST(stream_header_larger_than_memory_is_refused_early)
+{
+    amq_errinfo err;
+    amq_container c;
+    size_t len;
+    uint8_t *buf = serialized(&len), *params;
+
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
+    params = malloc(c.params_len + 1);
+    REQUIRE(params != NULL);
+    memcpy(params, c.params, c.params_len);
+    c.params = params;
+    c.payload_len = (uint64_t)1 << 39;
+    amq_container_write_header(&c, buf);
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    CHECK_STATUS(open_fifo(buf, (size_t)c.payload_off, 1, &err), AMQ_ENOMEM);
+    CHECK(strstr(err.msg, "memory") != NULL);
+    alarm(0);
+    free(params);
+    free(buf);
 }
 
 TEST(stream_valid_filter_then_garbage)

@@ -1,0 +1,1790 @@
+/*
+ * _amq.c - the CPython extension behind `import amq`: the Filter type over
+ * libamq's generic handle (amq/filter.h), the hash functions, Guava
+ * interop and the mapping of library statuses to Python exceptions.
+ *
+ * Keys: a str is hashed as its UTF-8 bytes, bytes and any other buffer as
+ * they are, so a filter answers exactly as the amq tool does for the same
+ * lines.  Batches collect pointers to the keys while holding the GIL, then
+ * release it for hashing and probing.
+ *
+ * Threads: every Filter carries a readers-writer lock.  Queries take it
+ * shared, writers (add, remove, merge, clear, close) exclusive, so any
+ * number of threads may query one filter while at most one changes it,
+ * and a filter is never freed under a batch running without the GIL.  A
+ * thread never waits for that lock while holding the GIL, and never waits
+ * for the GIL while holding the lock.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "amq.h"
+#include "amq/blocked_bloom.h"
+#include "amq/filter.h"
+#include "amq/guava.h"
+#include "amq/hash.h"
+
+/* Keys hashed and probed per step of a batch: the hashes stay in L1. */
+#define CHUNK 1024
+
+/* ---- exceptions ---------------------------------------------------------- */
+
+static PyObject *Error;          /* amq.Error: base of the library's errors */
+static PyObject *CorruptFileError;
+static PyObject *FilterFullError;
+static PyObject *ReadOnlyError;
+static PyObject *UnsupportedError;
+static PyObject *IncompatibleError;
+
+/* Raises the Python exception for a library status; returns NULL. */
+static PyObject *raise_status(int rc, const amq_errinfo *err, const char *what)
+{
+    const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : amq_strerror(rc);
+    PyObject *type = Error;
+
+    switch (rc) {
+    case AMQ_EINVAL:
+    case AMQ_ERANGE:
+    case AMQ_EKIND:
+    case AMQ_EHASH:
+    case AMQ_EOVERFLOW:
+        type = PyExc_ValueError;
+        break;
+    case AMQ_ENOMEM:
+        return PyErr_NoMemory();
+    case AMQ_ECORRUPT:
+    case AMQ_ETRUNC:
+    case AMQ_EVERSION:
+    case AMQ_ECHECKSUM:
+    case AMQ_EMAGIC:
+        type = CorruptFileError;
+        break;
+    case AMQ_EFULL:
+    case AMQ_ELIMIT:
+        type = FilterFullError;
+        break;
+    case AMQ_EREADONLY:
+        type = ReadOnlyError;
+        break;
+    case AMQ_EUNSUPPORTED:
+        type = UnsupportedError;
+        break;
+    case AMQ_EINCOMPAT:
+        type = IncompatibleError;
+        break;
+    case AMQ_EEXIST:
+        type = PyExc_FileExistsError;
+        break;
+    case AMQ_EIO:
+    case AMQ_ENOSPC:
+        if (err != NULL && err->sys_errno != 0) {
+            PyObject *args = Py_BuildValue("(is)", err->sys_errno, msg);
+            if (args != NULL) {
+                PyErr_SetObject(PyExc_OSError, args);
+                Py_DECREF(args);
+            }
+            return NULL;
+        }
+        type = PyExc_OSError;
+        break;
+    default:
+        break;
+    }
+    if (what != NULL)
+        PyErr_Format(type, "%s: %s", what, msg);
+    else
+        PyErr_SetString(type, msg);
+    return NULL;
+}
+
+/* ---- the Filter object --------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    amq_filter *f;          /* NULL once closed */
+    pthread_rwlock_t lock;
+    int lock_ready;
+} FilterObject;
+
+static PyTypeObject FilterType;
+
+/* Writers are preferred: with glibc's default (readers first) a thread
+ * that queries in a loop would keep an add waiting forever. */
+static int lock_init(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    int ok;
+    if (pthread_rwlockattr_init(&attr) != 0)
+        return 0;
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    ok = pthread_rwlock_init(lock, &attr) == 0;
+    pthread_rwlockattr_destroy(&attr);
+    return ok;
+}
+
+/* Lock helpers: try without giving up the GIL; block only without it. */
+static void lock_shared(FilterObject *self)
+{
+    if (pthread_rwlock_tryrdlock(&self->lock) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_rwlock_rdlock(&self->lock);
+    Py_END_ALLOW_THREADS
+}
+
+static void lock_exclusive(FilterObject *self)
+{
+    if (pthread_rwlock_trywrlock(&self->lock) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_rwlock_wrlock(&self->lock);
+    Py_END_ALLOW_THREADS
+}
+
+static void unlock(FilterObject *self)
+{
+    pthread_rwlock_unlock(&self->lock);
+}
+
+/* The handle, or NULL with ValueError for a closed filter.  Call with the
+ * lock held. */
+static amq_filter *handle(FilterObject *self)
+{
+    if (self->f == NULL)
+        PyErr_SetString(PyExc_ValueError, "operation on a closed filter");
+    return self->f;
+}
+
+static FilterObject *wrap(amq_filter *f)
+{
+    FilterObject *o = PyObject_New(FilterObject, &FilterType);
+    if (o == NULL) {
+        amq_filter_free(f);
+        return NULL;
+    }
+    o->f = f;
+    o->lock_ready = lock_init(&o->lock);
+    if (!o->lock_ready) {
+        Py_DECREF(o);
+        return (FilterObject *)PyErr_NoMemory();
+    }
+    return o;
+}
+
+static void Filter_dealloc(FilterObject *self)
+{
+    amq_filter_free(self->f);
+    if (self->lock_ready)
+        pthread_rwlock_destroy(&self->lock);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    FilterObject *self = (FilterObject *)type->tp_alloc(type, 0);
+    (void)args;
+    (void)kw;
+    if (self == NULL)
+        return NULL;
+    self->f = NULL;
+    self->lock_ready = lock_init(&self->lock);
+    if (!self->lock_ready) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+
+/* One key's bytes.  Keeps what holds them alive: a reference for str and
+ * bytes (immutable), a buffer export for anything else (a bytearray cannot
+ * be resized while exported). */
+typedef struct {
+    const char *p;
+    Py_ssize_t len;
+    PyObject *ref;
+    Py_buffer view;
+    int has_view;
+} keyref;
+
+static int key_get(PyObject *o, keyref *k)
+{
+    k->ref = NULL;
+    k->has_view = 0;
+    if (PyUnicode_Check(o)) {
+        k->p = PyUnicode_AsUTF8AndSize(o, &k->len);
+        if (k->p == NULL)
+            return -1;
+    } else if (PyBytes_Check(o)) {
+        k->p = PyBytes_AS_STRING(o);
+        k->len = PyBytes_GET_SIZE(o);
+    } else if (PyObject_CheckBuffer(o)) {
+        if (PyObject_GetBuffer(o, &k->view, PyBUF_CONTIG_RO) != 0)
+            return -1;
+        k->has_view = 1;
+        k->p = k->view.buf;
+        k->len = k->view.len;
+        return 0;
+    } else {
+        PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_INCREF(o);
+    k->ref = o;
+    return 0;
+}
+
+static void key_put(keyref *k)
+{
+    if (k->has_view)
+        PyBuffer_Release(&k->view);
+    Py_XDECREF(k->ref);
+}
+
+/*
+ * A batch of keys in one of four shapes:
+ *  - a sequence of str/bytes/buffers, taken CHUNK keys at a time with the
+ *    GIL held (memory stays O(CHUNK) whatever the batch's size);
+ *  - a buffer of fixed-width keys (numpy 'S<w>' or void dtype, a 2-D byte
+ *    array, or any buffer with width=w); numpy 'S' arrays drop trailing
+ *    NULs as numpy itself does when an element is read;
+ *  - a buffer of uint64 values, taken as 64-bit hashes (blocked kind).
+ */
+enum { KEYS_LIST, KEYS_FIXED, KEYS_FIXED_S, KEYS_U64 };
+
+typedef struct {
+    int shape;
+    size_t n;
+    PyObject *items;   /* KEYS_LIST: a list or tuple (PySequence_Fast) */
+    Py_buffer view;    /* the others */
+    int has_view;
+    size_t width;
+    void *copy;        /* a strided buffer's keys made contiguous */
+} keyset;
+
+static void keyset_release(keyset *ks)
+{
+    Py_CLEAR(ks->items);
+    if (ks->has_view) {
+        PyBuffer_Release(&ks->view);
+        ks->has_view = 0;
+    }
+    PyMem_Free(ks->copy);
+    ks->copy = NULL;
+}
+
+static int is_u64_format(const char *fmt)
+{
+    if (fmt == NULL)
+        return 0;
+    if (*fmt == '<' || *fmt == '=' || *fmt == '@')
+        fmt++;
+    return strcmp(fmt, "Q") == 0 || (sizeof(unsigned long) == 8 && strcmp(fmt, "L") == 0);
+}
+
+/* numpy's 'S8' exports the format "8s". */
+static int is_bytes_format(const char *fmt, size_t itemsize)
+{
+    char *end;
+    unsigned long w;
+    if (fmt == NULL)
+        return 0;
+    if (strcmp(fmt, "s") == 0)
+        return itemsize == 1;
+    w = strtoul(fmt, &end, 10);
+    return end != fmt && strcmp(end, "s") == 0 && w == itemsize;
+}
+
+/* numpy's void 'V12' exports "12x" (or "V" formats elsewhere). */
+static int is_void_format(const char *fmt, size_t itemsize)
+{
+    char *end;
+    unsigned long w;
+    if (fmt == NULL)
+        return 0;
+    if (fmt[0] == 'V')
+        return 1;
+    w = strtoul(fmt, &end, 10);
+    return strcmp(end, "x") == 0 && (end == fmt ? itemsize == 1 : w == itemsize);
+}
+
+/* A contiguous view of o; a strided one (a numpy slice) is copied. */
+static int get_contiguous(PyObject *o, keyset *ks)
+{
+    Py_buffer *v = &ks->view;
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+        ks->has_view = 1;
+        return 0;
+    }
+    PyErr_Clear();
+    if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) != 0)
+        return -1;
+    ks->has_view = 1;
+    ks->copy = PyMem_Malloc(v->len > 0 ? (size_t)v->len : 1);
+    if (ks->copy == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyBuffer_ToContiguous(ks->copy, v, v->len, 'C') != 0)
+        return -1;
+    v->buf = ks->copy; /* shape, format and itemsize stay those of o */
+    return 0;
+}
+
+static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
+{
+    Py_buffer *v = &ks->view;
+    if (get_contiguous(o, ks) != 0)
+        return -1;
+    if (width > 0) {
+        if (v->len % width != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "a buffer of %zd bytes does not hold keys of width %zd", v->len,
+                         width);
+            return -1;
+        }
+        ks->shape = KEYS_FIXED;
+        ks->width = (size_t)width;
+        ks->n = (size_t)(v->len / width);
+        return 0;
+    }
+    if (v->ndim == 1 && v->itemsize == 8 && is_u64_format(v->format)) {
+        ks->shape = KEYS_U64;
+        ks->width = 8;
+        ks->n = (size_t)v->shape[0];
+        return 0;
+    }
+    if (v->ndim == 1 && is_bytes_format(v->format, (size_t)v->itemsize)) {
+        ks->shape = KEYS_FIXED_S;
+        ks->width = (size_t)v->itemsize;
+        ks->n = (size_t)v->shape[0];
+        return 0;
+    }
+    if (v->ndim == 1 && is_void_format(v->format, (size_t)v->itemsize)) {
+        ks->shape = KEYS_FIXED;
+        ks->width = (size_t)v->itemsize;
+        ks->n = (size_t)v->shape[0];
+        return 0;
+    }
+    if (v->ndim == 2 && v->itemsize == 1 && v->format != NULL &&
+        (strcmp(v->format, "B") == 0 || strcmp(v->format, "b") == 0 ||
+         strcmp(v->format, "c") == 0)) {
+        ks->shape = KEYS_FIXED;
+        ks->width = (size_t)v->shape[1];
+        ks->n = (size_t)v->shape[0];
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "cannot tell the keys of a buffer of format '%s' and %d dimensions: pass "
+                 "width=N for fixed-width keys, or a numpy array of dtype 'S<N>', 'V<N>' "
+                 "or uint64",
+                 v->format ? v->format : "B", v->ndim);
+    return -1;
+}
+
+/* str and bytes are single keys, not batches: refuse them as a batch so
+ * that f.add_many("abc") does not add "a", "b", "c". */
+static int keyset_init(PyObject *o, Py_ssize_t width, keyset *ks)
+{
+    memset(ks, 0, sizeof(*ks));
+    if (width > 0)
+        return keyset_from_buffer(o, width, ks);
+    if (PyUnicode_Check(o) || PyBytes_Check(o)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a batch of keys must be a sequence or an array, not a single "
+                        "str or bytes (use add/contains for one key)");
+        return -1;
+    }
+    if (PyObject_CheckBuffer(o) && !PyByteArray_Check(o))
+        return keyset_from_buffer(o, 0, ks);
+    ks->items = PySequence_Fast(o, "keys must be a sequence, an iterable or a buffer");
+    if (ks->items == NULL)
+        return -1;
+    ks->shape = KEYS_LIST;
+    ks->n = (size_t)PySequence_Fast_GET_SIZE(ks->items);
+    return 0;
+}
+
+/* CHUNK keys of a KEYS_LIST batch, with what keeps their bytes valid while
+ * the GIL is released: a reference each, and a buffer export for keys
+ * that are neither str nor bytes. */
+typedef struct {
+    const char *p[CHUNK];
+    size_t len[CHUNK];
+    PyObject *ref[CHUNK];
+    Py_buffer *views;      /* CHUNK entries, allocated at the first buffer key */
+    unsigned char held[CHUNK];
+    size_t m;
+} chunk;
+
+static void chunk_release(chunk *c)
+{
+    size_t j;
+    for (j = 0; j < c->m; j++) {
+        if (c->held[j])
+            PyBuffer_Release(&c->views[j]);
+        c->held[j] = 0;
+        Py_DECREF(c->ref[j]);
+    }
+    c->m = 0;
+}
+
+/* Takes keys [start, start + CHUNK) of ks (GIL held); the list may have
+ * shrunk meanwhile (another thread): fewer keys then, c->m says how many. */
+static int chunk_fill(chunk *c, const keyset *ks, size_t start)
+{
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(ks->items), j, m;
+    PyObject **items = PySequence_Fast_ITEMS(ks->items);
+    Py_ssize_t len;
+
+    if (n > ks->n)
+        n = ks->n;
+    m = start < n ? (n - start < CHUNK ? n - start : CHUNK) : 0;
+    c->m = 0;
+    for (j = 0; j < m; j++) {
+        PyObject *o = items[start + j];
+        if (PyUnicode_Check(o)) {
+            c->p[j] = PyUnicode_AsUTF8AndSize(o, &len);
+            if (c->p[j] == NULL)
+                return -1;
+        } else if (PyBytes_Check(o)) {
+            c->p[j] = PyBytes_AS_STRING(o);
+            len = PyBytes_GET_SIZE(o);
+        } else if (PyObject_CheckBuffer(o)) {
+            if (c->views == NULL && (c->views = PyMem_Malloc(CHUNK * sizeof(Py_buffer))) == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (PyObject_GetBuffer(o, &c->views[j], PyBUF_CONTIG_RO) != 0)
+                return -1;
+            c->held[j] = 1;
+            c->p[j] = c->views[j].buf;
+            len = c->views[j].len;
+        } else {
+            PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
+                         Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        Py_INCREF(o);
+        c->ref[j] = o;
+        c->len[j] = (size_t)len;
+        c->m = j + 1;
+    }
+    return 0;
+}
+
+/* ---- batched work --------------------------------------------------------- */
+
+/* Whole-width keys back to back: a fixed array, or an 'S' array none of
+ * whose keys ends in NUL (then numpy's reading drops nothing). */
+static int keyset_is_packed(const keyset *ks)
+{
+    const char *p = ks->view.buf;
+    size_t i;
+    if (ks->shape == KEYS_FIXED)
+        return 1;
+    if (ks->shape != KEYS_FIXED_S || ks->width == 0)
+        return 0;
+    for (i = 0; i < ks->n; i++)
+        if (p[i * ks->width + ks->width - 1] == '\0')
+            return 0;
+    return 1;
+}
+
+/* Key i of a buffer batch, NULs dropped for numpy 'S' arrays. */
+static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
+{
+    const char *p = (const char *)ks->view.buf + i * ks->width;
+    size_t w = ks->width;
+    if (ks->shape == KEYS_FIXED_S)
+        while (w > 0 && p[w - 1] == '\0')
+            w--;
+    *len = w;
+    return p;
+}
+
+/* Probes or adds m hashed keys at out (no GIL).  Returns the first error
+ * of an add, else AMQ_OK. */
+static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out)
+{
+    if (!add) {
+        amq_filter_contains_batch(f, h, m, out);
+        return AMQ_OK;
+    }
+    return amq_filter_add_batch(f, h, m, out);
+}
+
+/* A buffer batch in one pass without the GIL.  Returns a status. */
+static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
+{
+    struct amq_blocked *blk = amq_filter_blocked(f);
+    amq_hash128 h[CHUNK];
+    size_t i, j, m, len;
+    int rc = AMQ_OK;
+
+    if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
+        if (!add) {
+            if (ks->shape == KEYS_U64)
+                amq_blocked_contains_hashes64(blk, ks->view.buf, ks->n, out);
+            else
+                amq_blocked_contains_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+            return AMQ_OK;
+        }
+        int64_t r = ks->shape == KEYS_U64
+                        ? amq_blocked_add_hashes64(blk, ks->view.buf, ks->n, out)
+                        : amq_blocked_add_fixed(blk, ks->view.buf, ks->width, ks->n, out);
+        return r < 0 ? (int)r : AMQ_OK;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
+        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
+        for (j = 0; j < m; j++) {
+            const char *p = fixed_key(ks, i + j, &len);
+            h[j] = amq_filter_hash(f, p, len);
+        }
+        rc = probe(f, add, h, m, out + i);
+    }
+    return rc;
+}
+
+/* Runs a batch on the filter, whose lock the caller holds (shared for
+ * queries, exclusive for adds).  Releases the GIL for the work; a list
+ * batch takes it back between chunks to read the next keys.  Returns 0,
+ * or -1 with an exception set. */
+static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out)
+{
+    amq_filter *f = self->f;
+    amq_hash128 h[CHUNK];
+    chunk *c;
+    size_t i, j;
+    int rc = AMQ_OK;
+
+    if (ks->shape != KEYS_LIST) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = run_buffer(f, add, ks, out);
+        Py_END_ALLOW_THREADS
+        if (rc < 0)
+            raise_status(rc, NULL, NULL);
+        return rc < 0 ? -1 : 0;
+    }
+    c = PyMem_Calloc(1, sizeof(*c));
+    if (c == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
+        if (chunk_fill(c, ks, i) != 0) {
+            chunk_release(c);
+            PyMem_Free(c->views);
+            PyMem_Free(c);
+            return -1;
+        }
+        if (c->m == 0)
+            break;
+        Py_BEGIN_ALLOW_THREADS
+        for (j = 0; j < c->m; j++)
+            h[j] = amq_filter_hash(f, c->p[j], c->len[j]);
+        rc = probe(f, add, h, c->m, out + i);
+        Py_END_ALLOW_THREADS
+        chunk_release(c);
+    }
+    PyMem_Free(c->views);
+    PyMem_Free(c);
+    if (rc < 0) {
+        raise_status(rc, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* Refuses uint64 keys where they are not hashes the kind takes. */
+static int check_u64(amq_filter *f, const keyset *ks)
+{
+    if (ks->shape == KEYS_U64 && amq_filter_blocked(f) == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "uint64 arrays are taken as 64-bit hashes, which only the blocked kind "
+                     "accepts (this filter is %s); pass arr.view('V8') to use them as "
+                     "8-byte keys",
+                     amq_kind_name(amq_filter_kind(f)));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Filter methods ------------------------------------------------------ */
+
+/* O& converters that refuse negative and too large values (K and I
+ * would wrap them silently). */
+static int conv_u64(PyObject *o, void *out)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "expected an integer in [0, 2**64)");
+        }
+        return 0;
+    }
+    *(uint64_t *)out = v;
+    return 1;
+}
+
+static int conv_u32(PyObject *o, void *out)
+{
+    uint64_t v;
+    if (!conv_u64(o, &v))
+        return 0;
+    if (v > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "expected an integer in [0, 2**32)");
+        return 0;
+    }
+    *(uint32_t *)out = (uint32_t)v;
+    return 1;
+}
+
+static int parse_kind(const char *name, uint32_t *kind)
+{
+    if (amq_kind_from_name(name, kind) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown kind '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
+static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"kind", "capacity", "fpp", "bits_per_key", "hash", "seed",
+                            "fingerprint_bits", "bucket_size", "max_kicks", "expansion",
+                            "nonscaling", "redisbloom", "partitions", "threads", "guava",
+                            NULL};
+    const char *kind_name = "bloom", *hash_name = "xxh3";
+    uint64_t capacity = 1000000, seed = 0;
+    double fpp = 0.01, bpk = 0.0;
+    uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
+    int nonscaling = 0, redisbloom = 0, guava = 0, rc;
+    amq_config cfg;
+    amq_errinfo err;
+    amq_filter *f = NULL;
+    uint32_t kind, algo;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&p", names, &kind_name,
+                                     conv_u64, &capacity, &fpp, &bpk, &hash_name, conv_u64,
+                                     &seed, conv_u32, &fpbits, conv_u32, &bucket, conv_u32,
+                                     &kicks, conv_u32, &expansion, &nonscaling, &redisbloom,
+                                     conv_u32, &partitions, conv_u32, &threads, &guava))
+        return -1;
+    if (self->f != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
+        return -1;
+    }
+    if (parse_kind(kind_name, &kind) != 0)
+        return -1;
+    if (amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
+                     "murmur64a)", hash_name);
+        return -1;
+    }
+    memset(&err, 0, sizeof(err));
+    if (guava) {
+        amq_bloom_params p;
+        amq_bloom *b;
+        if (kind != AMQ_KIND_BLOOM) {
+            PyErr_SetString(PyExc_ValueError, "guava=True makes a classic Bloom filter "
+                            "(kind='bloom')");
+            return -1;
+        }
+        rc = amq_guava_params_for(capacity, fpp, &p);
+        if (rc == AMQ_OK)
+            rc = amq_bloom_new(&p, NULL, &b);
+        if (rc == AMQ_OK)
+            rc = amq_filter_from_bloom(b, &f);
+    } else {
+        amq_config_init(&cfg, kind);
+        cfg.hash_algo = algo;
+        cfg.seed = seed;
+        cfg.capacity = capacity;
+        cfg.fpp = fpp;
+        cfg.bits_per_key = bpk;
+        cfg.fingerprint_bits = fpbits;
+        cfg.bucket_size = bucket;
+        cfg.max_kicks = kicks;
+        cfg.expansion = expansion;
+        cfg.nonscaling = (uint32_t)nonscaling;
+        cfg.redisbloom = (uint32_t)redisbloom;
+        cfg.partitions = partitions;
+        cfg.threads = threads;
+        rc = amq_filter_new(&cfg, &f, &err);
+    }
+    if (rc != AMQ_OK) {
+        raise_status(rc, &err, "cannot create the filter");
+        return -1;
+    }
+    self->f = f;
+    return 0;
+}
+
+/* Single-key calls: hash and probe under the lock, GIL held (short). */
+static PyObject *single(FilterObject *self, PyObject *key, int op)
+{
+    keyref k;
+    amq_filter *f;
+    int rc;
+
+    if (key_get(key, &k) != 0)
+        return NULL;
+    if (op == 0)
+        lock_shared(self);
+    else
+        lock_exclusive(self);
+    f = handle(self);
+    if (f == NULL) {
+        unlock(self);
+        key_put(&k);
+        return NULL;
+    }
+    if (op == 0)
+        rc = amq_filter_contains(f, k.p, (size_t)k.len);
+    else if (op == 1)
+        rc = amq_filter_add(f, k.p, (size_t)k.len);
+    else
+        rc = amq_filter_remove(f, k.p, (size_t)k.len);
+    unlock(self);
+    key_put(&k);
+    if (rc < 0)
+        return raise_status(rc, NULL, NULL);
+    return PyBool_FromLong(rc);
+}
+
+static int Filter_contains_op(FilterObject *self, PyObject *key)
+{
+    PyObject *r = single(self, key, 0);
+    int v;
+    if (r == NULL)
+        return -1;
+    v = r == Py_True;
+    Py_DECREF(r);
+    return v;
+}
+
+static PyObject *Filter_add(FilterObject *self, PyObject *key)
+{
+    return single(self, key, 1);
+}
+
+static PyObject *Filter_contains(FilterObject *self, PyObject *key)
+{
+    return single(self, key, 0);
+}
+
+static PyObject *Filter_remove(FilterObject *self, PyObject *key)
+{
+    return single(self, key, 2);
+}
+
+/* numpy.empty(n, dtype=bool) when numpy is there, else a bytearray. */
+static PyObject *new_bool_array(size_t n, uint8_t **data)
+{
+    PyObject *np = PyImport_ImportModule("numpy");
+    PyObject *arr;
+    Py_buffer v;
+
+    if (np == NULL) {
+        PyErr_Clear();
+        arr = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
+        if (arr == NULL)
+            return NULL;
+        *data = (uint8_t *)PyByteArray_AS_STRING(arr);
+        return arr;
+    }
+    arr = PyObject_CallMethod(np, "zeros", "ns", (Py_ssize_t)n, "bool");
+    Py_DECREF(np);
+    if (arr == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(arr, &v, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    *data = v.buf;
+    PyBuffer_Release(&v); /* the array owns the memory; it outlives the call */
+    return arr;
+}
+
+static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"keys", "width", NULL};
+    PyObject *keys, *result;
+    Py_ssize_t width = 0;
+    keyset ks;
+    uint8_t *out = NULL;
+    int rc;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
+        return NULL;
+    if (keyset_init(keys, width, &ks) != 0) {
+        keyset_release(&ks);
+        return NULL;
+    }
+    result = new_bool_array(ks.n, &out);
+    if (result == NULL) {
+        keyset_release(&ks);
+        return NULL;
+    }
+    lock_shared(self);
+    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
+                                                              : run_batch(self, 0, &ks, out);
+    unlock(self);
+    keyset_release(&ks);
+    if (rc != 0)
+        Py_CLEAR(result);
+    return result;
+}
+
+/* Adds a keyset under the exclusive lock; returns the number of keys
+ * added as new, or -1 with an exception (the keys before the failing one
+ * are added). */
+static long long add_keyset(FilterObject *self, const keyset *ks)
+{
+    uint8_t *out;
+    long long added = 0;
+    size_t i;
+    int rc;
+
+    out = PyMem_Calloc(ks->n > 0 ? ks->n : 1, 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    lock_exclusive(self);
+    rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
+                                                             : run_batch(self, 1, ks, out);
+    unlock(self);
+    for (i = 0; i < ks->n; i++)
+        added += out[i];
+    PyMem_Free(out);
+    return rc != 0 ? -1 : added;
+}
+
+static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"keys", "width", NULL};
+    PyObject *keys;
+    Py_ssize_t width = 0;
+    keyset ks;
+    long long added;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
+        return NULL;
+    if (keyset_init(keys, width, &ks) != 0) {
+        keyset_release(&ks);
+        return NULL;
+    }
+    added = add_keyset(self, &ks);
+    keyset_release(&ks);
+    return added < 0 ? NULL : PyLong_FromLongLong(added);
+}
+
+/* update(iterable): lists of CHUNK keys taken from any iterator. */
+static PyObject *Filter_update(FilterObject *self, PyObject *iterable)
+{
+    PyObject *it, *item;
+    keyset ks;
+    int done = 0;
+
+    if (PyUnicode_Check(iterable) || PyBytes_Check(iterable)) {
+        PyErr_SetString(PyExc_TypeError, "update() takes an iterable of keys, not one key");
+        return NULL;
+    }
+    it = PyObject_GetIter(iterable);
+    if (it == NULL)
+        return NULL;
+    memset(&ks, 0, sizeof(ks));
+    ks.shape = KEYS_LIST;
+    while (!done) {
+        ks.items = PyList_New(0);
+        if (ks.items == NULL)
+            break;
+        while (PyList_GET_SIZE(ks.items) < CHUNK) {
+            item = PyIter_Next(it);
+            if (item == NULL) {
+                done = 1;
+                break;
+            }
+            if (PyList_Append(ks.items, item) != 0) {
+                Py_DECREF(item);
+                break;
+            }
+            Py_DECREF(item);
+        }
+        if (PyErr_Occurred())
+            break;
+        ks.n = (size_t)PyList_GET_SIZE(ks.items);
+        if (ks.n > 0 && add_keyset(self, &ks) < 0)
+            break;
+        Py_CLEAR(ks.items);
+    }
+    Py_XDECREF(ks.items);
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t Filter_len(FilterObject *self)
+{
+    amq_stats st;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return -1;
+    }
+    amq_filter_stats(self->f, &st);
+    unlock(self);
+    return st.items > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)st.items;
+}
+
+static int field_to_dict(void *ctx, const amq_field *fl)
+{
+    PyObject *v;
+    int rc;
+    if (fl->type == AMQ_FIELD_U64)
+        v = PyLong_FromUnsignedLongLong(fl->u64);
+    else if (fl->type == AMQ_FIELD_F64)
+        v = PyFloat_FromDouble(fl->f64);
+    else
+        v = PyUnicode_FromString(fl->str ? fl->str : "");
+    if (v == NULL)
+        return -1;
+    rc = PyDict_SetItemString(ctx, fl->name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+#define SET(d, k, v)                                        \
+    do {                                                    \
+        PyObject *v_ = (v);                                 \
+        if (v_ == NULL || PyDict_SetItemString(d, k, v_)) { \
+            Py_XDECREF(v_);                                 \
+            goto fail;                                      \
+        }                                                   \
+        Py_DECREF(v_);                                      \
+    } while (0)
+
+static PyObject *Filter_info(FilterObject *self, PyObject *unused)
+{
+    PyObject *d = PyDict_New();
+    amq_stats st;
+    int rc;
+    (void)unused;
+    if (d == NULL)
+        return NULL;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        Py_DECREF(d);
+        return NULL;
+    }
+    amq_filter_stats(self->f, &st);
+    SET(d, "kind", PyUnicode_FromString(amq_kind_name(st.kind)));
+    SET(d, "hash", PyUnicode_FromString(amq_hash_algo_name(st.hash_algo)));
+    SET(d, "seed", PyLong_FromUnsignedLongLong(st.seed));
+    SET(d, "items", PyLong_FromUnsignedLongLong(st.items));
+    SET(d, "capacity", PyLong_FromUnsignedLongLong(st.capacity));
+    SET(d, "bytes", PyLong_FromUnsignedLongLong(st.bytes));
+    SET(d, "bits", PyLong_FromUnsignedLongLong(st.bits));
+    SET(d, "hashes", PyLong_FromUnsignedLong(st.hashes));
+    SET(d, "fpp_target", PyFloat_FromDouble(st.fpp_target));
+    SET(d, "fpp_now", PyFloat_FromDouble(st.fpp_now));
+    SET(d, "fill", PyFloat_FromDouble(st.fill));
+    SET(d, "bits_per_item", PyFloat_FromDouble(st.bits_per_item));
+    SET(d, "readonly", PyBool_FromLong(amq_filter_is_readonly(self->f)));
+    rc = amq_filter_describe(self->f, field_to_dict, d);
+    unlock(self);
+    if (rc != 0) {
+        if (!PyErr_Occurred())
+            raise_status(rc, NULL, "describe");
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+fail:
+    unlock(self);
+    Py_DECREF(d);
+    return NULL;
+}
+
+static PyObject *Filter_save(FilterObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"path", "overwrite", NULL};
+    PyObject *path;
+    int overwrite = 1, rc;
+    amq_errinfo err;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$p", names, PyUnicode_FSConverter, &path,
+                                     &overwrite))
+        return NULL;
+    memset(&err, 0, sizeof(err));
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        Py_DECREF(path);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_filter_save(self->f, PyBytes_AS_STRING(path), overwrite ? 0 : AMQ_SAVE_EXCL,
+                         &err);
+    Py_END_ALLOW_THREADS
+    unlock(self);
+    if (rc != AMQ_OK) {
+        PyObject *r = raise_status(rc, &err, PyBytes_AS_STRING(path));
+        Py_DECREF(path);
+        return r;
+    }
+    Py_DECREF(path);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused)
+{
+    uint64_t size;
+    PyObject *out = NULL;
+    size_t written = 0;
+    int rc;
+    (void)unused;
+
+    lock_shared(self);
+    if (handle(self) == NULL)
+        goto done;
+    rc = amq_filter_serialized_size(self->f, &size);
+    if (rc != AMQ_OK) {
+        raise_status(rc, NULL, "serialize");
+        goto done;
+    }
+    if (size > (uint64_t)PY_SSIZE_T_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "filter too large for bytes");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (out == NULL)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_filter_serialize(self->f, PyBytes_AS_STRING(out), (size_t)size, &written);
+    Py_END_ALLOW_THREADS
+    if (rc != AMQ_OK || written != size) {
+        Py_CLEAR(out);
+        raise_status(rc != AMQ_OK ? rc : AMQ_EIO, NULL, "serialize");
+    }
+done:
+    unlock(self);
+    return out;
+}
+
+static PyObject *from_bytes_impl(PyObject *data, int trust)
+{
+    Py_buffer v;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    int rc;
+
+    if (PyObject_GetBuffer(data, &v, PyBUF_CONTIG_RO) != 0)
+        return NULL;
+    memset(&err, 0, sizeof(err));
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_filter_deserialize(v.buf, (size_t)v.len, trust ? AMQ_OPEN_TRUST : 0, NULL, &f,
+                                &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&v);
+    if (rc != AMQ_OK)
+        return raise_status(rc, &err, "cannot read the filter");
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *Filter_from_bytes(PyObject *cls, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"data", "trust", NULL};
+    PyObject *data;
+    int trust = 0;
+    (void)cls;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p", names, &data, &trust))
+        return NULL;
+    return from_bytes_impl(data, trust);
+}
+
+static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
+{
+    PyObject *bytes = Filter_to_bytes(self, unused), *fn, *r;
+    if (bytes == NULL)
+        return NULL;
+    fn = PyObject_GetAttrString((PyObject *)&FilterType, "from_bytes");
+    if (fn == NULL) {
+        Py_DECREF(bytes);
+        return NULL;
+    }
+    r = Py_BuildValue("(N(N))", fn, bytes);
+    return r;
+}
+
+static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
+{
+    amq_filter *c = NULL;
+    int rc;
+    (void)unused;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    rc = amq_filter_clone(self->f, NULL, &c);
+    unlock(self);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "copy");
+    return (PyObject *)wrap(c);
+}
+
+/* dst gains src's keys.  Locks dst exclusive, src shared (src != dst). */
+static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
+{
+    amq_errinfo err;
+    int rc;
+    memset(&err, 0, sizeof(err));
+    if (dst == src) {
+        lock_shared(dst);
+        rc = handle(dst) == NULL ? -100 : AMQ_OK;
+        unlock(dst);
+        return rc == AMQ_OK ? 0 : -1; /* f | f == f */
+    }
+    /* In address order, so that a.merge(b) and b.merge(a) in two threads
+     * cannot each hold one lock and wait for the other. */
+    if (dst < src) {
+        lock_exclusive(dst);
+        lock_shared(src);
+    } else {
+        lock_shared(src);
+        lock_exclusive(dst);
+    }
+    if (handle(dst) == NULL || handle(src) == NULL) {
+        unlock(src);
+        unlock(dst);
+        return -1;
+    }
+    rc = intersect ? amq_filter_intersect(dst->f, src->f, &err)
+                   : amq_filter_merge(dst->f, src->f, &err);
+    unlock(src);
+    unlock(dst);
+    if (rc != AMQ_OK) {
+        raise_status(rc, &err, intersect ? "intersect" : "merge");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Filter_merge(FilterObject *self, PyObject *other)
+{
+    if (!PyObject_TypeCheck(other, &FilterType)) {
+        PyErr_SetString(PyExc_TypeError, "merge() takes an amq.Filter");
+        return NULL;
+    }
+    if (merge_into(self, (FilterObject *)other, 0) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Filter_intersect(FilterObject *self, PyObject *other)
+{
+    if (!PyObject_TypeCheck(other, &FilterType)) {
+        PyErr_SetString(PyExc_TypeError, "intersect() takes an amq.Filter");
+        return NULL;
+    }
+    if (merge_into(self, (FilterObject *)other, 1) != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *binary_op(PyObject *a, PyObject *b, int intersect, int inplace)
+{
+    FilterObject *dst;
+    if (!PyObject_TypeCheck(a, &FilterType) || !PyObject_TypeCheck(b, &FilterType))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (inplace) {
+        dst = (FilterObject *)a;
+        Py_INCREF(dst);
+    } else {
+        dst = (FilterObject *)Filter_copy((FilterObject *)a, NULL);
+        if (dst == NULL)
+            return NULL;
+    }
+    if (merge_into(dst, (FilterObject *)b, intersect) != 0) {
+        Py_DECREF(dst);
+        return NULL;
+    }
+    return (PyObject *)dst;
+}
+
+static PyObject *Filter_or(PyObject *a, PyObject *b) { return binary_op(a, b, 0, 0); }
+static PyObject *Filter_ior(PyObject *a, PyObject *b) { return binary_op(a, b, 0, 1); }
+static PyObject *Filter_and(PyObject *a, PyObject *b) { return binary_op(a, b, 1, 0); }
+static PyObject *Filter_iand(PyObject *a, PyObject *b) { return binary_op(a, b, 1, 1); }
+
+static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
+{
+    int rc;
+    (void)unused;
+    lock_exclusive(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    rc = amq_filter_clear(self->f);
+    unlock(self);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "clear");
+    Py_RETURN_NONE;
+}
+
+static PyObject *Filter_close(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    lock_exclusive(self);
+    amq_filter_free(self->f);
+    self->f = NULL;
+    unlock(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Filter_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *Filter_exit(FilterObject *self, PyObject *args)
+{
+    (void)args;
+    return Filter_close(self, NULL);
+}
+
+static PyObject *Filter_hash_key(FilterObject *self, PyObject *key)
+{
+    keyref k;
+    amq_hash128 h;
+    if (key_get(key, &k) != 0)
+        return NULL;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        key_put(&k);
+        return NULL;
+    }
+    h = amq_filter_hash(self->f, k.p, (size_t)k.len);
+    unlock(self);
+    key_put(&k);
+    return Py_BuildValue("(KK)", (unsigned long long)h.h1, (unsigned long long)h.h2);
+}
+
+static PyObject *Filter_export_guava(FilterObject *self, PyObject *unused)
+{
+    amq_bloom *b;
+    size_t size = 0;
+    PyObject *out = NULL;
+    amq_errinfo err;
+    int rc;
+    (void)unused;
+
+    memset(&err, 0, sizeof(err));
+    lock_shared(self);
+    if (handle(self) == NULL)
+        goto done;
+    b = amq_filter_bloom(self->f);
+    if (b == NULL) {
+        PyErr_Format(UnsupportedError, "a %s filter has no Guava form (create one with "
+                     "Filter(kind='bloom', guava=True))",
+                     amq_kind_name(amq_filter_kind(self->f)));
+        goto done;
+    }
+    rc = amq_guava_encoded_size(b, &size, &err);
+    if (rc != AMQ_OK) {
+        raise_status(rc, &err, "export_guava");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (out == NULL)
+        goto done;
+    rc = amq_guava_encode(b, PyBytes_AS_STRING(out), size, NULL, &err);
+    if (rc != AMQ_OK) {
+        Py_CLEAR(out);
+        raise_status(rc, &err, "export_guava");
+    }
+done:
+    unlock(self);
+    return out;
+}
+
+static PyObject *get_kind(FilterObject *self, void *c)
+{
+    PyObject *r;
+    (void)c;
+    lock_shared(self);
+    r = handle(self) ? PyUnicode_FromString(amq_kind_name(amq_filter_kind(self->f))) : NULL;
+    unlock(self);
+    return r;
+}
+
+static PyObject *get_readonly(FilterObject *self, void *c)
+{
+    PyObject *r;
+    (void)c;
+    lock_shared(self);
+    r = handle(self) ? PyBool_FromLong(amq_filter_is_readonly(self->f)) : NULL;
+    unlock(self);
+    return r;
+}
+
+static PyObject *get_closed(FilterObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->f == NULL);
+}
+
+static PyObject *stat_field(FilterObject *self, int which)
+{
+    amq_stats st;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    amq_filter_stats(self->f, &st);
+    unlock(self);
+    switch (which) {
+    case 0:
+        return PyLong_FromUnsignedLongLong(st.capacity);
+    case 1:
+        return PyFloat_FromDouble(st.fpp_target);
+    default:
+        return PyLong_FromUnsignedLongLong(st.bytes);
+    }
+}
+
+static PyObject *get_capacity(FilterObject *self, void *c) { (void)c; return stat_field(self, 0); }
+static PyObject *get_fpp(FilterObject *self, void *c) { (void)c; return stat_field(self, 1); }
+static PyObject *get_nbytes(FilterObject *self, void *c) { (void)c; return stat_field(self, 2); }
+
+static PyObject *Filter_repr(FilterObject *self)
+{
+    amq_stats st;
+    PyObject *r;
+    lock_shared(self);
+    if (self->f == NULL) {
+        unlock(self);
+        return PyUnicode_FromString("<amq.Filter closed>");
+    }
+    amq_filter_stats(self->f, &st);
+    r = PyUnicode_FromFormat("<amq.Filter kind=%s items=%llu capacity=%llu bytes=%llu%s>",
+                             amq_kind_name(st.kind), (unsigned long long)st.items,
+                             (unsigned long long)st.capacity, (unsigned long long)st.bytes,
+                             amq_filter_is_readonly(self->f) ? " readonly" : "");
+    unlock(self);
+    return r;
+}
+
+static PyMethodDef Filter_methods[] = {
+    {"add", (PyCFunction)Filter_add, METH_O,
+     "add(key) -> bool\n\nAdds a key (str as UTF-8, bytes or any buffer as is). Returns True\n"
+     "if it was new, False if the filter may already have held it. Raises\n"
+     "FilterFullError for a full fixed-size filter (nothing changed) and\n"
+     "ReadOnlyError for a memory-mapped one."},
+    {"contains", (PyCFunction)Filter_contains, METH_O,
+     "contains(key) -> bool\n\nFalse: certainly never added. True: maybe added (false\n"
+     "positives at the filter's rate). Same as `key in f`."},
+    {"remove", (PyCFunction)Filter_remove, METH_O,
+     "remove(key) -> bool\n\nCuckoo kinds: removes one copy of a key that was added; True if\n"
+     "found. Removing a key never added may remove another key's fingerprint.\n"
+     "Other kinds raise UnsupportedError."},
+    {"add_many", (PyCFunction)(void (*)(void))Filter_add_many, METH_VARARGS | METH_KEYWORDS,
+     "add_many(keys, *, width=0) -> int\n\nAdds a batch and returns how many were new. keys: "
+     "a list or\nsequence of str/bytes/buffers; a numpy array of dtype 'S<N>' (trailing\n"
+     "NULs dropped, as numpy does) or void; a 2-D uint8 array (one key per row);\n"
+     "any buffer with width=N (fixed-width keys back to back); a numpy uint64\n"
+     "array, taken as 64-bit hashes (blocked kind only). Runs without the GIL."},
+    {"contains_many", (PyCFunction)(void (*)(void))Filter_contains_many,
+     METH_VARARGS | METH_KEYWORDS,
+     "contains_many(keys, *, width=0) -> numpy.ndarray[bool]\n\nAnswers a batch (keys as in "
+     "add_many); a bytearray of 0/1 when numpy\nis not installed. Runs without the GIL, "
+     "with memory reads kept in flight."},
+    {"update", (PyCFunction)Filter_update, METH_O,
+     "update(iterable) -> None\n\nAdds every key of an iterable (taken in chunks, like "
+     "add_many)."},
+    {"merge", (PyCFunction)Filter_merge, METH_O,
+     "merge(other) -> None\n\nAdds every key of another filter of the same kind and geometry "
+     "(f |= g).\nIncompatibleError says what differs."},
+    {"intersect", (PyCFunction)Filter_intersect, METH_O,
+     "intersect(other) -> None\n\nKeeps what both filters may hold (Bloom kinds; f &= g)."},
+    {"info", (PyCFunction)Filter_info, METH_NOARGS,
+     "info() -> dict\n\nKind, hash, sizes, items, fill, expected false-positive rate and the\n"
+     "kind's own fields (as `amq info`)."},
+    {"save", (PyCFunction)(void (*)(void))Filter_save, METH_VARARGS | METH_KEYWORDS,
+     "save(path, *, overwrite=True) -> None\n\nWrites the amq file atomically (temporary file, "
+     "fsync, rename): a crash\nleaves the old file or the new one. overwrite=False raises\n"
+     "FileExistsError if path exists."},
+    {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,
+     "to_bytes() -> bytes\n\nThe file's bytes (what save writes)."},
+    {"from_bytes", (PyCFunction)(void (*)(void))Filter_from_bytes,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Filter.from_bytes(data, *, trust=False) -> Filter\n\nReads a filter from the bytes of "
+     "a file; every byte is validated\n(CorruptFileError otherwise)."},
+    {"copy", (PyCFunction)Filter_copy, METH_NOARGS,
+     "copy() -> Filter\n\nA writable deep copy (also of a memory-mapped filter)."},
+    {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear() -> None\n\nEmpties the filter."},
+    {"close", (PyCFunction)Filter_close, METH_NOARGS,
+     "close() -> None\n\nReleases the filter (and its mapping); later calls raise ValueError."},
+    {"hash_key", (PyCFunction)Filter_hash_key, METH_O,
+     "hash_key(key) -> (int, int)\n\nThe 128-bit hash pair the filter derives its probes from."},
+    {"export_guava", (PyCFunction)Filter_export_guava, METH_NOARGS,
+     "export_guava() -> bytes\n\nGuava's BloomFilter.writeTo bytes of a filter made with "
+     "guava=True\n(or imported from Guava)."},
+    {"__reduce__", (PyCFunction)Filter_reduce, METH_NOARGS, "pickle support"},
+    {"__enter__", (PyCFunction)Filter_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)Filter_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Filter_getset[] = {
+    {"kind", (getter)get_kind, NULL, "the kind's name: 'bloom', 'blocked', 'cuckoo', ...", NULL},
+    {"readonly", (getter)get_readonly, NULL, "True for a memory-mapped filter", NULL},
+    {"closed", (getter)get_closed, NULL, "True after close()", NULL},
+    {"capacity", (getter)get_capacity, NULL, "items the filter is sized for", NULL},
+    {"fpp", (getter)get_fpp, NULL, "target false-positive rate at capacity", NULL},
+    {"nbytes", (getter)get_nbytes, NULL, "bytes of filter data", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods Filter_as_sequence = {
+    .sq_length = (lenfunc)Filter_len,
+    .sq_contains = (objobjproc)Filter_contains_op,
+};
+
+static PyNumberMethods Filter_as_number = {
+    .nb_or = Filter_or,
+    .nb_inplace_or = Filter_ior,
+    .nb_and = Filter_and,
+    .nb_inplace_and = Filter_iand,
+};
+
+PyDoc_STRVAR(Filter_doc,
+"Filter(kind='bloom', capacity=1_000_000, fpp=0.01, *, bits_per_key=0,\n"
+"       hash='xxh3', seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
+"       expansion=0, nonscaling=False, redisbloom=False, partitions=0,\n"
+"       threads=0, guava=False)\n"
+"\n"
+"An approximate-membership filter: `key in f` is False for every key never\n"
+"added and True for every key added (plus false positives at about fpp).\n"
+"\n"
+"kind: 'bloom' (classic), 'blocked' (cache-local, fastest), 'partitioned',\n"
+"'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
+"capacity). The same files as the amq tool: a filter saved here answers\n"
+"`amq query` identically, and `amq.open` reads what `amq build` writes.\n"
+"\n"
+"len(f) is the number of keys added as new (an estimate for Bloom kinds:\n"
+"a key that was a false positive is not counted).\n"
+"\n"
+"Threads: any number of threads may query one filter at the same time\n"
+"(batches run without the GIL); adds, removes and merges take the filter\n"
+"for themselves and wait for running queries.");
+
+static PyTypeObject FilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "amq.Filter",
+    .tp_basicsize = sizeof(FilterObject),
+    .tp_dealloc = (destructor)Filter_dealloc,
+    .tp_repr = (reprfunc)Filter_repr,
+    .tp_as_number = &Filter_as_number,
+    .tp_as_sequence = &Filter_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = Filter_doc,
+    .tp_methods = Filter_methods,
+    .tp_getset = Filter_getset,
+    .tp_init = (initproc)Filter_init,
+    .tp_new = Filter_new,
+};
+
+/* ---- module functions ---------------------------------------------------- */
+
+static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"path", "mmap", "trust", NULL};
+    PyObject *path;
+    int map = 0, trust = 0, rc;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    (void)m;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$pp", names, PyUnicode_FSConverter, &path,
+                                     &map, &trust))
+        return NULL;
+    memset(&err, 0, sizeof(err));
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_filter_open(PyBytes_AS_STRING(path),
+                         (map ? AMQ_OPEN_MMAP : 0u) | (trust ? AMQ_OPEN_TRUST : 0u), NULL, &f,
+                         &err);
+    Py_END_ALLOW_THREADS
+    if (rc != AMQ_OK) {
+        PyObject *r = raise_status(rc, &err, PyBytes_AS_STRING(path));
+        Py_DECREF(path);
+        return r;
+    }
+    Py_DECREF(path);
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *mod_import_guava(PyObject *m, PyObject *data)
+{
+    Py_buffer v;
+    amq_bloom *b = NULL;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    int rc;
+    (void)m;
+
+    if (PyObject_GetBuffer(data, &v, PyBUF_CONTIG_RO) != 0)
+        return NULL;
+    memset(&err, 0, sizeof(err));
+    rc = amq_guava_decode(v.buf, (size_t)v.len, NULL, &b, &err);
+    PyBuffer_Release(&v);
+    if (rc != AMQ_OK)
+        return raise_status(rc, &err, "not a Guava BloomFilter");
+    rc = amq_filter_from_bloom(b, &f);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "import_guava");
+    return (PyObject *)wrap(f);
+}
+
+/* Hash functions: key as in Filter.add. */
+static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long *seed)
+{
+    static char *names[] = {"key", "seed", NULL};
+    PyObject *key;
+    *seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|K", names, &key, seed))
+        return -1;
+    return key_get(key, k);
+}
+
+static int seed32(unsigned long long seed)
+{
+    if (seed > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "this hash takes a 32-bit seed");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *h_murmur3_32(PyObject *m, PyObject *args, PyObject *kw)
+{
+    keyref k;
+    unsigned long long seed;
+    uint32_t h;
+    (void)m;
+    if (hash_args(args, kw, &k, &seed) != 0)
+        return NULL;
+    if (seed32(seed) != 0) {
+        key_put(&k);
+        return NULL;
+    }
+    h = amq_murmur3_32(k.p, (size_t)k.len, (uint32_t)seed);
+    key_put(&k);
+    return PyLong_FromUnsignedLong(h);
+}
+
+static PyObject *h_murmur3_128(PyObject *m, PyObject *args, PyObject *kw)
+{
+    keyref k;
+    unsigned long long seed;
+    uint64_t out[2];
+    PyObject *lo, *hi, *shift, *t, *r;
+    (void)m;
+    if (hash_args(args, kw, &k, &seed) != 0)
+        return NULL;
+    if (seed32(seed) != 0) {
+        key_put(&k);
+        return NULL;
+    }
+    amq_murmur3_x64_128(k.p, (size_t)k.len, (uint32_t)seed, out);
+    key_put(&k);
+    /* The reference's 16 output bytes read as a little-endian integer:
+     * h1 in the low 64 bits (what mmh3.hash128 returns). */
+    lo = PyLong_FromUnsignedLongLong(out[0]);
+    hi = PyLong_FromUnsignedLongLong(out[1]);
+    shift = PyLong_FromLong(64);
+    t = (lo && hi && shift) ? PyNumber_Lshift(hi, shift) : NULL;
+    r = t ? PyNumber_Or(t, lo) : NULL;
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    Py_XDECREF(shift);
+    Py_XDECREF(t);
+    return r;
+}
+
+static PyObject *h_u64(PyObject *args, PyObject *kw, int which)
+{
+    keyref k;
+    unsigned long long seed;
+    uint64_t h = 0;
+    if (hash_args(args, kw, &k, &seed) != 0)
+        return NULL;
+    switch (which) {
+    case 0:
+        h = amq_murmur64a(k.p, (size_t)k.len, seed);
+        break;
+    case 1:
+        h = amq_xxh3_64(k.p, (size_t)k.len, seed);
+        break;
+    case 2:
+        h = amq_fnv1a_64(k.p, (size_t)k.len);
+        break;
+    default:
+        h = amq_fnv1a_32(k.p, (size_t)k.len);
+        break;
+    }
+    key_put(&k);
+    if (which >= 2 && seed != 0) {
+        PyErr_SetString(PyExc_ValueError, "FNV-1a takes no seed");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static PyObject *h_murmur64a(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 0); }
+static PyObject *h_xxh3_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 1); }
+static PyObject *h_fnv1a_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 2); }
+static PyObject *h_fnv1a_32(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 3); }
+
+static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"key", "algo", "seed", NULL};
+    PyObject *key;
+    const char *algo_name = "xxh3";
+    unsigned long long seed = 0;
+    uint32_t algo;
+    keyref k;
+    amq_hash128 h;
+    int rc;
+    (void)m;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sK", names, &key, &algo_name, &seed))
+        return NULL;
+    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+        return NULL;
+    }
+    rc = amq_hash_check(algo, seed);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, algo_name);
+    if (key_get(key, &k) != 0)
+        return NULL;
+    h = amq_hash_key(algo, seed, k.p, (size_t)k.len);
+    key_put(&k);
+    return Py_BuildValue("(KK)", (unsigned long long)h.h1, (unsigned long long)h.h2);
+}
+
+static PyObject *mod_library_version(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyUnicode_FromString(amq_version_string());
+}
+
+#define KW (PyCFunction)(void (*)(void))
+static PyMethodDef module_methods[] = {
+    {"open", KW mod_open, METH_VARARGS | METH_KEYWORDS,
+     "open(path, *, mmap=False, trust=False) -> Filter\n\nOpens an amq file. mmap=True maps "
+     "it read-only and queries it in place\n(shared by every process mapping it); trust=True "
+     "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
+     "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
+    {"import_guava", (PyCFunction)mod_import_guava, METH_O,
+     "import_guava(data) -> Filter\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
+     "as Guava's\nmightContain for UTF-8 string funnels)."},
+    {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
+     "library_version() -> str\n\nThe version of libamq this module is built on."},
+    {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_murmur3_128", KW h_murmur3_128, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_murmur64a", KW h_murmur64a, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_xxh3_64", KW h_xxh3_64, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_fnv1a_64", KW h_fnv1a_64, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_fnv1a_32", KW h_fnv1a_32, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_hash_key", KW h_key, METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "amq._amq",
+    .m_doc = "The C extension of the amq package (libamq).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+static PyObject *new_error(PyObject *m, const char *name, PyObject *bases, const char *doc)
+{
+    char full[64];
+    PyObject *e;
+    snprintf(full, sizeof(full), "amq.%s", name);
+    e = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+    if (e == NULL)
+        return NULL;
+    Py_INCREF(e);
+    if (PyModule_AddObject(m, name, e) != 0) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    return e;
+}
+
+PyMODINIT_FUNC PyInit__amq(void)
+{
+    PyObject *m, *bases;
+
+    if (PyType_Ready(&FilterType) < 0)
+        return NULL;
+    m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&FilterType);
+    if (PyModule_AddObject(m, "Filter", (PyObject *)&FilterType) != 0)
+        goto fail;
+    Error = new_error(m, "Error", NULL, "Base of the errors libamq reports.");
+    if (Error == NULL)
+        goto fail;
+    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
+    CorruptFileError = bases ? new_error(m, "CorruptFileError", bases,
+                                         "A file or bytes that are not a valid filter "
+                                         "(bad magic, truncated, checksum mismatch, ...).")
+                             : NULL;
+    Py_XDECREF(bases);
+    FilterFullError = new_error(m, "FilterFullError", Error,
+                                "A fixed-size filter is full, or a growing one at its limit; "
+                                "nothing was changed.");
+    ReadOnlyError = new_error(m, "ReadOnlyError", Error,
+                              "A write to a read-only (memory-mapped) filter.");
+    bases = PyTuple_Pack(2, Error, PyExc_TypeError);
+    UnsupportedError = bases ? new_error(m, "UnsupportedError", bases,
+                                         "The operation does not exist for this kind "
+                                         "(e.g. remove on a Bloom filter).")
+                             : NULL;
+    Py_XDECREF(bases);
+    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
+    IncompatibleError = bases ? new_error(m, "IncompatibleError", bases,
+                                          "Filters of different kinds or geometries merged.")
+                              : NULL;
+    Py_XDECREF(bases);
+    if (CorruptFileError == NULL || FilterFullError == NULL || ReadOnlyError == NULL ||
+        UnsupportedError == NULL || IncompatibleError == NULL)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,92 @@
+"""Batched adds and queries: every shape of keys answers as one key at a time."""
+import numpy as np
+import pytest
+
+import amq
+from conftest import keys
+
+KINDS = ["bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lists_match_single_calls(kind):
+    f = amq.Filter(kind=kind, capacity=5000, fpp=0.01)
+    ins = keys("a", 3000)
+    assert 1950 <= f.add_many(ins[:2000]) <= 2000  # Bloom kinds: a false positive is not new
+    f.update(iter(ins[2000:]))
+    probe = ins + keys("b", 5000)
+    got = f.contains_many(probe)
+    assert got.dtype == np.bool_ and got.shape == (len(probe),)
+    assert got.tolist() == [k in f for k in probe]
+    assert got[:3000].all()
+
+
+def test_add_many_counts_new():
+    f = amq.Filter(kind="cuckoo", capacity=5000)
+    assert f.add_many(["x", "y", "z"]) == 3
+    g = amq.Filter(kind="bloom", capacity=5000, fpp=0.0001)
+    assert g.add_many(["x", "y", "x"]) == 2
+
+
+def test_numpy_fixed_width_is_the_bytes_key():
+    rng = np.random.default_rng(7)
+    raw = rng.integers(1, 255, size=(4000, 12), dtype=np.uint8)
+    for kind in ["blocked", "bloom", "cuckoo"]:
+        f = amq.Filter(kind=kind, capacity=10000)
+        f.add_many(raw)                         # 2-D uint8: one key per row
+        rows = [bytes(r) for r in raw]
+        assert all(r in f for r in rows)
+        assert f.contains_many(raw.view("S12").ravel()).all()
+        assert f.contains_many(raw.tobytes(), width=12).all()
+        assert f.contains_many(raw.view("V12").ravel()).all()
+
+
+def test_numpy_S_drops_trailing_nuls_like_numpy():
+    arr = np.array([b"ab", b"abcdefgh", b"c"], dtype="S8")
+    f = amq.Filter(kind="blocked", capacity=100)
+    f.add_many(arr)
+    assert "ab" in f and "c" in f and b"abcdefgh" in f
+    assert b"ab\0\0\0\0\0\0" not in f
+
+
+def test_uint64_as_hashes_on_blocked_only():
+    h = np.arange(1, 10001, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    f = amq.Filter(kind="blocked", capacity=20000)
+    assert f.add_many(h) == 10000
+    assert f.contains_many(h).all()
+    miss = f.contains_many(h + np.uint64(1)).mean()
+    assert miss < 0.05
+    # the 8 bytes of each integer as a key are another thing: not hashes
+    assert not f.contains_many(h.view("S8")).all()
+    with pytest.raises(TypeError, match="blocked"):
+        amq.Filter(kind="bloom", capacity=100).add_many(h)
+
+
+def test_batch_shape_errors():
+    f = amq.Filter(capacity=100)
+    with pytest.raises(TypeError, match="single"):
+        f.add_many("abc")
+    with pytest.raises(TypeError, match="single"):
+        f.contains_many(b"abc")
+    with pytest.raises(TypeError):
+        f.add_many([1, 2])
+    with pytest.raises(ValueError, match="width"):
+        f.add_many(b"abcde" * 3 + b"x", width=5)
+    with pytest.raises(TypeError):
+        f.contains_many(np.zeros(4, dtype=np.float64))
+    with pytest.raises(TypeError):
+        f.update("abc")
+    assert len(f.contains_many([])) == 0
+    assert f.add_many([]) == 0
+
+
+def test_update_error_midway_keeps_earlier_keys():
+    f = amq.Filter(capacity=10000)
+
+    def gen():
+        yield from keys("g", 3000)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        f.update(gen())
+    assert all(k in f for k in keys("g", 2048))  # two whole chunks were added

@@ -1,0 +1,126 @@
+"""Files: save/open, mmap, bytes, pickling, the tool both ways, hostile input."""
+import os
+import pickle
+import random
+import subprocess
+
+import pytest
+
+import amq
+from conftest import keys
+
+
+def test_save_open_roundtrip(tmp):
+    f = amq.Filter(kind="blocked", capacity=10000)
+    f.update(keys("k", 5000))
+    p = tmp / "f.amq"
+    f.save(p)
+    g = amq.open(p)
+    assert g.kind == "blocked" and not g.readonly and len(g) == 5000
+    assert g.contains_many(keys("k", 5000)).all()
+    g.add("more")
+    m = amq.open(str(p), mmap=True)
+    assert m.readonly
+    with pytest.raises(amq.ReadOnlyError):
+        m.add("x")
+    assert m.contains_many(keys("k", 5000)).all()
+    t = amq.open(p, mmap=True, trust=True)
+    assert "k-1" in t
+    with pytest.raises(FileExistsError):
+        f.save(p, overwrite=False)
+    assert [x for x in os.listdir(tmp) if x != "f.amq"] == []  # no temporary left
+
+
+def test_bytes_and_pickle():
+    f = amq.Filter(kind="cuckoo", capacity=1000)
+    f.update(keys("p", 500))
+    b = f.to_bytes()
+    assert amq.Filter.from_bytes(b).to_bytes() == b
+    g = pickle.loads(pickle.dumps(f))
+    assert g.to_bytes() == b and "p-1" in g
+
+
+def test_open_errors(tmp):
+    with pytest.raises(FileNotFoundError):
+        amq.open(tmp / "missing.amq")
+    (tmp / "text").write_bytes(b"hello\n" * 100)
+    with pytest.raises(amq.CorruptFileError, match="magic"):
+        amq.open(tmp / "text")
+
+
+@pytest.mark.parametrize("kind", ["bloom", "blocked", "partitioned", "cuckoo",
+                                  "scalable-bloom", "scalable-cuckoo"])
+def test_hostile_bytes_never_crash(kind):
+    f = amq.Filter(kind=kind, capacity=300)
+    f.update(keys("h", 200))
+    good = f.to_bytes()
+    rnd = random.Random(1234)
+    for i in range(300):
+        b = bytearray(good)
+        if i % 3 == 0:
+            b = b[: rnd.randrange(len(b))]
+        else:
+            for _ in range(rnd.randrange(1, 8)):
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+        try:
+            g = amq.Filter.from_bytes(bytes(b))
+        except amq.CorruptFileError:
+            continue
+        g.contains_many(keys("h", 50))  # a filter that loads answers without crashing
+    for i in range(100):  # trusted: only the header checksum guards
+        b = bytearray(good)
+        b[rnd.randrange(64, len(b))] ^= 1 << rnd.randrange(8)
+        try:
+            g = amq.Filter.from_bytes(bytes(b), trust=True)
+            g.contains_many(keys("h", 50))
+        except amq.Error:
+            pass
+
+
+def test_tool_file_answers_the_same_in_python(tmp, amq_bin):
+    src = tmp / "keys.txt"
+    src.write_text("".join("user-%d\n" % i for i in range(3000)) + "caf\u00e9\n",
+                   encoding="utf-8")
+    out = tmp / "t.amq"
+    subprocess.run([amq_bin, "build", str(out), str(src), "--type", "blocked", "-q"],
+                   check=True)
+    f = amq.open(out, mmap=True)
+    assert "caf\u00e9" in f and all("user-%d" % i in f for i in range(3000))
+    probe = ["user-%d" % i for i in range(2000, 8000)]
+    (tmp / "probe.txt").write_text("".join(k + "\n" for k in probe))
+    r = subprocess.run([amq_bin, "query", str(out), str(tmp / "probe.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == [k for k, hit in zip(probe, f.contains_many(probe)) if hit]
+
+
+def test_python_file_answers_the_same_in_the_tool(tmp, amq_bin):
+    f = amq.Filter(kind="cuckoo", capacity=5000)
+    f.update(keys("py", 4000))
+    p = tmp / "py.amq"
+    f.save(p)
+    probe = keys("py", 6000)
+    (tmp / "probe.txt").write_text("".join(k + "\n" for k in probe))
+    r = subprocess.run([amq_bin, "query", "-c", str(p), str(tmp / "probe.txt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == int(f.contains_many(probe).sum()) >= 4000
+
+
+def test_guava_roundtrip_and_tool_bytes(tmp, amq_bin):
+    g = amq.Filter(guava=True, capacity=1000, fpp=0.01)
+    g.update(keys("gv", 700))
+    data = g.export_guava()
+    h = amq.import_guava(data)
+    assert h.contains_many(keys("gv", 700)).all()
+    src = tmp / "k.txt"
+    src.write_text("".join(k + "\n" for k in keys("gv", 700)))
+    subprocess.run([amq_bin, "build", str(tmp / "t.amq"), str(src), "--capacity", "1000",
+                    "--fpp", "0.01", "--guava"], check=True, capture_output=True)
+    subprocess.run([amq_bin, "export", "--to", "guava", str(tmp / "t.amq"),
+                    str(tmp / "t.guava")], check=True, capture_output=True)
+    assert (tmp / "t.guava").read_bytes() == data
+    with pytest.raises(amq.CorruptFileError):
+        amq.import_guava(b"\x00\x01")
+    with pytest.raises(amq.UnsupportedError):
+        amq.Filter(kind="blocked", capacity=10).export_guava()

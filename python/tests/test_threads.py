@@ -1,0 +1,92 @@
+"""Threads: readers share a filter without the GIL; writers wait for them."""
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+import amq
+from conftest import keys
+
+
+def test_thread_pool_of_readers_on_one_mmapd_filter(tmp):
+    f = amq.Filter(kind="blocked", capacity=200000)
+    present = np.array([k.encode() for k in keys("t", 100000)], dtype="S16")
+    f.add_many(present)
+    f.save(tmp / "t.amq")
+    m = amq.open(tmp / "t.amq", mmap=True)
+    absent = np.array([k.encode() for k in keys("u", 100000)], dtype="S16")
+    expect_absent = m.contains_many(absent)
+
+    def work(i):
+        a = m.contains_many(present[i::8])
+        b = m.contains_many(absent[i::8])
+        c = [k in m for k in keys("t", 100000)[i::97]]
+        return bool(a.all()), np.array_equal(b, expect_absent[i::8]), all(c)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(work, range(64)))
+    assert all(all(r) for r in results)
+
+
+def test_writer_and_readers_together():
+    f = amq.Filter(kind="cuckoo", capacity=200000)
+    base = keys("base", 20000)
+    f.add_many(base)
+    stop = threading.Event()
+    errors = []
+
+    def reader():
+        while not stop.is_set():
+            if not f.contains_many(base).all():
+                errors.append("false negative")
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for i in range(20):
+        f.add_many(keys("w%d" % i, 2000))
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert all(k in f for k in keys("w19", 2000))
+
+
+def test_close_waits_for_running_batches():
+    f = amq.Filter(kind="blocked", capacity=2000000)
+    big = np.arange(2000000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    f.add_many(big)
+    out = []
+
+    def query():
+        try:
+            out.append(bool(f.contains_many(big).all()))
+        except ValueError as e:  # ran after close
+            out.append(str(e))
+
+    t = threading.Thread(target=query)
+    t.start()
+    f.close()
+    t.join()
+    assert f.closed
+    assert out in ([True], ["operation on a closed filter"])
+
+
+def test_crossed_merges_do_not_deadlock():
+    a = amq.Filter(capacity=10000)
+    b = amq.Filter(capacity=10000)
+    a.add("a")
+    b.add("b")
+
+    def loop(x, y):
+        for _ in range(2000):
+            x.merge(y)
+
+    t1 = threading.Thread(target=loop, args=(a, b))
+    t2 = threading.Thread(target=loop, args=(b, a))
+    t1.start()
+    t2.start()
+    t1.join(60)
+    t2.join(60)
+    assert not t1.is_alive() and not t2.is_alive()
+    assert "a" in b and "b" in a

@@ -1,0 +1,318 @@
+/*
+ * fuse.c - binary fuse filters (Graf & Lemire, "Binary Fuse Filters: Fast
+ * and Smaller Than Xor Filters", 2022), written from the paper.
+ *
+ * A partition of n keys is an array of (segment_count + arity - 1)
+ * segments of segment_length fingerprints (8 or 16 bits).  A key x maps to
+ * arity positions: h0 = (x * segment_count * segment_length) >> 64 in
+ * segment s, then one position in each of the next arity - 1 segments,
+ * at h0's offset xor-ed with other bits of x.  The filter stores values
+ * such that the xor of a key's arity slots is its fingerprint; a query
+ * reads arity slots inside one window of arity segments.
+ *
+ * Construction: peel the 3- or 4-uniform hypergraph (repeatedly remove a
+ * slot that only one key touches), then assign the keys in reverse order.
+ * Peeling fails with a small probability: the shared builder retries with
+ * the next seed, and from the fifth attempt on with a larger array, so a
+ * set of distinct keys always ends in a filter.  Keys arrive sorted by x
+ * (so by segment): the counting pass walks the array nearly in order.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/endian.h"
+#include "common/error.h"
+#include "static_filter.h"
+
+#define FUSE_MAX_SEGLOG 18u
+#define FUSE_MAX_LEN UINT32_MAX
+
+/* ---- hashing -------------------------------------------------------------------- */
+
+static inline uint32_t fuse_fp(uint64_t x)
+{
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+/* The positions of x; the fourth only for arity 4 (a multiply brings the
+ * high bits of x to the offset, which no other position uses). */
+static inline void fuse_pos(const amq_static_part *p, uint64_t x, unsigned arity,
+                            uint32_t pos[4])
+{
+    uint32_t h0 = (uint32_t)amq_static_mulhi(x, p->span);
+    pos[0] = h0;
+    pos[1] = (h0 + p->seglen) ^ ((uint32_t)(x >> 18) & p->mask);
+    pos[2] = (h0 + 2 * p->seglen) ^ ((uint32_t)x & p->mask);
+    if (arity == 4)
+        pos[3] = (h0 + 3 * p->seglen) ^ ((uint32_t)((x * AMQ_STATIC_GOLDEN) >> 40) & p->mask);
+}
+
+/* ---- sizing --------------------------------------------------------------------------
+ * Segment length and size factor follow the paper's fitted formulas, with
+ * the segment shortened by 2x for 3-wise (more segments: the arity - 1
+ * trailing segments cost less) - the peeling still succeeds on most first
+ * attempts (tests/unit/test_static.c counts the retries).
+ */
+
+static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p)
+{
+    unsigned arity = s->v2, seglog;
+    double ln = n > 1 ? log((double)n) : 0.0, sf, cap;
+    uint64_t seglen, segs;
+
+    if (arity == 3) {
+        seglog = n > 1 ? (unsigned)floor(ln / log(3.33) + 1.25) : 2;
+        sf = n > 1 ? fmax(1.125, 0.875 + 0.25 * log(1e6) / ln) : 0.0;
+    } else {
+        seglog = n > 1 ? (unsigned)floor(ln / log(2.91) - 0.5) : 2;
+        sf = n > 1 ? fmax(1.075, 0.77 + 0.305 * log(600000.0) / ln) : 0.0;
+    }
+    if (seglog < 2)
+        seglog = 2;
+    if (seglog > FUSE_MAX_SEGLOG)
+        seglog = FUSE_MAX_SEGLOG;
+    if (attempt >= 4)
+        sf *= 1.0 + 0.02 * (attempt - 3);
+    cap = n > 1 ? ceil((double)n * sf) : 0.0;
+    seglen = (uint64_t)1 << seglog;
+    segs = (uint64_t)ceil(cap / (double)seglen);
+    segs = segs > arity - 1 ? segs - (arity - 1) : 1;
+    /* Past a few failures, more segments also change the window layout. */
+    if (attempt >= 4)
+        segs += attempt - 3;
+    p->g[0] = seglog;
+    p->g[1] = segs > UINT32_MAX ? UINT32_MAX : (uint32_t)segs;
+    p->g[2] = 0;
+}
+
+static uint64_t fuse_prepare(const amq_static *s, amq_static_part *p)
+{
+    uint64_t len;
+    unsigned arity = s->v2;
+
+    if (p->g[0] > FUSE_MAX_SEGLOG || p->g[1] == 0 || p->g[2] != 0)
+        return 0;
+    len = ((uint64_t)p->g[1] + arity - 1) << p->g[0];
+    if (len > FUSE_MAX_LEN)
+        return 0;
+    p->seglen = 1u << p->g[0];
+    p->mask = p->seglen - 1;
+    p->span = (uint64_t)p->g[1] << p->g[0];
+    return len * (s->v1 / 8);
+}
+
+static int fuse_variant(amq_static *s, const amq_config *cfg, amq_errinfo *err)
+{
+    uint32_t bits = cfg->fingerprint_bits, arity = cfg->arity;
+
+    if (bits == 0)
+        bits = cfg->fpp >= 1.0 / 256 ? 8 : 16;
+    if (bits != 8 && bits != 16)
+        return amq_err(err, AMQ_ERANGE, "fuse fingerprints are 8 or 16 bits, not %u", bits);
+    if (arity == 0)
+        arity = 3;
+    if (arity != 3 && arity != 4)
+        return amq_err(err, AMQ_ERANGE, "fuse filters are 3-wise or 4-wise, not %u-wise", arity);
+    s->v1 = bits;
+    s->v2 = arity;
+    s->fpp = ldexp(1.0, -(int)bits);
+    return AMQ_OK;
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+static int fuse_build(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
+                      uint8_t *out)
+{
+    const amq_allocator *a = &s->alloc;
+    unsigned arity = s->v2, j, f;
+    size_t len = (size_t)(p->bytes / (s->v1 / 8)), i, qn = 0, sn = 0, k;
+    uint8_t *cnt = amq_calloc(a, len + 1);
+    uint64_t *hx = amq_calloc(a, (len + 1) * sizeof *hx);
+    uint32_t *q = amq_malloc(a, (len + 1) * sizeof *q);
+    uint64_t *stk = amq_malloc(a, (n + 1) * sizeof *stk);
+    uint8_t *sfound = amq_malloc(a, n + 1);
+    uint32_t pos[4];
+    int rc = AMQ_OK;
+
+    if (cnt == NULL || hx == NULL || q == NULL || stk == NULL || sfound == NULL) {
+        rc = AMQ_ENOMEM;
+        goto done;
+    }
+    /* Degree (times 4) and the xor of the key's position index (low 2
+     * bits) and of the keys, per slot: a slot of degree 1 names its key. */
+    for (i = 0; i < n; i++) {
+        fuse_pos(p, x[i], arity, pos);
+        for (j = 0; j < arity; j++) {
+            uint8_t c = cnt[pos[j]];
+            if (c >= 252) { /* 63 keys on one slot: hopeless, retry */
+                rc = AMQ_EFULL;
+                goto done;
+            }
+            cnt[pos[j]] = (uint8_t)((c + 4) ^ j);
+            hx[pos[j]] ^= x[i];
+        }
+    }
+    for (i = 0; i < len; i++)
+        if ((cnt[i] >> 2) == 1)
+            q[qn++] = (uint32_t)i;
+    while (qn > 0) {
+        uint32_t at = q[--qn];
+        uint64_t xv;
+        if ((cnt[at] >> 2) != 1)
+            continue;
+        xv = hx[at];
+        f = cnt[at] & 3u;
+        stk[sn] = xv;
+        sfound[sn] = (uint8_t)f;
+        sn++;
+        cnt[at] = 0;
+        fuse_pos(p, xv, arity, pos);
+        for (j = 0; j < arity; j++) {
+            if (j == f)
+                continue;
+            cnt[pos[j]] = (uint8_t)((cnt[pos[j]] - 4) ^ j);
+            hx[pos[j]] ^= xv;
+            if ((cnt[pos[j]] >> 2) == 1)
+                q[qn++] = pos[j];
+        }
+    }
+    if (sn != n) {
+        rc = AMQ_EFULL;
+        goto done;
+    }
+    /* Reverse peeling order: each key's free slot is set last. */
+    for (k = sn; k-- > 0;) {
+        uint32_t v = fuse_fp(stk[k]);
+        fuse_pos(p, stk[k], arity, pos);
+        f = sfound[k];
+        if (s->v1 == 8) {
+            for (j = 0; j < arity; j++)
+                if (j != f)
+                    v ^= out[pos[j]];
+            out[pos[f]] = (uint8_t)v;
+        } else {
+            for (j = 0; j < arity; j++)
+                if (j != f)
+                    v ^= amq_load16(out + 2 * (size_t)pos[j]);
+            amq_store16(out + 2 * (size_t)pos[f], (uint16_t)v);
+        }
+    }
+done:
+    amq_free(a, cnt, len + 1);
+    amq_free(a, hx, (len + 1) * sizeof *hx);
+    amq_free(a, q, (len + 1) * sizeof *q);
+    amq_free(a, stk, (n + 1) * sizeof *stk);
+    amq_free(a, sfound, n + 1);
+    return rc;
+}
+
+/* ---- queries -------------------------------------------------------------------------------- */
+
+static inline int fuse_check(const amq_static_part *p, uint64_t x, unsigned bits,
+                             unsigned arity)
+{
+    uint32_t pos[4], v = fuse_fp(x);
+    fuse_pos(p, x, arity, pos);
+    if (bits == 8) {
+        v ^= (uint32_t)p->data[pos[0]] ^ p->data[pos[1]] ^ p->data[pos[2]];
+        if (arity == 4)
+            v ^= p->data[pos[3]];
+        return (uint8_t)v == 0;
+    }
+    v ^= (uint32_t)amq_load16(p->data + 2 * (size_t)pos[0]) ^
+         amq_load16(p->data + 2 * (size_t)pos[1]) ^ amq_load16(p->data + 2 * (size_t)pos[2]);
+    if (arity == 4)
+        v ^= amq_load16(p->data + 2 * (size_t)pos[3]);
+    return (uint16_t)v == 0;
+}
+
+static int fuse_contains(const amq_static *s, uint64_t h1)
+{
+    const amq_static_part *p = amq_static_part_of(s, h1);
+    uint64_t x = amq_static_x(p, h1);
+    if (s->v1 == 8)
+        return s->v2 == 3 ? fuse_check(p, x, 8, 3) : fuse_check(p, x, 8, 4);
+    return s->v2 == 3 ? fuse_check(p, x, 16, 3) : fuse_check(p, x, 16, 4);
+}
+
+/* Batches of FUSE_LANES keys: positions computed and their lines
+ * prefetched for the whole batch, then the fingerprints checked, so the
+ * batch's cache misses overlap. */
+#define FUSE_LANES 32
+
+static inline void fuse_batch(const amq_static *s, const amq_hash128 *h, size_t n,
+                              uint8_t *out, unsigned bits, unsigned arity)
+{
+    const amq_static_part *pp[FUSE_LANES];
+    uint32_t pos[FUSE_LANES][4], fp[FUSE_LANES];
+    size_t i, m, l;
+    unsigned j;
+
+    for (i = 0; i < n; i += m) {
+        m = n - i < FUSE_LANES ? n - i : FUSE_LANES;
+        for (l = 0; l < m; l++) {
+            const amq_static_part *p = amq_static_part_of(s, h[i + l].h1);
+            uint64_t x = amq_static_x(p, h[i + l].h1);
+            pp[l] = p;
+            fp[l] = fuse_fp(x);
+            fuse_pos(p, x, arity, pos[l]);
+            for (j = 0; j < arity; j++)
+                __builtin_prefetch(p->data + (size_t)pos[l][j] * (bits / 8));
+        }
+        for (l = 0; l < m; l++) {
+            const uint8_t *d = pp[l]->data;
+            uint32_t v = fp[l];
+            if (bits == 8) {
+                for (j = 0; j < arity; j++)
+                    v ^= d[pos[l][j]];
+                out[i + l] = (uint8_t)v == 0;
+            } else {
+                for (j = 0; j < arity; j++)
+                    v ^= amq_load16(d + 2 * (size_t)pos[l][j]);
+                out[i + l] = (uint16_t)v == 0;
+            }
+        }
+    }
+}
+
+static void fuse_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n,
+                                uint8_t *out)
+{
+    if (s->v1 == 8 && s->v2 == 3)
+        fuse_batch(s, h, n, out, 8, 3);
+    else if (s->v1 == 8)
+        fuse_batch(s, h, n, out, 8, 4);
+    else if (s->v2 == 3)
+        fuse_batch(s, h, n, out, 16, 3);
+    else
+        fuse_batch(s, h, n, out, 16, 4);
+}
+
+static int fuse_describe(const amq_static *s, amq_field_fn fn, void *ctx)
+{
+    int rc;
+    if ((rc = amq_field_u64(fn, ctx, "fingerprint_bits", s->v1)) != 0)
+        return rc;
+    return amq_field_u64(fn, ctx, "arity", s->v2);
+}
+
+const amq_static_algo amq_fuse_algo = {
+    .kind = AMQ_KIND_FUSE,
+    .name = "fuse",
+    .target_log2 = 22,
+    .variant = fuse_variant,
+    .size = fuse_size,
+    .prepare = fuse_prepare,
+    .build = fuse_build,
+    .contains = fuse_contains,
+    .contains_batch = fuse_contains_batch,
+    .describe = fuse_describe,
+};
+
+static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
+{
+    return amq_static_load(&amq_fuse_algo, a, impl, err);
+}
+
+const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load);

@@ -1,0 +1,295 @@
+/*
+ * ribbon.c - standard Ribbon filters (Dillinger & Walzer, "Ribbon filter:
+ * practically smaller than Bloom and Xor", 2021), written from the paper.
+ *
+ * Variant: standard (not homogeneous) Ribbon with 128-bit coefficient
+ * rows, solved per partition, the solution stored interleaved by blocks of
+ * 64 slots (one 64-bit word per block and result column).  Standard
+ * rather than homogeneous: its false-positive rate is exactly 2^-r per
+ * column count, so a target is met without the extra space homogeneous
+ * Ribbon needs to bring its rate down to the bound; the rare failure of
+ * the elimination costs a retry (another seed, then more slots).
+ *
+ * Any rate: with r = floor(log2(1/fpp)), starts in the first `upper`
+ * blocks use r + 1 result columns and the others r, the fraction alpha of
+ * starts with r + 1 chosen so that the mean rate is fpp (RocksDB does the
+ * same across its segments).  A key starting in block b reads blocks b..b+2,
+ * so the r + 1'th column is stored for blocks up to upper + 1.
+ *
+ * From a key's x: start s = (x * starts) >> 64, coefficients c = (x * K1 | 1,
+ * mix(x)) - bit 0 set, so a row's pivot is its start - and result bits from
+ * a multiply of mix(x).  Keys arrive sorted by x, so by start: the banding
+ * walks its rows in order.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "common/endian.h"
+#include "common/error.h"
+#include "static_filter.h"
+
+#define RIB_K1 UINT64_C(0xc4ceb9fe1a85ec53)
+#define RIB_K2 UINT64_C(0xff51afd7ed558ccd)
+#define RIB_MAX_BLOCKS (UINT32_MAX / 64u)
+
+typedef struct rib_key {
+    uint64_t start, lo, hi;
+    uint32_t result;
+} rib_key;
+
+static inline void rib_hash(const amq_static_part *p, uint64_t x, rib_key *k)
+{
+    uint64_t y = amq_mix64(x);
+    k->start = amq_static_mulhi(x, p->span);
+    k->lo = (x * RIB_K1) | 1;
+    k->hi = y;
+    k->result = (uint32_t)((y * RIB_K2) >> 32);
+}
+
+/* ---- sizing ---------------------------------------------------------------------------- */
+
+/* Slots over keys: what the elimination needs to succeed on most first
+ * attempts with 128-bit rows; each retry past the second adds a percent. */
+static double rib_overhead(uint64_t n, unsigned attempt)
+{
+    double e = 0.03 + 8.0 / sqrt((double)(n > 0 ? n : 1));
+    if (attempt >= 2)
+        e += 0.01 * (attempt - 1);
+    return e;
+}
+
+static void rib_size(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p)
+{
+    double slots = ceil((double)n * (1.0 + rib_overhead(n, attempt))) + 127.0;
+    uint64_t blocks = (uint64_t)ceil(slots / 64.0), starts;
+    if (blocks < 2)
+        blocks = 2;
+    if (blocks > RIB_MAX_BLOCKS)
+        blocks = RIB_MAX_BLOCKS;
+    starts = 64 * blocks - 127;
+    p->g[0] = (uint32_t)blocks;
+    p->g[1] = s->alpha > 0.0 ? (uint32_t)llround(s->alpha * (double)starts / 64.0) : 0;
+    if (p->g[1] > blocks - 1)
+        p->g[1] = (uint32_t)(blocks - 1);
+    p->g[2] = 0;
+}
+
+static uint64_t rib_prepare(const amq_static *s, amq_static_part *p)
+{
+    uint64_t blocks = p->g[0], words;
+    uint32_t r = s->v1;
+
+    if (blocks < 2 || blocks > RIB_MAX_BLOCKS || p->g[1] > blocks - 1 || p->g[2] != 0 ||
+        (s->alpha == 0.0 && p->g[1] != 0))
+        return 0;
+    p->span = 64 * blocks - 127;
+    p->upper = p->g[1];
+    p->hiblocks = p->upper == 0 ? 0 : (uint32_t)(p->upper + 2 < blocks ? p->upper + 2 : blocks);
+    /* Block b's words start at b * r + min(b, hiblocks); the r + 1 words
+     * after the last block are zero padding that the block b + 2 read of
+     * a start in the last start block may touch (its bits are shifted out). */
+    words = blocks * r + p->hiblocks + r + 1;
+    return words * 8;
+}
+
+static int rib_variant(amq_static *s, const amq_config *cfg, amq_errinfo *err)
+{
+    double fpp = cfg->fpp;
+    uint32_t r = 0;
+
+    if (!(fpp >= ldexp(1.0, -32) && fpp < 1.0))
+        return amq_err(err, AMQ_ERANGE, "ribbon fpp %g is outside [2^-32, 1)", fpp);
+    while (r < 32 && ldexp(1.0, -(int)(r + 1)) >= fpp)
+        r++;
+    s->v1 = r;
+    s->v2 = 0;
+    s->fpp = fpp;
+    /* mean rate alpha * 2^-(r+1) + (1 - alpha) * 2^-r = fpp */
+    s->alpha = 2.0 - fpp * ldexp(1.0, (int)r + 1);
+    if (s->alpha < 1e-12)
+        s->alpha = 0.0;
+    return AMQ_OK;
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+static int rib_build(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
+                     uint8_t *out)
+{
+    const amq_allocator *a = &s->alloc;
+    size_t m = (size_t)p->g[0] * 64, i, bytes = m * 16;
+    uint32_t r = s->v1, cols = r + (p->upper > 0), j;
+    uint64_t *c = amq_calloc(a, bytes), mask_lo;
+    uint32_t *res = amq_calloc(a, m * sizeof *res);
+    uint64_t st_lo[33], st_hi[33];
+    int rc = AMQ_OK;
+
+    if (c == NULL || res == NULL) {
+        rc = AMQ_ENOMEM;
+        goto done;
+    }
+    mask_lo = r >= 32 ? 0xffffffffu : (UINT64_C(1) << r) - 1;
+    /* Banding: on-the-fly Gaussian elimination, each row settling at the
+     * first free slot its leading 1 reaches. */
+    for (i = 0; i < n; i++) {
+        rib_key k;
+        uint64_t lo, hi, at;
+        uint32_t rr;
+        unsigned tz;
+
+        rib_hash(p, x[i], &k);
+        lo = k.lo;
+        hi = k.hi;
+        at = k.start;
+        rr = (at >> 6) < p->upper ? k.result : (uint32_t)(k.result & mask_lo);
+        for (;;) {
+            uint64_t *row = c + 2 * at;
+            if (row[0] == 0) {
+                row[0] = lo;
+                row[1] = hi;
+                res[at] = rr;
+                break;
+            }
+            lo ^= row[0];
+            hi ^= row[1];
+            rr ^= res[at];
+            if (lo == 0) {
+                if (hi == 0) {
+                    if (rr != 0) { /* inconsistent: retry */
+                        rc = AMQ_EFULL;
+                        goto done;
+                    }
+                    break; /* dependent and consistent */
+                }
+                tz = (unsigned)__builtin_ctzll(hi);
+                lo = hi >> tz;
+                hi = 0;
+                at += 64 + tz;
+            } else {
+                tz = (unsigned)__builtin_ctzll(lo);
+                lo = (lo >> tz) | (hi << (64 - tz));
+                hi >>= tz;
+                at += tz;
+            }
+        }
+    }
+    /* Back substitution, last slot first: per column, the solution bits of
+     * slots i..i+127 in a 128-bit window; at each block's first slot the
+     * window's low word is that block's word of the column.  Free slots
+     * (no row) take 0. */
+    memset(st_lo, 0, sizeof st_lo);
+    memset(st_hi, 0, sizeof st_hi);
+    for (i = m; i-- > 0;) {
+        uint64_t clo = c[2 * i], chi = c[2 * i + 1];
+        uint32_t rr = res[i];
+        for (j = 0; j < cols; j++) {
+            uint64_t bit;
+            st_hi[j] = (st_hi[j] << 1) | (st_lo[j] >> 63);
+            st_lo[j] <<= 1;
+            bit = (uint64_t)((__builtin_popcountll(clo & st_lo[j]) ^
+                              __builtin_popcountll(chi & st_hi[j]) ^ (int)(rr >> j)) & 1);
+            st_lo[j] |= bit;
+        }
+        if ((i & 63) == 0) {
+            size_t b = i >> 6;
+            uint32_t nc = b < p->hiblocks ? r + 1 : r;
+            uint8_t *w = out + 8 * (b * r + (b < p->hiblocks ? b : p->hiblocks));
+            for (j = 0; j < nc; j++)
+                amq_store64(w + 8 * j, st_lo[j]);
+        }
+    }
+done:
+    amq_free(a, c, bytes);
+    amq_free(a, res, m * sizeof *res);
+    return rc;
+}
+
+/* ---- queries --------------------------------------------------------------------------- */
+
+static inline const uint8_t *rib_block(const amq_static_part *p, uint32_t r, uint64_t b)
+{
+    return p->data + 8 * (b * r + (b < p->hiblocks ? b : p->hiblocks));
+}
+
+static inline int rib_check(const amq_static_part *p, uint32_t r, const rib_key *k)
+{
+    uint64_t b = k->start >> 6;
+    unsigned off = (unsigned)(k->start & 63), j, nc = r + (b < p->upper);
+    const uint8_t *w0 = rib_block(p, r, b), *w1 = rib_block(p, r, b + 1),
+                  *w2 = rib_block(p, r, b + 2);
+    uint64_t v = 0;
+
+    for (j = 0; j < nc; j++) {
+        uint64_t A = amq_load64(w0 + 8 * j), B = amq_load64(w1 + 8 * j),
+                 C = amq_load64(w2 + 8 * j);
+        uint64_t lo = (A >> off) | ((B << 1) << (63 - off));
+        uint64_t hi = (B >> off) | ((C << 1) << (63 - off));
+        v |= (uint64_t)(__builtin_popcountll((lo & k->lo) ^ (hi & k->hi)) & 1) << j;
+    }
+    return ((v ^ k->result) & ((UINT64_C(1) << nc) - 1)) == 0;
+}
+
+static int rib_contains(const amq_static *s, uint64_t h1)
+{
+    const amq_static_part *p = amq_static_part_of(s, h1);
+    rib_key k;
+    rib_hash(p, amq_static_x(p, h1), &k);
+    return rib_check(p, s->v1, &k);
+}
+
+#define RIB_LANES 16
+
+static void rib_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    const amq_static_part *pp[RIB_LANES];
+    rib_key k[RIB_LANES];
+    uint32_t r = s->v1;
+    size_t i, m, l;
+
+    for (i = 0; i < n; i += m) {
+        m = n - i < RIB_LANES ? n - i : RIB_LANES;
+        for (l = 0; l < m; l++) {
+            const amq_static_part *p = amq_static_part_of(s, h[i + l].h1);
+            const uint8_t *w0, *w2;
+            pp[l] = p;
+            rib_hash(p, amq_static_x(p, h[i + l].h1), &k[l]);
+            w0 = rib_block(p, r, k[l].start >> 6);
+            w2 = rib_block(p, r, (k[l].start >> 6) + 2);
+            __builtin_prefetch(w0);
+            __builtin_prefetch(w0 + 64);
+            __builtin_prefetch(w2);
+            __builtin_prefetch(w2 + 8 * r);
+        }
+        for (l = 0; l < m; l++)
+            out[i + l] = (uint8_t)rib_check(pp[l], r, &k[l]);
+    }
+}
+
+static int rib_describe(const amq_static *s, amq_field_fn fn, void *ctx)
+{
+    int rc;
+    if ((rc = amq_field_f64(fn, ctx, "fpp", s->fpp)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "columns", s->v1)) != 0)
+        return rc;
+    return amq_field_f64(fn, ctx, "upper_fraction", s->alpha);
+}
+
+const amq_static_algo amq_ribbon_algo = {
+    .kind = AMQ_KIND_RIBBON,
+    .name = "ribbon",
+    .target_log2 = 20,
+    .variant = rib_variant,
+    .size = rib_size,
+    .prepare = rib_prepare,
+    .build = rib_build,
+    .contains = rib_contains,
+    .contains_batch = rib_contains_batch,
+    .describe = rib_describe,
+};
+
+static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
+{
+    return amq_static_load(&amq_ribbon_algo, a, impl, err);
+}
+
+const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load);

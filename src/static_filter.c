@@ -1,0 +1,912 @@
+/*
+ * static_filter.c - what the static kinds (fuse, ribbon) share: the
+ * builder (keys' hashes kept in memory, or spilled to temporary files
+ * bucketed by hash prefix, then partitions built one at a time), the
+ * partition index, the codec, and the adapter to the generic handle.
+ *
+ * Layout of the payload (docs/file-format.md): the partitions' bytes, each
+ * padded to 64 bytes, then the index of 2^pbits entries of 32 bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "amq/static.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "static_filter.h"
+
+#define PARAMS_SIZE 32u
+#define ENTRY_SIZE 32u
+#define MAX_ATTEMPTS 64u
+#define SPILL_BITS 8u
+#define SPILL_BUCKETS (1u << SPILL_BITS)
+#define SPILL_BUF 4096u /* keys buffered per bucket before a write */
+#define DEFAULT_MEMORY ((size_t)256 << 20)
+
+static uint64_t align64(uint64_t v)
+{
+    return (v + 63) & ~(uint64_t)63;
+}
+
+/* ---- the object ------------------------------------------------------------------ */
+
+static void static_free(amq_static *s)
+{
+    uint32_t i;
+    amq_allocator a;
+    if (s == NULL)
+        return;
+    a = s->alloc;
+    if (s->owned != NULL) {
+        for (i = 0; i < s->nparts; i++)
+            if (s->owned[i] != NULL)
+                amq_free(&a, s->owned[i], (size_t)s->parts[i].bytes);
+        amq_free(&a, s->owned, s->nparts * sizeof *s->owned);
+    }
+    if (s->parts != NULL)
+        amq_free(&a, s->parts, s->nparts * sizeof *s->parts);
+    amq_region_free(&s->payload, &a);
+    amq_free(&a, s, sizeof *s);
+}
+
+static int static_shell(const amq_static_algo *algo, const amq_allocator *alloc, uint32_t pbits,
+                        amq_static **out)
+{
+    amq_allocator a;
+    amq_static *s;
+
+    amq_alloc_init(&a, alloc);
+    s = amq_calloc(&a, sizeof *s);
+    if (s == NULL)
+        return AMQ_ENOMEM;
+    s->alloc = a;
+    s->algo = algo;
+    s->pbits = pbits;
+    s->nparts = 1u << pbits;
+    s->parts = amq_calloc(&a, s->nparts * sizeof *s->parts);
+    if (s->parts == NULL) {
+        amq_free(&a, s, sizeof *s);
+        return AMQ_ENOMEM;
+    }
+    *out = s;
+    return AMQ_OK;
+}
+
+static uint64_t data_size(const amq_static *s)
+{
+    uint64_t t = 0;
+    uint32_t i;
+    for (i = 0; i < s->nparts; i++)
+        t += align64(s->parts[i].bytes);
+    return t;
+}
+
+/* ---- sorting ------------------------------------------------------------------------
+ * Keys of a partition are sorted by x: duplicates become neighbours, and
+ * both constructions then walk their arrays nearly in order (a fuse
+ * segment, a ribbon start, is monotone in x).
+ */
+
+/* LSD radix on the top 33 bits (three 11-bit digits), then insertion sort,
+ * which only has runs of equal top bits left to order. */
+static void sort_x(uint64_t *x, uint64_t *tmp, size_t n)
+{
+    size_t cnt[2048], i, sum, c;
+    uint64_t *src = x, *dst = tmp, *t;
+    unsigned pass, shift;
+
+    if (n >= 256) {
+        for (pass = 0; pass < 3; pass++) {
+            shift = 31 + 11 * pass;
+            memset(cnt, 0, sizeof cnt);
+            for (i = 0; i < n; i++)
+                cnt[(src[i] >> shift) & 2047]++;
+            for (i = 0, sum = 0; i < 2048; i++) {
+                c = cnt[i];
+                cnt[i] = sum;
+                sum += c;
+            }
+            for (i = 0; i < n; i++)
+                dst[cnt[(src[i] >> shift) & 2047]++] = src[i];
+            t = src;
+            src = dst;
+            dst = t;
+        }
+        memcpy(x, src, n * sizeof *x);
+    }
+    for (i = 1; i < n; i++) {
+        uint64_t v = x[i];
+        size_t j = i;
+        while (j > 0 && x[j - 1] > v) {
+            x[j] = x[j - 1];
+            j--;
+        }
+        x[j] = v;
+    }
+}
+
+static size_t dedup_sorted(uint64_t *x, size_t n)
+{
+    size_t i, m = 0;
+    for (i = 0; i < n; i++)
+        if (m == 0 || x[m - 1] != x[i])
+            x[m++] = x[i];
+    return m;
+}
+
+/* In-place American flag sort by digit (v >> shift) & (nb - 1); starts
+ * receives nb + 1 bucket boundaries. */
+static void flag_sort(uint64_t *a, size_t n, unsigned shift, size_t nb, size_t *starts,
+                      size_t *next)
+{
+    size_t i, d;
+    uint64_t mask = nb - 1;
+
+    memset(starts, 0, (nb + 1) * sizeof *starts);
+    for (i = 0; i < n; i++)
+        starts[((a[i] >> shift) & mask) + 1]++;
+    for (i = 0; i < nb; i++)
+        starts[i + 1] += starts[i];
+    memcpy(next, starts, nb * sizeof *next);
+    for (i = 0; i < nb; i++) {
+        while (next[i] < starts[i + 1]) {
+            uint64_t v = a[next[i]];
+            d = (size_t)((v >> shift) & mask);
+            while (d != i) {
+                uint64_t t = a[next[d]];
+                a[next[d]++] = v;
+                v = t;
+                d = (size_t)((v >> shift) & mask);
+            }
+            a[next[i]++] = v;
+        }
+    }
+}
+
+/* ---- building one partition ---------------------------------------------------------- */
+
+typedef struct part_scratch {
+    uint64_t *x, *tmp;
+    size_t cap;
+} part_scratch;
+
+static int scratch_reserve(const amq_allocator *a, part_scratch *ps, size_t n)
+{
+    size_t bytes;
+    if (n <= ps->cap)
+        return AMQ_OK;
+    amq_free(a, ps->x, ps->cap * sizeof *ps->x);
+    amq_free(a, ps->tmp, ps->cap * sizeof *ps->tmp);
+    ps->cap = 0;
+    if (amq_mul_size(n, sizeof(uint64_t), &bytes) != AMQ_OK)
+        return AMQ_ENOMEM;
+    ps->x = amq_malloc(a, bytes);
+    ps->tmp = amq_malloc(a, bytes);
+    if (ps->x == NULL || ps->tmp == NULL) {
+        amq_free(a, ps->x, bytes);
+        amq_free(a, ps->tmp, bytes);
+        ps->x = ps->tmp = NULL;
+        return AMQ_ENOMEM;
+    }
+    ps->cap = n;
+    return AMQ_OK;
+}
+
+static void scratch_free(const amq_allocator *a, part_scratch *ps)
+{
+    amq_free(a, ps->x, ps->cap * sizeof *ps->x);
+    amq_free(a, ps->tmp, ps->cap * sizeof *ps->tmp);
+    memset(ps, 0, sizeof *ps);
+}
+
+/* Builds partition i from the h1 of its keys (duplicates allowed). */
+static int build_part(amq_static *s, uint32_t i, const uint64_t *h1, size_t n, part_scratch *ps,
+                      amq_errinfo *err)
+{
+    amq_static_part *p = &s->parts[i];
+    const amq_allocator *a = &s->alloc;
+    unsigned attempt;
+    size_t m = 0, k;
+    uint8_t *out;
+    int rc;
+
+    if (scratch_reserve(a, ps, n > 0 ? n : 1) != AMQ_OK)
+        return amq_err(err, AMQ_ENOMEM, "out of memory for a partition of %zu keys", n);
+    for (attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        p->seed = attempt;
+        p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
+        for (k = 0; k < n; k++)
+            ps->x[k] = amq_mix64(h1[k] ^ p->mulseed);
+        sort_x(ps->x, ps->tmp, n);
+        m = dedup_sorted(ps->x, n);
+        p->items = m;
+        s->algo->size(s, m, attempt, p);
+        p->bytes = s->algo->prepare(s, p);
+        if (p->bytes == 0 || p->bytes > SIZE_MAX)
+            return amq_err(err, AMQ_ERANGE, "%s: a partition of %zu keys is too large",
+                           s->algo->name, m);
+        out = amq_calloc(a, (size_t)p->bytes);
+        if (out == NULL)
+            return amq_err(err, AMQ_ENOMEM, "out of memory");
+        rc = s->algo->build(s, p, ps->x, m, out);
+        if (rc == AMQ_OK) {
+            s->owned[i] = out;
+            p->data = out;
+            s->items += m;
+            return AMQ_OK;
+        }
+        amq_free(a, out, (size_t)p->bytes);
+        if (rc != AMQ_EFULL)
+            return amq_err(err, rc, "out of memory");
+    }
+    return amq_err(err, AMQ_EFULL, "%s: partition %u (%zu keys) could not be built in %u attempts",
+                   s->algo->name, i, m, MAX_ATTEMPTS);
+}
+
+/* ---- the builder -------------------------------------------------------------------------- */
+
+struct amq_builder {
+    amq_config cfg;
+    amq_allocator alloc;
+    amq_static proto; /* the checked variant */
+    uint64_t *mem;    /* h1 of the keys, until spilled */
+    size_t n, cap, limit;
+    uint64_t total;
+    int spilled;
+    int fd[SPILL_BUCKETS];
+    uint64_t count[SPILL_BUCKETS];
+    uint32_t used[SPILL_BUCKETS];
+    uint64_t *buf; /* SPILL_BUCKETS * SPILL_BUF */
+    char dir[4096];
+    int broken; /* an earlier write failed: every later call fails */
+};
+
+int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, amq_builder **out,
+                    amq_errinfo *err)
+{
+    const amq_static_algo *algo;
+    amq_allocator a;
+    amq_builder *b;
+    unsigned i;
+    int rc;
+
+    *out = NULL;
+    if (cfg->kind == AMQ_KIND_FUSE)
+        algo = &amq_fuse_algo;
+    else if (cfg->kind == AMQ_KIND_RIBBON)
+        algo = &amq_ribbon_algo;
+    else
+        return amq_err(err, AMQ_EKIND, "kind %u is not a static kind (fuse, ribbon)", cfg->kind);
+    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
+                       (unsigned long long)cfg->seed);
+    if (!(cfg->fpp > 0.0 && cfg->fpp < 1.0))
+        return amq_err(err, AMQ_ERANGE, "fpp %g is outside (0, 1)", cfg->fpp);
+    amq_alloc_init(&a, cfg->alloc);
+    b = amq_calloc(&a, sizeof *b);
+    if (b == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    b->cfg = *cfg;
+    b->cfg.alloc = NULL;
+    b->alloc = a;
+    b->proto.algo = algo;
+    b->proto.alloc = a;
+    rc = algo->variant(&b->proto, cfg, err);
+    if (rc != AMQ_OK) {
+        amq_free(&a, b, sizeof *b);
+        return rc;
+    }
+    b->limit = (memory == 0 ? DEFAULT_MEMORY : memory) / sizeof(uint64_t);
+    if (b->limit < SPILL_BUCKETS * SPILL_BUF)
+        b->limit = SPILL_BUCKETS * SPILL_BUF;
+    for (i = 0; i < SPILL_BUCKETS; i++)
+        b->fd[i] = -1;
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = getenv("TMPDIR");
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = "/tmp";
+    if (strlen(tmpdir) + 32 > sizeof b->dir) {
+        amq_free(&a, b, sizeof *b);
+        return amq_err(err, AMQ_EINVAL, "temporary directory path too long");
+    }
+    strcpy(b->dir, tmpdir);
+    *out = b;
+    return AMQ_OK;
+}
+
+void amq_builder_free(amq_builder *b)
+{
+    amq_allocator a;
+    unsigned i;
+    if (b == NULL)
+        return;
+    a = b->alloc;
+    for (i = 0; i < SPILL_BUCKETS; i++)
+        if (b->fd[i] >= 0)
+            close(b->fd[i]);
+    amq_free(&a, b->mem, b->cap * sizeof *b->mem);
+    amq_free(&a, b->buf, (size_t)SPILL_BUCKETS * SPILL_BUF * sizeof *b->buf);
+    amq_free(&a, b, sizeof *b);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == ENOSPC ? AMQ_ENOSPC : AMQ_EIO;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return AMQ_OK;
+}
+
+static int read_all(int fd, void *data, size_t len, uint64_t off)
+{
+    uint8_t *p = data;
+    while (len > 0) {
+        ssize_t r = pread(fd, p, len, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return AMQ_EIO;
+        p += r;
+        len -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return AMQ_OK;
+}
+
+/* Spill files hold h1 values in host byte order: they live only as long
+ * as the builder, on this machine. */
+static int spill_flush(amq_builder *b, unsigned j)
+{
+    int rc = write_all(b->fd[j], b->buf + (size_t)j * SPILL_BUF, b->used[j] * sizeof(uint64_t));
+    b->used[j] = 0;
+    return rc;
+}
+
+static int spill_one(amq_builder *b, uint64_t h1)
+{
+    unsigned j = (unsigned)(h1 >> (64 - SPILL_BITS));
+    b->buf[(size_t)j * SPILL_BUF + b->used[j]++] = h1;
+    b->count[j]++;
+    return b->used[j] == SPILL_BUF ? spill_flush(b, j) : AMQ_OK;
+}
+
+static int spill_start(amq_builder *b)
+{
+    char path[4200];
+    unsigned j;
+    size_t i;
+    int rc;
+
+    b->buf = amq_malloc(&b->alloc, (size_t)SPILL_BUCKETS * SPILL_BUF * sizeof *b->buf);
+    if (b->buf == NULL)
+        return AMQ_ENOMEM;
+    for (j = 0; j < SPILL_BUCKETS; j++) {
+        snprintf(path, sizeof path, "%s/amq-static-XXXXXX", b->dir);
+        b->fd[j] = mkstemp(path);
+        if (b->fd[j] < 0)
+            return AMQ_EIO;
+        /* Unlinked at once: nothing is left behind, whatever happens. */
+        unlink(path);
+    }
+    b->spilled = 1;
+    for (i = 0; i < b->n; i++)
+        if ((rc = spill_one(b, b->mem[i])) != AMQ_OK)
+            return rc;
+    /* From here on, memory is the buckets' buffers only. */
+    amq_free(&b->alloc, b->mem, b->cap * sizeof *b->mem);
+    b->mem = NULL;
+    b->n = b->cap = 0;
+    return AMQ_OK;
+}
+
+int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
+{
+    size_t i, cap;
+    uint64_t *m;
+    int rc;
+
+    if (b->broken)
+        return b->broken;
+    if (!b->spilled && b->n + n > b->limit) {
+        if ((rc = spill_start(b)) != AMQ_OK)
+            return b->broken = rc;
+    }
+    if (b->spilled) {
+        for (i = 0; i < n; i++)
+            if ((rc = spill_one(b, h[i].h1)) != AMQ_OK)
+                return b->broken = rc;
+        b->total += n;
+        return AMQ_OK;
+    }
+    if (b->n + n > b->cap) {
+        cap = b->cap < 1024 ? 1024 : b->cap;
+        while (cap < b->n + n)
+            cap *= 2;
+        if (cap > b->limit)
+            cap = b->limit;
+        m = amq_malloc(&b->alloc, cap * sizeof *m);
+        if (m == NULL)
+            return AMQ_ENOMEM;
+        if (b->n > 0)
+            memcpy(m, b->mem, b->n * sizeof *m);
+        amq_free(&b->alloc, b->mem, b->cap * sizeof *b->mem);
+        b->mem = m;
+        b->cap = cap;
+    }
+    for (i = 0; i < n; i++)
+        b->mem[b->n + i] = h[i].h1;
+    b->n += n;
+    b->total += n;
+    return AMQ_OK;
+}
+
+int amq_builder_add(amq_builder *b, const void *key, size_t len)
+{
+    amq_hash128 h = amq_hash_key(b->cfg.hash_algo, b->cfg.seed, key, len);
+    return amq_builder_add_batch(b, &h, 1);
+}
+
+uint64_t amq_builder_count(const amq_builder *b)
+{
+    return b->total;
+}
+
+static uint32_t choose_pbits(uint64_t n, unsigned target_log2)
+{
+    uint32_t pb = 0;
+    while (pb < AMQ_STATIC_MAX_PBITS && (n >> pb) > ((uint64_t)1 << target_log2))
+        pb++;
+    return pb;
+}
+
+/* Builds partitions [first, first + count) from keys a[0..n) that all
+ * belong to them. */
+static int build_range(amq_static *s, uint32_t first, uint32_t count, uint64_t *a, size_t n,
+                       part_scratch *ps, size_t *starts, size_t *next, amq_errinfo *err)
+{
+    uint32_t i;
+    int rc;
+
+    if (count == 1)
+        return build_part(s, first, a, n, ps, err);
+    /* The digit below the bits that chose this range. */
+    flag_sort(a, n, 64 - s->pbits, count, starts, next);
+    for (i = 0; i < count; i++) {
+        rc = build_part(s, first + i, a + starts[i], starts[i + 1] - starts[i], ps, err);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+static int finish_spilled(amq_builder *b, amq_static *s, part_scratch *ps, size_t *starts,
+                          size_t *next, amq_errinfo *err)
+{
+    uint32_t group, per, g, j, nb = SPILL_BUCKETS;
+    uint64_t n, off;
+    size_t cap = 0;
+    uint64_t *a = NULL;
+    int rc = AMQ_OK;
+
+    for (j = 0; j < nb; j++)
+        if (b->used[j] > 0 && (rc = spill_flush(b, j)) != AMQ_OK)
+            return amq_err(err, rc, "cannot write the temporary files in %s", b->dir);
+    /* Partitions are whole groups of buckets, or a bucket holds several. */
+    group = s->pbits >= SPILL_BITS ? 1 : 1u << (SPILL_BITS - s->pbits);
+    per = s->pbits >= SPILL_BITS ? 1u << (s->pbits - SPILL_BITS) : 1;
+    for (g = 0; g < nb; g += group) {
+        n = 0;
+        for (j = g; j < g + group; j++)
+            n += b->count[j];
+        if (n > SIZE_MAX / sizeof *a) {
+            rc = amq_err(err, AMQ_ENOMEM, "a partition of %llu keys", (unsigned long long)n);
+            break;
+        }
+        if (n > cap) {
+            amq_free(&b->alloc, a, cap * sizeof *a);
+            cap = (size_t)n;
+            a = amq_malloc(&b->alloc, cap * sizeof *a);
+            if (a == NULL) {
+                cap = 0;
+                rc = amq_err(err, AMQ_ENOMEM, "out of memory for %llu keys",
+                             (unsigned long long)n);
+                break;
+            }
+        }
+        off = 0;
+        for (j = g; j < g + group; j++) {
+            rc = read_all(b->fd[j], a + off, (size_t)b->count[j] * sizeof *a, 0);
+            if (rc != AMQ_OK) {
+                rc = amq_err(err, rc, "cannot read back the temporary files in %s", b->dir);
+                goto done;
+            }
+            off += b->count[j];
+            close(b->fd[j]);
+            b->fd[j] = -1;
+        }
+        rc = build_range(s, s->pbits >= SPILL_BITS ? g * per : g / group, per, a, (size_t)n, ps,
+                         starts, next, err);
+        if (rc != AMQ_OK)
+            break;
+    }
+done:
+    amq_free(&b->alloc, a, cap * sizeof *a);
+    return rc;
+}
+
+int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
+{
+    amq_static *s = NULL;
+    part_scratch ps;
+    size_t *starts = NULL, *next = NULL, nb;
+    uint32_t pbits;
+    int rc;
+
+    *out = NULL;
+    memset(&ps, 0, sizeof ps);
+    if (b->broken)
+        return amq_err(err, b->broken, "an earlier write to the temporary files in %s failed",
+                       b->dir);
+    pbits = choose_pbits(b->total, b->proto.algo->target_log2);
+    rc = static_shell(b->proto.algo, &b->alloc, pbits, &s);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    s->hash_algo = b->cfg.hash_algo;
+    s->seed = b->cfg.seed;
+    s->v1 = b->proto.v1;
+    s->v2 = b->proto.v2;
+    s->fpp = b->proto.fpp;
+    s->alpha = b->proto.alpha;
+    s->owned = amq_calloc(&s->alloc, s->nparts * sizeof *s->owned);
+    nb = (size_t)s->nparts;
+    starts = amq_malloc(&s->alloc, (nb + 1) * sizeof *starts);
+    next = amq_malloc(&s->alloc, (nb + 1) * sizeof *next);
+    if (s->owned == NULL || starts == NULL || next == NULL) {
+        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (b->spilled)
+        rc = finish_spilled(b, s, &ps, starts, next, err);
+    else
+        rc = build_range(s, 0, s->nparts, b->mem, b->n, &ps, starts, next, err);
+    if (rc != AMQ_OK)
+        goto done;
+    rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s,
+                         &b->alloc, out);
+    s = NULL; /* the handle owns it, or freed it */
+    if (rc != AMQ_OK)
+        amq_err(err, rc, "out of memory");
+done:
+    scratch_free(&b->alloc, &ps);
+    amq_free(&b->alloc, starts, (nb + 1) * sizeof *starts);
+    amq_free(&b->alloc, next, (nb + 1) * sizeof *next);
+    static_free(s);
+    return rc;
+}
+
+int amq_filter_build(const amq_config *cfg, const amq_hash128 *h, size_t n, amq_filter **out,
+                     amq_errinfo *err)
+{
+    amq_builder *b;
+    int rc;
+
+    *out = NULL;
+    rc = amq_builder_new(cfg, NULL, SIZE_MAX, &b, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_builder_add_batch(b, h, n);
+    if (rc != AMQ_OK)
+        rc = amq_err(err, rc, "out of memory for %zu hashes", n);
+    else
+        rc = amq_builder_finish(b, out, err);
+    amq_builder_free(b);
+    return rc;
+}
+
+/* ---- the generic handle's operations ---------------------------------------------------- */
+
+int amq_static_ops_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    (void)impl;
+    return amq_err(err, AMQ_EUNSUPPORTED,
+                   "%s filters are static: build them from all their keys at once "
+                   "(amq_filter_build, amq_builder; amq build --type %s)",
+                   amq_kind_name(cfg->kind), amq_kind_name(cfg->kind));
+}
+
+void amq_static_ops_destroy(void *impl)
+{
+    static_free(impl);
+}
+
+static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static **out)
+{
+    amq_static *s;
+    uint64_t off = 0, total = data_size(src);
+    uint32_t i;
+    int rc;
+
+    rc = static_shell(src->algo, alloc, src->pbits, &s);
+    if (rc != AMQ_OK)
+        return rc;
+    s->hash_algo = src->hash_algo;
+    s->seed = src->seed;
+    s->v1 = src->v1;
+    s->v2 = src->v2;
+    s->fpp = src->fpp;
+    s->alpha = src->alpha;
+    s->items = src->items;
+    if (total > SIZE_MAX || amq_region_alloc(&s->payload, &s->alloc, (size_t)total) != AMQ_OK) {
+        static_free(s);
+        return AMQ_ENOMEM;
+    }
+    for (i = 0; i < s->nparts; i++) {
+        s->parts[i] = src->parts[i];
+        s->parts[i].data = s->payload.data + off;
+        memcpy(s->payload.data + off, src->parts[i].data, (size_t)src->parts[i].bytes);
+        off += align64(src->parts[i].bytes);
+    }
+    *out = s;
+    return AMQ_OK;
+}
+
+int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    amq_static *s;
+    int rc = flatten(impl, alloc, &s);
+    if (rc == AMQ_OK)
+        *out = s;
+    return rc;
+}
+
+void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_static *s = impl;
+    *algo = s->hash_algo;
+    *seed = s->seed;
+}
+
+int amq_static_ops_add(void *impl, amq_hash128 h)
+{
+    (void)impl;
+    (void)h;
+    return AMQ_EUNSUPPORTED;
+}
+
+int amq_static_ops_contains(const void *impl, amq_hash128 h)
+{
+    const amq_static *s = impl;
+    return s->algo->contains(s, h.h1);
+}
+
+void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
+                                   uint8_t *out)
+{
+    const amq_static *s = impl;
+    s->algo->contains_batch(s, h, n, out);
+}
+
+int amq_static_ops_clear(void *impl)
+{
+    (void)impl;
+    return AMQ_EUNSUPPORTED;
+}
+
+int amq_static_ops_is_view(const void *impl)
+{
+    const amq_static *s = impl;
+    return s->view;
+}
+
+void amq_static_ops_stats(const void *impl, amq_stats *st)
+{
+    const amq_static *s = impl;
+    uint32_t i;
+    uint64_t bytes = 0;
+    for (i = 0; i < s->nparts; i++)
+        bytes += s->parts[i].bytes;
+    st->items = s->items;
+    st->capacity = s->items;
+    st->bytes = bytes;
+    st->fpp_target = s->fpp;
+    st->fpp_now = s->fpp;
+    st->fill = 1.0;
+}
+
+int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_static *s = impl;
+    uint64_t retries = 0;
+    uint32_t i;
+    int rc;
+
+    /* a partition's seed is the number of attempts that failed before it */
+    for (i = 0; i < s->nparts; i++)
+        retries += s->parts[i].seed;
+    if ((rc = s->algo->describe(s, fn, ctx)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "partitions", s->nparts)) != 0)
+        return rc;
+    return amq_field_u64(fn, ctx, "retries", retries);
+}
+
+/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, reserved u32 (0),
+ * fpp f64, alpha f64. */
+size_t amq_static_ops_params_size(const void *impl)
+{
+    (void)impl;
+    return PARAMS_SIZE;
+}
+
+void amq_static_ops_params_write(const void *impl, uint8_t *out)
+{
+    const amq_static *s = impl;
+    amq_store32(out, s->pbits);
+    amq_store32(out + 4, s->v1);
+    amq_store32(out + 8, s->v2);
+    amq_store32(out + 12, 0);
+    amq_storef64(out + 16, s->fpp);
+    amq_storef64(out + 24, s->alpha);
+}
+
+uint64_t amq_static_ops_payload_size(const void *impl)
+{
+    const amq_static *s = impl;
+    return data_size(s) + (uint64_t)ENTRY_SIZE * s->nparts;
+}
+
+int amq_static_ops_payload_write(const void *impl, amq_sink *sink)
+{
+    static const uint8_t zeros[64];
+    const amq_static *s = impl;
+    uint8_t e[ENTRY_SIZE];
+    uint64_t off = 0;
+    uint32_t i;
+    int rc;
+
+    for (i = 0; i < s->nparts; i++) {
+        const amq_static_part *p = &s->parts[i];
+        if ((rc = amq_sink_write(sink, p->data, (size_t)p->bytes)) != AMQ_OK ||
+            (rc = amq_sink_write(sink, zeros, (size_t)(align64(p->bytes) - p->bytes))) != AMQ_OK)
+            return rc;
+    }
+    for (i = 0; i < s->nparts; i++) {
+        const amq_static_part *p = &s->parts[i];
+        amq_store64(e, off);
+        amq_store64(e + 8, p->items);
+        amq_store32(e + 16, p->seed);
+        amq_store32(e + 20, p->g[0]);
+        amq_store32(e + 24, p->g[1]);
+        amq_store32(e + 28, p->g[2]);
+        if ((rc = amq_sink_write(sink, e, sizeof e)) != AMQ_OK)
+            return rc;
+        off += align64(p->bytes);
+    }
+    return AMQ_OK;
+}
+
+static uint64_t f64_bits(double d)
+{
+    uint8_t b[8];
+    amq_storef64(b, d);
+    return amq_load64(b);
+}
+
+int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
+                    amq_errinfo *err)
+{
+    amq_static *s = NULL, check;
+    amq_config cfg;
+    const uint8_t *index;
+    uint64_t off = 0, items = 0, isize, dsize, k;
+    uint32_t pbits, i;
+    int rc;
+
+    if (a->params_len != PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "%s parameter block is %zu bytes, expected %u",
+                       algo->name, a->params_len, PARAMS_SIZE);
+    pbits = amq_load32(a->params);
+    if (pbits > AMQ_STATIC_MAX_PBITS || amq_load32(a->params + 12) != 0)
+        return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters (2^%u partitions)", algo->name,
+                       pbits);
+    /* The variant must be one the library would make itself. */
+    memset(&check, 0, sizeof check);
+    check.algo = algo;
+    amq_config_init(&cfg, algo->kind);
+    cfg.fingerprint_bits = amq_load32(a->params + 4);
+    cfg.arity = amq_load32(a->params + 8);
+    cfg.fpp = amq_loadf64(a->params + 16);
+    if (!(cfg.fpp > 0.0 && cfg.fpp < 1.0) || algo->variant(&check, &cfg, NULL) != AMQ_OK ||
+        check.v1 != amq_load32(a->params + 4) || check.v2 != amq_load32(a->params + 8) ||
+        amq_load64(a->params + 16) != f64_bits(check.fpp) ||
+        amq_load64(a->params + 24) != f64_bits(check.alpha))
+        return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters", algo->name);
+    isize = (uint64_t)ENTRY_SIZE << pbits;
+    if (a->payload_len < isize)
+        return amq_err(err, AMQ_ECORRUPT, "%s payload of %llu bytes cannot hold its index of %u "
+                       "partitions", algo->name, (unsigned long long)a->payload_len, 1u << pbits);
+    dsize = a->payload_len - isize;
+    rc = static_shell(algo, a->alloc, pbits, &s);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    s->hash_algo = a->hash_algo;
+    s->seed = a->seed;
+    s->v1 = check.v1;
+    s->v2 = check.v2;
+    s->fpp = check.fpp;
+    s->alpha = check.alpha;
+    index = a->payload + dsize;
+    for (i = 0; i < s->nparts; i++) {
+        const uint8_t *e = index + (size_t)i * ENTRY_SIZE;
+        amq_static_part *p = &s->parts[i];
+        p->items = amq_load64(e + 8);
+        p->seed = amq_load32(e + 16);
+        p->mulseed = (uint64_t)p->seed * AMQ_STATIC_GOLDEN;
+        p->g[0] = amq_load32(e + 20);
+        p->g[1] = amq_load32(e + 24);
+        p->g[2] = amq_load32(e + 28);
+        p->bytes = algo->prepare(s, p);
+        if (amq_load64(e) != off || p->bytes == 0 || p->bytes > dsize - off ||
+            align64(p->bytes) > dsize - off || p->items > p->bytes * 8) {
+            rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: invalid index entry (offset %llu, "
+                         "items %llu)", algo->name, i, (unsigned long long)amq_load64(e),
+                         (unsigned long long)p->items);
+            goto fail;
+        }
+        /* Padding is zero: one payload, one byte string (files compare). */
+        for (k = off + p->bytes; k < off + align64(p->bytes); k++)
+            if (a->payload[k] != 0) {
+                rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: padding is not zero",
+                             algo->name, i);
+                goto fail;
+            }
+        p->data = (const uint8_t *)(uintptr_t)off; /* made a pointer below */
+        off += align64(p->bytes);
+        items += p->items;
+    }
+    if (off != dsize) {
+        rc = amq_err(err, AMQ_ECORRUPT, "%s: %llu bytes of partitions, index says %llu",
+                     algo->name, (unsigned long long)dsize, (unsigned long long)off);
+        goto fail;
+    }
+    if (items != a->items) {
+        rc = amq_err(err, AMQ_ECORRUPT, "%s: the header says %llu items, the partitions %llu",
+                     algo->name, (unsigned long long)a->items, (unsigned long long)items);
+        goto fail;
+    }
+    s->items = items;
+    if (a->borrow) {
+        amq_region_borrow(&s->payload, a->payload, (size_t)dsize);
+        s->view = 1;
+    } else if (amq_region_copy(&s->payload, &s->alloc, a->payload, (size_t)dsize) != AMQ_OK) {
+        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (i = 0; i < s->nparts; i++)
+        s->parts[i].data = s->payload.data + (uintptr_t)s->parts[i].data;
+    *impl = s;
+    return AMQ_OK;
+fail:
+    static_free(s);
+    return rc;
+}
+
+/* ---- public helpers ------------------------------------------------------------------------- */
+
+int amq_kind_is_static(uint32_t kind)
+{
+    return kind == AMQ_KIND_FUSE || kind == AMQ_KIND_RIBBON;
+}

@@ -1,0 +1,146 @@
+/*
+ * static_filter.h - what the static kinds (fuse, ribbon) share: the object,
+ * its partitions, and the table through which the shared code (builder,
+ * codec, generic adapter: static_filter.c) calls a kind's algorithm.
+ * Internal: not installed.
+ *
+ * A static filter holds P = 2^pbits partitions; a key's partition is the
+ * top pbits of h1, and inside it every position and fingerprint derive
+ * from x = amq_mix64(h1 ^ seed * GOLDEN), seed being the partition's own
+ * (a failed construction retries with the next seed).  Only h1 is used,
+ * so a build spills 8 bytes per key.
+ */
+#ifndef AMQ_STATIC_FILTER_H
+#define AMQ_STATIC_FILTER_H
+
+#include "amq.h"
+#include "amq/filter.h"
+#include "common/alloc.h"
+#include "kind.h"
+
+#define AMQ_STATIC_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+#define AMQ_STATIC_MAX_PBITS 20u
+
+/* One partition, decoded from the index with its query constants. */
+typedef struct amq_static_part {
+    const uint8_t *data; /* its bytes (64-byte aligned) */
+    uint64_t bytes;
+    uint64_t items;      /* distinct keys built into it */
+    uint64_t mulseed;    /* seed * AMQ_STATIC_GOLDEN */
+    uint64_t span;       /* fuse: segment_count * segment_length; ribbon: starts */
+    uint32_t seed;
+    uint32_t g[3];       /* geometry as stored (meaning per kind) */
+    uint32_t mask;       /* fuse: segment_length - 1 */
+    uint32_t seglen;     /* fuse: segment_length */
+    uint32_t upper;      /* ribbon: blocks whose starts use r + 1 columns */
+    uint32_t hiblocks;   /* ribbon: blocks that store r + 1 columns */
+} amq_static_part;
+
+typedef struct amq_static amq_static;
+
+typedef struct amq_static_algo {
+    uint32_t kind;
+    const char *name;
+    unsigned target_log2; /* keys per partition aimed at when choosing P */
+    /* Checks and completes the variant from a config (fuse: fingerprint
+     * bits, arity; ribbon: fpp -> r, alpha). */
+    int (*variant)(amq_static *s, const amq_config *cfg, amq_errinfo *err);
+    /* Geometry for n distinct keys at attempt a (0 first; later ones are
+     * larger): fills p->g. */
+    void (*size)(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p);
+    /* Bytes of a partition of geometry p->g holding p->items keys, after
+     * validation; 0 with an invalid geometry.  Fills the query constants. */
+    uint64_t (*prepare)(const amq_static *s, amq_static_part *p);
+    /* Builds from n distinct sorted x values into out (p->bytes, zeroed):
+     * AMQ_OK, AMQ_EFULL (retry with another seed or size), AMQ_ENOMEM. */
+    int (*build)(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
+                 uint8_t *out);
+    int (*contains)(const amq_static *s, uint64_t h1);
+    void (*contains_batch)(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out);
+    int (*describe)(const amq_static *s, amq_field_fn fn, void *ctx);
+} amq_static_algo;
+
+struct amq_static {
+    const amq_static_algo *algo;
+    uint32_t hash_algo;
+    uint64_t seed;
+    /* variant: stored in the parameter block */
+    uint32_t v1;  /* fuse: fingerprint bits; ribbon: r (lower column count) */
+    uint32_t v2;  /* fuse: arity; ribbon: 0 */
+    double fpp;   /* the target (fuse: 2^-bits) */
+    double alpha; /* ribbon: fraction of starts that use r + 1 columns */
+    uint32_t pbits;
+    uint32_t nparts;
+    uint64_t items;
+    amq_static_part *parts;
+    uint8_t **owned;   /* built: one buffer per partition */
+    amq_region payload; /* loaded: the payload (owned copy or borrowed) */
+    int view;
+    amq_allocator alloc;
+};
+
+static inline const amq_static_part *amq_static_part_of(const amq_static *s, uint64_t h1)
+{
+    /* Two shifts: pbits == 0 gives partition 0 without a shift by 64. */
+    return &s->parts[h1 >> (63 - s->pbits) >> 1];
+}
+
+static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
+{
+    return amq_mix64(h1 ^ p->mulseed);
+}
+
+static inline uint64_t amq_static_mulhi(uint64_t a, uint64_t b)
+{
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+}
+
+/* The kinds' ops tables share everything but the algorithm. */
+extern const amq_static_algo amq_fuse_algo;
+extern const amq_static_algo amq_ribbon_algo;
+
+int amq_static_ops_create(const amq_config *cfg, void **impl, amq_errinfo *err);
+void amq_static_ops_destroy(void *impl);
+int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
+void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed);
+int amq_static_ops_add(void *impl, amq_hash128 h);
+int amq_static_ops_contains(const void *impl, amq_hash128 h);
+void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
+                                   uint8_t *out);
+int amq_static_ops_clear(void *impl);
+int amq_static_ops_is_view(const void *impl);
+void amq_static_ops_stats(const void *impl, amq_stats *st);
+int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx);
+size_t amq_static_ops_params_size(const void *impl);
+void amq_static_ops_params_write(const void *impl, uint8_t *out);
+uint64_t amq_static_ops_payload_size(const void *impl);
+int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
+int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
+                    amq_errinfo *err);
+
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN)                 \
+    {                                                      \
+        .kind = (KIND), .name = (NAME),                    \
+        .create = amq_static_ops_create,                   \
+        .destroy = amq_static_ops_destroy,                 \
+        .clone = amq_static_ops_clone,                     \
+        .hash_spec = amq_static_ops_hash_spec,             \
+        .add = amq_static_ops_add,                         \
+        .contains = amq_static_ops_contains,               \
+        .remove = NULL,                                    \
+        .add_batch = NULL,                                 \
+        .contains_batch = amq_static_ops_contains_batch,   \
+        .merge = NULL,                                     \
+        .intersect = NULL,                                 \
+        .clear = amq_static_ops_clear,                     \
+        .is_view = amq_static_ops_is_view,                 \
+        .stats = amq_static_ops_stats,                     \
+        .describe = amq_static_ops_describe,               \
+        .params_size = amq_static_ops_params_size,         \
+        .params_write = amq_static_ops_params_write,       \
+        .payload_size = amq_static_ops_payload_size,       \
+        .payload_write = amq_static_ops_payload_write,     \
+        .load = LOADFN,                                    \
+    }
+
+#endif /* AMQ_STATIC_FILTER_H */

@@ -1,0 +1,142 @@
+#!/bin/sh
+# test_safety.sh - issue 19, "lost or damaged work": temporary files removed
+# on SIGINT/SIGTERM, --force never replacing a file that is not a filter,
+# concurrent adds serialized by a lock, symlinks followed, mode and owner
+# kept, hard links and read-only files refused.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+seq 1 20000 >keys
+seq 20001 40000 >more
+
+# wait_for_tmp: until a temporary file of the tool exists (at most 10 s).
+wait_for_tmp() {
+    i=0
+    while [ $i -lt 200 ]; do
+        ls -a | grep -q "$1" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# Runs a command with SIGINT at its default action: sh starts background
+# jobs with SIGINT ignored, and amq keeps an inherited "ignore" (nohup).
+sigdfl() {
+    exec /usr/bin/python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+for sig in INT TERM; do
+    CASE=signal-during-save-$sig
+    rm -f f.amq
+    "$AMQ" create f.amq --capacity 100000 >/dev/null
+    cp f.amq f.orig
+    AMQ_TEST_SAVE_DELAY=10 sigdfl "$AMQ" add f.amq keys &
+    pid=$!
+    wait_for_tmp '\.amqtmp$' || fail "no temporary file appeared"
+    kill -$sig $pid
+    wait $pid
+    st=$?
+    [ $st -gt 128 ] || fail "add exited $st after SIG$sig, expected death by the signal"
+    expect_eq "temporary files left" "" "$(ls -a | grep amqtmp)"
+    expect_same_file f.amq f.orig
+
+    CASE=signal-during-dedup-$sig
+    rm -f out.txt
+    (cat keys; sleep 3) | sigdfl "$AMQ" dedup --approximate -o out.txt &
+    pid=$!
+    wait_for_tmp '\.out\.txt\..*\.amqtmp$' || fail "no temporary output appeared"
+    kill -$sig $pid
+    wait $pid
+    st=$?
+    [ $st -gt 128 ] || fail "dedup exited $st after SIG$sig, expected death by the signal"
+    expect_eq "dedup temporary files left" "" "$(ls -a | grep amqtmp)"
+    [ ! -e out.txt ] || fail "out.txt exists after the interrupted dedup"
+done
+
+CASE=force-only-replaces-filters
+seq 1 100 >u.txt
+cp u.txt u.orig
+"$AMQ" build u.amq keys --quiet
+expect_status 2 "$AMQ" build u.txt u.amq --force
+expect_same_file u.txt u.orig
+expect_status 2 "$AMQ" create u.txt --capacity 10 --force
+expect_stderr_has "not an amq filter"
+expect_same_file u.txt u.orig
+expect_status 2 "$AMQ" merge u.txt u.amq --force
+expect_same_file u.txt u.orig
+expect_status 2 "$AMQ" import --from guava u.amq u.txt --force
+expect_same_file u.txt u.orig
+expect_status 2 "$AMQ" dedup u.amq -o u.txt
+expect_same_file u.txt u.orig
+cp u.amq u.amq.orig
+expect_status 2 "$AMQ" dedup u.txt -o u.amq
+expect_stderr_has "is an amq filter"
+expect_same_file u.amq u.amq.orig
+expect_status 0 "$AMQ" create u.amq --capacity 10 --force
+expect_status 2 "$AMQ" add u.txt keys
+expect_stderr_has "not an amq filter"
+expect_same_file u.txt u.orig
+
+CASE=concurrent-adds-serialize
+"$AMQ" create c.amq --capacity 100000 >/dev/null
+# Each run holds its finished temporary file for a second before the
+# rename: without a lock both read the empty filter and one run's keys
+# are lost.
+AMQ_TEST_SAVE_DELAY=1 "$AMQ" add c.amq keys 2>c1.err &
+p1=$!
+AMQ_TEST_SAVE_DELAY=1 "$AMQ" add c.amq more 2>c2.err &
+p2=$!
+wait $p1
+s1=$?
+wait $p2
+s2=$?
+expect_eq "both adds succeed" "0 0" "$s1 $s2"
+expect_eq "every key of both runs" 40000 "$(cat keys more | "$AMQ" query -c c.amq)"
+expect_eq "no temporary file left" "" "$(ls -a | grep amqtmp)"
+
+CASE=symlink-followed
+"$AMQ" create real.amq --capacity 100000 >/dev/null
+ln -s real.amq link.amq
+expect_status 0 "$AMQ" add link.amq keys
+[ -L link.amq ] || fail "link.amq is no longer a symlink"
+expect_eq "keys in the link's target" 20000 "$("$AMQ" query -c real.amq keys)"
+mkdir sub
+ln -s ../real.amq sub/rel.amq
+expect_status 0 "$AMQ" add sub/rel.amq more
+[ -L sub/rel.amq ] || fail "sub/rel.amq is no longer a symlink"
+expect_eq "keys through a relative link" 20000 "$("$AMQ" query -c real.amq more)"
+
+CASE=mode-and-owner-kept
+"$AMQ" create m.amq --capacity 100000 >/dev/null
+chmod 0640 m.amq
+expect_status 0 "$AMQ" add m.amq keys
+expect_eq "mode" 640 "$(stat -c %a m.amq)"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    chown nobody m.amq
+    expect_status 0 "$AMQ" add m.amq more
+    expect_eq "owner" nobody "$(stat -c %U m.amq)"
+    expect_eq "mode after chown" 640 "$(stat -c %a m.amq)"
+fi
+
+CASE=hard-link-refused
+"$AMQ" create h.amq --capacity 100000 >/dev/null
+ln h.amq h2.amq
+cp h.amq h.orig
+expect_status 2 "$AMQ" add h.amq keys
+expect_stderr_has "hard links"
+expect_same_file h.amq h.orig
+expect_same_file h2.amq h.orig
+
+CASE=read-only-refused
+"$AMQ" create r.amq --capacity 100000 >/dev/null
+chmod 0444 r.amq
+cp r.amq r.orig
+expect_status 2 "$AMQ" add r.amq keys
+expect_stderr_has "read-only"
+expect_same_file r.amq r.orig
+expect_eq "mode" 444 "$(stat -c %a r.amq)"
+
+finish

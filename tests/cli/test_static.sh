@@ -1,0 +1,43 @@
+#!/bin/sh
+# test_static.sh - amq build --type fuse|ribbon: every key found, rates near
+# their targets, info against the bound, and add/remove refused with the
+# file unchanged.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+seq 1 30000 >keys
+seq 1 10000 >>keys          # duplicates: 30,000 distinct
+seq 30001 230000 >absent
+
+CASE=static-fuse
+expect_status 0 "$AMQ" build f.amq keys --type fuse
+expect_eq "fuse: every key in" 40000 "$("$AMQ" query -c f.amq keys)"
+fp=$("$AMQ" query -c f.amq absent)
+# fpp 1/256 of 200,000 = 781
+[ "$fp" -gt 600 ] && [ "$fp" -lt 980 ] || fail "fuse false positives $fp not near 781"
+expect_eq "fuse: items" 30000 \
+    "$("$AMQ" info --json f.amq | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["items"])')"
+"$AMQ" info f.amq >info.txt
+grep -q "bound log2(1/fpp) = 8.00" info.txt || fail "info has no bound: $(cat info.txt)"
+expect_eq "fuse mmap'd trusted query" 40000 "$("$AMQ" query -c --trust f.amq keys)"
+
+CASE=static-ribbon
+expect_status 0 "$AMQ" build r.amq keys --type ribbon --fpp 0.02
+expect_eq "ribbon: every key in" 40000 "$("$AMQ" query -c r.amq keys)"
+fp=$("$AMQ" query -c r.amq absent)
+[ "$fp" -gt 3400 ] && [ "$fp" -lt 4600 ] || fail "ribbon false positives $fp not near 4000"
+
+CASE=static-refusals
+cp f.amq before.amq
+echo 999999 >new
+expect_status 2 "$AMQ" add f.amq new
+expect_stderr_has "static"
+expect_status 2 "$AMQ" remove f.amq keys
+expect_stderr_has "static"
+cmp -s f.amq before.amq || fail "a refused add or remove changed the file"
+expect_status 2 "$AMQ" build c.amq keys --type fuse --capacity 10
+expect_stderr_has "does not apply"
+expect_status 2 "$AMQ" create e.amq --type ribbon --capacity 10
+expect_stderr_has "static"
+
+finish
