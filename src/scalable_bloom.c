@@ -112,9 +112,11 @@ static int reserve_links(amq_sbloom *s, uint32_t want)
 
     if (want <= s->cap)
         return AMQ_OK;
-    ncap = s->cap == 0 ? 1 : s->cap; /* most chains keep one link */
-    while (ncap < want)
-        ncap *= 2;
+    /* One entry at a time while chains are short (what a host such as
+     * Redis counts per key), doubling beyond. */
+    ncap = want <= 32 ? want : s->cap * 2;
+    if (ncap < want)
+        ncap = want;
     nl = amq_calloc(&s->alloc, ncap * sizeof *nl);
     if (nl == NULL)
         return AMQ_ENOMEM;

@@ -143,7 +143,9 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
     int rc;
 
     if (c->nf == c->cap) {
-        uint32_t ncap = c->cap == 0 ? 1 : c->cap * 2; /* most chains keep one */
+        /* One entry at a time while chains are short (what a host such
+         * as Redis counts per key), doubling beyond. */
+        uint32_t ncap = c->nf < 32 ? c->nf + 1 : c->cap * 2;
         subf *nf = amq_calloc(&c->alloc, ncap * sizeof *nf);
         if (nf == NULL)
             return AMQ_ENOMEM;
