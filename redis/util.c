@@ -202,12 +202,11 @@ int rm_guard_active(void)
     return guard.ctx != NULL;
 }
 
-int rm_guard_grant(uint64_t bytes)
+/* The guard's rule for bytes more, without counting them as granted. */
+static int guard_fits(uint64_t bytes)
 {
     uint64_t used;
 
-    if (guard.ctx == NULL)
-        return rm_memory_plausible(NULL, bytes);
     if (!guard.have_info) {
         rm_meminfo_get(guard.ctx, &guard.m);
         guard.have_info = 1;
@@ -219,8 +218,22 @@ int rm_guard_grant(uint64_t bytes)
      * evicting before each write: a filter that fits in maxmemory at all is
      * made room for, as any other key (refusing it whenever memory is full
      * made every new key fail in a cache that is full by design). */
-    if (!fits(guard.m.maxmemory, guard.m.evicts ? guard.granted : used, bytes) ||
-        !fits(guard.m.total, used, bytes))
+    return fits(guard.m.maxmemory, guard.m.evicts ? guard.granted : used, bytes) &&
+           fits(guard.m.total, used, bytes);
+}
+
+int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
+{
+    if (guard.ctx == NULL)
+        return rm_memory_plausible(ctx, bytes);
+    return guard_fits(bytes);
+}
+
+int rm_guard_grant(uint64_t bytes)
+{
+    if (guard.ctx == NULL)
+        return rm_memory_plausible(NULL, bytes);
+    if (!guard_fits(bytes))
         return 0;
     guard.granted += bytes;
     return 1;
