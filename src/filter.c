@@ -354,6 +354,28 @@ struct amq_partitioned *amq_filter_partitioned(amq_filter *f)
     return f->ops->kind == AMQ_KIND_PARTITIONED ? f->impl : NULL;
 }
 
+struct amq_sbloom *amq_filter_sbloom(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_SCALABLE_BLOOM ? f->impl : NULL;
+}
+
+struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_SCALABLE_CUCKOO ? f->impl : NULL;
+}
+
+int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_sbloom_ops, s, NULL, out);
+}
+
+int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_scuckoo_ops, c, NULL, out);
+}
+
 int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out)
 {
     *out = NULL;

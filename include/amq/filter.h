@@ -274,6 +274,18 @@ AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
  * to the new handle, also on failure).  AMQ_ENOMEM. */
 AMQ_API int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out);
 
+/* The scalable kinds' own handles (amq/scalable_bloom.h, amq/scalable_cuckoo.h: RedisBloom's
+ * SCANDUMP / LOADCHUNK chunks), or NULL for another kind.  Owned by f. */
+struct amq_sbloom;
+struct amq_scuckoo;
+AMQ_API struct amq_sbloom *amq_filter_sbloom(amq_filter *f);
+AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
+
+/* Wrap a scalable filter (e.g. assembled from LOADCHUNK chunks; ownership passes to the new
+ * handle, also on failure). */
+AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
+AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
+
 #ifdef __cplusplus
 }
 #endif
