@@ -2,11 +2,11 @@
  * fuzz_cli_create.c - `amq create`'s option parsing and checking
  * (cli/cmd_create.c), run on fuzz-chosen command lines.
  *
- * The tool's own source is compiled in with two library calls interposed
- * (by macro, in this translation unit only): amq_filter_new gets a capped
- * checking allocator, so an absurd size is an AMQ_ENOMEM rather than
- * gigabytes, and amq_filter_save serializes to memory and reloads instead
- * of writing a file.
+ * The tool's own source is compiled in with two calls replaced: amq_filter_new
+ * (by macro, in this translation unit only) gets a capped checking
+ * allocator, so an absurd size is an AMQ_ENOMEM rather than gigabytes, and
+ * the tool's save (cli_save_filter, defined here instead of cli/target.c)
+ * serializes to memory and reloads instead of writing a file.
  *
  * Input: the arguments after "create", separated by NUL bytes (at most 24).
  * Properties: the exit status is 0 or 2; 2 always comes with a message on
@@ -55,6 +55,25 @@ static int fz_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *e
     return rc;
 }
 
+static int fz_filter_save(const amq_filter *f, const char *path, unsigned flags,
+                          amq_errinfo *err)
+{
+    amq_filter *g = NULL;
+    uint8_t *bytes;
+    size_t len;
+    int rc;
+
+    (void)path;
+    (void)err;
+    FZ_CHECK(flags == 0 || flags == AMQ_SAVE_EXCL, "save flags %u", flags);
+    fz_saves++;
+    bytes = fz_serialize(f, &len);
+    rc = amq_filter_deserialize(bytes, len, 0, &fz_al, &g, err);
+    FZ_CHECK(rc == AMQ_OK, "a created filter does not reload: %s", err->msg);
+    amq_filter_free(g);
+    free(bytes);
+    return AMQ_OK;
+}
 
 #define amq_filter_new fz_filter_new
 #include "../cli/util.c"
@@ -62,25 +81,15 @@ static int fz_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *e
 #include "../cli/cmd_create.c"
 #undef amq_filter_new
 
-/* The tool's save (cli/target.c, not compiled in): the filter must
- * serialize and reload; nothing is written. */
+/* The tool saves through cli/target.c (locks, refusals of existing files);
+ * here the save is the in-memory round trip above. */
 int cli_save_filter(const char *path, const amq_filter *f, unsigned flags)
 {
-    amq_errinfo err = {0, 0, {0}};
-    amq_filter *g = NULL;
-    uint8_t *bytes;
-    size_t len;
-    int rc;
-
-    (void)path;
-    FZ_CHECK((flags & ~(unsigned)CLI_TARGET_FORCE) == 0, "save flags %u", flags);
-    fz_saves++;
-    bytes = fz_serialize(f, &len);
-    rc = amq_filter_deserialize(bytes, len, 0, &fz_al, &g, &err);
-    FZ_CHECK(rc == AMQ_OK, "a created filter does not reload: %s", err.msg);
-    amq_filter_free(g);
-    free(bytes);
-    return 0;
+    amq_errinfo err;
+    return fz_filter_save(f, path, (flags & CLI_TARGET_FORCE) ? 0 : AMQ_SAVE_EXCL, &err) ==
+                   AMQ_OK
+               ? 0
+               : -1;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -148,8 +148,8 @@ static inline uint64_t amq_blk_word(const uint8_t *blk, uint32_t w)
  * An add ORs k bits into its block.  The concurrent form reads the eight
  * words (relaxed) and issues an atomic OR (x86: `lock or`) only for words
  * that miss a bit: once a filter fills, most words of most keys already
- * hold their bits, and locked instructions are the expensive part (about
- * 6 ns each here).  Reading first is safe: bits are never cleared while
+ * hold their bits, and locked instructions are the expensive part.
+ * Reading first is safe: bits are never cleared while
  * adds run, so a word seen holding its bits keeps them.  "Newly added" is
  * judged from the same reads; two threads adding the same key at once may
  * both count it.
@@ -281,7 +281,7 @@ typedef struct amq_blk_geom {
     uint64_t seed;
 } amq_blk_geom;
 
-/* A one-key query. */
+/* A one-key query (or add). */
 typedef int (*amq_blk_key_fn)(const amq_blk_geom *g, const void *key, size_t len);
 
 /* The query functions of one instruction set. */
@@ -311,6 +311,12 @@ typedef struct amq_blk_simd_ops {
      * the same on every path).  add: 1 if the key set a new bit; the batched
      * forms return how many keys did, added[i] as add when not NULL. */
     int (*add)(uint8_t *blk, uint32_t u, uint32_t k);
+    /* One key, exclusive or this table's mode: as contains_key,
+     * contains_xxh3, contains_xxh3_seed0 (the table is written through
+     * g->data). */
+    amq_blk_key_fn add_key;
+    amq_blk_key_fn add_xxh3;
+    amq_blk_key_fn add_xxh3_seed0;
     uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
     uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);
