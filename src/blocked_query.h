@@ -104,13 +104,13 @@ BLK_INLINE uint64_t BLK_NAME(hash_loop)(const amq_blk_geom *g, const BLK_CTX *c,
     return count;
 }
 
-/* Key i's hash as the loops place it: its block and probe bits. */
-BLK_INLINE amq_blk_slot BLK_NAME(place)(const amq_blk_geom *g, uint32_t algo, uint64_t seed,
-                                        const void *key, size_t len)
+/* A key's hash as the loops place it: its block and probe bits. */
+BLK_INLINE amq_blk_slot BLK_NAME(place)(const uint8_t *d, uint64_t blocks, uint32_t algo,
+                                        uint64_t seed, const void *key, size_t len)
 {
     const amq_hash128 h = amq_blk_hash(algo, seed, key, len);
     amq_blk_slot s;
-    s.blk = g->data + amq_blk_index(h.h1, g->blocks) * 64;
+    s.blk = d + amq_blk_index(h.h1, blocks) * 64;
     s.u = amq_blk_u(h);
     return s;
 }
@@ -124,6 +124,10 @@ BLK_INLINE uint64_t BLK_NAME(key_loop)(const amq_blk_geom *g, const BLK_CTX *c,
                                        uint8_t *out, const int src, const int op, const int pfk,
                                        const size_t w)
 {
+    /* The geometry in locals: stores to out (bytes) may alias *g. */
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks;
+    const uint32_t k = g->k;
     amq_blk_slot ring[BLK_RING];
     uint64_t count = 0;
     size_t i;
@@ -131,17 +135,18 @@ BLK_INLINE uint64_t BLK_NAME(key_loop)(const amq_blk_geom *g, const BLK_CTX *c,
 #define BLK_KEY(j) (src == BLK_KEYS_SLICES ? slices[(j)].data : (const void *)(packed + (j)*key_len))
 #define BLK_LEN(j) (src == BLK_KEYS_SLICES ? slices[(j)].len : key_len)
     for (i = 0; i < n && i < w; i++) {
-        ring[i] = BLK_NAME(place)(g, algo, seed, BLK_KEY(i), BLK_LEN(i));
+        ring[i] = BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i), BLK_LEN(i));
         BLK_NAME(prefetch)(ring[i].blk, pfk);
     }
     for (i = 0; i < n; i++) {
         const amq_blk_slot s = ring[i & (w - 1)];
         int r;
         if (i + w < n) {
-            ring[i & (w - 1)] = BLK_NAME(place)(g, algo, seed, BLK_KEY(i + w), BLK_LEN(i + w));
+            ring[i & (w - 1)] =
+                BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i + w), BLK_LEN(i + w));
             BLK_NAME(prefetch)(ring[i & (w - 1)].blk, pfk);
         }
-        r = BLK_NAME(op)(s.blk, s.u, c, g->k, op);
+        r = BLK_NAME(op)(s.blk, s.u, c, k, op);
         count += (uint64_t)r;
         if (out != NULL)
             out[i] = (uint8_t)r;
