@@ -208,6 +208,8 @@ int cli_threads(int requested);
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
 int cli_filter_concurrent_adds(amq_filter *f);
+/* 1 for the kinds whose adds only set bits (updated in place by add). */
+int cli_kind_inplace(uint32_t kind);
 /* 1 for the kinds that grow instead of filling up (scalable-*). */
 int cli_kind_scales(uint32_t kind);
 /* Warns on standard error when f (read from path) is past its capacity

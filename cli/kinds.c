@@ -20,6 +20,11 @@
 #endif
 #endif
 
+int cli_kind_inplace(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
+}
+
 int cli_kind_scales(uint32_t kind)
 {
     return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
