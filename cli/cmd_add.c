@@ -171,8 +171,11 @@ int cmd_add(int argc, char **argv)
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
-    amq_filter_stats(c.f, &st);
-    if (rc == 0 && st.capacity > 0 && st.items > st.capacity && !cli_kind_scales(st.kind)) {
+    memset(&st, 0, sizeof st);
+    cli_filter_counts(c.f, &st.items, &st.capacity);
+    if (rc == 0 && st.capacity > 0 && st.items > st.capacity &&
+        !cli_kind_scales(amq_filter_kind(c.f))) {
+        amq_filter_stats(c.f, &st); /* the rates, for the message */
         if (!overfill) {
             cli_error("%s: %llu items would be over its capacity of %llu (false-positive rate "
                       "%.3g, created for %.3g); nothing changed: use a larger filter, or "
@@ -203,6 +206,7 @@ int cmd_add(int argc, char **argv)
     cli_target_release(&t);
     if (rc == 0 && stats) {
         if (json) {
+            amq_filter_stats(c.f, &st); /* fpp_now: counts the bits set */
             fputs("{\"file\": ", stderr);
             cli_json_string(stderr, c.path);
             fprintf(stderr,

@@ -9,6 +9,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t by value, in the caller's memory */
 #include <xxhash.h>
 
+#include "amq/blocked_bloom.h"
 #include "amq/bloom.h"
 #include "amq/filter.h"
 #include "common/alloc.h"
@@ -566,7 +567,14 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
     ops->params_write(f->impl, params);
     memset(&c, 0, sizeof c);
     memset(&st, 0, sizeof st);
-    ops->stats(f->impl, &st);
+    /* The count alone: the kinds' stats count the bits set, reading the
+     * whole array an in-place update exists to avoid. */
+    if (ops->kind == AMQ_KIND_BLOOM)
+        st.items = amq_bloom_items(f->impl);
+    else if (ops->kind == AMQ_KIND_BLOCKED)
+        st.items = amq_blocked_items(f->impl);
+    else
+        ops->stats(f->impl, &st);
     c.version = AMQ_FILE_VERSION;
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;

@@ -15,7 +15,7 @@
  * replaced since, by any tool, is never touched by a stale journal.
  *   end 8  XXH3-64 of every byte before
  * A record holds the new bytes of a range of the file (the header area, a
- * changed 4 KiB payload chunk).  Applying a journal twice gives the same
+ * run of changed 64-byte lines of a payload chunk).  Applying a journal twice gives the same
  * file, so a crash while one is being applied is recovered by applying it
  * again; a journal whose checksum fails was never complete, and the file
  * was not touched before it was (the commit fsyncs it first).
@@ -40,6 +40,7 @@
 #define JOURNAL_HEAD 40
 #define RECORD_HEAD 16
 #define INPLACE_VERIFY_MAX ((uint64_t)64 << 20)
+#define LINE 64
 
 struct amq_inplace {
     int fd;
@@ -261,6 +262,9 @@ int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ipp, amq_er
         goto fail;
     }
     ip->map = m;
+    /* Keys land at random: no read-ahead, no mapping of neighbours (the
+     * pages an add never touches are neither read nor counted as ours). */
+    (void)madvise(m, ip->size, MADV_RANDOM);
     rc = amq_container_parse(ip->map, ip->size, ip->size, &c, err);
     if (rc != AMQ_OK)
         goto fail;
@@ -386,7 +390,7 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
     /* The journal: the header, then every chunk that differs from the file. */
     jcap = JOURNAL_HEAD + RECORD_HEAD + header_cap + 8;
     for (c = 0; c < nchunks; c++)
-        jcap += chunks[c] ? RECORD_HEAD + AMQ_CHUNK : 0;
+        jcap += chunks[c] ? (AMQ_CHUNK / LINE) * (RECORD_HEAD + LINE) : 0;
     j = malloc(jcap);
     if (j == NULL) {
         rc = amq_err(err, AMQ_ENOMEM, "out of memory");
@@ -411,12 +415,28 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
         if (memcmp(old, ip->map + off, clen) == 0)
             continue;
         sum += amq_chunk_hash(ip->map + off, clen, c) - amq_chunk_hash(old, clen, c);
-        amq_store64(j + jlen, off);
-        amq_store32(j + jlen + 8, (uint32_t)clen);
-        amq_store32(j + jlen + 12, 0);
-        memcpy(j + jlen + RECORD_HEAD, ip->map + off, clen);
-        jlen += RECORD_HEAD + clen;
-        nrec++;
+        /* Only the changed 64-byte lines (runs of them) go to the journal
+         * and the file: a Bloom key changes a few lines of a chunk. */
+        for (size_t a = 0; a < clen;) {
+            size_t b;
+            if (memcmp(old + a, ip->map + off + a, clen - a < LINE ? clen - a : LINE) == 0) {
+                a += LINE;
+                continue;
+            }
+            for (b = a + LINE; b < clen && memcmp(old + b, ip->map + off + b,
+                                                  clen - b < LINE ? clen - b : LINE) != 0;
+                 b += LINE)
+                ;
+            if (b > clen)
+                b = clen;
+            amq_store64(j + jlen, off + a);
+            amq_store32(j + jlen + 8, (uint32_t)(b - a));
+            amq_store32(j + jlen + 12, 0);
+            memcpy(j + jlen + RECORD_HEAD, ip->map + off + a, b - a);
+            jlen += RECORD_HEAD + (b - a);
+            nrec++;
+            a = b;
+        }
     }
     rc = amq_filter_header_area(f, sum, header, header_cap, &hlen);
     if (rc != AMQ_OK || hlen != header_cap) {
