@@ -53,6 +53,16 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
 /* A 64-bit value in decimal or 0x-prefixed hexadecimal, exactly. */
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 
+/* Aging filters (aging.c): --window is a count of adds (10M) or a duration
+ * (90s, 1h: sets *ms); --rate is adds per unit of time (50k/s); --now is ms
+ * since the Unix epoch, the wall clock (cli_now_ms) when not given. */
+int cli_parse_window(const char *opt, const char *s, uint64_t *count, uint64_t *ms);
+int cli_parse_rate(const char *opt, const char *s, double *per_s);
+int cli_parse_now(const char *opt, const char *s, uint64_t *ms);
+uint64_t cli_now_ms(void);
+/* 1 if f is an aging filter that ages by time. */
+int cli_aging_time_mode(const amq_filter *f);
+
 /* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
  * redisbloom. */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);

@@ -32,8 +32,8 @@
 
 static const char usage_text[] =
     "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
-    "                 [--guava] [--hash ALGO] [--seed S] [--threads T] [--force]\n"
-    "                 [--stats [--json]] [--progress] [--quiet]\n"
+    "                 [--guava] [--redisbloom] [--hash ALGO] [--seed S] [--threads T]\n"
+    "                 [--force] [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
     "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
     "                   probes), for 'amq export --to guava'\n"
+    "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
+    "                   hashing, for 'amq export --to redis'\n"
     "  --hash ALGO      xxh3 (default), murmur3, murmur64a, redisbloom\n"
     "  --seed S         hash seed (default 0)\n"
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
@@ -285,12 +287,13 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
 int cmd_build(int argc, char **argv)
 {
     enum { O_TYPE = 256, O_FPP, O_CAPACITY, O_GUAVA, O_HASH, O_SEED, O_THREADS, O_FORCE,
-           O_STATS, O_PROGRESS };
+           O_STATS, O_PROGRESS, O_REDISBLOOM };
     static const struct option opts[] = {
         {"type", required_argument, NULL, O_TYPE},
         {"fpp", required_argument, NULL, O_FPP},
         {"capacity", required_argument, NULL, O_CAPACITY},
         {"guava", no_argument, NULL, O_GUAVA},
+        {"redisbloom", no_argument, NULL, O_REDISBLOOM},
         {"hash", required_argument, NULL, O_HASH},
         {"seed", required_argument, NULL, O_SEED},
         {"threads", required_argument, NULL, O_THREADS},
@@ -356,6 +359,9 @@ int cmd_build(int argc, char **argv)
         case O_FORCE:
             force = 1;
             break;
+        case O_REDISBLOOM:
+            cfg.redisbloom = 1;
+            break;
         case O_STATS:
             stats = 1;
             break;
@@ -389,6 +395,13 @@ int cmd_build(int argc, char **argv)
     if (guava && (kind != AMQ_KIND_BLOOM || hash_given)) {
         cli_error("build: --guava makes a classic Bloom filter hashed as Guava does; it "
                   "takes no --type other than bloom, no --hash or --seed");
+        return EXIT_TROUBLE;
+    }
+    if (cfg.redisbloom && ((kind != AMQ_KIND_SCALABLE_BLOOM &&
+                            kind != AMQ_KIND_SCALABLE_CUCKOO) || hash_given)) {
+        cli_error("build: --redisbloom makes a scalable filter in RedisBloom's layout, hashed "
+                  "as RedisBloom does; it takes --type scalable-bloom or scalable-cuckoo, no "
+                  "--hash or --seed");
         return EXIT_TROUBLE;
     }
     if (amq_hash_check(cfg.hash_algo, cfg.seed) != AMQ_OK) {

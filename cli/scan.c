@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* amq_simd_supported: the AMQ_SIMD cap */
 #include "cli.h"
 
 #define SCAN_SLOTS 4
@@ -103,8 +104,8 @@ __attribute__((target("avx2"))) static size_t lf_scan_avx2(const uint8_t *p, siz
 static lf_scan_fn pick_scanner(void)
 {
 #ifdef HAVE_AVX2_SCAN
-    const char *env = getenv("AMQ_SIMD");
-    if ((env == NULL || strcmp(env, "scalar") != 0) && __builtin_cpu_supports("avx2"))
+    /* The library's answer: this CPU, capped by AMQ_SIMD as it reads it. */
+    if (amq_simd_supported(AMQ_SIMD_AVX2))
         return lf_scan_avx2;
 #endif
     return lf_scan_swar;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amq/scalable_bloom.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *bf_type;
@@ -627,7 +628,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
         }
-        rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        rc = amq_sbloom_header_decode((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);
@@ -953,6 +954,7 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
+    tm.defrag = amq_rm_bf_defrag;
     return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
                               sizeof bf_cmds / sizeof bf_cmds[0]);
 }

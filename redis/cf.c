@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "amq/scalable_cuckoo.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *cf_type;
@@ -389,6 +390,7 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     void *value;
     size_t len;
+    uint64_t count = 0;
     const char *item;
     int st;
 
@@ -401,7 +403,8 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithLongLong(ctx, 0);
     item = RedisModule_StringPtrLen(argv[2], &len);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)amq_scuckoo_count(value, item, len));
+    (void)amq_scuckoo_count(value, item, len, &count);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)count);
 }
 
 /* ---- CF.DEL / CF.COMPACT ----------------------------------------------------------------- */
@@ -985,6 +988,7 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
+    tm.defrag = amq_rm_cf_defrag;
     return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
                               sizeof cf_cmds / sizeof cf_cmds[0]);
 }

@@ -10,14 +10,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMQ_ADVANCED_API 1 /* the BF/CF dump internals and raw arrays */
 #include "amq.h"
 #include "rm.h"
 
 /* The module registers under RedisBloom's name, so that the two cannot be
  * loaded together (their data types would clash anyway) and clients that
- * look for "bf" in MODULE LIST find it; the version is amq's own. */
+ * look for "bf" in MODULE LIST find it.  Its version is in RedisBloom's
+ * MMmmpp scheme and names the RedisBloom release line whose BF/CF commands,
+ * configs and formats amq.so answers like (8.0.0: the one Redis 8.0 ships),
+ * since clients compare it with RedisBloom's versions; amq's own version is
+ * in the server log at load. */
 #define AMQ_RM_MODULE_NAME "bf"
-#define AMQ_RM_MODULE_VERSION AMQ_VERSION_NUMBER
+#define AMQ_RM_MODULE_VERSION 80000
 #define AMQ_RM_ENCVER 4             /* encoding version of both data types */
 
 /* Capacity limit of both families (RedisBloom's). */
@@ -137,5 +142,6 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
+int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -402,7 +402,7 @@ static int same_geometry(const amq_bloom *a, const amq_bloom *b)
            a->p.hash_algo == b->p.hash_algo && a->p.seed == b->p.seed;
 }
 
-int amq_bloom_union(amq_bloom *dst, const amq_bloom *src)
+int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src)
 {
     size_t i, words = dst->data.size / 8;
     uint64_t a, c;
@@ -470,7 +470,7 @@ uint64_t amq_bloom_items(const amq_bloom *b)
     return b->items;
 }
 
-int amq_bloom_is_view(const amq_bloom *b)
+int amq_bloom_is_readonly(const amq_bloom *b)
 {
     return amq_region_is_borrowed(&b->data);
 }
@@ -610,7 +610,7 @@ static const char *geometry_difference(const amq_bloom *a, const amq_bloom *b)
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
 {
-    int rc = amq_bloom_union(dst, src);
+    int rc = amq_bloom_merge(dst, src);
     if (rc == AMQ_EINCOMPAT)
         return amq_err(err, rc, "cannot merge Bloom filters with %s",
                        geometry_difference(dst, src));
@@ -633,7 +633,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_bloom_is_view(impl);
+    return amq_bloom_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,6 +251,17 @@ int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ipp, amq_er
         (uint64_t)st.st_size > SIZE_MAX) {
         rc = amq_err(err, AMQ_EUNSUPPORTED, "%s: not a regular, non-empty file", path);
         goto fail;
+    }
+    {
+        /* A file size limit below the file (ulimit -f) would fail the
+         * writes after the journal: saved whole instead, which fails
+         * cleanly with EFBIG before anything is replaced. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            (uint64_t)rl.rlim_cur < (uint64_t)st.st_size) {
+            rc = amq_err(err, AMQ_EUNSUPPORTED, "%s: larger than the file size limit", path);
+            goto fail;
+        }
     }
     rc = recover(path, ip->fd, (uint64_t)st.st_size, (uint64_t)st.st_ino, err);
     ip->ino = (uint64_t)st.st_ino;

@@ -511,7 +511,7 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
     return AMQ_OK;
 }
 
-int amq_sbloom_header_load(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator *alloc,
                            amq_sbloom **out)
 {
     amq_allocator a;

@@ -463,7 +463,7 @@ int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len)
     return amq_scuckoo_add_unique_hash(c, amq_scuckoo_hash(c, key, len));
 }
 
-uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
+int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count)
 {
     lookup l = lookup_of(c, h);
     uint64_t n = 0, i1, i2;
@@ -477,12 +477,13 @@ uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
         if (c->p.redisbloom || i2 != i1)
             n += bucket_count(c, s, i2, l.fp);
     }
-    return n;
+    *count = n;
+    return AMQ_OK;
 }
 
-uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
+int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len, uint64_t *count)
 {
-    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len));
+    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len), count);
 }
 
 /* ---- deletion and compaction ------------------------------------------------------------- */

@@ -169,8 +169,15 @@ done:
 static void put(const char *p, const uint8_t *bytes, size_t len)
 {
     char tmp[600];
+    const char *slash = strrchr(p, '/');
     int fd;
 
+    /* Each kill starts from the old file alone: the journal of a killed
+     * in-place add was written for the previous copy, and the new copy may
+     * reuse its inode (then applying it would be right, but not what the
+     * next kill is compared with). */
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.amqjournal", (int)(slash - p), p, slash + 1);
+    unlink(tmp);
     snprintf(tmp, sizeof tmp, "%s.put", p);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || write(fd, bytes, len) != (ssize_t)len || close(fd) != 0 ||
@@ -320,7 +327,10 @@ int main(int argc, char **argv)
     if (fp == NULL || fclose(fp) != 0)
         return 2;
     fp = fopen(path("more-keys"), "w");
-    for (i = 0; fp != NULL && i < 1000; i++)
+    /* Enough keys that an in-place add spends a good part of its run
+     * before its journal is durable (the commit point), so that kills
+     * land on both sides of it. */
+    for (i = 0; fp != NULL && i < 8000; i++)
         fprintf(fp, "more-%u\n", i);
     if (fp == NULL || fclose(fp) != 0)
         return 2;
