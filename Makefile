@@ -51,6 +51,7 @@ REDIS_MODULE := $(BUILD)/amq.so
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
 BENCH_BIN := $(BUILD)/bench/amq-bench
+AGING_BENCH := $(BUILD)/bench/aging-bench
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
 # when Debian's librocksdb-dev is installed; without it the rows are left out.
 CXX ?= g++
@@ -81,7 +82,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench tsan \
+        bench-quick test-bench bench-aging tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis \
@@ -118,6 +119,7 @@ help:
 	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
+	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  python         the Python package's extension in build/python (pip install ./python"
@@ -195,7 +197,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
-tests: $(TEST_BIN) $(BENCH_BIN)
+tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH)
 
 test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
@@ -297,10 +299,25 @@ bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN)
+test-bench: $(BENCH_BIN) $(AGING_BENCH)
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
+	@$(AGING_BENCH) --smoke > $(BUILD)/bench-aging-smoke.log 2>&1 || \
+	    { cat $(BUILD)/bench-aging-smoke.log; exit 1; }
+	@echo "aging-bench --smoke: ok"
+
+# The aging filter against two rotated blocked Bloom filters of the same
+# memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).
+$(AGING_BENCH): bench/aging/aging-bench.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+bench-aging: deps-bench
+	@$(MAKE) --no-print-directory $(AGING_BENCH)
+	$(AGING_BENCH) --out docs --data $(BUILD)
+
+bench: bench-aging
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "module.h" /* first: it asks for AMQ_ADVANCED_API (raw state) */
+
 #include "amq/aging.h"
 #include "amq/filter.h"
-#include "module.h"
 
 static RedisModuleType *af_type;
 

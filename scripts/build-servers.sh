@@ -52,6 +52,9 @@ apt_update() {
         "$MIRROR" > "$APTDIR/sources.list"
     # shellcheck disable=SC2046
     apt-get -q $(apt_opts) update >&2 || die "apt-get update with $APTDIR/sources.list failed"
+    # apt only warns when the mirror cannot be reached.
+    ls "$APTDIR/lists/"*trixie*Sources* >/dev/null 2>&1 ||
+        die "could not download trixie's source index from $MIRROR (no network?)"
     apt_ready=1
 }
 

@@ -921,15 +921,14 @@ int amq_aging_contains_at(const amq_filter *f, amq_hash128 h, uint64_t now_ms)
     return find_run(a, h, live_at(a, now_ms));
 }
 
-void amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size_t n,
-                                 uint8_t *out, uint64_t now_ms)
+int amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size_t n,
+                                uint8_t *out, uint64_t now_ms)
 {
     const amq_aging *a = aging_of(f);
-    if (a == NULL) {
-        amq_filter_contains_batch(f, h, n, out);
-        return;
-    }
+    if (a == NULL)
+        return amq_filter_contains_batch(f, h, n, out);
     contains_batch(a, h, n, out, live_at(a, now_ms));
+    return AMQ_OK;
 }
 
 int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],

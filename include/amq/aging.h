@@ -80,11 +80,12 @@ AMQ_API int amq_aging_advance(struct amq_filter *f, uint64_t now_ms);
  * read-only, mmap'd file): slices that would have been dropped by now_ms
  * are ignored.  1 may be present, 0 certainly absent (or forgotten).  In
  * count mode, and for filters of other kinds, now_ms is ignored: these are
- * then amq_filter_contains_hash and amq_filter_contains_batch.
+ * then amq_filter_contains_hash and amq_filter_contains_batch (which, like
+ * the batched form here, stores 1 or 0 in out[i] and returns AMQ_OK).
  */
 AMQ_API int amq_aging_contains_at(const struct amq_filter *f, amq_hash128 h, uint64_t now_ms);
-AMQ_API void amq_aging_contains_batch_at(const struct amq_filter *f, const amq_hash128 *h,
-                                         size_t n, uint8_t *out, uint64_t now_ms);
+AMQ_API int amq_aging_contains_batch_at(const struct amq_filter *f, const amq_hash128 *h,
+                                        size_t n, uint8_t *out, uint64_t now_ms);
 
 /*
  * The sizing rule: the geometry amq_filter_new would choose for a window of
@@ -98,7 +99,9 @@ AMQ_API int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info);
  * blocks, the adds per block and generation (docs/aging.md, the model). */
 AMQ_API double amq_aging_fpp_bound(uint32_t k, uint32_t l, double lambda);
 
+#ifdef AMQ_ADVANCED_API
 /*
+ * Advanced (see amq/advanced.h: not frozen; define AMQ_ADVANCED_API).
  * Raw state, for hosts that persist filters in their own framing (the Redis
  * module's RDB and AOF): the 96-byte parameter block of docs/file-format.md
  * (geometry and generation state) and the payload, which import then fills.
@@ -117,6 +120,7 @@ AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t 
                              uint64_t seed, const amq_allocator *alloc, struct amq_filter **out,
                              amq_errinfo *err);
 AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
+#endif /* AMQ_ADVANCED_API */
 
 #ifdef __cplusplus
 }
