@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "amq/bloom.h"
+#include "bloom_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -145,11 +146,38 @@ int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
     b = bloom_shell(params, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_alloc(&b->data, &b->alloc, amq_bloom_data_size(params));
+    /* Probes read the array bytewise or through memcpy: no alignment to pay
+     * for. */
+    rc = amq_region_alloc_align(&b->data, &b->alloc, amq_bloom_data_size(params), 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    *out = b;
+    return AMQ_OK;
+}
+
+int amq_bloom_new_owning(const amq_bloom_params *params, void *data, size_t len,
+                         uint64_t items, const amq_allocator *alloc, amq_bloom **out)
+{
+    amq_bloom *b;
+    int rc;
+
+    *out = NULL;
+    rc = check_params(params);
+    if (rc != AMQ_OK)
+        return rc;
+    if (len != amq_bloom_data_size(params) || len == 0)
+        return AMQ_EINVAL;
+    b = bloom_shell(params, alloc);
+    if (b == NULL)
+        return AMQ_ENOMEM;
+    b->data.data = data;
+    b->data.size = len;
+    b->data.base = data;
+    b->data.base_size = len;
+    b->data.how = AMQ_REGION_HEAP;
+    b->items = items;
     *out = b;
     return AMQ_OK;
 }
@@ -184,7 +212,7 @@ int amq_bloom_clone(const amq_bloom *src, const amq_allocator *alloc, amq_bloom 
     b = bloom_shell(&src->p, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_copy(&b->data, &b->alloc, src->data.data, src->data.size);
+    rc = amq_region_copy_align(&b->data, &b->alloc, src->data.data, src->data.size, 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;

@@ -158,6 +158,17 @@ typedef struct amq_sbloom_header {
  */
 AMQ_API int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                                 const amq_allocator *alloc, amq_sbloom **out);
+/*
+ * amq_sbloom_from_raw whose links adopt arrays[i] (links[i].bytes bytes
+ * each, taken from alloc, any alignment) instead of new zeroed arrays: a
+ * host that has read the bit arrays (a Redis RDB load) hands them over
+ * rather than holding every link twice.  Every array is taken whatever
+ * the outcome: owned by the filter on AMQ_OK, freed through alloc on an
+ * error.  Errors as amq_sbloom_from_raw.
+ */
+AMQ_API int amq_sbloom_from_raw_owning(const amq_sbloom_header *h,
+                                       const amq_sbloom_link_info *links, void **arrays,
+                                       const amq_allocator *alloc, amq_sbloom **out);
 
 /* ---- RedisBloom dump format (BF.SCANDUMP / BF.LOADCHUNK) -------------------- */
 /*
@@ -243,6 +254,18 @@ typedef struct amq_scuckoo_header {
  */
 AMQ_API int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
                                     const amq_allocator *alloc, amq_scuckoo **out);
+/*
+ * amq_scuckoo_from_header whose sub-filters adopt tables[j] (table_bytes[j]
+ * bytes each - the sub-filter's buckets times the bucket size - taken from
+ * alloc, any alignment; h->num_filters entries) instead of new zeroed ones:
+ * a host that has read the tables (a Redis RDB load) hands them over rather
+ * than holding the chain twice.  Every table is taken whatever the outcome:
+ * owned by the filter on AMQ_OK, freed through alloc on an error.
+ * AMQ_ECORRUPT also when a table's size is not its sub-filter's.
+ */
+AMQ_API int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
+                                           const size_t *table_bytes,
+                                           const amq_allocator *alloc, amq_scuckoo **out);
 
 /* Checks that the item count equals the fingerprints stored: AMQ_OK or
  * AMQ_ECORRUPT.  O(slots). */

@@ -112,8 +112,18 @@ AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
  * every fingerprint to the oldest sub-filter with a free slot in its
  * buckets; frees the newest sub-filter when it empties.  cont = 1
  * (CF.COMPACT) goes on after a sub-filter that cannot be emptied; cont = 0
- * (after deletes) stops there.  Resets the delete count.  O(slots).
+ * (after deletes) stops there.  Resets the delete count.
+ *
+ * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
+ * (weighted by the earlier sub-filters each visit may scan), then stops
+ * where it is - every fingerprint stays findable, and the next call goes on
+ * from the newest sub-filter again - so that a host serving requests (the
+ * Redis module) is never blocked for long by a long chain.  A chain of one
+ * bucket count (expansion 1) of 16 sub-filters or more is walked in time
+ * linear in its size (scratch memory of 3 bytes per bucket of a sub-filter,
+ * from the filter's allocator; without it the same result, slower).
  */
+#define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
 AMQ_API void amq_scuckoo_compact(amq_scuckoo *c, int cont);
 
 /* ---- layout and information (CF.INFO, CF.DEBUG, RDB) ------------------------ */
