@@ -118,6 +118,12 @@ int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
 int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
                     amq_errinfo *err);
 
+/* Filter-policy blobs of the static kinds (policy.c dispatches here). */
+int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size);
+int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,
+                          uint8_t *out, size_t cap, size_t *written);
+int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
+
 #define AMQ_STATIC_OPS(KIND, NAME, LOADFN)                 \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \

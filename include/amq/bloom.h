@@ -175,7 +175,8 @@ AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
  *          by LevelDB read here and the other way round.
  *  255     an extended encoding: the byte before it is the encoding id,
  *          laid out in docs/file-format.md.  Unknown ids answer "may match"
- *          (forward compatible).  Defined: id 1, AMQ_POLICY_BLOCKED.
+ *          (forward compatible).  Defined: id 1, AMQ_POLICY_BLOCKED;
+ *          id 2, AMQ_POLICY_FUSE; id 3, AMQ_POLICY_RIBBON.
  *  others  reserved: answer "may match".
  *
  * AMQ_POLICY_BLOCKED (id 1) is a blocked Bloom filter (amq/blocked_bloom.h):
@@ -184,14 +185,31 @@ AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
  * (0.97 % at 10 bits per key, where LevelDB's encoding gives 0.82 % but
  * touches k scattered cache lines).
  *
+ * AMQ_POLICY_FUSE (id 2) and AMQ_POLICY_RIBBON (id 3) hold one partition
+ * of the static kinds (amq/static.h) and an 18-byte trailer.  bits_per_key
+ * picks the variant: fuse has 8-bit fingerprints below 18 bits per key
+ * (about 9 bits per key, rate 1/256), 16-bit from 18 on; ribbon takes the
+ * rate a Bloom filter of bits_per_key would have, in about 70 % of its
+ * space.  amq_policy_blob_size is then an upper bound: the blob written
+ * (*written) is usually smaller.  Their builds allocate (about 40 bytes
+ * per key, freed before returning: AMQ_ENOMEM).
+ *
  * amq_policy_may_match returns 1 (may match), 0 (certainly not),
  * AMQ_ETRUNC for a blob too short to hold its own description, or
  * AMQ_ECORRUPT for a blocked blob whose length or k is impossible.
  */
 typedef enum amq_policy_encoding {
     AMQ_POLICY_LEVELDB = 0,
-    AMQ_POLICY_BLOCKED = 1
+    AMQ_POLICY_BLOCKED = 1,
+    AMQ_POLICY_FUSE = 2,  /* binary fuse (amq/static.h), 3-wise */
+    AMQ_POLICY_RIBBON = 3 /* standard Ribbon (amq/static.h) */
 } amq_policy_encoding;
+
+/* The policy's name, as a table records which policy wrote its filter
+ * blocks (LevelDB's FilterPolicy::Name): "leveldb.BuiltinBloomFilter2",
+ * "amq.BlockedBloomFilter", "amq.BinaryFuseFilter", "amq.RibbonFilter";
+ * NULL for an unknown encoding. */
+AMQ_API const char *amq_policy_name(uint32_t encoding);
 
 typedef struct amq_slice {
     const void *data;
