@@ -76,7 +76,7 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               python3-dev python3-pytest python3-numpy zstd xz-utils bzip2
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
+.PHONY: bench-static all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
         bench-quick test-bench tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         bench-redis \
@@ -182,7 +182,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
-tests: $(TEST_BIN) $(BENCH_BIN)
+tests: $(TEST_BIN) $(BENCH_BIN) $(STATIC_BENCH)
 
 test-unit: $(TEST_BIN)
 	@scripts/run-tests.sh $(TEST_BIN)
@@ -252,6 +252,18 @@ $(BUILD)/obj/bench/%.o: bench/%.cc
 $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
+
+# The static kinds beside RocksDB's Ribbon and FastLocalBloom and amq's
+# blocked filter at 1M, 10M, 100M keys; writes docs/benchmarks-static.md.
+STATIC_BENCH := $(BUILD)/bench/amq-bench-static
+$(STATIC_BENCH): $(BUILD)/obj/bench/static/static_bench.o \
+                 $(patsubst %.cc,$(BUILD)/obj/%.o,$(BENCH_CXX_SRC)) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $^ $(BENCH_LIBS) $(LDLIBS_ALL)
+
+bench-static: deps-bench
+	@$(MAKE) --no-print-directory $(STATIC_BENCH)
+	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
 # Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
 # docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
