@@ -52,7 +52,7 @@ static inline void rib_hash(const amq_static_part *p, uint64_t x, rib_key *k)
  * attempts with 128-bit rows; each retry past the second adds a percent. */
 static double rib_overhead(uint64_t n, unsigned attempt)
 {
-    double e = 0.03 + 8.0 / sqrt((double)(n > 0 ? n : 1));
+    double e = 0.04 + 8.0 / sqrt((double)(n > 0 ? n : 1));
     if (attempt >= 2)
         e += 0.01 * (attempt - 1);
     return e;
@@ -256,10 +256,11 @@ static void rib_contains_batch(const amq_static *s, const amq_hash128 *h, size_t
             rib_hash(p, amq_static_x(p, h[i + l].h1), &k[l]);
             w0 = rib_block(p, r, k[l].start >> 6);
             w2 = rib_block(p, r, (k[l].start >> 6) + 2);
-            __builtin_prefetch(w0);
-            __builtin_prefetch(w0 + 64);
-            __builtin_prefetch(w2);
-            __builtin_prefetch(w2 + 8 * r);
+            /* into L2, as fuse.c does, for the same reason */
+            __builtin_prefetch(w0, 0, 2);
+            __builtin_prefetch(w0 + 64, 0, 2);
+            __builtin_prefetch(w2, 0, 2);
+            __builtin_prefetch(w2 + 8 * r, 0, 2);
         }
         for (l = 0; l < m; l++)
             out[i + l] = (uint8_t)rib_check(pp[l], r, &k[l]);

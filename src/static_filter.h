@@ -73,7 +73,7 @@ struct amq_static {
     uint32_t nparts;
     uint64_t items;
     amq_static_part *parts;
-    uint8_t **owned;   /* built: one buffer per partition */
+    amq_region *owned;  /* built: one region per partition */
     amq_region payload; /* loaded: the payload (owned copy or borrowed) */
     int view;
     amq_allocator alloc;
