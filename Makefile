@@ -2,7 +2,7 @@
 # GNU make.  `make help` lists the targets.
 
 VERSION_MAJOR := 0
-VERSION := 0.1.0
+VERSION := 0.2.0
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -12,6 +12,7 @@ libdir     ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
 bindir     ?= $(PREFIX)/bin
 mandir     ?= $(PREFIX)/share/man
+datadir    ?= $(PREFIX)/share
 
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wpointer-arith \
@@ -33,7 +34,7 @@ endif
 
 CPPFLAGS_ALL := -Iinclude -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   := -std=c11 $(OPT) -g -fPIC -pthread $(WARN) $(EXTRA_CFLAGS) $(CFLAGS)
-LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY
+LIB_CFLAGS   := $(CFLAGS_ALL) -fvisibility=hidden -DAMQ_BUILDING_LIBRARY -DAMQ_ADVANCED_API
 LDLIBS_ALL   := -lxxhash -lm -pthread $(LDLIBS)
 LDFLAGS_ALL  := $(EXTRA_LDFLAGS) $(LDFLAGS)
 
@@ -50,6 +51,7 @@ REDIS_MODULE := $(BUILD)/amq.so
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
 BENCH_BIN := $(BUILD)/bench/amq-bench
+AGING_BENCH := $(BUILD)/bench/aging-bench
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
 # when Debian's librocksdb-dev is installed; without it the rows are left out.
 CXX ?= g++
@@ -73,12 +75,16 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
-              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2
+              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
+# Building Redis 8 / Valkey 8 for make test-servers (scripts/build-servers.sh).
+SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: bench-static all lib cli tests test test-unit test-cli test-asan test-example test-clang demo bench \
-        bench-quick test-bench tsan \
+.PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
+        test-clang demo bench \
+        bench-quick test-bench bench-aging bench-static tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
+        test-servers servers deps-servers \
         bench-redis \
         test-interop bench-tool python test-python bench-python
 
@@ -94,25 +100,33 @@ help:
 	@echo "amq $(VERSION) - make targets:"
 	@echo "  all (default)  build/libamq.a, build/libamq.so, build/amq, build/amq.so (Redis module)"
 	@echo "  test-redis     the Redis module against real redis-server instances"
+	@echo "  test-servers   the module's Redis suite on Redis 7.0 (Debian 12), Redis 8.0.2 and"
+	@echo "                 Valkey 8.1.1 (built once per machine from Debian 13 sources into"
+	@echo "                 AMQ_SERVERS_CACHE, default /var/cache/amq-servers)"
+	@echo "  servers        only build those servers"
 	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
 	@echo "                 smoke, CLI, Redis module, Guava interop, example + pkg-config,"
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
 	@echo "                 kill/disk-full faults, ThreadSanitizer"
 	@echo "  test-unit, test-cli, test-interop, test-example, test-asan, test-clang,"
+	@echo "  test-headers   each public header compiles alone (run by test-unit)"
 	@echo "  test-fuzz      the parts of make test, one at a time"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
 	@echo "                 (docs/reliability.md)"
 	@echo "  test-faults    SIGKILL during saves, disk full"
+	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
+	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  python         the Python package's extension in build/python (pip install ./python"
 	@echo "                 installs it); test-python runs its pytest suite; bench-python"
 	@echo "                 measures it against set() and the C library (docs/benchmarks-python.md)"
-	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1"
+	@echo "  install        PREFIX=$(PREFIX) DESTDIR=... : headers, libraries, amq.pc, amq, amq.1,"
+	@echo "                 the Redis module as \$$(libdir)/amq/amq.so"
 	@echo "  uninstall      remove what install put there"
 	@echo "  deps           install missing build packages (apt-get, non-interactive)"
 	@echo "  clean          remove build/"
@@ -172,9 +186,10 @@ $(REDIS_MODULE): $(REDIS_OBJ) $(STATIC_LIB)
 	    $(STATIC_LIB) $(LDLIBS_ALL)
 
 # ---- tests ------------------------------------------------------------------------------
+# The tests cover the advanced API too.
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Itests/unit $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 	@mkdir -p $(@D)
@@ -182,20 +197,38 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
-tests: $(TEST_BIN) $(BENCH_BIN) $(STATIC_BENCH)
+tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(STATIC_BENCH)
 
-test-unit: $(TEST_BIN)
+test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
+
+# Every public header compiles alone (and amq/advanced.h only when asked for).
+test-headers:
+	@scripts/check-headers.sh $(CC)
 
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
 
-test-redis: $(REDIS_MODULE)
-	@/usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+test-redis: $(REDIS_MODULE) $(BUILD)/amq
+	@AMQ=$(BUILD)/amq /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+
+# The same suite on every server the module supports (scripts/test-servers.sh).
+test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq
+	@AMQ=$(BUILD)/amq scripts/test-servers.sh $(REDIS_MODULE)
+
+servers: deps-servers
+	@scripts/build-servers.sh
+
+deps-servers:
+	@scripts/ensure-deps.sh $(SERVER_DEPS)
 
 # Guava interoperability against Debian's libguava-java (skipped without a JDK).
 test-interop: $(BUILD)/amq
 	@tests/interop/guava.sh $(BUILD)/amq
+
+# The aging kind's window guarantee over 100M adds (make test runs 20M).
+test-aging-long: $(BUILD)/tests/test_aging
+	@AMQ_AGING_STREAM=100000000 AMQ_TEST_FILTER=aging_stream_window_long $(BUILD)/tests/test_aging
 
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
@@ -265,20 +298,38 @@ bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
-# Full run: n = 1M, 10M, 100M (about 10 minutes, 3 GiB of memory); writes
-# docs/benchmarks.md and docs/bench-*.svg.  Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M (about 10
+# minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
+# whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
+# Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)
+	@$(MAKE) --no-print-directory bench-tool
 
 bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN)
+test-bench: $(BENCH_BIN) $(AGING_BENCH)
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
+	@$(AGING_BENCH) --smoke > $(BUILD)/bench-aging-smoke.log 2>&1 || \
+	    { cat $(BUILD)/bench-aging-smoke.log; exit 1; }
+	@echo "aging-bench --smoke: ok"
+
+# The aging filter against two rotated blocked Bloom filters of the same
+# memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).
+$(AGING_BENCH): bench/aging/aging-bench.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+bench-aging: deps-bench
+	@$(MAKE) --no-print-directory $(AGING_BENCH)
+	$(AGING_BENCH) --out docs --data $(BUILD)
+
+bench: bench-aging
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -294,7 +345,6 @@ bench-tool: deps-bench
 	@$(MAKE) --no-print-directory all
 	@bench/tool/tool-bench.sh $(BUILD)/amq
 
-bench: bench-tool
 
 # ---- Python package (python/, docs/python.md) ------------------------------------------
 # The extension for Debian's /usr/bin/python3 (which sees python3-numpy and
@@ -330,13 +380,21 @@ install: all
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
 	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	install -d $(DESTDIR)$(datadir)/bash-completion/completions $(DESTDIR)$(datadir)/zsh/site-functions
+	install -m 644 completions/amq.bash $(DESTDIR)$(datadir)/bash-completion/completions/amq
+	install -m 644 completions/_amq $(DESTDIR)$(datadir)/zsh/site-functions/_amq
+	install -d $(DESTDIR)$(libdir)/amq
+	install -m 755 $(REDIS_MODULE) $(DESTDIR)$(libdir)/amq/amq.so
 
 uninstall:
 	rm -f $(DESTDIR)$(includedir)/amq.h
 	rm -rf $(DESTDIR)$(includedir)/amq
 	rm -f $(DESTDIR)$(libdir)/libamq.a $(DESTDIR)$(libdir)/libamq.so* \
 	    $(DESTDIR)$(libdir)/pkgconfig/amq.pc $(DESTDIR)$(bindir)/amq \
-	    $(DESTDIR)$(mandir)/man1/amq.1
+	    $(DESTDIR)$(mandir)/man1/amq.1 \
+	    $(DESTDIR)$(datadir)/bash-completion/completions/amq \
+	    $(DESTDIR)$(datadir)/zsh/site-functions/_amq $(DESTDIR)$(libdir)/amq/amq.so
+	-rmdir $(DESTDIR)$(libdir)/amq 2>/dev/null
 
 format:
 	clang-format -i include/*.h include/amq/*.h src/*.c src/common/*.[ch] cli/*.[ch]
@@ -347,4 +405,5 @@ clean:
 # Keep objects of tests and tools (not intermediates to delete).
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(patsubst %,%.d,$(TEST_BIN))
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+    $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN)) $(TEST_SUPPORT:.o=.d)

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* query-path selection, raw arrays */
 #include "amq.h"
 #include "bench.h"
 
@@ -615,7 +616,7 @@ static double mean_se(const double *v, int m, double *se)
 static void fpp10_compare(const opts *o, const uint64_t *keys, const uint64_t *absent, fpp10 *r)
 {
     double va[16], vf[16], vd[16];
-    uint64_t n = o->sweep_n, q = o->queries;
+    uint64_t n = o->sweep_n, q = o->queries, maybe = 0;
     int i, reps = o->smoke ? 2 : 12;
     amq_blocked_params prm;
     amq_blocked *b;
@@ -628,8 +629,12 @@ static void fpp10_compare(const opts *o, const uint64_t *keys, const uint64_t *a
         prm.seed = (uint64_t)i + 1;
         if (amq_blocked_new(&prm, NULL, &b) != AMQ_OK)
             return;
-        amq_blocked_add_fixed(b, keys, 8, (size_t)n, NULL);
-        va[i] = (double)amq_blocked_contains_fixed(b, absent, 8, (size_t)q, NULL) / (double)q;
+        if (amq_blocked_add_batch_fixed(b, keys, 8, (size_t)n, NULL, NULL) != AMQ_OK ||
+            amq_blocked_contains_batch_fixed(b, absent, 8, (size_t)q, NULL, &maybe) != AMQ_OK) {
+            amq_blocked_free(b);
+            return;
+        }
+        va[i] = (double)maybe / (double)q;
         amq_blocked_free(b);
         vf[i] = bench_flb_fpp(keys, (size_t)n, absent, (size_t)q, 10.0, (uint64_t)i + 1, &r->k_flb);
         if (vf[i] < 0)

@@ -1,12 +1,13 @@
 /*
  * subject_amq_blocked.c - amq's blocked Bloom filter, three ways:
  *  - one key at a time (amq_blocked_add / _contains);
- *  - batched (amq_blocked_add_fixed / _contains_fixed: hashing ahead with a
+ *  - batched (amq_blocked_add_batch_fixed / _contains_fixed: hashing ahead with a
  *    window of prefetches);
  *  - batched with the key used as its own hash (h1 = h2 = key), hashing
  *    excluded - how libfilter's published figures are measured (it takes
  *    a 64-bit hash); the hashes are built in chunks of 4096 in the loop.
  */
+#define AMQ_ADVANCED_API 1 /* query-path selection, raw arrays */
 #include "amq.h"
 #include "bench.h"
 
@@ -62,24 +63,28 @@ static uint64_t query_single(void *f, const uint64_t *keys, size_t n)
 
 static uint64_t insert_batched(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_add_fixed(f, keys, 8, n, NULL) < 0 ? n : 0;
+    return amq_blocked_add_batch_fixed(f, keys, 8, n, NULL, NULL) != AMQ_OK ? n : 0;
 }
 
 static uint64_t query_batched(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_contains_fixed(f, keys, 8, n, NULL);
+    uint64_t maybe = 0;
+    (void)amq_blocked_contains_batch_fixed(f, keys, 8, n, NULL, &maybe);
+    return maybe;
 }
 
 #define CHUNK 4096
 
 static uint64_t insert_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_add_hashes64(f, keys, n, NULL) < 0 ? n : 0;
+    return amq_blocked_add_batch64(f, keys, n, NULL, NULL) != AMQ_OK ? n : 0;
 }
 
 static uint64_t query_prehashed(void *f, const uint64_t *keys, size_t n)
 {
-    return amq_blocked_contains_hashes64(f, keys, n, NULL);
+    uint64_t maybe = 0;
+    (void)amq_blocked_contains_batch64(f, keys, n, NULL, &maybe);
+    return maybe;
 }
 
 BENCH_SUBJECT(amq_blocked_single) = {

@@ -2,6 +2,7 @@
  * subject_amq_bloom.c - amq's classic Bloom filter (k probes over the whole
  * array), one key at a time.
  */
+#define AMQ_ADVANCED_API 1 /* query-path selection, raw arrays */
 #include "amq.h"
 #include "bench.h"
 

@@ -47,7 +47,7 @@ static uint64_t insert(void *f, const uint64_t *keys, size_t n)
         m = n - i < CHUNK ? n - i : CHUNK;
         for (j = 0; j < m; j++)
             h[j] = amq_partitioned_hash(f, &keys[i + j], 8);
-        if (amq_partitioned_add_hashes(f, h, m, NULL) < 0)
+        if (amq_partitioned_add_batch(f, h, m, NULL, NULL) != AMQ_OK)
             return n;
     }
     return 0;
@@ -62,7 +62,9 @@ static uint64_t query(void *f, const uint64_t *keys, size_t n)
         m = n - i < CHUNK ? n - i : CHUNK;
         for (j = 0; j < m; j++)
             h[j] = amq_partitioned_hash(f, &keys[i + j], 8);
-        c += amq_partitioned_contains_hashes(f, h, m, NULL);
+        uint64_t maybe = 0;
+        (void)amq_partitioned_contains_batch(f, h, m, NULL, &maybe);
+        c += maybe;
     }
     return c;
 }

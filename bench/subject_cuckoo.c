@@ -64,7 +64,7 @@ static uint64_t ck_insert_batched(void *f, const uint64_t *keys, size_t n)
             h[j] = key_hash(AMQ_HASH_XXH3, keys[i + j]);
             added[j] = 0;
         }
-        (void)amq_cuckoo_add_batch(f, h, m, added);
+        (void)amq_cuckoo_add_batch(f, h, m, added, NULL);
         for (j = 0; j < m; j++)
             ok += added[j];
     }
@@ -81,7 +81,7 @@ static uint64_t ck_query_batched(void *f, const uint64_t *keys, size_t n)
         m = n - i < BATCH ? n - i : BATCH;
         for (j = 0; j < m; j++)
             h[j] = key_hash(AMQ_HASH_XXH3, keys[i + j]);
-        amq_cuckoo_contains_batch(f, h, m, out);
+        (void)amq_cuckoo_contains_batch(f, h, m, out, NULL);
         for (j = 0; j < m; j++)
             found += out[j];
     }

@@ -53,6 +53,16 @@ int cli_parse_uint(const char *opt, const char *s, uint64_t lo, uint64_t hi, uin
 /* A 64-bit value in decimal or 0x-prefixed hexadecimal, exactly. */
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 
+/* Aging filters (aging.c): --window is a count of adds (10M) or a duration
+ * (90s, 1h: sets *ms); --rate is adds per unit of time (50k/s); --now is ms
+ * since the Unix epoch, the wall clock (cli_now_ms) when not given. */
+int cli_parse_window(const char *opt, const char *s, uint64_t *count, uint64_t *ms);
+int cli_parse_rate(const char *opt, const char *s, double *per_s);
+int cli_parse_now(const char *opt, const char *s, uint64_t *ms);
+uint64_t cli_now_ms(void);
+/* 1 if f is an aging filter that ages by time. */
+int cli_aging_time_mode(const amq_filter *f);
+
 /* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
  * redisbloom. */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
@@ -164,6 +174,10 @@ typedef struct cli_scan_opts {
     void *hash_ctx;
     int threads;      /* >= 2: read, split and hash in a second thread */
     cli_progress *progress;
+    /* Non-NULL: an input that cannot be opened or read is reported,
+     * counted here, and the scan goes on with the next one (as grep);
+     * NULL: the scan stops with EXIT_TROUBLE. */
+    int *failed;
 } cli_scan_opts;
 
 /*
@@ -192,6 +206,9 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
                        void *ctx);
 int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
                           cli_progress *progress, cli_batch_fn fn, void *ctx);
+/* The same, going on past inputs that fail (counted in *failed). */
+int cli_for_each_batch_failed(const amq_filter *f, char **inputs, int ninputs,
+                              cli_progress *progress, cli_batch_fn fn, void *ctx, int *failed);
 
 /* Threads to use: requested if > 0, else AMQ_THREADS if set, else one per
  * idle core (online CPUs minus the rounded 1-minute load average, >= 1). */

@@ -13,7 +13,7 @@
 
 static const char usage_text[] =
     "usage: amq add FILE [INPUT...] [--stats [--json]] [--allow-overfill] [--duplicates]\n"
-    "               [--progress] [-q]\n"
+    "               [--progress] [-q] [--now MS]\n"
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
@@ -29,7 +29,9 @@ static const char usage_text[] =
     "                     default a key already present is skipped, so that repeats\n"
     "                     neither fill buckets nor grow a scalable filter)\n"
     "  --progress         show progress on standard error even when it is not a terminal\n"
-    "  -q, --quiet        no progress, no warnings\n";
+    "  -q, --quiet        no progress, no warnings\n"
+    "  --now MS           aging filters by time: add at this time (ms since the Unix\n"
+    "                     epoch; default: the clock)\n";
 
 typedef struct add_ctx {
     amq_filter *f;
@@ -83,7 +85,7 @@ static int is_cuckoo(uint32_t kind)
 
 int cmd_add(int argc, char **argv)
 {
-    enum { O_STATS = 256, O_PROGRESS, O_OVERFILL, O_DUPS, O_JSON };
+    enum { O_STATS = 256, O_PROGRESS, O_OVERFILL, O_DUPS, O_JSON, O_NOW };
     static const struct option opts[] = {
         {"stats", no_argument, NULL, O_STATS},
         {"json", no_argument, NULL, O_JSON},
@@ -91,6 +93,7 @@ int cmd_add(int argc, char **argv)
         {"duplicates", no_argument, NULL, O_DUPS},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
+        {"now", required_argument, NULL, O_NOW},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -100,6 +103,8 @@ int cmd_add(int argc, char **argv)
     cli_target t;
     cli_progress *pg;
     int opt, rc, stats = 0, json = 0, progress = 0, quiet = 0, overfill = 0, dups = 0;
+    int now_given = 0;
+    uint64_t now = 0;
 
     memset(&c, 0, sizeof c);
     while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -118,6 +123,11 @@ int cmd_add(int argc, char **argv)
             break;
         case O_PROGRESS:
             progress = 1;
+            break;
+        case O_NOW:
+            if (cli_parse_now("--now", optarg, &now) != 0)
+                return EXIT_TROUBLE;
+            now_given = 1;
             break;
         case 'q':
             quiet = 1;
@@ -150,6 +160,19 @@ int cmd_add(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     c.skip_present = is_cuckoo(amq_filter_kind(c.f)) && !dups;
+    if (cli_aging_time_mode(c.f)) {
+        rc = amq_aging_advance(c.f, now_given ? now : cli_now_ms());
+    } else if (now_given) {
+        cli_error("add: --now applies to aging filters that age by time; %s does not", c.path);
+        rc = AMQ_EUNSUPPORTED;
+    }
+    if (rc != AMQ_OK) {
+        if (!now_given || cli_aging_time_mode(c.f))
+            cli_error("%s: %s", c.path, amq_strerror(rc));
+        amq_filter_free(c.f);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);

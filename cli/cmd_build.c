@@ -32,8 +32,8 @@
 
 static const char usage_text[] =
     "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
-    "                 [--guava] [--hash ALGO] [--seed S] [--threads T] [--force]\n"
-    "                 [--stats] [--progress] [--quiet]\n"
+    "                 [--guava] [--redisbloom] [--hash ALGO] [--seed S] [--threads T]\n"
+    "                 [--force] [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
@@ -49,11 +49,14 @@ static const char usage_text[] =
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
     "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
     "                   probes), for 'amq export --to guava'\n"
+    "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
+    "                   hashing, for 'amq export --to redis'\n"
     "  --hash ALGO      xxh3 (default), murmur3, murmur64a, redisbloom\n"
     "  --seed S         hash seed (default 0)\n"
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
     "  --force          replace FILE if it exists\n"
+    "  --json           with --stats: one JSON object\n"
     "  --stats          print keys read, distinct keys, capacity and the filter on\n"
     "                   standard error\n"
     "  --progress       show progress on standard error even when not a terminal\n"
@@ -284,23 +287,26 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
 int cmd_build(int argc, char **argv)
 {
     enum { O_TYPE = 256, O_FPP, O_CAPACITY, O_GUAVA, O_HASH, O_SEED, O_THREADS, O_FORCE,
-           O_STATS, O_PROGRESS };
+           O_STATS, O_PROGRESS, O_REDISBLOOM };
     static const struct option opts[] = {
         {"type", required_argument, NULL, O_TYPE},
         {"fpp", required_argument, NULL, O_FPP},
         {"capacity", required_argument, NULL, O_CAPACITY},
         {"guava", no_argument, NULL, O_GUAVA},
+        {"redisbloom", no_argument, NULL, O_REDISBLOOM},
         {"hash", required_argument, NULL, O_HASH},
         {"seed", required_argument, NULL, O_SEED},
         {"threads", required_argument, NULL, O_THREADS},
         {"force", no_argument, NULL, O_FORCE},
         {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static build b;
+    int json = 0;
     const char *type = "bloom";
     struct timespec t0, t1;
     amq_config cfg;
@@ -353,8 +359,14 @@ int cmd_build(int argc, char **argv)
         case O_FORCE:
             force = 1;
             break;
+        case O_REDISBLOOM:
+            cfg.redisbloom = 1;
+            break;
         case O_STATS:
             stats = 1;
+            break;
+        case 'J':
+            json = 1;
             break;
         case O_PROGRESS:
             progress = 1;
@@ -383,6 +395,13 @@ int cmd_build(int argc, char **argv)
     if (guava && (kind != AMQ_KIND_BLOOM || hash_given)) {
         cli_error("build: --guava makes a classic Bloom filter hashed as Guava does; it "
                   "takes no --type other than bloom, no --hash or --seed");
+        return EXIT_TROUBLE;
+    }
+    if (cfg.redisbloom && ((kind != AMQ_KIND_SCALABLE_BLOOM &&
+                            kind != AMQ_KIND_SCALABLE_CUCKOO) || hash_given)) {
+        cli_error("build: --redisbloom makes a scalable filter in RedisBloom's layout, hashed "
+                  "as RedisBloom does; it takes --type scalable-bloom or scalable-cuckoo, no "
+                  "--hash or --seed");
         return EXIT_TROUBLE;
     }
     if (amq_hash_check(cfg.hash_algo, cfg.seed) != AMQ_OK) {
@@ -461,20 +480,34 @@ save:
         amq_filter_stats(b.f, &st);
         cli_human_bytes(st.bytes, human, sizeof human);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (b.nkeys > 0)
-            fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
-        if (counted_exactly)
-            fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
-                    (unsigned long long)distinct);
-        else if (estimate > 0)
-            fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
-                    estimate, (unsigned long long)distinct);
-        fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
-        fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
-                amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
-        fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
-        fprintf(stderr, "time:             %.2f s\n",
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        if (json) {
+            fputs("{\"file\": ", stderr);
+            cli_json_string(stderr, b.path);
+            fprintf(stderr,
+                    ", \"keys_read\": %llu, \"distinct_keys\": %llu, \"counted_exactly\": %s, "
+                    "\"capacity\": %llu, \"kind\": \"%s\", \"bytes\": %llu, "
+                    "\"fpp_target\": %.6g, \"items\": %llu, \"seconds\": %.3f}\n",
+                    (unsigned long long)b.nkeys, (unsigned long long)distinct,
+                    counted_exactly ? "true" : "false", (unsigned long long)cfg.capacity,
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, st.fpp_target,
+                    (unsigned long long)st.items,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        } else {
+            if (b.nkeys > 0)
+                fprintf(stderr, "keys read:        %llu\n", (unsigned long long)b.nkeys);
+            if (counted_exactly)
+                fprintf(stderr, "distinct keys:    %llu (counted exactly)\n",
+                        (unsigned long long)distinct);
+            else if (estimate > 0)
+                fprintf(stderr, "distinct keys:    about %.0f (HyperLogLog; sized for %llu)\n",
+                        estimate, (unsigned long long)distinct);
+            fprintf(stderr, "capacity:         %llu\n", (unsigned long long)cfg.capacity);
+            fprintf(stderr, "filter:           %s, %llu bytes (%s), fpp %g at capacity\n",
+                    amq_kind_name(st.kind), (unsigned long long)st.bytes, human, st.fpp_target);
+            fprintf(stderr, "items:            %llu\n", (unsigned long long)st.items);
+            fprintf(stderr, "time:             %.2f s\n",
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        }
     }
 done:
     cli_progress_end(pg);

@@ -8,6 +8,7 @@
 
 static const char usage_text[] =
     "usage: amq create FILE --capacity N [--type TYPE] [--fpp P] [options] [--force]\n"
+    "       amq create FILE --type aging --window W [--rate R] [--fpp P]\n"
     "\n"
     "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
     "Refuses to replace an existing FILE unless --force is given.\n"
@@ -23,6 +24,9 @@ static const char usage_text[] =
     "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
     "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"
     "  --partitions P                                            partitioned\n"
+    "  --window W           aging: remember the last W adds (10M) or a duration\n"
+    "                       (90s, 30min, 1h, 7d; then --rate is required)\n"
+    "  --rate R             aging by time: expected adds (50k/s, 3000/min, 1M/h)\n"
     "  --force              replace FILE if it exists\n";
 
 /* Which kinds an option applies to (a kind's name, space-separated). */
@@ -48,7 +52,8 @@ int cmd_create(int argc, char **argv)
 {
     enum {
         O_TYPE = 256, O_CAPACITY, O_FPP, O_BPK, O_BITS, O_HASHES, O_HASH, O_SEED, O_FPBITS,
-        O_BUCKET, O_KICKS, O_EXPANSION, O_NONSCALING, O_REDISBLOOM, O_PARTITIONS, O_FORCE
+        O_BUCKET, O_KICKS, O_EXPANSION, O_NONSCALING, O_REDISBLOOM, O_PARTITIONS, O_FORCE,
+        O_WINDOW, O_RATE
     };
     static const struct option opts[] = {
         {"type", required_argument, NULL, O_TYPE},
@@ -67,6 +72,8 @@ int cmd_create(int argc, char **argv)
         {"redisbloom", no_argument, NULL, O_REDISBLOOM},
         {"partitions", required_argument, NULL, O_PARTITIONS},
         {"force", no_argument, NULL, O_FORCE},
+        {"window", required_argument, NULL, O_WINDOW},
+        {"rate", required_argument, NULL, O_RATE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -81,6 +88,8 @@ int cmd_create(int argc, char **argv)
         {"--nonscaling", "scalable-bloom scalable-cuckoo", 0},
         {"--redisbloom", "scalable-bloom scalable-cuckoo", 0},
         {"--partitions", "partitioned", 0},
+        {"--window", "aging", 0},
+        {"--rate", "aging", 0},
     };
     const char *type = "bloom";
     amq_config cfg;
@@ -98,6 +107,10 @@ int cmd_create(int argc, char **argv)
             type = optarg;
             break;
         case O_CAPACITY:
+            if (scope[10].given) {
+                cli_error("create: --capacity and --window cannot be combined");
+                return EXIT_TROUBLE;
+            }
             if (cli_parse_count("--capacity", optarg, &cfg.capacity) != 0)
                 return EXIT_TROUBLE;
             capacity_given = 1;
@@ -180,6 +193,20 @@ int cmd_create(int argc, char **argv)
         case O_FORCE:
             force = 1;
             break;
+        case O_WINDOW:
+            if (capacity_given) {
+                cli_error("create: --capacity and --window cannot be combined");
+                return EXIT_TROUBLE;
+            }
+            if (cli_parse_window("--window", optarg, &cfg.capacity, &cfg.window_ms) != 0)
+                return EXIT_TROUBLE;
+            scope[10].given = 1;
+            break;
+        case O_RATE:
+            if (cli_parse_rate("--rate", optarg, &cfg.rate) != 0)
+                return EXIT_TROUBLE;
+            scope[11].given = 1;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -208,6 +235,16 @@ int cmd_create(int argc, char **argv)
         cli_error("create: --bits and --hashes go together");
         return EXIT_TROUBLE;
     }
+    if (strcmp(type, "aging") == 0 && (!scope[10].given || (cfg.window_ms != 0) != scope[11].given)) {
+        cli_error(!scope[10].given ? "create: --type aging needs --window (adds, or a duration"
+                                     " with --rate)"
+                  : cfg.window_ms != 0 ? "create: a --window duration needs --rate (expected adds"
+                                         " per unit of time)"
+                                       : "create: --rate goes with a --window duration (90s, 1h)");
+        return EXIT_TROUBLE;
+    }
+    if (strcmp(type, "aging") == 0)
+        capacity_given = 1; /* --window sizes it */
     if (!capacity_given && !scope[1].given) {
         cli_error("create: --capacity is required (how many keys the filter is for)");
         return EXIT_TROUBLE;

@@ -43,7 +43,7 @@
 
 static const char usage_text[] =
     "usage: amq dedup [INPUT...] [-o OUT] [--approximate] [--fpp P] [--capacity N]\n"
-    "                 [--threads T] [--stats] [--progress] [--quiet]\n"
+    "                 [--threads T] [--stats [--json]] [--progress] [--quiet]\n"
     "\n"
     "Prints each distinct line of the INPUTs (none or '-': standard input; gzip,\n"
     "zstd, xz and bzip2 input is decompressed) once, at its first occurrence, in input order: the\n"
@@ -64,6 +64,7 @@ static const char usage_text[] =
     "                     no partitions)\n"
     "  --stats            print lines in, distinct out, duplicates, flagged lines,\n"
     "                     filter size and peak memory on standard error\n"
+    "  --json             with --stats: one JSON object\n"
     "  --progress         show progress on standard error even when it is not a\n"
     "                     terminal\n"
     "  -q, --quiet        no progress, no warnings (no expected-loss note)\n";
@@ -103,7 +104,7 @@ typedef struct worker {
 
 struct dedup {
     /* options */
-    int approximate, stats, threads, progress_mode, quiet;
+    int approximate, stats, json, threads, progress_mode, quiet;
     uint64_t capacity;
     double fpp;
     const char *out_path;
@@ -574,12 +575,35 @@ static int make_filter(dedup *d, int scaling)
 
 /* ---- statistics ---------------------------------------------------------------------------- */
 
+static void print_stats_json(const dedup *d, double seconds, const struct rusage *ru)
+{
+    fprintf(stderr,
+            "{\"lines_in\": %llu, \"distinct_out\": %llu, \"duplicates\": %llu, "
+            "\"approximate\": %s, ",
+            (unsigned long long)d->lines_in, (unsigned long long)d->lines_out,
+            (unsigned long long)(d->lines_in - d->lines_out), d->approximate ? "true" : "false");
+    if (d->approximate)
+        fprintf(stderr, "\"expected_false_drops\": %.6g, ", d->expected_loss);
+    else
+        fprintf(stderr, "\"flagged\": %llu, \"candidates\": %llu, ",
+                (unsigned long long)d->flagged, (unsigned long long)d->candidates);
+    fprintf(stderr,
+            "\"filter_kind\": \"%s\", \"filter_bytes\": %llu, \"capacity\": %llu, "
+            "\"fpp\": %.6g, \"peak_memory_bytes\": %llu, \"seconds\": %.3f}\n",
+            d->kind_name, (unsigned long long)d->filter_bytes, (unsigned long long)d->capacity,
+            d->fpp, (unsigned long long)ru->ru_maxrss * 1024, seconds);
+}
+
 static void print_stats(const dedup *d, double seconds)
 {
     struct rusage ru;
     char fb[32], mem[32];
 
     getrusage(RUSAGE_SELF, &ru);
+    if (d->json) {
+        print_stats_json(d, seconds, &ru);
+        return;
+    }
     cli_human_bytes(d->filter_bytes, fb, sizeof fb);
     cli_human_bytes((uint64_t)ru.ru_maxrss * 1024, mem, sizeof mem);
     fprintf(stderr, "lines in:         %llu\n", (unsigned long long)d->lines_in);
@@ -730,6 +754,7 @@ int cmd_dedup(int argc, char **argv)
         {"capacity", required_argument, NULL, O_CAPACITY},
         {"threads", required_argument, NULL, O_THREADS},
         {"stats", no_argument, NULL, O_STATS},
+        {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -770,6 +795,9 @@ int cmd_dedup(int argc, char **argv)
             break;
         case O_STATS:
             d.stats = 1;
+            break;
+        case 'J':
+            d.json = 1;
             break;
         case O_PROGRESS:
             progress = 1;

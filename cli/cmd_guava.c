@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* the bit array of a Guava filter */
 #include "cli.h"
+#include "cmd_redis.h"
 
 #include "amq/guava.h"
 
@@ -135,11 +137,11 @@ fail:
 static int check_format(const char *opt, const char *fmt)
 {
     if (fmt == NULL) {
-        cli_error("%s guava is required (the only format for now)", opt);
+        cli_error("%s guava is required (or %s redis)", opt, opt);
         return -1;
     }
     if (strcmp(fmt, "guava") != 0) {
-        cli_error("%s: unknown format '%s' (known: guava)", opt, fmt);
+        cli_error("%s: unknown format '%s' (known: guava, redis)", opt, fmt);
         return -1;
     }
     return 0;
@@ -167,6 +169,8 @@ int cmd_import(int argc, char **argv)
     size_t len;
     int opt, rc, force = 0;
 
+    if (cli_redis_format(argc, argv, "--from"))
+        return cmd_import_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_FROM:
@@ -257,6 +261,8 @@ int cmd_export(int argc, char **argv)
     size_t size;
     int opt, rc, force = 0;
 
+    if (cli_redis_format(argc, argv, "--to"))
+        return cmd_export_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_TO:

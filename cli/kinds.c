@@ -1,28 +1,17 @@
 /*
  * kinds.c - what the tool needs to know of particular kinds beyond the
- * generic handle: whether a filter can take adds from several threads.
- *
- * The blocked Bloom and partitioned kinds take concurrent adds once
- * switched to their concurrent mode (atomic OR); the others need one
- * writer.  Their headers are used when this libamq has them, so the tool
- * builds with and without those kinds.
+ * generic handle: whether a kind grows, whether a filter is saturated,
+ * whether a filter can take adds from several threads (the blocked Bloom
+ * and partitioned kinds, once switched to their concurrent mode; the
+ * others answer AMQ_EUNSUPPORTED).
  */
 #include "cli.h"
 
-#if defined(__has_include)
-#if __has_include("amq/blocked_bloom.h")
-#include "amq/blocked_bloom.h"
-#define CLI_HAVE_BLOCKED 1
-#endif
-#if __has_include("amq/partitioned.h")
-#include "amq/partitioned.h"
-#define CLI_HAVE_PARTITIONED 1
-#endif
-#endif
-
 int cli_kind_scales(uint32_t kind)
 {
-    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    /* an aging filter counts every add ever made, but holds only its window */
+    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO ||
+           kind == AMQ_KIND_AGING;
 }
 
 int cli_warn_saturated(const char *path, const amq_filter *f)
@@ -41,18 +30,7 @@ int cli_warn_saturated(const char *path, const amq_filter *f)
 
 int cli_filter_concurrent_adds(amq_filter *f)
 {
-#ifdef CLI_HAVE_BLOCKED
-    struct amq_blocked *b = amq_filter_blocked(f);
-    if (b != NULL)
-        return amq_blocked_set_concurrent(b, 1) == AMQ_OK;
-#endif
-#ifdef CLI_HAVE_PARTITIONED
-    struct amq_partitioned *p = amq_filter_partitioned(f);
-    if (p != NULL)
-        return amq_partitioned_set_concurrent(p, 1) == AMQ_OK;
-#endif
-    (void)f;
-    return 0;
+    return amq_filter_set_concurrent(f, 1) == AMQ_OK;
 }
 
 int cli_refuse_static(const amq_filter *f, const char *path, const char *what)

@@ -6,11 +6,15 @@
  * terminal: there the line is redrawn in place five times a second; with
  * --progress on a pipe or file it is one line per second.  --quiet turns it
  * off.  The line gives the phase, bytes done (of the total when known, with
- * the percentage and the time left), the rate and the lines so far.
+ * the percentage and the time left), the rate and the lines so far.  On a
+ * terminal it is kept narrower than the terminal (TIOCGWINSZ, read at each
+ * redraw so that a resize is followed): a line that wraps would scroll a
+ * new line at each redraw.  Less important parts go first, then the tail.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,11 +109,26 @@ static void fmt_count(uint64_t n, char *buf, size_t cap)
         snprintf(buf, cap, "%llu", (unsigned long long)n);
 }
 
+/* Columns of the terminal on standard error; 80 when unknown. */
+static size_t term_width(void)
+{
+    struct winsize ws;
+    const char *env;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    env = getenv("COLUMNS");
+    if (env != NULL && atoi(env) > 0)
+        return (size_t)atoi(env);
+    return 80;
+}
+
 void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
 {
     char line[256], done[32], total[32], rate[32], count[32], eta[32], lines_part[48];
+    char pct[16], rate_part[48], eta_part[48];
     double t, el, bps;
-    int len;
+    size_t width, len;
+    int form;
 
     if (p == NULL)
         return;
@@ -123,27 +142,32 @@ void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
     cli_human_bytes(pos, done, sizeof done);
     cli_human_bytes((uint64_t)bps, rate, sizeof rate);
     fmt_count(p->lines, count, sizeof count);
+    lines_part[0] = pct[0] = eta_part[0] = total[0] = '\0';
     if (p->lines > 0)
         snprintf(lines_part, sizeof lines_part, ", %s lines", count);
-    else
-        lines_part[0] = '\0';
+    snprintf(rate_part, sizeof rate_part, ", %s/s", rate);
     if (p->total > 0 && pos <= p->total) {
         cli_human_bytes(p->total, total, sizeof total);
+        snprintf(pct, sizeof pct, " (%.0f%%)", 100.0 * (double)pos / (double)p->total);
         if (bps > 0)
             fmt_duration((double)(p->total - pos) / bps, eta, sizeof eta);
         else
             snprintf(eta, sizeof eta, "?");
-        len = snprintf(line, sizeof line, "amq: %s: %s of %s (%.0f%%), %s/s%s, %s left",
-                       p->what, done, total, 100.0 * (double)pos / (double)p->total, rate,
-                       lines_part, eta);
-    } else {
-        len = snprintf(line, sizeof line, "amq: %s: %s, %s/s%s", p->what, done, rate,
-                       lines_part);
+        snprintf(eta_part, sizeof eta_part, ", %s left", eta);
     }
-    if (len < 0)
-        return;
-    if ((size_t)len >= sizeof line)
-        len = (int)sizeof line - 1;
+    /* Forms from the fullest to the barest; the first that fits is drawn. */
+    width = p->tty ? term_width() : sizeof line;
+    for (form = 0; form < 4; form++) {
+        snprintf(line, sizeof line, "amq: %s: %s%s%s%s%s%s%s", p->what, done,
+                 total[0] ? " of " : "", total, pct, form <= 1 ? rate_part : "",
+                 form == 0 ? lines_part : "", form <= 2 ? eta_part : "");
+        if (strlen(line) < width)
+            break;
+    }
+    len = strlen(line);
+    /* Never reach the last column: some terminals wrap there. */
+    if (width > 1 && len > width - 1)
+        line[width - 1] = '\0';
     fflush(stdout);
     if (p->tty)
         fprintf(stderr, "\r%s\033[K", line);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* amq_simd_supported: the AMQ_SIMD cap */
 #include "cli.h"
 
 #define SCAN_SLOTS 4
@@ -103,8 +104,8 @@ __attribute__((target("avx2"))) static size_t lf_scan_avx2(const uint8_t *p, siz
 static lf_scan_fn pick_scanner(void)
 {
 #ifdef HAVE_AVX2_SCAN
-    const char *env = getenv("AMQ_SIMD");
-    if ((env == NULL || strcmp(env, "scalar") != 0) && __builtin_cpu_supports("avx2"))
+    /* The library's answer: this CPU, capped by AMQ_SIMD as it reads it. */
+    if (amq_simd_supported(AMQ_SIMD_AVX2))
         return lf_scan_avx2;
 #endif
     return lf_scan_swar;
@@ -208,6 +209,12 @@ static void produce(scan_state *st, scan_slot *s)
                 return;
             }
             if (open_src(st) != 0) {
+                if (st->o->failed != NULL) {
+                    /* As grep: reported (by open_src), then the next one. */
+                    (*st->o->failed)++;
+                    st->src++;
+                    continue;
+                }
                 s->status = -1;
                 return;
             }
@@ -258,6 +265,12 @@ static void produce(scan_state *st, scan_slot *s)
             if (want > s->cap - used)
                 want = s->cap - used;
             got = cli_input_read(st->in, s->buf + used, want);
+            if (got < 0 && st->o->failed != NULL) {
+                /* The input ends here; its unfinished last line is dropped. */
+                (*st->o->failed)++;
+                used = start;
+                got = 0;
+            }
             if (got < 0) {
                 s->status = -1;
                 return;
@@ -465,6 +478,12 @@ int cli_for_each_batch(const amq_filter *f, char **inputs, int ninputs, cli_batc
 int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
                           cli_progress *progress, cli_batch_fn fn, void *ctx)
 {
+    return cli_for_each_batch_failed(f, inputs, ninputs, progress, fn, ctx, NULL);
+}
+
+int cli_for_each_batch_failed(const amq_filter *f, char **inputs, int ninputs,
+                              cli_progress *progress, cli_batch_fn fn, void *ctx, int *failed)
+{
     cli_scan_opts o;
     size_t n;
     int rc;
@@ -479,6 +498,7 @@ int cli_for_each_batch_ex(const amq_filter *f, char **inputs, int ninputs,
     o.hash_ctx = (void *)(uintptr_t)f;
     o.threads = cli_threads(0);
     o.progress = progress;
+    o.failed = failed;
     rc = cli_scan(&o, fn, ctx);
     free((void *)o.srcs);
     return rc;

@@ -103,7 +103,7 @@ static FZ_UNUSED void fz_answers_ex(const amq_filter *f, const fz_probes *p, uin
         FZ_CHECK(ch == c, "contains_hash %d, contains %d", ch, c);
         out[i] = (uint8_t)(c != 0);
     }
-    amq_filter_contains_batch(f, h, p->n, batch);
+    FZ_CHECK(amq_filter_contains_batch(f, h, p->n, batch) == AMQ_OK, "contains_batch failed");
     for (i = 0; i < p->n; i++)
         FZ_CHECK(batch[i] == out[i], "probe %zu: batch says %u, single %u", i, batch[i], out[i]);
 }
@@ -216,8 +216,8 @@ static FZ_UNUSED void fz_check_failed_partition(amq_filter *f, const fz_probes *
 
     FZ_CHECK(amq_partitioned_status(pf) == AMQ_ECHECKSUM, "a failed partition, status OK");
     FZ_CHECK(amq_partitioned_verify(pf, &bad) == AMQ_ECHECKSUM &&
-                 bad < amq_partitioned_count(pf),
-             "verify names partition %u of %u", bad, amq_partitioned_count(pf));
+                 bad < amq_partitioned_partitions(pf),
+             "verify names partition %u of %u", bad, amq_partitioned_partitions(pf));
     FZ_CHECK(amq_filter_serialized_size(f, &size) == AMQ_OK, "serialized_size");
     buf = malloc((size_t)size);
     FZ_CHECK(buf != NULL, "out of memory");

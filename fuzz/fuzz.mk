@@ -40,7 +40,7 @@ fuzz-lib: $(FUZZ_DIR)/lib/libamq.a
 
 $(FUZZ_DIR)/bin/%: fuzz/%.c $(FUZZ_DEPS) $(FUZZ_DIR)/lib/libamq.a
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_SAN) \
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_SAN) \
 	    -fsanitize=fuzzer -o $@ $< $(FUZZ_DIR)/lib/libamq.a $(FUZZ_LDLIBS)
 
 fuzz-bins: $(patsubst %,$(FUZZ_DIR)/bin/%,$(FUZZ_TARGETS))
@@ -58,11 +58,11 @@ fuzz-long:
 # ---- replay without libFuzzer (any compiler; make test uses the ASan build) ------------
 $(BUILD)/fuzz/fuzz-seeds: fuzz/seeds.c $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(FUZZ_LDLIBS)
+	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(FUZZ_LDLIBS)
 
 $(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Ifuzz $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< fuzz/replay.c \
+	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Ifuzz $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< fuzz/replay.c \
 	    $(STATIC_LIB) $(FUZZ_LDLIBS)
 
 fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/fuzz-seeds
@@ -96,7 +96,7 @@ endif
 
 $(FUZZ_COV_DIR)/bin/%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(FUZZ_COV_DIR)/lib/libamq.a
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS_ALL) -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_COV_FLAGS) \
+	$(FUZZ_CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Ifuzz -std=c11 -O1 -g $(WARN) -Werror $(FUZZ_COV_FLAGS) \
 	    -o $@ $< fuzz/replay.c $(FUZZ_COV_DIR)/lib/libamq.a $(FUZZ_LDLIBS)
 
 fuzz-cov: $(patsubst %,$(FUZZ_COV_DIR)/bin/%,$(FUZZ_TARGETS)) fuzz-seeds

@@ -1,6 +1,6 @@
 /*
  * fuzz_scandump_bf.c - the RedisBloom BF dump decoders, as BF.LOADCHUNK
- * drives them: amq_sbloom_header_load, then data chunks through
+ * drives them: amq_sbloom_header_decode, then data chunks through
  * amq_sbloom_chunk_apply, then adds and queries on the result.
  *
  * Input: u16 header length H, H header bytes, then chunk records (u64
@@ -43,7 +43,7 @@ static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t
 
     FZ_CHECK(hdr != NULL, "out of memory");
     FZ_CHECK(amq_sbloom_header_encode(s, hdr, hlen) == AMQ_OK, "header_encode failed");
-    rc = amq_sbloom_header_load(hdr, hlen, al, &d);
+    rc = amq_sbloom_header_decode(hdr, hlen, al, &d);
     free(hdr);
     if (rc == AMQ_ENOMEM)
         return;
@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (hlen > in.n)
         hlen = in.n;
     hdr = in.p;
-    rc = amq_sbloom_header_load(hdr, hlen, &al, &s);
+    rc = amq_sbloom_header_decode(hdr, hlen, &al, &s);
     in.p += hlen;
     in.n -= hlen;
     if (rc != AMQ_OK) {

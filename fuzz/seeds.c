@@ -186,6 +186,19 @@ static void kind_variants(uint32_t kind, fileset *fs)
             keep(fs, make(&cfg, 100));
         }
     }
+    if (kind == AMQ_KIND_AGING) {
+        /* time mode, several generations in */
+        amq_config_init(&cfg, kind);
+        cfg.window_ms = 1000;
+        cfg.rate = 50;
+        f = make(&cfg, 0);
+        if (f != NULL && amq_aging_advance(f, 123456) == AMQ_OK) {
+            add_keys(f, 40);
+            keep(fs, f);
+        } else {
+            amq_filter_free(f);
+        }
+    }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
             amq_config_init(&cfg, kind);

@@ -2,150 +2,38 @@
  * amq.h - umbrella header of libamq, a library of approximate-membership
  * filters (Bloom, blocked Bloom, partitioned, cuckoo, scalable variants).
  *
- * This header holds what every family shares: version macros, the status
- * codes, the allocation hooks and the export macro.  Each filter family has
- * its own header under <amq/...>; <amq/filter.h> is the kind-independent
- * handle used by the command-line tool, which also reads and writes files.
- *
- * Conventions (see docs/architecture.md):
- *  - every function that can fail returns an int status: AMQ_OK (0) or a
- *    negative AMQ_E* code; amq_strerror() turns it into text;
- *  - handles are opaque, created by amq_<family>_new() and released by
- *    amq_<family>_free(), and free(NULL) is a no-op;
- *  - the library never prints, exits or aborts on anything a caller controls.
+ * Includes every stable header:
+ *   amq/common.h            version, status codes, allocator, amq_slice
+ *   amq/hash.h              hash functions and amq_hash128
+ *   amq/filter.h            one handle for every kind, filter files
+ *   amq/bloom.h, amq/blocked_bloom.h, amq/partitioned.h, amq/cuckoo.h,
+ *   amq/scalable_bloom.h, amq/scalable_cuckoo.h   one header per family
+ *   amq/policy.h            LevelDB-style filter blobs
+ *   amq/guava.h             Guava's BloomFilter bytes
+ *   amq/static.h            static kinds (fuse, ribbon): built once from all keys
+ *   amq/aging.h             the aging kind: a sliding window of keys
+ * Define AMQ_ADVANCED_API before including it to get <amq/advanced.h> as
+ * well (format internals and raw access, not frozen: see that header).
  */
 #ifndef AMQ_H
 #define AMQ_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* ---- version ------------------------------------------------------------ */
-#define AMQ_VERSION_MAJOR 0
-#define AMQ_VERSION_MINOR 1
-#define AMQ_VERSION_PATCH 0
-#define AMQ_VERSION_NUMBER \
-    (AMQ_VERSION_MAJOR * 10000 + AMQ_VERSION_MINOR * 100 + AMQ_VERSION_PATCH)
-#define AMQ_STRINGIFY_(x) #x
-#define AMQ_STRINGIFY(x) AMQ_STRINGIFY_(x)
-#define AMQ_VERSION_STRING            \
-    AMQ_STRINGIFY(AMQ_VERSION_MAJOR)  \
-    "." AMQ_STRINGIFY(AMQ_VERSION_MINOR) "." AMQ_STRINGIFY(AMQ_VERSION_PATCH)
-
-/* ---- export macro ------------------------------------------------------- */
-/* The library is built with -fvisibility=hidden; only AMQ_API symbols are
- * exported from libamq.so. */
-#if defined(AMQ_BUILDING_LIBRARY) && (defined(__GNUC__) || defined(__clang__))
-#define AMQ_API __attribute__((visibility("default")))
-#else
-#define AMQ_API
-#endif
-
-/* ---- status codes ------------------------------------------------------- */
-/* One table generates the enum and the strings.  Values are pinned: a
- * released value never changes meaning; new codes are appended. */
-#define AMQ_STATUS_MAP(X)                                                   \
-    X(OK, 0, "success")                                                     \
-    X(EINVAL, -1, "invalid argument")                                       \
-    X(ENOMEM, -2, "out of memory")                                          \
-    X(EFULL, -3, "filter is full")                                          \
-    X(ECORRUPT, -4, "corrupt data")                                         \
-    X(ETRUNC, -5, "truncated data")                                         \
-    X(EVERSION, -6, "unsupported format version")                           \
-    X(EKIND, -7, "wrong or unknown filter kind")                            \
-    X(EIO, -8, "input/output error")                                        \
-    X(EINCOMPAT, -9, "incompatible filters")                                \
-    X(ENOTFOUND, -10, "item not found")                                     \
-    X(ERANGE, -11, "parameter out of range")                                \
-    X(EOVERFLOW, -12, "size overflows")                                     \
-    X(ECHECKSUM, -13, "checksum mismatch")                                  \
-    X(EUNSUPPORTED, -14, "operation not supported by this kind of filter")  \
-    X(EREADONLY, -15, "filter is read-only")                                \
-    X(EMAGIC, -16, "not an amq filter file")                                \
-    X(EEXIST, -17, "file exists")                                           \
-    X(ENOSPC, -18, "no space left on device")                               \
-    X(EHASH, -19, "unknown hash algorithm")                                 \
-    X(ELIMIT, -20, "limit reached")
-
-typedef enum amq_status {
-#define AMQ_STATUS_ENUM_(name, value, text) AMQ_##name = (value),
-    AMQ_STATUS_MAP(AMQ_STATUS_ENUM_)
-#undef AMQ_STATUS_ENUM_
-} amq_status;
-
-/* Text of a status code; never NULL (unknown codes give "unknown error").
- * This and the three functions below return constant data: any thread. */
-AMQ_API const char *amq_strerror(int status);
-
-/* Name of a status code without the AMQ_ prefix ("ENOMEM"), or NULL. */
-AMQ_API const char *amq_status_name(int status);
-
-/* "0.1.0" for this build of the library (may differ from the header's
- * AMQ_VERSION_STRING when a program runs against a newer libamq.so). */
-AMQ_API const char *amq_version_string(void);
-AMQ_API unsigned amq_version_number(void);
-
-/* ---- allocation hooks --------------------------------------------------- */
-/*
- * Every object takes an optional allocator at creation (NULL = the default,
- * malloc/free, with large zeroed buffers taken from mmap and advised to use
- * transparent huge pages).  A host such as the Redis module routes memory
- * through its own allocator this way; the library keeps the allocator in
- * the object and uses it for everything that object allocates.
- *
- *  alloc(opaque, size)       returns size bytes (not necessarily zeroed),
- *                            or NULL on failure; never called with size 0;
- *  free(opaque, ptr, size)   releases a block from alloc, size as requested;
- *  zalloc(opaque, size)      optional (may be NULL): returns size zeroed
- *                            bytes, released by free.  Filter arrays are
- *                            taken from it instead of alloc + memset, so a
- *                            host whose allocator hands out fresh zero
- *                            pages for large blocks (calloc) does not touch
- *                            every page of a large filter up front.
- *
- * The library aligns large buffers itself (it over-allocates), so alloc need
- * only return malloc-aligned memory.  Functions are called from the thread
- * that calls into the library - from several threads at once when several
- * threads use objects sharing one allocator, or read one filter at the
- * same time (amq_filter_save and _serialize take scratch memory from the
- * filter's allocator): hooks shared that way must be thread-safe.
- */
-typedef struct amq_allocator {
-    void *(*alloc)(void *opaque, size_t size);
-    void (*free)(void *opaque, void *ptr, size_t size);
-    void *opaque;
-    void *(*zalloc)(void *opaque, size_t size);
-} amq_allocator;
-
-/* ---- error details -------------------------------------------------------- */
-/*
- * Functions that read files or decode untrusted bytes also take an optional
- * amq_errinfo to say what exactly was wrong ("payload checksum mismatch",
- * "file is 1000 bytes, header says 2048").  msg is always NUL-terminated;
- * sys_errno is the errno of a failed system call, else 0.
- */
-typedef struct amq_errinfo {
-    int status;
-    int sys_errno;
-    char msg[256];
-} amq_errinfo;
-
-#ifdef __cplusplus
-}
-#endif
-
+#include "amq/common.h"
 #include "amq/hash.h"
 #include "amq/bloom.h"
-#include "amq/cuckoo.h"
-#include "amq/scalable_cuckoo.h"
-#include "amq/scalable_bloom.h"
 #include "amq/blocked_bloom.h"
 #include "amq/partitioned.h"
+#include "amq/cuckoo.h"
+#include "amq/scalable_bloom.h"
+#include "amq/scalable_cuckoo.h"
+#include "amq/policy.h"
+#include "amq/guava.h"
 #include "amq/filter.h"
 #include "amq/static.h"
+#include "amq/aging.h"
+
+#ifdef AMQ_ADVANCED_API
+#include "amq/advanced.h"
+#endif
 
 #endif /* AMQ_H */

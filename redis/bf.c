@@ -2,13 +2,14 @@
  * bf.c - the BF.* commands and the MBbloom-- data type: RedisBloom's
  * scalable Bloom filter, a thin layer over amq/scalable_bloom.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "amq/scalable_bloom.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *bf_type;
@@ -75,10 +76,6 @@ static amq_sbloom *bf_create(RedisModuleCtx *ctx, const bf_opts *o)
                                 &first);
     if (rc != AMQ_OK) {
         RedisModule_ReplyWithError(ctx, rc == AMQ_ELIMIT ? BF_ERR_RATE : BF_ERR_RATE_RANGE);
-        return NULL;
-    }
-    if (!rm_memory_allows(ctx, first.bytes)) {
-        RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
         return NULL;
     }
     rc = amq_sbloom_new(&p, &amq_rm_allocator, &s);
@@ -214,10 +211,10 @@ static amq_sbloom *bf_open_for_add(RedisModuleCtx *ctx, RedisModuleString *name,
     return s;
 }
 
-/* Adds argv[first..argc) and replies an array of results that ends at the
- * first error (an error element). */
+/* Adds argv[first..argc) and replies an array of results (an error element
+ * for an item that failed); records what to replicate in *r. */
 static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **argv, int first,
-                        int argc, int *changed)
+                        int argc, int *changed, rm_items *r)
 {
     long n = 0;
     int i;
@@ -228,6 +225,7 @@ static int bf_add_items(RedisModuleCtx *ctx, amq_sbloom *s, RedisModuleString **
         const char *item = RedisModule_StringPtrLen(argv[i], &len);
         int rc = amq_sbloom_add(s, item, len);
         n++;
+        rm_items_note(r, argv, argc, i, rc >= 0);
         if (rc < 0) {
             RedisModule_ReplyWithError(ctx, bf_add_error(rc));
             /* A full non-scaling filter ends the reply; a link that cannot
@@ -276,6 +274,7 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     amq_sbloom *s;
     bf_opts o;
+    rm_items r = {NULL, 0};
     int created, changed = 0;
 
     if (argc < 3)
@@ -286,10 +285,9 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    bf_add_items(ctx, s, argv, 2, argc, &changed);
+    bf_add_items(ctx, s, argv, 2, argc, &changed, &r);
     RedisModule_CloseKey(key);
-    if (created || changed)
-        RedisModule_ReplicateVerbatim(ctx);
+    rm_items_replicate(ctx, &r, argv, created || changed);
     return REDISMODULE_OK;
 }
 
@@ -305,6 +303,7 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     amq_sbloom *s;
     bf_opts o;
+    rm_items r = {NULL, 0};
     int i, items = -1, nocreate = 0, nonscaling = 0, created, changed = 0;
 
     if (argc < 4)
@@ -356,10 +355,9 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    bf_add_items(ctx, s, argv, items, argc, &changed);
+    bf_add_items(ctx, s, argv, items, argc, &changed, &r);
     RedisModule_CloseKey(key);
-    if (created || changed)
-        RedisModule_ReplicateVerbatim(ctx);
+    rm_items_replicate(ctx, &r, argv, created || changed);
     return REDISMODULE_OK;
 }
 
@@ -578,24 +576,6 @@ static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
 }
 
-/* Sum of the links' byte counts a header chunk announces (saturating), for
- * the memory guard; 0 when the chunk is malformed (the library rejects it). */
-static uint64_t bf_header_bytes(const uint8_t *buf, size_t len)
-{
-    uint64_t total = 0;
-    size_t off;
-    if (len < AMQ_SBLOOM_HEADER_FIXED || (len - AMQ_SBLOOM_HEADER_FIXED) % AMQ_SBLOOM_HEADER_LINK)
-        return 0;
-    for (off = AMQ_SBLOOM_HEADER_FIXED; off < len; off += AMQ_SBLOOM_HEADER_LINK) {
-        uint64_t b = 0;
-        int k;
-        for (k = 7; k >= 0; k--)
-            b = (b << 8) | buf[off + (size_t)k];
-        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
-    }
-    return total;
-}
-
 static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
@@ -623,11 +603,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
         }
-        if (!rm_memory_allows(ctx, bf_header_bytes((const uint8_t *)buf, len))) {
-            RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, BF_ERR_NOMEM);
-        }
-        rc = amq_sbloom_header_load((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        rc = amq_sbloom_header_decode((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);
@@ -698,6 +674,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     amq_sbloom_header h;
     amq_sbloom_link_info *infos = NULL;
     bf_loaded_link *links = NULL;
+    void **arrays;
     amq_sbloom *s = NULL;
     uint64_t size, nfilters, options = 0, growth = 2, i, total = 0;
     int rc;
@@ -759,7 +736,17 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     h.growth = (uint32_t)growth;
     if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), total))
         goto corrupt;
-    rc = amq_sbloom_from_raw(&h, infos, &amq_rm_allocator, &s);
+    /* The links adopt the loaded buffers (RedisModule_LoadStringBuffer's
+     * memory, freed by the allocator's RedisModule_Free): a large filter
+     * is not held twice while it loads.  The buffers are taken whatever
+     * the outcome. */
+    arrays = RedisModule_Alloc(nfilters * sizeof *arrays);
+    for (i = 0; i < nfilters; i++) {
+        arrays[i] = links[i].data;
+        links[i].data = NULL;
+    }
+    rc = amq_sbloom_from_raw_owning(&h, infos, arrays, &amq_rm_allocator, &s);
+    RedisModule_Free(arrays);
     if (rc != AMQ_OK) {
         RedisModule_LogIOError(io, "warning", "amq: Bloom filter data refused (%s)%s",
                                amq_strerror(rc),
@@ -767,17 +754,6 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
                                    ? ": filters without FORCE64 (32-bit hashing) are not supported"
                                    : "");
         goto fail;
-    }
-    for (i = 0; i < nfilters; i++) {
-        uint8_t *data;
-        size_t len;
-        amq_sbloom_link_data_mut(s, (uint32_t)i, &data, &len);
-        if (len != links[i].len) {
-            amq_sbloom_free(s);
-            s = NULL;
-            goto corrupt;
-        }
-        memcpy(data, links[i].data, len);
     }
     goto done;
 
@@ -953,6 +929,7 @@ int bf_register(RedisModuleCtx *ctx)
     tm.digest = bf_digest;
     tm.free = bf_free;
     tm.copy = bf_copy;
+    tm.defrag = amq_rm_bf_defrag;
     return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
                               sizeof bf_cmds / sizeof bf_cmds[0]);
 }

@@ -2,13 +2,14 @@
  * cf.c - the CF.* commands and the MBbloomCF data type: RedisBloom's
  * scalable cuckoo filter, a thin layer over amq/scalable_cuckoo.h (parse,
  * call the library, reply).  Replies, errors and formats follow
- * shared/specs/redisbloom-compat.md; docs/redis.md lists what differs.
+ * RedisBloom's (documented and observed); docs/redis.md lists what differs.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "amq/scalable_cuckoo.h"
+#include "config.h"
 #include "module.h"
 
 static RedisModuleType *cf_type;
@@ -52,16 +53,6 @@ static void cf_defaults(cf_opts *o)
     o->expansion = amq_rm_cfg.cf_expansion;
 }
 
-/* Bytes of the first sub-filter: next power of two >= capacity / bucket
- * size, times the bucket size. */
-static uint64_t cf_first_bytes(const cf_opts *o)
-{
-    uint64_t want = o->capacity / o->bucket_size, nb = 1;
-    while (nb < want)
-        nb <<= 1;
-    return nb * o->bucket_size;
-}
-
 /*
  * RedisBloom checks the sub-filter limit once, when an adding command
  * starts: a filter at the limit refuses the command (even an item it
@@ -87,10 +78,6 @@ static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
     amq_scuckoo *c = NULL;
     int rc;
 
-    if (!rm_memory_allows(ctx, cf_first_bytes(o))) {
-        RedisModule_ReplyWithError(ctx, CF_ERR_NOMEM);
-        return NULL;
-    }
     amq_scuckoo_params_init(&p, 1);
     p.capacity = o->capacity;
     p.bucket_size = o->bucket_size;
@@ -263,6 +250,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     void *value;
     amq_scuckoo *c;
     cf_opts o;
+    rm_items r = {NULL, 0};
     int i, st, items = -1, nocreate = 0, changed = 0, resp3;
 
     if (argc < 4)
@@ -320,14 +308,15 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         int rc = nx ? amq_scuckoo_add_unique(c, item, len) : amq_scuckoo_add(c, item, len);
         if (rc == 1)
             changed = 1;
+        rm_items_note(&r, argv, argc, i, rc >= 0);
         if (nx || !resp3)
             RedisModule_ReplyWithLongLong(ctx, rc < 0 ? -1 : rc);
         else
             rm_reply_bool(ctx, rc == 1);
     }
     RedisModule_CloseKey(key);
-    if (changed)
-        RedisModule_ReplicateVerbatim(ctx);
+    /* Items that failed (a growth refused for memory) are not replicated. */
+    rm_items_replicate(ctx, &r, argv, changed);
     return REDISMODULE_OK;
 }
 
@@ -389,6 +378,7 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     void *value;
     size_t len;
+    uint64_t count = 0;
     const char *item;
     int st;
 
@@ -401,7 +391,8 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithLongLong(ctx, 0);
     item = RedisModule_StringPtrLen(argv[2], &len);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)amq_scuckoo_count(value, item, len));
+    (void)amq_scuckoo_count(value, item, len, &count);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)count);
 }
 
 /* ---- CF.DEL / CF.COMPACT ----------------------------------------------------------------- */
@@ -586,15 +577,19 @@ static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
 }
 
-/* Total bytes of the chain a header describes (saturating), for the memory
- * guard; the library validates the shape itself. */
+/* Total bytes of the chain a header describes (saturating), for the check
+ * of an RDB value against the machine's memory: the expansion rounded up to
+ * a power of two, as the library builds the chain.  The library validates
+ * the shape itself. */
 static uint64_t cf_header_bytes(const amq_scuckoo_header *h)
 {
-    uint64_t nb = h->num_buckets, total = 0, j;
+    uint64_t nb = h->num_buckets, total = 0, j, exp = 1;
     uint64_t lim = UINT64_MAX / 2;
+    while (exp < h->expansion)
+        exp <<= 1;
     for (j = 0; j < h->num_filters && j < 65536; j++) {
         if (j > 0)
-            nb = (h->expansion != 0 && nb <= lim / h->expansion) ? nb * h->expansion : lim;
+            nb = (h->expansion != 0 && nb <= lim / exp) ? nb * exp : lim;
         total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
         if (total >= lim)
             return lim;
@@ -685,17 +680,16 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, CF_ERR_HEADER);
         }
-        if (!rm_memory_allows(ctx, cf_header_bytes(&h))) {
-            RedisModule_CloseKey(key);
-            /* Beyond the machine's memory the header is nonsense (RedisBloom:
-             * cannot create); within it, memory is what is short. */
-            return RedisModule_ReplyWithError(
-                ctx, rm_memory_plausible(ctx, cf_header_bytes(&h)) ? CF_ERR_NOMEM : CF_ERR_CREATE);
-        }
         rc = cf_from_header(&h, &c);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
-            return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
+            /* Refused by the memory guard: beyond the machine's memory the
+             * header is nonsense (RedisBloom: cannot create); within it,
+             * memory is what is short. */
+            return RedisModule_ReplyWithError(
+                ctx, rc == AMQ_ENOMEM && rm_memory_plausible(ctx, cf_header_bytes(&h))
+                         ? CF_ERR_NOMEM
+                         : CF_ERR_CREATE);
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
     } else {
@@ -750,10 +744,11 @@ static void cf_rdb_save(RedisModuleIO *io, void *value)
 
 static void *cf_rdb_load(RedisModuleIO *io, int encver)
 {
-    amq_scuckoo_header h;
+    amq_scuckoo_header h, shape;
     amq_scuckoo *c = NULL;
-    char *buf = NULL;
-    uint64_t j;
+    void **tables = NULL;
+    size_t *lens = NULL, nf = 0, j;
+    uint64_t want_nb, exp;
     int rc;
 
     if (encver < 0 || encver > AMQ_RM_ENCVER) {
@@ -769,12 +764,12 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     if (encver >= 4) {
         uint64_t bs = RedisModule_LoadUnsigned(io);
         uint64_t iters = RedisModule_LoadUnsigned(io);
-        uint64_t exp = RedisModule_LoadUnsigned(io);
-        if (bs > 255 || iters > 65535 || exp > AMQ_RM_MAX_EXPANSION)
+        uint64_t e = RedisModule_LoadUnsigned(io);
+        if (bs > 255 || iters > 65535 || e > AMQ_RM_MAX_EXPANSION)
             goto corrupt;
         h.bucket_size = (uint32_t)bs;
         h.max_iterations = (uint32_t)iters;
-        h.expansion = (uint32_t)exp;
+        h.expansion = (uint32_t)e;
     } else {
         h.bucket_size = 2;
         h.max_iterations = 20;
@@ -782,44 +777,64 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     }
     if (RedisModule_IsIOError(io))
         goto fail;
-    if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
+    if (h.num_filters == 0 || h.num_filters > AMQ_SCUCKOO_MAX_FILTERS ||
+        !rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
         goto corrupt;
-    rc = cf_from_header(&h, &c);
-    if (rc != AMQ_OK)
-        goto corrupt;
-    for (j = 0; j < h.num_filters; j++) {
-        uint64_t nb, want_nb;
-        uint8_t *data;
-        size_t bytes, got;
-        const uint8_t *unused;
-
-        amq_scuckoo_subfilter(c, (uint32_t)j, &want_nb, &unused, &bytes);
+    /* Every sub-filter's table is read first, then the chain adopts the
+     * loaded buffers (RedisModule_LoadStringBuffer's memory, freed by the
+     * allocator's RedisModule_Free): a large filter is not held twice while
+     * it loads.  The library checks each size against the header's chain. */
+    nf = (size_t)h.num_filters;
+    tables = RedisModule_Alloc(nf * sizeof *tables);
+    lens = RedisModule_Alloc(nf * sizeof *lens);
+    for (j = 0; j < nf; j++) {
+        tables[j] = NULL;
+        lens[j] = 0;
+    }
+    exp = 1;
+    while (exp < h.expansion)
+        exp <<= 1;
+    for (j = 0, want_nb = h.num_buckets; j < nf; j++) {
+        if (j > 0)
+            want_nb = want_nb <= UINT64_MAX / exp ? want_nb * exp : 0;
         if (encver >= 4) {
-            nb = RedisModule_LoadUnsigned(io);
+            uint64_t nb = RedisModule_LoadUnsigned(io);
             if (RedisModule_IsIOError(io))
                 goto fail;
             if (nb != want_nb)
                 goto corrupt;
         }
-        buf = RedisModule_LoadStringBuffer(io, &got);
-        if (RedisModule_IsIOError(io) || buf == NULL)
+        tables[j] = RedisModule_LoadStringBuffer(io, &lens[j]);
+        if (RedisModule_IsIOError(io) || tables[j] == NULL)
             goto fail;
-        if (got != bytes)
-            goto corrupt;
-        amq_scuckoo_subfilter_mut(c, (uint32_t)j, &data, &bytes);
-        memcpy(data, buf, bytes);
-        RedisModule_Free(buf);
-        buf = NULL;
     }
-    return c;
+    shape = h;
+    shape.num_items = 0;
+    shape.num_deletes = 0;
+    rc = amq_scuckoo_from_header_owning(&shape, tables, lens, &amq_rm_allocator, &c);
+    for (j = 0; j < nf; j++)
+        tables[j] = NULL; /* taken, whatever the outcome */
+    if (rc != AMQ_OK)
+        goto corrupt;
+    amq_scuckoo_set_counts(c, h.num_items, h.num_deletes);
+    cf_unlimit(c);
+    goto done;
 
 corrupt:
     RedisModule_LogIOError(io, "warning", "amq: corrupt cuckoo filter data");
 fail:
-    if (buf != NULL)
-        RedisModule_Free(buf);
     amq_scuckoo_free(c);
-    return NULL;
+    c = NULL;
+done:
+    if (tables != NULL) {
+        for (j = 0; j < nf; j++)
+            if (tables[j] != NULL)
+                RedisModule_Free(tables[j]);
+        RedisModule_Free(tables);
+    }
+    if (lens != NULL)
+        RedisModule_Free(lens);
+    return c;
 }
 
 static void cf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *value)
@@ -985,6 +1000,7 @@ int cf_register(RedisModuleCtx *ctx)
     tm.digest = cf_digest;
     tm.free = cf_free;
     tm.copy = cf_copy;
+    tm.defrag = amq_rm_cf_defrag;
     return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
                               sizeof cf_cmds / sizeof cf_cmds[0]);
 }

@@ -15,6 +15,7 @@
  * An unknown name or a bad value makes the load fail (logged).
  */
 #include "module.h"
+#include "config.h"
 
 #include <string.h>
 #include <strings.h>
@@ -122,17 +123,22 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
     if (parse_config(ctx, argv, argc) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    if (bf_register(ctx) != REDISMODULE_OK || cf_register(ctx) != REDISMODULE_OK)
+    if (amq_rm_servers_before_commands(ctx) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    if (bf_register(ctx) != REDISMODULE_OK || cf_register(ctx) != REDISMODULE_OK ||
+        af_register(ctx) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    if (amq_rm_servers_after_commands(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_Log(ctx, "notice",
                     "amq %s: BF error_rate=%g initial_size=%llu expansion=%u; CF "
                     "initial_size=%llu bucket_size=%u max_iterations=%u expansion=%u "
-                    "max_expansions=%u%s",
+                    "max_expansions=%u; %s%s",
                     amq_version_string(), amq_rm_cfg.bf_error_rate,
                     (unsigned long long)amq_rm_cfg.bf_initial_size, amq_rm_cfg.bf_expansion,
                     (unsigned long long)amq_rm_cfg.cf_initial_size, amq_rm_cfg.cf_bucket_size,
                     amq_rm_cfg.cf_max_iterations, amq_rm_cfg.cf_expansion,
-                    amq_rm_cfg.cf_max_expansions,
+                    amq_rm_cfg.cf_max_expansions, amq_rm_servers_summary(),
                     RedisModule_TryAlloc == NULL ? " (no RedisModule_TryAlloc)" : "");
     return REDISMODULE_OK;
 }

@@ -10,14 +10,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMQ_ADVANCED_API 1 /* the BF/CF dump internals and raw arrays */
 #include "amq.h"
 #include "rm.h"
 
 /* The module registers under RedisBloom's name, so that the two cannot be
  * loaded together (their data types would clash anyway) and clients that
- * look for "bf" in MODULE LIST find it; the version is amq's own. */
+ * look for "bf" in MODULE LIST find it.  Its version is in RedisBloom's
+ * MMmmpp scheme and names the RedisBloom release line whose BF/CF commands,
+ * configs and formats amq.so answers like (8.0.0: the one Redis 8.0 ships),
+ * since clients compare it with RedisBloom's versions; amq's own version is
+ * in the server log at load. */
 #define AMQ_RM_MODULE_NAME "bf"
-#define AMQ_RM_MODULE_VERSION AMQ_VERSION_NUMBER
+#define AMQ_RM_MODULE_VERSION 80000
 #define AMQ_RM_ENCVER 4             /* encoding version of both data types */
 
 /* Capacity limit of both families (RedisBloom's). */
@@ -79,20 +84,63 @@ int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleT
 
 /* ---- memory -------------------------------------------------------------------------- */
 /*
- * 1 when allocating `bytes` more is allowed: within what maxmemory leaves
- * (when maxmemory is set; with an evicting maxmemory-policy, within
- * maxmemory itself, since the server evicts to make room) and within the
- * machine's memory.
+ * The memory guard: the one check every filter allocation passes (the
+ * module's allocator calls it with the exact size the library asks for).
+ *
+ * While a client runs a deny-oom command (armed by rm_guard_begin, which
+ * rm_create_command's dispatcher calls), an allocation is granted when
+ * used_memory + what this command was already granted + bytes stays within
+ * maxmemory (with an evicting maxmemory-policy: within maxmemory itself, as
+ * the server evicts to make room) and within the machine's memory.  A
+ * refusal makes the library return AMQ_ENOMEM with the filter unchanged.
+ *
+ * Outside a guarded command - loading an RDB or replaying the AOF
+ * (REDISMODULE_CTX_FLAGS_LOADING), commands from the primary
+ * (REDISMODULE_CTX_FLAGS_REPLICATED), RESTORE's value loading, COPY,
+ * CF.DEL's compaction - maxmemory never refuses anything, as in Redis;
+ * only a block the machine cannot hold at all is refused
+ * (rm_memory_plausible), so a hostile size fails instead of the server
+ * being killed by the kernel.
+ *
+ * New commands get the guard by registering through rm_create_command (or
+ * rm_register_family) with "deny-oom" in their flags; docs/reliability.md
+ * states the rules.
+ */
+void rm_guard_begin(RedisModuleCtx *ctx);
+void rm_guard_end(void);
+/* 1 while a client command is guarded (not loading, not replicated). */
+int rm_guard_active(void);
+/* 1 when `bytes` more may be allocated now (and counts them as granted). */
+int rm_guard_grant(uint64_t bytes);
+/*
+ * The same rule as a pre-check that takes nothing (for an estimate made
+ * before allocating, as AF.RESERVE's): in a guarded command, 1 when
+ * `bytes` more would be granted now; elsewhere rm_memory_plausible.
  */
 int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes);
 /*
  * 1 when `bytes` more fit in the machine's memory (used_memory + bytes <=
- * total_system_memory); maxmemory is not considered.  Used where Redis
- * itself does not apply maxmemory (loading an RDB) and by the allocator for
- * every large block, so that a hostile size is refused instead of the
- * server being killed by the kernel.  ctx may be NULL.
+ * total_system_memory); maxmemory is not considered.  Blocks under 64 MiB
+ * always pass.  ctx may be NULL.
  */
 int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes);
+
+/* ---- replication of multi-item commands ------------------------------------- */
+/*
+ * A command adding items argv[first..argc) whose items can fail one by one
+ * (a growth refused for memory) replicates only the items that did not
+ * fail: the replica never refuses, and must hold what the primary holds.
+ * rm_items_note(r, argv, argc, i, ok) for each item processed, in order;
+ * then rm_items_replicate: verbatim when no item failed, else the same
+ * command with the failed items left out (nothing when !changed).
+ */
+typedef struct rm_items {
+    RedisModuleString **v; /* after a failure: the arguments to replicate */
+    size_t n;
+} rm_items;
+
+void rm_items_note(rm_items *r, RedisModuleString **argv, int argc, int i, int ok);
+void rm_items_replicate(RedisModuleCtx *ctx, rm_items *r, RedisModuleString **argv, int changed);
 
 /* ---- families ---------------------------------------------------------------------------- */
 
@@ -132,10 +180,18 @@ typedef struct rm_command {
  * that have RedisModule_SetCommandInfo); REDISMODULE_ERR if Redis refuses
  * any of it.
  */
+/*
+ * Registers one command (key at argument 1) running through the module's
+ * dispatcher: deny-oom commands run with the memory guard armed.
+ */
+int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
+                      const char *flags);
+
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n);
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
+int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -8,6 +8,7 @@
 
 #define AMQ_RM_DEFINE_(ret, name, params, required) ret(*RedisModule_##name) params = NULL;
 AMQ_RM_API(AMQ_RM_DEFINE_)
+AMQ_RM_API_NEWER(AMQ_RM_DEFINE_)
 #undef AMQ_RM_DEFINE_
 
 typedef int (*rm_getapi_fn)(const char *name, void *out);
@@ -37,6 +38,7 @@ int rm_init(RedisModuleCtx *ctx, const char **missing)
         }                                                                            \
     }
     AMQ_RM_API(AMQ_RM_FETCH_)
+    AMQ_RM_API_NEWER(AMQ_RM_FETCH_)
 #undef AMQ_RM_FETCH_
     return REDISMODULE_OK;
 }

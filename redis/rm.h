@@ -58,6 +58,7 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 
 /* GetContextFlags bits. */
 #define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* sent by the primary */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
@@ -262,6 +263,8 @@ typedef struct RedisModuleTypeMethods {
     X(int, StringToLongLong, (const RedisModuleString *str, long long *ll), 1)                 \
     X(int, StringToDouble, (const RedisModuleString *str, double *d), 1)                       \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx), 1)                                       \
+    X(int, Replicate, (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...), 1)    \
+    X(long long, Milliseconds, (void), 1)                                                      \
     X(void *, Alloc, (size_t bytes), 1)                                                        \
     X(void *, TryAlloc, (size_t bytes), 0)                                                     \
     X(void *, Calloc, (size_t nmemb, size_t size), 1)                                          \
@@ -288,8 +291,58 @@ typedef struct RedisModuleTypeMethods {
     X(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData * data, const char *field), \
       0)
 
+/* ---- newer servers: configs, ACL categories, defrag, command filters ----------------------
+ * All optional: Redis 7.0 has the configs and filters but no ACL-category functions;
+ * redis/config.c checks each pointer before use.
+ */
+typedef struct RedisModuleCommandFilter RedisModuleCommandFilter;
+typedef struct RedisModuleCommandFilterCtx RedisModuleCommandFilterCtx;
+
+/* Config flags (RegisterNumericConfig / RegisterStringConfig). */
+#define REDISMODULE_CONFIG_DEFAULT 0
+/* The name is used as given, without "<module name>." in front (Redis 8.0 and later; older
+ * servers refuse the unknown flag). */
+#define REDISMODULE_CONFIG_UNPREFIXED (1u << 9)
+
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name, long long val, void *privdata,
+                                               RedisModuleString **err);
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *val,
+                                              void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata,
+                                          RedisModuleString **err);
+typedef void (*RedisModuleCommandFilterFunc)(RedisModuleCommandFilterCtx *filter);
+
+#define AMQ_RM_API_NEWER(X)                                                                    \
+    X(int, RegisterNumericConfig,                                                              \
+      (RedisModuleCtx * ctx, const char *name, long long default_val, unsigned int flags,      \
+       long long min, long long max, RedisModuleConfigGetNumericFunc getfn,                    \
+       RedisModuleConfigSetNumericFunc setfn, RedisModuleConfigApplyFunc applyfn,              \
+       void *privdata),                                                                        \
+      0)                                                                                       \
+    X(int, RegisterStringConfig,                                                               \
+      (RedisModuleCtx * ctx, const char *name, const char *default_val, unsigned int flags,    \
+       RedisModuleConfigGetStringFunc getfn, RedisModuleConfigSetStringFunc setfn,             \
+       RedisModuleConfigApplyFunc applyfn, void *privdata),                                    \
+      0)                                                                                       \
+    X(int, LoadConfigs, (RedisModuleCtx * ctx), 0)                                             \
+    X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx, const char *ptr, size_t len), \
+      0)                                                                                       \
+    X(void, FreeString, (RedisModuleCtx * ctx, RedisModuleString * str), 0)                    \
+    X(int, AddACLCategory, (RedisModuleCtx * ctx, const char *name), 0)                        \
+    X(int, SetCommandACLCategories, (RedisModuleCommand * command, const char *aclflags), 0)   \
+    X(RedisModuleCommandFilter *, RegisterCommandFilter,                                       \
+      (RedisModuleCtx * ctx, RedisModuleCommandFilterFunc cb, int flags), 0)                   \
+    X(int, CommandFilterArgsCount, (RedisModuleCommandFilterCtx * fctx), 0)                    \
+    X(RedisModuleString *, CommandFilterArgGet, (RedisModuleCommandFilterCtx * fctx, int pos), \
+      0)                                                                                       \
+    X(int, CommandFilterArgReplace,                                                            \
+      (RedisModuleCommandFilterCtx * fctx, int pos, RedisModuleString *arg), 0)
+
 #define AMQ_RM_DECLARE_(ret, name, params, required) extern ret(*RedisModule_##name) params;
 AMQ_RM_API(AMQ_RM_DECLARE_)
+AMQ_RM_API_NEWER(AMQ_RM_DECLARE_)
 #undef AMQ_RM_DECLARE_
 
 /*

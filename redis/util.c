@@ -14,13 +14,14 @@
 
 /* ---- allocator -------------------------------------------------------------- */
 
-/* Blocks from this size on are checked against the machine's memory. */
+/* Blocks from this size on are checked against the machine's memory when no
+ * client command is being guarded (loading, replication). */
 #define RM_BIG_BLOCK ((size_t)64 << 20)
 
 static void *rm_alloc(void *opaque, size_t size)
 {
     (void)opaque;
-    if (size >= RM_BIG_BLOCK && !rm_memory_plausible(NULL, size))
+    if (!rm_guard_grant(size))
         return NULL;
     /* TryAlloc returns NULL where Alloc would abort the server. */
     if (RedisModule_TryAlloc != NULL)
@@ -32,12 +33,12 @@ static void *rm_alloc(void *opaque, size_t size)
  * Zeroed blocks (filter arrays) from RedisModule_Calloc: jemalloc hands out
  * fresh, already-zero pages for a large block without writing them, so a
  * 1 GiB BF.RESERVE does not fault in 1 GiB at once.  There is no "try"
- * form of Calloc in Redis 7.0; the machine-memory check stands in for it.
+ * form of Calloc in Redis 7.0; the guard stands in for it.
  */
 static void *rm_zalloc(void *opaque, size_t size)
 {
     (void)opaque;
-    if (size >= RM_BIG_BLOCK && !rm_memory_plausible(NULL, size))
+    if (!rm_guard_grant(size))
         return NULL;
     return RedisModule_Calloc(1, size);
 }
@@ -166,17 +167,76 @@ static int fits(unsigned long long limit, unsigned long long used, uint64_t byte
     return limit == 0 || (used <= limit && bytes <= limit - used);
 }
 
-int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
-{
+/*
+ * The guard of the command running now.  Commands run one at a time on the
+ * server's main thread, so one static state is enough; rm_run arms it
+ * around every deny-oom command and disarms it after, so allocations
+ * elsewhere (loading, replicated commands, COPY, DEL) are never refused
+ * for maxmemory.
+ */
+static struct {
+    RedisModuleCtx *ctx; /* the client command being guarded, or NULL */
+    int have_info;       /* m filled (fetched at the first allocation) */
     rm_meminfo m;
-    rm_meminfo_get(ctx, &m);
+    uint64_t granted;    /* bytes granted since rm_guard_begin */
+} guard;
+
+void rm_guard_begin(RedisModuleCtx *ctx)
+{
+    int flags = RedisModule_GetContextFlags(ctx);
+    memset(&guard, 0, sizeof guard);
+    /* Redis applies maxmemory to client commands only: what the AOF or
+     * the primary replays was accepted once and must be applied as is. */
+    if (flags & (REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_REPLICATED))
+        return;
+    guard.ctx = ctx;
+}
+
+void rm_guard_end(void)
+{
+    memset(&guard, 0, sizeof guard);
+}
+
+int rm_guard_active(void)
+{
+    return guard.ctx != NULL;
+}
+
+/* The guard's rule for bytes more, without counting them as granted. */
+static int guard_fits(uint64_t bytes)
+{
+    uint64_t used;
+
+    if (!guard.have_info) {
+        rm_meminfo_get(guard.ctx, &guard.m);
+        guard.have_info = 1;
+    }
+    if (bytes > UINT64_MAX - guard.granted)
+        return 0;
+    used = guard.m.used + guard.granted;
     /* With an evicting policy the server keeps used_memory at maxmemory by
      * evicting before each write: a filter that fits in maxmemory at all is
      * made room for, as any other key (refusing it whenever memory is full
      * made every new key fail in a cache that is full by design). */
-    if (m.evicts)
-        return fits(m.maxmemory, 0, bytes) && fits(m.total, m.used, bytes);
-    return fits(m.maxmemory, m.used, bytes) && fits(m.total, m.used, bytes);
+    return fits(guard.m.maxmemory, guard.m.evicts ? guard.granted : used, bytes) &&
+           fits(guard.m.total, used, bytes);
+}
+
+int rm_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
+{
+    if (guard.ctx == NULL)
+        return rm_memory_plausible(ctx, bytes);
+    return guard_fits(bytes);
+}
+
+int rm_guard_grant(uint64_t bytes)
+{
+    if (guard.ctx == NULL)
+        return rm_memory_plausible(NULL, bytes);
+    if (!guard_fits(bytes))
+        return 0;
+    guard.granted += bytes;
+    return 1;
 }
 
 int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
@@ -188,7 +248,103 @@ int rm_memory_plausible(RedisModuleCtx *ctx, uint64_t bytes)
     return fits(m.total, m.used, bytes);
 }
 
+/* ---- replication of multi-item commands ------------------------------------- */
+
+void rm_items_note(rm_items *r, RedisModuleString **argv, int argc, int i, int ok)
+{
+    if (r->v == NULL) {
+        if (ok)
+            return;
+        /* The first failure: the options and the items before it. */
+        r->v = RedisModule_Alloc((size_t)(argc - 1) * sizeof *r->v);
+        memcpy(r->v, argv + 1, (size_t)(i - 1) * sizeof *r->v);
+        r->n = (size_t)(i - 1);
+        return;
+    }
+    if (ok)
+        r->v[r->n++] = argv[i];
+}
+
+void rm_items_replicate(RedisModuleCtx *ctx, rm_items *r, RedisModuleString **argv, int changed)
+{
+    if (changed) {
+        if (r->v == NULL)
+            RedisModule_ReplicateVerbatim(ctx);
+        else
+            RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", r->v, r->n);
+    }
+    if (r->v != NULL)
+        RedisModule_Free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
 /* ---- families ---------------------------------------------------------------------------- */
+
+/*
+ * Every command runs through rm_run, which arms the memory guard around the
+ * deny-oom ones: Redis has no per-command user data, so each registered
+ * command gets its own thunk (rm_thunk_<slot>) calling rm_run with its slot.
+ */
+#define RM_MAX_COMMANDS 64
+
+static struct {
+    RedisModuleCmdFunc fn;
+    int guarded;
+} rm_cmds[RM_MAX_COMMANDS];
+static size_t rm_ncmds;
+
+static int rm_run(size_t slot, RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    int rc;
+    if (!rm_cmds[slot].guarded)
+        return rm_cmds[slot].fn(ctx, argv, argc);
+    rm_guard_begin(ctx);
+    rc = rm_cmds[slot].fn(ctx, argv, argc);
+    rm_guard_end();
+    return rc;
+}
+
+#define RM_THUNK(n)                                                                 \
+    static int rm_thunk_##n(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) \
+    {                                                                               \
+        return rm_run(n, ctx, argv, argc);                                          \
+    }
+#define RM_THUNK_REF(n) rm_thunk_##n,
+#define RM_SLOTS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) \
+    X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) \
+    X(29) X(30) X(31) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) \
+    X(44) X(45) X(46) X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) \
+    X(59) X(60) X(61) X(62) X(63)
+RM_SLOTS(RM_THUNK)
+static const RedisModuleCmdFunc rm_thunks[RM_MAX_COMMANDS] = {RM_SLOTS(RM_THUNK_REF)};
+
+/* A word of a command's flag string ("write deny-oom"). */
+static int has_flag(const char *flags, const char *word)
+{
+    size_t n = strlen(word);
+    const char *p = flags;
+    while ((p = strstr(p, word)) != NULL) {
+        if ((p == flags || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
+                      const char *flags)
+{
+    size_t slot = rm_ncmds;
+    if (slot >= RM_MAX_COMMANDS)
+        return REDISMODULE_ERR;
+    rm_cmds[slot].fn = fn;
+    rm_cmds[slot].guarded = has_flag(flags, "deny-oom");
+    if (RedisModule_CreateCommand(ctx, name, rm_thunks[slot], flags, 1, 1, 1) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    rm_ncmds++;
+    return REDISMODULE_OK;
+}
 
 /* The layout of RedisModuleCommandInfo this module fills (version 1). */
 static const RedisModuleCommandInfoVersion rm_cmdinfo_version = {
@@ -243,8 +399,7 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
     if (*type == NULL)
         return REDISMODULE_ERR;
     for (i = 0; i < n; i++) {
-        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) !=
-            REDISMODULE_OK)
+        if (rm_create_command(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags) != REDISMODULE_OK)
             return REDISMODULE_ERR;
         if (rm_set_info(ctx, &cmds[i]) != REDISMODULE_OK)
             return REDISMODULE_ERR;

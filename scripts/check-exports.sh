@@ -1,15 +1,51 @@
 #!/bin/sh
-# check-exports.sh LIB.so - the shared library exports amq_* functions only.
-bad=$(nm -D --defined-only "$1" | awk '$2 ~ /^[TDBRV]$/ {print $3}' | grep -v '^amq_' || true)
+# check-exports.sh LIB.so [INCLUDE_DIR] - the shared library exports exactly
+# the functions its headers declare AMQ_API: nothing outside the amq_
+# namespace, no internal helper, no declared function missing.  Prints the
+# stable and advanced (<amq/advanced.h>) counts.
+set -e
+lib=$1
+inc=${2:-include}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/amq-exports-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u > "$tmp/exported"
+bad=$(grep -v '^amq_' "$tmp/exported" || true)
 if [ -n "$bad" ]; then
-    echo "check-exports: $1 exports symbols outside the amq_ namespace:" >&2
+    echo "check-exports: $lib exports symbols outside the amq_ namespace:" >&2
     echo "$bad" >&2
     exit 1
 fi
-hidden=$(nm -D --defined-only "$1" | awk '{print $3}' | grep -E '^amq_(region|alloc_|malloc|calloc|free|err|container|checksum|file_|atomic|kind_lookup|field_)' || true)
-if [ -n "$hidden" ]; then
-    echo "check-exports: internal functions are exported:" >&2
-    echo "$hidden" >&2
+
+# The name of every function an AMQ_API declaration introduces (the
+# declaration may span lines: the name is the identifier before the first
+# parenthesis after AMQ_API).
+declared() {
+    for h in "$@"; do
+        perl -0pe 's{/\*.*?\*/}{}gs; s{^[ \t]*#.*$}{}mg' "$h" | tr '\n' ' ' | grep -o 'AMQ_API [^(;]*(' | sed 's/($//; s/.*[ *]//'
+    done | sort -u
+}
+declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$') > "$tmp/stable"
+declared "$inc"/amq/advanced.h > "$tmp/advanced"
+sort -u "$tmp/stable" "$tmp/advanced" > "$tmp/declared"
+
+both=$(comm -12 "$tmp/stable" "$tmp/advanced")
+if [ -n "$both" ]; then
+    echo "check-exports: declared in both a stable header and amq/advanced.h:" >&2
+    echo "$both" >&2
     exit 1
 fi
-echo "exports: $(nm -D --defined-only "$1" | grep -c ' amq_') amq_ symbols, nothing else"
+extra=$(comm -23 "$tmp/exported" "$tmp/declared")
+if [ -n "$extra" ]; then
+    echo "check-exports: exported but declared in no public header (internal?):" >&2
+    echo "$extra" >&2
+    exit 1
+fi
+missing=$(comm -13 "$tmp/exported" "$tmp/declared")
+if [ -n "$missing" ]; then
+    echo "check-exports: declared AMQ_API but not exported by $lib:" >&2
+    echo "$missing" >&2
+    exit 1
+fi
+echo "exports: $(wc -l < "$tmp/exported") amq_ functions = $(wc -l < "$tmp/stable") stable" \
+     "+ $(wc -l < "$tmp/advanced") advanced (amq/advanced.h), nothing else"

@@ -559,33 +559,45 @@ int amq_blocked_is_concurrent(const amq_blocked *b)
     return b->concurrent;
 }
 
-int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added)
+/* The batched adds' common end: counts what was added, hands the count out. */
+static int added_out(amq_blocked *b, uint64_t added, uint64_t *count)
 {
-    if (amq_region_is_borrowed(&b->data))
-        return AMQ_EREADONLY;
-    return count_items(b, adds_of(b)->add_hashes(&b->g, h, n, added));
+    count_items(b, added);
+    if (count != NULL)
+        *count = added;
+    return AMQ_OK;
 }
 
-int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added)
+int amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added,
+                          uint64_t *count)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return count_items(b, adds_of(b)->add_hashes64(&b->g, h, n, added));
+    return added_out(b, adds_of(b)->add_hashes(&b->g, h, n, added), count);
 }
 
-int64_t amq_blocked_add_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added)
+int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added,
+                            uint64_t *count)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return count_items(b, adds_of(b)->add_keys(&b->g, keys, n, added));
+    return added_out(b, adds_of(b)->add_hashes64(&b->g, h, n, added), count);
 }
 
-int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
-                              uint8_t *added)
+int amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added,
+                               uint64_t *count)
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return count_items(b, adds_of(b)->add_fixed(&b->g, keys, key_len, n, added));
+    return added_out(b, adds_of(b)->add_keys(&b->g, keys, n, added), count);
+}
+
+int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+                                uint8_t *added, uint64_t *count)
+{
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    return added_out(b, adds_of(b)->add_fixed(&b->g, keys, key_len, n, added), count);
 }
 
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
@@ -637,28 +649,36 @@ int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
     return b->key_query(&b->g, key, len);
 }
 
-uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
-                                     uint8_t *out)
+/* The batched queries' common end: hands the count of "maybe" answers out. */
+static int maybe_out(uint64_t maybe, uint64_t *count)
 {
-    return b->simd->contains_hashes(&b->g, h, n, out);
+    if (count != NULL)
+        *count = maybe;
+    return AMQ_OK;
 }
 
-uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
-                                       uint8_t *out)
+int amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *out,
+                               uint64_t *count)
 {
-    return b->simd->contains_hashes64(&b->g, h, n, out);
+    return maybe_out(b->simd->contains_hashes(&b->g, h, n, out), count);
 }
 
-uint64_t amq_blocked_contains_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
-                                   uint8_t *out)
+int amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out,
+                                 uint64_t *count)
 {
-    return b->simd->contains_keys(&b->g, keys, n, out);
+    return maybe_out(b->simd->contains_hashes64(&b->g, h, n, out), count);
 }
 
-uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
-                                    size_t n, uint8_t *out)
+int amq_blocked_contains_batch_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
+                                    uint8_t *out, uint64_t *count)
 {
-    return b->simd->contains_fixed(&b->g, keys, key_len, n, out);
+    return maybe_out(b->simd->contains_keys(&b->g, keys, n, out), count);
+}
+
+int amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys, size_t key_len,
+                                     size_t n, uint8_t *out, uint64_t *count)
+{
+    return maybe_out(b->simd->contains_fixed(&b->g, keys, key_len, n, out), count);
 }
 
 /* ---- whole-filter operations -------------------------------------------------------------- */
@@ -683,7 +703,7 @@ static const char *geometry_difference(const amq_blocked *a, const amq_blocked *
     return NULL;
 }
 
-int amq_blocked_union(amq_blocked *dst, const amq_blocked *src)
+int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
 {
     size_t i;
     uint64_t a, c, si, di;
@@ -719,7 +739,7 @@ void amq_blocked_set_items(amq_blocked *b, uint64_t items)
     atomic_store_explicit(&b->items, items, memory_order_relaxed);
 }
 
-int amq_blocked_is_view(const amq_blocked *b)
+int amq_blocked_is_readonly(const amq_blocked *b)
 {
     return amq_region_is_borrowed(&b->data);
 }
@@ -834,13 +854,12 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    int64_t r = amq_blocked_add_hashes(impl, h, n, added);
-    return r < 0 ? (int)r : AMQ_OK;
+    return amq_blocked_add_batch(impl, h, n, added, NULL);
 }
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    (void)amq_blocked_contains_hashes(impl, h, n, out);
+    (void)amq_blocked_contains_batch(impl, h, n, out, NULL);
 }
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
@@ -848,7 +867,7 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     const char *why = geometry_difference(dst, src);
     if (why != NULL)
         return amq_err(err, AMQ_EINCOMPAT, "cannot merge blocked Bloom filters with %s", why);
-    return amq_blocked_union(dst, src);
+    return amq_blocked_merge(dst, src);
 }
 
 static int op_clear(void *impl)
@@ -858,7 +877,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_blocked_is_view(impl);
+    return amq_blocked_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)
@@ -983,6 +1002,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
+static int op_set_concurrent(void *impl, int on)
+{
+    return amq_blocked_set_concurrent(impl, on);
+}
+
 const amq_kind_ops amq_blocked_ops = {
     .kind = AMQ_KIND_BLOCKED,
     .name = "blocked",
@@ -1006,4 +1030,5 @@ const amq_kind_ops amq_blocked_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
+    .set_concurrent = op_set_concurrent,
 };

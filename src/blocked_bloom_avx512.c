@@ -67,12 +67,9 @@ static inline unsigned avx512_probe_pair(const uint8_t *ba, const uint8_t *bb, u
 
 /*
  * An add builds the key's 512-bit mask in a register and writes the block
- * back with one 64-byte store.  (One store per probe - the scalar form -
+ * back with one 64-byte store: one store per probe - the scalar form -
  * fills the store queue while the block's line is still on its way, and
- * stalls the loop.  Measured with `amq-bench --only "amq blocked"`, the
- * two builds alternating: at 100M keys batched adds 36.8 -> 22.6 ns per
- * key hashed, 28.6 -> 16.4 ns with the key as its hash, single adds 122 ->
- * 86 ns; at 1M 8.7 -> 4.6 ns.)  Probe i's word and bit are
+ * stalls the loop (measured slower in and out of cache).  Probe i's word and bit are
  * lanes i of the products' top 4 and next 5 bits; lane i is broadcast and
  * ORed into the lanes whose index is its word.
  */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "amq/advanced.h"
 #include "amq/blocked_bloom.h"
 #include "amq/hash.h"
 
@@ -241,29 +242,23 @@ typedef struct amq_blk_pslot {
 } amq_blk_pslot;
 
 /* Prefetch a block for reading or for writing.  A prefetch for writing is
- * PREFETCHW where the file is compiled with -mprfchw (the vector paths:
- * the line arrives ready to be written; in a microbenchmark of the AVX-512
- * add loop at 100M keys, best of 5 and of 7 rounds, 12.0 -> 9.8 and 12.6
- * -> 11.7 ns per key), else a read prefetch. */
+ * PREFETCHW where the file is compiled with -mprfchw (the vector paths: the
+ * line arrives ready to be written, which measured faster), else a read
+ * prefetch. */
 #define AMQ_BLK_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #define AMQ_BLK_PREFETCHW(p) __builtin_prefetch((p), 1, 3)
 
 /*
  * The batched queries of a filter far larger than the caches (more than
- * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1; amq_blk_far): in
- * a microbenchmark of the hashed query loop at 100M keys (a 124 MB
- * filter), best of 9
- * rounds, 8.6 ns per key with prefetches into L1, 7.3 ns into L2 (in
- * three sessions of four; equal in the fourth, when the machine's memory
- * was slower for everything); at 1M and 10M keys L2 is 0-3 % slower.
- * Likely why: a prefetch into L1 holds one of L1's few miss buffers until
- * its line comes from DRAM, one into L2 one of L2's, which has more.  Adds
- * prefetch for writing, which has no such choice.  To compare on another
- * machine, build a bench that never prefetches into L2 -
+ * AMQ_BLK_FAR_BYTES) prefetch into L2 only (prefetcht1; amq_blk_far): a
+ * prefetch into L1 holds one of L1's few miss buffers until its line comes
+ * from DRAM, one into L2 one of L2's, which has more; measured faster or
+ * equal at 100M keys, slightly slower in cache (hence the threshold).
+ * Adds prefetch for writing, which has no such choice.  To compare on
+ * another machine, build a bench that never prefetches into L2 -
  *     make BUILD=/tmp/b CFLAGS=-DAMQ_BLK_FAR_BYTES=UINT64_MAX /tmp/b/bench/amq-bench
  * - and run it and build/bench/amq-bench by turns with --n 100000000
- * --only "amq blocked, batched" (here, four runs of each while the
- * machine's memory was slow: no difference beyond the noise).
+ * --only "amq blocked, batched".
  */
 #ifndef AMQ_BLK_FAR_BYTES
 #define AMQ_BLK_FAR_BYTES ((uint64_t)32 << 20)
@@ -346,24 +341,16 @@ int amq_blk_max_lambda(double p, double *lambda, uint32_t *k);
 /*
  * The prefetch window of the batched loops: keys hashed and blocks
  * prefetched ahead of the key being answered (a power of two).  Enough
- * lines must be in flight to cover the DRAM latency: W / latency bounds
- * the rate.  Measured on the project's Zen 5 machine (100M keys, 125 MB
- * filter, medians of 15 interleaved rounds on a shared machine): W = 8
- * 19.3 ns/key, 16 17.6, 32 12.8, 64 11.3, 128 11.2; the random-line-read
- * test of the benchmark also peaks at 64 in flight.  In-cache filters do
- * not care.
+ * lines must be in flight to cover the DRAM latency (window / latency
+ * bounds the rate); the adds' rate stops improving at 64.  In-cache
+ * filters do not care.
  */
 #ifndef AMQ_BLK_WINDOW
 #define AMQ_BLK_WINDOW 64
 #endif
 
-/* The queries' window (the batched loops of blocked_query.h).  A hashed
- * query spends about 3.6 ns of work per key, so 64 keys of lead are about
- * 230 ns - less than this VM's 290-440 ns DRAM latency.  Measured at 100M
- * (query time over the line-read pass timed just before it, two rounds
- * alternating the builds): W = 64 1.28x and 1.45x, W = 128 1.09x and
- * 0.97x.  The 64-bit-hash loop is faster still per key (2-5 ns): the
- * same window. */
+/* The queries' window: a query does less work per key than an add, so
+ * covering the same DRAM latency takes more keys of lead. */
 #ifndef AMQ_BLK_QWINDOW
 #define AMQ_BLK_QWINDOW 128
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "amq/bloom.h"
+#include "bloom_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -145,11 +146,38 @@ int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
     b = bloom_shell(params, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_alloc(&b->data, &b->alloc, amq_bloom_data_size(params));
+    /* Probes read the array bytewise or through memcpy: no alignment to pay
+     * for. */
+    rc = amq_region_alloc_align(&b->data, &b->alloc, amq_bloom_data_size(params), 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    *out = b;
+    return AMQ_OK;
+}
+
+int amq_bloom_new_owning(const amq_bloom_params *params, void *data, size_t len,
+                         uint64_t items, const amq_allocator *alloc, amq_bloom **out)
+{
+    amq_bloom *b;
+    int rc;
+
+    *out = NULL;
+    rc = check_params(params);
+    if (rc != AMQ_OK)
+        return rc;
+    if (len != amq_bloom_data_size(params) || len == 0)
+        return AMQ_EINVAL;
+    b = bloom_shell(params, alloc);
+    if (b == NULL)
+        return AMQ_ENOMEM;
+    b->data.data = data;
+    b->data.size = len;
+    b->data.base = data;
+    b->data.base_size = len;
+    b->data.how = AMQ_REGION_HEAP;
+    b->items = items;
     *out = b;
     return AMQ_OK;
 }
@@ -184,7 +212,7 @@ int amq_bloom_clone(const amq_bloom *src, const amq_allocator *alloc, amq_bloom 
     b = bloom_shell(&src->p, alloc);
     if (b == NULL)
         return AMQ_ENOMEM;
-    rc = amq_region_copy(&b->data, &b->alloc, src->data.data, src->data.size);
+    rc = amq_region_copy_align(&b->data, &b->alloc, src->data.data, src->data.size, 1);
     if (rc != AMQ_OK) {
         amq_bloom_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
@@ -402,7 +430,7 @@ static int same_geometry(const amq_bloom *a, const amq_bloom *b)
            a->p.hash_algo == b->p.hash_algo && a->p.seed == b->p.seed;
 }
 
-int amq_bloom_union(amq_bloom *dst, const amq_bloom *src)
+int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src)
 {
     size_t i, words = dst->data.size / 8;
     uint64_t a, c;
@@ -470,7 +498,7 @@ uint64_t amq_bloom_items(const amq_bloom *b)
     return b->items;
 }
 
-int amq_bloom_is_view(const amq_bloom *b)
+int amq_bloom_is_readonly(const amq_bloom *b)
 {
     return amq_region_is_borrowed(&b->data);
 }
@@ -610,7 +638,7 @@ static const char *geometry_difference(const amq_bloom *a, const amq_bloom *b)
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
 {
-    int rc = amq_bloom_union(dst, src);
+    int rc = amq_bloom_merge(dst, src);
     if (rc == AMQ_EINCOMPAT)
         return amq_err(err, rc, "cannot merge Bloom filters with %s",
                        geometry_difference(dst, src));
@@ -633,7 +661,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_bloom_is_view(impl);
+    return amq_bloom_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)

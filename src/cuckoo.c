@@ -506,7 +506,7 @@ int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
     return 1;
 }
 
-int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
+static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     /* A pipeline: key j + AHEAD has its buckets prefetched while key
      * j is inserted, so the common insert (a free slot in i1 or i2) finds
@@ -544,6 +544,16 @@ int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t 
     return AMQ_OK;
 }
 
+int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added,
+                         uint64_t *count)
+{
+    uint64_t before = c->items;
+    int rc = add_batch(c, h, n, added);
+    if (count != NULL)
+        *count = c->items - before;
+    return rc;
+}
+
 int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
 {
     return amq_cuckoo_add_hash(c, amq_cuckoo_hash(c, key, len));
@@ -573,10 +583,28 @@ int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len)
     return amq_cuckoo_add_unique_hash(c, amq_cuckoo_hash(c, key, len));
 }
 
-void amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
-                               uint8_t *out)
+int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out,
+                              uint64_t *maybe)
 {
-    c->ops->contains_batch(c, h, n, out);
+    uint8_t tmp[256];
+    uint64_t m = 0;
+    size_t at, i, len;
+
+    if (maybe == NULL) {
+        if (out != NULL)
+            c->ops->contains_batch(c, h, n, out);
+        return AMQ_OK;
+    }
+    /* Counting needs the answers: into out, or a chunk at a time on the stack. */
+    for (at = 0; at < n; at += len) {
+        uint8_t *o = out != NULL ? out + at : tmp;
+        len = out != NULL ? n : (n - at < sizeof tmp ? n - at : sizeof tmp);
+        c->ops->contains_batch(c, h + at, len, o);
+        for (i = 0; i < len; i++)
+            m += o[i];
+    }
+    *maybe = m;
+    return AMQ_OK;
 }
 
 /* After a slot was freed: the victim goes back into the table. */
@@ -627,7 +655,7 @@ int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len)
     return amq_cuckoo_remove_hash(c, amq_cuckoo_hash(c, key, len));
 }
 
-uint32_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h)
+static uint32_t count_copies(const amq_cuckoo *c, amq_hash128 h)
 {
     const uint8_t *d = c->data.data;
     uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp, n;
@@ -644,9 +672,15 @@ uint32_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h)
     return n;
 }
 
-uint32_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len)
+int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count)
 {
-    return amq_cuckoo_count_hash(c, amq_cuckoo_hash(c, key, len));
+    *count = count_copies(c, h);
+    return AMQ_OK;
+}
+
+int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count)
+{
+    return amq_cuckoo_count_hash(c, amq_cuckoo_hash(c, key, len), count);
 }
 
 int amq_cuckoo_clear(amq_cuckoo *c)
@@ -691,7 +725,7 @@ int amq_cuckoo_is_full(const amq_cuckoo *c)
     return c->victim_fp != 0;
 }
 
-int amq_cuckoo_is_view(const amq_cuckoo *c)
+int amq_cuckoo_is_readonly(const amq_cuckoo *c)
 {
     return amq_region_is_borrowed(&c->data);
 }
@@ -765,7 +799,7 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    return amq_cuckoo_add_batch(impl, h, n, added);
+    return amq_cuckoo_add_batch(impl, h, n, added, NULL);
 }
 
 static int op_remove(void *impl, amq_hash128 h)
@@ -775,7 +809,7 @@ static int op_remove(void *impl, amq_hash128 h)
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    amq_cuckoo_contains_batch(impl, h, n, out);
+    (void)amq_cuckoo_contains_batch(impl, h, n, out, NULL);
 }
 
 static int op_clear(void *impl)
@@ -785,7 +819,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_cuckoo_is_view(impl);
+    return amq_cuckoo_is_readonly(impl);
 }
 
 static void op_stats(const void *impl, amq_stats *st)

@@ -38,6 +38,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_partitioned_ops,
     &amq_fuse_ops,
     &amq_ribbon_ops,
+    &amq_aging_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -241,16 +242,25 @@ int amq_filter_add_batch(amq_filter *f, const amq_hash128 *h, size_t n, uint8_t 
     return AMQ_OK;
 }
 
-void amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
-                               uint8_t *out)
+int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n, uint8_t *out)
 {
     size_t i;
     if (f->ops->contains_batch != NULL) {
         f->ops->contains_batch(f->impl, h, n, out);
-        return;
+        return AMQ_OK;
     }
     for (i = 0; i < n; i++)
         out[i] = (uint8_t)f->ops->contains(f->impl, h[i]);
+    return AMQ_OK;
+}
+
+int amq_filter_set_concurrent(amq_filter *f, int on)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    if (f->ops->set_concurrent == NULL)
+        return AMQ_EUNSUPPORTED;
+    return f->ops->set_concurrent(f->impl, on);
 }
 
 /* ---- combining ------------------------------------------------------------------ */
@@ -318,6 +328,11 @@ int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
     return f->ops->describe(f->impl, fn, ctx);
 }
 
+void *amq_filter_impl(const amq_filter *f)
+{
+    return f->impl;
+}
+
 struct amq_bloom *amq_filter_bloom(amq_filter *f)
 {
     return f->ops->kind == AMQ_KIND_BLOOM ? f->impl : NULL;
@@ -337,6 +352,28 @@ struct amq_blocked *amq_filter_blocked(amq_filter *f)
 struct amq_partitioned *amq_filter_partitioned(amq_filter *f)
 {
     return f->ops->kind == AMQ_KIND_PARTITIONED ? f->impl : NULL;
+}
+
+struct amq_sbloom *amq_filter_sbloom(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_SCALABLE_BLOOM ? f->impl : NULL;
+}
+
+struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f)
+{
+    return f->ops->kind == AMQ_KIND_SCALABLE_CUCKOO ? f->impl : NULL;
+}
+
+int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_sbloom_ops, s, NULL, out);
+}
+
+int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out)
+{
+    *out = NULL;
+    return wrap(&amq_scuckoo_ops, c, NULL, out);
 }
 
 int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out)

@@ -69,6 +69,10 @@ typedef struct amq_kind_ops {
     uint64_t (*payload_size)(const void *impl);
     int (*payload_write)(const void *impl, amq_sink *sink);
     int (*load)(const amq_load_args *args, void **impl, amq_errinfo *err);
+
+    /* Concurrency mode of adds (amq_filter_set_concurrent); NULL: the
+     * kind's adds always need exclusive access. */
+    int (*set_concurrent)(void *impl, int on);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */
@@ -80,6 +84,11 @@ extern const amq_kind_ops amq_blocked_ops;
 extern const amq_kind_ops amq_partitioned_ops;
 extern const amq_kind_ops amq_fuse_ops;
 extern const amq_kind_ops amq_ribbon_ops;
+extern const amq_kind_ops amq_aging_ops;
+
+/* The kind's object inside a generic handle (for kinds' own public
+ * functions that take an amq_filter). */
+void *amq_filter_impl(const amq_filter *f);
 
 /* Wraps a kind's object in a handle (ownership passes, also on failure). */
 int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,

@@ -282,7 +282,7 @@ int amq_partitioned_status(const amq_partitioned *f)
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
-uint32_t amq_partitioned_count(const amq_partitioned *f)
+uint32_t amq_partitioned_partitions(const amq_partitioned *f)
 {
     return f->nparts;
 }
@@ -351,13 +351,9 @@ int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t l
  * its blocks prefetched, then chunk c is answered or added by the path's
  * test_slots / add_slots - one call per chunk rather than one per key
  * through the path table, with 64 to 128 keys of lead, and the path's
- * whole-block add rather than a store per probe.  (At 100M keys, `amq-bench
- * --only "amq partitioned"`, the builds alternating, against the former
- * ring of one call per key: batched queries over the line-read limit
- * measured beside them 1.35-1.85x -> 1.00-1.42x in four runs, batched adds
- * 35-41 -> 22-27 ns per key in two; a one-thread build of 100M hashes,
- * timed outside the repo, 40-46 -> 21-28 ns.)  A
- * key whose partition failed verification is answered from a block of all
+ * whole-block add rather than a store per probe (measured faster than a
+ * ring of one call per key, for queries, adds and builds).  A key whose
+ * partition failed verification is answered from a block of all
  * ones ("maybe present"); an add stops there (AMQ_ECHECKSUM), the keys
  * before it added.
  */
@@ -389,8 +385,8 @@ static void place_chunk(const amq_partitioned *f, const amq_hash128 *h, size_t n
     }
 }
 
-uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                         uint8_t *out)
+int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                   uint8_t *out, uint64_t *maybe)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
     const int far = amq_blk_far(f->data.size);
@@ -409,7 +405,9 @@ uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_has
             count += f->simd->test_slots(s[(c - 1) & 1], m, out != NULL ? out + at : NULL);
         }
     }
-    return count;
+    if (maybe != NULL)
+        *maybe = count;
+    return AMQ_OK;
 }
 
 /* Place n <= PQ_CHUNK keys for adding, their blocks prefetched for
@@ -457,17 +455,18 @@ static uint64_t add_chunk(amq_partitioned *f, const amq_blk_pslot *s, const uint
     return count;
 }
 
-int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                   uint8_t *added)
+int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
+                              uint8_t *added, uint64_t *newly)
 {
     amq_blk_pslot s[2][PQ_CHUNK];
     uint32_t pix[2][PQ_CHUNK];
     size_t c, nc = (n + PQ_CHUNK - 1) / PQ_CHUNK, at, m, ok[2] = {0, 0};
     uint64_t count = 0;
+    int rc = AMQ_OK;
 
     if (amq_region_is_borrowed(&f->data))
         return AMQ_EREADONLY;
-    for (c = 0; c <= nc; c++) {
+    for (c = 0; c <= nc && rc == AMQ_OK; c++) {
         if (c < nc) {
             at = c * PQ_CHUNK;
             m = n - at < PQ_CHUNK ? n - at : PQ_CHUNK;
@@ -481,10 +480,12 @@ int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, siz
             count += add_chunk(f, s[(c - 1) & 1], pix[(c - 1) & 1], ok[(c - 1) & 1],
                                added != NULL ? added + at : NULL);
             if (ok[(c - 1) & 1] < m)
-                return AMQ_ECHECKSUM;
+                rc = AMQ_ECHECKSUM;
         }
     }
-    return (int64_t)count;
+    if (newly != NULL)
+        *newly = count;
+    return rc;
 }
 
 /* ---- parallel build --------------------------------------------------------------------------
@@ -683,7 +684,7 @@ static int same_geometry(const amq_partitioned *a, const amq_partitioned *b, con
     return 1;
 }
 
-int amq_partitioned_union(amq_partitioned *dst, const amq_partitioned *src)
+int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src)
 {
     const char *why;
     size_t off;
@@ -726,7 +727,7 @@ int amq_partitioned_clear(amq_partitioned *f)
     return AMQ_OK;
 }
 
-int amq_partitioned_partition(const amq_partitioned *f, uint32_t i, amq_partition_info *info)
+int amq_partitioned_partition_info(const amq_partitioned *f, uint32_t i, amq_partition_info *info)
 {
     uint8_t s;
     if (i >= f->nparts)
@@ -777,7 +778,7 @@ uint64_t amq_partitioned_bytes(const amq_partitioned *f)
     return f->data.size;
 }
 
-int amq_partitioned_is_view(const amq_partitioned *f)
+int amq_partitioned_is_readonly(const amq_partitioned *f)
 {
     return amq_region_is_borrowed(&f->data);
 }
@@ -873,13 +874,12 @@ static int op_contains(const void *impl, amq_hash128 h)
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    int64_t r = amq_partitioned_add_hashes(impl, h, n, added);
-    return r < 0 ? (int)r : AMQ_OK;
+    return amq_partitioned_add_batch(impl, h, n, added, NULL);
 }
 
 static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    (void)amq_partitioned_contains_hashes(impl, h, n, out);
+    (void)amq_partitioned_contains_batch(impl, h, n, out, NULL);
 }
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
@@ -888,7 +888,7 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     int rc;
     if (!same_geometry(dst, src, &why))
         return amq_err(err, AMQ_EINCOMPAT, "cannot merge partitioned filters with %s", why);
-    rc = amq_partitioned_union(dst, src);
+    rc = amq_partitioned_merge(dst, src);
     if (rc == AMQ_ECHECKSUM)
         return amq_err(err, rc, "cannot merge: a partition failed its checksum");
     return rc;
@@ -901,7 +901,7 @@ static int op_clear(void *impl)
 
 static int op_is_view(const void *impl)
 {
-    return amq_partitioned_is_view(impl);
+    return amq_partitioned_is_readonly(impl);
 }
 
 static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, const double *table)
@@ -1157,6 +1157,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
+static int op_set_concurrent(void *impl, int on)
+{
+    return amq_partitioned_set_concurrent(impl, on);
+}
+
 const amq_kind_ops amq_partitioned_ops = {
     .kind = AMQ_KIND_PARTITIONED,
     .name = "partitioned",
@@ -1180,4 +1185,5 @@ const amq_kind_ops amq_partitioned_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
+    .set_concurrent = op_set_concurrent,
 };

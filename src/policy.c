@@ -36,6 +36,7 @@
 
 #include "amq/blocked_bloom.h"
 #include "amq/bloom.h"
+#include "amq/policy.h"
 #include "blocked_impl.h"
 #include "static_filter.h"
 
@@ -187,7 +188,7 @@ int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double 
     return AMQ_OK;
 }
 
-int amq_policy_may_match(const void *blob, size_t len, const void *key, size_t key_len)
+static int blob_contains(const void *blob, size_t len, const void *key, size_t key_len)
 {
     const uint8_t *array = blob;
     uint32_t k, j, h, delta, bits;
@@ -232,4 +233,13 @@ const char *amq_policy_name(uint32_t encoding)
     default:
         return NULL;
     }
+}
+
+int amq_policy_contains(const void *blob, size_t len, const void *key, size_t key_len, int *maybe)
+{
+    int r = blob_contains(blob, len, key, key_len);
+    if (r < 0)
+        return r;
+    *maybe = r;
+    return AMQ_OK;
 }

@@ -13,6 +13,7 @@
 
 #include "amq/bloom.h"
 #include "amq/scalable_bloom.h"
+#include "bloom_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -111,9 +112,11 @@ static int reserve_links(amq_sbloom *s, uint32_t want)
 
     if (want <= s->cap)
         return AMQ_OK;
-    ncap = s->cap == 0 ? 4 : s->cap;
-    while (ncap < want)
-        ncap *= 2;
+    /* One entry at a time while chains are short (what a host such as
+     * Redis counts per key), doubling beyond. */
+    ncap = want <= 32 ? want : s->cap * 2;
+    if (ncap < want)
+        ncap = want;
     nl = amq_calloc(&s->alloc, ncap * sizeof *nl);
     if (nl == NULL)
         return AMQ_ENOMEM;
@@ -125,9 +128,10 @@ static int reserve_links(amq_sbloom *s, uint32_t want)
     return AMQ_OK;
 }
 
-/* Appends a link with explicit geometry. */
+/* Appends a link with explicit geometry: zeroed, or adopting data (its
+ * bytes from the filter's allocator; still the caller's on an error). */
 static int push_link(amq_sbloom *s, uint64_t entries, double error, double bpe, uint64_t bits,
-                     uint32_t hashes, uint32_t n2)
+                     uint32_t hashes, uint32_t n2, void *data)
 {
     amq_bloom_params bp;
     sb_link *l;
@@ -145,7 +149,10 @@ static int push_link(amq_sbloom *s, uint64_t entries, double error, double bpe, 
     bp.capacity = entries;
     bp.fpp = error;
     l = &s->l[s->n];
-    rc = amq_bloom_new(&bp, &s->alloc, &l->b);
+    if (data != NULL)
+        rc = amq_bloom_new_owning(&bp, data, amq_bloom_data_size(&bp), 0, &s->alloc, &l->b);
+    else
+        rc = amq_bloom_new(&bp, &s->alloc, &l->b);
     if (rc != AMQ_OK)
         return rc;
     l->entries = entries;
@@ -168,12 +175,12 @@ static int add_sized_link(amq_sbloom *s, uint64_t entries, double error)
         rc = amq_sbloom_link_sizing(entries, error, s->p.options, &li);
         if (rc != AMQ_OK)
             return rc;
-        return push_link(s, entries, error, li.bpe, li.bits, li.hashes, 0);
+        return push_link(s, entries, error, li.bpe, li.bits, li.hashes, 0, NULL);
     }
     rc = amq_bloom_size_fpp(entries, error, &bits, &k);
     if (rc != AMQ_OK)
         return AMQ_ELIMIT;
-    return push_link(s, entries, error, (double)bits / (double)entries, bits, k, 0);
+    return push_link(s, entries, error, (double)bits / (double)entries, bits, k, 0, NULL);
 }
 
 static int check_params(const amq_sbloom_params *p)
@@ -428,30 +435,65 @@ static int check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *lin
     return sum == h->size ? AMQ_OK : AMQ_ECORRUPT;
 }
 
+/* Frees arrays[from..n) (NULL entries skipped) through alloc. */
+static void free_arrays(const amq_allocator *alloc, void **arrays,
+                        const amq_sbloom_link_info *links, uint32_t from, uint32_t n)
+{
+    amq_allocator a;
+    uint32_t i;
+    if (arrays == NULL)
+        return;
+    amq_alloc_init(&a, alloc);
+    for (i = from; i < n; i++)
+        amq_free(&a, arrays[i], (size_t)links[i].bytes);
+}
+
+/* Builds the chain; links take arrays[i] when arrays is given (all of them
+ * taken, freed on an error). */
 static int build_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
-                     const amq_sbloom_params *p, const amq_allocator *alloc, amq_sbloom **out)
+                     void **arrays, const amq_sbloom_params *p, const amq_allocator *alloc,
+                     amq_sbloom **out)
 {
     amq_sbloom *s;
     uint32_t i;
     int rc;
 
     s = shell(p, alloc);
-    if (s == NULL)
+    if (s == NULL) {
+        free_arrays(alloc, arrays, links, 0, h->nfilters);
         return AMQ_ENOMEM;
+    }
     rc = reserve_links(s, h->nfilters);
     for (i = 0; rc == AMQ_OK && i < h->nfilters; i++) {
         rc = push_link(s, links[i].entries, links[i].error, links[i].bpe, links[i].bits,
-                       links[i].hashes, links[i].n2);
+                       links[i].hashes, links[i].n2, arrays != NULL ? arrays[i] : NULL);
         if (rc == AMQ_OK)
             amq_bloom_set_items(s->l[i].b, links[i].items);
+        else
+            i--; /* arrays[i] was not taken */
     }
     if (rc != AMQ_OK) {
+        free_arrays(alloc, arrays, links, i, h->nfilters);
         amq_sbloom_free(s);
         return rc == AMQ_ERANGE ? AMQ_ECORRUPT : rc;
     }
     s->items = h->size;
     *out = s;
     return AMQ_OK;
+}
+
+/* The parameters a RedisBloom chain was created with, from its links. */
+static void raw_params(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+                       amq_sbloom_params *p)
+{
+    amq_sbloom_params_init(p, 1);
+    p->capacity = links[0].entries;
+    p->error = (h->options & AMQ_SBLOOM_NO_SCALING) ? links[0].error
+                                                     : links[0].error / RB_TIGHTENING;
+    if (!(p->error < 1.0))
+        p->error = links[0].error;
+    p->growth = h->growth;
+    p->options = h->options;
 }
 
 int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
@@ -464,15 +506,24 @@ int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *
     rc = check_raw(h, links, 1);
     if (rc != AMQ_OK)
         return rc;
-    amq_sbloom_params_init(&p, 1);
-    p.capacity = links[0].entries;
-    p.error = (h->options & AMQ_SBLOOM_NO_SCALING) ? links[0].error
-                                                    : links[0].error / RB_TIGHTENING;
-    if (!(p.error < 1.0))
-        p.error = links[0].error;
-    p.growth = h->growth;
-    p.options = h->options;
-    return build_raw(h, links, &p, alloc, out);
+    raw_params(h, links, &p);
+    return build_raw(h, links, NULL, &p, alloc, out);
+}
+
+int amq_sbloom_from_raw_owning(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+                               void **arrays, const amq_allocator *alloc, amq_sbloom **out)
+{
+    amq_sbloom_params p;
+    int rc;
+
+    *out = NULL;
+    rc = check_raw(h, links, 1);
+    if (rc != AMQ_OK) {
+        free_arrays(alloc, arrays, links, 0, h->nfilters <= AMQ_SBLOOM_MAX_LINKS ? h->nfilters : 0);
+        return rc;
+    }
+    raw_params(h, links, &p);
+    return build_raw(h, links, arrays, &p, alloc, out);
 }
 
 /* ---- the RedisBloom dump format ---------------------------------------------------------------- */
@@ -511,7 +562,7 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
     return AMQ_OK;
 }
 
-int amq_sbloom_header_load(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator *alloc,
                            amq_sbloom **out)
 {
     amq_allocator a;
@@ -840,7 +891,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     if (rc == AMQ_OK && total != a->payload_len)
         rc = AMQ_ECORRUPT;
     if (rc == AMQ_OK)
-        rc = build_raw(&h, links, &p, a->alloc, &s);
+        rc = build_raw(&h, links, NULL, &p, a->alloc, &s);
     for (i = 0; rc == AMQ_OK && i < h.nfilters; i++) {
         uint8_t *d = amq_bloom_data_mut(s->l[i].b);
         uint64_t tail = links[i].bits & 63;

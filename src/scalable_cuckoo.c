@@ -24,7 +24,7 @@
 
 typedef struct subf {
     uint64_t nb;
-    amq_region mem; /* ct_bytes(nb * bucket_size, f) bytes, zero padded */
+    amq_region mem; /* sub_bytes (8-bit slots) or ct_bytes (zero padded) bytes */
 } subf;
 
 struct amq_scuckoo {
@@ -134,14 +134,18 @@ static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *allo
     return c;
 }
 
-/* Appends a zeroed sub-filter of nb buckets. */
-static int push_subf(amq_scuckoo *c, uint64_t nb)
+/* Appends a sub-filter of nb buckets: zeroed, or adopting table (its
+ * bytes from the filter's allocator; still the caller's on an error). */
+static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 {
     subf *s;
+    uint64_t bytes;
     int rc;
 
     if (c->nf == c->cap) {
-        uint32_t ncap = c->cap == 0 ? 4 : c->cap * 2;
+        /* One entry at a time while chains are short (what a host such
+         * as Redis counts per key), doubling beyond. */
+        uint32_t ncap = c->nf < 32 ? c->nf + 1 : c->cap * 2;
         subf *nf = amq_calloc(&c->alloc, ncap * sizeof *nf);
         if (nf == NULL)
             return AMQ_ENOMEM;
@@ -152,10 +156,24 @@ static int push_subf(amq_scuckoo *c, uint64_t nb)
         c->cap = ncap;
     }
     s = &c->f[c->nf];
-    rc = amq_region_alloc(&s->mem, &c->alloc,
-                          (size_t)ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits));
-    if (rc != AMQ_OK)
-        return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    /* Slots are read bytewise: no alignment to pay for; 8-bit slots (the
+     * RedisBloom layout) are never read past the last one, so the table
+     * takes exactly its bytes and a power-of-two table stays in its
+     * allocator size class. */
+    bytes = c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
+                                       : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
+    if (table != NULL) {
+        memset(&s->mem, 0, sizeof s->mem);
+        s->mem.data = table;
+        s->mem.size = (size_t)bytes;
+        s->mem.base = table;
+        s->mem.base_size = (size_t)bytes;
+        s->mem.how = AMQ_REGION_HEAP;
+    } else {
+        rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
+        if (rc != AMQ_OK)
+            return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    }
     s->nb = nb;
     c->nf++;
     return AMQ_OK;
@@ -167,15 +185,17 @@ static void pop_subf(amq_scuckoo *c)
     amq_region_free(&c->f[c->nf].mem, &c->alloc);
 }
 
-/* Allocates nf sub-filters nb0 * expansion^j (shape already checked). */
-static int build_chain(amq_scuckoo *c, uint64_t nf)
+/* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
+ * adopts tables[j]; on an error, tables from the failed one on are not
+ * taken. */
+static int build_chain(amq_scuckoo *c, uint64_t nf, void **tables)
 {
     uint64_t nb = c->nb0, j;
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
             nb *= c->p.expansion;
-        rc = push_subf(c, nb);
+        rc = push_subf(c, nb, tables != NULL ? tables[j] : NULL);
         if (rc != AMQ_OK)
             return rc;
     }
@@ -215,7 +235,7 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
         amq_scuckoo_free(c);
         return AMQ_ERANGE;
     }
-    rc = build_chain(c, 1);
+    rc = build_chain(c, 1, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return rc;
@@ -236,7 +256,7 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
         return AMQ_ENOMEM;
     c->nb0 = src->nb0;
     for (j = 0; j < src->nf; j++) {
-        rc = push_subf(c, src->f[j].nb);
+        rc = push_subf(c, src->f[j].nb, NULL);
         if (rc != AMQ_OK) {
             amq_scuckoo_free(c);
             return rc;
@@ -377,7 +397,7 @@ static int grow(amq_scuckoo *c)
     nb = last->nb * c->p.expansion;
     if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
         return AMQ_ELIMIT;
-    return push_subf(c, nb);
+    return push_subf(c, nb, NULL);
 }
 
 static int insert_lookup(amq_scuckoo *c, const lookup *l)
@@ -463,7 +483,7 @@ int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len)
     return amq_scuckoo_add_unique_hash(c, amq_scuckoo_hash(c, key, len));
 }
 
-uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
+int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count)
 {
     lookup l = lookup_of(c, h);
     uint64_t n = 0, i1, i2;
@@ -477,12 +497,13 @@ uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
         if (c->p.redisbloom || i2 != i1)
             n += bucket_count(c, s, i2, l.fp);
     }
-    return n;
+    *count = n;
+    return AMQ_OK;
 }
 
-uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
+int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len, uint64_t *count)
 {
-    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len));
+    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len), count);
 }
 
 /* ---- deletion and compaction ------------------------------------------------------------- */
@@ -510,27 +531,170 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
     return 0;
 }
 
-static int compact_one(amq_scuckoo *c, uint32_t fi)
+/*
+ * The same walk for a chain whose sub-filters all have the same bucket
+ * count (expansion 1), where a long chain made the scan of every earlier
+ * sub-filter per slot quadratic.  room.first[b] is the first sub-filter
+ * that may still have room in bucket b and room.pos[b] the first slot of
+ * that bucket that may be empty: during a compaction room only disappears
+ * from the sub-filters moved into (the slots emptied belong to the one
+ * being compacted, never a target again), so both only move forward and a
+ * whole compaction reads each slot of the chain about once.  The
+ * fingerprint lands where relocate() would put it: the oldest sub-filter
+ * with room in bucket i or, failing that, in its alternate bucket.
+ */
+typedef struct room {
+    uint16_t *first; /* nb0 entries; sub-filter indexes fit (at most 65535) */
+    uint8_t *pos;    /* nb0 entries; bucket sizes are at most 255 */
+} room;
+
+static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at)
 {
-    uint64_t i, nb = c->f[fi].nb;
+    uint32_t j = r->first[b], k = r->pos[b], bs = c->p.bucket_size;
+    int64_t to = -1;
+
+    for (; j < limit; j++, k = 0) {
+        const subf *s = &c->f[j];
+        if (c->p.fingerprint_bits == 8) {
+            const uint8_t *p = s->mem.data + b * bs;
+            const uint8_t *q = memchr(p + k, 0, bs - k);
+            if (q != NULL) {
+                k = (uint32_t)(q - p);
+                break;
+            }
+        } else {
+            for (; k < bs && slot_get(c, s, b * bs + k) != 0; k++)
+                ;
+            if (k < bs)
+                break;
+        }
+    }
+    r->first[b] = (uint16_t)j;
+    r->pos[b] = (uint8_t)(j < limit ? k : 0);
+    *at = j;
+    if (j < limit)
+        to = (int64_t)(b * bs + k);
+    return to;
+}
+
+static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint64_t slot)
+{
+    subf *s = &c->f[fi];
+    uint32_t fp = slot_get(c, s, slot), j1, j2;
+    uint64_t i2;
+    int64_t to1, to2;
+
+    if (fp == 0)
+        return 1;
+    i2 = alt_hash(fp, i) & (s->nb - 1);
+    to1 = room_in(c, r, i, fi, &j1);
+    if (i2 == i) {
+        to2 = -1;
+        j2 = j1;
+    } else {
+        to2 = room_in(c, r, i2, fi, &j2);
+    }
+    if (to1 >= 0 && (to2 < 0 || j1 <= j2))
+        slot_set(c, &c->f[j1], (uint64_t)to1, fp);
+    else if (to2 >= 0)
+        slot_set(c, &c->f[j2], (uint64_t)to2, fp);
+    else
+        return 0;
+    slot_set(c, s, slot, 0);
+    return 1;
+}
+
+/* 1 when no slot of sub-filter fi holds a fingerprint. */
+static int subf_empty(const amq_scuckoo *c, uint32_t fi)
+{
+    const uint8_t *d = c->f[fi].mem.data;
+    size_t n = (size_t)sub_bytes(c, c->f[fi].nb);
+    return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
+}
+
+/* 1 when some bucket of the sub-filters before fi may still take a
+ * fingerprint (first[] advanced on the way, so each bucket of the chain is
+ * read about once over a whole compaction). */
+static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
+{
+    uint64_t b;
+    uint32_t at;
+    for (b = 0; b < c->nb0; b++)
+        if (room_in(c, r, b, fi, &at) >= 0)
+            return 1;
+    return 0;
+}
+
+/* Slot visits left to this compaction, each costing one earlier bucket
+ * (the flat walk) or one per earlier sub-filter (the plain walk). */
+static int spend(uint64_t *budget, uint64_t cost)
+{
+    if (*budget < cost) {
+        *budget = 0;
+        return 0;
+    }
+    *budget -= cost;
+    return 1;
+}
+
+static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
+{
+    uint64_t i, nb = c->f[fi].nb, cost = r != NULL ? 1 : (uint64_t)fi + 1;
     uint32_t k, bs = c->p.bucket_size;
     int ok = 1;
 
-    for (i = 0; i < nb; i++)
+    /* Nowhere to move to: the walk below would fail on every fingerprint;
+     * the answer without it is the same (and a chain that is full up to
+     * here costs one pass over its buckets instead of one per slot). */
+    if (r != NULL && !room_below(c, r, fi)) {
+        if (!subf_empty(c, fi))
+            return 0;
+        if (fi == c->nf - 1)
+            pop_subf(c);
+        return 1;
+    }
+
+    for (i = 0; i < nb; i++) {
+        if (!spend(budget, cost * bs))
+            return 0;
         for (k = 0; k < bs; k++)
-            if (!relocate(c, fi, i, i * bs + k))
+            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k)
+                            : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
+    }
     if (ok && fi == c->nf - 1)
         pop_subf(c);
     return ok;
 }
 
+/* Chains at least this long with one bucket count compact with a room
+ * (3 bytes per bucket of one sub-filter: at most 3/16 of the chain). */
+#define FLAT_COMPACT_MIN 16u
+
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {
+    uint64_t budget = AMQ_SCUCKOO_COMPACT_WORK;
+    room r, *rp = NULL;
+    uint8_t *scratch = NULL;
+    size_t bytes = 0;
     uint32_t j;
-    for (j = c->nf; j > 1; j--)
-        if (!compact_one(c, j - 1) && !cont)
+
+    /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
+     * buckets.  Without the scratch (no memory) the plain walk gives the
+     * same result, slower. */
+    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 3) {
+        bytes = (size_t)c->nb0 * 3;
+        scratch = amq_calloc(&c->alloc, bytes);
+        if (scratch != NULL) {
+            r.first = (uint16_t *)(void *)scratch;
+            r.pos = scratch + (size_t)c->nb0 * 2;
+            rp = &r;
+        }
+    }
+    for (j = c->nf; j > 1 && budget > 0; j--)
+        if (!compact_one(c, j - 1, rp, &budget) && !cont)
             break;
+    amq_free(&c->alloc, scratch, bytes);
     c->deletes = 0;
 }
 
@@ -645,32 +809,33 @@ void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes)
 
 /* ---- raw construction and the RedisBloom dump format ---------------------------------------- */
 
-int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
-                            const amq_allocator *alloc, amq_scuckoo **out)
+/* from_header with, when tables is given, every table taken (adopted on
+ * AMQ_OK, freed through alloc on an error; table_bytes[j] its size). */
+static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets, void **tables,
+                       const size_t *table_bytes, const amq_allocator *alloc, amq_scuckoo **out)
 {
     amq_scuckoo_params p;
-    amq_scuckoo *c;
-    uint64_t slots, j, nb;
+    amq_scuckoo *c = NULL;
+    uint64_t slots, j = 0, nb;
     uint32_t exp;
-    int rc;
+    int rc = AMQ_ECORRUPT;
 
     *out = NULL;
     if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
-        return AMQ_ECORRUPT;
+        goto fail;
     /* The chain grows by the power of two at or above the expansion asked
      * for; a header holding the unrounded value describes the same chain. */
     exp = h->expansion == 0 ? 0 : (uint32_t)next_pow2(h->expansion);
     if (check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
-        return AMQ_ECORRUPT;
+        goto fail;
     if (h->num_items > slots)
-        return AMQ_ECORRUPT;
-    if (sub_buckets != NULL) {
-        for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
-            if (j > 0)
-                nb *= exp;
-            if (sub_buckets[j] != nb)
-                return AMQ_ECORRUPT;
-        }
+        goto fail;
+    for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
+        if (j > 0)
+            nb *= exp;
+        if ((sub_buckets != NULL && sub_buckets[j] != nb) ||
+            (tables != NULL && table_bytes[j] != nb * h->bucket_size))
+            goto fail;
     }
     amq_scuckoo_params_init(&p, 1);
     p.capacity = h->num_buckets * h->bucket_size;
@@ -679,19 +844,43 @@ int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buc
     p.expansion = exp;
     p.max_filters = h->num_filters > DEFAULT_MAX_FILTERS ? (uint32_t)h->num_filters
                                                           : DEFAULT_MAX_FILTERS;
+    j = 0;
+    rc = AMQ_ENOMEM;
     c = shell(&p, alloc);
     if (c == NULL)
-        return AMQ_ENOMEM;
+        goto fail;
     c->nb0 = h->num_buckets;
-    rc = build_chain(c, h->num_filters);
-    if (rc != AMQ_OK) {
-        amq_scuckoo_free(c);
-        return rc;
-    }
+    rc = build_chain(c, h->num_filters, tables);
+    if (rc != AMQ_OK)
+        goto fail;
     c->items = h->num_items;
     c->deletes = h->num_deletes;
     *out = c;
     return AMQ_OK;
+
+fail:
+    if (tables != NULL) {
+        amq_allocator a;
+        amq_alloc_init(&a, alloc);
+        /* The ones the chain holds go with it. */
+        for (j = c != NULL ? c->nf : 0; j < h->num_filters; j++)
+            amq_free(&a, tables[j], table_bytes[j]);
+    }
+    amq_scuckoo_free(c);
+    return rc;
+}
+
+int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
+                            const amq_allocator *alloc, amq_scuckoo **out)
+{
+    return from_header(h, sub_buckets, NULL, NULL, alloc, out);
+}
+
+int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
+                                   const size_t *table_bytes, const amq_allocator *alloc,
+                                   amq_scuckoo **out)
+{
+    return from_header(h, NULL, tables, table_bytes, alloc, out);
 }
 
 int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
@@ -1017,7 +1206,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
                        (unsigned long long)a->payload_len, (unsigned long long)total);
     }
-    rc = build_chain(c, nf);
+    rc = build_chain(c, nf, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));

@@ -134,7 +134,7 @@ static double build(subject *s, int i, const uint64_t *keys, size_t n)
         if (amq_blocked_params_for(n, 0.01, &p) != AMQ_OK ||
             amq_blocked_new(&p, NULL, &s->blk) != AMQ_OK)
             return -1;
-        if (amq_blocked_add_fixed(s->blk, keys, 8, n, NULL) < 0)
+        if (amq_blocked_add_batch_fixed(s->blk, keys, 8, n, NULL, NULL) < 0)
             return -1;
         break;
     }
@@ -167,7 +167,7 @@ static uint64_t bytes_of(const subject *s)
     if (s->blk != NULL) {
         amq_blocked_params p;
         amq_blocked_get_params(s->blk, &p);
-        return amq_blocked_data_size(&p);
+        return p.blocks * 64;
     }
 #ifdef AMQB_HAVE_ROCKSDB
     if (s->r != NULL)
@@ -212,7 +212,7 @@ static uint64_t query_batch(const subject *s, const uint64_t *keys, size_t n)
         return c;
     }
     if (s->blk != NULL)
-        return amq_blocked_contains_fixed(s->blk, keys, 8, n, NULL);
+        return amq_blocked_contains_batch_fixed(s->blk, keys, 8, n, NULL, &c) == AMQ_OK ? c : 0;
 #ifdef AMQB_HAVE_ROCKSDB
     if (s->r != NULL)
         return amqb_rocks_may_match_batch(s->r, keys, 8, n, NULL);
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
                  "the set and as many random absent keys. Build time includes hashing the keys "
                  "(amq: XXH3-128; RocksDB: its own hash in AddKey). \"Batched\" is amq's "
                  "`amq_filter_contains_batch` (after hashing a chunk of 256 keys) or "
-                 "`amq_blocked_contains_fixed`, and RocksDB's `MayMatch` over batches of 32 "
+                 "`amq_blocked_contains_batch_fixed`, and RocksDB's `MayMatch` over batches of 32 "
                  "(MultiGet's). Overhead is bits/key over log2(1/measured fpp).\n");
     for (k = 0; k < nn; k++)
         print_table(out, &res[k]);

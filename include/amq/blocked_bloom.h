@@ -25,8 +25,8 @@
  * chosen once at run time from the CPU (cpuid); every path gives the same
  * answers on the same bytes.  The environment variable AMQ_SIMD=scalar|avx2|
  * avx512 caps the choice for the whole process (read once; any other
- * value means scalar), and amq_blocked_set_simd picks a path for one
- * filter.
+ * value means scalar), and amq_blocked_set_simd (<amq/advanced.h>) picks
+ * a path for one filter.
  *
  * Thread safety.  Any number of threads may query one filter at once
  * (amq_blocked_contains* and the other const functions).  Adds come in two
@@ -51,13 +51,13 @@
  *    AVX2/AVX-512 paths read a block with vector loads, which on x86 read
  *    each aligned 8-byte word atomically (outside the C11 model, and the
  *    reason the ThreadSanitizer test uses the scalar path).
- * amq_blocked_clear, _union, _set_items, _set_simd, _set_concurrent and
- * _free need exclusive access in both modes.
+ * amq_blocked_clear, _merge, _set_concurrent and _free (and the
+ * advanced _set_items and _set_simd) need exclusive access in both modes.
  */
 #ifndef AMQ_BLOCKED_BLOOM_H
 #define AMQ_BLOCKED_BLOOM_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -65,9 +65,6 @@ extern "C" {
 #endif
 
 typedef struct amq_blocked amq_blocked;
-
-/* Keys as (data, len) pairs: the amq_slice of <amq/bloom.h>. */
-struct amq_slice;
 
 /* Geometry limits: 1 .. 2^34 blocks (1 TiB), 1 .. 16 probes per key. */
 #define AMQ_BLOCKED_BLOCK_BYTES 64u
@@ -116,9 +113,6 @@ AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *bloc
 /* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0. */
 AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
 
-/* Bytes of the bit array: blocks * 64. */
-AMQ_API size_t amq_blocked_data_size(const amq_blocked_params *params);
-
 /*
  * Creates an empty filter (zeroed, 64-byte aligned; arrays of 1 MiB and
  * more are mmap'd and advised to use transparent huge pages).  alloc may be
@@ -127,19 +121,11 @@ AMQ_API size_t amq_blocked_data_size(const amq_blocked_params *params);
 AMQ_API int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc,
                             amq_blocked **out);
 
-/*
- * A read-only filter over caller-owned bytes (an mmap'd file), queried in
- * place.  data must be 64-byte aligned (AMQ_EINVAL otherwise), hold exactly
- * amq_blocked_data_size(params) bytes and outlive the view.  Adds return
- * AMQ_EREADONLY.
- */
-AMQ_API int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t len,
-                             uint64_t items, const amq_allocator *alloc, amq_blocked **out);
-
 /* A deep, writable copy (also of a view).  Not safe against concurrent adds
  * to src: the copy may or may not hold them. */
 AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc, amq_blocked **out);
 
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_blocked_free(amq_blocked *b);
 
 /* The hash of a key as this filter computes it. */
@@ -161,45 +147,48 @@ AMQ_API int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h);
 /*
  * Batched forms.  They hash ahead and keep a window of cache-line
  * prefetches in flight, which is what makes a filter far larger than the
- * caches answer at memory-parallel speed.  Keys come as hashes, as slices,
- * or packed: `fixed` reads n keys of key_len bytes each, back to back, at
- * keys (e.g. an array of 64-bit integers: their bytes as they lie in
- * memory).
+ * caches answer at memory-parallel speed.  Keys come as hashes
+ * (_add_batch, _contains_batch), as slices (_keys), packed (_fixed: n keys
+ * of key_len bytes each, back to back, at keys - e.g. an array of 64-bit
+ * integers, their bytes as they lie in memory) or as 64-bit hashes (64).
  *
- * add_*: adds every key; added[i] (when added is not NULL) receives what
- * amq_blocked_add would return for key i.  Returns the number of keys
- * newly added (>= 0) or AMQ_EREADONLY (nothing added).
- * contains_*: out[i] (when out is not NULL) receives 1 or 0; returns how
- * many keys may be present.
+ * add: adds every key; added[i] (when added is not NULL) receives what
+ * amq_blocked_add would return for key i, *count (when count is not NULL)
+ * the number of keys newly added.  AMQ_OK, or AMQ_EREADONLY for a view
+ * (nothing added, nothing written).
+ * contains: out[i] (when out is not NULL) receives 1 or 0, *count (when
+ * not NULL) the number of 1 answers.  Always AMQ_OK.
  * O(n k); safe concurrently like the single-key forms.
  */
-AMQ_API int64_t amq_blocked_add_hashes(amq_blocked *b, const amq_hash128 *h, size_t n,
-                                       uint8_t *added);
-AMQ_API int64_t amq_blocked_add_keys(amq_blocked *b, const struct amq_slice *keys, size_t n,
-                                     uint8_t *added);
-AMQ_API int64_t amq_blocked_add_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
-                                      uint8_t *added);
-AMQ_API uint64_t amq_blocked_contains_hashes(const amq_blocked *b, const amq_hash128 *h, size_t n,
-                                             uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_keys(const amq_blocked *b, const struct amq_slice *keys,
-                                           size_t n, uint8_t *out);
-AMQ_API uint64_t amq_blocked_contains_fixed(const amq_blocked *b, const void *keys, size_t key_len,
-                                            size_t n, uint8_t *out);
+AMQ_API int amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added,
+                                  uint64_t *count);
+AMQ_API int amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n,
+                                       uint8_t *added, uint64_t *count);
+AMQ_API int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+                                        uint8_t *added, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n,
+                                       uint8_t *out, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
+                                            uint8_t *out, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys,
+                                             size_t key_len, size_t n, uint8_t *out,
+                                             uint64_t *count);
 
 /*
  * Keys that are already 64-bit hashes (of a hash function the caller
  * chose and applies to every key alike): x is taken as the 128-bit hash
  * {x, x} - the block from all 64 bits, the probes from the low 32 - so
- * amq_blocked_contains_hashes64(b, &x, 1, NULL) answers as
+ * amq_blocked_contains_batch64(b, &x, 1, out, NULL) answers as
  * amq_blocked_contains_hash(b, (amq_hash128){x, x}).  The fastest forms:
  * no hashing, half the memory per key of the 128-bit arrays, and on
  * AVX-512 two keys tested per step when k <= 8.  The hashes must be
  * uniformly distributed in all 64 bits, or the fpp is not the filter's.
+ * Results as the forms above.
  */
-AMQ_API int64_t amq_blocked_add_hashes64(amq_blocked *b, const uint64_t *h, size_t n,
-                                         uint8_t *added);
-AMQ_API uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint64_t *h, size_t n,
-                                               uint8_t *out);
+AMQ_API int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added,
+                                    uint64_t *count);
+AMQ_API int amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n,
+                                         uint8_t *out, uint64_t *count);
 
 /*
  * Concurrency mode of adds.  Off (the default): adds use plain loads and
@@ -211,6 +200,7 @@ AMQ_API uint64_t amq_blocked_contains_hashes64(const amq_blocked *b, const uint6
  * AMQ_EREADONLY for a view.  Switch it before sharing the filter.
  */
 AMQ_API int amq_blocked_set_concurrent(amq_blocked *b, int on);
+/* 1 in concurrent mode, else 0. */
 AMQ_API int amq_blocked_is_concurrent(const amq_blocked *b);
 
 /* Clears every bit and the count.  AMQ_EREADONLY for a view. */
@@ -222,12 +212,16 @@ AMQ_API int amq_blocked_clear(amq_blocked *b);
  * AMQ_EREADONLY for a view.  The count becomes the sum (an upper bound).
  * O(blocks).
  */
-AMQ_API int amq_blocked_union(amq_blocked *dst, const amq_blocked *src);
+AMQ_API int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src);
 
+/* The filter's parameters (as given to amq_blocked_new, capacity and fpp
+ * included). */
 AMQ_API void amq_blocked_get_params(const amq_blocked *b, amq_blocked_params *out);
+/* Keys counted as added (an upper bound in concurrent mode). */
 AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
-AMQ_API void amq_blocked_set_items(amq_blocked *b, uint64_t items);
-AMQ_API int amq_blocked_is_view(const amq_blocked *b);
+/* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY),
+ * else 0. */
+AMQ_API int amq_blocked_is_readonly(const amq_blocked *b);
 
 /* Bits set (popcount over the array), O(blocks). */
 AMQ_API uint64_t amq_blocked_bits_set(const amq_blocked *b);
@@ -235,34 +229,6 @@ AMQ_API uint64_t amq_blocked_bits_set(const amq_blocked *b);
 /* Expected false-positive rate now, from the fill of each block: the mean
  * over blocks of (bits set / 512)^k.  O(blocks). */
 AMQ_API double amq_blocked_fpp_now(const amq_blocked *b);
-
-/* The bit array (amq_blocked_data_size bytes). */
-AMQ_API const uint8_t *amq_blocked_data(const amq_blocked *b);
-
-/* ---- query paths ----------------------------------------------------------- */
-
-/* Query paths (values are stable; AUTO means "the best this CPU has"). */
-typedef enum amq_simd {
-    AMQ_SIMD_AUTO = 0,
-    AMQ_SIMD_SCALAR = 1,
-    AMQ_SIMD_AVX2 = 2,
-    AMQ_SIMD_AVX512 = 3
-} amq_simd;
-
-/* 1 if this build and this CPU (and the AMQ_SIMD environment cap) can run
- * the path, else 0.  SCALAR and AUTO are always 1.  Thread-safe. */
-AMQ_API int amq_simd_supported(uint32_t simd);
-
-/* "scalar", "avx2", "avx512" (AUTO resolves to the path it picks), or NULL. */
-AMQ_API const char *amq_simd_name(uint32_t simd);
-
-/* Selects the query path of one filter: AMQ_EUNSUPPORTED when
- * amq_simd_supported(simd) is 0, AMQ_EINVAL for an unknown value.  Needs
- * exclusive access (call it before sharing the filter). */
-AMQ_API int amq_blocked_set_simd(amq_blocked *b, uint32_t simd);
-
-/* The path the filter's queries take (never AUTO). */
-AMQ_API uint32_t amq_blocked_simd(const amq_blocked *b);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,5 @@
 /*
- * amq/bloom.h - the classic Bloom filter, and the LevelDB-style filter
- * policy (a self-describing Bloom blob built from a list of keys).
+ * amq/bloom.h - the classic Bloom filter.
  *
  * A classic filter is an array of m bits and k probes per key.  The probes
  * derive from the key's amq_hash128 by one of three schemes:
@@ -20,17 +19,17 @@
  * Thread safety: the functions taking a const amq_bloom * are readers - any
  * number of threads may call them on one filter at the same time
  * (amq_bloom_contains, _contains_hash, _hash, _clone of it, _get_params,
- * _items, _is_view, _bits_set, _estimate_items, _fpp_now, _data, and the
- * src of _union and _intersect).  Writers - amq_bloom_add, _add_hash,
- * _clear, _set_items, the dst of _union and _intersect, writing through
- * amq_bloom_data_mut, and _free - need exclusive access.  The sizing
- * functions, amq_bloom_new, _view and the policy functions (amq_policy_*)
- * touch no shared state: any thread, any time.
+ * _items, _is_readonly, _bits_set, _estimate_items, _fpp_now, and the src
+ * of _merge and _intersect).  Writers - amq_bloom_add, _add_hash, _clear,
+ * the dst of _merge and _intersect, and _free - need exclusive access.  The
+ * sizing functions and amq_bloom_new touch no shared state: any thread,
+ * any time.  Views over caller bytes and raw access to the bit array are in
+ * <amq/advanced.h>.
  */
 #ifndef AMQ_BLOOM_H
 #define AMQ_BLOOM_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -97,23 +96,12 @@ AMQ_API double amq_bloom_fpp_theory(uint64_t bits, uint32_t k, uint64_t n);
 AMQ_API int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
                           amq_bloom **out);
 
-/*
- * A read-only filter over caller-owned bytes (an mmap'd file), queried in
- * place without copying; data must hold amq_bloom_data_size(params) bytes
- * and outlive the view.  items is the recorded item count.  Adds return
- * AMQ_EREADONLY.
- */
-AMQ_API int amq_bloom_view(const amq_bloom_params *params, const void *data, size_t len,
-                           uint64_t items, const amq_allocator *alloc, amq_bloom **out);
-
-/* A deep, writable copy. */
+/* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
 AMQ_API int amq_bloom_clone(const amq_bloom *b, const amq_allocator *alloc,
                             amq_bloom **out);
 
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_bloom_free(amq_bloom *b);
-
-/* Bytes of the bit array: m rounded up to whole 64-bit words, / 8. */
-AMQ_API size_t amq_bloom_data_size(const amq_bloom_params *params);
 
 /*
  * Adds a key.  Returns 1 if at least one bit was newly set (the item is
@@ -139,12 +127,16 @@ AMQ_API int amq_bloom_clear(amq_bloom *b);
  * of both counts (an upper bound), the intersection's is the
  * Swamidass-Baldi estimate of what it holds.  O(m).
  */
-AMQ_API int amq_bloom_union(amq_bloom *dst, const amq_bloom *src);
+AMQ_API int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src);
 AMQ_API int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
 
+/* The filter's parameters. */
 AMQ_API void amq_bloom_get_params(const amq_bloom *b, amq_bloom_params *out);
+/* Keys counted as added (adds that set a bit; merges add up counts). */
 AMQ_API uint64_t amq_bloom_items(const amq_bloom *b);
-AMQ_API int amq_bloom_is_view(const amq_bloom *b);
+/* 1 for a view over caller or mapped bytes (writers return AMQ_EREADONLY),
+ * else 0. */
+AMQ_API int amq_bloom_is_readonly(const amq_bloom *b);
 
 /* Number of bits set (popcount over the array), O(m). */
 AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *b);
@@ -156,81 +148,7 @@ AMQ_API double amq_bloom_estimate_items(const amq_bloom *b);
 /* Expected false-positive rate now, (X / m)^k. */
 AMQ_API double amq_bloom_fpp_now(const amq_bloom *b);
 
-/* The bit array (amq_bloom_data_size bytes).  The mutable form returns NULL
- * for a view; writing through it is how importers fill a filter. */
-AMQ_API const uint8_t *amq_bloom_data(const amq_bloom *b);
-AMQ_API uint8_t *amq_bloom_data_mut(amq_bloom *b);
-AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
 
-/* ---- LevelDB-style filter policy ----------------------------------------- */
-/*
- * A "filter blob" summarizes a list of keys (one SST block's keys in an LSM
- * tree) in a self-describing string; asking a blob never needs anything but
- * the blob.  The last byte says how to read it:
- *
- *  1..30   AMQ_POLICY_LEVELDB: the exact encoding of LevelDB's
- *          BloomFilterPolicy - the bit array, then k.  Keys hash with
- *          LevelDB's 32-bit hash (seed 0xbc9f1d34), probes by its
- *          rotating double hashing, bit position = h mod bits.  Blobs built
- *          by LevelDB read here and the other way round.
- *  255     an extended encoding: the byte before it is the encoding id,
- *          laid out in docs/file-format.md.  Unknown ids answer "may match"
- *          (forward compatible).  Defined: id 1, AMQ_POLICY_BLOCKED;
- *          id 2, AMQ_POLICY_FUSE; id 3, AMQ_POLICY_RIBBON.
- *  others  reserved: answer "may match".
- *
- * AMQ_POLICY_BLOCKED (id 1) is a blocked Bloom filter (amq/blocked_bloom.h):
- * B 64-byte blocks, then k, the id and 255.  Keys hash with XXH3-128 seed
- * 0; a query reads one 64-byte block.  Its rate is the blocked layout's
- * (0.97 % at 10 bits per key, where LevelDB's encoding gives 0.82 % but
- * touches k scattered cache lines).
- *
- * AMQ_POLICY_FUSE (id 2) and AMQ_POLICY_RIBBON (id 3) hold one partition
- * of the static kinds (amq/static.h) and an 18-byte trailer.  bits_per_key
- * picks the variant: fuse has 8-bit fingerprints below 18 bits per key
- * (about 9 bits per key, rate 1/256), 16-bit from 18 on; ribbon takes the
- * rate a Bloom filter of bits_per_key would have, in about 70 % of its
- * space.  amq_policy_blob_size is then an upper bound: the blob written
- * (*written) is usually smaller.  Their builds allocate (about 40 bytes
- * per key, freed before returning: AMQ_ENOMEM).
- *
- * amq_policy_may_match returns 1 (may match), 0 (certainly not),
- * AMQ_ETRUNC for a blob too short to hold its own description, or
- * AMQ_ECORRUPT for a blocked blob whose length or k is impossible.
- */
-typedef enum amq_policy_encoding {
-    AMQ_POLICY_LEVELDB = 0,
-    AMQ_POLICY_BLOCKED = 1,
-    AMQ_POLICY_FUSE = 2,  /* binary fuse (amq/static.h), 3-wise */
-    AMQ_POLICY_RIBBON = 3 /* standard Ribbon (amq/static.h) */
-} amq_policy_encoding;
-
-/* The policy's name, as a table records which policy wrote its filter
- * blocks (LevelDB's FilterPolicy::Name): "leveldb.BuiltinBloomFilter2",
- * "amq.BlockedBloomFilter", "amq.BinaryFuseFilter", "amq.RibbonFilter";
- * NULL for an unknown encoding. */
-AMQ_API const char *amq_policy_name(uint32_t encoding);
-
-typedef struct amq_slice {
-    const void *data;
-    size_t len;
-} amq_slice;
-
-/* Size of the blob that amq_policy_build writes for n keys. */
-AMQ_API int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_key,
-                                 size_t *size);
-
-/*
- * Builds a blob for keys[0..n) into out (cap bytes, at least
- * amq_policy_blob_size); *written receives its length.  bits_per_key in
- * (0, 1000]; AMQ_ERANGE otherwise, AMQ_EINVAL for a short buffer or an
- * unknown encoding.
- */
-AMQ_API int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n,
-                             double bits_per_key, void *out, size_t cap, size_t *written);
-
-AMQ_API int amq_policy_may_match(const void *blob, size_t len, const void *key,
-                                 size_t key_len);
 
 #ifdef __cplusplus
 }

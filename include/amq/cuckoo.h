@@ -34,7 +34,7 @@
 #ifndef AMQ_CUCKOO_H
 #define AMQ_CUCKOO_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -94,31 +94,16 @@ AMQ_API int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fingerprint_bit
 /* Checks params: AMQ_OK, AMQ_ERANGE (f, b, nb or max_kicks), AMQ_EHASH. */
 AMQ_API int amq_cuckoo_check_params(const amq_cuckoo_params *params);
 
-/* Bytes of the table of a filter with these params: nb * b * f bits
- * rounded up to whole 64-bit words, plus 8 zero bytes of padding. */
-AMQ_API size_t amq_cuckoo_data_size(const amq_cuckoo_params *params);
-
 /* Creates an empty filter.  alloc may be NULL.  AMQ_ERANGE, AMQ_EHASH,
  * AMQ_ENOMEM.  O(table size) (zeroed memory). */
 AMQ_API int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
                            amq_cuckoo **out);
 
-/*
- * A read-only filter over caller-owned table bytes (an mmap'd file), queried
- * in place.  data must hold amq_cuckoo_data_size(params) bytes and outlive
- * the view.  items is the number of stored fingerprints (victim included);
- * victim_fp is 0 or the victim's fingerprint, in bucket victim_bucket.
- * Mutations return AMQ_EREADONLY.  AMQ_EINVAL for a wrong len, AMQ_ERANGE
- * for bad params or victim.
- */
-AMQ_API int amq_cuckoo_view(const amq_cuckoo_params *params, const void *data, size_t len,
-                            uint64_t items, uint32_t victim_fp, uint64_t victim_bucket,
-                            const amq_allocator *alloc, amq_cuckoo **out);
-
-/* A deep, writable copy (also of a view). */
+/* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
 AMQ_API int amq_cuckoo_clone(const amq_cuckoo *c, const amq_allocator *alloc,
                              amq_cuckoo **out);
 
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_cuckoo_free(amq_cuckoo *c);
 
 /* The hash of a key as this filter computes it. */
@@ -134,10 +119,11 @@ AMQ_API int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h);
 
 /* Adds n keys by their hashes, as n calls of amq_cuckoo_add_hash, with the
  * next keys' buckets prefetched while one is inserted.  added[i] = 1 for
- * each key added (added may be NULL).  AMQ_OK, or the first error
- * (AMQ_EFULL: the keys before it were added, none after), AMQ_EREADONLY. */
+ * each key added (added may be NULL); *count (count may be NULL) the
+ * number added.  AMQ_OK, or the first error (AMQ_EFULL: the keys before
+ * it were added, none after), AMQ_EREADONLY (nothing added). */
 AMQ_API int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n,
-                                 uint8_t *added);
+                                 uint8_t *added, uint64_t *count);
 
 /* Adds a key unless it may already be in: 1 added, 0 may exist (nothing
  * changed), AMQ_EFULL, AMQ_EREADONLY. */
@@ -149,10 +135,11 @@ AMQ_API int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h);
 AMQ_API int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len);
 AMQ_API int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h);
 
-/* out[i] = contains(h[i]) for n hashes; computes bucket indexes ahead and
- * prefetches, which pays on tables larger than the caches. */
-AMQ_API void amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
-                                       uint8_t *out);
+/* out[i] = contains(h[i]) for n hashes (out may be NULL), *count (may be
+ * NULL) the number of 1 answers; computes bucket indexes ahead and
+ * prefetches, which pays on tables larger than the caches.  AMQ_OK. */
+AMQ_API int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                      uint8_t *out, uint64_t *count);
 
 /*
  * Removes one copy of the key's fingerprint: 1 removed, 0 not found,
@@ -162,30 +149,30 @@ AMQ_API void amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h
 AMQ_API int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len);
 AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h);
 
-/* Copies of the key's fingerprint in its buckets (and the victim), i.e.
- * how many times it was added, plus colliding keys.  O(b). */
-AMQ_API uint32_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len);
-AMQ_API uint32_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h);
+/* *count = copies of the key's fingerprint in its buckets (and the
+ * victim), i.e. how many times it was added, plus colliding keys.  AMQ_OK.
+ * O(b). */
+AMQ_API int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count);
+AMQ_API int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count);
 
 /* Empties the table and the victim.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_cuckoo_clear(amq_cuckoo *c);
 
+/* The filter's parameters. */
 AMQ_API void amq_cuckoo_get_params(const amq_cuckoo *c, amq_cuckoo_params *out);
 /* Stored fingerprints (victim included). */
 AMQ_API uint64_t amq_cuckoo_items(const amq_cuckoo *c);
 /* nb * b. */
 AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *c);
-/* Bytes of the table (amq_cuckoo_data_size). */
+/* Bytes of the table. */
 AMQ_API size_t amq_cuckoo_bytes(const amq_cuckoo *c);
 /* items / slots. */
 AMQ_API double amq_cuckoo_load(const amq_cuckoo *c);
 /* 1 when the victim slot is in use (the next add fails with AMQ_EFULL). */
 AMQ_API int amq_cuckoo_is_full(const amq_cuckoo *c);
-AMQ_API int amq_cuckoo_is_view(const amq_cuckoo *c);
-/* The victim: its fingerprint (0 = none) and bucket. */
-AMQ_API uint32_t amq_cuckoo_victim(const amq_cuckoo *c, uint64_t *bucket);
-/* The table bytes (amq_cuckoo_bytes). */
-AMQ_API const uint8_t *amq_cuckoo_data(const amq_cuckoo *c);
+/* 1 for a view over caller or mapped bytes (changes return
+ * AMQ_EREADONLY), else 0. */
+AMQ_API int amq_cuckoo_is_readonly(const amq_cuckoo *c);
 
 #ifdef __cplusplus
 }

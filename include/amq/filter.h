@@ -36,7 +36,7 @@
 #ifndef AMQ_FILTER_H
 #define AMQ_FILTER_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -52,7 +52,8 @@ typedef enum amq_kind {
     AMQ_KIND_SCALABLE_BLOOM = 5,
     AMQ_KIND_SCALABLE_CUCKOO = 6,
     AMQ_KIND_FUSE = 8,  /* static: binary fuse (amq/static.h) */
-    AMQ_KIND_RIBBON = 9 /* static: standard Ribbon (amq/static.h) */
+    AMQ_KIND_RIBBON = 9, /* static: standard Ribbon (amq/static.h) */
+    AMQ_KIND_AGING = 10  /* sliding window (amq/aging.h) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -82,6 +83,8 @@ typedef struct amq_config {
     uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
     uint32_t threads;          /* builders that can use threads (0 = all cores) */
     uint32_t arity;            /* fuse: 3 or 4 positions per key (0 = 3) */
+    uint64_t window_ms;        /* aging: != 0 ages by time, a window of this many ms ... */
+    double rate;               /* ... at this many adds per second (capacity: by count) */
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
@@ -96,8 +99,11 @@ typedef struct amq_filter amq_filter;
  * each other, e.g. k without bits), AMQ_EHASH, AMQ_ENOMEM.  err may be
  * NULL; when it is not, every error leaves a message in it. */
 AMQ_API int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err);
+/* Releases the filter (and unmaps its file); NULL is a no-op. */
 AMQ_API void amq_filter_free(amq_filter *f);
 
+/* The filter's amq_kind; 1 if it is read-only (mapped or borrowed: its
+ * writers return AMQ_EREADONLY), else 0. */
 AMQ_API uint32_t amq_filter_kind(const amq_filter *f);
 AMQ_API int amq_filter_is_readonly(const amq_filter *f);
 
@@ -127,12 +133,22 @@ AMQ_API int amq_filter_remove_hash(amq_filter *f, amq_hash128 h);
  * Batched forms over n hashes, for kinds that keep memory reads in flight.
  * add_batch stores each add's result (1 or 0) in added[i] when added is not
  * NULL and stops at the first error, which it returns (items before it are
- * added); contains_batch stores 1 or 0 in out[i].
+ * added); AMQ_OK otherwise.  contains_batch stores 1 or 0 in out[i] and
+ * returns AMQ_OK.
  */
 AMQ_API int amq_filter_add_batch(amq_filter *f, const amq_hash128 *h, size_t n,
                                  uint8_t *added);
-AMQ_API void amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
-                                       uint8_t *out);
+AMQ_API int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t n,
+                                      uint8_t *out);
+
+/*
+ * Concurrency mode of adds, for the kinds that have one (blocked,
+ * partitioned: see amq_blocked_set_concurrent): on = 1 lets any number of
+ * threads add and query at once.  AMQ_OK, AMQ_EREADONLY for a read-only
+ * filter, AMQ_EUNSUPPORTED for kinds whose adds always need exclusive
+ * access.  Needs exclusive access itself: switch before sharing f.
+ */
+AMQ_API int amq_filter_set_concurrent(amq_filter *f, int on);
 
 /* Union (dst gains every key of src) and intersection, for filters of the
  * same kind and geometry; AMQ_EINCOMPAT with err->msg saying what differs,
@@ -163,6 +179,7 @@ typedef struct amq_stats {
     double bits_per_item;  /* bytes * 8 / items (0 when empty) */
 } amq_stats;
 
+/* Fills st. */
 AMQ_API void amq_filter_stats(const amq_filter *f, amq_stats *st);
 
 /*
@@ -238,26 +255,36 @@ AMQ_API int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,
                                    const amq_allocator *alloc, amq_filter **out,
                                    amq_errinfo *err);
 
-/* Kind-specific handles: the filter's own object when it is of that kind,
- * else NULL.  Owned by f. */
+/* The kind's own handle behind the generic one - the filter's object when
+ * it is of that kind, else NULL; owned by f - for what only the family
+ * header says (amq/blocked_bloom.h: concurrency details; amq/partitioned.h:
+ * partition details and verification; amq/bloom.h: Guava export). */
 struct amq_bloom;
-AMQ_API struct amq_bloom *amq_filter_bloom(amq_filter *f);
-
-/* Wraps a classic filter (ownership passes to the new handle, also on
- * failure). */
-AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
-
-/* The blocked and partitioned kinds' own handles (amq/blocked_bloom.h,
- * amq/partitioned.h: concurrency mode, query path, partition details), or
- * NULL for another kind.  Owned by f. */
 struct amq_blocked;
 struct amq_partitioned;
+AMQ_API struct amq_bloom *amq_filter_bloom(amq_filter *f);
 AMQ_API struct amq_blocked *amq_filter_blocked(amq_filter *f);
 AMQ_API struct amq_partitioned *amq_filter_partitioned(amq_filter *f);
 
+/* Wraps a classic filter (ownership passes to the new handle, also on
+ * failure).  AMQ_ENOMEM. */
+AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
+
 /* Wraps a partitioned filter (from amq_partitioned_build; ownership passes
- * to the new handle, also on failure). */
+ * to the new handle, also on failure).  AMQ_ENOMEM. */
 AMQ_API int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out);
+
+/* The scalable kinds' own handles (amq/scalable_bloom.h, amq/scalable_cuckoo.h: RedisBloom's
+ * SCANDUMP / LOADCHUNK chunks), or NULL for another kind.  Owned by f. */
+struct amq_sbloom;
+struct amq_scuckoo;
+AMQ_API struct amq_sbloom *amq_filter_sbloom(amq_filter *f);
+AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
+
+/* Wrap a scalable filter (e.g. assembled from LOADCHUNK chunks; ownership passes to the new
+ * handle, also on failure). */
+AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
+AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,7 @@
 #ifndef AMQ_GUAVA_H
 #define AMQ_GUAVA_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/bloom.h"
 
 #ifdef __cplusplus

@@ -12,7 +12,7 @@
 #ifndef AMQ_HASH_H
 #define AMQ_HASH_H
 
-#include "amq.h"
+#include "amq/common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -39,7 +39,7 @@
 #ifndef AMQ_PARTITIONED_H
 #define AMQ_PARTITIONED_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/blocked_bloom.h"
 #include "amq/hash.h"
 
@@ -54,9 +54,8 @@ typedef struct amq_partitioned amq_partitioned;
 
 /* When the number of partitions is left to the library: partitions of
  * about this many bytes.  A query into a cold trusted mapping reads (and
- * verifies) one whole partition: 64 KiB costs about 0.1 ms on this
- * project's test machine, against 0.25 ms for 256 KiB and 0.05 ms for the
- * single page a blocked filter reads (docs/benchmarks.md, cold start). */
+ * verifies) one whole partition, so smaller partitions start faster
+ * (docs/benchmarks.md, cold start). */
 #define AMQ_PARTITIONED_TARGET_BYTES (64u * 1024u)
 
 typedef struct amq_partitioned_params {
@@ -90,10 +89,11 @@ AMQ_API int amq_partitioned_build(const amq_partitioned_params *params, const am
                                   size_t n, unsigned threads, const amq_allocator *alloc,
                                   amq_partitioned **out);
 
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_partitioned_free(amq_partitioned *f);
 
 /* Number of partitions, and which one a hash goes to. */
-AMQ_API uint32_t amq_partitioned_count(const amq_partitioned *f);
+AMQ_API uint32_t amq_partitioned_partitions(const amq_partitioned *f);
 AMQ_API uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h);
 
 typedef struct amq_partition_info {
@@ -106,9 +106,10 @@ typedef struct amq_partition_info {
 } amq_partition_info;
 
 /* Describes partition i (AMQ_ERANGE if i >= count). */
-AMQ_API int amq_partitioned_partition(const amq_partitioned *f, uint32_t i,
+AMQ_API int amq_partitioned_partition_info(const amq_partitioned *f, uint32_t i,
                                       amq_partition_info *info);
 
+/* The hash of a key as this filter computes it. */
 AMQ_API amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len);
 
 /* As amq_blocked_add / _contains (1, 0, AMQ_EREADONLY), plus
@@ -118,18 +119,20 @@ AMQ_API int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h);
 AMQ_API int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t len);
 AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 h);
 
-/* Batched forms with a prefetch window, as amq_blocked_*_hashes: added /
- * out may be NULL.  add returns the number newly added or a negative
- * status (AMQ_EREADONLY, AMQ_ECHECKSUM - keys before the bad partition's
- * first key are added); contains returns the number of "maybe" answers. */
-AMQ_API int64_t amq_partitioned_add_hashes(amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                           uint8_t *added);
-AMQ_API uint64_t amq_partitioned_contains_hashes(const amq_partitioned *f, const amq_hash128 *h,
-                                                 size_t n, uint8_t *out);
+/* Batched forms with a prefetch window, as amq_blocked_add_batch and
+ * _contains_batch: added, out and count may be NULL.  add: AMQ_OK,
+ * AMQ_EREADONLY (nothing added), or AMQ_ECHECKSUM - the keys before the
+ * bad partition's first key are added, none after, and *count says how
+ * many were new.  contains: AMQ_OK; keys of a partition that failed
+ * verification answer 1. */
+AMQ_API int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                      uint8_t *added, uint64_t *count);
+AMQ_API int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h,
+                                           size_t n, uint8_t *out, uint64_t *count);
 
 /* dst |= src for filters of the same partitions and geometry
  * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
-AMQ_API int amq_partitioned_union(amq_partitioned *dst, const amq_partitioned *src);
+AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src);
 
 /* Empties every partition.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_partitioned_clear(amq_partitioned *f);
@@ -141,13 +144,15 @@ AMQ_API int amq_partitioned_verify(const amq_partitioned *f, uint32_t *bad);
 /* AMQ_ECHECKSUM once any partition has failed verification, else AMQ_OK. */
 AMQ_API int amq_partitioned_status(const amq_partitioned *f);
 
-/* As amq_blocked_set_concurrent / _set_simd, for every partition. */
+/* As amq_blocked_set_concurrent, for every partition. */
 AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
-AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
 
+/* Keys counted as added, over all partitions. */
 AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
+/* Bytes of the partitions' arrays (the index not included). */
 AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
-AMQ_API int amq_partitioned_is_view(const amq_partitioned *f);
+/* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY). */
+AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,7 @@
 #ifndef AMQ_SCALABLE_BLOOM_H
 #define AMQ_SCALABLE_BLOOM_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -87,25 +87,18 @@ typedef struct amq_sbloom_link_info {
     uint64_t items;   /* "size": adds that set a bit */
 } amq_sbloom_link_info;
 
-/*
- * RedisBloom's sizing of a link for (entries, error), computed without
- * allocating (fills every field but items).  AMQ_ERANGE for entries 0,
- * error outside (0, 1) or options with ENTS_IS_BITS; AMQ_ELIMIT when the
- * link would need more than AMQ_BLOOM_MAX_K_REDISBLOOM hashes or 2^43 bits.  O(1).
- * (1e-6 / 300,000,000 scaling: error 5e-7 -> 1132420136 bytes.)
- */
-AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
-                                   amq_sbloom_link_info *out);
-
 /* Creates a filter with its first link.  AMQ_ERANGE (bad capacity, error,
  * growth 0 when scaling, unknown options, RedisBloom mode without
  * FORCE64 | NOROUND), AMQ_ELIMIT, AMQ_EHASH, AMQ_ENOMEM. */
 AMQ_API int amq_sbloom_new(const amq_sbloom_params *p, const amq_allocator *alloc,
                            amq_sbloom **out);
+/* A deep copy.  AMQ_ENOMEM. */
 AMQ_API int amq_sbloom_clone(const amq_sbloom *s, const amq_allocator *alloc,
                              amq_sbloom **out);
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_sbloom_free(amq_sbloom *s);
 
+/* The hash of a key as this filter computes it. */
 AMQ_API amq_hash128 amq_sbloom_hash(const amq_sbloom *s, const void *key, size_t len);
 
 /* BF.ADD: 1 added (a bit changed), 0 may already exist, AMQ_EFULL,
@@ -129,74 +122,13 @@ typedef struct amq_sbloom_info {
     uint32_t redisbloom;
 } amq_sbloom_info;
 
+/* Fills out with the numbers above; and the parameters it was made with. */
 AMQ_API void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out);
 AMQ_API void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out);
 
-/* Link i (0 = oldest) and its bit array (info.bytes bytes).
- * AMQ_ERANGE for i >= links. */
-AMQ_API int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
-                            const uint8_t **data);
-/* Its writable bit array: how an RDB loader fills a filter built by
- * amq_sbloom_from_raw. */
-AMQ_API int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *len);
 
-/* ---- construction from raw fields (RDB load, LOADCHUNK header) --------------- */
-
-typedef struct amq_sbloom_header {
-    uint64_t size;     /* items, the sum of the links' items */
-    uint32_t nfilters;
-    uint32_t options;
-    uint32_t growth;
-} amq_sbloom_header;
-
-/*
- * A RedisBloom-mode filter with zeroed links from raw fields (links[0..
- * nfilters)).  Validates everything before allocating: 1 <= nfilters <=
- * AMQ_SBLOOM_MAX_LINKS; no unknown option bits; FORCE64 set (older 32-bit
- * hashing is not supported: AMQ_EUNSUPPORTED); growth <= 32768 and >= 1
- * unless NO_SCALING; per link: entries >= 1, error in (0, 1), bpe finite
- * and > 0, hashes in [1, AMQ_BLOOM_MAX_K_REDISBLOOM] (RedisBloom mode;
- * 255 otherwise), bits a nonzero multiple of 64 up to 2^43,
- * bytes = bits / 8, n2 = 0 or bits = 2^n2, items <= entries; the items
- * summing (without overflow) to size.  AMQ_ECORRUPT for bad fields.
- */
-AMQ_API int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
-                                const amq_allocator *alloc, amq_sbloom **out);
-
-/* ---- RedisBloom dump format (BF.SCANDUMP / BF.LOADCHUNK) -------------------- */
-/*
- * Header chunk (iterator 0 answers [1, header]), little-endian, packed:
- * u64 size, u32 nfilters, u32 options, u32 growth, then per link 53 bytes:
- * u64 bytes, u64 bits, u64 size, f64 error, f64 bpe, u32 hashes,
- * u64 entries, u8 n2.
- * Data chunks: the link bit arrays concatenated; iterator it >= 1 answers
- * the bytes from offset it - 1 to the end of the link holding it, at most
- * max_chunk of them, next iterator it + len; past the end len 0, next 0
- * (RedisBloom answers [0, ""]).  LOADCHUNK it data writes at offset
- * it - len - 1, inside one link.  Native-mode filters have no such form.
- */
-#define AMQ_SBLOOM_HEADER_FIXED 20
-#define AMQ_SBLOOM_HEADER_LINK 53
-#define AMQ_SBLOOM_MAX_CHUNK ((size_t)16 << 20)
-
-/* Bytes of the header chunk: 20 + 53 * links. */
-AMQ_API size_t amq_sbloom_header_size(const amq_sbloom *s);
-/* Writes it.  AMQ_EINVAL for cap too small, AMQ_EUNSUPPORTED (native). */
-AMQ_API int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap);
-/* LOADCHUNK 1: parses a header chunk (len must be exactly 20 + 53 n) and
- * builds the zeroed filter by amq_sbloom_from_raw.  AMQ_ETRUNC,
- * AMQ_ECORRUPT, AMQ_EUNSUPPORTED, AMQ_ENOMEM. */
-AMQ_API int amq_sbloom_header_load(const uint8_t *buf, size_t len, const amq_allocator *alloc,
-                                   amq_sbloom **out);
-/* Data chunk at iterator it >= 1 (AMQ_ERANGE for 0); max_chunk 0 means
- * AMQ_SBLOOM_MAX_CHUNK.  *data points into the filter. */
-AMQ_API int amq_sbloom_chunk(const amq_sbloom *s, uint64_t it, size_t max_chunk,
-                             const uint8_t **data, size_t *len, uint64_t *next);
-/* LOADCHUNK of a data chunk: AMQ_ERANGE when offset it - len - 1 is in no
- * link ("invalid offset - no link found"), AMQ_EOVERFLOW when the chunk
- * runs past its link's end ("invalid chunk - Too big for current
- * filter").  Nothing is written on error. */
-AMQ_API int amq_sbloom_chunk_apply(amq_sbloom *s, uint64_t it, const uint8_t *buf, size_t len);
+/* Link-by-link access, RDB construction and the BF.SCANDUMP / BF.LOADCHUNK
+ * format: <amq/advanced.h>. */
 
 #ifdef __cplusplus
 }

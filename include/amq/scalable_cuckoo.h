@@ -34,7 +34,7 @@
 #ifndef AMQ_SCALABLE_CUCKOO_H
 #define AMQ_SCALABLE_CUCKOO_H
 
-#include "amq.h"
+#include "amq/common.h"
 #include "amq/hash.h"
 
 #ifdef __cplusplus
@@ -74,8 +74,10 @@ AMQ_API void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom);
  * AMQ_EHASH, AMQ_ENOMEM.  alloc may be NULL. */
 AMQ_API int amq_scuckoo_new(const amq_scuckoo_params *p, const amq_allocator *alloc,
                             amq_scuckoo **out);
+/* A deep copy.  AMQ_ENOMEM. */
 AMQ_API int amq_scuckoo_clone(const amq_scuckoo *c, const amq_allocator *alloc,
                               amq_scuckoo **out);
+/* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_scuckoo_free(amq_scuckoo *c);
 
 /* The hash of a key as this filter computes it. */
@@ -91,11 +93,12 @@ AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
 /* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
 AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
-/* CF.COUNT: copies of the fingerprint in the key's two buckets of every
- * sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
- * counted twice, as RedisBloom does; native mode counts it once. */
-AMQ_API uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len);
-AMQ_API uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h);
+/* CF.COUNT: *count = copies of the fingerprint in the key's two buckets of
+ * every sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
+ * counted twice, as RedisBloom does; native mode counts it once.  AMQ_OK. */
+AMQ_API int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len,
+                              uint64_t *count);
+AMQ_API int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count);
 /*
  * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
  * 1 removed, 0 not found.  Counts the delete; with more than one
@@ -109,8 +112,18 @@ AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
  * every fingerprint to the oldest sub-filter with a free slot in its
  * buckets; frees the newest sub-filter when it empties.  cont = 1
  * (CF.COMPACT) goes on after a sub-filter that cannot be emptied; cont = 0
- * (after deletes) stops there.  Resets the delete count.  O(slots).
+ * (after deletes) stops there.  Resets the delete count.
+ *
+ * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
+ * (weighted by the earlier sub-filters each visit may scan), then stops
+ * where it is - every fingerprint stays findable, and the next call goes on
+ * from the newest sub-filter again - so that a host serving requests (the
+ * Redis module) is never blocked for long by a long chain.  A chain of one
+ * bucket count (expansion 1) of 16 sub-filters or more is walked in time
+ * linear in its size (scratch memory of 3 bytes per bucket of a sub-filter,
+ * from the filter's allocator; without it the same result, slower).
  */
+#define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
 AMQ_API void amq_scuckoo_compact(amq_scuckoo *c, int cont);
 
 /* ---- layout and information (CF.INFO, CF.DEBUG, RDB) ------------------------ */
@@ -131,97 +144,13 @@ typedef struct amq_scuckoo_info {
     uint32_t redisbloom;
 } amq_scuckoo_info;
 
+/* Fills out with the numbers above; and the parameters it was made with. */
 AMQ_API void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out);
 AMQ_API void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out);
 
-/* Sub-filter i (0 = oldest): its bucket count and its array (bytes: nb *
- * bucket_size in RedisBloom mode; packed f-bit slots otherwise).
- * AMQ_ERANGE for i >= num_filters. */
-AMQ_API int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
-                                  const uint8_t **data, size_t *bytes);
-/* The same, writable: how an RDB loader fills a filter built by
- * amq_scuckoo_from_header.  Any bytes are valid fingerprints; call
- * amq_scuckoo_validate afterwards to check the item count. */
-AMQ_API int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data,
-                                      size_t *bytes);
 
-/* Changes the sub-filter limit (a module setting); >= 1. */
-AMQ_API int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters);
-
-/* ---- construction from raw fields (RDB load, LOADCHUNK header) ------------- */
-
-typedef struct amq_scuckoo_header {
-    uint64_t num_items;
-    uint64_t num_buckets;  /* first sub-filter */
-    uint64_t num_deletes;
-    uint64_t num_filters;
-    uint32_t bucket_size;
-    uint32_t max_iterations;
-    uint32_t expansion;
-} amq_scuckoo_header;
-
-/*
- * A RedisBloom-mode filter with zeroed sub-filters from raw fields.
- * sub_buckets, when not NULL, holds each sub-filter's bucket count as
- * stored (RDB encoding 4) and must equal num_buckets * expansion^j.
- * Validates everything before allocating: num_filters in [1,
- * AMQ_SCUCKOO_MAX_FILTERS] (1 when expansion is 0), num_buckets a power of
- * two, bucket_size, max_iterations and expansion (<= 32768; rounded up to a
- * power of two as at creation) in range, every sub-filter within AMQ_SCUCKOO_MAX_SLOTS, num_items at most
- * the total slots.  max_filters becomes max(32, num_filters).
- * AMQ_ECORRUPT for bad fields, AMQ_ENOMEM.
- */
-AMQ_API int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
-                                    const amq_allocator *alloc, amq_scuckoo **out);
-
-/* Checks that the item count equals the fingerprints stored: AMQ_OK or
- * AMQ_ECORRUPT.  O(slots). */
-AMQ_API int amq_scuckoo_validate(const amq_scuckoo *c);
-
-/*
- * Sets the item and delete counts as recorded elsewhere.  The counts are
- * bookkeeping (CF.INFO, the compaction trigger), never used to index
- * anything, so any value is safe; a host restoring a saved filter uses this
- * to restore counts that need not match the arrays (a filter assembled by
- * LOADCHUNK from a header with wrong counts stays loadable after SAVE).
- * O(1).
- */
-AMQ_API void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes);
-
-/* ---- RedisBloom dump format (CF.SCANDUMP / CF.LOADCHUNK) -------------------- */
-/*
- * Header chunk (iterator 0 answers [1, header]): 38 bytes, little-endian,
- * packed: u64 numItems, u64 numBuckets, u64 numDeletes, u64 numFilters,
- * u16 bucketSize, u16 maxIterations, u16 expansion.
- * Data chunks: the sub-filter arrays concatenated; iterator it >= 1 answers
- * the bytes from offset it - 1 to the end of the sub-filter holding it, at
- * most max_chunk of them, with next iterator it + len; past the end, len 0
- * and next 0 (RedisBloom answers [0, nil]).  LOADCHUNK it data writes data
- * at offset it - len - 1, inside one sub-filter.
- * amq, unlike RedisBloom, also dumps an empty filter.  Native-mode filters
- * have no such form (AMQ_EUNSUPPORTED).
- */
-#define AMQ_SCUCKOO_HEADER_SIZE 38
-#define AMQ_SCUCKOO_MAX_CHUNK ((size_t)16 << 20)
-
-/* Writes the header chunk (AMQ_SCUCKOO_HEADER_SIZE bytes).  AMQ_EINVAL for
- * cap too small, AMQ_EUNSUPPORTED in native mode. */
-AMQ_API int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap);
-/* Parses a header chunk; len must be exactly AMQ_SCUCKOO_HEADER_SIZE
- * (AMQ_ETRUNC / AMQ_ECORRUPT otherwise).  Fields are validated by
- * amq_scuckoo_from_header. */
-AMQ_API int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scuckoo_header *h);
-/* Data chunk at iterator it (>= 1): *data points into the filter (valid
- * until the next change), *len bytes, *next the next iterator (0, with
- * len 0, at the end).  AMQ_ERANGE for it 0.  max_chunk 0 means
- * AMQ_SCUCKOO_MAX_CHUNK. */
-AMQ_API int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
-                              const uint8_t **data, size_t *len, uint64_t *next);
-/* LOADCHUNK of a data chunk: AMQ_ERANGE when it - len - 1 is not an offset
- * of any sub-filter (it <= len included), AMQ_EOVERFLOW when the chunk runs
- * past the end of its sub-filter.  Nothing is written on error. */
-AMQ_API int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf,
-                                    size_t len);
+/* Sub-filter access, RDB construction and the CF.SCANDUMP / CF.LOADCHUNK
+ * format: <amq/advanced.h>. */
 
 #ifdef __cplusplus
 }

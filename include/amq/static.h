@@ -27,7 +27,8 @@
 #ifndef AMQ_STATIC_H
 #define AMQ_STATIC_H
 
-#include "amq.h"
+#include "amq/common.h"
+#include "amq/hash.h"
 #include "amq/filter.h"
 
 #ifdef __cplusplus

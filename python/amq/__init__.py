@@ -21,20 +21,23 @@ from ._amq import (
     Error,
     Filter,
     FilterFullError,
+    build,
     IncompatibleError,
     ReadOnlyError,
     UnsupportedError,
     import_guava,
+    kinds,
     library_version,
     open,
 )
 
 __version__ = "0.2.0"
 
-KINDS = ("bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo")
+#: The kinds this build of libamq has ('bloom', 'blocked', ..., static and aging kinds).
+KINDS = tuple(kinds())
 
 __all__ = [
-    "Filter", "open", "import_guava", "library_version", "hash", "KINDS",
+    "Filter", "open", "build", "import_guava", "kinds", "library_version", "hash", "KINDS",
     "Error", "CorruptFileError", "FilterFullError", "ReadOnlyError",
     "UnsupportedError", "IncompatibleError",
 ]

@@ -23,10 +23,12 @@
 #include <string.h>
 
 #include "amq.h"
+#include "amq/aging.h"
 #include "amq/blocked_bloom.h"
 #include "amq/filter.h"
 #include "amq/guava.h"
 #include "amq/hash.h"
+#include "amq/static.h"
 
 /* Keys hashed and probed per step of a batch: the hashes stay in L1. */
 #define CHUNK 1024
@@ -511,17 +513,19 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
 
 /* Probes or adds m hashed keys at out (no GIL).  Returns the first error
  * of an add, else AMQ_OK. */
-static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out)
+static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out,
+                 const uint64_t *now_ms)
 {
-    if (!add) {
-        amq_filter_contains_batch(f, h, m, out);
+    if (now_ms != NULL) {
+        amq_aging_contains_batch_at(f, h, m, out, *now_ms);
         return AMQ_OK;
     }
-    return amq_filter_add_batch(f, h, m, out);
+    return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
 /* A buffer batch in one pass without the GIL.  Returns a status. */
-static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
+static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
+                      const uint64_t *now_ms)
 {
     struct amq_blocked *blk = amq_filter_blocked(f);
     amq_hash128 h[CHUNK];
@@ -529,17 +533,14 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
     int rc = AMQ_OK;
 
     if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
-        if (!add) {
-            if (ks->shape == KEYS_U64)
-                amq_blocked_contains_hashes64(blk, ks->view.buf, ks->n, out);
-            else
-                amq_blocked_contains_fixed(blk, ks->view.buf, ks->width, ks->n, out);
-            return AMQ_OK;
-        }
-        int64_t r = ks->shape == KEYS_U64
-                        ? amq_blocked_add_hashes64(blk, ks->view.buf, ks->n, out)
-                        : amq_blocked_add_fixed(blk, ks->view.buf, ks->width, ks->n, out);
-        return r < 0 ? (int)r : AMQ_OK;
+        if (!add)
+            return ks->shape == KEYS_U64
+                       ? amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out, NULL)
+                       : amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n,
+                                                          out, NULL);
+        return ks->shape == KEYS_U64
+                   ? amq_blocked_add_batch64(blk, ks->view.buf, ks->n, out, NULL)
+                   : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out, NULL);
     }
     for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
         m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
@@ -547,7 +548,7 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
             const char *p = fixed_key(ks, i + j, &len);
             h[j] = amq_filter_hash(f, p, len);
         }
-        rc = probe(f, add, h, m, out + i);
+        rc = probe(f, add, h, m, out + i, now_ms);
     }
     return rc;
 }
@@ -556,7 +557,8 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out)
  * queries, exclusive for adds).  Releases the GIL for the work; a list
  * batch takes it back between chunks to read the next keys.  Returns 0,
  * or -1 with an exception set. */
-static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out)
+static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out,
+                     const uint64_t *now_ms)
 {
     amq_filter *f = self->f;
     amq_hash128 h[CHUNK];
@@ -566,7 +568,7 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
 
     if (ks->shape != KEYS_LIST) {
         Py_BEGIN_ALLOW_THREADS
-        rc = run_buffer(f, add, ks, out);
+        rc = run_buffer(f, add, ks, out, now_ms);
         Py_END_ALLOW_THREADS
         if (rc < 0)
             raise_status(rc, NULL, NULL);
@@ -589,7 +591,7 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
         Py_BEGIN_ALLOW_THREADS
         for (j = 0; j < c->m; j++)
             h[j] = amq_filter_hash(f, c->p[j], c->len[j]);
-        rc = probe(f, add, h, c->m, out + i);
+        rc = probe(f, add, h, c->m, out + i, now_ms);
         Py_END_ALLOW_THREADS
         chunk_release(c);
     }
@@ -661,10 +663,10 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"kind", "capacity", "fpp", "bits_per_key", "hash", "seed",
                             "fingerprint_bits", "bucket_size", "max_kicks", "expansion",
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
-                            NULL};
+                            "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = "xxh3";
-    uint64_t capacity = 1000000, seed = 0;
-    double fpp = 0.01, bpk = 0.0;
+    uint64_t capacity = 1000000, seed = 0, window_ms = 0;
+    double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc;
     amq_config cfg;
@@ -672,11 +674,12 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     amq_filter *f = NULL;
     uint32_t kind, algo;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&p", names, &kind_name,
-                                     conv_u64, &capacity, &fpp, &bpk, &hash_name, conv_u64,
-                                     &seed, conv_u32, &fpbits, conv_u32, &bucket, conv_u32,
-                                     &kicks, conv_u32, &expansion, &nonscaling, &redisbloom,
-                                     conv_u32, &partitions, conv_u32, &threads, &guava))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&pO&d", names,
+                                     &kind_name, conv_u64, &capacity, &fpp, &bpk, &hash_name,
+                                     conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
+                                     conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
+                                     &redisbloom, conv_u32, &partitions, conv_u32, &threads,
+                                     &guava, conv_u64, &window_ms, &rate))
         return -1;
     if (self->f != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
@@ -718,6 +721,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         cfg.redisbloom = (uint32_t)redisbloom;
         cfg.partitions = partitions;
         cfg.threads = threads;
+        cfg.window_ms = window_ms;
+        cfg.rate = rate;
         rc = amq_filter_new(&cfg, &f, &err);
     }
     if (rc != AMQ_OK) {
@@ -786,6 +791,48 @@ static PyObject *Filter_remove(FilterObject *self, PyObject *key)
     return single(self, key, 2);
 }
 
+static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
+{
+    PyObject *key;
+    uint64_t now_ms;
+    keyref k;
+    int rc;
+    if (!PyArg_ParseTuple(args, "OO&", &key, conv_u64, &now_ms))
+        return NULL;
+    if (key_get(key, &k) != 0)
+        return NULL;
+    lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        key_put(&k);
+        return NULL;
+    }
+    rc = amq_aging_contains_at(self->f, amq_filter_hash(self->f, k.p, (size_t)k.len), now_ms);
+    unlock(self);
+    key_put(&k);
+    if (rc < 0)
+        return raise_status(rc, NULL, NULL);
+    return PyBool_FromLong(rc);
+}
+
+static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
+{
+    uint64_t now_ms;
+    int rc;
+    if (!conv_u64(arg, &now_ms))
+        return NULL;
+    lock_exclusive(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    rc = amq_aging_advance(self->f, now_ms);
+    unlock(self);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "advance");
+    Py_RETURN_NONE;
+}
+
 /* numpy.empty(n, dtype=bool) when numpy is there, else a bytearray. */
 static PyObject *new_bool_array(size_t n, uint8_t **data)
 {
@@ -816,14 +863,17 @@ static PyObject *new_bool_array(size_t n, uint8_t **data)
 
 static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"keys", "width", NULL};
-    PyObject *keys, *result;
+    static char *names[] = {"keys", "width", "now_ms", NULL};
+    PyObject *keys, *result, *now_obj = Py_None;
+    uint64_t now_ms = 0;
     Py_ssize_t width = 0;
     keyset ks;
     uint8_t *out = NULL;
     int rc;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$nO", names, &keys, &width, &now_obj))
+        return NULL;
+    if (now_obj != Py_None && !conv_u64(now_obj, &now_ms))
         return NULL;
     if (keyset_init(keys, width, &ks) != 0) {
         keyset_release(&ks);
@@ -836,7 +886,10 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
     }
     lock_shared(self);
     rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
-                                                              : run_batch(self, 0, &ks, out);
+                                                              : run_batch(self, 0, &ks, out,
+                                                                          now_obj != Py_None
+                                                                              ? &now_ms
+                                                                              : NULL);
     unlock(self);
     keyset_release(&ks);
     if (rc != 0)
@@ -861,7 +914,7 @@ static long long add_keyset(FilterObject *self, const keyset *ks)
     }
     lock_exclusive(self);
     rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
-                                                             : run_batch(self, 1, ks, out);
+                                                             : run_batch(self, 1, ks, out, NULL);
     unlock(self);
     for (i = 0; i < ks->n; i++)
         added += out[i];
@@ -1413,9 +1466,19 @@ static PyMethodDef Filter_methods[] = {
      "array, taken as 64-bit hashes (blocked kind only). Runs without the GIL."},
     {"contains_many", (PyCFunction)(void (*)(void))Filter_contains_many,
      METH_VARARGS | METH_KEYWORDS,
-     "contains_many(keys, *, width=0) -> numpy.ndarray[bool]\n\nAnswers a batch (keys as in "
-     "add_many); a bytearray of 0/1 when numpy\nis not installed. Runs without the GIL, "
-     "with memory reads kept in flight."},
+     "contains_many(keys, *, width=0, now_ms=None) -> numpy.ndarray[bool]\n\nAnswers a "
+     "batch (keys as in add_many); a bytearray of 0/1 when numpy\nis not installed. Runs "
+     "without the GIL, with memory reads kept in flight.\nnow_ms: aging filters by time "
+     "answer as of that time (as contains_at)."},
+    {"advance", (PyCFunction)Filter_advance, METH_O,
+     "advance(now_ms) -> None\n\nAging filters by time: moves the filter's clock to now_ms "
+     "(milliseconds\non any fixed epoch; the library never reads a clock), starting the\n"
+     "generations begun since. Adds then count at that time. A time before the\n"
+     "current generation changes nothing. UnsupportedError for count-mode aging\n"
+     "filters, ValueError ('wrong kind') for other kinds."},
+    {"contains_at", (PyCFunction)Filter_contains_at, METH_VARARGS,
+     "contains_at(key, now_ms) -> bool\n\nAging filters by time: the answer as of now_ms, "
+     "without changing the\nfilter (also on a read-only file). Other kinds: contains(key)."},
     {"update", (PyCFunction)Filter_update, METH_O,
      "update(iterable) -> None\n\nAdds every key of an iterable (taken in chunks, like "
      "add_many)."},
@@ -1479,15 +1542,18 @@ PyDoc_STRVAR(Filter_doc,
 "Filter(kind='bloom', capacity=1_000_000, fpp=0.01, *, bits_per_key=0,\n"
 "       hash='xxh3', seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
 "       expansion=0, nonscaling=False, redisbloom=False, partitions=0,\n"
-"       threads=0, guava=False)\n"
+"       threads=0, guava=False, window_ms=0, rate=0.0)\n"
 "\n"
 "An approximate-membership filter: `key in f` is False for every key never\n"
 "added and True for every key added (plus false positives at about fpp).\n"
 "\n"
 "kind: 'bloom' (classic), 'blocked' (cache-local, fastest), 'partitioned',\n"
 "'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
-"capacity). The same files as the amq tool: a filter saved here answers\n"
-"`amq query` identically, and `amq.open` reads what `amq build` writes.\n"
+"capacity), 'aging' (a sliding window: capacity = the last N adds, or\n"
+"window_ms + rate to age by the caller's clock, see advance()). The static\n"
+"kinds ('fuse', 'ribbon') are made by amq.build(). The same files as the\n"
+"amq tool: a filter saved here answers `amq query` identically, and\n"
+"`amq.open` reads what `amq build` writes.\n"
 "\n"
 "len(f) is the number of keys added as new (an estimate for Bloom kinds:\n"
 "a key that was a false positive is not counted).\n"
@@ -1539,6 +1605,184 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
     }
     Py_DECREF(path);
     return (PyObject *)wrap(f);
+}
+
+/* ---- static kinds: build from every key ----------------------------------- */
+
+/* Feeds a keyset to a builder: hashed a chunk at a time without the GIL
+ * (a list's keys are read with it).  Returns a status, or -1 with an
+ * exception raised. */
+static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
+{
+    amq_hash128 h[CHUNK];
+    chunk *c;
+    size_t i, j, m, len;
+    int rc = AMQ_OK;
+
+    if (ks->shape == KEYS_U64) {
+        PyErr_SetString(PyExc_TypeError, "static kinds take keys, not uint64 hashes: pass "
+                        "arr.view('V8') to use them as 8-byte keys");
+        return -1;
+    }
+    if (ks->shape != KEYS_LIST) {
+        Py_BEGIN_ALLOW_THREADS
+        for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
+            m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
+            for (j = 0; j < m; j++) {
+                const char *p = fixed_key(ks, i + j, &len);
+                h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, p, len);
+            }
+            rc = amq_builder_add_batch(bld, h, m);
+        }
+        Py_END_ALLOW_THREADS
+        return rc;
+    }
+    c = PyMem_Calloc(1, sizeof(*c));
+    if (c == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
+        if (chunk_fill(c, ks, i) != 0) {
+            rc = -1;
+            break;
+        }
+        if (c->m == 0)
+            break;
+        Py_BEGIN_ALLOW_THREADS
+        for (j = 0; j < c->m; j++)
+            h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, c->p[j], c->len[j]);
+        rc = amq_builder_add_batch(bld, h, c->m);
+        Py_END_ALLOW_THREADS
+        chunk_release(c);
+    }
+    chunk_release(c);
+    PyMem_Free(c->views);
+    PyMem_Free(c);
+    return rc;
+}
+
+/* Feeds any iterable, CHUNK keys at a time. */
+static int feed_iterable(amq_builder *bld, const amq_config *cfg, PyObject *iterable)
+{
+    PyObject *it = PyObject_GetIter(iterable), *item;
+    keyset ks;
+    int rc = AMQ_OK, done = 0;
+
+    if (it == NULL)
+        return -1;
+    memset(&ks, 0, sizeof(ks));
+    ks.shape = KEYS_LIST;
+    while (!done && rc == AMQ_OK) {
+        ks.items = PyList_New(0);
+        if (ks.items == NULL) {
+            rc = -1;
+            break;
+        }
+        while (PyList_GET_SIZE(ks.items) < CHUNK) {
+            item = PyIter_Next(it);
+            if (item == NULL) {
+                done = 1;
+                break;
+            }
+            rc = PyList_Append(ks.items, item);
+            Py_DECREF(item);
+            if (rc != 0)
+                break;
+        }
+        if (PyErr_Occurred())
+            rc = -1;
+        ks.n = (size_t)PyList_GET_SIZE(ks.items);
+        if (rc == AMQ_OK && ks.n > 0)
+            rc = feed_builder(bld, cfg, &ks);
+        Py_CLEAR(ks.items);
+    }
+    Py_DECREF(it);
+    return rc;
+}
+
+static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"keys", "kind", "fpp", "hash", "seed", "fingerprint_bits",
+                            "arity", "threads", "tmpdir", "memory", "width", NULL};
+    PyObject *keys, *tmpdir = NULL;
+    const char *kind_name = "fuse", *hash_name = "xxh3";
+    double fpp = 0.01;
+    uint64_t seed = 0, memory = 0;
+    uint32_t fpbits = 0, arity = 0, threads = 0, kind, algo;
+    Py_ssize_t width = 0;
+    amq_config cfg;
+    amq_errinfo err;
+    amq_builder *bld = NULL;
+    amq_filter *f = NULL;
+    keyset ks;
+    int rc;
+    (void)m;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dsO&O&O&O&O&O&n", names, &keys,
+                                     &kind_name, &fpp, &hash_name, conv_u64, &seed, conv_u32,
+                                     &fpbits, conv_u32, &arity, conv_u32, &threads,
+                                     PyUnicode_FSConverter, &tmpdir, conv_u64, &memory,
+                                     &width))
+        return NULL;
+    if (parse_kind(kind_name, &kind) != 0)
+        goto fail;
+    if (!amq_kind_is_static(kind)) {
+        PyErr_Format(PyExc_ValueError, "'%s' is not a static kind: create it with "
+                     "amq.Filter(kind='%s', ...) and add keys", kind_name, kind_name);
+        goto fail;
+    }
+    if (amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash_name);
+        goto fail;
+    }
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    cfg.fpp = fpp;
+    cfg.fingerprint_bits = fpbits;
+    cfg.arity = arity;
+    cfg.threads = threads;
+    memset(&err, 0, sizeof(err));
+    rc = amq_hash_check(algo, seed);
+    if (rc == AMQ_OK)
+        rc = amq_builder_new(&cfg, tmpdir ? PyBytes_AS_STRING(tmpdir) : NULL, (size_t)memory,
+                             &bld, &err);
+    if (rc != AMQ_OK) {
+        raise_status(rc, &err, "cannot build the filter");
+        goto fail;
+    }
+    if (width > 0 || PyObject_CheckBuffer(keys) || PyList_Check(keys) || PyTuple_Check(keys)) {
+        if (keyset_init(keys, width, &ks) != 0) {
+            keyset_release(&ks);
+            goto fail;
+        }
+        rc = feed_builder(bld, &cfg, &ks);
+        keyset_release(&ks);
+    } else if (PyUnicode_Check(keys) || PyBytes_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "build() takes keys, not one str or bytes");
+        goto fail;
+    } else {
+        rc = feed_iterable(bld, &cfg, keys);
+    }
+    if (rc != AMQ_OK) {
+        if (!PyErr_Occurred())
+            raise_status(rc, NULL, "cannot build the filter");
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = amq_builder_finish(bld, &f, &err);
+    Py_END_ALLOW_THREADS
+    amq_builder_free(bld);
+    bld = NULL;
+    Py_XDECREF(tmpdir);
+    if (rc != AMQ_OK)
+        return raise_status(rc, &err, "cannot build the filter");
+    return (PyObject *)wrap(f);
+fail:
+    amq_builder_free(bld);
+    Py_XDECREF(tmpdir);
+    return NULL;
 }
 
 static PyObject *mod_import_guava(PyObject *m, PyObject *data)
@@ -1690,6 +1934,24 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     return Py_BuildValue("(KK)", (unsigned long long)h.h1, (unsigned long long)h.h2);
 }
 
+/* The kinds this libamq has, by name (kind values are below 64). */
+static PyObject *mod_kinds(PyObject *m, PyObject *unused)
+{
+    PyObject *list = PyList_New(0), *name;
+    uint32_t k;
+    (void)m;
+    (void)unused;
+    for (k = 1; list != NULL && k < 64; k++) {
+        if (amq_kind_name(k) == NULL)
+            continue;
+        name = PyUnicode_FromString(amq_kind_name(k));
+        if (name == NULL || PyList_Append(list, name) != 0)
+            Py_CLEAR(list);
+        Py_XDECREF(name);
+    }
+    return list;
+}
+
 static PyObject *mod_library_version(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -1704,9 +1966,19 @@ static PyMethodDef module_methods[] = {
      "it read-only and queries it in place\n(shared by every process mapping it); trust=True "
      "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
      "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
+    {"build", KW mod_build, METH_VARARGS | METH_KEYWORDS,
+     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0,\n"
+     "      arity=0, threads=0, tmpdir=None, memory=0, width=0) -> Filter\n\n"
+     "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
+     "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
+     "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
+     "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
+     "MiB), so key sets larger than memory build. Duplicates are allowed."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,
      "import_guava(data) -> Filter\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
      "as Guava's\nmightContain for UTF-8 string funnels)."},
+    {"kinds", (PyCFunction)mod_kinds, METH_NOARGS,
+     "kinds() -> list of str\n\nThe kinds of filter this libamq has."},
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
      "library_version() -> str\n\nThe version of libamq this module is built on."},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},

@@ -7,7 +7,7 @@ Writes a Markdown report (--out).  Rows:
     query time per key, memory (peak RSS of a child process that holds only
     that structure);
   - contains_many of 10M 8-byte keys from a numpy array vs the C library's
-    batched query (amq_blocked_contains_fixed) on the same keys and file,
+    batched query (amq_blocked_contains_batch_fixed) on the same keys and file,
     alternating, median of the reps;
   - amq.Filter vs calling the tool (amq build + amq query -c) on a text file.
 """
@@ -155,7 +155,7 @@ def main():
                         r["set_mib"] / max(r["f_mib"], 0.1), r["fpp"] * 100))
     rows.append("\n## contains_many against the C library, same keys\n")
     rows.append("%s random 8-byte keys in a numpy array (dtype `V8`), half of them in a "
-                "blocked filter; the C side is `amq_blocked_contains_fixed` on the same "
+                "blocked filter; the C side is `amq_blocked_contains_batch_fixed` on the same "
                 "file and keys (python/bench/cquery.c), alternating with Python, median of "
                 "%d reps.\n" % (format(nc["n"], ","), a.reps))
     rows.append("| keys | Python contains_many | C batched query | Python / C |")

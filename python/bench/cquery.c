@@ -59,7 +59,8 @@ int main(int argc, char **argv)
     fclose(in);
     for (r = 0; r < reps; r++) {
         double t0 = now_ns();
-        uint64_t hits = amq_blocked_contains_fixed(amq_filter_blocked(f), keys, width, n, out);
+        uint64_t hits = 0;
+        amq_blocked_contains_batch_fixed(amq_filter_blocked(f), keys, width, n, out, &hits);
         double t1 = now_ns();
         printf("%llu %.3f\n", (unsigned long long)hits, (t1 - t0) / (double)n);
     }

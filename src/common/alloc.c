@@ -6,7 +6,8 @@
  * advised MADV_HUGEPAGE, aligned to 2 MiB, so that random probes into a
  * large filter miss the TLB far less often (transparent huge pages are in
  * "madvise" mode on many systems).  With a caller's allocator everything
- * goes through its hooks, over-allocated by 63 bytes to align.
+ * goes through its hooks, at exactly the size asked whenever the block is
+ * aligned enough (amq_region_alloc_align).
  */
 #include "common/alloc.h"
 
@@ -95,7 +96,15 @@ static int region_mmap(amq_region *r, size_t size)
     return AMQ_OK;
 }
 
-int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
+/*
+ * Heap regions take exactly size bytes when the block the allocator returns
+ * is aligned enough (always for align 1, and for large blocks, which
+ * allocators hand out page-aligned); only a misaligned block is given back
+ * and replaced by one over-allocated by align - 1.  Asking for size +
+ * align - 1 up front pushed every power-of-two array into the allocator's
+ * next size class and made hosts count memory the filter never reports.
+ */
+int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, size_t align)
 {
     uint8_t *p;
     size_t total;
@@ -103,18 +112,32 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
     memset(r, 0, sizeof *r);
     if (amq_alloc_is_default(a) && size >= AMQ_MMAP_THRESHOLD)
         return region_mmap(r, size);
-    if (size > SIZE_MAX - AMQ_CACHE_LINE)
-        return AMQ_EOVERFLOW;
-    total = size + AMQ_CACHE_LINE - 1;
-    p = amq_calloc(a, total);
+    if (align == 0)
+        align = 1;
+    p = amq_calloc(a, size);
     if (p == NULL)
         return AMQ_ENOMEM;
+    total = size == 0 ? 1 : size;
+    if (((uintptr_t)p & (align - 1)) != 0) {
+        amq_free(a, p, total);
+        if (size > SIZE_MAX - (align - 1))
+            return AMQ_EOVERFLOW;
+        total = size + align - 1;
+        p = amq_calloc(a, total);
+        if (p == NULL)
+            return AMQ_ENOMEM;
+    }
     r->base = p;
     r->base_size = total;
-    r->data = (uint8_t *)(((uintptr_t)p + AMQ_CACHE_LINE - 1) & ~(uintptr_t)(AMQ_CACHE_LINE - 1));
+    r->data = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
     r->size = size;
     r->how = AMQ_REGION_HEAP;
     return AMQ_OK;
+}
+
+int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
+{
+    return amq_region_alloc_align(r, a, size, AMQ_CACHE_LINE);
 }
 
 void amq_region_borrow(amq_region *r, const void *data, size_t size)
@@ -123,6 +146,15 @@ void amq_region_borrow(amq_region *r, const void *data, size_t size)
     r->data = (uint8_t *)(uintptr_t)data;
     r->size = size;
     r->how = AMQ_REGION_BORROWED;
+}
+
+int amq_region_copy_align(amq_region *r, const amq_allocator *a, const void *src, size_t size,
+                          size_t align)
+{
+    int rc = amq_region_alloc_align(r, a, size, align);
+    if (rc == AMQ_OK && size != 0)
+        memcpy(r->data, src, size);
+    return rc;
 }
 
 int amq_region_copy(amq_region *r, const amq_allocator *a, const void *src, size_t size)

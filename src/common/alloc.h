@@ -42,12 +42,19 @@ typedef struct amq_region {
     int how;        /* AMQ_REGION_* */
 } amq_region;
 
-/* Allocates size zeroed bytes (size 0 gives a valid empty region). */
+/* Allocates size zeroed bytes (size 0 gives a valid empty region), 64-byte
+ * aligned. */
 int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size);
+/* The same with data aligned to align (a power of two; 1: whatever the
+ * allocator gives, for arrays read bytewise or through memcpy, which then
+ * take exactly size bytes from a caller's allocator). */
+int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, size_t align);
 /* Records caller memory without copying. */
 void amq_region_borrow(amq_region *r, const void *data, size_t size);
 /* Allocates a copy of size bytes at src. */
 int amq_region_copy(amq_region *r, const amq_allocator *a, const void *src, size_t size);
+int amq_region_copy_align(amq_region *r, const amq_allocator *a, const void *src, size_t size,
+                          size_t align);
 void amq_region_free(amq_region *r, const amq_allocator *a);
 
 static inline int amq_region_is_borrowed(const amq_region *r)

@@ -188,8 +188,13 @@ printf '' >empty.bin
 expect_status 2 "$AMQ" import --from guava empty.bin x.amq
 expect_stderr_has "truncated"
 [ -e x.amq ] && fail "a failed import left a file"
+expect_status 2 "$AMQ" import --from parquet g.bin x.amq
+expect_stderr_has "unknown format 'parquet'"
 expect_status 2 "$AMQ" import --from redis g.bin x.amq
-expect_stderr_has "unknown format 'redis'"
+expect_stderr_has "RESP"
+[ -e x.amq ] && fail "a failed import left a file"
+expect_status 2 "$AMQ" export --to redis k g.bin
+expect_stderr_has "g.bin"
 expect_status 2 "$AMQ" import g.bin x.amq
 expect_stderr_has "--from guava is required"
 expect_status 2 "$AMQ" import --from guava g.bin gi.amq

@@ -430,7 +430,11 @@ def resp3(seed):
           ["bf.info", "bn", "EXPANSION"], ["cf.add", "c0", "a"], ["cf.info", "c0"],
           ["cf.insert", "c0", "ITEMS", "a", "b"], ["cf.insertnx", "c0", "ITEMS", "a", "z"],
           ["cf.addnx", "c0", "a"], ["cf.exists", "c0", "a"], ["cf.count", "c0", "a"],
-          ["cf.del", "c0", "a"], ["cf.scandump", "c0", "0"], ["bf.scandump", "b0", "9999"]]
+          ["cf.del", "c0", "a"], ["cf.scandump", "c0", "0"], ["bf.scandump", "b0", "9999"],
+          ["command", "docs", "bf.insert"], ["command", "info", "cf.insert", "bf.info"],
+          ["bf.madd", "bn"] + ["f%d" % n for n in range(200)], ["bf.debug", "bn"],
+          ["bf.insert", "bn", "NOCREATE", "ITEMS", "a"], ["cf.reserve", "cz", "2", "EXPANSION", "0"],
+          ["cf.insert", "cz", "ITEMS", "a", "b", "c", "d", "e"], ["cf.mexists", "cz", "a", "q"]]
     s += g.random_mix(150, None)
     s.append(["@proto", "2"])
     return [s]

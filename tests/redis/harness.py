@@ -11,6 +11,7 @@ PID at the end (also when a test fails or the runner is interrupted).
     rep = srv.replica()                  # REPLICAOF srv, synced
     cl = Cluster(module, 3)              # 3 primaries, cluster.client()
 """
+import functools
 import os
 import shutil
 import signal
@@ -22,8 +23,24 @@ import time
 import redis
 from redis.cluster import RedisCluster, ClusterNode
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+# The server under test: REDIS_SERVER (a path) selects another build (Redis 8, Valkey 8:
+# `make test-servers`); REDIS_CLI likewise, else the redis-cli beside that server.
+REDIS_SERVER = (os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
+                or "/usr/bin/redis-server")
+_cli_beside = os.path.join(os.path.dirname(REDIS_SERVER), "redis-cli")
+REDIS_CLI = (os.environ.get("REDIS_CLI")
+             or (_cli_beside if os.path.exists(_cli_beside) else None)
+             or shutil.which("redis-cli") or "/usr/bin/redis-cli")
+
+
+@functools.lru_cache(maxsize=None)
+def server_info():
+    """(name, (major, minor, patch)) of the server under test: "redis" or "valkey"."""
+    out = subprocess.run([REDIS_SERVER, "--version"], capture_output=True, text=True,
+                         timeout=30).stdout
+    name = "valkey" if out.lower().startswith("valkey") else "redis"
+    ver = out.split("v=", 1)[1].split()[0] if "v=" in out else "0.0.0"
+    return name, tuple(int(x) for x in (ver.split(".") + ["0", "0"])[:3])
 
 _live = []  # every Server not yet stopped
 
@@ -51,7 +68,9 @@ def stop_all():
 
 
 class Server:
-    def __init__(self, module, module_args=(), dir=None, conf=None, port=None, start=True):
+    def __init__(self, module, module_args=(), dir=None, conf=None, port=None, start=True,
+                 binary=None):
+        self.binary = binary or REDIS_SERVER
         self.module = os.path.abspath(module)
         self.module_args = [str(a) for a in module_args]
         self.owns_dir = dir is None
@@ -64,7 +83,7 @@ class Server:
 
     # ---- life cycle ---------------------------------------------------
     def argv(self):
-        a = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+        a = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", self.dir, "--logfile", "redis.log", "--save", "",
              "--appendonly", "no", "--enable-debug-command", "local",
              "--protected-mode", "no", "--repl-diskless-sync-delay", "0"]
@@ -332,7 +351,17 @@ def crc64(data, crc=0):
     return crc
 
 
-def dump_payload(body, rdbver=10):
+def rdb_version():
+    """The RDB version the server under test writes in DUMP payloads."""
+    name, ver = server_info()
+    if name == "valkey":
+        return 11  # Valkey 7.2 and 8.x
+    return 10 if ver < (7, 2, 0) else 11 if ver < (7, 4, 0) else 12
+
+
+def dump_payload(body, rdbver=None):
     """A DUMP payload for RESTORE: body + RDB version (2 bytes LE) + CRC64 LE."""
+    if rdbver is None:
+        rdbver = rdb_version()
     p = body + bytes([rdbver & 0xFF, rdbver >> 8])
     return p + crc64(p).to_bytes(8, "little")

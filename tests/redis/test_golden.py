@@ -44,15 +44,25 @@ CF_COMPACT_RO = "*3\r\n+readonly\r\n+module\r\n+fast\r\n"
 CF_COMPACT_RW = "*2\r\n+write\r\n+module\r\n"
 
 
+CF_COMPACT_ACL_RO = "*2\r\n+@read\r\n+@cuckoo\r\n"
+CF_COMPACT_ACL_RW = "*2\r\n+@write\r\n+@cuckoo\r\n"
+
+
 def dev_compact_flags(cmd, exp):
     """CF.COMPACT changes the filter: amq flags it 'write' (RedisBloom:
-    'readonly fast'), so replicas, read-only scripts, CLIENT PAUSE WRITE and
-    a failed BGSAVE's write stop treat it as the write it is."""
+    'readonly fast'; on servers with ACL categories '@write @cuckoo' where
+    RedisBloom says '@read @cuckoo'), so replicas, read-only scripts, ACL
+    read-only users, CLIENT PAUSE WRITE and a failed BGSAVE's write stop
+    treat it as the write it is."""
     if [c.lower() for c in cmd[:2]] == ["command", "info"] and "cf.compact" in \
             [c.lower() for c in cmd[2:]] and CF_COMPACT_RO in exp:
         i = exp.index("$10\r\ncf.compact\r\n")
         j = exp.index(CF_COMPACT_RO, i)
-        return exp[:j] + CF_COMPACT_RW + exp[j + len(CF_COMPACT_RO):], None
+        exp = exp[:j] + CF_COMPACT_RW + exp[j + len(CF_COMPACT_RO):]
+        k = exp.find(CF_COMPACT_ACL_RO, j)
+        if k >= 0:
+            exp = exp[:k] + CF_COMPACT_ACL_RW + exp[k + len(CF_COMPACT_ACL_RO):]
+        return exp, None
     return None
 
 

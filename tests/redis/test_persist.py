@@ -259,8 +259,13 @@ def test_cluster(env):
             assert c.execute_command("CF.RESERVE", k, 256, "EXPANSION", 2) in (b"OK", True)
             assert c.cf().insert(k, items) == [1] * 200
         else:
-            assert c.bf().create(k, 0.01, 100)
-            assert c.bf().madd(k, *items) == [1] * 200 or True
+            assert c.bf().create(k, 0.01, 100) is True
+            # 200 items into a filter sized for 100: a false positive of the
+            # first link answers 0 for a new item, so not every reply is 1,
+            # but nearly all are, and every item is present afterwards
+            added = c.bf().madd(k, *items)
+            assert len(added) == 200 and set(added) <= {0, 1} and sum(added) >= 190
+            assert c.bf().mexists(k, *items) == [1] * 200
     # the keys are spread over the three primaries
     owners = set()
     for k in keys:

@@ -152,6 +152,12 @@ static void cfg_scuckoo_rb(amq_config *cfg)
     cfg->redisbloom = 1;
 }
 
+static void cfg_aging(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_AGING);
+    cfg->capacity = 500;
+}
+
 static const struct kind_case {
     const char *name;
     void (*config)(amq_config *cfg);
@@ -165,6 +171,7 @@ static const struct kind_case {
     {"scalable-bloom (redisbloom)", cfg_sbloom_rb, 1},
     {"scalable-cuckoo", cfg_scuckoo, 1},
     {"scalable-cuckoo (redisbloom)", cfg_scuckoo_rb, 1},
+    {"aging", cfg_aging, 0},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

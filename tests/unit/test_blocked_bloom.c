@@ -12,6 +12,7 @@
 #include "amq/blocked_bloom.h"
 #include "common/container.h"
 #include "common/endian.h"
+#include "batch.h"
 #include "test.h"
 
 static amq_blocked *make(uint64_t n, double p)
@@ -330,10 +331,10 @@ TEST(blocked_simd_paths_identical)
                 exp += want[i];
             }
             memset(got, 7, nq);
-            cnt = amq_blocked_contains_hashes(views[pi], hs, nq, got);
+            cnt = t_blocked_contains_batch(views[pi], hs, nq, got);
             CHECK(memcmp(got, want, nq) == 0);
             CHECK_EQ(cnt, exp);
-            CHECK_EQ(amq_blocked_contains_hashes(views[pi], hs, nq, NULL), exp);
+            CHECK_EQ(t_blocked_contains_batch(views[pi], hs, nq, NULL), exp);
             CHECK(exp > nq / 50 && exp < nq - nq / 50); /* both answers occur */
             /* 8-byte keys: one by one (the path's XXH3 entry) and packed
              * (its 8-byte loop); 7-byte keys take the generic entry. */
@@ -341,14 +342,14 @@ TEST(blocked_simd_paths_identical)
                 got[i] = (uint8_t)amq_blocked_contains(views[pi], keys + i * 8, 8);
             CHECK(memcmp(got, want_k, nq) == 0);
             memset(got, 7, nq);
-            cnt = amq_blocked_contains_fixed(views[pi], keys, 8, nq, got);
+            cnt = t_blocked_contains_batch_fixed(views[pi], keys, 8, nq, got);
             CHECK(memcmp(got, want_k, nq) == 0);
             for (i = 0, exp = 0; i < nq; i++)
                 exp += want_k[i];
             CHECK_EQ(cnt, exp);
-            CHECK_EQ(amq_blocked_contains_fixed(views[pi], keys, 8, nq, NULL), exp);
+            CHECK_EQ(t_blocked_contains_batch_fixed(views[pi], keys, 8, nq, NULL), exp);
             memset(got, 7, nq); /* a count that leaves a tail of 5 after groups of 8 */
-            amq_blocked_contains_fixed(views[pi], keys + 16, 8, nq - 19, got);
+            t_blocked_contains_batch_fixed(views[pi], keys + 16, 8, nq - 19, got);
             CHECK(memcmp(got, want_k + 2, nq - 19) == 0);
             CHECK_EQ(got[nq - 19], 7);
             for (i = 0; i < 100; i++)
@@ -411,7 +412,7 @@ TEST(blocked_hashes64_as_hash128)
                     want[j] = (uint8_t)amq_blocked_add_hash(a, twice(x[j]));
                     fresh += want[j];
                 }
-                na = amq_blocked_add_hashes64(b, x, m, added);
+                na = t_blocked_add_batch64(b, x, m, added);
                 CHECK_EQ(na, (int64_t)fresh);
                 CHECK(memcmp(added, want, m) == 0);
             }
@@ -433,14 +434,14 @@ TEST(blocked_hashes64_as_hash128)
                     memset(got, 7, nq);
                     for (i = 0; i < n; i++)
                         e += want[i];
-                    CHECK_EQ(amq_blocked_contains_hashes64(b, x, n, got), e);
+                    CHECK_EQ(t_blocked_contains_batch64(b, x, n, got), e);
                     if (memcmp(got, want, n) != 0 || (n < nq && got[n] != 7))
                         FAIL_AT_("path %s k %u blocks %" PRIu64 " n %zu: answers differ",
                                  amq_simd_name(paths[pi]), k, prm.blocks, n);
-                    CHECK_EQ(amq_blocked_contains_hashes64(b, x, n, NULL), e);
+                    CHECK_EQ(t_blocked_contains_batch64(b, x, n, NULL), e);
                 }
             }
-            CHECK_EQ(amq_blocked_contains_hashes64(b, x, 0, got), 0);
+            CHECK_EQ(t_blocked_contains_batch64(b, x, 0, got), 0);
             amq_blocked_free(a);
             amq_blocked_free(b);
             free(x);
@@ -487,10 +488,10 @@ TEST(blocked_far_filter_batched_forms)
             hs[i] = amq_blocked_hash(a, keys + i * 8, 8);
         }
         /* Adds: packed keys with and without flags, hashes without. */
-        na = amq_blocked_add_fixed(a, keys, 8, n, flags);
+        na = t_blocked_add_batch_fixed(a, keys, 8, n, flags);
         CHECK_EQ(na, (int64_t)n); /* 40000 keys in 655360 blocks: all new */
-        CHECK_EQ(amq_blocked_add_fixed(b, keys, 8, n, NULL), na);
-        CHECK_EQ(amq_blocked_add_hashes(c, hs, n, NULL), na);
+        CHECK_EQ(t_blocked_add_batch_fixed(b, keys, 8, n, NULL), na);
+        CHECK_EQ(t_blocked_add_batch(c, hs, n, NULL), na);
         CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
         CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(c), prm.blocks * 64) == 0);
         /* 64-bit hashes, with and without flags, against one-key adds. */
@@ -500,10 +501,10 @@ TEST(blocked_far_filter_batched_forms)
             qx[i] = test_rand(&s);
             amq_blocked_add_hash(b, twice(qx[i]));
         }
-        CHECK_EQ(amq_blocked_add_hashes64(c, qx, n, NULL), (int64_t)n);
+        CHECK_EQ(t_blocked_add_batch64(c, qx, n, NULL), (int64_t)n);
         CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
         REQUIRE_OK(amq_blocked_clear(c));
-        CHECK_EQ(amq_blocked_add_hashes64(c, qx, n, flags), (int64_t)n);
+        CHECK_EQ(t_blocked_add_batch64(c, qx, n, flags), (int64_t)n);
         CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
         /* Queries: every other packed key was added to a; two in three of
          * the 64-bit hashes were added to b, the rest are new.  References:
@@ -533,20 +534,20 @@ TEST(blocked_far_filter_batched_forms)
             REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(a), prm.blocks * 64, 0, NULL, &v));
             REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
             memset(got, 7, n);
-            CHECK_EQ(amq_blocked_contains_fixed(v, q, 8, n, got), e);
+            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, n, got), e);
             CHECK(memcmp(got, want, n) == 0);
-            CHECK_EQ(amq_blocked_contains_fixed(v, q, 8, n, NULL), e);
+            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, n, NULL), e);
             memset(got, 7, n);
-            CHECK_EQ(amq_blocked_contains_hashes(v, qh, n, got), e);
+            CHECK_EQ(t_blocked_contains_batch(v, qh, n, got), e);
             CHECK(memcmp(got, want, n) == 0);
-            CHECK_EQ(amq_blocked_contains_hashes(v, qh, n, NULL), e);
+            CHECK_EQ(t_blocked_contains_batch(v, qh, n, NULL), e);
             amq_blocked_free(v);
             REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL, &v));
             REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
             memset(got, 7, n);
-            CHECK_EQ(amq_blocked_contains_hashes64(v, qx, n, got), e64);
+            CHECK_EQ(t_blocked_contains_batch64(v, qx, n, got), e64);
             CHECK(memcmp(got, want64, n) == 0);
-            CHECK_EQ(amq_blocked_contains_hashes64(v, qx, n, NULL), e64);
+            CHECK_EQ(t_blocked_contains_batch64(v, qx, n, NULL), e64);
             amq_blocked_free(v);
         }
         amq_blocked_free(a);
@@ -603,10 +604,10 @@ TEST(blocked_batched_equals_single)
             hs[i] = amq_blocked_hash(b1, fixed + i * 12, len);
             a1[i] = (uint8_t)amq_blocked_add(b1, fixed + i * 12, len);
         }
-        c2 = amq_blocked_add_keys(b2, sl, n, a2);
+        c2 = t_blocked_add_batch_keys(b2, sl, n, a2);
         CHECK(memcmp(a1, a2, n) == 0);
-        c3 = amq_blocked_add_fixed(b3, fixed, 12, n, NULL);
-        c4 = amq_blocked_add_hashes(b4, hs, n, a2);
+        c3 = t_blocked_add_batch_fixed(b3, fixed, 12, n, NULL);
+        c4 = t_blocked_add_batch(b4, hs, n, a2);
         CHECK(memcmp(a1, a2, n) == 0);
         CHECK_EQ(c2, (int64_t)amq_blocked_items(b1));
         CHECK_EQ(c3, c2);
@@ -619,8 +620,8 @@ TEST(blocked_batched_equals_single)
             amq_store64(fixed + i * 12, test_rand(&s));
         for (i = 0; i < n; i++)
             o1[i] = (uint8_t)amq_blocked_contains(b1, fixed + i * 12, 12);
-        CHECK_EQ(amq_blocked_contains_keys(b1, sl, n, o2),
-                 amq_blocked_contains_fixed(b1, fixed, 12, n, o3));
+        CHECK_EQ(t_blocked_contains_batch_keys(b1, sl, n, o2),
+                 t_blocked_contains_batch_fixed(b1, fixed, 12, n, o3));
         CHECK(memcmp(o1, o2, n) == 0);
         CHECK(memcmp(o1, o3, n) == 0);
         /* 8-byte keys take their own loop and one-key entry: the same
@@ -631,33 +632,33 @@ TEST(blocked_batched_equals_single)
             sl[i].data = fixed + i * 8;
             sl[i].len = 8;
         }
-        amq_blocked_contains_fixed(b1, fixed, 8, n, o3);
-        amq_blocked_contains_keys(b1, sl, n, o2);
+        t_blocked_contains_batch_fixed(b1, fixed, 8, n, o3);
+        t_blocked_contains_batch_keys(b1, sl, n, o2);
         CHECK(memcmp(o1, o3, n) == 0);
         CHECK(memcmp(o1, o2, n) == 0);
         /* ... and adds: packed 8-byte keys set the bits of their hashes. */
         REQUIRE_OK(amq_blocked_new(&prm, NULL, &b5));
         for (i = 0; i < n; i++)
             hs[i] = amq_blocked_hash(b5, fixed + i * 8, 8);
-        c3 = amq_blocked_add_fixed(b5, fixed, 8, n, a1);
+        c3 = t_blocked_add_batch_fixed(b5, fixed, 8, n, a1);
         REQUIRE_OK(amq_blocked_clear(b4));
-        c4 = amq_blocked_add_hashes(b4, hs, n, a2);
+        c4 = t_blocked_add_batch(b4, hs, n, a2);
         CHECK_EQ(c3, c4);
         CHECK(memcmp(a1, a2, n) == 0);
         CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
         /* The same without the "added" array (the entries' NULL copies). */
         REQUIRE_OK(amq_blocked_clear(b4));
         REQUIRE_OK(amq_blocked_clear(b5));
-        CHECK_EQ(amq_blocked_add_fixed(b5, fixed, 8, n, NULL), c3);
-        CHECK_EQ(amq_blocked_add_hashes(b4, hs, n, NULL), c3);
+        CHECK_EQ(t_blocked_add_batch_fixed(b5, fixed, 8, n, NULL), c3);
+        CHECK_EQ(t_blocked_add_batch(b4, hs, n, NULL), c3);
         CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
         amq_blocked_free(b5);
         /* Tiny batches (shorter than the prefetch window) and empty ones. */
-        CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 3, o3), (uint64_t)o1[0] + o1[1] + o1[2]);
-        CHECK_EQ(amq_blocked_contains_fixed(b1, fixed, 8, 0, NULL), 0);
-        CHECK_EQ(amq_blocked_add_fixed(b1, fixed, 8, 0, NULL), 0);
-        CHECK_EQ(amq_blocked_contains_fixed(b1, NULL, 8, 0, NULL), 0);
-        CHECK_EQ(amq_blocked_add_fixed(b1, NULL, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_contains_batch_fixed(b1, fixed, 8, 3, o3), (uint64_t)o1[0] + o1[1] + o1[2]);
+        CHECK_EQ(t_blocked_contains_batch_fixed(b1, fixed, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_add_batch_fixed(b1, fixed, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_contains_batch_fixed(b1, NULL, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_add_batch_fixed(b1, NULL, 8, 0, NULL), 0);
         amq_blocked_free(b1);
         amq_blocked_free(b2);
         amq_blocked_free(b3);
@@ -701,13 +702,13 @@ static int64_t fill_all_forms(amq_blocked *b, uint32_t simd, uint64_t seed, size
         total += flags[i];
     }
     if (total >= 0) {
-        total += amq_blocked_add_hashes(b, hs + part, part, flags + part);
-        total += amq_blocked_add_hashes64(b, h64 + 2 * part, part, flags + 2 * part);
-        total += amq_blocked_add_keys(b, sl + 3 * part, part, flags + 3 * part);
-        total += amq_blocked_add_fixed(b, keys + 4 * part * 12, 12, part, flags + 4 * part);
+        total += t_blocked_add_batch(b, hs + part, part, flags + part);
+        total += t_blocked_add_batch64(b, h64 + 2 * part, part, flags + 2 * part);
+        total += t_blocked_add_batch_keys(b, sl + 3 * part, part, flags + 3 * part);
+        total += t_blocked_add_batch_fixed(b, keys + 4 * part * 12, 12, part, flags + 4 * part);
         for (i = 5 * part; i < n; i++) /* 8-byte keys: their own loop */
             memcpy(keys + i * 8, keys + i * 12, 8);
-        total += amq_blocked_add_fixed(b, keys + 5 * part * 8, 8, n - 5 * part, flags + 5 * part);
+        total += t_blocked_add_batch_fixed(b, keys + 5 * part * 8, 8, n - 5 * part, flags + 5 * part);
     }
     free(keys);
     free(sl);
@@ -809,7 +810,7 @@ TEST(blocked_union_clear_stats)
     }
     f0 = amq_blocked_fpp_now(a);
     items_a = amq_blocked_items(a);
-    REQUIRE_OK(amq_blocked_union(a, b));
+    REQUIRE_OK(amq_blocked_merge(a, b));
     f1 = amq_blocked_fpp_now(a);
     CHECK(f1 > f0);
     CHECK(f1 < 0.02);
@@ -823,17 +824,17 @@ TEST(blocked_union_clear_stats)
     CHECK(amq_blocked_bits_set(a) > amq_blocked_bits_set(b));
     prm.k += 1;
     REQUIRE_OK(amq_blocked_new(&prm, NULL, &other));
-    CHECK_STATUS(amq_blocked_union(a, other), AMQ_EINCOMPAT);
+    CHECK_STATUS(amq_blocked_merge(a, other), AMQ_EINCOMPAT);
     amq_blocked_free(other);
     prm.k -= 1;
     prm.blocks += 1;
     REQUIRE_OK(amq_blocked_new(&prm, NULL, &other));
-    CHECK_STATUS(amq_blocked_union(a, other), AMQ_EINCOMPAT);
+    CHECK_STATUS(amq_blocked_merge(a, other), AMQ_EINCOMPAT);
     amq_blocked_free(other);
     prm.blocks -= 1;
     prm.seed = 9;
     REQUIRE_OK(amq_blocked_new(&prm, NULL, &other));
-    CHECK_STATUS(amq_blocked_union(a, other), AMQ_EINCOMPAT);
+    CHECK_STATUS(amq_blocked_merge(a, other), AMQ_EINCOMPAT);
     amq_blocked_free(other);
     REQUIRE_OK(amq_blocked_clear(a));
     CHECK_EQ(amq_blocked_bits_set(a), 0);
@@ -857,13 +858,13 @@ TEST(blocked_views_are_read_only_and_aligned)
     CHECK_STATUS(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64 - 64, 0, NULL, &v),
                  AMQ_EINVAL);
     REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 1, NULL, &v));
-    CHECK_EQ(amq_blocked_is_view(v), 1);
+    CHECK_EQ(amq_blocked_is_readonly(v), 1);
     CHECK_EQ(amq_blocked_contains(v, key, 8), 1);
     CHECK_STATUS(amq_blocked_add(v, key, 8), AMQ_EREADONLY);
-    CHECK_EQ(amq_blocked_add_keys(v, &sl, 1, NULL), AMQ_EREADONLY);
-    CHECK_EQ(amq_blocked_add_fixed(v, key, 8, 1, NULL), AMQ_EREADONLY);
+    CHECK_EQ(t_blocked_add_batch_keys(v, &sl, 1, NULL), AMQ_EREADONLY);
+    CHECK_EQ(t_blocked_add_batch_fixed(v, key, 8, 1, NULL), AMQ_EREADONLY);
     CHECK_STATUS(amq_blocked_clear(v), AMQ_EREADONLY);
-    CHECK_STATUS(amq_blocked_union(v, b), AMQ_EREADONLY);
+    CHECK_STATUS(amq_blocked_merge(v, b), AMQ_EREADONLY);
     CHECK_STATUS(amq_blocked_set_concurrent(v, 1), AMQ_EREADONLY);
     amq_blocked_free(v);
     amq_blocked_free(b);
@@ -1170,7 +1171,7 @@ static void *cc_writer(void *p)
         for (j = 0; j < CC_CHUNK; j++)
             key_bytes(cc_key(a->id, i + j), keys + j * 8);
         if ((i / CC_CHUNK) % 2 == 0) {
-            amq_blocked_add_fixed(a->sh->b, keys, 8, CC_CHUNK, NULL);
+            t_blocked_add_batch_fixed(a->sh->b, keys, 8, CC_CHUNK, NULL);
         } else {
             for (j = 0; j < CC_CHUNK; j++)
                 amq_blocked_add(a->sh->b, keys + j * 8, 8);

@@ -476,4 +476,43 @@ TEST(allocator_hooks_and_failures)
     }
 }
 
+/* Only the kinds with a concurrent mode take it; a read-only filter refuses. */
+TEST(set_concurrent_by_kind)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED,
+                                     AMQ_KIND_CUCKOO, AMQ_KIND_SCALABLE_BLOOM,
+                                     AMQ_KIND_SCALABLE_CUCKOO};
+    static const int want[] = {AMQ_EUNSUPPORTED, AMQ_OK, AMQ_OK,
+                               AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED};
+    amq_config cfg;
+    amq_filter *f, *ro;
+    uint8_t buf[1 << 16];
+    uint64_t size;
+    size_t i, written;
+
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        amq_config_init(&cfg, kinds[i]);
+        cfg.capacity = 1000;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        CHECK_STATUS(amq_filter_set_concurrent(f, 1), want[i]);
+        if (want[i] == AMQ_OK) {
+            CHECK_EQ(amq_filter_add(f, "k", 1), 1);
+            CHECK_EQ(amq_filter_contains(f, "k", 1), 1);
+            if (kinds[i] == AMQ_KIND_BLOCKED)
+                CHECK_EQ(amq_blocked_is_concurrent(amq_filter_blocked(f)), 1);
+            REQUIRE_OK(amq_filter_set_concurrent(f, 0));
+            if (kinds[i] == AMQ_KIND_BLOCKED)
+                CHECK_EQ(amq_blocked_is_concurrent(amq_filter_blocked(f)), 0);
+        }
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        REQUIRE(size <= sizeof buf);
+        REQUIRE_OK(amq_filter_serialize(f, buf, sizeof buf, &written));
+        REQUIRE_OK(amq_filter_deserialize(buf, written, AMQ_OPEN_MMAP, NULL, &ro, NULL));
+        CHECK_EQ(amq_filter_is_readonly(ro), 1);
+        CHECK_STATUS(amq_filter_set_concurrent(ro, 1), AMQ_EREADONLY);
+        amq_filter_free(ro);
+        amq_filter_free(f);
+    }
+}
+
 TEST_MAIN()

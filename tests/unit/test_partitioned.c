@@ -13,6 +13,7 @@
 #include "amq/partitioned.h"
 #include "common/container.h"
 #include "common/endian.h"
+#include "batch.h"
 #include "test.h"
 
 static amq_hash128 *random_hashes(size_t n, uint64_t seed)
@@ -49,22 +50,22 @@ TEST(partitioned_new_sizes_like_one_blocked_filter)
     p.capacity = 1000000;
     REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
     REQUIRE_OK(amq_blocked_size_fpp(1000000, 0.01, &blocks, &k));
-    CHECK_EQ(amq_partitioned_count(f), 7);
+    CHECK_EQ(amq_partitioned_partitions(f), 7);
     for (i = 0; i < 7; i++) {
-        REQUIRE_OK(amq_partitioned_partition(f, i, &info));
+        REQUIRE_OK(amq_partitioned_partition_info(f, i, &info));
         CHECK_EQ(info.blocks, (blocks + 6) / 7);
         CHECK_EQ(info.k, k);
         CHECK_EQ(info.offset, (uint64_t)i * info.blocks * 64);
         CHECK_EQ(info.verified, 1);
     }
-    CHECK_STATUS(amq_partitioned_partition(f, 7, &info), AMQ_ERANGE);
+    CHECK_STATUS(amq_partitioned_partition_info(f, 7, &info), AMQ_ERANGE);
     CHECK_EQ(amq_partitioned_bytes(f), 7 * ((blocks + 6) / 7) * 64);
     amq_partitioned_free(f);
     /* The library's choice: partitions of about 64 KiB (12.4 MB here). */
     p.partitions = 0;
     p.capacity = 10000000;
     REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
-    CHECK(amq_partitioned_count(f) >= 185 && amq_partitioned_count(f) <= 195);
+    CHECK(amq_partitioned_partitions(f) >= 185 && amq_partitioned_partitions(f) <= 195);
     amq_partitioned_free(f);
     p.partitions = AMQ_PARTITIONED_MAX_PARTITIONS + 1;
     CHECK_STATUS(amq_partitioned_new(&p, NULL, &f), AMQ_ERANGE);
@@ -143,13 +144,13 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
     for (t = 0; t < 4; t++)
         REQUIRE_OK(amq_partitioned_build(&p, h, n, threads[t], NULL, &f[t]));
     for (i = 0; i < 37; i++) {
-        REQUIRE_OK(amq_partitioned_partition(f[0], i, &a));
+        REQUIRE_OK(amq_partitioned_partition_info(f[0], i, &a));
         total += a.capacity;
         /* Sized for its own count at the rate. */
         CHECK_LE_DBL(amq_blocked_fpp_theory(a.blocks, a.k, a.capacity), 0.005);
         CHECK(a.items <= a.capacity);
         for (t = 1; t < 4; t++) {
-            REQUIRE_OK(amq_partitioned_partition(f[t], i, &b));
+            REQUIRE_OK(amq_partitioned_partition_info(f[t], i, &b));
             CHECK_EQ(a.blocks, b.blocks);
             CHECK_EQ(a.items, b.items);
             CHECK_EQ(a.offset, b.offset);
@@ -190,7 +191,7 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
     p.partitions = 0;
     REQUIRE_OK(amq_partitioned_build(&p, h, n, 0, NULL, &f[0]));
     CHECK(amq_partitioned_bytes(f[0]) * 8 >= n * 12);
-    CHECK(amq_partitioned_bytes(f[0]) * 8 < n * 12 + amq_partitioned_count(f[0]) * 512);
+    CHECK(amq_partitioned_bytes(f[0]) * 8 < n * 12 + amq_partitioned_partitions(f[0]) * 512);
     amq_partitioned_free(f[0]);
     free(h);
 }
@@ -224,17 +225,17 @@ TEST(partitioned_batched_equals_single)
     REQUIRE_OK(amq_partitioned_new(&p, NULL, &b));
     for (i = 0; i < n; i++)
         a1[i] = (uint8_t)amq_partitioned_add_hash(a, h[i]);
-    CHECK_EQ(amq_partitioned_add_hashes(b, h, n, a2), (int64_t)amq_partitioned_items(a));
+    CHECK_EQ(t_partitioned_add_batch(b, h, n, a2), (int64_t)amq_partitioned_items(a));
     CHECK(memcmp(a1, a2, n) == 0);
     for (i = 0; i < 2 * n; i++) {
         o1[i] = (uint8_t)amq_partitioned_contains_hash(a, h[i]);
         exp += o1[i];
     }
-    cnt = amq_partitioned_contains_hashes(b, h, 2 * n, o2);
+    cnt = t_partitioned_contains_batch(b, h, 2 * n, o2);
     CHECK(memcmp(o1, o2, 2 * n) == 0);
     CHECK_EQ(cnt, exp);
-    CHECK_EQ(amq_partitioned_contains_hashes(b, h, 5, NULL), 5);
-    CHECK_EQ(amq_partitioned_contains_hashes(b, NULL, 0, NULL), 0); /* no keys, no array */
+    CHECK_EQ(t_partitioned_contains_batch(b, h, 5, NULL), 5);
+    CHECK_EQ(t_partitioned_contains_batch(b, NULL, 0, NULL), 0); /* no keys, no array */
     /* Every query path answers alike, with and without an output array,
      * for counts around the chunks of 64 keys (and none). */
     {
@@ -251,10 +252,10 @@ TEST(partitioned_batched_equals_single)
                 for (i = 0; i < m; i++)
                     e += o1[at + i];
                 memset(o2, 7, 2 * n);
-                cnt = amq_partitioned_contains_hashes(b, h + at, m, o2);
+                cnt = t_partitioned_contains_batch(b, h + at, m, o2);
                 if (cnt != e || memcmp(o1 + at, o2, m) != 0 || (m < 2 * n && o2[m] != 7))
                     FAIL_AT_("path %s, %zu keys: answers differ", amq_simd_name(paths[pi]), m);
-                CHECK_EQ(amq_partitioned_contains_hashes(b, h + at, m, NULL), e);
+                CHECK_EQ(t_partitioned_contains_batch(b, h + at, m, NULL), e);
             }
         }
     }
@@ -279,10 +280,10 @@ TEST(partitioned_batched_equals_single)
             REQUIRE_OK(amq_partitioned_new(&p, NULL, &c));
             REQUIRE_OK(amq_partitioned_set_simd(c, paths[pi]));
             memset(a2, 7, n);
-            CHECK_EQ(amq_partitioned_add_hashes(c, h, n - 100, a2), e1);
+            CHECK_EQ(t_partitioned_add_batch(c, h, n - 100, a2), e1);
             CHECK(memcmp(a1, a2, n - 100) == 0 && a2[n - 100] == 7);
-            CHECK_EQ(amq_partitioned_add_hashes(c, h + n - 100, 100, NULL), e2);
-            CHECK_EQ(amq_partitioned_add_hashes(c, NULL, 0, NULL), 0);
+            CHECK_EQ(t_partitioned_add_batch(c, h + n - 100, 100, NULL), e2);
+            CHECK_EQ(t_partitioned_add_batch(c, NULL, 0, NULL), 0);
             REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
             got = serialized(gc, &size_c);
             if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
@@ -368,16 +369,16 @@ TEST(partitioned_file_round_trip_and_lazy_verification)
         pf = amq_filter_partitioned(g);
         REQUIRE(pf != NULL);
         CHECK(amq_filter_blocked(g) == NULL);
-        CHECK_EQ(amq_partitioned_count(pf), 12);
-        CHECK_EQ(amq_partitioned_is_view(pf), modes[m] != 0);
-        REQUIRE_OK(amq_partitioned_partition(pf, 3, &info));
+        CHECK_EQ(amq_partitioned_partitions(pf), 12);
+        CHECK_EQ(amq_partitioned_is_readonly(pf), modes[m] != 0);
+        REQUIRE_OK(amq_partitioned_partition_info(pf, 3, &info));
         CHECK_EQ(info.verified, (modes[m] & AMQ_OPEN_TRUST) ? 0 : 1);
         /* One query: only its partition gets verified. */
         if (modes[m] & AMQ_OPEN_TRUST) {
             CHECK_EQ(amq_filter_contains_hash(g, h[0]), 1);
             touched = 0;
             for (j = 0; j < 12; j++) {
-                REQUIRE_OK(amq_partitioned_partition(pf, j, &info));
+                REQUIRE_OK(amq_partitioned_partition_info(pf, j, &info));
                 touched += info.verified == 1;
                 CHECK_EQ(info.verified, j == amq_partitioned_partition_of(pf, h[0]) ? 1 : 0);
             }
@@ -428,7 +429,7 @@ TEST(partitioned_corrupt_partition_detected_lazily)
     buf = read_file(path, &len);
     REQUIRE(buf != NULL);
     REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
-    REQUIRE_OK(amq_partitioned_partition(amq_filter_partitioned(orig), bad_part, &info));
+    REQUIRE_OK(amq_partitioned_partition_info(amq_filter_partitioned(orig), bad_part, &info));
     data_off = c.payload_off + (64 + 48 * 8 + 63) / 64 * 64;
     buf[data_off + info.offset + 17] ^= 0x40;
     REQUIRE(write_file(path, buf, len));
@@ -450,7 +451,7 @@ TEST(partitioned_corrupt_partition_detected_lazily)
     }
     CHECK(saw_bad && saw_good);
     CHECK_STATUS(amq_partitioned_status(pf), AMQ_ECHECKSUM);
-    REQUIRE_OK(amq_partitioned_partition(pf, bad_part, &info));
+    REQUIRE_OK(amq_partitioned_partition_info(pf, bad_part, &info));
     CHECK_EQ(info.verified, -1);
     /* Batched answers: "maybe" for the bad partition's keys. */
     amq_filter_contains_batch(g, h, n, out);
@@ -474,6 +475,7 @@ TEST(partitioned_corrupt_partition_detected_lazily)
         amq_hash128 *r = random_hashes(m, 0xbadc0de), *fresh = malloc(m * sizeof *fresh);
         uint8_t *added = malloc(m), *used = calloc(m, 1);
         size_t first = m, after = 0, hits = 0, at = 0;
+        uint64_t newly;
         pf = amq_filter_partitioned(g);
         REQUIRE(r != NULL && fresh != NULL && added != NULL && used != NULL);
         /* lead keys of good partitions first, then the rest in order */
@@ -490,7 +492,14 @@ TEST(partitioned_corrupt_partition_detected_lazily)
                 first = i;
         REQUIRE(first >= lead && first < m - 1000);
         memset(added, 7, m);
-        CHECK_STATUS((int)amq_partitioned_add_hashes(pf, fresh, m, added), AMQ_ECHECKSUM);
+        newly = UINT64_MAX;
+        CHECK_STATUS(amq_partitioned_add_batch(pf, fresh, m, added, &newly), AMQ_ECHECKSUM);
+        /* the count covers the keys added before the error */
+        for (i = 0, hits = 0; i < first; i++)
+            hits += added[i];
+        CHECK_EQ(newly, hits);
+        CHECK(newly >= lead / 2);
+        hits = 0;
         for (i = 0; i < first; i++)
             if (amq_partitioned_contains_hash(pf, fresh[i]) != 1 || added[i] > 1) {
                 FAIL_AT_("key %zu, before the bad partition's first, was not added", i);
@@ -651,9 +660,9 @@ TEST(partitioned_mixed_k_batched)
             continue;
         REQUIRE_OK(amq_partitioned_set_simd(pf, paths[pi]));
         memset(o2, 7, 2 * n);
-        CHECK_EQ(amq_partitioned_contains_hashes(pf, h, 2 * n, o2), e);
+        CHECK_EQ(t_partitioned_contains_batch(pf, h, 2 * n, o2), e);
         CHECK(memcmp(o1, o2, 2 * n) == 0);
-        CHECK_EQ(amq_partitioned_contains_hashes(pf, h, 2 * n, NULL), e);
+        CHECK_EQ(t_partitioned_contains_batch(pf, h, 2 * n, NULL), e);
     }
     amq_filter_free(g2);
     amq_filter_free(g);
@@ -766,7 +775,7 @@ static void *pc_writer(void *p)
             h[j].h2 = test_rand(&s);
         }
         if (i % 200 == 0)
-            amq_partitioned_add_hashes(a->f, h, 100, NULL);
+            t_partitioned_add_batch(a->f, h, 100, NULL);
         else
             for (j = 0; j < 100; j++)
                 amq_partitioned_add_hash(a->f, h[j]);
@@ -856,7 +865,7 @@ TEST(partitioned_concurrent_lazy_verification)
         pthread_join(th[t], NULL);
     CHECK_EQ(atomic_load(&sh.bad), 0);
     for (j = 0; j < 16; j++) {
-        REQUIRE_OK(amq_partitioned_partition(amq_filter_partitioned(g), j, &info));
+        REQUIRE_OK(amq_partitioned_partition_info(amq_filter_partitioned(g), j, &info));
         CHECK_EQ(info.verified, 1);
     }
     amq_filter_free(g);

@@ -1,0 +1,13 @@
+/*
+ * cmd_redis.h - amq export --to redis / amq import --from redis (cmd_redis.c), reached from
+ * amq export / amq import when their format is redis.
+ */
+#ifndef AMQ_CLI_CMD_REDIS_H
+#define AMQ_CLI_CMD_REDIS_H
+
+/* 1 when argv has `OPT redis` or `OPT=redis` (OPT "--to" or "--from") before any "--". */
+int cli_redis_format(int argc, char **argv, const char *opt);
+int cmd_export_redis(int argc, char **argv);
+int cmd_import_redis(int argc, char **argv);
+
+#endif /* AMQ_CLI_CMD_REDIS_H */

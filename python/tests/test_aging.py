@@ -1,0 +1,44 @@
+"""The aging (sliding-window) kind: by count and by the caller's clock."""
+import subprocess
+
+import pytest
+
+import amq
+from conftest import keys
+
+pytestmark = pytest.mark.skipif("aging" not in amq.KINDS, reason="no aging kind")
+
+
+def test_count_window_keeps_the_last_w_keys():
+    w = 20000
+    f = amq.Filter(kind="aging", capacity=w, fpp=0.01)
+    stream = keys("e", 5 * w)
+    for i in range(0, len(stream), 1000):
+        f.add_many(stream[i:i + 1000])
+        recent = stream[max(0, i + 1000 - w):i + 1000]
+        assert f.contains_many(recent).all(), i
+    info = f.info()
+    old = stream[:w]  # older than the horizon by now
+    assert f.contains_many(old).mean() < 0.05, info
+
+
+def test_time_mode_follows_the_callers_clock(tmp, amq_bin):
+    f = amq.Filter(kind="aging", window_ms=60_000, rate=100.0, fpp=0.01)
+    f.advance(1_000_000)
+    f.add_many(keys("t0", 500))
+    f.advance(1_030_000)
+    assert f.contains_many(keys("t0", 500)).all()
+    assert f.contains_many(keys("t0", 500), now_ms=1_050_000).all()
+    # long after the horizon the keys are gone, without changing the filter
+    assert f.contains_many(keys("t0", 500), now_ms=10_000_000).mean() < 0.05
+    assert all(f.contains_at(k, 1_030_000) for k in keys("t0", 500))
+    assert sum(f.contains_at(k, 10_000_000) for k in keys("t0", 500)) < 25
+    f.save(tmp / "a.amq")
+    (tmp / "q.txt").write_text("".join(k + "\n" for k in keys("t0", 500)))
+    r = subprocess.run([amq_bin, "query", "-c", "--now", "1040000", str(tmp / "a.amq"),
+                        str(tmp / "q.txt")], capture_output=True, text=True)
+    assert r.returncode == 0 and int(r.stdout) == 500, r.stderr
+    with pytest.raises(amq.UnsupportedError):
+        amq.Filter(kind="aging", capacity=1000).advance(5)
+    with pytest.raises(ValueError):
+        amq.Filter(kind="bloom", capacity=1000).advance(5)

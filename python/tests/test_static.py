@@ -1,0 +1,49 @@
+"""Static kinds (every key known up front): amq.build."""
+import subprocess
+
+import numpy as np
+import pytest
+
+import amq
+from conftest import keys
+
+STATIC = [k for k in ("fuse", "ribbon") if k in amq.KINDS]
+
+
+@pytest.mark.parametrize("kind", STATIC)
+def test_build_from_list_iterable_and_array(kind):
+    ins = keys("s", 20000) + keys("s", 100)  # duplicates are allowed
+    f = amq.build(ins, kind=kind, fpp=0.01)
+    assert f.kind == kind
+    assert f.contains_many(ins).all()
+    fp = f.contains_many(keys("absent", 50000)).mean()
+    assert fp < 0.02, fp
+    g = amq.build(iter(ins), kind=kind)
+    assert g.to_bytes() == f.to_bytes()
+    raw = np.random.default_rng(3).integers(0, 255, size=(5000, 8), dtype=np.uint8)
+    h = amq.build(raw.view("V8").ravel(), kind=kind)
+    assert h.contains_many(raw).all()
+    with pytest.raises(amq.UnsupportedError):
+        f.add("x")
+
+
+@pytest.mark.parametrize("kind", STATIC)
+def test_build_matches_the_tool(kind, tmp, amq_bin):
+    ins = keys("t", 5000)
+    (tmp / "k.txt").write_text("".join(k + "\n" for k in ins))
+    subprocess.run([amq_bin, "build", str(tmp / "t.amq"), str(tmp / "k.txt"), "--type", kind,
+                    "-q"], check=True)
+    t = amq.open(tmp / "t.amq")
+    probe = keys("t", 8000)
+    assert (t.contains_many(probe) == amq.build(ins, kind=kind).contains_many(probe)).all()
+
+
+def test_build_errors():
+    with pytest.raises(ValueError, match="not a static kind"):
+        amq.build(["a"], kind="bloom")
+    with pytest.raises(TypeError):
+        amq.build("abc")
+    with pytest.raises(TypeError):
+        amq.build(np.arange(10, dtype=np.uint64))
+    with pytest.raises(ValueError):
+        amq.build(["a"], kind="nope")

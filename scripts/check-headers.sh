@@ -1,0 +1,21 @@
+#!/bin/sh
+# check-headers.sh [CC] - every public header compiles alone, as the first
+# and only include of a C11 file, warning-free; <amq/advanced.h> only with
+# AMQ_ADVANCED_API defined (and refuses without it).
+set -e
+cc=${1:-${CC:-cc}}
+flags="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Werror -Iinclude"
+n=0
+for h in include/amq.h include/amq/*.h; do
+    name=${h#include/}
+    def=
+    [ "$name" = amq/advanced.h ] && def=-DAMQ_ADVANCED_API
+    printf '#include <%s>\nint amq_header_check_%s;\n' "$name" "$n" |
+        $cc $flags $def -fsyntax-only -x c - || { echo "check-headers: $name does not compile alone" >&2; exit 1; }
+    n=$((n + 1))
+done
+if printf '#include <amq/advanced.h>\n' | $cc $flags -fsyntax-only -x c - 2>/dev/null; then
+    echo "check-headers: amq/advanced.h compiles without AMQ_ADVANCED_API" >&2
+    exit 1
+fi
+echo "headers: $n public headers compile alone ($cc)"

@@ -1,0 +1,986 @@
+/*
+ * aging.c - the age-partitioned Bloom filter (Shtul, Baquero, Almeida 2020)
+ * with blocked slices, and its adapter to the generic handle.
+ *
+ * S = k + l slices form a circular buffer of generations: logical position
+ * 0 is the newest slice, S - 1 the oldest; head is the physical index of
+ * position 0.  A key is added to positions 0..k-1; a query looks for k
+ * consecutive positions holding the key.  A new generation moves head back
+ * by one and clears the slice it lands on (the oldest), so every key's run
+ * of k slices moves one position older per generation and survives l
+ * generations whole.
+ *
+ * Layout: the key picks one block of S 64-bit words, word j being physical
+ * slice j's part of that block, and one bit in each word.  A key's every
+ * probe, in every slice, lies in those S * 8 contiguous bytes (a few cache
+ * lines, fetched together) instead of S lines far apart; the price is that
+ * a block's words share the block's luck (more or fewer keys than average),
+ * which the sizing model below charges for.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "amq/aging.h"
+#include "amq/filter.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "kind.h"
+
+#define WORD_BITS 64
+#define MAX_K 63u
+#define MAX_SLICES 255u
+#define MAX_BYTES (UINT64_C(1) << 46)
+#define MIN_FPP 1e-12
+#define MAX_FPP 0.5
+
+typedef struct amq_aging {
+    uint32_t time_mode;
+    uint32_t k, l, slices; /* slices = k + l */
+    uint32_t head;         /* physical index of logical position 0 */
+    uint32_t hash_algo;
+    uint64_t seed;
+    uint64_t blocks;
+    uint64_t gen_size;  /* adds per generation (time mode: expected) */
+    uint64_t gen_ms;    /* time mode: generation length */
+    uint64_t capacity;  /* the window asked for, in adds */
+    uint64_t window_ms; /* time mode: the window asked for */
+    double fpp;         /* the model's bound for this geometry */
+    uint64_t generation;
+    uint64_t in_gen;
+    uint64_t adds;
+    amq_region data;
+    amq_allocator alloc;
+} amq_aging;
+
+/* ---- the sizing model ----------------------------------------------------------------
+ * A word holding x random keys has a given bit set with probability
+ * 1 - (1 - 1/64)^x.  At the end of a generation (the worst moment: fills
+ * only grow within one, and a new generation shifts every slice one older
+ * and drops the fullest), position j holds min(j + 1, k) generations of
+ * keys.  A key never added is a false positive when some run of k
+ * consecutive positions all have its bit; the probability is bounded by the
+ * union over the run's first position i of "position i - 1 unset and
+ * positions i..i+k-1 set" (exact events, disjoint starts; only the
+ * independence of distinct words' bits is assumed).
+ *
+ * Blocks: a block's keys per generation are Poisson(lambda), lambda =
+ * gen_size / blocks.  The bound averages over the block's load with every
+ * slice's load scaled by the same Poisson draw, which overstates the
+ * variance of a run (its slices share only part of their generations), so
+ * the result stays an upper bound.
+ */
+
+/* Union bound for fills fc[1..k] (fc[c]: a word with c generations). */
+static double run_bound(const double *fc, uint32_t k, uint32_t l)
+{
+    double suffix[MAX_K + 1]; /* suffix[i] = prod fc[c] for c = i+1..k-1 */
+    double full = fc[k], total, fullpow[MAX_K + 2];
+    uint32_t i;
+
+    suffix[k - 1] = 1.0;
+    for (i = k - 1; i > 0; i--)
+        suffix[i - 1] = suffix[i] * fc[i];
+    fullpow[0] = 1.0;
+    for (i = 1; i <= k + 1 && i <= MAX_K + 1; i++)
+        fullpow[i] = fullpow[i - 1] * full;
+    /* window i covers positions i..i+k-1: the partial ones i..k-2 (c = j+1)
+     * and min(i + 1, k) full ones. */
+    total = suffix[0] * fullpow[1];
+    for (i = 1; i <= l && i < k; i++)
+        total += (1.0 - fc[i]) * suffix[i] * fullpow[i + 1];
+    if (l >= k)
+        total += (double)(l - k + 1) * (1.0 - full) * fullpow[k];
+    return total;
+}
+
+static void fills(double keys_per_gen, uint32_t k, double *fc)
+{
+    static const double ln_miss = -0.015748356968139112; /* log(1 - 1/64) */
+    uint32_t c;
+    for (c = 1; c <= k; c++)
+        fc[c] = 1.0 - exp((double)c * keys_per_gen * ln_miss);
+}
+
+/* Without the block variance: the plan's search runs on this cheaper one. */
+static double bound_mean(uint32_t k, uint32_t l, double lambda)
+{
+    double fc[MAX_K + 1];
+    fills(lambda, k, fc);
+    return run_bound(fc, k, l);
+}
+
+double amq_aging_fpp_bound(uint32_t k, uint32_t l, double lambda)
+{
+    double fc[MAX_K + 1], mu, sd, total = 0.0, weight = 0.0, p;
+    uint64_t x, lo, hi;
+
+    if (k == 0 || k > MAX_K || l == 0 || k + l > MAX_SLICES || !(lambda > 0.0))
+        return 1.0;
+    mu = (double)k * lambda; /* keys in a full word */
+    sd = sqrt(mu);
+    lo = mu > 14.0 * sd ? (uint64_t)(mu - 14.0 * sd) : 0;
+    hi = (uint64_t)(mu + 14.0 * sd + 16.0);
+    for (x = lo; x <= hi; x++) {
+        p = exp((double)x * log(mu) - mu - lgamma((double)x + 1.0));
+        fills((double)x / (double)k, k, fc);
+        total += p * run_bound(fc, k, l);
+        weight += p;
+    }
+    /* The tails left out are below 1e-40 of the mass; a bound they could
+     * only raise is kept honest by counting them as certain positives. */
+    total += weight < 1.0 ? 1.0 - weight : 0.0;
+    return total > 1.0 ? 1.0 : total;
+}
+
+/* Largest lambda whose bound is at most fpp (bound grows with lambda). */
+static double max_lambda(uint32_t k, uint32_t l, double fpp, int blocked)
+{
+    double lo = 1e-9, hi = 256.0, mid;
+    int i;
+    for (i = 0; i < 60; i++) {
+        mid = 0.5 * (lo + hi);
+        if ((blocked ? amq_aging_fpp_bound(k, l, mid) : bound_mean(k, l, mid)) <= fpp)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Bits per window item: slices * 64 bits per block, blocks = W / (l lambda). */
+static double cost(uint32_t k, uint32_t l, double lambda)
+{
+    return (double)(k + l) * WORD_BITS / ((double)l * lambda);
+}
+
+/* The (k, l, lambda) of least memory for fpp with k + l <= cap slices, a
+ * multiple of 8 (a block is then whole, aligned cache lines): for each k
+ * the best l by the mean model, then that pair's lambda under the block
+ * model.  Returns the bits per window item. */
+static double choose_capped(double fpp, uint32_t cap, uint32_t *k_out, uint32_t *l_out,
+                            double *lambda_out)
+{
+    uint32_t k, s, best_l;
+    double c, best_c, lam, best_total = INFINITY;
+
+    for (k = 1; k < cap && k <= MAX_K; k++) {
+        best_c = INFINITY;
+        best_l = 0;
+        for (s = 8; s <= cap; s += 8) {
+            if (s <= k)
+                continue;
+            c = cost(k, s - k, max_lambda(k, s - k, fpp, 0));
+            if (c < best_c) {
+                best_c = c;
+                best_l = s - k;
+            }
+        }
+        if (best_l == 0 || best_c > best_total)
+            continue; /* the block model only adds to the mean model's cost */
+        lam = max_lambda(k, best_l, fpp, 1);
+        c = cost(k, best_l, lam);
+        if (c < best_total) {
+            best_total = c;
+            *k_out = k;
+            *l_out = best_l;
+            *lambda_out = lam;
+        }
+    }
+    return best_total;
+}
+
+/* Blocks of 32 slices (4 cache lines, what a query prefetches), and twice
+ * as many while that saves more than 15 % memory (low rates need long
+ * runs of slices). */
+static void choose(double fpp, uint32_t *k_out, uint32_t *l_out, double *lambda_out)
+{
+    uint32_t cap, k2 = 1, l2 = 1;
+    double lam2 = 1.0, c, c2;
+
+    c = choose_capped(fpp, 32, k_out, l_out, lambda_out);
+    for (cap = 64; cap <= 128; cap *= 2) {
+        c2 = choose_capped(fpp, cap, &k2, &l2, &lam2);
+        if (!(c > 1.15 * c2))
+            break;
+        c = c2;
+        *k_out = k2;
+        *l_out = l2;
+        *lambda_out = lam2;
+    }
+}
+
+static uint64_t div_ceil(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static int plan_geometry(uint64_t window, double fpp, amq_aging_info *info)
+{
+    uint32_t k = 1, l = 1;
+    double lambda = 1.0, blocks_d;
+    uint64_t g, blocks;
+
+    memset(info, 0, sizeof *info);
+    if (window == 0 || window > (UINT64_C(1) << 48) || !(fpp >= MIN_FPP && fpp <= MAX_FPP))
+        return AMQ_ERANGE;
+    choose(fpp, &k, &l, &lambda);
+    g = div_ceil(window, l);
+    blocks_d = ceil((double)g / lambda);
+    if (!(blocks_d * (double)(k + l) * 8.0 <= (double)MAX_BYTES))
+        return AMQ_EOVERFLOW;
+    blocks = blocks_d < 1.0 ? 1 : (uint64_t)blocks_d;
+    info->k = k;
+    info->l = l;
+    info->blocks = blocks;
+    info->gen_size = g;
+    info->bytes = blocks * (k + l) * 8;
+    info->window = g * l;
+    info->horizon = g * (k + l);
+    info->fpp_bound = amq_aging_fpp_bound(k, l, (double)g / (double)blocks);
+    return AMQ_OK;
+}
+
+int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info)
+{
+    return plan_geometry(window, fpp, info);
+}
+
+/* ---- the filter ------------------------------------------------------------------------ */
+
+static uint64_t *words(const amq_aging *a)
+{
+    return (uint64_t *)(void *)a->data.data;
+}
+
+static const uint64_t *block_of(const amq_aging *a, amq_hash128 h)
+{
+    uint64_t b = (uint64_t)(((unsigned __int128)h.h1 * a->blocks) >> 64);
+    return words(a) + b * a->slices;
+}
+
+/* The key's bit in physical slice j: double hashing on h2, top 6 bits. */
+static uint64_t step_of(amq_hash128 h)
+{
+    return ((h.h2 << 32) | (h.h2 >> 32)) | 1u;
+}
+
+static uint64_t bit_of(amq_hash128 h, uint64_t step, uint32_t phys)
+{
+    uint64_t x = h.h2 + (uint64_t)phys * step;
+    x ^= x >> 29;
+    return UINT64_C(1) << ((x * UINT64_C(0xbf58476d1ce4e5b9)) >> 58);
+}
+
+static uint32_t phys_of(const amq_aging *a, uint32_t pos)
+{
+    uint32_t p = a->head + pos;
+    return p >= a->slices ? p - a->slices : p;
+}
+
+/*
+ * Is there a run of k positions in [0, live) holding the key?  Checks a
+ * candidate run from its end backwards; a miss at position j moves the
+ * next candidate to start at j + 1, and positions already seen set are not
+ * read again, so a key never added costs about live / k reads.
+ */
+static int find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
+{
+    const uint64_t *blk = block_of(a, h);
+    uint64_t step = step_of(h);
+    uint32_t start = 0, seen = 0; /* positions [start, seen) are known set */
+    uint32_t j, k = a->k;
+
+    while (start + k <= live) {
+        j = start + k;
+        while (j > seen) {
+            uint32_t p = phys_of(a, j - 1);
+            if ((blk[p] & bit_of(h, step, p)) == 0)
+                break;
+            j--;
+        }
+        if (j <= seen)
+            return 1;
+        seen = start + k;
+        start = j;
+        if (seen < start)
+            seen = start;
+    }
+    return 0;
+}
+
+/* Slices still live at now_ms (time mode): those not dropped since. */
+static uint32_t live_at(const amq_aging *a, uint64_t now_ms)
+{
+    uint64_t target;
+    if (!a->time_mode)
+        return a->slices;
+    target = now_ms / a->gen_ms;
+    if (target <= a->generation)
+        return a->slices;
+    if (target - a->generation >= a->slices)
+        return 0;
+    return a->slices - (uint32_t)(target - a->generation);
+}
+
+static void prefetch_block(const amq_aging *a, amq_hash128 h)
+{
+    const uint8_t *p = (const uint8_t *)block_of(a, h);
+    const uint8_t *end = p + (size_t)a->slices * 8 - 1;
+    const uint8_t *line = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)63);
+    for (; line <= end; line += 64)
+        __builtin_prefetch(line, 0, 3);
+}
+
+/* Prefetch distance: enough keys' blocks in flight to cover a memory
+ * latency, few enough not to evict them before use. */
+#define AHEAD 8
+
+static void contains_batch(const amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *out,
+                           uint32_t live)
+{
+    size_t i;
+
+    for (i = 0; i < n && i < AHEAD; i++)
+        prefetch_block(a, h[i]);
+    for (i = 0; i < n; i++) {
+        if (i + AHEAD < n)
+            prefetch_block(a, h[i + AHEAD]);
+        out[i] = (uint8_t)find_run(a, h[i], live);
+    }
+}
+
+/* Clears physical slices head-1, head-2, ... (count of them, < slices) in
+ * one pass over the blocks, moving head back. */
+static void start_generations(amq_aging *a, uint32_t count)
+{
+    uint64_t *w = words(a);
+    uint64_t b;
+    uint32_t i, first;
+
+    if (count >= a->slices) {
+        memset(a->data.data, 0, a->data.size);
+        a->head = 0;
+        return;
+    }
+    first = (a->head + a->slices - count) % a->slices;
+    for (b = 0; b < a->blocks; b++, w += a->slices)
+        for (i = 0; i < count; i++) {
+            uint32_t p = first + i;
+            w[p >= a->slices ? p - a->slices : p] = 0;
+        }
+    a->head = first;
+}
+
+static void advance(amq_aging *a, uint64_t now_ms)
+{
+    uint64_t target = now_ms / a->gen_ms, d;
+
+    if (target <= a->generation)
+        return;
+    d = target - a->generation;
+    start_generations(a, d >= a->slices ? a->slices : (uint32_t)d);
+    a->generation = target;
+    a->in_gen = 0;
+}
+
+/* Count mode: a full generation gives way to a new one before the next add. */
+static void before_add(amq_aging *a)
+{
+    if (!a->time_mode && a->in_gen >= a->gen_size) {
+        start_generations(a, 1);
+        a->generation++;
+        a->in_gen = 0;
+    }
+}
+
+static int add_one(amq_aging *a, amq_hash128 h)
+{
+    uint64_t *blk = (uint64_t *)(uintptr_t)block_of(a, h);
+    uint64_t step = step_of(h), bit, changed = 0;
+    uint32_t i;
+
+    before_add(a);
+    for (i = 0; i < a->k; i++) {
+        uint32_t p = phys_of(a, i);
+        bit = bit_of(h, step, p);
+        changed |= ~blk[p] & bit;
+        blk[p] |= bit;
+    }
+    a->in_gen++;
+    a->adds++;
+    return changed != 0;
+}
+
+static int add_batch(amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    size_t i;
+    int r;
+
+    for (i = 0; i < n && i < AHEAD; i++)
+        prefetch_block(a, h[i]);
+    for (i = 0; i < n; i++) {
+        if (i + AHEAD < n)
+            prefetch_block(a, h[i + AHEAD]);
+        r = add_one(a, h[i]);
+        if (added != NULL)
+            added[i] = (uint8_t)r;
+    }
+    return AMQ_OK;
+}
+
+static void get_info(const amq_aging *a, amq_aging_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->time_mode = a->time_mode;
+    info->k = a->k;
+    info->l = a->l;
+    info->blocks = a->blocks;
+    info->bytes = a->data.size;
+    info->gen_size = a->gen_size;
+    info->gen_ms = a->gen_ms;
+    info->window = a->gen_size * a->l;
+    info->horizon = a->gen_size * a->slices;
+    info->window_ms = a->gen_ms * a->l;
+    info->horizon_ms = a->gen_ms * a->slices;
+    info->generation = a->generation;
+    info->in_generation = a->in_gen;
+    info->adds = a->adds;
+    info->fpp_bound = a->fpp;
+}
+
+/* ---- construction ---------------------------------------------------------------------- */
+
+static int check_geometry(const amq_aging *a)
+{
+    uint64_t bytes;
+    if (a->k == 0 || a->k > MAX_K || a->l == 0 || a->k + a->l > MAX_SLICES)
+        return AMQ_ERANGE;
+    if (a->blocks == 0 || a->blocks > MAX_BYTES / 8 / (a->k + a->l))
+        return AMQ_ERANGE;
+    bytes = a->blocks * (a->k + a->l) * 8;
+    if (bytes > MAX_BYTES || a->gen_size == 0 || a->gen_size > (UINT64_C(1) << 48))
+        return AMQ_ERANGE;
+    if (a->time_mode > 1 || (a->time_mode && a->gen_ms == 0) ||
+        (!a->time_mode && (a->gen_ms != 0 || a->window_ms != 0)))
+        return AMQ_ERANGE;
+    if (!(a->fpp > 0.0 && a->fpp <= 1.0))
+        return AMQ_ERANGE;
+    return AMQ_OK;
+}
+
+static amq_aging *shell(const amq_allocator *alloc)
+{
+    amq_allocator al;
+    amq_aging *a;
+
+    amq_alloc_init(&al, alloc);
+    a = amq_calloc(&al, sizeof *a);
+    if (a != NULL)
+        a->alloc = al;
+    return a;
+}
+
+static void aging_free(amq_aging *a)
+{
+    amq_allocator al;
+    if (a == NULL)
+        return;
+    al = a->alloc;
+    amq_region_free(&a->data, &al);
+    amq_free(&al, a, sizeof *a);
+}
+
+static size_t data_size(const amq_aging *a)
+{
+    return (size_t)(a->blocks * a->slices * 8);
+}
+
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    amq_aging_info plan;
+    amq_aging *a;
+    uint64_t window = cfg->capacity, gen_ms = 0, g;
+    int rc;
+
+    if (cfg->window_ms != 0) {
+        double w = cfg->rate * (double)cfg->window_ms / 1000.0;
+        if (!(cfg->rate > 0.0) || !(w >= 1.0 && w <= 281474976710656.0))
+            return amq_err(err, AMQ_ERANGE,
+                           "cannot size an aging filter for a window of %llu ms at %g adds per"
+                           " second (the rate must be positive and the window hold 1 to 2^48"
+                           " adds)",
+                           (unsigned long long)cfg->window_ms, cfg->rate);
+        window = (uint64_t)ceil(w);
+    } else if (cfg->rate != 0.0) {
+        return amq_err(err, AMQ_EINVAL, "an aging filter's rate needs a window in milliseconds");
+    }
+    rc = plan_geometry(window, cfg->fpp, &plan);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc,
+                       "cannot size an aging filter for a window of %llu adds at false-positive"
+                       " rate %g (the window must be 1 to 2^48 adds, the rate in [1e-12, 0.5],"
+                       " the filter at most 2^46 bytes)",
+                       (unsigned long long)window, cfg->fpp);
+    g = plan.gen_size;
+    if (cfg->window_ms != 0) {
+        /* l generations of gen_ms cover the window; gen_size is what the
+         * rate brings in one of them. */
+        double gd;
+        gen_ms = div_ceil(cfg->window_ms, plan.l);
+        gd = ceil(cfg->rate * (double)gen_ms / 1000.0);
+        g = gd < 1.0 ? 1 : (uint64_t)gd;
+        plan.blocks = (uint64_t)ceil((double)g * (double)plan.blocks / (double)plan.gen_size);
+        if (plan.blocks == 0)
+            plan.blocks = 1;
+    }
+    a = shell(cfg->alloc);
+    if (a == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    a->time_mode = cfg->window_ms != 0;
+    a->k = plan.k;
+    a->l = plan.l;
+    a->slices = plan.k + plan.l;
+    a->blocks = plan.blocks;
+    a->gen_size = g;
+    a->gen_ms = gen_ms;
+    a->capacity = window;
+    a->window_ms = cfg->window_ms;
+    a->hash_algo = cfg->hash_algo;
+    a->seed = cfg->seed;
+    a->fpp = amq_aging_fpp_bound(a->k, a->l, (double)g / (double)a->blocks);
+    rc = check_geometry(a);
+    if (rc != AMQ_OK) {
+        aging_free(a);
+        return amq_err(err, AMQ_EOVERFLOW, "an aging filter for this window is too large");
+    }
+    rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
+    if (rc != AMQ_OK) {
+        aging_free(a);
+        return amq_err(err, AMQ_ENOMEM, "out of memory for an aging filter of %llu bytes",
+                       (unsigned long long)(plan.blocks * (plan.k + plan.l) * 8));
+    }
+    *impl = a;
+    return AMQ_OK;
+}
+
+static void op_destroy(void *impl)
+{
+    aging_free(impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    const amq_aging *src = impl;
+    amq_aging *a = shell(alloc);
+    amq_allocator keep;
+    int rc;
+
+    if (a == NULL)
+        return AMQ_ENOMEM;
+    keep = a->alloc;
+    *a = *src;
+    a->alloc = keep;
+    memset(&a->data, 0, sizeof a->data);
+    rc = amq_region_copy(&a->data, &a->alloc, src->data.data, src->data.size);
+    if (rc != AMQ_OK) {
+        aging_free(a);
+        return AMQ_ENOMEM;
+    }
+    *out = a;
+    return AMQ_OK;
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_aging *a = impl;
+    *algo = a->hash_algo;
+    *seed = a->seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return add_one(impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    const amq_aging *a = impl;
+    return find_run(a, h, a->slices);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return add_batch(impl, h, n, added);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    const amq_aging *a = impl;
+    contains_batch(a, h, n, out, a->slices);
+}
+
+static int op_clear(void *impl)
+{
+    amq_aging *a = impl;
+    memset(a->data.data, 0, a->data.size);
+    a->head = 0;
+    a->in_gen = 0;
+    a->adds = 0;
+    if (!a->time_mode)
+        a->generation = 0;
+    return AMQ_OK;
+}
+
+static int op_is_view(const void *impl)
+{
+    const amq_aging *a = impl;
+    return amq_region_is_borrowed(&a->data);
+}
+
+static uint64_t popcount_slice(const amq_aging *a, uint32_t phys)
+{
+    const uint64_t *w = words(a);
+    uint64_t b, n = 0;
+    for (b = 0; b < a->blocks; b++)
+        n += (uint64_t)__builtin_popcountll(w[b * a->slices + phys]);
+    return n;
+}
+
+/* The bound with each position's measured fill in place of the model's. */
+static double fpp_now(const amq_aging *a, double *fill)
+{
+    double f[MAX_SLICES], total, run, bits = (double)a->blocks * WORD_BITS, sum = 0.0;
+    uint32_t i, j;
+
+    for (i = 0; i < a->slices; i++) {
+        f[i] = (double)popcount_slice(a, phys_of(a, i)) / bits;
+        sum += f[i];
+    }
+    *fill = sum / (double)a->slices;
+    total = 0.0;
+    for (i = 0; i + a->k <= a->slices; i++) {
+        run = i > 0 ? 1.0 - f[i - 1] : 1.0;
+        for (j = i; j < i + a->k; j++)
+            run *= f[j];
+        total += run;
+    }
+    return total > 1.0 ? 1.0 : total;
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_aging *a = impl;
+    double fill;
+
+    st->items = a->adds;
+    st->capacity = a->capacity;
+    st->bytes = a->data.size;
+    st->bits = a->data.size * 8;
+    st->hashes = a->k;
+    st->fpp_target = a->fpp;
+    st->fpp_now = fpp_now(a, &fill);
+    st->fill = fill;
+}
+
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_aging *a = impl;
+    amq_aging_info in;
+    int rc;
+
+    get_info(a, &in);
+    if ((rc = amq_field_str(fn, ctx, "aging_by", a->time_mode ? "time" : "count")) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "slices_k", a->k)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "slices_l", a->l)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "blocks", a->blocks)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "generation_size", a->gen_size)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "window", in.window)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "horizon", in.horizon)) != 0)
+        return rc;
+    if (a->time_mode &&
+        ((rc = amq_field_u64(fn, ctx, "generation_ms", a->gen_ms)) != 0 ||
+         (rc = amq_field_u64(fn, ctx, "window_ms", in.window_ms)) != 0 ||
+         (rc = amq_field_u64(fn, ctx, "horizon_ms", in.horizon_ms)) != 0))
+        return rc;
+    if ((rc = amq_field_u64(fn, ctx, "generation", a->generation)) != 0 ||
+        (rc = amq_field_u64(fn, ctx, "in_generation", a->in_gen)) != 0 ||
+        (rc = amq_field_f64(fn, ctx, "fpp_bound", a->fpp)) != 0)
+        return rc;
+    return 0;
+}
+
+/* ---- persistence -------------------------------------------------------------------------
+ * Parameter block, 96 bytes little-endian (docs/file-format.md):
+ *   0 u32 k, 4 u32 l, 8 u64 blocks, 16 u32 mode (0 count, 1 time),
+ *   20 u32 word bits (64), 24 u64 gen_size, 32 u64 gen_ms, 40 u64 capacity,
+ *   48 u64 window_ms, 56 f64 fpp bound, 64 u64 generation, 72 u32 head,
+ *   76 u32 reserved (0), 80 u64 in_generation, 88 u64 adds.
+ * The payload is blocks * (k + l) u64 words, little-endian, block-major.
+ */
+#define AGING_PARAMS_SIZE 96
+
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return AGING_PARAMS_SIZE;
+}
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_aging *a = impl;
+    amq_store32(out, a->k);
+    amq_store32(out + 4, a->l);
+    amq_store64(out + 8, a->blocks);
+    amq_store32(out + 16, a->time_mode);
+    amq_store32(out + 20, WORD_BITS);
+    amq_store64(out + 24, a->gen_size);
+    amq_store64(out + 32, a->gen_ms);
+    amq_store64(out + 40, a->capacity);
+    amq_store64(out + 48, a->window_ms);
+    amq_storef64(out + 56, a->fpp);
+    amq_store64(out + 64, a->generation);
+    amq_store32(out + 72, a->head);
+    amq_store32(out + 76, 0);
+    amq_store64(out + 80, a->in_gen);
+    amq_store64(out + 88, a->adds);
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    const amq_aging *a = impl;
+    return a->data.size;
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_aging *a = impl;
+    uint8_t buf[4096];
+    size_t off, len, i;
+    int rc;
+
+    if (little_endian())
+        return amq_sink_write(sink, a->data.data, a->data.size);
+    for (off = 0; off < a->data.size; off += len) {
+        len = a->data.size - off < sizeof buf ? a->data.size - off : sizeof buf;
+        for (i = 0; i < len; i += 8)
+            amq_store64(buf + i, words(a)[(off + i) / 8]);
+        rc = amq_sink_write(sink, buf, len);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+/* A filter shell from a parameter block, validated; no payload yet. */
+static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64_t seed,
+                        const amq_allocator *alloc, amq_aging **out, amq_errinfo *err)
+{
+    amq_aging *a;
+    uint32_t word_bits, reserved;
+    int rc;
+
+    if (len != AGING_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "aging parameter block is %zu bytes, expected %d", len,
+                       AGING_PARAMS_SIZE);
+    word_bits = amq_load32(p + 20);
+    if (word_bits != WORD_BITS)
+        return amq_err(err, AMQ_EVERSION, "aging filter with %u-bit words is not supported",
+                       word_bits);
+    a = shell(alloc);
+    if (a == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    a->k = amq_load32(p);
+    a->l = amq_load32(p + 4);
+    a->blocks = amq_load64(p + 8);
+    a->time_mode = amq_load32(p + 16);
+    a->gen_size = amq_load64(p + 24);
+    a->gen_ms = amq_load64(p + 32);
+    a->capacity = amq_load64(p + 40);
+    a->window_ms = amq_load64(p + 48);
+    a->fpp = amq_loadf64(p + 56);
+    a->generation = amq_load64(p + 64);
+    a->head = amq_load32(p + 72);
+    reserved = amq_load32(p + 76);
+    a->in_gen = amq_load64(p + 80);
+    a->adds = amq_load64(p + 88);
+    a->hash_algo = hash_algo;
+    a->seed = seed;
+    a->slices = a->k + a->l; /* both checked below before any use */
+    rc = check_geometry(a);
+    if (rc != AMQ_OK || reserved != 0 || a->head >= a->slices ||
+        (!a->time_mode && a->in_gen > a->gen_size)) {
+        amq_err(err, AMQ_ECORRUPT,
+                "invalid aging parameters (k %u, l %u, blocks %llu, mode %u, generation size"
+                " %llu, head %u)",
+                a->k, a->l, (unsigned long long)a->blocks, a->time_mode,
+                (unsigned long long)a->gen_size, a->head);
+        aging_free(a);
+        return AMQ_ECORRUPT;
+    }
+    *out = a;
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
+{
+    amq_aging *a;
+    size_t i;
+    int rc;
+
+    rc = parse_params(args->params, args->params_len, args->hash_algo, args->seed, args->alloc,
+                      &a, err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (args->payload_len != (uint64_t)data_size(a)) {
+        amq_err(err, AMQ_ECORRUPT, "aging payload is %llu bytes, the geometry needs %llu",
+                (unsigned long long)args->payload_len, (unsigned long long)data_size(a));
+        aging_free(a);
+        return AMQ_ECORRUPT;
+    }
+    if (args->borrow && ((uintptr_t)args->payload & 7) == 0 && little_endian()) {
+        amq_region_borrow(&a->data, args->payload, (size_t)args->payload_len);
+    } else {
+        rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
+        if (rc != AMQ_OK) {
+            aging_free(a);
+            return amq_err(err, AMQ_ENOMEM, "out of memory");
+        }
+        for (i = 0; i < a->data.size; i += 8)
+            words(a)[i / 8] = amq_load64(args->payload + i);
+    }
+    *impl = a;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_aging_ops = {
+    .kind = AMQ_KIND_AGING,
+    .name = "aging",
+    .create = op_create,
+    .destroy = op_destroy,
+    .clone = op_clone,
+    .hash_spec = op_hash_spec,
+    .add = op_add,
+    .contains = op_contains,
+    .remove = NULL,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
+    .merge = NULL,
+    .intersect = NULL,
+    .clear = op_clear,
+    .is_view = op_is_view,
+    .stats = op_stats,
+    .describe = op_describe,
+    .params_size = op_params_size,
+    .params_write = op_params_write,
+    .payload_size = op_payload_size,
+    .payload_write = op_payload_write,
+    .load = op_load,
+};
+
+/* ---- the public functions ---------------------------------------------------------------- */
+
+static amq_aging *aging_of(const amq_filter *f)
+{
+    return amq_filter_kind(f) == AMQ_KIND_AGING ? amq_filter_impl(f) : NULL;
+}
+
+int amq_aging_get_info(const amq_filter *f, amq_aging_info *info)
+{
+    const amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    get_info(a, info);
+    return AMQ_OK;
+}
+
+int amq_aging_advance(amq_filter *f, uint64_t now_ms)
+{
+    amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    if (!a->time_mode)
+        return AMQ_EUNSUPPORTED;
+    if (amq_filter_is_readonly(f))
+        return AMQ_EREADONLY;
+    advance(a, now_ms);
+    return AMQ_OK;
+}
+
+int amq_aging_contains_at(const amq_filter *f, amq_hash128 h, uint64_t now_ms)
+{
+    const amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return amq_filter_contains_hash(f, h);
+    return find_run(a, h, live_at(a, now_ms));
+}
+
+int amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size_t n,
+                                uint8_t *out, uint64_t now_ms)
+{
+    const amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return amq_filter_contains_batch(f, h, n, out);
+    contains_batch(a, h, n, out, live_at(a, now_ms));
+    return AMQ_OK;
+}
+
+int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
+                     const uint8_t **payload, size_t *len)
+{
+    const amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    if (!little_endian())
+        return AMQ_EUNSUPPORTED;
+    op_params_write(a, params);
+    *payload = a->data.data;
+    *len = a->data.size;
+    return AMQ_OK;
+}
+
+int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+                     uint64_t seed, const amq_allocator *alloc, amq_filter **out,
+                     amq_errinfo *err)
+{
+    amq_aging *a;
+    int rc;
+
+    *out = NULL;
+    if (!little_endian())
+        return amq_err(err, AMQ_EUNSUPPORTED, "raw aging state needs a little-endian host");
+    if (amq_hash_check(hash_algo, seed) != AMQ_OK)
+        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", hash_algo);
+    rc = parse_params(params, params_len, hash_algo, seed, alloc, &a, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
+    if (rc != AMQ_OK) {
+        aging_free(a);
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    }
+    rc = amq_filter_wrap(&amq_aging_ops, a, alloc, out);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    return AMQ_OK;
+}
+
+int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)
+{
+    amq_aging *a = aging_of(f);
+    if (a == NULL)
+        return AMQ_EKIND;
+    if (!little_endian())
+        return AMQ_EUNSUPPORTED;
+    if (amq_filter_is_readonly(f))
+        return AMQ_EREADONLY;
+    *data = a->data.data;
+    *len = a->data.size;
+    return AMQ_OK;
+}

@@ -1,0 +1,81 @@
+#!/bin/sh
+# test_aging.sh - aging (sliding-window) filters through the tool: create by
+# a count or a duration, add and query with --now, the window kept and old
+# keys forgotten, refusals.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+info_field() { "$AMQ" info "$1" | sed -n "s/^$2: *//p"; }
+
+CASE=aging-count
+expect_status 0 "$AMQ" create c.amq --type aging --window 1000 --fpp 0.01
+expect_eq "kind" aging "$(info_field c.amq kind)"
+expect_eq "aging by" count "$(info_field c.amq 'aging by')"
+window=$(info_field c.amq window)
+horizon=$(info_field c.amq horizon)
+[ "$window" -ge 1000 ] && [ "$window" -lt 1100 ] || fail "window $window for --window 1000"
+# 6000 keys in 6 runs of add; then the last 1000 must all be present
+i=0
+while [ $i -lt 6 ]; do
+    seq $((i * 1000 + 1)) $((i * 1000 + 1000)) >part
+    expect_status 0 "$AMQ" add c.amq part
+    i=$((i + 1))
+done
+expect_eq "items" 6000 "$(info_field c.amq items)"
+seq 5001 6000 >last
+expect_eq "the last 1000 adds are all present" 1000 "$("$AMQ" query -c c.amq last)"
+# keys older than the horizon answer like keys never added (1 % of 1000)
+seq 1 $((6000 - horizon)) | head -n 1000 >old
+old=$("$AMQ" query -c c.amq old)
+[ "$old" -le 40 ] || fail "$old of $(wc -l <old) keys past the horizon still present"
+expect_status 2 "$AMQ" add --now 5 c.amq last
+expect_stderr_has "--now applies to aging filters that age by time"
+expect_status 2 "$AMQ" query --now 5 c.amq last
+
+CASE=aging-time
+expect_status 0 "$AMQ" create t.amq --type aging --window 60s --rate 100/s
+expect_eq "aging by" time "$(info_field t.amq 'aging by')"
+wms=$(info_field t.amq 'window ms')
+hms=$(info_field t.amq 'horizon ms')
+[ "$wms" -ge 60000 ] || fail "window ms $wms for --window 60s"
+t0=1000000000000
+seq 1 3000 >batch1
+seq 3001 6000 >batch2
+expect_status 0 "$AMQ" add --now $t0 t.amq batch1
+expect_status 0 "$AMQ" add --now $((t0 + 30000)) t.amq batch2
+cp t.amq t.before
+expect_eq "all present 59.9 s later" 3000 "$("$AMQ" query -c --now $((t0 + 59999)) t.amq batch1)"
+expect_same_file t.amq t.before
+expect_eq "batch 2 present at its 60 s" 3000 \
+    "$("$AMQ" query -c --now $((t0 + 30000 + wms)) t.amq batch2)"
+# past its horizon batch 1 answers like keys never added (1 % of 3000)
+gone=$("$AMQ" query -c --now $((t0 + hms + 1)) t.amq batch1)
+[ "$gone" -le 90 ] || fail "$gone of 3000 keys present past the horizon"
+# without --now the clock is used: in the 2020s a filter filled in 2001 is empty
+expect_eq "the clock forgets 2001" 0 "$("$AMQ" query -c t.amq batch2)"
+# adding later moves the filter: the old batch is dropped for good
+expect_status 0 "$AMQ" add --now $((t0 + hms + 1)) t.amq last
+gone=$("$AMQ" query -c --now $((t0 + 30000)) t.amq batch1)
+[ "$gone" -le 90 ] || fail "$gone of 3000 keys present after the add dropped them"
+expect_eq "new keys present" 1000 "$("$AMQ" query -c --now $((t0 + hms + 2)) t.amq last)"
+
+CASE=aging-refusals
+expect_status 2 "$AMQ" create x.amq --type aging
+expect_stderr_has "needs --window"
+expect_status 2 "$AMQ" create x.amq --type aging --window 1h
+expect_stderr_has "needs --rate"
+expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --rate 5/s
+expect_status 2 "$AMQ" create x.amq --type aging --window 10m
+expect_stderr_has "ambiguous"
+expect_status 2 "$AMQ" create x.amq --type aging --window 1h --rate 5/fortnight
+expect_status 2 "$AMQ" create x.amq --type aging --window 1h --rate -5/s
+expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --capacity 5
+expect_status 2 "$AMQ" create x.amq --type aging --capacity 5 --window 1000
+expect_stderr_has "cannot be combined"
+expect_status 2 "$AMQ" create x.amq --type bloom --capacity 5 --rate 5/s
+expect_stderr_has "--rate does not apply"
+expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --fpp 0.9
+[ -e x.amq ] && fail "a failed create left a file"
+expect_status 2 "$AMQ" add --now abc t.amq last
+
+finish

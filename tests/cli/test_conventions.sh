@@ -1,0 +1,139 @@
+#!/bin/sh
+# test_conventions.sh - issue 19, "conventions": a progress line that fits
+# the terminal, one meaning of -q/--quiet/--progress, "amq:" on every error
+# (getopt's too) without a usage dump, --version everywhere, grep's way
+# with a missing input, --json for the statistics, shell completion, and
+# docs that point only inside the repository.
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+seq 1 20000 >keys
+seq 20001 20100 >other
+
+CASE=progress-fits-the-terminal
+seq 1 2000000 >big
+# A pseudo-terminal of the given width on standard error; prints what the
+# command wrote to it.
+cat >ptyrun.py <<'PY'
+import fcntl, os, pty, struct, sys, termios
+cols = int(sys.argv[1])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 24, cols, 0, 0))
+out = b''
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+PY
+for cols in 80 50; do
+    AMQ_PROGRESS_DELAY=0 /usr/bin/python3 ptyrun.py $cols "$AMQ" build p.amq big --force \
+        --threads 1 >pty.out
+    AMQ_PROGRESS_DELAY=0 /usr/bin/python3 ptyrun.py $cols "$AMQ" dedup big -o /dev/null \
+        --threads 1 >>pty.out
+    grep -q 'amq: build' pty.out || fail "no progress line drawn on a $cols-column terminal"
+    widest=$(/usr/bin/python3 -c '
+import re, sys
+data = open("pty.out", "rb").read().decode("utf-8", "replace")
+data = re.sub(r"\x1b\[K", "", data)
+print(max(len(s) for s in re.split(r"[\r\n]", data)))')
+    [ "$widest" -lt "$cols" ] || fail "a progress line of $widest columns on a $cols-column terminal"
+    nl=$(tr -cd '\n' <pty.out | wc -c)
+    # No line feed while redrawing (pty turns LF into CRLF: count them).
+    [ "$nl" -eq 0 ] || fail "$nl line feeds: the progress line scrolled"
+done
+
+CASE=quiet-and-progress-everywhere
+"$AMQ" create q.amq --capacity 100000 >/dev/null
+"$AMQ" create qc.amq --type cuckoo --capacity 100000 >/dev/null
+for cmd in "add q.amq keys" "add qc.amq keys" "remove qc.amq keys" "query -c q.amq keys" \
+    "build qb.amq keys --force" "dedup keys -o /dev/null"; do
+    # shellcheck disable=SC2086
+    expect_status 0 "$AMQ" $cmd -q
+    expect_eq "'$cmd -q': standard error" "" "$(cat "$T/.err")"
+    # shellcheck disable=SC2086
+    expect_status 0 "$AMQ" $cmd --quiet
+    # shellcheck disable=SC2086
+    AMQ_PROGRESS_DELAY=0 "$AMQ" $cmd --progress >/dev/null 2>prog.err
+    grep -q '^amq: ' prog.err || fail "'$cmd --progress' showed no progress"
+done
+
+CASE=errors-prefixed-no-usage-dump
+for cmd in create add remove query info build merge dedup import export hash; do
+    expect_status 2 "$AMQ" $cmd --no-such-option
+    expect_stderr_has "amq: unrecognized option '--no-such-option'"
+    expect_stderr_has "amq: try 'amq $cmd --help'"
+    n=$(wc -l <"$T/.err")
+    [ "$n" -le 2 ] || fail "$cmd: $n lines on a bad option (usage dumped?)"
+    grep -v '^amq: ' "$T/.err" >/dev/null && fail "$cmd: an error line without 'amq: '"
+done
+expect_status 2 "$AMQ" dedup -o
+expect_stderr_has "amq: option requires an argument -- 'o'"
+
+CASE=version-everywhere
+for cmd in create add remove query info build merge dedup import export hash; do
+    expect_status 0 "$AMQ" $cmd --version
+    grep -q '^amq [0-9]' "$T/.out" || fail "$cmd --version: $(cat "$T/.out")"
+done
+
+CASE=missing-input-like-grep
+"$AMQ" create g.amq --capacity 1000 >/dev/null
+seq 1 10 | "$AMQ" add g.amq
+expect_status 2 "$AMQ" query -c g.amq missing keys
+expect_eq "-c still prints" 10 "$(cat "$T/.out")"
+expect_stderr_has "amq: missing: No such file or directory"
+expect_status 2 "$AMQ" query g.amq keys missing other
+expect_eq "lines of the inputs after the missing one" 10 "$(wc -l <"$T/.out")"
+expect_status 2 "$AMQ" query g.amq missing other
+expect_eq "nothing selected, still an error" "" "$(cat "$T/.out")"
+expect_status 0 "$AMQ" query -q g.amq missing keys
+
+CASE=json
+json_ok() { /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if sys.argv[2] in d else 1)' "$@"; }
+"$AMQ" create j.amq --capacity 100000 >/dev/null
+"$AMQ" add --stats --json j.amq keys 2>j.json
+json_ok j.json keys_new || fail "add --stats --json: $(cat j.json)"
+"$AMQ" create jc.amq --type cuckoo --capacity 100000 >/dev/null
+"$AMQ" add jc.amq keys
+"$AMQ" remove --stats --json jc.amq other 2>j.json
+json_ok j.json removed || fail "remove --stats --json: $(cat j.json)"
+"$AMQ" build --stats --json jb.amq keys 2>j.json
+json_ok j.json distinct_keys || fail "build --stats --json: $(cat j.json)"
+"$AMQ" dedup --stats --json keys >/dev/null 2>j.json
+json_ok j.json distinct_out || fail "dedup --stats --json: $(cat j.json)"
+"$AMQ" info --json j.amq >j.json
+json_ok j.json fpp_now || fail "info --json: $(cat j.json)"
+
+CASE=completion
+PATH_OK=$(PATH="$(dirname "$AMQ"):$PATH" bash -c ". '$REPO/completions/amq.bash'
+COMP_WORDS=(amq ad); COMP_CWORD=1; _amq; echo \"\${COMPREPLY[*]}\"
+COMP_WORDS=(amq add --allow); COMP_CWORD=2; _amq; echo \"\${COMPREPLY[*]}\"
+COMP_WORDS=(amq create f --type scal); COMP_CWORD=4; _amq; echo \"\${COMPREPLY[*]}\"")
+expect_eq "bash completion" "add
+--allow-overfill
+scalable-bloom scalable-cuckoo" "$PATH_OK"
+if command -v zsh >/dev/null; then
+    zsh -n "$REPO/completions/_amq" || fail "_amq: zsh syntax error"
+else
+    fail "zsh is not installed (TEST_DEPS)"
+fi
+make -s -n -C "$REPO" install DESTDIR=/nonexistent PREFIX=/usr 2>/dev/null >inst.txt
+grep -q 'completions/amq.bash.*/nonexistent/usr/share/bash-completion/completions/amq' inst.txt ||
+    fail "make install does not install the bash completion"
+grep -q '_amq.*/nonexistent/usr/share/zsh/site-functions/_amq' inst.txt ||
+    fail "make install does not install the zsh completion"
+
+CASE=docs-inside-the-repo
+grep -rn 'shared/specs\|/work/\|example\.invalid' "$REPO/README.md" "$REPO/docs" \
+    "$REPO/amq.pc.in" "$REPO/redis" "$REPO/cli" >outside.txt
+expect_eq "references outside the repository" "" "$(cat outside.txt)"
+
+finish

@@ -1,0 +1,496 @@
+"""test_memory.py - the module under memory pressure (docs/reliability.md,
+"Redis: memory"): real servers, maxmemory, replicas, AOF.
+
+- AOF replay is never refused for memory: filters rewritten to the AOF
+  under a larger maxmemory come back whole after a restart with a smaller
+  one;
+- a replica with a smaller maxmemory applies every replicated RESERVE /
+  LOADCHUNK / add; WAIT-acknowledged items are there, also after promotion;
+- a crafted CF.LOADCHUNK header whose chain (expansion rounded up to a
+  power of two) passes maxmemory is refused and allocates nothing;
+- growth past maxmemory answers an error and leaves the filter as it was;
+  a multi-item add cut by it replicates exactly what the primary took;
+- a chain of 65,535 sub-filters (every slot used) compacts and deletes
+  while PING answers within 100 ms, and keeps every fingerprint;
+- a bounded random-command run against a model of added items: no false
+  negative across DEBUG RELOAD, restarts and replica promotion, and the
+  replica equal to the primary (DUMP) throughout.
+
+Each test checks the server answers PING within 100 ms while its big
+commands run (a second client pings meanwhile).
+"""
+import collections
+import multiprocessing
+import random
+import struct
+import time
+
+import redis
+
+import harness
+
+PING_LIMIT = 0.100  # seconds
+
+
+def _ping_loop(port, stop, worst, count):
+    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+    r.ping()
+    count.value = 0
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        r.ping()
+        dt = time.perf_counter() - t0
+        if dt > worst.value:
+            worst.value = dt
+        count.value += 1
+        time.sleep(0.001)
+
+
+class Pinger:
+    """A second client, in its own process (no interpreter lock shared with
+    the test), that PINGs in a loop; .worst is the slowest round trip."""
+
+    def __init__(self, port):
+        self.stop = multiprocessing.Event()
+        self._worst = multiprocessing.Value("d", 0.0)
+        self._count = multiprocessing.Value("l", -1)
+        self.p = multiprocessing.Process(target=_ping_loop,
+                                         args=(port, self.stop, self._worst, self._count),
+                                         daemon=True)
+
+    def __enter__(self):
+        self.p.start()
+        t0 = time.time()
+        while self._count.value < 0:        # connected and pinged once
+            assert time.time() - t0 < 10
+            time.sleep(0.005)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.p.join()
+        self.worst = self._worst.value
+        self.count = self._count.value
+        return False
+
+
+def _err(fn, *args):
+    try:
+        fn(*args)
+    except redis.ResponseError as e:
+        return str(e)
+    return None
+
+
+def _cf_header(items, nb, deletes, nf, bs, iters, exp):
+    return struct.pack("<QQQQHHH", items, nb, deletes, nf, bs, iters, exp)
+
+
+def _used(r):
+    return r.info("memory")["used_memory"]
+
+
+# ---- 1. AOF replay under a lowered maxmemory ------------------------------------------------
+
+def test_aof_replay_never_refused_for_memory(env):
+    srv = env.new_server(conf={"appendonly": "yes", "aof-use-rdb-preamble": "no",
+                               "maxmemory": "80mb"})
+    r = srv.client()
+    r.execute_command("BF.RESERVE", "bf", 0.01, 12000000)     # ~14 MB
+    r.execute_command("CF.RESERVE", "cf", 30000000)           # 32 MB
+    items = ["item-%d" % i for i in range(3000)]
+    r.execute_command("BF.MADD", "bf", *items)
+    r.execute_command("CF.INSERT", "cf", "ITEMS", *items)
+    assert _used(r) > 40 << 20
+    r.config_set("maxmemory", "30mb")
+    r.bgrewriteaof()
+    t0 = time.time()
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence")["aof_rewrite_scheduled"]:
+        assert time.time() - t0 < 60
+        time.sleep(0.05)
+    srv.restart(maxmemory="30mb")
+    r = srv.client()
+    assert r.exists("bf", "cf") == 2, srv.log_tail()
+    assert r.execute_command("BF.MEXISTS", "bf", *items) == [1] * len(items)
+    assert r.execute_command("CF.MEXISTS", "cf", *items) == [1] * len(items)
+    assert r.execute_command("CF.INFO", "cf")[7] == len(items)
+    # A client command over maxmemory is still refused after the load.
+    assert _err(r.execute_command, "CF.RESERVE", "more", 1000) is not None
+
+
+# ---- 2. a replica with a smaller maxmemory ---------------------------------------------------
+
+def test_replica_with_smaller_maxmemory_applies_everything(env):
+    prim = env.new_server()
+    rep = env.new_server(conf={"maxmemory": "20mb"})
+    rep.client().replicaof("127.0.0.1", prim.port)
+    prim.sync_replica(rep)
+    p, q = prim.client(), rep.client()
+    p.execute_command("CF.RESERVE", "ids", 30000000)              # 32 MB on the replica too
+    p.execute_command("BF.RESERVE", "seen", 0.01, 20000000)       # 24 MB
+    items = ["id-%d" % i for i in range(20000)]
+    for i in range(0, len(items), 1000):
+        p.execute_command("CF.INSERT", "ids", "ITEMS", *items[i:i + 1000])
+        p.execute_command("BF.MADD", "seen", *items[i:i + 1000])
+    # A key the replica's maxmemory could not hold made by LOADCHUNK.
+    hdr = _cf_header(0, 1 << 23, 0, 1, 2, 20, 1)                   # 16 MB
+    p.execute_command("CF.LOADCHUNK", "chunked", 1, hdr)
+    p.execute_command("CF.ADD", "chunked", "x")
+    assert p.execute_command("WAIT", 1, 10000) == 1
+    assert q.info("memory")["used_memory"] > 20 << 20
+    for key in ("ids", "seen", "chunked"):
+        assert q.dump(key) == p.dump(key), key
+    assert q.execute_command("CF.MEXISTS", "ids", *items) == [1] * len(items)
+    assert q.execute_command("BF.MEXISTS", "seen", *items) == [1] * len(items)
+    q.replicaof("NO", "ONE")
+    assert q.execute_command("CF.MEXISTS", "ids", *items) == [1] * len(items)
+    assert q.execute_command("BF.MEXISTS", "seen", *items) == [1] * len(items)
+    assert q.execute_command("CF.EXISTS", "chunked", "x") == 1
+
+
+# ---- 3. a crafted CF.LOADCHUNK header --------------------------------------------------------
+
+def test_loadchunk_header_sized_as_the_library_builds_it(env):
+    srv = env.new_server(conf={"maxmemory": "100mb"})
+    r = srv.client()
+    base = _used(r)
+    # 1 bucket, 16 sub-filters, bucket size 2, expansion 3: the chain grows
+    # by 4 (the power of two above 3): 2 * (4^16 - 1) / 3 bytes = 2.86 GB.
+    with Pinger(srv.port) as pg:
+        e = _err(r.execute_command, "CF.LOADCHUNK", "evil", 1, _cf_header(0, 1, 0, 16, 2, 20, 3))
+    assert e == "Insufficient memory to create filter", e
+    assert pg.worst < PING_LIMIT, pg.worst
+    assert r.exists("evil") == 0
+    assert _used(r) < base + (1 << 20)
+    # The same shape with 8 sub-filters (44 KB) loads.
+    assert r.execute_command("CF.LOADCHUNK", "ok", 1, _cf_header(0, 1, 0, 8, 2, 20, 3))
+    assert r.execute_command("CF.INFO", "ok")[5] == 8
+    assert r.execute_command("SET", "still", "writable")
+
+
+# ---- 4. growth past maxmemory -------------------------------------------------------------------
+
+def test_growth_past_maxmemory_refused_filter_unchanged(env):
+    prim = env.new_server(conf={"maxmemory": "100mb"})
+    rep = env.new_server()
+    rep.client().replicaof("127.0.0.1", prim.port)
+    prim.sync_replica(rep)
+    r = prim.client()
+    r.execute_command("CF.RESERVE", "k", 1000, "EXPANSION", 4096)
+    acked = 0
+    for _ in range(9):
+        before = r.execute_command("CF.INFO", "k")
+        e = _err(r.execute_command, "CF.ADD", "k", "same")
+        if e is None:
+            acked += 1
+        else:
+            assert e == "Insufficient memory to create filter", e
+            assert r.execute_command("CF.INFO", "k") == before
+    assert acked >= 1
+    info = r.execute_command("CF.INFO", "k")
+    assert info[5] == 2, info                     # 1000 -> 4 MB; the 16 GB step refused
+    assert r.execute_command("CF.COUNT", "k", "same") == acked
+    assert _used(r) < 100 << 20
+
+    # BF: expansion 32768 makes a 2nd link of ~56 MB; maxmemory 40 MB.
+    r.config_set("maxmemory", "40mb")
+    r.execute_command("BF.RESERVE", "b", 0.01, 1000, "EXPANSION", 32768)
+    items = ["b-%d" % i for i in range(1200)]
+    rep_b = r.execute_command("BF.MADD", "b", *items)
+    ok = [x for x, g in zip(items, rep_b) if not isinstance(g, redis.ResponseError)]
+    assert isinstance(rep_b[-1], redis.ResponseError), rep_b[-3:]
+    assert str(rep_b[-1]) == "Insufficient memory to create filter"
+    assert len(ok) >= 1000
+    assert r.execute_command("BF.INFO", "b", "FILTERS") == [1]
+    assert r.execute_command("BF.MEXISTS", "b", *ok) == [1] * len(ok)
+
+    # A multi-item CF.INSERT cut by a refused growth: the replica takes
+    # exactly what the primary took (replicated without the refused items).
+    # maxmemory 100 KB above used_memory: the 2nd sub-filter (128 KB) is refused.
+    r.config_set("maxmemory", 0)
+    r.execute_command("CF.RESERVE", "c", 4, "BUCKETSIZE", 1, "EXPANSION", 32768)
+    r.config_set("maxmemory", _used(r) + 100000)
+    res = r.execute_command("CF.INSERT", "c", "ITEMS", *["c-%d" % i for i in range(40)])
+    assert -1 in res and 1 in res, res
+    r.config_set("maxmemory", 0)
+    assert r.execute_command("WAIT", 1, 10000) == 1
+    q = rep.client()
+    for key in ("k", "b", "c"):
+        assert q.dump(key) == r.dump(key), key
+
+
+# ---- 5. a 65,535-link chain ---------------------------------------------------------------------
+
+def _rdb_len(b, i):
+    """An RDB length at b[i]: (value, next index)."""
+    t = b[i] >> 6
+    if t == 0:
+        return b[i] & 0x3F, i + 1
+    if t == 1:
+        return ((b[i] & 0x3F) << 8) | b[i + 1], i + 2
+    if b[i] == 0x80:
+        return int.from_bytes(b[i + 1:i + 5], "big"), i + 5
+    assert b[i] == 0x81, b[i]
+    return int.from_bytes(b[i + 1:i + 9], "big"), i + 9
+
+
+def _fingerprint_histogram(srv, key):
+    """How many slots hold each fingerprint value, read from the key's DUMP
+    payload (the RDB value: type, module id, then the module's unsigned and
+    string fields, each behind its opcode; SCANDUMP dumps nothing of a
+    filter whose item count is 0).  Needs rdbcompression off."""
+    b = srv.client().dump(key)
+    assert b[0] == 7                       # RDB_TYPE_MODULE_2
+    _, i = _rdb_len(b, 1)                  # module id and encoding version
+
+    def field(i, want):
+        assert b[i] == want, (i, b[i])     # 2: unsigned, 5: string buffer
+        return _rdb_len(b, i + 1)
+
+    head = []
+    for _ in range(7):                     # filters, buckets, items, deletes, bucket size,
+        v, i = field(i, 2)                 # iterations, expansion
+        head.append(v)
+    hist = collections.Counter()
+    for _ in range(head[0]):
+        _, i = field(i, 2)
+        n, i = field(i, 5)
+        hist.update(b[i:i + n])
+        i += n
+    assert b[i] == 0                       # end of the module value
+    del hist[0]
+    return hist
+
+
+def _rdb_len_bytes(n):
+    if n < 64:
+        return bytes([n])
+    if n < 16384:
+        return bytes([0x40 | (n >> 8), n & 0xFF])
+    if n < 1 << 32:
+        return b"\x80" + n.to_bytes(4, "big")
+    return b"\x81" + n.to_bytes(8, "big")
+
+
+def _restore_chain(srv, key, data, nf, bs):
+    """RESTOREs a chain of nf sub-filters of one bucket of bs slots holding
+    data, item count 0 (so that every CF.DEL compacts): a DUMP payload made
+    from the fields of the module's RDB encoding 4, the type and module id
+    taken from a real key's DUMP (LOADCHUNK would take 65,535 commands)."""
+    r = srv.client()
+    r.execute_command("CF.RESERVE", "__model", 4)
+    model = r.dump("__model")
+    r.delete("__model")
+    _, i = _rdb_len(model, 1)
+    body = [model[:i]]
+    for v in (nf, 1, 0, 0, bs, 20, 1):
+        body.append(b"\x02" + _rdb_len_bytes(v))
+    for j in range(nf):
+        body.append(b"\x02" + _rdb_len_bytes(1))
+        body.append(b"\x05" + _rdb_len_bytes(bs) + data[j * bs:(j + 1) * bs])
+    body.append(b"\x00")
+    rdbver = int.from_bytes(model[-10:-8], "little")
+    assert r.restore(key, 0, harness.dump_payload(b"".join(body), rdbver))
+
+
+def test_long_chain_compact_and_delete_keep_ping_fast(env):
+    srv = env.new_server(conf={"rdbcompression": "no"})   # DUMP read as plain fields
+    r = srv.client()
+    nf, bs = 65535, 255
+    rng = random.Random(17)
+    # "full": every slot used (values 1..255), items 0 so that every CF.DEL
+    # compacts; "holes": one slot in 8 empty, so compaction moves things.
+    # Both RESTOREd, as a chain from another server would be.
+    full = rng.randbytes(nf * bs).replace(b"\0", b"\x01")
+    h = bytearray(full)
+    h[::8] = bytes(len(h[::8]))
+    holes = bytes(h)
+    _restore_chain(srv, "full", full, nf, bs)
+    _restore_chain(srv, "holes", holes, nf, bs)
+    hist_full = collections.Counter(full)
+    hist_holes = collections.Counter(holes)
+    del hist_holes[0]
+    deleted = []
+    times = {}
+    with Pinger(srv.port) as pg:
+        t0 = time.perf_counter()
+        assert r.execute_command("CF.COMPACT", "full") == b"OK"
+        times["compact full"] = time.perf_counter() - t0
+        # Each CF.COMPACT does bounded work: repeat until nothing moves.
+        nfs = [nf]
+        t0 = time.perf_counter()
+        while True:
+            assert r.execute_command("CF.COMPACT", "holes") == b"OK"
+            nfs.append(r.execute_command("CF.INFO", "holes")[5])
+            if nfs[-1] == nfs[-2]:
+                break
+            assert len(nfs) < 50
+        times["compact holes (%d calls)" % (len(nfs) - 1)] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for i in range(20):
+            item = "del-%d" % i
+            assert r.execute_command("CF.DEL", "full", item) == 1   # every value is present
+            deleted.append(item)
+        times["20 deletes"] = time.perf_counter() - t0
+    # DUMP and RESTORE of 17 MB are the server's own work, outside the watch.
+    r.execute_command("RESTORE", "copy", 0, r.dump("holes"))
+    with Pinger(srv.port) as pg2:
+        t0 = time.perf_counter()
+        assert r.execute_command("CF.DEL", "copy", "x") == 1
+        times["delete on the copy"] = time.perf_counter() - t0
+    assert max(pg.worst, pg2.worst) < PING_LIMIT, (pg.worst, pg2.worst, times, pg.count)
+    assert pg.count > 10
+    # Nothing could leave the full chain; the deletes took one slot each.
+    assert r.execute_command("CF.INFO", "full")[5] == nf
+    after = _fingerprint_histogram(srv, "full")
+    assert sum(after.values()) == sum(hist_full.values()) - len(deleted)
+    assert sum((hist_full - after).values()) == len(deleted)
+    # Compaction moved fingerprints into the holes and dropped emptied
+    # sub-filters, keeping every fingerprint.
+    assert r.execute_command("CF.INFO", "holes")[5] < nf
+    assert _fingerprint_histogram(srv, "holes") == hist_holes
+
+
+# ---- 6. random commands against a model ---------------------------------------------------------
+
+def _check_model(r, bf_model, cf_model, where):
+    for key, items in bf_model.items():
+        items = sorted(items)
+        for i in range(0, len(items), 500):
+            got = r.execute_command("BF.MEXISTS", key, *items[i:i + 500])
+            missing = [x for x, g in zip(items[i:i + 500], got) if g != 1]
+            assert not missing, "%s: %s lost %s" % (where, key, missing[:5])
+    for key, counts in cf_model.items():
+        items = sorted(x for x, n in counts.items() if n > 0)
+        for i in range(0, len(items), 500):
+            got = r.execute_command("CF.MEXISTS", key, *items[i:i + 500])
+            missing = [x for x, g in zip(items[i:i + 500], got) if g != 1]
+            assert not missing, "%s: %s lost %s" % (where, key, missing[:5])
+
+
+def _same_as(p, q, keys, where):
+    for key in keys:
+        assert q.dump(key) == p.dump(key), "%s: replica differs on %s" % (where, key)
+
+
+def test_random_commands_no_false_negative(env):
+    """Fixed seed; a primary (AOF on, maxmemory that some growth passes) and
+    a replica.  Items whose add was acknowledged (0 or 1) go in the model; CF
+    deletes only of items in it.  Checkpoints: DEBUG RELOAD, a restart from
+    the AOF, the replica promoted (the old primary becomes its replica)."""
+    seed = 20261124
+    rng = random.Random(seed)
+    prim = env.new_server(conf={"appendonly": "yes", "maxmemory": "24mb"})
+    rep = env.new_server(conf={"appendonly": "yes", "maxmemory": "8mb"})
+    rep.client().replicaof("127.0.0.1", prim.port)
+    prim.sync_replica(rep)
+    bf_model, cf_model = {}, {}
+    bf_keys = ["bf%d" % i for i in range(6)]
+    cf_keys = ["cf%d" % i for i in range(6)]
+    counter = [0]
+
+    def new_item():
+        counter[0] += 1
+        return "i%d" % counter[0]
+
+    def old_or_new(model, key):
+        known = list(model.get(key, ()))
+        if known and rng.random() < 0.3:
+            return rng.choice(known)
+        return new_item()
+
+    def run(r, n):
+        for _ in range(n):
+            try:
+                step(r)
+            except redis.ResponseError as e:
+                # Redis refuses deny-oom commands over maxmemory: nothing changed.
+                assert str(e).startswith("OOM"), e
+
+    def step(r):
+        if True:
+            op = rng.random()
+            if op < 0.35:
+                key = rng.choice(bf_keys)
+                items = [old_or_new(bf_model, key) for _ in range(rng.randint(1, 20))]
+                if rng.random() < 0.5:
+                    reply = r.execute_command("BF.MADD", key, *items)
+                else:
+                    reply = r.execute_command(
+                        "BF.INSERT", key, "CAPACITY", rng.choice([10, 100, 5000]),
+                        "EXPANSION", rng.choice([1, 2, 4, 1024]), "ITEMS", *items)
+                for x, g in zip(items, reply):
+                    if g in (0, 1):
+                        bf_model.setdefault(key, set()).add(x)
+            elif op < 0.75:
+                key = rng.choice(cf_keys)
+                items = [old_or_new(cf_model, key) for _ in range(rng.randint(1, 20))]
+                try:
+                    reply = r.execute_command(
+                        "CF.INSERT", key, "CAPACITY", rng.choice([4, 64, 1000]), "ITEMS", *items)
+                except redis.ResponseError as e:
+                    # The filter could not be created, or is at its
+                    # sub-filter limit: nothing changed.
+                    assert "Insufficient memory" in str(e) or str(e).startswith("OOM") or \
+                        str(e) == "Maximum expansions reached", e
+                    return
+                for x, g in zip(items, reply):
+                    if g == 1:
+                        c = cf_model.setdefault(key, {})
+                        c[x] = c.get(x, 0) + 1
+            elif op < 0.9:
+                key = rng.choice(cf_keys)
+                counts = cf_model.get(key, {})
+                present = [x for x, c in counts.items() if c > 0]
+                if not present:
+                    return
+                x = rng.choice(present)
+                assert r.execute_command("CF.DEL", key, x) == 1, (key, x)
+                counts[x] -= 1
+            elif op < 0.95:
+                key = rng.choice(cf_keys)
+                if r.exists(key):
+                    r.execute_command("CF.COMPACT", key)
+            else:
+                key = rng.choice(bf_keys + cf_keys)
+                try:
+                    r.execute_command("BF.RESERVE" if key.startswith("bf") else "CF.RESERVE",
+                                      key + "x", *([0.01] if key.startswith("bf") else []),
+                                      rng.choice([100, 100000, 3000000]))
+                    (bf_model if key.startswith("bf") else cf_model).setdefault(key + "x", {} if
+                                                                              key.startswith("cf")
+                                                                              else set())
+                except redis.ResponseError as e:
+                    assert "exists" in str(e) or "Insufficient memory" in str(e) or \
+                        str(e).startswith("OOM"), e
+
+    p = prim.client()
+    t0 = time.time()
+    run(p, 1500)
+    assert p.execute_command("WAIT", 1, 10000) == 1
+    keys = sorted(set(bf_model) | set(cf_model))
+    _check_model(p, bf_model, cf_model, "primary (seed %d)" % seed)
+    _same_as(p, rep.client(), keys, "after 1500 commands")
+    p.execute_command("DEBUG", "RELOAD")
+    _check_model(p, bf_model, cf_model, "after DEBUG RELOAD")
+    run(p, 1500)
+    assert p.execute_command("WAIT", 1, 10000) == 1
+    prim.restart()
+    prim.sync_replica(rep)
+    p = prim.client()
+    _check_model(p, bf_model, cf_model, "after a restart from the AOF")
+    keys = sorted(set(bf_model) | set(cf_model))
+    _same_as(p, rep.client(), keys, "after the restart")
+    # Promotion: the replica becomes the primary, the old primary its replica.
+    q = rep.client()
+    q.replicaof("NO", "ONE")
+    p.replicaof("127.0.0.1", rep.port)
+    rep.sync_replica(prim)
+    _check_model(q, bf_model, cf_model, "on the promoted replica")
+    run(q, 1000)
+    assert q.execute_command("WAIT", 1, 10000) == 1
+    keys = sorted(set(bf_model) | set(cf_model))
+    _check_model(q, bf_model, cf_model, "promoted, after more commands")
+    _same_as(q, prim.client(), keys, "after the promotion")
+    assert time.time() - t0 < 120
