@@ -500,6 +500,10 @@ static void seeds_cli_create(sink *s)
         {"f.amq", "--capacity", "10", "--bucket-size", "4", NULL},
         {"--help", NULL},
         {"f.amq", "g.amq", NULL},
+        {"f.amq", "--type", "aging", "--window", "1000", NULL},
+        {"f.amq", "--type", "aging", "--window", "90s", "--rate", "20/s", "--fpp", "0.001", NULL},
+        {"f.amq", "--type", "aging", "--window", "10m", NULL},
+        {"f.amq", "--type", "aging", "--window", "1h", NULL},
     };
     size_t i;
     for (i = 0; i < sizeof lines / sizeof lines[0]; i++)
