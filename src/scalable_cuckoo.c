@@ -24,7 +24,7 @@
 
 typedef struct subf {
     uint64_t nb;
-    amq_region mem; /* sub_bytes (8-bit slots) or ct_bytes (zero padded) bytes */
+    uint8_t *data; /* table_bytes(nb), an amq_block */
 } subf;
 
 struct amq_scuckoo {
@@ -85,6 +85,17 @@ static int is_pow2(uint64_t x)
 static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
 {
     return (nb * c->p.bucket_size * c->p.fingerprint_bits + 7) / 8;
+}
+
+/* Bytes a sub-filter's table takes.  Slots are read bytewise: no
+ * alignment to pay for; 8-bit slots (the RedisBloom layout) are never read
+ * past the last one, so the table is exactly its slots and a power-of-two
+ * table stays in its allocator size class; packed 12/16-bit tables keep
+ * the zero padding of cuckoo_table.h. */
+static uint64_t table_bytes(const amq_scuckoo *c, uint64_t nb)
+{
+    return c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
+                                      : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
 }
 
 /*
@@ -156,23 +167,17 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
         c->cap = ncap;
     }
     s = &c->f[c->nf];
-    /* Slots are read bytewise: no alignment to pay for; 8-bit slots (the
-     * RedisBloom layout) are never read past the last one, so the table
-     * takes exactly its bytes and a power-of-two table stays in its
-     * allocator size class. */
-    bytes = c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
-                                       : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
-    if (table != NULL) {
-        memset(&s->mem, 0, sizeof s->mem);
-        s->mem.data = table;
-        s->mem.size = (size_t)bytes;
-        s->mem.base = table;
-        s->mem.base_size = (size_t)bytes;
-        s->mem.how = AMQ_REGION_HEAP;
+    bytes = table_bytes(c, nb);
+    if (table != NULL && amq_block_adoptable(&c->alloc, (size_t)bytes)) {
+        s->data = table;
     } else {
-        rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
+        rc = amq_block_alloc(&c->alloc, (size_t)bytes, &s->data);
         if (rc != AMQ_OK)
             return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+        if (table != NULL) { /* a large default-allocator table: copied */
+            memcpy(s->data, table, (size_t)bytes);
+            amq_free(&c->alloc, table, (size_t)bytes);
+        }
     }
     s->nb = nb;
     c->nf++;
@@ -182,7 +187,7 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 static void pop_subf(amq_scuckoo *c)
 {
     c->nf--;
-    amq_region_free(&c->f[c->nf].mem, &c->alloc);
+    amq_block_free(&c->alloc, c->f[c->nf].data, (size_t)table_bytes(c, c->f[c->nf].nb));
 }
 
 /* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
@@ -261,7 +266,7 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
             amq_scuckoo_free(c);
             return rc;
         }
-        memcpy(c->f[j].mem.data, src->f[j].mem.data, src->f[j].mem.size);
+        memcpy(c->f[j].data, src->f[j].data, (size_t)table_bytes(c, src->f[j].nb));
     }
     c->items = src->items;
     c->deletes = src->deletes;
@@ -285,12 +290,12 @@ void amq_scuckoo_free(amq_scuckoo *c)
 
 static inline uint32_t slot_get(const amq_scuckoo *c, const subf *s, uint64_t slot)
 {
-    return ct_get(s->mem.data, c->p.fingerprint_bits, slot);
+    return ct_get(s->data, c->p.fingerprint_bits, slot);
 }
 
 static inline void slot_set(const amq_scuckoo *c, subf *s, uint64_t slot, uint32_t v)
 {
-    ct_set(s->mem.data, c->p.fingerprint_bits, slot, v);
+    ct_set(s->data, c->p.fingerprint_bits, slot, v);
 }
 
 /* First slot of bucket i holding v (0 = the first empty slot), or -1. */
@@ -300,7 +305,7 @@ static int64_t bucket_find(const amq_scuckoo *c, const subf *s, uint64_t i, uint
     uint64_t base = i * bs;
 
     if (c->p.fingerprint_bits == 8) {
-        const uint8_t *p = s->mem.data + base;
+        const uint8_t *p = s->data + base;
         const uint8_t *q = memchr(p, (int)v, bs);
         return q != NULL ? (int64_t)(base + (uint64_t)(q - p)) : -1;
     }
@@ -556,7 +561,7 @@ static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit
     for (; j < limit; j++, k = 0) {
         const subf *s = &c->f[j];
         if (c->p.fingerprint_bits == 8) {
-            const uint8_t *p = s->mem.data + b * bs;
+            const uint8_t *p = s->data + b * bs;
             const uint8_t *q = memchr(p + k, 0, bs - k);
             if (q != NULL) {
                 k = (uint32_t)(q - p);
@@ -607,7 +612,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
 /* 1 when no slot of sub-filter fi holds a fingerprint. */
 static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
-    const uint8_t *d = c->f[fi].mem.data;
+    const uint8_t *d = c->f[fi].data;
     size_t n = (size_t)sub_bytes(c, c->f[fi].nb);
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
@@ -763,7 +768,7 @@ int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
     if (buckets != NULL)
         *buckets = c->f[i].nb;
     if (data != NULL)
-        *data = c->f[i].mem.data;
+        *data = c->f[i].data;
     if (bytes != NULL)
         *bytes = (size_t)sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
@@ -773,7 +778,7 @@ int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
 {
     if (i >= c->nf)
         return AMQ_ERANGE;
-    *data = c->f[i].mem.data;
+    *data = c->f[i].data;
     *bytes = (size_t)sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
 }
@@ -791,7 +796,7 @@ static uint64_t count_used(const amq_scuckoo *c)
     uint64_t n = 0;
     uint32_t j;
     for (j = 0; j < c->nf; j++)
-        n += ct_count_used(c->f[j].mem.data, c->p.fingerprint_bits,
+        n += ct_count_used(c->f[j].data, c->p.fingerprint_bits,
                            c->f[j].nb * c->p.bucket_size);
     return n;
 }
@@ -951,7 +956,7 @@ int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
         return AMQ_OK;
     rest = sub_bytes(c, c->f[j].nb) - within;
     *len = rest < max_chunk ? (size_t)rest : max_chunk;
-    *data = c->f[j].mem.data + within;
+    *data = c->f[j].data + within;
     *next = it + *len;
     return AMQ_OK;
 }
@@ -969,11 +974,11 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     if (len > sub_bytes(c, c->f[j].nb) - within)
         return AMQ_EOVERFLOW;
     if (len > 0)
-        memcpy(c->f[j].mem.data + within, buf, len);
+        memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
     if (c->p.fingerprint_bits == 12 && (c->f[j].nb * c->p.bucket_size) % 2 != 0) {
         uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
-        c->f[j].mem.data[last] &= 0x0f;
+        c->f[j].data[last] &= 0x0f;
     }
     return AMQ_OK;
 }
@@ -1052,7 +1057,7 @@ static int op_clear(void *impl)
     amq_scuckoo *c = impl;
     while (c->nf > 1)
         pop_subf(c);
-    memset(c->f[0].mem.data, 0, c->f[0].mem.size);
+    memset(c->f[0].data, 0, (size_t)table_bytes(c, c->f[0].nb));
     c->items = 0;
     c->deletes = 0;
     return AMQ_OK;
@@ -1150,7 +1155,7 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     uint32_t j;
     int rc;
     for (j = 0; j < c->nf; j++) {
-        rc = amq_sink_write(sink, c->f[j].mem.data, (size_t)sub_bytes(c, c->f[j].nb));
+        rc = amq_sink_write(sink, c->f[j].data, (size_t)sub_bytes(c, c->f[j].nb));
         if (rc != AMQ_OK)
             return rc;
     }
@@ -1213,9 +1218,9 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     }
     for (j = 0; j < nf; j++) {
         size = sub_bytes(c, c->f[j].nb);
-        memcpy(c->f[j].mem.data, a->payload + off, (size_t)size);
+        memcpy(c->f[j].data, a->payload + off, (size_t)size);
         off += size;
-        if (!ct_tail_clean(c->f[j].mem.data, c->f[j].mem.size, p.fingerprint_bits,
+        if (!ct_tail_clean(c->f[j].data, (size_t)table_bytes(c, c->f[j].nb), p.fingerprint_bits,
                            c->f[j].nb * p.bucket_size)) {
             amq_scuckoo_free(c);
             return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo sub-filter %u has bits set past"
