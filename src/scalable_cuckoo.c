@@ -29,7 +29,6 @@ typedef struct subf {
 
 struct amq_scuckoo {
     amq_scuckoo_params p; /* expansion already rounded */
-    uint64_t nb0;
     uint64_t items;
     uint64_t deletes;
     uint32_t nf;
@@ -37,6 +36,13 @@ struct amq_scuckoo {
     subf *f;
     amq_allocator alloc;
 };
+
+/* Buckets of the first sub-filter (a chain always has one): not stored, so
+ * that the handle stays in a smaller allocator size class. */
+static inline uint64_t nb0_of(const amq_scuckoo *c)
+{
+    return c->f[0].nb;
+}
 
 typedef struct lookup {
     uint64_t h1, h2;
@@ -193,9 +199,9 @@ static void pop_subf(amq_scuckoo *c)
 /* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
-static int build_chain(amq_scuckoo *c, uint64_t nf, void **tables)
+static int build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
 {
-    uint64_t nb = c->nb0, j;
+    uint64_t nb = nb0, j;
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
@@ -212,7 +218,7 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
 {
     amq_scuckoo_params p = *params;
     amq_scuckoo *c;
-    uint64_t slots;
+    uint64_t slots, nb0;
     int rc;
 
     *out = NULL;
@@ -235,12 +241,12 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
     c = shell(&p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
-    c->nb0 = next_pow2(p.capacity / p.bucket_size);
-    if (check_chain(p.bucket_size, p.expansion, c->nb0, 1, &slots) != AMQ_OK) {
+    nb0 = next_pow2(p.capacity / p.bucket_size);
+    if (check_chain(p.bucket_size, p.expansion, nb0, 1, &slots) != AMQ_OK) {
         amq_scuckoo_free(c);
         return AMQ_ERANGE;
     }
-    rc = build_chain(c, 1, NULL);
+    rc = build_chain(c, nb0, 1, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return rc;
@@ -259,7 +265,6 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
     c = shell(&src->p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
-    c->nb0 = src->nb0;
     for (j = 0; j < src->nf; j++) {
         rc = push_subf(c, src->f[j].nb, NULL);
         if (rc != AMQ_OK) {
@@ -624,7 +629,7 @@ static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
 {
     uint64_t b;
     uint32_t at;
-    for (b = 0; b < c->nb0; b++)
+    for (b = 0; b < nb0_of(c); b++)
         if (room_in(c, r, b, fi, &at) >= 0)
             return 1;
     return 0;
@@ -687,12 +692,12 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 3) {
-        bytes = (size_t)c->nb0 * 3;
+    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
+        bytes = (size_t)nb0_of(c) * 3;
         scratch = amq_calloc(&c->alloc, bytes);
         if (scratch != NULL) {
             r.first = (uint16_t *)(void *)scratch;
-            r.pos = scratch + (size_t)c->nb0 * 2;
+            r.pos = scratch + (size_t)nb0_of(c) * 2;
             rp = &r;
         }
     }
@@ -738,7 +743,7 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     uint32_t j;
 
     memset(out, 0, sizeof *out);
-    out->num_buckets = c->nb0;
+    out->num_buckets = nb0_of(c);
     out->num_filters = c->nf;
     out->items = c->items;
     out->deletes = c->deletes;
@@ -854,8 +859,7 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
     c = shell(&p, alloc);
     if (c == NULL)
         goto fail;
-    c->nb0 = h->num_buckets;
-    rc = build_chain(c, h->num_filters, tables);
+    rc = build_chain(c, h->num_buckets, h->num_filters, tables);
     if (rc != AMQ_OK)
         goto fail;
     c->items = h->num_items;
@@ -895,7 +899,7 @@ int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
     if (cap < AMQ_SCUCKOO_HEADER_SIZE)
         return AMQ_EINVAL;
     amq_store64(buf, c->items);
-    amq_store64(buf + 8, c->nb0);
+    amq_store64(buf + 8, nb0_of(c));
     amq_store64(buf + 16, c->deletes);
     amq_store64(buf + 24, c->nf);
     amq_store16(buf + 32, (uint16_t)c->p.bucket_size);
@@ -1136,7 +1140,7 @@ static void op_params_write(const void *impl, uint8_t *out)
     amq_store32(out + 20, c->p.max_filters);
     amq_store32(out + 24, c->nf);
     amq_store32(out + 28, 0);
-    amq_store64(out + 32, c->nb0);
+    amq_store64(out + 32, nb0_of(c));
     amq_store64(out + 40, c->deletes);
     amq_store64(out + 48, c->p.capacity);
 }
@@ -1203,7 +1207,6 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     c = shell(&p, a->alloc);
     if (c == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
-    c->nb0 = nb0;
     for (j = 0, size = nb0; j < nf; j++, size *= p.expansion)
         total += sub_bytes(c, size); /* the shape was checked: no overflow */
     if (total != a->payload_len) {
@@ -1211,7 +1214,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
                        (unsigned long long)a->payload_len, (unsigned long long)total);
     }
-    rc = build_chain(c, nf, NULL);
+    rc = build_chain(c, nb0, nf, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
