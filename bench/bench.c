@@ -971,6 +971,164 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
         printf(" ");
 }
 
+/* ---- one key at a time (issue 20) -------------------------------------------------------------
+ * amq's one-key paths head to head with their peers at every n of the run:
+ * the blocked filter against the real RocksDB FastLocalBloom (8- and
+ * 16-byte keys), the cuckoo filter against the model of
+ * efficient/cuckoofilter (12-bit tags in 4-slot buckets both) and, for
+ * "batched stays ahead", amq's batched cuckoo against the same model. */
+typedef struct onekey_pair {
+    const char *what, *a, *b;
+    int inserts;
+} onekey_pair;
+
+static const onekey_pair onekey_pairs[] = {
+    {"blocked query, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 0},
+    {"blocked add, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 1},
+#ifdef AMQB_HAVE_ROCKSDB
+    {"blocked query, 16-byte keys", "amq blocked, 16-byte keys",
+     "RocksDB FastLocalBloom, 16-byte keys", 0},
+    {"blocked add, 16-byte keys", "amq blocked, 16-byte keys",
+     "RocksDB FastLocalBloom, 16-byte keys", 1},
+#endif
+    {"cuckoo query, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo insert, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 1},
+    {"cuckoo batched query", "amq cuckoo, batched", "model: efficient/cuckoofilter 12-bit", 0},
+};
+
+#define ONEKEY_PAIRS (sizeof onekey_pairs / sizeof onekey_pairs[0])
+
+typedef struct onekey_result {
+    const onekey_pair *pair;
+    uint64_t n;
+    h2h h;
+} onekey_result;
+
+static onekey_result onekey_res[ONEKEY_PAIRS * 8];
+static int onekey_count;
+
+static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t n,
+                         int inserts, int floor, const uint64_t *keys, const uint64_t *absent,
+                         h2h *out);
+
+static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *absent)
+{
+    char nb[32];
+    size_t k;
+    int j;
+    for (j = 0; j < o->nn; j++)
+        for (k = 0; k < ONEKEY_PAIRS; k++) {
+            onekey_result *r = &onekey_res[onekey_count];
+            r->pair = &onekey_pairs[k];
+            r->n = o->ns[j];
+            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], r->pair->inserts, 0, keys, absent,
+                         &r->h);
+            if (!r->h.ok)
+                continue;
+            printf("  n = %-6s %-28s %s %.2f ns, %s %.2f ns: %.2fx\n",
+                   fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->pair->a, r->h.a_ns,
+                   r->pair->b, r->h.b_ns, r->h.ratio);
+            onekey_count++;
+        }
+}
+
+static void onekey_md(FILE *out, const opts *o)
+{
+    char nb[32];
+    int i;
+    if (onekey_count == 0)
+        return;
+    fprintf(out,
+            "## One key at a time (issue 20)\n\n"
+            "amq's one-key paths against their peers, head to head (the two alternate rep by "
+            "rep on the same keys: queries %d reps of present and absent keys together, "
+            "inserts %d reps of a new filter each; the ratio is the median of the per-rep "
+            "ratios; above 1 means amq is faster). The blocked filter runs against the real "
+            "RocksDB FastLocalBloom (Debian's build; its add is AddKey for each key plus "
+            "Finish), with 8-byte keys and with 16-byte keys; the cuckoo filter (12-bit "
+            "fingerprints, 4-slot buckets, the public key API) against a model of "
+            "efficient/cuckoofilter's loops (`bench/subject_model_cuckoo.c`: the reference "
+            "is not in Debian; issue 20 quotes its published figures). Reproduce: "
+            "`%s`.\n\n"
+            "| n | path | amq ns | peer | peer ns | peer / amq |\n|---|---|---:|---|---:|---:|\n",
+            h2h_query_reps(o), o->reps, o->cmdline);
+    for (i = 0; i < onekey_count; i++) {
+        const onekey_result *r = &onekey_res[i];
+        fprintf(out, "| %s | %s | %.2f | %s | %.2f | %.2fx |\n", fmt_n(r->n, nb, sizeof nb),
+                r->pair->what, r->h.a_ns, r->pair->b, r->h.b_ns, r->h.ratio);
+    }
+    fprintf(out, "\n");
+}
+
+/* ---- cuckoo layouts: what each rate gets ---------------------------------------------------- */
+
+typedef struct layout_row {
+    double target, bpk, fpp, theory, load;
+    uint32_t f, b;
+} layout_row;
+
+static layout_row layout_rows[16];
+static int layout_count;
+
+static void layouts_run(const opts *o, const uint64_t *keys, const uint64_t *absent)
+{
+    static const double rates[] = {0.1,   0.05,   0.03, 0.02,  0.01, 0.005,
+                                   0.002, 0.001, 1e-4, 1e-5, 1e-6};
+    uint64_t n = o->sweep_n, q = o->queries, i;
+    size_t r;
+    layout_count = 0;
+    for (r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+        amq_cuckoo_params p;
+        amq_cuckoo *c;
+        layout_row *L = &layout_rows[layout_count];
+        uint64_t fp = 0;
+        if (amq_cuckoo_params_for(n, rates[r], 0, 0, &p) != AMQ_OK ||
+            amq_cuckoo_new(&p, NULL, &c) != AMQ_OK)
+            continue;
+        for (i = 0; i < n; i++)
+            (void)amq_cuckoo_add(c, &keys[i], 8);
+        for (i = 0; i < q; i++)
+            fp += (uint64_t)amq_cuckoo_contains(c, &absent[i], 8);
+        L->target = rates[r];
+        L->f = p.fingerprint_bits;
+        L->b = p.bucket_size;
+        L->load = amq_cuckoo_load(c);
+        L->bpk = (double)amq_cuckoo_bytes(c) * 8.0 / (double)n;
+        L->fpp = (double)fp / (double)q;
+        L->theory = amq_cuckoo_fpp_theory(p.fingerprint_bits, p.bucket_size, L->load);
+        amq_cuckoo_free(c);
+        printf("  cuckoo at %-7g f=%2u b=%u load %.3f %6.2f bits/key (bound %.2f, +%.0f %%) "
+               "fpp %.4f%% (theory %.4f%%)\n",
+               L->target, L->f, L->b, L->load, L->bpk, log2(1 / L->target),
+               (L->bpk / log2(1 / L->target) - 1) * 100, L->fpp * 100, L->theory * 100);
+        layout_count++;
+    }
+}
+
+static void layouts_md(FILE *out, const opts *o)
+{
+    char nb[32];
+    int i;
+    if (layout_count == 0)
+        return;
+    fprintf(out,
+            "## Cuckoo layouts: what each rate gets (n = %s)\n\n"
+            "`amq_cuckoo_params_for(n, rate, 0, 0)`: the fingerprint width f and bucket size b "
+            "of fewest bits per key, filled with n keys, asked %" PRIu64 " absent keys. "
+            "*bound* is log2(1/rate); *over* the size above it.\n\n"
+            "| target | f | b | load | bits/key | bound | over | fpp measured | fpp theory |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            fmt_n(o->sweep_n, nb, sizeof nb), o->queries);
+    for (i = 0; i < layout_count; i++) {
+        const layout_row *L = &layout_rows[i];
+        double bound = log2(1 / L->target);
+        fprintf(out, "| %g | %u | %u | %.3f | %.2f | %.2f | %+.0f %% | %.4f %% | %.4f %% |\n",
+                L->target, L->f, L->b, L->load, L->bpk, bound, (L->bpk / bound - 1) * 100,
+                L->fpp * 100, L->theory * 100);
+    }
+    fprintf(out, "\n");
+}
+
 /* The slower of a row's two query times. */
 static double worst_q(const row *r)
 {
@@ -1163,6 +1321,43 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows, const 
     }
 }
 
+/* The static kinds' 1e9-key builds: long runs made apart, by
+ * bench/static/build-1e9.sh, whose rows (docs/benchmarks-1e9-KIND.txt)
+ * are carried into every rewrite of this file. */
+static void static_1e9(FILE *f)
+{
+    static const char *const kinds[] = {"fuse", "ribbon"};
+    char path[64], line[1024];
+    FILE *in;
+    size_t i;
+    int head = 0;
+
+    for (i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "docs/benchmarks-1e9-%s.txt", kinds[i]);
+        if ((in = fopen(path, "r")) == NULL)
+            continue;
+        if (!head) {
+            fprintf(f, "## Static filters: a build of 1,000,000,000 keys\n\n"
+                       "`bench/static/build-1e9.sh fuse` (and `ribbon`): 10^9 16-byte keys (16 hex "
+                       "digits, generated by bench/tool/gen-lines.c, never stored) piped into "
+                       "`amq build FILE --type KIND -`, under `/usr/bin/time -v`; hashes spill to "
+                       "$TMPDIR (8 bytes per key) and partitions are built one at a time. Then "
+                       "the first 10M keys are queried again (`amq query -v -c --trust`): the "
+                       "false negatives column. Wall time on the shared 2-core machine, while "
+                       "other work ran. Other figures for the static kinds: "
+                       "docs/benchmarks-static.md.\n\n"
+                       "| kind | keys | wall time | peak RSS | file bytes | bits per key | "
+                       "false negatives |\n|---|---:|---:|---:|---:|---|---:|\n");
+            head = 1;
+        }
+        while (fgets(line, sizeof line, in) != NULL)
+            fputs(line, f);
+        fclose(in);
+    }
+    if (head)
+        fprintf(f, "\n");
+}
+
 static void write_md(const opts *o, const char *mach, const line_result *lr,
                      const line_result *lr_n, const row *rows, int nrows, const point *pts,
                      int npts, const cold_row *cold, int ncold, int plotted, const h2h *hh,
@@ -1229,6 +1424,8 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                 print_row(f, &rows[i], 1);
         fprintf(f, "\n");
     }
+    onekey_md(f, o);
+    layouts_md(f, o);
     fprintf(f, "## Targets (issue 3)\n\n");
     targets(f, o, rows, nrows, lr_n, hh, fc);
     fprintf(f,
@@ -1280,6 +1477,7 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                         cold[i].next_us, cold[i].open_verify_ms);
         fprintf(f, "\n");
     }
+    static_1e9(f);
     fclose(f);
     printf("wrote %s\n", o->md);
 }
@@ -1521,6 +1719,13 @@ int main(int argc, char **argv)
                                "size, no hash): %.2f ns; %s %.2fx of it, %s %.2fx\n",
                                hh[k].floor_ns, hh[k].a, hh[k].a_floor, hh[k].b, hh[k].b_floor);
                 }
+    }
+
+    printf("\none key at a time, head to head:\n");
+    onekey_run(&o, keys, absent);
+    if (o.sweep) {
+        printf("\ncuckoo layouts at n = %s:\n", fmt_n(o.sweep_n, nb, sizeof nb));
+        layouts_run(&o, keys, absent);
     }
 
     if (o.sweep) {

@@ -60,6 +60,9 @@ double bench_flb_fpp(const uint64_t *keys, size_t n, const uint64_t *absent, siz
 #define BENCH_FLB_BATCH "model: RocksDB FastLocalBloom, batch of 16"
 #endif
 
+/* The 16-byte subjects' keys: {key, key * BENCH_KEY16_MUL}. */
+#define BENCH_KEY16_MUL UINT64_C(0x9e3779b97f4a7c15)
+
 #define BENCH_SUBJECT(var)                                              \
     static const bench_subject var;                                     \
     __attribute__((constructor)) static void bench_register_##var(void) \

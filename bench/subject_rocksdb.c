@@ -99,6 +99,34 @@ static uint64_t rocks_query(void *f, const uint64_t *keys, size_t n)
     return c;
 }
 
+static uint64_t rocks_insert16(void *f, const uint64_t *keys, size_t n)
+{
+    rocks_subject *s = f;
+    uint64_t k[2];
+    size_t i;
+    for (i = 0; i < n; i++) {
+        k[0] = keys[i];
+        k[1] = keys[i] * BENCH_KEY16_MUL;
+        amqb_rocks_add(s->r, k, 16);
+    }
+    return amqb_rocks_finish(s->r) == 0 ? 0 : n;
+}
+
+static uint64_t rocks_query16(void *f, const uint64_t *keys, size_t n)
+{
+    rocks_subject *s = f;
+    uint64_t c = 0, k[2];
+    size_t i;
+    if (amqb_rocks_bytes(s->r) == 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        k[0] = keys[i];
+        k[1] = keys[i] * BENCH_KEY16_MUL;
+        c += (uint64_t)amqb_rocks_may_match(s->r, k, 16);
+    }
+    return c;
+}
+
 static uint64_t rocks_query_batched(void *f, const uint64_t *keys, size_t n)
 {
     rocks_subject *s = f;
@@ -132,6 +160,18 @@ BENCH_SUBJECT(subject_rocks_flb_batched) = {
     .destroy = rocks_destroy,
     .insert = rocks_insert,
     .query = rocks_query_batched,
+    .bytes = rocks_bytes,
+    .no_sweep = 1,
+};
+
+BENCH_SUBJECT(subject_rocks_flb16) = {
+    .name = "RocksDB FastLocalBloom, 16-byte keys",
+    .family = "blocked",
+    .peer = 1,
+    .create = bloom_create,
+    .destroy = rocks_destroy,
+    .insert = rocks_insert16,
+    .query = rocks_query16,
     .bytes = rocks_bytes,
     .no_sweep = 1,
 };

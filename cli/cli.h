@@ -218,11 +218,16 @@ int cli_threads(int requested);
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
 int cli_filter_concurrent_adds(amq_filter *f);
+/* Items and capacity without counting bits (amq_filter_stats reads the
+ * whole array of a Bloom filter; an in-place add must not). */
+void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity);
+/* 1 for the kinds whose adds only set bits (updated in place by add). */
+int cli_kind_inplace(uint32_t kind);
 /* 1 for the kinds that grow instead of filling up (scalable-*). */
 int cli_kind_scales(uint32_t kind);
 /* Warns on standard error when f (read from path) is past its capacity
  * and does not scale; 1 if it did. */
-int cli_warn_saturated(const char *path, const amq_filter *f);
+int cli_warn_saturated(const char *path, amq_filter *f);
 
 /* For add and remove: when f is static (fuse, ribbon), says why it cannot
  * change and how to rebuild it, and returns 1; else 0. */

@@ -1,14 +1,19 @@
 /*
  * cmd_add.c - amq add: add keys to a filter file.
  *
- * The file is locked, read into memory, the keys are added in batches, and
- * the file is replaced atomically (target.c).  If anything fails (a full
- * fixed-size filter, a read error, a filter pushed past its capacity
- * without --allow-overfill) the file is left exactly as it was.
+ * The file is locked (target.c).  Bloom-family filters saved with chunked
+ * checksums are updated in place (amq/inplace.h): mapped, added to, and
+ * only the changed 4 KiB chunks written, through a journal - the cost of
+ * the keys, not of the file.  Other filters are read into memory, added
+ * to, and the file is replaced atomically (saved with chunked checksums
+ * when their kind allows, so that the next add is in place).  If anything
+ * fails (a full fixed-size filter, a read error, a filter pushed past its
+ * capacity without --allow-overfill) the file is left exactly as it was.
  */
 #include <getopt.h>
 #include <string.h>
 
+#include "amq/inplace.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -28,6 +33,7 @@ static const char usage_text[] =
     "  --duplicates       cuckoo kinds: add a key again even if it is present (by\n"
     "                     default a key already present is skipped, so that repeats\n"
     "                     neither fill buckets nor grow a scalable filter)\n"
+    "  --rewrite          save the whole file even when it could be updated in place\n"
     "  --progress         show progress on standard error even when it is not a terminal\n"
     "  -q, --quiet        no progress, no warnings\n"
     "  --now MS           aging filters by time: add at this time (ms since the Unix\n"
@@ -91,6 +97,7 @@ int cmd_add(int argc, char **argv)
         {"json", no_argument, NULL, O_JSON},
         {"allow-overfill", no_argument, NULL, O_OVERFILL},
         {"duplicates", no_argument, NULL, O_DUPS},
+        {"rewrite", no_argument, NULL, 'R'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"now", required_argument, NULL, O_NOW},
@@ -103,8 +110,9 @@ int cmd_add(int argc, char **argv)
     cli_target t;
     cli_progress *pg;
     int opt, rc, stats = 0, json = 0, progress = 0, quiet = 0, overfill = 0, dups = 0;
-    int now_given = 0;
-    uint64_t now = 0;
+    int rewrite = 0, now_given = 0;
+    amq_inplace *ip = NULL;
+    uint64_t written = 0, now = 0;
 
     memset(&c, 0, sizeof c);
     while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -120,6 +128,9 @@ int cmd_add(int argc, char **argv)
             break;
         case O_DUPS:
             dups = 1;
+            break;
+        case 'R':
+            rewrite = 1;
             break;
         case O_PROGRESS:
             progress = 1;
@@ -148,7 +159,12 @@ int cmd_add(int argc, char **argv)
     c.path = argv[optind];
     if (cli_target_open(&t, c.path, CLI_TARGET_UPDATE) != 0)
         return EXIT_TROUBLE;
-    rc = amq_filter_open(t.real, 0, NULL, &c.f, &err);
+    rc = rewrite ? AMQ_EUNSUPPORTED : amq_inplace_open(t.real, &c.f, &ip, &err);
+    if (rc == AMQ_EUNSUPPORTED) {
+        rc = amq_filter_open(t.real, 0, NULL, &c.f, &err);
+        if (rc == AMQ_OK && cli_kind_inplace(amq_filter_kind(c.f)))
+            amq_filter_set_chunked_checksum(c.f, 1);
+    }
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
         cli_target_release(&t);
@@ -156,6 +172,7 @@ int cmd_add(int argc, char **argv)
     }
     if (cli_refuse_static(c.f, c.path, "add")) {
         amq_filter_free(c.f);
+        amq_inplace_close(ip);
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
@@ -170,14 +187,18 @@ int cmd_add(int argc, char **argv)
         if (!now_given || cli_aging_time_mode(c.f))
             cli_error("%s: %s", c.path, amq_strerror(rc));
         amq_filter_free(c.f);
+        amq_inplace_close(ip);
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
     pg = cli_progress_start(cli_progress_mode(progress, quiet), "add", 0);
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
-    amq_filter_stats(c.f, &st);
-    if (rc == 0 && st.capacity > 0 && st.items > st.capacity && !cli_kind_scales(st.kind)) {
+    memset(&st, 0, sizeof st);
+    cli_filter_counts(c.f, &st.items, &st.capacity);
+    if (rc == 0 && st.capacity > 0 && st.items > st.capacity &&
+        !cli_kind_scales(amq_filter_kind(c.f))) {
+        amq_filter_stats(c.f, &st); /* the rates, for the message */
         if (!overfill) {
             cli_error("%s: %llu items would be over its capacity of %llu (false-positive rate "
                       "%.3g, created for %.3g); nothing changed: use a larger filter, or "
@@ -192,11 +213,23 @@ int cmd_add(int argc, char **argv)
                      st.fpp_now, st.fpp_target);
         }
     }
-    if (rc == 0 && cli_target_write_filter(&t, c.f) != 0)
+    if (rc == 0 && ip != NULL) {
+        int irc = amq_inplace_commit(ip, c.f, &written, &err);
+        if (irc == AMQ_EUNSUPPORTED) {
+            /* Saved whole from the view (the map is unmapped at the end). */
+            if (cli_target_write_filter(&t, c.f) != 0)
+                rc = EXIT_TROUBLE;
+        } else if (irc != AMQ_OK) {
+            cli_lib_error(irc, &err, NULL);
+            rc = EXIT_TROUBLE;
+        }
+    } else if (rc == 0 && cli_target_write_filter(&t, c.f) != 0) {
         rc = EXIT_TROUBLE;
+    }
     cli_target_release(&t);
     if (rc == 0 && stats) {
         if (json) {
+            amq_filter_stats(c.f, &st); /* fpp_now: counts the bits set */
             fputs("{\"file\": ", stderr);
             cli_json_string(stderr, c.path);
             fprintf(stderr,
@@ -216,5 +249,6 @@ int cmd_add(int argc, char **argv)
                     (unsigned long long)st.items);
     }
     amq_filter_free(c.f);
+    amq_inplace_close(ip);
     return rc == 0 ? 0 : EXIT_TROUBLE;
 }

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "amq/inplace.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -265,6 +266,9 @@ int cmd_create(int argc, char **argv)
         cli_lib_error(rc, &err, "create");
         return EXIT_TROUBLE;
     }
+    /* Chunked checksums: the first add to the file can be in place. */
+    if (cli_kind_inplace(amq_filter_kind(f)))
+        amq_filter_set_chunked_checksum(f, 1);
     rc = cli_save_filter(argv[optind], f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
     if (rc != 0)

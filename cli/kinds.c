@@ -5,7 +5,37 @@
  * and partitioned kinds, once switched to their concurrent mode; the
  * others answer AMQ_EUNSUPPORTED).
  */
+#include "amq/blocked_bloom.h"
+#include "amq/bloom.h"
 #include "cli.h"
+
+void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity)
+{
+    amq_stats st;
+    struct amq_blocked *b = amq_filter_blocked(f);
+    if (b != NULL) {
+        amq_blocked_params p;
+        amq_blocked_get_params(b, &p);
+        *items = amq_blocked_items(b);
+        *capacity = p.capacity;
+        return;
+    }
+    if (amq_filter_bloom(f) != NULL) {
+        amq_bloom_params p;
+        amq_bloom_get_params(amq_filter_bloom(f), &p);
+        *items = amq_bloom_items(amq_filter_bloom(f));
+        *capacity = p.capacity;
+        return;
+    }
+    amq_filter_stats(f, &st);
+    *items = st.items;
+    *capacity = st.capacity;
+}
+
+int cli_kind_inplace(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
+}
 
 int cli_kind_scales(uint32_t kind)
 {
@@ -14,12 +44,16 @@ int cli_kind_scales(uint32_t kind)
            kind == AMQ_KIND_AGING;
 }
 
-int cli_warn_saturated(const char *path, const amq_filter *f)
+int cli_warn_saturated(const char *path, amq_filter *f)
 {
     amq_stats st;
-    amq_filter_stats(f, &st);
-    if (cli_kind_scales(st.kind) || st.capacity == 0 || st.items <= st.capacity)
+    uint64_t items, capacity;
+    /* The counts first: the rates count bits over the whole array, which
+     * query --trust must not read. */
+    cli_filter_counts(f, &items, &capacity);
+    if (cli_kind_scales(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
         return 0;
+    amq_filter_stats(f, &st);
     cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate %.3g "
              "(created for %.3g)%s",
              path, (unsigned long long)st.items, (unsigned long long)st.capacity, st.fpp_now,

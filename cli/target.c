@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "amq/inplace.h"
 #include "cli.h"
 
 /* ---- temporary files removed on a signal -------------------------------------------------- */
@@ -325,6 +326,16 @@ int cli_target_open(cli_target *t, const char *path, unsigned flags)
     }
     if (check_existing(t, flags) != 0)
         goto fail;
+    if (S_ISREG(t->st.st_mode) && cli_fd_is_amq(t->fd)) {
+        /* A journal of an in-place add cut short is applied before the
+         * file is read or replaced (a stale one must never meet a new file). */
+        amq_errinfo err;
+        memset(&err, 0, sizeof err);
+        if (amq_inplace_recover(t->real, &err) != AMQ_OK) {
+            cli_lib_error(AMQ_EIO, &err, NULL);
+            goto fail;
+        }
+    }
     return 0;
 fail:
     cli_target_release(t);

@@ -2,11 +2,11 @@
  * fuzz_cli_create.c - `amq create`'s option parsing and checking
  * (cli/cmd_create.c), run on fuzz-chosen command lines.
  *
- * The tool's own source is compiled in with two library calls interposed
- * (by macro, in this translation unit only): amq_filter_new gets a capped
- * checking allocator, so an absurd size is an AMQ_ENOMEM rather than
- * gigabytes, and amq_filter_save serializes to memory and reloads instead
- * of writing a file.
+ * The tool's own source is compiled in with two calls replaced: amq_filter_new
+ * (by macro, in this translation unit only) gets a capped checking
+ * allocator, so an absurd size is an AMQ_ENOMEM rather than gigabytes, and
+ * the tool's save (cli_save_filter, defined here instead of cli/target.c)
+ * serializes to memory and reloads instead of writing a file.
  *
  * Input: the arguments after "create", separated by NUL bytes (at most 24).
  * Properties: the exit status is 0 or 2; 2 always comes with a message on
@@ -76,12 +76,21 @@ static int fz_filter_save(const amq_filter *f, const char *path, unsigned flags,
 }
 
 #define amq_filter_new fz_filter_new
-#define amq_filter_save fz_filter_save
 #include "../cli/util.c"
 #include "../cli/aging.c"
 #include "../cli/cmd_create.c"
 #undef amq_filter_new
-#undef amq_filter_save
+
+/* The tool saves through cli/target.c (locks, refusals of existing files);
+ * here the save is the in-memory round trip above. */
+int cli_save_filter(const char *path, const amq_filter *f, unsigned flags)
+{
+    amq_errinfo err;
+    return fz_filter_save(f, path, (flags & CLI_TARGET_FORCE) ? 0 : AMQ_SAVE_EXCL, &err) ==
+                   AMQ_OK
+               ? 0
+               : -1;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

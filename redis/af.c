@@ -41,17 +41,6 @@ static RedisModuleType *af_type;
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-/* The memory guard applies to what clients ask for, never to what the
- * primary or a loading AOF replays (the data exists already; refusing it
- * would make the replica diverge): those only get the machine-size check. */
-static int af_memory_allows(RedisModuleCtx *ctx, uint64_t bytes)
-{
-    int flags = RedisModule_GetContextFlags(ctx);
-    if (flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
-        return rm_memory_plausible(ctx, bytes);
-    return rm_memory_allows(ctx, bytes);
-}
-
 static int af_time_mode(const amq_filter *f)
 {
     amq_aging_info in;
@@ -130,9 +119,10 @@ static int af_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                                    ? REDISMODULE_ERRORMSG_WRONGTYPE
                                                    : AF_ERR_EXISTS);
     }
-    /* the time mode's geometry is the count mode's within a generation's
-     * rounding: guard with a little margin */
-    if (!af_memory_allows(ctx, plan.bytes + plan.bytes / 8)) {
+    /* the guard (clients only: never replication or loading, module.h);
+     * the time mode's geometry is the count mode's within a generation's
+     * rounding: a little margin */
+    if (!rm_memory_allows(ctx, plan.bytes + plan.bytes / 8)) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, AF_ERR_NOMEM);
     }
@@ -376,7 +366,7 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         blocks = le(buf + 8, 8);
         bytes = slices != 0 && blocks > UINT64_MAX / 8 / slices ? UINT64_MAX
                                                                 : blocks * slices * 8;
-        if (!af_memory_allows(ctx, bytes)) {
+        if (!rm_memory_allows(ctx, bytes)) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_NOMEM);
         }

@@ -18,6 +18,7 @@
  * which the sizing model below charges for.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "amq/aging.h"
@@ -51,6 +52,8 @@ typedef struct amq_aging {
     uint64_t adds;
     amq_region data;
     amq_allocator alloc;
+    /* the query's mask of slices holding a key (chosen at create/load) */
+    uint64_t (*mask)(const uint64_t *blk, amq_hash128 h, uint32_t slices);
 } amq_aging;
 
 /* ---- the sizing model ----------------------------------------------------------------
@@ -259,17 +262,23 @@ static const uint64_t *block_of(const amq_aging *a, amq_hash128 h)
     return words(a) + b * a->slices;
 }
 
-/* The key's bit in physical slice j: double hashing on h2, top 6 bits. */
-static uint64_t step_of(amq_hash128 h)
+/*
+ * The key's bit in physical slice j: x = lo32(h2) + j * (hi32(h2) | 1),
+ * mixed by a xorshift and a multiply, top 6 bits.  The mix matters: plain
+ * double hashing gives two keys the same progression of indexes too often,
+ * and keys sharing a block then collide on whole runs.  32-bit lanes, so
+ * that AVX2 computes eight slices at once.
+ */
+static uint32_t step_of(amq_hash128 h)
 {
-    return ((h.h2 << 32) | (h.h2 >> 32)) | 1u;
+    return (uint32_t)(h.h2 >> 32) | 1u;
 }
 
-static uint64_t bit_of(amq_hash128 h, uint64_t step, uint32_t phys)
+static uint32_t index_of(uint32_t x)
 {
-    uint64_t x = h.h2 + (uint64_t)phys * step;
-    x ^= x >> 29;
-    return UINT64_C(1) << ((x * UINT64_C(0xbf58476d1ce4e5b9)) >> 58);
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    return x >> 26;
 }
 
 static uint32_t phys_of(const amq_aging *a, uint32_t pos)
@@ -278,24 +287,103 @@ static uint32_t phys_of(const amq_aging *a, uint32_t pos)
     return p >= a->slices ? p - a->slices : p;
 }
 
+/* Bit j set when physical slice j holds the key (slices <= 64). */
+static uint64_t mask_scalar(const uint64_t *blk, amq_hash128 h, uint32_t slices)
+{
+    uint32_t j, x = (uint32_t)h.h2, step = step_of(h);
+    uint64_t m = 0;
+    for (j = 0; j < slices; j++, x += step)
+        m |= ((blk[j] >> index_of(x)) & 1) << j;
+    return m;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AGING_HAVE_AVX2 1
+
+/* The same mask eight slices at a time (slices a multiple of 8). */
+__attribute__((target("avx2"))) static uint64_t mask_avx2(const uint64_t *blk, amq_hash128 h,
+                                                          uint32_t slices)
+{
+    const uint32_t step = step_of(h);
+    const __m256i mul = _mm256_set1_epi32(0x2c1b3c6d);
+    const __m256i step8 = _mm256_set1_epi32((int)(step * 8u));
+    __m256i x = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)h.h2),
+                                 _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm256_set1_epi32((int)step)));
+    uint64_t m = 0;
+    uint32_t j;
+
+    for (j = 0; j < slices; j += 8) {
+        __m256i y = _mm256_mullo_epi32(_mm256_xor_si256(x, _mm256_srli_epi32(x, 15)), mul);
+        __m256i idx = _mm256_srli_epi32(y, 26);
+        __m256i i0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(idx));
+        __m256i i1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(idx, 1));
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + j));
+        __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(blk + j + 4));
+        /* the probed bit to the sign bit, then one bit per lane */
+        __m256i b0 = _mm256_slli_epi64(_mm256_srlv_epi64(w0, i0), 63);
+        __m256i b1 = _mm256_slli_epi64(_mm256_srlv_epi64(w1, i1), 63);
+        uint64_t m0 = (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(b0));
+        uint64_t m1 = (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(b1));
+        m |= (m0 | m1 << 4) << j;
+        x = _mm256_add_epi32(x, step8);
+    }
+    return m;
+}
+#endif
+
+static void choose_mask(amq_aging *a)
+{
+    a->mask = mask_scalar;
+#ifdef AGING_HAVE_AVX2
+    if (a->slices % 8 == 0 && a->slices <= 64 && getenv("AMQ_AGING_SCALAR") == NULL &&
+        __builtin_cpu_supports("avx2"))
+        a->mask = mask_avx2;
+#endif
+}
+
+/* Is there a run of k consecutive set bits in the low `live` bits of m? */
+static int has_run(uint64_t m, uint32_t k, uint32_t live)
+{
+    uint32_t len = 1, s;
+    if (live < 64)
+        m &= (UINT64_C(1) << live) - 1;
+    while (len < k && m != 0) {
+        s = len < k - len ? len : k - len;
+        m &= m >> s;
+        len += s;
+    }
+    return m != 0;
+}
+
 /*
- * Is there a run of k positions in [0, live) holding the key?  Checks a
- * candidate run from its end backwards; a miss at position j moves the
- * next candidate to start at j + 1, and positions already seen set are not
- * read again, so a key never added costs about live / k reads.
+ * Is there a run of k positions in [0, live) holding the key?  Up to 64
+ * slices: one bit per slice into a mask without a branch per probe (a key
+ * never added would mispredict about every other one), rotated from
+ * physical to logical order, runs found by shift-and doubling.  More
+ * slices: a scan checking a candidate run from its end backwards and
+ * skipping past a miss.
  */
 static int find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
 {
     const uint64_t *blk = block_of(a, h);
-    uint64_t step = step_of(h);
     uint32_t start = 0, seen = 0; /* positions [start, seen) are known set */
-    uint32_t j, k = a->k;
+    uint32_t j, k = a->k, n = a->slices, x0 = (uint32_t)h.h2, step = step_of(h);
+    uint64_t m;
 
+    if (n <= 64) {
+        m = a->mask(blk, h, n);
+        if (a->head != 0)
+            m = (m >> a->head | m << (n - a->head)) &
+                (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1);
+        return has_run(m, k, live);
+    }
     while (start + k <= live) {
         j = start + k;
         while (j > seen) {
             uint32_t p = phys_of(a, j - 1);
-            if ((blk[p] & bit_of(h, step, p)) == 0)
+            if (((blk[p] >> index_of(x0 + p * step)) & 1) == 0)
                 break;
             j--;
         }
@@ -303,11 +391,12 @@ static int find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
             return 1;
         seen = start + k;
         start = j;
-        if (seen < start)
-            seen = start;
     }
     return 0;
 }
+
+/* For tests: the scalar and the chosen path's masks of one key. */
+void amq_aging_masks(const amq_filter *f, amq_hash128 h, uint64_t *scalar, uint64_t *chosen);
 
 /* Slices still live at now_ms (time mode): those not dropped since. */
 static uint32_t live_at(const amq_aging *a, uint64_t now_ms)
@@ -397,13 +486,13 @@ static void before_add(amq_aging *a)
 static int add_one(amq_aging *a, amq_hash128 h)
 {
     uint64_t *blk = (uint64_t *)(uintptr_t)block_of(a, h);
-    uint64_t step = step_of(h), bit, changed = 0;
-    uint32_t i;
+    uint64_t bit, changed = 0;
+    uint32_t i, x0 = (uint32_t)h.h2, step = step_of(h);
 
     before_add(a);
     for (i = 0; i < a->k; i++) {
         uint32_t p = phys_of(a, i);
-        bit = bit_of(h, step, p);
+        bit = UINT64_C(1) << index_of(x0 + p * step);
         changed |= ~blk[p] & bit;
         blk[p] |= bit;
     }
@@ -541,6 +630,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     a->k = plan.k;
     a->l = plan.l;
     a->slices = plan.k + plan.l;
+    choose_mask(a);
     a->blocks = plan.blocks;
     a->gen_size = g;
     a->gen_ms = gen_ms;
@@ -813,6 +903,7 @@ static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64
     a->hash_algo = hash_algo;
     a->seed = seed;
     a->slices = a->k + a->l; /* both checked below before any use */
+    choose_mask(a);
     rc = check_geometry(a);
     if (rc != AMQ_OK || reserved != 0 || a->head >= a->slices ||
         (!a->time_mode && a->in_gen > a->gen_size)) {
@@ -983,4 +1074,16 @@ int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)
     *data = a->data.data;
     *len = a->data.size;
     return AMQ_OK;
+}
+
+void amq_aging_masks(const amq_filter *f, amq_hash128 h, uint64_t *scalar, uint64_t *chosen)
+{
+    const amq_aging *a = aging_of(f);
+    const uint64_t *blk;
+    *scalar = *chosen = 0;
+    if (a == NULL || a->slices > 64)
+        return;
+    blk = block_of(a, h);
+    *scalar = mask_scalar(blk, h, a->slices);
+    *chosen = a->mask(blk, h, a->slices);
 }

@@ -18,6 +18,7 @@
 struct amq_blocked {
     amq_blk_geom g;           /* what the query loops read: data, blocks, k, hash */
     amq_blk_key_fn key_query; /* the path's one-key query for g's hash */
+    amq_blk_key_fn key_add;   /* the one-key add of the path and mode */
     amq_blocked_params p;
     amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
     _Atomic uint64_t items;
@@ -387,7 +388,18 @@ const char *amq_simd_name(uint32_t simd)
     }
 }
 
-/* Path o for b, and o's one-key query for b's hash. */
+/* The one-key add of b's path and mode (exclusive or concurrent) for b's
+ * hash: chosen here, once, not per key. */
+static void pick_key_add(amq_blocked *b)
+{
+    const amq_blk_simd_ops *o = b->concurrent ? amq_blk_ops_concurrent : b->simd;
+    if (b->g.hash_algo != AMQ_HASH_XXH3)
+        b->key_add = o->add_key;
+    else
+        b->key_add = b->g.seed == 0 ? o->add_xxh3_seed0 : o->add_xxh3;
+}
+
+/* Path o for b, and o's one-key query and add for b's hash. */
 static void use_path(amq_blocked *b, const amq_blk_simd_ops *o)
 {
     b->simd = o;
@@ -395,6 +407,7 @@ static void use_path(amq_blocked *b, const amq_blk_simd_ops *o)
         b->key_query = o->contains_key;
     else
         b->key_query = b->g.seed == 0 ? o->contains_xxh3_seed0 : o->contains_xxh3;
+    pick_key_add(b);
 }
 
 int amq_blocked_set_simd(amq_blocked *b, uint32_t simd)
@@ -502,8 +515,8 @@ int amq_blocked_clone(const amq_blocked *src, const amq_allocator *alloc, amq_bl
         return rc;
     copy_words(b->data.data, src->data.data, src->data.size);
     atomic_store_explicit(&b->items, amq_blocked_items(src), memory_order_relaxed);
-    use_path(b, src->simd);
     b->concurrent = src->concurrent;
+    use_path(b, src->simd);
     *out = b;
     return AMQ_OK;
 }
@@ -551,6 +564,7 @@ int amq_blocked_set_concurrent(amq_blocked *b, int on)
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     b->concurrent = on != 0;
+    pick_key_add(b);
     return AMQ_OK;
 }
 
@@ -616,25 +630,14 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
     return r;
 }
 
-/* flatten: the key's hash inlined into the add. */
-/* As the single-key query: 8-byte XXH3 keys get a flattened body, other
- * keys call the hash. */
-__attribute__((flatten)) static int add_key8(amq_blocked *b, const void *key)
-{
-    return amq_blocked_add_hash(b, amq_blk_hash(AMQ_HASH_XXH3, b->p.seed, key, 8));
-}
-
-__attribute__((noinline)) static amq_hash128 hash_any(const amq_blocked *b, const void *key,
-                                                      size_t len)
-{
-    return amq_blk_hash(b->p.hash_algo, b->p.seed, key, len);
-}
-
 int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
 {
-    if (len == 8 && b->p.hash_algo == AMQ_HASH_XXH3)
-        return add_key8(b, key);
-    return amq_blocked_add_hash(b, hash_any(b, key, len));
+    int r;
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    r = b->key_add(&b->g, key, len);
+    count_items(b, (uint64_t)r);
+    return r;
 }
 
 /* ---- queries ------------------------------------------------------------------------- */

@@ -281,7 +281,7 @@ typedef struct amq_blk_geom {
     uint64_t seed;
 } amq_blk_geom;
 
-/* A one-key query. */
+/* A one-key query (or add). */
 typedef int (*amq_blk_key_fn)(const amq_blk_geom *g, const void *key, size_t len);
 
 /* The query functions of one instruction set. */
@@ -311,6 +311,12 @@ typedef struct amq_blk_simd_ops {
      * the same on every path).  add: 1 if the key set a new bit; the batched
      * forms return how many keys did, added[i] as add when not NULL. */
     int (*add)(uint8_t *blk, uint32_t u, uint32_t k);
+    /* One key, exclusive or this table's mode: as contains_key,
+     * contains_xxh3, contains_xxh3_seed0 (the table is written through
+     * g->data). */
+    amq_blk_key_fn add_key;
+    amq_blk_key_fn add_xxh3;
+    amq_blk_key_fn add_xxh3_seed0;
     uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
     uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);

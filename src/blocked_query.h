@@ -245,19 +245,63 @@ __attribute__((noinline)) static int BLK_NAME(contains_key)(const amq_blk_geom *
     return BLK_NAME(contains)(g, BLK_NAME(hash_any)(g, key, len));
 }
 
+/* 8- and 16-byte keys (integers, pairs of them, UUIDs) get the flattened
+ * body; other lengths the call. */
 BLK_FLATTEN static int BLK_NAME(contains_xxh3)(const amq_blk_geom *g, const void *key, size_t len)
 {
-    if (len != 8)
-        return BLK_NAME(contains_key)(g, key, len);
-    return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 8));
+    if (len == 8)
+        return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 8));
+    if (len == 16)
+        return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 16));
+    return BLK_NAME(contains_key)(g, key, len);
 }
 
 BLK_FLATTEN static int BLK_NAME(contains_xxh3_seed0)(const amq_blk_geom *g, const void *key,
                                                      size_t len)
 {
-    if (len != 8)
-        return BLK_NAME(contains_key)(g, key, len);
-    return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
+    if (len == 8)
+        return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
+    if (len == 16)
+        return BLK_NAME(contains)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
+    return BLK_NAME(contains_key)(g, key, len);
+}
+
+/*
+ * One-key adds, shaped as the one-key queries: an entry per filter (chosen
+ * once by amq_blocked, like the query's), the hash flattened in for 8- and
+ * 16-byte XXH3 keys, and the block updated by BLK_ADD - the key's mask
+ * built in registers, the block read once and written once.  No table of
+ * functions is consulted per key.  1 if the key set a new bit.
+ */
+static inline int BLK_NAME(add_hash1)(const amq_blk_geom *g, amq_hash128 h)
+{
+    return BLK_ADD((uint8_t *)(uintptr_t)(g->data + amq_blk_index(h.h1, g->blocks) * 64),
+                   amq_blk_u(h), g->k);
+}
+
+__attribute__((noinline)) static int BLK_NAME(add_key)(const amq_blk_geom *g, const void *key,
+                                                       size_t len)
+{
+    return BLK_NAME(add_hash1)(g, BLK_NAME(hash_any)(g, key, len));
+}
+
+BLK_FLATTEN static int BLK_NAME(add_xxh3)(const amq_blk_geom *g, const void *key, size_t len)
+{
+    if (len == 8)
+        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 8));
+    if (len == 16)
+        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 16));
+    return BLK_NAME(add_key)(g, key, len);
+}
+
+BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0)(const amq_blk_geom *g, const void *key,
+                                                size_t len)
+{
+    if (len == 8)
+        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
+    if (len == 16)
+        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
+    return BLK_NAME(add_key)(g, key, len);
 }
 
 static inline uint64_t BLK_NAME(contains_hashes_body)(const amq_blk_geom *g, const amq_hash128 *h,
@@ -601,6 +645,9 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     BLK_NAME(contains_fixed),
     BLK_NAME(test_slots),
     BLK_NAME(add),
+    BLK_NAME(add_key),
+    BLK_NAME(add_xxh3),
+    BLK_NAME(add_xxh3_seed0),
     BLK_NAME(add_hashes),
     BLK_NAME(add_hashes64),
     BLK_NAME(add_keys),

@@ -31,17 +31,30 @@
 #include "cuckoo_table.h"
 #include "kind.h"
 
-typedef struct ck_ops {
-    int (*contains)(const amq_cuckoo *c, amq_hash128 h);
-    /* Places fp (buckets i1, i2), evicting as needed: 1 placed, 0 the last
-     * homeless fingerprint went to the victim slot. */
-    int (*insert)(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp);
-    void (*contains_batch)(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out);
-} ck_ops;
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
+/* How a bucket is read: one 64-bit load (SWAR over its packed fields),
+ * two (a 128-bit word), or slot by slot (8-slot buckets of over 16 bits). */
+enum { CK_WORD64 = 0, CK_WORD128 = 1, CK_SLOTS = 2 };
+
+typedef unsigned __int128 ck_u128;
 
 struct amq_cuckoo {
     amq_cuckoo_params p;
-    const ck_ops *ops;
+    /* Derived once from p, read by every operation. */
+    uint8_t *d;         /* the table (data.data) */
+    uint64_t nb;        /* buckets */
+    uint32_t f, b;      /* fingerprint bits, slots per bucket */
+    uint32_t bb;        /* bits per bucket, f * b */
+    uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
+    int fast;           /* XXH3 and CK_WORD64: the one-key fast paths apply */
+    int fast_add;       /* fast, and the table is writable */
+    uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
+    uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
+    uint64_t fmax;             /* 2^f - 1 */
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
@@ -61,10 +74,10 @@ static inline uint64_t reduce64(uint64_t x, uint64_t n)
 }
 
 /* A nonzero f-bit fingerprint from the high half of h2, by multiply-shift
- * onto [1, 2^f - 1] (uniform, no division). */
-static inline uint32_t fingerprint(uint64_t h2, uint32_t f)
+ * onto [1, 2^f - 1] (uniform, no division); fmax = 2^f - 1. */
+static inline uint32_t fingerprint(uint64_t h2, uint64_t fmax)
 {
-    return (uint32_t)(((h2 >> 32) * ((UINT64_C(1) << f) - 1)) >> 32) + 1;
+    return (uint32_t)(((h2 >> 32) * fmax) >> 32) + 1;
 }
 
 static inline uint64_t alt_bucket(uint64_t i, uint32_t fp, uint64_t nb)
@@ -83,40 +96,127 @@ static inline uint64_t next_rand(amq_cuckoo *c)
     return x;
 }
 
+/* Branch-free: fp is never 0, so no victim never matches. */
 static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, uint64_t i2)
 {
-    return c->victim_fp == fp && (c->victim_bucket == i1 || c->victim_bucket == i2);
+    return (c->victim_fp == fp) & ((c->victim_bucket == i1) | (c->victim_bucket == i2));
 }
 
-/* ---- specialised hot paths ---------------------------------------------------- */
+/* ---- buckets as words ----------------------------------------------------------------
+ * A bucket of b fields of f bits starts at bit i * bb of the table.  When
+ * every bucket's bits lie inside the 64-bit word loaded from its first byte
+ * (bb + its bit offset <= 64, which holds for every bb <= 57 and for 58, 60
+ * and 64), a bucket is one load and a shift; fields above the bucket are
+ * left in the word: the tests below look at the bucket's fields only, and
+ * the has-zero-field trick's borrows only run upward. */
 
-static inline __attribute__((always_inline)) int contains_tpl(const amq_cuckoo *c,
-                                                             amq_hash128 h, uint32_t f,
-                                                             uint32_t b)
+static inline uint64_t word64(const uint8_t *d, uint64_t i, uint32_t bb)
 {
-    const uint8_t *d = c->data.data;
-    uint64_t nb = c->p.buckets;
-    uint32_t fp = fingerprint(h.h2, f);
-    uint64_t i1 = reduce64(h.h1, nb), i2 = alt_bucket(i1, fp, nb);
-    int found = ct_bucket_has(d, f, b, i1, fp) | ct_bucket_has(d, f, b, i2, fp);
-    return found | (c->victim_fp != 0 && victim_matches(c, fp, i1, i2));
+    uint64_t bit = i * bb;
+    return amq_load64(d + (bit >> 3)) >> (bit & 7);
 }
 
-static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64_t i1,
-                                                          uint64_t i2, uint32_t fp, uint32_t f,
-                                                          uint32_t b)
+static inline ck_u128 word128(const uint8_t *d, uint64_t i, uint32_t bb)
 {
-    /* Bucket i1 first: at the loads a filter runs at, it usually has room,
-     * and the branch lets the CPU start on the next key; i2 only when it
-     * is full. */
-    uint8_t *d = c->data.data;
-    int64_t s = ct_bucket_empty(d, f, b, i1);
-    if (s < 0)
-        s = ct_bucket_empty(d, f, b, i2);
-    if (s < 0)
-        return 0;
-    ct_set(d, f, (uint64_t)s, fp);
-    return 1;
+    uint64_t bit = i * bb;
+    const uint8_t *q = d + (bit >> 3);
+    ck_u128 w = (ck_u128)amq_load64(q) | ((ck_u128)amq_load64(q + 8) << 64);
+    return w >> (bit & 7);
+}
+
+/* Fields of w (ones: bit 0 of each) that are zero: nonzero iff one is; the
+ * lowest set bit is the top bit of the lowest zero field. */
+static inline uint64_t zero64(uint64_t w, uint64_t ones, uint64_t highs)
+{
+    return (w - ones) & ~w & highs;
+}
+
+static inline ck_u128 zero128(ck_u128 w, ck_u128 ones, uint32_t f)
+{
+    return (w - ones) & ~w & (ones << (f - 1));
+}
+
+static inline ck_u128 ones128(const amq_cuckoo *c)
+{
+    return (ck_u128)c->ones_lo | ((ck_u128)c->ones_hi << 64);
+}
+
+static int slots_have(const amq_cuckoo *c, uint64_t i, uint32_t fp)
+{
+    uint32_t j;
+    for (j = 0; j < c->b; j++)
+        if (ct_get(c->d, c->f, i * c->b + j) == fp)
+            return 1;
+    return 0;
+}
+
+/* The test for the layouts that are not one 64-bit word. */
+static __attribute__((noinline)) int test_other(const amq_cuckoo *c, uint32_t fp, uint64_t i1,
+                                                uint64_t i2)
+{
+    if (c->shape == CK_WORD128) {
+        ck_u128 ones = ones128(c), x = (ck_u128)fp * ones;
+        ck_u128 w1 = word128(c->d, i1, c->bb), w2 = word128(c->d, i2, c->bb);
+        return (zero128(w1 ^ x, ones, c->f) | zero128(w2 ^ x, ones, c->f)) != 0;
+    }
+    return slots_have(c, i1, fp) | slots_have(c, i2, fp);
+}
+
+/* 1 if bucket i1 or i2 holds fp: both buckets loaded before either is
+ * compared, each compared whole. */
+static inline __attribute__((always_inline)) int test2(const amq_cuckoo *c, uint32_t fp,
+                                                      uint64_t i1, uint64_t i2)
+{
+    if (__builtin_expect(c->shape == CK_WORD64, 1)) {
+uint64_t w1 = word64(c->d, i1, c->bb), w2 = word64(c->d, i2, c->bb);
+        uint64_t x = (uint64_t)fp * c->ones_lo, y1 = w1 ^ x, y2 = w2 ^ x;
+        return (((y1 - c->ones_lo) & ~y1) | ((y2 - c->ones_lo) & ~y2)) & c->highs_lo ? 1 : 0;
+    }
+    return test_other(c, fp, i1, i2);
+}
+
+static inline __attribute__((always_inline)) int query(const amq_cuckoo *c, amq_hash128 h)
+{
+    uint32_t fp = fingerprint(h.h2, c->fmax);
+    uint64_t i1 = reduce64(h.h1, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    int r = test2(c, fp, i1, i2);
+    /* A victim exists only in a full filter: a branch that always goes
+     * the same way. */
+    if (__builtin_expect(c->victim_fp != 0, 0))
+        r |= victim_matches(c, fp, i1, i2);
+    return r;
+}
+
+/* Slot index of the first empty slot of bucket i, or -1. */
+static int64_t bucket_empty(const amq_cuckoo *c, uint64_t i)
+{
+    uint32_t j;
+    if (c->shape == CK_WORD64) {
+        uint64_t z = zero64(word64(c->d, i, c->bb), c->ones_lo, c->highs_lo);
+        return z ? (int64_t)(i * c->b + ((uint32_t)__builtin_ctzll(z) + 1) / c->f - 1) : -1;
+    }
+    for (j = 0; j < c->b; j++)
+        if (ct_get(c->d, c->f, i * c->b + j) == 0)
+            return (int64_t)(i * c->b + j);
+    return -1;
+}
+
+/* Slot index of the first slot of bucket i holding fp, or -1. */
+static int64_t bucket_find(const amq_cuckoo *c, uint64_t i, uint32_t fp)
+{
+    uint32_t j;
+    for (j = 0; j < c->b; j++)
+        if (ct_get(c->d, c->f, i * c->b + j) == fp)
+            return (int64_t)(i * c->b + j);
+    return -1;
+}
+
+static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
+{
+    uint32_t j, n = 0;
+    for (j = 0; j < c->b; j++)
+        n += ct_get(c->d, c->f, i * c->b + j) == fp;
+    return n;
 }
 
 /*
@@ -130,25 +230,23 @@ static inline __attribute__((always_inline)) int place_tpl(amq_cuckoo *c, uint64
  * Only when none has room is a random slot evicted and the walk goes on
  * from its alternate bucket.  The b reads of a step overlap, so a step
  * costs about one cache miss, and the walk is several times shorter than
- * a plain random walk at high load.
+ * a plain random walk at high load.  At most max_kicks steps.
  */
-static inline __attribute__((always_inline)) int kick_tpl(amq_cuckoo *c, uint64_t i1,
-                                                         uint64_t i2, uint32_t fp, uint32_t f,
-                                                         uint32_t b)
+static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
-    uint8_t *d = c->data.data;
-    uint32_t k, j, old;
-    uint64_t nb = c->p.buckets, i, alt[8];
+    uint8_t *d = c->d;
+    uint32_t f = c->f, b = c->b, k, j, old;
+    uint64_t nb = c->nb, i, alt[8];
     int64_t s;
 
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
         for (j = 0; j < b; j++) {
             alt[j] = alt_bucket(i, ct_get(d, f, i * b + j), nb);
-            __builtin_prefetch(d + alt[j] * b * f / 8, 1);
+            __builtin_prefetch(d + alt[j] * c->bb / 8, 1);
         }
         for (j = 0; j < b; j++) {
-            s = ct_bucket_empty(d, f, b, alt[j]);
+            s = bucket_empty(c, alt[j]);
             if (s >= 0) {
                 ct_set(d, f, (uint64_t)s, ct_get(d, f, i * b + j));
                 ct_set(d, f, i * b + j, fp);
@@ -166,90 +264,79 @@ static inline __attribute__((always_inline)) int kick_tpl(amq_cuckoo *c, uint64_
     return 0;
 }
 
+static __attribute__((noinline)) int insert_other(amq_cuckoo *c, uint64_t i1, uint64_t i2,
+                                                  uint32_t fp)
+{
+    int64_t s = bucket_empty(c, i1);
+    if (s < 0)
+        s = bucket_empty(c, i2);
+    if (s < 0)
+        return kick(c, i1, i2, fp);
+    ct_set(c->d, c->f, (uint64_t)s, fp);
+    return 1;
+}
+
+/*
+ * Places fp in bucket i1 or i2 (i1 first), evicting when both are full: 1
+ * placed, 0 the last homeless fingerprint went to the victim slot.  The
+ * common layouts load both buckets up front, find a free field with the
+ * has-zero-field test, and OR fp into the word that holds it (the field is
+ * zero): no call, no loop.
+ */
+static inline __attribute__((always_inline)) int insert(amq_cuckoo *c, uint64_t i1, uint64_t i2,
+                                                       uint32_t fp)
+{
+    if (__builtin_expect(c->shape == CK_WORD64, 1)) {
+        uint32_t f = c->f;
+        uint64_t w1 = word64(c->d, i1, c->bb), w2 = word64(c->d, i2, c->bb);
+        uint64_t z1 = zero64(w1, c->ones_lo, c->highs_lo), z2 = zero64(w2, c->ones_lo, c->highs_lo);
+        uint64_t bit, w;
+        uint8_t *q;
+        if (z1)
+            bit = i1 * c->bb + (uint64_t)__builtin_ctzll(z1) + 1 - f;
+        else if (z2)
+            bit = i2 * c->bb + (uint64_t)__builtin_ctzll(z2) + 1 - f;
+        else
+            return kick(c, i1, i2, fp);
+        q = c->d + (bit >> 3);
+        w = amq_load64(q) | ((uint64_t)fp << (bit & 7));
+        amq_store64(q, w);
+        return 1;
+    }
+    return insert_other(c, i1, i2, fp);
+}
+
 #define BATCH 16
 
 /* Bucket indexes of a block of keys first, with both buckets prefetched,
  * then the tests: up to 2 * BATCH cache misses in flight. */
-static inline __attribute__((always_inline)) void
-contains_batch_tpl(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, uint32_t f,
-                   uint32_t b)
+static void contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    const uint8_t *d = c->data.data;
-    uint64_t nb = c->p.buckets, i1[BATCH], i2[BATCH];
-    uint32_t fp[BATCH];
+    const uint8_t *d = c->d;
+    uint64_t nb = c->nb, i1[BATCH], i2[BATCH];
+    uint32_t fp[BATCH], bb = c->bb;
     size_t base, j, m;
 
     for (base = 0; base < n; base += BATCH) {
         m = n - base < BATCH ? n - base : BATCH;
         for (j = 0; j < m; j++) {
-            fp[j] = fingerprint(h[base + j].h2, f);
+            fp[j] = fingerprint(h[base + j].h2, c->fmax);
             i1[j] = reduce64(h[base + j].h1, nb);
             i2[j] = alt_bucket(i1[j], fp[j], nb);
-            __builtin_prefetch(d + i1[j] * b * f / 8);
-            __builtin_prefetch(d + i2[j] * b * f / 8);
+            __builtin_prefetch(d + i1[j] * bb / 8);
+            __builtin_prefetch(d + i2[j] * bb / 8);
         }
         for (j = 0; j < m; j++)
-            out[base + j] = (uint8_t)(ct_bucket_has(d, f, b, i1[j], fp[j]) |
-                                      ct_bucket_has(d, f, b, i2[j], fp[j]) |
-                                      (c->victim_fp != 0 && victim_matches(c, fp[j], i1[j], i2[j])));
+            out[base + j] = (uint8_t)(test2(c, fp[j], i1[j], i2[j]) |
+                                      victim_matches(c, fp[j], i1[j], i2[j]));
     }
-}
-
-#define CK_INSTANCE(F, B)                                                              \
-    static int contains_##F##_##B(const amq_cuckoo *c, amq_hash128 h)                 \
-    {                                                                                  \
-        return contains_tpl(c, h, F, B);                                               \
-    }                                                                                  \
-    static __attribute__((noinline)) int kick_##F##_##B(amq_cuckoo *c, uint64_t i1,    \
-                                                        uint64_t i2, uint32_t fp)      \
-    {                                                                                  \
-        return kick_tpl(c, i1, i2, fp, F, B);                                          \
-    }                                                                                  \
-    /* The common case inline, the eviction walk out of line. */                       \
-    static int insert_##F##_##B(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)  \
-    {                                                                                  \
-        if (place_tpl(c, i1, i2, fp, F, B))                                            \
-            return 1;                                                                  \
-        return kick_##F##_##B(c, i1, i2, fp);                                          \
-    }                                                                                  \
-    static void contains_batch_##F##_##B(const amq_cuckoo *c, const amq_hash128 *h,     \
-                                         size_t n, uint8_t *out)                       \
-    {                                                                                  \
-        contains_batch_tpl(c, h, n, out, F, B);                                        \
-    }                                                                                  \
-    static const ck_ops ops_##F##_##B = {contains_##F##_##B, insert_##F##_##B,         \
-                                         contains_batch_##F##_##B};
-
-CK_INSTANCE(8, 1)
-CK_INSTANCE(8, 2)
-CK_INSTANCE(8, 4)
-CK_INSTANCE(8, 8)
-CK_INSTANCE(12, 1)
-CK_INSTANCE(12, 2)
-CK_INSTANCE(12, 4)
-CK_INSTANCE(12, 8)
-CK_INSTANCE(16, 1)
-CK_INSTANCE(16, 2)
-CK_INSTANCE(16, 4)
-CK_INSTANCE(16, 8)
-
-static const ck_ops *select_ops(uint32_t f, uint32_t b)
-{
-    static const ck_ops *const table[3][4] = {
-        {&ops_8_1, &ops_8_2, &ops_8_4, &ops_8_8},
-        {&ops_12_1, &ops_12_2, &ops_12_4, &ops_12_8},
-        {&ops_16_1, &ops_16_2, &ops_16_4, &ops_16_8},
-    };
-    unsigned fi = f == 8 ? 0 : f == 12 ? 1 : 2;
-    unsigned bi = b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3;
-    return table[fi][bi];
 }
 
 /* ---- sizing ---------------------------------------------------------------------- */
 
 static int valid_f(uint32_t f)
 {
-    return f == 8 || f == 12 || f == 16;
+    return f >= AMQ_CUCKOO_MIN_FINGERPRINT && f <= AMQ_CUCKOO_MAX_FINGERPRINT;
 }
 
 static int valid_b(uint32_t b)
@@ -257,26 +344,51 @@ static int valid_b(uint32_t b)
     return b == 1 || b == 2 || b == 4 || b == 8;
 }
 
+/* How buckets of bb bits are read (see word64). */
+static uint32_t shape_of(uint32_t bb)
+{
+    uint32_t g = bb & 7 ? (bb & 1 ? 1 : bb & 2 ? 2 : 4) : 8; /* gcd(bb, 8) */
+    if (bb + 8 - g <= 64)
+        return CK_WORD64;
+    if (bb + 8 - g <= 128)
+        return CK_WORD128;
+    return CK_SLOTS;
+}
+
 double amq_cuckoo_max_load(uint32_t b)
 {
-    /* Measured first-failure loads with 500 kicks on large tables are
-     * ~0.47 (12/16-bit; 0.25 with 8-bit fingerprints, which have only 255
-     * alternate buckets), ~0.87, ~0.97 and ~0.99 (docs/cuckoo.md).  These
-     * leave a margin, and 4-slot buckets stop at 0.90: the last few
-     * per cent of load cost long eviction walks, a third of the insert
-     * time at 0.93. */
+    /* Measured first-failure loads with 500 kicks (8 to 32-bit
+     * fingerprints, tables of 1M to 32M slots) are ~0.45, ~0.87, ~0.96-0.97
+     * and ~0.99 (docs/cuckoo.md).  These leave a margin; 4-slot buckets run
+     * at 0.95, where 10-bit fingerprints reach 1 % in 10.5 bits per key,
+     * at the cost of longer eviction walks for the last few per cent. */
     switch (b) {
     case 1:
         return 0.40;
     case 2:
         return 0.80;
     case 4:
-        return 0.90;
+        return 0.95;
     case 8:
         return 0.96;
     default:
         return 0.0;
     }
+}
+
+/* The load (f, b) is sized for: amq_cuckoo_max_load(b), lower for short
+ * fingerprints, whose 2^f - 1 alternates per bucket jam large tables
+ * early (measured: docs/cuckoo.md). */
+static double load_cap(uint32_t f, uint32_t b)
+{
+    double max = amq_cuckoo_max_load(b);
+    if (f >= 10 || (f >= 8 && b != 1))
+        return max;
+    if (b == 1)
+        return f >= 8 ? 0.15 : 0.04;
+    if (f >= 6)
+        return b == 2 ? 0.70 : 0.90;
+    return b == 2 ? 0.30 : 0.80;
 }
 
 double amq_cuckoo_fpp_theory(uint32_t f, uint32_t b, double load)
@@ -293,44 +405,39 @@ static double load_for(uint32_t f, uint32_t b, double t)
 {
     double q = 1.0 / (double)((UINT64_C(1) << f) - 1);
     double a = log1p(-t) / (2.0 * (double)b * log1p(-q));
-    double max = amq_cuckoo_max_load(b);
+    double max = load_cap(f, b);
     return a < max ? a : max;
 }
 
 int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
                           amq_cuckoo_params *params)
 {
-    static const uint32_t fs[3] = {8, 12, 16}, bs[4] = {1, 2, 4, 8};
+    static const uint32_t bs[4] = {1, 2, 4, 8};
     double best_bpi = INFINITY, best_load = 0.0, nbd;
-    uint32_t best_f = 0, best_b = 0, i, j;
+    uint32_t best_f = 0, best_b = 0, f, j;
 
     memset(params, 0, sizeof *params);
     if (n == 0 || !(p > 0.0 && p < 1.0))
         return AMQ_ERANGE;
     if ((fbits != 0 && !valid_f(fbits)) || (bsize != 0 && !valid_b(bsize)))
         return AMQ_ERANGE;
-    for (i = 0; i < 3; i++) {
+    for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++) {
         for (j = 0; j < 4; j++) {
-            uint32_t f = fs[i], b = bs[j];
+            uint32_t b = bs[j];
             double load, bpi;
             if ((fbits != 0 && f != fbits) || (bsize != 0 && b != bsize))
                 continue;
-            /* 8-slot buckets save under 4 % of the bits of 4-slot ones but
-             * read two lanes per bucket with 12/16-bit slots: only on
-             * request. */
+            /* 8-slot buckets save under 3 % of the bits of 4-slot ones but
+             * read twice the bits per bucket: only on request. */
             if (bsize == 0 && b == 8)
                 continue;
-            load = (fbits != 0 && bsize != 0) ? amq_cuckoo_max_load(b)
-                                              : load_for(f, b, 0.95 * p);
-            /* 8-bit fingerprints give a 1-slot bucket only 255 alternates:
-             * large tables jam at ~20 % load. */
-            if (f == 8 && b == 1 && load > 0.15)
-                load = 0.15;
+            load = (fbits != 0 && bsize != 0) ? load_cap(f, b) : load_for(f, b, 0.95 * p);
             if (!(load > 0.0))
                 continue;
+            /* Ties (equal bits per key) go to the wider fingerprint. */
             bpi = (double)f / load;
-            if (bpi < best_bpi) {
-                best_bpi = bpi;
+            if (bpi <= best_bpi * (1.0 + 1e-12)) {
+                best_bpi = bpi < best_bpi ? bpi : best_bpi;
                 best_load = load;
                 best_f = f;
                 best_b = b;
@@ -377,6 +484,29 @@ size_t amq_cuckoo_data_size(const amq_cuckoo_params *p)
 
 /* ---- life cycle --------------------------------------------------------------------- */
 
+/* The per-filter constants of the hot paths (d is set with the table). */
+static void derive(amq_cuckoo *c)
+{
+    uint32_t j;
+    c->nb = c->p.buckets;
+    c->f = c->p.fingerprint_bits;
+    c->b = c->p.bucket_size;
+    c->bb = c->f * c->b;
+    c->shape = shape_of(c->bb);
+    c->fmax = (UINT64_C(1) << c->f) - 1;
+    c->fast = c->p.hash_algo == AMQ_HASH_XXH3 && c->shape == CK_WORD64;
+    c->fast_add = 0; /* until the table is known to be writable */
+    c->ones_lo = c->ones_hi = 0;
+    for (j = 0; j < c->b; j++) {
+        uint32_t bit = j * c->f;
+        if (bit < 64)
+            c->ones_lo |= UINT64_C(1) << bit;
+        else if (bit < 128)
+            c->ones_hi |= UINT64_C(1) << (bit - 64);
+    }
+    c->highs_lo = c->ones_lo << (c->f - 1);
+}
+
 static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
 {
     amq_allocator a;
@@ -387,7 +517,7 @@ static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
     if (c == NULL)
         return NULL;
     c->p = *p;
-    c->ops = select_ops(p->fingerprint_bits, p->bucket_size);
+    derive(c);
     c->rng = RNG_SEED;
     c->alloc = a;
     return c;
@@ -411,6 +541,8 @@ int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
         amq_cuckoo_free(c);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    c->d = c->data.data;
+    c->fast_add = c->fast;
     *out = c;
     return AMQ_OK;
 }
@@ -419,7 +551,7 @@ static int check_victim(const amq_cuckoo_params *p, uint32_t fp, uint64_t bucket
 {
     if (fp == 0)
         return bucket == 0 ? AMQ_OK : AMQ_ERANGE;
-    if (fp >= (UINT32_C(1) << p->fingerprint_bits) || bucket >= p->buckets)
+    if ((uint64_t)fp >= (UINT64_C(1) << p->fingerprint_bits) || bucket >= p->buckets)
         return AMQ_ERANGE;
     return AMQ_OK;
 }
@@ -443,6 +575,7 @@ int amq_cuckoo_view(const amq_cuckoo_params *params, const void *data, size_t le
     if (c == NULL)
         return AMQ_ENOMEM;
     amq_region_borrow(&c->data, data, len);
+    c->d = c->data.data; /* never written: a view's mutators return AMQ_EREADONLY */
     c->items = items;
     c->victim_fp = victim_fp;
     c->victim_bucket = victim_bucket;
@@ -464,6 +597,8 @@ int amq_cuckoo_clone(const amq_cuckoo *src, const amq_allocator *alloc, amq_cuck
         amq_cuckoo_free(c);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
+    c->d = c->data.data;
+    c->fast_add = c->fast;
     c->items = src->items;
     c->victim_fp = src->victim_fp;
     c->victim_bucket = src->victim_bucket;
@@ -489,7 +624,23 @@ amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len)
     return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
 }
 
-int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
+/* XXH3 inline for the common case (a call through the PLT and a switch on
+ * the algorithm cost as much as the rest of a one-key query); the other
+ * algorithms through amq_hash_key. */
+static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_cuckoo *c,
+                                                                   const void *key, size_t len)
+{
+    if (__builtin_expect(c->p.hash_algo == AMQ_HASH_XXH3, 1)) {
+        XXH128_hash_t x = XXH3_128bits_withSeed(key, len, c->p.seed);
+        amq_hash128 h;
+        h.h1 = x.low64;
+        h.h2 = x.high64;
+        return h;
+    }
+    return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
+}
+
+static inline __attribute__((always_inline)) int add_inline(amq_cuckoo *c, amq_hash128 h)
 {
     uint32_t fp;
     uint64_t i1, i2;
@@ -498,12 +649,61 @@ int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
         return AMQ_EREADONLY;
     if (c->victim_fp != 0)
         return AMQ_EFULL;
-    fp = fingerprint(h.h2, c->p.fingerprint_bits);
-    i1 = reduce64(h.h1, c->p.buckets);
-    i2 = alt_bucket(i1, fp, c->p.buckets);
-    (void)c->ops->insert(c, i1, i2, fp);
+    fp = fingerprint(h.h2, c->fmax);
+    i1 = reduce64(h.h1, c->nb);
+    i2 = alt_bucket(i1, fp, c->nb);
+    (void)insert(c, i1, i2, fp);
     c->items++;
     return 1;
+}
+
+int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h)
+{
+    return add_inline(c, h);
+}
+
+/* The slow paths of the one-key functions, out of line so that the fast
+ * ones stay leaf functions (no registers to save, no frame). */
+static __attribute__((noinline)) int add_any(amq_cuckoo *c, const void *key, size_t len)
+{
+    return add_inline(c, key_hash(c, key, len));
+}
+
+static __attribute__((noinline)) int query_any(const amq_cuckoo *c, const void *key, size_t len)
+{
+    return query(c, key_hash(c, key, len));
+}
+
+/*
+ * 8- and 16-byte keys with XXH3 in a one-word layout (c->fast): XXH3's code
+ * for that length flattened into the add or the query.  A full filter (a
+ * victim) and a view take the general path.
+ */
+__attribute__((flatten)) static int add_fast(amq_cuckoo *c, const void *key, size_t len)
+{
+    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
+                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    uint32_t fp = fingerprint(x.high64, c->fmax);
+    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    (void)insert(c, i1, i2, fp);
+    c->items++;
+    return 1;
+}
+
+__attribute__((flatten)) static int query_fast(const amq_cuckoo *c, const void *key, size_t len)
+{
+    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
+                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    uint32_t fp = fingerprint(x.high64, c->fmax);
+    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    return test2(c, fp, i1, i2);
+}
+
+int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
+{
+    if (__builtin_expect(c->fast_add && (len == 8 || len == 16) && c->victim_fp == 0, 1))
+        return add_fast(c, key, len);
+    return add_any(c, key, len);
 }
 
 static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -512,9 +712,9 @@ static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *add
      * j is inserted, so the common insert (a free slot in i1 or i2) finds
      * its two buckets in cache.  Same results as n single adds. */
     enum { AHEAD = 8 };
-    const uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp[AHEAD];
-    uint64_t nb = c->p.buckets, i1[AHEAD], i2[AHEAD];
+    const uint8_t *d = c->d;
+    uint32_t bb = c->bb, fp[AHEAD];
+    uint64_t nb = c->nb, i1[AHEAD], i2[AHEAD];
     size_t j, k;
 
     if (amq_region_is_borrowed(&c->data))
@@ -527,18 +727,18 @@ static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *add
             k = m % AHEAD;
             if (c->victim_fp != 0)
                 return AMQ_EFULL;
-            (void)c->ops->insert(c, i1[k], i2[k], fp[k]);
+            (void)insert(c, i1[k], i2[k], fp[k]);
             c->items++;
             if (added != NULL)
                 added[m] = 1;
         }
         if (j < n) {
             k = j % AHEAD;
-            fp[k] = fingerprint(h[j].h2, f);
+            fp[k] = fingerprint(h[j].h2, c->fmax);
             i1[k] = reduce64(h[j].h1, nb);
             i2[k] = alt_bucket(i1[k], fp[k], nb);
-            __builtin_prefetch(d + i1[k] * b * f / 8, 1);
-            __builtin_prefetch(d + i2[k] * b * f / 8, 1);
+            __builtin_prefetch(d + i1[k] * bb / 8, 1);
+            __builtin_prefetch(d + i2[k] * bb / 8, 1);
         }
     }
     return AMQ_OK;
@@ -554,33 +754,30 @@ int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t 
     return rc;
 }
 
-int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
-{
-    return amq_cuckoo_add_hash(c, amq_cuckoo_hash(c, key, len));
-}
-
 int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 {
-    return c->ops->contains(c, h);
+    return query(c, h);
 }
 
 int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
 {
-    return c->ops->contains(c, amq_cuckoo_hash(c, key, len));
+    if (__builtin_expect(c->fast && (len == 8 || len == 16) && c->victim_fp == 0, 1))
+        return query_fast(c, key, len);
+    return query_any(c, key, len);
 }
 
 int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
 {
     if (amq_region_is_borrowed(&c->data))
         return AMQ_EREADONLY;
-    if (c->ops->contains(c, h))
+    if (query(c, h))
         return 0;
-    return amq_cuckoo_add_hash(c, h);
+    return add_inline(c, h);
 }
 
 int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len)
 {
-    return amq_cuckoo_add_unique_hash(c, amq_cuckoo_hash(c, key, len));
+    return amq_cuckoo_add_unique_hash(c, key_hash(c, key, len));
 }
 
 int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out,
@@ -592,14 +789,14 @@ int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t 
 
     if (maybe == NULL) {
         if (out != NULL)
-            c->ops->contains_batch(c, h, n, out);
+            contains_batch(c, h, n, out);
         return AMQ_OK;
     }
     /* Counting needs the answers: into out, or a chunk at a time on the stack. */
     for (at = 0; at < n; at += len) {
         uint8_t *o = out != NULL ? out + at : tmp;
         len = out != NULL ? n : (n - at < sizeof tmp ? n - at : sizeof tmp);
-        c->ops->contains_batch(c, h + at, len, o);
+        contains_batch(c, h + at, len, o);
         for (i = 0; i < len; i++)
             m += o[i];
     }
@@ -617,26 +814,25 @@ static void reinsert_victim(amq_cuckoo *c)
         return;
     c->victim_fp = 0;
     c->victim_bucket = 0;
-    (void)c->ops->insert(c, i, alt_bucket(i, fp, c->p.buckets), fp);
+    (void)insert(c, i, alt_bucket(i, fp, c->nb), fp);
 }
 
 int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
 {
-    uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp;
+    uint32_t fp;
     uint64_t i1, i2;
     int64_t s;
 
     if (amq_region_is_borrowed(&c->data))
         return AMQ_EREADONLY;
-    fp = fingerprint(h.h2, f);
-    i1 = reduce64(h.h1, c->p.buckets);
-    i2 = alt_bucket(i1, fp, c->p.buckets);
-    s = ct_bucket_find(d, f, b, i1, fp);
+    fp = fingerprint(h.h2, c->fmax);
+    i1 = reduce64(h.h1, c->nb);
+    i2 = alt_bucket(i1, fp, c->nb);
+    s = bucket_find(c, i1, fp);
     if (s < 0)
-        s = ct_bucket_find(d, f, b, i2, fp);
+        s = bucket_find(c, i2, fp);
     if (s >= 0) {
-        ct_set(d, f, (uint64_t)s, 0);
+        ct_set(c->d, c->f, (uint64_t)s, 0);
         c->items -= c->items > 0; /* never wraps, even on untrusted data */
         reinsert_victim(c);
         return 1;
@@ -652,22 +848,21 @@ int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
 
 int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len)
 {
-    return amq_cuckoo_remove_hash(c, amq_cuckoo_hash(c, key, len));
+    return amq_cuckoo_remove_hash(c, key_hash(c, key, len));
 }
 
 static uint32_t count_copies(const amq_cuckoo *c, amq_hash128 h)
 {
-    const uint8_t *d = c->data.data;
-    uint32_t f = c->p.fingerprint_bits, b = c->p.bucket_size, fp, n;
+    uint32_t fp, n;
     uint64_t i1, i2;
 
-    fp = fingerprint(h.h2, f);
-    i1 = reduce64(h.h1, c->p.buckets);
-    i2 = alt_bucket(i1, fp, c->p.buckets);
-    n = ct_bucket_count(d, f, b, i1, fp);
+    fp = fingerprint(h.h2, c->fmax);
+    i1 = reduce64(h.h1, c->nb);
+    i2 = alt_bucket(i1, fp, c->nb);
+    n = bucket_count(c, i1, fp);
     if (i2 != i1)
-        n += ct_bucket_count(d, f, b, i2, fp);
-    if (c->victim_fp != 0 && victim_matches(c, fp, i1, i2))
+        n += bucket_count(c, i2, fp);
+    if (victim_matches(c, fp, i1, i2))
         n++;
     return n;
 }
@@ -680,7 +875,7 @@ int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count)
 
 int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count)
 {
-    return amq_cuckoo_count_hash(c, amq_cuckoo_hash(c, key, len), count);
+    return amq_cuckoo_count_hash(c, key_hash(c, key, len), count);
 }
 
 int amq_cuckoo_clear(amq_cuckoo *c)
@@ -756,7 +951,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         return amq_err(err, rc,
                        "cannot size a cuckoo filter for %llu items at false-positive rate %g"
                        " (capacity must be at least 1, the rate in (0, 1), fingerprint bits"
-                       " 8, 12 or 16, bucket size 1, 2, 4 or 8)",
+                       " 4 to 32, bucket size 1, 2, 4 or 8)",
                        (unsigned long long)cfg->capacity, cfg->fpp);
     if (cfg->max_kicks != 0)
         p.max_kicks = cfg->max_kicks;

@@ -2,16 +2,15 @@
  * cuckoo_table.h - arrays of packed fingerprints, shared by the cuckoo
  * kinds (cuckoo.c, scalable_cuckoo.c).  Internal: not installed.
  *
- * A table is nb buckets of b slots of f bits (f = 8, 12 or 16), slot s of
- * the whole array at bit s * f, little-endian: 12-bit slots are packed, two
- * per three bytes, not padded to 16.  0 marks an empty slot, so
+ * A table is nb buckets of b slots of f bits (4 <= f <= 32), slot s of the
+ * whole array at bit s * f, little-endian: slots are packed (12-bit slots
+ * two per three bytes, 10-bit slots four per five), never padded.  0 marks an empty slot, so
  * fingerprints are never 0.  Every table is followed by at least
  * CT_PAD zero bytes so that a bucket can be read with whole 64-bit loads.
  *
  * Buckets are searched a 64-bit "lane" at a time with the has-zero-field
- * trick (x - ONES) & ~x & HIGHS: a lane holds up to 8 slots of 8 bits or
- * 4 slots of 12 or 16 bits; a bucket of 8 slots of 12 or 16 bits is two
- * lanes.  The trick flags every zero field exactly as far as "is there
+ * trick (x - ONES) & ~x & HIGHS: a lane holds up to 8 slots of 8 bits, 4 of
+ * 16, or as many (a power of two) as fit in 57 bits.  The trick flags every zero field exactly as far as "is there
  * one" and "which is the lowest" go, which is all the callers ask.
  */
 #ifndef AMQ_CUCKOO_TABLE_H
@@ -33,6 +32,15 @@ static inline uint64_t ct_bytes(uint64_t nslots, uint32_t f)
     return (bytes + 7) / 8 * 8 + CT_PAD;
 }
 
+/* The mask of an f-bit field (f <= 32). */
+static inline uint64_t ct_field_mask(uint32_t f)
+{
+    return (UINT64_C(1) << f) - 1;
+}
+
+/* A slot of any width up to 32 bits is inside the 64-bit word loaded at its
+ * first byte (at most 7 + 32 bits); the table's padding keeps that load
+ * inside the table for the last slot. */
 static inline uint32_t ct_get(const uint8_t *d, uint32_t f, uint64_t slot)
 {
     uint64_t bit;
@@ -42,16 +50,15 @@ static inline uint32_t ct_get(const uint8_t *d, uint32_t f, uint64_t slot)
     case 16:
         return amq_load16(d + 2 * slot);
     default:
-        bit = slot * 12;
-        return (uint32_t)(amq_load16(d + (bit >> 3)) >> (bit & 7)) & 0xfffu;
+        bit = slot * f;
+        return (uint32_t)((amq_load64(d + (bit >> 3)) >> (bit & 7)) & ct_field_mask(f));
     }
 }
 
 static inline void ct_set(uint8_t *d, uint32_t f, uint64_t slot, uint32_t v)
 {
-    uint64_t bit;
+    uint64_t bit, w;
     unsigned sh;
-    uint16_t w;
     switch (f) {
     case 8:
         d[slot] = (uint8_t)v;
@@ -60,19 +67,25 @@ static inline void ct_set(uint8_t *d, uint32_t f, uint64_t slot, uint32_t v)
         amq_store16(d + 2 * slot, (uint16_t)v);
         break;
     default:
-        bit = slot * 12;
+        bit = slot * f;
         sh = (unsigned)(bit & 7);
-        w = amq_load16(d + (bit >> 3));
-        w = (uint16_t)((w & ~(0xfffu << sh)) | ((v & 0xfffu) << sh));
-        amq_store16(d + (bit >> 3), w);
+        w = amq_load64(d + (bit >> 3));
+        w = (w & ~(ct_field_mask(f) << sh)) | (((uint64_t)v & ct_field_mask(f)) << sh);
+        amq_store64(d + (bit >> 3), w);
         break;
     }
 }
 
-/* Slots per 64-bit lane for f-bit fingerprints in buckets of b slots. */
+/* Slots per 64-bit lane for f-bit fingerprints in buckets of b slots: the
+ * largest power of two (so that lanes tile the bucket) whose fields fit in
+ * the 57 bits a byte-addressed 64-bit load always holds, or, for 8 and 16
+ * bits, whose lanes start on whole bytes. */
 static inline uint32_t ct_lane_slots(uint32_t f, uint32_t b)
 {
-    uint32_t per = f == 8 ? 8u : 4u;
+    uint32_t per = f == 8 ? 8u : f == 16 ? 4u : 1u;
+    if (f != 8 && f != 16)
+        while (per * 2 * f <= 57)
+            per *= 2;
     return b < per ? b : per;
 }
 

@@ -9,12 +9,15 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t by value, in the caller's memory */
 #include <xxhash.h>
 
+#include "amq/blocked_bloom.h"
 #include "amq/bloom.h"
 #include "amq/filter.h"
+#include "amq/inplace.h"
 #include "common/alloc.h"
 #include "common/container.h"
 #include "common/error.h"
 #include "common/file.h"
+#include "inplace.h"
 #include "kind.h"
 
 struct amq_filter {
@@ -24,6 +27,7 @@ struct amq_filter {
     uint64_t seed;
     amq_mapped map; /* the mapping an mmap'd filter borrows from */
     int readonly;
+    int chunked; /* saved with a chunked payload checksum (AMQ_FLAG_CHUNKSUM) */
     amq_allocator alloc;
 };
 
@@ -397,6 +401,9 @@ typedef struct out_target {
 
 typedef struct payload_sink {
     XXH3_state_t sum; /* first: it wants the 64-byte alignment of the struct */
+    XXH3_state_t chunk; /* the current 4 KiB chunk (chunked checksum) */
+    int chunked;
+    uint64_t chunk_pos, chunk_index, chunk_sum;
     const out_target *t;
     uint64_t offset; /* where the next flushed byte goes */
     uint64_t total;
@@ -421,7 +428,26 @@ static int sink_write(void *ctx, const void *data, size_t len)
     payload_sink *s = ctx;
     int rc;
 
-    (void)XXH3_64bits_update(&s->sum, data, len);
+    if (s->chunked) {
+        const uint8_t *p = data;
+        size_t left = len, n;
+        while (left > 0) {
+            n = AMQ_CHUNK - (size_t)s->chunk_pos;
+            if (n > left)
+                n = left;
+            (void)XXH3_64bits_update(&s->chunk, p, n);
+            s->chunk_pos += n;
+            p += n;
+            left -= n;
+            if (s->chunk_pos == AMQ_CHUNK) {
+                s->chunk_sum += XXH3_64bits_digest(&s->chunk);
+                s->chunk_pos = 0;
+                (void)XXH3_64bits_reset_withSeed(&s->chunk, ++s->chunk_index);
+            }
+        }
+    } else {
+        (void)XXH3_64bits_update(&s->sum, data, len);
+    }
     s->total += len;
     if (len >= SINK_BUF) {
         if ((rc = sink_flush(s)) != AMQ_OK)
@@ -465,6 +491,8 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
     params = header + off;
     memset(s, 0, offsetof(payload_sink, buf));
     (void)XXH3_64bits_reset(&s->sum);
+    (void)XXH3_64bits_reset_withSeed(&s->chunk, 0);
+    s->chunked = f->chunked;
     s->t = t;
     s->offset = off;
     s->err = err;
@@ -497,6 +525,10 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
     c.params_len = (uint32_t)plen;
     c.payload_len = s->total;
     c.payload_sum = XXH3_64bits_digest(&s->sum);
+    if (f->chunked) {
+        c.flags = AMQ_FLAG_CHUNKSUM;
+        c.payload_sum = s->chunk_sum + (s->chunk_pos > 0 ? XXH3_64bits_digest(&s->chunk) : 0);
+    }
     amq_container_write_header(&c, header);
     rc = t->pwrite(t->ctx, header, (size_t)off, 0, err);
 done:
@@ -541,6 +573,59 @@ static int mem_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
     if (offset > m->cap || len > m->cap - offset)
         return amq_err(err, AMQ_EINVAL, "buffer too small");
     memcpy(m->buf + offset, data, len);
+    return AMQ_OK;
+}
+
+int amq_filter_set_chunked_checksum(amq_filter *f, int on)
+{
+    if (f == NULL)
+        return AMQ_EINVAL;
+    f->chunked = on != 0;
+    return AMQ_OK;
+}
+
+int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *out, size_t cap,
+                           size_t *len)
+{
+    const amq_kind_ops *ops = f->ops;
+    amq_container c;
+    amq_stats st;
+    uint8_t *params;
+    size_t plen = ops->params_size(f->impl);
+    uint64_t off;
+
+    if (plen > AMQ_FILE_MAX_PARAMS)
+        return AMQ_EOVERFLOW;
+    off = amq_container_payload_offset((uint32_t)plen);
+    if (off > cap)
+        return AMQ_EINVAL;
+    params = amq_malloc(&f->alloc, plen + 1);
+    if (params == NULL)
+        return AMQ_ENOMEM;
+    ops->params_write(f->impl, params);
+    memset(&c, 0, sizeof c);
+    memset(&st, 0, sizeof st);
+    /* The count alone: the kinds' stats count the bits set, reading the
+     * whole array an in-place update exists to avoid. */
+    if (ops->kind == AMQ_KIND_BLOOM)
+        st.items = amq_bloom_items(f->impl);
+    else if (ops->kind == AMQ_KIND_BLOCKED)
+        st.items = amq_blocked_items(f->impl);
+    else
+        ops->stats(f->impl, &st);
+    c.version = AMQ_FILE_VERSION;
+    c.kind = ops->kind;
+    c.hash_algo = f->hash_algo;
+    c.seed = f->seed;
+    c.items = st.items;
+    c.flags = f->chunked ? AMQ_FLAG_CHUNKSUM : 0;
+    c.params = params;
+    c.params_len = (uint32_t)plen;
+    c.payload_len = ops->payload_size(f->impl);
+    c.payload_sum = payload_sum;
+    amq_container_write_header(&c, out);
+    amq_free(&f->alloc, params, plen + 1);
+    *len = (size_t)off;
     return AMQ_OK;
 }
 
@@ -603,7 +688,9 @@ static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borr
     if (rc != AMQ_OK)
         return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", c.hash_algo);
     if (!(flags & AMQ_OPEN_TRUST) &&
-        amq_checksum(buf + c.payload_off, (size_t)c.payload_len) != c.payload_sum)
+        ((c.flags & AMQ_FLAG_CHUNKSUM)
+             ? amq_chunked_checksum(buf + c.payload_off, c.payload_len)
+             : amq_checksum(buf + c.payload_off, (size_t)c.payload_len)) != c.payload_sum)
         return amq_err(err, AMQ_ECHECKSUM,
                        "payload checksum mismatch: the %s filter's data is corrupt", ops->name);
     memset(&args, 0, sizeof args);
@@ -617,14 +704,26 @@ static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borr
     args.borrow = borrow;
     args.trusted = (flags & AMQ_OPEN_TRUST) != 0;
     args.alloc = alloc;
+    /* In place: the view may write to buf (a private mapping). */
+    amq_region_borrow_writable = borrow && (flags & AMQ_OPEN_INPLACE_) != 0;
+    amq_region_borrowed_rw = 0;
     rc = ops->load(&args, &impl, err);
+    amq_region_borrow_writable = 0;
     if (rc != AMQ_OK)
         return rc;
+    if ((flags & AMQ_OPEN_INPLACE_) && amq_region_borrowed_rw == 0) {
+        /* The kind copied the payload: adds would never reach the file. */
+        ops->destroy(impl);
+        return amq_err(err, AMQ_EUNSUPPORTED, "the %s filter cannot be viewed in place",
+                       ops->name);
+    }
     rc = wrap(ops, impl, alloc, out);
+    if (rc == AMQ_OK)
+        (*out)->chunked = (c.flags & AMQ_FLAG_CHUNKSUM) != 0;
     /* AMQ_OPEN_MMAP promises a read-only filter, also when the kind had to
      * copy (growing kinds do) or the file could not be mapped (a pipe):
      * writes to it would otherwise succeed and vanish silently. */
-    if (rc == AMQ_OK && (flags & AMQ_OPEN_MMAP))
+    if (rc == AMQ_OK && (flags & AMQ_OPEN_MMAP) && !(flags & AMQ_OPEN_INPLACE_))
         (*out)->readonly = 1;
     return rc;
 }

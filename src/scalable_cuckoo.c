@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "amq/cuckoo.h"
 #include "amq/scalable_cuckoo.h"
 #include "common/alloc.h"
 #include "common/endian.h"
@@ -52,6 +53,12 @@ typedef struct lookup {
 #define DEFAULT_MAX_FILTERS 32u
 
 /* ---- parameters ------------------------------------------------------------------ */
+
+/* Native mode packs fingerprints of any width the cuckoo kind takes. */
+static int native_width(uint32_t f)
+{
+    return f >= AMQ_CUCKOO_MIN_FINGERPRINT && f <= AMQ_CUCKOO_MAX_FINGERPRINT;
+}
 
 void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom)
 {
@@ -227,8 +234,7 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
             return AMQ_ERANGE;
         p.hash_algo = AMQ_HASH_MURMUR64A;
         p.seed = 0;
-    } else if (p.fingerprint_bits != 8 && p.fingerprint_bits != 12 &&
-               p.fingerprint_bits != 16) {
+    } else if (!native_width(p.fingerprint_bits)) {
         return AMQ_ERANGE;
     }
     if (check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
@@ -980,9 +986,10 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     if (len > 0)
         memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
-    if (c->p.fingerprint_bits == 12 && (c->f[j].nb * c->p.bucket_size) % 2 != 0) {
+    if ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8 != 0) {
         uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
-        c->f[j].data[last] &= 0x0f;
+        c->f[j].data[last] &=
+            (uint8_t)((1u << ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8)) - 1);
     }
     return AMQ_OK;
 }
@@ -1016,7 +1023,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         return amq_err(err, rc,
                        "cannot create a scalable cuckoo filter (capacity %llu, bucket size %u,"
                        " fingerprint bits %u, max kicks %u, expansion %u): %s; the RedisBloom"
-                       " layout needs 8-bit fingerprints, native mode 8, 12 or 16; bucket"
+                       " layout needs 8-bit fingerprints, native mode 4 to 32; bucket"
                        " size 1-255, kicks 1-65535, expansion 0-32768",
                        (unsigned long long)p.capacity, p.bucket_size, p.fingerprint_bits,
                        p.max_iterations, p.expansion, amq_strerror(rc));
@@ -1194,7 +1201,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     if (p.redisbloom > 1 || reserved != 0 || p.max_filters == 0 ||
         (p.redisbloom && (p.fingerprint_bits != 8 || a->hash_algo != AMQ_HASH_MURMUR64A ||
                           a->seed != 0)) ||
-        (p.fingerprint_bits != 8 && p.fingerprint_bits != 12 && p.fingerprint_bits != 16) ||
+        !native_width(p.fingerprint_bits) ||
         check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
         (p.expansion != 0 && !is_pow2(p.expansion)) ||
         check_chain(p.bucket_size, p.expansion, nb0, nf, &slots) != AMQ_OK ||

@@ -15,7 +15,7 @@ TSAN_TESTS += test_concurrent
 
 $(BUILD)/tests/faults/crash_kill: tests/faults/crash_kill.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< -lxxhash
 
 test-faults: $(BUILD)/amq $(BUILD)/tests/faults/crash_kill
 	@$(BUILD)/tests/faults/crash_kill $(BUILD)/amq $(CRASH_KILLS) $(CRASH_SEED)

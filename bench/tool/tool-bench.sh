@@ -8,7 +8,9 @@
 #   2. dedup of 200M "First|Last" names (~3.6 GB, Zipf-distributed name
 #      lists: bench/tool/gen-lines.c); target: under 2 minutes;
 #   3. amq add / amq query of 10M lines vs the bloom tool of Debian's
-#      golang-github-dcso-bloom-cli (target: >= 10x faster).
+#      golang-github-dcso-bloom-cli (target: >= 10x faster);
+#   4. amq add of 1,000 keys to a 1 GiB filter in place vs a whole-file
+#      rewrite (bench/tool/incremental-add.sh; INCR=0 skips it).
 #
 # usage: bench/tool/tool-bench.sh [AMQ]     (default build/amq)
 # Environment: REPS (default 3; each row reports the best and the worst),
@@ -170,6 +172,13 @@ if [ "$NAMES" -gt 0 ]; then
         names_line="$n_t s (best of ${NAMES_REPS:-2}; worst $n_w s), peak memory $(mib "$n_m") MiB"
         rm -f "$DIR/names.txt"
     fi
+fi
+
+# ---- 4. incremental add: 1,000 keys into a 1 GiB filter, in place vs rewrite -------------------
+incr_rows=""
+if [ "${INCR:-1}" -ne 0 ] && [ "$(free_gb "$DIR")" -ge 3 ]; then
+    incr_rows=$(REPS=$REPS BENCH_DIR="$DIR/incr" sh "$SRC/incremental-add.sh" "$AMQ") || exit 1
+    row "$incr_rows"
 fi
 
 end_load=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -2,8 +2,8 @@
  * amq/cuckoo.h - the cuckoo filter: approximate membership with deletion.
  *
  * A table of nb buckets of b slots (b = 1, 2, 4 or 8), each slot holding
- * an f-bit fingerprint (f = 8, 12 or 16; 12-bit slots are packed, three
- * bytes per two slots) or 0 for empty.  A key's hash (amq_hash128) gives
+ * an f-bit fingerprint (4 <= f <= 32, packed: 10-bit slots four per five
+ * bytes, 12-bit two per three) or 0 for empty.  A key's hash (amq_hash128) gives
  * its fingerprint fp (from h2, never 0) and its first bucket
  * i1 = h1 reduced to [0, nb) by multiply-shift; its second bucket is
  *   i2 = alt(i1, fp) = (H(fp) - i1) mod nb,   H(fp) = fp * phi reduced to [0, nb),
@@ -45,13 +45,15 @@ typedef struct amq_cuckoo amq_cuckoo;
 
 /* Limits and defaults. */
 #define AMQ_CUCKOO_MAX_BUCKETS (UINT64_C(1) << 40)
+#define AMQ_CUCKOO_MIN_FINGERPRINT 4u
+#define AMQ_CUCKOO_MAX_FINGERPRINT 32u
 #define AMQ_CUCKOO_DEFAULT_KICKS 500u
 /* At most this many evictions per insert (as the scalable kind and the
  * tool): a file asking for billions would make one add run for minutes. */
 #define AMQ_CUCKOO_MAX_KICKS 65535u
 
 typedef struct amq_cuckoo_params {
-    uint32_t fingerprint_bits; /* f: 8, 12 or 16 */
+    uint32_t fingerprint_bits; /* f: 4 to 32 */
     uint32_t bucket_size;      /* b: 1, 2, 4 or 8 */
     uint64_t buckets;          /* nb in [1, AMQ_CUCKOO_MAX_BUCKETS] */
     uint32_t max_kicks;        /* evictions per insert before "full", in
@@ -78,12 +80,15 @@ AMQ_API double amq_cuckoo_fpp_theory(uint32_t fingerprint_bits, uint32_t bucket_
  * Sizing for n items at false-positive rate p.  fingerprint_bits and
  * bucket_size may be 0 ("choose") or a fixed value (b = 8 is never chosen,
  * only taken on request: it saves little and is slower).  Among the allowed
- * (f, b), picks the pair of fewest bits per item, where each pair runs at
- * the highest load <= amq_cuckoo_max_load(b) whose amq_cuckoo_fpp_theory
- * is at most 0.95 p (a 5 % margin so that the measured rate meets p);
+ * (f, b) - f from 4 to 32 - picks the pair of fewest bits per item, where
+ * each pair runs at the highest load <= amq_cuckoo_max_load(b) (lower for
+ * f < 8, whose few alternates jam large tables earlier; docs/cuckoo.md)
+ * whose amq_cuckoo_fpp_theory is at most 0.95 p (a 5 % margin so that the
+ * measured rate meets p): 1 % gets f = 10, b = 4 at 95 % load (10.6 bits
+ * per item), 0.1 % f = 13, b = 4 (13.7);
  * nb0 = ceil(n / (b * load)), nb = nb0 + ceil(2 sqrt(nb0)) (spare buckets
  * for small tables, which fill less evenly).  When both f and b are fixed, the load is
- * amq_cuckoo_max_load(b) whatever p (fpp then records the rate reached).
+ * the design maximum for (f, b) whatever p (fpp then records the rate reached).
  * Fills every field (XXH3 seed 0, max_kicks AMQ_CUCKOO_DEFAULT_KICKS).
  * AMQ_ERANGE for n = 0, p outside (0, 1), a bad f or b, or a table over
  * AMQ_CUCKOO_MAX_BUCKETS.  O(1).

@@ -74,7 +74,7 @@ typedef struct amq_config {
     double bits_per_key;     /* != 0: size by bits per key instead of fpp */
     uint64_t bits;           /* > 0 (bloom): exact number of bits ... */
     uint32_t k;              /* ... and of probes (non-zero k alone: EINVAL) */
-    uint32_t fingerprint_bits; /* cuckoo kinds: 8, 12 or 16; fuse: 8 or 16 (0 = choose) */
+    uint32_t fingerprint_bits; /* cuckoo kinds: 4 to 32 (RedisBloom layout: 8); fuse: 8 or 16 (0 = choose) */
     uint32_t bucket_size;      /* cuckoo kinds: slots per bucket (0 = choose) */
     uint32_t max_kicks;        /* cuckoo kinds: kick-out bound (0 = default) */
     uint32_t expansion;        /* scalable kinds: growth factor (0 = default) */

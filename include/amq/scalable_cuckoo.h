@@ -57,7 +57,7 @@ typedef struct amq_scuckoo_params {
     uint32_t max_iterations;   /* kicks per insert, 1..65535 */
     uint32_t expansion;        /* growth factor, 0 (never grow)..32768 */
     uint32_t max_filters;      /* sub-filter limit, >= 1 */
-    uint32_t fingerprint_bits; /* 8 (RedisBloom mode), 12 or 16 (native) */
+    uint32_t fingerprint_bits; /* 8 (RedisBloom mode), 4 to 32 (native) */
     uint32_t redisbloom;       /* 1: RedisBloom mode (8 bits, MurmurHash64A seed 0) */
     uint32_t hash_algo;        /* native mode: amq_hash_algo */
     uint64_t seed;             /* native mode: hash seed */

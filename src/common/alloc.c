@@ -140,12 +140,16 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
     return amq_region_alloc_align(r, a, size, AMQ_CACHE_LINE);
 }
 
+_Thread_local int amq_region_borrow_writable;
+_Thread_local int amq_region_borrowed_rw;
+
 void amq_region_borrow(amq_region *r, const void *data, size_t size)
 {
     memset(r, 0, sizeof *r);
     r->data = (uint8_t *)(uintptr_t)data;
     r->size = size;
-    r->how = AMQ_REGION_BORROWED;
+    r->how = amq_region_borrow_writable ? AMQ_REGION_BORROWED_RW : AMQ_REGION_BORROWED;
+    amq_region_borrowed_rw += amq_region_borrow_writable;
 }
 
 int amq_region_copy_align(amq_region *r, const amq_allocator *a, const void *src, size_t size,

@@ -32,7 +32,15 @@ static inline int amq_mul_size(size_t a, size_t b, size_t *size)
  * A large array: 64-byte aligned, zeroed, owned (heap or anonymous mmap
  * with huge pages advised) or borrowed (read-only caller memory).
  */
-enum { AMQ_REGION_NONE = 0, AMQ_REGION_HEAP, AMQ_REGION_MMAP, AMQ_REGION_BORROWED };
+enum { AMQ_REGION_NONE = 0, AMQ_REGION_HEAP, AMQ_REGION_MMAP, AMQ_REGION_BORROWED,
+       AMQ_REGION_BORROWED_RW };
+
+/* While set (by the in-place open, around a kind's load), a borrowed region
+ * is writable caller memory (a private file mapping): the kind adds to it
+ * as to its own array, and never frees it. */
+extern _Thread_local int amq_region_borrow_writable;
+/* Writable borrows made while it was set (0: the kind copied instead). */
+extern _Thread_local int amq_region_borrowed_rw;
 
 typedef struct amq_region {
     uint8_t *data;  /* aligned start */

@@ -5,7 +5,8 @@
  *    0  8  magic 89 41 4d 51 0d 0a 1a 0a ("\x89AMQ\r\n\x1a\n", PNG-style:
  *          catches text-mode and 7-bit transfers)
  *    8  2  format version (1)      10  2  kind      12  2  hash algorithm
- *   14  2  flags (0)               16  8  hash seed 24  8  item count
+ *   14  2  flags (0, or 1: chunked  16  8  hash seed 24  8  item count
+ *          payload checksum)
  *   32  4  parameter block length P                 36  4  reserved (0)
  *   40  8  payload offset          48  8  payload length
  *   56  8  payload checksum (XXH3-64 of the payload)
@@ -23,6 +24,20 @@
 uint64_t amq_checksum(const void *data, size_t len)
 {
     return XXH3_64bits(data, len);
+}
+
+uint64_t amq_chunk_hash(const void *data, size_t len, uint64_t index)
+{
+    return XXH3_64bits_withSeed(data, len, index);
+}
+
+uint64_t amq_chunked_checksum(const uint8_t *data, uint64_t len)
+{
+    uint64_t sum = 0, i, off;
+    for (i = 0, off = 0; off < len; i++, off += AMQ_CHUNK)
+        sum += amq_chunk_hash(data + off, (size_t)(len - off < AMQ_CHUNK ? len - off : AMQ_CHUNK),
+                              i);
+    return sum;
 }
 
 uint64_t amq_container_payload_offset(uint32_t params_len)
@@ -99,7 +114,7 @@ int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
     if (amq_load64(buf + hlen) != amq_checksum(buf, hlen))
         return amq_err(err, AMQ_ECHECKSUM, "header checksum mismatch: the header is corrupt");
     /* The checksum held: from here on a bad field was written so (or forged). */
-    if (c->flags != 0)
+    if ((c->flags & ~AMQ_FLAG_CHUNKSUM) != 0)
         return amq_err(err, AMQ_EVERSION, "unknown header flags 0x%x", c->flags);
     if (amq_load32(buf + 36) != 0)
         return amq_err(err, AMQ_ECORRUPT, "reserved header field is not zero");

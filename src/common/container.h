@@ -18,6 +18,12 @@
 #define AMQ_FILE_ALIGN 64
 #define AMQ_FILE_MAX_PARAMS (1u << 20)
 
+/* Header flag: the payload checksum is the sum (mod 2^64) of the XXH3-64 of
+ * each 4 KiB chunk seeded with the chunk's index, so that an in-place
+ * update of a few chunks can update it without reading the rest. */
+#define AMQ_FLAG_CHUNKSUM 1u
+#define AMQ_CHUNK 4096u
+
 typedef struct amq_container {
     uint32_t version;
     uint32_t kind;
@@ -34,6 +40,10 @@ typedef struct amq_container {
 
 /* XXH3-64, seed 0: the checksum of the format. */
 uint64_t amq_checksum(const void *data, size_t len);
+
+/* The checksum of one chunk (index i) and of a whole chunked payload. */
+uint64_t amq_chunk_hash(const void *data, size_t len, uint64_t index);
+uint64_t amq_chunked_checksum(const uint8_t *data, uint64_t len);
 
 /* Offset of the payload for a parameter block of params_len bytes. */
 uint64_t amq_container_payload_offset(uint32_t params_len);

@@ -23,6 +23,7 @@
 
 #include "common/container.h"
 #include "common/error.h"
+#include "inplace.h"
 
 /* Reading a non-regular file grows a buffer up to this size. */
 #define AMQ_MAX_STREAM_FILE ((uint64_t)1 << 40)
@@ -104,11 +105,21 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
     return AMQ_OK;
 }
 
+/* The file's header area against the journal's old and new ones. */
+static int journal_for_this_file(int fd, const uint8_t *journal)
+{
+    uint8_t head[4096];
+    ssize_t n = pread(fd, head, sizeof head, 0);
+    return n > 0 && amq_journal_matches(journal, head, (size_t)n);
+}
+
 int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err)
 {
     struct stat st;
     int fd, rc = AMQ_OK;
     void *p;
+    uint8_t *journal = NULL;
+    size_t jlen;
 
     memset(m, 0, sizeof *m);
     fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -136,7 +147,24 @@ int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err)
         rc = amq_err(err, AMQ_ENOMEM, "%s: too large to map", path);
         goto done;
     }
-    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (amq_journal_load(path, (uint64_t)st.st_size, (uint64_t)st.st_ino, &journal, &jlen) &&
+        !journal_for_this_file(fd, journal)) {
+        free(journal);
+        journal = NULL;
+    }
+    if (journal != NULL) {
+        /* An in-place add was cut short (amq/inplace.h): the file is read
+         * as the journal completes it, in a private copy of the pages it
+         * names; the next writer applies it to the file itself. */
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            amq_journal_apply_mem(journal, jlen, p);
+            (void)mprotect(p, (size_t)st.st_size, PROT_READ);
+        }
+        free(journal);
+    } else {
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    }
     if (p == MAP_FAILED) {
         rc = amq_err_sys(err, io_status(errno), errno, "%s: cannot map", path);
         goto done;

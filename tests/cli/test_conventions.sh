@@ -20,8 +20,9 @@ import fcntl, os, pty, struct, sys, termios
 cols = int(sys.argv[1])
 pid, fd = pty.fork()
 if pid == 0:
+    # The size is set before the command starts: it reads it at once.
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', 24, cols, 0, 0))
     os.execvp(sys.argv[2], sys.argv[2:])
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 24, cols, 0, 0))
 out = b''
 while True:
     try:
@@ -45,7 +46,7 @@ import re, sys
 data = open("pty.out", "rb").read().decode("utf-8", "replace")
 data = re.sub(r"\x1b\[K", "", data)
 print(max(len(s) for s in re.split(r"[\r\n]", data)))')
-    [ "$widest" -lt "$cols" ] || fail "a progress line of $widest columns on a $cols-column terminal"
+    [ "$widest" -lt "$cols" ] || fail "a progress line of $widest columns on a $cols-column terminal: $(tr "\r" "\n" <pty.out | awk -v w="$widest" "length(\$0) >= w" | head -n 1)"
     nl=$(tr -cd '\n' <pty.out | wc -c)
     # No line feed while redrawing (pty turns LF into CRLF: count them).
     [ "$nl" -eq 0 ] || fail "$nl line feeds: the progress line scrolled"

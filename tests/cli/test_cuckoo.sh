@@ -13,15 +13,15 @@ CASE=cuckoo-create
 expect_status 0 "$AMQ" create c.amq --type cuckoo --capacity 20000 --fpp 0.01
 "$AMQ" info c.amq >info.txt
 grep -q '^kind: *cuckoo$' info.txt || fail "info kind: $(cat info.txt)"
-grep -q '^fingerprint bits: *8$' info.txt || fail "1% picks 8-bit fingerprints: $(cat info.txt)"
-grep -q '^bucket size: *2$' info.txt || fail "1% picks 2-slot buckets"
+grep -q '^fingerprint bits: *10$' info.txt || fail "1% picks 10-bit fingerprints: $(cat info.txt)"
+grep -q '^bucket size: *4$' info.txt || fail "1% picks 4-slot buckets"
 expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
     --bucket-size 2 --max-kicks 100
 "$AMQ" info c8.amq >info8.txt
 grep -q '^fingerprint bits: *8$' info8.txt || fail "--fingerprint-bits 8: $(cat info8.txt)"
 grep -q '^bucket size: *2$' info8.txt || fail "--bucket-size 2"
 grep -q '^max kicks: *100$' info8.txt || fail "--max-kicks 100"
-expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --fingerprint-bits 9
+expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --fingerprint-bits 33
 expect_stderr_has "fingerprint bits"
 expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --bucket-size 3
 expect_status 2 "$AMQ" create x.amq --type cuckoo --capacity 1000 --expansion 2

@@ -116,7 +116,7 @@ refuse "capacity" --type cuckoo --capacity 0
 refuse "capacity" --type cuckoo --capacity 18446744073709551615
 refuse "rate" --type cuckoo --capacity 100 --fpp 1
 refuse "--fpp" --type cuckoo --capacity 100 --fpp nan
-refuse "fingerprint" --type cuckoo --capacity 100 --fingerprint-bits 9
+refuse "fingerprint" --type cuckoo --capacity 100 --fingerprint-bits 33
 refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 0
 refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 65
 refuse "bucket size" --type cuckoo --capacity 100 --bucket-size 3

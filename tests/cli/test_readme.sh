@@ -33,8 +33,8 @@ expect_eq "the README block's exit status (stderr: $(tail -n 3 block.err))" 0 "$
 # What the comments promise.
 grep -q '^248bfa47$' block.out || fail "amq hash --algo murmur3_32 hello is not 248bfa47"
 "$AMQ" info ids.amq >ids.info
-grep -q '^fingerprint bits: *8$' ids.info || fail "cuckoo --capacity 1M: $(cat ids.info)"
-grep -q '^bucket size: *2$' ids.info || fail "cuckoo --capacity 1M: $(cat ids.info)"
+grep -q '^fingerprint bits: *10$' ids.info || fail "cuckoo --capacity 1M: $(cat ids.info)"
+grep -q '^bucket size: *4$' ids.info || fail "cuckoo --capacity 1M: $(cat ids.info)"
 size=$(stat -c %s phones.amq)
 [ "$size" -gt 5900000 ] && [ "$size" -lt 6100000 ] || fail "phones.amq is $size bytes, not 5.7 MiB"
 expect_eq "dedup = awk" "$(awk '!seen[$0]++' names.txt | cmp - unique.txt && echo same)" same

@@ -33,7 +33,7 @@ for sig in INT TERM; do
     rm -f f.amq
     "$AMQ" create f.amq --capacity 100000 >/dev/null
     cp f.amq f.orig
-    AMQ_TEST_SAVE_DELAY=10 sigdfl "$AMQ" add f.amq keys &
+    AMQ_TEST_SAVE_DELAY=10 sigdfl "$AMQ" add --rewrite f.amq keys &
     pid=$!
     wait_for_tmp '\.amqtmp$' || fail "no temporary file appeared"
     kill -$sig $pid
@@ -85,9 +85,9 @@ CASE=concurrent-adds-serialize
 # Each run holds its finished temporary file for a second before the
 # rename: without a lock both read the empty filter and one run's keys
 # are lost.
-AMQ_TEST_SAVE_DELAY=1 "$AMQ" add c.amq keys 2>c1.err &
+AMQ_TEST_SAVE_DELAY=1 AMQ_TEST_JOURNAL_DELAY=1 "$AMQ" add c.amq keys 2>c1.err &
 p1=$!
-AMQ_TEST_SAVE_DELAY=1 "$AMQ" add c.amq more 2>c2.err &
+AMQ_TEST_SAVE_DELAY=1 AMQ_TEST_JOURNAL_DELAY=1 "$AMQ" add c.amq more 2>c2.err &
 p2=$!
 wait $p1
 s1=$?

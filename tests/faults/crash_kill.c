@@ -1,9 +1,12 @@
 /*
- * crash_kill.c - crash safety of filter files: `amq add FILE KEYS` and
- * `amq create FILE ... --force` are killed with SIGKILL at random moments,
- * hundreds of times, and after each kill FILE must hold, byte for byte,
- * either the old complete filter or the new complete one, and `amq info`
- * must validate it (header and payload checksums).  Temporary files of a
+ * crash_kill.c - crash safety of filter files: `amq add FILE KEYS` (in
+ * place: journal, then the changed chunks), `amq add --rewrite FILE KEYS`
+ * (whole-file replacement) and `amq create FILE ... --force` are killed
+ * with SIGKILL at random moments, hundreds of times, and after each kill
+ * FILE must read, byte for byte, as either the old complete filter or the
+ * new complete one - "read" meaning with the journal a killed in-place add
+ * left beside it applied, as every open does - and `amq info` must
+ * validate it (header and payload checksums).  Temporary files of a
  * killed save (".FILE.XXXXXX.amqtmp") may stay behind; they are left in
  * place for the following runs, which must not be affected by them.
  *
@@ -26,6 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* Kill moments are uniform over this many times an undisturbed run. */
 #define KILL_SPAN 1.5
@@ -111,11 +115,69 @@ static uint8_t *slurp(const char *p, size_t *len)
 
 /* Writes bytes to p through a temporary and rename (the test's own copy
  * must never be what is seen half-written). */
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/*
+ * The file as an open reads it: a complete journal of the same file (size,
+ * inode, header area old or new; docs/file-format.md) applied over it.
+ * Written from the format, not from the library, so that it checks it.
+ * *journal: 1 if one was applied.
+ */
+static void apply_journal(const char *file, uint8_t *bytes, size_t len, int *journal)
+{
+    char jp[600];
+    const char *slash = strrchr(file, '/');
+    struct stat st;
+    uint8_t *j;
+    size_t jlen, pos = 40;
+    uint64_t n, i, hlen, h;
+
+    *journal = 0;
+    snprintf(jp, sizeof jp, "%.*s/.%s.amqjournal", (int)(slash - file), file, slash + 1);
+    j = slurp(jp, &jlen);
+    if (j == NULL || stat(file, &st) != 0)
+        goto done;
+    if (jlen < 48 || memcmp(j, "AMQJRNL1", 8) != 0 || le64(j + 8) != len ||
+        le64(j + 24) != (uint64_t)st.st_ino || le64(j + jlen - 8) != XXH3_64bits(j, jlen - 8))
+        goto done;
+    n = le64(j + 16);
+    hlen = le64(j + 48) & 0xffffffffu;
+    if (n == 0 || le64(j + 40) != 0 || hlen > len)
+        goto done;
+    h = XXH3_64bits(bytes, hlen);
+    if (h != le64(j + 32) && h != XXH3_64bits(j + 56, hlen))
+        goto done;
+    for (i = 0; i < n; i++) {
+        uint64_t off = le64(j + pos), rl = le64(j + pos + 8) & 0xffffffffu;
+        if (pos + 16 + rl > jlen - 8 || off + rl > len)
+            goto done; /* a valid journal never does this: the test then fails */
+        memcpy(bytes + off, j + pos + 16, rl);
+        pos += 16 + rl;
+    }
+    *journal = 1;
+done:
+    free(j);
+}
+
 static void put(const char *p, const uint8_t *bytes, size_t len)
 {
     char tmp[600];
+    const char *slash = strrchr(p, '/');
     int fd;
 
+    /* Each kill starts from the old file alone: the journal of a killed
+     * in-place add was written for the previous copy, and the new copy may
+     * reuse its inode (then applying it would be right, but not what the
+     * next kill is compared with). */
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.amqjournal", (int)(slash - p), p, slash + 1);
+    unlink(tmp);
     snprintf(tmp, sizeof tmp, "%s.put", p);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || write(fd, bytes, len) != (ssize_t)len || close(fd) != 0 ||
@@ -147,7 +209,7 @@ typedef struct scenario {
     uint8_t *old_bytes, *new_bytes;
     size_t old_len, new_len;
     double duration;  /* of an undisturbed run, seconds */
-    unsigned n_old, n_new;
+    unsigned n_old, n_new, n_journal;
 } scenario;
 
 static int cmp_double(const void *a, const void *b)
@@ -202,6 +264,11 @@ static void one_kill(scenario *sc, uint64_t *seed, unsigned iter)
     waitpid(pid, &st, 0);
 
     got = slurp(path("f.amq"), &len);
+    if (got != NULL) {
+        int journal;
+        apply_journal(path("f.amq"), got, len, &journal);
+        sc->n_journal += (unsigned)journal;
+    }
     if (got != NULL && len == sc->old_len && memcmp(got, sc->old_bytes, len) == 0)
         sc->n_old++;
     else if (got != NULL && len == sc->new_len && memcmp(got, sc->new_bytes, len) == 0)
@@ -230,8 +297,10 @@ int main(int argc, char **argv)
     size_t base_len;
     int leftovers;
     double t0;
-    scenario add = {"amq add", {NULL}, NULL, NULL, 0, 0, 0, 0, 0};
-    scenario create = {"amq create --force", {NULL}, NULL, NULL, 0, 0, 0, 0, 0};
+    scenario add = {"amq add", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
+    scenario rewrite = {"amq add --rewrite", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
+    scenario create = {"amq create --force", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
+    scenario *all[3] = {&add, &rewrite, &create};
 
     if (argc < 2) {
         fprintf(stderr, "usage: crash_kill AMQ [ITERATIONS [SEED]]\n");
@@ -258,7 +327,10 @@ int main(int argc, char **argv)
     if (fp == NULL || fclose(fp) != 0)
         return 2;
     fp = fopen(path("more-keys"), "w");
-    for (i = 0; fp != NULL && i < 1000; i++)
+    /* Enough keys that an in-place add spends a good part of its run
+     * before its journal is durable (the commit point), so that kills
+     * land on both sides of it. */
+    for (i = 0; fp != NULL && i < 8000; i++)
         fprintf(fp, "more-%u\n", i);
     if (fp == NULL || fclose(fp) != 0)
         return 2;
@@ -281,6 +353,11 @@ int main(int argc, char **argv)
     snprintf(keys_path, sizeof keys_path, "%s", path("more-keys"));
     add.args[2] = keys_path;
     prepare(&add, base, base_len);
+    rewrite.args[0] = (char *)"add";
+    rewrite.args[1] = (char *)"--rewrite";
+    rewrite.args[2] = target;
+    rewrite.args[3] = keys_path;
+    prepare(&rewrite, base, base_len);
     create.args[0] = (char *)"create";
     create.args[1] = target;
     create.args[2] = (char *)"--capacity";
@@ -294,7 +371,7 @@ int main(int argc, char **argv)
     leftovers = 0;
     for (i = 0; i < iterations; i++) {
         int n;
-        one_kill(i % 2 == 0 ? &add : &create, &s, i);
+        one_kill(all[i % 3], &s, i);
         /* Stale temporaries stay for the next runs, a few at a time (they
          * are 2.4 MB each). */
         if ((n = temporaries()) > 8) {
@@ -307,18 +384,21 @@ int main(int argc, char **argv)
     }
     leftovers += temporaries();
 
-    printf("crash_kill: seed %llu, %u kills in %.1f s (runs take %.0f and %.0f ms): "
-           "add left the old file %u times, the new %u; create --force old %u, new %u; "
+    printf("crash_kill: seed %llu, %u kills in %.1f s (runs take %.0f, %.0f and %.0f ms): "
+           "add in place left the old file %u times, the new %u (%u through a journal); "
+           "add --rewrite old %u, new %u; create --force old %u, new %u; "
            "%d stale .amqtmp files; %d violations\n",
            (unsigned long long)seed, iterations, now() - t0, add.duration * 1e3,
-           create.duration * 1e3, add.n_old, add.n_new, create.n_old, create.n_new,
-           leftovers, failures);
+           rewrite.duration * 1e3, create.duration * 1e3, add.n_old, add.n_new, add.n_journal,
+           rewrite.n_old, rewrite.n_new, create.n_old, create.n_new, leftovers, failures);
     /* Both outcomes must have been seen, or the kills did not straddle the
      * commit and the test proved nothing. */
-    if (iterations >= 100 && (add.n_old == 0 || add.n_new == 0 || create.n_old == 0 ||
-                              create.n_new == 0)) {
-        fprintf(stderr, "  FAIL: the kills never hit one side of the commit point\n");
-        failures++;
+    for (i = 0; i < 3; i++) {
+        if (iterations >= 150 && (all[i]->n_old == 0 || all[i]->n_new == 0)) {
+            fprintf(stderr, "  FAIL: %s: the kills never hit one side of the commit point\n",
+                    all[i]->name);
+            failures++;
+        }
     }
     {
         char cmd[400];
@@ -331,6 +411,7 @@ int main(int argc, char **argv)
     free(base);
     free(target);
     free(add.new_bytes);
+    free(rewrite.new_bytes);
     free(create.new_bytes);
     return failures == 0 ? 0 : 1;
 }

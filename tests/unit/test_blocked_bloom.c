@@ -789,6 +789,58 @@ TEST(blocked_concurrent_mode_same_bits)
     amq_blocked_free(c);
 }
 
+/* The one-key add's entries (chosen per filter: path, mode, hash, seed;
+ * 8- and 16-byte XXH3 keys flattened) write what amq_blocked_add_hash
+ * writes for the key's hash and answer the same. */
+TEST(blocked_one_key_add_every_entry)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3};
+    const size_t lens[] = {8, 16, 12, 1};
+    uint32_t pi, ai, conc, seed;
+    size_t li, i;
+    for (pi = 0; pi < 3; pi++) {
+        if (!amq_simd_supported(paths[pi]))
+            continue;
+        for (ai = 0; ai < 2; ai++)
+            for (seed = 0; seed < 2; seed++)
+                for (conc = 0; conc < 2; conc++)
+                    for (li = 0; li < 4; li++) {
+                        amq_blocked_params prm;
+                        amq_blocked *a, *b;
+                        uint64_t s = 11 + li, words[2];
+                        REQUIRE_OK(amq_blocked_params_for(3000, 0.01, &prm));
+                        prm.hash_algo = algos[ai];
+                        prm.seed = seed * 77;
+                        REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
+                        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+                        REQUIRE_OK(amq_blocked_set_simd(a, paths[pi]));
+                        REQUIRE_OK(amq_blocked_set_concurrent(a, (int)conc));
+                        for (i = 0; i < 4000; i++) {
+                            int ra, rb;
+                            words[0] = test_rand(&s) % 3000; /* repeats: "not new" too */
+                            words[1] = words[0] * 3;
+                            ra = amq_blocked_add(a, words, lens[li]);
+                            rb = amq_blocked_add_hash(b, amq_blocked_hash(b, words, lens[li]));
+                            if (ra != rb) {
+                                FAIL_AT_("%s algo %u seed %u concurrent %u len %zu key %zu: add "
+                                         "%d, add_hash %d",
+                                         amq_simd_name(paths[pi]), algos[ai], seed, conc,
+                                         lens[li], i, ra, rb);
+                                break;
+                            }
+                        }
+                        if (memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) != 0 ||
+                            amq_blocked_items(a) != amq_blocked_items(b))
+                            FAIL_AT_("%s algo %u seed %u concurrent %u len %zu: bytes or items "
+                                     "differ",
+                                     amq_simd_name(paths[pi]), algos[ai], seed, conc, lens[li]);
+                        amq_blocked_free(a);
+                        amq_blocked_free(b);
+                    }
+    }
+}
+
 /* ---- whole-filter operations ---------------------------------------------------------- */
 
 TEST(blocked_union_clear_stats)

@@ -37,28 +37,37 @@ TEST(cuckoo_sizing)
 {
     amq_cuckoo_params p;
 
-    /* 1 %: 8-bit fingerprints in 2-slot buckets at ~60 % load (13.2 bits
-     * per item) just beat 12-bit ones in 4-slot buckets at 90 % (13.3). */
+    /* 1 %: 10-bit fingerprints in 4-slot buckets at 95 % load: 10.53 bits
+     * per item (+ the spare buckets), within the issue's 10.6. */
     REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.01, 0, 0, &p));
-    CHECK_EQ(p.fingerprint_bits, 8);
-    CHECK_EQ(p.bucket_size, 2);
+    CHECK_EQ(p.fingerprint_bits, 10);
+    CHECK_EQ(p.bucket_size, 4);
     CHECK_LE_DBL(p.fpp, 0.0095 * 1.0000001);
-    CHECK_LE_DBL(1000000.0 / (double)(p.buckets * 2), amq_cuckoo_max_load(2));
+    CHECK_LE_DBL(1000000.0 / (double)(p.buckets * 4), amq_cuckoo_max_load(4));
+    CHECK_LE_DBL((double)amq_cuckoo_data_size(&p) * 8.0 / 1e6, 10.6);
     /* The bucket count is not rounded to a power of two: n / (b load)
      * plus 2 sqrt of that. */
     {
-        double nb0 = ceil(1000000.0 / (2.0 * (log1p(-0.0095) / (4.0 * log1p(-1.0 / 255.0)))));
+        double nb0 = ceil(1000000.0 / (4.0 * 0.95));
         CHECK_EQ(p.buckets, (uint64_t)(nb0 + ceil(2.0 * sqrt(nb0))));
     }
-    /* 0.1 %: 12-bit fingerprints, packed. */
+    /* 0.1 %: 13-bit fingerprints, packed, within 14 bits per item. */
     REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.001, 0, 0, &p));
-    CHECK_EQ(p.fingerprint_bits, 12);
-    CHECK_EQ(p.bucket_size, 2);
+    CHECK_EQ(p.fingerprint_bits, 13);
+    CHECK_EQ(p.bucket_size, 4);
+    CHECK_LE_DBL((double)amq_cuckoo_data_size(&p) * 8.0 / 1e6, 14.0);
     /* 3 %: 8-bit fingerprints in 4-slot buckets at their maximum load. */
     REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.03, 0, 0, &p));
     CHECK_EQ(p.fingerprint_bits, 8);
     CHECK_EQ(p.bucket_size, 4);
     CHECK_LE_DBL(p.fpp, 0.0285 * 1.0000001);
+    /* 10 %: 6-bit fingerprints, their load capped at 0.90. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.1, 0, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 6);
+    CHECK_EQ(p.bucket_size, 4);
+    /* Every width is offered: 20 bits fixed. */
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 0.001, 20, 0, &p));
+    CHECK_EQ(p.fingerprint_bits, 20);
     /* Fixed f and b: sized by capacity at the maximum load. */
     REQUIRE_OK(amq_cuckoo_params_for(1000, 0.0001, 8, 2, &p));
     CHECK_EQ(p.fingerprint_bits, 8);
@@ -68,7 +77,8 @@ TEST(cuckoo_sizing)
     CHECK_EQ(p.fingerprint_bits, 16);
     CHECK_STATUS(amq_cuckoo_params_for(0, 0.01, 0, 0, &p), AMQ_ERANGE);
     CHECK_STATUS(amq_cuckoo_params_for(10, 1.0, 0, 0, &p), AMQ_ERANGE);
-    CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 9, 0, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 3, 0, &p), AMQ_ERANGE);
+    CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 33, 0, &p), AMQ_ERANGE);
     CHECK_STATUS(amq_cuckoo_params_for(10, 0.01, 0, 3, &p), AMQ_ERANGE);
     CHECK_STATUS(amq_cuckoo_params_for(UINT64_MAX, 0.01, 0, 0, &p), AMQ_ERANGE);
     /* Theory: 1 - (1 - 1/255)^8 at full load of 4-slot 8-bit buckets. */
@@ -128,6 +138,138 @@ TEST(cuckoo_basic_ops)
     CHECK_EQ(amq_cuckoo_contains(c, "pear", 4), 0);
     amq_cuckoo_free(c);
     amq_cuckoo_free(NULL);
+}
+
+/* ---- the table's bytes ---------------------------------------------------------- */
+
+/* FNV-1a 64 of the table after adding "k0".."k<n-1>" to 101 buckets and
+ * removing every third key.  The 8/12/16-bit rows were produced by the
+ * implementation before packed widths of 4-32 bits existed (files written
+ * then must read the same); the others pin the new widths. */
+static const struct golden_row {
+    uint32_t f, b, n;
+    uint64_t fnv, items;
+    uint32_t victim;
+} golden_rows[] = {
+    {8, 1, 40, UINT64_C(0x8876f38a58d858fc), 27, 0},
+    {8, 2, 161, UINT64_C(0x6e8aa359a3bc996c), 108, 0},
+    {8, 4, 323, UINT64_C(0x724938fb6e598e54), 216, 0},
+    {8, 8, 646, UINT64_C(0x7a4577481455813a), 431, 0},
+    {12, 1, 40, UINT64_C(0x7a56370b1c7c7192), 27, 0},
+    {12, 2, 161, UINT64_C(0xa2d016fa850fea42), 108, 0},
+    {12, 4, 323, UINT64_C(0x2d84c89ddfef6984), 216, 0},
+    {12, 8, 646, UINT64_C(0x9bad0fbcf02e8596), 431, 0},
+    {16, 1, 40, UINT64_C(0x4596a09e53e9e4a1), 27, 0},
+    {16, 2, 161, UINT64_C(0xabb53015a578b6e5), 108, 0},
+    {16, 4, 323, UINT64_C(0x6e406058531cf069), 216, 0},
+    {16, 8, 646, UINT64_C(0xe8360f717e43068e), 431, 0},
+    {4, 1, 40, UINT64_C(0x0b39c40fc043d664), 27, 0},
+    {4, 2, 161, UINT64_C(0x5e180bceb132a5ce), 108, 0},
+    {4, 4, 323, UINT64_C(0x6072f02c7e44b4b9), 216, 0},
+    {4, 8, 646, UINT64_C(0x8e63f1439b1ad658), 431, 0},
+    {10, 1, 40, UINT64_C(0x45a50829fbdab4ca), 27, 0},
+    {10, 2, 161, UINT64_C(0x0300adff75aed102), 108, 0},
+    {10, 4, 323, UINT64_C(0x97e5bfbd5e260bdf), 216, 0},
+    {10, 8, 646, UINT64_C(0x3e4090f48e4f4496), 431, 0},
+    {13, 1, 40, UINT64_C(0x1691e8d881d6dad2), 27, 0},
+    {13, 2, 161, UINT64_C(0x545d0c43977a1f1b), 108, 0},
+    {13, 4, 323, UINT64_C(0xfaf1ac684b76e8c4), 216, 0},
+    {13, 8, 646, UINT64_C(0x789c6886bf9105d7), 431, 0},
+    {20, 1, 40, UINT64_C(0x295851e79adfe8a9), 27, 0},
+    {20, 2, 161, UINT64_C(0x378da35b9403d2f5), 108, 0},
+    {20, 4, 323, UINT64_C(0xe65b6b74aaed99f6), 216, 0},
+    {20, 8, 646, UINT64_C(0x2f349917558f4b67), 431, 0},
+    {31, 1, 40, UINT64_C(0x5880cb0d93ca0438), 27, 0},
+    {31, 2, 161, UINT64_C(0xda86d07e13609304), 108, 0},
+    {31, 4, 323, UINT64_C(0x4bf408251c22d495), 216, 0},
+    {31, 8, 646, UINT64_C(0x5d70517d263f527d), 431, 0},
+    {32, 1, 40, UINT64_C(0xaf5d1833dad3e438), 27, 0},
+    {32, 2, 161, UINT64_C(0x5fb7fffc2c5d3737), 108, 0},
+    {32, 4, 323, UINT64_C(0x1cdd6f13412a91d8), 216, 0},
+    {32, 8, 646, UINT64_C(0x29123e7a17e83c70), 431, 0},
+};
+
+static uint64_t fnv1a(const uint8_t *d, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= d[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+TEST(cuckoo_table_golden)
+{
+    size_t r;
+    for (r = 0; r < sizeof golden_rows / sizeof golden_rows[0]; r++) {
+        const struct golden_row *g = &golden_rows[r];
+        amq_cuckoo *c = make(g->f, g->b, 101);
+        char key[16];
+        uint32_t k;
+        uint64_t vb;
+        REQUIRE(c != NULL);
+        for (k = 0; k < g->n; k++) {
+            int l = snprintf(key, sizeof key, "k%u", k);
+            if (amq_cuckoo_add(c, key, (size_t)l) != 1)
+                break;
+        }
+        for (k = 0; k < g->n / 3; k++) {
+            int l = snprintf(key, sizeof key, "k%u", k * 3);
+            (void)amq_cuckoo_remove(c, key, (size_t)l);
+        }
+        if (fnv1a(amq_cuckoo_data(c), amq_cuckoo_bytes(c)) != g->fnv ||
+            amq_cuckoo_items(c) != g->items || amq_cuckoo_victim(c, &vb) != g->victim)
+            FAIL_AT_("f=%u b=%u: table fnv %016" PRIx64 " items %" PRIu64 ", want %016" PRIx64
+                     " items %" PRIu64,
+                     g->f, g->b, fnv1a(amq_cuckoo_data(c), amq_cuckoo_bytes(c)),
+                     amq_cuckoo_items(c), g->fnv, g->items);
+        amq_cuckoo_free(c);
+    }
+}
+
+/* Bits [bit, bit + f) of a little-endian bit string. */
+static uint64_t read_bits(const uint8_t *d, uint64_t bit, uint32_t f)
+{
+    uint64_t v = 0;
+    uint32_t i;
+    for (i = 0; i < f; i++)
+        v |= (uint64_t)((d[(bit + i) / 8] >> ((bit + i) % 8)) & 1) << i;
+    return v;
+}
+
+TEST(cuckoo_packing_every_width)
+{
+    /* One key in an empty table: its fingerprint, derived as
+     * docs/file-format.md says, sits in slot 0 of its first bucket, at bit
+     * (i1 * b) * f, and every other bit of the table is 0. */
+    uint32_t f;
+    int j;
+    uint64_t st = 99;
+    for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+        for (j = 0; j < 4; j++) {
+            uint32_t b = BS[j];
+            uint64_t nb = 37, i1, fp, bit, x, other = 0;
+            amq_hash128 h = rand_hash(&st);
+            amq_cuckoo *c = make(f, b, nb);
+            const uint8_t *d;
+            REQUIRE(c != NULL);
+            REQUIRE_EQ(amq_cuckoo_add_hash(c, h), 1);
+            d = amq_cuckoo_data(c);
+            i1 = (uint64_t)(((unsigned __int128)h.h1 * nb) >> 64);
+            fp = (((h.h2 >> 32) * ((UINT64_C(1) << f) - 1)) >> 32) + 1;
+            bit = i1 * b * f;
+            if (read_bits(d, bit, f) != fp)
+                FAIL_AT_("f=%u b=%u: slot 0 of bucket %" PRIu64 " holds %" PRIu64 ", want %" PRIu64,
+                         f, b, i1, read_bits(d, bit, f), fp);
+            for (x = 0; x < amq_cuckoo_bytes(c) * 8; x++)
+                if ((x < bit || x >= bit + f) && ((d[x / 8] >> (x % 8)) & 1))
+                    other++;
+            if (other != 0)
+                FAIL_AT_("f=%u b=%u: %" PRIu64 " stray bits", f, b, other);
+            amq_cuckoo_free(c);
+        }
 }
 
 /* ---- randomized test against an exact model ----------------------------------- */
@@ -202,12 +344,27 @@ TEST(cuckoo_model_small)
             model_run(FS[i], BS[j], 257, 60000, 1000 + (uint64_t)(i * 4 + j));
 }
 
+TEST(cuckoo_model_every_width)
+{
+    /* Every fingerprint width in every bucket size: one 64-bit word per
+     * bucket, two words (4 slots of 17-32 bits, 2 slots of 31), slot by
+     * slot (8 slots of over 16 bits). */
+    uint32_t f;
+    int j;
+    for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+        for (j = 0; j < 4; j++)
+            model_run(f, BS[j], 61, 8000, 5000 + (uint64_t)(f * 4 + (uint32_t)j));
+}
+
 SLOW_TEST(cuckoo_model_millions)
 {
     /* 4 M operations on each of three shapes. */
     model_run(8, 4, 50021, 4000000, 7);
     model_run(12, 4, 50021, 4000000, 8);
     model_run(16, 2, 50021, 4000000, 9);
+    model_run(10, 4, 50021, 4000000, 10);
+    model_run(13, 4, 50021, 4000000, 11);
+    model_run(21, 4, 50021, 2000000, 12);
 }
 
 /* ---- load, victim, false positives -------------------------------------------------- */

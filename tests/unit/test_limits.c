@@ -296,8 +296,11 @@ static const struct cuckoo_row {
 } cuckoo_rows[] = {
     {"valid", 8, 4, 1000, 500, 0.01, AMQ_OK},
     {"f 0", 0, 4, 1000, 500, 0.01, AMQ_ERANGE},
-    {"f 7", 7, 4, 1000, 500, 0.01, AMQ_ERANGE},
-    {"f 32", 32, 4, 1000, 500, 0.01, AMQ_ERANGE},
+    {"f 3", 3, 4, 1000, 500, 0.01, AMQ_ERANGE},
+    {"f 4", 4, 4, 1000, 500, 0.01, AMQ_OK},
+    {"f 7", 7, 4, 1000, 500, 0.01, AMQ_OK},
+    {"f 32", 32, 8, 1000, 500, 0.01, AMQ_OK},
+    {"f 33", 33, 4, 1000, 500, 0.01, AMQ_ERANGE},
     {"b 0", 8, 0, 1000, 500, 0.01, AMQ_ERANGE},
     {"b 3", 8, 3, 1000, 500, 0.01, AMQ_ERANGE},
     {"b 16", 8, 16, 1000, 500, 0.01, AMQ_ERANGE},
@@ -342,7 +345,7 @@ TEST(limits_cuckoo)
     cfg.max_kicks = 65536;
     CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
     cfg.max_kicks = 0;
-    cfg.fingerprint_bits = 9;
+    cfg.fingerprint_bits = 33;
     CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
     cfg.fingerprint_bits = 0;
     cfg.bucket_size = 3;
@@ -376,7 +379,9 @@ static const struct kind_row {
     {"cuckoo fpp 1", AMQ_KIND_CUCKOO, 1000, 1.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"cuckoo fpp NaN", AMQ_KIND_CUCKOO, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"cuckoo fpp -inf", AMQ_KIND_CUCKOO, 1000, -INFINITY, 0, 0, 0, 0, 0, AMQ_ERANGE},
-    {"cuckoo 9-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 9, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo 3-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 3, 0, 0, 0, 0, AMQ_ERANGE},
+    {"cuckoo 9-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 9, 0, 0, 0, 0, AMQ_OK},
+    {"cuckoo 33-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 33, 0, 0, 0, 0, AMQ_ERANGE},
     {"cuckoo 64-bit fingerprints", AMQ_KIND_CUCKOO, 1000, 0.01, 64, 0, 0, 0, 0, AMQ_ERANGE},
     {"cuckoo bucket size 3", AMQ_KIND_CUCKOO, 1000, 0.01, 0, 3, 0, 0, 0, AMQ_ERANGE},
     {"cuckoo bucket size 2^32-1", AMQ_KIND_CUCKOO, 1000, 0.01, 0, UINT32_MAX, 0, 0, 0,
@@ -404,6 +409,10 @@ static const struct kind_row {
     {"scuckoo capacity 2^64-1", AMQ_KIND_SCALABLE_CUCKOO, U64MAX, 0.01, 0, 0, 0, 0, 0,
      AMQ_ERANGE},
     {"scuckoo 9-bit fingerprints", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 9, 0, 0, 0, 0,
+     AMQ_OK},
+    {"scuckoo 3-bit fingerprints", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 3, 0, 0, 0, 0,
+     AMQ_ERANGE},
+    {"scuckoo 33-bit fingerprints", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 33, 0, 0, 0, 0,
      AMQ_ERANGE},
     {"scuckoo redisbloom 12-bit", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 12, 0, 0, 0, 1,
      AMQ_ERANGE},
@@ -459,7 +468,7 @@ static const struct policy_row {
     {"valid", AMQ_POLICY_LEVELDB, 100, 10, AMQ_OK},
     {"no keys", AMQ_POLICY_LEVELDB, 0, 10, AMQ_OK},
     {"blocked", AMQ_POLICY_BLOCKED, 100, 10, AMQ_OK},
-    {"encoding 2", 2, 100, 10, AMQ_EINVAL},
+    {"encoding 99", 99, 100, 10, AMQ_EINVAL},
     {"blocked, bpk 0", AMQ_POLICY_BLOCKED, 100, 0, AMQ_ERANGE},
     {"blocked, bpk NaN", AMQ_POLICY_BLOCKED, 100, NAN, AMQ_ERANGE},
     {"blocked, n x bpk overflows", AMQ_POLICY_BLOCKED, SIZE_MAX, 10, AMQ_ERANGE},

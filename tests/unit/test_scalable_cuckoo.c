@@ -334,6 +334,14 @@ TEST(scuckoo_model)
     scuckoo_model(0, 16, 200000, 13);
 }
 
+TEST(scuckoo_native_every_width)
+{
+    /* Native mode packs any width the cuckoo kind takes. */
+    uint32_t f;
+    for (f = 4; f <= 32; f++)
+        scuckoo_model(0, f, 20000, 100 + f);
+}
+
 SLOW_TEST(scuckoo_model_millions)
 {
     scuckoo_model(1, 8, 3000000, 21);
@@ -653,6 +661,9 @@ TEST(scuckoo_file_roundtrip)
     file_roundtrip(1, 8);
     file_roundtrip(0, 12);
     file_roundtrip(0, 16);
+    file_roundtrip(0, 10);
+    file_roundtrip(0, 13);
+    file_roundtrip(0, 27);
 }
 
 /* A regression vector for the exact arrays: capacity 64, expansion 2,
