@@ -82,7 +82,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging tsan \
+        bench-quick test-bench bench-aging bench-static tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis \
@@ -197,7 +197,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
-tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH)
+tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(STATIC_BENCH)
 
 test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
@@ -285,6 +285,18 @@ $(BUILD)/obj/bench/%.o: bench/%.cc
 $(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
+
+# The static kinds beside RocksDB's Ribbon and FastLocalBloom and amq's
+# blocked filter at 1M, 10M, 100M keys; writes docs/benchmarks-static.md.
+STATIC_BENCH := $(BUILD)/bench/amq-bench-static
+$(STATIC_BENCH): $(BUILD)/obj/bench/static/static_bench.o \
+                 $(patsubst %.cc,$(BUILD)/obj/%.o,$(BENCH_CXX_SRC)) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $^ $(BENCH_LIBS) $(LDLIBS_ALL)
+
+bench-static: deps-bench
+	@$(MAKE) --no-print-directory $(STATIC_BENCH)
+	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
 # Full run: the library against its peers at n = 1M, 10M, 100M (about 10
 # minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then

@@ -573,7 +573,8 @@ typedef struct import_state {
     amq_sbloom *s;
     amq_scuckoo *c;
     uint64_t chunks;
-    int done; /* SCANDUMP's final [0, ...] reply seen */
+    uint64_t data_bytes; /* bytes of the data chunks applied */
+    int done;            /* SCANDUMP's final [0, ...] reply seen */
 } import_state;
 
 static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, const uint8_t *data,
@@ -625,6 +626,7 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
         return -1;
     }
     st->chunks++;
+    st->data_bytes += len;
     return 0;
 }
 
@@ -766,6 +768,26 @@ int cmd_import_redis(int argc, char **argv)
     if (st.kind == KIND_UNKNOWN) {
         cli_error("%s: no LOADCHUNK command or SCANDUMP reply in the input", r.name);
         goto fail;
+    }
+    {
+        /* A stream cut at a chunk boundary parses cleanly: only the byte count tells that
+         * part of the filter is missing (it would answer "no" for keys it holds). */
+        uint64_t want;
+        if (st.kind == KIND_BF) {
+            amq_sbloom_info bi;
+            amq_sbloom_get_info(st.s, &bi);
+            want = bi.bytes;
+        } else {
+            amq_scuckoo_info ci;
+            amq_scuckoo_get_info(st.c, &ci);
+            want = ci.bytes;
+        }
+        if (st.data_bytes != want) {
+            cli_error("%s: the chunks hold %" PRIu64 " bytes of the filter's %" PRIu64
+                      " (a stream cut short, or chunks repeated); nothing written",
+                      r.name, st.data_bytes, want);
+            goto fail;
+        }
     }
     if (st.kind == KIND_CF && amq_scuckoo_validate(st.c) != AMQ_OK) {
         /* As a server would after LOADCHUNK: the counts are the header's; say so. */

@@ -49,9 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(blob);
         return 0;
     }
-    if (copy[len - 1] == 255 && copy[len - 2] == AMQ_POLICY_BLOCKED)
-        /* A blocked blob too short for its k, or of an impossible length
-         * or k, is refused (amq/bloom.h). */
+    if (copy[len - 1] == 255 &&
+        (copy[len - 2] == AMQ_POLICY_BLOCKED || copy[len - 2] == AMQ_POLICY_FUSE ||
+         copy[len - 2] == AMQ_POLICY_RIBBON))
+        /* A blocked, fuse or ribbon blob too short for its trailer, or of an
+         * impossible length or geometry, is refused (amq/bloom.h). */
         FZ_CHECK(rc == 0 || rc == 1 || rc == AMQ_ETRUNC || rc == AMQ_ECORRUPT,
                  "a blocked blob answered %d", rc);
     else

@@ -360,18 +360,20 @@ static void seeds_policy(sink *s)
 {
     static const double bpk[] = {1, 4.5, 10, 20, 44};
     static const size_t counts[] = {0, 1, 10, 100};
+    static const uint32_t encodings[] = {AMQ_POLICY_LEVELDB, AMQ_POLICY_FUSE, AMQ_POLICY_RIBBON};
     amq_slice keys[100];
     char names[100][16];
     uint8_t blob[8192], in[8192];
-    size_t i, j, c, len;
+    size_t i, j, c, e, len;
 
     for (i = 0; i < 100; i++) {
         keys[i].len = (size_t)snprintf(names[i], sizeof names[i], "key-%zu", i);
         keys[i].data = names[i];
     }
+    for (e = 0; e < sizeof encodings / sizeof encodings[0]; e++)
     for (i = 0; i < sizeof bpk / sizeof bpk[0]; i++) {
         for (c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-            if (amq_policy_build(AMQ_POLICY_LEVELDB, keys, counts[c], bpk[i], blob,
+            if (amq_policy_build(encodings[e], keys, counts[c], bpk[i], blob,
                                  sizeof blob, &len) != AMQ_OK)
                 continue;
             for (j = 0; j < 2; j++) { /* a present key and an absent one */

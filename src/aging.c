@@ -929,6 +929,13 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
                       &a, err);
     if (rc != AMQ_OK)
         return rc;
+    if (args->items != a->adds) {
+        /* the header's item count is the adds field: one value, stored twice */
+        amq_err(err, AMQ_ECORRUPT, "aging item count %llu differs from its adds %llu",
+                (unsigned long long)args->items, (unsigned long long)a->adds);
+        aging_free(a);
+        return AMQ_ECORRUPT;
+    }
     if (args->payload_len != (uint64_t)data_size(a)) {
         amq_err(err, AMQ_ECORRUPT, "aging payload is %llu bytes, the geometry needs %llu",
                 (unsigned long long)args->payload_len, (unsigned long long)data_size(a));

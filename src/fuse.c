@@ -236,42 +236,47 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
     return s->v2 == 3 ? fuse_check(p, x, 16, 3) : fuse_check(p, x, 16, 4);
 }
 
-/* Batches of FUSE_LANES keys: positions computed and their lines
- * prefetched for the whole batch, then the fingerprints checked, so the
- * batch's cache misses overlap. */
+/* A rolling pipeline FUSE_LANES keys deep: key i's positions are computed
+ * and their lines prefetched while key i - FUSE_LANES is checked, so that
+ * misses stay in flight steadily instead of in bursts. */
 #define FUSE_LANES 32
+/* Prefetches go to L2 (prefetcht1): a query's three or four lines would
+ * hold L1's few miss buffers until they arrive from memory, stalling the
+ * next prefetches (measured by a microbenchmark of this loop outside the
+ * repository: 2.6 times faster than into L1 at 30M keys, equal at 1M). */
+#define FUSE_PF_LOCALITY 2
 
 static inline void fuse_batch(const amq_static *s, const amq_hash128 *h, size_t n,
                               uint8_t *out, unsigned bits, unsigned arity)
 {
-    const amq_static_part *pp[FUSE_LANES];
+    const uint8_t *dd[FUSE_LANES];
     uint32_t pos[FUSE_LANES][4], fp[FUSE_LANES];
-    size_t i, m, l;
+    size_t i, l;
     unsigned j;
 
-    for (i = 0; i < n; i += m) {
-        m = n - i < FUSE_LANES ? n - i : FUSE_LANES;
-        for (l = 0; l < m; l++) {
-            const amq_static_part *p = amq_static_part_of(s, h[i + l].h1);
-            uint64_t x = amq_static_x(p, h[i + l].h1);
-            pp[l] = p;
-            fp[l] = fuse_fp(x);
-            fuse_pos(p, x, arity, pos[l]);
-            for (j = 0; j < arity; j++)
-                __builtin_prefetch(p->data + (size_t)pos[l][j] * (bits / 8));
-        }
-        for (l = 0; l < m; l++) {
-            const uint8_t *d = pp[l]->data;
+    for (i = 0; i < n + FUSE_LANES; i++) {
+        l = i % FUSE_LANES;
+        if (i >= FUSE_LANES) {
+            const uint8_t *d = dd[l];
             uint32_t v = fp[l];
             if (bits == 8) {
                 for (j = 0; j < arity; j++)
                     v ^= d[pos[l][j]];
-                out[i + l] = (uint8_t)v == 0;
+                out[i - FUSE_LANES] = (uint8_t)v == 0;
             } else {
                 for (j = 0; j < arity; j++)
                     v ^= amq_load16(d + 2 * (size_t)pos[l][j]);
-                out[i + l] = (uint16_t)v == 0;
+                out[i - FUSE_LANES] = (uint16_t)v == 0;
             }
+        }
+        if (i < n) {
+            const amq_static_part *p = amq_static_part_of(s, h[i].h1);
+            uint64_t x = amq_static_x(p, h[i].h1);
+            dd[l] = p->data;
+            fp[l] = fuse_fp(x);
+            fuse_pos(p, x, arity, pos[l]);
+            for (j = 0; j < arity; j++)
+                __builtin_prefetch(p->data + (size_t)pos[l][j] * (bits / 8), 0, FUSE_PF_LOCALITY);
         }
     }
 }

@@ -38,6 +38,7 @@
 #include "amq/bloom.h"
 #include "amq/policy.h"
 #include "blocked_impl.h"
+#include "static_filter.h"
 
 #define LEVELDB_SEED 0xbc9f1d34u
 #define POLICY_EXTENDED 255u
@@ -77,6 +78,8 @@ static int blocked_geometry(size_t n, double bits_per_key, uint64_t *blocks, uin
 
 int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_key, size_t *size)
 {
+    if (encoding == AMQ_POLICY_FUSE || encoding == AMQ_POLICY_RIBBON)
+        return amq_static_blob_size(encoding, n, bits_per_key, size);
     size_t bytes;
     uint64_t blocks;
     uint32_t k;
@@ -159,6 +162,8 @@ int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double 
 
     if (encoding == AMQ_POLICY_BLOCKED)
         return build_blocked(keys, n, bits_per_key, out, cap, written);
+    if (encoding == AMQ_POLICY_FUSE || encoding == AMQ_POLICY_RIBBON)
+        return amq_static_blob_build(encoding, keys, n, bits_per_key, out, cap, written);
     if (encoding != AMQ_POLICY_LEVELDB)
         return AMQ_EINVAL;
     rc = leveldb_bytes(n, bits_per_key, &bytes);
@@ -194,6 +199,8 @@ static int blob_contains(const void *blob, size_t len, const void *key, size_t k
     if (k == POLICY_EXTENDED) {
         if (array[len - 2] == AMQ_POLICY_BLOCKED)
             return match_blocked(array, len, key, key_len);
+        if (array[len - 2] == AMQ_POLICY_FUSE || array[len - 2] == AMQ_POLICY_RIBBON)
+            return amq_static_blob_match(array, len, key, key_len);
         return 1; /* an encoding this library does not know: may match */
     }
     if (k == 0 || k > 30)
@@ -210,6 +217,22 @@ static int blob_contains(const void *blob, size_t len, const void *key, size_t k
         h += delta;
     }
     return 1;
+}
+
+const char *amq_policy_name(uint32_t encoding)
+{
+    switch (encoding) {
+    case AMQ_POLICY_LEVELDB:
+        return "leveldb.BuiltinBloomFilter2";
+    case AMQ_POLICY_BLOCKED:
+        return "amq.BlockedBloomFilter";
+    case AMQ_POLICY_FUSE:
+        return "amq.BinaryFuseFilter";
+    case AMQ_POLICY_RIBBON:
+        return "amq.RibbonFilter";
+    default:
+        return NULL;
+    }
 }
 
 int amq_policy_contains(const void *blob, size_t len, const void *key, size_t key_len, int *maybe)

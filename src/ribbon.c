@@ -52,7 +52,7 @@ static inline void rib_hash(const amq_static_part *p, uint64_t x, rib_key *k)
  * attempts with 128-bit rows; each retry past the second adds a percent. */
 static double rib_overhead(uint64_t n, unsigned attempt)
 {
-    double e = 0.03 + 8.0 / sqrt((double)(n > 0 ? n : 1));
+    double e = 0.04 + 8.0 / sqrt((double)(n > 0 ? n : 1));
     if (attempt >= 2)
         e += 0.01 * (attempt - 1);
     return e;
@@ -186,8 +186,8 @@ static int rib_build(const amq_static *s, const amq_static_part *p, const uint64
             uint64_t bit;
             st_hi[j] = (st_hi[j] << 1) | (st_lo[j] >> 63);
             st_lo[j] <<= 1;
-            bit = (uint64_t)((__builtin_popcountll(clo & st_lo[j]) ^
-                              __builtin_popcountll(chi & st_hi[j]) ^ (int)(rr >> j)) & 1);
+            bit = (uint64_t)((__builtin_parityll((clo & st_lo[j]) ^ (chi & st_hi[j])) ^
+                              (int)(rr >> j)) & 1);
             st_lo[j] |= bit;
         }
         if ((i & 63) == 0) {
@@ -217,14 +217,15 @@ static inline int rib_check(const amq_static_part *p, uint32_t r, const rib_key 
     unsigned off = (unsigned)(k->start & 63), j, nc = r + (b < p->upper);
     const uint8_t *w0 = rib_block(p, r, b), *w1 = rib_block(p, r, b + 1),
                   *w2 = rib_block(p, r, b + 2);
-    uint64_t v = 0;
+    /* The row shifted to the blocks' alignment once, rather than each
+     * column's words to the row's: three words, then an and per word. */
+    uint64_t c0 = k->lo << off, c1 = (k->hi << off) | ((k->lo >> 1) >> (63 - off)),
+             c2 = (k->hi >> 1) >> (63 - off), v = 0;
 
     for (j = 0; j < nc; j++) {
-        uint64_t A = amq_load64(w0 + 8 * j), B = amq_load64(w1 + 8 * j),
-                 C = amq_load64(w2 + 8 * j);
-        uint64_t lo = (A >> off) | ((B << 1) << (63 - off));
-        uint64_t hi = (B >> off) | ((C << 1) << (63 - off));
-        v |= (uint64_t)(__builtin_popcountll((lo & k->lo) ^ (hi & k->hi)) & 1) << j;
+        uint64_t x = (amq_load64(w0 + 8 * j) & c0) ^ (amq_load64(w1 + 8 * j) & c1) ^
+                     (amq_load64(w2 + 8 * j) & c2);
+        v |= (uint64_t)__builtin_parityll(x) << j; /* inline, unlike popcount on x86-64 */
     }
     return ((v ^ k->result) & ((UINT64_C(1) << nc) - 1)) == 0;
 }
@@ -255,10 +256,11 @@ static void rib_contains_batch(const amq_static *s, const amq_hash128 *h, size_t
             rib_hash(p, amq_static_x(p, h[i + l].h1), &k[l]);
             w0 = rib_block(p, r, k[l].start >> 6);
             w2 = rib_block(p, r, (k[l].start >> 6) + 2);
-            __builtin_prefetch(w0);
-            __builtin_prefetch(w0 + 64);
-            __builtin_prefetch(w2);
-            __builtin_prefetch(w2 + 8 * r);
+            /* into L2, as fuse.c does, for the same reason */
+            __builtin_prefetch(w0, 0, 2);
+            __builtin_prefetch(w0 + 64, 0, 2);
+            __builtin_prefetch(w2, 0, 2);
+            __builtin_prefetch(w2 + 8 * r, 0, 2);
         }
         for (l = 0; l < m; l++)
             out[i + l] = (uint8_t)rib_check(pp[l], r, &k[l]);

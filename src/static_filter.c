@@ -44,8 +44,7 @@ static void static_free(amq_static *s)
     a = s->alloc;
     if (s->owned != NULL) {
         for (i = 0; i < s->nparts; i++)
-            if (s->owned[i] != NULL)
-                amq_free(&a, s->owned[i], (size_t)s->parts[i].bytes);
+            amq_region_free(&s->owned[i], &a);
         amq_free(&a, s->owned, s->nparts * sizeof *s->owned);
     }
     if (s->parts != NULL)
@@ -205,19 +204,19 @@ static void scratch_free(const amq_allocator *a, part_scratch *ps)
 }
 
 /* Builds partition i from the h1 of its keys (duplicates allowed). */
-static int build_part(amq_static *s, uint32_t i, const uint64_t *h1, size_t n, part_scratch *ps,
-                      amq_errinfo *err)
+static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t n,
+                          part_scratch *ps, unsigned max_attempts, amq_errinfo *err)
 {
     amq_static_part *p = &s->parts[i];
     const amq_allocator *a = &s->alloc;
     unsigned attempt;
     size_t m = 0, k;
-    uint8_t *out;
+    amq_region out;
     int rc;
 
     if (scratch_reserve(a, ps, n > 0 ? n : 1) != AMQ_OK)
         return amq_err(err, AMQ_ENOMEM, "out of memory for a partition of %zu keys", n);
-    for (attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    for (attempt = 0; attempt < max_attempts; attempt++) {
         p->seed = attempt;
         p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
         for (k = 0; k < n; k++)
@@ -230,22 +229,29 @@ static int build_part(amq_static *s, uint32_t i, const uint64_t *h1, size_t n, p
         if (p->bytes == 0 || p->bytes > SIZE_MAX)
             return amq_err(err, AMQ_ERANGE, "%s: a partition of %zu keys is too large",
                            s->algo->name, m);
-        out = amq_calloc(a, (size_t)p->bytes);
-        if (out == NULL)
+        /* A region: aligned, and huge pages for a large partition (fewer
+         * TLB misses on random reads). */
+        if (amq_region_alloc(&out, a, (size_t)p->bytes) != AMQ_OK)
             return amq_err(err, AMQ_ENOMEM, "out of memory");
-        rc = s->algo->build(s, p, ps->x, m, out);
+        rc = s->algo->build(s, p, ps->x, m, out.data);
         if (rc == AMQ_OK) {
             s->owned[i] = out;
-            p->data = out;
+            p->data = out.data;
             s->items += m;
             return AMQ_OK;
         }
-        amq_free(a, out, (size_t)p->bytes);
+        amq_region_free(&out, a);
         if (rc != AMQ_EFULL)
             return amq_err(err, rc, "out of memory");
     }
     return amq_err(err, AMQ_EFULL, "%s: partition %u (%zu keys) could not be built in %u attempts",
-                   s->algo->name, i, m, MAX_ATTEMPTS);
+                   s->algo->name, i, m, max_attempts);
+}
+
+static int build_part(amq_static *s, uint32_t i, const uint64_t *h1, size_t n, part_scratch *ps,
+                      amq_errinfo *err)
+{
+    return build_part_max(s, i, h1, n, ps, MAX_ATTEMPTS, err);
 }
 
 /* ---- the builder -------------------------------------------------------------------------- */
@@ -909,4 +915,155 @@ fail:
 int amq_kind_is_static(uint32_t kind)
 {
     return kind == AMQ_KIND_FUSE || kind == AMQ_KIND_RIBBON;
+}
+
+/* ---- filter-policy blobs -----------------------------------------------------------------
+ * One partition and an 18-byte trailer: v1 u8, v2 u8, zero u16, seed u32,
+ * g0 u32, g1 u32, encoding id u8, 255 (docs/file-format.md).  Keys hash
+ * with XXH3-128 seed 0.  A build tries BLOB_ATTEMPTS constructions, the
+ * later ones larger; amq_policy_blob_size gives the size of the largest.
+ */
+#define BLOB_TRAILER 18u
+#define BLOB_ATTEMPTS 8u
+
+static const amq_static_algo *blob_algo(uint32_t encoding)
+{
+    return encoding == AMQ_POLICY_FUSE ? &amq_fuse_algo
+           : encoding == AMQ_POLICY_RIBBON ? &amq_ribbon_algo : NULL;
+}
+
+/* The variant a bits_per_key asks for: fuse 8-bit fingerprints below 18
+ * bits per key, 16-bit above; ribbon the rate of a Bloom filter of that
+ * many bits per key (LevelDB's and RocksDB's unit), in less space. */
+static int blob_variant(amq_static *s, uint32_t encoding, double bpk)
+{
+    amq_config cfg;
+    double k, fpp;
+
+    if (!(bpk > 0.0 && bpk <= 1000.0))
+        return AMQ_ERANGE;
+    memset(s, 0, sizeof *s);
+    s->algo = blob_algo(encoding);
+    amq_alloc_init(&s->alloc, NULL);
+    amq_config_init(&cfg, s->algo->kind);
+    cfg.fingerprint_bits = bpk >= 18.0 ? 16 : 8;
+    cfg.arity = 3;
+    k = floor(bpk * 0.69314718 + 0.5);
+    if (k < 1.0)
+        k = 1.0;
+    fpp = pow(1.0 - exp(-k / bpk), k);
+    cfg.fpp = fpp < ldexp(1.0, -32) ? ldexp(1.0, -32) : fpp > 0.5 ? 0.5 : fpp;
+    return s->algo->variant(s, &cfg, NULL);
+}
+
+int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size)
+{
+    amq_static s;
+    amq_static_part p;
+    int rc = blob_variant(&s, encoding, bpk);
+
+    if (rc != AMQ_OK)
+        return rc;
+    memset(&p, 0, sizeof p);
+    s.algo->size(&s, n, BLOB_ATTEMPTS - 1, &p);
+    p.bytes = s.algo->prepare(&s, &p);
+    if (p.bytes == 0 || p.bytes > SIZE_MAX - BLOB_TRAILER)
+        return AMQ_ERANGE;
+    *size = (size_t)p.bytes + BLOB_TRAILER;
+    return AMQ_OK;
+}
+
+int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,
+                          uint8_t *out, size_t cap, size_t *written)
+{
+    amq_static proto, *s = NULL;
+    amq_static_part *p;
+    part_scratch ps;
+    uint64_t *h1 = NULL;
+    size_t i, max;
+    uint8_t *t;
+    int rc;
+
+    rc = amq_static_blob_size(encoding, n, bpk, &max);
+    if (rc != AMQ_OK)
+        return rc;
+    if (cap < max)
+        return AMQ_EINVAL;
+    (void)blob_variant(&proto, encoding, bpk);
+    memset(&ps, 0, sizeof ps);
+    rc = static_shell(proto.algo, NULL, 0, &s);
+    if (rc != AMQ_OK)
+        return rc;
+    s->v1 = proto.v1;
+    s->v2 = proto.v2;
+    s->fpp = proto.fpp;
+    s->alpha = proto.alpha;
+    s->owned = amq_calloc(&s->alloc, sizeof *s->owned);
+    h1 = amq_malloc(&s->alloc, (n ? n : 1) * sizeof *h1);
+    if (s->owned == NULL || h1 == NULL) {
+        rc = AMQ_ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < n; i++)
+        h1[i] = amq_hash_key(AMQ_HASH_XXH3, 0, keys[i].data, keys[i].len).h1;
+    rc = build_part_max(s, 0, h1, n, &ps, BLOB_ATTEMPTS, NULL);
+    if (rc != AMQ_OK)
+        goto done;
+    p = &s->parts[0];
+    memcpy(out, p->data, (size_t)p->bytes);
+    t = out + p->bytes;
+    t[0] = (uint8_t)s->v1;
+    t[1] = (uint8_t)s->v2;
+    amq_store16(t + 2, 0);
+    amq_store32(t + 4, p->seed);
+    amq_store32(t + 8, p->g[0]);
+    amq_store32(t + 12, p->g[1]);
+    t[16] = (uint8_t)encoding;
+    t[17] = 255;
+    *written = (size_t)p->bytes + BLOB_TRAILER;
+done:
+    scratch_free(&s->alloc, &ps);
+    amq_free(&s->alloc, h1, (n ? n : 1) * sizeof *h1);
+    static_free(s);
+    return rc;
+}
+
+int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len)
+{
+    amq_static s;
+    amq_static_part p;
+    const uint8_t *t;
+
+    if (len < BLOB_TRAILER)
+        return AMQ_ETRUNC;
+    t = blob + len - BLOB_TRAILER;
+    memset(&s, 0, sizeof s);
+    memset(&p, 0, sizeof p);
+    s.algo = blob_algo(t[16]);
+    s.v1 = t[0];
+    s.v2 = t[1];
+    if (s.algo == &amq_fuse_algo && (s.v1 != 8 && s.v1 != 16))
+        return AMQ_ECORRUPT;
+    if (s.algo == &amq_fuse_algo && (s.v2 != 3 && s.v2 != 4))
+        return AMQ_ECORRUPT;
+    if (s.algo == &amq_ribbon_algo && (s.v1 > 32 || s.v2 != 0))
+        return AMQ_ECORRUPT;
+    if (amq_load16(t + 2) != 0)
+        return AMQ_ECORRUPT;
+    p.seed = amq_load32(t + 4);
+    p.mulseed = (uint64_t)p.seed * AMQ_STATIC_GOLDEN;
+    p.g[0] = amq_load32(t + 8);
+    p.g[1] = amq_load32(t + 12);
+    /* ribbon: a stored upper count means r + 1 columns are in use */
+    s.alpha = p.g[1] > 0 ? 0.5 : 0.0;
+    if (s.algo == &amq_ribbon_algo && s.v1 == 32 && p.g[1] > 0)
+        return AMQ_ECORRUPT;
+    p.bytes = s.algo->prepare(&s, &p);
+    if (p.bytes == 0 || p.bytes != len - BLOB_TRAILER)
+        return AMQ_ECORRUPT;
+    p.data = blob;
+    s.pbits = 0;
+    s.nparts = 1;
+    s.parts = &p;
+    return s.algo->contains(&s, amq_hash_key(AMQ_HASH_XXH3, 0, key, key_len).h1);
 }

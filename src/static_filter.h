@@ -73,7 +73,7 @@ struct amq_static {
     uint32_t nparts;
     uint64_t items;
     amq_static_part *parts;
-    uint8_t **owned;   /* built: one buffer per partition */
+    amq_region *owned;  /* built: one region per partition */
     amq_region payload; /* loaded: the payload (owned copy or borrowed) */
     int view;
     amq_allocator alloc;
@@ -117,6 +117,12 @@ uint64_t amq_static_ops_payload_size(const void *impl);
 int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
 int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
                     amq_errinfo *err);
+
+/* Filter-policy blobs of the static kinds (policy.c dispatches here). */
+int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size);
+int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,
+                          uint8_t *out, size_t cap, size_t *written);
+int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
 #define AMQ_STATIC_OPS(KIND, NAME, LOADFN)                 \
     {                                                      \

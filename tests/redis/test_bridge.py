@@ -196,6 +196,9 @@ def test_import_refuses_bad_streams(env):
             "no header": good[good.index(b"*2", 4):],
             "bad header": b"*2\r\n:1\r\n$5\r\nhello\r\n",
             "error reply": b"-ERR not found\r\n",
+            # Cut at a reply boundary before the last link (the last reply is the end
+            # marker [0, ""]): parses, but that link's bits are missing.
+            "cut between chunks": good[:good.rindex(b"*2\r\n:", 0, good.rindex(b"*2\r\n:"))],
         }
         for name, data in cases.items():
             src = f.path("in")

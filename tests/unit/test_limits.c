@@ -468,7 +468,7 @@ static const struct policy_row {
     {"valid", AMQ_POLICY_LEVELDB, 100, 10, AMQ_OK},
     {"no keys", AMQ_POLICY_LEVELDB, 0, 10, AMQ_OK},
     {"blocked", AMQ_POLICY_BLOCKED, 100, 10, AMQ_OK},
-    {"encoding 2", 2, 100, 10, AMQ_EINVAL},
+    {"encoding 99", 99, 100, 10, AMQ_EINVAL},
     {"blocked, bpk 0", AMQ_POLICY_BLOCKED, 100, 0, AMQ_ERANGE},
     {"blocked, bpk NaN", AMQ_POLICY_BLOCKED, 100, NAN, AMQ_ERANGE},
     {"blocked, n x bpk overflows", AMQ_POLICY_BLOCKED, SIZE_MAX, 10, AMQ_ERANGE},
