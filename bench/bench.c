@@ -993,7 +993,10 @@ static const onekey_pair onekey_pairs[] = {
 #endif
     {"cuckoo query, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo insert, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 1},
-    {"cuckoo batched query", "amq cuckoo, batched", "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo batched query, 12-bit", "amq cuckoo 12-bit, batched",
+     "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo batched insert, 12-bit", "amq cuckoo 12-bit, batched",
+     "model: efficient/cuckoofilter 12-bit", 1},
 };
 
 #define ONEKEY_PAIRS (sizeof onekey_pairs / sizeof onekey_pairs[0])

@@ -139,6 +139,18 @@ BENCH_SUBJECT(amq_cuckoo_batched_subject) = {
     .bytes = ck_bytes,
 };
 
+BENCH_SUBJECT(amq_cuckoo_12_4_batched_subject) = {
+    .name = "amq cuckoo 12-bit, batched",
+    .family = "cuckoo",
+    .peer = 0,
+    .create = ck_create_12_4,
+    .destroy = ck_destroy,
+    .insert = ck_insert_batched,
+    .query = ck_query_batched,
+    .bytes = ck_bytes,
+    .no_sweep = 1,
+};
+
 /* ---- scalable cuckoo -------------------------------------------------------- */
 
 /* Sized for n in its first sub-filter; the rate is what the layout gives
