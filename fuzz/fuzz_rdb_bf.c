@@ -8,6 +8,7 @@
 #include "../redis/rm.c"
 #include "../redis/util.c"
 #include "../redis/bf.c"
+#include "../redis/defrag.c"
 
 #define FZ_RDB_LOAD bf_rdb_load
 #define FZ_RDB_SAVE bf_rdb_save

@@ -8,6 +8,7 @@
 #include "../redis/rm.c"
 #include "../redis/util.c"
 #include "../redis/cf.c"
+#include "../redis/defrag.c"
 
 #define FZ_RDB_LOAD cf_rdb_load
 #define FZ_RDB_SAVE cf_rdb_save
