@@ -230,7 +230,10 @@ int cli_filter_concurrent_adds(amq_filter *f);
  * whole array of a Bloom filter; an in-place add must not). */
 void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity);
 /* 1 for the kinds whose adds only set bits (updated in place by add). */
-int cli_kind_inplace(uint32_t kind);
+static inline int cli_kind_inplace(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
+}
 /* 1 for the kinds that grow instead of filling up (scalable-*). */
 int cli_kind_scales(uint32_t kind);
 /* Warns on standard error when f (read from path) is past its capacity

@@ -32,11 +32,6 @@ void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity)
     *capacity = st.capacity;
 }
 
-int cli_kind_inplace(uint32_t kind)
-{
-    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
-}
-
 int cli_kind_scales(uint32_t kind)
 {
     /* an aging filter counts every add ever made, but holds only its window */

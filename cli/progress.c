@@ -124,7 +124,7 @@ static size_t term_width(void)
 
 void cli_progress_update(cli_progress *p, uint64_t pos, size_t lines)
 {
-    char line[256], done[32], total[32], rate[32], count[32], eta[32], lines_part[48];
+    char line[512], done[32], total[32], rate[32], count[32], eta[32], lines_part[48];
     char pct[16], rate_part[48], eta_part[48];
     double t, el, bps;
     size_t width, len;

@@ -25,12 +25,11 @@
 
 typedef struct subf {
     uint64_t nb;
-    amq_region mem; /* sub_bytes (8-bit slots) or ct_bytes (zero padded) bytes */
+    uint8_t *data; /* table_bytes(nb), an amq_block */
 } subf;
 
 struct amq_scuckoo {
     amq_scuckoo_params p; /* expansion already rounded */
-    uint64_t nb0;
     uint64_t items;
     uint64_t deletes;
     uint32_t nf;
@@ -38,6 +37,13 @@ struct amq_scuckoo {
     subf *f;
     amq_allocator alloc;
 };
+
+/* Buckets of the first sub-filter (a chain always has one): not stored, so
+ * that the handle stays in a smaller allocator size class. */
+static inline uint64_t nb0_of(const amq_scuckoo *c)
+{
+    return c->f[0].nb;
+}
 
 typedef struct lookup {
     uint64_t h1, h2;
@@ -92,6 +98,17 @@ static int is_pow2(uint64_t x)
 static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
 {
     return (nb * c->p.bucket_size * c->p.fingerprint_bits + 7) / 8;
+}
+
+/* Bytes a sub-filter's table takes.  Slots are read bytewise: no
+ * alignment to pay for; 8-bit slots (the RedisBloom layout) are never read
+ * past the last one, so the table is exactly its slots and a power-of-two
+ * table stays in its allocator size class; packed 12/16-bit tables keep
+ * the zero padding of cuckoo_table.h. */
+static uint64_t table_bytes(const amq_scuckoo *c, uint64_t nb)
+{
+    return c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
+                                      : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
 }
 
 /*
@@ -163,23 +180,17 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
         c->cap = ncap;
     }
     s = &c->f[c->nf];
-    /* Slots are read bytewise: no alignment to pay for; 8-bit slots (the
-     * RedisBloom layout) are never read past the last one, so the table
-     * takes exactly its bytes and a power-of-two table stays in its
-     * allocator size class. */
-    bytes = c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
-                                       : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
-    if (table != NULL) {
-        memset(&s->mem, 0, sizeof s->mem);
-        s->mem.data = table;
-        s->mem.size = (size_t)bytes;
-        s->mem.base = table;
-        s->mem.base_size = (size_t)bytes;
-        s->mem.how = AMQ_REGION_HEAP;
+    bytes = table_bytes(c, nb);
+    if (table != NULL && amq_block_adoptable(&c->alloc, (size_t)bytes)) {
+        s->data = table;
     } else {
-        rc = amq_region_alloc_align(&s->mem, &c->alloc, (size_t)bytes, 1);
+        rc = amq_block_alloc(&c->alloc, (size_t)bytes, &s->data);
         if (rc != AMQ_OK)
             return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+        if (table != NULL) { /* a large default-allocator table: copied */
+            memcpy(s->data, table, (size_t)bytes);
+            amq_free(&c->alloc, table, (size_t)bytes);
+        }
     }
     s->nb = nb;
     c->nf++;
@@ -189,15 +200,15 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 static void pop_subf(amq_scuckoo *c)
 {
     c->nf--;
-    amq_region_free(&c->f[c->nf].mem, &c->alloc);
+    amq_block_free(&c->alloc, c->f[c->nf].data, (size_t)table_bytes(c, c->f[c->nf].nb));
 }
 
 /* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
-static int build_chain(amq_scuckoo *c, uint64_t nf, void **tables)
+static int build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
 {
-    uint64_t nb = c->nb0, j;
+    uint64_t nb = nb0, j;
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
@@ -214,7 +225,7 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
 {
     amq_scuckoo_params p = *params;
     amq_scuckoo *c;
-    uint64_t slots;
+    uint64_t slots, nb0;
     int rc;
 
     *out = NULL;
@@ -236,12 +247,12 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
     c = shell(&p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
-    c->nb0 = next_pow2(p.capacity / p.bucket_size);
-    if (check_chain(p.bucket_size, p.expansion, c->nb0, 1, &slots) != AMQ_OK) {
+    nb0 = next_pow2(p.capacity / p.bucket_size);
+    if (check_chain(p.bucket_size, p.expansion, nb0, 1, &slots) != AMQ_OK) {
         amq_scuckoo_free(c);
         return AMQ_ERANGE;
     }
-    rc = build_chain(c, 1, NULL);
+    rc = build_chain(c, nb0, 1, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return rc;
@@ -260,14 +271,13 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
     c = shell(&src->p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
-    c->nb0 = src->nb0;
     for (j = 0; j < src->nf; j++) {
         rc = push_subf(c, src->f[j].nb, NULL);
         if (rc != AMQ_OK) {
             amq_scuckoo_free(c);
             return rc;
         }
-        memcpy(c->f[j].mem.data, src->f[j].mem.data, src->f[j].mem.size);
+        memcpy(c->f[j].data, src->f[j].data, (size_t)table_bytes(c, src->f[j].nb));
     }
     c->items = src->items;
     c->deletes = src->deletes;
@@ -291,12 +301,12 @@ void amq_scuckoo_free(amq_scuckoo *c)
 
 static inline uint32_t slot_get(const amq_scuckoo *c, const subf *s, uint64_t slot)
 {
-    return ct_get(s->mem.data, c->p.fingerprint_bits, slot);
+    return ct_get(s->data, c->p.fingerprint_bits, slot);
 }
 
 static inline void slot_set(const amq_scuckoo *c, subf *s, uint64_t slot, uint32_t v)
 {
-    ct_set(s->mem.data, c->p.fingerprint_bits, slot, v);
+    ct_set(s->data, c->p.fingerprint_bits, slot, v);
 }
 
 /* First slot of bucket i holding v (0 = the first empty slot), or -1. */
@@ -306,7 +316,7 @@ static int64_t bucket_find(const amq_scuckoo *c, const subf *s, uint64_t i, uint
     uint64_t base = i * bs;
 
     if (c->p.fingerprint_bits == 8) {
-        const uint8_t *p = s->mem.data + base;
+        const uint8_t *p = s->data + base;
         const uint8_t *q = memchr(p, (int)v, bs);
         return q != NULL ? (int64_t)(base + (uint64_t)(q - p)) : -1;
     }
@@ -562,7 +572,7 @@ static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit
     for (; j < limit; j++, k = 0) {
         const subf *s = &c->f[j];
         if (c->p.fingerprint_bits == 8) {
-            const uint8_t *p = s->mem.data + b * bs;
+            const uint8_t *p = s->data + b * bs;
             const uint8_t *q = memchr(p + k, 0, bs - k);
             if (q != NULL) {
                 k = (uint32_t)(q - p);
@@ -613,7 +623,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
 /* 1 when no slot of sub-filter fi holds a fingerprint. */
 static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
-    const uint8_t *d = c->f[fi].mem.data;
+    const uint8_t *d = c->f[fi].data;
     size_t n = (size_t)sub_bytes(c, c->f[fi].nb);
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
@@ -625,7 +635,7 @@ static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
 {
     uint64_t b;
     uint32_t at;
-    for (b = 0; b < c->nb0; b++)
+    for (b = 0; b < nb0_of(c); b++)
         if (room_in(c, r, b, fi, &at) >= 0)
             return 1;
     return 0;
@@ -688,12 +698,12 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && c->nb0 <= SIZE_MAX / 3) {
-        bytes = (size_t)c->nb0 * 3;
+    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
+        bytes = (size_t)nb0_of(c) * 3;
         scratch = amq_calloc(&c->alloc, bytes);
         if (scratch != NULL) {
             r.first = (uint16_t *)(void *)scratch;
-            r.pos = scratch + (size_t)c->nb0 * 2;
+            r.pos = scratch + (size_t)nb0_of(c) * 2;
             rp = &r;
         }
     }
@@ -739,7 +749,7 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     uint32_t j;
 
     memset(out, 0, sizeof *out);
-    out->num_buckets = c->nb0;
+    out->num_buckets = nb0_of(c);
     out->num_filters = c->nf;
     out->items = c->items;
     out->deletes = c->deletes;
@@ -769,7 +779,7 @@ int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
     if (buckets != NULL)
         *buckets = c->f[i].nb;
     if (data != NULL)
-        *data = c->f[i].mem.data;
+        *data = c->f[i].data;
     if (bytes != NULL)
         *bytes = (size_t)sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
@@ -779,7 +789,7 @@ int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
 {
     if (i >= c->nf)
         return AMQ_ERANGE;
-    *data = c->f[i].mem.data;
+    *data = c->f[i].data;
     *bytes = (size_t)sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
 }
@@ -797,7 +807,7 @@ static uint64_t count_used(const amq_scuckoo *c)
     uint64_t n = 0;
     uint32_t j;
     for (j = 0; j < c->nf; j++)
-        n += ct_count_used(c->f[j].mem.data, c->p.fingerprint_bits,
+        n += ct_count_used(c->f[j].data, c->p.fingerprint_bits,
                            c->f[j].nb * c->p.bucket_size);
     return n;
 }
@@ -855,8 +865,7 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
     c = shell(&p, alloc);
     if (c == NULL)
         goto fail;
-    c->nb0 = h->num_buckets;
-    rc = build_chain(c, h->num_filters, tables);
+    rc = build_chain(c, h->num_buckets, h->num_filters, tables);
     if (rc != AMQ_OK)
         goto fail;
     c->items = h->num_items;
@@ -896,7 +905,7 @@ int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
     if (cap < AMQ_SCUCKOO_HEADER_SIZE)
         return AMQ_EINVAL;
     amq_store64(buf, c->items);
-    amq_store64(buf + 8, c->nb0);
+    amq_store64(buf + 8, nb0_of(c));
     amq_store64(buf + 16, c->deletes);
     amq_store64(buf + 24, c->nf);
     amq_store16(buf + 32, (uint16_t)c->p.bucket_size);
@@ -957,7 +966,7 @@ int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
         return AMQ_OK;
     rest = sub_bytes(c, c->f[j].nb) - within;
     *len = rest < max_chunk ? (size_t)rest : max_chunk;
-    *data = c->f[j].mem.data + within;
+    *data = c->f[j].data + within;
     *next = it + *len;
     return AMQ_OK;
 }
@@ -975,11 +984,11 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     if (len > sub_bytes(c, c->f[j].nb) - within)
         return AMQ_EOVERFLOW;
     if (len > 0)
-        memcpy(c->f[j].mem.data + within, buf, len);
+        memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
     if ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8 != 0) {
         uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
-        c->f[j].mem.data[last] &=
+        c->f[j].data[last] &=
             (uint8_t)((1u << ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8)) - 1);
     }
     return AMQ_OK;
@@ -1035,7 +1044,7 @@ static int op_clear(void *impl)
     amq_scuckoo *c = impl;
     while (c->nf > 1)
         pop_subf(c);
-    memset(c->f[0].mem.data, 0, c->f[0].mem.size);
+    memset(c->f[0].data, 0, (size_t)table_bytes(c, c->f[0].nb));
     c->items = 0;
     c->deletes = 0;
     return AMQ_OK;
@@ -1114,7 +1123,7 @@ static void op_params_write(const void *impl, uint8_t *out)
     amq_store32(out + 20, c->p.max_filters);
     amq_store32(out + 24, c->nf);
     amq_store32(out + 28, 0);
-    amq_store64(out + 32, c->nb0);
+    amq_store64(out + 32, nb0_of(c));
     amq_store64(out + 40, c->deletes);
     amq_store64(out + 48, c->p.capacity);
 }
@@ -1133,7 +1142,7 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     uint32_t j;
     int rc;
     for (j = 0; j < c->nf; j++) {
-        rc = amq_sink_write(sink, c->f[j].mem.data, (size_t)sub_bytes(c, c->f[j].nb));
+        rc = amq_sink_write(sink, c->f[j].data, (size_t)sub_bytes(c, c->f[j].nb));
         if (rc != AMQ_OK)
             return rc;
     }
@@ -1181,7 +1190,6 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     c = shell(&p, a->alloc);
     if (c == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
-    c->nb0 = nb0;
     for (j = 0, size = nb0; j < nf; j++, size *= p.expansion)
         total += sub_bytes(c, size); /* the shape was checked: no overflow */
     if (total != a->payload_len) {
@@ -1189,16 +1197,16 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
                        (unsigned long long)a->payload_len, (unsigned long long)total);
     }
-    rc = build_chain(c, nf, NULL);
+    rc = build_chain(c, nb0, nf, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
     }
     for (j = 0; j < nf; j++) {
         size = sub_bytes(c, c->f[j].nb);
-        memcpy(c->f[j].mem.data, a->payload + off, (size_t)size);
+        memcpy(c->f[j].data, a->payload + off, (size_t)size);
         off += size;
-        if (!ct_tail_clean(c->f[j].mem.data, c->f[j].mem.size, p.fingerprint_bits,
+        if (!ct_tail_clean(c->f[j].data, (size_t)table_bytes(c, c->f[j].nb), p.fingerprint_bits,
                            c->f[j].nb * p.bucket_size)) {
             amq_scuckoo_free(c);
             return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo sub-filter %u has bits set past"

@@ -177,3 +177,31 @@ void amq_region_free(amq_region *r, const amq_allocator *a)
         amq_free(a, r->base, r->base_size);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- plain blocks: a region known by its data and size alone ------------------ */
+
+int amq_block_alloc(const amq_allocator *a, size_t size, uint8_t **out)
+{
+    amq_region r;
+    int rc = amq_region_alloc_align(&r, a, size, 1);
+    *out = rc == AMQ_OK ? r.data : NULL;
+    return rc;
+}
+
+void amq_block_free(const amq_allocator *a, uint8_t *data, size_t size)
+{
+    if (data == NULL)
+        return;
+    /* As amq_region_alloc_align(.., 1) made it: the mapping of whole huge
+     * pages for a large block of the default allocator, else the heap block
+     * itself (align 1: data is the block's start). */
+    if (!amq_block_adoptable(a, size))
+        munmap(data, (size + AMQ_HUGE_PAGE - 1) & ~(AMQ_HUGE_PAGE - 1));
+    else
+        amq_free(a, data, size == 0 ? 1 : size);
+}
+
+int amq_block_adoptable(const amq_allocator *a, size_t size)
+{
+    return !(amq_alloc_is_default(a) && size >= AMQ_MMAP_THRESHOLD);
+}

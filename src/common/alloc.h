@@ -65,6 +65,18 @@ int amq_region_copy_align(amq_region *r, const amq_allocator *a, const void *src
                           size_t align);
 void amq_region_free(amq_region *r, const amq_allocator *a);
 
+/*
+ * Plain blocks: zeroed, no alignment, known by (data, size) alone, so that
+ * an array of many of them (the sub-filters of a long cuckoo chain) needs
+ * no amq_region each.  amq_block_free takes the size given to
+ * amq_block_alloc.  amq_block_adoptable: 1 when a block of size bytes
+ * taken from a itself (a caller's buffer) may be freed by amq_block_free
+ * (not so for large default-allocator blocks, which are mappings).
+ */
+int amq_block_alloc(const amq_allocator *a, size_t size, uint8_t **out);
+void amq_block_free(const amq_allocator *a, uint8_t *data, size_t size);
+int amq_block_adoptable(const amq_allocator *a, size_t size);
+
 static inline int amq_region_is_borrowed(const amq_region *r)
 {
     return r->how == AMQ_REGION_BORROWED;
