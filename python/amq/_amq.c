@@ -161,6 +161,21 @@ static amq_filter *handle(FilterObject *self)
     return self->f;
 }
 
+/* Takes the lock (exclusive for writers) and returns the handle; for a
+ * closed filter, gives the lock back and returns NULL with ValueError. */
+static amq_filter *acquire(FilterObject *self, int exclusive)
+{
+    if (exclusive)
+        lock_exclusive(self);
+    else
+        lock_shared(self);
+    if (handle(self) == NULL) {
+        unlock(self);
+        return NULL;
+    }
+    return self->f;
+}
+
 static FilterObject *wrap(amq_filter *f)
 {
     FilterObject *o = PyObject_New(FilterObject, &FilterType);
@@ -801,9 +816,7 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
         return NULL;
     if (key_get(key, &k) != 0)
         return NULL;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL) {
         key_put(&k);
         return NULL;
     }
@@ -821,11 +834,8 @@ static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
     int rc;
     if (!conv_u64(arg, &now_ms))
         return NULL;
-    lock_exclusive(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 1) == NULL)
         return NULL;
-    }
     rc = amq_aging_advance(self->f, now_ms);
     unlock(self);
     if (rc != AMQ_OK)
@@ -990,11 +1000,8 @@ static PyObject *Filter_update(FilterObject *self, PyObject *iterable)
 static Py_ssize_t Filter_len(FilterObject *self)
 {
     amq_stats st;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL)
         return -1;
-    }
     amq_filter_stats(self->f, &st);
     unlock(self);
     return st.items > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)st.items;
@@ -1035,9 +1042,7 @@ static PyObject *Filter_info(FilterObject *self, PyObject *unused)
     (void)unused;
     if (d == NULL)
         return NULL;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL) {
         Py_DECREF(d);
         return NULL;
     }
@@ -1081,9 +1086,7 @@ static PyObject *Filter_save(FilterObject *self, PyObject *args, PyObject *kw)
                                      &overwrite))
         return NULL;
     memset(&err, 0, sizeof(err));
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL) {
         Py_DECREF(path);
         return NULL;
     }
@@ -1186,11 +1189,8 @@ static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
     amq_filter *c = NULL;
     int rc;
     (void)unused;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL)
         return NULL;
-    }
     rc = amq_filter_clone(self->f, NULL, &c);
     unlock(self);
     if (rc != AMQ_OK)
@@ -1286,11 +1286,8 @@ static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
 {
     int rc;
     (void)unused;
-    lock_exclusive(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 1) == NULL)
         return NULL;
-    }
     rc = amq_filter_clear(self->f);
     unlock(self);
     if (rc != AMQ_OK)
@@ -1327,9 +1324,7 @@ static PyObject *Filter_hash_key(FilterObject *self, PyObject *key)
     amq_hash128 h;
     if (key_get(key, &k) != 0)
         return NULL;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL) {
         key_put(&k);
         return NULL;
     }
@@ -1406,11 +1401,8 @@ static PyObject *get_closed(FilterObject *self, void *c)
 static PyObject *stat_field(FilterObject *self, int which)
 {
     amq_stats st;
-    lock_shared(self);
-    if (handle(self) == NULL) {
-        unlock(self);
+    if (acquire(self, 0) == NULL)
         return NULL;
-    }
     amq_filter_stats(self->f, &st);
     unlock(self);
     switch (which) {
