@@ -531,10 +531,8 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
 static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out,
                  const uint64_t *now_ms)
 {
-    if (now_ms != NULL) {
-        amq_aging_contains_batch_at(f, h, m, out, *now_ms);
-        return AMQ_OK;
-    }
+    if (now_ms != NULL)
+        return amq_aging_contains_batch_at(f, h, m, out, *now_ms);
     return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
