@@ -128,22 +128,19 @@ static int lock_init(pthread_rwlock_t *lock)
     return ok;
 }
 
-/* Lock helpers: try without giving up the GIL; block only without it. */
-static void lock_shared(FilterObject *self)
+/* Takes the lock, shared for readers or exclusive for writers: tries
+ * without giving up the GIL, blocks only without it. */
+static void lock(FilterObject *self, int exclusive)
 {
-    if (pthread_rwlock_tryrdlock(&self->lock) == 0)
+    int rc = exclusive ? pthread_rwlock_trywrlock(&self->lock)
+                       : pthread_rwlock_tryrdlock(&self->lock);
+    if (rc == 0)
         return;
     Py_BEGIN_ALLOW_THREADS
-    pthread_rwlock_rdlock(&self->lock);
-    Py_END_ALLOW_THREADS
-}
-
-static void lock_exclusive(FilterObject *self)
-{
-    if (pthread_rwlock_trywrlock(&self->lock) == 0)
-        return;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_rwlock_wrlock(&self->lock);
+    if (exclusive)
+        pthread_rwlock_wrlock(&self->lock);
+    else
+        pthread_rwlock_rdlock(&self->lock);
     Py_END_ALLOW_THREADS
 }
 
@@ -165,10 +162,7 @@ static amq_filter *handle(FilterObject *self)
  * closed filter, gives the lock back and returns NULL with ValueError. */
 static amq_filter *acquire(FilterObject *self, int exclusive)
 {
-    if (exclusive)
-        lock_exclusive(self);
-    else
-        lock_shared(self);
+    lock(self, exclusive);
     if (handle(self) == NULL) {
         unlock(self);
         return NULL;
@@ -755,10 +749,7 @@ static PyObject *single(FilterObject *self, PyObject *key, int op)
 
     if (key_get(key, &k) != 0)
         return NULL;
-    if (op == 0)
-        lock_shared(self);
-    else
-        lock_exclusive(self);
+    lock(self, op != 0);
     f = handle(self);
     if (f == NULL) {
         unlock(self);
@@ -892,7 +883,7 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
         keyset_release(&ks);
         return NULL;
     }
-    lock_shared(self);
+    lock(self, 0);
     rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
                                                               : run_batch(self, 0, &ks, out,
                                                                           now_obj != Py_None
@@ -920,7 +911,7 @@ static long long add_keyset(FilterObject *self, const keyset *ks)
         PyErr_NoMemory();
         return -1;
     }
-    lock_exclusive(self);
+    lock(self, 1);
     rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
                                                              : run_batch(self, 1, ks, out, NULL);
     unlock(self);
@@ -1110,7 +1101,7 @@ static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused)
     int rc;
     (void)unused;
 
-    lock_shared(self);
+    lock(self, 0);
     if (handle(self) == NULL)
         goto done;
     rc = amq_filter_serialized_size(self->f, &size);
@@ -1203,7 +1194,7 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
     int rc;
     memset(&err, 0, sizeof(err));
     if (dst == src) {
-        lock_shared(dst);
+        lock(dst, 0);
         rc = handle(dst) == NULL ? -100 : AMQ_OK;
         unlock(dst);
         return rc == AMQ_OK ? 0 : -1; /* f | f == f */
@@ -1211,11 +1202,11 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
     /* In address order, so that a.merge(b) and b.merge(a) in two threads
      * cannot each hold one lock and wait for the other. */
     if (dst < src) {
-        lock_exclusive(dst);
-        lock_shared(src);
+        lock(dst, 1);
+        lock(src, 0);
     } else {
-        lock_shared(src);
-        lock_exclusive(dst);
+        lock(src, 0);
+        lock(dst, 1);
     }
     if (handle(dst) == NULL || handle(src) == NULL) {
         unlock(src);
@@ -1296,7 +1287,7 @@ static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
 static PyObject *Filter_close(FilterObject *self, PyObject *unused)
 {
     (void)unused;
-    lock_exclusive(self);
+    lock(self, 1);
     amq_filter_free(self->f);
     self->f = NULL;
     unlock(self);
@@ -1342,7 +1333,7 @@ static PyObject *Filter_export_guava(FilterObject *self, PyObject *unused)
     (void)unused;
 
     memset(&err, 0, sizeof(err));
-    lock_shared(self);
+    lock(self, 0);
     if (handle(self) == NULL)
         goto done;
     b = amq_filter_bloom(self->f);
@@ -1374,7 +1365,7 @@ static PyObject *get_kind(FilterObject *self, void *c)
 {
     PyObject *r;
     (void)c;
-    lock_shared(self);
+    lock(self, 0);
     r = handle(self) ? PyUnicode_FromString(amq_kind_name(amq_filter_kind(self->f))) : NULL;
     unlock(self);
     return r;
@@ -1384,7 +1375,7 @@ static PyObject *get_readonly(FilterObject *self, void *c)
 {
     PyObject *r;
     (void)c;
-    lock_shared(self);
+    lock(self, 0);
     r = handle(self) ? PyBool_FromLong(amq_filter_is_readonly(self->f)) : NULL;
     unlock(self);
     return r;
@@ -1421,7 +1412,7 @@ static PyObject *Filter_repr(FilterObject *self)
 {
     amq_stats st;
     PyObject *r;
-    lock_shared(self);
+    lock(self, 0);
     if (self->f == NULL) {
         unlock(self);
         return PyUnicode_FromString("<amq.Filter closed>");
