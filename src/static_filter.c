@@ -374,7 +374,7 @@ static int read_all(int fd, void *data, size_t len, uint64_t off)
 }
 
 /* Spill files hold h1 values in host byte order: they live only as long
- * as the builder, on this machine. */
+ * as the builder, in the process that wrote them. */
 static int spill_flush(amq_builder *b, unsigned j)
 {
     int rc = write_all(b->fd[j], b->buf + (size_t)j * SPILL_BUF, b->used[j] * sizeof(uint64_t));
