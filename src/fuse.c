@@ -320,4 +320,5 @@ static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return amq_static_load(&amq_fuse_algo, a, impl, err);
 }
 
-const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load);
+const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load, amq_static_ops_contains,
+                                                amq_static_ops_contains_batch);

@@ -57,6 +57,8 @@ typedef struct amq_static_algo {
                  uint8_t *out);
     int (*contains)(const amq_static *s, uint64_t h1);
     void (*contains_batch)(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out);
+    /* Optional: the query path this CPU takes (kept in amq_static.simd). */
+    unsigned (*simd)(void);
     int (*describe)(const amq_static *s, amq_field_fn fn, void *ctx);
 } amq_static_algo;
 
@@ -76,6 +78,7 @@ struct amq_static {
     amq_region *owned;  /* built: one region per partition */
     amq_region payload; /* loaded: the payload (owned copy or borrowed) */
     int view;
+    unsigned simd; /* the query path (algo->simd) */
     amq_allocator alloc;
 };
 
@@ -124,7 +127,7 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
                           uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN)                 \
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
         .create = amq_static_ops_create,                   \
@@ -132,10 +135,10 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
         .clone = amq_static_ops_clone,                     \
         .hash_spec = amq_static_ops_hash_spec,             \
         .add = amq_static_ops_add,                         \
-        .contains = amq_static_ops_contains,               \
+        .contains = (CONTAINS),                            \
         .remove = NULL,                                    \
         .add_batch = NULL,                                 \
-        .contains_batch = amq_static_ops_contains_batch,   \
+        .contains_batch = (BATCH),                         \
         .merge = NULL,                                     \
         .intersect = NULL,                                 \
         .clear = amq_static_ops_clear,                     \

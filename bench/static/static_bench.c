@@ -13,6 +13,7 @@
  * load of a shared machine falls on all of them alike.
  */
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,37 @@ typedef struct result {
     subject s[NS];
 } result;
 
+/* --only: rows whose name contains one of the '|'-separated words (any case). */
+static const char *only;
+
+static int has_word(const char *name, const char *w, size_t wl)
+{
+    size_t i, j, nl = strlen(name);
+    for (i = 0; i + wl <= nl; i++) {
+        for (j = 0; j < wl; j++)
+            if (tolower((unsigned char)name[i + j]) != tolower((unsigned char)w[j]))
+                break;
+        if (j == wl)
+            return 1;
+    }
+    return 0;
+}
+
+static int selected(int i)
+{
+    const char *w = only, *e;
+    if (only == NULL)
+        return 1;
+    for (;;) {
+        e = strchr(w, '|');
+        if (has_word(names[i], w, e != NULL ? (size_t)(e - w) : strlen(w)))
+            return 1;
+        if (e == NULL)
+            return 0;
+        w = e + 1;
+    }
+}
+
 static void run(uint64_t n, uint64_t nq, int reps, result *res)
 {
     uint64_t seed = 0x5eed0000 + n, *keys, *present, *absent, c;
@@ -247,6 +279,9 @@ static void run(uint64_t n, uint64_t nq, int reps, result *res)
         absent[j] = splitmix(&seed) | 1; /* distinct from keys with overwhelming odds */
     }
     s[S_RIBBON].fpp = 0.01;
+    for (i = 0; i < NS; i++)
+        if (!selected(i))
+            s[i].ok = -1;
     for (r = 0; r < reps; r++) {
         for (i = 0; i < NS; i++) {
             if (i == S_RIBBON_SAME && r == 0) {
@@ -365,10 +400,12 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
             if (reps < 1 || reps > MAX_REPS)
                 reps = 3;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) {
             md = argv[++i];
         } else {
-            fprintf(stderr, "usage: amq-bench-static [--n N,N,...] [--reps R] [--md FILE]\n");
+            fprintf(stderr, "usage: amq-bench-static [--n N,N,...] [--reps R] [--only WORD|...] [--md FILE]\n");
             return 2;
         }
     }
