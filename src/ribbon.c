@@ -50,10 +50,15 @@ static inline void rib_hash(const amq_static_part *p, uint64_t x, rib_key *k)
 /* ---- sizing ---------------------------------------------------------------------------- */
 
 /* Slots over keys: what the elimination needs to succeed on most first
- * attempts with 128-bit rows; each retry past the second adds a percent. */
+ * attempts with 128-bit rows.  Standard Ribbon needs more the more keys
+ * it solves together: partitions of up to 2^16 keys (target_log2) get by
+ * with 3 %, a larger single partition (a policy blob) with more per
+ * doubling; each retry past the second adds a percent. */
 static double rib_overhead(uint64_t n, unsigned attempt)
 {
-    double e = 0.04 + 8.0 / sqrt((double)(n > 0 ? n : 1));
+    double e = 0.03;
+    if (n > 65536)
+        e += 0.0045 * log2((double)n / 65536.0);
     if (attempt >= 2)
         e += 0.01 * (attempt - 1);
     return e;
@@ -370,7 +375,9 @@ static int rib_describe(const amq_static *s, amq_field_fn fn, void *ctx)
 const amq_static_algo amq_ribbon_algo = {
     .kind = AMQ_KIND_RIBBON,
     .name = "ribbon",
-    .target_log2 = 20,
+    /* small partitions: less overhead (rib_overhead) for 127 slots of
+     * padding each, 0.2 % at 2^16 keys */
+    .target_log2 = 16,
     .variant = rib_variant,
     .size = rib_size,
     .prepare = rib_prepare,

@@ -23,17 +23,18 @@
 
 /* One partition, decoded from the index with its query constants. */
 typedef struct amq_static_part {
+    /* what a query reads first */
     const uint8_t *data; /* its bytes (64-byte aligned) */
-    uint64_t bytes;
-    uint64_t items;      /* distinct keys built into it */
     uint64_t mulseed;    /* seed * AMQ_STATIC_GOLDEN */
     uint64_t span;       /* fuse: segment_count * segment_length; ribbon: starts */
-    uint32_t seed;
-    uint32_t g[3];       /* geometry as stored (meaning per kind) */
     uint32_t mask;       /* fuse: segment_length - 1 */
     uint32_t seglen;     /* fuse: segment_length */
     uint32_t upper;      /* ribbon: blocks whose starts use r + 1 columns */
     uint32_t hiblocks;   /* ribbon: blocks that store r + 1 columns */
+    uint64_t bytes;
+    uint64_t items;      /* distinct keys built into it */
+    uint32_t seed;
+    uint32_t g[3];       /* geometry as stored (meaning per kind) */
 } amq_static_part;
 
 typedef struct amq_static amq_static;
