@@ -720,19 +720,6 @@ int amq_static_ops_add(void *impl, amq_hash128 h)
     return AMQ_EUNSUPPORTED;
 }
 
-int amq_static_ops_contains(const void *impl, amq_hash128 h)
-{
-    const amq_static *s = impl;
-    return s->algo->contains(s, h.h1);
-}
-
-void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
-                                   uint8_t *out)
-{
-    const amq_static *s = impl;
-    s->algo->contains_batch(s, h, n, out);
-}
-
 int amq_static_ops_clear(void *impl)
 {
     (void)impl;

@@ -108,9 +108,6 @@ void amq_static_ops_destroy(void *impl);
 int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
 void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed);
 int amq_static_ops_add(void *impl, amq_hash128 h);
-int amq_static_ops_contains(const void *impl, amq_hash128 h);
-void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
-                                   uint8_t *out);
 int amq_static_ops_clear(void *impl);
 int amq_static_ops_is_view(const void *impl);
 void amq_static_ops_stats(const void *impl, amq_stats *st);
