@@ -494,7 +494,10 @@ int main(int argc, char **argv)
                  "(amq: XXH3-128; RocksDB: its own hash in AddKey). \"Batched\" is amq's "
                  "`amq_filter_contains_batch` (after hashing a chunk of 256 keys) or "
                  "`amq_blocked_contains_batch_fixed`, and RocksDB's `MayMatch` over batches of 32 "
-                 "(MultiGet's). Overhead is bits/key over log2(1/measured fpp).\n");
+                 "(MultiGet's). Overhead is bits/key over log2(1/measured fpp). The memory limit row is "
+                 "independent random 64-byte line reads over 1 GiB in huge pages with prefetch, "
+                 "measured before each size's rows: a blocked Bloom query needs one line, fuse8 "
+                 "3-wise three, 4-wise four.\n");
     for (k = 0; k < nn; k++)
         print_table(out, &res[k]);
     fprintf(out, "\n### Ratios from the same run (below 1: the first is faster)\n\n");
