@@ -3,10 +3,10 @@
  * RedisBloom's BF, reimplemented from its documented behaviour, and a
  * native mode.
  *
- * Every link is an amq_bloom (bloom.c owns bit arrays and probing); this
- * file owns the chain: link sizing, growth, the add rule, accounting and
- * the RedisBloom dump format.  A key is hashed once and the same
- * amq_hash128 probes every link.
+ * bloom.c owns probing (amq_bloom_array_*, on a bare bit array); this file
+ * owns the chain and its links' arrays: link sizing, growth, the add rule,
+ * accounting and the RedisBloom dump format.  A key is hashed once and the
+ * same amq_hash128 probes every link.
  */
 #include <math.h>
 #include <string.h>
