@@ -523,6 +523,154 @@ TEST(cuckoo_add_batch_matches_single)
     free(added);
 }
 
+/* ---- the one-key entries for 8- and 16-byte keys ------------------------------------ */
+
+static amq_cuckoo *make_seeded(uint32_t f, uint32_t b, uint64_t nb, uint64_t seed)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c = NULL;
+    memset(&p, 0, sizeof p);
+    p.fingerprint_bits = f;
+    p.bucket_size = b;
+    p.buckets = nb;
+    p.max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
+    p.hash_algo = AMQ_HASH_XXH3;
+    p.seed = seed;
+    if (amq_cuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+/*
+ * Filter a takes keys through amq_cuckoo_add/_contains/_remove (the 8- or
+ * 16-byte entries, which hash inline), b the same keys hashed by
+ * amq_hash_key through the _hash functions: same answers, same table
+ * bytes, same victim, through kicks, the full filter, removes that put the
+ * victim back, and adds after that.
+ */
+static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t seed, size_t klen,
+                              uint64_t rseed)
+{
+    amq_cuckoo *a = make_seeded(f, bs, nb, seed), *b = make_seeded(f, bs, nb, seed), *v = NULL;
+    uint64_t st = rseed, n = 0, i, cap = nb * bs + 64, va, vb, mism = 0, fn = 0;
+    uint64_t(*keys)[2] = malloc((size_t)cap * sizeof *keys);
+    amq_cuckoo_params p;
+    int ra, rb, full = 0;
+
+    if (a == NULL || b == NULL || keys == NULL) {
+        FAIL_AT_("setup failed");
+        goto done;
+    }
+    /* Fill to the first refusal and a little past it. */
+    for (i = 0; i < cap && full < 3; i++) {
+        keys[i][0] = test_rand(&st);
+        keys[i][1] = test_rand(&st);
+        ra = amq_cuckoo_add(a, keys[i], klen);
+        rb = amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        if (ra != rb) {
+            FAIL_AT_("f=%u b=%u seed=%" PRIx64 " key %" PRIu64 ": add %d, add_hash %d", f, bs,
+                     seed, i, ra, rb);
+            goto done;
+        }
+        if (ra == 1)
+            n = i + 1;
+        else
+            full++;
+    }
+    if (n == 0 || !amq_cuckoo_is_full(a)) {
+        FAIL_AT_("f=%u b=%u: %" PRIu64 " adds, full %d", f, bs, n, amq_cuckoo_is_full(a));
+        goto done;
+    }
+    /* Every key added is found; the answers agree for added and new keys. */
+    for (i = 0; i < n + 2000; i++) {
+        uint64_t k[2], *key = keys[i];
+        if (i >= n) {
+            k[0] = test_rand(&st);
+            k[1] = test_rand(&st);
+            key = k;
+        }
+        ra = amq_cuckoo_contains(a, key, klen);
+        rb = amq_cuckoo_contains_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, key, klen));
+        mism += ra != rb;
+        fn += i < n && ra != 1;
+    }
+    /* Removes bring the victim back (the fast entries come back on), and
+     * adds go on. */
+    for (i = 0; i < n; i += 3) {
+        ra = amq_cuckoo_remove(a, keys[i], klen);
+        rb = amq_cuckoo_remove_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        mism += ra != 1 || rb != 1;
+    }
+    mism += amq_cuckoo_is_full(a) != 0;
+    for (i = 0; i < n; i += 3) {
+        ra = amq_cuckoo_add(a, keys[i], klen);
+        rb = amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        mism += ra != rb;
+    }
+    for (i = 0; i < n; i++)
+        if (i % 3 != 0 || amq_cuckoo_victim(a, &va) == 0)
+            fn += amq_cuckoo_contains(a, keys[i], klen) != 1;
+    if (mism != 0 || fn != 0)
+        FAIL_AT_("f=%u b=%u seed=%" PRIx64 " len %zu: %" PRIu64 " mismatches, %" PRIu64
+                 " false negatives",
+                 f, bs, seed, klen, mism, fn);
+    if (memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) != 0 ||
+        amq_cuckoo_items(a) != amq_cuckoo_items(b) ||
+        amq_cuckoo_victim(a, &va) != amq_cuckoo_victim(b, &vb) || va != vb)
+        FAIL_AT_("f=%u b=%u seed=%" PRIx64 " len %zu: tables differ", f, bs, seed, klen);
+    /* A read-only view answers through the same entries and refuses adds. */
+    amq_cuckoo_get_params(a, &p);
+    if (amq_cuckoo_view(&p, amq_cuckoo_data(a), amq_cuckoo_bytes(a), amq_cuckoo_items(a),
+                        amq_cuckoo_victim(a, &va), va, NULL, &v) != AMQ_OK) {
+        FAIL_AT_("f=%u b=%u: no view", f, bs);
+        goto done;
+    }
+    for (i = 1; i < n; i += 3)
+        fn += amq_cuckoo_contains(v, keys[i], klen) != 1;
+    if (fn != 0 || amq_cuckoo_add(v, keys[0], klen) != AMQ_EREADONLY)
+        FAIL_AT_("f=%u b=%u: the view lost keys or took an add", f, bs);
+done:
+    amq_cuckoo_free(v);
+    amq_cuckoo_free(a);
+    amq_cuckoo_free(b);
+    free(keys);
+}
+
+TEST(cuckoo_key_entries_every_width)
+{
+    /* Every width 4-32 in every bucket size (buckets on whole bytes, at
+     * any bit, over one word), two seeds, 8-byte keys; 16-byte keys in a
+     * few layouts. */
+    static const uint64_t seeds[2] = {0, UINT64_C(0x0123456789abcdef)};
+    uint32_t f;
+    int j, s;
+    for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+        for (j = 0; j < 4; j++)
+            for (s = 0; s < 2; s++)
+                key_entries_match(f, BS[j], 53, seeds[s], 8, f * 8 + (uint32_t)(j * 2 + s));
+    key_entries_match(12, 4, 53, 7, 16, 1);
+    key_entries_match(10, 4, 53, 7, 16, 2);
+    key_entries_match(13, 4, 53, 0, 16, 3);
+}
+
+TEST(cuckoo_key8_hash_bits)
+{
+    /* A large table reads more of the hash (the bucket takes the top
+     * log2(nb) bits of h1, the 32-bit fingerprint all 32 bits it uses of
+     * h2): 8-byte keys through both entries give the same table. */
+    uint64_t nb = UINT64_C(1) << 20, st = 77, i, k;
+    amq_cuckoo *a = make_seeded(32, 1, nb, 99), *b = make_seeded(32, 1, nb, 99);
+    REQUIRE(a != NULL && b != NULL);
+    for (i = 0; i < 20000; i++) {
+        k = test_rand(&st);
+        REQUIRE_EQ(amq_cuckoo_add(a, &k, 8), 1);
+        REQUIRE_EQ(amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, 99, &k, 8)), 1);
+    }
+    CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+    amq_cuckoo_free(a);
+    amq_cuckoo_free(b);
+}
+
 /* ---- through the generic handle and the container --------------------------------- */
 
 TEST(cuckoo_file_roundtrip)
