@@ -62,6 +62,9 @@ struct amq_cuckoo {
     uint32_t q8, q8_add;
     uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
     uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
+    /* The 8-byte path's multipliers, read from here as memory operands:
+     * as immediates each would take an instruction of its own to load. */
+    uint64_t k_mul, k_mx2, k_aval, k_phi;
     uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
     uint64_t fmax;             /* 2^f - 1 */
@@ -113,16 +116,16 @@ static uint64_t x8_key(uint64_t seed)
     return X8_SECRET + (seed ^ ((uint64_t)__builtin_bswap32((uint32_t)seed) << 32));
 }
 
-static inline __attribute__((always_inline)) uint64_t x8_hash(uint64_t key, uint64_t x8,
+static inline __attribute__((always_inline)) uint64_t x8_hash(const amq_cuckoo *c, const void *key,
                                                                uint64_t *h2_top)
 {
-    ck_u128 m = (ck_u128)(key ^ x8) * X8_MUL;
+    ck_u128 m = (ck_u128)(amq_load64(key) ^ c->x8) * c->k_mul;
     uint64_t lo = (uint64_t)m, hi = (uint64_t)(m >> 64) + (lo << 1);
     lo ^= hi >> 3;
     lo ^= lo >> 35;
-    lo *= X8_MX2;
+    lo *= c->k_mx2;
     lo ^= lo >> 28;
-    *h2_top = ((hi ^ (hi >> 37)) * X8_AVALANCHE) >> 32;
+    *h2_top = ((hi ^ (hi >> 37)) * c->k_aval) >> 32;
     return lo;
 }
 
@@ -279,17 +282,80 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
 }
 
 /*
+ * A free slot for fp, whose buckets i1 and i2 are full, at most two moves
+ * away, searched breadth first: the alternate buckets of the 2b
+ * fingerprints of i1 and i2 are computed and prefetched together (one
+ * cache miss's time), and if one has room that fingerprint moves there and
+ * fp takes its slot; else (buckets of up to 4 slots) the alternates of the
+ * fingerprints of those 2b buckets, 2b^2 reads in flight together, for a
+ * chain of two moves.  Near 95 % load this places almost every add in two
+ * round trips to memory, where a walk takes many dependent ones.  1 placed,
+ * 0 not found (nothing moved).
+ */
+static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
+{
+    uint8_t *d = c->d;
+    uint32_t f = c->f, b = c->b, bb = c->bb, n1 = 0, n2 = 0, k, j, m;
+    uint64_t nb = c->nb, start[2], from[16], to[16], to2[32];
+    uint32_t slot1[16], fp1[16], src2[32], slot2[32], fp2[32];
+    int64_t s;
+
+    start[0] = i1;
+    start[1] = i2;
+    for (k = 0; k < (i1 == i2 ? 1u : 2u); k++)
+        for (j = 0; j < b; j++) {
+            from[n1] = start[k];
+            slot1[n1] = j;
+            fp1[n1] = ct_get(d, f, start[k] * b + j);
+            to[n1] = alt_bucket(start[k], fp1[n1], nb);
+            __builtin_prefetch(d + to[n1] * bb / 8, 1);
+            n1++;
+        }
+    for (k = 0; k < n1; k++)
+        if ((s = bucket_empty(c, to[k])) >= 0) {
+            ct_set(d, f, (uint64_t)s, fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    if (b > 4)
+        return 0;
+    /* Every bucket read so far is full, so a free slot found now is none
+     * of theirs; a fingerprint whose alternate is its own bucket is no
+     * first move (its slot would be used twice). */
+    for (k = 0; k < n1; k++) {
+        if (to[k] == from[k])
+            continue;
+        for (j = 0; j < b; j++) {
+            src2[n2] = k;
+            slot2[n2] = j;
+            fp2[n2] = ct_get(d, f, to[k] * b + j);
+            to2[n2] = alt_bucket(to[k], fp2[n2], nb);
+            __builtin_prefetch(d + to2[n2] * bb / 8, 1);
+            n2++;
+        }
+    }
+    for (m = 0; m < n2; m++)
+        if ((s = bucket_empty(c, to2[m])) >= 0) {
+            k = src2[m];
+            ct_set(d, f, (uint64_t)s, fp2[m]);
+            ct_set(d, f, to[k] * b + slot2[m], fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    return 0;
+}
+
+/*
  * Places fp, whose buckets i1 and i2 are full, by evicting.  1 when every
  * fingerprint found a slot; 0 when the last homeless one went to the victim
  * slot (the caller has checked that it was free).
  *
- * Each step looks one level ahead: the alternate buckets of all b
- * fingerprints of the full bucket are computed and prefetched together,
- * and if one has room, that fingerprint moves there and fp takes its slot.
- * Only when none has room is a random slot evicted and the walk goes on
- * from its alternate bucket.  The b reads of a step overlap, so a step
- * costs about one cache miss, and the walk is several times shorter than
- * a plain random walk at high load.  At most max_kicks steps.
+ * First the breadth-first search above; when it finds nothing (the filter
+ * is all but full), a walk: each step looks one level ahead (the alternate
+ * buckets of all b fingerprints of the full bucket, prefetched together),
+ * and if one has room, that fingerprint moves there and fp takes its slot;
+ * else a random slot is evicted and the walk goes on from its alternate
+ * bucket.  At most max_kicks steps.
  */
 static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
@@ -299,6 +365,8 @@ static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i
     int64_t s;
     int word = c->shape == CK_WORD64;
 
+    if (kick_bfs(c, i1, i2, fp))
+        return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
         /* One-word buckets: the b fingerprints from one load. */
@@ -560,6 +628,10 @@ static void derive(amq_cuckoo *c)
     c->fast_add = 0; /* until the table is known to be writable */
     c->bbytes = c->bb / 8;
     c->x8 = x8_key(c->p.seed);
+    c->k_mul = X8_MUL;
+    c->k_mx2 = X8_MX2;
+    c->k_aval = X8_AVALANCHE;
+    c->k_phi = PHI;
     key8_modes(c);
     c->ones_lo = c->ones_hi = 0;
     for (j = 0; j < c->b; j++) {
@@ -768,6 +840,14 @@ __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void
  * no shift.  A one-key call is bound by how many of them the CPU can keep
  * in flight, which is set by their instruction count: every step counts.
  */
+/* alt_bucket with PHI as a memory operand (see k_mul). */
+static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
+                                                          uint32_t fp)
+{
+    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb);
+    return base >= i ? base - i : base + c->nb - i;
+}
+
 static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
                                                                  int bytes)
 {
@@ -777,9 +857,9 @@ static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuck
 static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
                                                        int bytes)
 {
-    uint64_t top, h1 = x8_hash(amq_load64(key), c->x8, &top), ones = c->ones_lo;
+    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
     uint64_t w1 = bucket_word(c, i1, bytes), w2 = bucket_word(c, i2, bytes);
     uint64_t x = (uint64_t)fp * ones, y1 = w1 ^ x, y2 = w2 ^ x;
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
@@ -817,7 +897,7 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
  * (it has, until the filter is nearly full). */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
 {
-    uint64_t top, h1 = x8_hash(amq_load64(key), c->x8, &top), ones = c->ones_lo;
+    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = reduce64(h1, c->nb), i2, z;
     c->items++;
@@ -826,7 +906,7 @@ static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void 
         put8(c, i1, z, fp, bytes);
         return 1;
     }
-    i2 = alt_bucket(i1, fp, c->nb);
+    i2 = alt8(c, i1, fp);
     z = zero64(bucket_word(c, i2, bytes), ones, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
         return add8_kick(c, i1, i2, fp);
