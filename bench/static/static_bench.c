@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #ifdef AMQB_HAVE_ROCKSDB
 #include "rocksdb_shim.h"
