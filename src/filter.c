@@ -214,11 +214,15 @@ int amq_filter_remove_hash(amq_filter *f, amq_hash128 h)
 
 int amq_filter_add(amq_filter *f, const void *key, size_t len)
 {
+    if (f->ops->add_key != NULL && !f->readonly)
+        return f->ops->add_key(f->impl, key, len);
     return amq_filter_add_hash(f, amq_filter_hash(f, key, len));
 }
 
 int amq_filter_contains(const amq_filter *f, const void *key, size_t len)
 {
+    if (f->ops->contains_key != NULL)
+        return f->ops->contains_key(f->impl, key, len);
     return amq_filter_contains_hash(f, amq_filter_hash(f, key, len));
 }
 
