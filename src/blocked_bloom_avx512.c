@@ -83,6 +83,23 @@ static inline unsigned avx512_probe_pair(const uint8_t *ba, const uint8_t *bb, u
  * the core keeps in flight.  k > 8 ORs probe i's bit into the lanes whose
  * index is its word, probe by probe.
  */
+/* Row k: 0xffff in the lanes of each half at or past k (ORed into a probe's
+ * bit number it makes one that shifts to 0 in every word), 0 elsewhere - a
+ * load instead of building the lane mask from k for every key. */
+#define AVX512_DEAD(k)                                                                             \
+    {                                                                                              \
+        (k) > 0 ? 0u : 0xffffu, (k) > 1 ? 0u : 0xffffu, (k) > 2 ? 0u : 0xffffu,                   \
+            (k) > 3 ? 0u : 0xffffu, (k) > 4 ? 0u : 0xffffu, (k) > 5 ? 0u : 0xffffu,               \
+            (k) > 6 ? 0u : 0xffffu, (k) > 7 ? 0u : 0xffffu, (k) > 0 ? 0u : 0xffffu,               \
+            (k) > 1 ? 0u : 0xffffu, (k) > 2 ? 0u : 0xffffu, (k) > 3 ? 0u : 0xffffu,               \
+            (k) > 4 ? 0u : 0xffffu, (k) > 5 ? 0u : 0xffffu, (k) > 6 ? 0u : 0xffffu,               \
+            (k) > 7 ? 0u : 0xffffu                                                                 \
+    }
+static const uint32_t avx512_dead8[9][16] __attribute__((aligned(64))) = {
+    AVX512_DEAD(0), AVX512_DEAD(1), AVX512_DEAD(2), AVX512_DEAD(3), AVX512_DEAD(4),
+    AVX512_DEAD(5), AVX512_DEAD(6), AVX512_DEAD(7), AVX512_DEAD(8)};
+#undef AVX512_DEAD
+
 static inline __m512i avx512_mask8(uint32_t u, uint32_t k)
 {
     const __m512i off =
@@ -90,10 +107,9 @@ static inline __m512i avx512_mask8(uint32_t u, uint32_t k)
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i mult8 =
         _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)amq_blk_mult));
-    const __mmask16 live = (__mmask16)(((1u << k) - 1u) * 0x101u);
-    const __m512i p = _mm512_mask_srli_epi32(_mm512_set1_epi32(0xffff), live,
-                                             _mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8),
-                                             23);
+    const __m512i p = _mm512_or_si512(
+        _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8), 23),
+        _mm512_load_si512((const void *)avx512_dead8[k]));
 #define AVX512_ROT_BIT(r) _mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_alignr_epi32(p, p, (r)), off))
     __m512i m = _mm512_ternarylogic_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(p, off)),
                                           AVX512_ROT_BIT(1), AVX512_ROT_BIT(2), 0xfe);
