@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "bench.h"
 

@@ -30,6 +30,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "bench.h"
 

@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "bench.h"
 #include "rocksdb_shim.h"

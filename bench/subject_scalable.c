@@ -4,6 +4,7 @@
  * the measured filter has grown through five links, as a filter sized by
  * guess does.
  */
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "bench.h"
 

@@ -1,8 +1,10 @@
 #!/bin/sh
 # check-exports.sh LIB.so [INCLUDE_DIR] - the shared library exports exactly
 # the functions its headers declare AMQ_API: nothing outside the amq_
-# namespace, no internal helper, no declared function missing.  Prints the
-# stable and advanced (<amq/advanced.h>) counts.
+# namespace, no internal helper, no declared function missing, and a stable
+# surface of at most AMQ_STABLE_MAX functions (docs/api.md: a new function
+# goes to <amq/advanced.h> unless the stable API cannot say it).  Prints the
+# stable and advanced counts.
 set -e
 lib=$1
 inc=${2:-include}
@@ -45,6 +47,12 @@ missing=$(comm -13 "$tmp/exported" "$tmp/declared")
 if [ -n "$missing" ]; then
     echo "check-exports: declared AMQ_API but not exported by $lib:" >&2
     echo "$missing" >&2
+    exit 1
+fi
+stable_max=${AMQ_STABLE_MAX:-100}
+if [ "$(wc -l < "$tmp/stable")" -gt "$stable_max" ]; then
+    echo "check-exports: $(wc -l < "$tmp/stable") stable functions, over AMQ_STABLE_MAX=$stable_max" \
+         "(docs/api.md: new calls go to amq/advanced.h unless the stable API cannot say them)" >&2
     exit 1
 fi
 echo "exports: $(wc -l < "$tmp/exported") amq_ functions = $(wc -l < "$tmp/stable") stable" \

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 
 typedef struct pair {

@@ -6,12 +6,20 @@
  * in any minor version; a program that uses them should link the version it
  * was built with.  Define AMQ_ADVANCED_API before including this header (or
  * <amq.h>, which then includes it) to say so.  What is here:
+ *  - the typed handles of each family (amq_bloom_add, amq_blocked_new,
+ *    amq_cuckoo_count, amq_sbloom_add, ...): what the generic handle
+ *    amq_filter_* does for every kind, called without its table of
+ *    operations, plus the batched forms over keys, packed keys and 64-bit
+ *    hashes (benchmarks, language bindings), and the few calls only one
+ *    family has (amq_cuckoo_add_unique / _count, amq_scuckoo_compact);
  *  - views over caller-owned bytes and the filters' raw arrays, readable
  *    and writable (importers, mmap-style hosts);
  *  - the blocked kind's query-path selection (scalar, AVX2, AVX-512);
  *  - the RedisBloom data types' internals: link and sub-filter arrays,
  *    construction from RDB fields, and the SCANDUMP / LOADCHUNK chunk
- *    format (the Redis module's persistence).
+ *    format (the Redis module's persistence), and the aging kind's raw
+ *    state (the module's RDB).
+ * docs/api.md lists what moved here from the stable headers in 0.2.0.
  * The thread-safety rules are those of each family's header: functions
  * taking a const handle are readers, the others writers.
  */
@@ -30,12 +38,78 @@
 #include "amq/cuckoo.h"
 #include "amq/scalable_bloom.h"
 #include "amq/scalable_cuckoo.h"
+#include "amq/filter.h"
+#include "amq/aging.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ==== classic Bloom filter: views and the bit array ========================= */
+/* ==== classic Bloom filter: the typed handle, views, the bit array ========== */
+
+/* The typed handle: what amq_filter_* does for a filter of kind
+ * AMQ_KIND_BLOOM, called directly (amq_filter_bloom gives it for a handle). */
+
+/*
+ * Sizing from capacity n and false-positive rate p, as Guava computes it:
+ * m = floor(-n ln p / (ln 2)^2) (at least 1), k = max(1, round(m / n ln 2)).
+ * n = 1,000,000, p = 0.01 gives m = 9,585,058 and k = 7.
+ * Returns AMQ_ERANGE when n is 0, p is not in (0, 1) or m would exceed
+ * AMQ_BLOOM_MAX_BITS.  Fills bits and k only.
+ */
+AMQ_API int amq_bloom_size_fpp(uint64_t n, double p, uint64_t *bits, uint32_t *k);
+
+/*
+ * Sizing from bits per key, as LevelDB does: m = n * bits_per_key (at least
+ * 64), k = floor(bits_per_key * 0.69) clamped to [1, 30].
+ * AMQ_ERANGE when n is 0 or bits_per_key is not in (0, 1000].
+ */
+AMQ_API int amq_bloom_size_bpk(uint64_t n, double bits_per_key, uint64_t *bits,
+                               uint32_t *k);
+
+/* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
+AMQ_API int amq_bloom_clone(const amq_bloom *b, const amq_allocator *alloc,
+                            amq_bloom **out);
+
+/*
+ * Adds a key.  Returns 1 if at least one bit was newly set (the item is
+ * counted), 0 if every bit was already set (it may have been added before),
+ * AMQ_EREADONLY for a view.  O(k).
+ */
+AMQ_API int amq_bloom_add(amq_bloom *b, const void *key, size_t len);
+AMQ_API int amq_bloom_add_hash(amq_bloom *b, amq_hash128 h);
+
+/* 1 if the key may be in the set, 0 if it certainly is not.  O(k). */
+AMQ_API int amq_bloom_contains(const amq_bloom *b, const void *key, size_t len);
+AMQ_API int amq_bloom_contains_hash(const amq_bloom *b, amq_hash128 h);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_bloom_hash(const amq_bloom *b, const void *key, size_t len);
+
+/* Clears every bit and the item count.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_bloom_clear(amq_bloom *b);
+
+/*
+ * dst |= src (union) or dst &= src (intersection).  Both must have the same
+ * parameters (AMQ_EINCOMPAT otherwise).  The union's item count is the sum
+ * of both counts (an upper bound), the intersection's is the
+ * Swamidass-Baldi estimate of what it holds.  O(m).
+ */
+AMQ_API int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src);
+AMQ_API int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
+
+/* Number of bits set (popcount over the array), O(m). */
+AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *b);
+
+/* Expected false-positive rate now, (X / m)^k. */
+AMQ_API double amq_bloom_fpp_now(const amq_bloom *b);
+
+/* Keys counted as added (adds that set a bit; merges add up counts). */
+AMQ_API uint64_t amq_bloom_items(const amq_bloom *b);
+/* 1 for a view over caller or mapped bytes (writers return AMQ_EREADONLY),
+ * else 0. */
+AMQ_API int amq_bloom_is_readonly(const amq_bloom *b);
+
 
 /*
  * A read-only filter over caller-owned bytes (an mmap'd file), queried in
@@ -55,7 +129,148 @@ AMQ_API const uint8_t *amq_bloom_data(const amq_bloom *b);
 AMQ_API uint8_t *amq_bloom_data_mut(amq_bloom *b);
 AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
 
-/* ==== blocked Bloom filter: views and the bit array ========================= */
+/* ==== blocked Bloom filter: the typed handle, views, the bit array ========== */
+
+/* The typed handle: what amq_filter_* does for a filter of kind
+ * AMQ_KIND_BLOCKED, called directly (amq_filter_blocked gives it for a
+ * handle), plus batched forms over keys, packed keys and 64-bit hashes. */
+
+/*
+ * Sizing from capacity n and target rate p: the fewest blocks (and for them
+ * the k in [1, 16] with the lowest rate) whose amq_blocked_fpp_theory at n
+ * is at most p.  n = 1,000,000 and p = 0.01 give 19,372 blocks (9.92 bits
+ * per key), k = 6.  AMQ_ERANGE when n is 0, p not in (0, 1), or the filter
+ * would need more than AMQ_BLOCKED_MAX_BLOCKS blocks or 1000 bits per key
+ * (rates below about 1e-12 are out of reach of one 512-bit block).
+ * O(log(n) * 16) rate evaluations.
+ */
+AMQ_API int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k);
+
+/*
+ * Sizing from bits per key: blocks = ceil(n * bits_per_key / 512) (at
+ * least 1), k = the best k for that size.  AMQ_ERANGE when n is 0,
+ * bits_per_key not in (0, 1000], or too many blocks.
+ */
+AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k);
+
+/* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0. */
+AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
+
+/*
+ * Creates an empty filter (zeroed, 64-byte aligned; arrays of 1 MiB and
+ * more are mmap'd and advised to use transparent huge pages).  alloc may be
+ * NULL.  AMQ_ERANGE (geometry), AMQ_EHASH, AMQ_ENOMEM.
+ */
+AMQ_API int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc,
+                            amq_blocked **out);
+
+/* A deep, writable copy (also of a view).  Not safe against concurrent adds
+ * to src: the copy may or may not hold them. */
+AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc, amq_blocked **out);
+
+/* Releases the filter; NULL is a no-op. */
+AMQ_API void amq_blocked_free(amq_blocked *b);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len);
+
+/*
+ * Adds one key.  1 if at least one bit was newly set (the item is counted),
+ * 0 if all its bits were already set, AMQ_EREADONLY for a view.  O(k), one
+ * cache line.  Exclusive unless the filter is in concurrent mode.
+ */
+AMQ_API int amq_blocked_add(amq_blocked *b, const void *key, size_t len);
+AMQ_API int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h);
+
+/* 1 if the key may be in the set, 0 if it certainly is not.  O(k), one
+ * cache line. */
+AMQ_API int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len);
+AMQ_API int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h);
+
+/*
+ * Batched forms.  They hash ahead and keep a window of cache-line
+ * prefetches in flight, which is what makes a filter far larger than the
+ * caches answer at memory-parallel speed.  Keys come as hashes
+ * (_add_batch, _contains_batch), as slices (_keys), packed (_fixed: n keys
+ * of key_len bytes each, back to back, at keys - e.g. an array of 64-bit
+ * integers, their bytes as they lie in memory) or as 64-bit hashes (64).
+ *
+ * add: adds every key; added[i] (when added is not NULL) receives what
+ * amq_blocked_add would return for key i, *count (when count is not NULL)
+ * the number of keys newly added.  AMQ_OK, or AMQ_EREADONLY for a view
+ * (nothing added, nothing written).
+ * contains: out[i] (when out is not NULL) receives 1 or 0, *count (when
+ * not NULL) the number of 1 answers.  Always AMQ_OK.
+ * O(n k); safe concurrently like the single-key forms.
+ */
+AMQ_API int amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *added,
+                                  uint64_t *count);
+AMQ_API int amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n,
+                                       uint8_t *added, uint64_t *count);
+AMQ_API int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
+                                        uint8_t *added, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n,
+                                       uint8_t *out, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
+                                            uint8_t *out, uint64_t *count);
+AMQ_API int amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys,
+                                             size_t key_len, size_t n, uint8_t *out,
+                                             uint64_t *count);
+
+/*
+ * Keys that are already 64-bit hashes (of a hash function the caller
+ * chose and applies to every key alike): x is taken as the 128-bit hash
+ * {x, x} - the block from all 64 bits, the probes from the low 32 - so
+ * amq_blocked_contains_batch64(b, &x, 1, out, NULL) answers as
+ * amq_blocked_contains_hash(b, (amq_hash128){x, x}).  The fastest forms:
+ * no hashing, half the memory per key of the 128-bit arrays, and on
+ * AVX-512 two keys tested per step when k <= 8.  The hashes must be
+ * uniformly distributed in all 64 bits, or the fpp is not the filter's.
+ * Results as the forms above.
+ */
+AMQ_API int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added,
+                                    uint64_t *count);
+AMQ_API int amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n,
+                                         uint8_t *out, uint64_t *count);
+
+/* Clears every bit and the count.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_blocked_clear(amq_blocked *b);
+
+/*
+ * dst |= src: dst then answers "may be present" for every key of either.
+ * Same blocks, k, hash algorithm and seed required (AMQ_EINCOMPAT);
+ * AMQ_EREADONLY for a view.  The count becomes the sum (an upper bound).
+ * O(blocks).
+ */
+AMQ_API int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src);
+
+/* The filter's parameters (as given to amq_blocked_new, capacity and fpp
+ * included). */
+AMQ_API void amq_blocked_get_params(const amq_blocked *b, amq_blocked_params *out);
+/* Keys counted as added (an upper bound in concurrent mode). */
+AMQ_API uint64_t amq_blocked_items(const amq_blocked *b);
+/* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY),
+ * else 0. */
+AMQ_API int amq_blocked_is_readonly(const amq_blocked *b);
+
+/* Bits set (popcount over the array), O(blocks). */
+AMQ_API uint64_t amq_blocked_bits_set(const amq_blocked *b);
+
+/* Expected false-positive rate now, from the fill of each block: the mean
+ * over blocks of (bits set / 512)^k.  O(blocks). */
+AMQ_API double amq_blocked_fpp_now(const amq_blocked *b);
+
+/*
+ * Concurrency mode of adds.  Off (the default): adds use plain loads and
+ * stores, the fastest form, and need exclusive access - no other add and no
+ * query may run at the same time.  On: adds set bits with relaxed atomic
+ * OR (a locked instruction per 64-bit word that gains a bit, several times
+ * slower in an add-heavy loop) and any number of threads may add and query
+ * at once, with the guarantee described at the top of this header.
+ * AMQ_EREADONLY for a view.  Switch it before sharing the filter.
+ */
+AMQ_API int amq_blocked_set_concurrent(amq_blocked *b, int on);
+
 
 /* Bytes of the bit array: blocks * 64. */
 AMQ_API size_t amq_blocked_data_size(const amq_blocked_params *params);
@@ -74,6 +289,58 @@ AMQ_API const uint8_t *amq_blocked_data(const amq_blocked *b);
 
 /* Sets the recorded item count (an importer that filled the array). */
 AMQ_API void amq_blocked_set_items(amq_blocked *b, uint64_t items);
+
+/* ==== partitioned filter: the typed handle ================================= */
+
+/* What amq_filter_* does for a filter of kind AMQ_KIND_PARTITIONED, called
+ * directly (amq_filter_partitioned gives it for a handle). */
+
+/*
+ * An empty filter for params->capacity keys: P partitions of equal size
+ * whose blocks together are what one blocked filter for (capacity, fpp)
+ * would have (the hash spreads keys over partitions and blocks alike, so
+ * the rate is the same).  AMQ_ERANGE (sizes), AMQ_EHASH, AMQ_ENOMEM.
+ */
+AMQ_API int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocator *alloc,
+                                amq_partitioned **out);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len);
+
+/* As amq_blocked_add / _contains (1, 0, AMQ_EREADONLY), plus
+ * AMQ_ECHECKSUM for a partition that failed its lazy verification. */
+AMQ_API int amq_partitioned_add(amq_partitioned *f, const void *key, size_t len);
+AMQ_API int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h);
+AMQ_API int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t len);
+AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 h);
+
+/* Batched forms with a prefetch window, as amq_blocked_add_batch and
+ * _contains_batch: added, out and count may be NULL.  add: AMQ_OK,
+ * AMQ_EREADONLY (nothing added), or AMQ_ECHECKSUM - the keys before the
+ * bad partition's first key are added, none after, and *count says how
+ * many were new.  contains: AMQ_OK; keys of a partition that failed
+ * verification answer 1. */
+AMQ_API int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
+                                      uint8_t *added, uint64_t *count);
+AMQ_API int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h,
+                                           size_t n, uint8_t *out, uint64_t *count);
+
+/* dst |= src for filters of the same partitions and geometry
+ * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
+AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src);
+
+/* Empties every partition.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_partitioned_clear(amq_partitioned *f);
+
+/* As amq_blocked_set_concurrent, for every partition. */
+AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
+
+/* Keys counted as added, over all partitions. */
+AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
+/* Bytes of the partitions' arrays (the index not included). */
+AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
+/* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY). */
+AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
 /* ==== blocked and partitioned kinds: query paths ============================ */
 
@@ -103,7 +370,114 @@ AMQ_API uint32_t amq_blocked_simd(const amq_blocked *b);
 /* As amq_blocked_set_simd, for every partition. */
 AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
 
-/* ==== cuckoo filter: views, the table, the victim =========================== */
+/* ==== cuckoo filter: the typed handle, views, the table, the victim ========= */
+
+/* The typed handle (kind AMQ_KIND_CUCKOO through amq_filter_*), with what
+ * only a cuckoo table can do: add a key unless present, count copies. */
+
+/*
+ * Sizing for n items at false-positive rate p.  fingerprint_bits and
+ * bucket_size may be 0 ("choose") or a fixed value (b = 8 is never chosen,
+ * only taken on request: it saves little and is slower).  Among the allowed
+ * (f, b) - f from 4 to 32 - picks the pair of fewest bits per item, where
+ * each pair runs at the highest load <= amq_cuckoo_max_load(b) (lower for
+ * f < 8, whose few alternates jam large tables earlier; docs/cuckoo.md)
+ * whose amq_cuckoo_fpp_theory is at most 0.95 p (a 5 % margin so that the
+ * measured rate meets p): 1 % gets f = 10, b = 4 at 95 % load (10.6 bits
+ * per item), 0.1 % f = 13, b = 4 (13.7);
+ * nb0 = ceil(n / (b * load)), nb = nb0 + ceil(2 sqrt(nb0)) (spare buckets
+ * for small tables, which fill less evenly).  When both f and b are fixed, the load is
+ * the design maximum for (f, b) whatever p (fpp then records the rate reached).
+ * Fills every field (XXH3 seed 0, max_kicks AMQ_CUCKOO_DEFAULT_KICKS).
+ * AMQ_ERANGE for n = 0, p outside (0, 1), a bad f or b, or a table over
+ * AMQ_CUCKOO_MAX_BUCKETS.  O(1).
+ */
+AMQ_API int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fingerprint_bits,
+                                  uint32_t bucket_size, amq_cuckoo_params *params);
+
+/* Checks params: AMQ_OK, AMQ_ERANGE (f, b, nb or max_kicks), AMQ_EHASH. */
+AMQ_API int amq_cuckoo_check_params(const amq_cuckoo_params *params);
+
+/* Creates an empty filter.  alloc may be NULL.  AMQ_ERANGE, AMQ_EHASH,
+ * AMQ_ENOMEM.  O(table size) (zeroed memory). */
+AMQ_API int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
+                           amq_cuckoo **out);
+
+/* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
+AMQ_API int amq_cuckoo_clone(const amq_cuckoo *c, const amq_allocator *alloc,
+                             amq_cuckoo **out);
+
+/* Releases the filter; NULL is a no-op. */
+AMQ_API void amq_cuckoo_free(amq_cuckoo *c);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len);
+
+/*
+ * Adds a key (another copy if it is already in).  1 on success;
+ * AMQ_EFULL when the filter is full (nothing changed); AMQ_EREADONLY for a
+ * view.  O(1) expected, O(max_kicks) worst case.
+ */
+AMQ_API int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len);
+AMQ_API int amq_cuckoo_add_hash(amq_cuckoo *c, amq_hash128 h);
+
+/* Adds n keys by their hashes, as n calls of amq_cuckoo_add_hash, with the
+ * next keys' buckets prefetched while one is inserted.  added[i] = 1 for
+ * each key added (added may be NULL); *count (count may be NULL) the
+ * number added.  AMQ_OK, or the first error (AMQ_EFULL: the keys before
+ * it were added, none after), AMQ_EREADONLY (nothing added). */
+AMQ_API int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                 uint8_t *added, uint64_t *count);
+
+/* Adds a key unless it may already be in: 1 added, 0 may exist (nothing
+ * changed), AMQ_EFULL, AMQ_EREADONLY. */
+AMQ_API int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len);
+AMQ_API int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h);
+
+/* 1 if the key may be in the set, 0 if it certainly is not.  Reads at most
+ * two buckets.  O(1). */
+AMQ_API int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len);
+AMQ_API int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h);
+
+/* out[i] = contains(h[i]) for n hashes (out may be NULL), *count (may be
+ * NULL) the number of 1 answers; computes bucket indexes ahead and
+ * prefetches, which pays on tables larger than the caches.  AMQ_OK. */
+AMQ_API int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                      uint8_t *out, uint64_t *count);
+
+/*
+ * Removes one copy of the key's fingerprint: 1 removed, 0 not found,
+ * AMQ_EREADONLY.  If the filter was full, the victim is re-inserted.
+ * See the header comment for keys never added.  O(1) expected.
+ */
+AMQ_API int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len);
+AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h);
+
+/* *count = copies of the key's fingerprint in its buckets (and the
+ * victim), i.e. how many times it was added, plus colliding keys.  AMQ_OK.
+ * O(b). */
+AMQ_API int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count);
+AMQ_API int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count);
+
+/* Empties the table and the victim.  AMQ_EREADONLY for a view. */
+AMQ_API int amq_cuckoo_clear(amq_cuckoo *c);
+
+/* The filter's parameters. */
+AMQ_API void amq_cuckoo_get_params(const amq_cuckoo *c, amq_cuckoo_params *out);
+/* Stored fingerprints (victim included). */
+AMQ_API uint64_t amq_cuckoo_items(const amq_cuckoo *c);
+/* nb * b. */
+AMQ_API uint64_t amq_cuckoo_slots(const amq_cuckoo *c);
+/* Bytes of the table. */
+AMQ_API size_t amq_cuckoo_bytes(const amq_cuckoo *c);
+/* items / slots. */
+AMQ_API double amq_cuckoo_load(const amq_cuckoo *c);
+/* 1 when the victim slot is in use (the next add fails with AMQ_EFULL). */
+AMQ_API int amq_cuckoo_is_full(const amq_cuckoo *c);
+/* 1 for a view over caller or mapped bytes (changes return
+ * AMQ_EREADONLY), else 0. */
+AMQ_API int amq_cuckoo_is_readonly(const amq_cuckoo *c);
+
 
 /* Bytes of the table of a filter with these params: nb * b * f bits
  * rounded up to whole 64-bit words, plus 8 zero bytes of padding. */
@@ -126,7 +500,43 @@ AMQ_API uint32_t amq_cuckoo_victim(const amq_cuckoo *c, uint64_t *bucket);
 /* The table bytes (amq_cuckoo_bytes). */
 AMQ_API const uint8_t *amq_cuckoo_data(const amq_cuckoo *c);
 
-/* ==== scalable Bloom filter (RedisBloom BF): links, RDB, chunks ============= */
+/* ==== scalable Bloom filter (RedisBloom BF): handle, links, RDB, chunks ===== */
+
+/* The typed handle of the RedisBloom BF data type (kind
+ * AMQ_KIND_SCALABLE_BLOOM through amq_filter_*); amq_sbloom_info and
+ * amq_sbloom_params are in amq/scalable_bloom.h. */
+
+/* Defaults: capacity 100, error 0.01, growth 2, options NOROUND | FORCE64;
+ * RedisBloom hashing, or XXH3 seed 0 in native mode. */
+AMQ_API void amq_sbloom_params_init(amq_sbloom_params *p, int redisbloom);
+
+/* Creates a filter with its first link.  AMQ_ERANGE (bad capacity, error,
+ * growth 0 when scaling, unknown options, RedisBloom mode without
+ * FORCE64 | NOROUND), AMQ_ELIMIT, AMQ_EHASH, AMQ_ENOMEM. */
+AMQ_API int amq_sbloom_new(const amq_sbloom_params *p, const amq_allocator *alloc,
+                           amq_sbloom **out);
+/* A deep copy.  AMQ_ENOMEM. */
+AMQ_API int amq_sbloom_clone(const amq_sbloom *s, const amq_allocator *alloc,
+                             amq_sbloom **out);
+/* Releases the filter; NULL is a no-op. */
+AMQ_API void amq_sbloom_free(amq_sbloom *s);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_sbloom_hash(const amq_sbloom *s, const void *key, size_t len);
+
+/* BF.ADD: 1 added (a bit changed), 0 may already exist, AMQ_EFULL,
+ * AMQ_ELIMIT, AMQ_ENOMEM (nothing changed on error).  O(links * k). */
+AMQ_API int amq_sbloom_add(amq_sbloom *s, const void *key, size_t len);
+AMQ_API int amq_sbloom_add_hash(amq_sbloom *s, amq_hash128 h);
+/* BF.EXISTS: 1 may exist, 0 certainly not.  O(links * k). */
+AMQ_API int amq_sbloom_contains(const amq_sbloom *s, const void *key, size_t len);
+AMQ_API int amq_sbloom_contains_hash(const amq_sbloom *s, amq_hash128 h);
+
+/* Fills out with the numbers of amq_sbloom_info (BF.INFO, BF.DEBUG, BF.CARD);
+ * and the parameters it was made with. */
+AMQ_API void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out);
+AMQ_API void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out);
+
 
 /* Link i (0 = oldest) and its bit array (info.bytes bytes).
  * AMQ_ERANGE for i >= links. */
@@ -216,7 +626,81 @@ AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t opti
                                    amq_sbloom_link_info *out);
 
 
-/* ==== scalable cuckoo filter (RedisBloom CF): sub-filters, RDB, chunks ====== */
+/* ==== scalable cuckoo filter (RedisBloom CF): handle, sub-filters, RDB, chunks */
+
+/* The typed handle of the RedisBloom CF data type (kind
+ * AMQ_KIND_SCALABLE_CUCKOO through amq_filter_*), with CF.ADDNX, CF.COUNT
+ * and CF.COMPACT; amq_scuckoo_info and amq_scuckoo_params are in
+ * amq/scalable_cuckoo.h. */
+
+/* RedisBloom's defaults: capacity 1024, bucket size 2, max iterations 20,
+ * expansion 1, 32 sub-filters, 8-bit fingerprints, MurmurHash64A seed 0.
+ * With redisbloom = 0: the same chain with 16-bit fingerprints, bucket size
+ * 4, max iterations 500, expansion 2 and XXH3 seed 0. */
+AMQ_API void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom);
+
+/* Creates a filter with one empty sub-filter.  AMQ_ERANGE for a parameter
+ * outside its limits (or redisbloom with fingerprint_bits != 8),
+ * AMQ_EHASH, AMQ_ENOMEM.  alloc may be NULL. */
+AMQ_API int amq_scuckoo_new(const amq_scuckoo_params *p, const amq_allocator *alloc,
+                            amq_scuckoo **out);
+/* A deep copy.  AMQ_ENOMEM. */
+AMQ_API int amq_scuckoo_clone(const amq_scuckoo *c, const amq_allocator *alloc,
+                              amq_scuckoo **out);
+/* Releases the filter; NULL is a no-op. */
+AMQ_API void amq_scuckoo_free(amq_scuckoo *c);
+
+/* The hash of a key as this filter computes it. */
+AMQ_API amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len);
+
+/* CF.ADD: adds a copy.  1, or AMQ_EFULL / AMQ_ELIMIT / AMQ_ENOMEM (nothing
+ * changed).  O(sub-filters + max_iterations). */
+AMQ_API int amq_scuckoo_add(amq_scuckoo *c, const void *key, size_t len);
+AMQ_API int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h);
+/* CF.ADDNX: 1 added, 0 may already exist, or the errors of add. */
+AMQ_API int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len);
+AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
+/* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
+AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
+AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
+/* CF.COUNT: *count = copies of the fingerprint in the key's two buckets of
+ * every sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
+ * counted twice, as RedisBloom does; native mode counts it once.  AMQ_OK. */
+AMQ_API int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len,
+                              uint64_t *count);
+AMQ_API int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count);
+/*
+ * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
+ * 1 removed, 0 not found.  Counts the delete; with more than one
+ * sub-filter and deletes > 10 % of the items, compacts (cont = 0).
+ * Removing a key never added is undefined (amq/cuckoo.h).
+ */
+AMQ_API int amq_scuckoo_remove(amq_scuckoo *c, const void *key, size_t len);
+AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
+/*
+ * Compaction: for each sub-filter from the newest to the second, moves
+ * every fingerprint to the oldest sub-filter with a free slot in its
+ * buckets; frees the newest sub-filter when it empties.  cont = 1
+ * (CF.COMPACT) goes on after a sub-filter that cannot be emptied; cont = 0
+ * (after deletes) stops there.  Resets the delete count.
+ *
+ * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
+ * (weighted by the earlier sub-filters each visit may scan), then stops
+ * where it is - every fingerprint stays findable, and the next call goes on
+ * from the newest sub-filter again - so that a host serving requests (the
+ * Redis module) is never blocked for long by a long chain.  A chain of one
+ * bucket count (expansion 1) of 16 sub-filters or more is walked in time
+ * linear in its size (scratch memory of 3 bytes per bucket of a sub-filter,
+ * from the filter's allocator; without it the same result, slower).
+ */
+#define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
+AMQ_API void amq_scuckoo_compact(amq_scuckoo *c, int cont);
+
+/* Fills out with the numbers of amq_scuckoo_info (CF.INFO, CF.DEBUG); and
+ * the parameters it was made with. */
+AMQ_API void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out);
+AMQ_API void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out);
+
 
 /* Sub-filter i (0 = oldest): its bucket count and its array (bytes: nb *
  * bucket_size in RedisBloom mode; packed f-bit slots otherwise).
@@ -310,6 +794,12 @@ AMQ_API int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scucko
  * AMQ_SCUCKOO_MAX_CHUNK. */
 AMQ_API int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
                               const uint8_t **data, size_t *len, uint64_t *next);
+/* The sub-filter i holding byte off of the concatenated arrays (a data
+ * chunk's offset) and the offset within it; AMQ_ERANGE past the end.  O(1)
+ * in the number of sub-filters (a chain growing by 1 is uniform; a growing
+ * one has at most 64 sub-filters of differing sizes to walk). */
+AMQ_API int amq_scuckoo_locate(const amq_scuckoo *c, uint64_t off, uint32_t *i,
+                               uint64_t *within);
 /* LOADCHUNK of a data chunk: AMQ_ERANGE when it - len - 1 is not an offset
  * of any sub-filter (it <= len included), AMQ_EOVERFLOW when the chunk runs
  * past the end of its sub-filter.  Nothing is written on error. */
@@ -320,6 +810,41 @@ AMQ_API int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *
  * 0. */
 AMQ_API int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters);
 
+
+/* ==== the generic handle and the scalable kinds' handles =================== */
+
+/* The scalable kinds' own handles (amq/scalable_bloom.h, amq/scalable_cuckoo.h: RedisBloom's
+ * SCANDUMP / LOADCHUNK chunks), or NULL for another kind.  Owned by f. */
+AMQ_API struct amq_sbloom *amq_filter_sbloom(amq_filter *f);
+AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
+
+/* Wrap a scalable filter (e.g. assembled from LOADCHUNK chunks; ownership passes to the new
+ * handle, also on failure). */
+AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
+AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
+
+
+/* ==== aging filter: raw state ============================================== */
+
+/*
+ * Raw state, for hosts that persist filters in their own framing (the Redis
+ * module's RDB and AOF): the 96-byte parameter block of docs/file-format.md
+ * (geometry and generation state) and the payload, which import then fills.
+ *  - export: copies the parameter block to params and points *payload at
+ *    the filter's words (valid until the next write to f);
+ *  - import: a new, empty filter from a parameter block (validated as a
+ *    file's: AMQ_ECORRUPT, AMQ_EVERSION) and the hash algorithm and seed;
+ *  - payload: the writable words of a filter (AMQ_EREADONLY for a read-only
+ *    one), *len bytes, little-endian, to be filled after import.
+ * AMQ_EKIND for another kind; AMQ_EUNSUPPORTED on a big-endian host.
+ */
+#define AMQ_AGING_PARAMS_SIZE 96
+AMQ_API int amq_aging_export(const struct amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
+                             const uint8_t **payload, size_t *len);
+AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+                             uint64_t seed, const amq_allocator *alloc, struct amq_filter **out,
+                             amq_errinfo *err);
+AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -99,28 +99,6 @@ AMQ_API int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info);
  * blocks, the adds per block and generation (docs/aging.md, the model). */
 AMQ_API double amq_aging_fpp_bound(uint32_t k, uint32_t l, double lambda);
 
-#ifdef AMQ_ADVANCED_API
-/*
- * Advanced (see amq/advanced.h: not frozen; define AMQ_ADVANCED_API).
- * Raw state, for hosts that persist filters in their own framing (the Redis
- * module's RDB and AOF): the 96-byte parameter block of docs/file-format.md
- * (geometry and generation state) and the payload, which import then fills.
- *  - export: copies the parameter block to params and points *payload at
- *    the filter's words (valid until the next write to f);
- *  - import: a new, empty filter from a parameter block (validated as a
- *    file's: AMQ_ECORRUPT, AMQ_EVERSION) and the hash algorithm and seed;
- *  - payload: the writable words of a filter (AMQ_EREADONLY for a read-only
- *    one), *len bytes, little-endian, to be filled after import.
- * AMQ_EKIND for another kind; AMQ_EUNSUPPORTED on a big-endian host.
- */
-#define AMQ_AGING_PARAMS_SIZE 96
-AMQ_API int amq_aging_export(const struct amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
-                             const uint8_t **payload, size_t *len);
-AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
-                             uint64_t seed, const amq_allocator *alloc, struct amq_filter **out,
-                             amq_errinfo *err);
-AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
-#endif /* AMQ_ADVANCED_API */
 
 #ifdef __cplusplus
 }

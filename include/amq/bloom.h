@@ -16,15 +16,17 @@
  * Bit x of the filter is bit (x & 7) of byte x >> 3 - the same bytes as
  * little-endian 64-bit words with bit x at 1 << (x & 63) - on every host.
  *
+ * A filter of the native scheme is made by amq_filter_new (AMQ_KIND_BLOOM);
+ * one of another scheme (a Guava- or RedisBloom-compatible array) by
+ * amq_bloom_new and amq_filter_from_bloom.  Either is used through the
+ * generic handle (amq/filter.h); this header adds sizing, the parameters
+ * and the cardinality estimate.  The typed handle (amq_bloom_add, _merge,
+ * ...), views over caller bytes and the bit array are in <amq/advanced.h>.
+ *
  * Thread safety: the functions taking a const amq_bloom * are readers - any
- * number of threads may call them on one filter at the same time
- * (amq_bloom_contains, _contains_hash, _hash, _clone of it, _get_params,
- * _items, _is_readonly, _bits_set, _estimate_items, _fpp_now, and the src
- * of _merge and _intersect).  Writers - amq_bloom_add, _add_hash, _clear,
- * the dst of _merge and _intersect, and _free - need exclusive access.  The
- * sizing functions and amq_bloom_new touch no shared state: any thread,
- * any time.  Views over caller bytes and raw access to the bit array are in
- * <amq/advanced.h>.
+ * number of threads may call them on one filter at the same time.  Writers
+ * need exclusive access.  The sizing functions and amq_bloom_new touch no
+ * shared state: any thread, any time.
  */
 #ifndef AMQ_BLOOM_H
 #define AMQ_BLOOM_H
@@ -68,23 +70,6 @@ typedef struct amq_bloom_params {
  * XXH3 seed 0, and records n and p. */
 AMQ_API int amq_bloom_params_for(uint64_t n, double p, amq_bloom_params *params);
 
-/*
- * Sizing from capacity n and false-positive rate p, as Guava computes it:
- * m = floor(-n ln p / (ln 2)^2) (at least 1), k = max(1, round(m / n ln 2)).
- * n = 1,000,000, p = 0.01 gives m = 9,585,058 and k = 7.
- * Returns AMQ_ERANGE when n is 0, p is not in (0, 1) or m would exceed
- * AMQ_BLOOM_MAX_BITS.  Fills bits and k only.
- */
-AMQ_API int amq_bloom_size_fpp(uint64_t n, double p, uint64_t *bits, uint32_t *k);
-
-/*
- * Sizing from bits per key, as LevelDB does: m = n * bits_per_key (at least
- * 64), k = floor(bits_per_key * 0.69) clamped to [1, 30].
- * AMQ_ERANGE when n is 0 or bits_per_key is not in (0, 1000].
- */
-AMQ_API int amq_bloom_size_bpk(uint64_t n, double bits_per_key, uint64_t *bits,
-                               uint32_t *k);
-
 /* The false-positive rate of m bits, k probes, n items: (1 - e^(-kn/m))^k. */
 AMQ_API double amq_bloom_fpp_theory(uint64_t bits, uint32_t k, uint64_t n);
 
@@ -96,59 +81,15 @@ AMQ_API double amq_bloom_fpp_theory(uint64_t bits, uint32_t k, uint64_t n);
 AMQ_API int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
                           amq_bloom **out);
 
-/* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
-AMQ_API int amq_bloom_clone(const amq_bloom *b, const amq_allocator *alloc,
-                            amq_bloom **out);
-
 /* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_bloom_free(amq_bloom *b);
 
-/*
- * Adds a key.  Returns 1 if at least one bit was newly set (the item is
- * counted), 0 if every bit was already set (it may have been added before),
- * AMQ_EREADONLY for a view.  O(k).
- */
-AMQ_API int amq_bloom_add(amq_bloom *b, const void *key, size_t len);
-AMQ_API int amq_bloom_add_hash(amq_bloom *b, amq_hash128 h);
-
-/* 1 if the key may be in the set, 0 if it certainly is not.  O(k). */
-AMQ_API int amq_bloom_contains(const amq_bloom *b, const void *key, size_t len);
-AMQ_API int amq_bloom_contains_hash(const amq_bloom *b, amq_hash128 h);
-
-/* The hash of a key as this filter computes it. */
-AMQ_API amq_hash128 amq_bloom_hash(const amq_bloom *b, const void *key, size_t len);
-
-/* Clears every bit and the item count.  AMQ_EREADONLY for a view. */
-AMQ_API int amq_bloom_clear(amq_bloom *b);
-
-/*
- * dst |= src (union) or dst &= src (intersection).  Both must have the same
- * parameters (AMQ_EINCOMPAT otherwise).  The union's item count is the sum
- * of both counts (an upper bound), the intersection's is the
- * Swamidass-Baldi estimate of what it holds.  O(m).
- */
-AMQ_API int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src);
-AMQ_API int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
-
 /* The filter's parameters. */
 AMQ_API void amq_bloom_get_params(const amq_bloom *b, amq_bloom_params *out);
-/* Keys counted as added (adds that set a bit; merges add up counts). */
-AMQ_API uint64_t amq_bloom_items(const amq_bloom *b);
-/* 1 for a view over caller or mapped bytes (writers return AMQ_EREADONLY),
- * else 0. */
-AMQ_API int amq_bloom_is_readonly(const amq_bloom *b);
-
-/* Number of bits set (popcount over the array), O(m). */
-AMQ_API uint64_t amq_bloom_bits_set(const amq_bloom *b);
 
 /* Swamidass-Baldi estimate of the number of distinct items:
  * -(m / k) ln(1 - X / m) for X bits set; +infinity when every bit is set. */
 AMQ_API double amq_bloom_estimate_items(const amq_bloom *b);
-
-/* Expected false-positive rate now, (X / m)^k. */
-AMQ_API double amq_bloom_fpp_now(const amq_bloom *b);
-
-
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,7 @@
  *    access: no other call on f may run at the same time, unless the
  *    kind's header allows more (the blocked and partitioned kinds allow
  *    concurrent adds and queries once switched to concurrent mode:
- *    amq_blocked_set_concurrent, amq_partitioned_set_concurrent);
+ *    amq_filter_set_concurrent);
  *  - everything else touches no shared state: amq_config_init,
  *    amq_kind_name, amq_kind_from_name, amq_filter_new, _open,
  *    _deserialize (which reads buf only; a borrowed buf must not change
@@ -143,7 +143,7 @@ AMQ_API int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h,
 
 /*
  * Concurrency mode of adds, for the kinds that have one (blocked,
- * partitioned: see amq_blocked_set_concurrent): on = 1 lets any number of
+ * partitioned: the modes are described in amq/blocked_bloom.h): on = 1 lets any number of
  * threads add and query at once.  AMQ_OK, AMQ_EREADONLY for a read-only
  * filter, AMQ_EUNSUPPORTED for kinds whose adds always need exclusive
  * access.  Needs exclusive access itself: switch before sharing f.
@@ -273,18 +273,6 @@ AMQ_API int amq_filter_from_bloom(struct amq_bloom *b, amq_filter **out);
 /* Wraps a partitioned filter (from amq_partitioned_build; ownership passes
  * to the new handle, also on failure).  AMQ_ENOMEM. */
 AMQ_API int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out);
-
-/* The scalable kinds' own handles (amq/scalable_bloom.h, amq/scalable_cuckoo.h: RedisBloom's
- * SCANDUMP / LOADCHUNK chunks), or NULL for another kind.  Owned by f. */
-struct amq_sbloom;
-struct amq_scuckoo;
-AMQ_API struct amq_sbloom *amq_filter_sbloom(amq_filter *f);
-AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
-
-/* Wrap a scalable filter (e.g. assembled from LOADCHUNK chunks; ownership passes to the new
- * handle, also on failure). */
-AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
-AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
 #ifdef __cplusplus
 }

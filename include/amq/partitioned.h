@@ -30,8 +30,14 @@
  *    present") for its keys, and amq_partitioned_status() return
  *    AMQ_ECHECKSUM from then on.
  *
+ * The filter is made by amq_filter_new (AMQ_KIND_PARTITIONED) or, from
+ * known hashes on several threads, by amq_partitioned_build +
+ * amq_filter_from_partitioned, and used through amq_filter_*; this header
+ * adds the partitions' details and their verification.  The typed handle
+ * (amq_partitioned_add, ...) is in <amq/advanced.h>.
+ *
  * Thread safety: as the blocked filter - any number of concurrent queries;
- * adds exclusive unless amq_partitioned_set_concurrent(f, 1), then adds
+ * adds exclusive unless amq_filter_set_concurrent(f, 1), then adds
  * and queries may run concurrently.  Saving or serializing needs no
  * concurrent adds (the partition checksums are computed, then the bytes
  * written).
@@ -68,15 +74,6 @@ typedef struct amq_partitioned_params {
 } amq_partitioned_params;
 
 /*
- * An empty filter for params->capacity keys: P partitions of equal size
- * whose blocks together are what one blocked filter for (capacity, fpp)
- * would have (the hash spreads keys over partitions and blocks alike, so
- * the rate is the same).  AMQ_ERANGE (sizes), AMQ_EHASH, AMQ_ENOMEM.
- */
-AMQ_API int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocator *alloc,
-                                amq_partitioned **out);
-
-/*
  * Builds a filter holding the n keys whose hashes are given (capacity is
  * taken to be n; params->capacity is ignored).  Partition i is sized for
  * the c_i keys it receives, at params->fpp (or bits_per_key), so every
@@ -109,50 +106,12 @@ typedef struct amq_partition_info {
 AMQ_API int amq_partitioned_partition_info(const amq_partitioned *f, uint32_t i,
                                       amq_partition_info *info);
 
-/* The hash of a key as this filter computes it. */
-AMQ_API amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len);
-
-/* As amq_blocked_add / _contains (1, 0, AMQ_EREADONLY), plus
- * AMQ_ECHECKSUM for a partition that failed its lazy verification. */
-AMQ_API int amq_partitioned_add(amq_partitioned *f, const void *key, size_t len);
-AMQ_API int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h);
-AMQ_API int amq_partitioned_contains(const amq_partitioned *f, const void *key, size_t len);
-AMQ_API int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 h);
-
-/* Batched forms with a prefetch window, as amq_blocked_add_batch and
- * _contains_batch: added, out and count may be NULL.  add: AMQ_OK,
- * AMQ_EREADONLY (nothing added), or AMQ_ECHECKSUM - the keys before the
- * bad partition's first key are added, none after, and *count says how
- * many were new.  contains: AMQ_OK; keys of a partition that failed
- * verification answer 1. */
-AMQ_API int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n,
-                                      uint8_t *added, uint64_t *count);
-AMQ_API int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h,
-                                           size_t n, uint8_t *out, uint64_t *count);
-
-/* dst |= src for filters of the same partitions and geometry
- * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
-AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src);
-
-/* Empties every partition.  AMQ_EREADONLY for a view. */
-AMQ_API int amq_partitioned_clear(amq_partitioned *f);
-
 /* Verifies every partition not yet verified (see the top of this header);
  * AMQ_ECHECKSUM with *bad (when not NULL) the first failing partition. */
 AMQ_API int amq_partitioned_verify(const amq_partitioned *f, uint32_t *bad);
 
 /* AMQ_ECHECKSUM once any partition has failed verification, else AMQ_OK. */
 AMQ_API int amq_partitioned_status(const amq_partitioned *f);
-
-/* As amq_blocked_set_concurrent, for every partition. */
-AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
-
-/* Keys counted as added, over all partitions. */
-AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
-/* Bytes of the partitions' arrays (the index not included). */
-AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
-/* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY). */
-AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,13 @@
  * mode; 255 otherwise) or 2^43 bits - RedisBloom's "ERR problem
  * inserting into filter"), AMQ_ENOMEM.
  *
+ * Programs make and use the filter through the generic handle
+ * (amq/filter.h, AMQ_KIND_SCALABLE_BLOOM; amq_config's redisbloom,
+ * expansion, nonscaling).  The types below describe it; the typed handle -
+ * the RedisBloom BF commands' own calls (amq_sbloom_add, _get_info, ...),
+ * links and the SCANDUMP chunks - is in <amq/advanced.h>, for hosts of the
+ * RedisBloom data types.
+ *
  * Thread safety: any number of threads may call the const functions at the
  * same time; everything else needs exclusive access.
  */
@@ -71,10 +78,6 @@ typedef struct amq_sbloom_params {
     uint64_t seed;      /* native mode: hash seed */
 } amq_sbloom_params;
 
-/* Defaults: capacity 100, error 0.01, growth 2, options NOROUND | FORCE64;
- * RedisBloom hashing, or XXH3 seed 0 in native mode. */
-AMQ_API void amq_sbloom_params_init(amq_sbloom_params *p, int redisbloom);
-
 /* One link, as BF.DEBUG and the RDB and SCANDUMP formats describe it. */
 typedef struct amq_sbloom_link_info {
     uint64_t entries; /* capacity */
@@ -86,28 +89,6 @@ typedef struct amq_sbloom_link_info {
     uint32_t n2;      /* log2(bits) for power-of-two links, else 0 */
     uint64_t items;   /* "size": adds that set a bit */
 } amq_sbloom_link_info;
-
-/* Creates a filter with its first link.  AMQ_ERANGE (bad capacity, error,
- * growth 0 when scaling, unknown options, RedisBloom mode without
- * FORCE64 | NOROUND), AMQ_ELIMIT, AMQ_EHASH, AMQ_ENOMEM. */
-AMQ_API int amq_sbloom_new(const amq_sbloom_params *p, const amq_allocator *alloc,
-                           amq_sbloom **out);
-/* A deep copy.  AMQ_ENOMEM. */
-AMQ_API int amq_sbloom_clone(const amq_sbloom *s, const amq_allocator *alloc,
-                             amq_sbloom **out);
-/* Releases the filter; NULL is a no-op. */
-AMQ_API void amq_sbloom_free(amq_sbloom *s);
-
-/* The hash of a key as this filter computes it. */
-AMQ_API amq_hash128 amq_sbloom_hash(const amq_sbloom *s, const void *key, size_t len);
-
-/* BF.ADD: 1 added (a bit changed), 0 may already exist, AMQ_EFULL,
- * AMQ_ELIMIT, AMQ_ENOMEM (nothing changed on error).  O(links * k). */
-AMQ_API int amq_sbloom_add(amq_sbloom *s, const void *key, size_t len);
-AMQ_API int amq_sbloom_add_hash(amq_sbloom *s, amq_hash128 h);
-/* BF.EXISTS: 1 may exist, 0 certainly not.  O(links * k). */
-AMQ_API int amq_sbloom_contains(const amq_sbloom *s, const void *key, size_t len);
-AMQ_API int amq_sbloom_contains_hash(const amq_sbloom *s, amq_hash128 h);
 
 /* ---- information (BF.INFO, BF.DEBUG, BF.CARD) ------------------------------ */
 
@@ -121,10 +102,6 @@ typedef struct amq_sbloom_info {
     uint32_t options;
     uint32_t redisbloom;
 } amq_sbloom_info;
-
-/* Fills out with the numbers above; and the parameters it was made with. */
-AMQ_API void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out);
-AMQ_API void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out);
 
 
 /* Link-by-link access, RDB construction and the BF.SCANDUMP / BF.LOADCHUNK

@@ -28,6 +28,13 @@
  *  AMQ_ENOMEM  a new sub-filter could not be allocated.
  * A failed insert changes nothing: the kicks are undone.
  *
+ * Programs make and use the filter through the generic handle
+ * (amq/filter.h, AMQ_KIND_SCALABLE_CUCKOO; amq_config's redisbloom,
+ * expansion, nonscaling).  The types below describe it; the typed handle -
+ * the RedisBloom CF commands' own calls (amq_scuckoo_add_unique, _count,
+ * _compact, ...), sub-filters and the SCANDUMP chunks - is in
+ * <amq/advanced.h>, for hosts of the RedisBloom data types.
+ *
  * Thread safety: any number of threads may call the const functions at the
  * same time; everything else needs exclusive access.
  */
@@ -63,69 +70,6 @@ typedef struct amq_scuckoo_params {
     uint64_t seed;             /* native mode: hash seed */
 } amq_scuckoo_params;
 
-/* RedisBloom's defaults: capacity 1024, bucket size 2, max iterations 20,
- * expansion 1, 32 sub-filters, 8-bit fingerprints, MurmurHash64A seed 0.
- * With redisbloom = 0: the same chain with 16-bit fingerprints, bucket size
- * 4, max iterations 500, expansion 2 and XXH3 seed 0. */
-AMQ_API void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom);
-
-/* Creates a filter with one empty sub-filter.  AMQ_ERANGE for a parameter
- * outside its limits (or redisbloom with fingerprint_bits != 8),
- * AMQ_EHASH, AMQ_ENOMEM.  alloc may be NULL. */
-AMQ_API int amq_scuckoo_new(const amq_scuckoo_params *p, const amq_allocator *alloc,
-                            amq_scuckoo **out);
-/* A deep copy.  AMQ_ENOMEM. */
-AMQ_API int amq_scuckoo_clone(const amq_scuckoo *c, const amq_allocator *alloc,
-                              amq_scuckoo **out);
-/* Releases the filter; NULL is a no-op. */
-AMQ_API void amq_scuckoo_free(amq_scuckoo *c);
-
-/* The hash of a key as this filter computes it. */
-AMQ_API amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len);
-
-/* CF.ADD: adds a copy.  1, or AMQ_EFULL / AMQ_ELIMIT / AMQ_ENOMEM (nothing
- * changed).  O(sub-filters + max_iterations). */
-AMQ_API int amq_scuckoo_add(amq_scuckoo *c, const void *key, size_t len);
-AMQ_API int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h);
-/* CF.ADDNX: 1 added, 0 may already exist, or the errors of add. */
-AMQ_API int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len);
-AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
-/* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
-AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
-AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
-/* CF.COUNT: *count = copies of the fingerprint in the key's two buckets of
- * every sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
- * counted twice, as RedisBloom does; native mode counts it once.  AMQ_OK. */
-AMQ_API int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len,
-                              uint64_t *count);
-AMQ_API int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count);
-/*
- * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
- * 1 removed, 0 not found.  Counts the delete; with more than one
- * sub-filter and deletes > 10 % of the items, compacts (cont = 0).
- * Removing a key never added is undefined (amq/cuckoo.h).
- */
-AMQ_API int amq_scuckoo_remove(amq_scuckoo *c, const void *key, size_t len);
-AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
-/*
- * Compaction: for each sub-filter from the newest to the second, moves
- * every fingerprint to the oldest sub-filter with a free slot in its
- * buckets; frees the newest sub-filter when it empties.  cont = 1
- * (CF.COMPACT) goes on after a sub-filter that cannot be emptied; cont = 0
- * (after deletes) stops there.  Resets the delete count.
- *
- * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
- * (weighted by the earlier sub-filters each visit may scan), then stops
- * where it is - every fingerprint stays findable, and the next call goes on
- * from the newest sub-filter again - so that a host serving requests (the
- * Redis module) is never blocked for long by a long chain.  A chain of one
- * bucket count (expansion 1) of 16 sub-filters or more is walked in time
- * linear in its size (scratch memory of 3 bytes per bucket of a sub-filter,
- * from the filter's allocator; without it the same result, slower).
- */
-#define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
-AMQ_API void amq_scuckoo_compact(amq_scuckoo *c, int cont);
-
 /* ---- layout and information (CF.INFO, CF.DEBUG, RDB) ------------------------ */
 
 typedef struct amq_scuckoo_info {
@@ -143,10 +87,6 @@ typedef struct amq_scuckoo_info {
     uint32_t fingerprint_bits;
     uint32_t redisbloom;
 } amq_scuckoo_info;
-
-/* Fills out with the numbers above; and the parameters it was made with. */
-AMQ_API void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out);
-AMQ_API void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out);
 
 
 /* Sub-filter access, RDB construction and the CF.SCANDUMP / CF.LOADCHUNK

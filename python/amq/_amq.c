@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "amq/aging.h"
 #include "amq/blocked_bloom.h"

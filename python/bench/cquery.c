@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "amq/blocked_bloom.h"
 #include "amq/filter.h"

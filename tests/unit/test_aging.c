@@ -222,43 +222,88 @@ TEST(aging_forgets_gradually)
     amq_filter_free(f);
 }
 
-TEST(aging_time_mode)
+/* A time-mode filter: a window of 1 minute at 100 adds per second, 1 %. */
+#define STREAM_T0 UINT64_C(1700000000000)
+static amq_filter *make_minute(void)
 {
     amq_config cfg;
-    amq_filter *f, *g;
-    amq_aging_info in;
-    uint64_t t0 = UINT64_C(1700000000000), t, i, misses = 0, late = 0;
-    uint8_t *buf;
-    size_t len;
-    uint64_t size;
-
+    amq_filter *f;
     amq_config_init(&cfg, AMQ_KIND_AGING);
-    cfg.window_ms = 60000; /* 1 minute at 100 adds per second */
+    cfg.window_ms = 60000;
     cfg.rate = 100.0;
     cfg.fpp = 0.01;
-    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    return amq_filter_new(&cfg, &f, NULL) == AMQ_OK ? f : NULL;
+}
+
+/* Streams one key every 10 ms for 10 minutes into a make_minute filter
+ * (key i at STREAM_T0 + 10 i); *misses counts the keys not found when
+ * checked at their age of 60 s; returns the time of the last add. */
+static uint64_t stream_minute(amq_filter *f, uint64_t *misses)
+{
+    uint64_t t, i;
+    *misses = 0;
+    for (i = 0, t = STREAM_T0; i < 60000; i++, t += 10) {
+        if (amq_aging_advance(f, t) != AMQ_OK || amq_filter_add_hash(f, key_hash(f, i, 21)) < 0)
+            *misses += 1;
+        if (t >= STREAM_T0 + 60000) {
+            uint64_t j = (t - 60000 - STREAM_T0) / 10; /* added exactly 60 s ago */
+            *misses += amq_aging_contains_at(f, key_hash(f, j, 21), t) != 1;
+        }
+    }
+    return t - 10;
+}
+
+/* A read-only copy of f (borrowing *buf, which the caller frees). */
+static amq_filter *readonly_copy(const amq_filter *f, uint8_t **buf)
+{
+    uint64_t size;
+    size_t len;
+    amq_filter *g;
+    *buf = NULL;
+    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (*buf = malloc((size_t)size)) == NULL ||
+        amq_filter_serialize(f, *buf, (size_t)size, &len) != AMQ_OK ||
+        amq_filter_deserialize(*buf, len, AMQ_OPEN_MMAP, NULL, &g, NULL) != AMQ_OK)
+        return NULL;
+    return g;
+}
+
+TEST(aging_time_mode_geometry)
+{
+    amq_filter *f = make_minute();
+    amq_aging_info in;
+
+    REQUIRE(f != NULL);
     REQUIRE_OK(amq_aging_get_info(f, &in));
     CHECK_EQ(in.time_mode, 1);
     CHECK_GE(in.window_ms, 60000);
     CHECK_EQ(in.gen_ms * in.l, in.window_ms);
     CHECK_GE(in.gen_size * 1000, 100 * in.gen_ms);
-    /* one key every 10 ms for 10 minutes, each checked at its age of 60 s */
-    for (i = 0, t = t0; i < 60000; i++, t += 10) {
-        REQUIRE_OK(amq_aging_advance(f, t));
-        REQUIRE(amq_filter_add_hash(f, key_hash(f, i, 21)) >= 0);
-        if (t >= t0 + 60000) {
-            uint64_t j = (t - 60000 - t0) / 10; /* added exactly 60 s ago */
-            misses += amq_aging_contains_at(f, key_hash(f, j, 21), t) != 1;
-        }
-    }
+    amq_filter_free(f);
+}
+
+TEST(aging_time_mode_keeps_every_key_for_its_window)
+{
+    amq_filter *f = make_minute();
+    uint64_t misses;
+
+    REQUIRE(f != NULL);
+    stream_minute(f, &misses);
     CHECK_EQ(misses, 0);
-    /* A read-only query as of a later time drops what advancing would:
-     * answers equal those of a copy advanced to that time. */
-    REQUIRE_OK(amq_filter_serialized_size(f, &size));
-    buf = malloc((size_t)size);
-    REQUIRE(buf != NULL);
-    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
-    REQUIRE_OK(amq_filter_deserialize(buf, len, AMQ_OPEN_MMAP, NULL, &g, NULL));
+    amq_filter_free(f);
+}
+
+/* A read-only query as of a later time drops what advancing would: answers
+ * equal those of a copy advanced to that time; the copy cannot advance. */
+TEST(aging_time_mode_query_at_a_later_time_equals_advancing)
+{
+    amq_filter *f = make_minute(), *g;
+    uint64_t misses, t, i, late = 0;
+    uint8_t *buf;
+
+    REQUIRE(f != NULL);
+    t = stream_minute(f, &misses) + 10;
+    g = readonly_copy(f, &buf);
+    REQUIRE(g != NULL);
     CHECK_STATUS(amq_aging_advance(g, t + 1000), AMQ_EREADONLY);
     REQUIRE_OK(amq_aging_advance(f, t + 30000));
     for (i = 59000; i < 60000; i++) {
@@ -268,18 +313,52 @@ TEST(aging_time_mode)
             late++;
     }
     CHECK_EQ(late, 0);
-    /* past the horizon nothing of the stream remains */
-    for (late = 0, i = 50000; i < 60000; i++)
-        late += (uint64_t)amq_aging_contains_at(g, key_hash(f, i, 21), t + in.horizon_ms + 1);
-    CHECK_EQ(late, 0);
-    /* the clock never goes back; count-mode calls are refused */
-    REQUIRE_OK(amq_aging_advance(f, t0));
-    REQUIRE_OK(amq_aging_get_info(f, &in));
-    CHECK_EQ(in.generation, (t + 30000) / in.gen_ms);
     amq_filter_free(g);
     free(buf);
     amq_filter_free(f);
-    f = make_count(100, 0.01);
+}
+
+TEST(aging_time_mode_forgets_the_stream_past_the_horizon)
+{
+    amq_filter *f = make_minute(), *g;
+    amq_aging_info in;
+    uint64_t misses, t, i, late = 0;
+    uint8_t *buf;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_aging_get_info(f, &in));
+    t = stream_minute(f, &misses) + 10;
+    g = readonly_copy(f, &buf);
+    REQUIRE(g != NULL);
+    for (i = 50000; i < 60000; i++)
+        late += (uint64_t)amq_aging_contains_at(g, key_hash(f, i, 21), t + in.horizon_ms + 1);
+    CHECK_EQ(late, 0);
+    amq_filter_free(g);
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(aging_time_mode_clock_never_goes_back)
+{
+    amq_filter *f = make_minute();
+    amq_aging_info in;
+    uint64_t misses, t;
+
+    REQUIRE(f != NULL);
+    t = stream_minute(f, &misses) + 10;
+    REQUIRE_OK(amq_aging_advance(f, t + 30000));
+    REQUIRE_OK(amq_aging_advance(f, STREAM_T0));
+    REQUIRE_OK(amq_aging_get_info(f, &in));
+    CHECK_EQ(in.generation, (t + 30000) / in.gen_ms);
+    amq_filter_free(f);
+}
+
+TEST(aging_clock_refused_by_count_mode_and_other_kinds)
+{
+    amq_config cfg;
+    amq_aging_info in;
+    amq_filter *f = make_count(100, 0.01);
+
     REQUIRE(f != NULL);
     CHECK_STATUS(amq_aging_advance(f, 5), AMQ_EUNSUPPORTED);
     amq_filter_free(f);
@@ -316,30 +395,41 @@ TEST(aging_config_errors)
 }
 
 /* The parameter block, byte by byte, for a fixed filter; bad bytes refused. */
-TEST(aging_format)
+/* A count-mode filter for (1000, 1 %) that took 1500 keys, serialized:
+ * *f the filter, *len bytes at the returned buffer; NULL on failure.  The
+ * container puts the parameter block at byte 64 (file-format.md). */
+#define AGING_PARAMS_AT 64
+static uint8_t *aging_serialized(amq_filter **f, size_t *len)
 {
-    amq_filter *f = make_count(1000, 0.01), *g;
-    amq_aging_info in;
-    uint8_t *buf, *bad;
-    const uint8_t *p;
-    uint64_t size, i, off;
-    size_t len;
-    amq_errinfo err;
-    uint8_t a1[64], a2[64];
-
-    REQUIRE(f != NULL);
+    uint64_t size, i;
+    uint8_t *buf;
+    *f = make_count(1000, 0.01);
+    if (*f == NULL)
+        return NULL;
     for (i = 0; i < 1500; i++)
-        (void)amq_filter_add_hash(f, key_hash(f, i, 31));
+        (void)amq_filter_add_hash(*f, key_hash(*f, i, 31));
+    if (amq_filter_serialized_size(*f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL)
+        goto fail;
+    if (amq_filter_serialize(*f, buf, (size_t)size, len) == AMQ_OK && *len == size)
+        return buf;
+    free(buf);
+fail:
+    amq_filter_free(*f);
+    *f = NULL;
+    return NULL;
+}
+
+TEST(aging_params_block_layout)
+{
+    amq_filter *f;
+    amq_aging_info in;
+    size_t len;
+    uint8_t *buf = aging_serialized(&f, &len);
+    const uint8_t *p;
+
+    REQUIRE(buf != NULL);
     REQUIRE_OK(amq_aging_get_info(f, &in));
-    REQUIRE_OK(amq_filter_serialized_size(f, &size));
-    buf = malloc((size_t)size);
-    bad = malloc((size_t)size);
-    REQUIRE(buf != NULL && bad != NULL);
-    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
-    CHECK_EQ(len, size);
-    /* the container puts the parameter block at byte 64 (file-format.md) */
-    off = 64;
-    p = buf + off;
+    p = buf + AGING_PARAMS_AT;
     CHECK_EQ(p[0] | p[1] << 8, in.k);
     CHECK_EQ(p[4] | p[5] << 8, in.l);
     CHECK_EQ(p[20], 64);
@@ -348,12 +438,34 @@ TEST(aging_format)
     CHECK_EQ(p[40] | p[41] << 8, 1000);
     CHECK_EQ(p[88] | p[89] << 8, 1500);
     CHECK_EQ(p[80] | p[81] << 8, in.in_generation);
-    /* pinned geometry for (1000, 1 %) */
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(aging_geometry_pinned_for_1000_at_1_percent)
+{
+    amq_filter *f = make_count(1000, 0.01);
+    amq_aging_info in;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_aging_get_info(f, &in));
     CHECK_EQ(in.k, 9);
     CHECK_EQ(in.l, 23);
     CHECK_EQ(in.gen_size, 44);
     CHECK_EQ(in.blocks, 11);
-    /* round trip: same answers, same bytes, adds continue identically */
+    amq_filter_free(f);
+}
+
+/* A round trip answers alike and adds continue identically. */
+TEST(aging_round_trip_same_answers_and_adds)
+{
+    amq_filter *f, *g;
+    amq_errinfo err;
+    size_t len;
+    uint8_t *buf = aging_serialized(&f, &len), a1[64], a2[64];
+    uint64_t i;
+
+    REQUIRE(buf != NULL);
     REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, &err));
     for (i = 0; i < 64; i++) {
         a1[i] = (uint8_t)amq_filter_add_hash(f, key_hash(f, 5000 + i, 32));
@@ -364,35 +476,47 @@ TEST(aging_format)
         CHECK_EQ(amq_filter_contains_hash(f, key_hash(f, i, 31)),
                  amq_filter_contains_hash(g, key_hash(f, i, 31)));
     amq_filter_free(g);
-    /* every single-field corruption of the parameter block is refused or
-     * loads a valid filter; these must be refused */
-    {
-        static const struct { unsigned at; uint8_t v; int want; } cases[] = {
-            {0, 0, AMQ_ECORRUPT},    /* k = 0 */
-            {0, 65, AMQ_ECORRUPT},   /* k > 64 */
-            {4, 0, AMQ_ECORRUPT},    /* l = 0 */
-            {5, 1, AMQ_ECORRUPT},    /* k + l > 255 */
-            {8, 0, AMQ_ECORRUPT},    /* blocks = 0 */
-            {16, 2, AMQ_ECORRUPT},   /* mode 2 */
-            {20, 32, AMQ_EVERSION},  /* 32-bit words */
-            {24, 0, AMQ_ECORRUPT},   /* gen_size 0 */
-            {72, 200, AMQ_ECORRUPT}, /* head past the slices */
-            {76, 1, AMQ_ECORRUPT},   /* reserved */
-            {32, 1, AMQ_ECORRUPT},   /* gen_ms in count mode */
-        };
-        size_t c;
-        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            int rc;
-            memcpy(bad, buf, len);
-            bad[off + cases[c].at] = cases[c].v;
-            amq_store64(bad + off + 96, amq_checksum(bad, (size_t)off + 96));
-            rc = amq_filter_deserialize(bad, len, AMQ_OPEN_TRUST, NULL, &g, &err);
-            if (rc != cases[c].want)
-                FAIL_AT_("byte %u = %u: status %d, expected %d", cases[c].at, cases[c].v, rc,
-                         cases[c].want);
-            if (rc == AMQ_OK)
-                amq_filter_free(g);
-        }
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Single-field corruptions of the parameter block (checksum fixed) that
+ * must be refused. */
+TEST(aging_corrupt_params_refused)
+{
+    static const struct { unsigned at; uint8_t v; int want; } cases[] = {
+        {0, 0, AMQ_ECORRUPT},    /* k = 0 */
+        {0, 65, AMQ_ECORRUPT},   /* k > 64 */
+        {4, 0, AMQ_ECORRUPT},    /* l = 0 */
+        {5, 1, AMQ_ECORRUPT},    /* k + l > 255 */
+        {8, 0, AMQ_ECORRUPT},    /* blocks = 0 */
+        {16, 2, AMQ_ECORRUPT},   /* mode 2 */
+        {20, 32, AMQ_EVERSION},  /* 32-bit words */
+        {24, 0, AMQ_ECORRUPT},   /* gen_size 0 */
+        {72, 200, AMQ_ECORRUPT}, /* head past the slices */
+        {76, 1, AMQ_ECORRUPT},   /* reserved */
+        {32, 1, AMQ_ECORRUPT},   /* gen_ms in count mode */
+    };
+    const size_t off = AGING_PARAMS_AT;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    size_t len, c;
+    uint8_t *buf = aging_serialized(&f, &len), *bad;
+
+    REQUIRE(buf != NULL);
+    bad = malloc(len);
+    REQUIRE(bad != NULL);
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int rc;
+        memcpy(bad, buf, len);
+        bad[off + cases[c].at] = cases[c].v;
+        amq_store64(bad + off + 96, amq_checksum(bad, off + 96));
+        rc = amq_filter_deserialize(bad, len, AMQ_OPEN_TRUST, NULL, &g, &err);
+        if (rc != cases[c].want)
+            FAIL_AT_("byte %u = %u: status %d, expected %d", cases[c].at, cases[c].v, rc,
+                     cases[c].want);
+        if (rc == AMQ_OK)
+            amq_filter_free(g);
     }
     free(bad);
     free(buf);

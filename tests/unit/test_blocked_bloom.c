@@ -262,111 +262,206 @@ TEST(blocked_rate_at_ten_bits_per_key)
 
 /* ---- query paths ------------------------------------------------------------------- */
 
-TEST(blocked_simd_paths_identical)
+TEST(blocked_simd_names_and_support)
 {
     const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
-    uint64_t seed = 0x5eed;
-    uint32_t k, pi;
-    int tested = 0;
+    amq_blocked_params prm;
+    amq_blocked *b;
+    uint32_t pi;
 
     CHECK(amq_simd_supported(AMQ_SIMD_SCALAR));
     CHECK(amq_simd_supported(AMQ_SIMD_AUTO));
     CHECK_STR(amq_simd_name(AMQ_SIMD_SCALAR), "scalar");
     CHECK(amq_simd_name(99) == NULL);
+    REQUIRE_OK(amq_blocked_params_for(1000, 0.01, &prm));
+    REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
+    for (pi = 0; pi < 3; pi++)
+        if (!amq_simd_supported(paths[pi]))
+            CHECK_STATUS(amq_blocked_set_simd(b, paths[pi]), AMQ_EUNSUPPORTED);
+        else
+            CHECK_STATUS(amq_blocked_set_simd(b, paths[pi]), AMQ_OK);
+    amq_blocked_free(b);
+    CHECK_STATUS(amq_blocked_set_simd(NULL, 7), AMQ_EINVAL);
+}
+
+/* For k = 1 .. 16: a 64-block filter filled so that about 30 % of random
+ * queries answer "maybe" (a fraction 0.3^(1/k) of the bits set), nq random
+ * hashes and 8-byte keys, and the scalar path's one-key answers for them
+ * (for keys, the answers for their hashes): the reference every path must
+ * give, read through a view of b's bytes set to that path. */
+#define SIMD_NQ 20000u
+typedef struct simd_case {
+    amq_blocked_params prm;
+    amq_blocked *b;
+    amq_hash128 *hs;
+    uint8_t *keys; /* SIMD_NQ * 8 */
+    uint8_t *want, *want_k;
+} simd_case;
+
+static void simd_case_free(simd_case *c)
+{
+    amq_blocked_free(c->b);
+    free(c->hs);
+    free(c->keys);
+    free(c->want);
+    free(c->want_k);
+}
+
+static int simd_case_init(simd_case *c, uint32_t k)
+{
+    uint64_t s = 0x5eed + k, i, nadd;
+    memset(c, 0, sizeof *c);
+    c->prm.blocks = 64;
+    c->prm.k = k;
+    c->prm.hash_algo = AMQ_HASH_XXH3;
+    c->prm.seed = k % 2 == 0 ? 0 : k; /* XXH3 has entries for seed 0 and any */
+    c->hs = malloc(SIMD_NQ * sizeof *c->hs);
+    c->keys = malloc(SIMD_NQ * 8);
+    c->want = malloc(SIMD_NQ);
+    c->want_k = malloc(SIMD_NQ);
+    if (c->hs == NULL || c->keys == NULL || c->want == NULL || c->want_k == NULL ||
+        amq_blocked_new(&c->prm, NULL, &c->b) != AMQ_OK ||
+        amq_blocked_set_simd(c->b, AMQ_SIMD_SCALAR) != AMQ_OK) {
+        simd_case_free(c);
+        return 0;
+    }
+    nadd = (uint64_t)(-log(1.0 - pow(0.3, 1.0 / k)) * 64 * 512 / k);
+    for (i = 0; i < nadd; i++) {
+        amq_hash128 h = {test_rand(&s), test_rand(&s)};
+        amq_blocked_add_hash(c->b, h);
+    }
+    for (i = 0; i < SIMD_NQ; i++) {
+        c->hs[i].h1 = test_rand(&s);
+        c->hs[i].h2 = test_rand(&s);
+        amq_store64(c->keys + i * 8, test_rand(&s) % 5000);
+    }
+    for (i = 0; i < SIMD_NQ; i++) {
+        c->want[i] = (uint8_t)amq_blocked_contains_hash(c->b, c->hs[i]);
+        c->want_k[i] = (uint8_t)amq_blocked_contains_hash(
+            c->b, amq_blocked_hash(c->b, c->keys + i * 8, 8));
+    }
+    return 1;
+}
+
+/* A view over c's bytes with its own path. */
+static amq_blocked *simd_view(const simd_case *c, uint32_t path)
+{
+    amq_blocked *v;
+    if (amq_blocked_view(&c->prm, amq_blocked_data(c->b), c->prm.blocks * 64, 0, NULL, &v) !=
+        AMQ_OK)
+        return NULL;
+    if (amq_blocked_set_simd(v, path) != AMQ_OK || amq_blocked_simd(v) != path) {
+        amq_blocked_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static const uint32_t simd_paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+
+TEST(blocked_every_path_answers_hash_queries_as_the_scalar_path)
+{
+    uint32_t k, pi;
+    int tested = 0;
     for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
-        amq_blocked_params prm;
-        amq_blocked *b, *views[3];
-        amq_hash128 *hs;
-        uint8_t *want, *got, *keys, *want_k;
-        uint64_t s = seed + k, i, nq = 20000, nadd;
-        memset(&prm, 0, sizeof prm);
-        prm.blocks = 64;
-        prm.k = k;
-        prm.hash_algo = AMQ_HASH_XXH3;
-        prm.seed = k % 2 == 0 ? 0 : k; /* XXH3 has entries for seed 0 and any */
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
-        /* Fill so that about 30 % of random queries answer "maybe": a
-         * fraction f = 0.3^(1/k) of the bits set. */
-        nadd = (uint64_t)(-log(1.0 - pow(0.3, 1.0 / k)) * 64 * 512 / k);
-        for (i = 0; i < nadd; i++) {
-            amq_hash128 h = {test_rand(&s), test_rand(&s)};
-            amq_blocked_add_hash(b, h);
-        }
-        hs = malloc(nq * sizeof *hs);
-        want = malloc(nq);
-        got = malloc(nq);
-        keys = malloc(nq * 8);
-        want_k = malloc(nq);
-        REQUIRE(hs != NULL && want != NULL && got != NULL && keys != NULL && want_k != NULL);
-        for (i = 0; i < nq; i++) {
-            hs[i].h1 = test_rand(&s);
-            hs[i].h2 = test_rand(&s);
-            amq_store64(keys + i * 8, test_rand(&s) % 5000);
-        }
-        /* The scalar answers, one by one, are the reference; for keys, the
-         * answers for their hashes. */
-        REQUIRE_OK(amq_blocked_set_simd(b, AMQ_SIMD_SCALAR));
-        for (i = 0; i < nq; i++) {
-            want[i] = (uint8_t)amq_blocked_contains_hash(b, hs[i]);
-            want_k[i] = (uint8_t)amq_blocked_contains_hash(b, amq_blocked_hash(b, keys + i * 8, 8));
-        }
+        simd_case c;
+        uint8_t *got = malloc(SIMD_NQ);
+        REQUIRE(got != NULL && simd_case_init(&c, k));
         for (pi = 0; pi < 3; pi++) {
-            uint64_t cnt, exp = 0;
-            if (!amq_simd_supported(paths[pi])) {
-                CHECK_STATUS(amq_blocked_set_simd(b, paths[pi]), AMQ_EUNSUPPORTED);
+            uint64_t cnt, exp = 0, i;
+            amq_blocked *v;
+            if (!amq_simd_supported(simd_paths[pi]))
                 continue;
-            }
-            /* A view over the same bytes, with its own path. */
-            REQUIRE_OK(
-                amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL, &views[pi]));
-            REQUIRE_OK(amq_blocked_set_simd(views[pi], paths[pi]));
-            CHECK_EQ(amq_blocked_simd(views[pi]), paths[pi]);
-            for (i = 0; i < nq; i++) {
-                int r = amq_blocked_contains_hash(views[pi], hs[i]);
-                if (r != want[i]) {
+            v = simd_view(&c, simd_paths[pi]);
+            REQUIRE(v != NULL);
+            for (i = 0; i < SIMD_NQ; i++) {
+                int r = amq_blocked_contains_hash(v, c.hs[i]);
+                if (r != c.want[i]) {
                     FAIL_AT_("path %s k %u query %" PRIu64 ": %d, scalar %d",
-                             amq_simd_name(paths[pi]), k, i, r, want[i]);
+                             amq_simd_name(simd_paths[pi]), k, i, r, c.want[i]);
                     break;
                 }
-                exp += want[i];
+                exp += c.want[i];
             }
-            memset(got, 7, nq);
-            cnt = t_blocked_contains_batch(views[pi], hs, nq, got);
-            CHECK(memcmp(got, want, nq) == 0);
+            memset(got, 7, SIMD_NQ);
+            cnt = t_blocked_contains_batch(v, c.hs, SIMD_NQ, got);
+            CHECK(memcmp(got, c.want, SIMD_NQ) == 0);
             CHECK_EQ(cnt, exp);
-            CHECK_EQ(t_blocked_contains_batch(views[pi], hs, nq, NULL), exp);
-            CHECK(exp > nq / 50 && exp < nq - nq / 50); /* both answers occur */
-            /* 8-byte keys: one by one (the path's XXH3 entry) and packed
-             * (its 8-byte loop); 7-byte keys take the generic entry. */
-            for (i = 0; i < nq; i++)
-                got[i] = (uint8_t)amq_blocked_contains(views[pi], keys + i * 8, 8);
-            CHECK(memcmp(got, want_k, nq) == 0);
-            memset(got, 7, nq);
-            cnt = t_blocked_contains_batch_fixed(views[pi], keys, 8, nq, got);
-            CHECK(memcmp(got, want_k, nq) == 0);
-            for (i = 0, exp = 0; i < nq; i++)
-                exp += want_k[i];
-            CHECK_EQ(cnt, exp);
-            CHECK_EQ(t_blocked_contains_batch_fixed(views[pi], keys, 8, nq, NULL), exp);
-            memset(got, 7, nq); /* a count that leaves a tail of 5 after groups of 8 */
-            t_blocked_contains_batch_fixed(views[pi], keys + 16, 8, nq - 19, got);
-            CHECK(memcmp(got, want_k + 2, nq - 19) == 0);
-            CHECK_EQ(got[nq - 19], 7);
-            for (i = 0; i < 100; i++)
-                CHECK_EQ(amq_blocked_contains(views[pi], keys + i * 8, 7),
-                         amq_blocked_contains_hash(b, amq_blocked_hash(b, keys + i * 8, 7)));
-            amq_blocked_free(views[pi]);
+            CHECK_EQ(t_blocked_contains_batch(v, c.hs, SIMD_NQ, NULL), exp);
+            CHECK(exp > SIMD_NQ / 50 && exp < SIMD_NQ - SIMD_NQ / 50); /* both answers occur */
+            amq_blocked_free(v);
             tested++;
         }
-        free(hs);
-        free(want);
         free(got);
-        free(keys);
-        free(want_k);
-        amq_blocked_free(b);
+        simd_case_free(&c);
     }
     CHECK_GE(tested, 16);
-    CHECK_STATUS(amq_blocked_set_simd(NULL, 7), AMQ_EINVAL);
+}
+
+/* 8-byte keys, one by one (the path's XXH3 entry) and packed (its 8-byte
+ * loop, also for a count that leaves a tail of 5 after groups of 8). */
+TEST(blocked_every_path_answers_8_byte_keys_as_their_hash)
+{
+    uint32_t k, pi;
+    int tested = 0;
+    for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+        simd_case c;
+        uint8_t *got = malloc(SIMD_NQ);
+        REQUIRE(got != NULL && simd_case_init(&c, k));
+        for (pi = 0; pi < 3; pi++) {
+            uint64_t cnt, exp = 0, i;
+            amq_blocked *v;
+            if (!amq_simd_supported(simd_paths[pi]))
+                continue;
+            v = simd_view(&c, simd_paths[pi]);
+            REQUIRE(v != NULL);
+            for (i = 0; i < SIMD_NQ; i++)
+                got[i] = (uint8_t)amq_blocked_contains(v, c.keys + i * 8, 8);
+            CHECK(memcmp(got, c.want_k, SIMD_NQ) == 0);
+            memset(got, 7, SIMD_NQ);
+            cnt = t_blocked_contains_batch_fixed(v, c.keys, 8, SIMD_NQ, got);
+            CHECK(memcmp(got, c.want_k, SIMD_NQ) == 0);
+            for (i = 0; i < SIMD_NQ; i++)
+                exp += c.want_k[i];
+            CHECK_EQ(cnt, exp);
+            CHECK_EQ(t_blocked_contains_batch_fixed(v, c.keys, 8, SIMD_NQ, NULL), exp);
+            memset(got, 7, SIMD_NQ);
+            t_blocked_contains_batch_fixed(v, c.keys + 16, 8, SIMD_NQ - 19, got);
+            CHECK(memcmp(got, c.want_k + 2, SIMD_NQ - 19) == 0);
+            CHECK_EQ(got[SIMD_NQ - 19], 7);
+            amq_blocked_free(v);
+            tested++;
+        }
+        free(got);
+        simd_case_free(&c);
+    }
+    CHECK_GE(tested, 16);
+}
+
+/* 7-byte keys take the generic one-key entry on every path. */
+TEST(blocked_every_path_answers_7_byte_keys_as_their_hash)
+{
+    uint32_t k, pi;
+    int tested = 0;
+    for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+        simd_case c;
+        REQUIRE(simd_case_init(&c, k));
+        for (pi = 0; pi < 3; pi++) {
+            amq_blocked *v;
+            uint64_t i;
+            if (!amq_simd_supported(simd_paths[pi]))
+                continue;
+            v = simd_view(&c, simd_paths[pi]);
+            REQUIRE(v != NULL);
+            for (i = 0; i < 100; i++)
+                CHECK_EQ(amq_blocked_contains(v, c.keys + i * 8, 7),
+                         amq_blocked_contains_hash(c.b, amq_blocked_hash(c.b, c.keys + i * 8, 7)));
+            amq_blocked_free(v);
+            tested++;
+        }
+        simd_case_free(&c);
+    }
+    CHECK_GE(tested, 16);
 }
 
 /* 64-bit hashes: x answers as {x, x}, on every path, in a filter small
@@ -460,217 +555,384 @@ TEST(blocked_hashes64_as_hash128)
  * batched forms - with and without an output array - give the one-key
  * answers and the one-key adds' bytes.
  */
-TEST(blocked_far_filter_batched_forms)
-{
-    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
-    const size_t n = 40000;
-    uint32_t si, pi;
+/* Filters far larger than the caches (40 MiB, k = 7; XXH3 seed 0, then
+ * seed 9), where the batched loops' prefetch windows matter: FAR_N random
+ * 8-byte keys and their hashes. */
+#define FAR_N 40000u
+typedef struct far_case {
+    amq_blocked_params prm;
+    uint8_t *keys; /* FAR_N * 8 */
+    amq_hash128 *hs;
+    uint64_t s;
+} far_case;
 
+static int far_case_init(far_case *c, uint32_t si, amq_blocked **first)
+{
+    uint64_t i;
+    memset(c, 0, sizeof *c);
+    c->s = 0xfa5 + si;
+    c->prm.blocks = ((uint64_t)40 << 20) / 64;
+    c->prm.k = 7;
+    c->prm.hash_algo = AMQ_HASH_XXH3;
+    c->prm.seed = si == 0 ? 0 : 9;
+    c->keys = malloc(FAR_N * 8);
+    c->hs = malloc(FAR_N * sizeof *c->hs);
+    if (c->keys == NULL || c->hs == NULL || amq_blocked_new(&c->prm, NULL, first) != AMQ_OK) {
+        free(c->keys);
+        free(c->hs);
+        return 0;
+    }
+    for (i = 0; i < FAR_N; i++) {
+        amq_store64(c->keys + i * 8, test_rand(&c->s));
+        c->hs[i] = amq_blocked_hash(*first, c->keys + i * 8, 8);
+    }
+    return 1;
+}
+
+static void far_case_free(far_case *c)
+{
+    free(c->keys);
+    free(c->hs);
+}
+
+/* Packed keys with and without flags, and their hashes, set the same bytes;
+ * 40000 keys in 655360 blocks are all new. */
+TEST(blocked_far_filter_batched_adds_of_packed_keys_and_hashes_same_bytes)
+{
+    uint32_t si;
     for (si = 0; si < 2; si++) {
-        amq_blocked_params prm;
-        amq_blocked *a, *b, *c, *v;
-        uint8_t *keys = malloc(n * 8), *q = malloc(n * 8), *want = malloc(n), *want64 = malloc(n),
-                *got = malloc(n), *flags = malloc(n);
-        amq_hash128 *hs = malloc(n * sizeof *hs), *qh = malloc(n * sizeof *qh);
-        uint64_t *qx = malloc(n * sizeof *qx), s = 0xfa5 + si, i, e = 0, e64 = 0;
+        far_case c;
+        amq_blocked *a, *b, *d;
+        uint8_t *flags = malloc(FAR_N);
         int64_t na;
-        REQUIRE(keys && q && want && want64 && got && flags && hs && qh && qx);
-        memset(&prm, 0, sizeof prm);
-        prm.blocks = ((uint64_t)40 << 20) / 64;
-        prm.k = 7;
-        prm.hash_algo = AMQ_HASH_XXH3;
-        prm.seed = si == 0 ? 0 : 9;
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &c));
-        for (i = 0; i < n; i++) {
-            amq_store64(keys + i * 8, test_rand(&s));
-            hs[i] = amq_blocked_hash(a, keys + i * 8, 8);
-        }
-        /* Adds: packed keys with and without flags, hashes without. */
-        na = t_blocked_add_batch_fixed(a, keys, 8, n, flags);
-        CHECK_EQ(na, (int64_t)n); /* 40000 keys in 655360 blocks: all new */
-        CHECK_EQ(t_blocked_add_batch_fixed(b, keys, 8, n, NULL), na);
-        CHECK_EQ(t_blocked_add_batch(c, hs, n, NULL), na);
-        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
-        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(c), prm.blocks * 64) == 0);
-        /* 64-bit hashes, with and without flags, against one-key adds. */
-        REQUIRE_OK(amq_blocked_clear(b));
-        REQUIRE_OK(amq_blocked_clear(c));
-        for (i = 0; i < n; i++) {
-            qx[i] = test_rand(&s);
-            amq_blocked_add_hash(b, twice(qx[i]));
-        }
-        CHECK_EQ(t_blocked_add_batch64(c, qx, n, NULL), (int64_t)n);
-        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
-        REQUIRE_OK(amq_blocked_clear(c));
-        CHECK_EQ(t_blocked_add_batch64(c, qx, n, flags), (int64_t)n);
-        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(c), prm.blocks * 64) == 0);
-        /* Queries: every other packed key was added to a; two in three of
-         * the 64-bit hashes were added to b, the rest are new.  References:
-         * one-key queries on the scalar path. */
-        for (i = 0; i < n; i++) {
-            if (i % 2 == 0)
-                memcpy(q + i * 8, keys + i * 8, 8);
-            else
-                amq_store64(q + i * 8, test_rand(&s));
-            qh[i] = amq_blocked_hash(a, q + i * 8, 8);
-            if (i % 3 == 0)
-                qx[i] = test_rand(&s);
-        }
-        REQUIRE_OK(amq_blocked_set_simd(a, AMQ_SIMD_SCALAR));
-        REQUIRE_OK(amq_blocked_set_simd(b, AMQ_SIMD_SCALAR));
-        for (i = 0; i < n; i++) {
-            want[i] = (uint8_t)amq_blocked_contains_hash(a, qh[i]);
-            want64[i] = (uint8_t)amq_blocked_contains_hash(b, twice(qx[i]));
-            e += want[i];
-            e64 += want64[i];
-        }
-        CHECK(e >= n / 2 && e < n);
-        CHECK(e64 >= n / 2 && e64 < n);
-        for (pi = 0; pi < 3; pi++) {
-            if (!amq_simd_supported(paths[pi]))
-                continue;
-            REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(a), prm.blocks * 64, 0, NULL, &v));
-            REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
-            memset(got, 7, n);
-            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, n, got), e);
-            CHECK(memcmp(got, want, n) == 0);
-            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, n, NULL), e);
-            memset(got, 7, n);
-            CHECK_EQ(t_blocked_contains_batch(v, qh, n, got), e);
-            CHECK(memcmp(got, want, n) == 0);
-            CHECK_EQ(t_blocked_contains_batch(v, qh, n, NULL), e);
-            amq_blocked_free(v);
-            REQUIRE_OK(amq_blocked_view(&prm, amq_blocked_data(b), prm.blocks * 64, 0, NULL, &v));
-            REQUIRE_OK(amq_blocked_set_simd(v, paths[pi]));
-            memset(got, 7, n);
-            CHECK_EQ(t_blocked_contains_batch64(v, qx, n, got), e64);
-            CHECK(memcmp(got, want64, n) == 0);
-            CHECK_EQ(t_blocked_contains_batch64(v, qx, n, NULL), e64);
-            amq_blocked_free(v);
-        }
+        REQUIRE(flags != NULL && far_case_init(&c, si, &a));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &d));
+        na = t_blocked_add_batch_fixed(a, c.keys, 8, FAR_N, flags);
+        CHECK_EQ(na, (int64_t)FAR_N);
+        CHECK_EQ(t_blocked_add_batch_fixed(b, c.keys, 8, FAR_N, NULL), na);
+        CHECK_EQ(t_blocked_add_batch(d, c.hs, FAR_N, NULL), na);
+        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), c.prm.blocks * 64) == 0);
+        CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(d), c.prm.blocks * 64) == 0);
         amq_blocked_free(a);
         amq_blocked_free(b);
-        amq_blocked_free(c);
-        free(keys);
-        free(q);
-        free(want);
-        free(want64);
-        free(got);
+        amq_blocked_free(d);
         free(flags);
-        free(hs);
-        free(qh);
-        free(qx);
+        far_case_free(&c);
     }
 }
 
-TEST(blocked_batched_equals_single)
+/* 64-bit hashes, with and without flags, set the bytes of one-key adds of
+ * {x, x}. */
+TEST(blocked_far_filter_64_bit_hash_adds_equal_one_key_adds)
+{
+    uint32_t si;
+    for (si = 0; si < 2; si++) {
+        far_case c;
+        amq_blocked *b, *d;
+        uint8_t *flags = malloc(FAR_N);
+        uint64_t *qx = malloc(FAR_N * sizeof *qx), i;
+        REQUIRE(flags != NULL && qx != NULL && far_case_init(&c, si, &b));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &d));
+        for (i = 0; i < FAR_N; i++) {
+            qx[i] = test_rand(&c.s);
+            amq_blocked_add_hash(b, twice(qx[i]));
+        }
+        CHECK_EQ(t_blocked_add_batch64(d, qx, FAR_N, NULL), (int64_t)FAR_N);
+        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(d), c.prm.blocks * 64) == 0);
+        REQUIRE_OK(amq_blocked_clear(d));
+        CHECK_EQ(t_blocked_add_batch64(d, qx, FAR_N, flags), (int64_t)FAR_N);
+        CHECK(memcmp(amq_blocked_data(b), amq_blocked_data(d), c.prm.blocks * 64) == 0);
+        amq_blocked_free(b);
+        amq_blocked_free(d);
+        free(flags);
+        free(qx);
+        far_case_free(&c);
+    }
+}
+
+/* Every other packed key queried was added: every path's batched queries of
+ * packed keys and of hashes, with and without the output array, answer as
+ * one-key queries on the scalar path. */
+TEST(blocked_far_filter_batched_key_and_hash_queries_equal_scalar_one_key_queries)
+{
+    uint32_t si, pi;
+    for (si = 0; si < 2; si++) {
+        far_case c;
+        amq_blocked *a, *v;
+        uint8_t *q = malloc(FAR_N * 8), *want = malloc(FAR_N), *got = malloc(FAR_N);
+        amq_hash128 *qh = malloc(FAR_N * sizeof *qh);
+        uint64_t i, e = 0;
+        REQUIRE(q && want && got && qh && far_case_init(&c, si, &a));
+        REQUIRE_EQ(t_blocked_add_batch_fixed(a, c.keys, 8, FAR_N, NULL), (int64_t)FAR_N);
+        for (i = 0; i < FAR_N; i++) {
+            if (i % 2 == 0)
+                memcpy(q + i * 8, c.keys + i * 8, 8);
+            else
+                amq_store64(q + i * 8, test_rand(&c.s));
+            qh[i] = amq_blocked_hash(a, q + i * 8, 8);
+        }
+        REQUIRE_OK(amq_blocked_set_simd(a, AMQ_SIMD_SCALAR));
+        for (i = 0; i < FAR_N; i++) {
+            want[i] = (uint8_t)amq_blocked_contains_hash(a, qh[i]);
+            e += want[i];
+        }
+        CHECK(e >= FAR_N / 2 && e < FAR_N);
+        for (pi = 0; pi < 3; pi++) {
+            if (!amq_simd_supported(simd_paths[pi]))
+                continue;
+            REQUIRE_OK(
+                amq_blocked_view(&c.prm, amq_blocked_data(a), c.prm.blocks * 64, 0, NULL, &v));
+            REQUIRE_OK(amq_blocked_set_simd(v, simd_paths[pi]));
+            memset(got, 7, FAR_N);
+            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, FAR_N, got), e);
+            CHECK(memcmp(got, want, FAR_N) == 0);
+            CHECK_EQ(t_blocked_contains_batch_fixed(v, q, 8, FAR_N, NULL), e);
+            memset(got, 7, FAR_N);
+            CHECK_EQ(t_blocked_contains_batch(v, qh, FAR_N, got), e);
+            CHECK(memcmp(got, want, FAR_N) == 0);
+            CHECK_EQ(t_blocked_contains_batch(v, qh, FAR_N, NULL), e);
+            amq_blocked_free(v);
+        }
+        amq_blocked_free(a);
+        free(q);
+        free(want);
+        free(got);
+        free(qh);
+        far_case_free(&c);
+    }
+}
+
+/* Two in three of the 64-bit hashes queried were added: every path's
+ * batch64, with and without the output array, answers as one-key queries of
+ * {x, x} on the scalar path. */
+TEST(blocked_far_filter_64_bit_hash_queries_equal_scalar_one_key_queries)
+{
+    uint32_t si, pi;
+    for (si = 0; si < 2; si++) {
+        far_case c;
+        amq_blocked *b, *v;
+        uint8_t *want64 = malloc(FAR_N), *got = malloc(FAR_N);
+        uint64_t *qx = malloc(FAR_N * sizeof *qx), i, e64 = 0;
+        REQUIRE(want64 && got && qx && far_case_init(&c, si, &b));
+        for (i = 0; i < FAR_N; i++) {
+            qx[i] = test_rand(&c.s);
+            amq_blocked_add_hash(b, twice(qx[i]));
+        }
+        for (i = 0; i < FAR_N; i += 3)
+            qx[i] = test_rand(&c.s);
+        REQUIRE_OK(amq_blocked_set_simd(b, AMQ_SIMD_SCALAR));
+        for (i = 0; i < FAR_N; i++) {
+            want64[i] = (uint8_t)amq_blocked_contains_hash(b, twice(qx[i]));
+            e64 += want64[i];
+        }
+        CHECK(e64 >= FAR_N / 2 && e64 < FAR_N);
+        for (pi = 0; pi < 3; pi++) {
+            if (!amq_simd_supported(simd_paths[pi]))
+                continue;
+            REQUIRE_OK(
+                amq_blocked_view(&c.prm, amq_blocked_data(b), c.prm.blocks * 64, 0, NULL, &v));
+            REQUIRE_OK(amq_blocked_set_simd(v, simd_paths[pi]));
+            memset(got, 7, FAR_N);
+            CHECK_EQ(t_blocked_contains_batch64(v, qx, FAR_N, got), e64);
+            CHECK(memcmp(got, want64, FAR_N) == 0);
+            CHECK_EQ(t_blocked_contains_batch64(v, qx, FAR_N, NULL), e64);
+            amq_blocked_free(v);
+        }
+        amq_blocked_free(b);
+        free(want64);
+        free(got);
+        free(qx);
+        far_case_free(&c);
+    }
+}
+
+/* The batched forms against one-key adds and queries, in six cases: each
+ * hash (XXH3, MurmurHash3, MurmurHash64A) with seed 5, then with seed 0
+ * (XXH3's 8-byte keys have a loop and a one-key entry for each).  A case's
+ * b1 is an overfilled filter that took BATCH_N 12-byte keys (with repeats)
+ * one by one: added[i] is what add i returned, sl and hs the keys' slices
+ * and hashes. */
+#define BATCH_N 3000
+#define BATCH_CASES 6
+typedef struct batch_case {
+    amq_blocked_params prm;
+    amq_blocked *b1;
+    uint8_t *keys; /* BATCH_N * 12 bytes */
+    uint8_t *added;
+    amq_slice *sl;
+    amq_hash128 *hs;
+    uint64_t s; /* the case's random state */
+} batch_case;
+
+static void batch_case_free(batch_case *c)
+{
+    amq_blocked_free(c->b1);
+    free(c->keys);
+    free(c->added);
+    free(c->sl);
+    free(c->hs);
+}
+
+static int batch_case_init(batch_case *c, size_t ai)
 {
     const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MURMUR64A};
-    const size_t n = 3000;
-    size_t ai, i, len;
-    /* Each hash with seed 5, then with seed 0 (XXH3's 8-byte keys have a
-     * loop and a one-key entry for each). */
-    for (ai = 0; ai < 6; ai++) {
-        amq_blocked_params prm;
-        amq_blocked *b1, *b2, *b3, *b4;
-        uint8_t *fixed = malloc(n * 12), *a1 = malloc(n), *a2 = malloc(n), *o1 = malloc(n),
-                *o2 = malloc(n), *o3 = malloc(n);
-        amq_slice *sl = malloc(n * sizeof *sl);
-        amq_hash128 *hs = malloc(n * sizeof *hs);
-        uint64_t s = 77 + ai;
+    size_t i;
+    memset(c, 0, sizeof *c);
+    c->s = 77 + ai;
+    c->keys = malloc(BATCH_N * 12);
+    c->added = malloc(BATCH_N);
+    c->sl = malloc(BATCH_N * sizeof *c->sl);
+    c->hs = malloc(BATCH_N * sizeof *c->hs);
+    if (c->keys == NULL || c->added == NULL || c->sl == NULL || c->hs == NULL ||
+        amq_blocked_params_for(1000, 0.01, &c->prm) != AMQ_OK) /* overfilled: repeats */
+        goto fail;
+    c->prm.hash_algo = algos[ai % 3];
+    c->prm.seed = ai < 3 ? 5 : 0;
+    if (amq_blocked_new(&c->prm, NULL, &c->b1) != AMQ_OK)
+        goto fail;
+    for (i = 0; i < BATCH_N; i++) {
+        amq_store64(c->keys + i * 12, test_rand(&c->s) % 2500); /* duplicates */
+        amq_store32(c->keys + i * 12 + 8, 0);
+        c->sl[i].data = c->keys + i * 12;
+        c->sl[i].len = 12;
+        c->hs[i] = amq_blocked_hash(c->b1, c->keys + i * 12, 12);
+        c->added[i] = (uint8_t)amq_blocked_add(c->b1, c->keys + i * 12, 12);
+    }
+    return 1;
+fail:
+    batch_case_free(c);
+    return 0;
+}
+
+/* Replaces the keys (not the filter) by other random ones, to query. */
+static void batch_case_other_keys(batch_case *c)
+{
+    size_t i;
+    for (i = 0; i < BATCH_N; i++)
+        amq_store64(c->keys + i * 12, test_rand(&c->s));
+}
+
+/* b2 takes the keys as slices, b3 packed, b4 as hashes: each reports the
+ * one-key adds' answers and count, and holds b1's bytes. */
+TEST(blocked_batched_adds_of_slices_packed_keys_and_hashes_equal_one_key_adds)
+{
+    size_t ai;
+    for (ai = 0; ai < BATCH_CASES; ai++) {
+        batch_case c;
+        amq_blocked *b2, *b3, *b4;
+        uint8_t *a2 = malloc(BATCH_N);
         int64_t c2, c3, c4;
-        amq_blocked *b5;
-        REQUIRE(fixed && a1 && a2 && o1 && o2 && o3 && sl && hs);
-        REQUIRE_OK(amq_blocked_params_for(1000, 0.01, &prm)); /* overfilled: repeats */
-        prm.hash_algo = algos[ai % 3];
-        prm.seed = ai < 3 ? 5 : 0;
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b1));
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b2));
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b3));
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b4));
-        for (i = 0; i < n; i++) {
-            uint64_t v = test_rand(&s) % 2500; /* duplicates */
-            amq_store64(fixed + i * 12, v);
-            amq_store32(fixed + i * 12 + 8, 0);
-        }
-        /* b1: one by one; b2: slices of varying length; b3: packed 12-byte
-         * keys; b4: hashes. */
-        for (i = 0; i < n; i++) {
-            len = 12;
-            sl[i].data = fixed + i * 12;
-            sl[i].len = len;
-            hs[i] = amq_blocked_hash(b1, fixed + i * 12, len);
-            a1[i] = (uint8_t)amq_blocked_add(b1, fixed + i * 12, len);
-        }
-        c2 = t_blocked_add_batch_keys(b2, sl, n, a2);
-        CHECK(memcmp(a1, a2, n) == 0);
-        c3 = t_blocked_add_batch_fixed(b3, fixed, 12, n, NULL);
-        c4 = t_blocked_add_batch(b4, hs, n, a2);
-        CHECK(memcmp(a1, a2, n) == 0);
-        CHECK_EQ(c2, (int64_t)amq_blocked_items(b1));
+        REQUIRE(a2 != NULL && batch_case_init(&c, ai));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b2));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b3));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b4));
+        c2 = t_blocked_add_batch_keys(b2, c.sl, BATCH_N, a2);
+        CHECK(memcmp(c.added, a2, BATCH_N) == 0);
+        c3 = t_blocked_add_batch_fixed(b3, c.keys, 12, BATCH_N, NULL);
+        c4 = t_blocked_add_batch(b4, c.hs, BATCH_N, a2);
+        CHECK(memcmp(c.added, a2, BATCH_N) == 0);
+        CHECK_EQ(c2, (int64_t)amq_blocked_items(c.b1));
         CHECK_EQ(c3, c2);
         CHECK_EQ(c4, c2);
-        CHECK(memcmp(amq_blocked_data(b1), amq_blocked_data(b2), prm.blocks * 64) == 0);
-        CHECK(memcmp(amq_blocked_data(b1), amq_blocked_data(b3), prm.blocks * 64) == 0);
-        CHECK(memcmp(amq_blocked_data(b1), amq_blocked_data(b4), prm.blocks * 64) == 0);
-        /* Queries of other keys: batched forms agree with single ones. */
-        for (i = 0; i < n; i++)
-            amq_store64(fixed + i * 12, test_rand(&s));
-        for (i = 0; i < n; i++)
-            o1[i] = (uint8_t)amq_blocked_contains(b1, fixed + i * 12, 12);
-        CHECK_EQ(t_blocked_contains_batch_keys(b1, sl, n, o2),
-                 t_blocked_contains_batch_fixed(b1, fixed, 12, n, o3));
-        CHECK(memcmp(o1, o2, n) == 0);
-        CHECK(memcmp(o1, o3, n) == 0);
-        /* 8-byte keys take their own loop and one-key entry: the same
-         * answers as their hash. */
-        for (i = 0; i < n; i++) {
-            o1[i] = (uint8_t)amq_blocked_contains_hash(b1, amq_blocked_hash(b1, fixed + i * 8, 8));
-            CHECK_EQ(amq_blocked_contains(b1, fixed + i * 8, 8), o1[i]);
-            sl[i].data = fixed + i * 8;
-            sl[i].len = 8;
-        }
-        t_blocked_contains_batch_fixed(b1, fixed, 8, n, o3);
-        t_blocked_contains_batch_keys(b1, sl, n, o2);
-        CHECK(memcmp(o1, o3, n) == 0);
-        CHECK(memcmp(o1, o2, n) == 0);
-        /* ... and adds: packed 8-byte keys set the bits of their hashes. */
-        REQUIRE_OK(amq_blocked_new(&prm, NULL, &b5));
-        for (i = 0; i < n; i++)
-            hs[i] = amq_blocked_hash(b5, fixed + i * 8, 8);
-        c3 = t_blocked_add_batch_fixed(b5, fixed, 8, n, a1);
-        REQUIRE_OK(amq_blocked_clear(b4));
-        c4 = t_blocked_add_batch(b4, hs, n, a2);
-        CHECK_EQ(c3, c4);
-        CHECK(memcmp(a1, a2, n) == 0);
-        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
-        /* The same without the "added" array (the entries' NULL copies). */
-        REQUIRE_OK(amq_blocked_clear(b4));
-        REQUIRE_OK(amq_blocked_clear(b5));
-        CHECK_EQ(t_blocked_add_batch_fixed(b5, fixed, 8, n, NULL), c3);
-        CHECK_EQ(t_blocked_add_batch(b4, hs, n, NULL), c3);
-        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), prm.blocks * 64) == 0);
-        amq_blocked_free(b5);
-        /* Tiny batches (shorter than the prefetch window) and empty ones. */
-        CHECK_EQ(t_blocked_contains_batch_fixed(b1, fixed, 8, 3, o3), (uint64_t)o1[0] + o1[1] + o1[2]);
-        CHECK_EQ(t_blocked_contains_batch_fixed(b1, fixed, 8, 0, NULL), 0);
-        CHECK_EQ(t_blocked_add_batch_fixed(b1, fixed, 8, 0, NULL), 0);
-        CHECK_EQ(t_blocked_contains_batch_fixed(b1, NULL, 8, 0, NULL), 0);
-        CHECK_EQ(t_blocked_add_batch_fixed(b1, NULL, 8, 0, NULL), 0);
-        amq_blocked_free(b1);
+        CHECK(memcmp(amq_blocked_data(c.b1), amq_blocked_data(b2), c.prm.blocks * 64) == 0);
+        CHECK(memcmp(amq_blocked_data(c.b1), amq_blocked_data(b3), c.prm.blocks * 64) == 0);
+        CHECK(memcmp(amq_blocked_data(c.b1), amq_blocked_data(b4), c.prm.blocks * 64) == 0);
         amq_blocked_free(b2);
         amq_blocked_free(b3);
         amq_blocked_free(b4);
-        free(fixed);
-        free(a1);
         free(a2);
+        batch_case_free(&c);
+    }
+}
+
+TEST(blocked_batched_queries_of_slices_and_packed_keys_equal_one_key_queries)
+{
+    size_t ai, i;
+    for (ai = 0; ai < BATCH_CASES; ai++) {
+        batch_case c;
+        uint8_t *o1 = malloc(BATCH_N), *o2 = malloc(BATCH_N), *o3 = malloc(BATCH_N);
+        REQUIRE(o1 && o2 && o3 && batch_case_init(&c, ai));
+        batch_case_other_keys(&c);
+        for (i = 0; i < BATCH_N; i++)
+            o1[i] = (uint8_t)amq_blocked_contains(c.b1, c.keys + i * 12, 12);
+        CHECK_EQ(t_blocked_contains_batch_keys(c.b1, c.sl, BATCH_N, o2),
+                 t_blocked_contains_batch_fixed(c.b1, c.keys, 12, BATCH_N, o3));
+        CHECK(memcmp(o1, o2, BATCH_N) == 0);
+        CHECK(memcmp(o1, o3, BATCH_N) == 0);
         free(o1);
         free(o2);
         free(o3);
-        free(sl);
-        free(hs);
+        batch_case_free(&c);
+    }
+}
+
+/* 8-byte keys take their own loop and one-key entry: the same answers as
+ * their hash, one by one, packed and as slices. */
+TEST(blocked_8_byte_key_queries_answer_as_their_hash)
+{
+    size_t ai, i;
+    for (ai = 0; ai < BATCH_CASES; ai++) {
+        batch_case c;
+        uint8_t *o1 = malloc(BATCH_N), *o2 = malloc(BATCH_N), *o3 = malloc(BATCH_N);
+        REQUIRE(o1 && o2 && o3 && batch_case_init(&c, ai));
+        batch_case_other_keys(&c);
+        for (i = 0; i < BATCH_N; i++) {
+            o1[i] = (uint8_t)amq_blocked_contains_hash(c.b1,
+                                                       amq_blocked_hash(c.b1, c.keys + i * 8, 8));
+            CHECK_EQ(amq_blocked_contains(c.b1, c.keys + i * 8, 8), o1[i]);
+            c.sl[i].data = c.keys + i * 8;
+            c.sl[i].len = 8;
+        }
+        t_blocked_contains_batch_fixed(c.b1, c.keys, 8, BATCH_N, o3);
+        t_blocked_contains_batch_keys(c.b1, c.sl, BATCH_N, o2);
+        CHECK(memcmp(o1, o3, BATCH_N) == 0);
+        CHECK(memcmp(o1, o2, BATCH_N) == 0);
+        /* Tiny batches (shorter than the prefetch window) and empty ones. */
+        CHECK_EQ(t_blocked_contains_batch_fixed(c.b1, c.keys, 8, 3, o3),
+                 (uint64_t)o1[0] + o1[1] + o1[2]);
+        CHECK_EQ(t_blocked_contains_batch_fixed(c.b1, c.keys, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_add_batch_fixed(c.b1, c.keys, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_contains_batch_fixed(c.b1, NULL, 8, 0, NULL), 0);
+        CHECK_EQ(t_blocked_add_batch_fixed(c.b1, NULL, 8, 0, NULL), 0);
+        free(o1);
+        free(o2);
+        free(o3);
+        batch_case_free(&c);
+    }
+}
+
+/* Packed 8-byte keys set the bits of their hashes and report the same new
+ * keys, with and without the "added" array (the entries' NULL copies). */
+TEST(blocked_packed_8_byte_key_adds_set_the_bits_of_their_hashes)
+{
+    size_t ai, i;
+    for (ai = 0; ai < BATCH_CASES; ai++) {
+        batch_case c;
+        amq_blocked *b4, *b5;
+        uint8_t *a1 = malloc(BATCH_N), *a2 = malloc(BATCH_N);
+        int64_t c3, c4;
+        REQUIRE(a1 && a2 && batch_case_init(&c, ai));
+        batch_case_other_keys(&c);
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b4));
+        REQUIRE_OK(amq_blocked_new(&c.prm, NULL, &b5));
+        for (i = 0; i < BATCH_N; i++)
+            c.hs[i] = amq_blocked_hash(b5, c.keys + i * 8, 8);
+        c3 = t_blocked_add_batch_fixed(b5, c.keys, 8, BATCH_N, a1);
+        c4 = t_blocked_add_batch(b4, c.hs, BATCH_N, a2);
+        CHECK_EQ(c3, c4);
+        CHECK(memcmp(a1, a2, BATCH_N) == 0);
+        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), c.prm.blocks * 64) == 0);
+        REQUIRE_OK(amq_blocked_clear(b4));
+        REQUIRE_OK(amq_blocked_clear(b5));
+        CHECK_EQ(t_blocked_add_batch_fixed(b5, c.keys, 8, BATCH_N, NULL), c3);
+        CHECK_EQ(t_blocked_add_batch(b4, c.hs, BATCH_N, NULL), c3);
+        CHECK(memcmp(amq_blocked_data(b4), amq_blocked_data(b5), c.prm.blocks * 64) == 0);
+        amq_blocked_free(b4);
+        amq_blocked_free(b5);
+        free(a1);
+        free(a2);
+        batch_case_free(&c);
     }
 }
 

@@ -209,97 +209,180 @@ static uint8_t *serialized(const amq_filter *g, uint64_t *size)
     return buf;
 }
 
-TEST(partitioned_batched_equals_single)
-{
-    const size_t n = 50000;
-    amq_partitioned_params p = params_for(9, 0.02);
-    amq_partitioned *a, *b;
-    amq_hash128 *h = random_hashes(2 * n, 42);
-    uint8_t *o1 = malloc(2 * n), *o2 = malloc(2 * n), *a1 = malloc(n), *a2 = malloc(n);
-    size_t i;
-    uint64_t cnt, exp = 0;
+/* One filter filled by one-key adds of the first n of 2n random hashes: what
+ * each add returned and what one-key queries of all 2n answer, against which
+ * the batched forms are checked. */
+typedef struct single_ref {
+    size_t n;
+    amq_partitioned_params p;
+    amq_partitioned *a;
+    amq_hash128 *h;
+    uint8_t *added; /* n */
+    uint8_t *found; /* 2n */
+} single_ref;
 
-    REQUIRE(h && o1 && o2 && a1 && a2);
-    p.capacity = n;
-    REQUIRE_OK(amq_partitioned_new(&p, NULL, &a));
-    REQUIRE_OK(amq_partitioned_new(&p, NULL, &b));
-    for (i = 0; i < n; i++)
-        a1[i] = (uint8_t)amq_partitioned_add_hash(a, h[i]);
-    CHECK_EQ(t_partitioned_add_batch(b, h, n, a2), (int64_t)amq_partitioned_items(a));
-    CHECK(memcmp(a1, a2, n) == 0);
-    for (i = 0; i < 2 * n; i++) {
-        o1[i] = (uint8_t)amq_partitioned_contains_hash(a, h[i]);
-        exp += o1[i];
+static int single_ref_init(single_ref *x)
+{
+    size_t i;
+    x->n = 50000;
+    x->p = params_for(9, 0.02);
+    x->p.capacity = x->n;
+    x->a = NULL;
+    x->h = random_hashes(2 * x->n, 42);
+    x->added = malloc(x->n);
+    x->found = malloc(2 * x->n);
+    if (x->h == NULL || x->added == NULL || x->found == NULL ||
+        amq_partitioned_new(&x->p, NULL, &x->a) != AMQ_OK)
+        return 0;
+    for (i = 0; i < x->n; i++)
+        x->added[i] = (uint8_t)amq_partitioned_add_hash(x->a, x->h[i]);
+    for (i = 0; i < 2 * x->n; i++)
+        x->found[i] = (uint8_t)amq_partitioned_contains_hash(x->a, x->h[i]);
+    return 1;
+}
+
+static void single_ref_free(single_ref *x)
+{
+    amq_partitioned_free(x->a);
+    free(x->h);
+    free(x->added);
+    free(x->found);
+}
+
+/* A filter of x's geometry filled by one batched add of x's keys. */
+static amq_partitioned *batch_filled(const single_ref *x)
+{
+    amq_partitioned *b;
+    if (amq_partitioned_new(&x->p, NULL, &b) != AMQ_OK)
+        return NULL;
+    if (t_partitioned_add_batch(b, x->h, x->n, NULL) < 0) {
+        amq_partitioned_free(b);
+        return NULL;
     }
-    cnt = t_partitioned_contains_batch(b, h, 2 * n, o2);
-    CHECK(memcmp(o1, o2, 2 * n) == 0);
-    CHECK_EQ(cnt, exp);
-    CHECK_EQ(t_partitioned_contains_batch(b, h, 5, NULL), 5);
+    return b;
+}
+
+TEST(partitioned_batched_add_returns_what_one_key_adds_return)
+{
+    single_ref x;
+    amq_partitioned *b;
+    uint8_t *added;
+
+    REQUIRE(single_ref_init(&x));
+    added = malloc(x.n);
+    REQUIRE(added != NULL);
+    REQUIRE_OK(amq_partitioned_new(&x.p, NULL, &b));
+    CHECK_EQ(t_partitioned_add_batch(b, x.h, x.n, added), (int64_t)amq_partitioned_items(x.a));
+    CHECK(memcmp(x.added, added, x.n) == 0);
+    amq_partitioned_free(b);
+    free(added);
+    single_ref_free(&x);
+}
+
+TEST(partitioned_batched_query_answers_as_one_key_queries)
+{
+    single_ref x;
+    amq_partitioned *b;
+    uint8_t *out;
+    uint64_t exp = 0;
+    size_t i;
+
+    REQUIRE(single_ref_init(&x));
+    out = malloc(2 * x.n);
+    b = batch_filled(&x);
+    REQUIRE(out != NULL && b != NULL);
+    for (i = 0; i < 2 * x.n; i++)
+        exp += x.found[i];
+    CHECK_EQ(t_partitioned_contains_batch(b, x.h, 2 * x.n, out), exp);
+    CHECK(memcmp(x.found, out, 2 * x.n) == 0);
+    CHECK_EQ(t_partitioned_contains_batch(b, x.h, 5, NULL), 5);
     CHECK_EQ(t_partitioned_contains_batch(b, NULL, 0, NULL), 0); /* no keys, no array */
-    /* Every query path answers alike, with and without an output array,
-     * for counts around the chunks of 64 keys (and none). */
-    {
-        const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
-        const size_t counts[] = {0, 1, 63, 64, 65, 127, 128, 129, 2 * n - 1, 2 * n};
-        size_t pi, ci;
-        for (pi = 0; pi < 3; pi++) {
-            if (!amq_simd_supported(paths[pi]))
-                continue;
-            REQUIRE_OK(amq_partitioned_set_simd(b, paths[pi]));
-            for (ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-                const size_t m = counts[ci], at = (size_t)(2 * n - m) / 2;
-                uint64_t e = 0;
-                for (i = 0; i < m; i++)
-                    e += o1[at + i];
-                memset(o2, 7, 2 * n);
-                cnt = t_partitioned_contains_batch(b, h + at, m, o2);
-                if (cnt != e || memcmp(o1 + at, o2, m) != 0 || (m < 2 * n && o2[m] != 7))
-                    FAIL_AT_("path %s, %zu keys: answers differ", amq_simd_name(paths[pi]), m);
-                CHECK_EQ(t_partitioned_contains_batch(b, h + at, m, NULL), e);
-            }
+    amq_partitioned_free(b);
+    free(out);
+    single_ref_free(&x);
+}
+
+/* Every query path answers alike, with and without an output array, for
+ * counts around the chunks of 64 keys (and none); an unknown path is
+ * refused. */
+TEST(partitioned_batched_query_same_on_every_path_and_chunk_edge)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    single_ref x;
+    amq_partitioned *b;
+    uint8_t *out;
+    size_t pi, ci, i;
+
+    REQUIRE(single_ref_init(&x));
+    out = malloc(2 * x.n);
+    b = batch_filled(&x);
+    REQUIRE(out != NULL && b != NULL);
+    for (pi = 0; pi < 3; pi++) {
+        const size_t counts[] = {0, 1, 63, 64, 65, 127, 128, 129, 2 * x.n - 1, 2 * x.n};
+        if (!amq_simd_supported(paths[pi]))
+            continue;
+        REQUIRE_OK(amq_partitioned_set_simd(b, paths[pi]));
+        for (ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            const size_t m = counts[ci], at = (size_t)(2 * x.n - m) / 2;
+            uint64_t e = 0, cnt;
+            for (i = 0; i < m; i++)
+                e += x.found[at + i];
+            memset(out, 7, 2 * x.n);
+            cnt = t_partitioned_contains_batch(b, x.h + at, m, out);
+            if (cnt != e || memcmp(x.found + at, out, m) != 0 || (m < 2 * x.n && out[m] != 7))
+                FAIL_AT_("path %s, %zu keys: answers differ", amq_simd_name(paths[pi]), m);
+            CHECK_EQ(t_partitioned_contains_batch(b, x.h + at, m, NULL), e);
         }
     }
     CHECK_STATUS(amq_partitioned_set_simd(b, 9), AMQ_EINVAL);
-    /* Batched adds on every path (with and without flags, the first call
-     * ending inside a chunk) give the bytes of one-key adds. */
-    {
-        const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
-        uint64_t e1 = 0, e2 = 0, size_a, size_c;
-        uint8_t *want, *got;
-        size_t pi;
-        amq_partitioned *c;
-        amq_filter *ga, *gc;
-        for (i = 0; i < n; i++)
-            *(i < n - 100 ? &e1 : &e2) += a1[i];
-        REQUIRE_OK(amq_filter_from_partitioned(a, &ga)); /* ga owns a */
-        want = serialized(ga, &size_a);
-        REQUIRE(want != NULL);
-        for (pi = 0; pi < 3; pi++) {
-            if (!amq_simd_supported(paths[pi]))
-                continue;
-            REQUIRE_OK(amq_partitioned_new(&p, NULL, &c));
-            REQUIRE_OK(amq_partitioned_set_simd(c, paths[pi]));
-            memset(a2, 7, n);
-            CHECK_EQ(t_partitioned_add_batch(c, h, n - 100, a2), e1);
-            CHECK(memcmp(a1, a2, n - 100) == 0 && a2[n - 100] == 7);
-            CHECK_EQ(t_partitioned_add_batch(c, h + n - 100, 100, NULL), e2);
-            CHECK_EQ(t_partitioned_add_batch(c, NULL, 0, NULL), 0);
-            REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
-            got = serialized(gc, &size_c);
-            if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
-                FAIL_AT_("path %s: the batched adds' bytes differ", amq_simd_name(paths[pi]));
-            free(got);
-            amq_filter_free(gc);
-        }
-        free(want);
-        amq_filter_free(ga);
-    }
     amq_partitioned_free(b);
-    free(h);
-    free(o1);
-    free(o2);
-    free(a1);
-    free(a2);
+    free(out);
+    single_ref_free(&x);
+}
+
+/* Batched adds on every path (with and without flags, the first call ending
+ * inside a chunk) give the bytes of one-key adds. */
+TEST(partitioned_batched_add_same_bytes_as_one_key_adds_on_every_path)
+{
+    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
+    single_ref x;
+    uint64_t e1 = 0, e2 = 0, size_a, size_c;
+    uint8_t *want, *got, *added;
+    size_t pi, i, n;
+    amq_partitioned *c;
+    amq_filter *ga, *gc;
+
+    REQUIRE(single_ref_init(&x));
+    n = x.n;
+    added = malloc(n);
+    REQUIRE(added != NULL);
+    for (i = 0; i < n; i++)
+        *(i < n - 100 ? &e1 : &e2) += x.added[i];
+    REQUIRE_OK(amq_filter_from_partitioned(x.a, &ga)); /* ga owns x.a */
+    x.a = NULL;
+    want = serialized(ga, &size_a);
+    REQUIRE(want != NULL);
+    for (pi = 0; pi < 3; pi++) {
+        if (!amq_simd_supported(paths[pi]))
+            continue;
+        REQUIRE_OK(amq_partitioned_new(&x.p, NULL, &c));
+        REQUIRE_OK(amq_partitioned_set_simd(c, paths[pi]));
+        memset(added, 7, n);
+        CHECK_EQ(t_partitioned_add_batch(c, x.h, n - 100, added), e1);
+        CHECK(memcmp(x.added, added, n - 100) == 0 && added[n - 100] == 7);
+        CHECK_EQ(t_partitioned_add_batch(c, x.h + n - 100, 100, NULL), e2);
+        CHECK_EQ(t_partitioned_add_batch(c, NULL, 0, NULL), 0);
+        REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
+        got = serialized(gc, &size_c);
+        if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
+            FAIL_AT_("path %s: the batched adds' bytes differ", amq_simd_name(paths[pi]));
+        free(got);
+        amq_filter_free(gc);
+    }
+    free(want);
+    free(added);
+    amq_filter_free(ga);
+    single_ref_free(&x);
 }
 
 /* Saves a build of n keys to path; returns the hashes (caller frees). */
@@ -409,39 +492,72 @@ TEST(partitioned_file_round_trip_and_lazy_verification)
     free(out);
 }
 
-TEST(partitioned_corrupt_partition_detected_lazily)
+/* The keys of a saved filter of 8 partitions (at path) and its partition
+ * CORRUPT_PART, whose bytes have one flipped bit; NULL on failure. */
+#define CORRUPT_N 50000
+#define CORRUPT_PART 5u
+static amq_hash128 *corrupt_partition_file(const char *path)
 {
-    const char *path = test_path("corrupt.amq");
-    const size_t n = 50000;
-    amq_filter *orig, *g;
-    amq_partitioned *pf;
+    amq_filter *orig;
     amq_partition_info info;
     amq_container c;
-    amq_hash128 *h = save_build(path, n, 8, &orig);
-    uint8_t *buf, *out = malloc(n);
-    size_t len, i;
-    uint32_t bad_part = 5, bad = 0;
-    uint64_t data_off;
-    amq_errinfo err;
-    int saw_bad = 0, saw_good = 0;
+    amq_hash128 *h = save_build(path, CORRUPT_N, 8, &orig);
+    uint8_t *buf = NULL;
+    size_t len;
+    int ok;
 
-    REQUIRE(h != NULL && out != NULL);
+    if (h == NULL)
+        return NULL;
     buf = read_file(path, &len);
-    REQUIRE(buf != NULL);
-    REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
-    REQUIRE_OK(amq_partitioned_partition_info(amq_filter_partitioned(orig), bad_part, &info));
-    data_off = c.payload_off + (64 + 48 * 8 + 63) / 64 * 64;
-    buf[data_off + info.offset + 17] ^= 0x40;
-    REQUIRE(write_file(path, buf, len));
+    ok = buf != NULL && amq_container_parse(buf, len, len, &c, NULL) == AMQ_OK &&
+         amq_partitioned_partition_info(amq_filter_partitioned(orig), CORRUPT_PART, &info) ==
+             AMQ_OK;
+    if (ok) {
+        uint64_t data_off = c.payload_off + (64 + 48 * 8 + 63) / 64 * 64;
+        buf[data_off + info.offset + 17] ^= 0x40;
+        ok = write_file(path, buf, len);
+    }
+    free(buf);
+    amq_filter_free(orig);
+    if (!ok) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+TEST(partitioned_corrupt_partition_fails_untrusted_open)
+{
+    const char *path = test_path("corrupt.amq");
+    amq_hash128 *h = corrupt_partition_file(path);
+    amq_filter *g;
+    amq_errinfo err;
+
+    REQUIRE(h != NULL);
     /* Without trust: the container's checksum fails at open. */
     CHECK_STATUS(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &g, &err), AMQ_ECHECKSUM);
+    free(h);
+}
+
+TEST(partitioned_corrupt_partition_found_by_the_first_query_into_it)
+{
+    const char *path = test_path("corrupt.amq");
+    amq_hash128 *h = corrupt_partition_file(path);
+    amq_filter *g;
+    amq_partitioned *pf;
+    amq_partition_info info;
+    amq_errinfo err;
+    size_t i;
+    int saw_bad = 0, saw_good = 0;
+
+    REQUIRE(h != NULL);
     /* Trusted: opens; the bad partition is found when touched. */
     REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &g, &err));
     pf = amq_filter_partitioned(g);
     CHECK_EQ(amq_partitioned_status(pf), AMQ_OK);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < CORRUPT_N; i++) {
         int r = amq_filter_contains_hash(g, h[i]);
-        if (amq_partitioned_partition_of(pf, h[i]) == bad_part) {
+        if (amq_partitioned_partition_of(pf, h[i]) == CORRUPT_PART) {
             CHECK_EQ(r, AMQ_ECHECKSUM);
             saw_bad = 1;
         } else {
@@ -451,77 +567,116 @@ TEST(partitioned_corrupt_partition_detected_lazily)
     }
     CHECK(saw_bad && saw_good);
     CHECK_STATUS(amq_partitioned_status(pf), AMQ_ECHECKSUM);
-    REQUIRE_OK(amq_partitioned_partition_info(pf, bad_part, &info));
+    REQUIRE_OK(amq_partitioned_partition_info(pf, CORRUPT_PART, &info));
     CHECK_EQ(info.verified, -1);
+    amq_filter_free(g);
+    free(h);
+}
+
+TEST(partitioned_corrupt_partition_batched_queries_answer_maybe_and_verify_names_it)
+{
+    const char *path = test_path("corrupt.amq");
+    amq_hash128 *h = corrupt_partition_file(path);
+    uint8_t *out = malloc(CORRUPT_N);
+    amq_filter *g;
+    amq_errinfo err;
+    uint32_t bad = 0;
+    size_t i;
+
+    REQUIRE(h != NULL && out != NULL);
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &g, &err));
     /* Batched answers: "maybe" for the bad partition's keys. */
-    amq_filter_contains_batch(g, h, n, out);
-    for (i = 0; i < n; i++)
+    REQUIRE_OK(amq_filter_contains_batch(g, h, CORRUPT_N, out));
+    for (i = 0; i < CORRUPT_N; i++)
         CHECK_EQ(out[i], 1);
-    CHECK_STATUS(amq_partitioned_verify(pf, &bad), AMQ_ECHECKSUM);
-    CHECK_EQ(bad, bad_part);
+    CHECK_STATUS(amq_partitioned_verify(amq_filter_partitioned(g), &bad), AMQ_ECHECKSUM);
+    CHECK_EQ(bad, CORRUPT_PART);
     amq_filter_free(g);
-    /* A trusted copy refuses to add into it and to save. */
-    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_TRUST, NULL, &g, &err));
-    for (i = 0; i < n; i++)
-        if (amq_partitioned_partition_of(amq_filter_partitioned(g), h[i]) == bad_part) {
-            CHECK_STATUS(amq_filter_add_hash(g, h[i]), AMQ_ECHECKSUM);
-            break;
-        }
-    /* A batch of new keys stops at the first key of the bad partition (past
-     * the first chunks of 64): the keys before it are added, those after it
-     * not (they answer "no" but for false positives). */
-    {
-        const size_t m = 4000, lead = 130;
-        amq_hash128 *r = random_hashes(m, 0xbadc0de), *fresh = malloc(m * sizeof *fresh);
-        uint8_t *added = malloc(m), *used = calloc(m, 1);
-        size_t first = m, after = 0, hits = 0, at = 0;
-        uint64_t newly;
-        pf = amq_filter_partitioned(g);
-        REQUIRE(r != NULL && fresh != NULL && added != NULL && used != NULL);
-        /* lead keys of good partitions first, then the rest in order */
-        for (i = 0; i < m && at < lead; i++)
-            if (amq_partitioned_partition_of(pf, r[i]) != bad_part) {
-                fresh[at++] = r[i];
-                used[i] = 1;
-            }
-        for (i = 0; i < m; i++)
-            if (!used[i])
-                fresh[at++] = r[i];
-        for (i = 0; i < m && first == m; i++)
-            if (amq_partitioned_partition_of(pf, fresh[i]) == bad_part)
-                first = i;
-        REQUIRE(first >= lead && first < m - 1000);
-        memset(added, 7, m);
-        newly = UINT64_MAX;
-        CHECK_STATUS(amq_partitioned_add_batch(pf, fresh, m, added, &newly), AMQ_ECHECKSUM);
-        /* the count covers the keys added before the error */
-        for (i = 0, hits = 0; i < first; i++)
-            hits += added[i];
-        CHECK_EQ(newly, hits);
-        CHECK(newly >= lead / 2);
-        hits = 0;
-        for (i = 0; i < first; i++)
-            if (amq_partitioned_contains_hash(pf, fresh[i]) != 1 || added[i] > 1) {
-                FAIL_AT_("key %zu, before the bad partition's first, was not added", i);
-                break;
-            }
-        for (i = first + 1; i < m; i++)
-            if (amq_partitioned_partition_of(pf, fresh[i]) != bad_part) {
-                after++;
-                hits += amq_partitioned_contains_hash(pf, fresh[i]) == 1;
-            }
-        CHECK(after > 1000 && hits < after / 10); /* 1 % target rate */
-        free(r);
-        free(fresh);
-        free(added);
-        free(used);
-    }
-    CHECK_STATUS(amq_filter_save(g, test_path("resave.amq"), 0, &err), AMQ_ECHECKSUM);
-    amq_filter_free(g);
-    free(buf);
     free(out);
     free(h);
-    amq_filter_free(orig);
+}
+
+TEST(partitioned_corrupt_partition_refuses_adds_and_saves)
+{
+    const char *path = test_path("corrupt.amq");
+    amq_hash128 *h = corrupt_partition_file(path);
+    amq_filter *g;
+    amq_errinfo err;
+    size_t i;
+    int tried = 0;
+
+    REQUIRE(h != NULL);
+    /* A trusted copy refuses to add into it and then to save. */
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_TRUST, NULL, &g, &err));
+    for (i = 0; i < CORRUPT_N && !tried; i++)
+        if (amq_partitioned_partition_of(amq_filter_partitioned(g), h[i]) == CORRUPT_PART) {
+            CHECK_STATUS(amq_filter_add_hash(g, h[i]), AMQ_ECHECKSUM);
+            tried = 1;
+        }
+    CHECK(tried);
+    CHECK_STATUS(amq_filter_save(g, test_path("resave.amq"), 0, &err), AMQ_ECHECKSUM);
+    amq_filter_free(g);
+    free(h);
+}
+
+/* A batch of new keys stops at the first key of the bad partition (past the
+ * first chunks of 64): the keys before it are added, those after it not
+ * (they answer "no" but for false positives). */
+TEST(partitioned_corrupt_partition_stops_a_batched_add_at_its_first_key)
+{
+    const char *path = test_path("corrupt.amq");
+    const size_t m = 4000, lead = 130;
+    amq_hash128 *h = corrupt_partition_file(path);
+    amq_hash128 *r = random_hashes(m, 0xbadc0de), *fresh = malloc(m * sizeof *fresh);
+    uint8_t *added = malloc(m), *used = calloc(m, 1);
+    size_t i, first = m, after = 0, hits = 0, at = 0;
+    amq_partitioned *pf;
+    amq_filter *g;
+    amq_errinfo err;
+    uint64_t newly;
+
+    REQUIRE(h != NULL && r != NULL && fresh != NULL && added != NULL && used != NULL);
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_TRUST, NULL, &g, &err));
+    pf = amq_filter_partitioned(g);
+    /* lead keys of good partitions first, then the rest in order */
+    for (i = 0; i < m && at < lead; i++)
+        if (amq_partitioned_partition_of(pf, r[i]) != CORRUPT_PART) {
+            fresh[at++] = r[i];
+            used[i] = 1;
+        }
+    for (i = 0; i < m; i++)
+        if (!used[i])
+            fresh[at++] = r[i];
+    for (i = 0; i < m && first == m; i++)
+        if (amq_partitioned_partition_of(pf, fresh[i]) == CORRUPT_PART)
+            first = i;
+    REQUIRE(first >= lead && first < m - 1000);
+    memset(added, 7, m);
+    newly = UINT64_MAX;
+    CHECK_STATUS(amq_partitioned_add_batch(pf, fresh, m, added, &newly), AMQ_ECHECKSUM);
+    /* the count covers the keys added before the error */
+    for (i = 0, hits = 0; i < first; i++)
+        hits += added[i];
+    CHECK_EQ(newly, hits);
+    CHECK(newly >= lead / 2);
+    hits = 0;
+    for (i = 0; i < first; i++)
+        if (amq_partitioned_contains_hash(pf, fresh[i]) != 1 || added[i] > 1) {
+            FAIL_AT_("key %zu, before the bad partition's first, was not added", i);
+            break;
+        }
+    for (i = first + 1; i < m; i++)
+        if (amq_partitioned_partition_of(pf, fresh[i]) != CORRUPT_PART) {
+            after++;
+            hits += amq_partitioned_contains_hash(pf, fresh[i]) == 1;
+        }
+    CHECK(after > 1000 && hits < after / 10); /* 1 % target rate */
+    amq_filter_free(g);
+    free(r);
+    free(fresh);
+    free(added);
+    free(used);
+    free(h);
 }
 
 /* Rewrites the index of a serialized filter with fn, fixing its checksum
