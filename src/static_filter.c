@@ -617,7 +617,10 @@ int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
         rc = build_range(s, 0, s->nparts, b->mem, b->n, &ps, starts, next, err);
     if (rc != AMQ_OK)
         goto done;
-    gather(s);
+    /* A build that outgrew its memory budget (amq build of more keys than
+     * memory) keeps its partitions as built: no second copy of the filter. */
+    if (!b->spilled)
+        gather(s);
     rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s,
                          &b->alloc, out);
     s = NULL; /* the handle owns it, or freed it */
