@@ -1345,6 +1345,19 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
+/* The handle's one-key entries: the filter's own, which hash the key as the
+ * handle would (its hash spec is the filter's) without the handle's call
+ * through amq_hash_key and its table of hash functions. */
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    return amq_cuckoo_add((amq_cuckoo *)impl, key, len);
+}
+
+static int op_contains_key(const void *impl, const void *key, size_t len)
+{
+    return amq_cuckoo_contains((const amq_cuckoo *)impl, key, len);
+}
+
 const amq_kind_ops amq_cuckoo_ops = {
     .kind = AMQ_KIND_CUCKOO,
     .name = "cuckoo",
@@ -1368,4 +1381,6 @@ const amq_kind_ops amq_cuckoo_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
+    .add_key = op_add_key,
+    .contains_key = op_contains_key,
 };

@@ -674,6 +674,57 @@ TEST(cuckoo_key8_hash_bits)
 
 /* ---- through the generic handle and the container --------------------------------- */
 
+TEST(cuckoo_handle_key_entries)
+{
+    /* amq_filter_add / _contains reach the kind's one-key entries: the
+     * same file bytes and answers as hashing with amq_filter_hash and
+     * calling the _hash entries, 8- and 16-byte keys and others. */
+    amq_config cfg;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    uint64_t st = 31, i, k[2], sf = 0, sg = 0, mism = 0;
+    uint8_t *bf, *bg;
+    size_t wf, wg, lens[3] = {8, 16, 5};
+
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.capacity = 3000;
+    cfg.fpp = 0.01;
+    cfg.seed = 12345;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, &err));
+    REQUIRE_OK(amq_filter_new(&cfg, &g, &err));
+    for (i = 0; i < 3000; i++) {
+        size_t len = lens[i % 3];
+        k[0] = test_rand(&st);
+        k[1] = test_rand(&st);
+        mism += amq_filter_add(f, k, len) != amq_filter_add_hash(g, amq_filter_hash(g, k, len));
+    }
+    for (i = 0; i < 6000; i++) {
+        size_t len = lens[i % 3];
+        if (i == 3000)
+            st = 31; /* new keys first, then the keys added */
+        k[0] = test_rand(&st);
+        k[1] = test_rand(&st);
+        mism += amq_filter_contains(f, k, len) !=
+                amq_filter_contains_hash(g, amq_filter_hash(g, k, len));
+        if (i >= 3000)
+            mism += amq_filter_contains(f, k, len) != 1;
+    }
+    CHECK_EQ(mism, 0);
+    REQUIRE_OK(amq_filter_serialized_size(f, &sf));
+    REQUIRE_OK(amq_filter_serialized_size(g, &sg));
+    REQUIRE_EQ(sf, sg);
+    bf = malloc((size_t)sf);
+    bg = malloc((size_t)sg);
+    REQUIRE(bf != NULL && bg != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, bf, (size_t)sf, &wf));
+    REQUIRE_OK(amq_filter_serialize(g, bg, (size_t)sg, &wg));
+    CHECK(wf == wg && memcmp(bf, bg, wf) == 0);
+    free(bf);
+    free(bg);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
 TEST(cuckoo_file_roundtrip)
 {
     amq_config cfg;
