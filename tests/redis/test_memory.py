@@ -422,7 +422,11 @@ def test_long_chain_scandump_loadchunk_round_trip_linear(env):
     print("worst PING %.1f ms, usec/call %s, %.1f s" % (pg.worst * 1e3, per_call, total))
     assert pg.worst < PING_LIMIT, (pg.worst, per_call, total)
     assert r.dump("dst") == r.dump("src")
-    assert max(per_call.values()) < 40, per_call
+    # Linear, not quadratic: a walk from the chain's head made the last eighth's calls
+    # about 15 times the first eighth's; the constant absorbs scheduling noise.
+    for op in ("scandump", "loadchunk"):
+        first, last = per_call["%s 0" % op], per_call["%s 7" % op]
+        assert last < 3 * first + 10, (op, per_call)
     assert total < 120, (total, per_call)
 
 
