@@ -843,6 +843,9 @@ typedef struct h2h {
      * here; in the same alternation.  floor_ns its median, a_floor /
      * b_floor the medians of a / floor and b / floor. */
     double floor_ns, a_floor, b_floor;
+    /* Queries: the present and the absent keys apart (timed apart in each
+     * rep), medians and median ratios as above. */
+    double ap_ns, bp_ns, rp, aa_ns, ba_ns, ra;
 } h2h;
 
 /* The subject of that name, or (prefix "~") whose name contains it. */
@@ -860,14 +863,19 @@ static const bench_subject *subject_named(const char *name)
  * cannot be made or an insert fails.  f: the subject's filter for queries
  * (NULL for inserts). */
 static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n,
-                      const uint64_t *keys, const uint64_t *absent, uint64_t *sink)
+                      const uint64_t *keys, const uint64_t *absent, uint64_t *sink, double *pa)
 {
     uint64_t sample = n < o->queries ? n : o->queries, fails;
-    double t;
+    double t, tp;
 
     if (f != NULL) {
+        /* pa[0], pa[1]: ns per present, per absent key. */
         t = now();
-        *sink += s->query(f, keys, (size_t)sample) + s->query(f, absent, (size_t)o->queries);
+        *sink += s->query(f, keys, (size_t)sample);
+        tp = now();
+        *sink += s->query(f, absent, (size_t)o->queries);
+        pa[1] = (now() - tp) / (double)o->queries * 1e9;
+        pa[0] = (tp - t) / (double)sample * 1e9;
         return (now() - t) / (double)(sample + o->queries) * 1e9;
     }
     if ((f = s->create(n, 0.01)) == NULL)
@@ -909,6 +917,7 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
 {
     const bench_subject *a = subject_named(an), *b = subject_named(bn);
     double va[64], vb[64], vr[64], vf[64], vaf[64], vbf[64];
+    double pa[2], pb[2], vap[64], vbp[64], vrp[64], vaa[64], vba[64], vra[64];
     void *fa = NULL, *fb = NULL;
     uint8_t *fbuf = NULL;
     uint64_t sink = 0, flines = 0, freads = (n < o->queries ? n : o->queries) + o->queries;
@@ -934,19 +943,26 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
     }
     for (rep = 0; ok && rep < reps; rep++) {
         vf[rep] = 1.0;
+        pa[0] = pa[1] = pb[0] = pb[1] = 1.0;
         if (rep % 2 == 0) {
-            va[rep] = h2h_rep(o, a, fa, n, keys, absent, &sink);
-            vb[rep] = h2h_rep(o, b, fb, n, keys, absent, &sink);
+            va[rep] = h2h_rep(o, a, fa, n, keys, absent, &sink, pa);
+            vb[rep] = h2h_rep(o, b, fb, n, keys, absent, &sink, pb);
             if (fbuf != NULL)
                 vf[rep] = h2h_floor(fbuf, flines, freads, &sink);
         } else {
             if (fbuf != NULL)
                 vf[rep] = h2h_floor(fbuf, flines, freads, &sink);
-            vb[rep] = h2h_rep(o, b, fb, n, keys, absent, &sink);
-            va[rep] = h2h_rep(o, a, fa, n, keys, absent, &sink);
+            vb[rep] = h2h_rep(o, b, fb, n, keys, absent, &sink, pb);
+            va[rep] = h2h_rep(o, a, fa, n, keys, absent, &sink, pa);
         }
         ok = va[rep] > 0 && vb[rep] > 0;
         vr[rep] = vb[rep] / va[rep];
+        vap[rep] = pa[0];
+        vbp[rep] = pb[0];
+        vrp[rep] = pb[0] / pa[0];
+        vaa[rep] = pa[1];
+        vba[rep] = pb[1];
+        vra[rep] = pb[1] / pa[1];
         vaf[rep] = va[rep] / vf[rep];
         vbf[rep] = vb[rep] / vf[rep];
     }
@@ -955,6 +971,14 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
         out->a_ns = median(va, reps);
         out->b_ns = median(vb, reps);
         out->ratio = median(vr, reps);
+        if (!inserts) {
+            out->ap_ns = median(vap, reps);
+            out->bp_ns = median(vbp, reps);
+            out->rp = median(vrp, reps);
+            out->aa_ns = median(vaa, reps);
+            out->ba_ns = median(vba, reps);
+            out->ra = median(vra, reps);
+        }
         if (fbuf != NULL) {
             out->floor_ns = median(vf, reps);
             out->a_floor = median(vaf, reps);
@@ -972,31 +996,31 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
 }
 
 /* ---- one key at a time (issue 20) -------------------------------------------------------------
- * amq's one-key paths head to head with their peers at every n of the run:
- * the blocked filter against the real RocksDB FastLocalBloom (8- and
- * 16-byte keys), the cuckoo filter against the model of
- * efficient/cuckoofilter (12-bit tags in 4-slot buckets both) and, for
- * "batched stays ahead", amq's batched cuckoo against the same model. */
+ * amq's one-key paths head to head with their peers at every n of the run,
+ * inserts and queries (present and absent keys timed apart): the blocked
+ * filter against the real RocksDB FastLocalBloom with 8- and 16-byte keys,
+ * through the family's functions (amq_blocked_add / _contains) and through
+ * the generic handle (amq_filter_add / _contains); the cuckoo filter
+ * against the model of efficient/cuckoofilter (12-bit tags in 4-slot
+ * buckets both; not in Debian) and, for "batched stays ahead", amq's
+ * batched cuckoo against the same model. */
 typedef struct onekey_pair {
     const char *what, *a, *b;
-    int inserts;
 } onekey_pair;
 
 static const onekey_pair onekey_pairs[] = {
-    {"blocked query, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 0},
-    {"blocked add, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 1},
+    {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE},
 #ifdef AMQB_HAVE_ROCKSDB
-    {"blocked query, 16-byte keys", "amq blocked, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys", 0},
-    {"blocked add, 16-byte keys", "amq blocked, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys", 1},
+    {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys"},
 #endif
-    {"cuckoo query, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 0},
-    {"cuckoo insert, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 1},
-    {"cuckoo batched query, 12-bit", "amq cuckoo 12-bit, batched",
-     "model: efficient/cuckoofilter 12-bit", 0},
-    {"cuckoo batched insert, 12-bit", "amq cuckoo 12-bit, batched",
-     "model: efficient/cuckoofilter 12-bit", 1},
+    {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE},
+#ifdef AMQB_HAVE_ROCKSDB
+    {"blocked handle, 16-byte keys", "amq blocked, handle, 16-byte keys",
+     "RocksDB FastLocalBloom, 16-byte keys"},
+#endif
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit"},
+    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
+     "model: efficient/cuckoofilter 12-bit"},
 };
 
 #define ONEKEY_PAIRS (sizeof onekey_pairs / sizeof onekey_pairs[0])
@@ -1004,7 +1028,7 @@ static const onekey_pair onekey_pairs[] = {
 typedef struct onekey_result {
     const onekey_pair *pair;
     uint64_t n;
-    h2h h;
+    h2h ins, q; /* inserts; queries (present and absent apart) */
 } onekey_result;
 
 static onekey_result onekey_res[ONEKEY_PAIRS * 8];
@@ -1024,13 +1048,15 @@ static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *abse
             onekey_result *r = &onekey_res[onekey_count];
             r->pair = &onekey_pairs[k];
             r->n = o->ns[j];
-            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], r->pair->inserts, 0, keys, absent,
-                         &r->h);
-            if (!r->h.ok)
+            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
+            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
+            if (!r->ins.ok || !r->q.ok)
                 continue;
-            printf("  n = %-6s %-28s %s %.2f ns, %s %.2f ns: %.2fx\n",
-                   fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->pair->a, r->h.a_ns,
-                   r->pair->b, r->h.b_ns, r->h.ratio);
+            printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs %7.2f "
+                   "ns %5.2fx | absent %7.2f vs %7.2f ns %5.2fx   (vs %s)\n",
+                   fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
+                   r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra,
+                   r->pair->b);
             onekey_count++;
         }
 }
@@ -1043,22 +1069,32 @@ static void onekey_md(FILE *out, const opts *o)
         return;
     fprintf(out,
             "## One key at a time (issue 20)\n\n"
-            "amq's one-key paths against their peers, head to head (the two alternate rep by "
-            "rep on the same keys: queries %d reps of present and absent keys together, "
-            "inserts %d reps of a new filter each; the ratio is the median of the per-rep "
-            "ratios; above 1 means amq is faster). The blocked filter runs against the real "
-            "RocksDB FastLocalBloom (Debian's build; its add is AddKey for each key plus "
-            "Finish), with 8-byte keys and with 16-byte keys; the cuckoo filter (12-bit "
-            "fingerprints, 4-slot buckets, the public key API) against a model of "
-            "efficient/cuckoofilter's loops (`bench/subject_model_cuckoo.c`: the reference "
-            "is not in Debian; issue 20 quotes its published figures). Reproduce: "
-            "`%s`.\n\n"
-            "| n | path | amq ns | peer | peer ns | peer / amq |\n|---|---|---:|---|---:|---:|\n",
-            h2h_query_reps(o), o->reps, o->cmdline);
+            "amq's one-key paths against their peers, head to head: the two alternate rep by "
+            "rep on the same keys (inserts: %d reps, a new filter each; queries: %d reps of "
+            "present then absent keys on one filter each, timed apart); each figure is the "
+            "median of its reps and each ratio the median of the per-rep ratios, peer time / "
+            "amq time (above 1: amq is faster). The blocked filter runs against the real "
+            "RocksDB FastLocalBloom (Debian's librocksdb-dev through `bench/rocksdb_shim.cc`, "
+            "FilterBitsBuilder::AddKey for each key then Finish, which lays the filter out in "
+            "one prefetched pass, then FilterBitsReader::MayMatch per key), with 8- and "
+            "16-byte keys, one key per call through amq's family functions (`amq_blocked_add` "
+            "/ `_contains`) and through the generic handle (`amq_filter_add` / `_contains`); "
+            "amq's add also answers whether the key was new, so it reads the key's block when "
+            "it is called. The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
+            "key API) runs against a model of efficient/cuckoofilter's loops "
+            "(`bench/subject_model_cuckoo.c`: the reference is not in Debian; issue 20 quotes "
+            "its published figures). Reproduce: `%s`.\n\n"
+            "| n | path | peer | insert amq ns | peer ns | ratio | present amq ns | peer ns | "
+            "ratio | absent amq ns | peer ns | ratio |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            o->reps, h2h_query_reps(o), o->cmdline);
     for (i = 0; i < onekey_count; i++) {
         const onekey_result *r = &onekey_res[i];
-        fprintf(out, "| %s | %s | %.2f | %s | %.2f | %.2fx |\n", fmt_n(r->n, nb, sizeof nb),
-                r->pair->what, r->h.a_ns, r->pair->b, r->h.b_ns, r->h.ratio);
+        fprintf(out,
+                "| %s | %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %.2f | %.2f | "
+                "%.2fx |\n",
+                fmt_n(r->n, nb, sizeof nb), r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns,
+                r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
     }
     fprintf(out, "\n");
 }

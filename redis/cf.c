@@ -517,26 +517,21 @@ static int cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  */
 static size_t cf_chunk(const amq_scuckoo *c, uint64_t it, const uint8_t **data, uint64_t *next)
 {
-    amq_scuckoo_info in;
-    uint64_t off = 0, pos = it - 1;
+    uint64_t within, nb;
     uint32_t j;
+    size_t bytes, len;
 
-    amq_scuckoo_get_info(c, &in);
-    for (j = 0; j < in.num_filters; j++) {
-        uint64_t nb;
-        size_t bytes, len;
-        amq_scuckoo_subfilter(c, j, &nb, data, &bytes);
-        if (pos < off + bytes) {
-            if (bytes > AMQ_RM_MAX_CHUNK) {
-                amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, data, &len, next);
-                return len;
-            }
-            *next = it + bytes;
-            return bytes;
-        }
-        off += bytes;
+    /* O(1) in the chain's length: restoring a long chain chunk by chunk
+     * stays linear. */
+    if (amq_scuckoo_locate(c, it - 1, &j, &within) != AMQ_OK)
+        return 0;
+    amq_scuckoo_subfilter(c, j, &nb, data, &bytes);
+    if (bytes > AMQ_RM_MAX_CHUNK) {
+        amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, data, &len, next);
+        return len;
     }
-    return 0;
+    *next = it + bytes;
+    return bytes;
 }
 
 static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -626,24 +621,18 @@ static int cf_from_header(const amq_scuckoo_header *h, amq_scuckoo **out)
 static int cf_chunk_apply(amq_scuckoo *c, uint64_t it, const char *buf, size_t len)
 {
     amq_scuckoo_info in;
-    uint64_t off, total = 0, nb;
+    uint64_t off;
     uint8_t *last = NULL;
     size_t bytes = 0;
-    uint32_t j;
 
     if (it <= len)
         return AMQ_ERANGE;
     off = it - len - 1;
-    amq_scuckoo_get_info(c, &in);
-    for (j = 0; j < in.num_filters; j++) {
-        const uint8_t *unused;
-        amq_scuckoo_subfilter(c, j, &nb, &unused, &bytes);
-        total += bytes;
-    }
-    if (off < total)
+    amq_scuckoo_get_info(c, &in); /* O(1) in the chain's length */
+    if (off < in.bytes)
         return amq_scuckoo_chunk_apply(c, it, (const uint8_t *)buf, len);
     amq_scuckoo_subfilter_mut(c, (uint32_t)(in.num_filters - 1), &last, &bytes);
-    off -= total;
+    off -= in.bytes;
     if (off > bytes || len > bytes - off)
         return AMQ_EOVERFLOW;
     memcpy(last + off, buf, len);

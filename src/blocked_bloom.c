@@ -16,13 +16,15 @@
 #include "kind.h"
 
 struct amq_blocked {
-    amq_blk_geom g;           /* what the query loops read: data, blocks, k, hash */
-    amq_blk_key_fn key_query; /* the path's one-key query for g's hash */
-    amq_blk_key_fn key_add;   /* the one-key add of the path and mode */
+    /* What the one-key paths touch, first: the geometry the loops read
+     * (data, blocks, k, hash) with the item count, and the entries chosen
+     * for them. */
+    amq_blk_one one;
+    amq_blk_add1_fn key_add;  /* the one-key add of the path and mode (a view's refuses) */
+    amq_blk_key_fn key_query; /* the path's one-key query for the hash */
     amq_blocked_params p;
     amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
-    _Atomic uint64_t items;
-    int concurrent; /* adds use atomic OR */
+    int concurrent;  /* adds use atomic OR */
     const amq_blk_simd_ops *simd;
     amq_allocator alloc;
 };
@@ -388,25 +390,37 @@ const char *amq_simd_name(uint32_t simd)
     }
 }
 
+/* A view's one-key add: it refuses, so that the writable filters' adds
+ * test nothing. */
+static int add_readonly(amq_blk_one *o, const void *key, size_t len)
+{
+    (void)o;
+    (void)key;
+    (void)len;
+    return AMQ_EREADONLY;
+}
+
 /* The one-key add of b's path and mode (exclusive or concurrent) for b's
  * hash: chosen here, once, not per key. */
 static void pick_key_add(amq_blocked *b)
 {
     const amq_blk_simd_ops *o = b->concurrent ? amq_blk_ops_concurrent : b->simd;
-    if (b->g.hash_algo != AMQ_HASH_XXH3)
+    if (amq_region_is_borrowed(&b->data))
+        b->key_add = add_readonly;
+    else if (b->one.g.hash_algo != AMQ_HASH_XXH3)
         b->key_add = o->add_key;
     else
-        b->key_add = b->g.seed == 0 ? o->add_xxh3_seed0 : o->add_xxh3;
+        b->key_add = b->one.g.seed == 0 ? o->add_xxh3_seed0 : o->add_xxh3;
 }
 
 /* Path o for b, and o's one-key query and add for b's hash. */
 static void use_path(amq_blocked *b, const amq_blk_simd_ops *o)
 {
     b->simd = o;
-    if (b->g.hash_algo != AMQ_HASH_XXH3)
+    if (b->one.g.hash_algo != AMQ_HASH_XXH3)
         b->key_query = o->contains_key;
     else
-        b->key_query = b->g.seed == 0 ? o->contains_xxh3_seed0 : o->contains_xxh3;
+        b->key_query = b->one.g.seed == 0 ? o->contains_xxh3_seed0 : o->contains_xxh3;
     pick_key_add(b);
 }
 
@@ -439,12 +453,12 @@ static amq_blocked *shell(const amq_blocked_params *params, const amq_allocator 
     if (b == NULL)
         return NULL;
     b->p = *params;
-    b->g.blocks = params->blocks;
-    b->g.k = params->k;
-    b->g.hash_algo = params->hash_algo;
-    b->g.seed = params->seed;
+    b->one.g.blocks = params->blocks;
+    b->one.g.k = params->k;
+    b->one.g.hash_algo = params->hash_algo;
+    b->one.g.seed = params->seed;
     b->alloc = a;
-    atomic_init(&b->items, 0);
+    atomic_init(&b->one.items, 0);
     use_path(b, amq_blk_simd_select(AMQ_SIMD_AUTO));
     return b;
 }
@@ -466,7 +480,7 @@ int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc
         amq_blocked_free(b);
         return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
     }
-    b->g.data = b->data.data;
+    b->one.g.data = b->data.data;
     *out = b;
     return AMQ_OK;
 }
@@ -487,8 +501,9 @@ int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t 
     if (b == NULL)
         return AMQ_ENOMEM;
     amq_region_borrow(&b->data, data, len);
-    b->g.data = b->data.data;
-    atomic_store_explicit(&b->items, items, memory_order_relaxed);
+    b->one.g.data = b->data.data;
+    pick_key_add(b);
+    atomic_store_explicit(&b->one.items, items, memory_order_relaxed);
     *out = b;
     return AMQ_OK;
 }
@@ -514,7 +529,7 @@ int amq_blocked_clone(const amq_blocked *src, const amq_allocator *alloc, amq_bl
     if (rc != AMQ_OK)
         return rc;
     copy_words(b->data.data, src->data.data, src->data.size);
-    atomic_store_explicit(&b->items, amq_blocked_items(src), memory_order_relaxed);
+    atomic_store_explicit(&b->one.items, amq_blocked_items(src), memory_order_relaxed);
     b->concurrent = src->concurrent;
     use_path(b, src->simd);
     *out = b;
@@ -551,10 +566,10 @@ static int64_t count_items(amq_blocked *b, uint64_t added)
     if (added == 0)
         return 0;
     if (b->concurrent)
-        atomic_fetch_add_explicit(&b->items, added, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->one.items, added, memory_order_relaxed);
     else
-        atomic_store_explicit(&b->items,
-                              atomic_load_explicit(&b->items, memory_order_relaxed) + added,
+        atomic_store_explicit(&b->one.items,
+                              atomic_load_explicit(&b->one.items, memory_order_relaxed) + added,
                               memory_order_relaxed);
     return (int64_t)added;
 }
@@ -587,7 +602,7 @@ int amq_blocked_add_batch(amq_blocked *b, const amq_hash128 *h, size_t n, uint8_
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return added_out(b, adds_of(b)->add_hashes(&b->g, h, n, added), count);
+    return added_out(b, adds_of(b)->add_hashes(&b->one.g, h, n, added), count);
 }
 
 int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added,
@@ -595,7 +610,7 @@ int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return added_out(b, adds_of(b)->add_hashes64(&b->g, h, n, added), count);
+    return added_out(b, adds_of(b)->add_hashes64(&b->one.g, h, n, added), count);
 }
 
 int amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n, uint8_t *added,
@@ -603,7 +618,7 @@ int amq_blocked_add_batch_keys(amq_blocked *b, const amq_slice *keys, size_t n, 
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return added_out(b, adds_of(b)->add_keys(&b->g, keys, n, added), count);
+    return added_out(b, adds_of(b)->add_keys(&b->one.g, keys, n, added), count);
 }
 
 int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len, size_t n,
@@ -611,7 +626,7 @@ int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len
 {
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
-    return added_out(b, adds_of(b)->add_fixed(&b->g, keys, key_len, n, added), count);
+    return added_out(b, adds_of(b)->add_fixed(&b->one.g, keys, key_len, n, added), count);
 }
 
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
@@ -630,26 +645,23 @@ int amq_blocked_add_hash(amq_blocked *b, amq_hash128 h)
     return r;
 }
 
+/* A jump to the entry chosen for the filter (pick_key_add): it refuses for
+ * a view, and counts what it adds. */
 int amq_blocked_add(amq_blocked *b, const void *key, size_t len)
 {
-    int r;
-    if (amq_region_is_borrowed(&b->data))
-        return AMQ_EREADONLY;
-    r = b->key_add(&b->g, key, len);
-    count_items(b, (uint64_t)r);
-    return r;
+    return b->key_add(&b->one, key, len);
 }
 
 /* ---- queries ------------------------------------------------------------------------- */
 
 int amq_blocked_contains_hash(const amq_blocked *b, amq_hash128 h)
 {
-    return b->simd->contains(&b->g, h);
+    return b->simd->contains(&b->one.g, h);
 }
 
 int amq_blocked_contains(const amq_blocked *b, const void *key, size_t len)
 {
-    return b->key_query(&b->g, key, len);
+    return b->key_query(&b->one.g, key, len);
 }
 
 /* The batched queries' common end: hands the count of "maybe" answers out. */
@@ -663,25 +675,25 @@ static int maybe_out(uint64_t maybe, uint64_t *count)
 int amq_blocked_contains_batch(const amq_blocked *b, const amq_hash128 *h, size_t n, uint8_t *out,
                                uint64_t *count)
 {
-    return maybe_out(b->simd->contains_hashes(&b->g, h, n, out), count);
+    return maybe_out(b->simd->contains_hashes(&b->one.g, h, n, out), count);
 }
 
 int amq_blocked_contains_batch64(const amq_blocked *b, const uint64_t *h, size_t n, uint8_t *out,
                                  uint64_t *count)
 {
-    return maybe_out(b->simd->contains_hashes64(&b->g, h, n, out), count);
+    return maybe_out(b->simd->contains_hashes64(&b->one.g, h, n, out), count);
 }
 
 int amq_blocked_contains_batch_keys(const amq_blocked *b, const amq_slice *keys, size_t n,
                                     uint8_t *out, uint64_t *count)
 {
-    return maybe_out(b->simd->contains_keys(&b->g, keys, n, out), count);
+    return maybe_out(b->simd->contains_keys(&b->one.g, keys, n, out), count);
 }
 
 int amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *keys, size_t key_len,
                                      size_t n, uint8_t *out, uint64_t *count)
 {
-    return maybe_out(b->simd->contains_fixed(&b->g, keys, key_len, n, out), count);
+    return maybe_out(b->simd->contains_fixed(&b->one.g, keys, key_len, n, out), count);
 }
 
 /* ---- whole-filter operations -------------------------------------------------------------- */
@@ -691,7 +703,7 @@ int amq_blocked_clear(amq_blocked *b)
     if (amq_region_is_borrowed(&b->data))
         return AMQ_EREADONLY;
     memset(b->data.data, 0, b->data.size);
-    atomic_store_explicit(&b->items, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->one.items, 0, memory_order_relaxed);
     return AMQ_OK;
 }
 
@@ -722,7 +734,7 @@ int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
     }
     si = amq_blocked_items(src);
     di = amq_blocked_items(dst);
-    atomic_store_explicit(&dst->items, di > UINT64_MAX - si ? UINT64_MAX : di + si,
+    atomic_store_explicit(&dst->one.items, di > UINT64_MAX - si ? UINT64_MAX : di + si,
                           memory_order_relaxed);
     return AMQ_OK;
 }
@@ -734,12 +746,12 @@ void amq_blocked_get_params(const amq_blocked *b, amq_blocked_params *out)
 
 uint64_t amq_blocked_items(const amq_blocked *b)
 {
-    return atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&b->items, memory_order_relaxed);
+    return atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&b->one.items, memory_order_relaxed);
 }
 
 void amq_blocked_set_items(amq_blocked *b, uint64_t items)
 {
-    atomic_store_explicit(&b->items, items, memory_order_relaxed);
+    atomic_store_explicit(&b->one.items, items, memory_order_relaxed);
 }
 
 int amq_blocked_is_readonly(const amq_blocked *b)
@@ -839,6 +851,19 @@ AMQ_KIND_FWD_IS_READONLY(amq_blocked)
 AMQ_KIND_FWD_ADD_BATCH(amq_blocked)
 AMQ_KIND_FWD_CONTAINS_BATCH(amq_blocked)
 AMQ_KIND_FWD_SET_CONCURRENT(amq_blocked)
+
+/* The handle's one-key entries: straight to the filter's chosen ones. */
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    amq_blocked *b = impl;
+    return b->key_add(&b->one, key, len);
+}
+
+static int op_contains_key(const void *impl, const void *key, size_t len)
+{
+    const amq_blocked *b = impl;
+    return b->key_query(&b->one.g, key, len);
+}
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
 {
@@ -971,4 +996,6 @@ const amq_kind_ops amq_blocked_ops = {
     .contains_batch = op_contains_batch,
     .merge = op_merge,
     .set_concurrent = op_set_concurrent,
+    .add_key = op_add_key,
+    .contains_key = op_contains_key,
 };

@@ -69,18 +69,64 @@ static inline unsigned avx512_probe_pair(const uint8_t *ba, const uint8_t *bb, u
  * An add builds the key's 512-bit mask in a register and writes the block
  * back with one 64-byte store: one store per probe - the scalar form -
  * fills the store queue while the block's line is still on its way, and
- * stalls the loop (measured slower in and out of cache).  Probe i's word and bit are
- * lanes i of the products' top 4 and next 5 bits; lane i is broadcast and
- * ORed into the lanes whose index is its word.
+ * stalls the loop (measured slower in and out of cache).
+ *
+ * The mask of k <= 8 probes (the usual k) is built without a loop over the
+ * probes: with p_i = the probe's bit number (the product's top 9 bits),
+ * lane j (the block's 32-bit word j) of 1 << (p_i - 32 j) - a variable
+ * shift, which gives 0 for counts past 31, negative ones included - is
+ * probe i's bit when it lies in word j and 0 otherwise.  The eight p_i sit
+ * twice in the sixteen lanes (lanes past k hold a number that shifts to 0
+ * in every word); rotating them by r = 0..7 lanes brings probe (j + r) mod 8
+ * to lane j, so eight shifts cover every (probe, word) pair, with no branch
+ * on k: fewer instructions per add, which out of cache is how many adds
+ * the core keeps in flight.  k > 8 ORs probe i's bit into the lanes whose
+ * index is its word, probe by probe.
  */
-static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
+/* Row k: 0xffff in the lanes of each half at or past k (ORed into a probe's
+ * bit number it makes one that shifts to 0 in every word), 0 elsewhere - a
+ * load instead of building the lane mask from k for every key. */
+#define AVX512_DEAD(k)                                                                             \
+    {                                                                                              \
+        (k) > 0 ? 0u : 0xffffu, (k) > 1 ? 0u : 0xffffu, (k) > 2 ? 0u : 0xffffu,                   \
+            (k) > 3 ? 0u : 0xffffu, (k) > 4 ? 0u : 0xffffu, (k) > 5 ? 0u : 0xffffu,               \
+            (k) > 6 ? 0u : 0xffffu, (k) > 7 ? 0u : 0xffffu, (k) > 0 ? 0u : 0xffffu,               \
+            (k) > 1 ? 0u : 0xffffu, (k) > 2 ? 0u : 0xffffu, (k) > 3 ? 0u : 0xffffu,               \
+            (k) > 4 ? 0u : 0xffffu, (k) > 5 ? 0u : 0xffffu, (k) > 6 ? 0u : 0xffffu,               \
+            (k) > 7 ? 0u : 0xffffu                                                                 \
+    }
+static const uint32_t avx512_dead8[9][16] __attribute__((aligned(64))) = {
+    AVX512_DEAD(0), AVX512_DEAD(1), AVX512_DEAD(2), AVX512_DEAD(3), AVX512_DEAD(4),
+    AVX512_DEAD(5), AVX512_DEAD(6), AVX512_DEAD(7), AVX512_DEAD(8)};
+#undef AVX512_DEAD
+
+static inline __m512i avx512_mask8(uint32_t u, uint32_t k)
+{
+    const __m512i off =
+        _mm512_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i mult8 =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)amq_blk_mult));
+    const __m512i p = _mm512_or_si512(
+        _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8), 23),
+        _mm512_load_si512((const void *)avx512_dead8[k]));
+#define AVX512_ROT_BIT(r) _mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_alignr_epi32(p, p, (r)), off))
+    __m512i m = _mm512_ternarylogic_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(p, off)),
+                                          AVX512_ROT_BIT(1), AVX512_ROT_BIT(2), 0xfe);
+    m = _mm512_ternarylogic_epi32(m, AVX512_ROT_BIT(3), AVX512_ROT_BIT(4), 0xfe);
+    m = _mm512_ternarylogic_epi32(m, AVX512_ROT_BIT(5), AVX512_ROT_BIT(6), 0xfe);
+    return _mm512_or_si512(m, AVX512_ROT_BIT(7));
+#undef AVX512_ROT_BIT
+}
+
+static inline __m512i avx512_mask16(uint32_t u, uint32_t k)
 {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i prod = _mm512_mullo_epi32(_mm512_set1_epi32((int)u),
                                             _mm512_loadu_si512((const void *)amq_blk_mult));
     const __m512i word = _mm512_srli_epi32(prod, 28);
     const __m512i bit = _mm512_rolv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(prod, 23));
-    __m512i m = _mm512_setzero_si512(), old;
+    __m512i m = _mm512_setzero_si512();
     uint32_t i;
 
     AMQ_BLK_UNROLL
@@ -91,7 +137,13 @@ static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
             m = _mm512_mask_or_epi32(m, at, m, _mm512_permutexvar_epi32(ii, bit));
         }
     }
-    old = _mm512_load_si512((const void *)blk);
+    return m;
+}
+
+static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
+{
+    const __m512i m = k <= 8 ? avx512_mask8(u, k) : avx512_mask16(u, k);
+    const __m512i old = _mm512_load_si512((const void *)blk);
     _mm512_store_si512((void *)blk, _mm512_or_si512(old, m));
     return _mm512_test_epi32_mask(m, _mm512_andnot_si512(old, m)) != 0;
 }

@@ -19,6 +19,13 @@ typedef struct concurrent_ctx {
 #define BLK_SIMD AMQ_SIMD_SCALAR
 #define BLK_SIMD_NAME "scalar"
 #define BLK_ADDS_ONLY
+/* Concurrent mode: any number of adders, so an atomic add to the count,
+ * only for a key that set a bit. */
+#define BLK_COUNT(items, r)                                                                        \
+    do {                                                                                           \
+        if (r)                                                                                     \
+            atomic_fetch_add_explicit((items), 1, memory_order_relaxed);                          \
+    } while (0)
 #include "blocked_query.h"
 
 const amq_blk_simd_ops *const amq_blk_ops_concurrent = &concurrent_ops;

@@ -281,8 +281,19 @@ typedef struct amq_blk_geom {
     uint64_t seed;
 } amq_blk_geom;
 
-/* A one-key query (or add). */
+/* A one-key query. */
 typedef int (*amq_blk_key_fn)(const amq_blk_geom *g, const void *key, size_t len);
+
+/* What a one-key add touches of a filter - its geometry and its item count -
+ * side by side at the start of the filter's struct. */
+typedef struct amq_blk_one {
+    amq_blk_geom g;
+    _Atomic uint64_t items;
+} amq_blk_one;
+
+/* A one-key add: sets the key's bits and counts it when new, in one leaf
+ * (1 if a bit was new, 0 if not). */
+typedef int (*amq_blk_add1_fn)(amq_blk_one *o, const void *key, size_t len);
 
 /* The query functions of one instruction set. */
 typedef struct amq_blk_simd_ops {
@@ -311,12 +322,13 @@ typedef struct amq_blk_simd_ops {
      * the same on every path).  add: 1 if the key set a new bit; the batched
      * forms return how many keys did, added[i] as add when not NULL. */
     int (*add)(uint8_t *blk, uint32_t u, uint32_t k);
-    /* One key, exclusive or this table's mode: as contains_key,
+    /* One key, in this table's mode (exclusive, or concurrent for the
+     * concurrent table), counted in o->items: as contains_key,
      * contains_xxh3, contains_xxh3_seed0 (the table is written through
-     * g->data). */
-    amq_blk_key_fn add_key;
-    amq_blk_key_fn add_xxh3;
-    amq_blk_key_fn add_xxh3_seed0;
+     * o->g.data). */
+    amq_blk_add1_fn add_key;
+    amq_blk_add1_fn add_xxh3;
+    amq_blk_add1_fn add_xxh3_seed0;
     uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
     uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);

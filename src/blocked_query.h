@@ -477,40 +477,53 @@ static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 
 /*
  * One-key adds, shaped as the one-key queries: an entry per filter (chosen
- * once by amq_blocked, like the query's), the hash flattened in for 8- and
- * 16-byte XXH3 keys, and the block updated by BLK_ADD - the key's mask
- * built in registers, the block read once and written once.  No table of
- * functions is consulted per key.  1 if the key set a new bit.
+ * once by amq_blocked, like the query's, also per mode), the hash flattened
+ * in for 8- and 16-byte XXH3 keys, the block updated by BLK_ADD - the key's
+ * mask built in registers, the block read once and written once - and the
+ * item count kept in the same leaf (BLK_COUNT), so that amq_blocked_add is a
+ * jump to it with nothing after.  Out of cache an add waits for its line
+ * (its answer, "new or not", needs the block), and the rate is set by how
+ * many adds the out-of-order window holds at once: no table of functions
+ * is consulted per key, no flag tested, no locked instruction outside
+ * concurrent mode.  1 if the key set a new bit.
  */
-static inline int BLK_NAME(add_hash1)(const amq_blk_geom *g, amq_hash128 h)
+#ifndef BLK_COUNT
+/* Exclusive mode: one writer, a plain add to the count. */
+#define BLK_COUNT(items, r)                                                                        \
+    atomic_store_explicit((items), atomic_load_explicit((items), memory_order_relaxed) +          \
+                                       (uint64_t)(r),                                              \
+                          memory_order_relaxed)
+#endif
+
+BLK_INLINE int BLK_NAME(add_hash1)(amq_blk_one *o, amq_hash128 h)
 {
-    return BLK_ADD((uint8_t *)(uintptr_t)(g->data + amq_blk_index(h.h1, g->blocks) * 64),
-                   amq_blk_u(h), g->k);
+    const int r = BLK_ADD((uint8_t *)(uintptr_t)(o->g.data + amq_blk_index(h.h1, o->g.blocks) * 64),
+                          amq_blk_u(h), o->g.k);
+    BLK_COUNT(&o->items, r);
+    return r;
 }
 
-__attribute__((noinline)) static int BLK_NAME(add_key)(const amq_blk_geom *g, const void *key,
-                                                       size_t len)
+__attribute__((noinline)) static int BLK_NAME(add_key)(amq_blk_one *o, const void *key, size_t len)
 {
-    return BLK_NAME(add_hash1)(g, BLK_NAME(hash_any)(g, key, len));
+    return BLK_NAME(add_hash1)(o, BLK_NAME(hash_any)(&o->g, key, len));
 }
 
-BLK_FLATTEN static int BLK_NAME(add_xxh3)(const amq_blk_geom *g, const void *key, size_t len)
+BLK_FLATTEN static int BLK_NAME(add_xxh3)(amq_blk_one *o, const void *key, size_t len)
 {
     if (len == 8)
-        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 8));
+        return BLK_NAME(add_hash1)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 8));
     if (len == 16)
-        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, g->seed, key, 16));
-    return BLK_NAME(add_key)(g, key, len);
+        return BLK_NAME(add_hash1)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 16));
+    return BLK_NAME(add_key)(o, key, len);
 }
 
-BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0)(const amq_blk_geom *g, const void *key,
-                                                size_t len)
+BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0)(amq_blk_one *o, const void *key, size_t len)
 {
     if (len == 8)
-        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
+        return BLK_NAME(add_hash1)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
     if (len == 16)
-        return BLK_NAME(add_hash1)(g, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
-    return BLK_NAME(add_key)(g, key, len);
+        return BLK_NAME(add_hash1)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
+    return BLK_NAME(add_key)(o, key, len);
 }
 
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
@@ -588,6 +601,7 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_slots)(const amq_blk_pslot *s, size_t n
 #undef BLK_AW
 #undef BLK_RING
 #undef BLK_INLINE
+#undef BLK_COUNT
 
 #ifdef BLK_ADDS_ONLY
 /* The adds alone: the queries are another table's. */

@@ -157,31 +157,6 @@ int amq_bloom_new(const amq_bloom_params *params, const amq_allocator *alloc,
     return AMQ_OK;
 }
 
-int amq_bloom_new_owning(const amq_bloom_params *params, void *data, size_t len,
-                         uint64_t items, const amq_allocator *alloc, amq_bloom **out)
-{
-    amq_bloom *b;
-    int rc;
-
-    *out = NULL;
-    rc = check_params(params);
-    if (rc != AMQ_OK)
-        return rc;
-    if (len != amq_bloom_data_size(params) || len == 0)
-        return AMQ_EINVAL;
-    b = bloom_shell(params, alloc);
-    if (b == NULL)
-        return AMQ_ENOMEM;
-    b->data.data = data;
-    b->data.size = len;
-    b->data.base = data;
-    b->data.base_size = len;
-    b->data.how = AMQ_REGION_HEAP;
-    b->items = items;
-    *out = b;
-    return AMQ_OK;
-}
-
 int amq_bloom_view(const amq_bloom_params *params, const void *data, size_t len,
                    uint64_t items, const amq_allocator *alloc, amq_bloom **out)
 {
@@ -258,14 +233,15 @@ static inline int test_bit(const uint8_t *d, uint64_t x)
     return (d[x >> 3] >> (x & 7)) & 1;
 }
 
-static int bloom_set(amq_bloom *b, amq_hash128 h)
+/* The probes on a bare array (d, m bits, k probes, scheme probe): what a
+ * filter and each link of a scalable chain run. */
+static inline int probe_set(uint8_t *d, uint64_t m, uint32_t k, uint32_t probe, amq_hash128 h)
 {
-    uint8_t *d = b->data.data;
-    uint64_t m = b->p.bits, x = h.h1, y = h.h2;
-    uint32_t i, k = b->p.k;
+    uint64_t x = h.h1, y = h.h2;
+    uint32_t i;
     unsigned changed = 0;
 
-    switch (b->p.probe) {
+    switch (probe) {
     case AMQ_BLOOM_PROBE_GUAVA:
         for (i = 0; i < k; i++, x += y)
             changed |= test_and_set(d, (x & (uint64_t)INT64_MAX) % m);
@@ -285,13 +261,13 @@ static int bloom_set(amq_bloom *b, amq_hash128 h)
     return changed != 0;
 }
 
-static int bloom_test(const amq_bloom *b, amq_hash128 h)
+static inline int probe_test(const uint8_t *d, uint64_t m, uint32_t k, uint32_t probe,
+                             amq_hash128 h)
 {
-    const uint8_t *d = b->data.data;
-    uint64_t m = b->p.bits, x = h.h1, y = h.h2;
-    uint32_t i, k = b->p.k;
+    uint64_t x = h.h1, y = h.h2;
+    uint32_t i;
 
-    switch (b->p.probe) {
+    switch (probe) {
     case AMQ_BLOOM_PROBE_GUAVA:
         for (i = 0; i < k; i++, x += y)
             if (!test_bit(d, (x & (uint64_t)INT64_MAX) % m))
@@ -311,6 +287,38 @@ static int bloom_test(const amq_bloom *b, amq_hash128 h)
         }
         return 1;
     }
+}
+
+static int bloom_set(amq_bloom *b, amq_hash128 h)
+{
+    return probe_set(b->data.data, b->p.bits, b->p.k, b->p.probe, h);
+}
+
+static int bloom_test(const amq_bloom *b, amq_hash128 h)
+{
+    return probe_test(b->data.data, b->p.bits, b->p.k, b->p.probe, h);
+}
+
+int amq_bloom_array_set(uint8_t *d, uint64_t m, uint32_t k, uint32_t probe, amq_hash128 h)
+{
+    return probe_set(d, m, k, probe, h);
+}
+
+int amq_bloom_array_test(const uint8_t *d, uint64_t m, uint32_t k, uint32_t probe,
+                         amq_hash128 h)
+{
+    return probe_test(d, m, k, probe, h);
+}
+
+uint64_t amq_bloom_array_popcount(const uint8_t *d, size_t len)
+{
+    size_t i, words = len / 8;
+    uint64_t w, n = 0;
+    for (i = 0; i < words; i++) {
+        memcpy(&w, d + i * 8, 8);
+        n += (uint64_t)__builtin_popcountll(w);
+    }
+    return n;
 }
 
 /* ---- batches ------------------------------------------------------------------
@@ -505,13 +513,7 @@ int amq_bloom_is_readonly(const amq_bloom *b)
 
 uint64_t amq_bloom_bits_set(const amq_bloom *b)
 {
-    size_t i, words = b->data.size / 8;
-    uint64_t w, n = 0;
-    for (i = 0; i < words; i++) {
-        memcpy(&w, b->data.data + i * 8, 8);
-        n += (uint64_t)__builtin_popcountll(w);
-    }
-    return n;
+    return amq_bloom_array_popcount(b->data.data, b->data.size);
 }
 
 double amq_bloom_estimate_items(const amq_bloom *b)

@@ -8,13 +8,15 @@
 #include "amq/bloom.h"
 
 /*
- * A filter whose bit array is `data` (len = amq_bloom_data_size(params)
- * bytes taken from alloc, not necessarily aligned): on AMQ_OK the filter
- * owns it and frees it through alloc; on an error the caller keeps it.
- * Used to adopt an array already read (a Redis RDB string buffer) instead
- * of copying it into a second one.
+ * The probes on a bare bit array of m bits (amq_bloom_data_size bytes), k
+ * probes by scheme probe (amq_bloom_probe): the links of a scalable chain
+ * hold their arrays inline instead of an amq_bloom each.  _set returns 1
+ * when a bit changed; _popcount counts the set bits of len bytes (a
+ * multiple of 8).
  */
-int amq_bloom_new_owning(const amq_bloom_params *params, void *data, size_t len,
-                         uint64_t items, const amq_allocator *alloc, amq_bloom **out);
+int amq_bloom_array_set(uint8_t *d, uint64_t m, uint32_t k, uint32_t probe, amq_hash128 h);
+int amq_bloom_array_test(const uint8_t *d, uint64_t m, uint32_t k, uint32_t probe,
+                         amq_hash128 h);
+uint64_t amq_bloom_array_popcount(const uint8_t *d, size_t len);
 
 #endif /* AMQ_BLOOM_INTERNAL_H */

@@ -315,9 +315,22 @@ const amq_static_algo amq_fuse_algo = {
     .describe = fuse_describe,
 };
 
+/* The generic handle's entry points, straight to the variant's code. */
+static int fuse_ops_contains(const void *impl, amq_hash128 h)
+{
+    return fuse_contains(impl, h.h1);
+}
+
+static void fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
+                                    uint8_t *out)
+{
+    fuse_contains_batch(impl, h, n, out);
+}
+
 static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
     return amq_static_load(&amq_fuse_algo, a, impl, err);
 }
 
-const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load);
+const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load, fuse_ops_contains,
+                                                fuse_ops_contains_batch);

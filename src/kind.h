@@ -73,6 +73,14 @@ typedef struct amq_kind_ops {
     /* Concurrency mode of adds (amq_filter_set_concurrent); NULL: the
      * kind's adds always need exclusive access. */
     int (*set_concurrent)(void *impl, int on);
+
+    /* Optional one-key entries for amq_filter_add / _contains (NULL: the
+     * handle hashes the key and calls add / contains): the kind hashes the
+     * key itself, exactly as amq_filter_hash does, on a path of its own
+     * without the handle's call through amq_hash_key.  add_key is called
+     * only on a writable handle. */
+    int (*add_key)(void *impl, const void *key, size_t len);
+    int (*contains_key)(const void *impl, const void *key, size_t len);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

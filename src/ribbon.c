@@ -22,6 +22,7 @@
  * walks its rows in order.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/endian.h"
@@ -49,10 +50,15 @@ static inline void rib_hash(const amq_static_part *p, uint64_t x, rib_key *k)
 /* ---- sizing ---------------------------------------------------------------------------- */
 
 /* Slots over keys: what the elimination needs to succeed on most first
- * attempts with 128-bit rows; each retry past the second adds a percent. */
+ * attempts with 128-bit rows.  Standard Ribbon needs more the more keys
+ * it solves together: partitions of up to 2^16 keys (target_log2) get by
+ * with 3 %, a larger single partition (a policy blob) with more per
+ * doubling; each retry past the second adds a percent. */
 static double rib_overhead(uint64_t n, unsigned attempt)
 {
-    double e = 0.04 + 8.0 / sqrt((double)(n > 0 ? n : 1));
+    double e = 0.03;
+    if (n > 65536)
+        e += 0.0045 * log2((double)n / 65536.0);
     if (attempt >= 2)
         e += 0.01 * (attempt - 1);
     return e;
@@ -204,67 +210,157 @@ done:
     return rc;
 }
 
-/* ---- queries --------------------------------------------------------------------------- */
+/* ---- queries ---------------------------------------------------------------------------
+ * Every query reads r + 1 columns, whatever its block: the word after a
+ * block of r columns is the next block's first (or padding) and always in
+ * bounds, and the comparison masks the extra column out, so the mix of r
+ * and r + 1 columns costs no branch.  The row is shifted to the blocks'
+ * alignment once (three words), then each column is an and per word and a
+ * parity: scalar, or eight columns at a time with AVX-512's popcount.
+ */
 
 static inline const uint8_t *rib_block(const amq_static_part *p, uint32_t r, uint64_t b)
 {
     return p->data + 8 * (b * r + (b < p->hiblocks ? b : p->hiblocks));
 }
 
-static inline int rib_check(const amq_static_part *p, uint32_t r, const rib_key *k)
-{
-    uint64_t b = k->start >> 6;
-    unsigned off = (unsigned)(k->start & 63), j, nc = r + (b < p->upper);
-    const uint8_t *w0 = rib_block(p, r, b), *w1 = rib_block(p, r, b + 1),
-                  *w2 = rib_block(p, r, b + 2);
-    /* The row shifted to the blocks' alignment once, rather than each
-     * column's words to the row's: three words, then an and per word. */
-    uint64_t c0 = k->lo << off, c1 = (k->hi << off) | ((k->lo >> 1) >> (63 - off)),
-             c2 = (k->hi >> 1) >> (63 - off), v = 0;
+typedef struct rib_row {
+    const uint8_t *w0, *w1, *w2; /* blocks b, b + 1, b + 2 */
+    uint64_t c0, c1, c2;         /* the coefficients aligned to them */
+    uint64_t want;               /* expected result bits */
+    uint64_t mask;               /* the columns this start uses */
+} rib_row;
 
-    for (j = 0; j < nc; j++) {
-        uint64_t x = (amq_load64(w0 + 8 * j) & c0) ^ (amq_load64(w1 + 8 * j) & c1) ^
-                     (amq_load64(w2 + 8 * j) & c2);
+static inline void rib_locate(const amq_static_part *p, uint32_t r, uint64_t h1, rib_row *w)
+{
+    rib_key k;
+    uint64_t b;
+    unsigned off;
+
+    rib_hash(p, amq_static_x(p, h1), &k);
+    b = k.start >> 6;
+    off = (unsigned)(k.start & 63);
+    w->w0 = rib_block(p, r, b);
+    w->w1 = w->w0 + 8 * (r + (b < p->hiblocks));
+    w->w2 = w->w1 + 8 * (r + (b + 1 < p->hiblocks));
+    w->c0 = k.lo << off;
+    w->c1 = (k.hi << off) | ((k.lo >> 1) >> (63 - off));
+    w->c2 = (k.hi >> 1) >> (63 - off);
+    w->want = k.result;
+    w->mask = ((UINT64_C(2) << r) - 1) >> (b >= p->upper);
+}
+
+static inline int rib_match(uint32_t r, const rib_row *w)
+{
+    uint64_t v = 0;
+    unsigned j;
+
+    for (j = 0; j <= r; j++) {
+        uint64_t x = (amq_load64(w->w0 + 8 * j) & w->c0) ^ (amq_load64(w->w1 + 8 * j) & w->c1) ^
+                     (amq_load64(w->w2 + 8 * j) & w->c2);
         v |= (uint64_t)__builtin_parityll(x) << j; /* inline, unlike popcount on x86-64 */
     }
-    return ((v ^ k->result) & ((UINT64_C(1) << nc) - 1)) == 0;
+    return ((v ^ w->want) & w->mask) == 0;
 }
 
 static int rib_contains(const amq_static *s, uint64_t h1)
 {
-    const amq_static_part *p = amq_static_part_of(s, h1);
-    rib_key k;
-    rib_hash(p, amq_static_x(p, h1), &k);
-    return rib_check(p, s->v1, &k);
+    rib_row w;
+    rib_locate(amq_static_part_of(s, h1), s->v1, h1, &w);
+    return rib_match(s->v1, &w);
 }
 
 #define RIB_LANES 16
 
-static void rib_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    const amq_static_part *pp[RIB_LANES];
-    rib_key k[RIB_LANES];
-    uint32_t r = s->v1;
-    size_t i, m, l;
-
-    for (i = 0; i < n; i += m) {
-        m = n - i < RIB_LANES ? n - i : RIB_LANES;
-        for (l = 0; l < m; l++) {
-            const amq_static_part *p = amq_static_part_of(s, h[i + l].h1);
-            const uint8_t *w0, *w2;
-            pp[l] = p;
-            rib_hash(p, amq_static_x(p, h[i + l].h1), &k[l]);
-            w0 = rib_block(p, r, k[l].start >> 6);
-            w2 = rib_block(p, r, (k[l].start >> 6) + 2);
-            /* into L2, as fuse.c does, for the same reason */
-            __builtin_prefetch(w0, 0, 2);
-            __builtin_prefetch(w0 + 64, 0, 2);
-            __builtin_prefetch(w2, 0, 2);
-            __builtin_prefetch(w2 + 8 * r, 0, 2);
-        }
-        for (l = 0; l < m; l++)
-            out[i + l] = (uint8_t)rib_check(pp[l], r, &k[l]);
+/* A batch: the rows of RIB_LANES keys located and their lines prefetched
+ * (into L2, as fuse.c does, for the same reason), then checked. */
+#define RIB_BATCH(NAME, MATCH)                                                              \
+    static void NAME(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out)     \
+    {                                                                                       \
+        rib_row w[RIB_LANES];                                                               \
+        uint32_t r = s->v1;                                                                 \
+        size_t i, m, l;                                                                     \
+        for (i = 0; i < n; i += m) {                                                        \
+            m = n - i < RIB_LANES ? n - i : RIB_LANES;                                      \
+            for (l = 0; l < m; l++) {                                                       \
+                rib_locate(amq_static_part_of(s, h[i + l].h1), r, h[i + l].h1, &w[l]);      \
+                __builtin_prefetch(w[l].w0, 0, 2);                                          \
+                __builtin_prefetch(w[l].w0 + 64, 0, 2);                                     \
+                __builtin_prefetch(w[l].w2, 0, 2);                                          \
+                __builtin_prefetch(w[l].w2 + 8 * r, 0, 2);                                  \
+            }                                                                               \
+            for (l = 0; l < m; l++)                                                         \
+                out[i + l] = (uint8_t)MATCH(r, &w[l]);                                      \
+        }                                                                                   \
     }
+
+RIB_BATCH(rib_contains_batch, rib_match)
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RIB_AVX512 __attribute__((target("avx512f,avx512vpopcntdq")))
+
+/* Eight columns per step: masked loads (the lanes past column r are
+ * neither read nor faulted), a popcount per lane, its low bit the parity. */
+RIB_AVX512 static inline int rib_match_avx512(uint32_t r, const rib_row *w)
+{
+    const __m512i c0 = _mm512_set1_epi64((long long)w->c0), c1 = _mm512_set1_epi64((long long)w->c1),
+                  c2 = _mm512_set1_epi64((long long)w->c2), one = _mm512_set1_epi64(1);
+    uint64_t v = 0;
+    unsigned j;
+
+    for (j = 0; j <= r; j += 8) {
+        __mmask8 m = (__mmask8)(r - j >= 7 ? 0xff : (1u << (r - j + 1)) - 1);
+        __m512i x = _mm512_and_si512(_mm512_maskz_loadu_epi64(m, w->w0 + 8 * j), c0);
+        x = _mm512_xor_si512(x, _mm512_and_si512(_mm512_maskz_loadu_epi64(m, w->w1 + 8 * j), c1));
+        x = _mm512_xor_si512(x, _mm512_and_si512(_mm512_maskz_loadu_epi64(m, w->w2 + 8 * j), c2));
+        v |= (uint64_t)_mm512_test_epi64_mask(_mm512_popcnt_epi64(x), one) << j;
+    }
+    return ((v ^ w->want) & w->mask) == 0;
+}
+
+RIB_AVX512 static int rib_contains_avx512(const amq_static *s, uint64_t h1)
+{
+    rib_row w;
+    rib_locate(amq_static_part_of(s, h1), s->v1, h1, &w);
+    return rib_match_avx512(s->v1, &w);
+}
+
+RIB_AVX512 RIB_BATCH(rib_contains_batch_avx512, rib_match_avx512)
+
+/* AVX-512 where the CPU has it, unless AMQ_SIMD (blocked_bloom.c) asks
+ * for less. */
+static unsigned rib_simd(void)
+{
+    const char *e = getenv("AMQ_SIMD");
+    if (e != NULL && *e != '\0' && strcmp(e, "auto") != 0 && strcmp(e, "avx512") != 0)
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+}
+#else
+#define rib_contains_avx512 rib_contains
+#define rib_contains_batch_avx512 rib_contains_batch
+static unsigned rib_simd(void)
+{
+    return 0;
+}
+#endif
+
+/* The generic handle's entry points: one call into the path the CPU takes. */
+static int rib_ops_contains(const void *impl, amq_hash128 h)
+{
+    const amq_static *s = impl;
+    return s->simd ? rib_contains_avx512(s, h.h1) : rib_contains(s, h.h1);
+}
+
+static void rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    const amq_static *s = impl;
+    if (s->simd)
+        rib_contains_batch_avx512(s, h, n, out);
+    else
+        rib_contains_batch(s, h, n, out);
 }
 
 static int rib_describe(const amq_static *s, amq_field_fn fn, void *ctx)
@@ -279,13 +375,16 @@ static int rib_describe(const amq_static *s, amq_field_fn fn, void *ctx)
 const amq_static_algo amq_ribbon_algo = {
     .kind = AMQ_KIND_RIBBON,
     .name = "ribbon",
-    .target_log2 = 20,
+    /* small partitions: less overhead (rib_overhead) for 127 slots of
+     * padding each, 0.2 % at 2^16 keys */
+    .target_log2 = 16,
     .variant = rib_variant,
     .size = rib_size,
     .prepare = rib_prepare,
     .build = rib_build,
     .contains = rib_contains,
     .contains_batch = rib_contains_batch,
+    .simd = rib_simd,
     .describe = rib_describe,
 };
 
@@ -294,4 +393,5 @@ static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     return amq_static_load(&amq_ribbon_algo, a, impl, err);
 }
 
-const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load);
+const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load, rib_ops_contains,
+                                                  rib_ops_contains_batch);

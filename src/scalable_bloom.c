@@ -3,10 +3,10 @@
  * RedisBloom's BF, reimplemented from its documented behaviour, and a
  * native mode.
  *
- * Every link is an amq_bloom (bloom.c owns bit arrays and probing); this
- * file owns the chain: link sizing, growth, the add rule, accounting and
- * the RedisBloom dump format.  A key is hashed once and the same
- * amq_hash128 probes every link.
+ * bloom.c owns probing (amq_bloom_array_*, on a bare bit array); this file
+ * owns the chain and its links' arrays: link sizing, growth, the add rule,
+ * accounting and the RedisBloom dump format.  A key is hashed once and the
+ * same amq_hash128 probes every link.
  */
 #include <math.h>
 #include <string.h>
@@ -19,31 +19,127 @@
 #include "common/error.h"
 #include "kind.h"
 
+/*
+ * A link holds its bit array and its geometry itself, with no amq_bloom
+ * object of its own: a host such as Redis counts every allocation a key
+ * makes, and a small BF key is then one block (the chain, its only link
+ * and that link's bits) like RedisBloom's few.
+ */
 typedef struct sb_link {
-    amq_bloom *b;
+    uint8_t *data;    /* bytes_of(bits) bytes */
+    uint64_t geo;     /* bits << 19 | n2 << 13 | hashes (see geo_pack) */
     uint64_t entries;
+    uint64_t items;
     double error;
     double bpe;
-    uint32_t n2;
 } sb_link;
 
+/*
+ * The chain.  While it has one link (cap 1) that link is held in place
+ * (u.one) and, when small, its bits follow the struct in the same block;
+ * from the second link on, u.many is an array of cap links (link 0's bits
+ * stay where they were).  The chain's item count is the sum of its links'.
+ */
 struct amq_sbloom {
-    amq_sbloom_params p;
-    sb_link *l;
+    amq_allocator alloc;
+    union {
+        sb_link one;
+        sb_link *many;
+    } u;
     uint32_t n;
     uint32_t cap;
-    uint64_t items;
-    amq_allocator alloc;
+    double error;   /* amq_sbloom_params.error */
+    uint64_t seed;
+    uint32_t growth;
+    uint16_t options;
+    uint8_t redisbloom;
+    uint8_t hash_algo;
 };
+/* 112 bytes: with a default filter's 144 bytes of bits, one 256-byte block. */
+_Static_assert(sizeof(struct amq_sbloom) <= 112, "the chain's block grew");
+
+/* Link 0's bits are kept in the chain's block up to this size: beyond it a
+ * separate block lets a large array come from fresh zero pages. */
+#define SB_INLINE_MAX 4096u
 
 /* Error ratio between consecutive links. */
 #define RB_TIGHTENING 0.5
 #define NATIVE_TIGHTENING 0.8
 #define RB_NEW_OPTIONS (AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64)
 
-static double tightening(const amq_sbloom_params *p)
+static double tightening(const amq_sbloom *s)
 {
-    return p->redisbloom ? RB_TIGHTENING : NATIVE_TIGHTENING;
+    return s->redisbloom ? RB_TIGHTENING : NATIVE_TIGHTENING;
+}
+
+/* ---- links -------------------------------------------------------------------------- */
+
+/* hashes <= AMQ_BLOOM_MAX_K_REDISBLOOM < 2^13, n2 <= 43 < 2^6, bits <= 2^43. */
+static uint64_t geo_pack(uint64_t bits, uint32_t hashes, uint32_t n2)
+{
+    return bits << 19 | (uint64_t)n2 << 13 | hashes;
+}
+
+static inline uint64_t l_bits(const sb_link *l)
+{
+    return l->geo >> 19;
+}
+
+static inline uint32_t l_hashes(const sb_link *l)
+{
+    return (uint32_t)(l->geo & 0x1fff);
+}
+
+static inline uint32_t l_n2(const sb_link *l)
+{
+    return (uint32_t)(l->geo >> 13) & 0x3f;
+}
+
+static inline size_t bytes_of(uint64_t bits)
+{
+    return (size_t)((bits + 63) / 64 * 8);
+}
+
+static inline sb_link *lnk(amq_sbloom *s)
+{
+    return s->cap <= 1 ? &s->u.one : s->u.many;
+}
+
+static inline const sb_link *clnk(const amq_sbloom *s)
+{
+    return s->cap <= 1 ? &s->u.one : s->u.many;
+}
+
+static inline uint32_t probe_of(const amq_sbloom *s)
+{
+    return s->redisbloom ? AMQ_BLOOM_PROBE_REDISBLOOM : AMQ_BLOOM_PROBE_NATIVE;
+}
+
+static inline uint8_t *inline_bits(const amq_sbloom *s)
+{
+    return (uint8_t *)(uintptr_t)(s + 1);
+}
+
+static void params_of(const amq_sbloom *s, amq_sbloom_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->capacity = s->n > 0 ? clnk(s)[0].entries : 0;
+    p->error = s->error;
+    p->growth = s->growth;
+    p->options = s->options;
+    p->redisbloom = s->redisbloom;
+    p->hash_algo = s->hash_algo;
+    p->seed = s->seed;
+}
+
+static uint64_t chain_items(const amq_sbloom *s)
+{
+    const sb_link *l = clnk(s);
+    uint64_t sum = 0;
+    uint32_t i;
+    for (i = 0; i < s->n; i++)
+        sum += l[i].items;
+    return sum;
 }
 
 /* ---- sizing ------------------------------------------------------------------------ */
@@ -91,25 +187,42 @@ int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
 
 /* ---- life cycle -------------------------------------------------------------------- */
 
-static amq_sbloom *shell(const amq_sbloom_params *p, const amq_allocator *alloc)
+/* The chain's block, with room for inline_bytes of link 0's bits. */
+static amq_sbloom *shell(const amq_sbloom_params *p, const amq_allocator *alloc,
+                         size_t inline_bytes)
 {
     amq_allocator a;
     amq_sbloom *s;
 
     amq_alloc_init(&a, alloc);
-    s = amq_calloc(&a, sizeof *s);
+    s = amq_calloc(&a, sizeof *s + inline_bytes);
     if (s == NULL)
         return NULL;
-    s->p = *p;
     s->alloc = a;
+    s->error = p->error;
+    s->seed = p->seed;
+    s->growth = p->growth;
+    s->options = (uint16_t)p->options;
+    s->redisbloom = (uint8_t)(p->redisbloom != 0);
+    s->hash_algo = (uint8_t)p->hash_algo;
     return s;
 }
 
+/* Bytes of link 0 held in the chain's block (0: none). */
+static size_t inline_size(const amq_sbloom *s)
+{
+    const sb_link *l = clnk(s);
+    return s->n > 0 && l[0].data == inline_bits(s) ? bytes_of(l_bits(&l[0])) : 0;
+}
+
+/* Room for want links. */
 static int reserve_links(amq_sbloom *s, uint32_t want)
 {
     uint32_t ncap;
     sb_link *nl;
 
+    if (s->cap == 0)
+        s->cap = 1; /* u.one */
     if (want <= s->cap)
         return AMQ_OK;
     /* One entry at a time while chains are short (what a host such as
@@ -121,66 +234,77 @@ static int reserve_links(amq_sbloom *s, uint32_t want)
     if (nl == NULL)
         return AMQ_ENOMEM;
     if (s->n > 0)
-        memcpy(nl, s->l, s->n * sizeof *nl);
-    amq_free(&s->alloc, s->l, s->cap * sizeof *s->l);
-    s->l = nl;
+        memcpy(nl, lnk(s), s->n * sizeof *nl);
+    if (s->cap > 1)
+        amq_free(&s->alloc, s->u.many, s->cap * sizeof *nl);
+    s->u.many = nl;
     s->cap = ncap;
     return AMQ_OK;
 }
 
-/* Appends a link with explicit geometry: zeroed, or adopting data (its
- * bytes from the filter's allocator; still the caller's on an error). */
+/* Appends a link with explicit geometry: zeroed (inline in the chain's
+ * block when it is link 0 and the block has room), or adopting data (a
+ * block of bytes_of(bits) from the filter's allocator; still the caller's
+ * on an error). */
 static int push_link(amq_sbloom *s, uint64_t entries, double error, double bpe, uint64_t bits,
-                     uint32_t hashes, uint32_t n2, void *data)
+                     uint32_t hashes, uint32_t n2, void *data, size_t room)
 {
-    amq_bloom_params bp;
+    size_t bytes = bytes_of(bits);
+    uint8_t *d = data;
     sb_link *l;
     int rc;
 
     rc = reserve_links(s, s->n + 1);
     if (rc != AMQ_OK)
         return rc;
-    memset(&bp, 0, sizeof bp);
-    bp.bits = bits;
-    bp.k = hashes;
-    bp.probe = s->p.redisbloom ? AMQ_BLOOM_PROBE_REDISBLOOM : AMQ_BLOOM_PROBE_NATIVE;
-    bp.hash_algo = s->p.hash_algo;
-    bp.seed = s->p.seed;
-    bp.capacity = entries;
-    bp.fpp = error;
-    l = &s->l[s->n];
-    if (data != NULL)
-        rc = amq_bloom_new_owning(&bp, data, amq_bloom_data_size(&bp), 0, &s->alloc, &l->b);
-    else
-        rc = amq_bloom_new(&bp, &s->alloc, &l->b);
-    if (rc != AMQ_OK)
-        return rc;
+    if (d == NULL && s->n == 0 && room >= bytes) {
+        d = inline_bits(s);
+    } else if (d == NULL) {
+        rc = amq_block_alloc(&s->alloc, bytes, &d);
+        if (rc != AMQ_OK)
+            return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
+    }
+    l = &lnk(s)[s->n];
+    l->data = d;
+    l->geo = geo_pack(bits, hashes, n2);
     l->entries = entries;
+    l->items = 0;
     l->error = error;
     l->bpe = bpe;
-    l->n2 = n2;
     s->n++;
     return AMQ_OK;
 }
 
-/* Appends a link sized for (entries, error) by the filter's mode. */
-static int add_sized_link(amq_sbloom *s, uint64_t entries, double error)
+/* Releases link i's bits (not those in the chain's block). */
+static void drop_bits(amq_sbloom *s, uint32_t i)
 {
-    amq_sbloom_link_info li;
+    sb_link *l = &lnk(s)[i];
+    if (l->data != inline_bits(s))
+        amq_block_free(&s->alloc, l->data, bytes_of(l_bits(l)));
+    l->data = NULL;
+}
+
+/* The geometry of a link for (entries, error) by the filter's mode. */
+static int size_link(const amq_sbloom_params *p, uint64_t entries, double error,
+                     amq_sbloom_link_info *li)
+{
     uint64_t bits;
     uint32_t k;
     int rc;
 
-    if (s->p.redisbloom) {
-        rc = amq_sbloom_link_sizing(entries, error, s->p.options, &li);
-        if (rc != AMQ_OK)
-            return rc;
-        return push_link(s, entries, error, li.bpe, li.bits, li.hashes, 0, NULL);
-    }
+    if (p->redisbloom)
+        return amq_sbloom_link_sizing(entries, error, p->options, li);
+    memset(li, 0, sizeof *li);
     rc = amq_bloom_size_fpp(entries, error, &bits, &k);
     if (rc != AMQ_OK)
         return AMQ_ELIMIT;
-    return push_link(s, entries, error, (double)bits / (double)entries, bits, k, 0, NULL);
+    li->entries = entries;
+    li->error = error;
+    li->bpe = (double)bits / (double)entries;
+    li->bits = bits;
+    li->bytes = bytes_of(bits);
+    li->hashes = k;
+    return AMQ_OK;
 }
 
 static int check_params(const amq_sbloom_params *p)
@@ -199,7 +323,9 @@ int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
                    amq_sbloom **out)
 {
     amq_sbloom_params p = *params;
+    amq_sbloom_link_info li;
     amq_sbloom *s;
+    size_t room;
     double e0;
     int rc;
 
@@ -211,14 +337,18 @@ int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
     rc = check_params(&p);
     if (rc != AMQ_OK)
         return rc;
-    s = shell(&p, alloc);
-    if (s == NULL)
-        return AMQ_ENOMEM;
     if (p.options & AMQ_SBLOOM_NO_SCALING)
         e0 = p.error;
     else
         e0 = p.redisbloom ? p.error * RB_TIGHTENING : p.error * (1.0 - NATIVE_TIGHTENING);
-    rc = add_sized_link(s, p.capacity, e0);
+    rc = size_link(&p, p.capacity, e0, &li);
+    if (rc != AMQ_OK)
+        return rc;
+    room = li.bytes <= SB_INLINE_MAX ? (size_t)li.bytes : 0;
+    s = shell(&p, alloc, room);
+    if (s == NULL)
+        return AMQ_ENOMEM;
+    rc = push_link(s, li.entries, li.error, li.bpe, li.bits, li.hashes, 0, NULL, room);
     if (rc != AMQ_OK) {
         amq_sbloom_free(s);
         return rc;
@@ -227,28 +357,43 @@ int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
     return AMQ_OK;
 }
 
+/* Room to reserve in a new chain's block for link 0 of `bits` bits. */
+static size_t room_for(uint64_t bits)
+{
+    return bytes_of(bits) <= SB_INLINE_MAX ? bytes_of(bits) : 0;
+}
+
 int amq_sbloom_clone(const amq_sbloom *src, const amq_allocator *alloc, amq_sbloom **out)
 {
+    amq_sbloom_params p;
+    const sb_link *from = clnk(src);
     amq_sbloom *s;
+    size_t room;
     uint32_t i;
     int rc;
 
     *out = NULL;
-    s = shell(&src->p, alloc);
+    params_of(src, &p);
+    room = room_for(l_bits(&from[0]));
+    s = shell(&p, alloc, room);
     if (s == NULL)
         return AMQ_ENOMEM;
-    rc = reserve_links(s, src->n);
+    rc = AMQ_OK;
     for (i = 0; rc == AMQ_OK && i < src->n; i++) {
-        s->l[i] = src->l[i];
-        rc = amq_bloom_clone(src->l[i].b, &s->alloc, &s->l[i].b);
+        if (i == 1) /* after link 0, as build_raw */
+            rc = reserve_links(s, src->n);
         if (rc == AMQ_OK)
-            s->n++;
+            rc = push_link(s, from[i].entries, from[i].error, from[i].bpe, l_bits(&from[i]),
+                           l_hashes(&from[i]), l_n2(&from[i]), NULL, room);
+        if (rc == AMQ_OK) {
+            lnk(s)[i].items = from[i].items;
+            memcpy(lnk(s)[i].data, from[i].data, bytes_of(l_bits(&from[i])));
+        }
     }
     if (rc != AMQ_OK) {
         amq_sbloom_free(s);
         return rc;
     }
-    s->items = src->items;
     *out = s;
     return AMQ_OK;
 }
@@ -256,57 +401,71 @@ int amq_sbloom_clone(const amq_sbloom *src, const amq_allocator *alloc, amq_sblo
 void amq_sbloom_free(amq_sbloom *s)
 {
     amq_allocator a;
+    size_t room;
     uint32_t i;
     if (s == NULL)
         return;
     a = s->alloc;
+    room = inline_size(s);
     for (i = 0; i < s->n; i++)
-        amq_bloom_free(s->l[i].b);
-    amq_free(&a, s->l, s->cap * sizeof *s->l);
-    amq_free(&a, s, sizeof *s);
+        drop_bits(s, i);
+    if (s->cap > 1)
+        amq_free(&a, s->u.many, s->cap * sizeof *s->u.many);
+    amq_free(&a, s, sizeof *s + room);
 }
 
 /* ---- operations ---------------------------------------------------------------------- */
 
 amq_hash128 amq_sbloom_hash(const amq_sbloom *s, const void *key, size_t len)
 {
-    return amq_hash_key(s->p.hash_algo, s->p.seed, key, len);
+    return amq_hash_key(s->hash_algo, s->seed, key, len);
 }
 
 static int grow(amq_sbloom *s)
 {
-    const sb_link *last = &s->l[s->n - 1];
-    double error = last->error * tightening(&s->p);
+    amq_sbloom_params p;
+    amq_sbloom_link_info li;
+    const sb_link *last = &clnk(s)[s->n - 1];
+    double error = last->error * tightening(s);
     int rc;
 
-    if (s->n >= AMQ_SBLOOM_MAX_LINKS || last->entries > UINT64_MAX / s->p.growth ||
+    if (s->n >= AMQ_SBLOOM_MAX_LINKS || last->entries > UINT64_MAX / s->growth ||
         !(error > 0.0))
         return AMQ_ELIMIT;
-    rc = add_sized_link(s, last->entries * s->p.growth, error);
+    params_of(s, &p);
+    rc = size_link(&p, last->entries * s->growth, error, &li);
+    if (rc == AMQ_OK)
+        rc = push_link(s, li.entries, li.error, li.bpe, li.bits, li.hashes, 0, NULL, 0);
     return rc == AMQ_ERANGE ? AMQ_ELIMIT : rc;
+}
+
+static inline int link_test(const sb_link *l, uint32_t probe, amq_hash128 h)
+{
+    return amq_bloom_array_test(l->data, l_bits(l), l_hashes(l), probe, h);
 }
 
 int amq_sbloom_add_hash(amq_sbloom *s, amq_hash128 h)
 {
+    uint32_t i, probe = probe_of(s);
+    const sb_link *l = clnk(s);
     sb_link *last;
-    uint32_t i;
     int rc;
 
     for (i = s->n; i > 0; i--)
-        if (amq_bloom_contains_hash(s->l[i - 1].b, h))
+        if (link_test(&l[i - 1], probe, h))
             return 0;
-    last = &s->l[s->n - 1];
-    if (amq_bloom_items(last->b) >= last->entries) {
-        if (s->p.options & AMQ_SBLOOM_NO_SCALING)
+    last = &lnk(s)[s->n - 1];
+    if (last->items >= last->entries) {
+        if (s->options & AMQ_SBLOOM_NO_SCALING)
             return AMQ_EFULL;
         rc = grow(s);
         if (rc != AMQ_OK)
             return rc;
-        last = &s->l[s->n - 1];
+        last = &lnk(s)[s->n - 1];
     }
-    rc = amq_bloom_add_hash(last->b, h);
+    rc = amq_bloom_array_set(last->data, l_bits(last), l_hashes(last), probe, h);
     if (rc == 1)
-        s->items++;
+        last->items++;
     return rc;
 }
 
@@ -317,9 +476,10 @@ int amq_sbloom_add(amq_sbloom *s, const void *key, size_t len)
 
 int amq_sbloom_contains_hash(const amq_sbloom *s, amq_hash128 h)
 {
-    uint32_t i;
+    uint32_t i, probe = probe_of(s);
+    const sb_link *l = clnk(s);
     for (i = s->n; i > 0; i--)
-        if (amq_bloom_contains_hash(s->l[i - 1].b, h))
+        if (link_test(&l[i - 1], probe, h))
             return 1;
     return 0;
 }
@@ -333,40 +493,37 @@ int amq_sbloom_contains(const amq_sbloom *s, const void *key, size_t len)
 
 static void link_info(const sb_link *l, amq_sbloom_link_info *out)
 {
-    amq_bloom_params bp;
-    amq_bloom_get_params(l->b, &bp);
     out->entries = l->entries;
     out->error = l->error;
     out->bpe = l->bpe;
-    out->bits = bp.bits;
-    out->bytes = amq_bloom_data_size(&bp);
-    out->hashes = bp.k;
-    out->n2 = l->n2;
-    out->items = amq_bloom_items(l->b);
+    out->bits = l_bits(l);
+    out->bytes = bytes_of(l_bits(l));
+    out->hashes = l_hashes(l);
+    out->n2 = l_n2(l);
+    out->items = l->items;
 }
 
 void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out)
 {
-    amq_sbloom_link_info li;
+    const sb_link *l = clnk(s);
     uint32_t i;
 
     memset(out, 0, sizeof *out);
     out->num_filters = s->n;
-    out->items = s->items;
-    out->growth = s->p.growth;
-    out->options = s->p.options;
-    out->redisbloom = s->p.redisbloom;
+    out->growth = s->growth;
+    out->options = s->options;
+    out->redisbloom = s->redisbloom;
     for (i = 0; i < s->n; i++) {
-        link_info(&s->l[i], &li);
-        out->capacity += li.entries;
-        out->bytes += li.bytes;
+        out->items += l[i].items;
+        out->capacity += l[i].entries;
+        out->bytes += bytes_of(l_bits(&l[i]));
     }
     out->size = 32 + 64 * (uint64_t)s->n + out->bytes;
 }
 
 void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out)
 {
-    *out = s->p;
+    params_of(s, out);
 }
 
 int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
@@ -375,20 +532,18 @@ int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
     if (i >= s->n)
         return AMQ_ERANGE;
     if (out != NULL)
-        link_info(&s->l[i], out);
+        link_info(&clnk(s)[i], out);
     if (data != NULL)
-        *data = amq_bloom_data(s->l[i].b);
+        *data = clnk(s)[i].data;
     return AMQ_OK;
 }
 
 int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *len)
 {
-    amq_bloom_params bp;
     if (i >= s->n)
         return AMQ_ERANGE;
-    amq_bloom_get_params(s->l[i].b, &bp);
-    *data = amq_bloom_data_mut(s->l[i].b);
-    *len = amq_bloom_data_size(&bp);
+    *data = lnk(s)[i].data;
+    *len = bytes_of(l_bits(&lnk(s)[i]));
     return AMQ_OK;
 }
 
@@ -449,35 +604,48 @@ static void free_arrays(const amq_allocator *alloc, void **arrays,
 }
 
 /* Builds the chain; links take arrays[i] when arrays is given (all of them
- * taken, freed on an error). */
+ * taken, freed on an error; copied when the allocator could not free them
+ * as its own blocks). */
 static int build_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                      void **arrays, const amq_sbloom_params *p, const amq_allocator *alloc,
                      amq_sbloom **out)
 {
+    size_t room = arrays == NULL ? room_for(links[0].bits) : 0, bytes;
     amq_sbloom *s;
-    uint32_t i;
-    int rc;
+    uint32_t i = 0;
+    void *d;
+    int rc = AMQ_OK, copy;
 
-    s = shell(p, alloc);
+    s = shell(p, alloc, room);
     if (s == NULL) {
         free_arrays(alloc, arrays, links, 0, h->nfilters);
         return AMQ_ENOMEM;
     }
-    rc = reserve_links(s, h->nfilters);
-    for (i = 0; rc == AMQ_OK && i < h->nfilters; i++) {
+    /* Link 0 first (it cannot fail in the block's room), so that a failure
+     * later frees the block with the size it was taken with. */
+    for (; rc == AMQ_OK && i < h->nfilters; i++) {
+        if (i == 1)
+            rc = reserve_links(s, h->nfilters);
+        if (rc != AMQ_OK)
+            break;
+        d = arrays != NULL ? arrays[i] : NULL;
+        bytes = (size_t)links[i].bytes;
+        copy = d != NULL && !amq_block_adoptable(&s->alloc, bytes);
         rc = push_link(s, links[i].entries, links[i].error, links[i].bpe, links[i].bits,
-                       links[i].hashes, links[i].n2, arrays != NULL ? arrays[i] : NULL);
-        if (rc == AMQ_OK)
-            amq_bloom_set_items(s->l[i].b, links[i].items);
-        else
-            i--; /* arrays[i] was not taken */
+                       links[i].hashes, links[i].n2, copy ? NULL : d, room);
+        if (rc != AMQ_OK)
+            break; /* arrays[i] was not taken */
+        lnk(s)[i].items = links[i].items;
+        if (copy) {
+            memcpy(lnk(s)[i].data, d, bytes);
+            amq_free(&s->alloc, d, bytes);
+        }
     }
     if (rc != AMQ_OK) {
         free_arrays(alloc, arrays, links, i, h->nfilters);
         amq_sbloom_free(s);
         return rc == AMQ_ERANGE ? AMQ_ECORRUPT : rc;
     }
-    s->items = h->size;
     *out = s;
     return AMQ_OK;
 }
@@ -539,17 +707,17 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
     uint8_t *p;
     uint32_t i;
 
-    if (!s->p.redisbloom)
+    if (!s->redisbloom)
         return AMQ_EUNSUPPORTED;
     if (cap < amq_sbloom_header_size(s))
         return AMQ_EINVAL;
-    amq_store64(buf, s->items);
+    amq_store64(buf, chain_items(s));
     amq_store32(buf + 8, s->n);
-    amq_store32(buf + 12, s->p.options);
-    amq_store32(buf + 16, s->p.growth);
+    amq_store32(buf + 12, s->options);
+    amq_store32(buf + 16, s->growth);
     for (i = 0; i < s->n; i++) {
         p = buf + AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)i;
-        link_info(&s->l[i], &li);
+        link_info(&clnk(s)[i], &li);
         amq_store64(p, li.bytes);
         amq_store64(p + 8, li.bits);
         amq_store64(p + 16, li.items);
@@ -614,7 +782,7 @@ static int64_t locate(const amq_sbloom *s, uint64_t off, uint64_t *within, uint6
     amq_sbloom_link_info li;
     uint32_t i;
     for (i = 0; i < s->n; i++) {
-        link_info(&s->l[i], &li);
+        link_info(&clnk(s)[i], &li);
         if (off < li.bytes) {
             *within = off;
             *size = li.bytes;
@@ -643,7 +811,7 @@ int amq_sbloom_chunk(const amq_sbloom *s, uint64_t it, size_t max_chunk,
         return AMQ_OK;
     rest = size - within;
     *len = rest < max_chunk ? (size_t)rest : max_chunk;
-    *data = amq_bloom_data(s->l[i].b) + within;
+    *data = clnk(s)[i].data + within;
     *next = it + *len;
     return AMQ_OK;
 }
@@ -661,7 +829,7 @@ int amq_sbloom_chunk_apply(amq_sbloom *s, uint64_t it, const uint8_t *buf, size_
         return AMQ_ERANGE;
     if (len > size - within)
         return AMQ_EOVERFLOW;
-    d = amq_bloom_data_mut(s->l[i].b);
+    d = lnk(s)[i].data;
     if (d == NULL)
         return AMQ_EREADONLY;
     if (len > 0)
@@ -701,19 +869,21 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 /* The entries that only forward to the family's functions (kind.h). */
 AMQ_KIND_FWD_DESTROY(amq_sbloom)
 AMQ_KIND_FWD_CLONE(amq_sbloom)
-AMQ_KIND_FWD_HASH_SPEC(amq_sbloom, p.hash_algo, p.seed)
+AMQ_KIND_FWD_HASH_SPEC(amq_sbloom, hash_algo, seed)
 AMQ_KIND_FWD_ADD(amq_sbloom)
 AMQ_KIND_FWD_CONTAINS(amq_sbloom)
 
 static int op_clear(void *impl)
 {
     amq_sbloom *s = impl;
+    sb_link *l = lnk(s);
     while (s->n > 1) {
         s->n--;
-        amq_bloom_free(s->l[s->n].b);
+        drop_bits(s, s->n);
     }
-    s->items = 0;
-    return amq_bloom_clear(s->l[0].b);
+    l[0].items = 0;
+    memset(l[0].data, 0, bytes_of(l_bits(&l[0])));
+    return AMQ_OK;
 }
 
 static int op_is_view(const void *impl)
@@ -730,14 +900,17 @@ static void op_stats(const void *impl, amq_stats *st)
     uint32_t i;
 
     amq_sbloom_get_info(s, &in);
-    for (i = 0; i < s->n; i++)
-        miss *= 1.0 - amq_bloom_fpp_now(s->l[i].b);
-    st->items = s->items;
+    for (i = 0; i < s->n; i++) {
+        const sb_link *l = &clnk(s)[i];
+        double set = (double)amq_bloom_array_popcount(l->data, bytes_of(l_bits(l)));
+        miss *= 1.0 - pow(set / (double)l_bits(l), (double)l_hashes(l));
+    }
+    st->items = in.items;
     st->capacity = in.capacity;
     st->bytes = in.bytes;
-    st->fpp_target = s->p.error;
+    st->fpp_target = s->error;
     st->fpp_now = 1.0 - miss;
-    st->fill = in.capacity > 0 ? (double)s->items / (double)in.capacity : 0.0;
+    st->fill = in.capacity > 0 ? (double)in.items / (double)in.capacity : 0.0;
 }
 
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
@@ -746,10 +919,10 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     amq_sbloom_info in;
 
     amq_sbloom_get_info(s, &in);
-    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", s->p.redisbloom ? "redisbloom" : "native"),
-                      AMQ_U64("links", in.num_filters), AMQ_U64("expansion", s->p.growth),
-                      AMQ_STR("scaling", (s->p.options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes"),
-                      AMQ_F64("error", s->p.error), AMQ_U64("options", s->p.options),
+    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", s->redisbloom ? "redisbloom" : "native"),
+                      AMQ_U64("links", in.num_filters), AMQ_U64("expansion", s->growth),
+                      AMQ_STR("scaling", (s->options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes"),
+                      AMQ_F64("error", s->error), AMQ_U64("options", s->options),
                       AMQ_U64("redisbloom_size", in.size));
 }
 
@@ -773,14 +946,14 @@ static void op_params_write(const void *impl, uint8_t *out)
     uint8_t *p;
     uint32_t i;
 
-    amq_store32(out, s->p.redisbloom);
-    amq_store32(out + 4, s->p.options);
-    amq_store32(out + 8, s->p.growth);
+    amq_store32(out, s->redisbloom);
+    amq_store32(out + 4, s->options);
+    amq_store32(out + 8, s->growth);
     amq_store32(out + 12, s->n);
-    amq_storef64(out + 16, s->p.error);
+    amq_storef64(out + 16, s->error);
     for (i = 0; i < s->n; i++) {
         p = out + SB_FIXED + SB_LINK * (size_t)i;
-        link_info(&s->l[i], &li);
+        link_info(&clnk(s)[i], &li);
         amq_store64(p, li.entries);
         amq_storef64(p + 8, li.error);
         amq_storef64(p + 16, li.bpe);
@@ -805,8 +978,8 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     uint32_t i;
     int rc;
     for (i = 0; i < s->n; i++) {
-        link_info(&s->l[i], &li);
-        rc = amq_sink_write(sink, amq_bloom_data(s->l[i].b), (size_t)li.bytes);
+        link_info(&clnk(s)[i], &li);
+        rc = amq_sink_write(sink, clnk(s)[i].data, (size_t)li.bytes);
         if (rc != AMQ_OK)
             return rc;
     }
@@ -867,7 +1040,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     if (rc == AMQ_OK)
         rc = build_raw(&h, links, NULL, &p, a->alloc, &s);
     for (i = 0; rc == AMQ_OK && i < h.nfilters; i++) {
-        uint8_t *d = amq_bloom_data_mut(s->l[i].b);
+        uint8_t *d = lnk(s)[i].data;
         uint64_t tail = links[i].bits & 63;
         memcpy(d, a->payload + off, (size_t)links[i].bytes);
         off += links[i].bytes;

@@ -45,6 +45,13 @@ static inline uint64_t nb0_of(const amq_scuckoo *c)
     return c->f[0].nb;
 }
 
+/* Every sub-filter the first's size (a chain growing by 1): offsets and
+ * totals are then products, O(1) however long the chain. */
+static int uniform(const amq_scuckoo *c)
+{
+    return c->p.expansion <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
+}
+
 typedef struct lookup {
     uint64_t h1, h2;
     uint32_t fp;
@@ -759,9 +766,14 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     out->max_filters = c->p.max_filters;
     out->fingerprint_bits = c->p.fingerprint_bits;
     out->redisbloom = c->p.redisbloom;
-    for (j = 0; j < c->nf; j++) {
-        out->capacity += c->f[j].nb * c->p.bucket_size;
-        out->bytes += sub_bytes(c, c->f[j].nb);
+    if (uniform(c)) { /* O(1) for a long chain, as locate() */
+        out->capacity = c->nf * c->f[0].nb * c->p.bucket_size;
+        out->bytes = c->nf * sub_bytes(c, c->f[0].nb);
+    } else {
+        for (j = 0; j < c->nf; j++) {
+            out->capacity += c->f[j].nb * c->p.bucket_size;
+            out->bytes += sub_bytes(c, c->f[j].nb);
+        }
     }
     out->size = 40 + 16 * (uint64_t)c->nf + out->capacity;
 }
@@ -931,12 +943,28 @@ int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scuckoo_header
     return AMQ_OK;
 }
 
+/*
+ * Offsets into the concatenated arrays (SCANDUMP / LOADCHUNK iterators).
+ * A chain growing by 1 (the long ones: up to 65,535 sub-filters) has every
+ * sub-filter the first's size, so an offset is a division away; otherwise
+ * sizes at least double from one sub-filter to the next and a walk ends
+ * within 64 steps.  Either way a chunk costs O(1) in the chain's length.
+ * (uniform() is defined with nb0_of.)
+ */
 /* The sub-filter holding byte offset off of the concatenated arrays, and
  * the offset within it; -1 past the end. */
 static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
 {
     uint32_t j;
     uint64_t size;
+
+    if (uniform(c)) {
+        size = sub_bytes(c, c->f[0].nb);
+        if (size == 0 || off / size >= c->nf)
+            return -1;
+        *within = off % size;
+        return (int64_t)(off / size);
+    }
     for (j = 0; j < c->nf; j++) {
         size = sub_bytes(c, c->f[j].nb);
         if (off < size) {
@@ -946,6 +974,19 @@ static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
         off -= size;
     }
     return -1;
+}
+
+int amq_scuckoo_locate(const amq_scuckoo *c, uint64_t off, uint32_t *i, uint64_t *within)
+{
+    uint64_t w = 0;
+    int64_t j = locate(c, off, &w);
+    *i = 0;
+    *within = 0;
+    if (j < 0)
+        return AMQ_ERANGE;
+    *i = (uint32_t)j;
+    *within = w;
+    return AMQ_OK;
 }
 
 int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,

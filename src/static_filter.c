@@ -65,6 +65,7 @@ static int static_shell(const amq_static_algo *algo, const amq_allocator *alloc,
         return AMQ_ENOMEM;
     s->alloc = a;
     s->algo = algo;
+    s->simd = algo->simd != NULL ? algo->simd() : 0;
     s->pbits = pbits;
     s->nparts = 1u << pbits;
     s->parts = amq_calloc(&a, s->nparts * sizeof *s->parts);
@@ -554,6 +555,31 @@ done:
     return rc;
 }
 
+/* The partitions built one by one moved into one region: queries of a
+ * large filter then run in its huge pages (partitions under the size that
+ * gets them would otherwise stay in small pages).  Each partition is freed
+ * as soon as it is copied, so the peak is the filter plus one partition. */
+static void gather(amq_static *s)
+{
+    uint64_t off = 0, total = data_size(s);
+    amq_region r;
+    uint32_t i;
+
+    if (s->nparts == 1 || total > SIZE_MAX ||
+        amq_region_alloc(&r, &s->alloc, (size_t)total) != AMQ_OK)
+        return; /* stays as built: still a valid filter */
+    for (i = 0; i < s->nparts; i++) {
+        amq_static_part *p = &s->parts[i];
+        memcpy(r.data + off, p->data, (size_t)p->bytes);
+        p->data = r.data + off;
+        amq_region_free(&s->owned[i], &s->alloc);
+        off += align64(p->bytes);
+    }
+    amq_free(&s->alloc, s->owned, s->nparts * sizeof *s->owned);
+    s->owned = NULL;
+    s->payload = r;
+}
+
 int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
 {
     amq_static *s = NULL;
@@ -591,6 +617,10 @@ int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
         rc = build_range(s, 0, s->nparts, b->mem, b->n, &ps, starts, next, err);
     if (rc != AMQ_OK)
         goto done;
+    /* A build that outgrew its memory budget (amq build of more keys than
+     * memory) keeps its partitions as built: no second copy of the filter. */
+    if (!b->spilled)
+        gather(s);
     rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s,
                          &b->alloc, out);
     s = NULL; /* the handle owns it, or freed it */
@@ -691,19 +721,6 @@ int amq_static_ops_add(void *impl, amq_hash128 h)
     (void)impl;
     (void)h;
     return AMQ_EUNSUPPORTED;
-}
-
-int amq_static_ops_contains(const void *impl, amq_hash128 h)
-{
-    const amq_static *s = impl;
-    return s->algo->contains(s, h.h1);
-}
-
-void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
-                                   uint8_t *out)
-{
-    const amq_static *s = impl;
-    s->algo->contains_batch(s, h, n, out);
 }
 
 int amq_static_ops_clear(void *impl)

@@ -23,17 +23,18 @@
 
 /* One partition, decoded from the index with its query constants. */
 typedef struct amq_static_part {
+    /* what a query reads first */
     const uint8_t *data; /* its bytes (64-byte aligned) */
-    uint64_t bytes;
-    uint64_t items;      /* distinct keys built into it */
     uint64_t mulseed;    /* seed * AMQ_STATIC_GOLDEN */
     uint64_t span;       /* fuse: segment_count * segment_length; ribbon: starts */
-    uint32_t seed;
-    uint32_t g[3];       /* geometry as stored (meaning per kind) */
     uint32_t mask;       /* fuse: segment_length - 1 */
     uint32_t seglen;     /* fuse: segment_length */
     uint32_t upper;      /* ribbon: blocks whose starts use r + 1 columns */
     uint32_t hiblocks;   /* ribbon: blocks that store r + 1 columns */
+    uint64_t bytes;
+    uint64_t items;      /* distinct keys built into it */
+    uint32_t seed;
+    uint32_t g[3];       /* geometry as stored (meaning per kind) */
 } amq_static_part;
 
 typedef struct amq_static amq_static;
@@ -57,6 +58,8 @@ typedef struct amq_static_algo {
                  uint8_t *out);
     int (*contains)(const amq_static *s, uint64_t h1);
     void (*contains_batch)(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out);
+    /* Optional: the query path this CPU takes (kept in amq_static.simd). */
+    unsigned (*simd)(void);
     int (*describe)(const amq_static *s, amq_field_fn fn, void *ctx);
 } amq_static_algo;
 
@@ -76,6 +79,7 @@ struct amq_static {
     amq_region *owned;  /* built: one region per partition */
     amq_region payload; /* loaded: the payload (owned copy or borrowed) */
     int view;
+    unsigned simd; /* the query path (algo->simd) */
     amq_allocator alloc;
 };
 
@@ -104,9 +108,6 @@ void amq_static_ops_destroy(void *impl);
 int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
 void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed);
 int amq_static_ops_add(void *impl, amq_hash128 h);
-int amq_static_ops_contains(const void *impl, amq_hash128 h);
-void amq_static_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
-                                   uint8_t *out);
 int amq_static_ops_clear(void *impl);
 int amq_static_ops_is_view(const void *impl);
 void amq_static_ops_stats(const void *impl, amq_stats *st);
@@ -124,7 +125,7 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
                           uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN)                 \
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
         .create = amq_static_ops_create,                   \
@@ -132,10 +133,10 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
         .clone = amq_static_ops_clone,                     \
         .hash_spec = amq_static_ops_hash_spec,             \
         .add = amq_static_ops_add,                         \
-        .contains = amq_static_ops_contains,               \
+        .contains = (CONTAINS),                            \
         .remove = NULL,                                    \
         .add_batch = NULL,                                 \
-        .contains_batch = amq_static_ops_contains_batch,   \
+        .contains_batch = (BATCH),                         \
         .merge = NULL,                                     \
         .intersect = NULL,                                 \
         .clear = amq_static_ops_clear,                     \

@@ -794,6 +794,12 @@ AMQ_API int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scucko
  * AMQ_SCUCKOO_MAX_CHUNK. */
 AMQ_API int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
                               const uint8_t **data, size_t *len, uint64_t *next);
+/* The sub-filter i holding byte off of the concatenated arrays (a data
+ * chunk's offset) and the offset within it; AMQ_ERANGE past the end.  O(1)
+ * in the number of sub-filters (a chain growing by 1 is uniform; a growing
+ * one has at most 64 sub-filters of differing sizes to walk). */
+AMQ_API int amq_scuckoo_locate(const amq_scuckoo *c, uint64_t off, uint32_t *i,
+                               uint64_t *within);
 /* LOADCHUNK of a data chunk: AMQ_ERANGE when it - len - 1 is not an offset
  * of any sub-filter (it <= len included), AMQ_EOVERFLOW when the chunk runs
  * past the end of its sub-filter.  Nothing is written on error. */

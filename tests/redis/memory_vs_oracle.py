@@ -2,7 +2,8 @@
 """memory_vs_oracle.py - amq.so's memory against RedisBloom's, same run.
 
     /usr/bin/python3 tests/redis/memory_vs_oracle.py --module build/amq.so \\
-        --oracle ../shared/oracle/redisbloom-b28c294.so [--reps 3] [--out FILE]
+        --oracle ../shared/oracle/redisbloom-b28c294.so [--reps 3] [--out FILE] \\
+        [--only TEXT]
 
 Two figures, each as the ratio amq / RedisBloom measured in the same run,
 the two servers started alternately (order swapped every repetition) and
@@ -109,12 +110,15 @@ def main():
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out")
+    ap.add_argument("--only", help="run only the cases whose label contains this text")
     a = ap.parse_args()
     mods = {"amq": os.path.abspath(a.module), "rb": os.path.abspath(a.oracle)}
     lines = ["used_memory per key (bytes; median of %d runs, servers alternated):" % a.reps, "",
              "| commands per key | amq.so | RedisBloom | ratio |", "|---|---:|---:|---:|"]
     try:
         for label, n, cmds in PER_KEY:
+            if a.only and a.only not in label:
+                continue
             got = {"amq": [], "rb": []}
             for rep in range(a.reps):
                 for name in (("amq", "rb") if rep % 2 == 0 else ("rb", "amq")):
@@ -126,6 +130,8 @@ def main():
                   " amq.so load s | RedisBloom load s | ratio |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for label, cmds in BIG:
+            if a.only and a.only not in label:
+                continue
             got = {"amq": [], "rb": []}
             for rep in range(a.reps):
                 for name in (("amq", "rb") if rep % 2 == 0 else ("rb", "amq")):

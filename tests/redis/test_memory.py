@@ -12,6 +12,9 @@
   a multi-item add cut by it replicates exactly what the primary took;
 - a chain of 65,535 sub-filters (every slot used) compacts and deletes
   while PING answers within 100 ms, and keeps every fingerprint;
+- such a chain round-trips through CF.SCANDUMP / CF.LOADCHUNK chunk by
+  chunk in linear time (each call O(1) in the chain's length), and so
+  does BF's longest chain (2048 links);
 - a bounded random-command run against a model of added items: no false
   negative across DEBUG RELOAD, restarts and replica promotion, and the
   replica equal to the primary (DUMP) throughout.
@@ -273,9 +276,9 @@ def _rdb_len_bytes(n):
     return b"\x81" + n.to_bytes(8, "big")
 
 
-def _restore_chain(srv, key, data, nf, bs):
+def _restore_chain(srv, key, data, nf, bs, items=0):
     """RESTOREs a chain of nf sub-filters of one bucket of bs slots holding
-    data, item count 0 (so that every CF.DEL compacts): a DUMP payload made
+    data, item count items (0: every CF.DEL compacts): a DUMP payload made
     from the fields of the module's RDB encoding 4, the type and module id
     taken from a real key's DUMP (LOADCHUNK would take 65,535 commands)."""
     r = srv.client()
@@ -284,7 +287,7 @@ def _restore_chain(srv, key, data, nf, bs):
     r.delete("__model")
     _, i = _rdb_len(model, 1)
     body = [model[:i]]
-    for v in (nf, 1, 0, 0, bs, 20, 1):
+    for v in (nf, 1, items, 0, bs, 20, 1):
         body.append(b"\x02" + _rdb_len_bytes(v))
     for j in range(nf):
         body.append(b"\x02" + _rdb_len_bytes(1))
@@ -350,6 +353,118 @@ def test_long_chain_compact_and_delete_keep_ping_fast(env):
     # sub-filters, keeping every fingerprint.
     assert r.execute_command("CF.INFO", "holes")[5] < nf
     assert _fingerprint_histogram(srv, "holes") == hist_holes
+
+
+def _pipelined(r, cmds, batch=256):
+    """Replies to cmds, sent in pipelines of batch commands: a server may
+    run a whole pipeline read at once, and the second client's PING would
+    wait behind it rather than behind any single command."""
+    out = []
+    for i in range(0, len(cmds), batch):
+        p = r.pipeline(transaction=False)
+        for c in cmds[i:i + batch]:
+            p.execute_command(*c)
+        out.extend(p.execute())
+    return out
+
+
+def _usec_per_call(r, cmd):
+    for k, v in r.info("commandstats").items():
+        if k.lower() == "cmdstat_" + cmd:
+            return v["usec_per_call"]
+    raise KeyError(cmd)
+
+
+def test_long_chain_scandump_loadchunk_round_trip_linear(env):
+    """A 65,535-link chain (bucket size 255, expansion 1) dumped by
+    CF.SCANDUMP and restored by CF.LOADCHUNK chunk by chunk: the copy is
+    identical, PING answers within 100 ms throughout, and a call costs a
+    few microseconds wherever in the chain its chunk is (server time,
+    INFO commandstats, over the first and the last eighth of the chain):
+    a call that walks the chain costs 100 us or more at this length, and
+    the whole restore becomes quadratic in the chain."""
+    srv = env.new_server()
+    r = srv.client()
+    nf, bs = 65535, 255
+    rng = random.Random(29)
+    data = rng.randbytes(nf * bs).replace(b"\0", b"\x01")
+    _restore_chain(srv, "src", data, nf, bs, items=nf * bs)   # items > 0: SCANDUMP dumps it
+    eighth = nf // 8
+    per_call = {}
+    chunks = []
+    with Pinger(srv.port) as pg:
+        t0 = time.perf_counter()
+        it, hdr = r.execute_command("CF.SCANDUMP", "src", 0)
+        chunks.append((it, hdr))
+        it = 1
+        for phase in range(8):
+            r.config_resetstat()
+            last = nf if phase == 7 else (phase + 1) * eighth
+            cmds = []
+            for _ in range(phase * eighth, last):
+                cmds.append(("CF.SCANDUMP", "src", it))
+                it += bs
+            got = _pipelined(r, cmds)
+            chunks.extend((int(n), bytes(d)) for n, d in got)
+            if phase in (0, 7):
+                per_call["scandump %d" % phase] = _usec_per_call(r, "cf.scandump")
+        assert r.execute_command("CF.SCANDUMP", "src", it) == [0, None]
+        assert len(chunks) == nf + 1 and chunks[-1][0] == it
+        for phase in range(8):
+            r.config_resetstat()
+            lo = 0 if phase == 0 else 1 + phase * eighth
+            hi = 1 + (nf if phase == 7 else (phase + 1) * eighth)
+            got = _pipelined(r, [("CF.LOADCHUNK", "dst", n, d) for n, d in chunks[lo:hi]])
+            assert all(x == b"OK" for x in got)
+            if phase in (0, 7):
+                per_call["loadchunk %d" % phase] = _usec_per_call(r, "cf.loadchunk")
+        total = time.perf_counter() - t0
+    print("worst PING %.1f ms, usec/call %s, %.1f s" % (pg.worst * 1e3, per_call, total))
+    assert pg.worst < PING_LIMIT, (pg.worst, per_call, total)
+    assert r.dump("dst") == r.dump("src")
+    # Linear, not quadratic: a walk from the chain's head made the last eighth's calls
+    # about 15 times the first eighth's; the constant absorbs scheduling noise.
+    for op in ("scandump", "loadchunk"):
+        first, last = per_call["%s 0" % op], per_call["%s 7" % op]
+        assert last < 3 * first + 10, (op, per_call)
+    assert total < 120, (total, per_call)
+
+
+def test_bf_max_links_scandump_loadchunk_round_trip(env):
+    """BF's longest chain, 2048 links (AMQ_SBLOOM_MAX_LINKS, what a header
+    may declare), loaded by BF.LOADCHUNK from a crafted header and
+    random bits, dumped by BF.SCANDUMP and loaded back chunk by chunk: the
+    copy is identical and each call stays in microseconds (a chunk is
+    found by a walk of at most 2048 links)."""
+    srv = env.new_server()
+    r = srv.client()
+    nl, nbytes = 2048, 64
+    rng = random.Random(31)
+    hdr = struct.pack("<QIII", nl, nl, 5, 1)            # size, links, NOROUND|FORCE64, growth 1
+    for _ in range(nl):
+        hdr += struct.pack("<QQQddIQB", nbytes, nbytes * 8, 1, 0.01, 9.585, 7, 10, 0)
+    assert r.execute_command("BF.LOADCHUNK", "src", 1, hdr) == b"OK"
+    data = rng.randbytes(nl * nbytes)
+    got = _pipelined(r, [("BF.LOADCHUNK", "src", 1 + (j + 1) * nbytes,
+                          data[j * nbytes:(j + 1) * nbytes]) for j in range(nl)])
+    assert all(x == b"OK" for x in got)
+    with Pinger(srv.port) as pg:
+        r.config_resetstat()
+        chunks, it = [], 0
+        while True:
+            it, d = r.execute_command("BF.SCANDUMP", "src", it)
+            if it == 0:
+                break
+            chunks.append((it, d))
+        assert len(chunks) == nl + 1
+        assert b"".join(d for _, d in chunks[1:]) == data
+        got = _pipelined(r, [("BF.LOADCHUNK", "dst", n, d) for n, d in chunks])
+        assert all(x == b"OK" for x in got)
+        per_call = {c: _usec_per_call(r, c) for c in ("bf.scandump", "bf.loadchunk")}
+    assert pg.worst < PING_LIMIT, (pg.worst, per_call)
+    assert r.dump("dst") == r.dump("src")
+    assert r.execute_command("BF.INFO", "dst", "FILTERS") == [nl]
+    assert max(per_call.values()) < 40, per_call
 
 
 # ---- 6. random commands against a model ---------------------------------------------------------

@@ -1255,6 +1255,81 @@ TEST(blocked_generic_round_trip)
     amq_filter_free(f);
 }
 
+/* The handle's one-key add and query (the kind's own entries, which hash
+ * the key themselves) answer and write exactly what the handle's hash and
+ * the _hash forms do: every hash, seeds 0 and other, keys of the lengths
+ * the entries treat apart (8, 16) and others, concurrent mode too; an add
+ * is seen by the next query; a borrowed view refuses adds and answers. */
+TEST(blocked_generic_one_key_entries)
+{
+    const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3};
+    const size_t lens[] = {8, 16, 12, 0, 33};
+    uint32_t ai, seed, conc;
+    size_t li, i;
+    for (ai = 0; ai < 2; ai++)
+        for (seed = 0; seed < 2; seed++)
+            for (conc = 0; conc < 2; conc++)
+                for (li = 0; li < 5; li++) {
+                    amq_filter *a = generic(2000, 0.01, algos[ai], seed * 99);
+                    amq_filter *b = generic(2000, 0.01, algos[ai], seed * 99);
+                    amq_filter *v;
+                    uint64_t s = 5 + li, words[5] = {0, 0, 0, 0, 0}, size, sa, sb;
+                    uint8_t *ba, *bb;
+                    size_t wa, wb;
+                    amq_stats sta, stb;
+                    REQUIRE(a != NULL && b != NULL);
+                    REQUIRE_OK(amq_filter_set_concurrent(a, (int)conc));
+                    for (i = 0; i < 3000; i++) {
+                        int ra, rb;
+                        words[0] = test_rand(&s) % 2000; /* repeats: "not new" too */
+                        words[1] = words[0] ^ 0x55;
+                        words[4] = words[0] * 7;
+                        ra = amq_filter_add(a, words, lens[li]);
+                        rb = amq_filter_add_hash(b, amq_filter_hash(b, words, lens[li]));
+                        if (ra != rb || amq_filter_contains(a, words, lens[li]) != 1) {
+                            FAIL_AT_("algo %u seed %u concurrent %u len %zu key %zu: add %d, "
+                                     "add_hash %d, or not found after its add",
+                                     algos[ai], seed, conc, lens[li], i, ra, rb);
+                            break;
+                        }
+                    }
+                    s = 1000;
+                    for (i = 0; i < 3000; i++) {
+                        words[0] = test_rand(&s);
+                        words[1] = words[0] ^ 0x55;
+                        words[4] = words[0] * 7;
+                        CHECK_EQ(amq_filter_contains(a, words, lens[li]),
+                                 amq_filter_contains_hash(b, amq_filter_hash(b, words, lens[li])));
+                    }
+                    amq_filter_stats(a, &sta);
+                    amq_filter_stats(b, &stb);
+                    CHECK_EQ(sta.items, stb.items);
+                    REQUIRE_OK(amq_filter_serialized_size(a, &sa));
+                    REQUIRE_OK(amq_filter_serialized_size(b, &sb));
+                    REQUIRE(sa == sb);
+                    size = sa;
+                    ba = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
+                    bb = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
+                    REQUIRE(ba != NULL && bb != NULL);
+                    REQUIRE_OK(amq_filter_serialize(a, ba, (size_t)size, &wa));
+                    REQUIRE_OK(amq_filter_serialize(b, bb, (size_t)size, &wb));
+                    CHECK(wa == wb && memcmp(ba, bb, wa) == 0);
+                    REQUIRE_OK(amq_filter_deserialize(ba, wa, AMQ_OPEN_MMAP, NULL, &v, NULL));
+                    CHECK_EQ(amq_filter_is_readonly(v), 1);
+                    CHECK_STATUS(amq_filter_add(v, words, lens[li]), AMQ_EREADONLY);
+                    s = 5 + li;
+                    words[0] = test_rand(&s) % 2000;
+                    words[1] = words[0] ^ 0x55;
+                    words[4] = words[0] * 7;
+                    CHECK_EQ(amq_filter_contains(v, words, lens[li]), 1);
+                    amq_filter_free(v);
+                    free(ba);
+                    free(bb);
+                    amq_filter_free(a);
+                    amq_filter_free(b);
+                }
+}
+
 TEST(blocked_file_mmap_view)
 {
     amq_filter *f, *g;

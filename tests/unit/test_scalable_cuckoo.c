@@ -491,6 +491,57 @@ TEST(scuckoo_hostile_headers)
     amq_scuckoo_free(c);
 }
 
+/* amq_scuckoo_locate (the O(1) offset lookup of SCANDUMP / LOADCHUNK)
+ * agrees with a walk over the sub-filters, on a uniform chain (expansion
+ * 1) and a growing one, at every sub-filter's first and last byte and
+ * past the end; and amq_scuckoo_get_info's totals with the sums. */
+static void check_locate(const amq_scuckoo *c)
+{
+    amq_scuckoo_info in = info_of(c);
+    uint64_t off = 0, within, total = 0, nb;
+    uint32_t j, i;
+    size_t bytes;
+
+    for (j = 0; j < in.num_filters; j++) {
+        REQUIRE_OK(amq_scuckoo_subfilter(c, j, &nb, NULL, &bytes));
+        REQUIRE_OK(amq_scuckoo_locate(c, off, &i, &within));
+        CHECK_EQ(i, j);
+        CHECK_EQ(within, 0);
+        REQUIRE_OK(amq_scuckoo_locate(c, off + bytes - 1, &i, &within));
+        CHECK_EQ(i, j);
+        CHECK_EQ(within, bytes - 1);
+        off += bytes;
+        total += nb * in.bucket_size;
+    }
+    CHECK_EQ(in.bytes, off);
+    CHECK_EQ(in.capacity, total);
+    CHECK_STATUS(amq_scuckoo_locate(c, off, &i, &within), AMQ_ERANGE);
+    CHECK_STATUS(amq_scuckoo_locate(c, UINT64_MAX, &i, &within), AMQ_ERANGE);
+}
+
+TEST(scuckoo_locate_uniform_and_growing)
+{
+    amq_scuckoo_header h;
+    amq_scuckoo *c;
+
+    memset(&h, 0, sizeof h);
+    h.num_buckets = 1;
+    h.num_filters = 3000;
+    h.bucket_size = 255;
+    h.max_iterations = 20;
+    h.expansion = 1;
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    check_locate(c);
+    amq_scuckoo_free(c);
+    h.num_buckets = 4;
+    h.num_filters = 6;
+    h.bucket_size = 3;
+    h.expansion = 3; /* grows as 4 */
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    check_locate(c);
+    amq_scuckoo_free(c);
+}
+
 TEST(scuckoo_hostile_chunks)
 {
     /* test_scandump_invalid: CF.RESERVE cf 4 then bad LOADCHUNKs. */
