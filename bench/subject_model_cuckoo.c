@@ -7,8 +7,8 @@
  *
  *  - 12-bit tags in 4-slot buckets, packed (6 bytes a bucket), read with
  *    one 64-bit load and compared with the has-zero-field trick;
- *  - a power of two of buckets: n / 4 rounded up, doubled when the load
- *    would pass 0.96;
+ *  - a power of two of buckets: the one at or above max(1, floor(n / 4)),
+ *    doubled when the load would pass 0.96;
  *  - the key (a uint64_t) hashed by one multiply-add over 128 bits (its
  *    TwoIndependentMultiplyShift), the bucket from the high 32 bits, the
  *    tag from the low bits (0 becomes 1), the alternate bucket
@@ -89,7 +89,7 @@ static void *mc_create(uint64_t n, double fpp)
     uint64_t nb = 1;
     mck *f;
     (void)fpp;
-    while (nb < (n + 3) / 4)
+    while (nb < (n / 4 > 1 ? n / 4 : 1))
         nb <<= 1;
     if ((double)n / (double)nb / 4.0 > 0.96)
         nb <<= 1;

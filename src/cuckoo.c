@@ -40,6 +40,11 @@
  * two (a 128-bit word), or slot by slot (8-slot buckets of over 16 bits). */
 enum { CK_WORD64 = 0, CK_WORD128 = 1, CK_SLOTS = 2 };
 
+/* How the one-key entries take an 8-byte key: through the general path,
+ * or XXH3 written out with buckets on whole bytes (bb a multiple of 8, as
+ * 12 x 4) or at any bit. */
+enum { CK_KEY8_NONE = 0, CK_KEY8_BYTES = 1, CK_KEY8_BITS = 2 };
+
 typedef unsigned __int128 ck_u128;
 
 struct amq_cuckoo {
@@ -52,6 +57,14 @@ struct amq_cuckoo {
     uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
     int fast;           /* XXH3 and CK_WORD64: the one-key fast paths apply */
     int fast_add;       /* fast, and the table is writable */
+    /* The 8-byte-key entries (CK_KEY8_*): fast, no victim (and, for q8_add,
+     * writable), by how a bucket is addressed; kept by set_victim. */
+    uint32_t q8, q8_add;
+    uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
+    uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
+    /* The 8-byte path's multipliers, read from here as memory operands:
+     * as immediates each would take an instruction of its own to load. */
+    uint64_t k_mul, k_mx2, k_aval, k_phi;
     uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
     uint64_t fmax;             /* 2^f - 1 */
@@ -86,6 +99,36 @@ static inline uint64_t alt_bucket(uint64_t i, uint32_t fp, uint64_t nb)
     return base >= i ? base - i : base + nb - i;
 }
 
+/*
+ * XXH3-128 of an 8-byte key (its branch for 4 to 8 bytes, from the published
+ * algorithm) written out, so that a one-key call runs no length dispatch:
+ * h1 whole, and the high 32 bits of h2, the only ones the fingerprint
+ * reads (h2 = y ^ (y >> 32), whose top half is y's).  x8_key folds the seed
+ * in once per filter.  Tested equal to the library's XXH3_128bits_withSeed.
+ */
+#define X8_SECRET UINT64_C(0xc4f023344dc994ac) /* kSecret[16..23] ^ kSecret[24..31] */
+#define X8_MUL UINT64_C(0x9e3779b185ebcaa7)    /* PRIME64_1 + (8 << 2) */
+#define X8_MX2 UINT64_C(0x9fb21c651e98df25)
+#define X8_AVALANCHE UINT64_C(0x165667919e3779f9)
+
+static uint64_t x8_key(uint64_t seed)
+{
+    return X8_SECRET + (seed ^ ((uint64_t)__builtin_bswap32((uint32_t)seed) << 32));
+}
+
+static inline __attribute__((always_inline)) uint64_t x8_hash(const amq_cuckoo *c, const void *key,
+                                                               uint64_t *h2_top)
+{
+    ck_u128 m = (ck_u128)(amq_load64(key) ^ c->x8) * c->k_mul;
+    uint64_t lo = (uint64_t)m, hi = (uint64_t)(m >> 64) + (lo << 1);
+    lo ^= hi >> 3;
+    lo ^= lo >> 35;
+    lo *= c->k_mx2;
+    lo ^= lo >> 28;
+    *h2_top = ((hi ^ (hi >> 37)) * c->k_aval) >> 32;
+    return lo;
+}
+
 static inline uint64_t next_rand(amq_cuckoo *c)
 {
     uint64_t x = c->rng;
@@ -100,6 +143,25 @@ static inline uint64_t next_rand(amq_cuckoo *c)
 static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, uint64_t i2)
 {
     return (c->victim_fp == fp) & ((c->victim_bucket == i1) | (c->victim_bucket == i2));
+}
+
+/* The 8-byte-key entries that apply now: they assume no victim. */
+static void key8_modes(amq_cuckoo *c)
+{
+    uint32_t m = CK_KEY8_NONE;
+    if (c->fast && c->victim_fp == 0)
+        m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
+    c->q8 = m;
+    c->q8_add = c->fast_add ? m : CK_KEY8_NONE;
+}
+
+/* Every change of the victim goes through here, so that the entries above
+ * stay in step. */
+static void set_victim(amq_cuckoo *c, uint32_t fp, uint64_t bucket)
+{
+    c->victim_fp = fp;
+    c->victim_bucket = bucket;
+    key8_modes(c);
 }
 
 /* ---- buckets as words ----------------------------------------------------------------
@@ -188,7 +250,7 @@ static inline __attribute__((always_inline)) int query(const amq_cuckoo *c, amq_
 }
 
 /* Slot index of the first empty slot of bucket i, or -1. */
-static int64_t bucket_empty(const amq_cuckoo *c, uint64_t i)
+static inline __attribute__((always_inline)) int64_t bucket_empty(const amq_cuckoo *c, uint64_t i)
 {
     uint32_t j;
     if (c->shape == CK_WORD64) {
@@ -220,47 +282,115 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
 }
 
 /*
+ * A free slot for fp, whose buckets i1 and i2 are full, at most two moves
+ * away, searched breadth first: the alternate buckets of the 2b
+ * fingerprints of i1 and i2 are computed and prefetched together (one
+ * cache miss's time), and if one has room that fingerprint moves there and
+ * fp takes its slot; else (buckets of up to 4 slots) the alternates of the
+ * fingerprints of those 2b buckets, 2b^2 reads in flight together, for a
+ * chain of two moves.  Near 95 % load this places almost every add in two
+ * round trips to memory, where a walk takes many dependent ones.  1 placed,
+ * 0 not found (nothing moved).
+ */
+static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
+{
+    uint8_t *d = c->d;
+    uint32_t f = c->f, b = c->b, bb = c->bb, n1 = 0, n2 = 0, k, j, m;
+    uint64_t nb = c->nb, start[2], from[16], to[16], to2[32];
+    uint32_t slot1[16], fp1[16], src2[32], slot2[32], fp2[32];
+    int64_t s;
+
+    start[0] = i1;
+    start[1] = i2;
+    for (k = 0; k < (i1 == i2 ? 1u : 2u); k++)
+        for (j = 0; j < b; j++) {
+            from[n1] = start[k];
+            slot1[n1] = j;
+            fp1[n1] = ct_get(d, f, start[k] * b + j);
+            to[n1] = alt_bucket(start[k], fp1[n1], nb);
+            __builtin_prefetch(d + to[n1] * bb / 8, 1);
+            n1++;
+        }
+    for (k = 0; k < n1; k++)
+        if ((s = bucket_empty(c, to[k])) >= 0) {
+            ct_set(d, f, (uint64_t)s, fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    if (b > 4)
+        return 0;
+    /* Every bucket read so far is full, so a free slot found now is none
+     * of theirs; a fingerprint whose alternate is its own bucket is no
+     * first move (its slot would be used twice). */
+    for (k = 0; k < n1; k++) {
+        if (to[k] == from[k])
+            continue;
+        for (j = 0; j < b; j++) {
+            src2[n2] = k;
+            slot2[n2] = j;
+            fp2[n2] = ct_get(d, f, to[k] * b + j);
+            to2[n2] = alt_bucket(to[k], fp2[n2], nb);
+            __builtin_prefetch(d + to2[n2] * bb / 8, 1);
+            n2++;
+        }
+    }
+    for (m = 0; m < n2; m++)
+        if ((s = bucket_empty(c, to2[m])) >= 0) {
+            k = src2[m];
+            ct_set(d, f, (uint64_t)s, fp2[m]);
+            ct_set(d, f, to[k] * b + slot2[m], fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    return 0;
+}
+
+/*
  * Places fp, whose buckets i1 and i2 are full, by evicting.  1 when every
  * fingerprint found a slot; 0 when the last homeless one went to the victim
  * slot (the caller has checked that it was free).
  *
- * Each step looks one level ahead: the alternate buckets of all b
- * fingerprints of the full bucket are computed and prefetched together,
- * and if one has room, that fingerprint moves there and fp takes its slot.
- * Only when none has room is a random slot evicted and the walk goes on
- * from its alternate bucket.  The b reads of a step overlap, so a step
- * costs about one cache miss, and the walk is several times shorter than
- * a plain random walk at high load.  At most max_kicks steps.
+ * First the breadth-first search above; when it finds nothing (the filter
+ * is all but full), a walk: each step looks one level ahead (the alternate
+ * buckets of all b fingerprints of the full bucket, prefetched together),
+ * and if one has room, that fingerprint moves there and fp takes its slot;
+ * else a random slot is evicted and the walk goes on from its alternate
+ * bucket.  At most max_kicks steps.
  */
 static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
     uint8_t *d = c->d;
-    uint32_t f = c->f, b = c->b, k, j, old;
-    uint64_t nb = c->nb, i, alt[8];
+    uint32_t f = c->f, b = c->b, bb = c->bb, k, j, old, fps[8];
+    uint64_t nb = c->nb, i, alt[8], w;
     int64_t s;
+    int word = c->shape == CK_WORD64;
 
+    if (kick_bfs(c, i1, i2, fp))
+        return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
+        /* One-word buckets: the b fingerprints from one load. */
+        w = word ? word64(d, i, bb) : 0;
         for (j = 0; j < b; j++) {
-            alt[j] = alt_bucket(i, ct_get(d, f, i * b + j), nb);
-            __builtin_prefetch(d + alt[j] * c->bb / 8, 1);
+            fps[j] = word ? (uint32_t)((w >> (j * f)) & c->fmax) : ct_get(d, f, i * b + j);
+            alt[j] = alt_bucket(i, fps[j], nb);
+            __builtin_prefetch(d + alt[j] * bb / 8, 1);
         }
         for (j = 0; j < b; j++) {
             s = bucket_empty(c, alt[j]);
             if (s >= 0) {
-                ct_set(d, f, (uint64_t)s, ct_get(d, f, i * b + j));
+                ct_set(d, f, (uint64_t)s, fps[j]);
                 ct_set(d, f, i * b + j, fp);
                 return 1;
             }
         }
         j = (uint32_t)((next_rand(c) >> 32) % b);
-        old = ct_get(d, f, i * b + j);
+        old = fps[j];
         ct_set(d, f, i * b + j, fp);
         fp = old;
         i = alt[j];
     }
-    c->victim_fp = fp;
-    c->victim_bucket = i;
+    set_victim(c, fp, i);
     return 0;
 }
 
@@ -496,6 +626,13 @@ static void derive(amq_cuckoo *c)
     c->fmax = (UINT64_C(1) << c->f) - 1;
     c->fast = c->p.hash_algo == AMQ_HASH_XXH3 && c->shape == CK_WORD64;
     c->fast_add = 0; /* until the table is known to be writable */
+    c->bbytes = c->bb / 8;
+    c->x8 = x8_key(c->p.seed);
+    c->k_mul = X8_MUL;
+    c->k_mx2 = X8_MX2;
+    c->k_aval = X8_AVALANCHE;
+    c->k_phi = PHI;
+    key8_modes(c);
     c->ones_lo = c->ones_hi = 0;
     for (j = 0; j < c->b; j++) {
         uint32_t bit = j * c->f;
@@ -543,6 +680,7 @@ int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
     }
     c->d = c->data.data;
     c->fast_add = c->fast;
+    key8_modes(c);
     *out = c;
     return AMQ_OK;
 }
@@ -577,8 +715,7 @@ int amq_cuckoo_view(const amq_cuckoo_params *params, const void *data, size_t le
     amq_region_borrow(&c->data, data, len);
     c->d = c->data.data; /* never written: a view's mutators return AMQ_EREADONLY */
     c->items = items;
-    c->victim_fp = victim_fp;
-    c->victim_bucket = victim_bucket;
+    set_victim(c, victim_fp, victim_bucket);
     *out = c;
     return AMQ_OK;
 }
@@ -600,8 +737,7 @@ int amq_cuckoo_clone(const amq_cuckoo *src, const amq_allocator *alloc, amq_cuck
     c->d = c->data.data;
     c->fast_add = c->fast;
     c->items = src->items;
-    c->victim_fp = src->victim_fp;
-    c->victim_bucket = src->victim_bucket;
+    set_victim(c, src->victim_fp, src->victim_bucket);
     c->rng = src->rng;
     *out = c;
     return AMQ_OK;
@@ -675,14 +811,13 @@ static __attribute__((noinline)) int query_any(const amq_cuckoo *c, const void *
 }
 
 /*
- * 8- and 16-byte keys with XXH3 in a one-word layout (c->fast): XXH3's code
- * for that length flattened into the add or the query.  A full filter (a
+ * 16-byte keys with XXH3 in a one-word layout (c->fast): XXH3's code for
+ * that length flattened into the add or the query.  A full filter (a
  * victim) and a view take the general path.
  */
-__attribute__((flatten)) static int add_fast(amq_cuckoo *c, const void *key, size_t len)
+__attribute__((flatten)) static int add_fast16(amq_cuckoo *c, const void *key)
 {
-    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
-                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    XXH128_hash_t x = XXH3_128bits_withSeed(key, 16, c->p.seed);
     uint32_t fp = fingerprint(x.high64, c->fmax);
     uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
     (void)insert(c, i1, i2, fp);
@@ -690,19 +825,117 @@ __attribute__((flatten)) static int add_fast(amq_cuckoo *c, const void *key, siz
     return 1;
 }
 
-__attribute__((flatten)) static int query_fast(const amq_cuckoo *c, const void *key, size_t len)
+__attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void *key)
 {
-    XXH128_hash_t x = len == 8 ? XXH3_128bits_withSeed(key, 8, c->p.seed)
-                               : XXH3_128bits_withSeed(key, 16, c->p.seed);
+    XXH128_hash_t x = XXH3_128bits_withSeed(key, 16, c->p.seed);
     uint32_t fp = fingerprint(x.high64, c->fmax);
     uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
     return test2(c, fp, i1, i2);
 }
 
+/*
+ * 8-byte keys (c->q8, c->q8_add): the hash, both buckets' words loaded
+ * before either is looked at, each compared whole; bytes: buckets start on
+ * whole bytes (c->bbytes each), so a bucket is one load at i * bbytes with
+ * no shift.  A one-key call is bound by how many of them the CPU can keep
+ * in flight, which is set by their instruction count: every step counts.
+ */
+/* alt_bucket with PHI as a memory operand (see k_mul). */
+static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
+                                                          uint32_t fp)
+{
+    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb);
+    return base >= i ? base - i : base + c->nb - i;
+}
+
+static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
+                                                                 int bytes)
+{
+    return bytes ? amq_load64(c->d + i * c->bbytes) : word64(c->d, i, c->bb);
+}
+
+static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
+                                                       int bytes)
+{
+    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
+    uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
+    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
+    uint64_t w1 = bucket_word(c, i1, bytes), w2 = bucket_word(c, i2, bytes);
+    uint64_t x = (uint64_t)fp * ones, y1 = w1 ^ x, y2 = w2 ^ x;
+    return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
+}
+
+/* Both buckets full: kick, then the add's answer (a tail call, so that
+ * add8 keeps no frame). */
+static __attribute__((noinline)) int add8_kick(amq_cuckoo *c, uint64_t i1, uint64_t i2,
+                                                uint32_t fp)
+{
+    (void)kick(c, i1, i2, fp);
+    return 1;
+}
+
+/* fp into the free field of bucket i whose top bit is z's lowest: the
+ * field is zero, so fp is ORed into the word that holds it (read again, in
+ * L1 now, rather than kept in a register). */
+static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i, uint64_t z,
+                                                      uint32_t fp, int bytes)
+{
+    uint64_t at = (uint64_t)__builtin_ctzll(z) + 1 - c->f;
+    uint8_t *q;
+    if (bytes) {
+        q = c->d + i * c->bbytes;
+    } else {
+        at += i * c->bb;
+        q = c->d + (at >> 3);
+        at &= 7;
+    }
+    amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
+}
+
+/* Bucket i1 first, and bucket i2 read only when i1 is full: most adds
+ * touch one cache line, and whether i1 has room is mostly predictable
+ * (it has, until the filter is nearly full). */
+static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
+{
+    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
+    uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
+    uint64_t i1 = reduce64(h1, c->nb), i2, z;
+    c->items++;
+    z = zero64(bucket_word(c, i1, bytes), ones, c->highs_lo);
+    if (__builtin_expect(z != 0, 1)) {
+        put8(c, i1, z, fp, bytes);
+        return 1;
+    }
+    i2 = alt8(c, i1, fp);
+    z = zero64(bucket_word(c, i2, bytes), ones, c->highs_lo);
+    if (__builtin_expect(z == 0, 0))
+        return add8_kick(c, i1, i2, fp);
+    put8(c, i2, z, fp, bytes);
+    return 1;
+}
+
+/* Each its own leaf, reached by a jump: inlined together into the entry,
+ * they would make it save registers on every call. */
+static __attribute__((noinline)) int add8_bytes(amq_cuckoo *c, const void *key)
+{
+    return add8(c, key, 1);
+}
+
+static __attribute__((noinline)) int add8_bits(amq_cuckoo *c, const void *key)
+{
+    return add8(c, key, 0);
+}
+
 int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
 {
-    if (__builtin_expect(c->fast_add && (len == 8 || len == 16) && c->victim_fp == 0, 1))
-        return add_fast(c, key, len);
+    if (__builtin_expect(len == 8, 1)) {
+        if (__builtin_expect(c->q8_add == CK_KEY8_BYTES, 1))
+            return add8_bytes(c, key);
+        if (c->q8_add == CK_KEY8_BITS)
+            return add8_bits(c, key);
+    } else if (len == 16 && c->fast_add && c->victim_fp == 0) {
+        return add_fast16(c, key);
+    }
     return add_any(c, key, len);
 }
 
@@ -761,8 +994,14 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 
 int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
 {
-    if (__builtin_expect(c->fast && (len == 8 || len == 16) && c->victim_fp == 0, 1))
-        return query_fast(c, key, len);
+    if (__builtin_expect(len == 8, 1)) {
+        if (__builtin_expect(c->q8 == CK_KEY8_BYTES, 1))
+            return query8(c, key, 1);
+        if (c->q8 == CK_KEY8_BITS)
+            return query8(c, key, 0);
+    } else if (len == 16 && c->fast && c->victim_fp == 0) {
+        return query_fast16(c, key);
+    }
     return query_any(c, key, len);
 }
 
@@ -812,8 +1051,7 @@ static void reinsert_victim(amq_cuckoo *c)
 
     if (fp == 0)
         return;
-    c->victim_fp = 0;
-    c->victim_bucket = 0;
+    set_victim(c, 0, 0);
     (void)insert(c, i, alt_bucket(i, fp, c->nb), fp);
 }
 
@@ -838,8 +1076,7 @@ int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h)
         return 1;
     }
     if (c->victim_fp != 0 && victim_matches(c, fp, i1, i2)) {
-        c->victim_fp = 0;
-        c->victim_bucket = 0;
+        set_victim(c, 0, 0);
         c->items -= c->items > 0;
         return 1;
     }
@@ -884,8 +1121,7 @@ int amq_cuckoo_clear(amq_cuckoo *c)
         return AMQ_EREADONLY;
     memset(c->data.data, 0, c->data.size);
     c->items = 0;
-    c->victim_fp = 0;
-    c->victim_bucket = 0;
+    set_victim(c, 0, 0);
     c->rng = RNG_SEED;
     return AMQ_OK;
 }
@@ -1100,14 +1336,26 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
             c->items = a->trusted ? ct_count_used(c->data.data, p.fingerprint_bits, slots) +
                                         (vfp != 0)
                                   : a->items;
-            c->victim_fp = vfp;
-            c->victim_bucket = vb;
+            set_victim(c, vfp, vb);
         }
     }
     if (rc != AMQ_OK)
         return amq_err(err, rc, "cannot load cuckoo filter: %s", amq_strerror(rc));
     *impl = c;
     return AMQ_OK;
+}
+
+/* The handle's one-key entries: the filter's own, which hash the key as the
+ * handle would (its hash spec is the filter's) without the handle's call
+ * through amq_hash_key and its table of hash functions. */
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    return amq_cuckoo_add((amq_cuckoo *)impl, key, len);
+}
+
+static int op_contains_key(const void *impl, const void *key, size_t len)
+{
+    return amq_cuckoo_contains((const amq_cuckoo *)impl, key, len);
 }
 
 const amq_kind_ops amq_cuckoo_ops = {
@@ -1133,4 +1381,6 @@ const amq_kind_ops amq_cuckoo_ops = {
     .payload_size = op_payload_size,
     .payload_write = op_payload_write,
     .load = op_load,
+    .add_key = op_add_key,
+    .contains_key = op_contains_key,
 };

@@ -143,50 +143,51 @@ TEST(cuckoo_basic_ops)
 /* ---- the table's bytes ---------------------------------------------------------- */
 
 /* FNV-1a 64 of the table after adding "k0".."k<n-1>" to 101 buckets and
- * removing every third key.  The 8/12/16-bit rows were produced by the
- * implementation before packed widths of 4-32 bits existed (files written
- * then must read the same); the others pin the new widths. */
+ * removing every third key: where each fingerprint lands, evictions
+ * included (the breadth-first kick's placements).  Which buckets a key may
+ * occupy, and so what a file written by any version answers, is pinned by
+ * cuckoo_packing_every_width and the model tests. */
 static const struct golden_row {
     uint32_t f, b, n;
     uint64_t fnv, items;
     uint32_t victim;
 } golden_rows[] = {
-    {8, 1, 40, UINT64_C(0x8876f38a58d858fc), 27, 0},
-    {8, 2, 161, UINT64_C(0x6e8aa359a3bc996c), 108, 0},
-    {8, 4, 323, UINT64_C(0x724938fb6e598e54), 216, 0},
-    {8, 8, 646, UINT64_C(0x7a4577481455813a), 431, 0},
-    {12, 1, 40, UINT64_C(0x7a56370b1c7c7192), 27, 0},
-    {12, 2, 161, UINT64_C(0xa2d016fa850fea42), 108, 0},
-    {12, 4, 323, UINT64_C(0x2d84c89ddfef6984), 216, 0},
-    {12, 8, 646, UINT64_C(0x9bad0fbcf02e8596), 431, 0},
+    {8, 1, 40, UINT64_C(0x453918476e90d6f0), 27, 0},
+    {8, 2, 161, UINT64_C(0x644a65ce8e5e1d32), 108, 0},
+    {8, 4, 323, UINT64_C(0xfc2c78d81334acb8), 216, 0},
+    {8, 8, 646, UINT64_C(0x35e5f4f3e0e5bf8c), 431, 0},
+    {12, 1, 40, UINT64_C(0x0702fa88cb0f83b4), 27, 0},
+    {12, 2, 161, UINT64_C(0x83b58bf9cb7b4e89), 108, 0},
+    {12, 4, 323, UINT64_C(0x2b9af2cc0a373ed4), 216, 0},
+    {12, 8, 646, UINT64_C(0x9037f051dbbda1ec), 431, 0},
     {16, 1, 40, UINT64_C(0x4596a09e53e9e4a1), 27, 0},
-    {16, 2, 161, UINT64_C(0xabb53015a578b6e5), 108, 0},
-    {16, 4, 323, UINT64_C(0x6e406058531cf069), 216, 0},
-    {16, 8, 646, UINT64_C(0xe8360f717e43068e), 431, 0},
+    {16, 2, 161, UINT64_C(0xbecfb22e1d7e6e55), 108, 0},
+    {16, 4, 323, UINT64_C(0x2d426a3f1b7770e1), 216, 0},
+    {16, 8, 646, UINT64_C(0x27d3b51e9cc4a5ba), 431, 0},
     {4, 1, 40, UINT64_C(0x0b39c40fc043d664), 27, 0},
-    {4, 2, 161, UINT64_C(0x5e180bceb132a5ce), 108, 0},
-    {4, 4, 323, UINT64_C(0x6072f02c7e44b4b9), 216, 0},
-    {4, 8, 646, UINT64_C(0x8e63f1439b1ad658), 431, 0},
+    {4, 2, 161, UINT64_C(0x78a08bd1bd4d85ba), 108, 0},
+    {4, 4, 323, UINT64_C(0x7ae9e15f97ec8ee4), 216, 0},
+    {4, 8, 646, UINT64_C(0x3fb1fe56cce41986), 431, 0},
     {10, 1, 40, UINT64_C(0x45a50829fbdab4ca), 27, 0},
-    {10, 2, 161, UINT64_C(0x0300adff75aed102), 108, 0},
-    {10, 4, 323, UINT64_C(0x97e5bfbd5e260bdf), 216, 0},
-    {10, 8, 646, UINT64_C(0x3e4090f48e4f4496), 431, 0},
-    {13, 1, 40, UINT64_C(0x1691e8d881d6dad2), 27, 0},
-    {13, 2, 161, UINT64_C(0x545d0c43977a1f1b), 108, 0},
-    {13, 4, 323, UINT64_C(0xfaf1ac684b76e8c4), 216, 0},
-    {13, 8, 646, UINT64_C(0x789c6886bf9105d7), 431, 0},
-    {20, 1, 40, UINT64_C(0x295851e79adfe8a9), 27, 0},
-    {20, 2, 161, UINT64_C(0x378da35b9403d2f5), 108, 0},
-    {20, 4, 323, UINT64_C(0xe65b6b74aaed99f6), 216, 0},
-    {20, 8, 646, UINT64_C(0x2f349917558f4b67), 431, 0},
+    {10, 2, 161, UINT64_C(0x5aeda2df3f6eb1ad), 108, 0},
+    {10, 4, 323, UINT64_C(0x5e8e273e53a95923), 216, 0},
+    {10, 8, 646, UINT64_C(0x8fed36fa693261fa), 431, 0},
+    {13, 1, 40, UINT64_C(0x4e6ae4da051705f7), 27, 0},
+    {13, 2, 161, UINT64_C(0x0e4bae6db2e7da5d), 108, 0},
+    {13, 4, 323, UINT64_C(0xf7589a536dfde047), 216, 0},
+    {13, 8, 646, UINT64_C(0x7974d06b3fd0b8d5), 431, 0},
+    {20, 1, 40, UINT64_C(0x7bbde30a6f0783e3), 27, 0},
+    {20, 2, 161, UINT64_C(0xdd0bf4107aee0c49), 108, 0},
+    {20, 4, 323, UINT64_C(0x8851e8feffcd5cd0), 216, 0},
+    {20, 8, 646, UINT64_C(0xa24b98d2d7c53212), 431, 0},
     {31, 1, 40, UINT64_C(0x5880cb0d93ca0438), 27, 0},
-    {31, 2, 161, UINT64_C(0xda86d07e13609304), 108, 0},
-    {31, 4, 323, UINT64_C(0x4bf408251c22d495), 216, 0},
-    {31, 8, 646, UINT64_C(0x5d70517d263f527d), 431, 0},
-    {32, 1, 40, UINT64_C(0xaf5d1833dad3e438), 27, 0},
-    {32, 2, 161, UINT64_C(0x5fb7fffc2c5d3737), 108, 0},
-    {32, 4, 323, UINT64_C(0x1cdd6f13412a91d8), 216, 0},
-    {32, 8, 646, UINT64_C(0x29123e7a17e83c70), 431, 0},
+    {31, 2, 161, UINT64_C(0x1ddc2b34eb1701bf), 108, 0},
+    {31, 4, 323, UINT64_C(0xee6812e4b5550315), 216, 0},
+    {31, 8, 646, UINT64_C(0xc46d2c340e21abcf), 431, 0},
+    {32, 1, 40, UINT64_C(0x87a12bc43eb0453c), 27, 0},
+    {32, 2, 161, UINT64_C(0xbe7e363aa44a1577), 108, 0},
+    {32, 4, 323, UINT64_C(0x0dbe618083d762f0), 216, 0},
+    {32, 8, 646, UINT64_C(0xb63373ad0144bf90), 431, 0},
 };
 
 static uint64_t fnv1a(const uint8_t *d, size_t n)
@@ -523,7 +524,206 @@ TEST(cuckoo_add_batch_matches_single)
     free(added);
 }
 
+/* ---- the one-key entries for 8- and 16-byte keys ------------------------------------ */
+
+static amq_cuckoo *make_seeded(uint32_t f, uint32_t b, uint64_t nb, uint64_t seed)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c = NULL;
+    memset(&p, 0, sizeof p);
+    p.fingerprint_bits = f;
+    p.bucket_size = b;
+    p.buckets = nb;
+    p.max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
+    p.hash_algo = AMQ_HASH_XXH3;
+    p.seed = seed;
+    if (amq_cuckoo_new(&p, NULL, &c) != AMQ_OK)
+        return NULL;
+    return c;
+}
+
+/*
+ * Filter a takes keys through amq_cuckoo_add/_contains/_remove (the 8- or
+ * 16-byte entries, which hash inline), b the same keys hashed by
+ * amq_hash_key through the _hash functions: same answers, same table
+ * bytes, same victim, through kicks, the full filter, removes that put the
+ * victim back, and adds after that.
+ */
+static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t seed, size_t klen,
+                              uint64_t rseed)
+{
+    amq_cuckoo *a = make_seeded(f, bs, nb, seed), *b = make_seeded(f, bs, nb, seed), *v = NULL;
+    uint64_t st = rseed, n = 0, i, cap = nb * bs + 64, va, vb, mism = 0, fn = 0;
+    uint64_t(*keys)[2] = malloc((size_t)cap * sizeof *keys);
+    amq_cuckoo_params p;
+    int ra, rb, full = 0;
+
+    if (a == NULL || b == NULL || keys == NULL) {
+        FAIL_AT_("setup failed");
+        goto done;
+    }
+    /* Fill to the first refusal and a little past it. */
+    for (i = 0; i < cap && full < 3; i++) {
+        keys[i][0] = test_rand(&st);
+        keys[i][1] = test_rand(&st);
+        ra = amq_cuckoo_add(a, keys[i], klen);
+        rb = amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        if (ra != rb) {
+            FAIL_AT_("f=%u b=%u seed=%" PRIx64 " key %" PRIu64 ": add %d, add_hash %d", f, bs,
+                     seed, i, ra, rb);
+            goto done;
+        }
+        if (ra == 1)
+            n = i + 1;
+        else
+            full++;
+    }
+    if (n == 0 || !amq_cuckoo_is_full(a)) {
+        FAIL_AT_("f=%u b=%u: %" PRIu64 " adds, full %d", f, bs, n, amq_cuckoo_is_full(a));
+        goto done;
+    }
+    /* Every key added is found; the answers agree for added and new keys. */
+    for (i = 0; i < n + 2000; i++) {
+        uint64_t k[2], *key = keys[i];
+        if (i >= n) {
+            k[0] = test_rand(&st);
+            k[1] = test_rand(&st);
+            key = k;
+        }
+        ra = amq_cuckoo_contains(a, key, klen);
+        rb = amq_cuckoo_contains_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, key, klen));
+        mism += ra != rb;
+        fn += i < n && ra != 1;
+    }
+    /* Removes bring the victim back (the fast entries come back on), and
+     * adds go on. */
+    for (i = 0; i < n; i += 3) {
+        ra = amq_cuckoo_remove(a, keys[i], klen);
+        rb = amq_cuckoo_remove_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        mism += ra != 1 || rb != 1;
+    }
+    mism += amq_cuckoo_is_full(a) != 0;
+    for (i = 0; i < n; i += 3) {
+        ra = amq_cuckoo_add(a, keys[i], klen);
+        rb = amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
+        mism += ra != rb;
+    }
+    for (i = 0; i < n; i++)
+        if (i % 3 != 0 || amq_cuckoo_victim(a, &va) == 0)
+            fn += amq_cuckoo_contains(a, keys[i], klen) != 1;
+    if (mism != 0 || fn != 0)
+        FAIL_AT_("f=%u b=%u seed=%" PRIx64 " len %zu: %" PRIu64 " mismatches, %" PRIu64
+                 " false negatives",
+                 f, bs, seed, klen, mism, fn);
+    if (memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) != 0 ||
+        amq_cuckoo_items(a) != amq_cuckoo_items(b) ||
+        amq_cuckoo_victim(a, &va) != amq_cuckoo_victim(b, &vb) || va != vb)
+        FAIL_AT_("f=%u b=%u seed=%" PRIx64 " len %zu: tables differ", f, bs, seed, klen);
+    /* A read-only view answers through the same entries and refuses adds. */
+    amq_cuckoo_get_params(a, &p);
+    if (amq_cuckoo_view(&p, amq_cuckoo_data(a), amq_cuckoo_bytes(a), amq_cuckoo_items(a),
+                        amq_cuckoo_victim(a, &va), va, NULL, &v) != AMQ_OK) {
+        FAIL_AT_("f=%u b=%u: no view", f, bs);
+        goto done;
+    }
+    for (i = 1; i < n; i += 3)
+        fn += amq_cuckoo_contains(v, keys[i], klen) != 1;
+    if (fn != 0 || amq_cuckoo_add(v, keys[0], klen) != AMQ_EREADONLY)
+        FAIL_AT_("f=%u b=%u: the view lost keys or took an add", f, bs);
+done:
+    amq_cuckoo_free(v);
+    amq_cuckoo_free(a);
+    amq_cuckoo_free(b);
+    free(keys);
+}
+
+TEST(cuckoo_key_entries_every_width)
+{
+    /* Every width 4-32 in every bucket size (buckets on whole bytes, at
+     * any bit, over one word), two seeds, 8-byte keys; 16-byte keys in a
+     * few layouts. */
+    static const uint64_t seeds[2] = {0, UINT64_C(0x0123456789abcdef)};
+    uint32_t f;
+    int j, s;
+    for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+        for (j = 0; j < 4; j++)
+            for (s = 0; s < 2; s++)
+                key_entries_match(f, BS[j], 53, seeds[s], 8, f * 8 + (uint32_t)(j * 2 + s));
+    key_entries_match(12, 4, 53, 7, 16, 1);
+    key_entries_match(10, 4, 53, 7, 16, 2);
+    key_entries_match(13, 4, 53, 0, 16, 3);
+}
+
+TEST(cuckoo_key8_hash_bits)
+{
+    /* A large table reads more of the hash (the bucket takes the top
+     * log2(nb) bits of h1, the 32-bit fingerprint all 32 bits it uses of
+     * h2): 8-byte keys through both entries give the same table. */
+    uint64_t nb = UINT64_C(1) << 20, st = 77, i, k;
+    amq_cuckoo *a = make_seeded(32, 1, nb, 99), *b = make_seeded(32, 1, nb, 99);
+    REQUIRE(a != NULL && b != NULL);
+    for (i = 0; i < 20000; i++) {
+        k = test_rand(&st);
+        REQUIRE_EQ(amq_cuckoo_add(a, &k, 8), 1);
+        REQUIRE_EQ(amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, 99, &k, 8)), 1);
+    }
+    CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+    amq_cuckoo_free(a);
+    amq_cuckoo_free(b);
+}
+
 /* ---- through the generic handle and the container --------------------------------- */
+
+TEST(cuckoo_handle_key_entries)
+{
+    /* amq_filter_add / _contains reach the kind's one-key entries: the
+     * same file bytes and answers as hashing with amq_filter_hash and
+     * calling the _hash entries, 8- and 16-byte keys and others. */
+    amq_config cfg;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    uint64_t st = 31, i, k[2], sf = 0, sg = 0, mism = 0;
+    uint8_t *bf, *bg;
+    size_t wf, wg, lens[3] = {8, 16, 5};
+
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.capacity = 3000;
+    cfg.fpp = 0.01;
+    cfg.seed = 12345;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, &err));
+    REQUIRE_OK(amq_filter_new(&cfg, &g, &err));
+    for (i = 0; i < 3000; i++) {
+        size_t len = lens[i % 3];
+        k[0] = test_rand(&st);
+        k[1] = test_rand(&st);
+        mism += amq_filter_add(f, k, len) != amq_filter_add_hash(g, amq_filter_hash(g, k, len));
+    }
+    for (i = 0; i < 6000; i++) {
+        size_t len = lens[i % 3];
+        if (i == 3000)
+            st = 31; /* new keys first, then the keys added */
+        k[0] = test_rand(&st);
+        k[1] = test_rand(&st);
+        mism += amq_filter_contains(f, k, len) !=
+                amq_filter_contains_hash(g, amq_filter_hash(g, k, len));
+        if (i >= 3000)
+            mism += amq_filter_contains(f, k, len) != 1;
+    }
+    CHECK_EQ(mism, 0);
+    REQUIRE_OK(amq_filter_serialized_size(f, &sf));
+    REQUIRE_OK(amq_filter_serialized_size(g, &sg));
+    REQUIRE_EQ(sf, sg);
+    bf = malloc((size_t)sf);
+    bg = malloc((size_t)sg);
+    REQUIRE(bf != NULL && bg != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, bf, (size_t)sf, &wf));
+    REQUIRE_OK(amq_filter_serialize(g, bg, (size_t)sg, &wg));
+    CHECK(wf == wg && memcmp(bf, bg, wf) == 0);
+    free(bf);
+    free(bg);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
 
 TEST(cuckoo_file_roundtrip)
 {

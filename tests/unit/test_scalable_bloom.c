@@ -611,4 +611,65 @@ TEST(sbloom_from_raw_owning)
     amq_sbloom_free(s);
 }
 
+/* What a host such as Redis counts for a small BF key: BF.RESERVE k 0.01
+ * 100 (144 bytes of bits) is one block of the chain's struct and its bits,
+ * 256 bytes - a jemalloc size class, as RedisBloom's key - and each later
+ * link one bit array plus the link array (48 bytes a link). */
+typedef struct counting {
+    uint64_t blocks, bytes;
+} counting;
+
+static void *c_alloc(void *opaque, size_t size)
+{
+    counting *c = opaque;
+    c->blocks++;
+    c->bytes += size;
+    return malloc(size);
+}
+
+static void c_free(void *opaque, void *ptr, size_t size)
+{
+    counting *c = opaque;
+    c->blocks--;
+    c->bytes -= size;
+    free(ptr);
+}
+
+TEST(sbloom_small_key_is_one_block)
+{
+    counting cnt = {0, 0};
+    amq_allocator al = {c_alloc, c_free, &cnt, NULL};
+    amq_sbloom_params p;
+    amq_sbloom *s = NULL, *t = NULL;
+    amq_sbloom_link_info li;
+    char key[16];
+    int k, n, len;
+
+    amq_sbloom_params_init(&p, 1);
+    REQUIRE_OK(amq_sbloom_new(&p, &al, &s));
+    CHECK_EQ(cnt.blocks, 1);
+    CHECK_EQ(cnt.bytes, 256);
+    for (k = 0; k < 1000 && info_of(s).num_filters < 2; k++) {
+        len = snprintf(key, sizeof key, "k%d", k);
+        CHECK_GE(amq_sbloom_add(s, key, (size_t)len), 0);
+    }
+    REQUIRE(info_of(s).num_filters == 2);
+    REQUIRE_OK(amq_sbloom_link(s, 1, &li, NULL));
+    /* + link 2's bit array + the array of 2 links */
+    CHECK_EQ(cnt.blocks, 3);
+    CHECK_EQ(cnt.bytes, 256 + li.bytes + 2 * 48);
+    REQUIRE_OK(amq_sbloom_clone(s, &al, &t));
+    CHECK_EQ(cnt.blocks, 6);
+    n = k;
+    for (k = 0; k < n; k++) {
+        len = snprintf(key, sizeof key, "k%d", k);
+        if (!amq_sbloom_contains(t, key, (size_t)len))
+            FAIL_AT_("%s lost in the clone", key);
+    }
+    amq_sbloom_free(t);
+    amq_sbloom_free(s);
+    CHECK_EQ(cnt.blocks, 0);
+    CHECK_EQ(cnt.bytes, 0);
+}
+
 TEST_MAIN()
