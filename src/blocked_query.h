@@ -90,12 +90,20 @@ BLK_INLINE uint64_t BLK_NAME(hash_loop)(const amq_blk_geom *g, const BLK_CTX *c,
 #define BLK_H1(j) (width == BLK_H128 ? h128[(j)].h1 : h64[(j)])
     for (i = 0; i < n && i < w; i++)
         BLK_NAME(prefetch)(d + amq_blk_index(BLK_H1(i), blocks) * 64, pfk);
-    for (i = 0; i < n; i++) {
+    /* One loop while there are blocks w keys ahead to prefetch, one for
+     * the last w: neither tests per key whether one is left. */
+    for (i = 0; i + w < n; i++) {
         const uint32_t u = width == BLK_H128 ? amq_blk_u(h128[i]) : (uint32_t)h64[i];
         int r;
-        if (i + w < n)
-            BLK_NAME(prefetch)(d + amq_blk_index(BLK_H1(i + w), blocks) * 64, pfk);
+        BLK_NAME(prefetch)(d + amq_blk_index(BLK_H1(i + w), blocks) * 64, pfk);
         r = BLK_NAME(op)(d + amq_blk_index(BLK_H1(i), blocks) * 64, u, c, k, op);
+        count += (uint64_t)r;
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+    }
+    for (; i < n; i++) {
+        const uint32_t u = width == BLK_H128 ? amq_blk_u(h128[i]) : (uint32_t)h64[i];
+        const int r = BLK_NAME(op)(d + amq_blk_index(BLK_H1(i), blocks) * 64, u, c, k, op);
         count += (uint64_t)r;
         if (out != NULL)
             out[i] = (uint8_t)r;
@@ -138,15 +146,20 @@ BLK_INLINE uint64_t BLK_NAME(key_loop)(const amq_blk_geom *g, const BLK_CTX *c,
         ring[i] = BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i), BLK_LEN(i));
         BLK_NAME(prefetch)(ring[i].blk, pfk);
     }
-    for (i = 0; i < n; i++) {
+    /* One loop while there are keys w ahead to hash, one for the last w:
+     * neither tests per key whether one is left. */
+    for (i = 0; i + w < n; i++) {
         const amq_blk_slot s = ring[i & (w - 1)];
         int r;
-        if (i + w < n) {
-            ring[i & (w - 1)] =
-                BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i + w), BLK_LEN(i + w));
-            BLK_NAME(prefetch)(ring[i & (w - 1)].blk, pfk);
-        }
+        ring[i & (w - 1)] = BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i + w), BLK_LEN(i + w));
+        BLK_NAME(prefetch)(ring[i & (w - 1)].blk, pfk);
         r = BLK_NAME(op)(s.blk, s.u, c, k, op);
+        count += (uint64_t)r;
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+    }
+    for (; i < n; i++) {
+        const int r = BLK_NAME(op)(ring[i & (w - 1)].blk, ring[i & (w - 1)].u, c, k, op);
         count += (uint64_t)r;
         if (out != NULL)
             out[i] = (uint8_t)r;
