@@ -780,24 +780,17 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     int rc;
 
     get_info(a, &in);
-    if ((rc = amq_field_str(fn, ctx, "aging_by", a->time_mode ? "time" : "count")) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "slices_k", a->k)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "slices_l", a->l)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "blocks", a->blocks)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "generation_size", a->gen_size)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "window", in.window)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "horizon", in.horizon)) != 0)
-        return rc;
-    if (a->time_mode &&
-        ((rc = amq_field_u64(fn, ctx, "generation_ms", a->gen_ms)) != 0 ||
-         (rc = amq_field_u64(fn, ctx, "window_ms", in.window_ms)) != 0 ||
-         (rc = amq_field_u64(fn, ctx, "horizon_ms", in.horizon_ms)) != 0))
-        return rc;
-    if ((rc = amq_field_u64(fn, ctx, "generation", a->generation)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "in_generation", a->in_gen)) != 0 ||
-        (rc = amq_field_f64(fn, ctx, "fpp_bound", a->fpp)) != 0)
-        return rc;
-    return 0;
+    rc = AMQ_FIELDS(fn, ctx, AMQ_STR("aging_by", a->time_mode ? "time" : "count"),
+                    AMQ_U64("slices_k", a->k), AMQ_U64("slices_l", a->l),
+                    AMQ_U64("blocks", a->blocks), AMQ_U64("generation_size", a->gen_size),
+                    AMQ_U64("window", in.window), AMQ_U64("horizon", in.horizon));
+    if (rc == 0 && a->time_mode)
+        rc = AMQ_FIELDS(fn, ctx, AMQ_U64("generation_ms", a->gen_ms),
+                        AMQ_U64("window_ms", in.window_ms), AMQ_U64("horizon_ms", in.horizon_ms));
+    if (rc == 0)
+        rc = AMQ_FIELDS(fn, ctx, AMQ_U64("generation", a->generation),
+                        AMQ_U64("in_generation", a->in_gen), AMQ_F64("fpp_bound", a->fpp));
+    return rc;
 }
 
 /* ---- persistence -------------------------------------------------------------------------
@@ -810,11 +803,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  */
 #define AGING_PARAMS_SIZE 96
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return AGING_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(AGING_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -960,26 +949,10 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_aging_ops = {
     .kind = AMQ_KIND_AGING,
     .name = "aging",
-    .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = op_hash_spec,
-    .add = op_add,
-    .contains = op_contains,
-    .remove = NULL,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
-    .merge = NULL,
-    .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
 };
 
 /* ---- the public functions ---------------------------------------------------------------- */

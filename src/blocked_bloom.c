@@ -891,15 +891,11 @@ static void op_stats(const void *impl, amq_stats *st)
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_blocked *b = impl;
-    int rc;
 
-    if ((rc = amq_field_u64(fn, ctx, "blocks", b->p.blocks)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "block_bits", AMQ_BLOCKED_BLOCK_BITS)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "hashes", b->p.k)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "bits_set", amq_blocked_bits_set(b))) != 0 ||
-        (rc = amq_field_str(fn, ctx, "query_path", b->simd->name)) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_U64("blocks", b->p.blocks),
+                      AMQ_U64("block_bits", AMQ_BLOCKED_BLOCK_BITS), AMQ_U64("hashes", b->p.k),
+                      AMQ_U64("bits_set", amq_blocked_bits_set(b)),
+                      AMQ_STR("query_path", b->simd->name));
 }
 
 /* Parameter block (32 bytes, little-endian):
@@ -907,11 +903,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u64 capacity, f64 fpp. */
 #define BLOCKED_PARAMS_SIZE 32
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return BLOCKED_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(BLOCKED_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -998,27 +990,12 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_blocked_ops = {
     .kind = AMQ_KIND_BLOCKED,
     .name = "blocked",
-    .create = op_create,
-    .destroy = kind_destroy,
-    .clone = kind_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = kind_contains,
-    .remove = NULL,
-    .add_batch = kind_add_batch,
-    .contains_batch = kind_contains_batch,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
     .merge = op_merge,
-    .intersect = NULL,
-    .clear = kind_clear,
-    .is_view = kind_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
-    .set_concurrent = kind_set_concurrent,
+    .set_concurrent = op_set_concurrent,
     .add_key = op_add_key,
     .contains_key = op_contains_key,
 };

@@ -673,26 +673,18 @@ static const char *probe_name(uint32_t probe)
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_bloom *b = impl;
-    int rc;
 
-    if ((rc = amq_field_u64(fn, ctx, "bits", b->p.bits)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "hashes", b->p.k)) != 0 ||
-        (rc = amq_field_str(fn, ctx, "probe", probe_name(b->p.probe))) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "bits_set", amq_bloom_bits_set(b))) != 0 ||
-        (rc = amq_field_f64(fn, ctx, "estimated_items", amq_bloom_estimate_items(b))) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_U64("bits", b->p.bits), AMQ_U64("hashes", b->p.k),
+                      AMQ_STR("probe", probe_name(b->p.probe)),
+                      AMQ_U64("bits_set", amq_bloom_bits_set(b)),
+                      AMQ_F64("estimated_items", amq_bloom_estimate_items(b)));
 }
 
 /* Parameter block (32 bytes, little-endian):
  *   u64 bits, u32 k, u32 probe, u64 capacity, f64 fpp. */
 #define BLOOM_PARAMS_SIZE 32
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return BLOOM_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(BLOOM_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -772,24 +764,10 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_bloom_ops = {
     .kind = AMQ_KIND_BLOOM,
     .name = "bloom",
-    .create = op_create,
-    .destroy = kind_destroy,
-    .clone = kind_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = op_contains,
-    .remove = NULL,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
     .intersect = op_intersect,
-    .clear = kind_clear,
-    .is_view = kind_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
 };

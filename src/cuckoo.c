@@ -1270,17 +1270,12 @@ static void op_stats(const void *impl, amq_stats *st)
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_cuckoo *c = impl;
-    int rc;
 
-    if ((rc = amq_field_u64(fn, ctx, "fingerprint_bits", c->p.fingerprint_bits)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "bucket_size", c->p.bucket_size)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "buckets", c->p.buckets)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "slots", amq_cuckoo_slots(c))) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "max_kicks", c->p.max_kicks)) != 0 ||
-        (rc = amq_field_f64(fn, ctx, "load", amq_cuckoo_load(c))) != 0 ||
-        (rc = amq_field_str(fn, ctx, "full", c->victim_fp != 0 ? "yes" : "no")) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_U64("fingerprint_bits", c->p.fingerprint_bits),
+                      AMQ_U64("bucket_size", c->p.bucket_size), AMQ_U64("buckets", c->p.buckets),
+                      AMQ_U64("slots", amq_cuckoo_slots(c)), AMQ_U64("max_kicks", c->p.max_kicks),
+                      AMQ_F64("load", amq_cuckoo_load(c)),
+                      AMQ_STR("full", c->victim_fp != 0 ? "yes" : "no"));
 }
 
 /* Parameter block (48 bytes, little-endian):
@@ -1288,11 +1283,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u32 victim_fp, u64 victim_bucket, u64 capacity, f64 fpp. */
 #define CUCKOO_PARAMS_SIZE 48
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return CUCKOO_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(CUCKOO_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -1402,26 +1393,11 @@ static int op_contains_key(const void *impl, const void *key, size_t len)
 const amq_kind_ops amq_cuckoo_ops = {
     .kind = AMQ_KIND_CUCKOO,
     .name = "cuckoo",
-    .create = op_create,
-    .destroy = kind_destroy,
-    .clone = kind_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = kind_contains,
-    .remove = kind_remove,
-    .add_batch = kind_add_batch,
-    .contains_batch = kind_contains_batch,
-    .merge = NULL,
-    .intersect = NULL,
-    .clear = kind_clear,
-    .is_view = kind_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .remove = op_remove,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
     .add_key = op_add_key,
     .contains_key = op_contains_key,
 };

@@ -90,6 +90,15 @@ int amq_field_str(amq_field_fn fn, void *ctx, const char *name, const char *v)
     return fn(ctx, &f);
 }
 
+int amq_fields(amq_field_fn fn, void *ctx, const amq_field *fields, size_t n)
+{
+    size_t i;
+    int rc = 0;
+    for (i = 0; i < n && rc == 0; i++)
+        rc = fn(ctx, &fields[i]);
+    return rc;
+}
+
 /* ---- life cycle -------------------------------------------------------------- */
 
 void amq_config_init(amq_config *cfg, uint32_t kind)

@@ -321,6 +321,11 @@ static int fuse_ops_contains(const void *impl, amq_hash128 h)
     return fuse_contains(impl, h.h1);
 }
 
+static int fuse_ops_contains_key(const void *impl, const void *key, size_t len)
+{
+    return fuse_contains(impl, amq_static_key_h1(impl, key, len));
+}
+
 static void fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
                                     uint8_t *out)
 {
@@ -333,4 +338,4 @@ static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 }
 
 const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load, fuse_ops_contains,
-                                                fuse_ops_contains_batch);
+                                                fuse_ops_contains_batch, fuse_ops_contains_key);

@@ -108,55 +108,97 @@ const amq_kind_ops *amq_kind_lookup(uint32_t kind);
 /* ---- forwarding entries -------------------------------------------------------
  * Most entries of a kind's table only turn the void * handle back into the
  * family's type and call its typed function.  Each macro below defines one
- * such entry, named kind_<entry>, in the kind's file; a kind uses those
- * whose usual form it has and writes the others (bloom.c's contains, the
- * scalable kinds' clear, ...).  T is the handle type (amq_bloom), and the
+ * such entry, named op_<entry> like those a kind writes itself, in the
+ * kind's file; a kind uses those whose usual form it has and writes the
+ * others (bloom.c's contains, the scalable kinds' clear, ...).  T is the handle type (amq_bloom), and the
  * family's functions are T##_free, T##_clone, T##_add_hash, ...
  */
 #define AMQ_KIND_FWD_DESTROY(T)                                                                    \
-    static void kind_destroy(void *impl) { T##_free((T *)impl); }
+    static void op_destroy(void *impl) { T##_free((T *)impl); }
 #define AMQ_KIND_FWD_CLONE(T)                                                                      \
-    static int kind_clone(const void *impl, const amq_allocator *alloc, void **out)               \
+    static int op_clone(const void *impl, const amq_allocator *alloc, void **out)               \
     {                                                                                              \
         return T##_clone((const T *)impl, alloc, (T **)out);                                       \
     }
 /* ALGO and SEED: where the handle keeps them (p.hash_algo, p.seed). */
 #define AMQ_KIND_FWD_HASH_SPEC(T, ALGO, SEED)                                                      \
-    static void kind_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)                   \
+    static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)                   \
     {                                                                                              \
         *algo = ((const T *)impl)->ALGO;                                                           \
         *seed = ((const T *)impl)->SEED;                                                           \
     }
 #define AMQ_KIND_FWD_ADD(T)                                                                        \
-    static int kind_add(void *impl, amq_hash128 h) { return T##_add_hash((T *)impl, h); }
+    static int op_add(void *impl, amq_hash128 h) { return T##_add_hash((T *)impl, h); }
 #define AMQ_KIND_FWD_CONTAINS(T)                                                                   \
-    static int kind_contains(const void *impl, amq_hash128 h)                                      \
+    static int op_contains(const void *impl, amq_hash128 h)                                      \
     {                                                                                              \
         return T##_contains_hash((const T *)impl, h);                                              \
     }
 #define AMQ_KIND_FWD_REMOVE(T)                                                                     \
-    static int kind_remove(void *impl, amq_hash128 h) { return T##_remove_hash((T *)impl, h); }
+    static int op_remove(void *impl, amq_hash128 h) { return T##_remove_hash((T *)impl, h); }
 #define AMQ_KIND_FWD_CLEAR(T)                                                                      \
-    static int kind_clear(void *impl) { return T##_clear((T *)impl); }
+    static int op_clear(void *impl) { return T##_clear((T *)impl); }
 #define AMQ_KIND_FWD_ADD_BATCH(T)                                                                  \
-    static int kind_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)          \
+    static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)          \
     {                                                                                              \
         return T##_add_batch((T *)impl, h, n, added, NULL);                                        \
     }
 #define AMQ_KIND_FWD_CONTAINS_BATCH(T)                                                             \
-    static void kind_contains_batch(const void *impl, const amq_hash128 *h, size_t n,              \
+    static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n,              \
                                     uint8_t *out)                                                  \
     {                                                                                              \
         (void)T##_contains_batch((const T *)impl, h, n, out, NULL);                                \
     }
 #define AMQ_KIND_FWD_SET_CONCURRENT(T)                                                             \
-    static int kind_set_concurrent(void *impl, int on) { return T##_set_concurrent((T *)impl, on); }
+    static int op_set_concurrent(void *impl, int on) { return T##_set_concurrent((T *)impl, on); }
 #define AMQ_KIND_FWD_IS_READONLY(T)                                                                \
-    static int kind_is_view(const void *impl) { return T##_is_readonly((const T *)impl); }
+    static int op_is_view(const void *impl) { return T##_is_readonly((const T *)impl); }
 
-/* Helpers for describe functions. */
+/* The entries every kind has, named alike in every kind's file (op_create,
+ * op_destroy, ...; op_stats, op_describe, op_params_size, ... op_load).  A
+ * kind's table is
+ *   { .kind = ..., .name = ..., AMQ_KIND_CORE_OPS, AMQ_KIND_CODEC_OPS,
+ *     and the optional entries it has (.remove, .add_batch, ...) };
+ * an optional entry left out is NULL (unsupported, or a loop of the
+ * one-key entry). */
+#define AMQ_KIND_CORE_OPS                                                                          \
+    .create = op_create, .destroy = op_destroy, .clone = op_clone, .hash_spec = op_hash_spec,     \
+    .add = op_add, .contains = op_contains, .clear = op_clear, .is_view = op_is_view
+#define AMQ_KIND_CODEC_OPS                                                                         \
+    .stats = op_stats, .describe = op_describe, .params_size = op_params_size,                     \
+    .params_write = op_params_write, .payload_size = op_payload_size,                              \
+    .payload_write = op_payload_write, .load = op_load
+
+/* A parameter block of a fixed size. */
+#define AMQ_KIND_FIXED_PARAMS(SIZE)                                                                \
+    static size_t op_params_size(const void *impl)                                                 \
+    {                                                                                              \
+        (void)impl;                                                                                \
+        return (SIZE);                                                                             \
+    }
+
+/* Helpers for describe functions: one field, or a list of them -
+ * AMQ_FIELDS(fn, ctx, AMQ_U64("bits", m), AMQ_STR("probe", name), ...)
+ * calls fn for each in order and returns its first non-zero value (else
+ * 0).  Every value of the list is computed before the first call. */
 int amq_field_u64(amq_field_fn fn, void *ctx, const char *name, uint64_t v);
 int amq_field_f64(amq_field_fn fn, void *ctx, const char *name, double v);
 int amq_field_str(amq_field_fn fn, void *ctx, const char *name, const char *v);
+int amq_fields(amq_field_fn fn, void *ctx, const amq_field *fields, size_t n);
+#define AMQ_U64(NAME, V)                                                                           \
+    {                                                                                              \
+        .name = (NAME), .type = AMQ_FIELD_U64, .u64 = (uint64_t)(V)                                \
+    }
+#define AMQ_F64(NAME, V)                                                                           \
+    {                                                                                              \
+        .name = (NAME), .type = AMQ_FIELD_F64, .f64 = (V)                                          \
+    }
+#define AMQ_STR(NAME, V)                                                                           \
+    {                                                                                              \
+        .name = (NAME), .type = AMQ_FIELD_STR, .str = (V)                                          \
+    }
+#define AMQ_FIELDS(FN, CTX, ...)                                                                   \
+    amq_fields((FN), (CTX), (const amq_field[]){__VA_ARGS__},                                      \
+               sizeof((const amq_field[]){__VA_ARGS__}) / sizeof(amq_field))
 
 #endif /* AMQ_KIND_H */

@@ -934,7 +934,6 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     const amq_partitioned *f = impl;
     uint64_t blocks = 0, minb = UINT64_MAX, maxb = 0;
     uint32_t i, unverified = 0;
-    int rc;
 
     for (i = 0; i < f->nparts; i++) {
         blocks += f->parts[i].blocks;
@@ -945,26 +944,18 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
         if (atomic_load_explicit(&f->state[i], memory_order_relaxed) != ST_OK)
             unverified++;
     }
-    if ((rc = amq_field_u64(fn, ctx, "partitions", f->nparts)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "blocks", blocks)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "partition_blocks_min", minb)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "partition_blocks_max", maxb)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "hashes", f->parts[0].k)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "unverified_partitions", unverified)) != 0 ||
-        (rc = amq_field_str(fn, ctx, "query_path", f->simd->name)) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_U64("partitions", f->nparts), AMQ_U64("blocks", blocks),
+                      AMQ_U64("partition_blocks_min", minb), AMQ_U64("partition_blocks_max", maxb),
+                      AMQ_U64("hashes", f->parts[0].k),
+                      AMQ_U64("unverified_partitions", unverified),
+                      AMQ_STR("query_path", f->simd->name));
 }
 
 /* Parameter block (32 bytes, little-endian):
  *   u32 partitions, u32 layout (0), u64 capacity, f64 fpp, u64 zero. */
 #define PART_PARAMS_SIZE 32
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return PART_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(PART_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -1133,25 +1124,10 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_partitioned_ops = {
     .kind = AMQ_KIND_PARTITIONED,
     .name = "partitioned",
-    .create = op_create,
-    .destroy = op_destroy,
-    .clone = op_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = kind_contains,
-    .remove = NULL,
-    .add_batch = kind_add_batch,
-    .contains_batch = kind_contains_batch,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
     .merge = op_merge,
-    .intersect = NULL,
-    .clear = kind_clear,
-    .is_view = kind_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
-    .set_concurrent = kind_set_concurrent,
+    .set_concurrent = op_set_concurrent,
 };

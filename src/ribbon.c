@@ -354,6 +354,13 @@ static int rib_ops_contains(const void *impl, amq_hash128 h)
     return s->simd ? rib_contains_avx512(s, h.h1) : rib_contains(s, h.h1);
 }
 
+static int rib_ops_contains_key(const void *impl, const void *key, size_t len)
+{
+    const amq_static *s = impl;
+    uint64_t h1 = amq_static_key_h1(s, key, len);
+    return s->simd ? rib_contains_avx512(s, h1) : rib_contains(s, h1);
+}
+
 static void rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
 {
     const amq_static *s = impl;
@@ -394,4 +401,4 @@ static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 }
 
 const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load, rib_ops_contains,
-                                                  rib_ops_contains_batch);
+                                                  rib_ops_contains_batch, rib_ops_contains_key);

@@ -917,19 +917,13 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_sbloom *s = impl;
     amq_sbloom_info in;
-    int rc;
 
     amq_sbloom_get_info(s, &in);
-    if ((rc = amq_field_str(fn, ctx, "layout", s->redisbloom ? "redisbloom" : "native")) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "links", in.num_filters)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "expansion", s->growth)) != 0 ||
-        (rc = amq_field_str(fn, ctx, "scaling",
-                            (s->options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes")) != 0 ||
-        (rc = amq_field_f64(fn, ctx, "error", s->error)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "options", s->options)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "redisbloom_size", in.size)) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", s->redisbloom ? "redisbloom" : "native"),
+                      AMQ_U64("links", in.num_filters), AMQ_U64("expansion", s->growth),
+                      AMQ_STR("scaling", (s->options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes"),
+                      AMQ_F64("error", s->error), AMQ_U64("options", s->options),
+                      AMQ_U64("redisbloom_size", in.size));
 }
 
 /* Parameter block, little-endian: u32 redisbloom, u32 options, u32 growth,
@@ -1065,24 +1059,6 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_sbloom_ops = {
     .kind = AMQ_KIND_SCALABLE_BLOOM,
     .name = "scalable-bloom",
-    .create = op_create,
-    .destroy = kind_destroy,
-    .clone = kind_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = kind_contains,
-    .remove = NULL,
-    .add_batch = NULL,
-    .contains_batch = NULL,
-    .merge = NULL,
-    .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
 };

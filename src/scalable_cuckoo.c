@@ -1122,22 +1122,15 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_scuckoo *c = impl;
     amq_scuckoo_info in;
-    int rc;
 
     amq_scuckoo_get_info(c, &in);
-    if ((rc = amq_field_str(fn, ctx, "layout", c->p.redisbloom ? "redisbloom" : "native")) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "fingerprint_bits", in.fingerprint_bits)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "bucket_size", in.bucket_size)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "buckets", in.num_buckets)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "filters", in.num_filters)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "max_filters", in.max_filters)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "max_iterations", in.max_iterations)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "expansion", in.expansion)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "slots", in.capacity)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "deletes", in.deletes)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "redisbloom_size", in.size)) != 0)
-        return rc;
-    return 0;
+    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", c->p.redisbloom ? "redisbloom" : "native"),
+                      AMQ_U64("fingerprint_bits", in.fingerprint_bits),
+                      AMQ_U64("bucket_size", in.bucket_size), AMQ_U64("buckets", in.num_buckets),
+                      AMQ_U64("filters", in.num_filters), AMQ_U64("max_filters", in.max_filters),
+                      AMQ_U64("max_iterations", in.max_iterations),
+                      AMQ_U64("expansion", in.expansion), AMQ_U64("slots", in.capacity),
+                      AMQ_U64("deletes", in.deletes), AMQ_U64("redisbloom_size", in.size));
 }
 
 /* Parameter block (56 bytes, little-endian):
@@ -1147,11 +1140,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  * Payload: the sub-filter arrays (packed, unpadded) concatenated. */
 #define SC_PARAMS_SIZE 56
 
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return SC_PARAMS_SIZE;
-}
+AMQ_KIND_FIXED_PARAMS(SC_PARAMS_SIZE)
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
@@ -1271,24 +1260,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 const amq_kind_ops amq_scuckoo_ops = {
     .kind = AMQ_KIND_SCALABLE_CUCKOO,
     .name = "scalable-cuckoo",
-    .create = op_create,
-    .destroy = kind_destroy,
-    .clone = kind_clone,
-    .hash_spec = kind_hash_spec,
-    .add = kind_add,
-    .contains = kind_contains,
-    .remove = kind_remove,
-    .add_batch = NULL,
-    .contains_batch = NULL,
-    .merge = NULL,
-    .intersect = NULL,
-    .clear = op_clear,
-    .is_view = op_is_view,
-    .stats = op_stats,
-    .describe = op_describe,
-    .params_size = op_params_size,
-    .params_write = op_params_write,
-    .payload_size = op_payload_size,
-    .payload_write = op_payload_write,
-    .load = op_load,
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .remove = op_remove,
 };

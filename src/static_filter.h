@@ -18,6 +18,11 @@
 #include "common/alloc.h"
 #include "kind.h"
 
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
 #define AMQ_STATIC_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define AMQ_STATIC_MAX_PBITS 20u
 
@@ -99,6 +104,15 @@ static inline uint64_t amq_static_mulhi(uint64_t a, uint64_t b)
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
+/* The key's h1 as amq_filter_hash gives it, XXH3 inlined: the one-key
+ * entries (contains_key) skip the handle's call through amq_hash_key. */
+static inline uint64_t amq_static_key_h1(const amq_static *s, const void *key, size_t len)
+{
+    if (s->hash_algo == AMQ_HASH_XXH3)
+        return XXH3_128bits_withSeed(key, len, s->seed).low64;
+    return amq_hash_key(s->hash_algo, s->seed, key, len).h1;
+}
+
 /* The kinds' ops tables share everything but the algorithm. */
 extern const amq_static_algo amq_fuse_algo;
 extern const amq_static_algo amq_ribbon_algo;
@@ -125,7 +139,7 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
                           uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH) \
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
         .create = amq_static_ops_create,                   \
@@ -148,6 +162,7 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
         .payload_size = amq_static_ops_payload_size,       \
         .payload_write = amq_static_ops_payload_write,     \
         .load = LOADFN,                                    \
+        .contains_key = (CONTAINS_KEY),                    \
     }
 
 #endif /* AMQ_STATIC_FILTER_H */

@@ -6,6 +6,7 @@
  * golden checksum, and adds, removes and creates refused.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "amq.h"
@@ -159,6 +160,49 @@ TEST(static_ribbon_query_paths_agree)
         free(a);
         free(o1);
         free(o2);
+    }
+}
+
+/* amq_filter_contains (the kinds' own one-key entries, XXH3 inlined)
+ * answers as amq_filter_contains_hash of amq_filter_hash, for every
+ * static variant, XXH3 with a seed and another hash algorithm. */
+TEST(static_key_entries_match_hash_entries)
+{
+    static const struct { uint32_t kind; unsigned bits, arity; uint32_t algo; uint64_t seed; } v[] = {
+        {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, 0}, {AMQ_KIND_FUSE, 16, 4, AMQ_HASH_XXH3, 77},
+        {AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_XXH3, 5}, {AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_MURMUR3, 9},
+        {AMQ_KIND_FUSE, 8, 4, AMQ_HASH_MURMUR3, 3},
+    };
+    size_t k, i, n = 30000, diff, pos;
+    char key[32];
+    for (k = 0; k < sizeof v / sizeof v[0]; k++) {
+        amq_hash128 *h = malloc(n * sizeof *h);
+        amq_config cfg;
+        amq_filter *f = NULL;
+        amq_errinfo err;
+        amq_config_init(&cfg, v[k].kind);
+        cfg.fingerprint_bits = v[k].bits;
+        cfg.arity = v[k].arity;
+        cfg.fpp = 0.01;
+        cfg.hash_algo = v[k].algo;
+        cfg.seed = v[k].seed;
+        for (i = 0; i < n; i++)
+            h[i] = amq_hash_key(v[k].algo, v[k].seed, key,
+                                (size_t)snprintf(key, sizeof key, "k%zu", i));
+        if (amq_filter_build(&cfg, h, n, &f, &err) != AMQ_OK)
+            FAIL_AT_("build: %s", err.msg);
+        REQUIRE(f != NULL);
+        diff = pos = 0;
+        for (i = 0; i < 2 * n; i++) {
+            size_t len = (size_t)snprintf(key, sizeof key, i < n ? "k%zu" : "absent-%zu", i);
+            int a = amq_filter_contains(f, key, len);
+            diff += a != amq_filter_contains_hash(f, amq_filter_hash(f, key, len));
+            pos += (size_t)a;
+        }
+        CHECK_EQ(diff, 0);
+        CHECK(pos >= n && pos < n + n / 20); /* the present ones, and a few per cent more */
+        amq_filter_free(f);
+        free(h);
     }
 }
 
