@@ -893,21 +893,23 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
     amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
 }
 
-/* Bucket i1 first, and bucket i2 read only when i1 is full: most adds
- * touch one cache line, and whether i1 has room is mostly predictable
- * (it has, until the filter is nearly full). */
+/* Bucket i1 first, and bucket i2 read only when i1 is full: whether i1
+ * has room is mostly predictable (it has, until the filter is nearly
+ * full). */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
 {
     uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2, z;
+    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp), z;
+    /* i2 is fetched beside i1, so that when i1 is full its miss has
+     * overlapped i1's instead of following it. */
+    __builtin_prefetch(c->d + (bytes ? i2 * c->bbytes : i2 * c->bb / 8), 1);
     c->items++;
     z = zero64(bucket_word(c, i1, bytes), ones, c->highs_lo);
     if (__builtin_expect(z != 0, 1)) {
         put8(c, i1, z, fp, bytes);
         return 1;
     }
-    i2 = alt8(c, i1, fp);
     z = zero64(bucket_word(c, i2, bytes), ones, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
         return add8_kick(c, i1, i2, fp);
