@@ -440,7 +440,8 @@ static inline __attribute__((always_inline)) int insert(amq_cuckoo *c, uint64_t 
 
 /* Bucket indexes of a block of keys first, with both buckets prefetched,
  * then the tests: up to 2 * BATCH cache misses in flight. */
-static void contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out)
+static void contains_batch_any(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                               uint8_t *out)
 {
     const uint8_t *d = c->d;
     uint64_t nb = c->nb, i1[BATCH], i2[BATCH];
@@ -892,21 +893,23 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
     amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
 }
 
-/* Bucket i1 first, and bucket i2 read only when i1 is full: most adds
- * touch one cache line, and whether i1 has room is mostly predictable
- * (it has, until the filter is nearly full). */
+/* Bucket i1 first, and bucket i2 read only when i1 is full: whether i1
+ * has room is mostly predictable (it has, until the filter is nearly
+ * full). */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
 {
     uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2, z;
+    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp), z;
+    /* i2 is fetched beside i1, so that when i1 is full its miss has
+     * overlapped i1's instead of following it. */
+    __builtin_prefetch(c->d + (bytes ? i2 * c->bbytes : i2 * c->bb / 8), 1);
     c->items++;
     z = zero64(bucket_word(c, i1, bytes), ones, c->highs_lo);
     if (__builtin_expect(z != 0, 1)) {
         put8(c, i1, z, fp, bytes);
         return 1;
     }
-    i2 = alt8(c, i1, fp);
     z = zero64(bucket_word(c, i2, bytes), ones, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
         return add8_kick(c, i1, i2, fp);
@@ -1017,6 +1020,46 @@ int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
 int amq_cuckoo_add_unique(amq_cuckoo *c, const void *key, size_t len)
 {
     return amq_cuckoo_add_unique_hash(c, key_hash(c, key, len));
+}
+
+/* contains_batch_any for one-word buckets and no victim, with the one-key
+ * path's steps (buckets on whole bytes read with no shift, the two answers
+ * combined without a branch, no victim test). */
+static inline __attribute__((always_inline)) void
+contains_batch_words(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, int bytes)
+{
+    const uint8_t *d = c->d;
+    uint64_t nb = c->nb, ones = c->ones_lo, highs = c->highs_lo, i1[BATCH], i2[BATCH];
+    uint32_t fp[BATCH], bb = c->bb, by = c->bbytes;
+    size_t base, j, m;
+
+    for (base = 0; base < n; base += BATCH) {
+        m = n - base < BATCH ? n - base : BATCH;
+        for (j = 0; j < m; j++) {
+            fp[j] = fingerprint(h[base + j].h2, c->fmax);
+            i1[j] = reduce64(h[base + j].h1, nb);
+            i2[j] = alt8(c, i1[j], fp[j]);
+            __builtin_prefetch(d + (bytes ? i1[j] * by : i1[j] * bb / 8));
+            __builtin_prefetch(d + (bytes ? i2[j] * by : i2[j] * bb / 8));
+        }
+        for (j = 0; j < m; j++) {
+            uint64_t x = (uint64_t)fp[j] * ones;
+            uint64_t y1 = bucket_word(c, i1[j], bytes) ^ x, y2 = bucket_word(c, i2[j], bytes) ^ x;
+            out[base + j] = ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & highs) != 0;
+        }
+    }
+}
+
+static void contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    if (c->shape == CK_WORD64 && c->victim_fp == 0) {
+        if (c->bb % 8 == 0)
+            contains_batch_words(c, h, n, out, 1);
+        else
+            contains_batch_words(c, h, n, out, 0);
+        return;
+    }
+    contains_batch_any(c, h, n, out);
 }
 
 int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out,

@@ -542,6 +542,35 @@ static amq_cuckoo *make_seeded(uint32_t f, uint32_t b, uint64_t nb, uint64_t see
     return c;
 }
 
+/* Batched answers that differ from one-key ones, over keys[0..n) and as
+ * many new keys (with a victim: the general batch; without: the one-word
+ * one). */
+static uint64_t batch_differs(const amq_cuckoo *c, uint64_t (*keys)[2], uint64_t n, uint64_t seed,
+                              size_t klen)
+{
+    uint64_t st = n + seed, i, bad = 0;
+    amq_hash128 *h = malloc((size_t)(2 * n + 1) * sizeof *h);
+    uint8_t *out = malloc((size_t)(2 * n + 1));
+    if (h == NULL || out == NULL) {
+        free(h);
+        free(out);
+        return 1;
+    }
+    for (i = 0; i < 2 * n + 1; i++) {
+        uint64_t k[2];
+        k[0] = test_rand(&st);
+        k[1] = test_rand(&st);
+        h[i] = amq_hash_key(AMQ_HASH_XXH3, seed, i < n ? (const void *)keys[i] : k, klen);
+    }
+    if (amq_cuckoo_contains_batch(c, h, (size_t)(2 * n + 1), out, NULL) != AMQ_OK)
+        bad++;
+    for (i = 0; i < 2 * n + 1; i++)
+        bad += out[i] != amq_cuckoo_contains_hash(c, h[i]);
+    free(h);
+    free(out);
+    return bad;
+}
+
 /*
  * Filter a takes keys through amq_cuckoo_add/_contains/_remove (the 8- or
  * 16-byte entries, which hash inline), b the same keys hashed by
@@ -595,6 +624,7 @@ static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t see
         mism += ra != rb;
         fn += i < n && ra != 1;
     }
+    mism += batch_differs(b, keys, n, seed, klen);
     /* Removes bring the victim back (the fast entries come back on), and
      * adds go on. */
     for (i = 0; i < n; i += 3) {
@@ -611,6 +641,7 @@ static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t see
     for (i = 0; i < n; i++)
         if (i % 3 != 0 || amq_cuckoo_victim(a, &va) == 0)
             fn += amq_cuckoo_contains(a, keys[i], klen) != 1;
+    mism += batch_differs(b, keys, n, seed, klen);
     if (mism != 0 || fn != 0)
         FAIL_AT_("f=%u b=%u seed=%" PRIx64 " len %zu: %" PRIu64 " mismatches, %" PRIu64
                  " false negatives",
