@@ -124,16 +124,53 @@ TEST(partitioned_add_query_and_rate)
     free(h);
 }
 
+/* The builds of 300,000 hashes into 37 partitions at 0.5 %. */
+#define BUILD_N 300000u
+static amq_hash128 *build_hashes(void)
+{
+    return random_hashes(BUILD_N, 0xb01d);
+}
+
+TEST(partitioned_build_sizes_each_partition_for_its_own_keys)
+{
+    amq_partitioned_params p = params_for(37, 0.005);
+    amq_hash128 *h = build_hashes();
+    amq_partitioned *f;
+    amq_partition_info a;
+    uint64_t total = 0;
+    double lambda;
+    uint32_t i;
+
+    REQUIRE(h != NULL);
+    REQUIRE_OK(amq_partitioned_build(&p, h, BUILD_N, 2, NULL, &f));
+    for (i = 0; i < 37; i++) {
+        REQUIRE_OK(amq_partitioned_partition_info(f, i, &a));
+        total += a.capacity;
+        /* Sized for its own count at the rate. */
+        CHECK_LE_DBL(amq_blocked_fpp_theory(a.blocks, a.k, a.capacity), 0.005);
+        CHECK(a.items <= a.capacity);
+    }
+    CHECK_EQ(total, BUILD_N);
+    lambda = (double)BUILD_N / (double)(amq_partitioned_bytes(f) / 64);
+    CHECK(lambda > 30.0 && lambda < 50.0);
+    for (i = 0; i < BUILD_N; i++)
+        if (amq_partitioned_contains_hash(f, h[i]) != 1) {
+            FAIL_AT_("false negative at %u", i);
+            break;
+        }
+    amq_partitioned_free(f);
+    free(h);
+}
+
+/* 1, 2, 3 and 8 threads: the same partitions and byte-identical
+ * serializations. */
 TEST(partitioned_build_same_bytes_for_any_thread_count)
 {
-    const size_t n = 300000;
     amq_partitioned_params p = params_for(37, 0.005);
-    amq_hash128 *h = random_hashes(n, 0xb01d);
+    amq_hash128 *h = build_hashes();
     amq_partitioned *f[4];
     unsigned threads[4] = {1, 2, 3, 8};
     amq_partition_info a, b;
-    double lambda;
-    uint64_t total = 0;
     uint32_t i;
     int t;
     amq_filter *g1, *g2;
@@ -142,13 +179,9 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
 
     REQUIRE(h != NULL);
     for (t = 0; t < 4; t++)
-        REQUIRE_OK(amq_partitioned_build(&p, h, n, threads[t], NULL, &f[t]));
+        REQUIRE_OK(amq_partitioned_build(&p, h, BUILD_N, threads[t], NULL, &f[t]));
     for (i = 0; i < 37; i++) {
         REQUIRE_OK(amq_partitioned_partition_info(f[0], i, &a));
-        total += a.capacity;
-        /* Sized for its own count at the rate. */
-        CHECK_LE_DBL(amq_blocked_fpp_theory(a.blocks, a.k, a.capacity), 0.005);
-        CHECK(a.items <= a.capacity);
         for (t = 1; t < 4; t++) {
             REQUIRE_OK(amq_partitioned_partition_info(f[t], i, &b));
             CHECK_EQ(a.blocks, b.blocks);
@@ -156,15 +189,11 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
             CHECK_EQ(a.offset, b.offset);
         }
     }
-    CHECK_EQ(total, n);
-    lambda = (double)n / (double)(amq_partitioned_bytes(f[0]) / 64);
-    CHECK(lambda > 30.0 && lambda < 50.0);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < BUILD_N; i++)
         if (amq_partitioned_contains_hash(f[3], h[i]) != 1) {
             FAIL_AT_("false negative at %u", i);
             break;
         }
-    /* Byte-identical serializations. */
     REQUIRE_OK(amq_filter_from_partitioned(f[0], &g1));
     REQUIRE_OK(amq_filter_from_partitioned(f[3], &g2));
     REQUIRE_OK(amq_filter_serialized_size(g1, &s1));
@@ -182,17 +211,36 @@ TEST(partitioned_build_same_bytes_for_any_thread_count)
     amq_filter_free(g2);
     amq_partitioned_free(f[1]);
     amq_partitioned_free(f[2]);
-    /* An empty build and bits-per-key sizing. */
-    REQUIRE_OK(amq_partitioned_build(&p, h, 0, 2, NULL, &f[0]));
-    CHECK_EQ(amq_partitioned_items(f[0]), 0);
-    CHECK_EQ(amq_partitioned_contains_hash(f[0], h[0]), 0);
-    amq_partitioned_free(f[0]);
+    free(h);
+}
+
+TEST(partitioned_build_of_no_keys_is_empty)
+{
+    amq_partitioned_params p = params_for(37, 0.005);
+    amq_hash128 *h = build_hashes();
+    amq_partitioned *f;
+
+    REQUIRE(h != NULL);
+    REQUIRE_OK(amq_partitioned_build(&p, h, 0, 2, NULL, &f));
+    CHECK_EQ(amq_partitioned_items(f), 0);
+    CHECK_EQ(amq_partitioned_contains_hash(f, h[0]), 0);
+    amq_partitioned_free(f);
+    free(h);
+}
+
+TEST(partitioned_build_sized_by_bits_per_key)
+{
+    amq_partitioned_params p = params_for(37, 0.005);
+    amq_hash128 *h = build_hashes();
+    amq_partitioned *f;
+
+    REQUIRE(h != NULL);
     p.bits_per_key = 12.0;
     p.partitions = 0;
-    REQUIRE_OK(amq_partitioned_build(&p, h, n, 0, NULL, &f[0]));
-    CHECK(amq_partitioned_bytes(f[0]) * 8 >= n * 12);
-    CHECK(amq_partitioned_bytes(f[0]) * 8 < n * 12 + amq_partitioned_partitions(f[0]) * 512);
-    amq_partitioned_free(f[0]);
+    REQUIRE_OK(amq_partitioned_build(&p, h, BUILD_N, 0, NULL, &f));
+    CHECK(amq_partitioned_bytes(f) * 8 >= BUILD_N * 12);
+    CHECK(amq_partitioned_bytes(f) * 8 < BUILD_N * 12 + amq_partitioned_partitions(f) * 512);
+    amq_partitioned_free(f);
     free(h);
 }
 
