@@ -467,74 +467,107 @@ static amq_hash128 twice(uint64_t x)
     return h;
 }
 
-TEST(blocked_hashes64_as_hash128)
-{
-    const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
-    const uint64_t sizes[] = {64, 40000}; /* 4 KiB, 2.5 MiB */
-    uint64_t s = 0x64646464;
-    uint32_t k, pi, si;
+/* 64-bit hashes x stand for {x, x}: filters of 64 blocks (4 KiB) and 40000
+ * (2.5 MiB), every k, filled so that about 30 % of random queries answer
+ * "maybe" (a fraction 0.3^(1/k) of the bits set). */
+static const uint64_t h64_sizes[] = {64, 40000};
+#define H64_NQ 4001u
 
+static amq_blocked_params h64_params(uint32_t si, uint32_t k)
+{
+    amq_blocked_params prm;
+    memset(&prm, 0, sizeof prm);
+    prm.blocks = h64_sizes[si];
+    prm.k = k;
+    prm.hash_algo = AMQ_HASH_XXH3;
+    return prm;
+}
+
+static uint64_t h64_fill_count(const amq_blocked_params *prm)
+{
+    return (uint64_t)(-log(1.0 - pow(0.3, 1.0 / prm->k)) * (double)prm->blocks * 512 / prm->k);
+}
+
+/* The same fill through both add forms: the same answers, bytes and count. */
+TEST(blocked_batch64_adds_equal_one_key_adds_of_x_x)
+{
+    uint64_t s = 0x64646464;
+    uint32_t k, si;
     for (si = 0; si < 2; si++) {
         for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
-            amq_blocked_params prm;
+            amq_blocked_params prm = h64_params(si, k);
             amq_blocked *a, *b;
-            const size_t nq = 4001;
-            uint64_t *x = malloc(nq * sizeof *x), i, nadd, want_n = 0;
-            uint8_t *want = malloc(nq), *got = malloc(nq), *added = malloc(nq);
-            int64_t na;
-            REQUIRE(x != NULL && want != NULL && got != NULL && added != NULL);
-            memset(&prm, 0, sizeof prm);
-            prm.blocks = sizes[si];
-            prm.k = k;
-            prm.hash_algo = AMQ_HASH_XXH3;
+            uint64_t *x = malloc(H64_NQ * sizeof *x), i, nadd = h64_fill_count(&prm);
+            uint8_t *want = malloc(H64_NQ), *added = malloc(H64_NQ);
+            REQUIRE(x != NULL && want != NULL && added != NULL);
             REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
             REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
-            /* The same fill through both add forms: identical bytes. */
-            nadd = (uint64_t)(-log(1.0 - pow(0.3, 1.0 / k)) * (double)prm.blocks * 512 / k);
-            for (i = 0; i < nadd; i += nq) {
-                size_t j, m = nadd - i < nq ? (size_t)(nadd - i) : nq;
+            for (i = 0; i < nadd; i += H64_NQ) {
+                size_t j, m = nadd - i < H64_NQ ? (size_t)(nadd - i) : H64_NQ;
                 uint64_t fresh = 0;
                 for (j = 0; j < m; j++) {
                     x[j] = test_rand(&s);
                     want[j] = (uint8_t)amq_blocked_add_hash(a, twice(x[j]));
                     fresh += want[j];
                 }
-                na = t_blocked_add_batch64(b, x, m, added);
-                CHECK_EQ(na, (int64_t)fresh);
+                CHECK_EQ(t_blocked_add_batch64(b, x, m, added), (int64_t)fresh);
                 CHECK(memcmp(added, want, m) == 0);
             }
             CHECK(memcmp(amq_blocked_data(a), amq_blocked_data(b), prm.blocks * 64) == 0);
             CHECK_EQ(amq_blocked_items(a), amq_blocked_items(b));
-            for (i = 0; i < nq; i++) {
-                x[i] = test_rand(&s);
-                want[i] = (uint8_t)amq_blocked_contains_hash(a, twice(x[i]));
-                want_n += want[i];
-            }
-            CHECK(want_n > nq / 50 && want_n < nq - nq / 50);
-            for (pi = 0; pi < 3; pi++) {
-                size_t n;
-                if (!amq_simd_supported(paths[pi]))
-                    continue;
-                REQUIRE_OK(amq_blocked_set_simd(b, paths[pi]));
-                for (n = nq - 2; n <= nq; n++) { /* even and odd counts */
-                    uint64_t e = 0;
-                    memset(got, 7, nq);
-                    for (i = 0; i < n; i++)
-                        e += want[i];
-                    CHECK_EQ(t_blocked_contains_batch64(b, x, n, got), e);
-                    if (memcmp(got, want, n) != 0 || (n < nq && got[n] != 7))
-                        FAIL_AT_("path %s k %u blocks %" PRIu64 " n %zu: answers differ",
-                                 amq_simd_name(paths[pi]), k, prm.blocks, n);
-                    CHECK_EQ(t_blocked_contains_batch64(b, x, n, NULL), e);
-                }
-            }
-            CHECK_EQ(t_blocked_contains_batch64(b, x, 0, got), 0);
             amq_blocked_free(a);
             amq_blocked_free(b);
             free(x);
             free(want);
-            free(got);
             free(added);
+        }
+    }
+}
+
+/* Every path's batch64, for even and odd counts, with and without the
+ * output array (and for no keys), answers as one-key queries of {x, x}. */
+TEST(blocked_batch64_queries_equal_one_key_queries_on_every_path)
+{
+    uint64_t s = 0x64646465;
+    uint32_t k, pi, si;
+    for (si = 0; si < 2; si++) {
+        for (k = 1; k <= AMQ_BLOCKED_MAX_K; k++) {
+            amq_blocked_params prm = h64_params(si, k);
+            amq_blocked *a;
+            uint64_t *x = malloc(H64_NQ * sizeof *x), i, nadd = h64_fill_count(&prm), want_n = 0;
+            uint8_t *want = malloc(H64_NQ), *got = malloc(H64_NQ);
+            REQUIRE(x != NULL && want != NULL && got != NULL);
+            REQUIRE_OK(amq_blocked_new(&prm, NULL, &a));
+            for (i = 0; i < nadd; i++)
+                amq_blocked_add_hash(a, twice(test_rand(&s)));
+            for (i = 0; i < H64_NQ; i++) {
+                x[i] = test_rand(&s);
+                want[i] = (uint8_t)amq_blocked_contains_hash(a, twice(x[i]));
+                want_n += want[i];
+            }
+            CHECK(want_n > H64_NQ / 50 && want_n < H64_NQ - H64_NQ / 50);
+            for (pi = 0; pi < 3; pi++) {
+                size_t n;
+                if (!amq_simd_supported(simd_paths[pi]))
+                    continue;
+                REQUIRE_OK(amq_blocked_set_simd(a, simd_paths[pi]));
+                for (n = H64_NQ - 2; n <= H64_NQ; n++) { /* even and odd counts */
+                    uint64_t e = 0;
+                    memset(got, 7, H64_NQ);
+                    for (i = 0; i < n; i++)
+                        e += want[i];
+                    CHECK_EQ(t_blocked_contains_batch64(a, x, n, got), e);
+                    if (memcmp(got, want, n) != 0 || (n < H64_NQ && got[n] != 7))
+                        FAIL_AT_("path %s k %u blocks %" PRIu64 " n %zu: answers differ",
+                                 amq_simd_name(simd_paths[pi]), k, prm.blocks, n);
+                    CHECK_EQ(t_blocked_contains_batch64(a, x, n, NULL), e);
+                }
+            }
+            CHECK_EQ(t_blocked_contains_batch64(a, x, 0, got), 0);
+            amq_blocked_free(a);
+            free(x);
+            free(want);
+            free(got);
         }
     }
 }
