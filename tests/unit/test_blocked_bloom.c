@@ -1425,79 +1425,87 @@ static uint8_t *forge(const uint8_t *params, uint32_t plen, const uint8_t *paylo
     return buf;
 }
 
-TEST(blocked_corrupt_input_rejected)
+/* A serialized blocked filter forged from its fields: the parameter block
+ * (params_len of its 32 bytes) and a payload of payload_len bytes of 4
+ * blocks with one bit set. */
+static uint8_t *forge_blocked(uint64_t blocks, uint32_t k, uint32_t scheme, double fpp,
+                              size_t params_len, size_t payload_len, size_t *len)
 {
     uint8_t params[32], payload[64 * 4];
-    uint8_t *buf;
+    memset(payload, 0, sizeof payload);
+    payload[3] = 0x10;
+    amq_store64(params, blocks);
+    amq_store32(params + 8, k);
+    amq_store32(params + 12, scheme);
+    amq_store64(params + 16, 100);
+    amq_storef64(params + 24, fpp);
+    return forge(params, (uint32_t)params_len, payload, payload_len, len);
+}
+
+TEST(blocked_forged_file_loads_and_every_truncation_is_refused)
+{
+    size_t len, cut;
+    amq_filter *f;
+    amq_errinfo err;
+    uint8_t *buf = forge_blocked(4, 7, 0, 0.01, 32, 256, &len);
+
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &f, &err));
+    amq_filter_free(f);
+    for (cut = 0; cut < len; cut += 7) {
+        int rc = amq_filter_deserialize(buf, cut, 0, NULL, &f, &err);
+        if (rc == AMQ_OK) {
+            FAIL_AT_("accepted %zu of %zu bytes", cut, len);
+            amq_filter_free(f);
+        }
+    }
+    free(buf);
+}
+
+TEST(blocked_flipped_payload_bit_fails_the_checksum_unless_trusted)
+{
     size_t len;
     amq_filter *f;
     amq_errinfo err;
+    uint8_t *buf = forge_blocked(4, 7, 0, 0.01, 32, 256, &len);
 
-    memset(payload, 0, sizeof payload);
-    payload[3] = 0x10;
-#define PARAMS(blocks, k, scheme, fpp)                                                             \
-    do {                                                                                           \
-        amq_store64(params, (blocks));                                                             \
-        amq_store32(params + 8, (k));                                                              \
-        amq_store32(params + 12, (scheme));                                                        \
-        amq_store64(params + 16, 100);                                                             \
-        amq_storef64(params + 24, (fpp));                                                          \
-    } while (0)
-    PARAMS(4, 7, 0, 0.01);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &f, &err));
-    amq_filter_free(f);
-    /* Every byte count short of the whole is rejected. */
-    {
-        size_t cut;
-        for (cut = 0; cut < len; cut += 7) {
-            int rc = amq_filter_deserialize(buf, cut, 0, NULL, &f, &err);
-            if (rc == AMQ_OK) {
-                FAIL_AT_("accepted %zu of %zu bytes", cut, len);
-                amq_filter_free(f);
-            }
-        }
-    }
-    /* A flipped payload bit: checksum mismatch, unless trusted. */
+    REQUIRE(buf != NULL);
     buf[len - 1] ^= 1;
     CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECHECKSUM);
     REQUIRE_OK(amq_filter_deserialize(buf, len, AMQ_OPEN_TRUST, NULL, &f, &err));
     amq_filter_free(f);
     free(buf);
+}
 
-    PARAMS(5, 7, 0, 0.01); /* payload holds 4 blocks */
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(4, 0, 0, 0.01);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(4, 17, 0, 0.01);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(4, 7, 1, 0.01);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_EVERSION);
-    free(buf);
-    PARAMS(4, 7, 0, 1.5);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(0, 7, 0, 0.01);
-    buf = forge(params, 32, payload, 0, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(UINT64_C(1) << 60, 7, 0, 0.01);
-    buf = forge(params, 32, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-    PARAMS(4, 7, 0, 0.01);
-    buf = forge(params, 31, payload, sizeof payload, &len);
-    CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), AMQ_ECORRUPT);
-    free(buf);
-#undef PARAMS
+TEST(blocked_bad_parameter_blocks_refused)
+{
+    static const struct {
+        uint64_t blocks;
+        uint32_t k, scheme;
+        double fpp;
+        size_t params_len, payload_len;
+        int want;
+    } cases[] = {
+        {5, 7, 0, 0.01, 32, 256, AMQ_ECORRUPT},                   /* payload holds 4 blocks */
+        {4, 0, 0, 0.01, 32, 256, AMQ_ECORRUPT},                   /* k = 0 */
+        {4, 17, 0, 0.01, 32, 256, AMQ_ECORRUPT},                  /* k > 16 */
+        {4, 7, 1, 0.01, 32, 256, AMQ_EVERSION},                   /* unknown probe scheme */
+        {4, 7, 0, 1.5, 32, 256, AMQ_ECORRUPT},                    /* fpp outside (0, 1) */
+        {0, 7, 0, 0.01, 32, 0, AMQ_ECORRUPT},                     /* no blocks */
+        {UINT64_C(1) << 60, 7, 0, 0.01, 32, 256, AMQ_ECORRUPT},   /* too many blocks */
+        {4, 7, 0, 0.01, 31, 256, AMQ_ECORRUPT},                   /* short parameter block */
+    };
+    size_t c, len;
+    amq_filter *f;
+    amq_errinfo err;
+
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint8_t *buf = forge_blocked(cases[c].blocks, cases[c].k, cases[c].scheme, cases[c].fpp,
+                                     cases[c].params_len, cases[c].payload_len, &len);
+        REQUIRE(buf != NULL);
+        CHECK_STATUS(amq_filter_deserialize(buf, len, 0, NULL, &f, &err), cases[c].want);
+        free(buf);
+    }
 }
 
 TEST(blocked_generic_merge)
