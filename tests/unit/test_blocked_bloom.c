@@ -1225,24 +1225,64 @@ static amq_filter *generic(uint64_t n, double p, uint32_t algo, uint64_t seed)
     return f;
 }
 
-TEST(blocked_generic_round_trip)
+TEST(blocked_kind_name_round_trips)
 {
-    amq_filter *f, *g, *v;
-    uint64_t size, i, s = 11;
-    uint8_t key[8], *buf, *aligned;
-    size_t written;
-    amq_stats st;
     uint32_t kind;
 
     CHECK_STR(amq_kind_name(AMQ_KIND_BLOCKED), "blocked");
     REQUIRE_OK(amq_kind_from_name("blocked", &kind));
     CHECK_EQ(kind, AMQ_KIND_BLOCKED);
-    f = generic(5000, 0.01, AMQ_HASH_MURMUR3, 42);
-    REQUIRE(f != NULL);
+}
+
+/* A blocked filter for 5000 keys (murmur3, seed 42) holding the 5000 keys
+ * drawn from seed 11. */
+static amq_filter *generic_5000(void)
+{
+    amq_filter *f = generic(5000, 0.01, AMQ_HASH_MURMUR3, 42);
+    uint64_t i, s = 11;
+    uint8_t key[8];
+
+    if (f == NULL)
+        return NULL;
     for (i = 0; i < 5000; i++) {
         key_bytes(test_rand(&s), key);
         CHECK(amq_filter_add(f, key, 8) >= 0);
     }
+    return f;
+}
+
+/* f serialized at a 64-byte boundary (*aligned, *written bytes) inside the
+ * returned malloc'd block, which has 64 spare bytes; NULL on failure. */
+static uint8_t *serialize_at_64(const amq_filter *f, uint8_t **aligned, size_t *written)
+{
+    uint64_t size;
+    uint8_t *buf;
+    int rc;
+
+    if ((rc = amq_filter_serialized_size(f, &size)) != AMQ_OK) {
+        FAIL_AT_("serialized_size: %d", rc);
+        return NULL;
+    }
+    buf = malloc((size_t)size + 64);
+    if (buf == NULL)
+        return NULL;
+    *aligned = buf + (64 - ((uintptr_t)buf & 63)) % 64;
+    if ((rc = amq_filter_serialize(f, *aligned, (size_t)size, written)) != AMQ_OK) {
+        FAIL_AT_("serialize: %d", rc);
+        free(buf);
+        return NULL;
+    }
+    if (*written != size)
+        FAIL_AT_("serialize wrote %zu of %" PRIu64 " bytes", *written, size);
+    return buf;
+}
+
+TEST(blocked_generic_stats_after_5000_adds)
+{
+    amq_filter *f = generic_5000();
+    amq_stats st;
+
+    REQUIRE(f != NULL);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.kind, AMQ_KIND_BLOCKED);
     CHECK_EQ(st.hash_algo, AMQ_HASH_MURMUR3);
@@ -1251,18 +1291,26 @@ TEST(blocked_generic_round_trip)
     CHECK_EQ(st.capacity, 5000);
     CHECK(st.fpp_target <= 0.01);
     CHECK(st.fpp_now > 0.003 && st.fpp_now < 0.02);
-    REQUIRE_OK(amq_filter_serialized_size(f, &size));
-    buf = malloc((size_t)size + 64);
+    amq_filter_free(f);
+}
+
+/* The loaded copy and the borrowed view answer like the original, the
+ * view alone is read-only, and the copy keeps the hash and seed. */
+TEST(blocked_generic_copy_and_view_answer_like_the_original)
+{
+    amq_filter *f = generic_5000(), *g, *v;
+    uint64_t i, s = 11;
+    uint8_t key[8], *buf, *aligned;
+    size_t written;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    buf = serialize_at_64(f, &aligned, &written);
     REQUIRE(buf != NULL);
-    aligned = buf + (64 - ((uintptr_t)buf & 63)) % 64;
-    REQUIRE_OK(amq_filter_serialize(f, aligned, (size_t)size, &written));
-    CHECK_EQ(written, size);
-    /* Copy and borrowed view answer the same. */
     REQUIRE_OK(amq_filter_deserialize(aligned, written, 0, NULL, &g, NULL));
     REQUIRE_OK(amq_filter_deserialize(aligned, written, AMQ_OPEN_MMAP, NULL, &v, NULL));
     CHECK_EQ(amq_filter_is_readonly(g), 0);
     CHECK_EQ(amq_filter_is_readonly(v), 1);
-    s = 11;
     for (i = 0; i < 10000; i++) {
         int a;
         key_bytes(test_rand(&s), key);
@@ -1278,7 +1326,19 @@ TEST(blocked_generic_round_trip)
     CHECK_EQ(st.seed, 42);
     amq_filter_free(g);
     amq_filter_free(v);
-    /* A misaligned buffer still loads (copied). */
+    free(buf);
+    amq_filter_free(f);
+}
+
+TEST(blocked_generic_misaligned_buffer_loads_as_a_copy)
+{
+    amq_filter *f = generic_5000(), *g;
+    uint8_t key[8], *buf, *aligned;
+    size_t written;
+
+    REQUIRE(f != NULL);
+    buf = serialize_at_64(f, &aligned, &written);
+    REQUIRE(buf != NULL);
     memmove(aligned + 8, aligned, written);
     REQUIRE_OK(amq_filter_deserialize(aligned + 8, written, AMQ_OPEN_MMAP, NULL, &g, NULL));
     key_bytes(5, key);
@@ -1292,75 +1352,184 @@ TEST(blocked_generic_round_trip)
  * the key themselves) answer and write exactly what the handle's hash and
  * the _hash forms do: every hash, seeds 0 and other, keys of the lengths
  * the entries treat apart (8, 16) and others, concurrent mode too; an add
- * is seen by the next query; a borrowed view refuses adds and answers. */
-TEST(blocked_generic_one_key_entries)
+ * is seen by the next query; a borrowed view refuses adds and answers.
+ * One case: a hash, a seed, concurrent mode or not, a key length; filter a
+ * took 3000 one-key adds, filter b the same keys through add_hash. */
+typedef struct {
+    uint32_t algo, seed, conc;
+    size_t len;
+    amq_filter *a, *b;
+    size_t bad; /* the first key whose adds differed or was not found after, or 3000 */
+    int ra, rb;
+} one_key_case;
+
+#define ONE_KEY_CASES 40 /* 2 hashes x 2 seeds x 2 modes x 5 lengths */
+
+/* The key a one-key test uses for x: 8, 16 and 33 bytes differ from x's. */
+static void one_key_words(uint64_t words[5], uint64_t x)
 {
-    const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3};
-    const size_t lens[] = {8, 16, 12, 0, 33};
-    uint32_t ai, seed, conc;
-    size_t li, i;
-    for (ai = 0; ai < 2; ai++)
-        for (seed = 0; seed < 2; seed++)
-            for (conc = 0; conc < 2; conc++)
-                for (li = 0; li < 5; li++) {
-                    amq_filter *a = generic(2000, 0.01, algos[ai], seed * 99);
-                    amq_filter *b = generic(2000, 0.01, algos[ai], seed * 99);
-                    amq_filter *v;
-                    uint64_t s = 5 + li, words[5] = {0, 0, 0, 0, 0}, size, sa, sb;
-                    uint8_t *ba, *bb;
-                    size_t wa, wb;
-                    amq_stats sta, stb;
-                    REQUIRE(a != NULL && b != NULL);
-                    REQUIRE_OK(amq_filter_set_concurrent(a, (int)conc));
-                    for (i = 0; i < 3000; i++) {
-                        int ra, rb;
-                        words[0] = test_rand(&s) % 2000; /* repeats: "not new" too */
-                        words[1] = words[0] ^ 0x55;
-                        words[4] = words[0] * 7;
-                        ra = amq_filter_add(a, words, lens[li]);
-                        rb = amq_filter_add_hash(b, amq_filter_hash(b, words, lens[li]));
-                        if (ra != rb || amq_filter_contains(a, words, lens[li]) != 1) {
-                            FAIL_AT_("algo %u seed %u concurrent %u len %zu key %zu: add %d, "
-                                     "add_hash %d, or not found after its add",
-                                     algos[ai], seed, conc, lens[li], i, ra, rb);
-                            break;
-                        }
-                    }
-                    s = 1000;
-                    for (i = 0; i < 3000; i++) {
-                        words[0] = test_rand(&s);
-                        words[1] = words[0] ^ 0x55;
-                        words[4] = words[0] * 7;
-                        CHECK_EQ(amq_filter_contains(a, words, lens[li]),
-                                 amq_filter_contains_hash(b, amq_filter_hash(b, words, lens[li])));
-                    }
-                    amq_filter_stats(a, &sta);
-                    amq_filter_stats(b, &stb);
-                    CHECK_EQ(sta.items, stb.items);
-                    REQUIRE_OK(amq_filter_serialized_size(a, &sa));
-                    REQUIRE_OK(amq_filter_serialized_size(b, &sb));
-                    REQUIRE(sa == sb);
-                    size = sa;
-                    ba = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
-                    bb = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
-                    REQUIRE(ba != NULL && bb != NULL);
-                    REQUIRE_OK(amq_filter_serialize(a, ba, (size_t)size, &wa));
-                    REQUIRE_OK(amq_filter_serialize(b, bb, (size_t)size, &wb));
-                    CHECK(wa == wb && memcmp(ba, bb, wa) == 0);
-                    REQUIRE_OK(amq_filter_deserialize(ba, wa, AMQ_OPEN_MMAP, NULL, &v, NULL));
-                    CHECK_EQ(amq_filter_is_readonly(v), 1);
-                    CHECK_STATUS(amq_filter_add(v, words, lens[li]), AMQ_EREADONLY);
-                    s = 5 + li;
-                    words[0] = test_rand(&s) % 2000;
-                    words[1] = words[0] ^ 0x55;
-                    words[4] = words[0] * 7;
-                    CHECK_EQ(amq_filter_contains(v, words, lens[li]), 1);
-                    amq_filter_free(v);
-                    free(ba);
-                    free(bb);
-                    amq_filter_free(a);
-                    amq_filter_free(b);
-                }
+    words[0] = x;
+    words[1] = x ^ 0x55;
+    words[4] = x * 7;
+}
+
+static void one_key_case_free(one_key_case *k)
+{
+    amq_filter_free(k->a);
+    amq_filter_free(k->b);
+}
+
+static int one_key_case_make(unsigned c, one_key_case *k)
+{
+    static const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3};
+    static const size_t lens[] = {8, 16, 12, 0, 33};
+    uint64_t s = 5 + c % 5, words[5] = {0, 0, 0, 0, 0};
+    size_t i;
+    int rc;
+
+    k->algo = algos[c / 20];
+    k->seed = (c / 10) % 2;
+    k->conc = (c / 5) % 2;
+    k->len = lens[c % 5];
+    k->a = generic(2000, 0.01, k->algo, k->seed * 99);
+    k->b = generic(2000, 0.01, k->algo, k->seed * 99);
+    k->bad = 3000;
+    k->ra = k->rb = 0;
+    if (k->a == NULL || k->b == NULL) {
+        FAIL_AT_("case %u: no filters", c);
+        one_key_case_free(k);
+        return 0;
+    }
+    if ((rc = amq_filter_set_concurrent(k->a, (int)k->conc)) != AMQ_OK) {
+        FAIL_AT_("case %u: set_concurrent %d", c, rc);
+        one_key_case_free(k);
+        return 0;
+    }
+    for (i = 0; i < 3000; i++) {
+        one_key_words(words, test_rand(&s) % 2000); /* repeats: "not new" too */
+        k->ra = amq_filter_add(k->a, words, k->len);
+        k->rb = amq_filter_add_hash(k->b, amq_filter_hash(k->b, words, k->len));
+        if (k->ra != k->rb || amq_filter_contains(k->a, words, k->len) != 1) {
+            k->bad = i;
+            break;
+        }
+    }
+    return 1;
+}
+
+/* a serialized at a 64-byte boundary (aligned_alloc'd); its length in *w. */
+static uint8_t *one_key_bytes(const amq_filter *a, size_t *w)
+{
+    uint64_t size;
+    uint8_t *buf;
+
+    if (amq_filter_serialized_size(a, &size) != AMQ_OK)
+        return NULL;
+    buf = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
+    if (buf != NULL && amq_filter_serialize(a, buf, (size_t)size, w) != AMQ_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    return buf;
+}
+
+TEST(blocked_generic_one_key_add_answers_like_add_hash_and_is_found_after)
+{
+    unsigned c;
+    one_key_case k;
+
+    for (c = 0; c < ONE_KEY_CASES; c++) {
+        REQUIRE(one_key_case_make(c, &k));
+        if (k.bad < 3000)
+            FAIL_AT_("algo %u seed %u concurrent %u len %zu key %zu: add %d, "
+                     "add_hash %d, or not found after its add",
+                     k.algo, k.seed, k.conc, k.len, k.bad, k.ra, k.rb);
+        one_key_case_free(&k);
+    }
+}
+
+TEST(blocked_generic_one_key_query_answers_like_contains_hash)
+{
+    unsigned c;
+    size_t i;
+    one_key_case k;
+    uint64_t s, words[5] = {0, 0, 0, 0, 0};
+
+    for (c = 0; c < ONE_KEY_CASES; c++) {
+        REQUIRE(one_key_case_make(c, &k));
+        s = 1000;
+        for (i = 0; i < 3000; i++) {
+            one_key_words(words, test_rand(&s));
+            CHECK_EQ(amq_filter_contains(k.a, words, k.len),
+                     amq_filter_contains_hash(k.b, amq_filter_hash(k.b, words, k.len)));
+        }
+        one_key_case_free(&k);
+    }
+}
+
+TEST(blocked_generic_one_key_adds_count_items_like_add_hash)
+{
+    unsigned c;
+    one_key_case k;
+    amq_stats sta, stb;
+
+    for (c = 0; c < ONE_KEY_CASES; c++) {
+        REQUIRE(one_key_case_make(c, &k));
+        amq_filter_stats(k.a, &sta);
+        amq_filter_stats(k.b, &stb);
+        CHECK_EQ(sta.items, stb.items);
+        one_key_case_free(&k);
+    }
+}
+
+TEST(blocked_generic_one_key_adds_write_the_bytes_of_add_hash)
+{
+    unsigned c;
+    one_key_case k;
+    uint64_t sa, sb;
+    uint8_t *ba, *bb;
+    size_t wa, wb;
+
+    for (c = 0; c < ONE_KEY_CASES; c++) {
+        REQUIRE(one_key_case_make(c, &k));
+        REQUIRE_OK(amq_filter_serialized_size(k.a, &sa));
+        REQUIRE_OK(amq_filter_serialized_size(k.b, &sb));
+        REQUIRE(sa == sb);
+        ba = one_key_bytes(k.a, &wa);
+        bb = one_key_bytes(k.b, &wb);
+        REQUIRE(ba != NULL && bb != NULL);
+        CHECK(wa == wb && memcmp(ba, bb, wa) == 0);
+        free(ba);
+        free(bb);
+        one_key_case_free(&k);
+    }
+}
+
+TEST(blocked_generic_one_key_view_refuses_adds_and_finds_its_keys)
+{
+    unsigned c;
+    one_key_case k;
+    amq_filter *v;
+    uint64_t s, words[5] = {0, 0, 0, 0, 0};
+    uint8_t *ba;
+    size_t wa;
+
+    for (c = 0; c < ONE_KEY_CASES; c++) {
+        REQUIRE(one_key_case_make(c, &k));
+        ba = one_key_bytes(k.a, &wa);
+        REQUIRE(ba != NULL);
+        REQUIRE_OK(amq_filter_deserialize(ba, wa, AMQ_OPEN_MMAP, NULL, &v, NULL));
+        CHECK_EQ(amq_filter_is_readonly(v), 1);
+        s = 1000; /* a key of the query draws: most likely new */
+        one_key_words(words, test_rand(&s));
+        CHECK_STATUS(amq_filter_add(v, words, k.len), AMQ_EREADONLY);
+        s = 5 + c % 5; /* the first key added */
+        one_key_words(words, test_rand(&s) % 2000);
+        CHECK_EQ(amq_filter_contains(v, words, k.len), 1);
+        amq_filter_free(v);
+        free(ba);
+        one_key_case_free(&k);
+    }
 }
 
 TEST(blocked_file_mmap_view)

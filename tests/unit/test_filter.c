@@ -297,68 +297,133 @@ static void forge(uint8_t *buf, size_t header_len)
         buf[header_len + (size_t)i] = (uint8_t)(sum >> (8 * i));
 }
 
-TEST(forged_headers_are_refused)
+/* A small bloom filter (100 keys) serialized into buf; its size in *size. */
+static int small_bloom_bytes(uint8_t *buf, size_t cap, uint64_t *size)
 {
-    amq_filter *f = small_bloom(100, 1), *g;
+    amq_filter *f = small_bloom(100, 1);
+    int ok = f != NULL && amq_filter_serialized_size(f, size) == AMQ_OK && *size <= cap &&
+             amq_filter_serialize(f, buf, cap, NULL) == AMQ_OK;
+    amq_filter_free(f);
+    return ok;
+}
+
+TEST(forged_header_version_2_refused_naming_the_version)
+{
+    amq_filter *g;
     amq_errinfo err;
-    uint8_t buf[512], copy[512];
+    uint8_t buf[512];
     uint64_t size;
 
-    REQUIRE(f != NULL);
-    REQUIRE_OK(amq_filter_serialized_size(f, &size));
-    REQUIRE(size <= sizeof buf);
-    REQUIRE_OK(amq_filter_serialize(f, buf, sizeof buf, NULL));
-
-    memcpy(copy, buf, sizeof buf);
-    copy[8] = 2; /* version 2 */
-    forge(copy, 96);
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_EVERSION);
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[8] = 2; /* version 2 */
+    forge(buf, 96);
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err), AMQ_EVERSION);
     CHECK(strstr(err.msg, "version 2") != NULL);
+}
 
-    memcpy(copy, buf, sizeof buf);
-    copy[10] = 99; /* unknown kind */
-    forge(copy, 96);
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_EKIND);
+TEST(forged_header_unknown_kind_refused)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
 
-    memcpy(copy, buf, sizeof buf);
-    copy[12] = 77; /* unknown hash */
-    forge(copy, 96);
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err), AMQ_ECORRUPT);
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[10] = 99; /* unknown kind */
+    forge(buf, 96);
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err), AMQ_EKIND);
+}
 
-    memcpy(copy, buf, sizeof buf);
-    copy[64] = 0; /* bits 958 -> 768: payload size no longer matches */
-    copy[65] = 3;
-    forge(copy, 96);
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+TEST(forged_header_unknown_hash_refused)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
+
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[12] = 77; /* unknown hash */
+    forge(buf, 96);
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err), AMQ_ECORRUPT);
+}
+
+TEST(forged_header_bit_count_not_matching_the_payload_refused_even_trusted)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
+
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[64] = 0; /* bits 958 -> 768: payload size no longer matches */
+    buf[65] = 3;
+    forge(buf, 96);
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
                  AMQ_ECORRUPT);
+}
 
-    memcpy(copy, buf, sizeof buf);
-    copy[72] = 0; /* zero probes */
-    forge(copy, 96);
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+TEST(forged_header_zero_probes_refused_even_trusted)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
+
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[72] = 0; /* zero probes */
+    forge(buf, 96);
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
                  AMQ_ECORRUPT);
+}
 
-    memcpy(copy, buf, sizeof buf);
-    copy[32] = 0xff; /* parameter length beyond the file */
-    copy[33] = 0xff;
-    forge(copy, 96);
-    CHECK(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err) < 0);
+TEST(forged_header_parameter_length_beyond_the_file_refused)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
 
-    memcpy(copy, buf, sizeof buf);
-    copy[48] = 0xff; /* payload length */
-    copy[55] = 0xff;
-    forge(copy, 96);
-    CHECK(amq_filter_deserialize(copy, (size_t)size, 0, NULL, &g, &err) < 0);
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[32] = 0xff; /* parameter length beyond the file */
+    buf[33] = 0xff;
+    forge(buf, 96);
+    CHECK(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err) < 0);
+}
 
-    /* Bits set past m in the last word. */
-    memcpy(copy, buf, sizeof buf);
-    copy[size - 1] |= 0x80;
-    CHECK_STATUS(amq_filter_deserialize(copy, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
+TEST(forged_header_payload_length_beyond_the_file_refused)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
+
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[48] = 0xff; /* payload length */
+    buf[55] = 0xff;
+    forge(buf, 96);
+    CHECK(amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err) < 0);
+}
+
+TEST(bloom_bits_set_past_m_refused_even_trusted)
+{
+    amq_filter *g;
+    amq_errinfo err;
+    uint8_t buf[512];
+    uint64_t size;
+
+    REQUIRE(small_bloom_bytes(buf, sizeof buf, &size));
+    buf[size - 1] |= 0x80; /* a bit past m in the last word */
+    CHECK_STATUS(amq_filter_deserialize(buf, (size_t)size, AMQ_OPEN_TRUST, NULL, &g, &err),
                  AMQ_ECORRUPT);
+}
+
+TEST(non_filter_bytes_refused_as_bad_magic)
+{
+    amq_filter *g;
+    amq_errinfo err;
 
     CHECK_STATUS(amq_filter_deserialize("hello world, not a filter", 25, 0, NULL, &g, &err),
                  AMQ_EMAGIC);
-    amq_filter_free(f);
 }
 
 TEST(open_errors_name_the_file)

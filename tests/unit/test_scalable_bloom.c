@@ -308,75 +308,168 @@ TEST(sbloom_scandump_roundtrip)
 
 /* ---- hostile input ---------------------------------------------------------------------- */
 
-TEST(sbloom_hostile_headers)
+/* test_scandump_invalid_header: 0.01 / 5 with 50 items, then one field
+ * corrupted at a time -> "received bad data".  The encoded header of that
+ * filter (malloc'd; NULL on failure), its length in *len. */
+static uint8_t *hostile_base_header(size_t *len)
 {
-    /* test_scandump_invalid_header: 0.01 / 5 with 50 items, then one field
-     * corrupted at a time -> "received bad data". */
-    amq_sbloom *s = make_rb(0.01, 5, 0, 0), *d = NULL;
-    uint8_t *h, *c;
-    size_t len;
+    amq_sbloom *s = make_rb(0.01, 5, 0, 0);
+    uint8_t *h;
     char key[16];
     int i, klen;
 
-    REQUIRE(s != NULL);
+    if (s == NULL)
+        return NULL;
     for (i = 0; i < 50; i++) {
         klen = snprintf(key, sizeof key, "foo%d", i);
         amq_sbloom_add(s, key, (size_t)klen);
     }
-    len = amq_sbloom_header_size(s);
-    h = malloc(len);
-    c = malloc(len);
-    REQUIRE(h != NULL && c != NULL);
-    REQUIRE_OK(amq_sbloom_header_encode(s, h, len));
+    *len = amq_sbloom_header_size(s);
+    h = malloc(*len);
+    if (h != NULL && amq_sbloom_header_encode(s, h, *len) != AMQ_OK) {
+        free(h);
+        h = NULL;
+    }
+    amq_sbloom_free(s);
+    return h;
+}
+
+TEST(sbloom_hostile_base_header_decodes)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *h = hostile_base_header(&len);
+
+    REQUIRE(h != NULL);
     REQUIRE_OK(amq_sbloom_header_decode(h, len, NULL, &d));
     amq_sbloom_free(d);
-    /* Link 0's n2 and link 1's bytes zeroed. */
-    memcpy(c, h, len);
-    memset(c + 72, 0, 8);
+    d = NULL;
+    CHECK_STATUS(amq_sbloom_header_decode(h, len + 0, NULL, &d), AMQ_OK);
+    amq_sbloom_free(d);
+    free(h);
+}
+
+TEST(sbloom_header_zeroed_link_fields_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
+    memset(c + 72, 0, 8); /* link 0's n2 and link 1's bytes zeroed */
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* Options all ones. */
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_options_all_ones_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c + 12, 0xff, 4);
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* Total size. */
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_wrong_total_size_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c, 0xff, 4);
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* Link 0's size and the total both 2^64 - 1. */
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_link_size_and_total_of_2p64_minus_1_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c + 36, 0xff, 8);
     memset(c, 0xff, 8);
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* Lengths. */
+    free(c);
+}
+
+TEST(sbloom_header_short_buffers_are_truncated)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *h = hostile_base_header(&len);
+
+    REQUIRE(h != NULL);
     CHECK_STATUS(amq_sbloom_header_decode(h, len - 1, NULL, &d), AMQ_ETRUNC);
     CHECK_STATUS(amq_sbloom_header_decode(h, 19, NULL, &d), AMQ_ETRUNC);
-    memcpy(c, h, len);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len + 0, NULL, &d), AMQ_OK);
-    amq_sbloom_free(d);
-    /* 2^31 links claimed. */
-    memcpy(c, h, len);
+    free(h);
+}
+
+TEST(sbloom_header_claiming_2p31_links_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     c[11] = 0x80;
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* Huge bit counts are refused before allocating. */
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_huge_bit_counts_refused_before_allocating)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c + 20, 0, 16);
     c[26] = 0x10; /* bytes 2^52 */
     c[34] = 0x80; /* bits 2^55 */
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    /* No FORCE64: 32-bit hashing is not supported. */
-    memcpy(c, h, len);
-    c[12] = 1;
+    free(c);
+}
+
+TEST(sbloom_header_without_force64_unsupported)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
+    c[12] = 1; /* no FORCE64: 32-bit hashing is not supported */
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_EUNSUPPORTED);
-    /* A NaN error rate, 0 hashes. */
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_nan_error_rate_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c + 44, 0xff, 8);
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    memcpy(c, h, len);
+    free(c);
+}
+
+TEST(sbloom_header_zero_hashes_refused)
+{
+    amq_sbloom *d = NULL;
+    size_t len;
+    uint8_t *c = hostile_base_header(&len);
+
+    REQUIRE(c != NULL);
     memset(c + 60, 0, 4);
     CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
-    free(h);
     free(c);
-    amq_sbloom_free(s);
 }
 
 TEST(sbloom_hostile_chunks)
