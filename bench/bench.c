@@ -1013,6 +1013,11 @@ static const onekey_pair onekey_pairs[] = {
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys"},
 #endif
+    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE},
+#ifdef AMQB_HAVE_ROCKSDB
+    {"blocked builder, 16-byte keys", "amq blocked, builder, 16-byte keys",
+     "RocksDB FastLocalBloom, 16-byte keys"},
+#endif
     {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked handle, 16-byte keys", "amq blocked, handle, 16-byte keys",
