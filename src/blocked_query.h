@@ -592,9 +592,16 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uin
 }
 
 /* Hashes kept as two arrays - h1 and the 32 bits the probes derive from -
- * as amq_builder keeps them (12 bytes a key): the loop of add_hashes. */
-BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
-                                                const uint32_t *u, size_t n)
+ * as amq_builder keeps them (12 bytes a key): the loop of add_hashes, with
+ * one copy per k from 1 to 8 where the path has BLK_ADD_FIXED (a mask
+ * built for a k known at compile time; k is the filter's, fixed for the
+ * whole loop). */
+#ifndef BLK_ADD_FIXED
+#define BLK_ADD_FIXED(blk, u, K) BLK_ADD((blk), (u), (K))
+#endif
+
+BLK_INLINE uint64_t BLK_NAME(split_loop)(const amq_blk_geom *g, const uint64_t *h1,
+                                         const uint32_t *u, size_t n, const uint32_t K)
 {
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
@@ -602,17 +609,45 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uin
     uint64_t count = 0;
     size_t i;
 
+#define BLK_SPLIT_ADD(j)                                                                           \
+    (K == 0 ? BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[(j)], blocks) * 64), u[(j)], k)  \
+            : BLK_ADD_FIXED((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[(j)], blocks) * 64),       \
+                            u[(j)], K))
     for (i = 0; i < n && i < BLK_AW; i++)
         BLK_NAME(prefetch)(d + amq_blk_index(h1[i], blocks) * 64, BLK_PF_W);
     for (i = 0; i + BLK_AW < n; i++) {
         BLK_NAME(prefetch)(d + amq_blk_index(h1[i + BLK_AW], blocks) * 64, BLK_PF_W);
-        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
-                                   u[i], k);
+        count += (uint64_t)BLK_SPLIT_ADD(i);
     }
     for (; i < n; i++)
-        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
-                                   u[i], k);
+        count += (uint64_t)BLK_SPLIT_ADD(i);
+#undef BLK_SPLIT_ADD
     return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
+                                                const uint32_t *u, size_t n)
+{
+    switch (g->k) {
+    case 1:
+        return BLK_NAME(split_loop)(g, h1, u, n, 1);
+    case 2:
+        return BLK_NAME(split_loop)(g, h1, u, n, 2);
+    case 3:
+        return BLK_NAME(split_loop)(g, h1, u, n, 3);
+    case 4:
+        return BLK_NAME(split_loop)(g, h1, u, n, 4);
+    case 5:
+        return BLK_NAME(split_loop)(g, h1, u, n, 5);
+    case 6:
+        return BLK_NAME(split_loop)(g, h1, u, n, 6);
+    case 7:
+        return BLK_NAME(split_loop)(g, h1, u, n, 7);
+    case 8:
+        return BLK_NAME(split_loop)(g, h1, u, n, 8);
+    default:
+        return BLK_NAME(split_loop)(g, h1, u, n, 0);
+    }
 }
 
 BLK_INLINE uint64_t BLK_NAME(slots_add_loop)(const amq_blk_pslot *s, size_t n, uint8_t *added)
@@ -636,6 +671,7 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_slots)(const amq_blk_pslot *s, size_t n
 }
 
 #undef BLK_AW
+#undef BLK_ADD_FIXED
 #undef BLK_RING
 #undef BLK_INLINE
 #undef BLK_COUNT
