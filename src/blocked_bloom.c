@@ -439,6 +439,9 @@ static void pick_key_add(amq_blocked *b)
         b->key_add = add_readonly;
     else if (b->one.g.hash_algo != AMQ_HASH_XXH3)
         b->key_add = o->add_key;
+    else if (b->one.g.k <= 8)
+        b->key_add =
+            b->one.g.seed == 0 ? o->add_xxh3_seed0_k[b->one.g.k] : o->add_xxh3_k[b->one.g.k];
     else
         b->key_add = b->one.g.seed == 0 ? o->add_xxh3_seed0 : o->add_xxh3;
 }

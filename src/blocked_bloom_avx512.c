@@ -191,16 +191,18 @@ static const uint32_t avx512_hi_idx[9][16] __attribute__((aligned(64))) = {
 
 static inline __attribute__((always_inline)) __m512i avx512_mask_k(uint32_t u, const uint32_t K)
 {
-    const __m512i off =
-        _mm512_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480);
+    const __m512i off = _mm512_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352,
+                                          384, 416, 448, 480);
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i mult8 =
         _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)amq_blk_mult));
-    const __m512i p =
-        _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8), 23);
-    const __m512i lo = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_lo_idx[K]), p);
-    const __m512i hi = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_hi_idx[K]), p);
-#define AVX512_BIT(r) _mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_alignr_epi32(hi, lo, (r)), off))
+    const __m512i p = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8), 23);
+    const __m512i lo =
+        _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_lo_idx[K]), p);
+    const __m512i hi =
+        _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_hi_idx[K]), p);
+#define AVX512_BIT(r)                                                                              \
+    _mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_alignr_epi32(hi, lo, (r)), off))
     __m512i m = _mm512_sllv_epi32(one, _mm512_sub_epi32(lo, off));
     if (K >= 3)
         m = _mm512_ternarylogic_epi32(m, AVX512_BIT(1), AVX512_BIT(2), 0xfe);

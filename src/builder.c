@@ -136,7 +136,8 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         return AMQ_OK;
     }
     b->layout = layout;
-    b->key_bytes = layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
+    b->key_bytes =
+        layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
     if (cfg->hash_algo == AMQ_HASH_XXH3)
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
     else
