@@ -178,6 +178,20 @@ static inline uint64_t word64(const uint8_t *d, uint64_t i, uint32_t bb)
     return amq_load64(d + (bit >> 3)) >> (bit & 7);
 }
 
+/* alt_bucket with PHI as a memory operand (see k_mul). */
+static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
+                                                          uint32_t fp)
+{
+    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb);
+    return base >= i ? base - i : base + c->nb - i;
+}
+
+static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
+                                                                 int bytes)
+{
+    return bytes ? amq_load64(c->d + i * c->bbytes) : word64(c->d, i, c->bb);
+}
+
 static inline ck_u128 word128(const uint8_t *d, uint64_t i, uint32_t bb)
 {
     uint64_t bit = i * bb;
@@ -345,6 +359,82 @@ static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
     return 0;
 }
 
+/* The address of bucket i's first byte, for prefetches. */
+static inline __attribute__((always_inline)) const uint8_t *bucket_at(const amq_cuckoo *c,
+                                                                     uint64_t i, int bytes)
+{
+    return c->d + (bytes ? i * c->bbytes : i * c->bb / 8);
+}
+
+/* The first empty slot (absolute index) of a bucket whose word w is full
+ * or not: z is w's zero-field test, nonzero. */
+static inline uint64_t empty_slot(const amq_cuckoo *c, uint64_t i, uint64_t z)
+{
+    return i * c->b + ((uint32_t)__builtin_ctzll(z) + 1) / c->f - 1;
+}
+
+/*
+ * kick_bfs for one-word buckets, the same search in the same order: a
+ * bucket's fingerprints come from one load by shifts, and whether a bucket
+ * has room from one load and one test, so that the search's own work stays
+ * small beside the memory round trips it waits for.
+ */
+static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, uint64_t i1,
+                                                               uint64_t i2, uint32_t fp,
+                                                               int bytes)
+{
+    uint8_t *d = c->d;
+    uint32_t f = c->f, b = c->b, n1 = 0, n2 = 0, k, j, m;
+    uint64_t fmax = c->fmax, ones = c->ones_lo, highs = c->highs_lo, w, z, s;
+    uint64_t from[16], to[16], to2[32];
+    uint32_t slot1[16], fp1[16], src2[32], slot2[32], fp2[32];
+
+    for (k = 0; k < (i1 == i2 ? 1u : 2u); k++) {
+        s = k ? i2 : i1;
+        w = bucket_word(c, s, bytes);
+        for (j = 0; j < b; j++, w >>= f) {
+            from[n1] = s;
+            slot1[n1] = j;
+            fp1[n1] = (uint32_t)(w & fmax);
+            to[n1] = alt8(c, s, fp1[n1]);
+            __builtin_prefetch(bucket_at(c, to[n1], bytes), 1);
+            n1++;
+        }
+    }
+    for (k = 0; k < n1; k++)
+        if ((z = zero64(bucket_word(c, to[k], bytes), ones, highs)) != 0) {
+            ct_set(d, f, empty_slot(c, to[k], z), fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    if (b > 4)
+        return 0;
+    /* As in kick_bfs: every bucket read is full; a fingerprint whose
+     * alternate is its own bucket is no first move. */
+    for (k = 0; k < n1; k++) {
+        if (to[k] == from[k])
+            continue;
+        w = bucket_word(c, to[k], bytes);
+        for (j = 0; j < b; j++, w >>= f) {
+            src2[n2] = k;
+            slot2[n2] = j;
+            fp2[n2] = (uint32_t)(w & fmax);
+            to2[n2] = alt8(c, to[k], fp2[n2]);
+            __builtin_prefetch(bucket_at(c, to2[n2], bytes), 1);
+            n2++;
+        }
+    }
+    for (m = 0; m < n2; m++)
+        if ((z = zero64(bucket_word(c, to2[m], bytes), ones, highs)) != 0) {
+            k = src2[m];
+            ct_set(d, f, empty_slot(c, to2[m], z), fp2[m]);
+            ct_set(d, f, to[k] * b + slot2[m], fp1[k]);
+            ct_set(d, f, from[k] * b + slot1[k], fp);
+            return 1;
+        }
+    return 0;
+}
+
 /*
  * Places fp, whose buckets i1 and i2 are full, by evicting.  1 when every
  * fingerprint found a slot; 0 when the last homeless one went to the victim
@@ -365,7 +455,8 @@ static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i
     int64_t s;
     int word = c->shape == CK_WORD64;
 
-    if (kick_bfs(c, i1, i2, fp))
+    if (!word ? kick_bfs(c, i1, i2, fp)
+              : bb % 8 == 0 ? kick_bfs_words(c, i1, i2, fp, 1) : kick_bfs_words(c, i1, i2, fp, 0))
         return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
@@ -841,20 +932,6 @@ __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void
  * no shift.  A one-key call is bound by how many of them the CPU can keep
  * in flight, which is set by their instruction count: every step counts.
  */
-/* alt_bucket with PHI as a memory operand (see k_mul). */
-static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
-                                                          uint32_t fp)
-{
-    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb);
-    return base >= i ? base - i : base + c->nb - i;
-}
-
-static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
-                                                                 int bytes)
-{
-    return bytes ? amq_load64(c->d + i * c->bbytes) : word64(c->d, i, c->bb);
-}
-
 static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
                                                        int bytes)
 {
