@@ -969,15 +969,6 @@ static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, con
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
 }
 
-/* Both buckets full: kick, then the add's answer (a tail call, so that
- * add8 keeps no frame). */
-static __attribute__((noinline)) int add8_kick(amq_cuckoo *c, uint64_t i1, uint64_t i2,
-                                                uint32_t fp)
-{
-    (void)kick(c, i1, i2, fp);
-    return 1;
-}
-
 /* fp into the free field of bucket i whose top bit is z's lowest: the
  * field is zero, so fp is ORed into the word that holds it (read again, in
  * L1 now, rather than kept in a register). */
@@ -996,27 +987,35 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
     amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
 }
 
+/* Bucket i1 was full: bucket i2 (computed again here, so that the common
+ * path keeps fewer values live and saves no registers), else the kick;
+ * reached by a tail call, so that add8 keeps no frame. */
+static __attribute__((noinline)) int add8_second(amq_cuckoo *c, uint64_t i1, uint32_t fp)
+{
+    uint64_t i2 = alt8(c, i1, fp), z = zero64(word64(c->d, i2, c->bb), c->ones_lo, c->highs_lo);
+    if (__builtin_expect(z == 0, 0))
+        (void)kick(c, i1, i2, fp);
+    else
+        put8(c, i2, z, fp, 0);
+    return 1;
+}
+
 /* Bucket i1 first, and bucket i2 read only when i1 is full: whether i1
  * has room is mostly predictable (it has, until the filter is nearly
  * full). */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
+    uint64_t top, h1 = x8_hash(c, key, &top);
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp), z;
+    uint64_t i1 = reduce64(h1, c->nb), z;
     /* i2 is fetched beside i1, so that when i1 is full its miss has
      * overlapped i1's instead of following it. */
-    __builtin_prefetch(c->d + (bytes ? i2 * c->bbytes : i2 * c->bb / 8), 1);
+    __builtin_prefetch(bucket_at(c, alt8(c, i1, fp), bytes), 1);
     c->items++;
-    z = zero64(bucket_word(c, i1, bytes), ones, c->highs_lo);
-    if (__builtin_expect(z != 0, 1)) {
-        put8(c, i1, z, fp, bytes);
-        return 1;
-    }
-    z = zero64(bucket_word(c, i2, bytes), ones, c->highs_lo);
+    z = zero64(bucket_word(c, i1, bytes), c->ones_lo, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
-        return add8_kick(c, i1, i2, fp);
-    put8(c, i2, z, fp, bytes);
+        return add8_second(c, i1, fp);
+    put8(c, i1, z, fp, bytes);
     return 1;
 }
 
