@@ -27,10 +27,12 @@
 #include <immintrin.h>
 #endif
 
+#include "amq/advanced.h"
 #include "amq/cuckoo.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "cuckoo_internal.h"
 #include "cuckoo_table.h"
 #include "kind.h"
 
@@ -60,6 +62,7 @@ struct amq_cuckoo {
     uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
     int fast;           /* XXH3 and CK_WORD64: the one-key fast paths apply */
     int fast_add;       /* fast, and the table is writable */
+    int scalar_keys;    /* amq_cuckoo_scalar_keys: no vector path */
     /* The 8-byte-key entries: the fast ones (fast, no victim and, for
      * q8_add, writable; by how a bucket is addressed) or the general path;
      * kept by set_victim.  A call through them is the entry's only branch
@@ -170,13 +173,21 @@ static void key8_modes(amq_cuckoo *c)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
     c->q8 = m == CK_KEY8_BYTES ? q8_bytes : m == CK_KEY8_BITS ? q8_bits : q8_any;
 #if defined(__x86_64__)
+    /* AVX2 as the blocked kind's paths see it (the AMQ_SIMD cap applies). */
     __builtin_cpu_init();
-    if (m == CK_KEY8_BYTES && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"))
+    if (m == CK_KEY8_BYTES && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
+        __builtin_cpu_supports("bmi2"))
         c->q8 = q8_bytes_avx2;
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
     c->q8_add = m == CK_KEY8_BYTES ? add8_bytes : m == CK_KEY8_BITS ? add8_bits : add8_any;
+}
+
+void amq_cuckoo_scalar_keys(amq_cuckoo *c, int on)
+{
+    c->scalar_keys = on;
+    key8_modes(c);
 }
 
 /* Every change of the victim goes through here, so that the entries above
