@@ -629,6 +629,14 @@ int amq_blocked_add_batch_fixed(amq_blocked *b, const void *keys, size_t key_len
     return added_out(b, adds_of(b)->add_fixed(&b->one.g, keys, key_len, n, added), count);
 }
 
+int amq_blocked_add_split(amq_blocked *b, const uint64_t *h1, const uint32_t *u, size_t n)
+{
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    count_items(b, adds_of(b)->add_split(&b->one.g, h1, u, n));
+    return AMQ_OK;
+}
+
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
 {
     return amq_hash_key(b->p.hash_algo, b->p.seed, key, len);

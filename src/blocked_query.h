@@ -591,6 +591,30 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uin
                               BLK_KEYS_FIXED, BLK_OP_ADD, BLK_PF_W, BLK_AW);
 }
 
+/* Hashes kept as two arrays - h1 and the 32 bits the probes derive from -
+ * as amq_builder keeps them (12 bytes a key): the loop of add_hashes. */
+BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
+                                                const uint32_t *u, size_t n)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks;
+    const uint32_t k = g->k;
+    uint64_t count = 0;
+    size_t i;
+
+    for (i = 0; i < n && i < BLK_AW; i++)
+        BLK_NAME(prefetch)(d + amq_blk_index(h1[i], blocks) * 64, BLK_PF_W);
+    for (i = 0; i + BLK_AW < n; i++) {
+        BLK_NAME(prefetch)(d + amq_blk_index(h1[i + BLK_AW], blocks) * 64, BLK_PF_W);
+        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
+                                   u[i], k);
+    }
+    for (; i < n; i++)
+        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
+                                   u[i], k);
+    return count;
+}
+
 BLK_INLINE uint64_t BLK_NAME(slots_add_loop)(const amq_blk_pslot *s, size_t n, uint8_t *added)
 {
     uint64_t count = 0;
@@ -630,6 +654,7 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_keys = BLK_NAME(add_keys),
     .add_fixed = BLK_NAME(add_fixed),
     .add_slots = BLK_NAME(add_slots),
+    .add_split = BLK_NAME(add_split),
 };
 #else
 static const amq_blk_simd_ops BLK_NAME(ops) = {
@@ -654,5 +679,6 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_keys = BLK_NAME(add_keys),
     .add_fixed = BLK_NAME(add_fixed),
     .add_slots = BLK_NAME(add_slots),
+    .add_split = BLK_NAME(add_split),
 };
 #endif
