@@ -1124,10 +1124,9 @@ __attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuck
     uint64_t top, h1 = x8_hash(c, key, &top);
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
-    __m128i w = _mm_loadl_epi64((const __m128i *)(const void *)(c->d + i1 * c->bbytes));
+    __m128i w = _mm_cvtsi64_si128((long long)amq_load64(c->d + i1 * c->bbytes));
     __m128i x = _mm_set1_epi64x((long long)((uint64_t)fp * c->ones_lo));
-    w = _mm_castpd_si128(
-        _mm_loadh_pd(_mm_castsi128_pd(w), (const double *)(const void *)(c->d + i2 * c->bbytes)));
+    w = _mm_insert_epi64(w, (long long)amq_load64(c->d + i2 * c->bbytes), 1);
     w = _mm_xor_si128(w, x);
     w = _mm_andnot_si128(w, _mm_sub_epi64(w, _mm_loadu_si128((const __m128i *)(const void *)c->ones2)));
     return !_mm_testz_si128(w, _mm_loadu_si128((const __m128i *)(const void *)c->highs2));
