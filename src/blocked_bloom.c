@@ -670,6 +670,16 @@ int amq_blocked_add_split(amq_blocked *b, const uint64_t *h1, const uint32_t *u,
     return AMQ_OK;
 }
 
+int amq_blocked_add_raw8(amq_blocked *b, const void *keys, size_t n)
+{
+    if (amq_region_is_borrowed(&b->data))
+        return AMQ_EREADONLY;
+    if (b->p.hash_algo != AMQ_HASH_XXH3)
+        return AMQ_EINVAL;
+    count_items(b, adds_of(b)->add_raw8(&b->one.g, keys, n));
+    return AMQ_OK;
+}
+
 amq_hash128 amq_blocked_hash(const amq_blocked *b, const void *key, size_t len)
 {
     return amq_hash_key(b->p.hash_algo, b->p.seed, key, len);

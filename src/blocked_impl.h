@@ -343,11 +343,16 @@ typedef struct amq_blk_simd_ops {
     /* n hashes as two arrays, h1 and amq_blk_u of each (amq_builder's
      * layout): as add_hashes without the output. */
     uint64_t (*add_split)(const amq_blk_geom *g, const uint64_t *h1, const uint32_t *u, size_t n);
+    /* n packed 8-byte keys of an XXH3 filter: as add_fixed without the
+     * output, the mask built for k (amq_builder's raw keys). */
+    uint64_t (*add_raw8)(const amq_blk_geom *g, const uint8_t *keys, size_t n);
 } amq_blk_simd_ops;
 
 /* Adds n hashes given as h1[i] and u[i] = amq_blk_u of each, in order,
  * counting the new ones (amq_builder_finish); AMQ_EREADONLY for a view. */
 int amq_blocked_add_split(amq_blocked *b, const uint64_t *h1, const uint32_t *u, size_t n);
+/* The same for n packed 8-byte keys of an XXH3 filter. */
+int amq_blocked_add_raw8(amq_blocked *b, const void *keys, size_t n);
 
 /* Defined by the instruction-set files; NULL when not compiled in. */
 extern const amq_blk_simd_ops *const amq_blk_ops_scalar;

@@ -665,6 +665,70 @@ BLK_INLINE uint64_t BLK_NAME(split_loop)(const amq_blk_geom *g, const uint64_t *
     return count;
 }
 
+/* 8-byte keys of an XXH3 filter, packed, as amq_builder keeps them: the
+ * loop of add_fixed's, with the mask built for k (1 to 8) as add_split's. */
+BLK_INLINE uint64_t BLK_NAME(raw8_loop)(const amq_blk_geom *g, const uint8_t *keys, size_t n,
+                                        uint64_t seed, const uint32_t K)
+{
+    const uint8_t *d = g->data;
+    const uint64_t blocks = g->blocks;
+    const uint32_t k = g->k;
+    const size_t w = BLK_AW;
+    amq_blk_slot ring[BLK_RING];
+    uint64_t count = 0;
+    size_t i;
+
+#define BLK_RAW_ADD(s)                                                                             \
+    (K == 0 ? BLK_ADD((uint8_t *)(uintptr_t)(s).blk, (s).u, k)                                     \
+            : BLK_ADD_FIXED((uint8_t *)(uintptr_t)(s).blk, (s).u, K))
+    for (i = 0; i < n && i < w; i++) {
+        ring[i] = BLK_NAME(place)(d, blocks, AMQ_HASH_XXH3, seed, keys + i * 8, 8);
+        BLK_NAME(prefetch)(ring[i].blk, BLK_PF_W);
+    }
+    for (i = 0; i + w < n; i++) {
+        const amq_blk_slot s = ring[i & (w - 1)];
+        ring[i & (w - 1)] = BLK_NAME(place)(d, blocks, AMQ_HASH_XXH3, seed, keys + (i + w) * 8, 8);
+        BLK_NAME(prefetch)(ring[i & (w - 1)].blk, BLK_PF_W);
+        count += (uint64_t)BLK_RAW_ADD(s);
+    }
+    for (; i < n; i++)
+        count += (uint64_t)BLK_RAW_ADD(ring[i & (w - 1)]);
+#undef BLK_RAW_ADD
+    return count;
+}
+
+BLK_INLINE uint64_t BLK_NAME(raw8_seeded)(const amq_blk_geom *g, const uint8_t *keys, size_t n,
+                                          uint64_t seed)
+{
+    switch (g->k) {
+    case 1:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 1);
+    case 2:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 2);
+    case 3:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 3);
+    case 4:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 4);
+    case 5:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 5);
+    case 6:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 6);
+    case 7:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 7);
+    case 8:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 8);
+    default:
+        return BLK_NAME(raw8_loop)(g, keys, n, seed, 0);
+    }
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_raw8)(const amq_blk_geom *g, const uint8_t *keys,
+                                               size_t n)
+{
+    return g->seed == 0 ? BLK_NAME(raw8_seeded)(g, keys, n, 0)
+                        : BLK_NAME(raw8_seeded)(g, keys, n, g->seed);
+}
+
 BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
                                                 const uint32_t *u, size_t n)
 {
@@ -738,6 +802,7 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_fixed = BLK_NAME(add_fixed),
     .add_slots = BLK_NAME(add_slots),
     .add_split = BLK_NAME(add_split),
+    .add_raw8 = BLK_NAME(add_raw8),
 };
 #else
 static const amq_blk_simd_ops BLK_NAME(ops) = {
@@ -770,5 +835,6 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_fixed = BLK_NAME(add_fixed),
     .add_slots = BLK_NAME(add_slots),
     .add_split = BLK_NAME(add_split),
+    .add_raw8 = BLK_NAME(add_raw8),
 };
 #endif

@@ -33,7 +33,11 @@
 #define DEFAULT_MEMORY ((size_t)256 << 20)
 
 enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0 }; /* how add hashes a key */
-enum { LAYOUT_SPLIT, LAYOUT_H128 }; /* what a key keeps: h1 and u (blocked), or the hash */
+/* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
+ * itself - an XXH3 blocked filter's 8-byte keys, 8 bytes that finish
+ * hashes as the batched adds of packed keys do (a key of another length,
+ * hashes given or the memory budget reached turn them into LAYOUT_SPLIT). */
+enum { LAYOUT_SPLIT, LAYOUT_H128, LAYOUT_RAW8 };
 
 typedef amq_region chunk;
 
@@ -41,7 +45,7 @@ struct amq_builder {
     /* What the one-key add touches, first: the open chunk's arrays, its
      * fill and room (room 0 sends the next add to open_chunk, which also
      * reports a finished or broken builder), and how keys hash. */
-    uint64_t *h1;    /* LAYOUT_SPLIT: h1 of each key */
+    uint64_t *h1;    /* LAYOUT_SPLIT: h1 of each key; LAYOUT_RAW8: the keys */
     uint32_t *u;     /* LAYOUT_SPLIT: amq_blk_u of each key */
     amq_hash128 *h;  /* LAYOUT_H128 */
     size_t pos, cap; /* keys in the open chunk; its capacity */
@@ -138,6 +142,10 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
     b->layout = layout;
     b->key_bytes =
         layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
+    if (layout == LAYOUT_SPLIT && cfg->hash_algo == AMQ_HASH_XXH3) {
+        b->layout = LAYOUT_RAW8;
+        b->key_bytes = sizeof(uint64_t);
+    }
     if (cfg->hash_algo == AMQ_HASH_XXH3)
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
     else
@@ -207,6 +215,48 @@ static void open_at(amq_builder *b, const chunk *r, size_t cap)
     chunk_arrays(b, r, cap, &b->h1, &b->u, &b->h);
     b->pos = 0;
     b->cap = cap;
+}
+
+/* The raw 8-byte keys held become their hashes (LAYOUT_SPLIT), chunk by
+ * chunk; the last chunk holds pos keys if one is open (cap != 0). */
+static int to_split(amq_builder *b)
+{
+    size_t i, j, cap = 0, m;
+    chunk r;
+    int rc;
+
+    if (b->finished)
+        return AMQ_EINVAL;
+    if (b->broken)
+        return b->broken;
+    for (i = 0; i < b->nchunks; i++) {
+        const uint64_t *key = (const uint64_t *)(const void *)b->chunk[i].data;
+        uint64_t *h1;
+        uint32_t *u;
+        cap = b->chunk[i].size / sizeof(uint64_t);
+        m = i + 1 == b->nchunks && b->cap != 0 ? b->pos : cap;
+        rc = amq_region_alloc(&r, &b->alloc, cap * (sizeof *h1 + sizeof *u));
+        if (rc != AMQ_OK) /* half converted: nothing more can be added */
+            return b->broken = AMQ_ENOMEM;
+        h1 = (uint64_t *)(void *)r.data;
+        u = (uint32_t *)(void *)(r.data + cap * sizeof *h1);
+        for (j = 0; j < m; j++) {
+            const amq_hash128 h = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key + j, 8);
+            h1[j] = h.h1;
+            u[j] = amq_blk_u(h);
+        }
+        amq_region_free(&b->chunk[i], &b->alloc);
+        b->chunk[i] = r;
+        b->held += cap * sizeof *u;
+    }
+    b->layout = LAYOUT_SPLIT;
+    b->key_bytes = sizeof(uint64_t) + sizeof(uint32_t);
+    if (b->cap != 0) {
+        m = b->pos;
+        open_at(b, &b->chunk[b->nchunks - 1], cap);
+        b->pos = m;
+    }
+    return AMQ_OK;
 }
 
 /* One segment of the spill file: a u64 count m (host order: the file lives
@@ -289,7 +339,10 @@ static int open_chunk(amq_builder *b)
     b->base += b->pos;
     b->pos = b->cap = 0;
     if (b->held + bytes > b->limit) {
-        rc = spill_start(b);
+        /* the file holds hashes */
+        rc = b->layout == LAYOUT_RAW8 ? to_split(b) : AMQ_OK;
+        if (rc == AMQ_OK)
+            rc = spill_start(b);
         if (rc != AMQ_OK)
             goto broken;
         return AMQ_OK;
@@ -342,6 +395,8 @@ int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
     }
     if (b->finished)
         return AMQ_EINVAL;
+    if (b->layout == LAYOUT_RAW8 && (rc = to_split(b)) != AMQ_OK)
+        return rc;
     for (i = 0; i < n; i++) {
         if (b->pos == b->cap && (rc = open_chunk(b)) != AMQ_OK)
             return rc;
@@ -390,8 +445,30 @@ static inline __attribute__((always_inline)) int add_hashed(amq_builder *b, amq_
     return AMQ_OK;
 }
 
+/* A raw key with no room, or a key of another length. */
+__attribute__((noinline)) static int add_raw_slow(amq_builder *b, const void *key, size_t len)
+{
+    int rc = len == 8 ? open_chunk(b) : to_split(b);
+    if (rc != AMQ_OK)
+        return rc;
+    if (b->layout == LAYOUT_RAW8) {
+        memcpy(&b->h1[b->pos], key, 8);
+        b->pos++;
+        return AMQ_OK;
+    }
+    return amq_builder_add(b, key, len);
+}
+
 int amq_builder_add(amq_builder *b, const void *key, size_t len)
 {
+    if (b->layout == LAYOUT_RAW8) {
+        const size_t pos = b->pos;
+        if (len != 8 || pos == b->cap)
+            return add_raw_slow(b, key, len);
+        memcpy(&b->h1[pos], key, 8);
+        b->pos = pos + 1;
+        return AMQ_OK;
+    }
     if (b->mode == MODE_XXH3_SEED0) {
         if (len == 8)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
@@ -425,7 +502,9 @@ static int add_chunk(amq_builder *b, amq_filter *f, const chunk *r, size_t cap, 
     if (m == 0)
         return AMQ_OK;
     chunk_arrays(b, r, cap, &h1, &u, &h);
-    if (b->layout == LAYOUT_SPLIT)
+    if (b->layout == LAYOUT_RAW8)
+        rc = amq_blocked_add_raw8(amq_filter_impl(f), h1, m);
+    else if (b->layout == LAYOUT_SPLIT)
         rc = amq_blocked_add_split(amq_filter_impl(f), h1, u, m);
     else
         rc = amq_filter_add_batch(f, h, m, NULL);

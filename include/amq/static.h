@@ -31,9 +31,11 @@
  * AMQ_KIND_PARTITIONED, AMQ_KIND_CUCKOO - are built as RocksDB builds its
  * filters: amq_builder_add hashes the key (cfg's hash_algo and seed) and
  * appends what the kind needs of the hash - the blocked kind 12 bytes (h1
- * and the probes' 32 bits), the others the 16-byte hash - and nothing else:
- * no filter exists yet, so no block is read and there is no "new or not"
- * answer per key.  amq_builder_finish makes the filter amq_filter_new
+ * and the probes' 32 bits; an XXH3 blocked builder keeps 8-byte keys as
+ * they are, hashed at finish, until a key of another length, hashes given
+ * or the memory budget make it hash them), the others the 16-byte hash -
+ * and nothing else: no filter exists yet, so no block is read and there is
+ * no "new or not" answer per key.  amq_builder_finish makes the filter amq_filter_new
  * makes for cfg with capacity = the keys added (duplicates included, as
  * RocksDB counts them; 1 for an empty build; cfg's fpp, bits_per_key or
  * bits as for amq_filter_new) and adds every hash, in the order given,

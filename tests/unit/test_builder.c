@@ -189,6 +189,51 @@ TEST(builder_blocked_spilled_same_bytes)
     check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 0, 600000);
 }
 
+/* An XXH3 blocked builder keeps 8-byte keys as they are until a key of
+ * another length, a batch of hashes or its memory budget makes it hash
+ * them: the same bytes and count across each of those switches, wherever
+ * in a chunk it falls. */
+TEST(builder_blocked_raw_keys_switch_to_hashes)
+{
+    static const size_t at[] = {0, 1, 1023, 1024, 5000, 49999};
+    size_t t, i, kl;
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 3, 8, 100000, N_KEYS); /* budget */
+    for (t = 0; t < sizeof at / sizeof at[0]; t++) {
+        amq_config cfg;
+        amq_builder *b;
+        amq_filter *f, *g;
+        uint8_t key[48];
+        amq_hash128 h;
+        uint64_t news = 0;
+        int r;
+
+        amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+        cfg.seed = t;
+        cfg.capacity = 60000;
+        REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+        REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+        for (i = 0; i < 60000; i++) {
+            kl = make_key(t, i, i == at[t] ? 5 : 8, key);
+            if (i == at[t] && t % 2 == 1) { /* a hash given */
+                h = amq_hash_key(cfg.hash_algo, cfg.seed, key, kl);
+                REQUIRE_OK(amq_builder_add_batch(b, &h, 1));
+            } else {
+                REQUIRE_OK(amq_builder_add(b, key, kl));
+            }
+            r = amq_filter_add(g, key, kl);
+            REQUIRE(r >= 0);
+            news += (uint64_t)r;
+        }
+        REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+        amq_builder_free(b);
+        if (!same_filter(f, g))
+            FAIL_AT_("switch at key %zu: built filter differs", at[t]);
+        CHECK_EQ(items(f), news);
+        amq_filter_free(f);
+        amq_filter_free(g);
+    }
+}
+
 /* The other kinds a builder makes: bloom, partitioned, cuckoo (whose bytes
  * depend on the order of its adds), in memory and spilled. */
 TEST(builder_other_kinds_same_bytes)
