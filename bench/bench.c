@@ -999,8 +999,9 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
  * amq's one-key paths head to head with their peers at every n of the run,
  * inserts and queries (present and absent keys timed apart): the blocked
  * filter against the real RocksDB FastLocalBloom with 8- and 16-byte keys,
- * through the family's functions (amq_blocked_add / _contains) and through
- * the generic handle (amq_filter_add / _contains); the cuckoo filter
+ * built by amq_builder (add per key, then finish: RocksDB's shape), through
+ * the family's functions (amq_blocked_add / _contains) and through the
+ * generic handle (amq_filter_add / _contains); the cuckoo filter
  * against the model of efficient/cuckoofilter (12-bit tags in 4-slot
  * buckets both; not in Debian) and, for "batched stays ahead", amq's
  * batched cuckoo against the same model. */
@@ -1012,6 +1013,11 @@ static const onekey_pair onekey_pairs[] = {
     {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys"},
+#endif
+    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE},
+#ifdef AMQB_HAVE_ROCKSDB
+    {"blocked builder, 16-byte keys", "amq blocked, builder, 16-byte keys",
+     "RocksDB FastLocalBloom, 16-byte keys"},
 #endif
     {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE},
 #ifdef AMQB_HAVE_ROCKSDB
@@ -1077,10 +1083,17 @@ static void onekey_md(FILE *out, const opts *o)
             "RocksDB FastLocalBloom (Debian's librocksdb-dev through `bench/rocksdb_shim.cc`, "
             "FilterBitsBuilder::AddKey for each key then Finish, which lays the filter out in "
             "one prefetched pass, then FilterBitsReader::MayMatch per key), with 8- and "
-            "16-byte keys, one key per call through amq's family functions (`amq_blocked_add` "
-            "/ `_contains`) and through the generic handle (`amq_filter_add` / `_contains`); "
-            "amq's add also answers whether the key was new, so it reads the key's block when "
-            "it is called. The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
+            "16-byte keys, one key per call: through amq's builder (*blocked builder* rows: "
+            "`amq_builder_add` per key, which hashes the key and keeps the hash, then "
+            "`amq_builder_finish`, which sizes the filter for the keys and adds them in one "
+            "prefetched pass - RocksDB's shape; the builder is given no memory budget, so it "
+            "keeps every hash in memory as RocksDB does; the queries ask the built filter "
+            "through `amq_filter_contains`), through amq's family functions (`amq_blocked_add` "
+            "/ `_contains`) and through the generic handle (`amq_filter_add` / `_contains`). "
+            "Those adds answer whether each key was new (BF.ADD and the item count need it), so "
+            "each reads its key's block when it is called: out of cache it waits for the line, "
+            "and the rate is set by how many adds the out-of-order window holds, where the "
+            "builder's add touches no block. The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
             "key API) runs against a model of efficient/cuckoofilter's loops "
             "(`bench/subject_model_cuckoo.c`: the reference is not in Debian; issue 20 quotes "
             "its published figures). Reproduce: `%s`.\n\n"

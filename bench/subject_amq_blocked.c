@@ -6,8 +6,13 @@
  *    window of prefetches);
  *  - batched with the key used as its own hash (h1 = h2 = key), hashing
  *    excluded - how libfilter's published figures are measured (it takes
- *    a 64-bit hash).
+ *    a 64-bit hash);
+ *  - built, as RocksDB builds its filters: amq_builder_add per key (it
+ *    hashes the key and keeps the hash), then amq_builder_finish (sizes the
+ *    filter for the keys and adds them in one prefetched pass).
  */
+#include <stdlib.h>
+
 #define AMQ_ADVANCED_API 1 /* query-path selection, raw arrays */
 #include "amq.h"
 #include "bench.h"
@@ -224,5 +229,108 @@ BENCH_SUBJECT(amq_blocked_handle16) = {
     .insert = handle_insert16,
     .query = handle_query16,
     .bytes = handle_bytes,
+    .no_sweep = 1,
+};
+
+/* The builder: create makes it (untimed, as RocksDB's builder is made),
+ * insert is amq_builder_add per key then amq_builder_finish, and queries ask
+ * the filter it built.  No memory budget (SIZE_MAX): the hashes stay in
+ * memory, as RocksDB keeps its own. */
+typedef struct built {
+    amq_builder *b;
+    amq_filter *f;
+} built;
+
+static void *builder_create(uint64_t n, double fpp)
+{
+    amq_config c;
+    built *s = calloc(1, sizeof *s);
+    (void)n;
+    if (s == NULL)
+        return NULL;
+    amq_config_init(&c, AMQ_KIND_BLOCKED);
+    c.fpp = fpp;
+    if (amq_builder_new(&c, NULL, SIZE_MAX, &s->b, NULL) != AMQ_OK) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void builder_destroy(void *f)
+{
+    built *s = f;
+    amq_builder_free(s->b);
+    amq_filter_free(s->f);
+    free(s);
+}
+
+static uint64_t builder_bytes(const void *f)
+{
+    const built *s = f;
+    amq_stats st;
+    if (s->f == NULL)
+        return 0;
+    amq_filter_stats(s->f, &st);
+    return st.bytes;
+}
+
+static int builder_add(void *f, const void *key, size_t len)
+{
+    return amq_builder_add(((built *)f)->b, key, len);
+}
+
+static int built_contains(void *f, const void *key, size_t len)
+{
+    return amq_filter_contains(((built *)f)->f, key, len);
+}
+
+static inline __attribute__((always_inline)) uint64_t build_keys(void *f, const uint64_t *keys,
+                                                                 size_t n, size_t key_len)
+{
+    built *s = f;
+    uint64_t fails = run_keys(f, keys, n, builder_add, key_len, 1);
+    return fails == 0 && s->f == NULL && amq_builder_finish(s->b, &s->f, NULL) == AMQ_OK ? 0 : n;
+}
+
+static uint64_t builder_insert(void *f, const uint64_t *keys, size_t n)
+{
+    return build_keys(f, keys, n, 8);
+}
+
+static uint64_t builder_insert16(void *f, const uint64_t *keys, size_t n)
+{
+    return build_keys(f, keys, n, 16);
+}
+
+static uint64_t built_query(void *f, const uint64_t *keys, size_t n)
+{
+    return ((built *)f)->f == NULL ? 0 : run_keys(f, keys, n, built_contains, 8, 0);
+}
+
+static uint64_t built_query16(void *f, const uint64_t *keys, size_t n)
+{
+    return ((built *)f)->f == NULL ? 0 : run_keys(f, keys, n, built_contains, 16, 0);
+}
+
+BENCH_SUBJECT(amq_blocked_builder) = {
+    .name = "amq blocked, builder",
+    .family = "blocked",
+    .create = builder_create,
+    .destroy = builder_destroy,
+    .insert = builder_insert,
+    .query = built_query,
+    .bytes = builder_bytes,
+    .no_sweep = 1,
+};
+
+BENCH_SUBJECT(amq_blocked_builder16) = {
+    .name = "amq blocked, builder, 16-byte keys",
+    .family = "blocked",
+    .create = builder_create,
+    .destroy = builder_destroy,
+    .insert = builder_insert16,
+    .query = built_query16,
+    .bytes = builder_bytes,
     .no_sweep = 1,
 };

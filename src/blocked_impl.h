@@ -329,6 +329,10 @@ typedef struct amq_blk_simd_ops {
     amq_blk_add1_fn add_key;
     amq_blk_add1_fn add_xxh3;
     amq_blk_add1_fn add_xxh3_seed0;
+    /* add_xxh3 and add_xxh3_seed0 for k = 1 to 8 (index k; 0 unused): the
+     * mask built for that k, the same bytes. */
+    amq_blk_add1_fn add_xxh3_k[9];
+    amq_blk_add1_fn add_xxh3_seed0_k[9];
     uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
     uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);
@@ -336,7 +340,14 @@ typedef struct amq_blk_simd_ops {
                           uint8_t *added);
     /* Placed keys (the partitioned kind): as add_hashes. */
     uint64_t (*add_slots)(const amq_blk_pslot *s, size_t n, uint8_t *added);
+    /* n hashes as two arrays, h1 and amq_blk_u of each (amq_builder's
+     * layout): as add_hashes without the output. */
+    uint64_t (*add_split)(const amq_blk_geom *g, const uint64_t *h1, const uint32_t *u, size_t n);
 } amq_blk_simd_ops;
+
+/* Adds n hashes given as h1[i] and u[i] = amq_blk_u of each, in order,
+ * counting the new ones (amq_builder_finish); AMQ_EREADONLY for a view. */
+int amq_blocked_add_split(amq_blocked *b, const uint64_t *h1, const uint32_t *u, size_t n);
 
 /* Defined by the instruction-set files; NULL when not compiled in. */
 extern const amq_blk_simd_ops *const amq_blk_ops_scalar;

@@ -1,7 +1,7 @@
 /*
- * static_filter.c - what the static kinds (fuse, ribbon) share: the
- * builder (keys' hashes kept in memory, or spilled to temporary files
- * bucketed by hash prefix, then partitions built one at a time), the
+ * static_filter.c - what the static kinds (fuse, ribbon) share: their
+ * part of amq_builder (keys' hashes kept in memory, or spilled to temporary
+ * files bucketed by hash prefix, then partitions built one at a time), the
  * partition index, the codec, and the adapter to the generic handle.
  *
  * Layout of the payload (docs/file-format.md): the partitions' bytes, each
@@ -255,9 +255,9 @@ static int build_part(amq_static *s, uint32_t i, const uint64_t *h1, size_t n, p
     return build_part_max(s, i, h1, n, ps, MAX_ATTEMPTS, err);
 }
 
-/* ---- the builder -------------------------------------------------------------------------- */
+/* ---- the builder's static part (amq_builder: builder.c) ------------------------------------ */
 
-struct amq_builder {
+struct amq_static_builder {
     amq_config cfg;
     amq_allocator alloc;
     amq_static proto; /* the checked variant */
@@ -273,12 +273,12 @@ struct amq_builder {
     int broken; /* an earlier write failed: every later call fails */
 };
 
-int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, amq_builder **out,
-                    amq_errinfo *err)
+int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
+                           amq_static_builder **out, amq_errinfo *err)
 {
     const amq_static_algo *algo;
     amq_allocator a;
-    amq_builder *b;
+    amq_static_builder *b;
     unsigned i;
     int rc;
 
@@ -327,7 +327,7 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
     return AMQ_OK;
 }
 
-void amq_builder_free(amq_builder *b)
+void amq_static_builder_free(amq_static_builder *b)
 {
     amq_allocator a;
     unsigned i;
@@ -342,7 +342,7 @@ void amq_builder_free(amq_builder *b)
     amq_free(&a, b, sizeof *b);
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int amq_spill_write(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len > 0) {
@@ -358,7 +358,7 @@ static int write_all(int fd, const void *data, size_t len)
     return AMQ_OK;
 }
 
-static int read_all(int fd, void *data, size_t len, uint64_t off)
+int amq_spill_read(int fd, void *data, size_t len, uint64_t off)
 {
     uint8_t *p = data;
     while (len > 0) {
@@ -376,14 +376,14 @@ static int read_all(int fd, void *data, size_t len, uint64_t off)
 
 /* Spill files hold h1 values in host byte order: they live only as long
  * as the builder, in the process that wrote them. */
-static int spill_flush(amq_builder *b, unsigned j)
+static int spill_flush(amq_static_builder *b, unsigned j)
 {
-    int rc = write_all(b->fd[j], b->buf + (size_t)j * SPILL_BUF, b->used[j] * sizeof(uint64_t));
+    int rc = amq_spill_write(b->fd[j], b->buf + (size_t)j * SPILL_BUF, b->used[j] * sizeof(uint64_t));
     b->used[j] = 0;
     return rc;
 }
 
-static int spill_one(amq_builder *b, uint64_t h1)
+static int spill_one(amq_static_builder *b, uint64_t h1)
 {
     unsigned j = (unsigned)(h1 >> (64 - SPILL_BITS));
     b->buf[(size_t)j * SPILL_BUF + b->used[j]++] = h1;
@@ -391,9 +391,20 @@ static int spill_one(amq_builder *b, uint64_t h1)
     return b->used[j] == SPILL_BUF ? spill_flush(b, j) : AMQ_OK;
 }
 
-static int spill_start(amq_builder *b)
+int amq_spill_open(const char *dir)
 {
     char path[4200];
+    int fd;
+    snprintf(path, sizeof path, "%s/amq-build-XXXXXX", dir);
+    fd = mkstemp(path);
+    /* Unlinked at once: nothing is left behind, whatever happens. */
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+static int spill_start(amq_static_builder *b)
+{
     unsigned j;
     size_t i;
     int rc;
@@ -402,12 +413,9 @@ static int spill_start(amq_builder *b)
     if (b->buf == NULL)
         return AMQ_ENOMEM;
     for (j = 0; j < SPILL_BUCKETS; j++) {
-        snprintf(path, sizeof path, "%s/amq-static-XXXXXX", b->dir);
-        b->fd[j] = mkstemp(path);
+        b->fd[j] = amq_spill_open(b->dir);
         if (b->fd[j] < 0)
             return AMQ_EIO;
-        /* Unlinked at once: nothing is left behind, whatever happens. */
-        unlink(path);
     }
     b->spilled = 1;
     for (i = 0; i < b->n; i++)
@@ -420,7 +428,7 @@ static int spill_start(amq_builder *b)
     return AMQ_OK;
 }
 
-int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
+int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n)
 {
     size_t i, cap;
     uint64_t *m;
@@ -461,17 +469,6 @@ int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
     return AMQ_OK;
 }
 
-int amq_builder_add(amq_builder *b, const void *key, size_t len)
-{
-    amq_hash128 h = amq_hash_key(b->cfg.hash_algo, b->cfg.seed, key, len);
-    return amq_builder_add_batch(b, &h, 1);
-}
-
-uint64_t amq_builder_count(const amq_builder *b)
-{
-    return b->total;
-}
-
 static uint32_t choose_pbits(uint64_t n, unsigned target_log2)
 {
     uint32_t pb = 0;
@@ -500,7 +497,7 @@ static int build_range(amq_static *s, uint32_t first, uint32_t count, uint64_t *
     return AMQ_OK;
 }
 
-static int finish_spilled(amq_builder *b, amq_static *s, part_scratch *ps, size_t *starts,
+static int finish_spilled(amq_static_builder *b, amq_static *s, part_scratch *ps, size_t *starts,
                           size_t *next, amq_errinfo *err)
 {
     uint32_t group, per, g, j, nb = SPILL_BUCKETS;
@@ -536,7 +533,7 @@ static int finish_spilled(amq_builder *b, amq_static *s, part_scratch *ps, size_
         }
         off = 0;
         for (j = g; j < g + group; j++) {
-            rc = read_all(b->fd[j], a + off, (size_t)b->count[j] * sizeof *a, 0);
+            rc = amq_spill_read(b->fd[j], a + off, (size_t)b->count[j] * sizeof *a, 0);
             if (rc != AMQ_OK) {
                 rc = amq_err(err, rc, "cannot read back the temporary files in %s", b->dir);
                 goto done;
@@ -580,7 +577,7 @@ static void gather(amq_static *s)
     s->payload = r;
 }
 
-int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
+int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err)
 {
     amq_static *s = NULL;
     part_scratch ps;
@@ -631,25 +628,6 @@ done:
     amq_free(&b->alloc, starts, (nb + 1) * sizeof *starts);
     amq_free(&b->alloc, next, (nb + 1) * sizeof *next);
     static_free(s);
-    return rc;
-}
-
-int amq_filter_build(const amq_config *cfg, const amq_hash128 *h, size_t n, amq_filter **out,
-                     amq_errinfo *err)
-{
-    amq_builder *b;
-    int rc;
-
-    *out = NULL;
-    rc = amq_builder_new(cfg, NULL, SIZE_MAX, &b, err);
-    if (rc != AMQ_OK)
-        return rc;
-    rc = amq_builder_add_batch(b, h, n);
-    if (rc != AMQ_OK)
-        rc = amq_err(err, rc, "out of memory for %zu hashes", n);
-    else
-        rc = amq_builder_finish(b, out, err);
-    amq_builder_free(b);
     return rc;
 }
 

@@ -133,6 +133,23 @@ int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
 int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
                     amq_errinfo *err);
 
+/* The static kinds' part of amq_builder (builder.c): the keys' h1 held in
+ * memory or spilled to 256 files by their top bits, then the partitions
+ * built one at a time.  new refuses kinds that are not static (AMQ_EKIND). */
+typedef struct amq_static_builder amq_static_builder;
+int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
+                           amq_static_builder **out, amq_errinfo *err);
+void amq_static_builder_free(amq_static_builder *b);
+int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n);
+int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
+
+/* Builds' temporary files: one created in dir and unlinked at once (-1 on
+ * failure); whole writes (AMQ_ENOSPC, AMQ_EIO) and reads at an offset
+ * (AMQ_EIO, also for a short file). */
+int amq_spill_open(const char *dir);
+int amq_spill_write(int fd, const void *data, size_t len);
+int amq_spill_read(int fd, void *data, size_t len, uint64_t off);
+
 /* Filter-policy blobs of the static kinds (policy.c dispatches here). */
 int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size);
 int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,

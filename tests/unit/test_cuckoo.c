@@ -3,6 +3,7 @@
  * a model, load before the first failure, false-positive rates, the
  * victim slot, files.
  */
+#include "cuckoo_internal.h"
 #include "amq.h"
 #include "batch.h"
 #include "test.h"
@@ -571,6 +572,25 @@ static uint64_t batch_differs(const amq_cuckoo *c, uint64_t (*keys)[2], uint64_t
     return bad;
 }
 
+/* Answers of a (the key entries) and b (the hash entries) that differ,
+ * over keys[0..n) and 2000 new keys. */
+static uint64_t answers_differ(const amq_cuckoo *a, const amq_cuckoo *b, uint64_t (*keys)[2],
+                               uint64_t n, uint64_t seed, size_t klen, uint64_t *st)
+{
+    uint64_t i, bad = 0, k[2];
+    for (i = 0; i < n + 2000; i++) {
+        const uint64_t *key = keys[i < n ? i : 0];
+        if (i >= n) {
+            k[0] = test_rand(st);
+            k[1] = test_rand(st);
+            key = k;
+        }
+        bad += amq_cuckoo_contains(a, key, klen) !=
+               amq_cuckoo_contains_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, key, klen));
+    }
+    return bad;
+}
+
 /*
  * Filter a takes keys through amq_cuckoo_add/_contains/_remove (the 8- or
  * 16-byte entries, which hash inline), b the same keys hashed by
@@ -579,7 +599,7 @@ static uint64_t batch_differs(const amq_cuckoo *c, uint64_t (*keys)[2], uint64_t
  * victim back, and adds after that.
  */
 static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t seed, size_t klen,
-                              uint64_t rseed)
+                              uint64_t rseed, int scalar)
 {
     amq_cuckoo *a = make_seeded(f, bs, nb, seed), *b = make_seeded(f, bs, nb, seed), *v = NULL;
     uint64_t st = rseed, n = 0, i, cap = nb * bs + 64, va, vb, mism = 0, fn = 0;
@@ -591,6 +611,7 @@ static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t see
         FAIL_AT_("setup failed");
         goto done;
     }
+    amq_cuckoo_scalar_keys(a, scalar);
     /* Fill to the first refusal and a little past it. */
     for (i = 0; i < cap && full < 3; i++) {
         keys[i][0] = test_rand(&st);
@@ -633,6 +654,9 @@ static void key_entries_match(uint32_t f, uint32_t bs, uint64_t nb, uint64_t see
         mism += ra != 1 || rb != 1;
     }
     mism += amq_cuckoo_is_full(a) != 0;
+    /* No victim now: the fast entries answer, for kept, removed and new
+     * keys alike. */
+    mism += answers_differ(a, b, keys, n, seed, klen, &st);
     for (i = 0; i < n; i += 3) {
         ra = amq_cuckoo_add(a, keys[i], klen);
         rb = amq_cuckoo_add_hash(b, amq_hash_key(AMQ_HASH_XXH3, seed, keys[i], klen));
@@ -671,18 +695,21 @@ done:
 TEST(cuckoo_key_entries_every_width)
 {
     /* Every width 4-32 in every bucket size (buckets on whole bytes, at
-     * any bit, over one word), two seeds, 8-byte keys; 16-byte keys in a
+     * any bit, over one word), two seeds, 8-byte keys, through the vector
+     * query (where the CPU has it) and the scalar one; 16-byte keys in a
      * few layouts. */
     static const uint64_t seeds[2] = {0, UINT64_C(0x0123456789abcdef)};
     uint32_t f;
-    int j, s;
+    int j, s, scalar;
     for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
         for (j = 0; j < 4; j++)
             for (s = 0; s < 2; s++)
-                key_entries_match(f, BS[j], 53, seeds[s], 8, f * 8 + (uint32_t)(j * 2 + s));
-    key_entries_match(12, 4, 53, 7, 16, 1);
-    key_entries_match(10, 4, 53, 7, 16, 2);
-    key_entries_match(13, 4, 53, 0, 16, 3);
+                for (scalar = 0; scalar < 2; scalar++)
+                    key_entries_match(f, BS[j], 53, seeds[s], 8, f * 8 + (uint32_t)(j * 2 + s),
+                                      scalar);
+    key_entries_match(12, 4, 53, 7, 16, 1, 0);
+    key_entries_match(10, 4, 53, 7, 16, 2, 0);
+    key_entries_match(13, 4, 53, 0, 16, 3, 0);
 }
 
 TEST(cuckoo_key8_hash_bits)

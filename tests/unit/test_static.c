@@ -385,7 +385,7 @@ TEST(static_refuses_changes)
         amq_config_init(&cfg, AMQ_KIND_RIBBON);
         cfg.fpp = 1e-11;
         CHECK_STATUS(amq_filter_build(&cfg, h, 10, &f, &err), AMQ_ERANGE);
-        amq_config_init(&cfg, AMQ_KIND_BLOOM);
+        amq_config_init(&cfg, AMQ_KIND_SCALABLE_BLOOM);
         CHECK_STATUS(amq_filter_build(&cfg, h, 10, &f, &err), AMQ_EKIND);
     }
     free(h);

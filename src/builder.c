@@ -1,0 +1,562 @@
+/*
+ * builder.c - amq_builder: a filter built from all its keys at once, for
+ * the static kinds (fuse, ribbon: static_filter.c does their part) and for
+ * the kinds that also take adds one by one (blocked, bloom, partitioned,
+ * cuckoo).
+ *
+ * A dynamic kind's build is RocksDB's shape: the one-key add only hashes
+ * the key and appends what finish needs - for the blocked kind h1 and the
+ * 32 probe bits (12 bytes), for the others the whole 128-bit hash - to
+ * chunks in memory; finish sizes the filter for the count and adds every
+ * hash in the order given through the kind's batched add (prefetched), so
+ * the filter's bytes and item count are those of the same adds made one by
+ * one.  Past `memory` bytes the chunks go, in order, to one temporary file
+ * that finish reads back in order.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "amq/static.h"
+#include "blocked_impl.h"
+#include "common/alloc.h"
+#include "common/error.h"
+#include "kind.h"
+#include "static_filter.h"
+
+/* Keys per chunk: the first chunks small (a small build takes little),
+ * then doubling up to CHUNK_MAX, whose 6 or 8 MiB come in huge pages
+ * (amq_region): a fault per 2 MiB instead of per 4 KiB while adds run
+ * (measured: the malloc'd chunks' faults made adds half as fast again). */
+#define CHUNK_MIN ((size_t)1 << 10)
+#define CHUNK_MAX ((size_t)1 << 19)
+#define DEFAULT_MEMORY ((size_t)256 << 20)
+
+enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0 }; /* how add hashes a key */
+enum { LAYOUT_SPLIT, LAYOUT_H128 }; /* what a key keeps: h1 and u (blocked), or the hash */
+
+typedef amq_region chunk;
+
+struct amq_builder {
+    /* What the one-key add touches, first: the open chunk's arrays, its
+     * fill and room (room 0 sends the next add to open_chunk, which also
+     * reports a finished or broken builder), and how keys hash. */
+    uint64_t *h1;    /* LAYOUT_SPLIT: h1 of each key */
+    uint32_t *u;     /* LAYOUT_SPLIT: amq_blk_u of each key */
+    amq_hash128 *h;  /* LAYOUT_H128 */
+    size_t pos, cap; /* keys in the open chunk; its capacity */
+    int mode, layout;
+    uint32_t hash_algo;
+    uint64_t seed;
+    uint64_t base; /* keys before the open chunk */
+
+    amq_static_builder *st; /* MODE_STATIC */
+    amq_config cfg;
+    amq_allocator alloc;
+    size_t key_bytes;  /* 12 or 16 */
+    chunk *chunk; /* full chunks, then the open one */
+    size_t nchunks, chunk_slots;
+    size_t held, limit; /* bytes of chunks held; the budget */
+    int fd;             /* spill file, -1 until spilled */
+    uint64_t spill_off;
+    char dir[4096];
+    int broken;   /* a write failed: its status, returned by every later call */
+    int finished; /* finish was called */
+};
+
+/* ---- creating ------------------------------------------------------------------------- */
+
+static int dynamic_layout(uint32_t kind, int *layout)
+{
+    switch (kind) {
+    case AMQ_KIND_BLOCKED:
+        *layout = LAYOUT_SPLIT;
+        return 1;
+    case AMQ_KIND_BLOOM:
+    case AMQ_KIND_PARTITIONED:
+    case AMQ_KIND_CUCKOO:
+        *layout = LAYOUT_H128;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, amq_builder **out,
+                    amq_errinfo *err)
+{
+    amq_allocator a;
+    amq_builder *b;
+    amq_filter *probe;
+    amq_config c;
+    int layout = LAYOUT_H128, rc;
+
+    *out = NULL;
+    if (!amq_kind_is_static(cfg->kind) && !dynamic_layout(cfg->kind, &layout)) {
+        const char *name = amq_kind_name(cfg->kind);
+        if (name == NULL)
+            return amq_err(err, AMQ_EKIND, "unknown filter kind %u", cfg->kind);
+        return amq_err(err, AMQ_EKIND,
+                       "a builder cannot make a %s filter: its size follows the keys as they "
+                       "come; create it with amq_filter_new and add the keys",
+                       name);
+    }
+    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
+                       (unsigned long long)cfg->seed);
+    if (!amq_kind_is_static(cfg->kind)) {
+        /* The sizing fields are checked now, not after every key is in:
+         * a filter of one key must be possible. */
+        c = *cfg;
+        c.capacity = 1;
+        rc = amq_filter_new(&c, &probe, err);
+        if (rc != AMQ_OK)
+            return rc;
+        amq_filter_free(probe);
+    }
+    amq_alloc_init(&a, cfg->alloc);
+    b = amq_calloc(&a, sizeof *b);
+    if (b == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    b->alloc = a;
+    b->cfg = *cfg;
+    b->cfg.alloc = NULL; /* the caller's pointer may not outlive this call: b->alloc */
+    b->hash_algo = cfg->hash_algo;
+    b->seed = cfg->seed;
+    b->fd = -1;
+    if (amq_kind_is_static(cfg->kind)) {
+        b->mode = MODE_STATIC;
+        rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
+        if (rc != AMQ_OK) {
+            amq_free(&a, b, sizeof *b);
+            return rc;
+        }
+        *out = b;
+        return AMQ_OK;
+    }
+    b->layout = layout;
+    b->key_bytes =
+        layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
+    if (cfg->hash_algo == AMQ_HASH_XXH3)
+        b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
+    else
+        b->mode = MODE_ANY;
+    b->limit = memory == 0 ? DEFAULT_MEMORY : memory;
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = getenv("TMPDIR");
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = "/tmp";
+    if (strlen(tmpdir) + 32 > sizeof b->dir) {
+        amq_free(&a, b, sizeof *b);
+        return amq_err(err, AMQ_EINVAL, "temporary directory path too long");
+    }
+    strcpy(b->dir, tmpdir);
+    *out = b;
+    return AMQ_OK;
+}
+
+static void drop_chunks(amq_builder *b)
+{
+    size_t i;
+    for (i = 0; i < b->nchunks; i++)
+        amq_region_free(&b->chunk[i], &b->alloc);
+    amq_free(&b->alloc, b->chunk, b->chunk_slots * sizeof *b->chunk);
+    b->chunk = NULL;
+    b->nchunks = b->chunk_slots = 0;
+    b->held = 0;
+    b->h1 = NULL;
+    b->u = NULL;
+    b->h = NULL;
+    b->pos = b->cap = 0;
+}
+
+void amq_builder_free(amq_builder *b)
+{
+    amq_allocator a;
+    if (b == NULL)
+        return;
+    a = b->alloc;
+    amq_static_builder_free(b->st);
+    drop_chunks(b);
+    if (b->fd >= 0)
+        close(b->fd);
+    amq_free(&a, b, sizeof *b);
+}
+
+/* ---- holding hashes -------------------------------------------------------------------- */
+
+static int chunk_alloc(const amq_builder *b, chunk *r, size_t cap)
+{
+    return amq_region_alloc(r, &b->alloc, cap * b->key_bytes);
+}
+
+/* The arrays of a chunk of cap keys at r. */
+static void chunk_arrays(const amq_builder *b, const chunk *r, size_t cap, uint64_t **h1,
+                         uint32_t **u, amq_hash128 **h)
+{
+    *h1 = (uint64_t *)(void *)r->data;
+    *u = (uint32_t *)(void *)(r->data + cap * sizeof(uint64_t));
+    *h = (amq_hash128 *)(void *)r->data;
+    (void)b;
+}
+
+/* Makes chunk r (cap keys) the open one. */
+static void open_at(amq_builder *b, const chunk *r, size_t cap)
+{
+    chunk_arrays(b, r, cap, &b->h1, &b->u, &b->h);
+    b->pos = 0;
+    b->cap = cap;
+}
+
+/* One segment of the spill file: a u64 count m (host order: the file lives
+ * only as long as the builder, in this process), then the chunk's arrays
+ * for m keys (h1 then u, or the hashes). */
+static int spill_segment(amq_builder *b, const chunk *r, size_t cap, size_t m)
+{
+    uint64_t *h1;
+    uint32_t *u;
+    amq_hash128 *h;
+    uint64_t hdr = m;
+    int rc;
+
+    chunk_arrays(b, r, cap, &h1, &u, &h);
+    rc = amq_spill_write(b->fd, &hdr, sizeof hdr);
+    if (rc == AMQ_OK && b->layout == LAYOUT_SPLIT)
+        rc = amq_spill_write(b->fd, h1, m * sizeof *h1);
+    if (rc == AMQ_OK && b->layout == LAYOUT_SPLIT)
+        rc = amq_spill_write(b->fd, u, m * sizeof *u);
+    if (rc == AMQ_OK && b->layout == LAYOUT_H128)
+        rc = amq_spill_write(b->fd, h, m * sizeof *h);
+    b->spill_off += sizeof hdr + m * b->key_bytes;
+    return rc;
+}
+
+/* Past the budget: every chunk (all full) to the file, in order, then one
+ * chunk kept as the buffer that later keys fill and flush. */
+static int spill_start(amq_builder *b)
+{
+    size_t i, cap;
+    chunk r;
+    int rc;
+
+    b->fd = amq_spill_open(b->dir);
+    if (b->fd < 0)
+        return AMQ_EIO;
+    for (i = 0; i < b->nchunks; i++)
+        if ((rc = spill_segment(b, &b->chunk[i], b->chunk[i].size / b->key_bytes,
+                                b->chunk[i].size / b->key_bytes)) != AMQ_OK)
+            return rc;
+    drop_chunks(b);
+    cap = b->limit / b->key_bytes;
+    cap = cap < CHUNK_MIN ? CHUNK_MIN : cap > CHUNK_MAX ? CHUNK_MAX : cap;
+    b->chunk = amq_malloc(&b->alloc, sizeof *b->chunk);
+    if (b->chunk == NULL)
+        return AMQ_ENOMEM;
+    b->chunk_slots = 1;
+    if (chunk_alloc(b, &r, cap) != AMQ_OK)
+        return AMQ_ENOMEM;
+    b->chunk[0] = r;
+    b->nchunks = 1;
+    b->held = r.size;
+    open_at(b, &b->chunk[0], cap);
+    return AMQ_OK;
+}
+
+/* The open chunk is full (or there is none): flush it (spilled), or open
+ * the next.  Also where a finished or broken builder says so. */
+static int open_chunk(amq_builder *b)
+{
+    size_t cap, bytes;
+    chunk r;
+    int rc;
+
+    if (b->finished)
+        return AMQ_EINVAL;
+    if (b->broken)
+        return b->broken;
+    if (b->fd >= 0) {
+        rc = spill_segment(b, &b->chunk[0], b->cap, b->pos);
+        if (rc != AMQ_OK)
+            goto broken;
+        b->base += b->pos;
+        b->pos = 0;
+        return AMQ_OK;
+    }
+    cap = CHUNK_MIN << (b->nchunks < 9 ? b->nchunks : 9);
+    cap = cap > CHUNK_MAX ? CHUNK_MAX : cap;
+    bytes = cap * b->key_bytes;
+    b->base += b->pos;
+    b->pos = b->cap = 0;
+    if (b->held + bytes > b->limit) {
+        rc = spill_start(b);
+        if (rc != AMQ_OK)
+            goto broken;
+        return AMQ_OK;
+    }
+    if (b->nchunks == b->chunk_slots) {
+        size_t slots = b->chunk_slots == 0 ? 16 : b->chunk_slots * 2;
+        chunk *c = amq_malloc(&b->alloc, slots * sizeof *c);
+        if (c == NULL)
+            return AMQ_ENOMEM;
+        if (b->nchunks > 0)
+            memcpy(c, b->chunk, b->nchunks * sizeof *c);
+        amq_free(&b->alloc, b->chunk, b->chunk_slots * sizeof *b->chunk);
+        b->chunk = c;
+        b->chunk_slots = slots;
+    }
+    if (chunk_alloc(b, &r, cap) != AMQ_OK)
+        return AMQ_ENOMEM;
+    b->chunk[b->nchunks++] = r;
+    b->held += bytes;
+    open_at(b, &b->chunk[b->nchunks - 1], cap);
+    return AMQ_OK;
+broken:
+    b->pos = b->cap = 0;
+    return b->broken = rc;
+}
+
+static inline void put(amq_builder *b, amq_hash128 h)
+{
+    if (b->layout == LAYOUT_SPLIT) {
+        b->h1[b->pos] = h.h1;
+        b->u[b->pos] = amq_blk_u(h);
+    } else {
+        b->h[b->pos] = h;
+    }
+    b->pos++;
+}
+
+int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
+{
+    size_t i;
+    int rc;
+
+    if (b->mode == MODE_STATIC) {
+        if (b->finished)
+            return AMQ_EINVAL;
+        rc = amq_static_builder_add_batch(b->st, h, n);
+        if (rc == AMQ_OK)
+            b->base += n;
+        return rc;
+    }
+    if (b->finished)
+        return AMQ_EINVAL;
+    for (i = 0; i < n; i++) {
+        if (b->pos == b->cap && (rc = open_chunk(b)) != AMQ_OK)
+            return rc;
+        put(b, h[i]);
+    }
+    return AMQ_OK;
+}
+
+/*
+ * The one-key add: the key hashed and its hash appended, nothing else.
+ * 8- and 16-byte keys with XXH3 get bodies of their own with the length
+ * (and for seed 0 the seed) folded in, as the blocked kind's one-key
+ * entries have; other lengths, algorithms and a full chunk leave through
+ * tail calls, so the common path needs no stack frame.  The mode and
+ * layout are fixed per builder: their branches always go one way.
+ */
+__attribute__((noinline)) static int add_full(amq_builder *b, amq_hash128 h)
+{
+    int rc = open_chunk(b);
+    if (rc != AMQ_OK)
+        return rc;
+    put(b, h);
+    return AMQ_OK;
+}
+
+__attribute__((noinline)) static int add_other(amq_builder *b, const void *key, size_t len)
+{
+    const amq_hash128 h = amq_hash_key(b->hash_algo, b->seed, key, len);
+    if (b->mode == MODE_STATIC)
+        return amq_builder_add_batch(b, &h, 1);
+    return b->pos == b->cap ? add_full(b, h) : (put(b, h), AMQ_OK);
+}
+
+static inline __attribute__((always_inline)) int add_hashed(amq_builder *b, amq_hash128 h)
+{
+    const size_t pos = b->pos;
+    if (pos == b->cap)
+        return add_full(b, h);
+    if (b->layout == LAYOUT_SPLIT) {
+        b->h1[pos] = h.h1;
+        b->u[pos] = amq_blk_u(h);
+    } else {
+        b->h[pos] = h;
+    }
+    b->pos = pos + 1;
+    return AMQ_OK;
+}
+
+int amq_builder_add(amq_builder *b, const void *key, size_t len)
+{
+    if (b->mode == MODE_XXH3_SEED0) {
+        if (len == 8)
+            return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
+        if (len == 16)
+            return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
+    } else if (b->mode == MODE_XXH3) {
+        if (len == 8)
+            return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8));
+        if (len == 16)
+            return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16));
+    }
+    return add_other(b, key, len);
+}
+
+uint64_t amq_builder_count(const amq_builder *b)
+{
+    return b->base + b->pos;
+}
+
+/* ---- finishing ------------------------------------------------------------------------- */
+
+/* Adds m hashes of a chunk of cap keys at r to f, in order. */
+static int add_chunk(amq_builder *b, amq_filter *f, const chunk *r, size_t cap, size_t m,
+                     amq_errinfo *err)
+{
+    uint64_t *h1;
+    uint32_t *u;
+    amq_hash128 *h;
+    int rc;
+
+    if (m == 0)
+        return AMQ_OK;
+    chunk_arrays(b, r, cap, &h1, &u, &h);
+    if (b->layout == LAYOUT_SPLIT)
+        rc = amq_blocked_add_split(amq_filter_impl(f), h1, u, m);
+    else
+        rc = amq_filter_add_batch(f, h, m, NULL);
+    if (rc == AMQ_EFULL)
+        return amq_err(err, rc, "the %s filter sized for %llu keys is full before the last of "
+                       "them is in", amq_kind_name(b->cfg.kind),
+                       (unsigned long long)amq_builder_count(b));
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "cannot add the keys: %s", amq_strerror(rc));
+    return AMQ_OK;
+}
+
+/* The spill file's segments, in order, through one chunk of CHUNK_MAX keys. */
+static int add_spilled(amq_builder *b, amq_filter *f, amq_errinfo *err)
+{
+    chunk r;
+    uint64_t off = 0, end = b->spill_off, m;
+    uint64_t *h1;
+    uint32_t *u;
+    amq_hash128 *h;
+    int rc = AMQ_OK;
+
+    if (chunk_alloc(b, &r, CHUNK_MAX) != AMQ_OK)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    chunk_arrays(b, &r, CHUNK_MAX, &h1, &u, &h);
+    while (off < end) {
+        rc = amq_spill_read(b->fd, &m, sizeof m, off);
+        if (rc == AMQ_OK && m > CHUNK_MAX)
+            rc = AMQ_EIO;
+        off += sizeof m;
+        if (rc == AMQ_OK && b->layout == LAYOUT_SPLIT) {
+            rc = amq_spill_read(b->fd, h1, (size_t)m * sizeof *h1, off);
+            off += m * sizeof *h1;
+            if (rc == AMQ_OK)
+                rc = amq_spill_read(b->fd, u, (size_t)m * sizeof *u, off);
+            off += m * sizeof *u;
+        } else if (rc == AMQ_OK) {
+            rc = amq_spill_read(b->fd, h, (size_t)m * sizeof *h, off);
+            off += m * sizeof *h;
+        }
+        if (rc != AMQ_OK) {
+            rc = amq_err(err, rc, "cannot read back the temporary file in %s", b->dir);
+            break;
+        }
+        if ((rc = add_chunk(b, f, &r, CHUNK_MAX, (size_t)m, err)) != AMQ_OK)
+            break;
+    }
+    amq_region_free(&r, &b->alloc);
+    return rc;
+}
+
+/*
+ * A dynamic kind: the filter amq_filter_new makes for cfg with capacity =
+ * the keys added (duplicates included; 1 for an empty build), then every
+ * hash added in the order given.  Bloom kinds' bytes do not depend on the
+ * order, but their item count (keys that set a new bit) and a cuckoo
+ * filter's bytes do: the order kept, both are those of one-by-one adds.
+ */
+static int finish_dynamic(amq_builder *b, amq_filter **out, amq_errinfo *err)
+{
+    amq_config c = b->cfg;
+    amq_filter *f = NULL;
+    uint64_t n = amq_builder_count(b);
+    size_t i;
+    int rc;
+
+    c.capacity = n > 0 ? n : 1;
+    c.alloc = &b->alloc;
+    rc = amq_filter_new(&c, &f, err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (b->fd >= 0) {
+        /* the file's keys, then the buffer's: the order they came in */
+        rc = add_spilled(b, f, err);
+        if (rc == AMQ_OK)
+            rc = add_chunk(b, f, &b->chunk[0], b->cap, b->pos, err);
+    } else {
+        for (i = 0; i < b->nchunks && rc == AMQ_OK; i++) {
+            const size_t cap = b->chunk[i].size / b->key_bytes;
+            rc = add_chunk(b, f, &b->chunk[i], cap, i + 1 < b->nchunks ? cap : b->pos, err);
+        }
+    }
+    if (rc != AMQ_OK) {
+        amq_filter_free(f);
+        return rc;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
+int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
+{
+    uint64_t n = amq_builder_count(b);
+    int rc;
+
+    *out = NULL;
+    if (b->finished)
+        return amq_err(err, AMQ_EINVAL, "the builder has finished already: free it");
+    if (b->broken)
+        return amq_err(err, b->broken, "an earlier write to the temporary file in %s failed",
+                       b->dir);
+    if (b->mode == MODE_STATIC)
+        rc = amq_static_builder_finish(b->st, out, err);
+    else
+        rc = finish_dynamic(b, out, err);
+    /* Done either way: the hashes are released now, not when freed. */
+    b->finished = 1;
+    drop_chunks(b);
+    b->base = n;
+    if (b->fd >= 0) {
+        close(b->fd);
+        b->fd = -1;
+    }
+    return rc;
+}
+
+int amq_filter_build(const amq_config *cfg, const amq_hash128 *h, size_t n, amq_filter **out,
+                     amq_errinfo *err)
+{
+    amq_builder *b;
+    int rc;
+
+    *out = NULL;
+    rc = amq_builder_new(cfg, NULL, SIZE_MAX, &b, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_builder_add_batch(b, h, n);
+    if (rc != AMQ_OK)
+        rc = amq_err(err, rc, "out of memory for %zu hashes", n);
+    else
+        rc = amq_builder_finish(b, out, err);
+    amq_builder_free(b);
+    return rc;
+}

@@ -1,0 +1,317 @@
+/*
+ * test_builder.c - amq_builder for the kinds that also take adds one by
+ * one (blocked, bloom, partitioned, cuckoo): a built filter is the filter
+ * amq_filter_new(capacity = keys added) makes, holding the same keys added
+ * one by one - the same bytes and the same item count - for 8-, 16- and
+ * other-length keys, XXH3 and murmur3 with seed 0 and others, in memory
+ * and spilled to a temporary file; an empty build; the errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq.h"
+#include "test.h"
+
+#define N_KEYS 20000
+
+/* Key i of a set: lengths cycle through 8, 16 and others (3 to 40) as len
+ * says (0: mixed), and every 7th key repeats an earlier one. */
+static size_t make_key(uint64_t seed, size_t i, size_t len, uint8_t *out)
+{
+    uint64_t st = seed * 1000003u + (i % 7 == 6 ? i / 2 : i), w;
+    size_t j;
+    if (len == 0) {
+        static const size_t lens[] = {8, 16, 3, 5, 9, 15, 17, 24, 33, 40};
+        len = lens[(i % 7 == 6 ? i / 2 : i) % (sizeof lens / sizeof lens[0])];
+    }
+    for (j = 0; j < len; j += 8) {
+        w = test_rand(&st);
+        memcpy(out + j, &w, len - j < 8 ? len - j : 8);
+    }
+    return len;
+}
+
+static uint8_t *serialize(const amq_filter *f, size_t *len)
+{
+    uint64_t size = 0;
+    uint8_t *buf = NULL;
+    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL ||
+        amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
+        free(buf);
+        *len = 0;
+        return NULL;
+    }
+    return buf;
+}
+
+static uint64_t items(const amq_filter *f)
+{
+    amq_stats st;
+    amq_filter_stats(f, &st);
+    return st.items;
+}
+
+/* 1 if a and b serialize to the same bytes (and have the same items). */
+static int same_filter(const amq_filter *a, const amq_filter *b)
+{
+    size_t la, lb;
+    uint8_t *x = serialize(a, &la), *y = serialize(b, &lb);
+    int same = x != NULL && y != NULL && la == lb && memcmp(x, y, la) == 0 &&
+               items(a) == items(b);
+    free(x);
+    free(y);
+    return same;
+}
+
+/* cfg's kind built from n keys by a builder with this memory budget, and
+ * the same keys added one by one to amq_filter_new(capacity = n); *news:
+ * how many of those adds answered "new". */
+static int build_both(const amq_config *cfg, size_t n, size_t len, size_t memory,
+                      amq_filter **built, amq_filter **added, uint64_t *news, amq_errinfo *err)
+{
+    amq_config c = *cfg;
+    amq_builder *b = NULL;
+    uint8_t key[48];
+    size_t i, kl;
+    int rc;
+
+    *built = *added = NULL;
+    *news = 0;
+    err->msg[0] = '\0';
+    rc = amq_builder_new(cfg, test_path("."), memory, &b, err);
+    if (rc != AMQ_OK)
+        return rc;
+    c.capacity = n > 0 ? n : 1;
+    rc = amq_filter_new(&c, added, err);
+    for (i = 0; i < n && rc == AMQ_OK; i++) {
+        kl = make_key(cfg->seed ^ cfg->hash_algo, i, len, key);
+        rc = amq_builder_add(b, key, kl);
+        if (rc == AMQ_OK) {
+            rc = amq_filter_add(*added, key, kl);
+            *news += rc == 1;
+            if (rc < 0)
+                snprintf(err->msg, sizeof err->msg, "one-by-one add %zu failed", i);
+            rc = rc < 0 ? rc : AMQ_OK;
+        }
+    }
+    if (rc == AMQ_OK && amq_builder_count(b) != n)
+        rc = AMQ_EINVAL;
+    if (rc == AMQ_OK)
+        rc = amq_builder_finish(b, built, err);
+    amq_builder_free(b);
+    return rc;
+}
+
+static void check_identical(uint32_t kind, uint32_t algo, uint64_t seed, size_t len,
+                            size_t memory, size_t n)
+{
+    amq_config cfg;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    uint64_t news;
+    int rc;
+
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    memset(&err, 0, sizeof err);
+    rc = build_both(&cfg, n, len, memory, &f, &g, &news, &err);
+    if (rc != AMQ_OK) {
+        FAIL_AT_("kind %u hash %u seed %llu key length %zu memory %zu: %s (%s)", kind, algo,
+                 (unsigned long long)seed, len, memory, amq_strerror(rc), err.msg);
+        amq_filter_free(f);
+        amq_filter_free(g);
+        return;
+    }
+    if (!same_filter(f, g))
+        FAIL_AT_("kind %u hash %u seed %llu key length %zu memory %zu: built filter differs",
+                 kind, algo, (unsigned long long)seed, len, memory);
+    CHECK_EQ(items(f), news);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* The blocked kind: every hash spec and key length, in memory. */
+TEST(builder_blocked_same_bytes_as_one_by_one)
+{
+    static const struct {
+        uint32_t algo;
+        uint64_t seed;
+    } specs[] = {{AMQ_HASH_XXH3, 0},
+                 {AMQ_HASH_XXH3, UINT64_C(0x5eed5eed5eed)},
+                 {AMQ_HASH_MURMUR3, 0},
+                 {AMQ_HASH_MURMUR3, 99}};
+    static const size_t lens[] = {8, 16, 12, 0};
+    size_t s, l;
+    for (s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            check_identical(AMQ_KIND_BLOCKED, specs[s].algo, specs[s].seed, lens[l], 0, N_KEYS);
+}
+
+/* Every k from 1 to 16 (finish has a loop per k up to 8): sized by bits
+ * per key, with the probes each size takes. */
+TEST(builder_blocked_every_k)
+{
+    static const double bpk[] = {1, 2, 3, 4.5, 5.5, 7, 8.5, 10, 11.5, 13, 15, 17, 20, 23, 26, 40};
+    uint32_t seen = 0;
+    size_t i;
+    for (i = 0; i < sizeof bpk / sizeof bpk[0]; i++) {
+        amq_config cfg;
+        amq_filter *f, *g;
+        amq_errinfo err;
+        amq_stats st;
+        uint64_t news;
+
+        amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+        cfg.bits_per_key = bpk[i];
+        cfg.seed = i;
+        REQUIRE_OK(build_both(&cfg, 5000, 8, 0, &f, &g, &news, &err));
+        CHECK(same_filter(f, g));
+        CHECK_EQ(items(f), news);
+        amq_filter_stats(f, &st);
+        seen |= 1u << (st.hashes - 1);
+        amq_filter_free(f);
+        amq_filter_free(g);
+    }
+    CHECK_EQ_U32(seen & 0xffu, 0xffu); /* k = 1 .. 8 each met */
+    CHECK(seen > 0xffu);               /* and some k above 8 */
+}
+
+/* Spilled: from the first key (a budget of 1 byte: a buffer of the least
+ * chunk), and after three chunks in memory (100 KB); more keys than one
+ * chunk of the largest size. */
+TEST(builder_blocked_spilled_same_bytes)
+{
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 1, N_KEYS);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 7, 16, 100000, N_KEYS);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_MURMUR3, 3, 0, 100000, 600000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 0, 600000);
+}
+
+/* The other kinds a builder makes: bloom, partitioned, cuckoo (whose bytes
+ * depend on the order of its adds), in memory and spilled. */
+TEST(builder_other_kinds_same_bytes)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_PARTITIONED, AMQ_KIND_CUCKOO};
+    size_t k;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        check_identical(kinds[k], AMQ_HASH_XXH3, 0, 8, 0, N_KEYS);
+        check_identical(kinds[k], AMQ_HASH_MURMUR3, 5, 0, 1, N_KEYS);
+    }
+}
+
+/* Hashes given (add_batch, amq_filter_build) build what their keys do. */
+TEST(builder_hashes_and_filter_build)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g, *h;
+    amq_hash128 *hs = malloc(N_KEYS * sizeof *hs);
+    uint8_t key[48];
+    size_t i, kl;
+
+    REQUIRE(hs != NULL);
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.seed = 11;
+    REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+    for (i = 0; i < N_KEYS; i++) {
+        kl = make_key(1, i, 0, key);
+        hs[i] = amq_hash_key(cfg.hash_algo, cfg.seed, key, kl);
+        REQUIRE_OK(amq_builder_add(b, key, kl));
+    }
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    amq_builder_free(b);
+    REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+    REQUIRE_OK(amq_builder_add_batch(b, hs, 1000));
+    REQUIRE_OK(amq_builder_add_batch(b, hs + 1000, N_KEYS - 1000));
+    CHECK_EQ(amq_builder_count(b), N_KEYS);
+    REQUIRE_OK(amq_builder_finish(b, &g, NULL));
+    amq_builder_free(b);
+    REQUIRE_OK(amq_filter_build(&cfg, hs, N_KEYS, &h, NULL));
+    CHECK(same_filter(f, g));
+    CHECK(same_filter(f, h));
+    CHECK_EQ(amq_filter_kind(h), AMQ_KIND_BLOCKED);
+    amq_filter_free(f);
+    amq_filter_free(g);
+    amq_filter_free(h);
+    free(hs);
+}
+
+/* No keys: the filter of capacity 1 that amq_filter_new makes, empty. */
+TEST(builder_empty_build)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+    uint64_t k = 42;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+    CHECK_EQ(amq_builder_count(b), 0);
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    amq_builder_free(b);
+    cfg.capacity = 1;
+    REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+    CHECK(same_filter(f, g));
+    CHECK_EQ(items(f), 0);
+    CHECK_EQ(amq_filter_contains(f, &k, sizeof k), 0);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* Finishing twice, adding after finish, and the kinds a builder refuses:
+ * the documented statuses, each with a message. */
+TEST(builder_errors)
+{
+    static const uint32_t refused[] = {AMQ_KIND_SCALABLE_BLOOM, AMQ_KIND_SCALABLE_CUCKOO,
+                                       AMQ_KIND_AGING};
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+    amq_errinfo err;
+    uint64_t k = 1;
+    size_t i;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+    REQUIRE_OK(amq_builder_add(b, &k, sizeof k));
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    memset(&err, 0, sizeof err);
+    g = (amq_filter *)&k;
+    CHECK_STATUS(amq_builder_finish(b, &g, &err), AMQ_EINVAL);
+    CHECK(g == NULL);
+    CHECK_STR(err.msg, "the builder has finished already: free it");
+    CHECK_STATUS(amq_builder_add(b, &k, sizeof k), AMQ_EINVAL);
+    CHECK_STATUS(amq_builder_add_batch(b, NULL, 0), AMQ_EINVAL);
+    CHECK_EQ(amq_builder_count(b), 1);
+    amq_builder_free(b);
+    CHECK_EQ(items(f), 1);
+    amq_filter_free(f);
+
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        amq_config_init(&cfg, refused[i]);
+        memset(&err, 0, sizeof err);
+        b = (amq_builder *)&k;
+        CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_EKIND);
+        CHECK(b == NULL);
+        CHECK(strstr(err.msg, "a builder cannot make a") != NULL);
+        CHECK(strstr(err.msg, amq_kind_name(refused[i])) != NULL);
+    }
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.kind = 77;
+    CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_EKIND);
+    CHECK_STR(err.msg, "unknown filter kind 77");
+    /* sizing fields are checked when the builder is made */
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.fpp = 0.0;
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_ERANGE);
+    CHECK(err.msg[0] != '\0');
+    cfg.fpp = 0.01;
+    cfg.hash_algo = AMQ_HASH_MURMUR3;
+    cfg.seed = UINT64_C(1) << 40;
+    CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_ERANGE);
+}
+
+TEST_MAIN()
