@@ -201,11 +201,42 @@ static uint32_t best_k(uint64_t blocks, uint64_t n, double *fpp)
     return best;
 }
 
+/* Whether some k gives a rate of at most p at this size: the predicate the
+ * search below bisects on, which best_k answers after every k up to the
+ * best.  Unimodal in k, the rate's local minimum is its minimum: walk
+ * downhill from *hint (the k best at the size tried last, near this one's)
+ * and stop at the first rate at most p - two or three rates per size, the
+ * same answer. */
+static int fits(uint64_t blocks, uint64_t n, double p, uint32_t *hint)
+{
+    uint32_t k = *hint;
+    double f = amq_blocked_fpp_theory(blocks, k, n), g;
+    int dir = 0;
+
+    if (k > 1 && !(f <= p) && (g = amq_blocked_fpp_theory(blocks, k - 1, n)) < f) {
+        dir = -1;
+        k--;
+        f = g;
+    } else if (k < AMQ_BLOCKED_MAX_K && !(f <= p)) {
+        dir = 1;
+    }
+    while (!(f <= p) && dir != 0 && (dir < 0 ? k > 1 : k < AMQ_BLOCKED_MAX_K)) {
+        g = amq_blocked_fpp_theory(blocks, dir < 0 ? k - 1 : k + 1, n);
+        if (!(g < f))
+            break;
+        k = dir < 0 ? k - 1 : k + 1;
+        f = g;
+    }
+    *hint = k;
+    return f <= p;
+}
+
 #define MAX_BITS_PER_KEY 1000.0
 
 int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
 {
     uint64_t lo, hi, mid, cap;
+    uint32_t hint;
     double f, capd;
 
     if (n == 0 || !(p > 0.0 && p < 1.0))
@@ -223,9 +254,9 @@ int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
     if (hi > cap)
         hi = cap;
     lo = 0; /* invariant: rate(lo) > p (0 blocks: rate 1) */
+    hint = (uint32_t)fmin(fmax(floor(-log2(p) + 0.5), 1.0), (double)AMQ_BLOCKED_MAX_K);
     for (;;) {
-        (void)best_k(hi, n, &f);
-        if (f <= p)
+        if (fits(hi, n, p, &hint))
             break;
         if (hi == cap)
             return AMQ_ERANGE;
@@ -234,8 +265,7 @@ int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
     }
     while (hi - lo > 1) {
         mid = lo + (hi - lo) / 2;
-        (void)best_k(mid, n, &f);
-        if (f <= p)
+        if (fits(mid, n, p, &hint))
             hi = mid;
         else
             lo = mid;
@@ -409,6 +439,9 @@ static void pick_key_add(amq_blocked *b)
         b->key_add = add_readonly;
     else if (b->one.g.hash_algo != AMQ_HASH_XXH3)
         b->key_add = o->add_key;
+    else if (b->one.g.k <= 8)
+        b->key_add =
+            b->one.g.seed == 0 ? o->add_xxh3_seed0_k[b->one.g.k] : o->add_xxh3_k[b->one.g.k];
     else
         b->key_add = b->one.g.seed == 0 ? o->add_xxh3_seed0 : o->add_xxh3;
 }

@@ -149,6 +149,89 @@ static inline int avx512_add_block(uint8_t *blk, uint32_t u, uint32_t k)
 }
 
 /*
+ * The mask for a k known when the loop is compiled (K, 1 to 8: a loop over
+ * many keys of one filter, e.g. amq_builder_finish's, has one copy per K).
+ * The probes sit with period K, not 8: lo holds probe l mod K in lane l,
+ * hi probe (16 + l) mod K, and valignd of hi:lo by r brings probe (j + r)
+ * mod K to lane j - so K shifts cover every (probe, word) pair with no
+ * dead lanes to mask, where avx512_mask8 needs eight.  The same bits.
+ */
+#define AVX512_MOD_ROW(k)                                                                          \
+    {                                                                                              \
+        0 % (k), 1 % (k), 2 % (k), 3 % (k), 4 % (k), 5 % (k), 6 % (k), 7 % (k), 8 % (k), 9 % (k), \
+            10 % (k), 11 % (k), 12 % (k), 13 % (k), 14 % (k), 15 % (k)                             \
+    }
+#define AVX512_MOD_ROW16(k)                                                                        \
+    {                                                                                              \
+        16 % (k), 17 % (k), 18 % (k), 19 % (k), 20 % (k), 21 % (k), 22 % (k), 23 % (k), 24 % (k),  \
+            25 % (k), 26 % (k), 27 % (k), 28 % (k), 29 % (k), 30 % (k), 31 % (k)                   \
+    }
+static const uint32_t avx512_lo_idx[9][16] __attribute__((aligned(64))) = {
+    {0},
+    AVX512_MOD_ROW(1),
+    AVX512_MOD_ROW(2),
+    AVX512_MOD_ROW(3),
+    AVX512_MOD_ROW(4),
+    AVX512_MOD_ROW(5),
+    AVX512_MOD_ROW(6),
+    AVX512_MOD_ROW(7),
+    AVX512_MOD_ROW(8)};
+static const uint32_t avx512_hi_idx[9][16] __attribute__((aligned(64))) = {
+    {0},
+    AVX512_MOD_ROW16(1),
+    AVX512_MOD_ROW16(2),
+    AVX512_MOD_ROW16(3),
+    AVX512_MOD_ROW16(4),
+    AVX512_MOD_ROW16(5),
+    AVX512_MOD_ROW16(6),
+    AVX512_MOD_ROW16(7),
+    AVX512_MOD_ROW16(8)};
+#undef AVX512_MOD_ROW
+#undef AVX512_MOD_ROW16
+
+static inline __attribute__((always_inline)) __m512i avx512_mask_k(uint32_t u, const uint32_t K)
+{
+    const __m512i off = _mm512_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352,
+                                          384, 416, 448, 480);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i mult8 =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)amq_blk_mult));
+    const __m512i p = _mm512_srli_epi32(_mm512_mullo_epi32(_mm512_set1_epi32((int)u), mult8), 23);
+    const __m512i lo =
+        _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_lo_idx[K]), p);
+    const __m512i hi =
+        _mm512_permutexvar_epi32(_mm512_load_si512((const void *)avx512_hi_idx[K]), p);
+#define AVX512_BIT(r)                                                                              \
+    _mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_alignr_epi32(hi, lo, (r)), off))
+    __m512i m = _mm512_sllv_epi32(one, _mm512_sub_epi32(lo, off));
+    if (K >= 3)
+        m = _mm512_ternarylogic_epi32(m, AVX512_BIT(1), AVX512_BIT(2), 0xfe);
+    else if (K == 2)
+        m = _mm512_or_si512(m, AVX512_BIT(1));
+    if (K >= 5)
+        m = _mm512_ternarylogic_epi32(m, AVX512_BIT(3), AVX512_BIT(4), 0xfe);
+    else if (K == 4)
+        m = _mm512_or_si512(m, AVX512_BIT(3));
+    if (K >= 7)
+        m = _mm512_ternarylogic_epi32(m, AVX512_BIT(5), AVX512_BIT(6), 0xfe);
+    else if (K == 6)
+        m = _mm512_or_si512(m, AVX512_BIT(5));
+    if (K == 8)
+        m = _mm512_or_si512(m, AVX512_BIT(7));
+#undef AVX512_BIT
+    return m;
+}
+
+static inline __attribute__((always_inline)) int avx512_add_k(uint8_t *blk, uint32_t u,
+                                                                  const uint32_t K)
+{
+    const __m512i m = avx512_mask_k(u, K);
+    const __m512i old = _mm512_load_si512((const void *)blk);
+    _mm512_store_si512((void *)blk, _mm512_or_si512(old, m));
+    return _mm512_test_epi32_mask(m, _mm512_andnot_si512(old, m)) != 0;
+}
+
+/*
  * XXH3-128 of eight 8-byte keys, one per 64-bit lane, for BLK_HASH8 (see
  * blocked_query.h): the key XORed with XXH3's bitflip, its 128-bit product
  * with XXH3's first prime plus 32 (built from four 32x32-bit products, as
@@ -201,6 +284,7 @@ static inline void avx512_hash8(const uint8_t *keys, uint64_t bitflip, const uin
 
 #define BLK_HASH8(keys, bf, d, blocks, blk, u) avx512_hash8((keys), (bf), (d), (blocks), (blk), (u))
 #define BLK_ADD(blk, u, k) avx512_add_block((blk), (u), (k))
+#define BLK_ADD_FIXED(blk, u, K) avx512_add_k((blk), (u), (K))
 #define BLK_TEST_PAIR(ba, bb, ua, ub, c) avx512_probe_pair((ba), (bb), (ua), (ub), (c))
 #define BLK_PAIR_OK(c) ((c)->k <= 8)
 #define BLK_NAME(x) avx512_##x

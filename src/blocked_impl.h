@@ -329,6 +329,10 @@ typedef struct amq_blk_simd_ops {
     amq_blk_add1_fn add_key;
     amq_blk_add1_fn add_xxh3;
     amq_blk_add1_fn add_xxh3_seed0;
+    /* add_xxh3 and add_xxh3_seed0 for k = 1 to 8 (index k; 0 unused): the
+     * mask built for that k, the same bytes. */
+    amq_blk_add1_fn add_xxh3_k[9];
+    amq_blk_add1_fn add_xxh3_seed0_k[9];
     uint64_t (*add_hashes)(const amq_blk_geom *g, const amq_hash128 *h, size_t n, uint8_t *added);
     uint64_t (*add_hashes64)(const amq_blk_geom *g, const uint64_t *h, size_t n, uint8_t *added);
     uint64_t (*add_keys)(const amq_blk_geom *g, const amq_slice *keys, size_t n, uint8_t *added);

@@ -483,6 +483,12 @@ BLK_FLATTEN static uint64_t BLK_NAME(test_slots)(const amq_blk_pslot *s, size_t 
  * or NULL) where the loop is light enough for it to matter. */
 #define BLK_AW ((size_t)AMQ_BLK_WINDOW)
 
+/* An add for a k known at compile time (K, 1 to 8); the path's BLK_ADD with
+ * a constant k where the path has nothing better. */
+#ifndef BLK_ADD_FIXED
+#define BLK_ADD_FIXED(blk, u, K) BLK_ADD((blk), (u), (K))
+#endif
+
 static int BLK_NAME(add)(uint8_t *blk, uint32_t u, uint32_t k)
 {
     return BLK_ADD(blk, u, k);
@@ -539,6 +545,44 @@ BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0)(amq_blk_one *o, const void *key,
     return BLK_NAME(add_key)(o, key, len);
 }
 
+/* The same entries for a filter's k from 1 to 8, with the mask built for
+ * that k (BLK_ADD_FIXED): amq_blocked picks one by k too. */
+BLK_INLINE int BLK_NAME(add_hash1_k)(amq_blk_one *o, amq_hash128 h, const uint32_t K)
+{
+    const int r = BLK_ADD_FIXED(
+        (uint8_t *)(uintptr_t)(o->g.data + amq_blk_index(h.h1, o->g.blocks) * 64), amq_blk_u(h), K);
+    BLK_COUNT(&o->items, r);
+    return r;
+}
+
+#define BLK_ADD1_K(K)                                                                              \
+    BLK_FLATTEN static int BLK_NAME(add_xxh3_k##K)(amq_blk_one * o, const void *key, size_t len)  \
+    {                                                                                              \
+        if (len == 8)                                                                              \
+            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 8), K);   \
+        if (len == 16)                                                                             \
+            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 16), K);  \
+        return BLK_NAME(add_key)(o, key, len);                                                     \
+    }                                                                                              \
+    BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0_k##K)(amq_blk_one * o, const void *key,        \
+                                                         size_t len)                               \
+    {                                                                                              \
+        if (len == 8)                                                                              \
+            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8), K);           \
+        if (len == 16)                                                                             \
+            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16), K);          \
+        return BLK_NAME(add_key)(o, key, len);                                                     \
+    }
+BLK_ADD1_K(1)
+BLK_ADD1_K(2)
+BLK_ADD1_K(3)
+BLK_ADD1_K(4)
+BLK_ADD1_K(5)
+BLK_ADD1_K(6)
+BLK_ADD1_K(7)
+BLK_ADD1_K(8)
+#undef BLK_ADD1_K
+
 BLK_FLATTEN static uint64_t BLK_NAME(add_hashes)(const amq_blk_geom *g, const amq_hash128 *h,
                                                  size_t n, uint8_t *added)
 {
@@ -592,9 +636,12 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_fixed)(const amq_blk_geom *g, const uin
 }
 
 /* Hashes kept as two arrays - h1 and the 32 bits the probes derive from -
- * as amq_builder keeps them (12 bytes a key): the loop of add_hashes. */
-BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
-                                                const uint32_t *u, size_t n)
+ * as amq_builder keeps them (12 bytes a key): the loop of add_hashes, with
+ * one copy per k from 1 to 8 where the path has BLK_ADD_FIXED (a mask
+ * built for a k known at compile time; k is the filter's, fixed for the
+ * whole loop). */
+BLK_INLINE uint64_t BLK_NAME(split_loop)(const amq_blk_geom *g, const uint64_t *h1,
+                                         const uint32_t *u, size_t n, const uint32_t K)
 {
     const uint8_t *d = g->data;
     const uint64_t blocks = g->blocks;
@@ -602,17 +649,45 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uin
     uint64_t count = 0;
     size_t i;
 
+#define BLK_SPLIT_ADD(j)                                                                           \
+    (K == 0 ? BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[(j)], blocks) * 64), u[(j)], k)  \
+            : BLK_ADD_FIXED((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[(j)], blocks) * 64),       \
+                            u[(j)], K))
     for (i = 0; i < n && i < BLK_AW; i++)
         BLK_NAME(prefetch)(d + amq_blk_index(h1[i], blocks) * 64, BLK_PF_W);
     for (i = 0; i + BLK_AW < n; i++) {
         BLK_NAME(prefetch)(d + amq_blk_index(h1[i + BLK_AW], blocks) * 64, BLK_PF_W);
-        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
-                                   u[i], k);
+        count += (uint64_t)BLK_SPLIT_ADD(i);
     }
     for (; i < n; i++)
-        count += (uint64_t)BLK_ADD((uint8_t *)(uintptr_t)(d + amq_blk_index(h1[i], blocks) * 64),
-                                   u[i], k);
+        count += (uint64_t)BLK_SPLIT_ADD(i);
+#undef BLK_SPLIT_ADD
     return count;
+}
+
+BLK_FLATTEN static uint64_t BLK_NAME(add_split)(const amq_blk_geom *g, const uint64_t *h1,
+                                                const uint32_t *u, size_t n)
+{
+    switch (g->k) {
+    case 1:
+        return BLK_NAME(split_loop)(g, h1, u, n, 1);
+    case 2:
+        return BLK_NAME(split_loop)(g, h1, u, n, 2);
+    case 3:
+        return BLK_NAME(split_loop)(g, h1, u, n, 3);
+    case 4:
+        return BLK_NAME(split_loop)(g, h1, u, n, 4);
+    case 5:
+        return BLK_NAME(split_loop)(g, h1, u, n, 5);
+    case 6:
+        return BLK_NAME(split_loop)(g, h1, u, n, 6);
+    case 7:
+        return BLK_NAME(split_loop)(g, h1, u, n, 7);
+    case 8:
+        return BLK_NAME(split_loop)(g, h1, u, n, 8);
+    default:
+        return BLK_NAME(split_loop)(g, h1, u, n, 0);
+    }
 }
 
 BLK_INLINE uint64_t BLK_NAME(slots_add_loop)(const amq_blk_pslot *s, size_t n, uint8_t *added)
@@ -636,6 +711,7 @@ BLK_FLATTEN static uint64_t BLK_NAME(add_slots)(const amq_blk_pslot *s, size_t n
 }
 
 #undef BLK_AW
+#undef BLK_ADD_FIXED
 #undef BLK_RING
 #undef BLK_INLINE
 #undef BLK_COUNT
@@ -649,6 +725,13 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_key = BLK_NAME(add_key),
     .add_xxh3 = BLK_NAME(add_xxh3),
     .add_xxh3_seed0 = BLK_NAME(add_xxh3_seed0),
+    .add_xxh3_k = {NULL, BLK_NAME(add_xxh3_k1), BLK_NAME(add_xxh3_k2), BLK_NAME(add_xxh3_k3),
+                   BLK_NAME(add_xxh3_k4), BLK_NAME(add_xxh3_k5), BLK_NAME(add_xxh3_k6),
+                   BLK_NAME(add_xxh3_k7), BLK_NAME(add_xxh3_k8)},
+    .add_xxh3_seed0_k = {NULL, BLK_NAME(add_xxh3_seed0_k1), BLK_NAME(add_xxh3_seed0_k2),
+                         BLK_NAME(add_xxh3_seed0_k3), BLK_NAME(add_xxh3_seed0_k4),
+                         BLK_NAME(add_xxh3_seed0_k5), BLK_NAME(add_xxh3_seed0_k6),
+                         BLK_NAME(add_xxh3_seed0_k7), BLK_NAME(add_xxh3_seed0_k8)},
     .add_hashes = BLK_NAME(add_hashes),
     .add_hashes64 = BLK_NAME(add_hashes64),
     .add_keys = BLK_NAME(add_keys),
@@ -674,6 +757,13 @@ static const amq_blk_simd_ops BLK_NAME(ops) = {
     .add_key = BLK_NAME(add_key),
     .add_xxh3 = BLK_NAME(add_xxh3),
     .add_xxh3_seed0 = BLK_NAME(add_xxh3_seed0),
+    .add_xxh3_k = {NULL, BLK_NAME(add_xxh3_k1), BLK_NAME(add_xxh3_k2), BLK_NAME(add_xxh3_k3),
+                   BLK_NAME(add_xxh3_k4), BLK_NAME(add_xxh3_k5), BLK_NAME(add_xxh3_k6),
+                   BLK_NAME(add_xxh3_k7), BLK_NAME(add_xxh3_k8)},
+    .add_xxh3_seed0_k = {NULL, BLK_NAME(add_xxh3_seed0_k1), BLK_NAME(add_xxh3_seed0_k2),
+                         BLK_NAME(add_xxh3_seed0_k3), BLK_NAME(add_xxh3_seed0_k4),
+                         BLK_NAME(add_xxh3_seed0_k5), BLK_NAME(add_xxh3_seed0_k6),
+                         BLK_NAME(add_xxh3_seed0_k7), BLK_NAME(add_xxh3_seed0_k8)},
     .add_hashes = BLK_NAME(add_hashes),
     .add_hashes64 = BLK_NAME(add_hashes64),
     .add_keys = BLK_NAME(add_keys),

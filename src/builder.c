@@ -136,7 +136,8 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         return AMQ_OK;
     }
     b->layout = layout;
-    b->key_bytes = layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
+    b->key_bytes =
+        layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
     if (cfg->hash_algo == AMQ_HASH_XXH3)
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
     else
@@ -353,41 +354,56 @@ int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
  * The one-key add: the key hashed and its hash appended, nothing else.
  * 8- and 16-byte keys with XXH3 get bodies of their own with the length
  * (and for seed 0 the seed) folded in, as the blocked kind's one-key
- * entries have; other lengths and algorithms call the hash.  The mode and
+ * entries have; other lengths, algorithms and a full chunk leave through
+ * tail calls, so the common path needs no stack frame.  The mode and
  * layout are fixed per builder: their branches always go one way.
  */
-static inline __attribute__((always_inline)) int add_hashed(amq_builder *b, amq_hash128 h)
+__attribute__((noinline)) static int add_full(amq_builder *b, amq_hash128 h)
 {
-    int rc;
-    if (b->pos == b->cap && (rc = open_chunk(b)) != AMQ_OK)
+    int rc = open_chunk(b);
+    if (rc != AMQ_OK)
         return rc;
     put(b, h);
     return AMQ_OK;
 }
 
+__attribute__((noinline)) static int add_other(amq_builder *b, const void *key, size_t len)
+{
+    const amq_hash128 h = amq_hash_key(b->hash_algo, b->seed, key, len);
+    if (b->mode == MODE_STATIC)
+        return amq_builder_add_batch(b, &h, 1);
+    return b->pos == b->cap ? add_full(b, h) : (put(b, h), AMQ_OK);
+}
+
+static inline __attribute__((always_inline)) int add_hashed(amq_builder *b, amq_hash128 h)
+{
+    const size_t pos = b->pos;
+    if (pos == b->cap)
+        return add_full(b, h);
+    if (b->layout == LAYOUT_SPLIT) {
+        b->h1[pos] = h.h1;
+        b->u[pos] = amq_blk_u(h);
+    } else {
+        b->h[pos] = h;
+    }
+    b->pos = pos + 1;
+    return AMQ_OK;
+}
+
 int amq_builder_add(amq_builder *b, const void *key, size_t len)
 {
-    switch (b->mode) {
-    case MODE_XXH3_SEED0:
+    if (b->mode == MODE_XXH3_SEED0) {
         if (len == 8)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
         if (len == 16)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16));
-        break;
-    case MODE_XXH3:
+    } else if (b->mode == MODE_XXH3) {
         if (len == 8)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8));
         if (len == 16)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16));
-        break;
-    case MODE_STATIC: {
-        const amq_hash128 h = amq_hash_key(b->hash_algo, b->seed, key, len);
-        return amq_builder_add_batch(b, &h, 1);
     }
-    default:
-        break;
-    }
-    return add_hashed(b, amq_hash_key(b->hash_algo, b->seed, key, len));
+    return add_other(b, key, len);
 }
 
 uint64_t amq_builder_count(const amq_builder *b)

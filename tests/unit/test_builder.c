@@ -149,6 +149,35 @@ TEST(builder_blocked_same_bytes_as_one_by_one)
             check_identical(AMQ_KIND_BLOCKED, specs[s].algo, specs[s].seed, lens[l], 0, N_KEYS);
 }
 
+/* Every k from 1 to 16 (finish has a loop per k up to 8): sized by bits
+ * per key, with the probes each size takes. */
+TEST(builder_blocked_every_k)
+{
+    static const double bpk[] = {1, 2, 3, 4.5, 5.5, 7, 8.5, 10, 11.5, 13, 15, 17, 20, 23, 26, 40};
+    uint32_t seen = 0;
+    size_t i;
+    for (i = 0; i < sizeof bpk / sizeof bpk[0]; i++) {
+        amq_config cfg;
+        amq_filter *f, *g;
+        amq_errinfo err;
+        amq_stats st;
+        uint64_t news;
+
+        amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+        cfg.bits_per_key = bpk[i];
+        cfg.seed = i;
+        REQUIRE_OK(build_both(&cfg, 5000, 8, 0, &f, &g, &news, &err));
+        CHECK(same_filter(f, g));
+        CHECK_EQ(items(f), news);
+        amq_filter_stats(f, &st);
+        seen |= 1u << (st.hashes - 1);
+        amq_filter_free(f);
+        amq_filter_free(g);
+    }
+    CHECK_EQ_U32(seen & 0xffu, 0xffu); /* k = 1 .. 8 each met */
+    CHECK(seen > 0xffu);               /* and some k above 8 */
+}
+
 /* Spilled: from the first key (a budget of 1 byte: a buffer of the least
  * chunk), and after three chunks in memory (100 KB); more keys than one
  * chunk of the largest size. */
