@@ -3,8 +3,8 @@
 # the functions its headers declare AMQ_API: nothing outside the amq_
 # namespace, no internal helper, no declared function missing, and a stable
 # surface of at most AMQ_STABLE_MAX functions (docs/api.md: a new function
-# goes to <amq/advanced.h> unless the stable API cannot say it).  Prints the
-# stable and advanced counts.
+# goes to <amq/advanced.h> unless the stable API cannot say it), each named
+# by a test.  Prints the stable and advanced counts.
 set -e
 lib=$1
 inc=${2:-include}
@@ -53,6 +53,16 @@ stable_max=${AMQ_STABLE_MAX:-100}
 if [ "$(wc -l < "$tmp/stable")" -gt "$stable_max" ]; then
     echo "check-exports: $(wc -l < "$tmp/stable") stable functions, over AMQ_STABLE_MAX=$stable_max" \
          "(docs/api.md: new calls go to amq/advanced.h unless the stable API cannot say them)" >&2
+    exit 1
+fi
+# Every exported function is called by a unit test or a fuzz target by
+# name (the tool and the module reach some only through their own tests).
+untested=$(for f in $(cat "$tmp/declared"); do
+    grep -rqw --include='*.c' --include='*.cc' --include='*.h' "$f" tests fuzz || echo "$f"
+done)
+if [ -n "$untested" ]; then
+    echo "check-exports: exported but named by no test under tests/ or fuzz/:" >&2
+    echo "$untested" >&2
     exit 1
 fi
 echo "exports: $(wc -l < "$tmp/exported") amq_ functions = $(wc -l < "$tmp/stable") stable" \

@@ -1118,12 +1118,24 @@ static int q8_bytes(const amq_cuckoo *c, const void *key)
 /* query8 on whole-byte buckets with both buckets' words in one vector: the
  * field test of the two is one subtract, one and-not and one ptest, and
  * BMI2's multiplies need no moves: fewer instructions per call. */
+/* The high half of a * b by BMI2's mulx, whose operands and results are
+ * in any registers: a 128-bit product takes moves into and out of rdx:rax
+ * otherwise. */
+__attribute__((target("bmi2"))) static inline uint64_t mulhi_bmi2(uint64_t a, uint64_t b)
+{
+    uint64_t lo, hi;
+    __asm__("mulx %2, %0, %1" : "=r"(lo), "=r"(hi) : "rm"(b), "d"(a));
+    (void)lo;
+    return hi;
+}
+
 __attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuckoo *c,
                                                                  const void *key)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top);
+    uint64_t top, h1 = x8_hash(c, key, &top), nb = c->nb;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
+    uint64_t i1 = mulhi_bmi2(h1, nb), base = mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
+    uint64_t i2 = base - i1 + (base < i1 ? nb : 0);
     __m128i w = _mm_cvtsi64_si128((long long)amq_load64(c->d + i1 * c->bbytes));
     __m128i x = _mm_set1_epi64x((long long)((uint64_t)fp * c->ones_lo));
     w = _mm_insert_epi64(w, (long long)amq_load64(c->d + i2 * c->bbytes), 1);

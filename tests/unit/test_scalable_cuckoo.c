@@ -429,55 +429,72 @@ static int load_header(const uint8_t *b, size_t len)
     return rc;
 }
 
-TEST(scuckoo_hostile_headers)
+/* A header of 38 bytes exactly: one short is truncated, one long corrupt. */
+TEST(scuckoo_hostile_header_length)
 {
     uint8_t b[40];
-    uint64_t subs[2] = {4, 9};
-    amq_scuckoo_header h;
-    amq_scuckoo *c;
-
     put_header(b, 0, 4, 0, 1, 2, 20, 1);
     CHECK_STATUS(load_header(b, 38), AMQ_OK);
     CHECK_STATUS(load_header(b, 37), AMQ_ETRUNC);
     CHECK_STATUS(load_header(b, 39), AMQ_ECORRUPT);
-    put_header(b, 0, 3, 0, 1, 2, 20, 1); /* buckets not a power of two */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 0, 0, 1, 2, 20, 1);
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 0, 2, 20, 1); /* no sub-filter */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 9, 4, 0, 1, 2, 20, 1); /* more items than slots */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 1, 0, 20, 1); /* bucket size 0 */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 1, 256, 20, 1);
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 1, 2, 0, 1); /* max iterations 0 */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 2, 2, 20, 3); /* expansion 3 grows as 4 */
+}
+
+/* One bad field at a time, each refused as corrupt; sizes that would
+ * overflow or exhaust memory are refused before any allocation. */
+TEST(scuckoo_hostile_header_fields)
+{
+    static const struct {
+        uint64_t items, nb, nf;
+        uint16_t bs, it, exp;
+        const char *why;
+    } bad[] = {
+        {0, 3, 1, 2, 20, 1, "buckets not a power of two"},
+        {0, 0, 1, 2, 20, 1, "no buckets"},
+        {0, 4, 0, 2, 20, 1, "no sub-filter"},
+        {9, 4, 1, 2, 20, 1, "more items than slots"},
+        {0, 4, 1, 0, 20, 1, "bucket size 0"},
+        {0, 4, 1, 256, 20, 1, "bucket size 256"},
+        {0, 4, 1, 2, 0, 1, "max iterations 0"},
+        {0, 4, 2, 2, 20, 40000, "expansion out of range"},
+        {0, 4, 2, 2, 20, 0, "two sub-filters without expansion"},
+        {0, UINT64_C(1) << 62, 1, 2, 20, 1, "buckets overflow"},
+        {0, 1024, 40, 2, 20, 32768, "a chain past memory"},
+        {0, 4, UINT64_MAX, 2, 20, 1, "sub-filter count overflow"},
+    };
+    uint8_t b[40];
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        put_header(b, bad[i].items, bad[i].nb, 0, bad[i].nf, bad[i].bs, bad[i].it, bad[i].exp);
+        if (load_header(b, 38) != AMQ_ECORRUPT)
+            FAIL_AT_("header %zu (%s) was not refused as corrupt", i, bad[i].why);
+    }
+}
+
+/* Expansion 3 grows as 4 (RedisBloom rounds it up to a power of two). */
+TEST(scuckoo_header_expansion_rounds_up)
+{
+    uint8_t b[40];
+    amq_scuckoo_header h;
+    amq_scuckoo *c;
+    uint64_t nb1 = 0;
+
+    put_header(b, 0, 4, 0, 2, 2, 20, 3);
     CHECK_STATUS(load_header(b, 38), AMQ_OK);
     REQUIRE_OK(amq_scuckoo_header_decode(b, 38, &h));
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
-    {
-        uint64_t nb1 = 0;
-        REQUIRE_OK(amq_scuckoo_subfilter(c, 1, &nb1, NULL, NULL));
-        CHECK_EQ(nb1, 16);
-        CHECK_EQ(info_of(c).expansion, 4);
-    }
+    REQUIRE_OK(amq_scuckoo_subfilter(c, 1, &nb1, NULL, NULL));
+    CHECK_EQ(nb1, 16);
+    CHECK_EQ(info_of(c).expansion, 4);
     amq_scuckoo_free(c);
-    put_header(b, 0, 4, 0, 2, 2, 20, 40000); /* expansion out of range */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, 2, 2, 20, 0); /* two sub-filters without expansion */
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    /* Sizes that would overflow or exhaust memory are refused before any
-     * allocation. */
-    put_header(b, 0, UINT64_C(1) << 62, 0, 1, 2, 20, 1);
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 1024, 0, 40, 2, 20, 32768);
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    put_header(b, 0, 4, 0, UINT64_MAX, 2, 20, 1);
-    CHECK_STATUS(load_header(b, 38), AMQ_ECORRUPT);
-    /* RDB-style per-sub-filter sizes must match the chain. */
+}
+
+/* RDB-style per-sub-filter sizes must match the chain the header says. */
+TEST(scuckoo_from_header_sub_sizes)
+{
+    uint64_t subs[2] = {4, 9};
+    amq_scuckoo_header h;
+    amq_scuckoo *c;
+
     memset(&h, 0, sizeof h);
     h.num_buckets = 4;
     h.num_filters = 2;
