@@ -273,6 +273,19 @@ struct amq_static_builder {
     int broken; /* an earlier write failed: every later call fails */
 };
 
+int amq_builder_tmpdir(const char *tmpdir, char *dir, size_t cap)
+{
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = getenv("TMPDIR");
+    if (tmpdir == NULL || *tmpdir == '\0')
+        tmpdir = "/tmp";
+    /* Room for the file names made inside it. */
+    if (strlen(tmpdir) + 32 > cap)
+        return AMQ_EINVAL;
+    strcpy(dir, tmpdir);
+    return AMQ_OK;
+}
+
 int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
                            amq_static_builder **out, amq_errinfo *err)
 {
@@ -314,15 +327,10 @@ int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t mem
         b->limit = SPILL_BUCKETS * SPILL_BUF;
     for (i = 0; i < SPILL_BUCKETS; i++)
         b->fd[i] = -1;
-    if (tmpdir == NULL || *tmpdir == '\0')
-        tmpdir = getenv("TMPDIR");
-    if (tmpdir == NULL || *tmpdir == '\0')
-        tmpdir = "/tmp";
-    if (strlen(tmpdir) + 32 > sizeof b->dir) {
+    if (amq_builder_tmpdir(tmpdir, b->dir, sizeof b->dir) != AMQ_OK) {
         amq_free(&a, b, sizeof *b);
         return amq_err(err, AMQ_EINVAL, "temporary directory path too long");
     }
-    strcpy(b->dir, tmpdir);
     *out = b;
     return AMQ_OK;
 }

@@ -133,6 +133,11 @@ int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
 int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
                     amq_errinfo *err);
 
+/* Copies the directory for a builder's temporary files into dir: tmpdir,
+ * else $TMPDIR, else /tmp.  AMQ_EINVAL if it does not fit with room for the
+ * files' names. */
+int amq_builder_tmpdir(const char *tmpdir, char *dir, size_t cap);
+
 /* The static kinds' part of amq_builder (builder.c): the keys' h1 held in
  * memory or spilled to 256 files by their top bits, then the partitions
  * built one at a time.  new refuses kinds that are not static (AMQ_EKIND). */
