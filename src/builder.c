@@ -31,6 +31,9 @@
 #define CHUNK_MIN ((size_t)1 << 10)
 #define CHUNK_MAX ((size_t)1 << 19)
 #define DEFAULT_MEMORY ((size_t)256 << 20)
+/* A sized builder's buffer: enough keys that a batched add's prefetch
+ * window runs full between flushes, few enough to stay in L1. */
+#define SIZED_KEYS ((size_t)1024)
 
 enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0 }; /* how add hashes a key */
 /* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
@@ -66,7 +69,13 @@ struct amq_builder {
     char dir[4096];
     int broken;   /* a write failed: its status, returned by every later call */
     int finished; /* finish was called */
+    amq_filter *f; /* amq_builder_new_sized: the filter, made at once, that
+                      each full buffer (chunk 0) is added to */
 };
+
+static int chunk_alloc_sized(amq_builder *b, const amq_config *cfg, int layout);
+static int add_chunk(amq_builder *b, amq_filter *f, const chunk *r, size_t cap, size_t m,
+                     amq_errinfo *err);
 
 /* ---- creating ------------------------------------------------------------------------- */
 
@@ -86,17 +95,19 @@ static int dynamic_layout(uint32_t kind, int *layout)
     }
 }
 
-int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, amq_builder **out,
-                    amq_errinfo *err)
+/* Refuses a kind no builder makes, a bad hash spec and (dynamic kinds) a
+ * sizing the filter cannot take: made now, for capacity (sized) or for one
+ * key (a filter of one key must be possible: checked now, not after every
+ * key is in). */
+static int check_config(const amq_config *cfg, int *layout, amq_filter **sized,
+                        amq_errinfo *err)
 {
-    amq_allocator a;
-    amq_builder *b;
     amq_filter *probe;
     amq_config c;
-    int layout = LAYOUT_H128, rc;
+    int rc;
 
-    *out = NULL;
-    if (!amq_kind_is_static(cfg->kind) && !dynamic_layout(cfg->kind, &layout)) {
+    *layout = LAYOUT_H128;
+    if (!amq_kind_is_static(cfg->kind) && !dynamic_layout(cfg->kind, layout)) {
         const char *name = amq_kind_name(cfg->kind);
         if (name == NULL)
             return amq_err(err, AMQ_EKIND, "unknown filter kind %u", cfg->kind);
@@ -109,36 +120,22 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
     if (rc != AMQ_OK)
         return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
                        (unsigned long long)cfg->seed);
-    if (!amq_kind_is_static(cfg->kind)) {
-        /* The sizing fields are checked now, not after every key is in:
-         * a filter of one key must be possible. */
-        c = *cfg;
-        c.capacity = 1;
-        rc = amq_filter_new(&c, &probe, err);
-        if (rc != AMQ_OK)
-            return rc;
-        amq_filter_free(probe);
-    }
-    amq_alloc_init(&a, cfg->alloc);
-    b = amq_calloc(&a, sizeof *b);
-    if (b == NULL)
-        return amq_err(err, AMQ_ENOMEM, "out of memory");
-    b->alloc = a;
-    b->cfg = *cfg;
-    b->cfg.alloc = NULL; /* the caller's pointer may not outlive this call: b->alloc */
-    b->hash_algo = cfg->hash_algo;
-    b->seed = cfg->seed;
-    b->fd = -1;
-    if (amq_kind_is_static(cfg->kind)) {
-        b->mode = MODE_STATIC;
-        rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
-        if (rc != AMQ_OK) {
-            amq_free(&a, b, sizeof *b);
-            return rc;
-        }
-        *out = b;
+    if (amq_kind_is_static(cfg->kind))
         return AMQ_OK;
-    }
+    if (sized != NULL)
+        return amq_filter_new(cfg, sized, err);
+    c = *cfg;
+    c.capacity = 1;
+    rc = amq_filter_new(&c, &probe, err);
+    if (rc == AMQ_OK)
+        amq_filter_free(probe);
+    return rc;
+}
+
+/* How a dynamic kind's keys are hashed and kept (the builder's fields
+ * after the kind's layout is known). */
+static void set_layout(amq_builder *b, const amq_config *cfg, int layout)
+{
     b->layout = layout;
     b->key_bytes =
         layout == LAYOUT_SPLIT ? sizeof(uint64_t) + sizeof(uint32_t) : sizeof(amq_hash128);
@@ -150,11 +147,84 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
     else
         b->mode = MODE_ANY;
+}
+
+static amq_builder *builder_alloc(const amq_config *cfg)
+{
+    amq_allocator a;
+    amq_builder *b;
+
+    amq_alloc_init(&a, cfg->alloc);
+    b = amq_calloc(&a, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->alloc = a;
+    b->cfg = *cfg;
+    b->cfg.alloc = NULL; /* the caller's pointer may not outlive this call: b->alloc */
+    b->hash_algo = cfg->hash_algo;
+    b->seed = cfg->seed;
+    b->fd = -1;
+    return b;
+}
+
+int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, amq_builder **out,
+                    amq_errinfo *err)
+{
+    amq_builder *b;
+    int layout, rc;
+
+    *out = NULL;
+    rc = check_config(cfg, &layout, NULL, err);
+    if (rc != AMQ_OK)
+        return rc;
+    b = builder_alloc(cfg);
+    if (b == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    if (amq_kind_is_static(cfg->kind)) {
+        b->mode = MODE_STATIC;
+        rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
+        if (rc != AMQ_OK) {
+            amq_free(&b->alloc, b, sizeof *b);
+            return rc;
+        }
+        *out = b;
+        return AMQ_OK;
+    }
+    set_layout(b, cfg, layout);
     b->limit = memory == 0 ? DEFAULT_MEMORY : memory;
     if (amq_builder_tmpdir(tmpdir, b->dir, sizeof b->dir) != AMQ_OK) {
-        amq_free(&a, b, sizeof *b);
+        amq_free(&b->alloc, b, sizeof *b);
         return amq_err(err, AMQ_EINVAL, "temporary directory path too long");
     }
+    *out = b;
+    return AMQ_OK;
+}
+
+int amq_builder_new_sized(const amq_config *cfg, amq_builder **out, amq_errinfo *err)
+{
+    amq_builder *b;
+    amq_filter *f = NULL;
+    int layout, rc;
+
+    *out = NULL;
+    if (amq_kind_is_static(cfg->kind))
+        return amq_err(err, AMQ_EKIND,
+                       "a %s filter is laid out for the keys it holds: build it with "
+                       "amq_builder_new",
+                       amq_kind_name(cfg->kind));
+    rc = check_config(cfg, &layout, &f, err);
+    if (rc != AMQ_OK)
+        return rc;
+    b = builder_alloc(cfg);
+    if (b != NULL && chunk_alloc_sized(b, cfg, layout) != AMQ_OK) {
+        amq_builder_free(b);
+        b = NULL;
+    }
+    if (b == NULL) {
+        amq_filter_free(f);
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    }
+    b->f = f;
     *out = b;
     return AMQ_OK;
 }
@@ -181,6 +251,7 @@ void amq_builder_free(amq_builder *b)
         return;
     a = b->alloc;
     amq_static_builder_free(b->st);
+    amq_filter_free(b->f);
     drop_chunks(b);
     if (b->fd >= 0)
         close(b->fd);
@@ -210,6 +281,23 @@ static void open_at(amq_builder *b, const chunk *r, size_t cap)
     chunk_arrays(b, r, cap, &b->h1, &b->u, &b->h);
     b->pos = 0;
     b->cap = cap;
+}
+
+/* A sized builder's one chunk, open: SIZED_KEYS keys of the kind's layout. */
+static int chunk_alloc_sized(amq_builder *b, const amq_config *cfg, int layout)
+{
+    set_layout(b, cfg, layout);
+    b->limit = SIZE_MAX;
+    b->chunk = amq_malloc(&b->alloc, sizeof *b->chunk);
+    if (b->chunk == NULL)
+        return AMQ_ENOMEM;
+    b->chunk_slots = 1;
+    if (chunk_alloc(b, &b->chunk[0], SIZED_KEYS) != AMQ_OK)
+        return AMQ_ENOMEM;
+    b->nchunks = 1;
+    b->held = b->chunk[0].size;
+    open_at(b, &b->chunk[0], SIZED_KEYS);
+    return AMQ_OK;
 }
 
 /* The raw 8-byte keys held become their hashes (LAYOUT_SPLIT), chunk by
@@ -320,6 +408,15 @@ static int open_chunk(amq_builder *b)
         return AMQ_EINVAL;
     if (b->broken)
         return b->broken;
+    if (b->f != NULL) {
+        /* sized: the buffer's keys into the filter, in one batched add */
+        rc = add_chunk(b, b->f, &b->chunk[0], b->cap, b->pos, NULL);
+        if (rc != AMQ_OK)
+            goto broken;
+        b->base += b->pos;
+        b->pos = 0;
+        return AMQ_OK;
+    }
     if (b->fd >= 0) {
         rc = spill_segment(b, &b->chunk[0], b->cap, b->pos);
         if (rc != AMQ_OK)
@@ -506,7 +603,8 @@ static int add_chunk(amq_builder *b, amq_filter *f, const chunk *r, size_t cap, 
     if (rc == AMQ_EFULL)
         return amq_err(err, rc, "the %s filter sized for %llu keys is full before the last of "
                        "them is in", amq_kind_name(b->cfg.kind),
-                       (unsigned long long)amq_builder_count(b));
+                       (unsigned long long)(b->f != NULL ? b->cfg.capacity
+                                                         : amq_builder_count(b)));
     if (rc != AMQ_OK)
         return amq_err(err, rc, "cannot add the keys: %s", amq_strerror(rc));
     return AMQ_OK;
@@ -598,13 +696,26 @@ int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
     *out = NULL;
     if (b->finished)
         return amq_err(err, AMQ_EINVAL, "the builder has finished already: free it");
+    if (b->broken && b->f != NULL)
+        return amq_err(err, b->broken, "the %s filter sized for %llu keys took no more of them: %s",
+                       amq_kind_name(b->cfg.kind), (unsigned long long)b->cfg.capacity,
+                       amq_strerror(b->broken));
     if (b->broken)
         return amq_err(err, b->broken, "an earlier write to the temporary file in %s failed",
                        b->dir);
-    if (b->mode == MODE_STATIC)
+    if (b->mode == MODE_STATIC) {
         rc = amq_static_builder_finish(b->st, out, err);
-    else
+    } else if (b->f != NULL) {
+        /* sized: the last keys in, and the filter is the caller's */
+        rc = add_chunk(b, b->f, &b->chunk[0], b->cap, b->pos, err);
+        if (rc == AMQ_OK)
+            *out = b->f;
+        else
+            amq_filter_free(b->f);
+        b->f = NULL;
+    } else {
         rc = finish_dynamic(b, out, err);
+    }
     /* Done either way: the hashes are released now, not when freed. */
     b->finished = 1;
     drop_chunks(b);

@@ -88,6 +88,21 @@ AMQ_API int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t me
                             amq_builder **out, amq_errinfo *err);
 AMQ_API void amq_builder_free(amq_builder *b);
 
+/*
+ * A builder of a dynamic kind (blocked, bloom, partitioned, cuckoo) that
+ * makes its filter at once, sized for cfg->capacity as amq_filter_new
+ * does, and adds the keys 1024 at a time, through the batched
+ * add, as they come: nothing is held but that buffer, and an add does not
+ * wait for its cache line (amq_filter_add must: it answers whether the key
+ * was new).  For when the number of keys is known; amq_builder_new sizes
+ * for the keys added.  Adds, count and finish as for amq_builder_new; the
+ * bytes and item count are those of one-by-one amq_filter_add in the same
+ * order.  A cuckoo filter that fills up fails the add that flushed (or
+ * finish) with AMQ_EFULL, and every later call with it.  AMQ_EKIND for a
+ * static kind, otherwise amq_filter_new's statuses.
+ */
+AMQ_API int amq_builder_new_sized(const amq_config *cfg, amq_builder **out, amq_errinfo *err);
+
 /* Adds keys (hashed by the builder) or their hashes.  AMQ_ENOMEM,
  * AMQ_EIO / AMQ_ENOSPC (spill files; every later call then fails too),
  * AMQ_EINVAL after amq_builder_finish.  amq_builder_add of a dynamic kind

@@ -4,7 +4,9 @@
  * amq_filter_new(capacity = keys added) makes, holding the same keys added
  * one by one - the same bytes and the same item count - for 8-, 16- and
  * other-length keys, XXH3 and murmur3 with seed 0 and others, in memory
- * and spilled to a temporary file; an empty build; the errors.
+ * and spilled to a temporary file; an empty build; the errors.  The same
+ * for a sized builder (amq_builder_new_sized: the filter made at once for
+ * the capacity, keys added a buffer at a time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,8 @@
 #include "test.h"
 
 #define N_KEYS 20000
+/* build_both's memory for a sized builder (capacity = the keys it gets) */
+#define SIZED ((size_t)-2)
 
 /* Key i of a set: lengths cycle through 8, 16 and others (3 to 40) as len
  * says (0: mixed), and every 7th key repeats an earlier one. */
@@ -64,7 +68,8 @@ static int same_filter(const amq_filter *a, const amq_filter *b)
     return same;
 }
 
-/* cfg's kind built from n keys by a builder with this memory budget, and
+/* cfg's kind built from n keys by a builder with this memory budget (or
+ * sized for n: SIZED), and
  * the same keys added one by one to amq_filter_new(capacity = n); *news:
  * how many of those adds answered "new". */
 static int build_both(const amq_config *cfg, size_t n, size_t len, size_t memory,
@@ -79,10 +84,11 @@ static int build_both(const amq_config *cfg, size_t n, size_t len, size_t memory
     *built = *added = NULL;
     *news = 0;
     err->msg[0] = '\0';
-    rc = amq_builder_new(cfg, test_path("."), memory, &b, err);
+    c.capacity = n > 0 ? n : 1;
+    rc = memory == SIZED ? amq_builder_new_sized(&c, &b, err)
+                         : amq_builder_new(cfg, test_path("."), memory, &b, err);
     if (rc != AMQ_OK)
         return rc;
-    c.capacity = n > 0 ? n : 1;
     rc = amq_filter_new(&c, added, err);
     for (i = 0; i < n && rc == AMQ_OK; i++) {
         kl = make_key(cfg->seed ^ cfg->hash_algo, i, len, key);
@@ -189,6 +195,47 @@ TEST(builder_blocked_spilled_same_bytes)
     check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 0, 600000);
 }
 
+/* Keys 8 bytes long but one (5 bytes, or given as a hash) at key `at`,
+ * to a builder (sized or not) and one by one: the same bytes and count. */
+static void check_switch(size_t at, uint64_t seed, int sized)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+    uint8_t key[48];
+    amq_hash128 h;
+    uint64_t news = 0;
+    size_t i, kl;
+    int r;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.seed = seed;
+    cfg.capacity = 60000;
+    REQUIRE_OK(sized ? amq_builder_new_sized(&cfg, &b, NULL)
+                     : amq_builder_new(&cfg, NULL, 0, &b, NULL));
+    REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+    for (i = 0; i < 60000; i++) {
+        kl = make_key(seed, i, i == at ? 5 : 8, key);
+        if (i == at && seed % 2 == 1) { /* a hash given */
+            h = amq_hash_key(cfg.hash_algo, cfg.seed, key, kl);
+            REQUIRE_OK(amq_builder_add_batch(b, &h, 1));
+        } else {
+            REQUIRE_OK(amq_builder_add(b, key, kl));
+        }
+        r = amq_filter_add(g, key, kl);
+        REQUIRE(r >= 0);
+        news += (uint64_t)r;
+    }
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    amq_builder_free(b);
+    if (!same_filter(f, g))
+        FAIL_AT_("switch at key %zu (%s builder): built filter differs", at,
+                 sized ? "sized" : "unsized");
+    CHECK_EQ(items(f), news);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
 /* An XXH3 blocked builder keeps 8-byte keys as they are until a key of
  * another length, a batch of hashes or its memory budget makes it hash
  * them: the same bytes and count across each of those switches, wherever
@@ -196,42 +243,10 @@ TEST(builder_blocked_spilled_same_bytes)
 TEST(builder_blocked_raw_keys_switch_to_hashes)
 {
     static const size_t at[] = {0, 1, 1023, 1024, 5000, 49999};
-    size_t t, i, kl;
+    size_t t;
     check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 3, 8, 100000, N_KEYS); /* budget */
-    for (t = 0; t < sizeof at / sizeof at[0]; t++) {
-        amq_config cfg;
-        amq_builder *b;
-        amq_filter *f, *g;
-        uint8_t key[48];
-        amq_hash128 h;
-        uint64_t news = 0;
-        int r;
-
-        amq_config_init(&cfg, AMQ_KIND_BLOCKED);
-        cfg.seed = t;
-        cfg.capacity = 60000;
-        REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
-        REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
-        for (i = 0; i < 60000; i++) {
-            kl = make_key(t, i, i == at[t] ? 5 : 8, key);
-            if (i == at[t] && t % 2 == 1) { /* a hash given */
-                h = amq_hash_key(cfg.hash_algo, cfg.seed, key, kl);
-                REQUIRE_OK(amq_builder_add_batch(b, &h, 1));
-            } else {
-                REQUIRE_OK(amq_builder_add(b, key, kl));
-            }
-            r = amq_filter_add(g, key, kl);
-            REQUIRE(r >= 0);
-            news += (uint64_t)r;
-        }
-        REQUIRE_OK(amq_builder_finish(b, &f, NULL));
-        amq_builder_free(b);
-        if (!same_filter(f, g))
-            FAIL_AT_("switch at key %zu: built filter differs", at[t]);
-        CHECK_EQ(items(f), news);
-        amq_filter_free(f);
-        amq_filter_free(g);
-    }
+    for (t = 0; t < sizeof at / sizeof at[0]; t++)
+        check_switch(at[t], t, 0);
 }
 
 /* The other kinds a builder makes: bloom, partitioned, cuckoo (whose bytes
@@ -357,6 +372,98 @@ TEST(builder_errors)
     cfg.hash_algo = AMQ_HASH_MURMUR3;
     cfg.seed = UINT64_C(1) << 40;
     CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_ERANGE);
+}
+
+/* A sized builder: every kind, hash spec and key length, fewer keys than
+ * its buffer and many buffers' worth, the switch from raw 8-byte keys to
+ * hashes at buffer edges: the bytes and count of one-by-one adds to
+ * amq_filter_new(capacity). */
+TEST(builder_sized_same_bytes_as_one_by_one)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_BLOOM, AMQ_KIND_PARTITIONED,
+                                     AMQ_KIND_CUCKOO};
+    static const size_t lens[] = {8, 16, 12, 0};
+    static const size_t at[] = {0, 1023, 1024, 5000};
+    size_t k, l, t;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            check_identical(kinds[k], AMQ_HASH_XXH3, 0, lens[l], SIZED, N_KEYS);
+            check_identical(kinds[k], AMQ_HASH_MURMUR3, 9, lens[l], SIZED, 1000);
+        }
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 77, 8, SIZED, 1000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 77, 16, SIZED, 1);
+    for (t = 0; t < sizeof at / sizeof at[0]; t++)
+        check_switch(at[t], t, 1);
+}
+
+/* A sized builder given no keys finishes with amq_filter_new(cfg)'s filter. */
+TEST(builder_sized_empty)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 5000;
+    REQUIRE_OK(amq_builder_new_sized(&cfg, &b, NULL));
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    amq_builder_free(b);
+    REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+    CHECK(same_filter(f, g));
+    CHECK_EQ(items(f), 0);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* A static kind and a bad size are refused when the builder is made; a
+ * cuckoo filter that fills fails the add that flushed the buffer, every
+ * later call and finish, with AMQ_EFULL and a message; a builder freed
+ * unfinished releases its filter (ASan checks). */
+TEST(builder_sized_errors)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f;
+    amq_errinfo err;
+    uint64_t i, full_at = 0;
+    int rc;
+
+    amq_config_init(&cfg, AMQ_KIND_FUSE);
+    memset(&err, 0, sizeof err);
+    b = (amq_builder *)&cfg;
+    CHECK_STATUS(amq_builder_new_sized(&cfg, &b, &err), AMQ_EKIND);
+    CHECK(b == NULL);
+    CHECK(strstr(err.msg, "amq_builder_new") != NULL);
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 0;
+    CHECK_STATUS(amq_builder_new_sized(&cfg, &b, &err), AMQ_ERANGE);
+    CHECK(b == NULL);
+
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.capacity = 500;
+    REQUIRE_OK(amq_builder_new_sized(&cfg, &b, NULL));
+    for (i = 0; i < 5000 && full_at == 0; i++) {
+        rc = amq_builder_add(b, &i, sizeof i);
+        if (rc == AMQ_EFULL)
+            full_at = i;
+        else
+            REQUIRE_OK(rc);
+    }
+    CHECK_EQ(full_at, 1024); /* the add that found the buffer of 1024 full */
+    CHECK_STATUS(amq_builder_add(b, &i, sizeof i), AMQ_EFULL);
+    memset(&err, 0, sizeof err);
+    f = (amq_filter *)&cfg;
+    CHECK_STATUS(amq_builder_finish(b, &f, &err), AMQ_EFULL);
+    CHECK(f == NULL);
+    CHECK(strstr(err.msg, "sized for 500 keys") != NULL);
+    amq_builder_free(b);
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    REQUIRE_OK(amq_builder_new_sized(&cfg, &b, NULL));
+    for (i = 0; i < 3000; i++)
+        REQUIRE_OK(amq_builder_add(b, &i, sizeof i));
+    CHECK_EQ(amq_builder_count(b), 3000);
+    amq_builder_free(b);
 }
 
 TEST_MAIN()
