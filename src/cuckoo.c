@@ -78,6 +78,7 @@ struct amq_cuckoo {
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
     uint64_t ones2[2], highs2[2]; /* ones_lo and highs_lo twice: both buckets in one vector */
     uint64_t fmax;             /* 2^f - 1 */
+    uint64_t bal_items;        /* from this many items on, adds balance (BALANCE_LOAD) */
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
@@ -87,6 +88,16 @@ struct amq_cuckoo {
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
+
+/*
+ * Where an add puts its fingerprint (one-word layouts): below this load,
+ * in bucket i1 unless it is full, which needs only i1's word (i2 is only
+ * prefetched); from it on, in the emptier of i1 and i2 (the one whose
+ * first free slot is lower; ties: i1), which needs both words but keeps
+ * the buckets even, so that fewer adds find both buckets full and kick.
+ * Any placement is a valid table: queries test both buckets.
+ */
+#define BALANCE_LOAD 0.65
 #define RNG_SEED UINT64_C(0x2545f4914f6cdd1d)
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
@@ -533,7 +544,7 @@ static __attribute__((noinline)) int insert_other(amq_cuckoo *c, uint64_t i1, ui
 }
 
 /*
- * Places fp in bucket i1 or i2 (i1 first), evicting when both are full: 1
+ * Places fp in bucket i1 or i2 (by BALANCE_LOAD's rule), evicting when both are full: 1
  * placed, 0 the last homeless fingerprint went to the victim slot.  The
  * common layouts load both buckets up front, find a free field with the
  * has-zero-field test, and OR fp into the word that holds it (the field is
@@ -548,6 +559,9 @@ static inline __attribute__((always_inline)) int insert(amq_cuckoo *c, uint64_t 
         uint64_t z1 = zero64(w1, c->ones_lo, c->highs_lo), z2 = zero64(w2, c->ones_lo, c->highs_lo);
         uint64_t bit, w;
         uint8_t *q;
+        if (c->items >= c->bal_items && z1 != 0 && z2 != 0 &&
+            (z2 & (0 - z2)) < (z1 & (0 - z1)))
+            z1 = 0; /* balancing: i2 is the emptier */
         if (z1)
             bit = i1 * c->bb + (uint64_t)__builtin_ctzll(z1) + 1 - f;
         else if (z2)
@@ -769,6 +783,7 @@ static void derive(amq_cuckoo *c)
             c->ones_hi |= UINT64_C(1) << (bit - 64);
     }
     c->highs_lo = c->ones_lo << (c->f - 1);
+    c->bal_items = (uint64_t)(BALANCE_LOAD * (double)c->nb * (double)c->b);
     c->ones2[0] = c->ones2[1] = c->ones_lo;
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
@@ -1011,18 +1026,55 @@ static __attribute__((noinline)) int add8_second(amq_cuckoo *c, uint64_t i1, uin
     return 1;
 }
 
-/* Bucket i1 first, and bucket i2 read only when i1 is full: whether i1
- * has room is mostly predictable (it has, until the filter is nearly
- * full). */
+/* Both buckets full: the kick, out of line and reached by a tail call,
+ * so that add8_balanced keeps no frame. */
+static __attribute__((noinline)) int add8_kick(amq_cuckoo *c, uint64_t i1, uint64_t i2,
+                                               uint32_t fp)
+{
+    (void)kick(c, i1, i2, fp);
+    return 1;
+}
+
+/* add8 from BALANCE_LOAD on: both words read, fp into the emptier bucket
+ * (the one whose first free field's top bit, l, is lower; a full bucket's l
+ * is 0, which l - 1 makes the largest), chosen by masks rather than a
+ * branch that would go either way. */
+static __attribute__((noinline)) int add8_balanced(amq_cuckoo *c, uint64_t i1, uint32_t fp,
+                                                   int bytes)
+{
+    uint64_t i2 = alt8(c, i1, fp);
+    uint64_t z1 = zero64(bucket_word(c, i1, bytes), c->ones_lo, c->highs_lo);
+    uint64_t z2 = zero64(bucket_word(c, i2, bytes), c->ones_lo, c->highs_lo);
+    uint64_t l1 = z1 & (0 - z1), l2 = z2 & (0 - z2), m = 0 - (uint64_t)(l2 - 1 < l1 - 1);
+    uint64_t i = i1 ^ ((i1 ^ i2) & m), l = l1 ^ ((l1 ^ l2) & m);
+    if (__builtin_expect(l == 0, 0))
+        return add8_kick(c, i1, i2, fp);
+    put8(c, i, l, fp, bytes);
+    return 1;
+}
+
+static __attribute__((noinline)) int add8_balanced_bytes(amq_cuckoo *c, uint64_t i1, uint32_t fp)
+{
+    return add8_balanced(c, i1, fp, 1);
+}
+
+static __attribute__((noinline)) int add8_balanced_bits(amq_cuckoo *c, uint64_t i1, uint32_t fp)
+{
+    return add8_balanced(c, i1, fp, 0);
+}
+
+/* Below BALANCE_LOAD, bucket i1 first, and bucket i2 read only when i1 is
+ * full: whether i1 has room is mostly predictable (it has, at such loads). */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
 {
     uint64_t top, h1 = x8_hash(c, key, &top);
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = reduce64(h1, c->nb), z;
+    if (__builtin_expect(c->items++ >= c->bal_items, 0))
+        return bytes ? add8_balanced_bytes(c, i1, fp) : add8_balanced_bits(c, i1, fp);
     /* i2 is fetched beside i1, so that when i1 is full its miss has
      * overlapped i1's instead of following it. */
     __builtin_prefetch(bucket_at(c, alt8(c, i1, fp), bytes), 1);
-    c->items++;
     z = zero64(bucket_word(c, i1, bytes), c->ones_lo, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
         return add8_second(c, i1, fp);
