@@ -466,4 +466,80 @@ TEST(builder_sized_errors)
     amq_builder_free(b);
 }
 
+/* An allocator that refuses its fail_at-th call and counts live blocks. */
+typedef struct refusing {
+    unsigned calls, fail_at;
+    long live;
+} refusing;
+
+static void *r_alloc(void *opaque, size_t size)
+{
+    refusing *r = opaque;
+    void *p;
+    if (++r->calls == r->fail_at)
+        return NULL;
+    p = malloc(size);
+    r->live += p != NULL;
+    return p;
+}
+
+static void r_free(void *opaque, void *ptr, size_t size)
+{
+    refusing *r = opaque;
+    (void)size;
+    r->live--;
+    free(ptr);
+}
+
+/* A sized builder whose 1st, 2nd, ... allocation fails: AMQ_ENOMEM and no
+ * block left, until one succeeds and builds the bytes of one-by-one adds;
+ * adds and finish allocate nothing. */
+TEST(builder_sized_alloc_fail)
+{
+    refusing r;
+    amq_allocator a;
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+    uint64_t i;
+    unsigned at;
+    int rc = AMQ_ENOMEM, r1;
+
+    for (at = 1; at < 64 && rc == AMQ_ENOMEM; at++) {
+        memset(&r, 0, sizeof r);
+        r.fail_at = at;
+        a.alloc = r_alloc;
+        a.free = r_free;
+        a.opaque = &r;
+        a.zalloc = NULL;
+        amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+        cfg.capacity = 3000;
+        cfg.alloc = &a;
+        rc = amq_builder_new_sized(&cfg, &b, NULL);
+        if (rc != AMQ_OK) {
+            CHECK_STATUS(rc, AMQ_ENOMEM);
+            CHECK(b == NULL);
+            CHECK_EQ(r.live, 0);
+            continue;
+        }
+        cfg.alloc = NULL;
+        REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+        r.fail_at = r.calls + 1; /* any allocation from here on fails */
+        for (i = 0; i < 3000; i++) {
+            REQUIRE_OK(amq_builder_add(b, &i, sizeof i));
+            r1 = amq_filter_add(g, &i, sizeof i);
+            REQUIRE(r1 >= 0);
+        }
+        REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+        amq_builder_free(b);
+        r.fail_at = 0; /* serializing may allocate */
+        CHECK(same_filter(f, g));
+        amq_filter_free(f);
+        amq_filter_free(g);
+        CHECK_EQ(r.live, 0);
+    }
+    CHECK_STATUS(rc, AMQ_OK);
+    CHECK(at > 3); /* the filter, the builder and its buffer each failed once */
+}
+
 TEST_MAIN()
