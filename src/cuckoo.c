@@ -1295,6 +1295,69 @@ int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t 
     return AMQ_OK;
 }
 
+/*
+ * Packed keys (n keys of key_len bytes, back to back): hashed here a chunk
+ * at a time with the one-key paths' inline hash - 8- and 16-byte keys with
+ * the length known to the compiler - then the hash forms above, so the
+ * results are those of n one-key calls.
+ */
+#define FIXED_CHUNK 256
+
+static inline __attribute__((always_inline)) void
+hash_fixed(const amq_cuckoo *c, const uint8_t *keys, size_t key_len, size_t m, amq_hash128 *h)
+{
+    size_t i;
+    if (key_len == 8)
+        for (i = 0; i < m; i++)
+            h[i] = key_hash(c, keys + i * 8, 8);
+    else if (key_len == 16)
+        for (i = 0; i < m; i++)
+            h[i] = key_hash(c, keys + i * 16, 16);
+    else
+        for (i = 0; i < m; i++)
+            h[i] = key_hash(c, keys + i * key_len, key_len);
+}
+
+int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
+                               uint8_t *added, uint64_t *count)
+{
+    amq_hash128 h[FIXED_CHUNK];
+    uint64_t total = 0, got;
+    size_t at, m;
+    int rc = AMQ_OK;
+
+    for (at = 0; at < n && rc == AMQ_OK; at += m) {
+        m = n - at < FIXED_CHUNK ? n - at : FIXED_CHUNK;
+        hash_fixed(c, (const uint8_t *)keys + at * key_len, key_len, m, h);
+        got = 0;
+        rc = amq_cuckoo_add_batch(c, h, m, added != NULL ? added + at : NULL, &got);
+        total += got;
+    }
+    if (count != NULL)
+        *count = total;
+    return rc;
+}
+
+int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_t key_len,
+                                    size_t n, uint8_t *out, uint64_t *count)
+{
+    amq_hash128 h[FIXED_CHUNK];
+    uint64_t total = 0, got;
+    size_t at, m;
+
+    for (at = 0; at < n; at += m) {
+        m = n - at < FIXED_CHUNK ? n - at : FIXED_CHUNK;
+        hash_fixed(c, (const uint8_t *)keys + at * key_len, key_len, m, h);
+        got = 0;
+        (void)amq_cuckoo_contains_batch(c, h, m, out != NULL ? out + at : NULL,
+                                        count != NULL ? &got : NULL);
+        total += got;
+    }
+    if (count != NULL)
+        *count = total;
+    return AMQ_OK;
+}
+
 /* After a slot was freed: the victim goes back into the table. */
 static void reinsert_victim(amq_cuckoo *c)
 {

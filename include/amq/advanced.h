@@ -445,6 +445,18 @@ AMQ_API int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h);
 AMQ_API int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
                                       uint8_t *out, uint64_t *count);
 
+/* The batched add and query of n packed keys of key_len bytes each (back
+ * to back at keys: e.g. an array of 64-bit integers, their bytes as they
+ * lie in memory), hashed inside, a chunk at a time: the statuses, added[],
+ * out[] and counts of amq_cuckoo_add_batch / _contains_batch on their
+ * hashes (an add stops at the first error: the keys before it were added,
+ * none after). */
+AMQ_API int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
+                                       uint8_t *added, uint64_t *count);
+AMQ_API int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys,
+                                            size_t key_len, size_t n, uint8_t *out,
+                                            uint64_t *count);
+
 /*
  * Removes one copy of the key's fingerprint: 1 removed, 0 not found,
  * AMQ_EREADONLY.  If the filter was full, the victim is re-inserted.

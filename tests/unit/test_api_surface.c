@@ -153,6 +153,93 @@ TEST(cuckoo_clone_view_unique_slots)
     amq_cuckoo_free(c);
 }
 
+/* A cuckoo filter of `capacity` keys (12-bit x 4) with this hash spec. */
+static amq_cuckoo *cuckoo_of(uint64_t capacity, uint32_t algo, uint64_t seed)
+{
+    amq_cuckoo_params p;
+    amq_cuckoo *c = NULL;
+    if (amq_cuckoo_params_for(capacity, 0.01, 12, 4, &p) != AMQ_OK)
+        return NULL;
+    p.hash_algo = algo;
+    p.seed = seed;
+    return amq_cuckoo_new(&p, NULL, &c) == AMQ_OK ? c : NULL;
+}
+
+static int same_cuckoo(const amq_cuckoo *a, const amq_cuckoo *b)
+{
+    return amq_cuckoo_bytes(a) == amq_cuckoo_bytes(b) && amq_cuckoo_items(a) == amq_cuckoo_items(b) &&
+           memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0;
+}
+
+/* Packed keys of 8, 16 and 12 bytes, XXH3 with seeds 0 and 5 and murmur3:
+ * the batches leave the bytes and answer as one-key calls in order, also
+ * past a full filter (the same keys in, the same victim) and on a view. */
+TEST(cuckoo_batch_fixed_matches_one_key)
+{
+    static const struct {
+        uint32_t algo;
+        uint64_t seed;
+    } specs[] = {{AMQ_HASH_XXH3, 0}, {AMQ_HASH_XXH3, 5}, {AMQ_HASH_MURMUR3, 7}};
+    static const size_t lens[] = {8, 16, 12};
+    enum { N = 3000 };
+    static uint8_t keys[2 * N * 16], out[2 * N];
+    uint64_t st = 99, count, w, ones, added;
+    size_t s, l, i;
+
+    for (i = 0; i < sizeof keys; i += 8) {
+        w = test_rand(&st);
+        memcpy(keys + i, &w, 8);
+    }
+    for (s = 0; s < sizeof specs / sizeof specs[0]; s++)
+        for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            const size_t kl = lens[l];
+            amq_cuckoo *a = cuckoo_of(N, specs[s].algo, specs[s].seed);
+            amq_cuckoo *b = cuckoo_of(N, specs[s].algo, specs[s].seed);
+            REQUIRE(a != NULL && b != NULL);
+            REQUIRE_OK(amq_cuckoo_add_batch_fixed(a, keys, kl, N, NULL, &count));
+            CHECK_EQ(count, N);
+            for (i = 0; i < N; i++)
+                REQUIRE(amq_cuckoo_add(b, keys + i * kl, kl) == 1);
+            CHECK(same_cuckoo(a, b));
+            REQUIRE_OK(amq_cuckoo_contains_batch_fixed(a, keys, kl, 2 * N, out, &count));
+            for (i = 0, ones = 0; i < 2 * N; i++) {
+                CHECK_EQ(out[i], amq_cuckoo_contains(b, keys + i * kl, kl));
+                ones += out[i];
+            }
+            CHECK_EQ(count, ones);
+            CHECK(count >= N && count < N + N / 20); /* all present, ~0.2 % of absent */
+            amq_cuckoo_free(a);
+            amq_cuckoo_free(b);
+
+            /* 2N keys into a filter for N/4: it fills; the same prefix goes in */
+            a = cuckoo_of(N / 4, specs[s].algo, specs[s].seed);
+            b = cuckoo_of(N / 4, specs[s].algo, specs[s].seed);
+            REQUIRE(a != NULL && b != NULL);
+            CHECK_STATUS(amq_cuckoo_add_batch_fixed(a, keys, kl, 2 * N, NULL, &count),
+                         AMQ_EFULL);
+            for (added = 0; added < 2 * N && amq_cuckoo_add(b, keys + added * kl, kl) == 1;)
+                added++;
+            CHECK_EQ(count, added);
+            CHECK(added < N);
+            CHECK(same_cuckoo(a, b));
+            CHECK_EQ(amq_cuckoo_victim(a, NULL), amq_cuckoo_victim(b, NULL));
+            amq_cuckoo_free(a);
+            amq_cuckoo_free(b);
+        }
+    {
+        amq_cuckoo_params p;
+        amq_cuckoo *c = cuckoo_of(N, AMQ_HASH_XXH3, 0), *v;
+        REQUIRE(c != NULL);
+        amq_cuckoo_get_params(c, &p);
+        REQUIRE_OK(amq_cuckoo_view(&p, amq_cuckoo_data(c), amq_cuckoo_bytes(c), 0, 0, 0, NULL,
+                                   &v));
+        CHECK_STATUS(amq_cuckoo_add_batch_fixed(v, keys, 8, 10, NULL, &count), AMQ_EREADONLY);
+        CHECK_EQ(count, 0);
+        amq_cuckoo_free(v);
+        amq_cuckoo_free(c);
+    }
+}
+
 TEST(filter_remove_hash_matches_remove)
 {
     amq_filter *f = make(AMQ_KIND_CUCKOO, 1000);
