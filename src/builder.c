@@ -184,7 +184,7 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         b->mode = MODE_STATIC;
         rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
         if (rc != AMQ_OK) {
-            amq_free(&b->alloc, b, sizeof *b);
+            amq_builder_free(b);
             return rc;
         }
         *out = b;
@@ -193,7 +193,7 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
     set_layout(b, cfg, layout);
     b->limit = memory == 0 ? DEFAULT_MEMORY : memory;
     if (amq_builder_tmpdir(tmpdir, b->dir, sizeof b->dir) != AMQ_OK) {
-        amq_free(&b->alloc, b, sizeof *b);
+        amq_builder_free(b);
         return amq_err(err, AMQ_EINVAL, "temporary directory path too long");
     }
     *out = b;
