@@ -72,8 +72,12 @@ uint64_t cli_now_ms(void);
 int cli_aging_time_mode(const amq_filter *f);
 
 /* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
- * redisbloom. */
+ * redisbloom, mulshift. */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
+
+/* The hash a new filter of this kind takes when --hash is not given (the
+ * library's default for the kind). */
+uint32_t cli_default_hash(uint32_t kind);
 
 /* s as a JSON string (quoted, escaped). */
 void cli_json_string(FILE *out, const char *s);

@@ -51,7 +51,8 @@ static const char usage_text[] =
     "                   probes), for 'amq export --to guava'\n"
     "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
     "                   hashing, for 'amq export --to redis'\n"
-    "  --hash ALGO      xxh3 (default), murmur3, murmur64a, redisbloom\n"
+    "  --hash ALGO      xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
+    "                   redisbloom, mulshift\n"
     "  --seed S         hash seed (default 0)\n"
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
@@ -319,7 +320,7 @@ int cmd_build(int argc, char **argv)
     uint64_t v, distinct = 0, total;
     double estimate = 0.0;
     int opt, rc = EXIT_TROUBLE, guava = 0, force = 0, stats = 0, progress = 0, quiet = 0;
-    int hash_given = 0, threads = 0, counted_exactly = 0;
+    int hash_given = 0, algo_given = 0, threads = 0, counted_exactly = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&b, 0, sizeof b);
@@ -344,7 +345,7 @@ int cmd_build(int argc, char **argv)
         case O_HASH:
             if (cli_parse_hash_algo("--hash", optarg, &cfg.hash_algo) != 0)
                 return EXIT_TROUBLE;
-            hash_given = 1;
+            hash_given = algo_given = 1;
             break;
         case O_SEED:
             if (cli_parse_u64("--seed", optarg, &cfg.seed) != 0)
@@ -392,6 +393,8 @@ int cmd_build(int argc, char **argv)
         cli_error("build: unknown --type '%s'", type);
         return EXIT_TROUBLE;
     }
+    if (!algo_given)
+        cfg.hash_algo = cli_default_hash(kind);
     if (guava && (kind != AMQ_KIND_BLOOM || hash_given)) {
         cli_error("build: --guava makes a classic Bloom filter hashed as Guava does; it "
                   "takes no --type other than bloom, no --hash or --seed");

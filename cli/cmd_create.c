@@ -20,7 +20,8 @@ static const char usage_text[] =
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
-    "  --hash ALGO          xxh3 (default), murmur3, murmur64a, redisbloom\n"
+    "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
+    "                       redisbloom, mulshift\n"
     "  --seed S             hash seed (default 0)\n"
     "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
     "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"
@@ -98,7 +99,7 @@ int cmd_create(int argc, char **argv)
     amq_filter *f = NULL;
     uint32_t kind;
     uint64_t v;
-    int opt, force = 0, capacity_given = 0, fpp_given = 0, hash_given = 0, rc;
+    int opt, force = 0, capacity_given = 0, fpp_given = 0, hash_given = 0, algo_given = 0, rc;
     size_t i;
 
     amq_config_init(&cfg, AMQ_KIND_BLOOM);
@@ -146,7 +147,7 @@ int cmd_create(int argc, char **argv)
         case O_HASH:
             if (cli_parse_hash_algo("--hash", optarg, &cfg.hash_algo) != 0)
                 return EXIT_TROUBLE;
-            hash_given = 1;
+            hash_given = algo_given = 1;
             break;
         case O_SEED:
             if (cli_parse_u64("--seed", optarg, &cfg.seed) != 0)
@@ -226,6 +227,8 @@ int cmd_create(int argc, char **argv)
         cli_error("create: unknown --type '%s'", type);
         return EXIT_TROUBLE;
     }
+    if (!algo_given)
+        cfg.hash_algo = cli_default_hash(kind);
     for (i = 0; i < sizeof scope / sizeof scope[0]; i++) {
         if (scope[i].given && !in_list(scope[i].kinds, type)) {
             cli_error("create: %s does not apply to --type %s", scope[i].option, type);

@@ -214,10 +214,18 @@ int cli_parse_capacity(const char *opt, const char *s, uint64_t *out)
     return 0;
 }
 
+uint32_t cli_default_hash(uint32_t kind)
+{
+    amq_config c;
+    amq_config_init(&c, kind);
+    return c.hash_algo;
+}
+
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out)
 {
     if (amq_hash_algo_from_name(s, out) != AMQ_OK) {
-        cli_error("%s: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom)", opt, s);
+        cli_error("%s: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom, mulshift)",
+                  opt, s);
         return -1;
     }
     return 0;

@@ -32,6 +32,7 @@
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/mulshift.h"
 #include "cuckoo_internal.h"
 #include "cuckoo_table.h"
 #include "kind.h"
@@ -60,7 +61,8 @@ struct amq_cuckoo {
     uint32_t f, b;      /* fingerprint bits, slots per bucket */
     uint32_t bb;        /* bits per bucket, f * b */
     uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
-    int fast;           /* XXH3 and CK_WORD64: the one-key fast paths apply */
+    int fast;           /* XXH3 or mulshift, and CK_WORD64: the one-key fast paths apply */
+    int ms;             /* the hash is AMQ_HASH_MULSHIFT */
     int fast_add;       /* fast, and the table is writable */
     int scalar_keys;    /* amq_cuckoo_scalar_keys: no vector path */
     /* The 8-byte-key entries: the fast ones (fast, no victim and, for
@@ -71,6 +73,7 @@ struct amq_cuckoo {
     int (*q8_add)(amq_cuckoo *c, const void *key);
     uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
     uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
+    amq_u128 ms_a, ms_b; /* mulshift's constants for the seed */
     /* The 8-byte path's multipliers, read from here as memory operands:
      * as immediates each would take an instruction of its own to load. */
     uint64_t k_mul, k_mx2, k_aval, k_phi;
@@ -138,10 +141,19 @@ static uint64_t x8_key(uint64_t seed)
 }
 
 static inline __attribute__((always_inline)) uint64_t x8_hash(const amq_cuckoo *c, const void *key,
-                                                               uint64_t *h2_top)
+                                                               uint64_t *h2_top, int ms)
 {
-    ck_u128 m = (ck_u128)(amq_load64(key) ^ c->x8) * c->k_mul;
-    uint64_t lo = (uint64_t)m, hi = (uint64_t)(m >> 64) + (lo << 1);
+    ck_u128 m;
+    uint64_t lo, hi;
+    if (ms) {
+        /* h2 = h1 rotated: its top half is h1's low half. */
+        lo = amq_ms_apply(c->ms_a, c->ms_b, amq_load64(key));
+        *h2_top = (uint32_t)lo;
+        return lo;
+    }
+    m = (ck_u128)(amq_load64(key) ^ c->x8) * c->k_mul;
+    lo = (uint64_t)m;
+    hi = (uint64_t)(m >> 64) + (lo << 1);
     lo ^= hi >> 3;
     lo ^= lo >> 35;
     lo *= c->k_mx2;
@@ -167,13 +179,18 @@ static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, 
 }
 
 static int q8_bytes(const amq_cuckoo *c, const void *key);
+static int q8_bytes_ms(const amq_cuckoo *c, const void *key);
 #if defined(__x86_64__)
 static int q8_bytes_avx2(const amq_cuckoo *c, const void *key);
+static int q8_bytes_avx2_ms(const amq_cuckoo *c, const void *key);
 #endif
 static int q8_bits(const amq_cuckoo *c, const void *key);
+static int q8_bits_ms(const amq_cuckoo *c, const void *key);
 static int q8_any(const amq_cuckoo *c, const void *key);
 static int add8_bytes(amq_cuckoo *c, const void *key);
 static int add8_bits(amq_cuckoo *c, const void *key);
+static int add8_bytes_ms(amq_cuckoo *c, const void *key);
+static int add8_bits_ms(amq_cuckoo *c, const void *key);
 static int add8_any(amq_cuckoo *c, const void *key);
 
 /* The 8-byte-key entries that apply now: the fast ones assume no victim. */
@@ -182,17 +199,23 @@ static void key8_modes(amq_cuckoo *c)
     uint32_t m = CK_KEY8_NONE;
     if (c->fast && c->victim_fp == 0)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
-    c->q8 = m == CK_KEY8_BYTES ? q8_bytes : m == CK_KEY8_BITS ? q8_bits : q8_any;
+    if (c->ms)
+        c->q8 = m == CK_KEY8_BYTES ? q8_bytes_ms : m == CK_KEY8_BITS ? q8_bits_ms : q8_any;
+    else
+        c->q8 = m == CK_KEY8_BYTES ? q8_bytes : m == CK_KEY8_BITS ? q8_bits : q8_any;
 #if defined(__x86_64__)
     /* AVX2 as the blocked kind's paths see it (the AMQ_SIMD cap applies). */
     __builtin_cpu_init();
     if (m == CK_KEY8_BYTES && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
         __builtin_cpu_supports("bmi2"))
-        c->q8 = q8_bytes_avx2;
+        c->q8 = c->ms ? q8_bytes_avx2_ms : q8_bytes_avx2;
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
-    c->q8_add = m == CK_KEY8_BYTES ? add8_bytes : m == CK_KEY8_BITS ? add8_bits : add8_any;
+    if (c->ms)
+        c->q8_add = m == CK_KEY8_BYTES ? add8_bytes_ms : m == CK_KEY8_BITS ? add8_bits_ms : add8_any;
+    else
+        c->q8_add = m == CK_KEY8_BYTES ? add8_bytes : m == CK_KEY8_BITS ? add8_bits : add8_any;
 }
 
 void amq_cuckoo_scalar_keys(amq_cuckoo *c, int on)
@@ -728,7 +751,7 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
     params->bucket_size = best_b;
     params->buckets = (uint64_t)nbd;
     params->max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
-    params->hash_algo = AMQ_HASH_XXH3;
+    params->hash_algo = AMQ_HASH_MULSHIFT;
     params->seed = 0;
     params->capacity = n;
     params->fpp = amq_cuckoo_fpp_theory(best_f, best_b,
@@ -765,10 +788,16 @@ static void derive(amq_cuckoo *c)
     c->bb = c->f * c->b;
     c->shape = shape_of(c->bb);
     c->fmax = (UINT64_C(1) << c->f) - 1;
-    c->fast = c->p.hash_algo == AMQ_HASH_XXH3 && c->shape == CK_WORD64;
+    c->ms = c->p.hash_algo == AMQ_HASH_MULSHIFT;
+    c->fast = (c->p.hash_algo == AMQ_HASH_XXH3 || c->ms) && c->shape == CK_WORD64;
     c->fast_add = 0; /* until the table is known to be writable */
     c->bbytes = c->bb / 8;
     c->x8 = x8_key(c->p.seed);
+    {
+        amq_ms_key k = amq_ms_key_for(c->p.seed);
+        c->ms_a = k.a;
+        c->ms_b = k.b;
+    }
     c->k_mul = X8_MUL;
     c->k_mx2 = X8_MX2;
     c->k_aval = X8_AVALANCHE;
@@ -910,6 +939,13 @@ amq_hash128 amq_cuckoo_hash(const amq_cuckoo *c, const void *key, size_t len)
 static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_cuckoo *c,
                                                                    const void *key, size_t len)
 {
+    if (__builtin_expect(c->ms, 1)) {
+        amq_hash128 h;
+        h.h1 = amq_ms_apply(c->ms_a, c->ms_b,
+                            len == 8 ? amq_load64(key) : XXH3_64bits_withSeed(key, len, c->p.seed));
+        h.h2 = amq_ms_h2(h.h1);
+        return h;
+    }
     if (__builtin_expect(c->p.hash_algo == AMQ_HASH_XXH3, 1)) {
         XXH128_hash_t x = XXH3_128bits_withSeed(key, len, c->p.seed);
         amq_hash128 h;
@@ -961,9 +997,9 @@ static __attribute__((noinline)) int query_any(const amq_cuckoo *c, const void *
  */
 __attribute__((flatten)) static int add_fast16(amq_cuckoo *c, const void *key)
 {
-    XXH128_hash_t x = XXH3_128bits_withSeed(key, 16, c->p.seed);
-    uint32_t fp = fingerprint(x.high64, c->fmax);
-    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    amq_hash128 x = key_hash(c, key, 16);
+    uint32_t fp = fingerprint(x.h2, c->fmax);
+    uint64_t i1 = reduce64(x.h1, c->nb), i2 = alt_bucket(i1, fp, c->nb);
     (void)insert(c, i1, i2, fp);
     c->items++;
     return 1;
@@ -971,9 +1007,9 @@ __attribute__((flatten)) static int add_fast16(amq_cuckoo *c, const void *key)
 
 __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void *key)
 {
-    XXH128_hash_t x = XXH3_128bits_withSeed(key, 16, c->p.seed);
-    uint32_t fp = fingerprint(x.high64, c->fmax);
-    uint64_t i1 = reduce64(x.low64, c->nb), i2 = alt_bucket(i1, fp, c->nb);
+    amq_hash128 x = key_hash(c, key, 16);
+    uint32_t fp = fingerprint(x.h2, c->fmax);
+    uint64_t i1 = reduce64(x.h1, c->nb), i2 = alt_bucket(i1, fp, c->nb);
     return test2(c, fp, i1, i2);
 }
 
@@ -985,9 +1021,9 @@ __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void
  * in flight, which is set by their instruction count: every step counts.
  */
 static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
-                                                       int bytes)
+                                                       int bytes, int ms)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top), ones = c->ones_lo;
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
     uint64_t w1 = bucket_word(c, i1, bytes), w2 = bucket_word(c, i2, bytes);
@@ -1065,9 +1101,10 @@ static __attribute__((noinline)) int add8_balanced_bits(amq_cuckoo *c, uint64_t 
 
 /* Below BALANCE_LOAD, bucket i1 first, and bucket i2 read only when i1 is
  * full: whether i1 has room is mostly predictable (it has, at such loads). */
-static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes)
+static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes,
+                                                     int ms)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top);
+    uint64_t top, h1 = x8_hash(c, key, &top, ms);
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = reduce64(h1, c->nb), z;
     if (__builtin_expect(c->items++ >= c->bal_items, 0))
@@ -1085,12 +1122,22 @@ static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void 
 /* Each its own leaf, reached by one indirect jump from the entry. */
 static int add8_bytes(amq_cuckoo *c, const void *key)
 {
-    return add8(c, key, 1);
+    return add8(c, key, 1, 0);
 }
 
 static int add8_bits(amq_cuckoo *c, const void *key)
 {
-    return add8(c, key, 0);
+    return add8(c, key, 0, 0);
+}
+
+static int add8_bytes_ms(amq_cuckoo *c, const void *key)
+{
+    return add8(c, key, 1, 1);
+}
+
+static int add8_bits_ms(amq_cuckoo *c, const void *key)
+{
+    return add8(c, key, 0, 1);
 }
 
 static int add8_any(amq_cuckoo *c, const void *key)
@@ -1163,7 +1210,12 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 
 static int q8_bytes(const amq_cuckoo *c, const void *key)
 {
-    return query8(c, key, 1);
+    return query8(c, key, 1, 0);
+}
+
+static int q8_bytes_ms(const amq_cuckoo *c, const void *key)
+{
+    return query8(c, key, 1, 1);
 }
 
 #if defined(__x86_64__)
@@ -1181,10 +1233,10 @@ __attribute__((target("bmi2"))) static inline uint64_t mulhi_bmi2(uint64_t a, ui
     return hi;
 }
 
-__attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuckoo *c,
-                                                                 const void *key)
+__attribute__((target("avx2,bmi,bmi2"))) static inline __attribute__((always_inline)) int
+q8_vec(const amq_cuckoo *c, const void *key, int ms)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top), nb = c->nb;
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), nb = c->nb;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = mulhi_bmi2(h1, nb), base = mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
     uint64_t i2 = base - i1 + (base < i1 ? nb : 0);
@@ -1195,11 +1247,28 @@ __attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuck
     w = _mm_andnot_si128(w, _mm_sub_epi64(w, _mm_loadu_si128((const __m128i *)(const void *)c->ones2)));
     return !_mm_testz_si128(w, _mm_loadu_si128((const __m128i *)(const void *)c->highs2));
 }
+
+__attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuckoo *c,
+                                                                 const void *key)
+{
+    return q8_vec(c, key, 0);
+}
+
+__attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2_ms(const amq_cuckoo *c,
+                                                                    const void *key)
+{
+    return q8_vec(c, key, 1);
+}
 #endif
 
 static int q8_bits(const amq_cuckoo *c, const void *key)
 {
-    return query8(c, key, 0);
+    return query8(c, key, 0, 0);
+}
+
+static int q8_bits_ms(const amq_cuckoo *c, const void *key)
+{
+    return query8(c, key, 0, 1);
 }
 
 static int q8_any(const amq_cuckoo *c, const void *key)
@@ -1338,6 +1407,10 @@ int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, 
     return rc;
 }
 
+/* Up to this many table bytes the table stays in cache between queries,
+ * and the one-key query beats staging hashes for prefetches. */
+#define FIXED_DIRECT_BYTES ((size_t)4 << 20)
+
 int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out, uint64_t *count)
 {
@@ -1345,6 +1418,18 @@ int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_
     uint64_t total = 0, got;
     size_t at, m;
 
+    if (key_len == 8 && c->data.size <= FIXED_DIRECT_BYTES) {
+        const uint8_t *k = keys;
+        for (at = 0; at < n; at++) {
+            int r = c->q8(c, k + at * 8);
+            if (out != NULL)
+                out[at] = (uint8_t)r;
+            total += (uint64_t)r;
+        }
+        if (count != NULL)
+            *count = total;
+        return AMQ_OK;
+    }
     for (at = 0; at < n; at += m) {
         m = n - at < FIXED_CHUNK ? n - at : FIXED_CHUNK;
         hash_fixed(c, (const uint8_t *)keys + at * key_len, key_len, m, h);

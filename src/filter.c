@@ -105,7 +105,8 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->kind = kind;
-    cfg->hash_algo = AMQ_HASH_XXH3;
+    /* The cuckoo filter's one-key paths are shortest with mulshift. */
+    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
     cfg->capacity = 1000000;
     cfg->fpp = 0.01;
 }

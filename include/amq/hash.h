@@ -55,7 +55,8 @@ typedef struct amq_hash128 {
  * How a filter turns a key into an amq_hash128.  Values are stored in files
  * and pinned.
  *  AMQ_HASH_XXH3        h1, h2 = the low and high halves of XXH3-128(key,
- *                       seed) (libxxhash).  The default: fastest.
+ *                       seed) (libxxhash).  The default of every kind but
+ *                       the cuckoo filter.
  *  AMQ_HASH_MURMUR3     h1, h2 = MurmurHash3_x64_128(key, seed); the seed
  *                       must fit 32 bits.  Guava's filters use seed 0.
  *  AMQ_HASH_REDISBLOOM  h1 = MurmurHash64A(key, 0xc6a4a7935bd1e995),
@@ -64,12 +65,21 @@ typedef struct amq_hash128 {
  *  AMQ_HASH_MURMUR64A   h1 = MurmurHash64A(key, seed), h2 = a bijective mix
  *                       of h1 (amq_mix64): RedisBloom's cuckoo filters use
  *                       h1 with seed 0.
+ *  AMQ_HASH_MULSHIFT    h1 = ((a * x + b) mod 2^128) >> 64, multiply-add-
+ *                       shift (strongly universal), with x the key read as
+ *                       a little-endian 64-bit integer when it is 8 bytes
+ *                       long, else XXH3-64(key, seed); a and b are 128-bit
+ *                       constants drawn from the seed by splitmix64
+ *                       (docs/file-format.md); h2 = h1 rotated by 32 bits.
+ *                       The cuckoo filter's default: its one-key paths cost
+ *                       the fewest instructions with it.
  */
 typedef enum amq_hash_algo {
     AMQ_HASH_XXH3 = 1,
     AMQ_HASH_MURMUR3 = 2,
     AMQ_HASH_REDISBLOOM = 3,
-    AMQ_HASH_MURMUR64A = 4
+    AMQ_HASH_MURMUR64A = 4,
+    AMQ_HASH_MULSHIFT = 5
 } amq_hash_algo;
 
 /* The seed RedisBloom's Bloom filters start from. */
@@ -84,7 +94,8 @@ AMQ_API int amq_hash_check(uint32_t algo, uint64_t seed);
 AMQ_API amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key,
                                  size_t len);
 
-/* Name ("xxh3", "murmur3", "redisbloom", "murmur64a") or NULL; and back. */
+/* Name ("xxh3", "murmur3", "redisbloom", "murmur64a", "mulshift") or NULL;
+ * and back. */
 AMQ_API const char *amq_hash_algo_name(uint32_t algo);
 AMQ_API int amq_hash_algo_from_name(const char *name, uint32_t *algo);
 

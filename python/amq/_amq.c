@@ -672,7 +672,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "fingerprint_bits", "bucket_size", "max_kicks", "expansion",
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
                             "window_ms", "rate", NULL};
-    const char *kind_name = "bloom", *hash_name = "xxh3";
+    const char *kind_name = "bloom", *hash_name = NULL;
     uint64_t capacity = 1000000, seed = 0, window_ms = 0;
     double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
@@ -682,7 +682,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     amq_filter *f = NULL;
     uint32_t kind, algo;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dsO&O&O&O&O&ppO&O&pO&d", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dzO&O&O&O&O&ppO&O&pO&d", names,
                                      &kind_name, conv_u64, &capacity, &fpp, &bpk, &hash_name,
                                      conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
                                      conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
@@ -695,9 +695,12 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     }
     if (parse_kind(kind_name, &kind) != 0)
         return -1;
-    if (amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
+    /* No hash given: the kind's default (amq_config_init's). */
+    amq_config_init(&cfg, kind);
+    algo = cfg.hash_algo;
+    if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
-                     "murmur64a)", hash_name);
+                     "murmur64a, mulshift)", hash_name);
         return -1;
     }
     memset(&err, 0, sizeof(err));

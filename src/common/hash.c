@@ -1,6 +1,6 @@
 /*
  * hash.c - MurmurHash3 (x86_32, x64_128), MurmurHash64A, MurmurHash2,
- * FNV-1a, LevelDB's hash, XXH3 (Debian's libxxhash, in its header-only
+ * FNV-1a, LevelDB's hash, multiply-add-shift (common/mulshift.h), XXH3 (Debian's libxxhash, in its header-only
  * form: the same code, inlined into amq_hash_key so that hashing a short
  * key costs no call through the PLT), and key hashing for filters.
  *
@@ -16,6 +16,7 @@
 
 #include "amq.h"
 #include "common/endian.h"
+#include "common/mulshift.h"
 
 static inline uint32_t rotl32(uint32_t x, int r)
 {
@@ -306,6 +307,7 @@ int amq_hash_check(uint32_t algo, uint64_t seed)
     switch (algo) {
     case AMQ_HASH_XXH3:
     case AMQ_HASH_MURMUR64A:
+    case AMQ_HASH_MULSHIFT:
         return AMQ_OK;
     case AMQ_HASH_MURMUR3:
         return seed <= UINT32_MAX ? AMQ_OK : AMQ_ERANGE;
@@ -336,6 +338,13 @@ amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t l
         h.h1 = amq_murmur64a(key, len, seed);
         h.h2 = amq_mix64(h.h1);
         break;
+    case AMQ_HASH_MULSHIFT: {
+        amq_ms_key k = amq_ms_key_for(seed);
+        h.h1 = amq_ms_apply(k.a, k.b, len == 8 ? amq_load64(key)
+                                               : XXH3_64bits_withSeed(key, len, seed));
+        h.h2 = amq_ms_h2(h.h1);
+        break;
+    }
     default:
         x = XXH3_128bits_withSeed(key, len, seed);
         h.h1 = x.low64;
@@ -353,6 +362,7 @@ static const struct {
     {AMQ_HASH_MURMUR3, "murmur3"},
     {AMQ_HASH_REDISBLOOM, "redisbloom"},
     {AMQ_HASH_MURMUR64A, "murmur64a"},
+    {AMQ_HASH_MULSHIFT, "mulshift"},
 };
 
 const char *amq_hash_algo_name(uint32_t algo)

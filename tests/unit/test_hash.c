@@ -282,6 +282,100 @@ TEST(hash_key_algorithms)
     CHECK_STATUS(amq_hash_algo_from_name("md5", &algo), AMQ_EHASH);
 }
 
+/* AMQ_HASH_MULSHIFT written the long way, to check the library's: 128-bit
+ * a * x + b from 32-bit limbs, a and b from splitmix64 of the seed. */
+static uint64_t ms_splitmix(uint64_t *state)
+{
+    uint64_t z;
+    *state += UINT64_C(0x9e3779b97f4a7c15);
+    z = *state;
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint64_t ms_ref(uint64_t seed, uint64_t x)
+{
+    uint32_t a[4], b[4], xs[2], r[6] = {0, 0, 0, 0, 0, 0};
+    uint64_t s = seed, w[4], carry;
+    int i, j;
+    w[3] = ms_splitmix(&s); /* a high */
+    w[2] = ms_splitmix(&s) | 1; /* a low */
+    w[1] = ms_splitmix(&s); /* b high */
+    w[0] = ms_splitmix(&s); /* b low */
+    a[0] = (uint32_t)w[2], a[1] = (uint32_t)(w[2] >> 32), a[2] = (uint32_t)w[3],
+    a[3] = (uint32_t)(w[3] >> 32);
+    b[0] = (uint32_t)w[0], b[1] = (uint32_t)(w[0] >> 32), b[2] = (uint32_t)w[1],
+    b[3] = (uint32_t)(w[1] >> 32);
+    xs[0] = (uint32_t)x, xs[1] = (uint32_t)(x >> 32);
+    for (i = 0; i < 4; i++) { /* r = a * x, limbs 0..3 kept (mod 2^128) */
+        carry = 0;
+        for (j = 0; j < 2 && i + j < 4; j++) {
+            uint64_t t = (uint64_t)a[i] * xs[j] + r[i + j] + carry;
+            r[i + j] = (uint32_t)t;
+            carry = t >> 32;
+        }
+        if (i + j < 4)
+            r[i + j] += (uint32_t)carry;
+    }
+    carry = 0;
+    for (i = 0; i < 4; i++) { /* r += b */
+        uint64_t t = (uint64_t)r[i] + b[i] + carry;
+        r[i] = (uint32_t)t;
+        carry = t >> 32;
+    }
+    return ((uint64_t)r[3] << 32) | r[2];
+}
+
+TEST(hash_mulshift_vectors)
+{
+    /* Pinned values (computed apart, with arbitrary-precision integers):
+     * seed, 8-byte key as a little-endian integer, h1. */
+    static const struct {
+        uint64_t seed, x, h1;
+    } v[] = {
+        {0, 0, UINT64_C(0x06c45d188009454f)},
+        {0, 1, UINT64_C(0xe8e50551fb2712ff)},
+        {0, UINT64_C(0x0123456789abcdef), UINT64_C(0xcb183fcc9d4f6f24)},
+        {12345, UINT64_MAX, UINT64_C(0x30f7b249ce295969)},
+        {UINT64_MAX, 42, UINT64_C(0xc3dc95d7310bbf4f)},
+    };
+    static const char *texts[] = {"", "a", "hello", "sixteen byte key", "nine byte"};
+    uint64_t st = 5, seed = 0;
+    uint8_t key[8];
+    amq_hash128 h;
+    uint32_t algo;
+    size_t i;
+    int j;
+
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        for (j = 0; j < 8; j++)
+            key[j] = (uint8_t)(v[i].x >> (8 * j));
+        h = amq_hash_key(AMQ_HASH_MULSHIFT, v[i].seed, key, 8);
+        CHECK_EQ_U64(h.h1, v[i].h1);
+        CHECK_EQ_U64(h.h2, (v[i].h1 << 32) | (v[i].h1 >> 32));
+        CHECK_EQ_U64(ms_ref(v[i].seed, v[i].x), v[i].h1);
+    }
+    /* 8-byte keys at random against the long way; other lengths hash
+     * XXH3-64(key, seed) first. */
+    for (i = 0; i < 1000; i++) {
+        uint64_t x = test_rand(&st);
+        seed = i % 3 == 0 ? 0 : test_rand(&st);
+        for (j = 0; j < 8; j++)
+            key[j] = (uint8_t)(x >> (8 * j));
+        CHECK_EQ_U64(amq_hash_key(AMQ_HASH_MULSHIFT, seed, key, 8).h1, ms_ref(seed, x));
+    }
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t len = strlen(texts[i]);
+        h = amq_hash_key(AMQ_HASH_MULSHIFT, 77, texts[i], len);
+        CHECK_EQ_U64(h.h1, ms_ref(77, amq_xxh3_64(texts[i], len, 77)));
+    }
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_MULSHIFT, UINT64_MAX), AMQ_OK);
+    REQUIRE_OK(amq_hash_algo_from_name("mulshift", &algo));
+    CHECK_EQ(algo, AMQ_HASH_MULSHIFT);
+    CHECK_STR(amq_hash_algo_name(AMQ_HASH_MULSHIFT), "mulshift");
+}
+
 TEST(status_strings)
 {
     CHECK_STR(amq_strerror(AMQ_OK), "success");

@@ -1,0 +1,58 @@
+/*
+ * mulshift.h - AMQ_HASH_MULSHIFT (amq/hash.h): Dietzfelbinger's
+ * multiply-add-shift over 128 bits, h(x) = ((a * x + b) mod 2^128) >> 64,
+ * a strongly universal family for 64-bit x, applied to the key itself when
+ * it is 8 bytes long and to XXH3-64(key, seed) otherwise.  An 8-byte key
+ * costs one 64 x 64 multiply, one 64 x 64 -> 128 multiply and an add: the
+ * cuckoo filter's one-key paths are bound by their instruction count.
+ *
+ * a and b come from the seed by splitmix64 (Steele, Lea, Flood): the seed
+ * is the generator's state, and four outputs give a's high and low words
+ * (the low one made odd) and b's high and low words, in that order.
+ */
+#ifndef AMQ_COMMON_MULSHIFT_H
+#define AMQ_COMMON_MULSHIFT_H
+
+#include <stdint.h>
+
+typedef unsigned __int128 amq_u128;
+
+typedef struct amq_ms_key {
+    amq_u128 a, b;
+} amq_ms_key;
+
+static inline uint64_t amq_ms_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static inline amq_ms_key amq_ms_key_for(uint64_t seed)
+{
+    amq_ms_key k;
+    uint64_t s = seed, a_hi, a_lo, b_hi, b_lo;
+    a_hi = amq_ms_splitmix(&s);
+    a_lo = amq_ms_splitmix(&s) | 1;
+    b_hi = amq_ms_splitmix(&s);
+    b_lo = amq_ms_splitmix(&s);
+    k.a = ((amq_u128)a_hi << 64) | a_lo;
+    k.b = ((amq_u128)b_hi << 64) | b_lo;
+    return k;
+}
+
+static inline uint64_t amq_ms_apply(amq_u128 a, amq_u128 b, uint64_t x)
+{
+    return (uint64_t)((a * x + b) >> 64);
+}
+
+/* The pair of a 64-bit h: h2 is h rotated by 32 bits, so that a consumer
+ * of h2's high half (the cuckoo filter's fingerprint) reads h's low half,
+ * which the bucket index (h1's high bits) does not. */
+static inline uint64_t amq_ms_h2(uint64_t h)
+{
+    return (h << 32) | (h >> 32);
+}
+
+#endif /* AMQ_COMMON_MULSHIFT_H */
