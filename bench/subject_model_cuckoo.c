@@ -1,9 +1,10 @@
 /*
- * subject_model_cuckoo.c - a model of efficient/cuckoofilter (the reference
- * C++ of Fan et al., "Cuckoo Filter: Practically Better Than Bloom"),
- * which Debian does not package: its published design re-implemented here
- * (no code of theirs) so that issue 20's figures for it have a counterpart
- * on the same keys in the same run.  A model, not the reference's build.
+ * subject_model_cuckoo.c - two models of efficient/cuckoofilter (the
+ * reference C++ of Fan et al., "Cuckoo Filter: Practically Better Than
+ * Bloom"), which Debian does not package: its published design
+ * re-implemented here (no code of theirs) so that issue 20's figures for it
+ * have a counterpart on the same keys in the same run.  Models, not the
+ * reference's build.
  *
  *  - 12-bit tags in 4-slot buckets, packed (6 bytes a bucket), read with
  *    one 64-bit load and compared with the has-zero-field trick;
@@ -12,12 +13,21 @@
  *  - the key (a uint64_t) hashed by one multiply-add over 128 bits (its
  *    TwoIndependentMultiplyShift), the bucket from the high 32 bits, the
  *    tag from the low bits (0 becomes 1), the alternate bucket
- *    i ^ (tag * 0x5bd1e995) masked;
- *  - lookup: both buckets, `||` (the second is read when the first misses,
- *    as its code reads);
+ *    (index ^ (tag * 0x5bd1e995 over 32 bits)) masked;
+ *  - lookup: the victim, then both buckets, `||` (the second is tested
+ *    when the first misses, as its code reads);
  *  - insert: the first bucket; when full, up to 500 steps from the second,
  *    each evicting a random slot to its alternate bucket; a last homeless
  *    tag goes to a one-entry victim and the filter then refuses adds.
+ *
+ * "model" is the reference as it runs: its table from operator new and
+ * zeroed by memset (plain heap memory: with transparent huge pages in
+ * "madvise" mode, 4 KiB pages), the evicted slot from libc's rand() % 4,
+ * the table and the hash's two 128-bit constants reached through the
+ * filter object (the constants drawn at random per filter; here fixed, but
+ * read from memory as there).  "model, tuned" is the stricter peer: the
+ * same loops over a table advised into huge pages and zeroed lazily,
+ * xorshift for evictions, constants as immediates.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +38,18 @@
 
 #define MC_KICKS 500
 
-typedef struct mck {
+/* The table, as the reference keeps it: an object of its own, reached
+ * through a pointer in the filter. */
+typedef struct mc_table {
     uint8_t *data;
-    size_t bytes;
     uint64_t mask; /* buckets - 1 */
+} mc_table;
+
+typedef struct mck {
+    mc_table *t;
+    size_t bytes;
+    int ref; /* 1: "model" (as the reference runs), 0: "model, tuned" */
+    unsigned __int128 mul, add;
     uint64_t rng;
     uint32_t victim_tag;
     uint64_t victim_index;
@@ -45,20 +63,23 @@ static const unsigned __int128 MC_MUL =
 static const unsigned __int128 MC_ADD =
     ((unsigned __int128)UINT64_C(0xb492b66fbe98f273) << 64) | UINT64_C(0x9ddfea08eb382d69);
 
-static inline uint64_t mc_hash(uint64_t key)
+/* ref is a constant at every call: each model's loops are compiled apart. */
+static inline __attribute__((always_inline)) uint64_t mc_hash(const mck *f, uint64_t key, int ref)
 {
+    if (ref)
+        return (uint64_t)((f->add + f->mul * (unsigned __int128)key) >> 64);
     return (uint64_t)((MC_ADD + MC_MUL * (unsigned __int128)key) >> 64);
 }
 
 static inline uint64_t mc_alt(const mck *f, uint64_t i, uint32_t tag)
 {
-    return (i ^ ((uint64_t)tag * 0x5bd1e995u)) & f->mask;
+    return (uint32_t)(i ^ (uint32_t)(tag * 0x5bd1e995u)) & f->t->mask;
 }
 
 static inline uint64_t mc_load(const mck *f, uint64_t i)
 {
     uint64_t w;
-    memcpy(&w, f->data + i * 6, 8);
+    memcpy(&w, f->t->data + i * 6, 8);
     return w;
 }
 
@@ -81,46 +102,78 @@ static inline void mc_set(mck *f, uint64_t i, uint32_t j, uint32_t tag)
 {
     uint64_t w = mc_load(f, i);
     w = (w & ~(UINT64_C(0xfff) << (12 * j))) | ((uint64_t)tag << (12 * j));
-    memcpy(f->data + i * 6, &w, 8);
-}
-
-static void *mc_create(uint64_t n, double fpp)
-{
-    uint64_t nb = 1;
-    mck *f;
-    (void)fpp;
-    while (nb < (n / 4 > 1 ? n / 4 : 1))
-        nb <<= 1;
-    if ((double)n / (double)nb / 4.0 > 0.96)
-        nb <<= 1;
-    f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return NULL;
-    f->bytes = (size_t)nb * 6 + 8;
-    f->mask = nb - 1;
-    f->rng = UINT64_C(0x2545f4914f6cdd1d);
-    f->data = mmap(NULL, f->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (f->data == MAP_FAILED) {
-        free(f);
-        return NULL;
-    }
-#ifdef MADV_HUGEPAGE
-    if (f->bytes >= ((size_t)1 << 20))
-        (void)madvise(f->data, f->bytes, MADV_HUGEPAGE);
-#endif
-    return f;
+    memcpy(f->t->data + i * 6, &w, 8);
 }
 
 static void mc_destroy(void *p)
 {
     mck *f = p;
-    munmap(f->data, f->bytes);
+    if (f->ref)
+        free(f->t->data);
+    else
+        munmap(f->t->data, f->bytes);
+    free(f->t);
     free(f);
+}
+
+static void *mc_create_any(uint64_t n, int ref)
+{
+    uint64_t nb = 1;
+    mck *f;
+    while (nb < (n / 4 > 1 ? n / 4 : 1))
+        nb <<= 1;
+    if ((double)n / (double)nb / 4.0 > 0.96)
+        nb <<= 1;
+    f = calloc(1, sizeof *f);
+    if (f == NULL || (f->t = calloc(1, sizeof *f->t)) == NULL) {
+        free(f);
+        return NULL;
+    }
+    f->ref = ref;
+    f->bytes = (size_t)nb * 6 + 8;
+    f->t->mask = nb - 1;
+    f->mul = MC_MUL;
+    f->add = MC_ADD;
+    f->rng = UINT64_C(0x2545f4914f6cdd1d);
+    if (ref) {
+        /* operator new[] then memset, as the reference's table does. */
+        f->t->data = malloc(f->bytes);
+        if (f->t->data != NULL)
+            memset(f->t->data, 0, f->bytes);
+    } else {
+        f->t->data =
+            mmap(NULL, f->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (f->t->data == MAP_FAILED)
+            f->t->data = NULL;
+#ifdef MADV_HUGEPAGE
+        else if (f->bytes >= ((size_t)1 << 20))
+            (void)madvise(f->t->data, f->bytes, MADV_HUGEPAGE);
+#endif
+    }
+    if (f->t->data == NULL) {
+        free(f->t);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void *mc_create(uint64_t n, double fpp)
+{
+    (void)fpp;
+    return mc_create_any(n, 1);
+}
+
+static void *mc_create_tuned(uint64_t n, double fpp)
+{
+    (void)fpp;
+    return mc_create_any(n, 0);
 }
 
 /* Into bucket i; with kick, a random slot's tag is evicted into *old when
  * the bucket is full. */
-static int mc_put(mck *f, uint64_t i, uint32_t tag, int kick, uint32_t *old)
+static inline __attribute__((always_inline)) int mc_put(mck *f, uint64_t i, uint32_t tag,
+                                                       int kick, uint32_t *old, int ref)
 {
     uint32_t j;
     for (j = 0; j < 4; j++)
@@ -129,25 +182,29 @@ static int mc_put(mck *f, uint64_t i, uint32_t tag, int kick, uint32_t *old)
             return 1;
         }
     if (kick) {
-        f->rng ^= f->rng << 13;
-        f->rng ^= f->rng >> 7;
-        f->rng ^= f->rng << 17;
-        j = (uint32_t)(f->rng & 3);
+        if (ref) {
+            j = (uint32_t)rand() % 4;
+        } else {
+            f->rng ^= f->rng << 13;
+            f->rng ^= f->rng >> 7;
+            f->rng ^= f->rng << 17;
+            j = (uint32_t)(f->rng & 3);
+        }
         *old = mc_get(f, i, j);
         mc_set(f, i, j, tag);
     }
     return 0;
 }
 
-static int mc_add(mck *f, uint64_t key)
+static inline __attribute__((always_inline)) int mc_add(mck *f, uint64_t key, int ref)
 {
-    uint64_t h = mc_hash(key), i = (h >> 32) & f->mask;
+    uint64_t h = mc_hash(f, key, ref), i = (uint32_t)(h >> 32) & f->t->mask;
     uint32_t tag = (uint32_t)h & 0xfffu, old = 0, k;
     if (f->victim_used)
         return 0;
     tag += tag == 0;
     for (k = 0; k < MC_KICKS; k++) {
-        if (mc_put(f, i, tag, k > 0, &old))
+        if (mc_put(f, i, tag, k > 0, &old, ref))
             return 1;
         if (k > 0)
             tag = old;
@@ -159,9 +216,9 @@ static int mc_add(mck *f, uint64_t key)
     return 1;
 }
 
-static int mc_contains(const mck *f, uint64_t key)
+static inline __attribute__((always_inline)) int mc_contains(const mck *f, uint64_t key, int ref)
 {
-    uint64_t h = mc_hash(key), i1 = (h >> 32) & f->mask, i2;
+    uint64_t h = mc_hash(f, key, ref), i1 = (uint32_t)(h >> 32) & f->t->mask, i2;
     uint32_t tag = (uint32_t)h & 0xfffu;
     tag += tag == 0;
     i2 = mc_alt(f, i1, tag);
@@ -177,7 +234,17 @@ static uint64_t mc_insert(void *p, const uint64_t *keys, size_t n)
     uint64_t failed = 0;
     size_t i;
     for (i = 0; i < n; i++)
-        failed += !mc_add(f, keys[i]);
+        failed += !mc_add(f, keys[i], 1);
+    return failed;
+}
+
+static uint64_t mc_insert_tuned(void *p, const uint64_t *keys, size_t n)
+{
+    mck *f = p;
+    uint64_t failed = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        failed += !mc_add(f, keys[i], 0);
     return failed;
 }
 
@@ -187,7 +254,17 @@ static uint64_t mc_query(void *p, const uint64_t *keys, size_t n)
     uint64_t c = 0;
     size_t i;
     for (i = 0; i < n; i++)
-        c += (uint64_t)mc_contains(f, keys[i]);
+        c += (uint64_t)mc_contains(f, keys[i], 1);
+    return c;
+}
+
+static uint64_t mc_query_tuned(void *p, const uint64_t *keys, size_t n)
+{
+    const mck *f = p;
+    uint64_t c = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        c += (uint64_t)mc_contains(f, keys[i], 0);
     return c;
 }
 
@@ -204,6 +281,18 @@ BENCH_SUBJECT(subject_model_efficient_cuckoo) = {
     .destroy = mc_destroy,
     .insert = mc_insert,
     .query = mc_query,
+    .bytes = mc_bytes,
+    .no_sweep = 1,
+};
+
+BENCH_SUBJECT(subject_model_efficient_cuckoo_tuned) = {
+    .name = "model, tuned: efficient/cuckoofilter 12-bit",
+    .family = "cuckoo",
+    .peer = 1,
+    .create = mc_create_tuned,
+    .destroy = mc_destroy,
+    .insert = mc_insert_tuned,
+    .query = mc_query_tuned,
     .bytes = mc_bytes,
     .no_sweep = 1,
 };
