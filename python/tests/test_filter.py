@@ -54,6 +54,19 @@ def test_bad_keys_and_parameters():
         amq.Filter(hash="md5")
 
 
+def test_cuckoo_default_hash_is_mulshift():
+    c = amq.Filter(kind="cuckoo", capacity=1000)
+    assert c.info()["hash"] == "mulshift"
+    c.add(b"12345678")
+    assert c.hash_key(b"12345678") == amq.hash.key(b"12345678", "mulshift", 0)
+    # the 8-byte key 0 under seed 0, pinned in docs/file-format.md
+    assert amq.hash.key(bytes(8), "mulshift", 0)[0] == 0x06c45d188009454f
+    assert b"12345678" in c
+    x = amq.Filter(kind="cuckoo", capacity=1000, hash="xxh3")
+    assert x.info()["hash"] == "xxh3"
+    assert amq.Filter(kind="blocked", capacity=1000).info()["hash"] == "xxh3"
+
+
 def test_remove_cuckoo_only():
     c = amq.Filter(kind="cuckoo", capacity=1000)
     c.add("x")

@@ -15,6 +15,14 @@ expect_status 0 "$AMQ" create c.amq --type cuckoo --capacity 20000 --fpp 0.01
 grep -q '^kind: *cuckoo$' info.txt || fail "info kind: $(cat info.txt)"
 grep -q '^fingerprint bits: *10$' info.txt || fail "1% picks 10-bit fingerprints: $(cat info.txt)"
 grep -q '^bucket size: *4$' info.txt || fail "1% picks 4-slot buckets"
+grep -q '^hash: *mulshift, seed 0$' info.txt || fail "a cuckoo filter hashes with mulshift: $(cat info.txt)"
+expect_status 0 "$AMQ" create cx.amq --type cuckoo --capacity 1000 --hash xxh3 --seed 5
+"$AMQ" info cx.amq | grep -q '^hash: *xxh3, seed 5$' || fail "--hash xxh3 is kept for a cuckoo filter"
+expect_status 0 "$AMQ" build --type cuckoo cb.amq keys
+"$AMQ" info cb.amq | grep -q '^hash: *mulshift, seed 0$' || fail "build: a cuckoo filter hashes with mulshift"
+expect_eq "build: every key present" 20000 "$("$AMQ" query -c cb.amq keys)"
+expect_status 0 "$AMQ" create cbl.amq --type blocked --capacity 1000
+"$AMQ" info cbl.amq | grep -q '^hash: *xxh3, seed 0$' || fail "other kinds keep xxh3"
 expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
     --bucket-size 2 --max-kicks 100
 "$AMQ" info c8.amq >info8.txt
