@@ -42,6 +42,16 @@ static inline amq_ms_key amq_ms_key_for(uint64_t seed)
     return k;
 }
 
+/* amq_ms_key_for(0) written out: the seed of nearly every filter, and a
+ * per-key call need not run splitmix64. */
+static inline amq_ms_key amq_ms_key0(void)
+{
+    amq_ms_key k;
+    k.a = ((amq_u128)UINT64_C(0xe220a8397b1dcdaf) << 64) | UINT64_C(0x6e789e6aa1b965f5);
+    k.b = ((amq_u128)UINT64_C(0x06c45d188009454f) << 64) | UINT64_C(0xf88bb8a8724c81ec);
+    return k;
+}
+
 static inline uint64_t amq_ms_apply(amq_u128 a, amq_u128 b, uint64_t x)
 {
     return (uint64_t)((a * x + b) >> 64);

@@ -8,6 +8,7 @@
  * and XXH3's value for the empty input.
  */
 #include "amq.h"
+#include "common/mulshift.h"
 #include "test.h"
 
 /* SMHasher's VerificationTest: hash keys {}, {0}, {0,1}, ... {0..254} with
@@ -369,6 +370,15 @@ TEST(hash_mulshift_vectors)
         size_t len = strlen(texts[i]);
         h = amq_hash_key(AMQ_HASH_MULSHIFT, 77, texts[i], len);
         CHECK_EQ_U64(h.h1, ms_ref(77, amq_xxh3_64(texts[i], len, 77)));
+    }
+    /* Seed 0's constants, written out in the library, are splitmix64's. */
+    {
+        amq_ms_key k0 = amq_ms_key0(), k = amq_ms_key_for(0);
+        CHECK(k0.a == k.a && k0.b == k.b);
+        CHECK_EQ_U64((uint64_t)(k.a >> 64), UINT64_C(0xe220a8397b1dcdaf));
+        CHECK_EQ_U64((uint64_t)k.a, UINT64_C(0x6e789e6aa1b965f5));
+        CHECK_EQ_U64((uint64_t)(k.b >> 64), UINT64_C(0x06c45d188009454f));
+        CHECK_EQ_U64((uint64_t)k.b, UINT64_C(0xf88bb8a8724c81ec));
     }
     CHECK_STATUS(amq_hash_check(AMQ_HASH_MULSHIFT, UINT64_MAX), AMQ_OK);
     REQUIRE_OK(amq_hash_algo_from_name("mulshift", &algo));
