@@ -67,7 +67,7 @@ AMQ_API int amq_kind_from_name(const char *name, uint32_t *kind);
  */
 typedef struct amq_config {
     uint32_t kind;
-    uint32_t hash_algo;      /* amq_hash_algo, default AMQ_HASH_XXH3 */
+    uint32_t hash_algo;      /* amq_hash_algo, default AMQ_HASH_XXH3 (cuckoo: MULSHIFT) */
     uint64_t seed;           /* default 0 */
     uint64_t capacity;       /* items the filter is sized for */
     double fpp;              /* target false-positive rate at capacity */
@@ -88,7 +88,8 @@ typedef struct amq_config {
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
-/* Defaults for kind: XXH3 seed 0, capacity 1,000,000, fpp 0.01. */
+/* Defaults for kind: XXH3 seed 0 (the cuckoo kind: AMQ_HASH_MULSHIFT), capacity
+ * 1,000,000, fpp 0.01. */
 AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 
 typedef struct amq_filter amq_filter;
