@@ -1564,6 +1564,19 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
 }
 
 /* Data files and a gnuplot script; returns 1 when the plots were made. */
+
+/* s as a gnuplot single-quoted string: a quote inside is written twice. */
+static void gp_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
 static int plot(const opts *o, const row *rows, int nrows, const line_result *lr, const point *pts,
                 int npts)
 {
@@ -1620,7 +1633,8 @@ static int plot(const opts *o, const row *rows, int nrows, const line_result *lr
                 break;
         if (j == npts)
             continue;
-        fprintf(f, ", $s%d with linespoints pt %d title '%s'", idx, 5 + idx, subjects[i]->name);
+        fprintf(f, ", $s%d with linespoints pt %d title ", idx, 5 + idx);
+        gp_quoted(f, subjects[i]->name);
         idx++;
     }
     fprintf(f,
@@ -1654,7 +1668,8 @@ static int plot(const opts *o, const row *rows, int nrows, const line_result *lr
                 break;
         if (j == nrows)
             continue;
-        fprintf(f, ", $q%d with linespoints pt %d title '%s'", idx, 5 + idx, subjects[i]->name);
+        fprintf(f, ", $q%d with linespoints pt %d title ", idx, 5 + idx);
+        gp_quoted(f, subjects[i]->name);
         idx++;
     }
     fprintf(f, "\n");
