@@ -228,44 +228,47 @@ static inline __attribute__((always_inline)) int mc_contains(const mck *f, uint6
     return mc_has(f, i1, tag) || mc_has(f, i2, tag);
 }
 
-static uint64_t mc_insert(void *p, const uint64_t *keys, size_t n)
+/* ref is a constant in each caller: each model's loop is compiled apart. */
+static inline __attribute__((always_inline)) uint64_t mc_insert_any(void *p, const uint64_t *keys,
+                                                                   size_t n, int ref)
 {
     mck *f = p;
     uint64_t failed = 0;
     size_t i;
     for (i = 0; i < n; i++)
-        failed += !mc_add(f, keys[i], 1);
+        failed += !mc_add(f, keys[i], ref);
     return failed;
+}
+
+static inline __attribute__((always_inline)) uint64_t mc_query_any(void *p, const uint64_t *keys,
+                                                                  size_t n, int ref)
+{
+    const mck *f = p;
+    uint64_t c = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        c += (uint64_t)mc_contains(f, keys[i], ref);
+    return c;
+}
+
+static uint64_t mc_insert(void *p, const uint64_t *keys, size_t n)
+{
+    return mc_insert_any(p, keys, n, 1);
 }
 
 static uint64_t mc_insert_tuned(void *p, const uint64_t *keys, size_t n)
 {
-    mck *f = p;
-    uint64_t failed = 0;
-    size_t i;
-    for (i = 0; i < n; i++)
-        failed += !mc_add(f, keys[i], 0);
-    return failed;
+    return mc_insert_any(p, keys, n, 0);
 }
 
 static uint64_t mc_query(void *p, const uint64_t *keys, size_t n)
 {
-    const mck *f = p;
-    uint64_t c = 0;
-    size_t i;
-    for (i = 0; i < n; i++)
-        c += (uint64_t)mc_contains(f, keys[i], 1);
-    return c;
+    return mc_query_any(p, keys, n, 1);
 }
 
 static uint64_t mc_query_tuned(void *p, const uint64_t *keys, size_t n)
 {
-    const mck *f = p;
-    uint64_t c = 0;
-    size_t i;
-    for (i = 0; i < n; i++)
-        c += (uint64_t)mc_contains(f, keys[i], 0);
-    return c;
+    return mc_query_any(p, keys, n, 0);
 }
 
 static uint64_t mc_bytes(const void *p)
