@@ -25,7 +25,7 @@ class Filter:
         fpp: float = ...,
         *,
         bits_per_key: float = ...,
-        hash: str = ...,
+        hash: Optional[str] = ...,
         seed: int = ...,
         fingerprint_bits: int = ...,
         bucket_size: int = ...,

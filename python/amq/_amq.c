@@ -1525,9 +1525,12 @@ static PyNumberMethods Filter_as_number = {
 
 PyDoc_STRVAR(Filter_doc,
 "Filter(kind='bloom', capacity=1_000_000, fpp=0.01, *, bits_per_key=0,\n"
-"       hash='xxh3', seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
+"       hash=None, seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
 "       expansion=0, nonscaling=False, redisbloom=False, partitions=0,\n"
 "       threads=0, guava=False, window_ms=0, rate=0.0)\n"
+"\n"
+"hash: None takes the kind's default ('mulshift' for 'cuckoo', 'xxh3' for\n"
+"the others).\n"
 "\n"
 "An approximate-membership filter: `key in f` is False for every key never\n"
 "added and True for every key added (plus false positives at about fpp).\n"
