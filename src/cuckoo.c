@@ -213,7 +213,9 @@ static void key8_modes(amq_cuckoo *c)
     if (!c->fast_add)
         m = CK_KEY8_NONE;
     if (c->ms)
-        c->q8_add = m == CK_KEY8_BYTES ? add8_bytes_ms : m == CK_KEY8_BITS ? add8_bits_ms : add8_any;
+        c->q8_add = m == CK_KEY8_BYTES  ? add8_bytes_ms
+                    : m == CK_KEY8_BITS ? add8_bits_ms
+                                        : add8_any;
     else
         c->q8_add = m == CK_KEY8_BYTES ? add8_bytes : m == CK_KEY8_BITS ? add8_bits : add8_any;
 }

@@ -1,8 +1,9 @@
 /*
  * hash.c - MurmurHash3 (x86_32, x64_128), MurmurHash64A, MurmurHash2,
- * FNV-1a, LevelDB's hash, multiply-add-shift (common/mulshift.h), XXH3 (Debian's libxxhash, in its header-only
- * form: the same code, inlined into amq_hash_key so that hashing a short
- * key costs no call through the PLT), and key hashing for filters.
+ * FNV-1a, LevelDB's hash, multiply-add-shift (common/mulshift.h), XXH3
+ * (Debian's libxxhash, in its header-only form: the same code, inlined
+ * into amq_hash_key so that hashing a short key costs no call through the
+ * PLT), and key hashing for filters.
  *
  * Written from the published algorithms.  Blocks are read through the
  * little-endian load helpers, so results do not depend on alignment or on
