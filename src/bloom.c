@@ -549,6 +549,12 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     amq_bloom *b;
     int rc;
 
+    /* Double hashing needs h2 independent of h1; mulshift's h2 is h1
+     * rotated, and counting keys then pass the target rate. */
+    if (cfg->hash_algo == AMQ_HASH_MULSHIFT)
+        return amq_err(err, AMQ_EINVAL,
+                       "a classic Bloom filter does not take hash mulshift (its probes need two"
+                       " independent hash halves; mulshift has one): use xxh3");
     memset(&p, 0, sizeof p);
     if (cfg->bits > 0) {
         p.bits = cfg->bits;

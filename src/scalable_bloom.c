@@ -845,6 +845,11 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     amq_sbloom *s;
     int rc;
 
+    /* As the classic Bloom filter (bloom.c): double hashing, two halves. */
+    if (cfg->hash_algo == AMQ_HASH_MULSHIFT && !cfg->redisbloom)
+        return amq_err(err, AMQ_EINVAL,
+                       "a scalable Bloom filter does not take hash mulshift (its probes need two"
+                       " independent hash halves; mulshift has one): use xxh3");
     amq_sbloom_params_init(&p, cfg->redisbloom != 0);
     p.capacity = cfg->capacity;
     p.error = cfg->fpp;

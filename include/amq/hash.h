@@ -72,7 +72,9 @@ typedef struct amq_hash128 {
  *                       constants drawn from the seed by splitmix64
  *                       (docs/file-format.md); h2 = h1 rotated by 32 bits.
  *                       The cuckoo filter's default: its one-key paths cost
- *                       the fewest instructions with it.
+ *                       the fewest instructions with it.  A new classic or
+ *                       scalable Bloom filter refuses it (AMQ_EINVAL): their
+ *                       double hashing needs two independent halves.
  */
 typedef enum amq_hash_algo {
     AMQ_HASH_XXH3 = 1,

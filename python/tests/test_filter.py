@@ -67,6 +67,13 @@ def test_cuckoo_default_hash_is_mulshift():
     assert amq.Filter(kind="blocked", capacity=1000).info()["hash"] == "xxh3"
 
 
+def test_bloom_kinds_refuse_mulshift():
+    for kind in ("bloom", "scalable-bloom"):
+        with pytest.raises(ValueError, match="mulshift"):
+            amq.Filter(kind=kind, capacity=1000, hash="mulshift")
+    assert amq.Filter(kind="blocked", capacity=1000, hash="mulshift").info()["hash"] == "mulshift"
+
+
 def test_remove_cuckoo_only():
     c = amq.Filter(kind="cuckoo", capacity=1000)
     c.add("x")

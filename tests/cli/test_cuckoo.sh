@@ -23,6 +23,14 @@ expect_status 0 "$AMQ" build --type cuckoo cb.amq keys
 expect_eq "build: every key present" 20000 "$("$AMQ" query -c cb.amq keys)"
 expect_status 0 "$AMQ" create cbl.amq --type blocked --capacity 1000
 "$AMQ" info cbl.amq | grep -q '^hash: *xxh3, seed 0$' || fail "other kinds keep xxh3"
+for t in bloom scalable-bloom; do
+    expect_status 2 "$AMQ" create cms.amq --type $t --capacity 1000 --hash mulshift
+    expect_stderr_has 'does not take hash mulshift'
+    [ ! -e cms.amq ] || fail "$t --hash mulshift left a file"
+    expect_status 2 "$AMQ" build --type $t --hash mulshift cms.amq keys
+    expect_stderr_has 'does not take hash mulshift'
+    [ ! -e cms.amq ] || fail "build $t --hash mulshift left a file"
+done
 expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
     --bucket-size 2 --max-kicks 100
 "$AMQ" info c8.amq >info8.txt

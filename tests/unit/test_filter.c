@@ -4,6 +4,7 @@
  * damage a file can suffer.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -576,6 +577,51 @@ TEST(set_concurrent_by_kind)
         CHECK_EQ(amq_filter_is_readonly(ro), 1);
         CHECK_STATUS(amq_filter_set_concurrent(ro, 1), AMQ_EREADONLY);
         amq_filter_free(ro);
+        amq_filter_free(f);
+    }
+}
+
+/* The Bloom kinds refuse mulshift for a new filter, up front (a builder
+ * too, before any key), saying why; the kinds that take it keep the rate
+ * with counting keys, the keys a universal hash is weakest on. */
+TEST(mulshift_refused_by_bloom_kinds_kept_by_the_others)
+{
+    static const uint32_t refused[] = {AMQ_KIND_BLOOM, AMQ_KIND_SCALABLE_BLOOM};
+    static const uint32_t taken[] = {AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED, AMQ_KIND_CUCKOO,
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING};
+    enum { N = 100000, Q = 400000 };
+    amq_config c;
+    amq_filter *f;
+    amq_builder *b;
+    amq_errinfo err;
+    uint64_t k, i, fp;
+    size_t j;
+
+    for (j = 0; j < sizeof refused / sizeof refused[0]; j++) {
+        amq_config_init(&c, refused[j]);
+        c.hash_algo = AMQ_HASH_MULSHIFT;
+        CHECK_STATUS(amq_filter_new(&c, &f, &err), AMQ_EINVAL);
+        CHECK(strstr(err.msg, "mulshift") != NULL);
+        if (refused[j] == AMQ_KIND_BLOOM) /* the builder makes no scalable kind */
+            CHECK_STATUS(amq_builder_new(&c, NULL, 0, &b, &err), AMQ_EINVAL);
+        c.hash_algo = AMQ_HASH_XXH3;
+        REQUIRE_OK(amq_filter_new(&c, &f, NULL));
+        amq_filter_free(f);
+    }
+    for (j = 0; j < sizeof taken / sizeof taken[0]; j++) {
+        amq_config_init(&c, taken[j]);
+        c.hash_algo = AMQ_HASH_MULSHIFT;
+        c.capacity = N;
+        REQUIRE_OK(amq_filter_new(&c, &f, NULL));
+        for (k = 0; k < N; k++)
+            REQUIRE(amq_filter_add(f, &k, 8) >= 0);
+        for (k = 0; k < N; k++)
+            CHECK_EQ(amq_filter_contains(f, &k, 8), 1);
+        for (i = 0, fp = 0; i < Q; i++) {
+            k = N + i;
+            fp += (uint64_t)amq_filter_contains(f, &k, 8);
+        }
+        CHECK_LE_DBL((double)fp / Q, c.fpp * 1.15);
         amq_filter_free(f);
     }
 }
