@@ -60,6 +60,19 @@ double bench_flb_fpp(const uint64_t *keys, size_t n, const uint64_t *absent, siz
 #define BENCH_FLB_BATCH "model: RocksDB FastLocalBloom, batch of 16"
 #endif
 
+/* The buckets efficient/cuckoofilter takes for n keys (4 slots each): the
+ * power of two at or above max(1, n / 4), doubled when the load would pass
+ * 0.96.  Its model and amq's "the reference's table size" row share it. */
+static inline uint64_t bench_cuckoo_ref_buckets(uint64_t n)
+{
+    uint64_t nb = 1;
+    while (nb < (n / 4 > 1 ? n / 4 : 1))
+        nb <<= 1;
+    if ((double)n / (double)nb / 4.0 > 0.96)
+        nb <<= 1;
+    return nb;
+}
+
 /* The 16-byte subjects' keys: {key, key * BENCH_KEY16_MUL}. */
 #define BENCH_KEY16_MUL UINT64_C(0x9e3779b97f4a7c15)
 

@@ -54,14 +54,9 @@ static void *ck_create_12_4_pow2(uint64_t n, double fpp)
 {
     amq_cuckoo_params p;
     amq_cuckoo *c;
-    uint64_t nb = 1;
     if (amq_cuckoo_params_for(n, fpp, 12, 4, &p) != AMQ_OK)
         return NULL;
-    while (nb < (n / 4 > 1 ? n / 4 : 1))
-        nb <<= 1;
-    if ((double)n / (double)nb / 4.0 > 0.96)
-        nb <<= 1;
-    p.buckets = nb;
+    p.buckets = bench_cuckoo_ref_buckets(n);
     return amq_cuckoo_new(&p, NULL, &c) == AMQ_OK ? c : NULL;
 }
 

@@ -118,12 +118,8 @@ static void mc_destroy(void *p)
 
 static void *mc_create_any(uint64_t n, int ref)
 {
-    uint64_t nb = 1;
+    uint64_t nb = bench_cuckoo_ref_buckets(n);
     mck *f;
-    while (nb < (n / 4 > 1 ? n / 4 : 1))
-        nb <<= 1;
-    if ((double)n / (double)nb / 4.0 > 0.96)
-        nb <<= 1;
     f = calloc(1, sizeof *f);
     if (f == NULL || (f->t = calloc(1, sizeof *f->t)) == NULL) {
         free(f);
