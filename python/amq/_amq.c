@@ -718,7 +718,6 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         if (rc == AMQ_OK)
             rc = amq_filter_from_bloom(b, &f);
     } else {
-        amq_config_init(&cfg, kind);
         cfg.hash_algo = algo;
         cfg.seed = seed;
         cfg.capacity = capacity;
