@@ -1163,14 +1163,20 @@ static int add8_any(amq_cuckoo *c, const void *key)
     return add_any(c, key, 8);
 }
 
+/* Keys of other lengths than 8, out of line so that the entries below
+ * keep no frame: an 8-byte key is a jump to the filter's leaf. */
+static __attribute__((noinline)) int add_other(amq_cuckoo *c, const void *key, size_t len)
+{
+    if (len == 16 && c->fast_add && c->victim_fp == 0)
+        return add_fast16(c, key);
+    return add_any(c, key, len);
+}
+
 int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
 {
     if (__builtin_expect(len == 8, 1))
         return c->q8_add(c, key);
-    if (len == 16 && c->fast_add && c->victim_fp == 0) {
-        return add_fast16(c, key);
-    }
-    return add_any(c, key, len);
+    return add_other(c, key, len);
 }
 
 static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -1339,14 +1345,19 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
 #endif
 #undef Q8N_LOOP
 
+static __attribute__((noinline)) int contains_other(const amq_cuckoo *c, const void *key,
+                                                    size_t len)
+{
+    if (len == 16 && c->fast && c->victim_fp == 0)
+        return query_fast16(c, key);
+    return query_any(c, key, len);
+}
+
 int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
 {
     if (__builtin_expect(len == 8, 1))
         return c->q8(c, key);
-    if (len == 16 && c->fast && c->victim_fp == 0) {
-        return query_fast16(c, key);
-    }
-    return query_any(c, key, len);
+    return contains_other(c, key, len);
 }
 
 int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
@@ -1796,14 +1807,22 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 /* The handle's one-key entries: the filter's own, which hash the key as the
  * handle would (its hash spec is the filter's) without the handle's call
  * through amq_hash_key and its table of hash functions. */
+/* The handle's entries make the 8-byte jump themselves: one jump fewer
+ * than through amq_cuckoo_add / _contains. */
 static int op_add_key(void *impl, const void *key, size_t len)
 {
-    return amq_cuckoo_add((amq_cuckoo *)impl, key, len);
+    amq_cuckoo *c = (amq_cuckoo *)impl;
+    if (__builtin_expect(len == 8, 1))
+        return c->q8_add(c, key);
+    return add_other(c, key, len);
 }
 
 static int op_contains_key(const void *impl, const void *key, size_t len)
 {
-    return amq_cuckoo_contains((const amq_cuckoo *)impl, key, len);
+    const amq_cuckoo *c = (const amq_cuckoo *)impl;
+    if (__builtin_expect(len == 8, 1))
+        return c->q8(c, key);
+    return contains_other(c, key, len);
 }
 
 const amq_kind_ops amq_cuckoo_ops = {
