@@ -20,7 +20,9 @@
 #include "amq/static.h"
 #include "blocked_impl.h"
 #include "common/alloc.h"
+#include "common/endian.h"
 #include "common/error.h"
+#include "common/mulshift.h"
 #include "kind.h"
 #include "static_filter.h"
 
@@ -35,7 +37,7 @@
  * window runs full between flushes, few enough to stay in L1. */
 #define SIZED_KEYS ((size_t)1024)
 
-enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0 }; /* how add hashes a key */
+enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT }; /* how add hashes a key */
 /* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
  * itself - an XXH3 blocked filter's 8-byte keys, 8 bytes that finish
  * hashes as the batched adds of packed keys do (a key of another length,
@@ -71,6 +73,7 @@ struct amq_builder {
     int finished; /* finish was called */
     amq_filter *f; /* amq_builder_new_sized: the filter, made at once, that
                       each full buffer (chunk 0) is added to */
+    amq_ms_key ms; /* MODE_MULSHIFT: the seed's constants */
 };
 
 static int chunk_alloc_sized(amq_builder *b, const amq_config *cfg, int layout);
@@ -143,10 +146,15 @@ static void set_layout(amq_builder *b, const amq_config *cfg, int layout)
         b->layout = LAYOUT_RAW8;
         b->key_bytes = sizeof(uint64_t);
     }
-    if (cfg->hash_algo == AMQ_HASH_XXH3)
+    if (cfg->hash_algo == AMQ_HASH_XXH3) {
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
-    else
+    } else if (cfg->hash_algo == AMQ_HASH_MULSHIFT) {
+        /* the seed's constants once, not per key as amq_hash_key makes them */
+        b->mode = MODE_MULSHIFT;
+        b->ms = cfg->seed == 0 ? amq_ms_key0() : amq_ms_key_for(cfg->seed);
+    } else {
         b->mode = MODE_ANY;
+    }
 }
 
 static amq_builder *builder_alloc(const amq_config *cfg)
@@ -501,7 +509,8 @@ int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
  * The one-key add: the key hashed and its hash appended, nothing else.
  * 8- and 16-byte keys with XXH3 get bodies of their own with the length
  * (and for seed 0 the seed) folded in, as the blocked kind's one-key
- * entries have; other lengths, algorithms and a full chunk leave through
+ * entries have, and 8-byte keys with mulshift the seed's constants made
+ * once per builder; other lengths, algorithms and a full chunk leave through
  * tail calls, so the common path needs no stack frame.  The mode and
  * layout are fixed per builder: their branches always go one way.
  */
@@ -571,6 +580,11 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8));
         if (len == 16)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16));
+    } else if (b->mode == MODE_MULSHIFT && len == 8) {
+        amq_hash128 h;
+        h.h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(key));
+        h.h2 = amq_ms_h2(h.h1);
+        return add_hashed(b, h);
     }
     return add_other(b, key, len);
 }

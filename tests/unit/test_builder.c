@@ -396,6 +396,25 @@ TEST(builder_sized_same_bytes_as_one_by_one)
         check_switch(at[t], t, 1);
 }
 
+/* mulshift (the cuckoo kind's default; the blocked and partitioned kinds
+ * take it too): 8-byte keys are hashed in the builder's own body with the
+ * seed's constants made once.  The same bytes and count as one by one, for
+ * seed 0 (constants written out) and another, sized or not, and with keys
+ * of other lengths among the 8-byte ones. */
+TEST(builder_mulshift_same_bytes_as_one_by_one)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_CUCKOO, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED};
+    static const uint64_t seeds[] = {0, UINT64_C(0x5eed5eed5eed)};
+    static const size_t lens[] = {8, 16, 0};
+    size_t k, s, l;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
+            for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], SIZED, N_KEYS);
+                check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], 0, N_KEYS);
+            }
+}
+
 /* A sized builder given no keys finishes with amq_filter_new(cfg)'s filter. */
 TEST(builder_sized_empty)
 {
