@@ -1807,22 +1807,14 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 /* The handle's one-key entries: the filter's own, which hash the key as the
  * handle would (its hash spec is the filter's) without the handle's call
  * through amq_hash_key and its table of hash functions. */
-/* The handle's entries make the 8-byte jump themselves: one jump fewer
- * than through amq_cuckoo_add / _contains. */
 static int op_add_key(void *impl, const void *key, size_t len)
 {
-    amq_cuckoo *c = (amq_cuckoo *)impl;
-    if (__builtin_expect(len == 8, 1))
-        return c->q8_add(c, key);
-    return add_other(c, key, len);
+    return amq_cuckoo_add((amq_cuckoo *)impl, key, len);
 }
 
 static int op_contains_key(const void *impl, const void *key, size_t len)
 {
-    const amq_cuckoo *c = (const amq_cuckoo *)impl;
-    if (__builtin_expect(len == 8, 1))
-        return c->q8(c, key);
-    return contains_other(c, key, len);
+    return amq_cuckoo_contains((const amq_cuckoo *)impl, key, len);
 }
 
 const amq_kind_ops amq_cuckoo_ops = {
