@@ -37,7 +37,8 @@
  * window runs full between flushes, few enough to stay in L1. */
 #define SIZED_KEYS ((size_t)1024)
 
-enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT }; /* how add hashes a key */
+/* How amq_builder_add hashes a key. */
+enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT };
 /* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
  * itself - an XXH3 blocked filter's 8-byte keys, 8 bytes that finish
  * hashes as the batched adds of packed keys do (a key of another length,
