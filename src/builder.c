@@ -27,9 +27,9 @@
 #include "static_filter.h"
 
 /* Keys per chunk: the first chunks small (a small build takes little),
- * then doubling up to CHUNK_MAX, whose 6 or 8 MiB come in huge pages
- * (amq_region): a fault per 2 MiB instead of per 4 KiB while adds run,
- * where small pages' faults were a large share of an add's time. */
+ * then doubling up to CHUNK_MAX, whose 6 or 8 MiB are faulted in by one
+ * call when the chunk is made (amq_region_alloc_stream): one fault per
+ * 4 KiB while adds ran was a large share of an add's time. */
 #define CHUNK_MIN ((size_t)1 << 10)
 #define CHUNK_MAX ((size_t)1 << 19)
 #define DEFAULT_MEMORY ((size_t)256 << 20)
@@ -271,7 +271,7 @@ void amq_builder_free(amq_builder *b)
 
 static int chunk_alloc(const amq_builder *b, chunk *r, size_t cap)
 {
-    return amq_region_alloc(r, &b->alloc, cap * b->key_bytes);
+    return amq_region_alloc_stream(r, &b->alloc, cap * b->key_bytes);
 }
 
 /* The arrays of a chunk of cap keys at r. */

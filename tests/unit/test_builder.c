@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "amq.h"
+#include "common/alloc.h"
 #include "test.h"
 
 #define N_KEYS 20000
@@ -413,6 +414,40 @@ TEST(builder_mulshift_same_bytes_as_one_by_one)
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], SIZED, N_KEYS);
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], 0, N_KEYS);
             }
+}
+
+/* Past 2^18 keys the chunks reach 1 MiB and come from
+ * amq_region_alloc_stream (mmap, faulted in at once): builds of 600,000
+ * keys, whose last chunks are of that kind, for each layout a chunk holds
+ * (8-byte keys kept as they are, h1 and u, the whole hash). */
+TEST(builder_large_chunks_same_bytes)
+{
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 0, 600000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 7, 16, 0, 600000);
+    check_identical(AMQ_KIND_CUCKOO, AMQ_HASH_MULSHIFT, 0, 8, 0, 600000);
+}
+
+/* The chunks' region: zeroed, 64-byte aligned, every byte writable, from
+ * mmap at 1 MiB and more and from the heap below (or with a caller's
+ * allocator). */
+TEST(builder_stream_region)
+{
+    static const size_t sizes[] = {0, 100, ((size_t)1 << 20) - 1, (size_t)1 << 20,
+                                   ((size_t)6 << 20) + 12345};
+    size_t i, j, nonzero;
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        amq_region r;
+        CHECK_EQ(amq_region_alloc_stream(&r, NULL, sizes[i]), AMQ_OK);
+        CHECK_EQ(r.size, sizes[i]);
+        CHECK_EQ((uintptr_t)r.data % 64, 0);
+        CHECK_EQ(r.how == AMQ_REGION_MMAP, sizes[i] >= ((size_t)1 << 20));
+        for (j = nonzero = 0; j < sizes[i]; j++)
+            nonzero += r.data[j] != 0;
+        CHECK_EQ(nonzero, 0);
+        if (sizes[i] > 0)
+            memset(r.data, 0xA5, sizes[i]);
+        amq_region_free(&r, NULL);
+    }
 }
 
 /* A sized builder given no keys finishes with amq_filter_new(cfg)'s filter. */
