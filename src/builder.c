@@ -27,11 +27,15 @@
 #include "static_filter.h"
 
 /* Keys per chunk: the first chunks small (a small build takes little),
- * then doubling up to CHUNK_MAX, whose 6 or 8 MiB are faulted in by one
- * call when the chunk is made (amq_region_alloc_stream): one fault per
- * 4 KiB while adds ran was a large share of an add's time. */
+ * then doubling up to CHUNK_MAX, whose 6 or 8 MiB come in huge pages
+ * (amq_region): a fault per 2 MiB instead of per 4 KiB while adds run.
+ * Past STREAM_FROM bytes held, chunks come in small pages faulted in by
+ * one call (amq_region_alloc_stream): a large build outruns the huge pages
+ * the process has freed, and fresh ones were the slowest first touch
+ * measured (docs/architecture.md). */
 #define CHUNK_MIN ((size_t)1 << 10)
 #define CHUNK_MAX ((size_t)1 << 19)
+#define STREAM_FROM ((size_t)64 << 20)
 #define DEFAULT_MEMORY ((size_t)256 << 20)
 /* A sized builder's buffer: enough keys that a batched add's prefetch
  * window runs full between flushes, few enough to stay in L1. */
@@ -271,6 +275,8 @@ void amq_builder_free(amq_builder *b)
 
 static int chunk_alloc(const amq_builder *b, chunk *r, size_t cap)
 {
+    if (b->held < STREAM_FROM)
+        return amq_region_alloc(r, &b->alloc, cap * b->key_bytes);
     return amq_region_alloc_stream(r, &b->alloc, cap * b->key_bytes);
 }
 
