@@ -73,6 +73,8 @@ struct amq_cuckoo {
     int (*q8_add)(amq_cuckoo *c, const void *key);
     /* q8 over n packed keys, in one loop (a batch on a table in cache). */
     uint64_t (*q8n)(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
+    int q8n_gather;     /* q8n gathers its buckets (AVX-512): the batch path at any size */
+    int batch_gather;   /* hashed batches by contains_batch_avx512 */
     uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
     uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
     amq_u128 ms_a, ms_b; /* mulshift's constants for the seed */
@@ -198,6 +200,10 @@ static uint64_t q8n_bytes_avx2_ms(const amq_cuckoo *c, const uint8_t *keys, size
 static uint64_t q8n_bits(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bits_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
+#if defined(__x86_64__)
+static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                    uint8_t *out);
+#endif
 static int add8_bytes(amq_cuckoo *c, const void *key);
 static int add8_bits(amq_cuckoo *c, const void *key);
 static int add8_bytes_ms(amq_cuckoo *c, const void *key);
@@ -225,6 +231,15 @@ static void key8_modes(amq_cuckoo *c)
         c->q8 = c->ms ? q8_bytes_avx2_ms : q8_bytes_avx2;
         c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
     }
+    /* AVX-512 batches: whole-byte one-word buckets, no victim, nb < 2^32. */
+    c->batch_gather = c->shape == CK_WORD64 && c->victim_fp == 0 && c->bb % 8 == 0 &&
+                      c->nb <= UINT32_MAX && !c->scalar_keys &&
+                      amq_simd_supported(AMQ_SIMD_AVX512) && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+    c->q8n_gather = c->batch_gather && m == CK_KEY8_BYTES && c->ms;
+    if (c->q8n_gather)
+        c->q8n = q8n_bytes_avx512_ms;
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
@@ -1345,6 +1360,149 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
 #endif
 #undef Q8N_LOOP
 
+#if defined(__x86_64__)
+/*
+ * Batches with AVX-512, eight keys a vector: whole-byte buckets, no victim,
+ * nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
+ * halves of products from 32-bit multiplies), both buckets' words fetched
+ * by two gathers: sixteen loads in flight for a few instructions, where
+ * one key at a time pays its arithmetic for two.  The answers are query8's.
+ */
+#define CK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+
+typedef struct ck_x8 {
+    __m512i nb, fmax, phi, ones, highs, stride, one;
+    const uint8_t *d;
+} ck_x8;
+
+CK_AVX512 static inline __attribute__((always_inline)) ck_x8 x8_consts(const amq_cuckoo *c)
+{
+    ck_x8 k;
+    k.nb = _mm512_set1_epi64((long long)c->nb);
+    k.fmax = _mm512_set1_epi64((long long)c->fmax);
+    k.phi = _mm512_set1_epi64((long long)c->k_phi);
+    k.ones = _mm512_set1_epi64((long long)c->ones_lo);
+    k.highs = _mm512_set1_epi64((long long)c->highs_lo);
+    k.stride = _mm512_set1_epi64((long long)c->bbytes);
+    k.one = _mm512_set1_epi64(1);
+    k.d = c->d;
+    return k;
+}
+
+/* floor(x * y / 2^64) in each lane, y < 2^32: (x_hi * y + (x_lo * y >> 32)) >> 32,
+ * which cannot overflow and drops nothing below the result's lowest bit. */
+CK_AVX512 static inline __attribute__((always_inline)) __m512i mulhi32_x8(__m512i x, __m512i y)
+{
+    __m512i lo = _mm512_mul_epu32(x, y), hi = _mm512_mul_epu32(_mm512_srli_epi64(x, 32), y);
+    return _mm512_srli_epi64(_mm512_add_epi64(hi, _mm512_srli_epi64(lo, 32)), 32);
+}
+
+/* floor(x * y / 2^64) in each lane, from the four 32 x 32-bit products. */
+CK_AVX512 static inline __attribute__((always_inline)) __m512i mulhi64_x8(__m512i x, __m512i y)
+{
+    __m512i m32 = _mm512_set1_epi64(0xffffffff);
+    __m512i x1 = _mm512_srli_epi64(x, 32), y1 = _mm512_srli_epi64(y, 32);
+    __m512i ll = _mm512_mul_epu32(x, y), lh = _mm512_mul_epu32(x, y1);
+    __m512i hl = _mm512_mul_epu32(x1, y), hh = _mm512_mul_epu32(x1, y1);
+    __m512i mid = _mm512_add_epi64(_mm512_add_epi64(_mm512_and_si512(lh, m32),
+                                                    _mm512_and_si512(hl, m32)),
+                                   _mm512_srli_epi64(ll, 32));
+    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                            _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+}
+
+/* Eight answers (bit j: lane j may hold its key) from h1 and, in the low
+ * 32 bits of each lane of top, the high half of h2. */
+CK_AVX512 static inline __attribute__((always_inline)) __mmask8 test_x8(const ck_x8 *k, __m512i h1,
+                                                                       __m512i top)
+{
+    __m512i fp = _mm512_add_epi64(_mm512_srli_epi64(_mm512_mul_epu32(top, k->fmax), 32), k->one);
+    __m512i i1 = mulhi32_x8(h1, k->nb);
+    __m512i base = mulhi32_x8(_mm512_mullo_epi64(fp, k->phi), k->nb);
+    __m512i i2 = _mm512_sub_epi64(base, i1);
+    __m512i w1, w2, x, y1, y2, z;
+    i2 = _mm512_mask_add_epi64(i2, _mm512_cmplt_epu64_mask(base, i1), i2, k->nb);
+    w1 = _mm512_i64gather_epi64(_mm512_mul_epu32(i1, k->stride), (const void *)k->d, 1);
+    w2 = _mm512_i64gather_epi64(_mm512_mul_epu32(i2, k->stride), (const void *)k->d, 1);
+    x = _mm512_mullo_epi64(fp, k->ones);
+    y1 = _mm512_xor_si512(w1, x);
+    y2 = _mm512_xor_si512(w2, x);
+    z = _mm512_or_si512(_mm512_andnot_si512(y1, _mm512_sub_epi64(y1, k->ones)),
+                        _mm512_andnot_si512(y2, _mm512_sub_epi64(y2, k->ones)));
+    return _mm512_test_epi64_mask(z, k->highs);
+}
+
+/* The answers of eight lanes as eight bytes of 0 or 1 at out. */
+CK_AVX512 static inline __attribute__((always_inline)) void put_x8(uint8_t *out, __mmask8 m,
+                                                                  __m512i one)
+{
+    _mm_storel_epi64((__m128i *)(void *)out,
+                     _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64(m, one)));
+}
+
+/* Packed 8-byte keys, mulshift: h1 is the key's hash and h2's high half its low half. */
+CK_AVX512 static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                              uint8_t *out)
+{
+    ck_x8 k = x8_consts(c);
+    __m512i a_hi = _mm512_set1_epi64((long long)(uint64_t)(c->ms_a >> 64));
+    __m512i a_lo = _mm512_set1_epi64((long long)(uint64_t)c->ms_a);
+    __m512i b_hi = _mm512_set1_epi64((long long)(uint64_t)(c->ms_b >> 64));
+    __m512i b_lo = _mm512_set1_epi64((long long)(uint64_t)c->ms_b);
+    uint64_t total = 0;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        /* floor((a * key + b) / 2^64) mod 2^64 = a_hi * key + floor(a_lo * key / 2^64)
+         * + b_hi + the carry out of (a_lo * key mod 2^64) + b_lo. */
+        __m512i key = _mm512_loadu_si512((const void *)(keys + i * 8));
+        __m512i lo = _mm512_mullo_epi64(a_lo, key), sum = _mm512_add_epi64(lo, b_lo);
+        __m512i h = _mm512_add_epi64(_mm512_add_epi64(_mm512_mullo_epi64(a_hi, key),
+                                                      mulhi64_x8(key, a_lo)),
+                                     b_hi);
+        __mmask8 m;
+        h = _mm512_mask_add_epi64(h, _mm512_cmplt_epu64_mask(sum, lo), h, k.one);
+        m = test_x8(&k, h, h);
+        if (out != NULL)
+            put_x8(out + i, m, k.one);
+        total += (uint64_t)__builtin_popcount(m);
+    }
+    for (; i < n; i++) {
+        int r = query8(c, keys + i * 8, 1, 1);
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+        total += (uint64_t)r;
+    }
+    return total;
+}
+
+/* Hashes (h1, h2 pairs): two loads and two permutes give eight of each. */
+CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                            uint8_t *out)
+{
+    ck_x8 k = x8_consts(c);
+    __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m512i p0 = _mm512_loadu_si512((const void *)(h + i));
+        __m512i p1 = _mm512_loadu_si512((const void *)(h + i + 4));
+        __m512i h1 = _mm512_permutex2var_epi64(p0, even, p1);
+        __m512i h2 = _mm512_permutex2var_epi64(p0, odd, p1);
+        put_x8(out + i, test_x8(&k, h1, _mm512_srli_epi64(h2, 32)), k.one);
+    }
+    for (; i < n; i++) {
+        uint32_t fp = fingerprint(h[i].h2, c->fmax);
+        uint64_t i1 = reduce64(h[i].h1, c->nb), i2 = alt8(c, i1, fp);
+        uint64_t x = (uint64_t)fp * c->ones_lo, ones = c->ones_lo;
+        uint64_t y1 = bucket_word(c, i1, 1) ^ x, y2 = bucket_word(c, i2, 1) ^ x;
+        out[i] = ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
+    }
+}
+#undef CK_AVX512
+#endif
+
 static __attribute__((noinline)) int contains_other(const amq_cuckoo *c, const void *key,
                                                     size_t len)
 {
@@ -1404,6 +1562,12 @@ contains_batch_words(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_
 
 static void contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out)
 {
+#if defined(__x86_64__)
+    if (c->batch_gather) {
+        contains_batch_avx512(c, h, n, out);
+        return;
+    }
+#endif
     if (c->shape == CK_WORD64 && c->victim_fp == 0) {
         if (c->bb % 8 == 0)
             contains_batch_words(c, h, n, out, 1);
@@ -1492,7 +1656,7 @@ int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_
     uint64_t total = 0, got;
     size_t at, m;
 
-    if (key_len == 8 && c->data.size <= FIXED_DIRECT_BYTES) {
+    if (key_len == 8 && (c->data.size <= FIXED_DIRECT_BYTES || c->q8n_gather)) {
         total = c->q8n(c, keys, n, out);
         if (count != NULL)
             *count = total;
