@@ -50,6 +50,7 @@ enum { CK_WORD64 = 0, CK_WORD128 = 1, CK_SLOTS = 2 };
  * or XXH3 written out with buckets on whole bytes (bb a multiple of 8, as
  * 12 x 4) or at any bit. */
 enum { CK_KEY8_NONE = 0, CK_KEY8_BYTES = 1, CK_KEY8_BITS = 2 };
+enum { CK_GATHER_AVX2 = 1, CK_GATHER_AVX512 = 2 };
 
 typedef unsigned __int128 ck_u128;
 
@@ -73,8 +74,8 @@ struct amq_cuckoo {
     int (*q8_add)(amq_cuckoo *c, const void *key);
     /* q8 over n packed keys, in one loop (a batch on a table in cache). */
     uint64_t (*q8n)(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
-    int q8n_gather;     /* q8n gathers its buckets (AVX-512): the batch path at any size */
-    int batch_gather;   /* hashed batches by contains_batch_avx512 */
+    int q8n_gather;     /* q8n gathers its buckets (a CK_GATHER_*): the batch path at any size */
+    int batch_gather;   /* hashed batches by gathers: CK_GATHER_AVX2 or _AVX512, else 0 */
     uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
     uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
     amq_u128 ms_a, ms_b; /* mulshift's constants for the seed */
@@ -203,6 +204,8 @@ static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint
 #if defined(__x86_64__)
 static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                     uint8_t *out);
+static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                   uint8_t *out);
 #endif
 static int add8_bytes(amq_cuckoo *c, const void *key);
 static int add8_bits(amq_cuckoo *c, const void *key);
@@ -231,15 +234,20 @@ static void key8_modes(amq_cuckoo *c)
         c->q8 = c->ms ? q8_bytes_avx2_ms : q8_bytes_avx2;
         c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
     }
-    /* AVX-512 batches: whole-byte one-word buckets, no victim, nb < 2^32. */
-    c->batch_gather = c->shape == CK_WORD64 && c->victim_fp == 0 && c->bb % 8 == 0 &&
-                      c->nb <= UINT32_MAX && !c->scalar_keys &&
-                      amq_simd_supported(AMQ_SIMD_AVX512) && __builtin_cpu_supports("avx512f") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl");
-    c->q8n_gather = c->batch_gather && m == CK_KEY8_BYTES && c->ms;
+    /* Batches by gathers: whole-byte one-word buckets, no victim, nb < 2^32. */
+    c->batch_gather = 0;
+    if (c->shape == CK_WORD64 && c->victim_fp == 0 && c->bb % 8 == 0 && c->nb <= UINT32_MAX &&
+        !c->scalar_keys) {
+        if (amq_simd_supported(AMQ_SIMD_AVX512) && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl"))
+            c->batch_gather = CK_GATHER_AVX512;
+        else if (amq_simd_supported(AMQ_SIMD_AVX2))
+            c->batch_gather = CK_GATHER_AVX2;
+    }
+    c->q8n_gather = m == CK_KEY8_BYTES && c->ms ? c->batch_gather : 0;
     if (c->q8n_gather)
-        c->q8n = q8n_bytes_avx512_ms;
+        c->q8n = c->q8n_gather == CK_GATHER_AVX512 ? q8n_bytes_avx512_ms : q8n_bytes_avx2g_ms;
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
@@ -1362,13 +1370,24 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
 
 #if defined(__x86_64__)
 /*
- * Batches with AVX-512, eight keys a vector: whole-byte buckets, no victim,
- * nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
+ * Batches with AVX-512, eight keys a vector (AVX2 below: four): whole-byte
+ * buckets, no victim, nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
  * halves of products from 32-bit multiplies), both buckets' words fetched
  * by two gathers: sixteen loads in flight for a few instructions, where
  * one key at a time pays its arithmetic for two.  The answers are query8's.
  */
 #define CK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+
+/* One hashed key on whole-byte one-word buckets with no victim: the tail
+ * of a vector batch. */
+static inline int hashed_query_bytes(const amq_cuckoo *c, amq_hash128 h)
+{
+    uint32_t fp = fingerprint(h.h2, c->fmax);
+    uint64_t i1 = reduce64(h.h1, c->nb), i2 = alt8(c, i1, fp);
+    uint64_t x = (uint64_t)fp * c->ones_lo, ones = c->ones_lo;
+    uint64_t y1 = bucket_word(c, i1, 1) ^ x, y2 = bucket_word(c, i2, 1) ^ x;
+    return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
+}
 
 typedef struct ck_x8 {
     __m512i nb, fmax, phi, ones, highs, stride, one;
@@ -1492,15 +1511,149 @@ CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash1
         __m512i h2 = _mm512_permutex2var_epi64(p0, odd, p1);
         put_x8(out + i, test_x8(&k, h1, _mm512_srli_epi64(h2, 32)), k.one);
     }
-    for (; i < n; i++) {
-        uint32_t fp = fingerprint(h[i].h2, c->fmax);
-        uint64_t i1 = reduce64(h[i].h1, c->nb), i2 = alt8(c, i1, fp);
-        uint64_t x = (uint64_t)fp * c->ones_lo, ones = c->ones_lo;
-        uint64_t y1 = bucket_word(c, i1, 1) ^ x, y2 = bucket_word(c, i2, 1) ^ x;
-        out[i] = ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
-    }
+    for (; i < n; i++)
+        out[i] = (uint8_t)hashed_query_bytes(c, h[i]);
 }
 #undef CK_AVX512
+
+/*
+ * The same batches with AVX2 where AVX-512 is missing: four keys a vector,
+ * 64-bit products from 32-bit multiplies, unsigned compares by flipping
+ * the sign bits, both buckets' words by two gathers.
+ */
+#define CK_AVX2G __attribute__((target("avx2")))
+
+typedef struct ck_x4 {
+    __m256i nb, fmax, phi, ones, highs, stride, one, sign;
+    const uint8_t *d;
+} ck_x4;
+
+CK_AVX2G static inline __attribute__((always_inline)) ck_x4 x4_consts(const amq_cuckoo *c)
+{
+    ck_x4 k;
+    k.nb = _mm256_set1_epi64x((long long)c->nb);
+    k.fmax = _mm256_set1_epi64x((long long)c->fmax);
+    k.phi = _mm256_set1_epi64x((long long)c->k_phi);
+    k.ones = _mm256_set1_epi64x((long long)c->ones_lo);
+    k.highs = _mm256_set1_epi64x((long long)c->highs_lo);
+    k.stride = _mm256_set1_epi64x((long long)c->bbytes);
+    k.one = _mm256_set1_epi64x(1);
+    k.sign = _mm256_set1_epi64x((long long)(UINT64_C(1) << 63));
+    k.d = c->d;
+    return k;
+}
+
+/* x * y mod 2^64 in each lane. */
+CK_AVX2G static inline __attribute__((always_inline)) __m256i mullo_x4(__m256i x, __m256i y)
+{
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), y),
+                                     _mm256_mul_epu32(x, _mm256_srli_epi64(y, 32)));
+    return _mm256_add_epi64(_mm256_mul_epu32(x, y), _mm256_slli_epi64(cross, 32));
+}
+
+CK_AVX2G static inline __attribute__((always_inline)) __m256i mulhi32_x4(__m256i x, __m256i y)
+{
+    __m256i lo = _mm256_mul_epu32(x, y), hi = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), y);
+    return _mm256_srli_epi64(_mm256_add_epi64(hi, _mm256_srli_epi64(lo, 32)), 32);
+}
+
+CK_AVX2G static inline __attribute__((always_inline)) __m256i mulhi64_x4(__m256i x, __m256i y)
+{
+    __m256i m32 = _mm256_set1_epi64x(0xffffffff);
+    __m256i x1 = _mm256_srli_epi64(x, 32), y1 = _mm256_srli_epi64(y, 32);
+    __m256i ll = _mm256_mul_epu32(x, y), lh = _mm256_mul_epu32(x, y1);
+    __m256i hl = _mm256_mul_epu32(x1, y), hh = _mm256_mul_epu32(x1, y1);
+    __m256i mid = _mm256_add_epi64(_mm256_add_epi64(_mm256_and_si256(lh, m32),
+                                                    _mm256_and_si256(hl, m32)),
+                                   _mm256_srli_epi64(ll, 32));
+    return _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
+                            _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
+}
+
+/* All ones in the lanes where x < y, unsigned. */
+CK_AVX2G static inline __attribute__((always_inline)) __m256i ltu_x4(const ck_x4 *k, __m256i x,
+                                                                    __m256i y)
+{
+    return _mm256_cmpgt_epi64(_mm256_xor_si256(y, k->sign), _mm256_xor_si256(x, k->sign));
+}
+
+CK_AVX2G static inline __attribute__((always_inline)) int test_x4(const ck_x4 *k, __m256i h1,
+                                                                 __m256i top)
+{
+    __m256i fp = _mm256_add_epi64(_mm256_srli_epi64(_mm256_mul_epu32(top, k->fmax), 32), k->one);
+    __m256i i1 = mulhi32_x4(h1, k->nb);
+    __m256i base = mulhi32_x4(mullo_x4(fp, k->phi), k->nb);
+    __m256i i2 = _mm256_add_epi64(_mm256_sub_epi64(base, i1),
+                                  _mm256_and_si256(ltu_x4(k, base, i1), k->nb));
+    __m256i w1 = _mm256_i64gather_epi64((const long long *)(const void *)k->d,
+                                        _mm256_mul_epu32(i1, k->stride), 1);
+    __m256i w2 = _mm256_i64gather_epi64((const long long *)(const void *)k->d,
+                                        _mm256_mul_epu32(i2, k->stride), 1);
+    __m256i x = mullo_x4(fp, k->ones), y1 = _mm256_xor_si256(w1, x), y2 = _mm256_xor_si256(w2, x);
+    __m256i z = _mm256_or_si256(_mm256_andnot_si256(y1, _mm256_sub_epi64(y1, k->ones)),
+                                _mm256_andnot_si256(y2, _mm256_sub_epi64(y2, k->ones)));
+    z = _mm256_cmpeq_epi64(_mm256_and_si256(z, k->highs), _mm256_setzero_si256());
+    return _mm256_movemask_pd(_mm256_castsi256_pd(z)) ^ 15;
+}
+
+/* Four answers (bits 0-3) as four bytes of 0 or 1, by table: pdep is slow
+ * on some CPUs with AVX2. */
+static const uint32_t x4_bytes[16] = {
+    0x00000000, 0x00000001, 0x00000100, 0x00000101, 0x00010000, 0x00010001, 0x00010100, 0x00010101,
+    0x01000000, 0x01000001, 0x01000100, 0x01000101, 0x01010000, 0x01010001, 0x01010100, 0x01010101};
+
+CK_AVX2G static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                            uint8_t *out)
+{
+    ck_x4 k = x4_consts(c);
+    __m256i a_hi = _mm256_set1_epi64x((long long)(uint64_t)(c->ms_a >> 64));
+    __m256i a_lo = _mm256_set1_epi64x((long long)(uint64_t)c->ms_a);
+    __m256i b_hi = _mm256_set1_epi64x((long long)(uint64_t)(c->ms_b >> 64));
+    __m256i b_lo = _mm256_set1_epi64x((long long)(uint64_t)c->ms_b);
+    uint64_t total = 0;
+    size_t i = 0;
+
+    for (; i + 4 <= n; i += 4) {
+        /* As q8n_bytes_avx512_ms; the carry's all-ones lanes subtracted. */
+        __m256i key = _mm256_loadu_si256((const __m256i *)(const void *)(keys + i * 8));
+        __m256i lo = mullo_x4(a_lo, key), sum = _mm256_add_epi64(lo, b_lo);
+        __m256i h = _mm256_add_epi64(_mm256_add_epi64(mullo_x4(a_hi, key), mulhi64_x4(key, a_lo)),
+                                     b_hi);
+        int m;
+        h = _mm256_sub_epi64(h, ltu_x4(&k, sum, lo));
+        m = test_x4(&k, h, h);
+        if (out != NULL)
+            memcpy(out + i, &x4_bytes[m], 4);
+        total += (uint64_t)__builtin_popcount((unsigned)m);
+    }
+    for (; i < n; i++) {
+        int r = query8(c, keys + i * 8, 1, 1);
+        if (out != NULL)
+            out[i] = (uint8_t)r;
+        total += (uint64_t)r;
+    }
+    return total;
+}
+
+CK_AVX2G static void contains_batch_avx2g(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                          uint8_t *out)
+{
+    ck_x4 k = x4_consts(c);
+    size_t i = 0;
+
+    for (; i + 4 <= n; i += 4) {
+        /* (h1 h2 h1 h2) twice: the h1s are the even lanes, the h2s the odd. */
+        __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(h + i + 2));
+        __m256i h1 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(p0, p1), 0xd8);
+        __m256i h2 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(p0, p1), 0xd8);
+        memcpy(out + i, &x4_bytes[test_x4(&k, h1, _mm256_srli_epi64(h2, 32))], 4);
+    }
+    for (; i < n; i++)
+        out[i] = (uint8_t)hashed_query_bytes(c, h[i]);
+}
+#undef CK_AVX2G
+
 #endif
 
 static __attribute__((noinline)) int contains_other(const amq_cuckoo *c, const void *key,
@@ -1564,7 +1717,10 @@ static void contains_batch(const amq_cuckoo *c, const amq_hash128 *h, size_t n, 
 {
 #if defined(__x86_64__)
     if (c->batch_gather) {
-        contains_batch_avx512(c, h, n, out);
+        if (c->batch_gather == CK_GATHER_AVX512)
+            contains_batch_avx512(c, h, n, out);
+        else
+            contains_batch_avx2g(c, h, n, out);
         return;
     }
 #endif
