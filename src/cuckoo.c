@@ -202,9 +202,9 @@ static uint64_t q8n_bits(const amq_cuckoo *c, const uint8_t *keys, size_t n, uin
 static uint64_t q8n_bits_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 #if defined(__x86_64__)
-static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+static uint64_t q8n_word_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                     uint8_t *out);
-static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+static uint64_t q8n_word_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                    uint8_t *out);
 #endif
 static int add8_bytes(amq_cuckoo *c, const void *key);
@@ -234,9 +234,9 @@ static void key8_modes(amq_cuckoo *c)
         c->q8 = c->ms ? q8_bytes_avx2_ms : q8_bytes_avx2;
         c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
     }
-    /* Batches by gathers: whole-byte one-word buckets, no victim, nb < 2^32. */
+    /* Batches by gathers: one-word buckets, no victim, nb < 2^32. */
     c->batch_gather = 0;
-    if (c->shape == CK_WORD64 && c->victim_fp == 0 && c->bb % 8 == 0 && c->nb <= UINT32_MAX &&
+    if (c->shape == CK_WORD64 && c->victim_fp == 0 && c->nb <= UINT32_MAX &&
         !c->scalar_keys) {
         if (amq_simd_supported(AMQ_SIMD_AVX512) && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
@@ -245,9 +245,9 @@ static void key8_modes(amq_cuckoo *c)
         else if (amq_simd_supported(AMQ_SIMD_AVX2))
             c->batch_gather = CK_GATHER_AVX2;
     }
-    c->q8n_gather = m == CK_KEY8_BYTES && c->ms ? c->batch_gather : 0;
+    c->q8n_gather = m != CK_KEY8_NONE && c->ms ? c->batch_gather : 0;
     if (c->q8n_gather)
-        c->q8n = c->q8n_gather == CK_GATHER_AVX512 ? q8n_bytes_avx512_ms : q8n_bytes_avx2g_ms;
+        c->q8n = c->q8n_gather == CK_GATHER_AVX512 ? q8n_word_avx512_ms : q8n_word_avx2g_ms;
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
@@ -1370,27 +1370,27 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
 
 #if defined(__x86_64__)
 /*
- * Batches with AVX-512, eight keys a vector (AVX2 below: four): whole-byte
- * buckets, no victim, nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
+ * Batches with AVX-512, eight keys a vector (AVX2 below: four): one-word
+ * buckets (on whole bytes or not), no victim, nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
  * halves of products from 32-bit multiplies), both buckets' words fetched
  * by two gathers: sixteen loads in flight for a few instructions, where
  * one key at a time pays its arithmetic for two.  The answers are query8's.
  */
 #define CK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-/* One hashed key on whole-byte one-word buckets with no victim: the tail
- * of a vector batch. */
-static inline int hashed_query_bytes(const amq_cuckoo *c, amq_hash128 h)
+/* One hashed key on one-word buckets with no victim: the tail of a vector
+ * batch. */
+static inline int hashed_query_word(const amq_cuckoo *c, amq_hash128 h)
 {
     uint32_t fp = fingerprint(h.h2, c->fmax);
     uint64_t i1 = reduce64(h.h1, c->nb), i2 = alt8(c, i1, fp);
     uint64_t x = (uint64_t)fp * c->ones_lo, ones = c->ones_lo;
-    uint64_t y1 = bucket_word(c, i1, 1) ^ x, y2 = bucket_word(c, i2, 1) ^ x;
+    uint64_t y1 = word64(c->d, i1, c->bb) ^ x, y2 = word64(c->d, i2, c->bb) ^ x;
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
 }
 
 typedef struct ck_x8 {
-    __m512i nb, fmax, phi, ones, highs, stride, one;
+    __m512i nb, fmax, phi, ones, highs, stride, bb, seven, one;
     const uint8_t *d;
 } ck_x8;
 
@@ -1403,6 +1403,8 @@ CK_AVX512 static inline __attribute__((always_inline)) ck_x8 x8_consts(const amq
     k.ones = _mm512_set1_epi64((long long)c->ones_lo);
     k.highs = _mm512_set1_epi64((long long)c->highs_lo);
     k.stride = _mm512_set1_epi64((long long)c->bbytes);
+    k.bb = _mm512_set1_epi64((long long)c->bb);
+    k.seven = _mm512_set1_epi64(7);
     k.one = _mm512_set1_epi64(1);
     k.d = c->d;
     return k;
@@ -1430,10 +1432,23 @@ CK_AVX512 static inline __attribute__((always_inline)) __m512i mulhi64_x8(__m512
                             _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
 }
 
+/* Bucket i's word in each lane, as bucket_word: on whole-byte buckets at
+ * i * bbytes, else from bit i * bb's byte shifted down to that bit. */
+CK_AVX512 static inline __attribute__((always_inline)) __m512i word_x8(const ck_x8 *k, __m512i i,
+                                                                      int bytes)
+{
+    __m512i bit;
+    if (bytes)
+        return _mm512_i64gather_epi64(_mm512_mul_epu32(i, k->stride), (const void *)k->d, 1);
+    bit = _mm512_mul_epu32(i, k->bb);
+    __m512i w = _mm512_i64gather_epi64(_mm512_srli_epi64(bit, 3), (const void *)k->d, 1);
+    return _mm512_srlv_epi64(w, _mm512_and_si512(bit, k->seven));
+}
+
 /* Eight answers (bit j: lane j may hold its key) from h1 and, in the low
  * 32 bits of each lane of top, the high half of h2. */
 CK_AVX512 static inline __attribute__((always_inline)) __mmask8 test_x8(const ck_x8 *k, __m512i h1,
-                                                                       __m512i top)
+                                                                       __m512i top, int bytes)
 {
     __m512i fp = _mm512_add_epi64(_mm512_srli_epi64(_mm512_mul_epu32(top, k->fmax), 32), k->one);
     __m512i i1 = mulhi32_x8(h1, k->nb);
@@ -1441,8 +1456,8 @@ CK_AVX512 static inline __attribute__((always_inline)) __mmask8 test_x8(const ck
     __m512i i2 = _mm512_sub_epi64(base, i1);
     __m512i w1, w2, x, y1, y2, z;
     i2 = _mm512_mask_add_epi64(i2, _mm512_cmplt_epu64_mask(base, i1), i2, k->nb);
-    w1 = _mm512_i64gather_epi64(_mm512_mul_epu32(i1, k->stride), (const void *)k->d, 1);
-    w2 = _mm512_i64gather_epi64(_mm512_mul_epu32(i2, k->stride), (const void *)k->d, 1);
+    w1 = word_x8(k, i1, bytes);
+    w2 = word_x8(k, i2, bytes);
     x = _mm512_mullo_epi64(fp, k->ones);
     y1 = _mm512_xor_si512(w1, x);
     y2 = _mm512_xor_si512(w2, x);
@@ -1460,8 +1475,8 @@ CK_AVX512 static inline __attribute__((always_inline)) void put_x8(uint8_t *out,
 }
 
 /* Packed 8-byte keys, mulshift: h1 is the key's hash and h2's high half its low half. */
-CK_AVX512 static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
-                                              uint8_t *out)
+CK_AVX512 static inline __attribute__((always_inline)) uint64_t
+q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes)
 {
     ck_x8 k = x8_consts(c);
     __m512i a_hi = _mm512_set1_epi64((long long)(uint64_t)(c->ms_a >> 64));
@@ -1481,13 +1496,13 @@ CK_AVX512 static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t
                                      b_hi);
         __mmask8 m;
         h = _mm512_mask_add_epi64(h, _mm512_cmplt_epu64_mask(sum, lo), h, k.one);
-        m = test_x8(&k, h, h);
+        m = test_x8(&k, h, h, bytes);
         if (out != NULL)
             put_x8(out + i, m, k.one);
         total += (uint64_t)__builtin_popcount(m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 1, 1);
+        int r = query8(c, keys + i * 8, 0, 1);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
@@ -1495,9 +1510,16 @@ CK_AVX512 static uint64_t q8n_bytes_avx512_ms(const amq_cuckoo *c, const uint8_t
     return total;
 }
 
+/* Each an inlined loop, once for whole-byte buckets and once for the others. */
+CK_AVX512 static uint64_t q8n_word_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                             uint8_t *out)
+{
+    return c->bb % 8 == 0 ? q8n_x8(c, keys, n, out, 1) : q8n_x8(c, keys, n, out, 0);
+}
+
 /* Hashes (h1, h2 pairs): two loads and two permutes give eight of each. */
-CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
-                                            uint8_t *out)
+CK_AVX512 static inline __attribute__((always_inline)) void
+batch_x8(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, int bytes)
 {
     ck_x8 k = x8_consts(c);
     __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
@@ -1509,10 +1531,19 @@ CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash1
         __m512i p1 = _mm512_loadu_si512((const void *)(h + i + 4));
         __m512i h1 = _mm512_permutex2var_epi64(p0, even, p1);
         __m512i h2 = _mm512_permutex2var_epi64(p0, odd, p1);
-        put_x8(out + i, test_x8(&k, h1, _mm512_srli_epi64(h2, 32)), k.one);
+        put_x8(out + i, test_x8(&k, h1, _mm512_srli_epi64(h2, 32), bytes), k.one);
     }
     for (; i < n; i++)
-        out[i] = (uint8_t)hashed_query_bytes(c, h[i]);
+        out[i] = (uint8_t)hashed_query_word(c, h[i]);
+}
+
+CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                            uint8_t *out)
+{
+    if (c->bb % 8 == 0)
+        batch_x8(c, h, n, out, 1);
+    else
+        batch_x8(c, h, n, out, 0);
 }
 #undef CK_AVX512
 
@@ -1524,7 +1555,7 @@ CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash1
 #define CK_AVX2G __attribute__((target("avx2")))
 
 typedef struct ck_x4 {
-    __m256i nb, fmax, phi, ones, highs, stride, one, sign;
+    __m256i nb, fmax, phi, ones, highs, stride, bb, seven, one, sign;
     const uint8_t *d;
 } ck_x4;
 
@@ -1537,6 +1568,8 @@ CK_AVX2G static inline __attribute__((always_inline)) ck_x4 x4_consts(const amq_
     k.ones = _mm256_set1_epi64x((long long)c->ones_lo);
     k.highs = _mm256_set1_epi64x((long long)c->highs_lo);
     k.stride = _mm256_set1_epi64x((long long)c->bbytes);
+    k.bb = _mm256_set1_epi64x((long long)c->bb);
+    k.seven = _mm256_set1_epi64x(7);
     k.one = _mm256_set1_epi64x(1);
     k.sign = _mm256_set1_epi64x((long long)(UINT64_C(1) << 63));
     k.d = c->d;
@@ -1570,6 +1603,20 @@ CK_AVX2G static inline __attribute__((always_inline)) __m256i mulhi64_x4(__m256i
                             _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
 }
 
+/* Bucket i's word in each lane, as word_x8. */
+CK_AVX2G static inline __attribute__((always_inline)) __m256i word_x4(const ck_x4 *k, __m256i i,
+                                                                     int bytes)
+{
+    __m256i bit, w;
+    if (bytes)
+        return _mm256_i64gather_epi64((const long long *)(const void *)k->d,
+                                      _mm256_mul_epu32(i, k->stride), 1);
+    bit = _mm256_mul_epu32(i, k->bb);
+    w = _mm256_i64gather_epi64((const long long *)(const void *)k->d, _mm256_srli_epi64(bit, 3),
+                               1);
+    return _mm256_srlv_epi64(w, _mm256_and_si256(bit, k->seven));
+}
+
 /* All ones in the lanes where x < y, unsigned. */
 CK_AVX2G static inline __attribute__((always_inline)) __m256i ltu_x4(const ck_x4 *k, __m256i x,
                                                                     __m256i y)
@@ -1578,17 +1625,14 @@ CK_AVX2G static inline __attribute__((always_inline)) __m256i ltu_x4(const ck_x4
 }
 
 CK_AVX2G static inline __attribute__((always_inline)) int test_x4(const ck_x4 *k, __m256i h1,
-                                                                 __m256i top)
+                                                                 __m256i top, int bytes)
 {
     __m256i fp = _mm256_add_epi64(_mm256_srli_epi64(_mm256_mul_epu32(top, k->fmax), 32), k->one);
     __m256i i1 = mulhi32_x4(h1, k->nb);
     __m256i base = mulhi32_x4(mullo_x4(fp, k->phi), k->nb);
     __m256i i2 = _mm256_add_epi64(_mm256_sub_epi64(base, i1),
                                   _mm256_and_si256(ltu_x4(k, base, i1), k->nb));
-    __m256i w1 = _mm256_i64gather_epi64((const long long *)(const void *)k->d,
-                                        _mm256_mul_epu32(i1, k->stride), 1);
-    __m256i w2 = _mm256_i64gather_epi64((const long long *)(const void *)k->d,
-                                        _mm256_mul_epu32(i2, k->stride), 1);
+    __m256i w1 = word_x4(k, i1, bytes), w2 = word_x4(k, i2, bytes);
     __m256i x = mullo_x4(fp, k->ones), y1 = _mm256_xor_si256(w1, x), y2 = _mm256_xor_si256(w2, x);
     __m256i z = _mm256_or_si256(_mm256_andnot_si256(y1, _mm256_sub_epi64(y1, k->ones)),
                                 _mm256_andnot_si256(y2, _mm256_sub_epi64(y2, k->ones)));
@@ -1602,8 +1646,8 @@ static const uint32_t x4_bytes[16] = {
     0x00000000, 0x00000001, 0x00000100, 0x00000101, 0x00010000, 0x00010001, 0x00010100, 0x00010101,
     0x01000000, 0x01000001, 0x01000100, 0x01000101, 0x01010000, 0x01010001, 0x01010100, 0x01010101};
 
-CK_AVX2G static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
-                                            uint8_t *out)
+CK_AVX2G static inline __attribute__((always_inline)) uint64_t
+q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes)
 {
     ck_x4 k = x4_consts(c);
     __m256i a_hi = _mm256_set1_epi64x((long long)(uint64_t)(c->ms_a >> 64));
@@ -1614,20 +1658,20 @@ CK_AVX2G static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *
     size_t i = 0;
 
     for (; i + 4 <= n; i += 4) {
-        /* As q8n_bytes_avx512_ms; the carry's all-ones lanes subtracted. */
+        /* As q8n_word_avx512_ms; the carry's all-ones lanes subtracted. */
         __m256i key = _mm256_loadu_si256((const __m256i *)(const void *)(keys + i * 8));
         __m256i lo = mullo_x4(a_lo, key), sum = _mm256_add_epi64(lo, b_lo);
         __m256i h = _mm256_add_epi64(_mm256_add_epi64(mullo_x4(a_hi, key), mulhi64_x4(key, a_lo)),
                                      b_hi);
         int m;
         h = _mm256_sub_epi64(h, ltu_x4(&k, sum, lo));
-        m = test_x4(&k, h, h);
+        m = test_x4(&k, h, h, bytes);
         if (out != NULL)
             memcpy(out + i, &x4_bytes[m], 4);
         total += (uint64_t)__builtin_popcount((unsigned)m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 1, 1);
+        int r = query8(c, keys + i * 8, 0, 1);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
@@ -1635,8 +1679,14 @@ CK_AVX2G static uint64_t q8n_bytes_avx2g_ms(const amq_cuckoo *c, const uint8_t *
     return total;
 }
 
-CK_AVX2G static void contains_batch_avx2g(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
-                                          uint8_t *out)
+CK_AVX2G static uint64_t q8n_word_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                           uint8_t *out)
+{
+    return c->bb % 8 == 0 ? q8n_x4(c, keys, n, out, 1) : q8n_x4(c, keys, n, out, 0);
+}
+
+CK_AVX2G static inline __attribute__((always_inline)) void
+batch_x4(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, int bytes)
 {
     ck_x4 k = x4_consts(c);
     size_t i = 0;
@@ -1647,10 +1697,19 @@ CK_AVX2G static void contains_batch_avx2g(const amq_cuckoo *c, const amq_hash128
         __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(h + i + 2));
         __m256i h1 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(p0, p1), 0xd8);
         __m256i h2 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(p0, p1), 0xd8);
-        memcpy(out + i, &x4_bytes[test_x4(&k, h1, _mm256_srli_epi64(h2, 32))], 4);
+        memcpy(out + i, &x4_bytes[test_x4(&k, h1, _mm256_srli_epi64(h2, 32), bytes)], 4);
     }
     for (; i < n; i++)
-        out[i] = (uint8_t)hashed_query_bytes(c, h[i]);
+        out[i] = (uint8_t)hashed_query_word(c, h[i]);
+}
+
+CK_AVX2G static void contains_batch_avx2g(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
+                                          uint8_t *out)
+{
+    if (c->bb % 8 == 0)
+        batch_x4(c, h, n, out, 1);
+    else
+        batch_x4(c, h, n, out, 0);
 }
 #undef CK_AVX2G
 
