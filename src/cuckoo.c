@@ -1371,10 +1371,11 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
 #if defined(__x86_64__)
 /*
  * Batches with AVX-512, eight keys a vector (AVX2 below: four): one-word
- * buckets (on whole bytes or not), no victim, nb < 2^32.  The same arithmetic as query8 lane by lane (64-bit high
- * halves of products from 32-bit multiplies), both buckets' words fetched
- * by two gathers: sixteen loads in flight for a few instructions, where
- * one key at a time pays its arithmetic for two.  The answers are query8's.
+ * buckets (on whole bytes or not), no victim, nb < 2^32.  The same
+ * arithmetic as query8 lane by lane (64-bit high halves of products from
+ * 32-bit multiplies), both buckets' words fetched by two gathers: sixteen
+ * loads in flight for a few instructions, where one key at a time pays its
+ * arithmetic for two.  The answers are query8's.
  */
 #define CK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
@@ -1428,8 +1429,8 @@ CK_AVX512 static inline __attribute__((always_inline)) __m512i mulhi64_x8(__m512
     __m512i mid = _mm512_add_epi64(_mm512_add_epi64(_mm512_and_si512(lh, m32),
                                                     _mm512_and_si512(hl, m32)),
                                    _mm512_srli_epi64(ll, 32));
-    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
-                            _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+    __m512i top = _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32));
+    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)), top);
 }
 
 /* Bucket i's word in each lane, as bucket_word: on whole-byte buckets at
@@ -1437,11 +1438,11 @@ CK_AVX512 static inline __attribute__((always_inline)) __m512i mulhi64_x8(__m512
 CK_AVX512 static inline __attribute__((always_inline)) __m512i word_x8(const ck_x8 *k, __m512i i,
                                                                       int bytes)
 {
-    __m512i bit;
+    __m512i bit, w;
     if (bytes)
         return _mm512_i64gather_epi64(_mm512_mul_epu32(i, k->stride), (const void *)k->d, 1);
     bit = _mm512_mul_epu32(i, k->bb);
-    __m512i w = _mm512_i64gather_epi64(_mm512_srli_epi64(bit, 3), (const void *)k->d, 1);
+    w = _mm512_i64gather_epi64(_mm512_srli_epi64(bit, 3), (const void *)k->d, 1);
     return _mm512_srlv_epi64(w, _mm512_and_si512(bit, k->seven));
 }
 
@@ -1599,8 +1600,8 @@ CK_AVX2G static inline __attribute__((always_inline)) __m256i mulhi64_x4(__m256i
     __m256i mid = _mm256_add_epi64(_mm256_add_epi64(_mm256_and_si256(lh, m32),
                                                     _mm256_and_si256(hl, m32)),
                                    _mm256_srli_epi64(ll, 32));
-    return _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
-                            _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
+    __m256i top = _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32));
+    return _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)), top);
 }
 
 /* Bucket i's word in each lane, as word_x8. */
