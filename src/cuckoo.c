@@ -1379,17 +1379,6 @@ Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
  */
 #define CK_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-/* One hashed key on one-word buckets with no victim: the tail of a vector
- * batch. */
-static inline int hashed_query_word(const amq_cuckoo *c, amq_hash128 h)
-{
-    uint32_t fp = fingerprint(h.h2, c->fmax);
-    uint64_t i1 = reduce64(h.h1, c->nb), i2 = alt8(c, i1, fp);
-    uint64_t x = (uint64_t)fp * c->ones_lo, ones = c->ones_lo;
-    uint64_t y1 = word64(c->d, i1, c->bb) ^ x, y2 = word64(c->d, i2, c->bb) ^ x;
-    return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
-}
-
 typedef struct ck_x8 {
     __m512i nb, fmax, phi, ones, highs, stride, bb, seven, one;
     const uint8_t *d;
@@ -1535,7 +1524,7 @@ batch_x8(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, int 
         put_x8(out + i, test_x8(&k, h1, _mm512_srli_epi64(h2, 32), bytes), k.one);
     }
     for (; i < n; i++)
-        out[i] = (uint8_t)hashed_query_word(c, h[i]);
+        out[i] = (uint8_t)query(c, h[i]);
 }
 
 CK_AVX512 static void contains_batch_avx512(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
@@ -1701,7 +1690,7 @@ batch_x4(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *out, int 
         memcpy(out + i, &x4_bytes[test_x4(&k, h1, _mm256_srli_epi64(h2, 32), bytes)], 4);
     }
     for (; i < n; i++)
-        out[i] = (uint8_t)hashed_query_word(c, h[i]);
+        out[i] = (uint8_t)query(c, h[i]);
 }
 
 CK_AVX2G static void contains_batch_avx2g(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
