@@ -617,7 +617,7 @@ static uint64_t batch_differs(const amq_cuckoo *c, uint64_t (*keys)[2], uint64_t
 /* Answers of amq_cuckoo_contains_batch_fixed over the 8-byte keys[i][0]
  * (i < n) and n new ones that differ from the one-key entry's, with an
  * output array and with the count alone (a table this small takes the
- * one-key query's loop, chosen as c->q8 is). */
+ * one-key query's loop, or the vector batch where the CPU has AVX2). */
 static uint64_t fixed_batch_differs(const amq_cuckoo *c, uint64_t (*keys)[2], uint64_t n,
                                     uint64_t *st)
 {
@@ -819,6 +819,49 @@ TEST(cuckoo_key8_hash_bits)
         amq_cuckoo_free(a);
         amq_cuckoo_free(b);
     }
+}
+
+TEST(cuckoo_large_batch_matches_single)
+{
+    /* A table over 4 MiB (12 x 4, 2^20 buckets, half full): packed 8-byte
+     * keys and hashes in batches answer as one key at a time, through the
+     * vector batch where the CPU has one and through the staged,
+     * prefetched batch (scalar keys); batch lengths leave vector tails. */
+    enum { N = 2000000, Q = 2 * N + 7 };
+    amq_cuckoo *c = make_algo(12, 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
+    uint64_t *k = malloc((size_t)Q * sizeof *k), st = 41, i, count, ones, bad = 0;
+    amq_hash128 *h = malloc((size_t)Q * sizeof *h);
+    uint8_t *out = malloc(Q);
+    int scalar;
+    REQUIRE(c != NULL && k != NULL && h != NULL && out != NULL);
+    for (i = 0; i < Q; i++) {
+        k[i] = test_rand(&st);
+        h[i] = amq_hash_key(AMQ_HASH_MULSHIFT, 5, &k[i], 8);
+        if (i < N)
+            REQUIRE_EQ(amq_cuckoo_add(c, &k[i], 8), 1);
+    }
+    for (scalar = 0; scalar < 2; scalar++) {
+        amq_cuckoo_scalar_keys(c, scalar);
+        REQUIRE_OK(amq_cuckoo_contains_batch_fixed(c, k, 8, Q, out, &count));
+        for (i = 0, ones = 0; i < Q; i++) {
+            bad += out[i] != amq_cuckoo_contains(c, &k[i], 8) || (i < N && out[i] != 1);
+            ones += out[i];
+        }
+        CHECK_EQ(count, ones);
+        REQUIRE_OK(amq_cuckoo_contains_batch_fixed(c, k, 8, Q, NULL, &count));
+        CHECK_EQ(count, ones);
+        REQUIRE_OK(amq_cuckoo_contains_batch(c, h, Q, out, &count));
+        for (i = 0; i < Q; i++)
+            bad += out[i] != amq_cuckoo_contains_hash(c, h[i]);
+        CHECK_EQ(count, ones);
+    }
+    CHECK_EQ(bad, 0);
+    /* Some absent keys are false positives, far from all. */
+    CHECK(ones > N && ones < N + (Q - N) / 50);
+    free(k);
+    free(h);
+    free(out);
+    amq_cuckoo_free(c);
 }
 
 /* ---- through the generic handle and the container --------------------------------- */
