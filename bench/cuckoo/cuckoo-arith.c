@@ -150,16 +150,14 @@ static int cmp_double(const void *a, const void *b)
 
 /* A table in huge pages where the system gives them, aligned to them, as
  * amq's large regions. */
-static uint8_t *table_alloc(size_t bytes, size_t *len_out)
+static uint8_t *table_alloc(size_t bytes)
 {
     size_t huge = (size_t)2 << 20, len = (bytes + huge - 1) & ~(huge - 1);
     uint8_t *p = aligned_alloc(huge, len);
-    if (p == NULL)
-        return NULL;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(p, len, MADV_HUGEPAGE);
+    if (p != NULL)
+        (void)madvise(p, len, MADV_HUGEPAGE);
 #endif
-    *len_out = len;
     return p;
 }
 
@@ -168,7 +166,7 @@ static uint8_t *table_alloc(size_t bytes, size_t *len_out)
 static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
 {
     uint64_t seed = 20, nb = 1, q = n < 10000000 ? n : 10000000, *keys, i;
-    size_t bytes, len;
+    size_t bytes;
     double *t[NV];
     uint8_t *d;
     table tb;
@@ -180,7 +178,7 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     if ((double)n / (double)(nb * 4) > 0.96)
         nb <<= 1;
     bytes = (size_t)nb * 6 + 8;
-    d = table_alloc(bytes, &len);
+    d = table_alloc(bytes);
     keys = malloc(q * sizeof *keys);
     if (d == NULL || keys == NULL) {
         fprintf(stderr, "cuckoo-arith: out of memory for %" PRIu64 " keys\n", n);
@@ -216,7 +214,6 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
         med[v] = t[v][reps / 2];
         free(t[v]);
     }
-    (void)len;
     free(d);
     free(keys);
     *nb_out = nb;
