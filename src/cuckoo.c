@@ -87,6 +87,8 @@ struct amq_cuckoo {
     uint64_t ones2[2], highs2[2]; /* ones_lo and highs_lo twice: both buckets in one vector */
     uint64_t fmax;             /* 2^f - 1 */
     uint64_t bal_items;        /* from this many items on, adds balance (BALANCE_LOAD) */
+    uint64_t peek_items;       /* from this many items on, batched adds prefetch kicks */
+    uint32_t pf_last;          /* the last byte a read of a bucket touches, from its first */
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
@@ -107,6 +109,15 @@ struct amq_cuckoo {
  */
 #define BALANCE_LOAD 0.65
 #define RNG_SEED UINT64_C(0x2545f4914f6cdd1d)
+
+/* Below this load a batched add's two buckets are almost never both full,
+ * and looking ahead for kicks (add_pipeline) costs more than it saves. */
+#define PEEK_LOAD 0.5
+
+/* Up to this many table bytes the table stays in cache between queries,
+ * and the one-key query beats staging hashes for prefetches; batched adds
+ * look ahead for kicks only above it. */
+#define FIXED_DIRECT_BYTES ((size_t)4 << 20)
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
 
@@ -405,6 +416,16 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
     return n;
 }
 
+/* Prefetches (for writing) the bytes a read of bucket i touches: a bucket
+ * that starts near the end of a cache line spills into the next one, and
+ * a read of it would wait for that line. */
+static inline __attribute__((always_inline)) void prefetch_bucket(const amq_cuckoo *c, uint64_t i)
+{
+    const uint8_t *p = c->d + i * c->bb / 8;
+    __builtin_prefetch(p, 1);
+    __builtin_prefetch(p + c->pf_last, 1);
+}
+
 /*
  * A free slot for fp, whose buckets i1 and i2 are full, at most two moves
  * away, searched breadth first: the alternate buckets of the 2b
@@ -419,7 +440,7 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
 static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
     uint8_t *d = c->d;
-    uint32_t f = c->f, b = c->b, bb = c->bb, n1 = 0, n2 = 0, k, j, m;
+    uint32_t f = c->f, b = c->b, n1 = 0, n2 = 0, k, j, m;
     uint64_t nb = c->nb, start[2], from[16], to[16], to2[32];
     uint32_t slot1[16], fp1[16], src2[32], slot2[32], fp2[32];
     int64_t s;
@@ -432,7 +453,7 @@ static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
             slot1[n1] = j;
             fp1[n1] = ct_get(d, f, start[k] * b + j);
             to[n1] = alt_bucket(start[k], fp1[n1], nb);
-            __builtin_prefetch(d + to[n1] * bb / 8, 1);
+            prefetch_bucket(c, to[n1]);
             n1++;
         }
     for (k = 0; k < n1; k++)
@@ -454,7 +475,7 @@ static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
             slot2[n2] = j;
             fp2[n2] = ct_get(d, f, to[k] * b + j);
             to2[n2] = alt_bucket(to[k], fp2[n2], nb);
-            __builtin_prefetch(d + to2[n2] * bb / 8, 1);
+            prefetch_bucket(c, to2[n2]);
             n2++;
         }
     }
@@ -507,7 +528,7 @@ static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, u
             slot1[n1] = j;
             fp1[n1] = (uint32_t)(w & fmax);
             to[n1] = alt8(c, s, fp1[n1]);
-            __builtin_prefetch(bucket_at(c, to[n1], bytes), 1);
+            prefetch_bucket(c, to[n1]);
             n1++;
         }
     }
@@ -530,7 +551,7 @@ static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, u
             slot2[n2] = j;
             fp2[n2] = (uint32_t)(w & fmax);
             to2[n2] = alt8(c, to[k], fp2[n2]);
-            __builtin_prefetch(bucket_at(c, to2[n2], bytes), 1);
+            prefetch_bucket(c, to2[n2]);
             n2++;
         }
     }
@@ -575,7 +596,7 @@ static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i
         for (j = 0; j < b; j++) {
             fps[j] = word ? (uint32_t)((w >> (j * f)) & c->fmax) : ct_get(d, f, i * b + j);
             alt[j] = alt_bucket(i, fps[j], nb);
-            __builtin_prefetch(d + alt[j] * bb / 8, 1);
+            prefetch_bucket(c, alt[j]);
         }
         for (j = 0; j < b; j++) {
             s = bucket_empty(c, alt[j]);
@@ -854,6 +875,9 @@ static void derive(amq_cuckoo *c)
     }
     c->highs_lo = c->ones_lo << (c->f - 1);
     c->bal_items = (uint64_t)(BALANCE_LOAD * (double)c->nb * (double)c->b);
+    c->peek_items = (uint64_t)(PEEK_LOAD * (double)c->nb * (double)c->b);
+    /* word64 reads 8 bytes, word128 16, ct_get up to 8 from a slot's first byte. */
+    c->pf_last = c->shape == CK_WORD64 ? 7 : c->shape == CK_WORD128 ? 15 : (c->bb + 6) / 8 + 7;
     c->ones2[0] = c->ones2[1] = c->ones_lo;
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
@@ -1202,25 +1226,58 @@ int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
     return add_other(c, key, len);
 }
 
-static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
+/*
+ * The kick's first step, prefetched ahead of the add that may need it
+ * (add_pipeline's middle stage): when both buckets of a key are full, its
+ * breadth-first search (kick_bfs_words) reads first the alternates of
+ * their 2b fingerprints, so those are fetched now and the search finds
+ * them in cache.  The buckets may change before the key's turn: this only
+ * fetches lines.  (Fetching the search's second level too, a stage later,
+ * measured slower: most of those lines go unread.)
+ */
+static inline __attribute__((always_inline)) void prefetch_kick(const amq_cuckoo *c, uint64_t i1,
+                                                                uint64_t i2)
 {
-    /* A pipeline: key j + AHEAD has its buckets prefetched while key
-     * j is inserted, so the common insert (a free slot in i1 or i2) finds
-     * its two buckets in cache.  Same results as n single adds. */
-    enum { AHEAD = 8 };
-    const uint8_t *d = c->d;
-    uint32_t bb = c->bb, fp[AHEAD];
-    uint64_t nb = c->nb, i1[AHEAD], i2[AHEAD];
-    size_t j, k;
+    uint64_t w1 = word64(c->d, i1, c->bb), w2 = word64(c->d, i2, c->bb), w;
+    uint32_t j;
+    if ((zero64(w1, c->ones_lo, c->highs_lo) | zero64(w2, c->ones_lo, c->highs_lo)) != 0)
+        return;
+    for (j = 0, w = w1; j < c->b; j++, w >>= c->f)
+        prefetch_bucket(c, alt8(c, i1, (uint32_t)(w & c->fmax)));
+    for (j = 0, w = w2; j < c->b; j++, w >>= c->f)
+        prefetch_bucket(c, alt8(c, i2, (uint32_t)(w & c->fmax)));
+}
+
+/*
+ * A pipeline of three stages over the keys, in order: key j has its two
+ * buckets prefetched; key j - AHEAD, whose buckets have arrived, has the
+ * first step of its kick prefetched if both are full (one-word layouts,
+ * from PEEK_LOAD on); key j - 2 AHEAD is inserted.  Out of cache an add
+ * then mostly finds what it reads in cache, the kicks near full load
+ * included.  Same results, byte for byte, as n single adds: the adds
+ * themselves run in order.
+ */
+#define ADD_AHEAD 32
+
+/* The keys come as hashes (h), or packed (keys, key_len each: hashed in
+ * the first stage, so a long batch is one pipeline). */
+static inline __attribute__((always_inline)) int add_pipeline(amq_cuckoo *c, const amq_hash128 *h,
+                                                             const uint8_t *keys, size_t key_len,
+                                                             size_t n, uint8_t *added)
+{
+    enum { RING = 2 * ADD_AHEAD };
+    uint32_t fp[RING];
+    uint64_t nb = c->nb, i1[RING], i2[RING];
+    size_t j, k, m;
+    int peek = c->shape == CK_WORD64 && c->data.size > FIXED_DIRECT_BYTES;
+    amq_hash128 x;
 
     if (amq_region_is_borrowed(&c->data))
         return AMQ_EREADONLY;
-    if (n == 0)
-        return AMQ_OK;
-    for (j = 0; j < n + AHEAD; j++) {
-        if (j >= AHEAD) {
-            size_t m = j - AHEAD;
-            k = m % AHEAD;
+    for (j = 0; j < n + RING; j++) {
+        if (j >= RING) {
+            m = j - RING;
+            k = m % RING;
             if (c->victim_fp != 0)
                 return AMQ_EFULL;
             (void)insert(c, i1[k], i2[k], fp[k]);
@@ -1228,13 +1285,18 @@ static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *add
             if (added != NULL)
                 added[m] = 1;
         }
+        if (peek && c->items >= c->peek_items && j >= ADD_AHEAD && j - ADD_AHEAD < n) {
+            k = (j - ADD_AHEAD) % RING;
+            prefetch_kick(c, i1[k], i2[k]);
+        }
         if (j < n) {
-            k = j % AHEAD;
-            fp[k] = fingerprint(h[j].h2, c->fmax);
-            i1[k] = reduce64(h[j].h1, nb);
+            k = j % RING;
+            x = h != NULL ? h[j] : key_hash(c, keys + j * key_len, key_len);
+            fp[k] = fingerprint(x.h2, c->fmax);
+            i1[k] = reduce64(x.h1, nb);
             i2[k] = alt_bucket(i1[k], fp[k], nb);
-            __builtin_prefetch(d + i1[k] * bb / 8, 1);
-            __builtin_prefetch(d + i2[k] * bb / 8, 1);
+            prefetch_bucket(c, i1[k]);
+            prefetch_bucket(c, i2[k]);
         }
     }
     return AMQ_OK;
@@ -1244,7 +1306,21 @@ int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t 
                          uint64_t *count)
 {
     uint64_t before = c->items;
-    int rc = add_batch(c, h, n, added);
+    int rc = add_pipeline(c, h, NULL, 0, n, added);
+    if (count != NULL)
+        *count = c->items - before;
+    return rc;
+}
+
+/* Packed keys, the length known to the compiler for 8 and 16 bytes. */
+int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
+                               uint8_t *added, uint64_t *count)
+{
+    const uint8_t *k = keys;
+    uint64_t before = c->items;
+    int rc = key_len == 8    ? add_pipeline(c, NULL, k, 8, n, added)
+             : key_len == 16 ? add_pipeline(c, NULL, k, 16, n, added)
+                             : add_pipeline(c, NULL, k, key_len, n, added);
     if (count != NULL)
         *count = c->items - before;
     return rc;
@@ -1830,29 +1906,6 @@ hash_fixed(const amq_cuckoo *c, const uint8_t *keys, size_t key_len, size_t m, a
             h[i] = key_hash(c, keys + i * key_len, key_len);
 }
 
-int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
-                               uint8_t *added, uint64_t *count)
-{
-    amq_hash128 h[FIXED_CHUNK];
-    uint64_t total = 0, got;
-    size_t at, m;
-    int rc = AMQ_OK;
-
-    for (at = 0; at < n && rc == AMQ_OK; at += m) {
-        m = n - at < FIXED_CHUNK ? n - at : FIXED_CHUNK;
-        hash_fixed(c, (const uint8_t *)keys + at * key_len, key_len, m, h);
-        got = 0;
-        rc = amq_cuckoo_add_batch(c, h, m, added != NULL ? added + at : NULL, &got);
-        total += got;
-    }
-    if (count != NULL)
-        *count = total;
-    return rc;
-}
-
-/* Up to this many table bytes the table stays in cache between queries,
- * and the one-key query beats staging hashes for prefetches. */
-#define FIXED_DIRECT_BYTES ((size_t)4 << 20)
 
 int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out, uint64_t *count)

@@ -864,6 +864,63 @@ TEST(cuckoo_large_batch_matches_single)
     amq_cuckoo_free(c);
 }
 
+TEST(cuckoo_large_add_batch_matches_single)
+{
+    /* Tables over 4 MiB, where batched adds look ahead for kicks from half
+     * load on: filled past full by batches (packed 8- and 16-byte keys,
+     * hashes) and by one add at a time, the same bytes, item count,
+     * per-key answers and stopping point.  12 x 4 buckets start on whole
+     * bytes, 9 x 4 inside a byte. */
+    enum { N = 4500000 };
+    static const struct {
+        uint32_t f;
+        size_t key_len; /* 0: hashes */
+    } cases[] = {{12, 8}, {12, 0}, {9, 16}};
+    uint64_t *k = malloc((size_t)N * 2 * sizeof *k), st = 77, i, single_ok, batch_ok;
+    amq_hash128 *h = malloc((size_t)N * sizeof *h);
+    uint8_t *added = malloc(N);
+    size_t t;
+    int rc_single, rc_batch;
+
+    REQUIRE(k != NULL && h != NULL && added != NULL);
+    for (i = 0; i < 2 * (uint64_t)N; i++)
+        k[i] = test_rand(&st);
+    for (t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        size_t len = cases[t].key_len;
+        amq_cuckoo *a = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
+        amq_cuckoo *b = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
+        REQUIRE(a != NULL && b != NULL);
+        REQUIRE(amq_cuckoo_bytes(a) > ((size_t)4 << 20));
+        /* Key i: k[i] (8 bytes; hashed for the hash case) or k[2i], k[2i + 1]. */
+        for (i = 0; i < N; i++)
+            h[i] = amq_hash_key(AMQ_HASH_MULSHIFT, 5, len == 16 ? &k[2 * i] : &k[i], len ? len : 8);
+        rc_single = 1;
+        for (i = 0, single_ok = 0; i < N && rc_single == 1; i++) {
+            rc_single = len == 0    ? amq_cuckoo_add_hash(a, h[i])
+                        : len == 16 ? amq_cuckoo_add(a, &k[2 * i], 16)
+                                    : amq_cuckoo_add(a, &k[i], 8);
+            single_ok += rc_single == 1;
+        }
+        memset(added, 0, N);
+        if (len == 0)
+            rc_batch = amq_cuckoo_add_batch(b, h, N, added, NULL);
+        else
+            rc_batch = amq_cuckoo_add_batch_fixed(b, k, len, N, added, NULL);
+        for (i = 0, batch_ok = 0; i < N; i++)
+            batch_ok += added[i];
+        CHECK_STATUS(rc_single, AMQ_EFULL);
+        CHECK_STATUS(rc_batch, AMQ_EFULL);
+        CHECK_EQ(batch_ok, single_ok);
+        CHECK_EQ(amq_cuckoo_items(b), amq_cuckoo_items(a));
+        CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+        amq_cuckoo_free(a);
+        amq_cuckoo_free(b);
+    }
+    free(k);
+    free(h);
+    free(added);
+}
+
 /* ---- through the generic handle and the container --------------------------------- */
 
 TEST(cuckoo_handle_key_entries)
