@@ -87,14 +87,14 @@ struct amq_cuckoo {
     uint64_t ones2[2], highs2[2]; /* ones_lo and highs_lo twice: both buckets in one vector */
     uint64_t fmax;             /* 2^f - 1 */
     uint64_t bal_items;        /* from this many items on, adds balance (BALANCE_LOAD) */
-    uint64_t peek_items;       /* from this many items on, batched adds prefetch kicks */
-    uint32_t pf_last;          /* the last byte a read of a bucket touches, from its first */
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
     uint64_t rng;
     amq_region data;
     amq_allocator alloc;
+    uint64_t peek_items; /* from this many items on, batched adds prefetch kicks */
+    uint32_t pf_last; /* the last byte a read of a bucket touches, from its first (0: not fetched) */
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
@@ -423,7 +423,8 @@ static inline __attribute__((always_inline)) void prefetch_bucket(const amq_cuck
 {
     const uint8_t *p = c->d + i * c->bb / 8;
     __builtin_prefetch(p, 1);
-    __builtin_prefetch(p + c->pf_last, 1);
+    if (c->pf_last != 0)
+        __builtin_prefetch(p + c->pf_last, 1);
 }
 
 /*
@@ -440,7 +441,7 @@ static inline __attribute__((always_inline)) void prefetch_bucket(const amq_cuck
 static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
 {
     uint8_t *d = c->d;
-    uint32_t f = c->f, b = c->b, n1 = 0, n2 = 0, k, j, m;
+    uint32_t f = c->f, b = c->b, bb = c->bb, n1 = 0, n2 = 0, k, j, m;
     uint64_t nb = c->nb, start[2], from[16], to[16], to2[32];
     uint32_t slot1[16], fp1[16], src2[32], slot2[32], fp2[32];
     int64_t s;
@@ -453,7 +454,7 @@ static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
             slot1[n1] = j;
             fp1[n1] = ct_get(d, f, start[k] * b + j);
             to[n1] = alt_bucket(start[k], fp1[n1], nb);
-            prefetch_bucket(c, to[n1]);
+            __builtin_prefetch(d + to[n1] * bb / 8, 1);
             n1++;
         }
     for (k = 0; k < n1; k++)
@@ -475,7 +476,7 @@ static int kick_bfs(amq_cuckoo *c, uint64_t i1, uint64_t i2, uint32_t fp)
             slot2[n2] = j;
             fp2[n2] = ct_get(d, f, to[k] * b + j);
             to2[n2] = alt_bucket(to[k], fp2[n2], nb);
-            prefetch_bucket(c, to2[n2]);
+            __builtin_prefetch(d + to2[n2] * bb / 8, 1);
             n2++;
         }
     }
@@ -504,6 +505,17 @@ static inline uint64_t empty_slot(const amq_cuckoo *c, uint64_t i, uint64_t z)
     return i * c->b + ((uint32_t)__builtin_ctzll(z) + 1) / c->f - 1;
 }
 
+/* A bucket of a one-word layout prefetched: its first line, and on a
+ * table out of cache (far) the line its word may spill into. */
+static inline __attribute__((always_inline)) void prefetch_words(const amq_cuckoo *c, uint64_t i,
+                                                                 int bytes, int far)
+{
+    if (far)
+        prefetch_bucket(c, i);
+    else
+        __builtin_prefetch(bucket_at(c, i, bytes), 1);
+}
+
 /*
  * kick_bfs for one-word buckets, the same search in the same order: a
  * bucket's fingerprints come from one load by shifts, and whether a bucket
@@ -512,7 +524,7 @@ static inline uint64_t empty_slot(const amq_cuckoo *c, uint64_t i, uint64_t z)
  */
 static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, uint64_t i1,
                                                                uint64_t i2, uint32_t fp,
-                                                               int bytes)
+                                                               int bytes, int far)
 {
     uint8_t *d = c->d;
     uint32_t f = c->f, b = c->b, n1 = 0, n2 = 0, k, j, m;
@@ -528,7 +540,7 @@ static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, u
             slot1[n1] = j;
             fp1[n1] = (uint32_t)(w & fmax);
             to[n1] = alt8(c, s, fp1[n1]);
-            prefetch_bucket(c, to[n1]);
+            prefetch_words(c, to[n1], bytes, far);
             n1++;
         }
     }
@@ -551,7 +563,7 @@ static inline __attribute__((always_inline)) int kick_bfs_words(amq_cuckoo *c, u
             slot2[n2] = j;
             fp2[n2] = (uint32_t)(w & fmax);
             to2[n2] = alt8(c, to[k], fp2[n2]);
-            prefetch_bucket(c, to2[n2]);
+            prefetch_words(c, to2[n2], bytes, far);
             n2++;
         }
     }
@@ -586,8 +598,11 @@ static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i
     int64_t s;
     int word = c->shape == CK_WORD64;
 
-    if (!word ? kick_bfs(c, i1, i2, fp)
-              : bb % 8 == 0 ? kick_bfs_words(c, i1, i2, fp, 1) : kick_bfs_words(c, i1, i2, fp, 0))
+    if (!word                       ? kick_bfs(c, i1, i2, fp)
+        : bb % 8 == 0 && c->pf_last ? kick_bfs_words(c, i1, i2, fp, 1, 1)
+        : bb % 8 == 0               ? kick_bfs_words(c, i1, i2, fp, 1, 0)
+        : c->pf_last                ? kick_bfs_words(c, i1, i2, fp, 0, 1)
+                                    : kick_bfs_words(c, i1, i2, fp, 0, 0))
         return 1;
     i = (next_rand(c) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
@@ -596,7 +611,7 @@ static __attribute__((noinline)) int kick(amq_cuckoo *c, uint64_t i1, uint64_t i
         for (j = 0; j < b; j++) {
             fps[j] = word ? (uint32_t)((w >> (j * f)) & c->fmax) : ct_get(d, f, i * b + j);
             alt[j] = alt_bucket(i, fps[j], nb);
-            prefetch_bucket(c, alt[j]);
+            __builtin_prefetch(d + alt[j] * bb / 8, 1);
         }
         for (j = 0; j < b; j++) {
             s = bucket_empty(c, alt[j]);
@@ -876,8 +891,12 @@ static void derive(amq_cuckoo *c)
     c->highs_lo = c->ones_lo << (c->f - 1);
     c->bal_items = (uint64_t)(BALANCE_LOAD * (double)c->nb * (double)c->b);
     c->peek_items = (uint64_t)(PEEK_LOAD * (double)c->nb * (double)c->b);
-    /* word64 reads 8 bytes, word128 16, ct_get up to 8 from a slot's first byte. */
-    c->pf_last = c->shape == CK_WORD64 ? 7 : c->shape == CK_WORD128 ? 15 : (c->bb + 6) / 8 + 7;
+    /* word64 reads 8 bytes, word128 16, ct_get up to 8 from a slot's first
+     * byte; a table in cache is read without waiting for a second line. */
+    c->pf_last = c->nb * c->bb / 8 <= FIXED_DIRECT_BYTES ? 0
+                 : c->shape == CK_WORD64                 ? 7
+                 : c->shape == CK_WORD128                ? 15
+                                                         : (c->bb + 6) / 8 + 7;
     c->ones2[0] = c->ones2[1] = c->ones_lo;
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
@@ -1250,34 +1269,42 @@ static inline __attribute__((always_inline)) void prefetch_kick(const amq_cuckoo
 
 /*
  * A pipeline of three stages over the keys, in order: key j has its two
- * buckets prefetched; key j - AHEAD, whose buckets have arrived, has the
- * first step of its kick prefetched if both are full (one-word layouts,
- * from PEEK_LOAD on); key j - 2 AHEAD is inserted.  Out of cache an add
- * then mostly finds what it reads in cache, the kicks near full load
- * included.  Same results, byte for byte, as n single adds: the adds
- * themselves run in order.
+ * buckets prefetched; key j - ahead, whose buckets have arrived, has the
+ * first step of its kick prefetched if both are full (one-word layouts
+ * out of cache, from PEEK_LOAD on); key j - 2 ahead is inserted.  Out of
+ * cache an add then mostly finds what it reads in cache, the kicks near
+ * full load included.  Same results, byte for byte, as n single adds: the
+ * adds themselves run in order.  A table in cache needs a short lead only
+ * (a longer one measured slower there).
  */
 #define ADD_AHEAD 32
+#define ADD_AHEAD_NEAR 4
 
 /* The keys come as hashes (h), or packed (keys, key_len each: hashed in
- * the first stage, so a long batch is one pipeline). */
+ * the first stage, so a long batch is one pipeline); far: the table is
+ * larger than FIXED_DIRECT_BYTES (a copy each way, so that a table in
+ * cache runs a loop with nothing of the rest). */
 static inline __attribute__((always_inline)) int add_pipeline(amq_cuckoo *c, const amq_hash128 *h,
                                                              const uint8_t *keys, size_t key_len,
-                                                             size_t n, uint8_t *added)
+                                                             size_t n, uint8_t *added,
+                                                             const int far)
 {
     enum { RING = 2 * ADD_AHEAD };
     uint32_t fp[RING];
     uint64_t nb = c->nb, i1[RING], i2[RING];
-    size_t j, k, m;
-    int peek = c->shape == CK_WORD64 && c->data.size > FIXED_DIRECT_BYTES;
+    int peek = far && c->shape == CK_WORD64;
+    const size_t ring = far ? RING : 2 * ADD_AHEAD_NEAR; /* a power of two */
+    size_t lag = ring, half, j, k, m;
     amq_hash128 x;
 
     if (amq_region_is_borrowed(&c->data))
         return AMQ_EREADONLY;
-    for (j = 0; j < n + RING; j++) {
-        if (j >= RING) {
-            m = j - RING;
-            k = m % RING;
+    lag = lag < n ? lag : n;
+    half = lag / 2;
+    for (j = 0; j < n + lag; j++) {
+        if (j >= lag) {
+            m = j - lag;
+            k = m % ring;
             if (c->victim_fp != 0)
                 return AMQ_EFULL;
             (void)insert(c, i1[k], i2[k], fp[k]);
@@ -1285,42 +1312,62 @@ static inline __attribute__((always_inline)) int add_pipeline(amq_cuckoo *c, con
             if (added != NULL)
                 added[m] = 1;
         }
-        if (peek && c->items >= c->peek_items && j >= ADD_AHEAD && j - ADD_AHEAD < n) {
-            k = (j - ADD_AHEAD) % RING;
+        if (peek && c->items >= c->peek_items && j >= half && j - half < n) {
+            k = (j - half) % ring;
             prefetch_kick(c, i1[k], i2[k]);
         }
         if (j < n) {
-            k = j % RING;
+            k = j % ring;
             x = h != NULL ? h[j] : key_hash(c, keys + j * key_len, key_len);
             fp[k] = fingerprint(x.h2, c->fmax);
             i1[k] = reduce64(x.h1, nb);
             i2[k] = alt_bucket(i1[k], fp[k], nb);
-            prefetch_bucket(c, i1[k]);
-            prefetch_bucket(c, i2[k]);
+            if (far) {
+                prefetch_bucket(c, i1[k]);
+                prefetch_bucket(c, i2[k]);
+            } else {
+                __builtin_prefetch(c->d + i1[k] * c->bb / 8, 1);
+                __builtin_prefetch(c->d + i2[k] * c->bb / 8, 1);
+            }
         }
     }
     return AMQ_OK;
+}
+
+static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return c->data.size > FIXED_DIRECT_BYTES ? add_pipeline(c, h, NULL, 0, n, added, 1)
+                                             : add_pipeline(c, h, NULL, 0, n, added, 0);
+}
+
+/* Packed keys, the length known to the compiler for 8 and 16 bytes. */
+static int add_batch_packed(amq_cuckoo *c, const uint8_t *k, size_t key_len, size_t n,
+                            uint8_t *added)
+{
+    if (c->data.size > FIXED_DIRECT_BYTES)
+        return key_len == 8    ? add_pipeline(c, NULL, k, 8, n, added, 1)
+               : key_len == 16 ? add_pipeline(c, NULL, k, 16, n, added, 1)
+                               : add_pipeline(c, NULL, k, key_len, n, added, 1);
+    return key_len == 8    ? add_pipeline(c, NULL, k, 8, n, added, 0)
+           : key_len == 16 ? add_pipeline(c, NULL, k, 16, n, added, 0)
+                           : add_pipeline(c, NULL, k, key_len, n, added, 0);
 }
 
 int amq_cuckoo_add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added,
                          uint64_t *count)
 {
     uint64_t before = c->items;
-    int rc = add_pipeline(c, h, NULL, 0, n, added);
+    int rc = add_batch(c, h, n, added);
     if (count != NULL)
         *count = c->items - before;
     return rc;
 }
 
-/* Packed keys, the length known to the compiler for 8 and 16 bytes. */
 int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
                                uint8_t *added, uint64_t *count)
 {
-    const uint8_t *k = keys;
     uint64_t before = c->items;
-    int rc = key_len == 8    ? add_pipeline(c, NULL, k, 8, n, added)
-             : key_len == 16 ? add_pipeline(c, NULL, k, 16, n, added)
-                             : add_pipeline(c, NULL, k, key_len, n, added);
+    int rc = add_batch_packed(c, keys, key_len, n, added);
     if (count != NULL)
         *count = c->items - before;
     return rc;
