@@ -533,6 +533,23 @@ TEST(cuckoo_batch_matches_single)
     amq_cuckoo_free(c);
 }
 
+/* Two tables filled past full with the same keys, a one add at a time
+ * (single_ok adds before rc_single) and b by batches (rc_batch, added[i]
+ * for n keys): the same stopping point, answers, item count and bytes. */
+static void check_same_fill(const amq_cuckoo *a, const amq_cuckoo *b, int rc_single,
+                            uint64_t single_ok, int rc_batch, const uint8_t *added, size_t n)
+{
+    uint64_t batch_ok = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        batch_ok += added[i];
+    CHECK_STATUS(rc_single, AMQ_EFULL);
+    CHECK_STATUS(rc_batch, AMQ_EFULL);
+    CHECK_EQ(batch_ok, single_ok);
+    CHECK_EQ(amq_cuckoo_items(b), amq_cuckoo_items(a));
+    CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+}
+
 TEST(cuckoo_add_batch_matches_single)
 {
     /* Same table bytes as one add at a time, up to and past full. */
@@ -541,7 +558,7 @@ TEST(cuckoo_add_batch_matches_single)
     uint8_t *added = calloc(5000, 1);
     amq_cuckoo *a = make(12, 4, 1000), *b = make(12, 4, 1000);
     int rc_single = 0, rc_batch;
-    uint64_t single_ok = 0, batch_ok = 0;
+    uint64_t single_ok = 0;
 
     REQUIRE(h != NULL && added != NULL && a != NULL && b != NULL);
     for (i = 0; i < 5000; i++)
@@ -553,13 +570,7 @@ TEST(cuckoo_add_batch_matches_single)
         single_ok++;
     }
     rc_batch = t_cuckoo_add_batch(b, h, 5000, added);
-    for (i = 0; i < 5000; i++)
-        batch_ok += added[i];
-    CHECK_STATUS(rc_single, AMQ_EFULL);
-    CHECK_STATUS(rc_batch, AMQ_EFULL);
-    CHECK_EQ(batch_ok, single_ok);
-    CHECK_EQ(amq_cuckoo_items(b), amq_cuckoo_items(a));
-    CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+    check_same_fill(a, b, rc_single, single_ok, rc_batch, added, 5000);
     CHECK_STATUS(amq_cuckoo_add_batch(b, h, 0, NULL, NULL), AMQ_OK);
     amq_cuckoo_free(a);
     amq_cuckoo_free(b);
@@ -876,7 +887,7 @@ TEST(cuckoo_large_add_batch_matches_single)
         uint32_t f;
         size_t key_len; /* 0: hashes */
     } cases[] = {{12, 8}, {12, 0}, {9, 16}};
-    uint64_t *k = malloc((size_t)N * 2 * sizeof *k), st = 77, i, single_ok, batch_ok;
+    uint64_t *k = malloc((size_t)N * 2 * sizeof *k), st = 77, i, single_ok;
     amq_hash128 *h = malloc((size_t)N * sizeof *h);
     uint8_t *added = malloc(N);
     size_t t;
@@ -906,13 +917,7 @@ TEST(cuckoo_large_add_batch_matches_single)
             rc_batch = amq_cuckoo_add_batch(b, h, N, added, NULL);
         else
             rc_batch = amq_cuckoo_add_batch_fixed(b, k, len, N, added, NULL);
-        for (i = 0, batch_ok = 0; i < N; i++)
-            batch_ok += added[i];
-        CHECK_STATUS(rc_single, AMQ_EFULL);
-        CHECK_STATUS(rc_batch, AMQ_EFULL);
-        CHECK_EQ(batch_ok, single_ok);
-        CHECK_EQ(amq_cuckoo_items(b), amq_cuckoo_items(a));
-        CHECK(memcmp(amq_cuckoo_data(a), amq_cuckoo_data(b), amq_cuckoo_bytes(a)) == 0);
+        check_same_fill(a, b, rc_single, single_ok, rc_batch, added, N);
         amq_cuckoo_free(a);
         amq_cuckoo_free(b);
     }
