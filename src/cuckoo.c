@@ -1876,6 +1876,10 @@ contains_batch_words(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_
             i2[j] = alt8(c, i1[j], fp[j]);
             __builtin_prefetch(d + (bytes ? i1[j] * by : i1[j] * bb / 8));
             __builtin_prefetch(d + (bytes ? i2[j] * by : i2[j] * bb / 8));
+            if (c->pf_last != 0) {
+                __builtin_prefetch(d + (bytes ? i1[j] * by : i1[j] * bb / 8) + 7);
+                __builtin_prefetch(d + (bytes ? i2[j] * by : i2[j] * bb / 8) + 7);
+            }
         }
         for (j = 0; j < m; j++) {
             uint64_t x = (uint64_t)fp[j] * ones;
