@@ -94,7 +94,9 @@ struct amq_cuckoo {
     amq_region data;
     amq_allocator alloc;
     uint64_t peek_items; /* from this many items on, batched adds prefetch kicks */
-    uint32_t pf_last; /* the last byte a read of a bucket touches, from its first (0: not fetched) */
+    /* The last byte a read of a bucket touches, from its first; 0 for a
+     * table in cache, whose batches and kicks prefetch one line a bucket. */
+    uint32_t pf_last;
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
@@ -115,8 +117,9 @@ struct amq_cuckoo {
 #define PEEK_LOAD 0.5
 
 /* Up to this many table bytes the table stays in cache between queries,
- * and the one-key query beats staging hashes for prefetches; batched adds
- * look ahead for kicks only above it. */
+ * and the one-key query beats staging hashes for prefetches; larger
+ * tables' batched adds look ahead for kicks and every batch and kick
+ * prefetches a bucket's second line (pf_last). */
 #define FIXED_DIRECT_BYTES ((size_t)4 << 20)
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
@@ -416,15 +419,15 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
     return n;
 }
 
-/* Prefetches (for writing) the bytes a read of bucket i touches: a bucket
- * that starts near the end of a cache line spills into the next one, and
- * a read of it would wait for that line. */
+/* Prefetches (for writing) the bytes a read of bucket i touches, on a
+ * table out of cache (pf_last != 0): a bucket that starts near the end of
+ * a cache line spills into the next one, and a read of it would wait for
+ * that line. */
 static inline __attribute__((always_inline)) void prefetch_bucket(const amq_cuckoo *c, uint64_t i)
 {
     const uint8_t *p = c->d + i * c->bb / 8;
     __builtin_prefetch(p, 1);
-    if (c->pf_last != 0)
-        __builtin_prefetch(p + c->pf_last, 1);
+    __builtin_prefetch(p + c->pf_last, 1);
 }
 
 /*
@@ -1281,9 +1284,9 @@ static inline __attribute__((always_inline)) void prefetch_kick(const amq_cuckoo
 #define ADD_AHEAD_NEAR 4
 
 /* The keys come as hashes (h), or packed (keys, key_len each: hashed in
- * the first stage, so a long batch is one pipeline); far: the table is
- * larger than FIXED_DIRECT_BYTES (a copy each way, so that a table in
- * cache runs a loop with nothing of the rest). */
+ * the first stage, so a long batch is one pipeline); far: the table is out
+ * of cache, pf_last != 0 (a copy each way, so that a table in cache runs a
+ * loop with nothing of the rest). */
 static inline __attribute__((always_inline)) int add_pipeline(amq_cuckoo *c, const amq_hash128 *h,
                                                              const uint8_t *keys, size_t key_len,
                                                              size_t n, uint8_t *added,
@@ -1336,15 +1339,15 @@ static inline __attribute__((always_inline)) int add_pipeline(amq_cuckoo *c, con
 
 static int add_batch(amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_t *added)
 {
-    return c->data.size > FIXED_DIRECT_BYTES ? add_pipeline(c, h, NULL, 0, n, added, 1)
-                                             : add_pipeline(c, h, NULL, 0, n, added, 0);
+    return c->pf_last != 0 ? add_pipeline(c, h, NULL, 0, n, added, 1)
+                           : add_pipeline(c, h, NULL, 0, n, added, 0);
 }
 
 /* Packed keys, the length known to the compiler for 8 and 16 bytes. */
 static int add_batch_packed(amq_cuckoo *c, const uint8_t *k, size_t key_len, size_t n,
                             uint8_t *added)
 {
-    if (c->data.size > FIXED_DIRECT_BYTES)
+    if (c->pf_last != 0)
         return key_len == 8    ? add_pipeline(c, NULL, k, 8, n, added, 1)
                : key_len == 16 ? add_pipeline(c, NULL, k, 16, n, added, 1)
                                : add_pipeline(c, NULL, k, key_len, n, added, 1);
@@ -1867,6 +1870,7 @@ contains_batch_words(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_
     uint64_t nb = c->nb, ones = c->ones_lo, highs = c->highs_lo, i1[BATCH], i2[BATCH];
     uint32_t fp[BATCH], bb = c->bb, by = c->bbytes;
     size_t base, j, m;
+    const uint8_t *p1, *p2;
 
     for (base = 0; base < n; base += BATCH) {
         m = n - base < BATCH ? n - base : BATCH;
@@ -1874,11 +1878,13 @@ contains_batch_words(const amq_cuckoo *c, const amq_hash128 *h, size_t n, uint8_
             fp[j] = fingerprint(h[base + j].h2, c->fmax);
             i1[j] = reduce64(h[base + j].h1, nb);
             i2[j] = alt8(c, i1[j], fp[j]);
-            __builtin_prefetch(d + (bytes ? i1[j] * by : i1[j] * bb / 8));
-            __builtin_prefetch(d + (bytes ? i2[j] * by : i2[j] * bb / 8));
+            p1 = d + (bytes ? i1[j] * by : i1[j] * bb / 8);
+            p2 = d + (bytes ? i2[j] * by : i2[j] * bb / 8);
+            __builtin_prefetch(p1);
+            __builtin_prefetch(p2);
             if (c->pf_last != 0) {
-                __builtin_prefetch(d + (bytes ? i1[j] * by : i1[j] * bb / 8) + 7);
-                __builtin_prefetch(d + (bytes ? i2[j] * by : i2[j] * bb / 8) + 7);
+                __builtin_prefetch(p1 + c->pf_last);
+                __builtin_prefetch(p2 + c->pf_last);
             }
         }
         for (j = 0; j < m; j++) {
@@ -1957,7 +1963,6 @@ hash_fixed(const amq_cuckoo *c, const uint8_t *keys, size_t key_len, size_t m, a
             h[i] = key_hash(c, keys + i * key_len, key_len);
 }
 
-
 int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out, uint64_t *count)
 {
@@ -1965,7 +1970,7 @@ int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys, size_
     uint64_t total = 0, got;
     size_t at, m;
 
-    if (key_len == 8 && (c->data.size <= FIXED_DIRECT_BYTES || c->q8n_gather)) {
+    if (key_len == 8 && (c->pf_last == 0 || c->q8n_gather)) {
         total = c->q8n(c, keys, n, out);
         if (count != NULL)
             *count = total;
