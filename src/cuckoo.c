@@ -97,6 +97,10 @@ struct amq_cuckoo {
     /* The last byte a read of a bucket touches, from its first; 0 for a
      * table in cache, whose batches and kicks prefetch one line a bucket. */
     uint32_t pf_last;
+    /* H(fp) (the alternate bucket's base, i2 = (H(fp) - i1) mod nb) for
+     * every fp, on tables out of cache with f <= ALT_TABLE_MAX_F: one load
+     * from L1 in place of two multiplies on the way to i2; NULL otherwise. */
+    const uint32_t *alt_tab;
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
@@ -121,6 +125,10 @@ struct amq_cuckoo {
  * tables' batched adds look ahead for kicks and every batch and kick
  * prefetches a bucket's second line (pf_last). */
 #define FIXED_DIRECT_BYTES ((size_t)4 << 20)
+
+/* The widest fingerprint with a table of H(fp) (alt_tab): 2^12 entries of
+ * 4 bytes, 16 KiB beside a table of more than 4 MiB. */
+#define ALT_TABLE_MAX_F 12
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
 
@@ -197,14 +205,25 @@ static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, 
     return (c->victim_fp == fp) & ((c->victim_bucket == i1) | (c->victim_bucket == i2));
 }
 
+typedef int (*ck_q8_fn)(const amq_cuckoo *c, const void *key);
 static int q8_bytes(const amq_cuckoo *c, const void *key);
 static int q8_bytes_ms(const amq_cuckoo *c, const void *key);
+static int q8_bytes_t(const amq_cuckoo *c, const void *key);
+static int q8_bytes_ms_t(const amq_cuckoo *c, const void *key);
 #if defined(__x86_64__)
 static int q8_bytes_avx2(const amq_cuckoo *c, const void *key);
 static int q8_bytes_avx2_ms(const amq_cuckoo *c, const void *key);
+static int q8_bytes_avx2_t(const amq_cuckoo *c, const void *key);
+static int q8_bytes_avx2_ms_t(const amq_cuckoo *c, const void *key);
+static int q8_bits_avx2(const amq_cuckoo *c, const void *key);
+static int q8_bits_avx2_ms(const amq_cuckoo *c, const void *key);
+static int q8_bits_avx2_t(const amq_cuckoo *c, const void *key);
+static int q8_bits_avx2_ms_t(const amq_cuckoo *c, const void *key);
 #endif
 static int q8_bits(const amq_cuckoo *c, const void *key);
 static int q8_bits_ms(const amq_cuckoo *c, const void *key);
+static int q8_bits_t(const amq_cuckoo *c, const void *key);
+static int q8_bits_ms_t(const amq_cuckoo *c, const void *key);
 static int q8_any(const amq_cuckoo *c, const void *key);
 static uint64_t q8n_bytes(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bytes_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
@@ -231,22 +250,28 @@ static int add8_any(amq_cuckoo *c, const void *key);
 static void key8_modes(amq_cuckoo *c)
 {
     uint32_t m = CK_KEY8_NONE;
+    /* [whole bytes][mulshift][alt_tab] */
+    static const ck_q8_fn q8s[2][2][2] = {{{q8_bits, q8_bits_t}, {q8_bits_ms, q8_bits_ms_t}},
+                                          {{q8_bytes, q8_bytes_t}, {q8_bytes_ms, q8_bytes_ms_t}}};
+    int tab = c->alt_tab != NULL;
     if (c->fast && c->victim_fp == 0)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
-    if (c->ms) {
-        c->q8 = m == CK_KEY8_BYTES ? q8_bytes_ms : m == CK_KEY8_BITS ? q8_bits_ms : q8_any;
+    c->q8 = m == CK_KEY8_NONE ? q8_any : q8s[m == CK_KEY8_BYTES][c->ms][tab];
+    if (c->ms)
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes_ms : m == CK_KEY8_BITS ? q8n_bits_ms : q8n_any;
-    } else {
-        c->q8 = m == CK_KEY8_BYTES ? q8_bytes : m == CK_KEY8_BITS ? q8_bits : q8_any;
+    else
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes : m == CK_KEY8_BITS ? q8n_bits : q8n_any;
-    }
 #if defined(__x86_64__)
     /* AVX2 as the blocked kind's paths see it (the AMQ_SIMD cap applies). */
     __builtin_cpu_init();
-    if (m == CK_KEY8_BYTES && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
+    if (m != CK_KEY8_NONE && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
         __builtin_cpu_supports("bmi2")) {
-        c->q8 = c->ms ? q8_bytes_avx2_ms : q8_bytes_avx2;
-        c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
+        static const ck_q8_fn q8v[2][2][2] = {
+            {{q8_bits_avx2, q8_bits_avx2_t}, {q8_bits_avx2_ms, q8_bits_avx2_ms_t}},
+            {{q8_bytes_avx2, q8_bytes_avx2_t}, {q8_bytes_avx2_ms, q8_bytes_avx2_ms_t}}};
+        c->q8 = q8v[m == CK_KEY8_BYTES][c->ms][tab];
+        if (m == CK_KEY8_BYTES)
+            c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
     }
     /* Batches by gathers: one-word buckets, no victim, nb < 2^32. */
     c->batch_gather = 0;
@@ -302,12 +327,19 @@ static inline uint64_t word64(const uint8_t *d, uint64_t i, uint32_t bb)
     return amq_load64(d + (bit >> 3)) >> (bit & 7);
 }
 
-/* alt_bucket with PHI as a memory operand (see k_mul). */
+/* alt_bucket with PHI as a memory operand (see k_mul); tab: H(fp) read
+ * from c->alt_tab. */
+static inline __attribute__((always_inline)) uint64_t alt8t(const amq_cuckoo *c, uint64_t i,
+                                                           uint32_t fp, int tab)
+{
+    uint64_t base = tab ? c->alt_tab[fp] : reduce64((uint64_t)fp * c->k_phi, c->nb), t = base - i;
+    return base < i ? t + c->nb : t;
+}
+
 static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
                                                           uint32_t fp)
 {
-    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb), t = base - i;
-    return base < i ? t + c->nb : t;
+    return alt8t(c, i, fp, 0);
 }
 
 static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
@@ -904,16 +936,32 @@ static void derive(amq_cuckoo *c)
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
 
+/* Bytes of a filter's alt_tab (0: none), allocated with its struct. */
+static size_t alt_tab_bytes(const amq_cuckoo_params *p)
+{
+    if (p->fingerprint_bits > ALT_TABLE_MAX_F || p->buckets > UINT32_MAX ||
+        amq_cuckoo_data_size(p) <= FIXED_DIRECT_BYTES)
+        return 0;
+    return sizeof(uint32_t) << p->fingerprint_bits;
+}
+
 static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
 {
     amq_allocator a;
     amq_cuckoo *c;
+    size_t tab = alt_tab_bytes(p);
 
     amq_alloc_init(&a, alloc);
-    c = amq_calloc(&a, sizeof *c);
+    c = amq_calloc(&a, sizeof *c + tab);
     if (c == NULL)
         return NULL;
     c->p = *p;
+    if (tab != 0) {
+        uint32_t *t = (uint32_t *)(void *)(c + 1), fp;
+        for (fp = 0; fp < (uint32_t)(tab / sizeof *t); fp++)
+            t[fp] = (uint32_t)reduce64((uint64_t)fp * PHI, p->buckets);
+        c->alt_tab = t;
+    }
     derive(c);
     c->rng = RNG_SEED;
     c->alloc = a;
@@ -1010,7 +1058,7 @@ void amq_cuckoo_free(amq_cuckoo *c)
         return;
     a = c->alloc;
     amq_region_free(&c->data, &a);
-    amq_free(&a, c, sizeof *c);
+    amq_free(&a, c, sizeof *c + alt_tab_bytes(&c->p));
 }
 
 /* ---- operations ---------------------------------------------------------------------- */
@@ -1108,11 +1156,11 @@ __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void
  * in flight, which is set by their instruction count: every step counts.
  */
 static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
-                                                       int bytes, int ms)
+                                                       int bytes, int ms, int tab)
 {
     uint64_t top, h1 = x8_hash(c, key, &top, ms), ones = c->ones_lo;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8(c, i1, fp);
+    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8t(c, i1, fp, tab);
     uint64_t w1 = bucket_word(c, i1, bytes), w2 = bucket_word(c, i2, bytes);
     uint64_t x = (uint64_t)fp * ones, y1 = w1 ^ x, y2 = w2 ^ x;
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
@@ -1381,20 +1429,29 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
     return query(c, h);
 }
 
-static int q8_bytes(const amq_cuckoo *c, const void *key)
-{
-    return query8(c, key, 1, 0);
-}
-
-static int q8_bytes_ms(const amq_cuckoo *c, const void *key)
-{
-    return query8(c, key, 1, 1);
-}
+/* The q8 entries, each its own leaf: query8 (or q8_vec) on whole-byte
+ * buckets or at any bit, under XXH3 or mulshift (_ms), H(fp) computed or
+ * read from alt_tab (_t). */
+#define Q8_ENTRY(name, call)                                                                       \
+    static int name(const amq_cuckoo *c, const void *key)                                          \
+    {                                                                                              \
+        return call;                                                                               \
+    }
+Q8_ENTRY(q8_bytes, query8(c, key, 1, 0, 0))
+Q8_ENTRY(q8_bytes_ms, query8(c, key, 1, 1, 0))
+Q8_ENTRY(q8_bytes_t, query8(c, key, 1, 0, 1))
+Q8_ENTRY(q8_bytes_ms_t, query8(c, key, 1, 1, 1))
+Q8_ENTRY(q8_bits, query8(c, key, 0, 0, 0))
+Q8_ENTRY(q8_bits_ms, query8(c, key, 0, 1, 0))
+Q8_ENTRY(q8_bits_t, query8(c, key, 0, 0, 1))
+Q8_ENTRY(q8_bits_ms_t, query8(c, key, 0, 1, 1))
 
 #if defined(__x86_64__)
-/* query8 on whole-byte buckets with both buckets' words in one vector: the
- * field test of the two is one subtract, one and-not and one ptest, and
- * BMI2's multiplies need no moves: fewer instructions per call. */
+/* query8 with both buckets' words in one vector: the field test of the
+ * two is one subtract, one and-not and one ptest, and BMI2's multiplies
+ * need no moves: fewer instructions per call (buckets inside a byte: the
+ * scalar path's shifts after each load cost it a third more out of cache,
+ * measured). */
 /* The high half of a * b by BMI2's mulx, whose operands and results are
  * in any registers: a 128-bit product takes moves into and out of rdx:rax
  * otherwise. */
@@ -1407,42 +1464,48 @@ __attribute__((target("bmi2"))) static inline uint64_t mulhi_bmi2(uint64_t a, ui
 }
 
 __attribute__((target("avx2,bmi,bmi2"))) static inline __attribute__((always_inline)) int
-q8_vec(const amq_cuckoo *c, const void *key, int ms)
+q8_vec(const amq_cuckoo *c, const void *key, int bytes, int ms, int tab)
 {
     uint64_t top, h1 = x8_hash(c, key, &top, ms), nb = c->nb;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = mulhi_bmi2(h1, nb), base = mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
+    uint64_t i1 = mulhi_bmi2(h1, nb);
+    uint64_t base = tab ? c->alt_tab[fp] : mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
     uint64_t i2 = base - i1 + (base < i1 ? nb : 0);
-    __m128i w = _mm_cvtsi64_si128((long long)amq_load64(c->d + i1 * c->bbytes));
     __m128i x = _mm_set1_epi64x((long long)((uint64_t)fp * c->ones_lo));
-    w = _mm_insert_epi64(w, (long long)amq_load64(c->d + i2 * c->bbytes), 1);
+    __m128i ones = _mm_loadu_si128((const __m128i *)(const void *)c->ones2);
+    __m128i highs = _mm_loadu_si128((const __m128i *)(const void *)c->highs2);
+    __m128i w;
+    if (bytes) {
+        w = _mm_cvtsi64_si128((long long)amq_load64(c->d + i1 * c->bbytes));
+        w = _mm_insert_epi64(w, (long long)amq_load64(c->d + i2 * c->bbytes), 1);
+    } else {
+        /* Buckets inside a byte: the constants shifted to each bucket's
+         * first bit (before the words arrive) rather than the words. */
+        uint64_t b1 = i1 * c->bb, b2 = i2 * c->bb;
+        __m128i sh = _mm_set_epi64x((long long)(b2 & 7), (long long)(b1 & 7));
+        x = _mm_sllv_epi64(x, sh);
+        ones = _mm_sllv_epi64(ones, sh);
+        highs = _mm_sllv_epi64(highs, sh);
+        w = _mm_cvtsi64_si128((long long)amq_load64(c->d + (b1 >> 3)));
+        w = _mm_insert_epi64(w, (long long)amq_load64(c->d + (b2 >> 3)), 1);
+    }
     w = _mm_xor_si128(w, x);
-    w = _mm_andnot_si128(w, _mm_sub_epi64(w, _mm_loadu_si128((const __m128i *)(const void *)c->ones2)));
-    return !_mm_testz_si128(w, _mm_loadu_si128((const __m128i *)(const void *)c->highs2));
+    w = _mm_andnot_si128(w, _mm_sub_epi64(w, ones));
+    return !_mm_testz_si128(w, highs);
 }
 
-__attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2(const amq_cuckoo *c,
-                                                                 const void *key)
-{
-    return q8_vec(c, key, 0);
-}
-
-__attribute__((target("avx2,bmi,bmi2"))) static int q8_bytes_avx2_ms(const amq_cuckoo *c,
-                                                                    const void *key)
-{
-    return q8_vec(c, key, 1);
-}
+#define Q8_ENTRY_AVX2(name, call) __attribute__((target("avx2,bmi,bmi2"))) Q8_ENTRY(name, call)
+Q8_ENTRY_AVX2(q8_bytes_avx2, q8_vec(c, key, 1, 0, 0))
+Q8_ENTRY_AVX2(q8_bytes_avx2_ms, q8_vec(c, key, 1, 1, 0))
+Q8_ENTRY_AVX2(q8_bytes_avx2_t, q8_vec(c, key, 1, 0, 1))
+Q8_ENTRY_AVX2(q8_bytes_avx2_ms_t, q8_vec(c, key, 1, 1, 1))
+Q8_ENTRY_AVX2(q8_bits_avx2, q8_vec(c, key, 0, 0, 0))
+Q8_ENTRY_AVX2(q8_bits_avx2_ms, q8_vec(c, key, 0, 1, 0))
+Q8_ENTRY_AVX2(q8_bits_avx2_t, q8_vec(c, key, 0, 0, 1))
+Q8_ENTRY_AVX2(q8_bits_avx2_ms_t, q8_vec(c, key, 0, 1, 1))
+#undef Q8_ENTRY_AVX2
 #endif
-
-static int q8_bits(const amq_cuckoo *c, const void *key)
-{
-    return query8(c, key, 0, 0);
-}
-
-static int q8_bits_ms(const amq_cuckoo *c, const void *key)
-{
-    return query8(c, key, 0, 1);
-}
+#undef Q8_ENTRY
 
 static int q8_any(const amq_cuckoo *c, const void *key)
 {
@@ -1469,16 +1532,16 @@ static int q8_any(const amq_cuckoo *c, const void *key)
     }
 
 static uint64_t q8n_bytes(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(query8(c, keys + i * 8, 1, 0))
+Q8N_LOOP(query8(c, keys + i * 8, 1, 0, 0))
 
 static uint64_t q8n_bytes_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(query8(c, keys + i * 8, 1, 1))
+Q8N_LOOP(query8(c, keys + i * 8, 1, 1, 0))
 
 static uint64_t q8n_bits(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(query8(c, keys + i * 8, 0, 0))
+Q8N_LOOP(query8(c, keys + i * 8, 0, 0, 0))
 
 static uint64_t q8n_bits_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(query8(c, keys + i * 8, 0, 1))
+Q8N_LOOP(query8(c, keys + i * 8, 0, 1, 0))
 
 static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
 Q8N_LOOP(query_any(c, keys + i * 8, 8))
@@ -1486,11 +1549,11 @@ Q8N_LOOP(query_any(c, keys + i * 8, 8))
 #if defined(__x86_64__)
 __attribute__((target("avx2,bmi,bmi2"))) static uint64_t
 q8n_bytes_avx2(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(q8_vec(c, keys + i * 8, 0))
+Q8N_LOOP(q8_vec(c, keys + i * 8, 1, 0, 0))
 
 __attribute__((target("avx2,bmi,bmi2"))) static uint64_t
 q8n_bytes_avx2_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
-Q8N_LOOP(q8_vec(c, keys + i * 8, 1))
+Q8N_LOOP(q8_vec(c, keys + i * 8, 1, 1, 0))
 #endif
 #undef Q8N_LOOP
 
@@ -1618,7 +1681,7 @@ q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
         total += (uint64_t)__builtin_popcount(m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 0, 1);
+        int r = query8(c, keys + i * 8, 0, 1, 0);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
@@ -1787,7 +1850,7 @@ q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
         total += (uint64_t)__builtin_popcount((unsigned)m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 0, 1);
+        int r = query8(c, keys + i * 8, 0, 1, 0);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
