@@ -1449,9 +1449,8 @@ Q8_ENTRY(q8_bits_ms_t, query8(c, key, 0, 1, 1))
 #if defined(__x86_64__)
 /* query8 with both buckets' words in one vector: the field test of the
  * two is one subtract, one and-not and one ptest, and BMI2's multiplies
- * need no moves: fewer instructions per call (buckets inside a byte: the
- * scalar path's shifts after each load cost it a third more out of cache,
- * measured). */
+ * need no moves: fewer instructions per call, and on buckets inside a
+ * byte no shifts waiting for the loads. */
 /* The high half of a * b by BMI2's mulx, whose operands and results are
  * in any registers: a 128-bit product takes moves into and out of rdx:rax
  * otherwise. */
