@@ -206,24 +206,11 @@ static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, 
 }
 
 typedef int (*ck_q8_fn)(const amq_cuckoo *c, const void *key);
-static int q8_bytes(const amq_cuckoo *c, const void *key);
-static int q8_bytes_ms(const amq_cuckoo *c, const void *key);
-static int q8_bytes_t(const amq_cuckoo *c, const void *key);
-static int q8_bytes_ms_t(const amq_cuckoo *c, const void *key);
+/* The q8 entries by [whole bytes][mulshift][alt_tab] (Q8_GRID below). */
+static const ck_q8_fn q8_scalar[2][2][2];
 #if defined(__x86_64__)
-static int q8_bytes_avx2(const amq_cuckoo *c, const void *key);
-static int q8_bytes_avx2_ms(const amq_cuckoo *c, const void *key);
-static int q8_bytes_avx2_t(const amq_cuckoo *c, const void *key);
-static int q8_bytes_avx2_ms_t(const amq_cuckoo *c, const void *key);
-static int q8_bits_avx2(const amq_cuckoo *c, const void *key);
-static int q8_bits_avx2_ms(const amq_cuckoo *c, const void *key);
-static int q8_bits_avx2_t(const amq_cuckoo *c, const void *key);
-static int q8_bits_avx2_ms_t(const amq_cuckoo *c, const void *key);
+static const ck_q8_fn q8_vector[2][2][2];
 #endif
-static int q8_bits(const amq_cuckoo *c, const void *key);
-static int q8_bits_ms(const amq_cuckoo *c, const void *key);
-static int q8_bits_t(const amq_cuckoo *c, const void *key);
-static int q8_bits_ms_t(const amq_cuckoo *c, const void *key);
 static int q8_any(const amq_cuckoo *c, const void *key);
 static uint64_t q8n_bytes(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bytes_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
@@ -250,13 +237,10 @@ static int add8_any(amq_cuckoo *c, const void *key);
 static void key8_modes(amq_cuckoo *c)
 {
     uint32_t m = CK_KEY8_NONE;
-    /* [whole bytes][mulshift][alt_tab] */
-    static const ck_q8_fn q8s[2][2][2] = {{{q8_bits, q8_bits_t}, {q8_bits_ms, q8_bits_ms_t}},
-                                          {{q8_bytes, q8_bytes_t}, {q8_bytes_ms, q8_bytes_ms_t}}};
     int tab = c->alt_tab != NULL;
     if (c->fast && c->victim_fp == 0)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
-    c->q8 = m == CK_KEY8_NONE ? q8_any : q8s[m == CK_KEY8_BYTES][c->ms][tab];
+    c->q8 = m == CK_KEY8_NONE ? q8_any : q8_scalar[m == CK_KEY8_BYTES][c->ms][tab];
     if (c->ms)
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes_ms : m == CK_KEY8_BITS ? q8n_bits_ms : q8n_any;
     else
@@ -266,10 +250,7 @@ static void key8_modes(amq_cuckoo *c)
     __builtin_cpu_init();
     if (m != CK_KEY8_NONE && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
         __builtin_cpu_supports("bmi2")) {
-        static const ck_q8_fn q8v[2][2][2] = {
-            {{q8_bits_avx2, q8_bits_avx2_t}, {q8_bits_avx2_ms, q8_bits_avx2_ms_t}},
-            {{q8_bytes_avx2, q8_bytes_avx2_t}, {q8_bytes_avx2_ms, q8_bytes_avx2_ms_t}}};
-        c->q8 = q8v[m == CK_KEY8_BYTES][c->ms][tab];
+        c->q8 = q8_vector[m == CK_KEY8_BYTES][c->ms][tab];
         if (m == CK_KEY8_BYTES)
             c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
     }
@@ -1430,21 +1411,25 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 }
 
 /* The q8 entries, each its own leaf: query8 (or q8_vec) on whole-byte
- * buckets or at any bit, under XXH3 or mulshift (_ms), H(fp) computed or
- * read from alt_tab (_t). */
-#define Q8_ENTRY(name, call)                                                                       \
-    static int name(const amq_cuckoo *c, const void *key)                                          \
+ * buckets or at any bit, under XXH3 or mulshift, H(fp) computed or read
+ * from alt_tab; the grid's table is indexed [whole bytes][mulshift][alt_tab]. */
+#define Q8_ENTRY(attr, name, fn, bytes, ms, tab)                                                   \
+    attr static int name(const amq_cuckoo *c, const void *key)                                     \
     {                                                                                              \
-        return call;                                                                               \
+        return fn(c, key, bytes, ms, tab);                                                         \
     }
-Q8_ENTRY(q8_bytes, query8(c, key, 1, 0, 0))
-Q8_ENTRY(q8_bytes_ms, query8(c, key, 1, 1, 0))
-Q8_ENTRY(q8_bytes_t, query8(c, key, 1, 0, 1))
-Q8_ENTRY(q8_bytes_ms_t, query8(c, key, 1, 1, 1))
-Q8_ENTRY(q8_bits, query8(c, key, 0, 0, 0))
-Q8_ENTRY(q8_bits_ms, query8(c, key, 0, 1, 0))
-Q8_ENTRY(q8_bits_t, query8(c, key, 0, 0, 1))
-Q8_ENTRY(q8_bits_ms_t, query8(c, key, 0, 1, 1))
+#define Q8_GRID(attr, name, fn)                                                                    \
+    Q8_ENTRY(attr, name##_0, fn, 0, 0, 0)                                                          \
+    Q8_ENTRY(attr, name##_1, fn, 0, 0, 1)                                                          \
+    Q8_ENTRY(attr, name##_2, fn, 0, 1, 0)                                                          \
+    Q8_ENTRY(attr, name##_3, fn, 0, 1, 1)                                                          \
+    Q8_ENTRY(attr, name##_4, fn, 1, 0, 0)                                                          \
+    Q8_ENTRY(attr, name##_5, fn, 1, 0, 1)                                                          \
+    Q8_ENTRY(attr, name##_6, fn, 1, 1, 0)                                                          \
+    Q8_ENTRY(attr, name##_7, fn, 1, 1, 1)                                                          \
+    static const ck_q8_fn name[2][2][2] = {{{name##_0, name##_1}, {name##_2, name##_3}},           \
+                                           {{name##_4, name##_5}, {name##_6, name##_7}}};
+Q8_GRID(, q8_scalar, query8)
 
 #if defined(__x86_64__)
 /* query8 with both buckets' words in one vector: the field test of the
@@ -1493,17 +1478,9 @@ q8_vec(const amq_cuckoo *c, const void *key, int bytes, int ms, int tab)
     return !_mm_testz_si128(w, highs);
 }
 
-#define Q8_ENTRY_AVX2(name, call) __attribute__((target("avx2,bmi,bmi2"))) Q8_ENTRY(name, call)
-Q8_ENTRY_AVX2(q8_bytes_avx2, q8_vec(c, key, 1, 0, 0))
-Q8_ENTRY_AVX2(q8_bytes_avx2_ms, q8_vec(c, key, 1, 1, 0))
-Q8_ENTRY_AVX2(q8_bytes_avx2_t, q8_vec(c, key, 1, 0, 1))
-Q8_ENTRY_AVX2(q8_bytes_avx2_ms_t, q8_vec(c, key, 1, 1, 1))
-Q8_ENTRY_AVX2(q8_bits_avx2, q8_vec(c, key, 0, 0, 0))
-Q8_ENTRY_AVX2(q8_bits_avx2_ms, q8_vec(c, key, 0, 1, 0))
-Q8_ENTRY_AVX2(q8_bits_avx2_t, q8_vec(c, key, 0, 0, 1))
-Q8_ENTRY_AVX2(q8_bits_avx2_ms_t, q8_vec(c, key, 0, 1, 1))
-#undef Q8_ENTRY_AVX2
+Q8_GRID(__attribute__((target("avx2,bmi,bmi2"))), q8_vector, q8_vec)
 #endif
+#undef Q8_GRID
 #undef Q8_ENTRY
 
 static int q8_any(const amq_cuckoo *c, const void *key)
