@@ -22,6 +22,11 @@
  *   + fp * s       and i2 = (fp * s - i1) mod nb, s = floor(nb / 2^f): one multiply
  *                  where Kind 4 has two, any nb >= 2^f
  *   + stride 6     and a constant bucket stride (6 bytes for 12 x 4)
+ *   amq, H table   Kind 4 with H read from a table of 2^12 entries (the library's
+ *                  one-key query on tables over 4 MiB)
+ *   amq, 2^k       Kind 4's formulas on a power-of-two table, where they reduce to
+ *                  i1 = h >> (64 - k), i2 = ((fp * PHI >> (64 - k)) - i1) mod 2^k (a mask),
+ *                  stride 6: what a sizing that picked powers of two would run
  *   reference      nb = 2^k: i1 = (h >> 32) mod nb, fp by mask,
  *                  i2 = (i1 xor fp * 0x5bd1e995) mod nb, stride 6 (Fan et al.'s
  *                  published formulas, written here from their description)
@@ -52,6 +57,8 @@ typedef struct table {
     uint64_t nb, mask, s;
     u128 a, b; /* the multiply-shift hash's constants */
     uint32_t stride;
+    int shift;          /* 64 - log2(nb) */
+    const uint32_t *ht; /* H(fp) for every 12-bit fp */
 } table;
 
 static uint64_t splitmix(uint64_t *s)
@@ -82,10 +89,12 @@ static inline int has(uint64_t w1, uint64_t w2, uint32_t fp)
     return ((((y1 - ONES) & ~y1) | ((y2 - ONES) & ~y2)) & HIGHS) != 0;
 }
 
-enum { V_AMQ, V_FPMASK, V_FPS, V_STRIDE6, V_REF, NV };
+enum { V_AMQ, V_FPMASK, V_FPS, V_STRIDE6, V_HTAB, V_POW2, V_REF, NV };
 
-static const char *const vname[NV] = {"amq (Kind 4)", "+ fp by mask", "+ fp * s alternate",
-                                      "+ stride 6", "reference"};
+static const char *const vname[NV] = {"amq (Kind 4)",  "+ fp by mask",
+                                      "+ fp * s alternate", "+ stride 6",
+                                      "amq, H table", "amq, 2^k buckets (Kind 4 formulas)",
+                                      "reference"};
 
 /* One variant's query; V is a constant in each loop below, so each loop
  * holds only its own arithmetic. */
@@ -93,7 +102,7 @@ static inline __attribute__((always_inline)) int query(const table *t, uint64_t 
 {
     uint64_t h = (uint64_t)((t->a * key + t->b) >> 64), i1, i2;
     uint32_t lo = (uint32_t)h, fp;
-    if (v == V_AMQ) {
+    if (v == V_AMQ || v == V_HTAB || v == V_POW2) {
         fp = (uint32_t)(((uint64_t)lo * FMASK) >> 32) + 1;
     } else {
         fp = lo & FMASK;
@@ -104,8 +113,16 @@ static inline __attribute__((always_inline)) int query(const table *t, uint64_t 
         i2 = (i1 ^ (uint32_t)(fp * REF_ALT)) & t->mask;
         return has(load64(t->d + i1 * 6), load64(t->d + i2 * 6), fp);
     }
+    if (v == V_POW2) {
+        i1 = h >> t->shift;
+        i2 = (((uint64_t)fp * PHI >> t->shift) - i1) & t->mask;
+        return has(load64(t->d + i1 * 6), load64(t->d + i2 * 6), fp);
+    }
     i1 = mulhi(h, t->nb);
-    if (v == V_AMQ || v == V_FPMASK) {
+    if (v == V_HTAB) {
+        uint64_t base = t->ht[fp];
+        i2 = base - i1 + (base < i1 ? t->nb : 0);
+    } else if (v == V_AMQ || v == V_FPMASK) {
         uint64_t base = mulhi((uint64_t)fp * PHI, t->nb);
         i2 = base - i1 + (base < i1 ? t->nb : 0);
     } else {
@@ -130,10 +147,12 @@ LOOP(V_AMQ)
 LOOP(V_FPMASK)
 LOOP(V_FPS)
 LOOP(V_STRIDE6)
+LOOP(V_HTAB)
+LOOP(V_POW2)
 LOOP(V_REF)
 
 static uint64_t (*const loops[NV])(const table *, const uint64_t *, size_t) = {
-    loop_V_AMQ, loop_V_FPMASK, loop_V_FPS, loop_V_STRIDE6, loop_V_REF};
+    loop_V_AMQ, loop_V_FPMASK, loop_V_FPS, loop_V_STRIDE6, loop_V_HTAB, loop_V_POW2, loop_V_REF};
 
 static double now_ns(void)
 {
@@ -169,6 +188,7 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     size_t bytes;
     double *t[NV];
     uint8_t *d;
+    uint32_t *ht;
     table tb;
     int v, r;
 
@@ -180,7 +200,8 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     bytes = (size_t)nb * 6 + 8;
     d = table_alloc(bytes);
     keys = malloc(q * sizeof *keys);
-    if (d == NULL || keys == NULL) {
+    ht = malloc((FMASK + 1) * sizeof *ht);
+    if (d == NULL || keys == NULL || ht == NULL) {
         fprintf(stderr, "cuckoo-arith: out of memory for %" PRIu64 " keys\n", n);
         return -1;
     }
@@ -195,6 +216,10 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     tb.mask = nb - 1;
     tb.s = nb >> 12;
     tb.stride = 6;
+    tb.shift = 64 - __builtin_ctzll(nb);
+    tb.ht = ht;
+    for (i = 0; i <= FMASK; i++)
+        ht[i] = (uint32_t)mulhi(i * PHI, nb);
     tb.a = ((u128)splitmix(&seed) << 64) | splitmix(&seed) | 1;
     tb.b = ((u128)splitmix(&seed) << 64) | splitmix(&seed);
     for (v = 0; v < NV; v++) {
@@ -216,6 +241,7 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     }
     free(d);
     free(keys);
+    free(ht);
     *nb_out = nb;
     return 0;
 }
