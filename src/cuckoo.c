@@ -871,6 +871,13 @@ size_t amq_cuckoo_data_size(const amq_cuckoo_params *p)
 
 /* ---- life cycle --------------------------------------------------------------------- */
 
+/* Whether a table of p stays in cache (FIXED_DIRECT_BYTES): the one test
+ * behind pf_last and alt_tab. */
+static int in_cache(const amq_cuckoo_params *p)
+{
+    return amq_cuckoo_data_size(p) <= FIXED_DIRECT_BYTES;
+}
+
 /* The per-filter constants of the hot paths (d is set with the table). */
 static void derive(amq_cuckoo *c)
 {
@@ -909,10 +916,10 @@ static void derive(amq_cuckoo *c)
     c->peek_items = (uint64_t)(PEEK_LOAD * (double)c->nb * (double)c->b);
     /* word64 reads 8 bytes, word128 16, ct_get up to 8 from a slot's first
      * byte; a table in cache is read without waiting for a second line. */
-    c->pf_last = c->nb * c->bb / 8 <= FIXED_DIRECT_BYTES ? 0
-                 : c->shape == CK_WORD64                 ? 7
-                 : c->shape == CK_WORD128                ? 15
-                                                         : (c->bb + 6) / 8 + 7;
+    c->pf_last = in_cache(&c->p)          ? 0
+                 : c->shape == CK_WORD64  ? 7
+                 : c->shape == CK_WORD128 ? 15
+                                          : (c->bb + 6) / 8 + 7;
     c->ones2[0] = c->ones2[1] = c->ones_lo;
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
@@ -920,8 +927,7 @@ static void derive(amq_cuckoo *c)
 /* Bytes of a filter's alt_tab (0: none), allocated with its struct. */
 static size_t alt_tab_bytes(const amq_cuckoo_params *p)
 {
-    if (p->fingerprint_bits > ALT_TABLE_MAX_F || p->buckets > UINT32_MAX ||
-        amq_cuckoo_data_size(p) <= FIXED_DIRECT_BYTES)
+    if (p->fingerprint_bits > ALT_TABLE_MAX_F || p->buckets > UINT32_MAX || in_cache(p))
         return 0;
     return sizeof(uint32_t) << p->fingerprint_bits;
 }
