@@ -97,10 +97,15 @@ struct amq_cuckoo {
     /* The last byte a read of a bucket touches, from its first; 0 for a
      * table in cache, whose batches and kicks prefetch one line a bucket. */
     uint32_t pf_last;
-    /* H(fp) (the alternate bucket's base, i2 = (H(fp) - i1) mod nb) for
-     * every fp, on tables out of cache with f <= ALT_TABLE_MAX_F: one load
-     * from L1 in place of two multiplies on the way to i2; NULL otherwise. */
-    const uint32_t *alt_tab;
+    /* Filters with f <= ALT_TABLE_MAX_F and a table large enough
+     * (ALT_TABLE_SHARE) keep, just after the struct (alt_tab()), H(fp) *
+     * tab_unit for every fp: the alternate bucket's base (i2 = (H(fp) - i1)
+     * mod nb) as a position, in bytes for whole-byte buckets and in bits
+     * otherwise, so that the one-key query reaches i2's word by one L1
+     * load and a subtraction where it took three multiplies.  tab_unit 0:
+     * no table; tab_span = nb * tab_unit. */
+    uint32_t tab_unit;
+    uint64_t tab_span;
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
@@ -127,8 +132,13 @@ struct amq_cuckoo {
 #define FIXED_DIRECT_BYTES ((size_t)4 << 20)
 
 /* The widest fingerprint with a table of H(fp) (alt_tab): 2^12 entries of
- * 4 bytes, 16 KiB beside a table of more than 4 MiB. */
+ * 4 bytes, 16 KiB, which stays in L1 beside the query's other data. */
 #define ALT_TABLE_MAX_F 12
+
+/* A filter keeps an alt_tab when it is at most 1/ALT_TABLE_SHARE of its
+ * bucket table's bytes: the memory it costs stays under 2 %, and it never
+ * weighs on the small filters a Redis server may hold by the thousand. */
+#define ALT_TABLE_SHARE 64
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
 
@@ -237,7 +247,7 @@ static int add8_any(amq_cuckoo *c, const void *key);
 static void key8_modes(amq_cuckoo *c)
 {
     uint32_t m = CK_KEY8_NONE;
-    int tab = c->alt_tab != NULL;
+    int tab = c->tab_unit != 0;
     if (c->fast && c->victim_fp == 0)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
     c->q8 = m == CK_KEY8_NONE ? q8_any : q8_scalar[m == CK_KEY8_BYTES][c->ms][tab];
@@ -308,19 +318,36 @@ static inline uint64_t word64(const uint8_t *d, uint64_t i, uint32_t bb)
     return amq_load64(d + (bit >> 3)) >> (bit & 7);
 }
 
-/* alt_bucket with PHI as a memory operand (see k_mul); tab: H(fp) read
- * from c->alt_tab. */
-static inline __attribute__((always_inline)) uint64_t alt8t(const amq_cuckoo *c, uint64_t i,
-                                                           uint32_t fp, int tab)
-{
-    uint64_t base = tab ? c->alt_tab[fp] : reduce64((uint64_t)fp * c->k_phi, c->nb), t = base - i;
-    return base < i ? t + c->nb : t;
-}
-
+/* alt_bucket with PHI as a memory operand (see k_mul). */
 static inline __attribute__((always_inline)) uint64_t alt8(const amq_cuckoo *c, uint64_t i,
                                                           uint32_t fp)
 {
-    return alt8t(c, i, fp, 0);
+    uint64_t base = reduce64((uint64_t)fp * c->k_phi, c->nb), t = base - i;
+    return base < i ? t + c->nb : t;
+}
+
+/* The filter's table of H(fp) * tab_unit (allocated with the struct). */
+static inline const uint32_t *alt_tab(const amq_cuckoo *c)
+{
+    return (const uint32_t *)(const void *)(c + 1);
+}
+
+/* The position (bytes when bytes, else bits, from the table's start) of
+ * bucket i's word and of fp's other bucket's: tab, from alt_tab (a
+ * subtraction, wrapped by a mask rather than a branch that goes either
+ * way), else by alt8. */
+static inline __attribute__((always_inline)) void bucket_pair_at(const amq_cuckoo *c, uint64_t i1,
+                                                                 uint32_t fp, int bytes, int tab,
+                                                                 uint64_t *p1, uint64_t *p2)
+{
+    uint64_t unit = bytes ? c->bbytes : c->bb, t;
+    *p1 = i1 * unit;
+    if (tab) {
+        t = alt_tab(c)[fp];
+        *p2 = t - *p1 + (c->tab_span & (0 - (uint64_t)(t < *p1)));
+    } else {
+        *p2 = alt8(c, i1, fp) * unit;
+    }
 }
 
 static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
@@ -871,8 +898,8 @@ size_t amq_cuckoo_data_size(const amq_cuckoo_params *p)
 
 /* ---- life cycle --------------------------------------------------------------------- */
 
-/* Whether a table of p stays in cache (FIXED_DIRECT_BYTES): the one test
- * behind pf_last and alt_tab. */
+/* Whether a table of p stays in cache (FIXED_DIRECT_BYTES): the test
+ * behind pf_last. */
 static int in_cache(const amq_cuckoo_params *p)
 {
     return amq_cuckoo_data_size(p) <= FIXED_DIRECT_BYTES;
@@ -924,12 +951,24 @@ static void derive(amq_cuckoo *c)
     c->highs2[0] = c->highs2[1] = c->highs_lo;
 }
 
+/* What a filter's alt_tab counts (bytes or bits, see tab_unit), 0 for
+ * none: only the layouts and hashes of the q8 entries read one, and every
+ * position must fit its 32-bit entries. */
+static uint32_t alt_tab_unit(const amq_cuckoo_params *p)
+{
+    uint32_t bb = p->fingerprint_bits * p->bucket_size, unit = bb % 8 == 0 ? bb / 8 : bb;
+    if (p->fingerprint_bits > ALT_TABLE_MAX_F || shape_of(bb) != CK_WORD64 ||
+        (p->hash_algo != AMQ_HASH_XXH3 && p->hash_algo != AMQ_HASH_MULSHIFT) ||
+        p->buckets > UINT32_MAX / unit ||
+        amq_cuckoo_data_size(p) / ALT_TABLE_SHARE < (sizeof(uint32_t) << p->fingerprint_bits))
+        return 0;
+    return unit;
+}
+
 /* Bytes of a filter's alt_tab (0: none), allocated with its struct. */
 static size_t alt_tab_bytes(const amq_cuckoo_params *p)
 {
-    if (p->fingerprint_bits > ALT_TABLE_MAX_F || p->buckets > UINT32_MAX || in_cache(p))
-        return 0;
-    return sizeof(uint32_t) << p->fingerprint_bits;
+    return alt_tab_unit(p) == 0 ? 0 : sizeof(uint32_t) << p->fingerprint_bits;
 }
 
 static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
@@ -945,9 +984,10 @@ static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
     c->p = *p;
     if (tab != 0) {
         uint32_t *t = (uint32_t *)(void *)(c + 1), fp;
+        c->tab_unit = alt_tab_unit(p);
+        c->tab_span = p->buckets * c->tab_unit;
         for (fp = 0; fp < (uint32_t)(tab / sizeof *t); fp++)
-            t[fp] = (uint32_t)reduce64((uint64_t)fp * PHI, p->buckets);
-        c->alt_tab = t;
+            t[fp] = (uint32_t)(reduce64((uint64_t)fp * PHI, p->buckets) * c->tab_unit);
     }
     derive(c);
     c->rng = RNG_SEED;
@@ -1145,10 +1185,16 @@ __attribute__((flatten)) static int query_fast16(const amq_cuckoo *c, const void
 static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, const void *key,
                                                        int bytes, int ms, int tab)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top, ms), ones = c->ones_lo;
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), ones = c->ones_lo, p1, p2, w1, w2;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), i2 = alt8t(c, i1, fp, tab);
-    uint64_t w1 = bucket_word(c, i1, bytes), w2 = bucket_word(c, i2, bytes);
+    bucket_pair_at(c, reduce64(h1, c->nb), fp, bytes, tab, &p1, &p2);
+    if (bytes) {
+        w1 = amq_load64(c->d + p1);
+        w2 = amq_load64(c->d + p2);
+    } else {
+        w1 = amq_load64(c->d + (p1 >> 3)) >> (p1 & 7);
+        w2 = amq_load64(c->d + (p2 >> 3)) >> (p2 & 7);
+    }
     uint64_t x = (uint64_t)fp * ones, y1 = w1 ^ x, y2 = w2 ^ x;
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
 }
@@ -1456,22 +1502,28 @@ __attribute__((target("bmi2"))) static inline uint64_t mulhi_bmi2(uint64_t a, ui
 __attribute__((target("avx2,bmi,bmi2"))) static inline __attribute__((always_inline)) int
 q8_vec(const amq_cuckoo *c, const void *key, int bytes, int ms, int tab)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top, ms), nb = c->nb;
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), nb = c->nb, b1, b2;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     uint64_t i1 = mulhi_bmi2(h1, nb);
-    uint64_t base = tab ? c->alt_tab[fp] : mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
-    uint64_t i2 = base - i1 + (base < i1 ? nb : 0);
+    if (tab) {
+        bucket_pair_at(c, i1, fp, bytes, 1, &b1, &b2);
+    } else {
+        uint64_t base = mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
+        uint64_t i2 = base - i1 + (base < i1 ? nb : 0), unit = bytes ? c->bbytes : c->bb;
+        b1 = i1 * unit;
+        b2 = i2 * unit;
+    }
     __m128i x = _mm_set1_epi64x((long long)((uint64_t)fp * c->ones_lo));
     __m128i ones = _mm_loadu_si128((const __m128i *)(const void *)c->ones2);
     __m128i highs = _mm_loadu_si128((const __m128i *)(const void *)c->highs2);
     __m128i w;
     if (bytes) {
-        w = _mm_cvtsi64_si128((long long)amq_load64(c->d + i1 * c->bbytes));
-        w = _mm_insert_epi64(w, (long long)amq_load64(c->d + i2 * c->bbytes), 1);
+        w = _mm_cvtsi64_si128((long long)amq_load64(c->d + b1));
+        w = _mm_insert_epi64(w, (long long)amq_load64(c->d + b2), 1);
     } else {
-        /* Buckets inside a byte: the constants shifted to each bucket's
-         * first bit (before the words arrive) rather than the words. */
-        uint64_t b1 = i1 * c->bb, b2 = i2 * c->bb;
+        /* Buckets inside a byte (b1, b2 in bits): the constants shifted to
+         * each bucket's first bit (before the words arrive) rather than
+         * the words. */
         __m128i sh = _mm_set_epi64x((long long)(b2 & 7), (long long)(b1 & 7));
         x = _mm_sllv_epi64(x, sh);
         ones = _mm_sllv_epi64(ones, sh);

@@ -835,8 +835,8 @@ TEST(cuckoo_key8_hash_bits)
 TEST(cuckoo_large_batch_matches_single)
 {
     /* Tables over 4 MiB (2^20 buckets, half full), whose one-key queries
-     * read H(fp) from the filter's table (f <= 12) where batches compute
-     * it: packed 8-byte keys and hashes in batches answer as one key at a
+     * read i2's position from the filter's table of H(fp) (f <= 12) where
+     * batches compute it: packed 8-byte keys and hashes in batches answer as one key at a
      * time, through the vector batch where the CPU has one and through the
      * staged, prefetched batch (scalar keys); batch lengths leave vector
      * tails.  12 x 4 buckets start on whole bytes, 11 x 4 inside a byte. */
