@@ -1322,11 +1322,17 @@ static __attribute__((noinline)) int add_other(amq_cuckoo *c, const void *key, s
     return add_any(c, key, len);
 }
 
-int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
+/* amq_cuckoo_add, also the handle's entry (op_add_key). */
+static inline __attribute__((always_inline)) int add_key(amq_cuckoo *c, const void *key, size_t len)
 {
     if (__builtin_expect(len == 8, 1))
         return c->q8_add(c, key);
     return add_other(c, key, len);
+}
+
+int amq_cuckoo_add(amq_cuckoo *c, const void *key, size_t len)
+{
+    return add_key(c, key, len);
 }
 
 /*
@@ -1936,11 +1942,19 @@ static __attribute__((noinline)) int contains_other(const amq_cuckoo *c, const v
     return query_any(c, key, len);
 }
 
-int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
+/* amq_cuckoo_contains, also the handle's entry (op_contains_key): an
+ * 8-byte key is a jump to the filter's leaf. */
+static inline __attribute__((always_inline)) int contains_key(const amq_cuckoo *c, const void *key,
+                                                             size_t len)
 {
     if (__builtin_expect(len == 8, 1))
         return c->q8(c, key);
     return contains_other(c, key, len);
+}
+
+int amq_cuckoo_contains(const amq_cuckoo *c, const void *key, size_t len)
+{
+    return contains_key(c, key, len);
 }
 
 int amq_cuckoo_add_unique_hash(amq_cuckoo *c, amq_hash128 h)
@@ -2384,12 +2398,12 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
  * through amq_hash_key and its table of hash functions. */
 static int op_add_key(void *impl, const void *key, size_t len)
 {
-    return amq_cuckoo_add((amq_cuckoo *)impl, key, len);
+    return add_key((amq_cuckoo *)impl, key, len);
 }
 
 static int op_contains_key(const void *impl, const void *key, size_t len)
 {
-    return amq_cuckoo_contains((const amq_cuckoo *)impl, key, len);
+    return contains_key((const amq_cuckoo *)impl, key, len);
 }
 
 const amq_kind_ops amq_cuckoo_ops = {

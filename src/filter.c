@@ -23,6 +23,13 @@
 struct amq_filter {
     const amq_kind_ops *ops;
     void *impl;
+    /* amq_filter_add / _contains: the kind's one-key entry and impl, or
+     * the hashed path and the handle (one_key): a load and a jump, not a
+     * walk through ops and a test per key. */
+    int (*add_key)(void *arg, const void *key, size_t len);
+    int (*contains_key)(const void *arg, const void *key, size_t len);
+    void *add_arg;
+    const void *contains_arg;
     uint32_t hash_algo;
     uint64_t seed;
     amq_mapped map; /* the mapping an mmap'd filter borrows from */
@@ -111,6 +118,29 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
     cfg->fpp = 0.01;
 }
 
+static int add_hashed(void *arg, const void *key, size_t len);
+static int contains_hashed(const void *arg, const void *key, size_t len);
+
+/* The one-key entries of f (see struct amq_filter), set again whenever
+ * readonly changes. */
+static void one_key(amq_filter *f)
+{
+    if (f->ops->add_key != NULL && !f->readonly) {
+        f->add_key = f->ops->add_key;
+        f->add_arg = f->impl;
+    } else {
+        f->add_key = add_hashed;
+        f->add_arg = f;
+    }
+    if (f->ops->contains_key != NULL) {
+        f->contains_key = f->ops->contains_key;
+        f->contains_arg = f->impl;
+    } else {
+        f->contains_key = contains_hashed;
+        f->contains_arg = f;
+    }
+}
+
 static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
                 amq_filter **out)
 {
@@ -128,6 +158,7 @@ static int wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *alloc,
     f->alloc = a;
     ops->hash_spec(impl, &f->hash_algo, &f->seed);
     f->readonly = ops->is_view(impl);
+    one_key(f);
     *out = f;
     return AMQ_OK;
 }
@@ -222,33 +253,28 @@ int amq_filter_remove_hash(amq_filter *f, amq_hash128 h)
     return f->ops->remove(f->impl, h);
 }
 
-/* The kinds without one-key entries: hash, then the _hash form (kept out of
- * line, so that the entries' path below is a few loads and a jump). */
-__attribute__((noinline)) static int add_hashed(amq_filter *f, const void *key, size_t len)
+/* The kinds without one-key entries (and a read-only handle's adds): hash,
+ * then the _hash form; arg is the handle. */
+static int add_hashed(void *arg, const void *key, size_t len)
 {
+    amq_filter *f = arg;
     return amq_filter_add_hash(f, amq_filter_hash(f, key, len));
 }
 
-__attribute__((noinline)) static int contains_hashed(const amq_filter *f, const void *key,
-                                                     size_t len)
+static int contains_hashed(const void *arg, const void *key, size_t len)
 {
+    const amq_filter *f = arg;
     return amq_filter_contains_hash(f, amq_filter_hash(f, key, len));
 }
 
 int amq_filter_add(amq_filter *f, const void *key, size_t len)
 {
-    int (*const add)(void *, const void *, size_t) = f->ops->add_key;
-    if (add != NULL && !f->readonly)
-        return add(f->impl, key, len);
-    return add_hashed(f, key, len);
+    return f->add_key(f->add_arg, key, len);
 }
 
 int amq_filter_contains(const amq_filter *f, const void *key, size_t len)
 {
-    int (*const contains)(const void *, const void *, size_t) = f->ops->contains_key;
-    if (contains != NULL)
-        return contains(f->impl, key, len);
-    return contains_hashed(f, key, len);
+    return f->contains_key(f->contains_arg, key, len);
 }
 
 int amq_filter_remove(amq_filter *f, const void *key, size_t len)
@@ -752,8 +778,10 @@ static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borr
     /* AMQ_OPEN_MMAP promises a read-only filter, also when the kind had to
      * copy (growing kinds do) or the file could not be mapped (a pipe):
      * writes to it would otherwise succeed and vanish silently. */
-    if (rc == AMQ_OK && (flags & AMQ_OPEN_MMAP) && !(flags & AMQ_OPEN_INPLACE_))
+    if (rc == AMQ_OK && (flags & AMQ_OPEN_MMAP) && !(flags & AMQ_OPEN_INPLACE_)) {
         (*out)->readonly = 1;
+        one_key(*out);
+    }
     return rc;
 }
 
