@@ -22,8 +22,10 @@
  *   + fp * s       and i2 = (fp * s - i1) mod nb, s = floor(nb / 2^f): one multiply
  *                  where Kind 4 has two, any nb >= 2^f
  *   + stride 6     and a constant bucket stride (6 bytes for 12 x 4)
- *   amq, H table   Kind 4 with H read from a table of 2^12 entries (the library's
- *                  one-key query on tables over 4 MiB)
+ *   amq, position table  Kind 4 with H * stride read from a table of 2^12
+ *                  entries: i1's position by one multiply, i2's as (table[fp] - i1 *
+ *                  stride) mod (nb * stride) (the library's one-key query on tables
+ *                  of 1 MiB and up)
  *   amq, 2^k       Kind 4's formulas on a power-of-two table, where they reduce to
  *                  i1 = h >> (64 - k), i2 = ((fp * PHI >> (64 - k)) - i1) mod 2^k (a mask),
  *                  stride 6: what a sizing that picked powers of two would run
@@ -58,7 +60,8 @@ typedef struct table {
     u128 a, b; /* the multiply-shift hash's constants */
     uint32_t stride;
     int shift;          /* 64 - log2(nb) */
-    const uint32_t *ht; /* H(fp) for every 12-bit fp */
+    const uint32_t *ht; /* H(fp) * stride for every 12-bit fp */
+    uint64_t span;      /* nb * stride */
 } table;
 
 static uint64_t splitmix(uint64_t *s)
@@ -93,7 +96,7 @@ enum { V_AMQ, V_FPMASK, V_FPS, V_STRIDE6, V_HTAB, V_POW2, V_REF, NV };
 
 static const char *const vname[NV] = {"amq (Kind 4)",  "+ fp by mask",
                                       "+ fp * s alternate", "+ stride 6",
-                                      "amq, H table", "amq, 2^k buckets (Kind 4 formulas)",
+                                      "amq, position table", "amq, 2^k buckets (Kind 4 formulas)",
                                       "reference"};
 
 /* One variant's query; V is a constant in each loop below, so each loop
@@ -120,8 +123,9 @@ static inline __attribute__((always_inline)) int query(const table *t, uint64_t 
     }
     i1 = mulhi(h, t->nb);
     if (v == V_HTAB) {
-        uint64_t base = t->ht[fp];
-        i2 = base - i1 + (base < i1 ? t->nb : 0);
+        uint64_t p1 = i1 * t->stride, p2 = t->ht[fp] - p1;
+        p2 += t->span & (0 - (uint64_t)(t->ht[fp] < p1));
+        return has(load64(t->d + p1), load64(t->d + p2), fp);
     } else if (v == V_AMQ || v == V_FPMASK) {
         uint64_t base = mulhi((uint64_t)fp * PHI, t->nb);
         i2 = base - i1 + (base < i1 ? t->nb : 0);
@@ -218,8 +222,9 @@ static int time_variants(uint64_t n, int reps, double med[NV], uint64_t *nb_out)
     tb.stride = 6;
     tb.shift = 64 - __builtin_ctzll(nb);
     tb.ht = ht;
+    tb.span = nb * 6;
     for (i = 0; i <= FMASK; i++)
-        ht[i] = (uint32_t)mulhi(i * PHI, nb);
+        ht[i] = (uint32_t)(mulhi(i * PHI, nb) * 6);
     tb.a = ((u128)splitmix(&seed) << 64) | splitmix(&seed) | 1;
     tb.b = ((u128)splitmix(&seed) << 64) | splitmix(&seed);
     for (v = 0; v < NV; v++) {
