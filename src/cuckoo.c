@@ -1510,15 +1510,7 @@ q8_vec(const amq_cuckoo *c, const void *key, int bytes, int ms, int tab)
 {
     uint64_t top, h1 = x8_hash(c, key, &top, ms), nb = c->nb, b1, b2;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = mulhi_bmi2(h1, nb);
-    if (tab) {
-        bucket_pair_at(c, i1, fp, bytes, 1, &b1, &b2);
-    } else {
-        uint64_t base = mulhi_bmi2((uint64_t)fp * c->k_phi, nb);
-        uint64_t i2 = base - i1 + (base < i1 ? nb : 0), unit = bytes ? c->bbytes : c->bb;
-        b1 = i1 * unit;
-        b2 = i2 * unit;
-    }
+    bucket_pair_at(c, mulhi_bmi2(h1, nb), fp, bytes, tab, &b1, &b2);
     __m128i x = _mm_set1_epi64x((long long)((uint64_t)fp * c->ones_lo));
     __m128i ones = _mm_loadu_si128((const __m128i *)(const void *)c->ones2);
     __m128i highs = _mm_loadu_si128((const __m128i *)(const void *)c->highs2);

@@ -834,24 +834,29 @@ TEST(cuckoo_key8_hash_bits)
 
 TEST(cuckoo_large_batch_matches_single)
 {
-    /* Tables over 4 MiB (2^20 buckets, half full), whose one-key queries
-     * read i2's position from the filter's table of H(fp) (f <= 12) where
-     * batches compute it: packed 8-byte keys and hashes in batches answer as one key at a
-     * time, through the vector batch where the CPU has one and through the
-     * staged, prefetched batch (scalar keys); batch lengths leave vector
-     * tails.  12 x 4 buckets start on whole bytes, 11 x 4 inside a byte. */
-    enum { N = 2000000, Q = 2 * N + 7 };
-    static const uint32_t fs[2] = {12, 11};
-    uint64_t *k = malloc((size_t)Q * sizeof *k), i, count, ones, bad = 0;
-    amq_hash128 *h = malloc((size_t)Q * sizeof *h);
-    uint8_t *out = malloc(Q);
+    /* Tables half full whose one-key queries read i2's position from the
+     * filter's table of H(fp) (f <= 12, tables of 64 times its size and
+     * up) where batches compute it: over 4 MiB (2^20 buckets; batches
+     * prefetch and look ahead) and in cache (2^18 buckets of 12 x 4, 1.5
+     * MiB).  Packed 8-byte keys and hashes in batches answer as one key at
+     * a time, through the vector batch where the CPU has one and through
+     * the staged, prefetched batch (scalar keys); batch lengths leave
+     * vector tails.  12 x 4 buckets start on whole bytes, 11 x 4 inside a
+     * byte. */
+    enum { NMAX = 2000000, QMAX = 2 * NMAX + 7 };
+    static const uint32_t fs[3] = {12, 11, 12}, lb[3] = {20, 20, 18};
+    uint64_t *k = malloc((size_t)QMAX * sizeof *k), i, count, ones, bad = 0;
+    amq_hash128 *h = malloc((size_t)QMAX * sizeof *h);
+    uint8_t *out = malloc(QMAX);
     int scalar, t;
     REQUIRE(k != NULL && h != NULL && out != NULL);
-    for (t = 0; t < 2; t++) {
-        amq_cuckoo *c = make_algo(fs[t], 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
+    for (t = 0; t < 3; t++) {
+        amq_cuckoo *c = make_algo(fs[t], 4, UINT64_C(1) << lb[t], 5, AMQ_HASH_MULSHIFT);
+        const uint64_t N = (uint64_t)NMAX >> (20 - lb[t]), Q = 2 * N + 7;
         uint64_t st = 41 + (uint64_t)t;
         REQUIRE(c != NULL);
-        REQUIRE(amq_cuckoo_bytes(c) > ((size_t)4 << 20));
+        REQUIRE(lb[t] == 18 ? amq_cuckoo_bytes(c) >= ((size_t)1 << 20)
+                            : amq_cuckoo_bytes(c) > ((size_t)4 << 20));
         for (i = 0; i < Q; i++) {
             k[i] = test_rand(&st);
             h[i] = amq_hash_key(AMQ_HASH_MULSHIFT, 5, &k[i], 8);
