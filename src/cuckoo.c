@@ -84,9 +84,9 @@ struct amq_cuckoo {
     uint64_t k_mul, k_mx2, k_aval, k_phi;
     uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
+    uint64_t bmask;            /* the bb bits of a one-word bucket */
     uint64_t ones2[2], highs2[2]; /* ones_lo and highs_lo twice: both buckets in one vector */
     uint64_t fmax;             /* 2^f - 1 */
-    uint64_t bal_items;        /* from this many items on, adds balance (BALANCE_LOAD) */
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
@@ -110,15 +110,6 @@ struct amq_cuckoo {
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
 
-/*
- * Where an add puts its fingerprint (one-word layouts): below this load,
- * in bucket i1 unless it is full, which needs only i1's word (i2 is only
- * prefetched); from it on, in the emptier of i1 and i2 (the one whose
- * first free slot is lower; ties: i1), which needs both words but keeps
- * the buckets even, so that fewer adds find both buckets full and kick.
- * Any placement is a valid table: queries test both buckets.
- */
-#define BALANCE_LOAD 0.65
 #define RNG_SEED UINT64_C(0x2545f4914f6cdd1d)
 
 /* Below this load a batched add's two buckets are almost never both full,
@@ -237,10 +228,8 @@ static uint64_t q8n_word_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, siz
 static uint64_t q8n_word_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                    uint8_t *out);
 #endif
-static int add8_bytes(amq_cuckoo *c, const void *key);
-static int add8_bits(amq_cuckoo *c, const void *key);
-static int add8_bytes_ms(amq_cuckoo *c, const void *key);
-static int add8_bits_ms(amq_cuckoo *c, const void *key);
+typedef int (*ck_add8_fn)(amq_cuckoo *c, const void *key);
+static const ck_add8_fn add8_leaf[2][2][2];
 static int add8_any(amq_cuckoo *c, const void *key);
 
 /* The 8-byte-key entries that apply now: the fast ones assume no victim. */
@@ -281,12 +270,7 @@ static void key8_modes(amq_cuckoo *c)
 #endif
     if (!c->fast_add)
         m = CK_KEY8_NONE;
-    if (c->ms)
-        c->q8_add = m == CK_KEY8_BYTES  ? add8_bytes_ms
-                    : m == CK_KEY8_BITS ? add8_bits_ms
-                                        : add8_any;
-    else
-        c->q8_add = m == CK_KEY8_BYTES ? add8_bytes : m == CK_KEY8_BITS ? add8_bits : add8_any;
+    c->q8_add = m == CK_KEY8_NONE ? add8_any : add8_leaf[m == CK_KEY8_BYTES][c->ms][tab];
 }
 
 void amq_cuckoo_scalar_keys(amq_cuckoo *c, int on)
@@ -687,24 +671,24 @@ static __attribute__((noinline)) int insert_other(amq_cuckoo *c, uint64_t i1, ui
 }
 
 /*
- * Places fp in bucket i1 or i2 (by BALANCE_LOAD's rule), evicting when both are full: 1
- * placed, 0 the last homeless fingerprint went to the victim slot.  The
- * common layouts load both buckets up front, find a free field with the
- * has-zero-field test, and OR fp into the word that holds it (the field is
- * zero): no call, no loop.
+ * Places fp in bucket i1 or i2, evicting when both are full: 1 placed, 0
+ * the last homeless fingerprint went to the victim slot.  The common
+ * layouts load both buckets up front and put fp in the emptier (add8's
+ * rule: the smaller word), else in the other, with the has-zero-field test
+ * finding the free field; fp is ORed into the word that holds it (the field
+ * is zero): no call, no loop.
  */
 static inline __attribute__((always_inline)) int insert(amq_cuckoo *c, uint64_t i1, uint64_t i2,
                                                        uint32_t fp)
 {
     if (__builtin_expect(c->shape == CK_WORD64, 1)) {
         uint32_t f = c->f;
-        uint64_t w1 = word64(c->d, i1, c->bb), w2 = word64(c->d, i2, c->bb);
+        uint64_t w1 = word64(c->d, i1, c->bb) & c->bmask, w2 = word64(c->d, i2, c->bb) & c->bmask;
         uint64_t z1 = zero64(w1, c->ones_lo, c->highs_lo), z2 = zero64(w2, c->ones_lo, c->highs_lo);
         uint64_t bit, w;
         uint8_t *q;
-        if (c->items >= c->bal_items && z1 != 0 && z2 != 0 &&
-            (z2 & (0 - z2)) < (z1 & (0 - z1)))
-            z1 = 0; /* balancing: i2 is the emptier */
+        if (w2 < w1 ? z2 != 0 : z1 == 0)
+            z1 = 0; /* i2: the emptier, or the only one with room */
         if (z1)
             bit = i1 * c->bb + (uint64_t)__builtin_ctzll(z1) + 1 - f;
         else if (z2)
@@ -939,7 +923,7 @@ static void derive(amq_cuckoo *c)
             c->ones_hi |= UINT64_C(1) << (bit - 64);
     }
     c->highs_lo = c->ones_lo << (c->f - 1);
-    c->bal_items = (uint64_t)(BALANCE_LOAD * (double)c->nb * (double)c->b);
+    c->bmask = c->bb >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << c->bb) - 1;
     c->peek_items = (uint64_t)(PEEK_LOAD * (double)c->nb * (double)c->b);
     /* word64 reads 8 bytes, word128 16, ct_get up to 8 from a slot's first
      * byte; a table in cache is read without waiting for a second line. */
@@ -1217,96 +1201,91 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
     amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
 }
 
-/* Bucket i1 was full: bucket i2 (computed again here, so that the common
- * path keeps fewer values live and saves no registers), else the kick;
- * reached by a tail call, so that add8 keeps no frame. */
-static __attribute__((noinline)) int add8_second(amq_cuckoo *c, uint64_t i1, uint32_t fp)
+/* The add's chosen bucket was full (both are, unless a removal left a
+ * hole in the other): the other bucket, else the kick; out of line, reached
+ * by a tail call, so that add8 keeps no frame. */
+static inline __attribute__((always_inline)) int add8_full(amq_cuckoo *c, uint64_t p1, uint32_t fp, int bytes)
 {
-    uint64_t i2 = alt8(c, i1, fp), z = zero64(word64(c->d, i2, c->bb), c->ones_lo, c->highs_lo);
-    if (__builtin_expect(z == 0, 0))
-        (void)kick(c, i1, i2, fp);
-    else
+    uint64_t i1 = p1 / (bytes ? c->bbytes : c->bb), i2 = alt8(c, i1, fp), z;
+    if ((z = zero64(word64(c->d, i1, c->bb), c->ones_lo, c->highs_lo)) != 0)
+        put8(c, i1, z, fp, 0);
+    else if ((z = zero64(word64(c->d, i2, c->bb), c->ones_lo, c->highs_lo)) != 0)
         put8(c, i2, z, fp, 0);
+    else
+        (void)kick(c, i1, i2, fp);
     return 1;
 }
 
-/* Both buckets full: the kick, out of line and reached by a tail call,
- * so that add8_balanced keeps no frame. */
-static __attribute__((noinline)) int add8_kick(amq_cuckoo *c, uint64_t i1, uint64_t i2,
-                                               uint32_t fp)
+static __attribute__((noinline)) int add8_full_bytes(amq_cuckoo *c, uint64_t p1, uint32_t fp)
 {
-    (void)kick(c, i1, i2, fp);
-    return 1;
+    return add8_full(c, p1, fp, 1);
 }
 
-/* add8 from BALANCE_LOAD on: both words read, fp into the emptier bucket
- * (the one whose first free field's top bit, l, is lower; a full bucket's l
- * is 0, which l - 1 makes the largest), chosen by masks rather than a
- * branch that would go either way. */
-static __attribute__((noinline)) int add8_balanced(amq_cuckoo *c, uint64_t i1, uint32_t fp,
-                                                   int bytes)
+static __attribute__((noinline)) int add8_full_bits(amq_cuckoo *c, uint64_t p1, uint32_t fp)
 {
-    uint64_t i2 = alt8(c, i1, fp);
-    uint64_t z1 = zero64(bucket_word(c, i1, bytes), c->ones_lo, c->highs_lo);
-    uint64_t z2 = zero64(bucket_word(c, i2, bytes), c->ones_lo, c->highs_lo);
-    uint64_t l1 = z1 & (0 - z1), l2 = z2 & (0 - z2), m = 0 - (uint64_t)(l2 - 1 < l1 - 1);
-    uint64_t i = i1 ^ ((i1 ^ i2) & m), l = l1 ^ ((l1 ^ l2) & m);
-    if (__builtin_expect(l == 0, 0))
-        return add8_kick(c, i1, i2, fp);
-    put8(c, i, l, fp, bytes);
-    return 1;
+    return add8_full(c, p1, fp, 0);
 }
 
-static __attribute__((noinline)) int add8_balanced_bytes(amq_cuckoo *c, uint64_t i1, uint32_t fp)
-{
-    return add8_balanced(c, i1, fp, 1);
-}
-
-static __attribute__((noinline)) int add8_balanced_bits(amq_cuckoo *c, uint64_t i1, uint32_t fp)
-{
-    return add8_balanced(c, i1, fp, 0);
-}
-
-/* Below BALANCE_LOAD, bucket i1 first, and bucket i2 read only when i1 is
- * full: whether i1 has room is mostly predictable (it has, at such loads). */
+/*
+ * Both buckets' words loaded as the query loads them (bucket_pair_at), fp
+ * into the emptier: slots fill from the lowest field, so the bucket whose
+ * word is smaller holds fewer fingerprints (holes left by removals only
+ * blur the choice, never its correctness).  Balancing from the first add
+ * keeps the buckets even, so fewer adds near full load find both full and
+ * kick; choosing by one compare and masks, with no branch, keeps the add
+ * as short as the query, whose rate it then shares.
+ */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes,
-                                                     int ms)
+                                                     int ms, int tab)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top, ms);
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), bmask = c->bmask, p1, p2, w1, w2, p, z, at;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint64_t i1 = reduce64(h1, c->nb), z;
-    if (__builtin_expect(c->items++ >= c->bal_items, 0))
-        return bytes ? add8_balanced_bytes(c, i1, fp) : add8_balanced_bits(c, i1, fp);
-    /* i2 is fetched beside i1, so that when i1 is full its miss has
-     * overlapped i1's instead of following it. */
-    __builtin_prefetch(bucket_at(c, alt8(c, i1, fp), bytes), 1);
-    z = zero64(bucket_word(c, i1, bytes), c->ones_lo, c->highs_lo);
+    uint8_t *q;
+    bucket_pair_at(c, reduce64(h1, c->nb), fp, bytes, tab, &p1, &p2);
+    if (bytes) {
+        w1 = amq_load64(c->d + p1) & bmask;
+        w2 = amq_load64(c->d + p2) & bmask;
+    } else {
+        w1 = (amq_load64(c->d + (p1 >> 3)) >> (p1 & 7)) & bmask;
+        w2 = (amq_load64(c->d + (p2 >> 3)) >> (p2 & 7)) & bmask;
+    }
+    c->items++;
+    p = w2 < w1 ? p2 : p1;
+    z = zero64(w2 < w1 ? w2 : w1, c->ones_lo, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
-        return add8_second(c, i1, fp);
-    put8(c, i1, z, fp, bytes);
+        return bytes ? add8_full_bytes(c, p1, fp) : add8_full_bits(c, p1, fp);
+    at = (uint64_t)__builtin_ctzll(z) + 1 - c->f;
+    if (bytes) {
+        q = c->d + p;
+    } else {
+        at += p;
+        q = c->d + (at >> 3);
+        at &= 7;
+    }
+    amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
     return 1;
 }
 
 /* Each its own leaf, reached by one indirect jump from the entry. */
-static int add8_bytes(amq_cuckoo *c, const void *key)
-{
-    return add8(c, key, 1, 0);
-}
+#define ADD8_LEAF(name, bytes, ms, tab)                                                            \
+    static int name(amq_cuckoo *c, const void *key)                                                \
+    {                                                                                              \
+        return add8(c, key, bytes, ms, tab);                                                       \
+    }
+ADD8_LEAF(add8_bits, 0, 0, 0)
+ADD8_LEAF(add8_bits_t, 0, 0, 1)
+ADD8_LEAF(add8_bits_ms, 0, 1, 0)
+ADD8_LEAF(add8_bits_ms_t, 0, 1, 1)
+ADD8_LEAF(add8_bytes, 1, 0, 0)
+ADD8_LEAF(add8_bytes_t, 1, 0, 1)
+ADD8_LEAF(add8_bytes_ms, 1, 1, 0)
+ADD8_LEAF(add8_bytes_ms_t, 1, 1, 1)
 
-static int add8_bits(amq_cuckoo *c, const void *key)
-{
-    return add8(c, key, 0, 0);
-}
-
-static int add8_bytes_ms(amq_cuckoo *c, const void *key)
-{
-    return add8(c, key, 1, 1);
-}
-
-static int add8_bits_ms(amq_cuckoo *c, const void *key)
-{
-    return add8(c, key, 0, 1);
-}
+/* By [whole bytes][mulshift][alt_tab], as q8_scalar. */
+static const ck_add8_fn add8_leaf[2][2][2] = {
+    {{add8_bits, add8_bits_t}, {add8_bits_ms, add8_bits_ms_t}},
+    {{add8_bytes, add8_bytes_t}, {add8_bytes_ms, add8_bytes_ms_t}},
+};
 
 static int add8_any(amq_cuckoo *c, const void *key)
 {

@@ -145,8 +145,8 @@ TEST(cuckoo_basic_ops)
 
 /* FNV-1a 64 of the table after adding "k0".."k<n-1>" to 101 buckets and
  * removing every third key: where each fingerprint lands, evictions
- * included (the breadth-first kick's placements) and, in one-word layouts
- * filled past BALANCE_LOAD, the emptier-bucket rule.  Which buckets a key may
+ * included (the breadth-first kick's placements) and, in one-word layouts,
+ * the emptier-bucket rule.  Which buckets a key may
  * occupy, and so what a file written by any version answers, is pinned by
  * cuckoo_packing_every_width and the model tests. */
 static const struct golden_row {
@@ -155,31 +155,31 @@ static const struct golden_row {
     uint32_t victim;
 } golden_rows[] = {
     {8, 1, 40, UINT64_C(0x453918476e90d6f0), 27, 0},
-    {8, 2, 161, UINT64_C(0x2b7d2bbd5f7d493e), 108, 0},
-    {8, 4, 323, UINT64_C(0x2a72e363c527fd3e), 216, 0},
-    {8, 8, 646, UINT64_C(0x93a8cde2370d15ee), 431, 0},
+    {8, 2, 161, UINT64_C(0x8c303a100e5c1488), 108, 0},
+    {8, 4, 323, UINT64_C(0xf030fe44e0075818), 216, 0},
+    {8, 8, 646, UINT64_C(0x07ef6d6918244588), 431, 0},
     {12, 1, 40, UINT64_C(0x0702fa88cb0f83b4), 27, 0},
-    {12, 2, 161, UINT64_C(0x83b58bf9cb7b4e89), 108, 0},
-    {12, 4, 323, UINT64_C(0x27de853b92c71848), 216, 0},
+    {12, 2, 161, UINT64_C(0x7787d61936d53385), 108, 0},
+    {12, 4, 323, UINT64_C(0xe5fa0a7aa55dff62), 216, 0},
     {12, 8, 646, UINT64_C(0x9037f051dbbda1ec), 431, 0},
     {16, 1, 40, UINT64_C(0x4596a09e53e9e4a1), 27, 0},
-    {16, 2, 161, UINT64_C(0xf2c198c7ab737571), 108, 0},
-    {16, 4, 323, UINT64_C(0xfea933ad255d10b5), 216, 0},
+    {16, 2, 161, UINT64_C(0x5946e7fb4428def9), 108, 0},
+    {16, 4, 323, UINT64_C(0x7a04d5bd92a34e99), 216, 0},
     {16, 8, 646, UINT64_C(0x27d3b51e9cc4a5ba), 431, 0},
     {4, 1, 40, UINT64_C(0x0b39c40fc043d664), 27, 0},
-    {4, 2, 161, UINT64_C(0xbf9457b9988ef0c9), 108, 0},
-    {4, 4, 323, UINT64_C(0xa51a0c542e2ed888), 216, 0},
-    {4, 8, 646, UINT64_C(0xe0c40e0658d68195), 431, 0},
+    {4, 2, 161, UINT64_C(0x03df4d1edb1a0c82), 108, 0},
+    {4, 4, 323, UINT64_C(0xc3694be9922cd384), 216, 0},
+    {4, 8, 646, UINT64_C(0xe070e45616e2183e), 431, 0},
     {10, 1, 40, UINT64_C(0x45a50829fbdab4ca), 27, 0},
-    {10, 2, 161, UINT64_C(0x5aeda2df3f6eb1ad), 108, 0},
-    {10, 4, 323, UINT64_C(0x3e4976ef833080e2), 216, 0},
+    {10, 2, 161, UINT64_C(0x8d3952e99de40f6d), 108, 0},
+    {10, 4, 323, UINT64_C(0x396178c429963f36), 216, 0},
     {10, 8, 646, UINT64_C(0x8fed36fa693261fa), 431, 0},
     {13, 1, 40, UINT64_C(0x4e6ae4da051705f7), 27, 0},
-    {13, 2, 161, UINT64_C(0xb06297fca75e9483), 108, 0},
-    {13, 4, 323, UINT64_C(0x93df40a56b128eff), 216, 0},
+    {13, 2, 161, UINT64_C(0x7b204879ba946f5f), 108, 0},
+    {13, 4, 323, UINT64_C(0x9523f1bbbba01acb), 216, 0},
     {13, 8, 646, UINT64_C(0x7974d06b3fd0b8d5), 431, 0},
     {20, 1, 40, UINT64_C(0x7bbde30a6f0783e3), 27, 0},
-    {20, 2, 161, UINT64_C(0xdd0bf4107aee0c49), 108, 0},
+    {20, 2, 161, UINT64_C(0x76563104a1206caa), 108, 0},
     {20, 4, 323, UINT64_C(0x8851e8feffcd5cd0), 216, 0},
     {20, 8, 646, UINT64_C(0xa24b98d2d7c53212), 431, 0},
     {31, 1, 40, UINT64_C(0x5880cb0d93ca0438), 27, 0},
@@ -187,7 +187,7 @@ static const struct golden_row {
     {31, 4, 323, UINT64_C(0xee6812e4b5550315), 216, 0},
     {31, 8, 646, UINT64_C(0xc46d2c340e21abcf), 431, 0},
     {32, 1, 40, UINT64_C(0x87a12bc43eb0453c), 27, 0},
-    {32, 2, 161, UINT64_C(0x194fa41a362b3bab), 108, 0},
+    {32, 2, 161, UINT64_C(0x0c736e78e78b037f), 108, 0},
     {32, 4, 323, UINT64_C(0x0dbe618083d762f0), 216, 0},
     {32, 8, 646, UINT64_C(0xb63373ad0144bf90), 431, 0},
 };
