@@ -894,12 +894,13 @@ TEST(cuckoo_large_add_batch_matches_single)
      * load on: filled past full by batches (packed 8- and 16-byte keys,
      * hashes) and by one add at a time, the same bytes, item count,
      * per-key answers and stopping point.  12 x 4 buckets start on whole
-     * bytes, 9 x 4 inside a byte. */
+     * bytes, 9 x 4 inside a byte (8-byte keys: the one-key add's leaves of
+     * both, with the position table). */
     enum { N = 4500000 };
     static const struct {
         uint32_t f;
         size_t key_len; /* 0: hashes */
-    } cases[] = {{12, 8}, {12, 0}, {9, 16}};
+    } cases[] = {{12, 8}, {12, 0}, {9, 16}, {9, 8}};
     uint64_t *k = malloc((size_t)N * 2 * sizeof *k), st = 77, i, single_ok;
     amq_hash128 *h = malloc((size_t)N * sizeof *h);
     uint8_t *added = malloc(N);
