@@ -1183,18 +1183,19 @@ static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, con
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
 }
 
-/* fp into the free field of bucket i whose top bit is z's lowest: the
+/* fp into the free field, whose top bit is z's lowest, of the bucket at
+ * position p (bytes when bytes, else bits, as bucket_pair_at gives it): the
  * field is zero, so fp is ORed into the word that holds it (read again, in
  * L1 now, rather than kept in a register). */
-static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i, uint64_t z,
+static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t p, uint64_t z,
                                                       uint32_t fp, int bytes)
 {
     uint64_t at = (uint64_t)__builtin_ctzll(z) + 1 - c->f;
     uint8_t *q;
     if (bytes) {
-        q = c->d + i * c->bbytes;
+        q = c->d + p;
     } else {
-        at += i * c->bb;
+        at += p;
         q = c->d + (at >> 3);
         at &= 7;
     }
@@ -1202,17 +1203,15 @@ static inline __attribute__((always_inline)) void put8(amq_cuckoo *c, uint64_t i
 }
 
 /* The add's chosen bucket was full (both are, unless a removal left a
- * hole in the other): the other bucket, else the kick; out of line, reached
- * by a tail call, so that add8 keeps no frame. */
-static inline __attribute__((always_inline)) int add8_full(amq_cuckoo *c, uint64_t p1, uint32_t fp, int bytes)
+ * hole in the other): insert() decides again, by the same rule, from the
+ * words now in cache - the other bucket, else the kick.  Out of line
+ * (add8_full_bytes, _bits), reached by a tail call, so that add8 keeps no
+ * frame; p1 is bucket i1's position. */
+static inline __attribute__((always_inline)) int add8_full(amq_cuckoo *c, uint64_t p1, uint32_t fp,
+                                                          int bytes)
 {
-    uint64_t i1 = p1 / (bytes ? c->bbytes : c->bb), i2 = alt8(c, i1, fp), z;
-    if ((z = zero64(word64(c->d, i1, c->bb), c->ones_lo, c->highs_lo)) != 0)
-        put8(c, i1, z, fp, 0);
-    else if ((z = zero64(word64(c->d, i2, c->bb), c->ones_lo, c->highs_lo)) != 0)
-        put8(c, i2, z, fp, 0);
-    else
-        (void)kick(c, i1, i2, fp);
+    uint64_t i1 = p1 / (bytes ? c->bbytes : c->bb);
+    (void)insert(c, i1, alt8(c, i1, fp), fp);
     return 1;
 }
 
@@ -1230,17 +1229,16 @@ static __attribute__((noinline)) int add8_full_bits(amq_cuckoo *c, uint64_t p1, 
  * Both buckets' words loaded as the query loads them (bucket_pair_at), fp
  * into the emptier: slots fill from the lowest field, so the bucket whose
  * word is smaller holds fewer fingerprints (holes left by removals only
- * blur the choice, never its correctness).  Balancing from the first add
- * keeps the buckets even, so fewer adds near full load find both full and
- * kick; choosing by one compare and masks, with no branch, keeps the add
- * as short as the query, whose rate it then shares.
+ * blur the choice, never its correctness): insert()'s rule.  Balancing
+ * from the first add keeps the buckets even, so fewer adds near full load
+ * find both full and kick; the choice is a compare and conditional moves,
+ * not a branch that would go either way.
  */
 static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void *key, int bytes,
                                                      int ms, int tab)
 {
-    uint64_t top, h1 = x8_hash(c, key, &top, ms), bmask = c->bmask, p1, p2, w1, w2, p, z, at;
+    uint64_t top, h1 = x8_hash(c, key, &top, ms), bmask = c->bmask, p1, p2, w1, w2, p, z;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
-    uint8_t *q;
     bucket_pair_at(c, reduce64(h1, c->nb), fp, bytes, tab, &p1, &p2);
     if (bytes) {
         w1 = amq_load64(c->d + p1) & bmask;
@@ -1254,15 +1252,7 @@ static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void 
     z = zero64(w2 < w1 ? w2 : w1, c->ones_lo, c->highs_lo);
     if (__builtin_expect(z == 0, 0))
         return bytes ? add8_full_bytes(c, p1, fp) : add8_full_bits(c, p1, fp);
-    at = (uint64_t)__builtin_ctzll(z) + 1 - c->f;
-    if (bytes) {
-        q = c->d + p;
-    } else {
-        at += p;
-        q = c->d + (at >> 3);
-        at &= 7;
-    }
-    amq_store64(q, amq_load64(q) | ((uint64_t)fp << at));
+    put8(c, p, z, fp, bytes);
     return 1;
 }
 
