@@ -30,7 +30,8 @@
 #define GZ_IN_BLOCK ((size_t)1 << 18)
 #define SNIFF 10
 
-enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD, CODEC_XZ, CODEC_BZIP2 };
+/* CODEC_AMQ: an amq filter file's magic (refused as INPUT, never in use). */
+enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD, CODEC_XZ, CODEC_BZIP2, CODEC_AMQ };
 
 struct cli_input {
     char *name;
@@ -158,12 +159,31 @@ static int is_bzip2(const uint8_t *p, size_t n)
            p[3] <= '9' && (memcmp(p + 4, block, 6) == 0 || memcmp(p + 4, eos, 6) == 0);
 }
 
-/* Reads the first SNIFF bytes (or fewer at end of input) and decides. */
-static int sniff(cli_input *in, int raw)
+/* What an INPUT whose first bytes are p[0..n) (n <= SNIFF) is read as, by
+ * its magic bytes: a CODEC_*. */
+static int input_format(const uint8_t *p, size_t n)
 {
     static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
     static const uint8_t xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
+
+    if (n >= 8 && memcmp(p, amq_magic, 8) == 0)
+        return CODEC_AMQ;
+    if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+        return CODEC_GZIP;
+    if (n >= 4 && memcmp(p, zstd_magic, 4) == 0)
+        return CODEC_ZSTD;
+    if (n >= 6 && memcmp(p, xz_magic, 6) == 0)
+        return CODEC_XZ;
+    if (is_bzip2(p, n))
+        return CODEC_BZIP2;
+    return CODEC_PLAIN;
+}
+
+/* Reads the first SNIFF bytes (or fewer at end of input) and decides. */
+static int sniff(cli_input *in, int raw)
+{
     ssize_t got;
+    int codec;
 
     while (in->npeek < SNIFF) {
         got = read_fd(in, in->peek + in->npeek, SNIFF - in->npeek);
@@ -177,20 +197,15 @@ static int sniff(cli_input *in, int raw)
     }
     if (raw)
         return 0;
-    if (in->npeek >= 8 && memcmp(in->peek, amq_magic, 8) == 0) {
+    codec = input_format(in->peek, in->npeek);
+    if (codec == CODEC_AMQ) {
         cli_error("%s: is an amq filter file, not lines of keys (arguments swapped?)",
                   in->name);
         return -1;
     }
-    if (in->npeek >= 2 && in->peek[0] == 0x1f && in->peek[1] == 0x8b)
+    if (codec == CODEC_GZIP)
         return start_gzip(in);
-    if (in->npeek >= 4 && memcmp(in->peek, zstd_magic, 4) == 0)
-        return start_buffered(in, CODEC_ZSTD);
-    if (in->npeek >= 6 && memcmp(in->peek, xz_magic, 6) == 0)
-        return start_buffered(in, CODEC_XZ);
-    if (is_bzip2(in->peek, in->npeek))
-        return start_buffered(in, CODEC_BZIP2);
-    return 0;
+    return codec == CODEC_PLAIN ? 0 : start_buffered(in, codec);
 }
 
 cli_input *cli_input_open_fd(int fd, const char *name, int raw, int own_fd)

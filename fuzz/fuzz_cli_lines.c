@@ -8,7 +8,8 @@
  * file (a memfd, opened by path or read from an offset of an open
  * descriptor, as the tool's spilled standard input is), a pipe, or gzip
  * data (one or two members, any level) in a file or a pipe, or gzip bytes
- * read raw.  Every read(2) of the reader returns at most a fuzz-chosen
+ * read raw (as is plain text that begins with magic bytes the reader
+ * decodes or refuses).  Every read(2) of the reader returns at most a fuzz-chosen
  * number of bytes, batches hold at most CLI_BATCH = 7 lines and slots start
  * at 64 bytes, so lines straddle reads, batches and slots, and long lines
  * grow slots, within small inputs.
@@ -142,6 +143,11 @@ static void make_src(fz_src *s, const uint8_t *p, size_t n, unsigned type, unsig
     s->text_len = type == T_GZ_RAW ? len : n;
     s->src.fd = -1;
     s->src.raw = type == T_GZ_RAW;
+    /* Text that begins with magic bytes the reader decodes or refuses
+     * (gzip, zstd, xz, bzip2, an amq file) is not plain text to the tool:
+     * such an INPUT is read raw, as its bytes. */
+    if (type == T_FILE || type == T_PIPE || type == T_FILE_FD)
+        s->src.raw = input_format(p, n < SNIFF ? n : SNIFF) != CODEC_PLAIN;
     if (type == T_PIPE || type == T_GZ_PIPE) {
         FZ_CHECK(pipe(pfd) == 0, "pipe failed");
         FZ_CHECK(len == 0 || write(pfd[1], s->stored, len) == (ssize_t)len, "pipe write");
