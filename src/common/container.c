@@ -69,9 +69,30 @@ void amq_container_write_header(const amq_container *c, uint8_t *out)
     amq_store64(out + hlen, amq_checksum(out, hlen));
 }
 
+/* The header's fields that its checksum does not vouch for the sense of:
+ * the checks of a header that need no more than its own bytes, after the
+ * checksum (amq_container_parse and amq_container_stream_need alike). */
+static int header_fields(const uint8_t *buf, uint32_t flags, uint32_t params_len, uint64_t off,
+                         uint64_t payload_len, amq_errinfo *err)
+{
+    if ((flags & ~AMQ_FLAG_CHUNKSUM) != 0)
+        return amq_err(err, AMQ_EVERSION, "unknown header flags 0x%x", flags);
+    if (amq_load32(buf + 36) != 0)
+        return amq_err(err, AMQ_ECORRUPT, "reserved header field is not zero");
+    if (off != amq_container_payload_offset(params_len))
+        return amq_err(err, AMQ_ECORRUPT, "payload offset %llu, expected %llu",
+                       (unsigned long long)off,
+                       (unsigned long long)amq_container_payload_offset(params_len));
+    if (payload_len > UINT64_MAX - off)
+        return amq_err(err, AMQ_ECORRUPT, "payload length %llu overflows",
+                       (unsigned long long)payload_len);
+    return AMQ_OK;
+}
+
 int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
                         amq_container *c, amq_errinfo *err)
 {
+    int rc;
     uint64_t off, end, i;
     size_t hlen, avail = len < file_size ? len : (size_t)file_size;
 
@@ -114,17 +135,9 @@ int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
     if (amq_load64(buf + hlen) != amq_checksum(buf, hlen))
         return amq_err(err, AMQ_ECHECKSUM, "header checksum mismatch: the header is corrupt");
     /* The checksum held: from here on a bad field was written so (or forged). */
-    if ((c->flags & ~AMQ_FLAG_CHUNKSUM) != 0)
-        return amq_err(err, AMQ_EVERSION, "unknown header flags 0x%x", c->flags);
-    if (amq_load32(buf + 36) != 0)
-        return amq_err(err, AMQ_ECORRUPT, "reserved header field is not zero");
-    if (off != amq_container_payload_offset(c->params_len))
-        return amq_err(err, AMQ_ECORRUPT, "payload offset %llu, expected %llu",
-                       (unsigned long long)off,
-                       (unsigned long long)amq_container_payload_offset(c->params_len));
-    if (c->payload_len > UINT64_MAX - off)
-        return amq_err(err, AMQ_ECORRUPT, "payload length %llu overflows",
-                       (unsigned long long)c->payload_len);
+    rc = header_fields(buf, c->flags, c->params_len, off, c->payload_len, err);
+    if (rc != AMQ_OK)
+        return rc;
     end = off + c->payload_len;
     if (file_size < end)
         return amq_err(err, AMQ_ETRUNC, "file is %llu bytes, its header says %llu: truncated",
@@ -153,6 +166,11 @@ int amq_container_stream_need(const uint8_t *buf, size_t len, uint64_t *need)
         *need = AMQ_FILE_FIXED;
         return 1;
     }
+    /* Every check amq_container_parse makes of the header alone stops the
+     * read as it would stop the parse, so that a stream fails as the same
+     * bytes in memory do, and before a size the header declares is believed. */
+    if (amq_load16(buf + 8) != AMQ_FILE_VERSION)
+        return 0;
     plen = amq_load32(buf + 32);
     if (plen > AMQ_FILE_MAX_PARAMS)
         return 0;
@@ -165,6 +183,8 @@ int amq_container_stream_need(const uint8_t *buf, size_t len, uint64_t *need)
         return 0;
     off = amq_load64(buf + 40);
     payload = amq_load64(buf + 48);
+    if (header_fields(buf, amq_load16(buf + 14), plen, off, payload, NULL) != AMQ_OK)
+        return 0;
     if (off > UINT64_MAX / 2 || payload > UINT64_MAX / 2)
         return 0;
     *need = off + payload + 1;

@@ -25,8 +25,6 @@
 #include "common/error.h"
 #include "inplace.h"
 
-/* Reading a non-regular file grows a buffer up to this size. */
-#define AMQ_MAX_STREAM_FILE ((uint64_t)1 << 40)
 
 static int io_status(int e)
 {
@@ -38,7 +36,7 @@ static int io_status(int e)
 }
 
 /* Physical memory: a stream larger than that cannot be read into it. */
-static uint64_t machine_memory(void)
+uint64_t amq_machine_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || size <= 0)
@@ -88,7 +86,7 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
         len += (size_t)r;
         if (!amq_container_stream_need(buf, len, &need) || need > AMQ_MAX_STREAM_FILE)
             break;
-        if (need > machine_memory()) {
+        if (need > amq_machine_memory()) {
             /* A valid header may still declare more than could ever be
              * held: say so now, not after reading toward it. */
             free(buf);
@@ -96,7 +94,7 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
                            "%s: the header declares a %llu-byte filter, more than this "
                            "machine's memory (%llu bytes); a stream is read into memory",
                            path, (unsigned long long)need,
-                           (unsigned long long)machine_memory());
+                           (unsigned long long)amq_machine_memory());
         }
     }
     m->heap = buf;

@@ -19,6 +19,14 @@ typedef struct amq_mapped {
     uint8_t *heap;  /* malloc'd copy, or NULL */
 } amq_mapped;
 
+/* Reading a non-regular file grows a buffer up to this size. */
+#define AMQ_MAX_STREAM_FILE ((uint64_t)1 << 40)
+
+/* A pipe or device is read into memory: one whose valid header declares
+ * more than amq_machine_memory() (physical memory, or AMQ_MAX_STREAM_FILE
+ * when unknown) is refused as AMQ_ENOMEM before it is read. */
+uint64_t amq_machine_memory(void);
+
 int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err);
 void amq_file_unmap(amq_mapped *m);
 /* Advises the kernel that m will be read at random (no read-ahead). */
