@@ -26,10 +26,11 @@ static void fz_rdb_answers(const void *v, const uint8_t *data, size_t size, uint
     for (i = 0; i < FZ_RDB_NPROBES; i++) {
         size_t n;
         if (i < 16 && size > 0) {
+            size_t at = (i * 7) % size;
             n = 1 + i % 8;
-            if (n > size)
-                n = size;
-            out[i] = (uint8_t)FZ_RDB_CONTAINS(v, data + (i * 7) % size, n);
+            if (n > size - at) /* keys are slices of the input, never past its end */
+                n = size - at;
+            out[i] = (uint8_t)FZ_RDB_CONTAINS(v, data + at, n);
         } else {
             n = (size_t)snprintf(key, sizeof key, "k%zu", i);
             out[i] = (uint8_t)FZ_RDB_CONTAINS(v, key, n);
