@@ -69,9 +69,9 @@ void amq_container_write_header(const amq_container *c, uint8_t *out)
     amq_store64(out + hlen, amq_checksum(out, hlen));
 }
 
-/* The header's fields that its checksum does not vouch for the sense of:
- * the checks of a header that need no more than its own bytes, after the
- * checksum (amq_container_parse and amq_container_stream_need alike). */
+/* The checks after the checksum that need only the header's own bytes (a
+ * field under a good checksum can still be wrong: written so, or forged);
+ * amq_container_parse and amq_container_stream_need both make them. */
 static int header_fields(const uint8_t *buf, uint32_t flags, uint32_t params_len, uint64_t off,
                          uint64_t payload_len, amq_errinfo *err)
 {

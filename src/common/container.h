@@ -66,11 +66,12 @@ int amq_container_parse(const uint8_t *buf, size_t len, uint64_t file_size,
  * For reading a file of unknown size (a pipe): given its first len bytes,
  * returns 1 and the total number of bytes worth reading in *need while
  * more may help, 0 when what is there already decides (a bad magic, a
- * header amq_container_parse rejects on its own bytes - version, checksum,
- * flags, reserved field, offset -, an absurd size, or the declared end plus
- * one byte - so that trailing garbage is still reported).  Sizes are believed only once
- * the header checksum holds, so an endless stream is read no further than
- * the header's 1 MiB limit or the size a valid header declares.
+ * header that amq_container_parse rejects from its own bytes - version,
+ * checksum, flags, reserved field, offset -, an absurd size, or the
+ * declared end plus one byte - so that trailing garbage is still
+ * reported).  Sizes are believed only once the header passes, so an
+ * endless stream is read no further than the header's 1 MiB limit or the
+ * size a valid header declares.
  */
 int amq_container_stream_need(const uint8_t *buf, size_t len, uint64_t *need);
 

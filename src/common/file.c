@@ -25,7 +25,6 @@
 #include "common/error.h"
 #include "inplace.h"
 
-
 static int io_status(int e)
 {
     if (e == ENOSPC || e == EDQUOT || e == EFBIG)
