@@ -207,7 +207,30 @@ static inline int victim_matches(const amq_cuckoo *c, uint32_t fp, uint64_t i1, 
 }
 
 typedef int (*ck_q8_fn)(const amq_cuckoo *c, const void *key);
-/* The q8 entries by [whole bytes][mulshift][alt_tab] (Q8_GRID below). */
+typedef int (*ck_add8_fn)(amq_cuckoo *c, const void *key);
+
+/* The 8-byte-key leaves (queries and adds): one function per [whole-byte
+ * buckets][mulshift][alt_tab], each fn(c, key, bytes, ms, tab) inlined, so
+ * that an entry is one indirect jump to straight code; the grid's table is
+ * indexed the same way.  ctype: the leaf's filter type (const for queries). */
+#define CK8_LEAF(attr, ctype, name, fn, bytes, ms, tab)                                            \
+    attr static int name(ctype *c, const void *key)                                                \
+    {                                                                                              \
+        return fn(c, key, bytes, ms, tab);                                                         \
+    }
+#define CK8_GRID(attr, ftype, ctype, name, fn)                                                     \
+    CK8_LEAF(attr, ctype, name##_0, fn, 0, 0, 0)                                                   \
+    CK8_LEAF(attr, ctype, name##_1, fn, 0, 0, 1)                                                   \
+    CK8_LEAF(attr, ctype, name##_2, fn, 0, 1, 0)                                                   \
+    CK8_LEAF(attr, ctype, name##_3, fn, 0, 1, 1)                                                   \
+    CK8_LEAF(attr, ctype, name##_4, fn, 1, 0, 0)                                                   \
+    CK8_LEAF(attr, ctype, name##_5, fn, 1, 0, 1)                                                   \
+    CK8_LEAF(attr, ctype, name##_6, fn, 1, 1, 0)                                                   \
+    CK8_LEAF(attr, ctype, name##_7, fn, 1, 1, 1)                                                   \
+    static const ftype name[2][2][2] = {{{name##_0, name##_1}, {name##_2, name##_3}},              \
+                                        {{name##_4, name##_5}, {name##_6, name##_7}}};
+
+/* The q8 entries by [whole bytes][mulshift][alt_tab] (CK8_GRID). */
 static const ck_q8_fn q8_scalar[2][2][2];
 #if defined(__x86_64__)
 static const ck_q8_fn q8_vector[2][2][2];
@@ -228,7 +251,6 @@ static uint64_t q8n_word_avx512_ms(const amq_cuckoo *c, const uint8_t *keys, siz
 static uint64_t q8n_word_avx2g_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                    uint8_t *out);
 #endif
-typedef int (*ck_add8_fn)(amq_cuckoo *c, const void *key);
 static const ck_add8_fn add8_leaf[2][2][2];
 static int add8_any(amq_cuckoo *c, const void *key);
 
@@ -332,6 +354,14 @@ static inline __attribute__((always_inline)) void bucket_pair_at(const amq_cucko
     } else {
         *p2 = alt8(c, i1, fp) * unit;
     }
+}
+
+/* The word of the bucket at position p (bytes when bytes, else bits, as
+ * bucket_pair_at gives it), bucket in the low bits. */
+static inline __attribute__((always_inline)) uint64_t word_at(const amq_cuckoo *c, uint64_t p,
+                                                             int bytes)
+{
+    return bytes ? amq_load64(c->d + p) : amq_load64(c->d + (p >> 3)) >> (p & 7);
 }
 
 static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
@@ -1172,13 +1202,8 @@ static inline __attribute__((always_inline)) int query8(const amq_cuckoo *c, con
     uint64_t top, h1 = x8_hash(c, key, &top, ms), ones = c->ones_lo, p1, p2, w1, w2;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     bucket_pair_at(c, reduce64(h1, c->nb), fp, bytes, tab, &p1, &p2);
-    if (bytes) {
-        w1 = amq_load64(c->d + p1);
-        w2 = amq_load64(c->d + p2);
-    } else {
-        w1 = amq_load64(c->d + (p1 >> 3)) >> (p1 & 7);
-        w2 = amq_load64(c->d + (p2 >> 3)) >> (p2 & 7);
-    }
+    w1 = word_at(c, p1, bytes);
+    w2 = word_at(c, p2, bytes);
     uint64_t x = (uint64_t)fp * ones, y1 = w1 ^ x, y2 = w2 ^ x;
     return ((((y1 - ones) & ~y1) | ((y2 - ones) & ~y2)) & c->highs_lo) != 0;
 }
@@ -1240,13 +1265,8 @@ static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void 
     uint64_t top, h1 = x8_hash(c, key, &top, ms), bmask = c->bmask, p1, p2, w1, w2, p, z;
     uint32_t fp = (uint32_t)((top * c->fmax) >> 32) + 1;
     bucket_pair_at(c, reduce64(h1, c->nb), fp, bytes, tab, &p1, &p2);
-    if (bytes) {
-        w1 = amq_load64(c->d + p1) & bmask;
-        w2 = amq_load64(c->d + p2) & bmask;
-    } else {
-        w1 = (amq_load64(c->d + (p1 >> 3)) >> (p1 & 7)) & bmask;
-        w2 = (amq_load64(c->d + (p2 >> 3)) >> (p2 & 7)) & bmask;
-    }
+    w1 = word_at(c, p1, bytes) & bmask;
+    w2 = word_at(c, p2, bytes) & bmask;
     c->items++;
     p = w2 < w1 ? p2 : p1;
     z = zero64(w2 < w1 ? w2 : w1, c->ones_lo, c->highs_lo);
@@ -1256,26 +1276,7 @@ static inline __attribute__((always_inline)) int add8(amq_cuckoo *c, const void 
     return 1;
 }
 
-/* Each its own leaf, reached by one indirect jump from the entry. */
-#define ADD8_LEAF(name, bytes, ms, tab)                                                            \
-    static int name(amq_cuckoo *c, const void *key)                                                \
-    {                                                                                              \
-        return add8(c, key, bytes, ms, tab);                                                       \
-    }
-ADD8_LEAF(add8_bits, 0, 0, 0)
-ADD8_LEAF(add8_bits_t, 0, 0, 1)
-ADD8_LEAF(add8_bits_ms, 0, 1, 0)
-ADD8_LEAF(add8_bits_ms_t, 0, 1, 1)
-ADD8_LEAF(add8_bytes, 1, 0, 0)
-ADD8_LEAF(add8_bytes_t, 1, 0, 1)
-ADD8_LEAF(add8_bytes_ms, 1, 1, 0)
-ADD8_LEAF(add8_bytes_ms_t, 1, 1, 1)
-
-/* By [whole bytes][mulshift][alt_tab], as q8_scalar. */
-static const ck_add8_fn add8_leaf[2][2][2] = {
-    {{add8_bits, add8_bits_t}, {add8_bits_ms, add8_bits_ms_t}},
-    {{add8_bytes, add8_bytes_t}, {add8_bytes_ms, add8_bytes_ms_t}},
-};
+CK8_GRID(, ck_add8_fn, amq_cuckoo, add8_leaf, add8)
 
 static int add8_any(amq_cuckoo *c, const void *key)
 {
@@ -1437,26 +1438,9 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
     return query(c, h);
 }
 
-/* The q8 entries, each its own leaf: query8 (or q8_vec) on whole-byte
- * buckets or at any bit, under XXH3 or mulshift, H(fp) computed or read
- * from alt_tab; the grid's table is indexed [whole bytes][mulshift][alt_tab]. */
-#define Q8_ENTRY(attr, name, fn, bytes, ms, tab)                                                   \
-    attr static int name(const amq_cuckoo *c, const void *key)                                     \
-    {                                                                                              \
-        return fn(c, key, bytes, ms, tab);                                                         \
-    }
-#define Q8_GRID(attr, name, fn)                                                                    \
-    Q8_ENTRY(attr, name##_0, fn, 0, 0, 0)                                                          \
-    Q8_ENTRY(attr, name##_1, fn, 0, 0, 1)                                                          \
-    Q8_ENTRY(attr, name##_2, fn, 0, 1, 0)                                                          \
-    Q8_ENTRY(attr, name##_3, fn, 0, 1, 1)                                                          \
-    Q8_ENTRY(attr, name##_4, fn, 1, 0, 0)                                                          \
-    Q8_ENTRY(attr, name##_5, fn, 1, 0, 1)                                                          \
-    Q8_ENTRY(attr, name##_6, fn, 1, 1, 0)                                                          \
-    Q8_ENTRY(attr, name##_7, fn, 1, 1, 1)                                                          \
-    static const ck_q8_fn name[2][2][2] = {{{name##_0, name##_1}, {name##_2, name##_3}},           \
-                                           {{name##_4, name##_5}, {name##_6, name##_7}}};
-Q8_GRID(, q8_scalar, query8)
+/* The q8 entries: query8 (or q8_vec) on whole-byte buckets or at any bit,
+ * under XXH3 or mulshift, H(fp) computed or read from alt_tab. */
+CK8_GRID(, ck_q8_fn, const amq_cuckoo, q8_scalar, query8)
 
 #if defined(__x86_64__)
 /* query8 with both buckets' words in one vector: the field test of the
@@ -1503,10 +1487,10 @@ q8_vec(const amq_cuckoo *c, const void *key, int bytes, int ms, int tab)
     return !_mm_testz_si128(w, highs);
 }
 
-Q8_GRID(__attribute__((target("avx2,bmi,bmi2"))), q8_vector, q8_vec)
+CK8_GRID(__attribute__((target("avx2,bmi,bmi2"))), ck_q8_fn, const amq_cuckoo, q8_vector, q8_vec)
 #endif
-#undef Q8_GRID
-#undef Q8_ENTRY
+#undef CK8_GRID
+#undef CK8_LEAF
 
 static int q8_any(const amq_cuckoo *c, const void *key)
 {
