@@ -367,7 +367,7 @@ static inline __attribute__((always_inline)) uint64_t word_at(const amq_cuckoo *
 static inline __attribute__((always_inline)) uint64_t bucket_word(const amq_cuckoo *c, uint64_t i,
                                                                  int bytes)
 {
-    return bytes ? amq_load64(c->d + i * c->bbytes) : word64(c->d, i, c->bb);
+    return word_at(c, i * (bytes ? c->bbytes : c->bb), bytes);
 }
 
 static inline ck_u128 word128(const uint8_t *d, uint64_t i, uint32_t bb)
