@@ -9,10 +9,10 @@
  * descriptor, as the tool's spilled standard input is), a pipe, or gzip
  * data (one or two members, any level) in a file or a pipe, or gzip bytes
  * read raw (as is plain text that begins with magic bytes the reader
- * decodes or refuses).  Every read(2) of the reader returns at most a fuzz-chosen
- * number of bytes, batches hold at most CLI_BATCH = 7 lines and slots start
- * at 64 bytes, so lines straddle reads, batches and slots, and long lines
- * grow slots, within small inputs.
+ * decodes or refuses).  Every read(2) of the reader returns at most a
+ * fuzz-chosen number of bytes, batches hold at most CLI_BATCH = 7 lines and
+ * slots start at 64 bytes, so lines straddle reads, batches and slots, and
+ * long lines grow slots, within small inputs.
  *
  * Properties (the tool's documented rules: README.md "Keys are lines"):
  *  - ordered scan (cli_scan, with or without the reading thread): the
