@@ -24,6 +24,7 @@
 #include "amq/aging.h"
 #include "amq/filter.h"
 #include "common/alloc.h"
+#include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
@@ -337,8 +338,7 @@ static void choose_mask(amq_aging *a)
 {
     a->mask = mask_scalar;
 #ifdef AGING_HAVE_AVX2
-    if (a->slices % 8 == 0 && a->slices <= 64 && getenv("AMQ_AGING_SCALAR") == NULL &&
-        __builtin_cpu_supports("avx2"))
+    if (a->slices % 8 == 0 && a->slices <= 64 && amq_cpu_has(AMQ_CPU_AVX2))
         a->mask = mask_avx2;
 #endif
 }

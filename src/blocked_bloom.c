@@ -11,6 +11,7 @@
 #include "amq/blocked_bloom.h"
 #include "blocked_impl.h"
 #include "common/alloc.h"
+#include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
@@ -325,29 +326,16 @@ static int check_params(const amq_blocked_params *p)
 }
 
 /* ---- query paths ------------------------------------------------------------------
- * Chosen once: the best path the CPU supports, capped by AMQ_SIMD.  The
+ * Chosen once: the best path the CPU supports, capped by AMQ_SIMD (common/cpu.h).  The
  * result is cached in an atomic (computing it twice is harmless).
  */
 
-static uint32_t simd_cap_from_env(void)
-{
-    const char *s = getenv("AMQ_SIMD");
-    if (s == NULL || *s == '\0' || strcmp(s, "auto") == 0 || strcmp(s, "avx512") == 0)
-        return AMQ_SIMD_AVX512;
-    if (strcmp(s, "avx2") == 0)
-        return AMQ_SIMD_AVX2;
-    return AMQ_SIMD_SCALAR;
-}
-
 static int cpu_has(uint32_t simd)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
     if (simd == AMQ_SIMD_AVX2)
-        return amq_blk_ops_avx2 != NULL && __builtin_cpu_supports("avx2");
+        return amq_blk_ops_avx2 != NULL && amq_cpu_has(AMQ_CPU_AVX2);
     if (simd == AMQ_SIMD_AVX512)
-        return amq_blk_ops_avx512 != NULL && __builtin_cpu_supports("avx512f");
-#endif
+        return amq_blk_ops_avx512 != NULL && amq_cpu_has(AMQ_CPU_AVX512F);
     return simd == AMQ_SIMD_SCALAR;
 }
 
@@ -357,13 +345,12 @@ static _Atomic uint32_t simd_usable;
 static uint32_t usable_paths(void)
 {
     uint32_t u = atomic_load_explicit(&simd_usable, memory_order_relaxed);
-    uint32_t cap, s;
+    uint32_t s;
 
     if (u != 0)
         return u;
-    cap = simd_cap_from_env();
     u = 1u << AMQ_SIMD_SCALAR;
-    for (s = AMQ_SIMD_AVX2; s <= cap; s++)
+    for (s = AMQ_SIMD_AVX2; s <= AMQ_SIMD_AVX512; s++)
         if (cpu_has(s))
             u |= 1u << s;
     atomic_store_explicit(&simd_usable, u, memory_order_relaxed);

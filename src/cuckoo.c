@@ -30,6 +30,7 @@
 #include "amq/advanced.h"
 #include "amq/cuckoo.h"
 #include "common/alloc.h"
+#include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "common/mulshift.h"
@@ -267,10 +268,7 @@ static void key8_modes(amq_cuckoo *c)
     else
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes : m == CK_KEY8_BITS ? q8n_bits : q8n_any;
 #if defined(__x86_64__)
-    /* AVX2 as the blocked kind's paths see it (the AMQ_SIMD cap applies). */
-    __builtin_cpu_init();
-    if (m != CK_KEY8_NONE && !c->scalar_keys && amq_simd_supported(AMQ_SIMD_AVX2) &&
-        __builtin_cpu_supports("bmi2")) {
+    if (m != CK_KEY8_NONE && !c->scalar_keys && amq_cpu_has(AMQ_CPU_AVX2 | AMQ_CPU_BMI2)) {
         c->q8 = q8_vector[m == CK_KEY8_BYTES][c->ms][tab];
         if (m == CK_KEY8_BYTES)
             c->q8n = c->ms ? q8n_bytes_avx2_ms : q8n_bytes_avx2;
@@ -279,11 +277,9 @@ static void key8_modes(amq_cuckoo *c)
     c->batch_gather = 0;
     if (c->shape == CK_WORD64 && c->victim_fp == 0 && c->nb <= UINT32_MAX &&
         !c->scalar_keys) {
-        if (amq_simd_supported(AMQ_SIMD_AVX512) && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl"))
+        if (amq_cpu_has(AMQ_CPU_AVX512_CORE))
             c->batch_gather = CK_GATHER_AVX512;
-        else if (amq_simd_supported(AMQ_SIMD_AVX2))
+        else if (amq_cpu_has(AMQ_CPU_AVX2))
             c->batch_gather = CK_GATHER_AVX2;
     }
     c->q8n_gather = m != CK_KEY8_NONE && c->ms ? c->batch_gather : 0;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "static_filter.h"
@@ -328,15 +329,10 @@ RIB_AVX512 static int rib_contains_avx512(const amq_static *s, uint64_t h1)
 
 RIB_AVX512 RIB_BATCH(rib_contains_batch_avx512, rib_match_avx512)
 
-/* AVX-512 where the CPU has it, unless AMQ_SIMD (blocked_bloom.c) asks
- * for less. */
+/* AVX-512 with VPOPCNTDQ where the CPU has it and AMQ_SIMD allows it. */
 static unsigned rib_simd(void)
 {
-    const char *e = getenv("AMQ_SIMD");
-    if (e != NULL && *e != '\0' && strcmp(e, "auto") != 0 && strcmp(e, "avx512") != 0)
-        return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+    return (unsigned)amq_cpu_has(AMQ_CPU_AVX512F | AMQ_CPU_AVX512VPOPCNTDQ);
 }
 #else
 #define rib_contains_avx512 rib_contains
