@@ -251,7 +251,7 @@ tsan:
 
 test-example: lib cli redis-module $(BENCH_BIN)
 	@scripts/check-exports.sh $(BUILD)/libamq.so
-	@scripts/check-layering.sh $(BUILD)
+	@tests/layering/run.sh $(BUILD) $(CC)
 	@scripts/test-example.sh $(BUILD)
 
 # The library, tool, unit tests and Redis module must also build warning-free with clang.

@@ -1,28 +1,71 @@
 #!/bin/sh
-# check-layering.sh BUILD - the tool, the Redis module and the benchmark
-# call the library only through functions libamq.so exports (the ones its
-# public headers declare): they link the static archive, so without this
-# check they could reach an internal function by declaring it themselves.
+# check-layering.sh BUILD - the layers are layers, checked on the objects (nm), not the sources:
+#  1. the tool, the Redis module and the benchmark call the library only through functions
+#     libamq.so exports (they link the static archive, so without this check they could reach
+#     an internal function by declaring it themselves);
+#  2. src/common (hash, container, file reader, journal reader, allocation, errors, CPU, fields)
+#     calls nothing in the library above it;
+#  3. no two library objects need each other, directly or through others (no cycle).
+# tests/layering/run.sh shows each check failing on a deliberate violation.
 set -e
 build=${1:-build}
 lib=$build/libamq.so
-exported=$(mktemp "${TMPDIR:-/tmp}/amq-layering-XXXXXX")
-trap 'rm -f "$exported"' EXIT
-nm -D --defined-only "$lib" | awk '{print $3}' | sort -u > "$exported"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/amq-layering-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
 status=0
+
+# amq_ symbols the objects $@ need and do not define themselves
+needs() {
+    nm -u "$@" | awk '$1 == "U" && $2 ~ /^amq_/ {print $2}' | sort -u > "$tmp/u"
+    nm --defined-only "$@" | awk '{print $3}' | sort -u > "$tmp/d"
+    comm -23 "$tmp/u" "$tmp/d"
+}
+
+nm -D --defined-only "$lib" | awk '{print $3}' | sort -u > "$tmp/exported"
 for dir in cli redis bench; do
     objs=$(ls "$build"/obj/"$dir"/*.o 2>/dev/null || true)
     [ -n "$objs" ] || { echo "check-layering: no objects in $build/obj/$dir" >&2; exit 1; }
-    # amq_ names the objects need and do not define themselves
-    bad=$(nm -u $objs | awk '$1 == "U" && $2 ~ /^amq_/ {print $2}' | sort -u |
-          comm -23 - "$exported")
-    defined=$(nm --defined-only $objs | awk '{print $3}' | sort -u)
-    bad=$(echo "$bad" | grep -vxF "$defined" || true)
+    bad=$(needs $objs | comm -23 - "$tmp/exported")
     if [ -n "$bad" ]; then
         echo "check-layering: $dir/ calls library functions that are not exported:" >&2
         echo "$bad" >&2
         status=1
     fi
 done
-[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only"
+
+common=$(ls "$build"/obj/src/common/*.o)
+bad=$(needs $common)
+if [ -n "$bad" ]; then
+    echo "check-layering: src/common calls the library above it:" >&2
+    for s in $bad; do
+        for o in $common; do
+            nm -u "$o" | awk -v s="$s" '$2 == s {found=1} END {exit !found}' &&
+                echo "  $(basename "$o") needs $s" >&2
+        done
+    done
+    status=1
+fi
+
+# Object graph: an edge A B when A needs a symbol B defines; tsort finds any loop.
+for o in $common "$build"/obj/src/*.o; do
+    nm --defined-only "$o" | awk -v o="${o#"$build"/obj/}" '$2 ~ /[TDRB]/ {print $3, o}'
+done | sort > "$tmp/defs"
+for o in $common "$build"/obj/src/*.o; do
+    nm -u "$o" | awk '{print $2}' | sort -u | join - "$tmp/defs" |
+        awk -v o="${o#"$build"/obj/}" '$2 != o {print o, $2}'
+done | sort -u > "$tmp/edges"
+# Upward edges not yet removed (issue 40), each named so that the list can only shrink.
+known_up=${AMQ_LAYERING_KNOWN_UP-"src/aging.o src/filter.o
+src/static_filter.o src/filter.o
+src/fuse.o src/static_filter.o
+src/ribbon.o src/static_filter.o"}
+printf '%s\n' "$known_up" | grep . | sort > "$tmp/known" || true
+comm -23 "$tmp/edges" "$tmp/known" > "$tmp/edges2"
+if ! tsort "$tmp/edges2" > /dev/null 2> "$tmp/loops"; then
+    echo "check-layering: library objects that need each other (a cycle):" >&2
+    grep -v 'input contains a loop' "$tmp/loops" | sed 's/^tsort: /  /' >&2
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects"
 exit $status

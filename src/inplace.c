@@ -2,23 +2,8 @@
  * inplace.c - adds to a filter file at the cost of the pages they change
  * (include/amq/inplace.h; docs/reliability.md, "In-place adds").
  *
- * The journal ("DIR/.NAME.amqjournal"), little-endian:
- *    0  8  magic "AMQJRNL1"
- *    8  8  size of the file it applies to
- *   16  8  number of records
- *   24  8  inode number of the file it applies to
- *   32  8  XXH3-64 of the file's header area before the commit
- *   40     records: 8 offset, 4 length, 4 zero, then the bytes; the first
- *          is the new header area
- * A journal applies only to the file it was written for: same size, same
- * inode, and a header area that is the old one or the new one - a file
- * replaced since, by any tool, is never touched by a stale journal.
- *   end 8  XXH3-64 of every byte before
- * A record holds the new bytes of a range of the file (the header area, a
- * run of changed 64-byte lines of a payload chunk).  Applying a journal twice gives the same
- * file, so a crash while one is being applied is recovered by applying it
- * again; a journal whose checksum fails was never complete, and the file
- * was not touched before it was (the commit fsyncs it first).
+ * The journal's format and reader are in common/journal.c; this file writes
+ * it and applies it to the file.
  */
 #include "amq/inplace.h"
 
@@ -35,11 +20,9 @@
 #include "common/container.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/journal.h"
 #include "inplace.h"
 
-#define JOURNAL_MAGIC "AMQJRNL1"
-#define JOURNAL_HEAD 40
-#define RECORD_HEAD 16
 #define INPLACE_VERIFY_MAX ((uint64_t)64 << 20)
 #define LINE 64
 
@@ -50,105 +33,6 @@ struct amq_inplace {
     uint64_t payload_off, payload_len, payload_sum, ino, head_sum;
     char path[4096];
 };
-
-/* ---- the journal ---------------------------------------------------------------------- */
-
-int amq_journal_path(const char *path, char *out, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash != NULL ? (int)(slash - path) + 1 : 0;
-    int n = snprintf(out, cap, "%.*s.%s.amqjournal", dirlen, path,
-                     slash != NULL ? slash + 1 : path);
-    return n > 0 && (size_t)n < cap ? 0 : -1;
-}
-
-static int journal_valid(const uint8_t *j, size_t len, uint64_t file_size, uint64_t ino)
-{
-    uint64_t n, i, off, rlen;
-    size_t pos = JOURNAL_HEAD;
-
-    if (len < JOURNAL_HEAD + 8 || memcmp(j, JOURNAL_MAGIC, 8) != 0 ||
-        amq_load64(j + 8) != file_size || amq_load64(j + 24) != ino ||
-        amq_load64(j + len - 8) != amq_checksum(j, len - 8))
-        return 0;
-    n = amq_load64(j + 16);
-    for (i = 0; i < n; i++) {
-        if (len - 8 - pos < RECORD_HEAD)
-            return 0;
-        off = amq_load64(j + pos);
-        rlen = amq_load32(j + pos + 8);
-        pos += RECORD_HEAD;
-        if (rlen > len - 8 - pos || off > file_size || rlen > file_size - off)
-            return 0;
-        pos += (size_t)rlen;
-    }
-    return pos == len - 8;
-}
-
-int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t **buf,
-                     size_t *len)
-{
-    char jpath[4200];
-    struct stat st;
-    uint8_t *j;
-    size_t got = 0;
-    ssize_t r;
-    int fd;
-
-    *buf = NULL;
-    if (amq_journal_path(path, jpath, sizeof jpath) != 0)
-        return 0;
-    fd = open(jpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    /* A journal never holds more than the file plus its record heads. */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < JOURNAL_HEAD + 8 ||
-        (uint64_t)st.st_size > file_size * 2 + (1u << 20)) {
-        close(fd);
-        return 0;
-    }
-    j = malloc((size_t)st.st_size);
-    while (j != NULL && got < (size_t)st.st_size) {
-        r = read(fd, j + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (j == NULL || got != (size_t)st.st_size || !journal_valid(j, got, file_size, ino)) {
-        free(j);
-        return 0;
-    }
-    *buf = j;
-    *len = got;
-    return 1;
-}
-
-int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail)
-{
-    uint32_t hlen = amq_load32(j + JOURNAL_HEAD + 8);
-    uint64_t h;
-    if (amq_load64(j + 16) == 0 || amq_load64(j + JOURNAL_HEAD) != 0 || hlen > avail)
-        return 0;
-    h = amq_checksum(head, hlen);
-    return h == amq_load64(j + 32) ||
-           h == amq_checksum(j + JOURNAL_HEAD + RECORD_HEAD, hlen);
-}
-
-void amq_journal_apply_mem(const uint8_t *j, size_t jlen, uint8_t *file)
-{
-    uint64_t n = amq_load64(j + 16), i;
-    size_t pos = JOURNAL_HEAD;
-    (void)jlen;
-    for (i = 0; i < n; i++) {
-        uint64_t off = amq_load64(j + pos);
-        uint32_t rlen = amq_load32(j + pos + 8);
-        memcpy(file + off, j + pos + RECORD_HEAD, rlen);
-        pos += RECORD_HEAD + rlen;
-    }
-}
 
 static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 {
@@ -169,13 +53,13 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 static int apply_fd(const uint8_t *j, int fd)
 {
     uint64_t n = amq_load64(j + 16), i;
-    size_t pos = JOURNAL_HEAD;
+    size_t pos = AMQ_JOURNAL_HEAD;
     for (i = 0; i < n; i++) {
         uint64_t off = amq_load64(j + pos);
         uint32_t rlen = amq_load32(j + pos + 8);
-        if (pwrite_all(fd, j + pos + RECORD_HEAD, rlen, off) != 0)
+        if (pwrite_all(fd, j + pos + AMQ_JOURNAL_RECORD_HEAD, rlen, off) != 0)
             return -1;
-        pos += RECORD_HEAD + rlen;
+        pos += AMQ_JOURNAL_RECORD_HEAD + rlen;
     }
     return fdatasync(fd);
 }
@@ -207,8 +91,8 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
     if (amq_journal_path(path, jpath, sizeof jpath) != 0)
         return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
     if (amq_journal_load(path, size, ino, &j, &jlen)) {
-        uint8_t *head = malloc(amq_load32(j + JOURNAL_HEAD + 8) + 1u);
-        uint32_t hl = amq_load32(j + JOURNAL_HEAD + 8);
+        uint8_t *head = malloc(amq_load32(j + AMQ_JOURNAL_HEAD + 8) + 1u);
+        uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
         int rc = head == NULL || pread(fd, head, hl, 0) != (ssize_t)hl ||
                          !amq_journal_matches(j, head, hl)
                      ? 0 /* not this file's: only removed */
@@ -400,15 +284,15 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
             chunks[c] = 1;
     }
     /* The journal: the header, then every chunk that differs from the file. */
-    jcap = JOURNAL_HEAD + RECORD_HEAD + header_cap + 8;
+    jcap = AMQ_JOURNAL_HEAD + AMQ_JOURNAL_RECORD_HEAD + header_cap + 8;
     for (c = 0; c < nchunks; c++)
-        jcap += chunks[c] ? (AMQ_CHUNK / LINE) * (RECORD_HEAD + LINE) : 0;
+        jcap += chunks[c] ? (AMQ_CHUNK / LINE) * (AMQ_JOURNAL_RECORD_HEAD + LINE) : 0;
     j = malloc(jcap);
     if (j == NULL) {
         rc = amq_err(err, AMQ_ENOMEM, "out of memory");
         goto done;
     }
-    jlen = JOURNAL_HEAD + RECORD_HEAD + header_cap; /* header record filled last */
+    jlen = AMQ_JOURNAL_HEAD + AMQ_JOURNAL_RECORD_HEAD + header_cap; /* header record filled last */
     for (c = 0; c < nchunks; c++) {
         uint64_t off = ip->payload_off + c * AMQ_CHUNK;
         size_t clen = (size_t)(ip->payload_len - c * AMQ_CHUNK < AMQ_CHUNK
@@ -444,8 +328,8 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
             amq_store64(j + jlen, off + a);
             amq_store32(j + jlen + 8, (uint32_t)(b - a));
             amq_store32(j + jlen + 12, 0);
-            memcpy(j + jlen + RECORD_HEAD, ip->map + off + a, b - a);
-            jlen += RECORD_HEAD + (b - a);
+            memcpy(j + jlen + AMQ_JOURNAL_RECORD_HEAD, ip->map + off + a, b - a);
+            jlen += AMQ_JOURNAL_RECORD_HEAD + (b - a);
             nrec++;
             a = b;
         }
@@ -456,15 +340,15 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
                      ip->path);
         goto done;
     }
-    memcpy(j, JOURNAL_MAGIC, 8);
+    memcpy(j, AMQ_JOURNAL_MAGIC, 8);
     amq_store64(j + 8, ip->size);
     amq_store64(j + 16, nrec + 1);
     amq_store64(j + 24, ip->ino);
     amq_store64(j + 32, ip->head_sum);
-    amq_store64(j + JOURNAL_HEAD, 0);
-    amq_store32(j + JOURNAL_HEAD + 8, (uint32_t)hlen);
-    amq_store32(j + JOURNAL_HEAD + 12, 0);
-    memcpy(j + JOURNAL_HEAD + RECORD_HEAD, header, hlen);
+    amq_store64(j + AMQ_JOURNAL_HEAD, 0);
+    amq_store32(j + AMQ_JOURNAL_HEAD + 8, (uint32_t)hlen);
+    amq_store32(j + AMQ_JOURNAL_HEAD + 12, 0);
+    memcpy(j + AMQ_JOURNAL_HEAD + AMQ_JOURNAL_RECORD_HEAD, header, hlen);
     amq_store64(j + jlen, amq_checksum(j, jlen));
     jlen += 8;
 
@@ -501,7 +385,7 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
         fsync_dir_of(ip->path);
     ip->payload_sum = sum;
     ip->head_sum = amq_checksum(header, hlen);
-    written = jlen - JOURNAL_HEAD - 8 - (nrec + 1) * RECORD_HEAD;
+    written = jlen - AMQ_JOURNAL_HEAD - 8 - (nrec + 1) * AMQ_JOURNAL_RECORD_HEAD;
 done:
     if (bytes != NULL)
         *bytes = written;

@@ -23,7 +23,7 @@
 
 #include "common/container.h"
 #include "common/error.h"
-#include "inplace.h"
+#include "common/journal.h"
 
 static int io_status(int e)
 {

@@ -1,0 +1,27 @@
+/*
+ * journal.h - the in-place add's journal (format in journal.c): read by the
+ * file reader (file.c), written by src/inplace.c.
+ */
+#ifndef AMQ_COMMON_JOURNAL_H
+#define AMQ_COMMON_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMQ_JOURNAL_MAGIC "AMQJRNL1"
+#define AMQ_JOURNAL_HEAD 40
+#define AMQ_JOURNAL_RECORD_HEAD 16
+
+/* "DIR/.NAME.amqjournal" for path: 0, or -1 if it does not fit. */
+int amq_journal_path(const char *path, char *out, size_t cap);
+/* Reads the journal of a file of file_size bytes: 1 and a malloc'd valid
+ * journal in *buf, or 0 (none, torn, or for another size). */
+int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t **buf,
+                     size_t *len);
+/* 1 if the file whose first avail bytes are head is the one the journal
+ * was written for (its header area the old or the new one). */
+int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail);
+/* Applies a valid journal to the file's bytes in memory. */
+void amq_journal_apply_mem(const uint8_t *j, size_t jlen, uint8_t *file);
+
+#endif /* AMQ_COMMON_JOURNAL_H */
