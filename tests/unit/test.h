@@ -28,6 +28,9 @@ extern int test_failed;
 void test_register(const char *name, void (*fn)(void), int slow);
 int test_main(int argc, char **argv);
 int test_slow_enabled(void);
+/* Records and prints that a part of the current test did not run here (a SIMD path
+ * this CPU lacks, say); the summary line counts them. */
+void test_skip(const char *what);
 /* A temporary directory for this test program, created on first use. */
 const char *test_tmpdir(void);
 /* Path inside test_tmpdir (static buffer rotation of 8). */

@@ -373,8 +373,10 @@ static int each_k_and_path(simd_check check)
             break;
         for (pi = 0; pi < 3; pi++) {
             amq_blocked *v;
-            if (!amq_simd_supported(simd_paths[pi]))
+            if (!amq_simd_supported(simd_paths[pi])) {
+                test_skip(amq_simd_name(simd_paths[pi]));
                 continue;
+            }
             v = simd_view(&c, simd_paths[pi]);
             if (v == NULL) {
                 FAIL_AT_("k %u: no view on path %s", k, amq_simd_name(simd_paths[pi]));
@@ -548,8 +550,10 @@ TEST(blocked_batch64_queries_equal_one_key_queries_on_every_path)
             CHECK(want_n > H64_NQ / 50 && want_n < H64_NQ - H64_NQ / 50);
             for (pi = 0; pi < 3; pi++) {
                 size_t n;
-                if (!amq_simd_supported(simd_paths[pi]))
+                if (!amq_simd_supported(simd_paths[pi])) {
+                    test_skip(amq_simd_name(simd_paths[pi]));
                     continue;
+                }
                 REQUIRE_OK(amq_blocked_set_simd(a, simd_paths[pi]));
                 for (n = H64_NQ - 2; n <= H64_NQ; n++) { /* even and odd counts */
                     uint64_t e = 0;
@@ -704,8 +708,10 @@ TEST(blocked_far_filter_batched_key_and_hash_queries_equal_scalar_one_key_querie
         }
         CHECK(e >= FAR_N / 2 && e < FAR_N);
         for (pi = 0; pi < 3; pi++) {
-            if (!amq_simd_supported(simd_paths[pi]))
+            if (!amq_simd_supported(simd_paths[pi])) {
+                test_skip(amq_simd_name(simd_paths[pi]));
                 continue;
+            }
             REQUIRE_OK(
                 amq_blocked_view(&c.prm, amq_blocked_data(a), c.prm.blocks * 64, 0, NULL, &v));
             REQUIRE_OK(amq_blocked_set_simd(v, simd_paths[pi]));
@@ -753,8 +759,10 @@ TEST(blocked_far_filter_64_bit_hash_queries_equal_scalar_one_key_queries)
         }
         CHECK(e64 >= FAR_N / 2 && e64 < FAR_N);
         for (pi = 0; pi < 3; pi++) {
-            if (!amq_simd_supported(simd_paths[pi]))
+            if (!amq_simd_supported(simd_paths[pi])) {
+                test_skip(amq_simd_name(simd_paths[pi]));
                 continue;
+            }
             REQUIRE_OK(
                 amq_blocked_view(&c.prm, amq_blocked_data(b), c.prm.blocks * 64, 0, NULL, &v));
             REQUIRE_OK(amq_blocked_set_simd(v, simd_paths[pi]));
@@ -1032,8 +1040,10 @@ TEST(blocked_add_paths_identical)
             CHECK(want_n < (int64_t)n); /* repeats were refused as old */
             for (pi = 0; pi < 3; pi++) {
                 amq_blocked *b;
-                if (pi < 2 && !amq_simd_supported(paths[pi]))
+                if (pi < 2 && !amq_simd_supported(paths[pi])) {
+                    test_skip(amq_simd_name(paths[pi]));
                     continue;
+                }
                 REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
                 if (pi == 2) /* concurrent mode: the atomic form's loops */
                     REQUIRE_OK(amq_blocked_set_concurrent(b, 1));
@@ -1087,8 +1097,10 @@ TEST(blocked_one_key_add_every_entry)
     uint32_t pi, ai, conc, seed;
     size_t li, i;
     for (pi = 0; pi < 3; pi++) {
-        if (!amq_simd_supported(paths[pi]))
+        if (!amq_simd_supported(paths[pi])) {
+            test_skip(amq_simd_name(paths[pi]));
             continue;
+        }
         for (ai = 0; ai < 2; ai++)
             for (seed = 0; seed < 2; seed++)
                 for (conc = 0; conc < 2; conc++)

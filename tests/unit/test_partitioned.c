@@ -367,8 +367,10 @@ TEST(partitioned_batched_query_same_on_every_path_and_chunk_edge)
     REQUIRE(out != NULL && b != NULL);
     for (pi = 0; pi < 3; pi++) {
         const size_t counts[] = {0, 1, 63, 64, 65, 127, 128, 129, 2 * x.n - 1, 2 * x.n};
-        if (!amq_simd_supported(paths[pi]))
+        if (!amq_simd_supported(paths[pi])) {
+            test_skip(amq_simd_name(paths[pi]));
             continue;
+        }
         REQUIRE_OK(amq_partitioned_set_simd(b, paths[pi]));
         for (ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
             const size_t m = counts[ci], at = (size_t)(2 * x.n - m) / 2;
@@ -411,8 +413,10 @@ TEST(partitioned_batched_add_same_bytes_as_one_key_adds_on_every_path)
     want = serialized(ga, &size_a);
     REQUIRE(want != NULL);
     for (pi = 0; pi < 3; pi++) {
-        if (!amq_simd_supported(paths[pi]))
+        if (!amq_simd_supported(paths[pi])) {
+            test_skip(amq_simd_name(paths[pi]));
             continue;
+        }
         REQUIRE_OK(amq_partitioned_new(&x.p, NULL, &c));
         REQUIRE_OK(amq_partitioned_set_simd(c, paths[pi]));
         memset(added, 7, n);
@@ -859,8 +863,10 @@ TEST(partitioned_mixed_k_batched)
     CHECK(missed3 > 0);
     CHECK(e > n / 2 && e < 2 * n);
     for (pi = 0; pi < 3; pi++) {
-        if (!amq_simd_supported(paths[pi]))
+        if (!amq_simd_supported(paths[pi])) {
+            test_skip(amq_simd_name(paths[pi]));
             continue;
+        }
         REQUIRE_OK(amq_partitioned_set_simd(pf, paths[pi]));
         memset(o2, 7, 2 * n);
         CHECK_EQ(t_partitioned_contains_batch(pf, h, 2 * n, o2), e);

@@ -13,6 +13,15 @@
 #define MAX_TESTS 512
 
 int test_failed;
+/* Parts of tests not run on this machine (test_skip), reported at the end. */
+static int parts_skipped;
+static const char *current_test;
+
+void test_skip(const char *what)
+{
+    parts_skipped++;
+    printf("  SKIPPED in %s: %s\n", current_test != NULL ? current_test : "?", what);
+}
 static test_case tests[MAX_TESTS];
 static int ntests;
 static char tmpdir[256];
@@ -81,6 +90,7 @@ int test_main(int argc, char **argv)
             continue;
         }
         test_failed = 0;
+        current_test = tests[i].name;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         tests[i].fn();
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -94,7 +104,10 @@ int test_main(int argc, char **argv)
         }
     }
     remove_tmpdir();
-    printf("%s: %d tests, %d failed%s\n", argv[0], ran, failed,
+    printf("%s: %d tests, %d failed%s", argv[0], ran, failed,
            skipped ? " (slow tests skipped)" : "");
+    if (parts_skipped)
+        printf(", %d parts SKIPPED (a path this CPU or AMQ_SIMD rules out)", parts_skipped);
+    printf("\n");
     return failed ? 1 : 0;
 }
