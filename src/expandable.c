@@ -646,8 +646,9 @@ static void op_stats(const void *impl, amq_stats *st)
     st->bits = 0;
     st->hashes = 0;
     st->fpp_target = x->fpp;
-    st->fpp_now = rate_of(x);
-    st->fill = (double)entries(x) / ((double)DATA_LANES * ldexp(1.0, (int)x->q));
+    /* both from counts a loaded file gives: kept in [0, 1] */
+    st->fpp_now = fmin(rate_of(x), 1.0);
+    st->fill = fmin((double)entries(x) / ((double)DATA_LANES * ldexp(1.0, (int)x->q)), 1.0);
 }
 
 /* Generation g (0: the table as created) was added with 15 bits when the
