@@ -98,7 +98,7 @@ typedef struct amq_config {
  * cfg.fpp (0.001 to 0.5); a query reads one 64-byte bucket (and, for a few
  * buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
  * another doubling would take the rate past cfg.fpp (from 4,096 keys at 1 %:
- * after 25 doublings, about 1.3e11 keys).  Keys may be removed (only keys
+ * after about 23 doublings, about 5e10 keys).  Keys may be removed (only keys
  * that were added: as for the cuckoo kind). */
 AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 
