@@ -86,7 +86,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-cuckoo-arith bench-static tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-cuckoo-arith bench-static tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis \
@@ -332,6 +332,30 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH)
 	@$(ARITH_BENCH) --smoke > $(BUILD)/bench-arith-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-arith-smoke.log; exit 1; }
 	@echo "cuckoo-arith --smoke: ok"
+
+# The expandable kind grown from 1,000 keys against filters sized in advance,
+# the scalable Bloom filter and the peer taffy cuckoo filter (built from
+# LIBFILTER's sources when that tree is present; never copied into the repo).
+EXP_BENCH := $(BUILD)/bench/expandable-bench
+LIBFILTER ?= $(firstword $(wildcard ../shared/peers/libfilter ../../shared/peers/libfilter))
+EXP_TAFFY_SRC := $(wildcard $(LIBFILTER)/c/lib/taffy-cuckoo.c $(LIBFILTER)/c/lib/memory.c $(LIBFILTER)/c/lib/util.c)
+$(EXP_BENCH): bench/expandable/expandable-bench.c bench/expandable/taffy_shim.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+ifneq ($(EXP_TAFFY_SRC),)
+	$(CC) -std=c11 -O2 -march=native -w -I$(LIBFILTER)/c/include -Ibench/expandable -c \
+	    bench/expandable/taffy_shim.c -o $(BUILD)/bench/taffy_shim.o
+	for s in $(EXP_TAFFY_SRC); do $(CC) -std=c11 -O2 -march=native -w -I$(LIBFILTER)/c/include \
+	    -c $$s -o $(BUILD)/bench/peer_$$(basename $$s .c).o || exit 1; done
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -DHAVE_TAFFY -Ibench/expandable -o $@ $< \
+	    $(BUILD)/bench/taffy_shim.o $(patsubst $(LIBFILTER)/c/lib/%.c,$(BUILD)/bench/peer_%.o,$(EXP_TAFFY_SRC)) \
+	    $(STATIC_LIB) $(LDLIBS_ALL) -lm
+else
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+endif
+
+bench-expandable: deps-bench
+	@$(MAKE) --no-print-directory $(EXP_BENCH)
+	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8)
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).

@@ -10,13 +10,15 @@
 static const char usage_text[] =
     "usage: amq create FILE --capacity N [--type TYPE] [--fpp P] [options] [--force]\n"
     "       amq create FILE --type aging --window W [--rate R] [--fpp P]\n"
+    "       amq create FILE --type expandable [--capacity START] [--fpp P]\n"
     "\n"
     "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
     "Refuses to replace an existing FILE unless --force is given.\n"
     "\n"
     "  --type TYPE          bloom (default), blocked, partitioned, cuckoo,\n"
-    "                       scalable-bloom, scalable-cuckoo (those built in)\n"
-    "  --capacity N         keys the filter is sized for (5000000, 5M, 1e6)\n"
+    "                       scalable-bloom, scalable-cuckoo, expandable (those built in)\n"
+    "  --capacity N         keys the filter is sized for (5000000, 5M, 1e6); expandable:\n"
+    "                       where it starts (default 4096), it doubles as keys come\n"
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
@@ -249,6 +251,12 @@ int cmd_create(int argc, char **argv)
     }
     if (strcmp(type, "aging") == 0)
         capacity_given = 1; /* --window sizes it */
+    if (strcmp(type, "expandable") == 0 && !capacity_given) {
+        amq_config start;
+        amq_config_init(&start, AMQ_KIND_EXPANDABLE); /* it grows: start where the library does */
+        cfg.capacity = start.capacity;
+        capacity_given = 1;
+    }
     if (!capacity_given && !scope[1].given) {
         cli_error("create: --capacity is required (how many keys the filter is for)");
         return EXIT_TROUBLE;

@@ -1,5 +1,6 @@
 /*
- * cmd_remove.c - amq remove: remove keys from a filter file (cuckoo kinds).
+ * cmd_remove.c - amq remove: remove keys from a filter file (cuckoo kinds,
+ * expandable).
  *
  * As amq add: the filter is read into memory, the keys are removed in
  * batches, and the file is replaced atomically; on any error it is left
@@ -50,7 +51,8 @@ static int remove_batch(void *vctx, const cli_line *lines, const amq_hash128 *ha
 
 static int can_remove(uint32_t kind)
 {
-    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
+           kind == AMQ_KIND_EXPANDABLE;
 }
 
 int cmd_remove(int argc, char **argv)
@@ -110,8 +112,8 @@ int cmd_remove(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     if (!can_remove(amq_filter_kind(c.f))) {
-        cli_error("%s: a %s filter cannot remove keys (only cuckoo and scalable-cuckoo "
-                  "filters can); the file is left unchanged",
+        cli_error("%s: a %s filter cannot remove keys (only cuckoo, scalable-cuckoo "
+                  "and expandable filters can); the file is left unchanged",
                   c.path, amq_kind_name(amq_filter_kind(c.f)));
         amq_filter_free(c.f);
         cli_target_release(&t);

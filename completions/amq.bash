@@ -24,7 +24,7 @@ _amq() {
     cmd=${COMP_WORDS[1]}
     case "$prev" in
     --type)
-        COMPREPLY=($(compgen -W "bloom blocked partitioned cuckoo scalable-bloom scalable-cuckoo" -- "$cur"))
+        COMPREPLY=($(compgen -W "bloom blocked partitioned cuckoo scalable-bloom scalable-cuckoo expandable" -- "$cur"))
         return 0 ;;
     --hash)
         COMPREPLY=($(compgen -W "xxh3 murmur3 murmur64a redisbloom" -- "$cur"))

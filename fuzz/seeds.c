@@ -83,7 +83,7 @@ static void emit_random(sink *s, uint64_t seed, unsigned count, size_t maxlen)
 
 /* ---- filters of every kind ----------------------------------------------------------- */
 
-#define MAX_FILES 64
+#define MAX_FILES 96
 
 typedef struct fileset {
     uint8_t *bytes[MAX_FILES];
@@ -106,8 +106,12 @@ static void add_keys(amq_filter *f, unsigned n)
 static void keep(fileset *fs, amq_filter *f)
 {
     uint64_t size;
-    if (f == NULL || fs->n == MAX_FILES)
+    if (f == NULL)
         return;
+    if (fs->n == MAX_FILES) { /* full: the filter is dropped, not leaked */
+        amq_filter_free(f);
+        return;
+    }
     if (amq_filter_serialized_size(f, &size) == AMQ_OK && size < (1u << 20)) {
         fs->bytes[fs->n] = malloc((size_t)size);
         if (fs->bytes[fs->n] != NULL &&
@@ -198,6 +202,12 @@ static void kind_variants(uint32_t kind, fileset *fs)
         } else {
             amq_filter_free(f);
         }
+    }
+    if (kind == AMQ_KIND_EXPANDABLE) {
+        /* from one bucket pair: two doublings and two entries in the stash */
+        amq_config_init(&cfg, kind);
+        cfg.capacity = 1;
+        keep(fs, make(&cfg, 190));
     }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {

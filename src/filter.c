@@ -50,6 +50,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_fuse_ops,
     &amq_ribbon_ops,
     &amq_aging_ops,
+    &amq_expandable_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -87,7 +88,8 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
     cfg->kind = kind;
     /* The cuckoo filter's one-key paths are shortest with mulshift. */
     cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
-    cfg->capacity = 1000000;
+    /* an expandable filter starts small and grows: its capacity is where it starts */
+    cfg->capacity = kind == AMQ_KIND_EXPANDABLE ? 4096 : 1000000;
     cfg->fpp = 0.01;
 }
 

@@ -94,6 +94,7 @@ extern const amq_kind_ops amq_partitioned_ops;
 extern const amq_kind_ops amq_fuse_ops;
 extern const amq_kind_ops amq_ribbon_ops;
 extern const amq_kind_ops amq_aging_ops;
+extern const amq_kind_ops amq_expandable_ops;
 
 /* The kind's object inside a generic handle (for kinds' own public
  * functions that take an amq_filter). */

@@ -53,7 +53,8 @@ typedef enum amq_kind {
     AMQ_KIND_SCALABLE_CUCKOO = 6,
     AMQ_KIND_FUSE = 8,  /* static: binary fuse (amq/static.h) */
     AMQ_KIND_RIBBON = 9, /* static: standard Ribbon (amq/static.h) */
-    AMQ_KIND_AGING = 10  /* sliding window (amq/aging.h) */
+    AMQ_KIND_AGING = 10, /* sliding window (amq/aging.h) */
+    AMQ_KIND_EXPANDABLE = 11 /* grows without a capacity (see below) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -89,7 +90,16 @@ typedef struct amq_config {
 } amq_config;
 
 /* Defaults for kind: XXH3 seed 0 (the cuckoo kind: AMQ_HASH_MULSHIFT), capacity
- * 1,000,000, fpp 0.01. */
+ * 1,000,000 (the expandable kind: 4,096, where it starts), fpp 0.01.
+ *
+ * The expandable kind ("expandable", docs/expandable.md) needs no capacity:
+ * it starts with room for cfg.capacity keys and doubles in place whenever it
+ * is 80 % full, keeping its expected false-positive rate at or under
+ * cfg.fpp (0.001 to 0.5); a query reads one 64-byte bucket (and, for a few
+ * buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
+ * another doubling would take the rate past cfg.fpp (from 4,096 keys at 1 %:
+ * after about 23 doublings, about 5e10 keys).  Keys may be removed (only keys
+ * that were added: as for the cuckoo kind). */
 AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 
 typedef struct amq_filter amq_filter;

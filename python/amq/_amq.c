@@ -673,7 +673,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
                             "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = NULL;
-    uint64_t capacity = 1000000, seed = 0, window_ms = 0;
+    uint64_t capacity = UINT64_MAX, seed = 0, window_ms = 0; /* MAX: the kind's default */
     double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc;
@@ -698,6 +698,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;
+    if (capacity == UINT64_MAX) /* 1,000,000; an expandable filter starts at 4,096 */
+        capacity = cfg.capacity;
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
                      "murmur64a, mulshift)", hash_name);
@@ -1536,7 +1538,9 @@ PyDoc_STRVAR(Filter_doc,
 "\n"
 "kind: 'bloom' (classic), 'blocked' (cache-local, fastest), 'partitioned',\n"
 "'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
-"capacity), 'aging' (a sliding window: capacity = the last N adds, or\n"
+"capacity), 'expandable' (never sized: starts with room for capacity keys,\n"
+"default 4096, and doubles as keys come, at or under fpp; deletable),\n"
+"'aging' (a sliding window: capacity = the last N adds, or\n"
 "window_ms + rate to age by the caller's clock, see advance()). The static\n"
 "kinds ('fuse', 'ribbon') are made by amq.build(). The same files as the\n"
 "amq tool: a filter saved here answers `amq query` identically, and\n"

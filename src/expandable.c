@@ -1,0 +1,848 @@
+/*
+ * expandable.c - a filter that is never sized: a table of 64-byte buckets
+ * that doubles in place, in the manner of InfiniFilter (Dayan et al.,
+ * SIGMOD 2023) and taffy cuckoo filters (Apple 2021), with Aleph's answer
+ * (Dayan, Bercea, Pagh, PVLDB 2024) for fingerprints that run out.
+ * docs/expandable.md says why this shape and what it costs.
+ *
+ * A key's 64-bit hash u is read from the top: its first q bits pick one of
+ * 2^q buckets, the next 15 bits are its fingerprint.  A bucket is 32
+ * little-endian 16-bit lanes: lanes 0..30 hold entries, lane 31 counts the
+ * bucket's entries that did not fit and went to the stash.  An entry of L
+ * fingerprint bits (0 <= L <= 15) is those bits at the top of its lane, a 1
+ * below them and zeros under it, so an empty lane is 0 and every entry
+ * carries its own length.
+ *
+ * Doubling (q -> q + 1) moves bucket i's entries to 2i or 2i + 1 by their
+ * first fingerprint bit and shifts that bit out: an entry loses one bit
+ * per doubling, entries added since keep 15, and an entry that has no bit
+ * left (L = 0, "void") is copied into both halves, so that it still answers
+ * every key that could be its own.  Keys of one generation are about as
+ * many as all older ones together, so each generation adds about the same
+ * to the false-positive rate (docs/expandable.md has the sum).
+ *
+ * The stash is an open-addressing table of (bucket, lane) cells for the
+ * few entries whose bucket was full; a query reads it only when its
+ * bucket's lane 31 says some are there.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq/filter.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/error.h"
+#include "kind.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define EXP_HAVE_AVX2 1
+#endif
+
+#define LANES 32u
+#define DATA_LANES 31u
+#define META_LANE 31u
+#define BUCKET_BYTES 64u
+#define FP_BITS 15u
+#define MAX_Q 48u          /* bucket index and lane share a 64-bit stash cell */
+#define MAX_LOAD 0.8       /* entries per data lane before doubling */
+#define STASH_MIN 64u
+#define DATA_MASK UINT64_C(0x3FFFFFFFFFFFFFFF) /* two mask bits per lane, lane 31 off */
+#define MIN_FPP 0.001
+#define MAX_FPP 0.5
+#define BATCH_AHEAD 16u
+
+typedef struct amq_expand {
+    uint32_t hash_algo;
+    uint64_t seed;
+    uint32_t q;  /* log2 of the bucket count */
+    uint32_t q0; /* q when created: expansions = q - q0 */
+    double fpp;  /* target: doubling stops (AMQ_ELIMIT) before the rate would pass it */
+    uint64_t items;           /* keys added minus removed */
+    uint64_t cnt[FP_BITS + 1]; /* entries (table and stash) by fingerprint length */
+    uint64_t total;            /* the sum of cnt */
+    uint64_t limit;            /* total at which the table doubles */
+    uint64_t stash_n;          /* cells in use */
+    uint64_t stash_cap;        /* cells: 0 or a power of two */
+    amq_region table;
+    amq_region stash;
+    amq_allocator alloc;
+    uint64_t (*match)(const uint16_t *b, uint16_t qv);
+} amq_expand;
+
+/* ---- one bucket ---------------------------------------------------------------------- */
+
+static inline uint16_t *bucket_at(const amq_expand *x, uint64_t i)
+{
+    return (uint16_t *)(void *)(x->table.data + i * BUCKET_BYTES);
+}
+
+static inline uint64_t bucket_of(const amq_expand *x, uint64_t u)
+{
+    return u >> (64 - x->q);
+}
+
+/* The key's full-length entry: its 15 fingerprint bits and the marker. */
+static inline uint16_t entry_of(const amq_expand *x, uint64_t u)
+{
+    return (uint16_t)(((u << x->q) >> 48) | 1u);
+}
+
+static inline uint32_t entry_len(uint16_t s)
+{
+    return FP_BITS - (uint32_t)__builtin_ctz(s);
+}
+
+/* Does entry s answer a key whose full-length entry is qv?  The bits above
+ * s's marker must agree; s ^ (s - 1) is the marker and the zeros under it. */
+static inline int lane_matches(uint16_t s, uint16_t qv)
+{
+    uint16_t low = (uint16_t)(s ^ (uint16_t)(s - 1u));
+    return s != 0 && (uint16_t)((s ^ qv) & (uint16_t)~low) == 0;
+}
+
+/* Two bits per matching lane (2i and 2i + 1), as the AVX2 byte mask has them. */
+static uint64_t match_scalar(const uint16_t *b, uint16_t qv)
+{
+    uint64_t m = 0;
+    uint32_t i;
+    for (i = 0; i < LANES; i++)
+        m |= (uint64_t)lane_matches(amq_load16(b + i), qv) * (UINT64_C(3) << (2 * i));
+    return m & DATA_MASK;
+}
+
+#ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static uint64_t match_avx2(const uint16_t *b, uint16_t qv)
+{
+    const __m256i q = _mm256_set1_epi16((short)qv), one = _mm256_set1_epi16(1);
+    const __m256i zero = _mm256_setzero_si256();
+    uint64_t m = 0;
+    int h;
+    for (h = 0; h < 2; h++) {
+        __m256i s = _mm256_load_si256((const __m256i *)(const void *)(b + 16 * h));
+        __m256i low = _mm256_xor_si256(s, _mm256_sub_epi16(s, one));
+        __m256i diff = _mm256_andnot_si256(low, _mm256_xor_si256(s, q));
+        __m256i hit = _mm256_andnot_si256(_mm256_cmpeq_epi16(s, zero),
+                                          _mm256_cmpeq_epi16(diff, zero));
+        m |= (uint64_t)(uint32_t)_mm256_movemask_epi8(hit) << (32 * h);
+    }
+    return m & DATA_MASK;
+}
+#endif
+
+static void choose_match(amq_expand *x)
+{
+    const char *cap = getenv("AMQ_SIMD");
+    x->match = match_scalar;
+#ifdef EXP_HAVE_AVX2
+    /* the lanes are read as they lie in memory: little-endian hosts only */
+    if ((cap == NULL || strcmp(cap, "scalar") != 0) && __builtin_cpu_supports("avx2"))
+        x->match = match_avx2;
+#else
+    (void)cap;
+#endif
+}
+
+/* A free data lane of b, or -1. */
+static int free_lane(const uint16_t *b)
+{
+    uint32_t i;
+    for (i = 0; i < DATA_LANES; i++)
+        if (b[i] == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ---- the stash ------------------------------------------------------------------------- */
+
+static inline uint64_t *cells(const amq_expand *x)
+{
+    return (uint64_t *)(void *)x->stash.data;
+}
+
+static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
+{
+    return (bucket * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctzll(cap));
+}
+
+/* Does some stash cell of bucket b answer qv?  Probes stop at an empty cell
+ * or after every cell (a loaded stash may be full). */
+static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
+{
+    uint64_t i, p, c, mask = x->stash_cap - 1;
+    if (x->stash_cap == 0)
+        return 0;
+    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
+        c = cells(x)[p];
+        if (c == 0)
+            return 0;
+        if ((c >> 16) == b && lane_matches((uint16_t)c, qv))
+            return 1;
+    }
+    return 0;
+}
+
+static int stash_resize(amq_expand *x, uint64_t cap);
+
+static int stash_put(amq_expand *x, uint64_t b, uint16_t s)
+{
+    uint64_t i, p, mask;
+    int rc;
+    if (x->stash_n + 1 > x->stash_cap / 2) {
+        rc = stash_resize(x, x->stash_cap == 0 ? STASH_MIN : x->stash_cap * 2);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    mask = x->stash_cap - 1;
+    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
+        if (cells(x)[p] == 0) {
+            cells(x)[p] = b << 16 | s;
+            x->stash_n++;
+            return AMQ_OK;
+        }
+    }
+    return AMQ_EFULL; /* a loaded stash whose count lied */
+}
+
+static int stash_resize(amq_expand *x, uint64_t cap)
+{
+    amq_region old = x->stash;
+    uint64_t old_cap = x->stash_cap, i;
+    int rc;
+    if (cap > (UINT64_C(1) << 40))
+        return AMQ_ELIMIT;
+    memset(&x->stash, 0, sizeof x->stash);
+    rc = amq_region_alloc(&x->stash, &x->alloc, (size_t)(cap * 8));
+    if (rc != AMQ_OK) {
+        x->stash = old;
+        return AMQ_ENOMEM;
+    }
+    x->stash_cap = cap;
+    x->stash_n = 0;
+    for (i = 0; i < old_cap; i++) {
+        uint64_t c = ((const uint64_t *)(const void *)old.data)[i];
+        if (c != 0 && stash_put(x, c >> 16, (uint16_t)c) != AMQ_OK)
+            break; /* cannot happen: the new stash is at least twice the old one */
+    }
+    amq_region_free(&old, &x->alloc);
+    return AMQ_OK;
+}
+
+/* Removes the cell at p, moving later cells of its probe run back
+ * (linear probing without tombstones). */
+static void stash_delete_at(amq_expand *x, uint64_t p)
+{
+    uint64_t mask = x->stash_cap - 1, j = p, k, c;
+    uint64_t n;
+    cells(x)[p] = 0;
+    x->stash_n--;
+    for (n = 0; n < x->stash_cap; n++) {
+        j = (j + 1) & mask;
+        c = cells(x)[j];
+        if (c == 0)
+            return;
+        k = cell_pos(c >> 16, x->stash_cap);
+        /* c may move to p when its home k is not in (p, j] cyclically */
+        if ((j > p && (k <= p || k > j)) || (j < p && k <= p && k > j)) {
+            cells(x)[p] = c;
+            cells(x)[j] = 0;
+            p = j;
+        }
+    }
+}
+
+/* ---- add, query, remove ------------------------------------------------------------------ */
+
+/* Puts entry s into bucket b of x: a free lane, else the stash. */
+static int place(amq_expand *x, uint64_t b, uint16_t s)
+{
+    uint16_t *bk = bucket_at(x, b);
+    int lane = free_lane(bk);
+    int rc;
+    if (lane >= 0) {
+        bk[lane] = s;
+        return AMQ_OK;
+    }
+    if (bk[META_LANE] == UINT16_MAX)
+        return AMQ_EFULL;
+    rc = stash_put(x, b, s);
+    if (rc == AMQ_OK)
+        bk[META_LANE]++;
+    return rc;
+}
+
+static uint64_t entries(const amq_expand *x)
+{
+    return x->total;
+}
+
+/* The expected false-positive rate: a key not added meets one bucket, and
+ * an entry of L bits there answers it with probability 2^-L. */
+static double rate_of(const amq_expand *x)
+{
+    double sum = 0.0;
+    uint32_t l;
+    for (l = 0; l <= FP_BITS; l++)
+        sum += ldexp((double)x->cnt[l], -(int)l);
+    return sum / ldexp(1.0, (int)x->q);
+}
+
+/* What one more generation adds to the rate when the table is full again. */
+static double generation_rate(void)
+{
+    return MAX_LOAD * DATA_LANES * ldexp(1.0, -(int)FP_BITS - 1);
+}
+
+static uint64_t max_entries(const amq_expand *x)
+{
+    return x->limit;
+}
+
+static void set_q(amq_expand *x, uint32_t q)
+{
+    x->q = q;
+    x->limit = (uint64_t)(MAX_LOAD * DATA_LANES * ldexp(1.0, (int)q));
+}
+
+static int grow(amq_expand *x);
+
+static int add_one(amq_expand *x, amq_hash128 h)
+{
+    int rc;
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    if (entries(x) + 1 > max_entries(x) || x->stash_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
+        rc = grow(x);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+    if (rc == AMQ_EFULL) { /* a bucket whose stash count is saturated: grow and retry */
+        rc = grow(x);
+        if (rc == AMQ_OK)
+            rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+    }
+    if (rc != AMQ_OK)
+        return rc;
+    x->cnt[FP_BITS]++;
+    x->total++;
+    x->items++;
+    return 1;
+}
+
+static inline int contains_one(const amq_expand *x, amq_hash128 h)
+{
+    uint64_t b = bucket_of(x, h.h1);
+    const uint16_t *bk = bucket_at(x, b);
+    uint16_t qv = entry_of(x, h.h1);
+    if (x->match(bk, qv) != 0)
+        return 1;
+    return bk[META_LANE] != 0 && stash_matches(x, b, qv);
+}
+
+/* Removes the longest entry that answers the key: if it is another key's,
+ * that key agrees with this one on every bit of it, so this key's own
+ * entry (no longer) answers that key too. */
+static int remove_one(amq_expand *x, amq_hash128 h)
+{
+    uint64_t b = bucket_of(x, h.h1), m, best_cell = UINT64_MAX, i, p, mask;
+    uint16_t *bk = bucket_at(x, b);
+    uint16_t qv = entry_of(x, h.h1);
+    int best_lane = -1;
+    uint32_t best_len = 0, len;
+
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    for (m = x->match(bk, qv); m != 0; m &= m - 1) {
+        uint32_t lane = (uint32_t)__builtin_ctzll(m) / 2;
+        m &= m - 1; /* the lane's second bit */
+        len = entry_len(bk[lane]);
+        if (best_lane < 0 || len > best_len) {
+            best_lane = (int)lane;
+            best_len = len;
+        }
+    }
+    if (bk[META_LANE] != 0 && x->stash_cap != 0) {
+        mask = x->stash_cap - 1;
+        for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
+            uint64_t c = cells(x)[p];
+            if (c == 0)
+                break;
+            if ((c >> 16) == b && lane_matches((uint16_t)c, qv) &&
+                ((best_lane < 0 && best_cell == UINT64_MAX) || entry_len((uint16_t)c) > best_len)) {
+                best_cell = p;
+                best_len = entry_len((uint16_t)c);
+            }
+        }
+    }
+    if (best_cell != UINT64_MAX) {
+        stash_delete_at(x, best_cell);
+        bk[META_LANE]--;
+    } else if (best_lane >= 0) {
+        bk[best_lane] = 0;
+    } else {
+        return 0;
+    }
+    if (x->cnt[best_len] > 0 && x->total > 0) {
+        x->cnt[best_len]--;
+        x->total--;
+    }
+    if (x->items > 0)
+        x->items--;
+    return 1;
+}
+
+/* ---- doubling ---------------------------------------------------------------------------- */
+
+/* Entry s of bucket b, after doubling, goes to dst's bucket 2b + its first
+ * bit with that bit shifted out; a void entry (L = 0) goes to both. */
+static int split_into(amq_expand *dst, uint64_t b, uint16_t s)
+{
+    int rc;
+    if (s == 0x8000u) {
+        rc = place(dst, 2 * b, s);
+        return rc != AMQ_OK ? rc : place(dst, 2 * b + 1, s);
+    }
+    return place(dst, 2 * b + (s >> 15), (uint16_t)(s << 1));
+}
+
+static int grow(amq_expand *x)
+{
+    amq_expand n;
+    uint64_t buckets = UINT64_C(1) << x->q, i;
+    uint32_t lane, l;
+    int rc = AMQ_OK;
+
+    if (x->q + 1 > MAX_Q)
+        return AMQ_ELIMIT;
+    if (rate_of(x) + generation_rate() > x->fpp)
+        return AMQ_ELIMIT;
+    n = *x;
+    memset(&n.table, 0, sizeof n.table);
+    memset(&n.stash, 0, sizeof n.stash);
+    n.stash_n = 0;
+    n.stash_cap = 0;
+    set_q(&n, x->q + 1);
+    if (amq_region_alloc(&n.table, &n.alloc, (size_t)(2 * buckets * BUCKET_BYTES)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    for (i = 0; i < buckets; i++) {
+        const uint16_t *bk = bucket_at(x, i);
+        for (lane = 0; lane < DATA_LANES; lane++) {
+            if (bk[lane] != 0 && (rc = split_into(&n, i, bk[lane])) != AMQ_OK)
+                goto fail;
+        }
+    }
+    for (i = 0; i < x->stash_cap; i++) {
+        uint64_t c = cells(x)[i];
+        /* a loaded stash may hold cells of no bucket: they are dropped */
+        if ((uint16_t)c != 0 && (c >> 16) < buckets &&
+            (rc = split_into(&n, c >> 16, (uint16_t)c)) != AMQ_OK)
+            goto fail;
+    }
+    n.cnt[0] = 2 * x->cnt[0] + x->cnt[1];
+    for (l = 1; l < FP_BITS; l++)
+        n.cnt[l] = x->cnt[l + 1];
+    n.cnt[FP_BITS] = 0;
+    n.total = x->total + x->cnt[0];
+    amq_region_free(&x->table, &x->alloc);
+    amq_region_free(&x->stash, &x->alloc);
+    *x = n;
+    return AMQ_OK;
+fail:
+    amq_region_free(&n.table, &n.alloc);
+    amq_region_free(&n.stash, &n.alloc);
+    return rc == AMQ_EFULL ? AMQ_ELIMIT : rc;
+}
+
+/* ---- batches: a window of buckets prefetched ahead ------------------------------------- */
+
+static void contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    size_t i;
+    for (i = 0; i < n && i < BATCH_AHEAD; i++)
+        __builtin_prefetch(bucket_at(x, bucket_of(x, h[i].h1)));
+    for (i = 0; i < n; i++) {
+        if (i + BATCH_AHEAD < n)
+            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)));
+        out[i] = (uint8_t)contains_one(x, h[i]);
+    }
+}
+
+static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    size_t i;
+    int rc;
+    for (i = 0; i < n; i++) {
+        /* the window is recomputed per key: a doubling moves every bucket */
+        if (i + BATCH_AHEAD < n)
+            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)), 1);
+        rc = add_one(x, h[i]);
+        if (rc < 0)
+            return rc;
+        if (added != NULL)
+            added[i] = (uint8_t)rc;
+    }
+    return AMQ_OK;
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+static amq_expand *shell(const amq_allocator *alloc)
+{
+    amq_allocator al;
+    amq_expand *x;
+    amq_alloc_init(&al, alloc);
+    x = amq_calloc(&al, sizeof *x);
+    if (x != NULL) {
+        x->alloc = al;
+        choose_match(x);
+    }
+    return x;
+}
+
+static void expand_free(amq_expand *x)
+{
+    amq_allocator al;
+    if (x == NULL)
+        return;
+    al = x->alloc;
+    amq_region_free(&x->table, &al);
+    amq_region_free(&x->stash, &al);
+    amq_free(&al, x, sizeof *x);
+}
+
+/* The smallest q whose table holds capacity entries at MAX_LOAD. */
+static uint32_t q_for(uint64_t capacity)
+{
+    uint32_t q = 1;
+    while (q < MAX_Q && MAX_LOAD * DATA_LANES * ldexp(1.0, (int)q) < (double)capacity)
+        q++;
+    return q;
+}
+
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    amq_expand *x;
+    if (cfg->capacity == 0 || cfg->capacity > (UINT64_C(1) << 40))
+        return amq_err(err, AMQ_ERANGE,
+                       "an expandable filter's starting capacity must be 1 to 2^40 keys, not %llu",
+                       (unsigned long long)cfg->capacity);
+    if (!(cfg->fpp >= MIN_FPP && cfg->fpp <= MAX_FPP))
+        return amq_err(err, AMQ_ERANGE,
+                       "an expandable filter's false-positive target must be in [%g, %g], not %g"
+                       " (its 15-bit fingerprints give about %.2g per generation)",
+                       MIN_FPP, MAX_FPP, cfg->fpp, generation_rate());
+    x = shell(cfg->alloc);
+    if (x == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    x->hash_algo = cfg->hash_algo;
+    x->seed = cfg->seed;
+    x->q0 = q_for(cfg->capacity);
+    set_q(x, x->q0);
+    x->fpp = cfg->fpp;
+    if (amq_region_alloc(&x->table, &x->alloc, (size_t)(BUCKET_BYTES << x->q)) != AMQ_OK) {
+        expand_free(x);
+        return amq_err(err, AMQ_ENOMEM, "out of memory for an expandable filter of %llu bytes",
+                       (unsigned long long)(BUCKET_BYTES << q_for(cfg->capacity)));
+    }
+    *impl = x;
+    return AMQ_OK;
+}
+
+static void op_destroy(void *impl)
+{
+    expand_free(impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    const amq_expand *src = impl;
+    amq_expand *x = shell(alloc);
+    amq_allocator keep;
+
+    if (x == NULL)
+        return AMQ_ENOMEM;
+    keep = x->alloc;
+    *x = *src;
+    x->alloc = keep;
+    memset(&x->table, 0, sizeof x->table);
+    memset(&x->stash, 0, sizeof x->stash);
+    if (amq_region_copy(&x->table, &x->alloc, src->table.data, src->table.size) != AMQ_OK ||
+        amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK) {
+        expand_free(x);
+        return AMQ_ENOMEM;
+    }
+    *out = x;
+    return AMQ_OK;
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_expand *x = impl;
+    *algo = x->hash_algo;
+    *seed = x->seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return add_one(impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return contains_one(impl, h);
+}
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return remove_one(impl, h);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return add_batch(impl, h, n, added);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    contains_batch(impl, h, n, out);
+}
+
+/* Back to the starting size, empty. */
+static int op_clear(void *impl)
+{
+    amq_expand *x = impl;
+    amq_region t;
+    memset(&t, 0, sizeof t);
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << x->q0)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    amq_region_free(&x->table, &x->alloc);
+    amq_region_free(&x->stash, &x->alloc);
+    x->table = t;
+    set_q(x, x->q0);
+    x->stash_cap = x->stash_n = 0;
+    x->items = 0;
+    x->total = 0;
+    memset(x->cnt, 0, sizeof x->cnt);
+    return AMQ_OK;
+}
+
+static int op_is_view(const void *impl)
+{
+    const amq_expand *x = impl;
+    return amq_region_is_borrowed(&x->table);
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_expand *x = impl;
+    st->items = x->items;
+    st->capacity = max_entries(x);
+    st->bytes = x->table.size + x->stash.size;
+    st->bits = 0;
+    st->hashes = 0;
+    st->fpp_target = x->fpp;
+    /* both from counts a loaded file gives: kept in [0, 1] */
+    st->fpp_now = fmin(rate_of(x), 1.0);
+    st->fill = fmin((double)entries(x) / ((double)DATA_LANES * ldexp(1.0, (int)x->q)), 1.0);
+}
+
+/* Generation g (0: the table as created) was added with 15 bits when the
+ * table had 2^(q0 + g) buckets; it has 15 - (q - q0 - g) bits now, and
+ * generations whose bits are gone share length 0. */
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_expand *x = impl;
+    uint32_t exp = x->q - x->q0, l;
+    char name[40], n2[64];
+    int rc;
+
+    rc = AMQ_FIELDS(fn, ctx, AMQ_U64("buckets", UINT64_C(1) << x->q),
+                    AMQ_U64("slots_per_bucket", DATA_LANES), AMQ_U64("fingerprint_bits", FP_BITS),
+                    AMQ_U64("expansions", exp), AMQ_U64("start_buckets", UINT64_C(1) << x->q0),
+                    AMQ_U64("entries", entries(x)), AMQ_U64("stash_entries", x->stash_n),
+                    AMQ_U64("stash_cells", x->stash_cap), AMQ_F64("fpp_bound", rate_of(x)),
+                    AMQ_F64("fpp_next_generation", rate_of(x) + generation_rate()));
+    for (l = FP_BITS + 1; rc == 0 && l-- > 0;) {
+        uint32_t age = FP_BITS - l; /* doublings since added */
+        if (x->cnt[l] == 0 || age > exp)
+            continue;
+        if (l > 0)
+            snprintf(name, sizeof name, "generation_%u", exp - age);
+        else
+            snprintf(name, sizeof name, "generations_0_to_%u", exp - age);
+        snprintf(n2, sizeof n2, "%s_entries", name);
+        rc = amq_field_u64(fn, ctx, n2, x->cnt[l]);
+        snprintf(n2, sizeof n2, "%s_fingerprint_bits", name);
+        if (rc == 0)
+            rc = amq_field_u64(fn, ctx, n2, l);
+        snprintf(n2, sizeof n2, "%s_fpp", name);
+        if (rc == 0)
+            rc = amq_field_f64(fn, ctx, n2,
+                               ldexp((double)x->cnt[l], -(int)l) / ldexp(1.0, (int)x->q));
+    }
+    return rc;
+}
+
+/* ---- persistence -------------------------------------------------------------------------
+ * Parameter block, 200 bytes little-endian (docs/file-format.md):
+ *   0 u32 lane bits (16), 4 u32 lanes per bucket (32), 8 u32 q, 12 u32 q0,
+ *   16 f64 fpp target, 24 u64 stash cells, 32 u64 stash cells in use,
+ *   40 u64 reserved (0), 48 + 8 L u64 entries of L fingerprint bits (L = 0..15),
+ *   176 u64 reserved (0), 184 u64 reserved (0), 192 u64 reserved (0).
+ * The payload is 2^q buckets of 32 u16 lanes, then the stash's u64 cells.
+ */
+#define EXP_PARAMS_SIZE 200
+
+AMQ_KIND_FIXED_PARAMS(EXP_PARAMS_SIZE)
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_expand *x = impl;
+    uint32_t l;
+    memset(out, 0, EXP_PARAMS_SIZE);
+    amq_store32(out, 16);
+    amq_store32(out + 4, LANES);
+    amq_store32(out + 8, x->q);
+    amq_store32(out + 12, x->q0);
+    amq_storef64(out + 16, x->fpp);
+    amq_store64(out + 24, x->stash_cap);
+    amq_store64(out + 32, x->stash_n);
+    for (l = 0; l <= FP_BITS; l++)
+        amq_store64(out + 48 + 8 * l, x->cnt[l]);
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    const amq_expand *x = impl;
+    return (uint64_t)x->table.size + x->stash_cap * 8;
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_expand *x = impl;
+    uint8_t buf[4096];
+    size_t off, len, i;
+    int rc;
+
+    if (little_endian()) {
+        rc = amq_sink_write(sink, x->table.data, x->table.size);
+        return rc != AMQ_OK ? rc : amq_sink_write(sink, x->stash.data, (size_t)(x->stash_cap * 8));
+    }
+    for (off = 0; off < x->table.size; off += len) {
+        len = x->table.size - off < sizeof buf ? x->table.size - off : sizeof buf;
+        for (i = 0; i < len; i += 2)
+            amq_store16(buf + i, ((const uint16_t *)(const void *)x->table.data)[(off + i) / 2]);
+        if ((rc = amq_sink_write(sink, buf, len)) != AMQ_OK)
+            return rc;
+    }
+    for (i = 0; i < x->stash_cap; i++) {
+        amq_store64(buf, cells(x)[i]);
+        if ((rc = amq_sink_write(sink, buf, 8)) != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
+{
+    const uint8_t *p = args->params;
+    amq_expand *x;
+    uint64_t table_bytes, stash_bytes, sum = 0, i;
+    uint32_t l;
+
+    if (args->params_len != EXP_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "expandable parameter block is %zu bytes, expected %d",
+                       args->params_len, EXP_PARAMS_SIZE);
+    if (amq_load32(p) != 16 || amq_load32(p + 4) != LANES)
+        return amq_err(err, AMQ_EVERSION,
+                       "expandable filter with %u-bit lanes, %u per bucket, is not supported",
+                       amq_load32(p), amq_load32(p + 4));
+    x = shell(args->alloc);
+    if (x == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    x->hash_algo = args->hash_algo;
+    x->seed = args->seed;
+    set_q(x, amq_load32(p + 8) <= MAX_Q ? amq_load32(p + 8) : 0);
+    x->q0 = amq_load32(p + 12);
+    x->fpp = amq_loadf64(p + 16);
+    x->stash_cap = amq_load64(p + 24);
+    x->stash_n = amq_load64(p + 32);
+    x->items = args->items;
+    for (l = 0; l <= FP_BITS; l++) {
+        x->cnt[l] = amq_load64(p + 48 + 8 * l);
+        /* each count is at most 31 * 2^48 + 2^40: the sum cannot wrap */
+        if (x->cnt[l] > (UINT64_C(1) << 54))
+            sum = UINT64_MAX;
+        else if (sum != UINT64_MAX)
+            sum += x->cnt[l];
+    }
+    if (x->q < 1 || x->q > MAX_Q || x->q0 < 1 || x->q0 > x->q ||
+        !(x->fpp >= MIN_FPP && x->fpp <= MAX_FPP) ||
+        (x->stash_cap != 0 &&
+         (x->stash_cap < STASH_MIN || (x->stash_cap & (x->stash_cap - 1)) != 0 ||
+          x->stash_cap > (UINT64_C(1) << 40))) ||
+        x->stash_n > x->stash_cap / 2 || amq_load64(p + 40) != 0 || amq_load64(p + 176) != 0 ||
+        amq_load64(p + 184) != 0 || amq_load64(p + 192) != 0 || sum == UINT64_MAX ||
+        sum > (uint64_t)DATA_LANES * (UINT64_C(1) << x->q) + x->stash_cap) {
+        amq_err(err, AMQ_ECORRUPT,
+                "invalid expandable parameters (q %u, start q %u, fpp %g, stash %llu of %llu"
+                " cells, %llu entries)",
+                x->q, x->q0, x->fpp, (unsigned long long)x->stash_n,
+                (unsigned long long)x->stash_cap, (unsigned long long)sum);
+        expand_free(x);
+        return AMQ_ECORRUPT;
+    }
+    x->total = sum;
+    table_bytes = (uint64_t)BUCKET_BYTES << x->q; /* q <= 48: at most 2^54 */
+    stash_bytes = x->stash_cap * 8;               /* at most 2^43 */
+    if (args->payload_len != table_bytes + stash_bytes) {
+        amq_err(err, AMQ_ECORRUPT, "expandable payload is %llu bytes, 2^%u buckets and %llu"
+                " stash cells need %llu",
+                (unsigned long long)args->payload_len, x->q, (unsigned long long)x->stash_cap,
+                (unsigned long long)(table_bytes + stash_bytes));
+        expand_free(x);
+        return AMQ_ECORRUPT;
+    }
+    if (table_bytes > SIZE_MAX / 2) {
+        expand_free(x);
+        return amq_err(err, AMQ_EOVERFLOW, "expandable table of %llu bytes is too large here",
+                       (unsigned long long)table_bytes);
+    }
+    if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian()) {
+        amq_region_borrow(&x->table, args->payload, (size_t)table_bytes);
+        amq_region_borrow(&x->stash, args->payload + table_bytes, (size_t)stash_bytes);
+    } else {
+        if (amq_region_alloc(&x->table, &x->alloc, (size_t)table_bytes) != AMQ_OK ||
+            amq_region_alloc(&x->stash, &x->alloc, (size_t)stash_bytes) != AMQ_OK) {
+            expand_free(x);
+            return amq_err(err, AMQ_ENOMEM, "out of memory");
+        }
+        for (i = 0; i < table_bytes; i += 2)
+            ((uint16_t *)(void *)x->table.data)[i / 2] = amq_load16(args->payload + i);
+        for (i = 0; i < x->stash_cap; i++)
+            cells(x)[i] = amq_load64(args->payload + table_bytes + 8 * i);
+    }
+    *impl = x;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_expandable_ops = {
+    .kind = AMQ_KIND_EXPANDABLE,
+    .name = "expandable",
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .remove = op_remove,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
+};

@@ -1,0 +1,399 @@
+/*
+ * test_expandable.c - the expandable kind: grown from a small start, no key
+ * added and not removed is ever missing, the measured false-positive rate
+ * stays under the target at every power of ten, removals, void entries
+ * (fingerprints run out after 15 doublings), the growth limit, the
+ * parameter block and a whole file byte by byte, mmap'd queries, and the
+ * AVX2 bucket test answering as the scalar one.
+ */
+#include <stdlib.h>
+
+#include "amq.h"
+#include "common/endian.h"
+#include "test.h"
+
+#define EXPANDABLE_GOLDEN_LEN 1344
+#define EXPANDABLE_GOLDEN_FNV UINT64_C(0x93d4fe9e2bbe36a2)
+
+/* 8-byte key i of stream `seed`. */
+static uint64_t key_of(uint64_t i, uint64_t seed)
+{
+    uint64_t st = seed << 40 ^ i;
+    return test_rand(&st);
+}
+
+static amq_hash128 hash_of(const amq_filter *f, uint64_t i, uint64_t seed)
+{
+    uint64_t k = key_of(i, seed);
+    return amq_filter_hash(f, &k, sizeof k);
+}
+
+static amq_filter *make(uint64_t capacity, double fpp)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+    if (capacity != 0)
+        cfg.capacity = capacity;
+    cfg.fpp = fpp;
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    return f;
+}
+
+typedef struct field_pick {
+    const char *name;
+    uint64_t u64;
+    double f64;
+    int found;
+} field_pick;
+
+static int pick(void *ctx, const amq_field *fd)
+{
+    field_pick *p = ctx;
+    if (strcmp(fd->name, p->name) == 0) {
+        p->u64 = fd->u64;
+        p->f64 = fd->f64;
+        p->found = 1;
+    }
+    return 0;
+}
+
+static uint64_t field_u64(const amq_filter *f, const char *name)
+{
+    field_pick p = {name, 0, 0.0, 0};
+    (void)amq_filter_describe(f, pick, &p);
+    return p.found ? p.u64 : UINT64_MAX;
+}
+
+/* Share of n absent keys (stream 99) the filter answers. */
+static double measured_rate(const amq_filter *f, uint64_t n)
+{
+    uint64_t i, fp = 0;
+    for (i = 0; i < n; i++)
+        fp += (uint64_t)amq_filter_contains_hash(f, hash_of(f, i, 99));
+    return (double)fp / (double)n;
+}
+
+TEST(expandable_defaults_start_small)
+{
+    amq_filter *f = make(0, 0.01);
+    amq_stats st;
+    REQUIRE(f != NULL);
+    amq_filter_stats(f, &st);
+    CHECK_GE(st.capacity, 4096);
+    CHECK_LT(st.capacity, 2 * 4096);
+    CHECK_EQ(st.bytes, 256 * 64); /* 4096 / (0.8 * 31) -> 166 buckets -> 256 */
+    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(amq_kind_from_name("expandable", &(uint32_t){0}), AMQ_OK);
+    amq_filter_free(f);
+}
+
+/* Grown from 1,000 to 4M: every key present after every power of ten and at
+ * the end; the measured rate at each power of ten under 1 % and near the
+ * filter's own bound. */
+TEST(expandable_grows_without_false_negatives)
+{
+    amq_filter *f = make(1000, 0.01);
+    uint64_t i, next = 1000, n = 4000000;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < n; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 1)), 1);
+        if (i + 1 == next) {
+            double r = measured_rate(f, 200000);
+            amq_filter_stats(f, &st);
+            CHECK_LE_DBL(r, 0.01);
+            CHECK_LE_DBL(r, st.fpp_now * 1.25 + 1e-4);
+            CHECK_LE_DBL(st.fpp_now, 0.01);
+            next *= 10;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 1)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, n);
+    CHECK_EQ(field_u64(f, "expansions"), 12); /* 64 buckets -> 262144 */
+    amq_filter_free(f);
+}
+
+/* From one bucket pair, 25 doublings: the keys of the first generations run
+ * out of fingerprint bits (void entries, copied at each doubling) and still
+ * answer; the rate stays under the target. */
+TEST_(expandable_void_entries_keep_their_keys, 1)
+{
+    amq_filter *f = make(1, 0.02);
+    uint64_t i, n = 3000000;
+    amq_stats st;
+    double r;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < n; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 2)), 1);
+    CHECK_GE(field_u64(f, "expansions"), 16);
+    CHECK_GT(field_u64(f, "generations_0_to_1_entries"), 0);
+    for (i = 0; i < n; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 2)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_stats(f, &st);
+    r = measured_rate(f, 500000);
+    CHECK_LE_DBL(r, 0.02);
+    CHECK_LE_DBL(r, st.fpp_now * 1.25 + 1e-4);
+    amq_filter_free(f);
+}
+
+/* 2M added, every other one removed: the rest all present, the removed ones
+ * answered about as often as keys never added. */
+TEST(expandable_removals_keep_the_others)
+{
+    amq_filter *f = make(1000, 0.01);
+    uint64_t i, n = 2000000, still = 0;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < n; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 3)), 1);
+    for (i = 0; i < n; i += 2)
+        REQUIRE_EQ(amq_filter_remove_hash(f, hash_of(f, i, 3)), 1);
+    for (i = 1; i < n; i += 2)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 3)))
+            FAIL_AT_("key %llu missing after removals", (unsigned long long)i);
+    for (i = 0; i < n; i += 2)
+        still += (uint64_t)amq_filter_contains_hash(f, hash_of(f, i, 3));
+    CHECK_LE_DBL((double)still / (double)(n / 2), 0.01);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, n / 2);
+    /* duplicates are counted: added twice, removed once, still there */
+    REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, 7, 4)), 1);
+    REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, 7, 4)), 1);
+    REQUIRE_EQ(amq_filter_remove_hash(f, hash_of(f, 7, 4)), 1);
+    CHECK_EQ(amq_filter_contains_hash(f, hash_of(f, 7, 4)), 1);
+    amq_filter_free(f);
+}
+
+/* Batches answer as one key at a time, across doublings in the middle of a
+ * batch. */
+TEST(expandable_batches_match_one_key)
+{
+    amq_filter *f = make(1000, 0.01), *g = make(1000, 0.01);
+    amq_hash128 *h = malloc(100000 * sizeof *h);
+    uint8_t *a = malloc(100000), *b = malloc(100000);
+    uint64_t i;
+
+    REQUIRE(f != NULL && g != NULL && h != NULL && a != NULL && b != NULL);
+    for (i = 0; i < 100000; i++)
+        h[i] = hash_of(f, i, 5);
+    REQUIRE_OK(amq_filter_add_batch(f, h, 50000, a));
+    for (i = 0; i < 50000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(g, h[i]), a[i]);
+    REQUIRE_OK(amq_filter_contains_batch(f, h, 100000, a));
+    for (i = 0; i < 100000; i++) {
+        b[i] = (uint8_t)amq_filter_contains_hash(g, h[i]);
+        if (i < 50000)
+            CHECK_EQ(a[i], 1);
+    }
+    CHECK(memcmp(a, b, 100000) == 0);
+    free(h);
+    free(a);
+    free(b);
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* With a target of 0.2 %, growth stops before the rate would pass it: the
+ * add that would double returns AMQ_ELIMIT and changes nothing. */
+TEST(expandable_limit_keeps_the_target)
+{
+    amq_filter *f = make(1000, 0.002);
+    uint64_t i;
+    int rc = 1;
+    amq_stats st, st2;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 10000000 && rc == 1; i++)
+        rc = amq_filter_add_hash(f, hash_of(f, i, 6));
+    CHECK_STATUS(rc, AMQ_ELIMIT);
+    amq_filter_stats(f, &st);
+    CHECK_LE_DBL(st.fpp_now, 0.002);
+    CHECK_EQ(st.items, i - 1);
+    CHECK_STATUS(amq_filter_add_hash(f, hash_of(f, i, 6)), AMQ_ELIMIT);
+    amq_filter_stats(f, &st2);
+    CHECK_EQ(st2.items, st.items);
+    CHECK_LE_DBL(measured_rate(f, 500000), 0.002);
+    amq_filter_free(f);
+    CHECK_STATUS(make(1000, 0.0005) == NULL ? AMQ_ERANGE : AMQ_OK, AMQ_ERANGE);
+    CHECK_STATUS(make(1000, 0.6) == NULL ? AMQ_ERANGE : AMQ_OK, AMQ_ERANGE);
+}
+
+/* The layout, from the hash alone: a key's full-length entry is its 15 bits
+ * after the bucket's q, and a 1 under them, in one of its bucket's lanes. */
+TEST(expandable_entry_layout_from_the_hash)
+{
+    amq_filter *f = make(1000, 0.01); /* 64 buckets: q = 6 */
+    uint8_t *buf;
+    uint64_t size, i, u, b;
+    size_t len;
+    uint16_t want;
+    int lane, found;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 500; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 7)), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+    /* parameter block at 64 (200 bytes), payload 64-aligned after it */
+    CHECK_EQ(amq_load32(buf + 64), 16);
+    CHECK_EQ(amq_load32(buf + 68), 32);
+    CHECK_EQ(amq_load32(buf + 72), 6);
+    CHECK_EQ(amq_load32(buf + 76), 6);
+    CHECK_EQ(amq_load64(buf + 64 + 48 + 8 * 15), 500);
+    for (i = 0; i < 500; i++) {
+        const uint8_t *bk;
+        u = hash_of(f, i, 7).h1;
+        b = u >> 58;
+        want = (uint16_t)(((u << 6) >> 48) | 1);
+        bk = buf + 320 + 64 * b;
+        for (lane = 0, found = 0; lane < 31; lane++)
+            found |= amq_load16(bk + 2 * lane) == want;
+        CHECK(found);
+    }
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* The whole file, byte for byte: FNV-1a of the serialization of a fixed
+ * filter that doubled twice and has a stash (pinned: a change of layout,
+ * hash or order of entries changes it). */
+TEST(expandable_golden_bytes)
+{
+    amq_filter *f = make(1, 0.01);
+    uint8_t *buf;
+    uint64_t size, i, fnv = UINT64_C(0xcbf29ce484222325);
+    size_t len;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 198; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 9)), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 2);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+    for (i = 0; i < len; i++)
+        fnv = (fnv ^ buf[i]) * UINT64_C(0x100000001b3);
+    CHECK_EQ(field_u64(f, "expansions"), 2);
+    CHECK_EQ(len, EXPANDABLE_GOLDEN_LEN);
+    CHECK_EQ_U64(fnv, EXPANDABLE_GOLDEN_FNV);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Saved, opened mapped: the same answers from the file's pages, writes
+ * refused; opened copied: adds continue as on the original. */
+TEST(expandable_mmap_and_copy)
+{
+    amq_filter *f = make(1000, 0.01), *m = NULL, *c = NULL;
+    const char *path = test_path("exp.amq");
+    amq_errinfo err;
+    uint64_t i;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 300000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 9)), 1);
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    REQUIRE_OK(amq_filter_open(path, 0, NULL, &c, &err));
+    CHECK_EQ(amq_filter_is_readonly(m), 1);
+    for (i = 0; i < 400000; i++) {
+        amq_hash128 h = hash_of(f, i, 9);
+        int want = amq_filter_contains_hash(f, h);
+        if (amq_filter_contains_hash(m, h) != want || amq_filter_contains_hash(c, h) != want)
+            FAIL_AT_("key %llu answered differently", (unsigned long long)i);
+    }
+    CHECK_STATUS(amq_filter_add_hash(m, hash_of(f, 1, 10)), AMQ_EREADONLY);
+    CHECK_STATUS(amq_filter_remove_hash(m, hash_of(f, 1, 9)), AMQ_EREADONLY);
+    for (i = 0; i < 300000; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 11)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(c, hash_of(f, i, 11)), 1);
+    }
+    for (i = 0; i < 300000; i++)
+        CHECK_EQ(amq_filter_contains_hash(c, hash_of(f, i, 12)),
+                 amq_filter_contains_hash(f, hash_of(f, i, 12)));
+    amq_filter_free(m);
+    amq_filter_free(c);
+    amq_filter_free(f);
+}
+
+/* Single-field corruptions of the parameter block are refused. */
+TEST(expandable_corrupt_params_refused)
+{
+    static const struct {
+        uint32_t at, v;
+    } cases[] = {{0, 8}, {4, 16}, {8, 0}, {8, 49}, {12, 9}, {24, 3}, {32, 200}, {40, 1},
+                 {176, 1}, {48, 0xff}};
+    amq_filter *f = make(1000, 0.01), *g;
+    uint8_t *buf, *cp;
+    uint64_t size, i;
+    size_t len, c;
+    int rc;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 1000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 13)), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    cp = malloc((size_t)size);
+    REQUIRE(buf != NULL && cp != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        memcpy(cp, buf, len);
+        if (cases[c].at == 48) /* an entry count past what the table holds */
+            amq_store64(cp + 64 + 48, UINT64_C(1) << 50);
+        else
+            cp[64 + cases[c].at] = (uint8_t)cases[c].v;
+        /* trusted: the checksums are not what refuses it */
+        rc = amq_filter_deserialize(cp, len, AMQ_OPEN_TRUST, NULL, &g, NULL);
+        if (rc == AMQ_OK) {
+            amq_filter_free(g);
+            FAIL_AT_("byte %u = %u accepted", cases[c].at, cases[c].v);
+        }
+    }
+    free(buf);
+    free(cp);
+    amq_filter_free(f);
+}
+
+/* AVX2 buckets answer as the scalar ones (AMQ_SIMD=scalar is read when a
+ * filter is made or opened). */
+TEST(expandable_simd_matches_scalar)
+{
+    amq_filter *f = make(1, 0.05), *s = NULL;
+    uint8_t *buf;
+    uint64_t size, i;
+    size_t len;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 2000000; i++) /* 16 doublings: entries of every length */
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 14)), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+    setenv("AMQ_SIMD", "scalar", 1);
+    REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &s, NULL));
+    unsetenv("AMQ_SIMD");
+    for (i = 0; i < 2000000; i++) {
+        amq_hash128 h = hash_of(f, i, 15);
+        if (amq_filter_contains_hash(f, h) != amq_filter_contains_hash(s, h))
+            FAIL_AT_("key %llu: AVX2 and scalar differ", (unsigned long long)i);
+    }
+    free(buf);
+    amq_filter_free(s);
+    amq_filter_free(f);
+}
+
+TEST_MAIN()
