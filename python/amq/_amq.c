@@ -2544,25 +2544,25 @@ static PyObject *mod_library_version(PyObject *m, PyObject *unused)
 #define KW (PyCFunction)(void (*)(void))
 static PyMethodDef module_methods[] = {
     {"open", KW mod_open, METH_VARARGS | METH_KEYWORDS,
-     "open(path, *, mmap=False, trust=False) -> Filter\n\nOpens an amq file. mmap=True maps "
+     "open(path, *, mmap=False, trust=False)\n--\n\nOpens an amq file. mmap=True maps "
      "it read-only and queries it in place\n(shared by every process mapping it); trust=True "
      "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
      "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
     {"build", KW mod_build, METH_VARARGS | METH_KEYWORDS,
-     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0,\n"
-     "      arity=0, threads=0, tmpdir=None, memory=0, width=0) -> Filter\n\n"
+     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0, "
+     "arity=0, threads=0, tmpdir=None, memory=0, width=0)\n--\n\n"
      "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
      "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
      "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
      "MiB), so key sets larger than memory build. Duplicates are allowed."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,
-     "import_guava(data) -> Filter\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
+     "import_guava(data, /)\n--\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
      "as Guava's\nmightContain for UTF-8 string funnels)."},
     {"kinds", (PyCFunction)mod_kinds, METH_NOARGS,
-     "kinds() -> list of str\n\nThe kinds of filter this libamq has."},
+     "kinds()\n--\n\nThe kinds of filter this libamq has."},
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
-     "library_version() -> str\n\nThe version of libamq this module is built on."},
+     "library_version()\n--\n\nThe version of libamq this module is built on."},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur3_128", KW h_murmur3_128, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur64a", KW h_murmur64a, METH_VARARGS | METH_KEYWORDS, NULL},
