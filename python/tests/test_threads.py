@@ -95,9 +95,10 @@ def test_crossed_merges_do_not_deadlock():
 def test_list_batch_beside_a_busy_thread_is_not_held_up_by_the_gil():
     """A list batch used to take the GIL back every 1,024 keys, each time
     waiting for a busy thread's switch interval: 200 waits for 200,000 keys.
-    Now it waits at most once per 2**20 keys.  With a 20 ms interval the old
-    way took seconds; the bound below is a ratio within this run plus the
-    two intervals any Python call may wait to start and to return."""
+    Now it waits at most once per 2**20 keys (the old way: 4-100x slower
+    beside a busy thread, by how often it lost the GIL).  The bound: a ratio
+    within this run plus the intervals any call may wait to start and
+    return.  make bench-python measures the same (docs/benchmarks-python.md)."""
     import sys
     import time
 
@@ -110,7 +111,7 @@ def test_list_batch_beside_a_busy_thread_is_not_held_up_by_the_gil():
         f.add_many(batch)
         return time.perf_counter() - t
 
-    alone = min(timed() for _ in range(3))
+    alone = sorted(timed() for _ in range(5))[2]
     stop = threading.Event()
 
     def busy():
@@ -119,13 +120,13 @@ def test_list_batch_beside_a_busy_thread_is_not_held_up_by_the_gil():
             x += 1
 
     old = sys.getswitchinterval()
-    sys.setswitchinterval(0.02)
+    sys.setswitchinterval(0.005)
     th = threading.Thread(target=busy)
     th.start()
     try:
-        beside = min(timed() for _ in range(3))
+        beside = sorted(timed() for _ in range(5))[2]
     finally:
         stop.set()
         th.join()
         sys.setswitchinterval(old)
-    assert beside < 3 * alone + 4 * 0.02, (alone, beside)
+    assert beside < 2 * alone + 4 * 0.005, (alone, beside)
