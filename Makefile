@@ -79,7 +79,7 @@ SONAME     := libamq.so.$(VERSION_MAJOR)
 BUILD_DEPS := libxxhash-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
               default-jdk-headless libguava-java libbloom-dev librocksdb-dev \
-              python3-dev python3-pytest python3-numpy zstd xz-utils bzip2 zsh
+              python3-dev python3-pytest python3-numpy python3-mypy zstd xz-utils bzip2 zsh
 # Building Redis 8 / Valkey 8 for make test-servers (scripts/build-servers.sh).
 SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
@@ -408,7 +408,9 @@ python: $(STATIC_LIB)
 
 test-python: python $(BUILD)/amq
 	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \
-	    $(PYTHON) -m pytest -q -p no:cacheprovider .
+	    AMQ_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q -p no:cacheprovider .
+	@# the .pyi stubs say what the extension takes (Debian's python3-mypy)
+	@cd $(BUILD)/python && $(PYTHON) -m mypy.stubtest amq
 
 # Python's set, the C library's batched query and the amq tool, same keys
 # (writes docs/benchmarks-python.md).

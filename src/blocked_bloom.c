@@ -911,6 +911,59 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     return amq_blocked_merge(dst, src);
 }
 
+/* Swamidass-Baldi: items that set x of m bits with k probes (0 for a full array's
+ * share, which no count can be read from). */
+static double items_from_bits(uint64_t x, uint64_t m, uint32_t k)
+{
+    if (m == 0 || k == 0 || x >= m)
+        return 0.0;
+    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
+}
+
+/* ANDs src's blocks into dst's (same geometry).  The bits of *xa, *xc, *xu
+ * (dst, src, their union) are counted for the item estimate. */
+static void and_words(uint8_t *dst, const uint8_t *src, size_t bytes, uint64_t *xa,
+                      uint64_t *xc, uint64_t *xu)
+{
+    size_t i;
+    uint64_t a, c;
+    for (i = 0; i < bytes; i += 8) {
+        a = amq_blk_word(dst + i, 0);
+        c = amq_blk_word(src + i, 0);
+        *xa += (uint64_t)__builtin_popcountll(a);
+        *xc += (uint64_t)__builtin_popcountll(c);
+        *xu += (uint64_t)__builtin_popcountll(a | c);
+        atomic_store_explicit(amq_blk_word_ptr(dst + i, 0), a & c, memory_order_relaxed);
+    }
+}
+
+/* Keeps what both filters may hold: the AND of the blocks.  The item count
+ * becomes |A| + |B| - |A u B|, each estimated from its bits (the AND
+ * alone over-counts: bits set by different keys of A and B coincide). */
+static int op_intersect(void *dstv, const void *srcv, amq_errinfo *err)
+{
+    amq_blocked *dst = dstv;
+    const amq_blocked *src = srcv;
+    const char *why = geometry_difference(dst, src);
+    uint64_t xa = 0, xc = 0, xu = 0, m = dst->p.blocks * 512, lim;
+    double est;
+
+    if (why != NULL)
+        return amq_err(err, AMQ_EINCOMPAT, "cannot intersect blocked Bloom filters with %s",
+                       why);
+    if (amq_region_is_borrowed(&dst->data))
+        return AMQ_EREADONLY;
+    and_words(dst->data.data, src->data.data, dst->data.size, &xa, &xc, &xu);
+    est = items_from_bits(xa, m, dst->p.k) + items_from_bits(xc, m, dst->p.k) -
+          items_from_bits(xu, m, dst->p.k);
+    lim = amq_blocked_items(dst) < amq_blocked_items(src) ? amq_blocked_items(dst)
+                                                           : amq_blocked_items(src);
+    est = est < 0.0 ? 0.0 : floor(est + 0.5);
+    atomic_store_explicit(&dst->one.items, est < (double)lim ? (uint64_t)est : lim,
+                          memory_order_relaxed);
+    return AMQ_OK;
+}
+
 static void op_stats(const void *impl, amq_stats *st)
 {
     const amq_blocked *b = impl;
@@ -1033,6 +1086,7 @@ const amq_kind_ops amq_blocked_ops = {
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
+    .intersect = op_intersect,
     .set_concurrent = op_set_concurrent,
     .add_key = op_add_key,
     .contains_key = op_contains_key,

@@ -870,6 +870,11 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
     }
     if (best_f == 0)
         return AMQ_ERANGE;
+    /* Below what the widest fingerprints reach, a lower rate only thins the
+     * table (fpp 1e-12 would leave it 99.5 % empty: 2 GB for a million
+     * keys); refused rather than sized, a Bloom kind being the tool. */
+    if (best_load < 0.5 * load_cap(best_f, best_b))
+        return AMQ_ERANGE;
     /* Small tables fill less evenly (the first failure of a 13-bucket table
      * can come at half the load of a large one): 2 sqrt(nb) spare buckets,
      * 0.2 % of a million-bucket table, keep them from filling before n. */
@@ -2184,8 +2189,9 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     if (rc != AMQ_OK)
         return amq_err(err, rc,
                        "cannot size a cuckoo filter for %llu items at false-positive rate %g"
-                       " (capacity must be at least 1, the rate in (0, 1), fingerprint bits"
-                       " 4 to 32, bucket size 1, 2, 4 or 8)",
+                       " (capacity must be at least 1, the rate in (0, 1) and above about"
+                       " 1e-10 - lower rates need fingerprints over 32 bits: use a Bloom"
+                       " kind - fingerprint bits 4 to 32, bucket size 1, 2, 4 or 8)",
                        (unsigned long long)cfg->capacity, cfg->fpp);
     if (cfg->max_kicks != 0)
         p.max_kicks = cfg->max_kicks;

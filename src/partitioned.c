@@ -877,6 +877,57 @@ static int op_merge(void *dst, const void *src, amq_errinfo *err)
     return rc;
 }
 
+/* Swamidass-Baldi: items that set x of m bits with k probes. */
+static double items_from_bits(uint64_t x, uint64_t m, uint32_t k)
+{
+    if (m == 0 || k == 0 || x >= m)
+        return 0.0;
+    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
+}
+
+/* Keeps what both filters may hold: the AND of every partition's blocks;
+ * each partition's count becomes |A| + |B| - |A u B| estimated from its
+ * bits (as the bloom kind's intersection). */
+static int op_intersect(void *dstv, const void *srcv, amq_errinfo *err)
+{
+    amq_partitioned *dst = dstv;
+    const amq_partitioned *src = srcv;
+    const char *why = NULL;
+    uint32_t i;
+
+    if (!same_geometry(dst, src, &why))
+        return amq_err(err, AMQ_EINCOMPAT, "cannot intersect partitioned filters with %s", why);
+    if (amq_region_is_borrowed(&dst->data))
+        return AMQ_EREADONLY;
+    if (amq_partitioned_verify(dst, NULL) != AMQ_OK || amq_partitioned_verify(src, NULL) != AMQ_OK)
+        return amq_err(err, AMQ_ECHECKSUM, "cannot intersect: a partition failed its checksum");
+    for (i = 0; i < dst->nparts; i++) {
+        part *p = &dst->parts[i];
+        uint8_t *d = dst->data.data + p->offset;
+        const uint8_t *c = src->data.data + src->parts[i].offset;
+        uint64_t off, a, b, xa = 0, xc = 0, xu = 0, m = p->blocks * 512, lim, si;
+        double est;
+        for (off = 0; off < p->blocks * 64; off += 8) {
+            a = amq_blk_word(d + off, 0);
+            b = amq_blk_word(c + off, 0);
+            xa += (uint64_t)__builtin_popcountll(a);
+            xc += (uint64_t)__builtin_popcountll(b);
+            xu += (uint64_t)__builtin_popcountll(a | b);
+            atomic_store_explicit(amq_blk_word_ptr(d + off, 0), a & b, memory_order_relaxed);
+        }
+        est = items_from_bits(xa, m, p->k) + items_from_bits(xc, m, p->k) -
+              items_from_bits(xu, m, p->k);
+        lim = atomic_load_explicit(&p->items, memory_order_relaxed);
+        si = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
+                                  memory_order_relaxed);
+        lim = si < lim ? si : lim;
+        est = est < 0.0 ? 0.0 : floor(est + 0.5);
+        atomic_store_explicit(&p->items, est < (double)lim ? (uint64_t)est : lim,
+                              memory_order_relaxed);
+    }
+    return AMQ_OK;
+}
+
 static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, const double *table)
 {
     uint64_t b;
@@ -1129,5 +1180,6 @@ const amq_kind_ops amq_partitioned_ops = {
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .merge = op_merge,
+    .intersect = op_intersect,
     .set_concurrent = op_set_concurrent,
 };

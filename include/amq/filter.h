@@ -242,8 +242,13 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * renames it over path and fsyncs the directory.  A crash at any moment
  * leaves the old file or the new one; a failure (AMQ_EIO, AMQ_ENOSPC,
  * AMQ_ENOMEM) leaves the old file untouched and removes the temporary one.
- * An existing file's permission bits are kept.  Scratch memory (about 64
- * KiB) comes from the filter's allocator.
+ * The rules of the amq tool: a symlink is followed (its target replaced);
+ * an existing file is replaced only if it is an amq filter (AMQ_EEXIST
+ * otherwise: a text file is never lost to a swapped argument), writable
+ * (AMQ_EIO, sys_errno EACCES) and without other hard links (AMQ_EIO,
+ * EMLINK); it is locked (flock) until replaced, so that saves and `amq add`
+ * on one file serialize; its permission bits and owner are kept.  Scratch
+ * memory (about 64 KiB) comes from the filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);

@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -109,6 +110,7 @@ static PyObject *raise_status(int rc, const amq_errinfo *err, const char *what)
 typedef struct {
     PyObject_HEAD
     amq_filter *f;          /* NULL once closed */
+    uint64_t capacity;      /* the partitioned kind's, once asked (its stats count bits) */
     pthread_rwlock_t lock;
     int lock_ready;
 } FilterObject;
@@ -171,14 +173,16 @@ static amq_filter *acquire(FilterObject *self, int exclusive)
     return self->f;
 }
 
-static FilterObject *wrap(amq_filter *f)
+/* A new object of type (Filter or a subclass) owning f. */
+static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
 {
-    FilterObject *o = PyObject_New(FilterObject, &FilterType);
+    FilterObject *o = (FilterObject *)type->tp_alloc(type, 0);
     if (o == NULL) {
         amq_filter_free(f);
         return NULL;
     }
     o->f = f;
+    o->capacity = 0;
     o->lock_ready = lock_init(&o->lock);
     if (!o->lock_ready) {
         Py_DECREF(o);
@@ -186,6 +190,8 @@ static FilterObject *wrap(amq_filter *f)
     }
     return o;
 }
+
+#define wrap(f) wrap_as(&FilterType, (f))
 
 static void Filter_dealloc(FilterObject *self)
 {
@@ -203,6 +209,7 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (self == NULL)
         return NULL;
     self->f = NULL;
+    self->capacity = 0;
     self->lock_ready = lock_init(&self->lock);
     if (!self->lock_ready) {
         Py_DECREF(self);
@@ -300,6 +307,28 @@ static int is_u64_format(const char *fmt)
     return strcmp(fmt, "Q") == 0 || (sizeof(unsigned long) == 8 && strcmp(fmt, "L") == 0);
 }
 
+/* An integer element (numpy int8 .. uint64, either byte order). */
+static int is_int_format(const char *fmt)
+{
+    if (fmt == NULL)
+        return 0;
+    if (*fmt == '<' || *fmt == '>' || *fmt == '=' || *fmt == '@' || *fmt == '!')
+        fmt++;
+    return fmt[0] != '\0' && fmt[1] == '\0' && strchr("bBhHiIlLqQnN", fmt[0]) != NULL;
+}
+
+/* numpy str ('<U8' exports "8w") and object arrays: read element by element. */
+static int is_elementwise_format(const char *fmt)
+{
+    size_t n;
+    if (fmt == NULL)
+        return 0;
+    if (*fmt == '<' || *fmt == '>' || *fmt == '=' || *fmt == '@' || *fmt == '!')
+        fmt++;
+    n = strspn(fmt, "0123456789");
+    return strcmp(fmt + n, "w") == 0 || strcmp(fmt, "O") == 0;
+}
+
 /* numpy's 'S8' exports the format "8s". */
 static int is_bytes_format(const char *fmt, size_t itemsize)
 {
@@ -349,11 +378,24 @@ static int get_contiguous(PyObject *o, keyset *ks)
     return 0;
 }
 
-static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
+static int keyset_from_buffer(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
 {
     Py_buffer *v = &ks->view;
     if (get_contiguous(o, ks) != 0)
         return -1;
+    if (hashes) {
+        /* Hashes only when the caller says so: an integer array is keys. */
+        if (width > 0 || v->ndim != 1 || v->itemsize != 8 || !is_u64_format(v->format)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "hashes=True takes a 1-D numpy uint64 array of 64-bit hashes "
+                            "(and no width)");
+            return -1;
+        }
+        ks->shape = KEYS_U64;
+        ks->width = 8;
+        ks->n = (size_t)v->shape[0];
+        return 0;
+    }
     if (width > 0) {
         if (v->len % width != 0) {
             PyErr_Format(PyExc_ValueError,
@@ -366,9 +408,11 @@ static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
         ks->n = (size_t)(v->len / width);
         return 0;
     }
-    if (v->ndim == 1 && v->itemsize == 8 && is_u64_format(v->format)) {
-        ks->shape = KEYS_U64;
-        ks->width = 8;
+    if (v->ndim == 1 && is_int_format(v->format)) {
+        /* Integer IDs are keys: each element's bytes as the array holds
+         * them (arr.view('V<itemsize>')), on every kind. */
+        ks->shape = KEYS_FIXED;
+        ks->width = (size_t)v->itemsize;
         ks->n = (size_t)v->shape[0];
         return 0;
     }
@@ -393,28 +437,46 @@ static int keyset_from_buffer(PyObject *o, Py_ssize_t width, keyset *ks)
         return 0;
     }
     PyErr_Format(PyExc_TypeError,
-                 "cannot tell the keys of a buffer of format '%s' and %d dimensions: pass "
-                 "width=N for fixed-width keys, or a numpy array of dtype 'S<N>', 'V<N>' "
-                 "or uint64",
+                 "cannot tell the keys of a buffer of format '%s' and %d dimensions: keys "
+                 "are str/bytes sequences, numpy arrays of dtype 'S<N>', 'U<N>', 'V<N>', "
+                 "object (of str/bytes) or integers, 2-D uint8 rows, or a buffer with "
+                 "width=N",
                  v->format ? v->format : "B", v->ndim);
     return -1;
 }
 
 /* str and bytes are single keys, not batches: refuse them as a batch so
  * that f.add_many("abc") does not add "a", "b", "c". */
-static int keyset_init(PyObject *o, Py_ssize_t width, keyset *ks)
+static int keyset_init(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
 {
     memset(ks, 0, sizeof(*ks));
-    if (width > 0)
-        return keyset_from_buffer(o, width, ks);
+    if (hashes && !PyObject_CheckBuffer(o)) {
+        PyErr_SetString(PyExc_TypeError, "hashes=True takes a 1-D numpy uint64 array of "
+                        "64-bit hashes");
+        return -1;
+    }
+    if (width > 0 || hashes)
+        return keyset_from_buffer(o, width, hashes, ks);
     if (PyUnicode_Check(o) || PyBytes_Check(o)) {
         PyErr_SetString(PyExc_TypeError,
                         "a batch of keys must be a sequence or an array, not a single "
                         "str or bytes (use add/contains for one key)");
         return -1;
     }
-    if (PyObject_CheckBuffer(o) && !PyByteArray_Check(o))
-        return keyset_from_buffer(o, 0, ks);
+    if (PyObject_CheckBuffer(o) && !PyByteArray_Check(o)) {
+        Py_buffer peek;
+        if (PyObject_GetBuffer(o, &peek, PyBUF_RECORDS_RO) == 0) {
+            int each = peek.ndim == 1 && is_elementwise_format(peek.format);
+            PyBuffer_Release(&peek);
+            if (!each)
+                return keyset_from_buffer(o, 0, 0, ks);
+        } else if (PySequence_Check(o)) {
+            PyErr_Clear(); /* numpy object arrays export no buffer */
+        } else {
+            return -1;
+        }
+        /* str and object arrays (pandas' .values): element by element */
+    }
     ks->items = PySequence_Fast(o, "keys must be a sequence, an iterable or a buffer");
     if (ks->items == NULL)
         return -1;
@@ -423,72 +485,64 @@ static int keyset_init(PyObject *o, Py_ssize_t width, keyset *ks)
     return 0;
 }
 
-/* CHUNK keys of a KEYS_LIST batch, with what keeps their bytes valid while
- * the GIL is released: a reference each, and a buffer export for keys
- * that are neither str nor bytes. */
-typedef struct {
-    const char *p[CHUNK];
-    size_t len[CHUNK];
-    PyObject *ref[CHUNK];
-    Py_buffer *views;      /* CHUNK entries, allocated at the first buffer key */
-    unsigned char held[CHUNK];
-    size_t m;
-} chunk;
+/*
+ * A list batch is hashed with the GIL held, SLICE keys at a time, and each
+ * slice probed with the GIL released once: taking the GIL back waits for
+ * another busy thread's switch interval (5 ms by default), so it is taken
+ * back once per slice rather than once per few keys, and a list shorter
+ * than RELEASE_MIN keeps the GIL throughout (its probes take less than
+ * that wait would).  Hashing under the GIL also means no key needs to be
+ * kept alive while it is released.
+ */
+#define SLICE ((size_t)1 << 20)
+#define RELEASE_MIN ((size_t)1 << 18)
 
-static void chunk_release(chunk *c)
+typedef struct {
+    const amq_filter *f;   /* the filter's hash, or ... */
+    uint32_t algo;         /* ... this algorithm and seed (builders) */
+    uint64_t seed;
+} hasher;
+
+static inline amq_hash128 hash_with(const hasher *hs, const void *p, size_t len)
 {
-    size_t j;
-    for (j = 0; j < c->m; j++) {
-        if (c->held[j])
-            PyBuffer_Release(&c->views[j]);
-        c->held[j] = 0;
-        Py_DECREF(c->ref[j]);
-    }
-    c->m = 0;
+    return hs->f != NULL ? amq_filter_hash(hs->f, p, len) : amq_hash_key(hs->algo, hs->seed, p, len);
 }
 
-/* Takes keys [start, start + CHUNK) of ks (GIL held); the list may have
- * shrunk meanwhile (another thread): fewer keys then, c->m says how many. */
-static int chunk_fill(chunk *c, const keyset *ks, size_t start)
+/* Hashes keys [start, start + m) of a list batch into h (GIL held).  The
+ * number hashed - fewer if the list shrank - or -1 with an exception. */
+static Py_ssize_t hash_slice(const keyset *ks, size_t start, size_t m, amq_hash128 *h,
+                             const hasher *hs)
 {
-    size_t n = (size_t)PySequence_Fast_GET_SIZE(ks->items), j, m;
-    PyObject **items = PySequence_Fast_ITEMS(ks->items);
-    Py_ssize_t len;
-
-    if (n > ks->n)
-        n = ks->n;
-    m = start < n ? (n - start < CHUNK ? n - start : CHUNK) : 0;
-    c->m = 0;
+    size_t j;
     for (j = 0; j < m; j++) {
-        PyObject *o = items[start + j];
+        PyObject *o;
+        const char *p;
+        Py_ssize_t len;
+        if (start + j >= (size_t)PySequence_Fast_GET_SIZE(ks->items))
+            break;
+        o = PySequence_Fast_ITEMS(ks->items)[start + j];
         if (PyUnicode_Check(o)) {
-            c->p[j] = PyUnicode_AsUTF8AndSize(o, &len);
-            if (c->p[j] == NULL)
+            p = PyUnicode_AsUTF8AndSize(o, &len);
+            if (p == NULL)
                 return -1;
         } else if (PyBytes_Check(o)) {
-            c->p[j] = PyBytes_AS_STRING(o);
+            p = PyBytes_AS_STRING(o);
             len = PyBytes_GET_SIZE(o);
         } else if (PyObject_CheckBuffer(o)) {
-            if (c->views == NULL && (c->views = PyMem_Malloc(CHUNK * sizeof(Py_buffer))) == NULL) {
-                PyErr_NoMemory();
+            Py_buffer v;
+            if (PyObject_GetBuffer(o, &v, PyBUF_CONTIG_RO) != 0)
                 return -1;
-            }
-            if (PyObject_GetBuffer(o, &c->views[j], PyBUF_CONTIG_RO) != 0)
-                return -1;
-            c->held[j] = 1;
-            c->p[j] = c->views[j].buf;
-            len = c->views[j].len;
+            h[j] = hash_with(hs, v.buf, (size_t)v.len);
+            PyBuffer_Release(&v);
+            continue;
         } else {
             PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
                          Py_TYPE(o)->tp_name);
             return -1;
         }
-        Py_INCREF(o);
-        c->ref[j] = o;
-        c->len[j] = (size_t)len;
-        c->m = j + 1;
+        h[j] = hash_with(hs, p, (size_t)len);
     }
-    return 0;
+    return (Py_ssize_t)j;
 }
 
 /* ---- batched work --------------------------------------------------------- */
@@ -521,13 +575,34 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
     return p;
 }
 
-/* Probes or adds m hashed keys at out (no GIL).  Returns the first error
- * of an add, else AMQ_OK. */
+/* Cuckoo kinds store a copy of the key at every add (CF.ADD): one skipped
+ * because a fingerprint matched would answer absent once the key it
+ * collided with is removed. */
+static int stores_copies(const amq_filter *f)
+{
+    uint32_t k = amq_filter_kind(f);
+    return k == AMQ_KIND_CUCKOO || k == AMQ_KIND_SCALABLE_CUCKOO;
+}
+
+/* Probes or adds m hashed keys at out.  Returns the first error of an add,
+ * else AMQ_OK.  out[i] of an add is 1 when the filter answered absent for
+ * the key before it (the key is new), for every kind. */
 static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out,
                  const uint64_t *now_ms)
 {
+    size_t i;
     if (now_ms != NULL)
         return amq_aging_contains_batch_at(f, h, m, out, *now_ms);
+    if (add && stores_copies(f)) {
+        for (i = 0; i < m; i++) {
+            int was = amq_filter_contains_hash(f, h[i]);
+            int rc = amq_filter_add_hash(f, h[i]);
+            if (rc < 0)
+                return rc;
+            out[i] = was == 0;
+        }
+        return AMQ_OK;
+    }
     return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
@@ -540,7 +615,7 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
     size_t i, j, m, len;
     int rc = AMQ_OK;
 
-    if (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks))) {
+    if (now_ms == NULL && (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks)))) {
         if (!add)
             return ks->shape == KEYS_U64
                        ? amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out, NULL)
@@ -561,17 +636,16 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
     return rc;
 }
 
-/* Runs a batch on the filter, whose lock the caller holds (shared for
- * queries, exclusive for adds).  Releases the GIL for the work; a list
- * batch takes it back between chunks to read the next keys.  Returns 0,
- * or -1 with an exception set. */
-static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out,
+/* Runs a batch on f, whose lock the caller holds (shared for queries,
+ * exclusive for adds).  A buffer batch runs without the GIL; a list batch
+ * as SLICE says.  Returns 0, or -1 with an exception set. */
+static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                      const uint64_t *now_ms)
 {
-    amq_filter *f = self->f;
-    amq_hash128 h[CHUNK];
-    chunk *c;
-    size_t i, j;
+    hasher hs = {f, 0, 0};
+    amq_hash128 *h;
+    size_t i, want;
+    Py_ssize_t m = 0;
     int rc = AMQ_OK;
 
     if (ks->shape != KEYS_LIST) {
@@ -582,29 +656,29 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
             raise_status(rc, NULL, NULL);
         return rc < 0 ? -1 : 0;
     }
-    c = PyMem_Calloc(1, sizeof(*c));
-    if (c == NULL) {
+    h = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*h));
+    if (h == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
-        if (chunk_fill(c, ks, i) != 0) {
-            chunk_release(c);
-            PyMem_Free(c->views);
-            PyMem_Free(c);
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)m) {
+        want = ks->n - i < SLICE ? ks->n - i : SLICE;
+        m = hash_slice(ks, i, want, h, &hs);
+        if (m < 0) {
+            PyMem_Free(h);
             return -1;
         }
-        if (c->m == 0)
-            break;
-        Py_BEGIN_ALLOW_THREADS
-        for (j = 0; j < c->m; j++)
-            h[j] = amq_filter_hash(f, c->p[j], c->len[j]);
-        rc = probe(f, add, h, c->m, out + i, now_ms);
-        Py_END_ALLOW_THREADS
-        chunk_release(c);
+        if ((size_t)m >= RELEASE_MIN) {
+            Py_BEGIN_ALLOW_THREADS
+            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
+            Py_END_ALLOW_THREADS
+        } else {
+            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
+        }
+        if ((size_t)m < want)
+            break; /* the list shrank */
     }
-    PyMem_Free(c->views);
-    PyMem_Free(c);
+    PyMem_Free(h);
     if (rc < 0) {
         raise_status(rc, NULL, NULL);
         return -1;
@@ -612,18 +686,78 @@ static int run_batch(FilterObject *self, int add, const keyset *ks, uint8_t *out
     return 0;
 }
 
-/* Refuses uint64 keys where they are not hashes the kind takes. */
+/* 64-bit hashes (hashes=True) go only to the kind that takes them. */
 static int check_u64(amq_filter *f, const keyset *ks)
 {
     if (ks->shape == KEYS_U64 && amq_filter_blocked(f) == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "uint64 arrays are taken as 64-bit hashes, which only the blocked kind "
-                     "accepts (this filter is %s); pass arr.view('V8') to use them as "
-                     "8-byte keys",
+        PyErr_Format(UnsupportedError,
+                     "hashes=True: only the blocked kind takes 64-bit hashes (this filter is "
+                     "%s); without hashes=True an integer array is keys",
                      amq_kind_name(amq_filter_kind(f)));
         return -1;
     }
     return 0;
+}
+
+/* ---- capacity: one rule with `amq add` -------------------------------------------- */
+
+/* Items and capacity as the tool counts them (cli/kinds.c), without
+ * amq_filter_stats where it counts bits (the Bloom kinds): f is self's
+ * filter or a copy of it (same capacity). */
+static void counts(FilterObject *self, amq_filter *f, uint64_t *items, uint64_t *capacity)
+{
+    struct amq_blocked *b = amq_filter_blocked(f);
+    amq_bloom *bl = amq_filter_bloom(f);
+    struct amq_partitioned *pt = amq_filter_partitioned(f);
+    amq_stats st;
+    if (pt != NULL && self->capacity != 0) {
+        *items = amq_partitioned_items(pt);
+        *capacity = self->capacity;
+        return;
+    }
+    if (b != NULL) {
+        amq_blocked_params p;
+        amq_blocked_get_params(b, &p);
+        *items = amq_blocked_items(b);
+        *capacity = p.capacity;
+        return;
+    }
+    if (bl != NULL) {
+        amq_bloom_params p;
+        amq_bloom_get_params(bl, &p);
+        *items = amq_bloom_items(bl);
+        *capacity = p.capacity;
+        return;
+    }
+    amq_filter_stats(f, &st);
+    *items = st.items;
+    *capacity = st.capacity;
+    if (pt != NULL)
+        self->capacity = st.capacity;
+}
+
+/* Kinds sized once: past capacity their false-positive rate climbs (the
+ * scalable kinds grow, an aging filter holds only its window). */
+static int fixed_size(const amq_filter *f)
+{
+    uint32_t k = amq_filter_kind(f);
+    return k != AMQ_KIND_SCALABLE_BLOOM && k != AMQ_KIND_SCALABLE_CUCKOO && k != AMQ_KIND_AGING &&
+           !amq_kind_is_static(k); /* static: no adds at all (UnsupportedError) */
+}
+
+/* FilterFullError for an add refused at capacity (amq add's message). */
+static void raise_overfill(const amq_filter *f, uint64_t items, uint64_t capacity)
+{
+    amq_stats st;
+    char msg[320];
+    amq_filter_stats(f, &st);
+    snprintf(msg, sizeof(msg),
+             "%llu items would be over the filter's capacity of %llu (false-positive rate "
+             "%.3g, created for %.3g); nothing changed: use a larger filter, or "
+             "allow_overfill=True",
+             (unsigned long long)items, (unsigned long long)capacity, st.fpp_now,
+             st.fpp_target);
+    PyErr_SetString(FilterFullError, msg);
 }
 
 /* ---- Filter methods ------------------------------------------------------ */
@@ -632,7 +766,12 @@ static int check_u64(amq_filter *f, const keyset *ks)
  * would wrap them silently). */
 static int conv_u64(PyObject *o, void *out)
 {
-    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    unsigned long long v;
+    PyObject *i = PyNumber_Index(o); /* numpy integers too; not floats */
+    if (i == NULL)
+        return 0;
+    v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
     if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
             PyErr_Clear();
@@ -666,9 +805,47 @@ static int parse_kind(const char *name, uint32_t *kind)
     return 0;
 }
 
+/* Keywords that only some kinds read: given to another kind, refused
+ * rather than ignored. */
+static const struct {
+    const char *name;
+    const char *kinds; /* space-separated, with a space at each end */
+} kind_params[] = {
+    {"bits_per_key", " bloom blocked partitioned "},
+    {"fingerprint_bits", " cuckoo scalable-cuckoo "},
+    {"bucket_size", " cuckoo scalable-cuckoo "},
+    {"max_kicks", " cuckoo scalable-cuckoo "},
+    {"expansion", " scalable-bloom scalable-cuckoo "},
+    {"nonscaling", " scalable-bloom scalable-cuckoo "},
+    {"redisbloom", " scalable-bloom scalable-cuckoo "},
+    {"partitions", " partitioned "},
+    {"guava", " bloom "},
+    {"window_ms", " aging "},
+    {"rate", " aging "},
+};
+
+static int check_kind_params(PyObject *kw, const char *kind)
+{
+    char pat[64];
+    size_t i;
+    if (kw == NULL)
+        return 0;
+    snprintf(pat, sizeof(pat), " %s ", kind);
+    for (i = 0; i < sizeof(kind_params) / sizeof(kind_params[0]); i++) {
+        PyObject *v = PyDict_GetItemString(kw, kind_params[i].name);
+        if (v != NULL && strstr(kind_params[i].kinds, pat) == NULL) {
+            PyErr_Format(PyExc_ValueError, "%s applies to the kinds%s; a %s filter has no %s",
+                         kind_params[i].name, kind_params[i].kinds, kind,
+                         kind_params[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"kind", "capacity", "fpp", "bits_per_key", "hash", "seed",
+    static char *names[] = {"capacity", "fpp", "kind", "bits_per_key", "hash", "seed",
                             "fingerprint_bits", "bucket_size", "max_kicks", "expansion",
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
                             "window_ms", "rate", NULL};
@@ -682,8 +859,13 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     amq_filter *f = NULL;
     uint32_t kind, algo;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sO&d$dzO&O&O&O&O&ppO&O&pO&d", names,
-                                     &kind_name, conv_u64, &capacity, &fpp, &bpk, &hash_name,
+    if (PyTuple_GET_SIZE(args) > 0 && PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "Filter(capacity, fpp, *, kind=...): the kind is a "
+                        "keyword, e.g. Filter(1000, 0.01, kind='blocked')");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&d$sdzO&O&O&O&O&ppO&O&pO&d", names,
+                                     conv_u64, &capacity, &fpp, &kind_name, &bpk, &hash_name,
                                      conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
                                      conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
                                      &redisbloom, conv_u32, &partitions, conv_u32, &threads,
@@ -694,6 +876,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         return -1;
     }
     if (parse_kind(kind_name, &kind) != 0)
+        return -1;
+    if (check_kind_params(kw, amq_kind_name(kind)) != 0)
         return -1;
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
@@ -745,12 +929,15 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     return 0;
 }
 
-/* Single-key calls: hash and probe under the lock, GIL held (short). */
-static PyObject *single(FilterObject *self, PyObject *key, int op)
+/* Single-key calls: hash and probe under the lock, GIL held (short).
+ * op: 0 contains, 1 add, 2 remove; an add past a fixed-size filter's
+ * capacity is refused unless allow_overfill. */
+static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_overfill)
 {
     keyref k;
     amq_filter *f;
-    int rc;
+    uint64_t items, cap;
+    int rc, was = 0;
 
     if (key_get(key, &k) != 0)
         return NULL;
@@ -760,6 +947,21 @@ static PyObject *single(FilterObject *self, PyObject *key, int op)
         unlock(self);
         key_put(&k);
         return NULL;
+    }
+    if (op == 1) {
+        int full = 0;
+        if (!allow_overfill && fixed_size(f) && !amq_filter_is_readonly(f)) {
+            counts(self, f, &items, &cap);
+            full = cap > 0 && items >= cap;
+        }
+        if (full || stores_copies(f))
+            was = amq_filter_contains(f, k.p, (size_t)k.len);
+        if (full && (was == 0 || stores_copies(f))) {
+            raise_overfill(f, items + 1, cap);
+            unlock(self);
+            key_put(&k);
+            return NULL;
+        }
     }
     if (op == 0)
         rc = amq_filter_contains(f, k.p, (size_t)k.len);
@@ -771,12 +973,38 @@ static PyObject *single(FilterObject *self, PyObject *key, int op)
     key_put(&k);
     if (rc < 0)
         return raise_status(rc, NULL, NULL);
+    if (op == 1 && stores_copies(f))
+        rc = was == 0; /* stored either way; new only if it answered absent */
     return PyBool_FromLong(rc);
+}
+
+/* The allow_overfill keyword of the add methods, parsed by hand for add's
+ * METH_FASTCALL. */
+static int parse_one_key(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                         int *allow_overfill)
+{
+    Py_ssize_t i, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "add() takes exactly one key (%zd given)", nargs);
+        return -1;
+    }
+    for (i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(name, "allow_overfill") != 0) {
+            PyErr_Format(PyExc_TypeError, "add() got an unexpected keyword argument '%U'",
+                         name);
+            return -1;
+        }
+        *allow_overfill = PyObject_IsTrue(args[nargs + i]);
+        if (*allow_overfill < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int Filter_contains_op(FilterObject *self, PyObject *key)
 {
-    PyObject *r = single(self, key, 0);
+    PyObject *r = single(self, key, 0, 0);
     int v;
     if (r == NULL)
         return -1;
@@ -785,19 +1013,23 @@ static int Filter_contains_op(FilterObject *self, PyObject *key)
     return v;
 }
 
-static PyObject *Filter_add(FilterObject *self, PyObject *key)
+static PyObject *Filter_add(FilterObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
 {
-    return single(self, key, 1);
+    int allow = 0;
+    if (parse_one_key(args, nargs, kwnames, &allow) != 0)
+        return NULL;
+    return single(self, args[0], 1, allow);
 }
 
 static PyObject *Filter_contains(FilterObject *self, PyObject *key)
 {
-    return single(self, key, 0);
+    return single(self, key, 0, 0);
 }
 
 static PyObject *Filter_remove(FilterObject *self, PyObject *key)
 {
-    return single(self, key, 2);
+    return single(self, key, 2, 0);
 }
 
 static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
@@ -867,19 +1099,21 @@ static PyObject *new_bool_array(size_t n, uint8_t **data)
 
 static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"keys", "width", "now_ms", NULL};
+    static char *names[] = {"keys", "width", "hashes", "now_ms", NULL};
     PyObject *keys, *result, *now_obj = Py_None;
     uint64_t now_ms = 0;
     Py_ssize_t width = 0;
+    int hashes = 0;
     keyset ks;
     uint8_t *out = NULL;
     int rc;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$nO", names, &keys, &width, &now_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$npO", names, &keys, &width, &hashes,
+                                     &now_obj))
         return NULL;
     if (now_obj != Py_None && !conv_u64(now_obj, &now_ms))
         return NULL;
-    if (keyset_init(keys, width, &ks) != 0) {
+    if (keyset_init(keys, width, hashes, &ks) != 0) {
         keyset_release(&ks);
         return NULL;
     }
@@ -889,11 +1123,9 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
         return NULL;
     }
     lock(self, 0);
-    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ? -1
-                                                              : run_batch(self, 0, &ks, out,
-                                                                          now_obj != Py_None
-                                                                              ? &now_ms
-                                                                              : NULL);
+    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0
+             ? -1
+             : run_batch(self->f, 0, &ks, out, now_obj != Py_None ? &now_ms : NULL);
     unlock(self);
     keyset_release(&ks);
     if (rc != 0)
@@ -901,11 +1133,18 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
     return result;
 }
 
-/* Adds a keyset under the exclusive lock; returns the number of keys
- * added as new, or -1 with an exception (the keys before the failing one
- * are added). */
-static long long add_keyset(FilterObject *self, const keyset *ks)
+/*
+ * Adds a keyset under the exclusive lock; returns the number of keys new
+ * to the filter, or -1 with an exception.  A batch that could take a
+ * fixed-size filter past its capacity runs on a copy, which replaces the
+ * filter only if it stays within capacity (allow_overfill: no check), so
+ * that a refused batch changes nothing, as `amq add` leaves its file.
+ * Otherwise an error keeps the keys before the failing one.
+ */
+static long long add_keyset(FilterObject *self, const keyset *ks, int allow_overfill)
 {
+    amq_filter *f, *g = NULL;
+    uint64_t items = 0, cap = 0;
     uint8_t *out;
     long long added = 0;
     size_t i;
@@ -917,9 +1156,36 @@ static long long add_keyset(FilterObject *self, const keyset *ks)
         return -1;
     }
     lock(self, 1);
-    rc = handle(self) == NULL || check_u64(self->f, ks) != 0 ? -1
-                                                             : run_batch(self, 1, ks, out, NULL);
+    f = handle(self);
+    rc = f == NULL || check_u64(f, ks) != 0 ? -1 : 0;
+    if (rc == 0 && !allow_overfill && fixed_size(f) && !amq_filter_is_readonly(f)) {
+        counts(self, f, &items, &cap);
+        if (cap > 0 && ks->n > 0 && (items >= cap || ks->n > cap - items)) {
+            if (stores_copies(f)) {
+                /* every key takes a slot: the count after is known */
+                raise_overfill(f, items + ks->n, cap);
+                rc = -1;
+            } else if ((rc = amq_filter_clone(f, NULL, &g)) != AMQ_OK) {
+                raise_status(rc, NULL, "copy");
+                rc = -1;
+            }
+        }
+    }
+    if (rc == 0)
+        rc = run_batch(g != NULL ? g : f, 1, ks, out, NULL);
+    if (rc == 0 && g != NULL) {
+        uint64_t after;
+        counts(self, g, &after, &cap);
+        if (after > cap) {
+            raise_overfill(g, after, cap);
+            rc = -1;
+        } else {
+            self->f = g; /* the copy is the filter now; f goes below */
+            g = f;
+        }
+    }
     unlock(self);
+    amq_filter_free(g);
     for (i = 0; i < ks->n; i++)
         added += out[i];
     PyMem_Free(out);
@@ -928,37 +1194,39 @@ static long long add_keyset(FilterObject *self, const keyset *ks)
 
 static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"keys", "width", NULL};
+    static char *names[] = {"keys", "width", "hashes", "allow_overfill", NULL};
     PyObject *keys;
     Py_ssize_t width = 0;
+    int hashes = 0, allow = 0;
     keyset ks;
     long long added;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$n", names, &keys, &width))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$npp", names, &keys, &width, &hashes,
+                                     &allow))
         return NULL;
-    if (keyset_init(keys, width, &ks) != 0) {
+    if (keyset_init(keys, width, hashes, &ks) != 0) {
         keyset_release(&ks);
         return NULL;
     }
-    added = add_keyset(self, &ks);
+    added = add_keyset(self, &ks, allow);
     keyset_release(&ks);
     return added < 0 ? NULL : PyLong_FromLongLong(added);
 }
 
-/* update(iterable): lists of CHUNK keys taken from any iterator. */
-static PyObject *Filter_update(FilterObject *self, PyObject *iterable)
+static int merge_into(FilterObject *dst, FilterObject *src, int intersect);
+static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused);
+
+/* Adds an iterable's keys in lists of CHUNK (each checked as add_many's
+ * batches are); returns 0 or -1. */
+static int update_iterable(FilterObject *self, PyObject *iterable, int allow)
 {
     PyObject *it, *item;
     keyset ks;
     int done = 0;
 
-    if (PyUnicode_Check(iterable) || PyBytes_Check(iterable)) {
-        PyErr_SetString(PyExc_TypeError, "update() takes an iterable of keys, not one key");
-        return NULL;
-    }
     it = PyObject_GetIter(iterable);
     if (it == NULL)
-        return NULL;
+        return -1;
     memset(&ks, 0, sizeof(ks));
     ks.shape = KEYS_LIST;
     while (!done) {
@@ -980,14 +1248,56 @@ static PyObject *Filter_update(FilterObject *self, PyObject *iterable)
         if (PyErr_Occurred())
             break;
         ks.n = (size_t)PyList_GET_SIZE(ks.items);
-        if (ks.n > 0 && add_keyset(self, &ks) < 0)
+        if (ks.n > 0 && add_keyset(self, &ks, allow) < 0)
             break;
         Py_CLEAR(ks.items);
     }
     Py_XDECREF(ks.items);
     Py_DECREF(it);
-    if (PyErr_Occurred())
-        return NULL;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* update(*others): each a Filter (merged) or keys - a list, tuple or
+ * array as one add_many batch, any other iterable in chunks. */
+static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
+{
+    Py_ssize_t i;
+    int allow = 0;
+
+    if (kw != NULL && PyDict_GET_SIZE(kw) > 0) {
+        PyObject *v = PyDict_GetItemString(kw, "allow_overfill");
+        if (v == NULL || PyDict_GET_SIZE(kw) != 1) {
+            PyErr_SetString(PyExc_TypeError, "update() takes only allow_overfill as a keyword");
+            return NULL;
+        }
+        if ((allow = PyObject_IsTrue(v)) < 0)
+            return NULL;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *o = PyTuple_GET_ITEM(args, i);
+        if (PyObject_TypeCheck(o, &FilterType)) {
+            if (merge_into(self, (FilterObject *)o, 0) != 0)
+                return NULL;
+        } else if (PyUnicode_Check(o) || PyBytes_Check(o)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "update() takes iterables of keys or filters, not one key");
+            return NULL;
+        } else if (PyList_Check(o) || PyTuple_Check(o) ||
+                   (PyObject_CheckBuffer(o) && !PyByteArray_Check(o))) {
+            keyset ks;
+            long long added;
+            if (keyset_init(o, 0, 0, &ks) != 0) {
+                keyset_release(&ks);
+                return NULL;
+            }
+            added = add_keyset(self, &ks, allow);
+            keyset_release(&ks);
+            if (added < 0)
+                return NULL;
+        } else if (update_iterable(self, o, allow) != 0) {
+            return NULL;
+        }
+    }
     Py_RETURN_NONE;
 }
 
@@ -1071,13 +1381,27 @@ fail:
 
 static PyObject *Filter_save(FilterObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"path", "overwrite", NULL};
-    PyObject *path;
+    static char *names[] = {"file", "overwrite", NULL};
+    PyObject *target, *path;
     int overwrite = 1, rc;
     amq_errinfo err;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$p", names, PyUnicode_FSConverter, &path,
-                                     &overwrite))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p", names, &target, &overwrite))
+        return NULL;
+    if (!PyUnicode_Check(target) && !PyBytes_Check(target) &&
+        PyObject_HasAttrString(target, "write") && !PyObject_HasAttrString(target, "__fspath__")) {
+        /* A binary file object: the file's bytes, written by the caller's object. */
+        PyObject *data = Filter_to_bytes(self, NULL), *r;
+        if (data == NULL)
+            return NULL;
+        r = PyObject_CallMethod(target, "write", "O", data);
+        Py_DECREF(data);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    if (!PyUnicode_FSConverter(target, &path))
         return NULL;
     memset(&err, 0, sizeof(err));
     if (acquire(self, 0) == NULL) {
@@ -1133,7 +1457,7 @@ done:
     return out;
 }
 
-static PyObject *from_bytes_impl(PyObject *data, int trust)
+static PyObject *from_bytes_impl(PyTypeObject *type, PyObject *data, int trust)
 {
     Py_buffer v;
     amq_filter *f = NULL;
@@ -1150,7 +1474,7 @@ static PyObject *from_bytes_impl(PyObject *data, int trust)
     PyBuffer_Release(&v);
     if (rc != AMQ_OK)
         return raise_status(rc, &err, "cannot read the filter");
-    return (PyObject *)wrap(f);
+    return (PyObject *)wrap_as(type, f);
 }
 
 static PyObject *Filter_from_bytes(PyObject *cls, PyObject *args, PyObject *kw)
@@ -1158,10 +1482,9 @@ static PyObject *Filter_from_bytes(PyObject *cls, PyObject *args, PyObject *kw)
     static char *names[] = {"data", "trust", NULL};
     PyObject *data;
     int trust = 0;
-    (void)cls;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p", names, &data, &trust))
         return NULL;
-    return from_bytes_impl(data, trust);
+    return from_bytes_impl((PyTypeObject *)cls, data, trust);
 }
 
 static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
@@ -1169,7 +1492,7 @@ static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
     PyObject *bytes = Filter_to_bytes(self, unused), *fn, *r;
     if (bytes == NULL)
         return NULL;
-    fn = PyObject_GetAttrString((PyObject *)&FilterType, "from_bytes");
+    fn = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
     if (fn == NULL) {
         Py_DECREF(bytes);
         return NULL;
@@ -1189,7 +1512,7 @@ static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
     unlock(self);
     if (rc != AMQ_OK)
         return raise_status(rc, NULL, "copy");
-    return (PyObject *)wrap(c);
+    return (PyObject *)wrap_as(Py_TYPE(self), c);
 }
 
 /* dst gains src's keys.  Locks dst exclusive, src shared (src != dst). */
@@ -1275,6 +1598,228 @@ static PyObject *Filter_or(PyObject *a, PyObject *b) { return binary_op(a, b, 0,
 static PyObject *Filter_ior(PyObject *a, PyObject *b) { return binary_op(a, b, 0, 1); }
 static PyObject *Filter_and(PyObject *a, PyObject *b) { return binary_op(a, b, 1, 0); }
 static PyObject *Filter_iand(PyObject *a, PyObject *b) { return binary_op(a, b, 1, 1); }
+
+/* ---- set-like comparisons and combinations -------------------------------------- */
+
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    while (n-- > 0)
+        v = v << 8 | p[n];
+    return v;
+}
+
+/*
+ * What a filter holds, as bytes: its file (docs/file-format.md) with the
+ * fields that describe rather than hold - flags, item count, checksums,
+ * the partitioned index's counts and checksums - zeroed.  Two filters hold
+ * the same when these bytes are equal.  *bits: where the bit arrays start
+ * (Bloom kinds; else the payload's start).  A new bytes object, or NULL.
+ */
+static PyObject *content_bytes(FilterObject *self, size_t *bits)
+{
+    PyObject *b = Filter_to_bytes(self, NULL);
+    unsigned char *p;
+    uint64_t size, P, O, i, nparts;
+
+    if (b == NULL)
+        return NULL;
+    p = (unsigned char *)PyBytes_AS_STRING(b);
+    size = (uint64_t)PyBytes_GET_SIZE(b);
+    P = le(p + 32, 4);
+    O = le(p + 40, 8);
+    memset(p + 14, 0, 2);
+    memset(p + 24, 0, 8);
+    memset(p + 56, 0, 8);
+    memset(p + 64 + P, 0, 8);
+    *bits = (size_t)O;
+    if (le(p + 10, 2) == AMQ_KIND_PARTITIONED && O + 64 <= size) {
+        uint64_t D = le(p + O + 16, 8);
+        nparts = le(p + O + 8, 4);
+        memset(p + O, 0, 8);
+        for (i = 0; i < nparts && O + 64 + 48 * (i + 1) <= size; i++) {
+            memset(p + O + 64 + 48 * i + 24, 0, 8);
+            memset(p + O + 64 + 48 * i + 40, 0, 8);
+        }
+        *bits = (size_t)(O + D);
+    }
+    return b;
+}
+
+/* 1 when a holds every key b holds and more bits maybe (a <= b: a's bits a
+ * subset of b's), 0 when not, -1 with an exception (other kinds). */
+static int is_subset(FilterObject *a, FilterObject *b)
+{
+    PyObject *x = NULL, *y = NULL;
+    size_t bits, bits_b, i, n;
+    const unsigned char *p, *q;
+    uint32_t kind;
+    int r = -1;
+
+    if (acquire(a, 0) == NULL)
+        return -1;
+    kind = amq_filter_kind(a->f);
+    unlock(a);
+    if (kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_BLOCKED && kind != AMQ_KIND_PARTITIONED) {
+        PyErr_Format(UnsupportedError, "subset tests compare bit arrays: Bloom kinds (bloom, "
+                     "blocked, partitioned) only, not %s", amq_kind_name(kind));
+        return -1;
+    }
+    x = content_bytes(a, &bits);
+    y = x != NULL ? content_bytes(b, &bits_b) : NULL;
+    if (y == NULL)
+        goto done;
+    n = (size_t)PyBytes_GET_SIZE(x);
+    p = (const unsigned char *)PyBytes_AS_STRING(x);
+    q = (const unsigned char *)PyBytes_AS_STRING(y);
+    if ((size_t)PyBytes_GET_SIZE(y) != n || bits_b != bits || memcmp(p, q, bits) != 0) {
+        PyErr_SetString(IncompatibleError, "subset tests need filters of the same kind, "
+                        "geometry, hash and seed");
+        goto done;
+    }
+    r = 1;
+    for (i = bits; i < n && r; i++)
+        if (p[i] & ~q[i])
+            r = 0;
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return r;
+}
+
+static int content_equal(FilterObject *a, FilterObject *b)
+{
+    size_t bits;
+    PyObject *x = content_bytes(a, &bits), *y;
+    int r;
+    if (x == NULL)
+        return -1;
+    y = content_bytes(b, &bits);
+    if (y == NULL) {
+        Py_DECREF(x);
+        return -1;
+    }
+    r = PyBytes_GET_SIZE(x) == PyBytes_GET_SIZE(y) &&
+        memcmp(PyBytes_AS_STRING(x), PyBytes_AS_STRING(y), (size_t)PyBytes_GET_SIZE(x)) == 0;
+    Py_DECREF(x);
+    Py_DECREF(y);
+    return r;
+}
+
+static PyObject *Filter_richcompare(PyObject *a, PyObject *b, int op)
+{
+    FilterObject *x = (FilterObject *)a, *y = (FilterObject *)b;
+    int r;
+    if (!PyObject_TypeCheck(a, &FilterType) || !PyObject_TypeCheck(b, &FilterType))
+        Py_RETURN_NOTIMPLEMENTED;
+    switch (op) {
+    case Py_EQ:
+    case Py_NE:
+        r = a == b ? 1 : content_equal(x, y);
+        if (r >= 0 && op == Py_NE)
+            r = !r;
+        break;
+    case Py_LE:
+        r = is_subset(x, y);
+        break;
+    case Py_GE:
+        r = is_subset(y, x);
+        break;
+    case Py_LT:
+    case Py_GT:
+        r = op == Py_LT ? is_subset(x, y) : is_subset(y, x);
+        if (r == 1) {
+            r = content_equal(x, y);
+            r = r < 0 ? -1 : !r;
+        }
+        break;
+    default:
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+static PyObject *Filter_issubset(FilterObject *self, PyObject *other)
+{
+    int r;
+    if (!PyObject_TypeCheck(other, &FilterType)) {
+        PyErr_SetString(PyExc_TypeError, "issubset() takes an amq.Filter");
+        return NULL;
+    }
+    r = is_subset(self, (FilterObject *)other);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyObject *Filter_issuperset(FilterObject *self, PyObject *other)
+{
+    int r;
+    if (!PyObject_TypeCheck(other, &FilterType)) {
+        PyErr_SetString(PyExc_TypeError, "issuperset() takes an amq.Filter");
+        return NULL;
+    }
+    r = is_subset((FilterObject *)other, self);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+/* union(*others) / intersection(*others): a new filter. */
+static PyObject *combine(FilterObject *self, PyObject *others, int intersect)
+{
+    FilterObject *dst;
+    Py_ssize_t i;
+    for (i = 0; i < PyTuple_GET_SIZE(others); i++)
+        if (!PyObject_TypeCheck(PyTuple_GET_ITEM(others, i), &FilterType)) {
+            PyErr_Format(PyExc_TypeError, "%s() takes amq.Filter objects",
+                         intersect ? "intersection" : "union");
+            return NULL;
+        }
+    dst = (FilterObject *)Filter_copy(self, NULL);
+    if (dst == NULL)
+        return NULL;
+    for (i = 0; i < PyTuple_GET_SIZE(others); i++)
+        if (merge_into(dst, (FilterObject *)PyTuple_GET_ITEM(others, i), intersect) != 0) {
+            Py_DECREF(dst);
+            return NULL;
+        }
+    return (PyObject *)dst;
+}
+
+static PyObject *Filter_union(FilterObject *self, PyObject *others)
+{
+    return combine(self, others, 0);
+}
+
+static PyObject *Filter_intersection(FilterObject *self, PyObject *others)
+{
+    return combine(self, others, 1);
+}
+
+/* Items estimated from the bits (Bloom kinds: -m/k ln(1 - fill), the
+ * Swamidass-Baldi estimate), whatever the count says; other kinds count
+ * exactly. */
+static PyObject *get_approx_items(FilterObject *self, void *c)
+{
+    amq_stats st;
+    (void)c;
+    if (acquire(self, 0) == NULL)
+        return NULL;
+    amq_filter_stats(self->f, &st);
+    unlock(self);
+    if ((st.kind == AMQ_KIND_BLOOM || st.kind == AMQ_KIND_BLOCKED ||
+         st.kind == AMQ_KIND_PARTITIONED) && st.bits > 0 && st.hashes > 0) {
+        double est;
+        est = st.fill >= 1.0 ? Py_HUGE_VAL
+                             : -((double)st.bits / (double)st.hashes) * log1p(-st.fill);
+        return PyFloat_FromDouble(est);
+    }
+    return PyFloat_FromDouble((double)st.items);
+}
+
+static PyObject *Filter_bytes(FilterObject *self, PyObject *unused)
+{
+    return Filter_to_bytes(self, unused);
+}
 
 static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
 {
@@ -1431,74 +1976,119 @@ static PyObject *Filter_repr(FilterObject *self)
     return r;
 }
 
+#define METH_KW (METH_VARARGS | METH_KEYWORDS)
+#define FN(f) (PyCFunction)(void (*)(void))(f)
+
 static PyMethodDef Filter_methods[] = {
-    {"add", (PyCFunction)Filter_add, METH_O,
-     "add(key) -> bool\n\nAdds a key (str as UTF-8, bytes or any buffer as is). Returns True\n"
-     "if it was new, False if the filter may already have held it. Raises\n"
-     "FilterFullError for a full fixed-size filter (nothing changed) and\n"
-     "ReadOnlyError for a memory-mapped one."},
+    {"add", FN(Filter_add), METH_FASTCALL | METH_KEYWORDS,
+     "add($self, key, /, *, allow_overfill=False)\n--\n\n"
+     "Adds a key (str as UTF-8, bytes or any buffer as is). Returns True if it\n"
+     "was new (the filter answered absent before), False if the filter may\n"
+     "already have held it. Cuckoo kinds store a copy either way (as CF.ADD),\n"
+     "so that remove() of another key never makes this one absent.\n"
+     "A fixed-size filter at its capacity refuses a new key with\n"
+     "FilterFullError (nothing changed; `amq add` refuses the same) unless\n"
+     "allow_overfill=True. ReadOnlyError for a memory-mapped filter."},
     {"contains", (PyCFunction)Filter_contains, METH_O,
-     "contains(key) -> bool\n\nFalse: certainly never added. True: maybe added (false\n"
-     "positives at the filter's rate). Same as `key in f`."},
+     "contains($self, key, /)\n--\n\n"
+     "False: certainly never added. True: maybe added (false positives at the\n"
+     "filter's rate). Same as `key in f`."},
     {"remove", (PyCFunction)Filter_remove, METH_O,
-     "remove(key) -> bool\n\nCuckoo kinds: removes one copy of a key that was added; True if\n"
-     "found. Removing a key never added may remove another key's fingerprint.\n"
+     "remove($self, key, /)\n--\n\n"
+     "Cuckoo kinds: removes one copy of a key that was added; True if found.\n"
+     "Removing a key never added may remove another key's fingerprint.\n"
      "Other kinds raise UnsupportedError."},
-    {"add_many", (PyCFunction)(void (*)(void))Filter_add_many, METH_VARARGS | METH_KEYWORDS,
-     "add_many(keys, *, width=0) -> int\n\nAdds a batch and returns how many were new. keys: "
-     "a list or\nsequence of str/bytes/buffers; a numpy array of dtype 'S<N>' (trailing\n"
-     "NULs dropped, as numpy does) or void; a 2-D uint8 array (one key per row);\n"
-     "any buffer with width=N (fixed-width keys back to back); a numpy uint64\n"
-     "array, taken as 64-bit hashes (blocked kind only). Runs without the GIL."},
-    {"contains_many", (PyCFunction)(void (*)(void))Filter_contains_many,
-     METH_VARARGS | METH_KEYWORDS,
-     "contains_many(keys, *, width=0, now_ms=None) -> numpy.ndarray[bool]\n\nAnswers a "
-     "batch (keys as in add_many); a bytearray of 0/1 when numpy\nis not installed. Runs "
-     "without the GIL, with memory reads kept in flight.\nnow_ms: aging filters by time "
-     "answer as of that time (as contains_at)."},
+    {"add_many", FN(Filter_add_many), METH_KW,
+     "add_many($self, /, keys, *, width=0, hashes=False, allow_overfill=False)\n--\n\n"
+     "Adds a batch; returns how many keys were new. keys: a list or sequence\n"
+     "of str/bytes/buffers; a numpy array of dtype 'S<N>' (trailing NULs\n"
+     "dropped, as numpy does), 'U<N>', object (str/bytes elements, e.g.\n"
+     "pandas' .values) or void 'V<N>'; an integer array (each element's bytes\n"
+     "as stored, on every kind: arr.view('V<itemsize>')); a 2-D uint8 array\n"
+     "(one key per row); any buffer with width=N (fixed-width keys back to\n"
+     "back). hashes=True: a uint64 array of 64-bit hashes, not keys (blocked\n"
+     "kind only). A batch that would take a fixed-size filter past its\n"
+     "capacity raises FilterFullError and changes nothing (it runs on a copy\n"
+     "when it could cross), unless allow_overfill=True. Array batches run\n"
+     "without the GIL; list batches are hashed with it and probed without it\n"
+     "in slices of 2**20 keys (lists under 2**18 keys keep it)."},
+    {"contains_many", FN(Filter_contains_many), METH_KW,
+     "contains_many($self, /, keys, *, width=0, hashes=False, now_ms=None)\n--\n\n"
+     "Answers a batch (keys as in add_many) as numpy.ndarray[bool]; a\n"
+     "bytearray of 0/1 when numpy is not installed. now_ms: aging filters by\n"
+     "time answer as of that time (as contains_at)."},
     {"advance", (PyCFunction)Filter_advance, METH_O,
-     "advance(now_ms) -> None\n\nAging filters by time: moves the filter's clock to now_ms "
-     "(milliseconds\non any fixed epoch; the library never reads a clock), starting the\n"
+     "advance($self, now_ms, /)\n--\n\n"
+     "Aging filters by time: moves the filter's clock to now_ms (milliseconds\n"
+     "on any fixed epoch; the library never reads a clock), starting the\n"
      "generations begun since. Adds then count at that time. A time before the\n"
      "current generation changes nothing. UnsupportedError for count-mode aging\n"
      "filters, ValueError ('wrong kind') for other kinds."},
     {"contains_at", (PyCFunction)Filter_contains_at, METH_VARARGS,
-     "contains_at(key, now_ms) -> bool\n\nAging filters by time: the answer as of now_ms, "
-     "without changing the\nfilter (also on a read-only file). Other kinds: contains(key)."},
-    {"update", (PyCFunction)Filter_update, METH_O,
-     "update(iterable) -> None\n\nAdds every key of an iterable (taken in chunks, like "
-     "add_many)."},
+     "contains_at($self, key, now_ms, /)\n--\n\n"
+     "Aging filters by time: the answer as of now_ms, without changing the\n"
+     "filter (also on a read-only file). Other kinds: contains(key)."},
+    {"update", FN(Filter_update), METH_KW,
+     "update($self, /, *others, allow_overfill=False)\n--\n\n"
+     "Adds every key of each argument: a Filter is merged (as |=), a list,\n"
+     "tuple or array is one add_many batch, any other iterable is read in\n"
+     "chunks of 1,024 keys (each added as a batch: a refused chunk changes\n"
+     "nothing, the chunks before it stay added)."},
     {"merge", (PyCFunction)Filter_merge, METH_O,
-     "merge(other) -> None\n\nAdds every key of another filter of the same kind and geometry "
-     "(f |= g).\nIncompatibleError says what differs."},
+     "merge($self, other, /)\n--\n\n"
+     "Adds every key of another filter of the same kind and geometry (f |= g).\n"
+     "IncompatibleError says what differs."},
     {"intersect", (PyCFunction)Filter_intersect, METH_O,
-     "intersect(other) -> None\n\nKeeps what both filters may hold (Bloom kinds; f &= g)."},
+     "intersect($self, other, /)\n--\n\n"
+     "Keeps what both filters may hold (bloom, blocked, partitioned; f &= g)."},
+    {"union", (PyCFunction)Filter_union, METH_VARARGS,
+     "union($self, /, *others)\n--\n\n"
+     "A new filter holding the keys of this one and of every other (f | g | ...)."},
+    {"intersection", (PyCFunction)Filter_intersection, METH_VARARGS,
+     "intersection($self, /, *others)\n--\n\n"
+     "A new filter holding what this one and every other may hold (f & g & ...)."},
+    {"issubset", (PyCFunction)Filter_issubset, METH_O,
+     "issubset($self, other, /)\n--\n\n"
+     "True when every bit set here is set in other (f <= g): every key added\n"
+     "here answers present there. Bloom kinds of one geometry."},
+    {"issuperset", (PyCFunction)Filter_issuperset, METH_O,
+     "issuperset($self, other, /)\n--\n\n"
+     "other.issubset(self) (f >= g)."},
     {"info", (PyCFunction)Filter_info, METH_NOARGS,
-     "info() -> dict\n\nKind, hash, sizes, items, fill, expected false-positive rate and the\n"
+     "info($self, /)\n--\n\n"
+     "Kind, hash, sizes, items, fill, expected false-positive rate and the\n"
      "kind's own fields (as `amq info`)."},
-    {"save", (PyCFunction)(void (*)(void))Filter_save, METH_VARARGS | METH_KEYWORDS,
-     "save(path, *, overwrite=True) -> None\n\nWrites the amq file atomically (temporary file, "
-     "fsync, rename): a crash\nleaves the old file or the new one. overwrite=False raises\n"
-     "FileExistsError if path exists."},
+    {"save", FN(Filter_save), METH_KW,
+     "save($self, /, file, *, overwrite=True)\n--\n\n"
+     "Writes the amq file. file: a path, written atomically with the tool's\n"
+     "rules (temporary file, fsync, rename, directory fsync; a symlink is\n"
+     "followed, the replaced file's mode and owner kept; an existing file is\n"
+     "replaced only if it is an amq filter - FileExistsError otherwise - and\n"
+     "not if it has other hard links; overwrite=False refuses any existing\n"
+     "file), or a binary file object, given the file's bytes through write()."},
     {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,
-     "to_bytes() -> bytes\n\nThe file's bytes (what save writes)."},
-    {"from_bytes", (PyCFunction)(void (*)(void))Filter_from_bytes,
-     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "Filter.from_bytes(data, *, trust=False) -> Filter\n\nReads a filter from the bytes of "
-     "a file; every byte is validated\n(CorruptFileError otherwise)."},
+     "to_bytes($self, /)\n--\n\nThe file's bytes (what save writes); bytes(f) too."},
+    {"__bytes__", (PyCFunction)Filter_bytes, METH_NOARGS,
+     "__bytes__($self, /)\n--\n\nThe file's bytes (to_bytes())."},
+    {"from_bytes", FN(Filter_from_bytes), METH_KW | METH_CLASS,
+     "from_bytes($type, /, data, *, trust=False)\n--\n\n"
+     "Reads a filter from the bytes of a file; every byte is validated\n"
+     "(CorruptFileError otherwise)."},
     {"copy", (PyCFunction)Filter_copy, METH_NOARGS,
-     "copy() -> Filter\n\nA writable deep copy (also of a memory-mapped filter)."},
-    {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear() -> None\n\nEmpties the filter."},
+     "copy($self, /)\n--\n\nA writable deep copy (also of a memory-mapped filter)."},
+    {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear($self, /)\n--\n\nEmpties the filter."},
     {"close", (PyCFunction)Filter_close, METH_NOARGS,
-     "close() -> None\n\nReleases the filter (and its mapping); later calls raise ValueError."},
+     "close($self, /)\n--\n\nReleases the filter (and its mapping); later calls raise ValueError."},
     {"hash_key", (PyCFunction)Filter_hash_key, METH_O,
-     "hash_key(key) -> (int, int)\n\nThe 128-bit hash pair the filter derives its probes from."},
+     "hash_key($self, key, /)\n--\n\nThe 128-bit hash pair the filter derives its probes from."},
     {"export_guava", (PyCFunction)Filter_export_guava, METH_NOARGS,
-     "export_guava() -> bytes\n\nGuava's BloomFilter.writeTo bytes of a filter made with "
-     "guava=True\n(or imported from Guava)."},
-    {"__reduce__", (PyCFunction)Filter_reduce, METH_NOARGS, "pickle support"},
-    {"__enter__", (PyCFunction)Filter_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)Filter_exit, METH_VARARGS, NULL},
+     "export_guava($self, /)\n--\n\n"
+     "Guava's BloomFilter.writeTo bytes of a filter made with guava=True\n"
+     "(or imported from Guava)."},
+    {"__reduce__", (PyCFunction)Filter_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\npickle support"},
+    {"__enter__", (PyCFunction)Filter_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"},
+    {"__exit__", (PyCFunction)Filter_exit, METH_VARARGS, "__exit__($self, /, *exc)\n--\n\n"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1509,6 +2099,9 @@ static PyGetSetDef Filter_getset[] = {
     {"capacity", (getter)get_capacity, NULL, "items the filter is sized for", NULL},
     {"fpp", (getter)get_fpp, NULL, "target false-positive rate at capacity", NULL},
     {"nbytes", (getter)get_nbytes, NULL, "bytes of filter data", NULL},
+    {"approx_items", (getter)get_approx_items, NULL,
+     "distinct keys estimated from the bits (Bloom kinds: -m/k ln(1 - fill)); the "
+     "count for other kinds", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1525,16 +2118,13 @@ static PyNumberMethods Filter_as_number = {
 };
 
 PyDoc_STRVAR(Filter_doc,
-"Filter(kind='bloom', capacity=1_000_000, fpp=0.01, *, bits_per_key=0,\n"
-"       hash=None, seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0,\n"
-"       expansion=0, nonscaling=False, redisbloom=False, partitions=0,\n"
-"       threads=0, guava=False, window_ms=0, rate=0.0)\n"
+"Filter(capacity=1000000, fpp=0.01, *, kind='bloom', bits_per_key=0.0, hash=None, seed=0, fingerprint_bits=0, bucket_size=0, max_kicks=0, expansion=0, nonscaling=False, redisbloom=False, partitions=0, threads=0, guava=False, window_ms=0, rate=0.0)\n"
+"--\n"
 "\n"
-"hash: None takes the kind's default ('mulshift' for 'cuckoo', 'xxh3' for\n"
-"the others).\n"
-"\n"
-"An approximate-membership filter: `key in f` is False for every key never\n"
-"added and True for every key added (plus false positives at about fpp).\n"
+"An approximate-membership filter for `capacity` keys at false-positive\n"
+"rate `fpp` (the order of rbloom's Bloom and pyprobables' BloomFilter):\n"
+"`key in f` is False for every key never added and True for every key\n"
+"added (plus false positives at about fpp).\n"
 "\n"
 "kind: 'bloom' (classic), 'blocked' (cache-local, fastest), 'partitioned',\n"
 "'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
@@ -1542,16 +2132,19 @@ PyDoc_STRVAR(Filter_doc,
 "default 4096, and doubles as keys come, at or under fpp; deletable),\n"
 "'aging' (a sliding window: capacity = the last N adds, or\n"
 "window_ms + rate to age by the caller's clock, see advance()). The static\n"
-"kinds ('fuse', 'ribbon') are made by amq.build(). The same files as the\n"
-"amq tool: a filter saved here answers `amq query` identically, and\n"
-"`amq.open` reads what `amq build` writes.\n"
+"kinds ('fuse', 'ribbon') are made by amq.build(). hash: None takes the\n"
+"kind's default ('mulshift' for 'cuckoo', 'xxh3' for the others). A\n"
+"keyword that only other kinds read (window_ms for 'bloom', ...) is a\n"
+"ValueError. The same files as the amq tool: a filter saved here answers\n"
+"`amq query` identically, and `amq.open` reads what `amq build` writes.\n"
 "\n"
 "len(f) is the number of keys added as new (an estimate for Bloom kinds:\n"
-"a key that was a false positive is not counted).\n"
+"a key that was a false positive is not counted); f.approx_items the\n"
+"estimate from the bits. f == g compares contents; f <= g is issubset.\n"
 "\n"
-"Threads: any number of threads may query one filter at the same time\n"
-"(batches run without the GIL); adds, removes and merges take the filter\n"
-"for themselves and wait for running queries.");
+"Threads: any number of threads may query one filter at the same time;\n"
+"adds, removes and merges take the filter for themselves and wait for\n"
+"running queries.");
 
 static PyTypeObject FilterType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -1561,7 +2154,8 @@ static PyTypeObject FilterType = {
     .tp_repr = (reprfunc)Filter_repr,
     .tp_as_number = &Filter_as_number,
     .tp_as_sequence = &Filter_as_sequence,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_richcompare = Filter_richcompare,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = Filter_doc,
     .tp_methods = Filter_methods,
     .tp_getset = Filter_getset,
@@ -1605,17 +2199,14 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
  * exception raised. */
 static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
 {
-    amq_hash128 h[CHUNK];
-    chunk *c;
-    size_t i, j, m, len;
+    hasher hs = {NULL, cfg->hash_algo, cfg->seed};
+    amq_hash128 *hb;
+    size_t i, j, m, len, want;
+    Py_ssize_t got = 0;
     int rc = AMQ_OK;
 
-    if (ks->shape == KEYS_U64) {
-        PyErr_SetString(PyExc_TypeError, "static kinds take keys, not uint64 hashes: pass "
-                        "arr.view('V8') to use them as 8-byte keys");
-        return -1;
-    }
     if (ks->shape != KEYS_LIST) {
+        amq_hash128 h[CHUNK];
         Py_BEGIN_ALLOW_THREADS
         for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
             m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
@@ -1628,28 +2219,30 @@ static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *k
         Py_END_ALLOW_THREADS
         return rc;
     }
-    c = PyMem_Calloc(1, sizeof(*c));
-    if (c == NULL) {
+    /* A list: hashed under the GIL a slice at a time, as run_batch does. */
+    hb = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*hb));
+    if (hb == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += CHUNK) {
-        if (chunk_fill(c, ks, i) != 0) {
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)got) {
+        want = ks->n - i < SLICE ? ks->n - i : SLICE;
+        got = hash_slice(ks, i, want, hb, &hs);
+        if (got < 0) {
             rc = -1;
             break;
         }
-        if (c->m == 0)
+        if ((size_t)got >= RELEASE_MIN) {
+            Py_BEGIN_ALLOW_THREADS
+            rc = amq_builder_add_batch(bld, hb, (size_t)got);
+            Py_END_ALLOW_THREADS
+        } else {
+            rc = amq_builder_add_batch(bld, hb, (size_t)got);
+        }
+        if ((size_t)got < want)
             break;
-        Py_BEGIN_ALLOW_THREADS
-        for (j = 0; j < c->m; j++)
-            h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, c->p[j], c->len[j]);
-        rc = amq_builder_add_batch(bld, h, c->m);
-        Py_END_ALLOW_THREADS
-        chunk_release(c);
     }
-    chunk_release(c);
-    PyMem_Free(c->views);
-    PyMem_Free(c);
+    PyMem_Free(hb);
     return rc;
 }
 
@@ -1744,7 +2337,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
         goto fail;
     }
     if (width > 0 || PyObject_CheckBuffer(keys) || PyList_Check(keys) || PyTuple_Check(keys)) {
-        if (keyset_init(keys, width, &ks) != 0) {
+        if (keyset_init(keys, width, 0, &ks) != 0) {
             keyset_release(&ks);
             goto fail;
         }
@@ -1803,9 +2396,10 @@ static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long
 {
     static char *names[] = {"key", "seed", NULL};
     PyObject *key;
-    *seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|K", names, &key, seed))
+    uint64_t s = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&", names, &key, conv_u64, &s))
         return -1;
+    *seed = s;
     return key_get(key, k);
 }
 
@@ -1903,13 +2497,14 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     static char *names[] = {"key", "algo", "seed", NULL};
     PyObject *key;
     const char *algo_name = "xxh3";
-    unsigned long long seed = 0;
+    uint64_t seed = 0;
     uint32_t algo;
     keyref k;
     amq_hash128 h;
     int rc;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sK", names, &key, &algo_name, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sO&", names, &key, &algo_name, conv_u64,
+                                     &seed))
         return NULL;
     if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
@@ -1953,25 +2548,25 @@ static PyObject *mod_library_version(PyObject *m, PyObject *unused)
 #define KW (PyCFunction)(void (*)(void))
 static PyMethodDef module_methods[] = {
     {"open", KW mod_open, METH_VARARGS | METH_KEYWORDS,
-     "open(path, *, mmap=False, trust=False) -> Filter\n\nOpens an amq file. mmap=True maps "
+     "open(path, *, mmap=False, trust=False)\n--\n\nOpens an amq file. mmap=True maps "
      "it read-only and queries it in place\n(shared by every process mapping it); trust=True "
      "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
      "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
     {"build", KW mod_build, METH_VARARGS | METH_KEYWORDS,
-     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0,\n"
-     "      arity=0, threads=0, tmpdir=None, memory=0, width=0) -> Filter\n\n"
+     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0, "
+     "arity=0, threads=0, tmpdir=None, memory=0, width=0)\n--\n\n"
      "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
      "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
      "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
      "MiB), so key sets larger than memory build. Duplicates are allowed."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,
-     "import_guava(data) -> Filter\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
+     "import_guava(data, /)\n--\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
      "as Guava's\nmightContain for UTF-8 string funnels)."},
     {"kinds", (PyCFunction)mod_kinds, METH_NOARGS,
-     "kinds() -> list of str\n\nThe kinds of filter this libamq has."},
+     "kinds()\n--\n\nThe kinds of filter this libamq has."},
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
-     "library_version() -> str\n\nThe version of libamq this module is built on."},
+     "library_version()\n--\n\nThe version of libamq this module is built on."},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur3_128", KW h_murmur3_128, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur64a", KW h_murmur64a, METH_VARARGS | METH_KEYWORDS, NULL},

@@ -5,7 +5,10 @@ It needs only the standard library, make and a C compiler, so that
 `make lib` in the repository (libamq.a, position-independent), compiles
 amq/_amq.c against this interpreter's headers, links the archive in and
 writes the wheel itself.  `make python` calls build_inplace() for the
-tests (python3 buildtool/amq_build.py --inplace DIR).
+tests (python3 buildtool/amq_build.py --inplace DIR).  libamq is built in
+$AMQ_BUILD_DIR, else the repository's build/, else (a read-only checkout)
+a temporary directory.  `pip install -e ./python` (PEP 660) compiles the
+extension beside its sources and installs a .pth naming python/.
 """
 import base64
 import hashlib
@@ -34,13 +37,27 @@ def _run(cmd, **kw):
 
 
 def _libamq(build_dir):
-    """Builds libamq.a in build_dir (relative to the repository)."""
+    """Builds libamq.a in build_dir (relative to the repository, or absolute)."""
     if not os.path.exists(os.path.join(REPO, "include", "amq.h")):
         raise RuntimeError("amq_build: the package builds from the amq repository "
                            "(python/ beside include/ and src/)")
-    _run(["make", "-C", REPO, "--no-print-directory", "-s", "BUILD=" + build_dir,
-          os.path.join(build_dir, "libamq.a")])
+    _run(["make", "-C", REPO, "--no-print-directory", "-s", "-j%d" % (os.cpu_count() or 1),
+          "BUILD=" + build_dir, os.path.join(build_dir, "libamq.a")])
     return os.path.join(REPO, build_dir, "libamq.a")
+
+
+def _writable_build_dir(tmp):
+    """Where libamq is built: $AMQ_BUILD_DIR, else the repository's build/
+    (reused from build to build), else - a read-only checkout - tmp/build."""
+    if os.environ.get("AMQ_BUILD_DIR"):
+        return os.environ["AMQ_BUILD_DIR"]
+    try:
+        os.makedirs(os.path.join(REPO, "build"), exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=os.path.join(REPO, "build"))
+        probe.close()
+        return "build"
+    except OSError:
+        return os.path.join(tmp, "build")
 
 
 def compile_extension(out_dir, build_dir="build", cc=None, extra_cflags=()):
@@ -107,27 +124,55 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "wheel")
+        build_inplace(out, _writable_build_dir(tmp))
+        files = []
+        for root, _, names in os.walk(os.path.join(out, NAME)):
+            for n in sorted(names):
+                full = os.path.join(root, n)
+                with open(full, "rb") as f:
+                    files.append((os.path.relpath(full, out), f.read()))
+        return _write_wheel(wheel_directory, files)
+
+
+def _write_wheel(wheel_directory, files):
+    """Writes the wheel of files [(name in the wheel, bytes)] plus its
+    dist-info; returns its file name."""
     tag = _tag()
     info = "%s-%s.dist-info" % (NAME, VERSION)
     wheel_name = "%s-%s-%s.whl" % (NAME, VERSION, tag)
-    with tempfile.TemporaryDirectory() as tmp:
-        build_inplace(tmp, os.environ.get("AMQ_BUILD_DIR", "build"))
-        files = []
-        for root, _, names in os.walk(os.path.join(tmp, NAME)):
-            for n in sorted(names):
-                full = os.path.join(root, n)
-                files.append((os.path.relpath(full, tmp), open(full, "rb").read()))
-        files.append((info + "/METADATA", _metadata().encode()))
-        files.append((info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: amq_build\n"
-                                        "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()))
-        record = [_record_line(a, d) for a, d in files] + [info + "/RECORD,,"]
-        files.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
-        os.makedirs(wheel_directory, exist_ok=True)
-        with zipfile.ZipFile(os.path.join(wheel_directory, wheel_name), "w",
-                             zipfile.ZIP_DEFLATED) as z:
-            for arc, data in files:
-                z.writestr(arc, data)
+    files = list(files)
+    files.append((info + "/METADATA", _metadata().encode()))
+    files.append((info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: amq_build\n"
+                                    "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()))
+    record = [_record_line(a, d) for a, d in files] + [info + "/RECORD,,"]
+    files.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
+    os.makedirs(wheel_directory, exist_ok=True)
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel_name), "w",
+                         zipfile.ZIP_DEFLATED) as z:
+        for arc, data in files:
+            z.writestr(arc, data)
     return wheel_name
+
+
+# ---- PEP 660: pip install -e ./python ---------------------------------------
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    return prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """A wheel holding only a .pth naming python/: the package is imported
+    from the checkout, with the extension compiled next to its sources (run
+    pip install -e again, or make python, after changing the C code)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        compile_extension(PKG_ROOT, _writable_build_dir(tmp))
+    return _write_wheel(wheel_directory, [("amq_editable.pth", (PKG_ROOT + "\n").encode())])
 
 
 def build_sdist(sdist_directory, config_settings=None):
@@ -138,4 +183,5 @@ def build_sdist(sdist_directory, config_settings=None):
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "--inplace":
         sys.exit("usage: amq_build.py --inplace OUT_DIR")
-    print(build_inplace(sys.argv[2], os.environ.get("AMQ_BUILD_DIR", "build")))
+    with tempfile.TemporaryDirectory() as tmp_:
+        print(build_inplace(sys.argv[2], _writable_build_dir(tmp_)))

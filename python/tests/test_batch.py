@@ -49,17 +49,46 @@ def test_numpy_S_drops_trailing_nuls_like_numpy():
     assert b"ab\0\0\0\0\0\0" not in f
 
 
-def test_uint64_as_hashes_on_blocked_only():
+@pytest.mark.parametrize("kind", KINDS)
+def test_integer_arrays_are_keys_on_every_kind(kind):
+    # sequential IDs, the commonest numpy keys: hashed as keys (their bytes),
+    # never taken as hashes - the IDs never added answer absent
+    f = amq.Filter(kind=kind, capacity=200000, fpp=0.01)
+    ids = np.arange(100000, dtype=np.uint64)
+    assert f.add_many(ids) >= 99000
+    assert f.contains_many(ids).all()
+    assert f.contains_many(np.arange(100000, 200000, dtype=np.uint64)).mean() < 0.03
+    assert (5).to_bytes(8, "little") in f  # the element's bytes as stored
+    for dt in (np.int64, np.int32, np.uint16):
+        a = np.arange(1000, dtype=dt)
+        assert f.contains_many(a).tolist() == f.contains_many(a.view("V%d" % a.itemsize)).tolist()
+
+
+def test_hashes_only_when_asked():
     h = np.arange(1, 10001, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     f = amq.Filter(kind="blocked", capacity=20000)
-    assert f.add_many(h) == 10000
-    assert f.contains_many(h).all()
-    miss = f.contains_many(h + np.uint64(1)).mean()
-    assert miss < 0.05
-    # the 8 bytes of each integer as a key are another thing: not hashes
-    assert not f.contains_many(h.view("S8")).all()
-    with pytest.raises(TypeError, match="blocked"):
-        amq.Filter(kind="bloom", capacity=100).add_many(h)
+    assert f.add_many(h, hashes=True) == 10000
+    assert f.contains_many(h, hashes=True).all()
+    assert f.contains_many(h + np.uint64(1), hashes=True).mean() < 0.05
+    # the same integers as keys are another thing
+    assert f.contains_many(h).mean() < 0.05
+    with pytest.raises(amq.UnsupportedError, match="blocked"):
+        amq.Filter(kind="bloom", capacity=100).add_many(h, hashes=True)
+    with pytest.raises(TypeError, match="uint64"):
+        f.contains_many(h.astype(np.int32), hashes=True)
+    with pytest.raises(TypeError, match="uint64"):
+        f.contains_many(["a"], hashes=True)
+
+
+def test_str_and_object_arrays_read_element_by_element():
+    words = ["alpha", "beta", "caf\u00e9", "", "delta-long-word"]
+    for arr in (np.array(words), np.array(words, dtype=object)):
+        f = amq.Filter(kind="blocked", capacity=100)
+        assert f.add_many(arr) == 5
+        assert all(w in f for w in words)
+        assert f.contains_many(arr).all()
+    with pytest.raises(TypeError, match="NoneType"):
+        f.add_many(np.array(["a", None, 1.5], dtype=object))
 
 
 def test_batch_shape_errors():

@@ -124,3 +124,34 @@ def test_guava_roundtrip_and_tool_bytes(tmp, amq_bin):
         amq.import_guava(b"\x00\x01")
     with pytest.raises(amq.UnsupportedError):
         amq.Filter(kind="blocked", capacity=10).export_guava()
+
+
+def test_save_replaces_only_amq_files_as_the_tool_does(tmp, amq_bin):
+    f = amq.Filter(kind="blocked", capacity=1000)
+    f.update(keys("s", 100))
+    text = tmp / "notes.txt"
+    text.write_text("precious\n")
+    with pytest.raises(FileExistsError, match="not an amq filter"):
+        f.save(text)
+    assert text.read_text() == "precious\n"
+    # the tool refuses the same file
+    r = subprocess.run([amq_bin, "add", str(text)], input="k\n", capture_output=True, text=True)
+    assert r.returncode != 0 and text.read_text() == "precious\n"
+    # a filter is replaced; through a symlink the target is, and the link stays
+    target = tmp / "t.amq"
+    f.save(target)
+    os.chmod(target, 0o640)
+    link = tmp / "l.amq"
+    os.symlink("t.amq", link)
+    g = amq.Filter(kind="blocked", capacity=1000)
+    g.add("new")
+    g.save(link)
+    assert os.path.islink(link) and "new" in amq.open(target)
+    assert os.stat(target).st_mode & 0o777 == 0o640
+    # a file with a second name is refused: both names keep the old data
+    os.unlink(link)
+    os.link(target, tmp / "second.amq")
+    with pytest.raises(OSError, match="hard links"):
+        f.save(target)
+    assert "new" in amq.open(tmp / "second.amq")
+    assert [x for x in os.listdir(tmp) if "amqtmp" in x] == []

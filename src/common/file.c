@@ -7,6 +7,10 @@
  * durable.  Whatever moment a crash hits, the name refers to the old
  * complete file or the new complete file.  The temporary name starts with
  * a dot and ends in ".amqtmp" so that leftovers of a crash are recognizable.
+ * What may be replaced, and how (symlinks followed, owner and mode kept,
+ * only amq filters, no hard-linked files, flock), follows the tool's writer
+ * (cli/target.c), so that a save from the library, Python or the tool
+ * obeys one rule.
  */
 #include "common/file.h"
 
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -211,31 +216,114 @@ static void split_dir(const char *path, char *dir, size_t cap, const char **base
     *base = slash + 1;
 }
 
+/* Follows symlinks from path to the file they name, which may not exist
+ * yet (a dangling link is followed to create its target), into out. */
+static int resolve_links(const char *path, char *out, size_t cap)
+{
+    char link[4096], next[8192];
+    struct stat st;
+    ssize_t n;
+    int hops;
+
+    if (snprintf(out, cap, "%s", path) >= (int)cap)
+        return -1;
+    for (hops = 0; hops < 40; hops++) {
+        if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+            return 0;
+        n = readlink(out, link, sizeof link - 1);
+        if (n < 0)
+            return 0;
+        link[n] = '\0';
+        if (link[0] == '/' || strrchr(out, '/') == NULL)
+            snprintf(next, sizeof next, "%s", link);
+        else
+            snprintf(next, sizeof next, "%.*s/%s", (int)(strrchr(out, '/') - out), out, link);
+        if (snprintf(out, cap, "%s", next) >= (int)cap)
+            return -1;
+    }
+    return 0; /* a loop: the open below reports it */
+}
+
+static const uint8_t file_magic[8] = {0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n'};
+
+/* Opens and locks the existing file a->path names (waiting for another
+ * writer; the name re-checked after), and applies the replacement rules.
+ * *st receives its attributes.  AMQ_OK with a->lock_fd set, or an error. */
+static int lock_existing(amq_atomic *a, struct stat *st, amq_errinfo *err)
+{
+    struct stat now;
+    uint8_t head[8];
+    int tries;
+
+    for (tries = 0; tries < 100; tries++) {
+        a->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (a->lock_fd < 0)
+            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", a->path);
+        if (fstat(a->lock_fd, st) != 0)
+            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", a->path);
+        if (!S_ISREG(st->st_mode))
+            return amq_err(err, S_ISDIR(st->st_mode) ? AMQ_EIO : AMQ_EEXIST,
+                           S_ISDIR(st->st_mode) ? "%s: is a directory"
+                                                : "%s: exists and is not a regular file; "
+                                                  "nothing changed",
+                           a->path);
+        while (flock(a->lock_fd, LOCK_EX) != 0)
+            if (errno != EINTR)
+                return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot lock", a->path);
+        /* Another writer may have replaced the file meanwhile: lock the one
+         * the name now refers to. */
+        if (stat(a->path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+            break;
+        close(a->lock_fd);
+        a->lock_fd = -1;
+    }
+    if (a->lock_fd < 0)
+        return amq_err(err, AMQ_EIO, "%s: keeps changing under us", a->path);
+    if (pread(a->lock_fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+        memcmp(head, file_magic, sizeof head) != 0)
+        return amq_err(err, AMQ_EEXIST, "%s: exists and is not an amq filter; nothing changed",
+                       a->path);
+    if ((st->st_mode & 0222) == 0 || access(a->path, W_OK) != 0)
+        return amq_err_sys(err, AMQ_EIO, EACCES, "%s: is read-only (mode %04o); nothing changed",
+                           a->path, (unsigned)(st->st_mode & 07777));
+    if (st->st_nlink > 1)
+        return amq_err_sys(err, AMQ_EIO, EMLINK,
+                           "%s: has %llu hard links; replacing it would leave the other names "
+                           "on the old data (copy it first); nothing changed",
+                           a->path, (unsigned long long)st->st_nlink);
+    return AMQ_OK;
+}
+
 int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err)
 {
     char dir[4096];
     const char *base;
     struct stat st;
     mode_t mode = 0666;
-    int keep_mode = 0, attempt;
+    int keep = 0, attempt, rc, e;
     unsigned long long r;
 
     memset(a, 0, sizeof *a);
     a->fd = -1;
+    a->lock_fd = -1;
     a->excl = excl;
     if (strlen(path) >= sizeof a->path - 32 || path[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "%s: invalid path", path);
-    snprintf(a->path, sizeof a->path, "%s", path);
-    split_dir(path, dir, sizeof dir, &base);
+    if (resolve_links(path, a->path, sizeof a->path - 32) != 0)
+        return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
+    split_dir(a->path, dir, sizeof dir, &base);
     if (base[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "%s: path names a directory", path);
-    if (stat(path, &st) == 0) {
+    if (stat(a->path, &st) == 0) {
         if (excl)
             return amq_err(err, AMQ_EEXIST, "%s: file exists", path);
-        if (S_ISDIR(st.st_mode))
-            return amq_err(err, AMQ_EIO, "%s: is a directory", path);
+        rc = lock_existing(a, &st, err);
+        if (rc != AMQ_OK) {
+            amq_atomic_abort(a);
+            return rc;
+        }
         mode = st.st_mode & 07777;
-        keep_mode = 1;
+        keep = 1;
     }
     r = (unsigned long long)getpid() * 2654435761ull ^ (unsigned long long)time(NULL);
     for (attempt = 0; attempt < 100; attempt++) {
@@ -243,20 +331,29 @@ int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err
         if (snprintf(a->tmp, sizeof a->tmp, "%s/.%s.%06llx.amqtmp", dir, base,
                      (r >> 40) & 0xffffffull) >= (int)sizeof a->tmp) {
             a->tmp[0] = '\0';
+            amq_atomic_abort(a);
             return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
         }
-        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep_mode ? 0600 : mode);
+        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep ? 0600 : mode);
         if (a->fd >= 0 || errno != EEXIST)
             break;
     }
     if (a->fd < 0) {
-        int e = errno;
+        e = errno;
         a->tmp[0] = '\0';
+        amq_atomic_abort(a);
         return amq_err_sys(err, io_status(e), e, "%s: cannot create a temporary file in %s",
                            path, dir);
     }
-    if (keep_mode && fchmod(a->fd, mode) != 0) {
-        int e = errno;
+    if (keep && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+        fchown(a->fd, st.st_uid, st.st_gid) != 0) {
+        e = errno;
+        amq_atomic_abort(a);
+        return amq_err_sys(err, AMQ_EIO, e, "%s: cannot keep its owner %lu:%lu; nothing changed",
+                           path, (unsigned long)st.st_uid, (unsigned long)st.st_gid);
+    }
+    if (keep && fchmod(a->fd, mode) != 0) {
+        e = errno;
         amq_atomic_abort(a);
         return amq_err_sys(err, AMQ_EIO, e, "%s: cannot set permissions", path);
     }
@@ -290,7 +387,7 @@ int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
 {
     char dir[4096];
     const char *base;
-    int dfd, e;
+    int dfd, e, linked;
 
     if (fsync(a->fd) != 0) {
         e = errno;
@@ -304,23 +401,40 @@ int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
         return amq_err_sys(err, io_status(e), e, "%s: close failed", a->path);
     }
     a->fd = -1;
-    if (a->excl) {
-        /* link fails if the name exists: no window where another file is
-         * silently replaced. */
-        if (link(a->tmp, a->path) != 0) {
+    linked = 0;
+    if (a->excl || a->lock_fd < 0) {
+        /* A new name: link fails if it exists, so a file that appeared
+         * meanwhile is not silently replaced - with excl never, else only
+         * under the rules for a file that was there. */
+        if (link(a->tmp, a->path) == 0) {
+            unlink(a->tmp);
+            linked = 1;
+        } else {
+            struct stat st;
             e = errno;
-            amq_atomic_abort(a);
-            if (e == EEXIST)
-                return amq_err(err, AMQ_EEXIST, "%s: file exists", a->path);
-            return amq_err_sys(err, io_status(e), e, "%s: cannot create", a->path);
+            if (a->excl || e != EEXIST) {
+                amq_atomic_abort(a);
+                if (e == EEXIST)
+                    return amq_err(err, AMQ_EEXIST, "%s: file exists", a->path);
+                return amq_err_sys(err, io_status(e), e, "%s: cannot create", a->path);
+            }
+            e = lock_existing(a, &st, err);
+            if (e != AMQ_OK) {
+                amq_atomic_abort(a);
+                return e;
+            }
         }
-        unlink(a->tmp);
-    } else if (rename(a->tmp, a->path) != 0) {
+    }
+    if (!linked && rename(a->tmp, a->path) != 0) {
         e = errno;
         amq_atomic_abort(a);
         return amq_err_sys(err, io_status(e), e, "%s: cannot replace", a->path);
     }
     a->tmp[0] = '\0';
+    if (a->lock_fd >= 0) {
+        close(a->lock_fd); /* and the lock with it: the name is the new file's now */
+        a->lock_fd = -1;
+    }
     split_dir(a->path, dir, sizeof dir, &base);
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
@@ -342,5 +456,9 @@ void amq_atomic_abort(amq_atomic *a)
     if (a->tmp[0] != '\0') {
         unlink(a->tmp);
         a->tmp[0] = '\0';
+    }
+    if (a->lock_fd >= 0) {
+        close(a->lock_fd);
+        a->lock_fd = -1;
     }
 }

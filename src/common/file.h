@@ -36,12 +36,22 @@ void amq_file_advise_random(const amq_mapped *m);
 typedef struct amq_atomic {
     int fd;
     int excl;
-    char path[4096];
+    int lock_fd; /* the replaced file, flock'ed until commit or abort; -1 */
+    char path[4096]; /* symlinks followed */
     char tmp[4096];
 } amq_atomic;
 
-/* Creates the temporary file (mode 0666 & ~umask, or the permission bits
- * of the file it replaces).  excl: fail with AMQ_EEXIST if path exists. */
+/*
+ * Creates the temporary file, with the rules of the amq tool's writer
+ * (cli/target.c) for a filter output: a symlink is followed (the file it
+ * names is replaced, the link stays); an existing file is replaced only if
+ * it is a regular file that starts with the amq magic (AMQ_EEXIST
+ * otherwise), is writable and has no other hard links (AMQ_EIO with
+ * EACCES / EMLINK); it is locked (flock, exclusive, waiting for another
+ * writer) until the commit, and its mode and owner are given to the new
+ * file (or the save fails).  A new file gets 0666 & ~umask.  excl: fail
+ * with AMQ_EEXIST if path exists.
+ */
 int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err);
 /* Writes len bytes at offset (retrying short writes and EINTR). */
 int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offset,

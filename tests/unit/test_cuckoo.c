@@ -86,6 +86,25 @@ TEST(cuckoo_sizing)
     CHECK_NEAR_REL(amq_cuckoo_fpp_theory(8, 4, 1.0), 1.0 - pow(254.0 / 255.0, 8.0), 1e-12);
 }
 
+/* Past what 32-bit fingerprints reach, a lower rate only thinned the
+ * table (1e-12: 1.96 GB for a million keys): refused, with a message. */
+TEST(cuckoo_sizing_refuses_rates_past_the_widest_fingerprint)
+{
+    amq_cuckoo_params p;
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+
+    REQUIRE_OK(amq_cuckoo_params_for(1000000, 1e-9, 0, 0, &p));
+    CHECK(amq_cuckoo_data_size(&p) < 8u << 20);
+    CHECK_STATUS(amq_cuckoo_params_for(1000000, 1e-12, 0, 0, &p), AMQ_ERANGE);
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    cfg.fpp = 1e-12;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    CHECK(strstr(err.msg, "Bloom kind") != NULL);
+    CHECK(f == NULL);
+}
+
 TEST(cuckoo_table_bytes)
 {
     amq_cuckoo_params p;

@@ -143,6 +143,46 @@ TEST(file_round_trip_and_mmap)
     amq_filter_free(f);
 }
 
+/* The tool's rules (cli/target.c) in the library's writer: never a text
+ * file replaced, a symlink followed, a hard-linked file refused. */
+TEST(save_replaces_only_amq_files_through_links)
+{
+    amq_filter *f = small_bloom(100, 1);
+    amq_errinfo err;
+    struct stat st;
+    char text[600], link_path[600], other[600], buf[16];
+    FILE *fp;
+
+    REQUIRE(f != NULL);
+    snprintf(text, sizeof text, "%s", test_path("notes.txt"));
+    fp = fopen(text, "w");
+    REQUIRE(fp != NULL);
+    fputs("precious\n", fp);
+    fclose(fp);
+    CHECK_STATUS(amq_filter_save(f, text, 0, &err), AMQ_EEXIST);
+    CHECK(strstr(err.msg, "not an amq filter") != NULL);
+    fp = fopen(text, "r");
+    REQUIRE(fp != NULL);
+    CHECK(fgets(buf, sizeof buf, fp) != NULL && strcmp(buf, "precious\n") == 0);
+    fclose(fp);
+    /* a link to a filter: the filter is replaced, the link stays a link */
+    snprintf(other, sizeof other, "%s", test_path("target.amq"));
+    snprintf(link_path, sizeof link_path, "%s", test_path("link.amq"));
+    REQUIRE_OK(amq_filter_save(f, other, 0, &err));
+    REQUIRE(symlink("target.amq", link_path) == 0);
+    REQUIRE_OK(amq_filter_save(f, link_path, 0, &err));
+    REQUIRE(lstat(link_path, &st) == 0);
+    CHECK(S_ISLNK(st.st_mode));
+    /* a second name on the file: refused, both names keep the data */
+    unlink(link_path);
+    REQUIRE(link(other, link_path) == 0);
+    CHECK_STATUS(amq_filter_save(f, other, 0, &err), AMQ_EIO);
+    CHECK_EQ(err.sys_errno, EMLINK);
+    unlink(link_path);
+    REQUIRE_OK(amq_filter_save(f, other, 0, &err));
+    amq_filter_free(f);
+}
+
 TEST(save_keeps_permissions_and_leaves_no_temporaries)
 {
     amq_filter *f = small_bloom(100, 1);

@@ -1,0 +1,204 @@
+"""What a user of rbloom or pyprobables expects: capacity, equality, set
+operations, signatures, subclassing - and no silent wrong answer."""
+import inspect
+import io
+
+import numpy as np
+import pytest
+
+import amq
+from conftest import keys
+
+FIXED = ["bloom", "blocked", "partitioned", "cuckoo"]
+
+
+# ---- a fixed-size filter refuses to overfill (one rule with `amq add`) -------------
+
+@pytest.mark.parametrize("kind", FIXED)
+def test_add_many_past_capacity_is_refused_and_changes_nothing(kind):
+    f = amq.Filter(capacity=1000, fpp=0.01, kind=kind)
+    assert f.add_many(keys("a", 900)) >= 890
+    before = f.to_bytes()
+    with pytest.raises(amq.FilterFullError, match="capacity of 1000.*allow_overfill"):
+        f.add_many(keys("b", 10000))
+    assert f.to_bytes() == before  # nothing changed
+    with pytest.raises(amq.FilterFullError):
+        f.update(keys("c", 10000))
+    assert f.to_bytes() == before
+    assert f.add_many(keys("b", 150), allow_overfill=True) > 140
+    assert len(f) > 1000
+    assert all(k in f for k in keys("a", 900))
+
+
+@pytest.mark.parametrize("kind", ["bloom", "blocked", "partitioned"])
+def test_add_at_capacity_refuses_a_new_key_only(kind):
+    f = amq.Filter(capacity=100, fpp=0.001, kind=kind)
+    ks = keys("k", 300)
+    i = 0
+    while len(f) < 100:
+        f.add(ks[i])
+        i += 1
+    assert f.add(ks[0]) is False  # present: no change, no error
+    with pytest.raises(amq.FilterFullError, match="capacity of 100"):
+        f.add("a-new-key")
+    assert "a-new-key" not in f
+    assert f.add("a-new-key", allow_overfill=True) is True
+    with pytest.raises(TypeError):
+        f.add("x", overfill=True)
+
+
+def test_a_batch_within_capacity_and_growing_kinds_are_not_checked():
+    f = amq.Filter(capacity=1000, kind="blocked")
+    assert f.add_many(keys("a", 1000)) >= 990  # up to capacity: fine
+    g = amq.Filter(capacity=100, kind="scalable-bloom")
+    assert g.add_many(keys("a", 5000)) > 4900  # grows
+    w = amq.Filter(capacity=100, kind="aging")
+    w.add_many(keys("a", 5000))  # keeps its window
+
+
+# ---- item 5: equality, cuckoo add, parameters, seeds, sizing ---------------------------
+
+def test_equality_is_content():
+    f = amq.Filter(capacity=1000, kind="blocked")
+    f.update(keys("e", 300))
+    assert f.copy() == f and not (f.copy() != f)
+    g = amq.Filter(capacity=1000, kind="blocked")
+    g.update(reversed(keys("e", 300)))
+    assert g == f
+    g.add("one more")
+    assert g != f
+    assert f != amq.Filter(capacity=1000, kind="bloom")
+    assert (f == "f") is False
+    c = amq.Filter(capacity=1000, kind="cuckoo")
+    c.update(keys("e", 30))
+    assert amq.Filter.from_bytes(c.to_bytes()) == c
+    with pytest.raises(TypeError):
+        hash(f)
+
+
+def test_cuckoo_add_of_a_present_key_says_so_and_still_stores_it():
+    c = amq.Filter(capacity=1000, kind="cuckoo")
+    assert c.add("x") is True
+    assert c.add("x") is False  # was present (docstring: False if maybe held)
+    assert c.remove("x") is True
+    assert "x" in c  # the second copy: a remove never makes an added key absent
+    assert c.add_many(["y", "y", "z"]) == 2
+
+
+def test_kind_specific_parameters_are_not_ignored():
+    with pytest.raises(ValueError, match="window_ms"):
+        amq.Filter(kind="bloom", window_ms=1000, rate=10)
+    with pytest.raises(ValueError, match="rate"):
+        amq.Filter(kind="blocked", rate=10.0)
+    with pytest.raises(ValueError, match="fingerprint_bits"):
+        amq.Filter(kind="bloom", fingerprint_bits=16)
+    with pytest.raises(ValueError, match="partitions"):
+        amq.Filter(kind="cuckoo", partitions=4)
+    amq.Filter(kind="aging", window_ms=1000, rate=10.0)
+
+
+def test_hash_seeds_out_of_range_are_refused():
+    for fn in (amq.hash.xxh3_64, amq.hash.murmur64a):
+        with pytest.raises(ValueError):
+            fn("k", seed=2**64)
+        with pytest.raises(ValueError):
+            fn("k", seed=-1)
+    with pytest.raises(ValueError):
+        amq.hash.key("k", "xxh3", 2**64)
+    assert amq.hash.xxh3_64("k", seed=2**64 - 1) != amq.hash.xxh3_64("k", seed=0)
+    assert amq.hash.xxh3_64("k", seed=np.uint64(7)) == amq.hash.xxh3_64("k", seed=7)
+
+
+def test_cuckoo_rate_past_32_bit_fingerprints_is_refused():
+    with pytest.raises(ValueError, match="Bloom kind"):
+        amq.Filter(kind="cuckoo", fpp=1e-12)
+    assert amq.Filter(kind="cuckoo", fpp=1e-9).nbytes < 8 << 20
+
+
+# ---- item 6: conventions ----------------------------------------------------------------
+
+def test_capacity_and_fpp_come_first_as_in_rbloom_and_pyprobables():
+    f = amq.Filter(1000, 0.01)
+    assert f.capacity == 1000 and f.kind == "bloom"
+    b = amq.Filter(1000, 0.001, kind="blocked")
+    assert b.kind == "blocked"
+    with pytest.raises(TypeError, match="kind is a keyword"):
+        amq.Filter("blocked", 1000)
+    g = amq.Filter(capacity=np.int64(1000), fpp=np.float64(0.01), seed=np.uint32(3))
+    assert g.capacity == 1000 and g.info()["seed"] == 3
+    with pytest.raises(TypeError):
+        amq.Filter(capacity=1000.0)
+
+
+def test_filter_can_be_subclassed():
+    class Tagged(amq.Filter):
+        def __init__(self, tag, *a, **kw):
+            super().__init__(*a, **kw)
+            self.tag = tag
+
+    t = Tagged("users", 1000, 0.01, kind="blocked")
+    t.add("a")
+    assert t.tag == "users" and "a" in t and isinstance(t, amq.Filter)
+    assert type(t.copy()) is Tagged
+    assert type(Tagged.from_bytes(t.to_bytes())) is Tagged
+
+
+def test_signatures_are_introspectable_and_match_what_the_methods_take():
+    f = amq.Filter(100)
+    for name in ("add", "contains", "remove", "add_many", "contains_many", "update", "merge",
+                 "intersect", "union", "intersection", "issubset", "save", "to_bytes",
+                 "copy", "clear", "close", "info", "hash_key"):
+        inspect.signature(getattr(f, name))
+    assert str(inspect.signature(f.add)) == "(key, /, *, allow_overfill=False)"
+    assert list(inspect.signature(amq.Filter).parameters)[:3] == ["capacity", "fpp", "kind"]
+    with pytest.raises(TypeError):
+        f.add(key="a")  # positional only, as the stub says
+
+
+# ---- item 7: what users of the peers reach for -------------------------------------------
+
+@pytest.mark.parametrize("kind", ["bloom", "blocked", "partitioned"])
+def test_subset_union_intersection(kind):
+    a = amq.Filter(5000, 0.01, kind=kind)
+    b = amq.Filter(5000, 0.01, kind=kind)
+    a.update(keys("a", 1000))
+    b.update(keys("a", 1000) + keys("b", 1000))
+    assert a <= b and a.issubset(b) and b >= a and b.issuperset(a) and a < b
+    assert not b <= a and not a < a and a <= a
+    u = a.union(b, amq.Filter(5000, 0.01, kind=kind))
+    assert u == b
+    i = b.intersection(a)
+    assert i == a and (b & a) == a
+    x = a.copy()
+    x &= b
+    assert x == a
+    with pytest.raises(amq.IncompatibleError):
+        a <= amq.Filter(9000, 0.01, kind=kind)
+
+
+def test_update_takes_filters_and_several_iterables():
+    a = amq.Filter(5000, kind="blocked")
+    b = amq.Filter(5000, kind="blocked")
+    b.update(keys("b", 100))
+    a.update(b, keys("c", 10), iter(keys("d", 10)))
+    assert all(k in a for k in keys("b", 100) + keys("c", 10) + keys("d", 10))
+
+
+def test_bytes_file_objects_and_approx_items(tmp):
+    f = amq.Filter(10000, 0.01, kind="blocked")
+    f.update(keys("k", 3000))
+    assert bytes(f) == f.to_bytes()
+    buf = io.BytesIO()
+    f.save(buf)
+    assert amq.Filter.from_bytes(buf.getvalue()) == f
+    with open(tmp / "f.amq", "wb") as fh:
+        f.save(fh)
+    assert amq.open(tmp / "f.amq") == f
+    assert abs(f.approx_items - 3000) < 150
+    u = f | f  # the bits of one filter: the estimate stays
+    assert abs(u.approx_items - 3000) < 150
+    c = amq.Filter(1000, kind="cuckoo")
+    c.update(keys("k", 10))
+    assert c.approx_items == 10.0
+    with pytest.raises(amq.UnsupportedError):
+        c <= c.copy()
