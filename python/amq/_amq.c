@@ -497,6 +497,10 @@ static int keyset_init(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
 #define SLICE ((size_t)1 << 20)
 #define RELEASE_MIN ((size_t)1 << 18)
 
+/* How many times list batches gave up the GIL (read by the tests through
+ * _list_gil_releases: each release may wait a switch interval to return). */
+static _Atomic Py_ssize_t list_gil_releases;
+
 typedef struct {
     const amq_filter *f;   /* the filter's hash, or ... */
     uint32_t algo;         /* ... this algorithm and seed (builders) */
@@ -669,6 +673,7 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
             return -1;
         }
         if ((size_t)m >= RELEASE_MIN) {
+            list_gil_releases++;
             Py_BEGIN_ALLOW_THREADS
             rc = probe(f, add, h, (size_t)m, out + i, now_ms);
             Py_END_ALLOW_THREADS
@@ -2233,6 +2238,7 @@ static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *k
             break;
         }
         if ((size_t)got >= RELEASE_MIN) {
+            list_gil_releases++;
             Py_BEGIN_ALLOW_THREADS
             rc = amq_builder_add_batch(bld, hb, (size_t)got);
             Py_END_ALLOW_THREADS
@@ -2538,6 +2544,13 @@ static PyObject *mod_kinds(PyObject *m, PyObject *unused)
     return list;
 }
 
+static PyObject *mod_list_gil_releases(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromSsize_t(list_gil_releases);
+}
+
 static PyObject *mod_library_version(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -2567,6 +2580,7 @@ static PyMethodDef module_methods[] = {
      "kinds()\n--\n\nThe kinds of filter this libamq has."},
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
      "library_version()\n--\n\nThe version of libamq this module is built on."},
+    {"_list_gil_releases", (PyCFunction)mod_list_gil_releases, METH_NOARGS, NULL},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur3_128", KW h_murmur3_128, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur64a", KW h_murmur64a, METH_VARARGS | METH_KEYWORDS, NULL},
