@@ -14,9 +14,10 @@
  * concurrent mode (blocked Bloom, partitioned: atomic OR) are switched to
  * it and add in parallel, the others one batch at a time.  Cuckoo filters, which store a copy per add and support removal,
  * get each distinct key exactly once: keys are deduplicated by a set of
- * their 64-bit hashes (not by asking the filter, whose false positives
- * would leave keys out - and removing such a key later would remove
- * another key's fingerprint).
+ * their whole 128-bit hashes (not by asking the filter, whose false
+ * positives would leave keys out - and removing such a key later would
+ * remove another key's fingerprint; nor by a 64-bit digest, whose
+ * collisions would leave out keys the filter tells apart).
  */
 #include <getopt.h>
 #include <math.h>
@@ -77,7 +78,7 @@ typedef struct build {
     /* filling */
     amq_filter *f;
     int unique;     /* cuckoo kinds: each distinct key once ... */
-    cand_set added; /* ... by the 64-bit hashes added so far */
+    hash_set added; /* ... by the 128-bit hashes added so far */
     const char *path;
 } build;
 
@@ -169,7 +170,7 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
         return rc < 0 ? full_error(b, rc) : 0;
     }
     for (i = 0; i < n; i++) {
-        rc = cand_add(&b->added, lineset_key(h[i].h1 ^ (h[i].h2 << 1)));
+        rc = hash_set_add(&b->added, h[i].h1, h[i].h2);
         if (rc < 0) {
             cli_error("build: out of memory for the set of %llu distinct keys",
                       (unsigned long long)b->added.count);
@@ -278,7 +279,7 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
     }
     (void)type;
     b->unique = kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
-    if (b->unique && cand_init(&b->added, cfg->capacity) != 0) {
+    if (b->unique && hash_set_init(&b->added, cfg->capacity) != 0) {
         cli_error("build: out of memory for the set of distinct keys");
         return -1;
     }
@@ -516,7 +517,7 @@ done:
     cli_progress_end(pg);
     amq_filter_free(b.f);
     cand_free(&b.exact);
-    cand_free(&b.added);
+    hash_set_free(&b.added);
     cli_srcs_release(srcs, nsrcs);
     free(srcs);
     return rc;
