@@ -240,8 +240,12 @@ static inline int cli_kind_inplace(uint32_t kind)
 }
 /* 1 for the kinds that grow instead of filling up (scalable-*). */
 int cli_kind_scales(uint32_t kind);
-/* Warns on standard error when f (read from path) is past its capacity
- * and does not scale; 1 if it did. */
+/* 1 when f does not scale and is past its capacity by its item count and
+ * its false-positive rate is above its target (a count alone can be an
+ * estimate, as after a merge); st (may be NULL) then holds its stats. */
+int cli_over_capacity(amq_filter *f, amq_stats *st);
+/* Warns on standard error when f (read from path) is over capacity
+ * (cli_over_capacity); 1 if it did. */
 int cli_warn_saturated(const char *path, amq_filter *f);
 
 /* For add and remove: when f is static (fuse, ribbon), says why it cannot

@@ -270,7 +270,7 @@ int cmd_add(int argc, char **argv)
                       c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
                       st.fpp_now, st.fpp_target);
             rc = EXIT_TROUBLE;
-        } else if (!quiet) {
+        } else if (!quiet && st.fpp_now > st.fpp_target) {
             cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate now "
                      "%.3g (target %.3g)",
                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,

@@ -39,16 +39,26 @@ int cli_kind_scales(uint32_t kind)
            kind == AMQ_KIND_AGING;
 }
 
-int cli_warn_saturated(const char *path, amq_filter *f)
+int cli_over_capacity(amq_filter *f, amq_stats *st)
 {
-    amq_stats st;
+    amq_stats own;
     uint64_t items, capacity;
     /* The counts first: the rates count bits over the whole array, which
      * query --trust must not read. */
     cli_filter_counts(f, &items, &capacity);
     if (cli_kind_scales(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
         return 0;
-    amq_filter_stats(f, &st);
+    if (st == NULL)
+        st = &own;
+    amq_filter_stats(f, st);
+    return st->fpp_now > st->fpp_target;
+}
+
+int cli_warn_saturated(const char *path, amq_filter *f)
+{
+    amq_stats st;
+    if (!cli_over_capacity(f, &st))
+        return 0;
     cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate %.3g "
              "(created for %.3g)%s",
              path, (unsigned long long)st.items, (unsigned long long)st.capacity, st.fpp_now,

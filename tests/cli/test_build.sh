@@ -150,6 +150,36 @@ expect_stderr_has "missing.amq"
 expect_status 2 "$AMQ" merge only-out.amq
 expect_stderr_has "missing IN"
 
+CASE=merge-overlap
+# Issue 45: a union counts a key of both sides once.  A filter merged with
+# itself keeps its count; two overlapping halves count their distinct keys
+# (an estimate from the bits); neither warns about a capacity it is within.
+items_of() { "$AMQ" info --json "$1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["items"])'; }
+seq 1 600000 >k600
+seq 300001 900000 >k600b
+for kind in bloom blocked partitioned; do
+    has_kind $kind || continue
+    rm -f o1.amq o2.amq oo.amq ou.amq
+    "$AMQ" create o1.amq --type $kind --capacity 1M >/dev/null
+    "$AMQ" add o1.amq k600
+    "$AMQ" create o2.amq --type $kind --capacity 1M >/dev/null
+    "$AMQ" add o2.amq k600b
+    n1=$(items_of o1.amq)
+    expect_status 0 "$AMQ" merge oo.amq o1.amq o1.amq
+    expect_eq "$kind: merge prints nothing" "" "$(cat "$T/.err")"
+    expect_eq "$kind: a filter merged with itself keeps its count" "$n1" "$(items_of oo.amq)"
+    expect_status 0 "$AMQ" info oo.amq
+    expect_eq "$kind: info of the self-merge does not warn" "" "$(cat "$T/.err")"
+    expect_status 0 "$AMQ" merge ou.amq o1.amq o2.amq
+    n=$(items_of ou.amq)
+    [ "$n" -ge 891000 ] && [ "$n" -le 909000 ] ||
+        fail "$kind: union of 600k and 600k keys sharing 300k counts $n (900000 +- 1 %)"
+    expect_status 0 "$AMQ" info ou.amq
+    expect_eq "$kind: info of the union does not warn" "" "$(cat "$T/.err")"
+    expect_eq "$kind: every key of the union present" 1200000 \
+        "$(cat k600 k600b | "$AMQ" query -c ou.amq)"
+done
+
 CASE=guava-round-trip
 # Without Java: amq's own Guava files round-trip byte for byte.
 expect_status 0 "$AMQ" build g.amq keys --guava
