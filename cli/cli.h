@@ -262,6 +262,11 @@ int cli_save_bytes(const char *path, const void *data, size_t len, int force);
 /* Installs the handlers that remove registered temporary files on SIGINT,
  * SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, then die of the signal. */
 void cli_signals_init(void);
+/* Holds those signals back while a write that must not stop half-way runs
+ * (an in-place commit: journal, file, journal removed), and lets a held one
+ * act when it ends: the command finishes its write, then dies of it. */
+void cli_signals_hold(void);
+void cli_signals_release(void);
 /* A temporary file to remove if a fatal signal comes: a slot, or -1. */
 int cli_tmp_register(const char *path);
 void cli_tmp_unregister(int slot);

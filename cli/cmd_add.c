@@ -278,7 +278,12 @@ int cmd_add(int argc, char **argv)
         }
     }
     if (rc == 0 && ip != NULL) {
-        int irc = amq_inplace_commit(ip, c.f, &written, &err);
+        /* A Ctrl-C here would leave the journal beside the file: the commit
+         * finishes (and removes it), then the signal acts. */
+        int irc;
+        cli_signals_hold();
+        irc = amq_inplace_commit(ip, c.f, &written, &err);
+        cli_signals_release();
         if (irc == AMQ_EUNSUPPORTED) {
             /* Saved whole from the view (the map is unmapped at the end). */
             if (cli_target_write_filter(&t, c.f) != 0)
