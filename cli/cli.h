@@ -248,6 +248,22 @@ int cli_over_capacity(amq_filter *f, amq_stats *st);
  * (cli_over_capacity); 1 if it did. */
 int cli_warn_saturated(const char *path, amq_filter *f);
 
+/* The kinds built in (the library's table), in id order: their names into
+ * out[0..cap), the count returned; creatable: only those `create` makes
+ * (not static). */
+size_t cli_kind_names(const char **out, size_t cap, int creatable);
+/* Prints lead, then names joined by ", " and wrapped at 79 columns under
+ * lead's width; dflt (may be NULL) is marked "(default)", tail (may be
+ * NULL) follows the last name. */
+void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
+                    const char *dflt, const char *tail);
+/* The --type line of a help text: cli_help_names of the kinds. */
+void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail);
+
+/* The formats of import --from and export --to (cmd_guava.c's table): their
+ * names into out[0..cap), the count returned. */
+size_t cli_format_names(const char **out, size_t cap);
+
 /* For add and remove: when f is static (fuse, ribbon), says why it cannot
  * change and how to rebuild it, and returns 1; else 0. */
 int cli_refuse_static(const amq_filter *f, const char *path, const char *what);

@@ -40,8 +40,10 @@ static const char usage_text[] =
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
     "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
     "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
-    "\n"
-    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in);\n"
+    "\n";
+
+/* After the --type line, which lists the kinds built in. */
+static const char usage_options[] =
     "                   fuse or ribbon: a static filter near the space bound, built\n"
     "                   from the keys it gets (no counting pass; hashes beyond 256 MiB\n"
     "                   are spilled to $TMPDIR, 8 bytes per key); fuse has 8-bit\n"
@@ -378,6 +380,8 @@ int cmd_build(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            cli_help_kinds(stdout, "  --type TYPE      ", 0, ";");
+            fputs(usage_options, stdout);
             return 0;
         default:
             cli_usage_hint();
@@ -392,6 +396,7 @@ int cmd_build(int argc, char **argv)
     b.path = argv[optind];
     if (amq_kind_from_name(type, &kind) != AMQ_OK) {
         cli_error("build: unknown --type '%s'", type);
+        cli_help_kinds(cli_stderr(), "amq: kinds: ", 0, NULL);
         return EXIT_TROUBLE;
     }
     if (!algo_given)

@@ -65,23 +65,6 @@ static const char import_usage[] =
     "is an error, and nothing is written.\n"
     "  --force          replace OUT if it exists\n";
 
-int cli_redis_format(int argc, char **argv, const char *opt)
-{
-    size_t n = strlen(opt);
-    int i;
-
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], opt) == 0 && i + 1 < argc && strcmp(argv[i + 1], "redis") == 0)
-            return 1;
-        if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=' &&
-            strcmp(argv[i] + n + 1, "redis") == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* ---- export --------------------------------------------------------------------------------- */
 
 typedef struct resp_out {

@@ -227,7 +227,7 @@ expect_stderr_has "RESP"
 expect_status 2 "$AMQ" export --to redis k g.bin
 expect_stderr_has "g.bin"
 expect_status 2 "$AMQ" import g.bin x.amq
-expect_stderr_has "--from guava is required"
+expect_stderr_has "--from FORMAT is required (guava, redis)"
 expect_status 2 "$AMQ" import --from guava g.bin gi.amq
 expect_stderr_has "file exists"
 expect_status 2 "$AMQ" export --to guava b.amq x.bin
