@@ -51,32 +51,40 @@ typedef struct add_ctx {
     amq_filter *f;
     uint64_t keys, added, repeated, maybe;
     int status;
-    int unique;     /* cuckoo kinds without --duplicates: each distinct hash once ... */
-    hash_set seen;  /* ... by the exact hashes added in this run */
-    int skip_maybe; /* --skip-maybe-present */
+    int unique;     /* cuckoo kinds without --duplicates: each distinct hash once, */
+    hash_set seen;  /* by the exact hashes added in this run */
+    int skip_maybe; /* --skip-maybe-present (cuckoo kinds) */
     const char *path;
 } add_ctx;
 
-/* Cuckoo kinds: the hashes of the batch to store - a repeat of this run
- * (exact hash) is dropped; with --skip-maybe-present, so is a key the filter
- * answers present for, one key at a time so that a key twice in one batch is
- * found the second time.  The count kept, or -1 when out of memory. */
-static ptrdiff_t pick_new(add_ctx *c, const amq_hash128 *hashes, size_t n, amq_hash128 *out,
-                          int *rc)
+/* --skip-maybe-present: a key the filter answers present for is skipped,
+ * one key at a time so that a key twice in one batch is found the second
+ * time.  The first error, or 0. */
+static int add_skipping_maybe(add_ctx *c, const amq_hash128 *hashes, size_t n)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
+            c->maybe++;
+            continue;
+        }
+        rc = amq_filter_add_hash(c->f, hashes[i]);
+        if (rc < 0)
+            return rc;
+        c->added++;
+    }
+    return 0;
+}
+
+/* The hashes of the batch not seen before in this run (exact 128-bit hash)
+ * into out: their count, or -1 when out of memory. */
+static ptrdiff_t drop_repeats(add_ctx *c, const amq_hash128 *hashes, size_t n, amq_hash128 *out)
 {
     size_t i, m = 0;
 
-    for (i = 0; i < n && *rc >= 0; i++) {
-        if (c->skip_maybe) {
-            if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
-                c->maybe++;
-                continue;
-            }
-            *rc = amq_filter_add_hash(c->f, hashes[i]);
-            if (*rc >= 0)
-                c->added++;
-            continue;
-        }
+    for (i = 0; i < n; i++) {
         switch (hash_set_add(&c->seen, hashes[i].h1, hashes[i].h2)) {
         case 1:
             out[m++] = hashes[i];
@@ -100,20 +108,23 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     int rc = 0;
 
     (void)lines;
-    if (c->unique || c->skip_maybe) {
-        ptrdiff_t k = pick_new(c, hashes, n, fresh, &rc);
-        if (k < 0) {
-            cli_error("%s: out of memory for the set of %llu distinct keys of this run; "
-                      "the file is left unchanged", c->path,
-                      (unsigned long long)c->seen.count);
-            c->status = AMQ_ENOMEM;
-            return EXIT_TROUBLE;
+    if (c->skip_maybe) {
+        rc = add_skipping_maybe(c, hashes, n);
+    } else {
+        if (c->unique) {
+            ptrdiff_t k = drop_repeats(c, hashes, n, fresh);
+            if (k < 0) {
+                cli_error("%s: out of memory for the set of %llu distinct keys of this run; "
+                          "the file is left unchanged",
+                          c->path, (unsigned long long)c->seen.count);
+                c->status = AMQ_ENOMEM;
+                return EXIT_TROUBLE;
+            }
+            m = (size_t)k;
+            hashes = fresh;
         }
-        m = (size_t)k;
-        hashes = fresh;
-    }
-    if (rc >= 0 && !c->skip_maybe && m > 0) {
-        rc = amq_filter_add_batch(c->f, hashes, m, added);
+        if (m > 0)
+            rc = amq_filter_add_batch(c->f, hashes, m, added);
         if (rc >= 0)
             for (i = 0; i < m; i++)
                 c->added += added[i];
