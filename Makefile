@@ -236,8 +236,12 @@ test-interop: $(BUILD)/amq
 test-aging-long: $(BUILD)/tests/test_aging
 	@AMQ_AGING_STREAM=100000000 AMQ_TEST_FILTER=aging_stream_window_long $(BUILD)/tests/test_aging
 
+# The unit tests, then the tool's command paths (tests/cli/sanitized.sh: leaks
+# and errors on refusals), under ASan + UBSan.
 test-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 AMQ_SLOW_TESTS=0 test-unit
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 build/asan/amq
+	@AMQ=build/asan/amq sh tests/cli/sanitized.sh
 
 # ThreadSanitizer: the tests of the kinds that allow concurrent adds.
 TSAN_TESTS := test_blocked_bloom test_partitioned

@@ -240,9 +240,29 @@ static inline int cli_kind_inplace(uint32_t kind)
 }
 /* 1 for the kinds that grow instead of filling up (scalable-*). */
 int cli_kind_scales(uint32_t kind);
-/* Warns on standard error when f (read from path) is past its capacity
- * and does not scale; 1 if it did. */
+/* 1 when f does not scale and is past its capacity by its item count and
+ * its false-positive rate is above its target (a count alone can be an
+ * estimate, as after a merge); st (may be NULL) then holds its stats. */
+int cli_over_capacity(amq_filter *f, amq_stats *st);
+/* Warns on standard error when f (read from path) is over capacity
+ * (cli_over_capacity); 1 if it did. */
 int cli_warn_saturated(const char *path, amq_filter *f);
+
+/* The kinds built in (the library's table), in id order: their names into
+ * out[0..cap), the count returned; creatable: only those `create` makes
+ * (not static). */
+size_t cli_kind_names(const char **out, size_t cap, int creatable);
+/* Prints lead, then names joined by ", " and wrapped at 79 columns under
+ * lead's width; dflt (may be NULL) is marked "(default)", tail (may be
+ * NULL) follows the last name. */
+void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
+                    const char *dflt, const char *tail);
+/* The --type line of a help text: cli_help_names of the kinds. */
+void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail);
+
+/* The formats of import --from and export --to (cmd_guava.c's table): their
+ * names into out[0..cap), the count returned. */
+size_t cli_format_names(const char **out, size_t cap);
 
 /* For add and remove: when f is static (fuse, ribbon), says why it cannot
  * change and how to rebuild it, and returns 1; else 0. */
@@ -258,6 +278,11 @@ int cli_save_bytes(const char *path, const void *data, size_t len, int force);
 /* Installs the handlers that remove registered temporary files on SIGINT,
  * SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, then die of the signal. */
 void cli_signals_init(void);
+/* Holds those signals back while a write that must not stop half-way runs
+ * (an in-place commit: journal, file, journal removed), and lets a held one
+ * act when it ends: the command finishes its write, then dies of it. */
+void cli_signals_hold(void);
+void cli_signals_release(void);
 /* A temporary file to remove if a fatal signal comes: a slot, or -1. */
 int cli_tmp_register(const char *path);
 void cli_tmp_unregister(int slot);

@@ -15,10 +15,12 @@
 
 #include "amq/inplace.h"
 #include "cli.h"
+#include "lineset.h"
 
 static const char usage_text[] =
-    "usage: amq add FILE [INPUT...] [--stats [--json]] [--allow-overfill] [--duplicates]\n"
-    "               [--progress] [-q] [--now MS]\n"
+    "usage: amq add FILE [INPUT...] [--stats [--json]] [--allow-overfill]\n"
+    "               [--duplicates | --skip-maybe-present] [--rewrite] [--progress] [-q]\n"
+    "               [--now MS]\n"
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
@@ -30,9 +32,15 @@ static const char usage_text[] =
     "  --allow-overfill   save a filter that is past its capacity (its false-positive\n"
     "                     rate then exceeds the one it was created for); without it,\n"
     "                     such an add fails and FILE is left unchanged\n"
-    "  --duplicates       cuckoo kinds: add a key again even if it is present (by\n"
-    "                     default a key already present is skipped, so that repeats\n"
-    "                     neither fill buckets nor grow a scalable filter)\n"
+    "  --duplicates       cuckoo kinds: store a copy for every line, even a line\n"
+    "                     repeated in this run's input (by default a repeat within\n"
+    "                     the run, same 128-bit hash, is stored once; every other\n"
+    "                     key is stored, whether or not the filter answers present)\n"
+    "  --skip-maybe-present\n"
+    "                     cuckoo kinds: skip a key the filter already answers\n"
+    "                     'maybe present' for (RedisBloom's CF.ADDNX).  Hazard: a\n"
+    "                     new key that is only a false positive is not stored, and\n"
+    "                     removing the key it collided with makes it answer absent\n"
     "  --rewrite          save the whole file even when it could be updated in place\n"
     "  --progress         show progress on standard error even when it is not a terminal\n"
     "  -q, --quiet        no progress, no warnings\n"
@@ -41,36 +49,84 @@ static const char usage_text[] =
 
 typedef struct add_ctx {
     amq_filter *f;
-    uint64_t keys, added, skipped;
+    uint64_t keys, added, repeated, maybe;
     int status;
-    int skip_present; /* cuckoo kinds without --duplicates */
+    int unique;     /* cuckoo kinds without --duplicates: each distinct hash once, */
+    hash_set seen;  /* by the exact hashes added in this run */
+    int skip_maybe; /* --skip-maybe-present (cuckoo kinds) */
     const char *path;
 } add_ctx;
+
+/* --skip-maybe-present: a key the filter answers present for is skipped,
+ * one key at a time so that a key twice in one batch is found the second
+ * time.  The first error, or 0. */
+static int add_skipping_maybe(add_ctx *c, const amq_hash128 *hashes, size_t n)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
+            c->maybe++;
+            continue;
+        }
+        rc = amq_filter_add_hash(c->f, hashes[i]);
+        if (rc < 0)
+            return rc;
+        c->added++;
+    }
+    return 0;
+}
+
+/* The hashes of the batch not seen before in this run (exact 128-bit hash)
+ * into out: their count, or -1 when out of memory. */
+static ptrdiff_t drop_repeats(add_ctx *c, const amq_hash128 *hashes, size_t n, amq_hash128 *out)
+{
+    size_t i, m = 0;
+
+    for (i = 0; i < n; i++) {
+        switch (hash_set_add(&c->seen, hashes[i].h1, hashes[i].h2)) {
+        case 1:
+            out[m++] = hashes[i];
+            break;
+        case 0:
+            c->repeated++;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return (ptrdiff_t)m;
+}
 
 static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashes, size_t n)
 {
     static uint8_t added[CLI_BATCH];
+    static amq_hash128 fresh[CLI_BATCH];
     add_ctx *c = vctx;
-    size_t i;
+    size_t i, m = n;
     int rc = 0;
 
     (void)lines;
-    if (c->skip_present) {
-        /* One key at a time: a key twice in one batch is then found the
-         * second time. */
-        for (i = 0; i < n && rc >= 0; i++) {
-            if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
-                c->skipped++;
-                continue;
-            }
-            rc = amq_filter_add_hash(c->f, hashes[i]);
-            if (rc >= 0)
-                c->added++;
-        }
+    if (c->skip_maybe) {
+        rc = add_skipping_maybe(c, hashes, n);
     } else {
-        rc = amq_filter_add_batch(c->f, hashes, n, added);
+        if (c->unique) {
+            ptrdiff_t k = drop_repeats(c, hashes, n, fresh);
+            if (k < 0) {
+                cli_error("%s: out of memory for the set of %llu distinct keys of this run; "
+                          "the file is left unchanged",
+                          c->path, (unsigned long long)c->seen.count);
+                c->status = AMQ_ENOMEM;
+                return EXIT_TROUBLE;
+            }
+            m = (size_t)k;
+            hashes = fresh;
+        }
+        if (m > 0)
+            rc = amq_filter_add_batch(c->f, hashes, m, added);
         if (rc >= 0)
-            for (i = 0; i < n; i++)
+            for (i = 0; i < m; i++)
                 c->added += added[i];
     }
     if (rc < 0) {
@@ -91,12 +147,13 @@ static int is_cuckoo(uint32_t kind)
 
 int cmd_add(int argc, char **argv)
 {
-    enum { O_STATS = 256, O_PROGRESS, O_OVERFILL, O_DUPS, O_JSON, O_NOW };
+    enum { O_STATS = 256, O_PROGRESS, O_OVERFILL, O_DUPS, O_MAYBE, O_JSON, O_NOW };
     static const struct option opts[] = {
         {"stats", no_argument, NULL, O_STATS},
         {"json", no_argument, NULL, O_JSON},
         {"allow-overfill", no_argument, NULL, O_OVERFILL},
         {"duplicates", no_argument, NULL, O_DUPS},
+        {"skip-maybe-present", no_argument, NULL, O_MAYBE},
         {"rewrite", no_argument, NULL, 'R'},
         {"progress", no_argument, NULL, O_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
@@ -129,6 +186,9 @@ int cmd_add(int argc, char **argv)
         case O_DUPS:
             dups = 1;
             break;
+        case O_MAYBE:
+            c.skip_maybe = 1;
+            break;
         case 'R':
             rewrite = 1;
             break;
@@ -150,6 +210,12 @@ int cmd_add(int argc, char **argv)
             cli_usage_hint();
             return EXIT_TROUBLE;
         }
+    }
+    if (dups && c.skip_maybe) {
+        cli_error("add: --duplicates stores every copy, --skip-maybe-present skips keys that "
+                  "may be in: give one of them");
+        cli_usage_hint();
+        return EXIT_TROUBLE;
     }
     if (optind >= argc) {
         cli_error("add: missing FILE");
@@ -176,7 +242,6 @@ int cmd_add(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
-    c.skip_present = is_cuckoo(amq_filter_kind(c.f)) && !dups;
     if (cli_aging_time_mode(c.f)) {
         rc = amq_aging_advance(c.f, now_given ? now : cli_now_ms());
     } else if (now_given) {
@@ -186,6 +251,16 @@ int cmd_add(int argc, char **argv)
     if (rc != AMQ_OK) {
         if (!now_given || cli_aging_time_mode(c.f))
             cli_error("%s: %s", c.path, amq_strerror(rc));
+        amq_filter_free(c.f);
+        amq_inplace_close(ip);
+        cli_target_release(&t);
+        return EXIT_TROUBLE;
+    }
+    if (!is_cuckoo(amq_filter_kind(c.f)))
+        c.skip_maybe = 0; /* only cuckoo kinds store copies (an aging add must refresh its key) */
+    c.unique = is_cuckoo(amq_filter_kind(c.f)) && !dups && !c.skip_maybe;
+    if (c.unique && hash_set_init(&c.seen, 0) != 0) {
+        cli_error("add: out of memory");
         amq_filter_free(c.f);
         amq_inplace_close(ip);
         cli_target_release(&t);
@@ -206,7 +281,7 @@ int cmd_add(int argc, char **argv)
                       c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
                       st.fpp_now, st.fpp_target);
             rc = EXIT_TROUBLE;
-        } else if (!quiet) {
+        } else if (!quiet && st.fpp_now > st.fpp_target) {
             cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate now "
                      "%.3g (target %.3g)",
                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
@@ -214,7 +289,12 @@ int cmd_add(int argc, char **argv)
         }
     }
     if (rc == 0 && ip != NULL) {
-        int irc = amq_inplace_commit(ip, c.f, &written, &err);
+        /* A Ctrl-C here would leave the journal beside the file: the commit
+         * finishes (and removes it), then the signal acts. */
+        int irc;
+        cli_signals_hold();
+        irc = amq_inplace_commit(ip, c.f, &written, &err);
+        cli_signals_release();
         if (irc == AMQ_EUNSUPPORTED) {
             /* Saved whole from the view (the map is unmapped at the end). */
             if (cli_target_write_filter(&t, c.f) != 0)
@@ -234,20 +314,27 @@ int cmd_add(int argc, char **argv)
             cli_json_string(stderr, c.path);
             fprintf(stderr,
                     ", \"keys_read\": %llu, \"keys_new\": %llu, "
-                    "\"keys_skipped\": %llu, \"items\": %llu, \"capacity\": %llu, "
+                    "\"keys_skipped\": %llu, \"keys_repeated\": %llu, "
+                    "\"keys_maybe_present\": %llu, \"items\": %llu, \"capacity\": %llu, "
                     "\"fpp_now\": %.6g}\n",
                     (unsigned long long)c.keys, (unsigned long long)c.added,
-                    (unsigned long long)c.skipped, (unsigned long long)st.items,
+                    (unsigned long long)(c.repeated + c.maybe), (unsigned long long)c.repeated,
+                    (unsigned long long)c.maybe, (unsigned long long)st.items,
                     (unsigned long long)st.capacity, st.fpp_now);
-        } else if (c.skipped > 0)
-            fprintf(stderr, "%s: %llu keys read, %llu new, %llu already present; %llu items\n",
-                    c.path, (unsigned long long)c.keys, (unsigned long long)c.added,
-                    (unsigned long long)c.skipped, (unsigned long long)st.items);
+        } else if (c.repeated > 0)
+            fprintf(stderr, "%s: %llu keys read, %llu new, %llu repeated in the input; %llu "
+                    "items\n", c.path, (unsigned long long)c.keys, (unsigned long long)c.added,
+                    (unsigned long long)c.repeated, (unsigned long long)st.items);
+        else if (c.maybe > 0)
+            fprintf(stderr, "%s: %llu keys read, %llu new, %llu skipped as maybe present; %llu "
+                    "items\n", c.path, (unsigned long long)c.keys, (unsigned long long)c.added,
+                    (unsigned long long)c.maybe, (unsigned long long)st.items);
         else
             fprintf(stderr, "%s: %llu keys read, %llu new; %llu items\n", c.path,
                     (unsigned long long)c.keys, (unsigned long long)c.added,
                     (unsigned long long)st.items);
     }
+    hash_set_free(&c.seen);
     amq_filter_free(c.f);
     amq_inplace_close(ip);
     return rc == 0 ? 0 : EXIT_TROUBLE;

@@ -14,9 +14,10 @@
  * concurrent mode (blocked Bloom, partitioned: atomic OR) are switched to
  * it and add in parallel, the others one batch at a time.  Cuckoo filters, which store a copy per add and support removal,
  * get each distinct key exactly once: keys are deduplicated by a set of
- * their 64-bit hashes (not by asking the filter, whose false positives
- * would leave keys out - and removing such a key later would remove
- * another key's fingerprint).
+ * their whole 128-bit hashes (not by asking the filter, whose false
+ * positives would leave keys out - and removing such a key later would
+ * remove another key's fingerprint; nor by a 64-bit digest, whose
+ * collisions would leave out keys the filter tells apart).
  */
 #include <getopt.h>
 #include <math.h>
@@ -39,8 +40,10 @@ static const char usage_text[] =
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
     "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
     "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
-    "\n"
-    "  --type TYPE      bloom (default), blocked, cuckoo, ... (the kinds built in);\n"
+    "\n";
+
+/* After the --type line, which lists the kinds built in. */
+static const char usage_options[] =
     "                   fuse or ribbon: a static filter near the space bound, built\n"
     "                   from the keys it gets (no counting pass; hashes beyond 256 MiB\n"
     "                   are spilled to $TMPDIR, 8 bytes per key); fuse has 8-bit\n"
@@ -77,7 +80,7 @@ typedef struct build {
     /* filling */
     amq_filter *f;
     int unique;     /* cuckoo kinds: each distinct key once ... */
-    cand_set added; /* ... by the 64-bit hashes added so far */
+    hash_set added; /* ... by the 128-bit hashes added so far */
     const char *path;
 } build;
 
@@ -169,7 +172,7 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
         return rc < 0 ? full_error(b, rc) : 0;
     }
     for (i = 0; i < n; i++) {
-        rc = cand_add(&b->added, lineset_key(h[i].h1 ^ (h[i].h2 << 1)));
+        rc = hash_set_add(&b->added, h[i].h1, h[i].h2);
         if (rc < 0) {
             cli_error("build: out of memory for the set of %llu distinct keys",
                       (unsigned long long)b->added.count);
@@ -278,7 +281,7 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
     }
     (void)type;
     b->unique = kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
-    if (b->unique && cand_init(&b->added, cfg->capacity) != 0) {
+    if (b->unique && hash_set_init(&b->added, cfg->capacity) != 0) {
         cli_error("build: out of memory for the set of distinct keys");
         return -1;
     }
@@ -377,6 +380,8 @@ int cmd_build(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            cli_help_kinds(stdout, "  --type TYPE      ", 0, ";");
+            fputs(usage_options, stdout);
             return 0;
         default:
             cli_usage_hint();
@@ -391,6 +396,7 @@ int cmd_build(int argc, char **argv)
     b.path = argv[optind];
     if (amq_kind_from_name(type, &kind) != AMQ_OK) {
         cli_error("build: unknown --type '%s'", type);
+        cli_help_kinds(cli_stderr(), "amq: kinds: ", 0, NULL);
         return EXIT_TROUBLE;
     }
     if (!algo_given)
@@ -516,7 +522,7 @@ done:
     cli_progress_end(pg);
     amq_filter_free(b.f);
     cand_free(&b.exact);
-    cand_free(&b.added);
+    hash_set_free(&b.added);
     cli_srcs_release(srcs, nsrcs);
     free(srcs);
     return rc;

@@ -7,6 +7,7 @@
 #include "amq/inplace.h"
 #include "cli.h"
 
+/* The --type line comes between the two, from the kinds built in. */
 static const char usage_text[] =
     "usage: amq create FILE --capacity N [--type TYPE] [--fpp P] [options] [--force]\n"
     "       amq create FILE --type aging --window W [--rate R] [--fpp P]\n"
@@ -14,9 +15,9 @@ static const char usage_text[] =
     "\n"
     "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
     "Refuses to replace an existing FILE unless --force is given.\n"
-    "\n"
-    "  --type TYPE          bloom (default), blocked, partitioned, cuckoo,\n"
-    "                       scalable-bloom, scalable-cuckoo, expandable (those built in)\n"
+    "\n";
+
+static const char usage_options[] =
     "  --capacity N         keys the filter is sized for (5000000, 5M, 1e6); expandable:\n"
     "                       where it starts (default 4096), it doubles as keys come\n"
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
@@ -32,6 +33,21 @@ static const char usage_text[] =
     "                       (90s, 30min, 1h, 7d; then --rate is required)\n"
     "  --rate R             aging by time: expected adds (50k/s, 3000/min, 1M/h)\n"
     "  --force              replace FILE if it exists\n";
+
+/* The static kinds (those `build` makes and `create` cannot), from the table. */
+static void static_kinds_line(void)
+{
+    const char *all[64], *st[64];
+    size_t i, n = cli_kind_names(all, 64, 0), m = 0;
+    uint32_t kind;
+
+    for (i = 0; i < n && i < 64; i++)
+        if (amq_kind_from_name(all[i], &kind) == AMQ_OK && amq_kind_is_static(kind))
+            st[m++] = all[i];
+    if (m > 0)
+        cli_help_names(stdout, "                       (built from their keys by 'amq build': ",
+                       st, m, NULL, ")");
+}
 
 /* Which kinds an option applies to (a kind's name, space-separated). */
 typedef struct opt_scope {
@@ -213,6 +229,9 @@ int cmd_create(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
+            cli_help_kinds(stdout, "  --type TYPE          ", 1, NULL);
+            static_kinds_line();
+            fputs(usage_options, stdout);
             return 0;
         default:
             cli_usage_hint();
@@ -227,6 +246,7 @@ int cmd_create(int argc, char **argv)
     }
     if (amq_kind_from_name(type, &kind) != AMQ_OK) {
         cli_error("create: unknown --type '%s'", type);
+        cli_help_kinds(cli_stderr(), "amq: kinds: ", 0, NULL);
         return EXIT_TROUBLE;
     }
     if (!algo_given)

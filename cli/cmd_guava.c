@@ -1,6 +1,9 @@
 /*
  * cmd_guava.c - amq import / amq export: filters in other programs'
- * formats.  Today: Guava's BloomFilter.writeTo bytes (amq/guava.h).
+ * formats.  The table of formats (formats[]) dispatches both commands and
+ * gives every list of formats a user sees; Guava's BloomFilter.writeTo
+ * bytes (amq/guava.h) are read and written here, RedisBloom's chunk
+ * streams in cmd_redis.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +27,7 @@ static const char import_usage[] =
     "UTF-8 bytes), and writes it to OUT as an amq filter file that answers every\n"
     "query exactly as Guava's mightContain.  IN '-' is standard input.\n"
     "\n"
-    "  --from guava     the format of IN (the only one for now)\n"
+    "  --from guava     the format of IN\n"
     "  --capacity N     record the capacity the Java side created it for\n"
     "  --fpp P          ... and its target false-positive rate (both are not in\n"
     "                   Guava's bytes; they only inform 'amq info')\n"
@@ -38,7 +41,7 @@ static const char export_usage[] =
     "be a classic Bloom filter in Guava's layout: imported from Guava, or built\n"
     "with 'amq build --guava'.  OUT is written atomically.\n"
     "\n"
-    "  --to guava   the format of OUT (the only one for now)\n"
+    "  --to guava   the format of OUT\n"
     "  --force      replace OUT if it exists\n";
 
 /* Reads a whole file (or stdin) into memory. */
@@ -134,20 +137,22 @@ fail:
     return NULL;
 }
 
+static void format_list(char *buf, size_t cap);
+
+/* Reached without a format too (after the options are parsed, so that a bad
+ * option is reported as such first). */
 static int check_format(const char *opt, const char *fmt)
 {
-    if (fmt == NULL) {
-        cli_error("%s guava is required (or %s redis)", opt, opt);
-        return -1;
-    }
-    if (strcmp(fmt, "guava") != 0) {
-        cli_error("%s: unknown format '%s' (known: guava, redis)", opt, fmt);
+    char list[128];
+    if (fmt == NULL || strcmp(fmt, "guava") != 0) {
+        format_list(list, sizeof list);
+        cli_error("%s FORMAT is required (%s)", opt, list);
         return -1;
     }
     return 0;
 }
 
-int cmd_import(int argc, char **argv)
+static int import_guava(int argc, char **argv)
 {
     enum { O_FROM = 256, O_CAPACITY, O_FPP, O_FORCE };
     static const struct option opts[] = {
@@ -169,8 +174,6 @@ int cmd_import(int argc, char **argv)
     size_t len;
     int opt, rc, force = 0;
 
-    if (cli_redis_format(argc, argv, "--from"))
-        return cmd_import_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_FROM:
@@ -244,7 +247,7 @@ int cmd_import(int argc, char **argv)
     return 0;
 }
 
-int cmd_export(int argc, char **argv)
+static int export_guava(int argc, char **argv)
 {
     enum { O_TO = 256, O_FORCE };
     static const struct option opts[] = {
@@ -261,8 +264,6 @@ int cmd_export(int argc, char **argv)
     size_t size;
     int opt, rc, force = 0;
 
-    if (cli_redis_format(argc, argv, "--to"))
-        return cmd_export_redis(argc, argv);
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case O_TO:
@@ -326,4 +327,104 @@ int cmd_export(int argc, char **argv)
     rc = cli_save_bytes(out, buf, size, force);
     free(buf);
     return rc == 0 ? 0 : EXIT_TROUBLE;
+}
+
+/* ---- the formats ------------------------------------------------------------------------- */
+
+static const struct format {
+    const char *name;
+    int (*import_fn)(int argc, char **argv);
+    int (*export_fn)(int argc, char **argv);
+} formats[] = {
+    {"guava", import_guava, export_guava},
+    {"redis", cmd_import_redis, cmd_export_redis},
+};
+
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+size_t cli_format_names(const char **out, size_t cap)
+{
+    size_t i;
+    for (i = 0; i < NFORMATS && i < cap; i++)
+        out[i] = formats[i].name;
+    return NFORMATS;
+}
+
+/* "guava, redis" */
+static void format_list(char *buf, size_t cap)
+{
+    size_t i, used = 0;
+    buf[0] = '\0';
+    for (i = 0; i < NFORMATS && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i > 0 ? ", " : "",
+                                 formats[i].name);
+}
+
+/* The value of the last `OPT F` or `OPT=F` before "--" (getopt keeps the last), or NULL. */
+static const char *format_arg(int argc, char **argv, const char *opt)
+{
+    size_t n = strlen(opt);
+    const char *v = NULL;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=')
+            v = argv[i] + n + 1;
+    }
+    return v;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    int i;
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
+/* amq import / amq export: the format named by opt, or every format's help. */
+static int dispatch(int argc, char **argv, const char *cmd, const char *opt, int import)
+{
+    const char *names[NFORMATS], *fmt = format_arg(argc, argv, opt);
+    char list[128];
+    size_t i;
+
+    cli_format_names(names, NFORMATS);
+    if (fmt == NULL && wants_help(argc, argv)) {
+        printf("usage: amq %s %s FORMAT ...\n\n", cmd, opt);
+        cli_help_names(stdout, "FORMAT is one of: ", names, NFORMATS, NULL, ".");
+        printf("'amq %s %s FORMAT --help' shows one of these:\n", cmd, opt);
+        for (i = 0; i < NFORMATS; i++) {
+            char help[] = "--help";
+            char *hargv[] = {argv[0], help, NULL};
+            fputs("\n", stdout);
+            optind = 1;
+            (void)(import ? formats[i].import_fn : formats[i].export_fn)(2, hargv);
+        }
+        return 0;
+    }
+    /* No format: the first parses the options (a bad one is reported as
+     * such), then asks for one. */
+    for (i = 0; i < NFORMATS; i++)
+        if (fmt == NULL || strcmp(formats[i].name, fmt) == 0)
+            return (import ? formats[i].import_fn : formats[i].export_fn)(argc, argv);
+    format_list(list, sizeof list);
+    cli_error("%s %s: unknown format '%s' (known: %s)", cmd, opt, fmt, list);
+    cli_usage_hint();
+    return EXIT_TROUBLE;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    return dispatch(argc, argv, "import", "--from", 1);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    return dispatch(argc, argv, "export", "--to", 0);
 }

@@ -93,7 +93,7 @@ int cmd_info(int argc, char **argv)
     amq_errinfo err;
     amq_stats st;
     char human[32], bar[41];
-    int opt, rc, json = 0;
+    int opt, rc, json = 0, over;
     const char *path;
 
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -120,7 +120,7 @@ int cmd_info(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     amq_filter_stats(f, &st);
-    cli_warn_saturated(path, f);
+    over = cli_warn_saturated(path, f); /* once, on standard error */
     if (json) {
         printf("{\"file\": ");
         json_string(path);
@@ -138,8 +138,7 @@ int cmd_info(int argc, char **argv)
         json_double(st.fill);
         printf(", \"fpp_now\": ");
         json_double(st.fpp_now);
-        printf(", \"over_capacity\": %s", st.capacity > 0 && st.items > st.capacity ? "true"
-                                                                                    : "false");
+        printf(", \"over_capacity\": %s", over ? "true" : "false");
         amq_filter_describe(f, field_json, NULL);
         printf("}\n");
     } else {
@@ -168,10 +167,6 @@ int cmd_info(int argc, char **argv)
         else
             printf("%-17s %.3g now\n", "false positives:", st.fpp_now);
         amq_filter_describe(f, field_text, NULL);
-        if (st.capacity > 0 && st.items > st.capacity)
-            printf("warning: %llu items is over the capacity of %llu: the false-positive rate "
-                   "is above its target\n",
-                   (unsigned long long)st.items, (unsigned long long)st.capacity);
     }
     amq_filter_free(f);
     return 0;

@@ -14,7 +14,8 @@ static const char usage_text[] =
     "any of them may be in OUT.  The filters must be of the same kind, geometry\n"
     "(bits, hash count, ...) and hash; anything else is refused with what differs.\n"
     "OUT is written atomically; an existing OUT is replaced only with --force (OUT\n"
-    "may be one of the INs).\n"
+    "may be one of the INs).  OUT's item count is estimated from its bits: a key\n"
+    "in several INs counts once.\n"
     "\n"
     "  --force   replace OUT if it exists\n";
 

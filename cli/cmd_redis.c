@@ -59,25 +59,11 @@ static const char import_usage[] =
     "OUT: RESP arrays, either the LOADCHUNK commands 'amq export --to redis' writes\n"
     "or the replies of SCANDUMP key 0, SCANDUMP key <iterator>, ... as the server\n"
     "sent them (see docs/redis.md).  BF chunks give a scalable-bloom file, CF chunks\n"
-    "a scalable-cuckoo file, both in RedisBloom's layout.\n"
+    "a scalable-cuckoo file, both in RedisBloom's layout.  The chunks must tile the\n"
+    "filter in the order a dump gives them: a repeated, missing or misplaced chunk,\n"
+    "a stream cut short, or a CF header whose item count is not the fingerprints'\n"
+    "is an error, and nothing is written.\n"
     "  --force          replace OUT if it exists\n";
-
-int cli_redis_format(int argc, char **argv, const char *opt)
-{
-    size_t n = strlen(opt);
-    int i;
-
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], opt) == 0 && i + 1 < argc && strcmp(argv[i + 1], "redis") == 0)
-            return 1;
-        if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=' &&
-            strcmp(argv[i] + n + 1, "redis") == 0)
-            return 1;
-    }
-    return 0;
-}
 
 /* ---- export --------------------------------------------------------------------------------- */
 
@@ -573,7 +559,7 @@ typedef struct import_state {
     amq_sbloom *s;
     amq_scuckoo *c;
     uint64_t chunks;
-    uint64_t data_bytes; /* bytes of the data chunks applied */
+    uint64_t data_bytes; /* bytes of the data chunks applied: where the next one must start */
     int done;            /* SCANDUMP's final [0, ...] reply seen */
 } import_state;
 
@@ -616,6 +602,19 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
     }
     if (len == 0)
         return 0;
+    /* The iterator names where the chunk ends (it - 1 = its start + len): the chunks of a dump
+     * tile the filter in order, so a repeated chunk (or one in place of another of the same
+     * length) starts elsewhere than where the last one ended, though the byte total holds. */
+    if (it > (uint64_t)len && it - len - 1 != st->data_bytes) {
+        uint64_t start = it - len - 1;
+        cli_error("%s: byte %" PRIu64 ": chunk at iterator %" PRIu64 " (%zu bytes) holds bytes "
+                  "%" PRIu64 "..%" PRIu64 " of the filter, but the next chunk of a dump starts at "
+                  "byte %" PRIu64 ": %s; nothing written",
+                  r->name, r->pos, it, len, start, start + len - 1, st->data_bytes,
+                  start < st->data_bytes ? "a chunk repeated, or chunks out of order"
+                                         : "a chunk missing, or chunks out of order");
+        return -1;
+    }
     rc = st->kind == KIND_BF ? amq_sbloom_chunk_apply(st->s, it, data, len)
                              : amq_scuckoo_chunk_apply(st->c, it, data, len);
     if (rc != AMQ_OK) {
@@ -784,14 +783,20 @@ int cmd_import_redis(int argc, char **argv)
         }
         if (st.data_bytes != want) {
             cli_error("%s: the chunks hold %" PRIu64 " bytes of the filter's %" PRIu64
-                      " (a stream cut short, or chunks repeated); nothing written",
+                      " (a stream cut short); nothing written",
                       r.name, st.data_bytes, want);
             goto fail;
         }
     }
     if (st.kind == KIND_CF && amq_scuckoo_validate(st.c) != AMQ_OK) {
-        /* As a server would after LOADCHUNK: the counts are the header's; say so. */
-        cli_warn("%s: the header's item count differs from the fingerprints stored", r.name);
+        /* The rule of every amq file reader: a count that is not the fingerprints' is a
+         * damaged filter (a server would load it, and answer CF.INFO and deletes wrongly). */
+        amq_scuckoo_info ci;
+        amq_scuckoo_get_info(st.c, &ci);
+        cli_error("%s: the header records %" PRIu64 " items but the chunks hold another number "
+                  "of fingerprints (a damaged dump); nothing written",
+                  r.name, ci.items);
+        goto fail;
     }
     rc = st.kind == KIND_BF ? amq_filter_from_sbloom(st.s, &f) : amq_filter_from_scuckoo(st.c, &f);
     st.s = NULL;

@@ -5,8 +5,6 @@
 #ifndef AMQ_CLI_CMD_REDIS_H
 #define AMQ_CLI_CMD_REDIS_H
 
-/* 1 when argv has `OPT redis` or `OPT=redis` (OPT "--to" or "--from") before any "--". */
-int cli_redis_format(int argc, char **argv, const char *opt);
 int cmd_export_redis(int argc, char **argv);
 int cmd_import_redis(int argc, char **argv);
 

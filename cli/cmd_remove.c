@@ -109,6 +109,7 @@ int cmd_remove(int argc, char **argv)
     }
     if (cli_refuse_static(c.f, c.path, "remove")) {
         amq_filter_free(c.f);
+        cli_target_release(&t);
         return EXIT_TROUBLE;
     }
     if (!can_remove(amq_filter_kind(c.f))) {

@@ -6,8 +6,65 @@
  * others answer AMQ_EUNSUPPORTED).
  */
 #define AMQ_ADVANCED_API 1 /* item counts that read no bit array (query --trust) */
+#include <string.h>
+
 #include "amq/advanced.h"
 #include "cli.h"
+
+/* ---- the kinds a user can name ------------------------------------------------------------ */
+
+/* Kind ids are small, stored in files and never reused: asking the library's
+ * table for the name of each id up to 255 lists exactly the kinds built in,
+ * in id order, with no second list here to fall behind it. */
+#define KIND_ID_MAX 255u
+
+size_t cli_kind_names(const char **out, size_t cap, int creatable)
+{
+    uint32_t id;
+    size_t n = 0;
+    for (id = 1; id <= KIND_ID_MAX; id++) {
+        const char *name = amq_kind_name(id);
+        if (name == NULL || (creatable && amq_kind_is_static(id)))
+            continue;
+        if (n < cap)
+            out[n] = name;
+        n++;
+    }
+    return n;
+}
+
+void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
+                    const char *dflt, const char *tail)
+{
+    size_t i, indent = strlen(lead), col = indent;
+    char item[96];
+
+    fputs(lead, out);
+    for (i = 0; i < n; i++) {
+        size_t len;
+        snprintf(item, sizeof item, "%s%s%s", names[i],
+                 dflt != NULL && strcmp(names[i], dflt) == 0 ? " (default)" : "",
+                 i + 1 < n ? "," : tail != NULL ? tail : "");
+        len = strlen(item);
+        if (i > 0 && col + 1 + len > 79) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            col = indent;
+        } else if (i > 0) {
+            fputc(' ', out);
+            col++;
+        }
+        fputs(item, out);
+        col += len;
+    }
+    fputc('\n', out);
+}
+
+void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail)
+{
+    const char *names[KIND_ID_MAX];
+    size_t n = cli_kind_names(names, KIND_ID_MAX, creatable);
+    cli_help_names(out, lead, names, n < KIND_ID_MAX ? n : KIND_ID_MAX, "bloom", tail);
+}
 
 void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity)
 {
@@ -39,16 +96,26 @@ int cli_kind_scales(uint32_t kind)
            kind == AMQ_KIND_AGING;
 }
 
-int cli_warn_saturated(const char *path, amq_filter *f)
+int cli_over_capacity(amq_filter *f, amq_stats *st)
 {
-    amq_stats st;
+    amq_stats own;
     uint64_t items, capacity;
     /* The counts first: the rates count bits over the whole array, which
      * query --trust must not read. */
     cli_filter_counts(f, &items, &capacity);
     if (cli_kind_scales(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
         return 0;
-    amq_filter_stats(f, &st);
+    if (st == NULL)
+        st = &own;
+    amq_filter_stats(f, st);
+    return st->fpp_now > st->fpp_target;
+}
+
+int cli_warn_saturated(const char *path, amq_filter *f)
+{
+    amq_stats st;
+    if (!cli_over_capacity(f, &st))
+        return 0;
     cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate %.3g "
              "(created for %.3g)%s",
              path, (unsigned long long)st.items, (unsigned long long)st.capacity, st.fpp_now,

@@ -140,6 +140,81 @@ int cand_add_batch(cand_set *c, const uint64_t *keys, size_t n)
     return 0;
 }
 
+/* ---- the exact set of 128-bit hashes ------------------------------------------------ */
+
+static int hash_alloc(hash_set *s, uint64_t nslots)
+{
+    s->slots = big_alloc((size_t)nslots * sizeof *s->slots);
+    if (s->slots == NULL)
+        return -1;
+    s->nslots = nslots;
+    s->count = 0;
+    s->limit = (uint64_t)((double)nslots * CAND_LOAD);
+    return 0;
+}
+
+int hash_set_init(hash_set *s, uint64_t expected)
+{
+    uint64_t n;
+    memset(s, 0, sizeof *s);
+    if (table_size(expected < 4096 ? 4096 : expected, CAND_LOAD, &n, sizeof *s->slots) != 0)
+        return -1;
+    return hash_alloc(s, n);
+}
+
+void hash_set_free(hash_set *s)
+{
+    big_free(s->slots, (size_t)s->nslots * sizeof *s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+static int hash_put(hash_set *s, uint64_t h1, uint64_t h2)
+{
+    uint64_t i = slot_of(h1, s->nslots);
+    for (;;) {
+        hash_slot *e = &s->slots[i];
+        if (e->h1 == h1 && e->h2 == h2)
+            return 0;
+        if ((e->h1 | e->h2) == 0) {
+            e->h1 = h1;
+            e->h2 = h2;
+            s->count++;
+            return 1;
+        }
+        if (++i == s->nslots)
+            i = 0;
+    }
+}
+
+static int hash_grow(hash_set *s)
+{
+    hash_set old = *s;
+    uint64_t i;
+
+    if (old.nslots > UINT64_MAX / 2 || hash_alloc(s, old.nslots * 2) != 0) {
+        *s = old;
+        return -1;
+    }
+    s->has_zero = old.has_zero;
+    for (i = 0; i < old.nslots; i++)
+        if ((old.slots[i].h1 | old.slots[i].h2) != 0)
+            (void)hash_put(s, old.slots[i].h1, old.slots[i].h2);
+    big_free(old.slots, (size_t)old.nslots * sizeof *old.slots);
+    return 0;
+}
+
+int hash_set_add(hash_set *s, uint64_t h1, uint64_t h2)
+{
+    if ((h1 | h2) == 0) {
+        int was = s->has_zero;
+        s->has_zero = 1;
+        return !was;
+    }
+    if (s->count >= s->limit && hash_grow(s) != 0)
+        return -1;
+    return hash_put(s, h1, h2);
+}
+
 /* ---- pass 2: the flagged lines ----------------------------------------------------- */
 
 static int lines_alloc(line_set *s, uint64_t nslots)

@@ -13,6 +13,11 @@
  * the key, key 0 reserved as "empty"), allocated with mmap and advised to
  * use huge pages: at hundreds of MB the TLB misses would otherwise cost as
  * much as the cache misses.
+ *
+ * The hash_set is the same kind of table over whole 128-bit hashes: `add`
+ * and `build` on cuckoo kinds drop a key of the input only when its exact
+ * hash was seen before in the run (a 64-bit digest would drop distinct
+ * keys whose digests collide, and those would answer absent).
  */
 #ifndef AMQ_CLI_LINESET_H
 #define AMQ_CLI_LINESET_H
@@ -72,5 +77,21 @@ int line_set_check(line_set *s, uint64_t slot, uint64_t key, const uint8_t *data
 void line_set_prefetch(const line_set *s, uint64_t slot);
 
 uint64_t line_set_bytes(const line_set *s);
+
+/* ---- the exact set of 128-bit hashes -------------------------------------------- */
+typedef struct hash_slot {
+    uint64_t h1, h2; /* (0, 0): empty (the hash (0, 0) itself is has_zero) */
+} hash_slot;
+
+typedef struct hash_set {
+    hash_slot *slots;
+    uint64_t nslots, count, limit;
+    int has_zero;
+} hash_set;
+
+int hash_set_init(hash_set *s, uint64_t expected);
+void hash_set_free(hash_set *s);
+/* Adds the hash (h1, h2): 1 if it was not in, 0 if it was, -1 when out of memory. */
+int hash_set_add(hash_set *s, uint64_t h1, uint64_t h2);
 
 #endif /* AMQ_CLI_LINESET_H */

@@ -11,23 +11,49 @@ static const struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
+    int formats; /* the summary ends with the list of formats */
 } commands[] = {
-    {"create", cmd_create, "create an empty filter file"},
-    {"add", cmd_add, "add keys (lines) to a filter file"},
-    {"remove", cmd_remove, "remove keys (lines) from a cuckoo filter file"},
-    {"query", cmd_query, "print the lines that may be in a filter (grep-like)"},
-    {"info", cmd_info, "describe a filter file"},
-    {"build", cmd_build, "create a filter sized for and filled with a key set"},
-    {"merge", cmd_merge, "write the union of compatible filters"},
-    {"dedup", cmd_dedup, "print each distinct line once (exact, at Bloom-filter cost)"},
-    {"import", cmd_import, "read a filter in another format (Guava)"},
-    {"export", cmd_export, "write a filter in another format (Guava)"},
-    {"hash", cmd_hash, "print hashes of strings or lines"},
+    {"create", cmd_create, "create an empty filter file", 0},
+    {"add", cmd_add, "add keys (lines) to a filter file", 0},
+    {"remove", cmd_remove, "remove keys (lines) from a cuckoo filter file", 0},
+    {"query", cmd_query, "print the lines that may be in a filter (grep-like)", 0},
+    {"info", cmd_info, "describe a filter file", 0},
+    {"build", cmd_build, "create a filter sized for and filled with a key set", 0},
+    {"merge", cmd_merge, "write the union of compatible filters", 0},
+    {"dedup", cmd_dedup, "print each distinct line once (exact, at Bloom-filter cost)", 0},
+    {"import", cmd_import, "read a filter in another format:", 1},
+    {"export", cmd_export, "write a filter in another format:", 1},
+    {"hash", cmd_hash, "print hashes of strings or lines", 0},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static char prog_name[] = "amq";
+
+/* amq help kinds|formats|hashes: the names from the tables the code uses
+ * (for scripts and shell completion).  1 if topic is one of them. */
+static int list_names(const char *topic)
+{
+    const char *names[256];
+    size_t i, n = 0;
+    uint32_t id;
+
+    if (strcmp(topic, "kinds") == 0) {
+        n = cli_kind_names(names, 256, 0);
+    } else if (strcmp(topic, "formats") == 0) {
+        n = cli_format_names(names, 256);
+    } else if (strcmp(topic, "hashes") == 0) {
+        /* hash ids, as kind ids, are small and never reused */
+        for (id = 1; id < 256; id++)
+            if (amq_hash_algo_name(id) != NULL)
+                names[n++] = amq_hash_algo_name(id);
+    } else {
+        return 0;
+    }
+    for (i = 0; i < n && i < 256; i++)
+        printf("%s\n", names[i]);
+    return 1;
+}
 
 static void usage(FILE *out)
 {
@@ -37,9 +63,19 @@ static void usage(FILE *out)
                  "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin;\n"
                  "gzip input is decompressed.\n\n"
                  "commands:\n");
-    for (i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-7s %s\n", commands[i].name, commands[i].summary);
+    for (i = 0; i < NCOMMANDS; i++) {
+        fprintf(out, "  %-7s %s", commands[i].name, commands[i].summary);
+        if (commands[i].formats) {
+            const char *names[16];
+            size_t j, n = cli_format_names(names, 16);
+            for (j = 0; j < n && j < 16; j++)
+                fprintf(out, "%s %s", j > 0 ? "," : "", names[j]);
+        }
+        fputc('\n', out);
+    }
     fprintf(out, "\n'amq <command> --help' describes a command; 'man amq' has the details.\n"
+                 "'amq help kinds', 'amq help formats', 'amq help hashes' list the names\n"
+                 "--type, --from/--to and --hash take, one a line.\n"
                  "Exit status: 0 success (query: a line selected), 1 query selected nothing,\n"
                  "2 error.  Long commands show progress on a terminal (--progress: always,\n"
                  "--quiet: never).\n");
@@ -67,6 +103,8 @@ int main(int argc, char **argv)
             for (i = 0; i < NCOMMANDS; i++)
                 if (strcmp(commands[i].name, argv[2]) == 0)
                     return commands[i].fn(2, hargv);
+            if (list_names(argv[2]))
+                return fflush(stdout) != 0 || ferror(stdout) ? EXIT_TROUBLE : 0;
             cli_error("'%s' is not an amq command (see 'amq --help')", argv[2]);
             return EXIT_TROUBLE;
         }

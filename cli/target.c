@@ -84,6 +84,23 @@ static void block_fatal(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+static sigset_t held_mask;
+static int held;
+
+void cli_signals_hold(void)
+{
+    if (!held)
+        block_fatal(&held_mask);
+    held = 1;
+}
+
+void cli_signals_release(void)
+{
+    if (held)
+        pthread_sigmask(SIG_SETMASK, &held_mask, NULL);
+    held = 0;
+}
+
 int cli_tmp_register(const char *path)
 {
     sigset_t old;

@@ -224,8 +224,16 @@ uint32_t cli_default_hash(uint32_t kind)
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out)
 {
     if (amq_hash_algo_from_name(s, out) != AMQ_OK) {
-        cli_error("%s: unknown algorithm '%s' (xxh3, murmur3, murmur64a, redisbloom, mulshift)",
-                  opt, s);
+        char list[256];
+        size_t used = 0;
+        uint32_t id;
+        /* the library's names: hash ids are small and never reused */
+        list[0] = '\0';
+        for (id = 1; id < 256 && used < sizeof list; id++)
+            if (amq_hash_algo_name(id) != NULL)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                         used > 0 ? ", " : "", amq_hash_algo_name(id));
+        cli_error("%s: unknown algorithm '%s' (%s)", opt, s, list);
         return -1;
     }
     return 0;

@@ -1,6 +1,7 @@
 # bash completion for amq (installed by `make install` as
 # $(datadir)/bash-completion/completions/amq).  Commands come from
-# `amq --help`, options from `amq COMMAND --help`, so that completion
+# `amq --help`, options from `amq COMMAND --help`, the names of kinds,
+# formats and hashes from `amq help kinds|formats|hashes`, so that completion
 # follows the installed tool without a list to keep up to date.
 
 _amq_commands() {
@@ -24,16 +25,16 @@ _amq() {
     cmd=${COMP_WORDS[1]}
     case "$prev" in
     --type)
-        COMPREPLY=($(compgen -W "bloom blocked partitioned cuckoo scalable-bloom scalable-cuckoo expandable" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(amq help kinds 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --hash)
-        COMPREPLY=($(compgen -W "xxh3 murmur3 murmur64a redisbloom" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(amq help hashes 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --algo)
         COMPREPLY=($(compgen -W "murmur3_128 murmur3_32 murmur64a fnv1a32 fnv1a64 xxh3" -- "$cur"))
         return 0 ;;
     --from|--to)
-        COMPREPLY=($(compgen -W "guava redis" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(amq help formats 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --capacity|--fpp|--seed|--threads|--bits|--hashes|--bits-per-key|--bucket-size|\
     --fingerprint-bits|--max-kicks|--expansion|--partitions)

@@ -78,6 +78,7 @@ static int fz_filter_save(const amq_filter *f, const char *path, unsigned flags,
 #define amq_filter_new fz_filter_new
 #include "../cli/util.c"
 #include "../cli/aging.c"
+#include "../cli/kinds.c"
 #include "../cli/cmd_create.c"
 #undef amq_filter_new
 

@@ -759,7 +759,7 @@ static const char *geometry_difference(const amq_blocked *a, const amq_blocked *
 int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
 {
     size_t i;
-    uint64_t a, c, si, di;
+    uint64_t a, c, si, di, changed = 0;
 
     if (geometry_difference(dst, src) != NULL)
         return AMQ_EINCOMPAT;
@@ -768,11 +768,16 @@ int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
     for (i = 0; i < dst->data.size; i += 8) {
         a = amq_blk_word(dst->data.data + i, 0);
         c = amq_blk_word(src->data.data + i, 0);
+        changed |= c & ~a;
         atomic_store_explicit(amq_blk_word_ptr(dst->data.data + i, 0), a | c, memory_order_relaxed);
     }
     si = amq_blocked_items(src);
     di = amq_blocked_items(dst);
-    atomic_store_explicit(&dst->one.items, di > UINT64_MAX - si ? UINT64_MAX : di + si,
+    atomic_store_explicit(&dst->one.items,
+                          amq_union_items(di, si,
+                                          amq_blk_estimate_items(dst->data.data, dst->p.blocks,
+                                                                 dst->p.k),
+                                          changed != 0),
                           memory_order_relaxed);
     return AMQ_OK;
 }
@@ -803,6 +808,22 @@ static unsigned block_popcount(const uint8_t *blk)
     for (w = 0; w < 8; w++)
         c += (unsigned)__builtin_popcountll(amq_blk_word(blk, w));
     return c;
+}
+
+double amq_blk_estimate_items(const uint8_t *d, uint64_t blocks, uint32_t k)
+{
+    double table[AMQ_BLOCKED_BLOCK_BITS + 1], sum = 0.0, per = log1p(-1.0 / AMQ_BLOCKED_BLOCK_BITS);
+    uint64_t i;
+    unsigned c;
+
+    /* A full block says only "at least this many": counted as 1/2 bit short. */
+    for (c = 0; c <= AMQ_BLOCKED_BLOCK_BITS; c++)
+        table[c] = log1p(-((c < AMQ_BLOCKED_BLOCK_BITS ? (double)c : c - 0.5) /
+                           AMQ_BLOCKED_BLOCK_BITS)) /
+                   ((double)k * per);
+    for (i = 0; i < blocks; i++)
+        sum += table[block_popcount(d + i * 64)];
+    return sum;
 }
 
 uint64_t amq_blocked_bits_set(const amq_blocked *b)

@@ -369,6 +369,9 @@ const amq_blk_simd_ops *amq_blk_simd_select(uint32_t simd);
  * highest load whose best rate is at most p (AMQ_ERANGE if none above
  * 0.512 keys per block). */
 double amq_blk_fpp_lambda(double lambda, uint32_t k);
+/* The keys an array of 64-byte blocks holds, estimated from each block's set
+ * bits (Swamidass-Baldi per block: k probes over its 512 bits). */
+double amq_blk_estimate_items(const uint8_t *d, uint64_t blocks, uint32_t k);
 uint32_t amq_blk_best_k_lambda(double lambda, double *fpp);
 int amq_blk_max_lambda(double p, double *lambda, uint32_t *k);
 

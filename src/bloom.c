@@ -438,10 +438,18 @@ static int same_geometry(const amq_bloom *a, const amq_bloom *b)
            a->p.hash_algo == b->p.hash_algo && a->p.seed == b->p.seed;
 }
 
+/* Swamidass-Baldi: items that set x of m bits with k probes. */
+static double estimate_from_bits(uint64_t x, uint64_t m, uint32_t k)
+{
+    if (x >= m)
+        return INFINITY;
+    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
+}
+
 int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src)
 {
     size_t i, words = dst->data.size / 8;
-    uint64_t a, c;
+    uint64_t a, c, x = 0, changed = 0;
 
     if (!same_geometry(dst, src))
         return AMQ_EINCOMPAT;
@@ -450,19 +458,14 @@ int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src)
     for (i = 0; i < words; i++) {
         memcpy(&a, dst->data.data + i * 8, 8);
         memcpy(&c, src->data.data + i * 8, 8);
+        changed |= c & ~a;
         a |= c;
+        x += (uint64_t)__builtin_popcountll(a);
         memcpy(dst->data.data + i * 8, &a, 8);
     }
-    dst->items = (dst->items > UINT64_MAX - src->items) ? UINT64_MAX : dst->items + src->items;
+    dst->items = amq_union_items(dst->items, src->items,
+                                 estimate_from_bits(x, dst->p.bits, dst->p.k), changed != 0);
     return AMQ_OK;
-}
-
-/* Swamidass-Baldi: items that set x of m bits with k probes. */
-static double estimate_from_bits(uint64_t x, uint64_t m, uint32_t k)
-{
-    if (x >= m)
-        return INFINITY;
-    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
 }
 
 int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src)

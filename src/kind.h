@@ -179,4 +179,23 @@ const amq_kind_ops *amq_kind_lookup(uint32_t kind);
         return (SIZE);                                                                             \
     }
 
+/*
+ * The item count of a union of Bloom-family arrays (merge): items a and b of
+ * the two sides, est the estimate from the union's bits, changed whether the
+ * OR set any bit the destination lacked.  A sum would count a key of both
+ * sides twice (a filter merged with itself would double), so the count is
+ * the estimate, kept within what the union can hold: at least the larger
+ * side, at most both sides; and when the OR changed nothing (the source's
+ * bits are already in, or both are empty) the union is the larger side.
+ */
+static inline uint64_t amq_union_items(uint64_t a, uint64_t b, double est, int changed)
+{
+    uint64_t lo = a > b ? a : b, hi = a > UINT64_MAX - b ? UINT64_MAX : a + b, n;
+
+    if (!changed)
+        return lo;
+    n = !(est > 0.0) ? 0 : est >= 1.8e19 ? UINT64_MAX : (uint64_t)(est + 0.5);
+    return n < lo ? lo : n > hi ? hi : n;
+}
+
 #endif /* AMQ_KIND_H */

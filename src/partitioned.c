@@ -697,17 +697,24 @@ int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src)
         return AMQ_EREADONLY;
     if (amq_partitioned_verify(dst, NULL) != AMQ_OK || amq_partitioned_verify(src, NULL) != AMQ_OK)
         return AMQ_ECHECKSUM;
-    for (off = 0; off < dst->data.size; off += 8) {
-        a = amq_blk_word(dst->data.data + off, 0);
-        c = amq_blk_word(src->data.data + off, 0);
-        atomic_store_explicit(amq_blk_word_ptr(dst->data.data + off, 0), a | c,
-                              memory_order_relaxed);
-    }
     for (i = 0; i < dst->nparts; i++) {
+        const part *p = &dst->parts[i];
+        uint64_t changed = 0, end = p->offset + p->blocks * 64;
+        for (off = p->offset; off < end; off += 8) {
+            a = amq_blk_word(dst->data.data + off, 0);
+            c = amq_blk_word(src->data.data + off, 0);
+            changed |= c & ~a;
+            atomic_store_explicit(amq_blk_word_ptr(dst->data.data + off, 0), a | c,
+                                  memory_order_relaxed);
+        }
         a = atomic_load_explicit(&dst->parts[i].items, memory_order_relaxed);
         si = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
                                   memory_order_relaxed);
-        atomic_store_explicit(&dst->parts[i].items, a > UINT64_MAX - si ? UINT64_MAX : a + si,
+        atomic_store_explicit(&dst->parts[i].items,
+                              amq_union_items(a, si,
+                                              amq_blk_estimate_items(part_data(dst, i), p->blocks,
+                                                                     p->k),
+                                              changed != 0),
                               memory_order_relaxed);
     }
     return AMQ_OK;

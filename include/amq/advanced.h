@@ -91,9 +91,10 @@ AMQ_API int amq_bloom_clear(amq_bloom *b);
 
 /*
  * dst |= src (union) or dst &= src (intersection).  Both must have the same
- * parameters (AMQ_EINCOMPAT otherwise).  The union's item count is the sum
- * of both counts (an upper bound), the intersection's is the
- * Swamidass-Baldi estimate of what it holds.  O(m).
+ * parameters (AMQ_EINCOMPAT otherwise).  The item count afterwards is the
+ * Swamidass-Baldi estimate of what the result holds (a union's kept within
+ * [the larger count, the sum], and the larger count when src adds no bit),
+ * so a key of both counts once.  O(m).
  */
 AMQ_API int amq_bloom_merge(amq_bloom *dst, const amq_bloom *src);
 AMQ_API int amq_bloom_intersect(amq_bloom *dst, const amq_bloom *src);
@@ -239,8 +240,9 @@ AMQ_API int amq_blocked_clear(amq_blocked *b);
 /*
  * dst |= src: dst then answers "may be present" for every key of either.
  * Same blocks, k, hash algorithm and seed required (AMQ_EINCOMPAT);
- * AMQ_EREADONLY for a view.  The count becomes the sum (an upper bound).
- * O(blocks).
+ * AMQ_EREADONLY for a view.  The count becomes the estimate from each
+ * block's bits (a key of both counts once), within [the larger count, the
+ * sum], and the larger count when src adds no bit.  O(blocks).
  */
 AMQ_API int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src);
 
@@ -326,7 +328,8 @@ AMQ_API int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_h
                                            size_t n, uint8_t *out, uint64_t *count);
 
 /* dst |= src for filters of the same partitions and geometry
- * (AMQ_EINCOMPAT otherwise); counts add up.  O(bytes). */
+ * (AMQ_EINCOMPAT otherwise); each partition's count becomes the estimate
+ * from its blocks' bits, as amq_blocked_merge's.  O(bytes). */
 AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src);
 
 /* Empties every partition.  AMQ_EREADONLY for a view. */

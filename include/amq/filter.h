@@ -163,7 +163,11 @@ AMQ_API int amq_filter_set_concurrent(amq_filter *f, int on);
 
 /* Union (dst gains every key of src) and intersection, for filters of the
  * same kind and geometry; AMQ_EINCOMPAT with err->msg saying what differs,
- * AMQ_EUNSUPPORTED for kinds that cannot. */
+ * AMQ_EUNSUPPORTED for kinds that cannot.  The item count afterwards is an
+ * estimate from the bits (Swamidass-Baldi), so that a key of both counts
+ * once: for a union, within [the larger count, the sum], and the larger
+ * count when src adds no bit (a filter merged with itself keeps its count).
+ * O(size of the arrays). */
 AMQ_API int amq_filter_merge(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
 AMQ_API int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
 

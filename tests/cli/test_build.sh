@@ -2,6 +2,7 @@
 # test_build.sh - amq build, merge, import and export: sizing from the
 # distinct keys, round trips, gzip and pipes, and the refusals.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$T" || exit 1
 
 has_kind() { "$AMQ" create "k-$1.amq" --type "$1" --capacity 10 --force >/dev/null 2>&1; }
@@ -150,6 +151,36 @@ expect_stderr_has "missing.amq"
 expect_status 2 "$AMQ" merge only-out.amq
 expect_stderr_has "missing IN"
 
+CASE=merge-overlap
+# Issue 45: a union counts a key of both sides once.  A filter merged with
+# itself keeps its count; two overlapping halves count their distinct keys
+# (an estimate from the bits); neither warns about a capacity it is within.
+items_of() { "$AMQ" info --json "$1" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["items"])'; }
+seq 1 600000 >k600
+seq 300001 900000 >k600b
+for kind in bloom blocked partitioned; do
+    has_kind $kind || continue
+    rm -f o1.amq o2.amq oo.amq ou.amq
+    "$AMQ" create o1.amq --type $kind --capacity 1M >/dev/null
+    "$AMQ" add o1.amq k600
+    "$AMQ" create o2.amq --type $kind --capacity 1M >/dev/null
+    "$AMQ" add o2.amq k600b
+    n1=$(items_of o1.amq)
+    expect_status 0 "$AMQ" merge oo.amq o1.amq o1.amq
+    expect_eq "$kind: merge prints nothing" "" "$(cat "$T/.err")"
+    expect_eq "$kind: a filter merged with itself keeps its count" "$n1" "$(items_of oo.amq)"
+    expect_status 0 "$AMQ" info oo.amq
+    expect_eq "$kind: info of the self-merge does not warn" "" "$(cat "$T/.err")"
+    expect_status 0 "$AMQ" merge ou.amq o1.amq o2.amq
+    n=$(items_of ou.amq)
+    [ "$n" -ge 891000 ] && [ "$n" -le 909000 ] ||
+        fail "$kind: union of 600k and 600k keys sharing 300k counts $n (900000 +- 1 %)"
+    expect_status 0 "$AMQ" info ou.amq
+    expect_eq "$kind: info of the union does not warn" "" "$(cat "$T/.err")"
+    expect_eq "$kind: every key of the union present" 1200000 \
+        "$(cat k600 k600b | "$AMQ" query -c ou.amq)"
+done
+
 CASE=guava-round-trip
 # Without Java: amq's own Guava files round-trip byte for byte.
 expect_status 0 "$AMQ" build g.amq keys --guava
@@ -196,7 +227,7 @@ expect_stderr_has "RESP"
 expect_status 2 "$AMQ" export --to redis k g.bin
 expect_stderr_has "g.bin"
 expect_status 2 "$AMQ" import g.bin x.amq
-expect_stderr_has "--from guava is required"
+expect_stderr_has "--from FORMAT is required (guava, redis)"
 expect_status 2 "$AMQ" import --from guava g.bin gi.amq
 expect_stderr_has "file exists"
 expect_status 2 "$AMQ" export --to guava b.amq x.bin
@@ -210,6 +241,40 @@ if has_kind blocked; then
 fi
 expect_status 2 "$AMQ" export --to guava junk.amq x.bin
 expect_stderr_has "junk.amq"
+
+CASE=import-redis-chunks
+# Issue 45: a chunk's iterator names where it lies in the filter; a dump's
+# chunks tile it in order.  A repeated chunk in place of another of the same
+# length (the byte total holds), chunks out of order, and a Cuckoo chunk with
+# a fingerprint the header does not count are refused, and no file written.
+CHUNKS="/usr/bin/python3 $HERE/resp_chunks.py"
+seq 1 300000 >k300
+"$AMQ" create rb.amq --type scalable-bloom --redisbloom --capacity 3M --fpp 0.001 >/dev/null
+"$AMQ" add rb.amq k300
+"$AMQ" create rc.amq --type scalable-cuckoo --redisbloom --capacity 3M >/dev/null
+"$AMQ" add rc.amq k300
+for fam in rb rc; do
+    "$AMQ" export --to redis k $fam.amq $fam.resp
+    expect_eq "$fam: data chunks of 1 MiB" yes "$([ "$($CHUNKS $fam.resp count)" -ge 4 ] && echo yes)"
+    expect_status 0 "$AMQ" import --from redis $fam.resp $fam-back.amq
+    expect_eq "$fam: the whole stream imports every key" 300000 "$("$AMQ" query -c $fam-back.amq k300)"
+    $CHUNKS $fam.resp $fam-rep.resp repeat 0 1
+    expect_status 2 "$AMQ" import --from redis $fam-rep.resp x.amq
+    expect_stderr_has "a chunk repeated"
+    [ -e x.amq ] && fail "$fam: a stream with a repeated chunk left a file"
+    $CHUNKS $fam.resp $fam-rep2.resp repeat 2 1
+    expect_status 2 "$AMQ" import --from redis $fam-rep2.resp x.amq
+    expect_stderr_has "a chunk missing"
+    [ -e x.amq ] && fail "$fam: a stream with a chunk missing left a file"
+    $CHUNKS $fam.resp $fam-swap.resp swap 0 2
+    expect_status 2 "$AMQ" import --from redis $fam-swap.resp x.amq
+    expect_stderr_has "out of order"
+    [ -e x.amq ] && fail "$fam: a stream out of order left a file"
+done
+$CHUNKS rc.resp rc-fill.resp fill 0
+expect_status 2 "$AMQ" import --from redis rc-fill.resp x.amq
+expect_stderr_has "the header records 300000 items but the chunks hold another number"
+[ -e x.amq ] && fail "a Cuckoo stream whose count is not its fingerprints' left a file"
 
 CASE=usage
 for c in build merge import export dedup; do

@@ -132,6 +132,47 @@ grep -q 'completions/amq.bash.*/nonexistent/usr/share/bash-completion/completion
 grep -q '_amq.*/nonexistent/usr/share/zsh/site-functions/_amq' inst.txt ||
     fail "make install does not install the zsh completion"
 
+CASE=lists-from-the-tables
+# Issue 45: every list of kinds and formats a user sees comes from the tables
+# the code uses (amq help kinds|formats prints them): create's and build's
+# --help, amq --help, import/export --help, the man page, the completions.
+kinds=$("$AMQ" help kinds)
+formats=$("$AMQ" help formats)
+expect_eq "kinds listed" yes "$([ "$(echo "$kinds" | wc -l)" -ge 9 ] && echo yes)"
+seq 1 100 >lk
+for k in $kinds; do
+    case $k in aging) extra="--capacity 1000 --window 1000" ;; *) extra="--capacity 1000" ;; esac
+    # shellcheck disable=SC2086
+    "$AMQ" build --type "$k" lk-$k.amq lk $extra >/dev/null 2>&1 ||
+        "$AMQ" build --type "$k" lk-$k.amq lk >/dev/null 2>&1 ||
+        fail "'amq help kinds' names '$k', which build does not take"
+    for c in create build; do
+        "$AMQ" $c --help | tr -c 'a-z-' '\n' | grep -qx -- "$k" || fail "$c --help does not list kind $k"
+    done
+done
+for f in $formats; do
+    "$AMQ" --help | grep -E "^  (import|export) " | grep -c "[ ,]$f\b" | grep -qx 2 ||
+        fail "amq --help: import and export do not both list format $f"
+    "$AMQ" import --help | grep -q -- "--from $f" || fail "import --help lacks --from $f"
+    "$AMQ" export --help | grep -q -- "--to $f" || fail "export --help lacks --to $f"
+done
+# The man page's two --type paragraphs (create, build) name exactly the kinds.
+/usr/bin/python3 - "$REPO/docs/amq.1" $kinds <<'PY' >man.txt 2>&1 || fail "man page: $(cat man.txt)"
+import re, sys
+text = open(sys.argv[1]).read()
+kinds = set(sys.argv[2:])
+paras = re.findall(r'\.BI \\-\\-type " TYPE"\n(.*?)\n\.TP', text, re.S)
+assert len(paras) == 2, "expected the --type paragraphs of create and build, got %d" % len(paras)
+for p in paras:
+    named = set(re.findall(r'^\.BR? "?([a-z][a-z-]*)', p, re.M)) - {"amq"}
+    assert named == kinds, "a --type paragraph names %s, the tool %s" % (sorted(named), sorted(kinds))
+PY
+got=$(PATH="$(dirname "$AMQ"):$PATH" bash -c ". '$REPO/completions/amq.bash'
+COMP_WORDS=(amq create f --type ''); COMP_CWORD=4; _amq; echo \"\${COMPREPLY[*]}\"
+COMP_WORDS=(amq import --from ''); COMP_CWORD=3; _amq; echo \"\${COMPREPLY[*]}\"")
+expect_eq "bash completion of --type and --from" "$(echo $kinds)
+$(echo $formats)" "$got"
+
 CASE=docs-inside-the-repo
 grep -rn 'shared/specs\|/work/\|example\.invalid' "$REPO/README.md" "$REPO/docs" \
     "$REPO/amq.pc.in" "$REPO/redis" "$REPO/cli" >outside.txt

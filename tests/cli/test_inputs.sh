@@ -82,7 +82,7 @@ CASE=cuckoo-repeats-skipped
 "$AMQ" create sc.amq --type scalable-cuckoo --capacity 100k >/dev/null
 size0=$(stat -c %s sc.amq)
 expect_status 0 sh -c "yes key | head -112 | '$AMQ' add --stats sc.amq"
-expect_stderr_has "1 new, 111 already present"
+expect_stderr_has "1 new, 111 repeated in the input"
 expect_eq "scalable-cuckoo size after 112 copies of a key" "$size0" "$(stat -c %s sc.amq)"
 "$AMQ" create c.amq --type cuckoo --capacity 1M >/dev/null
 expect_status 0 sh -c "yes key | head -5 | '$AMQ' add c.amq"
