@@ -215,12 +215,12 @@ test-headers:
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
 
-test-redis: $(REDIS_MODULE) $(BUILD)/amq
-	@AMQ=$(BUILD)/amq /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+test-redis: $(REDIS_MODULE) $(BUILD)/amq python
+	@AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
 
 # The same suite on every server the module supports (scripts/test-servers.sh).
-test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq
-	@AMQ=$(BUILD)/amq scripts/test-servers.sh $(REDIS_MODULE)
+test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq python
+	@AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python scripts/test-servers.sh $(REDIS_MODULE)
 
 servers: deps-servers
 	@scripts/build-servers.sh

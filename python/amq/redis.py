@@ -29,6 +29,7 @@ RedisBloom, valkey-bloom for BF.*); each command family is a small backend objec
 (BloomBackend, CuckooBackend) so that amq.so's own type can be added as another one.
 """
 import json
+import logging
 import sys
 import time
 
@@ -369,10 +370,20 @@ class _Cluster:
         self.client.nodes_manager.update_moved_exception(e)
 
     def refresh(self):
+        # redis-py logs a traceback for each seed node it cannot reach; the call reports
+        # what matters (the shard and its node) if the retries run out.
+        log = logging.getLogger("redis.cluster")
+        log.addFilter(_quiet)
         try:
             self.client.nodes_manager.initialize()
         except (_rex.RedisError, OSError):
             pass  # nothing reachable now: the next round fails and is retried or reported
+        finally:
+            log.removeFilter(_quiet)
+
+
+def _quiet(record):
+    return record.levelno > logging.ERROR
 
 
 def _topology(client):
