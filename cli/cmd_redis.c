@@ -297,6 +297,8 @@ int cmd_export_redis(int argc, char **argv)
     cli_target t;
     int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd;
 
+    if (cli_redis_sharded(argc, argv))
+        return cmd_export_redis_sharded(argc, argv);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
@@ -726,6 +728,8 @@ int cmd_import_redis(int argc, char **argv)
     amq_filter *f = NULL;
     int opt, force = 0, rc;
 
+    if (cli_redis_sharded(argc, argv))
+        return cmd_import_redis_sharded(argc, argv);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {

@@ -155,8 +155,18 @@ def shard_of(item, shards, seed=SHARD_SEED):
 
 # ---- keys, as the rest of the package takes them -----------------------------------------
 
+_np = []
+
+
 def _numpy():
-    return sys.modules.get("numpy")
+    """numpy when it is installed (answers are then numpy bool arrays), else None."""
+    if not _np:
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        _np.append(numpy)
+    return _np[0]
 
 
 def _key(k):
@@ -910,7 +920,7 @@ def load_resp(client, stream):
             return load_resp(client, f)
     n = 0
     for args in _read_resp_commands(stream):
-        client.execute_command(*args)
+        client.execute_command(args[0].decode("ascii", "replace"), *args[1:])
         n += 1
     return n
 

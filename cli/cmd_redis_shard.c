@@ -1,0 +1,899 @@
+/*
+ * cmd_redis_shard.c - amq export --to redis --shards N / amq import --from redis --shards N:
+ * one logical filter NAME over N shard keys of a Redis Cluster (docs/cluster.md).
+ *
+ * export writes, for shard i, the chunk stream `amq export --to redis` writes for one key
+ * (staging key in the shard's slot, then RENAMENX/RENAME), to the key NAME:{tag_i}, and last
+ * the metadata key NAME (SET NAME <json> NX, or SET with --replace), so that a client never
+ * opens a filter whose shards are not all loaded.
+ *
+ * import reads such a stream (or the one amq.redis.ShardedFilter.dump_resp writes) and turns
+ * each shard's chunks into its own file, through the one-key import.
+ *
+ * A filter's bits cannot be cut by an item hash they do not depend on: the shards are built
+ * apart (the keys split by the protocol's shard hash, `python3 -m amq.redis split`), one file
+ * per shard, and exported together.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define AMQ_ADVANCED_API 1 /* link 0's capacity and error rate for the metadata */
+#include "cli.h"
+#include "cmd_redis.h"
+
+#include "amq/advanced.h"
+#include "amq/bloom.h"
+#include "amq/scalable_bloom.h"
+#include "amq/scalable_cuckoo.h"
+
+#define SLOTS 16384u
+#define MAX_SHARDS 1024u
+
+static const char export_usage[] =
+    "usage: amq export --to redis --shards N NAME IN_0 ... IN_N-1 [OUT] [--replace] [--force]\n"
+    "\n"
+    "Writes the N filter files IN_0 ... IN_N-1 (shard i's filter in IN_i) as the Redis\n"
+    "commands that load them as one sharded filter NAME (docs/cluster.md): shard i\n"
+    "goes to the key NAME:{tag_i}, whose hash tag places it on the i-th N-th of the\n"
+    "cluster's slots, and the metadata key NAME is set last.  Each IN_i is a file\n"
+    "'amq export --to redis' takes (scalable-bloom or scalable-cuckoo in RedisBloom's\n"
+    "layout, or a classic Bloom filter with RedisBloom's hashing), all of one family.\n"
+    "Build shard i from the keys whose shard is i ('python3 -m amq.redis split').\n"
+    "A cluster does not take 'redis-cli --pipe' (it follows no redirection): load\n"
+    "with 'python3 -m amq.redis load --cluster OUT', or pipe to a single server.\n"
+    "  --replace        replace the shard keys and NAME if they exist (else each is\n"
+    "                   only created when absent)\n"
+    "  --force          replace OUT if it exists\n";
+
+static const char import_usage[] =
+    "usage: amq import --from redis --shards N IN OUT_0 ... OUT_N-1 [--force]\n"
+    "\n"
+    "Reads the commands of a sharded filter (IN, '-': standard input) - what\n"
+    "'amq export --to redis --shards N' writes, or ShardedFilter.dump_resp in\n"
+    "Python - and writes shard i's filter to OUT_i.  The chunks of key NAME:{i.j}\n"
+    "are shard i's; every shard must be there.  No file is written unless all are.\n"
+    "  --force          replace the OUTs if they exist\n";
+
+int cli_redis_sharded(int argc, char **argv)
+{
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--shards") == 0 || strncmp(argv[i], "--shards=", 9) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- the protocol: hash tags (docs/cluster.md, "Placement") ----------------------------- */
+
+/* CRC16-XMODEM (polynomial 0x1021, initial 0), as Redis Cluster's key slots. */
+static uint16_t crc16(const char *s, size_t len)
+{
+    uint16_t crc = 0;
+    size_t i;
+    int b;
+
+    for (i = 0; i < len; i++) {
+        crc = (uint16_t)(crc ^ ((uint16_t)(unsigned char)s[i] << 8));
+        for (b = 0; b < 8; b++)
+            crc = (uint16_t)((crc & 0x8000u) ? ((unsigned)crc << 1) ^ 0x1021u : (unsigned)crc << 1);
+    }
+    return crc;
+}
+
+/* Shard i's tag "i.j": the least j whose slot lies in the middle half of the i-th n-th of
+ * the slots, away from the edges where clusters' slot ranges may begin or end. */
+static void shard_tag(unsigned i, unsigned n, char *out, size_t cap)
+{
+    unsigned lo = i * SLOTS / n, hi = (i + 1) * SLOTS / n, w = hi - lo;
+    unsigned band_lo = lo + w / 4, band_w = w / 2 > 0 ? w / 2 : 1, slot;
+    unsigned long j;
+    int len;
+
+    for (j = 0;; j++) {
+        len = snprintf(out, cap, "%u.%lu", i, j);
+        slot = crc16(out, (size_t)len) & (SLOTS - 1);
+        if (slot >= band_lo && slot < band_lo + band_w)
+            return;
+    }
+}
+
+static int parse_shards(const char *s, unsigned *n)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < 1 || v > MAX_SHARDS) {
+        cli_error("--shards: '%s' is not a number of shards in [1, %u]", s, MAX_SHARDS);
+        return -1;
+    }
+    *n = (unsigned)v;
+    return 0;
+}
+
+/* A JSON string of s. */
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Runs a subcommand on an argv built here (getopt permutes it: a copy of the pointers). */
+static int run_sub(int (*fn)(int, char **), const char **args, int n)
+{
+    char *argv[16];
+    int i;
+
+    for (i = 0; i < n && i < 15; i++)
+        argv[i] = (char *)args[i];
+    argv[i] = NULL;
+    return fn(i, argv);
+}
+
+/* A new empty temporary file in $TMPDIR: its path in buf, registered for removal. */
+static int temp_file(char *buf, size_t cap, int *slot)
+{
+    const char *dir = getenv("TMPDIR");
+    int fd;
+
+    snprintf(buf, cap, "%s/amq-shard.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
+    fd = mkstemp(buf);
+    if (fd < 0) {
+        cli_error("%s: %s", buf, strerror(errno));
+        return -1;
+    }
+    *slot = cli_tmp_register(buf);
+    close(fd);
+    return 0;
+}
+
+static void temp_remove(const char *path, int slot)
+{
+    unlink(path);
+    if (slot >= 0)
+        cli_tmp_unregister(slot);
+}
+
+/* The bytes [off, off + len) of in appended to out. */
+static int copy_range(FILE *out, FILE *in, long off, size_t len)
+{
+    char buf[1 << 16];
+    size_t n;
+
+    if (fseek(in, off, SEEK_SET) != 0)
+        return -1;
+    while (len > 0) {
+        n = fread(buf, 1, len < sizeof buf ? len : sizeof buf, in);
+        if (n == 0 || fwrite(buf, 1, n, out) != n)
+            return -1;
+        len -= n;
+    }
+    return 0;
+}
+
+static int copy_into(FILE *out, const char *path)
+{
+    char buf[1 << 16];
+    size_t n;
+    FILE *in = fopen(path, "rb");
+    int rc = 0;
+
+    if (in == NULL) {
+        cli_error("%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) {
+            rc = -1;
+            break;
+        }
+    if (ferror(in))
+        rc = -1;
+    fclose(in);
+    return rc;
+}
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+/* The shard's family ('b' BF, 'c' CF) and its parameters as a JSON object into f. */
+static int shard_params(const char *in, FILE *f, int *family, uint64_t *capacity)
+{
+    amq_filter *flt = NULL;
+    amq_errinfo err;
+    const amq_sbloom *s;
+    const amq_scuckoo *c;
+    amq_bloom *b;
+    int rc;
+
+    memset(&err, 0, sizeof err);
+    rc = amq_filter_open(in, 0, NULL, &flt, &err);
+    if (rc != AMQ_OK) {
+        cli_lib_error(rc, &err, NULL);
+        return -1;
+    }
+    s = amq_filter_sbloom(flt);
+    c = amq_filter_scuckoo(flt);
+    b = s == NULL && c == NULL ? amq_filter_bloom(flt) : NULL;
+    rc = 0;
+    if (s != NULL) {
+        amq_sbloom_info si;
+        amq_sbloom_link_info li;
+        const uint8_t *data;
+        amq_sbloom_get_info(s, &si);
+        if (amq_sbloom_link(s, 0, &li, &data) != AMQ_OK)
+            memset(&li, 0, sizeof li);
+        *family = 'b';
+        *capacity = li.entries;
+        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, ", li.entries, li.error);
+        if (si.options & AMQ_SBLOOM_NO_SCALING)
+            fputs("\"nonscaling\": true}", f);
+        else
+            fprintf(f, "\"expansion\": %u}", si.growth);
+    } else if (c != NULL) {
+        amq_scuckoo_info ci;
+        amq_scuckoo_get_info(c, &ci);
+        *family = 'c';
+        *capacity = ci.num_buckets * ci.bucket_size;
+        fprintf(f,
+                "{\"bucket_size\": %u, \"capacity\": %" PRIu64 ", \"expansion\": %u, "
+                "\"max_iterations\": %u}",
+                ci.bucket_size, *capacity, ci.expansion, ci.max_iterations);
+    } else if (b != NULL) {
+        amq_bloom_params p;
+        amq_bloom_get_params(b, &p);
+        *family = 'b';
+        *capacity = p.capacity;
+        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, \"nonscaling\": true}",
+                p.capacity, p.fpp);
+    } else {
+        rc = -1; /* the one-key export says why, with the file's kind */
+        *family = 0;
+    }
+    amq_filter_free(flt);
+    return rc;
+}
+
+int cmd_export_redis_sharded(int argc, char **argv)
+{
+    enum { O_TO = 256, O_SHARDS, O_FORCE, O_REPLACE };
+    static const struct option opts[] = {
+        {"to", required_argument, NULL, O_TO},
+        {"shards", required_argument, NULL, O_SHARDS},
+        {"force", no_argument, NULL, O_FORCE},
+        {"replace", no_argument, NULL, O_REPLACE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned n = 0, i;
+    int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd;
+    int family = 0, fam = 0, slot = -1, npos, have_tmp = 0;
+    const char *name, *outpath = "-";
+    char **keys = NULL, tmp[4200];
+    char *params = NULL;
+    size_t params_len = 0;
+    FILE *pf = NULL, *o = NULL;
+    uint64_t total = 0, cap;
+    cli_target t;
+
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_TO:
+            break;
+        case O_SHARDS:
+            if (parse_shards(optarg, &n) != 0)
+                return EXIT_TROUBLE;
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case O_REPLACE:
+            replace = 1;
+            break;
+        case 'h':
+            fputs(export_usage, stdout);
+            return 0;
+        default:
+            cli_usage_hint();
+            return EXIT_TROUBLE;
+        }
+    }
+    /* The one-key export run per shard below moves optind: the positions are kept here. */
+    argv += optind;
+    npos = argc - optind;
+    if (npos != (int)n + 1 && npos != (int)n + 2) {
+        cli_error("export --shards %u: expected NAME, %u filter files and an optional OUT "
+                  "(got %d arguments)",
+                  n, n, npos);
+        cli_usage_hint();
+        return EXIT_TROUBLE;
+    }
+    name = argv[0];
+    if (npos == (int)n + 2)
+        outpath = argv[1 + (int)n];
+    if (*name == '\0' || strpbrk(name, "{}") != NULL) {
+        cli_error("export: NAME '%s' must be non-empty without '{' or '}' (the shards' hash "
+                  "tags follow it: a tag in NAME would put every shard on one slot)",
+                  name);
+        return EXIT_TROUBLE;
+    }
+    keys = calloc(n, sizeof *keys);
+    pf = open_memstream(&params, &params_len);
+    if (keys == NULL || pf == NULL) {
+        cli_error("out of memory");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        char tag[32];
+        size_t kl;
+        shard_tag(i, n, tag, sizeof tag);
+        kl = strlen(name) + strlen(tag) + 4;
+        keys[i] = malloc(kl);
+        if (keys[i] == NULL) {
+            cli_error("out of memory");
+            goto done;
+        }
+        snprintf(keys[i], kl, "%s:{%s}", name, tag);
+    }
+    /* Every file first: one of another family, or one without a RedisBloom form, stops the
+     * export before anything is written. */
+    for (i = 0; i < n; i++) {
+        const char *in = argv[1 + (int)i];
+        fputs(i == 0 ? "[" : ", ", pf);
+        if (shard_params(in, pf, &fam, &cap) != 0) {
+            if (fam == 0) {
+                cli_error("%s: shard %u: a filter with no RedisBloom form (scalable-bloom, "
+                          "scalable-cuckoo or a classic Bloom filter with RedisBloom's "
+                          "hashing can be exported)",
+                          in, i);
+            }
+            goto done;
+        }
+        if (family != 0 && fam != family) {
+            cli_error("%s: shard %u is a %s filter, shard 0 a %s filter: the shards must be of "
+                      "one family",
+                      in, i, fam == 'b' ? "Bloom" : "cuckoo", family == 'b' ? "Bloom" : "cuckoo");
+            goto done;
+        }
+        family = fam;
+        total += cap;
+    }
+    fputc(']', pf);
+    if (fclose(pf) != 0) {
+        pf = NULL;
+        cli_error("out of memory");
+        goto done;
+    }
+    pf = NULL;
+    if (cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
+        goto done;
+    target_open = 1;
+    fd = cli_target_begin(&t);
+    dfd = fd >= 0 ? dup(fd) : -1;
+    o = dfd >= 0 ? fdopen(dfd, "wb") : NULL;
+    if (o == NULL) {
+        if (fd >= 0)
+            cli_error("%s: %s", outpath, strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        cli_target_abort(&t);
+        goto done;
+    }
+    /* Each shard through the one-key export (its checks, staging key and rename), into a
+     * temporary file appended to OUT. */
+    if (temp_file(tmp, sizeof tmp, &slot) != 0)
+        goto abort;
+    have_tmp = 1;
+    for (i = 0; i < n; i++) {
+        const char *args[] = {"export", "--to", "redis", "--force", keys[i],
+                              argv[1 + (int)i], tmp, "--replace"};
+        unlink(tmp); /* the export creates it: an existing text file would be refused */
+        if (run_sub(cmd_export_redis, args, replace ? 8 : 7) != 0) {
+            cli_error("%s: shard %u (key %s) not exported", argv[1 + (int)i], i,
+                      keys[i]);
+            goto abort;
+        }
+        if (copy_into(o, tmp) != 0)
+            goto write_failed;
+    }
+    {
+        /* The metadata key, last: the keys, hash and parameters a client opens NAME with. */
+        char *meta = NULL;
+        size_t ml = 0;
+        FILE *mf = open_memstream(&meta, &ml);
+        const char *set[5];
+        size_t lens[5];
+        int k, na;
+
+        if (mf == NULL) {
+            cli_error("out of memory");
+            goto abort;
+        }
+        fprintf(mf, "{\"backend\": \"%s\", \"capacity\": %" PRIu64 ", \"format\": "
+                    "\"amq-sharded-filter\", \"keys\": [",
+                family == 'b' ? "bf" : "cf", total);
+        for (i = 0; i < n; i++) {
+            if (i > 0)
+                fputs(", ", mf);
+            json_str(mf, keys[i]);
+        }
+        fputs("], \"name\": ", mf);
+        json_str(mf, name);
+        fprintf(mf,
+                ", \"params\": %s, \"shard_hash\": \"xxh3_64\", \"shard_reduce\": "
+                "\"multiply-shift\", \"shard_seed\": \"0x616d712e73686172\", \"shards\": %u, "
+                "\"version\": 1}",
+                params, n);
+        if (fclose(mf) != 0) {
+            free(meta);
+            cli_error("out of memory");
+            goto abort;
+        }
+        set[0] = "SET";
+        set[1] = name;
+        set[2] = meta;
+        set[3] = "NX";
+        na = replace ? 3 : 4;
+        for (k = 0; k < na; k++)
+            lens[k] = strlen(set[k]);
+        fprintf(o, "*%d\r\n", na);
+        for (k = 0; k < na; k++) {
+            fprintf(o, "$%zu\r\n", lens[k]);
+            fwrite(set[k], 1, lens[k], o);
+            fputs("\r\n", o);
+        }
+        free(meta);
+    }
+    if (fflush(o) != 0 || ferror(o))
+        goto write_failed;
+    if (fclose(o) != 0) {
+        o = NULL;
+        goto write_failed;
+    }
+    o = NULL;
+    if (cli_target_commit(&t) != 0)
+        goto done;
+    rc = 0;
+    goto done;
+write_failed:
+    cli_error("%s: write failed: %s", strcmp(outpath, "-") == 0 ? "standard output" : outpath,
+              strerror(errno));
+abort:
+    if (o != NULL)
+        fclose(o);
+    o = NULL;
+    cli_target_abort(&t);
+done:
+    if (target_open)
+        cli_target_release(&t);
+    if (have_tmp)
+        temp_remove(tmp, slot);
+    if (pf != NULL)
+        fclose(pf);
+    free(params);
+    if (keys != NULL)
+        for (i = 0; i < n; i++)
+            free(keys[i]);
+    free(keys);
+    return rc;
+}
+
+/* ---- import ------------------------------------------------------------------------------- */
+
+/* Elements of one RESP array: bulk strings (or integers, kept as their digits). */
+#define MAX_ELEMS 16
+typedef struct cmd_in {
+    char *arg[MAX_ELEMS];
+    size_t len[MAX_ELEMS];
+    int is_int[MAX_ELEMS];
+    int n;
+} cmd_in;
+
+static void cmd_free(cmd_in *c)
+{
+    int i;
+    for (i = 0; i < c->n; i++)
+        free(c->arg[i]);
+    c->n = 0;
+}
+
+static int read_line(FILE *f, const char *name, uint64_t *pos, char *buf, size_t cap, int *eof)
+{
+    size_t n = 0;
+    int ch;
+
+    while ((ch = getc(f)) != EOF) {
+        (*pos)++;
+        if (ch == '\n')
+            break;
+        if (n + 1 >= cap) {
+            cli_error("%s: byte %" PRIu64 ": RESP line too long (not a RESP stream?)", name, *pos);
+            return -1;
+        }
+        buf[n++] = (char)ch;
+    }
+    if (ch == EOF) {
+        if (n == 0 && eof != NULL) {
+            *eof = 1;
+            return -1;
+        }
+        cli_error("%s: byte %" PRIu64 ": input ends inside a RESP command", name, *pos);
+        return -1;
+    }
+    if (n == 0 || buf[n - 1] != '\r') {
+        cli_error("%s: byte %" PRIu64 ": RESP line without CR LF", name, *pos);
+        return -1;
+    }
+    buf[n - 1] = '\0';
+    return 0;
+}
+
+static int parse_ll(const char *s, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0' ? 0 : -1;
+}
+
+/* One RESP array into c; 1 at a clean end of input. */
+static int read_cmd(FILE *f, const char *name, uint64_t *pos, cmd_in *c)
+{
+    char line[64];
+    long long n, len;
+    int i, eof = 0;
+
+    c->n = 0;
+    if (read_line(f, name, pos, line, sizeof line, &eof) != 0)
+        return eof ? 1 : -1;
+    if (line[0] != '*' || parse_ll(line + 1, &n) != 0 || n < 1 || n > MAX_ELEMS) {
+        cli_error("%s: byte %" PRIu64 ": expected a RESP array of 1 to %d elements, got '%.20s'",
+                  name, *pos, MAX_ELEMS, line);
+        return -1;
+    }
+    for (i = 0; i < (int)n; i++) {
+        if (read_line(f, name, pos, line, sizeof line, NULL) != 0)
+            goto fail;
+        c->is_int[i] = line[0] == ':';
+        if (c->is_int[i]) {
+            c->arg[i] = strdup(line + 1);
+            c->len[i] = strlen(line + 1);
+            if (c->arg[i] == NULL)
+                goto oom;
+            c->n = i + 1;
+            continue;
+        }
+        /* A chunk is at most 16 MiB (amq, RedisBloom's SCANDUMP); headers are small. */
+        if (line[0] != '$' || parse_ll(line + 1, &len) != 0 || len < 0 ||
+            (unsigned long long)len > (unsigned long long)AMQ_SBLOOM_MAX_CHUNK * 4) {
+            cli_error("%s: byte %" PRIu64 ": expected a RESP bulk string, got '%.20s'", name,
+                      *pos, line);
+            goto fail;
+        }
+        c->arg[i] = malloc((size_t)len + 3);
+        if (c->arg[i] == NULL)
+            goto oom;
+        c->n = i + 1;
+        c->len[i] = (size_t)len;
+        if (fread(c->arg[i], 1, (size_t)len + 2, f) != (size_t)len + 2 ||
+            c->arg[i][len] != '\r' || c->arg[i][len + 1] != '\n') {
+            cli_error("%s: byte %" PRIu64 ": bulk string of %lld bytes is cut short or lacks "
+                      "CR LF",
+                      name, *pos, len);
+            goto fail;
+        }
+        c->arg[i][len] = '\0';
+        *pos += (uint64_t)len + 2;
+    }
+    return 0;
+oom:
+    cli_error("out of memory");
+fail:
+    cmd_free(c);
+    return -1;
+}
+
+/* The shard of key "NAME:{i.j}" (-1 if it has no such tag); its NAME part's length. */
+static long key_shard(const char *key, size_t len, size_t *prefix)
+{
+    const char *open = memchr(key, '{', len), *p;
+    long i = 0;
+
+    if (open == NULL || open == key || open[-1] != ':')
+        return -1;
+    *prefix = (size_t)(open - 1 - key);
+    for (p = open + 1; p < key + len && *p >= '0' && *p <= '9'; p++) {
+        i = i * 10 + (*p - '0');
+        if (i > (long)MAX_SHARDS)
+            return -1;
+    }
+    if (p == open + 1 || p >= key + len || *p != '.')
+        return -1;
+    return i;
+}
+
+static void write_cmd(FILE *f, const cmd_in *c)
+{
+    int i;
+
+    fprintf(f, "*%d\r\n", c->n);
+    for (i = 0; i < c->n; i++) {
+        fprintf(f, "$%zu\r\n", c->len[i]);
+        fwrite(c->arg[i], 1, c->len[i], f);
+        fputs("\r\n", f);
+    }
+}
+
+typedef struct span {
+    unsigned shard;
+    long off;
+    size_t len;
+} span;
+
+int cmd_import_redis_sharded(int argc, char **argv)
+{
+    enum { O_FROM = 256, O_SHARDS, O_FORCE };
+    static const struct option opts[] = {
+        {"from", required_argument, NULL, O_FROM},
+        {"shards", required_argument, NULL, O_SHARDS},
+        {"force", no_argument, NULL, O_FORCE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned n = 0, i;
+    int opt, force = 0, rc = EXIT_TROUBLE, r, have_all = 0, have_one = 0;
+    const char *in, *name;
+    char all[4200], one[4200], *prefix = NULL;
+    char **done = NULL;
+    int all_slot = -1, one_slot = -1, *done_slot = NULL;
+    size_t prefix_len = 0, nspans = 0, cap_spans = 0, k;
+    span *spans = NULL;
+    uint64_t pos = 0, *chunks = NULL;
+    FILE *f = NULL, *tmp = NULL, *sub = NULL;
+    cmd_in c;
+
+    memset(&c, 0, sizeof c);
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case O_FROM:
+            break;
+        case O_SHARDS:
+            if (parse_shards(optarg, &n) != 0)
+                return EXIT_TROUBLE;
+            break;
+        case O_FORCE:
+            force = 1;
+            break;
+        case 'h':
+            fputs(import_usage, stdout);
+            return 0;
+        default:
+            cli_usage_hint();
+            return EXIT_TROUBLE;
+        }
+    }
+    if (argc - optind != (int)n + 1) {
+        cli_error("import --shards %u: expected IN and %u output files (got %d arguments)", n, n,
+                  argc - optind);
+        cli_usage_hint();
+        return EXIT_TROUBLE;
+    }
+    argv += optind; /* the one-key import run per shard below moves optind */
+    in = argv[0];
+    for (i = 0; i < n; i++)
+        if (cli_check_output(argv[1 + (int)i], force) != 0)
+            return EXIT_TROUBLE;
+    name = strcmp(in, "-") == 0 ? "standard input" : in;
+    f = strcmp(in, "-") == 0 ? stdin : fopen(in, "rb");
+    chunks = calloc(n, sizeof *chunks);
+    done = calloc(n, sizeof *done);
+    done_slot = calloc(n, sizeof *done_slot);
+    if (f == NULL) {
+        cli_error("%s: %s", in, strerror(errno));
+        goto out;
+    }
+    if (chunks == NULL || done == NULL || done_slot == NULL) {
+        cli_error("out of memory");
+        goto out;
+    }
+    /* Pass 1: every shard's LOADCHUNK commands into one temporary file, with where each is. */
+    if (temp_file(all, sizeof all, &all_slot) != 0)
+        goto out;
+    have_all = 1;
+    tmp = fopen(all, "w+b");
+    if (tmp == NULL) {
+        cli_error("%s: %s", all, strerror(errno));
+        goto out;
+    }
+    while ((r = read_cmd(f, name, &pos, &c)) == 0) {
+        size_t pl;
+        long s, off;
+        if (c.n == 2 && c.is_int[0]) {
+            cli_error("%s: byte %" PRIu64 ": a SCANDUMP reply names no key: import each "
+                      "shard's stream alone (amq import --from redis IN OUT)",
+                      name, pos);
+            goto out;
+        }
+        if (c.n >= 3 && c.len[0] == 3 && strncasecmp(c.arg[0], "SET", 3) == 0) {
+            /* The metadata: its shard count must be the one asked for. */
+            const char *sh = strstr(c.arg[2], "\"shards\": ");
+            if (sh != NULL && strtoul(sh + 10, NULL, 10) != n) {
+                cli_error("%s: the metadata of '%s' says %lu shards, not %u", name, c.arg[1],
+                          strtoul(sh + 10, NULL, 10), n);
+                goto out;
+            }
+        }
+        if (c.n != 4 || c.len[0] != 12 || (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) != 0 &&
+                                           strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) != 0)) {
+            cmd_free(&c); /* DEL, RENAME, SET...: not a chunk */
+            continue;
+        }
+        s = key_shard(c.arg[1], c.len[1], &pl);
+        if (s < 0 || (unsigned long)s >= n) {
+            cli_error("%s: byte %" PRIu64 ": key '%.200s' is not a shard key NAME:{i.j} with i "
+                      "< %u",
+                      name, pos, c.arg[1], n);
+            goto out;
+        }
+        if (prefix == NULL) {
+            prefix = malloc(pl + 1);
+            if (prefix == NULL) {
+                cli_error("out of memory");
+                goto out;
+            }
+            memcpy(prefix, c.arg[1], pl);
+            prefix[pl] = '\0';
+            prefix_len = pl;
+        } else if (pl != prefix_len || memcmp(prefix, c.arg[1], pl) != 0) {
+            cli_error("%s: byte %" PRIu64 ": key '%.200s' is not of filter '%s'", name, pos,
+                      c.arg[1], prefix);
+            goto out;
+        }
+        if (nspans == cap_spans) {
+            span *ns;
+            cap_spans = cap_spans ? 2 * cap_spans : 64;
+            ns = realloc(spans, cap_spans * sizeof *spans);
+            if (ns == NULL) {
+                cli_error("out of memory");
+                goto out;
+            }
+            spans = ns;
+        }
+        off = ftell(tmp);
+        write_cmd(tmp, &c);
+        if (off < 0 || ferror(tmp)) {
+            cli_error("%s: %s", all, strerror(errno));
+            goto out;
+        }
+        spans[nspans].shard = (unsigned)s;
+        spans[nspans].off = off;
+        spans[nspans].len = (size_t)(ftell(tmp) - off);
+        nspans++;
+        chunks[s]++;
+        cmd_free(&c);
+    }
+    if (r < 0)
+        goto out;
+    for (i = 0; i < n; i++)
+        if (chunks[i] == 0) {
+            cli_error("%s: no chunk of shard %u (key %s:{%u.*}): the stream is not a whole "
+                      "sharded filter",
+                      name, i, prefix != NULL ? prefix : "NAME", i);
+            goto out;
+        }
+    if (fflush(tmp) != 0) {
+        cli_error("%s: %s", all, strerror(errno));
+        goto out;
+    }
+    /* Pass 2: each shard's stream through the one-key import (its checks), into a temporary
+     * file; pass 3 saves them all once every one has been read. */
+    for (i = 0; i < n; i++) {
+        char outtmp[4200];
+        const char *args[7];
+        int na = 0;
+
+        if (temp_file(one, sizeof one, &one_slot) != 0)
+            goto out;
+        have_one = 1;
+        sub = fopen(one, "wb");
+        if (sub == NULL) {
+            cli_error("%s: %s", one, strerror(errno));
+            goto out;
+        }
+        for (k = 0; k < nspans; k++)
+            if (spans[k].shard == i && copy_range(sub, tmp, spans[k].off, spans[k].len) != 0) {
+                cli_error("%s: %s", one, strerror(errno));
+                goto out;
+            }
+        if (fclose(sub) != 0) {
+            sub = NULL;
+            cli_error("%s: %s", one, strerror(errno));
+            goto out;
+        }
+        sub = NULL;
+        if (temp_file(outtmp, sizeof outtmp, &done_slot[i]) != 0)
+            goto out;
+        done[i] = strdup(outtmp);
+        if (done[i] == NULL) {
+            temp_remove(outtmp, done_slot[i]);
+            cli_error("out of memory");
+            goto out;
+        }
+        args[na++] = "import";
+        args[na++] = "--from";
+        args[na++] = "redis";
+        args[na++] = "--force";
+        args[na++] = one;
+        args[na++] = done[i];
+        unlink(done[i]); /* the import creates it */
+        if (run_sub(cmd_import_redis, args, na) != 0) {
+            cli_error("%s: shard %u (key %s:{%u.*}) could not be read (the message above names "
+                      "its extracted stream)",
+                      name, i, prefix, i);
+            goto out;
+        }
+        temp_remove(one, one_slot);
+        have_one = 0;
+    }
+    for (i = 0; i < n; i++) {
+        amq_filter *flt = NULL;
+        amq_errinfo err;
+        int s;
+        memset(&err, 0, sizeof err);
+        s = amq_filter_open(done[i], 0, NULL, &flt, &err);
+        if (s != AMQ_OK) {
+            cli_lib_error(s, &err, NULL);
+            goto out;
+        }
+        s = cli_save_filter(argv[1 + (int)i], flt, force ? CLI_TARGET_FORCE : 0);
+        amq_filter_free(flt);
+        if (s != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    cmd_free(&c);
+    if (sub != NULL)
+        fclose(sub);
+    if (have_one)
+        temp_remove(one, one_slot);
+    if (tmp != NULL)
+        fclose(tmp);
+    if (have_all)
+        temp_remove(all, all_slot);
+    if (done != NULL)
+        for (i = 0; i < n; i++)
+            if (done[i] != NULL) {
+                temp_remove(done[i], done_slot[i]);
+                free(done[i]);
+            }
+    if (f != NULL && f != stdin)
+        fclose(f);
+    free(done);
+    free(done_slot);
+    free(chunks);
+    free(spans);
+    free(prefix);
+    return rc;
+}
