@@ -26,6 +26,7 @@
 #define AMQ_ADVANCED_API 1 /* link 0's capacity and error rate for the metadata */
 #include "cli.h"
 #include "cmd_redis.h"
+#include "shard_stream.h"
 
 #include "amq/advanced.h"
 #include "amq/bloom.h"
@@ -33,7 +34,7 @@
 #include "amq/scalable_cuckoo.h"
 
 #define SLOTS 16384u
-#define MAX_SHARDS 1024u
+#define MAX_SHARDS CLI_MAX_SHARDS
 
 static const char export_usage[] =
     "usage: amq export --to redis --shards N NAME IN_0 ... IN_N-1 [OUT] [--replace] [--force]\n"
@@ -120,22 +121,6 @@ static int parse_shards(const char *s, unsigned *n)
     }
     *n = (unsigned)v;
     return 0;
-}
-
-/* A JSON string of s. */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 /* Runs a subcommand on an argv built here (getopt permutes it: a copy of the pointers). */
@@ -435,10 +420,10 @@ int cmd_export_redis_sharded(int argc, char **argv)
         for (i = 0; i < n; i++) {
             if (i > 0)
                 fputs(", ", mf);
-            json_str(mf, keys[i]);
+            cli_json_string(mf, keys[i]);
         }
         fputs("], \"name\": ", mf);
-        json_str(mf, name);
+        cli_json_string(mf, name);
         fprintf(mf,
                 ", \"params\": %s, \"shard_hash\": \"xxh3_64\", \"shard_reduce\": "
                 "\"multiply-shift\", \"shard_seed\": \"0x616d712e73686172\", \"shards\": %u, "
@@ -500,156 +485,6 @@ done:
 
 /* ---- import ------------------------------------------------------------------------------- */
 
-/* Elements of one RESP array: bulk strings (or integers, kept as their digits). */
-#define MAX_ELEMS 16
-typedef struct cmd_in {
-    char *arg[MAX_ELEMS];
-    size_t len[MAX_ELEMS];
-    int is_int[MAX_ELEMS];
-    int n;
-} cmd_in;
-
-static void cmd_free(cmd_in *c)
-{
-    int i;
-    for (i = 0; i < c->n; i++)
-        free(c->arg[i]);
-    c->n = 0;
-}
-
-static int read_line(FILE *f, const char *name, uint64_t *pos, char *buf, size_t cap, int *eof)
-{
-    size_t n = 0;
-    int ch;
-
-    while ((ch = getc(f)) != EOF) {
-        (*pos)++;
-        if (ch == '\n')
-            break;
-        if (n + 1 >= cap) {
-            cli_error("%s: byte %" PRIu64 ": RESP line too long (not a RESP stream?)", name, *pos);
-            return -1;
-        }
-        buf[n++] = (char)ch;
-    }
-    if (ch == EOF) {
-        if (n == 0 && eof != NULL) {
-            *eof = 1;
-            return -1;
-        }
-        cli_error("%s: byte %" PRIu64 ": input ends inside a RESP command", name, *pos);
-        return -1;
-    }
-    if (n == 0 || buf[n - 1] != '\r') {
-        cli_error("%s: byte %" PRIu64 ": RESP line without CR LF", name, *pos);
-        return -1;
-    }
-    buf[n - 1] = '\0';
-    return 0;
-}
-
-static int parse_ll(const char *s, long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoll(s, &end, 10);
-    return errno == 0 && end != s && *end == '\0' ? 0 : -1;
-}
-
-/* One RESP array into c; 1 at a clean end of input. */
-static int read_cmd(FILE *f, const char *name, uint64_t *pos, cmd_in *c)
-{
-    char line[64];
-    long long n, len;
-    int i, eof = 0;
-
-    c->n = 0;
-    if (read_line(f, name, pos, line, sizeof line, &eof) != 0)
-        return eof ? 1 : -1;
-    if (line[0] != '*' || parse_ll(line + 1, &n) != 0 || n < 1 || n > MAX_ELEMS) {
-        cli_error("%s: byte %" PRIu64 ": expected a RESP array of 1 to %d elements, got '%.20s'",
-                  name, *pos, MAX_ELEMS, line);
-        return -1;
-    }
-    for (i = 0; i < (int)n; i++) {
-        if (read_line(f, name, pos, line, sizeof line, NULL) != 0)
-            goto fail;
-        c->is_int[i] = line[0] == ':';
-        if (c->is_int[i]) {
-            c->arg[i] = strdup(line + 1);
-            c->len[i] = strlen(line + 1);
-            if (c->arg[i] == NULL)
-                goto oom;
-            c->n = i + 1;
-            continue;
-        }
-        /* A chunk is at most 16 MiB (amq, RedisBloom's SCANDUMP); headers are small. */
-        if (line[0] != '$' || parse_ll(line + 1, &len) != 0 || len < 0 ||
-            (unsigned long long)len > (unsigned long long)AMQ_SBLOOM_MAX_CHUNK * 4) {
-            cli_error("%s: byte %" PRIu64 ": expected a RESP bulk string, got '%.20s'", name,
-                      *pos, line);
-            goto fail;
-        }
-        c->arg[i] = malloc((size_t)len + 3);
-        if (c->arg[i] == NULL)
-            goto oom;
-        c->n = i + 1;
-        c->len[i] = (size_t)len;
-        if (fread(c->arg[i], 1, (size_t)len + 2, f) != (size_t)len + 2 ||
-            c->arg[i][len] != '\r' || c->arg[i][len + 1] != '\n') {
-            cli_error("%s: byte %" PRIu64 ": bulk string of %lld bytes is cut short or lacks "
-                      "CR LF",
-                      name, *pos, len);
-            goto fail;
-        }
-        c->arg[i][len] = '\0';
-        *pos += (uint64_t)len + 2;
-    }
-    return 0;
-oom:
-    cli_error("out of memory");
-fail:
-    cmd_free(c);
-    return -1;
-}
-
-/* The shard of key "NAME:{i.j}" (-1 if it has no such tag); its NAME part's length. */
-static long key_shard(const char *key, size_t len, size_t *prefix)
-{
-    const char *open = memchr(key, '{', len), *p;
-    long i = 0;
-
-    if (open == NULL || open == key || open[-1] != ':')
-        return -1;
-    *prefix = (size_t)(open - 1 - key);
-    for (p = open + 1; p < key + len && *p >= '0' && *p <= '9'; p++) {
-        i = i * 10 + (*p - '0');
-        if (i > (long)MAX_SHARDS)
-            return -1;
-    }
-    if (p == open + 1 || p >= key + len || *p != '.')
-        return -1;
-    return i;
-}
-
-static void write_cmd(FILE *f, const cmd_in *c)
-{
-    int i;
-
-    fprintf(f, "*%d\r\n", c->n);
-    for (i = 0; i < c->n; i++) {
-        fprintf(f, "$%zu\r\n", c->len[i]);
-        fwrite(c->arg[i], 1, c->len[i], f);
-        fputs("\r\n", f);
-    }
-}
-
-typedef struct span {
-    unsigned shard;
-    long off;
-    size_t len;
-} span;
-
 int cmd_import_redis_sharded(int argc, char **argv)
 {
     enum { O_FROM = 256, O_SHARDS, O_FORCE };
@@ -661,18 +496,16 @@ int cmd_import_redis_sharded(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     unsigned n = 0, i;
-    int opt, force = 0, rc = EXIT_TROUBLE, r, have_all = 0, have_one = 0;
+    int opt, force = 0, rc = EXIT_TROUBLE, have_all = 0, have_one = 0;
     const char *in, *name;
-    char all[4200], one[4200], *prefix = NULL;
+    char all[4200], one[4200];
     char **done = NULL;
     int all_slot = -1, one_slot = -1, *done_slot = NULL;
-    size_t prefix_len = 0, nspans = 0, cap_spans = 0, k;
-    span *spans = NULL;
-    uint64_t pos = 0, *chunks = NULL;
+    size_t k;
+    cli_shard_demux_out d;
     FILE *f = NULL, *tmp = NULL, *sub = NULL;
-    cmd_in c;
 
-    memset(&c, 0, sizeof c);
+    memset(&d, 0, sizeof d);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
@@ -706,14 +539,13 @@ int cmd_import_redis_sharded(int argc, char **argv)
             return EXIT_TROUBLE;
     name = strcmp(in, "-") == 0 ? "standard input" : in;
     f = strcmp(in, "-") == 0 ? stdin : fopen(in, "rb");
-    chunks = calloc(n, sizeof *chunks);
     done = calloc(n, sizeof *done);
     done_slot = calloc(n, sizeof *done_slot);
     if (f == NULL) {
         cli_error("%s: %s", in, strerror(errno));
         goto out;
     }
-    if (chunks == NULL || done == NULL || done_slot == NULL) {
+    if (done == NULL || done_slot == NULL) {
         cli_error("out of memory");
         goto out;
     }
@@ -726,80 +558,13 @@ int cmd_import_redis_sharded(int argc, char **argv)
         cli_error("%s: %s", all, strerror(errno));
         goto out;
     }
-    while ((r = read_cmd(f, name, &pos, &c)) == 0) {
-        size_t pl;
-        long s, off;
-        if (c.n == 2 && c.is_int[0]) {
-            cli_error("%s: byte %" PRIu64 ": a SCANDUMP reply names no key: import each "
-                      "shard's stream alone (amq import --from redis IN OUT)",
-                      name, pos);
-            goto out;
-        }
-        if (c.n >= 3 && c.len[0] == 3 && strncasecmp(c.arg[0], "SET", 3) == 0) {
-            /* The metadata: its shard count must be the one asked for. */
-            const char *sh = strstr(c.arg[2], "\"shards\": ");
-            if (sh != NULL && strtoul(sh + 10, NULL, 10) != n) {
-                cli_error("%s: the metadata of '%s' says %lu shards, not %u", name, c.arg[1],
-                          strtoul(sh + 10, NULL, 10), n);
-                goto out;
-            }
-        }
-        if (c.n != 4 || c.len[0] != 12 || (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) != 0 &&
-                                           strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) != 0)) {
-            cmd_free(&c); /* DEL, RENAME, SET...: not a chunk */
-            continue;
-        }
-        s = key_shard(c.arg[1], c.len[1], &pl);
-        if (s < 0 || (unsigned long)s >= n) {
-            cli_error("%s: byte %" PRIu64 ": key '%.200s' is not a shard key NAME:{i.j} with i "
-                      "< %u",
-                      name, pos, c.arg[1], n);
-            goto out;
-        }
-        if (prefix == NULL) {
-            prefix = malloc(pl + 1);
-            if (prefix == NULL) {
-                cli_error("out of memory");
-                goto out;
-            }
-            memcpy(prefix, c.arg[1], pl);
-            prefix[pl] = '\0';
-            prefix_len = pl;
-        } else if (pl != prefix_len || memcmp(prefix, c.arg[1], pl) != 0) {
-            cli_error("%s: byte %" PRIu64 ": key '%.200s' is not of filter '%s'", name, pos,
-                      c.arg[1], prefix);
-            goto out;
-        }
-        if (nspans == cap_spans) {
-            span *ns;
-            cap_spans = cap_spans ? 2 * cap_spans : 64;
-            ns = realloc(spans, cap_spans * sizeof *spans);
-            if (ns == NULL) {
-                cli_error("out of memory");
-                goto out;
-            }
-            spans = ns;
-        }
-        off = ftell(tmp);
-        write_cmd(tmp, &c);
-        if (off < 0 || ferror(tmp)) {
-            cli_error("%s: %s", all, strerror(errno));
-            goto out;
-        }
-        spans[nspans].shard = (unsigned)s;
-        spans[nspans].off = off;
-        spans[nspans].len = (size_t)(ftell(tmp) - off);
-        nspans++;
-        chunks[s]++;
-        cmd_free(&c);
-    }
-    if (r < 0)
+    if (cli_shard_demux(f, name, n, tmp, all, &d) != 0)
         goto out;
     for (i = 0; i < n; i++)
-        if (chunks[i] == 0) {
+        if (d.chunks[i] == 0) {
             cli_error("%s: no chunk of shard %u (key %s:{%u.*}): the stream is not a whole "
                       "sharded filter",
-                      name, i, prefix != NULL ? prefix : "NAME", i);
+                      name, i, d.prefix != NULL ? d.prefix : "NAME", i);
             goto out;
         }
     if (fflush(tmp) != 0) {
@@ -821,8 +586,9 @@ int cmd_import_redis_sharded(int argc, char **argv)
             cli_error("%s: %s", one, strerror(errno));
             goto out;
         }
-        for (k = 0; k < nspans; k++)
-            if (spans[k].shard == i && copy_range(sub, tmp, spans[k].off, spans[k].len) != 0) {
+        for (k = 0; k < d.nspans; k++)
+            if (d.spans[k].shard == i &&
+                copy_range(sub, tmp, d.spans[k].off, d.spans[k].len) != 0) {
                 cli_error("%s: %s", one, strerror(errno));
                 goto out;
             }
@@ -850,7 +616,7 @@ int cmd_import_redis_sharded(int argc, char **argv)
         if (run_sub(cmd_import_redis, args, na) != 0) {
             cli_error("%s: shard %u (key %s:{%u.*}) could not be read (the message above names "
                       "its extracted stream)",
-                      name, i, prefix, i);
+                      name, i, d.prefix, i);
             goto out;
         }
         temp_remove(one, one_slot);
@@ -873,7 +639,7 @@ int cmd_import_redis_sharded(int argc, char **argv)
     }
     rc = 0;
 out:
-    cmd_free(&c);
+    cli_shard_demux_free(&d);
     if (sub != NULL)
         fclose(sub);
     if (have_one)
@@ -892,8 +658,5 @@ out:
         fclose(f);
     free(done);
     free(done_slot);
-    free(chunks);
-    free(spans);
-    free(prefix);
     return rc;
 }
