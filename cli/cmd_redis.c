@@ -50,7 +50,8 @@ static const char export_usage[] =
     "hash slot, renamed to KEY at the end: RENAMENX leaves an existing KEY as it was\n"
     "(the staging key is deleted), --replace replaces it.\n"
     "  --replace        replace KEY if it exists\n"
-    "  --force          replace OUT if it exists\n";
+    "  --force          replace OUT if it exists\n"
+    "One filter sharded over N keys of a cluster: amq export --to redis --shards N --help.\n";
 
 static const char import_usage[] =
     "usage: amq import --from redis IN OUT [--force]\n"
@@ -60,7 +61,8 @@ static const char import_usage[] =
     "or the replies of SCANDUMP key 0, SCANDUMP key <iterator>, ... as the server\n"
     "sent them (see docs/redis.md).  BF chunks give a scalable-bloom file, CF chunks\n"
     "a scalable-cuckoo file, both in RedisBloom's layout.\n"
-    "  --force          replace OUT if it exists\n";
+    "  --force          replace OUT if it exists\n"
+    "A sharded filter's stream: amq import --from redis --shards N --help.\n";
 
 int cli_redis_format(int argc, char **argv, const char *opt)
 {
