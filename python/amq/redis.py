@@ -184,7 +184,7 @@ def _keys(keys, width=0):
     """A list of bytes from a batch: a sequence of str/bytes/buffers, a numpy array of
     dtype S<N> (trailing NULs dropped, as numpy reads it), V<N>, U<N>, object, a 2-D uint8
     array (one key per row), or any buffer with width=N."""
-    if isinstance(keys, (str, bytes)):
+    if isinstance(keys, str) or (isinstance(keys, bytes) and not width):
         raise TypeError("a single str or bytes is not a batch of keys: pass [key]")
     np = _numpy()
     raw = None

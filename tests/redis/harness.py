@@ -270,7 +270,8 @@ class Cluster:
         return s.client().execute_command("CLUSTER", "MYID").decode()
 
     def client(self):
-        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", s.port) for s in self.nodes],
+        # Live nodes only: redis-py logs a traceback for each seed it cannot reach.
+        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", s.port) for s in self.live()],
                             socket_timeout=30)
 
     def cleanup(self):
