@@ -66,3 +66,14 @@ def test_metadata_is_checked():
                 meta(shard_hash="murmur"), meta(shard_reduce="mod"), "{", "[]"):
         with pytest.raises(ValueError):
             ar.ShardedFilter._parse_meta("f", bad)
+
+
+def test_answers_are_numpy_without_importing_numpy_first():
+    """contains_many answers a numpy array as Filter.contains_many does, whether or not the
+    caller imported numpy."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import amq.redis as ar, sys; "
+                          "print(ar._numpy() is sys.modules.get('numpy') is not None)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
