@@ -610,7 +610,7 @@ class ShardedFilter:
         if not isinstance(m, dict) or m.get("format") != FORMAT:
             raise ValueError("%r: not an %s metadata key" % (name, FORMAT))
         v = m.get("version")
-        if not isinstance(v, int) or v > VERSION or v < 1:
+        if type(v) is not int or v > VERSION or v < 1:
             raise ValueError("%r: metadata format version %r; this client reads version %d"
                              % (name, v, VERSION))
         if m.get("backend") not in BACKENDS:
@@ -623,7 +623,12 @@ class ShardedFilter:
         if m.get("shard_hash") != "xxh3_64" or m.get("shard_reduce") != "multiply-shift":
             raise ValueError("%r: shard hash %r / %r is not one this client has"
                              % (name, m.get("shard_hash"), m.get("shard_reduce")))
-        int(m.get("shard_seed", "x"), 16)
+        seed = m.get("shard_seed")
+        try:
+            if not isinstance(seed, str) or not 0 <= int(seed, 16) < 1 << 64:
+                raise ValueError
+        except ValueError:
+            raise ValueError("%r: shard_seed %r is not a 64-bit hex string" % (name, seed))
         return m
 
     # ---- create / delete -------------------------------------------------------------

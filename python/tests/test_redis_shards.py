@@ -63,7 +63,8 @@ def meta(**kw):
 def test_metadata_is_checked():
     assert ar.ShardedFilter._parse_meta("f", meta())["shards"] == 2
     for bad in (meta(version=2), meta(format="x"), meta(backend="amq"), meta(shards=3),
-                meta(shard_hash="murmur"), meta(shard_reduce="mod"), "{", "[]"):
+                meta(shard_hash="murmur"), meta(shard_reduce="mod"), meta(shard_seed=5),
+                meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]"):
         with pytest.raises(ValueError):
             ar.ShardedFilter._parse_meta("f", bad)
 
