@@ -115,7 +115,7 @@ static int parse_shards(const char *s, unsigned *n)
 
     errno = 0;
     v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < 1 || v > MAX_SHARDS) {
+    if (*s < '0' || *s > '9' || errno != 0 || *end != '\0' || v < 1 || v > MAX_SHARDS) {
         cli_error("--shards: '%s' is not a number of shards in [1, %u]", s, MAX_SHARDS);
         return -1;
     }
@@ -135,13 +135,33 @@ static int run_sub(int (*fn)(int, char **), const char **args, int n)
     return fn(i, argv);
 }
 
-/* A new empty temporary file in $TMPDIR: its path in buf, registered for removal. */
+/* This command's temporary files live in a private directory (mode 0700), made at the first
+ * one: a file the one-key commands recreate by name cannot be raced there. */
+static char temp_dir_path[4096];
+
+static void temp_dir_remove(void)
+{
+    if (temp_dir_path[0] != '\0')
+        rmdir(temp_dir_path);
+    temp_dir_path[0] = '\0';
+}
+
+/* A new empty temporary file: its path in buf, registered for removal on a signal. */
 static int temp_file(char *buf, size_t cap, int *slot)
 {
     const char *dir = getenv("TMPDIR");
     int fd;
 
-    snprintf(buf, cap, "%s/amq-shard.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
+    if (temp_dir_path[0] == '\0') {
+        snprintf(temp_dir_path, sizeof temp_dir_path, "%s/amq-shards.XXXXXX",
+                 dir != NULL && *dir != '\0' ? dir : "/tmp");
+        if (mkdtemp(temp_dir_path) == NULL) {
+            cli_error("%s: %s", temp_dir_path, strerror(errno));
+            temp_dir_path[0] = '\0';
+            return -1;
+        }
+    }
+    snprintf(buf, cap, "%s/XXXXXX", temp_dir_path);
     fd = mkstemp(buf);
     if (fd < 0) {
         cli_error("%s: %s", buf, strerror(errno));
@@ -473,6 +493,7 @@ done:
         cli_target_release(&t);
     if (have_tmp)
         temp_remove(tmp, slot);
+    temp_dir_remove();
     if (pf != NULL)
         fclose(pf);
     free(params);
@@ -654,6 +675,7 @@ out:
                 temp_remove(done[i], done_slot[i]);
                 free(done[i]);
             }
+    temp_dir_remove();
     if (f != NULL && f != stdin)
         fclose(f);
     free(done);
