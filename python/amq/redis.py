@@ -412,11 +412,14 @@ _UNREACHABLE = (_rex.ConnectionError, _rex.TimeoutError, OSError)
 _MAX_REDIRECTS = 64
 
 
-def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=1000):
+def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=1000, stats=None):
     """Sends every shard's commands, one pipeline per node per round, all nodes' requests
     written before any reply is read.  requests: {shard: [command tuple, ...]}.  Returns
     {shard: [reply, ...]}; a reply that is an error other than a redirection or a transient
-    cluster state is returned as the exception object for the caller to judge."""
+    cluster state is returned as the exception object for the caller to judge.  stats, a
+    dict, counts the MOVED and ASK redirections followed and the shards retried."""
+    if stats is None:
+        stats = {}
     results = {}
     pending = dict(requests)
     asking = {}
@@ -496,11 +499,13 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
                     for r in rs:
                         if isinstance(r, _rex.MovedError):
                             topo.moved(r)
+                            stats["moved"] = stats.get("moved", 0) + 1
                             retry = "redirect"
                             asking.pop(s, None)
                             break
                         if isinstance(r, _rex.AskError):
                             asking[s] = (r.host, r.port)
+                            stats["ask"] = stats.get("ask", 0) + 1
                             retry = "redirect"
                             break
                         if isinstance(r, _TRANSIENT) or (
@@ -534,6 +539,7 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
                              "node %s" % (label, s, keys[s], _MAX_REDIRECTS, where.get(s)),
                              shard=s, key=keys[s], node=where.get(s))
         if failed:
+            stats["retries"] = stats.get("retries", 0) + len(failed)
             now = time.monotonic()
             if deadline is None:
                 deadline = now + retry_timeout
@@ -590,6 +596,8 @@ class ShardedFilter:
         self.keys = list(self.meta["keys"])
         self.shards = len(self.keys)
         self.seed = int(self.meta["shard_seed"], 16)
+        #: what this handle's calls met: MOVED and ASK redirections followed, shards retried
+        self.stats = {"moved": 0, "ask": 0, "retries": 0}
 
     @staticmethod
     def _get_meta(client, name):
@@ -706,7 +714,7 @@ class ShardedFilter:
         """Deletes the shard keys, then the metadata key (a delete cut short leaves the
         metadata, so it can be run again; the filter then answers MissingShardError)."""
         _run(self._topo, {s: [("DEL", self.keys[s])] for s in range(self.shards)}, self.keys,
-             "delete %r" % self.name, self.retry_timeout)
+             "delete %r" % self.name, self.retry_timeout, stats=self.stats)
         self.client.delete(self.name)
 
     # ---- items -------------------------------------------------------------------------
@@ -755,7 +763,7 @@ class ShardedFilter:
                 req[s] = [b.insert(self.keys[s], part[i:i + batch])
                           for i in range(0, len(part), batch)]
         res = _run(self._topo, req, self.keys, self._label("add_many"), self.retry_timeout,
-                   wait=wait)
+                   wait=wait, stats=self.stats)
         added = 0
         for s in sorted(res):
             for r in res[s]:
@@ -784,7 +792,8 @@ class ShardedFilter:
             if part:
                 req[s] = [("EXISTS", self.keys[s])] + [
                     b.mexists(self.keys[s], part[i:i + batch]) for i in range(0, len(part), batch)]
-        res = _run(self._topo, req, self.keys, self._label("contains_many"), self.retry_timeout)
+        res = _run(self._topo, req, self.keys, self._label("contains_many"), self.retry_timeout,
+                   stats=self.stats)
         out = bytearray(len(keys))
         for s, rs in res.items():
             if self._check("contains_many", s, rs[0]) != 1:
@@ -811,7 +820,7 @@ class ShardedFilter:
         k = _key(item)
         s = self.shard_of(k)
         res = _run(self._topo, {s: [self.backend.remove(self.keys[s], k)]}, self.keys,
-                   self._label("remove"), self.retry_timeout)
+                   self._label("remove"), self.retry_timeout, stats=self.stats)
         return self._check("remove", s, res[s][0]) == 1
 
     # ---- description ---------------------------------------------------------------------
@@ -826,7 +835,8 @@ class ShardedFilter:
         """The shards' BF.INFO / CF.INFO: 'totals' adds up the counts over the shards,
         'per_shard' has each one's fields and node."""
         req = {s: [self.backend.info(self.keys[s])] for s in range(self.shards)}
-        res = _run(self._topo, req, self.keys, self._label("info"), self.retry_timeout)
+        res = _run(self._topo, req, self.keys, self._label("info"), self.retry_timeout,
+                   stats=self.stats)
         nodes = self.nodes()
         node_of = {s: n for n, ss in nodes.items() for s in ss}
         per = []

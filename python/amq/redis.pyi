@@ -75,6 +75,7 @@ class ShardedFilter:
     keys: List[str]
     shards: int
     seed: int
+    stats: Dict[str, int]
     def __init__(self, client: Client, name: str, retry_timeout: float = ...) -> None: ...
     @classmethod
     def create(cls, client: Client, name: str, capacity: int,

@@ -181,7 +181,8 @@ def main():
                % per_call[1000])
     out.append("| BF.MEXISTS of 1 item, commandstats usec_per_call | %.2f usec |" % per_call[1])
     out.append("| EXISTS, commandstats usec_per_call | %.2f usec |" % exists_usec)
-    out.append("| client, per item (keys, shard hash, split, packing; not parsing) (c_item) | %.3f usec |"
+    out.append("| client, per item (keys, shard hash, split, packing; not parsing) (c_item) "
+               "| %.3f usec |"
                % (c_item * 1e6))
     out.append("| client, one pipelined round trip to 3 nodes (loopback) (rtt) | %.0f usec |"
                % (rtt * 1e6))

@@ -182,6 +182,36 @@ def test_node_down_names_shard_and_node(env):
     eq(int(f.contains_many(ok).sum()), len(ok))
 
 
+# ---- redirections, step by step ------------------------------------------------------------
+
+def test_ask_then_moved_followed(env):
+    """A shard key migrated by hand: while its slot is MIGRATING the source answers ASK for
+    it, after CLUSTER SETSLOT ... NODE it answers MOVED; the caller sees neither."""
+    cl = env.track(harness.Cluster(env.module, 3))
+    rc = cl.client()
+    f = ar.ShardedFilter.create(rc, "ask", capacity=30000, shards=3)
+    items = ["a-%d" % i for i in range(30000)]
+    f.add_many(items[:20000])
+    key = f.keys[0]
+    slot = ar.key_slot(key[key.index("{") + 1:-1])
+    src = cl.by_port(sorted(f.nodes().items(), key=lambda kv: kv[1])[0][0].split(":")[1])
+    dst = next(s for s in cl.primaries() if s is not src)
+    src_id, dst_id = cl.node_id(src), cl.node_id(dst)
+    dst.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id)
+    src.client().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id)
+    src.client().execute_command("MIGRATE", "127.0.0.1", dst.port, key, 0, 5000)
+    eq(int(f.contains_many(items[:20000]).sum()), 20000, "present through ASK")
+    check(f.stats["ask"] > 0, "ASK followed: %r" % f.stats)
+    f.add_many(items[20000:])  # INSERT ... NOCREATE on the target, after ASKING
+    eq(int(f.contains_many(items).sum()), 30000, "adds through ASK present")
+    for s in cl.primaries():
+        s.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+    moved = f.stats["moved"]
+    eq(int(f.contains_many(items).sum()), 30000, "present after MOVED")
+    check(f.stats["moved"] > moved, "MOVED followed: %r" % f.stats)
+    eq(f.nodes()["127.0.0.1:%d" % dst.port].count(0), 1, "shard 0 now on the target")
+
+
 # ---- failover -----------------------------------------------------------------------------
 
 def test_failover_keeps_acknowledged_items(env):
@@ -197,6 +227,7 @@ def test_failover_keeps_acknowledged_items(env):
     victim.kill()  # SIGKILL: no shutdown, no last write
     cl.wait_ok()
     r = f.contains_many(u64_keys(0, ITEMS))
+    check(f.stats["retries"] > 0, "the failover was ridden out by retries: %r" % f.stats)
     now = ar.ShardedFilter(cl.client(), "fo").nodes()
     check(node not in now and sorted(now.values()) == sorted(f.nodes().values()),
           "shards %r moved from %s to its replica: %r" % (shards, node, now))
@@ -268,12 +299,15 @@ def test_migration_under_load(env):
                              capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise RuntimeError("rebalance failed:\n" + out.stdout[-2000:] + out.stderr)
-        print("    rebalance: %.1fs, %d rounds of load" % (time.time() - t0, rounds[0]), flush=True)
+        print("    rebalance: %.1fs, %d rounds of load; redirections %r"
+              % (time.time() - t0, rounds[0], g.stats), flush=True)
         time.sleep(0.3)
     finally:
         stop.set()
         t.join()
     eq(errors, [], "errors reached the caller")
+    # The worker's client learnt the moves from the servers: redirections were followed.
+    check(g.stats["moved"] + g.stats["ask"] > 0, "no redirection met: %r" % g.stats)
     check(all(s in moved.get(dst_name(dst), []) for s in mine),
           "the source's shard %r moved to the target: %r" % (mine, moved))
     check(r1 > r0, "the load ran during the migration (%d rounds)" % (r1 - r0))
