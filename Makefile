@@ -89,7 +89,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
         bench-quick test-bench bench-aging bench-expandable bench-cuckoo-arith bench-static tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
-        bench-redis \
+        bench-redis bench-cluster \
         test-interop bench-tool python test-python bench-python
 
 all: lib cli redis-module
@@ -109,6 +109,8 @@ help:
 	@echo "                 AMQ_SERVERS_CACHE, default /var/cache/amq-servers)"
 	@echo "  servers        only build those servers"
 	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
+	@echo "  bench-cluster  a sharded filter over 1 vs N shards of a loopback cluster"
+	@echo "                 (writes docs/bench-cluster.md)"
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
 	@echo "                 smoke, CLI, Redis module, Guava interop, example + pkg-config,"
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
@@ -215,12 +217,12 @@ test-headers:
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh
 
-test-redis: $(REDIS_MODULE) $(BUILD)/amq
-	@AMQ=$(BUILD)/amq /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
+test-redis: $(REDIS_MODULE) $(BUILD)/amq python
+	@AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
 
 # The same suite on every server the module supports (scripts/test-servers.sh).
-test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq
-	@AMQ=$(BUILD)/amq scripts/test-servers.sh $(REDIS_MODULE)
+test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq python
+	@AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python scripts/test-servers.sh $(REDIS_MODULE)
 
 servers: deps-servers
 	@scripts/build-servers.sh
@@ -394,6 +396,13 @@ demo: deps
 bench-redis: deps-test
 	@$(MAKE) --no-print-directory $(REDIS_MODULE)
 	@/usr/bin/python3 tests/redis/bench.py --module $(REDIS_MODULE) --out docs/redis-bench.md
+
+# contains_many of a sharded filter over 1 shard against N shards of a loopback cluster, and
+# the per-command costs docs/cluster.md's model uses (writes docs/bench-cluster.md).
+bench-cluster: deps-test
+	@$(MAKE) --no-print-directory $(REDIS_MODULE) python
+	@/usr/bin/python3 tests/redis/bench_cluster.py --module $(REDIS_MODULE) \
+	    --python $(CURDIR)/$(BUILD)/python --out docs/bench-cluster.md
 
 # Whole commands against their peers (sort -u, awk, dcso bloom); writes
 # docs/benchmarks-tool.md.  NAMES=0 skips the 200M-name row (3.6 GB of data).

@@ -50,7 +50,8 @@ static const char export_usage[] =
     "hash slot, renamed to KEY at the end: RENAMENX leaves an existing KEY as it was\n"
     "(the staging key is deleted), --replace replaces it.\n"
     "  --replace        replace KEY if it exists\n"
-    "  --force          replace OUT if it exists\n";
+    "  --force          replace OUT if it exists\n"
+    "One filter sharded over N keys of a cluster: amq export --to redis --shards N --help.\n";
 
 static const char import_usage[] =
     "usage: amq import --from redis IN OUT [--force]\n"
@@ -63,7 +64,8 @@ static const char import_usage[] =
     "filter in the order a dump gives them: a repeated, missing or misplaced chunk,\n"
     "a stream cut short, or a CF header whose item count is not the fingerprints'\n"
     "is an error, and nothing is written.\n"
-    "  --force          replace OUT if it exists\n";
+    "  --force          replace OUT if it exists\n"
+    "A sharded filter's stream: amq import --from redis --shards N --help.\n";
 
 /* ---- export --------------------------------------------------------------------------------- */
 
@@ -283,6 +285,8 @@ int cmd_export_redis(int argc, char **argv)
     cli_target t;
     int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd;
 
+    if (cli_redis_sharded(argc, argv))
+        return cmd_export_redis_sharded(argc, argv);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
@@ -725,6 +729,8 @@ int cmd_import_redis(int argc, char **argv)
     amq_filter *f = NULL;
     int opt, force = 0, rc;
 
+    if (cli_redis_sharded(argc, argv))
+        return cmd_import_redis_sharded(argc, argv);
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {

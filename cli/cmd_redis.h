@@ -8,4 +8,9 @@
 int cmd_export_redis(int argc, char **argv);
 int cmd_import_redis(int argc, char **argv);
 
+/* cmd_redis_shard.c: 1 when argv has --shards before any "--"; the sharded forms. */
+int cli_redis_sharded(int argc, char **argv);
+int cmd_export_redis_sharded(int argc, char **argv);
+int cmd_import_redis_sharded(int argc, char **argv);
+
 #endif /* AMQ_CLI_CMD_REDIS_H */

@@ -937,6 +937,59 @@ static void seeds_scandump_cf(sink *s)
     free(w);
 }
 
+/* fuzz_shard_stream: u8 N - 1, then a sharded filter's RESP stream: what
+ * `amq export --to redis --shards N` writes, and broken ones. */
+static void emit_resp(uint8_t *buf, size_t *n, size_t cap, const char *const *args)
+{
+    size_t k = 0, len;
+    int m = 0;
+    while (args[m] != NULL)
+        m++;
+    *n += (size_t)snprintf((char *)buf + *n, cap - *n, "*%d\r\n", m);
+    for (k = 0; args[k] != NULL; k++) {
+        len = strlen(args[k]);
+        *n += (size_t)snprintf((char *)buf + *n, cap - *n, "$%zu\r\n%s\r\n", len, args[k]);
+    }
+}
+
+static void seeds_shard_stream(sink *s)
+{
+    static const char *const del[] = {"DEL", "f:{0.1}.amq-load", NULL};
+    static const char *const c0h[] = {"BF.LOADCHUNK", "f:{0.1}.amq-load", "1", "hdr0", NULL};
+    static const char *const c0d[] = {"BF.LOADCHUNK", "f:{0.1}.amq-load", "9", "data", NULL};
+    static const char *const c1h[] = {"CF.LOADCHUNK", "f:{1.0}", "1", "hdr1", NULL};
+    static const char *const c2h[] = {"BF.LOADCHUNK", "f:{2.0}", "1", "hdr2", NULL};
+    static const char *const ren[] = {"RENAMENX", "f:{0.1}.amq-load", "f:{0.1}", NULL};
+    static const char *const set[] = {"SET", "f", "{\"shards\": 3, \"keys\": []}", "NX", NULL};
+    static const char *const bad[] = {"BF.LOADCHUNK", "g:{9.0}", "1", "x", NULL};
+    static const char *const other[] = {"BF.LOADCHUNK", "g:{1.0}", "1", "x", NULL};
+    uint8_t buf[1024];
+    size_t n;
+    unsigned v;
+
+    for (v = 0; v < 6; v++) {
+        n = 0;
+        buf[n++] = 2; /* N = 3 */
+        emit_resp(buf, &n, sizeof buf, del);
+        emit_resp(buf, &n, sizeof buf, c0h);
+        emit_resp(buf, &n, sizeof buf, c0d);
+        emit_resp(buf, &n, sizeof buf, ren);
+        emit_resp(buf, &n, sizeof buf, c1h);
+        emit_resp(buf, &n, sizeof buf, v == 1 ? bad : v == 2 ? other : c2h);
+        emit_resp(buf, &n, sizeof buf, set);
+        if (v == 3) {
+            const char *scan = "*2\r\n:1\r\n$3\r\nabc\r\n";
+            memcpy(buf + n, scan, strlen(scan));
+            n += strlen(scan);
+        }
+        if (v == 4)
+            n -= 5; /* cut inside the last command */
+        if (v == 5)
+            buf[0] = 3; /* N = 4: the metadata says 3 */
+        emit(s, buf, n);
+    }
+}
+
 /* ---- the table: one line per target ------------------------------------------------------ */
 
 static const struct {
@@ -959,6 +1012,7 @@ static const struct {
     {"fuzz_rdb_cf", seeds_rdb_cf},
     {"fuzz_scandump_bf", seeds_scandump_bf},
     {"fuzz_scandump_cf", seeds_scandump_cf},
+    {"fuzz_shard_stream", seeds_shard_stream},
 };
 
 int main(int argc, char **argv)

@@ -207,35 +207,71 @@ class Server:
 
 
 class Cluster:
-    """n primaries on loopback, created with redis-cli --cluster create."""
+    """n primaries on loopback (each with `replicas` replicas), created with
+    redis-cli --cluster create; node_timeout is cluster-node-timeout (ms)."""
 
-    def __init__(self, module, n=3, module_args=()):
+    def __init__(self, module, n=3, module_args=(), replicas=0, node_timeout=5000):
         self.nodes = []
         try:
-            for _ in range(n):
+            for _ in range(n * (1 + replicas)):
                 self.nodes.append(Server(module, module_args, conf={
                     "cluster-enabled": "yes", "cluster-config-file": "nodes.conf",
-                    "cluster-node-timeout": "5000"}))
+                    "cluster-node-timeout": str(node_timeout)}))
             addrs = ["127.0.0.1:%d" % s.port for s in self.nodes]
             out = subprocess.run([REDIS_CLI, "--cluster", "create"] + addrs +
-                                 ["--cluster-replicas", "0", "--cluster-yes"],
+                                 ["--cluster-replicas", str(replicas), "--cluster-yes"],
                                  capture_output=True, timeout=120, text=True)
             if out.returncode != 0:
                 raise RuntimeError("cluster create failed:\n" + out.stdout + out.stderr)
-            t0 = time.time()
-            while time.time() - t0 < 60:
-                states = [s.client().cluster("info").get("cluster_state") for s in self.nodes]
-                if all(st == "ok" for st in states):
-                    break
-                time.sleep(0.1)
-            else:
-                raise RuntimeError("cluster not ok")
+            self.wait_ok(replicas=replicas)
         except Exception:
             self.cleanup()
             raise
 
+    def live(self):
+        return [s for s in self.nodes if s.alive()]
+
+    def wait_ok(self, timeout=60.0, replicas=0):
+        """Until every live node says cluster_state:ok, agrees on who serves every slot,
+        and (replicas > 0) each primary has that many replicas connected."""
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            try:
+                live = self.live()
+                if all(s.client().cluster("info").get("cluster_state") == "ok" for s in live):
+                    maps = [self.slot_map(s) for s in live]
+                    if all(m == maps[0] for m in maps) and len(maps[0]) == 16384:
+                        if not replicas or all(
+                                s.client().info("replication").get("connected_slaves", 0)
+                                >= replicas for s in self.primaries()):
+                            return
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("cluster not ok")
+
+    @staticmethod
+    def slot_map(s):
+        """{slot: primary port} as node s sees it."""
+        m = {}
+        for lo, hi, primary, *_ in s.client().execute_command("CLUSTER", "SLOTS"):
+            for slot in range(lo, hi + 1):
+                m[slot] = primary[1]
+        return m
+
+    def primaries(self):
+        return [s for s in self.live()
+                if s.client().info("replication").get("role") == "master"]
+
+    def by_port(self, port):
+        return next(s for s in self.nodes if s.port == int(port))
+
+    def node_id(self, s):
+        return s.client().execute_command("CLUSTER", "MYID").decode()
+
     def client(self):
-        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", s.port) for s in self.nodes],
+        # Live nodes only: redis-py logs a traceback for each seed it cannot reach.
+        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", s.port) for s in self.live()],
                             socket_timeout=30)
 
     def cleanup(self):

@@ -1,0 +1,80 @@
+"""amq.redis without a server: the protocol's placement and shard hash, keys as the rest of
+the package takes them, and the metadata checks (tests/redis/test_sharded.py runs the rest
+against real clusters)."""
+import json
+
+import numpy as np
+import pytest
+
+import amq
+redis = pytest.importorskip("redis")
+import amq.redis as ar  # noqa: E402
+
+
+def test_shard_hash_is_xxh3_with_the_seed_and_multiply_shift():
+    for item in ("alice", b"bob", "", "\u00e9t\u00e9"):
+        h = amq.hash.xxh3_64(item, 0x616D712E73686172)
+        for n in (1, 2, 7, 1024):
+            assert ar.shard_of(item, n) == (h * n) >> 64
+    # Recorded vector (also in tests/redis/test_sharded.py).
+    assert [ar.shard_of("item-%d" % i, 7) for i in range(12)] == \
+        [5, 3, 1, 2, 5, 6, 3, 2, 3, 2, 4, 5]
+
+
+def test_placement_vectors():
+    assert ar.key_slot("123456789") == 0x31C3
+    assert ar.key_slot(b"foo") == 12182
+    assert ar.shard_tag(5, 12) == "5.2" and ar.key_slot("5.2") == 7597
+    assert ar.shard_keys("users", 3) == ["users:{0.1}", "users:{1.0}", "users:{2.0}"]
+    with pytest.raises(ValueError):
+        ar.shard_keys("a{b", 3)
+    with pytest.raises(ValueError):
+        ar.shard_tag(3, 3)
+
+
+def test_keys_match_the_filter_batches():
+    """A batch gives the items amq.Filter would hash: the same shard for the same key."""
+    f = amq.Filter(kind="bloom", capacity=1000)
+    s = np.array([b"ab", b"c\x00d", b"e"], dtype="S4")
+    assert ar._keys(s) == [b"ab", b"c\x00d", b"e"]
+    v = np.arange(3, dtype=np.uint64).view("V8")
+    assert ar._keys(v) == [bytes(x) for x in np.arange(3, dtype=np.uint64).view("V8").tolist()]
+    assert ar._keys(np.array([[1, 2], [3, 4]], dtype=np.uint8)) == [b"\x01\x02", b"\x03\x04"]
+    assert ar._keys(["\u00e9", b"x", bytearray(b"y"), memoryview(b"z")]) == \
+        [b"\xc3\xa9", b"x", b"y", b"z"]
+    assert ar._keys(b"abcdef", width=2) == [b"ab", b"cd", b"ef"]
+    f.add_many(s)
+    assert f.contains_many([b"ab", b"c\x00d", b"e"]).all()
+    for bad in ("abc", b"abc", np.arange(3, dtype=np.uint64), bytearray(b"ab"), [1]):
+        with pytest.raises(TypeError):
+            ar._keys(bad)
+    with pytest.raises(ValueError):
+        ar._keys(b"abc", width=2)
+
+
+def meta(**kw):
+    m = {"format": "amq-sharded-filter", "version": 1, "backend": "bf", "shards": 2,
+         "keys": ["f:{0.1}", "f:{1.0}"], "shard_hash": "xxh3_64",
+         "shard_seed": "0x616d712e73686172", "shard_reduce": "multiply-shift"}
+    m.update(kw)
+    return json.dumps(m)
+
+
+def test_metadata_is_checked():
+    assert ar.ShardedFilter._parse_meta("f", meta())["shards"] == 2
+    for bad in (meta(version=2), meta(format="x"), meta(backend="amq"), meta(shards=3),
+                meta(shard_hash="murmur"), meta(shard_reduce="mod"), meta(shard_seed=5),
+                meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]"):
+        with pytest.raises(ValueError):
+            ar.ShardedFilter._parse_meta("f", bad)
+
+
+def test_answers_are_numpy_without_importing_numpy_first():
+    """contains_many answers a numpy array as Filter.contains_many does, whether or not the
+    caller imported numpy."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import amq.redis as ar, sys; "
+                          "print(ar._numpy() is sys.modules.get('numpy') is not None)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
