@@ -238,8 +238,6 @@ static inline int cli_kind_inplace(uint32_t kind)
 {
     return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
 }
-/* 1 for the kinds that grow instead of filling up (scalable-*). */
-int cli_kind_scales(uint32_t kind);
 /* 1 when f does not scale and is past its capacity by its item count and
  * its false-positive rate is above its target (a count alone can be an
  * estimate, as after a merge); st (may be NULL) then holds its stats. */

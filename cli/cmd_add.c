@@ -272,7 +272,7 @@ int cmd_add(int argc, char **argv)
     memset(&st, 0, sizeof st);
     cli_filter_counts(c.f, &st.items, &st.capacity);
     if (rc == 0 && st.capacity > 0 && st.items > st.capacity &&
-        !cli_kind_scales(amq_filter_kind(c.f))) {
+        amq_kind_has_capacity(amq_filter_kind(c.f))) {
         amq_filter_stats(c.f, &st); /* the rates, for the message */
         if (!overfill) {
             cli_error("%s: %llu items would be over its capacity of %llu (false-positive rate "

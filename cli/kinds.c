@@ -89,13 +89,6 @@ void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity)
     *capacity = st.capacity;
 }
 
-int cli_kind_scales(uint32_t kind)
-{
-    /* an aging filter counts every add ever made, but holds only its window */
-    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO ||
-           kind == AMQ_KIND_AGING;
-}
-
 int cli_over_capacity(amq_filter *f, amq_stats *st)
 {
     amq_stats own;
@@ -103,7 +96,7 @@ int cli_over_capacity(amq_filter *f, amq_stats *st)
     /* The counts first: the rates count bits over the whole array, which
      * query --trust must not read. */
     cli_filter_counts(f, &items, &capacity);
-    if (cli_kind_scales(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
+    if (!amq_kind_has_capacity(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
         return 0;
     if (st == NULL)
         st = &own;

@@ -68,6 +68,12 @@ const char *amq_kind_name(uint32_t kind)
     return ops != NULL ? ops->name : NULL;
 }
 
+int amq_kind_has_capacity(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED || kind == AMQ_KIND_PARTITIONED ||
+           kind == AMQ_KIND_CUCKOO;
+}
+
 int amq_kind_from_name(const char *name, uint32_t *kind)
 {
     size_t i;

@@ -62,6 +62,12 @@ typedef enum amq_kind {
 AMQ_API const char *amq_kind_name(uint32_t kind);
 AMQ_API int amq_kind_from_name(const char *name, uint32_t *kind);
 
+/* 1 if a filter of this kind is sized for a capacity its adds should not
+ * pass (bloom, blocked, partitioned, cuckoo: past it the rate climbs), 0
+ * for kinds that grow (scalable, expandable), hold a window (aging) or take
+ * no adds (static).  The tool and Python refuse an add past capacity by it. */
+AMQ_API int amq_kind_has_capacity(uint32_t kind);
+
 /*
  * What to create.  amq_config_init fills the defaults; set what you need.
  * A kind reads the fields that apply to it and ignores the others.

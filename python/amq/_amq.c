@@ -745,9 +745,7 @@ static void counts(FilterObject *self, amq_filter *f, uint64_t *items, uint64_t 
  * scalable kinds grow, an aging filter holds only its window). */
 static int fixed_size(const amq_filter *f)
 {
-    uint32_t k = amq_filter_kind(f);
-    return k != AMQ_KIND_SCALABLE_BLOOM && k != AMQ_KIND_SCALABLE_CUCKOO && k != AMQ_KIND_AGING &&
-           !amq_kind_is_static(k); /* static: no adds at all (UnsupportedError) */
+    return amq_kind_has_capacity(amq_filter_kind(f));
 }
 
 /* FilterFullError for an add refused at capacity (amq add's message). */

@@ -666,4 +666,20 @@ TEST(mulshift_refused_by_bloom_kinds_kept_by_the_others)
     }
 }
 
+/* Which kinds the tool and Python refuse to fill past capacity. */
+TEST(kind_has_capacity_only_for_sized_kinds)
+{
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_BLOOM), 1);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_BLOCKED), 1);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_PARTITIONED), 1);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_CUCKOO), 1);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_SCALABLE_BLOOM), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_SCALABLE_CUCKOO), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_AGING), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_EXPANDABLE), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_FUSE), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_RIBBON), 0);
+    CHECK_EQ(amq_kind_has_capacity(0), 0);
+}
+
 TEST_MAIN()
