@@ -852,6 +852,66 @@ static void seeds_rdb_cf(sink *s)
     free(w);
 }
 
+/* fuzz_rdb_amq: encoding byte 4, then the value as amqt_rdb_save writes it
+ * (state, maxsize, total, filled, chunk count, the amq file's bytes) for a
+ * few kinds, and a loading value (state 1: the header and a little more). */
+static void seeds_rdb_amq(sink *s)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO,
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING,
+                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE};
+    wbuf *w = malloc(sizeof *w);
+    size_t i;
+
+    for (i = 0; i < sizeof kinds / sizeof kinds[0] && w != NULL; i++) {
+        amq_config cfg;
+        amq_filter *f = NULL;
+        amq_hash128 h[64];
+        uint8_t *buf;
+        uint64_t size;
+        unsigned j;
+        char key[16];
+
+        amq_config_init(&cfg, kinds[i]);
+        cfg.capacity = 64;
+        for (j = 0; j < 64; j++)
+            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
+                                (size_t)snprintf(key, sizeof key, "k%u", j));
+        if (amq_filter_build(&cfg, h, 64, &f, NULL) != AMQ_OK &&
+            amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+            continue;
+        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 4096 ||
+            (buf = malloc((size_t)size)) == NULL) {
+            amq_filter_free(f);
+            continue;
+        }
+        if (amq_filter_serialize(f, buf, (size_t)size, NULL) == AMQ_OK) {
+            w->n = 0;
+            w->b[w->n++] = 4;
+            w64(w, 0);
+            w64(w, 0);
+            w64(w, size);
+            w64(w, size);
+            w64(w, 1);
+            wstr(w, buf, (size_t)size);
+            emit(s, w->b, w->n);
+            /* loading: the first size / 2 bytes (the header is in them) */
+            w->n = 0;
+            w->b[w->n++] = 4;
+            w64(w, 1);
+            w64(w, 123456);
+            w64(w, size);
+            w64(w, size / 2 + 200 < size ? size / 2 + 200 : size);
+            w64(w, 1);
+            wstr(w, buf, (size_t)(size / 2 + 200 < size ? size / 2 + 200 : size));
+            emit(s, w->b, w->n);
+        }
+        free(buf);
+        amq_filter_free(f);
+    }
+    free(w);
+}
+
 /* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
  * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
 static void seeds_scandump_bf(sink *s)
@@ -947,6 +1007,7 @@ static const struct {
     {"fuzz_guava", seeds_guava},
     {"fuzz_rdb_bf", seeds_rdb_bf},
     {"fuzz_rdb_cf", seeds_rdb_cf},
+    {"fuzz_rdb_amq", seeds_rdb_amq},
     {"fuzz_scandump_bf", seeds_scandump_bf},
     {"fuzz_scandump_cf", seeds_scandump_cf},
 };
