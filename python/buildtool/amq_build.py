@@ -22,7 +22,7 @@ PKG_ROOT = os.path.dirname(HERE)            # python/
 REPO = os.path.dirname(PKG_ROOT)            # the repository
 NAME = "amq"
 VERSION = "0.2.0"
-PURE = ["__init__.py", "hash.py", "__init__.pyi", "hash.pyi", "py.typed"]
+PURE = ["__init__.py", "hash.py", "redistype.py", "__init__.pyi", "hash.pyi", "py.typed"]
 
 
 def _run(cmd, **kw):
