@@ -522,6 +522,21 @@ static int sink_write(void *ctx, const void *data, size_t len)
     return AMQ_OK;
 }
 
+/* The item count a header records.  The count alone: the Bloom kinds'
+ * stats count the bits set, a pass over the whole array that a save (and
+ * an in-place update) need not make. */
+static uint64_t header_items(const amq_filter *f)
+{
+    amq_stats st;
+    if (f->ops->kind == AMQ_KIND_BLOOM)
+        return amq_bloom_items(f->impl);
+    if (f->ops->kind == AMQ_KIND_BLOCKED)
+        return amq_blocked_items(f->impl);
+    memset(&st, 0, sizeof st);
+    f->ops->stats(f->impl, &st);
+    return st.items;
+}
+
 /* with_header 0: only the payload is wanted (no checksum pass, no header). */
 static int write_filter(const amq_filter *f, const out_target *t, int with_header,
                         amq_errinfo *err)
@@ -579,12 +594,7 @@ static int write_filter(const amq_filter *f, const out_target *t, int with_heade
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;
     c.seed = f->seed;
-    {
-        amq_stats st;
-        memset(&st, 0, sizeof st);
-        ops->stats(f->impl, &st);
-        c.items = st.items;
-    }
+    c.items = header_items(f);
     c.params = params;
     c.params_len = (uint32_t)plen;
     c.payload_len = s->total;
@@ -653,7 +663,6 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
 {
     const amq_kind_ops *ops = f->ops;
     amq_container c;
-    amq_stats st;
     uint8_t *params;
     size_t plen = ops->params_size(f->impl);
     uint64_t off;
@@ -668,20 +677,11 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
         return AMQ_ENOMEM;
     ops->params_write(f->impl, params);
     memset(&c, 0, sizeof c);
-    memset(&st, 0, sizeof st);
-    /* The count alone: the kinds' stats count the bits set, reading the
-     * whole array an in-place update exists to avoid. */
-    if (ops->kind == AMQ_KIND_BLOOM)
-        st.items = amq_bloom_items(f->impl);
-    else if (ops->kind == AMQ_KIND_BLOCKED)
-        st.items = amq_blocked_items(f->impl);
-    else
-        ops->stats(f->impl, &st);
     c.version = AMQ_FILE_VERSION;
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;
     c.seed = f->seed;
-    c.items = st.items;
+    c.items = header_items(f);
     c.flags = f->chunked ? AMQ_FLAG_CHUNKSUM : 0;
     c.params = params;
     c.params_len = (uint32_t)plen;
