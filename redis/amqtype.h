@@ -12,7 +12,7 @@
 #define AMQT_DEFAULT_MAX_KEY_BYTES ((uint64_t)1 << 30)
 /* Most members AMQ.BUILD reads in one call (config amq-build-max-items):
  * the bound on its time (docs/redis.md has the figure). */
-#define AMQT_DEFAULT_BUILD_MAX_ITEMS UINT64_C(1000000)
+#define AMQT_DEFAULT_BUILD_MAX_ITEMS UINT64_C(100000)
 
 extern uint64_t amqt_max_key_bytes;
 extern uint64_t amqt_build_max_items;

@@ -188,7 +188,7 @@ def test_build_from_every_source(env):
     raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "FROM", "s"),
            "over amq-build-max-items (1000)")
     assert r.exists("x") == 0
-    r.config_set(cfgname(r, "amq-build-max-items"), 1000000)
+    r.config_set(cfgname(r, "amq-build-max-items"), 100000)
 
 
 def cfgname(r, name):
