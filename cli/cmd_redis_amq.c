@@ -293,6 +293,16 @@ static uint64_t crc64_jones(const uint8_t *p, size_t n)
     return crc;
 }
 
+/* The last 8 bytes are the CRC-64 of the others. */
+static int dump_crc_ok(const uint8_t *p, size_t n)
+{
+    uint64_t crc = 0;
+    size_t i;
+    for (i = 0; i < 8; i++)
+        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
+    return crc64_jones(p, n - 8) == crc;
+}
+
 /* The module id of amqfilter, encoding version 4 (redis/amqtype.c). */
 static uint64_t amqfilter_id(void)
 {
@@ -309,7 +319,7 @@ int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, cons
                               int force)
 {
     rd r;
-    uint64_t state, total, filled, chunks, i, crc = 0;
+    uint64_t state, total, filled, chunks, i;
     cli_amq_chunks c;
     int enc, rc = -1;
 
@@ -318,9 +328,10 @@ int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, cons
         cli_error("%s: not a DUMP payload of a module value", name);
         return -1;
     }
-    for (i = 0; i < 8; i++)
-        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
-    if (crc64_jones(p, n - 8) != crc) {
+    /* `redis-cli --raw DUMP key > file` ends the payload with a newline */
+    if (p[n - 1] == '\n' && dump_crc_ok(p, n - 1) && !dump_crc_ok(p, n))
+        n--;
+    if (!dump_crc_ok(p, n)) {
         cli_error("%s: the DUMP payload's CRC-64 does not match: damaged", name);
         return -1;
     }

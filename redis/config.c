@@ -342,11 +342,13 @@ static const acl_entry acl_table[] = {
     {"cf.compact", "write cuckoo"},     {"cf.info", "read fast cuckoo"},
     {"cf.debug", "read cuckoo"},        {"cf.scandump", "read cuckoo"},
     {"cf.loadchunk", "write cuckoo"},
-    /* AMQ.*: the category amq (the server adds @write / @read / @fast from the flags) */
-    {"amq.create", "amq"},   {"amq.add", "amq"},      {"amq.madd", "amq"},
-    {"amq.exists", "amq"},   {"amq.mexists", "amq"},  {"amq.del", "amq"},
-    {"amq.card", "amq"},     {"amq.info", "amq"},     {"amq.scandump", "amq"},
-    {"amq.loadchunk", "amq"}, {"amq.merge", "amq"},   {"amq.build", "amq"},
+    /* AMQ.*: the category amq, with @read / @write / @fast as their flags say */
+    {"amq.create", "write amq"},     {"amq.add", "write amq"},
+    {"amq.madd", "write amq"},       {"amq.exists", "read fast amq"},
+    {"amq.mexists", "read fast amq"}, {"amq.del", "write fast amq"},
+    {"amq.card", "read fast amq"},   {"amq.info", "read amq"},
+    {"amq.scandump", "read amq"},    {"amq.loadchunk", "write amq"},
+    {"amq.merge", "write amq"},      {"amq.build", "write amq"},
 };
 
 static int acl_categories_add(RedisModuleCtx *ctx)

@@ -473,6 +473,13 @@ def test_command_docs_flags_and_keys(env):
     assert keys == [b"d", b"src"]
     docs = raw.execute("COMMAND", "DOCS", "amq.create")
     assert b"summary" in docs[1] and b"arguments" in docs[1]
+    import harness
+    name, ver = harness.server_info()
+    if name == "valkey" or ver >= (7, 2, 0):   # module ACL categories
+        cat = {c.decode() for c in raw.execute("ACL", "CAT", "amq")}
+        assert {"amq.create", "amq.mexists", "amq.merge", "amq.build"} <= cat, cat
+        assert "amq.mexists" in {c.decode() for c in raw.execute("ACL", "CAT", "fast")}
+        assert "amq.madd" in {c.decode() for c in raw.execute("ACL", "CAT", "write")}
 
 
 # ---- the random-command model: nothing added is ever answered absent ----------------------------
@@ -571,7 +578,8 @@ def test_tool_export_import_every_kind(env):
                 stream += b"*2\r\n:%d\r\n$%d\r\n%s\r\n" % (it, len(data), data)
                 if it == 0:
                     break
-            for name, data in (("exp", exp.stdout), ("scan", stream), ("dump", r.dump(k))):
+            for name, data in (("exp", exp.stdout), ("scan", stream), ("dump", r.dump(k)),
+                               ("dumpnl", r.dump(k) + b"\n")):   # redis-cli --raw DUMP
                 src = os.path.join(d, "%s.%s.in" % (kind, name))
                 with open(src, "wb") as f:
                     f.write(data)
