@@ -108,7 +108,8 @@ help:
 	@echo "                 Valkey 8.1.1 (built once per machine from Debian 13 sources into"
 	@echo "                 AMQ_SERVERS_CACHE, default /var/cache/amq-servers)"
 	@echo "  servers        only build those servers"
-	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
+	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md) and"
+	@echo "                 AMQ.MEXISTS beside BF.MEXISTS (docs/redis-bench-amq.md)"
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
 	@echo "                 smoke, CLI, Redis module, Guava interop, example + pkg-config,"
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
@@ -363,9 +364,14 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)/amq
 
+# AMQ.MEXISTS beside BF.MEXISTS: filters of these many keys (docs/redis-bench-amq.md).
+AMQ_BENCH_SIZES ?= 1000000,100000000
+
 bench-redis: deps-test
-	@$(MAKE) --no-print-directory $(REDIS_MODULE)
+	@$(MAKE) --no-print-directory $(REDIS_MODULE) $(BUILD)/amq
 	@/usr/bin/python3 tests/redis/bench.py --module $(REDIS_MODULE) --out docs/redis-bench.md
+	@/usr/bin/python3 tests/redis/bench_amq.py --module $(REDIS_MODULE) --amq $(BUILD)/amq \
+	    --sizes $(AMQ_BENCH_SIZES) --out docs/redis-bench-amq.md
 
 # Whole commands against their peers (sort -u, awk, dcso bloom); writes
 # docs/benchmarks-tool.md.  NAMES=0 skips the 200M-name row (3.6 GB of data).

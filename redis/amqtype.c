@@ -235,7 +235,7 @@ static int reply_cap_error(RedisModuleCtx *ctx, const amqt_value *v, uint64_t ne
                  (unsigned long long)need, (unsigned long long)cap_of(v));
     else
         snprintf(msg, sizeof msg,
-                 "ERR amq: the filter would grow over the key size cap of %llu bytes "
+                 "ERR amq: the filter would take more than the key size cap of %llu bytes "
                  "(MAXSIZE, or CONFIG SET amq-max-key-bytes)",
                  (unsigned long long)cap_of(v));
     return RedisModule_ReplyWithError(ctx, msg);

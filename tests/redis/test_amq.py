@@ -320,7 +320,7 @@ def test_size_cap(env):
     r = env.server.client()
     # at creation: per command, and the module config
     e = raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 10000000, 0.01,
-                                         "MAXSIZE", 1000000), "over the key size cap of 1000000")
+                                         "MAXSIZE", 1000000), "the key size cap of 1000000")
     assert "MAXSIZE" in e and "amq-max-key-bytes" in e
     r.config_set("amq-max-key-bytes", 1 << 20)
     raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 10000000, 0.01),
