@@ -117,12 +117,16 @@ int cli_amq_chunk_add(cli_amq_chunks *c, const char *name, uint64_t it, const ui
     return 0;
 }
 
-int cli_amq_chunks_finish(cli_amq_chunks *c, const char *name, const char *out, int force)
+int cli_amq_chunks_filter(cli_amq_chunks *c, const char *name, amq_filter **out)
 {
-    amq_filter *f = NULL;
     amq_errinfo err;
     int rc;
 
+    *out = NULL;
+    if (c->buf == NULL) {
+        cli_error("%s: no amq chunk", name);
+        return -1;
+    }
     if (c->have != c->total) {
         cli_error("%s: the chunks hold %" PRIu64 " bytes of the filter's %" PRIu64
                   " (a stream cut short); nothing written",
@@ -130,11 +134,21 @@ int cli_amq_chunks_finish(cli_amq_chunks *c, const char *name, const char *out, 
         return -1;
     }
     memset(&err, 0, sizeof err);
-    rc = amq_filter_deserialize(c->buf, (size_t)c->total, 0, NULL, &f, &err);
+    rc = amq_filter_deserialize(c->buf, (size_t)c->total, 0, NULL, out, &err);
     if (rc != AMQ_OK) {
         cli_error("%s: %s; nothing written", name, err.msg[0] ? err.msg : amq_strerror(rc));
         return -1;
     }
+    return 0;
+}
+
+int cli_amq_chunks_finish(cli_amq_chunks *c, const char *name, const char *out, int force)
+{
+    amq_filter *f = NULL;
+    int rc;
+
+    if (cli_amq_chunks_filter(c, name, &f) != 0)
+        return -1;
     rc = cli_save_filter(out, f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);
     return rc == 0 ? 0 : -1;
@@ -315,14 +329,14 @@ static uint64_t amqfilter_id(void)
     return id << 10 | 4;
 }
 
-int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, const char *out,
-                              int force)
+int cli_redis_amq_decode_dump(const uint8_t *p, size_t n, const char *name, amq_filter **out)
 {
     rd r;
     uint64_t state, total, filled, chunks, i;
     cli_amq_chunks c;
     int enc, rc = -1;
 
+    *out = NULL;
     memset(&c, 0, sizeof c);
     if (n < 11 || p[0] != 7) {
         cli_error("%s: not a DUMP payload of a module value", name);
@@ -378,8 +392,21 @@ int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, cons
                   c.total);
         goto done;
     }
-    rc = cli_amq_chunks_finish(&c, name, out, force);
+    rc = cli_amq_chunks_filter(&c, name, out);
 done:
     cli_amq_chunks_free(&c);
     return rc;
+}
+
+int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, const char *out,
+                              int force)
+{
+    amq_filter *f = NULL;
+    int rc;
+
+    if (cli_redis_amq_decode_dump(p, n, name, &f) != 0)
+        return -1;
+    rc = cli_save_filter(out, f, force ? CLI_TARGET_FORCE : 0);
+    amq_filter_free(f);
+    return rc == 0 ? 0 : -1;
 }

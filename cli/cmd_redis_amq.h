@@ -24,11 +24,16 @@ typedef struct cli_amq_chunks {
  * header, each must start where the bytes so far end.  0, or -1 with a message. */
 int cli_amq_chunk_add(cli_amq_chunks *c, const char *name, uint64_t it, const uint8_t *data,
                       size_t len);
-/* All there and a valid filter: saves it to out (as every output, atomically); 0 or -1. */
+/* All there and a valid filter: *out (0), or -1 with a message. */
+int cli_amq_chunks_filter(cli_amq_chunks *c, const char *name, amq_filter **out);
+/* The same, saved to out (as every output, atomically); 0 or -1. */
 int cli_amq_chunks_finish(cli_amq_chunks *c, const char *name, const char *out, int force);
 void cli_amq_chunks_free(cli_amq_chunks *c);
 
-/* A DUMP payload of an amqfilter key (p, n: all of it) to the file out; 0 or -1. */
+/* A DUMP payload of an amqfilter key (p, n: all of it; a trailing newline, as
+ * `redis-cli --raw DUMP` writes, is allowed): the filter in *out (0), or -1 with a message. */
+int cli_redis_amq_decode_dump(const uint8_t *p, size_t n, const char *name, amq_filter **out);
+/* The same, saved to the file out; 0 or -1. */
 int cli_redis_amq_import_dump(const uint8_t *p, size_t n, const char *name, const char *out,
                               int force);
 
