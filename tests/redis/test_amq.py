@@ -599,3 +599,34 @@ def test_tool_export_import_every_kind(env):
                 imp = amq_tool("import", "--from", "redis", src, out)
                 assert imp.returncode == 2 and text in imp.stderr, (kind, name, imp.stderr)
                 assert not os.path.exists(out)
+
+
+def test_cluster(env):
+    cl = env.new_cluster(3)
+    c = cl.client()
+    keys = ["amqc%02d" % i for i in range(20)]
+    for k in keys:
+        assert c.execute_command("AMQ.CREATE", k, "blocked", 1000, 0.01) in (b"OK", True)
+        c.execute_command("AMQ.MADD", k, *["%s-%d" % (k, j) for j in range(300)])
+    owners = {c.get_node_from_key(k).port for k in keys}
+    assert len(owners) == 3, owners
+    for k in keys:
+        assert c.execute_command("AMQ.MEXISTS", k, *["%s-%d" % (k, j) for j in range(300)]) \
+            == [1] * 300
+    # several keys in one slot (a hash tag): MERGE and BUILD are routed there
+    c.execute_command("AMQ.CREATE", "{t}a", "blocked", 1000, 0.01)
+    c.execute_command("AMQ.CREATE", "{t}b", "blocked", 1000, 0.01)
+    c.execute_command("AMQ.MADD", "{t}b", "x", "y")
+    assert c.execute_command("AMQ.MERGE", "{t}a", "{t}b") in (b"OK", True)
+    assert c.execute_command("AMQ.MEXISTS", "{t}a", "x", "y") == [1, 1]
+    c.sadd("{t}s", "p", "q")
+    assert c.execute_command("AMQ.BUILD", "{t}r", "ribbon", 0.01, "FROM", "{t}s") == 2
+    assert c.execute_command("AMQ.MEXISTS", "{t}r", "p", "q") == [1, 1]
+    # keys in different slots: the server refuses the command (CROSSSLOT)
+    node = c.get_node_from_key("{t}a")
+    raw = redis.Redis(host=node.host, port=node.port)
+    try:
+        raw.execute_command("AMQ.MERGE", "{t}a", "{u}b")
+        raise AssertionError("no CROSSSLOT")
+    except redis.ResponseError as e:
+        assert "CROSSSLOT" in str(e) or "MOVED" in str(e), e
