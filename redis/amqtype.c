@@ -22,6 +22,7 @@
 
 #include "module.h" /* first: it asks for AMQ_ADVANCED_API */
 
+#include "amq/aging.h"
 #include "amq/filter.h"
 #include "amq/static.h"
 #include "amqtype.h"
@@ -493,6 +494,16 @@ static int add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
         RedisModule_CloseKey(key);
         return reply_kind_error(ctx, v->f, "are static: they take no adds (AMQ.BUILD makes a "
                                            "new one)");
+    }
+    if (amq_filter_kind(v->f) == AMQ_KIND_AGING) {
+        amq_aging_info in;
+        /* its clock is the primary's, replicated by AF.ADDAT: AF.* keeps it */
+        if (amq_aging_get_info(v->f, &in) == AMQ_OK && in.time_mode) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, "ERR amq: this aging filter ages by time: "
+                                                   "keep it in an AF.* key (AF.RESERVE ... "
+                                                   "TIME), whose adds follow the clock");
+        }
     }
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);

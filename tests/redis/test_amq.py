@@ -285,6 +285,14 @@ def test_static_and_wrong_kind_errors(env):
     raises(lambda: r.execute_command("AMQ.CREATE", "x", "cuckoo", 10, 0.1, "FPBITS", 99),
            "FPBITS")
     raises(lambda: r.execute_command("AMQ.ADD", "missing", "x"), "not found")
+    # an aging filter by time: queries, no adds (AF.* keeps its clock)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.amq")
+        p = amq_tool("create", path, "--type", "aging", "--window", "1h", "--rate", "100/s")
+        assert p.returncode == 0, p.stderr
+        load_bytes(r, "timed", open(path, "rb").read())
+        raises(lambda: r.execute_command("AMQ.ADD", "timed", "x"), "ages by time")
+        assert r.execute_command("AMQ.EXISTS", "timed", "x") == 0
     r.set("str", "v")
     for cmd in (("AMQ.ADD", "str", "x"), ("AMQ.EXISTS", "str", "x"), ("AMQ.INFO", "str"),
                 ("AMQ.CREATE", "str", "bloom", 10, 0.1), ("AMQ.MERGE", "str", "rib")):
