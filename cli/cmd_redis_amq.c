@@ -166,6 +166,9 @@ void cli_amq_chunks_free(cli_amq_chunks *c)
  * after its opcode (2: an unsigned, 5: a string, possibly LZF-compressed), opcode 0 (EOF), then
  * the RDB version (2 bytes) and the CRC-64 (Jones) of everything before it, little-endian. */
 
+/* The longest string an amqfilter value holds (redis/amqtype.c's chunks: 16 MiB). */
+#define DUMP_MAX_STRING ((uint64_t)16 << 20)
+
 typedef struct rd {
     const uint8_t *p;
     size_t n;
@@ -275,7 +278,8 @@ static uint8_t *rd_string(rd *r, size_t *len)
             return r->bad = 1, NULL;
         clen = rd_len(r, &enc);
         ulen = rd_len(r, &enc);
-        if (r->bad || clen > r->n || ulen > ((uint64_t)1 << 40) ||
+        /* the module's strings are chunks of at most 16 MiB: a larger size is forged */
+        if (r->bad || clen > r->n || ulen > DUMP_MAX_STRING ||
             (s = malloc(ulen > 0 ? (size_t)ulen : 1)) == NULL)
             return r->bad = 1, NULL;
         if (lzf_expand(r->p, (size_t)clen, s, (size_t)ulen) != 0) {
@@ -286,7 +290,7 @@ static uint8_t *rd_string(rd *r, size_t *len)
         *len = (size_t)ulen;
         return s;
     }
-    if (n > r->n || (s = malloc(n > 0 ? (size_t)n : 1)) == NULL)
+    if (n > r->n || n > DUMP_MAX_STRING || (s = malloc(n > 0 ? (size_t)n : 1)) == NULL)
         return r->bad = 1, NULL;
     memcpy(s, r->p, (size_t)n);
     r->p += n, r->n -= n;
