@@ -398,7 +398,6 @@ static int parse_kind_rate(RedisModuleCtx *ctx, RedisModuleString *kname, RedisM
 static int create_filter(RedisModuleCtx *ctx, amqt_value *v, create_opts *o)
 {
     amq_errinfo err;
-    amq_stats st;
     int rc;
 
     err.msg[0] = '\0';
@@ -413,8 +412,9 @@ static int create_filter(RedisModuleCtx *ctx, amqt_value *v, create_opts *o)
             return RedisModule_ReplyWithError(ctx, E_NOMEM), 0;
         return reply_lib_error(ctx, "cannot create the filter", rc, &err), 0;
     }
-    amq_filter_stats(v->f, &st);
-    if (v->bytes > cap_of(v)) {
+    /* the cap binds client commands only: a replica or the AOF applies
+     * what the primary accepted, whatever its own setting */
+    if (rm_guard_active() && v->bytes > cap_of(v)) {
         uint64_t need = v->bytes;
         amq_filter_free(v->f);
         v->f = NULL;
@@ -1106,9 +1106,9 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (h != NULL)
         RedisModule_Free(h);
-    if (rc != AMQ_OK || v->bytes > cap_of(v)) {
+    if (rc != AMQ_OK || (rm_guard_active() && v->bytes > cap_of(v))) {
         RedisModule_CloseKey(key);
-        if (v->capped || (rc == AMQ_OK && v->bytes > cap_of(v)))
+        if (v->capped || rc == AMQ_OK)
             reply_cap_error(ctx, v, rc == AMQ_OK ? v->bytes : 0);
         else if (rc == AMQ_ENOMEM)
             RedisModule_ReplyWithError(ctx, E_NOMEM);

@@ -370,6 +370,7 @@ def test_memory_guard_clients_only(env):
     rep = env.track(prim.replica())
     rr = rep.client()
     rr.config_set("maxmemory", rr.info("memory")["used_memory"] + (4 << 20))
+    rr.config_set("amq-max-key-bytes", 1 << 20)   # the replica's cap binds its clients only
     r.config_set("maxmemory", r.info("memory")["used_memory"] + (4 << 20))
     raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 20000000, 0.01),
            "Insufficient memory")
