@@ -108,7 +108,8 @@ help:
 	@echo "                 Valkey 8.1.1 (built once per machine from Debian 13 sources into"
 	@echo "                 AMQ_SERVERS_CACHE, default /var/cache/amq-servers)"
 	@echo "  servers        only build those servers"
-	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md)"
+	@echo "  bench-redis    redis-benchmark of the module (writes docs/redis-bench.md) and"
+	@echo "                 AMQ.MEXISTS beside BF.MEXISTS (docs/redis-bench-amq.md)"
 	@echo "  bench-cluster  a sharded filter over 1 vs N shards of a loopback cluster"
 	@echo "                 (writes docs/bench-cluster.md)"
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
@@ -393,9 +394,14 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)/amq
 
+# AMQ.MEXISTS beside BF.MEXISTS: filters of these many keys (docs/redis-bench-amq.md).
+AMQ_BENCH_SIZES ?= 1000000,100000000
+
 bench-redis: deps-test
-	@$(MAKE) --no-print-directory $(REDIS_MODULE)
+	@$(MAKE) --no-print-directory $(REDIS_MODULE) $(BUILD)/amq
 	@/usr/bin/python3 tests/redis/bench.py --module $(REDIS_MODULE) --out docs/redis-bench.md
+	@/usr/bin/python3 tests/redis/bench_amq.py --module $(REDIS_MODULE) --amq $(BUILD)/amq \
+	    --sizes $(AMQ_BENCH_SIZES) --out docs/redis-bench-amq.md
 
 # contains_many of a sharded filter over 1 shard against N shards of a loopback cluster, and
 # the per-command costs docs/cluster.md's model uses (writes docs/bench-cluster.md).

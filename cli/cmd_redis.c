@@ -26,6 +26,7 @@
 #define AMQ_ADVANCED_API 1 /* RedisBloom links built from raw fields, a classic bit array */
 #include "cli.h"
 #include "cmd_redis.h"
+#include "cmd_redis_amq.h"
 
 #include "amq/advanced.h"
 #include "amq/bloom.h"
@@ -38,18 +39,21 @@
 #define STAGE_SUFFIX ".amq-load"
 
 static const char export_usage[] =
-    "usage: amq export --to redis KEY IN [OUT] [--replace] [--force]\n"
+    "usage: amq export --to redis KEY IN [OUT] [--replace] [--amq] [--force]\n"
     "\n"
     "Writes the filter file IN as Redis commands that load it into KEY on a server\n"
     "with RedisBloom or amq.so: pipe them to 'redis-cli --pipe' (OUT, default '-':\n"
     "standard output).\n"
     "  amq export --to redis mykey filter.amq | redis-cli --pipe\n"
-    "IN must be a scalable-bloom or scalable-cuckoo filter in RedisBloom's layout\n"
-    "(amq build --type scalable-bloom --redisbloom ...), or a classic Bloom filter\n"
-    "with RedisBloom's hashing and probes.  The chunks go to a staging key in KEY's\n"
+    "A scalable-bloom or scalable-cuckoo filter in RedisBloom's layout (amq build\n"
+    "--type scalable-bloom --redisbloom ...), or a classic Bloom filter with\n"
+    "RedisBloom's hashing and probes, becomes a BF/CF key (BF.LOADCHUNK, CF.LOADCHUNK);\n"
+    "every other filter, or any with --amq, an AMQ.* key of amq.so (AMQ.LOADCHUNK of\n"
+    "the file's bytes; RedisBloom cannot load those).  The chunks go to a staging key in KEY's\n"
     "hash slot, renamed to KEY at the end: RENAMENX leaves an existing KEY as it was\n"
     "(the staging key is deleted), --replace replaces it.\n"
     "  --replace        replace KEY if it exists\n"
+    "  --amq            an AMQ.* key even for a filter with a RedisBloom form\n"
     "  --force          replace OUT if it exists\n"
     "One filter sharded over N keys of a cluster: amq export --to redis --shards N --help.\n";
 
@@ -63,7 +67,9 @@ static const char import_usage[] =
     "a scalable-cuckoo file, both in RedisBloom's layout.  The chunks must tile the\n"
     "filter in the order a dump gives them: a repeated, missing or misplaced chunk,\n"
     "a stream cut short, or a CF header whose item count is not the fingerprints'\n"
-    "is an error, and nothing is written.\n"
+    "is an error, and nothing is written.  AMQ.LOADCHUNK commands or AMQ.SCANDUMP\n"
+    "replies give the file of any kind they hold.  IN may also be the DUMP payload\n"
+    "of an AMQ.* key (redis-cli --no-raw DUMP ... unquoted, or the raw bytes).\n"
     "  --force          replace OUT if it exists\n"
     "A sharded filter's stream: amq import --from redis --shards N --help.\n";
 
@@ -262,13 +268,40 @@ static void export_scuckoo(resp_out *o, const amq_scuckoo *c, const char *key, s
     }
 }
 
+/* 1 when f has a RedisBloom form (a BF or CF key): a scalable kind in RedisBloom's layout, or
+ * a classic Bloom filter hashed and probed as RedisBloom does. */
+static int redisbloom_form(amq_filter *f)
+{
+    const amq_sbloom *s = amq_filter_sbloom(f);
+    const amq_scuckoo *c = amq_filter_scuckoo(f);
+    amq_bloom *b = amq_filter_bloom(f);
+    uint8_t ch[AMQ_SCUCKOO_HEADER_SIZE];
+    int ok = 0;
+
+    if (s != NULL) {
+        size_t hlen = amq_sbloom_header_size(s);
+        uint8_t *h = malloc(hlen);
+        ok = h != NULL && amq_sbloom_header_encode(s, h, hlen) == AMQ_OK;
+        free(h);
+    } else if (c != NULL) {
+        ok = amq_scuckoo_header_encode(c, ch, sizeof ch) == AMQ_OK;
+    } else if (b != NULL) {
+        amq_bloom_params p;
+        amq_bloom_get_params(b, &p);
+        ok = p.hash_algo == AMQ_HASH_REDISBLOOM && p.probe == AMQ_BLOOM_PROBE_REDISBLOOM &&
+             p.bits % 64 == 0 && p.k <= 255;
+    }
+    return ok;
+}
+
 int cmd_export_redis(int argc, char **argv)
 {
-    enum { O_TO = 256, O_FORCE, O_REPLACE };
+    enum { O_TO = 256, O_FORCE, O_REPLACE, O_AMQ };
     static const struct option opts[] = {
         {"to", required_argument, NULL, O_TO},
         {"force", no_argument, NULL, O_FORCE},
         {"replace", no_argument, NULL, O_REPLACE},
+        {"amq", no_argument, NULL, O_AMQ},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -283,7 +316,7 @@ int cmd_export_redis(int argc, char **argv)
     char *stage = NULL;
     resp_out o = {NULL, 0};
     cli_target t;
-    int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd;
+    int opt, force = 0, replace = 0, rc = EXIT_TROUBLE, target_open = 0, fd, dfd, amqtype = 0;
 
     if (cli_redis_sharded(argc, argv))
         return cmd_export_redis_sharded(argc, argv);
@@ -297,6 +330,9 @@ int cmd_export_redis(int argc, char **argv)
             break;
         case O_REPLACE:
             replace = 1;
+            break;
+        case O_AMQ:
+            amqtype = 1;
             break;
         case 'h':
             fputs(export_usage, stdout);
@@ -329,7 +365,12 @@ int cmd_export_redis(int argc, char **argv)
     rc = EXIT_TROUBLE;
     s = amq_filter_sbloom(f);
     c = amq_filter_scuckoo(f);
-    if (s == NULL && c == NULL) {
+    /* Every filter without a RedisBloom form goes to amq.so's own type. */
+    amqtype = amqtype || !redisbloom_form(f);
+    if (amqtype) {
+        s = NULL;
+        c = NULL;
+    } else if (s == NULL && c == NULL) {
         amq_bloom *b = amq_filter_bloom(f);
         if (b == NULL) {
             cli_error("%s: a %s filter has no RedisBloom form (scalable-bloom, scalable-cuckoo "
@@ -341,7 +382,9 @@ int cmd_export_redis(int argc, char **argv)
             goto done;
         s = own;
     }
-    if (s != NULL) {
+    if (amqtype) {
+        /* the file's bytes as they are: no header of RedisBloom's */
+    } else if (s != NULL) {
         hlen = amq_sbloom_header_size(s);
         hdr = malloc(hlen);
         if (hdr == NULL) {
@@ -387,7 +430,10 @@ int cmd_export_redis(int argc, char **argv)
     if (stage != NULL) {
         /* A leftover of an interrupted load must not take the chunks. */
         out_key_cmd(&o, "DEL", stage, stagelen, NULL, 0);
-        if (s != NULL)
+        if (amqtype) {
+            if (cli_redis_amq_export(o.f, f, stage, stagelen) != 0)
+                o.failed = 1;
+        } else if (s != NULL)
             export_sbloom(&o, s, stage, stagelen, hdr, hlen);
         else
             export_scuckoo(&o, c, stage, stagelen, hdr);
@@ -396,7 +442,10 @@ int cmd_export_redis(int argc, char **argv)
     } else {
         if (replace)
             out_key_cmd(&o, "DEL", key, keylen, NULL, 0);
-        if (s != NULL)
+        if (amqtype) {
+            if (cli_redis_amq_export(o.f, f, key, keylen) != 0)
+                o.failed = 1;
+        } else if (s != NULL)
             export_sbloom(&o, s, key, keylen, hdr, hlen);
         else
             export_scuckoo(&o, c, key, keylen, hdr);
@@ -556,10 +605,11 @@ static int item_number(const resp_item *it, long long *out)
     return parse_num(buf, out);
 }
 
-enum { KIND_UNKNOWN, KIND_BF, KIND_CF };
+enum { KIND_UNKNOWN, KIND_BF, KIND_CF, KIND_AMQ };
 
 typedef struct import_state {
     int kind;
+    cli_amq_chunks amq; /* KIND_AMQ: the amq file's bytes (cmd_redis_amq.c) */
     amq_sbloom *s;
     amq_scuckoo *c;
     uint64_t chunks;
@@ -572,6 +622,22 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
 {
     int rc;
 
+    /* amq.so's own type: chunks of the amq file (its magic starts the first) */
+    if (kind == KIND_AMQ || st->kind == KIND_AMQ ||
+        (st->kind == KIND_UNKNOWN && len >= 4 && memcmp(data, "\x89" "AMQ", 4) == 0)) {
+        if (st->kind != KIND_UNKNOWN && st->kind != KIND_AMQ) {
+            cli_error("%s: byte %" PRIu64 ": an AMQ chunk in a %s stream", r->name, r->pos,
+                      st->kind == KIND_BF ? "BF" : "CF");
+            return -1;
+        }
+        if (kind != KIND_UNKNOWN && kind != KIND_AMQ) {
+            cli_error("%s: byte %" PRIu64 ": a %s chunk in an AMQ stream", r->name, r->pos,
+                      kind == KIND_BF ? "BF" : "CF");
+            return -1;
+        }
+        st->kind = KIND_AMQ;
+        return cli_amq_chunk_add(&st->amq, r->name, it, data, len);
+    }
     if (st->kind == KIND_UNKNOWN) {
         /* The first chunk is the header. */
         if (it != 1) {
@@ -696,7 +762,9 @@ static int import_one(import_state *st, resp_in *r)
     }
     cmd = items[0].is_num ? "" : (const char *)items[0].data;
     cl = items[0].is_num ? 0 : items[0].len;
-    if (n == 4 && cl == 12 && strncasecmp(cmd, "BF.LOADCHUNK", 12) == 0)
+    if (n == 4 && cl == 13 && strncasecmp(cmd, "AMQ.LOADCHUNK", 13) == 0)
+        kind = KIND_AMQ;
+    else if (n == 4 && cl == 12 && strncasecmp(cmd, "BF.LOADCHUNK", 12) == 0)
         kind = KIND_BF;
     else if (n == 4 && cl == 12 && strncasecmp(cmd, "CF.LOADCHUNK", 12) == 0)
         kind = KIND_CF;
@@ -712,6 +780,38 @@ static int import_one(import_state *st, resp_in *r)
 out:
     free_items(items, n);
     return rc;
+}
+
+/* The whole input (a DUMP payload) into memory, then cmd_redis_amq.c decodes it. */
+static int import_dump(resp_in *r, const char *out, int force)
+{
+    uint8_t *buf = NULL, *nb;
+    size_t len = 0, cap = 0, got;
+    int rc;
+
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : (size_t)1 << 16;
+            if ((nb = realloc(buf, cap)) == NULL) {
+                free(buf);
+                cli_error("out of memory");
+                return EXIT_TROUBLE;
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len, r->f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(r->f)) {
+        free(buf);
+        cli_error("%s: %s", r->name, strerror(errno));
+        return EXIT_TROUBLE;
+    }
+    rc = cli_redis_amq_import_dump(buf, len, r->name, out, force);
+    free(buf);
+    return rc == 0 ? 0 : EXIT_TROUBLE;
 }
 
 int cmd_import_redis(int argc, char **argv)
@@ -764,12 +864,29 @@ int cmd_import_redis(int argc, char **argv)
         cli_error("%s: %s", in, strerror(errno));
         return EXIT_TROUBLE;
     }
+    {
+        /* A DUMP payload of an AMQ.* key (a module value: type byte 7), not a RESP stream. */
+        int first = getc(r.f);
+        if (first != EOF)
+            ungetc(first, r.f);
+        if (first == 7) {
+            rc = import_dump(&r, out, force);
+            if (r.f != stdin)
+                fclose(r.f);
+            return rc;
+        }
+    }
     while (!st.done && (rc = import_one(&st, &r)) == 0)
         ;
     if (r.f != stdin)
         fclose(r.f);
     if (!st.done && rc < 0)
         goto fail;
+    if (st.kind == KIND_AMQ) {
+        rc = cli_amq_chunks_finish(&st.amq, r.name, out, force);
+        cli_amq_chunks_free(&st.amq);
+        return rc == 0 ? 0 : EXIT_TROUBLE;
+    }
     if (st.kind == KIND_UNKNOWN) {
         cli_error("%s: no LOADCHUNK command or SCANDUMP reply in the input", r.name);
         goto fail;
@@ -817,5 +934,6 @@ int cmd_import_redis(int argc, char **argv)
 fail:
     amq_sbloom_free(st.s);
     amq_scuckoo_free(st.c);
+    cli_amq_chunks_free(&st.amq);
     return EXIT_TROUBLE;
 }

@@ -862,6 +862,164 @@ static void seeds_rdb_cf(sink *s)
     free(w);
 }
 
+/* fuzz_rdb_amq: encoding byte 4, then the value as amqt_rdb_save writes it
+ * (state, maxsize, total, filled, chunk count, the amq file's bytes) for a
+ * few kinds, and a loading value (state 1: the header and a little more). */
+static void seeds_rdb_amq(sink *s)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO,
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING,
+                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE};
+    wbuf *w = malloc(sizeof *w);
+    size_t i;
+
+    for (i = 0; i < sizeof kinds / sizeof kinds[0] && w != NULL; i++) {
+        amq_config cfg;
+        amq_filter *f = NULL;
+        amq_hash128 h[64];
+        uint8_t *buf;
+        uint64_t size;
+        unsigned j;
+        char key[16];
+
+        amq_config_init(&cfg, kinds[i]);
+        cfg.capacity = 64;
+        for (j = 0; j < 64; j++)
+            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
+                                (size_t)snprintf(key, sizeof key, "k%u", j));
+        if (amq_filter_build(&cfg, h, 64, &f, NULL) != AMQ_OK &&
+            amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+            continue;
+        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 4096 ||
+            (buf = malloc((size_t)size)) == NULL) {
+            amq_filter_free(f);
+            continue;
+        }
+        if (amq_filter_serialize(f, buf, (size_t)size, NULL) == AMQ_OK) {
+            w->n = 0;
+            w->b[w->n++] = 4;
+            w64(w, 0);
+            w64(w, 0);
+            w64(w, size);
+            w64(w, size);
+            w64(w, 1);
+            wstr(w, buf, (size_t)size);
+            emit(s, w->b, w->n);
+            /* loading: the first size / 2 bytes (the header is in them) */
+            w->n = 0;
+            w->b[w->n++] = 4;
+            w64(w, 1);
+            w64(w, 123456);
+            w64(w, size);
+            w64(w, size / 2 + 200 < size ? size / 2 + 200 : size);
+            w64(w, 1);
+            wstr(w, buf, (size_t)(size / 2 + 200 < size ? size / 2 + 200 : size));
+            emit(s, w->b, w->n);
+        }
+        free(buf);
+        amq_filter_free(f);
+    }
+    free(w);
+}
+
+/* fuzz_cli_redis_amq: a DUMP payload of an AMQ.* key (mode 0: as the server writes it;
+ * mode 2: its CRC recomputed by the target), and the AMQ.LOADCHUNK chunks of the same file
+ * (mode 1: u32 iterator, u16 length, bytes). */
+static void rdb_len(wbuf *w, uint64_t v)
+{
+    int i;
+    if (v < 64) {
+        wraw(w, (uint8_t[]){(uint8_t)v}, 1);
+    } else if (v < 16384) {
+        wraw(w, (uint8_t[]){(uint8_t)(0x40 | (v >> 8)), (uint8_t)v}, 2);
+    } else {
+        wraw(w, (uint8_t[]){0x81}, 1);
+        for (i = 7; i >= 0; i--)
+            wraw(w, (uint8_t[]){(uint8_t)(v >> (8 * i))}, 1);
+    }
+}
+
+static uint64_t seed_crc64(const uint8_t *p, size_t n)
+{
+    uint64_t crc = 0;
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (b = 0; b < 8; b++)
+            crc = crc & 1 ? (crc >> 1) ^ UINT64_C(0x95AC9329AC4BC9B5) : crc >> 1;
+    }
+    return crc;
+}
+
+static void seeds_cli_redis_amq(sink *s)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO, AMQ_KIND_RIBBON};
+    static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    wbuf *w = malloc(sizeof *w);
+    uint64_t id = 0;
+    size_t i, k;
+
+    for (i = 0; i < 9; i++)
+        id = id << 6 | (uint64_t)(strchr(set, "amqfilter"[i]) - set);
+    id = id << 10 | 4;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0] && w != NULL; k++) {
+        amq_config cfg;
+        amq_filter *f = NULL;
+        amq_hash128 h[32];
+        uint8_t *buf;
+        uint64_t size, crc, off;
+        unsigned j;
+        char key[16];
+
+        amq_config_init(&cfg, kinds[k]);
+        cfg.capacity = 32;
+        for (j = 0; j < 32; j++)
+            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
+                                (size_t)snprintf(key, sizeof key, "k%u", j));
+        if (amq_filter_build(&cfg, h, 32, &f, NULL) != AMQ_OK)
+            continue;
+        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 2000 ||
+            (buf = malloc((size_t)size)) == NULL) {
+            amq_filter_free(f);
+            continue;
+        }
+        (void)amq_filter_serialize(f, buf, (size_t)size, NULL);
+        w->n = 0;
+        wraw(w, (uint8_t[]){0}, 1); /* mode 0 */
+        wraw(w, (uint8_t[]){7}, 1);
+        rdb_len(w, id);
+        rdb_len(w, 2), rdb_len(w, 0);      /* state */
+        rdb_len(w, 2), rdb_len(w, 0);      /* maxsize */
+        rdb_len(w, 2), rdb_len(w, size);   /* total */
+        rdb_len(w, 2), rdb_len(w, size);   /* filled */
+        rdb_len(w, 2), rdb_len(w, 1);      /* chunks */
+        rdb_len(w, 5), rdb_len(w, size);
+        wraw(w, buf, (size_t)size);
+        rdb_len(w, 0);
+        wraw(w, (uint8_t[]){10, 0}, 2);    /* RDB version */
+        crc = seed_crc64(w->b + 1, w->n - 1);
+        for (j = 0; j < 8; j++)
+            wraw(w, (uint8_t[]){(uint8_t)(crc >> (8 * j))}, 1);
+        emit(s, w->b, w->n);
+        w->b[0] = 2; /* mode 2: the target recomputes the CRC */
+        emit(s, w->b, w->n);
+        w->n = 0;
+        wraw(w, (uint8_t[]){1}, 1); /* mode 1: chunks of 300 bytes */
+        for (off = 0; off < size; off += 300) {
+            uint64_t n = size - off < 300 ? size - off : 300;
+            uint64_t it = off + n;
+            wraw(w, (uint8_t[]){(uint8_t)it, (uint8_t)(it >> 8), (uint8_t)(it >> 16),
+                                (uint8_t)(it >> 24), (uint8_t)n, (uint8_t)(n >> 8)}, 6);
+            wraw(w, buf + off, (size_t)n);
+        }
+        emit(s, w->b, w->n);
+        free(buf);
+        amq_filter_free(f);
+    }
+    free(w);
+}
+
 /* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
  * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
 static void seeds_scandump_bf(sink *s)
@@ -1010,6 +1168,8 @@ static const struct {
     {"fuzz_guava", seeds_guava},
     {"fuzz_rdb_bf", seeds_rdb_bf},
     {"fuzz_rdb_cf", seeds_rdb_cf},
+    {"fuzz_rdb_amq", seeds_rdb_amq},
+    {"fuzz_cli_redis_amq", seeds_cli_redis_amq},
     {"fuzz_scandump_bf", seeds_scandump_bf},
     {"fuzz_scandump_cf", seeds_scandump_cf},
     {"fuzz_shard_stream", seeds_shard_stream},

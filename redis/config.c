@@ -14,6 +14,7 @@
  * keep working; a value from the config file or MODULE LOADEX CONFIG wins over both.
  */
 #include "config.h"
+#include "amqtype.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -180,6 +181,35 @@ static int error_rate_set(const char *name, RedisModuleString *val, void *privda
 
 static int cfg_prefixed; /* 1: the server has no unprefixed module configs */
 
+/* ---- the AMQ.* type's configs: amq-max-key-bytes, amq-build-max-items -------------------------- */
+
+static long long amqt_cfg_get(const char *name, void *privdata)
+{
+    (void)name;
+    return (long long)*(uint64_t *)privdata;
+}
+
+static int amqt_cfg_set(const char *name, long long v, void *privdata, RedisModuleString **err)
+{
+    (void)name;
+    (void)err;
+    *(uint64_t *)privdata = (uint64_t)v; /* the server checked [min, max] */
+    return REDISMODULE_OK;
+}
+
+static int register_amqt(RedisModuleCtx *ctx, unsigned int flags)
+{
+    if (RedisModule_RegisterNumericConfig(ctx, "amq-max-key-bytes",
+                                          (long long)AMQT_DEFAULT_MAX_KEY_BYTES, flags, 1,
+                                          (long long)1 << 50, amqt_cfg_get, amqt_cfg_set, NULL,
+                                          &amqt_max_key_bytes) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    return RedisModule_RegisterNumericConfig(ctx, "amq-build-max-items",
+                                             (long long)AMQT_DEFAULT_BUILD_MAX_ITEMS, flags, 1,
+                                             (long long)1 << 40, amqt_cfg_get, amqt_cfg_set,
+                                             NULL, &amqt_build_max_items);
+}
+
 static int register_all(RedisModuleCtx *ctx, unsigned int flags)
 {
     char def[64];
@@ -199,7 +229,7 @@ static int register_all(RedisModuleCtx *ctx, unsigned int flags)
                                               (void *)&cfg_ids[i]) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
-    return REDISMODULE_OK;
+    return register_amqt(ctx, flags);
 }
 
 /* 1 when a CONFIG argument names one of our configs unprefixed (a pattern too: "bf-*"). */
@@ -207,7 +237,8 @@ static int ours_unprefixed(RedisModuleString *arg)
 {
     size_t len;
     const char *s = RedisModule_StringPtrLen(arg, &len);
-    return len >= 3 && (strncasecmp(s, "bf-", 3) == 0 || strncasecmp(s, "cf-", 3) == 0);
+    return (len >= 3 && (strncasecmp(s, "bf-", 3) == 0 || strncasecmp(s, "cf-", 3) == 0)) ||
+           (len >= 4 && strncasecmp(s, "amq-", 4) == 0);
 }
 
 static void prefix_arg(RedisModuleCommandFilterCtx *f, int pos)
@@ -311,6 +342,13 @@ static const acl_entry acl_table[] = {
     {"cf.compact", "write cuckoo"},     {"cf.info", "read fast cuckoo"},
     {"cf.debug", "read cuckoo"},        {"cf.scandump", "read cuckoo"},
     {"cf.loadchunk", "write cuckoo"},
+    /* AMQ.*: the category amq, with @read / @write / @fast as their flags say */
+    {"amq.create", "write amq"},     {"amq.add", "write amq"},
+    {"amq.madd", "write amq"},       {"amq.exists", "read fast amq"},
+    {"amq.mexists", "read fast amq"}, {"amq.del", "write fast amq"},
+    {"amq.card", "read fast amq"},   {"amq.info", "read amq"},
+    {"amq.scandump", "read amq"},    {"amq.loadchunk", "write amq"},
+    {"amq.merge", "write amq"},      {"amq.build", "write amq"},
 };
 
 static int acl_categories_add(RedisModuleCtx *ctx)
@@ -319,8 +357,9 @@ static int acl_categories_add(RedisModuleCtx *ctx)
         RedisModule_SetCommandACLCategories == NULL)
         return REDISMODULE_OK; /* Redis 7.0: no module ACL categories */
     if (RedisModule_AddACLCategory(ctx, "bloom") != REDISMODULE_OK ||
-        RedisModule_AddACLCategory(ctx, "cuckoo") != REDISMODULE_OK) {
-        RedisModule_Log(ctx, "warning", "amq: could not add the ACL categories bloom, cuckoo");
+        RedisModule_AddACLCategory(ctx, "cuckoo") != REDISMODULE_OK ||
+        RedisModule_AddACLCategory(ctx, "amq") != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning", "amq: could not add the ACL categories bloom, cuckoo, amq");
         return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;

@@ -126,7 +126,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (amq_rm_servers_before_commands(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     if (bf_register(ctx) != REDISMODULE_OK || cf_register(ctx) != REDISMODULE_OK ||
-        af_register(ctx) != REDISMODULE_OK)
+        af_register(ctx) != REDISMODULE_OK || amqt_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     if (amq_rm_servers_after_commands(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;

@@ -187,11 +187,19 @@ typedef struct rm_command {
 int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
                       const char *flags);
 
+/* One command of several keys (AMQ.MERGE, AMQ.BUILD): the legacy key range
+ * (firstkey, lastkey, keystep) and the key specs (ending with a zeroed
+ * entry) given; c->key_flags is not used. */
+int rm_register_command_keys(RedisModuleCtx *ctx, const rm_command *c,
+                             RedisModuleCommandKeySpec *key_specs, int firstkey, int lastkey,
+                             int keystep);
+
 int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
                        RedisModuleType **type, const rm_command *cmds, size_t n);
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);
 int af_register(RedisModuleCtx *ctx); /* af.c: aging filters, AF.* */
+int amqt_register(RedisModuleCtx *ctx); /* amqtype.c: every amq kind, AMQ.* */
 
 #endif /* AMQ_REDIS_MODULE_H */

@@ -338,7 +338,35 @@ typedef void (*RedisModuleCommandFilterFunc)(RedisModuleCommandFilterCtx *filter
     X(RedisModuleString *, CommandFilterArgGet, (RedisModuleCommandFilterCtx * fctx, int pos), \
       0)                                                                                       \
     X(int, CommandFilterArgReplace,                                                            \
-      (RedisModuleCommandFilterCtx * fctx, int pos, RedisModuleString *arg), 0)
+      (RedisModuleCommandFilterCtx * fctx, int pos, RedisModuleString *arg), 0)                \
+    AMQ_RM_API_CALLS(X)
+
+/* ---- calling server commands, deleting keys (redis/amqtype.c: AMQ.BUILD reads a SET, ...) -- */
+typedef struct RedisModuleCallReply RedisModuleCallReply;
+
+/* KeyType results beyond EMPTY and MODULE. */
+#define REDISMODULE_KEYTYPE_LIST 2
+#define REDISMODULE_KEYTYPE_HASH 3
+#define REDISMODULE_KEYTYPE_SET 4
+#define REDISMODULE_KEYTYPE_ZSET 5
+
+/* CallReplyType results. */
+#define REDISMODULE_REPLY_STRING 0
+#define REDISMODULE_REPLY_ERROR 1
+#define REDISMODULE_REPLY_INTEGER 2
+#define REDISMODULE_REPLY_ARRAY 3
+
+#define AMQ_RM_API_CALLS(X)                                                                    \
+    X(RedisModuleCallReply *, Call,                                                            \
+      (RedisModuleCtx * ctx, const char *cmdname, const char *fmt, ...), 0)                    \
+    X(int, CallReplyType, (RedisModuleCallReply * reply), 0)                                   \
+    X(size_t, CallReplyLength, (RedisModuleCallReply * reply), 0)                              \
+    X(long long, CallReplyInteger, (RedisModuleCallReply * reply), 0)                          \
+    X(RedisModuleCallReply *, CallReplyArrayElement, (RedisModuleCallReply * reply, size_t i), \
+      0)                                                                                       \
+    X(const char *, CallReplyStringPtr, (RedisModuleCallReply * reply, size_t *len), 0)        \
+    X(void, FreeCallReply, (RedisModuleCallReply * reply), 0)                                  \
+    X(int, DeleteKey, (RedisModuleKey * key), 0)
 
 #define AMQ_RM_DECLARE_(ret, name, params, required) extern ret(*RedisModule_##name) params;
 AMQ_RM_API(AMQ_RM_DECLARE_)

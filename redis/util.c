@@ -332,18 +332,25 @@ static int has_flag(const char *flags, const char *word)
     return 0;
 }
 
-int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
-                      const char *flags)
+static int create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
+                          const char *flags, int firstkey, int lastkey, int keystep)
 {
     size_t slot = rm_ncmds;
     if (slot >= RM_MAX_COMMANDS)
         return REDISMODULE_ERR;
     rm_cmds[slot].fn = fn;
     rm_cmds[slot].guarded = has_flag(flags, "deny-oom");
-    if (RedisModule_CreateCommand(ctx, name, rm_thunks[slot], flags, 1, 1, 1) != REDISMODULE_OK)
+    if (RedisModule_CreateCommand(ctx, name, rm_thunks[slot], flags, firstkey, lastkey, keystep) !=
+        REDISMODULE_OK)
         return REDISMODULE_ERR;
     rm_ncmds++;
     return REDISMODULE_OK;
+}
+
+int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc fn,
+                      const char *flags)
+{
+    return create_command(ctx, name, fn, flags, 1, 1, 1);
 }
 
 /* The layout of RedisModuleCommandInfo this module fills (version 1). */
@@ -351,7 +358,8 @@ static const RedisModuleCommandInfoVersion rm_cmdinfo_version = {
     1, sizeof(RedisModuleCommandHistoryEntry), sizeof(RedisModuleCommandKeySpec),
     sizeof(RedisModuleCommandArg)};
 
-static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c)
+static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c,
+                       RedisModuleCommandKeySpec *key_specs)
 {
     RedisModuleCommandKeySpec keys[2];
     RedisModuleCommandInfo info;
@@ -379,7 +387,7 @@ static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c)
     info.complexity = c->complexity;
     info.tips = c->tips;
     info.arity = c->arity;
-    info.key_specs = keys;
+    info.key_specs = key_specs != NULL ? key_specs : keys;
     info.args = c->args;
     if (RedisModule_SetCommandInfo(cmd, &info) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning", "amq: the server refused the command info of %s",
@@ -401,8 +409,18 @@ int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTy
     for (i = 0; i < n; i++) {
         if (rm_create_command(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags) != REDISMODULE_OK)
             return REDISMODULE_ERR;
-        if (rm_set_info(ctx, &cmds[i]) != REDISMODULE_OK)
+        if (rm_set_info(ctx, &cmds[i], NULL) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;
+}
+
+int rm_register_command_keys(RedisModuleCtx *ctx, const rm_command *c,
+                             RedisModuleCommandKeySpec *key_specs, int firstkey, int lastkey,
+                             int keystep)
+{
+    if (create_command(ctx, c->name, c->fn, c->flags, firstkey, lastkey, keystep) !=
+        REDISMODULE_OK)
+        return REDISMODULE_ERR;
+    return rm_set_info(ctx, c, key_specs);
 }

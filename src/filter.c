@@ -15,6 +15,7 @@
 #include "amq/inplace.h"
 #include "common/alloc.h"
 #include "common/container.h"
+#include "common/endian.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "inplace.h"
@@ -439,6 +440,7 @@ typedef struct payload_sink {
     XXH3_state_t sum; /* first: it wants the 64-byte alignment of the struct */
     XXH3_state_t chunk; /* the current 4 KiB chunk (chunked checksum) */
     int chunked;
+    int nosum; /* 1: no checksum (a range past the header needs none) */
     uint64_t chunk_pos, chunk_index, chunk_sum;
     const out_target *t;
     uint64_t offset; /* where the next flushed byte goes */
@@ -464,7 +466,9 @@ static int sink_write(void *ctx, const void *data, size_t len)
     payload_sink *s = ctx;
     int rc;
 
-    if (s->chunked) {
+    if (s->nosum) {
+        /* the header, which records the sum, is not wanted */
+    } else if (s->chunked) {
         const uint8_t *p = data;
         size_t left = len, n;
         while (left > 0) {
@@ -499,7 +503,24 @@ static int sink_write(void *ctx, const void *data, size_t len)
     return AMQ_OK;
 }
 
-static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *err)
+/* The item count a header records.  The count alone: the Bloom kinds'
+ * stats count the bits set, a pass over the whole array that a save (and
+ * an in-place update) need not make. */
+static uint64_t header_items(const amq_filter *f)
+{
+    amq_stats st;
+    if (f->ops->kind == AMQ_KIND_BLOOM)
+        return amq_bloom_items(f->impl);
+    if (f->ops->kind == AMQ_KIND_BLOCKED)
+        return amq_blocked_items(f->impl);
+    memset(&st, 0, sizeof st);
+    f->ops->stats(f->impl, &st);
+    return st.items;
+}
+
+/* with_header 0: only the payload is wanted (no checksum pass, no header). */
+static int write_filter(const amq_filter *f, const out_target *t, int with_header,
+                        amq_errinfo *err)
 {
     const amq_kind_ops *ops = f->ops;
     amq_container c;
@@ -529,6 +550,7 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
     (void)XXH3_64bits_reset(&s->sum);
     (void)XXH3_64bits_reset_withSeed(&s->chunk, 0);
     s->chunked = f->chunked;
+    s->nosum = !with_header;
     s->t = t;
     s->offset = off;
     s->err = err;
@@ -545,18 +567,15 @@ static int write_filter(const amq_filter *f, const out_target *t, amq_errinfo *e
         rc = amq_err(err, AMQ_ECORRUPT, "internal error: payload size mismatch");
         goto done;
     }
+    if (!with_header)
+        goto done;
 
     memset(&c, 0, sizeof c);
     c.version = AMQ_FILE_VERSION;
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;
     c.seed = f->seed;
-    {
-        amq_stats st;
-        memset(&st, 0, sizeof st);
-        ops->stats(f->impl, &st);
-        c.items = st.items;
-    }
+    c.items = header_items(f);
     c.params = params;
     c.params_len = (uint32_t)plen;
     c.payload_len = s->total;
@@ -589,7 +608,7 @@ int amq_filter_save(const amq_filter *f, const char *path, unsigned flags, amq_e
         return rc;
     t.pwrite = file_pwrite;
     t.ctx = &a;
-    rc = write_filter(f, &t, err);
+    rc = write_filter(f, &t, 1, err);
     if (rc != AMQ_OK) {
         amq_atomic_abort(&a);
         return rc;
@@ -625,7 +644,6 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
 {
     const amq_kind_ops *ops = f->ops;
     amq_container c;
-    amq_stats st;
     uint8_t *params;
     size_t plen = ops->params_size(f->impl);
     uint64_t off;
@@ -640,20 +658,11 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
         return AMQ_ENOMEM;
     ops->params_write(f->impl, params);
     memset(&c, 0, sizeof c);
-    memset(&st, 0, sizeof st);
-    /* The count alone: the kinds' stats count the bits set, reading the
-     * whole array an in-place update exists to avoid. */
-    if (ops->kind == AMQ_KIND_BLOOM)
-        st.items = amq_bloom_items(f->impl);
-    else if (ops->kind == AMQ_KIND_BLOCKED)
-        st.items = amq_blocked_items(f->impl);
-    else
-        ops->stats(f->impl, &st);
     c.version = AMQ_FILE_VERSION;
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;
     c.seed = f->seed;
-    c.items = st.items;
+    c.items = header_items(f);
     c.flags = f->chunked ? AMQ_FLAG_CHUNKSUM : 0;
     c.params = params;
     c.params_len = (uint32_t)plen;
@@ -695,10 +704,106 @@ int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap, size_t *wri
     m.cap = cap;
     t.pwrite = mem_pwrite;
     t.ctx = &m;
-    rc = write_filter(f, &t, NULL);
+    rc = write_filter(f, &t, 1, NULL);
     if (rc == AMQ_OK && written != NULL)
         *written = (size_t)size;
     return rc;
+}
+
+/* The part [off, off + cap) of the serialized bytes: pieces outside it are
+ * dropped as the writer produces them. */
+typedef struct range_out {
+    uint8_t *buf;
+    uint64_t off, cap;
+} range_out;
+
+static int range_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
+                        amq_errinfo *err)
+{
+    range_out *r = ctx;
+    uint64_t lo = offset > r->off ? offset : r->off;
+    uint64_t hi = offset + len < r->off + r->cap ? offset + len : r->off + r->cap;
+    (void)err;
+    if (lo < hi)
+        memcpy(r->buf + (lo - r->off), (const uint8_t *)data + (lo - offset), (size_t)(hi - lo));
+    return AMQ_OK;
+}
+
+int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf, size_t cap,
+                               size_t *written)
+{
+    uint64_t size, poff;
+    range_out r;
+    out_target t;
+    size_t plen;
+    int rc;
+
+    rc = amq_filter_serialized_size(f, &size);
+    if (rc != AMQ_OK)
+        return rc;
+    if (off > size)
+        return AMQ_ERANGE;
+    if (cap > size - off)
+        cap = (size_t)(size - off);
+    *written = cap;
+    if (cap == 0)
+        return AMQ_OK;
+    plen = f->ops->params_size(f->impl);
+    poff = amq_container_payload_offset((uint32_t)plen);
+    r.buf = buf;
+    r.off = off;
+    r.cap = cap;
+    t.pwrite = range_pwrite;
+    t.ctx = &r;
+    /* The header (with the payload's checksum: one pass over it) only when
+     * the range reaches into it; the payload's pieces are copied, not summed. */
+    return write_filter(f, &t, off < poff, NULL);
+}
+
+int amq_filter_peek(const void *buf, size_t len, uint64_t *size, uint32_t *kind,
+                    amq_errinfo *err)
+{
+    const uint8_t *b = buf;
+    amq_container c;
+    uint64_t off, payload, need;
+    uint32_t plen;
+    int rc;
+
+    *size = 0;
+    if (len < AMQ_FILE_FIXED) {
+        if (memcmp(b, AMQ_FILE_MAGIC, len < AMQ_FILE_MAGIC_LEN ? len : AMQ_FILE_MAGIC_LEN) != 0)
+            return amq_err(err, AMQ_EMAGIC, "not an amq filter (bad magic bytes)");
+        *size = AMQ_FILE_FIXED;
+        return amq_err(err, AMQ_ETRUNC, "%zu bytes: the header needs %d", len, AMQ_FILE_FIXED);
+    }
+    if (memcmp(b, AMQ_FILE_MAGIC, AMQ_FILE_MAGIC_LEN) != 0)
+        return amq_err(err, AMQ_EMAGIC, "not an amq filter (bad magic bytes)");
+    plen = amq_load32(b + 32);
+    if (plen <= AMQ_FILE_MAX_PARAMS) {
+        need = amq_container_payload_offset(plen);
+        if (len < need) {
+            *size = need;
+            return amq_err(err, AMQ_ETRUNC, "%zu bytes: the header and parameters need %llu",
+                           len, (unsigned long long)need);
+        }
+    }
+    off = amq_load64(b + 40);
+    payload = amq_load64(b + 48);
+    /* parse against the size the header declares: every field is then
+     * checked (checksum first) before that size is believed */
+    rc = amq_container_parse(b, len, payload > UINT64_MAX - off ? UINT64_MAX : off + payload, &c,
+                             err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (amq_kind_lookup(c.kind) == NULL)
+        return amq_err(err, AMQ_EKIND, "unknown filter kind %u (written by a newer amq?)",
+                       c.kind);
+    if (amq_hash_check(c.hash_algo, c.seed) != AMQ_OK)
+        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", c.hash_algo);
+    *size = c.payload_off + c.payload_len;
+    if (kind != NULL)
+        *kind = c.kind;
+    return AMQ_OK;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

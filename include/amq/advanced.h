@@ -839,6 +839,32 @@ AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
 AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
 
+/* ==== the generic handle's bytes, piece by piece ============================ */
+
+/*
+ * Bytes [off, off + cap) of the serialized form (amq_filter_serialize), into
+ * buf: *written is cap, or less at the end (0 at off == the size).  For a host
+ * that moves a filter in chunks (the Redis module's RDB, AOF and SCANDUMP)
+ * without a second copy of it: a range within the payload costs a copy of
+ * its bytes; a range that reaches into the header also reads the whole
+ * payload once, for its checksum.  AMQ_ERANGE when off is past the end.
+ */
+AMQ_API int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf,
+                                       size_t cap, size_t *written);
+
+/*
+ * The header of serialized bytes from their first len bytes, before the
+ * rest is there: AMQ_OK with *size (the whole serialized size) and *kind
+ * (may be NULL) when the header area is complete and valid (magic, version,
+ * header checksum, fields, a kind and hash this library knows).  AMQ_ETRUNC
+ * with *size the header area's length when len is short of it; AMQ_EMAGIC,
+ * AMQ_EVERSION, AMQ_ECHECKSUM, AMQ_ECORRUPT, AMQ_EKIND otherwise, with
+ * err->msg.  The payload is not checked (amq_filter_deserialize does).
+ */
+AMQ_API int amq_filter_peek(const void *buf, size_t len, uint64_t *size, uint32_t *kind,
+                            amq_errinfo *err);
+
+
 /* ==== aging filter: raw state ============================================== */
 
 /*

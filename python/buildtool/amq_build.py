@@ -25,8 +25,8 @@ PKG_ROOT = os.path.dirname(HERE)            # python/
 REPO = os.path.dirname(PKG_ROOT)            # the repository
 NAME = "amq"
 VERSION = "0.2.0"
-PURE = ["__init__.py", "hash.py", "redis.py", "__init__.pyi", "hash.pyi", "redis.pyi",
-        "py.typed"]
+PURE = ["__init__.py", "hash.py", "redis.py", "redistype.py", "__init__.pyi", "hash.pyi",
+        "redis.pyi", "redistype.pyi", "py.typed"]
 
 
 def _run(cmd, **kw):

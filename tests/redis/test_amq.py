@@ -1,0 +1,641 @@
+"""The amqfilter type (AMQ.*): every amq kind through every command, the
+value's bytes being the amq file's (SCANDUMP -> `amq query`, an `amq`-built
+file -> LOADCHUNK), persistence (SAVE + restart, DEBUG RELOAD, DUMP /
+RESTORE, COPY, AOF rewrite + restart, a replica after WAIT), MEMORY USAGE,
+the size cap and the memory guard, bad input that changes nothing, and a
+random-command model (nothing added is ever answered absent)."""
+import json
+import os
+import random
+import subprocess
+import tempfile
+
+import redis
+
+AMQ = os.environ.get("AMQ") or os.path.join(os.path.dirname(__file__), "..", "..", "build",
+                                            "amq")
+ITEMS = ["item-%d" % i for i in range(3000)]
+ABSENT = ["absent-%d" % i for i in range(20000)]
+
+# every dynamic kind, with options that exercise its geometry
+DYNAMIC = [
+    ("bloom", ()),
+    ("bloom", ("BITS", 80000, "HASHES", 5)),          # exact geometry
+    ("blocked", ()),
+    ("partitioned", ("PARTITIONS", 4)),
+    ("cuckoo", ("FPBITS", 12, "BUCKETSIZE", 4)),
+    ("cuckoo", ("FPBITS", 20, "BUCKETSIZE", 2)),
+    ("scalable-bloom", ("EXPANSION", 2)),
+    ("scalable-cuckoo", ()),
+    ("aging", ()),
+]
+STATIC = ["ribbon", "fuse"]
+DELETABLE = {"cuckoo", "scalable-cuckoo"}
+
+
+def raises(fn, text):
+    try:
+        fn()
+    except redis.ResponseError as e:
+        assert text in str(e), (text, str(e))
+        return str(e)
+    raise AssertionError("no error, expected " + text)
+
+
+def info(r, key):
+    v = r.execute_command("AMQ.INFO", key)
+    return {v[i].decode(): v[i + 1] for i in range(0, len(v), 2)}
+
+
+def digest(r, *keys):
+    return r.execute_command("DEBUG", "DIGEST-VALUE", *keys)
+
+
+def dump_bytes(r, key):
+    """The key's bytes through AMQ.SCANDUMP (checked to be in order)."""
+    out, it = b"", 0
+    while True:
+        it, data = r.execute_command("AMQ.SCANDUMP", key, it)
+        if it == 0:
+            assert data == b""
+            return out
+        assert it == len(out) + len(data)
+        out += data
+
+
+def load_bytes(r, key, data, chunk=1 << 20, extra=()):
+    off = 0
+    while off < len(data):
+        # the first chunk holds the whole header (a few hundred bytes at most)
+        piece = data[off:off + (chunk if off else max(chunk, 1024))]
+        off += len(piece)
+        assert r.execute_command("AMQ.LOADCHUNK", key, off, piece,
+                                 *(extra if off == len(piece) else ())) == b"OK"
+
+
+def amq_tool(*args, stdin=None):
+    p = subprocess.run([AMQ] + [str(a) for a in args], input=stdin, capture_output=True,
+                       timeout=120)
+    return p
+
+
+def populate(r):
+    keys = []
+    for i, (kind, opts) in enumerate(DYNAMIC):
+        k = "amq:%s:%d" % (kind, i)
+        assert r.execute_command("AMQ.CREATE", k, kind, 5000, 0.01, *opts) == b"OK"
+        assert r.execute_command("AMQ.MADD", k, *ITEMS) == [1] * len(ITEMS) or kind in (
+            "bloom", "blocked", "partitioned", "scalable-bloom", "aging")
+        keys.append(k)
+    r.sadd("src:set", *ITEMS)
+    for kind in STATIC:
+        k = "amq:" + kind
+        assert r.execute_command("AMQ.BUILD", k, kind, 0.01, "FROM", "src:set") == len(ITEMS)
+        keys.append(k)
+    return keys
+
+
+def snapshot(r, keys):
+    return {k: (digest(r, k), r.execute_command("AMQ.MEXISTS", k, *ITEMS),
+                r.execute_command("AMQ.MEXISTS", k, *ABSENT[:3000]),
+                r.execute_command("AMQ.CARD", k)) for k in keys}
+
+
+def check_same(a, b, what):
+    assert a.keys() == b.keys(), what
+    for k in a:
+        assert a[k] == b[k], (what, k)
+
+
+# ---- commands ---------------------------------------------------------------------------
+
+def test_every_kind_every_command(env):
+    r = env.server.client()
+    r3 = env.server.resp3()
+    keys = populate(r)
+    for k in keys:
+        kind = info(r, k)["kind"].decode()
+        # nothing added is absent; the false-positive rate is near the target
+        assert r.execute_command("AMQ.MEXISTS", k, *ITEMS) == [1] * len(ITEMS), k
+        assert r.execute_command("AMQ.EXISTS", k, ITEMS[7]) == 1
+        fp = sum(r.execute_command("AMQ.MEXISTS", k, *ABSENT))
+        assert fp < 0.03 * len(ABSENT), (k, fp)
+        assert r3.execute("AMQ.EXISTS", k, ITEMS[0]) is True
+        assert r3.execute("AMQ.MEXISTS", k, ITEMS[0], "nope-zz") [0] is True
+        i = info(r, k)
+        i3 = r3.execute("AMQ.INFO", k)
+        assert isinstance(i3, dict) and i3[b"kind"] == kind.encode()
+        assert i["items"] == r.execute_command("AMQ.CARD", k)
+        assert i["serialized_bytes"] == len(dump_bytes(r, k))
+        if kind != "aging":
+            assert i["items"] <= len(ITEMS)
+        # the key's bytes are an amq file: the tool reads them and answers the same
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f.amq")
+            with open(path, "wb") as f:
+                f.write(dump_bytes(r, k))
+            j = json.loads(amq_tool("info", path, "--json").stdout)
+            assert j["kind"] == kind and j["items"] == i["items"], (j, i)
+            assert j["capacity"] == i["capacity"] and j["bytes"] == i["bytes"]
+            probe = ITEMS[:500] + ABSENT[:5000]
+            p = amq_tool("query", path, stdin=("\n".join(probe) + "\n").encode())
+            got = set(p.stdout.decode().split())
+            want = {x for x, a in zip(probe, r.execute_command("AMQ.MEXISTS", k, *probe)) if a}
+            assert got == want, (k, len(got), len(want))
+        # deletes: the cuckoo kinds only
+        if kind in DELETABLE:
+            assert r.execute_command("AMQ.DEL", k, ITEMS[0]) == 1
+            assert r.execute_command("AMQ.CARD", k) == i["items"] - 1
+            r.execute_command("AMQ.ADD", k, ITEMS[0])
+        else:
+            before = digest(r, k)
+            raises(lambda: r.execute_command("AMQ.DEL", k, ITEMS[0]), "cannot delete items")
+            assert digest(r, k) == before
+    # adds answer 1 new, 0 maybe there (RESP3: booleans)
+    r.execute_command("AMQ.CREATE", "n", "cuckoo", 100, 0.01)
+    assert r.execute_command("AMQ.ADD", "n", "x") == 1
+    assert r3.execute("AMQ.MADD", "n", "y", "z") == [True, True]
+    assert r.execute_command("AMQ.CARD", "missing") == 0
+    assert r.execute_command("AMQ.EXISTS", "missing", "x") == 0
+    assert r.execute_command("AMQ.MEXISTS", "missing", "x", "y") == [0, 0]
+    assert r.type("n") == b"amqfilter"
+
+
+def test_build_from_every_source(env):
+    r = env.server.client()
+    members = ["m%d" % i for i in range(2000)]
+    r.sadd("s", *members)
+    r.zadd("z", {m: i for i, m in enumerate(members)})
+    r.hset("h", mapping={m: "v" for m in members})
+    r.rpush("l", *members)
+    for src in ("s", "z", "h", "l"):
+        for kind in ("ribbon", "fuse", "blocked", "cuckoo"):
+            k = "b:%s:%s" % (src, kind)
+            assert r.execute_command("AMQ.BUILD", k, kind, 0.001, "FROM", src) == 2000
+            assert r.execute_command("AMQ.MEXISTS", k, *members) == [1] * 2000
+    # the same set gives the same filter from any source
+    assert digest(r, "b:s:ribbon") == digest(r, "b:l:ribbon") == digest(r, "b:h:ribbon")
+    r.set("str", "v")
+    raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "FROM", "str"),
+           "must be a SET, ZSET, HASH or LIST")
+    raises(lambda: r.execute_command("AMQ.BUILD", "b:s:fuse", "ribbon", 0.01, "FROM", "s"),
+           "item exists")
+    raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "IN", "s"), "syntax")
+    raises(lambda: r.execute_command("AMQ.BUILD", "x", "nokind", 0.01, "FROM", "s"),
+           "unknown kind")
+    # the bound on one call's work
+    r.config_set(cfgname(r, "amq-build-max-items"), 1000)
+    raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "FROM", "s"),
+           "over amq-build-max-items (1000)")
+    assert r.exists("x") == 0
+    r.config_set(cfgname(r, "amq-build-max-items"), 100000)
+
+
+def cfgname(r, name):
+    """Redis 8 has unprefixed module configs; elsewhere CONFIG SET is rewritten."""
+    return name
+
+
+# ---- bytes in and out ---------------------------------------------------------------------
+
+def test_tool_file_loads_and_answers_as_amq_query(env):
+    r = env.server.client()
+    with tempfile.TemporaryDirectory() as d:
+        keys_txt = os.path.join(d, "keys.txt")
+        with open(keys_txt, "w") as f:
+            f.write("\n".join(ITEMS) + "\n")
+        probe = ITEMS[::3] + ABSENT[:4000]
+        for kind in ("ribbon", "fuse", "blocked", "cuckoo", "partitioned", "bloom"):
+            path = os.path.join(d, kind + ".amq")
+            p = amq_tool("build", path, "--type", kind, "--fpp", "0.01", keys_txt)
+            assert p.returncode == 0, p.stderr
+            data = open(path, "rb").read()
+            k = "file:" + kind
+            load_bytes(r, k, data, chunk=4000)
+            assert dump_bytes(r, k) == data            # the key's bytes are the file's
+            q = amq_tool("query", path, stdin=("\n".join(probe) + "\n").encode())
+            want = set(q.stdout.decode().split())
+            got = {x for x, a in zip(probe, r.execute_command("AMQ.MEXISTS", k, *probe)) if a}
+            assert got == want, kind
+            assert r.memory_usage(k) >= len(data) * 0.9
+
+
+def test_loadchunk_errors_change_nothing(env):
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "src", "blocked", 200000, 0.01)
+    r.execute_command("AMQ.MADD", "src", *ITEMS)
+    data = dump_bytes(r, "src")
+    assert len(data) > 100000
+    # a first chunk without the whole header, not an amq filter, past the end
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 10, data[:10]),
+           "the first chunk must hold the whole header")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 200, b"x" * 200),
+           "not an amq filter")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 5, data[:10]), "invalid chunk")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 5000, data[4000:5000]),
+           "not loading")
+    assert r.exists("d") == 0
+    # in order: a gap and a repeat are refused, the key unchanged
+    assert r.execute_command("AMQ.LOADCHUNK", "d", 4096, data[:4096]) == b"OK"
+    raises(lambda: r.execute_command("AMQ.EXISTS", "d", "x"), "still loading")
+    raises(lambda: r.execute_command("AMQ.ADD", "d", "x"), "still loading")
+    assert info(r, "d") == {"loading": 1, "bytes_loaded": 4096, "bytes_total": len(data)}
+    d0 = digest(r, "d")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 10000, data[8192:10000]),
+           "out of order")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 4096, data[:4096]),
+           "the first chunk needs a new key")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 4000, data[2000:4000]),
+           "out of order")
+    assert digest(r, "d") == d0
+    # a loading key persists as such (DEBUG RELOAD), then completes
+    r.execute_command("DEBUG", "RELOAD")
+    assert info(r, "d")["bytes_loaded"] == 4096
+    off = 4096
+    while off < len(data):
+        piece = data[off:off + 30000]
+        off += len(piece)
+        r.execute_command("AMQ.LOADCHUNK", "d", off, piece)
+    assert digest(r, "d") == digest(r, "src")
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "d", 100, data[:100]), "needs a new key")
+    # complete but corrupt bytes: refused, and the loading key is gone
+    bad = bytearray(data)
+    bad[-1] ^= 0xFF
+    raises(lambda: load_bytes(r, "bad", bytes(bad), chunk=50000), "checksum")
+    assert r.exists("bad") == 0
+    raises(lambda: r.execute_command("AMQ.LOADCHUNK", "bad1", len(bad), bytes(bad)),
+           "checksum")
+    assert r.exists("bad1") == 0
+
+
+def test_static_and_wrong_kind_errors(env):
+    r = env.server.client()
+    r.sadd("s", *ITEMS)
+    r.execute_command("AMQ.BUILD", "rib", "ribbon", 0.01, "FROM", "s")
+    d = digest(r, "rib")
+    raises(lambda: r.execute_command("AMQ.ADD", "rib", "x"), "ribbon filters are static")
+    raises(lambda: r.execute_command("AMQ.MADD", "rib", "x", "y"), "ribbon filters are static")
+    raises(lambda: r.execute_command("AMQ.DEL", "rib", ITEMS[0]), "cannot delete items")
+    raises(lambda: r.execute_command("AMQ.CREATE", "r2", "ribbon", 100, 0.01), "static")
+    assert digest(r, "rib") == d
+    raises(lambda: r.execute_command("AMQ.CREATE", "rib", "blocked", 100, 0.01), "item exists")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "blocked", 0, 0.01), "capacity")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "blocked", 10, 1.5), "error rate")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "blocked", 10, 0.1, "FOO", 1), "syntax")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "cuckoo", 10, 0.1, "FPBITS", 99),
+           "FPBITS")
+    raises(lambda: r.execute_command("AMQ.ADD", "missing", "x"), "not found")
+    # an aging filter by time: queries, no adds (AF.* keeps its clock)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.amq")
+        p = amq_tool("create", path, "--type", "aging", "--window", "1h", "--rate", "100/s")
+        assert p.returncode == 0, p.stderr
+        load_bytes(r, "timed", open(path, "rb").read())
+        raises(lambda: r.execute_command("AMQ.ADD", "timed", "x"), "ages by time")
+        assert r.execute_command("AMQ.EXISTS", "timed", "x") == 0
+    r.set("str", "v")
+    for cmd in (("AMQ.ADD", "str", "x"), ("AMQ.EXISTS", "str", "x"), ("AMQ.INFO", "str"),
+                ("AMQ.CREATE", "str", "bloom", 10, 0.1), ("AMQ.MERGE", "str", "rib")):
+        raises(lambda: r.execute_command(*cmd), "WRONGTYPE")
+    assert r.exists("x") == 0
+
+
+def test_merge(env):
+    r = env.server.client()
+    for k, part in (("a", ITEMS[:1000]), ("b", ITEMS[1000:2000]), ("c", ITEMS[2000:])):
+        r.execute_command("AMQ.CREATE", k, "blocked", 5000, 0.01, "SEED", 7)
+        r.execute_command("AMQ.MADD", k, *part)
+    assert r.execute_command("AMQ.MERGE", "a", "b", "c") == b"OK"
+    assert r.execute_command("AMQ.MEXISTS", "a", *ITEMS) == [1] * len(ITEMS)
+    # a missing destination starts as a copy of the first source
+    assert r.execute_command("AMQ.MERGE", "u", "b", "c") == b"OK"
+    assert r.execute_command("AMQ.MEXISTS", "u", *ITEMS[1000:]) == [1] * 2000
+    # incompatible: a clear error naming what differs, nothing changed
+    r.execute_command("AMQ.CREATE", "other", "blocked", 9000, 0.01, "SEED", 7)
+    r.execute_command("AMQ.CREATE", "seed", "blocked", 5000, 0.01, "SEED", 8)
+    r.execute_command("AMQ.CREATE", "ck", "cuckoo", 5000, 0.01)
+    r.execute_command("AMQ.CREATE", "ck2", "cuckoo", 5000, 0.01)
+    d = digest(r, "a", "b")
+    raises(lambda: r.execute_command("AMQ.MERGE", "a", "b", "other"), "cannot merge 'other'")
+    raises(lambda: r.execute_command("AMQ.MERGE", "a", "seed"), "seed 7")
+    raises(lambda: r.execute_command("AMQ.MERGE", "a", "ck"), "with a cuckoo filter")
+    raises(lambda: r.execute_command("AMQ.MERGE", "ck", "ck2"), "cuckoo filters cannot be merged")
+    raises(lambda: r.execute_command("AMQ.MERGE", "a", "nothere"), "not found")
+    assert digest(r, "a", "b") == d
+
+
+def test_size_cap(env):
+    r = env.server.client()
+    # at creation: per command, and the module config
+    e = raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 10000000, 0.01,
+                                         "MAXSIZE", 1000000), "the key size cap of 1000000")
+    assert "MAXSIZE" in e and "amq-max-key-bytes" in e
+    r.config_set("amq-max-key-bytes", 1 << 20)
+    raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 10000000, 0.01),
+           "key size cap of 1048576")
+    assert r.exists("big") == 0
+    assert r.execute_command("AMQ.CREATE", "big", "blocked", 10000000, 0.01,
+                             "MAXSIZE", 1 << 30) == b"OK"
+    # growth: a scalable filter stops at the cap, refusing the adds that need more
+    assert r.execute_command("AMQ.CREATE", "grow", "scalable-bloom", 100, 0.01,
+                             "MAXSIZE", 3000) == b"OK"
+    replies = []
+    for i in range(0, 3000, 100):
+        try:
+            replies += r.execute_command("AMQ.MADD", "grow", *ITEMS[i:i + 100])
+        except redis.ResponseError as e:
+            replies.append(str(e))
+    errs = [x for x in replies if isinstance(x, (str, redis.ResponseError))]
+    assert errs, "no add was refused"
+    assert "key size cap of 3000" in str(errs[0])
+    assert info(r, "grow")["bytes"] <= 3000
+    assert r.execute_command("AMQ.MEXISTS", "grow", *[x for x, g in zip(ITEMS, replies)
+                                                       if g in (0, 1)]) == \
+        [1] * sum(1 for g in replies if g in (0, 1))
+    d = digest(r, "grow")
+    raises(lambda: r.execute_command("AMQ.ADD", "grow", "one-more-new-item"), "key size cap")
+    assert digest(r, "grow") == d
+    # a load over the cap
+    r.execute_command("AMQ.CREATE", "mid", "blocked", 2000000, 0.01, "MAXSIZE", 1 << 30)
+    data = dump_bytes(r, "mid")
+    raises(lambda: load_bytes(r, "mid2", data), "key size cap of 1048576")
+    load_bytes(r, "mid2", data, extra=("MAXSIZE", 1 << 30))
+    assert info(r, "mid2")["max_size"] == 1 << 30
+    r.config_set("amq-max-key-bytes", 1 << 30)
+
+
+def test_memory_guard_clients_only(env):
+    prim = env.new_server()
+    r = prim.client()
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    rr.config_set("maxmemory", rr.info("memory")["used_memory"] + (4 << 20))
+    rr.config_set("amq-max-key-bytes", 1 << 20)   # the replica's cap binds its clients only
+    r.config_set("maxmemory", r.info("memory")["used_memory"] + (4 << 20))
+    raises(lambda: r.execute_command("AMQ.CREATE", "big", "blocked", 20000000, 0.01),
+           "Insufficient memory")
+    assert r.exists("big") == 0
+    r.config_set("maxmemory", 0)
+    assert r.execute_command("AMQ.CREATE", "big", "blocked", 20000000, 0.01) == b"OK"
+    r.execute_command("AMQ.MADD", "big", *ITEMS)
+    assert r.execute_command("WAIT", 1, 10000) == 1
+    prim.sync_replica(rep)
+    assert digest(r, "big") == digest(rr, "big")
+
+
+# ---- persistence and replication ------------------------------------------------------------
+
+def test_save_reload_restart_dump_copy(env):
+    srv = env.new_server()
+    r = srv.client()
+    keys = populate(r)
+    before = snapshot(r, keys)
+    assert r.save()
+    srv.restart()
+    r = srv.client()
+    check_same(before, snapshot(r, keys), "SAVE + restart")
+    r.execute_command("DEBUG", "RELOAD")
+    check_same(before, snapshot(r, keys), "DEBUG RELOAD")
+    for k in keys:
+        payload = r.dump(k)
+        assert r.restore(k + ":r", 0, payload)
+        assert digest(r, k + ":r") == digest(r, k)
+        assert r.copy(k, k + ":c") and digest(r, k + ":c") == digest(r, k)
+        # exact: what the library holds, within the value's own few hundred bytes
+        mu = r.memory_usage(k)
+        b = info(r, k)["bytes"]
+        assert b <= mu <= b + 8192 or info(r, k)["kind"] in (b"ribbon", b"fuse"), (k, mu, b)
+    # a corrupt DUMP payload is refused, nothing changed
+    payload = bytearray(r.dump(keys[0]))
+    payload[len(payload) // 2] ^= 0x55
+    try:
+        r.restore("corrupt", 0, bytes(payload))
+    except redis.ResponseError:
+        pass
+    assert r.exists("corrupt") == 0 or digest(r, "corrupt") != digest(r, keys[0])
+
+
+def wait_rewrite(r):
+    import time
+    for _ in range(600):
+        p = r.info("persistence")
+        if not p.get("aof_rewrite_in_progress") and not p.get("aof_rewrite_scheduled"):
+            return
+        time.sleep(0.05)
+    raise RuntimeError("AOF rewrite did not finish")
+
+
+def test_aof_rewrite_and_restart(env):
+    srv = env.new_server(conf={"appendonly": "yes", "aof-use-rdb-preamble": "no"})
+    r = srv.client()
+    keys = populate(r)
+    r.execute_command("AMQ.CREATE", "large", "blocked", 30000000, 0.01)   # > 16 MiB: chunked
+    r.execute_command("AMQ.MADD", "large", *ITEMS)
+    keys.append("large")
+    r.execute_command("AMQ.LOADCHUNK", "loading", 4096, dump_bytes(r, "large")[:4096])
+    r.bgrewriteaof()
+    wait_rewrite(r)
+    r.execute_command("AMQ.MADD", keys[0], "after-1", "after-2")
+    before = snapshot(r, keys)
+    dl = digest(r, "loading")
+    srv.restart()
+    r = srv.client()
+    check_same(before, snapshot(r, keys), "AOF rewrite + restart")
+    assert digest(r, "loading") == dl
+
+
+def test_replica_after_wait(env):
+    prim = env.server
+    r = prim.client()
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    keys = populate(r)
+    r.execute_command("AMQ.CREATE", "m1", "bloom", 5000, 0.01)
+    r.execute_command("AMQ.CREATE", "m2", "bloom", 5000, 0.01)
+    r.execute_command("AMQ.MADD", "m2", *ITEMS[:100])
+    r.execute_command("AMQ.MERGE", "m1", "m2")
+    r.execute_command("AMQ.DEL", keys[4], ITEMS[5])
+    load_bytes(r, "loaded", dump_bytes(r, keys[0]), chunk=5000)
+    keys += ["m1", "loaded"]
+    assert r.execute_command("WAIT", 1, 10000) == 1
+    prim.sync_replica(rep)
+    for k in keys:
+        assert digest(r, k) == digest(rr, k), k
+        assert r.execute_command("AMQ.MEXISTS", k, *ITEMS[:500]) == \
+            rr.execute_command("AMQ.MEXISTS", k, *ITEMS[:500])
+
+
+def test_command_docs_flags_and_keys(env):
+    r = env.server.client()
+    info_ = env.server.resp2().execute("COMMAND", "INFO", "amq.mexists", "amq.madd",
+                                       "amq.merge", "amq.build", "amq.create", "amq.loadchunk")
+    flags = {c[0].decode(): {f.decode() for f in c[2]} for c in info_}
+    assert {"readonly", "fast"} <= flags["amq.mexists"]
+    assert "write" in flags["amq.madd"] and "denyoom" in flags["amq.madd"]
+    for c in ("amq.merge", "amq.build", "amq.create", "amq.loadchunk"):
+        assert "write" in flags[c] and "denyoom" in flags[c], c
+    raw = env.server.resp2()
+    keys = raw.execute("COMMAND", "GETKEYS", "AMQ.MERGE", "d", "s1", "s2")
+    assert keys == [b"d", b"s1", b"s2"]
+    keys = raw.execute("COMMAND", "GETKEYS", "AMQ.BUILD", "d", "ribbon", "0.01", "FROM",
+                       "src", "MAXSIZE", "100")
+    assert keys == [b"d", b"src"]
+    docs = raw.execute("COMMAND", "DOCS", "amq.create")
+    assert b"summary" in docs[1] and b"arguments" in docs[1]
+    import harness
+    name, ver = harness.server_info()
+    if name == "valkey" or ver >= (7, 2, 0):   # module ACL categories
+        cat = {c.decode() for c in raw.execute("ACL", "CAT", "amq")}
+        assert {"amq.create", "amq.mexists", "amq.merge", "amq.build"} <= cat, cat
+        assert "amq.mexists" in {c.decode() for c in raw.execute("ACL", "CAT", "fast")}
+        assert "amq.madd" in {c.decode() for c in raw.execute("ACL", "CAT", "write")}
+
+
+# ---- the random-command model: nothing added is ever answered absent ----------------------------
+
+def test_random_commands_model(env):
+    r = env.server.client()
+    rng = random.Random(20261129)
+    model = {}         # key -> set of items certainly in it (deletes remove)
+    kinds = {}
+    for step in range(1500):
+        op = rng.random()
+        k = "rm:%d" % rng.randrange(6)
+        try:
+            if k not in model and op < 0.5:
+                # aging forgets by design: the model holds for the others
+                kind, opts = rng.choice([d for d in DYNAMIC if d[0] != "aging"])
+                r.execute_command("AMQ.CREATE", k, kind, rng.choice([50, 500, 5000]),
+                                  rng.choice([0.1, 0.01, 0.001]), *opts)
+                model[k], kinds[k] = set(), kind
+            elif k in model and op < 0.55:
+                items = ["i%d" % rng.randrange(4000) for _ in range(rng.randrange(1, 60))]
+                got = r.execute_command("AMQ.MADD", k, *items)
+                for it, g in zip(items, got):
+                    if not isinstance(g, Exception):
+                        model[k].add(it)
+            elif k in model and op < 0.65 and kinds[k] in DELETABLE and model[k]:
+                it = rng.choice(sorted(model[k]))
+                assert r.execute_command("AMQ.DEL", k, it) == 1
+                model[k].discard(it)   # a copy may remain: absent is not required
+            elif k in model and op < 0.7:
+                data = dump_bytes(r, k)
+                r.delete(k)
+                load_bytes(r, k, data, chunk=rng.choice([100, 5000, 1 << 20]))
+            elif k in model and op < 0.73:
+                r.execute_command("DEBUG", "RELOAD")
+            elif k in model and op < 0.76:
+                other = "rm:%d" % rng.randrange(6)
+                if other in model and other != k:
+                    r.execute_command("AMQ.MERGE", k, other)
+                    model[k] |= model[other]
+            elif k in model and op < 0.78:
+                r.restore(k + ":tmp", 0, r.dump(k))
+                r.delete(k)
+                r.rename(k + ":tmp", k)
+            elif k in model and op < 0.8:
+                r.delete(k)
+                del model[k], kinds[k]
+        except redis.ResponseError as e:
+            # refusals are allowed (full cuckoo, incompatible merge), never a lost item
+            assert "full" in str(e) or "cannot merge" in str(e) or "growth limit" in str(e), e
+        if k in model and model[k]:
+            items = sorted(model[k])
+            assert r.execute_command("AMQ.MEXISTS", k, *items) == [1] * len(items), (step, k)
+
+
+# ---- the tool: amq export --to redis, amq import --from redis, for every kind ------------------
+
+def pipe(env, data):
+    import harness
+    p = subprocess.run([harness.REDIS_CLI, "-h", "127.0.0.1", "-p", str(env.server.port),
+                        "--pipe"], input=data, capture_output=True, timeout=300)
+    assert p.returncode == 0 and b"errors: 0" in p.stdout, p.stdout + p.stderr
+
+
+def test_tool_export_import_every_kind(env):
+    r = env.server.client()
+    with tempfile.TemporaryDirectory() as d:
+        keys_txt = os.path.join(d, "keys.txt")
+        with open(keys_txt, "w") as f:
+            f.write("\n".join(ITEMS) + "\n")
+        probe = ITEMS[::5] + ABSENT[:3000]
+        probe_txt = os.path.join(d, "probe.txt")
+        with open(probe_txt, "w") as f:
+            f.write("\n".join(probe) + "\n")
+        builds = [("ribbon", ()), ("fuse", ()), ("blocked", ()), ("bloom", ()),
+                  ("partitioned", ()), ("cuckoo", ()),
+                  ("scalable-bloom", ()), ("scalable-cuckoo", ())]
+        for kind, extra in builds:
+            path = os.path.join(d, kind + ".amq")
+            p = amq_tool("build", "-q", path, "--type", kind, *extra, keys_txt)
+            assert p.returncode == 0, (kind, p.stderr)
+            want = set(amq_tool("query", path, probe_txt).stdout.decode().split())
+            k = "t:{%s}" % kind
+            exp = amq_tool("export", "--to", "redis", "--amq", k, path)
+            assert exp.returncode == 0, exp.stderr
+            pipe(env, exp.stdout)
+            assert r.type(k) == b"amqfilter" and r.keys("*amq-load*") == []
+            got = {x for x, a in zip(probe, r.execute_command("AMQ.MEXISTS", k, *probe)) if a}
+            assert got == want, kind
+            assert dump_bytes(r, k) == open(path, "rb").read()
+            # back: the export's own stream, the server's SCANDUMP replies, a DUMP payload
+            stream = b""
+            it = 0
+            while True:
+                it, data = r.execute_command("AMQ.SCANDUMP", k, it)
+                stream += b"*2\r\n:%d\r\n$%d\r\n%s\r\n" % (it, len(data), data)
+                if it == 0:
+                    break
+            for name, data in (("exp", exp.stdout), ("scan", stream), ("dump", r.dump(k)),
+                               ("dumpnl", r.dump(k) + b"\n")):   # redis-cli --raw DUMP
+                src = os.path.join(d, "%s.%s.in" % (kind, name))
+                with open(src, "wb") as f:
+                    f.write(data)
+                back = os.path.join(d, "%s.%s.amq" % (kind, name))
+                imp = amq_tool("import", "--from", "redis", src, back)
+                assert imp.returncode == 0, (kind, name, imp.stderr)
+                assert open(back, "rb").read() == open(path, "rb").read(), (kind, name)
+            # a damaged DUMP payload and a cut stream: an error, no file
+            bad = bytearray(r.dump(k))
+            bad[len(bad) // 2] ^= 1
+            for name, data, text in (("baddump", bytes(bad), b"CRC"),
+                                     ("cut", stream[:len(stream) // 2], b"")):
+                src = os.path.join(d, name)
+                with open(src, "wb") as f:
+                    f.write(data)
+                out = os.path.join(d, name + ".amq")
+                imp = amq_tool("import", "--from", "redis", src, out)
+                assert imp.returncode == 2 and text in imp.stderr, (kind, name, imp.stderr)
+                assert not os.path.exists(out)
+
+
+def test_cluster(env):
+    cl = env.new_cluster(3)
+    c = cl.client()
+    keys = ["amqc%02d" % i for i in range(20)]
+    for k in keys:
+        assert c.execute_command("AMQ.CREATE", k, "blocked", 1000, 0.01) in (b"OK", True)
+        c.execute_command("AMQ.MADD", k, *["%s-%d" % (k, j) for j in range(300)])
+    owners = {c.get_node_from_key(k).port for k in keys}
+    assert len(owners) == 3, owners
+    for k in keys:
+        assert c.execute_command("AMQ.MEXISTS", k, *["%s-%d" % (k, j) for j in range(300)]) \
+            == [1] * 300
+    # several keys in one slot (a hash tag): MERGE and BUILD are routed there
+    c.execute_command("AMQ.CREATE", "{t}a", "blocked", 1000, 0.01)
+    c.execute_command("AMQ.CREATE", "{t}b", "blocked", 1000, 0.01)
+    c.execute_command("AMQ.MADD", "{t}b", "x", "y")
+    assert c.execute_command("AMQ.MERGE", "{t}a", "{t}b") in (b"OK", True)
+    assert c.execute_command("AMQ.MEXISTS", "{t}a", "x", "y") == [1, 1]
+    c.sadd("{t}s", "p", "q")
+    assert c.execute_command("AMQ.BUILD", "{t}r", "ribbon", 0.01, "FROM", "{t}s") == 2
+    assert c.execute_command("AMQ.MEXISTS", "{t}r", "p", "q") == [1, 1]
+    # keys in different slots: the server refuses the command (CROSSSLOT)
+    node = c.get_node_from_key("{t}a")
+    raw = redis.Redis(host=node.host, port=node.port)
+    try:
+        raw.execute_command("AMQ.MERGE", "{t}a", "{u}b")
+        raise AssertionError("no CROSSSLOT")
+    except redis.ResponseError as e:
+        assert "CROSSSLOT" in str(e) or "MOVED" in str(e), e
