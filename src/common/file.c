@@ -383,6 +383,24 @@ int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offs
     return AMQ_OK;
 }
 
+/* Moves tmp to path unless path exists.  renameat2(RENAME_NOREPLACE) does it
+ * in one step; link + unlink (file systems without it) leaves the file with
+ * two names for a moment, which a concurrent writer would take for a hard
+ * link it must not break. */
+static int rename_noreplace(const char *tmp, const char *path)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    if (link(tmp, path) != 0)
+        return -1;
+    unlink(tmp);
+    return 0;
+}
+
 int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
 {
     char dir[4096];
@@ -406,8 +424,7 @@ int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
         /* A new name: link fails if it exists, so a file that appeared
          * meanwhile is not silently replaced - with excl never, else only
          * under the rules for a file that was there. */
-        if (link(a->tmp, a->path) == 0) {
-            unlink(a->tmp);
+        if (rename_noreplace(a->tmp, a->path) == 0) {
             linked = 1;
         } else {
             struct stat st;
