@@ -24,6 +24,7 @@
 #include "amq/aging.h"
 #include "amq/filter.h"
 #include "common/alloc.h"
+#include "common/checked.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
@@ -118,7 +119,7 @@ double amq_aging_fpp_bound(uint32_t k, uint32_t l, double lambda)
     double fc[MAX_K + 1], mu, sd, total = 0.0, weight = 0.0, p;
     uint64_t x, lo, hi;
 
-    if (k == 0 || k > MAX_K || l == 0 || k + l > MAX_SLICES || !(lambda > 0.0))
+    if (k == 0 || k > MAX_K || l == 0 || (uint64_t)k + l > MAX_SLICES || !(lambda > 0.0))
         return 1.0;
     mu = (double)k * lambda; /* keys in a full word */
     sd = sqrt(mu);
@@ -542,12 +543,13 @@ static void get_info(const amq_aging *a, amq_aging_info *info)
 
 static int check_geometry(const amq_aging *a)
 {
-    uint64_t bytes;
-    if (a->k == 0 || a->k > MAX_K || a->l == 0 || a->k + a->l > MAX_SLICES)
+    /* k and l may come from a file: summed in 64 bits, a forged l near 2^32
+     * cannot wrap k + l into a small (or zero) number of slices. */
+    uint64_t slices = (uint64_t)a->k + a->l, bytes;
+    if (a->k == 0 || a->k > MAX_K || a->l == 0 || slices > MAX_SLICES || a->slices != slices)
         return AMQ_ERANGE;
-    if (a->blocks == 0 || a->blocks > MAX_BYTES / 8 / (a->k + a->l))
+    if (a->blocks == 0 || amq_mul3_64(a->blocks, slices, 8, &bytes) != AMQ_OK)
         return AMQ_ERANGE;
-    bytes = a->blocks * (a->k + a->l) * 8;
     if (bytes > MAX_BYTES || a->gen_size == 0 || a->gen_size > (UINT64_C(1) << 48))
         return AMQ_ERANGE;
     if (a->time_mode > 1 || (a->time_mode && a->gen_ms == 0) ||

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "amq.h"
+#include "common/checked.h"
 
 /* Copies *src into *dst, or the default allocator's (all NULL) when src is
  * NULL or incomplete.  Objects keep their own copy. */
@@ -18,15 +19,6 @@ int amq_alloc_is_default(const amq_allocator *a);
 void *amq_malloc(const amq_allocator *a, size_t size);
 void *amq_calloc(const amq_allocator *a, size_t size);
 void amq_free(const amq_allocator *a, void *ptr, size_t size);
-
-/* size = a * b, or AMQ_EOVERFLOW. */
-static inline int amq_mul_size(size_t a, size_t b, size_t *size)
-{
-    if (b != 0 && a > SIZE_MAX / b)
-        return AMQ_EOVERFLOW;
-    *size = a * b;
-    return AMQ_OK;
-}
 
 /*
  * A large array: 64-byte aligned, zeroed, owned (heap or anonymous mmap
