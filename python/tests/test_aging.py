@@ -44,7 +44,7 @@ def test_time_mode_follows_the_callers_clock(tmp, amq_bin):
         amq.Filter(kind="bloom", capacity=1000).advance(5)
 
 
-def forged_geometry(good, k, l, blocks=None):
+def forged_geometry(good, k, l, blocks=None, head=None):
     """good's bytes with the aging parameter block's k, l (and blocks) replaced
     and the header checksum signed again, so that the forgery reaches the
     kind's own checks."""
@@ -54,6 +54,8 @@ def forged_geometry(good, k, l, blocks=None):
     struct.pack_into("<II", b, 64, k, l)
     if blocks is not None:
         struct.pack_into("<Q", b, 72, blocks)
+    if head is not None:
+        struct.pack_into("<I", b, 64 + 72, head)
     struct.pack_into("<Q", b, 64 + p, amq.hash.xxh3_64(bytes(b[:64 + p])))
     return bytes(b)
 
@@ -70,4 +72,4 @@ def test_forged_geometry_is_refused():
     for k, l, blocks in [(1, 0xFFFFFFFF, None), (1, 0xFFFFFFFF, 1 << 29),
                          (63, 2**32 - 55, payload_len // 64), (63, 2**32 - 55, None)]:
         with pytest.raises(amq.CorruptFileError, match="invalid aging parameters"):
-            amq.Filter.from_bytes(forged_geometry(good, k, l, blocks))
+            amq.Filter.from_bytes(forged_geometry(good, k, l, blocks, head=0))

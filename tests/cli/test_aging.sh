@@ -96,6 +96,8 @@ struct.pack_into("<II", b, 64, k, l)
 if len(sys.argv) > 4:
     blocks = struct.unpack_from("<Q", b, 48)[0] // 64 if sys.argv[4] == "fit" else int(sys.argv[4])
     struct.pack_into("<Q", b, 72, blocks)
+    if sys.argv[4] == "fit":  # the newest slice first among the 8, as in a new filter
+        struct.pack_into("<I", b, 64 + 72, 0)
 xxh = ctypes.CDLL("libxxhash.so.0")
 xxh.XXH3_64bits.restype = ctypes.c_uint64
 xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
