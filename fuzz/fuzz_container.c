@@ -13,6 +13,7 @@
  * Seeds: valid files of every kind (fuzz/seeds.c).
  */
 #include "common/container.h"
+#include "extreme_file.h"
 #include "filter_checks.h"
 
 /* The stream reader's stopping rule agrees with the decoder: a valid file
@@ -64,6 +65,18 @@ static int load_one(const uint8_t *data, size_t size, unsigned flags, size_t mis
     FZ_CHECK(size == 0 || memcmp(buf, data, size) == 0, "the input buffer was written to");
     free(base);
     return rc;
+}
+
+/* extreme.h: the file's header fields, parameters and payload ends, both
+ * checksums signed again. */
+static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
+{
+    return fz_file_fields(data, size, 0, spans, max);
+}
+
+static void fz_resign(uint8_t *data, size_t size)
+{
+    fz_file_resign(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,14 +13,49 @@
  *
  * Input layout: u8 hash algorithm (1..4 after mod; 0 keeps a raw u16 for
  * the invalid cases), u64 seed, u64 items, u16 parameter-block length P,
- * P bytes of parameters, then the payload (the rest).
+ * P bytes of parameters, then the payload (the rest).  extreme.h's mutator
+ * writes extreme integers into the items, parameters and payload ends.
  */
 #ifndef FZ_KIND
 #error "define FZ_KIND before including payload.h"
 #endif
 
 #include "common/container.h"
+#include "extreme.h"
 #include "filter_checks.h"
+
+/* extreme.h: the item count, the parameter block, the payload's first 128
+ * and last 256 bytes (where the partitioned and static kinds keep their
+ * indexes).  The target frames and signs every input itself. */
+static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
+{
+    size_t at = data[0] == 0 ? 3 : 1, plen, rest, n = 0;
+
+    if (size == 0 || size < at + 18 || max < 4)
+        return 0;
+    spans[n++] = (fz_span){at + 8, 8, 8, 0};
+    plen = (size_t)data[at + 16] | (size_t)data[at + 17] << 8;
+    at += 18;
+    rest = size - at;
+    if (plen > rest)
+        plen = rest;
+    if (plen > 0)
+        spans[n++] = (fz_span){at, plen, 4, 0};
+    at += plen;
+    rest -= plen;
+    if (rest > 0)
+        spans[n++] = (fz_span){at, rest < 128 ? rest : 128, 4, 0};
+    if (rest > 128)
+        spans[n++] = (fz_span){size - (rest < 384 ? rest - 128 : 256),
+                               rest < 384 ? rest - 128 : 256, 4, 0};
+    return n;
+}
+
+static void fz_resign(uint8_t *data, size_t size)
+{
+    (void)data;
+    (void)size;
+}
 
 static int load_framed(const uint8_t *file, size_t size, unsigned flags, size_t misalign)
 {

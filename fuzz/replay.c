@@ -5,13 +5,20 @@
  * `make test`, which replays the generated seed corpora and the checked-in
  * regression inputs (fuzz/regressions/<target>/) through every target.
  *
- * Usage: replay_<target> [-q] PATH...   (-q: print only failures)
+ * Usage: replay_<target> [-q] [-M N] PATH...   (-q: print only failures)
  * Exit status 0 when every input ran; a failing input aborts the process
  * (the sanitizer or FZ_CHECK says why, or the 60-second limit per input)
  * after its name is printed.
+ *
+ * A target with extreme.h's mutator also runs N fixed mutants of each input
+ * of up to 64 KiB (-M N, default 256; 0: none): extreme integers written into
+ * its fields, checksums signed again.  A failing mutant is named by its
+ * number and written to ./replay-failing-mutant, ready for
+ * fuzz/regressions/<target>/.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -42,12 +49,40 @@ __attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static const char *current;
-static unsigned long ran;
+static unsigned long ran, mutants_ran;
+static long current_mutant = -1;
+static const uint8_t *mutant_buf;
+static size_t mutant_len;
+
+/* extreme.h's mutator, when the target has it. */
+__attribute__((weak)) size_t fz_replay_mutant(uint8_t *data, size_t size, uint64_t n);
+
+#define REPLAY_MUTANT_MAX (64u << 10)
+static unsigned long mutants_per_input = 256;
+
+/* Async-signal-safe: the failing mutant's bytes, for a regression file. */
+static void save_mutant(void)
+{
+    static const char msg[] = "replay: the failing mutant is in ./replay-failing-mutant\n";
+    int fd;
+    if (mutant_buf == NULL)
+        return;
+    fd = open("replay-failing-mutant", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return;
+    (void)!write(fd, mutant_buf, mutant_len);
+    close(fd);
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+}
 
 static FZ_UNUSED void say_current(void)
 {
-    if (current != NULL)
+    if (current != NULL && current_mutant >= 0)
+        fprintf(stderr, "replay: failing input: %s, extreme mutant %ld\n", current,
+                current_mutant);
+    else if (current != NULL)
         fprintf(stderr, "replay: failing input: %s\n", current);
+    save_mutant();
 }
 
 /* An input that runs this long is a failure (a hang found by the fuzzer as
@@ -66,10 +101,38 @@ static void on_fatal_signal(int sig)
     if (current != NULL) {
         (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)!write(STDERR_FILENO, current, strlen(current));
+        if (current_mutant >= 0)
+            (void)!write(STDERR_FILENO, " (an extreme mutant)", 20);
         (void)!write(STDERR_FILENO, "\n", 1);
     }
+    save_mutant();
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* The fixed extreme mutants of one input: numbered from a hash of its bytes,
+ * so that each input gets its own and a run is repeatable. */
+static void run_mutants(const uint8_t *orig, uint8_t *m, size_t len)
+{
+    uint64_t base = UINT64_C(0xcbf29ce484222325);
+    unsigned long i;
+    size_t j;
+
+    for (j = 0; j < len; j++)
+        base = (base ^ orig[j]) * UINT64_C(0x100000001b3);
+    mutant_buf = m;
+    mutant_len = len;
+    for (i = 0; i < mutants_per_input; i++) {
+        memcpy(m, orig, len);
+        current_mutant = (long)i;
+        (void)fz_replay_mutant(m, len, base + i);
+        alarm(REPLAY_TIMEOUT);
+        LLVMFuzzerTestOneInput(m, len);
+        alarm(0);
+        mutants_ran++;
+    }
+    current_mutant = -1;
+    mutant_buf = NULL;
 }
 
 static int run_file(const char *path)
@@ -110,6 +173,8 @@ static int run_file(const char *path)
         alarm(REPLAY_TIMEOUT);
         LLVMFuzzerTestOneInput(exact, len);
         alarm(0);
+        if (fz_replay_mutant != NULL && len > 0 && len <= REPLAY_MUTANT_MAX)
+            run_mutants(buf, exact, len);
         free(exact);
     }
     current = NULL;
@@ -178,6 +243,10 @@ int main(int argc, char **argv)
             quiet = 1;
             continue;
         }
+        if (strcmp(argv[i], "-M") == 0 && i + 1 < argc) {
+            mutants_per_input = strtoul(argv[++i], NULL, 10);
+            continue;
+        }
         if (stat(argv[i], &st) != 0) {
             /* A corpus directory that does not exist (no regressions yet)
              * is not an error. */
@@ -187,6 +256,7 @@ int main(int argc, char **argv)
             status = 1;
     }
     if (!quiet || status != 0)
-        fprintf(stderr, "%s: %lu inputs replayed%s\n", argv[0], ran, status ? ", with errors" : "");
+        fprintf(stderr, "%s: %lu inputs replayed, %lu extreme mutants%s\n", argv[0], ran,
+                mutants_ran, status ? ", with errors" : "");
     return status;
 }

@@ -1020,6 +1020,49 @@ static void seeds_cli_redis_amq(sink *s)
     free(w);
 }
 
+/* fuzz_rdb_af: encoding 4, then af_rdb_save's fields - the parameter block,
+ * hash algorithm, seed, chunk count, the payload as one chunk - of aging
+ * filters by count and by time, empty and with keys. */
+static void seeds_rdb_af(sink *s)
+{
+    static const uint64_t windows[] = {10, 1000};
+    uint8_t params[AMQ_AGING_PARAMS_SIZE];
+    const uint8_t *payload;
+    amq_config cfg;
+    amq_filter *f;
+    amq_stats st;
+    size_t len;
+    unsigned v;
+    wbuf *w = malloc(sizeof *w);
+
+    for (v = 0; v < 4 && w != NULL; v++) {
+        amq_config_init(&cfg, AMQ_KIND_AGING);
+        cfg.capacity = windows[v % 2];
+        cfg.fpp = 0.01;
+        if (v >= 2) {
+            cfg.window_ms = 60000;
+            cfg.rate = 5.0;
+        }
+        if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+            continue;
+        if (v % 2)
+            add_keys(f, 50);
+        amq_filter_stats(f, &st);
+        if (amq_aging_export(f, params, &payload, &len) == AMQ_OK && len < 32768) {
+            w->n = 0;
+            w->b[w->n++] = 4;
+            wstr(w, params, sizeof params);
+            w64(w, st.hash_algo);
+            w64(w, st.seed);
+            w64(w, 1);
+            wstr(w, payload, len);
+            emit(s, w->b, w->n);
+        }
+        amq_filter_free(f);
+    }
+    free(w);
+}
+
 /* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
  * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
 static void seeds_scandump_bf(sink *s)
@@ -1170,6 +1213,7 @@ static const struct {
     {"fuzz_rdb_cf", seeds_rdb_cf},
     {"fuzz_rdb_amq", seeds_rdb_amq},
     {"fuzz_cli_redis_amq", seeds_cli_redis_amq},
+    {"fuzz_rdb_af", seeds_rdb_af},
     {"fuzz_scandump_bf", seeds_scandump_bf},
     {"fuzz_scandump_cf", seeds_scandump_cf},
     {"fuzz_shard_stream", seeds_shard_stream},

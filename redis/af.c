@@ -332,6 +332,16 @@ static uint64_t le(const uint8_t *p, int n)
     return v;
 }
 
+/* The bytes a parameter block's geometry declares (blocks * (k + l) * 8),
+ * UINT64_MAX when the product overflows 64 bits: asked of the memory guard
+ * before the library sees the block, so it must not wrap (k + l near 2^32 with
+ * 2^29 blocks would otherwise declare 0 bytes). */
+static uint64_t af_declared_bytes(const uint8_t *params)
+{
+    uint64_t slices = le(params, 4) + le(params + 4, 4), blocks = le(params + 8, 8);
+    return slices != 0 && blocks > UINT64_MAX / 8 / slices ? UINT64_MAX : blocks * slices * 8;
+}
+
 static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
@@ -353,7 +363,6 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (it == 0) {
         amq_filter *f;
-        uint64_t slices, blocks, bytes;
         if (st != RM_KEY_EMPTY) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_EXISTS);
@@ -362,11 +371,7 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_BAD_DATA);
         }
-        slices = le(buf, 4) + le(buf + 4, 4);
-        blocks = le(buf + 8, 8);
-        bytes = slices != 0 && blocks > UINT64_MAX / 8 / slices ? UINT64_MAX
-                                                                : blocks * slices * 8;
-        if (!rm_memory_allows(ctx, bytes)) {
+        if (!rm_memory_allows(ctx, af_declared_bytes(buf))) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_NOMEM);
         }
@@ -463,8 +468,7 @@ static void *af_rdb_load(RedisModuleIO *io, int encver)
     }
     if (plen == AMQ_AGING_PARAMS_SIZE && algo <= UINT32_MAX &&
         rm_memory_plausible(RedisModule_GetContextFromIO(io),
-                            le((const uint8_t *)params + 8, 8) * 8 *
-                                (le((const uint8_t *)params, 4) + le((const uint8_t *)params + 4, 4))))
+                            af_declared_bytes((const uint8_t *)params)))
         rc = amq_aging_import((const uint8_t *)params, plen, (uint32_t)algo, seed,
                               &amq_rm_allocator, &f, NULL);
     else

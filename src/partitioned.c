@@ -30,6 +30,7 @@
 #include "amq/partitioned.h"
 #include "blocked_impl.h"
 #include "common/alloc.h"
+#include "common/checked.h"
 #include "common/container.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -1140,7 +1141,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
             return rc;
         }
         expect += p->blocks * 64;
-        items += amq_load64(e + 24);
+        /* a forged count must not wrap into the header's */
+        if (amq_add64(items, amq_load64(e + 24), &items) != AMQ_OK) {
+            destroy(f);
+            return amq_err(err, AMQ_ECORRUPT, "partition item counts overflow 64 bits");
+        }
     }
     if (expect != data_len) {
         destroy(f);

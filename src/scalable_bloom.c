@@ -15,6 +15,7 @@
 #include "amq/scalable_bloom.h"
 #include "bloom_internal.h"
 #include "common/alloc.h"
+#include "common/checked.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
@@ -1037,7 +1038,9 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         links[i].n2 = amq_load32(q + 36);
         links[i].items = amq_load64(q + 40);
         links[i].bytes = p.redisbloom ? links[i].bits / 8 : (links[i].bits + 63) / 64 * 8;
-        total += links[i].bytes; /* bits <= 2^43 each: no overflow */
+        /* bits are checked below (check_raw); summed before that, so checked here */
+        if (amq_add64(total, links[i].bytes, &total) != AMQ_OK)
+            total = UINT64_MAX;
     }
     rc = check_raw(&h, links, (int)p.redisbloom);
     if (rc == AMQ_OK && total != a->payload_len)

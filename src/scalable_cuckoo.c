@@ -28,14 +28,27 @@ typedef struct subf {
     uint8_t *data; /* table_bytes(nb), an amq_block */
 } subf;
 
+/* 64 bytes, one allocator size class: a CF key of RedisBloom's default
+ * size costs a server what RedisBloom's does.  The parameters
+ * (amq_scuckoo_params) are kept in fields as narrow as their limits, and
+ * the allocator as a pointer to a shared copy (amq_alloc_shared), or to
+ * this handle's own copy, allocated right after it, when none is left. */
 struct amq_scuckoo {
-    amq_scuckoo_params p; /* expansion already rounded */
     uint64_t items;
     uint64_t deletes;
-    uint32_t nf;
-    uint32_t cap; /* entries allocated in f[] */
     subf *f;
-    amq_allocator alloc;
+    const amq_allocator *alloc;
+    uint64_t capacity;
+    uint64_t seed;
+    uint32_t max_filters;
+    uint16_t nf;             /* sub-filters, <= AMQ_SCUCKOO_MAX_FILTERS */
+    uint16_t cap;            /* entries allocated in f[] */
+    uint16_t max_iterations; /* 1..65535 */
+    uint16_t expansion;      /* 0..32768, rounded to a power of two */
+    uint8_t bucket_size;     /* 1..255 */
+    uint8_t fingerprint_bits;
+    uint8_t redisbloom;
+    uint8_t hash_algo;
 };
 
 /* Buckets of the first sub-filter (a chain always has one): not stored, so
@@ -49,7 +62,7 @@ static inline uint64_t nb0_of(const amq_scuckoo *c)
  * totals are then products, O(1) however long the chain. */
 static int uniform(const amq_scuckoo *c)
 {
-    return c->p.expansion <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
+    return c->expansion <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
 }
 
 typedef struct lookup {
@@ -104,7 +117,7 @@ static int is_pow2(uint64_t x)
 
 static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
 {
-    return (nb * c->p.bucket_size * c->p.fingerprint_bits + 7) / 8;
+    return (nb * c->bucket_size * c->fingerprint_bits + 7) / 8;
 }
 
 /* Bytes a sub-filter's table takes.  Slots are read bytewise: no
@@ -114,8 +127,8 @@ static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
  * the zero padding of cuckoo_table.h. */
 static uint64_t table_bytes(const amq_scuckoo *c, uint64_t nb)
 {
-    return c->p.fingerprint_bits == 8 ? sub_bytes(c, nb)
-                                      : ct_bytes(nb * c->p.bucket_size, c->p.fingerprint_bits);
+    return c->fingerprint_bits == 8 ? sub_bytes(c, nb)
+                                      : ct_bytes(nb * c->bucket_size, c->fingerprint_bits);
 }
 
 /*
@@ -151,17 +164,37 @@ static int check_scalars(uint32_t bs, uint32_t iters, uint32_t exp)
 
 /* ---- life cycle -------------------------------------------------------------------- */
 
+/* The handle's own copy of its allocator, when it has one. */
+static int owns_allocator(const amq_scuckoo *c)
+{
+    return c->alloc == (const amq_allocator *)(const void *)(c + 1);
+}
+
+/* p was checked (limits, hash); its expansion is rounded. */
 static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *alloc)
 {
+    const amq_allocator *shared = amq_alloc_shared(alloc);
     amq_allocator a;
     amq_scuckoo *c;
 
     amq_alloc_init(&a, alloc);
-    c = amq_calloc(&a, sizeof *c);
+    c = amq_calloc(&a, sizeof *c + (shared == NULL ? sizeof a : 0));
     if (c == NULL)
         return NULL;
-    c->p = *p;
-    c->alloc = a;
+    if (shared == NULL) {
+        memcpy(c + 1, &a, sizeof a);
+        shared = (const amq_allocator *)(const void *)(c + 1);
+    }
+    c->alloc = shared;
+    c->capacity = p->capacity;
+    c->seed = p->seed;
+    c->max_filters = p->max_filters;
+    c->max_iterations = (uint16_t)p->max_iterations;
+    c->expansion = (uint16_t)p->expansion;
+    c->bucket_size = (uint8_t)p->bucket_size;
+    c->fingerprint_bits = (uint8_t)p->fingerprint_bits;
+    c->redisbloom = (uint8_t)p->redisbloom;
+    c->hash_algo = (uint8_t)p->hash_algo;
     return c;
 }
 
@@ -173,30 +206,35 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
     uint64_t bytes;
     int rc;
 
+    if (c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
+        return AMQ_ELIMIT; /* whatever max_filters says: a longer chain could not load */
     if (c->nf == c->cap) {
         /* One entry at a time while chains are short (what a host such
          * as Redis counts per key), doubling beyond. */
-        uint32_t ncap = c->nf < 32 ? c->nf + 1 : c->cap * 2;
-        subf *nf = amq_calloc(&c->alloc, ncap * sizeof *nf);
+        uint32_t ncap = c->nf < 32 ? c->nf + 1u : 2u * c->cap;
+        subf *nf;
+        if (ncap > AMQ_SCUCKOO_MAX_FILTERS)
+            ncap = AMQ_SCUCKOO_MAX_FILTERS;
+        nf = amq_calloc(c->alloc, ncap * sizeof *nf);
         if (nf == NULL)
             return AMQ_ENOMEM;
         if (c->nf > 0)
             memcpy(nf, c->f, c->nf * sizeof *nf);
-        amq_free(&c->alloc, c->f, c->cap * sizeof *c->f);
+        amq_free(c->alloc, c->f, c->cap * sizeof *c->f);
         c->f = nf;
-        c->cap = ncap;
+        c->cap = (uint16_t)ncap;
     }
     s = &c->f[c->nf];
     bytes = table_bytes(c, nb);
-    if (table != NULL && amq_block_adoptable(&c->alloc, (size_t)bytes)) {
+    if (table != NULL && amq_block_adoptable(c->alloc, (size_t)bytes)) {
         s->data = table;
     } else {
-        rc = amq_block_alloc(&c->alloc, (size_t)bytes, &s->data);
+        rc = amq_block_alloc(c->alloc, (size_t)bytes, &s->data);
         if (rc != AMQ_OK)
             return rc == AMQ_EOVERFLOW ? AMQ_ENOMEM : rc;
         if (table != NULL) { /* a large default-allocator table: copied */
             memcpy(s->data, table, (size_t)bytes);
-            amq_free(&c->alloc, table, (size_t)bytes);
+            amq_free(c->alloc, table, (size_t)bytes);
         }
     }
     s->nb = nb;
@@ -207,7 +245,7 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 static void pop_subf(amq_scuckoo *c)
 {
     c->nf--;
-    amq_block_free(&c->alloc, c->f[c->nf].data, (size_t)table_bytes(c, c->f[c->nf].nb));
+    amq_block_free(c->alloc, c->f[c->nf].data, (size_t)table_bytes(c, c->f[c->nf].nb));
 }
 
 /* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
@@ -219,7 +257,7 @@ static int build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
-            nb *= c->p.expansion;
+            nb *= c->expansion;
         rc = push_subf(c, nb, tables != NULL ? tables[j] : NULL);
         if (rc != AMQ_OK)
             return rc;
@@ -270,12 +308,14 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
 
 int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_scuckoo **out)
 {
+    amq_scuckoo_params p;
     amq_scuckoo *c;
     uint32_t j;
     int rc;
 
     *out = NULL;
-    c = shell(&src->p, alloc);
+    amq_scuckoo_get_params(src, &p);
+    c = shell(&p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
     for (j = 0; j < src->nf; j++) {
@@ -297,32 +337,32 @@ void amq_scuckoo_free(amq_scuckoo *c)
     amq_allocator a;
     if (c == NULL)
         return;
-    a = c->alloc;
+    a = *c->alloc; /* the handle's own copy goes with it */
     while (c->nf > 0)
         pop_subf(c);
     amq_free(&a, c->f, c->cap * sizeof *c->f);
-    amq_free(&a, c, sizeof *c);
+    amq_free(&a, c, sizeof *c + (owns_allocator(c) ? sizeof a : 0));
 }
 
 /* ---- slots ------------------------------------------------------------------------------ */
 
 static inline uint32_t slot_get(const amq_scuckoo *c, const subf *s, uint64_t slot)
 {
-    return ct_get(s->data, c->p.fingerprint_bits, slot);
+    return ct_get(s->data, c->fingerprint_bits, slot);
 }
 
 static inline void slot_set(const amq_scuckoo *c, subf *s, uint64_t slot, uint32_t v)
 {
-    ct_set(s->data, c->p.fingerprint_bits, slot, v);
+    ct_set(s->data, c->fingerprint_bits, slot, v);
 }
 
 /* First slot of bucket i holding v (0 = the first empty slot), or -1. */
 static int64_t bucket_find(const amq_scuckoo *c, const subf *s, uint64_t i, uint32_t v)
 {
-    uint32_t bs = c->p.bucket_size, j;
+    uint32_t bs = c->bucket_size, j;
     uint64_t base = i * bs;
 
-    if (c->p.fingerprint_bits == 8) {
+    if (c->fingerprint_bits == 8) {
         const uint8_t *p = s->data + base;
         const uint8_t *q = memchr(p, (int)v, bs);
         return q != NULL ? (int64_t)(base + (uint64_t)(q - p)) : -1;
@@ -335,7 +375,7 @@ static int64_t bucket_find(const amq_scuckoo *c, const subf *s, uint64_t i, uint
 
 static uint64_t bucket_count(const amq_scuckoo *c, const subf *s, uint64_t i, uint32_t v)
 {
-    uint32_t bs = c->p.bucket_size, j;
+    uint32_t bs = c->bucket_size, j;
     uint64_t n = 0;
     for (j = 0; j < bs; j++)
         n += slot_get(c, s, i * bs + j) == v;
@@ -350,10 +390,10 @@ static inline uint64_t alt_hash(uint32_t fp, uint64_t i)
 static lookup lookup_of(const amq_scuckoo *c, amq_hash128 h)
 {
     lookup l;
-    uint32_t f = c->p.fingerprint_bits;
+    uint32_t f = c->fingerprint_bits;
 
     l.h1 = h.h1;
-    if (c->p.redisbloom)
+    if (c->redisbloom)
         l.fp = (uint32_t)(h.h1 % 255) + 1;
     else
         l.fp = (uint32_t)(((h.h2 >> 32) * ((UINT64_C(1) << f) - 1)) >> 32) + 1;
@@ -381,7 +421,7 @@ static int64_t find_available(const amq_scuckoo *c, const subf *s, uint64_t h1, 
  */
 static int kick_insert(amq_scuckoo *c, subf *s, const lookup *l)
 {
-    uint32_t bs = c->p.bucket_size, iters = c->p.max_iterations, k, fp = l->fp, old;
+    uint32_t bs = c->bucket_size, iters = c->max_iterations, k, fp = l->fp, old;
     uint64_t mask = s->nb - 1, ii = l->h1 & mask, slot;
     uint32_t victim = 0;
     int64_t empty;
@@ -415,10 +455,10 @@ static int grow(amq_scuckoo *c)
     subf *last = &c->f[c->nf - 1];
     uint64_t nb;
 
-    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.expansion)
+    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / c->expansion)
         return AMQ_ELIMIT;
-    nb = last->nb * c->p.expansion;
-    if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->p.bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
+    nb = last->nb * c->expansion;
+    if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
         return AMQ_ELIMIT;
     return push_subf(c, nb, NULL);
 }
@@ -429,7 +469,7 @@ static int insert_lookup(amq_scuckoo *c, const lookup *l)
     int64_t slot;
     int rc;
 
-    if (c->nf >= c->p.max_filters)
+    if (c->nf >= c->max_filters)
         return AMQ_ELIMIT;
     for (;;) {
         for (j = c->nf; j > 0; j--) {
@@ -444,9 +484,9 @@ static int insert_lookup(amq_scuckoo *c, const lookup *l)
             c->items++;
             return 1;
         }
-        if (c->p.expansion == 0)
+        if (c->expansion == 0)
             return AMQ_EFULL;
-        if (c->nf >= c->p.max_filters)
+        if (c->nf >= c->max_filters)
             return AMQ_ELIMIT;
         rc = grow(c);
         if (rc != AMQ_OK)
@@ -456,7 +496,7 @@ static int insert_lookup(amq_scuckoo *c, const lookup *l)
 
 amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len)
 {
-    return amq_hash_key(c->p.hash_algo, c->p.seed, key, len);
+    return amq_hash_key(c->hash_algo, c->seed, key, len);
 }
 
 int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h)
@@ -517,7 +557,7 @@ int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count)
         i1 = l.h1 & (s->nb - 1);
         i2 = l.h2 & (s->nb - 1);
         n += bucket_count(c, s, i1, l.fp);
-        if (c->p.redisbloom || i2 != i1)
+        if (c->redisbloom || i2 != i1)
             n += bucket_count(c, s, i2, l.fp);
     }
     *count = n;
@@ -573,12 +613,12 @@ typedef struct room {
 
 static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at)
 {
-    uint32_t j = r->first[b], k = r->pos[b], bs = c->p.bucket_size;
+    uint32_t j = r->first[b], k = r->pos[b], bs = c->bucket_size;
     int64_t to = -1;
 
     for (; j < limit; j++, k = 0) {
         const subf *s = &c->f[j];
-        if (c->p.fingerprint_bits == 8) {
+        if (c->fingerprint_bits == 8) {
             const uint8_t *p = s->data + b * bs;
             const uint8_t *q = memchr(p + k, 0, bs - k);
             if (q != NULL) {
@@ -663,7 +703,7 @@ static int spend(uint64_t *budget, uint64_t cost)
 static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
 {
     uint64_t i, nb = c->f[fi].nb, cost = r != NULL ? 1 : (uint64_t)fi + 1;
-    uint32_t k, bs = c->p.bucket_size;
+    uint32_t k, bs = c->bucket_size;
     int ok = 1;
 
     /* Nowhere to move to: the walk below would fail on every fingerprint;
@@ -672,7 +712,7 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
     if (r != NULL && !room_below(c, r, fi)) {
         if (!subf_empty(c, fi))
             return 0;
-        if (fi == c->nf - 1)
+        if (fi + 1u == c->nf)
             pop_subf(c);
         return 1;
     }
@@ -685,7 +725,7 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
                             : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
     }
-    if (ok && fi == c->nf - 1)
+    if (ok && fi + 1u == c->nf)
         pop_subf(c);
     return ok;
 }
@@ -705,9 +745,9 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->p.expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
+    if (c->expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
         bytes = (size_t)nb0_of(c) * 3;
-        scratch = amq_calloc(&c->alloc, bytes);
+        scratch = amq_calloc(c->alloc, bytes);
         if (scratch != NULL) {
             r.first = (uint16_t *)(void *)scratch;
             r.pos = scratch + (size_t)nb0_of(c) * 2;
@@ -717,7 +757,7 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     for (j = c->nf; j > 1 && budget > 0; j--)
         if (!compact_one(c, j - 1, rp, &budget) && !cont)
             break;
-    amq_free(&c->alloc, scratch, bytes);
+    amq_free(c->alloc, scratch, bytes);
     c->deletes = 0;
 }
 
@@ -760,18 +800,18 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     out->num_filters = c->nf;
     out->items = c->items;
     out->deletes = c->deletes;
-    out->bucket_size = c->p.bucket_size;
-    out->max_iterations = c->p.max_iterations;
-    out->expansion = c->p.expansion;
-    out->max_filters = c->p.max_filters;
-    out->fingerprint_bits = c->p.fingerprint_bits;
-    out->redisbloom = c->p.redisbloom;
+    out->bucket_size = c->bucket_size;
+    out->max_iterations = c->max_iterations;
+    out->expansion = c->expansion;
+    out->max_filters = c->max_filters;
+    out->fingerprint_bits = c->fingerprint_bits;
+    out->redisbloom = c->redisbloom;
     if (uniform(c)) { /* O(1) for a long chain, as locate() */
-        out->capacity = c->nf * c->f[0].nb * c->p.bucket_size;
+        out->capacity = c->nf * c->f[0].nb * c->bucket_size;
         out->bytes = c->nf * sub_bytes(c, c->f[0].nb);
     } else {
         for (j = 0; j < c->nf; j++) {
-            out->capacity += c->f[j].nb * c->p.bucket_size;
+            out->capacity += c->f[j].nb * c->bucket_size;
             out->bytes += sub_bytes(c, c->f[j].nb);
         }
     }
@@ -780,7 +820,16 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
 
 void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out)
 {
-    *out = c->p;
+    memset(out, 0, sizeof *out);
+    out->capacity = c->capacity;
+    out->bucket_size = c->bucket_size;
+    out->max_iterations = c->max_iterations;
+    out->expansion = c->expansion;
+    out->max_filters = c->max_filters;
+    out->fingerprint_bits = c->fingerprint_bits;
+    out->redisbloom = c->redisbloom;
+    out->hash_algo = c->hash_algo;
+    out->seed = c->seed;
 }
 
 int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
@@ -810,7 +859,7 @@ int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters)
 {
     if (max_filters == 0)
         return AMQ_ERANGE;
-    c->p.max_filters = max_filters;
+    c->max_filters = max_filters;
     return AMQ_OK;
 }
 
@@ -819,8 +868,8 @@ static uint64_t count_used(const amq_scuckoo *c)
     uint64_t n = 0;
     uint32_t j;
     for (j = 0; j < c->nf; j++)
-        n += ct_count_used(c->f[j].data, c->p.fingerprint_bits,
-                           c->f[j].nb * c->p.bucket_size);
+        n += ct_count_used(c->f[j].data, c->fingerprint_bits,
+                           c->f[j].nb * c->bucket_size);
     return n;
 }
 
@@ -912,7 +961,7 @@ int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
 
 int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
 {
-    if (!c->p.redisbloom)
+    if (!c->redisbloom)
         return AMQ_EUNSUPPORTED;
     if (cap < AMQ_SCUCKOO_HEADER_SIZE)
         return AMQ_EINVAL;
@@ -920,9 +969,9 @@ int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
     amq_store64(buf + 8, nb0_of(c));
     amq_store64(buf + 16, c->deletes);
     amq_store64(buf + 24, c->nf);
-    amq_store16(buf + 32, (uint16_t)c->p.bucket_size);
-    amq_store16(buf + 34, (uint16_t)c->p.max_iterations);
-    amq_store16(buf + 36, (uint16_t)c->p.expansion);
+    amq_store16(buf + 32, (uint16_t)c->bucket_size);
+    amq_store16(buf + 34, (uint16_t)c->max_iterations);
+    amq_store16(buf + 36, (uint16_t)c->expansion);
     return AMQ_OK;
 }
 
@@ -1027,10 +1076,10 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     if (len > 0)
         memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
-    if ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8 != 0) {
+    if ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
         uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
         c->f[j].data[last] &=
-            (uint8_t)((1u << ((c->f[j].nb * c->p.bucket_size * c->p.fingerprint_bits) % 8)) - 1);
+            (uint8_t)((1u << ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8)) - 1);
     }
     return AMQ_OK;
 }
@@ -1075,7 +1124,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 /* The entries that only forward to the family's functions (kind.h). */
 AMQ_KIND_FWD_DESTROY(amq_scuckoo)
 AMQ_KIND_FWD_CLONE(amq_scuckoo)
-AMQ_KIND_FWD_HASH_SPEC(amq_scuckoo, p.hash_algo, p.seed)
+AMQ_KIND_FWD_HASH_SPEC(amq_scuckoo, hash_algo, seed)
 AMQ_KIND_FWD_ADD(amq_scuckoo)
 AMQ_KIND_FWD_CONTAINS(amq_scuckoo)
 AMQ_KIND_FWD_REMOVE(amq_scuckoo)
@@ -1106,16 +1155,16 @@ static void op_stats(const void *impl, amq_stats *st)
 
     amq_scuckoo_get_info(c, &in);
     load = (double)c->items / (double)in.capacity;
-    q = c->p.redisbloom ? 1.0 / 255.0
-                        : 1.0 / (double)((UINT64_C(1) << c->p.fingerprint_bits) - 1);
+    q = c->redisbloom ? 1.0 / 255.0
+                        : 1.0 / (double)((UINT64_C(1) << c->fingerprint_bits) - 1);
     for (j = 0; j < c->nf; j++)
-        miss *= pow(1.0 - q, 2.0 * c->p.bucket_size * load);
+        miss *= pow(1.0 - q, 2.0 * c->bucket_size * load);
     st->items = c->items;
     st->capacity = in.capacity;
     st->bytes = in.bytes;
     st->fill = load;
     st->fpp_now = 1.0 - miss;
-    st->fpp_target = -expm1(2.0 * c->p.bucket_size * log1p(-q));
+    st->fpp_target = -expm1(2.0 * c->bucket_size * log1p(-q));
 }
 
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
@@ -1124,7 +1173,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     amq_scuckoo_info in;
 
     amq_scuckoo_get_info(c, &in);
-    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", c->p.redisbloom ? "redisbloom" : "native"),
+    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", c->redisbloom ? "redisbloom" : "native"),
                       AMQ_U64("fingerprint_bits", in.fingerprint_bits),
                       AMQ_U64("bucket_size", in.bucket_size), AMQ_U64("buckets", in.num_buckets),
                       AMQ_U64("filters", in.num_filters), AMQ_U64("max_filters", in.max_filters),
@@ -1145,17 +1194,17 @@ AMQ_KIND_FIXED_PARAMS(SC_PARAMS_SIZE)
 static void op_params_write(const void *impl, uint8_t *out)
 {
     const amq_scuckoo *c = impl;
-    amq_store32(out, c->p.redisbloom);
-    amq_store32(out + 4, c->p.fingerprint_bits);
-    amq_store32(out + 8, c->p.bucket_size);
-    amq_store32(out + 12, c->p.max_iterations);
-    amq_store32(out + 16, c->p.expansion);
-    amq_store32(out + 20, c->p.max_filters);
+    amq_store32(out, c->redisbloom);
+    amq_store32(out + 4, c->fingerprint_bits);
+    amq_store32(out + 8, c->bucket_size);
+    amq_store32(out + 12, c->max_iterations);
+    amq_store32(out + 16, c->expansion);
+    amq_store32(out + 20, c->max_filters);
     amq_store32(out + 24, c->nf);
     amq_store32(out + 28, 0);
     amq_store64(out + 32, nb0_of(c));
     amq_store64(out + 40, c->deletes);
-    amq_store64(out + 48, c->p.capacity);
+    amq_store64(out + 48, c->capacity);
 }
 
 static uint64_t op_payload_size(const void *impl)

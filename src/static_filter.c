@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "amq/static.h"
+#include "common/checked.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "static_filter.h"
@@ -884,7 +885,11 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
             }
         p->data = (const uint8_t *)(uintptr_t)off; /* made a pointer below */
         off += align64(p->bytes);
-        items += p->items;
+        if (amq_add64(items, p->items, &items) != AMQ_OK) { /* forged counts must not wrap */
+            rc = amq_err(err, AMQ_ECORRUPT, "%s: partition item counts overflow 64 bits",
+                         algo->name);
+            goto fail;
+        }
     }
     if (off != dsize) {
         rc = amq_err(err, AMQ_ECORRUPT, "%s: %llu bytes of partitions, index says %llu",

@@ -42,3 +42,34 @@ def test_time_mode_follows_the_callers_clock(tmp, amq_bin):
         amq.Filter(kind="aging", capacity=1000).advance(5)
     with pytest.raises(ValueError):
         amq.Filter(kind="bloom", capacity=1000).advance(5)
+
+
+def forged_geometry(good, k, l, blocks=None, head=None):
+    """good's bytes with the aging parameter block's k, l (and blocks) replaced
+    and the header checksum signed again, so that the forgery reaches the
+    kind's own checks."""
+    import struct
+    b = bytearray(good)
+    p = struct.unpack_from("<I", b, 32)[0]
+    struct.pack_into("<II", b, 64, k, l)
+    if blocks is not None:
+        struct.pack_into("<Q", b, 72, blocks)
+    if head is not None:
+        struct.pack_into("<I", b, 64 + 72, head)
+    struct.pack_into("<Q", b, 64 + p, amq.hash.xxh3_64(bytes(b[:64 + p])))
+    return bytes(b)
+
+
+def test_forged_geometry_is_refused():
+    # k + l wrapped in 32 bits: to 0 slices (a division by zero), to 8 slices
+    # with blocks fitted to the payload (adds wrote past the 8-word blocks).
+    f = amq.Filter(kind="aging", capacity=1000, fpp=0.01)
+    good = f.to_bytes()
+    payload_len = int.from_bytes(good[48:56], "little")
+    k0, l0 = int.from_bytes(good[64:68], "little"), int.from_bytes(good[68:72], "little")
+    # signed again unchanged, the bytes load: the forgeries below fail on their fields
+    assert amq.Filter.from_bytes(forged_geometry(good, k0, l0)).to_bytes() == good
+    for k, l, blocks in [(1, 0xFFFFFFFF, None), (1, 0xFFFFFFFF, 1 << 29),
+                         (63, 2**32 - 55, payload_len // 64), (63, 2**32 - 55, None)]:
+        with pytest.raises(amq.CorruptFileError, match="invalid aging parameters"):
+            amq.Filter.from_bytes(forged_geometry(good, k, l, blocks, head=0))

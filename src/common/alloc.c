@@ -11,6 +11,7 @@
  */
 #include "common/alloc.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,45 @@ void amq_alloc_init(amq_allocator *dst, const amq_allocator *src)
 int amq_alloc_is_default(const amq_allocator *a)
 {
     return a == NULL || a->alloc == NULL;
+}
+
+/* ---- shared copies of allocators ---------------------------------------------------
+ * Append-only and lock-free: a slot is claimed (EMPTY -> WRITING), filled,
+ * then published (READY); readers only compare READY slots.  Two threads
+ * adding the same allocator at once may both fill a slot: harmless. */
+#define SHARED_SLOTS 32
+enum { SLOT_EMPTY, SLOT_WRITING, SLOT_READY };
+static amq_allocator shared_alloc[SHARED_SLOTS];
+static _Atomic int shared_state[SHARED_SLOTS];
+
+static int same_allocator(const amq_allocator *a, const amq_allocator *b)
+{
+    return a->alloc == b->alloc && a->free == b->free && a->opaque == b->opaque &&
+           a->zalloc == b->zalloc;
+}
+
+const amq_allocator *amq_alloc_shared(const amq_allocator *src)
+{
+    amq_allocator a;
+    int i, expect;
+
+    amq_alloc_init(&a, src);
+    for (i = 0; i < SHARED_SLOTS; i++) {
+        int st = atomic_load_explicit(&shared_state[i], memory_order_acquire);
+        if (st == SLOT_READY && same_allocator(&shared_alloc[i], &a))
+            return &shared_alloc[i];
+        if (st != SLOT_EMPTY)
+            continue;
+        expect = SLOT_EMPTY;
+        if (atomic_compare_exchange_strong_explicit(&shared_state[i], &expect, SLOT_WRITING,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            shared_alloc[i] = a;
+            atomic_store_explicit(&shared_state[i], SLOT_READY, memory_order_release);
+            return &shared_alloc[i];
+        }
+    }
+    return NULL;
 }
 
 void *amq_malloc(const amq_allocator *a, size_t size)

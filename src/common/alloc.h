@@ -9,24 +9,23 @@
 #include <stdint.h>
 
 #include "amq.h"
+#include "common/checked.h"
 
 /* Copies *src into *dst, or the default allocator's (all NULL) when src is
  * NULL or incomplete.  Objects keep their own copy. */
 void amq_alloc_init(amq_allocator *dst, const amq_allocator *src);
 int amq_alloc_is_default(const amq_allocator *a);
 
+/* A copy of *src (the default's when NULL or incomplete) that lives as long as
+ * the process, shared by every caller passing an equal allocator, or NULL
+ * once the table of them (32) is full: the caller then keeps its own copy.
+ * For objects whose size a host counts per key (a small cuckoo chain in
+ * Redis), where a pointer costs 8 bytes and a copy 32. */
+const amq_allocator *amq_alloc_shared(const amq_allocator *src);
+
 void *amq_malloc(const amq_allocator *a, size_t size);
 void *amq_calloc(const amq_allocator *a, size_t size);
 void amq_free(const amq_allocator *a, void *ptr, size_t size);
-
-/* size = a * b, or AMQ_EOVERFLOW. */
-static inline int amq_mul_size(size_t a, size_t b, size_t *size)
-{
-    if (b != 0 && a > SIZE_MAX / b)
-        return AMQ_EOVERFLOW;
-    *size = a * b;
-    return AMQ_OK;
-}
 
 /*
  * A large array: 64-byte aligned, zeroed, owned (heap or anonymous mmap

@@ -78,4 +78,49 @@ expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --fpp 0.9
 [ -e x.amq ] && fail "a failed create left a file"
 expect_status 2 "$AMQ" add --now abc t.amq last
 
+CASE=aging-forged-geometry
+# k + l wrapped in 32 bits, the header signed again (XXH3-64 from the system's
+# libxxhash): to 0 slices (a division by zero), to 8 slices with blocks fitted
+# to the payload (info accepted it and add wrote past the blocks).
+# forge FILE K L [BLOCKS] writes FILE from g.amq.
+"$AMQ" create g.amq --type aging --window 1000 --fpp 0.01 >/dev/null
+seq 1 100 >gkeys
+"$AMQ" add g.amq gkeys
+forge() {
+    /usr/bin/python3 - "$@" <<'PY'
+import ctypes, struct, sys
+out, k, l = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+b = bytearray(open("g.amq", "rb").read())
+p = struct.unpack_from("<I", b, 32)[0]
+struct.pack_into("<II", b, 64, k, l)
+if len(sys.argv) > 4:
+    blocks = struct.unpack_from("<Q", b, 48)[0] // 64 if sys.argv[4] == "fit" else int(sys.argv[4])
+    struct.pack_into("<Q", b, 72, blocks)
+    if sys.argv[4] == "fit":  # the newest slice first among the 8, as in a new filter
+        struct.pack_into("<I", b, 64 + 72, 0)
+xxh = ctypes.CDLL("libxxhash.so.0")
+xxh.XXH3_64bits.restype = ctypes.c_uint64
+xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+struct.pack_into("<Q", b, 64 + p, xxh.XXH3_64bits(bytes(b[:64 + p]), 64 + p))
+open(out, "wb").write(b)
+PY
+}
+kl=$(/usr/bin/python3 -c 'import struct; print(*struct.unpack_from("<II", open("g.amq","rb").read(), 64))')
+# shellcheck disable=SC2086
+forge same.amq $kl
+expect_status 0 "$AMQ" info same.amq
+expect_same_file g.amq same.amq
+forge zero.amq 1 4294967295
+forge zero-big.amq 1 4294967295 536870912
+forge eight.amq 63 4294967241 fit
+for f in zero.amq zero-big.amq eight.amq; do
+    cp "$f" "$f.before"
+    expect_status 2 "$AMQ" info "$f"
+    expect_stderr_has "invalid aging parameters"
+    expect_status 2 "$AMQ" query "$f" gkeys
+    expect_stderr_has "$f"
+    expect_status 2 "$AMQ" add "$f" gkeys
+    expect_same_file "$f.before" "$f"
+done
+
 finish

@@ -237,6 +237,36 @@ def test_memory_guard_clients_only(env):
     assert digest(r, "big") == digest(rr, "big")
 
 
+def command_usec(r, *cmd):
+    """The reply (or error text) and the server's own time for one command
+    (INFO commandstats, reset before it)."""
+    r.execute_command("CONFIG", "RESETSTAT")
+    try:
+        rep = r.execute_command(*cmd)
+    except Exception as e:  # redis-py's ResponseError
+        rep = "error:" + str(e)
+    st = r.info("commandstats")["cmdstat_" + cmd[0].lower()]
+    return rep, st["usec"]
+
+
+def test_reserve_decides_before_the_work(env):
+    """AF.RESERVE plans its geometry (a search over k and l) once, and a
+    refusal comes from that plan: a window of 1e8 keys in 1 ms at 1e-12 held
+    the server 1.7 s, planning twice at 0.7 s each.  Times are the server's
+    own, compared within this run: the plan at 1e-12 against the plan at 0.5
+    (about 12 times as long now, 70 before), the refusal against the plan."""
+    r = env.server.client()
+    rep, cheap = command_usec(r, "AF.RESERVE", "cheap", 0.5, 1000)
+    assert rep == b"OK"
+    rep, plan = command_usec(r, "AF.RESERVE", "fine", 1e-12, 1000)
+    assert rep == b"OK"
+    rep, refused = command_usec(r, "AF.RESERVE", "k", 1e-12, 100000000, "TIME", 1)
+    assert rep.startswith("error:") and "Insufficient memory" in rep, rep
+    assert r.ping() and not r.exists("k")
+    assert plan < 30 * cheap, (plan, cheap)
+    assert refused * 4 < plan, (refused, plan)
+
+
 def test_cluster(env):
     cl = env.new_cluster(3)
     c = cl.client()

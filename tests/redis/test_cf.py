@@ -2,7 +2,9 @@
 expectations, through redis-py's r.cf() helpers and raw commands."""
 import struct
 
-from harness import Resp3, RespError
+import statistics
+
+from harness import Resp3, RespError, server_info
 
 
 def raw(env):
@@ -357,3 +359,44 @@ def test_every_command_resp3(env):
     assert r3.execute("CF.LOADCHUNK", "k2", str(it), data) == b"OK"
     assert r3.execute("CF.MEXISTS", "k2", "a", "b", "c") == [True, True, False]
     r3.close()
+
+
+# used_memory per key of RedisBloom's CF.RESERVE k 1024 (the median of 400
+# one-key deltas, after 50 keys), measured with the oracle (shared/oracle,
+# redisbloom-b28c294.so) on each server by the method of cf_key_bytes below;
+# amq.so measured 1224, 1272 and 1224 there before its handle shrank (1.055x,
+# 1.067x, 1.070x), 1176, 1224 and 1176 after.
+RB_CF_1024_BYTES = {("redis", 7): 1160, ("redis", 8): 1192, ("valkey", 8): 1144}
+
+
+def cf_key_bytes(r, n=200):
+    """The median growth of used_memory over n keys made one by one."""
+    for i in range(50):
+        r.execute_command("CF.RESERVE", "warm%d" % i, 1024)
+    deltas = []
+    prev = r.info("memory")["used_memory"]
+    for i in range(n):
+        r.execute_command("CF.RESERVE", "k%d" % i, 1024)
+        cur = r.info("memory")["used_memory"]
+        deltas.append(cur - prev)
+        prev = cur
+    return statistics.median(deltas)
+
+
+def test_small_key_memory_near_redisbloom(env):
+    """A small CF key costs the server at most 3 % more than RedisBloom's
+    (the goal: 5 %); MEMORY USAGE stays RedisBloom's figure."""
+    r = env.server.client()
+    got = cf_key_bytes(r)
+    name, ver = server_info()
+    want = RB_CF_1024_BYTES.get((name, ver[0]))
+    # MEMORY USAGE: CF.INFO's Size (RedisBloom's formula) plus the server's
+    # own per-key constant, whatever the handle's layout
+    r.execute_command("CF.RESERVE", "small", 64)
+    size = {k: dict(zip(*[iter(r.execute_command("CF.INFO", k))] * 2))[b"Size"]
+            for k in ("k0", "small")}
+    assert size == {"k0": 40 + 16 + 1024, "small": 40 + 16 + 64}, size
+    assert r.memory_usage("k0") - size["k0"] == r.memory_usage("small") - size["small"]
+    assert got >= 1024, got
+    if want is not None:
+        assert got <= want * 1.03, (got, want, got / want)

@@ -8,7 +8,7 @@ import struct
 
 import redis
 
-from harness import Server, dump_payload
+from harness import Server, crc64, dump_payload
 
 SEED = 20240601
 
@@ -393,6 +393,51 @@ def test_restore_crafted_cf(env):
         if res == "OK":
             exercise(r, "rnd%d" % n, "CF")
     assert r.execute_command("CF.MEXISTS", "src", *probe) == want
+    check()
+
+
+def resign(payload):
+    """A DUMP payload with its CRC64 trailer computed again over what precedes it."""
+    return payload[:-8] + crc64(payload[:-8]).to_bytes(8, "little")
+
+
+def test_restore_forged_aging_geometry(env):
+    """The aging kind's k + l wrapped in 32 bits: to 0 slices (the server died
+    of SIGFPE dividing by it), to 8 slices over larger blocks.  The forged
+    parameter block is put in a real DUMP and signed again."""
+    r = env.server.client()
+    check = keep_keys(r)
+    r.config_set("rdbcompression", "no")  # the parameter block as raw bytes
+    try:
+        r.execute_command("AF.RESERVE", "a", 0.01, 1000)
+        r.execute_command("AF.MADD", "a", *["x%d" % i for i in range(100)])
+        real = r.dump("a")
+    finally:
+        r.config_set("rdbcompression", "yes")
+    assert crc64(real[:-8]).to_bytes(8, "little") == real[-8:]
+    at = real.index(b"\x05" + rdb_len(96)) + 3  # the module string of 96 bytes
+    params = real[at:at + 96]
+    info = r.execute_command("AF.INFO", "a")
+    info = {info[i].decode(): info[i + 1] for i in range(0, len(info), 2)}
+    k, l = struct.unpack_from("<II", params)
+    assert (k, k + l) == (info["Hashes"], info["Slices"]), (k, l, info)
+    blocks = struct.unpack_from("<Q", params, 8)[0]
+
+    def forged(k, l, blocks):
+        p = bytearray(params)
+        struct.pack_into("<IIQ", p, 0, k, l, blocks)
+        return resign(real[:at] + bytes(p) + real[at + 96:])
+
+    # signed again unchanged, it restores: what follows fails on its fields only
+    assert outcome(r, "RESTORE", "same", 0, forged(k, l, blocks)) == "OK"
+    assert r.execute_command("DEBUG", "DIGEST-VALUE", "same") == \
+        r.execute_command("DEBUG", "DIGEST-VALUE", "a")
+    for k2, l2, b2 in [(1, 0xFFFFFFFF, 1 << 29), (1, 0xFFFFFFFF, blocks),
+                       (63, 2 ** 32 - 55, blocks * (k + l) // 8), (63, 2 ** 32 - 55, blocks),
+                       (0, 0, blocks), (1, 0xFFFFFFFF, 2 ** 64 - 1)]:
+        res = outcome(r, "RESTORE", "b", 0, forged(k2, l2, b2))
+        assert res.startswith("error:") and "Bad data format" in res, (k2, l2, b2, res)
+        assert r.ping() and not r.exists("b")
     check()
 
 
