@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amq/advanced.h"
 #include "amq/static.h"
 #include "common/endian.h"
 #include "common/error.h"
@@ -204,7 +205,12 @@ static void scratch_free(const amq_allocator *a, part_scratch *ps)
     memset(ps, 0, sizeof *ps);
 }
 
-/* Builds partition i from the h1 of its keys (duplicates allowed). */
+/* Builds partition i from the h1 of its keys (duplicates allowed).  A kind
+ * whose build takes its keys unsorted gets them only mixed, first; when it
+ * answers that it met a duplicate (or failed, which a duplicate would also
+ * cause), the same attempt runs again on the sorted, deduplicated keys, so
+ * the geometry follows the distinct keys and the bytes are those of a
+ * sorted build (a fuse filter's bytes do not depend on the keys' order). */
 static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t n,
                           part_scratch *ps, unsigned max_attempts, amq_errinfo *err)
 {
@@ -213,7 +219,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
     unsigned attempt;
     size_t m = 0, k;
     amq_region out;
-    int rc;
+    int rc, sorted = !s->algo->unsorted, distinct = 0;
 
     if (scratch_reserve(a, ps, n > 0 ? n : 1) != AMQ_OK)
         return amq_err(err, AMQ_ENOMEM, "out of memory for a partition of %zu keys", n);
@@ -222,8 +228,13 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
         p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
         for (k = 0; k < n; k++)
             ps->x[k] = amq_mix64(h1[k] ^ p->mulseed);
-        sort_x(ps->x, ps->tmp, n);
-        m = dedup_sorted(ps->x, n);
+        m = n;
+        if (sorted) {
+            sort_x(ps->x, ps->tmp, n);
+            m = dedup_sorted(ps->x, n);
+            /* distinct keys stay distinct under the next seeds' mixes */
+            distinct = m == n;
+        }
         p->items = m;
         s->algo->size(s, m, attempt, p);
         p->bytes = s->algo->prepare(s, p);
@@ -242,8 +253,15 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
             return AMQ_OK;
         }
         amq_region_free(&out, a);
-        if (rc != AMQ_EFULL)
+        if (rc == AMQ_STATIC_RESORT && !distinct && !sorted) {
+            sorted = 1; /* this attempt again, on the deduplicated keys */
+            attempt--;
+            continue;
+        }
+        if (rc != AMQ_EFULL && rc != AMQ_STATIC_RESORT)
             return amq_err(err, rc, "out of memory");
+        if (distinct)
+            sorted = !s->algo->unsorted;
     }
     return amq_err(err, AMQ_EFULL, "%s: partition %u (%zu keys) could not be built in %u attempts",
                    s->algo->name, i, m, max_attempts);
@@ -918,6 +936,42 @@ fail:
 int amq_kind_is_static(uint32_t kind)
 {
     return kind == AMQ_KIND_FUSE || kind == AMQ_KIND_RIBBON;
+}
+
+#define FIXED_CHUNK 256u
+
+int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
+                                    size_t n, uint8_t *out, uint64_t *count)
+{
+    const uint32_t kind = amq_filter_kind(f);
+    const amq_static *s;
+    const uint8_t *k = keys;
+    amq_hash128 h[FIXED_CHUNK];
+    uint8_t o[FIXED_CHUNK];
+    uint64_t c = 0;
+    size_t i, j, m;
+
+    if (!amq_kind_is_static(kind))
+        return AMQ_EKIND;
+    s = amq_filter_impl(f);
+    if (kind == AMQ_KIND_FUSE) {
+        c = amq_fuse_contains_fixed(s, keys, key_len, n, out);
+    } else {
+        /* Ribbon: a chunk of h1 at a time into its batched query (h2 unused). */
+        for (i = 0; i < n; i += m) {
+            m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
+            for (j = 0; j < m; j++) {
+                h[j].h1 = amq_static_key_h1(s, k + (i + j) * key_len, key_len);
+                h[j].h2 = 0;
+            }
+            s->algo->contains_batch(s, h, m, out != NULL ? out + i : o);
+            for (j = 0; j < m; j++)
+                c += out != NULL ? out[i + j] : o[j];
+        }
+    }
+    if (count != NULL)
+        *count = c;
+    return AMQ_OK;
 }
 
 /* ---- filter-policy blobs -----------------------------------------------------------------

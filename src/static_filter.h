@@ -25,6 +25,9 @@
 
 #define AMQ_STATIC_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define AMQ_STATIC_MAX_PBITS 20u
+/* An unsorted build's answer: sort and dedup the keys, then try again
+ * (internal; not a status of the API). */
+#define AMQ_STATIC_RESORT 1
 
 /* One partition, decoded from the index with its query constants. */
 typedef struct amq_static_part {
@@ -58,9 +61,16 @@ typedef struct amq_static_algo {
      * validation; 0 with an invalid geometry.  Fills the query constants. */
     uint64_t (*prepare)(const amq_static *s, amq_static_part *p);
     /* Builds from n distinct sorted x values into out (p->bytes, zeroed):
-     * AMQ_OK, AMQ_EFULL (retry with another seed or size), AMQ_ENOMEM. */
+     * AMQ_OK, AMQ_EFULL (retry with another seed or size), AMQ_ENOMEM.
+     * With algo->unsorted, x may be in any order and hold duplicates: the
+     * build then returns AMQ_STATIC_RESORT instead of AMQ_EFULL when it met
+     * a duplicate or could not peel (the caller sorts and dedups, and tries
+     * the same seed again). */
     int (*build)(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
                  uint8_t *out);
+    /* 1: build takes x unsorted (fuse: the order of its construction does
+     * not change its bytes, and it orders the keys by segment itself). */
+    int unsorted;
     int (*contains)(const amq_static *s, uint64_t h1);
     void (*contains_batch)(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out);
     /* Optional: the query path this CPU takes (kept in amq_static.simd). */
@@ -113,6 +123,11 @@ static inline uint64_t amq_static_key_h1(const amq_static *s, const void *key, s
     return amq_hash_key(s->hash_algo, s->seed, key, len).h1;
 }
 
+/* Fuse's batched query over n packed keys of key_len bytes, hashed in its
+ * pipeline: out[i] (when not NULL) 1 or 0; returns the count of 1. */
+uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t key_len, size_t n,
+                                 uint8_t *out);
+
 /* The kinds' ops tables share everything but the algorithm. */
 extern const amq_static_algo amq_fuse_algo;
 extern const amq_static_algo amq_ribbon_algo;
@@ -161,7 +176,7 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
                           uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY) \
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
         .create = amq_static_ops_create,                   \
@@ -185,6 +200,7 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
         .payload_write = amq_static_ops_payload_write,     \
         .load = LOADFN,                                    \
         .contains_key = (CONTAINS_KEY),                    \
+        .contains_key_of = (KEY_OF),                       \
     }
 
 #endif /* AMQ_STATIC_FILTER_H */

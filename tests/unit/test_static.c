@@ -206,6 +206,150 @@ TEST(static_key_entries_match_hash_entries)
     }
 }
 
+/* Packed keys: n keys of len bytes, key i of them made from (tag, i). */
+static uint8_t *packed_keys(size_t n, size_t len, uint64_t tag)
+{
+    uint8_t *k = calloc(n ? n : 1, len);
+    size_t i, b;
+    for (i = 0; i < n; i++) {
+        uint64_t v = (tag << 40) ^ (i * UINT64_C(0x9e3779b97f4a7c15)) ^ i;
+        for (b = 0; b < len; b++)
+            k[i * len + b] = (uint8_t)(v >> (8 * (b % 8))) ^ (uint8_t)(b / 8 * 31);
+    }
+    return k;
+}
+
+/* Every query form of a static filter answers alike for present and absent
+ * keys: amq_filter_contains (the filter's own one-key entry: each fuse
+ * variant, one partition or two, XXH3 seed 0 or another hash), the hash
+ * entry, the batched hash entry and amq_static_contains_batch_fixed over
+ * packed keys of 8, 16 and 5 bytes; no present key is refused. */
+static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint32_t algo,
+                              uint64_t seed, size_t len, size_t n)
+{
+    uint8_t *keys = packed_keys(2 * n, len, 7), *fixed = malloc(2 * n), *batch = malloc(2 * n);
+    amq_hash128 *h = malloc(2 * n * sizeof *h);
+    size_t i, diff = 0, pos = 0, fn = 0;
+    uint64_t count = UINT64_MAX;
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    amq_stats st;
+
+    amq_config_init(&cfg, kind);
+    cfg.fingerprint_bits = bits;
+    cfg.arity = arity;
+    cfg.fpp = 0.01;
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    for (i = 0; i < 2 * n; i++)
+        h[i] = amq_hash_key(algo, seed, keys + i * len, len);
+    if (amq_filter_build(&cfg, h, n, &f, &err) != AMQ_OK)
+        FAIL_AT_("build: %s", err.msg);
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, 2 * n, fixed, &count));
+    amq_filter_contains_batch(f, h, 2 * n, batch);
+    for (i = 0; i < 2 * n; i++) {
+        int a = amq_filter_contains(f, keys + i * len, len);
+        diff += a != amq_filter_contains_hash(f, h[i]);
+        diff += a != fixed[i];
+        diff += a != batch[i];
+        fn += i < n && a != 1;
+        pos += (size_t)a;
+    }
+    if (diff != 0 || fn != 0 || count != pos)
+        FAIL_AT_("%s bits %u arity %u hash %u seed %llu, %zu-byte keys, n %zu: %zu answers "
+                 "differ, %zu false negatives, count %llu of %zu",
+                 amq_kind_name(kind), bits, arity, algo, (unsigned long long)seed, len, n, diff,
+                 fn, (unsigned long long)count, pos);
+    amq_filter_stats(f, &st);
+    CHECK(pos >= n && pos < n + n / 20); /* the present ones, and a few per cent more */
+    REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, n, NULL, &count));
+    CHECK_EQ(count, n);
+    amq_filter_free(f);
+    free(keys);
+    free(fixed);
+    free(batch);
+    free(h);
+}
+
+TEST(static_query_forms_agree)
+{
+    static const struct { uint32_t algo; uint64_t seed; } hs[] = {
+        {AMQ_HASH_XXH3, 0}, {AMQ_HASH_XXH3, 41}, {AMQ_HASH_MURMUR3, 3}, {AMQ_HASH_MULSHIFT, 0},
+    };
+    static const size_t lens[] = {8, 16, 5};
+    unsigned bits, arity;
+    size_t k, l;
+    for (bits = 8; bits <= 16; bits += 8)
+        for (arity = 3; arity <= 4; arity++)
+            for (k = 0; k < sizeof hs / sizeof hs[0]; k++)
+                for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+                    check_query_forms(AMQ_KIND_FUSE, bits, arity, hs[k].algo, hs[k].seed, lens[l],
+                                      20000);
+    for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        check_query_forms(AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_XXH3, 0, lens[l], 20000);
+    /* more keys than one partition takes (2^22): two partitions */
+    check_query_forms(AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, 0, 8, ((size_t)1 << 22) + 1000);
+    check_query_forms(AMQ_KIND_FUSE, 16, 3, AMQ_HASH_MURMUR3, 1, 16, ((size_t)1 << 22) + 1000);
+}
+
+static uint8_t *serialize(const amq_filter *f, size_t *len);
+
+/* Fuse builds take the keys unsorted and dedup only when they meet a
+ * duplicate: a set with duplicates (found at once, or only when peeling
+ * fails) gives the bytes of the same set without them, whatever the order. */
+TEST(static_fuse_duplicates_and_order_do_not_change_bytes)
+{
+    static const size_t sizes[] = {1000, 50000, 300000};
+    size_t s, i, n, la, lb, lc;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        amq_hash128 *h, *r;
+        amq_filter *a, *b, *c;
+        uint8_t *x, *y, *z;
+        n = sizes[s];
+        h = random_hashes(n + n / 3, 500 + s);
+        for (i = 0; i < n / 3; i++) /* every third key twice, at the end */
+            h[n + i] = h[3 * i];
+        r = malloc(n * sizeof *r);
+        for (i = 0; i < n; i++) /* the distinct keys reversed */
+            r[i] = h[n - 1 - i];
+        a = build(AMQ_KIND_FUSE, 8, 3, 0.01, h, n);
+        b = build(AMQ_KIND_FUSE, 8, 3, 0.01, h, n + n / 3);
+        c = build(AMQ_KIND_FUSE, 8, 3, 0.01, r, n);
+        REQUIRE(a != NULL && b != NULL && c != NULL);
+        x = serialize(a, &la);
+        y = serialize(b, &lb);
+        z = serialize(c, &lc);
+        CHECK(la == lb && memcmp(x, y, la) == 0);
+        CHECK(la == lc && memcmp(x, z, la) == 0);
+        free(x);
+        free(y);
+        free(z);
+        free(r);
+        free(h);
+        amq_filter_free(a);
+        amq_filter_free(b);
+        amq_filter_free(c);
+    }
+}
+
+/* amq_static_contains_batch_fixed refuses the other kinds. */
+TEST(static_fixed_batch_refuses_other_kinds)
+{
+    amq_config cfg;
+    amq_filter *f;
+    uint64_t key = 1, count = 7;
+    uint8_t out = 9;
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 100;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    CHECK_EQ(amq_static_contains_batch_fixed(f, &key, 8, 1, &out, &count), AMQ_EKIND);
+    CHECK_EQ(out, 9);
+    CHECK_EQ(count, 7);
+    amq_filter_free(f);
+}
+
 static int count_field(void *ctx, const amq_field *fl)
 {
     if (strcmp(fl->name, "retries") == 0)
