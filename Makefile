@@ -305,6 +305,29 @@ $(STATIC_BENCH): $(BUILD)/obj/bench/static/static_bench.o \
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $^ $(BENCH_LIBS) $(LDLIBS_ALL)
 
+# The peers' own code, built by the bench from AMQ_PEERS when it is there
+# (never copied into the repo; `make test` never needs it): each shim under
+# bench/peers/ includes the peer's sources when found, and otherwise answers
+# "absent" and its rows are skipped with a line saying so.
+AMQ_PEERS ?= ../shared/peers
+PEER_XORFUSE := $(wildcard $(AMQ_PEERS)/xor_singleheader/include/binaryfusefilter.h)
+PEER_FLAGS := -DAMQB_PEERS_DIR='"$(abspath $(AMQ_PEERS))"'
+$(BUILD)/obj/bench/peers/xorfuse.o: bench/peers/xorfuse.c $(PEER_XORFUSE)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(PEER_FLAGS) $(if $(PEER_XORFUSE),-DAMQB_HAVE_XORFUSE=1 \
+	    -isystem $(AMQ_PEERS)/xor_singleheader/include) $(CFLAGS_ALL) -O3 -c $< -o $@
+
+# amq's binary fuse beside the reference code (writes docs/benchmarks-fuse.md).
+FUSE_BENCH := $(BUILD)/bench/amq-bench-fuse
+$(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_bench.o $(BUILD)/obj/bench/peers/xorfuse.o \
+               $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+bench-fuse: deps-bench
+	@$(MAKE) --no-print-directory $(FUSE_BENCH)
+	nice $(FUSE_BENCH) --md docs/benchmarks-fuse.md
+
 bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
