@@ -495,6 +495,19 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
     return AMQ_OK;
 }
 
+int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1)
+{
+    amq_hash128 h;
+    if (!b->broken && !b->spilled && b->n < b->cap) {
+        b->mem[b->n++] = h1;
+        b->total++;
+        return AMQ_OK;
+    }
+    h.h1 = h1;
+    h.h2 = 0;
+    return amq_static_builder_add_batch(b, &h, 1);
+}
+
 static uint32_t choose_pbits(uint64_t n, unsigned target_log2)
 {
     uint32_t pb = 0;

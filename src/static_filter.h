@@ -161,6 +161,8 @@ int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t mem
                            amq_static_builder **out, amq_errinfo *err);
 void amq_static_builder_free(amq_static_builder *b);
 int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n);
+/* One key's h1 (amq_builder_add): an append while the held array has room. */
+int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1);
 int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
 
 /* Builds' temporary files: one created in dir and unlinked at once (-1 on
