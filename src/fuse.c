@@ -14,8 +14,9 @@
  * slot that only one key touches), then assign the keys in reverse order.
  * Peeling fails with a small probability: the shared builder retries with
  * the next seed, and from the fifth attempt on with a larger array, so a
- * set of distinct keys always ends in a filter.  Keys arrive sorted by x
- * (so by segment): the counting pass walks the array nearly in order.
+ * set of distinct keys always ends in a filter.  Keys arrive in any order;
+ * the build orders them by segment itself (two passes), so that the
+ * counting pass walks the array nearly in order.
  */
 #include <math.h>
 #include <string.h>
@@ -48,10 +49,11 @@ static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part
 }
 
 /* ---- sizing --------------------------------------------------------------------------
- * Segment length and size factor follow the paper's fitted formulas, with
- * the segment shortened by 2x for 3-wise (more segments: the arity - 1
- * trailing segments cost less) - the peeling still succeeds on most first
- * attempts (tests/unit/test_static.c counts the retries).
+ * Segment length and size factor follow the paper's fitted formulas.  A
+ * 3-wise segment half as long saves about 0.4 % of space but fails one
+ * first construction in six or seven at a million keys (a retry doubles
+ * the build); at the paper's length none of 40 did (issue 41), and the
+ * size is the reference code's.
  */
 
 static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p)
@@ -61,7 +63,7 @@ static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_sta
     uint64_t seglen, segs;
 
     if (arity == 3) {
-        seglog = n > 1 ? (unsigned)floor(ln / log(3.33) + 1.25) : 2;
+        seglog = n > 1 ? (unsigned)floor(ln / log(3.33) + 2.25) : 2;
         sf = n > 1 ? fmax(1.125, 0.875 + 0.25 * log(1e6) / ln) : 0.0;
     } else {
         seglog = n > 1 ? (unsigned)floor(ln / log(2.91) - 0.5) : 2;
@@ -288,7 +290,7 @@ static inline __attribute__((always_inline)) int fuse_check(const amq_static_par
 static int fuse_contains(const amq_static *s, uint64_t h1)
 {
     const amq_static_part *p = amq_static_part_of(s, h1);
-    uint64_t x = amq_static_x(p, h1);
+    uint64_t x = amq_static_fuse_x(p, h1);
     if (s->v1 == 8)
         return s->v2 == 3 ? fuse_check(p, x, 8, 3) : fuse_check(p, x, 8, 4);
     return s->v2 == 3 ? fuse_check(p, x, 16, 3) : fuse_check(p, x, 16, 4);
@@ -332,7 +334,7 @@ fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
 
 static inline __attribute__((always_inline)) uint64_t
 fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, unsigned bits,
-              unsigned arity, int one, int mode)
+              unsigned arity, int one, int nomix, int mode)
 {
     const uint8_t *dd[FUSE_LANES];
     uint32_t pos[FUSE_LANES][4], fp[FUSE_LANES];
@@ -362,7 +364,8 @@ fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, 
         if (i < n) {
             const uint64_t h1 = fuse_src_h1(s, src, i, mode);
             const amq_static_part *p = one ? s->parts : amq_static_part_of(s, h1);
-            uint64_t x = amq_static_x(p, h1);
+            /* several partitions always mix (amq_static_nomix) */
+            uint64_t x = one && nomix ? h1 : amq_static_x(p, h1);
             dd[l] = p->data;
             fp[l] = fuse_fp(x);
             fuse_pos(p, x, arity, pos[l]);
@@ -373,21 +376,23 @@ fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, 
     return count;
 }
 
+/* One partition taking x = h1, one that mixes, or several. */
+#define FUSE_BATCH_SHAPES(B, A, MODE)                                                             \
+    (one && s->parts->nomix ? fuse_batch_as(s, src, n, out, B, A, 1, 1, MODE)                   \
+     : one                  ? fuse_batch_as(s, src, n, out, B, A, 1, 0, MODE)                   \
+                            : fuse_batch_as(s, src, n, out, B, A, 0, 0, MODE))
+
 #define FUSE_BATCH_FN(NAME, MODE)                                                                 \
     static uint64_t NAME(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out)       \
     {                                                                                             \
         const int one = s->nparts == 1;                                                           \
         if (s->v1 == 8 && s->v2 == 3)                                                             \
-            return one ? fuse_batch_as(s, src, n, out, 8, 3, 1, MODE)                             \
-                       : fuse_batch_as(s, src, n, out, 8, 3, 0, MODE);                            \
+            return FUSE_BATCH_SHAPES(8, 3, MODE);                                                 \
         if (s->v1 == 8)                                                                           \
-            return one ? fuse_batch_as(s, src, n, out, 8, 4, 1, MODE)                             \
-                       : fuse_batch_as(s, src, n, out, 8, 4, 0, MODE);                            \
+            return FUSE_BATCH_SHAPES(8, 4, MODE);                                                 \
         if (s->v2 == 3)                                                                           \
-            return one ? fuse_batch_as(s, src, n, out, 16, 3, 1, MODE)                            \
-                       : fuse_batch_as(s, src, n, out, 16, 3, 0, MODE);                           \
-        return one ? fuse_batch_as(s, src, n, out, 16, 4, 1, MODE)                                \
-                   : fuse_batch_as(s, src, n, out, 16, 4, 0, MODE);                               \
+            return FUSE_BATCH_SHAPES(16, 3, MODE);                                                \
+        return FUSE_BATCH_SHAPES(16, 4, MODE);                                                    \
     }
 
 FUSE_BATCH_FN(fuse_batch_h, FUSE_SRC_H)
@@ -464,38 +469,46 @@ static inline uint64_t fuse_h1_xxh0(const void *key, size_t len)
     return XXH3_128bits_withSeed(key, len, 0).low64;
 }
 
-#define FUSE_KEY_ENTRY(NAME, BITS, ARITY, ONE, XXH0)                                              \
+/* SHAPE: 0 one partition taking x = h1, 1 one partition that mixes, 2
+ * several (which mix: amq_static_nomix). */
+#define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, XXH0)                                            \
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
         const amq_static *s = impl;                                                               \
         const uint64_t h1 = (XXH0) ? fuse_h1_xxh0(key, len) : amq_static_key_h1(s, key, len);     \
-        const amq_static_part *p = (ONE) ? s->parts : amq_static_part_of(s, h1);                  \
-        return fuse_check(p, amq_static_x(p, h1), BITS, ARITY);                                   \
+        const amq_static_part *p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);            \
+        return fuse_check(p, (SHAPE) == 0 ? h1 : amq_static_x(p, h1), BITS, ARITY);               \
     }
 
 #define FUSE_KEY_ENTRIES(B, A)                                                                    \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain_x0, B, A, 0, 1)                                     \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain, B, A, 0, 0)                                        \
     FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one_x0, B, A, 1, 1)                                       \
     FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one, B, A, 1, 0)                                          \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_x0, B, A, 0, 1)                                           \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A, B, A, 0, 0)
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_x0, B, A, 2, 1)                                           \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A, B, A, 2, 0)
 
 FUSE_KEY_ENTRIES(8, 3)
 FUSE_KEY_ENTRIES(8, 4)
 FUSE_KEY_ENTRIES(16, 3)
 FUSE_KEY_ENTRIES(16, 4)
 
-/* [bits 16][arity 4][several partitions][not XXH3 seed 0] */
-static const amq_contains_key_fn fuse_key_entries[2][2][2][2] = {
-    {{{fuse_key_8_3_one_x0, fuse_key_8_3_one}, {fuse_key_8_3_x0, fuse_key_8_3}},
-     {{fuse_key_8_4_one_x0, fuse_key_8_4_one}, {fuse_key_8_4_x0, fuse_key_8_4}}},
-    {{{fuse_key_16_3_one_x0, fuse_key_16_3_one}, {fuse_key_16_3_x0, fuse_key_16_3}},
-     {{fuse_key_16_4_one_x0, fuse_key_16_4_one}, {fuse_key_16_4_x0, fuse_key_16_4}}},
+#define FUSE_KEY_ROW(B, A)                                                                        \
+    {{fuse_key_##B##_##A##_plain_x0, fuse_key_##B##_##A##_plain},                                 \
+     {fuse_key_##B##_##A##_one_x0, fuse_key_##B##_##A##_one},                                     \
+     {fuse_key_##B##_##A##_x0, fuse_key_##B##_##A}}
+
+/* [bits 16][arity 4][shape][not XXH3 seed 0] */
+static const amq_contains_key_fn fuse_key_entries[2][2][3][2] = {
+    {FUSE_KEY_ROW(8, 3), FUSE_KEY_ROW(8, 4)},
+    {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
 };
 
 static amq_contains_key_fn fuse_key_entry(const void *impl)
 {
     const amq_static *s = impl;
-    return fuse_key_entries[s->v1 == 16][s->v2 == 4][s->nparts > 1]
+    const int shape = s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
+    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape]
                            [!(s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0)];
 }
 

@@ -216,6 +216,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
 {
     amq_static_part *p = &s->parts[i];
     const amq_allocator *a = &s->alloc;
+    const uint64_t *xs;
     unsigned attempt;
     size_t m = 0, k;
     amq_region out;
@@ -226,8 +227,14 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
     for (attempt = 0; attempt < max_attempts; attempt++) {
         p->seed = attempt;
         p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
-        for (k = 0; k < n; k++)
-            ps->x[k] = amq_mix64(h1[k] ^ p->mulseed);
+        p->nomix = amq_static_nomix(s, attempt);
+        /* x = h1: an unsorted build reads the keys where they are */
+        xs = p->nomix && !sorted ? h1 : ps->x;
+        if (p->nomix && sorted)
+            memcpy(ps->x, h1, n * sizeof *h1);
+        else if (!p->nomix)
+            for (k = 0; k < n; k++)
+                ps->x[k] = amq_static_x(p, h1[k]);
         m = n;
         if (sorted) {
             sort_x(ps->x, ps->tmp, n);
@@ -245,7 +252,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
          * TLB misses on random reads). */
         if (amq_region_alloc(&out, a, (size_t)p->bytes) != AMQ_OK)
             return amq_err(err, AMQ_ENOMEM, "out of memory");
-        rc = s->algo->build(s, p, ps->x, m, out.data);
+        rc = s->algo->build(s, p, xs, m, out.data);
         if (rc == AMQ_OK) {
             s->owned[i] = out;
             p->data = out.data;
@@ -254,8 +261,17 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
         }
         amq_region_free(&out, a);
         if (rc == AMQ_STATIC_RESORT && !distinct && !sorted) {
-            sorted = 1; /* this attempt again, on the deduplicated keys */
-            attempt--;
+            /* duplicates, or a plain failure: sorting tells which */
+            if (xs != ps->x)
+                memcpy(ps->x, xs, n * sizeof *xs);
+            sort_x(ps->x, ps->tmp, n);
+            if (dedup_sorted(ps->x, n) < n) {
+                sorted = 1; /* this attempt again, on the deduplicated keys */
+                attempt--;
+                continue;
+            }
+            /* distinct: the same keys on the same seed would fail again */
+            distinct = 1;
             continue;
         }
         if (rc != AMQ_EFULL && rc != AMQ_STATIC_RESORT)
@@ -639,6 +655,9 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
     s->v2 = b->proto.v2;
     s->fpp = b->proto.fpp;
     s->alpha = b->proto.alpha;
+    s->derive = s->algo->kind == AMQ_KIND_FUSE && s->hash_algo == AMQ_HASH_XXH3
+                    ? AMQ_FUSE_DERIVE_PLAIN
+                    : AMQ_FUSE_DERIVE_MIX;
     s->owned = amq_calloc(&s->alloc, s->nparts * sizeof *s->owned);
     nb = (size_t)s->nparts;
     starts = amq_malloc(&s->alloc, (nb + 1) * sizeof *starts);
@@ -702,6 +721,7 @@ static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static
     s->v2 = src->v2;
     s->fpp = src->fpp;
     s->alpha = src->alpha;
+    s->derive = src->derive;
     s->items = src->items;
     if (total > SIZE_MAX || amq_region_alloc(&s->payload, &s->alloc, (size_t)total) != AMQ_OK) {
         static_free(s);
@@ -783,8 +803,8 @@ int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
     return amq_field_u64(fn, ctx, "retries", retries);
 }
 
-/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, reserved u32 (0),
- * fpp f64, alpha f64. */
+/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, derive u32 (fuse:
+ * AMQ_FUSE_DERIVE_*; ribbon: 0), fpp f64, alpha f64. */
 size_t amq_static_ops_params_size(const void *impl)
 {
     (void)impl;
@@ -797,7 +817,7 @@ void amq_static_ops_params_write(const void *impl, uint8_t *out)
     amq_store32(out, s->pbits);
     amq_store32(out + 4, s->v1);
     amq_store32(out + 8, s->v2);
-    amq_store32(out + 12, 0);
+    amq_store32(out + 12, s->derive);
     amq_storef64(out + 16, s->fpp);
     amq_storef64(out + 24, s->alpha);
 }
@@ -852,16 +872,23 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     amq_config cfg;
     const uint8_t *index;
     uint64_t off = 0, items = 0, isize, dsize, k;
-    uint32_t pbits, i;
+    uint32_t pbits, derive, i;
     int rc;
 
     if (a->params_len != PARAMS_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "%s parameter block is %zu bytes, expected %u",
                        algo->name, a->params_len, PARAMS_SIZE);
     pbits = amq_load32(a->params);
-    if (pbits > AMQ_STATIC_MAX_PBITS || amq_load32(a->params + 12) != 0)
+    derive = amq_load32(a->params + 12);
+    if (pbits > AMQ_STATIC_MAX_PBITS)
         return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters (2^%u partitions)", algo->name,
                        pbits);
+    /* Derivation 1 is written for XXH3 fuse filters only; 0 by every
+     * earlier version. */
+    if (derive != AMQ_FUSE_DERIVE_MIX &&
+        !(derive == AMQ_FUSE_DERIVE_PLAIN && algo->kind == AMQ_KIND_FUSE &&
+          a->hash_algo == AMQ_HASH_XXH3))
+        return amq_err(err, AMQ_ECORRUPT, "%s: unknown key derivation %u", algo->name, derive);
     /* The variant must be one the library would make itself. */
     memset(&check, 0, sizeof check);
     check.algo = algo;
@@ -888,6 +915,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     s->v2 = check.v2;
     s->fpp = check.fpp;
     s->alpha = check.alpha;
+    s->derive = derive;
     index = a->payload + dsize;
     for (i = 0; i < s->nparts; i++) {
         const uint8_t *e = index + (size_t)i * ENTRY_SIZE;
@@ -895,6 +923,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
         p->items = amq_load64(e + 8);
         p->seed = amq_load32(e + 16);
         p->mulseed = (uint64_t)p->seed * AMQ_STATIC_GOLDEN;
+        p->nomix = amq_static_nomix(s, p->seed);
         p->g[0] = amq_load32(e + 20);
         p->g[1] = amq_load32(e + 24);
         p->g[2] = amq_load32(e + 28);
