@@ -40,7 +40,7 @@ static inline uint32_t fuse_fp(uint64_t x)
 static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part *p, uint64_t x, unsigned arity,
                             uint32_t pos[4])
 {
-    uint32_t h0 = (uint32_t)amq_static_mulhi(x, p->span);
+    uint32_t h0 = (uint32_t)amq_static_mulhi(x << p->hshift, p->span);
     pos[0] = h0;
     pos[1] = (h0 + p->seglen) ^ ((uint32_t)(x >> 18) & p->mask);
     pos[2] = (h0 + 2 * p->seglen) ^ ((uint32_t)x & p->mask);
@@ -168,14 +168,16 @@ fuse_build_as(const amq_static *s, const amq_static_part *p, const uint64_t *x, 
         rc = AMQ_ENOMEM;
         goto done;
     }
-    /* Order by segment: the top bits of x are the segment's (h0 grows with x). */
+    /* Order by segment: the top bits of x << hshift are the segment's (h0
+     * grows with them). */
     if (bbits > 0) {
+        const unsigned sh = p->hshift;
         for (i = 0; i < n; i++)
-            start[(x[i] >> (64 - bbits)) + 1]++;
+            start[((x[i] << sh) >> (64 - bbits)) + 1]++;
         for (k = 0; k < nb; k++)
             start[k + 1] += start[k];
         for (i = 0; i < n; i++)
-            stk[start[x[i] >> (64 - bbits)]++] = x[i];
+            stk[start[(x[i] << sh) >> (64 - bbits)]++] = x[i];
     } else {
         memcpy(stk, x, n * sizeof *stk);
     }
@@ -364,8 +366,7 @@ fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, 
         if (i < n) {
             const uint64_t h1 = fuse_src_h1(s, src, i, mode);
             const amq_static_part *p = one ? s->parts : amq_static_part_of(s, h1);
-            /* several partitions always mix (amq_static_nomix) */
-            uint64_t x = one && nomix ? h1 : amq_static_x(p, h1);
+            uint64_t x = one ? (nomix ? h1 : amq_static_x(p, h1)) : amq_static_fuse_x(p, h1);
             dd[l] = p->data;
             fp[l] = fuse_fp(x);
             fuse_pos(p, x, arity, pos[l]);
@@ -429,7 +430,7 @@ static int fuse_describe(const amq_static *s, amq_field_fn fn, void *ctx)
 const amq_static_algo amq_fuse_algo = {
     .kind = AMQ_KIND_FUSE,
     .name = "fuse",
-    .target_log2 = 22,
+    .target_log2 = 24,
     .variant = fuse_variant,
     .size = fuse_size,
     .prepare = fuse_prepare,
@@ -470,14 +471,16 @@ static inline uint64_t fuse_h1_xxh0(const void *key, size_t len)
 }
 
 /* SHAPE: 0 one partition taking x = h1, 1 one partition that mixes, 2
- * several (which mix: amq_static_nomix). */
+ * several (each taking x = h1 unless it was retried: a branch that goes
+ * the same way for nearly every key). */
 #define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, XXH0)                                            \
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
         const amq_static *s = impl;                                                               \
         const uint64_t h1 = (XXH0) ? fuse_h1_xxh0(key, len) : amq_static_key_h1(s, key, len);     \
         const amq_static_part *p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);            \
-        return fuse_check(p, (SHAPE) == 0 ? h1 : amq_static_x(p, h1), BITS, ARITY);               \
+        return fuse_check(p, (SHAPE) == 0 ? h1 : (SHAPE) == 1 ? amq_static_x(p, h1)              \
+                                               : amq_static_fuse_x(p, h1), BITS, ARITY);          \
     }
 
 #define FUSE_KEY_ENTRIES(B, A)                                                                    \

@@ -228,6 +228,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
         p->seed = attempt;
         p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
         p->nomix = amq_static_nomix(s, attempt);
+        p->hshift = p->nomix ? s->pbits : 0;
         /* x = h1: an unsorted build reads the keys where they are */
         xs = p->nomix && !sorted ? h1 : ps->x;
         if (p->nomix && sorted)
@@ -342,6 +343,10 @@ int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t mem
                        (unsigned long long)cfg->seed);
     if (!(cfg->fpp > 0.0 && cfg->fpp < 1.0))
         return amq_err(err, AMQ_ERANGE, "fpp %g is outside (0, 1)", cfg->fpp);
+    if (cfg->partitions > (1u << AMQ_STATIC_MAX_PBITS) ||
+        (cfg->partitions & (cfg->partitions - 1)) != 0)
+        return amq_err(err, AMQ_ERANGE, "partitions %u: a static filter takes 0 (choose) or a "
+                       "power of two up to 2^%u", cfg->partitions, AMQ_STATIC_MAX_PBITS);
     amq_alloc_init(&a, cfg->alloc);
     b = amq_calloc(&a, sizeof *b);
     if (b == NULL)
@@ -646,6 +651,9 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
         return amq_err(err, b->broken, "an earlier write to the temporary files in %s failed",
                        b->dir);
     pbits = choose_pbits(b->total, b->proto.algo->target_log2);
+    /* at least the partitions asked for (fewer keys per construction) */
+    while (((uint64_t)1 << pbits) < b->cfg.partitions)
+        pbits++;
     rc = static_shell(b->proto.algo, &b->alloc, pbits, &s);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
@@ -924,6 +932,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
         p->seed = amq_load32(e + 16);
         p->mulseed = (uint64_t)p->seed * AMQ_STATIC_GOLDEN;
         p->nomix = amq_static_nomix(s, p->seed);
+        p->hshift = p->nomix ? s->pbits : 0;
         p->g[0] = amq_load32(e + 20);
         p->g[1] = amq_load32(e + 24);
         p->g[2] = amq_load32(e + 28);

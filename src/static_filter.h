@@ -36,6 +36,7 @@ typedef struct amq_static_part {
     uint64_t mulseed;    /* seed * AMQ_STATIC_GOLDEN */
     uint64_t span;       /* fuse: segment_count * segment_length; ribbon: starts */
     uint32_t nomix;      /* fuse: x is h1 itself (amq_static_fuse_x) */
+    uint32_t hshift;     /* fuse: h0 from x << hshift (pbits when nomix, else 0) */
     uint32_t mask;       /* fuse: segment_length - 1 */
     uint32_t seglen;     /* fuse: segment_length */
     uint32_t upper;      /* ribbon: blocks whose starts use r + 1 columns */
@@ -111,11 +112,11 @@ static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
     return amq_mix64(h1 ^ p->mulseed);
 }
 
-/* Fuse files of derivation 1 (docs/file-format.md) take x = h1 in a
- * filter of one partition built on its first seed: XXH3's h1 is uniform in
- * all its bits already, and a second mix only costs every query time.
- * With more partitions the top bits of h1 are the partition's, and a
- * retried seed needs a new hypergraph: those mix as ribbon does. */
+/* Fuse files of derivation 1 (docs/file-format.md) take x = h1 in every
+ * partition built on its first seed, and the segment from the bits of h1
+ * below the partition's (h1 << pbits): XXH3's h1 is uniform in every bit
+ * already, and a second mix only costs every query time.  A retried seed
+ * needs a new hypergraph: that partition mixes as ribbon does. */
 #define AMQ_FUSE_DERIVE_MIX 0u   /* x = amq_mix64(h1 ^ seed * GOLDEN) always */
 #define AMQ_FUSE_DERIVE_PLAIN 1u /* ... except x = h1 as above */
 
@@ -124,10 +125,10 @@ static inline uint64_t amq_static_fuse_x(const amq_static_part *p, uint64_t h1)
     return p->nomix ? h1 : amq_static_x(p, h1);
 }
 
-/* Whether partition p of s, built on its seed, takes x = h1. */
+/* Whether a partition of s built on seed takes x = h1. */
 static inline uint32_t amq_static_nomix(const amq_static *s, uint32_t seed)
 {
-    return s->derive == AMQ_FUSE_DERIVE_PLAIN && s->pbits == 0 && seed == 0;
+    return s->derive == AMQ_FUSE_DERIVE_PLAIN && seed == 0;
 }
 
 static inline uint64_t amq_static_mulhi(uint64_t a, uint64_t b)

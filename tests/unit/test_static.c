@@ -212,6 +212,16 @@ TEST(static_key_entries_match_hash_entries)
     }
 }
 
+static uint64_t retries(const amq_filter *f);
+static uint8_t *serialize(const amq_filter *f, size_t *len);
+
+static int partitions_field(void *ctx, const amq_field *fl)
+{
+    if (strcmp(fl->name, "partitions") == 0)
+        *(uint64_t *)ctx = fl->u64;
+    return 0;
+}
+
 /* Packed keys: n keys of len bytes, key i of them made from (tag, i). */
 static uint8_t *packed_keys(size_t n, size_t len, uint64_t tag)
 {
@@ -231,7 +241,7 @@ static uint8_t *packed_keys(size_t n, size_t len, uint64_t tag)
  * entry, the batched hash entry and amq_static_contains_batch_fixed over
  * packed keys of 8, 16 and 5 bytes; no present key is refused. */
 static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint32_t algo,
-                              uint64_t seed, size_t len, size_t n)
+                              uint64_t seed, size_t len, size_t n, uint32_t parts)
 {
     uint8_t *keys = packed_keys(2 * n, len, 7), *fixed = malloc(2 * n), *batch = malloc(2 * n);
     amq_hash128 *h = malloc(2 * n * sizeof *h);
@@ -248,11 +258,17 @@ static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint
     cfg.fpp = 0.01;
     cfg.hash_algo = algo;
     cfg.seed = seed;
+    cfg.partitions = parts;
     for (i = 0; i < 2 * n; i++)
         h[i] = amq_hash_key(algo, seed, keys + i * len, len);
     if (amq_filter_build(&cfg, h, n, &f, &err) != AMQ_OK)
         FAIL_AT_("build: %s", err.msg);
     REQUIRE(f != NULL);
+    if (parts > 0) {
+        uint64_t got = 0;
+        amq_filter_describe(f, partitions_field, &got);
+        CHECK_EQ(got, parts);
+    }
     REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, 2 * n, fixed, &count));
     amq_filter_contains_batch(f, h, 2 * n, batch);
     for (i = 0; i < 2 * n; i++) {
@@ -272,6 +288,19 @@ static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint
     CHECK(pos >= n && pos < n + n / 20); /* the present ones, and a few per cent more */
     REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, n, NULL, &count));
     CHECK_EQ(count, n);
+    { /* read back from its bytes (partitions' derivation from the index) */
+        size_t blen;
+        uint8_t *bytes = serialize(f, &blen);
+        amq_filter *g;
+        REQUIRE_OK(amq_filter_deserialize(bytes, blen, 0, NULL, &g, NULL));
+        REQUIRE_OK(amq_static_contains_batch_fixed(g, keys, len, 2 * n, batch, &count));
+        CHECK(memcmp(batch, fixed, 2 * n) == 0);
+        for (i = 0, diff = 0; i < 2 * n; i++)
+            diff += amq_filter_contains(g, keys + i * len, len) != fixed[i];
+        CHECK_EQ(diff, 0);
+        amq_filter_free(g);
+        free(bytes);
+    }
     amq_filter_free(f);
     free(keys);
     free(fixed);
@@ -287,20 +316,47 @@ TEST(static_query_forms_agree)
     static const size_t lens[] = {8, 16, 5};
     unsigned bits, arity;
     size_t k, l;
+    uint32_t p;
     for (bits = 8; bits <= 16; bits += 8)
         for (arity = 3; arity <= 4; arity++)
             for (k = 0; k < sizeof hs / sizeof hs[0]; k++)
                 for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
-                    check_query_forms(AMQ_KIND_FUSE, bits, arity, hs[k].algo, hs[k].seed, lens[l],
-                                      20000);
+                    for (p = 0; p <= 4; p += 4) /* one partition, or four */
+                        check_query_forms(AMQ_KIND_FUSE, bits, arity, hs[k].algo, hs[k].seed,
+                                          lens[l], 20000, p);
     for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
-        check_query_forms(AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_XXH3, 0, lens[l], 20000);
-    /* more keys than one partition takes (2^22): two partitions */
-    check_query_forms(AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, 0, 8, ((size_t)1 << 22) + 1000);
-    check_query_forms(AMQ_KIND_FUSE, 16, 3, AMQ_HASH_MURMUR3, 1, 16, ((size_t)1 << 22) + 1000);
+        check_query_forms(AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_XXH3, 0, lens[l], 20000, 0);
+    /* partitions of about 50 keys, some retried: x = h1 beside mixed ones */
+    check_query_forms(AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, 0, 8, 3200, 64);
+    check_query_forms(AMQ_KIND_FUSE, 16, 4, AMQ_HASH_XXH3, 0, 16, 3200, 64);
 }
 
-static uint8_t *serialize(const amq_filter *f, size_t *len);
+/* cfg.partitions for a static kind: a power of two up to 2^20, else
+ * AMQ_ERANGE; honoured even for few keys. */
+TEST(static_partitions_asked_for)
+{
+    static const uint32_t bad[] = {3, 6, 1000, (1u << 20) + 1, 1u << 21};
+    amq_hash128 *h = random_hashes(3200, 5);
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    uint64_t got = 0;
+    size_t i;
+    amq_config_init(&cfg, AMQ_KIND_FUSE);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.partitions = bad[i];
+        CHECK_EQ(amq_filter_build(&cfg, h, 3200, &f, &err), AMQ_ERANGE);
+        CHECK(f == NULL && strstr(err.msg, "power of two") != NULL);
+    }
+    cfg.partitions = 64;
+    REQUIRE_OK(amq_filter_build(&cfg, h, 3200, &f, &err));
+    amq_filter_describe(f, partitions_field, &got);
+    CHECK_EQ(got, 64);
+    CHECK(retries(f) > 0); /* small partitions: some constructions retried */
+    CHECK_EQ(false_negatives(f, h, 3200), 0);
+    amq_filter_free(f);
+    free(h);
+}
 
 /* Fuse builds take the keys unsorted and dedup only when they meet a
  * duplicate: a set with duplicates (found at once, or only when peeling
