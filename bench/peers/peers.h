@@ -35,6 +35,29 @@ uint64_t amqb_xfuse_query(const amqb_xfuse *f, const void *keys, size_t key_byte
 uint64_t amqb_xfuse_bytes(const amqb_xfuse *f);
 void amqb_xfuse_free(amqb_xfuse *f);
 
+/* ---- efficient/cuckoofilter: CuckooFilter<uint64_t, 12> (its default
+ * table and hash, TwoIndependentMultiplyShift) ---- */
+typedef struct amqb_cref amqb_cref;
+int amqb_cref_available(void);
+amqb_cref *amqb_cref_new(size_t n); /* the filter its constructor sizes for n keys */
+/* Add of each key; returns how many failed (not enough space). */
+uint64_t amqb_cref_add(amqb_cref *c, const uint64_t *keys, size_t n);
+/* How many of the keys Contain reports. */
+uint64_t amqb_cref_query(const amqb_cref *c, const uint64_t *keys, size_t n);
+uint64_t amqb_cref_bytes(const amqb_cref *c);
+void amqb_cref_free(amqb_cref *c);
+
+/* ---- jbapple/libfilter: the block (split block) filter, libfilter_block_* ---- */
+typedef struct amqb_lblock amqb_lblock;
+int amqb_lblock_available(void);
+/* libfilter_block_bytes_needed(n, fpp), libfilter_block_init. */
+amqb_lblock *amqb_lblock_new(size_t n, double fpp);
+/* The key used as its hash (libfilter's own benchmarks do so). */
+void amqb_lblock_add(amqb_lblock *b, const uint64_t *keys, size_t n);
+uint64_t amqb_lblock_query(const amqb_lblock *b, const uint64_t *keys, size_t n);
+uint64_t amqb_lblock_bytes(const amqb_lblock *b);
+void amqb_lblock_free(amqb_lblock *b);
+
 #ifdef __cplusplus
 }
 #endif
