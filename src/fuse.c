@@ -37,15 +37,23 @@ static inline uint32_t fuse_fp(uint64_t x)
 
 /* The positions of x; the fourth only for arity 4 (a multiply brings the
  * high bits of x to the offset, which no other position uses). */
-static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part *p, uint64_t x, unsigned arity,
-                            uint32_t pos[4])
+static inline __attribute__((always_inline)) void fuse_pos_of(const amq_static_part *p, uint64_t x,
+                                                               unsigned arity, uint32_t pos[4],
+                                                               int shifted)
 {
-    uint32_t h0 = (uint32_t)amq_static_mulhi(x << p->hshift, p->span);
+    /* one partition: hshift is 0 (a constant where the caller knows it) */
+    uint32_t h0 = (uint32_t)amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
     pos[0] = h0;
     pos[1] = (h0 + p->seglen) ^ ((uint32_t)(x >> 18) & p->mask);
     pos[2] = (h0 + 2 * p->seglen) ^ ((uint32_t)x & p->mask);
     if (arity == 4)
         pos[3] = (h0 + 3 * p->seglen) ^ ((uint32_t)((x * AMQ_STATIC_GOLDEN) >> 40) & p->mask);
+}
+
+static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part *p, uint64_t x,
+                                                           unsigned arity, uint32_t pos[4])
+{
+    fuse_pos_of(p, x, arity, pos, 1);
 }
 
 /* ---- sizing --------------------------------------------------------------------------
@@ -178,7 +186,7 @@ fuse_build_as(const amq_static *s, const amq_static_part *p, const uint64_t *x, 
             start[k + 1] += start[k];
         for (i = 0; i < n; i++)
             stk[start[(x[i] << sh) >> (64 - bbits)]++] = x[i];
-    } else {
+    } else if (n > 0) { /* x may be NULL for no keys */
         memcpy(stk, x, n * sizeof *stk);
     }
     /* Degree (times 4) and the xor of the key's position index (low 2
@@ -271,11 +279,12 @@ static int fuse_build(const amq_static *s, const amq_static_part *p, const uint6
 
 /* ---- queries -------------------------------------------------------------------------------- */
 
-static inline __attribute__((always_inline)) int fuse_check(const amq_static_part *p, uint64_t x, unsigned bits,
-                             unsigned arity)
+static inline __attribute__((always_inline)) int fuse_check_of(const amq_static_part *p, uint64_t x,
+                                                               unsigned bits, unsigned arity,
+                                                               int shifted)
 {
     uint32_t pos[4], v = fuse_fp(x);
-    fuse_pos(p, x, arity, pos);
+    fuse_pos_of(p, x, arity, pos, shifted);
     if (bits == 8) {
         v ^= (uint32_t)p->data[pos[0]] ^ p->data[pos[1]] ^ p->data[pos[2]];
         if (arity == 4)
@@ -287,6 +296,12 @@ static inline __attribute__((always_inline)) int fuse_check(const amq_static_par
     if (arity == 4)
         v ^= amq_load16(p->data + 2 * (size_t)pos[3]);
     return (uint16_t)v == 0;
+}
+
+static inline __attribute__((always_inline)) int fuse_check(const amq_static_part *p, uint64_t x,
+                                                            unsigned bits, unsigned arity)
+{
+    return fuse_check_of(p, x, bits, arity, 1);
 }
 
 static int fuse_contains(const amq_static *s, uint64_t h1)
@@ -369,7 +384,7 @@ fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, 
             uint64_t x = one ? (nomix ? h1 : amq_static_x(p, h1)) : amq_static_fuse_x(p, h1);
             dd[l] = p->data;
             fp[l] = fuse_fp(x);
-            fuse_pos(p, x, arity, pos[l]);
+            fuse_pos_of(p, x, arity, pos[l], !one);
             for (j = 0; j < arity; j++)
                 __builtin_prefetch(p->data + (size_t)pos[l][j] * (bits / 8), 0, FUSE_PF_LOCALITY);
         }
@@ -460,14 +475,9 @@ static int fuse_ops_contains_key(const void *impl, const void *key, size_t len)
  * and, for one partition, no index lookup.
  */
 
-/* h1 of XXH3-128 seed 0, the common lengths with their own inlined body. */
-static inline uint64_t fuse_h1_xxh0(const void *key, size_t len)
+__attribute__((noinline)) static int fuse_key_any(const void *impl, const void *key, size_t len)
 {
-    if (len == 8)
-        return XXH3_128bits_withSeed(key, 8, 0).low64;
-    if (len == 16)
-        return XXH3_128bits_withSeed(key, 16, 0).low64;
-    return XXH3_128bits_withSeed(key, len, 0).low64;
+    return fuse_contains(impl, amq_static_key_h1(impl, key, len));
 }
 
 /* SHAPE: 0 one partition taking x = h1, 1 one partition that mixes, 2
@@ -477,10 +487,20 @@ static inline uint64_t fuse_h1_xxh0(const void *key, size_t len)
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
         const amq_static *s = impl;                                                               \
-        const uint64_t h1 = (XXH0) ? fuse_h1_xxh0(key, len) : amq_static_key_h1(s, key, len);     \
-        const amq_static_part *p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);            \
-        return fuse_check(p, (SHAPE) == 0 ? h1 : (SHAPE) == 1 ? amq_static_x(p, h1)              \
-                                               : amq_static_fuse_x(p, h1), BITS, ARITY);          \
+        uint64_t h1;                                                                              \
+        const amq_static_part *p;                                                                 \
+        if (!(XXH0))                                                                              \
+            h1 = amq_static_key_h1(s, key, len);                                                  \
+        else if (len == 8)                                                                        \
+            h1 = XXH3_128bits_withSeed(key, 8, 0).low64;                                          \
+        else if (len == 16)                                                                       \
+            h1 = XXH3_128bits_withSeed(key, 16, 0).low64;                                         \
+        else /* other lengths leave by a tail call: the path above needs no frame */             \
+            return fuse_key_any(impl, key, len);                                                  \
+        p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);                                   \
+        return fuse_check_of(p, (SHAPE) == 0 ? h1 : (SHAPE) == 1 ? amq_static_x(p, h1)           \
+                                                  : amq_static_fuse_x(p, h1),                     \
+                             BITS, ARITY, (SHAPE) == 2);                                          \
     }
 
 #define FUSE_KEY_ENTRIES(B, A)                                                                    \

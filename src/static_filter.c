@@ -231,7 +231,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
         p->hshift = p->nomix ? s->pbits : 0;
         /* x = h1: an unsorted build reads the keys where they are */
         xs = p->nomix && !sorted ? h1 : ps->x;
-        if (p->nomix && sorted)
+        if (p->nomix && sorted && n > 0)
             memcpy(ps->x, h1, n * sizeof *h1);
         else if (!p->nomix)
             for (k = 0; k < n; k++)
@@ -263,7 +263,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
         amq_region_free(&out, a);
         if (rc == AMQ_STATIC_RESORT && !distinct && !sorted) {
             /* duplicates, or a plain failure: sorting tells which */
-            if (xs != ps->x)
+            if (xs != ps->x && n > 0)
                 memcpy(ps->x, xs, n * sizeof *xs);
             sort_x(ps->x, ps->tmp, n);
             if (dedup_sorted(ps->x, n) < n) {
