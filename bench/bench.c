@@ -60,8 +60,8 @@ static int nskipped;
 void bench_skipped(const char *rows, const char *path)
 {
     if (nskipped < MAX_SKIPPED)
-        snprintf(skipped[nskipped++], sizeof skipped[0], "skipped: %s (its code, %s/%s, is not here)",
-                 rows, amqb_peers_dir(), path);
+        snprintf(skipped[nskipped++], sizeof skipped[0],
+                 "skipped: %s (its code, %s under `AMQ_PEERS`, is not here)", rows, path);
 }
 
 /* ---- utilities --------------------------------------------------------------------------- */
@@ -1516,13 +1516,13 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
     fprintf(f,
             "Rows named *xor_singleheader*, *efficient/cuckoofilter* and *libfilter* are those "
-            "peers' own code, built by the bench from `%s` (`AMQ_PEERS`; `bench/peers/`, "
+            "peers' own code, built by the bench from `AMQ_PEERS` (default `../shared/peers`; "
+            "`bench/peers/`, "
             "never copied into the repo): binary_fuse8 / binary_fuse16 (allocate + populate, "
             "then contain per key), CuckooFilter<uint64_t, 12> (Add, Contain), the block "
             "filter (add_hash / find_hash with the key as its hash, as libfilter's own "
             "benchmark). They take 64-bit integers: the 8-byte key as it lies in memory. "
-            "The *model* rows stay beside them, labelled as models.\n\n",
-            amqb_peers_dir());
+            "The *model* rows stay beside them, labelled as models.\n\n");
     for (i = 0; i < nskipped; i++)
         fprintf(f, "%s.\n\n", skipped[i]);
     fprintf(f,
@@ -1748,7 +1748,7 @@ int main(int argc, char **argv)
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (j = 0; j < nskipped; j++)
-        printf("%s\n", skipped[j]);
+        printf("%s (AMQ_PEERS: %s)\n", skipped[j], amqb_peers_dir());
     memset(hh, 0, sizeof hh);
     memset(&fc, 0, sizeof fc);
     parse_opts(&o, argc, argv);
