@@ -56,6 +56,10 @@ BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
 BENCH_BIN := $(BUILD)/bench/amq-bench
 AGING_BENCH := $(BUILD)/bench/aging-bench
 ARITH_BENCH := $(BUILD)/bench/cuckoo-arith
+STATIC_BENCH := $(BUILD)/bench/amq-bench-static
+FUSE_BENCH := $(BUILD)/bench/amq-bench-fuse
+# Where the bench finds the peers' own code (below, "The peers' own code").
+AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
 # when Debian's librocksdb-dev is installed; without it the rows are left out.
 CXX ?= g++
@@ -65,7 +69,8 @@ BENCH_DEFS    := -DAMQB_HAVE_ROCKSDB=1
 BENCH_LIBS    := -lrocksdb
 BENCH_LINK    := $(CXX)
 else
-BENCH_LINK    := $(CC)
+BENCH_LINK    := $(if $(wildcard $(AMQ_PEERS)/cuckoofilter/src/cuckoofilter.h),$(if \
+                   $(wildcard /usr/include/openssl/evp.h),$(CXX),$(CC)),$(CC))
 endif
 BENCH_OBJ += $(patsubst %.cc,$(BUILD)/obj/%.o,$(BENCH_CXX_SRC))
 CXXFLAGS_ALL := -std=c++17 $(OPT) -g -fPIC -pthread -Wall -Wextra -Wshadow -Wconversion \
@@ -86,7 +91,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-cuckoo-arith bench-static tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-cuckoo-arith bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -126,6 +131,8 @@ help:
 	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
 	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
+	@echo "  bench-fuse     amq's binary fuse vs xor_singleheader's code (docs/benchmarks-fuse.md;"
+	@echo "                 peers' code from AMQ_PEERS, default ../shared/peers: part of bench)"
 	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
@@ -204,7 +211,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
-tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH)
+tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH) $(FUSE_BENCH)
 
 test-unit: $(TEST_BIN) test-headers
 	@scripts/run-tests.sh $(TEST_BIN)
@@ -288,6 +295,46 @@ include fuzz/fuzz.mk
 include tests/reliability.mk
 
 # ---- demo and benchmarks ---------------------------------------------------------------------
+# The peers' own code, built by the bench from AMQ_PEERS when it is there
+# (never copied into the repo; `make test` never needs it): each shim under
+# bench/peers/ includes the peer's sources when found, and otherwise answers
+# "absent" and its rows are skipped with a line saying so.  -O3 (and
+# -march=native for the two whose own builds use it), as the peers build
+# themselves.
+PEER_XORFUSE := $(wildcard $(AMQ_PEERS)/xor_singleheader/include/binaryfusefilter.h)
+# (its hashutil.h includes OpenSSL's evp.h: without libssl-dev, skipped too)
+PEER_CUCKOO  := $(if $(wildcard /usr/include/openssl/evp.h),$(wildcard \
+                  $(AMQ_PEERS)/cuckoofilter/src/cuckoofilter.h))
+PEER_LIBFILTER := $(wildcard $(AMQ_PEERS)/libfilter/c/lib/block.c)
+PEER_FLAGS := -DAMQB_PEERS_DIR='"$(abspath $(AMQ_PEERS))"'
+PEER_OBJ := $(BUILD)/obj/bench/peers/xorfuse.o $(BUILD)/obj/bench/peers/lblock.o
+$(BUILD)/obj/bench/peers/xorfuse.o: bench/peers/xorfuse.c $(PEER_XORFUSE)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(PEER_FLAGS) $(if $(PEER_XORFUSE),-DAMQB_HAVE_XORFUSE=1 \
+	    -isystem $(AMQ_PEERS)/xor_singleheader/include) $(CFLAGS_ALL) -O3 -c $< -o $@
+ifneq ($(PEER_CUCKOO),)
+PEER_OBJ += $(BUILD)/obj/bench/peers/cuckooref.o
+$(BUILD)/obj/bench/peers/cuckooref.o: bench/peers/cuckooref.cc $(PEER_CUCKOO)
+	@mkdir -p $(@D)
+	$(CXX) -isystem $(AMQ_PEERS)/cuckoofilter/src $(CXXFLAGS_ALL) -O3 -march=native -c $< -o $@
+else
+PEER_OBJ += $(BUILD)/obj/bench/peers/cuckooref_absent.o
+$(BUILD)/obj/bench/peers/cuckooref_absent.o: bench/peers/cuckooref_absent.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+endif
+ifneq ($(PEER_LIBFILTER),)
+PEER_LF_OBJ := $(patsubst %,$(BUILD)/obj/bench/peers/libfilter/%.o,block memory util)
+PEER_OBJ += $(PEER_LF_OBJ)
+$(BUILD)/obj/bench/peers/libfilter/%.o: $(AMQ_PEERS)/libfilter/c/lib/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O3 -march=native -fPIC -w -I$(AMQ_PEERS)/libfilter/c/include -c $< -o $@
+endif
+$(BUILD)/obj/bench/peers/lblock.o: bench/peers/lblock.c $(PEER_LIBFILTER)
+	@mkdir -p $(@D)
+	$(CC) $(if $(PEER_LIBFILTER),-DAMQB_HAVE_LIBFILTER=1 \
+	    -isystem $(AMQ_PEERS)/libfilter/c/include) $(CFLAGS_ALL) -O3 -march=native -c $< -o $@
+
 $(BUILD)/obj/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) -Ibench $(BENCH_DEFS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -300,17 +347,29 @@ $(BUILD)/obj/bench/%.o: bench/%.cc
 # -march=native): its loops stand for the peer's, so they are compiled as the peer's are.
 $(BUILD)/obj/bench/subject_model_cuckoo.o: CFLAGS_ALL += -O3 -march=native
 
-$(BENCH_BIN): $(BENCH_OBJ) $(STATIC_LIB)
+$(BENCH_BIN): $(BENCH_OBJ) $(PEER_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
-	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) $(LDLIBS_ALL)
+	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $(BENCH_OBJ) $(PEER_OBJ) $(STATIC_LIB) -lbloom $(BENCH_LIBS) \
+	    $(LDLIBS_ALL)
 
 # The static kinds beside RocksDB's Ribbon and FastLocalBloom and amq's
 # blocked filter at 1M, 10M, 100M keys; writes docs/benchmarks-static.md.
-STATIC_BENCH := $(BUILD)/bench/amq-bench-static
 $(STATIC_BENCH): $(BUILD)/obj/bench/static/static_bench.o \
                  $(patsubst %.cc,$(BUILD)/obj/%.o,$(BENCH_CXX_SRC)) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $^ $(BENCH_LIBS) $(LDLIBS_ALL)
+
+# amq's binary fuse beside the reference code (writes docs/benchmarks-fuse.md).
+$(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_bench.o $(BUILD)/obj/bench/peers/xorfuse.o \
+               $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+bench-fuse: deps-bench
+	@$(MAKE) --no-print-directory $(FUSE_BENCH)
+	nice $(FUSE_BENCH) --reps 3 --md docs/benchmarks-fuse.md
+
+bench: bench-fuse
 
 bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
@@ -329,7 +388,7 @@ bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH)
+test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH)
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -339,6 +398,9 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH)
 	@$(ARITH_BENCH) --smoke > $(BUILD)/bench-arith-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-arith-smoke.log; exit 1; }
 	@echo "cuckoo-arith --smoke: ok"
+	@$(FUSE_BENCH) --n 20000 --reps 1 > $(BUILD)/bench-fuse-smoke.log 2>&1 || \
+	    { cat $(BUILD)/bench-fuse-smoke.log; exit 1; }
+	@echo "amq-bench-fuse (n = 20000): ok"
 
 # The expandable kind grown from 1,000 keys against filters sized in advance,
 # the scalable Bloom filter and the peer taffy cuckoo filter (built from

@@ -39,6 +39,7 @@
 #define AMQ_ADVANCED_API 1 /* query-path selection, raw arrays */
 #include "amq.h"
 #include "bench.h"
+#include "peers/peers.h"
 
 /* ---- registry ---------------------------------------------------------------------- */
 
@@ -50,6 +51,17 @@ void bench_register(const bench_subject *s)
 {
     if (nsubjects < MAX_SUBJECTS)
         subjects[nsubjects++] = s;
+}
+
+#define MAX_SKIPPED 8
+static char skipped[MAX_SKIPPED][256];
+static int nskipped;
+
+void bench_skipped(const char *rows, const char *path)
+{
+    if (nskipped < MAX_SKIPPED)
+        snprintf(skipped[nskipped++], sizeof skipped[0],
+                 "skipped: %s (its code, %s under `AMQ_PEERS`, is not here)", rows, path);
 }
 
 /* ---- utilities --------------------------------------------------------------------------- */
@@ -1035,6 +1047,14 @@ static const onekey_pair onekey_pairs[] = {
     {"blocked handle, 16-byte keys", "amq blocked, handle, 16-byte keys",
      "RocksDB FastLocalBloom, 16-byte keys"},
 #endif
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "efficient/cuckoofilter 12-bit"},
+    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit"},
+    {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
+     "efficient/cuckoofilter 12-bit"},
+    {"fuse8 3-wise", "amq fuse8 3-wise", "xor_singleheader binary_fuse8"},
+    {"fuse8 3-wise batched", "amq fuse8 3-wise, batched", "xor_singleheader binary_fuse8"},
+    {"fuse16 3-wise", "amq fuse16 3-wise", "xor_singleheader binary_fuse16"},
+    {"fuse16 3-wise batched", "amq fuse16 3-wise, batched", "xor_singleheader binary_fuse16"},
     {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit"},
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
      "model: efficient/cuckoofilter 12-bit"},
@@ -1495,6 +1515,17 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "implementation of them gets on this machine.\n\n",
             o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
     fprintf(f,
+            "Rows named *xor_singleheader*, *efficient/cuckoofilter* and *libfilter* are those "
+            "peers' own code, built by the bench from `AMQ_PEERS` (default `../shared/peers`; "
+            "`bench/peers/`, "
+            "never copied into the repo): binary_fuse8 / binary_fuse16 (allocate + populate, "
+            "then contain per key), CuckooFilter<uint64_t, 12> (Add, Contain), the block "
+            "filter (add_hash / find_hash with the key as its hash, as libfilter's own "
+            "benchmark). They take 64-bit integers: the 8-byte key as it lies in memory. "
+            "The *model* rows stay beside them, labelled as models.\n\n");
+    for (i = 0; i < nskipped; i++)
+        fprintf(f, "%s.\n\n", skipped[i]);
+    fprintf(f,
             "## Memory limit measured in this run\n\n"
             "Independent random 64-byte line reads over %zu MiB, addresses read in order "
             "from an array of random values (as a batched query reads its keys), "
@@ -1716,6 +1747,8 @@ int main(int argc, char **argv)
     uint32_t kind;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
+    for (j = 0; j < nskipped; j++)
+        printf("%s (AMQ_PEERS: %s)\n", skipped[j], amqb_peers_dir());
     memset(hh, 0, sizeof hh);
     memset(&fc, 0, sizeof fc);
     parse_opts(&o, argc, argv);

@@ -43,6 +43,11 @@ typedef struct bench_subject {
 
 void bench_register(const bench_subject *s);
 
+/* A peer's rows left out because its code is not under AMQ_PEERS (path:
+ * where it was looked for, relative to it): printed at the start of the run
+ * and in the report's header. */
+void bench_skipped(const char *rows, const char *path);
+
 /* The false-positive rate of FastLocalBloom's algorithm (subject_models.c)
  * at bits_per_key, holding keys[0..n) hashed with `seed`, over q absent
  * keys; its probe count in *k.  -1 if it cannot be built. */

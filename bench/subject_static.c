@@ -2,20 +2,19 @@
  * subject_static.c - amq's static kinds (issue 21) in the main table:
  * binary fuse with 8-bit fingerprints 3-wise and 4-wise, 16-bit 3-wise,
  * and Ribbon at the table's target rate, each one key at a time
- * (amq_filter_contains) and batched (amq_filter_contains_batch over
- * chunks of 256 keys hashed just before).  RocksDB's real Ribbon is
+ * (amq_filter_contains) and batched (amq_static_contains_batch_fixed over
+ * the packed keys, hashed in its loop).  RocksDB's real Ribbon is
  * subject_rocksdb.c's.
  *
- * "Insert" is the whole build: hashing the keys into an amq_builder (kept
- * in memory: no spill) and amq_builder_finish.  A fuse row's rate is its
+ * "Insert" is the whole build: amq_builder_add per key (which hashes it;
+ * kept in memory: no spill) and amq_builder_finish.  A fuse row's rate is its
  * fingerprint's (2^-8 or 2^-16) whatever the table's target.
  */
 #include <stdlib.h>
 
+#define AMQ_ADVANCED_API 1 /* amq_static_contains_batch_fixed */
 #include "amq.h"
 #include "bench.h"
-
-#define CHUNK 256
 
 typedef struct static_subject {
     amq_config cfg;
@@ -71,23 +70,18 @@ static void destroy(void *f)
 static uint64_t build(void *f, const uint64_t *keys, size_t n)
 {
     static_subject *s = f;
-    amq_hash128 h[CHUNK];
     amq_builder *b;
-    size_t i, j, m;
+    size_t i;
 
     amq_filter_free(s->f);
     s->f = NULL;
     if (amq_builder_new(&s->cfg, NULL, SIZE_MAX, &b, NULL) != AMQ_OK)
         return n;
-    for (i = 0; i < n; i += m) {
-        m = n - i < CHUNK ? n - i : CHUNK;
-        for (j = 0; j < m; j++)
-            h[j] = amq_hash_key(s->cfg.hash_algo, s->cfg.seed, &keys[i + j], 8);
-        if (amq_builder_add_batch(b, h, m) != AMQ_OK) {
+    for (i = 0; i < n; i++)
+        if (amq_builder_add(b, &keys[i], 8) != AMQ_OK) {
             amq_builder_free(b);
             return n;
         }
-    }
     if (amq_builder_finish(b, &s->f, NULL) != AMQ_OK)
         s->f = NULL;
     amq_builder_free(b);
@@ -106,24 +100,15 @@ static uint64_t query_one(void *f, const uint64_t *keys, size_t n)
     return c;
 }
 
+/* Batched: amq_static_contains_batch_fixed over the packed 8-byte keys (each
+ * hashed in the query's prefetching loop). */
 static uint64_t query_batch(void *f, const uint64_t *keys, size_t n)
 {
     static_subject *s = f;
-    amq_hash128 h[CHUNK];
-    uint8_t out[CHUNK];
     uint64_t c = 0;
-    size_t i, j, m;
     if (s->f == NULL)
         return 0;
-    for (i = 0; i < n; i += m) {
-        m = n - i < CHUNK ? n - i : CHUNK;
-        for (j = 0; j < m; j++)
-            h[j] = amq_hash_key(s->cfg.hash_algo, s->cfg.seed, &keys[i + j], 8);
-        amq_filter_contains_batch(s->f, h, m, out);
-        for (j = 0; j < m; j++)
-            c += out[j];
-    }
-    return c;
+    return amq_static_contains_batch_fixed(s->f, keys, 8, n, NULL, &c) == AMQ_OK ? c : 0;
 }
 
 static uint64_t bytes(const void *f)

@@ -567,6 +567,26 @@ __attribute__((noinline)) static int add_raw_slow(amq_builder *b, const void *ke
     return amq_builder_add(b, key, len);
 }
 
+/* A static kind's key: its h1 (XXH3 for 8- and 16-byte keys inlined) to
+ * the static builder, without the batched add's checks for one key. */
+__attribute__((noinline)) static int add_static(amq_builder *b, const void *key, size_t len)
+{
+    uint64_t h1;
+    int rc;
+    if (b->finished)
+        return AMQ_EINVAL;
+    if (b->hash_algo == AMQ_HASH_XXH3 && len == 8)
+        h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
+    else if (b->hash_algo == AMQ_HASH_XXH3 && len == 16)
+        h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
+    else
+        h1 = amq_hash_key(b->hash_algo, b->seed, key, len).h1;
+    rc = amq_static_builder_add_h1(b->st, h1);
+    if (rc == AMQ_OK)
+        b->base++;
+    return rc;
+}
+
 int amq_builder_add(amq_builder *b, const void *key, size_t len)
 {
     if (b->layout == LAYOUT_RAW8) {
@@ -577,6 +597,8 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
         b->pos = pos + 1;
         return AMQ_OK;
     }
+    if (b->mode == MODE_STATIC)
+        return add_static(b, key, len);
     if (b->mode == MODE_XXH3_SEED0) {
         if (len == 8)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));

@@ -114,7 +114,10 @@ static void one_key(amq_filter *f)
         f->add_key = add_hashed;
         f->add_arg = f;
     }
-    if (f->ops->contains_key != NULL) {
+    if (f->ops->contains_key_of != NULL) {
+        f->contains_key = f->ops->contains_key_of(f->impl);
+        f->contains_arg = f->impl;
+    } else if (f->ops->contains_key != NULL) {
         f->contains_key = f->ops->contains_key;
         f->contains_arg = f->impl;
     } else {

@@ -14,8 +14,9 @@
  * slot that only one key touches), then assign the keys in reverse order.
  * Peeling fails with a small probability: the shared builder retries with
  * the next seed, and from the fifth attempt on with a larger array, so a
- * set of distinct keys always ends in a filter.  Keys arrive sorted by x
- * (so by segment): the counting pass walks the array nearly in order.
+ * set of distinct keys always ends in a filter.  Keys arrive in any order;
+ * the build orders them by segment itself (two passes), so that the
+ * counting pass walks the array nearly in order.
  */
 #include <math.h>
 #include <string.h>
@@ -36,10 +37,12 @@ static inline uint32_t fuse_fp(uint64_t x)
 
 /* The positions of x; the fourth only for arity 4 (a multiply brings the
  * high bits of x to the offset, which no other position uses). */
-static inline void fuse_pos(const amq_static_part *p, uint64_t x, unsigned arity,
-                            uint32_t pos[4])
+static inline __attribute__((always_inline)) void fuse_pos_of(const amq_static_part *p, uint64_t x,
+                                                               unsigned arity, uint32_t pos[4],
+                                                               int shifted)
 {
-    uint32_t h0 = (uint32_t)amq_static_mulhi(x, p->span);
+    /* one partition: hshift is 0 (a constant where the caller knows it) */
+    uint32_t h0 = (uint32_t)amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
     pos[0] = h0;
     pos[1] = (h0 + p->seglen) ^ ((uint32_t)(x >> 18) & p->mask);
     pos[2] = (h0 + 2 * p->seglen) ^ ((uint32_t)x & p->mask);
@@ -47,11 +50,18 @@ static inline void fuse_pos(const amq_static_part *p, uint64_t x, unsigned arity
         pos[3] = (h0 + 3 * p->seglen) ^ ((uint32_t)((x * AMQ_STATIC_GOLDEN) >> 40) & p->mask);
 }
 
+static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part *p, uint64_t x,
+                                                           unsigned arity, uint32_t pos[4])
+{
+    fuse_pos_of(p, x, arity, pos, 1);
+}
+
 /* ---- sizing --------------------------------------------------------------------------
- * Segment length and size factor follow the paper's fitted formulas, with
- * the segment shortened by 2x for 3-wise (more segments: the arity - 1
- * trailing segments cost less) - the peeling still succeeds on most first
- * attempts (tests/unit/test_static.c counts the retries).
+ * Segment length and size factor follow the paper's fitted formulas.  A
+ * 3-wise segment half as long saves about 0.4 % of space but fails one
+ * first construction in six or seven at a million keys (a retry doubles
+ * the build); at the paper's length none of 40 did (issue 41), and the
+ * size is the reference code's.
  */
 
 static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p)
@@ -61,7 +71,7 @@ static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_sta
     uint64_t seglen, segs;
 
     if (arity == 3) {
-        seglog = n > 1 ? (unsigned)floor(ln / log(3.33) + 1.25) : 2;
+        seglog = n > 1 ? (unsigned)floor(ln / log(3.33) + 2.25) : 2;
         sf = n > 1 ? fmax(1.125, 0.875 + 0.25 * log(1e6) / ln) : 0.0;
     } else {
         seglog = n > 1 ? (unsigned)floor(ln / log(2.91) - 0.5) : 2;
@@ -119,30 +129,72 @@ static int fuse_variant(amq_static *s, const amq_config *cfg, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* ---- construction ------------------------------------------------------------------------ */
+/* ---- construction ------------------------------------------------------------------------
+ * The keys come mixed but in any order (amq_fuse_algo.unsorted): one
+ * counting pass and one scatter by their top bits order them by segment,
+ * a bucket per segment or less, into the array that later holds the
+ * peeling stack - enough for the degree pass to walk the slots nearly in
+ * order, at two passes where a full sort takes seven.  The filter's bytes
+ * do not depend on the keys' order: degrees and xors commute, the queue
+ * starts from a scan of the slots, and peeling follows from those alone.
+ */
 
-static int fuse_build(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
-                      uint8_t *out)
+/* The t-th position index other than f, in increasing order (t from 1):
+ * peeling pushes a key's other slots in that order, which the filter's
+ * bytes depend on. */
+static inline unsigned fuse_next(unsigned f, unsigned t, unsigned arity)
+{
+    (void)arity;
+    return t - 1 + (t - 1 >= f);
+}
+
+/* Key k's duplicate shows as a slot holding exactly those two keys (their
+ * xor is 0 only if they are equal); one that shares every slot with other
+ * keys goes unseen and makes peeling fail: both send the caller to dedup. */
+static inline __attribute__((always_inline)) int
+fuse_build_as(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
+              uint8_t *out, unsigned bits, unsigned arity)
 {
     const amq_allocator *a = &s->alloc;
-    unsigned arity = s->v2, j, f;
-    size_t len = (size_t)(p->bytes / (s->v1 / 8)), i, qn = 0, sn = 0, k;
+    unsigned j, f, t, bbits = 0;
+    uint32_t o;
+    size_t len = (size_t)(p->bytes / (bits / 8)), i, qn = 0, sn = 0, k, nb;
     uint8_t *cnt = amq_calloc(a, len + 1);
     uint64_t *hx = amq_calloc(a, (len + 1) * sizeof *hx);
     uint32_t *q = amq_malloc(a, (len + 1) * sizeof *q);
     uint64_t *stk = amq_malloc(a, (n + 1) * sizeof *stk);
     uint8_t *sfound = amq_malloc(a, n + 1);
+    size_t *start = NULL;
     uint32_t pos[4];
     int rc = AMQ_OK;
 
-    if (cnt == NULL || hx == NULL || q == NULL || stk == NULL || sfound == NULL) {
+    while (bbits < 16 && ((uint64_t)1 << bbits) < p->g[1])
+        bbits++;
+    nb = (size_t)1 << bbits;
+    start = amq_calloc(a, (nb + 1) * sizeof *start);
+    if (cnt == NULL || hx == NULL || q == NULL || stk == NULL || sfound == NULL || start == NULL) {
         rc = AMQ_ENOMEM;
         goto done;
+    }
+    /* Order by segment: the top bits of x << hshift are the segment's (h0
+     * grows with them). */
+    if (bbits > 0) {
+        const unsigned sh = p->hshift;
+        for (i = 0; i < n; i++)
+            start[((x[i] << sh) >> (64 - bbits)) + 1]++;
+        for (k = 0; k < nb; k++)
+            start[k + 1] += start[k];
+        for (i = 0; i < n; i++)
+            stk[start[(x[i] << sh) >> (64 - bbits)]++] = x[i];
+    } else if (n > 0) { /* x may be NULL for no keys */
+        memcpy(stk, x, n * sizeof *stk);
     }
     /* Degree (times 4) and the xor of the key's position index (low 2
      * bits) and of the keys, per slot: a slot of degree 1 names its key. */
     for (i = 0; i < n; i++) {
-        fuse_pos(p, x[i], arity, pos);
+        const uint64_t xv = stk[i];
+        unsigned dup = 0;
+        fuse_pos(p, xv, arity, pos);
         for (j = 0; j < arity; j++) {
             uint8_t c = cnt[pos[j]];
             if (c >= 252) { /* 63 keys on one slot: hopeless, retry */
@@ -150,12 +202,18 @@ static int fuse_build(const amq_static *s, const amq_static_part *p, const uint6
                 goto done;
             }
             cnt[pos[j]] = (uint8_t)((c + 4) ^ j);
-            hx[pos[j]] ^= x[i];
+            hx[pos[j]] ^= xv;
+            dup |= (hx[pos[j]] == 0) & ((cnt[pos[j]] >> 2) == 2);
+        }
+        if (dup) {
+            rc = AMQ_STATIC_RESORT;
+            goto done;
         }
     }
-    for (i = 0; i < len; i++)
-        if ((cnt[i] >> 2) == 1)
-            q[qn++] = (uint32_t)i;
+    for (i = 0; i < len; i++) {
+        q[qn] = (uint32_t)i;
+        qn += (cnt[i] >> 2) == 1;
+    }
     while (qn > 0) {
         uint32_t at = q[--qn];
         uint64_t xv;
@@ -168,17 +226,19 @@ static int fuse_build(const amq_static *s, const amq_static_part *p, const uint6
         sn++;
         cnt[at] = 0;
         fuse_pos(p, xv, arity, pos);
-        for (j = 0; j < arity; j++) {
-            if (j == f)
-                continue;
-            cnt[pos[j]] = (uint8_t)((cnt[pos[j]] - 4) ^ j);
-            hx[pos[j]] ^= xv;
-            if ((cnt[pos[j]] >> 2) == 1)
-                q[qn++] = pos[j];
+        /* the other slots in order, without a branch on which is f */
+        for (t = 1; t < arity; t++) {
+            j = fuse_next(f, t, arity);
+            o = pos[j];
+            /* queued when it falls to degree 1 (branch-free) */
+            q[qn] = o;
+            qn += (cnt[o] >> 2) == 2;
+            cnt[o] = (uint8_t)((cnt[o] - 4) ^ j);
+            hx[o] ^= xv;
         }
     }
     if (sn != n) {
-        rc = AMQ_EFULL;
+        rc = AMQ_STATIC_RESORT;
         goto done;
     }
     /* Reverse peeling order: each key's free slot is set last. */
@@ -186,15 +246,13 @@ static int fuse_build(const amq_static *s, const amq_static_part *p, const uint6
         uint32_t v = fuse_fp(stk[k]);
         fuse_pos(p, stk[k], arity, pos);
         f = sfound[k];
-        if (s->v1 == 8) {
-            for (j = 0; j < arity; j++)
-                if (j != f)
-                    v ^= out[pos[j]];
+        if (bits == 8) {
+            for (t = 1; t < arity; t++)
+                v ^= out[pos[fuse_next(f, t, arity)]];
             out[pos[f]] = (uint8_t)v;
         } else {
-            for (j = 0; j < arity; j++)
-                if (j != f)
-                    v ^= amq_load16(out + 2 * (size_t)pos[j]);
+            for (t = 1; t < arity; t++)
+                v ^= amq_load16(out + 2 * (size_t)pos[fuse_next(f, t, arity)]);
             amq_store16(out + 2 * (size_t)pos[f], (uint16_t)v);
         }
     }
@@ -204,16 +262,29 @@ done:
     amq_free(a, q, (len + 1) * sizeof *q);
     amq_free(a, stk, (n + 1) * sizeof *stk);
     amq_free(a, sfound, n + 1);
+    amq_free(a, start, (nb + 1) * sizeof *start);
     return rc;
+}
+
+/* One body per variant: the arity's loops unrolled, the width fixed. */
+static int fuse_build(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
+                      uint8_t *out)
+{
+    if (s->v1 == 8)
+        return s->v2 == 3 ? fuse_build_as(s, p, x, n, out, 8, 3)
+                          : fuse_build_as(s, p, x, n, out, 8, 4);
+    return s->v2 == 3 ? fuse_build_as(s, p, x, n, out, 16, 3)
+                      : fuse_build_as(s, p, x, n, out, 16, 4);
 }
 
 /* ---- queries -------------------------------------------------------------------------------- */
 
-static inline int fuse_check(const amq_static_part *p, uint64_t x, unsigned bits,
-                             unsigned arity)
+static inline __attribute__((always_inline)) int fuse_check_of(const amq_static_part *p, uint64_t x,
+                                                               unsigned bits, unsigned arity,
+                                                               int shifted)
 {
     uint32_t pos[4], v = fuse_fp(x);
-    fuse_pos(p, x, arity, pos);
+    fuse_pos_of(p, x, arity, pos, shifted);
     if (bits == 8) {
         v ^= (uint32_t)p->data[pos[0]] ^ p->data[pos[1]] ^ p->data[pos[2]];
         if (arity == 4)
@@ -227,10 +298,16 @@ static inline int fuse_check(const amq_static_part *p, uint64_t x, unsigned bits
     return (uint16_t)v == 0;
 }
 
+static inline __attribute__((always_inline)) int fuse_check(const amq_static_part *p, uint64_t x,
+                                                            unsigned bits, unsigned arity)
+{
+    return fuse_check_of(p, x, bits, arity, 1);
+}
+
 static int fuse_contains(const amq_static *s, uint64_t h1)
 {
     const amq_static_part *p = amq_static_part_of(s, h1);
-    uint64_t x = amq_static_x(p, h1);
+    uint64_t x = amq_static_fuse_x(p, h1);
     if (s->v1 == 8)
         return s->v2 == 3 ? fuse_check(p, x, 8, 3) : fuse_check(p, x, 8, 4);
     return s->v2 == 3 ? fuse_check(p, x, 16, 3) : fuse_check(p, x, 16, 4);
@@ -246,52 +323,115 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
  * repository: 2.6 times faster than into L1 at 30M keys, equal at 1M). */
 #define FUSE_PF_LOCALITY 2
 
-static inline void fuse_batch(const amq_static *s, const amq_hash128 *h, size_t n,
-                              uint8_t *out, unsigned bits, unsigned arity)
+/* Where a batch's h1 come from: hashes given (FUSE_SRC_H), or packed keys
+ * of one length hashed in the loop - XXH3 seed 0 for 8- and 16-byte keys
+ * inlined, any other through amq_static_key_h1. */
+enum { FUSE_SRC_H, FUSE_SRC_X8, FUSE_SRC_X16, FUSE_SRC_KEY };
+
+typedef struct fuse_src {
+    const amq_hash128 *h;
+    const uint8_t *keys;
+    size_t klen;
+} fuse_src;
+
+static inline __attribute__((always_inline)) uint64_t
+fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
+{
+    switch (mode) {
+    case FUSE_SRC_H:
+        return src->h[i].h1;
+    case FUSE_SRC_X8:
+        return XXH3_128bits_withSeed(src->keys + 8 * i, 8, 0).low64;
+    case FUSE_SRC_X16:
+        return XXH3_128bits_withSeed(src->keys + 16 * i, 16, 0).low64;
+    default:
+        return amq_static_key_h1(s, src->keys + src->klen * i, src->klen);
+    }
+}
+
+static inline __attribute__((always_inline)) uint64_t
+fuse_batch_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out, unsigned bits,
+              unsigned arity, int one, int nomix, int mode)
 {
     const uint8_t *dd[FUSE_LANES];
     uint32_t pos[FUSE_LANES][4], fp[FUSE_LANES];
+    uint64_t count = 0;
     size_t i, l;
     unsigned j;
 
     for (i = 0; i < n + FUSE_LANES; i++) {
         l = i % FUSE_LANES;
         if (i >= FUSE_LANES) {
-            const uint8_t *d = dd[l];
+            const uint8_t *d = one ? s->parts->data : dd[l];
             uint32_t v = fp[l];
+            int hit;
             if (bits == 8) {
                 for (j = 0; j < arity; j++)
                     v ^= d[pos[l][j]];
-                out[i - FUSE_LANES] = (uint8_t)v == 0;
+                hit = (uint8_t)v == 0;
             } else {
                 for (j = 0; j < arity; j++)
                     v ^= amq_load16(d + 2 * (size_t)pos[l][j]);
-                out[i - FUSE_LANES] = (uint16_t)v == 0;
+                hit = (uint16_t)v == 0;
             }
+            if (out != NULL)
+                out[i - FUSE_LANES] = (uint8_t)hit;
+            count += (uint64_t)hit;
         }
         if (i < n) {
-            const amq_static_part *p = amq_static_part_of(s, h[i].h1);
-            uint64_t x = amq_static_x(p, h[i].h1);
+            const uint64_t h1 = fuse_src_h1(s, src, i, mode);
+            const amq_static_part *p = one ? s->parts : amq_static_part_of(s, h1);
+            uint64_t x = one ? (nomix ? h1 : amq_static_x(p, h1)) : amq_static_fuse_x(p, h1);
             dd[l] = p->data;
             fp[l] = fuse_fp(x);
-            fuse_pos(p, x, arity, pos[l]);
+            fuse_pos_of(p, x, arity, pos[l], !one);
             for (j = 0; j < arity; j++)
                 __builtin_prefetch(p->data + (size_t)pos[l][j] * (bits / 8), 0, FUSE_PF_LOCALITY);
         }
     }
+    return count;
 }
+
+/* One partition taking x = h1, one that mixes, or several. */
+#define FUSE_BATCH_SHAPES(B, A, MODE)                                                             \
+    (one && s->parts->nomix ? fuse_batch_as(s, src, n, out, B, A, 1, 1, MODE)                   \
+     : one                  ? fuse_batch_as(s, src, n, out, B, A, 1, 0, MODE)                   \
+                            : fuse_batch_as(s, src, n, out, B, A, 0, 0, MODE))
+
+#define FUSE_BATCH_FN(NAME, MODE)                                                                 \
+    static uint64_t NAME(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out)       \
+    {                                                                                             \
+        const int one = s->nparts == 1;                                                           \
+        if (s->v1 == 8 && s->v2 == 3)                                                             \
+            return FUSE_BATCH_SHAPES(8, 3, MODE);                                                 \
+        if (s->v1 == 8)                                                                           \
+            return FUSE_BATCH_SHAPES(8, 4, MODE);                                                 \
+        if (s->v2 == 3)                                                                           \
+            return FUSE_BATCH_SHAPES(16, 3, MODE);                                                \
+        return FUSE_BATCH_SHAPES(16, 4, MODE);                                                    \
+    }
+
+FUSE_BATCH_FN(fuse_batch_h, FUSE_SRC_H)
+FUSE_BATCH_FN(fuse_batch_x8, FUSE_SRC_X8)
+FUSE_BATCH_FN(fuse_batch_x16, FUSE_SRC_X16)
+FUSE_BATCH_FN(fuse_batch_key, FUSE_SRC_KEY)
 
 static void fuse_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n,
                                 uint8_t *out)
 {
-    if (s->v1 == 8 && s->v2 == 3)
-        fuse_batch(s, h, n, out, 8, 3);
-    else if (s->v1 == 8)
-        fuse_batch(s, h, n, out, 8, 4);
-    else if (s->v2 == 3)
-        fuse_batch(s, h, n, out, 16, 3);
-    else
-        fuse_batch(s, h, n, out, 16, 4);
+    fuse_src src = {h, NULL, 0};
+    (void)fuse_batch_h(s, &src, n, out);
+}
+
+uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t key_len, size_t n,
+                                 uint8_t *out)
+{
+    fuse_src src = {NULL, keys, key_len};
+    if (s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0 && key_len == 8)
+        return fuse_batch_x8(s, &src, n, out);
+    if (s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0 && key_len == 16)
+        return fuse_batch_x16(s, &src, n, out);
+    return fuse_batch_key(s, &src, n, out);
 }
 
 static int fuse_describe(const amq_static *s, amq_field_fn fn, void *ctx)
@@ -305,11 +445,12 @@ static int fuse_describe(const amq_static *s, amq_field_fn fn, void *ctx)
 const amq_static_algo amq_fuse_algo = {
     .kind = AMQ_KIND_FUSE,
     .name = "fuse",
-    .target_log2 = 22,
+    .target_log2 = 24,
     .variant = fuse_variant,
     .size = fuse_size,
     .prepare = fuse_prepare,
     .build = fuse_build,
+    .unsorted = 1,
     .contains = fuse_contains,
     .contains_batch = fuse_contains_batch,
     .describe = fuse_describe,
@@ -326,6 +467,74 @@ static int fuse_ops_contains_key(const void *impl, const void *key, size_t len)
     return fuse_contains(impl, amq_static_key_h1(impl, key, len));
 }
 
+/* ---- one-key entries, one body per variant ----------------------------------------------
+ * The handle calls the filter's own entry (fuse_key_entry picks it when the
+ * handle is made): fingerprint width, arity, one partition or many, and
+ * XXH3 with seed 0 (the default) are constants in its body, so a query is
+ * the key's hash, the positions and the reads, with no test of the variant
+ * and, for one partition, no index lookup.
+ */
+
+__attribute__((noinline)) static int fuse_key_any(const void *impl, const void *key, size_t len)
+{
+    return fuse_contains(impl, amq_static_key_h1(impl, key, len));
+}
+
+/* SHAPE: 0 one partition taking x = h1, 1 one partition that mixes, 2
+ * several (each taking x = h1 unless it was retried: a branch that goes
+ * the same way for nearly every key). */
+#define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, XXH0)                                            \
+    static int NAME(const void *impl, const void *key, size_t len)                                \
+    {                                                                                             \
+        const amq_static *s = impl;                                                               \
+        uint64_t h1;                                                                              \
+        const amq_static_part *p;                                                                 \
+        if (!(XXH0))                                                                              \
+            h1 = amq_static_key_h1(s, key, len);                                                  \
+        else if (len == 8)                                                                        \
+            h1 = XXH3_128bits_withSeed(key, 8, 0).low64;                                          \
+        else if (len == 16)                                                                       \
+            h1 = XXH3_128bits_withSeed(key, 16, 0).low64;                                         \
+        else /* other lengths leave by a tail call: the path above needs no frame */             \
+            return fuse_key_any(impl, key, len);                                                  \
+        p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);                                   \
+        return fuse_check_of(p, (SHAPE) == 0 ? h1 : (SHAPE) == 1 ? amq_static_x(p, h1)           \
+                                                  : amq_static_fuse_x(p, h1),                     \
+                             BITS, ARITY, (SHAPE) == 2);                                          \
+    }
+
+#define FUSE_KEY_ENTRIES(B, A)                                                                    \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain_x0, B, A, 0, 1)                                     \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain, B, A, 0, 0)                                        \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one_x0, B, A, 1, 1)                                       \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one, B, A, 1, 0)                                          \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_x0, B, A, 2, 1)                                           \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A, B, A, 2, 0)
+
+FUSE_KEY_ENTRIES(8, 3)
+FUSE_KEY_ENTRIES(8, 4)
+FUSE_KEY_ENTRIES(16, 3)
+FUSE_KEY_ENTRIES(16, 4)
+
+#define FUSE_KEY_ROW(B, A)                                                                        \
+    {{fuse_key_##B##_##A##_plain_x0, fuse_key_##B##_##A##_plain},                                 \
+     {fuse_key_##B##_##A##_one_x0, fuse_key_##B##_##A##_one},                                     \
+     {fuse_key_##B##_##A##_x0, fuse_key_##B##_##A}}
+
+/* [bits 16][arity 4][shape][not XXH3 seed 0] */
+static const amq_contains_key_fn fuse_key_entries[2][2][3][2] = {
+    {FUSE_KEY_ROW(8, 3), FUSE_KEY_ROW(8, 4)},
+    {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
+};
+
+static amq_contains_key_fn fuse_key_entry(const void *impl)
+{
+    const amq_static *s = impl;
+    const int shape = s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
+    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape]
+                           [!(s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0)];
+}
+
 static void fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
                                     uint8_t *out)
 {
@@ -338,4 +547,5 @@ static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 }
 
 const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load, fuse_ops_contains,
-                                                fuse_ops_contains_batch, fuse_ops_contains_key);
+                                                fuse_ops_contains_batch, fuse_ops_contains_key,
+                                                fuse_key_entry);

@@ -40,6 +40,9 @@ typedef struct amq_load_args {
     const amq_allocator *alloc;
 } amq_load_args;
 
+/* A kind's one-key query entry (amq_filter_contains lands there). */
+typedef int (*amq_contains_key_fn)(const void *impl, const void *key, size_t len);
+
 typedef struct amq_kind_ops {
     uint32_t kind;
     const char *name;
@@ -82,6 +85,10 @@ typedef struct amq_kind_ops {
      * only on a writable handle. */
     int (*add_key)(void *impl, const void *key, size_t len);
     int (*contains_key)(const void *impl, const void *key, size_t len);
+    /* Optional: the object's own one-key query entry, a body chosen for its
+     * variant (fingerprint width, partitions, hash) when the handle is made;
+     * used instead of contains_key: one indirect call per query, no tests. */
+    amq_contains_key_fn (*contains_key_of)(const void *impl);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

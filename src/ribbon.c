@@ -397,4 +397,4 @@ static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 }
 
 const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load, rib_ops_contains,
-                                                  rib_ops_contains_batch, rib_ops_contains_key);
+                                                  rib_ops_contains_batch, rib_ops_contains_key, NULL);

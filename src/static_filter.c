@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amq/advanced.h"
 #include "amq/static.h"
 #include "common/checked.h"
 #include "common/endian.h"
@@ -205,26 +206,44 @@ static void scratch_free(const amq_allocator *a, part_scratch *ps)
     memset(ps, 0, sizeof *ps);
 }
 
-/* Builds partition i from the h1 of its keys (duplicates allowed). */
+/* Builds partition i from the h1 of its keys (duplicates allowed).  A kind
+ * whose build takes its keys unsorted gets them only mixed, first; when it
+ * answers that it met a duplicate (or failed, which a duplicate would also
+ * cause), the same attempt runs again on the sorted, deduplicated keys, so
+ * the geometry follows the distinct keys and the bytes are those of a
+ * sorted build (a fuse filter's bytes do not depend on the keys' order). */
 static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t n,
                           part_scratch *ps, unsigned max_attempts, amq_errinfo *err)
 {
     amq_static_part *p = &s->parts[i];
     const amq_allocator *a = &s->alloc;
+    const uint64_t *xs;
     unsigned attempt;
     size_t m = 0, k;
     amq_region out;
-    int rc;
+    int rc, sorted = !s->algo->unsorted, distinct = 0;
 
     if (scratch_reserve(a, ps, n > 0 ? n : 1) != AMQ_OK)
         return amq_err(err, AMQ_ENOMEM, "out of memory for a partition of %zu keys", n);
     for (attempt = 0; attempt < max_attempts; attempt++) {
         p->seed = attempt;
         p->mulseed = (uint64_t)attempt * AMQ_STATIC_GOLDEN;
-        for (k = 0; k < n; k++)
-            ps->x[k] = amq_mix64(h1[k] ^ p->mulseed);
-        sort_x(ps->x, ps->tmp, n);
-        m = dedup_sorted(ps->x, n);
+        p->nomix = amq_static_nomix(s, attempt);
+        p->hshift = p->nomix ? s->pbits : 0;
+        /* x = h1: an unsorted build reads the keys where they are */
+        xs = p->nomix && !sorted ? h1 : ps->x;
+        if (p->nomix && sorted && n > 0)
+            memcpy(ps->x, h1, n * sizeof *h1);
+        else if (!p->nomix)
+            for (k = 0; k < n; k++)
+                ps->x[k] = amq_static_x(p, h1[k]);
+        m = n;
+        if (sorted) {
+            sort_x(ps->x, ps->tmp, n);
+            m = dedup_sorted(ps->x, n);
+            /* distinct keys stay distinct under the next seeds' mixes */
+            distinct = m == n;
+        }
         p->items = m;
         s->algo->size(s, m, attempt, p);
         p->bytes = s->algo->prepare(s, p);
@@ -235,7 +254,7 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
          * TLB misses on random reads). */
         if (amq_region_alloc(&out, a, (size_t)p->bytes) != AMQ_OK)
             return amq_err(err, AMQ_ENOMEM, "out of memory");
-        rc = s->algo->build(s, p, ps->x, m, out.data);
+        rc = s->algo->build(s, p, xs, m, out.data);
         if (rc == AMQ_OK) {
             s->owned[i] = out;
             p->data = out.data;
@@ -243,8 +262,24 @@ static int build_part_max(amq_static *s, uint32_t i, const uint64_t *h1, size_t 
             return AMQ_OK;
         }
         amq_region_free(&out, a);
-        if (rc != AMQ_EFULL)
+        if (rc == AMQ_STATIC_RESORT && !distinct && !sorted) {
+            /* duplicates, or a plain failure: sorting tells which */
+            if (xs != ps->x && n > 0)
+                memcpy(ps->x, xs, n * sizeof *xs);
+            sort_x(ps->x, ps->tmp, n);
+            if (dedup_sorted(ps->x, n) < n) {
+                sorted = 1; /* this attempt again, on the deduplicated keys */
+                attempt--;
+                continue;
+            }
+            /* distinct: the same keys on the same seed would fail again */
+            distinct = 1;
+            continue;
+        }
+        if (rc != AMQ_EFULL && rc != AMQ_STATIC_RESORT)
             return amq_err(err, rc, "out of memory");
+        if (distinct)
+            sorted = !s->algo->unsorted;
     }
     return amq_err(err, AMQ_EFULL, "%s: partition %u (%zu keys) could not be built in %u attempts",
                    s->algo->name, i, m, max_attempts);
@@ -309,6 +344,10 @@ int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t mem
                        (unsigned long long)cfg->seed);
     if (!(cfg->fpp > 0.0 && cfg->fpp < 1.0))
         return amq_err(err, AMQ_ERANGE, "fpp %g is outside (0, 1)", cfg->fpp);
+    if (cfg->partitions > (1u << AMQ_STATIC_MAX_PBITS) ||
+        (cfg->partitions & (cfg->partitions - 1)) != 0)
+        return amq_err(err, AMQ_ERANGE, "partitions %u: a static filter takes 0 (choose) or a "
+                       "power of two up to 2^%u", cfg->partitions, AMQ_STATIC_MAX_PBITS);
     amq_alloc_init(&a, cfg->alloc);
     b = amq_calloc(&a, sizeof *b);
     if (b == NULL)
@@ -478,6 +517,19 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
     return AMQ_OK;
 }
 
+int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1)
+{
+    amq_hash128 h;
+    if (!b->broken && !b->spilled && b->n < b->cap) {
+        b->mem[b->n++] = h1;
+        b->total++;
+        return AMQ_OK;
+    }
+    h.h1 = h1;
+    h.h2 = 0;
+    return amq_static_builder_add_batch(b, &h, 1);
+}
+
 static uint32_t choose_pbits(uint64_t n, unsigned target_log2)
 {
     uint32_t pb = 0;
@@ -600,6 +652,9 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
         return amq_err(err, b->broken, "an earlier write to the temporary files in %s failed",
                        b->dir);
     pbits = choose_pbits(b->total, b->proto.algo->target_log2);
+    /* at least the partitions asked for (fewer keys per construction) */
+    while (((uint64_t)1 << pbits) < b->cfg.partitions)
+        pbits++;
     rc = static_shell(b->proto.algo, &b->alloc, pbits, &s);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
@@ -609,6 +664,9 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
     s->v2 = b->proto.v2;
     s->fpp = b->proto.fpp;
     s->alpha = b->proto.alpha;
+    s->derive = s->algo->kind == AMQ_KIND_FUSE && s->hash_algo == AMQ_HASH_XXH3
+                    ? AMQ_FUSE_DERIVE_PLAIN
+                    : AMQ_FUSE_DERIVE_MIX;
     s->owned = amq_calloc(&s->alloc, s->nparts * sizeof *s->owned);
     nb = (size_t)s->nparts;
     starts = amq_malloc(&s->alloc, (nb + 1) * sizeof *starts);
@@ -672,6 +730,7 @@ static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static
     s->v2 = src->v2;
     s->fpp = src->fpp;
     s->alpha = src->alpha;
+    s->derive = src->derive;
     s->items = src->items;
     if (total > SIZE_MAX || amq_region_alloc(&s->payload, &s->alloc, (size_t)total) != AMQ_OK) {
         static_free(s);
@@ -753,8 +812,8 @@ int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
     return amq_field_u64(fn, ctx, "retries", retries);
 }
 
-/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, reserved u32 (0),
- * fpp f64, alpha f64. */
+/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, derive u32 (fuse:
+ * AMQ_FUSE_DERIVE_*; ribbon: 0), fpp f64, alpha f64. */
 size_t amq_static_ops_params_size(const void *impl)
 {
     (void)impl;
@@ -767,7 +826,7 @@ void amq_static_ops_params_write(const void *impl, uint8_t *out)
     amq_store32(out, s->pbits);
     amq_store32(out + 4, s->v1);
     amq_store32(out + 8, s->v2);
-    amq_store32(out + 12, 0);
+    amq_store32(out + 12, s->derive);
     amq_storef64(out + 16, s->fpp);
     amq_storef64(out + 24, s->alpha);
 }
@@ -822,16 +881,23 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     amq_config cfg;
     const uint8_t *index;
     uint64_t off = 0, items = 0, isize, dsize, k;
-    uint32_t pbits, i;
+    uint32_t pbits, derive, i;
     int rc;
 
     if (a->params_len != PARAMS_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "%s parameter block is %zu bytes, expected %u",
                        algo->name, a->params_len, PARAMS_SIZE);
     pbits = amq_load32(a->params);
-    if (pbits > AMQ_STATIC_MAX_PBITS || amq_load32(a->params + 12) != 0)
+    derive = amq_load32(a->params + 12);
+    if (pbits > AMQ_STATIC_MAX_PBITS)
         return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters (2^%u partitions)", algo->name,
                        pbits);
+    /* Derivation 1 is written for XXH3 fuse filters only; 0 by every
+     * earlier version. */
+    if (derive != AMQ_FUSE_DERIVE_MIX &&
+        !(derive == AMQ_FUSE_DERIVE_PLAIN && algo->kind == AMQ_KIND_FUSE &&
+          a->hash_algo == AMQ_HASH_XXH3))
+        return amq_err(err, AMQ_ECORRUPT, "%s: unknown key derivation %u", algo->name, derive);
     /* The variant must be one the library would make itself. */
     memset(&check, 0, sizeof check);
     check.algo = algo;
@@ -858,6 +924,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     s->v2 = check.v2;
     s->fpp = check.fpp;
     s->alpha = check.alpha;
+    s->derive = derive;
     index = a->payload + dsize;
     for (i = 0; i < s->nparts; i++) {
         const uint8_t *e = index + (size_t)i * ENTRY_SIZE;
@@ -865,6 +932,8 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
         p->items = amq_load64(e + 8);
         p->seed = amq_load32(e + 16);
         p->mulseed = (uint64_t)p->seed * AMQ_STATIC_GOLDEN;
+        p->nomix = amq_static_nomix(s, p->seed);
+        p->hshift = p->nomix ? s->pbits : 0;
         p->g[0] = amq_load32(e + 20);
         p->g[1] = amq_load32(e + 24);
         p->g[2] = amq_load32(e + 28);
@@ -923,6 +992,42 @@ fail:
 int amq_kind_is_static(uint32_t kind)
 {
     return kind == AMQ_KIND_FUSE || kind == AMQ_KIND_RIBBON;
+}
+
+#define FIXED_CHUNK 256u
+
+int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
+                                    size_t n, uint8_t *out, uint64_t *count)
+{
+    const uint32_t kind = amq_filter_kind(f);
+    const amq_static *s;
+    const uint8_t *k = keys;
+    amq_hash128 h[FIXED_CHUNK];
+    uint8_t o[FIXED_CHUNK];
+    uint64_t c = 0;
+    size_t i, j, m;
+
+    if (!amq_kind_is_static(kind))
+        return AMQ_EKIND;
+    s = amq_filter_impl(f);
+    if (kind == AMQ_KIND_FUSE) {
+        c = amq_fuse_contains_fixed(s, keys, key_len, n, out);
+    } else {
+        /* Ribbon: a chunk of h1 at a time into its batched query (h2 unused). */
+        for (i = 0; i < n; i += m) {
+            m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
+            for (j = 0; j < m; j++) {
+                h[j].h1 = amq_static_key_h1(s, k + (i + j) * key_len, key_len);
+                h[j].h2 = 0;
+            }
+            s->algo->contains_batch(s, h, m, out != NULL ? out + i : o);
+            for (j = 0; j < m; j++)
+                c += out != NULL ? out[i + j] : o[j];
+        }
+    }
+    if (count != NULL)
+        *count = c;
+    return AMQ_OK;
 }
 
 /* ---- filter-policy blobs -----------------------------------------------------------------

@@ -25,6 +25,9 @@
 
 #define AMQ_STATIC_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define AMQ_STATIC_MAX_PBITS 20u
+/* An unsorted build's answer: sort and dedup the keys, then try again
+ * (internal; not a status of the API). */
+#define AMQ_STATIC_RESORT 1
 
 /* One partition, decoded from the index with its query constants. */
 typedef struct amq_static_part {
@@ -32,6 +35,8 @@ typedef struct amq_static_part {
     const uint8_t *data; /* its bytes (64-byte aligned) */
     uint64_t mulseed;    /* seed * AMQ_STATIC_GOLDEN */
     uint64_t span;       /* fuse: segment_count * segment_length; ribbon: starts */
+    uint32_t nomix;      /* fuse: x is h1 itself (amq_static_fuse_x) */
+    uint32_t hshift;     /* fuse: h0 from x << hshift (pbits when nomix, else 0) */
     uint32_t mask;       /* fuse: segment_length - 1 */
     uint32_t seglen;     /* fuse: segment_length */
     uint32_t upper;      /* ribbon: blocks whose starts use r + 1 columns */
@@ -58,9 +63,16 @@ typedef struct amq_static_algo {
      * validation; 0 with an invalid geometry.  Fills the query constants. */
     uint64_t (*prepare)(const amq_static *s, amq_static_part *p);
     /* Builds from n distinct sorted x values into out (p->bytes, zeroed):
-     * AMQ_OK, AMQ_EFULL (retry with another seed or size), AMQ_ENOMEM. */
+     * AMQ_OK, AMQ_EFULL (retry with another seed or size), AMQ_ENOMEM.
+     * With algo->unsorted, x may be in any order and hold duplicates: the
+     * build then returns AMQ_STATIC_RESORT instead of AMQ_EFULL when it met
+     * a duplicate or could not peel (the caller sorts and dedups, and tries
+     * the same seed again). */
     int (*build)(const amq_static *s, const amq_static_part *p, const uint64_t *x, size_t n,
                  uint8_t *out);
+    /* 1: build takes x unsorted (fuse: the order of its construction does
+     * not change its bytes, and it orders the keys by segment itself). */
+    int unsorted;
     int (*contains)(const amq_static *s, uint64_t h1);
     void (*contains_batch)(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out);
     /* Optional: the query path this CPU takes (kept in amq_static.simd). */
@@ -77,6 +89,7 @@ struct amq_static {
     uint32_t v2;  /* fuse: arity; ribbon: 0 */
     double fpp;   /* the target (fuse: 2^-bits) */
     double alpha; /* ribbon: fraction of starts that use r + 1 columns */
+    uint32_t derive; /* fuse: how x derives from h1 (parameter block, offset 12) */
     uint32_t pbits;
     uint32_t nparts;
     uint64_t items;
@@ -99,6 +112,25 @@ static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
     return amq_mix64(h1 ^ p->mulseed);
 }
 
+/* Fuse files of derivation 1 (docs/file-format.md) take x = h1 in every
+ * partition built on its first seed, and the segment from the bits of h1
+ * below the partition's (h1 << pbits): XXH3's h1 is uniform in every bit
+ * already, and a second mix only costs every query time.  A retried seed
+ * needs a new hypergraph: that partition mixes as ribbon does. */
+#define AMQ_FUSE_DERIVE_MIX 0u   /* x = amq_mix64(h1 ^ seed * GOLDEN) always */
+#define AMQ_FUSE_DERIVE_PLAIN 1u /* ... except x = h1 as above */
+
+static inline uint64_t amq_static_fuse_x(const amq_static_part *p, uint64_t h1)
+{
+    return p->nomix ? h1 : amq_static_x(p, h1);
+}
+
+/* Whether a partition of s built on seed takes x = h1. */
+static inline uint32_t amq_static_nomix(const amq_static *s, uint32_t seed)
+{
+    return s->derive == AMQ_FUSE_DERIVE_PLAIN && seed == 0;
+}
+
 static inline uint64_t amq_static_mulhi(uint64_t a, uint64_t b)
 {
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
@@ -112,6 +144,11 @@ static inline uint64_t amq_static_key_h1(const amq_static *s, const void *key, s
         return XXH3_128bits_withSeed(key, len, s->seed).low64;
     return amq_hash_key(s->hash_algo, s->seed, key, len).h1;
 }
+
+/* Fuse's batched query over n packed keys of key_len bytes, hashed in its
+ * pipeline: out[i] (when not NULL) 1 or 0; returns the count of 1. */
+uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t key_len, size_t n,
+                                 uint8_t *out);
 
 /* The kinds' ops tables share everything but the algorithm. */
 extern const amq_static_algo amq_fuse_algo;
@@ -146,6 +183,8 @@ int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t mem
                            amq_static_builder **out, amq_errinfo *err);
 void amq_static_builder_free(amq_static_builder *b);
 int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n);
+/* One key's h1 (amq_builder_add): an append while the held array has room. */
+int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1);
 int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
 
 /* Builds' temporary files: one created in dir and unlinked at once (-1 on
@@ -161,7 +200,7 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
                           uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY) \
+#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
         .create = amq_static_ops_create,                   \
@@ -185,6 +224,7 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
         .payload_write = amq_static_ops_payload_write,     \
         .load = LOADFN,                                    \
         .contains_key = (CONTAINS_KEY),                    \
+        .contains_key_of = (KEY_OF),                       \
     }
 
 #endif /* AMQ_STATIC_FILTER_H */

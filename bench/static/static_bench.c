@@ -30,7 +30,6 @@
 #endif
 
 #define MAX_REPS 15
-#define CHUNK 256
 
 /* CPU time of this thread: the machine is shared, and time spent waiting
  * for a core belongs to no row. */
@@ -252,21 +251,9 @@ static uint64_t query_one(const subject *s, const uint64_t *keys, size_t n)
 
 static uint64_t query_batch(const subject *s, const uint64_t *keys, size_t n)
 {
-    amq_hash128 h[CHUNK];
-    uint8_t out[CHUNK];
     uint64_t c = 0;
-    size_t i, j, m;
-    if (s->f != NULL) {
-        for (i = 0; i < n; i += m) {
-            m = n - i < CHUNK ? n - i : CHUNK;
-            for (j = 0; j < m; j++)
-                h[j] = amq_hash_key(AMQ_HASH_XXH3, 0, &keys[i + j], 8);
-            amq_filter_contains_batch(s->f, h, m, out);
-            for (j = 0; j < m; j++)
-                c += out[j];
-        }
-        return c;
-    }
+    if (s->f != NULL) /* the packed keys, each hashed in the query's loop */
+        return amq_static_contains_batch_fixed(s->f, keys, 8, n, NULL, &c) == AMQ_OK ? c : 0;
     if (s->blk != NULL)
         return amq_blocked_contains_batch_fixed(s->blk, keys, 8, n, NULL, &c) == AMQ_OK ? c : 0;
 #ifdef AMQB_HAVE_ROCKSDB
@@ -493,8 +480,8 @@ int main(int argc, char **argv)
     fprintf(out, "Keys: 8-byte random integers; queries: min(n, 10M) present keys drawn from "
                  "the set and as many random absent keys. Build time includes hashing the keys "
                  "(amq: XXH3-128; RocksDB: its own hash in AddKey). \"Batched\" is amq's "
-                 "`amq_filter_contains_batch` (after hashing a chunk of 256 keys) or "
-                 "`amq_blocked_contains_batch_fixed`, and RocksDB's `MayMatch` over batches of 32 "
+                 "`amq_static_contains_batch_fixed` or `amq_blocked_contains_batch_fixed` "
+                 "(packed keys, each hashed in the query's loop), and RocksDB's `MayMatch` over batches of 32 "
                  "(MultiGet's). Overhead is bits/key over log2(1/measured fpp). The memory limit row is "
                  "independent random 64-byte line reads over 1 GiB in huge pages with prefetch, "
                  "measured before each size's rows: a blocked Bloom query needs one line, fuse8 "

@@ -87,7 +87,8 @@ typedef struct amq_config {
     uint32_t expansion;        /* scalable kinds: growth factor (0 = default) */
     uint32_t nonscaling;       /* scalable kinds: 1 = never grow */
     uint32_t redisbloom;       /* scalable kinds: RedisBloom-compatible layout */
-    uint32_t partitions;       /* partitioned: number of partitions (0 = choose) */
+    uint32_t partitions;       /* partitioned: number of partitions (0 = choose); static
+                                  kinds: at least this many, a power of two (0 = by size) */
     uint32_t threads;          /* builders that can use threads (0 = all cores) */
     uint32_t arity;            /* fuse: 3 or 4 positions per key (0 = 3) */
     uint64_t window_ms;        /* aging: != 0 ages by time, a window of this many ms ... */

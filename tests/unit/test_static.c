@@ -22,6 +22,12 @@ static uint64_t rng(void)
     return x ^ (x >> 31);
 }
 
+/* A little-endian u32 of a file's bytes. */
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static amq_hash128 *random_hashes(size_t n, uint64_t seed)
 {
     amq_hash128 *h = malloc((n ? n : 1) * sizeof *h);
@@ -206,6 +212,206 @@ TEST(static_key_entries_match_hash_entries)
     }
 }
 
+static uint64_t retries(const amq_filter *f);
+static uint8_t *serialize(const amq_filter *f, size_t *len);
+
+static int partitions_field(void *ctx, const amq_field *fl)
+{
+    if (strcmp(fl->name, "partitions") == 0)
+        *(uint64_t *)ctx = fl->u64;
+    return 0;
+}
+
+/* Packed keys: n keys of len bytes, key i of them made from (tag, i). */
+static uint8_t *packed_keys(size_t n, size_t len, uint64_t tag)
+{
+    uint8_t *k = calloc(n ? n : 1, len);
+    size_t i, b;
+    for (i = 0; i < n; i++) {
+        uint64_t v = (tag << 40) ^ (i * UINT64_C(0x9e3779b97f4a7c15)) ^ i;
+        for (b = 0; b < len; b++)
+            k[i * len + b] = (uint8_t)(v >> (8 * (b % 8))) ^ (uint8_t)(b / 8 * 31);
+    }
+    return k;
+}
+
+/* Every query form of a static filter answers alike for present and absent
+ * keys: amq_filter_contains (the filter's own one-key entry: each fuse
+ * variant, one partition or two, XXH3 seed 0 or another hash), the hash
+ * entry, the batched hash entry and amq_static_contains_batch_fixed over
+ * packed keys of 8, 16 and 5 bytes; no present key is refused. */
+static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint32_t algo,
+                              uint64_t seed, size_t len, size_t n, uint32_t parts)
+{
+    uint8_t *keys = packed_keys(2 * n, len, 7), *fixed = malloc(2 * n), *batch = malloc(2 * n);
+    amq_hash128 *h = malloc(2 * n * sizeof *h);
+    size_t i, diff = 0, pos = 0, fn = 0;
+    uint64_t count = UINT64_MAX;
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    amq_stats st;
+
+    amq_config_init(&cfg, kind);
+    cfg.fingerprint_bits = bits;
+    cfg.arity = arity;
+    cfg.fpp = 0.01;
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    cfg.partitions = parts;
+    for (i = 0; i < 2 * n; i++)
+        h[i] = amq_hash_key(algo, seed, keys + i * len, len);
+    if (amq_filter_build(&cfg, h, n, &f, &err) != AMQ_OK)
+        FAIL_AT_("build: %s", err.msg);
+    REQUIRE(f != NULL);
+    if (parts > 0) {
+        uint64_t got = 0;
+        amq_filter_describe(f, partitions_field, &got);
+        CHECK_EQ(got, parts);
+    }
+    REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, 2 * n, fixed, &count));
+    amq_filter_contains_batch(f, h, 2 * n, batch);
+    for (i = 0; i < 2 * n; i++) {
+        int a = amq_filter_contains(f, keys + i * len, len);
+        diff += a != amq_filter_contains_hash(f, h[i]);
+        diff += a != fixed[i];
+        diff += a != batch[i];
+        fn += i < n && a != 1;
+        pos += (size_t)a;
+    }
+    if (diff != 0 || fn != 0 || count != pos)
+        FAIL_AT_("%s bits %u arity %u hash %u seed %llu, %zu-byte keys, n %zu: %zu answers "
+                 "differ, %zu false negatives, count %llu of %zu",
+                 amq_kind_name(kind), bits, arity, algo, (unsigned long long)seed, len, n, diff,
+                 fn, (unsigned long long)count, pos);
+    amq_filter_stats(f, &st);
+    CHECK(pos >= n && pos < n + n / 20); /* the present ones, and a few per cent more */
+    REQUIRE_OK(amq_static_contains_batch_fixed(f, keys, len, n, NULL, &count));
+    CHECK_EQ(count, n);
+    { /* read back from its bytes (partitions' derivation from the index) */
+        size_t blen;
+        uint8_t *bytes = serialize(f, &blen);
+        amq_filter *g;
+        REQUIRE_OK(amq_filter_deserialize(bytes, blen, 0, NULL, &g, NULL));
+        REQUIRE_OK(amq_static_contains_batch_fixed(g, keys, len, 2 * n, batch, &count));
+        CHECK(memcmp(batch, fixed, 2 * n) == 0);
+        for (i = 0, diff = 0; i < 2 * n; i++)
+            diff += amq_filter_contains(g, keys + i * len, len) != fixed[i];
+        CHECK_EQ(diff, 0);
+        amq_filter_free(g);
+        free(bytes);
+    }
+    amq_filter_free(f);
+    free(keys);
+    free(fixed);
+    free(batch);
+    free(h);
+}
+
+TEST(static_query_forms_agree)
+{
+    static const struct { uint32_t algo; uint64_t seed; } hs[] = {
+        {AMQ_HASH_XXH3, 0}, {AMQ_HASH_XXH3, 41}, {AMQ_HASH_MURMUR3, 3}, {AMQ_HASH_MULSHIFT, 0},
+    };
+    static const size_t lens[] = {8, 16, 5};
+    unsigned bits, arity;
+    size_t k, l;
+    uint32_t p;
+    for (bits = 8; bits <= 16; bits += 8)
+        for (arity = 3; arity <= 4; arity++)
+            for (k = 0; k < sizeof hs / sizeof hs[0]; k++)
+                for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+                    for (p = 0; p <= 4; p += 4) /* one partition, or four */
+                        check_query_forms(AMQ_KIND_FUSE, bits, arity, hs[k].algo, hs[k].seed,
+                                          lens[l], 20000, p);
+    for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        check_query_forms(AMQ_KIND_RIBBON, 0, 0, AMQ_HASH_XXH3, 0, lens[l], 20000, 0);
+    /* partitions of about 50 keys, some retried: x = h1 beside mixed ones */
+    check_query_forms(AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, 0, 8, 3200, 64);
+    check_query_forms(AMQ_KIND_FUSE, 16, 4, AMQ_HASH_XXH3, 0, 16, 3200, 64);
+}
+
+/* cfg.partitions for a static kind: a power of two up to 2^20, else
+ * AMQ_ERANGE; honoured even for few keys. */
+TEST(static_partitions_asked_for)
+{
+    static const uint32_t bad[] = {3, 6, 1000, (1u << 20) + 1, 1u << 21};
+    amq_hash128 *h = random_hashes(3200, 5);
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    uint64_t got = 0;
+    size_t i;
+    amq_config_init(&cfg, AMQ_KIND_FUSE);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.partitions = bad[i];
+        CHECK_EQ(amq_filter_build(&cfg, h, 3200, &f, &err), AMQ_ERANGE);
+        CHECK(f == NULL && strstr(err.msg, "power of two") != NULL);
+    }
+    cfg.partitions = 64;
+    REQUIRE_OK(amq_filter_build(&cfg, h, 3200, &f, &err));
+    amq_filter_describe(f, partitions_field, &got);
+    CHECK_EQ(got, 64);
+    CHECK(retries(f) > 0); /* small partitions: some constructions retried */
+    CHECK_EQ(false_negatives(f, h, 3200), 0);
+    amq_filter_free(f);
+    free(h);
+}
+
+/* Fuse builds take the keys unsorted and dedup only when they meet a
+ * duplicate: a set with duplicates (found at once, or only when peeling
+ * fails) gives the bytes of the same set without them, whatever the order. */
+TEST(static_fuse_duplicates_and_order_do_not_change_bytes)
+{
+    static const size_t sizes[] = {1000, 50000, 300000};
+    size_t s, i, n, la, lb, lc;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        amq_hash128 *h, *r;
+        amq_filter *a, *b, *c;
+        uint8_t *x, *y, *z;
+        n = sizes[s];
+        h = random_hashes(n + n / 3, 500 + s);
+        for (i = 0; i < n / 3; i++) /* every third key twice, at the end */
+            h[n + i] = h[3 * i];
+        r = malloc(n * sizeof *r);
+        for (i = 0; i < n; i++) /* the distinct keys reversed */
+            r[i] = h[n - 1 - i];
+        a = build(AMQ_KIND_FUSE, 8, 3, 0.01, h, n);
+        b = build(AMQ_KIND_FUSE, 8, 3, 0.01, h, n + n / 3);
+        c = build(AMQ_KIND_FUSE, 8, 3, 0.01, r, n);
+        REQUIRE(a != NULL && b != NULL && c != NULL);
+        x = serialize(a, &la);
+        y = serialize(b, &lb);
+        z = serialize(c, &lc);
+        CHECK(la == lb && memcmp(x, y, la) == 0);
+        CHECK(la == lc && memcmp(x, z, la) == 0);
+        free(x);
+        free(y);
+        free(z);
+        free(r);
+        free(h);
+        amq_filter_free(a);
+        amq_filter_free(b);
+        amq_filter_free(c);
+    }
+}
+
+/* amq_static_contains_batch_fixed refuses the other kinds. */
+TEST(static_fixed_batch_refuses_other_kinds)
+{
+    amq_config cfg;
+    amq_filter *f;
+    uint64_t key = 1, count = 7;
+    uint8_t out = 9;
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 100;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    CHECK_EQ(amq_static_contains_batch_fixed(f, &key, 8, 1, &out, &count), AMQ_EKIND);
+    CHECK_EQ(out, 9);
+    CHECK_EQ(count, 7);
+    amq_filter_free(f);
+}
+
 static int count_field(void *ctx, const amq_field *fl)
 {
     if (strcmp(fl->name, "retries") == 0)
@@ -311,8 +517,8 @@ TEST(static_spilled_build_is_identical)
 TEST(static_files_round_trip_and_golden)
 {
     static const struct { uint32_t kind; unsigned bits, arity; uint64_t sum; } v[] = {
-        {AMQ_KIND_FUSE, 8, 3, UINT64_C(0xb97efdb46992bb73)},
-        {AMQ_KIND_FUSE, 16, 4, UINT64_C(0x8b7aaaed0e3e94d9)},
+        {AMQ_KIND_FUSE, 8, 3, UINT64_C(0x9c6902c197f65300)},
+        {AMQ_KIND_FUSE, 16, 4, UINT64_C(0xf13afdce92e255aa)},
         {AMQ_KIND_RIBBON, 0, 0, UINT64_C(0xd7d9385d9aa5cb91)},
     };
     const char *path = test_path("static.amq");
@@ -329,6 +535,9 @@ TEST(static_files_round_trip_and_golden)
         uint8_t *bytes = serialize(f, &len), a[1000], b[1000];
         size_t m;
         CHECK_EQ_U64(amq_xxh3_64(bytes, len, 0), v[k].sum);
+        /* the parameter block follows the 64-byte header: derive at +12 is
+         * 1 for a fuse filter of XXH3 keys, 0 for ribbon */
+        CHECK_EQ(le32(bytes + 64 + 12), v[k].kind == AMQ_KIND_FUSE ? 1u : 0u);
         REQUIRE_OK(amq_filter_save(f, path, 0, NULL));
         amq_filter_contains_batch(f, q, 1000, a);
         for (m = 0; m < 3; m++) {
@@ -346,6 +555,94 @@ TEST(static_files_round_trip_and_golden)
         free(bytes);
         amq_filter_free(f);
     }
+}
+
+/* A fuse filter written before derivation 1 (docs/file-format.md: x =
+ * mix(h1 ^ seed * GOLDEN) in every partition; derive field 0): 300 keys
+ * "old-%zu", fuse8 3-wise, XXH3 seed 0, as amq 0.2.0 wrote it.  It still
+ * loads, answers for its keys, and goes back out byte for byte (also
+ * through a clone), while a new build of the same keys is derivation 1. */
+static const uint8_t fuse_derive0_file[] = {
+        0x89, 0x41, 0x4d, 0x51, 0x0d, 0x0a, 0x1a, 0x0a, 0x01, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0xe0, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xba, 0x15, 0x29, 0xf6, 0x19, 0x2d, 0xa2, 0x33,
+        0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x70, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0xa5, 0x12, 0x2c, 0xae, 0x47, 0xe3, 0xa9, 0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0xc4, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x55, 0x00, 0x00, 0x00, 0x00, 0xb4,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xcb, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x2e, 0xe4, 0xe0, 0x00, 0x1b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3c,
+        0xa8, 0xe4, 0x31, 0x00, 0x00, 0x00, 0x80, 0x48, 0x5e, 0x00, 0xaa, 0x00, 0x9e, 0x00, 0x00, 0x00,
+        0xcd, 0x00, 0x00, 0x69, 0xd4, 0xea, 0xfd, 0x00, 0x00, 0x89, 0x00, 0x62, 0x00, 0x00, 0xa2, 0x80,
+        0x00, 0x00, 0x34, 0x00, 0x95, 0x00, 0x49, 0x00, 0x57, 0x00, 0x7d, 0x00, 0x31, 0x5d, 0x00, 0xd3,
+        0xe3, 0x00, 0x3c, 0x9b, 0x5f, 0x0d, 0x00, 0xbb, 0x78, 0x5c, 0x2b, 0x00, 0x69, 0xa4, 0x30, 0x1c,
+        0xeb, 0x79, 0x00, 0xb2, 0x19, 0xfa, 0x5e, 0xf1, 0x2a, 0x00, 0x00, 0x00, 0x57, 0xe1, 0xe6, 0x13,
+        0x39, 0xa4, 0x00, 0x62, 0x17, 0xde, 0x01, 0xd6, 0x00, 0x00, 0x21, 0x86, 0x00, 0x1c, 0x4c, 0xc6,
+        0x84, 0x00, 0xee, 0x2c, 0x00, 0x24, 0xe2, 0x17, 0xdb, 0x00, 0x00, 0x84, 0x00, 0x00, 0xcf, 0x00,
+        0x04, 0x00, 0x05, 0x00, 0x00, 0x05, 0x38, 0x54, 0xee, 0x00, 0x00, 0xab, 0x34, 0x1f, 0x44, 0xbb,
+        0x11, 0x45, 0x0d, 0x0b, 0x00, 0x74, 0xd7, 0x36, 0x00, 0x00, 0x08, 0x22, 0x70, 0x2f, 0xb5, 0xa4,
+        0xee, 0xf3, 0xb0, 0x81, 0x5c, 0x00, 0x00, 0x26, 0x00, 0x20, 0x21, 0x4c, 0x30, 0x04, 0xeb, 0xd7,
+        0x3b, 0xb3, 0xe6, 0x21, 0x12, 0x00, 0x0f, 0x00, 0x16, 0xe6, 0xc6, 0x6a, 0xcd, 0x00, 0xbf, 0x06,
+        0x57, 0x7b, 0x84, 0x69, 0x61, 0x00, 0x6d, 0x00, 0x00, 0x54, 0x59, 0x6b, 0x91, 0x0d, 0x9b, 0x5e,
+        0x88, 0x00, 0x26, 0x00, 0x83, 0x00, 0x38, 0x94, 0xce, 0x91, 0xd2, 0x2f, 0x14, 0xf2, 0x0c, 0x6e,
+        0x00, 0x1d, 0x7e, 0x00, 0x6d, 0x3a, 0x2b, 0xfd, 0x7b, 0xb7, 0x42, 0xdd, 0xab, 0xe9, 0x00, 0xcc,
+        0x6b, 0x2d, 0x1d, 0x66, 0x98, 0x00, 0x47, 0x00, 0xf0, 0x78, 0xda, 0x39, 0x00, 0x4c, 0x46, 0x15,
+        0xf6, 0x2a, 0x00, 0x00, 0x2d, 0xdd, 0x00, 0x40, 0x5f, 0x46, 0xa4, 0x4c, 0xe0, 0x20, 0x6e, 0x00,
+        0x3a, 0x00, 0x00, 0x1d, 0xa5, 0x00, 0x96, 0x51, 0xbc, 0xab, 0x00, 0xc4, 0x69, 0x00, 0xbd, 0x9c,
+        0xf7, 0xa5, 0x31, 0xa2, 0x00, 0xea, 0xab, 0xc8, 0xd2, 0xa6, 0x2a, 0xec, 0x8d, 0xdf, 0x23, 0xa7,
+        0x00, 0x2b, 0x29, 0xbf, 0x4e, 0x60, 0x1a, 0x00, 0x66, 0x00, 0x52, 0x00, 0x9f, 0xf5, 0x42, 0xbd,
+        0xf2, 0x52, 0x3c, 0x00, 0x00, 0x3b, 0x39, 0x00, 0xa3, 0xfe, 0xd1, 0x0a, 0x11, 0xaf, 0xe2, 0x00,
+        0xc6, 0x13, 0x00, 0x00, 0x52, 0x63, 0x28, 0x71, 0x00, 0x00, 0x00, 0x51, 0x8b, 0xc8, 0x2f, 0x9b,
+        0xb8, 0x00, 0x0c, 0x00, 0x00, 0x48, 0xa3, 0x27, 0x2a, 0x02, 0xf6, 0x20, 0xfe, 0x4c, 0x0a, 0x7a,
+        0x00, 0x9a, 0x00, 0x17, 0x00, 0x00, 0x76, 0xe5, 0xc1, 0xe8, 0x89, 0x64, 0x1b, 0xa4, 0x87, 0x00,
+        0x16, 0x60, 0x20, 0x00, 0x2f, 0x9b, 0x1f, 0x00, 0x00, 0x00, 0x48, 0xe1, 0x00, 0x0c, 0x36, 0x00,
+        0xc1, 0x7f, 0x00, 0x67, 0xbd, 0x52, 0x00, 0x40, 0x88, 0x00, 0xb6, 0xe1, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x01, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+};
+
+TEST(static_fuse_derivation0_files_still_read)
+{
+    amq_hash128 h[300];
+    amq_filter *f, *g, *n;
+    uint8_t *bytes;
+    char key[32];
+    size_t i, len, miss = 0, pos = 0;
+    unsigned m;
+
+    for (i = 0; i < 300; i++)
+        h[i] = amq_hash_key(AMQ_HASH_XXH3, 0, key, (size_t)snprintf(key, sizeof key, "old-%zu", i));
+    for (m = 0; m < 2; m++) {
+        REQUIRE_OK(amq_filter_deserialize(fuse_derive0_file, sizeof fuse_derive0_file,
+                                          m ? AMQ_OPEN_MMAP : 0, NULL, &f, NULL));
+        for (i = 0; i < 300; i++) {
+            size_t l = (size_t)snprintf(key, sizeof key, "old-%zu", i);
+            miss += amq_filter_contains(f, key, l) != 1;
+            miss += amq_filter_contains_hash(f, h[i]) != 1;
+            l = (size_t)snprintf(key, sizeof key, "absent-%zu", i);
+            pos += (size_t)amq_filter_contains(f, key, l);
+        }
+        CHECK_EQ(miss, 0);
+        CHECK(pos < 10); /* 2^-8 of 300 absent keys: about one */
+        bytes = serialize(f, &len);
+        CHECK(len == sizeof fuse_derive0_file && memcmp(bytes, fuse_derive0_file, len) == 0);
+        free(bytes);
+        REQUIRE_OK(amq_filter_clone(f, NULL, &g));
+        bytes = serialize(g, &len);
+        CHECK(len == sizeof fuse_derive0_file && memcmp(bytes, fuse_derive0_file, len) == 0);
+        free(bytes);
+        amq_filter_free(g);
+        amq_filter_free(f);
+    }
+    /* the same keys built now: derivation 1 (and the paper's segment) */
+    n = build(AMQ_KIND_FUSE, 8, 3, 0.01, h, 300);
+    bytes = serialize(n, &len);
+    CHECK_EQ(le32(fuse_derive0_file + 64 + 12), 0u);
+    CHECK_EQ(le32(bytes + 64 + 12), 1u);
+    free(bytes);
+    amq_filter_free(n);
 }
 
 /* What a static filter refuses, and how. */
