@@ -8,9 +8,12 @@
  * bit 1 is set, so that the fuzzer gets past the checksum).  Mode odd: the rest is a sequence
  * of chunks (u32 iterator, u16 length, bytes).  Properties: never a crash or a read past the
  * input; a refusal prints one message; a filter that comes out answers queries and
- * serializes; nothing leaks.
+ * serializes; nothing leaks.  extreme.h's mutator writes extreme integers into the first 512
+ * bytes after the mode (the RDB lengths and value fields, the chunks' iterators and lengths);
+ * mode bit 1 makes the target sign a DUMP payload again, so no re-signing is needed here.
  */
 #include "cli_capture.h"
+#include "extreme.h"
 
 #include "../cli/util.c"
 #include "../cli/cmd_redis_amq.c"
@@ -22,6 +25,21 @@ int cli_save_filter(const char *path, const amq_filter *f, unsigned flags)
     (void)f;
     (void)flags;
     abort();
+}
+
+static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
+{
+    (void)data;
+    if (size < 2 || max < 1)
+        return 0;
+    spans[0] = (fz_span){1, size - 1 < 512 ? size - 1 : 512, 1, -1};
+    return 1;
+}
+
+static void fz_resign(uint8_t *data, size_t size)
+{
+    (void)data;
+    (void)size;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
