@@ -24,9 +24,9 @@ A shard that cannot be reached, or whose key is missing, is an error naming the 
 its node (ShardUnavailableError, MissingShardError) - never an "absent".  MOVED and ASK
 redirections (slot migration, failover) are followed and never reach the caller.
 
-The shards are served today by RedisBloom's BF.* / CF.* commands (amq.so, Redis 8's
-RedisBloom, valkey-bloom for BF.*); each command family is a small backend object
-(BloomBackend, CuckooBackend) so that amq.so's own type can be added as another one.
+The shards are served by RedisBloom's BF.* / CF.* commands (amq.so, Redis 8's RedisBloom,
+valkey-bloom for BF.*) or by amq.so's own AMQ.* type (any amq kind per shard); each command
+family is a small backend object (BloomBackend, CuckooBackend, AmqBackend).
 """
 import json
 import logging
@@ -41,7 +41,7 @@ from . import hash as _hash
 __all__ = [
     "ShardedFilter", "ShardError", "ShardUnavailableError", "MissingShardError",
     "NotReplicatedError", "FilterNotFoundError", "FilterExistsError",
-    "BloomBackend", "CuckooBackend", "BACKENDS", "FORMAT", "VERSION", "SHARD_SEED",
+    "BloomBackend", "CuckooBackend", "AmqBackend", "BACKENDS", "FORMAT", "VERSION", "SHARD_SEED",
     "shard_keys", "shard_tag", "shard_of", "key_slot", "load_resp", "MAX_SHARDS",
 ]
 
@@ -245,6 +245,7 @@ class BloomBackend:
     kind = "bloom"
     #: BF.INFO fields that add up over the shards
     summed = ("Capacity", "Size", "Number of filters", "Number of items inserted")
+    items_field = "Number of items inserted"
 
     def params(self, per_shard_capacity, error_rate=0.01, expansion=None, nonscaling=False,
                **extra):
@@ -274,6 +275,9 @@ class BloomBackend:
     def mexists(self, key, items):
         return ("BF.MEXISTS", key) + tuple(items)
 
+    def removable(self, p):
+        return False
+
     def info(self, key):
         return ("BF.INFO", key)
 
@@ -287,6 +291,7 @@ class CuckooBackend:
     kind = "cuckoo"
     summed = ("Size", "Number of buckets", "Number of filters", "Number of items inserted",
               "Number of items deleted")
+    items_field = "Number of items inserted"
 
     def params(self, per_shard_capacity, bucket_size=None, max_iterations=None, expansion=None,
                error_rate=None, **extra):
@@ -319,6 +324,9 @@ class CuckooBackend:
     def remove(self, key, item):
         return ("CF.DEL", key, item)
 
+    def removable(self, p):
+        return True
+
     def info(self, key):
         return ("CF.INFO", key)
 
@@ -326,8 +334,77 @@ class CuckooBackend:
     loadchunk = "CF.LOADCHUNK"
 
 
+class AmqBackend:
+    """Shards as amq.so's own type under AMQ.* (docs/redis.md): any kind AMQ.CREATE makes -
+    blocked, partitioned, classic Bloom, cuckoo of any fingerprint width, the scalable kinds,
+    aging by count.  Needs amq.so loaded on every node."""
+    family = "amq"
+    kind = "amq"
+    #: AMQ.INFO fields that add up over the shards
+    summed = ("capacity", "items", "bytes", "serialized_bytes")
+    items_field = "items"
+    #: the kinds AMQ.DEL removes from
+    removable_kinds = ("cuckoo", "scalable-cuckoo")
+    #: AMQ.CREATE's options by the params' names (flags take True)
+    options = (("fpbits", "FPBITS"), ("bucket_size", "BUCKETSIZE"), ("expansion", "EXPANSION"),
+               ("partitions", "PARTITIONS"), ("bits", "BITS"), ("hashes", "HASHES"),
+               ("bits_per_key", "BITSPERKEY"), ("seed", "SEED"), ("maxsize", "MAXSIZE"))
+
+    def params(self, per_shard_capacity, kind="blocked", error_rate=0.01, nonscaling=False,
+               **opts):
+        if not isinstance(kind, str) or not kind:
+            raise ValueError("an amq shard needs its kind (blocked, cuckoo, ...), not %r"
+                             % (kind,))
+        if kind in ("fuse", "ribbon"):
+            # Static kinds are built from their keys, never created empty (AMQ.CREATE refuses).
+            raise ValueError("%s filters are static: a sharded filter needs a kind that takes "
+                             "adds" % kind)
+        if not 0.0 < error_rate < 1.0:
+            raise ValueError("error_rate must be in (0, 1)")
+        names = dict(self.options)
+        bad = sorted(k for k in opts if k not in names)
+        if bad:
+            raise TypeError("an amq shard takes no %s (options: %s, nonscaling)"
+                            % (", ".join(bad), ", ".join(names)))
+        p = {"kind": kind, "capacity": per_shard_capacity, "error_rate": error_rate}
+        if nonscaling:
+            p["nonscaling"] = True
+        for k, v in opts.items():
+            if v is not None:
+                p[k] = int(v)
+        return p
+
+    def reserve(self, key, p):
+        cmd = ["AMQ.CREATE", key, p["kind"], int(p["capacity"]), repr(float(p["error_rate"]))]
+        for k, opt in self.options:
+            if p.get(k) is not None:
+                cmd += [opt, int(p[k])]
+        if p.get("nonscaling"):
+            cmd.append("NONSCALING")
+        return tuple(cmd)
+
+    def insert(self, key, items):
+        # AMQ.MADD never creates its key: a lost shard is "ERR not found".
+        return ("AMQ.MADD", key) + tuple(items)
+
+    def mexists(self, key, items):
+        return ("AMQ.MEXISTS", key) + tuple(items)
+
+    def remove(self, key, item):
+        return ("AMQ.DEL", key, item)
+
+    def removable(self, p):
+        return p.get("kind") in self.removable_kinds
+
+    def info(self, key):
+        return ("AMQ.INFO", key)
+
+    scandump = "AMQ.SCANDUMP"
+    loadchunk = "AMQ.LOADCHUNK"
+
+
 #: The backends by the metadata's "backend" field.
-BACKENDS = {"bf": BloomBackend(), "cf": CuckooBackend()}
+BACKENDS = {"bf": BloomBackend(), "cf": CuckooBackend(), "amq": AmqBackend()}
 _KINDS = {"bloom": "bf", "bf": "bf", "cuckoo": "cf", "cf": "cf"}
 
 
@@ -641,20 +718,37 @@ class ShardedFilter:
 
     # ---- create / delete -------------------------------------------------------------
     @classmethod
-    def create(cls, client, name, capacity, error_rate=None, shards=None, kind="bloom",
+    def create(cls, client, name, capacity, error_rate=None, shards=None, kind=None,
                expansion=None, nonscaling=False, bucket_size=None, max_iterations=None,
-               wait=None, retry_timeout=2.0):
+               wait=None, retry_timeout=2.0, backend=None, fpbits=None, options=None):
         """Reserves N shards and writes the metadata key last (so no client opens a filter
         half made).  capacity: items in the whole filter; each shard is reserved for
         capacity/N plus four standard deviations of the binomial count it receives, so a
         shard reaches its capacity with the whole filter.  shards: default 4 per primary
-        (room to spread over more nodes later), 1 on a plain Redis.  kind: 'bloom' (BF.*)
-        or 'cuckoo' (CF.*).  wait: WAIT for that many replicas of every write.
+        (room to spread over more nodes later), 1 on a plain Redis.  backend: 'bf' / 'cf'
+        (RedisBloom's BF.* / CF.*, chosen by kind 'bloom' (default) or 'cuckoo'), or 'amq'
+        (amq.so's AMQ.* type: kind is any amq kind AMQ.CREATE makes, default 'blocked';
+        fpbits, bucket_size, expansion, nonscaling and options - a dict of partitions,
+        bits, hashes, bits_per_key, seed, maxsize - are its AMQ.CREATE options).
+        wait: WAIT for that many replicas of every write.
         Raises FilterExistsError when NAME or a shard key exists (nothing changed)."""
         _check_name(name)
-        family = _KINDS.get(kind)
-        if family is None:
-            raise ValueError("kind must be 'bloom' or 'cuckoo', not %r" % (kind,))
+        if backend is None:
+            family = _KINDS.get("bloom" if kind is None else kind)
+            if family is None:
+                raise ValueError("kind must be 'bloom' or 'cuckoo' (or any amq kind with "
+                                 "backend='amq'), not %r" % (kind,))
+        elif backend == "amq":
+            family = "amq"
+        elif backend in ("bf", "cf"):
+            family = backend
+            if kind is not None and _KINDS.get(kind) != family:
+                raise ValueError("backend %r holds %s shards, not %r"
+                                 % (backend, BACKENDS[family].kind, kind))
+        else:
+            raise ValueError("backend must be 'bf', 'cf' or 'amq', not %r" % (backend,))
+        if family != "amq" and (fpbits is not None or options):
+            raise TypeError("fpbits and options are AMQ.CREATE's: pass backend='amq'")
         backend = BACKENDS[family]
         topo = _topology(client)
         if shards is None:
@@ -668,7 +762,15 @@ class ShardedFilter:
         mean = capacity / shards
         per = max(1, int(mean + 4.0 * (mean * (1.0 - 1.0 / shards)) ** 0.5 + 1))
         extra = {}
-        if family == "bf":
+        if family == "amq":
+            if max_iterations is not None:
+                raise TypeError("an amq shard takes no max_iterations")
+            extra = dict(options or {})
+            extra.update(kind="blocked" if kind is None else kind,
+                         error_rate=0.01 if error_rate is None else error_rate,
+                         fpbits=fpbits, bucket_size=bucket_size, expansion=expansion,
+                         nonscaling=nonscaling)
+        elif family == "bf":
             extra = dict(error_rate=0.01 if error_rate is None else error_rate,
                          expansion=expansion, nonscaling=nonscaling)
         else:
@@ -814,11 +916,16 @@ class ShardedFilter:
         return np.frombuffer(bytes(out), dtype=bool).copy() if np is not None else out
 
     def remove(self, item):
-        """Removes one item from a cuckoo-backed filter (CF.DEL); True when it was found."""
-        if not hasattr(self.backend, "remove"):
-            raise TypeError("a %s-backed filter cannot remove items" % self.backend.family)
+        """Removes one item from a filter of cuckoo shards (CF.DEL, or AMQ.DEL of a cuckoo
+        kind); True when it was found."""
         k = _key(item)
         s = self.shard_of(k)
+        params = self.meta.get("params")
+        p = params[s] if isinstance(params, list) and s < len(params) else {}
+        if not self.backend.removable(p if isinstance(p, dict) else {}):
+            what = self.backend.family + ("/" + str(p.get("kind")) if self.backend.family == "amq"
+                                          and isinstance(p, dict) else "")
+            raise TypeError("a %s-backed filter cannot remove items" % what)
         res = _run(self._topo, {s: [self.backend.remove(self.keys[s], k)]}, self.keys,
                    self._label("remove"), self.retry_timeout, stats=self.stats)
         return self._check("remove", s, res[s][0]) == 1
@@ -832,7 +939,7 @@ class ShardedFilter:
         return out
 
     def info(self):
-        """The shards' BF.INFO / CF.INFO: 'totals' adds up the counts over the shards,
+        """The shards' BF.INFO / CF.INFO / AMQ.INFO: 'totals' adds up the counts over the shards,
         'per_shard' has each one's fields and node."""
         req = {s: [self.backend.info(self.keys[s])] for s in range(self.shards)}
         res = _run(self._topo, req, self.keys, self._label("info"), self.retry_timeout,
@@ -854,7 +961,7 @@ class ShardedFilter:
             d["key"] = self.keys[s]
             d["node"] = node_of.get(s)
             per.append(d)
-        items = [d.get("Number of items inserted", 0) or 0 for d in per]
+        items = [d.get(self.backend.items_field, 0) or 0 for d in per]
         return {
             "name": self.name, "backend": self.backend.family, "shards": self.shards,
             "capacity": self.meta.get("capacity"), "params": self.meta.get("params"),
@@ -863,7 +970,7 @@ class ShardedFilter:
         }
 
     def __len__(self):
-        return int(self.info()["totals"].get("Number of items inserted", 0))
+        return int(self.info()["totals"].get(self.backend.items_field, 0))
 
     def __repr__(self):
         return "<amq.redis.ShardedFilter %r backend=%s shards=%d>" % (

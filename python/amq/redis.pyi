@@ -34,6 +34,7 @@ class BloomBackend:
     family: str
     kind: str
     summed: Tuple[str, ...]
+    items_field: str
     scandump: str
     loadchunk: str
     def params(self, per_shard_capacity: int, error_rate: float = ...,
@@ -41,12 +42,14 @@ class BloomBackend:
     def reserve(self, key: str, p: Dict[str, Any]) -> Tuple[Any, ...]: ...
     def insert(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
     def mexists(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
+    def removable(self, p: Dict[str, Any]) -> bool: ...
     def info(self, key: str) -> Tuple[Any, ...]: ...
 
 class CuckooBackend:
     family: str
     kind: str
     summed: Tuple[str, ...]
+    items_field: str
     scandump: str
     loadchunk: str
     def params(self, per_shard_capacity: int, bucket_size: Optional[int] = ...,
@@ -56,9 +59,30 @@ class CuckooBackend:
     def insert(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
     def mexists(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
     def remove(self, key: str, item: bytes) -> Tuple[Any, ...]: ...
+    def removable(self, p: Dict[str, Any]) -> bool: ...
     def info(self, key: str) -> Tuple[Any, ...]: ...
 
-BACKENDS: Dict[str, Union[BloomBackend, CuckooBackend]]
+class AmqBackend:
+    family: str
+    kind: str
+    summed: Tuple[str, ...]
+    items_field: str
+    removable_kinds: Tuple[str, ...]
+    options: Tuple[Tuple[str, str], ...]
+    scandump: str
+    loadchunk: str
+    def params(self, per_shard_capacity: int, kind: str = ..., error_rate: float = ...,
+               nonscaling: bool = ..., **opts: Optional[int]) -> Dict[str, Any]: ...
+    def reserve(self, key: str, p: Dict[str, Any]) -> Tuple[Any, ...]: ...
+    def insert(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
+    def mexists(self, key: str, items: Sequence[bytes]) -> Tuple[Any, ...]: ...
+    def remove(self, key: str, item: bytes) -> Tuple[Any, ...]: ...
+    def removable(self, p: Dict[str, Any]) -> bool: ...
+    def info(self, key: str) -> Tuple[Any, ...]: ...
+
+_Backend = Union[BloomBackend, CuckooBackend, AmqBackend]
+
+BACKENDS: Dict[str, _Backend]
 
 def key_slot(tag: Union[str, bytes]) -> int: ...
 def shard_tag(i: int, n: int) -> str: ...
@@ -71,7 +95,7 @@ class ShardedFilter:
     name: str
     retry_timeout: float
     meta: Dict[str, Any]
-    backend: Union[BloomBackend, CuckooBackend]
+    backend: _Backend
     keys: List[str]
     shards: int
     seed: int
@@ -80,9 +104,12 @@ class ShardedFilter:
     @classmethod
     def create(cls, client: _Client, name: str, capacity: int,
                error_rate: Optional[float] = ..., shards: Optional[int] = ...,
-               kind: str = ..., expansion: Optional[int] = ..., nonscaling: bool = ...,
-               bucket_size: Optional[int] = ..., max_iterations: Optional[int] = ...,
-               wait: Optional[int] = ..., retry_timeout: float = ...) -> "ShardedFilter": ...
+               kind: Optional[str] = ..., expansion: Optional[int] = ...,
+               nonscaling: bool = ..., bucket_size: Optional[int] = ...,
+               max_iterations: Optional[int] = ..., wait: Optional[int] = ...,
+               retry_timeout: float = ..., backend: Optional[str] = ...,
+               fpbits: Optional[int] = ...,
+               options: Optional[Dict[str, int]] = ...) -> "ShardedFilter": ...
     def delete(self) -> None: ...
     def shard_of(self, item: _Key) -> int: ...
     def add(self, item: _Key, wait: Optional[int] = ...) -> bool: ...

@@ -62,7 +62,8 @@ def meta(**kw):
 
 def test_metadata_is_checked():
     assert ar.ShardedFilter._parse_meta("f", meta())["shards"] == 2
-    for bad in (meta(version=2), meta(format="x"), meta(backend="amq"), meta(shards=3),
+    assert ar.ShardedFilter._parse_meta("f", meta(backend="amq"))["backend"] == "amq"
+    for bad in (meta(version=2), meta(format="x"), meta(backend="xyz"), meta(shards=3),
                 meta(shard_hash="murmur"), meta(shard_reduce="mod"), meta(shard_seed=5),
                 meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]"):
         with pytest.raises(ValueError):
@@ -78,3 +79,73 @@ def test_answers_are_numpy_without_importing_numpy_first():
                           "print(ar._numpy() is sys.modules.get('numpy') is not None)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_amq_backend_commands():
+    """The native backend's commands, byte for byte as docs/cluster.md lists them."""
+    b = ar.BACKENDS["amq"]
+    assert isinstance(b, ar.AmqBackend) and b.family == "amq"
+    p = b.params(25548, kind="cuckoo", error_rate=0.001, fpbits=12, bucket_size=4)
+    assert p == {"kind": "cuckoo", "capacity": 25548, "error_rate": 0.001, "fpbits": 12,
+                 "bucket_size": 4}
+    assert b.reserve("f:{0.1}", p) == ("AMQ.CREATE", "f:{0.1}", "cuckoo", 25548, "0.001",
+                                       "FPBITS", 12, "BUCKETSIZE", 4)
+    p = b.params(100, kind="scalable-bloom", expansion=2, nonscaling=True, partitions=None)
+    assert b.reserve("k", p) == ("AMQ.CREATE", "k", "scalable-bloom", 100, "0.01",
+                                 "EXPANSION", 2, "NONSCALING")
+    assert b.params(10)["kind"] == "blocked"
+    assert b.insert("k", [b"a", b"b"]) == ("AMQ.MADD", "k", b"a", b"b")
+    assert b.mexists("k", [b"a"]) == ("AMQ.MEXISTS", "k", b"a")
+    assert b.remove("k", b"a") == ("AMQ.DEL", "k", b"a")
+    assert b.info("k") == ("AMQ.INFO", "k")
+    assert (b.scandump, b.loadchunk) == ("AMQ.SCANDUMP", "AMQ.LOADCHUNK")
+    assert b.removable({"kind": "cuckoo"}) and b.removable({"kind": "scalable-cuckoo"})
+    assert not b.removable({"kind": "blocked"}) and not b.removable({})
+    assert ar.BACKENDS["cf"].removable({}) and not ar.BACKENDS["bf"].removable({})
+    for bad in ({"kind": "ribbon"}, {"kind": "fuse"}, {"kind": ""}, {"error_rate": 1.0},
+                {"error_rate": 0.0}):
+        with pytest.raises(ValueError):
+            b.params(10, **bad)
+    with pytest.raises(TypeError):
+        b.params(10, max_iterations=5)
+
+
+def test_create_checks_backend_and_kind_before_any_command():
+    """Bad backend / kind combinations are refused before the client is touched."""
+    class Pool:
+        connection_kwargs = {"host": "nowhere", "port": 1}
+
+    class NoClient(redis.Redis):
+        connection_pool = Pool()
+
+        def __init__(self):
+            pass
+
+        def __del__(self):
+            pass
+
+        def __getattr__(self, name):
+            raise AssertionError("the client was used (%s)" % name)
+
+        def execute_command(self, *a, **kw):
+            raise AssertionError("a command was sent: %r" % (a,))
+        exists = get = set = execute_command
+    c = NoClient()
+    for kw, exc in ((dict(backend="xyz"), ValueError), (dict(kind="blocked"), ValueError),
+                    (dict(backend="bf", kind="cuckoo"), ValueError),
+                    (dict(kind="cuckoo", fpbits=12), TypeError),
+                    (dict(backend="cf", options={"seed": 1}), TypeError),
+                    (dict(backend="amq", kind="ribbon"), ValueError),
+                    (dict(backend="amq", options={"bogus": 1}), TypeError),
+                    (dict(backend="amq", max_iterations=3), TypeError)):
+        with pytest.raises(exc):
+            ar.ShardedFilter.create(c, "f", 1000, shards=2, **kw)
+
+
+def test_remove_refused_for_kinds_without_delete():
+    """remove() on a filter of blocked shards is a TypeError before any command is sent."""
+    f = ar.ShardedFilter.__new__(ar.ShardedFilter)
+    f.meta = {"params": [{"kind": "blocked", "capacity": 10, "error_rate": 0.01}] * 2}
+    f.backend, f.shards, f.seed = ar.BACKENDS["amq"], 2, ar.SHARD_SEED
+    with pytest.raises(TypeError, match="amq/blocked"):
+        f.remove("x")

@@ -7,6 +7,7 @@
   - slots migrated by redis-cli --cluster reshard and rebalance while items are added and
     queried: no error reaches the caller, nothing is lost;
   - a node down, a shard key missing: errors naming the shard and its node;
+  - amq.so's own type as the shards (backend "amq"), blocked and cuckoo kinds;
   - `amq export --to redis --shards N` loaded through the cluster answers as `amq query`.
 """
 import json
@@ -180,6 +181,71 @@ def test_node_down_names_shard_and_node(env):
     # Items of the other shards only still answer (their nodes are up, the slots ok).
     ok = [x for x in items[:2000] if f.shard_of(x) not in victim_shards]
     eq(int(f.contains_many(ok).sum()), len(ok))
+
+
+def test_native_backend_two_kinds(env):
+    """amq.so's own type as the shards (backend "amq"): blocked and cuckoo shards on one
+    cluster, 100,000 items each, all present, the absent items' rate within the kind's
+    target (AMQ.INFO's fpp_target, plus three binomial standard deviations), remove on the
+    cuckoo kind only, totals from AMQ.INFO; then a node down names the shard and node."""
+    cl = env.track(harness.Cluster(env.module, 3))
+    rc = cl.client()
+    n = 100000
+    items = u64_keys(0, n)
+    absent = u64_keys(1 << 40, (1 << 40) + n)
+    fs = {}
+    for kind, kw in (("blocked", {}), ("cuckoo", {"fpbits": 12})):
+        f = ar.ShardedFilter.create(rc, "nat:" + kind, capacity=n, error_rate=0.01, shards=6,
+                                    backend="amq", kind=kind, **kw)
+        meta = json.loads(rc.get("nat:" + kind))
+        eq(meta["backend"], "amq", kind)
+        eq(meta["params"][0]["kind"], kind, kind)
+        eq(rc.type(f.keys[0]), b"amqfilter", kind)
+        check(f.add_many(items) > n * 0.99, "%s: adds counted new" % kind)
+        g = ar.ShardedFilter(rc, "nat:" + kind)  # opened from NAME alone
+        eq(int(g.contains_many(items).sum()), n, "%s: every added item present" % kind)
+        info = g.info()
+        eq(info["backend"], "amq")
+        eq(info["totals"]["items"], sum(d["items"] for d in info["per_shard"]), kind)
+        eq(len(g), info["totals"]["items"], kind)
+        check(info["totals"]["items"] > n * 0.99, "%s: items %r" % (kind, info["totals"]))
+        eq({d["kind"] for d in info["per_shard"]}, {kind}, kind)
+        target = max(float(d["fpp_target"]) for d in info["per_shard"])
+        check(target <= 0.01, "%s: fpp_target %r above the error rate asked" % (kind, target))
+        fp = g.contains_many(absent).mean()
+        bound = target + 3 * (target / n) ** 0.5
+        check(fp <= bound, "%s: false-positive rate %.5f over %d absent items (target %.5f, "
+              "bound %.5f)" % (kind, fp, n, target, bound))
+        # Order preserved: present and absent interleaved.
+        mixed = [x for pair in zip(items[:1000].tolist(), absent[:1000].tolist()) for x in pair]
+        r = g.contains_many(mixed)
+        eq(r[0::2].tolist(), [True] * 1000, kind)
+        eq(r[1::2].tolist(), g.contains_many(absent[:1000]).tolist(), kind)
+        fs[kind] = g
+    one = items[7].tobytes()
+    eq(fs["cuckoo"].remove(one), True)
+    eq(fs["cuckoo"].contains(one), False)
+    raises(TypeError, fs["blocked"].remove, one)
+    # A shard key deleted behind the filter's back: an error, never "absent" (AMQ.MEXISTS
+    # answers 0 for a missing key; AMQ.MADD refuses one).
+    b = fs["blocked"]
+    rc.delete(b.keys[2])
+    e = raises(ar.MissingShardError, b.contains_many, items[:2000])
+    eq(e.shard, 2)
+    raises(ar.MissingShardError, b.add_many, [x for x in items[:2000].tolist()
+                                              if b.shard_of(x) == 2][:5])
+    raises(ar.MissingShardError, b.info)
+    # A node down.
+    c = fs["cuckoo"]
+    victim_node, victim_shards = sorted(c.nodes().items())[1]
+    cl.by_port(victim_node.split(":")[1]).kill()
+    c.retry_timeout = 0.5
+    e = raises(ar.ShardUnavailableError, c.contains_many, items[:5000])
+    eq(e.node, victim_node, "the node named")
+    check(e.shard in victim_shards and ("shard %d" % e.shard) in str(e)
+          and victim_node in str(e), "message: %s" % e)
+    ok = [x for x in items[:2000].tolist() if c.shard_of(x) not in victim_shards and x != one]
+    eq(int(c.contains_many(ok).sum()), len(ok), "the other nodes' shards answer")
 
 
 # ---- redirections, step by step ------------------------------------------------------------
