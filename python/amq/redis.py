@@ -766,6 +766,9 @@ class ShardedFilter:
             if max_iterations is not None:
                 raise TypeError("an amq shard takes no max_iterations")
             extra = dict(options or {})
+            if "kind" in extra or "error_rate" in extra:
+                raise TypeError("kind and error_rate are create()'s own arguments, not options")
+            nonscaling = nonscaling or bool(extra.pop("nonscaling", False))
             extra.update(kind="blocked" if kind is None else kind,
                          error_rate=0.01 if error_rate is None else error_rate,
                          fpbits=fpbits, bucket_size=bucket_size, expansion=expansion,

@@ -137,7 +137,8 @@ def test_create_checks_backend_and_kind_before_any_command():
                     (dict(backend="cf", options={"seed": 1}), TypeError),
                     (dict(backend="amq", kind="ribbon"), ValueError),
                     (dict(backend="amq", options={"bogus": 1}), TypeError),
-                    (dict(backend="amq", max_iterations=3), TypeError)):
+                    (dict(backend="amq", max_iterations=3), TypeError),
+                    (dict(backend="amq", options={"kind": "cuckoo"}), TypeError)):
         with pytest.raises(exc):
             ar.ShardedFilter.create(c, "f", 1000, shards=2, **kw)
 
