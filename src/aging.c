@@ -1,6 +1,7 @@
 /*
  * aging.c - the age-partitioned Bloom filter (Shtul, Baquero, Almeida 2020)
- * with blocked slices, and its adapter to the generic handle.
+ * with blocked slices, and its table of operations for the generic handle
+ * (the public functions on a handle are in aging_handle.c, above filter.c).
  *
  * S = k + l slices form a circular buffer of generations: logical position
  * 0 is the newest slice, S - 1 the oldest; head is the physical index of
@@ -28,6 +29,7 @@
 #include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "aging_internal.h"
 #include "kind.h"
 
 #define WORD_BITS 64
@@ -37,7 +39,7 @@
 #define MIN_FPP 1e-12
 #define MAX_FPP 0.5
 
-typedef struct amq_aging {
+struct amq_aging {
     uint32_t time_mode;
     uint32_t k, l, slices; /* slices = k + l */
     uint32_t head;         /* physical index of logical position 0 */
@@ -56,7 +58,7 @@ typedef struct amq_aging {
     amq_allocator alloc;
     /* the query's mask of slices holding a key (chosen at create/load) */
     uint64_t (*mask)(const uint64_t *blk, amq_hash128 h, uint32_t slices);
-} amq_aging;
+};
 
 /* ---- the sizing model ----------------------------------------------------------------
  * A word holding x random keys has a given bit set with probability
@@ -471,9 +473,6 @@ static int find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
     }
     return 0;
 }
-
-/* For tests: the scalar and the chosen path's masks of one key. */
-void amq_aging_masks(const amq_filter *f, amq_hash128 h, uint64_t *scalar, uint64_t *chosen);
 
 /* Slices still live at now_ms (time mode): those not dropped since. */
 static uint32_t live_at(const amq_aging *a, uint64_t now_ms)
@@ -1033,79 +1032,58 @@ const amq_kind_ops amq_aging_ops = {
     .contains_batch = op_contains_batch,
 };
 
-/* ---- the public functions ---------------------------------------------------------------- */
+/* ---- for the adapter (aging_handle.c) --------------------------------------------------- */
 
-static amq_aging *aging_of(const amq_filter *f)
+void amq_aging_impl_info(const amq_aging *a, amq_aging_info *info)
 {
-    return amq_filter_kind(f) == AMQ_KIND_AGING ? amq_filter_impl(f) : NULL;
-}
-
-int amq_aging_get_info(const amq_filter *f, amq_aging_info *info)
-{
-    const amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return AMQ_EKIND;
     get_info(a, info);
-    return AMQ_OK;
 }
 
-int amq_aging_advance(amq_filter *f, uint64_t now_ms)
+int amq_aging_impl_timed(const amq_aging *a)
 {
-    amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return AMQ_EKIND;
-    if (!a->time_mode)
-        return AMQ_EUNSUPPORTED;
-    if (amq_filter_is_readonly(f))
-        return AMQ_EREADONLY;
+    return a->time_mode != 0;
+}
+
+void amq_aging_impl_advance(amq_aging *a, uint64_t now_ms)
+{
     advance(a, now_ms);
-    return AMQ_OK;
 }
 
-int amq_aging_contains_at(const amq_filter *f, amq_hash128 h, uint64_t now_ms)
+int amq_aging_impl_contains_at(const amq_aging *a, amq_hash128 h, uint64_t now_ms)
 {
-    const amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return amq_filter_contains_hash(f, h);
     return find_run(a, h, live_at(a, now_ms));
 }
 
-int amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size_t n,
-                                uint8_t *out, uint64_t now_ms)
+void amq_aging_impl_contains_batch_at(const amq_aging *a, const amq_hash128 *h, size_t n,
+                                      uint8_t *out, uint64_t now_ms)
 {
-    const amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return amq_filter_contains_batch(f, h, n, out);
     contains_batch(a, h, n, out, live_at(a, now_ms));
-    return AMQ_OK;
 }
 
-int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
-                     const uint8_t **payload, size_t *len)
+int amq_aging_impl_raw_ok(void)
 {
-    const amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return AMQ_EKIND;
-    if (!little_endian())
-        return AMQ_EUNSUPPORTED;
-    op_params_write(a, params);
-    *payload = a->data.data;
-    *len = a->data.size;
-    return AMQ_OK;
+    return little_endian();
 }
 
-int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
-                     uint64_t seed, const amq_allocator *alloc, amq_filter **out,
-                     amq_errinfo *err)
+void amq_aging_impl_params(const amq_aging *a, uint8_t params[AMQ_AGING_PARAMS_SIZE])
+{
+    op_params_write(a, params);
+}
+
+void amq_aging_impl_data(const amq_aging *a, uint8_t **data, size_t *len)
+{
+    *data = a->data.data;
+    *len = a->data.size;
+}
+
+int amq_aging_impl_decode(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+                          uint64_t seed, const amq_allocator *alloc, amq_aging **out,
+                          amq_errinfo *err)
 {
     amq_aging *a;
     int rc;
 
     *out = NULL;
-    if (!little_endian())
-        return amq_err(err, AMQ_EUNSUPPORTED, "raw aging state needs a little-endian host");
-    if (amq_hash_check(hash_algo, seed) != AMQ_OK)
-        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", hash_algo);
     rc = parse_params(params, params_len, hash_algo, seed, alloc, &a, err);
     if (rc != AMQ_OK)
         return rc;
@@ -1114,32 +1092,15 @@ int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_alg
         aging_free(a);
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     }
-    rc = amq_filter_wrap(&amq_aging_ops, a, alloc, out);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc, "out of memory");
+    *out = a;
     return AMQ_OK;
 }
 
-int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)
+void amq_aging_impl_masks(const amq_aging *a, amq_hash128 h, uint64_t *scalar, uint64_t *chosen)
 {
-    amq_aging *a = aging_of(f);
-    if (a == NULL)
-        return AMQ_EKIND;
-    if (!little_endian())
-        return AMQ_EUNSUPPORTED;
-    if (amq_filter_is_readonly(f))
-        return AMQ_EREADONLY;
-    *data = a->data.data;
-    *len = a->data.size;
-    return AMQ_OK;
-}
-
-void amq_aging_masks(const amq_filter *f, amq_hash128 h, uint64_t *scalar, uint64_t *chosen)
-{
-    const amq_aging *a = aging_of(f);
     const uint64_t *blk;
     *scalar = *chosen = 0;
-    if (a == NULL || a->slices > 64)
+    if (a->slices > 64)
         return;
     blk = block_of(a, h);
     *scalar = mask_scalar(blk, h, a->slices);

@@ -541,11 +541,18 @@ static void fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size
     fuse_contains_batch(impl, h, n, out);
 }
 
+static int fuse_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    (void)cfg;
+    (void)impl;
+    return amq_static_create(&amq_fuse_algo, err);
+}
+
 static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
     return amq_static_load(&amq_fuse_algo, a, impl, err);
 }
 
-const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_load, fuse_ops_contains,
-                                                fuse_ops_contains_batch, fuse_ops_contains_key,
-                                                fuse_key_entry);
+const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_create, fuse_load,
+                                                fuse_ops_contains, fuse_ops_contains_batch,
+                                                fuse_ops_contains_key, fuse_key_entry);

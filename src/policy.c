@@ -76,10 +76,16 @@ static int blocked_geometry(size_t n, double bits_per_key, uint64_t *blocks, uin
     return amq_blocked_size_bpk(n > 0 ? n : 1, bits_per_key, blocks, k);
 }
 
+/* The algorithm of a static encoding (AMQ_POLICY_FUSE or AMQ_POLICY_RIBBON). */
+static const amq_static_algo *static_algo(uint32_t encoding)
+{
+    return encoding == AMQ_POLICY_FUSE ? &amq_fuse_algo : &amq_ribbon_algo;
+}
+
 int amq_policy_blob_size(uint32_t encoding, size_t n, double bits_per_key, size_t *size)
 {
     if (encoding == AMQ_POLICY_FUSE || encoding == AMQ_POLICY_RIBBON)
-        return amq_static_blob_size(encoding, n, bits_per_key, size);
+        return amq_static_blob_size(static_algo(encoding), n, bits_per_key, size);
     size_t bytes;
     uint64_t blocks;
     uint32_t k;
@@ -163,7 +169,8 @@ int amq_policy_build(uint32_t encoding, const amq_slice *keys, size_t n, double 
     if (encoding == AMQ_POLICY_BLOCKED)
         return build_blocked(keys, n, bits_per_key, out, cap, written);
     if (encoding == AMQ_POLICY_FUSE || encoding == AMQ_POLICY_RIBBON)
-        return amq_static_blob_build(encoding, keys, n, bits_per_key, out, cap, written);
+        return amq_static_blob_build(static_algo(encoding), encoding, keys, n, bits_per_key, out,
+                                     cap, written);
     if (encoding != AMQ_POLICY_LEVELDB)
         return AMQ_EINVAL;
     rc = leveldb_bytes(n, bits_per_key, &bytes);
@@ -200,7 +207,7 @@ static int blob_contains(const void *blob, size_t len, const void *key, size_t k
         if (array[len - 2] == AMQ_POLICY_BLOCKED)
             return match_blocked(array, len, key, key_len);
         if (array[len - 2] == AMQ_POLICY_FUSE || array[len - 2] == AMQ_POLICY_RIBBON)
-            return amq_static_blob_match(array, len, key, key_len);
+            return amq_static_blob_match(static_algo(array[len - 2]), array, len, key, key_len);
         return 1; /* an encoding this library does not know: may match */
     }
     if (k == 0 || k > 30)

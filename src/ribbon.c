@@ -391,10 +391,18 @@ const amq_static_algo amq_ribbon_algo = {
     .describe = rib_describe,
 };
 
+static int rib_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+{
+    (void)cfg;
+    (void)impl;
+    return amq_static_create(&amq_ribbon_algo, err);
+}
+
 static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
     return amq_static_load(&amq_ribbon_algo, a, impl, err);
 }
 
-const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_load, rib_ops_contains,
-                                                  rib_ops_contains_batch, rib_ops_contains_key, NULL);
+const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_create, rib_load,
+                                                  rib_ops_contains, rib_ops_contains_batch,
+                                                  rib_ops_contains_key, NULL);

@@ -2,7 +2,10 @@
  * static_filter.c - what the static kinds (fuse, ribbon) share: their
  * part of amq_builder (keys' hashes kept in memory, or spilled to temporary
  * files bucketed by hash prefix, then partitions built one at a time), the
- * partition index, the codec, and the adapter to the generic handle.
+ * partition index, the codec, and the operations of the kinds' tables,
+ * each taking the kind's algorithm from its caller: below filter.c, fuse.c
+ * and ribbon.c, which name nothing here.  static_handle.c, above them all,
+ * picks the algorithm of a kind and wraps a built filter into a handle.
  *
  * Layout of the payload (docs/file-format.md): the partitions' bytes, each
  * padded to 64 bytes, then the index of 2^pbits entries of 32 bytes.
@@ -322,22 +325,16 @@ int amq_builder_tmpdir(const char *tmpdir, char *dir, size_t cap)
     return AMQ_OK;
 }
 
-int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
-                           amq_static_builder **out, amq_errinfo *err)
+int amq_static_builder_start(const amq_static_algo *algo, const amq_config *cfg,
+                             const char *tmpdir, size_t memory, amq_static_builder **out,
+                             amq_errinfo *err)
 {
-    const amq_static_algo *algo;
     amq_allocator a;
     amq_static_builder *b;
     unsigned i;
     int rc;
 
     *out = NULL;
-    if (cfg->kind == AMQ_KIND_FUSE)
-        algo = &amq_fuse_algo;
-    else if (cfg->kind == AMQ_KIND_RIBBON)
-        algo = &amq_ribbon_algo;
-    else
-        return amq_err(err, AMQ_EKIND, "kind %u is not a static kind (fuse, ribbon)", cfg->kind);
     rc = amq_hash_check(cfg->hash_algo, cfg->seed);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
@@ -638,7 +635,7 @@ static void gather(amq_static *s)
     s->payload = r;
 }
 
-int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err)
+int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinfo *err)
 {
     amq_static *s = NULL;
     part_scratch ps;
@@ -685,11 +682,8 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
      * memory) keeps its partitions as built: no second copy of the filter. */
     if (!b->spilled)
         gather(s);
-    rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s,
-                         &b->alloc, out);
-    s = NULL; /* the handle owns it, or freed it */
-    if (rc != AMQ_OK)
-        amq_err(err, rc, "out of memory");
+    *out = s;
+    s = NULL; /* the caller's */
 done:
     scratch_free(&b->alloc, &ps);
     amq_free(&b->alloc, starts, (nb + 1) * sizeof *starts);
@@ -700,13 +694,12 @@ done:
 
 /* ---- the generic handle's operations ---------------------------------------------------- */
 
-int amq_static_ops_create(const amq_config *cfg, void **impl, amq_errinfo *err)
+int amq_static_create(const amq_static_algo *algo, amq_errinfo *err)
 {
-    (void)impl;
     return amq_err(err, AMQ_EUNSUPPORTED,
                    "%s filters are static: build them from all their keys at once "
                    "(amq_filter_build, amq_builder; amq build --type %s)",
-                   amq_kind_name(cfg->kind), amq_kind_name(cfg->kind));
+                   algo->name, algo->name);
 }
 
 void amq_static_ops_destroy(void *impl)
@@ -994,42 +987,6 @@ int amq_kind_is_static(uint32_t kind)
     return kind == AMQ_KIND_FUSE || kind == AMQ_KIND_RIBBON;
 }
 
-#define FIXED_CHUNK 256u
-
-int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
-                                    size_t n, uint8_t *out, uint64_t *count)
-{
-    const uint32_t kind = amq_filter_kind(f);
-    const amq_static *s;
-    const uint8_t *k = keys;
-    amq_hash128 h[FIXED_CHUNK];
-    uint8_t o[FIXED_CHUNK];
-    uint64_t c = 0;
-    size_t i, j, m;
-
-    if (!amq_kind_is_static(kind))
-        return AMQ_EKIND;
-    s = amq_filter_impl(f);
-    if (kind == AMQ_KIND_FUSE) {
-        c = amq_fuse_contains_fixed(s, keys, key_len, n, out);
-    } else {
-        /* Ribbon: a chunk of h1 at a time into its batched query (h2 unused). */
-        for (i = 0; i < n; i += m) {
-            m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
-            for (j = 0; j < m; j++) {
-                h[j].h1 = amq_static_key_h1(s, k + (i + j) * key_len, key_len);
-                h[j].h2 = 0;
-            }
-            s->algo->contains_batch(s, h, m, out != NULL ? out + i : o);
-            for (j = 0; j < m; j++)
-                c += out != NULL ? out[i + j] : o[j];
-        }
-    }
-    if (count != NULL)
-        *count = c;
-    return AMQ_OK;
-}
-
 /* ---- filter-policy blobs -----------------------------------------------------------------
  * One partition and an 18-byte trailer: v1 u8, v2 u8, zero u16, seed u32,
  * g0 u32, g1 u32, encoding id u8, 255 (docs/file-format.md).  Keys hash
@@ -1039,16 +996,10 @@ int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_
 #define BLOB_TRAILER 18u
 #define BLOB_ATTEMPTS 8u
 
-static const amq_static_algo *blob_algo(uint32_t encoding)
-{
-    return encoding == AMQ_POLICY_FUSE ? &amq_fuse_algo
-           : encoding == AMQ_POLICY_RIBBON ? &amq_ribbon_algo : NULL;
-}
-
 /* The variant a bits_per_key asks for: fuse 8-bit fingerprints below 18
  * bits per key, 16-bit above; ribbon the rate of a Bloom filter of that
  * many bits per key (LevelDB's and RocksDB's unit), in less space. */
-static int blob_variant(amq_static *s, uint32_t encoding, double bpk)
+static int blob_variant(amq_static *s, const amq_static_algo *algo, double bpk)
 {
     amq_config cfg;
     double k, fpp;
@@ -1056,7 +1007,7 @@ static int blob_variant(amq_static *s, uint32_t encoding, double bpk)
     if (!(bpk > 0.0 && bpk <= 1000.0))
         return AMQ_ERANGE;
     memset(s, 0, sizeof *s);
-    s->algo = blob_algo(encoding);
+    s->algo = algo;
     amq_alloc_init(&s->alloc, NULL);
     amq_config_init(&cfg, s->algo->kind);
     cfg.fingerprint_bits = bpk >= 18.0 ? 16 : 8;
@@ -1069,11 +1020,11 @@ static int blob_variant(amq_static *s, uint32_t encoding, double bpk)
     return s->algo->variant(s, &cfg, NULL);
 }
 
-int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size)
+int amq_static_blob_size(const amq_static_algo *algo, size_t n, double bpk, size_t *size)
 {
     amq_static s;
     amq_static_part p;
-    int rc = blob_variant(&s, encoding, bpk);
+    int rc = blob_variant(&s, algo, bpk);
 
     if (rc != AMQ_OK)
         return rc;
@@ -1086,8 +1037,8 @@ int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size)
     return AMQ_OK;
 }
 
-int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,
-                          uint8_t *out, size_t cap, size_t *written)
+int amq_static_blob_build(const amq_static_algo *algo, uint32_t encoding, const amq_slice *keys,
+                          size_t n, double bpk, uint8_t *out, size_t cap, size_t *written)
 {
     amq_static proto, *s = NULL;
     amq_static_part *p;
@@ -1097,12 +1048,12 @@ int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, do
     uint8_t *t;
     int rc;
 
-    rc = amq_static_blob_size(encoding, n, bpk, &max);
+    rc = amq_static_blob_size(algo, n, bpk, &max);
     if (rc != AMQ_OK)
         return rc;
     if (cap < max)
         return AMQ_EINVAL;
-    (void)blob_variant(&proto, encoding, bpk);
+    (void)blob_variant(&proto, algo, bpk);
     memset(&ps, 0, sizeof ps);
     rc = static_shell(proto.algo, NULL, 0, &s);
     if (rc != AMQ_OK)
@@ -1141,7 +1092,7 @@ done:
     return rc;
 }
 
-int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len)
+int amq_static_blob_match(const amq_static_algo *algo, const uint8_t *blob, size_t len, const void *key, size_t key_len)
 {
     amq_static s;
     amq_static_part p;
@@ -1152,14 +1103,14 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
     t = blob + len - BLOB_TRAILER;
     memset(&s, 0, sizeof s);
     memset(&p, 0, sizeof p);
-    s.algo = blob_algo(t[16]);
+    s.algo = algo;
     s.v1 = t[0];
     s.v2 = t[1];
-    if (s.algo == &amq_fuse_algo && (s.v1 != 8 && s.v1 != 16))
+    if (s.algo->kind == AMQ_KIND_FUSE && (s.v1 != 8 && s.v1 != 16))
         return AMQ_ECORRUPT;
-    if (s.algo == &amq_fuse_algo && (s.v2 != 3 && s.v2 != 4))
+    if (s.algo->kind == AMQ_KIND_FUSE && (s.v2 != 3 && s.v2 != 4))
         return AMQ_ECORRUPT;
-    if (s.algo == &amq_ribbon_algo && (s.v1 > 32 || s.v2 != 0))
+    if (s.algo->kind == AMQ_KIND_RIBBON && (s.v1 > 32 || s.v2 != 0))
         return AMQ_ECORRUPT;
     if (amq_load16(t + 2) != 0)
         return AMQ_ECORRUPT;
@@ -1169,7 +1120,7 @@ int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size
     p.g[1] = amq_load32(t + 12);
     /* ribbon: a stored upper count means r + 1 columns are in use */
     s.alpha = p.g[1] > 0 ? 0.5 : 0.0;
-    if (s.algo == &amq_ribbon_algo && s.v1 == 32 && p.g[1] > 0)
+    if (s.algo->kind == AMQ_KIND_RIBBON && s.v1 == 32 && p.g[1] > 0)
         return AMQ_ECORRUPT;
     p.bytes = s.algo->prepare(&s, &p);
     if (p.bytes == 0 || p.bytes != len - BLOB_TRAILER)

@@ -154,7 +154,8 @@ uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t k
 extern const amq_static_algo amq_fuse_algo;
 extern const amq_static_algo amq_ribbon_algo;
 
-int amq_static_ops_create(const amq_config *cfg, void **impl, amq_errinfo *err);
+/* A kind's create: refuses (a static filter is built, not created empty). */
+int amq_static_create(const amq_static_algo *algo, amq_errinfo *err);
 void amq_static_ops_destroy(void *impl);
 int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
 void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed);
@@ -177,15 +178,22 @@ int amq_builder_tmpdir(const char *tmpdir, char *dir, size_t cap);
 
 /* The static kinds' part of amq_builder (builder.c): the keys' h1 held in
  * memory or spilled to 256 files by their top bits, then the partitions
- * built one at a time.  new refuses kinds that are not static (AMQ_EKIND). */
+ * built one at a time.  new refuses kinds that are not static (AMQ_EKIND).
+ * new and finish (static_handle.c) pick the kind's algorithm and wrap the
+ * built filter into a handle; start and build (static_filter.c) do the rest. */
 typedef struct amq_static_builder amq_static_builder;
 int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
                            amq_static_builder **out, amq_errinfo *err);
+int amq_static_builder_start(const amq_static_algo *algo, const amq_config *cfg,
+                             const char *tmpdir, size_t memory, amq_static_builder **out,
+                             amq_errinfo *err);
 void amq_static_builder_free(amq_static_builder *b);
 int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n);
 /* One key's h1 (amq_builder_add): an append while the held array has room. */
 int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1);
 int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
+/* The built filter, the caller's (its allocator is the builder's). */
+int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinfo *err);
 
 /* Builds' temporary files: one created in dir and unlinked at once (-1 on
  * failure); whole writes (AMQ_ENOSPC, AMQ_EIO) and reads at an offset
@@ -194,16 +202,18 @@ int amq_spill_open(const char *dir);
 int amq_spill_write(int fd, const void *data, size_t len);
 int amq_spill_read(int fd, void *data, size_t len, uint64_t off);
 
-/* Filter-policy blobs of the static kinds (policy.c dispatches here). */
-int amq_static_blob_size(uint32_t encoding, size_t n, double bpk, size_t *size);
-int amq_static_blob_build(uint32_t encoding, const amq_slice *keys, size_t n, double bpk,
-                          uint8_t *out, size_t cap, size_t *written);
-int amq_static_blob_match(const uint8_t *blob, size_t len, const void *key, size_t key_len);
+/* Filter-policy blobs of the static kinds (policy.c dispatches here, with
+ * the algorithm of the blob's encoding). */
+int amq_static_blob_size(const amq_static_algo *algo, size_t n, double bpk, size_t *size);
+int amq_static_blob_build(const amq_static_algo *algo, uint32_t encoding, const amq_slice *keys,
+                          size_t n, double bpk, uint8_t *out, size_t cap, size_t *written);
+int amq_static_blob_match(const amq_static_algo *algo, const uint8_t *blob, size_t len,
+                          const void *key, size_t key_len);
 
-#define AMQ_STATIC_OPS(KIND, NAME, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
+#define AMQ_STATIC_OPS(KIND, NAME, CREATEFN, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
     {                                                      \
         .kind = (KIND), .name = (NAME),                    \
-        .create = amq_static_ops_create,                   \
+        .create = CREATEFN,                                \
         .destroy = amq_static_ops_destroy,                 \
         .clone = amq_static_ops_clone,                     \
         .hash_spec = amq_static_ops_hash_spec,             \

@@ -1,0 +1,20 @@
+/*
+ * config.c - a filter's default configuration, apart from filter.c: the
+ * kinds below the handle (static_filter.c's codec) check a loaded variant
+ * against the defaults too.
+ */
+#include <string.h>
+
+#include "amq.h"
+#include "amq/filter.h"
+
+void amq_config_init(amq_config *cfg, uint32_t kind)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = kind;
+    /* The cuckoo filter's one-key paths are shortest with mulshift. */
+    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
+    /* an expandable filter starts small and grows: its capacity is where it starts */
+    cfg->capacity = kind == AMQ_KIND_EXPANDABLE ? 4096 : 1000000;
+    cfg->fpp = 0.01;
+}

@@ -1,0 +1,80 @@
+/*
+ * static_handle.c - the static kinds (fuse, ribbon) above the generic
+ * handle: the algorithm of a kind for amq_builder, the built filter
+ * wrapped into a handle, and the batched query on a handle's packed keys.
+ * static_filter.c, below filter.c, takes the algorithm from here.
+ */
+#include "amq/advanced.h"
+#include "amq/static.h"
+#include "common/error.h"
+#include "static_filter.h"
+
+int amq_static_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
+                           amq_static_builder **out, amq_errinfo *err)
+{
+    const amq_static_algo *algo;
+
+    *out = NULL;
+    if (cfg->kind == AMQ_KIND_FUSE)
+        algo = &amq_fuse_algo;
+    else if (cfg->kind == AMQ_KIND_RIBBON)
+        algo = &amq_ribbon_algo;
+    else
+        return amq_err(err, AMQ_EKIND, "kind %u is not a static kind (fuse, ribbon)", cfg->kind);
+    return amq_static_builder_start(algo, cfg, tmpdir, memory, out, err);
+}
+
+int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err)
+{
+    amq_static *s;
+    amq_allocator a;
+    int rc;
+
+    *out = NULL;
+    rc = amq_static_builder_build(b, &s, err);
+    if (rc != AMQ_OK)
+        return rc;
+    a = s->alloc;
+    rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s, &a,
+                         out);
+    /* the handle owns s, or freed it */
+    if (rc != AMQ_OK)
+        amq_err(err, rc, "out of memory");
+    return rc;
+}
+
+#define FIXED_CHUNK 256u
+
+int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
+                                    size_t n, uint8_t *out, uint64_t *count)
+{
+    const uint32_t kind = amq_filter_kind(f);
+    const amq_static *s;
+    const uint8_t *k = keys;
+    amq_hash128 h[FIXED_CHUNK];
+    uint8_t o[FIXED_CHUNK];
+    uint64_t c = 0;
+    size_t i, j, m;
+
+    if (!amq_kind_is_static(kind))
+        return AMQ_EKIND;
+    s = amq_filter_impl(f);
+    if (kind == AMQ_KIND_FUSE) {
+        c = amq_fuse_contains_fixed(s, keys, key_len, n, out);
+    } else {
+        /* Ribbon: a chunk of h1 at a time into its batched query (h2 unused). */
+        for (i = 0; i < n; i += m) {
+            m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
+            for (j = 0; j < m; j++) {
+                h[j].h1 = amq_static_key_h1(s, k + (i + j) * key_len, key_len);
+                h[j].h2 = 0;
+            }
+            s->algo->contains_batch(s, h, m, out != NULL ? out + i : o);
+            for (j = 0; j < m; j++)
+                c += out != NULL ? out[i + j] : o[j];
+        }
+    }
+    if (count != NULL)
+        *count = c;
+    return AMQ_OK;
+}
