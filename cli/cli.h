@@ -273,21 +273,15 @@ int cli_refuse_static(const amq_filter *f, const char *path, const char *what);
 int cli_save_bytes(const char *path, const void *data, size_t len, int force);
 
 /* ---- files the tool writes (target.c) ------------------------------------------------------ */
-/* Installs the handlers that remove registered temporary files on SIGINT,
- * SIGTERM, SIGHUP, SIGQUIT and SIGPIPE, then die of the signal. */
+/* Installs the handlers of SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE that
+ * remove the library's registered temporary files (amq_temp_remove_all),
+ * then die of the signal. */
 void cli_signals_init(void);
 /* Holds those signals back while a write that must not stop half-way runs
  * (an in-place commit: journal, file, journal removed), and lets a held one
  * act when it ends: the command finishes its write, then dies of it. */
 void cli_signals_hold(void);
 void cli_signals_release(void);
-/* A temporary file to remove if a fatal signal comes: a slot, or -1. */
-int cli_tmp_register(const char *path);
-void cli_tmp_unregister(int slot);
-/* Creates "DIR/.BASE.XXXXXX.amqtmp" beside path, registered: fd or -1. */
-int cli_tmp_create(const char *path, char *tmp, size_t cap, int *slot);
-/* 1 if the file at fd starts with the amq magic. */
-int cli_fd_is_amq(int fd);
 
 #define CLI_TARGET_UPDATE 1u /* read-modify-write of an existing amq filter (add) */
 #define CLI_TARGET_FORCE 2u  /* may replace an existing amq filter */
@@ -295,27 +289,22 @@ int cli_fd_is_amq(int fd);
 #define CLI_TARGET_ANY 8u    /* with FORCE: may replace a file of another format */
 
 /*
- * A file to write (target.c): symlinks followed, the existing file locked
- * (flock) until released, and refused when it is not what the flags allow,
- * read-only, or hard-linked.  The new contents go to a registered
- * temporary file that takes the old one's mode and owner, then are
- * renamed over it.  Every function reports its errors; -1 on failure.
+ * A file to write: the library's writer (amq_target in <amq/advanced.h>:
+ * symlinks followed, the existing file locked until released and refused
+ * when it is not what the flags allow, read-only or hard-linked; the new
+ * contents in a registered temporary file renamed into place), with the
+ * tool's flags, messages and "-" for standard output.  Every function
+ * reports its errors; -1 on failure.
  */
 typedef struct cli_target {
     const char *path; /* as given, for messages */
-    char *real;       /* the file written: symlinks followed */
+    const char *real; /* the file written: symlinks followed */
     unsigned flags;
-    int fd;           /* the existing file, locked; -1 if none */
-    int exists;
-    struct stat st;
-    int direct;       /* not a regular file (or "-"): written straight */
-    int stdout_;      /* "-" */
-    int tmp_fd, tmp_slot;
-    char tmp[4200];
+    struct amq_target *t;
 } cli_target;
 
 int cli_target_open(cli_target *t, const char *path, unsigned flags);
-/* The descriptor to write the new contents to. */
+/* The descriptor to write the new contents to (owned by the target). */
 int cli_target_begin(cli_target *t);
 int cli_target_commit(cli_target *t);
 void cli_target_abort(cli_target *t);

@@ -167,7 +167,7 @@ static int temp_file(char *buf, size_t cap, int *slot)
         cli_error("%s: %s", buf, strerror(errno));
         return -1;
     }
-    *slot = cli_tmp_register(buf);
+    *slot = amq_temp_register(buf);
     close(fd);
     return 0;
 }
@@ -176,7 +176,7 @@ static void temp_remove(const char *path, int slot)
 {
     unlink(path);
     if (slot >= 0)
-        cli_tmp_unregister(slot);
+        amq_temp_unregister(slot);
 }
 
 /* The bytes [off, off + len) of in appended to out. */

@@ -586,26 +586,68 @@ done:
 static int file_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
                        amq_errinfo *err)
 {
-    return amq_atomic_pwrite(ctx, data, len, offset, err);
+    return amq_target_pwrite(ctx, data, len, offset, err);
+}
+
+/* A device or standard output cannot be written at offsets (the header
+ * goes last, once the payload's checksum is known): the bytes are made in
+ * memory first. */
+static int save_direct(amq_target *t, const amq_filter *f, amq_errinfo *err)
+{
+    uint64_t size;
+    size_t written;
+    void *buf;
+    int rc;
+
+    if ((rc = amq_filter_serialized_size(f, &size)) != AMQ_OK)
+        return amq_err(err, rc, "%s: filter too large to save", t->given);
+    if (size > SIZE_MAX || (buf = malloc((size_t)size)) == NULL)
+        return amq_err(err, AMQ_ENOMEM, "%s: out of memory", t->given);
+    rc = amq_filter_serialize(f, buf, (size_t)size, &written);
+    if (rc != AMQ_OK)
+        rc = amq_err(err, rc, "%s: %s", t->given, amq_strerror(rc));
+    else
+        rc = amq_target_write(t, buf, written, err);
+    free(buf);
+    return rc;
+}
+
+int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
+{
+    out_target o;
+    int rc;
+
+    if (t == NULL || f == NULL)
+        return amq_err(err, AMQ_EINVAL, "no target or no filter");
+    rc = amq_target_begin(t, NULL, err);
+    if (rc != AMQ_OK)
+        return rc;
+    if (t->direct) {
+        rc = save_direct(t, f, err);
+    } else {
+        o.pwrite = file_pwrite;
+        o.ctx = t;
+        rc = write_filter(f, &o, 1, err);
+    }
+    if (rc != AMQ_OK) {
+        amq_target_abort(t);
+        return rc;
+    }
+    return amq_target_commit(t, err);
 }
 
 int amq_filter_save(const amq_filter *f, const char *path, unsigned flags, amq_errinfo *err)
 {
-    amq_atomic a;
-    out_target t;
+    amq_target *t;
     int rc;
 
-    rc = amq_atomic_begin(&a, path, (flags & AMQ_SAVE_EXCL) != 0, err);
+    /* On the heap: three path buffers are too much for a caller's stack. */
+    rc = amq_target_open(path, flags & AMQ_SAVE_EXCL ? AMQ_TARGET_EXCL : 0, &t, err);
     if (rc != AMQ_OK)
         return rc;
-    t.pwrite = file_pwrite;
-    t.ctx = &a;
-    rc = write_filter(f, &t, 1, err);
-    if (rc != AMQ_OK) {
-        amq_atomic_abort(&a);
-        return rc;
-    }
-    return amq_atomic_commit(&a, err);
+    rc = amq_target_save_filter(t, f, err);
+    amq_target_close(t);
+    return rc;
 }
 
 typedef struct mem_out {

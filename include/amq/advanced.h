@@ -901,6 +901,90 @@ AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t 
                              amq_errinfo *err);
 AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
 
+/* ==== files written safely: the one writer of amq_filter_save and the tool == */
+
+/*
+ * A file about to be written whole (amq_filter_save is open + save_filter +
+ * close).  The rules, the same for every writer of amq files:
+ *  - a symlink is followed: the file it names is replaced (or created, for
+ *    a dangling link) and the link stays;
+ *  - an existing regular file is replaced only if it is what the flags
+ *    allow (by default an amq filter; AMQ_EEXIST "not an amq filter"
+ *    otherwise), is writable (AMQ_EIO, sys_errno EACCES: "read-only", even
+ *    for root) and has no other hard link (AMQ_EIO, EMLINK: "hard links");
+ *    its mode and owner are given to the new file (or the save fails);
+ *  - it is locked (flock, exclusive) from open until close, so that two
+ *    writers of one file serialize (the name is checked again once locked:
+ *    a writer that waited on a file since replaced locks the new one);
+ *  - the new contents go to a temporary file "DIR/.NAME.XXXXXX.amqtmp"
+ *    beside it, registered for amq_temp_remove_all, fsync'd and renamed
+ *    over the name (a new name: renameat2 RENAME_NOREPLACE, so a file that
+ *    appeared meanwhile is not replaced unseen), then the directory is
+ *    fsync'd.  A crash leaves the old file or the new one; any failure
+ *    leaves the old one and removes the temporary file;
+ *  - an existing device or pipe (/dev/null, /dev/stdout) and, with
+ *    AMQ_TARGET_STDOUT, the path "-" are written straight, with no
+ *    temporary file.
+ * Every function reports a failure in err (may be NULL) with the path as
+ * given; the statuses are AMQ_EIO (with sys_errno), AMQ_ENOSPC, AMQ_ENOMEM,
+ * AMQ_EEXIST, AMQ_EINVAL (a path too long or naming a directory).
+ * One target is used by one thread at a time.
+ */
+typedef struct amq_target amq_target;
+
+#define AMQ_TARGET_EXCL 1u   /* AMQ_EEXIST if path exists (AMQ_SAVE_EXCL) */
+#define AMQ_TARGET_UPDATE 2u /* path must be an existing amq filter (read, then replaced) */
+#define AMQ_TARGET_TEXT 4u   /* the contents are text: any regular file but an amq filter
+                                may be replaced ("is an amq filter" otherwise) */
+#define AMQ_TARGET_BINARY 8u /* an amq filter or any file that is not text (a NUL byte in
+                                its first 4 KiB) may be replaced */
+#define AMQ_TARGET_STDOUT 16u /* "-" is standard output */
+#define AMQ_TARGET_NOWAIT 32u /* a file another writer holds: AMQ_EIO with sys_errno
+                                 EWOULDBLOCK instead of waiting for it */
+
+/* Opens the target: follows the links, locks and checks an existing file.
+ * *out is freed by amq_target_close. */
+AMQ_API int amq_target_open(const char *path, unsigned flags, amq_target **out,
+                            amq_errinfo *err);
+/* The file written, symlinks followed ("-" for standard output): the file a
+ * read-modify-write reads, under the target's lock. */
+AMQ_API const char *amq_target_path(const amq_target *t);
+/* 1 if the path named a file when opened, else 0. */
+AMQ_API int amq_target_exists(const amq_target *t);
+/* Creates the temporary file (or opens the direct output) and returns its
+ * descriptor in *fd (owned by t: write to it, never close it).  A second
+ * call returns the same descriptor. */
+AMQ_API int amq_target_begin(amq_target *t, int *fd, amq_errinfo *err);
+/* Appends len bytes (begins if needed; retries short writes and EINTR). */
+AMQ_API int amq_target_write(amq_target *t, const void *data, size_t len, amq_errinfo *err);
+/* Makes the written bytes the file: fsync, rename into place, fsync of the
+ * directory (a direct output is only closed).  On failure nothing changed
+ * and the temporary file is removed. */
+AMQ_API int amq_target_commit(amq_target *t, amq_errinfo *err);
+/* Writes f as the new contents (streamed, as amq_filter_save: about 64 KiB
+ * of scratch from f's allocator) and commits. */
+AMQ_API int amq_target_save_filter(amq_target *t, const struct amq_filter *f,
+                                   amq_errinfo *err);
+/* Drops what was written (removes the temporary file); the lock stays. */
+AMQ_API void amq_target_abort(amq_target *t);
+/* Aborts what is not committed, unlocks, frees.  NULL is a no-op. */
+AMQ_API void amq_target_close(amq_target *t);
+
+/*
+ * The registry of temporary files a fatal signal must not leave behind:
+ * every target's temporary file is in it from before it exists until it
+ * is renamed or removed.  amq_temp_remove_all is async-signal-safe: a
+ * program's handler of SIGINT, SIGTERM... calls it, then dies of the
+ * signal (a save still running would then fail: its file is gone).
+ * amq_temp_register adds a temporary file of the program's own (the slot,
+ * or -1 when the 32 slots are taken or the path is too long: the file is
+ * then not removed on a signal); amq_temp_unregister(-1) is a no-op.
+ * Thread-safe.
+ */
+AMQ_API int amq_temp_register(const char *path);
+AMQ_API void amq_temp_unregister(int slot);
+AMQ_API void amq_temp_remove_all(void);
+
 #ifdef __cplusplus
 }
 #endif

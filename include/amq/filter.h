@@ -258,8 +258,10 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * otherwise: a text file is never lost to a swapped argument), writable
  * (AMQ_EIO, sys_errno EACCES) and without other hard links (AMQ_EIO,
  * EMLINK); it is locked (flock) until replaced, so that saves and `amq add`
- * on one file serialize; its permission bits and owner are kept.  Scratch
- * memory (about 64 KiB) comes from the filter's allocator.
+ * on one file serialize; its permission bits and owner are kept; a device
+ * (/dev/null) is written straight.  This is the tool's writer too
+ * (amq_target in <amq/advanced.h>).  Scratch memory (about 64 KiB) comes
+ * from the filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);

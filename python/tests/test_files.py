@@ -155,3 +155,64 @@ def test_save_replaces_only_amq_files_as_the_tool_does(tmp, amq_bin):
         f.save(target)
     assert "new" in amq.open(tmp / "second.amq")
     assert [x for x in os.listdir(tmp) if "amqtmp" in x] == []
+
+
+def test_save_waits_for_the_lock_another_writer_holds(tmp):
+    """The library's writer locks the file it replaces, as `amq add` does: while another
+    writer holds the lock the file is not replaced; the save ends when it lets go."""
+    import fcntl
+    import threading
+    path = tmp / "locked.amq"
+    f = amq.Filter(kind="blocked", capacity=1000)
+    f.add("old")
+    f.save(path)
+    g = amq.Filter(kind="blocked", capacity=1000)
+    g.add("new")
+    with open(path, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        t = threading.Thread(target=g.save, args=(path,))
+        t.start()
+        t.join(0.5)
+        assert t.is_alive(), "the save did not wait for the lock"
+        assert "new" not in amq.open(path)
+    t.join(30)  # closing the file let the lock go
+    assert not t.is_alive()
+    assert "new" in amq.open(path) and "old" not in amq.open(path)
+
+
+def test_a_save_and_amq_add_serialize(tmp, amq_bin, monkeypatch):
+    """A Python save and `amq add` on one file: the add waits for the save's lock, then reads
+    the file the save made - every key of both is in the result (without the lock, the add
+    reads the old file and its rename drops the saved keys)."""
+    import threading
+    import time
+    path = tmp / "both.amq"
+    amq.Filter(kind="blocked", capacity=100000).save(path)
+    g = amq.Filter(kind="blocked", capacity=100000)
+    g.update(keys("py", 2000))
+    monkeypatch.setenv("AMQ_TEST_SAVE_DELAY", "1")  # the save holds its finished file 1 s
+    t = threading.Thread(target=g.save, args=(path,))
+    t.start()
+    for _ in range(400):
+        if any(x.endswith(".amqtmp") for x in os.listdir(tmp)):
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the save's temporary file never appeared")
+    env = dict(os.environ)
+    del env["AMQ_TEST_SAVE_DELAY"]
+    r = subprocess.run([amq_bin, "add", str(path)], input="\n".join(keys("tool", 2000)) + "\n",
+                       capture_output=True, text=True, env=env)
+    t.join(30)
+    assert r.returncode == 0, r.stderr
+    h = amq.open(path)
+    assert h.contains_many(keys("py", 2000)).all()
+    assert h.contains_many(keys("tool", 2000)).all()
+    assert [x for x in os.listdir(tmp) if "amqtmp" in x] == []
+
+
+def test_save_writes_a_device_straight(tmp):
+    """/dev/null is written through, as the tool writes it: no temporary file beside it."""
+    f = amq.Filter(kind="blocked", capacity=1000)
+    f.save("/dev/null")
+    f.save("/dev/null", overwrite=False)

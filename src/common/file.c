@@ -15,6 +15,8 @@
 #include "common/file.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -194,7 +196,52 @@ void amq_file_advise_random(const amq_mapped *m)
         (void)madvise(m->map, m->map_len, MADV_RANDOM);
 }
 
-/* ---- atomic replacement ------------------------------------------------------ */
+/* ---- temporary files removed on a fatal signal ---------------------------- */
+
+/* A slot is claimed (FREE -> FILLING) by compare-and-swap, filled, then made
+ * LIVE: a signal handler reads only LIVE slots, so it never sees half a
+ * path (atomic_int is lock-free on every target amq builds for, which makes
+ * these loads async-signal-safe). */
+enum { TEMP_SLOTS = 32, TEMP_FREE = 0, TEMP_FILLING = 1, TEMP_LIVE = 2 };
+
+static char temp_paths[TEMP_SLOTS][AMQ_PATH_CAP];
+static atomic_int temp_state[TEMP_SLOTS];
+
+int amq_temp_register(const char *path)
+{
+    size_t n = strlen(path);
+    int i, expect;
+
+    if (n >= sizeof temp_paths[0])
+        return -1;
+    for (i = 0; i < TEMP_SLOTS; i++) {
+        expect = TEMP_FREE;
+        if (atomic_compare_exchange_strong(&temp_state[i], &expect, TEMP_FILLING)) {
+            memcpy(temp_paths[i], path, n + 1);
+            atomic_store(&temp_state[i], TEMP_LIVE);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void amq_temp_unregister(int slot)
+{
+    if (slot >= 0 && slot < TEMP_SLOTS)
+        atomic_store(&temp_state[slot], TEMP_FREE);
+}
+
+void amq_temp_remove_all(void)
+{
+    int i;
+    for (i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_state[i]) == TEMP_LIVE)
+            (void)unlink(temp_paths[i]); /* async-signal-safe */
+}
+
+static void target_release(amq_target *t);
+
+/* ---- the target: what may be replaced ------------------------------------- */
 
 static void split_dir(const char *path, char *dir, size_t cap, const char **base)
 {
@@ -220,7 +267,7 @@ static void split_dir(const char *path, char *dir, size_t cap, const char **base
  * yet (a dangling link is followed to create its target), into out. */
 static int resolve_links(const char *path, char *out, size_t cap)
 {
-    char link[4096], next[8192];
+    char link[AMQ_PATH_CAP], next[2 * AMQ_PATH_CAP];
     struct stat st;
     ssize_t n;
     int hops;
@@ -241,126 +288,229 @@ static int resolve_links(const char *path, char *out, size_t cap)
         if (snprintf(out, cap, "%s", next) >= (int)cap)
             return -1;
     }
-    return 0; /* a loop: the open below reports it */
+    return 0; /* a loop: the open reports it */
 }
 
 static const uint8_t file_magic[8] = {0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n'};
 
-/* Opens and locks the existing file a->path names (waiting for another
- * writer; the name re-checked after), and applies the replacement rules.
- * *st receives its attributes.  AMQ_OK with a->lock_fd set, or an error. */
-static int lock_existing(amq_atomic *a, struct stat *st, amq_errinfo *err)
+static int fd_is_amq(int fd)
 {
-    struct stat now;
     uint8_t head[8];
-    int tries;
+    return pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+           memcmp(head, file_magic, sizeof head) == 0;
+}
 
-    for (tries = 0; tries < 100; tries++) {
-        a->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (a->lock_fd < 0)
-            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", a->path);
-        if (fstat(a->lock_fd, st) != 0)
-            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", a->path);
-        if (!S_ISREG(st->st_mode))
-            return amq_err(err, S_ISDIR(st->st_mode) ? AMQ_EIO : AMQ_EEXIST,
-                           S_ISDIR(st->st_mode) ? "%s: is a directory"
-                                                : "%s: exists and is not a regular file; "
-                                                  "nothing changed",
-                           a->path);
-        while (flock(a->lock_fd, LOCK_EX) != 0)
-            if (errno != EINTR)
-                return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot lock", a->path);
-        /* Another writer may have replaced the file meanwhile: lock the one
-         * the name now refers to. */
-        if (stat(a->path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
-            break;
-        close(a->lock_fd);
-        a->lock_fd = -1;
-    }
-    if (a->lock_fd < 0)
-        return amq_err(err, AMQ_EIO, "%s: keeps changing under us", a->path);
-    if (pread(a->lock_fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-        memcmp(head, file_magic, sizeof head) != 0)
+/* No NUL byte in the first 4 KiB (as grep and diff decide "binary"). */
+static int fd_is_text(int fd)
+{
+    uint8_t b[4096];
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    return n >= 0 && memchr(b, 0, (size_t)n) == NULL;
+}
+
+/* An existing regular file against the flags: what it holds, then whether
+ * it can be replaced without loss. */
+static int check_existing(const amq_target *t, const struct stat *st, amq_errinfo *err)
+{
+    const char *p = t->given;
+    int amq = fd_is_amq(t->lock_fd);
+
+    if (t->flags & AMQ_TARGET_EXCL)
+        return amq_err(err, AMQ_EEXIST, "%s: file exists", p);
+    if ((t->flags & AMQ_TARGET_UPDATE) && !amq)
         return amq_err(err, AMQ_EEXIST, "%s: exists and is not an amq filter; nothing changed",
-                       a->path);
-    if ((st->st_mode & 0222) == 0 || access(a->path, W_OK) != 0)
+                       p);
+    if ((t->flags & AMQ_TARGET_TEXT) && amq)
+        return amq_err(err, AMQ_EEXIST, "%s: is an amq filter; refusing to replace it with text",
+                       p);
+    if ((t->flags & AMQ_TARGET_BINARY) && !amq && fd_is_text(t->lock_fd))
+        return amq_err(err, AMQ_EEXIST,
+                       "%s: exists and holds text; only binary files are replaced", p);
+    if (!(t->flags & (AMQ_TARGET_TEXT | AMQ_TARGET_BINARY)) && !amq)
+        return amq_err(err, AMQ_EEXIST,
+                       "%s: exists and is not an amq filter (only an amq filter is replaced); "
+                       "nothing changed",
+                       p);
+    if ((st->st_mode & 0222) == 0 || access(t->path, W_OK) != 0)
         return amq_err_sys(err, AMQ_EIO, EACCES, "%s: is read-only (mode %04o); nothing changed",
-                           a->path, (unsigned)(st->st_mode & 07777));
+                           p, (unsigned)(st->st_mode & 07777));
     if (st->st_nlink > 1)
         return amq_err_sys(err, AMQ_EIO, EMLINK,
                            "%s: has %llu hard links; replacing it would leave the other names "
                            "on the old data (copy it first); nothing changed",
-                           a->path, (unsigned long long)st->st_nlink);
+                           p, (unsigned long long)st->st_nlink);
     return AMQ_OK;
 }
 
-int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err)
+/* Opens and locks the file t->path names (waiting for another writer
+ * unless NOWAIT; the name checked again once locked), and applies the
+ * rules.  AMQ_OK with t->exists 0 when there is no file (and one may be
+ * created). */
+static int lock_existing(amq_target *t, amq_errinfo *err)
 {
-    char dir[4096];
-    const char *base;
-    struct stat st;
-    mode_t mode = 0666;
-    int keep = 0, attempt, rc, e;
-    unsigned long long r;
+    struct stat st, now;
+    int tries;
 
-    memset(a, 0, sizeof *a);
-    a->fd = -1;
-    a->lock_fd = -1;
-    a->excl = excl;
-    if (strlen(path) >= sizeof a->path - 32 || path[0] == '\0')
-        return amq_err(err, AMQ_EINVAL, "%s: invalid path", path);
-    if (resolve_links(path, a->path, sizeof a->path - 32) != 0)
+    for (tries = 0; tries < 100; tries++) {
+        /* O_NONBLOCK: opening a FIFO with no writer must not hang. */
+        t->lock_fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (t->lock_fd < 0) {
+            if (errno == ENOENT && !(t->flags & AMQ_TARGET_UPDATE)) {
+                t->exists = 0;
+                return AMQ_OK;
+            }
+            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", t->given);
+        }
+        if (fstat(t->lock_fd, &st) != 0)
+            return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", t->given);
+        t->exists = 1;
+        if (S_ISDIR(st.st_mode))
+            return amq_err(err, AMQ_EIO, "%s: is a directory", t->given);
+        if (!S_ISREG(st.st_mode)) {
+            if (t->flags & AMQ_TARGET_UPDATE)
+                return amq_err(err, AMQ_EIO, "%s: not a regular file", t->given);
+            t->direct = 1; /* a device or a pipe: written through, not replaced */
+            return AMQ_OK;
+        }
+        if (flock(t->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK)
+                return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot lock", t->given);
+            if (t->flags & AMQ_TARGET_NOWAIT)
+                return amq_err_sys(err, AMQ_EIO, EWOULDBLOCK,
+                                   "%s: another writer holds it", t->given);
+            while (flock(t->lock_fd, LOCK_EX) != 0)
+                if (errno != EINTR)
+                    return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot lock", t->given);
+        }
+        /* Another writer may have replaced the file meanwhile: lock the one
+         * the name now refers to. */
+        if (stat(t->path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino)
+            break;
+        close(t->lock_fd);
+        t->lock_fd = -1;
+    }
+    if (t->lock_fd < 0)
+        return amq_err(err, AMQ_EIO, "%s: keeps changing under us", t->given);
+    t->mode = (unsigned)(now.st_mode & 07777);
+    t->uid = (unsigned)now.st_uid;
+    t->gid = (unsigned)now.st_gid;
+    return check_existing(t, &now, err);
+}
+
+static int target_init(amq_target *t, const char *path, unsigned flags, amq_errinfo *err)
+{
+    char dir[AMQ_PATH_CAP];
+    const char *base;
+    int rc;
+
+    memset(t, 0, offsetof(amq_target, given));
+    t->given[0] = t->path[0] = t->tmp[0] = '\0';
+    t->fd = -1;
+    t->lock_fd = -1;
+    t->slot = -1;
+    t->flags = flags;
+    if (path == NULL || path[0] == '\0')
+        return amq_err(err, AMQ_EINVAL, "invalid path: empty");
+    if (strlen(path) >= sizeof t->path - 32)
+        return amq_err(err, AMQ_EINVAL, "%.64s...: path too long", path);
+    snprintf(t->given, sizeof t->given, "%s", path);
+    if ((flags & AMQ_TARGET_STDOUT) && strcmp(path, "-") == 0) {
+        snprintf(t->path, sizeof t->path, "-");
+        t->exists = 1;
+        t->direct = 1;
+        return AMQ_OK;
+    }
+    if (resolve_links(path, t->path, sizeof t->path - 32) != 0)
         return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
-    split_dir(a->path, dir, sizeof dir, &base);
+    split_dir(t->path, dir, sizeof dir, &base);
     if (base[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "%s: path names a directory", path);
-    if (stat(a->path, &st) == 0) {
-        if (excl)
-            return amq_err(err, AMQ_EEXIST, "%s: file exists", path);
-        rc = lock_existing(a, &st, err);
-        if (rc != AMQ_OK) {
-            amq_atomic_abort(a);
-            return rc;
-        }
-        mode = st.st_mode & 07777;
-        keep = 1;
-    }
-    r = (unsigned long long)getpid() * 2654435761ull ^ (unsigned long long)time(NULL);
+    rc = lock_existing(t, err);
+    if (rc != AMQ_OK)
+        target_release(t);
+    return rc;
+}
+
+/* ---- the target: writing and replacing ------------------------------------ */
+
+/* The temporary file beside t->path, registered before it exists (a signal
+ * between the open and the registration would leave it), with the replaced
+ * file's owner and mode, or 0666 & ~umask for a new one. */
+static int create_temp(amq_target *t, amq_errinfo *err)
+{
+    char dir[AMQ_PATH_CAP];
+    const char *base;
+    struct timespec ts;
+    unsigned long long r;
+    int attempt, e;
+
+    split_dir(t->path, dir, sizeof dir, &base);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r = (unsigned long long)getpid() * 2654435761ull ^ (unsigned long long)ts.tv_nsec;
     for (attempt = 0; attempt < 100; attempt++) {
         r = r * 6364136223846793005ull + 1442695040888963407ull;
-        if (snprintf(a->tmp, sizeof a->tmp, "%s/.%s.%06llx.amqtmp", dir, base,
-                     (r >> 40) & 0xffffffull) >= (int)sizeof a->tmp) {
-            a->tmp[0] = '\0';
-            amq_atomic_abort(a);
-            return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
+        if (snprintf(t->tmp, sizeof t->tmp, "%s/.%s.%06llx.amqtmp", dir, base,
+                     (r >> 40) & 0xffffffull) >= (int)sizeof t->tmp) {
+            t->tmp[0] = '\0';
+            return amq_err(err, AMQ_EINVAL, "%s: path too long", t->given);
         }
-        a->fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, keep ? 0600 : mode);
-        if (a->fd >= 0 || errno != EEXIST)
+        t->slot = amq_temp_register(t->tmp);
+        t->fd = open(t->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+                     t->exists ? 0600 : 0666);
+        if (t->fd >= 0)
             break;
-    }
-    if (a->fd < 0) {
         e = errno;
-        a->tmp[0] = '\0';
-        amq_atomic_abort(a);
-        return amq_err_sys(err, io_status(e), e, "%s: cannot create a temporary file in %s",
-                           path, dir);
+        amq_temp_unregister(t->slot);
+        t->slot = -1;
+        if (e != EEXIST) {
+            t->tmp[0] = '\0';
+            return amq_err_sys(err, io_status(e), e, "%s: cannot create a file in %s",
+                               t->given, dir);
+        }
     }
-    if (keep && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
-        fchown(a->fd, st.st_uid, st.st_gid) != 0) {
-        e = errno;
-        amq_atomic_abort(a);
-        return amq_err_sys(err, AMQ_EIO, e, "%s: cannot keep its owner %lu:%lu; nothing changed",
-                           path, (unsigned long)st.st_uid, (unsigned long)st.st_gid);
+    if (t->fd < 0) {
+        t->tmp[0] = '\0';
+        return amq_err(err, AMQ_EIO, "%s: no free temporary name in %s", t->given, dir);
     }
-    if (keep && fchmod(a->fd, mode) != 0) {
-        e = errno;
-        amq_atomic_abort(a);
-        return amq_err_sys(err, AMQ_EIO, e, "%s: cannot set permissions", path);
-    }
+    if (!t->exists)
+        return AMQ_OK; /* the umask applied at creation */
+    if ((t->uid != (unsigned)geteuid() || t->gid != (unsigned)getegid()) &&
+        fchown(t->fd, (uid_t)t->uid, (gid_t)t->gid) != 0)
+        return amq_err_sys(err, AMQ_EIO, errno,
+                           "%s: cannot keep its owner %u:%u; nothing changed", t->given, t->uid,
+                           t->gid);
+    if (fchmod(t->fd, (mode_t)t->mode) != 0)
+        return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot set permissions", t->given);
     return AMQ_OK;
 }
 
-int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offset,
+int amq_target_begin(amq_target *t, int *fd, amq_errinfo *err)
+{
+    int rc = AMQ_OK;
+
+    if (t->fd < 0) {
+        if (t->direct && strcmp(t->path, "-") == 0 && (t->flags & AMQ_TARGET_STDOUT)) {
+            t->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+            if (t->fd < 0)
+                rc = amq_err_sys(err, AMQ_EIO, errno, "standard output");
+        } else if (t->direct) {
+            t->fd = open(t->path, O_WRONLY | O_CLOEXEC);
+            if (t->fd < 0)
+                rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", t->given);
+        } else {
+            rc = create_temp(t, err);
+        }
+        if (rc != AMQ_OK) {
+            amq_target_abort(t);
+            return rc;
+        }
+    }
+    if (fd != NULL)
+        *fd = t->fd;
+    return AMQ_OK;
+}
+
+int amq_target_pwrite(amq_target *t, const void *data, size_t len, uint64_t offset,
                       amq_errinfo *err)
 {
     const uint8_t *p = data;
@@ -368,19 +518,39 @@ int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offs
 
     while (len > 0) {
         size_t chunk = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len;
-        w = pwrite(a->fd, p, chunk, (off_t)offset);
+        w = pwrite(t->fd, p, chunk, (off_t)offset);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return amq_err_sys(err, io_status(errno), errno, "%s: write failed", a->path);
+            return amq_err_sys(err, io_status(errno), errno, "%s: write failed", t->given);
         }
         if (w == 0)
-            return amq_err(err, AMQ_ENOSPC, "%s: write made no progress", a->path);
+            return amq_err(err, AMQ_ENOSPC, "%s: write made no progress", t->given);
         p += w;
         len -= (size_t)w;
         offset += (uint64_t)w;
     }
     return AMQ_OK;
+}
+
+int amq_target_write(amq_target *t, const void *data, size_t len, amq_errinfo *err)
+{
+    const uint8_t *p = data;
+    ssize_t w;
+    int rc = amq_target_begin(t, NULL, err);
+
+    while (rc == AMQ_OK && len > 0) {
+        w = write(t->fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return amq_err_sys(err, io_status(errno), errno, "%s: write failed", t->given);
+        if (w == 0)
+            return amq_err(err, AMQ_ENOSPC, "%s: write made no progress", t->given);
+        p += w;
+        len -= (size_t)w;
+    }
+    return rc;
 }
 
 /* Moves tmp to path unless path exists.  renameat2(RENAME_NOREPLACE) does it
@@ -401,58 +571,72 @@ static int rename_noreplace(const char *tmp, const char *path)
     return 0;
 }
 
-int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
+static int commit_direct(amq_target *t, amq_errinfo *err)
 {
-    char dir[4096];
-    const char *base;
-    int dfd, e, linked;
+    int fd = t->fd;
+    t->fd = -1;
+    if (close(fd) != 0)
+        return amq_err_sys(err, io_status(errno), errno, "%s: write failed",
+                           strcmp(t->path, "-") == 0 ? "standard output" : t->given);
+    return AMQ_OK;
+}
 
-    if (fsync(a->fd) != 0) {
+int amq_target_commit(amq_target *t, amq_errinfo *err)
+{
+    char dir[AMQ_PATH_CAP];
+    const char *base, *delay;
+    int dfd, e, moved = 0;
+
+    if (t->fd < 0 && amq_target_begin(t, NULL, err) != AMQ_OK)
+        return err != NULL ? err->status : AMQ_EIO;
+    if (t->direct)
+        return commit_direct(t, err);
+    /* Tests only: the complete temporary file is held for a while, so that
+     * a signal or a second writer can be sent at this moment for sure. */
+    delay = getenv("AMQ_TEST_SAVE_DELAY");
+    if (delay != NULL)
+        usleep((useconds_t)(atof(delay) * 1e6));
+    if (fsync(t->fd) != 0 || close(t->fd) != 0) {
         e = errno;
-        amq_atomic_abort(a);
-        return amq_err_sys(err, io_status(e), e, "%s: fsync failed", a->path);
+        amq_target_abort(t);
+        return amq_err_sys(err, io_status(e), e, "%s: cannot write; nothing changed", t->given);
     }
-    if (close(a->fd) != 0) {
-        e = errno;
-        a->fd = -1;
-        amq_atomic_abort(a);
-        return amq_err_sys(err, io_status(e), e, "%s: close failed", a->path);
-    }
-    a->fd = -1;
-    linked = 0;
-    if (a->excl || a->lock_fd < 0) {
-        /* A new name: link fails if it exists, so a file that appeared
-         * meanwhile is not silently replaced - with excl never, else only
-         * under the rules for a file that was there. */
-        if (rename_noreplace(a->tmp, a->path) == 0) {
-            linked = 1;
+    t->fd = -1;
+    if (t->lock_fd < 0) {
+        /* A new name: a file that appeared meanwhile is not replaced unseen -
+         * with EXCL never, else only under the rules for a file that was
+         * there (it is locked and checked now). */
+        if (rename_noreplace(t->tmp, t->path) == 0) {
+            moved = 1;
         } else {
-            struct stat st;
             e = errno;
-            if (a->excl || e != EEXIST) {
-                amq_atomic_abort(a);
+            if ((t->flags & AMQ_TARGET_EXCL) || e != EEXIST) {
+                amq_target_abort(t);
                 if (e == EEXIST)
-                    return amq_err(err, AMQ_EEXIST, "%s: file exists", a->path);
-                return amq_err_sys(err, io_status(e), e, "%s: cannot create", a->path);
+                    return amq_err(err, AMQ_EEXIST,
+                                   "%s: file exists (created meanwhile by another writer)",
+                                   t->given);
+                return amq_err_sys(err, io_status(e), e, "%s: cannot create", t->given);
             }
-            e = lock_existing(a, &st, err);
+            e = lock_existing(t, err);
+            if (e == AMQ_OK && t->direct)
+                e = amq_err(err, AMQ_EEXIST, "%s: created meanwhile as a device", t->given);
             if (e != AMQ_OK) {
-                amq_atomic_abort(a);
+                amq_target_abort(t);
                 return e;
             }
         }
     }
-    if (!linked && rename(a->tmp, a->path) != 0) {
+    if (!moved && rename(t->tmp, t->path) != 0) {
         e = errno;
-        amq_atomic_abort(a);
-        return amq_err_sys(err, io_status(e), e, "%s: cannot replace", a->path);
+        amq_target_abort(t);
+        return amq_err_sys(err, io_status(e), e, "%s: cannot replace it; nothing changed",
+                           t->given);
     }
-    a->tmp[0] = '\0';
-    if (a->lock_fd >= 0) {
-        close(a->lock_fd); /* and the lock with it: the name is the new file's now */
-        a->lock_fd = -1;
-    }
-    split_dir(a->path, dir, sizeof dir, &base);
+    t->tmp[0] = '\0';
+    amq_temp_unregister(t->slot);
+    t->slot = -1;
+    split_dir(t->path, dir, sizeof dir, &base);
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         /* The new file is in place; a failed directory fsync only weakens
@@ -464,18 +648,63 @@ int amq_atomic_commit(amq_atomic *a, amq_errinfo *err)
     return AMQ_OK;
 }
 
-void amq_atomic_abort(amq_atomic *a)
+void amq_target_abort(amq_target *t)
 {
-    if (a->fd >= 0) {
-        close(a->fd);
-        a->fd = -1;
+    if (t == NULL)
+        return;
+    if (t->fd >= 0) {
+        close(t->fd);
+        t->fd = -1;
     }
-    if (a->tmp[0] != '\0') {
-        unlink(a->tmp);
-        a->tmp[0] = '\0';
+    if (t->tmp[0] != '\0') {
+        unlink(t->tmp);
+        t->tmp[0] = '\0';
     }
-    if (a->lock_fd >= 0) {
-        close(a->lock_fd);
-        a->lock_fd = -1;
+    amq_temp_unregister(t->slot);
+    t->slot = -1;
+}
+
+static void target_release(amq_target *t)
+{
+    amq_target_abort(t);
+    if (t->lock_fd >= 0) {
+        close(t->lock_fd); /* and the lock with it */
+        t->lock_fd = -1;
     }
+}
+
+int amq_target_open(const char *path, unsigned flags, amq_target **out, amq_errinfo *err)
+{
+    amq_target *t;
+    int rc;
+
+    *out = NULL;
+    t = malloc(sizeof *t);
+    if (t == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    rc = target_init(t, path, flags, err);
+    if (rc != AMQ_OK) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return AMQ_OK;
+}
+
+void amq_target_close(amq_target *t)
+{
+    if (t == NULL)
+        return;
+    target_release(t);
+    free(t);
+}
+
+const char *amq_target_path(const amq_target *t)
+{
+    return t->path;
+}
+
+int amq_target_exists(const amq_target *t)
+{
+    return t->exists;
 }

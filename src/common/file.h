@@ -32,33 +32,31 @@ void amq_file_unmap(amq_mapped *m);
 /* Advises the kernel that m will be read at random (no read-ahead). */
 void amq_file_advise_random(const amq_mapped *m);
 
-/* A replacement of path in progress: a temporary file beside it. */
-typedef struct amq_atomic {
-    int fd;
-    int excl;
-    int lock_fd; /* the replaced file, flock'ed until commit or abort; -1 */
-    char path[4096]; /* symlinks followed */
-    char tmp[4096];
-} amq_atomic;
-
 /*
- * Creates the temporary file, with the rules of the amq tool's writer
- * (cli/target.c) for a filter output: a symlink is followed (the file it
- * names is replaced, the link stays); an existing file is replaced only if
- * it is a regular file that starts with the amq magic (AMQ_EEXIST
- * otherwise), is writable and has no other hard links (AMQ_EIO with
- * EACCES / EMLINK); it is locked (flock, exclusive, waiting for another
- * writer) until the commit, and its mode and owner are given to the new
- * file (or the save fails).  A new file gets 0666 & ~umask.  excl: fail
- * with AMQ_EEXIST if path exists.
+ * The one writer of files (amq_filter_save, the tool's outputs, the
+ * Python binding's saves): struct amq_target is the opaque handle of
+ * <amq/advanced.h>, whose comment there states the rules.  Its fields
+ * are here for filter.c, which writes a filter into one.
  */
-int amq_atomic_begin(amq_atomic *a, const char *path, int excl, amq_errinfo *err);
-/* Writes len bytes at offset (retrying short writes and EINTR). */
-int amq_atomic_pwrite(amq_atomic *a, const void *data, size_t len, uint64_t offset,
+#define AMQ_PATH_CAP 4096
+
+struct amq_target {
+    unsigned flags;
+    int fd;      /* the new contents: the temporary file, or the direct output; -1 */
+    int lock_fd; /* the replaced file, flock'ed until close; -1 */
+    int exists;  /* path named something when opened */
+    int direct;  /* standard output or a device: written straight, nothing renamed */
+    int slot;    /* the temporary file's slot in the signal registry; -1 */
+    unsigned mode;
+    unsigned uid, gid;
+    char given[AMQ_PATH_CAP]; /* as the caller named it: for messages */
+    char path[AMQ_PATH_CAP];  /* symlinks followed */
+    char tmp[AMQ_PATH_CAP];
+};
+
+/* Writes len bytes at offset of the temporary file (not for a direct
+ * target: amq_target_is_direct). */
+int amq_target_pwrite(struct amq_target *t, const void *data, size_t len, uint64_t offset,
                       amq_errinfo *err);
-/* fsync, rename over path (link for excl), fsync the directory. */
-int amq_atomic_commit(amq_atomic *a, amq_errinfo *err);
-/* Removes the temporary file; safe after a failed commit. */
-void amq_atomic_abort(amq_atomic *a);
 
 #endif /* AMQ_COMMON_FILE_H */

@@ -56,6 +56,19 @@ for sig in INT TERM; do
     [ ! -e out.txt ] || fail "out.txt exists after the interrupted dedup"
 done
 
+CASE=signal-during-create-force
+"$AMQ" create g.amq --capacity 1000 >/dev/null
+cp g.amq g.orig
+AMQ_TEST_SAVE_DELAY=10 sigdfl "$AMQ" create g.amq --capacity 100000 --force &
+pid=$!
+wait_for_tmp '\.g\.amq\..*\.amqtmp$' || fail "no temporary file appeared"
+kill -TERM $pid
+wait $pid
+st=$?
+[ $st -gt 128 ] || fail "create exited $st after SIGTERM, expected death by the signal"
+expect_eq "temporary files left" "" "$(ls -a | grep amqtmp)"
+expect_same_file g.amq g.orig
+
 CASE=force-only-replaces-filters
 seq 1 100 >u.txt
 cp u.txt u.orig
@@ -129,6 +142,23 @@ expect_status 2 "$AMQ" add h.amq keys
 expect_stderr_has "hard links"
 expect_same_file h.amq h.orig
 expect_same_file h2.amq h.orig
+
+CASE=hard-link-refused-by-every-writer
+# The same library writer behind create --force, build --force and dedup -o.
+"$AMQ" create hl.amq --capacity 1000 >/dev/null
+ln hl.amq hl2.amq
+cp hl.amq hl.orig
+expect_status 2 "$AMQ" create hl.amq --capacity 10 --force
+expect_stderr_has "hard links"
+expect_status 2 "$AMQ" build hl.amq keys --force --quiet
+expect_stderr_has "hard links"
+expect_same_file hl.amq hl.orig
+seq 1 10 >t1.txt
+ln t1.txt t2.txt
+expect_status 2 "$AMQ" dedup keys -o t1.txt
+expect_stderr_has "hard links"
+expect_eq "text kept" 10 "$(wc -l <t1.txt)"
+expect_eq "no temporary file left" "" "$(ls -a | grep amqtmp)"
 
 CASE=read-only-refused
 "$AMQ" create r.amq --capacity 100000 >/dev/null
