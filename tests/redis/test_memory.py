@@ -11,7 +11,8 @@
 - growth past maxmemory answers an error and leaves the filter as it was;
   a multi-item add cut by it replicates exactly what the primary took;
 - a chain of 65,535 sub-filters (every slot used) compacts and deletes
-  while PING answers within 100 ms, and keeps every fingerprint;
+  in calls that each do a bounded part of the work, and keeps every
+  fingerprint;
 - such a chain round-trips through CF.SCANDUMP / CF.LOADCHUNK chunk by
   chunk in linear time (each call O(1) in the chain's length), and so
   does BF's longest chain (2048 links);
@@ -19,11 +20,14 @@
   negative across DEBUG RELOAD, restarts and replica promotion, and the
   replica equal to the primary (DUMP) throughout.
 
-Each test checks the server answers PING within 100 ms while its big
-commands run (a second client pings meanwhile).
+No test asserts a duration: a command that must not hold the server long
+is compared with a reference measured in the same run on the same server -
+the server's own time for a command (INFO commandstats) or the main
+thread's CPU time (INFO cpu, which a loaded machine's scheduling does not
+inflate) - so that the checks hold on a slow or busy machine and still fail
+when a bounded command does the whole job at once.
 """
 import collections
-import multiprocessing
 import random
 import struct
 import time
@@ -32,49 +36,44 @@ import redis
 
 import harness
 
-PING_LIMIT = 0.100  # seconds
+def _server_usec(r, cmd):
+    """The server's total time in cmd since the last CONFIG RESETSTAT (INFO
+    commandstats, microseconds; 0 if it did not run)."""
+    for k, v in r.info("commandstats").items():
+        if k.lower() == "cmdstat_" + cmd.lower():
+            return v["usec"]
+    return 0
 
 
-def _ping_loop(port, stop, worst, count):
-    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
-    r.ping()
-    count.value = 0
-    while not stop.is_set():
-        t0 = time.perf_counter()
-        r.ping()
-        dt = time.perf_counter() - t0
-        if dt > worst.value:
-            worst.value = dt
-        count.value += 1
-        time.sleep(0.001)
+def _min_usec(r, cmds):
+    """The smallest server time of one command among cmds (each run alone, stats reset
+    before it): the minimum drops the moments the server was not scheduled."""
+    best = None
+    for cmd in cmds:
+        r.config_resetstat()
+        try:
+            r.execute_command(*cmd)
+        except redis.ResponseError:
+            pass
+        t = _server_usec(r, cmd[0])
+        best = t if best is None else min(best, t)
+    return best
 
 
-class Pinger:
-    """A second client, in its own process (no interpreter lock shared with
-    the test), that PINGs in a loop; .worst is the slowest round trip."""
+def _main_cpu(r):
+    """CPU seconds the server's main thread has used (INFO cpu): a command's
+    work, not the time a busy machine kept it waiting."""
+    c = r.info("cpu")
+    if "used_cpu_user_main_thread" in c:
+        return c["used_cpu_user_main_thread"] + c["used_cpu_sys_main_thread"]
+    return c["used_cpu_user"] + c["used_cpu_sys"]
 
-    def __init__(self, port):
-        self.stop = multiprocessing.Event()
-        self._worst = multiprocessing.Value("d", 0.0)
-        self._count = multiprocessing.Value("l", -1)
-        self.p = multiprocessing.Process(target=_ping_loop,
-                                         args=(port, self.stop, self._worst, self._count),
-                                         daemon=True)
 
-    def __enter__(self):
-        self.p.start()
-        t0 = time.time()
-        while self._count.value < 0:        # connected and pinged once
-            assert time.time() - t0 < 10
-            time.sleep(0.005)
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.p.join()
-        self.worst = self._worst.value
-        self.count = self._count.value
-        return False
+def _cpu_of(r, *cmd):
+    """(reply, main-thread CPU seconds) of one command."""
+    c0 = _main_cpu(r)
+    rep = r.execute_command(*cmd)
+    return rep, _main_cpu(r) - c0
 
 
 def _err(fn, *args):
@@ -105,13 +104,20 @@ def test_aof_replay_never_refused_for_memory(env):
     r.execute_command("BF.MADD", "bf", *items)
     r.execute_command("CF.INSERT", "cf", "ITEMS", *items)
     assert _used(r) > 40 << 20
+    # The reference for the wait below: the server saves and loads the same data.
+    r.config_resetstat()
+    r.execute_command("DEBUG", "RELOAD")
+    reload_s = _server_usec(r, "debug") / 1e6
     r.config_set("maxmemory", "30mb")
     r.bgrewriteaof()
-    t0 = time.time()
+    t0 = time.perf_counter()
     while r.info("persistence")["aof_rewrite_in_progress"] or \
             r.info("persistence")["aof_rewrite_scheduled"]:
-        assert time.time() - t0 < 60
+        # A rewrite writes what a reload saves: 50 times that (and a second for the
+        # fork) is a hang, not a slow machine.
+        assert time.perf_counter() - t0 < 50 * reload_s + 1, (reload_s, "rewrite hangs")
         time.sleep(0.05)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
     srv.restart(maxmemory="30mb")
     r = srv.client()
     assert r.exists("bf", "cf") == 2, srv.log_tail()
@@ -160,16 +166,22 @@ def test_loadchunk_header_sized_as_the_library_builds_it(env):
     base = _used(r)
     # 1 bucket, 16 sub-filters, bucket size 2, expansion 3: the chain grows
     # by 4 (the power of two above 3): 2 * (4^16 - 1) / 3 bytes = 2.86 GB.
-    with Pinger(srv.port) as pg:
-        e = _err(r.execute_command, "CF.LOADCHUNK", "evil", 1, _cf_header(0, 1, 0, 16, 2, 20, 3))
+    evil = _cf_header(0, 1, 0, 16, 2, 20, 3)
+    e = _err(r.execute_command, "CF.LOADCHUNK", "evil", 1, evil)
     assert e == "Insufficient memory to create filter", e
-    assert pg.worst < PING_LIMIT, pg.worst
     assert r.exists("evil") == 0
     assert _used(r) < base + (1 << 20)
     # The same shape with 8 sub-filters (44 KB) loads.
     assert r.execute_command("CF.LOADCHUNK", "ok", 1, _cf_header(0, 1, 0, 8, 2, 20, 3))
     assert r.execute_command("CF.INFO", "ok")[5] == 8
     assert r.execute_command("SET", "still", "writable")
+    # The refusal is decided from the header: it costs no more than building the 44 KB
+    # chain (a refusal that touched the 2.86 GB, or walked toward it, costs thousands of
+    # times that).
+    refused = _min_usec(r, [("CF.LOADCHUNK", "evil", 1, evil)] * 5)
+    built = _min_usec(r, [("CF.LOADCHUNK", "ok%d" % i, 1, _cf_header(0, 1, 0, 8, 2, 20, 3))
+                          for i in range(5)])
+    assert refused <= 10 * max(built, 1), (refused, built)
 
 
 # ---- 4. growth past maxmemory -------------------------------------------------------------------
@@ -315,35 +327,38 @@ def test_long_chain_compact_and_delete_keep_ping_fast(env):
     hist_holes = collections.Counter(holes)
     del hist_holes[0]
     deleted = []
-    times = {}
-    with Pinger(srv.port) as pg:
-        t0 = time.perf_counter()
-        assert r.execute_command("CF.COMPACT", "full") == b"OK"
-        times["compact full"] = time.perf_counter() - t0
-        # Each CF.COMPACT does bounded work: repeat until nothing moves.
-        nfs = [nf]
-        t0 = time.perf_counter()
-        while True:
-            assert r.execute_command("CF.COMPACT", "holes") == b"OK"
-            nfs.append(r.execute_command("CF.INFO", "holes")[5])
-            if nfs[-1] == nfs[-2]:
-                break
-            assert len(nfs) < 50
-        times["compact holes (%d calls)" % (len(nfs) - 1)] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        for i in range(20):
-            item = "del-%d" % i
-            assert r.execute_command("CF.DEL", "full", item) == 1   # every value is present
-            deleted.append(item)
-        times["20 deletes"] = time.perf_counter() - t0
-    # DUMP and RESTORE of 17 MB are the server's own work, outside the watch.
+    cpu = {}
+    # Each CF.COMPACT does bounded work: repeat until nothing moves.  The calls together
+    # compact the whole chain: the reference every single call is compared with.
+    nfs, holes_calls = [nf], []
+    while True:
+        rep, t = _cpu_of(r, "CF.COMPACT", "holes")
+        assert rep == b"OK"
+        holes_calls.append(t)
+        nfs.append(r.execute_command("CF.INFO", "holes")[5])
+        if nfs[-1] == nfs[-2]:
+            break
+        assert len(nfs) < 50
+    whole = sum(holes_calls)
+    rep, cpu["compact full"] = _cpu_of(r, "CF.COMPACT", "full")
+    assert rep == b"OK"
+    for i in range(20):
+        item = "del-%d" % i
+        rep, t = _cpu_of(r, "CF.DEL", "full", item)
+        assert rep == 1                                  # every value is present
+        cpu["delete %d" % i] = t
+        deleted.append(item)
     r.execute_command("RESTORE", "copy", 0, r.dump("holes"))
-    with Pinger(srv.port) as pg2:
-        t0 = time.perf_counter()
-        assert r.execute_command("CF.DEL", "copy", "x") == 1
-        times["delete on the copy"] = time.perf_counter() - t0
-    assert max(pg.worst, pg2.worst) < PING_LIMIT, (pg.worst, pg2.worst, times, pg.count)
-    assert pg.count > 10
+    rep, cpu["delete on the copy"] = _cpu_of(r, "CF.DEL", "copy", "x")
+    assert rep == 1
+    # No call does the whole job: each costs at most half of compacting the chain (an
+    # unbounded call costs all of it: a server serving other clients would stall).
+    assert len(holes_calls) >= 3, holes_calls
+    cpu["worst compact call on holes"] = max(holes_calls)
+    worst = max(cpu, key=cpu.get)
+    print("CPU ms: compacting holes %.1f in %s; worst other call: %s %.1f"
+          % (whole * 1e3, ["%.1f" % (t * 1e3) for t in holes_calls], worst, cpu[worst] * 1e3))
+    assert cpu[worst] < whole / 2, (worst, cpu[worst], whole, holes_calls)
     # Nothing could leave the full chain; the deletes took one slot each.
     assert r.execute_command("CF.INFO", "full")[5] == nf
     after = _fingerprint_histogram(srv, "full")
@@ -392,79 +407,97 @@ def test_long_chain_scandump_loadchunk_round_trip_linear(env):
     eighth = nf // 8
     per_call = {}
     chunks = []
-    with Pinger(srv.port) as pg:
-        t0 = time.perf_counter()
-        it, hdr = r.execute_command("CF.SCANDUMP", "src", 0)
-        chunks.append((it, hdr))
-        it = 1
-        for phase in range(8):
-            r.config_resetstat()
-            last = nf if phase == 7 else (phase + 1) * eighth
-            cmds = []
-            for _ in range(phase * eighth, last):
-                cmds.append(("CF.SCANDUMP", "src", it))
-                it += bs
-            got = _pipelined(r, cmds)
-            chunks.extend((int(n), bytes(d)) for n, d in got)
-            if phase in (0, 7):
-                per_call["scandump %d" % phase] = _usec_per_call(r, "cf.scandump")
-        assert r.execute_command("CF.SCANDUMP", "src", it) == [0, None]
-        assert len(chunks) == nf + 1 and chunks[-1][0] == it
-        for phase in range(8):
-            r.config_resetstat()
-            lo = 0 if phase == 0 else 1 + phase * eighth
-            hi = 1 + (nf if phase == 7 else (phase + 1) * eighth)
-            got = _pipelined(r, [("CF.LOADCHUNK", "dst", n, d) for n, d in chunks[lo:hi]])
-            assert all(x == b"OK" for x in got)
-            if phase in (0, 7):
-                per_call["loadchunk %d" % phase] = _usec_per_call(r, "cf.loadchunk")
-        total = time.perf_counter() - t0
-    print("worst PING %.1f ms, usec/call %s, %.1f s" % (pg.worst * 1e3, per_call, total))
-    assert pg.worst < PING_LIMIT, (pg.worst, per_call, total)
+    server_usec = 0
+    r.config_resetstat()
+    it, hdr = r.execute_command("CF.SCANDUMP", "src", 0)
+    server_usec += _server_usec(r, "cf.scandump")
+    chunks.append((it, hdr))
+    it = 1
+    for phase in range(8):
+        r.config_resetstat()
+        last = nf if phase == 7 else (phase + 1) * eighth
+        cmds = []
+        for _ in range(phase * eighth, last):
+            cmds.append(("CF.SCANDUMP", "src", it))
+            it += bs
+        got = _pipelined(r, cmds)
+        chunks.extend((int(n), bytes(d)) for n, d in got)
+        server_usec += _server_usec(r, "cf.scandump")
+        if phase in (0, 7):
+            per_call["scandump %d" % phase] = _usec_per_call(r, "cf.scandump")
+    assert r.execute_command("CF.SCANDUMP", "src", it) == [0, None]
+    assert len(chunks) == nf + 1 and chunks[-1][0] == it
+    for phase in range(8):
+        r.config_resetstat()
+        lo = 0 if phase == 0 else 1 + phase * eighth
+        hi = 1 + (nf if phase == 7 else (phase + 1) * eighth)
+        got = _pipelined(r, [("CF.LOADCHUNK", "dst", n, d) for n, d in chunks[lo:hi]])
+        assert all(x == b"OK" for x in got)
+        server_usec += _server_usec(r, "cf.loadchunk")
+        if phase in (0, 7):
+            per_call["loadchunk %d" % phase] = _usec_per_call(r, "cf.loadchunk")
+    # The reference: one DUMP and one RESTORE of the same chain, each one pass over it.
+    payload = r.dump("src")
+    dump_usec = _min_usec(r, [("DUMP", "src")] * 3)
+    restore_usec = _min_usec(r, [("RESTORE", "ref%d" % i, 0, payload) for i in range(3)])
+    print("usec/call %s; round trip %.0f ms of server time, DUMP %.1f ms, RESTORE %.1f ms"
+          % (per_call, server_usec / 1e3, dump_usec / 1e3, restore_usec / 1e3))
     assert r.dump("dst") == r.dump("src")
     # Linear, not quadratic: a walk from the chain's head made the last eighth's calls
     # about 15 times the first eighth's; the constant absorbs scheduling noise.
     for op in ("scandump", "loadchunk"):
         first, last = per_call["%s 0" % op], per_call["%s 7" % op]
         assert last < 3 * first + 10, (op, per_call)
-    assert total < 120, (total, per_call)
+    # The whole round trip, 131,071 calls, costs the server about what one RESTORE of the
+    # chain does (half of it here); a call that walked the chain (100 us or more at this
+    # length) would make it 40 times or more.
+    assert server_usec < 5 * restore_usec, (server_usec, dump_usec, restore_usec, per_call)
+
+
+def _bf_round_trip(r, src, dst, nl, nbytes, seed):
+    """A BF chain of nl links of nbytes, loaded by BF.LOADCHUNK from a crafted header and
+    random bits, dumped by BF.SCANDUMP and loaded back chunk by chunk into dst; the
+    server's microseconds per call of each command."""
+    rng = random.Random(seed)
+    hdr = struct.pack("<QIII", nl, nl, 5, 1)            # size, links, NOROUND|FORCE64, growth 1
+    for _ in range(nl):
+        hdr += struct.pack("<QQQddIQB", nbytes, nbytes * 8, 1, 0.01, 9.585, 7, 10, 0)
+    assert r.execute_command("BF.LOADCHUNK", src, 1, hdr) == b"OK"
+    data = rng.randbytes(nl * nbytes)
+    got = _pipelined(r, [("BF.LOADCHUNK", src, 1 + (j + 1) * nbytes,
+                          data[j * nbytes:(j + 1) * nbytes]) for j in range(nl)])
+    assert all(x == b"OK" for x in got)
+    r.config_resetstat()
+    chunks, it = [], 0
+    while True:
+        it, d = r.execute_command("BF.SCANDUMP", src, it)
+        if it == 0:
+            break
+        chunks.append((it, d))
+    assert len(chunks) == nl + 1
+    assert b"".join(d for _, d in chunks[1:]) == data
+    got = _pipelined(r, [("BF.LOADCHUNK", dst, n, d) for n, d in chunks])
+    assert all(x == b"OK" for x in got)
+    assert r.dump(dst) == r.dump(src)
+    assert r.execute_command("BF.INFO", dst, "FILTERS") == [nl]
+    return {c: _usec_per_call(r, c) for c in ("bf.scandump", "bf.loadchunk")}
 
 
 def test_bf_max_links_scandump_loadchunk_round_trip(env):
     """BF's longest chain, 2048 links (AMQ_SBLOOM_MAX_LINKS, what a header
     may declare), loaded by BF.LOADCHUNK from a crafted header and
     random bits, dumped by BF.SCANDUMP and loaded back chunk by chunk: the
-    copy is identical and each call stays in microseconds (a chunk is
-    found by a walk of at most 2048 links)."""
+    copy is identical and a call costs about what it costs on a 64-link
+    chain of the same links (a chunk is found by a walk of at most 2048
+    links; a call that passed over the whole filter would cost 32 times
+    as much)."""
     srv = env.new_server()
     r = srv.client()
-    nl, nbytes = 2048, 64
-    rng = random.Random(31)
-    hdr = struct.pack("<QIII", nl, nl, 5, 1)            # size, links, NOROUND|FORCE64, growth 1
-    for _ in range(nl):
-        hdr += struct.pack("<QQQddIQB", nbytes, nbytes * 8, 1, 0.01, 9.585, 7, 10, 0)
-    assert r.execute_command("BF.LOADCHUNK", "src", 1, hdr) == b"OK"
-    data = rng.randbytes(nl * nbytes)
-    got = _pipelined(r, [("BF.LOADCHUNK", "src", 1 + (j + 1) * nbytes,
-                          data[j * nbytes:(j + 1) * nbytes]) for j in range(nl)])
-    assert all(x == b"OK" for x in got)
-    with Pinger(srv.port) as pg:
-        r.config_resetstat()
-        chunks, it = [], 0
-        while True:
-            it, d = r.execute_command("BF.SCANDUMP", "src", it)
-            if it == 0:
-                break
-            chunks.append((it, d))
-        assert len(chunks) == nl + 1
-        assert b"".join(d for _, d in chunks[1:]) == data
-        got = _pipelined(r, [("BF.LOADCHUNK", "dst", n, d) for n, d in chunks])
-        assert all(x == b"OK" for x in got)
-        per_call = {c: _usec_per_call(r, c) for c in ("bf.scandump", "bf.loadchunk")}
-    assert pg.worst < PING_LIMIT, (pg.worst, per_call)
-    assert r.dump("dst") == r.dump("src")
-    assert r.execute_command("BF.INFO", "dst", "FILTERS") == [nl]
-    assert max(per_call.values()) < 40, per_call
+    long_chain = _bf_round_trip(r, "src", "dst", 2048, 64, 31)
+    short_chain = _bf_round_trip(r, "src64", "dst64", 64, 64, 37)
+    print("usec/call: 2048 links %s, 64 links %s" % (long_chain, short_chain))
+    for c in long_chain:
+        assert long_chain[c] < 8 * short_chain[c], (c, long_chain, short_chain)
 
 
 # ---- 6. random commands against a model ---------------------------------------------------------
@@ -581,15 +614,18 @@ def test_random_commands_no_false_negative(env):
                         str(e).startswith("OOM"), e
 
     p = prim.client()
-    t0 = time.time()
+    c0 = _main_cpu(p)
     run(p, 1500)
+    first_run = _main_cpu(p) - c0
     assert p.execute_command("WAIT", 1, 10000) == 1
     keys = sorted(set(bf_model) | set(cf_model))
     _check_model(p, bf_model, cf_model, "primary (seed %d)" % seed)
     _same_as(p, rep.client(), keys, "after 1500 commands")
     p.execute_command("DEBUG", "RELOAD")
     _check_model(p, bf_model, cf_model, "after DEBUG RELOAD")
+    c0 = _main_cpu(p)
     run(p, 1500)
+    second_run = _main_cpu(p) - c0
     assert p.execute_command("WAIT", 1, 10000) == 1
     prim.restart()
     prim.sync_replica(rep)
@@ -608,4 +644,8 @@ def test_random_commands_no_false_negative(env):
     keys = sorted(set(bf_model) | set(cf_model))
     _check_model(q, bf_model, cf_model, "promoted, after more commands")
     _same_as(q, prim.client(), keys, "after the promotion")
-    assert time.time() - t0 < 120
+    # The same number of random commands on the grown filters costs the server the same
+    # order of time as the first ones (about 3 times here, as the filters grow): nothing
+    # degrades with the items and the reload behind it.
+    print("server CPU: first 1500 commands %.2f s, second %.2f s" % (first_run, second_run))
+    assert second_run < 10 * first_run, (first_run, second_run)
