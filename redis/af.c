@@ -35,9 +35,8 @@ static RedisModuleType *af_type;
 #define AF_ERR_SYNTAX "ERR syntax error"
 
 #define AF_MAX_WINDOW (UINT64_C(1) << 48)
-/* Header of AF.LOADCHUNK 0: the parameter block, u32 hash algorithm, u64
- * seed, little-endian. */
-#define AF_HEADER_SIZE (AMQ_AGING_PARAMS_SIZE + 12)
+/* Header of AF.LOADCHUNK 0 (the library's amq_aging_export_header). */
+#define AF_HEADER_SIZE AMQ_AGING_HEADER_SIZE
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -324,22 +323,13 @@ static int af_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * iter 0: the header (parameter block, hash algorithm, seed) creates an
  * empty filter; iter n > 0: data goes to payload offset n - 1. */
 
-static uint64_t le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    while (n-- > 0)
-        v = v << 8 | p[n];
-    return v;
-}
-
-/* The bytes a parameter block's geometry declares (blocks * (k + l) * 8),
- * UINT64_MAX when the product overflows 64 bits: asked of the memory guard
- * before the library sees the block, so it must not wrap (k + l near 2^32 with
- * 2^29 blocks would otherwise declare 0 bytes). */
+/* The bytes a parameter block's geometry declares, asked of the memory guard
+ * before the library validates the block (UINT64_MAX when it overflows). */
 static uint64_t af_declared_bytes(const uint8_t *params)
 {
-    uint64_t slices = le(params, 4) + le(params + 4, 4), blocks = le(params + 8, 8);
-    return slices != 0 && blocks > UINT64_MAX / 8 / slices ? UINT64_MAX : blocks * slices * 8;
+    uint64_t bytes;
+    (void)amq_aging_params_bytes(params, AMQ_AGING_PARAMS_SIZE, &bytes);
+    return bytes;
 }
 
 static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -375,10 +365,7 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_NOMEM);
         }
-        rc = amq_aging_import(buf, AMQ_AGING_PARAMS_SIZE,
-                              (uint32_t)le(buf + AMQ_AGING_PARAMS_SIZE, 4),
-                              le(buf + AMQ_AGING_PARAMS_SIZE + 4, 8), &amq_rm_allocator, &f,
-                              NULL);
+        rc = amq_aging_import_header(buf, len, &amq_rm_allocator, &f, NULL);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? AF_ERR_NOMEM
@@ -413,29 +400,21 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 static void af_header(const amq_filter *f, uint8_t *hdr, const uint8_t **payload, size_t *len)
 {
-    amq_stats st;
-    uint64_t seed;
-    int i;
-
-    (void)amq_aging_export(f, hdr, payload, len);
-    amq_filter_stats(f, &st);
-    for (i = 0; i < 4; i++)
-        hdr[AMQ_AGING_PARAMS_SIZE + i] = (uint8_t)(st.hash_algo >> (8 * i));
-    seed = st.seed;
-    for (i = 0; i < 8; i++)
-        hdr[AMQ_AGING_PARAMS_SIZE + 4 + i] = (uint8_t)(seed >> (8 * i));
+    (void)amq_aging_export_header(f, hdr, payload, len);
 }
 
 static void af_rdb_save(RedisModuleIO *io, void *value)
 {
-    uint8_t hdr[AF_HEADER_SIZE];
+    uint8_t params[AMQ_AGING_PARAMS_SIZE];
     const uint8_t *payload;
     size_t len, off, n;
+    amq_stats st;
 
-    af_header(value, hdr, &payload, &len);
-    RedisModule_SaveStringBuffer(io, (const char *)hdr, AMQ_AGING_PARAMS_SIZE);
-    RedisModule_SaveUnsigned(io, le(hdr + AMQ_AGING_PARAMS_SIZE, 4));
-    RedisModule_SaveUnsigned(io, le(hdr + AMQ_AGING_PARAMS_SIZE + 4, 8));
+    (void)amq_aging_export(value, params, &payload, &len);
+    amq_filter_stats(value, &st);
+    RedisModule_SaveStringBuffer(io, (const char *)params, AMQ_AGING_PARAMS_SIZE);
+    RedisModule_SaveUnsigned(io, st.hash_algo);
+    RedisModule_SaveUnsigned(io, st.seed);
     RedisModule_SaveUnsigned(io, (len + AMQ_RM_MAX_CHUNK - 1) / AMQ_RM_MAX_CHUNK);
     for (off = 0; off < len; off += n) {
         n = len - off < AMQ_RM_MAX_CHUNK ? len - off : AMQ_RM_MAX_CHUNK;

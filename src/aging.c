@@ -1096,6 +1096,22 @@ int amq_aging_impl_decode(const uint8_t *params, size_t params_len, uint32_t has
     return AMQ_OK;
 }
 
+int amq_aging_params_bytes(const uint8_t *params, size_t params_len, uint64_t *bytes)
+{
+    uint64_t slices, blocks;
+
+    *bytes = UINT64_MAX;
+    if (params == NULL || params_len != AGING_PARAMS_SIZE)
+        return AMQ_ECORRUPT;
+    /* k + l in 64 bits: two u32 fields near 2^32 must not wrap to a small count */
+    slices = (uint64_t)amq_load32(params) + amq_load32(params + 4);
+    blocks = amq_load64(params + 8);
+    if (slices != 0 && blocks > UINT64_MAX / 8 / slices)
+        return AMQ_EOVERFLOW;
+    *bytes = blocks * slices * 8;
+    return AMQ_OK;
+}
+
 void amq_aging_impl_masks(const amq_aging *a, amq_hash128 h, uint64_t *scalar, uint64_t *chosen)
 {
     const uint64_t *blk;

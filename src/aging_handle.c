@@ -3,6 +3,7 @@
  * (amq/aging.h), above filter.c; the filter itself is aging.c's.
  */
 #include "aging_internal.h"
+#include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
 
@@ -88,6 +89,31 @@ int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_alg
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
     return AMQ_OK;
+}
+
+int amq_aging_export_header(const amq_filter *f, uint8_t hdr[AMQ_AGING_HEADER_SIZE],
+                            const uint8_t **payload, size_t *len)
+{
+    uint32_t algo;
+    uint64_t seed;
+    int rc = amq_aging_export(f, hdr, payload, len);
+    if (rc != AMQ_OK)
+        return rc;
+    amq_aging_ops.hash_spec(aging_of(f), &algo, &seed);
+    amq_store32(hdr + AMQ_AGING_PARAMS_SIZE, algo);
+    amq_store64(hdr + AMQ_AGING_PARAMS_SIZE + 4, seed);
+    return AMQ_OK;
+}
+
+int amq_aging_import_header(const uint8_t *hdr, size_t len, const amq_allocator *alloc,
+                            amq_filter **out, amq_errinfo *err)
+{
+    *out = NULL;
+    if (hdr == NULL || len != AMQ_AGING_HEADER_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "aging header is %zu bytes, expected %d", len,
+                       AMQ_AGING_HEADER_SIZE);
+    return amq_aging_import(hdr, AMQ_AGING_PARAMS_SIZE, amq_load32(hdr + AMQ_AGING_PARAMS_SIZE),
+                            amq_load64(hdr + AMQ_AGING_PARAMS_SIZE + 4), alloc, out, err);
 }
 
 int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)

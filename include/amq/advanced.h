@@ -901,6 +901,23 @@ AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t 
                              amq_errinfo *err);
 AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
 
+/* The payload bytes a parameter block declares (blocks * (k + l) * 8), read
+ * before the block is validated, for a host's memory guard: AMQ_ECORRUPT
+ * when params_len is not AMQ_AGING_PARAMS_SIZE, AMQ_EOVERFLOW when the
+ * product passes 64 bits; *bytes is UINT64_MAX on either. */
+AMQ_API int amq_aging_params_bytes(const uint8_t *params, size_t params_len, uint64_t *bytes);
+
+/* The header of AF.SCANDUMP / AF.LOADCHUNK (iterator 0): the parameter block,
+ * then the hash algorithm (u32) and seed (u64), little-endian.  export_header
+ * is amq_aging_export plus those two; import_header is amq_aging_import of
+ * such a header (AMQ_ECORRUPT when len is not AMQ_AGING_HEADER_SIZE). */
+#define AMQ_AGING_HEADER_SIZE (AMQ_AGING_PARAMS_SIZE + 12)
+AMQ_API int amq_aging_export_header(const struct amq_filter *f,
+                                    uint8_t hdr[AMQ_AGING_HEADER_SIZE],
+                                    const uint8_t **payload, size_t *len);
+AMQ_API int amq_aging_import_header(const uint8_t *hdr, size_t len, const amq_allocator *alloc,
+                                    struct amq_filter **out, amq_errinfo *err);
+
 /* ==== files written safely: the one writer of amq_filter_save and the tool == */
 
 /*

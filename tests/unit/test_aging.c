@@ -597,6 +597,48 @@ TEST(aging_export_import)
     amq_filter_free(f);
 }
 
+/* The AF.LOADCHUNK header (parameter block, hash algorithm, seed) and the
+ * bytes a block declares, as the Redis module reads them. */
+TEST(aging_header_and_declared_bytes)
+{
+    amq_filter *f = make_count(3000, 0.001), *g;
+    uint8_t hdr[AMQ_AGING_HEADER_SIZE], hdr2[AMQ_AGING_HEADER_SIZE];
+    const uint8_t *src, *src2;
+    uint64_t bytes;
+    size_t len, len2;
+    amq_stats st;
+    int i;
+
+    REQUIRE(f != NULL);
+    REQUIRE_OK(amq_aging_export_header(f, hdr, &src, &len));
+    amq_filter_stats(f, &st);
+    CHECK_EQ(hdr[AMQ_AGING_PARAMS_SIZE], st.hash_algo);
+    for (i = 0; i < 8; i++)
+        CHECK_EQ(hdr[AMQ_AGING_PARAMS_SIZE + 4 + i], (uint8_t)(st.seed >> (8 * i)));
+    REQUIRE_OK(amq_aging_params_bytes(hdr, AMQ_AGING_PARAMS_SIZE, &bytes));
+    CHECK_EQ(bytes, len);
+    REQUIRE_OK(amq_aging_import_header(hdr, sizeof hdr, NULL, &g, NULL));
+    REQUIRE_OK(amq_aging_export_header(g, hdr2, &src2, &len2));
+    CHECK(memcmp(hdr, hdr2, sizeof hdr) == 0);
+    CHECK_EQ(len2, len);
+    amq_filter_free(g);
+    CHECK_STATUS(amq_aging_import_header(hdr, sizeof hdr - 1, NULL, &g, NULL), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_aging_params_bytes(hdr, 95, &bytes), AMQ_ECORRUPT);
+    CHECK_EQ(bytes, UINT64_MAX);
+    /* k and l near 2^32 with many blocks: the product passes 64 bits */
+    memset(hdr, 0xff, 16);
+    CHECK_STATUS(amq_aging_params_bytes(hdr, AMQ_AGING_PARAMS_SIZE, &bytes), AMQ_EOVERFLOW);
+    CHECK_EQ(bytes, UINT64_MAX);
+    /* 3 + 5 slices of 2^20 blocks: 64 MiB */
+    memset(hdr, 0, 16);
+    hdr[0] = 3;
+    hdr[4] = 5;
+    hdr[10] = 0x10;
+    REQUIRE_OK(amq_aging_params_bytes(hdr, AMQ_AGING_PARAMS_SIZE, &bytes));
+    CHECK_EQ(bytes, UINT64_C(64) << 20);
+    amq_filter_free(f);
+}
+
 void amq_aging_masks(const amq_filter *f, amq_hash128 h, uint64_t *scalar, uint64_t *chosen);
 
 /* The SIMD path (when the CPU has it) finds exactly the scalar path's
