@@ -230,14 +230,6 @@ int cli_threads(int requested);
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */
 int cli_filter_concurrent_adds(amq_filter *f);
-/* Items and capacity without counting bits (amq_filter_stats reads the
- * whole array of a Bloom filter; an in-place add must not). */
-void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity);
-/* 1 for the kinds whose adds only set bits (updated in place by add). */
-static inline int cli_kind_inplace(uint32_t kind)
-{
-    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
-}
 /* 1 when f does not scale and is past its capacity by its item count and
  * its false-positive rate is above its target (a count alone can be an
  * estimate, as after a merge); st (may be NULL) then holds its stats. */

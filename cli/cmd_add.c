@@ -10,6 +10,8 @@
  * fails (a full fixed-size filter, a read error, a filter pushed past its
  * capacity without --allow-overfill) the file is left exactly as it was.
  */
+#define AMQ_ADVANCED_API 1 /* kind predicates, set adds, counts that read no bit array */
+
 #include <getopt.h>
 #include <string.h>
 
@@ -57,23 +59,22 @@ typedef struct add_ctx {
     const char *path;
 } add_ctx;
 
-/* --skip-maybe-present: a key the filter answers present for is skipped,
- * one key at a time so that a key twice in one batch is found the second
- * time.  The first error, or 0. */
+/* --skip-maybe-present: the library's set add (CF.ADDNX), one key at a
+ * time so that a key twice in one batch is found the second time.  The
+ * first error, or 0. */
 static int add_skipping_maybe(add_ctx *c, const amq_hash128 *hashes, size_t n)
 {
     size_t i;
     int rc;
 
     for (i = 0; i < n; i++) {
-        if (amq_filter_contains_hash(c->f, hashes[i]) == 1) {
-            c->maybe++;
-            continue;
-        }
-        rc = amq_filter_add_hash(c->f, hashes[i]);
+        rc = amq_filter_add_unique_hash(c->f, hashes[i]);
         if (rc < 0)
             return rc;
-        c->added++;
+        if (rc == 0)
+            c->maybe++;
+        else
+            c->added++;
     }
     return 0;
 }
@@ -138,11 +139,6 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     }
     c->keys += n;
     return 0;
-}
-
-static int is_cuckoo(uint32_t kind)
-{
-    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
 }
 
 int cmd_add(int argc, char **argv)
@@ -228,7 +224,7 @@ int cmd_add(int argc, char **argv)
     rc = rewrite ? AMQ_EUNSUPPORTED : amq_inplace_open(t.real, &c.f, &ip, &err);
     if (rc == AMQ_EUNSUPPORTED) {
         rc = amq_filter_open(t.real, 0, NULL, &c.f, &err);
-        if (rc == AMQ_OK && cli_kind_inplace(amq_filter_kind(c.f)))
+        if (rc == AMQ_OK && amq_kind_updates_in_place(amq_filter_kind(c.f)))
             amq_filter_set_chunked_checksum(c.f, 1);
     }
     if (rc != AMQ_OK) {
@@ -256,9 +252,9 @@ int cmd_add(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
-    if (!is_cuckoo(amq_filter_kind(c.f)))
+    if (!amq_kind_keeps_copies(amq_filter_kind(c.f)))
         c.skip_maybe = 0; /* only cuckoo kinds store copies (an aging add must refresh its key) */
-    c.unique = is_cuckoo(amq_filter_kind(c.f)) && !dups && !c.skip_maybe;
+    c.unique = amq_kind_keeps_copies(amq_filter_kind(c.f)) && !dups && !c.skip_maybe;
     if (c.unique && hash_set_init(&c.seen, 0) != 0) {
         cli_error("add: out of memory");
         amq_filter_free(c.f);
@@ -270,7 +266,7 @@ int cmd_add(int argc, char **argv)
     rc = cli_for_each_batch_ex(c.f, argv + optind + 1, argc - optind - 1, pg, add_batch, &c);
     cli_progress_end(pg);
     memset(&st, 0, sizeof st);
-    cli_filter_counts(c.f, &st.items, &st.capacity);
+    amq_filter_counts(c.f, &st.items, &st.capacity);
     if (rc == 0 && st.capacity > 0 && st.items > st.capacity &&
         amq_kind_has_capacity(amq_filter_kind(c.f))) {
         amq_filter_stats(c.f, &st); /* the rates, for the message */

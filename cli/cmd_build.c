@@ -19,6 +19,8 @@
  * remove another key's fingerprint; nor by a 64-bit digest, whose
  * collisions would leave out keys the filter tells apart).
  */
+#define AMQ_ADVANCED_API 1 /* kind predicates */
+
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -280,7 +282,7 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
         }
     }
     (void)type;
-    b->unique = kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    b->unique = amq_kind_keeps_copies(kind);
     if (b->unique && hash_set_init(&b->added, cfg->capacity) != 0) {
         cli_error("build: out of memory for the set of distinct keys");
         return -1;
@@ -406,8 +408,7 @@ int cmd_build(int argc, char **argv)
                   "takes no --type other than bloom, no --hash or --seed");
         return EXIT_TROUBLE;
     }
-    if (cfg.redisbloom && ((kind != AMQ_KIND_SCALABLE_BLOOM &&
-                            kind != AMQ_KIND_SCALABLE_CUCKOO) || hash_given)) {
+    if (cfg.redisbloom && (!amq_kind_has_redisbloom_mode(kind) || hash_given)) {
         cli_error("build: --redisbloom makes a scalable filter in RedisBloom's layout, hashed "
                   "as RedisBloom does; it takes --type scalable-bloom or scalable-cuckoo, no "
                   "--hash or --seed");

@@ -1,6 +1,8 @@
 /*
  * cmd_create.c - amq create: a new, empty filter file.
  */
+#define AMQ_ADVANCED_API 1 /* amq_kind_updates_in_place */
+
 #include <getopt.h>
 #include <string.h>
 
@@ -298,7 +300,7 @@ int cmd_create(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     /* Chunked checksums: the first add to the file can be in place. */
-    if (cli_kind_inplace(amq_filter_kind(f)))
+    if (amq_kind_updates_in_place(amq_filter_kind(f)))
         amq_filter_set_chunked_checksum(f, 1);
     rc = cli_save_filter(argv[optind], f, force ? CLI_TARGET_FORCE : 0);
     amq_filter_free(f);

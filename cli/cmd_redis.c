@@ -160,82 +160,18 @@ static char *stage_key(const char *key, size_t len, size_t *outlen)
     return s;
 }
 
-/* Pseudo-random keys for the classic-Bloom equivalence check (splitmix64). */
-static uint64_t mix64(uint64_t *state)
+/* The RedisBloom form of a classic filter (the library's conversion). */
+static int bloom_as_sbloom(const char *in, const amq_bloom *b, amq_sbloom **out)
 {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-/*
- * A classic Bloom filter as a one-link non-scaling RedisBloom filter: possible when it hashes
- * and probes as RedisBloom does (MurmurHash64A, probe i = h1 + i h2 mod m) over a multiple of
- * 64 bits.  The link's capacity and rate fields are informational to RedisBloom (BF.INFO); the
- * bits, probe count and modulus decide membership, and 4096 random keys confirm that both
- * filters answer alike before anything is written.
- */
-static int bloom_as_sbloom(const char *in, amq_bloom *b, amq_sbloom **out)
-{
-    amq_bloom_params p;
-    amq_sbloom_header h;
-    amq_sbloom_link_info link;
-    amq_sbloom *s = NULL;
-    uint8_t *data;
-    size_t len;
-    uint64_t state = 1, key;
-    int i, rc;
-
-    amq_bloom_get_params(b, &p);
-    if (p.hash_algo != AMQ_HASH_REDISBLOOM || p.probe != AMQ_BLOOM_PROBE_REDISBLOOM ||
-        p.bits % 64 != 0 || p.k > 255) {
+    int rc = amq_sbloom_from_bloom(b, NULL, out);
+    if (rc == AMQ_EINCOMPAT)
         cli_error("%s: this classic Bloom filter hashes or probes differently from RedisBloom "
                   "(its bits cannot be reused); build the keys again with 'amq build --type "
                   "scalable-bloom --redisbloom'",
                   in);
-        return -1;
-    }
-    memset(&h, 0, sizeof h);
-    memset(&link, 0, sizeof link);
-    link.items = amq_bloom_items(b);
-    link.entries = p.capacity > 0 ? p.capacity : (link.items > 0 ? link.items : 1);
-    if (link.items > link.entries)
-        link.entries = link.items;
-    link.bits = p.bits;
-    link.bytes = p.bits / 8;
-    link.hashes = p.k;
-    link.bpe = (double)p.bits / (double)link.entries;
-    link.error = p.fpp > 0.0 && p.fpp < 1.0 ? p.fpp : amq_bloom_fpp_theory(p.bits, p.k, link.entries);
-    if (!(link.error > 0.0 && link.error < 1.0))
-        link.error = 0.5;
-    link.n2 = 0;
-    h.size = link.items;
-    h.nfilters = 1;
-    h.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | AMQ_SBLOOM_NO_SCALING;
-    h.growth = 2;
-    rc = amq_sbloom_from_raw(&h, &link, NULL, &s);
-    if (rc == AMQ_OK)
-        rc = amq_sbloom_link_data_mut(s, 0, &data, &len);
-    if (rc != AMQ_OK || len != amq_bloom_data_size(&p)) {
-        cli_error("%s: cannot be written as a RedisBloom filter: %s", in,
-                  rc != AMQ_OK ? amq_strerror(rc) : "bit array sizes differ");
-        amq_sbloom_free(s);
-        return -1;
-    }
-    memcpy(data, amq_bloom_data(b), len);
-    for (i = 0; i < 4096; i++) {
-        key = mix64(&state);
-        if (amq_bloom_contains(b, &key, sizeof key) != amq_sbloom_contains(s, &key, sizeof key)) {
-            cli_error("%s: its RedisBloom form would answer differently (bit layouts differ); "
-                      "build it with 'amq build --type scalable-bloom --redisbloom'",
-                      in);
-            amq_sbloom_free(s);
-            return -1;
-        }
-    }
-    *out = s;
-    return 0;
+    else if (rc != AMQ_OK)
+        cli_error("%s: cannot be written as a RedisBloom filter: %s", in, amq_strerror(rc));
+    return rc == AMQ_OK ? 0 : -1;
 }
 
 static void export_sbloom(resp_out *o, const amq_sbloom *s, const char *key, size_t keylen,
@@ -286,10 +222,7 @@ static int redisbloom_form(amq_filter *f)
     } else if (c != NULL) {
         ok = amq_scuckoo_header_encode(c, ch, sizeof ch) == AMQ_OK;
     } else if (b != NULL) {
-        amq_bloom_params p;
-        amq_bloom_get_params(b, &p);
-        ok = p.hash_algo == AMQ_HASH_REDISBLOOM && p.probe == AMQ_BLOOM_PROBE_REDISBLOOM &&
-             p.bits % 64 == 0 && p.k <= 255;
+        ok = amq_sbloom_from_bloom_ok(b);
     }
     return ok;
 }

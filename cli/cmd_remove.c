@@ -6,6 +6,8 @@
  * batches, and the file is replaced atomically; on any error it is left
  * exactly as it was.
  */
+#define AMQ_ADVANCED_API 1 /* amq_kind_can_remove */
+
 #include <getopt.h>
 
 #include "cli.h"
@@ -49,10 +51,20 @@ static int remove_batch(void *vctx, const cli_line *lines, const amq_hash128 *ha
     return 0;
 }
 
-static int can_remove(uint32_t kind)
+/* "a, b and c": the kinds that remove keys, from the library's predicate. */
+static void removing_kinds(char *buf, size_t cap)
 {
-    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
-           kind == AMQ_KIND_EXPANDABLE;
+    const char *names[64];
+    size_t n = 0, i, used = 0;
+    uint32_t id;
+
+    for (id = 1; id <= 255 && n < 64; id++)
+        if (amq_kind_name(id) != NULL && amq_kind_can_remove(id))
+            names[n++] = amq_kind_name(id);
+    buf[0] = '\0';
+    for (i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", names[i],
+                                 i + 2 < n ? ", " : i + 2 == n ? " and " : "");
 }
 
 int cmd_remove(int argc, char **argv)
@@ -112,10 +124,12 @@ int cmd_remove(int argc, char **argv)
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
-    if (!can_remove(amq_filter_kind(c.f))) {
-        cli_error("%s: a %s filter cannot remove keys (only cuckoo, scalable-cuckoo "
-                  "and expandable filters can); the file is left unchanged",
-                  c.path, amq_kind_name(amq_filter_kind(c.f)));
+    if (!amq_kind_can_remove(amq_filter_kind(c.f))) {
+        char kinds[256];
+        removing_kinds(kinds, sizeof kinds);
+        cli_error("%s: a %s filter cannot remove keys (only %s filters can); the file is left "
+                  "unchanged",
+                  c.path, amq_kind_name(amq_filter_kind(c.f)), kinds);
         amq_filter_free(c.f);
         cli_target_release(&t);
         return EXIT_TROUBLE;

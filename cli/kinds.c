@@ -66,36 +66,13 @@ void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail
     cli_help_names(out, lead, names, n < KIND_ID_MAX ? n : KIND_ID_MAX, "bloom", tail);
 }
 
-void cli_filter_counts(amq_filter *f, uint64_t *items, uint64_t *capacity)
-{
-    amq_stats st;
-    struct amq_blocked *b = amq_filter_blocked(f);
-    if (b != NULL) {
-        amq_blocked_params p;
-        amq_blocked_get_params(b, &p);
-        *items = amq_blocked_items(b);
-        *capacity = p.capacity;
-        return;
-    }
-    if (amq_filter_bloom(f) != NULL) {
-        amq_bloom_params p;
-        amq_bloom_get_params(amq_filter_bloom(f), &p);
-        *items = amq_bloom_items(amq_filter_bloom(f));
-        *capacity = p.capacity;
-        return;
-    }
-    amq_filter_stats(f, &st);
-    *items = st.items;
-    *capacity = st.capacity;
-}
-
 int cli_over_capacity(amq_filter *f, amq_stats *st)
 {
     amq_stats own;
     uint64_t items, capacity;
     /* The counts first: the rates count bits over the whole array, which
      * query --trust must not read. */
-    cli_filter_counts(f, &items, &capacity);
+    amq_filter_counts(f, &items, &capacity);
     if (!amq_kind_has_capacity(amq_filter_kind(f)) || capacity == 0 || items <= capacity)
         return 0;
     if (st == NULL)

@@ -61,9 +61,7 @@ static void cf_defaults(cf_opts *o)
  */
 static int cf_at_limit(const amq_scuckoo *c)
 {
-    amq_scuckoo_info in;
-    amq_scuckoo_get_info(c, &in);
-    return in.num_filters >= amq_rm_cfg.cf_max_expansions;
+    return amq_scuckoo_at_limit(c, amq_rm_cfg.cf_max_expansions);
 }
 
 static void cf_unlimit(amq_scuckoo *c)
@@ -572,26 +570,6 @@ static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
 }
 
-/* Total bytes of the chain a header describes (saturating), for the check
- * of an RDB value against the machine's memory: the expansion rounded up to
- * a power of two, as the library builds the chain.  The library validates
- * the shape itself. */
-static uint64_t cf_header_bytes(const amq_scuckoo_header *h)
-{
-    uint64_t nb = h->num_buckets, total = 0, j, exp = 1;
-    uint64_t lim = UINT64_MAX / 2;
-    while (exp < h->expansion)
-        exp <<= 1;
-    for (j = 0; j < h->num_filters && j < 65536; j++) {
-        if (j > 0)
-            nb = (h->expansion != 0 && nb <= lim / exp) ? nb * exp : lim;
-        total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
-        if (total >= lim)
-            return lim;
-    }
-    return total;
-}
-
 /*
  * Builds the zeroed chain a header (LOADCHUNK or RDB) describes.  The
  * shape is validated by the library; the item and delete counts are
@@ -611,32 +589,6 @@ static int cf_from_header(const amq_scuckoo_header *h, amq_scuckoo **out)
         cf_unlimit(*out);
     }
     return rc;
-}
-
-/*
- * Writes a data chunk ending at byte it - 1.  A chunk placed past the end
- * of the chain lands, as in RedisBloom, in the last sub-filter at (offset -
- * total size) when it fits there; a chunk that does not fit is refused.
- */
-static int cf_chunk_apply(amq_scuckoo *c, uint64_t it, const char *buf, size_t len)
-{
-    amq_scuckoo_info in;
-    uint64_t off;
-    uint8_t *last = NULL;
-    size_t bytes = 0;
-
-    if (it <= len)
-        return AMQ_ERANGE;
-    off = it - len - 1;
-    amq_scuckoo_get_info(c, &in); /* O(1) in the chain's length */
-    if (off < in.bytes)
-        return amq_scuckoo_chunk_apply(c, it, (const uint8_t *)buf, len);
-    amq_scuckoo_subfilter_mut(c, (uint32_t)(in.num_filters - 1), &last, &bytes);
-    off -= in.bytes;
-    if (off > bytes || len > bytes - off)
-        return AMQ_EOVERFLOW;
-    memcpy(last + off, buf, len);
-    return AMQ_OK;
 }
 
 static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -676,7 +628,7 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
              * header is nonsense (RedisBloom: cannot create); within it,
              * memory is what is short. */
             return RedisModule_ReplyWithError(
-                ctx, rc == AMQ_ENOMEM && rm_memory_plausible(ctx, cf_header_bytes(&h))
+                ctx, rc == AMQ_ENOMEM && rm_memory_plausible(ctx, amq_scuckoo_header_bytes(&h))
                          ? CF_ERR_NOMEM
                          : CF_ERR_CREATE);
         }
@@ -687,7 +639,9 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, CF_ERR_EXISTS);
         }
-        rc = it < 0 || len == 0 ? AMQ_ERANGE : cf_chunk_apply(value, (uint64_t)it, buf, len);
+        rc = it < 0 || len == 0
+                 ? AMQ_ERANGE
+                 : amq_scuckoo_chunk_apply(value, (uint64_t)it, (const uint8_t *)buf, len);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, CF_ERR_CHUNK);
@@ -737,7 +691,6 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     amq_scuckoo *c = NULL;
     void **tables = NULL;
     size_t *lens = NULL, nf = 0, j;
-    uint64_t want_nb, exp;
     int rc;
 
     if (encver < 0 || encver > AMQ_RM_ENCVER) {
@@ -767,7 +720,7 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     if (RedisModule_IsIOError(io))
         goto fail;
     if (h.num_filters == 0 || h.num_filters > AMQ_SCUCKOO_MAX_FILTERS ||
-        !rm_memory_plausible(RedisModule_GetContextFromIO(io), cf_header_bytes(&h)))
+        !rm_memory_plausible(RedisModule_GetContextFromIO(io), amq_scuckoo_header_bytes(&h)))
         goto corrupt;
     /* Every sub-filter's table is read first, then the chain adopts the
      * loaded buffers (RedisModule_LoadStringBuffer's memory, freed by the
@@ -780,17 +733,12 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         tables[j] = NULL;
         lens[j] = 0;
     }
-    exp = 1;
-    while (exp < h.expansion)
-        exp <<= 1;
-    for (j = 0, want_nb = h.num_buckets; j < nf; j++) {
-        if (j > 0)
-            want_nb = want_nb <= UINT64_MAX / exp ? want_nb * exp : 0;
+    for (j = 0; j < nf; j++) {
         if (encver >= 4) {
             uint64_t nb = RedisModule_LoadUnsigned(io);
             if (RedisModule_IsIOError(io))
                 goto fail;
-            if (nb != want_nb)
+            if (nb != amq_scuckoo_header_buckets(&h, j))
                 goto corrupt;
         }
         tables[j] = RedisModule_LoadStringBuffer(io, &lens[j]);

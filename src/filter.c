@@ -12,6 +12,8 @@
 #include "amq/blocked_bloom.h"
 #include "amq/bloom.h"
 #include "amq/filter.h"
+#include "amq/partitioned.h"
+#include "amq/scalable_bloom.h"
 #include "amq/inplace.h"
 #include "common/alloc.h"
 #include "common/container.h"
@@ -73,6 +75,27 @@ int amq_kind_has_capacity(uint32_t kind)
 {
     return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED || kind == AMQ_KIND_PARTITIONED ||
            kind == AMQ_KIND_CUCKOO;
+}
+
+int amq_kind_keeps_copies(uint32_t kind)
+{
+    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+}
+
+int amq_kind_can_remove(uint32_t kind)
+{
+    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
+           kind == AMQ_KIND_EXPANDABLE;
+}
+
+int amq_kind_updates_in_place(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED;
+}
+
+int amq_kind_has_redisbloom_mode(uint32_t kind)
+{
+    return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
 }
 
 int amq_kind_from_name(const char *name, uint32_t *kind)
@@ -216,6 +239,22 @@ int amq_filter_add_hash(amq_filter *f, amq_hash128 h)
 int amq_filter_contains_hash(const amq_filter *f, amq_hash128 h)
 {
     return f->ops->contains(f->impl, h);
+}
+
+int amq_filter_add_unique_hash(amq_filter *f, amq_hash128 h)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    /* only a kind that keeps copies would store the key twice; the others'
+     * add is already a set add (and an aging add must refresh its key) */
+    if (amq_kind_keeps_copies(f->ops->kind) && f->ops->contains(f->impl, h) == 1)
+        return 0;
+    return f->ops->add(f->impl, h);
+}
+
+int amq_filter_add_unique(amq_filter *f, const void *key, size_t len)
+{
+    return amq_filter_add_unique_hash(f, amq_filter_hash(f, key, len));
 }
 
 int amq_filter_remove_hash(amq_filter *f, amq_hash128 h)
@@ -500,14 +539,50 @@ static int sink_write(void *ctx, const void *data, size_t len)
  * an in-place update) need not make. */
 static uint64_t header_items(const amq_filter *f)
 {
+    uint64_t items, capacity;
+    amq_filter_counts(f, &items, &capacity);
+    return items;
+}
+
+void amq_filter_counts(const amq_filter *f, uint64_t *items, uint64_t *capacity)
+{
     amq_stats st;
-    if (f->ops->kind == AMQ_KIND_BLOOM)
-        return amq_bloom_items(f->impl);
-    if (f->ops->kind == AMQ_KIND_BLOCKED)
-        return amq_blocked_items(f->impl);
+    if (f->ops->kind == AMQ_KIND_BLOOM) {
+        amq_bloom_params p;
+        amq_bloom_get_params(f->impl, &p);
+        *items = amq_bloom_items(f->impl);
+        *capacity = p.capacity;
+        return;
+    }
+    if (f->ops->kind == AMQ_KIND_BLOCKED) {
+        amq_blocked_params p;
+        amq_blocked_get_params(f->impl, &p);
+        *items = amq_blocked_items(f->impl);
+        *capacity = p.capacity;
+        return;
+    }
+    if (f->ops->kind == AMQ_KIND_PARTITIONED) {
+        amq_partition_info pi;
+        uint32_t i, n = amq_partitioned_partitions(f->impl);
+        *items = amq_partitioned_items(f->impl);
+        *capacity = 0;
+        for (i = 0; i < n; i++)
+            if (amq_partitioned_partition_info(f->impl, i, &pi) == AMQ_OK)
+                *capacity += pi.capacity;
+        return;
+    }
+    if (f->ops->kind == AMQ_KIND_SCALABLE_BLOOM) {
+        amq_sbloom_info in;
+        amq_sbloom_get_info(f->impl, &in);
+        *items = in.items;
+        *capacity = in.capacity;
+        return;
+    }
+    /* the other kinds' stats keep their counts: no array is read */
     memset(&st, 0, sizeof st);
     f->ops->stats(f->impl, &st);
-    return st.items;
+    *items = st.items;
+    *capacity = st.capacity;
 }
 
 /* with_header 0: only the payload is wanted (no checksum pass, no header). */

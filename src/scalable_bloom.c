@@ -679,6 +679,63 @@ int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *
     return build_raw(h, links, NULL, &p, alloc, out);
 }
 
+/* ---- a classic filter's RedisBloom form ------------------------------------------------- */
+
+int amq_sbloom_from_bloom_ok(const amq_bloom *b)
+{
+    amq_bloom_params p;
+    amq_bloom_get_params(b, &p);
+    /* the same probes over the same words: the bits carry over as they are */
+    return p.hash_algo == AMQ_HASH_REDISBLOOM && p.probe == AMQ_BLOOM_PROBE_REDISBLOOM &&
+           p.bits % 64 == 0 && p.k <= 255;
+}
+
+int amq_sbloom_from_bloom(const amq_bloom *b, const amq_allocator *alloc, amq_sbloom **out)
+{
+    amq_bloom_params p;
+    amq_sbloom_header h;
+    amq_sbloom_link_info link;
+    amq_sbloom *s = NULL;
+    uint8_t *data;
+    size_t len;
+    int rc;
+
+    *out = NULL;
+    if (!amq_sbloom_from_bloom_ok(b))
+        return AMQ_EINCOMPAT;
+    amq_bloom_get_params(b, &p);
+    memset(&h, 0, sizeof h);
+    memset(&link, 0, sizeof link);
+    link.items = amq_bloom_items(b);
+    link.entries = p.capacity > 0 ? p.capacity : (link.items > 0 ? link.items : 1);
+    if (link.items > link.entries)
+        link.entries = link.items;
+    link.bits = p.bits;
+    link.bytes = p.bits / 8;
+    link.hashes = p.k;
+    link.bpe = (double)p.bits / (double)link.entries;
+    link.error = p.fpp > 0.0 && p.fpp < 1.0 ? p.fpp
+                                            : amq_bloom_fpp_theory(p.bits, p.k, link.entries);
+    if (!(link.error > 0.0 && link.error < 1.0))
+        link.error = 0.5; /* a rate the header can hold; queries never read it */
+    h.size = link.items;
+    h.nfilters = 1;
+    h.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | AMQ_SBLOOM_NO_SCALING;
+    h.growth = 2;
+    rc = amq_sbloom_from_raw(&h, &link, alloc, &s);
+    if (rc == AMQ_OK)
+        rc = amq_sbloom_link_data_mut(s, 0, &data, &len);
+    if (rc == AMQ_OK && len != amq_bloom_data_size(&p))
+        rc = AMQ_EINCOMPAT;
+    if (rc != AMQ_OK) {
+        amq_sbloom_free(s);
+        return rc;
+    }
+    memcpy(data, amq_bloom_data(b), len);
+    *out = s;
+    return AMQ_OK;
+}
+
 int amq_sbloom_from_raw_owning(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                                void **arrays, const amq_allocator *alloc, amq_sbloom **out)
 {

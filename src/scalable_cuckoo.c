@@ -946,6 +946,49 @@ fail:
     return rc;
 }
 
+/* ---- a header's chain, before it is built ----------------------------------------------- */
+
+/* The expansion the chain grows by: the power of two at or above the one
+ * asked for (0: no growth). */
+static uint64_t header_growth(const amq_scuckoo_header *h)
+{
+    return h->expansion == 0 ? 0 : next_pow2(h->expansion);
+}
+
+uint64_t amq_scuckoo_header_buckets(const amq_scuckoo_header *h, uint64_t j)
+{
+    uint64_t nb = h->num_buckets, exp = header_growth(h), i;
+
+    if (j >= h->num_filters || (j > 0 && exp == 0))
+        return 0;
+    for (i = 0; i < j && exp > 1; i++) {
+        if (nb > UINT64_MAX / exp)
+            return 0;
+        nb *= exp;
+    }
+    return nb;
+}
+
+uint64_t amq_scuckoo_header_bytes(const amq_scuckoo_header *h)
+{
+    const uint64_t lim = UINT64_MAX / 2;
+    uint64_t nb = h->num_buckets, total = 0, exp = header_growth(h), j;
+
+    for (j = 0; j < h->num_filters && j <= AMQ_SCUCKOO_MAX_FILTERS; j++) {
+        if (j > 0)
+            nb = (exp != 0 && nb <= lim / exp) ? nb * exp : lim;
+        total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
+        if (total >= lim)
+            return lim;
+    }
+    return total;
+}
+
+int amq_scuckoo_at_limit(const amq_scuckoo *c, uint64_t max_filters)
+{
+    return c->nf >= max_filters;
+}
+
 int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
                             const amq_allocator *alloc, amq_scuckoo **out)
 {
@@ -1063,18 +1106,26 @@ int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
 
 int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, size_t len)
 {
-    uint64_t within;
+    uint64_t within, total;
     int64_t j;
 
-    if (it <= (uint64_t)len)
+    if (it <= (uint64_t)len || len == 0)
         return AMQ_ERANGE;
     j = locate(c, it - len - 1, &within);
-    if (j < 0)
-        return AMQ_ERANGE;
+    if (j < 0) {
+        /* RedisBloom's rule: a chunk past the end of the chain lands in the
+         * last sub-filter, at its offset less the chain's size. */
+        amq_scuckoo_info in;
+        amq_scuckoo_get_info(c, &in); /* O(1) in the chain's length */
+        total = in.bytes;
+        j = c->nf - 1;
+        within = it - len - 1 - total;
+        if (it - len - 1 < total || within > sub_bytes(c, c->f[j].nb))
+            return AMQ_ERANGE;
+    }
     if (len > sub_bytes(c, c->f[j].nb) - within)
         return AMQ_EOVERFLOW;
-    if (len > 0)
-        memcpy(c->f[j].data + within, buf, len);
+    memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
     if ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
         uint64_t last = sub_bytes(c, c->f[j].nb) - 1;

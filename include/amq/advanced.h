@@ -584,6 +584,20 @@ typedef struct amq_sbloom_header {
 AMQ_API int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                                 const amq_allocator *alloc, amq_sbloom **out);
 /*
+ * The RedisBloom form of a classic Bloom filter (amq export --to redis): a
+ * one-link, non-scaling BF whose bit array is a copy of b's, answering every
+ * query as b does.  Possible when b hashes and probes as RedisBloom does
+ * (AMQ_HASH_REDISBLOOM, AMQ_BLOOM_PROBE_REDISBLOOM) with a multiple of 64
+ * bits and k <= 255: amq_sbloom_from_bloom_ok says so (1 or 0), and
+ * amq_sbloom_from_bloom returns AMQ_EINCOMPAT otherwise.  The link's entries
+ * are b's capacity (or its items when more), its error rate b's target (or
+ * the rate its geometry gives).  AMQ_ENOMEM, AMQ_ECORRUPT (a geometry the
+ * RedisBloom header cannot hold).
+ */
+AMQ_API int amq_sbloom_from_bloom_ok(const amq_bloom *b);
+AMQ_API int amq_sbloom_from_bloom(const amq_bloom *b, const amq_allocator *alloc,
+                                  amq_sbloom **out);
+/*
  * amq_sbloom_from_raw whose links adopt arrays[i] (links[i].bytes bytes
  * each, taken from alloc, any alignment) instead of new zeroed arrays: a
  * host that has read the bit arrays (a Redis RDB load) hands them over
@@ -766,6 +780,28 @@ AMQ_API int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **t
                                            const size_t *table_bytes,
                                            const amq_allocator *alloc, amq_scuckoo **out);
 
+/*
+ * The chain a header describes, before it is built (a host's memory guard
+ * and its RDB reader ask first): header_buckets is sub-filter j's bucket
+ * count, num_buckets * expansion^j with the expansion rounded up to a power
+ * of two as amq_scuckoo_from_header builds it (0 when j is past the chain or
+ * the count passes 64 bits); header_bytes the whole chain's bytes at one
+ * byte per slot, saturating at UINT64_MAX / 2.  Neither validates the
+ * header: amq_scuckoo_from_header does.
+ */
+AMQ_API uint64_t amq_scuckoo_header_buckets(const amq_scuckoo_header *h, uint64_t j);
+AMQ_API uint64_t amq_scuckoo_header_bytes(const amq_scuckoo_header *h);
+
+/*
+ * RedisBloom's sub-filter limit (CF maxExpansions), checked once when an
+ * adding command starts: 1 when c has max_filters sub-filters or more (the
+ * command is refused, even for an item c holds), else 0 - a filter below
+ * the limit may grow past it within the command.  A host that applies this
+ * rule lifts the filter's own per-add limit (amq_scuckoo_set_max_filters to
+ * AMQ_SCUCKOO_MAX_FILTERS).
+ */
+AMQ_API int amq_scuckoo_at_limit(const amq_scuckoo *c, uint64_t max_filters);
+
 /* Checks that the item count equals the fingerprints stored: AMQ_OK or
  * AMQ_ECORRUPT.  O(slots). */
 AMQ_API int amq_scuckoo_validate(const amq_scuckoo *c);
@@ -815,9 +851,12 @@ AMQ_API int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chun
  * one has at most 64 sub-filters of differing sizes to walk). */
 AMQ_API int amq_scuckoo_locate(const amq_scuckoo *c, uint64_t off, uint32_t *i,
                                uint64_t *within);
-/* LOADCHUNK of a data chunk: AMQ_ERANGE when it - len - 1 is not an offset
- * of any sub-filter (it <= len included), AMQ_EOVERFLOW when the chunk runs
- * past the end of its sub-filter.  Nothing is written on error. */
+/* LOADCHUNK of a data chunk ending at byte it - 1 (RedisBloom's rule, the
+ * one the Redis module and the tool's import apply): a chunk past the end of
+ * the chain lands in the last sub-filter at its offset less the chain's
+ * size.  AMQ_ERANGE when it <= len, len is 0 or the chunk starts past the
+ * end of the last sub-filter too, AMQ_EOVERFLOW when it runs past the end of
+ * its sub-filter.  Nothing is written on error. */
 AMQ_API int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf,
                                     size_t len);
 
@@ -838,6 +877,36 @@ AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
 AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
 AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
+
+/* ==== the generic handle: kind predicates, counts, set adds ================= */
+
+/* What a kind does, for a program that must not list kinds itself:
+ *  - keeps_copies: an add of a key already in stores another copy (cuckoo,
+ *    scalable cuckoo: CF.ADD), so a set add asks first (amq_filter_add_unique);
+ *  - can_remove: amq_filter_remove works (cuckoo kinds, expandable);
+ *  - updates_in_place: an add only sets bits, so a file of it can take adds
+ *    in place (amq/inplace.h: bloom, blocked);
+ *  - has_redisbloom_mode: amq_config.redisbloom applies (scalable bloom,
+ *    scalable cuckoo).
+ * 1 or 0; 0 for an unknown kind.  Thread-safe. */
+AMQ_API int amq_kind_keeps_copies(uint32_t kind);
+AMQ_API int amq_kind_can_remove(uint32_t kind);
+AMQ_API int amq_kind_updates_in_place(uint32_t kind);
+AMQ_API int amq_kind_has_redisbloom_mode(uint32_t kind);
+
+/* The item count and the capacity (0 for kinds without one) without reading
+ * a bit array (amq_filter_stats counts the Bloom kinds' bits set): what a
+ * file's header records, and what `amq query --trust` may read.  O(1) but
+ * for partitioned (O(partitions)).  A reader. */
+AMQ_API void amq_filter_counts(const amq_filter *f, uint64_t *items, uint64_t *capacity);
+
+/* A set add: a kind that keeps copies adds the key only when the filter
+ * answers absent for it (CF.ADDNX; a false positive is then not stored, and
+ * removing the key it collided with makes it answer absent); any other
+ * kind adds as amq_filter_add does.  1 added (new to the filter), 0 not
+ * (already present), or AMQ_EREADONLY, AMQ_EFULL, AMQ_ELIMIT, AMQ_ENOMEM. */
+AMQ_API int amq_filter_add_unique(amq_filter *f, const void *key, size_t len);
+AMQ_API int amq_filter_add_unique_hash(amq_filter *f, amq_hash128 h);
 
 /* ==== the generic handle's bytes, piece by piece ============================ */
 

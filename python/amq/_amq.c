@@ -584,8 +584,7 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
  * collided with is removed. */
 static int stores_copies(const amq_filter *f)
 {
-    uint32_t k = amq_filter_kind(f);
-    return k == AMQ_KIND_CUCKOO || k == AMQ_KIND_SCALABLE_CUCKOO;
+    return amq_kind_keeps_copies(amq_filter_kind(f));
 }
 
 /* Probes or adds m hashed keys at out.  Returns the first error of an add,

@@ -682,4 +682,66 @@ TEST(kind_has_capacity_only_for_sized_kinds)
     CHECK_EQ(amq_kind_has_capacity(0), 0);
 }
 
+TEST(kind_predicates)
+{
+    uint32_t id;
+    for (id = 0; id <= 12; id++) {
+        int copies = id == AMQ_KIND_CUCKOO || id == AMQ_KIND_SCALABLE_CUCKOO;
+        CHECK_EQ(amq_kind_keeps_copies(id), copies);
+        CHECK_EQ(amq_kind_can_remove(id), copies || id == AMQ_KIND_EXPANDABLE);
+        CHECK_EQ(amq_kind_updates_in_place(id), id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED);
+        CHECK_EQ(amq_kind_has_redisbloom_mode(id),
+                 id == AMQ_KIND_SCALABLE_BLOOM || id == AMQ_KIND_SCALABLE_CUCKOO);
+    }
+}
+
+/* The counts that read no bit array say what the stats say, for every kind that takes
+ * adds; the set add stores a key once in a kind that keeps copies. */
+TEST(counts_and_set_adds_on_the_handle)
+{
+    uint32_t id;
+    int kinds = 0;
+
+    for (id = 1; id <= 255; id++) {
+        amq_config cfg;
+        amq_filter *f = NULL;
+        amq_stats st;
+        uint64_t items, capacity;
+        char key[32];
+        int i, n, rc;
+
+        if (amq_kind_name(id) == NULL || amq_kind_is_static(id))
+            continue;
+        amq_config_init(&cfg, id);
+        cfg.capacity = 4000;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        kinds++;
+        for (i = 0; i < 1000; i++) {
+            n = snprintf(key, sizeof key, "k%d", i);
+            REQUIRE(amq_filter_add(f, key, (size_t)n) >= 0);
+        }
+        amq_filter_counts(f, &items, &capacity);
+        amq_filter_stats(f, &st);
+        CHECK_EQ(items, st.items);
+        CHECK_EQ(capacity, st.capacity);
+        /* a key already in: stored again only by the plain add of a kind keeping copies */
+        rc = amq_filter_add_unique(f, "k7", 2);
+        if (amq_kind_keeps_copies(id))
+            CHECK_EQ(rc, 0);
+        else
+            CHECK(rc >= 0);
+        amq_filter_counts(f, &items, &capacity);
+        if (amq_kind_keeps_copies(id)) {
+            CHECK_EQ(items, 1000);
+            CHECK_EQ(amq_filter_add_unique(f, "new key", 7), 1);
+            CHECK_EQ(amq_filter_add_unique(f, "new key", 7), 0);
+            CHECK_EQ(amq_filter_add_unique_hash(f, amq_filter_hash(f, "new key", 7)), 0);
+            CHECK_EQ(amq_filter_remove(f, "new key", 7), 1);
+            CHECK_EQ(amq_filter_contains(f, "new key", 7), 0);
+        }
+        amq_filter_free(f);
+    }
+    CHECK_EQ(kinds, 8); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable */
+}
+
 TEST_MAIN()

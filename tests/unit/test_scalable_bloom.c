@@ -765,4 +765,49 @@ TEST(sbloom_small_key_is_one_block)
     CHECK_EQ(cnt.bytes, 0);
 }
 
+/* A classic filter with RedisBloom's hashing and probes becomes a one-link RedisBloom filter
+ * that answers every key as it does (amq export --to redis); any other is refused. */
+TEST(sbloom_from_bloom_answers_as_the_bloom)
+{
+    amq_bloom_params p;
+    amq_bloom *b, *x;
+    amq_sbloom *s = NULL;
+    amq_sbloom_link_info link;
+    char key[32];
+    int i, n, diff = 0, found = 0;
+
+    REQUIRE_OK(amq_bloom_params_for(5000, 0.01, &p));
+    p.bits = (p.bits + 63) / 64 * 64;
+    p.probe = AMQ_BLOOM_PROBE_REDISBLOOM;
+    p.hash_algo = AMQ_HASH_REDISBLOOM;
+    REQUIRE_OK(amq_bloom_new(&p, NULL, &b));
+    for (i = 0; i < 5000; i++) {
+        n = snprintf(key, sizeof key, "k%d", i);
+        (void)amq_bloom_add(b, key, (size_t)n);
+    }
+    CHECK_EQ(amq_sbloom_from_bloom_ok(b), 1);
+    REQUIRE_OK(amq_sbloom_from_bloom(b, NULL, &s));
+    for (i = 0; i < 100000; i++) {
+        n = snprintf(key, sizeof key, "%s%d", i < 5000 ? "k" : "other", i);
+        diff += amq_bloom_contains(b, key, (size_t)n) != amq_sbloom_contains(s, key, (size_t)n);
+        found += i < 5000 && amq_sbloom_contains(s, key, (size_t)n);
+    }
+    CHECK_EQ(diff, 0);
+    CHECK_EQ(found, 5000);
+    REQUIRE_OK(amq_sbloom_link(s, 0, &link, NULL));
+    CHECK_EQ(link.bits, p.bits);
+    CHECK_EQ(link.hashes, p.k);
+    CHECK_EQ(link.items, amq_bloom_items(b));
+    amq_sbloom_free(s);
+    /* native hashing: the bits mean other keys */
+    REQUIRE_OK(amq_bloom_params_for(5000, 0.01, &p));
+    REQUIRE_OK(amq_bloom_new(&p, NULL, &x));
+    CHECK_EQ(amq_sbloom_from_bloom_ok(x), 0);
+    s = NULL;
+    CHECK_STATUS(amq_sbloom_from_bloom(x, NULL, &s), AMQ_EINCOMPAT);
+    CHECK(s == NULL);
+    amq_bloom_free(x);
+    amq_bloom_free(b);
+}
+
 TEST_MAIN()

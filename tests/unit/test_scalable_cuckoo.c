@@ -579,11 +579,57 @@ TEST(scuckoo_hostile_chunks)
     CHECK(memcmp(before, d, 4) == 0);
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, 5, junk, 4), AMQ_OK);
     CHECK(memcmp(junk, d, 4) == 0);
+    /* RedisBloom's rule (the module's and the tool's import): a chunk past the end of the
+     * chain lands in the last sub-filter at its offset less the chain's 4 bytes */
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4 + 1 + 2 + 2, junk + 10, 2), AMQ_OK);
+    CHECK(memcmp(junk + 10, d + 2, 2) == 0);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4 + 1 + 3 + 2, junk, 2), AMQ_EOVERFLOW);
+    CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4 + 1 + 5 + 2, junk, 2), AMQ_ERANGE);
     {
         uint64_t next;
         CHECK_STATUS(amq_scuckoo_chunk(c, 0, 0, &d, &len, &next), AMQ_ERANGE);
     }
     amq_scuckoo_free(c);
+}
+
+/* A header's chain sized before it is built (the module's memory guard and RDB reader),
+ * as amq_scuckoo_from_header builds it: the expansion rounded up to a power of two. */
+TEST(scuckoo_header_chain_sizes)
+{
+    amq_scuckoo_header h;
+    amq_scuckoo *c;
+    amq_scuckoo_info in;
+    uint64_t j, total = 0;
+
+    memset(&h, 0, sizeof h);
+    h.num_buckets = 8;
+    h.num_filters = 5;
+    h.bucket_size = 3;
+    h.max_iterations = 20;
+    h.expansion = 3; /* grows as 4 */
+    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    for (j = 0; j < 5; j++) {
+        uint64_t nb;
+        REQUIRE_OK(amq_scuckoo_subfilter(c, (uint32_t)j, &nb, NULL, NULL));
+        CHECK_EQ(amq_scuckoo_header_buckets(&h, j), nb);
+        total += nb * 3;
+    }
+    CHECK_EQ(amq_scuckoo_header_buckets(&h, 5), 0);
+    CHECK_EQ(amq_scuckoo_header_bytes(&h), total);
+    amq_scuckoo_get_info(c, &in);
+    CHECK_EQ(in.bytes, total);
+    /* RedisBloom's limit: checked against the chain's length, not per add */
+    CHECK_EQ(amq_scuckoo_at_limit(c, 5), 1);
+    CHECK_EQ(amq_scuckoo_at_limit(c, 6), 0);
+    amq_scuckoo_free(c);
+    /* a chain that would pass 64 bits: 0 buckets, bytes saturated */
+    h.num_buckets = UINT64_C(1) << 40;
+    h.num_filters = 40;
+    h.expansion = 32768;
+    CHECK_EQ(amq_scuckoo_header_buckets(&h, 39), 0);
+    CHECK_EQ(amq_scuckoo_header_bytes(&h), UINT64_MAX / 2);
+    h.expansion = 0;
+    CHECK_EQ(amq_scuckoo_header_buckets(&h, 1), 0);
 }
 
 TEST(scuckoo_hostile_random_headers)
