@@ -627,7 +627,7 @@ static int amqt_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleKey *key;
     amqt_value *v;
-    amq_stats st;
+    uint64_t items, capacity;
     int missing;
 
     if (argc != 2)
@@ -636,8 +636,10 @@ static int amqt_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_CloseKey(key);
     if (v == NULL)
         return missing ? RedisModule_ReplyWithLongLong(ctx, 0) : REDISMODULE_OK;
-    amq_filter_stats(v->f, &st);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)st.items);
+    /* the count alone: the stats of a Bloom kind count its bits set, a pass
+     * over the whole array that holds the server */
+    amq_filter_counts(v->f, &items, &capacity);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)items);
 }
 
 /* ---- AMQ.INFO key: the fields of `amq info --json` ------------------------------------------------ */
