@@ -12,7 +12,9 @@
  *
  * A filter's bits cannot be cut by an item hash they do not depend on: the shards are built
  * apart (the keys split by the protocol's shard hash, `python3 -m amq.redis split`), one file
- * per shard, and exported together.
+ * per shard, and exported together - except a partitioned filter, whose partitions are chosen
+ * by its own hash: --routing partition cuts one into N slices of P/N partitions, and an
+ * item's shard is then its partition over P/N (metadata version 2).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,28 +40,42 @@
 #define MAX_SHARDS CLI_MAX_SHARDS
 
 static const char export_usage[] =
-    "usage: amq export --to redis --shards N NAME IN_0 ... IN_N-1 [OUT] [--replace] [--force]\n"
+    "usage: amq export --to redis --shards N NAME IN_0 ... IN_N-1 [OUT] [--amq]\n"
+    "                  [--replace] [--force]\n"
+    "       amq export --to redis --shards N --routing partition NAME IN [OUT] ...\n"
     "\n"
     "Writes the N filter files IN_0 ... IN_N-1 (shard i's filter in IN_i) as the Redis\n"
     "commands that load them as one sharded filter NAME (docs/cluster.md): shard i\n"
     "goes to the key NAME:{tag_i}, whose hash tag places it on the i-th N-th of the\n"
-    "cluster's slots, and the metadata key NAME is set last.  Each IN_i is a file\n"
-    "'amq export --to redis' takes (scalable-bloom or scalable-cuckoo in RedisBloom's\n"
-    "layout, or a classic Bloom filter with RedisBloom's hashing), all of one family.\n"
-    "Build shard i from the keys whose shard is i ('python3 -m amq.redis split').\n"
+    "cluster's slots, and the metadata key NAME is set last.  The files are of one\n"
+    "family: BF.* (scalable-bloom in RedisBloom's layout, or a classic Bloom filter\n"
+    "with RedisBloom's hashing), CF.* (scalable-cuckoo in RedisBloom's layout), or\n"
+    "amq.so's AMQ.* type (every other kind - blocked, cuckoo, partitioned, fuse,\n"
+    "ribbon, aging... - all of one kind).  Build shard i from the keys whose shard\n"
+    "is i ('python3 -m amq.redis split').\n"
+    "With --routing partition, IN is one partitioned filter of P partitions (N must\n"
+    "divide P), cut into N AMQ.* shards of P/N partitions each, no key split: an\n"
+    "item's shard is then its partition in the filter (metadata version 2).\n"
     "A cluster does not take 'redis-cli --pipe' (it follows no redirection): load\n"
     "with 'python3 -m amq.redis load --cluster OUT', or pipe to a single server.\n"
+    "  --amq            AMQ.* shards even for files with a RedisBloom form\n"
+    "  --routing R      hash (default: the protocol's item hash, one file per shard)\n"
+    "                   or partition (one partitioned file cut)\n"
     "  --replace        replace the shard keys and NAME if they exist (else each is\n"
     "                   only created when absent)\n"
     "  --force          replace OUT if it exists\n";
 
 static const char import_usage[] =
     "usage: amq import --from redis --shards N IN OUT_0 ... OUT_N-1 [--force]\n"
+    "       amq import --from redis --shards N IN OUT [--force]\n"
     "\n"
     "Reads the commands of a sharded filter (IN, '-': standard input) - what\n"
     "'amq export --to redis --shards N' writes, or ShardedFilter.dump_resp in\n"
-    "Python - and writes shard i's filter to OUT_i.  The chunks of key NAME:{i.j}\n"
-    "are shard i's; every shard must be there.  No file is written unless all are.\n"
+    "Python - and writes shard i's filter to OUT_i (BF, CF or AMQ.* chunks).  The\n"
+    "chunks of key NAME:{i.j} are shard i's; every shard must be there.  No file is\n"
+    "written unless all are.  With one OUT (N > 1), the shards must be the slices of\n"
+    "a filter sharded by partition: they are joined into the partitioned file they\n"
+    "were cut from, byte for byte.\n"
     "  --force          replace the OUTs if they exist\n";
 
 int cli_redis_sharded(int argc, char **argv)
