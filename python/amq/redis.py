@@ -685,6 +685,9 @@ class ShardedFilter:
     naming the shard and its node.  Redirections (MOVED, ASK) are always followed.
     """
 
+    #: how items are routed to shards (the metadata's "routing"; "hash" when absent)
+    routing = "hash"
+
     def __init__(self, client, name, retry_timeout=2.0):
         _check_name(name)
         self.client = client
