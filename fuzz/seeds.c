@@ -19,6 +19,7 @@
 
 #include "amq.h"
 #include "amq/guava.h"
+#include "amq/partitioned.h"
 
 static const char *outdir;
 
@@ -202,6 +203,23 @@ static void kind_variants(uint32_t kind, fileset *fs)
         } else {
             amq_filter_free(f);
         }
+    }
+    if (kind == AMQ_KIND_PARTITIONED) {
+        /* a slice (layout 1): partitions 2..4 of 8, as a partition-sharded filter's shard */
+        amq_partitioned *sl;
+        amq_config_init(&cfg, kind);
+        cfg.partitions = 8;
+        cfg.capacity = 400;
+        f = make(&cfg, 100);
+        if (f != NULL && amq_partitioned_slice(amq_filter_partitioned(f), 2, 3, NULL, &sl) ==
+                             AMQ_OK) {
+            amq_filter *g;
+            if (amq_filter_from_partitioned(sl, &g) == AMQ_OK)
+                keep(fs, g);
+            else
+                amq_partitioned_free(sl);
+        }
+        amq_filter_free(f);
     }
     if (kind == AMQ_KIND_EXPANDABLE) {
         /* from one bucket pair: two doublings and two entries in the stash */

@@ -531,6 +531,11 @@ def test_export_import_amq_shards_and_partition_routing(env):
         new = ["new-%d" % i for i in range(5000)]
         check(pt.add_many(new) > 4900, "adds counted new")
         eq(int(pt.contains_many(new).sum()), 5000, "added items present")
+        # a misrouted add is refused by the slice, never lost
+        other = next(k for k in new if pt.shard_of(k) != 0)
+        r = rc.execute_command("AMQ.MADD", pt.keys[0], other)
+        check(isinstance(r[0], harness.redis.ResponseError) and
+              "not in this slice" in str(r[0]), "a foreign item refused: %r" % (r,))
         # a client that does not honour the routing cannot open it: version 2
         meta = json.loads(rc.get("pt"))
         meta["routing"] = "by-the-moon"
