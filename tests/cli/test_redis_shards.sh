@@ -120,6 +120,18 @@ expect_status 0 "$AMQ" export --to redis --shards 2 st r0.amq r1.amq st.resp
 tr -d '\r' <st.resp | grep -q '"kind": "ribbon"' || fail "static shards' kind"
 expect_status 0 "$AMQ" import --from redis --shards 2 st.resp or0 or1
 expect_same_file r1.amq or1
+# Every other kind AMQ.* holds: two shard files out and back, byte for byte.
+for kind in cuckoo partitioned fuse aging expandable scalable-bloom; do
+    "$AMQ" build --type $kind x0.$kind k0 && "$AMQ" build --type $kind x1.$kind k1 ||
+        fail "build $kind"
+    expect_status 0 "$AMQ" export --to redis --shards 2 "kinds:$kind" x0.$kind x1.$kind x.resp
+    tr -d '\r' <x.resp | grep -q "\"backend\": \"amq\", .*\"kind\": \"$kind\"" ||
+        fail "$kind: metadata"
+    expect_status 0 "$AMQ" import --from redis --shards 2 x.resp y0.$kind y1.$kind
+    expect_same_file x0.$kind y0.$kind
+    expect_same_file x1.$kind y1.$kind
+    rm -f x.resp
+done
 # --amq: RedisBloom-form files as AMQ.* shards too.
 expect_status 0 "$AMQ" export --to redis --shards 2 --amq sb s0.amq s1.amq sb.resp
 tr -d '\r' <sb.resp | grep -q '"backend": "amq", ' || fail "--amq backend"
