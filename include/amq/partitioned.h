@@ -101,8 +101,8 @@ AMQ_API uint32_t amq_partition_index(uint32_t partitions, amq_hash128 h);
  * Slices: partitions [first, first + count) of f as a filter of their own (layout 1 of the
  * kind's parameter block, docs/file-format.md), which keeps the whole filter's partition rule:
  * a key goes to partition amq_partition_index(total, h) - first.  A key of another slice is
- * refused: its add (single or batched) returns AMQ_ERANGE, a single query AMQ_ERANGE, a
- * batched query answers 1 ("may be present").  Its capacity is its share of the whole
+ * refused by adds (single or batched: AMQ_ERANGE, nothing added from it on) and answered 1
+ * ("may be present") by queries: a slice never says "absent" for a key it cannot hold.  Its capacity is its share of the whole
  * filter's; the whole filter's is kept for the join.  One shard of a filter sharded by
  * partition (docs/cluster.md) is a slice.
  * slice: AMQ_ERANGE when the run is empty, out of f or all of the whole filter;

@@ -988,7 +988,7 @@ TEST(partitioned_slices_answer_as_the_whole_and_join_back_byte_for_byte)
         s = amq_partition_index(12, q[i]) / 3;
         fp_whole += amq_filter_contains_hash(orig, q[i]) == 1;
         fp_sliced += amq_filter_contains_hash(sf[s], q[i]) == 1;
-        CHECK_EQ(amq_filter_contains_hash(sf[(s + 1) % 4], q[i]), AMQ_ERANGE);
+        CHECK_EQ(amq_filter_contains_hash(sf[(s + 1) % 4], q[i]), 1);
         if (i == 0) {
             CHECK_EQ(amq_filter_add_hash(sf[(s + 1) % 4], q[i]), AMQ_ERANGE);
             amq_filter_contains_batch(sf[(s + 1) % 4], &q[i], 1, &one);
