@@ -1182,11 +1182,14 @@ static void seeds_shard_stream(sink *s)
     static const char *const set[] = {"SET", "f", "{\"shards\": 3, \"keys\": []}", "NX", NULL};
     static const char *const bad[] = {"BF.LOADCHUNK", "g:{9.0}", "1", "x", NULL};
     static const char *const other[] = {"BF.LOADCHUNK", "g:{1.0}", "1", "x", NULL};
+    static const char *const amq2[] = {"AMQ.LOADCHUNK", "f:{2.0}", "4", "\x89" "AMQ", NULL};
+    static const char *const pset[] = {"SET", "f", "{\"routing\": \"partition\", \"shards\": 3}",
+                                       NULL};
     uint8_t buf[1024];
     size_t n;
     unsigned v;
 
-    for (v = 0; v < 6; v++) {
+    for (v = 0; v < 7; v++) {
         n = 0;
         buf[n++] = 2; /* N = 3 */
         emit_resp(buf, &n, sizeof buf, del);
@@ -1194,8 +1197,8 @@ static void seeds_shard_stream(sink *s)
         emit_resp(buf, &n, sizeof buf, c0d);
         emit_resp(buf, &n, sizeof buf, ren);
         emit_resp(buf, &n, sizeof buf, c1h);
-        emit_resp(buf, &n, sizeof buf, v == 1 ? bad : v == 2 ? other : c2h);
-        emit_resp(buf, &n, sizeof buf, set);
+        emit_resp(buf, &n, sizeof buf, v == 1 ? bad : v == 2 ? other : v == 6 ? amq2 : c2h);
+        emit_resp(buf, &n, sizeof buf, v == 6 ? pset : set);
         if (v == 3) {
             const char *scan = "*2\r\n:1\r\n$3\r\nabc\r\n";
             memcpy(buf + n, scan, strlen(scan));
