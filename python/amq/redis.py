@@ -18,7 +18,9 @@ docs/cluster.md; any client in any language can follow it.  A filter NAME is
     command family serves the shards), the N shard keys, the shard hash and seed, and each
     shard's parameters;
   - N shard keys NAME:{i.j}, whose hash tags put them on slots spread over the slot range;
-  - an item's shard: (XXH3-64(item, seed) * N) >> 64.
+  - an item's shard: (XXH3-64(item, seed) * N) >> 64; or, for a partitioned filter cut into
+    N runs of its P partitions by `amq export --to redis --shards N --routing partition`
+    (metadata version 2), the item's partition in the filter over P/N.
 
 A shard that cannot be reached, or whose key is missing, is an error naming the shard and
 its node (ShardUnavailableError, MissingShardError) - never an "absent".  MOVED and ASK
