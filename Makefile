@@ -465,12 +465,13 @@ bench-redis: deps-test
 	@/usr/bin/python3 tests/redis/bench_amq.py --module $(REDIS_MODULE) --amq $(BUILD)/amq \
 	    --sizes $(AMQ_BENCH_SIZES) --out docs/redis-bench-amq.md
 
-# contains_many of a sharded filter over 1 shard against N shards of a loopback cluster, and
-# the per-command costs docs/cluster.md's model uses (writes docs/bench-cluster.md).
+# contains_many of a sharded filter over 1 shard against N shards of a loopback cluster, for
+# the BF, CF and AMQ.* backends (and partition routing), and the per-command costs
+# docs/cluster.md's model uses (writes docs/bench-cluster.md).
 bench-cluster: deps-test
-	@$(MAKE) --no-print-directory $(REDIS_MODULE) python
+	@$(MAKE) --no-print-directory $(REDIS_MODULE) python $(BUILD)/amq
 	@/usr/bin/python3 tests/redis/bench_cluster.py --module $(REDIS_MODULE) \
-	    --python $(CURDIR)/$(BUILD)/python --out docs/bench-cluster.md
+	    --python $(CURDIR)/$(BUILD)/python --amq $(CURDIR)/$(BUILD)/amq --out docs/bench-cluster.md
 
 # Whole commands against their peers (sort -u, awk, dcso bloom); writes
 # docs/benchmarks-tool.md.  NAMES=0 skips the 200M-name row (3.6 GB of data).

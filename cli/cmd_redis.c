@@ -206,7 +206,7 @@ static void export_scuckoo(resp_out *o, const amq_scuckoo *c, const char *key, s
 
 /* 1 when f has a RedisBloom form (a BF or CF key): a scalable kind in RedisBloom's layout, or
  * a classic Bloom filter hashed and probed as RedisBloom does. */
-static int redisbloom_form(amq_filter *f)
+int cli_redisbloom_form(amq_filter *f)
 {
     const amq_sbloom *s = amq_filter_sbloom(f);
     const amq_scuckoo *c = amq_filter_scuckoo(f);
@@ -299,7 +299,7 @@ int cmd_export_redis(int argc, char **argv)
     s = amq_filter_sbloom(f);
     c = amq_filter_scuckoo(f);
     /* Every filter without a RedisBloom form goes to amq.so's own type. */
-    amqtype = amqtype || !redisbloom_form(f);
+    amqtype = amqtype || !cli_redisbloom_form(f);
     if (amqtype) {
         s = NULL;
         c = NULL;

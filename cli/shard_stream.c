@@ -194,9 +194,13 @@ int cli_shard_demux(FILE *in, const char *name, unsigned n, FILE *spill, const c
                           m, n);
                 goto fail;
             }
+            if (strstr(c.arg[2], "\"routing\": \"partition\"") != NULL)
+                out->by_partition = 1;
         }
-        if (c.n != 4 || c.len[0] != 12 || (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) != 0 &&
-                                           strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) != 0)) {
+        if (c.n != 4 ||
+            !((c.len[0] == 12 && (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) == 0 ||
+                                  strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) == 0)) ||
+              (c.len[0] == 13 && strncasecmp(c.arg[0], "AMQ.LOADCHUNK", 13) == 0))) {
             cmd_free(&c); /* DEL, RENAME, SET...: not a chunk */
             continue;
         }

@@ -23,11 +23,12 @@ typedef struct cli_shard_demux_out {
     size_t nspans;
     uint64_t *chunks; /* per shard: how many spans are its own (n entries) */
     char *prefix;     /* NAME, from the first chunk's key (NULL: no chunk) */
+    int by_partition; /* the metadata says "routing": "partition" (shards are slices) */
 } cli_shard_demux_out;
 
 /*
  * Reads RESP arrays from in (named name in messages) until its end and writes each
- * BF.LOADCHUNK / CF.LOADCHUNK command of a key NAME:{i.j} (i < n, every key of one NAME) to
+ * BF.LOADCHUNK / CF.LOADCHUNK / AMQ.LOADCHUNK command of a key NAME:{i.j} (i < n, every key of one NAME) to
  * spill, recording where; other commands are skipped, except that a SET whose value has
  * "shards": M with M != n, and a SCANDUMP reply (which names no key), are errors.  Returns 0,
  * or -1 after printing what and where (out's arrays are then freed).  out is freed with

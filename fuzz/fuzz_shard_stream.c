@@ -61,9 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FZ_CHECK(read_cmd(spill, "spill", &pos, &c) == 0, "span %zu does not re-read", k);
             FZ_CHECK(ftell(spill) == end, "span %zu: its command is %ld bytes, not %zu", k,
                      ftell(spill) - d.spans[k].off, d.spans[k].len);
-            FZ_CHECK(c.n == 4 && c.len[0] == 12 &&
-                         (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) == 0 ||
-                          strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) == 0),
+            FZ_CHECK(c.n == 4 && ((c.len[0] == 12 &&
+                                   (strncasecmp(c.arg[0], "BF.LOADCHUNK", 12) == 0 ||
+                                    strncasecmp(c.arg[0], "CF.LOADCHUNK", 12) == 0)) ||
+                                  (c.len[0] == 13 &&
+                                   strncasecmp(c.arg[0], "AMQ.LOADCHUNK", 13) == 0)),
                      "span %zu is not a LOADCHUNK", k);
             FZ_CHECK(key_shard(c.arg[1], c.len[1], &pl) == (long)d.spans[k].shard,
                      "span %zu: key of another shard", k);

@@ -19,6 +19,7 @@
 
 #include "amq.h"
 #include "amq/guava.h"
+#include "amq/partitioned.h"
 
 static const char *outdir;
 
@@ -202,6 +203,23 @@ static void kind_variants(uint32_t kind, fileset *fs)
         } else {
             amq_filter_free(f);
         }
+    }
+    if (kind == AMQ_KIND_PARTITIONED) {
+        /* a slice (layout 1): partitions 2..4 of 8, as a partition-sharded filter's shard */
+        amq_partitioned *sl;
+        amq_config_init(&cfg, kind);
+        cfg.partitions = 8;
+        cfg.capacity = 400;
+        f = make(&cfg, 100);
+        if (f != NULL && amq_partitioned_slice(amq_filter_partitioned(f), 2, 3, NULL, &sl) ==
+                             AMQ_OK) {
+            amq_filter *g;
+            if (amq_filter_from_partitioned(sl, &g) == AMQ_OK)
+                keep(fs, g);
+            else
+                amq_partitioned_free(sl);
+        }
+        amq_filter_free(f);
     }
     if (kind == AMQ_KIND_EXPANDABLE) {
         /* from one bucket pair: two doublings and two entries in the stash */
@@ -1164,11 +1182,14 @@ static void seeds_shard_stream(sink *s)
     static const char *const set[] = {"SET", "f", "{\"shards\": 3, \"keys\": []}", "NX", NULL};
     static const char *const bad[] = {"BF.LOADCHUNK", "g:{9.0}", "1", "x", NULL};
     static const char *const other[] = {"BF.LOADCHUNK", "g:{1.0}", "1", "x", NULL};
+    static const char *const amq2[] = {"AMQ.LOADCHUNK", "f:{2.0}", "4", "\x89" "AMQ", NULL};
+    static const char *const pset[] = {"SET", "f", "{\"routing\": \"partition\", \"shards\": 3}",
+                                       NULL};
     uint8_t buf[1024];
     size_t n;
     unsigned v;
 
-    for (v = 0; v < 6; v++) {
+    for (v = 0; v < 7; v++) {
         n = 0;
         buf[n++] = 2; /* N = 3 */
         emit_resp(buf, &n, sizeof buf, del);
@@ -1176,8 +1197,8 @@ static void seeds_shard_stream(sink *s)
         emit_resp(buf, &n, sizeof buf, c0d);
         emit_resp(buf, &n, sizeof buf, ren);
         emit_resp(buf, &n, sizeof buf, c1h);
-        emit_resp(buf, &n, sizeof buf, v == 1 ? bad : v == 2 ? other : c2h);
-        emit_resp(buf, &n, sizeof buf, set);
+        emit_resp(buf, &n, sizeof buf, v == 1 ? bad : v == 2 ? other : v == 6 ? amq2 : c2h);
+        emit_resp(buf, &n, sizeof buf, v == 6 ? pset : set);
         if (v == 3) {
             const char *scan = "*2\r\n:1\r\n$3\r\nabc\r\n";
             memcpy(buf + n, scan, strlen(scan));

@@ -475,6 +475,10 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc)
         return RedisModule_ReplyWithError(ctx, E_NOMEM);
     if (rc == AMQ_ELIMIT)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is at its growth limit");
+    if (rc == AMQ_ERANGE && amq_filter_kind(v->f) == AMQ_KIND_PARTITIONED)
+        return RedisModule_ReplyWithError(ctx, "ERR amq: the item's partition is not in this "
+                                               "slice of a partitioned filter (a filter sharded "
+                                               "by partition: it belongs to another shard)");
     return reply_lib_error(ctx, "add failed", rc, NULL);
 }
 

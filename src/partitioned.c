@@ -53,6 +53,11 @@ typedef struct part {
 
 struct amq_partitioned {
     uint32_t nparts;
+    /* A slice (layout 1) holds partitions [first, first + nparts) of a filter of total
+     * partitions whose capacity was whole_capacity; a whole filter: total = nparts, first 0. */
+    uint32_t total;
+    uint32_t first;
+    uint64_t whole_capacity;
     uint32_t hash_algo;
     uint64_t seed;
     uint64_t capacity;
@@ -69,6 +74,29 @@ struct amq_partitioned {
 static inline uint32_t part_of(uint32_t nparts, amq_hash128 h)
 {
     return (uint32_t)(((h.h2 >> 32) * (uint64_t)nparts) >> 32);
+}
+
+uint32_t amq_partition_index(uint32_t partitions, amq_hash128 h)
+{
+    return part_of(partitions, h);
+}
+
+static int is_slice(const amq_partitioned *f)
+{
+    return f->total != f->nparts || f->first != 0;
+}
+
+/* The share of a whole filter's capacity that count of its total partitions hold,
+ * rounded up, without overflow (cap % total * count < 2^64). */
+static uint64_t capacity_share(uint64_t cap, uint32_t count, uint32_t total)
+{
+    return cap / total * count + (cap % total * count + total - 1) / total;
+}
+
+/* The key's partition in f: >= f->nparts when a slice does not hold it (unsigned wrap). */
+static inline uint32_t part_in(const amq_partitioned *f, amq_hash128 h)
+{
+    return part_of(f->total, h) - f->first;
 }
 
 static inline uint8_t *part_data(const amq_partitioned *f, uint32_t i)
@@ -111,6 +139,8 @@ static int shell(uint32_t nparts, uint32_t algo, uint64_t seed, const amq_alloca
         return AMQ_ENOMEM;
     f->alloc = a;
     f->nparts = nparts;
+    f->total = nparts;
+    f->first = 0;
     f->hash_algo = algo;
     f->seed = seed;
     f->parts = amq_calloc(&a, (size_t)nparts * sizeof *f->parts);
@@ -257,6 +287,8 @@ static int verify_slow(const amq_partitioned *f, uint32_t i)
 
 static inline int touch(const amq_partitioned *f, uint32_t i)
 {
+    if (i >= f->nparts)
+        return AMQ_ERANGE; /* a slice asked for a key of another slice */
     if (atomic_load_explicit(&f->state[i], memory_order_acquire) == ST_OK)
         return AMQ_OK;
     return verify_slow(f, i);
@@ -290,7 +322,7 @@ uint32_t amq_partitioned_partitions(const amq_partitioned *f)
 
 uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h)
 {
-    return part_of(f->nparts, h);
+    return part_in(f, h);
 }
 
 amq_hash128 amq_partitioned_hash(const amq_partitioned *f, const void *key, size_t len)
@@ -305,7 +337,7 @@ static inline uint8_t *block_of(const amq_partitioned *f, uint32_t i, amq_hash12
 
 int amq_partitioned_add_hash(amq_partitioned *f, amq_hash128 h)
 {
-    uint32_t i = part_of(f->nparts, h);
+    uint32_t i = part_in(f, h);
     int rc, r;
 
     if (amq_region_is_borrowed(&f->data))
@@ -335,8 +367,11 @@ int amq_partitioned_add(amq_partitioned *f, const void *key, size_t len)
 
 int amq_partitioned_contains_hash(const amq_partitioned *f, amq_hash128 h)
 {
-    uint32_t i = part_of(f->nparts, h);
-    int rc = touch(f, i);
+    uint32_t i = part_in(f, h);
+    int rc;
+    if (i >= f->nparts)
+        return 1; /* a slice cannot tell a key of another slice: "may be present" */
+    rc = touch(f, i);
     if (rc != AMQ_OK)
         return rc;
     return f->simd->test(block_of(f, i, h), amq_blk_u(h), f->parts[i].k);
@@ -371,13 +406,14 @@ static void place_chunk(const amq_partitioned *f, const amq_hash128 *h, size_t n
 {
     size_t j;
     for (j = 0; j < n; j++) {
-        uint32_t i = part_of(f->nparts, h[j]);
+        uint32_t i = part_in(f, h[j]);
         s[j].u = amq_blk_u(h[j]);
-        s[j].k = f->parts[i].k;
         if (touch(f, i) != AMQ_OK) {
+            s[j].k = 1;
             s[j].blk = (const uint8_t *)all_ones;
             continue;
         }
+        s[j].k = f->parts[i].k;
         s[j].blk = block_of(f, i, h[j]);
         if (far)
             AMQ_BLK_PREFETCH_L2(s[j].blk);
@@ -419,7 +455,7 @@ static size_t place_chunk_w(const amq_partitioned *f, const amq_hash128 *h, size
 {
     size_t j;
     for (j = 0; j < n; j++) {
-        uint32_t i = part_of(f->nparts, h[j]);
+        uint32_t i = part_in(f, h[j]);
         if (touch(f, i) != AMQ_OK)
             return j;
         pix[j] = i;
@@ -480,8 +516,8 @@ int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, size_t n
             m = n - at < PQ_CHUNK ? n - at : PQ_CHUNK;
             count += add_chunk(f, s[(c - 1) & 1], pix[(c - 1) & 1], ok[(c - 1) & 1],
                                added != NULL ? added + at : NULL);
-            if (ok[(c - 1) & 1] < m)
-                rc = AMQ_ECHECKSUM;
+            if (ok[(c - 1) & 1] < m) /* AMQ_ECHECKSUM, or AMQ_ERANGE: not this slice's */
+                rc = touch(f, part_in(f, h[at + ok[(c - 1) & 1]]));
         }
     }
     if (newly != NULL)
@@ -664,12 +700,128 @@ fail:
     return rc;
 }
 
+/* ---- slices: a filter cut into runs of partitions, and joined back ------------------------- */
+
+int amq_partitioned_slice(const amq_partitioned *f, uint32_t first, uint32_t count,
+                          const amq_allocator *alloc, amq_partitioned **out)
+{
+    amq_partitioned *s;
+    uint32_t i;
+    int rc;
+
+    *out = NULL;
+    if (count == 0 || first >= f->nparts || count > f->nparts - first || count == f->total)
+        return AMQ_ERANGE;
+    rc = amq_partitioned_verify(f, NULL); /* no unverified bytes are copied */
+    if (rc != AMQ_OK)
+        return rc;
+    rc = shell(count, f->hash_algo, f->seed, alloc, &s);
+    if (rc != AMQ_OK)
+        return rc;
+    s->total = f->total;
+    s->first = f->first + first;
+    s->whole_capacity = is_slice(f) ? f->whole_capacity : f->capacity;
+    s->capacity = capacity_share(s->whole_capacity, count, s->total);
+    s->fpp = f->fpp;
+    for (i = 0; i < count; i++) {
+        const part *p = &f->parts[first + i];
+        s->parts[i].blocks = p->blocks;
+        s->parts[i].k = p->k;
+        s->parts[i].capacity = p->capacity;
+        atomic_store_explicit(&s->parts[i].items,
+                              atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&p->items,
+                                                   memory_order_relaxed),
+                              memory_order_relaxed);
+    }
+    rc = layout(s);
+    if (rc != AMQ_OK) {
+        destroy(s);
+        return rc;
+    }
+    memcpy(s->data.data, part_data(f, first), s->data.size);
+    *out = s;
+    return AMQ_OK;
+}
+
+void amq_partitioned_slice_info(const amq_partitioned *f, uint32_t *total, uint32_t *first)
+{
+    if (total != NULL)
+        *total = f->total;
+    if (first != NULL)
+        *first = f->first;
+}
+
+int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
+                         const amq_allocator *alloc, amq_partitioned **out, amq_errinfo *err)
+{
+    const amq_partitioned *a;
+    amq_partitioned *f;
+    uint32_t at = 0, i, j;
+    uint64_t off = 0;
+    size_t k;
+    int rc;
+
+    *out = NULL;
+    if (n == 0)
+        return amq_err(err, AMQ_EINVAL, "no slice to join");
+    a = slices[0];
+    for (k = 0; k < n; k++) {
+        const amq_partitioned *s = slices[k];
+        if (s->total != a->total || s->hash_algo != a->hash_algo || s->seed != a->seed ||
+            memcmp(&s->fpp, &a->fpp, sizeof s->fpp) != 0 ||
+            (is_slice(s) ? s->whole_capacity : s->capacity) !=
+                (is_slice(a) ? a->whole_capacity : a->capacity))
+            return amq_err(err, AMQ_EINCOMPAT,
+                           "slice %zu was cut from another filter than slice 0 (partitions, "
+                           "hash, rate or capacity differ)",
+                           k);
+        if (s->first != at)
+            return amq_err(err, AMQ_EINCOMPAT,
+                           "slice %zu holds partitions %u..%u of %u, the next must start at %u",
+                           k, s->first, s->first + s->nparts, s->total, at);
+        rc = amq_partitioned_verify(s, NULL);
+        if (rc != AMQ_OK)
+            return amq_err(err, rc, "slice %zu: a partition failed its checksum", k);
+        at += s->nparts;
+    }
+    if (at != a->total)
+        return amq_err(err, AMQ_EINCOMPAT, "the slices hold partitions 0..%u of %u: some missing",
+                       at, a->total);
+    rc = shell(a->total, a->hash_algo, a->seed, alloc, &f);
+    if (rc != AMQ_OK)
+        return amq_err(err, rc, "out of memory");
+    f->capacity = is_slice(a) ? a->whole_capacity : a->capacity;
+    f->fpp = a->fpp;
+    for (k = 0, i = 0; k < n; k++)
+        for (j = 0; j < slices[k]->nparts; j++, i++) {
+            const part *p = &slices[k]->parts[j];
+            f->parts[i].blocks = p->blocks;
+            f->parts[i].k = p->k;
+            f->parts[i].capacity = p->capacity;
+            atomic_store_explicit(&f->parts[i].items,
+                                  atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&p->items,
+                                                       memory_order_relaxed),
+                                  memory_order_relaxed);
+        }
+    rc = layout(f);
+    if (rc != AMQ_OK) {
+        destroy(f);
+        return amq_err(err, rc, "the joined filter is too large");
+    }
+    for (k = 0; k < n; k++) {
+        memcpy(f->data.data + off, slices[k]->data.data, slices[k]->data.size);
+        off += slices[k]->data.size;
+    }
+    *out = f;
+    return AMQ_OK;
+}
+
 /* ---- whole-filter operations --------------------------------------------------------------- */
 
 static int same_geometry(const amq_partitioned *a, const amq_partitioned *b, const char **why)
 {
     uint32_t i;
-    if (a->nparts != b->nparts) {
+    if (a->nparts != b->nparts || a->total != b->total || a->first != b->first) {
         *why = "different numbers of partitions";
         return 0;
     }
@@ -837,6 +989,9 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     if (rc != AMQ_OK)
         return rc;
     f->capacity = src->capacity;
+    f->total = src->total;
+    f->first = src->first;
+    f->whole_capacity = src->whole_capacity;
     f->fpp = src->fpp;
     f->concurrent = src->concurrent;
     f->simd = src->simd;
@@ -1003,6 +1158,15 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
         if (atomic_load_explicit(&f->state[i], memory_order_relaxed) != ST_OK)
             unverified++;
     }
+    if (is_slice(f))
+        return AMQ_FIELDS(fn, ctx, AMQ_U64("partitions", f->nparts), AMQ_U64("blocks", blocks),
+                          AMQ_U64("slice_of_partitions", f->total),
+                          AMQ_U64("slice_first_partition", f->first),
+                          AMQ_U64("slice_of_capacity", f->whole_capacity),
+                          AMQ_U64("partition_blocks_min", minb),
+                          AMQ_U64("partition_blocks_max", maxb), AMQ_U64("hashes", f->parts[0].k),
+                          AMQ_U64("unverified_partitions", unverified),
+                          AMQ_STR("query_path", f->simd->name));
     return AMQ_FIELDS(fn, ctx, AMQ_U64("partitions", f->nparts), AMQ_U64("blocks", blocks),
                       AMQ_U64("partition_blocks_min", minb), AMQ_U64("partition_blocks_max", maxb),
                       AMQ_U64("hashes", f->parts[0].k),
@@ -1011,7 +1175,10 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 }
 
 /* Parameter block (32 bytes, little-endian):
- *   u32 partitions, u32 layout (0), u64 capacity, f64 fpp, u64 zero. */
+ *   u32 partitions, u32 layout, u64 capacity, f64 fpp, then
+ *   layout 0 (a whole filter): u64 zero;
+ *   layout 1 (a slice): u32 total partitions, u32 first partition, and capacity is the
+ *   whole filter's (the slice's own is its share, capacity * partitions / total). */
 #define PART_PARAMS_SIZE 32
 
 AMQ_KIND_FIXED_PARAMS(PART_PARAMS_SIZE)
@@ -1020,10 +1187,15 @@ static void op_params_write(const void *impl, uint8_t *out)
 {
     const amq_partitioned *f = impl;
     amq_store32(out, f->nparts);
-    amq_store32(out + 4, 0);
-    amq_store64(out + 8, f->capacity);
+    amq_store32(out + 4, is_slice(f) ? 1u : 0u);
+    amq_store64(out + 8, is_slice(f) ? f->whole_capacity : f->capacity);
     amq_storef64(out + 16, f->fpp);
-    amq_store64(out + 24, 0);
+    if (is_slice(f)) {
+        amq_store32(out + 24, f->total);
+        amq_store32(out + 28, f->first);
+    } else {
+        amq_store64(out + 24, 0);
+    }
 }
 
 static uint64_t data_offset(uint32_t nparts)
@@ -1080,7 +1252,7 @@ static int op_payload_write(const void *impl, amq_sink *sink)
 static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
     amq_partitioned *f = NULL;
-    uint32_t np, i;
+    uint32_t np, i, lay, total, first;
     uint64_t off, data_len, expect = 0, items = 0;
     const uint8_t *index;
     double fpp;
@@ -1090,13 +1262,21 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "partitioned parameter block is %zu bytes, expected %d",
                        a->params_len, PART_PARAMS_SIZE);
     np = amq_load32(a->params);
-    if (amq_load32(a->params + 4) != 0)
-        return amq_err(err, AMQ_EVERSION, "partitioned layout %u is not supported",
-                       amq_load32(a->params + 4));
+    lay = amq_load32(a->params + 4);
+    if (lay > 1)
+        return amq_err(err, AMQ_EVERSION, "partitioned layout %u is not supported", lay);
     fpp = amq_loadf64(a->params + 16);
+    total = lay == 1 ? amq_load32(a->params + 24) : np;
+    first = lay == 1 ? amq_load32(a->params + 28) : 0;
     if (np == 0 || np > AMQ_PARTITIONED_MAX_PARTITIONS || !(fpp >= 0.0 && fpp < 1.0) ||
-        amq_load64(a->params + 24) != 0)
+        (lay == 0 && amq_load64(a->params + 24) != 0))
         return amq_err(err, AMQ_ECORRUPT, "invalid partitioned parameters (%u partitions)", np);
+    /* a slice: partitions [first, first + np) of total, and not the whole filter */
+    if (lay == 1 && (total > AMQ_PARTITIONED_MAX_PARTITIONS || first >= total ||
+                     np > total - first || np == total))
+        return amq_err(err, AMQ_ECORRUPT,
+                       "invalid partitioned slice: partitions %u..%u of %u", first,
+                       first + np, total);
     off = data_offset(np);
     if (a->payload_len < off)
         return amq_err(err, AMQ_ECORRUPT,
@@ -1120,7 +1300,10 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     rc = shell(np, a->hash_algo, a->seed, a->alloc, &f);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
-    f->capacity = amq_load64(a->params + 8);
+    f->total = total;
+    f->first = first;
+    f->whole_capacity = amq_load64(a->params + 8);
+    f->capacity = lay == 1 ? capacity_share(f->whole_capacity, np, total) : f->whole_capacity;
     f->fpp = fpp;
     for (i = 0; i < np; i++) {
         const uint8_t *e = index + INDEX_HEADER + (size_t)i * ENTRY_SIZE;

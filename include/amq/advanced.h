@@ -327,6 +327,36 @@ AMQ_API int amq_partitioned_add_batch(amq_partitioned *f, const amq_hash128 *h, 
 AMQ_API int amq_partitioned_contains_batch(const amq_partitioned *f, const amq_hash128 *h,
                                            size_t n, uint8_t *out, uint64_t *count);
 
+/* The partition of `partitions` a hash goes to: ((h.h2 >> 32) * partitions) >> 32, the rule
+ * of every partitioned filter (a client routing keys by partition computes it here). */
+AMQ_API uint32_t amq_partition_index(uint32_t partitions, amq_hash128 h);
+
+/*
+ * Slices: partitions [first, first + count) of f as a filter of their own (layout 1 of the
+ * kind's parameter block, docs/file-format.md), which keeps the whole filter's partition rule:
+ * a key goes to partition amq_partition_index(total, h) - first.  A key of another slice is
+ * refused by adds (single or batched: AMQ_ERANGE, nothing added from it on) and answered 1
+ * ("may be present") by queries: a slice never says "absent" for a key it cannot hold.  Its capacity is its share of the whole
+ * filter's; the whole filter's is kept for the join.  One shard of a filter sharded by
+ * partition (docs/cluster.md) is a slice.
+ * slice: AMQ_ERANGE when the run is empty, out of f or all of the whole filter;
+ * AMQ_ECHECKSUM when a partition fails verification; AMQ_ENOMEM.  No concurrent adds.
+ */
+AMQ_API int amq_partitioned_slice(const amq_partitioned *f, uint32_t first, uint32_t count,
+                                  const amq_allocator *alloc, amq_partitioned **out);
+
+/* Where f lies in the filter it was cut from (a whole filter: its own count, first 0). */
+AMQ_API void amq_partitioned_slice_info(const amq_partitioned *f, uint32_t *total,
+                                        uint32_t *first);
+
+/* The whole filter again from its n slices in order: byte for byte the filter they were cut
+ * from (same partitions, counts and bits).  AMQ_EINCOMPAT (with err saying which) when the
+ * slices are of different filters, out of order, overlap or leave partitions out;
+ * AMQ_ECHECKSUM, AMQ_ENOMEM. */
+AMQ_API int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
+                                 const amq_allocator *alloc, amq_partitioned **out,
+                                 amq_errinfo *err);
+
 /* dst |= src for filters of the same partitions and geometry
  * (AMQ_EINCOMPAT otherwise); each partition's count becomes the estimate
  * from its blocks' bits, as amq_blocked_merge's.  O(bytes). */

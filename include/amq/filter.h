@@ -134,7 +134,8 @@ AMQ_API amq_hash128 amq_filter_hash(const amq_filter *f, const void *key, size_t
  * negative on error: AMQ_EFULL (a full fixed-size filter; nothing changed),
  * AMQ_EREADONLY (an mmap'd filter), AMQ_ENOMEM and AMQ_ELIMIT (a growing
  * filter that cannot grow: out of memory, or at its limit of links or
- * sub-filters; nothing changed).
+ * sub-filters; nothing changed), AMQ_ERANGE (a slice of a partitioned
+ * filter given a key of another slice, amq/partitioned.h; nothing changed).
  * contains: 1 may be present, 0 certainly absent.
  * remove: 1 removed, 0 not found, AMQ_EUNSUPPORTED for Bloom kinds.
  *   Removing a key that was never added is undefined: it may remove another

@@ -89,7 +89,8 @@ AMQ_API int amq_partitioned_build(const amq_partitioned_params *params, const am
 /* Releases the filter; NULL is a no-op. */
 AMQ_API void amq_partitioned_free(amq_partitioned *f);
 
-/* Number of partitions, and which one a hash goes to. */
+/* Number of partitions, and which one a hash goes to (in a slice, docs/file-format.md: its
+ * index in the slice, the count or more for a key of another slice). */
 AMQ_API uint32_t amq_partitioned_partitions(const amq_partitioned *f);
 AMQ_API uint32_t amq_partitioned_partition_of(const amq_partitioned *f, amq_hash128 h);
 

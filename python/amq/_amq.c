@@ -30,6 +30,7 @@
 #include "amq/filter.h"
 #include "amq/guava.h"
 #include "amq/hash.h"
+#include "amq/partitioned.h"
 #include "amq/static.h"
 
 /* Keys hashed and probed per step of a batch: the hashes stay in L1. */
@@ -2523,6 +2524,60 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     return Py_BuildValue("(KK)", (unsigned long long)h.h1, (unsigned long long)h.h2);
 }
 
+/* The partition of `partitions` each key of a sequence goes to, as a partitioned filter with
+ * this hash chooses it (amq_partition_index): the routing of a filter sharded by partition
+ * (docs/cluster.md), computed by the library rather than again in Python. */
+static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"keys", "partitions", "algo", "seed", NULL};
+    PyObject *keys, *seq, *out = NULL;
+    const char *algo_name = "xxh3";
+    uint64_t seed = 0;
+    uint32_t algo, parts = 0;
+    Py_ssize_t i, n;
+    int rc;
+    (void)m;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|sO&", names, &keys, conv_u32, &parts,
+                                     &algo_name, conv_u64, &seed))
+        return NULL;
+    if (parts < 1 || parts > AMQ_PARTITIONED_MAX_PARTITIONS) {
+        PyErr_Format(PyExc_ValueError, "partitions must be in [1, %u]",
+                     AMQ_PARTITIONED_MAX_PARTITIONS);
+        return NULL;
+    }
+    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+        return NULL;
+    }
+    rc = amq_hash_check(algo, seed);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, algo_name);
+    seq = PySequence_Fast(keys, "keys must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(n);
+    for (i = 0; out != NULL && i < n; i++) {
+        keyref k;
+        amq_hash128 h;
+        PyObject *v;
+        if (key_get(PySequence_Fast_ITEMS(seq)[i], &k) != 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        h = amq_hash_key(algo, seed, k.p, (size_t)k.len);
+        key_put(&k);
+        v = PyLong_FromUnsignedLong(amq_partition_index(parts, h));
+        if (v == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
 /* The kinds this libamq has, by name (kind values are below 64). */
 static PyObject *mod_kinds(PyObject *m, PyObject *unused)
 {
@@ -2585,6 +2640,7 @@ static PyMethodDef module_methods[] = {
     {"_fnv1a_64", KW h_fnv1a_64, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_fnv1a_32", KW h_fnv1a_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_hash_key", KW h_key, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_partition_index", KW h_partition_index, METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,7 +5,7 @@ A key is a str (hashed as UTF-8), bytes or any buffer.
 from . import _amq
 
 __all__ = ["murmur3_32", "murmur3_128", "murmur64a", "xxh3_64", "fnv1a_32",
-           "fnv1a_64", "key"]
+           "fnv1a_64", "key", "partition_index"]
 
 
 def murmur3_32(key, seed=0):
@@ -43,3 +43,9 @@ def key(key, algo="xxh3", seed=0):
     """The (h1, h2) pair a filter with this hash algorithm ('xxh3', 'murmur3',
     'redisbloom', 'murmur64a', 'mulshift') and seed derives its probes from."""
     return _amq._hash_key(key, algo, seed)
+
+
+def partition_index(keys, partitions, algo="xxh3", seed=0):
+    """The partition of `partitions` each key of a sequence goes to in a partitioned filter
+    with this hash algorithm and seed (the library's amq_partition_index): a list of ints."""
+    return _amq._partition_index(keys, partitions, algo, seed)

@@ -18,7 +18,9 @@ docs/cluster.md; any client in any language can follow it.  A filter NAME is
     command family serves the shards), the N shard keys, the shard hash and seed, and each
     shard's parameters;
   - N shard keys NAME:{i.j}, whose hash tags put them on slots spread over the slot range;
-  - an item's shard: (XXH3-64(item, seed) * N) >> 64.
+  - an item's shard: (XXH3-64(item, seed) * N) >> 64; or, for a partitioned filter cut into
+    N runs of its P partitions by `amq export --to redis --shards N --routing partition`
+    (metadata version 2), the item's partition in the filter over P/N.
 
 A shard that cannot be reached, or whose key is missing, is an error naming the shard and
 its node (ShardUnavailableError, MissingShardError) - never an "absent".  MOVED and ASK
@@ -40,14 +42,17 @@ from . import hash as _hash
 
 __all__ = [
     "ShardedFilter", "ShardError", "ShardUnavailableError", "MissingShardError",
-    "NotReplicatedError", "FilterNotFoundError", "FilterExistsError",
+    "NotReplicatedError", "FilterNotFoundError", "FilterExistsError", "ROUTINGS",
     "BloomBackend", "CuckooBackend", "AmqBackend", "BACKENDS", "FORMAT", "VERSION", "SHARD_SEED",
     "shard_keys", "shard_tag", "shard_of", "key_slot", "load_resp", "MAX_SHARDS",
 ]
 
-#: The metadata's "format" and the version this module writes and reads.
+#: The metadata's "format" and the highest version this module reads: 1 (items routed by
+#: the protocol's hash), 2 (also "routing": "partition", a partitioned filter cut into slices).
 FORMAT = "amq-sharded-filter"
-VERSION = 1
+VERSION = 2
+#: The routings: "hash" (version 1) and "partition" (version 2; docs/cluster.md).
+ROUTINGS = ("hash", "partition")
 #: The shard hash's seed: XXH3-64 with a seed no filter inside a shard uses
 #: (RedisBloom hashes with MurmurHash64A, amq's kinds with XXH3 seed 0 by default).
 SHARD_SEED = 0x616D712E73686172  # "amq.shar"
@@ -650,6 +655,29 @@ def _raise_unavailable(label, keys, failed):
 
 # ---- the filter ---------------------------------------------------------------------------
 
+def _check_partition_routing(name, m):
+    """The fields of "routing": "partition" (version 2): shard i of N holds partitions
+    [i P/N, (i+1) P/N) of a partitioned filter of P, and an item's shard is its partition
+    (amq_partition_index of the filter's hash) over P/N."""
+    if type(m.get("version")) is not int or m["version"] < 2:
+        raise ValueError("%r: routing 'partition' needs metadata version 2" % name)
+    if m.get("backend") != "amq":
+        raise ValueError("%r: routing 'partition' needs the amq backend, not %r"
+                         % (name, m.get("backend")))
+    h = m.get("shard_hash")
+    if not isinstance(h, str) or not h.startswith("amq:") or m.get("shard_reduce") != "partition":
+        raise ValueError("%r: shard hash %r / %r is not one this client has"
+                         % (name, h, m.get("shard_reduce")))
+    try:
+        _hash.key(b"", h[4:], 0)
+    except ValueError:
+        raise ValueError("%r: shard hash %r is not one this client has" % (name, h))
+    p, n = m.get("partitions"), m.get("shards")
+    if type(p) is not int or not 1 <= p <= 65536 or type(n) is not int or p % n:
+        raise ValueError("%r: %r partitions cannot be cut into %r shards of equal runs"
+                         % (name, p, n))
+
+
 class ShardedFilter:
     """One filter NAME over N shard keys; opened from its metadata key (docs/cluster.md).
 
@@ -658,6 +686,9 @@ class ShardedFilter:
     whose slots are down (a failover in progress), before it raises ShardUnavailableError
     naming the shard and its node.  Redirections (MOVED, ASK) are always followed.
     """
+
+    #: how items are routed to shards (the metadata's "routing"; "hash" when absent)
+    routing = "hash"
 
     def __init__(self, client, name, retry_timeout=2.0):
         _check_name(name)
@@ -673,6 +704,11 @@ class ShardedFilter:
         self.keys = list(self.meta["keys"])
         self.shards = len(self.keys)
         self.seed = int(self.meta["shard_seed"], 16)
+        #: "hash" (the protocol's item hash) or "partition" (the filter's own partition)
+        self.routing = self.meta.get("routing", "hash")
+        if self.routing == "partition":
+            self._algo = self.meta["shard_hash"][len("amq:"):]
+            self._partitions = self.meta["partitions"]
         #: what this handle's calls met: MOVED and ASK redirections followed, shards retried
         self.stats = {"moved": 0, "ask": 0, "retries": 0}
 
@@ -705,9 +741,16 @@ class ShardedFilter:
         if (not isinstance(keys, list) or len(keys) != m.get("shards") or not keys or
                 not all(isinstance(k, str) for k in keys)):
             raise ValueError("%r: metadata's keys do not match its shard count" % name)
-        if m.get("shard_hash") != "xxh3_64" or m.get("shard_reduce") != "multiply-shift":
+        routing = m.get("routing", "hash")
+        if routing not in ROUTINGS:
+            raise ValueError("%r: routing %r is not one this client has (%s): it cannot tell "
+                             "an item's shard" % (name, routing, ", ".join(ROUTINGS)))
+        if routing == "hash" and (m.get("shard_hash") != "xxh3_64" or
+                                  m.get("shard_reduce") != "multiply-shift"):
             raise ValueError("%r: shard hash %r / %r is not one this client has"
                              % (name, m.get("shard_hash"), m.get("shard_reduce")))
+        if routing == "partition":
+            _check_partition_routing(name, m)
         seed = m.get("shard_seed")
         try:
             if not isinstance(seed, str) or not 0 <= int(seed, 16) < 1 << 64:
@@ -800,8 +843,8 @@ class ShardedFilter:
             raise err("%s: shard %d (key %r): %s (the shards made were deleted)"
                       % (label, s, keys[s], e))
         meta = {
-            "format": FORMAT, "version": VERSION, "name": name, "backend": family,
-            "shards": shards, "keys": keys, "shard_hash": "xxh3_64",
+            "format": FORMAT, "version": 1, "name": name, "backend": family,
+            "shards": shards, "keys": keys, "routing": "hash", "shard_hash": "xxh3_64",
             "shard_seed": "0x%016x" % SHARD_SEED, "shard_reduce": "multiply-shift",
             "capacity": capacity, "params": [p] * shards,
         }
@@ -825,12 +868,27 @@ class ShardedFilter:
     # ---- items -------------------------------------------------------------------------
     def shard_of(self, item):
         """The shard (0..N-1) an item belongs to."""
+        if self.routing == "partition":
+            return self._partition_shards([_key(item)])[0]
         return (_hash.xxh3_64(_key(item), self.seed) * self.shards) >> 64
 
+    def _partition_shards(self, keys):
+        # The filter's own partition of each key, computed by the library (amq_partition_index
+        # of the filter's hash); shard i holds partitions [i P/N, (i+1) P/N).
+        per = self._partitions // self.shards
+        return [p // per for p in _hash.partition_index(keys, self._partitions, self._algo,
+                                                         self.seed)]
+
     def _split(self, keys):
-        n, seed, xxh = self.shards, self.seed, _hash.xxh3_64
+        n = self.shards
         pos = [[] for _ in range(n)]
         items = [[] for _ in range(n)]
+        if self.routing == "partition":
+            for i, (k, s) in enumerate(zip(keys, self._partition_shards(keys))):
+                pos[s].append(i)
+                items[s].append(k)
+            return pos, items
+        seed, xxh = self.seed, _hash.xxh3_64
         for i, k in enumerate(keys):
             s = (xxh(k, seed) * n) >> 64
             pos[s].append(i)

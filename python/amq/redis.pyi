@@ -8,6 +8,7 @@ _Client = Union[_redis.Redis, RedisCluster]
 
 FORMAT: str
 VERSION: int
+ROUTINGS: Tuple[str, ...]
 SHARD_SEED: int
 MAX_SHARDS: int
 SLOTS: int
@@ -99,6 +100,7 @@ class ShardedFilter:
     keys: List[str]
     shards: int
     seed: int
+    routing: str
     stats: Dict[str, int]
     def __init__(self, client: _Client, name: str, retry_timeout: float = ...) -> None: ...
     @classmethod

@@ -63,11 +63,64 @@ def meta(**kw):
 def test_metadata_is_checked():
     assert ar.ShardedFilter._parse_meta("f", meta())["shards"] == 2
     assert ar.ShardedFilter._parse_meta("f", meta(backend="amq"))["backend"] == "amq"
-    for bad in (meta(version=2), meta(format="x"), meta(backend="xyz"), meta(shards=3),
+    for bad in (meta(version=3), meta(format="x"), meta(backend="xyz"), meta(shards=3),
                 meta(shard_hash="murmur"), meta(shard_reduce="mod"), meta(shard_seed=5),
                 meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]"):
         with pytest.raises(ValueError):
             ar.ShardedFilter._parse_meta("f", bad)
+
+
+def pmeta(**kw):
+    m = {"format": "amq-sharded-filter", "version": 2, "backend": "amq", "shards": 4,
+         "keys": ["p:{0.1}", "p:{1.11}", "p:{2.1}", "p:{3.11}"], "routing": "partition",
+         "partitions": 12, "shard_hash": "amq:xxh3", "shard_seed": "0x0000000000000007",
+         "shard_reduce": "partition"}
+    m.update(kw)
+    return json.dumps(m)
+
+
+def test_partition_routing_metadata_is_checked():
+    """"routing": "partition" needs version 2 (a version-1 client refuses the filter rather
+    than route its items by a hash the shards do not use), the amq backend, a hash amq has,
+    and a number of shards that divides the partitions; an unknown routing is refused."""
+    assert ar.ShardedFilter._parse_meta("p", pmeta())["partitions"] == 12
+    assert ar.ShardedFilter._parse_meta("f", meta(version=2, routing="hash"))["shards"] == 2
+    for bad in (pmeta(version=1), pmeta(backend="bf"), pmeta(shard_hash="xxh3_64"),
+                pmeta(shard_hash="amq:nohash"), pmeta(shard_reduce="multiply-shift"),
+                pmeta(partitions=10), pmeta(partitions=0), pmeta(partitions="12"),
+                pmeta(routing="moon"), meta(routing="partition")):
+        with pytest.raises(ValueError):
+            ar.ShardedFilter._parse_meta("p", bad)
+
+
+def test_partition_routing_is_the_filters_partition():
+    """An item's shard under "routing": "partition" is its partition in the filter (the
+    library's amq_partition_index of the filter's hash) over P/N: every key of a
+    partitioned filter cut into 4 slices of 3 lies in its shard's slice, and equals the
+    rule written out, ((h2 >> 32) * P) >> 32, on the library's hash pair."""
+    keys = [b"key-%d" % i for i in range(5000)]
+    parts = amq.hash.partition_index(keys, 12, "xxh3", 7)
+    assert parts == [((amq.hash.key(k, "xxh3", 7)[1] >> 32) * 12) >> 32 for k in keys]
+    assert sorted(set(parts)) == list(range(12))
+    assert amq.hash.partition_index(["key-0", memoryview(b"key-1")], 12, "xxh3", 7) == parts[:2]
+    f = ar.ShardedFilter.__new__(ar.ShardedFilter)
+    f.meta = json.loads(pmeta())
+    f.keys, f.shards, f.seed = f.meta["keys"], 4, 7
+    f.routing, f._algo, f._partitions = "partition", "xxh3", 12
+    pos, items = f._split(keys)
+    for s in range(4):
+        assert items[s] == [k for k, p in zip(keys, parts) if p // 3 == s]
+        assert pos[s] == [i for i, p in enumerate(parts) if p // 3 == s]
+    assert [f.shard_of(k) for k in keys[:100]] == [p // 3 for p in parts[:100]]
+    # and the shard is the filter's own choice: a partitioned filter with this hash agrees
+    g = amq.Filter(kind="partitioned", capacity=5000, partitions=12, seed=7)
+    for k in keys[:20]:
+        assert ((g.hash_key(k)[1] >> 32) * 12) >> 32 == parts[keys.index(k)]
+    for bad in (0, 65537):
+        with pytest.raises(ValueError):
+            amq.hash.partition_index(keys[:1], bad)
+    with pytest.raises(ValueError):
+        amq.hash.partition_index(keys[:1], 4, "nohash")
 
 
 def test_answers_are_numpy_without_importing_numpy_first():

@@ -62,7 +62,7 @@ expect_status 2 "$AMQ" export --to redis --shards 2 f s0.amq c.amq x.resp
 expect_stderr_has 'must be of one family'
 [ ! -e x.resp ] || fail "a refused export left its output"
 expect_status 2 "$AMQ" export --to redis --shards 2 f s0.amq b.amq x.resp
-expect_stderr_has 'shard 1: a filter with no RedisBloom form'
+expect_stderr_has 'shard 1 is a amq shard, shard 0 a bf shard: the shards must be of one family'
 expect_status 2 "$AMQ" export --to redis --shards 2 f s0.amq s1.amq out.resp
 expect_stderr_has 'exists'
 expect_status 0 "$AMQ" export --to redis --shards 2 f c.amq c.amq cc.resp
@@ -98,6 +98,96 @@ expect_stderr_has 'a SCANDUMP reply names no key'
 cat out.resp two.resp >mixed.resp
 expect_status 2 "$AMQ" import --from redis --shards 3 mixed.resp q0 q1 q2
 expect_stderr_has 'is not of filter'
+
+CASE=amq-shards
+# Shards of any kind amq.so's AMQ.* type holds: the files' bytes, back byte for byte.
+"$AMQ" build --type blocked b0.amq k0 || fail "build b0"
+"$AMQ" build --type blocked b2.amq k2 || fail "build b2"
+"$AMQ" build --type ribbon r0.amq k0 || fail "build r0"
+"$AMQ" build --type ribbon r1.amq k1 || fail "build r1"
+"$AMQ" build --type cuckoo cu.amq k2 || fail "build cu"
+expect_status 0 "$AMQ" export --to redis --shards 3 blk b0.amq b.amq b2.amq blk.resp
+tr -d '\r' <blk.resp | tail -n 3 | head -n 1 >meta.txt
+grep -q '"backend": "amq"' meta.txt || fail "amq backend: $(cat meta.txt)"
+grep -q '"kind": "blocked"' meta.txt || fail "amq kind: $(cat meta.txt)"
+grep -q '"version": 1}' meta.txt || fail "hash routing is version 1: $(cat meta.txt)"
+expect_eq "AMQ.LOADCHUNK per shard" 3 "$(grep -ac '^AMQ.LOADCHUNK' blk.resp)"
+expect_status 0 "$AMQ" import --from redis --shards 3 blk.resp ob0 ob1 ob2
+expect_same_file b0.amq ob0
+expect_same_file b.amq ob1
+expect_same_file b2.amq ob2
+expect_status 0 "$AMQ" export --to redis --shards 2 st r0.amq r1.amq st.resp
+tr -d '\r' <st.resp | grep -q '"kind": "ribbon"' || fail "static shards' kind"
+expect_status 0 "$AMQ" import --from redis --shards 2 st.resp or0 or1
+expect_same_file r1.amq or1
+# Every other kind AMQ.* holds: two shard files out and back, byte for byte.
+for kind in cuckoo partitioned fuse aging expandable scalable-bloom; do
+    "$AMQ" build --type $kind x0.$kind k0 && "$AMQ" build --type $kind x1.$kind k1 ||
+        fail "build $kind"
+    expect_status 0 "$AMQ" export --to redis --shards 2 "kinds:$kind" x0.$kind x1.$kind x.resp
+    tr -d '\r' <x.resp | grep -q "\"backend\": \"amq\", .*\"kind\": \"$kind\"" ||
+        fail "$kind: metadata"
+    expect_status 0 "$AMQ" import --from redis --shards 2 x.resp y0.$kind y1.$kind
+    expect_same_file x0.$kind y0.$kind
+    expect_same_file x1.$kind y1.$kind
+    rm -f x.resp
+done
+# --amq: RedisBloom-form files as AMQ.* shards too.
+expect_status 0 "$AMQ" export --to redis --shards 2 --amq sb s0.amq s1.amq sb.resp
+tr -d '\r' <sb.resp | grep -q '"backend": "amq", ' || fail "--amq backend"
+expect_status 2 "$AMQ" export --to redis --shards 2 mix b0.amq cu.amq x.resp
+expect_stderr_has 'shard 1 is a cuckoo filter, shard 0 a blocked filter: the shards of one filter must be of one kind'
+[ ! -e x.resp ] || fail "a refused export left its output"
+expect_status 2 "$AMQ" import --from redis --shards 2 blk.resp q0 q1
+expect_stderr_has "key 'blk:{2.0}.amq-load' is not a shard key NAME:{i.j} with i < 2"
+
+CASE=partition-routing
+# One partitioned file of 12 partitions cut into 4 shards of 3 (slices), joined back.
+"$AMQ" create --type partitioned --partitions 12 --capacity 9000 pt.amq || fail "create pt"
+"$AMQ" add pt.amq k0 k1 k2 || fail "add pt"
+expect_status 0 "$AMQ" export --to redis --shards 4 --routing partition pt pt.amq pt.resp
+tr -d '\r' <pt.resp | tail -n 3 | head -n 1 >meta.txt
+grep -q '"routing": "partition"' meta.txt || fail "routing: $(cat meta.txt)"
+grep -q '"partitions": 12, "routing": "partition", "shard_hash": "amq:xxh3", "shard_reduce": "partition", "shard_seed": "0x0000000000000000", "shards": 4, "version": 2}' meta.txt ||
+    fail "partition routing fields: $(cat meta.txt)"
+grep -q '"first_partition": 9, "kind": "partitioned", "of_partitions": 12, "partitions": 3}' meta.txt ||
+    fail "shard 3's slice: $(cat meta.txt)"
+expect_status 0 "$AMQ" import --from redis --shards 4 pt.resp whole.amq
+expect_same_file pt.amq whole.amq
+expect_status 0 "$AMQ" import --from redis --shards 4 pt.resp sl0 sl1 sl2 sl3
+expect_stderr_has 'written as slices'
+"$AMQ" info --json sl2 >sl2.json
+grep -q '"slice_first_partition": 6' sl2.json || fail "slice 2 starts at partition 6: $(cat sl2.json)"
+# A slice answers its own keys as the whole file does and "may be present" for the others'
+# (a batched query never says "absent" for a key it cannot hold): all 9000 from each.
+for i in 0 1 2 3; do
+    expect_eq "slice $i: every key maybe" 9000 "$("$AMQ" query -c sl$i k0 k1 k2 2>/dev/null)"
+done
+expect_status 2 "$AMQ" export --to redis --shards 5 --routing partition pt pt.amq x.resp
+expect_stderr_has '12 partitions cannot be cut into 5 shards of equal runs'
+expect_status 2 "$AMQ" export --to redis --shards 4 --routing partition pt b.amq x.resp
+expect_stderr_has '--routing partition cuts a partitioned filter, not a blocked filter'
+expect_status 2 "$AMQ" export --to redis --shards 4 --routing partition pt sl1 x.resp
+expect_stderr_has 'already a slice (partitions 3..5 of 12)'
+expect_status 2 "$AMQ" export --to redis --shards 4 --routing middle pt pt.amq x.resp
+expect_stderr_has "'middle' is not 'hash'"
+expect_status 2 "$AMQ" export --to redis --shards 4 pt pt.amq x.resp
+expect_stderr_has 'with --routing partition'
+[ ! -e x.resp ] || fail "a refused export left its output"
+expect_status 2 "$AMQ" import --from redis --shards 3 blk.resp one.amq
+expect_stderr_has 'shard 0 is a blocked filter, not a slice of a partitioned filter'
+[ ! -e one.amq ] || fail "a refused join wrote a file"
+expect_status 2 "$AMQ" import --from redis --shards 2 pt.resp one.amq
+expect_stderr_has "is not a shard key NAME:{i.j} with i < 2"
+[ ! -e one.amq ] || fail "a refused join wrote a file"
+# A shard missing: the stream of shards 0..2 and no metadata, read as 4 shards.
+# (its first command, DEL of the staging key, starts 18 bytes before the key)
+pt3=$(grep -abo 'pt:{3\.[0-9]*}\.amq-load' pt.resp | head -n 1 | cut -d: -f1)
+head -c "$((pt3 - 18))" pt.resp >pt3.resp
+expect_status 2 "$AMQ" import --from redis --shards 4 pt3.resp one.amq
+expect_stderr_has 'no chunk of shard 3'
+[ ! -e one.amq ] || fail "an import with a shard missing wrote a file"
+
 expect_status 0 "$AMQ" export --help
 grep -q . "$T/.out" || fail "export --help printed nothing"
 

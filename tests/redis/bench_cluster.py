@@ -7,7 +7,9 @@ a loopback cluster (3 primaries, amq.so), and the per-command costs docs/cluster
         [--python build/python] [--out docs/bench-cluster.md]
 
 Measured, all in one run on this machine:
-  - keys/s of contains_many(B items) for a filter of 1, 3, 6 and 12 shards (median of reps);
+  - keys/s of contains_many(B items) for a filter of 1, 3, 6 and 12 BF.* shards, and of 1 and
+    6 shards of the other backends: CF.*, AMQ.* blocked, and (with --amq, the tool that cuts
+    it) a partitioned file of 48 partitions sharded by partition (median of reps);
   - the servers' CPU time (INFO cpu) for the same items sent as 1000 and as 1 per BF.MEXISTS:
     a line through the two gives the cost per command and per item (and commandstats'
     usec_per_call, which counts only the command's own execution);
@@ -65,6 +67,31 @@ def reset_stats(cl):
         s.client().config_resetstat()
 
 
+def partition_routed(a, rc, ar, keys, probe):
+    """Filters of 1 and 6 shards cut from one partitioned file (48 partitions) by the tool."""
+    import subprocess
+    import tempfile
+    import amq
+    out = []
+    with tempfile.TemporaryDirectory(prefix="amq-bench-") as tmp:
+        g = amq.Filter(kind="partitioned", capacity=a.items, fpp=0.01, partitions=48)
+        g.add_many(keys)
+        path = os.path.join(tmp, "p.amq")
+        g.save(path)
+        for shards in (1, 6):
+            name = "bench:part%d" % shards
+            resp = os.path.join(tmp, name + ".resp")
+            subprocess.run([a.amq, "export", "--to", "redis", "--shards", str(shards)] +
+                           (["--routing", "partition"] if shards > 1 else ["--amq"]) +
+                           [name, path, resp], check=True)
+            ar.load_resp(rc, resp)
+            f = ar.ShardedFilter(rc, name)
+            if not f.contains_many(probe).all():
+                raise RuntimeError("added items absent")
+            out.append(("amq/partition", f))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", required=True)
@@ -74,6 +101,7 @@ def main():
     ap.add_argument("--items", type=int, default=1000000)
     ap.add_argument("--batch", type=int, default=100000)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--amq", default="", help="the amq tool (partition routing's cut)")
     a = ap.parse_args()
     sys.path.insert(0, a.python)
     import numpy as np
@@ -90,23 +118,29 @@ def main():
         # Every filter made first, then measured by turns (one run of each per round), so
         # that the load of a shared machine falls on all of them alike.
         filters = []
-        for shards in (1, 3, 6, 12):
-            f = ar.ShardedFilter.create(rc, "bench%d" % shards, capacity=a.items,
-                                        error_rate=0.01, shards=shards)
+        kinds = [("bf", s, {}) for s in (1, 3, 6, 12)]
+        kinds += [("cf", s, {"kind": "cuckoo", "bucket_size": 4}) for s in (1, 6)]
+        kinds += [("amq", s, {"backend": "amq", "kind": "blocked"}) for s in (1, 6)]
+        for family, shards, kw in kinds:
+            f = ar.ShardedFilter.create(rc, "bench:%s%d" % (family, shards), capacity=a.items,
+                                        error_rate=None if family == "cf" else 0.01,
+                                        shards=shards, **kw)
             for lo in range(0, a.items, 100000):
                 f.add_many(keys[lo:lo + 100000])
             if not f.contains_many(probe).all():
                 raise RuntimeError("added items absent")
-            filters.append(f)
+            filters.append((family + ("/blocked" if family == "amq" else ""), f))
+        if a.amq:
+            filters += partition_routed(a, rc, ar, keys, probe)
         big = [[] for _ in filters]
         little = [[] for _ in filters]
         for _ in range(a.reps):
-            for i, f in enumerate(filters):
+            for i, (_, f) in enumerate(filters):
                 big[i].append(median_rate(lambda: f.contains_many(probe), a.batch, 1))
                 little[i].append(median_rate(lambda: f.contains_many(tiny), len(tiny), 20))
-        for i, f in enumerate(filters):
-            rows.append((f.shards, len(f.nodes()), statistics.median(big[i])))
-            small.append((f.shards, len(f.nodes()), statistics.median(little[i])))
+        for i, (what, f) in enumerate(filters):
+            rows.append((what, f.shards, len(f.nodes()), statistics.median(big[i])))
+            small.append((what, f.shards, len(f.nodes()), statistics.median(little[i])))
             f.delete()
 
         # The servers' cost per command and per item: their whole CPU time (INFO cpu: parsing,
@@ -165,13 +199,20 @@ def main():
                "20 calls per round).\n"
                % (" ".join(map(str, harness.server_info())), platform.machine(),
                   os.cpu_count(), load0, load1, a.items, a.batch, a.reps))
-    out.append("| shards | nodes holding them | keys/s, batch of %d | ratio to 1 shard | "
-               "keys/s, batch of 1000 | ratio |" % a.batch)
-    out.append("|---:|---:|---:|---:|---:|---:|")
-    for (s, n, r), (_, _, rs) in zip(rows, small):
-        out.append("| %d | %d | %.0f | %.2f | %.0f | %.2f |"
-                   % (s, n, r, r / rows[0][2], rs, rs / small[0][2]))
+    out.append("| backend | shards | nodes holding them | keys/s, batch of %d | ratio to its "
+               "1 shard | ratio to bf, 1 shard | keys/s, batch of 1000 | ratio to its 1 shard |"
+               % a.batch)
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    one = {w: (r, rs) for (w, s, _, r), (_, _, _, rs) in zip(rows, small) if s == 1}
+    for (w, s, n, r), (_, _, _, rs) in zip(rows, small):
+        out.append("| %s | %d | %d | %.0f | %.2f | %.2f | %.0f | %.2f |"
+                   % (w, s, n, r, r / one[w][0], r / one["bf"][0], rs, rs / one[w][1]))
     out.append("")
+    out.append("bf: BF.* scalable Bloom at 1 %; cf: CF.* scalable cuckoo, bucket size 4 "
+               "(8-bit fingerprints); amq/blocked: AMQ.* blocked Bloom at 1 %; "
+               "amq/partition: one partitioned file of 48 partitions at 1 %, cut by "
+               "`amq export --to redis --shards N --routing partition` (the client routes by "
+               "the filter's own partition, computed by the extension).\n")
     out.append("Costs measured in the same run (the inputs of docs/cluster.md's model):\n")
     out.append("| cost | value |")
     out.append("|---|---:|")
@@ -190,7 +231,7 @@ def main():
     # trip and the servers' share.
     b = a.batch
     w3 = model_w(3, b, s_cmd, s_item)
-    c_client = max(c_item * 1e6, (b / rows[1][2] * 1e6 - rtt * 1e6 - w3 / 3) / b)
+    c_client = max(c_item * 1e6, (b / rows[1][3] * 1e6 - rtt * 1e6 - w3 / 3) / b)
     out.append("| client, per item, whole call (the 3-shard row less rtt and the servers' "
                "share) (c_client) | %.3f usec |" % c_client)
     out.append("")

@@ -922,6 +922,111 @@ TEST(partitioned_corrupt_index_rejected)
     amq_filter_free(g);
 }
 
+/* Serialized bytes of a filter (malloc'd), NULL on failure. */
+static uint8_t *to_bytes(const amq_filter *f, size_t *len)
+{
+    uint64_t sz;
+    uint8_t *b;
+    if (amq_filter_serialized_size(f, &sz) != AMQ_OK || (b = malloc((size_t)sz)) == NULL)
+        return NULL;
+    if (amq_filter_serialize(f, b, (size_t)sz, len) != AMQ_OK) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* A filter of 12 partitions cut into 4 slices of 3 (what a sharded filter's shards hold,
+ * docs/cluster.md): every key answers in its own slice as in the whole filter, a key of
+ * another slice is refused (adds, single queries) or "maybe" (batched queries), a slice
+ * survives its file form, and the slices join back into the same bytes. */
+TEST(partitioned_slices_answer_as_the_whole_and_join_back_byte_for_byte)
+{
+    const char *path = test_path("slices.amq");
+    const size_t n = 60000, absent = 60000;
+    amq_filter *orig, *sf[4], *joined;
+    amq_partitioned *sl[4], *j;
+    const amq_partitioned *cs[4];
+    amq_hash128 *h = save_build(path, n, 12, &orig), *q = random_hashes(absent, 0x77);
+    amq_partitioned *pf;
+    amq_errinfo err;
+    uint8_t *a, *b, *slb, one;
+    size_t la, lb, ll, i;
+    uint32_t s, total, first;
+    uint64_t fp_whole = 0, fp_sliced = 0;
+
+    REQUIRE(h != NULL && q != NULL);
+    pf = amq_filter_partitioned(orig);
+    for (s = 0; s < 4; s++) {
+        REQUIRE_OK(amq_partitioned_slice(pf, 3 * s, 3, NULL, &sl[s]));
+        amq_partitioned_slice_info(sl[s], &total, &first);
+        CHECK_EQ(total, 12);
+        CHECK_EQ(first, 3 * s);
+        CHECK_EQ(amq_partitioned_partitions(sl[s]), 3);
+        /* through the file form: layout 1 loads back as a slice */
+        REQUIRE_OK(amq_filter_from_partitioned(sl[s], &sf[s]));
+        slb = to_bytes(sf[s], &ll);
+        REQUIRE(slb != NULL);
+        amq_filter_free(sf[s]);
+        REQUIRE_OK(amq_filter_deserialize(slb, ll, 0, NULL, &sf[s], &err));
+        free(slb);
+        sl[s] = amq_filter_partitioned(sf[s]);
+        amq_partitioned_slice_info(sl[s], &total, &first);
+        CHECK_EQ(first, 3 * s);
+        cs[s] = sl[s];
+    }
+    /* the routing: a key's slice is its partition of 12 over 3 = ((h2 >> 32) * 4) >> 32 */
+    for (i = 0; i < n; i++) {
+        uint32_t p = amq_partition_index(12, h[i]);
+        s = p / 3;
+        if (s != amq_partition_index(4, h[i]) || amq_filter_contains_hash(sf[s], h[i]) != 1) {
+            FAIL_AT_("key %zu: partition %u, slice %u", i, p, s);
+            break;
+        }
+    }
+    for (i = 0; i < absent; i++) {
+        s = amq_partition_index(12, q[i]) / 3;
+        fp_whole += amq_filter_contains_hash(orig, q[i]) == 1;
+        fp_sliced += amq_filter_contains_hash(sf[s], q[i]) == 1;
+        CHECK_EQ(amq_filter_contains_hash(sf[(s + 1) % 4], q[i]), 1);
+        if (i == 0) {
+            CHECK_EQ(amq_filter_add_hash(sf[(s + 1) % 4], q[i]), AMQ_ERANGE);
+            amq_filter_contains_batch(sf[(s + 1) % 4], &q[i], 1, &one);
+            CHECK_EQ(one, 1);
+        }
+    }
+    /* the same bits answer: the rate is the whole filter's, exactly */
+    CHECK_EQ(fp_sliced, fp_whole);
+    CHECK_GT(fp_whole, 0);
+    /* joined: the original bytes */
+    REQUIRE_OK(amq_partitioned_join(cs, 4, NULL, &j, &err));
+    REQUIRE_OK(amq_filter_from_partitioned(j, &joined));
+    a = to_bytes(orig, &la);
+    b = to_bytes(joined, &lb);
+    REQUIRE(a != NULL && b != NULL);
+    CHECK_EQ(la, lb);
+    CHECK(la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+    /* refused: out of order, a slice missing, two of one filter cut otherwise */
+    cs[0] = sl[1];
+    cs[1] = sl[0];
+    CHECK_EQ(amq_partitioned_join(cs, 4, NULL, &j, &err), AMQ_EINCOMPAT);
+    CHECK(strstr(err.msg, "must start at 0") != NULL);
+    cs[0] = sl[0];
+    cs[1] = sl[1];
+    CHECK_EQ(amq_partitioned_join(cs, 3, NULL, &j, &err), AMQ_EINCOMPAT);
+    CHECK(strstr(err.msg, "missing") != NULL);
+    CHECK_EQ(amq_partitioned_slice(pf, 0, 12, NULL, &j), AMQ_ERANGE);
+    CHECK_EQ(amq_partitioned_slice(pf, 10, 3, NULL, &j), AMQ_ERANGE);
+    for (s = 0; s < 4; s++)
+        amq_filter_free(sf[s]);
+    amq_filter_free(joined);
+    amq_filter_free(orig);
+    free(h);
+    free(q);
+}
+
 TEST(partitioned_merge)
 {
     amq_config cfg;
