@@ -40,6 +40,16 @@ static uint64_t align64(uint64_t v)
 
 /* ---- the object ------------------------------------------------------------------ */
 
+/* The partitions' entries, and after them a fuse filter's view entries
+ * (nothing to allocate later, when the data is placed). */
+static size_t parts_size(const amq_static_algo *algo, uint32_t nparts)
+{
+    size_t sz = nparts * sizeof(amq_static_part);
+    if (algo->kind == AMQ_KIND_FUSE)
+        sz += nparts * sizeof(amq_fuse_view_part);
+    return sz;
+}
+
 static void static_free(amq_static *s)
 {
     uint32_t i;
@@ -53,7 +63,7 @@ static void static_free(amq_static *s)
         amq_free(&a, s->owned, s->nparts * sizeof *s->owned);
     }
     if (s->parts != NULL)
-        amq_free(&a, s->parts, s->nparts * sizeof *s->parts);
+        amq_free(&a, s->parts, parts_size(s->algo, s->nparts));
     amq_region_free(&s->payload, &a);
     amq_free(&a, s, sizeof *s);
 }
@@ -73,13 +83,23 @@ static int static_shell(const amq_static_algo *algo, const amq_allocator *alloc,
     s->simd = algo->simd != NULL ? algo->simd() : 0;
     s->pbits = pbits;
     s->nparts = 1u << pbits;
-    s->parts = amq_calloc(&a, s->nparts * sizeof *s->parts);
+    s->parts = amq_calloc(&a, parts_size(algo, s->nparts));
     if (s->parts == NULL) {
         amq_free(&a, s, sizeof *s);
         return AMQ_ENOMEM;
     }
+    if (parts_size(algo, s->nparts) > s->nparts * sizeof *s->parts)
+        s->vparts = (amq_fuse_view_part *)(void *)(s->parts + s->nparts);
     *out = s;
     return AMQ_OK;
+}
+
+/* Once every partition's data is where queries read it. */
+static void fill_views(amq_static *s)
+{
+    uint32_t i;
+    for (i = 0; s->vparts != NULL && i < s->nparts; i++)
+        amq_static_fuse_view_part(&s->parts[i], &s->vparts[i]);
 }
 
 static uint64_t data_size(const amq_static *s)
@@ -682,6 +702,7 @@ int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinf
      * memory) keeps its partitions as built: no second copy of the filter. */
     if (!b->spilled)
         gather(s);
+    fill_views(s);
     *out = s;
     s = NULL; /* the caller's */
 done:
@@ -735,6 +756,7 @@ static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static
         memcpy(s->payload.data + off, src->parts[i].data, (size_t)src->parts[i].bytes);
         off += align64(src->parts[i].bytes);
     }
+    fill_views(s);
     *out = s;
     return AMQ_OK;
 }
@@ -973,6 +995,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     }
     for (i = 0; i < s->nparts; i++)
         s->parts[i].data = s->payload.data + (uintptr_t)s->parts[i].data;
+    fill_views(s);
     *impl = s;
     return AMQ_OK;
 fail:
