@@ -308,6 +308,15 @@ static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint
     free(h);
 }
 
+/* A single partition of more than 3 MiB takes the prefetching pipeline in
+ * a batch, a smaller one a plain loop (src/fuse.c, FUSE_DIRECT_MAX): both
+ * answer as the one-key entry. */
+SLOW_TEST(static_query_forms_agree_past_the_plain_loop)
+{
+    check_query_forms(AMQ_KIND_FUSE, 16, 3, AMQ_HASH_XXH3, 0, 8, 1700000, 0);
+    check_query_forms(AMQ_KIND_FUSE, 8, 4, AMQ_HASH_XXH3, 0, 16, 3300000, 0);
+}
+
 TEST(static_query_forms_agree)
 {
     static const struct { uint32_t algo; uint64_t seed; } hs[] = {
