@@ -518,12 +518,10 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
             cap *= 2;
         if (cap > b->limit)
             cap = b->limit;
-        m = amq_malloc(&b->alloc, cap * sizeof *m);
+        /* realloc: a large array's pages move rather than being copied */
+        m = amq_realloc(&b->alloc, b->mem, b->cap * sizeof *m, cap * sizeof *m);
         if (m == NULL)
             return AMQ_ENOMEM;
-        if (b->n > 0)
-            memcpy(m, b->mem, b->n * sizeof *m);
-        amq_free(&b->alloc, b->mem, b->cap * sizeof *b->mem);
         b->mem = m;
         b->cap = cap;
     }
@@ -532,6 +530,36 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
     b->n += n;
     b->total += n;
     return AMQ_OK;
+}
+
+uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room)
+{
+    size_t cap;
+    uint64_t *m;
+
+    *room = 0;
+    if (b->broken || b->spilled)
+        return NULL;
+    if (b->n == b->cap) {
+        if (b->cap >= b->limit)
+            return NULL; /* the next add spills */
+        cap = b->cap < 1024 ? 1024 : 2 * b->cap;
+        if (cap > b->limit)
+            cap = b->limit;
+        m = amq_realloc(&b->alloc, b->mem, b->cap * sizeof *m, cap * sizeof *m);
+        if (m == NULL)
+            return NULL;
+        b->mem = m;
+        b->cap = cap;
+    }
+    *room = b->cap - b->n;
+    return b->mem + b->n;
+}
+
+void amq_static_builder_commit(amq_static_builder *b, size_t m)
+{
+    b->n += m;
+    b->total += m;
 }
 
 int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1)
