@@ -346,6 +346,9 @@ $(BUILD)/obj/bench/%.o: bench/%.cc
 # The model of efficient/cuckoofilter is built as issue 20 built the reference (-O3
 # -march=native): its loops stand for the peer's, so they are compiled as the peer's are.
 $(BUILD)/obj/bench/subject_model_cuckoo.o: CFLAGS_ALL += -O3 -march=native
+# amq's inline fuse query (amq/fuse_view.h) compiles into this file, as the
+# reference's header-inline query into bench/peers/xorfuse.c: both at -O3.
+$(BUILD)/obj/bench/static/fuse_bench.o: CFLAGS_ALL += -O3
 
 $(BENCH_BIN): $(BENCH_OBJ) $(PEER_OBJ) $(STATIC_LIB)
 	@mkdir -p $(@D)
@@ -542,4 +545,5 @@ clean:
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
+    $(BUILD)/obj/bench/static/fuse_bench.d $(BUILD)/obj/bench/static/static_bench.d \
     $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN)) $(TEST_SUPPORT:.o=.d)

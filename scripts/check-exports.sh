@@ -27,8 +27,10 @@ declared() {
         perl -0pe 's{/\*.*?\*/}{}gs; s{^[ \t]*#.*$}{}mg' "$h" | tr '\n' ' ' | grep -o 'AMQ_API [^(;]*(' | sed 's/($//; s/.*[ *]//'
     done | sort -u
 }
-declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$') > "$tmp/stable"
-declared "$inc"/amq/advanced.h > "$tmp/advanced"
+# amq/fuse_view.h is part of the advanced API (advanced.h includes it)
+declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$' | grep -v '/fuse_view\.h$') \
+    > "$tmp/stable"
+declared "$inc"/amq/advanced.h "$inc"/amq/fuse_view.h > "$tmp/advanced"
 sort -u "$tmp/stable" "$tmp/advanced" > "$tmp/declared"
 
 both=$(comm -12 "$tmp/stable" "$tmp/advanced")

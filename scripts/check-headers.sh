@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-headers.sh [CC] - every public header compiles alone, as the first
 # and only include of a C11 file, warning-free; <amq/advanced.h> only with
-# AMQ_ADVANCED_API defined (and refuses without it).
+# AMQ_ADVANCED_API defined (and refuses without it), as amq/fuse_view.h.
 set -e
 cc=${1:-${CC:-cc}}
 flags="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Werror -Iinclude"
@@ -9,7 +9,7 @@ n=0
 for h in include/amq.h include/amq/*.h; do
     name=${h#include/}
     def=
-    [ "$name" = amq/advanced.h ] && def=-DAMQ_ADVANCED_API
+    case $name in amq/advanced.h | amq/fuse_view.h) def=-DAMQ_ADVANCED_API ;; esac
     printf '#include <%s>\nint amq_header_check_%s;\n' "$name" "$n" |
         $cc $flags $def -fsyntax-only -x c - || { echo "check-headers: $name does not compile alone" >&2; exit 1; }
     n=$((n + 1))

@@ -476,6 +476,20 @@ broken:
     return b->broken = rc;
 }
 
+/* A static kind's keys hashed by XXH3 go straight into the static
+ * builder's array (amq_static_builder_room): b->h1 at b->pos of b->cap,
+ * recorded there (and counted in base) by static_sync before any other
+ * call reaches the static builder, which may move or spill that array. */
+static void static_sync(amq_builder *b)
+{
+    if (b->mode != MODE_STATIC || b->cap == 0)
+        return;
+    amq_static_builder_commit(b->st, b->pos);
+    b->base += b->pos;
+    b->h1 = NULL;
+    b->pos = b->cap = 0;
+}
+
 static inline void put(amq_builder *b, amq_hash128 h)
 {
     if (b->layout == LAYOUT_SPLIT) {
@@ -495,6 +509,7 @@ int amq_builder_add_batch(amq_builder *b, const amq_hash128 *h, size_t n)
     if (b->mode == MODE_STATIC) {
         if (b->finished)
             return AMQ_EINVAL;
+        static_sync(b);
         rc = amq_static_builder_add_batch(b->st, h, n);
         if (rc == AMQ_OK)
             b->base += n;
@@ -567,20 +582,30 @@ __attribute__((noinline)) static int add_raw_slow(amq_builder *b, const void *ke
     return amq_builder_add(b, key, len);
 }
 
-/* A static kind's key: its h1 (XXH3 for 8- and 16-byte keys inlined) to
- * the static builder, without the batched add's checks for one key. */
+/* A static kind's key without room: its h1 to the static builder, and
+ * room opened for the keys after it (XXH3 only: other hashes take a call
+ * per key anyway). */
 __attribute__((noinline)) static int add_static(amq_builder *b, const void *key, size_t len)
 {
-    uint64_t h1;
+    uint64_t h1, *at;
+    size_t room;
     int rc;
     if (b->finished)
         return AMQ_EINVAL;
+    static_sync(b);
     if (b->hash_algo == AMQ_HASH_XXH3 && len == 8)
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
     else if (b->hash_algo == AMQ_HASH_XXH3 && len == 16)
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
     else
         h1 = amq_hash_key(b->hash_algo, b->seed, key, len).h1;
+    if (b->hash_algo == AMQ_HASH_XXH3 && (at = amq_static_builder_room(b->st, &room)) != NULL) {
+        at[0] = h1;
+        b->h1 = at;
+        b->cap = room;
+        b->pos = 1;
+        return AMQ_OK;
+    }
     rc = amq_static_builder_add_h1(b->st, h1);
     if (rc == AMQ_OK)
         b->base++;
@@ -597,8 +622,20 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
         b->pos = pos + 1;
         return AMQ_OK;
     }
-    if (b->mode == MODE_STATIC)
+    if (b->mode == MODE_STATIC) {
+        const size_t pos = b->pos;
+        if (pos < b->cap && len == 8) {
+            b->h1[pos] = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
+            b->pos = pos + 1;
+            return AMQ_OK;
+        }
+        if (pos < b->cap && len == 16) {
+            b->h1[pos] = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
+            b->pos = pos + 1;
+            return AMQ_OK;
+        }
         return add_static(b, key, len);
+    }
     if (b->mode == MODE_XXH3_SEED0) {
         if (len == 8)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8));
@@ -747,6 +784,7 @@ int amq_builder_finish(amq_builder *b, amq_filter **out, amq_errinfo *err)
         return amq_err(err, b->broken, "an earlier write to the temporary file in %s failed",
                        b->dir);
     if (b->mode == MODE_STATIC) {
+        static_sync(b);
         rc = amq_static_builder_finish(b->st, out, err);
     } else if (b->f != NULL) {
         /* sized: the last keys in, and the filter is the caller's */

@@ -40,6 +40,16 @@ static uint64_t align64(uint64_t v)
 
 /* ---- the object ------------------------------------------------------------------ */
 
+/* The partitions' entries, and after them a fuse filter's view entries
+ * (nothing to allocate later, when the data is placed). */
+static size_t parts_size(const amq_static_algo *algo, uint32_t nparts)
+{
+    size_t sz = nparts * sizeof(amq_static_part);
+    if (algo->kind == AMQ_KIND_FUSE)
+        sz += nparts * sizeof(amq_fuse_view_part);
+    return sz;
+}
+
 static void static_free(amq_static *s)
 {
     uint32_t i;
@@ -53,7 +63,7 @@ static void static_free(amq_static *s)
         amq_free(&a, s->owned, s->nparts * sizeof *s->owned);
     }
     if (s->parts != NULL)
-        amq_free(&a, s->parts, s->nparts * sizeof *s->parts);
+        amq_free(&a, s->parts, parts_size(s->algo, s->nparts));
     amq_region_free(&s->payload, &a);
     amq_free(&a, s, sizeof *s);
 }
@@ -73,13 +83,23 @@ static int static_shell(const amq_static_algo *algo, const amq_allocator *alloc,
     s->simd = algo->simd != NULL ? algo->simd() : 0;
     s->pbits = pbits;
     s->nparts = 1u << pbits;
-    s->parts = amq_calloc(&a, s->nparts * sizeof *s->parts);
+    s->parts = amq_calloc(&a, parts_size(algo, s->nparts));
     if (s->parts == NULL) {
         amq_free(&a, s, sizeof *s);
         return AMQ_ENOMEM;
     }
+    if (parts_size(algo, s->nparts) > s->nparts * sizeof *s->parts)
+        s->vparts = (amq_fuse_view_part *)(void *)(s->parts + s->nparts);
     *out = s;
     return AMQ_OK;
+}
+
+/* Once every partition's data is where queries read it. */
+static void fill_views(amq_static *s)
+{
+    uint32_t i;
+    for (i = 0; s->vparts != NULL && i < s->nparts; i++)
+        amq_static_fuse_view_part(&s->parts[i], &s->vparts[i]);
 }
 
 static uint64_t data_size(const amq_static *s)
@@ -498,12 +518,10 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
             cap *= 2;
         if (cap > b->limit)
             cap = b->limit;
-        m = amq_malloc(&b->alloc, cap * sizeof *m);
+        /* realloc: a large array's pages move rather than being copied */
+        m = amq_realloc(&b->alloc, b->mem, b->cap * sizeof *m, cap * sizeof *m);
         if (m == NULL)
             return AMQ_ENOMEM;
-        if (b->n > 0)
-            memcpy(m, b->mem, b->n * sizeof *m);
-        amq_free(&b->alloc, b->mem, b->cap * sizeof *b->mem);
         b->mem = m;
         b->cap = cap;
     }
@@ -512,6 +530,36 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
     b->n += n;
     b->total += n;
     return AMQ_OK;
+}
+
+uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room)
+{
+    size_t cap;
+    uint64_t *m;
+
+    *room = 0;
+    if (b->broken || b->spilled)
+        return NULL;
+    if (b->n == b->cap) {
+        if (b->cap >= b->limit)
+            return NULL; /* the next add spills */
+        cap = b->cap < 1024 ? 1024 : 2 * b->cap;
+        if (cap > b->limit)
+            cap = b->limit;
+        m = amq_realloc(&b->alloc, b->mem, b->cap * sizeof *m, cap * sizeof *m);
+        if (m == NULL)
+            return NULL;
+        b->mem = m;
+        b->cap = cap;
+    }
+    *room = b->cap - b->n;
+    return b->mem + b->n;
+}
+
+void amq_static_builder_commit(amq_static_builder *b, size_t m)
+{
+    b->n += m;
+    b->total += m;
 }
 
 int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1)
@@ -682,6 +730,7 @@ int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinf
      * memory) keeps its partitions as built: no second copy of the filter. */
     if (!b->spilled)
         gather(s);
+    fill_views(s);
     *out = s;
     s = NULL; /* the caller's */
 done:
@@ -735,6 +784,7 @@ static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static
         memcpy(s->payload.data + off, src->parts[i].data, (size_t)src->parts[i].bytes);
         off += align64(src->parts[i].bytes);
     }
+    fill_views(s);
     *out = s;
     return AMQ_OK;
 }
@@ -973,6 +1023,7 @@ int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **
     }
     for (i = 0; i < s->nparts; i++)
         s->parts[i].data = s->payload.data + (uintptr_t)s->parts[i].data;
+    fill_views(s);
     *impl = s;
     return AMQ_OK;
 fail:

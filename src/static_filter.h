@@ -15,6 +15,7 @@
 
 #include "amq.h"
 #include "amq/filter.h"
+#include "amq/fuse_view.h"
 #include "common/alloc.h"
 #include "kind.h"
 
@@ -94,6 +95,9 @@ struct amq_static {
     uint32_t nparts;
     uint64_t items;
     amq_static_part *parts;
+    /* fuse: the partitions' query constants as amq_fuse_view reads them
+     * (in parts' allocation; filled once the data is placed) */
+    amq_fuse_view_part *vparts;
     amq_region *owned;  /* built: one region per partition */
     amq_region payload; /* loaded: the payload (owned copy or borrowed) */
     int view;
@@ -123,6 +127,18 @@ static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
 static inline uint64_t amq_static_fuse_x(const amq_static_part *p, uint64_t h1)
 {
     return p->nomix ? h1 : amq_static_x(p, h1);
+}
+
+/* A partition's query constants as amq_fuse_view takes them. */
+static inline void amq_static_fuse_view_part(const amq_static_part *p, amq_fuse_view_part *v)
+{
+    v->data = p->data;
+    v->span = p->span;
+    v->mulseed = p->mulseed;
+    v->seglen = p->seglen;
+    v->hshift = p->hshift;
+    v->mix = !p->nomix;
+    v->reserved = 0;
 }
 
 /* Whether a partition of s built on seed takes x = h1. */
@@ -191,6 +207,12 @@ void amq_static_builder_free(amq_static_builder *b);
 int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, size_t n);
 /* One key's h1 (amq_builder_add): an append while the held array has room. */
 int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1);
+/* Where amq_builder_add may write h1 values itself: the next free slot of
+ * the held array (grown when full) and *room slots; NULL when there is none
+ * (spilled, broken, at the memory budget, out of memory: add_h1 then says
+ * why).  commit records m of them written; any other call on b first. */
+uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room);
+void amq_static_builder_commit(amq_static_builder *b, size_t m);
 int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
 /* The built filter, the caller's (its allocator is the builder's). */
 int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinfo *err);

@@ -4,6 +4,8 @@
  * wrapped into a handle, and the batched query on a handle's packed keys.
  * static_filter.c, below filter.c, takes the algorithm from here.
  */
+#include <string.h>
+
 #include "amq/advanced.h"
 #include "amq/static.h"
 #include "common/error.h"
@@ -41,6 +43,27 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
     if (rc != AMQ_OK)
         amq_err(err, rc, "out of memory");
     return rc;
+}
+
+int amq_fuse_view_get(const amq_filter *f, amq_fuse_view *v)
+{
+    const amq_static *s;
+
+    if (amq_filter_kind(f) != AMQ_KIND_FUSE)
+        return AMQ_EKIND;
+    s = amq_filter_impl(f);
+    memset(v, 0, sizeof *v);
+    v->parts = s->vparts;
+    v->pbits = s->pbits;
+    v->bits = s->v1;
+    v->arity = s->v2;
+    v->xxh3_0 = s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0;
+    v->plain = v->xxh3_0 && s->pbits == 0 && s->parts[0].nomix;
+    v->seglen = s->parts[0].seglen;
+    v->data = s->parts[0].data;
+    v->span = s->parts[0].span;
+    v->filter = f;
+    return AMQ_OK;
 }
 
 #define FIXED_CHUNK 256u

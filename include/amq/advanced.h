@@ -15,6 +15,8 @@
  *  - views over caller-owned bytes and the filters' raw arrays, readable
  *    and writable (importers, mmap-style hosts);
  *  - the blocked kind's query-path selection (scalar, AVX2, AVX-512);
+ *  - amq_fuse_view (amq/fuse_view.h): a fuse filter's one-key query inline
+ *    in the caller's loop;
  *  - the RedisBloom data types' internals: link and sub-filter arrays,
  *    construction from RDB fields, and the SCANDUMP / LOADCHUNK chunk
  *    format (the Redis module's persistence), and the aging kind's raw
@@ -40,6 +42,7 @@
 #include "amq/scalable_cuckoo.h"
 #include "amq/filter.h"
 #include "amq/aging.h"
+#include "amq/fuse_view.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -95,6 +95,21 @@ void *amq_calloc(const amq_allocator *a, size_t size)
     return p;
 }
 
+void *amq_realloc(const amq_allocator *a, void *ptr, size_t old, size_t size)
+{
+    void *p;
+    if (size == 0)
+        size = 1;
+    if (amq_alloc_is_default(a))
+        return realloc(ptr, size);
+    p = amq_malloc(a, size);
+    if (p != NULL && ptr != NULL) {
+        memcpy(p, ptr, old < size ? old : size);
+        amq_free(a, ptr, old);
+    }
+    return p;
+}
+
 void amq_free(const amq_allocator *a, void *ptr, size_t size)
 {
     if (ptr == NULL)

@@ -26,6 +26,11 @@ const amq_allocator *amq_alloc_shared(const amq_allocator *src);
 void *amq_malloc(const amq_allocator *a, size_t size);
 void *amq_calloc(const amq_allocator *a, size_t size);
 void amq_free(const amq_allocator *a, void *ptr, size_t size);
+/* ptr (old bytes, may be NULL) grown or shrunk to size, its first
+ * min(old, size) bytes kept; NULL (ptr untouched) on failure.  The default
+ * allocator's realloc moves a large block's pages (mremap) instead of
+ * copying and faulting in new ones; a host's allocator copies. */
+void *amq_realloc(const amq_allocator *a, void *ptr, size_t old, size_t size);
 
 /*
  * A large array: 64-byte aligned, zeroed, owned (heap or anonymous mmap

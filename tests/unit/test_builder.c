@@ -299,6 +299,64 @@ TEST(builder_hashes_and_filter_build)
     free(hs);
 }
 
+/* A static kind's keys through amq_builder_add (XXH3's 8- and 16-byte keys
+ * written straight into the static builder's array, other lengths and
+ * hashes one by one), interleaved with amq_builder_add_batch, with a
+ * memory budget reached mid-way (the array spills) or not: the count after
+ * every step, and the same bytes as amq_filter_build of the hashes. */
+static void check_static_paths(uint32_t kind, uint32_t algo, uint64_t seed, size_t memory,
+                               size_t N)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g;
+    amq_hash128 *hs = malloc(N * sizeof *hs);
+    uint8_t key[48];
+    size_t i, kl;
+
+    REQUIRE(hs != NULL);
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    REQUIRE_OK(amq_builder_new(&cfg, NULL, memory, &b, NULL));
+    for (i = 0; i < N; i++) {
+        /* runs of 8-byte keys, then 16, a few others, and batches between */
+        kl = make_key(3, i, (i / 5000) % 4 == 3 ? 0 : (i / 5000) % 2 ? 16 : 8, key);
+        hs[i] = amq_hash_key(algo, seed, key, kl);
+        if (i % 9973 == 17)
+            REQUIRE_OK(amq_builder_add_batch(b, &hs[i], 1));
+        else
+            REQUIRE_OK(amq_builder_add(b, key, kl));
+        if (amq_builder_count(b) != i + 1) {
+            FAIL_AT_("count %llu after %zu keys", (unsigned long long)amq_builder_count(b), i + 1);
+            break;
+        }
+    }
+    REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+    CHECK_EQ(amq_builder_add(b, key, 8), AMQ_EINVAL); /* finished: no room left open */
+    amq_builder_free(b);
+    REQUIRE_OK(amq_filter_build(&cfg, hs, N, &g, NULL));
+    if (!same_filter(f, g))
+        FAIL_AT_("kind %u hash %u seed %llu memory %zu: not the bytes of amq_filter_build", kind,
+                 algo, (unsigned long long)seed, memory);
+    amq_filter_free(f);
+    amq_filter_free(g);
+    free(hs);
+}
+
+TEST(builder_static_add_paths_same_bytes)
+{
+    unsigned k;
+    for (k = 0; k < 2; k++) {
+        const uint32_t kind = k ? AMQ_KIND_RIBBON : AMQ_KIND_FUSE;
+        check_static_paths(kind, AMQ_HASH_XXH3, 0, 0, 150000);
+        check_static_paths(kind, AMQ_HASH_XXH3, 5, 0, 150000);
+        check_static_paths(kind, AMQ_HASH_MURMUR3, 2, 0, 150000);
+        /* the smallest budget (2^20 keys held), then the rest spilled */
+        check_static_paths(kind, AMQ_HASH_XXH3, 0, 1, 1100000);
+    }
+}
+
 /* No keys: the filter of capacity 1 that amq_filter_new makes, empty. */
 TEST(builder_empty_build)
 {

@@ -308,6 +308,15 @@ static void check_query_forms(uint32_t kind, unsigned bits, unsigned arity, uint
     free(h);
 }
 
+/* A single partition of more than 3 MiB takes the prefetching pipeline in
+ * a batch, a smaller one a plain loop (src/fuse.c, FUSE_DIRECT_MAX): both
+ * answer as the one-key entry. */
+SLOW_TEST(static_query_forms_agree_past_the_plain_loop)
+{
+    check_query_forms(AMQ_KIND_FUSE, 16, 3, AMQ_HASH_XXH3, 0, 8, 1700000, 0);
+    check_query_forms(AMQ_KIND_FUSE, 8, 4, AMQ_HASH_XXH3, 0, 16, 3300000, 0);
+}
+
 TEST(static_query_forms_agree)
 {
     static const struct { uint32_t algo; uint64_t seed; } hs[] = {
@@ -607,9 +616,10 @@ TEST(static_fuse_derivation0_files_still_read)
 {
     amq_hash128 h[300];
     amq_filter *f, *g, *n;
+    amq_fuse_view v;
     uint8_t *bytes;
     char key[32];
-    size_t i, len, miss = 0, pos = 0;
+    size_t i, len, miss = 0, pos = 0, differ = 0;
     unsigned m;
 
     for (i = 0; i < 300; i++)
@@ -617,13 +627,20 @@ TEST(static_fuse_derivation0_files_still_read)
     for (m = 0; m < 2; m++) {
         REQUIRE_OK(amq_filter_deserialize(fuse_derive0_file, sizeof fuse_derive0_file,
                                           m ? AMQ_OPEN_MMAP : 0, NULL, &f, NULL));
+        REQUIRE_OK(amq_fuse_view_get(f, &v));
         for (i = 0; i < 300; i++) {
             size_t l = (size_t)snprintf(key, sizeof key, "old-%zu", i);
             miss += amq_filter_contains(f, key, l) != 1;
             miss += amq_filter_contains_hash(f, h[i]) != 1;
+            miss += amq_fuse_view_contains(&v, key, l) != 1; /* the view mixes too */
+            miss += amq_fuse_view_contains_h1(&v, h[i].h1) != 1;
             l = (size_t)snprintf(key, sizeof key, "absent-%zu", i);
             pos += (size_t)amq_filter_contains(f, key, l);
+            differ += amq_fuse_view_contains(&v, key, l) != amq_filter_contains(f, key, l);
         }
+        CHECK_EQ(differ, 0);
+        CHECK_EQ(v.plain, 0);
+        CHECK_EQ(v.parts[0].mix, 1);
         CHECK_EQ(miss, 0);
         CHECK(pos < 10); /* 2^-8 of 300 absent keys: about one */
         bytes = serialize(f, &len);

@@ -1,0 +1,239 @@
+/*
+ * amq/fuse_view.h - a binary fuse filter's one-key query compiled into the
+ * caller's own loop (part of <amq/advanced.h>: not frozen).
+ *
+ * amq_filter_contains reaches a fuse filter's query through the handle: a
+ * call per key, and the filter's constants (where its bytes are, the
+ * segment geometry) loaded from memory on every call.  A view copies those
+ * constants into a small struct the caller keeps; the query functions
+ * below are static inline, so a loop over keys holds them in registers,
+ * as header-only filters do (the reference code of binary fuse filters is
+ * a header too).  The answers are exactly amq_filter_contains's, for every
+ * key and every fuse file amq reads.
+ *
+ * The XXH3 of an 8- or 16-byte key with seed 0 (the fuse kind's default
+ * hash) is computed inline: XXH3-128's low half, written here from the
+ * algorithm's specification (tests check it against libxxhash).  Other
+ * lengths, hashes or seeds go through amq_filter_hash (a call).
+ */
+#ifndef AMQ_FUSE_VIEW_H
+#define AMQ_FUSE_VIEW_H
+
+#ifndef AMQ_ADVANCED_API
+#error "amq/fuse_view.h is not part of the stable API: define AMQ_ADVANCED_API first"
+#endif
+
+#include <stdint.h>
+#include <string.h>
+
+#include "amq/common.h"
+#include "amq/filter.h"
+#include "amq/hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One partition: a key's x is h1 (mix 0) or amq_mix64(h1 ^ mulseed) (mix
+ * 1: a partition whose first construction failed, or a file of derivation
+ * 0, docs/file-format.md); its first position is (x << hshift) * span >>
+ * 64, the next ones one segment further each, xor-ed with other bits of x. */
+typedef struct amq_fuse_view_part {
+    const uint8_t *data; /* the fingerprints (8 or 16 bits, little-endian) */
+    uint64_t span;       /* segment_count * segment_length */
+    uint64_t mulseed;    /* mix 1: the partition's seed times 0x9e3779b97f4a7c15 */
+    uint32_t seglen;     /* segment_length, a power of two */
+    uint32_t hshift;     /* mix 0: the partition bits (h1 below them places the key) */
+    uint32_t mix;
+    uint32_t reserved;
+} amq_fuse_view_part;
+
+typedef struct amq_fuse_view {
+    const amq_fuse_view_part *parts; /* 2^pbits partitions by h1's top bits */
+    uint32_t pbits;
+    uint32_t bits;   /* fingerprint bits: 8 or 16 */
+    uint32_t arity;  /* 3 or 4 */
+    uint32_t xxh3_0; /* 1: the filter hashes with XXH3, seed 0 */
+    /* 1: one partition of mix 0 and XXH3 seed 0 - every fuse filter amq
+     * builds by default of up to 16M keys, unless its first construction
+     * failed (about one in forty) - whose query is then data, span, seglen */
+    uint32_t plain;
+    uint32_t seglen;
+    const uint8_t *data;
+    uint64_t span;
+    const amq_filter *filter; /* for keys amq_fuse_view_h1 does not hash inline */
+} amq_fuse_view;
+
+/*
+ * Fills *v from a fuse filter: AMQ_OK, or AMQ_EKIND (*v untouched) for any
+ * other kind.  The view borrows the filter's bytes: it is valid while f
+ * lives, and like f may be read from any number of threads.  O(1).
+ */
+AMQ_API int amq_fuse_view_get(const amq_filter *f, amq_fuse_view *v);
+
+/* ---- inline: XXH3-128's low half for 8 and 16 bytes, seed 0 ----------------------------- */
+
+
+__extension__ typedef unsigned __int128 amq_fuse_view_u128_; /* gcc and clang */
+
+/* Inlined even where the compiler would not: the point of the header. */
+#define AMQ_FUSE_VIEW_INLINE static inline __attribute__((always_inline))
+
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_le64_(const void *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, sizeof v); /* one load */
+    return v;
+#else
+    const uint8_t *b = (const uint8_t *)p;
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
+           (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 |
+           (uint64_t)b[7] << 56;
+#endif
+}
+
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_mul128_(uint64_t a, uint64_t b, uint64_t *hi)
+{
+    amq_fuse_view_u128_ m = (amq_fuse_view_u128_)a * b;
+    *hi = (uint64_t)(m >> 64);
+    return (uint64_t)m;
+}
+
+/* XXH3-128(key, 8, seed 0).low64: the 4-to-8-byte path with its default
+ * secret's words 2 and 3 folded into one constant. */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_xxh3_8(const void *key)
+{
+    uint64_t hi, lo = amq_fuse_view_mul128_(amq_fuse_view_le64_(key) ^ UINT64_C(0xc4f023344dc994ac),
+                                            UINT64_C(0x9e3779b185ebca87) + (8 << 2), &hi);
+    hi += lo << 1;
+    lo ^= hi >> 3;
+    lo ^= lo >> 35;
+    lo *= UINT64_C(0x9fb21c651e98df25);
+    return lo ^ (lo >> 28);
+}
+
+/* XXH3-128(key, 16, seed 0).low64: the 9-to-16-byte path. */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_xxh3_16(const void *key)
+{
+    const uint8_t *k = (const uint8_t *)key;
+    uint64_t in_hi = amq_fuse_view_le64_(k + 8), mhi, hhi, lo, mlo;
+    mlo = amq_fuse_view_mul128_(amq_fuse_view_le64_(k) ^ in_hi ^ UINT64_C(0x59973f0033362349),
+                                UINT64_C(0x9e3779b185ebca87), &mhi);
+    mlo += (uint64_t)15 << 54;
+    in_hi ^= UINT64_C(0xc202797692d63d58);
+    mhi += in_hi + (uint64_t)(uint32_t)in_hi * (UINT64_C(0x85ebca77) - 1);
+    mlo ^= __builtin_bswap64(mhi);
+    lo = amq_fuse_view_mul128_(mlo, UINT64_C(0xc2b2ae3d27d4eb4f), &hhi);
+    lo ^= lo >> 37;
+    lo *= UINT64_C(0x165667919e3779f9);
+    return lo ^ (lo >> 32);
+}
+
+/* ---- inline: the query ------------------------------------------------------------------ */
+
+/* The key's h1 as amq_filter_hash(v->filter, key, len).h1 gives it. */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_h1(const amq_fuse_view *v, const void *key, size_t len)
+{
+    if (v->xxh3_0 && len == 8)
+        return amq_fuse_view_xxh3_8(key);
+    if (v->xxh3_0 && len == 16)
+        return amq_fuse_view_xxh3_16(key);
+    return amq_filter_hash(v->filter, key, len).h1;
+}
+
+AMQ_FUSE_VIEW_INLINE uint32_t amq_fuse_view_slot_(const uint8_t *d, uint32_t bits, uint32_t pos)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t w;
+    if (bits == 8)
+        return d[pos];
+    memcpy(&w, d + 2 * (size_t)pos, sizeof w);
+    return w;
+#else
+    if (bits == 8)
+        return d[pos];
+    return (uint32_t)d[2 * (size_t)pos] | (uint32_t)d[2 * (size_t)pos + 1] << 8;
+#endif
+}
+
+/* One partition's test of x, for one variant (bits and arity constants);
+ * the partition's fields come as values, so that a caller's loop over one
+ * partition reads them from registers and none waits on the key. */
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span, uint32_t seglen,
+                                              uint32_t hshift, uint64_t x, uint32_t bits,
+                                              uint32_t arity)
+{
+    const uint32_t mask = seglen - 1;
+    const uint32_t h0 = (uint32_t)(((amq_fuse_view_u128_)(x << hshift) * span) >> 64);
+    uint32_t f = (uint32_t)(x ^ (x >> 32));
+
+    f ^= amq_fuse_view_slot_(data, bits, h0);
+    f ^= amq_fuse_view_slot_(data, bits, (h0 + seglen) ^ ((uint32_t)(x >> 18) & mask));
+    f ^= amq_fuse_view_slot_(data, bits, (h0 + 2 * seglen) ^ ((uint32_t)x & mask));
+    if (arity == 4)
+        f ^= amq_fuse_view_slot_(
+            data, bits,
+            (h0 + 3 * seglen) ^ ((uint32_t)((x * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & mask));
+    return (bits == 8 ? (uint8_t)f : (uint16_t)f) == 0;
+}
+
+/*
+ * The query with the filter's variant and shape named by the caller as
+ * constants - bits (v->bits: 8 or 16), arity (v->arity: 3 or 4), plain
+ * (v->plain: 1 or 0) - so that each combination compiles to its own code,
+ * with no test of them per key (the reference code of binary fuse filters
+ * has a function per width likewise).  A caller switches on them once,
+ * outside its loop over keys; arguments that do not match the view give
+ * wrong answers.  With plain and an 8- or 16-byte key length known at the
+ * call, the key is hashed inline without a test either.
+ */
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1_as(const amq_fuse_view *v, uint64_t h1,
+                                                      unsigned bits, unsigned arity, int plain)
+{
+    const amq_fuse_view_part *p;
+    if (plain)
+        return amq_fuse_view_probe_(v->data, v->span, v->seglen, 0, h1, bits, arity);
+    /* two shifts: no shift by 64 for any pbits */
+    p = &v->parts[h1 >> (63 - v->pbits) >> 1];
+    return amq_fuse_view_probe_(p->data, p->span, p->seglen, p->hshift,
+                                p->mix ? amq_mix64(h1 ^ p->mulseed) : h1, bits, arity);
+}
+
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const void *key,
+                                                   size_t len, unsigned bits, unsigned arity,
+                                                   int plain)
+{
+    uint64_t h1;
+    if (plain && len == 8)
+        h1 = amq_fuse_view_xxh3_8(key);
+    else if (plain && len == 16)
+        h1 = amq_fuse_view_xxh3_16(key);
+    else
+        h1 = amq_fuse_view_h1(v, key, len);
+    return amq_fuse_view_contains_h1_as(v, h1, bits, arity, plain);
+}
+
+/* 1 if the key of this h1 may be in the filter, 0 if it certainly is not:
+ * amq_filter_contains_hash's answer (h2 unused). */
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1(const amq_fuse_view *v, uint64_t h1)
+{
+    if (v->bits == 8)
+        return v->arity == 3 ? amq_fuse_view_contains_h1_as(v, h1, 8, 3, 0)
+                             : amq_fuse_view_contains_h1_as(v, h1, 8, 4, 0);
+    return v->arity == 3 ? amq_fuse_view_contains_h1_as(v, h1, 16, 3, 0)
+                         : amq_fuse_view_contains_h1_as(v, h1, 16, 4, 0);
+}
+
+/* amq_filter_contains(v->filter, key, len)'s answer, inline: tests the
+ * variant per key (predictably); amq_fuse_view_contains_as does not. */
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains(const amq_fuse_view *v, const void *key, size_t len)
+{
+    return amq_fuse_view_contains_h1(v, amq_fuse_view_h1(v, key, len));
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMQ_FUSE_VIEW_H */

@@ -1,0 +1,159 @@
+/*
+ * test_fuse_view.c - amq/fuse_view.h: the inline XXH3 of 8- and 16-byte
+ * keys against libxxhash (through amq_hash_key), and the view's answers
+ * against amq_filter_contains for every shape a fuse filter takes: one
+ * partition taking x = h1, several, partitions that mix (a derivation-0
+ * file), other hashes and seeds, 8-, 16- and other-length keys.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amq.h"
+#include "test.h"
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+TEST(fuse_view_xxh3_matches_libxxhash)
+{
+    uint64_t seed = 41, w[2];
+    size_t i, bad8 = 0, bad16 = 0;
+    for (i = 0; i < 200000; i++) {
+        w[0] = splitmix(&seed);
+        w[1] = i % 3 == 0 ? 0 : splitmix(&seed); /* some all-zero halves */
+        bad8 += amq_fuse_view_xxh3_8(w) != amq_hash_key(AMQ_HASH_XXH3, 0, w, 8).h1;
+        bad16 += amq_fuse_view_xxh3_16(w) != amq_hash_key(AMQ_HASH_XXH3, 0, w, 16).h1;
+    }
+    CHECK_EQ(bad8, 0);
+    CHECK_EQ(bad16, 0);
+    /* a vector: XXH3-128 of 8 and 16 zero bytes, seed 0, low half */
+    memset(w, 0, sizeof w);
+    CHECK_EQ_U64(amq_fuse_view_xxh3_8(w), amq_hash_key(AMQ_HASH_XXH3, 0, w, 8).h1);
+    CHECK_EQ_U64(amq_fuse_view_xxh3_16(w), amq_hash_key(AMQ_HASH_XXH3, 0, w, 16).h1);
+}
+
+/* The query with constants, as a caller's switch outside its loop has it. */
+#define AS_LEN(B, A, P)                                                                           \
+    (len == 8    ? amq_fuse_view_contains_as(v, key, 8, B, A, P)                                  \
+     : len == 16 ? amq_fuse_view_contains_as(v, key, 16, B, A, P)                                 \
+                 : amq_fuse_view_contains_as(v, key, len, B, A, P))
+#define AS_PLAIN(B, A) (v->plain ? AS_LEN(B, A, 1) : AS_LEN(B, A, 0))
+
+static int view_as(const amq_fuse_view *v, const void *key, size_t len)
+{
+    if (v->bits == 8)
+        return v->arity == 3 ? AS_PLAIN(8, 3) : AS_PLAIN(8, 4);
+    return v->arity == 3 ? AS_PLAIN(16, 3) : AS_PLAIN(16, 4);
+}
+
+/* Every form of the view's query answers as amq_filter_contains for n keys
+ * of len bytes from seed (present) and as many others (absent). */
+static void check_view(const amq_filter *f, size_t n, size_t len, uint64_t seed)
+{
+    amq_fuse_view v;
+    uint8_t key[64];
+    size_t i, j, miss = 0, differ = 0, pos = 0;
+    int want;
+
+    REQUIRE_OK(amq_fuse_view_get(f, &v));
+    for (i = 0; i < 2 * n; i++) {
+        for (j = 0; j < len; j++)
+            key[j] = (uint8_t)splitmix(&seed);
+        want = amq_filter_contains(f, key, len);
+        if (i < n)
+            miss += want != 1;
+        else
+            pos += (size_t)want;
+        differ += amq_fuse_view_contains(&v, key, len) != want;
+        differ += amq_fuse_view_contains_h1(&v, amq_filter_hash(f, key, len).h1) != want;
+        differ += view_as(&v, key, len) != want;
+        differ += amq_fuse_view_h1(&v, key, len) != amq_filter_hash(f, key, len).h1;
+    }
+    if (miss != 0 || differ != 0)
+        FAIL_AT_("%zu keys of %zu bytes (bits %u, arity %u, pbits %u, plain %u): %zu false "
+                 "negatives, %zu answers differ", n, len, v.bits, v.arity, v.pbits, v.plain, miss,
+                 differ);
+    CHECK(pos < n / 100 + 20); /* at most 2^-8 of the absent keys, and room */
+}
+
+static amq_filter *build_keys(unsigned bits, unsigned arity, uint32_t hash, uint64_t hseed,
+                              uint32_t partitions, size_t n, size_t len, uint64_t seed)
+{
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f = NULL;
+    uint8_t key[64];
+    size_t i, j;
+
+    amq_config_init(&cfg, AMQ_KIND_FUSE);
+    cfg.fingerprint_bits = bits;
+    cfg.arity = arity;
+    cfg.hash_algo = hash;
+    cfg.seed = hseed;
+    cfg.partitions = partitions;
+    if (amq_builder_new(&cfg, NULL, SIZE_MAX, &b, NULL) != AMQ_OK)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < len; j++)
+            key[j] = (uint8_t)splitmix(&seed);
+        if (amq_builder_add(b, key, len) != AMQ_OK)
+            goto done;
+    }
+    if (amq_builder_finish(b, &f, NULL) != AMQ_OK)
+        f = NULL;
+done:
+    amq_builder_free(b);
+    return f;
+}
+
+TEST(fuse_view_answers_as_the_handle)
+{
+    static const size_t lens[] = {8, 16, 5, 20};
+    static const struct { uint32_t hash; uint64_t seed; uint32_t parts; } shapes[] = {
+        {AMQ_HASH_XXH3, 0, 0},    /* one partition, x = h1: plain */
+        {AMQ_HASH_XXH3, 0, 8},    /* eight partitions, x = h1 below their bits */
+        {AMQ_HASH_XXH3, 7, 0},    /* another seed: h1 through amq_filter_hash */
+        {AMQ_HASH_MURMUR3, 0, 4}, /* another hash: every partition mixes */
+    };
+    unsigned bits, arity;
+    size_t s, l, n = 20000;
+    for (bits = 8; bits <= 16; bits += 8)
+        for (arity = 3; arity <= 4; arity++)
+            for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                    uint64_t seed = 1000 * s + 10 * l + bits + arity;
+                    amq_filter *f = build_keys(bits, arity, shapes[s].hash, shapes[s].seed,
+                                               shapes[s].parts, n, lens[l], seed);
+                    amq_fuse_view v;
+                    REQUIRE(f != NULL);
+                    REQUIRE_OK(amq_fuse_view_get(f, &v));
+                    CHECK_EQ(v.plain, s == 0);
+                    CHECK_EQ(v.pbits, s == 1 ? 3 : s == 3 ? 2 : 0);
+                    check_view(f, n, lens[l], seed);
+                    amq_filter_free(f);
+                }
+}
+
+/* Another kind has no view (the partition that mixes, of a derivation-0
+ * file, is in test_static.c beside that file). */
+TEST(fuse_view_refuses_other_kinds)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_fuse_view v;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 100;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    memset(&v, 0xab, sizeof v);
+    CHECK_EQ(amq_fuse_view_get(f, &v), AMQ_EKIND);
+    CHECK_EQ(v.bits, 0xabababab); /* untouched */
+    amq_filter_free(f);
+}
+
+TEST_MAIN()
