@@ -70,6 +70,7 @@ typedef struct amq_expand {
     amq_region stash;
     amq_allocator alloc;
     uint64_t (*match)(const uint16_t *b, uint16_t qv);
+    uint64_t (*empty)(const uint16_t *b); /* two bits per free data lane */
 } amq_expand;
 
 /* ---- one bucket ---------------------------------------------------------------------- */
@@ -113,7 +114,26 @@ static uint64_t match_scalar(const uint16_t *b, uint16_t qv)
     return m & DATA_MASK;
 }
 
+static uint64_t empty_scalar(const uint16_t *b)
+{
+    uint64_t m = 0;
+    uint32_t i;
+    for (i = 0; i < DATA_LANES; i++)
+        m |= (uint64_t)(b[i] == 0) * (UINT64_C(3) << (2 * i));
+    return m;
+}
+
 #ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static uint64_t empty_avx2(const uint16_t *b)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i lo = _mm256_load_si256((const __m256i *)(const void *)b);
+    __m256i hi = _mm256_load_si256((const __m256i *)(const void *)(b + 16));
+    uint64_t m = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(lo, zero)) |
+                 (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(hi, zero)) << 32;
+    return m & DATA_MASK;
+}
+
 __attribute__((target("avx2"))) static uint64_t match_avx2(const uint16_t *b, uint16_t qv)
 {
     const __m256i q = _mm256_set1_epi16((short)qv), one = _mm256_set1_epi16(1);
@@ -136,23 +156,23 @@ static void choose_match(amq_expand *x)
 {
     const char *cap = getenv("AMQ_SIMD");
     x->match = match_scalar;
+    x->empty = empty_scalar;
 #ifdef EXP_HAVE_AVX2
     /* the lanes are read as they lie in memory: little-endian hosts only */
-    if ((cap == NULL || strcmp(cap, "scalar") != 0) && __builtin_cpu_supports("avx2"))
+    if ((cap == NULL || strcmp(cap, "scalar") != 0) && __builtin_cpu_supports("avx2")) {
         x->match = match_avx2;
+        x->empty = empty_avx2;
+    }
 #else
     (void)cap;
 #endif
 }
 
-/* A free data lane of b, or -1. */
-static int free_lane(const uint16_t *b)
+/* The first free data lane of b, or -1. */
+static inline int free_lane(const amq_expand *x, const uint16_t *b)
 {
-    uint32_t i;
-    for (i = 0; i < DATA_LANES; i++)
-        if (b[i] == 0)
-            return (int)i;
-    return -1;
+    uint64_t m = x->empty(b);
+    return m != 0 ? (int)(__builtin_ctzll(m) / 2) : -1;
 }
 
 /* ---- the stash ------------------------------------------------------------------------- */
@@ -259,7 +279,7 @@ static void stash_delete_at(amq_expand *x, uint64_t p)
 static int place(amq_expand *x, uint64_t b, uint16_t s)
 {
     uint16_t *bk = bucket_at(x, b);
-    int lane = free_lane(bk);
+    int lane = free_lane(x, bk);
     int rc;
     if (lane >= 0) {
         bk[lane] = s;
@@ -408,11 +428,44 @@ static int split_into(amq_expand *dst, uint64_t b, uint16_t s)
     return place(dst, 2 * b + (s >> 15), (uint16_t)(s << 1));
 }
 
+/* Bucket b's lanes into dst's empty buckets 2b and 2b + 1, filled from
+ * lane 0 up without a search (the stash's cells of b follow later). */
+static int split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
+{
+    uint16_t *half[2];
+    uint32_t fill[2] = {0, 0}, lane, side;
+    uint16_t s;
+    int rc;
+
+    half[0] = bucket_at(dst, 2 * b);
+    half[1] = bucket_at(dst, 2 * b + 1);
+    for (lane = 0; lane < DATA_LANES; lane++) {
+        s = src[lane];
+        if (s == 0)
+            continue;
+        if (s == 0x8000u) { /* void: both halves */
+            for (side = 0; side < 2; side++) {
+                if (fill[side] < DATA_LANES)
+                    half[side][fill[side]++] = s;
+                else if ((rc = place(dst, 2 * b + side, s)) != AMQ_OK)
+                    return rc;
+            }
+            continue;
+        }
+        side = s >> 15;
+        if (fill[side] < DATA_LANES)
+            half[side][fill[side]++] = (uint16_t)(s << 1);
+        else if ((rc = place(dst, 2 * b + side, (uint16_t)(s << 1))) != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
 static int grow(amq_expand *x)
 {
     amq_expand n;
     uint64_t buckets = UINT64_C(1) << x->q, i;
-    uint32_t lane, l;
+    uint32_t l;
     int rc = AMQ_OK;
 
     if (x->q + 1 > MAX_Q)
@@ -428,11 +481,8 @@ static int grow(amq_expand *x)
     if (amq_region_alloc(&n.table, &n.alloc, (size_t)(2 * buckets * BUCKET_BYTES)) != AMQ_OK)
         return AMQ_ENOMEM;
     for (i = 0; i < buckets; i++) {
-        const uint16_t *bk = bucket_at(x, i);
-        for (lane = 0; lane < DATA_LANES; lane++) {
-            if (bk[lane] != 0 && (rc = split_into(&n, i, bk[lane])) != AMQ_OK)
-                goto fail;
-        }
+        if ((rc = split_bucket(&n, i, bucket_at(x, i))) != AMQ_OK)
+            goto fail;
     }
     for (i = 0; i < x->stash_cap; i++) {
         uint64_t c = cells(x)[i];
