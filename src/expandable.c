@@ -429,13 +429,13 @@ static int split_into(amq_expand *dst, uint64_t b, uint16_t s)
 }
 
 /* Bucket b's lanes into dst's empty buckets 2b and 2b + 1, filled from
- * lane 0 up without a search (the stash's cells of b follow later). */
-static int split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
+ * lane 0 up without a search: each lane gives each half at most one entry,
+ * so neither half can overflow here (the stash's cells of b come later). */
+static void split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
 {
     uint16_t *half[2];
     uint32_t fill[2] = {0, 0}, lane, side;
     uint16_t s;
-    int rc;
 
     half[0] = bucket_at(dst, 2 * b);
     half[1] = bucket_at(dst, 2 * b + 1);
@@ -444,21 +444,13 @@ static int split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
         if (s == 0)
             continue;
         if (s == 0x8000u) { /* void: both halves */
-            for (side = 0; side < 2; side++) {
-                if (fill[side] < DATA_LANES)
-                    half[side][fill[side]++] = s;
-                else if ((rc = place(dst, 2 * b + side, s)) != AMQ_OK)
-                    return rc;
-            }
+            half[0][fill[0]++] = s;
+            half[1][fill[1]++] = s;
             continue;
         }
         side = s >> 15;
-        if (fill[side] < DATA_LANES)
-            half[side][fill[side]++] = (uint16_t)(s << 1);
-        else if ((rc = place(dst, 2 * b + side, (uint16_t)(s << 1))) != AMQ_OK)
-            return rc;
+        half[side][fill[side]++] = (uint16_t)(s << 1);
     }
-    return AMQ_OK;
 }
 
 static int grow(amq_expand *x)
@@ -480,10 +472,8 @@ static int grow(amq_expand *x)
     set_q(&n, x->q + 1);
     if (amq_region_alloc(&n.table, &n.alloc, (size_t)(2 * buckets * BUCKET_BYTES)) != AMQ_OK)
         return AMQ_ENOMEM;
-    for (i = 0; i < buckets; i++) {
-        if ((rc = split_bucket(&n, i, bucket_at(x, i))) != AMQ_OK)
-            goto fail;
-    }
+    for (i = 0; i < buckets; i++)
+        split_bucket(&n, i, bucket_at(x, i));
     for (i = 0; i < x->stash_cap; i++) {
         uint64_t c = cells(x)[i];
         /* a loaded stash may hold cells of no bucket: they are dropped */

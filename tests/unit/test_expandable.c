@@ -265,6 +265,49 @@ TEST(expandable_entry_layout_from_the_hash)
     amq_filter_free(f);
 }
 
+/* A doubling whose source bucket is full and has stash entries, all of
+ * them going to the same half (hashes made by hand: h1's top bit is the
+ * bucket of 2, the next bit the half): the half takes 31 lanes, the stash
+ * the rest, every key answers, and removing them empties the stash. */
+static amq_hash128 crafted(uint64_t bucket, uint64_t fp)
+{
+    amq_hash128 h;
+    h.h1 = bucket << 63 | fp << 48;
+    h.h2 = 0;
+    return h;
+}
+
+TEST(expandable_split_of_a_full_bucket_one_way)
+{
+    amq_filter *f = make(1, 0.01); /* 2 buckets, doubling at the 50th entry */
+    uint64_t j;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(field_u64(f, "buckets"), 2);
+    for (j = 1; j <= 36; j++) /* first fingerprint bit 0: all to half 0 */
+        REQUIRE_EQ(amq_filter_add_hash(f, crafted(0, j)), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 5);
+    for (j = 1; j <= 14; j++)
+        REQUIRE_EQ(amq_filter_add_hash(f, crafted(1, j)), 1);
+    CHECK_EQ(field_u64(f, "expansions"), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 5);
+    CHECK_EQ(field_u64(f, "entries"), 50);
+    for (j = 1; j <= 36; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(0, j)), 1);
+    for (j = 1; j <= 14; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(1, j)), 1);
+    /* half 1 of bucket 0 got nothing: a key there with a fingerprint no
+     * entry shares is absent */
+    CHECK_EQ(amq_filter_contains_hash(f, crafted(0, UINT64_C(0x4000) | 1)), 0);
+    for (j = 1; j <= 36; j++)
+        CHECK_EQ(amq_filter_remove_hash(f, crafted(0, j)), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 0);
+    CHECK_EQ(field_u64(f, "entries"), 14);
+    for (j = 1; j <= 14; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(1, j)), 1);
+    amq_filter_free(f);
+}
+
 /* The whole file, byte for byte: FNV-1a of the serialization of a fixed
  * filter that doubled twice and has a stash (pinned: a change of layout,
  * hash or order of entries changes it). */
