@@ -25,6 +25,21 @@
 
 #define BATCH 4096
 
+/* The machine's load average (Linux), or "?" : the figures are only as
+ * quiet as the machine was. */
+static void print_load(const char *when)
+{
+    char buf[64] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fgets(buf, sizeof buf, f) == NULL)
+            strcpy(buf, "?");
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    printf("Load average %s: %s\n\n", when, buf);
+}
+
 static uint64_t mix(uint64_t x)
 {
     x += UINT64_C(0x9e3779b97f4a7c15);
@@ -181,6 +196,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    print_load("at the start");
     printf("## Grown from 1,000 keys (8-byte random keys, 1 %% target, %llu absent keys)\n\n",
            (unsigned long long)absent);
     printf("| keys | expansions | measured fpp | bits/key | cuckoo sized for 1 %%: fpp | bits/key |"
@@ -208,7 +224,8 @@ int main(int argc, char **argv)
     }
     printf("\nHighest measured fpp: %.3f %% (target 1 %%)\n", worst * 100.0);
     if (grow_only) {
-        printf("Amortized add while growing: %.1f ns\n", t_exp * 1e9 / (double)n);
+        printf("Amortized add while growing: %.1f ns\n\n", t_exp * 1e9 / (double)n);
+        print_load("at the end");
         amq_filter_free(e);
         return 0;
     }
@@ -298,6 +315,8 @@ int main(int argc, char **argv)
 #else
     printf("| peer: taffy cuckoo | not built (make bench-expandable LIBFILTER=path) | | | |\n");
 #endif
+    printf("\n");
+    print_load("at the end");
     fprintf(stderr, "(%llu)\n", (unsigned long long)sink);
     amq_filter_free(e);
     amq_filter_free(b);
