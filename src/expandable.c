@@ -31,10 +31,18 @@
 #include <string.h>
 
 #include "amq/filter.h"
+#include "amq/hash.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
+
+/* XXH3 inlined (the system's xxhash.h, header-only: bit-exact with
+ * libxxhash) for the one-key query, which hashes the key itself. */
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -357,10 +365,53 @@ static inline int contains_one(const amq_expand *x, amq_hash128 h)
     uint64_t b = bucket_of(x, h.h1);
     const uint16_t *bk = bucket_at(x, b);
     uint16_t qv = entry_of(x, h.h1);
-    if (x->match(bk, qv) != 0)
-        return 1;
-    return bk[META_LANE] != 0 && stash_matches(x, b, qv);
+    int hit = x->match(bk, qv) != 0;
+    /* no branch on the answer (half the queries of a mixed stream go each
+     * way): the next keys' reads start before this one's line arrives; the
+     * stash branch is rarely taken (~6 % of buckets at 77 % load) */
+    if (__builtin_expect(bk[META_LANE] != 0, 0))
+        return hit | stash_matches(x, b, qv);
+    return hit;
 }
+
+/* The key's h1, exactly as amq_filter_hash gives it. */
+static inline uint64_t key_h1(const amq_expand *x, const void *key, size_t len)
+{
+    if (x->hash_algo == AMQ_HASH_XXH3)
+        return XXH3_128bits_withSeed(key, len, x->seed).low64;
+    return amq_hash_key(x->hash_algo, x->seed, key, len).h1;
+}
+
+/* The handle's one-key query (op_contains_key_of): hash, bucket test and
+ * stash test in one body per instruction set, no call between them, so
+ * that the next keys' reads overlap this one's (measured: one-key queries
+ * are bound by how many misses are in flight, not by the miss itself). */
+static int contains_key_scalar(const void *impl, const void *key, size_t len)
+{
+    const amq_expand *x = impl;
+    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
+    const uint16_t *bk = bucket_at(x, b);
+    uint16_t qv = entry_of(x, u);
+    int hit = match_scalar(bk, qv) != 0;
+    if (__builtin_expect(bk[META_LANE] != 0, 0))
+        return hit | stash_matches(x, b, qv);
+    return hit;
+}
+
+#ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, const void *key,
+                                                              size_t len)
+{
+    const amq_expand *x = impl;
+    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
+    const uint16_t *bk = bucket_at(x, b);
+    uint16_t qv = entry_of(x, u);
+    int hit = match_avx2(bk, qv) != 0;
+    if (__builtin_expect(bk[META_LANE] != 0, 0))
+        return hit | stash_matches(x, b, qv);
+    return hit;
+}
+#endif
 
 /* Removes the longest entry that answers the key: if it is another key's,
  * that key agrees with this one on every bit of it, so this key's own
@@ -635,6 +686,17 @@ static int op_contains(const void *impl, amq_hash128 h)
     return contains_one(impl, h);
 }
 
+static amq_contains_key_fn op_contains_key_of(const void *impl)
+{
+    const amq_expand *x = impl;
+#ifdef EXP_HAVE_AVX2
+    if (x->match == match_avx2)
+        return contains_key_avx2;
+#endif
+    (void)x;
+    return contains_key_scalar;
+}
+
 static int op_remove(void *impl, amq_hash128 h)
 {
     return remove_one(impl, h);
@@ -885,4 +947,5 @@ const amq_kind_ops amq_expandable_ops = {
     .remove = op_remove,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
+    .contains_key_of = op_contains_key_of,
 };
