@@ -9,6 +9,6 @@ set -e
 cd "$(dirname "$0")/.."
 max=${1:-1e9}
 make --no-print-directory build/bench/expandable-bench >/dev/null
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
 /usr/bin/time -f "%e s, %M KiB peak" build/bench/expandable-bench --max "$max" --absent 1e7 --grow-only
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+

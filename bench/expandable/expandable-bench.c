@@ -29,15 +29,14 @@
  * quiet as the machine was. */
 static void print_load(const char *when)
 {
-    char buf[64] = "?";
+    double l1, l5, l15;
     FILE *f = fopen("/proc/loadavg", "r");
-    if (f != NULL) {
-        if (fgets(buf, sizeof buf, f) == NULL)
-            strcpy(buf, "?");
+    if (f != NULL && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3)
+        printf("Load average %s: %.2f %.2f %.2f (1, 5, 15 minutes)\n\n", when, l1, l5, l15);
+    else
+        printf("Load average %s: unknown\n\n", when);
+    if (f != NULL)
         fclose(f);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    printf("Load average %s: %s\n\n", when, buf);
 }
 
 static uint64_t mix(uint64_t x)
