@@ -265,6 +265,49 @@ TEST(expandable_entry_layout_from_the_hash)
     amq_filter_free(f);
 }
 
+/* A doubling whose source bucket is full and has stash entries, all of
+ * them going to the same half (hashes made by hand: h1's top bit is the
+ * bucket of 2, the next bit the half): the half takes 31 lanes, the stash
+ * the rest, every key answers, and removing them empties the stash. */
+static amq_hash128 crafted(uint64_t bucket, uint64_t fp)
+{
+    amq_hash128 h;
+    h.h1 = bucket << 63 | fp << 48;
+    h.h2 = 0;
+    return h;
+}
+
+TEST(expandable_split_of_a_full_bucket_one_way)
+{
+    amq_filter *f = make(1, 0.01); /* 2 buckets, doubling at the 50th entry */
+    uint64_t j;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(field_u64(f, "buckets"), 2);
+    for (j = 1; j <= 36; j++) /* first fingerprint bit 0: all to half 0 */
+        REQUIRE_EQ(amq_filter_add_hash(f, crafted(0, j)), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 5);
+    for (j = 1; j <= 14; j++)
+        REQUIRE_EQ(amq_filter_add_hash(f, crafted(1, j)), 1);
+    CHECK_EQ(field_u64(f, "expansions"), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 5);
+    CHECK_EQ(field_u64(f, "entries"), 50);
+    for (j = 1; j <= 36; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(0, j)), 1);
+    for (j = 1; j <= 14; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(1, j)), 1);
+    /* half 1 of bucket 0 got nothing: a key there with a fingerprint no
+     * entry shares is absent */
+    CHECK_EQ(amq_filter_contains_hash(f, crafted(0, UINT64_C(0x4000) | 1)), 0);
+    for (j = 1; j <= 36; j++)
+        CHECK_EQ(amq_filter_remove_hash(f, crafted(0, j)), 1);
+    CHECK_EQ(field_u64(f, "stash_entries"), 0);
+    CHECK_EQ(field_u64(f, "entries"), 14);
+    for (j = 1; j <= 14; j++)
+        CHECK_EQ(amq_filter_contains_hash(f, crafted(1, j)), 1);
+    amq_filter_free(f);
+}
+
 /* The whole file, byte for byte: FNV-1a of the serialization of a fixed
  * filter that doubled twice and has a stash (pinned: a change of layout,
  * hash or order of entries changes it). */
@@ -394,6 +437,56 @@ TEST(expandable_simd_matches_scalar)
     free(buf);
     amq_filter_free(s);
     amq_filter_free(f);
+}
+
+/* The one-key query that hashes the key itself (contains_key_of: inline
+ * XXH3, AVX2 or scalar body) answers as the hash path does, for keys of
+ * several lengths, seeds and hash algorithms, with stash entries present. */
+TEST(expandable_key_query_matches_hash_query)
+{
+    static const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MULSHIFT};
+    static const uint64_t seeds[] = {0, 0x5eed};
+    size_t a, sd, simd;
+    uint64_t i, k[2], disagree, hits;
+
+    for (simd = 0; simd < 2; simd++) {
+        if (simd == 1)
+            setenv("AMQ_SIMD", "scalar", 1);
+        for (a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            for (sd = 0; sd < 2; sd++) {
+                amq_config cfg;
+                amq_filter *f = NULL;
+                amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+                cfg.capacity = 1;
+                cfg.hash_algo = algos[a];
+                cfg.seed = seeds[sd];
+                REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+                for (i = 0; i < 20000; i++) {
+                    k[0] = key_of(i, 21);
+                    k[1] = i;
+                    REQUIRE_EQ(amq_filter_add(f, k, 8 + (i % 9)), 1);
+                }
+                CHECK_GT(field_u64(f, "stash_entries"), 0);
+                disagree = hits = 0;
+                for (i = 0; i < 40000; i++) { /* the 20000 added, then as many absent */
+                    size_t len = 8 + (i % 9);
+                    int byk, byh;
+                    k[0] = key_of(i < 20000 ? i : i + 1000000, 21);
+                    k[1] = i;
+                    byk = amq_filter_contains(f, k, len);
+                    byh = amq_filter_contains_hash(f, amq_filter_hash(f, k, len));
+                    disagree += (uint64_t)(byk != byh);
+                    hits += (uint64_t)byk;
+                    if (i < 20000 && byk != 1)
+                        FAIL_AT_("algo %u key %llu missing", algos[a], (unsigned long long)i);
+                }
+                CHECK_EQ(disagree, 0);
+                CHECK_LT(hits, 20000 + 400); /* the absent half: about 0.3 % */
+                amq_filter_free(f);
+            }
+        }
+    }
+    unsetenv("AMQ_SIMD");
 }
 
 TEST_MAIN()
