@@ -880,7 +880,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  */
 #define AGING_PARAMS_SIZE 96
 
-AMQ_KIND_FIXED_PARAMS(AGING_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return AGING_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

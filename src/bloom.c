@@ -596,13 +596,38 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_bloom)
-AMQ_KIND_FWD_CLONE(amq_bloom)
-AMQ_KIND_FWD_HASH_SPEC(amq_bloom, p.hash_algo, p.seed)
-AMQ_KIND_FWD_ADD(amq_bloom)
-AMQ_KIND_FWD_CLEAR(amq_bloom)
-AMQ_KIND_FWD_IS_READONLY(amq_bloom)
+/* The entries that only forward to the family's functions. */
+static void op_destroy(void *impl)
+{
+    amq_bloom_free((amq_bloom *)impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_bloom_clone((const amq_bloom *)impl, alloc, (amq_bloom **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_bloom *x = impl;
+    *algo = x->p.hash_algo;
+    *seed = x->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_bloom_add_hash((amq_bloom *)impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    return amq_bloom_clear((amq_bloom *)impl);
+}
+
+static int op_is_view(const void *impl)
+{
+    return amq_bloom_is_readonly((const amq_bloom *)impl);
+}
 
 static int op_contains(const void *impl, amq_hash128 h)
 {
@@ -693,7 +718,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u64 bits, u32 k, u32 probe, u64 capacity, f64 fpp. */
 #define BLOOM_PARAMS_SIZE 32
 
-AMQ_KIND_FIXED_PARAMS(BLOOM_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return BLOOM_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

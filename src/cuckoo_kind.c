@@ -34,17 +34,58 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_cuckoo)
-AMQ_KIND_FWD_CLONE(amq_cuckoo)
-AMQ_KIND_FWD_HASH_SPEC(amq_cuckoo, p.hash_algo, p.seed)
-AMQ_KIND_FWD_ADD(amq_cuckoo)
-AMQ_KIND_FWD_CONTAINS(amq_cuckoo)
-AMQ_KIND_FWD_REMOVE(amq_cuckoo)
-AMQ_KIND_FWD_CLEAR(amq_cuckoo)
-AMQ_KIND_FWD_IS_READONLY(amq_cuckoo)
-AMQ_KIND_FWD_ADD_BATCH(amq_cuckoo)
-AMQ_KIND_FWD_CONTAINS_BATCH(amq_cuckoo)
+/* The entries that only forward to the family's functions. */
+static void op_destroy(void *impl)
+{
+    amq_cuckoo_free((amq_cuckoo *)impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_cuckoo_clone((const amq_cuckoo *)impl, alloc, (amq_cuckoo **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_cuckoo *x = impl;
+    *algo = x->p.hash_algo;
+    *seed = x->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_add_hash((amq_cuckoo *)impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_contains_hash((const amq_cuckoo *)impl, h);
+}
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return amq_cuckoo_remove_hash((amq_cuckoo *)impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    return amq_cuckoo_clear((amq_cuckoo *)impl);
+}
+
+static int op_is_view(const void *impl)
+{
+    return amq_cuckoo_is_readonly((const amq_cuckoo *)impl);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return amq_cuckoo_add_batch((amq_cuckoo *)impl, h, n, added, NULL);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    (void)amq_cuckoo_contains_batch((const amq_cuckoo *)impl, h, n, out, NULL);
+}
 
 static void op_stats(const void *impl, amq_stats *st)
 {
@@ -75,7 +116,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u32 victim_fp, u64 victim_bucket, u64 capacity, f64 fpp. */
 #define CUCKOO_PARAMS_SIZE 48
 
-AMQ_KIND_FIXED_PARAMS(CUCKOO_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return CUCKOO_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

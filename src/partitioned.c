@@ -863,15 +863,48 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_HASH_SPEC(amq_partitioned, hash_algo, seed)
-AMQ_KIND_FWD_ADD(amq_partitioned)
-AMQ_KIND_FWD_CONTAINS(amq_partitioned)
-AMQ_KIND_FWD_CLEAR(amq_partitioned)
-AMQ_KIND_FWD_IS_READONLY(amq_partitioned)
-AMQ_KIND_FWD_ADD_BATCH(amq_partitioned)
-AMQ_KIND_FWD_CONTAINS_BATCH(amq_partitioned)
-AMQ_KIND_FWD_SET_CONCURRENT(amq_partitioned)
+/* The entries that only forward to the family's functions. */
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_partitioned *x = impl;
+    *algo = x->hash_algo;
+    *seed = x->seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_partitioned_add_hash((amq_partitioned *)impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_partitioned_contains_hash((const amq_partitioned *)impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    return amq_partitioned_clear((amq_partitioned *)impl);
+}
+
+static int op_is_view(const void *impl)
+{
+    return amq_partitioned_is_readonly((const amq_partitioned *)impl);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return amq_partitioned_add_batch((amq_partitioned *)impl, h, n, added, NULL);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    (void)amq_partitioned_contains_batch((const amq_partitioned *)impl, h, n, out, NULL);
+}
+
+static int op_set_concurrent(void *impl, int on)
+{
+    return amq_partitioned_set_concurrent((amq_partitioned *)impl, on);
+}
 
 static int op_merge(void *dst, const void *src, amq_errinfo *err)
 {
@@ -1014,7 +1047,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u32 partitions, u32 layout (0), u64 capacity, f64 fpp, u64 zero. */
 #define PART_PARAMS_SIZE 32
 
-AMQ_KIND_FIXED_PARAMS(PART_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return PART_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

@@ -872,12 +872,33 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_sbloom)
-AMQ_KIND_FWD_CLONE(amq_sbloom)
-AMQ_KIND_FWD_HASH_SPEC(amq_sbloom, hash_algo, seed)
-AMQ_KIND_FWD_ADD(amq_sbloom)
-AMQ_KIND_FWD_CONTAINS(amq_sbloom)
+/* The entries that only forward to the family's functions. */
+static void op_destroy(void *impl)
+{
+    amq_sbloom_free((amq_sbloom *)impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_sbloom_clone((const amq_sbloom *)impl, alloc, (amq_sbloom **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_sbloom *x = impl;
+    *algo = x->hash_algo;
+    *seed = x->seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_sbloom_add_hash((amq_sbloom *)impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_sbloom_contains_hash((const amq_sbloom *)impl, h);
+}
 
 static int op_clear(void *impl)
 {

@@ -1121,13 +1121,38 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_scuckoo)
-AMQ_KIND_FWD_CLONE(amq_scuckoo)
-AMQ_KIND_FWD_HASH_SPEC(amq_scuckoo, hash_algo, seed)
-AMQ_KIND_FWD_ADD(amq_scuckoo)
-AMQ_KIND_FWD_CONTAINS(amq_scuckoo)
-AMQ_KIND_FWD_REMOVE(amq_scuckoo)
+/* The entries that only forward to the family's functions. */
+static void op_destroy(void *impl)
+{
+    amq_scuckoo_free((amq_scuckoo *)impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_scuckoo_clone((const amq_scuckoo *)impl, alloc, (amq_scuckoo **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_scuckoo *x = impl;
+    *algo = x->hash_algo;
+    *seed = x->seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_add_hash((amq_scuckoo *)impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_contains_hash((const amq_scuckoo *)impl, h);
+}
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return amq_scuckoo_remove_hash((amq_scuckoo *)impl, h);
+}
 
 static int op_clear(void *impl)
 {
@@ -1189,7 +1214,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  * Payload: the sub-filter arrays (packed, unpadded) concatenated. */
 #define SC_PARAMS_SIZE 56
 
-AMQ_KIND_FIXED_PARAMS(SC_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return SC_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {
