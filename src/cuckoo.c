@@ -108,7 +108,7 @@ static uint32_t bucket_count(const amq_cuckoo *c, uint64_t i, uint32_t fp)
  * cache miss's time), and if one has room that fingerprint moves there and
  * fp takes its slot; else (buckets of up to 4 slots) the alternates of the
  * fingerprints of those 2b buckets, 2b^2 reads in flight together, for a
- * chain of two moves.  Near 95 % load this places almost every add in two
+ * chain of two moves.  Near full load this places almost every add in two
  * round trips to memory, where a walk takes many dependent ones.  1 placed,
  * 0 not found (nothing moved).
  */
