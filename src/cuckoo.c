@@ -456,8 +456,9 @@ static int add8_any(amq_cuckoo *c, const void *key)
     return add_any(c, key, 8);
 }
 
-/* Keys of other lengths than 8, out of line so that the entries below
- * keep no frame: an 8-byte key is a jump to the filter's leaf. */
+/* Keys of other lengths than 8, out of line so that the entries (add_key:
+ * amq_cuckoo_add, the handle's op_add_key) keep no frame: an 8-byte key is
+ * a jump to the filter's leaf. */
 __attribute__((noinline)) int amq_ck_add_other(amq_cuckoo *c, const void *key, size_t len)
 {
     if (len == 16 && c->fast_add && c->victim_fp == 0)

@@ -24,7 +24,7 @@
  * weighs on the small filters a Redis server may hold by the thousand. */
 #define ALT_TABLE_SHARE 64
 
-/* How buckets of bb bits are read (see word64). */
+/* How buckets of bb bits are read (cuckoo_impl.h, word64). */
 static uint32_t shape_of(uint32_t bb)
 {
     uint32_t g = bb & 7 ? (bb & 1 ? 1 : bb & 2 ? 2 : 4) : 8; /* gcd(bb, 8) */
