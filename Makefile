@@ -159,13 +159,17 @@ $(BUILD)/obj/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
-# The blocked Bloom filter's SIMD query paths: one file per instruction set,
+# The SIMD paths of the blocked Bloom and cuckoo filters: one file per instruction set,
 # called only when the CPU has it (run-time dispatch).  -mprfchw: their adds
 # prefetch with PREFETCHW, which every CPU with AVX2 runs (older ones as a
 # NOP); see AMQ_BLK_PREFETCHW.
 ifneq ($(filter x86_64 amd64,$(shell uname -m)),)
 $(BUILD)/obj/src/blocked_bloom_avx2.o: LIB_CFLAGS += -mavx2 -mprfchw
 $(BUILD)/obj/src/blocked_bloom_avx512.o: LIB_CFLAGS += -mavx512f -mavx2 -mprfchw
+# The cuckoo filter's: its AVX2 leaves add BMI2 by attribute (its AVX2
+# gathers run on CPUs with AVX2 alone).
+$(BUILD)/obj/src/cuckoo_avx2.o: LIB_CFLAGS += -mavx2
+$(BUILD)/obj/src/cuckoo_avx512.o: LIB_CFLAGS += -mavx512f -mavx512dq -mavx512bw -mavx512vl
 endif
 
 $(STATIC_LIB): $(LIB_OBJ)

@@ -580,16 +580,9 @@ static const rm_command af_cmds[] = {
 
 int af_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods tm;
+    static const rm_family family = {"amq-aging", &af_type, af_rdb_load, af_rdb_save,
+                                     af_aof_rewrite, af_mem_usage, af_digest, af_free, af_copy,
+                                     NULL, af_cmds, sizeof af_cmds / sizeof af_cmds[0]};
 
-    memset(&tm, 0, sizeof tm);
-    tm.rdb_load = af_rdb_load;
-    tm.rdb_save = af_rdb_save;
-    tm.aof_rewrite = af_aof_rewrite;
-    tm.mem_usage = af_mem_usage;
-    tm.digest = af_digest;
-    tm.free = af_free;
-    tm.copy = af_copy;
-    return rm_register_family(ctx, "amq-aging", &tm, &af_type, af_cmds,
-                              sizeof af_cmds / sizeof af_cmds[0]);
+    return rm_register_family(ctx, &family);
 }

@@ -1438,19 +1438,12 @@ static const rm_command amqt_multi_cmds[] = {
 
 int amqt_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods tm;
+    static const rm_family family = {AMQT_TYPE_NAME, &amqt_type, amqt_rdb_load, amqt_rdb_save,
+                                     amqt_aof_rewrite, amqt_mem_usage, amqt_digest, amqt_free,
+                                     amqt_copy, amqt_defrag, amqt_cmds,
+                                     sizeof amqt_cmds / sizeof amqt_cmds[0]};
 
-    memset(&tm, 0, sizeof tm);
-    tm.rdb_load = amqt_rdb_load;
-    tm.rdb_save = amqt_rdb_save;
-    tm.aof_rewrite = amqt_aof_rewrite;
-    tm.mem_usage = amqt_mem_usage;
-    tm.digest = amqt_digest;
-    tm.free = amqt_free;
-    tm.copy = amqt_copy;
-    tm.defrag = amqt_defrag;
-    if (rm_register_family(ctx, AMQT_TYPE_NAME, &tm, &amqt_type, amqt_cmds,
-                           sizeof amqt_cmds / sizeof amqt_cmds[0]) != REDISMODULE_OK)
+    if (rm_register_family(ctx, &family) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     /* MERGE: keys 1..last; BUILD: keys 1 and 5 (after FROM) */
     if (rm_register_command_keys(ctx, &amqt_multi_cmds[0], ks_merge, 1, -1, 1) != REDISMODULE_OK)

@@ -919,17 +919,9 @@ static const rm_command bf_cmds[] = {
 
 int bf_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods tm;
+    static const rm_family family = {"MBbloom--", &bf_type, bf_rdb_load, bf_rdb_save,
+                                     bf_aof_rewrite, bf_mem_usage, bf_digest, bf_free, bf_copy,
+                                     amq_rm_bf_defrag, bf_cmds, sizeof bf_cmds / sizeof bf_cmds[0]};
 
-    memset(&tm, 0, sizeof tm);
-    tm.rdb_load = bf_rdb_load;
-    tm.rdb_save = bf_rdb_save;
-    tm.aof_rewrite = bf_aof_rewrite;
-    tm.mem_usage = bf_mem_usage;
-    tm.digest = bf_digest;
-    tm.free = bf_free;
-    tm.copy = bf_copy;
-    tm.defrag = amq_rm_bf_defrag;
-    return rm_register_family(ctx, "MBbloom--", &tm, &bf_type, bf_cmds,
-                              sizeof bf_cmds / sizeof bf_cmds[0]);
+    return rm_register_family(ctx, &family);
 }

@@ -927,17 +927,9 @@ static const rm_command cf_cmds[] = {
 
 int cf_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods tm;
+    static const rm_family family = {"MBbloomCF", &cf_type, cf_rdb_load, cf_rdb_save,
+                                     cf_aof_rewrite, cf_mem_usage, cf_digest, cf_free, cf_copy,
+                                     amq_rm_cf_defrag, cf_cmds, sizeof cf_cmds / sizeof cf_cmds[0]};
 
-    memset(&tm, 0, sizeof tm);
-    tm.rdb_load = cf_rdb_load;
-    tm.rdb_save = cf_rdb_save;
-    tm.aof_rewrite = cf_aof_rewrite;
-    tm.mem_usage = cf_mem_usage;
-    tm.digest = cf_digest;
-    tm.free = cf_free;
-    tm.copy = cf_copy;
-    tm.defrag = amq_rm_cf_defrag;
-    return rm_register_family(ctx, "MBbloomCF", &tm, &cf_type, cf_cmds,
-                              sizeof cf_cmds / sizeof cf_cmds[0]);
+    return rm_register_family(ctx, &family);
 }

@@ -194,8 +194,25 @@ int rm_register_command_keys(RedisModuleCtx *ctx, const rm_command *c,
                              RedisModuleCommandKeySpec *key_specs, int firstkey, int lastkey,
                              int keystep);
 
-int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
-                       RedisModuleType **type, const rm_command *cmds, size_t n);
+/* A data type and its commands: the type's name, where its handle goes, the
+ * callbacks it has (NULL: none) and its command table. */
+typedef struct rm_family {
+    const char *type_name;
+    RedisModuleType **type;
+    RedisModuleTypeLoadFunc rdb_load;
+    RedisModuleTypeSaveFunc rdb_save;
+    RedisModuleTypeRewriteFunc aof_rewrite;
+    RedisModuleTypeMemUsageFunc mem_usage;
+    RedisModuleTypeDigestFunc digest;
+    RedisModuleTypeFreeFunc free;
+    RedisModuleTypeCopyFunc copy;
+    RedisModuleTypeDefragFunc defrag;
+    const rm_command *cmds;
+    size_t ncmds;
+} rm_family;
+
+/* Creates f's data type and registers its commands with their info. */
+int rm_register_family(RedisModuleCtx *ctx, const rm_family *f);
 
 int bf_register(RedisModuleCtx *ctx);
 int cf_register(RedisModuleCtx *ctx);

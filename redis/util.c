@@ -397,19 +397,29 @@ static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c,
     return REDISMODULE_OK;
 }
 
-int rm_register_family(RedisModuleCtx *ctx, const char *type_name, RedisModuleTypeMethods *tm,
-                       RedisModuleType **type, const rm_command *cmds, size_t n)
+int rm_register_family(RedisModuleCtx *ctx, const rm_family *f)
 {
+    RedisModuleTypeMethods tm;
     size_t i;
 
-    tm->version = AMQ_RM_TYPE_METHOD_VERSION;
-    *type = RedisModule_CreateDataType(ctx, type_name, AMQ_RM_ENCVER, tm);
-    if (*type == NULL)
+    memset(&tm, 0, sizeof tm);
+    tm.version = AMQ_RM_TYPE_METHOD_VERSION;
+    tm.rdb_load = f->rdb_load;
+    tm.rdb_save = f->rdb_save;
+    tm.aof_rewrite = f->aof_rewrite;
+    tm.mem_usage = f->mem_usage;
+    tm.digest = f->digest;
+    tm.free = f->free;
+    tm.copy = f->copy;
+    tm.defrag = f->defrag;
+    *f->type = RedisModule_CreateDataType(ctx, f->type_name, AMQ_RM_ENCVER, &tm);
+    if (*f->type == NULL)
         return REDISMODULE_ERR;
-    for (i = 0; i < n; i++) {
-        if (rm_create_command(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags) != REDISMODULE_OK)
+    for (i = 0; i < f->ncmds; i++) {
+        if (rm_create_command(ctx, f->cmds[i].name, f->cmds[i].fn, f->cmds[i].flags) !=
+            REDISMODULE_OK)
             return REDISMODULE_ERR;
-        if (rm_set_info(ctx, &cmds[i], NULL) != REDISMODULE_OK)
+        if (rm_set_info(ctx, &f->cmds[i], NULL) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;

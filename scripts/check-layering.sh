@@ -5,7 +5,11 @@
 #     an internal function by declaring it themselves);
 #  2. src/common (hash, container, file reader, journal reader, allocation, errors, CPU, fields)
 #     calls nothing in the library above it;
-#  3. no two library objects need each other, directly or through others (no cycle).
+#  3. no two library objects need each other, directly or through others (no cycle);
+#  4. a kind's adapter and codec in a file of their own (src/<kind>_kind.c) are needed by
+#     the generic handle (src/filter.o) alone: the kind's algorithm below never calls up;
+#  5. an instruction set's path (src/*_avx2.c, *_avx512.c, *_scalar.c, *_concurrent.c) needs
+#     nothing in the library but src/common: the kind's dispatcher is the only way in.
 # tests/layering/run.sh shows each check failing on a deliberate violation.
 set -e
 build=${1:-build}
@@ -60,5 +64,18 @@ if ! tsort "$tmp/edges" > /dev/null 2> "$tmp/loops"; then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects"
+bad=$(awk '$2 ~ /_kind\.o$/ && $1 != "src/filter.o" {print "  " $1 " needs " $2}' "$tmp/edges")
+if [ -n "$bad" ]; then
+    echo "check-layering: a kind's adapter is needed by more than the generic handle:" >&2
+    echo "$bad" >&2
+    status=1
+fi
+bad=$(awk '$1 ~ /_(avx2|avx512|scalar|concurrent)\.o$/ && $2 !~ /^src\/common\// {print "  " $1 " needs " $2}' "$tmp/edges")
+if [ -n "$bad" ]; then
+    echo "check-layering: an instruction set's path needs more than src/common:" >&2
+    echo "$bad" >&2
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects; adapters are reached from the handle only; instruction-set paths are leaves"
 exit $status

@@ -899,17 +899,58 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     return AMQ_OK;
 }
 
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_blocked)
-AMQ_KIND_FWD_CLONE(amq_blocked)
-AMQ_KIND_FWD_HASH_SPEC(amq_blocked, p.hash_algo, p.seed)
-AMQ_KIND_FWD_ADD(amq_blocked)
-AMQ_KIND_FWD_CONTAINS(amq_blocked)
-AMQ_KIND_FWD_CLEAR(amq_blocked)
-AMQ_KIND_FWD_IS_READONLY(amq_blocked)
-AMQ_KIND_FWD_ADD_BATCH(amq_blocked)
-AMQ_KIND_FWD_CONTAINS_BATCH(amq_blocked)
-AMQ_KIND_FWD_SET_CONCURRENT(amq_blocked)
+/* The entries that only forward to the family's functions. */
+static void op_destroy(void *impl)
+{
+    amq_blocked_free((amq_blocked *)impl);
+}
+
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
+{
+    return amq_blocked_clone((const amq_blocked *)impl, alloc, (amq_blocked **)out);
+}
+
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+{
+    const amq_blocked *x = impl;
+    *algo = x->p.hash_algo;
+    *seed = x->p.seed;
+}
+
+static int op_add(void *impl, amq_hash128 h)
+{
+    return amq_blocked_add_hash((amq_blocked *)impl, h);
+}
+
+static int op_contains(const void *impl, amq_hash128 h)
+{
+    return amq_blocked_contains_hash((const amq_blocked *)impl, h);
+}
+
+static int op_clear(void *impl)
+{
+    return amq_blocked_clear((amq_blocked *)impl);
+}
+
+static int op_is_view(const void *impl)
+{
+    return amq_blocked_is_readonly((const amq_blocked *)impl);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return amq_blocked_add_batch((amq_blocked *)impl, h, n, added, NULL);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    (void)amq_blocked_contains_batch((const amq_blocked *)impl, h, n, out, NULL);
+}
+
+static int op_set_concurrent(void *impl, int on)
+{
+    return amq_blocked_set_concurrent((amq_blocked *)impl, on);
+}
 
 /* The handle's one-key entries: straight to the filter's chosen ones. */
 static int op_add_key(void *impl, const void *key, size_t len)
@@ -1015,7 +1056,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  *   u64 capacity, f64 fpp. */
 #define BLOCKED_PARAMS_SIZE 32
 
-AMQ_KIND_FIXED_PARAMS(BLOCKED_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return BLOCKED_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

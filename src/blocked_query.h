@@ -527,6 +527,15 @@ __attribute__((noinline)) static int BLK_NAME(add_key)(amq_blk_one *o, const voi
     return BLK_NAME(add_hash1)(o, BLK_NAME(hash_any)(&o->g, key, len));
 }
 
+/* add_hash1 with the mask built for a k known to the compiler (BLK_ADD_FIXED). */
+BLK_INLINE int BLK_NAME(add_hash1_k)(amq_blk_one *o, amq_hash128 h, const uint32_t K)
+{
+    const int r = BLK_ADD_FIXED(
+        (uint8_t *)(uintptr_t)(o->g.data + amq_blk_index(h.h1, o->g.blocks) * 64), amq_blk_u(h), K);
+    BLK_COUNT(&o->items, r);
+    return r;
+}
+
 BLK_FLATTEN static int BLK_NAME(add_xxh3)(amq_blk_one *o, const void *key, size_t len)
 {
     if (len == 8)
@@ -545,33 +554,31 @@ BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0)(amq_blk_one *o, const void *key,
     return BLK_NAME(add_key)(o, key, len);
 }
 
-/* The same entries for a filter's k from 1 to 8, with the mask built for
- * that k (BLK_ADD_FIXED): amq_blocked picks one by k too. */
-BLK_INLINE int BLK_NAME(add_hash1_k)(amq_blk_one *o, amq_hash128 h, const uint32_t K)
+/* add_xxh3 (seed0: add_xxh3_seed0) with the mask built for a k known to the
+ * compiler, written once for the entries below (zstd's rule: a generator is
+ * a name and one call of an always-inline body). */
+BLK_INLINE int BLK_NAME(add_xxh3_k_body)(amq_blk_one *o, const void *key, size_t len,
+                                         const int seed0, const uint32_t K)
 {
-    const int r = BLK_ADD_FIXED(
-        (uint8_t *)(uintptr_t)(o->g.data + amq_blk_index(h.h1, o->g.blocks) * 64), amq_blk_u(h), K);
-    BLK_COUNT(&o->items, r);
-    return r;
+    if (len == 8)
+        return BLK_NAME(add_hash1_k)(
+            o, amq_blk_hash(AMQ_HASH_XXH3, seed0 ? 0 : o->g.seed, key, 8), K);
+    if (len == 16)
+        return BLK_NAME(add_hash1_k)(
+            o, amq_blk_hash(AMQ_HASH_XXH3, seed0 ? 0 : o->g.seed, key, 16), K);
+    return BLK_NAME(add_key)(o, key, len);
 }
 
+/* The same entries for a filter's k from 1 to 8: amq_blocked picks one by k too. */
 #define BLK_ADD1_K(K)                                                                              \
     BLK_FLATTEN static int BLK_NAME(add_xxh3_k##K)(amq_blk_one * o, const void *key, size_t len)  \
     {                                                                                              \
-        if (len == 8)                                                                              \
-            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 8), K);   \
-        if (len == 16)                                                                             \
-            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, o->g.seed, key, 16), K);  \
-        return BLK_NAME(add_key)(o, key, len);                                                     \
+        return BLK_NAME(add_xxh3_k_body)(o, key, len, 0, K);                                       \
     }                                                                                              \
     BLK_FLATTEN static int BLK_NAME(add_xxh3_seed0_k##K)(amq_blk_one * o, const void *key,        \
                                                          size_t len)                               \
     {                                                                                              \
-        if (len == 8)                                                                              \
-            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 8), K);           \
-        if (len == 16)                                                                             \
-            return BLK_NAME(add_hash1_k)(o, amq_blk_hash(AMQ_HASH_XXH3, 0, key, 16), K);          \
-        return BLK_NAME(add_key)(o, key, len);                                                     \
+        return BLK_NAME(add_xxh3_k_body)(o, key, len, 1, K);                                       \
     }
 BLK_ADD1_K(1)
 BLK_ADD1_K(2)

@@ -800,7 +800,11 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
  */
 #define EXP_PARAMS_SIZE 200
 
-AMQ_KIND_FIXED_PARAMS(EXP_PARAMS_SIZE)
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return EXP_PARAMS_SIZE;
+}
 
 static void op_params_write(const void *impl, uint8_t *out)
 {

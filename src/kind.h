@@ -114,55 +114,12 @@ int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *al
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);
 
-/* ---- forwarding entries -------------------------------------------------------
+/* ---- a kind's entries ------------------------------------------------------------
  * Most entries of a kind's table only turn the void * handle back into the
- * family's type and call its typed function.  Each macro below defines one
- * such entry, named op_<entry> like those a kind writes itself, in the
- * kind's file; a kind uses those whose usual form it has and writes the
- * others (bloom.c's contains, the scalable kinds' clear, ...).  T is the handle type (amq_bloom), and the
- * family's functions are T##_free, T##_clone, T##_add_hash, ...
+ * family's type and call its typed function; each is written out in the
+ * kind's file as a function op_<entry> (op_destroy, op_clone, op_add, ...),
+ * so that grep and ctags find every one of them.
  */
-#define AMQ_KIND_FWD_DESTROY(T)                                                                    \
-    static void op_destroy(void *impl) { T##_free((T *)impl); }
-#define AMQ_KIND_FWD_CLONE(T)                                                                      \
-    static int op_clone(const void *impl, const amq_allocator *alloc, void **out)               \
-    {                                                                                              \
-        return T##_clone((const T *)impl, alloc, (T **)out);                                       \
-    }
-/* ALGO and SEED: where the handle keeps them (p.hash_algo, p.seed). */
-#define AMQ_KIND_FWD_HASH_SPEC(T, ALGO, SEED)                                                      \
-    static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)                   \
-    {                                                                                              \
-        *algo = ((const T *)impl)->ALGO;                                                           \
-        *seed = ((const T *)impl)->SEED;                                                           \
-    }
-#define AMQ_KIND_FWD_ADD(T)                                                                        \
-    static int op_add(void *impl, amq_hash128 h) { return T##_add_hash((T *)impl, h); }
-#define AMQ_KIND_FWD_CONTAINS(T)                                                                   \
-    static int op_contains(const void *impl, amq_hash128 h)                                      \
-    {                                                                                              \
-        return T##_contains_hash((const T *)impl, h);                                              \
-    }
-#define AMQ_KIND_FWD_REMOVE(T)                                                                     \
-    static int op_remove(void *impl, amq_hash128 h) { return T##_remove_hash((T *)impl, h); }
-#define AMQ_KIND_FWD_CLEAR(T)                                                                      \
-    static int op_clear(void *impl) { return T##_clear((T *)impl); }
-#define AMQ_KIND_FWD_ADD_BATCH(T)                                                                  \
-    static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)          \
-    {                                                                                              \
-        return T##_add_batch((T *)impl, h, n, added, NULL);                                        \
-    }
-#define AMQ_KIND_FWD_CONTAINS_BATCH(T)                                                             \
-    static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n,              \
-                                    uint8_t *out)                                                  \
-    {                                                                                              \
-        (void)T##_contains_batch((const T *)impl, h, n, out, NULL);                                \
-    }
-#define AMQ_KIND_FWD_SET_CONCURRENT(T)                                                             \
-    static int op_set_concurrent(void *impl, int on) { return T##_set_concurrent((T *)impl, on); }
-#define AMQ_KIND_FWD_IS_READONLY(T)                                                                \
-    static int op_is_view(const void *impl) { return T##_is_readonly((const T *)impl); }
-
 /* The entries every kind has, named alike in every kind's file (op_create,
  * op_destroy, ...; op_stats, op_describe, op_params_size, ... op_load).  A
  * kind's table is
@@ -177,14 +134,6 @@ const amq_kind_ops *amq_kind_lookup(uint32_t kind);
     .stats = op_stats, .describe = op_describe, .params_size = op_params_size,                     \
     .params_write = op_params_write, .payload_size = op_payload_size,                              \
     .payload_write = op_payload_write, .load = op_load
-
-/* A parameter block of a fixed size. */
-#define AMQ_KIND_FIXED_PARAMS(SIZE)                                                                \
-    static size_t op_params_size(const void *impl)                                                 \
-    {                                                                                              \
-        (void)impl;                                                                                \
-        return (SIZE);                                                                             \
-    }
 
 /*
  * The item count of a union of Bloom-family arrays (merge): items a and b of

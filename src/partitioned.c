@@ -35,78 +35,16 @@
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
-
-#define INDEX_HEADER 64u
-#define ENTRY_SIZE 48u
-
-/* Partition states (lazy verification). */
-enum { ST_UNVERIFIED = 0, ST_OK = 1, ST_BAD = 2, ST_BUSY = 3 };
-
-typedef struct part {
-    uint64_t offset; /* from data.data */
-    uint64_t blocks;
-    uint32_t k;
-    uint64_t capacity;
-    uint64_t checksum; /* as stored; checked when the state is UNVERIFIED */
-    _Atomic uint64_t items;
-} part;
-
-struct amq_partitioned {
-    uint32_t nparts;
-    /* A slice (layout 1) holds partitions [first, first + nparts) of a filter of total
-     * partitions whose capacity was whole_capacity; a whole filter: total = nparts, first 0. */
-    uint32_t total;
-    uint32_t first;
-    uint64_t whole_capacity;
-    uint32_t hash_algo;
-    uint64_t seed;
-    uint64_t capacity;
-    double fpp;
-    part *parts;
-    _Atomic uint8_t *state; /* nparts entries */
-    _Atomic int failed;
-    amq_region data;
-    int concurrent;
-    const amq_blk_simd_ops *simd;
-    amq_allocator alloc;
-};
-
-static inline uint32_t part_of(uint32_t nparts, amq_hash128 h)
-{
-    return (uint32_t)(((h.h2 >> 32) * (uint64_t)nparts) >> 32);
-}
+#include "partitioned_internal.h"
 
 uint32_t amq_partition_index(uint32_t partitions, amq_hash128 h)
 {
     return part_of(partitions, h);
 }
 
-static int is_slice(const amq_partitioned *f)
-{
-    return f->total != f->nparts || f->first != 0;
-}
-
-/* The share of a whole filter's capacity that count of its total partitions hold,
- * rounded up, without overflow (cap % total * count < 2^64). */
-static uint64_t capacity_share(uint64_t cap, uint32_t count, uint32_t total)
-{
-    return cap / total * count + (cap % total * count + total - 1) / total;
-}
-
-/* The key's partition in f: >= f->nparts when a slice does not hold it (unsigned wrap). */
-static inline uint32_t part_in(const amq_partitioned *f, amq_hash128 h)
-{
-    return part_of(f->total, h) - f->first;
-}
-
-static inline uint8_t *part_data(const amq_partitioned *f, uint32_t i)
-{
-    return f->data.data + f->parts[i].offset;
-}
-
 /* ---- life cycle -------------------------------------------------------------------- */
 
-static void destroy(amq_partitioned *f)
+void amq_part_destroy(amq_partitioned *f)
 {
     amq_allocator a;
     if (f == NULL)
@@ -122,12 +60,12 @@ static void destroy(amq_partitioned *f)
 
 void amq_partitioned_free(amq_partitioned *f)
 {
-    destroy(f);
+    amq_part_destroy(f);
 }
 
 /* A filter with its index arrays allocated (data not yet). */
-static int shell(uint32_t nparts, uint32_t algo, uint64_t seed, const amq_allocator *alloc,
-                 amq_partitioned **out)
+int amq_part_shell(uint32_t nparts, uint32_t algo, uint64_t seed, const amq_allocator *alloc,
+                   amq_partitioned **out)
 {
     amq_allocator a;
     amq_partitioned *f;
@@ -146,7 +84,7 @@ static int shell(uint32_t nparts, uint32_t algo, uint64_t seed, const amq_alloca
     f->parts = amq_calloc(&a, (size_t)nparts * sizeof *f->parts);
     f->state = amq_calloc(&a, nparts);
     if (f->parts == NULL || f->state == NULL) {
-        destroy(f);
+        amq_part_destroy(f);
         return AMQ_ENOMEM;
     }
     for (i = 0; i < nparts; i++)
@@ -159,7 +97,7 @@ static int shell(uint32_t nparts, uint32_t algo, uint64_t seed, const amq_alloca
 
 /* Lays the partitions out back to back once their blocks are set, and
  * allocates the region (zeroed). */
-static int layout(amq_partitioned *f)
+int amq_part_layout(amq_partitioned *f)
 {
     uint64_t off = 0;
     uint32_t i;
@@ -223,7 +161,7 @@ int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocato
         return rc;
     np = params->partitions != 0 ? params->partitions : choose_parts(total);
     per = (total + np - 1) / np;
-    rc = shell(np, params->hash_algo, params->seed, alloc, &f);
+    rc = amq_part_shell(np, params->hash_algo, params->seed, alloc, &f);
     if (rc != AMQ_OK)
         return rc;
     f->capacity = params->capacity;
@@ -234,9 +172,9 @@ int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocato
         f->parts[i].k = k;
         f->parts[i].capacity = (params->capacity + np - 1) / np;
     }
-    rc = layout(f);
+    rc = amq_part_layout(f);
     if (rc != AMQ_OK) {
-        destroy(f);
+        amq_part_destroy(f);
         return rc;
     }
     *out = f;
@@ -644,7 +582,7 @@ int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash12
     t = threads < np ? threads : np;
     if (t > 256)
         t = 256;
-    rc = shell(np, params->hash_algo, params->seed, alloc, &f);
+    rc = amq_part_shell(np, params->hash_algo, params->seed, alloc, &f);
     if (rc != AMQ_OK)
         return rc;
     f->capacity = n;
@@ -683,7 +621,7 @@ int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash12
         f->parts[i].k = k;
     }
     f->fpp = params->bits_per_key > 0.0 ? amq_blk_fpp_lambda(lambda, k) : params->fpp;
-    rc = layout(f);
+    rc = amq_part_layout(f);
     if (rc != AMQ_OK)
         goto fail;
     rc = run_jobs(fill_worker, jobs, t);
@@ -696,7 +634,7 @@ int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash12
 fail:
     free(jobs);
     free(hist);
-    destroy(f);
+    amq_part_destroy(f);
     return rc;
 }
 
@@ -715,7 +653,7 @@ int amq_partitioned_slice(const amq_partitioned *f, uint32_t first, uint32_t cou
     rc = amq_partitioned_verify(f, NULL); /* no unverified bytes are copied */
     if (rc != AMQ_OK)
         return rc;
-    rc = shell(count, f->hash_algo, f->seed, alloc, &s);
+    rc = amq_part_shell(count, f->hash_algo, f->seed, alloc, &s);
     if (rc != AMQ_OK)
         return rc;
     s->total = f->total;
@@ -733,9 +671,9 @@ int amq_partitioned_slice(const amq_partitioned *f, uint32_t first, uint32_t cou
                                                    memory_order_relaxed),
                               memory_order_relaxed);
     }
-    rc = layout(s);
+    rc = amq_part_layout(s);
     if (rc != AMQ_OK) {
-        destroy(s);
+        amq_part_destroy(s);
         return rc;
     }
     memcpy(s->data.data, part_data(f, first), s->data.size);
@@ -787,7 +725,7 @@ int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
     if (at != a->total)
         return amq_err(err, AMQ_EINCOMPAT, "the slices hold partitions 0..%u of %u: some missing",
                        at, a->total);
-    rc = shell(a->total, a->hash_algo, a->seed, alloc, &f);
+    rc = amq_part_shell(a->total, a->hash_algo, a->seed, alloc, &f);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
     f->capacity = is_slice(a) ? a->whole_capacity : a->capacity;
@@ -803,9 +741,9 @@ int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
                                                        memory_order_relaxed),
                                   memory_order_relaxed);
         }
-    rc = layout(f);
+    rc = amq_part_layout(f);
     if (rc != AMQ_OK) {
-        destroy(f);
+        amq_part_destroy(f);
         return amq_err(err, rc, "the joined filter is too large");
     }
     for (k = 0; k < n; k++) {
@@ -818,7 +756,7 @@ int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
 
 /* ---- whole-filter operations --------------------------------------------------------------- */
 
-static int same_geometry(const amq_partitioned *a, const amq_partitioned *b, const char **why)
+int amq_part_same_geometry(const amq_partitioned *a, const amq_partitioned *b, const char **why)
 {
     uint32_t i;
     if (a->nparts != b->nparts || a->total != b->total || a->first != b->first) {
@@ -844,7 +782,7 @@ int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *src)
     uint32_t i;
     uint64_t a, c, si;
 
-    if (!same_geometry(dst, src, &why))
+    if (!amq_part_same_geometry(dst, src, &why))
         return AMQ_EINCOMPAT;
     if (amq_region_is_borrowed(&dst->data))
         return AMQ_EREADONLY;
@@ -942,439 +880,3 @@ int amq_partitioned_is_readonly(const amq_partitioned *f)
 {
     return amq_region_is_borrowed(&f->data);
 }
-
-/* ---- the kind's table for the generic handle ------------------------------------------------ */
-
-static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    amq_partitioned_params p;
-    amq_partitioned *f;
-    int rc;
-
-    memset(&p, 0, sizeof p);
-    p.partitions = cfg->partitions;
-    p.hash_algo = cfg->hash_algo;
-    p.seed = cfg->seed;
-    p.capacity = cfg->capacity;
-    p.fpp = cfg->fpp;
-    p.bits_per_key = cfg->bits_per_key; /* 0: by fpp; NaN, negatives: refused */
-    rc = amq_partitioned_new(&p, cfg->alloc, &f);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc,
-                       "cannot create a partitioned filter for %llu items at rate %g"
-                       " (%u partitions, at most %u): %s",
-                       (unsigned long long)cfg->capacity, cfg->fpp, cfg->partitions,
-                       AMQ_PARTITIONED_MAX_PARTITIONS, amq_strerror(rc));
-    *impl = f;
-    return AMQ_OK;
-}
-
-static void op_destroy(void *impl)
-{
-    destroy(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    const amq_partitioned *src = impl;
-    amq_partitioned *f;
-    uint32_t i;
-    size_t off;
-    int rc;
-
-    rc = amq_partitioned_verify(src, NULL);
-    if (rc != AMQ_OK)
-        return rc;
-    rc = shell(src->nparts, src->hash_algo, src->seed, alloc, &f);
-    if (rc != AMQ_OK)
-        return rc;
-    f->capacity = src->capacity;
-    f->total = src->total;
-    f->first = src->first;
-    f->whole_capacity = src->whole_capacity;
-    f->fpp = src->fpp;
-    f->concurrent = src->concurrent;
-    f->simd = src->simd;
-    for (i = 0; i < src->nparts; i++) {
-        f->parts[i].blocks = src->parts[i].blocks;
-        f->parts[i].k = src->parts[i].k;
-        f->parts[i].capacity = src->parts[i].capacity;
-        atomic_store_explicit(
-            &f->parts[i].items,
-            atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
-                                 memory_order_relaxed),
-            memory_order_relaxed);
-    }
-    rc = layout(f);
-    if (rc != AMQ_OK) {
-        destroy(f);
-        return rc;
-    }
-    for (off = 0; off < src->data.size; off += 8) {
-        uint64_t w = amq_blk_word(src->data.data + off, 0);
-        memcpy(f->data.data + off, &w, 8);
-    }
-    *out = f;
-    return AMQ_OK;
-}
-
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_HASH_SPEC(amq_partitioned, hash_algo, seed)
-AMQ_KIND_FWD_ADD(amq_partitioned)
-AMQ_KIND_FWD_CONTAINS(amq_partitioned)
-AMQ_KIND_FWD_CLEAR(amq_partitioned)
-AMQ_KIND_FWD_IS_READONLY(amq_partitioned)
-AMQ_KIND_FWD_ADD_BATCH(amq_partitioned)
-AMQ_KIND_FWD_CONTAINS_BATCH(amq_partitioned)
-AMQ_KIND_FWD_SET_CONCURRENT(amq_partitioned)
-
-static int op_merge(void *dst, const void *src, amq_errinfo *err)
-{
-    const char *why = NULL;
-    int rc;
-    if (!same_geometry(dst, src, &why))
-        return amq_err(err, AMQ_EINCOMPAT, "cannot merge partitioned filters with %s", why);
-    rc = amq_partitioned_merge(dst, src);
-    if (rc == AMQ_ECHECKSUM)
-        return amq_err(err, rc, "cannot merge: a partition failed its checksum");
-    return rc;
-}
-
-/* Swamidass-Baldi: items that set x of m bits with k probes. */
-static double items_from_bits(uint64_t x, uint64_t m, uint32_t k)
-{
-    if (m == 0 || k == 0 || x >= m)
-        return 0.0;
-    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
-}
-
-/* Keeps what both filters may hold: the AND of every partition's blocks;
- * each partition's count becomes |A| + |B| - |A u B| estimated from its
- * bits (as the bloom kind's intersection). */
-static int op_intersect(void *dstv, const void *srcv, amq_errinfo *err)
-{
-    amq_partitioned *dst = dstv;
-    const amq_partitioned *src = srcv;
-    const char *why = NULL;
-    uint32_t i;
-
-    if (!same_geometry(dst, src, &why))
-        return amq_err(err, AMQ_EINCOMPAT, "cannot intersect partitioned filters with %s", why);
-    if (amq_region_is_borrowed(&dst->data))
-        return AMQ_EREADONLY;
-    if (amq_partitioned_verify(dst, NULL) != AMQ_OK || amq_partitioned_verify(src, NULL) != AMQ_OK)
-        return amq_err(err, AMQ_ECHECKSUM, "cannot intersect: a partition failed its checksum");
-    for (i = 0; i < dst->nparts; i++) {
-        part *p = &dst->parts[i];
-        uint8_t *d = dst->data.data + p->offset;
-        const uint8_t *c = src->data.data + src->parts[i].offset;
-        uint64_t off, a, b, xa = 0, xc = 0, xu = 0, m = p->blocks * 512, lim, si;
-        double est;
-        for (off = 0; off < p->blocks * 64; off += 8) {
-            a = amq_blk_word(d + off, 0);
-            b = amq_blk_word(c + off, 0);
-            xa += (uint64_t)__builtin_popcountll(a);
-            xc += (uint64_t)__builtin_popcountll(b);
-            xu += (uint64_t)__builtin_popcountll(a | b);
-            atomic_store_explicit(amq_blk_word_ptr(d + off, 0), a & b, memory_order_relaxed);
-        }
-        est = items_from_bits(xa, m, p->k) + items_from_bits(xc, m, p->k) -
-              items_from_bits(xu, m, p->k);
-        lim = atomic_load_explicit(&p->items, memory_order_relaxed);
-        si = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&src->parts[i].items,
-                                  memory_order_relaxed);
-        lim = si < lim ? si : lim;
-        est = est < 0.0 ? 0.0 : floor(est + 0.5);
-        atomic_store_explicit(&p->items, est < (double)lim ? (uint64_t)est : lim,
-                              memory_order_relaxed);
-    }
-    return AMQ_OK;
-}
-
-static double part_fill_rate(const uint8_t *d, uint64_t blocks, uint32_t k, const double *table)
-{
-    uint64_t b;
-    double sum = 0.0;
-    unsigned w, c;
-    for (b = 0; b < blocks; b++) {
-        c = 0;
-        for (w = 0; w < 8; w++)
-            c += (unsigned)__builtin_popcountll(amq_blk_word(d + b * 64, w));
-        sum += table[c];
-    }
-    (void)k;
-    return sum / (double)blocks;
-}
-
-static void op_stats(const void *impl, amq_stats *st)
-{
-    const amq_partitioned *f = impl;
-    double target, now = 0.0, table[AMQ_BLOCKED_BLOCK_BITS + 1];
-    uint64_t blocks = 0, set = 0, off;
-    uint32_t i, c, k0 = f->parts[0].k, same = 1, table_k = 0;
-
-    for (i = 0; i < f->nparts; i++) {
-        const part *p = &f->parts[i];
-        blocks += p->blocks;
-        if (p->k != k0)
-            same = 0;
-        if (i == 0 || p->k != table_k) {
-            for (c = 0; c <= AMQ_BLOCKED_BLOCK_BITS; c++)
-                table[c] = pow((double)c / AMQ_BLOCKED_BLOCK_BITS, (double)p->k);
-            table_k = p->k;
-        }
-        now += part_fill_rate(part_data(f, i), p->blocks, p->k, table);
-    }
-    for (off = 0; off < f->data.size; off += 8)
-        set += (uint64_t)__builtin_popcountll(amq_blk_word(f->data.data + off, 0));
-    /* The expected rate at capacity: keys spread over all blocks as over
-     * one blocked filter (exact for equal partitions; for a build, whose
-     * partitions each meet the target at their own load, the same load
-     * overall). */
-    target = amq_blocked_fpp_theory(blocks, k0, f->capacity);
-    /* Absent keys pick partitions uniformly: the rates average. */
-    st->items = amq_partitioned_items(f);
-    st->capacity = f->capacity;
-    st->bytes = f->data.size;
-    st->bits = blocks * AMQ_BLOCKED_BLOCK_BITS;
-    st->hashes = same ? k0 : 0;
-    st->fpp_target = target;
-    st->fpp_now = now / f->nparts;
-    st->fill = (double)set / (double)st->bits;
-}
-
-static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
-{
-    const amq_partitioned *f = impl;
-    uint64_t blocks = 0, minb = UINT64_MAX, maxb = 0;
-    uint32_t i, unverified = 0;
-
-    for (i = 0; i < f->nparts; i++) {
-        blocks += f->parts[i].blocks;
-        if (f->parts[i].blocks < minb)
-            minb = f->parts[i].blocks;
-        if (f->parts[i].blocks > maxb)
-            maxb = f->parts[i].blocks;
-        if (atomic_load_explicit(&f->state[i], memory_order_relaxed) != ST_OK)
-            unverified++;
-    }
-    if (is_slice(f))
-        return AMQ_FIELDS(fn, ctx, AMQ_U64("partitions", f->nparts), AMQ_U64("blocks", blocks),
-                          AMQ_U64("slice_of_partitions", f->total),
-                          AMQ_U64("slice_first_partition", f->first),
-                          AMQ_U64("slice_of_capacity", f->whole_capacity),
-                          AMQ_U64("partition_blocks_min", minb),
-                          AMQ_U64("partition_blocks_max", maxb), AMQ_U64("hashes", f->parts[0].k),
-                          AMQ_U64("unverified_partitions", unverified),
-                          AMQ_STR("query_path", f->simd->name));
-    return AMQ_FIELDS(fn, ctx, AMQ_U64("partitions", f->nparts), AMQ_U64("blocks", blocks),
-                      AMQ_U64("partition_blocks_min", minb), AMQ_U64("partition_blocks_max", maxb),
-                      AMQ_U64("hashes", f->parts[0].k),
-                      AMQ_U64("unverified_partitions", unverified),
-                      AMQ_STR("query_path", f->simd->name));
-}
-
-/* Parameter block (32 bytes, little-endian):
- *   u32 partitions, u32 layout, u64 capacity, f64 fpp, then
- *   layout 0 (a whole filter): u64 zero;
- *   layout 1 (a slice): u32 total partitions, u32 first partition, and capacity is the
- *   whole filter's (the slice's own is its share, capacity * partitions / total). */
-#define PART_PARAMS_SIZE 32
-
-AMQ_KIND_FIXED_PARAMS(PART_PARAMS_SIZE)
-
-static void op_params_write(const void *impl, uint8_t *out)
-{
-    const amq_partitioned *f = impl;
-    amq_store32(out, f->nparts);
-    amq_store32(out + 4, is_slice(f) ? 1u : 0u);
-    amq_store64(out + 8, is_slice(f) ? f->whole_capacity : f->capacity);
-    amq_storef64(out + 16, f->fpp);
-    if (is_slice(f)) {
-        amq_store32(out + 24, f->total);
-        amq_store32(out + 28, f->first);
-    } else {
-        amq_store64(out + 24, 0);
-    }
-}
-
-static uint64_t data_offset(uint32_t nparts)
-{
-    return (INDEX_HEADER + (uint64_t)ENTRY_SIZE * nparts + 63) / 64 * 64;
-}
-
-static uint64_t op_payload_size(const void *impl)
-{
-    const amq_partitioned *f = impl;
-    return data_offset(f->nparts) + f->data.size;
-}
-
-static int op_payload_write(const void *impl, amq_sink *sink)
-{
-    const amq_partitioned *f = impl;
-    uint64_t off = data_offset(f->nparts);
-    uint8_t *index;
-    uint32_t i;
-    int rc;
-
-    /* Partitions never verified (a trusted load) are verified first: their
-     * stored checksums would otherwise be written unchecked. */
-    rc = amq_partitioned_verify(f, NULL);
-    if (rc != AMQ_OK)
-        return rc;
-    index = calloc(1, (size_t)off);
-    if (index == NULL)
-        return AMQ_ENOMEM;
-    amq_store32(index + 8, f->nparts);
-    amq_store32(index + 12, ENTRY_SIZE);
-    amq_store64(index + 16, off);
-    amq_store64(index + 24, f->data.size);
-    for (i = 0; i < f->nparts; i++) {
-        const part *p = &f->parts[i];
-        uint8_t *e = index + INDEX_HEADER + (size_t)i * ENTRY_SIZE;
-        amq_store64(e, p->offset);
-        amq_store64(e + 8, p->blocks);
-        amq_store32(e + 16, p->k);
-        amq_store32(e + 20, 0);
-        amq_store64(e + 24, atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&p->items,
-                                                 memory_order_relaxed));
-        amq_store64(e + 32, p->capacity);
-        amq_store64(e + 40, amq_checksum(part_data(f, i), (size_t)(p->blocks * 64)));
-    }
-    amq_store64(index, amq_checksum(index + INDEX_HEADER, (size_t)ENTRY_SIZE * f->nparts));
-    rc = amq_sink_write(sink, index, (size_t)off);
-    free(index);
-    if (rc != AMQ_OK)
-        return rc;
-    return amq_sink_write(sink, f->data.data, f->data.size);
-}
-
-static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
-{
-    amq_partitioned *f = NULL;
-    uint32_t np, i, lay, total, first;
-    uint64_t off, data_len, expect = 0, items = 0;
-    const uint8_t *index;
-    double fpp;
-    int rc;
-
-    if (a->params_len != PART_PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT, "partitioned parameter block is %zu bytes, expected %d",
-                       a->params_len, PART_PARAMS_SIZE);
-    np = amq_load32(a->params);
-    lay = amq_load32(a->params + 4);
-    if (lay > 1)
-        return amq_err(err, AMQ_EVERSION, "partitioned layout %u is not supported", lay);
-    fpp = amq_loadf64(a->params + 16);
-    total = lay == 1 ? amq_load32(a->params + 24) : np;
-    first = lay == 1 ? amq_load32(a->params + 28) : 0;
-    if (np == 0 || np > AMQ_PARTITIONED_MAX_PARTITIONS || !(fpp >= 0.0 && fpp < 1.0) ||
-        (lay == 0 && amq_load64(a->params + 24) != 0))
-        return amq_err(err, AMQ_ECORRUPT, "invalid partitioned parameters (%u partitions)", np);
-    /* a slice: partitions [first, first + np) of total, and not the whole filter */
-    if (lay == 1 && (total > AMQ_PARTITIONED_MAX_PARTITIONS || first >= total ||
-                     np > total - first || np == total))
-        return amq_err(err, AMQ_ECORRUPT,
-                       "invalid partitioned slice: partitions %u..%u of %u", first,
-                       first + np, total);
-    off = data_offset(np);
-    if (a->payload_len < off)
-        return amq_err(err, AMQ_ECORRUPT,
-                       "partitioned payload of %llu bytes cannot hold its"
-                       " index of %u partitions",
-                       (unsigned long long)a->payload_len, np);
-    index = a->payload;
-    if (amq_load32(index + 8) != np || amq_load32(index + 12) != ENTRY_SIZE ||
-        amq_load64(index + 16) != off || amq_load64(index + 24) != a->payload_len - off)
-        return amq_err(err, AMQ_ECORRUPT, "partitioned index header does not match its file");
-    if (amq_load64(index) != amq_checksum(index + INDEX_HEADER, (size_t)ENTRY_SIZE * np))
-        return amq_err(err, AMQ_ECHECKSUM, "partitioned index checksum mismatch");
-    for (i = 32; i < INDEX_HEADER; i++)
-        if (index[i] != 0)
-            return amq_err(err, AMQ_ECORRUPT, "partitioned index header reserved bytes not zero");
-    for (i = INDEX_HEADER + ENTRY_SIZE * np; i < off; i++)
-        if (index[i] != 0)
-            return amq_err(err, AMQ_ECORRUPT, "partitioned index padding is not zero");
-    data_len = a->payload_len - off;
-
-    rc = shell(np, a->hash_algo, a->seed, a->alloc, &f);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc, "out of memory");
-    f->total = total;
-    f->first = first;
-    f->whole_capacity = amq_load64(a->params + 8);
-    f->capacity = lay == 1 ? capacity_share(f->whole_capacity, np, total) : f->whole_capacity;
-    f->fpp = fpp;
-    for (i = 0; i < np; i++) {
-        const uint8_t *e = index + INDEX_HEADER + (size_t)i * ENTRY_SIZE;
-        part *p = &f->parts[i];
-        p->offset = amq_load64(e);
-        p->blocks = amq_load64(e + 8);
-        p->k = amq_load32(e + 16);
-        p->capacity = amq_load64(e + 32);
-        p->checksum = amq_load64(e + 40);
-        atomic_store_explicit(&p->items, amq_load64(e + 24), memory_order_relaxed);
-        if (p->offset != expect || p->blocks == 0 || p->blocks > AMQ_BLOCKED_MAX_BLOCKS ||
-            p->blocks * 64 > data_len - expect || p->k == 0 || p->k > AMQ_BLOCKED_MAX_K ||
-            amq_load32(e + 20) != 0) {
-            rc = amq_err(err, AMQ_ECORRUPT,
-                         "partition %u: invalid entry (offset %llu, blocks %llu, k %u)", i,
-                         (unsigned long long)p->offset, (unsigned long long)p->blocks, p->k);
-            destroy(f);
-            return rc;
-        }
-        expect += p->blocks * 64;
-        /* a forged count must not wrap into the header's */
-        if (amq_add64(items, amq_load64(e + 24), &items) != AMQ_OK) {
-            destroy(f);
-            return amq_err(err, AMQ_ECORRUPT, "partition item counts overflow 64 bits");
-        }
-    }
-    if (expect != data_len) {
-        destroy(f);
-        return amq_err(err, AMQ_ECORRUPT, "partitions cover %llu of %llu data bytes",
-                       (unsigned long long)expect, (unsigned long long)data_len);
-    }
-    if (items != a->items) {
-        destroy(f);
-        return amq_err(err, AMQ_ECORRUPT, "partition item counts sum to %llu, the header says %llu",
-                       (unsigned long long)items, (unsigned long long)a->items);
-    }
-    if (a->borrow && ((uintptr_t)(a->payload + off) & 63) == 0) {
-        amq_region_borrow(&f->data, a->payload + off, (size_t)data_len);
-    } else {
-        rc = amq_region_copy(&f->data, &f->alloc, a->payload + off, (size_t)data_len);
-        if (rc != AMQ_OK) {
-            destroy(f);
-            return amq_err(err, AMQ_ENOMEM, "out of memory");
-        }
-    }
-    if (a->trusted) {
-        for (i = 0; i < np; i++)
-            atomic_store_explicit(&f->state[i], ST_UNVERIFIED, memory_order_relaxed);
-    } else {
-        /* The container's checksum held; each partition's must too, or the
-         * same file would answer differently when trusted (lazily checked)
-         * and saving it would write other checksums than it read. */
-        for (i = 0; i < np; i++)
-            if (amq_checksum(part_data(f, i), (size_t)(f->parts[i].blocks * 64)) !=
-                f->parts[i].checksum) {
-                destroy(f);
-                return amq_err(err, AMQ_ECHECKSUM, "partition %u checksum mismatch", i);
-            }
-    }
-    *impl = f;
-    return AMQ_OK;
-}
-
-const amq_kind_ops amq_partitioned_ops = {
-    .kind = AMQ_KIND_PARTITIONED,
-    .name = "partitioned",
-    AMQ_KIND_CORE_OPS,
-    AMQ_KIND_CODEC_OPS,
-    .add_batch = op_add_batch,
-    .contains_batch = op_contains_batch,
-    .merge = op_merge,
-    .intersect = op_intersect,
-    .set_concurrent = op_set_concurrent,
-};

@@ -274,28 +274,33 @@ static int rib_contains(const amq_static *s, uint64_t h1)
 #define RIB_LANES 16
 
 /* A batch: the rows of RIB_LANES keys located and their lines prefetched
- * (into L2, as fuse.c does, for the same reason), then checked. */
-#define RIB_BATCH(NAME, MATCH)                                                              \
-    static void NAME(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out)     \
-    {                                                                                       \
-        rib_row w[RIB_LANES];                                                               \
-        uint32_t r = s->v1;                                                                 \
-        size_t i, m, l;                                                                     \
-        for (i = 0; i < n; i += m) {                                                        \
-            m = n - i < RIB_LANES ? n - i : RIB_LANES;                                      \
-            for (l = 0; l < m; l++) {                                                       \
-                rib_locate(amq_static_part_of(s, h[i + l].h1), r, h[i + l].h1, &w[l]);      \
-                __builtin_prefetch(w[l].w0, 0, 2);                                          \
-                __builtin_prefetch(w[l].w0 + 64, 0, 2);                                     \
-                __builtin_prefetch(w[l].w2, 0, 2);                                          \
-                __builtin_prefetch(w[l].w2 + 8 * r, 0, 2);                                  \
-            }                                                                               \
-            for (l = 0; l < m; l++)                                                         \
-                out[i + l] = (uint8_t)MATCH(r, &w[l]);                                      \
-        }                                                                                   \
+ * (into L2, as fuse.c does, for the same reason), then checked by match
+ * (a constant in each caller, so the call is direct and inlined). */
+static inline __attribute__((always_inline)) void
+rib_batch(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out,
+          int (*match)(uint32_t r, const rib_row *w))
+{
+    rib_row w[RIB_LANES];
+    uint32_t r = s->v1;
+    size_t i, m, l;
+    for (i = 0; i < n; i += m) {
+        m = n - i < RIB_LANES ? n - i : RIB_LANES;
+        for (l = 0; l < m; l++) {
+            rib_locate(amq_static_part_of(s, h[i + l].h1), r, h[i + l].h1, &w[l]);
+            __builtin_prefetch(w[l].w0, 0, 2);
+            __builtin_prefetch(w[l].w0 + 64, 0, 2);
+            __builtin_prefetch(w[l].w2, 0, 2);
+            __builtin_prefetch(w[l].w2 + 8 * r, 0, 2);
+        }
+        for (l = 0; l < m; l++)
+            out[i + l] = (uint8_t)match(r, &w[l]);
     }
+}
 
-RIB_BATCH(rib_contains_batch, rib_match)
+static void rib_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    rib_batch(s, h, n, out, rib_match);
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -327,7 +332,11 @@ RIB_AVX512 static int rib_contains_avx512(const amq_static *s, uint64_t h1)
     return rib_match_avx512(s->v1, &w);
 }
 
-RIB_AVX512 RIB_BATCH(rib_contains_batch_avx512, rib_match_avx512)
+RIB_AVX512 static void rib_contains_batch_avx512(const amq_static *s, const amq_hash128 *h,
+                                                size_t n, uint8_t *out)
+{
+    rib_batch(s, h, n, out, rib_match_avx512);
+}
 
 /* AVX-512 with VPOPCNTDQ where the CPU has it and AMQ_SIMD allows it. */
 static unsigned rib_simd(void)

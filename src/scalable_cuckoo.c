@@ -22,41 +22,7 @@
 #include "common/error.h"
 #include "cuckoo_table.h"
 #include "kind.h"
-
-typedef struct subf {
-    uint64_t nb;
-    uint8_t *data; /* table_bytes(nb), an amq_block */
-} subf;
-
-/* 64 bytes, one allocator size class: a CF key of RedisBloom's default
- * size costs a server what RedisBloom's does.  The parameters
- * (amq_scuckoo_params) are kept in fields as narrow as their limits, and
- * the allocator as a pointer to a shared copy (amq_alloc_shared), or to
- * this handle's own copy, allocated right after it, when none is left. */
-struct amq_scuckoo {
-    uint64_t items;
-    uint64_t deletes;
-    subf *f;
-    const amq_allocator *alloc;
-    uint64_t capacity;
-    uint64_t seed;
-    uint32_t max_filters;
-    uint16_t nf;             /* sub-filters, <= AMQ_SCUCKOO_MAX_FILTERS */
-    uint16_t cap;            /* entries allocated in f[] */
-    uint16_t max_iterations; /* 1..65535 */
-    uint16_t expansion;      /* 0..32768, rounded to a power of two */
-    uint8_t bucket_size;     /* 1..255 */
-    uint8_t fingerprint_bits;
-    uint8_t redisbloom;
-    uint8_t hash_algo;
-};
-
-/* Buckets of the first sub-filter (a chain always has one): not stored, so
- * that the handle stays in a smaller allocator size class. */
-static inline uint64_t nb0_of(const amq_scuckoo *c)
-{
-    return c->f[0].nb;
-}
+#include "scalable_cuckoo_internal.h"
 
 /* Every sub-filter the first's size (a chain growing by 1): offsets and
  * totals are then products, O(1) however long the chain. */
@@ -74,11 +40,6 @@ typedef struct lookup {
 
 /* ---- parameters ------------------------------------------------------------------ */
 
-/* Native mode packs fingerprints of any width the cuckoo kind takes. */
-static int native_width(uint32_t f)
-{
-    return f >= AMQ_CUCKOO_MIN_FINGERPRINT && f <= AMQ_CUCKOO_MAX_FINGERPRINT;
-}
 
 void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom)
 {
@@ -110,12 +71,8 @@ static uint64_t next_pow2(uint64_t x)
     return p;
 }
 
-static int is_pow2(uint64_t x)
-{
-    return x != 0 && (x & (x - 1)) == 0;
-}
 
-static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
+uint64_t amq_sc_sub_bytes(const amq_scuckoo *c, uint64_t nb)
 {
     return (nb * c->bucket_size * c->fingerprint_bits + 7) / 8;
 }
@@ -125,9 +82,9 @@ static uint64_t sub_bytes(const amq_scuckoo *c, uint64_t nb)
  * past the last one, so the table is exactly its slots and a power-of-two
  * table stays in its allocator size class; packed 12/16-bit tables keep
  * the zero padding of cuckoo_table.h. */
-static uint64_t table_bytes(const amq_scuckoo *c, uint64_t nb)
+uint64_t amq_sc_table_bytes(const amq_scuckoo *c, uint64_t nb)
 {
-    return c->fingerprint_bits == 8 ? sub_bytes(c, nb)
+    return c->fingerprint_bits == 8 ? amq_sc_sub_bytes(c, nb)
                                       : ct_bytes(nb * c->bucket_size, c->fingerprint_bits);
 }
 
@@ -135,7 +92,7 @@ static uint64_t table_bytes(const amq_scuckoo *c, uint64_t nb)
  * Checks a chain's shape and returns its total slots: nf sub-filters of
  * nb0 * expansion^j buckets each within AMQ_SCUCKOO_MAX_SLOTS.
  */
-static int check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots)
+int amq_sc_check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots)
 {
     uint64_t nb = nb0, total = 0, j;
 
@@ -155,7 +112,7 @@ static int check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uin
     return AMQ_OK;
 }
 
-static int check_scalars(uint32_t bs, uint32_t iters, uint32_t exp)
+int amq_sc_check_scalars(uint32_t bs, uint32_t iters, uint32_t exp)
 {
     if (bs < 1 || bs > 255 || iters < 1 || iters > 65535 || exp > 32768)
         return AMQ_ERANGE;
@@ -171,7 +128,7 @@ static int owns_allocator(const amq_scuckoo *c)
 }
 
 /* p was checked (limits, hash); its expansion is rounded. */
-static amq_scuckoo *shell(const amq_scuckoo_params *p, const amq_allocator *alloc)
+amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *alloc)
 {
     const amq_allocator *shared = amq_alloc_shared(alloc);
     amq_allocator a;
@@ -225,7 +182,7 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
         c->cap = (uint16_t)ncap;
     }
     s = &c->f[c->nf];
-    bytes = table_bytes(c, nb);
+    bytes = amq_sc_table_bytes(c, nb);
     if (table != NULL && amq_block_adoptable(c->alloc, (size_t)bytes)) {
         s->data = table;
     } else {
@@ -242,16 +199,16 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
     return AMQ_OK;
 }
 
-static void pop_subf(amq_scuckoo *c)
+void amq_sc_pop_subf(amq_scuckoo *c)
 {
     c->nf--;
-    amq_block_free(c->alloc, c->f[c->nf].data, (size_t)table_bytes(c, c->f[c->nf].nb));
+    amq_block_free(c->alloc, c->f[c->nf].data, (size_t)amq_sc_table_bytes(c, c->f[c->nf].nb));
 }
 
 /* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
-static int build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
+int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
 {
     uint64_t nb = nb0, j;
     int rc;
@@ -282,22 +239,22 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
     } else if (!native_width(p.fingerprint_bits)) {
         return AMQ_ERANGE;
     }
-    if (check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
+    if (amq_sc_check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
         p.capacity == 0 || p.capacity > AMQ_SCUCKOO_MAX_SLOTS || p.max_filters == 0)
         return AMQ_ERANGE;
     rc = amq_hash_check(p.hash_algo, p.seed);
     if (rc != AMQ_OK)
         return rc;
     p.expansion = p.expansion == 0 ? 0 : (uint32_t)next_pow2(p.expansion);
-    c = shell(&p, alloc);
+    c = amq_sc_shell(&p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
     nb0 = next_pow2(p.capacity / p.bucket_size);
-    if (check_chain(p.bucket_size, p.expansion, nb0, 1, &slots) != AMQ_OK) {
+    if (amq_sc_check_chain(p.bucket_size, p.expansion, nb0, 1, &slots) != AMQ_OK) {
         amq_scuckoo_free(c);
         return AMQ_ERANGE;
     }
-    rc = build_chain(c, nb0, 1, NULL);
+    rc = amq_sc_build_chain(c, nb0, 1, NULL);
     if (rc != AMQ_OK) {
         amq_scuckoo_free(c);
         return rc;
@@ -315,7 +272,7 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
 
     *out = NULL;
     amq_scuckoo_get_params(src, &p);
-    c = shell(&p, alloc);
+    c = amq_sc_shell(&p, alloc);
     if (c == NULL)
         return AMQ_ENOMEM;
     for (j = 0; j < src->nf; j++) {
@@ -324,7 +281,7 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
             amq_scuckoo_free(c);
             return rc;
         }
-        memcpy(c->f[j].data, src->f[j].data, (size_t)table_bytes(c, src->f[j].nb));
+        memcpy(c->f[j].data, src->f[j].data, (size_t)amq_sc_table_bytes(c, src->f[j].nb));
     }
     c->items = src->items;
     c->deletes = src->deletes;
@@ -339,7 +296,7 @@ void amq_scuckoo_free(amq_scuckoo *c)
         return;
     a = *c->alloc; /* the handle's own copy goes with it */
     while (c->nf > 0)
-        pop_subf(c);
+        amq_sc_pop_subf(c);
     amq_free(&a, c->f, c->cap * sizeof *c->f);
     amq_free(&a, c, sizeof *c + (owns_allocator(c) ? sizeof a : 0));
 }
@@ -671,7 +628,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
 static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
     const uint8_t *d = c->f[fi].data;
-    size_t n = (size_t)sub_bytes(c, c->f[fi].nb);
+    size_t n = (size_t)amq_sc_sub_bytes(c, c->f[fi].nb);
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
 
@@ -713,7 +670,7 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
         if (!subf_empty(c, fi))
             return 0;
         if (fi + 1u == c->nf)
-            pop_subf(c);
+            amq_sc_pop_subf(c);
         return 1;
     }
 
@@ -726,7 +683,7 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
                 ok = 0;
     }
     if (ok && fi + 1u == c->nf)
-        pop_subf(c);
+        amq_sc_pop_subf(c);
     return ok;
 }
 
@@ -808,11 +765,11 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     out->redisbloom = c->redisbloom;
     if (uniform(c)) { /* O(1) for a long chain, as locate() */
         out->capacity = c->nf * c->f[0].nb * c->bucket_size;
-        out->bytes = c->nf * sub_bytes(c, c->f[0].nb);
+        out->bytes = c->nf * amq_sc_sub_bytes(c, c->f[0].nb);
     } else {
         for (j = 0; j < c->nf; j++) {
             out->capacity += c->f[j].nb * c->bucket_size;
-            out->bytes += sub_bytes(c, c->f[j].nb);
+            out->bytes += amq_sc_sub_bytes(c, c->f[j].nb);
         }
     }
     out->size = 40 + 16 * (uint64_t)c->nf + out->capacity;
@@ -842,7 +799,7 @@ int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
     if (data != NULL)
         *data = c->f[i].data;
     if (bytes != NULL)
-        *bytes = (size_t)sub_bytes(c, c->f[i].nb);
+        *bytes = (size_t)amq_sc_sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
 }
 
@@ -851,7 +808,7 @@ int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
     if (i >= c->nf)
         return AMQ_ERANGE;
     *data = c->f[i].data;
-    *bytes = (size_t)sub_bytes(c, c->f[i].nb);
+    *bytes = (size_t)amq_sc_sub_bytes(c, c->f[i].nb);
     return AMQ_OK;
 }
 
@@ -863,7 +820,7 @@ int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters)
     return AMQ_OK;
 }
 
-static uint64_t count_used(const amq_scuckoo *c)
+uint64_t amq_sc_count_used(const amq_scuckoo *c)
 {
     uint64_t n = 0;
     uint32_t j;
@@ -875,7 +832,7 @@ static uint64_t count_used(const amq_scuckoo *c)
 
 int amq_scuckoo_validate(const amq_scuckoo *c)
 {
-    return count_used(c) == c->items ? AMQ_OK : AMQ_ECORRUPT;
+    return amq_sc_count_used(c) == c->items ? AMQ_OK : AMQ_ECORRUPT;
 }
 
 void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t deletes)
@@ -898,12 +855,12 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
     int rc = AMQ_ECORRUPT;
 
     *out = NULL;
-    if (check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
+    if (amq_sc_check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
         goto fail;
     /* The chain grows by the power of two at or above the expansion asked
      * for; a header holding the unrounded value describes the same chain. */
     exp = h->expansion == 0 ? 0 : (uint32_t)next_pow2(h->expansion);
-    if (check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
+    if (amq_sc_check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
         goto fail;
     if (h->num_items > slots)
         goto fail;
@@ -923,10 +880,10 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
                                                           : DEFAULT_MAX_FILTERS;
     j = 0;
     rc = AMQ_ENOMEM;
-    c = shell(&p, alloc);
+    c = amq_sc_shell(&p, alloc);
     if (c == NULL)
         goto fail;
-    rc = build_chain(c, h->num_buckets, h->num_filters, tables);
+    rc = amq_sc_build_chain(c, h->num_buckets, h->num_filters, tables);
     if (rc != AMQ_OK)
         goto fail;
     c->items = h->num_items;
@@ -1051,14 +1008,14 @@ static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
     uint64_t size;
 
     if (uniform(c)) {
-        size = sub_bytes(c, c->f[0].nb);
+        size = amq_sc_sub_bytes(c, c->f[0].nb);
         if (size == 0 || off / size >= c->nf)
             return -1;
         *within = off % size;
         return (int64_t)(off / size);
     }
     for (j = 0; j < c->nf; j++) {
-        size = sub_bytes(c, c->f[j].nb);
+        size = amq_sc_sub_bytes(c, c->f[j].nb);
         if (off < size) {
             *within = off;
             return j;
@@ -1097,7 +1054,7 @@ int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
     j = locate(c, it - 1, &within);
     if (j < 0)
         return AMQ_OK;
-    rest = sub_bytes(c, c->f[j].nb) - within;
+    rest = amq_sc_sub_bytes(c, c->f[j].nb) - within;
     *len = rest < max_chunk ? (size_t)rest : max_chunk;
     *data = c->f[j].data + within;
     *next = it + *len;
@@ -1120,247 +1077,17 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
         total = in.bytes;
         j = c->nf - 1;
         within = it - len - 1 - total;
-        if (it - len - 1 < total || within > sub_bytes(c, c->f[j].nb))
+        if (it - len - 1 < total || within > amq_sc_sub_bytes(c, c->f[j].nb))
             return AMQ_ERANGE;
     }
-    if (len > sub_bytes(c, c->f[j].nb) - within)
+    if (len > amq_sc_sub_bytes(c, c->f[j].nb) - within)
         return AMQ_EOVERFLOW;
     memcpy(c->f[j].data + within, buf, len);
     /* Packed native slots: keep the bits past the last slot zero. */
     if ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
-        uint64_t last = sub_bytes(c, c->f[j].nb) - 1;
+        uint64_t last = amq_sc_sub_bytes(c, c->f[j].nb) - 1;
         c->f[j].data[last] &=
             (uint8_t)((1u << ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8)) - 1);
     }
     return AMQ_OK;
 }
-
-/* ---- the kind's table for the generic handle ---------------------------------------------- */
-
-static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    amq_scuckoo_params p;
-    amq_scuckoo *c;
-    int rc;
-
-    amq_scuckoo_params_init(&p, cfg->redisbloom != 0);
-    p.capacity = cfg->capacity;
-    if (cfg->bucket_size != 0)
-        p.bucket_size = cfg->bucket_size;
-    if (cfg->max_kicks != 0)
-        p.max_iterations = cfg->max_kicks;
-    if (cfg->expansion != 0)
-        p.expansion = cfg->expansion;
-    if (cfg->nonscaling)
-        p.expansion = 0;
-    if (cfg->fingerprint_bits != 0)
-        p.fingerprint_bits = cfg->fingerprint_bits;
-    if (!cfg->redisbloom) {
-        p.hash_algo = cfg->hash_algo;
-        p.seed = cfg->seed;
-    }
-    rc = amq_scuckoo_new(&p, cfg->alloc, &c);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc,
-                       "cannot create a scalable cuckoo filter (capacity %llu, bucket size %u,"
-                       " fingerprint bits %u, max kicks %u, expansion %u): %s; the RedisBloom"
-                       " layout needs 8-bit fingerprints, native mode 4 to 32; bucket"
-                       " size 1-255, kicks 1-65535, expansion 0-32768",
-                       (unsigned long long)p.capacity, p.bucket_size, p.fingerprint_bits,
-                       p.max_iterations, p.expansion, amq_strerror(rc));
-    *impl = c;
-    return AMQ_OK;
-}
-
-/* The entries that only forward to the family's functions (kind.h). */
-AMQ_KIND_FWD_DESTROY(amq_scuckoo)
-AMQ_KIND_FWD_CLONE(amq_scuckoo)
-AMQ_KIND_FWD_HASH_SPEC(amq_scuckoo, hash_algo, seed)
-AMQ_KIND_FWD_ADD(amq_scuckoo)
-AMQ_KIND_FWD_CONTAINS(amq_scuckoo)
-AMQ_KIND_FWD_REMOVE(amq_scuckoo)
-
-static int op_clear(void *impl)
-{
-    amq_scuckoo *c = impl;
-    while (c->nf > 1)
-        pop_subf(c);
-    memset(c->f[0].data, 0, (size_t)table_bytes(c, c->f[0].nb));
-    c->items = 0;
-    c->deletes = 0;
-    return AMQ_OK;
-}
-
-static int op_is_view(const void *impl)
-{
-    (void)impl;
-    return 0;
-}
-
-static void op_stats(const void *impl, amq_stats *st)
-{
-    const amq_scuckoo *c = impl;
-    amq_scuckoo_info in;
-    double load, q, miss = 1.0;
-    uint32_t j;
-
-    amq_scuckoo_get_info(c, &in);
-    load = (double)c->items / (double)in.capacity;
-    q = c->redisbloom ? 1.0 / 255.0
-                        : 1.0 / (double)((UINT64_C(1) << c->fingerprint_bits) - 1);
-    for (j = 0; j < c->nf; j++)
-        miss *= pow(1.0 - q, 2.0 * c->bucket_size * load);
-    st->items = c->items;
-    st->capacity = in.capacity;
-    st->bytes = in.bytes;
-    st->fill = load;
-    st->fpp_now = 1.0 - miss;
-    st->fpp_target = -expm1(2.0 * c->bucket_size * log1p(-q));
-}
-
-static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
-{
-    const amq_scuckoo *c = impl;
-    amq_scuckoo_info in;
-
-    amq_scuckoo_get_info(c, &in);
-    return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", c->redisbloom ? "redisbloom" : "native"),
-                      AMQ_U64("fingerprint_bits", in.fingerprint_bits),
-                      AMQ_U64("bucket_size", in.bucket_size), AMQ_U64("buckets", in.num_buckets),
-                      AMQ_U64("filters", in.num_filters), AMQ_U64("max_filters", in.max_filters),
-                      AMQ_U64("max_iterations", in.max_iterations),
-                      AMQ_U64("expansion", in.expansion), AMQ_U64("slots", in.capacity),
-                      AMQ_U64("deletes", in.deletes), AMQ_U64("redisbloom_size", in.size));
-}
-
-/* Parameter block (56 bytes, little-endian):
- *   u32 redisbloom, u32 fingerprint_bits, u32 bucket_size, u32 max_iterations,
- *   u32 expansion, u32 max_filters, u32 num_filters, u32 reserved (0),
- *   u64 num_buckets (first sub-filter), u64 deletes, u64 capacity.
- * Payload: the sub-filter arrays (packed, unpadded) concatenated. */
-#define SC_PARAMS_SIZE 56
-
-AMQ_KIND_FIXED_PARAMS(SC_PARAMS_SIZE)
-
-static void op_params_write(const void *impl, uint8_t *out)
-{
-    const amq_scuckoo *c = impl;
-    amq_store32(out, c->redisbloom);
-    amq_store32(out + 4, c->fingerprint_bits);
-    amq_store32(out + 8, c->bucket_size);
-    amq_store32(out + 12, c->max_iterations);
-    amq_store32(out + 16, c->expansion);
-    amq_store32(out + 20, c->max_filters);
-    amq_store32(out + 24, c->nf);
-    amq_store32(out + 28, 0);
-    amq_store64(out + 32, nb0_of(c));
-    amq_store64(out + 40, c->deletes);
-    amq_store64(out + 48, c->capacity);
-}
-
-static uint64_t op_payload_size(const void *impl)
-{
-    const amq_scuckoo *c = impl;
-    amq_scuckoo_info in;
-    amq_scuckoo_get_info(c, &in);
-    return in.bytes;
-}
-
-static int op_payload_write(const void *impl, amq_sink *sink)
-{
-    const amq_scuckoo *c = impl;
-    uint32_t j;
-    int rc;
-    for (j = 0; j < c->nf; j++) {
-        rc = amq_sink_write(sink, c->f[j].data, (size_t)sub_bytes(c, c->f[j].nb));
-        if (rc != AMQ_OK)
-            return rc;
-    }
-    return AMQ_OK;
-}
-
-static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
-{
-    amq_scuckoo_params p;
-    amq_scuckoo *c;
-    uint64_t nb0, slots, total = 0, off = 0, size, used;
-    uint32_t nf, j, reserved;
-    int rc;
-
-    if (a->params_len != SC_PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT,
-                       "scalable cuckoo parameter block is %zu bytes, expected %d",
-                       a->params_len, SC_PARAMS_SIZE);
-    memset(&p, 0, sizeof p);
-    p.redisbloom = amq_load32(a->params);
-    p.fingerprint_bits = amq_load32(a->params + 4);
-    p.bucket_size = amq_load32(a->params + 8);
-    p.max_iterations = amq_load32(a->params + 12);
-    p.expansion = amq_load32(a->params + 16);
-    p.max_filters = amq_load32(a->params + 20);
-    nf = amq_load32(a->params + 24);
-    reserved = amq_load32(a->params + 28);
-    nb0 = amq_load64(a->params + 32);
-    p.capacity = amq_load64(a->params + 48);
-    p.hash_algo = a->hash_algo;
-    p.seed = a->seed;
-    if (p.redisbloom > 1 || reserved != 0 || p.max_filters == 0 ||
-        (p.redisbloom && (p.fingerprint_bits != 8 || a->hash_algo != AMQ_HASH_MURMUR64A ||
-                          a->seed != 0)) ||
-        !native_width(p.fingerprint_bits) ||
-        check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
-        (p.expansion != 0 && !is_pow2(p.expansion)) ||
-        check_chain(p.bucket_size, p.expansion, nb0, nf, &slots) != AMQ_OK ||
-        a->items > slots)
-        return amq_err(err, AMQ_ECORRUPT,
-                       "invalid scalable cuckoo parameters (%u sub-filters of %llu buckets"
-                       " of %u slots, expansion %u, %u-bit fingerprints)",
-                       nf, (unsigned long long)nb0, p.bucket_size, p.expansion,
-                       p.fingerprint_bits);
-    c = shell(&p, a->alloc);
-    if (c == NULL)
-        return amq_err(err, AMQ_ENOMEM, "out of memory");
-    for (j = 0, size = nb0; j < nf; j++, size *= p.expansion)
-        total += sub_bytes(c, size); /* the shape was checked: no overflow */
-    if (total != a->payload_len) {
-        amq_scuckoo_free(c);
-        return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo payload is %llu bytes, expected %llu",
-                       (unsigned long long)a->payload_len, (unsigned long long)total);
-    }
-    rc = build_chain(c, nb0, nf, NULL);
-    if (rc != AMQ_OK) {
-        amq_scuckoo_free(c);
-        return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
-    }
-    for (j = 0; j < nf; j++) {
-        size = sub_bytes(c, c->f[j].nb);
-        memcpy(c->f[j].data, a->payload + off, (size_t)size);
-        off += size;
-        if (!ct_tail_clean(c->f[j].data, (size_t)table_bytes(c, c->f[j].nb), p.fingerprint_bits,
-                           c->f[j].nb * p.bucket_size)) {
-            amq_scuckoo_free(c);
-            return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo sub-filter %u has bits set past"
-                           " its last slot", j);
-        }
-    }
-    /* Trusted or not, the loaded copy is counted: a header count that is off
-     * would otherwise be saved back into a file the verified open refuses. */
-    c->items = a->trusted ? count_used(c) : a->items;
-    c->deletes = amq_load64(a->params + 40);
-    if (!a->trusted && (used = count_used(c)) != c->items) {
-        amq_scuckoo_free(c);
-        return amq_err(err, AMQ_ECORRUPT,
-                       "scalable cuckoo filter records %llu items but holds %llu fingerprints",
-                       (unsigned long long)a->items, (unsigned long long)used);
-    }
-    *impl = c;
-    return AMQ_OK;
-}
-
-const amq_kind_ops amq_scuckoo_ops = {
-    .kind = AMQ_KIND_SCALABLE_CUCKOO,
-    .name = "scalable-cuckoo",
-    AMQ_KIND_CORE_OPS,
-    AMQ_KIND_CODEC_OPS,
-    .remove = op_remove,
-};

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD CC - scripts/check-layering.sh passes on the build and fails on each deliberate
 # violation added to a copy of its object tree: an upward call from src/common, a cycle
-# between two library objects, and the tool calling a function libamq.so does not export.
+# between two library objects, the tool calling a function libamq.so does not export, an
+# algorithm calling its kind's adapter, and an instruction set's path calling the library.
 set -u
 build=${1:-build}
 cc=${2:-cc}
@@ -47,5 +48,14 @@ expect_fail "two library objects that need each other" "a cycle"
 overlay
 object "$tmp/b/obj/cli/zz.o" 'int amq_fields(void); int zz_main(void) { return amq_fields(); }'
 expect_fail "the tool calling an internal function" "calls library functions that are not exported"
+
+overlay
+object "$tmp/b/obj/src/zz_kind.o" 'int amq_zz_adapter(void); int amq_zz_adapter(void) { return 1; }'
+object "$tmp/b/obj/src/zz.o" 'int amq_zz_adapter(void); int amq_zz_algo(void) { return amq_zz_adapter(); }'
+expect_fail "an algorithm calling its kind's adapter" "zz.o needs src/zz_kind.o"
+
+overlay
+object "$tmp/b/obj/src/zz_avx2.o" 'int amq_cuckoo_items(void); int amq_zz_path(void) { return amq_cuckoo_items(); }'
+expect_fail "an instruction set's path calling the library" "zz_avx2.o needs src/cuckoo_life.o"
 
 exit $fail

@@ -1,0 +1,78 @@
+/*
+ * scalable_cuckoo_internal.h - the scalable cuckoo filter's chain and what
+ * its adapter and codec (scalable_cuckoo_kind.c) need of the algorithm
+ * (scalable_cuckoo.c).  Internal: not installed, not exported.
+ */
+#ifndef AMQ_SCALABLE_CUCKOO_INTERNAL_H
+#define AMQ_SCALABLE_CUCKOO_INTERNAL_H
+
+#include "amq/advanced.h"
+#include "amq/cuckoo.h"
+#include "amq/scalable_cuckoo.h"
+#include "common/alloc.h"
+
+typedef struct subf {
+    uint64_t nb;
+    uint8_t *data; /* table_bytes(nb), an amq_block */
+} subf;
+
+/* 64 bytes, one allocator size class: a CF key of RedisBloom's default
+ * size costs a server what RedisBloom's does.  The parameters
+ * (amq_scuckoo_params) are kept in fields as narrow as their limits, and
+ * the allocator as a pointer to a shared copy (amq_alloc_shared), or to
+ * this handle's own copy, allocated right after it, when none is left. */
+struct amq_scuckoo {
+    uint64_t items;
+    uint64_t deletes;
+    subf *f;
+    const amq_allocator *alloc;
+    uint64_t capacity;
+    uint64_t seed;
+    uint32_t max_filters;
+    uint16_t nf;             /* sub-filters, <= AMQ_SCUCKOO_MAX_FILTERS */
+    uint16_t cap;            /* entries allocated in f[] */
+    uint16_t max_iterations; /* 1..65535 */
+    uint16_t expansion;      /* 0..32768, rounded to a power of two */
+    uint8_t bucket_size;     /* 1..255 */
+    uint8_t fingerprint_bits;
+    uint8_t redisbloom;
+    uint8_t hash_algo;
+};
+
+/* Buckets of the first sub-filter (a chain always has one): not stored, so
+ * that the handle stays in a smaller allocator size class. */
+static inline uint64_t nb0_of(const amq_scuckoo *c)
+{
+    return c->f[0].nb;
+}
+
+/* Native mode packs fingerprints of any width the cuckoo kind takes. */
+static inline int native_width(uint32_t f)
+{
+    return f >= AMQ_CUCKOO_MIN_FINGERPRINT && f <= AMQ_CUCKOO_MAX_FINGERPRINT;
+}
+
+static inline int is_pow2(uint64_t x)
+{
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* Bytes of a sub-filter of nb buckets, and of its table. */
+uint64_t amq_sc_sub_bytes(const amq_scuckoo *c, uint64_t nb);
+uint64_t amq_sc_table_bytes(const amq_scuckoo *c, uint64_t nb);
+/* A chain's shape (its total slots in *slots) and its scalars: AMQ_OK or
+ * AMQ_ERANGE. */
+int amq_sc_check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots);
+int amq_sc_check_scalars(uint32_t bs, uint32_t iters, uint32_t exp);
+/* A handle for p (checked; its expansion rounded), no sub-filter yet. */
+amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *alloc);
+/* Drops the last sub-filter. */
+void amq_sc_pop_subf(amq_scuckoo *c);
+/* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
+ * adopts tables[j]; on an error, tables from the failed one on are not
+ * taken. */
+int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables);
+/* Fingerprints held in every sub-filter's table. */
+uint64_t amq_sc_count_used(const amq_scuckoo *c);
+
+#endif /* AMQ_SCALABLE_CUCKOO_INTERNAL_H */
