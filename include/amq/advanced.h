@@ -564,10 +564,10 @@ AMQ_API int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, 
 /* ---- construction from raw fields (RDB load, LOADCHUNK header) --------------- */
 
 typedef struct amq_sbloom_header {
-    uint64_t size;     /* items, the sum of the links' items */
-    uint32_t nfilters;
+    uint64_t items;     /* the sum of the links' items (the dump's "size") */
+    uint32_t links;     /* the dump's "nfilters" */
     uint32_t options;
-    uint32_t growth;
+    uint32_t expansion; /* the dump's "growth" */
 } amq_sbloom_header;
 
 /*
@@ -678,12 +678,11 @@ AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
 /* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
 AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
-/* CF.COUNT: *count = copies of the fingerprint in the key's two buckets of
- * every sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
- * counted twice, as RedisBloom does; native mode counts it once.  AMQ_OK. */
-AMQ_API int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len,
-                              uint64_t *count);
-AMQ_API int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count);
+/* CF.COUNT: copies of the fingerprint in the key's two buckets of every
+ * link.  In RedisBloom mode a bucket that is both i1 and i2 is counted
+ * twice, as RedisBloom does; native mode counts it once.  Cannot fail. */
+AMQ_API uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len);
+AMQ_API uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h);
 /*
  * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
  * 1 removed, 0 not found.  Counts the delete; with more than one
@@ -732,11 +731,11 @@ AMQ_API int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data
 
 typedef struct amq_scuckoo_header {
     uint64_t num_items;
-    uint64_t num_buckets;  /* first sub-filter */
+    uint64_t num_buckets;  /* first link */
     uint64_t num_deletes;
-    uint64_t num_filters;
+    uint64_t links;        /* the dump's numFilters */
     uint32_t bucket_size;
-    uint32_t max_iterations;
+    uint32_t max_kicks;    /* the dump's maxIterations */
     uint32_t expansion;
 } amq_scuckoo_header;
 
@@ -861,7 +860,7 @@ AMQ_API int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *
  * AMQ_EVERSION, AMQ_ECHECKSUM, AMQ_ECORRUPT, AMQ_EKIND otherwise, with
  * err->msg.  The payload is not checked (amq_filter_deserialize does).
  */
-AMQ_API int amq_filter_peek(const void *buf, size_t len, uint64_t *size, uint32_t *kind,
+AMQ_API int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t *kind,
                             amq_errinfo *err);
 
 /* ==== static kinds (fuse, ribbon): batched queries over packed keys ========= */

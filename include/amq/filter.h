@@ -267,7 +267,7 @@ AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flag
 /* Size of the serialized form (the file's bytes) and serialization into a
  * caller buffer (AMQ_EINVAL if cap is too small, AMQ_ENOMEM if the filter's
  * allocator cannot give the 64 KiB of scratch; buf is then undefined). */
-AMQ_API int amq_filter_serialized_size(const amq_filter *f, uint64_t *size);
+AMQ_API int amq_filter_serialized_size(const amq_filter *f, size_t *size);
 AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
                                  size_t *written);
 
