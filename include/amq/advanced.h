@@ -341,7 +341,7 @@ AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
 /* Keys counted as added, over all partitions. */
 AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
 /* Bytes of the partitions' arrays (the index not included). */
-AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
+AMQ_API size_t amq_partitioned_bytes(const amq_partitioned *f);
 /* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY). */
 AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
@@ -468,11 +468,10 @@ AMQ_API int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *key
 AMQ_API int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len);
 AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h);
 
-/* *count = copies of the key's fingerprint in its buckets (and the
- * victim), i.e. how many times it was added, plus colliding keys.  AMQ_OK.
- * O(b). */
-AMQ_API int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count);
-AMQ_API int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count);
+/* Copies of the key's fingerprint in its buckets (and the victim), i.e.
+ * how many times it was added, plus colliding keys.  Cannot fail.  O(b). */
+AMQ_API uint64_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len);
+AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h);
 
 /* Empties the table and the victim.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_cuckoo_clear(amq_cuckoo *c);

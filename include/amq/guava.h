@@ -85,4 +85,6 @@ AMQ_API int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *
 }
 #endif
 
+#include "amq/compat.h" /* the old names, until 0.4 */
+
 #endif /* AMQ_GUAVA_H */
