@@ -30,16 +30,19 @@
 extern "C" {
 #endif
 
-/* amq_guava_deserialize, amq_guava_serialize, amq_guava_serialized_size. */
+/* amq_guava_deserialize: AMQ_OK, AMQ_ETRUNC, AMQ_EUNSUPPORTED,
+ * AMQ_ECORRUPT, AMQ_ENOMEM. */
 AMQ_API int amq_guava_decode(const void *buf, size_t len, const amq_allocator *alloc,
                              amq_bloom **out, amq_errinfo *err)
     AMQ_DEPRECATED("renamed amq_guava_deserialize");
+/* amq_guava_serialize: AMQ_OK, AMQ_EINCOMPAT, AMQ_EINVAL. */
 AMQ_API int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *written,
                              amq_errinfo *err) AMQ_DEPRECATED("renamed amq_guava_serialize");
+/* amq_guava_serialized_size: AMQ_OK, AMQ_EINCOMPAT. */
 AMQ_API int amq_guava_encoded_size(const amq_bloom *b, size_t *size, amq_errinfo *err)
     AMQ_DEPRECATED("renamed amq_guava_serialized_size");
 
-/* amq_aging_info_for. */
+/* amq_aging_info_for: AMQ_OK, AMQ_ERANGE, AMQ_EOVERFLOW. */
 AMQ_API int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info)
     AMQ_DEPRECATED("renamed amq_aging_info_for");
 
