@@ -5,7 +5,8 @@
 #     an internal function by declaring it themselves);
 #  2. src/common (hash, container, file reader, journal reader, allocation, errors, CPU, fields)
 #     calls nothing in the library above it;
-#  3. no two library objects need each other, directly or through others (no cycle).
+#  3. no two library objects need each other, directly or through others (no cycle);
+#  4. one CPU module: only src/common/cpu.c reads AMQ_SIMD or probes the CPU (sources).
 # tests/layering/run.sh shows each check failing on a deliberate violation.
 set -e
 build=${1:-build}
@@ -57,6 +58,16 @@ done | sort -u > "$tmp/edges"
 if ! tsort "$tmp/edges" > /dev/null 2> "$tmp/loops"; then
     echo "check-layering: library objects that need each other (a cycle):" >&2
     grep -v 'input contains a loop' "$tmp/loops" | sed 's/^tsort: /  /' >&2
+    status=1
+fi
+
+# One CPU module: the instruction sets and the AMQ_SIMD cap are read in src/common/cpu.c only.
+root=$(cd "$(dirname "$0")/.." && pwd)
+simd=$(grep -rlE 'getenv\("AMQ_SIMD"\)|__builtin_cpu_supports|__get_cpuid' "$root/src" |
+       grep -v 'src/common/cpu\.c$' || true)
+if [ -n "$simd" ]; then
+    echo "check-layering: CPU features or AMQ_SIMD read outside src/common/cpu.c:" >&2
+    echo "$simd" >&2
     status=1
 fi
 
