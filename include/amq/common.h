@@ -6,7 +6,7 @@
  * Conventions of the whole API (the glossary of docs/api.md):
  *  - a function that can fail returns an int status: AMQ_OK (0) or a
  *    negative AMQ_E* code; amq_strerror() turns it into text; its comment
- *    lists every status it returns (scripts/check-errors.sh checks that
+ *    lists every status it returns (scripts/check-errors.py checks that
  *    each one has such a list);
  *  - bytes, items and slots are three words: a byte size is a size_t, a
  *    count of keys (items) or of cuckoo slots a uint64_t; a function that
@@ -24,9 +24,11 @@
  *    _serialize/_deserialize (a filter to bytes and back: the bytes of a
  *    whole filter, or of a part such as a RedisBloom header chunk, and a
  *    new filter from them), _serialized_size (their byte size),
- *    _decode (bytes into a caller's struct); _params_for / _info_for
- *    (sizing: the geometry for n items at a rate), _init (defaults into a
- *    caller's struct); _check (is it valid), _verify (checksums);
+ *    _decode (bytes into a caller's struct); <result>_for (sizing: the
+ *    geometry for n items at a rate - amq_bloom_params_for,
+ *    amq_aging_info_for), _init (defaults into a caller's struct); _build
+ *    (a filter from all its keys at once); _check (is it valid), _verify
+ *    (checksums);
  *    _get_params, _get_info, amq_filter_stats, amq_filter_describe
  *    (introspection); _data, _data_mut, _data_size, _view (raw arrays);
  *  - fpp (not "error"), expansion (not "growth"), max_kicks (not
