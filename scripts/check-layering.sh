@@ -62,7 +62,7 @@ if ! tsort "$tmp/edges" > /dev/null 2> "$tmp/loops"; then
 fi
 
 # One CPU module: the instruction sets and the AMQ_SIMD cap are read in src/common/cpu.c only.
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=${AMQ_LAYERING_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 simd=$(grep -rlE 'getenv\("AMQ_SIMD"\)|__builtin_cpu_supports|__get_cpuid' "$root/src" |
        grep -v 'src/common/cpu\.c$' || true)
 if [ -n "$simd" ]; then

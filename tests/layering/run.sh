@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD CC - scripts/check-layering.sh passes on the build and fails on each deliberate
 # violation added to a copy of its object tree: an upward call from src/common, a cycle
-# between two library objects, and the tool calling a function libamq.so does not export.
+# between two library objects, the tool calling a function libamq.so does not export, and a
+# source reading AMQ_SIMD outside src/common/cpu.c.
 set -u
 build=${1:-build}
 cc=${2:-cc}
@@ -47,5 +48,13 @@ expect_fail "two library objects that need each other" "a cycle"
 overlay
 object "$tmp/b/obj/cli/zz.o" 'int amq_fields(void); int zz_main(void) { return amq_fields(); }'
 expect_fail "the tool calling an internal function" "calls library functions that are not exported"
+
+overlay
+mkdir -p "$tmp/s/src"
+cp -R src/. "$tmp/s/src/"
+printf '#include <stdlib.h>\nint zz_simd(void) { return getenv("AMQ_SIMD") != NULL; }\n' > "$tmp/s/src/zz.c"
+export AMQ_LAYERING_SRC="$tmp/s"
+expect_fail "a kind reading AMQ_SIMD itself" "outside src/common/cpu.c"
+unset AMQ_LAYERING_SRC
 
 exit $fail
