@@ -222,9 +222,11 @@ test-unit: $(TEST_BIN) test-headers
 	@# The cuckoo filter's batches by AVX2 gathers, on a CPU that would take AVX-512's.
 	@AMQ_SIMD=avx2 scripts/run-tests.sh $(BUILD)/tests/test_cuckoo
 
-# Every public header compiles alone (and amq/advanced.h only when asked for).
+# Every public header compiles alone (and amq/advanced.h only when asked for);
+# every status-returning public function lists its statuses.
 test-headers:
 	@scripts/check-headers.sh $(CC)
+	@scripts/check-errors.py include
 
 test-cli: $(BUILD)/amq
 	@AMQ=$(BUILD)/amq tests/cli/run.sh

@@ -624,7 +624,7 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
         cli_error("%s: byte %" PRIu64 ": chunk at iterator %" PRIu64 " (%zu bytes) does not fit "
                   "the filter: %s",
                   r->name, r->pos, it, len,
-                  rc == AMQ_ERANGE ? "no sub-filter at that offset" : "runs past its sub-filter");
+                  rc == AMQ_ERANGE ? "no link at that offset" : "runs past its link");
         return -1;
     }
     st->chunks++;

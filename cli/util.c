@@ -303,9 +303,7 @@ int cli_out_close(void)
 /*
  * One thread per idle core: the online CPUs minus the 1-minute load average
  * (rounded), at least 1.  On a machine busy with other work, extra threads
- * only wait for a core and pay their handoffs (measured: dedup 12 % slower
- * with 2 threads than with 1 on the 2-core machine at load 3), as make -l
- * reasons.  AMQ_THREADS or --threads choose explicitly.
+ * only wait for a core and pay their handoffs, as make -l reasons.  AMQ_THREADS or --threads choose explicitly.
  */
 int cli_threads(int requested)
 {

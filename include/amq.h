@@ -12,6 +12,7 @@
  *   amq/guava.h             Guava's BloomFilter bytes
  *   amq/static.h            static kinds (fuse, ribbon): built once from all keys
  *   amq/aging.h             the aging kind: a sliding window of keys
+ *   amq/compat.h            names renamed in 0.3, deprecated until 0.4
  * Define AMQ_ADVANCED_API before including it to get <amq/advanced.h> as
  * well (format internals and raw access, not frozen: see that header).
  */
@@ -31,6 +32,7 @@
 #include "amq/filter.h"
 #include "amq/static.h"
 #include "amq/aging.h"
+#include "amq/compat.h"
 
 #ifdef AMQ_ADVANCED_API
 #include "amq/advanced.h"

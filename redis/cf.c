@@ -389,7 +389,7 @@ static int cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithLongLong(ctx, 0);
     item = RedisModule_StringPtrLen(argv[2], &len);
-    (void)amq_scuckoo_count(value, item, len, &count);
+    count = amq_scuckoo_count(value, item, len);
     return RedisModule_ReplyWithLongLong(ctx, (long long)count);
 }
 

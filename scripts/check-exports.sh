@@ -4,7 +4,8 @@
 # namespace, no internal helper, no declared function missing, and a stable
 # surface of at most AMQ_STABLE_MAX functions (docs/api.md: a new function
 # goes to <amq/advanced.h> unless the stable API cannot say it), each named
-# by a test.  Prints the stable and advanced counts.
+# by a test.  The deprecated old names of amq/compat.h count apart (kept one
+# minor version after a rename).  Prints the three counts.
 set -e
 lib=$1
 inc=${2:-include}
@@ -27,11 +28,13 @@ declared() {
         perl -0pe 's{/\*.*?\*/}{}gs; s{^[ \t]*#.*$}{}mg' "$h" | tr '\n' ' ' | grep -o 'AMQ_API [^(;]*(' | sed 's/($//; s/.*[ *]//'
     done | sort -u
 }
-# amq/fuse_view.h is part of the advanced API (advanced.h includes it)
-declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$' | grep -v '/fuse_view\.h$') \
-    > "$tmp/stable"
+# amq/fuse_view.h is part of the advanced API (advanced.h includes it); amq/compat.h holds
+# the deprecated names
+declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$' | grep -v '/fuse_view\.h$' |
+                        grep -v '/compat\.h$') > "$tmp/stable"
 declared "$inc"/amq/advanced.h "$inc"/amq/fuse_view.h > "$tmp/advanced"
-sort -u "$tmp/stable" "$tmp/advanced" > "$tmp/declared"
+declared "$inc"/amq/compat.h > "$tmp/deprecated"
+sort -u "$tmp/stable" "$tmp/advanced" "$tmp/deprecated" > "$tmp/declared"
 
 both=$(comm -12 "$tmp/stable" "$tmp/advanced")
 if [ -n "$both" ]; then
@@ -68,4 +71,5 @@ if [ -n "$untested" ]; then
     exit 1
 fi
 echo "exports: $(wc -l < "$tmp/exported") amq_ functions = $(wc -l < "$tmp/stable") stable" \
-     "+ $(wc -l < "$tmp/advanced") advanced (amq/advanced.h), nothing else"
+     "+ $(wc -l < "$tmp/advanced") advanced (amq/advanced.h)" \
+     "+ $(wc -l < "$tmp/deprecated") deprecated (amq/compat.h), nothing else"

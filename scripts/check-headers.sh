@@ -18,4 +18,16 @@ if printf '#include <amq/advanced.h>\n' | $cc $flags -fsyntax-only -x c - 2>/dev
     echo "check-headers: amq/advanced.h compiles without AMQ_ADVANCED_API" >&2
     exit 1
 fi
-echo "headers: $n public headers compile alone ($cc)"
+# A renamed stable name still compiles, with a deprecation warning that
+# names the new one (amq/compat.h): an error under -Werror, silent without
+# the warning.
+old='#include <amq.h>
+int f(amq_bloom *b, size_t *n);
+int f(amq_bloom *b, size_t *n) { return amq_guava_encoded_size(b, n, NULL); }'
+if printf '%s\n' "$old" | $cc $flags -fsyntax-only -x c - 2>/dev/null; then
+    echo "check-headers: amq_guava_encoded_size is not marked deprecated" >&2
+    exit 1
+fi
+printf '%s\n' "$old" | $cc $flags -Wno-deprecated-declarations -fsyntax-only -x c - ||
+    { echo "check-headers: the deprecated old names do not compile" >&2; exit 1; }
+echo "headers: $n public headers compile alone ($cc); old names deprecated"

@@ -10,6 +10,7 @@
 #     the generic handle (src/filter.o) alone: the kind's algorithm below never calls up;
 #  5. an instruction set's path (src/*_avx2.c, *_avx512.c, *_scalar.c, *_concurrent.c) needs
 #     nothing in the library but src/common: the kind's dispatcher is the only way in.
+#  6. one CPU module: only src/common/cpu.c reads AMQ_SIMD or probes the CPU (sources).
 # tests/layering/run.sh shows each check failing on a deliberate violation.
 set -e
 build=${1:-build}
@@ -77,5 +78,16 @@ if [ -n "$bad" ]; then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects; adapters are reached from the handle only; instruction-set paths are leaves"
+# One CPU module: the instruction sets and the AMQ_SIMD cap are read in src/common/cpu.c only.
+root=${AMQ_LAYERING_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+simd=$(grep -rlE 'getenv\("AMQ_SIMD"\)|__builtin_cpu_supports|__get_cpuid' "$root/src" |
+       grep -v 'src/common/cpu\.c$' || true)
+if [ -n "$simd" ]; then
+    echo "check-layering: CPU features or AMQ_SIMD read outside src/common/cpu.c:" >&2
+    echo "$simd" >&2
+    status=1
+fi
+
+
+[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects; adapters are reached from the handle only; instruction-set paths are leaves; one CPU module"
 exit $status

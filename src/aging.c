@@ -121,8 +121,8 @@ static double bound_mean(uint32_t k, uint32_t l, double lambda)
  * lambda: a search over lambda for one (k, l) (max_lambda) computes each once
  * and keeps it here, direct-mapped by x, and pays per step only the Poisson
  * weights.  The sums are the same numbers in the same order: the plan is
- * bit for bit the one computed without it, in a fraction of its time
- * (AF.RESERVE plans twice, and low rates make long searches). */
+ * bit for bit the one computed without it, and AF.RESERVE, which plans
+ * twice, does not pay for the bound of each word again at every step. */
 #define RB_SLOTS 2048u
 typedef struct rb_cache {
     uint32_t tag[RB_SLOTS]; /* x + 1 of the value held, 0: none */

@@ -621,15 +621,14 @@ static uint32_t count_copies(const amq_cuckoo *c, amq_hash128 h)
     return n;
 }
 
-int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count)
+uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h)
 {
-    *count = count_copies(c, h);
-    return AMQ_OK;
+    return count_copies(c, h);
 }
 
-int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count)
+uint64_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len)
 {
-    return amq_cuckoo_count_hash(c, key_hash(c, key, len), count);
+    return amq_cuckoo_count_hash(c, key_hash(c, key, len));
 }
 
 int amq_cuckoo_clear(amq_cuckoo *c)

@@ -33,6 +33,7 @@
 #include "amq/filter.h"
 #include "amq/hash.h"
 #include "common/alloc.h"
+#include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
 #include "kind.h"
@@ -162,17 +163,15 @@ __attribute__((target("avx2"))) static uint64_t match_avx2(const uint16_t *b, ui
 
 static void choose_match(amq_expand *x)
 {
-    const char *cap = getenv("AMQ_SIMD");
     x->match = match_scalar;
     x->empty = empty_scalar;
 #ifdef EXP_HAVE_AVX2
-    /* the lanes are read as they lie in memory: little-endian hosts only */
-    if ((cap == NULL || strcmp(cap, "scalar") != 0) && __builtin_cpu_supports("avx2")) {
+    /* the lanes are read as they lie in memory: little-endian hosts only;
+     * AMQ_SIMD caps it through cpu.c, as every kind */
+    if (amq_cpu_has(AMQ_CPU_AVX2)) {
         x->match = match_avx2;
         x->empty = empty_avx2;
     }
-#else
-    (void)cap;
 #endif
 }
 

@@ -783,7 +783,7 @@ int amq_filter_header_area(const amq_filter *f, uint64_t payload_sum, uint8_t *o
     return AMQ_OK;
 }
 
-int amq_filter_serialized_size(const amq_filter *f, uint64_t *size)
+int amq_filter_serialized_size(const amq_filter *f, size_t *size)
 {
     size_t plen = f->ops->params_size(f->impl);
     uint64_t off, payload = f->ops->payload_size(f->impl);
@@ -791,15 +791,15 @@ int amq_filter_serialized_size(const amq_filter *f, uint64_t *size)
     if (plen > AMQ_FILE_MAX_PARAMS)
         return AMQ_EOVERFLOW;
     off = amq_container_payload_offset((uint32_t)plen);
-    if (payload > UINT64_MAX - off)
+    if (payload > UINT64_MAX - off || off + payload > SIZE_MAX)
         return AMQ_EOVERFLOW;
-    *size = off + payload;
+    *size = (size_t)(off + payload);
     return AMQ_OK;
 }
 
 int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap, size_t *written)
 {
-    uint64_t size;
+    size_t size;
     mem_out m;
     out_target t;
     int rc;
@@ -841,7 +841,8 @@ static int range_pwrite(void *ctx, const void *data, size_t len, uint64_t offset
 int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf, size_t cap,
                                size_t *written)
 {
-    uint64_t size, poff;
+    size_t size;
+    uint64_t poff;
     range_out r;
     out_target t;
     size_t plen;
@@ -869,7 +870,7 @@ int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf, siz
     return write_filter(f, &t, off < poff, NULL);
 }
 
-int amq_filter_peek(const void *buf, size_t len, uint64_t *size, uint32_t *kind,
+int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t *kind,
                     amq_errinfo *err)
 {
     const uint8_t *b = buf;

@@ -57,11 +57,10 @@ static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part
 }
 
 /* ---- sizing --------------------------------------------------------------------------
- * Segment length and size factor follow the paper's fitted formulas.  A
- * 3-wise segment half as long saves about 0.4 % of space but fails one
- * first construction in six or seven at a million keys (a retry doubles
- * the build); at the paper's length none of 40 did (issue 41), and the
- * size is the reference code's.
+ * Segment length and size factor follow the paper's fitted formulas: a
+ * shorter 3-wise segment saves a little space but makes first
+ * constructions fail far more often, and a retry doubles the build (issue
+ * 41); the size is the reference code's.
  */
 
 static void fuse_size(const amq_static *s, uint64_t n, unsigned attempt, amq_static_part *p)
@@ -319,8 +318,7 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
 #define FUSE_LANES 32
 /* Prefetches go to L2 (prefetcht1): a query's three or four lines would
  * hold L1's few miss buffers until they arrive from memory, stalling the
- * next prefetches (measured by a microbenchmark of this loop outside the
- * repository: 2.6 times faster than into L1 at 30M keys, equal at 1M). */
+ * next prefetches (make bench-fuse measures the batched queries). */
 #define FUSE_PF_LOCALITY 2
 /* Up to this many bytes of fingerprints a batch is a plain loop (below):
  * measured here (Zen 4, 1 MiB L2, 32 MiB L3) the plain loop 0.75x the

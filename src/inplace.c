@@ -251,7 +251,7 @@ fail:
     return -1;
 }
 
-int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, amq_errinfo *err)
+int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_errinfo *err)
 {
     uint8_t *dirty = NULL, *chunks = NULL, *j = NULL, *old = NULL, *header = NULL;
     size_t npages, psize, nchunks, i, jlen, jcap, hlen, header_cap;
@@ -388,7 +388,7 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes, am
     written = jlen - AMQ_JOURNAL_HEAD - 8 - (nrec + 1) * AMQ_JOURNAL_RECORD_HEAD;
 done:
     if (bytes != NULL)
-        *bytes = written;
+        *bytes = (size_t)written;
     free(dirty);
     free(chunks);
     free(old);

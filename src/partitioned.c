@@ -871,7 +871,7 @@ uint64_t amq_partitioned_items(const amq_partitioned *f)
     return n;
 }
 
-uint64_t amq_partitioned_bytes(const amq_partitioned *f)
+size_t amq_partitioned_bytes(const amq_partitioned *f)
 {
     return f->data.size;
 }

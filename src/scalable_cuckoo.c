@@ -503,7 +503,7 @@ int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len)
     return amq_scuckoo_add_unique_hash(c, amq_scuckoo_hash(c, key, len));
 }
 
-int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count)
+uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
 {
     lookup l = lookup_of(c, h);
     uint64_t n = 0, i1, i2;
@@ -517,13 +517,12 @@ int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count)
         if (c->redisbloom || i2 != i1)
             n += bucket_count(c, s, i2, l.fp);
     }
-    *count = n;
-    return AMQ_OK;
+    return n;
 }
 
-int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len, uint64_t *count)
+uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
 {
-    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len), count);
+    return amq_scuckoo_count_hash(c, amq_scuckoo_hash(c, key, len));
 }
 
 /* ---- deletion and compaction ------------------------------------------------------------- */

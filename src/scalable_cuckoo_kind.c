@@ -218,7 +218,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         amq_sc_check_chain(p.bucket_size, p.expansion, nb0, nf, &slots) != AMQ_OK ||
         a->items > slots)
         return amq_err(err, AMQ_ECORRUPT,
-                       "invalid scalable cuckoo parameters (%u sub-filters of %llu buckets"
+                       "invalid scalable cuckoo parameters (%u links of %llu buckets"
                        " of %u slots, expansion %u, %u-bit fingerprints)",
                        nf, (unsigned long long)nb0, p.bucket_size, p.expansion,
                        p.fingerprint_bits);
@@ -244,7 +244,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         if (!ct_tail_clean(c->f[j].data, (size_t)amq_sc_table_bytes(c, c->f[j].nb), p.fingerprint_bits,
                            c->f[j].nb * p.bucket_size)) {
             amq_scuckoo_free(c);
-            return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo sub-filter %u has bits set past"
+            return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo link %u has bits set past"
                            " its last slot", j);
         }
     }

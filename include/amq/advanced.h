@@ -157,7 +157,8 @@ AMQ_API int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_
  */
 AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k);
 
-/* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0. */
+/* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0.  AMQ_OK,
+ * or AMQ_ERANGE as amq_blocked_size_fpp. */
 AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
 
 /*
@@ -169,7 +170,7 @@ AMQ_API int amq_blocked_new(const amq_blocked_params *params, const amq_allocato
                             amq_blocked **out);
 
 /* A deep, writable copy (also of a view).  Not safe against concurrent adds
- * to src: the copy may or may not hold them. */
+ * to src: the copy may or may not hold them.  AMQ_OK, AMQ_ENOMEM. */
 AMQ_API int amq_blocked_clone(const amq_blocked *b, const amq_allocator *alloc, amq_blocked **out);
 
 /* Releases the filter; NULL is a no-op. */
@@ -230,7 +231,8 @@ AMQ_API int amq_blocked_contains_batch_fixed(const amq_blocked *b, const void *k
  * no hashing, half the memory per key of the 128-bit arrays, and on
  * AVX-512 two keys tested per step when k <= 8.  The hashes must be
  * uniformly distributed in all 64 bits, or the fpp is not the filter's.
- * Results as the forms above.
+ * Results as the forms above: add AMQ_OK or AMQ_EREADONLY, contains
+ * AMQ_OK.
  */
 AMQ_API int amq_blocked_add_batch64(amq_blocked *b, const uint64_t *h, size_t n, uint8_t *added,
                                     uint64_t *count);
@@ -368,13 +370,14 @@ AMQ_API int amq_partitioned_merge(amq_partitioned *dst, const amq_partitioned *s
 /* Empties every partition.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_partitioned_clear(amq_partitioned *f);
 
-/* As amq_blocked_set_concurrent, for every partition. */
+/* As amq_blocked_set_concurrent, for every partition: AMQ_OK,
+ * AMQ_EREADONLY. */
 AMQ_API int amq_partitioned_set_concurrent(amq_partitioned *f, int on);
 
 /* Keys counted as added, over all partitions. */
 AMQ_API uint64_t amq_partitioned_items(const amq_partitioned *f);
 /* Bytes of the partitions' arrays (the index not included). */
-AMQ_API uint64_t amq_partitioned_bytes(const amq_partitioned *f);
+AMQ_API size_t amq_partitioned_bytes(const amq_partitioned *f);
 /* 1 for a view over caller or mapped bytes (adds return AMQ_EREADONLY). */
 AMQ_API int amq_partitioned_is_readonly(const amq_partitioned *f);
 
@@ -403,7 +406,8 @@ AMQ_API int amq_blocked_set_simd(amq_blocked *b, uint32_t simd);
 /* The path the filter's queries take (never AUTO). */
 AMQ_API uint32_t amq_blocked_simd(const amq_blocked *b);
 
-/* As amq_blocked_set_simd, for every partition. */
+/* As amq_blocked_set_simd, for every partition: AMQ_OK, AMQ_EUNSUPPORTED,
+ * AMQ_EINVAL. */
 AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
 
 /* ==== cuckoo filter: the typed handle, views, the table, the victim ========= */
@@ -485,8 +489,8 @@ AMQ_API int amq_cuckoo_contains_batch(const amq_cuckoo *c, const amq_hash128 *h,
  * to back at keys: e.g. an array of 64-bit integers, their bytes as they
  * lie in memory), hashed inside, a chunk at a time: the statuses, added[],
  * out[] and counts of amq_cuckoo_add_batch / _contains_batch on their
- * hashes (an add stops at the first error: the keys before it were added,
- * none after). */
+ * hashes: add AMQ_OK, AMQ_EFULL (it stops there: the keys before it were
+ * added, none after), AMQ_EREADONLY; contains AMQ_OK. */
 AMQ_API int amq_cuckoo_add_batch_fixed(amq_cuckoo *c, const void *keys, size_t key_len, size_t n,
                                        uint8_t *added, uint64_t *count);
 AMQ_API int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *keys,
@@ -501,11 +505,10 @@ AMQ_API int amq_cuckoo_contains_batch_fixed(const amq_cuckoo *c, const void *key
 AMQ_API int amq_cuckoo_remove(amq_cuckoo *c, const void *key, size_t len);
 AMQ_API int amq_cuckoo_remove_hash(amq_cuckoo *c, amq_hash128 h);
 
-/* *count = copies of the key's fingerprint in its buckets (and the
- * victim), i.e. how many times it was added, plus colliding keys.  AMQ_OK.
- * O(b). */
-AMQ_API int amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len, uint64_t *count);
-AMQ_API int amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h, uint64_t *count);
+/* Copies of the key's fingerprint in its buckets (and the victim), i.e.
+ * how many times it was added, plus colliding keys.  Cannot fail.  O(b). */
+AMQ_API uint64_t amq_cuckoo_count(const amq_cuckoo *c, const void *key, size_t len);
+AMQ_API uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h);
 
 /* Empties the table and the victim.  AMQ_EREADONLY for a view. */
 AMQ_API int amq_cuckoo_clear(amq_cuckoo *c);
@@ -591,16 +594,16 @@ AMQ_API void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out);
 AMQ_API int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
                             const uint8_t **data);
 /* Its writable bit array: how an RDB loader fills a filter built by
- * amq_sbloom_from_raw. */
+ * amq_sbloom_from_raw.  AMQ_OK, AMQ_ERANGE for i >= links. */
 AMQ_API int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *len);
 
 /* ---- construction from raw fields (RDB load, LOADCHUNK header) --------------- */
 
 typedef struct amq_sbloom_header {
-    uint64_t size;     /* items, the sum of the links' items */
-    uint32_t nfilters;
+    uint64_t items;     /* the sum of the links' items (the dump's "size") */
+    uint32_t links;     /* the dump's "nfilters" */
     uint32_t options;
-    uint32_t growth;
+    uint32_t expansion; /* the dump's "growth" */
 } amq_sbloom_header;
 
 /*
@@ -719,21 +722,21 @@ AMQ_API amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size
  * changed).  O(sub-filters + max_iterations). */
 AMQ_API int amq_scuckoo_add(amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h);
-/* CF.ADDNX: 1 added, 0 may already exist, or the errors of add. */
+/* CF.ADDNX: 1 added, 0 may already exist, or the errors of add:
+ * AMQ_EFULL, AMQ_ELIMIT, AMQ_ENOMEM (nothing changed). */
 AMQ_API int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
 /* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
 AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
-/* CF.COUNT: *count = copies of the fingerprint in the key's two buckets of
- * every sub-filter.  In RedisBloom mode a bucket that is both i1 and i2 is
- * counted twice, as RedisBloom does; native mode counts it once.  AMQ_OK. */
-AMQ_API int amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len,
-                              uint64_t *count);
-AMQ_API int amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h, uint64_t *count);
+/* CF.COUNT: copies of the fingerprint in the key's two buckets of every
+ * link.  In RedisBloom mode a bucket that is both i1 and i2 is counted
+ * twice, as RedisBloom does; native mode counts it once.  Cannot fail. */
+AMQ_API uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len);
+AMQ_API uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h);
 /*
  * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
- * 1 removed, 0 not found.  Counts the delete; with more than one
+ * 1 removed, 0 not found; cannot fail (no status).  Counts the delete; with more than one
  * sub-filter and deletes > 10 % of the items, compacts (cont = 0).
  * Removing a key never added is undefined (amq/cuckoo.h).
  */
@@ -771,7 +774,8 @@ AMQ_API int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *bu
                                   const uint8_t **data, size_t *bytes);
 /* The same, writable: how an RDB loader fills a filter built by
  * amq_scuckoo_from_header.  Any bytes are valid fingerprints; call
- * amq_scuckoo_validate afterwards to check the item count. */
+ * amq_scuckoo_validate afterwards to check the item count.  AMQ_OK,
+ * AMQ_ERANGE for i >= num_filters. */
 AMQ_API int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data,
                                       size_t *bytes);
 
@@ -779,11 +783,11 @@ AMQ_API int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data
 
 typedef struct amq_scuckoo_header {
     uint64_t num_items;
-    uint64_t num_buckets;  /* first sub-filter */
+    uint64_t num_buckets;  /* first link */
     uint64_t num_deletes;
-    uint64_t num_filters;
+    uint64_t links;        /* the dump's numFilters */
     uint32_t bucket_size;
-    uint32_t max_iterations;
+    uint32_t max_kicks;    /* the dump's maxIterations */
     uint32_t expansion;
 } amq_scuckoo_header;
 
@@ -906,7 +910,7 @@ AMQ_API struct amq_sbloom *amq_filter_sbloom(amq_filter *f);
 AMQ_API struct amq_scuckoo *amq_filter_scuckoo(amq_filter *f);
 
 /* Wrap a scalable filter (e.g. assembled from LOADCHUNK chunks; ownership passes to the new
- * handle, also on failure). */
+ * handle, also on failure).  AMQ_OK, AMQ_ENOMEM. */
 AMQ_API int amq_filter_from_sbloom(struct amq_sbloom *s, amq_filter **out);
 AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
@@ -963,7 +967,7 @@ AMQ_API int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *
  * AMQ_EVERSION, AMQ_ECHECKSUM, AMQ_ECORRUPT, AMQ_EKIND otherwise, with
  * err->msg.  The payload is not checked (amq_filter_deserialize does).
  */
-AMQ_API int amq_filter_peek(const void *buf, size_t len, uint64_t *size, uint32_t *kind,
+AMQ_API int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t *kind,
                             amq_errinfo *err);
 
 /* ==== static kinds (fuse, ribbon): batched queries over packed keys ========= */

@@ -104,4 +104,6 @@ AMQ_API double amq_aging_fpp_bound(uint32_t k, uint32_t l, double lambda);
 }
 #endif
 
+#include "amq/compat.h" /* the old names, until 0.4 */
+
 #endif /* AMQ_AGING_H */

@@ -3,20 +3,37 @@
  * export macro, the status codes, the allocation hooks, error details and
  * amq_slice.  Included by every other header; <amq.h> includes them all.
  *
- * Conventions of the whole API (docs/architecture.md):
+ * Conventions of the whole API (the glossary of docs/api.md):
  *  - a function that can fail returns an int status: AMQ_OK (0) or a
- *    negative AMQ_E* code; amq_strerror() turns it into text;
- *  - counts are uint64_t: a function that can fail hands them out through a
- *    uint64_t * out-parameter (NULL when not wanted); a function that cannot
- *    fail (amq_bloom_items) returns the uint64_t itself;
+ *    negative AMQ_E* code; amq_strerror() turns it into text; its comment
+ *    lists every status it returns (scripts/check-errors.py checks that
+ *    each one has such a list);
+ *  - bytes, items and slots are three words: a byte size is a size_t, a
+ *    count of keys (items) or of cuckoo slots a uint64_t; a function that
+ *    cannot fail returns the size or count itself (amq_cuckoo_count,
+ *    amq_bloom_items), one that can fail returns a status and hands it out
+ *    through a size_t * or uint64_t * (amq_filter_serialized_size); struct
+ *    fields are fixed-width (uint64_t) on every host;
  *  - a membership predicate (*_contains) returns 1 ("may be present") or 0
  *    ("certainly absent") and nothing else; a query that can fail on its
  *    input (amq_policy_contains) returns a status and the answer through an
  *    int * out-parameter, so that no error reads as "may be present";
  *  - one verb per idea across families: _new/_free, _add/_contains/_remove
  *    (a key) and _add_hash/_contains_hash/_remove_hash (its amq_hash128),
- *    _add_batch/_contains_batch (n hashes), _merge, _clear, _is_readonly,
- *    _encode/_decode (bytes);
+ *    _add_batch/_contains_batch (n hashes), _merge, _clear, _is_readonly;
+ *    _serialize/_deserialize (a filter to bytes and back: the bytes of a
+ *    whole filter, or of a part such as a RedisBloom header chunk, and a
+ *    new filter from them), _serialized_size (their byte size),
+ *    _decode (bytes into a caller's struct); <result>_for (sizing: the
+ *    geometry for n items at a rate - amq_bloom_params_for,
+ *    amq_aging_info_for), _init (defaults into a caller's struct); _build
+ *    (a filter from all its keys at once); _check (is it valid), _verify
+ *    (checksums);
+ *    _get_params, _get_info, amq_filter_stats, amq_filter_describe
+ *    (introspection); _data, _data_mut, _data_size, _view (raw arrays);
+ *  - fpp (not "error"), expansion (not "growth"), max_kicks (not
+ *    "max_iterations"), link (one filter of a scalable chain, not
+ *    "sub-filter");
  *  - handles are opaque, created by amq_<family>_new() and released by
  *    amq_<family>_free(); free(NULL) is a no-op;
  *  - the library never prints, exits or aborts on anything a caller
@@ -55,6 +72,21 @@ extern "C" {
 #else
 #define AMQ_API
 #endif
+
+/* ---- deprecation -------------------------------------------------------- */
+/* Marks a name kept for one minor version after a rename (amq/compat.h). */
+#if defined(__GNUC__) || defined(__clang__)
+#define AMQ_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define AMQ_DEPRECATED(msg)
+#endif
+/* A struct field renamed in 0.3: the new name and, until 0.4, the old one as
+ * a deprecated alias of the same storage (a C11 anonymous union). */
+#define AMQ_RENAMED_FIELD(type, name, old) \
+    union {                                \
+        type name;                         \
+        type old AMQ_DEPRECATED("renamed " #name " (docs/api.md)"); \
+    }
 
 /* ---- status codes ------------------------------------------------------- */
 /* One table generates the enum and the strings.  Values are pinned: a

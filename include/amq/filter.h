@@ -111,11 +111,15 @@ AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 
 typedef struct amq_filter amq_filter;
 
-/* Creates an empty filter.  AMQ_EKIND, AMQ_ERANGE (bad sizes: capacity 0,
- * fpp outside (0, 1), a bits_per_key that is NaN, negative or above 1000,
- * a size over the kind's limit, ...), AMQ_EINVAL (fields that contradict
- * each other, e.g. k without bits), AMQ_EHASH, AMQ_ENOMEM.  err may be
- * NULL; when it is not, every error leaves a message in it. */
+/* Creates an empty filter.  AMQ_OK; AMQ_EKIND (an unknown kind),
+ * AMQ_ERANGE (bad sizes: capacity 0, fpp outside (0, 1), a bits_per_key
+ * that is NaN, negative or above 1000, a size over the kind's limit, ...),
+ * AMQ_EINVAL (fields that contradict each other, e.g. k without bits),
+ * AMQ_EHASH (an algorithm or seed amq_hash_check refuses), AMQ_EUNSUPPORTED
+ * (a static kind: amq_filter_build makes those), AMQ_ELIMIT (a scalable
+ * Bloom filter whose first link cannot exist), AMQ_EOVERFLOW (an aging
+ * filter over 2^46 bytes), AMQ_ENOMEM.  err may be NULL; when it is not,
+ * every error leaves a message in it. */
 AMQ_API int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err);
 /* Releases the filter (and unmaps its file); NULL is a no-op. */
 AMQ_API void amq_filter_free(amq_filter *f);
@@ -133,11 +137,14 @@ AMQ_API amq_hash128 amq_filter_hash(const amq_filter *f, const void *key, size_t
  * already be present (Bloom kinds: no bit changed; it is still "in"),
  * negative on error: AMQ_EFULL (a full fixed-size filter; nothing changed),
  * AMQ_EREADONLY (an mmap'd filter), AMQ_ENOMEM and AMQ_ELIMIT (a growing
- * filter that cannot grow: out of memory, or at its limit of links or
- * sub-filters; nothing changed), AMQ_ERANGE (a slice of a partitioned
- * filter given a key of another slice, amq/partitioned.h; nothing changed).
+ * filter that cannot grow: out of memory, or at its limit of links;
+ * nothing changed), AMQ_ECHECKSUM (a partitioned filter's partition that
+ * failed its lazy verification), AMQ_EUNSUPPORTED (a static kind),
+ * AMQ_ERANGE (a slice of a partitioned filter given a key of another
+ * slice, amq/partitioned.h; nothing changed).
  * contains: 1 may be present, 0 certainly absent.
- * remove: 1 removed, 0 not found, AMQ_EUNSUPPORTED for Bloom kinds.
+ * remove: 1 removed, 0 not found, AMQ_EUNSUPPORTED for Bloom and static
+ *   kinds, AMQ_EREADONLY for a read-only filter.
  *   Removing a key that was never added is undefined: it may remove another
  *   key's fingerprint.
  */
@@ -170,8 +177,9 @@ AMQ_API int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h,
 AMQ_API int amq_filter_set_concurrent(amq_filter *f, int on);
 
 /* Union (dst gains every key of src) and intersection, for filters of the
- * same kind and geometry; AMQ_EINCOMPAT with err->msg saying what differs,
- * AMQ_EUNSUPPORTED for kinds that cannot.  The item count afterwards is an
+ * same kind and geometry: AMQ_OK; AMQ_EINCOMPAT with err->msg saying what
+ * differs, AMQ_EUNSUPPORTED for kinds that cannot, AMQ_EREADONLY for a
+ * read-only dst.  The item count afterwards is an
  * estimate from the bits (Swamidass-Baldi), so that a key of both counts
  * once: for a union, within [the larger count, the sum], and the larger
  * count when src adds no bit (a filter merged with itself keeps its count).
@@ -179,10 +187,14 @@ AMQ_API int amq_filter_set_concurrent(amq_filter *f, int on);
 AMQ_API int amq_filter_merge(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
 AMQ_API int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *err);
 
-/* Empties the filter (keeps its geometry). */
+/* Empties the filter (keeps its geometry).  AMQ_OK; AMQ_EREADONLY (a
+ * read-only filter), AMQ_EUNSUPPORTED (a static kind), AMQ_ENOMEM (the
+ * expandable kind, which goes back to its starting size). */
 AMQ_API int amq_filter_clear(amq_filter *f);
 
-/* A writable deep copy (also of an mmap'd filter). */
+/* A writable deep copy (also of an mmap'd filter).  AMQ_OK; AMQ_ENOMEM,
+ * AMQ_ECHECKSUM (a partitioned filter opened with AMQ_OPEN_TRUST whose
+ * partition fails its checksum: verified before copying). */
 AMQ_API int amq_filter_clone(const amq_filter *f, const amq_allocator *alloc,
                              amq_filter **out);
 
@@ -208,7 +220,8 @@ AMQ_API void amq_filter_stats(const amq_filter *f, amq_stats *st);
 /*
  * Kind-specific description: calls fn once per field (name, value) in a
  * fixed order - "bits", "hashes", "probe", ... - for `amq info`.  Stops and
- * returns fn's value when it is non-zero.  AMQ_EINVAL if f or fn is NULL.
+ * returns fn's value when it is non-zero; else AMQ_OK.  AMQ_EINVAL if f or
+ * fn is NULL.
  */
 typedef enum amq_field_type {
     AMQ_FIELD_U64 = 1,
@@ -225,6 +238,7 @@ typedef struct amq_field {
 } amq_field;
 
 typedef int (*amq_field_fn)(void *ctx, const amq_field *field);
+/* AMQ_OK, AMQ_EINVAL (f or fn NULL), or fn's first non-zero value. */
 AMQ_API int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx);
 
 /* ---- files and bytes ---------------------------------------------------- */
@@ -239,9 +253,10 @@ AMQ_API int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
  * memory and is writable; with it, the filter is read-only: a view of the
  * mapping, valid until amq_filter_free (kinds that cannot be queried in
  * place - the scalable kinds - and files that cannot be mapped - pipes -
- * are copied, and read-only all the same).  Every error names what is wrong in
- * err->msg: AMQ_EIO (with sys_errno), AMQ_EMAGIC, AMQ_EVERSION, AMQ_EKIND,
- * AMQ_ETRUNC, AMQ_ECORRUPT, AMQ_ECHECKSUM, AMQ_ENOMEM.
+ * are copied, and read-only all the same).  AMQ_OK; every error names what is
+ * wrong in err->msg: AMQ_EIO (with sys_errno), AMQ_EMAGIC, AMQ_EVERSION,
+ * AMQ_EKIND, AMQ_ETRUNC, AMQ_ECORRUPT, AMQ_ECHECKSUM, AMQ_EOVERFLOW,
+ * AMQ_ENOMEM.
  */
 AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc,
                             amq_filter **out, amq_errinfo *err);
@@ -267,10 +282,12 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);
 
-/* Size of the serialized form (the file's bytes) and serialization into a
- * caller buffer (AMQ_EINVAL if cap is too small, AMQ_ENOMEM if the filter's
- * allocator cannot give the 64 KiB of scratch; buf is then undefined). */
-AMQ_API int amq_filter_serialized_size(const amq_filter *f, uint64_t *size);
+/* Size of the serialized form (the file's bytes: AMQ_OK, AMQ_EOVERFLOW
+ * when it would not fit a size_t) and serialization into a caller buffer
+ * (AMQ_OK; AMQ_EINVAL if cap is too small, AMQ_ENOMEM if the filter's
+ * allocator cannot give the 64 KiB of scratch - buf is then undefined -,
+ * AMQ_EOVERFLOW as the size). */
+AMQ_API int amq_filter_serialized_size(const amq_filter *f, size_t *size);
 AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
                                  size_t *written);
 
@@ -279,7 +296,9 @@ AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,
  * AMQ_OPEN_MMAP here means "borrow": the filter is a read-only view of buf,
  * which must outlive it (a kind that cannot borrow copies, and the filter
  * is read-only all the same).  Validates everything: any bytes give an error or
- * a filter, never a crash.
+ * a filter, never a crash.  AMQ_OK; AMQ_EMAGIC, AMQ_EVERSION, AMQ_EKIND,
+ * AMQ_ETRUNC, AMQ_ECORRUPT, AMQ_ECHECKSUM, AMQ_EOVERFLOW (a size this
+ * host cannot hold), AMQ_ENOMEM, each with err->msg.
  */
 AMQ_API int amq_filter_deserialize(const void *buf, size_t len, unsigned flags,
                                    const amq_allocator *alloc, amq_filter **out,

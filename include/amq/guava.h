@@ -68,7 +68,8 @@ AMQ_API int amq_guava_decode(const void *buf, size_t len, const amq_allocator *a
  */
 AMQ_API int amq_guava_check(const amq_bloom *b, amq_errinfo *err);
 
-/* Bytes amq_guava_encode writes for b: 6 + 8 N.  Status as amq_guava_check. */
+/* Bytes amq_guava_encode writes for b: 6 + 8 N.  AMQ_OK, AMQ_EINCOMPAT as
+ * amq_guava_check. */
 AMQ_API int amq_guava_encoded_size(const amq_bloom *b, size_t *size, amq_errinfo *err);
 
 /*
@@ -84,5 +85,7 @@ AMQ_API int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *
 #ifdef __cplusplus
 }
 #endif
+
+#include "amq/compat.h" /* the old names, until 0.4 */
 
 #endif /* AMQ_GUAVA_H */

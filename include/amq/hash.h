@@ -97,7 +97,7 @@ AMQ_API amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key,
                                  size_t len);
 
 /* Name ("xxh3", "murmur3", "redisbloom", "murmur64a", "mulshift") or NULL;
- * and back. */
+ * and back: AMQ_OK, AMQ_EHASH for a name it does not know. */
 AMQ_API const char *amq_hash_algo_name(uint32_t algo);
 AMQ_API int amq_hash_algo_from_name(const char *name, uint32_t *algo);
 

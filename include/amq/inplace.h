@@ -48,7 +48,7 @@ AMQ_API int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ip,
  * AMQ_EUNSUPPORTED when the changed pages cannot be found (no
  * /proc/self/pagemap): nothing was written; f can still be saved whole.
  */
-AMQ_API int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, uint64_t *bytes,
+AMQ_API int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes,
                                amq_errinfo *err);
 
 /* Applies (or removes, if torn) the journal a crash left beside path, so

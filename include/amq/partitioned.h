@@ -81,6 +81,8 @@ typedef struct amq_partitioned_params {
  * online CPUs); each worker owns a range of partitions and writes only
  * those, with plain stores.  The hashes are read by every worker
  * (sequentially); no copy of them is made.  O(n k / threads + n threads).
+ * AMQ_OK; AMQ_ERANGE (fpp, bits_per_key, partitions or a partition over
+ * AMQ_BLOCKED_MAX_BLOCKS), AMQ_EHASH, AMQ_ENOMEM.
  */
 AMQ_API int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash128 *h,
                                   size_t n, unsigned threads, const amq_allocator *alloc,

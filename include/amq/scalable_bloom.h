@@ -70,8 +70,9 @@ typedef struct amq_sbloom amq_sbloom;
 
 typedef struct amq_sbloom_params {
     uint64_t capacity;  /* items of the first link, >= 1 */
-    double error;       /* target rate in (0, 1) */
-    uint32_t growth;    /* capacity factor per new link, >= 1 (ignored when non-scaling) */
+    AMQ_RENAMED_FIELD(double, fpp, error); /* target rate in (0, 1) */
+    /* capacity factor per new link, >= 1 (ignored when non-scaling) */
+    AMQ_RENAMED_FIELD(uint32_t, expansion, growth);
     uint32_t options;   /* AMQ_SBLOOM_* (RedisBloom mode: NOROUND | FORCE64 [| NO_SCALING]) */
     uint32_t redisbloom; /* 1: RedisBloom mode */
     uint32_t hash_algo; /* native mode: amq_hash_algo */
@@ -80,8 +81,8 @@ typedef struct amq_sbloom_params {
 
 /* One link, as BF.DEBUG and the RDB and SCANDUMP formats describe it. */
 typedef struct amq_sbloom_link_info {
-    uint64_t entries; /* capacity */
-    double error;
+    uint64_t entries; /* capacity: items the link is sized for */
+    AMQ_RENAMED_FIELD(double, fpp, error);
     double bpe;       /* bits per entry */
     uint64_t bits;
     uint64_t bytes;
@@ -93,12 +94,14 @@ typedef struct amq_sbloom_link_info {
 /* ---- information (BF.INFO, BF.DEBUG, BF.CARD) ------------------------------ */
 
 typedef struct amq_sbloom_info {
-    uint64_t size;      /* BF.INFO Size: 32 + 64 * links + sum of link bytes */
-    uint64_t capacity;  /* sum of link entries */
-    uint64_t items;     /* sum of link sizes (BF.CARD) */
-    uint64_t num_filters;
+    /* bytes BF.INFO reports as Size: 32 + 64 * links + sum of link bytes */
+    AMQ_RENAMED_FIELD(uint64_t, info_bytes, size);
+    uint64_t capacity;  /* items: sum of link entries */
+    uint64_t items;     /* sum of link items (BF.CARD) */
+    AMQ_RENAMED_FIELD(uint64_t, links, num_filters);
     uint64_t bytes;     /* sum of link bytes */
-    uint32_t growth;    /* expansion rate (nil for non-scaling in BF.INFO) */
+    /* capacity factor per link (nil for non-scaling in BF.INFO) */
+    AMQ_RENAMED_FIELD(uint32_t, expansion, growth);
     uint32_t options;
     uint32_t redisbloom;
 } amq_sbloom_info;

@@ -61,9 +61,9 @@ typedef struct amq_scuckoo amq_scuckoo;
 typedef struct amq_scuckoo_params {
     uint64_t capacity;         /* items the first sub-filter is sized for, >= 1 */
     uint32_t bucket_size;      /* slots per bucket, 1..255 */
-    uint32_t max_iterations;   /* kicks per insert, 1..65535 */
-    uint32_t expansion;        /* growth factor, 0 (never grow)..32768 */
-    uint32_t max_filters;      /* sub-filter limit, >= 1 */
+    AMQ_RENAMED_FIELD(uint32_t, max_kicks, max_iterations); /* kicks per insert, 1..65535 */
+    uint32_t expansion;        /* capacity factor per link, 0 (never grow)..32768 */
+    AMQ_RENAMED_FIELD(uint32_t, max_links, max_filters);    /* link limit, >= 1 */
     uint32_t fingerprint_bits; /* 8 (RedisBloom mode), 4 to 32 (native) */
     uint32_t redisbloom;       /* 1: RedisBloom mode (8 bits, MurmurHash64A seed 0) */
     uint32_t hash_algo;        /* native mode: amq_hash_algo */
@@ -73,17 +73,18 @@ typedef struct amq_scuckoo_params {
 /* ---- layout and information (CF.INFO, CF.DEBUG, RDB) ------------------------ */
 
 typedef struct amq_scuckoo_info {
-    uint64_t size;            /* CF.INFO Size: 40 + 16 * filters + sum(buckets * bucket_size) */
-    uint64_t num_buckets;     /* of the first sub-filter */
-    uint64_t num_filters;
+    /* bytes CF.INFO reports as Size: 40 + 16 * links + sum(buckets * bucket_size) */
+    AMQ_RENAMED_FIELD(uint64_t, info_bytes, size);
+    uint64_t num_buckets;     /* of the first link */
+    AMQ_RENAMED_FIELD(uint64_t, links, num_filters);
     uint64_t items;           /* inserted minus deleted */
     uint64_t deletes;         /* since the last compaction */
-    uint64_t capacity;        /* total slots */
-    uint64_t bytes;           /* total bytes of the sub-filter arrays */
+    AMQ_RENAMED_FIELD(uint64_t, slots, capacity); /* total slots */
+    uint64_t bytes;           /* total bytes of the links' arrays */
     uint32_t bucket_size;
-    uint32_t max_iterations;
+    AMQ_RENAMED_FIELD(uint32_t, max_kicks, max_iterations);
     uint32_t expansion;       /* the power of two actually used */
-    uint32_t max_filters;
+    AMQ_RENAMED_FIELD(uint32_t, max_links, max_filters);
     uint32_t fingerprint_bits;
     uint32_t redisbloom;
 } amq_scuckoo_info;
@@ -95,5 +96,7 @@ typedef struct amq_scuckoo_info {
 #ifdef __cplusplus
 }
 #endif
+
+#include "amq/compat.h" /* the old names, until 0.4 */
 
 #endif /* AMQ_SCALABLE_CUCKOO_H */

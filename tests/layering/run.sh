@@ -2,7 +2,8 @@
 # run.sh BUILD CC - scripts/check-layering.sh passes on the build and fails on each deliberate
 # violation added to a copy of its object tree: an upward call from src/common, a cycle
 # between two library objects, the tool calling a function libamq.so does not export, an
-# algorithm calling its kind's adapter, and an instruction set's path calling the library.
+# algorithm calling its kind's adapter, an instruction set's path calling the library, and a
+# source reading AMQ_SIMD outside src/common/cpu.c.
 set -u
 build=${1:-build}
 cc=${2:-cc}
@@ -57,5 +58,12 @@ expect_fail "an algorithm calling its kind's adapter" "zz.o needs src/zz_kind.o"
 overlay
 object "$tmp/b/obj/src/zz_avx2.o" 'int amq_cuckoo_items(void); int amq_zz_path(void) { return amq_cuckoo_items(); }'
 expect_fail "an instruction set's path calling the library" "zz_avx2.o needs src/cuckoo_life.o"
+
+mkdir -p "$tmp/s/src"
+cp -R src/. "$tmp/s/src/"
+printf '#include <stdlib.h>\nint zz_simd(void) { return getenv("AMQ_SIMD") != NULL; }\n' > "$tmp/s/src/zz.c"
+export AMQ_LAYERING_SRC="$tmp/s"
+expect_fail "a kind reading AMQ_SIMD itself" "outside src/common/cpu.c"
+unset AMQ_LAYERING_SRC
 
 exit $fail

@@ -42,10 +42,11 @@ static inline int64_t t_count(int rc, uint64_t count)
 /* The cuckoo batch add: its status (it adds every key or fails). */
 #define t_cuckoo_add_batch(...) amq_cuckoo_add_batch(__VA_ARGS__, NULL)
 #define t_cuckoo_contains_batch(...) T_COUNT_(amq_cuckoo_contains_batch, __VA_ARGS__)
-#define t_cuckoo_count(...) T_COUNT_(amq_cuckoo_count, __VA_ARGS__)
-#define t_cuckoo_count_hash(...) T_COUNT_(amq_cuckoo_count_hash, __VA_ARGS__)
-#define t_scuckoo_count(...) T_COUNT_(amq_scuckoo_count, __VA_ARGS__)
-#define t_scuckoo_count_hash(...) T_COUNT_(amq_scuckoo_count_hash, __VA_ARGS__)
+/* The copy counts return the count itself (they cannot fail). */
+#define t_cuckoo_count(...) amq_cuckoo_count(__VA_ARGS__)
+#define t_cuckoo_count_hash(...) amq_cuckoo_count_hash(__VA_ARGS__)
+#define t_scuckoo_count(...) amq_scuckoo_count(__VA_ARGS__)
+#define t_scuckoo_count_hash(...) amq_scuckoo_count_hash(__VA_ARGS__)
 
 /* The policy's answer (1 or 0), or its error status. */
 static inline int t_policy_contains(const void *blob, size_t len, const void *key,
