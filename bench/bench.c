@@ -641,7 +641,7 @@ static void fpp10_compare(const opts *o, const uint64_t *keys, const uint64_t *a
     memset(r, 0, sizeof *r);
     for (i = 0; i < reps; i++) {
         if (amq_blocked_params_for(n, 0.01, &prm) != AMQ_OK ||
-            amq_blocked_size_bpk(n, 10.0, &prm.blocks, &prm.k) != AMQ_OK)
+            amq_blocked_blocks_for_bpk(n, 10.0, &prm.blocks, &prm.k) != AMQ_OK)
             return;
         prm.seed = (uint64_t)i + 1;
         if (amq_blocked_new(&prm, NULL, &b) != AMQ_OK)

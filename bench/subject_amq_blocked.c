@@ -31,7 +31,7 @@ static void *create_bpk(uint64_t n, double bpk)
     amq_blocked_params p;
     amq_blocked *b;
     if (amq_blocked_params_for(n, 0.01, &p) != AMQ_OK ||
-        amq_blocked_size_bpk(n, bpk, &p.blocks, &p.k) != AMQ_OK ||
+        amq_blocked_blocks_for_bpk(n, bpk, &p.blocks, &p.k) != AMQ_OK ||
         amq_blocked_new(&p, NULL, &b) != AMQ_OK)
         return NULL;
     return b;

@@ -20,7 +20,7 @@ static void *create_bpk(uint64_t n, double bpk)
     amq_bloom_params p;
     amq_bloom *b;
     if (amq_bloom_params_for(n, 0.01, &p) != AMQ_OK ||
-        amq_bloom_size_bpk(n, bpk, &p.bits, &p.k) != AMQ_OK)
+        amq_bloom_bits_for_bpk(n, bpk, &p.bits, &p.k) != AMQ_OK)
         return NULL;
     /* The best k for the size (LevelDB's 0.69 b under-counts). */
     p.k = (uint32_t)(bpk * 0.6931471805599453 + 0.5);

@@ -239,8 +239,8 @@ BENCH_SUBJECT(amq_cuckoo_12_4_sized_subject) = {
 
 /* ---- scalable cuckoo -------------------------------------------------------- */
 
-/* Sized for n in its first sub-filter; the rate is what the layout gives
- * (RedisBloom: 8-bit fingerprints, ~2 * 2 / 255 per sub-filter). */
+/* Sized for n in its first link; the rate is what the layout gives
+ * (RedisBloom: 8-bit fingerprints, ~2 * 2 / 255 per link). */
 static void *sc_create_mode(uint64_t n, int redisbloom)
 {
     amq_scuckoo_params p;

@@ -252,7 +252,7 @@ static void *flb_create(uint64_t n, double fpp)
 {
     uint64_t blocks;
     uint32_t k;
-    if (amq_blocked_size_fpp(n, fpp, &blocks, &k) != AMQ_OK)
+    if (amq_blocked_blocks_for(n, fpp, &blocks, &k) != AMQ_OK)
         return NULL;
     return flb_new(n, blocks, 0);
 }

@@ -49,7 +49,7 @@ static double blocked_bpk(uint64_t n, double fpp)
 {
     uint64_t blocks;
     uint32_t k;
-    if (amq_blocked_size_fpp(n, fpp, &blocks, &k) != AMQ_OK)
+    if (amq_blocked_blocks_for(n, fpp, &blocks, &k) != AMQ_OK)
         return -1;
     return (double)blocks * 512.0 / (double)n;
 }

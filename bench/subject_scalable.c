@@ -14,7 +14,7 @@ static void *sb_create_mode(uint64_t n, double fpp, int redisbloom)
     amq_sbloom *s;
     amq_sbloom_params_init(&p, redisbloom);
     p.capacity = n / 16 > 0 ? n / 16 : 1;
-    p.error = fpp;
+    p.fpp = fpp;
     if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
         return NULL;
     return s;

@@ -213,7 +213,7 @@ static int import_guava(int argc, char **argv)
     if (buf == NULL)
         return EXIT_TROUBLE;
     memset(&err, 0, sizeof err);
-    rc = amq_guava_decode(buf, len, NULL, &b, &err);
+    rc = amq_guava_deserialize(buf, len, NULL, &b, &err);
     free(buf);
     if (rc != AMQ_OK) {
         cli_error("%s: %s", in, err.msg[0] ? err.msg : amq_strerror(rc));
@@ -304,7 +304,7 @@ static int export_guava(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     memset(&err, 0, sizeof err);
-    rc = amq_guava_encoded_size(b, &size, &err);
+    rc = amq_guava_serialized_size(b, &size, &err);
     if (rc != AMQ_OK) {
         cli_error("%s: cannot be written in Guava's format: %s", in,
                   err.msg[0] ? err.msg : amq_strerror(rc));
@@ -317,7 +317,7 @@ static int export_guava(int argc, char **argv)
         amq_filter_free(f);
         return EXIT_TROUBLE;
     }
-    rc = amq_guava_encode(b, buf, size, NULL, &err);
+    rc = amq_guava_serialize(b, buf, size, NULL, &err);
     amq_filter_free(f);
     if (rc != AMQ_OK) {
         cli_error("%s: %s", in, err.msg[0] ? err.msg : amq_strerror(rc));

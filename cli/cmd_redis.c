@@ -215,12 +215,12 @@ int cli_redisbloom_form(amq_filter *f)
     int ok = 0;
 
     if (s != NULL) {
-        size_t hlen = amq_sbloom_header_size(s);
+        size_t hlen = amq_sbloom_header_serialized_size(s);
         uint8_t *h = malloc(hlen);
-        ok = h != NULL && amq_sbloom_header_encode(s, h, hlen) == AMQ_OK;
+        ok = h != NULL && amq_sbloom_header_serialize(s, h, hlen) == AMQ_OK;
         free(h);
     } else if (c != NULL) {
-        ok = amq_scuckoo_header_encode(c, ch, sizeof ch) == AMQ_OK;
+        ok = amq_scuckoo_header_serialize(c, ch, sizeof ch) == AMQ_OK;
     } else if (b != NULL) {
         ok = amq_sbloom_from_bloom_ok(b);
     }
@@ -318,13 +318,13 @@ int cmd_export_redis(int argc, char **argv)
     if (amqtype) {
         /* the file's bytes as they are: no header of RedisBloom's */
     } else if (s != NULL) {
-        hlen = amq_sbloom_header_size(s);
+        hlen = amq_sbloom_header_serialized_size(s);
         hdr = malloc(hlen);
         if (hdr == NULL) {
             cli_error("out of memory");
             goto done;
         }
-        if (amq_sbloom_header_encode(s, hdr, hlen) != AMQ_OK) {
+        if (amq_sbloom_header_serialize(s, hdr, hlen) != AMQ_OK) {
             cli_error("%s: a native-mode scalable Bloom filter has no RedisBloom form (create "
                       "or build it with --redisbloom)",
                       in);
@@ -336,7 +336,7 @@ int cmd_export_redis(int argc, char **argv)
             cli_error("out of memory");
             goto done;
         }
-        if (amq_scuckoo_header_encode(c, hdr, AMQ_SCUCKOO_HEADER_SIZE) != AMQ_OK) {
+        if (amq_scuckoo_header_serialize(c, hdr, AMQ_SCUCKOO_HEADER_SIZE) != AMQ_OK) {
             cli_error("%s: a native-mode scalable cuckoo filter has no RedisBloom form (create "
                       "or build it with --redisbloom)",
                       in);
@@ -583,7 +583,7 @@ static int apply_chunk(import_state *st, resp_in *r, int kind, uint64_t it, cons
             kind = len == AMQ_SCUCKOO_HEADER_SIZE ? KIND_CF : KIND_BF;
         st->kind = kind;
         if (kind == KIND_BF) {
-            rc = amq_sbloom_header_decode(data, len, NULL, &st->s);
+            rc = amq_sbloom_header_deserialize(data, len, NULL, &st->s);
         } else {
             amq_scuckoo_header h;
             rc = amq_scuckoo_header_decode(data, len, &h);
@@ -844,7 +844,7 @@ int cmd_import_redis(int argc, char **argv)
             goto fail;
         }
     }
-    if (st.kind == KIND_CF && amq_scuckoo_validate(st.c) != AMQ_OK) {
+    if (st.kind == KIND_CF && amq_scuckoo_check(st.c) != AMQ_OK) {
         /* The rule of every amq file reader: a count that is not the fingerprints' is a
          * damaged filter (a server would load it, and answer CF.INFO and deletes wrongly). */
         amq_scuckoo_info ci;

@@ -304,11 +304,11 @@ static int shard_params(const char *in, int amq_type, FILE *f, int *family, uint
             memset(&li, 0, sizeof li);
         *family = 'b';
         *capacity = li.entries;
-        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, ", li.entries, li.error);
+        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, ", li.entries, li.fpp);
         if (si.options & AMQ_SBLOOM_NO_SCALING)
             fputs("\"nonscaling\": true}", f);
         else
-            fprintf(f, "\"expansion\": %u}", si.growth);
+            fprintf(f, "\"expansion\": %u}", si.expansion);
     } else if (c != NULL) {
         amq_scuckoo_info ci;
         amq_scuckoo_get_info(c, &ci);
@@ -317,7 +317,7 @@ static int shard_params(const char *in, int amq_type, FILE *f, int *family, uint
         fprintf(f,
                 "{\"bucket_size\": %u, \"capacity\": %" PRIu64 ", \"expansion\": %u, "
                 "\"max_iterations\": %u}",
-                ci.bucket_size, *capacity, ci.expansion, ci.max_iterations);
+                ci.bucket_size, *capacity, ci.expansion, ci.max_kicks);
     } else {
         amq_bloom_params p;
         amq_bloom_get_params(b, &p);

@@ -2,7 +2,7 @@
  * fuzz_guava.c - Guava's BloomFilter format (amq/guava.h): the decoder on
  * arbitrary bytes, and encode -> decode round trips.
  *
- * Input: u8 mode.  Even: the rest is Guava bytes for amq_guava_decode (a
+ * Input: u8 mode.  Even: the rest is Guava bytes for amq_guava_deserialize (a
  * misaligned, exactly sized copy).  Odd: a round trip - u16 n, u16 rate,
  * u8 variant (which parameters differ from Guava's: none, the probe scheme,
  * the seed, a bit count that is not whole words), then keys as u8 length +
@@ -96,7 +96,7 @@ static void decode_bytes(const uint8_t *data, size_t size)
     al = fz_allocator(&a, FZ_GUAVA_CAP);
     copy = fz_copy_at(data, size, 1, &base);
     memset(&err, 0, sizeof err);
-    rc = amq_guava_decode(copy, size, &al, &b, &err);
+    rc = amq_guava_deserialize(copy, size, &al, &b, &err);
     if (rc != AMQ_OK) {
         FZ_CHECK(rc == want || (want == AMQ_OK && rc == AMQ_ENOMEM),
                  "decode of %zu bytes: %s, the rules give %s", size, amq_status_name(rc),
@@ -114,11 +114,11 @@ static void decode_bytes(const uint8_t *data, size_t size)
 
     /* Back to the same bytes. */
     FZ_CHECK(amq_guava_check(b, NULL) == AMQ_OK, "a decoded filter is not Guava's");
-    FZ_CHECK(amq_guava_encoded_size(b, &esize, NULL) == AMQ_OK && esize == size,
+    FZ_CHECK(amq_guava_serialized_size(b, &esize, NULL) == AMQ_OK && esize == size,
              "encoded size %zu of a %zu-byte input", esize, size);
     out = malloc(size);
     FZ_CHECK(out != NULL, "out of memory");
-    rc = amq_guava_encode(b, out, size, &written, &err);
+    rc = amq_guava_serialize(b, out, size, &written, &err);
     FZ_CHECK(rc == AMQ_OK && written == size && memcmp(out, data, size) == 0,
              "decode -> encode is not the identity (%d, %zu bytes)", rc, written);
 
@@ -139,7 +139,7 @@ static void decode_bytes(const uint8_t *data, size_t size)
         (void)amq_bloom_add(b, data + i, 8);
         FZ_CHECK(amq_bloom_contains(b, data + i, 8) == 1, "key at %zu added, not found", i);
     }
-    rc = amq_guava_encode(b, out, size, &written, &err);
+    rc = amq_guava_serialize(b, out, size, &written, &err);
     FZ_CHECK(rc == AMQ_OK, "encode after adds: %d", rc);
     for (i = 0; i + 8 <= size && i < 256; i += 8)
         FZ_CHECK(guava_might_contain(out, size, data + i, 8) == 1,
@@ -189,24 +189,24 @@ static void round_trip(fz_in *in)
     if (variant != 0) {
         FZ_CHECK(amq_guava_check(b, &err) == AMQ_EINCOMPAT && err.msg[0] != '\0',
                  "variant %u passes the Guava check", variant);
-        FZ_CHECK(amq_guava_encoded_size(b, &size, NULL) == AMQ_EINCOMPAT, "size of variant %u",
+        FZ_CHECK(amq_guava_serialized_size(b, &size, NULL) == AMQ_EINCOMPAT, "size of variant %u",
                  variant);
-        FZ_CHECK(amq_guava_encode(b, NULL, 0, &written, NULL) == AMQ_EINCOMPAT,
+        FZ_CHECK(amq_guava_serialize(b, NULL, 0, &written, NULL) == AMQ_EINCOMPAT,
                  "encode of variant %u", variant);
         amq_bloom_free(b);
         FZ_CHECK_NO_LEAK(&a);
         return;
     }
-    FZ_CHECK(amq_guava_encoded_size(b, &size, NULL) == AMQ_OK && size == 6 + p.bits / 8,
+    FZ_CHECK(amq_guava_serialized_size(b, &size, NULL) == AMQ_OK && size == 6 + p.bits / 8,
              "encoded size %zu for %llu bits", size, (unsigned long long)p.bits);
     buf = malloc(size);
     FZ_CHECK(buf != NULL, "out of memory");
-    rc = amq_guava_encode(b, buf, size - 1, &written, NULL);
+    rc = amq_guava_serialize(b, buf, size - 1, &written, NULL);
     FZ_CHECK(rc == AMQ_EINVAL, "a buffer one byte short: %d", rc);
-    rc = amq_guava_encode(b, buf, size, &written, NULL);
+    rc = amq_guava_serialize(b, buf, size, &written, NULL);
     FZ_CHECK(rc == AMQ_OK && written == size, "encode: %d, %zu of %zu bytes", rc, written, size);
     FZ_CHECK(buf[0] == 1 && buf[1] == p.k, "header %u %u", buf[0], buf[1]);
-    rc = amq_guava_decode(buf, size, &al, &d, &err);
+    rc = amq_guava_deserialize(buf, size, &al, &d, &err);
     FZ_CHECK(rc == AMQ_OK, "decoding what encode wrote: %s", err.msg);
     FZ_CHECK(memcmp(amq_bloom_data(b), amq_bloom_data(d), (size_t)(p.bits / 8)) == 0,
              "the decoded bit array differs");

@@ -25,7 +25,7 @@
 #define MAX_KEYS 256
 /* Allocations fail (AMQ_ENOMEM, which add may return) above 1 MiB each and
  * 6 MiB in all: a scalable filter whose kicks keep failing grows by its
- * expansion at every sub-filter, and copying tens of megabytes per input
+ * expansion at every link, and copying tens of megabytes per input
  * would leave the fuzzer a few executions per second. */
 #define RT_CAP ((size_t)1 << 20)
 #define RT_TOTAL_CAP ((size_t)6 << 20)

@@ -1,6 +1,6 @@
 /*
  * fuzz_scandump_bf.c - the RedisBloom BF dump decoders, as BF.LOADCHUNK
- * drives them: amq_sbloom_header_decode, then data chunks through
+ * drives them: amq_sbloom_header_deserialize, then data chunks through
  * amq_sbloom_chunk_apply, then adds and queries on the result.
  *
  * Input: u16 header length H, H header bytes, then chunk records (u64
@@ -26,7 +26,7 @@ static uint64_t bits_sum(const amq_sbloom *s)
     uint32_t i;
 
     amq_sbloom_get_info(s, &in);
-    for (i = 0; i < in.num_filters; i++)
+    for (i = 0; i < in.links; i++)
         if (amq_sbloom_link(s, i, &l, &data) == AMQ_OK)
             sum = sum * 31 + amq_xxh3_64(data, (size_t)l.bytes, i);
     return sum;
@@ -34,7 +34,7 @@ static uint64_t bits_sum(const amq_sbloom *s)
 
 static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t max_chunk)
 {
-    size_t hlen = amq_sbloom_header_size(s), len;
+    size_t hlen = amq_sbloom_header_serialized_size(s), len;
     uint8_t *hdr = malloc(hlen);
     amq_sbloom *d;
     const uint8_t *data;
@@ -42,8 +42,8 @@ static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t
     int rc;
 
     FZ_CHECK(hdr != NULL, "out of memory");
-    FZ_CHECK(amq_sbloom_header_encode(s, hdr, hlen) == AMQ_OK, "header_encode failed");
-    rc = amq_sbloom_header_decode(hdr, hlen, al, &d);
+    FZ_CHECK(amq_sbloom_header_serialize(s, hdr, hlen) == AMQ_OK, "header_encode failed");
+    rc = amq_sbloom_header_deserialize(hdr, hlen, al, &d);
     free(hdr);
     if (rc == AMQ_ENOMEM)
         return;
@@ -56,7 +56,7 @@ static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t
         uint64_t total = 0;
         uint32_t j;
         amq_sbloom_get_info(s, &info);
-        for (j = 0; j < info.num_filters; j++) {
+        for (j = 0; j < info.links; j++) {
             amq_sbloom_link(s, j, &l, &data);
             total += l.bytes;
         }
@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (hlen > in.n)
         hlen = in.n;
     hdr = in.p;
-    rc = amq_sbloom_header_decode(hdr, hlen, &al, &s);
+    rc = amq_sbloom_header_deserialize(hdr, hlen, &al, &s);
     in.p += hlen;
     in.n -= hlen;
     if (rc != AMQ_OK) {
@@ -132,10 +132,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     /* The header it was built from is the header it writes. */
-    FZ_CHECK(amq_sbloom_header_size(s) == hlen, "header of %zu bytes re-encodes to %zu", hlen,
-             amq_sbloom_header_size(s));
+    FZ_CHECK(amq_sbloom_header_serialized_size(s) == hlen, "header of %zu bytes re-encodes to %zu", hlen,
+             amq_sbloom_header_serialized_size(s));
     again = malloc(hlen);
-    FZ_CHECK(again != NULL && amq_sbloom_header_encode(s, again, hlen) == AMQ_OK,
+    FZ_CHECK(again != NULL && amq_sbloom_header_serialize(s, again, hlen) == AMQ_OK,
              "header_encode failed");
     FZ_CHECK(memcmp(again, hdr, hlen) == 0, "a loaded header re-encodes to other bytes");
     free(again);

@@ -36,8 +36,8 @@ static uint64_t arrays_sum(const amq_scuckoo *c)
     uint32_t j;
 
     amq_scuckoo_get_info(c, &in);
-    for (j = 0; j < in.num_filters; j++)
-        if (amq_scuckoo_subfilter(c, j, &nb, &data, &bytes) == AMQ_OK)
+    for (j = 0; j < in.links; j++)
+        if (amq_scuckoo_link(c, j, &nb, &data, &bytes) == AMQ_OK)
             sum = sum * 31 + amq_xxh3_64(data, bytes, j);
     return sum;
 }
@@ -78,7 +78,7 @@ static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_
     uint64_t it, next;
     int rc;
 
-    rc = amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    rc = amq_scuckoo_header_serialize(c, hdr, sizeof hdr);
     FZ_CHECK(rc == AMQ_OK, "header_encode of a loaded filter: %d", rc);
     FZ_CHECK(amq_scuckoo_header_decode(hdr, sizeof hdr, &h) == AMQ_OK, "own header refused");
     rc = load_header(&h, al, &d);
@@ -93,16 +93,16 @@ static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_
         size_t bytes;
         uint32_t j;
         amq_scuckoo_get_info(c, &info);
-        /* A chunk never spans two sub-filters and finding one walks the
-         * chain: each SCANDUMP call is linear in the sub-filters (bounded
-         * by AMQ_SCUCKOO_MAX_FILTERS), a whole dump of thousands of tiny
+        /* A chunk never spans two links and finding one walks the
+         * chain: each SCANDUMP call is linear in the links (bounded
+         * by AMQ_SCUCKOO_MAX_LINKS), a whole dump of thousands of tiny
          * ones quadratic - seconds here, not a finding. */
-        if (info.num_filters > 1024) {
+        if (info.links > 1024) {
             amq_scuckoo_free(d);
             return;
         }
-        for (j = 0; j < info.num_filters; j++)
-            if (amq_scuckoo_subfilter(c, j, &nb, &data, &bytes) == AMQ_OK)
+        for (j = 0; j < info.links; j++)
+            if (amq_scuckoo_link(c, j, &nb, &data, &bytes) == AMQ_OK)
                 total += bytes;
         if (max_chunk < total / 1024)
             max_chunk = (size_t)(total / 1024) + 1;
@@ -194,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         in.p += len;
         in.n -= len;
     }
-    rc = amq_scuckoo_validate(c);
+    rc = amq_scuckoo_check(c);
     FZ_CHECK(rc == AMQ_OK || rc == AMQ_ECORRUPT, "validate: %d", rc);
     dump_and_reload(c, &al, 1 + (size % 300));
 

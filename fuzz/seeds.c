@@ -670,7 +670,7 @@ static void seeds_guava(sink *s)
             for (len = 0; len < ns[i] / 2; len++)
                 (void)amq_bloom_add(b, key, (size_t)snprintf(key, sizeof key, "key-%zu", len));
             buf[0] = 0;
-            if (amq_guava_encode(b, buf + 1, sizeof buf - 1, &len, NULL) == AMQ_OK) {
+            if (amq_guava_serialize(b, buf + 1, sizeof buf - 1, &len, NULL) == AMQ_OK) {
                 emit(s, buf, 1 + len);
                 if (j == 0) {
                     buf[1] = 0; /* MITZ_32 */
@@ -766,7 +766,7 @@ static amq_sbloom *rb_bloom(unsigned variant)
 
     amq_sbloom_params_init(&p, 1);
     p.capacity = 20 + 10 * variant;
-    p.error = variant == 2 ? 0.001 : 0.01;
+    p.fpp = variant == 2 ? 0.001 : 0.01;
     if (variant == 3)
         p.options |= AMQ_SBLOOM_NO_SCALING;
     if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
@@ -815,15 +815,15 @@ static void seeds_rdb_bf(sink *s)
             w->n = 0;
             w->b[w->n++] = (uint8_t)enc;
             w64(w, in.items);
-            w64(w, in.num_filters);
+            w64(w, in.links);
             if (enc >= 2)
                 w64(w, in.options);
             if (enc >= 4)
-                w64(w, in.growth);
-            for (i = 0; i < in.num_filters; i++) {
+                w64(w, in.expansion);
+            for (i = 0; i < in.links; i++) {
                 amq_sbloom_link(b, i, &l, &data);
                 w64(w, l.entries);
-                wf64(w, l.error);
+                wf64(w, l.fpp);
                 w64(w, l.hashes);
                 wf64(w, l.bpe);
                 if (enc >= 1) {
@@ -858,17 +858,17 @@ static void seeds_rdb_cf(sink *s)
         for (enc = 3; enc <= 4; enc++) {
             w->n = 0;
             w->b[w->n++] = (uint8_t)enc;
-            w64(w, in.num_filters);
+            w64(w, in.links);
             w64(w, in.num_buckets);
             w64(w, in.items);
             w64(w, in.deletes);
             if (enc >= 4) {
                 w64(w, in.bucket_size);
-                w64(w, in.max_iterations);
+                w64(w, in.max_kicks);
                 w64(w, in.expansion);
             }
-            for (j = 0; j < in.num_filters; j++) {
-                amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+            for (j = 0; j < in.links; j++) {
+                amq_scuckoo_link(c, j, &nb, &data, &bytes);
                 if (enc >= 4)
                     w64(w, nb);
                 wstr(w, data, bytes);
@@ -1066,7 +1066,7 @@ static void seeds_rdb_af(sink *s)
         if (v % 2)
             add_keys(f, 50);
         amq_filter_stats(f, &st);
-        if (amq_aging_export(f, params, &payload, &len) == AMQ_OK && len < 32768) {
+        if (amq_aging_serialize_raw(f, params, &payload, &len) == AMQ_OK && len < 32768) {
             w->n = 0;
             w->b[w->n++] = 4;
             wstr(w, params, sizeof params);
@@ -1096,8 +1096,8 @@ static void seeds_scandump_bf(sink *s)
     for (v = 0; v < 4 && w != NULL; v++) {
         if ((b = rb_bloom(v)) == NULL)
             continue;
-        hlen = amq_sbloom_header_size(b);
-        if (hlen <= sizeof hdr && amq_sbloom_header_encode(b, hdr, sizeof hdr) == AMQ_OK) {
+        hlen = amq_sbloom_header_serialized_size(b);
+        if (hlen <= sizeof hdr && amq_sbloom_header_serialize(b, hdr, sizeof hdr) == AMQ_OK) {
             w->n = 0;
             w->b[w->n++] = (uint8_t)hlen;
             w->b[w->n++] = (uint8_t)(hlen >> 8);
@@ -1133,7 +1133,7 @@ static void seeds_scandump_cf(sink *s)
     for (v = 0; v < 3 && w != NULL; v++) {
         if ((c = rb_cuckoo(v)) == NULL)
             continue;
-        if (amq_scuckoo_header_encode(c, hdr, sizeof hdr) == AMQ_OK) {
+        if (amq_scuckoo_header_serialize(c, hdr, sizeof hdr) == AMQ_OK) {
             w->n = 0;
             w->b[w->n++] = (uint8_t)sizeof hdr;
             w->b[w->n++] = 0;

@@ -108,7 +108,7 @@ static int af_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         cfg.window_ms = (uint64_t)ms;
         cfg.rate = (double)window * 1000.0 / (double)ms;
     }
-    rc = amq_aging_plan((uint64_t)window, rate, &plan);
+    rc = amq_aging_info_for((uint64_t)window, rate, &plan);
     if (rc != AMQ_OK)
         return RedisModule_ReplyWithError(ctx, AF_ERR_TOO_LARGE);
     st = rm_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, af_type, &key, &value);
@@ -380,7 +380,7 @@ static int af_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_NOT_FOUND);
         }
-        if (amq_aging_payload(value, &data, &dlen) != AMQ_OK || off > dlen ||
+        if (amq_aging_data_mut(value, &data, &dlen) != AMQ_OK || off > dlen ||
             len > dlen - off) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, AF_ERR_CHUNK);
@@ -410,7 +410,7 @@ static void af_rdb_save(RedisModuleIO *io, void *value)
     size_t len, off, n;
     amq_stats st;
 
-    (void)amq_aging_export(value, params, &payload, &len);
+    (void)amq_aging_serialize_raw(value, params, &payload, &len);
     amq_filter_stats(value, &st);
     RedisModule_SaveStringBuffer(io, (const char *)params, AMQ_AGING_PARAMS_SIZE);
     RedisModule_SaveUnsigned(io, st.hash_algo);
@@ -448,12 +448,12 @@ static void *af_rdb_load(RedisModuleIO *io, int encver)
     if (plen == AMQ_AGING_PARAMS_SIZE && algo <= UINT32_MAX &&
         rm_memory_plausible(RedisModule_GetContextFromIO(io),
                             af_declared_bytes((const uint8_t *)params)))
-        rc = amq_aging_import((const uint8_t *)params, plen, (uint32_t)algo, seed,
+        rc = amq_aging_deserialize_raw((const uint8_t *)params, plen, (uint32_t)algo, seed,
                               &amq_rm_allocator, &f, NULL);
     else
         rc = AMQ_ECORRUPT;
     RedisModule_Free(params);
-    if (rc != AMQ_OK || amq_aging_payload(f, &data, &dlen) != AMQ_OK ||
+    if (rc != AMQ_OK || amq_aging_data_mut(f, &data, &dlen) != AMQ_OK ||
         chunks != (dlen + AMQ_RM_MAX_CHUNK - 1) / AMQ_RM_MAX_CHUNK)
         goto corrupt;
     for (i = 0; i < chunks; i++) {

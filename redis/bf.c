@@ -69,10 +69,10 @@ static amq_sbloom *bf_create(RedisModuleCtx *ctx, const bf_opts *o)
 
     amq_sbloom_params_init(&p, 1);
     p.capacity = o->capacity;
-    p.error = o->error;
-    p.growth = o->growth; /* kept (and dumped) even when non-scaling, as RedisBloom */
+    p.fpp = o->error;
+    p.expansion = o->growth; /* kept (and dumped) even when non-scaling, as RedisBloom */
     p.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | (o->nonscaling ? AMQ_SBLOOM_NO_SCALING : 0);
-    rc = amq_sbloom_link_sizing(p.capacity, o->nonscaling ? p.error : p.error / 2, p.options,
+    rc = amq_sbloom_link_info_for(p.capacity, o->nonscaling ? p.fpp : p.fpp / 2, p.options,
                                 &first);
     if (rc != AMQ_OK) {
         RedisModule_ReplyWithError(ctx, rc == AMQ_ELIMIT ? BF_ERR_RATE : BF_ERR_RATE_RANGE);
@@ -446,10 +446,10 @@ static void info_value(RedisModuleCtx *ctx, const amq_sbloom_info *in, int field
         RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);
         break;
     case INFO_SIZE:
-        RedisModule_ReplyWithLongLong(ctx, (long long)in->size);
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->info_bytes);
         break;
     case INFO_FILTERS:
-        RedisModule_ReplyWithLongLong(ctx, (long long)in->num_filters);
+        RedisModule_ReplyWithLongLong(ctx, (long long)in->links);
         break;
     case INFO_ITEMS:
         RedisModule_ReplyWithLongLong(ctx, (long long)in->items);
@@ -458,7 +458,7 @@ static void info_value(RedisModuleCtx *ctx, const amq_sbloom_info *in, int field
         if (in->options & AMQ_SBLOOM_NO_SCALING)
             RedisModule_ReplyWithNull(ctx);
         else
-            RedisModule_ReplyWithLongLong(ctx, in->growth);
+            RedisModule_ReplyWithLongLong(ctx, in->expansion);
         break;
     }
 }
@@ -518,17 +518,17 @@ static int bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (st == RM_KEY_EMPTY)
         return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
     amq_sbloom_get_info(s, &in);
-    RedisModule_ReplyWithArray(ctx, (long)in.num_filters + 1);
+    RedisModule_ReplyWithArray(ctx, (long)in.links + 1);
     snprintf(buf, sizeof buf, "size:%llu", (unsigned long long)in.items);
     rm_reply_cstr(ctx, buf);
-    for (i = 0; i < in.num_filters; i++) {
+    for (i = 0; i < in.links; i++) {
         amq_sbloom_link_info l;
         const uint8_t *data;
         amq_sbloom_link(s, i, &l, &data);
         snprintf(buf, sizeof buf,
                  "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
                  (unsigned long long)l.bytes, (unsigned long long)l.bits, l.hashes,
-                 (unsigned long long)l.entries, (unsigned long long)l.items, l.error);
+                 (unsigned long long)l.entries, (unsigned long long)l.items, l.fpp);
         rm_reply_cstr(ctx, buf);
     }
     return REDISMODULE_OK;
@@ -557,9 +557,9 @@ static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     /* A negative iterator is past the end, as in RedisBloom. */
     it = sit < 0 ? UINT64_MAX : (uint64_t)sit;
     if (it == 0) {
-        size_t hlen = amq_sbloom_header_size(s);
+        size_t hlen = amq_sbloom_header_serialized_size(s);
         uint8_t *hdr = RedisModule_Alloc(hlen);
-        amq_sbloom_header_encode(s, hdr, hlen);
+        amq_sbloom_header_serialize(s, hdr, hlen);
         RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 1);
         RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, hlen);
@@ -603,7 +603,7 @@ static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, BF_ERR_NOT_FOUND);
         }
-        rc = amq_sbloom_header_decode((const uint8_t *)buf, len, &amq_rm_allocator, &s);
+        rc = amq_sbloom_header_deserialize((const uint8_t *)buf, len, &amq_rm_allocator, &s);
         if (rc != AMQ_OK) {
             RedisModule_CloseKey(key);
             return RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? BF_ERR_NOMEM : BF_ERR_BAD_DATA);
@@ -644,15 +644,15 @@ static void bf_rdb_save(RedisModuleIO *io, void *value)
 
     amq_sbloom_get_info(s, &in);
     RedisModule_SaveUnsigned(io, in.items);
-    RedisModule_SaveUnsigned(io, in.num_filters);
+    RedisModule_SaveUnsigned(io, in.links);
     RedisModule_SaveUnsigned(io, in.options);
-    RedisModule_SaveUnsigned(io, in.growth);
-    for (i = 0; i < in.num_filters; i++) {
+    RedisModule_SaveUnsigned(io, in.expansion);
+    for (i = 0; i < in.links; i++) {
         amq_sbloom_link_info l;
         const uint8_t *data;
         amq_sbloom_link(s, i, &l, &data);
         RedisModule_SaveUnsigned(io, l.entries);
-        RedisModule_SaveDouble(io, l.error);
+        RedisModule_SaveDouble(io, l.fpp);
         RedisModule_SaveUnsigned(io, l.hashes);
         RedisModule_SaveDouble(io, l.bpe);
         RedisModule_SaveUnsigned(io, l.bits);
@@ -701,7 +701,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     for (i = 0; i < nfilters; i++) {
         amq_sbloom_link_info *l = &links[i].info;
         l->entries = RedisModule_LoadUnsigned(io);
-        l->error = RedisModule_LoadDouble(io);
+        l->fpp = RedisModule_LoadDouble(io);
         uint64_t hashes = RedisModule_LoadUnsigned(io);
         l->bpe = RedisModule_LoadDouble(io);
         if (encver >= 1) {
@@ -730,10 +730,10 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
         total += links[i].len;
         infos[i] = *l;
     }
-    h.size = size;
-    h.nfilters = (uint32_t)nfilters;
+    h.items = size;
+    h.links = (uint32_t)nfilters;
     h.options = (uint32_t)options;
-    h.growth = (uint32_t)growth;
+    h.expansion = (uint32_t)growth;
     if (!rm_memory_plausible(RedisModule_GetContextFromIO(io), total))
         goto corrupt;
     /* The links adopt the loaded buffers (RedisModule_LoadStringBuffer's
@@ -745,7 +745,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
         arrays[i] = links[i].data;
         links[i].data = NULL;
     }
-    rc = amq_sbloom_from_raw_owning(&h, infos, arrays, &amq_rm_allocator, &s);
+    rc = amq_sbloom_from_header_owning(&h, infos, arrays, &amq_rm_allocator, &s);
     RedisModule_Free(arrays);
     if (rc != AMQ_OK) {
         RedisModule_LogIOError(io, "warning", "amq: Bloom filter data refused (%s)%s",
@@ -776,12 +776,12 @@ done:
 static void bf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *value)
 {
     const amq_sbloom *s = value;
-    size_t hlen = amq_sbloom_header_size(s), len;
+    size_t hlen = amq_sbloom_header_serialized_size(s), len;
     uint8_t *hdr = RedisModule_Alloc(hlen);
     const uint8_t *data;
     uint64_t it = 1, next;
 
-    amq_sbloom_header_encode(s, hdr, hlen);
+    amq_sbloom_header_serialize(s, hdr, hlen);
     RedisModule_EmitAOF(aof, "BF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, hlen);
     RedisModule_Free(hdr);
     for (;;) {
@@ -798,22 +798,22 @@ static size_t bf_mem_usage(const void *value)
 {
     amq_sbloom_info in;
     amq_sbloom_get_info(value, &in);
-    return (size_t)in.size;
+    return (size_t)in.info_bytes;
 }
 
 static void bf_digest(RedisModuleDigest *md, void *value)
 {
     const amq_sbloom *s = value;
-    size_t hlen = amq_sbloom_header_size(s);
+    size_t hlen = amq_sbloom_header_serialized_size(s);
     uint8_t *hdr = RedisModule_Alloc(hlen);
     amq_sbloom_info in;
     uint32_t i;
 
-    amq_sbloom_header_encode(s, hdr, hlen);
+    amq_sbloom_header_serialize(s, hdr, hlen);
     RedisModule_DigestAddStringBuffer(md, (const char *)hdr, hlen);
     RedisModule_Free(hdr);
     amq_sbloom_get_info(s, &in);
-    for (i = 0; i < in.num_filters; i++) {
+    for (i = 0; i < in.links; i++) {
         amq_sbloom_link_info l;
         const uint8_t *data;
         amq_sbloom_link(s, i, &l, &data);

@@ -54,7 +54,7 @@ static void cf_defaults(cf_opts *o)
 }
 
 /*
- * RedisBloom checks the sub-filter limit once, when an adding command
+ * RedisBloom checks the link limit once, when an adding command
  * starts: a filter at the limit refuses the command (even an item it
  * holds), one below it may grow past it within the command.  The library
  * limit is kept out of the way (cf_unlimit) and this check stands for it.
@@ -66,7 +66,7 @@ static int cf_at_limit(const amq_scuckoo *c)
 
 static void cf_unlimit(amq_scuckoo *c)
 {
-    amq_scuckoo_set_max_filters(c, AMQ_SCUCKOO_MAX_FILTERS);
+    amq_scuckoo_set_max_links(c, AMQ_SCUCKOO_MAX_LINKS);
 }
 
 /* Creates a filter; on failure replies the error and returns NULL. */
@@ -79,9 +79,9 @@ static amq_scuckoo *cf_create(RedisModuleCtx *ctx, const cf_opts *o)
     amq_scuckoo_params_init(&p, 1);
     p.capacity = o->capacity;
     p.bucket_size = o->bucket_size;
-    p.max_iterations = o->max_iterations;
+    p.max_kicks = o->max_iterations;
     p.expansion = o->expansion;
-    p.max_filters = amq_rm_cfg.cf_max_expansions;
+    p.max_links = amq_rm_cfg.cf_max_expansions;
     rc = amq_scuckoo_new(&p, &amq_rm_allocator, &c);
     if (rc != AMQ_OK) {
         RedisModule_ReplyWithError(ctx, rc == AMQ_ENOMEM ? CF_ERR_NOMEM : CF_ERR_CREATE);
@@ -466,11 +466,11 @@ static int cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     amq_scuckoo_get_info(c, &in);
     rm_reply_map(ctx, 8);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.size);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.info_bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.num_buckets);
     RedisModule_ReplyWithSimpleString(ctx, "Number of filters");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.num_filters);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in.links);
     RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
     RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
     RedisModule_ReplyWithSimpleString(ctx, "Number of items deleted");
@@ -480,7 +480,7 @@ static int cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithSimpleString(ctx, "Expansion rate");
     RedisModule_ReplyWithLongLong(ctx, in.expansion);
     RedisModule_ReplyWithSimpleString(ctx, "Max iterations");
-    RedisModule_ReplyWithLongLong(ctx, in.max_iterations);
+    RedisModule_ReplyWithLongLong(ctx, in.max_kicks);
     return REDISMODULE_OK;
 }
 
@@ -500,17 +500,17 @@ static int cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
              "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%llu max_iterations:%u "
              "expansion:%u",
              in.bucket_size, (unsigned long long)in.num_buckets, (unsigned long long)in.items,
-             (unsigned long long)in.deletes, (unsigned long long)in.num_filters,
-             in.max_iterations, in.expansion);
+             (unsigned long long)in.deletes, (unsigned long long)in.links,
+             in.max_kicks, in.expansion);
     return rm_reply_cstr(ctx, buf);
 }
 
 /* ---- CF.SCANDUMP / CF.LOADCHUNK ---------------------------------------------------------------- */
 
 /*
- * A data chunk as RedisBloom cuts them: the whole sub-filter holding byte
+ * A data chunk as RedisBloom cuts them: the whole link holding byte
  * it - 1 of the concatenated arrays, whatever the offset inside it, and the
- * next iterator it + its size.  Sub-filters over the chunk limit are cut
+ * next iterator it + its size.  Links over the chunk limit are cut
  * into slices by the library.  0 when it is past the end.
  */
 static size_t cf_chunk(const amq_scuckoo *c, uint64_t it, const uint8_t **data, uint64_t *next)
@@ -523,7 +523,7 @@ static size_t cf_chunk(const amq_scuckoo *c, uint64_t it, const uint8_t **data, 
      * stays linear. */
     if (amq_scuckoo_locate(c, it - 1, &j, &within) != AMQ_OK)
         return 0;
-    amq_scuckoo_subfilter(c, j, &nb, data, &bytes);
+    amq_scuckoo_link(c, j, &nb, data, &bytes);
     if (bytes > AMQ_RM_MAX_CHUNK) {
         amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, data, &len, next);
         return len;
@@ -556,7 +556,7 @@ static int cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         len = 0;
     else if (it == 0) {
         uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
-        amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+        amq_scuckoo_header_serialize(c, hdr, sizeof hdr);
         RedisModule_ReplyWithLongLong(ctx, 1);
         return RedisModule_ReplyWithStringBuffer(ctx, (const char *)hdr, sizeof hdr);
     } else {
@@ -655,10 +655,10 @@ static int cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* ---- data type ------------------------------------------------------------------------------------ */
 
 /*
- * RDB, encoding 4: numFilters, numBuckets (first sub-filter), numItems,
- * numDeletes, bucketSize, maxIterations, expansion; per sub-filter its
+ * RDB, encoding 4: numFilters, numBuckets (first link), numItems,
+ * numDeletes, bucketSize, maxIterations, expansion; per link its
  * numBuckets and its array as a string buffer.  Encodings 0..3: numFilters,
- * numBuckets, numItems, numDeletes, then per sub-filter the array; bucket
+ * numBuckets, numItems, numDeletes, then per link the array; bucket
  * size 2, 20 iterations, expansion 1.
  */
 static void cf_rdb_save(RedisModuleIO *io, void *value)
@@ -668,18 +668,18 @@ static void cf_rdb_save(RedisModuleIO *io, void *value)
     uint32_t j;
 
     amq_scuckoo_get_info(c, &in);
-    RedisModule_SaveUnsigned(io, in.num_filters);
+    RedisModule_SaveUnsigned(io, in.links);
     RedisModule_SaveUnsigned(io, in.num_buckets);
     RedisModule_SaveUnsigned(io, in.items);
     RedisModule_SaveUnsigned(io, in.deletes);
     RedisModule_SaveUnsigned(io, in.bucket_size);
-    RedisModule_SaveUnsigned(io, in.max_iterations);
+    RedisModule_SaveUnsigned(io, in.max_kicks);
     RedisModule_SaveUnsigned(io, in.expansion);
-    for (j = 0; j < in.num_filters; j++) {
+    for (j = 0; j < in.links; j++) {
         uint64_t nb;
         const uint8_t *data;
         size_t bytes;
-        amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+        amq_scuckoo_link(c, j, &nb, &data, &bytes);
         RedisModule_SaveUnsigned(io, nb);
         RedisModule_SaveStringBuffer(io, (const char *)data, bytes);
     }
@@ -699,7 +699,7 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     }
     memset(&h, 0, sizeof h);
-    h.num_filters = RedisModule_LoadUnsigned(io);
+    h.links = RedisModule_LoadUnsigned(io);
     h.num_buckets = RedisModule_LoadUnsigned(io);
     h.num_items = RedisModule_LoadUnsigned(io);
     h.num_deletes = RedisModule_LoadUnsigned(io);
@@ -710,23 +710,23 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         if (bs > 255 || iters > 65535 || e > AMQ_RM_MAX_EXPANSION)
             goto corrupt;
         h.bucket_size = (uint32_t)bs;
-        h.max_iterations = (uint32_t)iters;
+        h.max_kicks = (uint32_t)iters;
         h.expansion = (uint32_t)e;
     } else {
         h.bucket_size = 2;
-        h.max_iterations = 20;
+        h.max_kicks = 20;
         h.expansion = 1;
     }
     if (RedisModule_IsIOError(io))
         goto fail;
-    if (h.num_filters == 0 || h.num_filters > AMQ_SCUCKOO_MAX_FILTERS ||
+    if (h.links == 0 || h.links > AMQ_SCUCKOO_MAX_LINKS ||
         !rm_memory_plausible(RedisModule_GetContextFromIO(io), amq_scuckoo_header_bytes(&h)))
         goto corrupt;
-    /* Every sub-filter's table is read first, then the chain adopts the
+    /* Every link's table is read first, then the chain adopts the
      * loaded buffers (RedisModule_LoadStringBuffer's memory, freed by the
      * allocator's RedisModule_Free): a large filter is not held twice while
      * it loads.  The library checks each size against the header's chain. */
-    nf = (size_t)h.num_filters;
+    nf = (size_t)h.links;
     tables = RedisModule_Alloc(nf * sizeof *tables);
     lens = RedisModule_Alloc(nf * sizeof *lens);
     for (j = 0; j < nf; j++) {
@@ -782,7 +782,7 @@ static void cf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *va
     size_t len;
     uint64_t it = 1, next;
 
-    amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    amq_scuckoo_header_serialize(c, hdr, sizeof hdr);
     RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", name, 1LL, (const char *)hdr, sizeof hdr);
     for (;;) {
         amq_scuckoo_chunk(c, it, AMQ_RM_MAX_CHUNK, &data, &len, &next);
@@ -798,7 +798,7 @@ static size_t cf_mem_usage(const void *value)
 {
     amq_scuckoo_info in;
     amq_scuckoo_get_info(value, &in);
-    return (size_t)in.size;
+    return (size_t)in.info_bytes;
 }
 
 static void cf_digest(RedisModuleDigest *md, void *value)
@@ -808,14 +808,14 @@ static void cf_digest(RedisModuleDigest *md, void *value)
     amq_scuckoo_info in;
     uint32_t j;
 
-    amq_scuckoo_header_encode(c, hdr, sizeof hdr);
+    amq_scuckoo_header_serialize(c, hdr, sizeof hdr);
     RedisModule_DigestAddStringBuffer(md, (const char *)hdr, sizeof hdr);
     amq_scuckoo_get_info(c, &in);
-    for (j = 0; j < in.num_filters; j++) {
+    for (j = 0; j < in.links; j++) {
         uint64_t nb;
         const uint8_t *data;
         size_t bytes;
-        amq_scuckoo_subfilter(c, j, &nb, &data, &bytes);
+        amq_scuckoo_link(c, j, &nb, &data, &bytes);
         RedisModule_DigestAddStringBuffer(md, (const char *)data, bytes);
     }
     RedisModule_DigestEndSequence(md);
@@ -903,7 +903,7 @@ static const rm_command cf_cmds[] = {
     {"cf.del", cf_del, "write fast", 3, RW, "Deletes an item from a Cuckoo Filter", "1.0.0", CF_K,
      NULL, cf_args_item},
     /* RedisBloom flags CF.COMPACT "readonly fast" although it moves
-     * fingerprints between sub-filters: amq says "write" (docs/redis.md,
+     * fingerprints between links: amq says "write" (docs/redis.md,
      * deviations), so that replicas, read-only scripts and paused or
      * refused writes treat it as one.  Arity, key spec and (absent) docs
      * are RedisBloom's. */

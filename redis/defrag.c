@@ -22,7 +22,7 @@ int amq_rm_bf_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v
     (void)ctx;
     (void)key;
     amq_sbloom_get_info(*value, &in);
-    if (in.size > AMQ_RM_DEFRAG_MAX)
+    if (in.info_bytes > AMQ_RM_DEFRAG_MAX)
         return 0;
     /* Out of memory: the filter stays where it is. */
     if (amq_sbloom_clone(*value, &amq_rm_allocator, &copy) != AMQ_OK)
@@ -40,7 +40,7 @@ int amq_rm_cf_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v
     (void)ctx;
     (void)key;
     amq_scuckoo_get_info(*value, &in);
-    if (in.size > AMQ_RM_DEFRAG_MAX)
+    if (in.info_bytes > AMQ_RM_DEFRAG_MAX)
         return 0;
     if (amq_scuckoo_clone(*value, &amq_rm_allocator, &copy) != AMQ_OK)
         return 0;

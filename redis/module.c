@@ -11,7 +11,7 @@
  *   CF_BUCKET_SIZE n      CF default bucket size, [1, 255]
  *   CF_MAX_ITERATIONS n   CF default max iterations, [1, 65535]
  *   CF_EXPANSION n        CF default expansion, [0, 32768]
- *   CF_MAX_EXPANSIONS n   CF sub-filter limit of every filter, [1, 65535]
+ *   CF_MAX_EXPANSIONS n   CF link limit of every filter, [1, 65535]
  * An unknown name or a bad value makes the load fail (logged).
  */
 #include "module.h"

@@ -41,7 +41,7 @@ typedef struct amq_rm_config {
     uint32_t cf_bucket_size;    /* CF_BUCKET_SIZE, default 2 */
     uint32_t cf_max_iterations; /* CF_MAX_ITERATIONS, default 20 */
     uint32_t cf_expansion;      /* CF_EXPANSION, default 1 */
-    uint32_t cf_max_expansions; /* CF_MAX_EXPANSIONS: sub-filter limit, default 32 */
+    uint32_t cf_max_expansions; /* CF_MAX_EXPANSIONS: link limit, default 32 */
 } amq_rm_config;
 
 extern amq_rm_config amq_rm_cfg;

@@ -324,7 +324,7 @@ static int plan_geometry(uint64_t window, double fpp, amq_aging_info *info)
     return AMQ_OK;
 }
 
-int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info)
+int amq_aging_info_for(uint64_t window, double fpp, amq_aging_info *info)
 {
     return plan_geometry(window, fpp, info);
 }
@@ -1080,7 +1080,7 @@ void amq_aging_impl_data(const amq_aging *a, uint8_t **data, size_t *len)
     *len = a->data.size;
 }
 
-int amq_aging_impl_decode(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+int amq_aging_impl_deserialize(const uint8_t *params, size_t params_len, uint32_t hash_algo,
                           uint64_t seed, const amq_allocator *alloc, amq_aging **out,
                           amq_errinfo *err)
 {

@@ -55,7 +55,7 @@ int amq_aging_contains_batch_at(const amq_filter *f, const amq_hash128 *h, size_
     return AMQ_OK;
 }
 
-int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
+int amq_aging_serialize_raw(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
                      const uint8_t **payload, size_t *len)
 {
     const amq_aging *a = aging_of(f);
@@ -70,7 +70,7 @@ int amq_aging_export(const amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
     return AMQ_OK;
 }
 
-int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+int amq_aging_deserialize_raw(const uint8_t *params, size_t params_len, uint32_t hash_algo,
                      uint64_t seed, const amq_allocator *alloc, amq_filter **out,
                      amq_errinfo *err)
 {
@@ -82,7 +82,7 @@ int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_alg
         return amq_err(err, AMQ_EUNSUPPORTED, "raw aging state needs a little-endian host");
     if (amq_hash_check(hash_algo, seed) != AMQ_OK)
         return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", hash_algo);
-    rc = amq_aging_impl_decode(params, params_len, hash_algo, seed, alloc, &a, err);
+    rc = amq_aging_impl_deserialize(params, params_len, hash_algo, seed, alloc, &a, err);
     if (rc != AMQ_OK)
         return rc;
     rc = amq_filter_wrap(&amq_aging_ops, a, alloc, out);
@@ -96,7 +96,7 @@ int amq_aging_export_header(const amq_filter *f, uint8_t hdr[AMQ_AGING_HEADER_SI
 {
     uint32_t algo;
     uint64_t seed;
-    int rc = amq_aging_export(f, hdr, payload, len);
+    int rc = amq_aging_serialize_raw(f, hdr, payload, len);
     if (rc != AMQ_OK)
         return rc;
     amq_aging_ops.hash_spec(aging_of(f), &algo, &seed);
@@ -112,11 +112,11 @@ int amq_aging_import_header(const uint8_t *hdr, size_t len, const amq_allocator 
     if (hdr == NULL || len != AMQ_AGING_HEADER_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "aging header is %zu bytes, expected %d", len,
                        AMQ_AGING_HEADER_SIZE);
-    return amq_aging_import(hdr, AMQ_AGING_PARAMS_SIZE, amq_load32(hdr + AMQ_AGING_PARAMS_SIZE),
+    return amq_aging_deserialize_raw(hdr, AMQ_AGING_PARAMS_SIZE, amq_load32(hdr + AMQ_AGING_PARAMS_SIZE),
                             amq_load64(hdr + AMQ_AGING_PARAMS_SIZE + 4), alloc, out, err);
 }
 
-int amq_aging_payload(amq_filter *f, uint8_t **data, size_t *len)
+int amq_aging_data_mut(amq_filter *f, uint8_t **data, size_t *len)
 {
     amq_aging *a = aging_of(f);
     if (a == NULL)

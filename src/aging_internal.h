@@ -23,8 +23,8 @@ void amq_aging_impl_contains_batch_at(const amq_aging *a, const amq_hash128 *h, 
 int amq_aging_impl_raw_ok(void);
 void amq_aging_impl_params(const amq_aging *a, uint8_t params[AMQ_AGING_PARAMS_SIZE]);
 void amq_aging_impl_data(const amq_aging *a, uint8_t **data, size_t *len);
-/* A zeroed filter of the geometry params give (amq_aging_import). */
-int amq_aging_impl_decode(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+/* A zeroed filter of the geometry params give (amq_aging_deserialize_raw). */
+int amq_aging_impl_deserialize(const uint8_t *params, size_t params_len, uint32_t hash_algo,
                           uint64_t seed, const amq_allocator *alloc, amq_aging **out,
                           amq_errinfo *err);
 /* For tests: the scalar and the chosen path's masks of one key (0 over 64 slices). */

@@ -234,7 +234,7 @@ static int fits(uint64_t blocks, uint64_t n, double p, uint32_t *hint)
 
 #define MAX_BITS_PER_KEY 1000.0
 
-int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
+int amq_blocked_blocks_for(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
 {
     uint64_t lo, hi, mid, cap;
     uint32_t hint;
@@ -276,7 +276,7 @@ int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
     return AMQ_OK;
 }
 
-int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k)
+int amq_blocked_blocks_for_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k)
 {
     double b;
     double f;
@@ -298,7 +298,7 @@ int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params)
     int rc;
 
     memset(params, 0, sizeof *params);
-    rc = amq_blocked_size_fpp(n, p, &params->blocks, &params->k);
+    rc = amq_blocked_blocks_for(n, p, &params->blocks, &params->k);
     if (rc != AMQ_OK)
         return rc;
     params->hash_algo = AMQ_HASH_XXH3;
@@ -872,14 +872,14 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         if (cfg->capacity > 0)
             p.fpp = amq_blocked_fpp_theory(p.blocks, p.k, cfg->capacity);
     } else if (cfg->bits_per_key != 0.0) { /* NaN and negatives: refused below */
-        rc = amq_blocked_size_bpk(cfg->capacity, cfg->bits_per_key, &p.blocks, &p.k);
+        rc = amq_blocked_blocks_for_bpk(cfg->capacity, cfg->bits_per_key, &p.blocks, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc,
                            "cannot size a blocked Bloom filter for %llu items at %g bits per key",
                            (unsigned long long)cfg->capacity, cfg->bits_per_key);
         p.fpp = amq_blocked_fpp_theory(p.blocks, p.k, cfg->capacity);
     } else {
-        rc = amq_blocked_size_fpp(cfg->capacity, cfg->fpp, &p.blocks, &p.k);
+        rc = amq_blocked_blocks_for(cfg->capacity, cfg->fpp, &p.blocks, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc,
                            "cannot size a blocked Bloom filter for %llu items at false-positive"

@@ -23,7 +23,7 @@
 #define LN2 0.6931471805599453
 #define LN2_SQUARED (LN2 * LN2)
 
-int amq_bloom_size_fpp(uint64_t n, double p, uint64_t *bits, uint32_t *k)
+int amq_bloom_bits_for(uint64_t n, double p, uint64_t *bits, uint32_t *k)
 {
     double m, kk;
 
@@ -44,7 +44,7 @@ int amq_bloom_size_fpp(uint64_t n, double p, uint64_t *bits, uint32_t *k)
     return AMQ_OK;
 }
 
-int amq_bloom_size_bpk(uint64_t n, double bits_per_key, uint64_t *bits, uint32_t *k)
+int amq_bloom_bits_for_bpk(uint64_t n, double bits_per_key, uint64_t *bits, uint32_t *k)
 {
     double m, kk;
 
@@ -72,7 +72,7 @@ int amq_bloom_params_for(uint64_t n, double p, amq_bloom_params *params)
     int rc;
 
     memset(params, 0, sizeof *params);
-    rc = amq_bloom_size_fpp(n, p, &params->bits, &params->k);
+    rc = amq_bloom_bits_for(n, p, &params->bits, &params->k);
     if (rc != AMQ_OK)
         return rc;
     params->probe = AMQ_BLOOM_PROBE_NATIVE;

@@ -33,15 +33,15 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
                        " number of bits, which is 0", cfg->k);
     } else if (cfg->bits_per_key != 0.0) {
         /* Any non-zero value, NaN and negatives included, asks for sizing
-         * by bits per key: amq_bloom_size_bpk refuses the absurd ones. */
-        rc = amq_bloom_size_bpk(cfg->capacity, cfg->bits_per_key, &p.bits, &p.k);
+         * by bits per key: amq_bloom_bits_for_bpk refuses the absurd ones. */
+        rc = amq_bloom_bits_for_bpk(cfg->capacity, cfg->bits_per_key, &p.bits, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc, "cannot size a Bloom filter for %llu items at %g bits per key",
                            (unsigned long long)cfg->capacity, cfg->bits_per_key);
         p.capacity = cfg->capacity;
         p.fpp = amq_bloom_fpp_theory(p.bits, p.k, cfg->capacity);
     } else {
-        rc = amq_bloom_size_fpp(cfg->capacity, cfg->fpp, &p.bits, &p.k);
+        rc = amq_bloom_bits_for(cfg->capacity, cfg->fpp, &p.bits, &p.k);
         if (rc != AMQ_OK)
             return amq_err(err, rc,
                            "cannot size a Bloom filter for %llu items at false-positive rate %g"

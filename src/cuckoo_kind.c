@@ -169,7 +169,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     p.fpp = amq_loadf64(a->params + 40);
     p.hash_algo = a->hash_algo;
     p.seed = a->seed;
-    if (amq_cuckoo_check_params(&p) != AMQ_OK || amq_ck_check_victim(&p, vfp, vb) != AMQ_OK)
+    if (amq_cuckoo_params_check(&p) != AMQ_OK || amq_ck_check_victim(&p, vfp, vb) != AMQ_OK)
         return amq_err(err, AMQ_ECORRUPT,
                        "invalid cuckoo parameters (fingerprint bits %u, bucket size %u,"
                        " buckets %llu, max kicks %u, victim %u in bucket %llu)",

@@ -144,7 +144,7 @@ int amq_cuckoo_new(const amq_cuckoo_params *params, const amq_allocator *alloc,
     int rc;
 
     *out = NULL;
-    rc = amq_cuckoo_check_params(params);
+    rc = amq_cuckoo_params_check(params);
     if (rc != AMQ_OK)
         return rc;
     c = shell(params, alloc);
@@ -179,7 +179,7 @@ int amq_cuckoo_view(const amq_cuckoo_params *params, const void *data, size_t le
     int rc;
 
     *out = NULL;
-    rc = amq_cuckoo_check_params(params);
+    rc = amq_cuckoo_params_check(params);
     if (rc != AMQ_OK)
         return rc;
     if (amq_ck_check_victim(params, victim_fp, victim_bucket) != AMQ_OK)

@@ -132,7 +132,7 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
     return AMQ_OK;
 }
 
-int amq_cuckoo_check_params(const amq_cuckoo_params *p)
+int amq_cuckoo_params_check(const amq_cuckoo_params *p)
 {
     if (!valid_f(p->fingerprint_bits) || !valid_b(p->bucket_size))
         return AMQ_ERANGE;

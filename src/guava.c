@@ -48,7 +48,7 @@ int amq_guava_params_for(uint64_t n, double p, amq_bloom_params *params)
     return AMQ_OK;
 }
 
-int amq_guava_decode(const void *buf, size_t len, const amq_allocator *alloc,
+int amq_guava_deserialize(const void *buf, size_t len, const amq_allocator *alloc,
                      amq_bloom **out, amq_errinfo *err)
 {
     const uint8_t *in = buf;
@@ -142,7 +142,7 @@ int amq_guava_check(const amq_bloom *b, amq_errinfo *err)
     return AMQ_OK;
 }
 
-int amq_guava_encoded_size(const amq_bloom *b, size_t *size, amq_errinfo *err)
+int amq_guava_serialized_size(const amq_bloom *b, size_t *size, amq_errinfo *err)
 {
     amq_bloom_params p;
     int rc = amq_guava_check(b, err);
@@ -158,7 +158,7 @@ int amq_guava_encoded_size(const amq_bloom *b, size_t *size, amq_errinfo *err)
     return AMQ_OK;
 }
 
-int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *written,
+int amq_guava_serialize(const amq_bloom *b, void *buf, size_t cap, size_t *written,
                      amq_errinfo *err)
 {
     amq_bloom_params p;
@@ -167,7 +167,7 @@ int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *written,
     size_t size, i, words;
     int rc;
 
-    rc = amq_guava_encoded_size(b, &size, err);
+    rc = amq_guava_serialized_size(b, &size, err);
     if (rc != AMQ_OK)
         return rc;
     if (o == NULL || cap < size)

@@ -154,9 +154,9 @@ int amq_partitioned_new(const amq_partitioned_params *params, const amq_allocato
     if (params->capacity == 0)
         return AMQ_ERANGE;
     if (params->bits_per_key > 0.0)
-        rc = amq_blocked_size_bpk(params->capacity, params->bits_per_key, &total, &k);
+        rc = amq_blocked_blocks_for_bpk(params->capacity, params->bits_per_key, &total, &k);
     else
-        rc = amq_blocked_size_fpp(params->capacity, params->fpp, &total, &k);
+        rc = amq_blocked_blocks_for(params->capacity, params->fpp, &total, &k);
     if (rc != AMQ_OK)
         return rc;
     np = params->partitions != 0 ? params->partitions : choose_parts(total);

@@ -28,7 +28,7 @@
  * bit b & 7 of its byte b >> 3.  The B * 64 bytes are exactly the bit array
  * of an amq blocked filter of B blocks, k probes, XXH3 seed 0 holding the
  * same keys.  Sizing: B = max(1, ceil(n * bits_per_key / 512)), k the
- * best for that load (amq_blocked_size_bpk).  No alignment is required of a
+ * best for that load (amq_blocked_blocks_for_bpk).  No alignment is required of a
  * blob: it is read byte by byte.
  */
 #include <math.h>
@@ -73,7 +73,7 @@ static int leveldb_bytes(size_t n, double bits_per_key, size_t *bytes)
 static int blocked_geometry(size_t n, double bits_per_key, uint64_t *blocks, uint32_t *k)
 {
     /* An empty list still gets one block (and answers "no" to everything). */
-    return amq_blocked_size_bpk(n > 0 ? n : 1, bits_per_key, blocks, k);
+    return amq_blocked_blocks_for_bpk(n > 0 ? n : 1, bits_per_key, blocks, k);
 }
 
 /* The algorithm of a static encoding (AMQ_POLICY_FUSE or AMQ_POLICY_RIBBON). */

@@ -57,8 +57,8 @@ static void params_of(const amq_sbloom *s, amq_sbloom_params *p)
 {
     memset(p, 0, sizeof *p);
     p->capacity = s->n > 0 ? clnk(s)[0].entries : 0;
-    p->error = s->error;
-    p->growth = s->growth;
+    p->fpp = s->error;
+    p->expansion = s->growth;
     p->options = s->options;
     p->redisbloom = s->redisbloom;
     p->hash_algo = s->hash_algo;
@@ -81,14 +81,14 @@ void amq_sbloom_params_init(amq_sbloom_params *p, int redisbloom)
 {
     memset(p, 0, sizeof *p);
     p->capacity = 100;
-    p->error = 0.01;
-    p->growth = 2;
+    p->fpp = 0.01;
+    p->expansion = 2;
     p->options = RB_NEW_OPTIONS;
     p->redisbloom = redisbloom != 0;
     p->hash_algo = redisbloom ? AMQ_HASH_REDISBLOOM : AMQ_HASH_XXH3;
 }
 
-int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
+int amq_sbloom_link_info_for(uint64_t entries, double error, uint32_t options,
                            amq_sbloom_link_info *out)
 {
     double bpe, bits, hashes;
@@ -109,7 +109,7 @@ int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
     if (b > AMQ_BLOOM_MAX_BITS || hashes > (double)AMQ_BLOOM_MAX_K_REDISBLOOM)
         return AMQ_ELIMIT;
     out->entries = entries;
-    out->error = error;
+    out->fpp = error;
     out->bpe = bpe;
     out->bits = b;
     out->bytes = b / 8;
@@ -132,9 +132,9 @@ static amq_sbloom *shell(const amq_sbloom_params *p, const amq_allocator *alloc,
     if (s == NULL)
         return NULL;
     s->alloc = a;
-    s->error = p->error;
+    s->error = p->fpp;
     s->seed = p->seed;
-    s->growth = p->growth;
+    s->growth = p->expansion;
     s->options = (uint16_t)p->options;
     s->redisbloom = (uint8_t)(p->redisbloom != 0);
     s->hash_algo = (uint8_t)p->hash_algo;
@@ -226,13 +226,13 @@ static int size_link(const amq_sbloom_params *p, uint64_t entries, double error,
     int rc;
 
     if (p->redisbloom)
-        return amq_sbloom_link_sizing(entries, error, p->options, li);
+        return amq_sbloom_link_info_for(entries, error, p->options, li);
     memset(li, 0, sizeof *li);
-    rc = amq_bloom_size_fpp(entries, error, &bits, &k);
+    rc = amq_bloom_bits_for(entries, error, &bits, &k);
     if (rc != AMQ_OK)
         return AMQ_ELIMIT;
     li->entries = entries;
-    li->error = error;
+    li->fpp = error;
     li->bpe = (double)bits / (double)entries;
     li->bits = bits;
     li->bytes = bytes_of(bits);
@@ -242,9 +242,9 @@ static int size_link(const amq_sbloom_params *p, uint64_t entries, double error,
 
 static int check_params(const amq_sbloom_params *p)
 {
-    if (p->capacity == 0 || !(p->error > 0.0 && p->error < 1.0) ||
+    if (p->capacity == 0 || !(p->fpp > 0.0 && p->fpp < 1.0) ||
         (p->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || (p->options & AMQ_SBLOOM_ENTS_IS_BITS) ||
-        p->growth > 32768 || (p->growth == 0 && !(p->options & AMQ_SBLOOM_NO_SCALING)))
+        p->expansion > 32768 || (p->expansion == 0 && !(p->options & AMQ_SBLOOM_NO_SCALING)))
         return AMQ_ERANGE;
     if (p->redisbloom &&
         (p->options & RB_NEW_OPTIONS) != RB_NEW_OPTIONS)
@@ -271,9 +271,9 @@ int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
     if (rc != AMQ_OK)
         return rc;
     if (p.options & AMQ_SBLOOM_NO_SCALING)
-        e0 = p.error;
+        e0 = p.fpp;
     else
-        e0 = p.redisbloom ? p.error * RB_TIGHTENING : p.error * (1.0 - NATIVE_TIGHTENING);
+        e0 = p.redisbloom ? p.fpp * RB_TIGHTENING : p.fpp * (1.0 - NATIVE_TIGHTENING);
     rc = size_link(&p, p.capacity, e0, &li);
     if (rc != AMQ_OK)
         return rc;
@@ -281,7 +281,7 @@ int amq_sbloom_new(const amq_sbloom_params *params, const amq_allocator *alloc,
     s = shell(&p, alloc, room);
     if (s == NULL)
         return AMQ_ENOMEM;
-    rc = push_link(s, li.entries, li.error, li.bpe, li.bits, li.hashes, 0, NULL, room);
+    rc = push_link(s, li.entries, li.fpp, li.bpe, li.bits, li.hashes, 0, NULL, room);
     if (rc != AMQ_OK) {
         amq_sbloom_free(s);
         return rc;
@@ -368,7 +368,7 @@ static int grow(amq_sbloom *s)
     params_of(s, &p);
     rc = size_link(&p, last->entries * s->growth, error, &li);
     if (rc == AMQ_OK)
-        rc = push_link(s, li.entries, li.error, li.bpe, li.bits, li.hashes, 0, NULL, 0);
+        rc = push_link(s, li.entries, li.fpp, li.bpe, li.bits, li.hashes, 0, NULL, 0);
     return rc == AMQ_ERANGE ? AMQ_ELIMIT : rc;
 }
 
@@ -427,7 +427,7 @@ int amq_sbloom_contains(const amq_sbloom *s, const void *key, size_t len)
 void amq_sb_link_info(const sb_link *l, amq_sbloom_link_info *out)
 {
     out->entries = l->entries;
-    out->error = l->error;
+    out->fpp = l->error;
     out->bpe = l->bpe;
     out->bits = l_bits(l);
     out->bytes = bytes_of(l_bits(l));
@@ -442,8 +442,8 @@ void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out)
     uint32_t i;
 
     memset(out, 0, sizeof *out);
-    out->num_filters = s->n;
-    out->growth = s->growth;
+    out->links = s->n;
+    out->expansion = s->growth;
     out->options = s->options;
     out->redisbloom = s->redisbloom;
     for (i = 0; i < s->n; i++) {
@@ -451,7 +451,7 @@ void amq_sbloom_get_info(const amq_sbloom *s, amq_sbloom_info *out)
         out->capacity += l[i].entries;
         out->bytes += bytes_of(l_bits(&l[i]));
     }
-    out->size = 32 + 64 * (uint64_t)s->n + out->bytes;
+    out->info_bytes = 32 + 64 * (uint64_t)s->n + out->bytes;
 }
 
 void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out)
@@ -484,7 +484,7 @@ int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *
 
 static int check_link(const amq_sbloom_link_info *li, int redisbloom)
 {
-    if (li->entries == 0 || !(li->error > 0.0 && li->error < 1.0) || !isfinite(li->bpe) ||
+    if (li->entries == 0 || !(li->fpp > 0.0 && li->fpp < 1.0) || !isfinite(li->bpe) ||
         !(li->bpe > 0.0) || li->hashes == 0 ||
         li->hashes > (redisbloom ? AMQ_BLOOM_MAX_K_REDISBLOOM : AMQ_BLOOM_MAX_K) ||
         li->bits == 0 || li->bits > AMQ_BLOOM_MAX_BITS || li->items > li->entries)
@@ -507,20 +507,20 @@ int amq_sb_check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *lin
     uint64_t sum = 0;
     uint32_t i;
 
-    if (h->nfilters == 0 || h->nfilters > AMQ_SBLOOM_MAX_LINKS ||
-        (h->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || h->growth > 32768 ||
-        (h->growth == 0 && !(h->options & AMQ_SBLOOM_NO_SCALING)))
+    if (h->links == 0 || h->links > AMQ_SBLOOM_MAX_LINKS ||
+        (h->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || h->expansion > 32768 ||
+        (h->expansion == 0 && !(h->options & AMQ_SBLOOM_NO_SCALING)))
         return AMQ_ECORRUPT;
     if (redisbloom && !(h->options & AMQ_SBLOOM_FORCE64))
         return AMQ_EUNSUPPORTED;
-    for (i = 0; i < h->nfilters; i++) {
+    for (i = 0; i < h->links; i++) {
         if (check_link(&links[i], redisbloom) != AMQ_OK)
             return AMQ_ECORRUPT;
         if (links[i].items > UINT64_MAX - sum)
             return AMQ_ECORRUPT;
         sum += links[i].items;
     }
-    return sum == h->size ? AMQ_OK : AMQ_ECORRUPT;
+    return sum == h->items ? AMQ_OK : AMQ_ECORRUPT;
 }
 
 /* Frees arrays[from..n) (NULL entries skipped) through alloc. */
@@ -551,20 +551,20 @@ int amq_sb_build_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *lin
 
     s = shell(p, alloc, room);
     if (s == NULL) {
-        free_arrays(alloc, arrays, links, 0, h->nfilters);
+        free_arrays(alloc, arrays, links, 0, h->links);
         return AMQ_ENOMEM;
     }
     /* Link 0 first (it cannot fail in the block's room), so that a failure
      * later frees the block with the size it was taken with. */
-    for (; rc == AMQ_OK && i < h->nfilters; i++) {
+    for (; rc == AMQ_OK && i < h->links; i++) {
         if (i == 1)
-            rc = reserve_links(s, h->nfilters);
+            rc = reserve_links(s, h->links);
         if (rc != AMQ_OK)
             break;
         d = arrays != NULL ? arrays[i] : NULL;
         bytes = (size_t)links[i].bytes;
         copy = d != NULL && !amq_block_adoptable(&s->alloc, bytes);
-        rc = push_link(s, links[i].entries, links[i].error, links[i].bpe, links[i].bits,
+        rc = push_link(s, links[i].entries, links[i].fpp, links[i].bpe, links[i].bits,
                        links[i].hashes, links[i].n2, copy ? NULL : d, room);
         if (rc != AMQ_OK)
             break; /* arrays[i] was not taken */
@@ -575,7 +575,7 @@ int amq_sb_build_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *lin
         }
     }
     if (rc != AMQ_OK) {
-        free_arrays(alloc, arrays, links, i, h->nfilters);
+        free_arrays(alloc, arrays, links, i, h->links);
         amq_sbloom_free(s);
         return rc == AMQ_ERANGE ? AMQ_ECORRUPT : rc;
     }
@@ -589,15 +589,15 @@ static void raw_params(const amq_sbloom_header *h, const amq_sbloom_link_info *l
 {
     amq_sbloom_params_init(p, 1);
     p->capacity = links[0].entries;
-    p->error = (h->options & AMQ_SBLOOM_NO_SCALING) ? links[0].error
-                                                     : links[0].error / RB_TIGHTENING;
-    if (!(p->error < 1.0))
-        p->error = links[0].error;
-    p->growth = h->growth;
+    p->fpp = (h->options & AMQ_SBLOOM_NO_SCALING) ? links[0].fpp
+                                                     : links[0].fpp / RB_TIGHTENING;
+    if (!(p->fpp < 1.0))
+        p->fpp = links[0].fpp;
+    p->expansion = h->expansion;
     p->options = h->options;
 }
 
-int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+int amq_sbloom_from_header(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                         const amq_allocator *alloc, amq_sbloom **out)
 {
     amq_sbloom_params p;
@@ -646,15 +646,15 @@ int amq_sbloom_from_bloom(const amq_bloom *b, const amq_allocator *alloc, amq_sb
     link.bytes = p.bits / 8;
     link.hashes = p.k;
     link.bpe = (double)p.bits / (double)link.entries;
-    link.error = p.fpp > 0.0 && p.fpp < 1.0 ? p.fpp
+    link.fpp = p.fpp > 0.0 && p.fpp < 1.0 ? p.fpp
                                             : amq_bloom_fpp_theory(p.bits, p.k, link.entries);
-    if (!(link.error > 0.0 && link.error < 1.0))
-        link.error = 0.5; /* a rate the header can hold; queries never read it */
-    h.size = link.items;
-    h.nfilters = 1;
+    if (!(link.fpp > 0.0 && link.fpp < 1.0))
+        link.fpp = 0.5; /* a rate the header can hold; queries never read it */
+    h.items = link.items;
+    h.links = 1;
     h.options = AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64 | AMQ_SBLOOM_NO_SCALING;
-    h.growth = 2;
-    rc = amq_sbloom_from_raw(&h, &link, alloc, &s);
+    h.expansion = 2;
+    rc = amq_sbloom_from_header(&h, &link, alloc, &s);
     if (rc == AMQ_OK)
         rc = amq_sbloom_link_data_mut(s, 0, &data, &len);
     if (rc == AMQ_OK && len != amq_bloom_data_size(&p))
@@ -668,7 +668,7 @@ int amq_sbloom_from_bloom(const amq_bloom *b, const amq_allocator *alloc, amq_sb
     return AMQ_OK;
 }
 
-int amq_sbloom_from_raw_owning(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+int amq_sbloom_from_header_owning(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                                void **arrays, const amq_allocator *alloc, amq_sbloom **out)
 {
     amq_sbloom_params p;
@@ -677,7 +677,7 @@ int amq_sbloom_from_raw_owning(const amq_sbloom_header *h, const amq_sbloom_link
     *out = NULL;
     rc = amq_sb_check_raw(h, links, 1);
     if (rc != AMQ_OK) {
-        free_arrays(alloc, arrays, links, 0, h->nfilters <= AMQ_SBLOOM_MAX_LINKS ? h->nfilters : 0);
+        free_arrays(alloc, arrays, links, 0, h->links <= AMQ_SBLOOM_MAX_LINKS ? h->links : 0);
         return rc;
     }
     raw_params(h, links, &p);
@@ -686,12 +686,12 @@ int amq_sbloom_from_raw_owning(const amq_sbloom_header *h, const amq_sbloom_link
 
 /* ---- the RedisBloom dump format ---------------------------------------------------------------- */
 
-size_t amq_sbloom_header_size(const amq_sbloom *s)
+size_t amq_sbloom_header_serialized_size(const amq_sbloom *s)
 {
     return AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)s->n;
 }
 
-int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
+int amq_sbloom_header_serialize(const amq_sbloom *s, uint8_t *buf, size_t cap)
 {
     amq_sbloom_link_info li;
     uint8_t *p;
@@ -699,7 +699,7 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
 
     if (!s->redisbloom)
         return AMQ_EUNSUPPORTED;
-    if (cap < amq_sbloom_header_size(s))
+    if (cap < amq_sbloom_header_serialized_size(s))
         return AMQ_EINVAL;
     amq_store64(buf, chain_items(s));
     amq_store32(buf + 8, s->n);
@@ -711,7 +711,7 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
         amq_store64(p, li.bytes);
         amq_store64(p + 8, li.bits);
         amq_store64(p + 16, li.items);
-        amq_storef64(p + 24, li.error);
+        amq_storef64(p + 24, li.fpp);
         amq_storef64(p + 32, li.bpe);
         amq_store32(p + 40, li.hashes);
         amq_store64(p + 44, li.entries);
@@ -720,7 +720,7 @@ int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap)
     return AMQ_OK;
 }
 
-int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+int amq_sbloom_header_deserialize(const uint8_t *buf, size_t len, const amq_allocator *alloc,
                            amq_sbloom **out)
 {
     amq_allocator a;
@@ -734,34 +734,34 @@ int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator
     *out = NULL;
     if (len < AMQ_SBLOOM_HEADER_FIXED)
         return AMQ_ETRUNC;
-    h.size = amq_load64(buf);
-    h.nfilters = amq_load32(buf + 8);
+    h.items = amq_load64(buf);
+    h.links = amq_load32(buf + 8);
     h.options = amq_load32(buf + 12);
-    h.growth = amq_load32(buf + 16);
-    if (h.nfilters == 0 || h.nfilters > AMQ_SBLOOM_MAX_LINKS)
+    h.expansion = amq_load32(buf + 16);
+    if (h.links == 0 || h.links > AMQ_SBLOOM_MAX_LINKS)
         return AMQ_ECORRUPT;
-    want = AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)h.nfilters;
+    want = AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)h.links;
     if (len < want)
         return AMQ_ETRUNC;
     if (len != want)
         return AMQ_ECORRUPT;
     amq_alloc_init(&a, alloc);
-    bytes = h.nfilters * sizeof *links;
+    bytes = h.links * sizeof *links;
     links = amq_malloc(&a, bytes);
     if (links == NULL)
         return AMQ_ENOMEM;
-    for (i = 0; i < h.nfilters; i++) {
+    for (i = 0; i < h.links; i++) {
         p = buf + AMQ_SBLOOM_HEADER_FIXED + AMQ_SBLOOM_HEADER_LINK * (size_t)i;
         links[i].bytes = amq_load64(p);
         links[i].bits = amq_load64(p + 8);
         links[i].items = amq_load64(p + 16);
-        links[i].error = amq_loadf64(p + 24);
+        links[i].fpp = amq_loadf64(p + 24);
         links[i].bpe = amq_loadf64(p + 32);
         links[i].hashes = amq_load32(p + 40);
         links[i].entries = amq_load64(p + 44);
         links[i].n2 = p[52];
     }
-    rc = amq_sbloom_from_raw(&h, links, alloc, out);
+    rc = amq_sbloom_from_header(&h, links, alloc, out);
     amq_free(&a, links, bytes);
     return rc;
 }

@@ -27,9 +27,9 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
                        " independent hash halves; mulshift has one): use xxh3");
     amq_sbloom_params_init(&p, cfg->redisbloom != 0);
     p.capacity = cfg->capacity;
-    p.error = cfg->fpp;
+    p.fpp = cfg->fpp;
     if (cfg->expansion != 0)
-        p.growth = cfg->expansion;
+        p.expansion = cfg->expansion;
     if (cfg->nonscaling)
         p.options |= AMQ_SBLOOM_NO_SCALING;
     if (!cfg->redisbloom) {
@@ -41,7 +41,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         return amq_err(err, rc,
                        "cannot create a scalable Bloom filter for %llu items at"
                        " false-positive rate %g with expansion %u: %s",
-                       (unsigned long long)p.capacity, p.error, p.growth, amq_strerror(rc));
+                       (unsigned long long)p.capacity, p.fpp, p.expansion, amq_strerror(rc));
     *impl = s;
     return AMQ_OK;
 }
@@ -121,10 +121,10 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 
     amq_sbloom_get_info(s, &in);
     return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", s->redisbloom ? "redisbloom" : "native"),
-                      AMQ_U64("links", in.num_filters), AMQ_U64("expansion", s->growth),
+                      AMQ_U64("links", in.links), AMQ_U64("expansion", s->growth),
                       AMQ_STR("scaling", (s->options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes"),
                       AMQ_F64("error", s->error), AMQ_U64("options", s->options),
-                      AMQ_U64("redisbloom_size", in.size));
+                      AMQ_U64("redisbloom_size", in.info_bytes));
 }
 
 /* Parameter block, little-endian: u32 redisbloom, u32 options, u32 growth,
@@ -156,7 +156,7 @@ static void op_params_write(const void *impl, uint8_t *out)
         p = out + SB_FIXED + SB_LINK * (size_t)i;
         amq_sb_link_info(&clnk(s)[i], &li);
         amq_store64(p, li.entries);
-        amq_storef64(p + 8, li.error);
+        amq_storef64(p + 8, li.fpp);
         amq_storef64(p + 16, li.bpe);
         amq_store64(p + 24, li.bits);
         amq_store32(p + 32, li.hashes);
@@ -206,27 +206,27 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     amq_sbloom_params_init(&p, 0);
     p.redisbloom = amq_load32(a->params);
     p.options = amq_load32(a->params + 4);
-    p.growth = amq_load32(a->params + 8);
-    h.nfilters = amq_load32(a->params + 12);
-    p.error = amq_loadf64(a->params + 16);
+    p.expansion = amq_load32(a->params + 8);
+    h.links = amq_load32(a->params + 12);
+    p.fpp = amq_loadf64(a->params + 16);
     p.hash_algo = a->hash_algo;
     p.seed = a->seed;
     h.options = p.options;
-    h.growth = p.growth;
-    h.size = a->items;
-    if (p.redisbloom > 1 || h.nfilters == 0 || h.nfilters > AMQ_SBLOOM_MAX_LINKS ||
-        a->params_len != SB_FIXED + SB_LINK * (size_t)h.nfilters ||
-        !(p.error > 0.0 && p.error < 1.0) ||
+    h.expansion = p.expansion;
+    h.items = a->items;
+    if (p.redisbloom > 1 || h.links == 0 || h.links > AMQ_SBLOOM_MAX_LINKS ||
+        a->params_len != SB_FIXED + SB_LINK * (size_t)h.links ||
+        !(p.fpp > 0.0 && p.fpp < 1.0) ||
         (p.redisbloom && (a->hash_algo != AMQ_HASH_REDISBLOOM || a->seed != 0)))
         return amq_err(err, AMQ_ECORRUPT, "invalid scalable Bloom parameters");
-    bytes = h.nfilters * sizeof *links;
+    bytes = h.links * sizeof *links;
     links = amq_malloc(&al, bytes);
     if (links == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
-    for (i = 0; i < h.nfilters; i++) {
+    for (i = 0; i < h.links; i++) {
         q = a->params + SB_FIXED + SB_LINK * (size_t)i;
         links[i].entries = amq_load64(q);
-        links[i].error = amq_loadf64(q + 8);
+        links[i].fpp = amq_loadf64(q + 8);
         links[i].bpe = amq_loadf64(q + 16);
         links[i].bits = amq_load64(q + 24);
         links[i].hashes = amq_load32(q + 32);
@@ -242,7 +242,7 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         rc = AMQ_ECORRUPT;
     if (rc == AMQ_OK)
         rc = amq_sb_build_raw(&h, links, NULL, &p, a->alloc, &s);
-    for (i = 0; rc == AMQ_OK && i < h.nfilters; i++) {
+    for (i = 0; rc == AMQ_OK && i < h.links; i++) {
         uint8_t *d = lnk(s)[i].data;
         uint64_t tail = links[i].bits & 63;
         memcpy(d, a->payload + off, (size_t)links[i].bytes);

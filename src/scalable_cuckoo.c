@@ -5,9 +5,9 @@
  *
  * Bucket counts are powers of two, so "mod nb" is a mask and the alternate
  * index (i xor fp * 0x5bd1e995) mod nb is an involution within every
- * sub-filter and compatible across sub-filters: nb_j divides nb_k for
+ * link and compatible across links: nb_j divides nb_k for
  * j < k, which is what lets compaction move a fingerprint from bucket i of
- * a newer sub-filter to bucket i mod nb_j of an older one without the key.
+ * a newer link to bucket i mod nb_j of an older one without the key.
  *
  * Buckets may have any size up to 255 slots, so bucket search is a plain
  * scan (memchr for 8-bit slots) rather than the lane trick of cuckoo.c.
@@ -24,7 +24,7 @@
 #include "kind.h"
 #include "scalable_cuckoo_internal.h"
 
-/* Every sub-filter the first's size (a chain growing by 1): offsets and
+/* Every link the first's size (a chain growing by 1): offsets and
  * totals are then products, O(1) however long the chain. */
 static int uniform(const amq_scuckoo *c)
 {
@@ -44,11 +44,11 @@ typedef struct lookup {
 void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom)
 {
     memset(p, 0, sizeof *p);
-    p->max_filters = DEFAULT_MAX_FILTERS;
+    p->max_links = DEFAULT_MAX_FILTERS;
     if (redisbloom) {
         p->capacity = 1024;
         p->bucket_size = 2;
-        p->max_iterations = 20;
+        p->max_kicks = 20;
         p->expansion = 1;
         p->fingerprint_bits = 8;
         p->redisbloom = 1;
@@ -56,7 +56,7 @@ void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom)
     } else {
         p->capacity = 1024;
         p->bucket_size = 4;
-        p->max_iterations = 500;
+        p->max_kicks = 500;
         p->expansion = 2;
         p->fingerprint_bits = 16;
         p->hash_algo = AMQ_HASH_XXH3;
@@ -77,7 +77,7 @@ uint64_t amq_sc_sub_bytes(const amq_scuckoo *c, uint64_t nb)
     return (nb * c->bucket_size * c->fingerprint_bits + 7) / 8;
 }
 
-/* Bytes a sub-filter's table takes.  Slots are read bytewise: no
+/* Bytes a link's table takes.  Slots are read bytewise: no
  * alignment to pay for; 8-bit slots (the RedisBloom layout) are never read
  * past the last one, so the table is exactly its slots and a power-of-two
  * table stays in its allocator size class; packed 12/16-bit tables keep
@@ -89,14 +89,14 @@ uint64_t amq_sc_table_bytes(const amq_scuckoo *c, uint64_t nb)
 }
 
 /*
- * Checks a chain's shape and returns its total slots: nf sub-filters of
+ * Checks a chain's shape and returns its total slots: nf links of
  * nb0 * expansion^j buckets each within AMQ_SCUCKOO_MAX_SLOTS.
  */
 int amq_sc_check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots)
 {
     uint64_t nb = nb0, total = 0, j;
 
-    if (!is_pow2(nb0) || nf == 0 || nf > AMQ_SCUCKOO_MAX_FILTERS || (exp == 0 && nf != 1))
+    if (!is_pow2(nb0) || nf == 0 || nf > AMQ_SCUCKOO_MAX_LINKS || (exp == 0 && nf != 1))
         return AMQ_ERANGE;
     for (j = 0; j < nf; j++) {
         if (j > 0) {
@@ -145,8 +145,8 @@ amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *allo
     c->alloc = shared;
     c->capacity = p->capacity;
     c->seed = p->seed;
-    c->max_filters = p->max_filters;
-    c->max_iterations = (uint16_t)p->max_iterations;
+    c->max_filters = p->max_links;
+    c->max_iterations = (uint16_t)p->max_kicks;
     c->expansion = (uint16_t)p->expansion;
     c->bucket_size = (uint8_t)p->bucket_size;
     c->fingerprint_bits = (uint8_t)p->fingerprint_bits;
@@ -155,7 +155,7 @@ amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *allo
     return c;
 }
 
-/* Appends a sub-filter of nb buckets: zeroed, or adopting table (its
+/* Appends a link of nb buckets: zeroed, or adopting table (its
  * bytes from the filter's allocator; still the caller's on an error). */
 static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 {
@@ -163,15 +163,15 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
     uint64_t bytes;
     int rc;
 
-    if (c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
+    if (c->nf >= AMQ_SCUCKOO_MAX_LINKS)
         return AMQ_ELIMIT; /* whatever max_filters says: a longer chain could not load */
     if (c->nf == c->cap) {
         /* One entry at a time while chains are short (what a host such
          * as Redis counts per key), doubling beyond. */
         uint32_t ncap = c->nf < 32 ? c->nf + 1u : 2u * c->cap;
         subf *nf;
-        if (ncap > AMQ_SCUCKOO_MAX_FILTERS)
-            ncap = AMQ_SCUCKOO_MAX_FILTERS;
+        if (ncap > AMQ_SCUCKOO_MAX_LINKS)
+            ncap = AMQ_SCUCKOO_MAX_LINKS;
         nf = amq_calloc(c->alloc, ncap * sizeof *nf);
         if (nf == NULL)
             return AMQ_ENOMEM;
@@ -205,7 +205,7 @@ void amq_sc_pop_subf(amq_scuckoo *c)
     amq_block_free(c->alloc, c->f[c->nf].data, (size_t)amq_sc_table_bytes(c, c->f[c->nf].nb));
 }
 
-/* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
+/* Allocates nf links nb0 * expansion^j (shape already checked), or
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
 int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
@@ -239,8 +239,8 @@ int amq_scuckoo_new(const amq_scuckoo_params *params, const amq_allocator *alloc
     } else if (!native_width(p.fingerprint_bits)) {
         return AMQ_ERANGE;
     }
-    if (amq_sc_check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
-        p.capacity == 0 || p.capacity > AMQ_SCUCKOO_MAX_SLOTS || p.max_filters == 0)
+    if (amq_sc_check_scalars(p.bucket_size, p.max_kicks, p.expansion) != AMQ_OK ||
+        p.capacity == 0 || p.capacity > AMQ_SCUCKOO_MAX_SLOTS || p.max_links == 0)
         return AMQ_ERANGE;
     rc = amq_hash_check(p.hash_algo, p.seed);
     if (rc != AMQ_OK)
@@ -370,7 +370,7 @@ static int64_t find_available(const amq_scuckoo *c, const subf *s, uint64_t h1, 
 /* ---- insertion ------------------------------------------------------------------------------ */
 
 /*
- * The eviction walk on sub-filter s: from bucket h1 and slot 0, swap the
+ * The eviction walk on link s: from bucket h1 and slot 0, swap the
  * carried fingerprint into the current slot, move to the alternate bucket
  * of the fingerprint now carried, stop at an empty slot there; else the
  * next slot (mod bucket size).  On failure, the same steps backwards
@@ -415,7 +415,7 @@ static int grow(amq_scuckoo *c)
     if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / c->expansion)
         return AMQ_ELIMIT;
     nb = last->nb * c->expansion;
-    if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->bucket_size || c->nf >= AMQ_SCUCKOO_MAX_FILTERS)
+    if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->bucket_size || c->nf >= AMQ_SCUCKOO_MAX_LINKS)
         return AMQ_ELIMIT;
     return push_subf(c, nb, NULL);
 }
@@ -527,8 +527,8 @@ uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
 
 /* ---- deletion and compaction ------------------------------------------------------------- */
 
-/* Moves the fingerprint of slot `slot` (bucket i) of sub-filter fi to the
- * oldest earlier sub-filter with room: 1 moved or empty, 0 no room. */
+/* Moves the fingerprint of slot `slot` (bucket i) of link fi to the
+ * oldest earlier link with room: 1 moved or empty, 0 no room. */
 static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
 {
     subf *s = &c->f[fi];
@@ -551,19 +551,19 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
 }
 
 /*
- * The same walk for a chain whose sub-filters all have the same bucket
+ * The same walk for a chain whose links all have the same bucket
  * count (expansion 1), where a long chain made the scan of every earlier
- * sub-filter per slot quadratic.  room.first[b] is the first sub-filter
+ * link per slot quadratic.  room.first[b] is the first link
  * that may still have room in bucket b and room.pos[b] the first slot of
  * that bucket that may be empty: during a compaction room only disappears
- * from the sub-filters moved into (the slots emptied belong to the one
+ * from the links moved into (the slots emptied belong to the one
  * being compacted, never a target again), so both only move forward and a
  * whole compaction reads each slot of the chain about once.  The
- * fingerprint lands where relocate() would put it: the oldest sub-filter
+ * fingerprint lands where relocate() would put it: the oldest link
  * with room in bucket i or, failing that, in its alternate bucket.
  */
 typedef struct room {
-    uint16_t *first; /* nb0 entries; sub-filter indexes fit (at most 65535) */
+    uint16_t *first; /* nb0 entries; link indexes fit (at most 65535) */
     uint8_t *pos;    /* nb0 entries; bucket sizes are at most 255 */
 } room;
 
@@ -623,7 +623,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
     return 1;
 }
 
-/* 1 when no slot of sub-filter fi holds a fingerprint. */
+/* 1 when no slot of link fi holds a fingerprint. */
 static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
     const uint8_t *d = c->f[fi].data;
@@ -631,7 +631,7 @@ static int subf_empty(const amq_scuckoo *c, uint32_t fi)
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
 
-/* 1 when some bucket of the sub-filters before fi may still take a
+/* 1 when some bucket of the links before fi may still take a
  * fingerprint (first[] advanced on the way, so each bucket of the chain is
  * read about once over a whole compaction). */
 static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
@@ -645,7 +645,7 @@ static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
 }
 
 /* Slot visits left to this compaction, each costing one earlier bucket
- * (the flat walk) or one per earlier sub-filter (the plain walk). */
+ * (the flat walk) or one per earlier link (the plain walk). */
 static int spend(uint64_t *budget, uint64_t cost)
 {
     if (*budget < cost) {
@@ -687,7 +687,7 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
 }
 
 /* Chains at least this long with one bucket count compact with a room
- * (3 bytes per bucket of one sub-filter: at most 3/16 of the chain). */
+ * (3 bytes per bucket of one link: at most 3/16 of the chain). */
 #define FLAT_COMPACT_MIN 16u
 
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
@@ -698,7 +698,7 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     size_t bytes = 0;
     uint32_t j;
 
-    /* Expansion 1 (0 allows a single sub-filter): every sub-filter has nb0
+    /* Expansion 1 (0 allows a single link): every link has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
     if (c->expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
@@ -753,25 +753,25 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
 
     memset(out, 0, sizeof *out);
     out->num_buckets = nb0_of(c);
-    out->num_filters = c->nf;
+    out->links = c->nf;
     out->items = c->items;
     out->deletes = c->deletes;
     out->bucket_size = c->bucket_size;
-    out->max_iterations = c->max_iterations;
+    out->max_kicks = c->max_iterations;
     out->expansion = c->expansion;
-    out->max_filters = c->max_filters;
+    out->max_links = c->max_filters;
     out->fingerprint_bits = c->fingerprint_bits;
     out->redisbloom = c->redisbloom;
     if (uniform(c)) { /* O(1) for a long chain, as locate() */
-        out->capacity = c->nf * c->f[0].nb * c->bucket_size;
+        out->slots = c->nf * c->f[0].nb * c->bucket_size;
         out->bytes = c->nf * amq_sc_sub_bytes(c, c->f[0].nb);
     } else {
         for (j = 0; j < c->nf; j++) {
-            out->capacity += c->f[j].nb * c->bucket_size;
+            out->slots += c->f[j].nb * c->bucket_size;
             out->bytes += amq_sc_sub_bytes(c, c->f[j].nb);
         }
     }
-    out->size = 40 + 16 * (uint64_t)c->nf + out->capacity;
+    out->info_bytes = 40 + 16 * (uint64_t)c->nf + out->slots;
 }
 
 void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out)
@@ -779,16 +779,16 @@ void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out)
     memset(out, 0, sizeof *out);
     out->capacity = c->capacity;
     out->bucket_size = c->bucket_size;
-    out->max_iterations = c->max_iterations;
+    out->max_kicks = c->max_iterations;
     out->expansion = c->expansion;
-    out->max_filters = c->max_filters;
+    out->max_links = c->max_filters;
     out->fingerprint_bits = c->fingerprint_bits;
     out->redisbloom = c->redisbloom;
     out->hash_algo = c->hash_algo;
     out->seed = c->seed;
 }
 
-int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
+int amq_scuckoo_link(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
                           const uint8_t **data, size_t *bytes)
 {
     if (i >= c->nf)
@@ -802,7 +802,7 @@ int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
     return AMQ_OK;
 }
 
-int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t *bytes)
+int amq_scuckoo_link_data_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t *bytes)
 {
     if (i >= c->nf)
         return AMQ_ERANGE;
@@ -811,7 +811,7 @@ int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
     return AMQ_OK;
 }
 
-int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters)
+int amq_scuckoo_set_max_links(amq_scuckoo *c, uint32_t max_filters)
 {
     if (max_filters == 0)
         return AMQ_ERANGE;
@@ -829,7 +829,7 @@ uint64_t amq_sc_count_used(const amq_scuckoo *c)
     return n;
 }
 
-int amq_scuckoo_validate(const amq_scuckoo *c)
+int amq_scuckoo_check(const amq_scuckoo *c)
 {
     return amq_sc_count_used(c) == c->items ? AMQ_OK : AMQ_ECORRUPT;
 }
@@ -854,16 +854,16 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
     int rc = AMQ_ECORRUPT;
 
     *out = NULL;
-    if (amq_sc_check_scalars(h->bucket_size, h->max_iterations, h->expansion) != AMQ_OK)
+    if (amq_sc_check_scalars(h->bucket_size, h->max_kicks, h->expansion) != AMQ_OK)
         goto fail;
     /* The chain grows by the power of two at or above the expansion asked
      * for; a header holding the unrounded value describes the same chain. */
     exp = h->expansion == 0 ? 0 : (uint32_t)next_pow2(h->expansion);
-    if (amq_sc_check_chain(h->bucket_size, exp, h->num_buckets, h->num_filters, &slots) != AMQ_OK)
+    if (amq_sc_check_chain(h->bucket_size, exp, h->num_buckets, h->links, &slots) != AMQ_OK)
         goto fail;
     if (h->num_items > slots)
         goto fail;
-    for (j = 0, nb = h->num_buckets; j < h->num_filters; j++) {
+    for (j = 0, nb = h->num_buckets; j < h->links; j++) {
         if (j > 0)
             nb *= exp;
         if ((sub_buckets != NULL && sub_buckets[j] != nb) ||
@@ -873,16 +873,16 @@ static int from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
     amq_scuckoo_params_init(&p, 1);
     p.capacity = h->num_buckets * h->bucket_size;
     p.bucket_size = h->bucket_size;
-    p.max_iterations = h->max_iterations;
+    p.max_kicks = h->max_kicks;
     p.expansion = exp;
-    p.max_filters = h->num_filters > DEFAULT_MAX_FILTERS ? (uint32_t)h->num_filters
+    p.max_links = h->links > DEFAULT_MAX_FILTERS ? (uint32_t)h->links
                                                           : DEFAULT_MAX_FILTERS;
     j = 0;
     rc = AMQ_ENOMEM;
     c = amq_sc_shell(&p, alloc);
     if (c == NULL)
         goto fail;
-    rc = amq_sc_build_chain(c, h->num_buckets, h->num_filters, tables);
+    rc = amq_sc_build_chain(c, h->num_buckets, h->links, tables);
     if (rc != AMQ_OK)
         goto fail;
     c->items = h->num_items;
@@ -895,7 +895,7 @@ fail:
         amq_allocator a;
         amq_alloc_init(&a, alloc);
         /* The ones the chain holds go with it. */
-        for (j = c != NULL ? c->nf : 0; j < h->num_filters; j++)
+        for (j = c != NULL ? c->nf : 0; j < h->links; j++)
             amq_free(&a, tables[j], table_bytes[j]);
     }
     amq_scuckoo_free(c);
@@ -915,7 +915,7 @@ uint64_t amq_scuckoo_header_buckets(const amq_scuckoo_header *h, uint64_t j)
 {
     uint64_t nb = h->num_buckets, exp = header_growth(h), i;
 
-    if (j >= h->num_filters || (j > 0 && exp == 0))
+    if (j >= h->links || (j > 0 && exp == 0))
         return 0;
     for (i = 0; i < j && exp > 1; i++) {
         if (nb > UINT64_MAX / exp)
@@ -930,7 +930,7 @@ uint64_t amq_scuckoo_header_bytes(const amq_scuckoo_header *h)
     const uint64_t lim = UINT64_MAX / 2;
     uint64_t nb = h->num_buckets, total = 0, exp = header_growth(h), j;
 
-    for (j = 0; j < h->num_filters && j <= AMQ_SCUCKOO_MAX_FILTERS; j++) {
+    for (j = 0; j < h->links && j <= AMQ_SCUCKOO_MAX_LINKS; j++) {
         if (j > 0)
             nb = (exp != 0 && nb <= lim / exp) ? nb * exp : lim;
         total += nb <= lim / (h->bucket_size + 1u) ? nb * h->bucket_size : lim;
@@ -958,7 +958,7 @@ int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
     return from_header(h, NULL, tables, table_bytes, alloc, out);
 }
 
-int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap)
+int amq_scuckoo_header_serialize(const amq_scuckoo *c, uint8_t *buf, size_t cap)
 {
     if (!c->redisbloom)
         return AMQ_EUNSUPPORTED;
@@ -984,22 +984,22 @@ int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scuckoo_header
     h->num_items = amq_load64(buf);
     h->num_buckets = amq_load64(buf + 8);
     h->num_deletes = amq_load64(buf + 16);
-    h->num_filters = amq_load64(buf + 24);
+    h->links = amq_load64(buf + 24);
     h->bucket_size = amq_load16(buf + 32);
-    h->max_iterations = amq_load16(buf + 34);
+    h->max_kicks = amq_load16(buf + 34);
     h->expansion = amq_load16(buf + 36);
     return AMQ_OK;
 }
 
 /*
  * Offsets into the concatenated arrays (SCANDUMP / LOADCHUNK iterators).
- * A chain growing by 1 (the long ones: up to 65,535 sub-filters) has every
- * sub-filter the first's size, so an offset is a division away; otherwise
- * sizes at least double from one sub-filter to the next and a walk ends
+ * A chain growing by 1 (the long ones: up to 65,535 links) has every
+ * link the first's size, so an offset is a division away; otherwise
+ * sizes at least double from one link to the next and a walk ends
  * within 64 steps.  Either way a chunk costs O(1) in the chain's length.
  * (uniform() is defined with nb0_of.)
  */
-/* The sub-filter holding byte offset off of the concatenated arrays, and
+/* The link holding byte offset off of the concatenated arrays, and
  * the offset within it; -1 past the end. */
 static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
 {
@@ -1070,7 +1070,7 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     j = locate(c, it - len - 1, &within);
     if (j < 0) {
         /* RedisBloom's rule: a chunk past the end of the chain lands in the
-         * last sub-filter, at its offset less the chain's size. */
+         * last link, at its offset less the chain's size. */
         amq_scuckoo_info in;
         amq_scuckoo_get_info(c, &in); /* O(1) in the chain's length */
         total = in.bytes;

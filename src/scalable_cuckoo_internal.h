@@ -29,7 +29,7 @@ struct amq_scuckoo {
     uint64_t capacity;
     uint64_t seed;
     uint32_t max_filters;
-    uint16_t nf;             /* sub-filters, <= AMQ_SCUCKOO_MAX_FILTERS */
+    uint16_t nf;             /* links, <= AMQ_SCUCKOO_MAX_LINKS */
     uint16_t cap;            /* entries allocated in f[] */
     uint16_t max_iterations; /* 1..65535 */
     uint16_t expansion;      /* 0..32768, rounded to a power of two */
@@ -39,7 +39,7 @@ struct amq_scuckoo {
     uint8_t hash_algo;
 };
 
-/* Buckets of the first sub-filter (a chain always has one): not stored, so
+/* Buckets of the first link (a chain always has one): not stored, so
  * that the handle stays in a smaller allocator size class. */
 static inline uint64_t nb0_of(const amq_scuckoo *c)
 {
@@ -57,22 +57,22 @@ static inline int is_pow2(uint64_t x)
     return x != 0 && (x & (x - 1)) == 0;
 }
 
-/* Bytes of a sub-filter of nb buckets, and of its table. */
+/* Bytes of a link of nb buckets, and of its table. */
 uint64_t amq_sc_sub_bytes(const amq_scuckoo *c, uint64_t nb);
 uint64_t amq_sc_table_bytes(const amq_scuckoo *c, uint64_t nb);
 /* A chain's shape (its total slots in *slots) and its scalars: AMQ_OK or
  * AMQ_ERANGE. */
 int amq_sc_check_chain(uint32_t bs, uint32_t exp, uint64_t nb0, uint64_t nf, uint64_t *slots);
 int amq_sc_check_scalars(uint32_t bs, uint32_t iters, uint32_t exp);
-/* A handle for p (checked; its expansion rounded), no sub-filter yet. */
+/* A handle for p (checked; its expansion rounded), no link yet. */
 amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *alloc);
-/* Drops the last sub-filter. */
+/* Drops the last link. */
 void amq_sc_pop_subf(amq_scuckoo *c);
-/* Allocates nf sub-filters nb0 * expansion^j (shape already checked), or
+/* Allocates nf links nb0 * expansion^j (shape already checked), or
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
 int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables);
-/* Fingerprints held in every sub-filter's table. */
+/* Fingerprints held in every link's table. */
 uint64_t amq_sc_count_used(const amq_scuckoo *c);
 
 #endif /* AMQ_SCALABLE_CUCKOO_INTERNAL_H */

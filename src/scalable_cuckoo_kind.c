@@ -1,7 +1,7 @@
 /*
  * scalable_cuckoo_kind.c - the scalable cuckoo filter as a kind of the
  * generic handle (kind.h): the adapter (create, the entries over the
- * chain) and the codec (parameter block, the sub-filters' tables, load).
+ * chain) and the codec (parameter block, the links' tables, load).
  * The algorithm is scalable_cuckoo.c.
  */
 #include <math.h>
@@ -24,7 +24,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     if (cfg->bucket_size != 0)
         p.bucket_size = cfg->bucket_size;
     if (cfg->max_kicks != 0)
-        p.max_iterations = cfg->max_kicks;
+        p.max_kicks = cfg->max_kicks;
     if (cfg->expansion != 0)
         p.expansion = cfg->expansion;
     if (cfg->nonscaling)
@@ -43,7 +43,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
                        " layout needs 8-bit fingerprints, native mode 4 to 32; bucket"
                        " size 1-255, kicks 1-65535, expansion 0-32768",
                        (unsigned long long)p.capacity, p.bucket_size, p.fingerprint_bits,
-                       p.max_iterations, p.expansion, amq_strerror(rc));
+                       p.max_kicks, p.expansion, amq_strerror(rc));
     *impl = c;
     return AMQ_OK;
 }
@@ -106,13 +106,13 @@ static void op_stats(const void *impl, amq_stats *st)
     uint32_t j;
 
     amq_scuckoo_get_info(c, &in);
-    load = (double)c->items / (double)in.capacity;
+    load = (double)c->items / (double)in.slots;
     q = c->redisbloom ? 1.0 / 255.0
                         : 1.0 / (double)((UINT64_C(1) << c->fingerprint_bits) - 1);
     for (j = 0; j < c->nf; j++)
         miss *= pow(1.0 - q, 2.0 * c->bucket_size * load);
     st->items = c->items;
-    st->capacity = in.capacity;
+    st->capacity = in.slots;
     st->bytes = in.bytes;
     st->fill = load;
     st->fpp_now = 1.0 - miss;
@@ -128,17 +128,17 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", c->redisbloom ? "redisbloom" : "native"),
                       AMQ_U64("fingerprint_bits", in.fingerprint_bits),
                       AMQ_U64("bucket_size", in.bucket_size), AMQ_U64("buckets", in.num_buckets),
-                      AMQ_U64("filters", in.num_filters), AMQ_U64("max_filters", in.max_filters),
-                      AMQ_U64("max_iterations", in.max_iterations),
-                      AMQ_U64("expansion", in.expansion), AMQ_U64("slots", in.capacity),
-                      AMQ_U64("deletes", in.deletes), AMQ_U64("redisbloom_size", in.size));
+                      AMQ_U64("filters", in.links), AMQ_U64("max_filters", in.max_links),
+                      AMQ_U64("max_iterations", in.max_kicks),
+                      AMQ_U64("expansion", in.expansion), AMQ_U64("slots", in.slots),
+                      AMQ_U64("deletes", in.deletes), AMQ_U64("redisbloom_size", in.info_bytes));
 }
 
 /* Parameter block (56 bytes, little-endian):
  *   u32 redisbloom, u32 fingerprint_bits, u32 bucket_size, u32 max_iterations,
  *   u32 expansion, u32 max_filters, u32 num_filters, u32 reserved (0),
- *   u64 num_buckets (first sub-filter), u64 deletes, u64 capacity.
- * Payload: the sub-filter arrays (packed, unpadded) concatenated. */
+ *   u64 num_buckets (first link), u64 deletes, u64 capacity.
+ * Payload: the link arrays (packed, unpadded) concatenated. */
 #define SC_PARAMS_SIZE 56
 
 static size_t op_params_size(const void *impl)
@@ -200,20 +200,20 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     p.redisbloom = amq_load32(a->params);
     p.fingerprint_bits = amq_load32(a->params + 4);
     p.bucket_size = amq_load32(a->params + 8);
-    p.max_iterations = amq_load32(a->params + 12);
+    p.max_kicks = amq_load32(a->params + 12);
     p.expansion = amq_load32(a->params + 16);
-    p.max_filters = amq_load32(a->params + 20);
+    p.max_links = amq_load32(a->params + 20);
     nf = amq_load32(a->params + 24);
     reserved = amq_load32(a->params + 28);
     nb0 = amq_load64(a->params + 32);
     p.capacity = amq_load64(a->params + 48);
     p.hash_algo = a->hash_algo;
     p.seed = a->seed;
-    if (p.redisbloom > 1 || reserved != 0 || p.max_filters == 0 ||
+    if (p.redisbloom > 1 || reserved != 0 || p.max_links == 0 ||
         (p.redisbloom && (p.fingerprint_bits != 8 || a->hash_algo != AMQ_HASH_MURMUR64A ||
                           a->seed != 0)) ||
         !native_width(p.fingerprint_bits) ||
-        amq_sc_check_scalars(p.bucket_size, p.max_iterations, p.expansion) != AMQ_OK ||
+        amq_sc_check_scalars(p.bucket_size, p.max_kicks, p.expansion) != AMQ_OK ||
         (p.expansion != 0 && !is_pow2(p.expansion)) ||
         amq_sc_check_chain(p.bucket_size, p.expansion, nb0, nf, &slots) != AMQ_OK ||
         a->items > slots)

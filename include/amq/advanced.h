@@ -17,7 +17,7 @@
  *  - the blocked kind's query-path selection (scalar, AVX2, AVX-512);
  *  - amq_fuse_view (amq/fuse_view.h): a fuse filter's one-key query inline
  *    in the caller's loop;
- *  - the RedisBloom data types' internals: link and sub-filter arrays,
+ *  - the RedisBloom data types' internals: link and link arrays,
  *    construction from RDB fields, and the SCANDUMP / LOADCHUNK chunk
  *    format (the Redis module's persistence), and the aging kind's raw
  *    state (the module's RDB).
@@ -60,14 +60,14 @@ extern "C" {
  * Returns AMQ_ERANGE when n is 0, p is not in (0, 1) or m would exceed
  * AMQ_BLOOM_MAX_BITS.  Fills bits and k only.
  */
-AMQ_API int amq_bloom_size_fpp(uint64_t n, double p, uint64_t *bits, uint32_t *k);
+AMQ_API int amq_bloom_bits_for(uint64_t n, double p, uint64_t *bits, uint32_t *k);
 
 /*
  * Sizing from bits per key, as LevelDB does: m = n * bits_per_key (at least
  * 64), k = floor(bits_per_key * 0.69) clamped to [1, 30].
  * AMQ_ERANGE when n is 0 or bits_per_key is not in (0, 1000].
  */
-AMQ_API int amq_bloom_size_bpk(uint64_t n, double bits_per_key, uint64_t *bits,
+AMQ_API int amq_bloom_bits_for_bpk(uint64_t n, double bits_per_key, uint64_t *bits,
                                uint32_t *k);
 
 /* A deep, writable copy (also of a view).  AMQ_ENOMEM. */
@@ -148,17 +148,17 @@ AMQ_API void amq_bloom_set_items(amq_bloom *b, uint64_t items);
  * (rates below about 1e-12 are out of reach of one 512-bit block).
  * O(log(n) * 16) rate evaluations.
  */
-AMQ_API int amq_blocked_size_fpp(uint64_t n, double p, uint64_t *blocks, uint32_t *k);
+AMQ_API int amq_blocked_blocks_for(uint64_t n, double p, uint64_t *blocks, uint32_t *k);
 
 /*
  * Sizing from bits per key: blocks = ceil(n * bits_per_key / 512) (at
  * least 1), k = the best k for that size.  AMQ_ERANGE when n is 0,
  * bits_per_key not in (0, 1000], or too many blocks.
  */
-AMQ_API int amq_blocked_size_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k);
+AMQ_API int amq_blocked_blocks_for_bpk(uint64_t n, double bits_per_key, uint64_t *blocks, uint32_t *k);
 
-/* Fills params for (n, p) with amq_blocked_size_fpp, XXH3 seed 0.  AMQ_OK,
- * or AMQ_ERANGE as amq_blocked_size_fpp. */
+/* Fills params for (n, p) with amq_blocked_blocks_for, XXH3 seed 0.  AMQ_OK,
+ * or AMQ_ERANGE as amq_blocked_blocks_for. */
 AMQ_API int amq_blocked_params_for(uint64_t n, double p, amq_blocked_params *params);
 
 /*
@@ -436,7 +436,7 @@ AMQ_API int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fingerprint_bit
                                   uint32_t bucket_size, amq_cuckoo_params *params);
 
 /* Checks params: AMQ_OK, AMQ_ERANGE (f, b, nb or max_kicks), AMQ_EHASH. */
-AMQ_API int amq_cuckoo_check_params(const amq_cuckoo_params *params);
+AMQ_API int amq_cuckoo_params_check(const amq_cuckoo_params *params);
 
 /* Creates an empty filter.  alloc may be NULL.  AMQ_ERANGE, AMQ_EHASH,
  * AMQ_ENOMEM.  O(table size) (zeroed memory). */
@@ -594,7 +594,7 @@ AMQ_API void amq_sbloom_get_params(const amq_sbloom *s, amq_sbloom_params *out);
 AMQ_API int amq_sbloom_link(const amq_sbloom *s, uint32_t i, amq_sbloom_link_info *out,
                             const uint8_t **data);
 /* Its writable bit array: how an RDB loader fills a filter built by
- * amq_sbloom_from_raw.  AMQ_OK, AMQ_ERANGE for i >= links. */
+ * amq_sbloom_from_header.  AMQ_OK, AMQ_ERANGE for i >= links. */
 AMQ_API int amq_sbloom_link_data_mut(amq_sbloom *s, uint32_t i, uint8_t **data, size_t *len);
 
 /* ---- construction from raw fields (RDB load, LOADCHUNK header) --------------- */
@@ -617,7 +617,7 @@ typedef struct amq_sbloom_header {
  * bytes = bits / 8, n2 = 0 or bits = 2^n2, items <= entries; the items
  * summing (without overflow) to size.  AMQ_ECORRUPT for bad fields.
  */
-AMQ_API int amq_sbloom_from_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
+AMQ_API int amq_sbloom_from_header(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
                                 const amq_allocator *alloc, amq_sbloom **out);
 /*
  * The RedisBloom form of a classic Bloom filter (amq export --to redis): a
@@ -634,14 +634,14 @@ AMQ_API int amq_sbloom_from_bloom_ok(const amq_bloom *b);
 AMQ_API int amq_sbloom_from_bloom(const amq_bloom *b, const amq_allocator *alloc,
                                   amq_sbloom **out);
 /*
- * amq_sbloom_from_raw whose links adopt arrays[i] (links[i].bytes bytes
+ * amq_sbloom_from_header whose links adopt arrays[i] (links[i].bytes bytes
  * each, taken from alloc, any alignment) instead of new zeroed arrays: a
  * host that has read the bit arrays (a Redis RDB load) hands them over
  * rather than holding every link twice.  Every array is taken whatever
  * the outcome: owned by the filter on AMQ_OK, freed through alloc on an
- * error.  Errors as amq_sbloom_from_raw.
+ * error.  Errors as amq_sbloom_from_header.
  */
-AMQ_API int amq_sbloom_from_raw_owning(const amq_sbloom_header *h,
+AMQ_API int amq_sbloom_from_header_owning(const amq_sbloom_header *h,
                                        const amq_sbloom_link_info *links, void **arrays,
                                        const amq_allocator *alloc, amq_sbloom **out);
 
@@ -662,13 +662,13 @@ AMQ_API int amq_sbloom_from_raw_owning(const amq_sbloom_header *h,
 #define AMQ_SBLOOM_MAX_CHUNK ((size_t)16 << 20)
 
 /* Bytes of the header chunk: 20 + 53 * links. */
-AMQ_API size_t amq_sbloom_header_size(const amq_sbloom *s);
+AMQ_API size_t amq_sbloom_header_serialized_size(const amq_sbloom *s);
 /* Writes it.  AMQ_EINVAL for cap too small, AMQ_EUNSUPPORTED (native). */
-AMQ_API int amq_sbloom_header_encode(const amq_sbloom *s, uint8_t *buf, size_t cap);
+AMQ_API int amq_sbloom_header_serialize(const amq_sbloom *s, uint8_t *buf, size_t cap);
 /* LOADCHUNK 1: parses a header chunk (len must be exactly 20 + 53 n) and
- * builds the zeroed filter by amq_sbloom_from_raw.  AMQ_ETRUNC,
+ * builds the zeroed filter by amq_sbloom_from_header.  AMQ_ETRUNC,
  * AMQ_ECORRUPT, AMQ_EUNSUPPORTED, AMQ_ENOMEM. */
-AMQ_API int amq_sbloom_header_decode(const uint8_t *buf, size_t len, const amq_allocator *alloc,
+AMQ_API int amq_sbloom_header_deserialize(const uint8_t *buf, size_t len, const amq_allocator *alloc,
                                    amq_sbloom **out);
 /* Data chunk at iterator it >= 1 (AMQ_ERANGE for 0); max_chunk 0 means
  * AMQ_SBLOOM_MAX_CHUNK.  *data points into the filter. */
@@ -687,11 +687,11 @@ AMQ_API int amq_sbloom_chunk_apply(amq_sbloom *s, uint64_t it, const uint8_t *bu
  * link would need more than AMQ_BLOOM_MAX_K_REDISBLOOM hashes or 2^43 bits.  O(1).
  * (1e-6 / 300,000,000 scaling: error 5e-7 -> 1132420136 bytes.)
  */
-AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t options,
+AMQ_API int amq_sbloom_link_info_for(uint64_t entries, double error, uint32_t options,
                                    amq_sbloom_link_info *out);
 
 
-/* ==== scalable cuckoo filter (RedisBloom CF): handle, sub-filters, RDB, chunks */
+/* ==== scalable cuckoo filter (RedisBloom CF): handle, links, RDB, chunks */
 
 /* The typed handle of the RedisBloom CF data type (kind
  * AMQ_KIND_SCALABLE_CUCKOO through amq_filter_*), with CF.ADDNX, CF.COUNT
@@ -699,12 +699,12 @@ AMQ_API int amq_sbloom_link_sizing(uint64_t entries, double error, uint32_t opti
  * amq/scalable_cuckoo.h. */
 
 /* RedisBloom's defaults: capacity 1024, bucket size 2, max iterations 20,
- * expansion 1, 32 sub-filters, 8-bit fingerprints, MurmurHash64A seed 0.
+ * expansion 1, 32 links, 8-bit fingerprints, MurmurHash64A seed 0.
  * With redisbloom = 0: the same chain with 16-bit fingerprints, bucket size
  * 4, max iterations 500, expansion 2 and XXH3 seed 0. */
 AMQ_API void amq_scuckoo_params_init(amq_scuckoo_params *p, int redisbloom);
 
-/* Creates a filter with one empty sub-filter.  AMQ_ERANGE for a parameter
+/* Creates a filter with one empty link.  AMQ_ERANGE for a parameter
  * outside its limits (or redisbloom with fingerprint_bits != 8),
  * AMQ_EHASH, AMQ_ENOMEM.  alloc may be NULL. */
 AMQ_API int amq_scuckoo_new(const amq_scuckoo_params *p, const amq_allocator *alloc,
@@ -719,14 +719,14 @@ AMQ_API void amq_scuckoo_free(amq_scuckoo *c);
 AMQ_API amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len);
 
 /* CF.ADD: adds a copy.  1, or AMQ_EFULL / AMQ_ELIMIT / AMQ_ENOMEM (nothing
- * changed).  O(sub-filters + max_iterations). */
+ * changed).  O(links + max_iterations). */
 AMQ_API int amq_scuckoo_add(amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_add_hash(amq_scuckoo *c, amq_hash128 h);
 /* CF.ADDNX: 1 added, 0 may already exist, or the errors of add:
  * AMQ_EFULL, AMQ_ELIMIT, AMQ_ENOMEM (nothing changed). */
 AMQ_API int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_add_unique_hash(amq_scuckoo *c, amq_hash128 h);
-/* CF.EXISTS: 1 may exist, 0 certainly not.  O(sub-filters). */
+/* CF.EXISTS: 1 may exist, 0 certainly not.  O(links). */
 AMQ_API int amq_scuckoo_contains(const amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
 /* CF.COUNT: copies of the fingerprint in the key's two buckets of every
@@ -735,27 +735,27 @@ AMQ_API int amq_scuckoo_contains_hash(const amq_scuckoo *c, amq_hash128 h);
 AMQ_API uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len);
 AMQ_API uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h);
 /*
- * CF.DEL: removes one copy (newest sub-filter first, bucket i1 before i2):
+ * CF.DEL: removes one copy (newest link first, bucket i1 before i2):
  * 1 removed, 0 not found; cannot fail (no status).  Counts the delete; with more than one
- * sub-filter and deletes > 10 % of the items, compacts (cont = 0).
+ * link and deletes > 10 % of the items, compacts (cont = 0).
  * Removing a key never added is undefined (amq/cuckoo.h).
  */
 AMQ_API int amq_scuckoo_remove(amq_scuckoo *c, const void *key, size_t len);
 AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
 /*
- * Compaction: for each sub-filter from the newest to the second, moves
- * every fingerprint to the oldest sub-filter with a free slot in its
- * buckets; frees the newest sub-filter when it empties.  cont = 1
- * (CF.COMPACT) goes on after a sub-filter that cannot be emptied; cont = 0
+ * Compaction: for each link from the newest to the second, moves
+ * every fingerprint to the oldest link with a free slot in its
+ * buckets; frees the newest link when it empties.  cont = 1
+ * (CF.COMPACT) goes on after a link that cannot be emptied; cont = 0
  * (after deletes) stops there.  Resets the delete count.
  *
  * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
- * (weighted by the earlier sub-filters each visit may scan), then stops
+ * (weighted by the earlier links each visit may scan), then stops
  * where it is - every fingerprint stays findable, and the next call goes on
- * from the newest sub-filter again - so that a host serving requests (the
+ * from the newest link again - so that a host serving requests (the
  * Redis module) is never blocked for long by a long chain.  A chain of one
- * bucket count (expansion 1) of 16 sub-filters or more is walked in time
- * linear in its size (scratch memory of 3 bytes per bucket of a sub-filter,
+ * bucket count (expansion 1) of 16 links or more is walked in time
+ * linear in its size (scratch memory of 3 bytes per bucket of a link,
  * from the filter's allocator; without it the same result, slower).
  */
 #define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
@@ -767,16 +767,16 @@ AMQ_API void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out);
 AMQ_API void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out);
 
 
-/* Sub-filter i (0 = oldest): its bucket count and its array (bytes: nb *
+/* Link i (0 = oldest): its bucket count and its array (bytes: nb *
  * bucket_size in RedisBloom mode; packed f-bit slots otherwise).
  * AMQ_ERANGE for i >= num_filters. */
-AMQ_API int amq_scuckoo_subfilter(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
+AMQ_API int amq_scuckoo_link(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
                                   const uint8_t **data, size_t *bytes);
 /* The same, writable: how an RDB loader fills a filter built by
  * amq_scuckoo_from_header.  Any bytes are valid fingerprints; call
- * amq_scuckoo_validate afterwards to check the item count.  AMQ_OK,
+ * amq_scuckoo_check afterwards to check the item count.  AMQ_OK,
  * AMQ_ERANGE for i >= num_filters. */
-AMQ_API int amq_scuckoo_subfilter_mut(amq_scuckoo *c, uint32_t i, uint8_t **data,
+AMQ_API int amq_scuckoo_link_data_mut(amq_scuckoo *c, uint32_t i, uint8_t **data,
                                       size_t *bytes);
 
 /* ---- construction from raw fields (RDB load, LOADCHUNK header) ------------- */
@@ -792,26 +792,26 @@ typedef struct amq_scuckoo_header {
 } amq_scuckoo_header;
 
 /*
- * A RedisBloom-mode filter with zeroed sub-filters from raw fields.
- * sub_buckets, when not NULL, holds each sub-filter's bucket count as
+ * A RedisBloom-mode filter with zeroed links from raw fields.
+ * sub_buckets, when not NULL, holds each link's bucket count as
  * stored (RDB encoding 4) and must equal num_buckets * expansion^j.
  * Validates everything before allocating: num_filters in [1,
- * AMQ_SCUCKOO_MAX_FILTERS] (1 when expansion is 0), num_buckets a power of
+ * AMQ_SCUCKOO_MAX_LINKS] (1 when expansion is 0), num_buckets a power of
  * two, bucket_size, max_iterations and expansion (<= 32768; rounded up to a
- * power of two as at creation) in range, every sub-filter within AMQ_SCUCKOO_MAX_SLOTS, num_items at most
+ * power of two as at creation) in range, every link within AMQ_SCUCKOO_MAX_SLOTS, num_items at most
  * the total slots.  max_filters becomes max(32, num_filters).
  * AMQ_ECORRUPT for bad fields, AMQ_ENOMEM.
  */
 AMQ_API int amq_scuckoo_from_header(const amq_scuckoo_header *h, const uint64_t *sub_buckets,
                                     const amq_allocator *alloc, amq_scuckoo **out);
 /*
- * amq_scuckoo_from_header whose sub-filters adopt tables[j] (table_bytes[j]
- * bytes each - the sub-filter's buckets times the bucket size - taken from
+ * amq_scuckoo_from_header whose links adopt tables[j] (table_bytes[j]
+ * bytes each - the link's buckets times the bucket size - taken from
  * alloc, any alignment; h->num_filters entries) instead of new zeroed ones:
  * a host that has read the tables (a Redis RDB load) hands them over rather
  * than holding the chain twice.  Every table is taken whatever the outcome:
  * owned by the filter on AMQ_OK, freed through alloc on an error.
- * AMQ_ECORRUPT also when a table's size is not its sub-filter's.
+ * AMQ_ECORRUPT also when a table's size is not its link's.
  */
 AMQ_API int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **tables,
                                            const size_t *table_bytes,
@@ -819,7 +819,7 @@ AMQ_API int amq_scuckoo_from_header_owning(const amq_scuckoo_header *h, void **t
 
 /*
  * The chain a header describes, before it is built (a host's memory guard
- * and its RDB reader ask first): header_buckets is sub-filter j's bucket
+ * and its RDB reader ask first): header_buckets is link j's bucket
  * count, num_buckets * expansion^j with the expansion rounded up to a power
  * of two as amq_scuckoo_from_header builds it (0 when j is past the chain or
  * the count passes 64 bits); header_bytes the whole chain's bytes at one
@@ -830,18 +830,18 @@ AMQ_API uint64_t amq_scuckoo_header_buckets(const amq_scuckoo_header *h, uint64_
 AMQ_API uint64_t amq_scuckoo_header_bytes(const amq_scuckoo_header *h);
 
 /*
- * RedisBloom's sub-filter limit (CF maxExpansions), checked once when an
- * adding command starts: 1 when c has max_filters sub-filters or more (the
+ * RedisBloom's link limit (CF maxExpansions), checked once when an
+ * adding command starts: 1 when c has max_filters links or more (the
  * command is refused, even for an item c holds), else 0 - a filter below
  * the limit may grow past it within the command.  A host that applies this
- * rule lifts the filter's own per-add limit (amq_scuckoo_set_max_filters to
- * AMQ_SCUCKOO_MAX_FILTERS).
+ * rule lifts the filter's own per-add limit (amq_scuckoo_set_max_links to
+ * AMQ_SCUCKOO_MAX_LINKS).
  */
 AMQ_API int amq_scuckoo_at_limit(const amq_scuckoo *c, uint64_t max_filters);
 
 /* Checks that the item count equals the fingerprints stored: AMQ_OK or
  * AMQ_ECORRUPT.  O(slots). */
-AMQ_API int amq_scuckoo_validate(const amq_scuckoo *c);
+AMQ_API int amq_scuckoo_check(const amq_scuckoo *c);
 
 /*
  * Sets the item and delete counts as recorded elsewhere.  The counts are
@@ -858,11 +858,11 @@ AMQ_API void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t del
  * Header chunk (iterator 0 answers [1, header]): 38 bytes, little-endian,
  * packed: u64 numItems, u64 numBuckets, u64 numDeletes, u64 numFilters,
  * u16 bucketSize, u16 maxIterations, u16 expansion.
- * Data chunks: the sub-filter arrays concatenated; iterator it >= 1 answers
- * the bytes from offset it - 1 to the end of the sub-filter holding it, at
+ * Data chunks: the link arrays concatenated; iterator it >= 1 answers
+ * the bytes from offset it - 1 to the end of the link holding it, at
  * most max_chunk of them, with next iterator it + len; past the end, len 0
  * and next 0 (RedisBloom answers [0, nil]).  LOADCHUNK it data writes data
- * at offset it - len - 1, inside one sub-filter.
+ * at offset it - len - 1, inside one link.
  * amq, unlike RedisBloom, also dumps an empty filter.  Native-mode filters
  * have no such form (AMQ_EUNSUPPORTED).
  */
@@ -871,7 +871,7 @@ AMQ_API void amq_scuckoo_set_counts(amq_scuckoo *c, uint64_t items, uint64_t del
 
 /* Writes the header chunk (AMQ_SCUCKOO_HEADER_SIZE bytes).  AMQ_EINVAL for
  * cap too small, AMQ_EUNSUPPORTED in native mode. */
-AMQ_API int amq_scuckoo_header_encode(const amq_scuckoo *c, uint8_t *buf, size_t cap);
+AMQ_API int amq_scuckoo_header_serialize(const amq_scuckoo *c, uint8_t *buf, size_t cap);
 /* Parses a header chunk; len must be exactly AMQ_SCUCKOO_HEADER_SIZE
  * (AMQ_ETRUNC / AMQ_ECORRUPT otherwise).  Fields are validated by
  * amq_scuckoo_from_header. */
@@ -882,24 +882,24 @@ AMQ_API int amq_scuckoo_header_decode(const uint8_t *buf, size_t len, amq_scucko
  * AMQ_SCUCKOO_MAX_CHUNK. */
 AMQ_API int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
                               const uint8_t **data, size_t *len, uint64_t *next);
-/* The sub-filter i holding byte off of the concatenated arrays (a data
+/* The link i holding byte off of the concatenated arrays (a data
  * chunk's offset) and the offset within it; AMQ_ERANGE past the end.  O(1)
- * in the number of sub-filters (a chain growing by 1 is uniform; a growing
- * one has at most 64 sub-filters of differing sizes to walk). */
+ * in the number of links (a chain growing by 1 is uniform; a growing
+ * one has at most 64 links of differing sizes to walk). */
 AMQ_API int amq_scuckoo_locate(const amq_scuckoo *c, uint64_t off, uint32_t *i,
                                uint64_t *within);
 /* LOADCHUNK of a data chunk ending at byte it - 1 (RedisBloom's rule, the
  * one the Redis module and the tool's import apply): a chunk past the end of
- * the chain lands in the last sub-filter at its offset less the chain's
+ * the chain lands in the last link at its offset less the chain's
  * size.  AMQ_ERANGE when it <= len, len is 0 or the chunk starts past the
- * end of the last sub-filter too, AMQ_EOVERFLOW when it runs past the end of
- * its sub-filter.  Nothing is written on error. */
+ * end of the last link too, AMQ_EOVERFLOW when it runs past the end of
+ * its link.  Nothing is written on error. */
 AMQ_API int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf,
                                     size_t len);
 
-/* Changes the sub-filter limit (a module setting): AMQ_OK, AMQ_ERANGE for
+/* Changes the link limit (a module setting): AMQ_OK, AMQ_ERANGE for
  * 0. */
-AMQ_API int amq_scuckoo_set_max_filters(amq_scuckoo *c, uint32_t max_filters);
+AMQ_API int amq_scuckoo_set_max_links(amq_scuckoo *c, uint32_t max_filters);
 
 
 /* ==== the generic handle and the scalable kinds' handles =================== */
@@ -1000,12 +1000,12 @@ AMQ_API int amq_static_contains_batch_fixed(const struct amq_filter *f, const vo
  * AMQ_EKIND for another kind; AMQ_EUNSUPPORTED on a big-endian host.
  */
 #define AMQ_AGING_PARAMS_SIZE 96
-AMQ_API int amq_aging_export(const struct amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
+AMQ_API int amq_aging_serialize_raw(const struct amq_filter *f, uint8_t params[AMQ_AGING_PARAMS_SIZE],
                              const uint8_t **payload, size_t *len);
-AMQ_API int amq_aging_import(const uint8_t *params, size_t params_len, uint32_t hash_algo,
+AMQ_API int amq_aging_deserialize_raw(const uint8_t *params, size_t params_len, uint32_t hash_algo,
                              uint64_t seed, const amq_allocator *alloc, struct amq_filter **out,
                              amq_errinfo *err);
-AMQ_API int amq_aging_payload(struct amq_filter *f, uint8_t **data, size_t *len);
+AMQ_API int amq_aging_data_mut(struct amq_filter *f, uint8_t **data, size_t *len);
 
 /* The payload bytes a parameter block declares (blocks * (k + l) * 8), read
  * before the block is validated, for a host's memory guard: AMQ_ECORRUPT
@@ -1015,7 +1015,7 @@ AMQ_API int amq_aging_params_bytes(const uint8_t *params, size_t params_len, uin
 
 /* The header of AF.SCANDUMP / AF.LOADCHUNK (iterator 0): the parameter block,
  * then the hash algorithm (u32) and seed (u64), little-endian.  export_header
- * is amq_aging_export plus those two; import_header is amq_aging_import of
+ * is amq_aging_serialize_raw plus those two; import_header is amq_aging_deserialize_raw of
  * such a header (AMQ_ECORRUPT when len is not AMQ_AGING_HEADER_SIZE). */
 #define AMQ_AGING_HEADER_SIZE (AMQ_AGING_PARAMS_SIZE + 12)
 AMQ_API int amq_aging_export_header(const struct amq_filter *f,

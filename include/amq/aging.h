@@ -93,7 +93,7 @@ AMQ_API int amq_aging_contains_batch_at(const struct amq_filter *f, const amq_ha
  * bytes filled in info; the rest 0).  AMQ_ERANGE when W or fpp is out of
  * range, AMQ_EOVERFLOW when the filter would exceed 2^46 bytes.
  */
-AMQ_API int amq_aging_plan(uint64_t window, double fpp, amq_aging_info *info);
+AMQ_API int amq_aging_info_for(uint64_t window, double fpp, amq_aging_info *info);
 
 /* The false-positive bound of a geometry: k, l and lambda = gen_size /
  * blocks, the adds per block and generation (docs/aging.md, the model). */

@@ -66,9 +66,9 @@ typedef struct amq_bloom_params {
     double fpp;         /* informational: target rate at capacity (0: unknown) */
 } amq_bloom_params;
 
-/* Fills params for (n, p) with amq_bloom_size_fpp, the native probe scheme,
+/* Fills params for (n, p) with amq_bloom_bits_for, the native probe scheme,
  * XXH3 seed 0, and records n and p.  AMQ_OK, or AMQ_ERANGE as
- * amq_bloom_size_fpp (n 0, p outside (0, 1), too many bits). */
+ * amq_bloom_bits_for (n 0, p outside (0, 1), too many bits). */
 AMQ_API int amq_bloom_params_for(uint64_t n, double p, amq_bloom_params *params);
 
 /* The false-positive rate of m bits, k probes, n items: (1 - e^(-kn/m))^k. */

@@ -18,7 +18,7 @@
  * of the key with seed 0: the amq_bloom probe scheme AMQ_BLOOM_PROBE_GUAVA
  * with hash AMQ_HASH_MURMUR3 seed 0 over m = 64 N bits.
  *
- * Thread safety: the functions keep no state; amq_guava_encode reads its
+ * Thread safety: the functions keep no state; amq_guava_serialize reads its
  * filter (safe with other readers, not with a concurrent add).
  */
 #ifndef AMQ_GUAVA_H
@@ -57,7 +57,7 @@ AMQ_API int amq_guava_params_for(uint64_t n, double p, amq_bloom_params *params)
  * (the Swamidass-Baldi estimate from the bits set); capacity and fpp are
  * not in the format and read 0 (unknown).  alloc may be NULL.  O(len).
  */
-AMQ_API int amq_guava_decode(const void *buf, size_t len, const amq_allocator *alloc,
+AMQ_API int amq_guava_deserialize(const void *buf, size_t len, const amq_allocator *alloc,
                              amq_bloom **out, amq_errinfo *err);
 
 /*
@@ -68,18 +68,18 @@ AMQ_API int amq_guava_decode(const void *buf, size_t len, const amq_allocator *a
  */
 AMQ_API int amq_guava_check(const amq_bloom *b, amq_errinfo *err);
 
-/* Bytes amq_guava_encode writes for b: 6 + 8 N.  AMQ_OK, AMQ_EINCOMPAT as
+/* Bytes amq_guava_serialize writes for b: 6 + 8 N.  AMQ_OK, AMQ_EINCOMPAT as
  * amq_guava_check. */
-AMQ_API int amq_guava_encoded_size(const amq_bloom *b, size_t *size, amq_errinfo *err);
+AMQ_API int amq_guava_serialized_size(const amq_bloom *b, size_t *size, amq_errinfo *err);
 
 /*
  * Writes b in Guava's format into buf (cap bytes, at least
- * amq_guava_encoded_size); *written (may be NULL) receives the length.
+ * amq_guava_serialized_size); *written (may be NULL) receives the length.
  * AMQ_EINCOMPAT as amq_guava_check, AMQ_EINVAL for a short buffer.  Guava's
  * BloomFilter.readFrom reads the bytes back into a filter whose
  * mightContain answers as amq_bloom_contains does on b.  O(bits / 64).
  */
-AMQ_API int amq_guava_encode(const amq_bloom *b, void *buf, size_t cap, size_t *written,
+AMQ_API int amq_guava_serialize(const amq_bloom *b, void *buf, size_t cap, size_t *written,
                              amq_errinfo *err);
 
 #ifdef __cplusplus

@@ -21,7 +21,7 @@
  * Native mode keeps the chain with the library's better choices: any
  * amq_hash_algo (XXH3 by default), the native probe scheme
  * (multiply-shift ranges, enhanced double hashing), links sized as
- * amq_bloom_size_fpp does (no rounding to 64 bits), and a tightening ratio
+ * amq_bloom_bits_for does (no rounding to 64 bits), and a tightening ratio
  * of 0.8 instead of 0.5 (first link e * 0.2, then x 0.8: the rates still
  * sum to at most e, and the many large late links pay ~0.3 bit per item
  * less per level than with halving).

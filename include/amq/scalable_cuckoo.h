@@ -1,13 +1,13 @@
 /*
  * amq/scalable_cuckoo.h - the scalable cuckoo filter: a chain of cuckoo
- * sub-filters that grows when full, with deletion and compaction.
+ * links that grows when full, with deletion and compaction.
  *
  * In RedisBloom mode (the default of amq_scuckoo_params_init(p, 1)) it is
  * RedisBloom's CF data type, byte for byte (docs: the compatibility spec):
  *  - h = MurmurHash64A(item, seed 0) (AMQ_HASH_MURMUR64A, seed 0: h is the
  *    hash's h1); fingerprint fp = h mod 255 + 1 (8 bits, 0 = empty);
  *    bucket indexes i1 = h mod nb, i2 = (h xor fp * 0x5bd1e995) mod nb;
- *  - sub-filter j is a flat byte array of nb_j * bucket_size slots, slot s
+ *  - link j is a flat byte array of nb_j * bucket_size slots, slot s
  *    of bucket i at byte i * bucket_size + s; nb_0 = the next power of two
  *    >= capacity / bucket_size (integer division, at least 1), nb_j =
  *    nb_0 * expansion^j with expansion rounded up to a power of two;
@@ -17,22 +17,22 @@
  * fingerprints (packed as in amq/cuckoo.h) taken from the hash's h2,
  * fp = 1 + (h2 >> 32) * (2^f - 1) >> 32, i1 = h1 mod nb, i2 = (h1 xor fp *
  * 0x5bd1e995) mod nb, and any hash algorithm: a far lower false-positive
- * rate (2 * bucket_size / 2^f per sub-filter instead of / 255).
+ * rate (2 * bucket_size / 2^f per link instead of / 255).
  *
  * Statuses (the Redis module maps them to RedisBloom's replies):
  *  AMQ_EFULL   "Filter is full" - no room and expansion 0;
  *  AMQ_ELIMIT  "Maximum expansions reached" - the filter has max_filters
- *              sub-filters (checked before any insert: such a filter
+ *              links (checked before any insert: such a filter
  *              refuses every add, even with free slots), or the next
- *              sub-filter would exceed AMQ_SCUCKOO_MAX_SLOTS;
- *  AMQ_ENOMEM  a new sub-filter could not be allocated.
+ *              link would exceed AMQ_SCUCKOO_MAX_SLOTS;
+ *  AMQ_ENOMEM  a new link could not be allocated.
  * A failed insert changes nothing: the kicks are undone.
  *
  * Programs make and use the filter through the generic handle
  * (amq/filter.h, AMQ_KIND_SCALABLE_CUCKOO; amq_config's redisbloom,
  * expansion, nonscaling).  The types below describe it; the typed handle -
  * the RedisBloom CF commands' own calls (amq_scuckoo_add_unique, _count,
- * _compact, ...), sub-filters and the SCANDUMP chunks - is in
+ * _compact, ...), links and the SCANDUMP chunks - is in
  * <amq/advanced.h>, for hosts of the RedisBloom data types.
  *
  * Thread safety: any number of threads may call the const functions at the
@@ -51,15 +51,15 @@ extern "C" {
 typedef struct amq_scuckoo amq_scuckoo;
 
 /* Limits: bucket_size 1..255, max_iterations 1..65535, expansion
- * 0..32768; a sub-filter holds at most AMQ_SCUCKOO_MAX_SLOTS slots; at most
- * AMQ_SCUCKOO_MAX_FILTERS sub-filters are ever loaded. */
+ * 0..32768; a link holds at most AMQ_SCUCKOO_MAX_SLOTS slots; at most
+ * AMQ_SCUCKOO_MAX_LINKS links are ever loaded. */
 #define AMQ_SCUCKOO_MAX_SLOTS (UINT64_C(1) << 40)
-#define AMQ_SCUCKOO_MAX_FILTERS 65535u
+#define AMQ_SCUCKOO_MAX_LINKS 65535u
 /* The multiplier of the alternate index. */
 #define AMQ_SCUCKOO_ALT_MUL UINT64_C(0x5bd1e995)
 
 typedef struct amq_scuckoo_params {
-    uint64_t capacity;         /* items the first sub-filter is sized for, >= 1 */
+    uint64_t capacity;         /* items the first link is sized for, >= 1 */
     uint32_t bucket_size;      /* slots per bucket, 1..255 */
     AMQ_RENAMED_FIELD(uint32_t, max_kicks, max_iterations); /* kicks per insert, 1..65535 */
     uint32_t expansion;        /* capacity factor per link, 0 (never grow)..32768 */
@@ -90,7 +90,7 @@ typedef struct amq_scuckoo_info {
 } amq_scuckoo_info;
 
 
-/* Sub-filter access, RDB construction and the CF.SCANDUMP / CF.LOADCHUNK
+/* Link access, RDB construction and the CF.SCANDUMP / CF.LOADCHUNK
  * format: <amq/advanced.h>. */
 
 #ifdef __cplusplus

@@ -1896,7 +1896,7 @@ static PyObject *Filter_export_guava(FilterObject *self, PyObject *unused)
                      amq_kind_name(amq_filter_kind(self->f)));
         goto done;
     }
-    rc = amq_guava_encoded_size(b, &size, &err);
+    rc = amq_guava_serialized_size(b, &size, &err);
     if (rc != AMQ_OK) {
         raise_status(rc, &err, "export_guava");
         goto done;
@@ -1904,7 +1904,7 @@ static PyObject *Filter_export_guava(FilterObject *self, PyObject *unused)
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (out == NULL)
         goto done;
-    rc = amq_guava_encode(b, PyBytes_AS_STRING(out), size, NULL, &err);
+    rc = amq_guava_serialize(b, PyBytes_AS_STRING(out), size, NULL, &err);
     if (rc != AMQ_OK) {
         Py_CLEAR(out);
         raise_status(rc, &err, "export_guava");
@@ -2385,7 +2385,7 @@ static PyObject *mod_import_guava(PyObject *m, PyObject *data)
     if (PyObject_GetBuffer(data, &v, PyBUF_CONTIG_RO) != 0)
         return NULL;
     memset(&err, 0, sizeof(err));
-    rc = amq_guava_decode(v.buf, (size_t)v.len, NULL, &b, &err);
+    rc = amq_guava_deserialize(v.buf, (size_t)v.len, NULL, &b, &err);
     PyBuffer_Release(&v);
     if (rc != AMQ_OK)
         return raise_status(rc, &err, "not a Guava BloomFilter");

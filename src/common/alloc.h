@@ -74,7 +74,7 @@ void amq_region_free(amq_region *r, const amq_allocator *a);
 
 /*
  * Plain blocks: zeroed, no alignment, known by (data, size) alone, so that
- * an array of many of them (the sub-filters of a long cuckoo chain) needs
+ * an array of many of them (the links of a long cuckoo chain) needs
  * no amq_region each.  amq_block_free takes the size given to
  * amq_block_alloc.  amq_block_adoptable: 1 when a block of size bytes
  * taken from a itself (a caller's buffer) may be freed by amq_block_free

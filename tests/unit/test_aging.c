@@ -39,7 +39,7 @@ TEST(aging_plan_meets_the_bound)
     size_t i;
 
     for (i = 0; i < sizeof rates / sizeof rates[0]; i++) {
-        REQUIRE_OK(amq_aging_plan(1000000, rates[i], &in));
+        REQUIRE_OK(amq_aging_info_for(1000000, rates[i], &in));
         CHECK_LE_DBL(in.fpp_bound, rates[i]);
         CHECK_GE(in.window, 1000000);
         CHECK_LT(in.window, 1000000 + in.l);
@@ -50,11 +50,11 @@ TEST(aging_plan_meets_the_bound)
          * rate/2 each. */
         CHECK_LE_DBL((double)in.bytes * 8.0 / 1e6, 1.05 * 2.0 * 1.44 * log2(2.0 / rates[i]));
     }
-    CHECK_STATUS(amq_aging_plan(0, 0.01, &in), AMQ_ERANGE);
-    CHECK_STATUS(amq_aging_plan(1000, 0.0, &in), AMQ_ERANGE);
-    CHECK_STATUS(amq_aging_plan(1000, 0.6, &in), AMQ_ERANGE);
-    CHECK_STATUS(amq_aging_plan(1000, NAN, &in), AMQ_ERANGE);
-    CHECK_STATUS(amq_aging_plan(UINT64_C(1) << 47, 1e-9, &in), AMQ_EOVERFLOW);
+    CHECK_STATUS(amq_aging_info_for(0, 0.01, &in), AMQ_ERANGE);
+    CHECK_STATUS(amq_aging_info_for(1000, 0.0, &in), AMQ_ERANGE);
+    CHECK_STATUS(amq_aging_info_for(1000, 0.6, &in), AMQ_ERANGE);
+    CHECK_STATUS(amq_aging_info_for(1000, NAN, &in), AMQ_ERANGE);
+    CHECK_STATUS(amq_aging_info_for(UINT64_C(1) << 47, 1e-9, &in), AMQ_EOVERFLOW);
     /* The model: the bound grows with the load and shrinks with k. */
     CHECK(amq_aging_fpp_bound(10, 40, 2.0) < amq_aging_fpp_bound(10, 40, 3.0));
     CHECK(amq_aging_fpp_bound(12, 40, 2.0) < amq_aging_fpp_bound(10, 40, 2.0));
@@ -572,9 +572,9 @@ TEST(aging_export_import)
     REQUIRE(f != NULL);
     for (i = 0; i < 5000; i++)
         (void)amq_filter_add_hash(f, key_hash(f, i, 51));
-    REQUIRE_OK(amq_aging_export(f, params, &src, &len));
-    REQUIRE_OK(amq_aging_import(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL));
-    REQUIRE_OK(amq_aging_payload(g, &dst, &dlen));
+    REQUIRE_OK(amq_aging_serialize_raw(f, params, &src, &len));
+    REQUIRE_OK(amq_aging_deserialize_raw(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL));
+    REQUIRE_OK(amq_aging_data_mut(g, &dst, &dlen));
     REQUIRE_EQ(dlen, len);
     memcpy(dst, src, len);
     amq_filter_stats(g, &st);
@@ -590,10 +590,10 @@ TEST(aging_export_import)
     free(b2);
     amq_filter_free(g);
     params[72] = 200; /* head past the slices */
-    CHECK_STATUS(amq_aging_import(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL),
+    CHECK_STATUS(amq_aging_deserialize_raw(params, sizeof params, AMQ_HASH_XXH3, 0, NULL, &g, NULL),
                  AMQ_ECORRUPT);
-    CHECK_STATUS(amq_aging_import(params, 95, AMQ_HASH_XXH3, 0, NULL, &g, NULL), AMQ_ECORRUPT);
-    CHECK_STATUS(amq_aging_import(params, sizeof params, 999, 0, NULL, &g, NULL), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_aging_deserialize_raw(params, 95, AMQ_HASH_XXH3, 0, NULL, &g, NULL), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_aging_deserialize_raw(params, sizeof params, 999, 0, NULL, &g, NULL), AMQ_ECORRUPT);
     amq_filter_free(f);
 }
 

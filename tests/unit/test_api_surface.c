@@ -325,7 +325,7 @@ TEST(filter_scalable_handles_round_trip)
     amq_filter_free(f);
 }
 
-/* A one-sub-filter limit: the chain stops growing where it would grow. */
+/* A one-link limit: the chain stops growing where it would grow. */
 TEST(scuckoo_set_max_filters)
 {
     amq_scuckoo_params p;
@@ -336,21 +336,21 @@ TEST(scuckoo_set_max_filters)
     amq_scuckoo_params_init(&p, 1);
     p.capacity = 64;
     REQUIRE_OK(amq_scuckoo_new(&p, NULL, &c));
-    CHECK_STATUS(amq_scuckoo_set_max_filters(c, 0), AMQ_ERANGE);
-    REQUIRE_OK(amq_scuckoo_set_max_filters(c, 1));
+    CHECK_STATUS(amq_scuckoo_set_max_links(c, 0), AMQ_ERANGE);
+    REQUIRE_OK(amq_scuckoo_set_max_links(c, 1));
     for (i = 0; i < 10000 && rc == 1; i++)
         rc = amq_scuckoo_add(c, &i, sizeof i);
     CHECK(rc < 0);
     amq_scuckoo_get_info(c, &in);
-    CHECK_EQ(in.num_filters, 1);
+    CHECK_EQ(in.links, 1);
     /* Raised, the chain grows instead of failing. */
-    REQUIRE_OK(amq_scuckoo_set_max_filters(c, 2));
-    for (rc = 1; rc == 1 && in.num_filters == 1; i++) {
+    REQUIRE_OK(amq_scuckoo_set_max_links(c, 2));
+    for (rc = 1; rc == 1 && in.links == 1; i++) {
         rc = amq_scuckoo_add(c, &i, sizeof i);
         amq_scuckoo_get_info(c, &in);
     }
     CHECK_EQ(rc, 1);
-    CHECK_EQ(in.num_filters, 2);
+    CHECK_EQ(in.links, 2);
     amq_scuckoo_free(c);
 }
 
@@ -374,11 +374,11 @@ TEST(sbloom_from_raw_and_link_data_mut)
         CHECK_EQ(amq_sbloom_add(s, &i, sizeof i), 1);
     amq_sbloom_get_info(s, &in);
     REQUIRE_OK(amq_sbloom_link(s, 0, &li, &src));
-    h.size = 500;
-    h.nfilters = 1;
+    h.items = 500;
+    h.links = 1;
     h.options = p.options;
-    h.growth = p.growth;
-    REQUIRE_OK(amq_sbloom_from_raw(&h, &li, NULL, &t));
+    h.expansion = p.expansion;
+    REQUIRE_OK(amq_sbloom_from_header(&h, &li, NULL, &t));
     REQUIRE_OK(amq_sbloom_link_data_mut(t, 0, &dst, &len));
     CHECK_EQ(len, li.bytes);
     for (i = 0; i < len; i++)

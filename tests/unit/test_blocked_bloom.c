@@ -64,7 +64,7 @@ TEST(blocked_sizing_meets_the_rate_with_the_fewest_blocks)
         uint64_t blocks;
         uint32_t k, kk;
         double best = 2.0;
-        REQUIRE_OK(amq_blocked_size_fpp(cases[i].n, cases[i].p, &blocks, &k));
+        REQUIRE_OK(amq_blocked_blocks_for(cases[i].n, cases[i].p, &blocks, &k));
         CHECK_LE_DBL(amq_blocked_fpp_theory(blocks, k, cases[i].n), cases[i].p);
         /* One block fewer cannot make it with any k. */
         for (kk = 1; kk <= AMQ_BLOCKED_MAX_K && blocks > 1; kk++) {
@@ -81,10 +81,10 @@ TEST(blocked_sizing_documented_example)
 {
     uint64_t blocks;
     uint32_t k;
-    REQUIRE_OK(amq_blocked_size_fpp(1000000, 0.01, &blocks, &k));
+    REQUIRE_OK(amq_blocked_blocks_for(1000000, 0.01, &blocks, &k));
     CHECK_EQ(blocks, 19372);
     CHECK_EQ(k, 6);
-    REQUIRE_OK(amq_blocked_size_bpk(1000000, 10.0, &blocks, &k));
+    REQUIRE_OK(amq_blocked_blocks_for_bpk(1000000, 10.0, &blocks, &k));
     CHECK_EQ(blocks, 19532);
     CHECK_EQ(k, 6);
 }
@@ -93,14 +93,14 @@ TEST(blocked_sizing_rejects_bad_input)
 {
     uint64_t blocks;
     uint32_t k;
-    CHECK_STATUS(amq_blocked_size_fpp(0, 0.01, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_fpp(10, 0.0, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_fpp(10, 1.0, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_fpp(10, NAN, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_fpp(10, 1e-300, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_bpk(10, 0.0, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_bpk(10, 1001.0, &blocks, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_blocked_size_bpk(UINT64_MAX, 1000.0, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for(0, 0.01, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for(10, 0.0, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for(10, 1.0, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for(10, NAN, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for(10, 1e-300, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for_bpk(10, 0.0, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for_bpk(10, 1001.0, &blocks, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_blocked_blocks_for_bpk(UINT64_MAX, 1000.0, &blocks, &k), AMQ_ERANGE);
 }
 
 TEST(blocked_new_rejects_bad_geometry)
@@ -243,7 +243,7 @@ TEST(blocked_rate_at_ten_bits_per_key)
     double rate;
 
     memset(&prm, 0, sizeof prm);
-    REQUIRE_OK(amq_blocked_size_bpk(n, 10.0, &prm.blocks, &prm.k));
+    REQUIRE_OK(amq_blocked_blocks_for_bpk(n, 10.0, &prm.blocks, &prm.k));
     prm.hash_algo = AMQ_HASH_XXH3;
     REQUIRE_OK(amq_blocked_new(&prm, NULL, &b));
     for (i = 0; i < n; i++) {

@@ -17,39 +17,39 @@ TEST(sizing_matches_guava)
 {
     uint64_t bits;
     uint32_t k;
-    REQUIRE_OK(amq_bloom_size_fpp(1000000, 0.01, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for(1000000, 0.01, &bits, &k));
     CHECK_EQ(bits, 9585058);
     CHECK_EQ(k, 7);
-    REQUIRE_OK(amq_bloom_size_fpp(1000, 0.03, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for(1000, 0.03, &bits, &k));
     CHECK_EQ(bits, 7298); /* floor(-1000 ln 0.03 / ln^2 2) = floor(7298.44) */
     CHECK_EQ(k, 5);
-    REQUIRE_OK(amq_bloom_size_fpp(1, 0.5, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for(1, 0.5, &bits, &k));
     CHECK_EQ(bits, 1);
     CHECK_EQ(k, 1);
-    CHECK_STATUS(amq_bloom_size_fpp(0, 0.01, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(10, 0.0, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(10, 1.0, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(10, -0.5, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(10, NAN, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(UINT64_C(1) << 62, 0.01, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_fpp(UINT64_MAX, 1e-300, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(0, 0.01, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(10, 0.0, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(10, 1.0, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(10, -0.5, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(10, NAN, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(UINT64_C(1) << 62, 0.01, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for(UINT64_MAX, 1e-300, &bits, &k), AMQ_ERANGE);
 }
 
 TEST(sizing_by_bits_per_key_matches_leveldb)
 {
     uint64_t bits;
     uint32_t k;
-    REQUIRE_OK(amq_bloom_size_bpk(1000, 10, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for_bpk(1000, 10, &bits, &k));
     CHECK_EQ(bits, 10000);
     CHECK_EQ(k, 6); /* floor(10 * 0.69) */
-    REQUIRE_OK(amq_bloom_size_bpk(3, 10, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for_bpk(3, 10, &bits, &k));
     CHECK_EQ(bits, 64); /* at least 64 */
-    REQUIRE_OK(amq_bloom_size_bpk(10, 1, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for_bpk(10, 1, &bits, &k));
     CHECK_EQ(k, 1); /* clamped up */
-    REQUIRE_OK(amq_bloom_size_bpk(10, 100, &bits, &k));
+    REQUIRE_OK(amq_bloom_bits_for_bpk(10, 100, &bits, &k));
     CHECK_EQ(k, 30); /* clamped down */
-    CHECK_STATUS(amq_bloom_size_bpk(10, 0, &bits, &k), AMQ_ERANGE);
-    CHECK_STATUS(amq_bloom_size_bpk(0, 10, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for_bpk(10, 0, &bits, &k), AMQ_ERANGE);
+    CHECK_STATUS(amq_bloom_bits_for_bpk(0, 10, &bits, &k), AMQ_ERANGE);
 }
 
 static void fpp_case(uint64_t n, double p, uint64_t seed)

@@ -229,7 +229,7 @@ static amq_filter *make_partitioned(void)
 }
 
 /* The scalable kinds sized for a tenth of the keys: they grow to hold
- * them, so readers walk several links / sub-filters. */
+ * them, so readers walk several links / links. */
 static amq_filter *make_sbloom(void)
 {
     return make_kind(AMQ_KIND_SCALABLE_BLOOM, NKEYS / 10, 0);

@@ -73,12 +73,12 @@ TEST(encode_exact_bytes_key0)
     REQUIRE_OK(amq_guava_params_for(1000000, 0.01, &p));
     REQUIRE_OK(amq_bloom_new(&p, NULL, &b));
     CHECK_EQ(amq_bloom_add(b, "key0", 4), 1);
-    REQUIRE_OK(amq_guava_encoded_size(b, &size, NULL));
+    REQUIRE_OK(amq_guava_serialized_size(b, &size, NULL));
     CHECK_EQ(size, 1198142);
     got = calloc(1, size);
     expect = calloc(1, size);
     REQUIRE(got != NULL && expect != NULL);
-    REQUIRE_OK(amq_guava_encode(b, got, size, &written, NULL));
+    REQUIRE_OK(amq_guava_serialize(b, got, size, &written, NULL));
     CHECK_EQ(written, size);
     memcpy(expect, head, 6);
     for (i = 0; i < 7; i++)
@@ -86,7 +86,7 @@ TEST(encode_exact_bytes_key0)
     CHECK(memcmp(got, expect, size) == 0);
     for (i = 0; i < 7; i++)
         CHECK(stream_bit(got, want[i]));
-    CHECK_STATUS(amq_guava_encode(b, got, size - 1, &written, NULL), AMQ_EINVAL);
+    CHECK_STATUS(amq_guava_serialize(b, got, size - 1, &written, NULL), AMQ_EINVAL);
     free(got);
     free(expect);
     amq_bloom_free(b);
@@ -116,10 +116,10 @@ TEST(bytes_written_by_guava)
     REQUIRE_OK(amq_bloom_new(&p, NULL, &b));
     for (i = 0; i < 4; i++)
         amq_bloom_add(b, guava_small_keys[i], strlen(guava_small_keys[i]));
-    REQUIRE_OK(amq_guava_encode(b, out, sizeof out, &written, NULL));
+    REQUIRE_OK(amq_guava_serialize(b, out, sizeof out, &written, NULL));
     CHECK_EQ(written, sizeof guava_small);
     CHECK(memcmp(out, guava_small, sizeof out) == 0);
-    REQUIRE_OK(amq_guava_decode(guava_small, sizeof guava_small, NULL, &d, NULL));
+    REQUIRE_OK(amq_guava_deserialize(guava_small, sizeof guava_small, NULL, &d, NULL));
     for (i = 0; i < 4; i++)
         CHECK_EQ(amq_bloom_contains(d, guava_small_keys[i], strlen(guava_small_keys[i])), 1);
     CHECK_EQ(amq_bloom_bits_set(d), 16);
@@ -162,7 +162,7 @@ TEST(decode_encode_round_trip)
         uint32_t words = 1 + (uint32_t)(test_rand(&rng) % 300);
         s = random_stream(&rng, k, words, &len);
         REQUIRE(s != NULL);
-        REQUIRE_OK(amq_guava_decode(s, len, NULL, &b, NULL));
+        REQUIRE_OK(amq_guava_deserialize(s, len, NULL, &b, NULL));
         amq_bloom_get_params(b, &p);
         CHECK_EQ(p.bits, (uint64_t)words * 64);
         CHECK_EQ(p.k, k);
@@ -175,11 +175,11 @@ TEST(decode_encode_round_trip)
                          (unsigned long long)x);
                 break;
             }
-        REQUIRE_OK(amq_guava_encoded_size(b, &blen, NULL));
+        REQUIRE_OK(amq_guava_serialized_size(b, &blen, NULL));
         CHECK_EQ(blen, len);
         back = malloc(blen);
         REQUIRE(back != NULL);
-        REQUIRE_OK(amq_guava_encode(b, back, blen, &written, NULL));
+        REQUIRE_OK(amq_guava_serialize(b, back, blen, &written, NULL));
         CHECK(memcmp(back, s, len) == 0);
         free(back);
         free(s);
@@ -204,11 +204,11 @@ TEST(decoded_filter_answers)
         n = snprintf(key, sizeof key, "user-%d", i);
         amq_bloom_add(b, key, (size_t)n);
     }
-    REQUIRE_OK(amq_guava_encoded_size(b, &size, NULL));
+    REQUIRE_OK(amq_guava_serialized_size(b, &size, NULL));
     s = malloc(size);
     REQUIRE(s != NULL);
-    REQUIRE_OK(amq_guava_encode(b, s, size, NULL, NULL));
-    REQUIRE_OK(amq_guava_decode(s, size, NULL, &d, NULL));
+    REQUIRE_OK(amq_guava_serialize(b, s, size, NULL, NULL));
+    REQUIRE_OK(amq_guava_deserialize(s, size, NULL, &d, NULL));
     for (i = 0; i < 5000; i++) {
         n = snprintf(key, sizeof key, "user-%d", i);
         miss += !amq_bloom_contains(d, key, (size_t)n);
@@ -239,43 +239,43 @@ TEST(decode_refuses_bad_bytes)
     /* Every truncation. */
     for (cut = 0; cut < len; cut++) {
         memcpy(t, s, cut);
-        CHECK_STATUS(amq_guava_decode(t, cut, NULL, &b, &err), AMQ_ETRUNC);
+        CHECK_STATUS(amq_guava_deserialize(t, cut, NULL, &b, &err), AMQ_ETRUNC);
         CHECK(b == NULL);
     }
     CHECK(strstr(err.msg, "truncated") != NULL);
     /* A byte too many. */
     memcpy(t, s, len);
     t[len] = 0;
-    CHECK_STATUS(amq_guava_decode(t, len + 1, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len + 1, NULL, &b, &err), AMQ_ECORRUPT);
     CHECK(strstr(err.msg, "after its last data word") != NULL);
     /* Strategies. */
     t[0] = 0;
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_EUNSUPPORTED);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_EUNSUPPORTED);
     CHECK(strstr(err.msg, "MURMUR128_MITZ_32") != NULL);
     t[0] = 2;
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ECORRUPT);
     t[0] = 0xff;
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ECORRUPT);
     t[0] = 1;
     /* k = 0. */
     t[1] = 0;
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ECORRUPT);
     CHECK(strstr(err.msg, "0 hash functions") != NULL);
     t[1] = 255;
-    REQUIRE_OK(amq_guava_decode(t, len, NULL, &b, &err));
+    REQUIRE_OK(amq_guava_deserialize(t, len, NULL, &b, &err));
     amq_bloom_free(b);
     t[1] = 3;
     /* Word counts: 0, negative, huge (never allocated: too few bytes). */
     memcpy(t + 2, "\0\0\0\0", 4);
-    CHECK_STATUS(amq_guava_decode(t, 6, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, 6, NULL, &b, &err), AMQ_ECORRUPT);
     memcpy(t + 2, "\x80\0\0\0", 4);
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ECORRUPT);
     memcpy(t + 2, "\xff\xff\xff\xff", 4);
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ECORRUPT);
     memcpy(t + 2, "\x7f\xff\xff\xff", 4);
-    CHECK_STATUS(amq_guava_decode(t, len, NULL, &b, &err), AMQ_ETRUNC);
+    CHECK_STATUS(amq_guava_deserialize(t, len, NULL, &b, &err), AMQ_ETRUNC);
     CHECK(b == NULL);
-    CHECK_STATUS(amq_guava_decode(NULL, 0, NULL, &b, NULL), AMQ_ETRUNC);
+    CHECK_STATUS(amq_guava_deserialize(NULL, 0, NULL, &b, NULL), AMQ_ETRUNC);
     free(s);
     free(t);
 }
@@ -291,9 +291,9 @@ TEST(encode_refuses_other_filters)
     REQUIRE_OK(amq_guava_params_for(100, 0.01, &p));
     p.probe = AMQ_BLOOM_PROBE_NATIVE;
     REQUIRE_OK(amq_bloom_new(&p, NULL, &b));
-    CHECK_STATUS(amq_guava_encoded_size(b, &size, &err), AMQ_EINCOMPAT);
+    CHECK_STATUS(amq_guava_serialized_size(b, &size, &err), AMQ_EINCOMPAT);
     CHECK(strstr(err.msg, "native probe scheme") != NULL);
-    CHECK_STATUS(amq_guava_encode(b, buf, sizeof buf, NULL, &err), AMQ_EINCOMPAT);
+    CHECK_STATUS(amq_guava_serialize(b, buf, sizeof buf, NULL, &err), AMQ_EINCOMPAT);
     amq_bloom_free(b);
 
     REQUIRE_OK(amq_guava_params_for(100, 0.01, &p));

@@ -21,7 +21,7 @@
 #define BMAX AMQ_BLOOM_MAX_BITS
 
 
-/* ---- Bloom sizing: amq_bloom_size_fpp, _size_bpk, _params_for ---------------------- */
+/* ---- Bloom sizing: amq_bloom_bits_for, _size_bpk, _params_for ---------------------- */
 
 static const struct sizing_row {
     const char *name;
@@ -68,7 +68,7 @@ TEST(limits_bloom_sizing)
 
         bits = 12345;
         k = 99;
-        rc = amq_bloom_size_fpp(r->n, r->x, &bits, &k);
+        rc = amq_bloom_bits_for(r->n, r->x, &bits, &k);
         if (rc != r->want_fpp)
             FAIL_AT_("%s: size_fpp(%llu, %g) = %d, want %d", r->name, (unsigned long long)r->n,
                      r->x, rc, r->want_fpp);
@@ -78,7 +78,7 @@ TEST(limits_bloom_sizing)
         if (rc != r->want_fpp)
             FAIL_AT_("%s: params_for = %d, want %d", r->name, rc, r->want_fpp);
 
-        rc = amq_bloom_size_bpk(r->n, bpk, &bits, &k);
+        rc = amq_bloom_bits_for_bpk(r->n, bpk, &bits, &k);
         if (rc != want_bpk)
             FAIL_AT_("%s: size_bpk(%llu, %g) = %d, want %d", r->name, (unsigned long long)r->n,
                      bpk, rc, want_bpk);
@@ -284,7 +284,7 @@ TEST(limits_filter_new)
     }
 }
 
-/* ---- cuckoo: amq_cuckoo_check_params and amq_filter_new ------------------------------------ */
+/* ---- cuckoo: amq_cuckoo_params_check and amq_filter_new ------------------------------------ */
 
 static const struct cuckoo_row {
     const char *name;
@@ -335,9 +335,9 @@ TEST(limits_cuckoo)
         p.max_kicks = r->kicks;
         p.fpp = r->fpp;
         p.hash_algo = AMQ_HASH_XXH3;
-        rc = amq_cuckoo_check_params(&p);
+        rc = amq_cuckoo_params_check(&p);
         if (rc != r->want)
-            FAIL_AT_("%s: amq_cuckoo_check_params = %d, want %d", r->name, rc, r->want);
+            FAIL_AT_("%s: amq_cuckoo_params_check = %d, want %d", r->name, rc, r->want);
     }
     /* Through the generic handle: options a cuckoo config may carry. */
     amq_config_init(&cfg, AMQ_KIND_CUCKOO);

@@ -49,7 +49,7 @@ TEST(partitioned_new_sizes_like_one_blocked_filter)
 
     p.capacity = 1000000;
     REQUIRE_OK(amq_partitioned_new(&p, NULL, &f));
-    REQUIRE_OK(amq_blocked_size_fpp(1000000, 0.01, &blocks, &k));
+    REQUIRE_OK(amq_blocked_blocks_for(1000000, 0.01, &blocks, &k));
     CHECK_EQ(amq_partitioned_partitions(f), 7);
     for (i = 0; i < 7; i++) {
         REQUIRE_OK(amq_partitioned_partition_info(f, i, &info));

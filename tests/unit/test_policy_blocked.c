@@ -85,7 +85,7 @@ TEST(policy_blocked_layout_is_a_blocked_filter)
     REQUIRE(keys != NULL);
     REQUIRE_OK(amq_policy_blob_size(AMQ_POLICY_BLOCKED, n, 10.0, &size));
     memset(&prm, 0, sizeof prm);
-    REQUIRE_OK(amq_blocked_size_bpk(n, 10.0, &prm.blocks, &prm.k));
+    REQUIRE_OK(amq_blocked_blocks_for_bpk(n, 10.0, &prm.blocks, &prm.k));
     CHECK_EQ(size, prm.blocks * 64 + 3);
     CHECK_EQ(prm.blocks, (n * 10 + 511) / 512);
     blob = malloc(size + 1);
@@ -129,7 +129,7 @@ TEST(policy_blocked_rate)
     REQUIRE_OK(amq_policy_blob_size(AMQ_POLICY_BLOCKED, n, 10.0, &size));
     blob = malloc(size);
     REQUIRE_OK(amq_policy_build(AMQ_POLICY_BLOCKED, keys, n, 10.0, blob, size, &len));
-    REQUIRE_OK(amq_blocked_size_bpk(n, 10.0, &blocks, &k));
+    REQUIRE_OK(amq_blocked_blocks_for_bpk(n, 10.0, &blocks, &k));
     theory = amq_blocked_fpp_theory(blocks, k, n);
     for (i = 0; i < q; i++) {
         uint8_t key[8];

@@ -14,10 +14,10 @@ static amq_sbloom *make_rb(double error, uint64_t cap, uint32_t growth, int nons
     amq_sbloom_params p;
     amq_sbloom *s = NULL;
     amq_sbloom_params_init(&p, 1);
-    p.error = error;
+    p.fpp = error;
     p.capacity = cap;
     if (growth != 0)
-        p.growth = growth;
+        p.expansion = growth;
     if (nonscaling)
         p.options |= AMQ_SBLOOM_NO_SCALING;
     if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
@@ -53,11 +53,11 @@ static void check_link(const amq_sbloom *s, uint32_t i, uint64_t bytes, uint64_t
         return;
     }
     if (li.bytes != bytes || li.bits != bits || li.hashes != hashes || li.entries != cap ||
-        li.items != size || fabs(li.error - ratio) > ratio * 1e-12)
+        li.items != size || fabs(li.fpp - ratio) > ratio * 1e-12)
         FAIL_AT_("link %u: bytes:%" PRIu64 " bits:%" PRIu64 " hashes:%u capacity:%" PRIu64
                  " size:%" PRIu64 " ratio:%g, expected bytes:%" PRIu64 " bits:%" PRIu64
                  " hashes:%u capacity:%" PRIu64 " size:%" PRIu64 " ratio:%g",
-                 i, li.bytes, li.bits, li.hashes, li.entries, li.items, li.error, bytes, bits,
+                 i, li.bytes, li.bits, li.hashes, li.entries, li.items, li.fpp, bytes, bits,
                  hashes, cap, size, ratio);
 }
 
@@ -68,7 +68,7 @@ TEST(sbloom_debug_0_01_10)
     REQUIRE(s != NULL);
     add_range(s, 100);
     CHECK_EQ(info_of(s).items, 99);
-    CHECK_EQ(info_of(s).num_filters, 4);
+    CHECK_EQ(info_of(s).links, 4);
     check_link(s, 0, 16, 128, 8, 10, 10, 0.005);
     check_link(s, 1, 32, 256, 9, 20, 20, 0.0025);
     check_link(s, 2, 72, 576, 10, 40, 40, 0.00125);
@@ -83,7 +83,7 @@ TEST(sbloom_debug_0_001_100)
     REQUIRE(s != NULL);
     add_range(s, 4000);
     CHECK_EQ(info_of(s).items, 3997);
-    CHECK_EQ(info_of(s).num_filters, 6);
+    CHECK_EQ(info_of(s).links, 6);
     check_link(s, 0, 200, 1600, 11, 100, 100, 0.0005);
     check_link(s, 1, 432, 3456, 12, 200, 200, 0.00025);
     check_link(s, 2, 936, 7488, 13, 400, 400, 0.000125);
@@ -117,34 +117,34 @@ TEST(sbloom_info_sizes)
     in = info_of(s);
     /* BF.INFO: Capacity 100, Size 296, 1 filter, 0 items, expansion 2. */
     CHECK_EQ(in.capacity, 100);
-    CHECK_EQ(in.size, 296);
-    CHECK_EQ(in.num_filters, 1);
+    CHECK_EQ(in.info_bytes, 296);
+    CHECK_EQ(in.links, 1);
     CHECK_EQ(in.items, 0);
-    CHECK_EQ(in.growth, 2);
+    CHECK_EQ(in.expansion, 2);
     CHECK_EQ(in.options, 5);
     amq_sbloom_free(s);
     /* bf.reserve bf 0.000001 300000000: Size 1132420232 (computed only). */
-    REQUIRE_OK(amq_sbloom_link_sizing(300000000, 0.000001 * 0.5, 5, &li));
+    REQUIRE_OK(amq_sbloom_link_info_for(300000000, 0.000001 * 0.5, 5, &li));
     CHECK_EQ(32 + 64 + li.bytes, 1132420232);
     CHECK_EQ(li.bits, li.bytes * 8);
-    CHECK_STATUS(amq_sbloom_link_sizing(0, 0.01, 5, &li), AMQ_ERANGE);
-    CHECK_STATUS(amq_sbloom_link_sizing(10, 1.0, 5, &li), AMQ_ERANGE);
-    CHECK_STATUS(amq_sbloom_link_sizing(10, 0.01, 4, &li), AMQ_ERANGE);
-    CHECK_STATUS(amq_sbloom_link_sizing(UINT64_C(1) << 40, 0.01, 5, &li), AMQ_ELIMIT);
+    CHECK_STATUS(amq_sbloom_link_info_for(0, 0.01, 5, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_info_for(10, 1.0, 5, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_info_for(10, 0.01, 4, &li), AMQ_ERANGE);
+    CHECK_STATUS(amq_sbloom_link_info_for(UINT64_C(1) << 40, 0.01, 5, &li), AMQ_ELIMIT);
     /* Tiny error rates need hundreds of hashes; RedisBloom builds them
      * (BF.RESERVE k 1e-100 100 / 1e-320 1, BF.DEBUG of the first link). */
-    REQUIRE_OK(amq_sbloom_link_sizing(100, 1e-100 * 0.5, 5, &li));
+    REQUIRE_OK(amq_sbloom_link_info_for(100, 1e-100 * 0.5, 5, &li));
     CHECK_EQ(li.bytes, 6016);
     CHECK_EQ(li.bits, 48128);
     CHECK_EQ(li.hashes, 334);
-    REQUIRE_OK(amq_sbloom_link_sizing(1, 1e-320 * 0.5, 5, &li));
+    REQUIRE_OK(amq_sbloom_link_info_for(1, 1e-320 * 0.5, 5, &li));
     CHECK_EQ(li.bits, 1536);
     CHECK_EQ(li.hashes, 1065);
     /* Very high error rates still give one 64-bit word and one hash. */
-    REQUIRE_OK(amq_sbloom_link_sizing(3, 0.99, 13, &li));
+    REQUIRE_OK(amq_sbloom_link_info_for(3, 0.99, 13, &li));
     CHECK_EQ(li.bits, 64);
     CHECK_EQ(li.hashes, 1);
-    REQUIRE_OK(amq_sbloom_link_sizing(100, 0.9999999999999999, 13, &li));
+    REQUIRE_OK(amq_sbloom_link_info_for(100, 0.9999999999999999, 13, &li));
     CHECK_EQ(li.bits, 64);
 }
 
@@ -160,7 +160,7 @@ TEST(sbloom_expansion_links)
         int j, len;
         REQUIRE(s != NULL);
         add_range(s, 100);
-        CHECK_EQ(info_of(s).num_filters, links[i]);
+        CHECK_EQ(info_of(s).links, links[i]);
         for (j = 0; j < 100; j++) {
             len = snprintf(key, sizeof key, "%d", j);
             CHECK_EQ(amq_sbloom_contains(s, key, (size_t)len), 1);
@@ -182,7 +182,7 @@ TEST(sbloom_nonscaling)
     CHECK_EQ(amq_sbloom_add(s, "b", 1), 0);
     CHECK_EQ(amq_sbloom_add(s, "c", 1), 0);
     CHECK_STATUS(amq_sbloom_add(s, "d", 1), AMQ_EFULL);
-    CHECK_EQ(info_of(s).size, 104);
+    CHECK_EQ(info_of(s).info_bytes, 104);
     CHECK_EQ(info_of(s).capacity, 3);
     CHECK_EQ(info_of(s).items, 3);
     CHECK_EQ(info_of(s).options, 13);
@@ -203,7 +203,7 @@ TEST(sbloom_max_expansions)
         len = snprintf(key, sizeof key, "x%d", i);
         rc = amq_sbloom_add(s, key, (size_t)len);
     }
-    CHECK_EQ(info_of(s).num_filters, 2);
+    CHECK_EQ(info_of(s).links, 2);
     CHECK_EQ(rc, 1); /* 1024 + 30.72 M: 40000 fit */
     amq_sbloom_free(s);
 }
@@ -235,8 +235,8 @@ TEST(sbloom_docs_scandump)
 
     REQUIRE(s != NULL);
     CHECK_EQ(amq_sbloom_add(s, "item1", 5), 1);
-    CHECK_EQ(amq_sbloom_header_size(s), 73);
-    REQUIRE_OK(amq_sbloom_header_encode(s, buf, sizeof buf));
+    CHECK_EQ(amq_sbloom_header_serialized_size(s), 73);
+    REQUIRE_OK(amq_sbloom_header_serialize(s, buf, sizeof buf));
     CHECK(memcmp(buf, header, 73) == 0);
     REQUIRE_OK(amq_sbloom_chunk(s, 1, 0, &chunk, &len, &next));
     REQUIRE_EQ(len, 8);
@@ -246,14 +246,14 @@ TEST(sbloom_docs_scandump)
     CHECK_EQ(len, 0);
     CHECK_EQ(next, 0);
     /* BF.LOADCHUNK bf 1 header; BF.LOADCHUNK bf 9 data. */
-    REQUIRE_OK(amq_sbloom_header_decode(header, 73, NULL, &d));
+    REQUIRE_OK(amq_sbloom_header_deserialize(header, 73, NULL, &d));
     CHECK_EQ(amq_sbloom_contains(d, "item1", 5), 0);
     REQUIRE_OK(amq_sbloom_chunk_apply(d, 9, data, 8));
     CHECK_EQ(amq_sbloom_contains(d, "item1", 5), 1);
     CHECK_EQ(info_of(d).items, 1);
-    CHECK_EQ(info_of(d).size, info_of(s).size);
+    CHECK_EQ(info_of(d).info_bytes, info_of(s).info_bytes);
     /* Re-encoding the loaded filter gives the same header. */
-    REQUIRE_OK(amq_sbloom_header_encode(d, buf, sizeof buf));
+    REQUIRE_OK(amq_sbloom_header_serialize(d, buf, sizeof buf));
     CHECK(memcmp(buf, header, 73) == 0);
     amq_sbloom_free(s);
     amq_sbloom_free(d);
@@ -274,11 +274,11 @@ TEST(sbloom_scandump_roundtrip)
 
     REQUIRE(s != NULL);
     add_range(s, 500);
-    hlen = amq_sbloom_header_size(s);
+    hlen = amq_sbloom_header_serialized_size(s);
     hdr = malloc(hlen);
     REQUIRE(hdr != NULL);
-    REQUIRE_OK(amq_sbloom_header_encode(s, hdr, hlen));
-    REQUIRE_OK(amq_sbloom_header_decode(hdr, hlen, NULL, &d));
+    REQUIRE_OK(amq_sbloom_header_serialize(s, hdr, hlen));
+    REQUIRE_OK(amq_sbloom_header_deserialize(hdr, hlen, NULL, &d));
     for (;;) {
         REQUIRE_OK(amq_sbloom_chunk(s, it, 50, &chunk, &len, &next));
         if (len == 0)
@@ -288,7 +288,7 @@ TEST(sbloom_scandump_roundtrip)
         chunks++;
     }
     CHECK_GT(chunks, 10);
-    for (i = 0; i < info_of(s).num_filters; i++) {
+    for (i = 0; i < info_of(s).links; i++) {
         REQUIRE_OK(amq_sbloom_link(s, i, &la, &a));
         REQUIRE_OK(amq_sbloom_link(d, i, &lb, &b));
         CHECK(memcmp(&la, &lb, sizeof la) == 0);
@@ -300,7 +300,7 @@ TEST(sbloom_scandump_roundtrip)
     }
     /* The loaded filter keeps growing like the original. */
     CHECK_EQ(amq_sbloom_add(d, "new-item", 8), amq_sbloom_add(s, "new-item", 8));
-    CHECK_EQ(info_of(d).num_filters, info_of(s).num_filters);
+    CHECK_EQ(info_of(d).links, info_of(s).links);
     free(hdr);
     amq_sbloom_free(s);
     amq_sbloom_free(d);
@@ -324,9 +324,9 @@ static uint8_t *hostile_base_header(size_t *len)
         klen = snprintf(key, sizeof key, "foo%d", i);
         amq_sbloom_add(s, key, (size_t)klen);
     }
-    *len = amq_sbloom_header_size(s);
+    *len = amq_sbloom_header_serialized_size(s);
     h = malloc(*len);
-    if (h != NULL && amq_sbloom_header_encode(s, h, *len) != AMQ_OK) {
+    if (h != NULL && amq_sbloom_header_serialize(s, h, *len) != AMQ_OK) {
         free(h);
         h = NULL;
     }
@@ -341,10 +341,10 @@ TEST(sbloom_hostile_base_header_decodes)
     uint8_t *h = hostile_base_header(&len);
 
     REQUIRE(h != NULL);
-    REQUIRE_OK(amq_sbloom_header_decode(h, len, NULL, &d));
+    REQUIRE_OK(amq_sbloom_header_deserialize(h, len, NULL, &d));
     amq_sbloom_free(d);
     d = NULL;
-    CHECK_STATUS(amq_sbloom_header_decode(h, len + 0, NULL, &d), AMQ_OK);
+    CHECK_STATUS(amq_sbloom_header_deserialize(h, len + 0, NULL, &d), AMQ_OK);
     amq_sbloom_free(d);
     free(h);
 }
@@ -357,7 +357,7 @@ TEST(sbloom_header_zeroed_link_fields_refused)
 
     REQUIRE(c != NULL);
     memset(c + 72, 0, 8); /* link 0's n2 and link 1's bytes zeroed */
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -369,7 +369,7 @@ TEST(sbloom_header_options_all_ones_refused)
 
     REQUIRE(c != NULL);
     memset(c + 12, 0xff, 4);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -381,7 +381,7 @@ TEST(sbloom_header_wrong_total_size_refused)
 
     REQUIRE(c != NULL);
     memset(c, 0xff, 4);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -394,7 +394,7 @@ TEST(sbloom_header_link_size_and_total_of_2p64_minus_1_refused)
     REQUIRE(c != NULL);
     memset(c + 36, 0xff, 8);
     memset(c, 0xff, 8);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -405,8 +405,8 @@ TEST(sbloom_header_short_buffers_are_truncated)
     uint8_t *h = hostile_base_header(&len);
 
     REQUIRE(h != NULL);
-    CHECK_STATUS(amq_sbloom_header_decode(h, len - 1, NULL, &d), AMQ_ETRUNC);
-    CHECK_STATUS(amq_sbloom_header_decode(h, 19, NULL, &d), AMQ_ETRUNC);
+    CHECK_STATUS(amq_sbloom_header_deserialize(h, len - 1, NULL, &d), AMQ_ETRUNC);
+    CHECK_STATUS(amq_sbloom_header_deserialize(h, 19, NULL, &d), AMQ_ETRUNC);
     free(h);
 }
 
@@ -418,7 +418,7 @@ TEST(sbloom_header_claiming_2p31_links_refused)
 
     REQUIRE(c != NULL);
     c[11] = 0x80;
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -432,7 +432,7 @@ TEST(sbloom_header_huge_bit_counts_refused_before_allocating)
     memset(c + 20, 0, 16);
     c[26] = 0x10; /* bytes 2^52 */
     c[34] = 0x80; /* bits 2^55 */
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -444,7 +444,7 @@ TEST(sbloom_header_without_force64_unsupported)
 
     REQUIRE(c != NULL);
     c[12] = 1; /* no FORCE64: 32-bit hashing is not supported */
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_EUNSUPPORTED);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_EUNSUPPORTED);
     free(c);
 }
 
@@ -456,7 +456,7 @@ TEST(sbloom_header_nan_error_rate_refused)
 
     REQUIRE(c != NULL);
     memset(c + 44, 0xff, 8);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -468,7 +468,7 @@ TEST(sbloom_header_zero_hashes_refused)
 
     REQUIRE(c != NULL);
     memset(c + 60, 0, 4);
-    CHECK_STATUS(amq_sbloom_header_decode(c, len, NULL, &d), AMQ_ECORRUPT);
+    CHECK_STATUS(amq_sbloom_header_deserialize(c, len, NULL, &d), AMQ_ECORRUPT);
     free(c);
 }
 
@@ -499,17 +499,17 @@ TEST(sbloom_hostile_random_headers)
 
     REQUIRE(s != NULL);
     add_range(s, 40);
-    len = amq_sbloom_header_size(s);
+    len = amq_sbloom_header_serialized_size(s);
     h = malloc(len);
     c = malloc(len);
     REQUIRE(h != NULL && c != NULL);
-    REQUIRE_OK(amq_sbloom_header_encode(s, h, len));
+    REQUIRE_OK(amq_sbloom_header_serialize(s, h, len));
     for (i = 0; i < 20000; i++) {
         memcpy(c, h, len);
         for (j = 0; j < 1 + (int)(test_rand(&st) % 3); j++)
             c[test_rand(&st) % len] = (uint8_t)test_rand(&st);
         d = NULL;
-        if (amq_sbloom_header_decode(c, len - (size_t)(test_rand(&st) % 2), NULL, &d) == AMQ_OK) {
+        if (amq_sbloom_header_deserialize(c, len - (size_t)(test_rand(&st) % 2), NULL, &d) == AMQ_OK) {
             ok++;
             (void)amq_sbloom_add(d, "probe", 5);
         }
@@ -531,7 +531,7 @@ static void fpp_run(int redisbloom, double error, uint64_t n, uint64_t seed)
     amq_hash128 *keys = malloc(n * sizeof *keys), h;
 
     amq_sbloom_params_init(&p, redisbloom);
-    p.error = error;
+    p.fpp = error;
     p.capacity = n / 50 + 1; /* forces several links */
     REQUIRE(keys != NULL);
     REQUIRE_OK(amq_sbloom_new(&p, NULL, &s));
@@ -553,7 +553,7 @@ static void fpp_run(int redisbloom, double error, uint64_t n, uint64_t seed)
      * there; the native links must meet the target. */
     if (!((double)fp / (double)q <= error * (redisbloom ? 1.15 : 1.0)))
         FAIL_AT_("mode %d: measured fpp %g above %g with %" PRIu64 " links (seed %" PRIu64 ")",
-                 redisbloom, (double)fp / (double)q, error, info_of(s).num_filters, seed);
+                 redisbloom, (double)fp / (double)q, error, info_of(s).links, seed);
     amq_sbloom_free(s);
     free(keys);
 }
@@ -666,13 +666,13 @@ TEST(sbloom_from_raw_owning)
         CHECK_GE(amq_sbloom_add(s, key, (size_t)len), 0);
     }
     amq_sbloom_get_info(s, &in);
-    REQUIRE(in.num_filters >= 2 && in.num_filters <= 8);
-    h.size = in.items;
-    h.nfilters = (uint32_t)in.num_filters;
+    REQUIRE(in.links >= 2 && in.links <= 8);
+    h.items = in.items;
+    h.links = (uint32_t)in.links;
     h.options = in.options;
-    h.growth = in.growth;
+    h.expansion = in.expansion;
     for (round_ = 0; round_ < 2; round_++) {
-        for (i = 0; i < h.nfilters; i++) {
+        for (i = 0; i < h.links; i++) {
             const uint8_t *d;
             REQUIRE_OK(amq_sbloom_link(s, i, &links[i], &d));
             arrays[i] = malloc((size_t)links[i].bytes);
@@ -680,19 +680,19 @@ TEST(sbloom_from_raw_owning)
             memcpy(arrays[i], d, (size_t)links[i].bytes);
         }
         if (round_ == 1) {
-            h.size++; /* items no longer summing to size: refused, arrays freed */
-            CHECK_STATUS(amq_sbloom_from_raw_owning(&h, links, arrays, NULL, &t), AMQ_ECORRUPT);
+            h.items++; /* items no longer summing to size: refused, arrays freed */
+            CHECK_STATUS(amq_sbloom_from_header_owning(&h, links, arrays, NULL, &t), AMQ_ECORRUPT);
             CHECK(t == NULL);
-            h.size--;
+            h.items--;
             continue;
         }
-        REQUIRE_OK(amq_sbloom_from_raw_owning(&h, links, arrays, NULL, &t));
+        REQUIRE_OK(amq_sbloom_from_header_owning(&h, links, arrays, NULL, &t));
         for (k = 0; k < 500; k++) {
             len = snprintf(key, sizeof key, "k%d", k);
             if (!amq_sbloom_contains(t, key, (size_t)len))
                 FAIL_AT_("%s lost", key);
         }
-        for (i = 0; i < h.nfilters; i++) {
+        for (i = 0; i < h.links; i++) {
             const uint8_t *d;
             amq_sbloom_link_info li;
             REQUIRE_OK(amq_sbloom_link(t, i, &li, &d));
@@ -742,11 +742,11 @@ TEST(sbloom_small_key_is_one_block)
     REQUIRE_OK(amq_sbloom_new(&p, &al, &s));
     CHECK_EQ(cnt.blocks, 1);
     CHECK_EQ(cnt.bytes, 256);
-    for (k = 0; k < 1000 && info_of(s).num_filters < 2; k++) {
+    for (k = 0; k < 1000 && info_of(s).links < 2; k++) {
         len = snprintf(key, sizeof key, "k%d", k);
         CHECK_GE(amq_sbloom_add(s, key, (size_t)len), 0);
     }
-    REQUIRE(info_of(s).num_filters == 2);
+    REQUIRE(info_of(s).links == 2);
     REQUIRE_OK(amq_sbloom_link(s, 1, &li, NULL));
     /* + link 2's bit array + the array of 2 links */
     CHECK_EQ(cnt.blocks, 3);

@@ -19,7 +19,7 @@ static amq_scuckoo *make_rb(uint64_t cap, uint32_t bs, uint32_t iters, uint32_t 
     if (bs != 0)
         p.bucket_size = bs;
     if (iters != 0)
-        p.max_iterations = iters;
+        p.max_kicks = iters;
     p.expansion = exp;
     if (amq_scuckoo_new(&p, NULL, &c) != AMQ_OK)
         return NULL;
@@ -70,7 +70,7 @@ TEST(scuckoo_docs_item1)
     CHECK_EQ(hv % 255 + 1, 7);
     CHECK_EQ(hv % 4, 2);
     REQUIRE_EQ(amq_scuckoo_add(c, "item1", 5), 1);
-    REQUIRE_OK(amq_scuckoo_header_encode(c, buf, sizeof buf));
+    REQUIRE_OK(amq_scuckoo_header_serialize(c, buf, sizeof buf));
     CHECK(memcmp(buf, header, 38) == 0);
     REQUIRE_OK(amq_scuckoo_chunk(c, 1, 0, &chunk, &len, &next));
     REQUIRE_EQ(len, 8);
@@ -85,8 +85,8 @@ TEST(scuckoo_docs_item1)
     CHECK_EQ(amq_scuckoo_contains(d, "item1", 5), 0);
     REQUIRE_OK(amq_scuckoo_chunk_apply(d, 9, data, 8));
     CHECK_EQ(amq_scuckoo_contains(d, "item1", 5), 1);
-    REQUIRE_OK(amq_scuckoo_validate(d));
-    REQUIRE_OK(amq_scuckoo_subfilter(d, 0, &nb, &chunk, &len));
+    REQUIRE_OK(amq_scuckoo_check(d));
+    REQUIRE_OK(amq_scuckoo_link(d, 0, &nb, &chunk, &len));
     CHECK_EQ(nb, 4);
     CHECK(memcmp(chunk, data, 8) == 0);
     amq_scuckoo_free(c);
@@ -101,14 +101,14 @@ TEST(scuckoo_info_reserve_1000)
     amq_scuckoo_info in;
     REQUIRE(c != NULL);
     in = info_of(c);
-    CHECK_EQ(in.size, 1080);
+    CHECK_EQ(in.info_bytes, 1080);
     CHECK_EQ(in.num_buckets, 512);
-    CHECK_EQ(in.num_filters, 1);
+    CHECK_EQ(in.links, 1);
     CHECK_EQ(in.items, 0);
     CHECK_EQ(in.deletes, 0);
     CHECK_EQ(in.bucket_size, 2);
     CHECK_EQ(in.expansion, 1);
-    CHECK_EQ(in.max_iterations, 20);
+    CHECK_EQ(in.max_kicks, 20);
     amq_scuckoo_free(c);
     c = make_rb(10, 0, 10, 1);
     REQUIRE(c != NULL);
@@ -148,9 +148,9 @@ TEST(scuckoo_bucket_sizes_and_expansions)
         }
         in = info_of(c);
         CHECK_EQ(in.num_buckets, cases[i].buckets);
-        CHECK_EQ(in.num_filters, cases[i].filters);
+        CHECK_EQ(in.links, cases[i].filters);
         CHECK_EQ(in.items, 1000);
-        REQUIRE_OK(amq_scuckoo_validate(c));
+        REQUIRE_OK(amq_scuckoo_check(c));
         amq_scuckoo_free(c);
     }
 }
@@ -163,7 +163,7 @@ TEST(scuckoo_max_expansions_124)
     int rc;
     REQUIRE(c != NULL);
     CHECK_EQ(add_range(c, 0, 124, &rc), 124);
-    CHECK_EQ(info_of(c).num_filters, 32);
+    CHECK_EQ(info_of(c).links, 32);
     CHECK_STATUS(amq_scuckoo_add(c, "2048", 4), AMQ_ELIMIT);
     CHECK_EQ(info_of(c).items, 124);
     amq_scuckoo_free(c);
@@ -182,7 +182,7 @@ TEST(scuckoo_expansion_0_full)
     CHECK_EQ(amq_scuckoo_add(c, "2", 1), 1);
     CHECK_EQ(amq_scuckoo_add(c, "3", 1), 1);
     CHECK_EQ(amq_scuckoo_add(c, "4", 1), 1);
-    REQUIRE_OK(amq_scuckoo_subfilter(c, 0, NULL, &d, &len));
+    REQUIRE_OK(amq_scuckoo_link(c, 0, NULL, &d, &len));
     REQUIRE_EQ(len, 4);
     memcpy(before, d, 4);
     CHECK_STATUS(amq_scuckoo_add(c, "5", 1), AMQ_EFULL);
@@ -239,7 +239,7 @@ TEST(scuckoo_count_same_bucket_quirk)
 
 TEST(scuckoo_compaction)
 {
-    /* Many sub-filters, then deletes: the delete path compacts when more
+    /* Many links, then deletes: the delete path compacts when more
      * than 10 % of the items were deleted; nothing still in is lost. */
     amq_scuckoo *c = make_rb(8, 0, 50, 1);
     char key[16];
@@ -247,13 +247,13 @@ TEST(scuckoo_compaction)
     uint64_t before;
     REQUIRE(c != NULL);
     CHECK_EQ(add_range(c, 0, 100, NULL), 100);
-    before = info_of(c).num_filters;
+    before = info_of(c).links;
     CHECK_GE(before, 10);
     for (i = 0; i < 60; i++) {
         len = snprintf(key, sizeof key, "%d", i);
         CHECK_EQ(amq_scuckoo_remove(c, key, (size_t)len), 1);
     }
-    CHECK_LT(info_of(c).num_filters, before);
+    CHECK_LT(info_of(c).links, before);
     CHECK_LT(info_of(c).deletes, 60);
     for (i = 60; i < 100; i++) {
         len = snprintf(key, sizeof key, "%d", i);
@@ -262,14 +262,14 @@ TEST(scuckoo_compaction)
     }
     amq_scuckoo_compact(c, 1);
     CHECK_EQ(info_of(c).deletes, 0);
-    CHECK_LE(info_of(c).num_filters, 8);
+    CHECK_LE(info_of(c).links, 8);
     for (i = 60; i < 100; i++) {
         len = snprintf(key, sizeof key, "%d", i);
         if (!amq_scuckoo_contains(c, key, (size_t)len))
             FAIL_AT_("%s lost by CF.COMPACT", key);
     }
     CHECK_EQ(info_of(c).items, 40);
-    REQUIRE_OK(amq_scuckoo_validate(c));
+    REQUIRE_OK(amq_scuckoo_check(c));
     amq_scuckoo_free(c);
 }
 
@@ -286,7 +286,7 @@ static void scuckoo_model(int redisbloom, uint32_t fbits, uint64_t ops, uint64_t
     amq_scuckoo_params_init(&p, redisbloom);
     p.capacity = 64;
     p.fingerprint_bits = fbits;
-    p.max_filters = 64;
+    p.max_links = 64;
     if (keys == NULL || count == NULL || amq_scuckoo_new(&p, NULL, &c) != AMQ_OK) {
         FAIL_AT_("setup");
         free(keys);
@@ -319,7 +319,7 @@ static void scuckoo_model(int redisbloom, uint32_t fbits, uint64_t ops, uint64_t
     }
     for (i = 0; i < pool; i++)
         fn += count[i] > 0 && !amq_scuckoo_contains_hash(c, keys[i]);
-    if (fn != 0 || bad != 0 || amq_scuckoo_validate(c) != AMQ_OK)
+    if (fn != 0 || bad != 0 || amq_scuckoo_check(c) != AMQ_OK)
         FAIL_AT_("mode %d f=%u seed %" PRIu64 ": %" PRIu64 " false negatives, %" PRIu64
                  " bad results", redisbloom, fbits, seed, fn, bad);
     amq_scuckoo_free(c);
@@ -350,7 +350,7 @@ SLOW_TEST(scuckoo_model_millions)
 
 TEST(scuckoo_native_fpp)
 {
-    /* 16-bit fingerprints in 4-slot buckets: ~2 * 4 / 65535 per sub-filter
+    /* 16-bit fingerprints in 4-slot buckets: ~2 * 4 / 65535 per link
      * at full load. */
     amq_scuckoo_params p;
     amq_scuckoo *c;
@@ -423,7 +423,7 @@ static int load_header(const uint8_t *b, size_t len)
             (void)t_scuckoo_count_hash(c, k);
         }
         amq_scuckoo_compact(c, 1);
-        (void)amq_scuckoo_validate(c);
+        (void)amq_scuckoo_check(c);
     }
     amq_scuckoo_free(c);
     return rc;
@@ -482,13 +482,13 @@ TEST(scuckoo_header_expansion_rounds_up)
     CHECK_STATUS(load_header(b, 38), AMQ_OK);
     REQUIRE_OK(amq_scuckoo_header_decode(b, 38, &h));
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
-    REQUIRE_OK(amq_scuckoo_subfilter(c, 1, &nb1, NULL, NULL));
+    REQUIRE_OK(amq_scuckoo_link(c, 1, &nb1, NULL, NULL));
     CHECK_EQ(nb1, 16);
     CHECK_EQ(info_of(c).expansion, 4);
     amq_scuckoo_free(c);
 }
 
-/* RDB-style per-sub-filter sizes must match the chain the header says. */
+/* RDB-style per-link sizes must match the chain the header says. */
 TEST(scuckoo_from_header_sub_sizes)
 {
     uint64_t subs[2] = {4, 9};
@@ -497,20 +497,20 @@ TEST(scuckoo_from_header_sub_sizes)
 
     memset(&h, 0, sizeof h);
     h.num_buckets = 4;
-    h.num_filters = 2;
+    h.links = 2;
     h.bucket_size = 2;
-    h.max_iterations = 20;
+    h.max_kicks = 20;
     h.expansion = 2;
     CHECK_STATUS(amq_scuckoo_from_header(&h, subs, NULL, &c), AMQ_ECORRUPT);
     subs[1] = 8;
     REQUIRE_OK(amq_scuckoo_from_header(&h, subs, NULL, &c));
-    CHECK_EQ(info_of(c).num_filters, 2);
+    CHECK_EQ(info_of(c).links, 2);
     amq_scuckoo_free(c);
 }
 
 /* amq_scuckoo_locate (the O(1) offset lookup of SCANDUMP / LOADCHUNK)
- * agrees with a walk over the sub-filters, on a uniform chain (expansion
- * 1) and a growing one, at every sub-filter's first and last byte and
+ * agrees with a walk over the links, on a uniform chain (expansion
+ * 1) and a growing one, at every link's first and last byte and
  * past the end; and amq_scuckoo_get_info's totals with the sums. */
 static void check_locate(const amq_scuckoo *c)
 {
@@ -519,8 +519,8 @@ static void check_locate(const amq_scuckoo *c)
     uint32_t j, i;
     size_t bytes;
 
-    for (j = 0; j < in.num_filters; j++) {
-        REQUIRE_OK(amq_scuckoo_subfilter(c, j, &nb, NULL, &bytes));
+    for (j = 0; j < in.links; j++) {
+        REQUIRE_OK(amq_scuckoo_link(c, j, &nb, NULL, &bytes));
         REQUIRE_OK(amq_scuckoo_locate(c, off, &i, &within));
         CHECK_EQ(i, j);
         CHECK_EQ(within, 0);
@@ -531,7 +531,7 @@ static void check_locate(const amq_scuckoo *c)
         total += nb * in.bucket_size;
     }
     CHECK_EQ(in.bytes, off);
-    CHECK_EQ(in.capacity, total);
+    CHECK_EQ(in.slots, total);
     CHECK_STATUS(amq_scuckoo_locate(c, off, &i, &within), AMQ_ERANGE);
     CHECK_STATUS(amq_scuckoo_locate(c, UINT64_MAX, &i, &within), AMQ_ERANGE);
 }
@@ -543,15 +543,15 @@ TEST(scuckoo_locate_uniform_and_growing)
 
     memset(&h, 0, sizeof h);
     h.num_buckets = 1;
-    h.num_filters = 3000;
+    h.links = 3000;
     h.bucket_size = 255;
-    h.max_iterations = 20;
+    h.max_kicks = 20;
     h.expansion = 1;
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
     check_locate(c);
     amq_scuckoo_free(c);
     h.num_buckets = 4;
-    h.num_filters = 6;
+    h.links = 6;
     h.bucket_size = 3;
     h.expansion = 3; /* grows as 4 */
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
@@ -568,7 +568,7 @@ TEST(scuckoo_hostile_chunks)
     const uint8_t *d;
     size_t len;
     REQUIRE(c != NULL);
-    REQUIRE_OK(amq_scuckoo_subfilter(c, 0, NULL, &d, &len));
+    REQUIRE_OK(amq_scuckoo_link(c, 0, NULL, &d, &len));
     memcpy(before, d, 4);
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, UINT64_C(9223372036854775808), junk, 1), AMQ_ERANGE);
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, UINT64_C(922337203685477588), junk, 1), AMQ_ERANGE);
@@ -580,7 +580,7 @@ TEST(scuckoo_hostile_chunks)
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, 5, junk, 4), AMQ_OK);
     CHECK(memcmp(junk, d, 4) == 0);
     /* RedisBloom's rule (the module's and the tool's import): a chunk past the end of the
-     * chain lands in the last sub-filter at its offset less the chain's 4 bytes */
+     * chain lands in the last link at its offset less the chain's 4 bytes */
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4 + 1 + 2 + 2, junk + 10, 2), AMQ_OK);
     CHECK(memcmp(junk + 10, d + 2, 2) == 0);
     CHECK_STATUS(amq_scuckoo_chunk_apply(c, 4 + 1 + 3 + 2, junk, 2), AMQ_EOVERFLOW);
@@ -603,14 +603,14 @@ TEST(scuckoo_header_chain_sizes)
 
     memset(&h, 0, sizeof h);
     h.num_buckets = 8;
-    h.num_filters = 5;
+    h.links = 5;
     h.bucket_size = 3;
-    h.max_iterations = 20;
+    h.max_kicks = 20;
     h.expansion = 3; /* grows as 4 */
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
     for (j = 0; j < 5; j++) {
         uint64_t nb;
-        REQUIRE_OK(amq_scuckoo_subfilter(c, (uint32_t)j, &nb, NULL, NULL));
+        REQUIRE_OK(amq_scuckoo_link(c, (uint32_t)j, &nb, NULL, NULL));
         CHECK_EQ(amq_scuckoo_header_buckets(&h, j), nb);
         total += nb * 3;
     }
@@ -624,7 +624,7 @@ TEST(scuckoo_header_chain_sizes)
     amq_scuckoo_free(c);
     /* a chain that would pass 64 bits: 0 buckets, bytes saturated */
     h.num_buckets = UINT64_C(1) << 40;
-    h.num_filters = 40;
+    h.links = 40;
     h.expansion = 32768;
     CHECK_EQ(amq_scuckoo_header_buckets(&h, 39), 0);
     CHECK_EQ(amq_scuckoo_header_bytes(&h), UINT64_MAX / 2);
@@ -675,7 +675,7 @@ TEST(scuckoo_scandump_roundtrip)
 
     REQUIRE(c != NULL);
     CHECK_EQ(add_range(c, 0, 500, NULL), 500);
-    REQUIRE_OK(amq_scuckoo_header_encode(c, hdr, sizeof hdr));
+    REQUIRE_OK(amq_scuckoo_header_serialize(c, hdr, sizeof hdr));
     REQUIRE_OK(amq_scuckoo_header_decode(hdr, sizeof hdr, &h));
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &d));
     for (;;) {
@@ -688,12 +688,12 @@ TEST(scuckoo_scandump_roundtrip)
         chunks++;
     }
     CHECK_GT(chunks, 5);
-    CHECK_EQ(info_of(d).num_filters, info_of(c).num_filters);
+    CHECK_EQ(info_of(d).links, info_of(c).links);
     CHECK_EQ(info_of(d).items, 500);
-    REQUIRE_OK(amq_scuckoo_validate(d));
-    for (j = 0; j < info_of(c).num_filters; j++) {
-        REQUIRE_OK(amq_scuckoo_subfilter(c, j, NULL, &a, &la));
-        REQUIRE_OK(amq_scuckoo_subfilter(d, j, NULL, &b, &lb));
+    REQUIRE_OK(amq_scuckoo_check(d));
+    for (j = 0; j < info_of(c).links; j++) {
+        REQUIRE_OK(amq_scuckoo_link(c, j, NULL, &a, &la));
+        REQUIRE_OK(amq_scuckoo_link(d, j, NULL, &b, &lb));
         CHECK_EQ(la, lb);
         CHECK(memcmp(a, b, la) == 0);
     }
@@ -702,7 +702,7 @@ TEST(scuckoo_scandump_roundtrip)
     /* An empty filter dumps too (RedisBloom cannot). */
     c = make_rb(1000, 0, 0, 1);
     REQUIRE(c != NULL);
-    REQUIRE_OK(amq_scuckoo_header_encode(c, hdr, sizeof hdr));
+    REQUIRE_OK(amq_scuckoo_header_serialize(c, hdr, sizeof hdr));
     REQUIRE_OK(amq_scuckoo_chunk(c, 1, 0, &chunk, &len, &next));
     CHECK_EQ(len, 1024);
     CHECK_EQ(next, 1025);
@@ -716,7 +716,7 @@ TEST(scuckoo_native_has_no_dump_form)
     uint8_t hdr[64];
     amq_scuckoo_params_init(&p, 0);
     REQUIRE_OK(amq_scuckoo_new(&p, NULL, &c));
-    CHECK_STATUS(amq_scuckoo_header_encode(c, hdr, sizeof hdr), AMQ_EUNSUPPORTED);
+    CHECK_STATUS(amq_scuckoo_header_serialize(c, hdr, sizeof hdr), AMQ_EUNSUPPORTED);
     amq_scuckoo_free(c);
     amq_scuckoo_params_init(&p, 1);
     p.fingerprint_bits = 16;
@@ -787,12 +787,12 @@ TEST(scuckoo_file_roundtrip)
  * roll-back, deletion order and compaction so that a change shows. */
 static uint64_t arrays_digest(const amq_scuckoo *c)
 {
-    uint64_t d = 0, nf = info_of(c).num_filters;
+    uint64_t d = 0, nf = info_of(c).links;
     uint32_t j;
     for (j = 0; j < nf; j++) {
         const uint8_t *data;
         size_t len;
-        if (amq_scuckoo_subfilter(c, j, NULL, &data, &len) == AMQ_OK)
+        if (amq_scuckoo_link(c, j, NULL, &data, &len) == AMQ_OK)
             d = amq_xxh3_64(data, len, d);
     }
     return d;
@@ -805,18 +805,18 @@ TEST(scuckoo_arrays_regression)
     int i, len;
     REQUIRE(c != NULL);
     CHECK_EQ(add_range(c, 0, 1000, NULL), 1000);
-    CHECK_EQ(info_of(c).num_filters, 5);
+    CHECK_EQ(info_of(c).links, 5);
     CHECK_EQ_U64(arrays_digest(c), UINT64_C(0xa0f46affdb0f25ac));
     for (i = 0; i < 300; i++) {
         len = snprintf(key, sizeof key, "%d", i);
         CHECK_EQ(amq_scuckoo_remove(c, key, (size_t)len), 1);
     }
-    CHECK_EQ(info_of(c).num_filters, 4);
+    CHECK_EQ(info_of(c).links, 4);
     CHECK_EQ(info_of(c).deletes, 50);
     CHECK_EQ(info_of(c).items, 700);
     CHECK_EQ_U64(arrays_digest(c), UINT64_C(0x7e0788c7e6c7c0a6));
     amq_scuckoo_compact(c, 1);
-    CHECK_EQ(info_of(c).num_filters, 4);
+    CHECK_EQ(info_of(c).links, 4);
     CHECK_EQ(info_of(c).deletes, 0);
     CHECK_EQ_U64(arrays_digest(c), UINT64_C(0xf17638d0a01338de));
     amq_scuckoo_free(c);
@@ -853,7 +853,7 @@ TEST(scuckoo_flat_compaction_matches_plain)
     amq_scuckoo_params_init(&p, 1);
     p.capacity = 32;
     p.bucket_size = 4;
-    p.max_filters = 1000;
+    p.max_links = 1000;
     REQUIRE_OK(amq_scuckoo_new(&p, NULL, &fast));
     REQUIRE_OK(amq_scuckoo_new(&p, &a, &plain));
     for (i = 0; i < 3000; i++) {
@@ -861,7 +861,7 @@ TEST(scuckoo_flat_compaction_matches_plain)
         CHECK_EQ(amq_scuckoo_add(fast, key, (size_t)len), 1);
         CHECK_EQ(amq_scuckoo_add(plain, key, (size_t)len), 1);
     }
-    CHECK_GE(info_of(fast).num_filters, 64);
+    CHECK_GE(info_of(fast).links, 64);
     for (round = 0; round < 3; round++) {
         /* Deletes spread over the chain (every 7th key of a third), each
          * compacting on the way once deletes pass 10 % of the items. */
@@ -872,14 +872,14 @@ TEST(scuckoo_flat_compaction_matches_plain)
             refuse_all = 0;
             CHECK_EQ(amq_scuckoo_remove(fast, key, (size_t)len), 1);
         }
-        CHECK_EQ(info_of(fast).num_filters, info_of(plain).num_filters);
+        CHECK_EQ(info_of(fast).links, info_of(plain).links);
         CHECK_EQ_U64(arrays_digest(fast), arrays_digest(plain));
     }
     refuse_all = 1;
     amq_scuckoo_compact(plain, 1);
     refuse_all = 0;
     amq_scuckoo_compact(fast, 1);
-    CHECK_EQ(info_of(fast).num_filters, info_of(plain).num_filters);
+    CHECK_EQ(info_of(fast).links, info_of(plain).links);
     CHECK_EQ_U64(arrays_digest(fast), arrays_digest(plain));
     for (i = 0; i < 3000; i++) {
         if (i % 21 < 3) /* deleted */
@@ -888,7 +888,7 @@ TEST(scuckoo_flat_compaction_matches_plain)
         if (!amq_scuckoo_contains(fast, key, (size_t)len))
             FAIL_AT_("%s lost by compaction", key);
     }
-    REQUIRE_OK(amq_scuckoo_validate(fast));
+    REQUIRE_OK(amq_scuckoo_check(fast));
     amq_scuckoo_free(fast);
     amq_scuckoo_free(plain);
 }
@@ -896,13 +896,13 @@ TEST(scuckoo_flat_compaction_matches_plain)
 /* Nonzero slots of each value over the whole chain. */
 static void value_counts(const amq_scuckoo *c, uint64_t counts[256])
 {
-    uint64_t nf = info_of(c).num_filters;
+    uint64_t nf = info_of(c).links;
     uint32_t j;
     memset(counts, 0, 256 * sizeof counts[0]);
     for (j = 0; j < nf; j++) {
         const uint8_t *d;
         size_t n, k;
-        REQUIRE_OK(amq_scuckoo_subfilter(c, j, NULL, &d, &n));
+        REQUIRE_OK(amq_scuckoo_link(c, j, NULL, &d, &n));
         for (k = 0; k < n; k++)
             counts[d[k]]++;
     }
@@ -921,15 +921,15 @@ TEST(scuckoo_compaction_bounded_per_call)
 
     memset(&h, 0, sizeof h);
     h.num_buckets = 1;
-    h.num_filters = nf;
+    h.links = nf;
     h.bucket_size = 255;
-    h.max_iterations = 20;
+    h.max_kicks = 20;
     h.expansion = 1;
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
     for (j = 0; j < nf; j++) {
         uint8_t *d;
         size_t n, k;
-        REQUIRE_OK(amq_scuckoo_subfilter_mut(c, j, &d, &n));
+        REQUIRE_OK(amq_scuckoo_link_data_mut(c, j, &d, &n));
         for (k = 0; k < n; k++, g++) {
             x ^= x << 13;
             x ^= x >> 7;
@@ -947,12 +947,12 @@ TEST(scuckoo_compaction_bounded_per_call)
         REQUIRE(calls < 100);
         if (arrays_digest(c) == digest)
             break;
-        CHECK_LE(info_of(c).num_filters, last);
-        last = (uint32_t)info_of(c).num_filters;
+        CHECK_LE(info_of(c).links, last);
+        last = (uint32_t)info_of(c).links;
     }
     CHECK_GE(calls, 3);
     /* A quarter of the chain was empty: the newest quarter moved out. */
-    CHECK_LE(info_of(c).num_filters, nf * 3 / 4 + 1);
+    CHECK_LE(info_of(c).links, nf * 3 / 4 + 1);
     value_counts(c, after);
     CHECK(memcmp(before, after, sizeof before) == 0);
     amq_scuckoo_free(c);
@@ -975,14 +975,14 @@ TEST(scuckoo_from_header_owning)
 
     REQUIRE(c != NULL);
     CHECK_EQ(add_range(c, 0, 500, NULL), 500);
-    nf = (uint32_t)info_of(c).num_filters;
+    nf = (uint32_t)info_of(c).links;
     REQUIRE(nf >= 2 && nf <= 16);
-    REQUIRE_OK(amq_scuckoo_header_encode(c, hdr, sizeof hdr));
+    REQUIRE_OK(amq_scuckoo_header_serialize(c, hdr, sizeof hdr));
     REQUIRE_OK(amq_scuckoo_header_decode(hdr, sizeof hdr, &h));
     for (round_ = 0; round_ < 2; round_++) {
         for (j = 0; j < nf; j++) {
             const uint8_t *d;
-            REQUIRE_OK(amq_scuckoo_subfilter(c, j, NULL, &d, &bytes[j]));
+            REQUIRE_OK(amq_scuckoo_link(c, j, NULL, &d, &bytes[j]));
             tables[j] = malloc(bytes[j]);
             REQUIRE(tables[j] != NULL);
             memcpy(tables[j], d, bytes[j]);
@@ -998,7 +998,7 @@ TEST(scuckoo_from_header_owning)
         for (j = 0; j < nf; j++) {
             const uint8_t *d;
             size_t n;
-            REQUIRE_OK(amq_scuckoo_subfilter(t, j, NULL, &d, &n));
+            REQUIRE_OK(amq_scuckoo_link(t, j, NULL, &d, &n));
             CHECK(d == tables[j]); /* adopted, not copied */
         }
         for (i = 0; i < 500; i++) {

@@ -15,17 +15,17 @@ TEST(scuckoo_set_counts)
 
     memset(&h, 0, sizeof h);
     h.num_buckets = 4;
-    h.num_filters = 1;
+    h.links = 1;
     h.bucket_size = 2;
-    h.max_iterations = 20;
+    h.max_kicks = 20;
     h.expansion = 1;
     REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
     amq_scuckoo_set_counts(c, 300, 7); /* more items than the 8 slots */
     amq_scuckoo_get_info(c, &in);
     CHECK_EQ(in.items, 300);
     CHECK_EQ(in.deletes, 7);
-    CHECK_STATUS(amq_scuckoo_validate(c), AMQ_ECORRUPT);
-    REQUIRE_OK(amq_scuckoo_header_encode(c, buf, sizeof buf));
+    CHECK_STATUS(amq_scuckoo_check(c), AMQ_ECORRUPT);
+    REQUIRE_OK(amq_scuckoo_header_serialize(c, buf, sizeof buf));
     CHECK_EQ(buf[0], 300 & 0xff);
     CHECK_EQ(buf[1], 300 >> 8);
     CHECK_EQ(buf[16], 7);
@@ -34,7 +34,7 @@ TEST(scuckoo_set_counts)
     amq_scuckoo_get_info(c, &in);
     CHECK_EQ(in.items, 301);
     amq_scuckoo_set_counts(c, 1, 0);
-    REQUIRE_OK(amq_scuckoo_validate(c));
+    REQUIRE_OK(amq_scuckoo_check(c));
     amq_scuckoo_free(c);
 }
 
