@@ -835,7 +835,7 @@ AMQ_API uint64_t amq_scuckoo_header_bytes(const amq_scuckoo_header *h);
  * command is refused, even for an item c holds), else 0 - a filter below
  * the limit may grow past it within the command.  A host that applies this
  * rule lifts the filter's own per-add limit (amq_scuckoo_set_max_links to
- * AMQ_SCUCKOO_MAX_LINKS).
+ * AMQ_SCUCKOO_MAX_LINKS); it cannot fail.
  */
 AMQ_API int amq_scuckoo_at_limit(const amq_scuckoo *c, uint64_t max_filters);
 
@@ -925,7 +925,7 @@ AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
  *    in place (amq/inplace.h: bloom, blocked);
  *  - has_redisbloom_mode: amq_config.redisbloom applies (scalable bloom,
  *    scalable cuckoo).
- * 1 or 0; 0 for an unknown kind.  Thread-safe. */
+ * 1 or 0; 0 for an unknown kind (cannot fail).  Thread-safe. */
 AMQ_API int amq_kind_keeps_copies(uint32_t kind);
 AMQ_API int amq_kind_can_remove(uint32_t kind);
 AMQ_API int amq_kind_updates_in_place(uint32_t kind);
@@ -1066,26 +1066,34 @@ typedef struct amq_target amq_target;
                                  EWOULDBLOCK instead of waiting for it */
 
 /* Opens the target: follows the links, locks and checks an existing file.
- * *out is freed by amq_target_close. */
+ * *out is freed by amq_target_close.  AMQ_OK, AMQ_EIO (with sys_errno; a
+ * read-only, hard-linked or locked file), AMQ_EEXIST (a file the flags do
+ * not let it replace), AMQ_EINVAL (a path too long or naming a directory),
+ * AMQ_ENOMEM. */
 AMQ_API int amq_target_open(const char *path, unsigned flags, amq_target **out,
                             amq_errinfo *err);
 /* The file written, symlinks followed ("-" for standard output): the file a
  * read-modify-write reads, under the target's lock. */
 AMQ_API const char *amq_target_path(const amq_target *t);
-/* 1 if the path named a file when opened, else 0. */
+/* 1 if the path named a file when opened, else 0 (cannot fail). */
 AMQ_API int amq_target_exists(const amq_target *t);
 /* Creates the temporary file (or opens the direct output) and returns its
  * descriptor in *fd (owned by t: write to it, never close it).  A second
- * call returns the same descriptor. */
+ * call returns the same descriptor.  AMQ_OK, AMQ_EIO (with sys_errno),
+ * AMQ_ENOSPC, AMQ_EINVAL (no target). */
 AMQ_API int amq_target_begin(amq_target *t, int *fd, amq_errinfo *err);
-/* Appends len bytes (begins if needed; retries short writes and EINTR). */
+/* Appends len bytes (begins if needed; retries short writes and EINTR).
+ * AMQ_OK, AMQ_EIO (with sys_errno), AMQ_ENOSPC, AMQ_EINVAL (no target). */
 AMQ_API int amq_target_write(amq_target *t, const void *data, size_t len, amq_errinfo *err);
 /* Makes the written bytes the file: fsync, rename into place, fsync of the
  * directory (a direct output is only closed).  On failure nothing changed
- * and the temporary file is removed. */
+ * and the temporary file is removed.  AMQ_OK, AMQ_EIO (with sys_errno),
+ * AMQ_ENOSPC, AMQ_EEXIST (a new name taken meanwhile by another file). */
 AMQ_API int amq_target_commit(amq_target *t, amq_errinfo *err);
 /* Writes f as the new contents (streamed, as amq_filter_save: about 64 KiB
- * of scratch from f's allocator) and commits. */
+ * of scratch from f's allocator) and commits.  AMQ_OK, the statuses of
+ * amq_target_begin and amq_target_commit, AMQ_ENOMEM, AMQ_EINVAL (no target
+ * or no filter), or a status of amq_filter_serialize. */
 AMQ_API int amq_target_save_filter(amq_target *t, const struct amq_filter *f,
                                    amq_errinfo *err);
 /* Drops what was written (removes the temporary file); the lock stays. */
@@ -1102,7 +1110,7 @@ AMQ_API void amq_target_close(amq_target *t);
  * amq_temp_register adds a temporary file of the program's own (the slot,
  * or -1 when the 32 slots are taken or the path is too long: the file is
  * then not removed on a signal); amq_temp_unregister(-1) is a no-op.
- * Thread-safe.
+ * It cannot fail (-1 is the answer "not registered").  Thread-safe.
  */
 AMQ_API int amq_temp_register(const char *path);
 AMQ_API void amq_temp_unregister(int slot);
