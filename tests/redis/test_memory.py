@@ -175,13 +175,13 @@ def test_loadchunk_header_sized_as_the_library_builds_it(env):
     assert r.execute_command("CF.LOADCHUNK", "ok", 1, _cf_header(0, 1, 0, 8, 2, 20, 3))
     assert r.execute_command("CF.INFO", "ok")[5] == 8
     assert r.execute_command("SET", "still", "writable")
-    # The refusal is decided from the header: it costs no more than building the 44 KB
-    # chain (a refusal that touched the 2.86 GB, or walked toward it, costs thousands of
-    # times that).
+    # The refusal is decided from the header: within 50 times the cost of building the 44 KB
+    # chain (Redis 8 and Valkey, libc malloc, measured 9-10x for the guard's allocations; a
+    # refusal that walked toward the 2.86 GB, e.g. a 65,535-link header, costs 76x and more).
     refused = _min_usec(r, [("CF.LOADCHUNK", "evil", 1, evil)] * 5)
     built = _min_usec(r, [("CF.LOADCHUNK", "ok%d" % i, 1, _cf_header(0, 1, 0, 8, 2, 20, 3))
                           for i in range(5)])
-    assert refused <= 10 * max(built, 1), (refused, built)
+    assert refused <= 50 * max(built, 1), (refused, built)
 
 
 # ---- 4. growth past maxmemory -------------------------------------------------------------------
