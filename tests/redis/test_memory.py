@@ -448,10 +448,12 @@ def test_long_chain_scandump_loadchunk_round_trip_linear(env):
     for op in ("scandump", "loadchunk"):
         first, last = per_call["%s 0" % op], per_call["%s 7" % op]
         assert last < 3 * first + 10, (op, per_call)
-    # The whole round trip, 131,071 calls, costs the server about what one RESTORE of the
-    # chain does (half of it here); a call that walked the chain (100 us or more at this
-    # length) would make it 40 times or more.
-    assert server_usec < 5 * restore_usec, (server_usec, dump_usec, restore_usec, per_call)
+    # The whole round trip, 131,071 calls, costs the server about what one DUMP and one
+    # RESTORE of the chain do (the libc-malloc servers, Redis 8 and Valkey, spend more per
+    # LOADCHUNK allocation than jemalloc); a call that walked the chain (100 us or more at
+    # this length) would make it 40 times or more.
+    assert server_usec < 5 * (dump_usec + restore_usec), \
+        (server_usec, dump_usec, restore_usec, per_call)
 
 
 def _bf_round_trip(r, src, dst, nl, nbytes, seed):
