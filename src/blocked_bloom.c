@@ -1,34 +1,17 @@
 /*
  * blocked_bloom.c - the cache-local Bloom filter: sizing, life cycle, adds,
- * the choice of query path, and the kind's table for the generic handle.
- * The query loops live in blocked_query.h, instantiated per instruction
- * set by blocked_bloom_scalar.c, _avx2.c and _avx512.c.
+ * the choice of query path.  The query loops live in blocked_query.h,
+ * instantiated per instruction set by blocked_bloom_scalar.c, _avx2.c and
+ * _avx512.c; the kind's table for the generic handle (adapter and codec) is
+ * blocked_bloom_kind.c.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "amq/blocked_bloom.h"
-#include "blocked_impl.h"
-#include "common/alloc.h"
+#include "blocked_bloom_internal.h"
 #include "common/cpu.h"
-#include "common/endian.h"
-#include "common/error.h"
-#include "kind.h"
-
-struct amq_blocked {
-    /* What the one-key paths touch, first: the geometry the loops read
-     * (data, blocks, k, hash) with the item count, and the entries chosen
-     * for them. */
-    amq_blk_one one;
-    amq_blk_add1_fn key_add;  /* the one-key add of the path and mode (a view's refuses) */
-    amq_blk_key_fn key_query; /* the path's one-key query for the hash */
-    amq_blocked_params p;
-    amq_region data; /* p.blocks * 64 bytes, 64-byte aligned */
-    int concurrent;  /* adds use atomic OR */
-    const amq_blk_simd_ops *simd;
-    amq_allocator alloc;
-};
+#include "kind.h" /* amq_union_items */
 
 /* ---- theory and sizing ---------------------------------------------------------
  * Keys land in blocks as balls in bins: a block holds j keys with
@@ -186,7 +169,7 @@ int amq_blk_max_lambda(double p, double *lambda, uint32_t *k)
 
 /* The best k for a size, and its rate.  The rate is unimodal in k: scan
  * up from 1 and stop at the first increase. */
-static uint32_t best_k(uint64_t blocks, uint64_t n, double *fpp)
+uint32_t amq_blk_best_k(uint64_t blocks, uint64_t n, double *fpp)
 {
     uint32_t k, best = 1;
     double f, bf = amq_blocked_fpp_theory(blocks, 1, n);
@@ -203,7 +186,7 @@ static uint32_t best_k(uint64_t blocks, uint64_t n, double *fpp)
 }
 
 /* Whether some k gives a rate of at most p at this size: the predicate the
- * search below bisects on, which best_k answers after every k up to the
+ * search below bisects on, which amq_blk_best_k answers after every k up to the
  * best.  Unimodal in k, the rate's local minimum is its minimum: walk
  * downhill from *hint (the k best at the size tried last, near this one's)
  * and stop at the first rate at most p - two or three rates per size, the
@@ -272,7 +255,7 @@ int amq_blocked_blocks_for(uint64_t n, double p, uint64_t *blocks, uint32_t *k)
             lo = mid;
     }
     *blocks = hi;
-    *k = best_k(hi, n, &f);
+    *k = amq_blk_best_k(hi, n, &f);
     return AMQ_OK;
 }
 
@@ -289,7 +272,7 @@ int amq_blocked_blocks_for_bpk(uint64_t n, double bits_per_key, uint64_t *blocks
     if (b > (double)AMQ_BLOCKED_MAX_BLOCKS)
         return AMQ_ERANGE;
     *blocks = (uint64_t)b;
-    *k = best_k(*blocks, n, &f);
+    *k = amq_blk_best_k(*blocks, n, &f);
     return AMQ_OK;
 }
 
@@ -312,7 +295,7 @@ size_t amq_blocked_data_size(const amq_blocked_params *params)
     return (size_t)(params->blocks * AMQ_BLOCKED_BLOCK_BYTES);
 }
 
-static int check_params(const amq_blocked_params *p)
+int amq_blk_check_params(const amq_blocked_params *p)
 {
     if (p->blocks == 0 || p->blocks > AMQ_BLOCKED_MAX_BLOCKS)
         return AMQ_ERANGE;
@@ -489,7 +472,7 @@ int amq_blocked_new(const amq_blocked_params *params, const amq_allocator *alloc
     int rc;
 
     *out = NULL;
-    rc = check_params(params);
+    rc = amq_blk_check_params(params);
     if (rc != AMQ_OK)
         return rc;
     b = shell(params, alloc);
@@ -512,7 +495,7 @@ int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t 
     int rc;
 
     *out = NULL;
-    rc = check_params(params);
+    rc = amq_blk_check_params(params);
     if (rc != AMQ_OK)
         return rc;
     if (len != amq_blocked_data_size(params) || ((uintptr_t)data & 63) != 0)
@@ -529,7 +512,7 @@ int amq_blocked_view(const amq_blocked_params *params, const void *data, size_t 
 }
 
 /* Copies words with relaxed atomic loads (adds may run on src). */
-static void copy_words(uint8_t *dst, const uint8_t *src, size_t bytes)
+void amq_blk_copy_words(uint8_t *dst, const uint8_t *src, size_t bytes)
 {
     size_t i;
     uint64_t w;
@@ -548,7 +531,7 @@ int amq_blocked_clone(const amq_blocked *src, const amq_allocator *alloc, amq_bl
     rc = amq_blocked_new(&src->p, alloc, &b);
     if (rc != AMQ_OK)
         return rc;
-    copy_words(b->data.data, src->data.data, src->data.size);
+    amq_blk_copy_words(b->data.data, src->data.data, src->data.size);
     atomic_store_explicit(&b->one.items, amq_blocked_items(src), memory_order_relaxed);
     b->concurrent = src->concurrent;
     use_path(b, src->simd);
@@ -745,7 +728,7 @@ int amq_blocked_clear(amq_blocked *b)
     return AMQ_OK;
 }
 
-static const char *geometry_difference(const amq_blocked *a, const amq_blocked *b)
+const char *amq_blk_geometry_difference(const amq_blocked *a, const amq_blocked *b)
 {
     if (a->p.blocks != b->p.blocks)
         return "different numbers of blocks";
@@ -761,7 +744,7 @@ int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
     size_t i;
     uint64_t a, c, si, di, changed = 0;
 
-    if (geometry_difference(dst, src) != NULL)
+    if (amq_blk_geometry_difference(dst, src) != NULL)
         return AMQ_EINCOMPAT;
     if (amq_region_is_borrowed(&dst->data))
         return AMQ_EREADONLY;
@@ -778,6 +761,55 @@ int amq_blocked_merge(amq_blocked *dst, const amq_blocked *src)
                                           amq_blk_estimate_items(dst->data.data, dst->p.blocks,
                                                                  dst->p.k),
                                           changed != 0),
+                          memory_order_relaxed);
+    return AMQ_OK;
+}
+
+/* Swamidass-Baldi: items that set x of m bits with k probes (0 for a full array's
+ * share, which no count can be read from). */
+static double items_from_bits(uint64_t x, uint64_t m, uint32_t k)
+{
+    if (m == 0 || k == 0 || x >= m)
+        return 0.0;
+    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
+}
+
+/* ANDs src's blocks into dst's (same geometry).  The bits of *xa, *xc, *xu
+ * (dst, src, their union) are counted for the item estimate. */
+static void and_words(uint8_t *dst, const uint8_t *src, size_t bytes, uint64_t *xa,
+                      uint64_t *xc, uint64_t *xu)
+{
+    size_t i;
+    uint64_t a, c;
+    for (i = 0; i < bytes; i += 8) {
+        a = amq_blk_word(dst + i, 0);
+        c = amq_blk_word(src + i, 0);
+        *xa += (uint64_t)__builtin_popcountll(a);
+        *xc += (uint64_t)__builtin_popcountll(c);
+        *xu += (uint64_t)__builtin_popcountll(a | c);
+        atomic_store_explicit(amq_blk_word_ptr(dst + i, 0), a & c, memory_order_relaxed);
+    }
+}
+
+/* Keeps what both filters may hold: the AND of the blocks.  The item count
+ * becomes |A| + |B| - |A u B|, each estimated from its bits (the AND
+ * alone over-counts: bits set by different keys of A and B coincide). */
+int amq_blk_intersect(amq_blocked *dst, const amq_blocked *src)
+{
+    uint64_t xa = 0, xc = 0, xu = 0, m = dst->p.blocks * 512, lim;
+    double est;
+
+    if (amq_blk_geometry_difference(dst, src) != NULL)
+        return AMQ_EINCOMPAT;
+    if (amq_region_is_borrowed(&dst->data))
+        return AMQ_EREADONLY;
+    and_words(dst->data.data, src->data.data, dst->data.size, &xa, &xc, &xu);
+    est = items_from_bits(xa, m, dst->p.k) + items_from_bits(xc, m, dst->p.k) -
+          items_from_bits(xu, m, dst->p.k);
+    lim = amq_blocked_items(dst) < amq_blocked_items(src) ? amq_blocked_items(dst)
+                                                           : amq_blocked_items(src);
+    est = est < 0.0 ? 0.0 : floor(est + 0.5);
+    atomic_store_explicit(&dst->one.items, est < (double)lim ? (uint64_t)est : lim,
                           memory_order_relaxed);
     return AMQ_OK;
 }
@@ -851,309 +883,3 @@ const uint8_t *amq_blocked_data(const amq_blocked *b)
 {
     return b->data.data;
 }
-
-/* ---- the kind's table for the generic handle ----------------------------------------- */
-
-static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    amq_blocked_params p;
-    amq_blocked *b;
-    int rc;
-
-    memset(&p, 0, sizeof p);
-    if (cfg->bits > 0) {
-        /* An exact geometry: whole blocks covering cfg->bits, k given or best. */
-        p.blocks = cfg->bits / AMQ_BLOCKED_BLOCK_BITS + (cfg->bits % AMQ_BLOCKED_BLOCK_BITS != 0);
-        p.k = cfg->k;
-        if (p.k == 0) {
-            double f;
-            p.k = best_k(p.blocks, cfg->capacity > 0 ? cfg->capacity : 1, &f);
-        }
-        if (cfg->capacity > 0)
-            p.fpp = amq_blocked_fpp_theory(p.blocks, p.k, cfg->capacity);
-    } else if (cfg->bits_per_key != 0.0) { /* NaN and negatives: refused below */
-        rc = amq_blocked_blocks_for_bpk(cfg->capacity, cfg->bits_per_key, &p.blocks, &p.k);
-        if (rc != AMQ_OK)
-            return amq_err(err, rc,
-                           "cannot size a blocked Bloom filter for %llu items at %g bits per key",
-                           (unsigned long long)cfg->capacity, cfg->bits_per_key);
-        p.fpp = amq_blocked_fpp_theory(p.blocks, p.k, cfg->capacity);
-    } else {
-        rc = amq_blocked_blocks_for(cfg->capacity, cfg->fpp, &p.blocks, &p.k);
-        if (rc != AMQ_OK)
-            return amq_err(err, rc,
-                           "cannot size a blocked Bloom filter for %llu items at false-positive"
-                           " rate %g (capacity must be at least 1, the rate in (0, 1), and the"
-                           " filter at most 2^34 blocks and 1000 bits per item)",
-                           (unsigned long long)cfg->capacity, cfg->fpp);
-        p.fpp = cfg->fpp;
-    }
-    p.capacity = cfg->capacity;
-    p.hash_algo = cfg->hash_algo;
-    p.seed = cfg->seed;
-    rc = amq_blocked_new(&p, cfg->alloc, &b);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc, "cannot create a blocked Bloom filter of %llu blocks: %s",
-                       (unsigned long long)p.blocks, amq_strerror(rc));
-    *impl = b;
-    return AMQ_OK;
-}
-
-/* The entries that only forward to the family's functions. */
-static void op_destroy(void *impl)
-{
-    amq_blocked_free((amq_blocked *)impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    return amq_blocked_clone((const amq_blocked *)impl, alloc, (amq_blocked **)out);
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_blocked *x = impl;
-    *algo = x->p.hash_algo;
-    *seed = x->p.seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return amq_blocked_add_hash((amq_blocked *)impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    return amq_blocked_contains_hash((const amq_blocked *)impl, h);
-}
-
-static int op_clear(void *impl)
-{
-    return amq_blocked_clear((amq_blocked *)impl);
-}
-
-static int op_is_view(const void *impl)
-{
-    return amq_blocked_is_readonly((const amq_blocked *)impl);
-}
-
-static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
-{
-    return amq_blocked_add_batch((amq_blocked *)impl, h, n, added, NULL);
-}
-
-static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    (void)amq_blocked_contains_batch((const amq_blocked *)impl, h, n, out, NULL);
-}
-
-static int op_set_concurrent(void *impl, int on)
-{
-    return amq_blocked_set_concurrent((amq_blocked *)impl, on);
-}
-
-/* The handle's one-key entries: straight to the filter's chosen ones. */
-static int op_add_key(void *impl, const void *key, size_t len)
-{
-    amq_blocked *b = impl;
-    return b->key_add(&b->one, key, len);
-}
-
-static int op_contains_key(const void *impl, const void *key, size_t len)
-{
-    const amq_blocked *b = impl;
-    return b->key_query(&b->one.g, key, len);
-}
-
-static int op_merge(void *dst, const void *src, amq_errinfo *err)
-{
-    const char *why = geometry_difference(dst, src);
-    if (why != NULL)
-        return amq_err(err, AMQ_EINCOMPAT, "cannot merge blocked Bloom filters with %s", why);
-    return amq_blocked_merge(dst, src);
-}
-
-/* Swamidass-Baldi: items that set x of m bits with k probes (0 for a full array's
- * share, which no count can be read from). */
-static double items_from_bits(uint64_t x, uint64_t m, uint32_t k)
-{
-    if (m == 0 || k == 0 || x >= m)
-        return 0.0;
-    return -((double)m / (double)k) * log1p(-(double)x / (double)m);
-}
-
-/* ANDs src's blocks into dst's (same geometry).  The bits of *xa, *xc, *xu
- * (dst, src, their union) are counted for the item estimate. */
-static void and_words(uint8_t *dst, const uint8_t *src, size_t bytes, uint64_t *xa,
-                      uint64_t *xc, uint64_t *xu)
-{
-    size_t i;
-    uint64_t a, c;
-    for (i = 0; i < bytes; i += 8) {
-        a = amq_blk_word(dst + i, 0);
-        c = amq_blk_word(src + i, 0);
-        *xa += (uint64_t)__builtin_popcountll(a);
-        *xc += (uint64_t)__builtin_popcountll(c);
-        *xu += (uint64_t)__builtin_popcountll(a | c);
-        atomic_store_explicit(amq_blk_word_ptr(dst + i, 0), a & c, memory_order_relaxed);
-    }
-}
-
-/* Keeps what both filters may hold: the AND of the blocks.  The item count
- * becomes |A| + |B| - |A u B|, each estimated from its bits (the AND
- * alone over-counts: bits set by different keys of A and B coincide). */
-static int op_intersect(void *dstv, const void *srcv, amq_errinfo *err)
-{
-    amq_blocked *dst = dstv;
-    const amq_blocked *src = srcv;
-    const char *why = geometry_difference(dst, src);
-    uint64_t xa = 0, xc = 0, xu = 0, m = dst->p.blocks * 512, lim;
-    double est;
-
-    if (why != NULL)
-        return amq_err(err, AMQ_EINCOMPAT, "cannot intersect blocked Bloom filters with %s",
-                       why);
-    if (amq_region_is_borrowed(&dst->data))
-        return AMQ_EREADONLY;
-    and_words(dst->data.data, src->data.data, dst->data.size, &xa, &xc, &xu);
-    est = items_from_bits(xa, m, dst->p.k) + items_from_bits(xc, m, dst->p.k) -
-          items_from_bits(xu, m, dst->p.k);
-    lim = amq_blocked_items(dst) < amq_blocked_items(src) ? amq_blocked_items(dst)
-                                                           : amq_blocked_items(src);
-    est = est < 0.0 ? 0.0 : floor(est + 0.5);
-    atomic_store_explicit(&dst->one.items, est < (double)lim ? (uint64_t)est : lim,
-                          memory_order_relaxed);
-    return AMQ_OK;
-}
-
-static void op_stats(const void *impl, amq_stats *st)
-{
-    const amq_blocked *b = impl;
-
-    st->items = amq_blocked_items(b);
-    st->capacity = b->p.capacity;
-    st->bytes = b->data.size;
-    st->bits = b->p.blocks * AMQ_BLOCKED_BLOCK_BITS;
-    st->hashes = b->p.k;
-    st->fpp_target =
-        b->p.capacity > 0 ? amq_blocked_fpp_theory(b->p.blocks, b->p.k, b->p.capacity) : 0.0;
-    st->fill = (double)amq_blocked_bits_set(b) / (double)st->bits;
-    st->fpp_now = amq_blocked_fpp_now(b);
-}
-
-static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
-{
-    const amq_blocked *b = impl;
-
-    return AMQ_FIELDS(fn, ctx, AMQ_U64("blocks", b->p.blocks),
-                      AMQ_U64("block_bits", AMQ_BLOCKED_BLOCK_BITS), AMQ_U64("hashes", b->p.k),
-                      AMQ_U64("bits_set", amq_blocked_bits_set(b)),
-                      AMQ_STR("query_path", b->simd->name));
-}
-
-/* Parameter block (32 bytes, little-endian):
- *   u64 blocks, u32 k, u32 probe scheme (0: the one in blocked_bloom.h),
- *   u64 capacity, f64 fpp. */
-#define BLOCKED_PARAMS_SIZE 32
-
-static size_t op_params_size(const void *impl)
-{
-    (void)impl;
-    return BLOCKED_PARAMS_SIZE;
-}
-
-static void op_params_write(const void *impl, uint8_t *out)
-{
-    const amq_blocked *b = impl;
-    amq_store64(out, b->p.blocks);
-    amq_store32(out + 8, b->p.k);
-    amq_store32(out + 12, 0);
-    amq_store64(out + 16, b->p.capacity);
-    amq_storef64(out + 24, b->p.fpp);
-}
-
-static uint64_t op_payload_size(const void *impl)
-{
-    const amq_blocked *b = impl;
-    return b->data.size;
-}
-
-/* Streams the array in chunks copied with relaxed loads, so that a save
- * concurrent with adds is not a data race (it holds some of them). */
-static int op_payload_write(const void *impl, amq_sink *sink)
-{
-    const amq_blocked *b = impl;
-    uint8_t buf[4096];
-    size_t off, len;
-    int rc;
-
-    for (off = 0; off < b->data.size; off += len) {
-        len = b->data.size - off < sizeof buf ? b->data.size - off : sizeof buf;
-        copy_words(buf, b->data.data + off, len);
-        rc = amq_sink_write(sink, buf, len);
-        if (rc != AMQ_OK)
-            return rc;
-    }
-    return AMQ_OK;
-}
-
-static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
-{
-    amq_blocked_params p;
-    amq_blocked *b;
-    uint32_t scheme;
-    int rc;
-
-    if (a->params_len != BLOCKED_PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT, "blocked Bloom parameter block is %zu bytes, expected %d",
-                       a->params_len, BLOCKED_PARAMS_SIZE);
-    memset(&p, 0, sizeof p);
-    p.blocks = amq_load64(a->params);
-    p.k = amq_load32(a->params + 8);
-    scheme = amq_load32(a->params + 12);
-    p.capacity = amq_load64(a->params + 16);
-    p.fpp = amq_loadf64(a->params + 24);
-    p.hash_algo = a->hash_algo;
-    p.seed = a->seed;
-    if (scheme != 0)
-        return amq_err(err, AMQ_EVERSION, "blocked Bloom probe scheme %u is not supported", scheme);
-    rc = check_params(&p);
-    if (rc != AMQ_OK)
-        return amq_err(err, AMQ_ECORRUPT,
-                       "invalid blocked Bloom parameters (blocks %llu, probes %u, fpp %g)",
-                       (unsigned long long)p.blocks, p.k, p.fpp);
-    if (a->payload_len != (uint64_t)amq_blocked_data_size(&p))
-        return amq_err(err, AMQ_ECORRUPT,
-                       "blocked Bloom payload is %llu bytes, %llu blocks need %llu",
-                       (unsigned long long)a->payload_len, (unsigned long long)p.blocks,
-                       (unsigned long long)p.blocks * AMQ_BLOCKED_BLOCK_BYTES);
-    /* A view needs the 64-byte alignment that files give; bytes from
-     * elsewhere are copied instead. */
-    if (a->borrow && ((uintptr_t)a->payload & 63) == 0) {
-        rc = amq_blocked_view(&p, a->payload, (size_t)a->payload_len, a->items, a->alloc, &b);
-    } else {
-        rc = amq_blocked_new(&p, a->alloc, &b);
-        if (rc == AMQ_OK) {
-            memcpy(b->data.data, a->payload, (size_t)a->payload_len);
-            amq_blocked_set_items(b, a->items);
-        }
-    }
-    if (rc != AMQ_OK)
-        return amq_err(err, rc, "cannot load blocked Bloom filter: %s", amq_strerror(rc));
-    *impl = b;
-    return AMQ_OK;
-}
-
-const amq_kind_ops amq_blocked_ops = {
-    .kind = AMQ_KIND_BLOCKED,
-    .name = "blocked",
-    AMQ_KIND_CORE_OPS,
-    AMQ_KIND_CODEC_OPS,
-    .add_batch = op_add_batch,
-    .contains_batch = op_contains_batch,
-    .merge = op_merge,
-    .intersect = op_intersect,
-    .set_concurrent = op_set_concurrent,
-    .add_key = op_add_key,
-    .contains_key = op_contains_key,
-};
