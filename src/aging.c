@@ -1,7 +1,8 @@
 /*
  * aging.c - the age-partitioned Bloom filter (Shtul, Baquero, Almeida 2020)
- * with blocked slices, and its table of operations for the generic handle
- * (the public functions on a handle are in aging_handle.c, above filter.c).
+ * with blocked slices and its parameter block; its table of operations for
+ * the generic handle is aging_kind.c, the public functions on a handle are
+ * aging_handle.c (both above this file).
  *
  * S = k + l slices form a circular buffer of generations: logical position
  * 0 is the newest slice, S - 1 the oldest; head is the physical index of
@@ -30,35 +31,12 @@
 #include "common/endian.h"
 #include "common/error.h"
 #include "aging_internal.h"
-#include "kind.h"
 
-#define WORD_BITS 64
 #define MAX_K 63u
-#define MAX_SLICES 255u
 #define MAX_BYTES (UINT64_C(1) << 46)
 #define MIN_FPP 1e-12
 #define MAX_FPP 0.5
 
-struct amq_aging {
-    uint32_t time_mode;
-    uint32_t k, l, slices; /* slices = k + l */
-    uint32_t head;         /* physical index of logical position 0 */
-    uint32_t hash_algo;
-    uint64_t seed;
-    uint64_t blocks;
-    uint64_t gen_size;  /* adds per generation (time mode: expected) */
-    uint64_t gen_ms;    /* time mode: generation length */
-    uint64_t capacity;  /* the window asked for, in adds */
-    uint64_t window_ms; /* time mode: the window asked for */
-    double fpp;         /* the model's bound for this geometry */
-    uint64_t generation;
-    uint64_t in_gen;
-    uint64_t adds;
-    amq_region data;
-    amq_allocator alloc;
-    /* the query's mask of slices holding a key (chosen at create/load) */
-    uint64_t (*mask)(const uint64_t *blk, amq_hash128 h, uint32_t slices);
-};
 
 /* ---- the sizing model ----------------------------------------------------------------
  * A word holding x random keys has a given bit set with probability
@@ -293,11 +271,6 @@ static void choose(double fpp, uint32_t *k_out, uint32_t *l_out, double *lambda_
     last_choice.have = 1;
 }
 
-static uint64_t div_ceil(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
-
 static int plan_geometry(uint64_t window, double fpp, amq_aging_info *info)
 {
     uint32_t k = 1, l = 1;
@@ -330,11 +303,6 @@ int amq_aging_info_for(uint64_t window, double fpp, amq_aging_info *info)
 }
 
 /* ---- the filter ------------------------------------------------------------------------ */
-
-static uint64_t *words(const amq_aging *a)
-{
-    return (uint64_t *)(void *)a->data.data;
-}
 
 static const uint64_t *block_of(const amq_aging *a, amq_hash128 h)
 {
@@ -413,7 +381,7 @@ __attribute__((target("avx2"))) static uint64_t mask_avx2(const uint64_t *blk, a
 }
 #endif
 
-static void choose_mask(amq_aging *a)
+void amq_aging_impl_choose_mask(amq_aging *a)
 {
     a->mask = mask_scalar;
 #ifdef AGING_HAVE_AVX2
@@ -614,197 +582,6 @@ static void get_info(const amq_aging *a, amq_aging_info *info)
     info->fpp_bound = a->fpp;
 }
 
-/* ---- construction ---------------------------------------------------------------------- */
-
-static int check_geometry(const amq_aging *a)
-{
-    /* k and l may come from a file: summed in 64 bits, a forged l near 2^32
-     * cannot wrap k + l into a small (or zero) number of slices. */
-    uint64_t slices = (uint64_t)a->k + a->l, bytes;
-    if (a->k == 0 || a->k > MAX_K || a->l == 0 || slices > MAX_SLICES || a->slices != slices)
-        return AMQ_ERANGE;
-    if (a->blocks == 0 || amq_mul3_64(a->blocks, slices, 8, &bytes) != AMQ_OK)
-        return AMQ_ERANGE;
-    if (bytes > MAX_BYTES || a->gen_size == 0 || a->gen_size > (UINT64_C(1) << 48))
-        return AMQ_ERANGE;
-    if (a->time_mode > 1 || (a->time_mode && a->gen_ms == 0) ||
-        (!a->time_mode && (a->gen_ms != 0 || a->window_ms != 0)))
-        return AMQ_ERANGE;
-    if (!(a->fpp > 0.0 && a->fpp <= 1.0))
-        return AMQ_ERANGE;
-    return AMQ_OK;
-}
-
-static amq_aging *shell(const amq_allocator *alloc)
-{
-    amq_allocator al;
-    amq_aging *a;
-
-    amq_alloc_init(&al, alloc);
-    a = amq_calloc(&al, sizeof *a);
-    if (a != NULL)
-        a->alloc = al;
-    return a;
-}
-
-static void aging_free(amq_aging *a)
-{
-    amq_allocator al;
-    if (a == NULL)
-        return;
-    al = a->alloc;
-    amq_region_free(&a->data, &al);
-    amq_free(&al, a, sizeof *a);
-}
-
-static size_t data_size(const amq_aging *a)
-{
-    return (size_t)(a->blocks * a->slices * 8);
-}
-
-static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    amq_aging_info plan;
-    amq_aging *a;
-    uint64_t window = cfg->capacity, gen_ms = 0, g;
-    int rc;
-
-    if (cfg->window_ms != 0) {
-        double w = cfg->rate * (double)cfg->window_ms / 1000.0;
-        if (!(cfg->rate > 0.0) || !(w >= 1.0 && w <= 281474976710656.0))
-            return amq_err(err, AMQ_ERANGE,
-                           "cannot size an aging filter for a window of %llu ms at %g adds per"
-                           " second (the rate must be positive and the window hold 1 to 2^48"
-                           " adds)",
-                           (unsigned long long)cfg->window_ms, cfg->rate);
-        window = (uint64_t)ceil(w);
-    } else if (cfg->rate != 0.0) {
-        return amq_err(err, AMQ_EINVAL, "an aging filter's rate needs a window in milliseconds");
-    }
-    rc = plan_geometry(window, cfg->fpp, &plan);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc,
-                       "cannot size an aging filter for a window of %llu adds at false-positive"
-                       " rate %g (the window must be 1 to 2^48 adds, the rate in [1e-12, 0.5],"
-                       " the filter at most 2^46 bytes)",
-                       (unsigned long long)window, cfg->fpp);
-    g = plan.gen_size;
-    if (cfg->window_ms != 0) {
-        /* l generations of gen_ms cover the window; gen_size is what the
-         * rate brings in one of them. */
-        double gd;
-        gen_ms = div_ceil(cfg->window_ms, plan.l);
-        gd = ceil(cfg->rate * (double)gen_ms / 1000.0);
-        g = gd < 1.0 ? 1 : (uint64_t)gd;
-        plan.blocks = (uint64_t)ceil((double)g * (double)plan.blocks / (double)plan.gen_size);
-        if (plan.blocks == 0)
-            plan.blocks = 1;
-    }
-    a = shell(cfg->alloc);
-    if (a == NULL)
-        return amq_err(err, AMQ_ENOMEM, "out of memory");
-    a->time_mode = cfg->window_ms != 0;
-    a->k = plan.k;
-    a->l = plan.l;
-    a->slices = plan.k + plan.l;
-    choose_mask(a);
-    a->blocks = plan.blocks;
-    a->gen_size = g;
-    a->gen_ms = gen_ms;
-    a->capacity = window;
-    a->window_ms = cfg->window_ms;
-    a->hash_algo = cfg->hash_algo;
-    a->seed = cfg->seed;
-    a->fpp = amq_aging_fpp_bound(a->k, a->l, (double)g / (double)a->blocks);
-    rc = check_geometry(a);
-    if (rc != AMQ_OK) {
-        aging_free(a);
-        return amq_err(err, AMQ_EOVERFLOW, "an aging filter for this window is too large");
-    }
-    rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
-    if (rc != AMQ_OK) {
-        aging_free(a);
-        return amq_err(err, AMQ_ENOMEM, "out of memory for an aging filter of %llu bytes",
-                       (unsigned long long)(plan.blocks * (plan.k + plan.l) * 8));
-    }
-    *impl = a;
-    return AMQ_OK;
-}
-
-static void op_destroy(void *impl)
-{
-    aging_free(impl);
-}
-
-static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    const amq_aging *src = impl;
-    amq_aging *a = shell(alloc);
-    amq_allocator keep;
-    int rc;
-
-    if (a == NULL)
-        return AMQ_ENOMEM;
-    keep = a->alloc;
-    *a = *src;
-    a->alloc = keep;
-    memset(&a->data, 0, sizeof a->data);
-    rc = amq_region_copy(&a->data, &a->alloc, src->data.data, src->data.size);
-    if (rc != AMQ_OK) {
-        aging_free(a);
-        return AMQ_ENOMEM;
-    }
-    *out = a;
-    return AMQ_OK;
-}
-
-static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_aging *a = impl;
-    *algo = a->hash_algo;
-    *seed = a->seed;
-}
-
-static int op_add(void *impl, amq_hash128 h)
-{
-    return add_one(impl, h);
-}
-
-static int op_contains(const void *impl, amq_hash128 h)
-{
-    const amq_aging *a = impl;
-    return find_run(a, h, a->slices);
-}
-
-static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
-{
-    return add_batch(impl, h, n, added);
-}
-
-static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    const amq_aging *a = impl;
-    contains_batch(a, h, n, out, a->slices);
-}
-
-static int op_clear(void *impl)
-{
-    amq_aging *a = impl;
-    memset(a->data.data, 0, a->data.size);
-    a->head = 0;
-    a->in_gen = 0;
-    a->adds = 0;
-    if (!a->time_mode)
-        a->generation = 0;
-    return AMQ_OK;
-}
-
-static int op_is_view(const void *impl)
-{
-    const amq_aging *a = impl;
-    return amq_region_is_borrowed(&a->data);
-}
-
 static uint64_t popcount_slice(const amq_aging *a, uint32_t phys)
 {
     const uint64_t *w = words(a);
@@ -815,7 +592,7 @@ static uint64_t popcount_slice(const amq_aging *a, uint32_t phys)
 }
 
 /* The bound with each position's measured fill in place of the model's. */
-static double fpp_now(const amq_aging *a, double *fill)
+double amq_aging_impl_fpp_now(const amq_aging *a, double *fill)
 {
     double f[MAX_SLICES], total, run, bits = (double)a->blocks * WORD_BITS, sum = 0.0;
     uint32_t i, j;
@@ -835,60 +612,62 @@ static double fpp_now(const amq_aging *a, double *fill)
     return total > 1.0 ? 1.0 : total;
 }
 
-static void op_stats(const void *impl, amq_stats *st)
-{
-    const amq_aging *a = impl;
-    double fill;
 
-    st->items = a->adds;
-    st->capacity = a->capacity;
-    st->bytes = a->data.size;
-    st->bits = a->data.size * 8;
-    st->hashes = a->k;
-    st->fpp_target = a->fpp;
-    st->fpp_now = fpp_now(a, &fill);
-    st->fill = fill;
+/* ---- construction ---------------------------------------------------------------------- */
+
+int amq_aging_impl_check(const amq_aging *a)
+{
+    /* k and l may come from a file: summed in 64 bits, a forged l near 2^32
+     * cannot wrap k + l into a small (or zero) number of slices. */
+    uint64_t slices = (uint64_t)a->k + a->l, bytes;
+    if (a->k == 0 || a->k > MAX_K || a->l == 0 || slices > MAX_SLICES || a->slices != slices)
+        return AMQ_ERANGE;
+    if (a->blocks == 0 || amq_mul3_64(a->blocks, slices, 8, &bytes) != AMQ_OK)
+        return AMQ_ERANGE;
+    if (bytes > MAX_BYTES || a->gen_size == 0 || a->gen_size > (UINT64_C(1) << 48))
+        return AMQ_ERANGE;
+    if (a->time_mode > 1 || (a->time_mode && a->gen_ms == 0) ||
+        (!a->time_mode && (a->gen_ms != 0 || a->window_ms != 0)))
+        return AMQ_ERANGE;
+    if (!(a->fpp > 0.0 && a->fpp <= 1.0))
+        return AMQ_ERANGE;
+    return AMQ_OK;
 }
 
-static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+amq_aging *amq_aging_impl_shell(const amq_allocator *alloc)
 {
-    const amq_aging *a = impl;
-    amq_aging_info in;
-    int rc;
+    amq_allocator al;
+    amq_aging *a;
 
-    get_info(a, &in);
-    rc = AMQ_FIELDS(fn, ctx, AMQ_STR("aging_by", a->time_mode ? "time" : "count"),
-                    AMQ_U64("slices_k", a->k), AMQ_U64("slices_l", a->l),
-                    AMQ_U64("blocks", a->blocks), AMQ_U64("generation_size", a->gen_size),
-                    AMQ_U64("window", in.window), AMQ_U64("horizon", in.horizon));
-    if (rc == 0 && a->time_mode)
-        rc = AMQ_FIELDS(fn, ctx, AMQ_U64("generation_ms", a->gen_ms),
-                        AMQ_U64("window_ms", in.window_ms), AMQ_U64("horizon_ms", in.horizon_ms));
-    if (rc == 0)
-        rc = AMQ_FIELDS(fn, ctx, AMQ_U64("generation", a->generation),
-                        AMQ_U64("in_generation", a->in_gen), AMQ_F64("fpp_bound", a->fpp));
-    return rc;
+    amq_alloc_init(&al, alloc);
+    a = amq_calloc(&al, sizeof *a);
+    if (a != NULL)
+        a->alloc = al;
+    return a;
 }
 
-/* ---- persistence -------------------------------------------------------------------------
- * Parameter block, 96 bytes little-endian (docs/file-format.md):
+void amq_aging_impl_free(amq_aging *a)
+{
+    amq_allocator al;
+    if (a == NULL)
+        return;
+    al = a->alloc;
+    amq_region_free(&a->data, &al);
+    amq_free(&al, a, sizeof *a);
+}
+
+/* ---- the parameter block ---------------------------------------------------------------
+ * 96 bytes (AMQ_AGING_PARAMS_SIZE) little-endian (docs/file-format.md), here because
+ * the kind's codec (aging_kind.c) and the raw state of amq/advanced.h
+ * (aging_handle.c, which must not need the adapter) share it:
  *   0 u32 k, 4 u32 l, 8 u64 blocks, 16 u32 mode (0 count, 1 time),
  *   20 u32 word bits (64), 24 u64 gen_size, 32 u64 gen_ms, 40 u64 capacity,
  *   48 u64 window_ms, 56 f64 fpp bound, 64 u64 generation, 72 u32 head,
  *   76 u32 reserved (0), 80 u64 in_generation, 88 u64 adds.
  * The payload is blocks * (k + l) u64 words, little-endian, block-major.
  */
-#define AGING_PARAMS_SIZE 96
-
-static size_t op_params_size(const void *impl)
+void amq_aging_impl_params(const amq_aging *a, uint8_t out[AMQ_AGING_PARAMS_SIZE])
 {
-    (void)impl;
-    return AGING_PARAMS_SIZE;
-}
-
-static void op_params_write(const void *impl, uint8_t *out)
-{
-    const amq_aging *a = impl;
     amq_store32(out, a->k);
     amq_store32(out + 4, a->l);
     amq_store64(out + 8, a->blocks);
@@ -906,54 +685,27 @@ static void op_params_write(const void *impl, uint8_t *out)
     amq_store64(out + 88, a->adds);
 }
 
-static uint64_t op_payload_size(const void *impl)
-{
-    const amq_aging *a = impl;
-    return a->data.size;
-}
-
 static int little_endian(void)
 {
     const uint16_t one = 1;
     return *(const uint8_t *)&one == 1;
 }
 
-static int op_payload_write(const void *impl, amq_sink *sink)
-{
-    const amq_aging *a = impl;
-    uint8_t buf[4096];
-    size_t off, len, i;
-    int rc;
-
-    if (little_endian())
-        return amq_sink_write(sink, a->data.data, a->data.size);
-    for (off = 0; off < a->data.size; off += len) {
-        len = a->data.size - off < sizeof buf ? a->data.size - off : sizeof buf;
-        for (i = 0; i < len; i += 8)
-            amq_store64(buf + i, words(a)[(off + i) / 8]);
-        rc = amq_sink_write(sink, buf, len);
-        if (rc != AMQ_OK)
-            return rc;
-    }
-    return AMQ_OK;
-}
-
-/* A filter shell from a parameter block, validated; no payload yet. */
-static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64_t seed,
-                        const amq_allocator *alloc, amq_aging **out, amq_errinfo *err)
+int amq_aging_impl_parse(const uint8_t *p, size_t len, uint32_t hash_algo, uint64_t seed,
+                         const amq_allocator *alloc, amq_aging **out, amq_errinfo *err)
 {
     amq_aging *a;
     uint32_t word_bits, reserved;
     int rc;
 
-    if (len != AGING_PARAMS_SIZE)
+    if (len != AMQ_AGING_PARAMS_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "aging parameter block is %zu bytes, expected %d", len,
-                       AGING_PARAMS_SIZE);
+                       AMQ_AGING_PARAMS_SIZE);
     word_bits = amq_load32(p + 20);
     if (word_bits != WORD_BITS)
         return amq_err(err, AMQ_EVERSION, "aging filter with %u-bit words is not supported",
                        word_bits);
-    a = shell(alloc);
+    a = amq_aging_impl_shell(alloc);
     if (a == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     a->k = amq_load32(p);
@@ -973,8 +725,8 @@ static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64
     a->hash_algo = hash_algo;
     a->seed = seed;
     a->slices = a->k + a->l; /* both checked below before any use */
-    choose_mask(a);
-    rc = check_geometry(a);
+    amq_aging_impl_choose_mask(a);
+    rc = amq_aging_impl_check(a);
     if (rc != AMQ_OK || reserved != 0 || a->head >= a->slices ||
         (!a->time_mode && a->in_gen > a->gen_size)) {
         amq_err(err, AMQ_ECORRUPT,
@@ -982,61 +734,35 @@ static int parse_params(const uint8_t *p, size_t len, uint32_t hash_algo, uint64
                 " %llu, head %u)",
                 a->k, a->l, (unsigned long long)a->blocks, a->time_mode,
                 (unsigned long long)a->gen_size, a->head);
-        aging_free(a);
+        amq_aging_impl_free(a);
         return AMQ_ECORRUPT;
     }
     *out = a;
     return AMQ_OK;
 }
 
-static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
-{
-    amq_aging *a;
-    size_t i;
-    int rc;
+/* ---- for the adapter (aging_kind.c) and aging_handle.c ------------------------------------ */
 
-    rc = parse_params(args->params, args->params_len, args->hash_algo, args->seed, args->alloc,
-                      &a, err);
-    if (rc != AMQ_OK)
-        return rc;
-    if (args->items != a->adds) {
-        /* the header's item count is the adds field: one value, stored twice */
-        amq_err(err, AMQ_ECORRUPT, "aging item count %llu differs from its adds %llu",
-                (unsigned long long)args->items, (unsigned long long)a->adds);
-        aging_free(a);
-        return AMQ_ECORRUPT;
-    }
-    if (args->payload_len != (uint64_t)data_size(a)) {
-        amq_err(err, AMQ_ECORRUPT, "aging payload is %llu bytes, the geometry needs %llu",
-                (unsigned long long)args->payload_len, (unsigned long long)data_size(a));
-        aging_free(a);
-        return AMQ_ECORRUPT;
-    }
-    if (args->borrow && ((uintptr_t)args->payload & 7) == 0 && little_endian()) {
-        amq_region_borrow(&a->data, args->payload, (size_t)args->payload_len);
-    } else {
-        rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
-        if (rc != AMQ_OK) {
-            aging_free(a);
-            return amq_err(err, AMQ_ENOMEM, "out of memory");
-        }
-        for (i = 0; i < a->data.size; i += 8)
-            words(a)[i / 8] = amq_load64(args->payload + i);
-    }
-    *impl = a;
-    return AMQ_OK;
+int amq_aging_impl_add(amq_aging *a, amq_hash128 h)
+{
+    return add_one(a, h);
 }
 
-const amq_kind_ops amq_aging_ops = {
-    .kind = AMQ_KIND_AGING,
-    .name = "aging",
-    AMQ_KIND_CORE_OPS,
-    AMQ_KIND_CODEC_OPS,
-    .add_batch = op_add_batch,
-    .contains_batch = op_contains_batch,
-};
+int amq_aging_impl_contains(const amq_aging *a, amq_hash128 h)
+{
+    return find_run(a, h, a->slices);
+}
 
-/* ---- for the adapter (aging_handle.c) --------------------------------------------------- */
+int amq_aging_impl_add_batch(amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return add_batch(a, h, n, added);
+}
+
+void amq_aging_impl_contains_batch(const amq_aging *a, const amq_hash128 *h, size_t n,
+                                   uint8_t *out)
+{
+    contains_batch(a, h, n, out, a->slices);
+}
 
 void amq_aging_impl_info(const amq_aging *a, amq_aging_info *info)
 {
@@ -1069,11 +795,6 @@ int amq_aging_impl_raw_ok(void)
     return little_endian();
 }
 
-void amq_aging_impl_params(const amq_aging *a, uint8_t params[AMQ_AGING_PARAMS_SIZE])
-{
-    op_params_write(a, params);
-}
-
 void amq_aging_impl_data(const amq_aging *a, uint8_t **data, size_t *len)
 {
     *data = a->data.data;
@@ -1088,12 +809,12 @@ int amq_aging_impl_deserialize(const uint8_t *params, size_t params_len, uint32_
     int rc;
 
     *out = NULL;
-    rc = parse_params(params, params_len, hash_algo, seed, alloc, &a, err);
+    rc = amq_aging_impl_parse(params, params_len, hash_algo, seed, alloc, &a, err);
     if (rc != AMQ_OK)
         return rc;
     rc = amq_region_alloc(&a->data, &a->alloc, data_size(a));
     if (rc != AMQ_OK) {
-        aging_free(a);
+        amq_aging_impl_free(a);
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     }
     *out = a;
@@ -1105,7 +826,7 @@ int amq_aging_params_bytes(const uint8_t *params, size_t params_len, uint64_t *b
     uint64_t slices, blocks;
 
     *bytes = UINT64_MAX;
-    if (params == NULL || params_len != AGING_PARAMS_SIZE)
+    if (params == NULL || params_len != AMQ_AGING_PARAMS_SIZE)
         return AMQ_ECORRUPT;
     /* k + l in 64 bits: two u32 fields near 2^32 must not wrap to a small count */
     slices = (uint64_t)amq_load32(params) + amq_load32(params + 4);

@@ -85,7 +85,7 @@ int amq_aging_deserialize_raw(const uint8_t *params, size_t params_len, uint32_t
     rc = amq_aging_impl_deserialize(params, params_len, hash_algo, seed, alloc, &a, err);
     if (rc != AMQ_OK)
         return rc;
-    rc = amq_filter_wrap(&amq_aging_ops, a, alloc, out);
+    rc = amq_filter_wrap(amq_kind_lookup(AMQ_KIND_AGING), a, alloc, out);
     if (rc != AMQ_OK)
         return amq_err(err, rc, "out of memory");
     return AMQ_OK;
@@ -94,14 +94,11 @@ int amq_aging_deserialize_raw(const uint8_t *params, size_t params_len, uint32_t
 int amq_aging_export_header(const amq_filter *f, uint8_t hdr[AMQ_AGING_HEADER_SIZE],
                             const uint8_t **payload, size_t *len)
 {
-    uint32_t algo;
-    uint64_t seed;
     int rc = amq_aging_serialize_raw(f, hdr, payload, len);
     if (rc != AMQ_OK)
         return rc;
-    amq_aging_ops.hash_spec(aging_of(f), &algo, &seed);
-    amq_store32(hdr + AMQ_AGING_PARAMS_SIZE, algo);
-    amq_store64(hdr + AMQ_AGING_PARAMS_SIZE + 4, seed);
+    amq_store32(hdr + AMQ_AGING_PARAMS_SIZE, aging_of(f)->hash_algo);
+    amq_store64(hdr + AMQ_AGING_PARAMS_SIZE + 4, aging_of(f)->seed);
     return AMQ_OK;
 }
 
