@@ -494,18 +494,18 @@ const amq_static_algo amq_fuse_algo = {
 };
 
 /* The generic handle's entry points, straight to the variant's code. */
-static int fuse_ops_contains(const void *impl, amq_hash128 h)
+int amq_fuse_ops_contains(const void *impl, amq_hash128 h)
 {
     return fuse_contains(impl, h.h1);
 }
 
-static int fuse_ops_contains_key(const void *impl, const void *key, size_t len)
+int amq_fuse_ops_contains_key(const void *impl, const void *key, size_t len)
 {
     return fuse_contains(impl, amq_static_key_h1(impl, key, len));
 }
 
 /* ---- one-key entries, one body per variant ----------------------------------------------
- * The handle calls the filter's own entry (fuse_key_entry picks it when the
+ * The handle calls the filter's own entry (amq_fuse_key_entry picks it when the
  * handle is made): fingerprint width, arity, one partition or many, and
  * XXH3 with seed 0 (the default) are constants in its body, so a query is
  * the key's hash, the positions and the reads, with no test of the variant
@@ -564,7 +564,7 @@ static const amq_contains_key_fn fuse_key_entries[2][2][3][2] = {
     {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
 };
 
-static amq_contains_key_fn fuse_key_entry(const void *impl)
+amq_contains_key_fn amq_fuse_key_entry(const void *impl)
 {
     const amq_static *s = impl;
     const int shape = s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
@@ -572,24 +572,8 @@ static amq_contains_key_fn fuse_key_entry(const void *impl)
                            [!(s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0)];
 }
 
-static void fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
-                                    uint8_t *out)
+void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
+                                 uint8_t *out)
 {
     fuse_contains_batch(impl, h, n, out);
 }
-
-static int fuse_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    (void)cfg;
-    (void)impl;
-    return amq_static_create(&amq_fuse_algo, err);
-}
-
-static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
-{
-    return amq_static_load(&amq_fuse_algo, a, impl, err);
-}
-
-const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_create, fuse_load,
-                                                fuse_ops_contains, fuse_ops_contains_batch,
-                                                fuse_ops_contains_key, fuse_key_entry);

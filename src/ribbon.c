@@ -353,20 +353,21 @@ static unsigned rib_simd(void)
 #endif
 
 /* The generic handle's entry points: one call into the path the CPU takes. */
-static int rib_ops_contains(const void *impl, amq_hash128 h)
+int amq_rib_ops_contains(const void *impl, amq_hash128 h)
 {
     const amq_static *s = impl;
     return s->simd ? rib_contains_avx512(s, h.h1) : rib_contains(s, h.h1);
 }
 
-static int rib_ops_contains_key(const void *impl, const void *key, size_t len)
+int amq_rib_ops_contains_key(const void *impl, const void *key, size_t len)
 {
     const amq_static *s = impl;
     uint64_t h1 = amq_static_key_h1(s, key, len);
     return s->simd ? rib_contains_avx512(s, h1) : rib_contains(s, h1);
 }
 
-static void rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+void amq_rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,
+                                uint8_t *out)
 {
     const amq_static *s = impl;
     if (s->simd)
@@ -399,19 +400,3 @@ const amq_static_algo amq_ribbon_algo = {
     .simd = rib_simd,
     .describe = rib_describe,
 };
-
-static int rib_create(const amq_config *cfg, void **impl, amq_errinfo *err)
-{
-    (void)cfg;
-    (void)impl;
-    return amq_static_create(&amq_ribbon_algo, err);
-}
-
-static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
-{
-    return amq_static_load(&amq_ribbon_algo, a, impl, err);
-}
-
-const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_create, rib_load,
-                                                  rib_ops_contains, rib_ops_contains_batch,
-                                                  rib_ops_contains_key, NULL);

@@ -166,9 +166,20 @@ static inline uint64_t amq_static_key_h1(const amq_static *s, const void *key, s
 uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t key_len, size_t n,
                                  uint8_t *out);
 
-/* The kinds' ops tables share everything but the algorithm. */
+/* The kinds' ops tables (static_kind.c) share everything but the algorithm. */
 extern const amq_static_algo amq_fuse_algo;
 extern const amq_static_algo amq_ribbon_algo;
+
+/* The handle's query entries of each kind, straight to the variant's code
+ * (fuse.c, ribbon.c), for their tables in static_kind.c; amq_fuse_key_entry
+ * picks a fuse filter's one-key entry when the handle is made. */
+int amq_fuse_ops_contains(const void *impl, amq_hash128 h);
+int amq_fuse_ops_contains_key(const void *impl, const void *key, size_t len);
+void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
+amq_contains_key_fn amq_fuse_key_entry(const void *impl);
+int amq_rib_ops_contains(const void *impl, amq_hash128 h);
+int amq_rib_ops_contains_key(const void *impl, const void *key, size_t len);
+void amq_rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
 
 /* A kind's create: refuses (a static filter is built, not created empty). */
 int amq_static_create(const amq_static_algo *algo, amq_errinfo *err);
@@ -231,32 +242,5 @@ int amq_static_blob_build(const amq_static_algo *algo, uint32_t encoding, const 
                           size_t n, double bpk, uint8_t *out, size_t cap, size_t *written);
 int amq_static_blob_match(const amq_static_algo *algo, const uint8_t *blob, size_t len,
                           const void *key, size_t key_len);
-
-#define AMQ_STATIC_OPS(KIND, NAME, CREATEFN, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
-    {                                                      \
-        .kind = (KIND), .name = (NAME),                    \
-        .create = CREATEFN,                                \
-        .destroy = amq_static_ops_destroy,                 \
-        .clone = amq_static_ops_clone,                     \
-        .hash_spec = amq_static_ops_hash_spec,             \
-        .add = amq_static_ops_add,                         \
-        .contains = (CONTAINS),                            \
-        .remove = NULL,                                    \
-        .add_batch = NULL,                                 \
-        .contains_batch = (BATCH),                         \
-        .merge = NULL,                                     \
-        .intersect = NULL,                                 \
-        .clear = amq_static_ops_clear,                     \
-        .is_view = amq_static_ops_is_view,                 \
-        .stats = amq_static_ops_stats,                     \
-        .describe = amq_static_ops_describe,               \
-        .params_size = amq_static_ops_params_size,         \
-        .params_write = amq_static_ops_params_write,       \
-        .payload_size = amq_static_ops_payload_size,       \
-        .payload_write = amq_static_ops_payload_write,     \
-        .load = LOADFN,                                    \
-        .contains_key = (CONTAINS_KEY),                    \
-        .contains_key_of = (KEY_OF),                       \
-    }
 
 #endif /* AMQ_STATIC_FILTER_H */

@@ -37,8 +37,7 @@ int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errin
     if (rc != AMQ_OK)
         return rc;
     a = s->alloc;
-    rc = amq_filter_wrap(s->algo->kind == AMQ_KIND_FUSE ? &amq_fuse_ops : &amq_ribbon_ops, s, &a,
-                         out);
+    rc = amq_filter_wrap(amq_kind_lookup(s->algo->kind), s, &a, out);
     /* the handle owns s, or freed it */
     if (rc != AMQ_OK)
         amq_err(err, rc, "out of memory");
