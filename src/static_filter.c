@@ -2,10 +2,11 @@
  * static_filter.c - what the static kinds (fuse, ribbon) share: their
  * part of amq_builder (keys' hashes kept in memory, or spilled to temporary
  * files bucketed by hash prefix, then partitions built one at a time), the
- * partition index, the codec, and the operations of the kinds' tables,
- * each taking the kind's algorithm from its caller: below filter.c, fuse.c
- * and ribbon.c, which name nothing here.  static_handle.c, above them all,
- * picks the algorithm of a kind and wraps a built filter into a handle.
+ * object's life cycle, each taking the kind's algorithm from its caller:
+ * below filter.c, fuse.c and ribbon.c, which name nothing here.  The
+ * kinds' tables, their shared entries and the codec (parameter block,
+ * index, load) are static_kind.c; static_handle.c, above them all, picks
+ * the algorithm of a kind and wraps a built filter into a handle.
  *
  * Layout of the payload (docs/file-format.md): the partitions' bytes, each
  * padded to 64 bytes, then the index of 2^pbits entries of 32 bytes.
@@ -25,8 +26,6 @@
 #include "common/error.h"
 #include "static_filter.h"
 
-#define PARAMS_SIZE 32u
-#define ENTRY_SIZE 32u
 #define MAX_ATTEMPTS 64u
 #define SPILL_BITS 8u
 #define SPILL_BUCKETS (1u << SPILL_BITS)
@@ -741,296 +740,6 @@ done:
     return rc;
 }
 
-/* ---- the generic handle's operations ---------------------------------------------------- */
-
-int amq_static_create(const amq_static_algo *algo, amq_errinfo *err)
-{
-    return amq_err(err, AMQ_EUNSUPPORTED,
-                   "%s filters are static: build them from all their keys at once "
-                   "(amq_filter_build, amq_builder; amq build --type %s)",
-                   algo->name, algo->name);
-}
-
-void amq_static_ops_destroy(void *impl)
-{
-    static_free(impl);
-}
-
-static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static **out)
-{
-    amq_static *s;
-    uint64_t off = 0, total = data_size(src);
-    uint32_t i;
-    int rc;
-
-    rc = static_shell(src->algo, alloc, src->pbits, &s);
-    if (rc != AMQ_OK)
-        return rc;
-    s->hash_algo = src->hash_algo;
-    s->seed = src->seed;
-    s->v1 = src->v1;
-    s->v2 = src->v2;
-    s->fpp = src->fpp;
-    s->alpha = src->alpha;
-    s->derive = src->derive;
-    s->items = src->items;
-    if (total > SIZE_MAX || amq_region_alloc(&s->payload, &s->alloc, (size_t)total) != AMQ_OK) {
-        static_free(s);
-        return AMQ_ENOMEM;
-    }
-    for (i = 0; i < s->nparts; i++) {
-        s->parts[i] = src->parts[i];
-        s->parts[i].data = s->payload.data + off;
-        memcpy(s->payload.data + off, src->parts[i].data, (size_t)src->parts[i].bytes);
-        off += align64(src->parts[i].bytes);
-    }
-    fill_views(s);
-    *out = s;
-    return AMQ_OK;
-}
-
-int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out)
-{
-    amq_static *s;
-    int rc = flatten(impl, alloc, &s);
-    if (rc == AMQ_OK)
-        *out = s;
-    return rc;
-}
-
-void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
-{
-    const amq_static *s = impl;
-    *algo = s->hash_algo;
-    *seed = s->seed;
-}
-
-int amq_static_ops_add(void *impl, amq_hash128 h)
-{
-    (void)impl;
-    (void)h;
-    return AMQ_EUNSUPPORTED;
-}
-
-int amq_static_ops_clear(void *impl)
-{
-    (void)impl;
-    return AMQ_EUNSUPPORTED;
-}
-
-int amq_static_ops_is_view(const void *impl)
-{
-    const amq_static *s = impl;
-    return s->view;
-}
-
-void amq_static_ops_stats(const void *impl, amq_stats *st)
-{
-    const amq_static *s = impl;
-    uint32_t i;
-    uint64_t bytes = 0;
-    for (i = 0; i < s->nparts; i++)
-        bytes += s->parts[i].bytes;
-    st->items = s->items;
-    st->capacity = s->items;
-    st->bytes = bytes;
-    st->fpp_target = s->fpp;
-    st->fpp_now = s->fpp;
-    st->fill = 1.0;
-}
-
-int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
-{
-    const amq_static *s = impl;
-    uint64_t retries = 0;
-    uint32_t i;
-    int rc;
-
-    /* a partition's seed is the number of attempts that failed before it */
-    for (i = 0; i < s->nparts; i++)
-        retries += s->parts[i].seed;
-    if ((rc = s->algo->describe(s, fn, ctx)) != 0 ||
-        (rc = amq_field_u64(fn, ctx, "partitions", s->nparts)) != 0)
-        return rc;
-    return amq_field_u64(fn, ctx, "retries", retries);
-}
-
-/* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, derive u32 (fuse:
- * AMQ_FUSE_DERIVE_*; ribbon: 0), fpp f64, alpha f64. */
-size_t amq_static_ops_params_size(const void *impl)
-{
-    (void)impl;
-    return PARAMS_SIZE;
-}
-
-void amq_static_ops_params_write(const void *impl, uint8_t *out)
-{
-    const amq_static *s = impl;
-    amq_store32(out, s->pbits);
-    amq_store32(out + 4, s->v1);
-    amq_store32(out + 8, s->v2);
-    amq_store32(out + 12, s->derive);
-    amq_storef64(out + 16, s->fpp);
-    amq_storef64(out + 24, s->alpha);
-}
-
-uint64_t amq_static_ops_payload_size(const void *impl)
-{
-    const amq_static *s = impl;
-    return data_size(s) + (uint64_t)ENTRY_SIZE * s->nparts;
-}
-
-int amq_static_ops_payload_write(const void *impl, amq_sink *sink)
-{
-    static const uint8_t zeros[64];
-    const amq_static *s = impl;
-    uint8_t e[ENTRY_SIZE];
-    uint64_t off = 0;
-    uint32_t i;
-    int rc;
-
-    for (i = 0; i < s->nparts; i++) {
-        const amq_static_part *p = &s->parts[i];
-        if ((rc = amq_sink_write(sink, p->data, (size_t)p->bytes)) != AMQ_OK ||
-            (rc = amq_sink_write(sink, zeros, (size_t)(align64(p->bytes) - p->bytes))) != AMQ_OK)
-            return rc;
-    }
-    for (i = 0; i < s->nparts; i++) {
-        const amq_static_part *p = &s->parts[i];
-        amq_store64(e, off);
-        amq_store64(e + 8, p->items);
-        amq_store32(e + 16, p->seed);
-        amq_store32(e + 20, p->g[0]);
-        amq_store32(e + 24, p->g[1]);
-        amq_store32(e + 28, p->g[2]);
-        if ((rc = amq_sink_write(sink, e, sizeof e)) != AMQ_OK)
-            return rc;
-        off += align64(p->bytes);
-    }
-    return AMQ_OK;
-}
-
-static uint64_t f64_bits(double d)
-{
-    uint8_t b[8];
-    amq_storef64(b, d);
-    return amq_load64(b);
-}
-
-int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
-                    amq_errinfo *err)
-{
-    amq_static *s = NULL, check;
-    amq_config cfg;
-    const uint8_t *index;
-    uint64_t off = 0, items = 0, isize, dsize, k;
-    uint32_t pbits, derive, i;
-    int rc;
-
-    if (a->params_len != PARAMS_SIZE)
-        return amq_err(err, AMQ_ECORRUPT, "%s parameter block is %zu bytes, expected %u",
-                       algo->name, a->params_len, PARAMS_SIZE);
-    pbits = amq_load32(a->params);
-    derive = amq_load32(a->params + 12);
-    if (pbits > AMQ_STATIC_MAX_PBITS)
-        return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters (2^%u partitions)", algo->name,
-                       pbits);
-    /* Derivation 1 is written for XXH3 fuse filters only; 0 by every
-     * earlier version. */
-    if (derive != AMQ_FUSE_DERIVE_MIX &&
-        !(derive == AMQ_FUSE_DERIVE_PLAIN && algo->kind == AMQ_KIND_FUSE &&
-          a->hash_algo == AMQ_HASH_XXH3))
-        return amq_err(err, AMQ_ECORRUPT, "%s: unknown key derivation %u", algo->name, derive);
-    /* The variant must be one the library would make itself. */
-    memset(&check, 0, sizeof check);
-    check.algo = algo;
-    amq_config_init(&cfg, algo->kind);
-    cfg.fingerprint_bits = amq_load32(a->params + 4);
-    cfg.arity = amq_load32(a->params + 8);
-    cfg.fpp = amq_loadf64(a->params + 16);
-    if (!(cfg.fpp > 0.0 && cfg.fpp < 1.0) || algo->variant(&check, &cfg, NULL) != AMQ_OK ||
-        check.v1 != amq_load32(a->params + 4) || check.v2 != amq_load32(a->params + 8) ||
-        amq_load64(a->params + 16) != f64_bits(check.fpp) ||
-        amq_load64(a->params + 24) != f64_bits(check.alpha))
-        return amq_err(err, AMQ_ECORRUPT, "%s: invalid parameters", algo->name);
-    isize = (uint64_t)ENTRY_SIZE << pbits;
-    if (a->payload_len < isize)
-        return amq_err(err, AMQ_ECORRUPT, "%s payload of %llu bytes cannot hold its index of %u "
-                       "partitions", algo->name, (unsigned long long)a->payload_len, 1u << pbits);
-    dsize = a->payload_len - isize;
-    rc = static_shell(algo, a->alloc, pbits, &s);
-    if (rc != AMQ_OK)
-        return amq_err(err, rc, "out of memory");
-    s->hash_algo = a->hash_algo;
-    s->seed = a->seed;
-    s->v1 = check.v1;
-    s->v2 = check.v2;
-    s->fpp = check.fpp;
-    s->alpha = check.alpha;
-    s->derive = derive;
-    index = a->payload + dsize;
-    for (i = 0; i < s->nparts; i++) {
-        const uint8_t *e = index + (size_t)i * ENTRY_SIZE;
-        amq_static_part *p = &s->parts[i];
-        p->items = amq_load64(e + 8);
-        p->seed = amq_load32(e + 16);
-        p->mulseed = (uint64_t)p->seed * AMQ_STATIC_GOLDEN;
-        p->nomix = amq_static_nomix(s, p->seed);
-        p->hshift = p->nomix ? s->pbits : 0;
-        p->g[0] = amq_load32(e + 20);
-        p->g[1] = amq_load32(e + 24);
-        p->g[2] = amq_load32(e + 28);
-        p->bytes = algo->prepare(s, p);
-        if (amq_load64(e) != off || p->bytes == 0 || p->bytes > dsize - off ||
-            align64(p->bytes) > dsize - off || p->items > p->bytes * 8) {
-            rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: invalid index entry (offset %llu, "
-                         "items %llu)", algo->name, i, (unsigned long long)amq_load64(e),
-                         (unsigned long long)p->items);
-            goto fail;
-        }
-        /* Padding is zero: one payload, one byte string (files compare). */
-        for (k = off + p->bytes; k < off + align64(p->bytes); k++)
-            if (a->payload[k] != 0) {
-                rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: padding is not zero",
-                             algo->name, i);
-                goto fail;
-            }
-        p->data = (const uint8_t *)(uintptr_t)off; /* made a pointer below */
-        off += align64(p->bytes);
-        if (amq_add64(items, p->items, &items) != AMQ_OK) { /* forged counts must not wrap */
-            rc = amq_err(err, AMQ_ECORRUPT, "%s: partition item counts overflow 64 bits",
-                         algo->name);
-            goto fail;
-        }
-    }
-    if (off != dsize) {
-        rc = amq_err(err, AMQ_ECORRUPT, "%s: %llu bytes of partitions, index says %llu",
-                     algo->name, (unsigned long long)dsize, (unsigned long long)off);
-        goto fail;
-    }
-    if (items != a->items) {
-        rc = amq_err(err, AMQ_ECORRUPT, "%s: the header says %llu items, the partitions %llu",
-                     algo->name, (unsigned long long)a->items, (unsigned long long)items);
-        goto fail;
-    }
-    s->items = items;
-    if (a->borrow) {
-        amq_region_borrow(&s->payload, a->payload, (size_t)dsize);
-        s->view = 1;
-    } else if (amq_region_copy(&s->payload, &s->alloc, a->payload, (size_t)dsize) != AMQ_OK) {
-        rc = amq_err(err, AMQ_ENOMEM, "out of memory");
-        goto fail;
-    }
-    for (i = 0; i < s->nparts; i++)
-        s->parts[i].data = s->payload.data + (uintptr_t)s->parts[i].data;
-    fill_views(s);
-    *impl = s;
-    return AMQ_OK;
-fail:
-    static_free(s);
-    return rc;
-}
-
 /* ---- public helpers ------------------------------------------------------------------------- */
 
 int amq_kind_is_static(uint32_t kind)
@@ -1181,4 +890,27 @@ int amq_static_blob_match(const amq_static_algo *algo, const uint8_t *blob, size
     s.nparts = 1;
     s.parts = &p;
     return s.algo->contains(&s, amq_hash_key(AMQ_HASH_XXH3, 0, key, key_len).h1);
+}
+
+/* ---- for the adapter and codec (static_kind.c) ------------------------------------------- */
+
+void amq_static_free(amq_static *s)
+{
+    static_free(s);
+}
+
+int amq_static_shell(const amq_static_algo *algo, const amq_allocator *alloc, uint32_t pbits,
+                     amq_static **out)
+{
+    return static_shell(algo, alloc, pbits, out);
+}
+
+void amq_static_fill_views(amq_static *s)
+{
+    fill_views(s);
+}
+
+uint64_t amq_static_data_size(const amq_static *s)
+{
+    return data_size(s);
 }

@@ -181,7 +181,23 @@ int amq_rib_ops_contains(const void *impl, amq_hash128 h);
 int amq_rib_ops_contains_key(const void *impl, const void *key, size_t len);
 void amq_rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
 
-/* A kind's create: refuses (a static filter is built, not created empty). */
+static inline uint64_t amq_static_align64(uint64_t v)
+{
+    return (v + 63) & ~(uint64_t)63;
+}
+
+/* The object's life cycle (static_filter.c), for the codec (static_kind.c):
+ * free (NULL: nothing), a shell of 2^pbits zeroed partitions (AMQ_OK,
+ * AMQ_ENOMEM), a fuse filter's view entries filled once the partitions'
+ * data is placed, and the partitions' bytes, each padded to 64. */
+void amq_static_free(amq_static *s);
+int amq_static_shell(const amq_static_algo *algo, const amq_allocator *alloc, uint32_t pbits,
+                     amq_static **out);
+void amq_static_fill_views(amq_static *s);
+uint64_t amq_static_data_size(const amq_static *s);
+
+/* The entries both tables share (static_kind.c).  A kind's create refuses
+ * (a static filter is built, not created empty). */
 int amq_static_create(const amq_static_algo *algo, amq_errinfo *err);
 void amq_static_ops_destroy(void *impl);
 int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
