@@ -8,6 +8,8 @@
 #  3. no two library objects need each other, directly or through others (no cycle);
 #  4. a kind's adapter and codec in a file of their own (src/<kind>_kind.c) are needed by
 #     the generic handle (src/filter.o) alone: the kind's algorithm below never calls up;
+#     and every kind's table the handle registers is defined in such a file, none beside
+#     an algorithm;
 #  5. an instruction set's path (src/*_avx2.c, *_avx512.c, *_scalar.c, *_concurrent.c) needs
 #     nothing in the library but src/common: the kind's dispatcher is the only way in.
 #  6. one CPU module: only src/common/cpu.c reads AMQ_SIMD or probes the CPU (sources).
@@ -71,6 +73,17 @@ if [ -n "$bad" ]; then
     echo "$bad" >&2
     status=1
 fi
+# The tables filter.o registers (kinds[]): each defined in an adapter file.
+bad=$(nm -u "$build/obj/src/filter.o" | awk '$2 ~ /^amq_.*_ops$/ {print $2}' |
+      while read -r t; do
+          at=$(awk -v t="$t" '$1 == t {print $2}' "$tmp/defs")
+          case "$at" in src/*_kind.o) ;; *) echo "  $t is defined in ${at:-no library object}" ;; esac
+      done)
+if [ -n "$bad" ]; then
+    echo "check-layering: a kind's table is not in its adapter file (src/<kind>_kind.c):" >&2
+    echo "$bad" >&2
+    status=1
+fi
 bad=$(awk '$1 ~ /_(avx2|avx512|scalar|concurrent)\.o$/ && $2 !~ /^src\/common\// {print "  " $1 " needs " $2}' "$tmp/edges")
 if [ -n "$bad" ]; then
     echo "check-layering: an instruction set's path needs more than src/common:" >&2
@@ -89,5 +102,5 @@ if [ -n "$simd" ]; then
 fi
 
 
-[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects; adapters are reached from the handle only; instruction-set paths are leaves; one CPU module"
+[ $status -eq 0 ] && echo "layering: cli/, redis/, bench/ use exported functions only; src/common needs nothing above it; no cycle between library objects; every table is in an adapter file, reached from the handle only; instruction-set paths are leaves; one CPU module"
 exit $status

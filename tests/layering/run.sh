@@ -2,8 +2,9 @@
 # run.sh BUILD CC - scripts/check-layering.sh passes on the build and fails on each deliberate
 # violation added to a copy of its object tree: an upward call from src/common, a cycle
 # between two library objects, the tool calling a function libamq.so does not export, an
-# algorithm calling its kind's adapter, an instruction set's path calling the library, and a
-# source reading AMQ_SIMD outside src/common/cpu.c.
+# algorithm calling its kind's adapter, a kind's table defined beside its algorithm, an
+# instruction set's path calling the library, and a source reading AMQ_SIMD outside
+# src/common/cpu.c.
 set -u
 build=${1:-build}
 cc=${2:-cc}
@@ -54,6 +55,11 @@ overlay
 object "$tmp/b/obj/src/zz_kind.o" 'int amq_zz_adapter(void); int amq_zz_adapter(void) { return 1; }'
 object "$tmp/b/obj/src/zz.o" 'int amq_zz_adapter(void); int amq_zz_algo(void) { return amq_zz_adapter(); }'
 expect_fail "an algorithm calling its kind's adapter" "zz.o needs src/zz_kind.o"
+
+overlay
+rm "$tmp/b/obj/src/aging_kind.o"
+object "$tmp/b/obj/src/zz.o" 'const int amq_aging_ops = 1;'
+expect_fail "a kind's table beside its algorithm" "amq_aging_ops is defined in src/zz.o"
 
 overlay
 object "$tmp/b/obj/src/zz_avx2.o" 'int amq_cuckoo_items(void); int amq_zz_path(void) { return amq_cuckoo_items(); }'
