@@ -196,24 +196,6 @@ int amq_static_shell(const amq_static_algo *algo, const amq_allocator *alloc, ui
 void amq_static_fill_views(amq_static *s);
 uint64_t amq_static_data_size(const amq_static *s);
 
-/* The entries both tables share (static_kind.c).  A kind's create refuses
- * (a static filter is built, not created empty). */
-int amq_static_create(const amq_static_algo *algo, amq_errinfo *err);
-void amq_static_ops_destroy(void *impl);
-int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out);
-void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed);
-int amq_static_ops_add(void *impl, amq_hash128 h);
-int amq_static_ops_clear(void *impl);
-int amq_static_ops_is_view(const void *impl);
-void amq_static_ops_stats(const void *impl, amq_stats *st);
-int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx);
-size_t amq_static_ops_params_size(const void *impl);
-void amq_static_ops_params_write(const void *impl, uint8_t *out);
-uint64_t amq_static_ops_payload_size(const void *impl);
-int amq_static_ops_payload_write(const void *impl, amq_sink *sink);
-int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
-                    amq_errinfo *err);
-
 /* Copies the directory for a builder's temporary files into dir: tmpdir,
  * else $TMPDIR, else /tmp.  AMQ_EINVAL if it does not fit with room for the
  * files' names. */

@@ -18,7 +18,7 @@
 
 /* ---- the entries both tables share ----------------------------------------------------- */
 
-int amq_static_create(const amq_static_algo *algo, amq_errinfo *err)
+static int static_create(const amq_static_algo *algo, amq_errinfo *err)
 {
     return amq_err(err, AMQ_EUNSUPPORTED,
                    "%s filters are static: build them from all their keys at once "
@@ -26,7 +26,7 @@ int amq_static_create(const amq_static_algo *algo, amq_errinfo *err)
                    algo->name, algo->name);
 }
 
-void amq_static_ops_destroy(void *impl)
+static void op_destroy(void *impl)
 {
     amq_static_free(impl);
 }
@@ -64,7 +64,7 @@ static int flatten(const amq_static *src, const amq_allocator *alloc, amq_static
     return AMQ_OK;
 }
 
-int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **out)
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
 {
     amq_static *s;
     int rc = flatten(impl, alloc, &s);
@@ -73,33 +73,33 @@ int amq_static_ops_clone(const void *impl, const amq_allocator *alloc, void **ou
     return rc;
 }
 
-void amq_static_ops_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
 {
     const amq_static *s = impl;
     *algo = s->hash_algo;
     *seed = s->seed;
 }
 
-int amq_static_ops_add(void *impl, amq_hash128 h)
+static int op_add(void *impl, amq_hash128 h)
 {
     (void)impl;
     (void)h;
     return AMQ_EUNSUPPORTED;
 }
 
-int amq_static_ops_clear(void *impl)
+static int op_clear(void *impl)
 {
     (void)impl;
     return AMQ_EUNSUPPORTED;
 }
 
-int amq_static_ops_is_view(const void *impl)
+static int op_is_view(const void *impl)
 {
     const amq_static *s = impl;
     return s->view;
 }
 
-void amq_static_ops_stats(const void *impl, amq_stats *st)
+static void op_stats(const void *impl, amq_stats *st)
 {
     const amq_static *s = impl;
     uint32_t i;
@@ -114,7 +114,7 @@ void amq_static_ops_stats(const void *impl, amq_stats *st)
     st->fill = 1.0;
 }
 
-int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_static *s = impl;
     uint64_t retries = 0;
@@ -132,13 +132,13 @@ int amq_static_ops_describe(const void *impl, amq_field_fn fn, void *ctx)
 
 /* Parameter block (32 bytes): pbits u32, v1 u32, v2 u32, derive u32 (fuse:
  * AMQ_FUSE_DERIVE_*; ribbon: 0), fpp f64, alpha f64. */
-size_t amq_static_ops_params_size(const void *impl)
+static size_t op_params_size(const void *impl)
 {
     (void)impl;
     return PARAMS_SIZE;
 }
 
-void amq_static_ops_params_write(const void *impl, uint8_t *out)
+static void op_params_write(const void *impl, uint8_t *out)
 {
     const amq_static *s = impl;
     amq_store32(out, s->pbits);
@@ -149,13 +149,13 @@ void amq_static_ops_params_write(const void *impl, uint8_t *out)
     amq_storef64(out + 24, s->alpha);
 }
 
-uint64_t amq_static_ops_payload_size(const void *impl)
+static uint64_t op_payload_size(const void *impl)
 {
     const amq_static *s = impl;
     return amq_static_data_size(s) + (uint64_t)ENTRY_SIZE * s->nparts;
 }
 
-int amq_static_ops_payload_write(const void *impl, amq_sink *sink)
+static int op_payload_write(const void *impl, amq_sink *sink)
 {
     static const uint8_t zeros[64];
     const amq_static *s = impl;
@@ -167,7 +167,8 @@ int amq_static_ops_payload_write(const void *impl, amq_sink *sink)
     for (i = 0; i < s->nparts; i++) {
         const amq_static_part *p = &s->parts[i];
         if ((rc = amq_sink_write(sink, p->data, (size_t)p->bytes)) != AMQ_OK ||
-            (rc = amq_sink_write(sink, zeros, (size_t)(amq_static_align64(p->bytes) - p->bytes))) != AMQ_OK)
+            (rc = amq_sink_write(sink, zeros,
+                                 (size_t)(amq_static_align64(p->bytes) - p->bytes))) != AMQ_OK)
             return rc;
     }
     for (i = 0; i < s->nparts; i++) {
@@ -192,8 +193,8 @@ static uint64_t f64_bits(double d)
     return amq_load64(b);
 }
 
-int amq_static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
-                    amq_errinfo *err)
+static int static_load(const amq_static_algo *algo, const amq_load_args *a, void **impl,
+                       amq_errinfo *err)
 {
     amq_static *s = NULL, check;
     amq_config cfg;
@@ -308,43 +309,43 @@ fail:
 
 /* ---- the two tables ------------------------------------------------------------------- */
 
-#define AMQ_STATIC_OPS(KIND, NAME, CREATEFN, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF) \
-    {                                                      \
-        .kind = (KIND), .name = (NAME),                    \
-        .create = CREATEFN,                                \
-        .destroy = amq_static_ops_destroy,                 \
-        .clone = amq_static_ops_clone,                     \
-        .hash_spec = amq_static_ops_hash_spec,             \
-        .add = amq_static_ops_add,                         \
-        .contains = (CONTAINS),                            \
-        .remove = NULL,                                    \
-        .add_batch = NULL,                                 \
-        .contains_batch = (BATCH),                         \
-        .merge = NULL,                                     \
-        .intersect = NULL,                                 \
-        .clear = amq_static_ops_clear,                     \
-        .is_view = amq_static_ops_is_view,                 \
-        .stats = amq_static_ops_stats,                     \
-        .describe = amq_static_ops_describe,               \
-        .params_size = amq_static_ops_params_size,         \
-        .params_write = amq_static_ops_params_write,       \
-        .payload_size = amq_static_ops_payload_size,       \
-        .payload_write = amq_static_ops_payload_write,     \
-        .load = LOADFN,                                    \
-        .contains_key = (CONTAINS_KEY),                    \
-        .contains_key_of = (KEY_OF),                       \
+#define AMQ_STATIC_OPS(KIND, NAME, CREATEFN, LOADFN, CONTAINS, BATCH, CONTAINS_KEY, KEY_OF)        \
+    {                                                                                              \
+        .kind = (KIND), .name = (NAME),                                                            \
+        .create = CREATEFN,                                                                        \
+        .destroy = op_destroy,                                                                     \
+        .clone = op_clone,                                                                         \
+        .hash_spec = op_hash_spec,                                                                 \
+        .add = op_add,                                                                             \
+        .contains = (CONTAINS),                                                                    \
+        .remove = NULL,                                                                            \
+        .add_batch = NULL,                                                                         \
+        .contains_batch = (BATCH),                                                                 \
+        .merge = NULL,                                                                             \
+        .intersect = NULL,                                                                         \
+        .clear = op_clear,                                                                         \
+        .is_view = op_is_view,                                                                     \
+        .stats = op_stats,                                                                         \
+        .describe = op_describe,                                                                   \
+        .params_size = op_params_size,                                                             \
+        .params_write = op_params_write,                                                           \
+        .payload_size = op_payload_size,                                                           \
+        .payload_write = op_payload_write,                                                         \
+        .load = LOADFN,                                                                            \
+        .contains_key = (CONTAINS_KEY),                                                            \
+        .contains_key_of = (KEY_OF),                                                               \
     }
 
 static int fuse_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 {
     (void)cfg;
     (void)impl;
-    return amq_static_create(&amq_fuse_algo, err);
+    return static_create(&amq_fuse_algo, err);
 }
 
 static int fuse_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
-    return amq_static_load(&amq_fuse_algo, a, impl, err);
+    return static_load(&amq_fuse_algo, a, impl, err);
 }
 
 const amq_kind_ops amq_fuse_ops = AMQ_STATIC_OPS(AMQ_KIND_FUSE, "fuse", fuse_create, fuse_load,
@@ -356,12 +357,12 @@ static int rib_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 {
     (void)cfg;
     (void)impl;
-    return amq_static_create(&amq_ribbon_algo, err);
+    return static_create(&amq_ribbon_algo, err);
 }
 
 static int rib_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 {
-    return amq_static_load(&amq_ribbon_algo, a, impl, err);
+    return static_load(&amq_ribbon_algo, a, impl, err);
 }
 
 const amq_kind_ops amq_ribbon_ops = AMQ_STATIC_OPS(AMQ_KIND_RIBBON, "ribbon", rib_create, rib_load,
