@@ -98,6 +98,11 @@ int amq_kind_has_redisbloom_mode(uint32_t kind)
     return kind == AMQ_KIND_SCALABLE_BLOOM || kind == AMQ_KIND_SCALABLE_CUCKOO;
 }
 
+int amq_kind_is_bit_array(uint32_t kind)
+{
+    return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED || kind == AMQ_KIND_PARTITIONED;
+}
+
 int amq_kind_from_name(const char *name, uint32_t *kind)
 {
     size_t i;

@@ -924,12 +924,18 @@ AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
  *  - updates_in_place: an add only sets bits, so a file of it can take adds
  *    in place (amq/inplace.h: bloom, blocked);
  *  - has_redisbloom_mode: amq_config.redisbloom applies (scalable bloom,
- *    scalable cuckoo).
+ *    scalable cuckoo);
+ *  - is_bit_array: a filter is one Bloom bit array geometry (m bits, k probes
+ *    a key; adds only set bits, nothing clears one), so a filter whose bits
+ *    are a subset of another's of the same geometry holds no key it lacks,
+ *    and its items can be estimated from its bits set (bloom, blocked,
+ *    partitioned).
  * 1 or 0; 0 for an unknown kind (cannot fail).  Thread-safe. */
 AMQ_API int amq_kind_keeps_copies(uint32_t kind);
 AMQ_API int amq_kind_can_remove(uint32_t kind);
 AMQ_API int amq_kind_updates_in_place(uint32_t kind);
 AMQ_API int amq_kind_has_redisbloom_mode(uint32_t kind);
+AMQ_API int amq_kind_is_bit_array(uint32_t kind);
 
 /* The item count and the capacity (0 for kinds without one) without reading
  * a bit array (amq_filter_stats counts the Bloom kinds' bits set): what a

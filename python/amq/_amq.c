@@ -1663,7 +1663,7 @@ static int is_subset(FilterObject *a, FilterObject *b)
         return -1;
     kind = amq_filter_kind(a->f);
     unlock(a);
-    if (kind != AMQ_KIND_BLOOM && kind != AMQ_KIND_BLOCKED && kind != AMQ_KIND_PARTITIONED) {
+    if (!amq_kind_is_bit_array(kind)) {
         PyErr_Format(UnsupportedError, "subset tests compare bit arrays: Bloom kinds (bloom, "
                      "blocked, partitioned) only, not %s", amq_kind_name(kind));
         return -1;
@@ -1809,8 +1809,7 @@ static PyObject *get_approx_items(FilterObject *self, void *c)
         return NULL;
     amq_filter_stats(self->f, &st);
     unlock(self);
-    if ((st.kind == AMQ_KIND_BLOOM || st.kind == AMQ_KIND_BLOCKED ||
-         st.kind == AMQ_KIND_PARTITIONED) && st.bits > 0 && st.hashes > 0) {
+    if (amq_kind_is_bit_array(st.kind) && st.bits > 0 && st.hashes > 0) {
         double est;
         est = st.fill >= 1.0 ? Py_HUGE_VAL
                              : -((double)st.bits / (double)st.hashes) * log1p(-st.fill);

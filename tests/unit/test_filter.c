@@ -692,6 +692,8 @@ TEST(kind_predicates)
         CHECK_EQ(amq_kind_updates_in_place(id), id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED);
         CHECK_EQ(amq_kind_has_redisbloom_mode(id),
                  id == AMQ_KIND_SCALABLE_BLOOM || id == AMQ_KIND_SCALABLE_CUCKOO);
+        CHECK_EQ(amq_kind_is_bit_array(id),
+                 id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED || id == AMQ_KIND_PARTITIONED);
     }
 }
 
