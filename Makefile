@@ -2,7 +2,7 @@
 # GNU make.  `make help` lists the targets.
 
 VERSION_MAJOR := 0
-VERSION := 0.2.0
+VERSION := 0.3.0
 
 CC      ?= cc
 PREFIX  ?= /usr/local

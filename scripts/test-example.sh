@@ -20,5 +20,11 @@ for src in examples/*.c; do
 done
 test -f "$stage/usr/share/man/man1/amq.1"
 test -x "$stage/usr/bin/amq"
-"$stage/usr/bin/amq" --version >/dev/null
+# One version: the Makefile's (pkg-config, the library's file name), the header's and the
+# library's own (amq --version prints both of the latter).
+v=$(pkg-config --modversion amq)
+"$stage/usr/bin/amq" --version > "$stage/version"
+grep -qx "amq $v (libamq $v)" "$stage/version" ||
+    { echo "test-example: amq --version says '$(cat "$stage/version")', pkg-config $v" >&2; exit 1; }
+test -f "$stage/usr/lib/libamq.so.$v"
 echo "examples: built with pkg-config against the installed library and ran"

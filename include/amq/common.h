@@ -54,7 +54,7 @@ extern "C" {
 
 /* ---- version ------------------------------------------------------------ */
 #define AMQ_VERSION_MAJOR 0
-#define AMQ_VERSION_MINOR 2
+#define AMQ_VERSION_MINOR 3
 #define AMQ_VERSION_PATCH 0
 #define AMQ_VERSION_NUMBER \
     (AMQ_VERSION_MAJOR * 10000 + AMQ_VERSION_MINOR * 100 + AMQ_VERSION_PATCH)
@@ -127,7 +127,7 @@ AMQ_API const char *amq_strerror(int status);
 /* Name of a status code without the AMQ_ prefix ("ENOMEM"), or NULL. */
 AMQ_API const char *amq_status_name(int status);
 
-/* "0.2.0" for this build of the library (may differ from the header's
+/* "0.3.0" for this build of the library (may differ from the header's
  * AMQ_VERSION_STRING when a program runs against a newer libamq.so). */
 AMQ_API const char *amq_version_string(void);
 AMQ_API unsigned amq_version_number(void);

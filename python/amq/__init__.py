@@ -31,7 +31,7 @@ from ._amq import (
     open,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: The kinds this build of libamq has ('bloom', 'blocked', ..., static and aging kinds).
 KINDS = tuple(kinds())

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PKG_ROOT = os.path.dirname(HERE)            # python/
 REPO = os.path.dirname(PKG_ROOT)            # the repository
 NAME = "amq"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 PURE = ["__init__.py", "hash.py", "redis.py", "redistype.py", "__init__.pyi", "hash.pyi",
         "redis.pyi", "redistype.pyi", "py.typed"]
 

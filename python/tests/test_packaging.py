@@ -91,3 +91,14 @@ def test_editable_install_offline(tmp):
     finally:
         for so in set(glob.glob(os.path.join(REPO, "python", "amq", "_amq*.so"))) - made:
             os.unlink(so)
+
+
+def test_one_version():
+    """The package's version is the library's it carries (amq_version_string)
+    and the one its metadata and wheel name give (pyproject.toml, amq_build)."""
+    import amq
+    assert amq.__version__ == amq.library_version()
+    toml = pathlib.Path(REPO, "python", "pyproject.toml").read_text()
+    assert 'version = "%s"' % amq.__version__ in toml
+    build = pathlib.Path(REPO, "python", "buildtool", "amq_build.py").read_text()
+    assert 'VERSION = "%s"' % amq.__version__ in build
