@@ -412,7 +412,7 @@ static int has_run(uint64_t m, uint32_t k, uint32_t live)
  * slices: a scan checking a candidate run from its end backwards and
  * skipping past a miss.
  */
-static int find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
+int amq_aging_impl_find_run(const amq_aging *a, amq_hash128 h, uint32_t live)
 {
     const uint64_t *blk = block_of(a, h);
     uint32_t start = 0, seen = 0; /* positions [start, seen) are known set */
@@ -479,7 +479,7 @@ static void contains_batch(const amq_aging *a, const amq_hash128 *h, size_t n, u
     for (i = 0; i < n; i++) {
         if (i + AHEAD < n)
             prefetch_block(a, h[i + AHEAD]);
-        out[i] = (uint8_t)find_run(a, h[i], live);
+        out[i] = (uint8_t)amq_aging_impl_find_run(a, h[i], live);
     }
 }
 
@@ -527,7 +527,7 @@ static void before_add(amq_aging *a)
     }
 }
 
-static int add_one(amq_aging *a, amq_hash128 h)
+int amq_aging_impl_add(amq_aging *a, amq_hash128 h)
 {
     uint64_t *blk = (uint64_t *)(uintptr_t)block_of(a, h);
     uint64_t bit, changed = 0;
@@ -555,7 +555,7 @@ static int add_batch(amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *adde
     for (i = 0; i < n; i++) {
         if (i + AHEAD < n)
             prefetch_block(a, h[i + AHEAD]);
-        r = add_one(a, h[i]);
+        r = amq_aging_impl_add(a, h[i]);
         if (added != NULL)
             added[i] = (uint8_t)r;
     }
@@ -743,16 +743,6 @@ int amq_aging_impl_parse(const uint8_t *p, size_t len, uint32_t hash_algo, uint6
 
 /* ---- for the adapter (aging_kind.c) and aging_handle.c ------------------------------------ */
 
-int amq_aging_impl_add(amq_aging *a, amq_hash128 h)
-{
-    return add_one(a, h);
-}
-
-int amq_aging_impl_contains(const amq_aging *a, amq_hash128 h)
-{
-    return find_run(a, h, a->slices);
-}
-
 int amq_aging_impl_add_batch(amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     return add_batch(a, h, n, added);
@@ -781,7 +771,7 @@ void amq_aging_impl_advance(amq_aging *a, uint64_t now_ms)
 
 int amq_aging_impl_contains_at(const amq_aging *a, amq_hash128 h, uint64_t now_ms)
 {
-    return find_run(a, h, live_at(a, now_ms));
+    return amq_aging_impl_find_run(a, h, live_at(a, now_ms));
 }
 
 void amq_aging_impl_contains_batch_at(const amq_aging *a, const amq_hash128 *h, size_t n,

@@ -61,9 +61,11 @@ int amq_aging_impl_check(const amq_aging *a);
 /* Sets a's query mask path for its slices and this CPU. */
 void amq_aging_impl_choose_mask(amq_aging *a);
 /* The kind's entries: a key's add (1 when a bit changed), its query over
- * every slice, and their batched forms. */
+ * the first live slices (all of them: a->slices), and their batched forms
+ * (the one-key ones are the algorithm's own, so that the adapter's entry
+ * jumps straight to them). */
 int amq_aging_impl_add(amq_aging *a, amq_hash128 h);
-int amq_aging_impl_contains(const amq_aging *a, amq_hash128 h);
+int amq_aging_impl_find_run(const amq_aging *a, amq_hash128 h, uint32_t live);
 int amq_aging_impl_add_batch(amq_aging *a, const amq_hash128 *h, size_t n, uint8_t *added);
 void amq_aging_impl_contains_batch(const amq_aging *a, const amq_hash128 *h, size_t n,
                                    uint8_t *out);

@@ -122,7 +122,8 @@ static int op_add(void *impl, amq_hash128 h)
 
 static int op_contains(const void *impl, amq_hash128 h)
 {
-    return amq_aging_impl_contains(impl, h);
+    const amq_aging *a = impl;
+    return amq_aging_impl_find_run(a, h, a->slices);
 }
 
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
