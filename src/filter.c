@@ -379,6 +379,100 @@ int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *er
     return dst->ops->intersect(dst->impl, src->impl, err);
 }
 
+/*
+ * What a filter holds, as bytes: its serialized form with the fields that
+ * describe rather than hold (flags, item count, checksums, the partitioned
+ * index's counts and checksums) zeroed, so that two filters holding the
+ * same compare equal byte for byte.  *arrays: where a Bloom kind's bit
+ * arrays start.  The caller frees *out with free().
+ */
+static int content_bytes(const amq_filter *f, uint8_t **out, size_t *len, size_t *arrays)
+{
+    amq_container c;
+    uint64_t idx;
+    uint8_t *b;
+    size_t n;
+    int rc;
+
+    rc = amq_filter_serialized_size(f, &n);
+    if (rc != AMQ_OK)
+        return rc;
+    b = malloc(n > 0 ? n : 1);
+    if (b == NULL)
+        return AMQ_ENOMEM;
+    rc = amq_filter_serialize(f, b, n, NULL);
+    if (rc == AMQ_OK)
+        rc = amq_container_parse(b, n, n, &c, NULL);
+    if (rc != AMQ_OK) {
+        free(b);
+        return rc;
+    }
+    /* flags (14..15), items (24..31), header and parameter checksums */
+    memset(b + 14, 0, 2);
+    memset(b + 24, 0, 8);
+    memset(b + 56, 0, 8);
+    memset(b + AMQ_FILE_FIXED + c.params_len, 0, 8);
+    *arrays = (size_t)c.payload_off;
+    if (f->ops == &amq_partitioned_ops) {
+        amq_part_blank_index(b + c.payload_off, c.payload_len, &idx);
+        *arrays += (size_t)idx;
+    }
+    *out = b;
+    *len = n;
+    return AMQ_OK;
+}
+
+int amq_filter_equal(const amq_filter *a, const amq_filter *b)
+{
+    uint8_t *x = NULL, *y = NULL;
+    size_t nx, ny, ax, ay;
+    int rc;
+
+    if (a == b)
+        return 1;
+    if (a->ops != b->ops)
+        return 0;
+    rc = content_bytes(a, &x, &nx, &ax);
+    if (rc == AMQ_OK)
+        rc = content_bytes(b, &y, &ny, &ay);
+    if (rc == AMQ_OK)
+        rc = nx == ny && memcmp(x, y, nx) == 0;
+    free(x);
+    free(y);
+    return rc;
+}
+
+int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_errinfo *err)
+{
+    uint8_t *x = NULL, *y = NULL;
+    size_t nx, ny, ax, ay, i;
+    int rc;
+
+    if (!amq_kind_is_bit_array(a->ops->kind))
+        return amq_err(err, AMQ_EUNSUPPORTED, "subset tests compare bit arrays: Bloom kinds "
+                       "(bloom, blocked, partitioned) only, not %s", a->ops->name);
+    if (a->ops != b->ops)
+        return amq_err(err, AMQ_EINCOMPAT, "subset tests need filters of the same kind, not "
+                       "%s and %s", a->ops->name, b->ops->name);
+    rc = content_bytes(a, &x, &nx, &ax);
+    if (rc == AMQ_OK)
+        rc = content_bytes(b, &y, &ny, &ay);
+    if (rc != AMQ_OK) {
+        rc = amq_err(err, rc, "cannot read a filter's bytes: %s", amq_strerror(rc));
+    } else if (nx != ny || ax != ay || memcmp(x, y, ax) != 0) {
+        rc = amq_err(err, AMQ_EINCOMPAT, "subset tests need filters of the same kind, "
+                     "geometry, hash and seed");
+    } else {
+        rc = 1;
+        for (i = ax; i < nx && rc; i++)
+            if (x[i] & ~y[i])
+                rc = 0;
+    }
+    free(x);
+    free(y);
+    return rc;
+}
+
 int amq_filter_clear(amq_filter *f)
 {
     if (f->readonly)

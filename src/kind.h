@@ -103,6 +103,10 @@ extern const amq_kind_ops amq_ribbon_ops;
 extern const amq_kind_ops amq_aging_ops;
 extern const amq_kind_ops amq_expandable_ops;
 
+/* The partitioned payload's index with its descriptive fields zeroed
+ * (partitioned_kind.c), for amq_filter_equal. */
+void amq_part_blank_index(uint8_t *payload, uint64_t len, uint64_t *arrays);
+
 /* The kind's object inside a generic handle (for kinds' own public
  * functions that take an amq_filter). */
 void *amq_filter_impl(const amq_filter *f);

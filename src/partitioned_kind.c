@@ -308,6 +308,30 @@ static uint64_t data_offset(uint32_t nparts)
     return (INDEX_HEADER + (uint64_t)ENTRY_SIZE * nparts + 63) / 64 * 64;
 }
 
+/* Zeroes what a payload's index describes rather than holds (its checksum,
+ * each partition's item count and checksum) so that two filters holding the
+ * same bits compare equal; *arrays: where the partitions' bits start.  A
+ * payload too short for its index is left as it is (the comparison then
+ * sees every byte). */
+void amq_part_blank_index(uint8_t *payload, uint64_t len, uint64_t *arrays)
+{
+    uint64_t np, i;
+
+    *arrays = 0;
+    if (len < INDEX_HEADER)
+        return;
+    np = amq_load32(payload + 8);
+    if (np > AMQ_PARTITIONED_MAX_PARTITIONS || data_offset((uint32_t)np) > len)
+        return;
+    memset(payload, 0, 8);
+    for (i = 0; i < np; i++) {
+        uint8_t *e = payload + INDEX_HEADER + i * ENTRY_SIZE;
+        memset(e + 24, 0, 8);
+        memset(e + 40, 0, 8);
+    }
+    *arrays = data_offset((uint32_t)np);
+}
+
 static uint64_t op_payload_size(const void *impl)
 {
     const amq_partitioned *f = impl;

@@ -1604,108 +1604,61 @@ static PyObject *Filter_iand(PyObject *a, PyObject *b) { return binary_op(a, b, 
 
 /* ---- set-like comparisons and combinations -------------------------------------- */
 
-static uint64_t le(const unsigned char *p, int n)
+/* Locks a and b for reading, in address order (as merge_into does); 0, or -1
+ * with ValueError for a closed filter (no lock held then). */
+static int lock_pair(FilterObject *a, FilterObject *b)
 {
-    uint64_t v = 0;
-    while (n-- > 0)
-        v = v << 8 | p[n];
-    return v;
+    FilterObject *lo = a < b ? a : b, *hi = a < b ? b : a;
+    lock(lo, 0);
+    if (hi != lo)
+        lock(hi, 0);
+    if (handle(a) != NULL && handle(b) != NULL)
+        return 0;
+    if (hi != lo)
+        unlock(hi);
+    unlock(lo);
+    return -1;
 }
 
-/*
- * What a filter holds, as bytes: its file (docs/file-format.md) with the
- * fields that describe rather than hold - flags, item count, checksums,
- * the partitioned index's counts and checksums - zeroed.  Two filters hold
- * the same when these bytes are equal.  *bits: where the bit arrays start
- * (Bloom kinds; else the payload's start).  A new bytes object, or NULL.
- */
-static PyObject *content_bytes(FilterObject *self, size_t *bits)
+static void unlock_pair(FilterObject *a, FilterObject *b)
 {
-    PyObject *b = Filter_to_bytes(self, NULL);
-    unsigned char *p;
-    uint64_t size, P, O, i, nparts;
-
-    if (b == NULL)
-        return NULL;
-    p = (unsigned char *)PyBytes_AS_STRING(b);
-    size = (uint64_t)PyBytes_GET_SIZE(b);
-    P = le(p + 32, 4);
-    O = le(p + 40, 8);
-    memset(p + 14, 0, 2);
-    memset(p + 24, 0, 8);
-    memset(p + 56, 0, 8);
-    memset(p + 64 + P, 0, 8);
-    *bits = (size_t)O;
-    if (le(p + 10, 2) == AMQ_KIND_PARTITIONED && O + 64 <= size) {
-        uint64_t D = le(p + O + 16, 8);
-        nparts = le(p + O + 8, 4);
-        memset(p + O, 0, 8);
-        for (i = 0; i < nparts && O + 64 + 48 * (i + 1) <= size; i++) {
-            memset(p + O + 64 + 48 * i + 24, 0, 8);
-            memset(p + O + 64 + 48 * i + 40, 0, 8);
-        }
-        *bits = (size_t)(O + D);
-    }
-    return b;
+    if (a != b)
+        unlock(b);
+    unlock(a);
 }
 
-/* 1 when a holds every key b holds and more bits maybe (a <= b: a's bits a
- * subset of b's), 0 when not, -1 with an exception (other kinds). */
+/* 1 when a's bits are a subset of b's (a <= b), 0 when not, -1 with an
+ * exception (other kinds, other geometries): the library's test. */
 static int is_subset(FilterObject *a, FilterObject *b)
 {
-    PyObject *x = NULL, *y = NULL;
-    size_t bits, bits_b, i, n;
-    const unsigned char *p, *q;
-    uint32_t kind;
-    int r = -1;
+    amq_errinfo err;
+    int r;
 
-    if (acquire(a, 0) == NULL)
+    memset(&err, 0, sizeof err);
+    if (lock_pair(a, b) != 0)
         return -1;
-    kind = amq_filter_kind(a->f);
-    unlock(a);
-    if (!amq_kind_is_bit_array(kind)) {
-        PyErr_Format(UnsupportedError, "subset tests compare bit arrays: Bloom kinds (bloom, "
-                     "blocked, partitioned) only, not %s", amq_kind_name(kind));
+    r = amq_filter_is_subset(a->f, b->f, &err);
+    unlock_pair(a, b);
+    if (r < 0) {
+        raise_status(r, &err, NULL);
         return -1;
     }
-    x = content_bytes(a, &bits);
-    y = x != NULL ? content_bytes(b, &bits_b) : NULL;
-    if (y == NULL)
-        goto done;
-    n = (size_t)PyBytes_GET_SIZE(x);
-    p = (const unsigned char *)PyBytes_AS_STRING(x);
-    q = (const unsigned char *)PyBytes_AS_STRING(y);
-    if ((size_t)PyBytes_GET_SIZE(y) != n || bits_b != bits || memcmp(p, q, bits) != 0) {
-        PyErr_SetString(IncompatibleError, "subset tests need filters of the same kind, "
-                        "geometry, hash and seed");
-        goto done;
-    }
-    r = 1;
-    for (i = bits; i < n && r; i++)
-        if (p[i] & ~q[i])
-            r = 0;
-done:
-    Py_XDECREF(x);
-    Py_XDECREF(y);
     return r;
 }
 
+/* 1 when a and b hold the same (amq_filter_equal), 0, or -1 with an exception. */
 static int content_equal(FilterObject *a, FilterObject *b)
 {
-    size_t bits;
-    PyObject *x = content_bytes(a, &bits), *y;
     int r;
-    if (x == NULL)
+
+    if (lock_pair(a, b) != 0)
         return -1;
-    y = content_bytes(b, &bits);
-    if (y == NULL) {
-        Py_DECREF(x);
+    r = amq_filter_equal(a->f, b->f);
+    unlock_pair(a, b);
+    if (r < 0) {
+        raise_status(r, NULL, NULL);
         return -1;
     }
-    r = PyBytes_GET_SIZE(x) == PyBytes_GET_SIZE(y) &&
-        memcmp(PyBytes_AS_STRING(x), PyBytes_AS_STRING(y), (size_t)PyBytes_GET_SIZE(x)) == 0;
-    Py_DECREF(x);
-    Py_DECREF(y);
     return r;
 }
 

@@ -746,4 +746,79 @@ TEST(counts_and_set_adds_on_the_handle)
     CHECK_EQ(kinds, 8); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable */
 }
 
+/* Equality ignores counts and the order of adds; the subset test compares the
+ * bits of two filters of one bit-array kind and geometry and refuses others. */
+TEST(equal_and_subset_on_the_handle)
+{
+    static const uint32_t bit_kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED};
+    amq_errinfo err;
+    size_t j;
+
+    for (j = 0; j < sizeof bit_kinds / sizeof bit_kinds[0]; j++) {
+        amq_config cfg;
+        amq_filter *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        uint64_t items, capacity;
+        char key[32];
+        int i, n;
+
+        amq_config_init(&cfg, bit_kinds[j]);
+        cfg.capacity = 20000;
+        REQUIRE_OK(amq_filter_new(&cfg, &a, NULL));
+        REQUIRE_OK(amq_filter_new(&cfg, &b, NULL));
+        /* the same 5,000 keys in opposite orders */
+        for (i = 0; i < 5000; i++) {
+            n = snprintf(key, sizeof key, "k%d", i);
+            REQUIRE(amq_filter_add(a, key, (size_t)n) >= 0);
+            n = snprintf(key, sizeof key, "k%d", 4999 - i);
+            REQUIRE(amq_filter_add(b, key, (size_t)n) >= 0);
+        }
+        CHECK_EQ(amq_filter_equal(a, b), 1);
+        CHECK_EQ(amq_filter_is_subset(a, b, NULL), 1);
+        /* the same bits under another count (a union's count is an estimate) */
+        REQUIRE_OK(amq_filter_new(&cfg, &c, NULL));
+        REQUIRE_OK(amq_filter_new(&cfg, &d, NULL));
+        for (i = 0; i < 5000; i++) {
+            n = snprintf(key, sizeof key, "k%d", i);
+            REQUIRE(amq_filter_add(i < 2500 ? c : d, key, (size_t)n) >= 0);
+        }
+        REQUIRE_OK(amq_filter_merge(c, d, NULL));
+        amq_filter_free(d);
+        amq_filter_counts(c, &items, &capacity);
+        CHECK(items != 5000);
+        CHECK_EQ(amq_filter_equal(a, c), 1);
+        amq_filter_free(c);
+        CHECK_EQ(amq_filter_add(b, "one more", 8) >= 0, 1);
+        CHECK_EQ(amq_filter_equal(a, b), 0);
+        CHECK_EQ(amq_filter_is_subset(a, b, NULL), 1);
+        CHECK_EQ(amq_filter_is_subset(b, a, NULL), 0);
+        CHECK_EQ(amq_filter_is_subset(a, a, NULL), 1);
+        /* another geometry: refused, not answered */
+        cfg.capacity = 40000;
+        REQUIRE_OK(amq_filter_new(&cfg, &c, NULL));
+        memset(&err, 0, sizeof err);
+        CHECK_EQ(amq_filter_is_subset(c, a, &err), AMQ_EINCOMPAT);
+        CHECK(strstr(err.msg, "geometry") != NULL);
+        CHECK_EQ(amq_filter_equal(c, a), 0);
+        /* another seed */
+        cfg.capacity = 20000;
+        cfg.seed = 7;
+        REQUIRE_OK(amq_filter_new(&cfg, &d, NULL));
+        CHECK_EQ(amq_filter_is_subset(d, a, NULL), AMQ_EINCOMPAT);
+        amq_filter_free(c);
+        amq_filter_free(d);
+        /* another kind */
+        amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+        cfg.capacity = 20000;
+        REQUIRE_OK(amq_filter_new(&cfg, &c, NULL));
+        memset(&err, 0, sizeof err);
+        CHECK_EQ(amq_filter_is_subset(a, c, &err), AMQ_EINCOMPAT);
+        CHECK_EQ(amq_filter_is_subset(c, a, &err), AMQ_EUNSUPPORTED);
+        CHECK(strstr(err.msg, "cuckoo") != NULL);
+        CHECK_EQ(amq_filter_equal(a, c), 0);
+        amq_filter_free(c);
+        amq_filter_free(a);
+        amq_filter_free(b);
+    }
+}
+
 TEST_MAIN()
