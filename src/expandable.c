@@ -14,7 +14,10 @@
  * carries its own length.
  *
  * Doubling (q -> q + 1) moves bucket i's entries to 2i or 2i + 1 by their
- * first fingerprint bit and shifts that bit out: an entry loses one bit
+ * first fingerprint bit and shifts that bit out, a few buckets per add (as
+ * Redis's dict rehashes), so that no add copies the whole table: until
+ * bucket i is split, its keys are read and written in the old table, whose
+ * entries keep one bit more (see "doubling" below).  An entry loses one bit
  * per doubling, entries added since keep 15, and an entry that has no bit
  * left (L = 0, "void") is copied into both halves, so that it still answers
  * every key that could be its own.  Keys of one generation are about as
@@ -62,6 +65,7 @@
 #define MIN_FPP 0.001
 #define MAX_FPP 0.5
 #define BATCH_AHEAD 16u
+#define MIGRATE_STEP 4u /* old buckets split per add during a doubling */
 
 typedef struct amq_expand {
     uint32_t hash_algo;
@@ -80,7 +84,14 @@ typedef struct amq_expand {
     amq_allocator alloc;
     uint64_t (*match)(const uint16_t *b, uint16_t qv);
     uint64_t (*empty)(const uint16_t *b); /* two bits per free data lane */
+    /* A doubling in progress: the table being split (level q - 1, with its
+     * own stash), and how many of its buckets are split (UINT64_MAX when no
+     * doubling is pending, so that the query's test is one compare). */
+    struct amq_expand *old;
+    uint64_t mig;
 } amq_expand;
+
+typedef uint64_t (*match_fn)(const uint16_t *b, uint16_t qv);
 
 /* ---- one bucket ---------------------------------------------------------------------- */
 
@@ -114,7 +125,7 @@ static inline int lane_matches(uint16_t s, uint16_t qv)
 }
 
 /* Two bits per matching lane (2i and 2i + 1), as the AVX2 byte mask has them. */
-static uint64_t match_scalar(const uint16_t *b, uint16_t qv)
+static inline uint64_t match_scalar(const uint16_t *b, uint16_t qv)
 {
     uint64_t m = 0;
     uint32_t i;
@@ -143,7 +154,7 @@ __attribute__((target("avx2"))) static uint64_t empty_avx2(const uint16_t *b)
     return m & DATA_MASK;
 }
 
-__attribute__((target("avx2"))) static uint64_t match_avx2(const uint16_t *b, uint16_t qv)
+__attribute__((target("avx2"))) static inline uint64_t match_avx2(const uint16_t *b, uint16_t qv)
 {
     const __m256i q = _mm256_set1_epi16((short)qv), one = _mm256_set1_epi16(1);
     const __m256i zero = _mm256_setzero_si256();
@@ -334,43 +345,79 @@ static void set_q(amq_expand *x, uint32_t q)
 }
 
 static int grow(amq_expand *x);
+static int grow_all(amq_expand *x);
+static int migrate(amq_expand *x, uint64_t steps);
+
+/* The level and bucket a key lives in: during a doubling, a key whose old
+ * bucket (b / 2) is not split yet is in the old table. */
+static inline const amq_expand *route(const amq_expand *x, uint64_t u, uint64_t *b)
+{
+    *b = bucket_of(x, u);
+    if (__builtin_expect((*b >> 1) >= x->mig, 0)) {
+        *b >>= 1;
+        return x->old;
+    }
+    return x;
+}
+
+/* Puts the key's full-length entry where route() says; an entry put in the
+ * old table is counted at the length it will have once split. */
+static int put_key(amq_expand *x, uint64_t u)
+{
+    uint64_t b;
+    amq_expand *lv = (amq_expand *)(uintptr_t)route(x, u, &b);
+    int rc = place(lv, b, entry_of(lv, u));
+    if (rc == AMQ_OK)
+        x->cnt[lv == x ? FP_BITS : FP_BITS - 1]++;
+    return rc;
+}
 
 static int add_one(amq_expand *x, amq_hash128 h)
 {
     int rc;
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
+    if (x->old != NULL && (rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
+        return rc;
     if (entries(x) + 1 > max_entries(x) || x->stash_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
         rc = grow(x);
         if (rc != AMQ_OK)
             return rc;
     }
-    rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+    rc = put_key(x, h.h1);
     if (rc == AMQ_EFULL) { /* a bucket whose stash count is saturated: grow and retry */
-        rc = grow(x);
+        rc = grow_all(x);
         if (rc == AMQ_OK)
-            rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+            rc = put_key(x, h.h1);
     }
     if (rc != AMQ_OK)
         return rc;
-    x->cnt[FP_BITS]++;
     x->total++;
     x->items++;
     return 1;
 }
 
-static inline int contains_one(const amq_expand *x, amq_hash128 h)
+/* The one query body, inlined into each entry with its bucket test (zstd's
+ * rule: a generator is a name and one call to an always-inline body). */
+static inline __attribute__((always_inline)) int contains_body(const amq_expand *x, uint64_t u,
+                                                               match_fn match)
 {
-    uint64_t b = bucket_of(x, h.h1);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, h.h1);
-    int hit = x->match(bk, qv) != 0;
+    uint64_t b;
+    const amq_expand *lv = route(x, u, &b);
+    const uint16_t *bk = bucket_at(lv, b);
+    uint16_t qv = entry_of(lv, u);
+    int hit = match(bk, qv) != 0;
     /* no branch on the answer (half the queries of a mixed stream go each
      * way): the next keys' reads start before this one's line arrives; the
      * stash branch is rarely taken (~6 % of buckets at 77 % load) */
     if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
+        return hit | stash_matches(lv, b, qv);
     return hit;
+}
+
+static int contains_one(const amq_expand *x, amq_hash128 h)
+{
+    return contains_body(x, h.h1, x->match);
 }
 
 /* The key's h1, exactly as amq_filter_hash gives it. */
@@ -388,13 +435,7 @@ static inline uint64_t key_h1(const amq_expand *x, const void *key, size_t len)
 static int contains_key_scalar(const void *impl, const void *key, size_t len)
 {
     const amq_expand *x = impl;
-    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, u);
-    int hit = match_scalar(bk, qv) != 0;
-    if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
-    return hit;
+    return contains_body(x, key_h1(x, key, len), match_scalar);
 }
 
 #ifdef EXP_HAVE_AVX2
@@ -402,30 +443,22 @@ __attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, c
                                                               size_t len)
 {
     const amq_expand *x = impl;
-    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, u);
-    int hit = match_avx2(bk, qv) != 0;
-    if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
-    return hit;
+    return contains_body(x, key_h1(x, key, len), match_avx2);
 }
 #endif
 
-/* Removes the longest entry that answers the key: if it is another key's,
- * that key agrees with this one on every bit of it, so this key's own
- * entry (no longer) answers that key too. */
-static int remove_one(amq_expand *x, amq_hash128 h)
+/* Removes the longest entry of bucket b of level lv that answers qv and
+ * returns its length, or -1: if it is another key's, that key agrees with
+ * this one on every bit of it, so this key's own entry (no longer) answers
+ * that key too. */
+static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
 {
-    uint64_t b = bucket_of(x, h.h1), m, best_cell = UINT64_MAX, i, p, mask;
-    uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, h.h1);
+    uint64_t m, best_cell = UINT64_MAX, i, p, mask;
+    uint16_t *bk = bucket_at(lv, b);
     int best_lane = -1;
     uint32_t best_len = 0, len;
 
-    if (amq_region_is_borrowed(&x->table))
-        return AMQ_EREADONLY;
-    for (m = x->match(bk, qv); m != 0; m &= m - 1) {
+    for (m = lv->match(bk, qv); m != 0; m &= m - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(m) / 2;
         m &= m - 1; /* the lane's second bit */
         len = entry_len(bk[lane]);
@@ -434,10 +467,10 @@ static int remove_one(amq_expand *x, amq_hash128 h)
             best_len = len;
         }
     }
-    if (bk[META_LANE] != 0 && x->stash_cap != 0) {
-        mask = x->stash_cap - 1;
-        for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-            uint64_t c = cells(x)[p];
+    if (bk[META_LANE] != 0 && lv->stash_cap != 0) {
+        mask = lv->stash_cap - 1;
+        for (i = 0, p = cell_pos(b, lv->stash_cap); i < lv->stash_cap; i++, p = (p + 1) & mask) {
+            uint64_t c = cells(lv)[p];
             if (c == 0)
                 break;
             if ((c >> 16) == b && lane_matches((uint16_t)c, qv) &&
@@ -448,23 +481,54 @@ static int remove_one(amq_expand *x, amq_hash128 h)
         }
     }
     if (best_cell != UINT64_MAX) {
-        stash_delete_at(x, best_cell);
+        stash_delete_at(lv, best_cell);
         bk[META_LANE]--;
     } else if (best_lane >= 0) {
         bk[best_lane] = 0;
     } else {
-        return 0;
+        return -1;
     }
-    if (x->cnt[best_len] > 0 && x->total > 0) {
-        x->cnt[best_len]--;
-        x->total--;
+    return (int)best_len;
+}
+
+static int remove_one(amq_expand *x, amq_hash128 h)
+{
+    uint64_t b, w = 1;
+    amq_expand *lv;
+    int len;
+
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    lv = (amq_expand *)(uintptr_t)route(x, h.h1, &b);
+    len = remove_in(lv, b, entry_of(lv, h.h1));
+    if (len < 0)
+        return 0;
+    if (lv != x) { /* counted at its split length: a void entry as its two copies */
+        w = len == 0 ? 2 : 1;
+        len = len == 0 ? 0 : len - 1;
+    }
+    if (x->cnt[len] >= w && x->total >= w) {
+        x->cnt[len] -= w;
+        x->total -= w;
     }
     if (x->items > 0)
         x->items--;
     return 1;
 }
 
-/* ---- doubling ---------------------------------------------------------------------------- */
+/* ---- doubling ----------------------------------------------------------------------------
+ * grow() allocates the table of 2^(q+1) buckets and keeps the old one as
+ * x->old; each add then splits MIGRATE_STEP old buckets, in order, before
+ * its own key (x->mig of them are split).  A key whose old bucket i is
+ * split is in new bucket 2i or 2i + 1, else in old bucket i: one bucket
+ * either way.  A doubling starts when the table holds limit(q) entries and
+ * ends after 2^q / MIGRATE_STEP adds, long before the new table's own
+ * limit of 2 limit(q) = 49.6 * 2^q entries.  The counts (cnt, total) are
+ * always those of the split table: an old entry of L bits counts as L - 1,
+ * an old void entry as two.  A key added to an old bucket during the
+ * doubling gets 14 bits where it would have had 15 (about 1 % of a
+ * generation's keys: negligible in the rate).  The peak memory is the old
+ * and the new table, as a doubling that copies at once. */
 
 /* Entry s of bucket b, after doubling, goes to dst's bucket 2b + its first
  * bit with that bit shifted out; a void entry (L = 0) goes to both. */
@@ -478,86 +542,197 @@ static int split_into(amq_expand *dst, uint64_t b, uint16_t s)
     return place(dst, 2 * b + (s >> 15), (uint16_t)(s << 1));
 }
 
-/* Bucket b's lanes into dst's empty buckets 2b and 2b + 1, filled from
- * lane 0 up without a search: each lane gives each half at most one entry,
- * so neither half can overflow here (the stash's cells of b come later). */
-static void split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
+/* The lanes of src that go to half `side`, from lane 0 of dst up: each
+ * lane gives each half at most one entry, so a half cannot overflow. */
+static void split_half(const uint16_t *src, uint32_t side, uint16_t *dst)
 {
-    uint16_t *half[2];
-    uint32_t fill[2] = {0, 0}, lane, side;
+    uint32_t fill = 0, lane;
     uint16_t s;
-
-    half[0] = bucket_at(dst, 2 * b);
-    half[1] = bucket_at(dst, 2 * b + 1);
     for (lane = 0; lane < DATA_LANES; lane++) {
         s = src[lane];
-        if (s == 0)
-            continue;
-        if (s == 0x8000u) { /* void: both halves */
-            half[0][fill[0]++] = s;
-            half[1][fill[1]++] = s;
-            continue;
-        }
-        side = s >> 15;
-        half[side][fill[side]++] = (uint16_t)(s << 1);
+        if (s == 0x8000u) /* void: both halves */
+            dst[fill++] = s;
+        else if (s != 0 && (uint32_t)(s >> 15) == side)
+            dst[fill++] = (uint16_t)(s << 1);
     }
 }
 
+/* How many cells of the old level's stash belong to bucket b. */
+static uint64_t stash_count(const amq_expand *o, uint64_t b)
+{
+    uint64_t i, p, c, k = 0, mask = o->stash_cap - 1;
+    if (o->stash_cap == 0)
+        return 0;
+    for (i = 0, p = cell_pos(b, o->stash_cap); i < o->stash_cap; i++, p = (p + 1) & mask) {
+        c = cells(o)[p];
+        if (c == 0)
+            break;
+        k += (uint64_t)((c >> 16) == b && (uint16_t)c != 0);
+    }
+    return k;
+}
+
+/* Room for `need` cells in x's stash, so that the cells of one split
+ * bucket go in without a failure half-way. */
+static int stash_reserve(amq_expand *x, uint64_t need)
+{
+    uint64_t cap = x->stash_cap;
+    while (need > cap / 2 && cap <= (UINT64_C(1) << 40))
+        cap = cap == 0 ? STASH_MIN : cap * 2;
+    return cap == x->stash_cap ? AMQ_OK : stash_resize(x, cap);
+}
+
+/* Splits old bucket b into x's empty buckets 2b and 2b + 1: its lanes, then
+ * its stash cells (a lane free in the half, else x's stash).  Nothing
+ * changes when it fails (the stash room is taken first). */
+static int split_one(amq_expand *x, const amq_expand *o, uint64_t b)
+{
+    const uint16_t *src = bucket_at(o, b);
+    uint64_t k = 0, i, p, c, mask;
+    int rc;
+
+    if (src[META_LANE] != 0 && (k = stash_count(o, b)) != 0 &&
+        (rc = stash_reserve(x, x->stash_n + 2 * k)) != AMQ_OK)
+        return rc;
+    split_half(src, 0, bucket_at(x, 2 * b));
+    split_half(src, 1, bucket_at(x, 2 * b + 1));
+    if (k == 0)
+        return AMQ_OK;
+    mask = o->stash_cap - 1;
+    for (i = 0, p = cell_pos(b, o->stash_cap); i < o->stash_cap; i++, p = (p + 1) & mask) {
+        c = cells(o)[p];
+        if (c == 0)
+            break;
+        /* the old stash keeps the cell (freed with it at the end); a half's
+         * count saturates only for a loaded stash's stray cells: dropped */
+        if ((c >> 16) == b && (uint16_t)c != 0)
+            (void)split_into(x, b, (uint16_t)c);
+    }
+    return AMQ_OK;
+}
+
+static void level_free(amq_expand *o, amq_allocator *al)
+{
+    if (o == NULL)
+        return;
+    amq_region_free(&o->table, al);
+    amq_region_free(&o->stash, al);
+    amq_free(al, o, sizeof *o);
+}
+
+/* Splits up to `steps` more old buckets; the old table goes when all are. */
+static int migrate(amq_expand *x, uint64_t steps)
+{
+    uint64_t nold = UINT64_C(1) << x->old->q;
+    int rc;
+    for (; steps > 0 && x->mig < nold; steps--, x->mig++)
+        if ((rc = split_one(x, x->old, x->mig)) != AMQ_OK)
+            return rc;
+    if (x->mig == nold) {
+        level_free(x->old, &x->alloc);
+        x->old = NULL;
+        x->mig = UINT64_MAX;
+    }
+    return AMQ_OK;
+}
+
+/* Starts a doubling (a pending one is finished first) and takes its first
+ * step.  Refused, with nothing changed, when it would let the expected rate
+ * pass the target. */
 static int grow(amq_expand *x)
 {
-    amq_expand n;
-    uint64_t buckets = UINT64_C(1) << x->q, i;
+    amq_expand *o;
+    amq_region t;
+    uint64_t void_n;
     uint32_t l;
-    int rc = AMQ_OK;
+    int rc;
 
+    if (x->old != NULL && (rc = migrate(x, UINT64_MAX)) != AMQ_OK)
+        return rc;
     if (x->q + 1 > MAX_Q)
         return AMQ_ELIMIT;
     if (rate_of(x) + generation_rate() > x->fpp)
         return AMQ_ELIMIT;
-    n = *x;
-    memset(&n.table, 0, sizeof n.table);
-    memset(&n.stash, 0, sizeof n.stash);
-    n.stash_n = 0;
-    n.stash_cap = 0;
-    set_q(&n, x->q + 1);
-    if (amq_region_alloc(&n.table, &n.alloc, (size_t)(2 * buckets * BUCKET_BYTES)) != AMQ_OK)
+    memset(&t, 0, sizeof t);
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
         return AMQ_ENOMEM;
-    for (i = 0; i < buckets; i++)
-        split_bucket(&n, i, bucket_at(x, i));
-    for (i = 0; i < x->stash_cap; i++) {
-        uint64_t c = cells(x)[i];
-        /* a loaded stash may hold cells of no bucket: they are dropped */
-        if ((uint16_t)c != 0 && (c >> 16) < buckets &&
-            (rc = split_into(&n, c >> 16, (uint16_t)c)) != AMQ_OK)
-            goto fail;
+    o = amq_calloc(&x->alloc, sizeof *o);
+    if (o == NULL) {
+        amq_region_free(&t, &x->alloc);
+        return AMQ_ENOMEM;
     }
-    n.cnt[0] = 2 * x->cnt[0] + x->cnt[1];
+    *o = *x; /* the old level: q, table, stash; its counts are not used */
+    o->old = NULL;
+    o->mig = UINT64_MAX;
+    x->table = t;
+    memset(&x->stash, 0, sizeof x->stash);
+    x->stash_n = x->stash_cap = 0;
+    set_q(x, x->q + 1);
+    void_n = x->cnt[0];
+    x->cnt[0] = 2 * x->cnt[0] + x->cnt[1];
     for (l = 1; l < FP_BITS; l++)
-        n.cnt[l] = x->cnt[l + 1];
-    n.cnt[FP_BITS] = 0;
-    n.total = x->total + x->cnt[0];
-    amq_region_free(&x->table, &x->alloc);
-    amq_region_free(&x->stash, &x->alloc);
-    *x = n;
-    return AMQ_OK;
-fail:
-    amq_region_free(&n.table, &n.alloc);
-    amq_region_free(&n.stash, &n.alloc);
-    return rc == AMQ_EFULL ? AMQ_ELIMIT : rc;
+        x->cnt[l] = x->cnt[l + 1];
+    x->cnt[FP_BITS] = 0;
+    x->total += void_n;
+    x->old = o;
+    x->mig = 0;
+    return migrate(x, MIGRATE_STEP);
+}
+
+/* A doubling done at once: only when a bucket's stash count saturates. */
+static int grow_all(amq_expand *x)
+{
+    int rc = grow(x);
+    return rc == AMQ_OK && x->old != NULL ? migrate(x, UINT64_MAX) : rc;
 }
 
 /* ---- batches: a window of buckets prefetched ahead ------------------------------------- */
 
-static void contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+static inline const void *home_of(const amq_expand *x, uint64_t u)
+{
+    uint64_t b;
+    const amq_expand *lv = route(x, u, &b);
+    return bucket_at(lv, b);
+}
+
+/* One body per instruction set, the bucket test inlined (no call per key). */
+static inline __attribute__((always_inline)) void
+contains_batch_body(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out,
+                    match_fn match)
 {
     size_t i;
     for (i = 0; i < n && i < BATCH_AHEAD; i++)
-        __builtin_prefetch(bucket_at(x, bucket_of(x, h[i].h1)));
+        __builtin_prefetch(home_of(x, h[i].h1));
     for (i = 0; i < n; i++) {
         if (i + BATCH_AHEAD < n)
-            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)));
-        out[i] = (uint8_t)contains_one(x, h[i]);
+            __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1));
+        out[i] = (uint8_t)contains_body(x, h[i].h1, match);
     }
+}
+
+static void contains_batch_scalar(const amq_expand *x, const amq_hash128 *h, size_t n,
+                                  uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_scalar);
+}
+
+#ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static void
+contains_batch_avx2(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_avx2);
+}
+#endif
+
+static void contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+#ifdef EXP_HAVE_AVX2
+    if (x->match == match_avx2) {
+        contains_batch_avx2(x, h, n, out);
+        return;
+    }
+#endif
+    contains_batch_scalar(x, h, n, out);
 }
 
 static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -565,9 +740,9 @@ static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *add
     size_t i;
     int rc;
     for (i = 0; i < n; i++) {
-        /* the window is recomputed per key: a doubling moves every bucket */
+        /* the window is recomputed per key: a doubling moves the buckets */
         if (i + BATCH_AHEAD < n)
-            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)), 1);
+            __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1), 1);
         rc = add_one(x, h[i]);
         if (rc < 0)
             return rc;
@@ -575,6 +750,118 @@ static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *add
             added[i] = (uint8_t)rc;
     }
     return AMQ_OK;
+}
+
+/* ---- a doubling, written as its split table ----------------------------------------------
+ * The file has no doubling state, and a mapped file must be complete: a
+ * filter saved during a doubling is written as it will be once split.  The
+ * split buckets as they are, each unsplit old bucket's halves split on the
+ * fly, and a stash of x's cells and the old stash's cells of unsplit
+ * buckets, built in a scratch table.  Nothing in the handle changes (a
+ * const handle, a forked child writing an RDB, readers on other threads). */
+
+/* Is old stash cell c one of an unsplit bucket (one that split_one would move)? */
+static int pending_cell(const amq_expand *x, uint64_t c)
+{
+    uint64_t b = c >> 16;
+    return (uint16_t)c != 0 && b >= x->mig && b < (UINT64_C(1) << x->old->q) &&
+           bucket_at(x->old, b)[META_LANE] != 0;
+}
+
+/* The written stash: cells in use, and cells (grown as stash_put would). */
+static void file_stash_shape(const amq_expand *x, uint64_t *n, uint64_t *cap)
+{
+    const amq_expand *o = x->old;
+    uint64_t i, c;
+    *n = x->stash_n;
+    *cap = x->stash_cap;
+    if (o == NULL)
+        return;
+    for (i = 0; i < o->stash_cap; i++) {
+        c = cells(o)[i];
+        if (pending_cell(x, c))
+            *n += (uint16_t)c == 0x8000u ? 2 : 1;
+    }
+    while (*n > *cap / 2)
+        *cap = *cap == 0 ? STASH_MIN : *cap * 2;
+}
+
+static void put_cell(uint64_t *m, uint64_t cap, uint64_t c)
+{
+    uint64_t p = cell_pos(c >> 16, cap);
+    while (m[p] != 0) /* at most half full: a free cell is ahead */
+        p = (p + 1) & (cap - 1);
+    m[p] = c;
+}
+
+static uint64_t count_cells(const uint64_t *m, uint64_t cap, uint64_t b)
+{
+    uint64_t p = cell_pos(b, cap), k = 0, i;
+    for (i = 0; i < cap && m[p] != 0; i++, p = (p + 1) & (cap - 1))
+        k += (uint64_t)((m[p] >> 16) == b);
+    return k;
+}
+
+static int write_doubling(const amq_expand *x, amq_sink *sink)
+{
+    const amq_expand *o = x->old;
+    uint64_t n, cap, i, j, c, b, k, nb = UINT64_C(1) << x->q;
+    uint64_t *m;
+    amq_region mr;
+    uint16_t bk[LANES];
+    uint8_t buf[4096];
+    size_t used = 0;
+    int rc = AMQ_OK;
+
+    file_stash_shape(x, &n, &cap);
+    if (amq_region_alloc(&mr, &x->alloc, (size_t)(cap * 8)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    m = (uint64_t *)(void *)mr.data;
+    for (i = 0; i < x->stash_cap; i++)
+        if (cells(x)[i] != 0)
+            put_cell(m, cap, cells(x)[i]);
+    for (i = 0; i < o->stash_cap; i++) {
+        c = cells(o)[i];
+        if (!pending_cell(x, c))
+            continue;
+        b = c >> 16;
+        if ((uint16_t)c == 0x8000u) {
+            put_cell(m, cap, (2 * b) << 16 | 0x8000u);
+            put_cell(m, cap, (2 * b + 1) << 16 | 0x8000u);
+        } else {
+            put_cell(m, cap, (2 * b + ((c >> 15) & 1)) << 16 | (uint16_t)(c << 1));
+        }
+    }
+    for (j = 0; j < nb && rc == AMQ_OK; j++) {
+        if ((j >> 1) < x->mig) {
+            memcpy(bk, bucket_at(x, j), BUCKET_BYTES);
+        } else {
+            const uint16_t *src = bucket_at(o, j >> 1);
+            memset(bk, 0, sizeof bk);
+            split_half(src, (uint32_t)(j & 1), bk);
+            if (src[META_LANE] != 0) {
+                k = count_cells(m, cap, j);
+                bk[META_LANE] = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
+            }
+        }
+        for (i = 0; i < LANES; i++)
+            amq_store16(buf + used + 2 * i, bk[i]);
+        if ((used += BUCKET_BYTES) == sizeof buf) {
+            rc = amq_sink_write(sink, buf, used);
+            used = 0;
+        }
+    }
+    for (i = 0; i < cap && rc == AMQ_OK; i++) {
+        amq_store64(buf + used, m[i]);
+        if ((used += 8) == sizeof buf) {
+            rc = amq_sink_write(sink, buf, used);
+            used = 0;
+        }
+    }
+    if (rc == AMQ_OK)
+        rc = amq_sink_write(sink, buf, used);
+    amq_region_free(&mr, &x->alloc);
+    return rc;
 }
 
 /* ---- construction ------------------------------------------------------------------------ */
@@ -587,6 +874,7 @@ static amq_expand *shell(const amq_allocator *alloc)
     x = amq_calloc(&al, sizeof *x);
     if (x != NULL) {
         x->alloc = al;
+        x->mig = UINT64_MAX;
         choose_match(x);
     }
     return x;
@@ -598,6 +886,7 @@ static void expand_free(amq_expand *x)
     if (x == NULL)
         return;
     al = x->alloc;
+    level_free(x->old, &al);
     amq_region_free(&x->table, &al);
     amq_region_free(&x->stash, &al);
     amq_free(&al, x, sizeof *x);
@@ -646,6 +935,25 @@ static void op_destroy(void *impl)
     expand_free(impl);
 }
 
+/* x's copy of a doubling's old level o (mig is copied with x). */
+static int level_copy(amq_expand *x, const amq_expand *o)
+{
+    amq_expand *c = amq_calloc(&x->alloc, sizeof *c);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    *c = *o;
+    c->alloc = x->alloc;
+    memset(&c->table, 0, sizeof c->table);
+    memset(&c->stash, 0, sizeof c->stash);
+    if (amq_region_copy(&c->table, &x->alloc, o->table.data, o->table.size) != AMQ_OK ||
+        amq_region_copy(&c->stash, &x->alloc, o->stash.data, o->stash.size) != AMQ_OK) {
+        level_free(c, &x->alloc);
+        return AMQ_ENOMEM;
+    }
+    x->old = c;
+    return AMQ_OK;
+}
+
 static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
 {
     const amq_expand *src = impl;
@@ -657,10 +965,12 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     keep = x->alloc;
     *x = *src;
     x->alloc = keep;
+    x->old = NULL;
     memset(&x->table, 0, sizeof x->table);
     memset(&x->stash, 0, sizeof x->stash);
     if (amq_region_copy(&x->table, &x->alloc, src->table.data, src->table.size) != AMQ_OK ||
-        amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK) {
+        amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK ||
+        (src->old != NULL && level_copy(x, src->old) != AMQ_OK)) {
         expand_free(x);
         return AMQ_ENOMEM;
     }
@@ -721,6 +1031,9 @@ static int op_clear(void *impl)
         return AMQ_EREADONLY;
     if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << x->q0)) != AMQ_OK)
         return AMQ_ENOMEM;
+    level_free(x->old, &x->alloc);
+    x->old = NULL;
+    x->mig = UINT64_MAX;
     amq_region_free(&x->table, &x->alloc);
     amq_region_free(&x->stash, &x->alloc);
     x->table = t;
@@ -743,7 +1056,8 @@ static void op_stats(const void *impl, amq_stats *st)
     const amq_expand *x = impl;
     st->items = x->items;
     st->capacity = max_entries(x);
-    st->bytes = x->table.size + x->stash.size;
+    st->bytes = x->table.size + x->stash.size +
+                (x->old != NULL ? x->old->table.size + x->old->stash.size : 0);
     st->bits = 0;
     st->hashes = 0;
     st->fpp_target = x->fpp;
@@ -808,15 +1122,17 @@ static size_t op_params_size(const void *impl)
 static void op_params_write(const void *impl, uint8_t *out)
 {
     const amq_expand *x = impl;
+    uint64_t stash_n, stash_cap;
     uint32_t l;
+    file_stash_shape(x, &stash_n, &stash_cap);
     memset(out, 0, EXP_PARAMS_SIZE);
     amq_store32(out, 16);
     amq_store32(out + 4, LANES);
     amq_store32(out + 8, x->q);
     amq_store32(out + 12, x->q0);
     amq_storef64(out + 16, x->fpp);
-    amq_store64(out + 24, x->stash_cap);
-    amq_store64(out + 32, x->stash_n);
+    amq_store64(out + 24, stash_cap);
+    amq_store64(out + 32, stash_n);
     for (l = 0; l <= FP_BITS; l++)
         amq_store64(out + 48 + 8 * l, x->cnt[l]);
 }
@@ -824,7 +1140,9 @@ static void op_params_write(const void *impl, uint8_t *out)
 static uint64_t op_payload_size(const void *impl)
 {
     const amq_expand *x = impl;
-    return (uint64_t)x->table.size + x->stash_cap * 8;
+    uint64_t stash_n, stash_cap;
+    file_stash_shape(x, &stash_n, &stash_cap);
+    return (uint64_t)x->table.size + stash_cap * 8;
 }
 
 static int little_endian(void)
@@ -840,6 +1158,8 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     size_t off, len, i;
     int rc;
 
+    if (x->old != NULL)
+        return write_doubling(x, sink);
     if (little_endian()) {
         rc = amq_sink_write(sink, x->table.data, x->table.size);
         return rc != AMQ_OK ? rc : amq_sink_write(sink, x->stash.data, (size_t)(x->stash_cap * 8));
