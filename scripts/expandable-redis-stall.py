@@ -144,6 +144,10 @@ def main():
         print("final: %d keys, %s bytes, buckets %s" % (n, inf.get("bytes", "?"), inf.get("buckets", "?")))
         log = c.cmd("SLOWLOG", "GET", "1024")
         rows = sorted(((e[2], e[3][0].decode(), ) for e in log), reverse=True)
+        for want in ("AMQ.ADD", "AMQ.MADD"):
+            got = [us for us, name in rows if name.upper() == want]
+            print("slowest %s (server SLOWLOG, over 1 ms): %s us, %d logged" %
+                  (want, got[0] if got else "none", len(got)))
         print("slowest commands (server SLOWLOG, microseconds):")
         for us, name in rows[:8]:
             print("  %8d us  %s" % (us, name))
