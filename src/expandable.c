@@ -81,6 +81,8 @@ typedef struct amq_expand {
     uint64_t stash_cap;        /* cells: 0 or a power of two */
     amq_region table;
     amq_region stash;
+    amq_region stash_prev; /* a smaller stash being moved into stash */
+    uint64_t prev_cap, prev_n, prev_pos;
     amq_allocator alloc;
     uint64_t (*match)(const uint16_t *b, uint16_t qv);
     uint64_t (*empty)(const uint16_t *b); /* two bits per free data lane */
@@ -193,11 +195,24 @@ static inline int free_lane(const amq_expand *x, const uint16_t *b)
     return m != 0 ? (int)(__builtin_ctzll(m) / 2) : -1;
 }
 
-/* ---- the stash ------------------------------------------------------------------------- */
+/* ---- the stash -------------------------------------------------------------------------
+ * It grows as Redis's dict does, without a pause: a resize allocates the
+ * larger array and leaves the cells in the smaller one (prev), from which
+ * each add moves STASH_STEP cells' worth (stash_move); until then a lookup
+ * probes both.  A cell is in exactly one of the two.  Small stashes are
+ * moved at once. */
+
+#define STASH_STEP 8u        /* prev cells examined per add */
+#define STASH_AT_ONCE 512u   /* a prev of at most this many cells moves at once */
 
 static inline uint64_t *cells(const amq_expand *x)
 {
     return (uint64_t *)(void *)x->stash.data;
+}
+
+static inline uint64_t *prev_cells(const amq_expand *x)
+{
+    return (uint64_t *)(void *)x->stash_prev.data;
 }
 
 static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
@@ -205,15 +220,15 @@ static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
     return (bucket * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctzll(cap));
 }
 
-/* Does some stash cell of bucket b answer qv?  Probes stop at an empty cell
- * or after every cell (a loaded stash may be full). */
-static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
+/* Does a cell of bucket b in array cs answer qv?  Probes stop at an empty
+ * cell or after every cell (a loaded stash may be full). */
+static int probe_matches(const uint64_t *cs, uint64_t cap, uint64_t b, uint16_t qv)
 {
-    uint64_t i, p, c, mask = x->stash_cap - 1;
-    if (x->stash_cap == 0)
+    uint64_t i, p, c, mask = cap - 1;
+    if (cap == 0)
         return 0;
-    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-        c = cells(x)[p];
+    for (i = 0, p = cell_pos(b, cap); i < cap; i++, p = (p + 1) & mask) {
+        c = cs[p];
         if (c == 0)
             return 0;
         if ((c >> 16) == b && lane_matches((uint16_t)c, qv))
@@ -222,73 +237,105 @@ static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
     return 0;
 }
 
-static int stash_resize(amq_expand *x, uint64_t cap);
+static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
+{
+    return probe_matches(cells(x), x->stash_cap, b, qv) |
+           probe_matches(prev_cells(x), x->prev_cap, b, qv);
+}
+
+/* Puts cell c in array cs; AMQ_EFULL only for a loaded stash whose count
+ * lied (the counts keep every array at most half full). */
+static int insert_cell(uint64_t *cs, uint64_t cap, uint64_t c)
+{
+    uint64_t i, p = cap != 0 ? cell_pos(c >> 16, cap) : 0;
+    for (i = 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+        if (cs[p] == 0) {
+            cs[p] = c;
+            return AMQ_OK;
+        }
+    }
+    return AMQ_EFULL;
+}
+
+/* Removes the cell at p of array cs, moving later cells of its probe run
+ * back (linear probing without tombstones): every cell stays reachable
+ * from its home, and no cell moves to before p. */
+static void delete_cell(uint64_t *cs, uint64_t cap, uint64_t *n, uint64_t p)
+{
+    uint64_t mask = cap - 1, j = p, k, c, i;
+    cs[p] = 0;
+    *n -= *n > 0;
+    for (i = 0; i < cap; i++) {
+        j = (j + 1) & mask;
+        c = cs[j];
+        if (c == 0)
+            return;
+        k = cell_pos(c >> 16, cap);
+        /* c may move to p when its home k is not in (p, j] cyclically */
+        if ((j > p && (k <= p || k > j)) || (j < p && k <= p && k > j)) {
+            cs[p] = c;
+            cs[j] = 0;
+            p = j;
+        }
+    }
+}
+
+/* Moves prev's cells from position prev_pos on, examining up to `steps`
+ * positions; a deletion may bring a later cell to prev_pos, which is
+ * examined again.  prev goes when it is empty. */
+static void stash_move(amq_expand *x, uint64_t steps)
+{
+    uint64_t c;
+    for (; steps > 0 && x->prev_n > 0 && x->prev_pos < x->prev_cap; steps--) {
+        c = prev_cells(x)[x->prev_pos];
+        if (c == 0) {
+            x->prev_pos++;
+            continue;
+        }
+        delete_cell(prev_cells(x), x->prev_cap, &x->prev_n, x->prev_pos);
+        if (insert_cell(cells(x), x->stash_cap, c) == AMQ_OK)
+            x->stash_n++;
+    }
+    if (x->prev_cap != 0 && (x->prev_n == 0 || x->prev_pos >= x->prev_cap)) {
+        amq_region_free(&x->stash_prev, &x->alloc);
+        x->prev_cap = x->prev_n = x->prev_pos = 0;
+    }
+}
+
+/* A stash of cap cells (a pending move is finished first); the cells move
+ * over the next adds, or now when they are few. */
+static int stash_resize(amq_expand *x, uint64_t cap)
+{
+    amq_region r;
+    if (cap > (UINT64_C(1) << 40))
+        return AMQ_ELIMIT;
+    if (x->prev_cap != 0)
+        stash_move(x, UINT64_MAX);
+    if (amq_region_alloc(&r, &x->alloc, (size_t)(cap * 8)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    x->stash_prev = x->stash;
+    x->prev_cap = x->stash_cap;
+    x->prev_n = x->stash_n;
+    x->prev_pos = 0;
+    x->stash = r;
+    x->stash_cap = cap;
+    x->stash_n = 0;
+    if (x->prev_cap <= STASH_AT_ONCE)
+        stash_move(x, UINT64_MAX);
+    return AMQ_OK;
+}
 
 static int stash_put(amq_expand *x, uint64_t b, uint16_t s)
 {
-    uint64_t i, p, mask;
     int rc;
-    if (x->stash_n + 1 > x->stash_cap / 2) {
+    if (x->stash_n + x->prev_n + 1 > x->stash_cap / 2) {
         rc = stash_resize(x, x->stash_cap == 0 ? STASH_MIN : x->stash_cap * 2);
         if (rc != AMQ_OK)
             return rc;
     }
-    mask = x->stash_cap - 1;
-    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-        if (cells(x)[p] == 0) {
-            cells(x)[p] = b << 16 | s;
-            x->stash_n++;
-            return AMQ_OK;
-        }
-    }
-    return AMQ_EFULL; /* a loaded stash whose count lied */
-}
-
-static int stash_resize(amq_expand *x, uint64_t cap)
-{
-    amq_region old = x->stash;
-    uint64_t old_cap = x->stash_cap, i;
-    int rc;
-    if (cap > (UINT64_C(1) << 40))
-        return AMQ_ELIMIT;
-    memset(&x->stash, 0, sizeof x->stash);
-    rc = amq_region_alloc(&x->stash, &x->alloc, (size_t)(cap * 8));
-    if (rc != AMQ_OK) {
-        x->stash = old;
-        return AMQ_ENOMEM;
-    }
-    x->stash_cap = cap;
-    x->stash_n = 0;
-    for (i = 0; i < old_cap; i++) {
-        uint64_t c = ((const uint64_t *)(const void *)old.data)[i];
-        if (c != 0 && stash_put(x, c >> 16, (uint16_t)c) != AMQ_OK)
-            break; /* cannot happen: the new stash is at least twice the old one */
-    }
-    amq_region_free(&old, &x->alloc);
-    return AMQ_OK;
-}
-
-/* Removes the cell at p, moving later cells of its probe run back
- * (linear probing without tombstones). */
-static void stash_delete_at(amq_expand *x, uint64_t p)
-{
-    uint64_t mask = x->stash_cap - 1, j = p, k, c;
-    uint64_t n;
-    cells(x)[p] = 0;
-    x->stash_n--;
-    for (n = 0; n < x->stash_cap; n++) {
-        j = (j + 1) & mask;
-        c = cells(x)[j];
-        if (c == 0)
-            return;
-        k = cell_pos(c >> 16, x->stash_cap);
-        /* c may move to p when its home k is not in (p, j] cyclically */
-        if ((j > p && (k <= p || k > j)) || (j < p && k <= p && k > j)) {
-            cells(x)[p] = c;
-            cells(x)[j] = 0;
-            p = j;
-        }
-    }
+    rc = insert_cell(cells(x), x->stash_cap, b << 16 | s);
+    x->stash_n += rc == AMQ_OK;
+    return rc;
 }
 
 /* ---- add, query, remove ------------------------------------------------------------------ */
@@ -377,9 +424,16 @@ static int add_one(amq_expand *x, amq_hash128 h)
     int rc;
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
-    if (x->old != NULL && (rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
-        return rc;
-    if (entries(x) + 1 > max_entries(x) || x->stash_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
+    if (x->prev_cap != 0)
+        stash_move(x, STASH_STEP);
+    if (x->old != NULL) {
+        if (x->old->prev_cap != 0)
+            stash_move(x->old, STASH_STEP);
+        if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
+            return rc;
+    }
+    if (entries(x) + 1 > max_entries(x) ||
+        x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
         rc = grow(x);
         if (rc != AMQ_OK)
             return rc;
@@ -453,9 +507,9 @@ __attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, c
  * that key too. */
 static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
 {
-    uint64_t m, best_cell = UINT64_MAX, i, p, mask;
+    uint64_t m, best_cell = UINT64_MAX, i, p, cap, *cs;
     uint16_t *bk = bucket_at(lv, b);
-    int best_lane = -1;
+    int best_lane = -1, a, best_arr = 0;
     uint32_t best_len = 0, len;
 
     for (m = lv->match(bk, qv); m != 0; m &= m - 1) {
@@ -467,21 +521,26 @@ static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
             best_len = len;
         }
     }
-    if (bk[META_LANE] != 0 && lv->stash_cap != 0) {
-        mask = lv->stash_cap - 1;
-        for (i = 0, p = cell_pos(b, lv->stash_cap); i < lv->stash_cap; i++, p = (p + 1) & mask) {
-            uint64_t c = cells(lv)[p];
+    for (a = 0; a < 2 && bk[META_LANE] != 0; a++) { /* the stash, then a prev in moving */
+        cs = a == 0 ? cells(lv) : prev_cells(lv);
+        cap = a == 0 ? lv->stash_cap : lv->prev_cap;
+        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+            uint64_t c = cs[p];
             if (c == 0)
                 break;
             if ((c >> 16) == b && lane_matches((uint16_t)c, qv) &&
                 ((best_lane < 0 && best_cell == UINT64_MAX) || entry_len((uint16_t)c) > best_len)) {
                 best_cell = p;
+                best_arr = a;
                 best_len = entry_len((uint16_t)c);
             }
         }
     }
     if (best_cell != UINT64_MAX) {
-        stash_delete_at(lv, best_cell);
+        if (best_arr == 0)
+            delete_cell(cells(lv), lv->stash_cap, &lv->stash_n, best_cell);
+        else
+            delete_cell(prev_cells(lv), lv->prev_cap, &lv->prev_n, best_cell);
         bk[META_LANE]--;
     } else if (best_lane >= 0) {
         bk[best_lane] = 0;
@@ -557,17 +616,21 @@ static void split_half(const uint16_t *src, uint32_t side, uint16_t *dst)
     }
 }
 
-/* How many cells of the old level's stash belong to bucket b. */
-static uint64_t stash_count(const amq_expand *o, uint64_t b)
+/* The cells of old bucket b in array cs: counted, and split into dst when
+ * given (the old stash keeps them: it goes at the end; a half's count
+ * saturates only for a loaded stash's stray cells, which are dropped). */
+static uint64_t split_cells(amq_expand *dst, const uint64_t *cs, uint64_t cap, uint64_t b)
 {
-    uint64_t i, p, c, k = 0, mask = o->stash_cap - 1;
-    if (o->stash_cap == 0)
-        return 0;
-    for (i = 0, p = cell_pos(b, o->stash_cap); i < o->stash_cap; i++, p = (p + 1) & mask) {
-        c = cells(o)[p];
+    uint64_t i, p, c, k = 0;
+    for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+        c = cs[p];
         if (c == 0)
             break;
-        k += (uint64_t)((c >> 16) == b && (uint16_t)c != 0);
+        if ((c >> 16) == b && (uint16_t)c != 0) {
+            k++;
+            if (dst != NULL)
+                (void)split_into(dst, b, (uint16_t)c);
+        }
     }
     return k;
 }
@@ -588,25 +651,19 @@ static int stash_reserve(amq_expand *x, uint64_t need)
 static int split_one(amq_expand *x, const amq_expand *o, uint64_t b)
 {
     const uint16_t *src = bucket_at(o, b);
-    uint64_t k = 0, i, p, c, mask;
+    uint64_t k = 0;
     int rc;
 
-    if (src[META_LANE] != 0 && (k = stash_count(o, b)) != 0 &&
-        (rc = stash_reserve(x, x->stash_n + 2 * k)) != AMQ_OK)
+    if (src[META_LANE] != 0)
+        k = split_cells(NULL, cells(o), o->stash_cap, b) +
+            split_cells(NULL, prev_cells(o), o->prev_cap, b);
+    if (k != 0 && (rc = stash_reserve(x, x->stash_n + x->prev_n + 2 * k)) != AMQ_OK)
         return rc;
     split_half(src, 0, bucket_at(x, 2 * b));
     split_half(src, 1, bucket_at(x, 2 * b + 1));
-    if (k == 0)
-        return AMQ_OK;
-    mask = o->stash_cap - 1;
-    for (i = 0, p = cell_pos(b, o->stash_cap); i < o->stash_cap; i++, p = (p + 1) & mask) {
-        c = cells(o)[p];
-        if (c == 0)
-            break;
-        /* the old stash keeps the cell (freed with it at the end); a half's
-         * count saturates only for a loaded stash's stray cells: dropped */
-        if ((c >> 16) == b && (uint16_t)c != 0)
-            (void)split_into(x, b, (uint16_t)c);
+    if (k != 0) {
+        (void)split_cells(x, cells(o), o->stash_cap, b);
+        (void)split_cells(x, prev_cells(o), o->prev_cap, b);
     }
     return AMQ_OK;
 }
@@ -617,6 +674,7 @@ static void level_free(amq_expand *o, amq_allocator *al)
         return;
     amq_region_free(&o->table, al);
     amq_region_free(&o->stash, al);
+    amq_region_free(&o->stash_prev, al);
     amq_free(al, o, sizeof *o);
 }
 
@@ -666,7 +724,8 @@ static int grow(amq_expand *x)
     o->mig = UINT64_MAX;
     x->table = t;
     memset(&x->stash, 0, sizeof x->stash);
-    x->stash_n = x->stash_cap = 0;
+    memset(&x->stash_prev, 0, sizeof x->stash_prev);
+    x->stash_n = x->stash_cap = x->prev_cap = x->prev_n = x->prev_pos = 0;
     set_q(x, x->q + 1);
     void_n = x->cnt[0];
     x->cnt[0] = 2 * x->cnt[0] + x->cnt[1];
@@ -754,10 +813,10 @@ static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *add
 
 /* ---- a doubling, written as its split table ----------------------------------------------
  * The file has no doubling state, and a mapped file must be complete: a
- * filter saved during a doubling is written as it will be once split.  The
- * split buckets as they are, each unsplit old bucket's halves split on the
- * fly, and a stash of x's cells and the old stash's cells of unsplit
- * buckets, built in a scratch table.  Nothing in the handle changes (a
+ * filter saved during a doubling (or a stash resize) is written as it will
+ * be once done.  The split buckets as they are, each unsplit old bucket's
+ * halves split on the fly, and a stash of x's cells and the old stash's
+ * cells of unsplit buckets, built in a scratch table.  Nothing in the handle changes (a
  * const handle, a forked child writing an RDB, readers on other threads). */
 
 /* Is old stash cell c one of an unsplit bucket (one that split_one would move)? */
@@ -768,30 +827,73 @@ static int pending_cell(const amq_expand *x, uint64_t c)
            bucket_at(x->old, b)[META_LANE] != 0;
 }
 
+/* The cells of the written stash: x's (its stash and a prev in moving) and
+ * the old level's of unsplit buckets, split; counted, and put in m when
+ * given. */
+static uint64_t file_cells(const amq_expand *x, uint64_t *m, uint64_t cap)
+{
+    const uint64_t *arr[4];
+    uint64_t caps[4], i, c, b, n = 0;
+    int a, na = 2;
+
+    arr[0] = cells(x);
+    caps[0] = x->stash_cap;
+    arr[1] = prev_cells(x);
+    caps[1] = x->prev_cap;
+    if (x->old != NULL) {
+        arr[2] = cells(x->old);
+        caps[2] = x->old->stash_cap;
+        arr[3] = prev_cells(x->old);
+        caps[3] = x->old->prev_cap;
+        na = 4;
+    }
+    for (a = 0; a < na; a++) {
+        for (i = 0; i < caps[a]; i++) {
+            c = arr[a][i];
+            if (a < 2) {
+                if (c == 0)
+                    continue;
+                n++;
+                if (m != NULL)
+                    (void)insert_cell(m, cap, c);
+                continue;
+            }
+            if (!pending_cell(x, c))
+                continue;
+            b = c >> 16;
+            if ((uint16_t)c == 0x8000u) {
+                n += 2;
+                if (m != NULL) {
+                    (void)insert_cell(m, cap, (2 * b) << 16 | 0x8000u);
+                    (void)insert_cell(m, cap, (2 * b + 1) << 16 | 0x8000u);
+                }
+            } else {
+                n++;
+                if (m != NULL)
+                    (void)insert_cell(m, cap, (2 * b + ((c >> 15) & 1)) << 16 | (uint16_t)(c << 1));
+            }
+        }
+    }
+    return n;
+}
+
+/* Is the handle's state other than the file's (a doubling, or a stash
+ * resize, in progress)? */
+static int in_motion(const amq_expand *x)
+{
+    return x->old != NULL || x->prev_cap != 0;
+}
+
 /* The written stash: cells in use, and cells (grown as stash_put would). */
 static void file_stash_shape(const amq_expand *x, uint64_t *n, uint64_t *cap)
 {
-    const amq_expand *o = x->old;
-    uint64_t i, c;
     *n = x->stash_n;
     *cap = x->stash_cap;
-    if (o == NULL)
+    if (!in_motion(x))
         return;
-    for (i = 0; i < o->stash_cap; i++) {
-        c = cells(o)[i];
-        if (pending_cell(x, c))
-            *n += (uint16_t)c == 0x8000u ? 2 : 1;
-    }
+    *n = file_cells(x, NULL, 0);
     while (*n > *cap / 2)
         *cap = *cap == 0 ? STASH_MIN : *cap * 2;
-}
-
-static void put_cell(uint64_t *m, uint64_t cap, uint64_t c)
-{
-    uint64_t p = cell_pos(c >> 16, cap);
-    while (m[p] != 0) /* at most half full: a free cell is ahead */
-        p = (p + 1) & (cap - 1);
-    m[p] = c;
 }
 
 static uint64_t count_cells(const uint64_t *m, uint64_t cap, uint64_t b)
@@ -802,10 +904,10 @@ static uint64_t count_cells(const uint64_t *m, uint64_t cap, uint64_t b)
     return k;
 }
 
-static int write_doubling(const amq_expand *x, amq_sink *sink)
+static int write_in_motion(const amq_expand *x, amq_sink *sink)
 {
     const amq_expand *o = x->old;
-    uint64_t n, cap, i, j, c, b, k, nb = UINT64_C(1) << x->q;
+    uint64_t n, cap, i, j, k, nb = UINT64_C(1) << x->q;
     uint64_t *m;
     amq_region mr;
     uint16_t bk[LANES];
@@ -817,21 +919,7 @@ static int write_doubling(const amq_expand *x, amq_sink *sink)
     if (amq_region_alloc(&mr, &x->alloc, (size_t)(cap * 8)) != AMQ_OK)
         return AMQ_ENOMEM;
     m = (uint64_t *)(void *)mr.data;
-    for (i = 0; i < x->stash_cap; i++)
-        if (cells(x)[i] != 0)
-            put_cell(m, cap, cells(x)[i]);
-    for (i = 0; i < o->stash_cap; i++) {
-        c = cells(o)[i];
-        if (!pending_cell(x, c))
-            continue;
-        b = c >> 16;
-        if ((uint16_t)c == 0x8000u) {
-            put_cell(m, cap, (2 * b) << 16 | 0x8000u);
-            put_cell(m, cap, (2 * b + 1) << 16 | 0x8000u);
-        } else {
-            put_cell(m, cap, (2 * b + ((c >> 15) & 1)) << 16 | (uint16_t)(c << 1));
-        }
-    }
+    (void)file_cells(x, m, cap);
     for (j = 0; j < nb && rc == AMQ_OK; j++) {
         if ((j >> 1) < x->mig) {
             memcpy(bk, bucket_at(x, j), BUCKET_BYTES);
@@ -889,6 +977,7 @@ static void expand_free(amq_expand *x)
     level_free(x->old, &al);
     amq_region_free(&x->table, &al);
     amq_region_free(&x->stash, &al);
+    amq_region_free(&x->stash_prev, &al);
     amq_free(&al, x, sizeof *x);
 }
 
@@ -945,8 +1034,11 @@ static int level_copy(amq_expand *x, const amq_expand *o)
     c->alloc = x->alloc;
     memset(&c->table, 0, sizeof c->table);
     memset(&c->stash, 0, sizeof c->stash);
+    memset(&c->stash_prev, 0, sizeof c->stash_prev);
     if (amq_region_copy(&c->table, &x->alloc, o->table.data, o->table.size) != AMQ_OK ||
-        amq_region_copy(&c->stash, &x->alloc, o->stash.data, o->stash.size) != AMQ_OK) {
+        amq_region_copy(&c->stash, &x->alloc, o->stash.data, o->stash.size) != AMQ_OK ||
+        amq_region_copy(&c->stash_prev, &x->alloc, o->stash_prev.data, o->stash_prev.size) !=
+            AMQ_OK) {
         level_free(c, &x->alloc);
         return AMQ_ENOMEM;
     }
@@ -968,8 +1060,11 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     x->old = NULL;
     memset(&x->table, 0, sizeof x->table);
     memset(&x->stash, 0, sizeof x->stash);
+    memset(&x->stash_prev, 0, sizeof x->stash_prev);
     if (amq_region_copy(&x->table, &x->alloc, src->table.data, src->table.size) != AMQ_OK ||
         amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK ||
+        amq_region_copy(&x->stash_prev, &x->alloc, src->stash_prev.data,
+                        src->stash_prev.size) != AMQ_OK ||
         (src->old != NULL && level_copy(x, src->old) != AMQ_OK)) {
         expand_free(x);
         return AMQ_ENOMEM;
@@ -1036,9 +1131,10 @@ static int op_clear(void *impl)
     x->mig = UINT64_MAX;
     amq_region_free(&x->table, &x->alloc);
     amq_region_free(&x->stash, &x->alloc);
+    amq_region_free(&x->stash_prev, &x->alloc);
     x->table = t;
     set_q(x, x->q0);
-    x->stash_cap = x->stash_n = 0;
+    x->stash_cap = x->stash_n = x->prev_cap = x->prev_n = x->prev_pos = 0;
     x->items = 0;
     x->total = 0;
     memset(x->cnt, 0, sizeof x->cnt);
@@ -1056,8 +1152,10 @@ static void op_stats(const void *impl, amq_stats *st)
     const amq_expand *x = impl;
     st->items = x->items;
     st->capacity = max_entries(x);
-    st->bytes = x->table.size + x->stash.size +
-                (x->old != NULL ? x->old->table.size + x->old->stash.size : 0);
+    st->bytes = x->table.size + x->stash.size + x->stash_prev.size +
+                (x->old != NULL
+                     ? x->old->table.size + x->old->stash.size + x->old->stash_prev.size
+                     : 0);
     st->bits = 0;
     st->hashes = 0;
     st->fpp_target = x->fpp;
@@ -1079,7 +1177,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     rc = AMQ_FIELDS(fn, ctx, AMQ_U64("buckets", UINT64_C(1) << x->q),
                     AMQ_U64("slots_per_bucket", DATA_LANES), AMQ_U64("fingerprint_bits", FP_BITS),
                     AMQ_U64("expansions", exp), AMQ_U64("start_buckets", UINT64_C(1) << x->q0),
-                    AMQ_U64("entries", entries(x)), AMQ_U64("stash_entries", x->stash_n),
+                    AMQ_U64("entries", entries(x)), AMQ_U64("stash_entries", x->stash_n + x->prev_n),
                     AMQ_U64("stash_cells", x->stash_cap), AMQ_F64("fpp_bound", rate_of(x)),
                     AMQ_F64("fpp_next_generation", rate_of(x) + generation_rate()));
     for (l = FP_BITS + 1; rc == 0 && l-- > 0;) {
@@ -1158,8 +1256,8 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     size_t off, len, i;
     int rc;
 
-    if (x->old != NULL)
-        return write_doubling(x, sink);
+    if (in_motion(x))
+        return write_in_motion(x, sink);
     if (little_endian()) {
         rc = amq_sink_write(sink, x->table.data, x->table.size);
         return rc != AMQ_OK ? rc : amq_sink_write(sink, x->stash.data, (size_t)(x->stash_cap * 8));

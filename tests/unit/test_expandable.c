@@ -649,6 +649,73 @@ TEST(expandable_doubling_keeps_every_key)
     amq_filter_free(f);
 }
 
+/* The stash grows without a pause too: when it doubles outside a table
+ * doubling, its cells move from the smaller array over the next adds (8
+ * cells examined per add), every key answers meanwhile, and a filter saved
+ * then is written with the one, larger stash. */
+TEST(expandable_stash_grows_without_a_pause)
+{
+    amq_filter *f = make(1000, 0.01), *g = NULL;
+    uint64_t i, j, cells, buckets, start = 0, size, seen = 0, moves, limit, bytes;
+    uint8_t *buf;
+    size_t len;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    buckets = field_u64(f, "buckets");
+    amq_filter_stats(f, &st);
+    limit = st.capacity;
+    bytes = st.bytes;
+    for (i = 0; i < 1700000; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 34)), 1);
+        amq_filter_stats(f, &st);
+        if (st.capacity != limit) {
+            limit = st.capacity;
+            buckets = field_u64(f, "buckets");
+            start = i;
+        }
+        if (st.bytes <= bytes) { /* the stash grew, or the table */
+            bytes = st.bytes;
+            continue;
+        }
+        bytes = st.bytes;
+        cells = field_u64(f, "stash_cells");
+        if (cells < 4096 || i - start < buckets / 8) /* small, or in a table doubling */
+            continue;
+        seen++;
+        CHECK(doubling(f)); /* the smaller array is still held */
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        buf = malloc((size_t)size);
+        REQUIRE(buf != NULL);
+        REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+        CHECK_EQ(amq_load64(buf + 64 + 24), cells);
+        REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
+        free(buf);
+        same_answers(f, g, i + 1, 34, "loaded during a stash move");
+        CHECK_EQ(field_u64(g, "stash_entries"), field_u64(f, "stash_entries"));
+        amq_filter_free(g);
+        for (moves = 0; st.bytes > buckets * 64 + cells * 8; moves++) {
+            i++;
+            REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 34)), 1);
+            amq_filter_stats(f, &st);
+            if (moves % 256 == 0)
+                for (j = 0; j <= i; j += 7)
+                    if (!amq_filter_contains_hash(f, hash_of(f, j, 34)))
+                        FAIL_AT_("key %llu missing during a stash move", (unsigned long long)j);
+        }
+        bytes = st.bytes;
+        /* 8 positions per add: the cells/2 of the smaller array, and a
+         * position again after each of its cells/4 cells moves */
+        CHECK_LE(moves, 3 * cells / 32 + 1);
+        CHECK_GT(moves, 1);
+    }
+    CHECK_GE(seen, 2);
+    for (i = 0; i < 1700000; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 34)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_free(f);
+}
+
 /* A random mix of adds (new keys and duplicates), removals of added keys,
  * queries, serialize-and-reload and clones, from one bucket pair through
  * many doublings, against a model of how many times each key is in: a key
