@@ -297,7 +297,7 @@ static void stash_move(amq_expand *x, uint64_t steps)
         if (insert_cell(cells(x), x->stash_cap, c) == AMQ_OK)
             x->stash_n++;
     }
-    if (x->prev_cap != 0 && (x->prev_n == 0 || x->prev_pos >= x->prev_cap)) {
+    if (x->prev_n == 0 || x->prev_pos >= x->prev_cap) {
         amq_region_free(&x->stash_prev, &x->alloc);
         x->prev_cap = x->prev_n = x->prev_pos = 0;
     }
@@ -329,6 +329,7 @@ static int stash_resize(amq_expand *x, uint64_t cap)
         stash_move(x, UINT64_MAX);
     if (stash_alloc(x, &r, cap) != AMQ_OK)
         return AMQ_ENOMEM;
+    amq_region_free(&x->stash_prev, &x->alloc); /* empty here (a clone's copy of none) */
     x->stash_prev = x->stash;
     x->prev_cap = x->stash_cap;
     x->prev_n = x->stash_n;
@@ -1053,8 +1054,9 @@ static int level_copy(amq_expand *x, const amq_expand *o)
     memset(&c->stash_prev, 0, sizeof c->stash_prev);
     if (amq_region_copy(&c->table, &x->alloc, o->table.data, o->table.size) != AMQ_OK ||
         amq_region_copy(&c->stash, &x->alloc, o->stash.data, o->stash.size) != AMQ_OK ||
-        amq_region_copy(&c->stash_prev, &x->alloc, o->stash_prev.data, o->stash_prev.size) !=
-            AMQ_OK) {
+        (o->prev_cap != 0 &&
+         amq_region_copy(&c->stash_prev, &x->alloc, o->stash_prev.data, o->stash_prev.size) !=
+             AMQ_OK)) {
         level_free(c, &x->alloc);
         return AMQ_ENOMEM;
     }
@@ -1079,8 +1081,8 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     memset(&x->stash_prev, 0, sizeof x->stash_prev);
     if (amq_region_copy(&x->table, &x->alloc, src->table.data, src->table.size) != AMQ_OK ||
         amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK ||
-        amq_region_copy(&x->stash_prev, &x->alloc, src->stash_prev.data,
-                        src->stash_prev.size) != AMQ_OK ||
+        (src->prev_cap != 0 && amq_region_copy(&x->stash_prev, &x->alloc, src->stash_prev.data,
+                                               src->stash_prev.size) != AMQ_OK) ||
         (src->old != NULL && level_copy(x, src->old) != AMQ_OK)) {
         expand_free(x);
         return AMQ_ENOMEM;
