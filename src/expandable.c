@@ -634,6 +634,29 @@ static void split_half(const uint16_t *src, uint32_t side, uint16_t *dst)
     }
 }
 
+/* Both halves in one pass over src (the add's own path: split_half twice
+ * reads and tests every lane twice). */
+static void split_bucket(const uint16_t *src, uint16_t *half0, uint16_t *half1)
+{
+    uint16_t *half[2];
+    uint32_t fill[2] = {0, 0}, lane, side;
+    uint16_t s;
+    half[0] = half0;
+    half[1] = half1;
+    for (lane = 0; lane < DATA_LANES; lane++) {
+        s = src[lane];
+        if (s == 0)
+            continue;
+        if (s == 0x8000u) { /* void: both halves */
+            half[0][fill[0]++] = s;
+            half[1][fill[1]++] = s;
+            continue;
+        }
+        side = s >> 15;
+        half[side][fill[side]++] = (uint16_t)(s << 1);
+    }
+}
+
 /* The cells of old bucket b in array cs: counted, and split into dst when
  * given (the old stash keeps them: it goes at the end; a half's count
  * saturates only for a loaded stash's stray cells, which are dropped). */
@@ -677,8 +700,7 @@ static int split_one(amq_expand *x, const amq_expand *o, uint64_t b)
             split_cells(NULL, prev_cells(o), o->prev_cap, b);
     if (k != 0 && (rc = stash_reserve(x, x->stash_n + x->prev_n + 2 * k)) != AMQ_OK)
         return rc;
-    split_half(src, 0, bucket_at(x, 2 * b));
-    split_half(src, 1, bucket_at(x, 2 * b + 1));
+    split_bucket(src, bucket_at(x, 2 * b), bucket_at(x, 2 * b + 1));
     if (k != 0) {
         (void)split_cells(x, cells(o), o->stash_cap, b);
         (void)split_cells(x, prev_cells(o), o->prev_cap, b);
