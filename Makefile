@@ -91,7 +91,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-cuckoo-arith bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-stall bench-cuckoo-arith bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -434,6 +434,16 @@ endif
 bench-expandable: deps-bench
 	@$(MAKE) --no-print-directory $(EXP_BENCH)
 	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8)
+
+# The worst single add of the expandable kind grown to EXP_STALL_MAX keys
+# (a doubling is spread over the adds: no add copies the whole table).
+EXP_STALL := $(BUILD)/bench/expandable-stall
+$(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+bench-expandable-stall: $(EXP_STALL)
+	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7)
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).

@@ -14,7 +14,10 @@
  * carries its own length.
  *
  * Doubling (q -> q + 1) moves bucket i's entries to 2i or 2i + 1 by their
- * first fingerprint bit and shifts that bit out: an entry loses one bit
+ * first fingerprint bit and shifts that bit out, a few buckets per add (as
+ * Redis's dict rehashes), so that no add copies the whole table: until
+ * bucket i is split, its keys are read and written in the old table, whose
+ * entries keep one bit more (see "doubling" below).  An entry loses one bit
  * per doubling, entries added since keep 15, and an entry that has no bit
  * left (L = 0, "void") is copied into both halves, so that it still answers
  * every key that could be its own.  Keys of one generation are about as
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "amq/filter.h"
 #include "amq/hash.h"
@@ -36,7 +40,7 @@
 #include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
-#include "expandable_internal.h"
+#include "kind.h"
 
 /* XXH3 inlined (the system's xxhash.h, header-only: bit-exact with
  * libxxhash) for the one-key query, which hashes the key itself. */
@@ -49,6 +53,49 @@
 #include <immintrin.h>
 #define EXP_HAVE_AVX2 1
 #endif
+
+#define LANES 32u
+#define DATA_LANES 31u
+#define META_LANE 31u
+#define BUCKET_BYTES 64u
+#define FP_BITS 15u
+#define MAX_Q 48u          /* bucket index and lane share a 64-bit stash cell */
+#define MAX_LOAD 0.8       /* entries per data lane before doubling */
+#define STASH_MIN 64u
+#define DATA_MASK UINT64_C(0x3FFFFFFFFFFFFFFF) /* two mask bits per lane, lane 31 off */
+#define MIN_FPP 0.001
+#define MAX_FPP 0.5
+#define BATCH_AHEAD 16u
+#define MIGRATE_STEP 4u /* old buckets split per add during a doubling */
+
+typedef struct amq_expand {
+    uint32_t hash_algo;
+    uint64_t seed;
+    uint32_t q;  /* log2 of the bucket count */
+    uint32_t q0; /* q when created: expansions = q - q0 */
+    double fpp;  /* target: doubling stops (AMQ_ELIMIT) before the rate would pass it */
+    uint64_t items;           /* keys added minus removed */
+    uint64_t cnt[FP_BITS + 1]; /* entries (table and stash) by fingerprint length */
+    uint64_t total;            /* the sum of cnt */
+    uint64_t limit;            /* total at which the table doubles */
+    uint64_t stash_n;          /* cells in use */
+    uint64_t stash_cap;        /* cells: 0 or a power of two */
+    amq_region table;
+    amq_region stash;
+    amq_region stash_prev; /* a smaller stash being moved into stash */
+    uint64_t prev_cap, prev_n, prev_pos;
+    amq_allocator alloc;
+    uint64_t (*match)(const uint16_t *b, uint16_t qv);
+    uint64_t (*empty)(const uint16_t *b); /* two bits per free data lane */
+    /* A doubling in progress: the table being split (level q - 1, with its
+     * own stash), and how many of its buckets are split (UINT64_MAX when no
+     * doubling is pending, so that the query's test is one compare). */
+    struct amq_expand *old;
+    uint64_t mig;
+    uint64_t released; /* an old level's: bytes of its table given back (release_split) */
+} amq_expand;
+
+typedef uint64_t (*match_fn)(const uint16_t *b, uint16_t qv);
 
 /* ---- one bucket ---------------------------------------------------------------------- */
 
@@ -82,7 +129,7 @@ static inline int lane_matches(uint16_t s, uint16_t qv)
 }
 
 /* Two bits per matching lane (2i and 2i + 1), as the AVX2 byte mask has them. */
-static uint64_t match_scalar(const uint16_t *b, uint16_t qv)
+static inline uint64_t match_scalar(const uint16_t *b, uint16_t qv)
 {
     uint64_t m = 0;
     uint32_t i;
@@ -111,7 +158,7 @@ __attribute__((target("avx2"))) static uint64_t empty_avx2(const uint16_t *b)
     return m & DATA_MASK;
 }
 
-__attribute__((target("avx2"))) static uint64_t match_avx2(const uint16_t *b, uint16_t qv)
+__attribute__((target("avx2"))) static inline uint64_t match_avx2(const uint16_t *b, uint16_t qv)
 {
     const __m256i q = _mm256_set1_epi16((short)qv), one = _mm256_set1_epi16(1);
     const __m256i zero = _mm256_setzero_si256();
@@ -150,11 +197,24 @@ static inline int free_lane(const amq_expand *x, const uint16_t *b)
     return m != 0 ? (int)(__builtin_ctzll(m) / 2) : -1;
 }
 
-/* ---- the stash ------------------------------------------------------------------------- */
+/* ---- the stash -------------------------------------------------------------------------
+ * It grows as Redis's dict does, without a pause: a resize allocates the
+ * larger array and leaves the cells in the smaller one (prev), from which
+ * each add moves STASH_STEP cells' worth (stash_move); until then a lookup
+ * probes both.  A cell is in exactly one of the two.  Small stashes are
+ * moved at once. */
+
+#define STASH_STEP 8u        /* prev cells examined per add */
+#define STASH_AT_ONCE 512u   /* a prev of at most this many cells moves at once */
 
 static inline uint64_t *cells(const amq_expand *x)
 {
     return (uint64_t *)(void *)x->stash.data;
+}
+
+static inline uint64_t *prev_cells(const amq_expand *x)
+{
+    return (uint64_t *)(void *)x->stash_prev.data;
 }
 
 static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
@@ -162,15 +222,15 @@ static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
     return (bucket * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctzll(cap));
 }
 
-/* Does some stash cell of bucket b answer qv?  Probes stop at an empty cell
- * or after every cell (a loaded stash may be full). */
-static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
+/* Does a cell of bucket b in array cs answer qv?  Probes stop at an empty
+ * cell or after every cell (a loaded stash may be full). */
+static int probe_matches(const uint64_t *cs, uint64_t cap, uint64_t b, uint16_t qv)
 {
-    uint64_t i, p, c, mask = x->stash_cap - 1;
-    if (x->stash_cap == 0)
+    uint64_t i, p, c, mask = cap - 1;
+    if (cap == 0)
         return 0;
-    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-        c = cells(x)[p];
+    for (i = 0, p = cell_pos(b, cap); i < cap; i++, p = (p + 1) & mask) {
+        c = cs[p];
         if (c == 0)
             return 0;
         if ((c >> 16) == b && lane_matches((uint16_t)c, qv))
@@ -179,73 +239,121 @@ static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
     return 0;
 }
 
-static int stash_resize(amq_expand *x, uint64_t cap);
+static int stash_matches(const amq_expand *x, uint64_t b, uint16_t qv)
+{
+    return probe_matches(cells(x), x->stash_cap, b, qv) |
+           probe_matches(prev_cells(x), x->prev_cap, b, qv);
+}
+
+/* Puts cell c in array cs; AMQ_EFULL only for a loaded stash whose count
+ * lied (the counts keep every array at most half full). */
+static int insert_cell(uint64_t *cs, uint64_t cap, uint64_t c)
+{
+    uint64_t i, p = cap != 0 ? cell_pos(c >> 16, cap) : 0;
+    for (i = 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+        if (cs[p] == 0) {
+            cs[p] = c;
+            return AMQ_OK;
+        }
+    }
+    return AMQ_EFULL;
+}
+
+/* Removes the cell at p of array cs, moving later cells of its probe run
+ * back (linear probing without tombstones): every cell stays reachable
+ * from its home, and no cell moves to before p. */
+static void delete_cell(uint64_t *cs, uint64_t cap, uint64_t *n, uint64_t p)
+{
+    uint64_t mask = cap - 1, j = p, k, c, i;
+    cs[p] = 0;
+    *n -= *n > 0;
+    for (i = 0; i < cap; i++) {
+        j = (j + 1) & mask;
+        c = cs[j];
+        if (c == 0)
+            return;
+        k = cell_pos(c >> 16, cap);
+        /* c may move to p when its home k is not in (p, j] cyclically */
+        if ((j > p && (k <= p || k > j)) || (j < p && k <= p && k > j)) {
+            cs[p] = c;
+            cs[j] = 0;
+            p = j;
+        }
+    }
+}
+
+/* Moves prev's cells from position prev_pos on, examining up to `steps`
+ * positions; a deletion may bring a later cell to prev_pos, which is
+ * examined again.  prev goes when it is empty. */
+static void stash_move(amq_expand *x, uint64_t steps)
+{
+    uint64_t c;
+    for (; steps > 0 && x->prev_n > 0 && x->prev_pos < x->prev_cap; steps--) {
+        c = prev_cells(x)[x->prev_pos];
+        if (c == 0) {
+            x->prev_pos++;
+            continue;
+        }
+        delete_cell(prev_cells(x), x->prev_cap, &x->prev_n, x->prev_pos);
+        if (insert_cell(cells(x), x->stash_cap, c) == AMQ_OK)
+            x->stash_n++;
+    }
+    if (x->prev_n == 0 || x->prev_pos >= x->prev_cap) {
+        amq_region_free(&x->stash_prev, &x->alloc);
+        x->prev_cap = x->prev_n = x->prev_pos = 0;
+    }
+}
+
+/* A stash array of cap cells, in 4 KiB pages: cells are written at random
+ * places, and each first write to a 2 MiB huge page would have the add
+ * wait for the kernel to zero all of it (measured: ~4.5 ms each on the
+ * development VM, several per add while a stash moves). */
+static int stash_alloc(amq_expand *x, amq_region *r, uint64_t cap)
+{
+    if (amq_region_alloc(r, &x->alloc, (size_t)(cap * 8)) != AMQ_OK)
+        return AMQ_ENOMEM;
+#ifdef MADV_NOHUGEPAGE
+    if (r->how == AMQ_REGION_MMAP)
+        (void)madvise(r->base, r->base_size, MADV_NOHUGEPAGE);
+#endif
+    return AMQ_OK;
+}
+
+/* A stash of cap cells (a pending move is finished first); the cells move
+ * over the next adds, or now when they are few. */
+static int stash_resize(amq_expand *x, uint64_t cap)
+{
+    amq_region r;
+    if (cap > (UINT64_C(1) << 40))
+        return AMQ_ELIMIT;
+    if (x->prev_cap != 0)
+        stash_move(x, UINT64_MAX);
+    if (stash_alloc(x, &r, cap) != AMQ_OK)
+        return AMQ_ENOMEM;
+    amq_region_free(&x->stash_prev, &x->alloc); /* empty here (a clone's copy of none) */
+    x->stash_prev = x->stash;
+    x->prev_cap = x->stash_cap;
+    x->prev_n = x->stash_n;
+    x->prev_pos = 0;
+    x->stash = r;
+    x->stash_cap = cap;
+    x->stash_n = 0;
+    if (x->prev_cap <= STASH_AT_ONCE)
+        stash_move(x, UINT64_MAX);
+    return AMQ_OK;
+}
 
 static int stash_put(amq_expand *x, uint64_t b, uint16_t s)
 {
-    uint64_t i, p, mask;
     int rc;
-    if (x->stash_n + 1 > x->stash_cap / 2) {
+    if (x->stash_n + x->prev_n + 1 > x->stash_cap / 2) {
         rc = stash_resize(x, x->stash_cap == 0 ? STASH_MIN : x->stash_cap * 2);
         if (rc != AMQ_OK)
             return rc;
     }
-    mask = x->stash_cap - 1;
-    for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-        if (cells(x)[p] == 0) {
-            cells(x)[p] = b << 16 | s;
-            x->stash_n++;
-            return AMQ_OK;
-        }
-    }
-    return AMQ_EFULL; /* a loaded stash whose count lied */
-}
-
-static int stash_resize(amq_expand *x, uint64_t cap)
-{
-    amq_region old = x->stash;
-    uint64_t old_cap = x->stash_cap, i;
-    int rc;
-    if (cap > (UINT64_C(1) << 40))
-        return AMQ_ELIMIT;
-    memset(&x->stash, 0, sizeof x->stash);
-    rc = amq_region_alloc(&x->stash, &x->alloc, (size_t)(cap * 8));
-    if (rc != AMQ_OK) {
-        x->stash = old;
-        return AMQ_ENOMEM;
-    }
-    x->stash_cap = cap;
-    x->stash_n = 0;
-    for (i = 0; i < old_cap; i++) {
-        uint64_t c = ((const uint64_t *)(const void *)old.data)[i];
-        if (c != 0 && stash_put(x, c >> 16, (uint16_t)c) != AMQ_OK)
-            break; /* cannot happen: the new stash is at least twice the old one */
-    }
-    amq_region_free(&old, &x->alloc);
-    return AMQ_OK;
-}
-
-/* Removes the cell at p, moving later cells of its probe run back
- * (linear probing without tombstones). */
-static void stash_delete_at(amq_expand *x, uint64_t p)
-{
-    uint64_t mask = x->stash_cap - 1, j = p, k, c;
-    uint64_t n;
-    cells(x)[p] = 0;
-    x->stash_n--;
-    for (n = 0; n < x->stash_cap; n++) {
-        j = (j + 1) & mask;
-        c = cells(x)[j];
-        if (c == 0)
-            return;
-        k = cell_pos(c >> 16, x->stash_cap);
-        /* c may move to p when its home k is not in (p, j] cyclically */
-        if ((j > p && (k <= p || k > j)) || (j < p && k <= p && k > j)) {
-            cells(x)[p] = c;
-            cells(x)[j] = 0;
-            p = j;
-        }
-    }
+    rc = insert_cell(cells(x), x->stash_cap, b << 16 | s);
+    x->stash_n += rc == AMQ_OK;
+    return rc;
 }
 
 /* ---- add, query, remove ------------------------------------------------------------------ */
@@ -302,43 +410,86 @@ static void set_q(amq_expand *x, uint32_t q)
 }
 
 static int grow(amq_expand *x);
+static int grow_all(amq_expand *x);
+static int migrate(amq_expand *x, uint64_t steps);
+
+/* The level and bucket a key lives in: during a doubling, a key whose old
+ * bucket (b / 2) is not split yet is in the old table. */
+static inline const amq_expand *route(const amq_expand *x, uint64_t u, uint64_t *b)
+{
+    *b = bucket_of(x, u);
+    if (__builtin_expect((*b >> 1) >= x->mig, 0)) {
+        *b >>= 1;
+        return x->old;
+    }
+    return x;
+}
+
+/* Puts the key's full-length entry where route() says; an entry put in the
+ * old table is counted at the length it will have once split. */
+static int put_key(amq_expand *x, uint64_t u)
+{
+    uint64_t b;
+    amq_expand *lv = (amq_expand *)(uintptr_t)route(x, u, &b);
+    int rc = place(lv, b, entry_of(lv, u));
+    if (rc == AMQ_OK)
+        x->cnt[lv == x ? FP_BITS : FP_BITS - 1]++;
+    return rc;
+}
 
 static int add_one(amq_expand *x, amq_hash128 h)
 {
     int rc;
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
-    if (entries(x) + 1 > max_entries(x) || x->stash_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
+    if (x->prev_cap != 0)
+        stash_move(x, STASH_STEP);
+    if (x->old != NULL) {
+        if (x->old->prev_cap != 0)
+            stash_move(x->old, STASH_STEP);
+        if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
+            return rc;
+    }
+    if (entries(x) + 1 > max_entries(x) ||
+        x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
         rc = grow(x);
         if (rc != AMQ_OK)
             return rc;
     }
-    rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+    rc = put_key(x, h.h1);
     if (rc == AMQ_EFULL) { /* a bucket whose stash count is saturated: grow and retry */
-        rc = grow(x);
+        rc = grow_all(x);
         if (rc == AMQ_OK)
-            rc = place(x, bucket_of(x, h.h1), entry_of(x, h.h1));
+            rc = put_key(x, h.h1);
     }
     if (rc != AMQ_OK)
         return rc;
-    x->cnt[FP_BITS]++;
     x->total++;
     x->items++;
     return 1;
 }
 
-static inline int contains_one(const amq_expand *x, amq_hash128 h)
+/* The one query body, inlined into each entry with its bucket test (zstd's
+ * rule: a generator is a name and one call to an always-inline body). */
+static inline __attribute__((always_inline)) int contains_body(const amq_expand *x, uint64_t u,
+                                                               match_fn match)
 {
-    uint64_t b = bucket_of(x, h.h1);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, h.h1);
-    int hit = x->match(bk, qv) != 0;
+    uint64_t b;
+    const amq_expand *lv = route(x, u, &b);
+    const uint16_t *bk = bucket_at(lv, b);
+    uint16_t qv = entry_of(lv, u);
+    int hit = match(bk, qv) != 0;
     /* no branch on the answer (half the queries of a mixed stream go each
      * way): the next keys' reads start before this one's line arrives; the
      * stash branch is rarely taken (~6 % of buckets at 77 % load) */
     if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
+        return hit | stash_matches(lv, b, qv);
     return hit;
+}
+
+static int contains_one(const amq_expand *x, amq_hash128 h)
+{
+    return contains_body(x, h.h1, x->match);
 }
 
 /* The key's h1, exactly as amq_filter_hash gives it. */
@@ -356,13 +507,7 @@ static inline uint64_t key_h1(const amq_expand *x, const void *key, size_t len)
 static int contains_key_scalar(const void *impl, const void *key, size_t len)
 {
     const amq_expand *x = impl;
-    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, u);
-    int hit = match_scalar(bk, qv) != 0;
-    if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
-    return hit;
+    return contains_body(x, key_h1(x, key, len), match_scalar);
 }
 
 #ifdef EXP_HAVE_AVX2
@@ -370,30 +515,22 @@ __attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, c
                                                               size_t len)
 {
     const amq_expand *x = impl;
-    uint64_t u = key_h1(x, key, len), b = bucket_of(x, u);
-    const uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, u);
-    int hit = match_avx2(bk, qv) != 0;
-    if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(x, b, qv);
-    return hit;
+    return contains_body(x, key_h1(x, key, len), match_avx2);
 }
 #endif
 
-/* Removes the longest entry that answers the key: if it is another key's,
- * that key agrees with this one on every bit of it, so this key's own
- * entry (no longer) answers that key too. */
-static int remove_one(amq_expand *x, amq_hash128 h)
+/* Removes the longest entry of bucket b of level lv that answers qv and
+ * returns its length, or -1: if it is another key's, that key agrees with
+ * this one on every bit of it, so this key's own entry (no longer) answers
+ * that key too. */
+static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
 {
-    uint64_t b = bucket_of(x, h.h1), m, best_cell = UINT64_MAX, i, p, mask;
-    uint16_t *bk = bucket_at(x, b);
-    uint16_t qv = entry_of(x, h.h1);
-    int best_lane = -1;
+    uint64_t m, best_cell = UINT64_MAX, i, p, cap, *cs;
+    uint16_t *bk = bucket_at(lv, b);
+    int best_lane = -1, a, best_arr = 0;
     uint32_t best_len = 0, len;
 
-    if (amq_region_is_borrowed(&x->table))
-        return AMQ_EREADONLY;
-    for (m = x->match(bk, qv); m != 0; m &= m - 1) {
+    for (m = lv->match(bk, qv); m != 0; m &= m - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(m) / 2;
         m &= m - 1; /* the lane's second bit */
         len = entry_len(bk[lane]);
@@ -402,37 +539,73 @@ static int remove_one(amq_expand *x, amq_hash128 h)
             best_len = len;
         }
     }
-    if (bk[META_LANE] != 0 && x->stash_cap != 0) {
-        mask = x->stash_cap - 1;
-        for (i = 0, p = cell_pos(b, x->stash_cap); i < x->stash_cap; i++, p = (p + 1) & mask) {
-            uint64_t c = cells(x)[p];
+    for (a = 0; a < 2 && bk[META_LANE] != 0; a++) { /* the stash, then a prev in moving */
+        cs = a == 0 ? cells(lv) : prev_cells(lv);
+        cap = a == 0 ? lv->stash_cap : lv->prev_cap;
+        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+            uint64_t c = cs[p];
             if (c == 0)
                 break;
             if ((c >> 16) == b && lane_matches((uint16_t)c, qv) &&
                 ((best_lane < 0 && best_cell == UINT64_MAX) || entry_len((uint16_t)c) > best_len)) {
                 best_cell = p;
+                best_arr = a;
                 best_len = entry_len((uint16_t)c);
             }
         }
     }
     if (best_cell != UINT64_MAX) {
-        stash_delete_at(x, best_cell);
+        if (best_arr == 0)
+            delete_cell(cells(lv), lv->stash_cap, &lv->stash_n, best_cell);
+        else
+            delete_cell(prev_cells(lv), lv->prev_cap, &lv->prev_n, best_cell);
         bk[META_LANE]--;
     } else if (best_lane >= 0) {
         bk[best_lane] = 0;
     } else {
-        return 0;
+        return -1;
     }
-    if (x->cnt[best_len] > 0 && x->total > 0) {
-        x->cnt[best_len]--;
-        x->total--;
+    return (int)best_len;
+}
+
+static int remove_one(amq_expand *x, amq_hash128 h)
+{
+    uint64_t b, w = 1;
+    amq_expand *lv;
+    int len;
+
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    lv = (amq_expand *)(uintptr_t)route(x, h.h1, &b);
+    len = remove_in(lv, b, entry_of(lv, h.h1));
+    if (len < 0)
+        return 0;
+    if (lv != x) { /* counted at its split length: a void entry as its two copies */
+        w = len == 0 ? 2 : 1;
+        len = len == 0 ? 0 : len - 1;
+    }
+    if (x->cnt[len] >= w && x->total >= w) {
+        x->cnt[len] -= w;
+        x->total -= w;
     }
     if (x->items > 0)
         x->items--;
     return 1;
 }
 
-/* ---- doubling ---------------------------------------------------------------------------- */
+/* ---- doubling ----------------------------------------------------------------------------
+ * grow() allocates the table of 2^(q+1) buckets and keeps the old one as
+ * x->old; each add then splits MIGRATE_STEP old buckets, in order, before
+ * its own key (x->mig of them are split).  A key whose old bucket i is
+ * split is in new bucket 2i or 2i + 1, else in old bucket i: one bucket
+ * either way.  A doubling starts when the table holds limit(q) entries and
+ * ends after 2^q / MIGRATE_STEP adds, long before the new table's own
+ * limit of 2 limit(q) = 49.6 * 2^q entries.  The counts (cnt, total) are
+ * always those of the split table: an old entry of L bits counts as L - 1,
+ * an old void entry as two.  A key added to an old bucket during the
+ * doubling gets 14 bits where it would have had 15 (about 1 % of a
+ * generation's keys: negligible in the rate).  The peak memory is the old
+ * and the new table, as a doubling that copies at once. */
 
 /* Entry s of bucket b, after doubling, goes to dst's bucket 2b + its first
  * bit with that bit shifted out; a void entry (L = 0) goes to both. */
@@ -446,17 +619,30 @@ static int split_into(amq_expand *dst, uint64_t b, uint16_t s)
     return place(dst, 2 * b + (s >> 15), (uint16_t)(s << 1));
 }
 
-/* Bucket b's lanes into dst's empty buckets 2b and 2b + 1, filled from
- * lane 0 up without a search: each lane gives each half at most one entry,
- * so neither half can overflow here (the stash's cells of b come later). */
-static void split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
+/* The lanes of src that go to half `side`, from lane 0 of dst up: each
+ * lane gives each half at most one entry, so a half cannot overflow. */
+static void split_half(const uint16_t *src, uint32_t side, uint16_t *dst)
+{
+    uint32_t fill = 0, lane;
+    uint16_t s;
+    for (lane = 0; lane < DATA_LANES; lane++) {
+        s = src[lane];
+        if (s == 0x8000u) /* void: both halves */
+            dst[fill++] = s;
+        else if (s != 0 && (uint32_t)(s >> 15) == side)
+            dst[fill++] = (uint16_t)(s << 1);
+    }
+}
+
+/* Both halves in one pass over src (the add's own path: split_half twice
+ * reads and tests every lane twice). */
+static void split_bucket(const uint16_t *src, uint16_t *half0, uint16_t *half1)
 {
     uint16_t *half[2];
     uint32_t fill[2] = {0, 0}, lane, side;
     uint16_t s;
-
-    half[0] = bucket_at(dst, 2 * b);
-    half[1] = bucket_at(dst, 2 * b + 1);
+    half[0] = half0;
+    half[1] = half1;
     for (lane = 0; lane < DATA_LANES; lane++) {
         s = src[lane];
         if (s == 0)
@@ -471,61 +657,204 @@ static void split_bucket(amq_expand *dst, uint64_t b, const uint16_t *src)
     }
 }
 
+/* The cells of old bucket b in array cs: counted, and split into dst when
+ * given (the old stash keeps them: it goes at the end; a half's count
+ * saturates only for a loaded stash's stray cells, which are dropped). */
+static uint64_t split_cells(amq_expand *dst, const uint64_t *cs, uint64_t cap, uint64_t b)
+{
+    uint64_t i, p, c, k = 0;
+    for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+        c = cs[p];
+        if (c == 0)
+            break;
+        if ((c >> 16) == b && (uint16_t)c != 0) {
+            k++;
+            if (dst != NULL)
+                (void)split_into(dst, b, (uint16_t)c);
+        }
+    }
+    return k;
+}
+
+/* Room for `need` cells in x's stash, so that the cells of one split
+ * bucket go in without a failure half-way. */
+static int stash_reserve(amq_expand *x, uint64_t need)
+{
+    uint64_t cap = x->stash_cap;
+    while (need > cap / 2 && cap <= (UINT64_C(1) << 40))
+        cap = cap == 0 ? STASH_MIN : cap * 2;
+    return cap == x->stash_cap ? AMQ_OK : stash_resize(x, cap);
+}
+
+/* Splits old bucket b into x's empty buckets 2b and 2b + 1: its lanes, then
+ * its stash cells (a lane free in the half, else x's stash).  Nothing
+ * changes when it fails (the stash room is taken first). */
+static int split_one(amq_expand *x, const amq_expand *o, uint64_t b)
+{
+    const uint16_t *src = bucket_at(o, b);
+    uint64_t k = 0;
+    int rc;
+
+    if (src[META_LANE] != 0)
+        k = split_cells(NULL, cells(o), o->stash_cap, b) +
+            split_cells(NULL, prev_cells(o), o->prev_cap, b);
+    if (k != 0 && (rc = stash_reserve(x, x->stash_n + x->prev_n + 2 * k)) != AMQ_OK)
+        return rc;
+    split_bucket(src, bucket_at(x, 2 * b), bucket_at(x, 2 * b + 1));
+    if (k != 0) {
+        (void)split_cells(x, cells(o), o->stash_cap, b);
+        (void)split_cells(x, prev_cells(o), o->prev_cap, b);
+    }
+    return AMQ_OK;
+}
+
+static void level_free(amq_expand *o, amq_allocator *al)
+{
+    if (o == NULL)
+        return;
+    amq_region_free(&o->table, al);
+    amq_region_free(&o->stash, al);
+    amq_region_free(&o->stash_prev, al);
+    amq_free(al, o, sizeof *o);
+}
+
+/* Splits up to `steps` more old buckets; the old table goes when all are. */
+/* The split part of a mapped old table goes back to the system 2 MiB at a
+ * time, as the split pointer passes it: its buckets are never read again,
+ * and unmapping the whole table at the end took one add 21 ms at 256 MiB
+ * (4 KiB pages).  The peak memory drops as the doubling goes on. */
+#define RELEASE_CHUNK ((uint64_t)2 << 20)
+
+static void release_split(amq_expand *x)
+{
+#ifdef MADV_DONTNEED
+    amq_expand *o = x->old;
+    uint64_t upto = (x->mig * BUCKET_BYTES) & ~(RELEASE_CHUNK - 1);
+    if (o->table.how != AMQ_REGION_MMAP || (void *)o->table.data != o->table.base ||
+        upto <= o->released)
+        return;
+    (void)madvise(o->table.data + o->released, (size_t)(upto - o->released), MADV_DONTNEED);
+    o->released = upto;
+#else
+    (void)x;
+#endif
+}
+
+static int migrate(amq_expand *x, uint64_t steps)
+{
+    uint64_t nold = UINT64_C(1) << x->old->q;
+    int rc;
+    for (; steps > 0 && x->mig < nold; steps--, x->mig++)
+        if ((rc = split_one(x, x->old, x->mig)) != AMQ_OK)
+            return rc;
+    release_split(x);
+    if (x->mig == nold) {
+        level_free(x->old, &x->alloc);
+        x->old = NULL;
+        x->mig = UINT64_MAX;
+    }
+    return AMQ_OK;
+}
+
+/* Starts a doubling (a pending one is finished first) and takes its first
+ * step.  Refused, with nothing changed, when it would let the expected rate
+ * pass the target. */
 static int grow(amq_expand *x)
 {
-    amq_expand n;
-    uint64_t buckets = UINT64_C(1) << x->q, i;
+    amq_expand *o;
+    amq_region t;
+    uint64_t void_n;
     uint32_t l;
-    int rc = AMQ_OK;
+    int rc;
 
+    if (x->old != NULL && (rc = migrate(x, UINT64_MAX)) != AMQ_OK)
+        return rc;
     if (x->q + 1 > MAX_Q)
         return AMQ_ELIMIT;
     if (rate_of(x) + generation_rate() > x->fpp)
         return AMQ_ELIMIT;
-    n = *x;
-    memset(&n.table, 0, sizeof n.table);
-    memset(&n.stash, 0, sizeof n.stash);
-    n.stash_n = 0;
-    n.stash_cap = 0;
-    set_q(&n, x->q + 1);
-    if (amq_region_alloc(&n.table, &n.alloc, (size_t)(2 * buckets * BUCKET_BYTES)) != AMQ_OK)
+    memset(&t, 0, sizeof t);
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
         return AMQ_ENOMEM;
-    for (i = 0; i < buckets; i++)
-        split_bucket(&n, i, bucket_at(x, i));
-    for (i = 0; i < x->stash_cap; i++) {
-        uint64_t c = cells(x)[i];
-        /* a loaded stash may hold cells of no bucket: they are dropped */
-        if ((uint16_t)c != 0 && (c >> 16) < buckets &&
-            (rc = split_into(&n, c >> 16, (uint16_t)c)) != AMQ_OK)
-            goto fail;
+    o = amq_calloc(&x->alloc, sizeof *o);
+    if (o == NULL) {
+        amq_region_free(&t, &x->alloc);
+        return AMQ_ENOMEM;
     }
-    n.cnt[0] = 2 * x->cnt[0] + x->cnt[1];
+    *o = *x; /* the old level: q, table, stash; its counts are not used */
+    o->old = NULL;
+    o->mig = UINT64_MAX;
+    o->released = 0;
+    x->table = t;
+    memset(&x->stash, 0, sizeof x->stash);
+    memset(&x->stash_prev, 0, sizeof x->stash_prev);
+    x->stash_n = x->stash_cap = x->prev_cap = x->prev_n = x->prev_pos = 0;
+    set_q(x, x->q + 1);
+    void_n = x->cnt[0];
+    x->cnt[0] = 2 * x->cnt[0] + x->cnt[1];
     for (l = 1; l < FP_BITS; l++)
-        n.cnt[l] = x->cnt[l + 1];
-    n.cnt[FP_BITS] = 0;
-    n.total = x->total + x->cnt[0];
-    amq_region_free(&x->table, &x->alloc);
-    amq_region_free(&x->stash, &x->alloc);
-    *x = n;
-    return AMQ_OK;
-fail:
-    amq_region_free(&n.table, &n.alloc);
-    amq_region_free(&n.stash, &n.alloc);
-    return rc == AMQ_EFULL ? AMQ_ELIMIT : rc;
+        x->cnt[l] = x->cnt[l + 1];
+    x->cnt[FP_BITS] = 0;
+    x->total += void_n;
+    x->old = o;
+    x->mig = 0;
+    return migrate(x, MIGRATE_STEP);
+}
+
+/* A doubling done at once: only when a bucket's stash count saturates. */
+static int grow_all(amq_expand *x)
+{
+    int rc = grow(x);
+    return rc == AMQ_OK && x->old != NULL ? migrate(x, UINT64_MAX) : rc;
 }
 
 /* ---- batches: a window of buckets prefetched ahead ------------------------------------- */
 
-static void contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+static inline const void *home_of(const amq_expand *x, uint64_t u)
+{
+    uint64_t b;
+    const amq_expand *lv = route(x, u, &b);
+    return bucket_at(lv, b);
+}
+
+/* One body per instruction set, the bucket test inlined (no call per key). */
+static inline __attribute__((always_inline)) void
+contains_batch_body(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out,
+                    match_fn match)
 {
     size_t i;
     for (i = 0; i < n && i < BATCH_AHEAD; i++)
-        __builtin_prefetch(bucket_at(x, bucket_of(x, h[i].h1)));
+        __builtin_prefetch(home_of(x, h[i].h1));
     for (i = 0; i < n; i++) {
         if (i + BATCH_AHEAD < n)
-            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)));
-        out[i] = (uint8_t)contains_one(x, h[i]);
+            __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1));
+        out[i] = (uint8_t)contains_body(x, h[i].h1, match);
     }
+}
+
+static void contains_batch_scalar(const amq_expand *x, const amq_hash128 *h, size_t n,
+                                  uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_scalar);
+}
+
+#ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static void
+contains_batch_avx2(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_avx2);
+}
+#endif
+
+static void contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+#ifdef EXP_HAVE_AVX2
+    if (x->match == match_avx2) {
+        contains_batch_avx2(x, h, n, out);
+        return;
+    }
+#endif
+    contains_batch_scalar(x, h, n, out);
 }
 
 static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -533,9 +862,9 @@ static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *add
     size_t i;
     int rc;
     for (i = 0; i < n; i++) {
-        /* the window is recomputed per key: a doubling moves every bucket */
+        /* the window is recomputed per key: a doubling moves the buckets */
         if (i + BATCH_AHEAD < n)
-            __builtin_prefetch(bucket_at(x, bucket_of(x, h[i + BATCH_AHEAD].h1)), 1);
+            __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1), 1);
         rc = add_one(x, h[i]);
         if (rc < 0)
             return rc;
@@ -543,6 +872,147 @@ static int add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *add
             added[i] = (uint8_t)rc;
     }
     return AMQ_OK;
+}
+
+/* ---- a doubling, written as its split table ----------------------------------------------
+ * The file has no doubling state, and a mapped file must be complete: a
+ * filter saved during a doubling (or a stash resize) is written as it will
+ * be once done.  The split buckets as they are, each unsplit old bucket's
+ * halves split on the fly, and a stash of x's cells and the old stash's
+ * cells of unsplit buckets, built in a scratch table.  Nothing in the handle changes (a
+ * const handle, a forked child writing an RDB, readers on other threads). */
+
+/* Is old stash cell c one of an unsplit bucket (one that split_one would move)? */
+static int pending_cell(const amq_expand *x, uint64_t c)
+{
+    uint64_t b = c >> 16;
+    return (uint16_t)c != 0 && b >= x->mig && b < (UINT64_C(1) << x->old->q) &&
+           bucket_at(x->old, b)[META_LANE] != 0;
+}
+
+/* The cells of the written stash: x's (its stash and a prev in moving) and
+ * the old level's of unsplit buckets, split; counted, and put in m when
+ * given. */
+static uint64_t file_cells(const amq_expand *x, uint64_t *m, uint64_t cap)
+{
+    const uint64_t *arr[4];
+    uint64_t caps[4], i, c, b, n = 0;
+    int a, na = 2;
+
+    arr[0] = cells(x);
+    caps[0] = x->stash_cap;
+    arr[1] = prev_cells(x);
+    caps[1] = x->prev_cap;
+    if (x->old != NULL) {
+        arr[2] = cells(x->old);
+        caps[2] = x->old->stash_cap;
+        arr[3] = prev_cells(x->old);
+        caps[3] = x->old->prev_cap;
+        na = 4;
+    }
+    for (a = 0; a < na; a++) {
+        for (i = 0; i < caps[a]; i++) {
+            c = arr[a][i];
+            if (a < 2) {
+                if (c == 0)
+                    continue;
+                n++;
+                if (m != NULL)
+                    (void)insert_cell(m, cap, c);
+                continue;
+            }
+            if (!pending_cell(x, c))
+                continue;
+            b = c >> 16;
+            if ((uint16_t)c == 0x8000u) {
+                n += 2;
+                if (m != NULL) {
+                    (void)insert_cell(m, cap, (2 * b) << 16 | 0x8000u);
+                    (void)insert_cell(m, cap, (2 * b + 1) << 16 | 0x8000u);
+                }
+            } else {
+                n++;
+                if (m != NULL)
+                    (void)insert_cell(m, cap, (2 * b + ((c >> 15) & 1)) << 16 | (uint16_t)(c << 1));
+            }
+        }
+    }
+    return n;
+}
+
+/* Is the handle's state other than the file's (a doubling, or a stash
+ * resize, in progress)? */
+static int in_motion(const amq_expand *x)
+{
+    return x->old != NULL || x->prev_cap != 0;
+}
+
+/* The written stash: cells in use, and cells (grown as stash_put would). */
+static void file_stash_shape(const amq_expand *x, uint64_t *n, uint64_t *cap)
+{
+    *n = x->stash_n;
+    *cap = x->stash_cap;
+    if (!in_motion(x))
+        return;
+    *n = file_cells(x, NULL, 0);
+    while (*n > *cap / 2)
+        *cap = *cap == 0 ? STASH_MIN : *cap * 2;
+}
+
+static uint64_t count_cells(const uint64_t *m, uint64_t cap, uint64_t b)
+{
+    uint64_t p = cell_pos(b, cap), k = 0, i;
+    for (i = 0; i < cap && m[p] != 0; i++, p = (p + 1) & (cap - 1))
+        k += (uint64_t)((m[p] >> 16) == b);
+    return k;
+}
+
+static int write_in_motion(const amq_expand *x, amq_sink *sink)
+{
+    const amq_expand *o = x->old;
+    uint64_t n, cap, i, j, k, nb = UINT64_C(1) << x->q;
+    uint64_t *m;
+    amq_region mr;
+    uint16_t bk[LANES];
+    uint8_t buf[4096];
+    size_t used = 0;
+    int rc = AMQ_OK;
+
+    file_stash_shape(x, &n, &cap);
+    if (amq_region_alloc(&mr, &x->alloc, (size_t)(cap * 8)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    m = (uint64_t *)(void *)mr.data;
+    (void)file_cells(x, m, cap);
+    for (j = 0; j < nb && rc == AMQ_OK; j++) {
+        if ((j >> 1) < x->mig) {
+            memcpy(bk, bucket_at(x, j), BUCKET_BYTES);
+        } else {
+            const uint16_t *src = bucket_at(o, j >> 1);
+            memset(bk, 0, sizeof bk);
+            split_half(src, (uint32_t)(j & 1), bk);
+            if (src[META_LANE] != 0) {
+                k = count_cells(m, cap, j);
+                bk[META_LANE] = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
+            }
+        }
+        for (i = 0; i < LANES; i++)
+            amq_store16(buf + used + 2 * i, bk[i]);
+        if ((used += BUCKET_BYTES) == sizeof buf) {
+            rc = amq_sink_write(sink, buf, used);
+            used = 0;
+        }
+    }
+    for (i = 0; i < cap && rc == AMQ_OK; i++) {
+        amq_store64(buf + used, m[i]);
+        if ((used += 8) == sizeof buf) {
+            rc = amq_sink_write(sink, buf, used);
+            used = 0;
+        }
+    }
+    if (rc == AMQ_OK)
+        rc = amq_sink_write(sink, buf, used);
+    amq_region_free(&mr, &x->alloc);
+    return rc;
 }
 
 /* ---- construction ------------------------------------------------------------------------ */
@@ -555,6 +1025,7 @@ static amq_expand *shell(const amq_allocator *alloc)
     x = amq_calloc(&al, sizeof *x);
     if (x != NULL) {
         x->alloc = al;
+        x->mig = UINT64_MAX;
         choose_match(x);
     }
     return x;
@@ -566,8 +1037,10 @@ static void expand_free(amq_expand *x)
     if (x == NULL)
         return;
     al = x->alloc;
+    level_free(x->old, &al);
     amq_region_free(&x->table, &al);
     amq_region_free(&x->stash, &al);
+    amq_region_free(&x->stash_prev, &al);
     amq_free(&al, x, sizeof *x);
 }
 
@@ -580,81 +1053,110 @@ static uint32_t q_for(uint64_t capacity)
     return q;
 }
 
-/* ---- for the adapter and codec (expandable_kind.c) --------------------------------------- */
-
-amq_expand *amq_exp_shell(const amq_allocator *alloc)
+static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 {
-    return shell(alloc);
+    amq_expand *x;
+    if (cfg->capacity == 0 || cfg->capacity > (UINT64_C(1) << 40))
+        return amq_err(err, AMQ_ERANGE,
+                       "an expandable filter's starting capacity must be 1 to 2^40 keys, not %llu",
+                       (unsigned long long)cfg->capacity);
+    if (!(cfg->fpp >= MIN_FPP && cfg->fpp <= MAX_FPP))
+        return amq_err(err, AMQ_ERANGE,
+                       "an expandable filter's false-positive target must be in [%g, %g], not %g"
+                       " (its 15-bit fingerprints give about %.2g per generation)",
+                       MIN_FPP, MAX_FPP, cfg->fpp, generation_rate());
+    x = shell(cfg->alloc);
+    if (x == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    x->hash_algo = cfg->hash_algo;
+    x->seed = cfg->seed;
+    x->q0 = q_for(cfg->capacity);
+    set_q(x, x->q0);
+    x->fpp = cfg->fpp;
+    if (amq_region_alloc(&x->table, &x->alloc, (size_t)(BUCKET_BYTES << x->q)) != AMQ_OK) {
+        expand_free(x);
+        return amq_err(err, AMQ_ENOMEM, "out of memory for an expandable filter of %llu bytes",
+                       (unsigned long long)(BUCKET_BYTES << q_for(cfg->capacity)));
+    }
+    *impl = x;
+    return AMQ_OK;
 }
 
-void amq_exp_free(amq_expand *x)
+static void op_destroy(void *impl)
 {
-    expand_free(x);
+    expand_free(impl);
 }
 
-uint32_t amq_exp_q_for(uint64_t capacity)
+/* x's copy of a doubling's old level o (mig is copied with x). */
+static int level_copy(amq_expand *x, const amq_expand *o)
 {
-    return q_for(capacity);
+    amq_expand *c = amq_calloc(&x->alloc, sizeof *c);
+    if (c == NULL)
+        return AMQ_ENOMEM;
+    *c = *o;
+    c->alloc = x->alloc;
+    memset(&c->table, 0, sizeof c->table);
+    memset(&c->stash, 0, sizeof c->stash);
+    memset(&c->stash_prev, 0, sizeof c->stash_prev);
+    if (amq_region_copy(&c->table, &x->alloc, o->table.data, o->table.size) != AMQ_OK ||
+        amq_region_copy(&c->stash, &x->alloc, o->stash.data, o->stash.size) != AMQ_OK ||
+        (o->prev_cap != 0 &&
+         amq_region_copy(&c->stash_prev, &x->alloc, o->stash_prev.data, o->stash_prev.size) !=
+             AMQ_OK)) {
+        level_free(c, &x->alloc);
+        return AMQ_ENOMEM;
+    }
+    x->old = c;
+    return AMQ_OK;
 }
 
-void amq_exp_set_q(amq_expand *x, uint32_t q)
+static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
 {
-    set_q(x, q);
+    const amq_expand *src = impl;
+    amq_expand *x = shell(alloc);
+    amq_allocator keep;
+
+    if (x == NULL)
+        return AMQ_ENOMEM;
+    keep = x->alloc;
+    *x = *src;
+    x->alloc = keep;
+    x->old = NULL;
+    memset(&x->table, 0, sizeof x->table);
+    memset(&x->stash, 0, sizeof x->stash);
+    memset(&x->stash_prev, 0, sizeof x->stash_prev);
+    if (amq_region_copy(&x->table, &x->alloc, src->table.data, src->table.size) != AMQ_OK ||
+        amq_region_copy(&x->stash, &x->alloc, src->stash.data, src->stash.size) != AMQ_OK ||
+        (src->prev_cap != 0 && amq_region_copy(&x->stash_prev, &x->alloc, src->stash_prev.data,
+                                               src->stash_prev.size) != AMQ_OK) ||
+        (src->old != NULL && level_copy(x, src->old) != AMQ_OK)) {
+        expand_free(x);
+        return AMQ_ENOMEM;
+    }
+    *out = x;
+    return AMQ_OK;
 }
 
-uint64_t amq_exp_entries(const amq_expand *x)
+static void op_hash_spec(const void *impl, uint32_t *algo, uint64_t *seed)
 {
-    return entries(x);
+    const amq_expand *x = impl;
+    *algo = x->hash_algo;
+    *seed = x->seed;
 }
 
-uint64_t amq_exp_max_entries(const amq_expand *x)
+static int op_add(void *impl, amq_hash128 h)
 {
-    return max_entries(x);
+    return add_one(impl, h);
 }
 
-double amq_exp_rate_of(const amq_expand *x)
+static int op_contains(const void *impl, amq_hash128 h)
 {
-    return rate_of(x);
+    return contains_one(impl, h);
 }
 
-double amq_exp_generation_rate(void)
+static amq_contains_key_fn op_contains_key_of(const void *impl)
 {
-    return generation_rate();
-}
-
-uint64_t *amq_exp_cells(const amq_expand *x)
-{
-    return cells(x);
-}
-
-int amq_exp_add(amq_expand *x, amq_hash128 h)
-{
-    return add_one(x, h);
-}
-
-int amq_exp_contains(const amq_expand *x, amq_hash128 h)
-{
-    return contains_one(x, h);
-}
-
-int amq_exp_remove(amq_expand *x, amq_hash128 h)
-{
-    return remove_one(x, h);
-}
-
-int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)
-{
-    return add_batch(x, h, n, added);
-}
-
-void amq_exp_contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    contains_batch(x, h, n, out);
-}
-
-/* The one-key query leaf of x's instruction set (the handle's contains_key_of). */
-amq_contains_key_fn amq_exp_key_query(const amq_expand *x)
-{
+    const amq_expand *x = impl;
 #ifdef EXP_HAVE_AVX2
     if (x->match == match_avx2)
         return contains_key_avx2;
@@ -662,3 +1164,273 @@ amq_contains_key_fn amq_exp_key_query(const amq_expand *x)
     (void)x;
     return contains_key_scalar;
 }
+
+static int op_remove(void *impl, amq_hash128 h)
+{
+    return remove_one(impl, h);
+}
+
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    return add_batch(impl, h, n, added);
+}
+
+static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    contains_batch(impl, h, n, out);
+}
+
+/* Back to the starting size, empty. */
+static int op_clear(void *impl)
+{
+    amq_expand *x = impl;
+    amq_region t;
+    memset(&t, 0, sizeof t);
+    if (amq_region_is_borrowed(&x->table))
+        return AMQ_EREADONLY;
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << x->q0)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    level_free(x->old, &x->alloc);
+    x->old = NULL;
+    x->mig = UINT64_MAX;
+    amq_region_free(&x->table, &x->alloc);
+    amq_region_free(&x->stash, &x->alloc);
+    amq_region_free(&x->stash_prev, &x->alloc);
+    x->table = t;
+    set_q(x, x->q0);
+    x->stash_cap = x->stash_n = x->prev_cap = x->prev_n = x->prev_pos = 0;
+    x->items = 0;
+    x->total = 0;
+    memset(x->cnt, 0, sizeof x->cnt);
+    return AMQ_OK;
+}
+
+static int op_is_view(const void *impl)
+{
+    const amq_expand *x = impl;
+    return amq_region_is_borrowed(&x->table);
+}
+
+static void op_stats(const void *impl, amq_stats *st)
+{
+    const amq_expand *x = impl;
+    st->items = x->items;
+    st->capacity = max_entries(x);
+    st->bytes = x->table.size + x->stash.size + x->stash_prev.size +
+                (x->old != NULL
+                     ? x->old->table.size + x->old->stash.size + x->old->stash_prev.size
+                     : 0);
+    st->bits = 0;
+    st->hashes = 0;
+    st->fpp_target = x->fpp;
+    /* both from counts a loaded file gives: kept in [0, 1] */
+    st->fpp_now = fmin(rate_of(x), 1.0);
+    st->fill = fmin((double)entries(x) / ((double)DATA_LANES * ldexp(1.0, (int)x->q)), 1.0);
+}
+
+/* Generation g (0: the table as created) was added with 15 bits when the
+ * table had 2^(q0 + g) buckets; it has 15 - (q - q0 - g) bits now, and
+ * generations whose bits are gone share length 0. */
+static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
+{
+    const amq_expand *x = impl;
+    uint32_t exp = x->q - x->q0, l;
+    char name[40], n2[64];
+    int rc;
+
+    rc = AMQ_FIELDS(fn, ctx, AMQ_U64("buckets", UINT64_C(1) << x->q),
+                    AMQ_U64("slots_per_bucket", DATA_LANES), AMQ_U64("fingerprint_bits", FP_BITS),
+                    AMQ_U64("expansions", exp), AMQ_U64("start_buckets", UINT64_C(1) << x->q0),
+                    AMQ_U64("entries", entries(x)), AMQ_U64("stash_entries", x->stash_n + x->prev_n),
+                    AMQ_U64("stash_cells", x->stash_cap), AMQ_F64("fpp_bound", rate_of(x)),
+                    AMQ_F64("fpp_next_generation", rate_of(x) + generation_rate()));
+    for (l = FP_BITS + 1; rc == 0 && l-- > 0;) {
+        uint32_t age = FP_BITS - l; /* doublings since added */
+        if (x->cnt[l] == 0 || age > exp)
+            continue;
+        if (l > 0)
+            snprintf(name, sizeof name, "generation_%u", exp - age);
+        else
+            snprintf(name, sizeof name, "generations_0_to_%u", exp - age);
+        snprintf(n2, sizeof n2, "%s_entries", name);
+        rc = amq_field_u64(fn, ctx, n2, x->cnt[l]);
+        snprintf(n2, sizeof n2, "%s_fingerprint_bits", name);
+        if (rc == 0)
+            rc = amq_field_u64(fn, ctx, n2, l);
+        snprintf(n2, sizeof n2, "%s_fpp", name);
+        if (rc == 0)
+            rc = amq_field_f64(fn, ctx, n2,
+                               ldexp((double)x->cnt[l], -(int)l) / ldexp(1.0, (int)x->q));
+    }
+    return rc;
+}
+
+/* ---- persistence -------------------------------------------------------------------------
+ * Parameter block, 200 bytes little-endian (docs/file-format.md):
+ *   0 u32 lane bits (16), 4 u32 lanes per bucket (32), 8 u32 q, 12 u32 q0,
+ *   16 f64 fpp target, 24 u64 stash cells, 32 u64 stash cells in use,
+ *   40 u64 reserved (0), 48 + 8 L u64 entries of L fingerprint bits (L = 0..15),
+ *   176 u64 reserved (0), 184 u64 reserved (0), 192 u64 reserved (0).
+ * The payload is 2^q buckets of 32 u16 lanes, then the stash's u64 cells.
+ */
+#define EXP_PARAMS_SIZE 200
+
+static size_t op_params_size(const void *impl)
+{
+    (void)impl;
+    return EXP_PARAMS_SIZE;
+}
+
+static void op_params_write(const void *impl, uint8_t *out)
+{
+    const amq_expand *x = impl;
+    uint64_t stash_n, stash_cap;
+    uint32_t l;
+    file_stash_shape(x, &stash_n, &stash_cap);
+    memset(out, 0, EXP_PARAMS_SIZE);
+    amq_store32(out, 16);
+    amq_store32(out + 4, LANES);
+    amq_store32(out + 8, x->q);
+    amq_store32(out + 12, x->q0);
+    amq_storef64(out + 16, x->fpp);
+    amq_store64(out + 24, stash_cap);
+    amq_store64(out + 32, stash_n);
+    for (l = 0; l <= FP_BITS; l++)
+        amq_store64(out + 48 + 8 * l, x->cnt[l]);
+}
+
+static uint64_t op_payload_size(const void *impl)
+{
+    const amq_expand *x = impl;
+    uint64_t stash_n, stash_cap;
+    file_stash_shape(x, &stash_n, &stash_cap);
+    return (uint64_t)x->table.size + stash_cap * 8;
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static int op_payload_write(const void *impl, amq_sink *sink)
+{
+    const amq_expand *x = impl;
+    uint8_t buf[4096];
+    size_t off, len, i;
+    int rc;
+
+    if (in_motion(x))
+        return write_in_motion(x, sink);
+    if (little_endian()) {
+        rc = amq_sink_write(sink, x->table.data, x->table.size);
+        return rc != AMQ_OK ? rc : amq_sink_write(sink, x->stash.data, (size_t)(x->stash_cap * 8));
+    }
+    for (off = 0; off < x->table.size; off += len) {
+        len = x->table.size - off < sizeof buf ? x->table.size - off : sizeof buf;
+        for (i = 0; i < len; i += 2)
+            amq_store16(buf + i, ((const uint16_t *)(const void *)x->table.data)[(off + i) / 2]);
+        if ((rc = amq_sink_write(sink, buf, len)) != AMQ_OK)
+            return rc;
+    }
+    for (i = 0; i < x->stash_cap; i++) {
+        amq_store64(buf, cells(x)[i]);
+        if ((rc = amq_sink_write(sink, buf, 8)) != AMQ_OK)
+            return rc;
+    }
+    return AMQ_OK;
+}
+
+static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
+{
+    const uint8_t *p = args->params;
+    amq_expand *x;
+    uint64_t table_bytes, stash_bytes, sum = 0, i;
+    uint32_t l;
+
+    if (args->params_len != EXP_PARAMS_SIZE)
+        return amq_err(err, AMQ_ECORRUPT, "expandable parameter block is %zu bytes, expected %d",
+                       args->params_len, EXP_PARAMS_SIZE);
+    if (amq_load32(p) != 16 || amq_load32(p + 4) != LANES)
+        return amq_err(err, AMQ_EVERSION,
+                       "expandable filter with %u-bit lanes, %u per bucket, is not supported",
+                       amq_load32(p), amq_load32(p + 4));
+    x = shell(args->alloc);
+    if (x == NULL)
+        return amq_err(err, AMQ_ENOMEM, "out of memory");
+    x->hash_algo = args->hash_algo;
+    x->seed = args->seed;
+    set_q(x, amq_load32(p + 8) <= MAX_Q ? amq_load32(p + 8) : 0);
+    x->q0 = amq_load32(p + 12);
+    x->fpp = amq_loadf64(p + 16);
+    x->stash_cap = amq_load64(p + 24);
+    x->stash_n = amq_load64(p + 32);
+    x->items = args->items;
+    for (l = 0; l <= FP_BITS; l++) {
+        x->cnt[l] = amq_load64(p + 48 + 8 * l);
+        /* each count is at most 31 * 2^48 + 2^40: the sum cannot wrap */
+        if (x->cnt[l] > (UINT64_C(1) << 54))
+            sum = UINT64_MAX;
+        else if (sum != UINT64_MAX)
+            sum += x->cnt[l];
+    }
+    if (x->q < 1 || x->q > MAX_Q || x->q0 < 1 || x->q0 > x->q ||
+        !(x->fpp >= MIN_FPP && x->fpp <= MAX_FPP) ||
+        (x->stash_cap != 0 &&
+         (x->stash_cap < STASH_MIN || (x->stash_cap & (x->stash_cap - 1)) != 0 ||
+          x->stash_cap > (UINT64_C(1) << 40))) ||
+        x->stash_n > x->stash_cap / 2 || amq_load64(p + 40) != 0 || amq_load64(p + 176) != 0 ||
+        amq_load64(p + 184) != 0 || amq_load64(p + 192) != 0 || sum == UINT64_MAX ||
+        sum > (uint64_t)DATA_LANES * (UINT64_C(1) << x->q) + x->stash_cap) {
+        amq_err(err, AMQ_ECORRUPT,
+                "invalid expandable parameters (q %u, start q %u, fpp %g, stash %llu of %llu"
+                " cells, %llu entries)",
+                x->q, x->q0, x->fpp, (unsigned long long)x->stash_n,
+                (unsigned long long)x->stash_cap, (unsigned long long)sum);
+        expand_free(x);
+        return AMQ_ECORRUPT;
+    }
+    x->total = sum;
+    table_bytes = (uint64_t)BUCKET_BYTES << x->q; /* q <= 48: at most 2^54 */
+    stash_bytes = x->stash_cap * 8;               /* at most 2^43 */
+    if (args->payload_len != table_bytes + stash_bytes) {
+        amq_err(err, AMQ_ECORRUPT, "expandable payload is %llu bytes, 2^%u buckets and %llu"
+                " stash cells need %llu",
+                (unsigned long long)args->payload_len, x->q, (unsigned long long)x->stash_cap,
+                (unsigned long long)(table_bytes + stash_bytes));
+        expand_free(x);
+        return AMQ_ECORRUPT;
+    }
+    if (table_bytes > SIZE_MAX / 2) {
+        expand_free(x);
+        return amq_err(err, AMQ_EOVERFLOW, "expandable table of %llu bytes is too large here",
+                       (unsigned long long)table_bytes);
+    }
+    if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian()) {
+        amq_region_borrow(&x->table, args->payload, (size_t)table_bytes);
+        amq_region_borrow(&x->stash, args->payload + table_bytes, (size_t)stash_bytes);
+    } else {
+        if (amq_region_alloc(&x->table, &x->alloc, (size_t)table_bytes) != AMQ_OK ||
+            amq_region_alloc(&x->stash, &x->alloc, (size_t)stash_bytes) != AMQ_OK) {
+            expand_free(x);
+            return amq_err(err, AMQ_ENOMEM, "out of memory");
+        }
+        for (i = 0; i < table_bytes; i += 2)
+            ((uint16_t *)(void *)x->table.data)[i / 2] = amq_load16(args->payload + i);
+        for (i = 0; i < x->stash_cap; i++)
+            cells(x)[i] = amq_load64(args->payload + table_bytes + 8 * i);
+    }
+    *impl = x;
+    return AMQ_OK;
+}
+
+const amq_kind_ops amq_expandable_ops = {
+    .kind = AMQ_KIND_EXPANDABLE,
+    .name = "expandable",
+    AMQ_KIND_CORE_OPS,
+    AMQ_KIND_CODEC_OPS,
+    .remove = op_remove,
+    .add_batch = op_add_batch,
+    .contains_batch = op_contains_batch,
+    .contains_key_of = op_contains_key_of,
+};

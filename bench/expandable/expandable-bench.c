@@ -5,7 +5,7 @@
  * grown from the same start, and the peer taffy cuckoo filter
  * (jbapple/libfilter, when built in).  8-byte random keys, 1 % target.
  *
- *   expandable-bench [--max N] [--absent A]
+ *   expandable-bench [--max N] [--absent A] [--grow-only | --speed]
  *
  * At every power of ten from 1e3 to N: the measured rate on A keys never
  * added (default 10M) and bits per key, beside the cuckoo filter sized for
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
     uint64_t max = 10000000, absent = 10000000, n, p, sink = 0, q;
     amq_filter *e, *b, *sb;
     double t_exp = 0.0, t, ex_rate, worst = 0.0;
-    int i, grow_only = 0;
+    int i, grow_only = 0, speed = 0;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
@@ -190,8 +190,11 @@ int main(int argc, char **argv)
             absent = (uint64_t)strtod(argv[++i], NULL);
         else if (strcmp(argv[i], "--grow-only") == 0)
             grow_only = 1;
+        else if (strcmp(argv[i], "--speed") == 0) /* the timings at N only: no cuckoo, no peer */
+            speed = 1;
         else {
-            fprintf(stderr, "usage: expandable-bench [--max N] [--absent A] [--grow-only]\n");
+            fprintf(stderr, "usage: expandable-bench [--max N] [--absent A] [--grow-only |"
+                            " --speed]\n");
             return 2;
         }
     }
@@ -215,7 +218,7 @@ int main(int argc, char **argv)
         printf("| %llu | %.0f | %.3f %% | %.2f |", (unsigned long long)n,
                __builtin_floor(__builtin_log2((double)st.bytes / 4096.0)), ex_rate * 100.0,
                bits_per_key(e, n));
-        if (n >= 10000 && !grow_only)
+        if (n >= 10000 && !grow_only && !speed)
             cuckoo_columns(n, absent, ex_rate, bits_per_key(e, n));
         else
             printf(" | | | | | |\n");
@@ -284,7 +287,9 @@ int main(int argc, char **argv)
     }
     printf("| filter | add | query, one key | | bits/key |\n|---|---|---|---|---|\n");
 #ifdef HAVE_TAFFY
-    {
+    if (speed) {
+        printf("| peer: taffy cuckoo | not run (--speed) | | | |\n");
+    } else {
         void *tf = taffy_new(4096);
         uint64_t j, k, hits = 0, fp = 0;
         double ta, tq;

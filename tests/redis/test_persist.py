@@ -296,3 +296,75 @@ def test_cluster(env):
                 raise AssertionError("no MOVED from a non-owner")
             except Exception as e:
                 assert "MOVED" in str(e), e
+
+
+# ---- an expandable key saved half-way through a doubling -------------------------------------
+
+def amq_info(r, k):
+    v = r.execute_command("AMQ.INFO", k)
+    if isinstance(v, dict):
+        return {(a.decode() if isinstance(a, bytes) else a): b for a, b in v.items()}
+    return {(v[i].decode() if isinstance(v[i], bytes) else v[i]): v[i + 1]
+            for i in range(0, len(v), 2)}
+
+
+def mid_doubling(r, k):
+    """The old table (or a smaller stash) is still held beside the new one."""
+    i = amq_info(r, k)
+    return i["bytes"] > i["buckets"] * 64 + i["stash_cells"] * 8
+
+
+def test_expandable_mid_doubling(env):
+    """A doubling is spread over the adds; DUMP/RESTORE, SCANDUMP/LOADCHUNK,
+    DEBUG RELOAD and BGSAVE (a forked child) + restart, taken while one is
+    half-way, write the split table: every key answers, absent ones as
+    before, and adds go on."""
+    srv = env.new_server()
+    r = srv.client()
+    r.execute_command("AMQ.CREATE", "e", "expandable", 1000, 0.01)
+    n = 0
+    while n < 400000:  # to 2^14 buckets, filled
+        r.execute_command("AMQ.MADD", "e", *["e%d" % i for i in range(n, n + 1000)])
+        n += 1000
+    while n < 420000 and not (amq_info(r, "e")["buckets"] == 1 << 15 and mid_doubling(r, "e")):
+        # to the doubling of 2^14 old buckets (a stash move also holds two arrays)
+        r.execute_command("AMQ.MADD", "e", *["e%d" % i for i in range(n, n + 100)])
+        n += 100
+    for i in range(0, 1500, 3):  # removals while it is pending
+        assert r.execute_command("AMQ.DEL", "e", "e%d" % i) == 1
+    assert mid_doubling(r, "e")
+    assert amq_info(r, "e")["buckets"] == 1 << 15
+    present = ["e%d" % i for i in range(n) if i >= 1500 or i % 3 != 0]
+    probe = present[::7] + ["x%d" % i for i in range(30000)]
+
+    def answers(key):
+        return r.execute_command("AMQ.MEXISTS", key, *probe)
+
+    before = answers("e")
+    assert all(before[:len(present[::7])])
+    assert sum(before[len(present[::7]):]) < 300
+    assert all(r.execute_command("AMQ.MEXISTS", "e", *present))
+    assert r.restore("e:copy", 0, r.dump("e"))
+    assert not mid_doubling(r, "e:copy")
+    assert answers("e:copy") == before
+    it = 0
+    while True:
+        it, data = r.execute_command("AMQ.SCANDUMP", "e", it)
+        if it == 0:
+            break
+        assert r.execute_command("AMQ.LOADCHUNK", "e:sd", it, data) == b"OK"
+    assert answers("e:sd") == before
+    assert r.execute_command("BGSAVE")
+    t0 = time.time()
+    while r.info("persistence")["rdb_bgsave_in_progress"] and time.time() - t0 < 60:
+        time.sleep(0.05)
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    srv.restart()
+    r = srv.client()
+    assert answers("e") == before
+    assert answers("e:copy") == before
+    assert all(r.execute_command("AMQ.MEXISTS", "e", *present))
+    r.execute_command("AMQ.MADD", "e", *["f%d" % i for i in range(5000)])
+    r.execute_command("DEBUG", "RELOAD")
+    assert all(r.execute_command("AMQ.MEXISTS", "e", *present))
+    assert all(r.execute_command("AMQ.MEXISTS", "e", *["f%d" % i for i in range(5000)]))

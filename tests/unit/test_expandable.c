@@ -489,4 +489,297 @@ TEST(expandable_key_query_matches_hash_query)
     unsetenv("AMQ_SIMD");
 }
 
+/* ---- doublings spread over the adds --------------------------------------------------- */
+
+/* Is a doubling pending (the old table still held beside the new one)? */
+static int doubling(const amq_filter *f)
+{
+    amq_stats st;
+    amq_filter_stats(f, &st);
+    return st.bytes > field_u64(f, "buckets") * 64 + field_u64(f, "stash_cells") * 8;
+}
+
+/* The entries at which f doubles next (stats only: cheap per add). */
+static uint64_t limit_of(const amq_filter *f)
+{
+    amq_stats st;
+    amq_filter_stats(f, &st);
+    return st.capacity;
+}
+
+/* f's answers for keys [0, n) of stream `seed` and as many absent ones. */
+static void same_answers(const amq_filter *f, const amq_filter *g, uint64_t n, uint64_t seed,
+                         const char *what)
+{
+    uint64_t i, differ = 0;
+    for (i = 0; i < 2 * n; i++) {
+        amq_hash128 h = hash_of(f, i < n ? i : i - n, i < n ? seed : 98);
+        differ += (uint64_t)(amq_filter_contains_hash(f, h) != amq_filter_contains_hash(g, h));
+    }
+    if (differ != 0)
+        FAIL_AT_("%s: %llu answers differ", what, (unsigned long long)differ);
+}
+
+/* No add copies the whole table: the add that crosses the limit starts a
+ * doubling that the next adds finish, 4 old buckets each (before, the
+ * doubling was done inside that one add and none was ever pending). */
+TEST(expandable_doubling_is_spread_over_adds)
+{
+    amq_filter *f = make(1000, 0.01); /* 64 buckets */
+    uint64_t i = 0, buckets, start, n = 2000000, limit;
+    int doublings = 0;
+
+    REQUIRE(f != NULL);
+    buckets = field_u64(f, "buckets");
+    limit = limit_of(f);
+    for (i = 0; i < n; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 30)), 1);
+        if (limit_of(f) == limit)
+            continue;
+        limit = limit_of(f);
+        /* a doubling began with this add: 2 * buckets now, the old table kept */
+        CHECK_EQ(field_u64(f, "buckets"), 2 * buckets);
+        CHECK(doubling(f));
+        start = i;
+        while (doubling(f)) {
+            i++;
+            REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 30)), 1);
+            REQUIRE_EQ(amq_filter_contains_hash(f, hash_of(f, i, 30)), 1);
+        }
+        /* the crossing add split 4 old buckets, each later add 4 more */
+        CHECK_EQ(i - start, buckets / 4 - 1);
+        buckets *= 2;
+        doublings++;
+    }
+    CHECK_EQ(doublings, 11);
+    for (i = 0; i < n; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 30)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_free(f);
+}
+
+/* At real sizes, with removals during every doubling and, half-way through
+ * the larger ones: every present key answers; a serialization (the split
+ * table written on the fly) loads, copied and mapped, answering exactly as
+ * the filter; a clone too; and adds and removals go on in both. */
+TEST(expandable_doubling_keeps_every_key)
+{
+    amq_filter *f = make(1000, 0.01), *g = NULL, *m = NULL, *c = NULL;
+    const char *path = test_path("mid.amq");
+    uint64_t n = 3000000, i, j, buckets, start = 0, removed = 0, size, mids = 0, limit;
+    uint8_t *present = calloc((size_t)n, 1), *buf;
+    amq_errinfo err;
+    size_t len;
+
+    REQUIRE(f != NULL && present != NULL);
+    buckets = field_u64(f, "buckets");
+    limit = limit_of(f);
+    for (i = 0; i < n; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 31)), 1);
+        present[i] = 1;
+        if (limit_of(f) != limit) {
+            limit = limit_of(f);
+            buckets = field_u64(f, "buckets");
+            start = i;
+        }
+        /* a doubling of buckets / 2 old buckets lasts buckets / 8 adds */
+        if (i - start >= buckets / 8)
+            continue;
+        /* removals during the doubling: keys of split and unsplit buckets */
+        j = (i * 7919) % (i + 1);
+        if (present[j]) {
+            REQUIRE_EQ(amq_filter_remove_hash(f, hash_of(f, j, 31)), 1);
+            present[j] = 0;
+            removed++;
+        }
+        if (buckets < (UINT64_C(1) << 15) || i - start != buckets / 16)
+            continue;
+        /* half-way through a doubling of 2^14 old buckets or more */
+        CHECK(doubling(f));
+        mids++;
+        for (j = 0; j <= i; j++)
+            if (present[j] && !amq_filter_contains_hash(f, hash_of(f, j, 31)))
+                FAIL_AT_("key %llu missing during a doubling", (unsigned long long)j);
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        buf = malloc((size_t)size);
+        REQUIRE(buf != NULL);
+        REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+        CHECK_EQ(len, size);
+        REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
+        free(buf);
+        REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+        REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+        REQUIRE_OK(amq_filter_clone(f, NULL, &c));
+        CHECK(!doubling(g));
+        CHECK_EQ(field_u64(g, "buckets"), buckets);
+        CHECK_EQ(field_u64(g, "entries"), field_u64(f, "entries"));
+        same_answers(f, g, i + 1, 31, "loaded mid-doubling");
+        same_answers(f, m, i + 1, 31, "mapped mid-doubling");
+        same_answers(f, c, i + 1, 31, "cloned mid-doubling");
+        amq_filter_free(m);
+        /* both go on: the clone finishes the doubling, the loaded copy has none */
+        for (j = 0; j < 100000; j++) {
+            REQUIRE_EQ(amq_filter_add_hash(g, hash_of(f, j, 32)), 1);
+            REQUIRE_EQ(amq_filter_add_hash(c, hash_of(f, j, 32)), 1);
+            if (j % 3 == 0 && present[j]) {
+                REQUIRE_EQ(amq_filter_remove_hash(g, hash_of(f, j, 31)), 1);
+                REQUIRE_EQ(amq_filter_remove_hash(c, hash_of(f, j, 31)), 1);
+            }
+        }
+        CHECK(!doubling(c));
+        for (j = 0; j <= i; j++) {
+            amq_hash128 h = hash_of(f, j, 31);
+            if (present[j] && (j % 3 != 0 || j >= 100000) &&
+                (!amq_filter_contains_hash(g, h) || !amq_filter_contains_hash(c, h)))
+                FAIL_AT_("key %llu missing in the loaded copy or the clone", (unsigned long long)j);
+        }
+        for (j = 0; j < 100000; j++)
+            if (!amq_filter_contains_hash(g, hash_of(f, j, 32)) ||
+                !amq_filter_contains_hash(c, hash_of(f, j, 32)))
+                FAIL_AT_("key %llu of stream 32 missing", (unsigned long long)j);
+        amq_filter_free(g);
+        amq_filter_free(c);
+    }
+    CHECK_EQ(mids, 3); /* to 2^15, 2^16 and 2^17 buckets */
+    CHECK_GT(removed, 10000);
+    for (i = 0; i < n; i++)
+        if (present[i] && !amq_filter_contains_hash(f, hash_of(f, i, 31)))
+            FAIL_AT_("key %llu missing at the end", (unsigned long long)i);
+    free(present);
+    amq_filter_free(f);
+}
+
+/* The stash grows without a pause too: when it doubles outside a table
+ * doubling, its cells move from the smaller array over the next adds (8
+ * cells examined per add), every key answers meanwhile, and a filter saved
+ * then is written with the one, larger stash. */
+TEST(expandable_stash_grows_without_a_pause)
+{
+    amq_filter *f = make(1000, 0.01), *g = NULL;
+    uint64_t i, j, cells, buckets, start = 0, size, seen = 0, moves, limit, bytes;
+    uint8_t *buf;
+    size_t len;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    buckets = field_u64(f, "buckets");
+    amq_filter_stats(f, &st);
+    limit = st.capacity;
+    bytes = st.bytes;
+    for (i = 0; i < 1700000; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 34)), 1);
+        amq_filter_stats(f, &st);
+        if (st.capacity != limit) {
+            limit = st.capacity;
+            buckets = field_u64(f, "buckets");
+            start = i;
+        }
+        if (st.bytes <= bytes) { /* the stash grew, or the table */
+            bytes = st.bytes;
+            continue;
+        }
+        bytes = st.bytes;
+        cells = field_u64(f, "stash_cells");
+        if (cells < 4096 || i - start < buckets / 8) /* small, or in a table doubling */
+            continue;
+        seen++;
+        CHECK(doubling(f)); /* the smaller array is still held */
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        buf = malloc((size_t)size);
+        REQUIRE(buf != NULL);
+        REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+        CHECK_EQ(amq_load64(buf + 64 + 24), cells);
+        REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
+        free(buf);
+        same_answers(f, g, i + 1, 34, "loaded during a stash move");
+        CHECK_EQ(field_u64(g, "stash_entries"), field_u64(f, "stash_entries"));
+        amq_filter_free(g);
+        for (moves = 0; st.bytes > buckets * 64 + cells * 8; moves++) {
+            i++;
+            REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 34)), 1);
+            amq_filter_stats(f, &st);
+            if (moves % 256 == 0)
+                for (j = 0; j <= i; j += 7)
+                    if (!amq_filter_contains_hash(f, hash_of(f, j, 34)))
+                        FAIL_AT_("key %llu missing during a stash move", (unsigned long long)j);
+        }
+        bytes = st.bytes;
+        /* 8 positions per add: the cells/2 of the smaller array, and a
+         * position again after each of its cells/4 cells moves */
+        CHECK_LE(moves, 3 * cells / 32 + 1);
+        CHECK_GT(moves, 1);
+    }
+    CHECK_GE(seen, 2);
+    for (i = 0; i < 1700000; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 34)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_free(f);
+}
+
+/* A random mix of adds (new keys and duplicates), removals of added keys,
+ * queries, serialize-and-reload and clones, from one bucket pair through
+ * many doublings, against a model of how many times each key is in: a key
+ * added more times than removed always answers. */
+TEST(expandable_random_model)
+{
+    enum { POOL = 400000 };
+    uint32_t *count = calloc(POOL, sizeof *count);
+    uint64_t st = UINT64_C(0x5eed0044), op, k, used = 0, live = 0, checks = 0, swaps = 0;
+    amq_filter *f = make(1, 0.05), *g;
+    uint8_t *buf;
+    uint64_t size;
+    size_t len;
+
+    REQUIRE(f != NULL && count != NULL);
+    for (op = 0; op < 1500000; op++) {
+        uint64_t r = test_rand(&st), what = r % 100;
+        if (what < 60 || live == 0) { /* add: a new key, or one already in */
+            k = (what % 4 == 0 && used > 0) ? (r >> 8) % used : used < POOL ? used++ : (r >> 8) % POOL;
+            REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, k, 33)), 1);
+            count[k]++;
+            live++;
+        } else if (what < 85) { /* remove a key that is in */
+            k = (r >> 8) % used;
+            if (count[k] == 0)
+                continue;
+            REQUIRE_EQ(amq_filter_remove_hash(f, hash_of(f, k, 33)), 1);
+            count[k]--;
+            live--;
+        } else if (what < 99) { /* query a key that is in */
+            k = (r >> 8) % used;
+            if (count[k] != 0 && !amq_filter_contains_hash(f, hash_of(f, k, 33)))
+                FAIL_AT_("seed 0x5eed0044 op %llu: key %llu missing", (unsigned long long)op,
+                         (unsigned long long)k);
+        } else if ((r >> 8) % 64 == 0 || doubling(f)) { /* f by its reload or its clone */
+            if ((r >> 20) & 1) {
+                REQUIRE_OK(amq_filter_serialized_size(f, &size));
+                buf = malloc((size_t)size);
+                REQUIRE(buf != NULL);
+                REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+                REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
+                free(buf);
+            } else {
+                REQUIRE_OK(amq_filter_clone(f, NULL, &g));
+            }
+            swaps += (uint64_t)doubling(f);
+            amq_filter_free(f);
+            f = g;
+        }
+        if (op % 20011 == 0 || (op % 997 == 0 && doubling(f))) {
+            checks++;
+            for (k = 0; k < used; k++)
+                if (count[k] != 0 && !amq_filter_contains_hash(f, hash_of(f, k, 33)))
+                    FAIL_AT_("seed 0x5eed0044 op %llu: key %llu (in %u times) missing",
+                             (unsigned long long)op, (unsigned long long)k, count[k]);
+        }
+    }
+    CHECK_GT(swaps, 0); /* some reloads and clones were of a filter mid-doubling */
+    CHECK_GT(field_u64(f, "expansions"), 12);
+    for (k = 0; k < used; k++)
+        if (count[k] != 0 && !amq_filter_contains_hash(f, hash_of(f, k, 33)))
+            FAIL_AT_("key %llu missing at the end", (unsigned long long)k);
+    free(count);
+    amq_filter_free(f);
+}
+
 TEST_MAIN()
