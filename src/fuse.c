@@ -381,10 +381,12 @@ fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
     switch (mode) {
     case FUSE_SRC_H:
         return src->h[i].h1;
+    /* amq/fuse_view.h's XXH3 (the same values, tested): libxxhash's
+     * builds its 128-bit product through memory */
     case FUSE_SRC_X8:
-        return XXH3_128bits_withSeed(src->keys + 8 * i, 8, 0).low64;
+        return amq_fuse_view_xxh3_8(src->keys + 8 * i);
     case FUSE_SRC_X16:
-        return XXH3_128bits_withSeed(src->keys + 16 * i, 16, 0).low64;
+        return amq_fuse_view_xxh3_16(src->keys + 16 * i);
     default:
         return amq_static_key_h1(s, src->keys + src->klen * i, src->klen);
     }
@@ -574,9 +576,9 @@ __attribute__((noinline)) static int fuse_key_any(const void *impl, const void *
         if (!(XXH0))                                                                              \
             h1 = amq_static_key_h1(s, key, len);                                                  \
         else if (len == 8)                                                                        \
-            h1 = XXH3_128bits_withSeed(key, 8, 0).low64;                                          \
+            h1 = amq_fuse_view_xxh3_8(key);                                                       \
         else if (len == 16)                                                                       \
-            h1 = XXH3_128bits_withSeed(key, 16, 0).low64;                                         \
+            h1 = amq_fuse_view_xxh3_16(key);                                                      \
         else /* other lengths leave by a tail call: the path above needs no frame */             \
             return fuse_key_any(impl, key, len);                                                  \
         if ((SHAPE) == 3)                                                                         \

@@ -106,7 +106,7 @@ static void fill_views(amq_static *s)
     for (i = 0; s->stride != 0 && i < s->nparts; i++) {
         const amq_static_part *p = &s->parts[i];
         if (!p->nomix || p->g[0] != p0->g[0] || p->g[1] != p0->g[1] || p->g[2] != p0->g[2] ||
-            p->data != p0->data + (size_t)i * s->stride)
+            (uintptr_t)p->data != (uintptr_t)p0->data + (uintptr_t)i * s->stride)
             s->stride = 0;
     }
 }
