@@ -55,8 +55,9 @@ typedef struct amq_fuse_view {
     uint32_t arity;  /* 3 or 4 */
     uint32_t xxh3_0; /* 1: the filter hashes with XXH3, seed 0 */
     /* 1: one partition of mix 0 and XXH3 seed 0 - every fuse filter amq
-     * builds by default of up to 16M keys, unless its first construction
-     * failed (about one in forty) - whose query is then data, span, seglen */
+     * builds by default of up to 2^27 keys held in memory (2^24 after a
+     * spill), unless its first construction failed (about one in forty) -
+     * whose query is then data, span, seglen */
     uint32_t plain;
     uint32_t seglen;
     const uint8_t *data;
@@ -64,9 +65,11 @@ typedef struct amq_fuse_view {
     const amq_filter *filter; /* for keys amq_fuse_view_h1 does not hash inline */
     /* 1: 2^pbits partitions (pbits >= 1), every one of mix 0 and of one
      * geometry, XXH3 seed 0, partition i's fingerprints at data + i *
-     * stride - a fuse filter amq builds in memory of more than 16M keys,
-     * unless a partition's first construction failed - whose query finds
-     * its partition by arithmetic, without reading parts */
+     * stride - a fuse filter amq builds in memory of more than 2^27 keys
+     * or with amq_config.partitions, or one it built of more than 2^24
+     * after a spill once saved and loaded, unless a partition's first
+     * construction failed - whose query finds its partition by arithmetic,
+     * without reading parts */
     uint32_t strided;
     uint32_t reserved_;
     uint64_t stride;
