@@ -376,7 +376,7 @@ $(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_bench.o $(BUILD)/obj/bench/peers/x
 
 bench-fuse: deps-bench
 	@$(MAKE) --no-print-directory $(FUSE_BENCH)
-	nice $(FUSE_BENCH) --reps 3 --md docs/benchmarks-fuse.md
+	nice $(FUSE_BENCH) --reps 3 --qreps 3 --md docs/benchmarks-fuse.md
 
 bench: bench-fuse
 

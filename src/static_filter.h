@@ -54,6 +54,8 @@ typedef struct amq_static_algo {
     uint32_t kind;
     const char *name;
     unsigned target_log2; /* keys per partition aimed at when choosing P */
+    /* the same for a build whose keys all stayed in memory (0: target_log2) */
+    unsigned target_log2_held;
     /* Checks and completes the variant from a config (fuse: fingerprint
      * bits, arity; ribbon: fpp -> r, alpha). */
     int (*variant)(amq_static *s, const amq_config *cfg, amq_errinfo *err);
@@ -94,6 +96,13 @@ struct amq_static {
     uint32_t pbits;
     uint32_t nparts;
     uint64_t items;
+    /* fuse, while building: the count every partition is sized for (0:
+     * each its own) */
+    uint64_t size_n;
+    /* fuse: bytes from one partition's data to the next when all take x =
+     * h1, share one geometry and lie at that fixed stride (a query then
+     * finds its partition by arithmetic); 0 otherwise */
+    uint64_t stride;
     amq_static_part *parts;
     /* fuse: the partitions' query constants as amq_fuse_view reads them
      * (in parts' allocation; filled once the data is placed) */

@@ -62,6 +62,8 @@ int amq_fuse_view_get(const amq_filter *f, amq_fuse_view *v)
     v->data = s->parts[0].data;
     v->span = s->parts[0].span;
     v->filter = f;
+    v->strided = v->xxh3_0 && s->stride != 0;
+    v->stride = s->stride;
     return AMQ_OK;
 }
 

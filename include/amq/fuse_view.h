@@ -55,14 +55,31 @@ typedef struct amq_fuse_view {
     uint32_t arity;  /* 3 or 4 */
     uint32_t xxh3_0; /* 1: the filter hashes with XXH3, seed 0 */
     /* 1: one partition of mix 0 and XXH3 seed 0 - every fuse filter amq
-     * builds by default of up to 16M keys, unless its first construction
-     * failed (about one in forty) - whose query is then data, span, seglen */
+     * builds by default of up to 2^27 keys held in memory (2^24 after a
+     * spill), unless its first construction failed (about one in forty) -
+     * whose query is then data, span, seglen */
     uint32_t plain;
     uint32_t seglen;
     const uint8_t *data;
     uint64_t span;
     const amq_filter *filter; /* for keys amq_fuse_view_h1 does not hash inline */
+    /* 1: 2^pbits partitions (pbits >= 1), every one of mix 0 and of one
+     * geometry, XXH3 seed 0, partition i's fingerprints at data + i *
+     * stride - a fuse filter amq builds in memory of more than 2^27 keys
+     * or with amq_config.partitions, or one it built of more than 2^24
+     * after a spill once saved and loaded, unless a partition's first
+     * construction failed - whose query finds its partition by arithmetic,
+     * without reading parts */
+    uint32_t strided;
+    uint32_t reserved_;
+    uint64_t stride;
 } amq_fuse_view;
+
+/* The shapes amq_fuse_view_contains_as takes: through the partitions'
+ * table (any view), one plain partition (v->plain), strided (v->strided). */
+#define AMQ_FUSE_VIEW_TABLE 0
+#define AMQ_FUSE_VIEW_PLAIN 1
+#define AMQ_FUSE_VIEW_STRIDED 2
 
 /*
  * Fills *v from a fuse filter: AMQ_OK, or AMQ_EKIND (*v untouched) for any
@@ -160,12 +177,13 @@ AMQ_FUSE_VIEW_INLINE uint32_t amq_fuse_view_slot_(const uint8_t *d, uint32_t bit
 /* One partition's test of x, for one variant (bits and arity constants);
  * the partition's fields come as values, so that a caller's loop over one
  * partition reads them from registers and none waits on the key. */
-AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span, uint32_t seglen,
-                                              uint32_t hshift, uint64_t x, uint32_t bits,
-                                              uint32_t arity)
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_at_(const uint8_t *data, uint64_t span,
+                                                 uint32_t seglen, uint64_t xs, uint64_t x,
+                                                 uint32_t bits, uint32_t arity)
 {
     const uint32_t mask = seglen - 1;
-    const uint32_t h0 = (uint32_t)(((amq_fuse_view_u128_)(x << hshift) * span) >> 64);
+    /* xs: x without the partition's bits (x << hshift) */
+    const uint32_t h0 = (uint32_t)(((amq_fuse_view_u128_)xs * span) >> 64);
     uint32_t f = (uint32_t)(x ^ (x >> 32));
 
     f ^= amq_fuse_view_slot_(data, bits, h0);
@@ -178,22 +196,39 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span
     return (bits == 8 ? (uint8_t)f : (uint16_t)f) == 0;
 }
 
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span, uint32_t seglen,
+                                              uint32_t hshift, uint64_t x, uint32_t bits,
+                                              uint32_t arity)
+{
+    return amq_fuse_view_probe_at_(data, span, seglen, x << hshift, x, bits, arity);
+}
+
 /*
  * The query with the filter's variant and shape named by the caller as
- * constants - bits (v->bits: 8 or 16), arity (v->arity: 3 or 4), plain
- * (v->plain: 1 or 0) - so that each combination compiles to its own code,
- * with no test of them per key (the reference code of binary fuse filters
- * has a function per width likewise).  A caller switches on them once,
- * outside its loop over keys; arguments that do not match the view give
- * wrong answers.  With plain and an 8- or 16-byte key length known at the
- * call, the key is hashed inline without a test either.
+ * constants - bits (v->bits: 8 or 16), arity (v->arity: 3 or 4), shape
+ * (AMQ_FUSE_VIEW_PLAIN when v->plain, AMQ_FUSE_VIEW_STRIDED when
+ * v->strided, AMQ_FUSE_VIEW_TABLE for any view: amq_fuse_view_shape) - so
+ * that each combination compiles to its own code, with no test of them
+ * per key (the reference code of binary fuse filters has a function per
+ * width likewise).  A caller switches on them once, outside its loop over
+ * keys; arguments that do not match the view give wrong answers.  With
+ * plain or strided and an 8- or 16-byte key length known at the call, the
+ * key is hashed inline without a test either.
  */
 AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1_as(const amq_fuse_view *v, uint64_t h1,
-                                                      unsigned bits, unsigned arity, int plain)
+                                                      unsigned bits, unsigned arity, int shape)
 {
     const amq_fuse_view_part *p;
-    if (plain)
+    if (shape == AMQ_FUSE_VIEW_PLAIN)
         return amq_fuse_view_probe_(v->data, v->span, v->seglen, 0, h1, bits, arity);
+    /* The partition by arithmetic: h1 times 2^pbits is the partition (high
+     * half) and h1 without its bits (low half), one multiply where two
+     * variable shifts would each need the count in cl (without BMI2). */
+    if (shape == AMQ_FUSE_VIEW_STRIDED) {
+        const amq_fuse_view_u128_ m = (amq_fuse_view_u128_)h1 * ((uint64_t)1 << v->pbits);
+        return amq_fuse_view_probe_at_(v->data + (uint64_t)(m >> 64) * v->stride, v->span,
+                                       v->seglen, (uint64_t)m, h1, bits, arity);
+    }
     /* two shifts: no shift by 64 for any pbits */
     p = &v->parts[h1 >> (63 - v->pbits) >> 1];
     return amq_fuse_view_probe_(p->data, p->span, p->seglen, p->hshift,
@@ -202,16 +237,22 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1_as(const amq_fuse_view *v, ui
 
 AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const void *key,
                                                    size_t len, unsigned bits, unsigned arity,
-                                                   int plain)
+                                                   int shape)
 {
     uint64_t h1;
-    if (plain && len == 8)
+    if (shape != AMQ_FUSE_VIEW_TABLE && len == 8)
         h1 = amq_fuse_view_xxh3_8(key);
-    else if (plain && len == 16)
+    else if (shape != AMQ_FUSE_VIEW_TABLE && len == 16)
         h1 = amq_fuse_view_xxh3_16(key);
     else
         h1 = amq_fuse_view_h1(v, key, len);
-    return amq_fuse_view_contains_h1_as(v, h1, bits, arity, plain);
+    return amq_fuse_view_contains_h1_as(v, h1, bits, arity, shape);
+}
+
+/* The shape of v to give amq_fuse_view_contains_as (outside the loop). */
+AMQ_FUSE_VIEW_INLINE int amq_fuse_view_shape(const amq_fuse_view *v)
+{
+    return v->plain ? AMQ_FUSE_VIEW_PLAIN : v->strided ? AMQ_FUSE_VIEW_STRIDED : AMQ_FUSE_VIEW_TABLE;
 }
 
 /* 1 if the key of this h1 may be in the filter, 0 if it certainly is not:

@@ -19,6 +19,21 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+static int retries_field(void *ctx, const amq_field *fl)
+{
+    if (strcmp(fl->name, "retries") == 0)
+        *(uint64_t *)ctx = fl->u64;
+    return 0;
+}
+
+/* Constructions that failed before the filter's partitions were built. */
+static uint64_t retries(const amq_filter *f)
+{
+    uint64_t r = UINT64_MAX;
+    amq_filter_describe(f, retries_field, &r);
+    return r;
+}
+
 TEST(fuse_view_xxh3_matches_libxxhash)
 {
     uint64_t seed = 41, w[2];
@@ -42,7 +57,10 @@ TEST(fuse_view_xxh3_matches_libxxhash)
     (len == 8    ? amq_fuse_view_contains_as(v, key, 8, B, A, P)                                  \
      : len == 16 ? amq_fuse_view_contains_as(v, key, 16, B, A, P)                                 \
                  : amq_fuse_view_contains_as(v, key, len, B, A, P))
-#define AS_PLAIN(B, A) (v->plain ? AS_LEN(B, A, 1) : AS_LEN(B, A, 0))
+#define AS_PLAIN(B, A)                                                                            \
+    (v->plain ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN)                                                 \
+     : v->strided ? AS_LEN(B, A, AMQ_FUSE_VIEW_STRIDED)                                           \
+                  : AS_LEN(B, A, AMQ_FUSE_VIEW_TABLE))
 
 static int view_as(const amq_fuse_view *v, const void *key, size_t len)
 {
@@ -120,7 +138,7 @@ TEST(fuse_view_answers_as_the_handle)
         {AMQ_HASH_XXH3, 7, 0},    /* another seed: h1 through amq_filter_hash */
         {AMQ_HASH_MURMUR3, 0, 4}, /* another hash: every partition mixes */
     };
-    unsigned bits, arity;
+    unsigned bits, arity, strided = 0;
     size_t s, l, n = 20000;
     for (bits = 8; bits <= 16; bits += 8)
         for (arity = 3; arity <= 4; arity++)
@@ -133,10 +151,17 @@ TEST(fuse_view_answers_as_the_handle)
                     REQUIRE(f != NULL);
                     REQUIRE_OK(amq_fuse_view_get(f, &v));
                     CHECK_EQ(v.plain, s == 0);
+                    /* eight partitions sized alike and gathered: strided,
+                     * unless one's first construction failed (it mixes) */
+                    CHECK_EQ(v.strided, s == 1 && retries(f) == 0);
+                    CHECK_EQ_U64(v.stride,
+                                 v.strided ? (uint64_t)(v.parts[1].data - v.parts[0].data) : 0);
+                    strided += v.strided;
                     CHECK_EQ(v.pbits, s == 1 ? 3 : s == 3 ? 2 : 0);
                     check_view(f, n, lens[l], seed);
                     amq_filter_free(f);
                 }
+    CHECK(strided >= 8); /* of 16: the strided query was tested */
 }
 
 /* Another kind has no view (the partition that mixes, of a derivation-0

@@ -521,6 +521,59 @@ TEST(static_spilled_build_is_identical)
     free(h);
 }
 
+/* Fuse partitions are all sized for the largest one's key count, which
+ * the spilled path takes from its files' counts and the in-memory path
+ * from its own bucketing: the same bytes (and so one geometry, a stride
+ * apart once gathered or loaded: amq_fuse_view.strided). */
+TEST(fuse_partitions_one_geometry_spilled_or_not)
+{
+    /* past the builder's least budget (2^20 keys): the second one spills */
+    size_t n = 1100000, i, la, lb;
+    amq_hash128 *h = random_hashes(n, 4141);
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f, *g, *l;
+    amq_errinfo err;
+    amq_fuse_view v;
+    uint8_t *x, *y;
+    unsigned bits;
+
+    for (bits = 8; bits <= 16; bits += 8) {
+        amq_config_init(&cfg, AMQ_KIND_FUSE);
+        cfg.fingerprint_bits = bits;
+        cfg.partitions = 4;
+        REQUIRE_OK(amq_builder_new(&cfg, NULL, SIZE_MAX, &b, &err));
+        for (i = 0; i < n; i += 1000)
+            REQUIRE_OK(amq_builder_add_batch(b, h + i, n - i < 1000 ? n - i : 1000));
+        REQUIRE_OK(amq_builder_finish(b, &f, &err));
+        amq_builder_free(b);
+        REQUIRE_OK(amq_builder_new(&cfg, test_path("."), 1 << 20, &b, &err));
+        for (i = 0; i < n; i += 1000)
+            REQUIRE_OK(amq_builder_add_batch(b, h + i, n - i < 1000 ? n - i : 1000));
+        REQUIRE_OK(amq_builder_finish(b, &g, &err));
+        amq_builder_free(b);
+        x = serialize(f, &la);
+        y = serialize(g, &lb);
+        CHECK(la == lb && memcmp(x, y, la) == 0);
+        REQUIRE_OK(amq_filter_deserialize(y, lb, 0, NULL, &l, &err));
+        CHECK_EQ(retries(f), 0); /* these keys: every partition on its first seed */
+        REQUIRE_OK(amq_fuse_view_get(f, &v));
+        CHECK_EQ(v.strided, 1); /* gathered */
+        REQUIRE_OK(amq_fuse_view_get(g, &v));
+        CHECK_EQ(v.strided, 0); /* spilled: each partition where it was built */
+        REQUIRE_OK(amq_fuse_view_get(l, &v));
+        CHECK_EQ(v.strided, 1); /* loaded: one payload */
+        CHECK_EQ(false_negatives(l, h, n), 0);
+        CHECK_EQ(false_negatives(f, h, n), 0);
+        free(x);
+        free(y);
+        amq_filter_free(f);
+        amq_filter_free(g);
+        amq_filter_free(l);
+    }
+    free(h);
+}
+
 /* Files: saved, opened copied and mmap'd (trusted or not), same answers;
  * the bytes of a small filter are pinned. */
 TEST(static_files_round_trip_and_golden)
