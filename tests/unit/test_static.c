@@ -486,8 +486,9 @@ static uint8_t *serialize(const amq_filter *f, size_t *len)
 }
 
 /* A build that spills to temporary files gives the same bytes as one in
- * memory; many keys make several partitions (2^22 keys per fuse partition
- * at most: a test-sized limit is reached through ribbon's 2^20). */
+ * memory; many keys make several partitions (a fuse partition takes up to
+ * 2^24 keys in a spilled build, 2^27 held in memory: ribbon's 2^16 is the
+ * test-sized limit). */
 TEST(static_spilled_build_is_identical)
 {
     static const uint32_t kinds[] = {AMQ_KIND_FUSE, AMQ_KIND_RIBBON};
