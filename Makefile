@@ -384,7 +384,7 @@ bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
-# Full run: the library against its peers at n = 1M, 10M, 100M (about 40
+# Full run: the library against its peers at n = 1M, 10M, 100M (over 50
 # minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
 # whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
 # Nothing else should run meanwhile.
