@@ -238,8 +238,13 @@ static void stash_move(amq_expand *x, uint64_t steps)
             continue;
         }
         delete_cell(prev_cells(x), x->prev_cap, &x->prev_n, x->prev_pos);
-        if (insert_cell(cells(x), x->stash_cap, c) == AMQ_OK)
-            x->stash_n++;
+        if (insert_cell(cells(x), x->stash_cap, c) != AMQ_OK) {
+            /* no room (counts that lied): the cell stays where it was, never dropped */
+            (void)insert_cell(prev_cells(x), x->prev_cap, c);
+            x->prev_n++;
+            return;
+        }
+        x->stash_n++;
     }
     if (x->prev_n == 0 || x->prev_pos >= x->prev_cap) {
         amq_region_free(&x->stash_prev, &x->alloc);
@@ -271,6 +276,8 @@ static int stash_resize(amq_expand *x, uint64_t cap)
         return AMQ_ELIMIT;
     if (x->prev_cap != 0)
         stash_move(x, UINT64_MAX);
+    if (x->prev_cap != 0)
+        return AMQ_EFULL; /* a move found no room: keep both arrays as they are */
     if (stash_alloc(x, &r, cap) != AMQ_OK)
         return AMQ_ENOMEM;
     amq_region_free(&x->stash_prev, &x->alloc); /* empty here (a clone's copy of none) */

@@ -442,7 +442,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
 {
     const uint8_t *p = args->params;
     amq_expand *x;
-    uint64_t table_bytes, stash_bytes, sum = 0, i;
+    uint64_t table_bytes, stash_bytes, sum = 0, i, used;
     uint32_t l;
 
     if (args->params_len != EXP_PARAMS_SIZE)
@@ -502,6 +502,17 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         amq_exp_free(x);
         return amq_err(err, AMQ_EOVERFLOW, "expandable table of %llu bytes is too large here",
                        (unsigned long long)table_bytes);
+    }
+    /* a count below the cells would let the stash fill past half, where a
+     * later move could find no free cell for one (the stash is ~1 % of the
+     * entries: counting it is cheap beside the table) */
+    for (i = 0, used = 0; i < x->stash_cap; i++)
+        used += amq_load64(args->payload + table_bytes + 8 * i) != 0;
+    if (used != x->stash_n) {
+        uint64_t said = x->stash_n;
+        amq_exp_free(x);
+        return amq_err(err, AMQ_ECORRUPT, "expandable stash holds %llu cells, its count says "
+                       "%llu", (unsigned long long)used, (unsigned long long)said);
     }
     if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian()) {
         amq_region_borrow(&x->table, args->payload, (size_t)table_bytes);

@@ -407,7 +407,8 @@ static int content_bytes(const amq_filter *f, uint8_t **out, size_t *len, size_t
         free(b);
         return rc;
     }
-    /* flags (14..15), items (24..31), header and parameter checksums */
+    /* flags (14..15), items (24..31), the payload's checksum (56..63) and the
+     * header's (after the parameters) */
     memset(b + 14, 0, 2);
     memset(b + 24, 0, 8);
     memset(b + 56, 0, 8);

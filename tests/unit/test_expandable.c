@@ -8,6 +8,8 @@
  */
 #include <stdlib.h>
 
+#include <xxhash.h>
+
 #include "amq.h"
 #include "common/endian.h"
 #include "test.h"
@@ -407,6 +409,34 @@ TEST(expandable_corrupt_params_refused)
     }
     free(buf);
     free(cp);
+    amq_filter_free(f);
+}
+
+/* A stash count below the cells it holds is refused: the stash would fill
+ * past half, where a move could find no free cell. */
+TEST(expandable_stash_count_below_cells_refused)
+{
+    amq_filter *f = make(1000, 0.01), *g;
+    uint8_t *buf;
+    uint64_t size, i, n;
+    size_t len, hlen;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 200000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 17)), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
+    n = amq_load64(buf + 64 + 32);
+    REQUIRE(n > 0);
+    REQUIRE_OK(amq_filter_deserialize(buf, len, AMQ_OPEN_TRUST, NULL, &g, NULL));
+    amq_filter_free(g);
+    amq_store64(buf + 64 + 32, n - 1);
+    hlen = 64 + amq_load32(buf + 32); /* the header's checksum, re-signed */
+    amq_store64(buf + hlen, XXH3_64bits(buf, hlen));
+    CHECK_EQ(amq_filter_deserialize(buf, len, AMQ_OPEN_TRUST, NULL, &g, NULL), AMQ_ECORRUPT);
+    free(buf);
     amq_filter_free(f);
 }
 
