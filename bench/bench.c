@@ -40,6 +40,7 @@
 #include "amq.h"
 #include "bench.h"
 #include "peers/peers.h"
+#include "static/fuse_bench.h"
 
 /* ---- registry ---------------------------------------------------------------------- */
 
@@ -71,6 +72,14 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Where a run's time goes: each section's wall time, in the log (make
+ * bench's duration, stated in the Makefile, is their sum). */
+static void section_done(const char *what, const char *n, double t0)
+{
+    printf("[time] %s%s%s: %.0f s\n", what, n != NULL ? " at n = " : "", n != NULL ? n : "",
+           now() - t0);
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -1019,10 +1028,11 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
  * built by amq_builder (add per key, then finish: RocksDB's shape), through
  * the family's functions (amq_blocked_add / _contains) and through the
  * generic handle (amq_filter_add / _contains); the cuckoo filter
- * against the model of efficient/cuckoofilter (12-bit tags in 4-slot
- * buckets both; not in Debian) one key per call (amq_cuckoo_add, and the
- * sized builder's amq_builder_add) and, for "batched stays ahead", amq's
- * batched cuckoo against the same model. */
+ * against efficient/cuckoofilter's own code (12-bit tags in 4-slot buckets
+ * both; bench/peers/, or its models where that code is absent) one key per
+ * call (amq_cuckoo_add, and the sized builder's amq_builder_add) and, for
+ * "batched stays ahead", amq's batched cuckoo against the same peer.  Binary
+ * fuse has its own head to head (fuse_run). */
 typedef struct onekey_pair {
     const char *what, *a, *b;
 } onekey_pair;
@@ -1051,10 +1061,10 @@ static const onekey_pair onekey_pairs[] = {
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit"},
     {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
      "efficient/cuckoofilter 12-bit"},
-    {"fuse8 3-wise", "amq fuse8 3-wise", "xor_singleheader binary_fuse8"},
-    {"fuse8 3-wise batched", "amq fuse8 3-wise, batched", "xor_singleheader binary_fuse8"},
-    {"fuse16 3-wise", "amq fuse16 3-wise", "xor_singleheader binary_fuse16"},
-    {"fuse16 3-wise batched", "amq fuse16 3-wise, batched", "xor_singleheader binary_fuse16"},
+    {"cuckoo sized builder, 12-bit", "amq cuckoo 12-bit, sized builder",
+     "efficient/cuckoofilter 12-bit"},
+    /* Against a model (subject_models.c, subject_model_cuckoo.c): run only when the real
+     * peer was not built (model_stands_in). */
     {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit"},
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
      "model: efficient/cuckoofilter 12-bit"},
@@ -1082,20 +1092,40 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
                          int inserts, int floor, const uint64_t *keys, const uint64_t *absent,
                          h2h *out);
 
+/* A pair against a model ("model: NAME", "model, tuned: NAME") runs only
+ * when the real NAME (bench/peers/) is not a subject of this build. */
+static int model_stands_in(const char *peer)
+{
+    const char *real = strstr(peer, ": ");
+    return strncmp(peer, "model", 5) != 0 || real == NULL || subject_named(real + 2) == NULL;
+}
+
+/* Repetitions at n: from 100M keys, 3 inserts (each builds two filters of
+ * 100M keys, several seconds) and 13 query reps, else the run's. */
+static int onekey_reps(const opts *o, uint64_t n)
+{
+    return n >= 100000000 && o->reps > 3 ? 3 : o->reps;
+}
+
 static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *absent)
 {
     char nb[32];
     size_t k;
     int j;
-    for (j = 0; j < o->nn; j++)
+    opts on;
+    double t0;
+    for (j = 0; j < o->nn; j++) {
+        t0 = now();
+        on = *o;
+        on.reps = onekey_reps(o, o->ns[j]);
         for (k = 0; k < ONEKEY_PAIRS; k++) {
             onekey_result *r = &onekey_res[onekey_count];
-            if (!selected_name(o, onekey_pairs[k].a))
+            if (!selected_name(o, onekey_pairs[k].a) || !model_stands_in(onekey_pairs[k].b))
                 continue;
             r->pair = &onekey_pairs[k];
             r->n = o->ns[j];
-            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
-            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
+            head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
+            head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
             if (!r->ins.ok || !r->q.ok)
                 continue;
             printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs %7.2f "
@@ -1105,6 +1135,8 @@ static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *abse
                    r->pair->b);
             onekey_count++;
         }
+        section_done("one key at a time", fmt_n(o->ns[j], nb, sizeof nb), t0);
+    }
 }
 
 static void onekey_md(FILE *out, const opts *o)
@@ -1138,15 +1170,31 @@ static void onekey_md(FILE *out, const opts *o)
             "Those adds answer whether each key was new (BF.ADD and the item count need it), so "
             "each reads its key's block when it is called: out of cache it waits for the line, "
             "and the rate is set by how many adds the out-of-order window holds, where the "
-            "builders' adds wait for no block. The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
-            "key API, the default hash `mulshift`) runs against two models of "
-            "efficient/cuckoofilter (`bench/subject_model_cuckoo.c`: the reference is not in "
-            "Debian; issue 20 quotes its published figures): *model* as the reference runs "
-            "(its table from the heap, zeroed at construction, 4 KiB pages; `rand()` for "
-            "evictions; table and hash constants read through the object; both buckets' words "
-            "loaded before either is tested) and *model, tuned* "
-            "(huge pages, xorshift, constants as immediates: the stricter peer), both compiled "
-            "as issue 20 built the reference (`-O3 -march=native`). amq sizes its "
+            "builders' adds wait for no block. ",
+            o->reps, h2h_query_reps(o));
+    if (o->nn > 0 && o->ns[o->nn - 1] >= 100000000 && o->reps > 3) {
+        opts o3 = *o;
+        o3.reps = onekey_reps(o, 100000000);
+        fprintf(out, "From 100M keys %d insert reps and %d query reps (a rep there builds two "
+                     "filters of 100M keys). ", o3.reps, h2h_query_reps(&o3));
+    }
+    fprintf(out,
+            "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
+            "key API, the default hash `mulshift`) runs against ");
+    if (amqb_cref_available())
+        fprintf(out, "efficient/cuckoofilter's own code (`CuckooFilter<uint64_t, 12>`, Add and "
+                     "Contain, built from `AMQ_PEERS` by `bench/peers/cuckooref.cc`; its models, "
+                     "`bench/subject_model_cuckoo.c`, are in the main tables only). ");
+    else
+        fprintf(out, "two models of efficient/cuckoofilter (its code is not under `AMQ_PEERS`; "
+                     "`bench/subject_model_cuckoo.c`): *model* as the reference runs (its table "
+                     "from the heap, zeroed at construction, 4 KiB pages; `rand()` for "
+                     "evictions; table and hash constants read through the object; both "
+                     "buckets' words loaded before either is tested) and *model, tuned* (huge "
+                     "pages, xorshift, constants as immediates: the stricter peer), both "
+                     "compiled as issue 20 built the reference (`-O3 -march=native`). ");
+    fprintf(out,
+            "amq sizes its "
             "table for ~95 %% load at every n, the reference for a power of two of buckets "
             "(95.4 %% load at 1 M keys, 59.6 %% at 10 M, 74.5 %% at 100 M): the *its table "
             "size* rows give amq's filter the reference's bucket count, like for like. The "
@@ -1157,12 +1205,12 @@ static void onekey_md(FILE *out, const opts *o)
             "when no per-key answer is needed (the reference's Add answers only whether the "
             "table had room; the builder reports a full table at the add that flushed and at "
             "finish); its queries ask the built filter through the handle "
-            "(`amq_filter_contains`). "
+            "(`amq_filter_contains`). Binary fuse: its own section above. "
             "Reproduce: `%s`.\n\n"
             "| n | path | peer | insert amq ns | peer ns | ratio | present amq ns | peer ns | "
             "ratio | absent amq ns | peer ns | ratio |\n"
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            o->reps, h2h_query_reps(o), o->cmdline);
+            o->cmdline);
     for (i = 0; i < onekey_count; i++) {
         const onekey_result *r = &onekey_res[i];
         fprintf(out,
@@ -1171,6 +1219,109 @@ static void onekey_md(FILE *out, const opts *o)
                 fmt_n(r->n, nb, sizeof nb), r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns,
                 r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
     }
+    fprintf(out, "\n");
+}
+
+/* ---- binary fuse beside the reference code (issue 41) ---------------------------------------
+ * bench/static/fuse_bench.c's head to head (amq-bench-fuse's whole run) at
+ * each n of this run: amq's fuse8 and fuse16 3-wise - build, the one-key
+ * query through the inline view (amq/fuse_view.h), batched, and the generic
+ * handle - beside xor_singleheader's own code, 8- and 16-byte keys, the rows
+ * alternating rep by rep.  Its tables go to a temporary file, copied into
+ * the log as each n ends and into the report at the end. */
+static FILE *fuse_tables;
+static uint64_t fuse_ns[8];
+static int fuse_reps_at[8], fuse_qreps_at[8], fuse_count;
+
+/* --only selects it by the amq rows' names ("fuse8 3-wise", "fuse"). */
+static int fuse_selected(const opts *o, int bits_on[2])
+{
+    bits_on[0] = selected_name(o, "amq fuse8 3-wise");
+    bits_on[1] = selected_name(o, "amq fuse16 3-wise");
+    return bits_on[0] || bits_on[1];
+}
+
+/* Returns the false negatives seen.  Repetitions: 3 from 100M keys (a rep
+ * there builds four filters of 100M keys, over a minute, and the per-rep
+ * ratios of three vary by a few percent), else the run's (at most 15); the
+ * one-key loops run 3 times per build up to 1M keys (loops of a few ms,
+ * their median steadier), once above (loops of 10M queries). */
+static uint64_t fuse_run(const opts *o, uint64_t n)
+{
+    static const size_t kbs[2] = {8, 16};
+    amqb_fuse_run r;
+    char buf[4096];
+    size_t got;
+    long at;
+    uint64_t fneg;
+
+    memset(&r, 0, sizeof r);
+    if (!fuse_selected(o, r.bits_on) || fuse_count >= 8)
+        return 0;
+    if (fuse_tables == NULL && (fuse_tables = tmpfile()) == NULL) {
+        fprintf(stderr, "amq-bench: no temporary file for the binary fuse tables\n");
+        return 0;
+    }
+    r.ns = &n;
+    r.nn = 1;
+    r.kbs = kbs;
+    r.nk = 2;
+    r.reps = n >= 100000000 ? 3 : o->reps;
+    if (r.reps > o->reps)
+        r.reps = o->reps;
+    if (r.reps > AMQB_FUSE_MAX_REPS)
+        r.reps = AMQB_FUSE_MAX_REPS;
+    r.qreps = n <= 1000000 ? 3 : 1;
+    r.qmax = o->queries;
+    fuse_ns[fuse_count] = n;
+    fuse_reps_at[fuse_count] = r.reps;
+    fuse_qreps_at[fuse_count++] = r.qreps;
+    fflush(stdout);
+    at = ftell(fuse_tables);
+    fneg = amqb_fuse_h2h(fuse_tables, &r);
+    /* the tables of this n into the log too */
+    if (at >= 0 && fseek(fuse_tables, at, SEEK_SET) == 0) {
+        while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
+            fwrite(buf, 1, got, stdout);
+        fseek(fuse_tables, 0, SEEK_END);
+    }
+    return fneg;
+}
+
+static void fuse_md(FILE *out)
+{
+    char buf[4096], nb[32];
+    size_t got;
+    int i;
+
+    if (fuse_count == 0 || fuse_tables == NULL)
+        return;
+    fprintf(out,
+            "## Binary fuse beside the reference code (issue 41)\n\n"
+            "`bench/static/fuse_bench.c` (also `make bench-fuse`'s whole run, with more "
+            "options): amq's fuse8 and fuse16 3-wise and FastFilter/xor_singleheader's "
+            "binary_fuse8 / binary_fuse16 built on the same keys in the same process, the rows "
+            "alternating within each repetition (the order swapped every other one); times "
+            "are the thread's CPU time in ns per key, medians of the repetitions, and each "
+            "ratio, amq / reference (below 1: amq is faster), the median of the per-repetition "
+            "ratios. Columns: *build* is the whole build from the keys (amq: `amq_builder_add` "
+            "per key, which hashes it, then `amq_builder_finish`; the reference: allocate + "
+            "populate); *one-key* is amq's inline one-key query (amq/fuse_view.h, "
+            "`amq_fuse_view_contains_as`, compiled into the bench as the reference's header "
+            "is) against the reference's `binary_fuse8/16_contain`; *batched* is "
+            "`amq_static_contains_batch_fixed` and *handle* `amq_filter_contains` (a library "
+            "call per key), both against the reference's one-key loop (it has no batched "
+            "query). The main tables' fuse rows above time the handle (their one-key rows "
+            "are labelled so). Repetitions:");
+    for (i = 0; i < fuse_count; i++)
+        fprintf(out, "%s %d at n = %s (one-key loops %d per build)", i ? "," : "",
+                fuse_reps_at[i], fmt_n(fuse_ns[i], nb, sizeof nb), fuse_qreps_at[i]);
+    fprintf(out, ".\n\n");
+    amqb_fuse_intro(out);
+    fflush(fuse_tables);
+    rewind(fuse_tables);
+    while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
+        fwrite(buf, 1, got, out);
     fprintf(out, "\n");
 }
 
@@ -1522,7 +1673,12 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "then contain per key), CuckooFilter<uint64_t, 12> (Add, Contain), the block "
             "filter (add_hash / find_hash with the key as its hash, as libfilter's own "
             "benchmark). They take 64-bit integers: the 8-byte key as it lies in memory. "
-            "The *model* rows stay beside them, labelled as models.\n\n");
+            "The *model* rows stay beside them in these tables, labelled as models; the "
+            "head-to-head sections pair amq with a model only where the real peer is absent. "
+            "amq's static kinds' one-key rows (*fuse ..., handle*, *ribbon, handle*) time the "
+            "generic handle, `amq_filter_contains` (a library call per key); binary fuse's "
+            "inline one-key query, beside xor_singleheader's in the same process, is in the "
+            "section *Binary fuse beside the reference code* below the tables.\n\n");
     for (i = 0; i < nskipped; i++)
         fprintf(f, "%s.\n\n", skipped[i]);
     fprintf(f,
@@ -1549,6 +1705,7 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                 print_row(f, &rows[i], 1);
         fprintf(f, "\n");
     }
+    fuse_md(f);
     onekey_md(f, o);
     layouts_md(f, o);
     fprintf(f, "## Targets (issue 3)\n\n");
@@ -1743,6 +1900,7 @@ int main(int argc, char **argv)
     point pts[512];
     cold_row cold[32];
     uint64_t maxn = 0, s = 1, i, *keys, *absent;
+    double t0, tall = now();
     int nrows = 0, npts = 0, ncold = 0, j, k, status = 0, plotted = 0;
     uint32_t kind;
 
@@ -1768,6 +1926,7 @@ int main(int argc, char **argv)
     printf("\n");
 
     printf("memory limit: random 64-byte reads over %zu MiB ... ", o.line_bytes >> 20);
+    t0 = now();
     line_rnd_init();
     {
         /* Both kinds of pages; the faster is the limit, and its buffer is
@@ -1789,6 +1948,7 @@ int main(int argc, char **argv)
            lr.best_ns, lr.best_window, lr.best_l2 ? "L2" : "L1", lr.huge ? "huge" : "small",
            lr.huge ? "small" : "huge",
            lr.other_ns, lr.nopf_ns, lr.dep_ns);
+    section_done("memory limit", NULL, t0);
 
     keys = xmalloc(maxn * sizeof *keys);
     absent = xmalloc(o.queries * sizeof *absent);
@@ -1799,6 +1959,7 @@ int main(int argc, char **argv)
 
     rows = xmalloc(sizeof *rows * (size_t)(o.nn * nsubjects + 1));
     for (j = 0; j < o.nn; j++) {
+        t0 = now();
         measure_lines(&o, line_buf, 0, &lr_n[j]);
         printf("\nn = %s (line-read limit re-measured: %.2f ns)\n  %-44s %8s %8s %8s %7s %9s "
                "%6s %6s %6s\n",
@@ -1816,6 +1977,7 @@ int main(int argc, char **argv)
                 status = 1;
             nrows++;
         }
+        section_done("main table", fmt_n(o.ns[j], nb, sizeof nb), t0);
     }
     printf("\nratios at each n: batched blocked query against the line-read limit and libbloom\n");
     for (j = 0; j < o.nn; j++) {
@@ -1845,6 +2007,7 @@ int main(int argc, char **argv)
             {"amq blocked, batched, key as hash", "model: libfilter block, key as hash",
              100000000, 1, 0},
         };
+        t0 = now();
         for (k = 0; k < H2H_COUNT; k++)
             for (j = 0; j < o.nn; j++)
                 if (o.ns[j] == pairs[k].n) {
@@ -1861,16 +2024,29 @@ int main(int argc, char **argv)
                                "size, no hash): %.2f ns; %s %.2fx of it, %s %.2fx\n",
                                hh[k].floor_ns, hh[k].a, hh[k].a_floor, hh[k].b, hh[k].b_floor);
                 }
+        section_done("targets' head to head", NULL, t0);
     }
 
     printf("\none key at a time, head to head:\n");
     onekey_run(&o, keys, absent);
+    if (fuse_selected(&o, (int[2]){0, 0})) {
+        printf("\nbinary fuse beside the reference code:\n");
+        for (j = 0; j < o.nn; j++) {
+            t0 = now();
+            if (fuse_run(&o, o.ns[j]) != 0)
+                status = 1;
+            section_done("binary fuse head to head", fmt_n(o.ns[j], nb, sizeof nb), t0);
+        }
+    }
     if (o.sweep) {
+        t0 = now();
         printf("\ncuckoo layouts at n = %s:\n", fmt_n(o.sweep_n, nb, sizeof nb));
         layouts_run(&o, keys, absent);
+        section_done("cuckoo layouts", NULL, t0);
     }
 
     if (o.sweep) {
+        t0 = now();
         printf("\nsweep of fpp against bits per key at n = %s ...\n",
                fmt_n(o.sweep_n, nb, sizeof nb));
         npts = sweep(&o, keys, absent, pts, (int)(sizeof pts / sizeof pts[0]));
@@ -1884,9 +2060,11 @@ int main(int argc, char **argv)
                    "%.4f%% +- %.4f, paired difference %+.4f +- %.4f points\n",
                    fc.reps, fc.amq * 100, fc.amq_se * 100, fc.flb * 100, fc.flb_se * 100,
                    fc.diff * 100, fc.diff_se * 100);
+        section_done("fpp sweep", NULL, t0);
     }
 
     if (o.cold && o.data != NULL) {
+        t0 = now();
         mkdir(o.data, 0777);
         printf("\ncold start at n = %s (files in %s):\n", fmt_n(o.cold_n, nb, sizeof nb), o.data);
         for (kind = 1; kind < 32 && ncold < 32; kind++) {
@@ -1901,6 +2079,7 @@ int main(int argc, char **argv)
                 ncold++;
             }
         }
+        section_done("cold start", NULL, t0);
     }
 
     munmap(line_buf, o.line_bytes);
@@ -1908,6 +2087,9 @@ int main(int argc, char **argv)
         plotted = plot(&o, rows, nrows, &lr, pts, npts);
         write_md(&o, mach, &lr, lr_n, rows, nrows, pts, npts, cold, ncold, plotted, hh, &fc);
     }
+    section_done("whole run", NULL, tall);
+    if (fuse_tables != NULL)
+        fclose(fuse_tables);
     if (status != 0)
         fprintf(stderr, "amq-bench: FALSE NEGATIVES reported above\n");
     free(rows);
