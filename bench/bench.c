@@ -137,6 +137,7 @@ typedef struct opts {
     uint64_t ns[8];
     int nn;
     int reps;
+    int h2h_qreps; /* query reps of a head to head; 0: h2h_query_reps's rule */
     uint64_t queries;
     const char *only;
     const char *md;
@@ -487,7 +488,10 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
 {
     uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0, sink = 0;
     uint64_t lines = o->line_bytes / 64, lreads = o->line_reads / 4;
+    /* Above 10M keys one build (tens of seconds for the slow rows), and from
+     * 100M 3 query reps (each asks 20M keys: seconds, steady). */
     int reps_ins = n <= 10000000 ? o->reps : 1, rep;
+    int reps_q = n >= 100000000 && o->reps > 3 ? 3 : o->reps;
     double v[64], ra[64], rp[64], t, lim, rpm, ram;
     void *f = NULL;
 
@@ -507,25 +511,25 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
     r->ins = median(v, reps_ins);
     if (fails != 0)
         fprintf(stderr, "  %s: %" PRIu64 " inserts failed\n", s->name, fails);
-    for (rep = 0; rep < o->reps; rep++) {
+    for (rep = 0; rep < reps_q; rep++) {
         lim = line_pass(line_buf, lines, lreads, 64, 0, &sink);
         t = now();
         c = s->query(f, keys, (size_t)sample);
         v[rep] = (now() - t) / (double)sample * 1e9;
         rp[rep] = v[rep] / lim;
     }
-    r->qp = median(v, o->reps);
-    rpm = median(rp, o->reps);
+    r->qp = median(v, reps_q);
+    rpm = median(rp, reps_q);
     r->false_neg = sample - c;
-    for (rep = 0; rep < o->reps; rep++) {
+    for (rep = 0; rep < reps_q; rep++) {
         lim = line_pass(line_buf, lines, lreads, 64, 0, &sink);
         t = now();
         c = s->query(f, absent, (size_t)o->queries);
         v[rep] = (now() - t) / (double)o->queries * 1e9;
         ra[rep] = v[rep] / lim;
     }
-    r->qa = median(v, o->reps);
-    ram = median(ra, o->reps);
+    r->qa = median(v, reps_q);
+    ram = median(ra, reps_q);
     r->ratio = rpm > ram ? rpm : ram;
     r->fpp = (double)c / (double)o->queries;
     r->bpk = (double)s->bytes(f) * 8.0 / (double)n;
@@ -917,6 +921,8 @@ static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n
  * them: many of them, for a steady median. */
 static int h2h_query_reps(const opts *o)
 {
+    if (o->h2h_qreps > 0)
+        return o->h2h_qreps;
     return 4 * o->reps + 1 < 64 ? 4 * o->reps + 1 : 64;
 }
 
@@ -1035,46 +1041,50 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
  * fuse has its own head to head (fuse_run). */
 typedef struct onekey_pair {
     const char *what, *a, *b;
+    /* 1: inserts only - its filter is asked through the generic handle, as
+     * the *handle* pair's of the same keys (the same query, not run twice) */
+    int ins_only;
 } onekey_pair;
 
 static const onekey_pair onekey_pairs[] = {
-    {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE},
+    {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 0},
 #ifdef AMQB_HAVE_ROCKSDB
-    {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys"},
+    {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys",
+     0},
 #endif
-    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE},
+    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE, 1},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked builder, 16-byte keys", "amq blocked, builder, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 1},
 #endif
-    {"blocked sized builder, 8-byte keys", "amq blocked, sized builder", BENCH_FLB_ONE},
+    {"blocked sized builder, 8-byte keys", "amq blocked, sized builder", BENCH_FLB_ONE, 1},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked sized builder, 16-byte keys", "amq blocked, sized builder, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 1},
 #endif
-    {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE},
+    {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE, 0},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked handle, 16-byte keys", "amq blocked, handle, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 0},
 #endif
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "efficient/cuckoofilter 12-bit"},
-    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit"},
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit", 0},
     {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
-     "efficient/cuckoofilter 12-bit"},
+     "efficient/cuckoofilter 12-bit", 0},
     {"cuckoo sized builder, 12-bit", "amq cuckoo 12-bit, sized builder",
-     "efficient/cuckoofilter 12-bit"},
+     "efficient/cuckoofilter 12-bit", 0},
     /* Against a model (subject_models.c, subject_model_cuckoo.c): run only when the real
      * peer was not built (model_stands_in). */
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit"},
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
-     "model: efficient/cuckoofilter 12-bit"},
+     "model: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
-     "model: efficient/cuckoofilter 12-bit"},
+     "model: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo sized builder, 12-bit", "amq cuckoo 12-bit, sized builder",
-     "model: efficient/cuckoofilter 12-bit"},
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model, tuned: efficient/cuckoofilter 12-bit"},
+     "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model, tuned: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
-     "model, tuned: efficient/cuckoofilter 12-bit"},
+     "model, tuned: efficient/cuckoofilter 12-bit", 0},
 };
 
 #define ONEKEY_PAIRS (sizeof onekey_pairs / sizeof onekey_pairs[0])
@@ -1100,11 +1110,29 @@ static int model_stands_in(const char *peer)
     return strncmp(peer, "model", 5) != 0 || real == NULL || subject_named(real + 2) == NULL;
 }
 
-/* Repetitions at n: from 100M keys, 3 inserts (each builds two filters of
- * 100M keys, several seconds) and 13 query reps, else the run's. */
-static int onekey_reps(const opts *o, uint64_t n)
+/* Repetitions at n: from 100M keys 3 of inserts (each builds two filters
+ * of 100M keys, several seconds) and 7 of queries (each asks 20M keys, one
+ * to two seconds: steady), else the run's. */
+static void onekey_reps(const opts *o, uint64_t n, opts *on)
 {
-    return n >= 100000000 && o->reps > 3 ? 3 : o->reps;
+    *on = *o;
+    if (n >= 100000000 && o->reps > 3) {
+        on->reps = 3;
+        on->h2h_qreps = 7;
+    }
+}
+
+/* The query head to head of the one-key pair (a, b) at n, if it ran. */
+static int onekey_queries(const char *a, const char *b, uint64_t n, h2h *out)
+{
+    int i;
+    for (i = 0; i < onekey_count; i++)
+        if (onekey_res[i].n == n && !onekey_res[i].pair->ins_only &&
+            strcmp(onekey_res[i].pair->a, a) == 0 && strcmp(onekey_res[i].pair->b, b) == 0) {
+            *out = onekey_res[i].q;
+            return 1;
+        }
+    return 0;
 }
 
 static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *absent)
@@ -1116,8 +1144,7 @@ static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *abse
     double t0;
     for (j = 0; j < o->nn; j++) {
         t0 = now();
-        on = *o;
-        on.reps = onekey_reps(o, o->ns[j]);
+        onekey_reps(o, o->ns[j], &on);
         for (k = 0; k < ONEKEY_PAIRS; k++) {
             onekey_result *r = &onekey_res[onekey_count];
             if (!selected_name(o, onekey_pairs[k].a) || !model_stands_in(onekey_pairs[k].b))
@@ -1125,14 +1152,21 @@ static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *abse
             r->pair = &onekey_pairs[k];
             r->n = o->ns[j];
             head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
-            head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
-            if (!r->ins.ok || !r->q.ok)
+            if (!r->pair->ins_only)
+                head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
+            if (!r->ins.ok || (!r->pair->ins_only && !r->q.ok))
                 continue;
-            printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs %7.2f "
-                   "ns %5.2fx | absent %7.2f vs %7.2f ns %5.2fx   (vs %s)\n",
-                   fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
-                   r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra,
-                   r->pair->b);
+            if (r->pair->ins_only)
+                printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | queries: the handle "
+                       "pair's   (vs %s)\n",
+                       fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
+                       r->ins.ratio, r->pair->b);
+            else
+                printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs "
+                       "%7.2f ns %5.2fx | absent %7.2f vs %7.2f ns %5.2fx   (vs %s)\n",
+                       fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
+                       r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns,
+                       r->q.ra, r->pair->b);
             onekey_count++;
         }
         section_done("one key at a time", fmt_n(o->ns[j], nb, sizeof nb), t0);
@@ -1167,16 +1201,20 @@ static void onekey_md(FILE *out, const opts *o)
             "keys 1024 at a time through the batched path and holds nothing else, then "
             "`amq_builder_finish`), through amq's family functions (`amq_blocked_add` "
             "/ `_contains`) and through the generic handle (`amq_filter_add` / `_contains`). "
+            "The builders' rows time inserts only: their filters are the *handle* rows' "
+            "filters, asked through the same `amq_filter_contains`, so the *handle* row's "
+            "query columns are theirs too. "
             "Those adds answer whether each key was new (BF.ADD and the item count need it), so "
             "each reads its key's block when it is called: out of cache it waits for the line, "
             "and the rate is set by how many adds the out-of-order window holds, where the "
             "builders' adds wait for no block. ",
             o->reps, h2h_query_reps(o));
     if (o->nn > 0 && o->ns[o->nn - 1] >= 100000000 && o->reps > 3) {
-        opts o3 = *o;
-        o3.reps = onekey_reps(o, 100000000);
-        fprintf(out, "From 100M keys %d insert reps and %d query reps (a rep there builds two "
-                     "filters of 100M keys). ", o3.reps, h2h_query_reps(&o3));
+        opts o3;
+        onekey_reps(o, 100000000, &o3);
+        fprintf(out, "From 100M keys %d insert reps and %d query reps (an insert rep there "
+                     "builds two filters of 100M keys, a query rep asks 20M keys of each). ",
+                o3.reps, h2h_query_reps(&o3));
     }
     fprintf(out,
             "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
@@ -1213,11 +1251,13 @@ static void onekey_md(FILE *out, const opts *o)
             o->cmdline);
     for (i = 0; i < onekey_count; i++) {
         const onekey_result *r = &onekey_res[i];
-        fprintf(out,
-                "| %s | %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %.2f | %.2f | "
-                "%.2fx |\n",
-                fmt_n(r->n, nb, sizeof nb), r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns,
-                r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
+        fprintf(out, "| %s | %s | %s | %.2f | %.2f | %.2fx |", fmt_n(r->n, nb, sizeof nb),
+                r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns, r->ins.ratio);
+        if (r->pair->ins_only)
+            fprintf(out, " (handle row's) | | | (handle row's) | | |\n");
+        else
+            fprintf(out, " %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n", r->q.ap_ns, r->q.bp_ns,
+                    r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
     }
     fprintf(out, "\n");
 }
@@ -1452,7 +1492,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows, const 
                     "compares amq with a peer, the two also run *head to head* - alternating rep "
                     "by rep on the same keys (queries: present and absent keys together, %d "
                     "reps; inserts: %d), the ratio the median of the per-rep ratios - and the "
-                    "verdict uses that ratio.\n\n",
+                    "verdict uses that ratio. The non-batched query's pair at 100M is the *One "
+                    "key at a time* section's (blocked, 8-byte keys; its reps).\n\n",
                     lr != NULL ? lr->best_ns : 0.0, lq, lq / 150.0,
                     h2h_query_reps(o), o->reps);
         }
@@ -1645,7 +1686,8 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
             "hashed by each filter itself unless the row says otherwise), single-threaded "
             "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
-            "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
+            "the median of %d runs (above 10M keys one build per row, and from 100M keys the "
+            "median of 3 query runs, each of 20M keys); queries of present keys use min(n, %" PRIu64 ") keys, "
             "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
             "time by a line-read pass (64 in flight) timed just before each repetition "
             "(median of the per-repetition ratios; steadier than either time when the "
@@ -2010,7 +2052,8 @@ int main(int argc, char **argv)
         t0 = now();
         for (k = 0; k < H2H_COUNT; k++)
             for (j = 0; j < o.nn; j++)
-                if (o.ns[j] == pairs[k].n) {
+                /* the non-batched pair is the one-key section's (after it) */
+                if (o.ns[j] == pairs[k].n && k != H2H_FLB1_100M) {
                     head_to_head(&o, pairs[k].a, pairs[k].b, o.ns[j], pairs[k].inserts,
                                  pairs[k].floor, keys, absent, &hh[k]);
                     if (hh[k].ok)
@@ -2029,6 +2072,8 @@ int main(int argc, char **argv)
 
     printf("\none key at a time, head to head:\n");
     onekey_run(&o, keys, absent);
+    if (onekey_queries("amq blocked", BENCH_FLB_ONE, 100000000, &hh[H2H_FLB1_100M]))
+        printf("  (the target's one-key pair at 100M: the blocked, 8-byte keys pair above)\n");
     if (fuse_selected(&o, (int[2]){0, 0})) {
         printf("\nbinary fuse beside the reference code:\n");
         for (j = 0; j < o.nn; j++) {
