@@ -318,6 +318,10 @@ static void print_result(FILE *out, const result *res, int reps)
                     median(c->t[T_HND_A], reps));
         fprintf(out, " %.4f %% | %.3f |\n", c->fpp * 100, c->bpk);
     }
+    /* no reference rows (skipped, or its builds failed): no ratios */
+    if (!(res->c[R_AMQ8].ok > 0 && res->c[R_REF8].ok > 0) &&
+        !(res->c[R_AMQ16].ok > 0 && res->c[R_REF16].ok > 0))
+        return;
     fprintf(out, "\n| amq / reference (median of per-repetition ratios) |");
     for (t = 0; t < NT; t++)
         fprintf(out, " %s |", tnames[t]);
