@@ -500,9 +500,9 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
 {
     uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0, sink = 0;
     uint64_t lines = o->line_bytes / 64, lreads = o->line_reads / 4;
-    /* Above 10M keys one build (tens of seconds for the slow rows), and from
-     * 100M 3 query reps (each asks 20M keys: seconds, steady). */
-    int reps_ins = n <= 10000000 ? o->reps : 1, rep;
+    /* From 10M keys 3 builds, above 10M one (tens of seconds for the slow
+     * rows), and from 100M 3 query reps (each asks 20M keys: seconds, steady). */
+    int reps_ins = n > 10000000 ? 1 : n == 10000000 && o->reps > 3 ? 3 : o->reps, rep;
     int reps_q = n >= 100000000 && o->reps > 3 ? 3 : o->reps;
     double v[64], ra[64], rp[64], t, lim, rpm, ram;
     void *f = NULL;
@@ -1124,13 +1124,16 @@ static int model_stands_in(const char *peer)
 
 /* Repetitions at n: from 100M keys 3 of inserts (each builds two filters
  * of 100M keys, several seconds) and 7 of queries (each asks 20M keys, one
- * to two seconds: steady), else the run's. */
+ * to two seconds: steady); from 10M 11 of queries (each a fraction of a
+ * second); else the run's. */
 static void onekey_reps(const opts *o, uint64_t n, opts *on)
 {
     *on = *o;
     if (n >= 100000000 && o->reps > 3) {
         on->reps = 3;
         on->h2h_qreps = 7;
+    } else if (n >= 10000000 && h2h_query_reps(o) > 11) {
+        on->h2h_qreps = 11;
     }
 }
 
@@ -1221,12 +1224,14 @@ static void onekey_md(FILE *out, const opts *o)
             "and the rate is set by how many adds the out-of-order window holds, where the "
             "builders' adds wait for no block. ",
             o->reps, h2h_query_reps(o));
-    if (o->nn > 0 && o->ns[o->nn - 1] >= 100000000 && o->reps > 3) {
-        opts o3;
-        onekey_reps(o, 100000000, &o3);
-        fprintf(out, "From 100M keys %d insert reps and %d query reps (an insert rep there "
-                     "builds two filters of 100M keys, a query rep asks 20M keys of each). ",
-                o3.reps, h2h_query_reps(&o3));
+    for (i = 0; i < o->nn; i++) {
+        opts on;
+        onekey_reps(o, o->ns[i], &on);
+        if (on.reps != o->reps || h2h_query_reps(&on) != h2h_query_reps(o))
+            fprintf(out, "At %s keys %d insert reps and %d query reps (longer reps: an insert "
+                         "rep at 100M builds two filters of 100M keys, a query rep from 10M "
+                         "keys asks 20M keys of each). ",
+                    fmt_n(o->ns[i], nb, sizeof nb), on.reps, h2h_query_reps(&on));
     }
     fprintf(out,
             "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
@@ -1697,8 +1702,8 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
             "hashed by each filter itself unless the row says otherwise), single-threaded "
             "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
-            "the median of %d runs (above 10M keys one build per row, and from 100M keys the "
-            "median of 3 query runs, each of 20M keys); queries of present keys use min(n, %" PRIu64 ") keys, "
+            "the median of %d runs (inserts: 3 builds at 10M keys and one above; queries: 3 "
+            "runs from 100M keys, each of 20M keys); queries of present keys use min(n, %" PRIu64 ") keys, "
             "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
             "time by a line-read pass (64 in flight) timed just before each repetition "
             "(median of the per-repetition ratios; steadier than either time when the "
