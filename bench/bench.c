@@ -1361,9 +1361,13 @@ static void fuse_md(FILE *out)
             "alternating within each repetition (the order swapped every other one); times "
             "are the thread's CPU time in ns per key, medians of the repetitions, and each "
             "ratio, amq / reference (below 1: amq is faster), the median of the per-repetition "
-            "ratios. Columns: *build* is the whole build from the keys (amq: `amq_builder_add` "
-            "per key, which hashes it, then `amq_builder_finish`; the reference: allocate + "
-            "populate); *one-key* is amq's inline one-key query (amq/fuse_view.h, "
+            "ratios. The reference is xor_singleheader's `binaryfusefilter.h` (its own code, "
+            "from `AMQ_PEERS`, built -O3 by `bench/peers/xorfuse.c`): with 8-byte keys it takes "
+            "the 64-bit key itself where amq hashes the key's 8 bytes; with 16-byte keys it is "
+            "given XXH3-64 of the key, computed in the timed loop. "
+            "Columns: *build* is the whole build from the keys, hashing included (amq: "
+            "`amq_build` in `bench/static/fuse_bench.c`, a builder over the keys; the "
+            "reference: allocate + populate); *one-key* is amq's inline one-key query (amq/fuse_view.h, "
             "`amq_fuse_view_contains_as`, compiled into the bench as the reference's header "
             "is) against the reference's `binary_fuse8/16_contain`; *batched* is "
             "`amq_static_contains_batch_fixed` and *handle* `amq_filter_contains` (a library "
@@ -1373,7 +1377,9 @@ static void fuse_md(FILE *out)
         fprintf(out, "%s %d at n = %s (one-key loops %d per build)", i ? "," : "",
                 fuse_reps_at[i], fmt_n(fuse_ns[i], nb, sizeof nb), fuse_qreps_at[i]);
     fprintf(out, ".\n\n");
-    amqb_fuse_intro(out);
+    /* the paragraph above says what fuse_bench.c's intro says; its skipped line only */
+    if (!amqb_xfuse_available())
+        amqb_fuse_intro(out);
     fflush(fuse_tables);
     rewind(fuse_tables);
     while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
@@ -1702,8 +1708,8 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
             "hashed by each filter itself unless the row says otherwise), single-threaded "
             "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
-            "the median of %d runs (inserts: 3 builds at 10M keys and one above; queries: 3 "
-            "runs from 100M keys, each of 20M keys); queries of present keys use "
+            "the median of %d runs (inserts: at most 3 builds at 10M keys, one above; queries: "
+            "at most 3 runs from 100M keys, each of 20M keys); queries of present keys use "
             "min(n, %" PRIu64 ") keys, "
             "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
             "time by a line-read pass (64 in flight) timed just before each repetition "
