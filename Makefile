@@ -53,6 +53,10 @@ REDIS_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(REDIS_SRC))
 REDIS_MODULE := $(BUILD)/amq.so
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_SRC))
+# The binary fuse head to head (bench/static/fuse_bench.c): a section of
+# amq-bench, and amq-bench-fuse's whole run (bench/static/fuse_main.c).
+FUSE_H2H_OBJ := $(BUILD)/obj/bench/static/fuse_bench.o
+BENCH_OBJ += $(FUSE_H2H_OBJ)
 BENCH_BIN := $(BUILD)/bench/amq-bench
 AGING_BENCH := $(BUILD)/bench/aging-bench
 ARITH_BENCH := $(BUILD)/bench/cuckoo-arith
@@ -129,10 +133,12 @@ help:
 	@echo "                 (docs/reliability.md)"
 	@echo "  test-faults    SIGKILL during saves, disk full"
 	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
-	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md)"
+	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md; about 55"
+	@echo "                 minutes on a quiet 2-core machine, nothing else running)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
-	@echo "  bench-fuse     amq's binary fuse vs xor_singleheader's code (docs/benchmarks-fuse.md;"
-	@echo "                 peers' code from AMQ_PEERS, default ../shared/peers: part of bench)"
+	@echo "  bench-fuse     amq's binary fuse vs xor_singleheader's code alone (docs/benchmarks-fuse.md;"
+	@echo "                 peers' code from AMQ_PEERS, default ../shared/peers; make bench runs"
+	@echo "                 the same section into docs/benchmarks.md)"
 	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
@@ -368,26 +374,31 @@ $(STATIC_BENCH): $(BUILD)/obj/bench/static/static_bench.o \
 	@mkdir -p $(@D)
 	$(BENCH_LINK) $(LDFLAGS_ALL) -o $@ $^ $(BENCH_LIBS) $(LDLIBS_ALL)
 
-# amq's binary fuse beside the reference code (writes docs/benchmarks-fuse.md).
-$(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_bench.o $(BUILD)/obj/bench/peers/xorfuse.o \
-               $(STATIC_LIB)
+# amq's binary fuse beside the reference code, alone and with every option
+# (writes docs/benchmarks-fuse.md; make bench runs the same section).
+$(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_main.o $(FUSE_H2H_OBJ) \
+               $(BUILD)/obj/bench/peers/xorfuse.o $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+# Not part of make bench, which runs the same section at 1M, 10M and 100M
+# keys (about 10 minutes of its run, 3 reps at 100M); alone it takes as long.
 bench-fuse: deps-bench
 	@$(MAKE) --no-print-directory $(FUSE_BENCH)
 	nice $(FUSE_BENCH) --reps 3 --qreps 3 --md docs/benchmarks-fuse.md
-
-bench: bench-fuse
 
 bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
-# Full run: the library against its peers at n = 1M, 10M, 100M (over 50
-# minutes, 3 GiB of memory; docs/benchmarks.md and docs/bench-*.svg), then
-# whole commands against theirs (bench-tool: docs/benchmarks-tool.md).
-# Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M (about 46
+# minutes on this project's 2-core machine, 3 GiB of memory;
+# docs/benchmarks.md and docs/bench-*.svg; its log prints each section's
+# time - estimated from the rows of a full run: main tables ~15, one key at
+# a time ~16 (the 100M pairs ~12), binary fuse ~11 (100M ~9), the rest ~4),
+# then whole commands against theirs (bench-tool: docs/benchmarks-tool.md,
+# ~5), with bench-aging and bench-cuckoo-arith (~3) first: about 55 minutes
+# in all.  Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)
@@ -561,5 +572,5 @@ clean:
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(REDIS_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) \
-    $(BUILD)/obj/bench/static/fuse_bench.d $(BUILD)/obj/bench/static/static_bench.d \
+    $(BUILD)/obj/bench/static/fuse_main.d $(BUILD)/obj/bench/static/static_bench.d \
     $(patsubst $(BUILD)/tests/%,$(BUILD)/obj/tests/unit/%.d,$(TEST_BIN)) $(TEST_SUPPORT:.o=.d)

@@ -40,6 +40,7 @@
 #include "amq.h"
 #include "bench.h"
 #include "peers/peers.h"
+#include "static/fuse_bench.h"
 
 /* ---- registry ---------------------------------------------------------------------- */
 
@@ -71,6 +72,26 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Where a run's time goes: each section's wall time, in the log (make
+ * bench's duration, stated in the Makefile, is their sum), and the CPU time
+ * the process used in it (on a shared machine the wall time stretches, the
+ * CPU time much less: the estimate of a quiet run's length). */
+static double section_cpu0;
+static void section_done(const char *what, const char *n, double t0)
+{
+    double c = cpu_now();
+    printf("[time] %s%s%s: %.0f s (CPU %.0f s)\n", what, n != NULL ? " at n = " : "",
+           n != NULL ? n : "", now() - t0, c - section_cpu0);
+    section_cpu0 = c;
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -128,6 +149,7 @@ typedef struct opts {
     uint64_t ns[8];
     int nn;
     int reps;
+    int h2h_qreps; /* query reps of a head to head; 0: h2h_query_reps's rule */
     uint64_t queries;
     const char *only;
     const char *md;
@@ -478,7 +500,10 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
 {
     uint64_t sample = n < o->queries ? n : o->queries, fails = 0, c = 0, sink = 0;
     uint64_t lines = o->line_bytes / 64, lreads = o->line_reads / 4;
-    int reps_ins = n <= 10000000 ? o->reps : 1, rep;
+    /* From 10M keys 3 builds, above 10M one (tens of seconds for the slow
+     * rows), and from 100M 3 query reps (each asks 20M keys: seconds, steady). */
+    int reps_ins = n > 10000000 ? 1 : n == 10000000 && o->reps > 3 ? 3 : o->reps, rep;
+    int reps_q = n >= 100000000 && o->reps > 3 ? 3 : o->reps;
     double v[64], ra[64], rp[64], t, lim, rpm, ram;
     void *f = NULL;
 
@@ -498,25 +523,25 @@ static int run_subject(const opts *o, const bench_subject *s, uint64_t n, const 
     r->ins = median(v, reps_ins);
     if (fails != 0)
         fprintf(stderr, "  %s: %" PRIu64 " inserts failed\n", s->name, fails);
-    for (rep = 0; rep < o->reps; rep++) {
+    for (rep = 0; rep < reps_q; rep++) {
         lim = line_pass(line_buf, lines, lreads, 64, 0, &sink);
         t = now();
         c = s->query(f, keys, (size_t)sample);
         v[rep] = (now() - t) / (double)sample * 1e9;
         rp[rep] = v[rep] / lim;
     }
-    r->qp = median(v, o->reps);
-    rpm = median(rp, o->reps);
+    r->qp = median(v, reps_q);
+    rpm = median(rp, reps_q);
     r->false_neg = sample - c;
-    for (rep = 0; rep < o->reps; rep++) {
+    for (rep = 0; rep < reps_q; rep++) {
         lim = line_pass(line_buf, lines, lreads, 64, 0, &sink);
         t = now();
         c = s->query(f, absent, (size_t)o->queries);
         v[rep] = (now() - t) / (double)o->queries * 1e9;
         ra[rep] = v[rep] / lim;
     }
-    r->qa = median(v, o->reps);
-    ram = median(ra, o->reps);
+    r->qa = median(v, reps_q);
+    ram = median(ra, reps_q);
     r->ratio = rpm > ram ? rpm : ram;
     r->fpp = (double)c / (double)o->queries;
     r->bpk = (double)s->bytes(f) * 8.0 / (double)n;
@@ -908,6 +933,8 @@ static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n
  * them: many of them, for a steady median. */
 static int h2h_query_reps(const opts *o)
 {
+    if (o->h2h_qreps > 0)
+        return o->h2h_qreps;
     return 4 * o->reps + 1 < 64 ? 4 * o->reps + 1 : 64;
 }
 
@@ -1019,52 +1046,57 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
  * built by amq_builder (add per key, then finish: RocksDB's shape), through
  * the family's functions (amq_blocked_add / _contains) and through the
  * generic handle (amq_filter_add / _contains); the cuckoo filter
- * against the model of efficient/cuckoofilter (12-bit tags in 4-slot
- * buckets both; not in Debian) one key per call (amq_cuckoo_add, and the
- * sized builder's amq_builder_add) and, for "batched stays ahead", amq's
- * batched cuckoo against the same model. */
+ * against efficient/cuckoofilter's own code (12-bit tags in 4-slot buckets
+ * both; bench/peers/, or its models where that code is absent) one key per
+ * call (amq_cuckoo_add, and the sized builder's amq_builder_add) and, for
+ * "batched stays ahead", amq's batched cuckoo against the same peer.  Binary
+ * fuse has its own head to head (fuse_run). */
 typedef struct onekey_pair {
     const char *what, *a, *b;
+    /* 1: inserts only - its filter is asked through the generic handle, as
+     * the *handle* pair's of the same keys (the same query, not run twice) */
+    int ins_only;
 } onekey_pair;
 
 static const onekey_pair onekey_pairs[] = {
-    {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE},
+    {"blocked, 8-byte keys", "amq blocked", BENCH_FLB_ONE, 0},
 #ifdef AMQB_HAVE_ROCKSDB
-    {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys"},
+    {"blocked, 16-byte keys", "amq blocked, 16-byte keys", "RocksDB FastLocalBloom, 16-byte keys",
+     0},
 #endif
-    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE},
+    {"blocked builder, 8-byte keys", "amq blocked, builder", BENCH_FLB_ONE, 1},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked builder, 16-byte keys", "amq blocked, builder, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 1},
 #endif
-    {"blocked sized builder, 8-byte keys", "amq blocked, sized builder", BENCH_FLB_ONE},
+    {"blocked sized builder, 8-byte keys", "amq blocked, sized builder", BENCH_FLB_ONE, 1},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked sized builder, 16-byte keys", "amq blocked, sized builder, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 1},
 #endif
-    {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE},
+    {"blocked handle, 8-byte keys", "amq blocked, handle", BENCH_FLB_ONE, 0},
 #ifdef AMQB_HAVE_ROCKSDB
     {"blocked handle, 16-byte keys", "amq blocked, handle, 16-byte keys",
-     "RocksDB FastLocalBloom, 16-byte keys"},
+     "RocksDB FastLocalBloom, 16-byte keys", 0},
 #endif
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "efficient/cuckoofilter 12-bit"},
-    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit"},
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched", "efficient/cuckoofilter 12-bit", 0},
     {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
-     "efficient/cuckoofilter 12-bit"},
-    {"fuse8 3-wise", "amq fuse8 3-wise", "xor_singleheader binary_fuse8"},
-    {"fuse8 3-wise batched", "amq fuse8 3-wise, batched", "xor_singleheader binary_fuse8"},
-    {"fuse16 3-wise", "amq fuse16 3-wise", "xor_singleheader binary_fuse16"},
-    {"fuse16 3-wise batched", "amq fuse16 3-wise, batched", "xor_singleheader binary_fuse16"},
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit"},
-    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
-     "model: efficient/cuckoofilter 12-bit"},
-    {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
-     "model: efficient/cuckoofilter 12-bit"},
+     "efficient/cuckoofilter 12-bit", 0},
     {"cuckoo sized builder, 12-bit", "amq cuckoo 12-bit, sized builder",
-     "model: efficient/cuckoofilter 12-bit"},
-    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model, tuned: efficient/cuckoofilter 12-bit"},
+     "efficient/cuckoofilter 12-bit", 0},
+    /* Against a model (subject_models.c, subject_model_cuckoo.c): run only when the real
+     * peer was not built (model_stands_in). */
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model: efficient/cuckoofilter 12-bit", 0},
     {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
-     "model, tuned: efficient/cuckoofilter 12-bit"},
+     "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo, 12-bit, its table size", "amq cuckoo 12-bit, the reference's table size",
+     "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo sized builder, 12-bit", "amq cuckoo 12-bit, sized builder",
+     "model: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo, 12-bit", "amq cuckoo 12-bit", "model, tuned: efficient/cuckoofilter 12-bit", 0},
+    {"cuckoo batched, 12-bit", "amq cuckoo 12-bit, batched",
+     "model, tuned: efficient/cuckoofilter 12-bit", 0},
 };
 
 #define ONEKEY_PAIRS (sizeof onekey_pairs / sizeof onekey_pairs[0])
@@ -1082,29 +1114,78 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
                          int inserts, int floor, const uint64_t *keys, const uint64_t *absent,
                          h2h *out);
 
+/* A pair against a model ("model: NAME", "model, tuned: NAME") runs only
+ * when the real NAME (bench/peers/) is not a subject of this build. */
+static int model_stands_in(const char *peer)
+{
+    const char *real = strstr(peer, ": ");
+    return strncmp(peer, "model", 5) != 0 || real == NULL || subject_named(real + 2) == NULL;
+}
+
+/* Repetitions at n: from 100M keys 3 of inserts (each builds two filters
+ * of 100M keys, several seconds) and 7 of queries (each asks 20M keys, one
+ * to two seconds: steady); from 10M 11 of queries (each a fraction of a
+ * second); else the run's. */
+static void onekey_reps(const opts *o, uint64_t n, opts *on)
+{
+    *on = *o;
+    if (n >= 100000000 && o->reps > 3) {
+        on->reps = 3;
+        on->h2h_qreps = 7;
+    } else if (n >= 10000000 && h2h_query_reps(o) > 11) {
+        on->h2h_qreps = 11;
+    }
+}
+
+/* The query head to head of the one-key pair (a, b) at n, if it ran. */
+static int onekey_queries(const char *a, const char *b, uint64_t n, h2h *out)
+{
+    int i;
+    for (i = 0; i < onekey_count; i++)
+        if (onekey_res[i].n == n && !onekey_res[i].pair->ins_only &&
+            strcmp(onekey_res[i].pair->a, a) == 0 && strcmp(onekey_res[i].pair->b, b) == 0) {
+            *out = onekey_res[i].q;
+            return 1;
+        }
+    return 0;
+}
+
 static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *absent)
 {
     char nb[32];
     size_t k;
     int j;
-    for (j = 0; j < o->nn; j++)
+    opts on;
+    double t0;
+    for (j = 0; j < o->nn; j++) {
+        t0 = now();
+        onekey_reps(o, o->ns[j], &on);
         for (k = 0; k < ONEKEY_PAIRS; k++) {
             onekey_result *r = &onekey_res[onekey_count];
-            if (!selected_name(o, onekey_pairs[k].a))
+            if (!selected_name(o, onekey_pairs[k].a) || !model_stands_in(onekey_pairs[k].b))
                 continue;
             r->pair = &onekey_pairs[k];
             r->n = o->ns[j];
-            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
-            head_to_head(o, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
-            if (!r->ins.ok || !r->q.ok)
+            head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
+            if (!r->pair->ins_only)
+                head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
+            if (!r->ins.ok || (!r->pair->ins_only && !r->q.ok))
                 continue;
-            printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs %7.2f "
-                   "ns %5.2fx | absent %7.2f vs %7.2f ns %5.2fx   (vs %s)\n",
-                   fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
-                   r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra,
-                   r->pair->b);
+            if (r->pair->ins_only)
+                printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | queries: the handle "
+                       "pair's   (vs %s)\n",
+                       fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
+                       r->ins.ratio, r->pair->b);
+            else
+                printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | present %7.2f vs "
+                       "%7.2f ns %5.2fx | absent %7.2f vs %7.2f ns %5.2fx   (vs %s)\n",
+                       fmt_n(o->ns[j], nb, sizeof nb), r->pair->what, r->ins.a_ns, r->ins.b_ns,
+                       r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns,
+                       r->q.ra, r->pair->b);
             onekey_count++;
         }
+        section_done("one key at a time", fmt_n(o->ns[j], nb, sizeof nb), t0);
+    }
 }
 
 static void onekey_md(FILE *out, const opts *o)
@@ -1135,18 +1216,40 @@ static void onekey_md(FILE *out, const opts *o)
             "keys 1024 at a time through the batched path and holds nothing else, then "
             "`amq_builder_finish`), through amq's family functions (`amq_blocked_add` "
             "/ `_contains`) and through the generic handle (`amq_filter_add` / `_contains`). "
+            "The builders' rows time inserts only: their filters are the *handle* rows' "
+            "filters, asked through the same `amq_filter_contains`, so the *handle* row's "
+            "query columns are theirs too. "
             "Those adds answer whether each key was new (BF.ADD and the item count need it), so "
             "each reads its key's block when it is called: out of cache it waits for the line, "
             "and the rate is set by how many adds the out-of-order window holds, where the "
-            "builders' adds wait for no block. The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
-            "key API, the default hash `mulshift`) runs against two models of "
-            "efficient/cuckoofilter (`bench/subject_model_cuckoo.c`: the reference is not in "
-            "Debian; issue 20 quotes its published figures): *model* as the reference runs "
-            "(its table from the heap, zeroed at construction, 4 KiB pages; `rand()` for "
-            "evictions; table and hash constants read through the object; both buckets' words "
-            "loaded before either is tested) and *model, tuned* "
-            "(huge pages, xorshift, constants as immediates: the stricter peer), both compiled "
-            "as issue 20 built the reference (`-O3 -march=native`). amq sizes its "
+            "builders' adds wait for no block. ",
+            o->reps, h2h_query_reps(o));
+    for (i = 0; i < o->nn; i++) {
+        opts on;
+        onekey_reps(o, o->ns[i], &on);
+        if (on.reps != o->reps || h2h_query_reps(&on) != h2h_query_reps(o))
+            fprintf(out, "At %s keys %d insert reps and %d query reps (longer reps: an insert "
+                         "rep at 100M builds two filters of 100M keys, a query rep from 10M "
+                         "keys asks 20M keys of each). ",
+                    fmt_n(o->ns[i], nb, sizeof nb), on.reps, h2h_query_reps(&on));
+    }
+    fprintf(out,
+            "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
+            "key API, the default hash `mulshift`) runs against ");
+    if (amqb_cref_available())
+        fprintf(out, "efficient/cuckoofilter's own code (`CuckooFilter<uint64_t, 12>`, Add and "
+                     "Contain, built from `AMQ_PEERS` by `bench/peers/cuckooref.cc`; its models, "
+                     "`bench/subject_model_cuckoo.c`, are in the main tables only). ");
+    else
+        fprintf(out, "two models of efficient/cuckoofilter (its code is not under `AMQ_PEERS`; "
+                     "`bench/subject_model_cuckoo.c`): *model* as the reference runs (its table "
+                     "from the heap, zeroed at construction, 4 KiB pages; `rand()` for "
+                     "evictions; table and hash constants read through the object; both "
+                     "buckets' words loaded before either is tested) and *model, tuned* (huge "
+                     "pages, xorshift, constants as immediates: the stricter peer), both "
+                     "compiled as issue 20 built the reference (`-O3 -march=native`). ");
+    fprintf(out,
+            "amq sizes its "
             "table for ~95 %% load at every n, the reference for a power of two of buckets "
             "(95.4 %% load at 1 M keys, 59.6 %% at 10 M, 74.5 %% at 100 M): the *its table "
             "size* rows give amq's filter the reference's bucket count, like for like. The "
@@ -1157,20 +1260,130 @@ static void onekey_md(FILE *out, const opts *o)
             "when no per-key answer is needed (the reference's Add answers only whether the "
             "table had room; the builder reports a full table at the add that flushed and at "
             "finish); its queries ask the built filter through the handle "
-            "(`amq_filter_contains`). "
+            "(`amq_filter_contains`). Binary fuse: its own section above. "
             "Reproduce: `%s`.\n\n"
             "| n | path | peer | insert amq ns | peer ns | ratio | present amq ns | peer ns | "
             "ratio | absent amq ns | peer ns | ratio |\n"
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            o->reps, h2h_query_reps(o), o->cmdline);
+            o->cmdline);
     for (i = 0; i < onekey_count; i++) {
         const onekey_result *r = &onekey_res[i];
-        fprintf(out,
-                "| %s | %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %.2f | %.2f | "
-                "%.2fx |\n",
-                fmt_n(r->n, nb, sizeof nb), r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns,
-                r->ins.ratio, r->q.ap_ns, r->q.bp_ns, r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
+        fprintf(out, "| %s | %s | %s | %.2f | %.2f | %.2fx |", fmt_n(r->n, nb, sizeof nb),
+                r->pair->what, r->pair->b, r->ins.a_ns, r->ins.b_ns, r->ins.ratio);
+        if (r->pair->ins_only)
+            fprintf(out, " (handle row's) | | | (handle row's) | | |\n");
+        else
+            fprintf(out, " %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n", r->q.ap_ns, r->q.bp_ns,
+                    r->q.rp, r->q.aa_ns, r->q.ba_ns, r->q.ra);
     }
+    fprintf(out, "\n");
+}
+
+/* ---- binary fuse beside the reference code (issue 41) ---------------------------------------
+ * bench/static/fuse_bench.c's head to head (amq-bench-fuse's whole run) at
+ * each n of this run: amq's fuse8 and fuse16 3-wise - build, the one-key
+ * query through the inline view (amq/fuse_view.h), batched, and the generic
+ * handle - beside xor_singleheader's own code, 8- and 16-byte keys, the rows
+ * alternating rep by rep.  Its tables go to a temporary file, copied into
+ * the log as each n ends and into the report at the end. */
+static FILE *fuse_tables;
+static uint64_t fuse_ns[8];
+static int fuse_reps_at[8], fuse_qreps_at[8], fuse_count;
+
+/* --only selects it by the amq rows' names ("fuse8 3-wise", "fuse"). */
+static int fuse_selected(const opts *o, int bits_on[2])
+{
+    bits_on[0] = selected_name(o, "amq fuse8 3-wise");
+    bits_on[1] = selected_name(o, "amq fuse16 3-wise");
+    return bits_on[0] || bits_on[1];
+}
+
+/* Returns the false negatives seen.  Repetitions: 3 from 100M keys (a rep
+ * there builds four filters of 100M keys, over a minute, and the per-rep
+ * ratios of three vary by a few percent), else the run's (at most 15); the
+ * one-key loops run 3 times per build up to 1M keys (loops of a few ms,
+ * their median steadier), once above (loops of 10M queries). */
+static uint64_t fuse_run(const opts *o, uint64_t n)
+{
+    static const size_t kbs[2] = {8, 16};
+    amqb_fuse_run r;
+    char buf[4096];
+    size_t got;
+    long at;
+    uint64_t fneg;
+
+    memset(&r, 0, sizeof r);
+    if (!fuse_selected(o, r.bits_on) || fuse_count >= 8)
+        return 0;
+    if (fuse_tables == NULL && (fuse_tables = tmpfile()) == NULL) {
+        fprintf(stderr, "amq-bench: no temporary file for the binary fuse tables\n");
+        return 0;
+    }
+    r.ns = &n;
+    r.nn = 1;
+    r.kbs = kbs;
+    r.nk = 2;
+    r.reps = n >= 100000000 ? 3 : o->reps;
+    if (r.reps > o->reps)
+        r.reps = o->reps;
+    if (r.reps > AMQB_FUSE_MAX_REPS)
+        r.reps = AMQB_FUSE_MAX_REPS;
+    r.qreps = n <= 1000000 ? 3 : 1;
+    r.qmax = o->queries;
+    fuse_ns[fuse_count] = n;
+    fuse_reps_at[fuse_count] = r.reps;
+    fuse_qreps_at[fuse_count++] = r.qreps;
+    fflush(stdout);
+    at = ftell(fuse_tables);
+    fneg = amqb_fuse_h2h(fuse_tables, &r);
+    /* the tables of this n into the log too */
+    if (at >= 0 && fseek(fuse_tables, at, SEEK_SET) == 0) {
+        while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
+            fwrite(buf, 1, got, stdout);
+        fseek(fuse_tables, 0, SEEK_END);
+    }
+    return fneg;
+}
+
+static void fuse_md(FILE *out)
+{
+    char buf[4096], nb[32];
+    size_t got;
+    int i;
+
+    if (fuse_count == 0 || fuse_tables == NULL)
+        return;
+    fprintf(out,
+            "## Binary fuse beside the reference code (issue 41)\n\n"
+            "`bench/static/fuse_bench.c` (also `make bench-fuse`'s whole run, with more "
+            "options): amq's fuse8 and fuse16 3-wise and FastFilter/xor_singleheader's "
+            "binary_fuse8 / binary_fuse16 built on the same keys in the same process, the rows "
+            "alternating within each repetition (the order swapped every other one); times "
+            "are the thread's CPU time in ns per key, medians of the repetitions, and each "
+            "ratio, amq / reference (below 1: amq is faster), the median of the per-repetition "
+            "ratios. The reference is xor_singleheader's `binaryfusefilter.h` (its own code, "
+            "from `AMQ_PEERS`, built -O3 by `bench/peers/xorfuse.c`): with 8-byte keys it takes "
+            "the 64-bit key itself where amq hashes the key's 8 bytes; with 16-byte keys it is "
+            "given XXH3-64 of the key, computed in the timed loop. "
+            "Columns: *build* is the whole build from the keys, hashing included (amq: "
+            "`amq_build` in `bench/static/fuse_bench.c`, a builder over the keys; the "
+            "reference: allocate + populate); *one-key* is amq's inline one-key query (amq/fuse_view.h, "
+            "`amq_fuse_view_contains_as`, compiled into the bench as the reference's header "
+            "is) against the reference's `binary_fuse8/16_contain`; *batched* is "
+            "`amq_static_contains_batch_fixed` and *handle* `amq_filter_contains` (a library "
+            "call per key), both against the reference's one-key loop (it has no batched "
+            "query). Repetitions:");
+    for (i = 0; i < fuse_count; i++)
+        fprintf(out, "%s %d at n = %s (one-key loops %d per build)", i ? "," : "",
+                fuse_reps_at[i], fmt_n(fuse_ns[i], nb, sizeof nb), fuse_qreps_at[i]);
+    fprintf(out, ".\n\n");
+    /* the paragraph above says what fuse_bench.c's intro says; its skipped line only */
+    if (!amqb_xfuse_available())
+        amqb_fuse_intro(out);
+    fflush(fuse_tables);
+    rewind(fuse_tables);
+    while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
+        fwrite(buf, 1, got, out);
     fprintf(out, "\n");
 }
 
@@ -1301,7 +1514,8 @@ static void targets(FILE *out, const opts *o, const row *rows, int nrows, const 
                     "compares amq with a peer, the two also run *head to head* - alternating rep "
                     "by rep on the same keys (queries: present and absent keys together, %d "
                     "reps; inserts: %d), the ratio the median of the per-rep ratios - and the "
-                    "verdict uses that ratio.\n\n",
+                    "verdict uses that ratio. The non-batched query's pair at 100M is the *One "
+                    "key at a time* section's (blocked, 8-byte keys; its reps).\n\n",
                     lr != NULL ? lr->best_ns : 0.0, lq, lq / 150.0,
                     h2h_query_reps(o), o->reps);
         }
@@ -1494,7 +1708,9 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "Every row runs on the same random 64-bit keys (8-byte little-endian keys, "
             "hashed by each filter itself unless the row says otherwise), single-threaded "
             "unless marked, filters sized for n keys at a 1 %% target. Times are ns per key, "
-            "the median of %d runs; queries of present keys use min(n, %" PRIu64 ") keys, "
+            "the median of %d runs (inserts: at most 3 builds at 10M keys, one above; queries: "
+            "at most 3 runs from 100M keys, each of 20M keys); queries of present keys use "
+            "min(n, %" PRIu64 ") keys, "
             "absent keys are %" PRIu64 " others. *query / limit* divides the slower query "
             "time by a line-read pass (64 in flight) timed just before each repetition "
             "(median of the per-repetition ratios; steadier than either time when the "
@@ -1515,14 +1731,20 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
             "implementation of them gets on this machine.\n\n",
             o->quick ? "-quick" : "", o->cmdline, date, mach, o->reps, o->queries, o->queries);
     fprintf(f,
-            "Rows named *xor_singleheader*, *efficient/cuckoofilter* and *libfilter* are those "
+            "Rows named *efficient/cuckoofilter* and *libfilter* are those "
             "peers' own code, built by the bench from `AMQ_PEERS` (default `../shared/peers`; "
-            "`bench/peers/`, "
-            "never copied into the repo): binary_fuse8 / binary_fuse16 (allocate + populate, "
-            "then contain per key), CuckooFilter<uint64_t, 12> (Add, Contain), the block "
-            "filter (add_hash / find_hash with the key as its hash, as libfilter's own "
-            "benchmark). They take 64-bit integers: the 8-byte key as it lies in memory. "
-            "The *model* rows stay beside them, labelled as models.\n\n");
+            "`bench/peers/`, never copied into the repo): CuckooFilter<uint64_t, 12> (Add, "
+            "Contain) and the block filter (add_hash / find_hash with the key as its hash, as "
+            "libfilter's own benchmark). They take 64-bit integers: the 8-byte key as it lies "
+            "in memory. The *model* rows stay beside them in these tables, labelled as models; "
+            "the head-to-head sections pair amq with a model only where the real peer is "
+            "absent. amq's static kinds' one-key rows (*fuse8 4-wise, handle*, *ribbon, "
+            "handle*) time the generic handle, `amq_filter_contains` (a library call per key). "
+            "amq's fuse8 and fuse16 3-wise and xor_singleheader's binary_fuse8 / binary_fuse16 "
+            "(its own code, also from `AMQ_PEERS`) are not in these tables: the section "
+            "*Binary fuse beside the reference code* below them builds and queries both side "
+            "by side (the inline one-key query, the handle and the batched query; 8- and "
+            "16-byte keys), and rows here would be the same work again.\n\n");
     for (i = 0; i < nskipped; i++)
         fprintf(f, "%s.\n\n", skipped[i]);
     fprintf(f,
@@ -1549,6 +1771,7 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                 print_row(f, &rows[i], 1);
         fprintf(f, "\n");
     }
+    fuse_md(f);
     onekey_md(f, o);
     layouts_md(f, o);
     fprintf(f, "## Targets (issue 3)\n\n");
@@ -1743,6 +1966,7 @@ int main(int argc, char **argv)
     point pts[512];
     cold_row cold[32];
     uint64_t maxn = 0, s = 1, i, *keys, *absent;
+    double t0, tall = now();
     int nrows = 0, npts = 0, ncold = 0, j, k, status = 0, plotted = 0;
     uint32_t kind;
 
@@ -1768,6 +1992,7 @@ int main(int argc, char **argv)
     printf("\n");
 
     printf("memory limit: random 64-byte reads over %zu MiB ... ", o.line_bytes >> 20);
+    t0 = now();
     line_rnd_init();
     {
         /* Both kinds of pages; the faster is the limit, and its buffer is
@@ -1789,6 +2014,7 @@ int main(int argc, char **argv)
            lr.best_ns, lr.best_window, lr.best_l2 ? "L2" : "L1", lr.huge ? "huge" : "small",
            lr.huge ? "small" : "huge",
            lr.other_ns, lr.nopf_ns, lr.dep_ns);
+    section_done("memory limit", NULL, t0);
 
     keys = xmalloc(maxn * sizeof *keys);
     absent = xmalloc(o.queries * sizeof *absent);
@@ -1799,6 +2025,7 @@ int main(int argc, char **argv)
 
     rows = xmalloc(sizeof *rows * (size_t)(o.nn * nsubjects + 1));
     for (j = 0; j < o.nn; j++) {
+        t0 = now();
         measure_lines(&o, line_buf, 0, &lr_n[j]);
         printf("\nn = %s (line-read limit re-measured: %.2f ns)\n  %-44s %8s %8s %8s %7s %9s "
                "%6s %6s %6s\n",
@@ -1816,6 +2043,7 @@ int main(int argc, char **argv)
                 status = 1;
             nrows++;
         }
+        section_done("main table", fmt_n(o.ns[j], nb, sizeof nb), t0);
     }
     printf("\nratios at each n: batched blocked query against the line-read limit and libbloom\n");
     for (j = 0; j < o.nn; j++) {
@@ -1845,9 +2073,11 @@ int main(int argc, char **argv)
             {"amq blocked, batched, key as hash", "model: libfilter block, key as hash",
              100000000, 1, 0},
         };
+        t0 = now();
         for (k = 0; k < H2H_COUNT; k++)
             for (j = 0; j < o.nn; j++)
-                if (o.ns[j] == pairs[k].n) {
+                /* the non-batched pair is the one-key section's (after it) */
+                if (o.ns[j] == pairs[k].n && k != H2H_FLB1_100M) {
                     head_to_head(&o, pairs[k].a, pairs[k].b, o.ns[j], pairs[k].inserts,
                                  pairs[k].floor, keys, absent, &hh[k]);
                     if (hh[k].ok)
@@ -1861,16 +2091,31 @@ int main(int argc, char **argv)
                                "size, no hash): %.2f ns; %s %.2fx of it, %s %.2fx\n",
                                hh[k].floor_ns, hh[k].a, hh[k].a_floor, hh[k].b, hh[k].b_floor);
                 }
+        section_done("targets' head to head", NULL, t0);
     }
 
     printf("\none key at a time, head to head:\n");
     onekey_run(&o, keys, absent);
+    if (onekey_queries("amq blocked", BENCH_FLB_ONE, 100000000, &hh[H2H_FLB1_100M]))
+        printf("  (the target's one-key pair at 100M: the blocked, 8-byte keys pair above)\n");
+    if (fuse_selected(&o, (int[2]){0, 0})) {
+        printf("\nbinary fuse beside the reference code:\n");
+        for (j = 0; j < o.nn; j++) {
+            t0 = now();
+            if (fuse_run(&o, o.ns[j]) != 0)
+                status = 1;
+            section_done("binary fuse head to head", fmt_n(o.ns[j], nb, sizeof nb), t0);
+        }
+    }
     if (o.sweep) {
+        t0 = now();
         printf("\ncuckoo layouts at n = %s:\n", fmt_n(o.sweep_n, nb, sizeof nb));
         layouts_run(&o, keys, absent);
+        section_done("cuckoo layouts", NULL, t0);
     }
 
     if (o.sweep) {
+        t0 = now();
         printf("\nsweep of fpp against bits per key at n = %s ...\n",
                fmt_n(o.sweep_n, nb, sizeof nb));
         npts = sweep(&o, keys, absent, pts, (int)(sizeof pts / sizeof pts[0]));
@@ -1884,9 +2129,11 @@ int main(int argc, char **argv)
                    "%.4f%% +- %.4f, paired difference %+.4f +- %.4f points\n",
                    fc.reps, fc.amq * 100, fc.amq_se * 100, fc.flb * 100, fc.flb_se * 100,
                    fc.diff * 100, fc.diff_se * 100);
+        section_done("fpp sweep", NULL, t0);
     }
 
     if (o.cold && o.data != NULL) {
+        t0 = now();
         mkdir(o.data, 0777);
         printf("\ncold start at n = %s (files in %s):\n", fmt_n(o.cold_n, nb, sizeof nb), o.data);
         for (kind = 1; kind < 32 && ncold < 32; kind++) {
@@ -1901,6 +2148,7 @@ int main(int argc, char **argv)
                 ncold++;
             }
         }
+        section_done("cold start", NULL, t0);
     }
 
     munmap(line_buf, o.line_bytes);
@@ -1908,6 +2156,10 @@ int main(int argc, char **argv)
         plotted = plot(&o, rows, nrows, &lr, pts, npts);
         write_md(&o, mach, &lr, lr_n, rows, nrows, pts, npts, cold, ncold, plotted, hh, &fc);
     }
+    section_cpu0 = 0; /* the whole run's CPU time */
+    section_done("whole run", NULL, tall);
+    if (fuse_tables != NULL)
+        fclose(fuse_tables);
     if (status != 0)
         fprintf(stderr, "amq-bench: FALSE NEGATIVES reported above\n");
     free(rows);

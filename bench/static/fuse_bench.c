@@ -4,7 +4,9 @@
  * from AMQ_PEERS by bench/peers/xorfuse.c), same keys, same process, the
  * rows alternating within each repetition; prints ns per key and the ratio
  * amq / reference (the median of the per-repetition ratios: below 1, amq is
- * faster).  make bench-fuse writes docs/benchmarks-fuse.md with it.
+ * faster).  amq-bench-fuse (fuse_main.c; make bench-fuse:
+ * docs/benchmarks-fuse.md) and amq-bench (make bench: docs/benchmarks.md)
+ * both run it (fuse_bench.h).
  *
  * 8-byte keys are random 64-bit integers (the reference takes them as they
  * lie in memory, amq hashes their bytes); 16-byte keys are {k, k * 0x9e37..}
@@ -21,15 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
-#include <unistd.h>
 
 #define AMQ_ADVANCED_API 1 /* amq_static_contains_batch_fixed */
 #include "amq.h"
 #include "../peers/peers.h"
+#include "fuse_bench.h"
 
-#define MAX_REPS 15
+#define MAX_REPS AMQB_FUSE_MAX_REPS
 #define CHUNK 256
 
 enum { T_BUILD, T_ONE_P, T_ONE_A, T_BAT_P, T_BAT_A, T_HND_P, T_HND_A, NT };
@@ -166,11 +167,11 @@ typedef struct result {
     cell c[NR];
 } result;
 
-static int bits_on[2] = {1, 1}; /* fuse8, fuse16 */
-static int qreps = 1;            /* one-key loops per build */
-
+/* qreps: the one-key loops again on the same build (their median); *fneg
+ * counts the false negatives of every query path. */
 static void time_row(int r, const uint64_t *keys, size_t kb, size_t n, const uint64_t *present,
-                     const uint64_t *absent, size_t nq, cell *c, int rep)
+                     const uint64_t *absent, size_t nq, int qreps, cell *c, int rep,
+                     uint64_t *fneg)
 {
     unsigned bits = r < R_AMQ16 ? 8 : 16;
     int ref = r == R_REF8 || r == R_REF16;
@@ -192,14 +193,15 @@ static void time_row(int r, const uint64_t *keys, size_t kb, size_t n, const uin
         return;
     }
     c->ok = 1;
-    /* --qreps: the one-key loops again on the same build (median) */
     for (q = 0; q < qreps; q++) {
         t = now();
         got = ref ? amqb_xfuse_query(x, present, kb, nq) : amq_view(f, present, kb, nq);
         tq[0][q] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq)
+        if (got != nq) {
             fprintf(stderr, "%s: %llu false negatives!\n", rnames[r],
                     (unsigned long long)(nq - got));
+            *fneg += nq - got;
+        }
         t = now();
         got = ref ? amqb_xfuse_query(x, absent, kb, nq) : amq_view(f, absent, kb, nq);
         tq[1][q] = (now() - t) * 1e9 / (double)nq;
@@ -211,18 +213,22 @@ static void time_row(int r, const uint64_t *keys, size_t kb, size_t n, const uin
         t = now();
         got = amq_one(f, present, kb, nq);
         c->t[T_HND_P][rep] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq)
+        if (got != nq) {
             fprintf(stderr, "%s: %llu false negatives (handle)!\n", rnames[r],
                     (unsigned long long)(nq - got));
+            *fneg += nq - got;
+        }
         t = now();
         (void)amq_one(f, absent, kb, nq);
         c->t[T_HND_A][rep] = (now() - t) * 1e9 / (double)nq;
         t = now();
         got = amq_batched(f, present, kb, nq);
         c->t[T_BAT_P][rep] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq)
+        if (got != nq) {
             fprintf(stderr, "%s: %llu false negatives (batched)!\n", rnames[r],
                     (unsigned long long)(nq - got));
+            *fneg += nq - got;
+        }
         t = now();
         (void)amq_batched(f, absent, kb, nq);
         c->t[T_BAT_A][rep] = (now() - t) * 1e9 / (double)nq;
@@ -238,8 +244,10 @@ static void time_row(int r, const uint64_t *keys, size_t kb, size_t n, const uin
     amqb_xfuse_free(x);
 }
 
-static void run(uint64_t n, size_t kb, uint64_t nq, int reps, result *res)
+static void run(const amqb_fuse_run *o, uint64_t n, size_t kb, result *res, uint64_t *fneg)
 {
+    uint64_t nq = n < o->qmax ? n : o->qmax;
+    int reps = o->reps;
     uint64_t seed = 0xf05e0000 + n + kb, *keys, *present, *absent, j;
     size_t w = kb / 8;
     int rep, i, k;
@@ -271,13 +279,13 @@ static void run(uint64_t n, size_t kb, uint64_t nq, int reps, result *res)
         /* alternate which of each pair goes first */
         for (k = 0; k < NR; k++) {
             i = rep % 2 ? (k ^ 1) : k;
-            if ((i < R_AMQ16 && !bits_on[0]) || (i >= R_AMQ16 && !bits_on[1]))
+            if ((i < R_AMQ16 && !o->bits_on[0]) || (i >= R_AMQ16 && !o->bits_on[1]))
                 continue;
             if ((i == R_REF8 || i == R_REF16) && !amqb_xfuse_available())
                 continue;
             if (res->c[i].ok < 0)
                 continue;
-            time_row(i, keys, kb, n, present, absent, nq, &res->c[i], rep);
+            time_row(i, keys, kb, n, present, absent, nq, o->qreps, &res->c[i], rep, fneg);
         }
         fprintf(stderr, "n = %llu, %zu-byte keys: rep %d of %d done\n", (unsigned long long)n, kb,
                 rep + 1, reps);
@@ -310,6 +318,10 @@ static void print_result(FILE *out, const result *res, int reps)
                     median(c->t[T_HND_A], reps));
         fprintf(out, " %.4f %% | %.3f |\n", c->fpp * 100, c->bpk);
     }
+    /* no reference rows (skipped, or its builds failed): no ratios */
+    if (!(res->c[R_AMQ8].ok > 0 && res->c[R_REF8].ok > 0) &&
+        !(res->c[R_AMQ16].ok > 0 && res->c[R_REF16].ok > 0))
+        return;
     fprintf(out, "\n| amq / reference (median of per-repetition ratios) |");
     for (t = 0; t < NT; t++)
         fprintf(out, " %s |", tnames[t]);
@@ -331,101 +343,40 @@ static void print_result(FILE *out, const result *res, int reps)
     }
 }
 
-int main(int argc, char **argv)
-{
-    uint64_t ns[8] = {1000000, 10000000, 100000000}, qmax = 10000000;
-    size_t kbs[2] = {8, 16};
-    int nn = 3, nk = 2, reps = 5, k, m, i;
-    const char *md = NULL;
-    char cmd[1024] = "";
-    result res;
-    FILE *out;
-    struct utsname u;
+/* ---- the run ----------------------------------------------------------------------------- */
 
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-            char *p = argv[++i];
-            nn = 0;
-            while (*p && nn < 8) {
-                ns[nn++] = strtoull(p, &p, 10);
-                if (*p == ',')
-                    p++;
-            }
-        } else if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc) {
-            char *p = argv[++i];
-            nk = 0;
-            while (*p && nk < 2) {
-                unsigned long v = strtoul(p, &p, 10);
-                if (v == 8 || v == 16)
-                    kbs[nk++] = v;
-                if (*p != ',')
-                    break;
-                p++;
-            }
-            if (nk == 0)
-                nk = 2, kbs[0] = 8, kbs[1] = 16;
-        } else if (strcmp(argv[i], "--bits") == 0 && i + 1 < argc) {
-            const char *p = argv[++i];
-            bits_on[0] = strcmp(p, "16") != 0;
-            bits_on[1] = strcmp(p, "8") != 0;
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-            if (reps < 1 || reps > MAX_REPS)
-                reps = 5;
-        } else if (strcmp(argv[i], "--qreps") == 0 && i + 1 < argc) {
-            qreps = atoi(argv[++i]);
-            if (qreps < 1 || qreps > MAX_REPS)
-                qreps = 1;
-        } else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc) {
-            qmax = strtoull(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) {
-            md = argv[++i];
-        } else {
-            fprintf(stderr, "usage: amq-bench-fuse [--n N,N,...] [--keys 8,16] [--bits 8|16] "
-                            "[--reps R] [--qreps K] [--queries Q] [--md FILE]\n");
-            return 2;
-        }
-    }
-    for (i = 1; i < argc; i++) {
-        strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
-        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
-    }
-    out = md != NULL ? fopen(md, "w") : stdout;
-    if (out == NULL) {
-        perror(md);
-        return 1;
-    }
-    uname(&u);
-    fprintf(out, "# Binary fuse: amq beside the reference code\n\n");
-    fprintf(out, "Generated by `amq-bench-fuse%s` on %s %s, %ld online CPUs, shared with other "
-                 "work: times are the thread's CPU time in ns per key, medians of %d "
-                 "repetitions in which the rows alternate (same process, same keys).\n\n",
-            cmd, u.sysname, u.machine, sysconf(_SC_NPROCESSORS_ONLN), reps);
+void amqb_fuse_intro(FILE *out)
+{
     if (!amqb_xfuse_available()) {
         /* the report names no path outside the repo; the terminal gets it */
         fprintf(out, "skipped: the reference rows (xor_singleheader/include/binaryfusefilter.h "
                      "is not under `AMQ_PEERS`)\n");
         fprintf(stderr, "skipped: the reference rows (not found under %s)\n", amqb_peers_dir());
-    } else {
-        fprintf(out, "The reference is FastFilter/xor_singleheader's `binaryfusefilter.h` from "
-                     "`AMQ_PEERS` (its own code, built -O3 by bench/peers/xorfuse.c). 8-byte keys: the "
-                     "reference takes the 64-bit key itself, amq hashes its 8 bytes (the fuse "
-                     "kind's default hash); 16-byte keys: the reference is given XXH3-64 of the "
-                     "key, computed in the timed loop. Build includes hashing. amq's one-key "
-                     "columns are its inline query (amq/fuse_view.h: `amq_fuse_view_contains_as`, "
-                     "compiled into the bench at -O3 as the reference's header is), the handle "
-                     "columns `amq_filter_contains` (a library call per key), the batched ones "
-                     "`amq_static_contains_batch_fixed`. The reference has no batched query: "
-                     "amq's batched and handle columns are divided by its one-key ones.\n");
+        return;
     }
-    fflush(out);
-    for (k = 0; k < nn; k++)
-        for (m = 0; m < nk; m++) {
-            run(ns[k], kbs[m], ns[k] < qmax ? ns[k] : qmax, reps, &res);
-            print_result(out, &res, reps);
+    fprintf(out, "The reference is FastFilter/xor_singleheader's `binaryfusefilter.h` from "
+                 "`AMQ_PEERS` (its own code, built -O3 by bench/peers/xorfuse.c). 8-byte keys: the "
+                 "reference takes the 64-bit key itself, amq hashes its 8 bytes (the fuse "
+                 "kind's default hash); 16-byte keys: the reference is given XXH3-64 of the "
+                 "key, computed in the timed loop. Build includes hashing. amq's one-key "
+                 "columns are its inline query (amq/fuse_view.h: `amq_fuse_view_contains_as`, "
+                 "compiled into the bench at -O3 as the reference's header is), the handle "
+                 "columns `amq_filter_contains` (a library call per key), the batched ones "
+                 "`amq_static_contains_batch_fixed`. The reference has no batched query: "
+                 "amq's batched and handle columns are divided by its one-key ones.\n");
+}
+
+uint64_t amqb_fuse_h2h(FILE *out, const amqb_fuse_run *o)
+{
+    uint64_t fneg = 0;
+    result res;
+    int k, m;
+
+    for (k = 0; k < o->nn; k++)
+        for (m = 0; m < o->nk; m++) {
+            run(o, o->ns[k], o->kbs[m], &res, &fneg);
+            print_result(out, &res, o->reps);
             fflush(out);
         }
-    if (out != stdout)
-        fclose(out);
-    return 0;
+    return fneg;
 }
