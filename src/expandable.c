@@ -804,27 +804,97 @@ static inline const void *home_of(const amq_expand *x, uint64_t u)
     return bucket_at(lv, b);
 }
 
+/* A batch's view of the levels, read once: the loop's stores to out[] are
+ * bytes, which may alias *x, so without it every key reloads x's fields. */
+typedef struct {
+    const uint8_t *data, *old_data;
+    const amq_expand *x, *old;
+    uint64_t mig;
+    uint32_t q, old_q;
+} batch_view;
+
+static inline __attribute__((always_inline)) batch_view view_of(const amq_expand *x)
+{
+    batch_view v;
+    v.x = x;
+    v.data = x->table.data;
+    v.q = x->q;
+    v.mig = x->mig;
+    v.old = x->old;
+    v.old_data = x->old != NULL ? x->old->table.data : NULL;
+    v.old_q = x->old != NULL ? x->old->q : 0;
+    return v;
+}
+
+/* route() on a view: the key's bucket line, and its level, bucket and entry. */
+static inline __attribute__((always_inline)) const uint16_t *
+view_route(const batch_view *v, uint64_t u, const amq_expand **lv, uint64_t *b, uint16_t *qv)
+{
+    uint64_t i = u >> (64 - v->q);
+    if (__builtin_expect((i >> 1) >= v->mig, 0)) {
+        *lv = v->old;
+        *b = i >> 1;
+        *qv = (uint16_t)(((u << v->old_q) >> 48) | 1u);
+        return (const uint16_t *)(const void *)(v->old_data + (i >> 1) * BUCKET_BYTES);
+    }
+    *lv = v->x;
+    *b = i;
+    *qv = (uint16_t)(((u << v->q) >> 48) | 1u);
+    return (const uint16_t *)(const void *)(v->data + i * BUCKET_BYTES);
+}
+
 /* One body per instruction set and prefetch target (far: into L2), the
- * bucket test inlined (no call per key). */
+ * bucket test inlined (no call per key); contains_body's test on a view.
+ * No branch depends on a bucket's bytes: a key whose bucket says no but has
+ * cells stashed is noted, and the stash is read for the noted keys after
+ * each run of EXP_RUN keys, their stash lines fetched together first (a
+ * branch on a line still in flight, mispredicted for ~3 % of keys, threw
+ * away the work of the keys after it; measured at 100M keys the stash reads
+ * cost more than all the bucket reads). */
+#define EXP_RUN 256u
 static inline __attribute__((always_inline)) void
 contains_batch_body(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out,
                     match_fn match, int far)
 {
-    size_t i;
+    const batch_view v = view_of(x);
+    const amq_expand *lv;
+    const uint16_t *bk;
+    uint64_t b;
+    uint16_t qv, noted[EXP_RUN];
+    size_t i, j, k, at, end;
     for (i = 0; i < n && i < BATCH_AHEAD; i++) {
+        bk = view_route(&v, h[i].h1, &lv, &b, &qv);
         if (far)
-            __builtin_prefetch(home_of(x, h[i].h1), 0, 2);
+            __builtin_prefetch(bk, 0, 2);
         else
-            __builtin_prefetch(home_of(x, h[i].h1));
+            __builtin_prefetch(bk);
     }
-    for (i = 0; i < n; i++) {
-        if (i + BATCH_AHEAD < n) {
-            if (far)
-                __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1), 0, 2);
-            else
-                __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1));
+    for (at = 0; at < n; at = end) {
+        end = n - at > EXP_RUN ? at + EXP_RUN : n;
+        for (i = at, k = 0; i < end; i++) {
+            int hit;
+            if (i + BATCH_AHEAD < n) {
+                bk = view_route(&v, h[i + BATCH_AHEAD].h1, &lv, &b, &qv);
+                if (far)
+                    __builtin_prefetch(bk, 0, 2);
+                else
+                    __builtin_prefetch(bk);
+            }
+            bk = view_route(&v, h[i].h1, &lv, &b, &qv);
+            hit = match(bk, qv) != 0;
+            out[i] = (uint8_t)hit;
+            noted[k] = (uint16_t)(i - at);
+            k += (size_t)((hit == 0) & (bk[META_LANE] != 0));
         }
-        out[i] = (uint8_t)contains_body(x, h[i].h1, match);
+        for (j = 0; j < k; j++) {
+            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
+            if (lv->stash_cap != 0)
+                __builtin_prefetch(cells(lv) + cell_pos(b, lv->stash_cap));
+        }
+        for (j = 0; j < k; j++) {
+            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
+            out[at + noted[j]] = (uint8_t)stash_hit(lv, b, qv);
+        }
     }
 }
 
