@@ -41,13 +41,6 @@
 #include "common/error.h"
 #include "expandable_internal.h"
 
-/* XXH3 inlined (the system's xxhash.h, header-only: bit-exact with
- * libxxhash) for the one-key query, which hashes the key itself. */
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL
-#endif
-#include <xxhash.h>
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define EXP_HAVE_AVX2 1
@@ -55,7 +48,16 @@
 
 #define MAX_LOAD 0.8       /* entries per data lane before doubling */
 #define DATA_MASK UINT64_C(0x3FFFFFFFFFFFFFFF) /* two mask bits per lane, lane 31 off */
-#define BATCH_AHEAD 16u
+/* Batched queries keep this many buckets' lines in flight ahead of the key
+ * answered; a table larger than EXP_FAR_BYTES is prefetched into L2 only
+ * (an L1 prefetch holds one of L1's few miss buffers until DRAM answers;
+ * L2 has more), as the blocked kind does (blocked_impl.h). */
+#ifndef BATCH_AHEAD
+#define BATCH_AHEAD 64u
+#endif
+#ifndef EXP_FAR_BYTES
+#define EXP_FAR_BYTES ((uint64_t)32 << 20)
+#endif
 #define MIGRATE_STEP 4u /* old buckets split per add during a doubling */
 
 typedef uint64_t (*match_fn)(const uint16_t *b, uint16_t qv);
@@ -421,6 +423,13 @@ int amq_exp_add(amq_expand *x, uint64_t u)
     return 1;
 }
 
+/* The stash's cells for bucket b, out of the query's line: a call only
+ * the rare query takes (its bucket answered no and has cells stashed). */
+__attribute__((noinline, cold)) static int stash_hit(const amq_expand *lv, uint64_t b, uint16_t qv)
+{
+    return stash_matches(lv, b, qv);
+}
+
 /* The one query body, inlined into each entry with its bucket test (zstd's
  * rule: a generator is a name and one call to an always-inline body). */
 static inline __attribute__((always_inline)) int contains_body(const amq_expand *x, uint64_t u,
@@ -431,11 +440,12 @@ static inline __attribute__((always_inline)) int contains_body(const amq_expand 
     const uint16_t *bk = bucket_at(lv, b);
     uint16_t qv = entry_of(lv, u);
     int hit = match(bk, qv) != 0;
-    /* no branch on the answer (half the queries of a mixed stream go each
-     * way): the next keys' reads start before this one's line arrives; the
-     * stash branch is rarely taken (~6 % of buckets at 77 % load) */
-    if (__builtin_expect(bk[META_LANE] != 0, 0))
-        return hit | stash_matches(lv, b, qv);
+    /* one branch, rarely taken: the stash is read only when the bucket did
+     * not answer and says it has cells there (~6 % of buckets at 77 %
+     * load); the answer itself is not branched on, so that the next keys'
+     * reads start before this one's line arrives */
+    if (__builtin_expect((hit == 0) & (bk[META_LANE] != 0), 0))
+        return stash_hit(lv, b, qv);
     return hit;
 }
 
@@ -444,18 +454,42 @@ int amq_exp_contains(const amq_expand *x, amq_hash128 h)
     return contains_body(x, h.h1, x->match);
 }
 
-/* The key's h1, exactly as amq_filter_hash gives it. */
-static inline uint64_t key_h1(const amq_expand *x, const void *key, size_t len)
+/* XXH3-128(key, 8, seed).low64 - amq_filter_hash's h1 of an 8-byte key -
+ * by the published algorithm's 4-to-8-byte branch written out: no length
+ * dispatch, no call, and no work on the high half beyond what the low half
+ * reads; x8 holds the seed's part (amq_exp_set_hash).  Tested equal to
+ * amq_filter_hash for several seeds (test_expandable). */
+static inline uint64_t xxh3_8(uint64_t x8, const void *key)
 {
-    if (x->hash_algo == AMQ_HASH_XXH3)
-        return XXH3_128bits_withSeed(key, len, x->seed).low64;
+    unsigned __int128 m =
+        (unsigned __int128)(amq_load64(key) ^ x8) * UINT64_C(0x9e3779b185ebcaa7); /* P1 + 32 */
+    uint64_t lo = (uint64_t)m, hi = (uint64_t)(m >> 64) + (lo << 1);
+    lo ^= hi >> 3;
+    lo ^= lo >> 35;
+    lo *= UINT64_C(0x9fb21c651e98df25);
+    return lo ^ (lo >> 28);
+}
+
+/* Any other key's h1, exactly as amq_filter_hash gives it (a call). */
+__attribute__((noinline)) static uint64_t key_h1_any(const amq_expand *x, const void *key,
+                                                     size_t len)
+{
     return amq_hash_key(x->hash_algo, x->seed, key, len).h1;
+}
+
+static inline __attribute__((always_inline)) uint64_t key_h1(const amq_expand *x,
+                                                             const void *key, size_t len)
+{
+    if (__builtin_expect(len == 8 && x->hash_algo == AMQ_HASH_XXH3, 1))
+        return xxh3_8(x->x8, key);
+    return key_h1_any(x, key, len);
 }
 
 /* The handle's one-key query (op_contains_key_of): hash, bucket test and
  * stash test in one body per instruction set, no call between them, so
  * that the next keys' reads overlap this one's (measured: one-key queries
- * are bound by how many misses are in flight, not by the miss itself). */
+ * are bound by how many misses are in flight, not by the miss itself, so
+ * every instruction of the path counts). */
 static int contains_key_scalar(const void *impl, const void *key, size_t len)
 {
     const amq_expand *x = impl;
@@ -770,44 +804,137 @@ static inline const void *home_of(const amq_expand *x, uint64_t u)
     return bucket_at(lv, b);
 }
 
-/* One body per instruction set, the bucket test inlined (no call per key). */
+/* A batch's view of the levels, read once: the loop's stores to out[] are
+ * bytes, which may alias *x, so without it every key reloads x's fields. */
+typedef struct {
+    const uint8_t *data, *old_data;
+    const amq_expand *x, *old;
+    uint64_t mig;
+    uint32_t q, old_q;
+} batch_view;
+
+static inline __attribute__((always_inline)) batch_view view_of(const amq_expand *x)
+{
+    batch_view v;
+    v.x = x;
+    v.data = x->table.data;
+    v.q = x->q;
+    v.mig = x->mig;
+    v.old = x->old;
+    v.old_data = x->old != NULL ? x->old->table.data : NULL;
+    v.old_q = x->old != NULL ? x->old->q : 0;
+    return v;
+}
+
+/* route() on a view: the key's bucket line, and its level, bucket and entry. */
+static inline __attribute__((always_inline)) const uint16_t *
+view_route(const batch_view *v, uint64_t u, const amq_expand **lv, uint64_t *b, uint16_t *qv)
+{
+    uint64_t i = u >> (64 - v->q);
+    if (__builtin_expect((i >> 1) >= v->mig, 0)) {
+        *lv = v->old;
+        *b = i >> 1;
+        *qv = (uint16_t)(((u << v->old_q) >> 48) | 1u);
+        return (const uint16_t *)(const void *)(v->old_data + (i >> 1) * BUCKET_BYTES);
+    }
+    *lv = v->x;
+    *b = i;
+    *qv = (uint16_t)(((u << v->q) >> 48) | 1u);
+    return (const uint16_t *)(const void *)(v->data + i * BUCKET_BYTES);
+}
+
+/* One body per instruction set and prefetch target (far: into L2), the
+ * bucket test inlined (no call per key); contains_body's test on a view.
+ * No branch depends on a bucket's bytes: a key whose bucket says no but has
+ * cells stashed is noted, and the stash is read for the noted keys after
+ * each run of EXP_RUN keys, their stash lines fetched together first (a
+ * branch on a line still in flight, mispredicted for ~3 % of keys, threw
+ * away the work of the keys after it; measured at 100M keys the stash reads
+ * cost more than all the bucket reads). */
+#define EXP_RUN 256u
 static inline __attribute__((always_inline)) void
 contains_batch_body(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out,
-                    match_fn match)
+                    match_fn match, int far)
 {
-    size_t i;
-    for (i = 0; i < n && i < BATCH_AHEAD; i++)
-        __builtin_prefetch(home_of(x, h[i].h1));
-    for (i = 0; i < n; i++) {
-        if (i + BATCH_AHEAD < n)
-            __builtin_prefetch(home_of(x, h[i + BATCH_AHEAD].h1));
-        out[i] = (uint8_t)contains_body(x, h[i].h1, match);
+    const batch_view v = view_of(x);
+    const amq_expand *lv;
+    const uint16_t *bk;
+    uint64_t b;
+    uint16_t qv, noted[EXP_RUN];
+    size_t i, j, k, at, end;
+    for (i = 0; i < n && i < BATCH_AHEAD; i++) {
+        bk = view_route(&v, h[i].h1, &lv, &b, &qv);
+        if (far)
+            __builtin_prefetch(bk, 0, 2);
+        else
+            __builtin_prefetch(bk);
+    }
+    for (at = 0; at < n; at = end) {
+        end = n - at > EXP_RUN ? at + EXP_RUN : n;
+        for (i = at, k = 0; i < end; i++) {
+            int hit;
+            if (i + BATCH_AHEAD < n) {
+                bk = view_route(&v, h[i + BATCH_AHEAD].h1, &lv, &b, &qv);
+                if (far)
+                    __builtin_prefetch(bk, 0, 2);
+                else
+                    __builtin_prefetch(bk);
+            }
+            bk = view_route(&v, h[i].h1, &lv, &b, &qv);
+            hit = match(bk, qv) != 0;
+            out[i] = (uint8_t)hit;
+            noted[k] = (uint16_t)(i - at);
+            k += (size_t)((hit == 0) & (bk[META_LANE] != 0));
+        }
+        for (j = 0; j < k; j++) {
+            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
+            if (lv->stash_cap != 0)
+                __builtin_prefetch(cells(lv) + cell_pos(b, lv->stash_cap));
+        }
+        for (j = 0; j < k; j++) {
+            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
+            out[at + noted[j]] = (uint8_t)stash_hit(lv, b, qv);
+        }
     }
 }
 
 static void contains_batch_scalar(const amq_expand *x, const amq_hash128 *h, size_t n,
                                   uint8_t *out)
 {
-    contains_batch_body(x, h, n, out, match_scalar);
+    contains_batch_body(x, h, n, out, match_scalar, 0);
+}
+
+static void contains_batch_scalar_far(const amq_expand *x, const amq_hash128 *h, size_t n,
+                                      uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_scalar, 1);
 }
 
 #ifdef EXP_HAVE_AVX2
 __attribute__((target("avx2"))) static void
 contains_batch_avx2(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    contains_batch_body(x, h, n, out, match_avx2);
+    contains_batch_body(x, h, n, out, match_avx2, 0);
+}
+
+__attribute__((target("avx2"))) static void
+contains_batch_avx2_far(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    contains_batch_body(x, h, n, out, match_avx2, 1);
 }
 #endif
 
 void amq_exp_contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
+    /* the table's size now: a doubling's old level is half of it */
+    int far = x->table.size > EXP_FAR_BYTES;
 #ifdef EXP_HAVE_AVX2
     if (x->match == match_avx2) {
-        contains_batch_avx2(x, h, n, out);
+        (far ? contains_batch_avx2_far : contains_batch_avx2)(x, h, n, out);
         return;
     }
 #endif
-    contains_batch_scalar(x, h, n, out);
+    (far ? contains_batch_scalar_far : contains_batch_scalar)(x, h, n, out);
 }
 
 int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)
@@ -880,6 +1007,16 @@ void amq_exp_free(amq_expand *x)
 void amq_exp_level_free(amq_expand *o, amq_allocator *al)
 {
     level_free(o, al);
+}
+
+void amq_exp_set_hash(amq_expand *x, uint32_t algo, uint64_t seed)
+{
+    uint64_t s = seed ^ (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
+    x->hash_algo = algo;
+    x->seed = seed;
+    /* XXH3's default secret, bytes 16-23 xor bytes 24-31, plus the seed
+     * mixed with its byte-swapped low half (the 4-to-8-byte branch) */
+    x->x8 = (UINT64_C(0xdb979083e96dd4de) ^ UINT64_C(0x1f67b3b7a4a44072)) + s;
 }
 
 uint32_t amq_exp_q_for(uint64_t capacity)

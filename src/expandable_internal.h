@@ -23,6 +23,7 @@
 typedef struct amq_expand {
     uint32_t hash_algo;
     uint64_t seed;
+    uint64_t x8; /* XXH3's input mask for 8-byte keys under seed (amq_exp_set_hash) */
     uint32_t q;  /* log2 of the bucket count */
     uint32_t q0; /* q when created: expansions = q - q0 */
     double fpp;  /* target: doubling stops (AMQ_ELIMIT) before the rate would pass it */
@@ -76,6 +77,8 @@ amq_expand *amq_exp_shell(const amq_allocator *alloc);
 void amq_exp_free(amq_expand *x);
 /* Frees a doubling's old level o (NULL: nothing); a clone or clear drops one. */
 void amq_exp_level_free(amq_expand *o, amq_allocator *al);
+/* Sets the hash algorithm and seed, and x8 from them. */
+void amq_exp_set_hash(amq_expand *x, uint32_t algo, uint64_t seed);
 /* The smallest q whose table holds capacity entries at the load limit. */
 uint32_t amq_exp_q_for(uint64_t capacity);
 /* Sets q and, from it, the entry count at which the table doubles. */

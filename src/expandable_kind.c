@@ -170,8 +170,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     x = amq_exp_shell(cfg->alloc);
     if (x == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
-    x->hash_algo = cfg->hash_algo;
-    x->seed = cfg->seed;
+    amq_exp_set_hash(x, cfg->hash_algo, cfg->seed);
     x->q0 = amq_exp_q_for(cfg->capacity);
     amq_exp_set_q(x, x->q0);
     x->fpp = cfg->fpp;
@@ -455,8 +454,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     x = amq_exp_shell(args->alloc);
     if (x == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
-    x->hash_algo = args->hash_algo;
-    x->seed = args->seed;
+    amq_exp_set_hash(x, args->hash_algo, args->seed);
     amq_exp_set_q(x, amq_load32(p + 8) <= MAX_Q ? amq_load32(p + 8) : 0);
     x->q0 = amq_load32(p + 12);
     x->fpp = amq_loadf64(p + 16);

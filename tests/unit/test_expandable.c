@@ -197,6 +197,15 @@ TEST(expandable_batches_match_one_key)
             CHECK_EQ(a[i], 1);
     }
     CHECK(memcmp(a, b, 100000) == 0);
+    /* batches shorter than, as long as and longer than the prefetch window
+     * (BATCH_AHEAD, 64), from several offsets */
+    for (i = 0; i < 140; i++) {
+        size_t len = (size_t)(i % 70) + 1, at = (size_t)(i * 613 % 99000);
+        memset(a, 0xee, len);
+        REQUIRE_OK(amq_filter_contains_batch(f, h + at, len, a));
+        if (memcmp(a, b + at, len) != 0)
+            FAIL_AT_("batch of %zu at %zu: answers differ", len, at);
+    }
     free(h);
     free(a);
     free(b);
@@ -475,7 +484,7 @@ TEST(expandable_simd_matches_scalar)
 TEST(expandable_key_query_matches_hash_query)
 {
     static const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_MURMUR3, AMQ_HASH_MULSHIFT};
-    static const uint64_t seeds[] = {0, 0x5eed};
+    static const uint64_t seeds[] = {0, 0x5eed, UINT64_C(0x9e3779b97f4a7c15)};
     size_t a, sd, simd;
     uint64_t i, k[2], disagree, hits;
 
@@ -483,9 +492,11 @@ TEST(expandable_key_query_matches_hash_query)
         if (simd == 1)
             setenv("AMQ_SIMD", "scalar", 1);
         for (a = 0; a < sizeof algos / sizeof algos[0]; a++) {
-            for (sd = 0; sd < 2; sd++) {
+            for (sd = 0; sd < sizeof seeds / sizeof seeds[0]; sd++) {
                 amq_config cfg;
                 amq_filter *f = NULL;
+                if (amq_hash_check(algos[a], seeds[sd]) != AMQ_OK)
+                    continue; /* murmur3's seed is 32 bits */
                 amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
                 cfg.capacity = 1;
                 cfg.hash_algo = algos[a];
@@ -514,6 +525,51 @@ TEST(expandable_key_query_matches_hash_query)
                 CHECK_LT(hits, 20000 + 400); /* the absent half: about 0.3 % */
                 amq_filter_free(f);
             }
+        }
+    }
+    unsetenv("AMQ_SIMD");
+}
+
+/* The one-key query's own XXH3 for 8-byte keys reads as many of h1's bits
+ * as a large table does (bucket and fingerprint: q + 15 = 34 here, where a
+ * small table reads only the top ~25, which XXH3's last shifts leave alone):
+ * keys added by amq_filter_hash are found by key, for seeds with bits in
+ * both halves, and absent keys answer the same both ways. */
+TEST(expandable_key_query_xxh3_8_reads_every_bit)
+{
+    static const uint64_t seeds[] = {0, 0x5eed, UINT64_C(0x9e3779b97f4a7c15),
+                                     UINT64_C(0xffffffff00000000)};
+    size_t sd, simd;
+    uint64_t i, k, disagree;
+
+    for (simd = 0; simd < 2; simd++) {
+        if (simd == 1)
+            setenv("AMQ_SIMD", "scalar", 1);
+        for (sd = 0; sd < sizeof seeds / sizeof seeds[0]; sd++) {
+            amq_config cfg;
+            amq_filter *f = NULL;
+            amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+            cfg.capacity = UINT64_C(1) << 23; /* 2^19 buckets */
+            cfg.seed = seeds[sd];
+            REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+            REQUIRE_EQ(field_u64(f, "buckets"), UINT64_C(1) << 19);
+            for (i = 0; i < 20000; i++) {
+                k = key_of(i, 23);
+                REQUIRE_EQ(amq_filter_add_hash(f, amq_filter_hash(f, &k, 8)), 1);
+            }
+            disagree = 0;
+            for (i = 0; i < 40000; i++) {
+                int byk, byh;
+                k = key_of(i < 20000 ? i : i + 1000000, 23);
+                byk = amq_filter_contains(f, &k, 8);
+                byh = amq_filter_contains_hash(f, amq_filter_hash(f, &k, 8));
+                disagree += (uint64_t)(byk != byh);
+                if (i < 20000 && byk != 1)
+                    FAIL_AT_("seed %llx key %llu missing", (unsigned long long)seeds[sd],
+                             (unsigned long long)i);
+            }
+            CHECK_EQ(disagree, 0);
+            amq_filter_free(f);
         }
     }
     unsetenv("AMQ_SIMD");
