@@ -511,6 +511,61 @@ TEST(builder_stream_region)
     }
 }
 
+typedef struct counting_t {
+    long live;
+} counting_t;
+
+static void *counting_alloc(void *opaque, size_t size)
+{
+    counting_t *c = opaque;
+    void *p = malloc(size);
+    c->live += p != NULL;
+    return p;
+}
+
+static void counting_free(void *opaque, void *ptr, size_t size)
+{
+    counting_t *c = opaque;
+    (void)size;
+    c->live--;
+    free(ptr);
+}
+
+/* A construction's scratch region (amq_region_alloc_scratch): zeroed,
+ * 64-byte aligned, every byte writable; from mmap, 2 MiB-aligned, at 1 MiB
+ * and more with the default allocator, from a caller's allocator always. */
+TEST(builder_scratch_region)
+{
+    static const size_t sizes[] = {0, 100, ((size_t)1 << 20) - 1, (size_t)1 << 20,
+                                   ((size_t)6 << 20) + 12345};
+    counting_t c = {0};
+    amq_allocator a = {counting_alloc, counting_free, &c, NULL};
+    size_t i, j, nonzero;
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        amq_region r;
+        CHECK_EQ(amq_region_alloc_scratch(&r, NULL, sizes[i]), AMQ_OK);
+        CHECK_EQ(r.size, sizes[i]);
+        CHECK_EQ((uintptr_t)r.data % 64, 0);
+        CHECK_EQ(r.how == AMQ_REGION_MMAP, sizes[i] >= ((size_t)1 << 20));
+        if (r.how == AMQ_REGION_MMAP)
+            CHECK_EQ((uintptr_t)r.data % ((uintptr_t)2 << 20), 0);
+        for (j = nonzero = 0; j < sizes[i]; j++)
+            nonzero += r.data[j] != 0;
+        CHECK_EQ(nonzero, 0);
+        if (sizes[i] > 0)
+            memset(r.data, 0xA5, sizes[i]);
+        amq_region_free(&r, NULL);
+        CHECK_EQ(amq_region_alloc_scratch(&r, &a, sizes[i]), AMQ_OK);
+        CHECK_EQ(r.how, AMQ_REGION_HEAP);
+        CHECK_EQ(c.live, 1);
+        for (j = nonzero = 0; j < sizes[i]; j++)
+            nonzero += r.data[j] != 0;
+        CHECK_EQ(nonzero, 0);
+        amq_region_free(&r, &a);
+        CHECK_EQ(c.live, 0);
+    }
+}
+
 /* A sized builder given no keys finishes with amq_filter_new(cfg)'s filter. */
 TEST(builder_sized_empty)
 {
