@@ -1015,7 +1015,8 @@ AMQ_API int amq_static_contains_batch_fixed(const struct amq_filter *f, const vo
  * inlined), and a static builder's held array grown once for the batch.
  * AMQ_EINVAL, nothing added, for a NULL b, NULL keys or key_len 0 with
  * n > 0 (n empty keys are n amq_builder_add(b, "", 0)), n * key_len past
- * SIZE_MAX, or after amq_builder_finish; n = 0 adds nothing (AMQ_OK).
+ * SIZE_MAX, or after amq_builder_finish; otherwise n = 0 adds nothing
+ * (AMQ_OK, keys and key_len unread).
  * Otherwise amq_builder_add's statuses; on an error the keys before the
  * one that failed are in (amq_builder_count).  One thread at a time per
  * builder.  O(n).
