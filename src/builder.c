@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "amq/advanced.h"
 #include "amq/static.h"
 #include "blocked_impl.h"
 #include "common/alloc.h"
@@ -599,7 +600,7 @@ __attribute__((noinline)) static int add_static(amq_builder *b, const void *key,
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
     else
         h1 = amq_hash_key(b->hash_algo, b->seed, key, len).h1;
-    if (b->hash_algo == AMQ_HASH_XXH3 && (at = amq_static_builder_room(b->st, &room)) != NULL) {
+    if (b->hash_algo == AMQ_HASH_XXH3 && (at = amq_static_builder_room(b->st, 1, &room)) != NULL) {
         at[0] = h1;
         b->h1 = at;
         b->cap = room;
@@ -653,6 +654,158 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
         return add_hashed(b, h);
     }
     return add_other(b, key, len);
+}
+
+/* ---- packed keys ----------------------------------------------------------------------- */
+
+/* Key k's hash as amq_builder_add makes it in mode (a constant where this
+ * is inlined, as is len for the 8- and 16-byte bodies). */
+static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_builder *b, int mode,
+                                                                  const uint8_t *k, size_t len)
+{
+    amq_hash128 h;
+    if (mode == MODE_XXH3_SEED0 && (len == 8 || len == 16))
+        return amq_blk_hash(AMQ_HASH_XXH3, 0, k, len);
+    if (mode == MODE_XXH3 && (len == 8 || len == 16))
+        return amq_blk_hash(AMQ_HASH_XXH3, b->seed, k, len);
+    if (mode == MODE_MULSHIFT && len == 8) {
+        h.h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(k));
+        h.h2 = amq_ms_h2(h.h1);
+        return h;
+    }
+    return amq_hash_key(b->hash_algo, b->seed, k, len);
+}
+
+/* m keys' hashes appended to the open chunk, which has room for them. */
+static inline __attribute__((always_inline)) void put_keys_as(amq_builder *b, const uint8_t *k,
+                                                              size_t len, size_t m, int mode)
+{
+    const size_t pos = b->pos;
+    size_t i;
+    if (b->layout == LAYOUT_SPLIT) {
+        uint64_t *restrict h1 = b->h1 + pos;
+        uint32_t *restrict u = b->u + pos;
+        for (i = 0; i < m; i++) {
+            const amq_hash128 h = key_hash(b, mode, k + i * len, len);
+            h1[i] = h.h1;
+            u[i] = amq_blk_u(h);
+        }
+    } else {
+        amq_hash128 *restrict h = b->h + pos;
+        for (i = 0; i < m; i++)
+            h[i] = key_hash(b, mode, k + i * len, len);
+    }
+    b->pos = pos + m;
+}
+
+/* One loop per hash that amq_builder_add inlines, the rest through
+ * amq_hash_key as its add_other. */
+static void put_keys(amq_builder *b, const uint8_t *k, size_t len, size_t m)
+{
+    if (b->mode == MODE_XXH3_SEED0 && len == 8)
+        put_keys_as(b, k, 8, m, MODE_XXH3_SEED0);
+    else if (b->mode == MODE_XXH3_SEED0 && len == 16)
+        put_keys_as(b, k, 16, m, MODE_XXH3_SEED0);
+    else if (b->mode == MODE_XXH3 && len == 8)
+        put_keys_as(b, k, 8, m, MODE_XXH3);
+    else if (b->mode == MODE_XXH3 && len == 16)
+        put_keys_as(b, k, 16, m, MODE_XXH3);
+    else if (b->mode == MODE_MULSHIFT && len == 8)
+        put_keys_as(b, k, 8, m, MODE_MULSHIFT);
+    else
+        put_keys_as(b, k, len, m, MODE_ANY);
+}
+
+/* m keys' h1 for a static kind (its h2 is unused), at out. */
+static inline __attribute__((always_inline)) void static_h1_as(const amq_builder *b,
+                                                               const uint8_t *k, size_t len,
+                                                               size_t m, uint64_t *restrict out,
+                                                               int mode)
+{
+    size_t i;
+    for (i = 0; i < m; i++)
+        out[i] = key_hash(b, mode, k + i * len, len).h1;
+}
+
+static void static_h1(const amq_builder *b, const uint8_t *k, size_t len, size_t m,
+                      uint64_t *out)
+{
+    const int xxh3 = b->hash_algo == AMQ_HASH_XXH3;
+    if (xxh3 && b->seed == 0 && len == 8)
+        static_h1_as(b, k, 8, m, out, MODE_XXH3_SEED0);
+    else if (xxh3 && b->seed == 0 && len == 16)
+        static_h1_as(b, k, 16, m, out, MODE_XXH3_SEED0);
+    else if (xxh3 && len == 8)
+        static_h1_as(b, k, 8, m, out, MODE_XXH3);
+    else if (xxh3 && len == 16)
+        static_h1_as(b, k, 16, m, out, MODE_XXH3);
+    else
+        static_h1_as(b, k, len, m, out, MODE_ANY);
+}
+
+/* A static kind's keys: hashed straight into the static builder's array,
+ * grown once for all of them; past the memory budget (or when it cannot
+ * grow) through its batched add, a stack buffer at a time, which spills. */
+static int static_fixed(amq_builder *b, const uint8_t *k, size_t len, size_t n)
+{
+    amq_hash128 h[256];
+    uint64_t h1[256];
+    size_t room, m, i;
+    uint64_t *at;
+    int rc;
+
+    static_sync(b);
+    while (n > 0 && (at = amq_static_builder_room(b->st, n, &room)) != NULL) {
+        m = room < n ? room : n;
+        static_h1(b, k, len, m, at);
+        amq_static_builder_commit(b->st, m);
+        b->base += m;
+        k += m * len;
+        n -= m;
+    }
+    for (; n > 0; k += m * len, n -= m) {
+        m = n < 256 ? n : 256;
+        static_h1(b, k, len, m, h1);
+        for (i = 0; i < m; i++) {
+            h[i].h1 = h1[i];
+            h[i].h2 = 0;
+        }
+        if ((rc = amq_static_builder_add_batch(b->st, h, m)) != AMQ_OK)
+            return rc;
+        b->base += m;
+    }
+    return AMQ_OK;
+}
+
+int amq_builder_add_batch_fixed(amq_builder *b, const void *keys, size_t key_len, size_t n)
+{
+    const uint8_t *k = keys;
+    size_t m;
+    int rc;
+
+    if (b == NULL || (n > 0 && (keys == NULL || key_len == 0 || n > SIZE_MAX / key_len)))
+        return AMQ_EINVAL;
+    if (b->finished)
+        return AMQ_EINVAL;
+    if (b->mode == MODE_STATIC)
+        return static_fixed(b, k, key_len, n);
+    /* as amq_builder_add: raw keys stay raw only while every key is 8 bytes */
+    if (n > 0 && b->layout == LAYOUT_RAW8 && key_len != 8 && (rc = to_split(b)) != AMQ_OK)
+        return rc;
+    while (n > 0) {
+        if (b->pos == b->cap && (rc = open_chunk(b)) != AMQ_OK)
+            return rc;
+        m = b->cap - b->pos < n ? b->cap - b->pos : n;
+        if (b->layout == LAYOUT_RAW8) { /* open_chunk may have hashed them */
+            memcpy(&b->h1[b->pos], k, m * 8);
+            b->pos += m;
+        } else {
+            put_keys(b, k, key_len, m);
+        }
+        k += m * key_len;
+        n -= m;
+    }
+    return AMQ_OK;
 }
 
 uint64_t amq_builder_count(const amq_builder *b)

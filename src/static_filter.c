@@ -541,7 +541,7 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
     return AMQ_OK;
 }
 
-uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room)
+uint64_t *amq_static_builder_room(amq_static_builder *b, size_t want, size_t *room)
 {
     size_t cap;
     uint64_t *m;
@@ -549,18 +549,23 @@ uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room)
     *room = 0;
     if (b->broken || b->spilled)
         return NULL;
-    if (b->n == b->cap) {
-        if (b->cap >= b->limit)
-            return NULL; /* the next add spills */
+    if (b->cap - b->n < want && b->cap < b->limit) {
         cap = b->cap < 1024 ? 1024 : 2 * b->cap;
+        /* a batch of known size: its keys in one step, not log2 of them */
+        if (want > b->limit - b->n)
+            want = b->limit - b->n;
+        if (cap < b->n + want)
+            cap = b->n + want;
         if (cap > b->limit)
             cap = b->limit;
         m = amq_realloc(&b->alloc, b->mem, b->cap * sizeof *m, cap * sizeof *m);
-        if (m == NULL)
-            return NULL;
-        b->mem = m;
-        b->cap = cap;
+        if (m != NULL) { /* else the room there is, if any */
+            b->mem = m;
+            b->cap = cap;
+        }
     }
+    if (b->n == b->cap)
+        return NULL; /* at the memory budget (the next add spills), or out of memory */
     *room = b->cap - b->n;
     return b->mem + b->n;
 }

@@ -226,10 +226,11 @@ int amq_static_builder_add_batch(amq_static_builder *b, const amq_hash128 *h, si
 /* One key's h1 (amq_builder_add): an append while the held array has room. */
 int amq_static_builder_add_h1(amq_static_builder *b, uint64_t h1);
 /* Where amq_builder_add may write h1 values itself: the next free slot of
- * the held array (grown when full) and *room slots; NULL when there is none
+ * the held array and *room slots, the array first grown (within the memory
+ * budget) when fewer than want are free; NULL when there is none
  * (spilled, broken, at the memory budget, out of memory: add_h1 then says
  * why).  commit records m of them written; any other call on b first. */
-uint64_t *amq_static_builder_room(amq_static_builder *b, size_t *room);
+uint64_t *amq_static_builder_room(amq_static_builder *b, size_t want, size_t *room);
 void amq_static_builder_commit(amq_static_builder *b, size_t m);
 int amq_static_builder_finish(amq_static_builder *b, amq_filter **out, amq_errinfo *err);
 /* The built filter, the caller's (its allocator is the builder's). */

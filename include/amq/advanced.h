@@ -42,6 +42,7 @@
 #include "amq/scalable_cuckoo.h"
 #include "amq/filter.h"
 #include "amq/aging.h"
+#include "amq/static.h"
 #include "amq/fuse_view.h"
 
 #ifdef __cplusplus
@@ -1004,6 +1005,23 @@ AMQ_API int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t 
 AMQ_API int amq_static_contains_batch_fixed(const struct amq_filter *f, const void *keys,
                                             size_t key_len, size_t n, uint8_t *out,
                                             uint64_t *count);
+
+/*
+ * Adds n keys of key_len bytes each, packed at keys (key i at
+ * keys + i * key_len), to a builder (amq/static.h) of any kind: what n
+ * calls of amq_builder_add do, in the same order - the built filter's
+ * bytes and item count are the same - hashed in one loop straight into the
+ * builder's storage (XXH3 over 8- and 16-byte keys and mulshift over 8
+ * inlined), and a static builder's held array grown once for the batch.
+ * AMQ_EINVAL, nothing added, for a NULL b, NULL keys or key_len 0 with
+ * n > 0 (n empty keys are n amq_builder_add(b, "", 0)), n * key_len past
+ * SIZE_MAX, or after amq_builder_finish; otherwise n = 0 adds nothing
+ * (AMQ_OK, keys and key_len unread).
+ * Otherwise amq_builder_add's statuses; on an error the keys before the
+ * one that failed are in (amq_builder_count).  One thread at a time per
+ * builder.  O(n).
+ */
+AMQ_API int amq_builder_add_batch_fixed(amq_builder *b, const void *keys, size_t key_len, size_t n);
 
 /* ==== aging filter: raw state ============================================== */
 

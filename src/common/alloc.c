@@ -120,7 +120,7 @@ void amq_free(const amq_allocator *a, void *ptr, size_t size)
         a->free(a->opaque, ptr, size == 0 ? 1 : size);
 }
 
-static int region_mmap(amq_region *r, size_t size)
+static int region_mmap(amq_region *r, size_t size, int huge)
 {
     size_t len, lead, trail;
     uint8_t *p, *aligned;
@@ -141,7 +141,8 @@ static int region_mmap(amq_region *r, size_t size)
     if (trail != 0)
         munmap(aligned + len, trail);
 #ifdef MADV_HUGEPAGE
-    (void)madvise(aligned, len, MADV_HUGEPAGE);
+    if (huge)
+        (void)madvise(aligned, len, MADV_HUGEPAGE);
 #endif
     r->data = aligned;
     r->size = size;
@@ -202,7 +203,7 @@ int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, s
 
     memset(r, 0, sizeof *r);
     if (amq_alloc_is_default(a) && size >= AMQ_MMAP_THRESHOLD)
-        return region_mmap(r, size);
+        return region_mmap(r, size, 1);
     if (align == 0)
         align = 1;
     p = amq_calloc(a, size);
@@ -228,6 +229,22 @@ int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, s
 
 int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
 {
+    return amq_region_alloc_align(r, a, size, AMQ_CACHE_LINE);
+}
+
+/*
+ * Scratch arrays of a construction, touched at random for a few passes and
+ * released: mapped fresh (zero pages, not a heap block that calloc must
+ * clear again) and 2 MiB-aligned, but not madvised: a kernel whose THP
+ * mode is "always" backs them with huge pages it has at hand, without the
+ * compaction stall MADV_HUGEPAGE asks for (a fuse build of 10M keys took
+ * up to 1.3x the reference's time with it, its first build at 1M 1.8x).
+ */
+int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size)
+{
+    memset(r, 0, sizeof *r);
+    if (amq_alloc_is_default(a) && size >= AMQ_MMAP_THRESHOLD)
+        return region_mmap(r, size, 0);
     return amq_region_alloc_align(r, a, size, AMQ_CACHE_LINE);
 }
 

@@ -64,6 +64,9 @@ int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, s
 /* The same (zeroed, 64-byte aligned) for bytes written once in order and
  * read once: from mmap in small pages faulted in up front, not huge ones. */
 int amq_region_alloc_stream(amq_region *r, const amq_allocator *a, size_t size);
+/* The same (zeroed, 64-byte aligned) for a construction's scratch arrays:
+ * fresh from mmap, without the huge-page hint (alloc.c says why). */
+int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size);
 /* Records caller memory without copying. */
 void amq_region_borrow(amq_region *r, const void *data, size_t size);
 /* Allocates a copy of size bytes at src. */

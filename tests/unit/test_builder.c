@@ -6,12 +6,15 @@
  * other-length keys, XXH3 and murmur3 with seed 0 and others, in memory
  * and spilled to a temporary file; an empty build; the errors.  The same
  * for a sized builder (amq_builder_new_sized: the filter made at once for
- * the capacity, keys added a buffer at a time).
+ * the capacity, keys added a buffer at a time).  Packed keys
+ * (amq_builder_add_batch_fixed), for these kinds and the static ones,
+ * build what the same keys one by one build.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define AMQ_ADVANCED_API 1 /* amq_builder_add_batch_fixed */
 #include "amq.h"
 #include "common/alloc.h"
 #include "test.h"
@@ -508,6 +511,61 @@ TEST(builder_stream_region)
     }
 }
 
+typedef struct counting_t {
+    long live;
+} counting_t;
+
+static void *counting_alloc(void *opaque, size_t size)
+{
+    counting_t *c = opaque;
+    void *p = malloc(size);
+    c->live += p != NULL;
+    return p;
+}
+
+static void counting_free(void *opaque, void *ptr, size_t size)
+{
+    counting_t *c = opaque;
+    (void)size;
+    c->live--;
+    free(ptr);
+}
+
+/* A construction's scratch region (amq_region_alloc_scratch): zeroed,
+ * 64-byte aligned, every byte writable; from mmap, 2 MiB-aligned, at 1 MiB
+ * and more with the default allocator, from a caller's allocator always. */
+TEST(builder_scratch_region)
+{
+    static const size_t sizes[] = {0, 100, ((size_t)1 << 20) - 1, (size_t)1 << 20,
+                                   ((size_t)6 << 20) + 12345};
+    counting_t c = {0};
+    amq_allocator a = {counting_alloc, counting_free, &c, NULL};
+    size_t i, j, nonzero;
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        amq_region r;
+        CHECK_EQ(amq_region_alloc_scratch(&r, NULL, sizes[i]), AMQ_OK);
+        CHECK_EQ(r.size, sizes[i]);
+        CHECK_EQ((uintptr_t)r.data % 64, 0);
+        CHECK_EQ(r.how == AMQ_REGION_MMAP, sizes[i] >= ((size_t)1 << 20));
+        if (r.how == AMQ_REGION_MMAP)
+            CHECK_EQ((uintptr_t)r.data % ((uintptr_t)2 << 20), 0);
+        for (j = nonzero = 0; j < sizes[i]; j++)
+            nonzero += r.data[j] != 0;
+        CHECK_EQ(nonzero, 0);
+        if (sizes[i] > 0)
+            memset(r.data, 0xA5, sizes[i]);
+        amq_region_free(&r, NULL);
+        CHECK_EQ(amq_region_alloc_scratch(&r, &a, sizes[i]), AMQ_OK);
+        CHECK_EQ(r.how, AMQ_REGION_HEAP);
+        CHECK_EQ(c.live, 1);
+        for (j = nonzero = 0; j < sizes[i]; j++)
+            nonzero += r.data[j] != 0;
+        CHECK_EQ(nonzero, 0);
+        amq_region_free(&r, &a);
+        CHECK_EQ(c.live, 0);
+    }
+}
+
 /* A sized builder given no keys finishes with amq_filter_new(cfg)'s filter. */
 TEST(builder_sized_empty)
 {
@@ -652,6 +710,159 @@ TEST(builder_sized_alloc_fail)
     }
     CHECK_STATUS(rc, AMQ_OK);
     CHECK(at > 3); /* the filter, the builder and its buffer each failed once */
+}
+
+/* ---- packed keys: amq_builder_add_batch_fixed ------------------------------------------ */
+
+/* The batch sizes check_batch cycles through: one key, a few, less and
+ * more than a chunk (1024 keys first), and large. */
+static const size_t batch_sizes[] = {1, 3, 1000, 1021, 4096, 70000, 2};
+
+/* A builder for cfg (memory as build_both) given n keys: one by one with
+ * amq_builder_add (batched == 0) or packed in batches of batch_sizes
+ * (batched == 1); keys [0, split) are len1 bytes long, the rest len2
+ * (each run packed on its own).  The count is checked after every call. */
+static int build_keys(const amq_config *cfg, size_t n, size_t split, size_t len1, size_t len2,
+                      size_t memory, int batched, amq_filter **out)
+{
+    amq_config c = *cfg;
+    amq_builder *b = NULL;
+    uint8_t *keys = malloc(n * 48 + 1), *k;
+    size_t i, j, m, len, t = 0;
+    int rc;
+
+    *out = NULL;
+    if (keys == NULL)
+        return AMQ_ENOMEM;
+    c.capacity = n > 0 ? n : 1;
+    rc = memory == SIZED ? amq_builder_new_sized(&c, &b, NULL)
+                         : amq_builder_new(&c, test_path("."), memory, &b, NULL);
+    for (i = 0; i < n && rc == AMQ_OK; i += m) {
+        len = i < split ? len1 : len2;
+        m = batched ? batch_sizes[t++ % (sizeof batch_sizes / sizeof batch_sizes[0])] : 1;
+        if (i < split && m > split - i)
+            m = split - i;
+        if (m > n - i)
+            m = n - i;
+        for (j = 0, k = keys; j < m; j++, k += len)
+            (void)make_key(cfg->seed ^ cfg->hash_algo, i + j, len, k);
+        rc = batched ? amq_builder_add_batch_fixed(b, keys, len, m)
+                     : amq_builder_add(b, keys, len);
+        if (rc == AMQ_OK && amq_builder_count(b) != i + m)
+            rc = AMQ_EINVAL;
+    }
+    if (rc == AMQ_OK)
+        rc = amq_builder_finish(b, out, NULL);
+    amq_builder_free(b);
+    free(keys);
+    return rc;
+}
+
+/* Batched and one by one: the same bytes and item count. */
+static void check_batch(uint32_t kind, uint32_t algo, uint64_t seed, size_t n, size_t split,
+                        size_t len1, size_t len2, size_t memory)
+{
+    amq_config cfg;
+    amq_filter *f = NULL, *g = NULL;
+    int r1, r2;
+
+    amq_config_init(&cfg, kind);
+    cfg.hash_algo = algo;
+    cfg.seed = seed;
+    r1 = build_keys(&cfg, n, split, len1, len2, memory, 0, &f);
+    r2 = build_keys(&cfg, n, split, len1, len2, memory, 1, &g);
+    if (r1 != AMQ_OK || r2 != AMQ_OK || !same_filter(f, g))
+        FAIL_AT_("kind %u hash %u seed %llu n %zu keys %zu/%zu (from %zu) memory %zu: one by "
+                 "one %s, batched %s, %s",
+                 kind, algo, (unsigned long long)seed, n, len1, len2, split, memory,
+                 amq_strerror(r1), amq_strerror(r2),
+                 r1 == AMQ_OK && r2 == AMQ_OK ? "built filters differ" : "failed");
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+/* Every kind a builder makes, each hash spec with the lengths it inlines
+ * (8, 16) and another (12), in memory, spilled and sized: the filter of
+ * the same keys added one by one. */
+TEST(builder_batch_fixed_same_bytes_as_one_by_one)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_BLOOM, AMQ_KIND_PARTITIONED,
+                                     AMQ_KIND_CUCKOO,  AMQ_KIND_FUSE,  AMQ_KIND_RIBBON};
+    static const struct {
+        uint32_t algo;
+        uint64_t seed;
+    } specs[] = {{AMQ_HASH_XXH3, 0},
+                 {AMQ_HASH_XXH3, UINT64_C(0x5eed5eed5eed)},
+                 {AMQ_HASH_MURMUR3, 9},
+                 {AMQ_HASH_MULSHIFT, 0},
+                 {AMQ_HASH_MULSHIFT, 77}};
+    static const size_t lens[] = {8, 16, 12};
+    size_t k, s, l;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const int st = amq_kind_is_static(kinds[k]);
+        for (s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+            amq_config c;
+            amq_filter *probe;
+            amq_config_init(&c, kinds[k]);
+            c.hash_algo = specs[s].algo;
+            c.seed = specs[s].seed;
+            if (amq_filter_build(&c, NULL, 0, &probe, NULL) != AMQ_OK)
+                continue; /* a hash the kind does not take (bloom: mulshift) */
+            amq_filter_free(probe);
+            for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+                check_batch(kinds[k], specs[s].algo, specs[s].seed, 90000, 0, lens[l], lens[l],
+                            0);
+                if (!st)
+                    check_batch(kinds[k], specs[s].algo, specs[s].seed, 90000, 0, lens[l],
+                                lens[l], SIZED);
+            }
+        }
+        /* spilled from the first chunk (dynamic), past 2^20 keys held (static) */
+        check_batch(kinds[k], AMQ_HASH_XXH3, 0, st ? 1100000 : 90000, 0, 8, 8, 1);
+        check_batch(kinds[k], AMQ_HASH_XXH3, 3, st ? 1100000 : 90000, 0, 16, 16, 1);
+    }
+    /* the blocked kind's raw 8-byte keys, then 12-byte ones: hashed at the switch, which
+     * falls inside a batch or at its start; and past its memory budget */
+    check_batch(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 90000, 5000, 8, 12, 0);
+    check_batch(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 90000, 1004, 8, 12, 0);
+    check_batch(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 5, 90000, 76077, 8, 16, SIZED);
+    check_batch(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 300000, 300000, 8, 8, 1000000);
+    check_batch(AMQ_KIND_FUSE, AMQ_HASH_XXH3, 0, 90000, 40000, 8, 16, 0);
+}
+
+/* Bad arguments: AMQ_EINVAL and nothing added; n = 0 adds nothing; after
+ * finish AMQ_EINVAL. */
+TEST(builder_batch_fixed_errors)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_FUSE};
+    uint64_t keys[4] = {1, 2, 3, 4};
+    amq_config cfg;
+    amq_builder *b;
+    amq_filter *f;
+    size_t k;
+
+    CHECK_STATUS(amq_builder_add_batch_fixed(NULL, keys, 8, 4), AMQ_EINVAL);
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        amq_config_init(&cfg, kinds[k]);
+        REQUIRE_OK(amq_builder_new(&cfg, NULL, 0, &b, NULL));
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, NULL, 8, 4), AMQ_EINVAL);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, 0, 4), AMQ_EINVAL);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, (SIZE_MAX >> 1) + 1, 2), AMQ_EINVAL);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, 8, SIZE_MAX / 4), AMQ_EINVAL);
+        CHECK_EQ(amq_builder_count(b), 0);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, NULL, 8, 0), AMQ_OK);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, 0, 0), AMQ_OK);
+        CHECK_EQ(amq_builder_count(b), 0);
+        REQUIRE_OK(amq_builder_add_batch_fixed(b, keys, 8, 4));
+        CHECK_EQ(amq_builder_count(b), 4);
+        REQUIRE_OK(amq_builder_finish(b, &f, NULL));
+        CHECK_EQ(amq_filter_contains(f, &keys[2], 8), 1);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, 8, 4), AMQ_EINVAL);
+        CHECK_STATUS(amq_builder_add_batch_fixed(b, keys, 8, 0), AMQ_EINVAL);
+        CHECK_EQ(amq_builder_count(b), 4);
+        amq_builder_free(b);
+        amq_filter_free(f);
+    }
 }
 
 TEST_MAIN()
