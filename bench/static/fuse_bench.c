@@ -363,8 +363,9 @@ void amqb_fuse_intro(FILE *out)
                  "`amq_builder_add_batch_fixed` of the packed keys (hashed in its loop) and "
                  "`amq_builder_finish`, the reference's a copy of the keys and its populate. "
                  "amq's one-key columns are its inline query (amq/fuse_view.h: "
-                 "`amq_fuse_view_contains_as`, compiled into the bench at -O3 as the reference's header is), the handle "
-                 "columns `amq_filter_contains` (a library call per key), the batched ones "
+                 "`amq_fuse_view_contains_as`, compiled into the bench at -O3 as the "
+                 "reference's header is), the handle columns `amq_filter_contains` (a library "
+                 "call per key), the batched ones "
                  "`amq_static_contains_batch_fixed`. The reference has no batched query: "
                  "amq's batched and handle columns are divided by its one-key ones.\n");
 }
