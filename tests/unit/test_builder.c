@@ -511,23 +511,28 @@ TEST(builder_stream_region)
     }
 }
 
-typedef struct counting_t {
+/* An allocator that refuses its fail_at-th call (none when fail_at is 0) and counts live blocks. */
+typedef struct refusing {
+    unsigned calls, fail_at;
     long live;
-} counting_t;
+} refusing;
 
-static void *counting_alloc(void *opaque, size_t size)
+static void *r_alloc(void *opaque, size_t size)
 {
-    counting_t *c = opaque;
-    void *p = malloc(size);
-    c->live += p != NULL;
+    refusing *r = opaque;
+    void *p;
+    if (++r->calls == r->fail_at)
+        return NULL;
+    p = malloc(size);
+    r->live += p != NULL;
     return p;
 }
 
-static void counting_free(void *opaque, void *ptr, size_t size)
+static void r_free(void *opaque, void *ptr, size_t size)
 {
-    counting_t *c = opaque;
+    refusing *r = opaque;
     (void)size;
-    c->live--;
+    r->live--;
     free(ptr);
 }
 
@@ -538,8 +543,8 @@ TEST(builder_scratch_region)
 {
     static const size_t sizes[] = {0, 100, ((size_t)1 << 20) - 1, (size_t)1 << 20,
                                    ((size_t)6 << 20) + 12345};
-    counting_t c = {0};
-    amq_allocator a = {counting_alloc, counting_free, &c, NULL};
+    refusing c = {0, 0, 0};
+    amq_allocator a = {r_alloc, r_free, &c, NULL};
     size_t i, j, nonzero;
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         amq_region r;
@@ -634,31 +639,6 @@ TEST(builder_sized_errors)
         REQUIRE_OK(amq_builder_add(b, &i, sizeof i));
     CHECK_EQ(amq_builder_count(b), 3000);
     amq_builder_free(b);
-}
-
-/* An allocator that refuses its fail_at-th call and counts live blocks. */
-typedef struct refusing {
-    unsigned calls, fail_at;
-    long live;
-} refusing;
-
-static void *r_alloc(void *opaque, size_t size)
-{
-    refusing *r = opaque;
-    void *p;
-    if (++r->calls == r->fail_at)
-        return NULL;
-    p = malloc(size);
-    r->live += p != NULL;
-    return p;
-}
-
-static void r_free(void *opaque, void *ptr, size_t size)
-{
-    refusing *r = opaque;
-    (void)size;
-    r->live--;
-    free(ptr);
 }
 
 /* A sized builder whose 1st, 2nd, ... allocation fails: AMQ_ENOMEM and no
