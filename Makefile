@@ -133,7 +133,7 @@ help:
 	@echo "                 (docs/reliability.md)"
 	@echo "  test-faults    SIGKILL during saves, disk full"
 	@echo "  test-aging-long  the aging filter's window over 100M adds (docs/aging.md)"
-	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md; about 55"
+	@echo "  bench          benchmarks against the peers (writes docs/benchmarks.md; about 50"
 	@echo "                 minutes on a quiet 2-core machine, nothing else running)"
 	@echo "  bench-quick    the same at smaller sizes (a few minutes)"
 	@echo "  bench-fuse     amq's binary fuse vs xor_singleheader's code alone (docs/benchmarks-fuse.md;"
@@ -391,13 +391,13 @@ bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
-# Full run: the library against its peers at n = 1M, 10M, 100M (about 46
+# Full run: the library against its peers at n = 1M, 10M, 100M (43
 # minutes on this project's 2-core machine, 3 GiB of memory;
 # docs/benchmarks.md and docs/bench-*.svg; its log prints each section's
-# time - estimated from the rows of a full run: main tables ~15, one key at
-# a time ~16 (the 100M pairs ~12), binary fuse ~11 (100M ~9), the rest ~4),
+# time - measured 2026-11-29: main tables 16.5, one key at a time 12.3 (the
+# 100M pairs 9.0), binary fuse 11.9 (100M 10.7), the rest 2.5),
 # then whole commands against theirs (bench-tool: docs/benchmarks-tool.md,
-# ~5), with bench-aging and bench-cuckoo-arith (~3) first: about 55 minutes
+# ~5), with bench-aging and bench-cuckoo-arith (~3) first: about 50 minutes
 # in all.  Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
