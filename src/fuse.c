@@ -152,10 +152,6 @@ static inline unsigned fuse_next(unsigned f, unsigned t, unsigned arity)
     return t - 1 + (t - 1 >= f);
 }
 
-/* Scratch blocks smaller than glibc's largest mmap threshold come from the
- * heap (fuse_build_as). */
-#define SCRATCH_HEAP ((size_t)32 << 20)
-
 /* Key k's duplicate shows as a slot holding exactly those two keys (their
  * xor is 0 only if they are equal); one that shares every slot with other
  * keys goes unseen and makes peeling fail: both send the caller to dedup. */
@@ -174,12 +170,9 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
      * as the passes first reach them, zeroed just before use and so still
      * in cache: faulting them all in by one call up front
      * (amq_region_alloc_stream) took 3-8 % longer builds at 1M and 10M.
-     * Large blocks fresh from mmap (amq_region_alloc_scratch), not calloc: a
-     * heap block that an earlier build freed came back to be cleared again,
-     * and at 1M the build took 0.88-0.96x the reference's time instead of
-     * 0.94-1.0x.  Blocks under SCRATCH_HEAP come from malloc with only the
-     * arrays read before written (hx, cnt) cleared: in a long-running
-     * process the heap has them resident and no page faults in. */
+     * Fresh from mmap (amq_region_alloc_scratch), not calloc: a heap block
+     * that an earlier build freed came back to be cleared again, and at 1M
+     * the build took 0.88-0.96x the reference's time instead of 0.94-1.0x. */
     const size_t o_hx = 0, o_q = o_hx + fuse_al64((len + 1) * sizeof(uint64_t)),
                  o_stk = o_q + fuse_al64((len + 1) * sizeof(uint32_t)),
                  o_cnt = o_stk + fuse_al64((n + 1) * sizeof(uint64_t)),
@@ -196,24 +189,14 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
     while (bbits < 16 && ((uint64_t)1 << bbits) < p->g[1])
         bbits++;
     nb = (size_t)1 << bbits;
-    memset(&sr, 0, sizeof sr);
-    if (total < SCRATCH_HEAP) {
-        if ((scratch = amq_malloc(a, total)) == NULL)
-            return AMQ_ENOMEM;
-    } else {
-        if (amq_region_alloc_scratch(&sr, a, total) != AMQ_OK)
-            return AMQ_ENOMEM;
-        scratch = sr.data;
-    }
+    if (amq_region_alloc_scratch(&sr, a, total) != AMQ_OK)
+        return AMQ_ENOMEM;
+    scratch = sr.data;
     hx = (uint64_t *)(void *)(scratch + o_hx);
     q = (uint32_t *)(void *)(scratch + o_q);
     stk = (uint64_t *)(void *)(scratch + o_stk);
     cnt = scratch + o_cnt;
     sfound = scratch + o_sf;
-    if (total < SCRATCH_HEAP) {
-        memset(hx, 0, (len + 1) * sizeof *hx);
-        memset(cnt, 0, len + 1);
-    }
     start = amq_calloc(a, (nb + 1) * sizeof *start);
     if (start == NULL) {
         rc = AMQ_ENOMEM;
@@ -308,10 +291,7 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
         }
     }
 done:
-    if (total < SCRATCH_HEAP)
-        amq_free(a, scratch, total);
-    else
-        amq_region_free(&sr, a);
+    amq_region_free(&sr, a);
     amq_free(a, start, (nb + 1) * sizeof *start);
     return rc;
 }
