@@ -166,13 +166,12 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
     unsigned j, f, t, bbits = 0;
     uint32_t o;
     size_t len = (size_t)(p->bytes / (bits / 8)), i, qn = 0, sn = 0, k, nb;
-    /* One zeroed block for the scratch arrays.  Its pages are faulted in
-     * as the passes first reach them, zeroed just before use and so still
-     * in cache: faulting them all in by one call up front
-     * (amq_region_alloc_stream) took 3-8 % longer builds at 1M and 10M.
-     * Fresh from mmap (amq_region_alloc_scratch), not calloc: a heap block
-     * that an earlier build freed came back to be cleared again, and at 1M
-     * the build took 0.88-0.96x the reference's time instead of 0.94-1.0x. */
+    /* One block for the scratch arrays (amq_region_alloc_scratch: the
+     * last build's, else fresh from mmap), of which hx and cnt are read
+     * before written.  Fresh pages are faulted in as the passes first reach
+     * them, zeroed just before use and so still in cache: faulting them
+     * all in by one call up front (amq_region_alloc_stream) took 3-8 %
+     * longer builds at 1M and 10M. */
     const size_t o_hx = 0, o_q = o_hx + fuse_al64((len + 1) * sizeof(uint64_t)),
                  o_stk = o_q + fuse_al64((len + 1) * sizeof(uint32_t)),
                  o_cnt = o_stk + fuse_al64((n + 1) * sizeof(uint64_t)),
@@ -184,14 +183,18 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
     uint32_t *restrict q;
     size_t *start = NULL;
     uint32_t pos[4];
-    int rc = AMQ_OK;
+    int rc = AMQ_OK, zeroed;
 
     while (bbits < 16 && ((uint64_t)1 << bbits) < p->g[1])
         bbits++;
     nb = (size_t)1 << bbits;
-    if (amq_region_alloc_scratch(&sr, a, total) != AMQ_OK)
+    if (amq_region_alloc_scratch(&sr, a, total, &zeroed) != AMQ_OK)
         return AMQ_ENOMEM;
     scratch = sr.data;
+    if (!zeroed) {
+        memset(scratch + o_hx, 0, (len + 1) * sizeof(uint64_t));
+        memset(scratch + o_cnt, 0, len + 1);
+    }
     hx = (uint64_t *)(void *)(scratch + o_hx);
     q = (uint32_t *)(void *)(scratch + o_q);
     stk = (uint64_t *)(void *)(scratch + o_stk);
@@ -291,7 +294,7 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
         }
     }
 done:
-    amq_region_free(&sr, a);
+    amq_region_free_scratch(&sr, a);
     amq_free(a, start, (nb + 1) * sizeof *start);
     return rc;
 }

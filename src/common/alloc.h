@@ -64,9 +64,12 @@ int amq_region_alloc_align(amq_region *r, const amq_allocator *a, size_t size, s
 /* The same (zeroed, 64-byte aligned) for bytes written once in order and
  * read once: from mmap in small pages faulted in up front, not huge ones. */
 int amq_region_alloc_stream(amq_region *r, const amq_allocator *a, size_t size);
-/* The same (zeroed, 64-byte aligned) for a construction's scratch arrays:
- * fresh from mmap, without the huge-page hint (alloc.c says why). */
-int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size);
+/* A construction's scratch arrays, 64-byte aligned, released by
+ * amq_region_free_scratch: the mapping an earlier construction released
+ * when it is large enough (*zeroed 0: its bytes are left over), else fresh
+ * (*zeroed 1); without the huge-page hint (alloc.c says why). */
+int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size, int *zeroed);
+void amq_region_free_scratch(amq_region *r, const amq_allocator *a);
 /* Records caller memory without copying. */
 void amq_region_borrow(amq_region *r, const void *data, size_t size);
 /* Allocates a copy of size bytes at src. */

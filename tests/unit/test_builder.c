@@ -536,37 +536,66 @@ static void r_free(void *opaque, void *ptr, size_t size)
     free(ptr);
 }
 
-/* A construction's scratch region (amq_region_alloc_scratch): zeroed,
- * 64-byte aligned, every byte writable; from mmap, 2 MiB-aligned, at 1 MiB
- * and more with the default allocator, from a caller's allocator always. */
+/* A construction's scratch region (amq_region_alloc_scratch): 64-byte
+ * aligned, every byte writable, zeroed when it says so; from mmap,
+ * 2 MiB-aligned, at 1 MiB and more with the default allocator, and then
+ * the mapping released before it when large enough (its bytes left over),
+ * up to 64 MiB kept; from a caller's allocator always, zeroed. */
 TEST(builder_scratch_region)
 {
-    static const size_t sizes[] = {0, 100, ((size_t)1 << 20) - 1, (size_t)1 << 20,
-                                   ((size_t)6 << 20) + 12345};
+    /* sizes in order, and whether each takes the mapping of the one before
+     * (the 3 MiB block fits in the 6 MiB one; the others are the first
+     * mapping or larger than the one kept) */
+    static const struct {
+        size_t size;
+        int reused;
+    } t[] = {{0, 0},
+             {100, 0},
+             {((size_t)1 << 20) - 1, 0},
+             {(size_t)1 << 20, 0},
+             {((size_t)6 << 20) + 12345, 0},
+             {(size_t)3 << 20, 1}};
     refusing c = {0, 0, 0};
     amq_allocator a = {r_alloc, r_free, &c, NULL};
-    size_t i, j, nonzero;
-    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        amq_region r;
-        CHECK_EQ(amq_region_alloc_scratch(&r, NULL, sizes[i]), AMQ_OK);
-        CHECK_EQ(r.size, sizes[i]);
+    size_t i, j, nonzero, big = (size_t)65 << 20;
+    uint8_t *last = NULL;
+    amq_region r;
+    int zeroed, round;
+    /* Over 64 MiB: released, not kept, and it takes the place of any
+     * mapping kept before (an earlier test's build): so the next is fresh. */
+    for (round = 0; round < 2; round++) {
+        CHECK_EQ(amq_region_alloc_scratch(&r, NULL, big, &zeroed), AMQ_OK);
+        CHECK_EQ(zeroed, 1);
+        r.data[big - 1] = 1;
+        amq_region_free_scratch(&r, NULL);
+    }
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const int mapped = t[i].size >= ((size_t)1 << 20);
+        CHECK_EQ(amq_region_alloc_scratch(&r, NULL, t[i].size, &zeroed), AMQ_OK);
+        CHECK_EQ(r.size, t[i].size);
         CHECK_EQ((uintptr_t)r.data % 64, 0);
-        CHECK_EQ(r.how == AMQ_REGION_MMAP, sizes[i] >= ((size_t)1 << 20));
-        if (r.how == AMQ_REGION_MMAP)
+        CHECK_EQ(r.how == AMQ_REGION_MMAP, mapped);
+        if (mapped)
             CHECK_EQ((uintptr_t)r.data % ((uintptr_t)2 << 20), 0);
-        for (j = nonzero = 0; j < sizes[i]; j++)
+        CHECK_EQ(zeroed, !t[i].reused);
+        if (t[i].reused)
+            CHECK(r.data == last);
+        for (j = nonzero = 0; zeroed && j < t[i].size; j++)
             nonzero += r.data[j] != 0;
         CHECK_EQ(nonzero, 0);
-        if (sizes[i] > 0)
-            memset(r.data, 0xA5, sizes[i]);
-        amq_region_free(&r, NULL);
-        CHECK_EQ(amq_region_alloc_scratch(&r, &a, sizes[i]), AMQ_OK);
+        if (t[i].size > 0)
+            memset(r.data, 0xA5, t[i].size);
+        last = r.data;
+        amq_region_free_scratch(&r, NULL);
+        CHECK_EQ(r.how, AMQ_REGION_NONE);
+        CHECK_EQ(amq_region_alloc_scratch(&r, &a, t[i].size, &zeroed), AMQ_OK);
         CHECK_EQ(r.how, AMQ_REGION_HEAP);
+        CHECK_EQ(zeroed, 1);
         CHECK_EQ(c.live, 1);
-        for (j = nonzero = 0; j < sizes[i]; j++)
+        for (j = nonzero = 0; j < t[i].size; j++)
             nonzero += r.data[j] != 0;
         CHECK_EQ(nonzero, 0);
-        amq_region_free(&r, &a);
+        amq_region_free_scratch(&r, &a);
         CHECK_EQ(c.live, 0);
     }
 }
