@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 {
     uint64_t ns[8] = {1000000, 10000000, 100000000};
     size_t kbs[2] = {8, 16};
-    amqb_fuse_run r = {ns, 3, kbs, 2, {1, 1}, 5, 1, 10000000};
+    amqb_fuse_run r = {ns, 3, kbs, 2, {1, 1}, 5, 3, 10000000};
     const char *md = NULL;
     char cmd[1024] = "";
     FILE *out;
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--qreps") == 0 && i + 1 < argc) {
             r.qreps = atoi(argv[++i]);
             if (r.qreps < 1 || r.qreps > AMQB_FUSE_MAX_REPS)
-                r.qreps = 1;
+                r.qreps = 3;
         } else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc) {
             r.qmax = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) {
