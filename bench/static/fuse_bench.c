@@ -299,8 +299,8 @@ static void run(const amqb_fuse_run *o, uint64_t n, size_t kb, result *res, uint
 static void print_result(FILE *out, const result *res, int reps)
 {
     int r, t, amq, rep;
-    fprintf(out, "\n### n = %llu, %zu-byte keys (%llu queries each)\n\n", (unsigned long long)res->n,
-            res->kb, (unsigned long long)res->nq);
+    fprintf(out, "\n### n = %llu, %zu-byte keys (%llu queries each)\n\n",
+            (unsigned long long)res->n, res->kb, (unsigned long long)res->nq);
     fprintf(out, "| filter | build ns/key | one-key present | one-key absent | batched present | "
                  "batched absent | handle present | handle absent | fpp | bits/key |\n"
                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -335,7 +335,9 @@ static void print_result(FILE *out, const result *res, int reps)
         for (t = 0; t < NT; t++) {
             double q[MAX_REPS];
             /* batched and handle against the reference's one-key loop */
-            int bt = t == T_BAT_P || t == T_HND_P ? T_ONE_P : t == T_BAT_A || t == T_HND_A ? T_ONE_A : t;
+            int bt = t == T_BAT_P || t == T_HND_P   ? T_ONE_P
+                     : t == T_BAT_A || t == T_HND_A ? T_ONE_A
+                                                    : t;
             for (rep = 0; rep < reps; rep++)
                 q[rep] = a->t[t][rep] / b->t[bt][rep];
             fprintf(out, " %.2fx |", median(q, reps));
