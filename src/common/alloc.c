@@ -242,9 +242,9 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
  *
  * One mapping of at most AMQ_SCRATCH_KEEP bytes is kept between
  * constructions, so that a process building many filters (a store writing
- * a filter per file) does not fault every page in again: a first touch of
- * a 4 KiB page cost about 1.5 us on the VM of docs/static.md, 9 ns per key
- * of a 1M-key fuse build, a fifth of it.  The kept pages are MADV_FREE:
+ * a filter per file) does not fault every page in again and unmap it: on
+ * the VM of docs/static.md that took about 1 us per 4 KiB page, 6 ns per
+ * key of a 1M-key fuse build of 45.  The kept pages are MADV_FREE:
  * the kernel may take them back under memory pressure (they read as zero
  * then) and leaves them mapped otherwise.  Its length is in its first 8
  * bytes, on a page left out of the MADV_FREE.
