@@ -391,14 +391,11 @@ bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)
 	nice $(STATIC_BENCH) --md docs/benchmarks-static.md
 
-# Full run: the library against its peers at n = 1M, 10M, 100M (43
-# minutes on this project's 2-core machine, 3 GiB of memory;
-# docs/benchmarks.md and docs/bench-*.svg; its log prints each section's
-# time - measured 2026-11-29: main tables 16.5, one key at a time 12.3 (the
-# 100M pairs 9.0), binary fuse 11.9 (100M 10.7), the rest 2.5),
-# then whole commands against theirs (bench-tool: docs/benchmarks-tool.md,
-# ~5), with bench-aging and bench-cuckoo-arith (~3) first: about 50 minutes
-# in all.  Nothing else should run meanwhile.
+# Full run: the library against its peers at n = 1M, 10M, 100M
+# (docs/benchmarks.md and docs/bench-*.svg; 3 GiB of memory; its log
+# prints each section's time and the whole run's), then whole commands
+# against theirs (bench-tool: docs/benchmarks-tool.md), with bench-aging and
+# bench-cuckoo-arith first.  Nothing else should run meanwhile.
 bench: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN)

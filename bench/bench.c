@@ -1302,9 +1302,7 @@ static int fuse_selected(const opts *o, int bits_on[2])
  * there builds four filters of 100M keys, over a minute, and the per-rep
  * ratios of three vary by a few percent), else the run's (at most 15); the
  * one-key loops run 3 times per build at every size, their median per
- * build (a single loop of 10M queries right after a build measured one
- * filter 17 and 22 ns per query, present and absent, in one rep; the
- * extra loops cost about 40 s at 100M, where the builds take 10 minutes). */
+ * build: a single loop right after a build is the one that moves most. */
 static uint64_t fuse_run(const opts *o, uint64_t n)
 {
     static const size_t kbs[2] = {8, 16};

@@ -155,13 +155,15 @@ static inline unsigned fuse_next(unsigned f, unsigned t, unsigned arity)
     return t - 1 + (t - 1 >= f);
 }
 
-/* Slots per peeling group (a scan of its masks, then its FIFO): 1024
- * measured 8.0 ns per key at 1M, 64 9.6, 4096 8.1 (the FIFO longer,
- * more of its slots already peeled by the time they come up). */
+/* Slots per peeling group (a scan of its masks, then its FIFO), and keys
+ * ahead whose slots the degree pass prefetches (0: none): the fastest
+ * measured (docs/static.md; -D on the command line to measure others). */
+#ifndef FUSE_PEEL_GROUP
 #define FUSE_PEEL_GROUP 1024u
-/* Keys ahead whose slots the degree pass prefetches (8: 9.2 ns per key
- * at 1M, 32: 7.4, 64: 7.8; none: 10.1). */
+#endif
+#ifndef FUSE_DEG_AHEAD
 #define FUSE_DEG_AHEAD 32u
+#endif
 
 /* Bit i set when slot c[i] has degree 1 (count 4-7), for n <= 64 slots. */
 static inline uint64_t fuse_deg1_mask(const uint8_t *c, size_t n)
@@ -288,7 +290,7 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
         const uint64_t xv = stk[i];
         uint64_t all = ~(uint64_t)0;
         unsigned over = 0;
-        if (i + FUSE_DEG_AHEAD < n) {
+        if (FUSE_DEG_AHEAD > 0 && i + FUSE_DEG_AHEAD < n) {
             uint32_t ap[4];
             fuse_pos(p, stk[i + FUSE_DEG_AHEAD], arity, ap);
 #pragma GCC unroll 4
@@ -328,8 +330,7 @@ fuse_build_as(const amq_static *s, const amq_static_part *pp, const uint64_t *x,
      * The reference's LIFO of every slot of degree 1 wanders the array
      * (most of its updates missed L2) and makes each pop wait on the last
      * push; the mask's slots and a FIFO's next slot are known before the
-     * current peel ends, so the core overlaps the peels.  Measured at 1M
-     * keys: 21 ns per key with the LIFO, 8 ns with this (docs/static.md). */
+     * current peel ends, so the core overlaps the peels (docs/static.md). */
     {
         const size_t ahead = (size_t)arity * p->seglen;
         size_t qt = 0, qh = 0, g0, gend, i0, end, u;
@@ -446,7 +447,9 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
 /* Up to this many bytes of fingerprints a batch is a plain loop (below):
  * measured here (Zen 4, 1 MiB L2, 32 MiB L3) the plain loop 0.75x the
  * pipeline's time at 1.1 and 2.3 MiB, 1.5x at 3.4 MiB. */
+#ifndef FUSE_DIRECT_MAX
 #define FUSE_DIRECT_MAX ((uint64_t)3 << 20)
+#endif
 
 /* Where a batch's h1 come from: hashes given (FUSE_SRC_H), or packed keys
  * of one length hashed in the loop - XXH3 seed 0 for 8- and 16-byte keys

@@ -242,14 +242,15 @@ int amq_region_alloc(amq_region *r, const amq_allocator *a, size_t size)
  *
  * One mapping of at most AMQ_SCRATCH_KEEP bytes is kept between
  * constructions, so that a process building many filters (a store writing
- * a filter per file) does not fault every page in again and unmap it: on
- * the VM of docs/static.md that took about 1 us per 4 KiB page, 6 ns per
- * key of a 1M-key fuse build of 45.  The kept pages are MADV_FREE:
- * the kernel may take them back under memory pressure (they read as zero
- * then) and leaves them mapped otherwise.  Its length is in its first 8
- * bytes, on a page left out of the MADV_FREE.
+ * a filter per file) does not fault every page in and unmap it again each
+ * time (its cost: docs/static.md; -DAMQ_SCRATCH_KEEP=0 keeps none).  The
+ * kept pages are MADV_FREE: the kernel may take them back under memory
+ * pressure (they read as zero then) and leaves them mapped otherwise.  Its
+ * length is in its first 8 bytes, on a page left out of the MADV_FREE.
  */
+#ifndef AMQ_SCRATCH_KEEP
 #define AMQ_SCRATCH_KEEP ((size_t)64 << 20)
+#endif
 static _Atomic(uintptr_t) scratch_kept;
 
 int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size, int *zeroed)
