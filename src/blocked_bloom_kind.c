@@ -105,6 +105,15 @@ static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, 
     (void)amq_blocked_contains_batch((const amq_blocked *)impl, h, n, out, NULL);
 }
 
+static uint64_t op_contains_batch_fixed(const void *impl, const void *keys, size_t key_len,
+                                        size_t n, uint8_t *out)
+{
+    uint64_t count = 0;
+    (void)amq_blocked_contains_batch_fixed((const amq_blocked *)impl, keys, key_len, n, out,
+                                           &count);
+    return count;
+}
+
 static int op_set_concurrent(void *impl, int on)
 {
     return amq_blocked_set_concurrent((amq_blocked *)impl, on);
@@ -265,6 +274,7 @@ const amq_kind_ops amq_blocked_ops = {
     AMQ_KIND_CODEC_OPS,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
+    .contains_batch_fixed = op_contains_batch_fixed,
     .merge = op_merge,
     .intersect = op_intersect,
     .set_concurrent = op_set_concurrent,

@@ -87,6 +87,14 @@ static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, 
     (void)amq_cuckoo_contains_batch((const amq_cuckoo *)impl, h, n, out, NULL);
 }
 
+static uint64_t op_contains_batch_fixed(const void *impl, const void *keys, size_t key_len,
+                                        size_t n, uint8_t *out)
+{
+    uint64_t count = 0;
+    (void)amq_cuckoo_contains_batch_fixed((const amq_cuckoo *)impl, keys, key_len, n, out, &count);
+    return count;
+}
+
 static void op_stats(const void *impl, amq_stats *st)
 {
     const amq_cuckoo *c = impl;
@@ -235,6 +243,7 @@ const amq_kind_ops amq_cuckoo_ops = {
     .remove = op_remove,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
+    .contains_batch_fixed = op_contains_batch_fixed,
     .add_key = op_add_key,
     .contains_key = op_contains_key,
 };

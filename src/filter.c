@@ -331,6 +331,36 @@ int amq_filter_contains_batch(const amq_filter *f, const amq_hash128 *h, size_t 
     return AMQ_OK;
 }
 
+/* Hashes handed to a kind without its own packed-key loop, a chunk at a time. */
+#define FIXED_CHUNK 1024
+
+int amq_filter_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
+                                    size_t n, uint8_t *out, uint64_t *count)
+{
+    const uint8_t *k = keys;
+    amq_hash128 h[FIXED_CHUNK];
+    uint8_t o[FIXED_CHUNK], *dst;
+    uint64_t c = 0;
+    size_t i, j, m;
+
+    if (f->ops->contains_batch_fixed != NULL) {
+        c = f->ops->contains_batch_fixed(f->impl, keys, key_len, n, out);
+    } else {
+        for (i = 0; i < n; i += m) {
+            m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
+            for (j = 0; j < m; j++)
+                h[j] = amq_hash_key(f->hash_algo, f->seed, k + (i + j) * key_len, key_len);
+            dst = out != NULL ? out + i : o;
+            (void)amq_filter_contains_batch(f, h, m, dst);
+            for (j = 0; j < m; j++)
+                c += dst[j];
+        }
+    }
+    if (count != NULL)
+        *count = c;
+    return AMQ_OK;
+}
+
 int amq_filter_set_concurrent(amq_filter *f, int on)
 {
     if (f->readonly)

@@ -57,6 +57,12 @@ typedef struct amq_kind_ops {
     int (*remove)(void *impl, amq_hash128 h);               /* NULL: unsupported */
     int (*add_batch)(void *impl, const amq_hash128 *h, size_t n, uint8_t *added); /* NULL: loop */
     void (*contains_batch)(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
+    /* Optional: n keys of key_len bytes packed at keys, hashed inside the
+     * query loop exactly as amq_filter_hash does; out may be NULL; returns
+     * the number of 1 answers (NULL: the handle hashes a chunk at a time
+     * into contains_batch). */
+    uint64_t (*contains_batch_fixed)(const void *impl, const void *keys, size_t key_len, size_t n,
+                                     uint8_t *out);
     int (*merge)(void *dst, const void *src, amq_errinfo *err);     /* NULL: unsupported */
     int (*intersect)(void *dst, const void *src, amq_errinfo *err); /* NULL: unsupported */
     int (*clear)(void *impl);

@@ -321,6 +321,7 @@ fail:
         .remove = NULL,                                                                            \
         .add_batch = NULL,                                                                         \
         .contains_batch = (BATCH),                                                                 \
+        .contains_batch_fixed = amq_static_ops_contains_batch_fixed,                               \
         .merge = NULL,                                                                             \
         .intersect = NULL,                                                                         \
         .clear = op_clear,                                                                         \

@@ -991,16 +991,27 @@ AMQ_API int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *
 AMQ_API int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t *kind,
                             amq_errinfo *err);
 
-/* ==== static kinds (fuse, ribbon): batched queries over packed keys ========= */
+/* ==== any kind, and the static kinds (fuse, ribbon): queries of packed keys = */
+
+/*
+ * Queries n keys of key_len bytes each, packed at keys (key i at
+ * keys + i * key_len), of a filter of any kind: the answers are
+ * amq_filter_contains's.  Kinds that keep reads in flight (blocked, cuckoo,
+ * fuse, ribbon, expandable) hash the keys inside their query loop, XXH3 of
+ * 8-byte keys inline, so no array of hashes is made; the others are given
+ * a chunk of hashes at a time.  out[i] (when out is not NULL) receives 1 or
+ * 0, *count (when not NULL) the number of 1 answers.  AMQ_OK.  Safe
+ * concurrently with other readers.
+ */
+AMQ_API int amq_filter_contains_batch_fixed(const struct amq_filter *f, const void *keys,
+                                            size_t key_len, size_t n, uint8_t *out,
+                                            uint64_t *count);
 
 /*
  * Queries n keys of key_len bytes each, packed at keys (key i at
  * keys + i * key_len), of a static filter (fuse or ribbon) through its
- * handle: the keys are hashed inside the query loop (XXH3 seed 0 over 8-
- * and 16-byte keys inlined), so no array of hashes is made.  out[i] (when
- * out is not NULL) receives 1 or 0, *count (when not NULL) the number of 1
- * answers; the answers are amq_filter_contains's.  AMQ_OK, or AMQ_EKIND
- * for a filter of another kind.  Safe concurrently with other readers.
+ * handle: amq_filter_contains_batch_fixed, and AMQ_EKIND for a filter of
+ * another kind.
  */
 AMQ_API int amq_static_contains_batch_fixed(const struct amq_filter *f, const void *keys,
                                             size_t key_len, size_t n, uint8_t *out,

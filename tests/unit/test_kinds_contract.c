@@ -167,4 +167,91 @@ TEST(kinds_wrong_item_count_is_refused_cleanly)
     }
 }
 
+/* n packed keys of len bytes: key i is i's bytes, then a pattern. */
+static uint8_t *packed_keys(size_t n, size_t len)
+{
+    uint8_t *k = malloc(n * len);
+    size_t i, j;
+    if (k == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < len; j++)
+            k[i * len + j] = (uint8_t)(j < 8 ? i >> (8 * j) : i * 31 + j);
+    return k;
+}
+
+/* amq_filter_contains_batch_fixed answers as amq_filter_contains, key by
+ * key, for every kind (those with their own packed-key loop and those
+ * given a chunk of hashes): 8-, 16- and 5-byte keys, half of them added,
+ * batches shorter and longer than the kinds' windows and chunks, out NULL
+ * with a count. */
+TEST(kinds_contains_batch_fixed_matches_one_key)
+{
+    static const size_t lens[] = {8, 16, 5};
+    static const size_t sizes[] = {1, 7, 64, 65, 255, 1024, 1025, 3000, 20000};
+    enum { N = 20000, ADDED = 10000 };
+    uint32_t kind;
+    amq_config cfg;
+    amq_filter *f;
+    amq_hash128 *h = malloc(N * sizeof *h);
+    uint8_t *a = malloc(N), *b = malloc(N), *keys;
+    uint64_t count, want;
+    size_t l, i, z, at;
+
+    REQUIRE(h != NULL && a != NULL && b != NULL);
+    for (kind = 1; kind < 64; kind++) {
+        if (amq_kind_name(kind) == NULL)
+            continue;
+        for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            REQUIRE((keys = packed_keys(N, lens[l])) != NULL);
+            amq_config_init(&cfg, kind);
+            /* the growing kinds from well below (the batches meet their links
+             * or a doubling); the others, aging's window too, for twice the adds */
+            cfg.capacity = amq_kind_has_capacity(kind) || kind == AMQ_KIND_AGING ? 2 * ADDED
+                                                                                   : 1000;
+            cfg.seed = 77;
+            for (i = 0; i < N; i++)
+                h[i] = amq_hash_key(cfg.hash_algo, cfg.seed, keys + i * lens[l], lens[l]);
+            if (amq_kind_is_static(kind)) {
+                REQUIRE_OK(amq_filter_build(&cfg, h, ADDED, &f, NULL));
+            } else {
+                if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+                    FAIL_AT_("%s: not created", amq_kind_name(kind));
+                for (i = 0; i < ADDED; i++)
+                    REQUIRE(amq_filter_add(f, keys + i * lens[l], lens[l]) >= 0);
+            }
+            for (i = 0, want = 0; i < N; i++) {
+                b[i] = (uint8_t)amq_filter_contains(f, keys + i * lens[l], lens[l]);
+                want += b[i];
+                if (i < ADDED && b[i] != 1)
+                    FAIL_AT_("%s, %zu-byte key %zu added, answered absent", amq_kind_name(kind),
+                             lens[l], i);
+            }
+            for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                at = (z * 4099) % (N - sizes[z] + 1);
+                memset(a, 0xee, sizes[z]);
+                count = UINT64_MAX;
+                REQUIRE_OK(amq_filter_contains_batch_fixed(f, keys + at * lens[l], lens[l],
+                                                           sizes[z], a, &count));
+                if (memcmp(a, b + at, sizes[z]) != 0)
+                    FAIL_AT_("%s, %zu-byte keys, batch of %zu at %zu: answers differ",
+                             amq_kind_name(kind), lens[l], sizes[z], at);
+                for (i = 0, want = 0; i < sizes[z]; i++)
+                    want += b[at + i];
+                CHECK_EQ(count, want);
+            }
+            count = 0;
+            REQUIRE_OK(amq_filter_contains_batch_fixed(f, keys, lens[l], N, NULL, &count));
+            for (i = 0, want = 0; i < N; i++)
+                want += b[i];
+            CHECK_EQ(count, want);
+            amq_filter_free(f);
+            free(keys);
+        }
+    }
+    free(h);
+    free(a);
+    free(b);
+}
+
 TEST_MAIN()
