@@ -809,7 +809,7 @@ static inline const void *home_of(const amq_expand *x, uint64_t u)
 typedef struct {
     const uint8_t *data, *old_data;
     const amq_expand *x, *old;
-    uint64_t mig;
+    uint64_t mig, x8;
     uint32_t q, old_q;
 } batch_view;
 
@@ -820,6 +820,7 @@ static inline __attribute__((always_inline)) batch_view view_of(const amq_expand
     v.data = x->table.data;
     v.q = x->q;
     v.mig = x->mig;
+    v.x8 = x->x8;
     v.old = x->old;
     v.old_data = x->old != NULL ? x->old->table.data : NULL;
     v.old_q = x->old != NULL ? x->old->q : 0;
@@ -843,98 +844,155 @@ view_route(const batch_view *v, uint64_t u, const amq_expand **lv, uint64_t *b, 
     return (const uint16_t *)(const void *)(v->data + i * BUCKET_BYTES);
 }
 
-/* One body per instruction set and prefetch target (far: into L2), the
- * bucket test inlined (no call per key); contains_body's test on a view.
- * No branch depends on a bucket's bytes: a key whose bucket says no but has
- * cells stashed is noted, and the stash is read for the noted keys after
- * each run of EXP_RUN keys, their stash lines fetched together first (a
- * branch on a line still in flight, mispredicted for ~3 % of keys, threw
- * away the work of the keys after it; measured at 100M keys the stash reads
- * cost more than all the bucket reads). */
+/* Where a batch's keys come from: hashes given (SRC_H), or packed keys of
+ * one length hashed in the loop - XXH3 of 8-byte keys inline (SRC_X8), any
+ * other through key_h1_any (SRC_KEY). */
+enum { SRC_H, SRC_X8, SRC_KEY };
+
+typedef struct {
+    const amq_hash128 *h;
+    const uint8_t *keys;
+    size_t len;
+} batch_src;
+
+static inline __attribute__((always_inline)) uint64_t
+src_h1(const amq_expand *x, const batch_view *v, const batch_src *in, size_t i, int mode)
+{
+    if (mode == SRC_H)
+        return in->h[i].h1;
+    if (mode == SRC_X8)
+        return xxh3_8(v->x8, in->keys + 8 * i);
+    return key_h1_any(x, in->keys + in->len * i, in->len);
+}
+
+/* A key's bucket line and what its stash lookup needs, routed once. */
+typedef struct {
+    const uint16_t *bk;
+    const amq_expand *lv;
+    uint64_t b;
+    uint16_t qv;
+} batch_probe;
+
+static inline __attribute__((always_inline)) void probe_of(const batch_view *v, uint64_t u,
+                                                           batch_probe *p, int far)
+{
+    p->bk = view_route(v, u, &p->lv, &p->b, &p->qv);
+    if (far)
+        __builtin_prefetch(p->bk, 0, 2);
+    else
+        __builtin_prefetch(p->bk);
+}
+
+/* One body per instruction set, prefetch target (far: into L2) and key
+ * source, the bucket test inlined (no call per key); contains_body's test
+ * on a view.  A key is hashed and routed once, BATCH_AHEAD keys before it
+ * is answered, into a ring.  No branch depends on a bucket's bytes: a key
+ * whose bucket says no but has cells stashed is noted, and the stash is
+ * read for the noted keys after each run of EXP_RUN keys, their stash lines
+ * fetched together first (a branch on a line still in flight, mispredicted
+ * for the few keys with stashed cells, threw away the work of the keys after
+ * it).  out may be NULL; returns the number of 1 answers. */
 #define EXP_RUN 256u
-static inline __attribute__((always_inline)) void
-contains_batch_body(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out,
-                    match_fn match, int far)
+static inline __attribute__((always_inline)) uint64_t
+contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out,
+                    match_fn match, int far, int mode)
 {
     const batch_view v = view_of(x);
-    const amq_expand *lv;
-    const uint16_t *bk;
-    uint64_t b;
-    uint16_t qv, noted[EXP_RUN];
+    const batch_src in = *src;
+    batch_probe ring[BATCH_AHEAD], noted[EXP_RUN];
+    uint8_t tmp[EXP_RUN], *o;
+    uint16_t noted_at[EXP_RUN];
+    uint64_t count = 0;
     size_t i, j, k, at, end;
-    for (i = 0; i < n && i < BATCH_AHEAD; i++) {
-        bk = view_route(&v, h[i].h1, &lv, &b, &qv);
-        if (far)
-            __builtin_prefetch(bk, 0, 2);
-        else
-            __builtin_prefetch(bk);
-    }
+    for (i = 0; i < n && i < BATCH_AHEAD; i++)
+        probe_of(&v, src_h1(x, &v, &in, i, mode), &ring[i], far);
     for (at = 0; at < n; at = end) {
         end = n - at > EXP_RUN ? at + EXP_RUN : n;
+        o = out != NULL ? out + at : tmp;
         for (i = at, k = 0; i < end; i++) {
+            const batch_probe p = ring[i % BATCH_AHEAD];
             int hit;
-            if (i + BATCH_AHEAD < n) {
-                bk = view_route(&v, h[i + BATCH_AHEAD].h1, &lv, &b, &qv);
-                if (far)
-                    __builtin_prefetch(bk, 0, 2);
-                else
-                    __builtin_prefetch(bk);
-            }
-            bk = view_route(&v, h[i].h1, &lv, &b, &qv);
-            hit = match(bk, qv) != 0;
-            out[i] = (uint8_t)hit;
-            noted[k] = (uint16_t)(i - at);
-            k += (size_t)((hit == 0) & (bk[META_LANE] != 0));
+            if (i + BATCH_AHEAD < n)
+                probe_of(&v, src_h1(x, &v, &in, i + BATCH_AHEAD, mode),
+                         &ring[i % BATCH_AHEAD], far);
+            hit = match(p.bk, p.qv) != 0;
+            o[i - at] = (uint8_t)hit;
+            count += (uint64_t)hit;
+            noted[k] = p;
+            noted_at[k] = (uint16_t)(i - at);
+            k += (size_t)((hit == 0) & (p.bk[META_LANE] != 0));
         }
         for (j = 0; j < k; j++) {
-            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
+            const amq_expand *lv = noted[j].lv;
             if (lv->stash_cap != 0)
-                __builtin_prefetch(cells(lv) + cell_pos(b, lv->stash_cap));
+                __builtin_prefetch(cells(lv) + cell_pos(noted[j].b, lv->stash_cap));
         }
         for (j = 0; j < k; j++) {
-            view_route(&v, h[at + noted[j]].h1, &lv, &b, &qv);
-            out[at + noted[j]] = (uint8_t)stash_hit(lv, b, qv);
+            const int hit = stash_hit(noted[j].lv, noted[j].b, noted[j].qv);
+            o[noted_at[j]] = (uint8_t)hit;
+            count += (uint64_t)hit;
         }
     }
+    return count;
 }
 
-static void contains_batch_scalar(const amq_expand *x, const amq_hash128 *h, size_t n,
-                                  uint8_t *out)
-{
-    contains_batch_body(x, h, n, out, match_scalar, 0);
-}
+#define EXP_BATCH_FN(NAME, MATCH, FAR, MODE, TARGET)                                              \
+    TARGET static uint64_t NAME(const amq_expand *x, const batch_src *src, size_t n,             \
+                                uint8_t *out)                                                     \
+    {                                                                                             \
+        return contains_batch_body(x, src, n, out, MATCH, FAR, MODE);                             \
+    }
+#define EXP_BATCH_FNS(ISA, MATCH, TARGET)                                                         \
+    EXP_BATCH_FN(batch_h_##ISA, MATCH, 0, SRC_H, TARGET)                                          \
+    EXP_BATCH_FN(batch_h_##ISA##_far, MATCH, 1, SRC_H, TARGET)                                    \
+    EXP_BATCH_FN(batch_x8_##ISA, MATCH, 0, SRC_X8, TARGET)                                        \
+    EXP_BATCH_FN(batch_x8_##ISA##_far, MATCH, 1, SRC_X8, TARGET)                                  \
+    EXP_BATCH_FN(batch_key_##ISA, MATCH, 0, SRC_KEY, TARGET)                                      \
+    EXP_BATCH_FN(batch_key_##ISA##_far, MATCH, 1, SRC_KEY, TARGET)
 
-static void contains_batch_scalar_far(const amq_expand *x, const amq_hash128 *h, size_t n,
-                                      uint8_t *out)
-{
-    contains_batch_body(x, h, n, out, match_scalar, 1);
-}
+typedef uint64_t (*batch_fn)(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out);
 
+EXP_BATCH_FNS(scalar, match_scalar, )
+/* [avx2][far][source] */
 #ifdef EXP_HAVE_AVX2
-__attribute__((target("avx2"))) static void
-contains_batch_avx2(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    contains_batch_body(x, h, n, out, match_avx2, 0);
-}
-
-__attribute__((target("avx2"))) static void
-contains_batch_avx2_far(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
-{
-    contains_batch_body(x, h, n, out, match_avx2, 1);
-}
+EXP_BATCH_FNS(avx2, match_avx2, __attribute__((target("avx2"))))
+static const batch_fn batch_fns[2][2][3] = {
+    {{batch_h_scalar, batch_x8_scalar, batch_key_scalar},
+     {batch_h_scalar_far, batch_x8_scalar_far, batch_key_scalar_far}},
+    {{batch_h_avx2, batch_x8_avx2, batch_key_avx2},
+     {batch_h_avx2_far, batch_x8_avx2_far, batch_key_avx2_far}},
+};
+#else
+static const batch_fn batch_fns[1][2][3] = {
+    {{batch_h_scalar, batch_x8_scalar, batch_key_scalar},
+     {batch_h_scalar_far, batch_x8_scalar_far, batch_key_scalar_far}},
+};
 #endif
+
+static uint64_t batch_run(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out,
+                          int mode)
+{
+    /* the table's size now: a doubling's old level is half of it */
+    const int far = x->table.size > EXP_FAR_BYTES;
+#ifdef EXP_HAVE_AVX2
+    return batch_fns[x->match == match_avx2][far][mode](x, src, n, out);
+#else
+    return batch_fns[0][far][mode](x, src, n, out);
+#endif
+}
 
 void amq_exp_contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    /* the table's size now: a doubling's old level is half of it */
-    int far = x->table.size > EXP_FAR_BYTES;
-#ifdef EXP_HAVE_AVX2
-    if (x->match == match_avx2) {
-        (far ? contains_batch_avx2_far : contains_batch_avx2)(x, h, n, out);
-        return;
-    }
-#endif
-    (far ? contains_batch_scalar_far : contains_batch_scalar)(x, h, n, out);
+    const batch_src src = {h, NULL, 0};
+    (void)batch_run(x, &src, n, out, SRC_H);
+}
+
+uint64_t amq_exp_contains_batch_fixed(const amq_expand *x, const void *keys, size_t key_len,
+                                      size_t n, uint8_t *out)
+{
+    const batch_src src = {NULL, keys, key_len};
+    return batch_run(x, &src, n, out,
+                     key_len == 8 && x->hash_algo == AMQ_HASH_XXH3 ? SRC_X8 : SRC_KEY);
 }
 
 int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added)

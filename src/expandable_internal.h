@@ -97,6 +97,10 @@ int amq_exp_contains(const amq_expand *x, amq_hash128 h);
 int amq_exp_remove(amq_expand *x, amq_hash128 h);
 int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added);
 void amq_exp_contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out);
+/* n packed keys of key_len bytes, hashed in the query loop; out may be NULL;
+ * returns the number of 1 answers. */
+uint64_t amq_exp_contains_batch_fixed(const amq_expand *x, const void *keys, size_t key_len,
+                                      size_t n, uint8_t *out);
 /* The one-key query leaf for x's instruction set (the handle's contains_key_of). */
 amq_contains_key_fn amq_exp_key_query(const amq_expand *x);
 /* For the writer of a doubling as its split table: a cell into a stash

@@ -275,6 +275,12 @@ static void op_contains_batch(const void *impl, const amq_hash128 *h, size_t n, 
     amq_exp_contains_batch(impl, h, n, out);
 }
 
+static uint64_t op_contains_batch_fixed(const void *impl, const void *keys, size_t key_len,
+                                        size_t n, uint8_t *out)
+{
+    return amq_exp_contains_batch_fixed(impl, keys, key_len, n, out);
+}
+
 /* Back to the starting size, empty. */
 static int op_clear(void *impl)
 {
@@ -538,5 +544,6 @@ const amq_kind_ops amq_expandable_ops = {
     .remove = op_remove,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
+    .contains_batch_fixed = op_contains_batch_fixed,
     .contains_key_of = op_contains_key_of,
 };

@@ -644,6 +644,83 @@ TEST(expandable_doubling_is_spread_over_adds)
     amq_filter_free(f);
 }
 
+/* Packed keys hashed in the batch loop (amq_filter_contains_batch_fixed:
+ * XXH3 of 8-byte keys inline under a seed with bits in both halves, other
+ * lengths through the hash call) answer as one key at a time: half-way
+ * through each doubling from 2^11 old buckets on (a key routed to the old
+ * or the new table by the split pointer), with the stash in use, and at
+ * the end; every added key present. */
+TEST(expandable_batch_fixed_matches_one_key)
+{
+    static const size_t lens[] = {8, 12};
+    enum { ABSENT = 50000 };
+    amq_config cfg;
+    amq_filter *f;
+    const uint64_t n = 1500000;
+    uint8_t *keys, *q, *a, *b;
+    uint64_t i, j, limit, start, count, want, checks;
+    size_t l, len;
+
+    for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+        len = lens[l];
+        keys = malloc((size_t)(n + ABSENT) * len);
+        q = malloc((size_t)(n + ABSENT) * len);
+        a = malloc((size_t)(n + ABSENT));
+        b = malloc((size_t)(n + ABSENT));
+        REQUIRE(keys != NULL && q != NULL && a != NULL && b != NULL);
+        for (i = 0; i < n + ABSENT; i++) {
+            uint64_t k = key_of(i, 40 + l);
+            memcpy(keys + i * len, &k, 8);
+            for (j = 8; j < len; j++)
+                keys[i * len + j] = (uint8_t)(i * 7 + j);
+        }
+        amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+        cfg.capacity = 1000;
+        cfg.seed = UINT64_C(0x8000000180000001);
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        limit = limit_of(f);
+        checks = 0;
+        for (i = 0; i < n; i++) {
+            REQUIRE_EQ(amq_filter_add(f, keys + i * len, len), 1);
+            if (limit_of(f) == limit && i + 1 < n)
+                continue;
+            limit = limit_of(f);
+            if (field_u64(f, "buckets") < 4096 && i + 1 < n)
+                continue;
+            /* half-way through the doubling that began here (or the end) */
+            for (start = i; doubling(f) && i - start < field_u64(f, "buckets") / 16;) {
+                i++;
+                REQUIRE_EQ(amq_filter_add(f, keys + i * len, len), 1);
+            }
+            CHECK(doubling(f) || i + 1 == n);
+            CHECK(field_u64(f, "stash_cells") > 0);
+            /* keys [0, i] added, then ABSENT never added */
+            memcpy(q, keys, (size_t)(i + 1) * len);
+            memcpy(q + (i + 1) * len, keys + n * len, (size_t)ABSENT * len);
+            for (j = 0, want = 0; j < i + 1 + ABSENT; j++) {
+                b[j] = (uint8_t)amq_filter_contains(f, q + j * len, len);
+                want += b[j];
+                if (j <= i && b[j] != 1)
+                    FAIL_AT_("%zu-byte key %llu added, answered absent", len,
+                             (unsigned long long)j);
+            }
+            memset(a, 0xee, (size_t)(i + 1 + ABSENT));
+            REQUIRE_OK(amq_filter_contains_batch_fixed(f, q, len, i + 1 + ABSENT, a, &count));
+            if (memcmp(a, b, (size_t)(i + 1 + ABSENT)) != 0)
+                FAIL_AT_("%zu-byte keys at %llu added: batch answers differ", len,
+                         (unsigned long long)(i + 1));
+            CHECK_EQ(count, want);
+            checks++;
+        }
+        CHECK(checks >= 6);
+        amq_filter_free(f);
+        free(keys);
+        free(q);
+        free(a);
+        free(b);
+    }
+}
+
 /* At real sizes, with removals during every doubling and, half-way through
  * the larger ones: every present key answers; a serialization (the split
  * table written on the fly) loads, copied and mapped, answering exactly as
