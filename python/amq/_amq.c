@@ -629,6 +629,9 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                    ? amq_blocked_add_batch64(blk, ks->view.buf, ks->n, out, NULL)
                    : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out, NULL);
     }
+    /* any kind's queries of packed keys: hashed inside its query loop */
+    if (now_ms == NULL && !add && keyset_is_packed(ks))
+        return amq_filter_contains_batch_fixed(f, ks->view.buf, ks->width, ks->n, out, NULL);
     for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
         m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
         for (j = 0; j < m; j++) {
