@@ -2,18 +2,19 @@
  * subject_scalable.c - benchmark subjects for the scalable Bloom filter:
  * RedisBloom's layout and the native one, both started at n / 16 so that
  * the measured filter has grown through five links, as a filter sized by
- * guess does.
+ * guess does; and RedisBloom's layout started at 1,000, as the expandable
+ * kind's rows are (issue 44: a filter never sized).
  */
 #define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
 #include "amq.h"
 #include "bench.h"
 
-static void *sb_create_mode(uint64_t n, double fpp, int redisbloom)
+static void *sb_create_from(uint64_t capacity, double fpp, int redisbloom)
 {
     amq_sbloom_params p;
     amq_sbloom *s;
     amq_sbloom_params_init(&p, redisbloom);
-    p.capacity = n / 16 > 0 ? n / 16 : 1;
+    p.capacity = capacity;
     p.fpp = fpp;
     if (amq_sbloom_new(&p, NULL, &s) != AMQ_OK)
         return NULL;
@@ -22,12 +23,18 @@ static void *sb_create_mode(uint64_t n, double fpp, int redisbloom)
 
 static void *sb_create_rb(uint64_t n, double fpp)
 {
-    return sb_create_mode(n, fpp, 1);
+    return sb_create_from(n / 16 > 0 ? n / 16 : 1, fpp, 1);
 }
 
 static void *sb_create_native(uint64_t n, double fpp)
 {
-    return sb_create_mode(n, fpp, 0);
+    return sb_create_from(n / 16 > 0 ? n / 16 : 1, fpp, 0);
+}
+
+static void *sb_create_rb_1000(uint64_t n, double fpp)
+{
+    (void)n;
+    return sb_create_from(1000, fpp, 1);
 }
 
 static void sb_destroy(void *f)
@@ -90,4 +97,16 @@ BENCH_SUBJECT(amq_sbloom_native_subject) = {
     .insert = sb_insert,
     .query = sb_query,
     .bytes = sb_bytes,
+};
+
+BENCH_SUBJECT(amq_sbloom_rb_1000_subject) = {
+    .name = "amq scalable-bloom, RedisBloom layout, grown from 1,000",
+    .family = "scalable-bloom",
+    .peer = 0,
+    .create = sb_create_rb_1000,
+    .destroy = sb_destroy,
+    .insert = sb_insert,
+    .query = sb_query,
+    .bytes = sb_bytes,
+    .no_sweep = 1, /* the n/16 row's sweep shows the layout's rates */
 };
