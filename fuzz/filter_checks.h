@@ -292,9 +292,13 @@ static FZ_UNUSED void fz_check_filter(amq_filter *f, const uint8_t *bytes, size_
         return;
     }
 
-    /* Bytes out, bytes in. */
+    /* Bytes out, bytes in: the same bytes, but for an expandable filter of
+     * the older lane-31 layout (its parameter bytes 2-3 are 0), which a load
+     * rewrites in the current one. */
     out = fz_serialize(f, &out_len);
-    if (!(flags & AMQ_OPEN_TRUST))
+    if (!(flags & AMQ_OPEN_TRUST) &&
+        !(amq_filter_kind(f) == AMQ_KIND_EXPANDABLE && len >= 68 && bytes[66] == 0 &&
+          bytes[67] == 0))
         FZ_CHECK(out_len == len && memcmp(out, bytes, len) == 0,
                  "a verified load re-serializes to different bytes (%zu vs %zu)", out_len, len);
     rc = amq_filter_deserialize(out, out_len, 0, al, &g, &err);

@@ -341,6 +341,32 @@ static void seeds_header(sink *s)
 }
 
 /* fuzz_payload_<kind>: (algo, seed, items, P, params, payload) of real files. */
+/* An expandable filter's bytes in the layout before lane 31 summed up the
+ * stash (params 2: 0, lane 31 the count of the bucket's cells), which a
+ * reader still loads; 0 when the payload is not the shape expected. */
+static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
+{
+    const uint32_t q = (uint32_t)le64(params + 8) & 0xffffffffu;
+    const uint64_t cap = le64(params + 24);
+    uint64_t nb, i, c, n;
+    if (q > 20 || cap > (1u << 20))
+        return 0;
+    nb = (uint64_t)1 << q;
+    if (len != 64 * nb + 8 * cap)
+        return 0;
+    params[2] = params[3] = 0;
+    for (i = 0; i < nb; i++)
+        payload[64 * i + 62] = payload[64 * i + 63] = 0;
+    for (i = 0; i < cap; i++) {
+        c = le64(payload + 64 * nb + 8 * i);
+        if (c == 0 || (c >> 16) >= nb)
+            continue;
+        n = (uint64_t)payload[64 * (c >> 16) + 62] + 1;
+        payload[64 * (c >> 16) + 62] = (uint8_t)n; /* a few cells a bucket here */
+    }
+    return 1;
+}
+
 static void seeds_payload(uint32_t kind)
 {
     char target[64];
@@ -370,6 +396,9 @@ static void seeds_payload(uint32_t kind)
         memcpy(buf + 19, fs.bytes[i] + 64, plen);
         memcpy(buf + 19 + plen, fs.bytes[i] + off, fs.len[i] - off);
         emit(&s, buf, 19 + plen + fs.len[i] - off);
+        if (kind == AMQ_KIND_EXPANDABLE && older_expandable(buf + 19, buf + 19 + plen,
+                                                            fs.len[i] - off))
+            emit(&s, buf, 19 + plen + fs.len[i] - off);
         free(buf);
     }
     free_filters(&fs);

@@ -7,8 +7,8 @@
  *
  * A key's 64-bit hash u is read from the top: its first q bits pick one of
  * 2^q buckets, the next 15 bits are its fingerprint.  A bucket is 32
- * little-endian 16-bit lanes: lanes 0..30 hold entries, lane 31 counts the
- * bucket's entries that did not fit and went to the stash.  An entry of L
+ * little-endian 16-bit lanes: lanes 0..30 hold entries, lane 31 sums up the
+ * bucket's entries that did not fit and went to the stash (stash_bits).  An entry of L
  * fingerprint bits (0 <= L <= 15) is those bits at the top of its lane, a 1
  * below them and zeros under it, so an empty lane is 0 and every entry
  * carries its own length.
@@ -26,7 +26,9 @@
  *
  * The stash is an open-addressing table of (bucket, lane) cells for the
  * few entries whose bucket was full; a query reads it only when its
- * bucket's lane 31 says some are there.
+ * bucket's lane 31 says one of them may answer it: a bit per 4-bit prefix
+ * of the key's entry, so that most keys not added skip the stash even in
+ * buckets that have cells there.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -310,6 +312,26 @@ static int stash_put(amq_expand *x, uint64_t b, uint16_t s)
 
 /* ---- add, query, remove ------------------------------------------------------------------ */
 
+/* Lane 31 of bucket b of x as its stash cells make it (after a removal). */
+static uint16_t stash_summary(const amq_expand *x, uint64_t b)
+{
+    uint16_t bits = 0;
+    const uint64_t *cs;
+    uint64_t cap, i, p, c;
+    int a;
+    for (a = 0; a < 2; a++) { /* the stash, then a prev in moving */
+        cs = a == 0 ? cells(x) : prev_cells(x);
+        cap = a == 0 ? x->stash_cap : x->prev_cap;
+        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+            if ((c = cs[p]) == 0)
+                break;
+            if ((c >> 16) == b && (uint16_t)c != 0)
+                bits |= stash_bits((uint16_t)c);
+        }
+    }
+    return bits;
+}
+
 /* Puts entry s into bucket b of x: a free lane, else the stash. */
 static int place(amq_expand *x, uint64_t b, uint16_t s)
 {
@@ -320,11 +342,9 @@ static int place(amq_expand *x, uint64_t b, uint16_t s)
         bk[lane] = s;
         return AMQ_OK;
     }
-    if (bk[META_LANE] == UINT16_MAX)
-        return AMQ_EFULL;
     rc = stash_put(x, b, s);
     if (rc == AMQ_OK)
-        bk[META_LANE]++;
+        bk[META_LANE] |= stash_bits(s);
     return rc;
 }
 
@@ -411,7 +431,7 @@ int amq_exp_add(amq_expand *x, uint64_t u)
             return rc;
     }
     rc = put_key(x, u);
-    if (rc == AMQ_EFULL) { /* a bucket whose stash count is saturated: grow and retry */
+    if (rc == AMQ_EFULL) { /* a stash with no free cell (a loaded file's count lied): grow */
         rc = grow_all(x);
         if (rc == AMQ_OK)
             rc = put_key(x, u);
@@ -441,10 +461,10 @@ static inline __attribute__((always_inline)) int contains_body(const amq_expand 
     uint16_t qv = entry_of(lv, u);
     int hit = match(bk, qv) != 0;
     /* one branch, rarely taken: the stash is read only when the bucket did
-     * not answer and says it has cells there (~6 % of buckets at 77 %
-     * load); the answer itself is not branched on, so that the next keys'
-     * reads start before this one's line arrives */
-    if (__builtin_expect((hit == 0) & (bk[META_LANE] != 0), 0))
+     * not answer and says a stashed entry may; the answer itself is not
+     * branched on, so that the next keys' reads start before this one's
+     * line arrives */
+    if (__builtin_expect((hit == 0) & stash_may(bk, qv), 0))
         return stash_hit(lv, b, qv);
     return hit;
 }
@@ -545,7 +565,7 @@ static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
             delete_cell(cells(lv), lv->stash_cap, &lv->stash_n, best_cell);
         else
             delete_cell(prev_cells(lv), lv->prev_cap, &lv->prev_n, best_cell);
-        bk[META_LANE]--;
+        bk[META_LANE] = stash_summary(lv, b);
     } else if (best_lane >= 0) {
         bk[best_lane] = 0;
     } else {
@@ -920,7 +940,7 @@ contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t
             count += (uint64_t)hit;
             noted[k] = p;
             noted_at[k] = (uint16_t)(i - at);
-            k += (size_t)((hit == 0) & (p.bk[META_LANE] != 0));
+            k += (size_t)((hit == 0) & stash_may(p.bk, p.qv));
         }
         for (j = 0; j < k; j++) {
             const amq_expand *lv = noted[j].lv;

@@ -48,6 +48,23 @@ typedef struct amq_expand {
     uint64_t released; /* an old level's: bytes of its table given back (release_split) */
 } amq_expand;
 
+/* Lane 31 of a bucket is the union of stash_bits over its stashed entries:
+ * bit i set when one of them may answer a key whose full-length entry
+ * begins with the 4 bits i (an entry of L < 4 bits: 2^(4 - L) of them; s
+ * is not 0).  Not 0 exactly when the bucket has cells in the stash. */
+static inline uint16_t stash_bits(uint16_t s)
+{
+    const unsigned len = 15u - (unsigned)__builtin_ctz(s);
+    const unsigned w = len >= 4 ? 1u : 1u << (4 - len);
+    return (uint16_t)(((1u << w) - 1u) << ((unsigned)(s >> 12) & ~(w - 1u)));
+}
+
+/* May a stashed entry of bucket bk answer the key of full-length entry qv? */
+static inline int stash_may(const uint16_t *bk, uint16_t qv)
+{
+    return (bk[META_LANE] >> (qv >> 12)) & 1;
+}
+
 /* Where a bucket and the stash's cells lie, and a bucket's home cell: the
  * file holds the table and the stash as they lie (the codec writes and
  * loads them, and builds a doubling's stash in the same places). */

@@ -99,18 +99,21 @@ static void file_stash_shape(const amq_expand *x, uint64_t *n, uint64_t *cap)
         *cap = *cap == 0 ? STASH_MIN : *cap * 2;
 }
 
-static uint64_t count_cells(const uint64_t *m, uint64_t cap, uint64_t b)
+/* Lane 31 of bucket b from the cells of stash m. */
+static uint16_t summary_of(const uint64_t *m, uint64_t cap, uint64_t b)
 {
-    uint64_t p = cell_pos(b, cap), k = 0, i;
+    uint64_t p = cell_pos(b, cap), i;
+    uint16_t bits = 0;
     for (i = 0; i < cap && m[p] != 0; i++, p = (p + 1) & (cap - 1))
-        k += (uint64_t)((m[p] >> 16) == b);
-    return k;
+        if ((m[p] >> 16) == b)
+            bits |= stash_bits((uint16_t)m[p]);
+    return bits;
 }
 
 static int write_in_motion(const amq_expand *x, amq_sink *sink)
 {
     const amq_expand *o = x->old;
-    uint64_t n, cap, i, j, k, nb = UINT64_C(1) << x->q;
+    uint64_t n, cap, i, j, nb = UINT64_C(1) << x->q;
     uint64_t *m;
     amq_region mr;
     uint16_t bk[LANES];
@@ -130,10 +133,8 @@ static int write_in_motion(const amq_expand *x, amq_sink *sink)
             const uint16_t *src = bucket_at(o, j >> 1);
             memset(bk, 0, sizeof bk);
             amq_exp_split_half(src, (uint32_t)(j & 1), bk);
-            if (src[META_LANE] != 0) {
-                k = count_cells(m, cap, j);
-                bk[META_LANE] = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
-            }
+            if (src[META_LANE] != 0)
+                bk[META_LANE] = summary_of(m, cap, j);
         }
         for (i = 0; i < LANES; i++)
             amq_store16(buf + used + 2 * i, bk[i]);
@@ -369,13 +370,17 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 
 /* ---- persistence -------------------------------------------------------------------------
  * Parameter block, 200 bytes little-endian (docs/file-format.md):
- *   0 u32 lane bits (16), 4 u32 lanes per bucket (32), 8 u32 q, 12 u32 q0,
+ *   0 u16 lane bits (16), 2 u16 lane 31's meaning (1: stash_bits' summary;
+ *   0: a count of stashed cells, files written before it, read by a copy
+ *   whose lane 31 is made from the cells), 4 u32 lanes per bucket (32), 8 u32 q, 12 u32 q0,
  *   16 f64 fpp target, 24 u64 stash cells, 32 u64 stash cells in use,
  *   40 u64 reserved (0), 48 + 8 L u64 entries of L fingerprint bits (L = 0..15),
  *   176 u64 reserved (0), 184 u64 reserved (0), 192 u64 reserved (0).
  * The payload is 2^q buckets of 32 u16 lanes, then the stash's u64 cells.
  */
 #define EXP_PARAMS_SIZE 200
+#define LANE31_COUNT 0   /* lane 31 counted the bucket's stashed cells */
+#define LANE31_SUMMARY 1 /* lane 31 is the union of their stash_bits */
 
 static size_t op_params_size(const void *impl)
 {
@@ -390,7 +395,8 @@ static void op_params_write(const void *impl, uint8_t *out)
     uint32_t l;
     file_stash_shape(x, &stash_n, &stash_cap);
     memset(out, 0, EXP_PARAMS_SIZE);
-    amq_store32(out, 16);
+    amq_store16(out, 16);
+    amq_store16(out + 2, LANE31_SUMMARY);
     amq_store32(out + 4, LANES);
     amq_store32(out + 8, x->q);
     amq_store32(out + 12, x->q0);
@@ -407,6 +413,19 @@ static uint64_t op_payload_size(const void *impl)
     uint64_t stash_n, stash_cap;
     file_stash_shape(x, &stash_n, &stash_cap);
     return (uint64_t)x->table.size + stash_cap * 8;
+}
+
+/* An older file's lane 31 (a count) made the summary of the cells there;
+ * cells of buckets past the table are ignored, as a query would. */
+static void summaries_from_cells(amq_expand *x)
+{
+    const uint64_t nb = UINT64_C(1) << x->q;
+    uint64_t i, c;
+    for (i = 0; i < nb; i++)
+        bucket_at(x, i)[META_LANE] = 0;
+    for (i = 0; i < x->stash_cap; i++)
+        if ((c = cells(x)[i]) != 0 && (c >> 16) < nb && (uint16_t)c != 0)
+            bucket_at(x, c >> 16)[META_LANE] |= stash_bits((uint16_t)c);
 }
 
 static int little_endian(void)
@@ -448,15 +467,17 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     const uint8_t *p = args->params;
     amq_expand *x;
     uint64_t table_bytes, stash_bytes, sum = 0, i, used;
-    uint32_t l;
+    uint32_t l, lane31;
 
     if (args->params_len != EXP_PARAMS_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "expandable parameter block is %zu bytes, expected %d",
                        args->params_len, EXP_PARAMS_SIZE);
-    if (amq_load32(p) != 16 || amq_load32(p + 4) != LANES)
+    if (amq_load16(p) != 16 || amq_load32(p + 4) != LANES || amq_load16(p + 2) > LANE31_SUMMARY)
         return amq_err(err, AMQ_EVERSION,
-                       "expandable filter with %u-bit lanes, %u per bucket, is not supported",
-                       amq_load32(p), amq_load32(p + 4));
+                       "expandable filter with %u-bit lanes, %u per bucket, lane 31 of kind %u, "
+                       "is not supported",
+                       amq_load16(p), amq_load32(p + 4), amq_load16(p + 2));
+    lane31 = amq_load16(p + 2);
     x = amq_exp_shell(args->alloc);
     if (x == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");
@@ -518,7 +539,8 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         return amq_err(err, AMQ_ECORRUPT, "expandable stash holds %llu cells, its count says "
                        "%llu", (unsigned long long)used, (unsigned long long)said);
     }
-    if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian()) {
+    if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian() &&
+        lane31 == LANE31_SUMMARY) {
         amq_region_borrow(&x->table, args->payload, (size_t)table_bytes);
         amq_region_borrow(&x->stash, args->payload + table_bytes, (size_t)stash_bytes);
     } else {
@@ -531,6 +553,8 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
             ((uint16_t *)(void *)x->table.data)[i / 2] = amq_load16(args->payload + i);
         for (i = 0; i < x->stash_cap; i++)
             cells(x)[i] = amq_load64(args->payload + table_bytes + 8 * i);
+        if (lane31 == LANE31_COUNT)
+            summaries_from_cells(x);
     }
     *impl = x;
     return AMQ_OK;
