@@ -912,7 +912,9 @@ static inline __attribute__((always_inline)) void probe_of(const batch_view *v, 
  * fetched together first (a branch on a line still in flight, mispredicted
  * for the few keys with stashed cells, threw away the work of the keys after
  * it).  out may be NULL; returns the number of 1 answers. */
+#ifndef EXP_RUN
 #define EXP_RUN 256u
+#endif
 static inline __attribute__((always_inline)) uint64_t
 contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out,
                     match_fn match, int far, int mode)

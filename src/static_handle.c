@@ -67,34 +67,6 @@ int amq_fuse_view_get(const amq_filter *f, amq_fuse_view *v)
     return AMQ_OK;
 }
 
-#define FIXED_CHUNK 256u
-
-uint64_t amq_static_ops_contains_batch_fixed(const void *impl, const void *keys, size_t key_len,
-                                            size_t n, uint8_t *out)
-{
-    const amq_static *s = impl;
-    const uint8_t *k = keys;
-    amq_hash128 h[FIXED_CHUNK];
-    uint8_t o[FIXED_CHUNK];
-    uint64_t c = 0;
-    size_t i, j, m;
-
-    if (s->algo->kind == AMQ_KIND_FUSE)
-        return amq_fuse_contains_fixed(s, keys, key_len, n, out);
-    /* Ribbon: a chunk of h1 at a time into its batched query (h2 unused). */
-    for (i = 0; i < n; i += m) {
-        m = n - i < FIXED_CHUNK ? n - i : FIXED_CHUNK;
-        for (j = 0; j < m; j++) {
-            h[j].h1 = amq_static_key_h1(s, k + (i + j) * key_len, key_len);
-            h[j].h2 = 0;
-        }
-        s->algo->contains_batch(s, h, m, out != NULL ? out + i : o);
-        for (j = 0; j < m; j++)
-            c += out != NULL ? out[i + j] : o[j];
-    }
-    return c;
-}
-
 int amq_static_contains_batch_fixed(const amq_filter *f, const void *keys, size_t key_len,
                                     size_t n, uint8_t *out, uint64_t *count)
 {
