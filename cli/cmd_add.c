@@ -34,12 +34,12 @@ static const char usage_text[] =
     "  --allow-overfill   save a filter that is past its capacity (its false-positive\n"
     "                     rate then exceeds the one it was created for); without it,\n"
     "                     such an add fails and FILE is left unchanged\n"
-    "  --duplicates       cuckoo kinds: store a copy for every line, even a line\n"
+    "  --duplicates       cuckoo, expandable: store a copy for every line, even a line\n"
     "                     repeated in this run's input (by default a repeat within\n"
     "                     the run, same 128-bit hash, is stored once; every other\n"
     "                     key is stored, whether or not the filter answers present)\n"
     "  --skip-maybe-present\n"
-    "                     cuckoo kinds: skip a key the filter already answers\n"
+    "                     cuckoo, expandable: skip a key the filter already answers\n"
     "                     'maybe present' for (RedisBloom's CF.ADDNX).  Hazard: a\n"
     "                     new key that is only a false positive is not stored, and\n"
     "                     removing the key it collided with makes it answer absent\n"
@@ -53,9 +53,9 @@ typedef struct add_ctx {
     amq_filter *f;
     uint64_t keys, added, repeated, maybe;
     int status;
-    int unique;     /* cuckoo kinds without --duplicates: each distinct hash once, */
+    int unique;     /* kinds that keep copies, without --duplicates: each distinct hash once, */
     hash_set seen;  /* by the exact hashes added in this run */
-    int skip_maybe; /* --skip-maybe-present (cuckoo kinds) */
+    int skip_maybe; /* --skip-maybe-present (kinds that keep copies) */
     const char *path;
 } add_ctx;
 
@@ -253,7 +253,7 @@ int cmd_add(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     if (!amq_kind_keeps_copies(amq_filter_kind(c.f)))
-        c.skip_maybe = 0; /* only cuckoo kinds store copies (an aging add must refresh its key) */
+        c.skip_maybe = 0; /* only kinds that keep copies (an aging add must refresh its key) */
     c.unique = amq_kind_keeps_copies(amq_filter_kind(c.f)) && !dups && !c.skip_maybe;
     if (c.unique && hash_set_init(&c.seen, 0) != 0) {
         cli_error("add: out of memory");

@@ -81,7 +81,7 @@ typedef struct build {
     uint64_t nkeys;
     /* filling */
     amq_filter *f;
-    int unique;     /* cuckoo kinds: each distinct key once ... */
+    int unique;     /* kinds that keep copies: each distinct key once ... */
     hash_set added; /* ... by the 128-bit hashes added so far */
     const char *path;
 } build;

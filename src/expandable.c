@@ -61,6 +61,7 @@
 #define EXP_FAR_BYTES ((uint64_t)32 << 20)
 #endif
 #define MIGRATE_STEP 4u /* old buckets split per add during a doubling */
+#define COPIES_MAX 32u  /* entries answering one key: an add past them is AMQ_EFULL */
 
 typedef uint64_t (*match_fn)(const uint16_t *b, uint16_t qv);
 
@@ -399,6 +400,38 @@ static inline const amq_expand *route(const amq_expand *x, uint64_t u, uint64_t 
 
 /* Puts the key's full-length entry where route() says; an entry put in the
  * old table is counted at the length it will have once split. */
+/* Entries answering qv in bucket b of lv: its lanes, and its stash cells
+ * when lane 31 says some may. */
+static uint64_t copies_of(const amq_expand *lv, uint64_t b, uint16_t qv)
+{
+    const uint16_t *bk = bucket_at(lv, b);
+    const uint64_t *cs;
+    uint64_t n = (uint64_t)__builtin_popcountll(lv->match(bk, qv)) / 2, cap, i, p, c;
+    int a;
+    for (a = 0; a < 2 && stash_may(bk, qv); a++) { /* the stash, then a prev in moving */
+        cs = a == 0 ? cells(lv) : prev_cells(lv);
+        cap = a == 0 ? lv->stash_cap : lv->prev_cap;
+        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
+            if ((c = cs[p]) == 0)
+                break;
+            n += (c >> 16) == b && lane_matches((uint16_t)c, qv);
+        }
+    }
+    return n;
+}
+
+/* Does the key of hash u have COPIES_MAX entries answering it already?
+ * Adds of one key are counted (a removal takes one back), and past its
+ * bucket's lanes each copy goes to the stash: without a bound, a key added
+ * again and again would grow one probe run that every add and query of its
+ * bucket walks, and double the table for it. */
+static int copies_full(const amq_expand *x, uint64_t u)
+{
+    uint64_t b;
+    const amq_expand *lv = route(x, u, &b);
+    return copies_of(lv, b, entry_of(lv, u)) >= COPIES_MAX;
+}
+
 static int put_key(amq_expand *x, uint64_t u)
 {
     uint64_t b;
@@ -424,6 +457,8 @@ int amq_exp_add(amq_expand *x, uint64_t u)
         if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
             return rc;
     }
+    if (copies_full(x, u))
+        return AMQ_EFULL; /* nothing added: the key answers present */
     if (entries(x) + 1 > max_entries(x) ||
         x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
         rc = grow(x);

@@ -79,7 +79,8 @@ int amq_kind_has_capacity(uint32_t kind)
 
 int amq_kind_keeps_copies(uint32_t kind)
 {
-    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO;
+    return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
+           kind == AMQ_KIND_EXPANDABLE;
 }
 
 int amq_kind_can_remove(uint32_t kind)

@@ -175,6 +175,41 @@ TEST(expandable_removals_keep_the_others)
     amq_filter_free(f);
 }
 
+/* One key added again and again: 32 copies are counted, every add after
+ * them is AMQ_EFULL and changes nothing (no stash run of one key's cells
+ * growing with the adds, no doubling for it), the key answers present, and
+ * the 32 removals take the copies back. */
+TEST(expandable_copies_of_one_key_are_bounded)
+{
+    amq_filter *f = make(1000, 0.01);
+    amq_hash128 h;
+    amq_stats st, st2;
+    uint64_t i, stashed;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 20000; i++) /* other keys, so the bucket is not alone */
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 60)), 1);
+    h = hash_of(f, 0, 61);
+    for (i = 0; i < 32; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, h), 1);
+    amq_filter_stats(f, &st);
+    stashed = field_u64(f, "stash_entries");
+    for (i = 0; i < 100000; i++)
+        CHECK_STATUS(amq_filter_add_hash(f, h), AMQ_EFULL);
+    amq_filter_stats(f, &st2);
+    CHECK_EQ(st2.bytes, st.bytes);
+    CHECK_EQ(st2.items, st.items);
+    CHECK_EQ(field_u64(f, "stash_entries"), stashed);
+    CHECK_EQ(amq_filter_contains_hash(f, h), 1);
+    for (i = 0; i < 32; i++)
+        REQUIRE_EQ(amq_filter_remove_hash(f, h), 1);
+    CHECK_EQ(amq_filter_remove_hash(f, h), 0);
+    for (i = 0; i < 20000; i++)
+        if (!amq_filter_contains_hash(f, hash_of(f, i, 60)))
+            FAIL_AT_("key %llu missing", (unsigned long long)i);
+    amq_filter_free(f);
+}
+
 /* Batches answer as one key at a time, across doublings in the middle of a
  * batch. */
 TEST(expandable_batches_match_one_key)

@@ -686,9 +686,10 @@ TEST(kind_predicates)
 {
     uint32_t id;
     for (id = 0; id <= 12; id++) {
-        int copies = id == AMQ_KIND_CUCKOO || id == AMQ_KIND_SCALABLE_CUCKOO;
+        int copies = id == AMQ_KIND_CUCKOO || id == AMQ_KIND_SCALABLE_CUCKOO ||
+                     id == AMQ_KIND_EXPANDABLE;
         CHECK_EQ(amq_kind_keeps_copies(id), copies);
-        CHECK_EQ(amq_kind_can_remove(id), copies || id == AMQ_KIND_EXPANDABLE);
+        CHECK_EQ(amq_kind_can_remove(id), copies);
         CHECK_EQ(amq_kind_updates_in_place(id), id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED);
         CHECK_EQ(amq_kind_has_redisbloom_mode(id),
                  id == AMQ_KIND_SCALABLE_BLOOM || id == AMQ_KIND_SCALABLE_CUCKOO);
