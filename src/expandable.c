@@ -139,6 +139,39 @@ __attribute__((target("avx2"))) static inline uint64_t match_avx2(const uint16_t
 }
 #endif
 
+/* A batched query's test of one bucket: bit 0 the answer, bit 1 set when
+ * the bucket says no and lane 31 says a stashed entry may answer. */
+static inline uint32_t test_scalar(const uint16_t *b, uint16_t qv)
+{
+    const uint32_t hit = match_scalar(b, qv) != 0;
+    return hit | ((hit ^ 1u) & (uint32_t)stash_may(b, qv)) << 1;
+}
+
+#ifdef EXP_HAVE_AVX2
+/* match_avx2's test with lane 31 taken from the register that holds it. */
+__attribute__((target("avx2"))) static inline uint32_t test_avx2(const uint16_t *b, uint16_t qv)
+{
+    const __m256i q = _mm256_set1_epi16((short)qv), one = _mm256_set1_epi16(1);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i lo = _mm256_load_si256((const __m256i *)(const void *)b);
+    const __m256i hi = _mm256_load_si256((const __m256i *)(const void *)(b + 16));
+    const __m256i dl = _mm256_andnot_si256(_mm256_xor_si256(lo, _mm256_sub_epi16(lo, one)),
+                                           _mm256_xor_si256(lo, q));
+    const __m256i dh = _mm256_andnot_si256(_mm256_xor_si256(hi, _mm256_sub_epi16(hi, one)),
+                                           _mm256_xor_si256(hi, q));
+    const __m256i hl =
+        _mm256_andnot_si256(_mm256_cmpeq_epi16(lo, zero), _mm256_cmpeq_epi16(dl, zero));
+    const __m256i hh =
+        _mm256_andnot_si256(_mm256_cmpeq_epi16(hi, zero), _mm256_cmpeq_epi16(dh, zero));
+    const uint64_t m = ((uint64_t)(uint32_t)_mm256_movemask_epi8(hl) |
+                        (uint64_t)(uint32_t)_mm256_movemask_epi8(hh) << 32) &
+                       DATA_MASK;
+    const uint32_t hit = m != 0;
+    const uint32_t meta = (uint32_t)(uint16_t)_mm256_extract_epi16(hi, 15);
+    return hit | ((hit ^ 1u) & (meta >> (qv >> 12)) & 1u) << 1;
+}
+#endif
+
 static void choose_match(amq_expand *x)
 {
     x->match = match_scalar;
@@ -882,12 +915,15 @@ static inline __attribute__((always_inline)) batch_view view_of(const amq_expand
     return v;
 }
 
-/* route() on a view: the key's bucket line, and its level, bucket and entry. */
+/* route() on a view: the key's bucket line, and its level, bucket and
+ * entry.  mig is 0 when no doubling is pending (the old level is never
+ * looked at: fewer values live in the batch loop). */
 static inline __attribute__((always_inline)) const uint16_t *
-view_route(const batch_view *v, uint64_t u, const amq_expand **lv, uint64_t *b, uint16_t *qv)
+view_route(const batch_view *v, uint64_t u, int mig, const amq_expand **lv, uint64_t *b,
+           uint16_t *qv)
 {
     uint64_t i = u >> (64 - v->q);
-    if (__builtin_expect((i >> 1) >= v->mig, 0)) {
+    if (mig && __builtin_expect((i >> 1) >= v->mig, 0)) {
         *lv = v->old;
         *b = i >> 1;
         *qv = (uint16_t)(((u << v->old_q) >> 48) | 1u);
@@ -920,84 +956,101 @@ src_h1(const amq_expand *x, const batch_view *v, const batch_src *in, size_t i, 
     return key_h1_any(x, in->keys + in->len * i, in->len);
 }
 
-/* A key's bucket line and what its stash lookup needs, routed once. */
+/* A key's bucket line and entry, routed once. */
 typedef struct {
     const uint16_t *bk;
-    const amq_expand *lv;
-    uint64_t b;
     uint16_t qv;
 } batch_probe;
 
 static inline __attribute__((always_inline)) void probe_of(const batch_view *v, uint64_t u,
-                                                           batch_probe *p, int far)
+                                                           int mig, batch_probe *p, int far)
 {
-    p->bk = view_route(v, u, &p->lv, &p->b, &p->qv);
+    const amq_expand *lv;
+    uint64_t b;
+    p->bk = view_route(v, u, mig, &lv, &b, &p->qv);
     if (far)
         __builtin_prefetch(p->bk, 0, 2);
     else
         __builtin_prefetch(p->bk);
 }
 
-/* One body per instruction set, prefetch target (far: into L2) and key
- * source, the bucket test inlined (no call per key); contains_body's test
- * on a view.  A key is hashed and routed once, BATCH_AHEAD keys before it
- * is answered, into a ring.  No branch depends on a bucket's bytes: a key
- * whose bucket says no but has cells stashed is noted, and the stash is
- * read for the noted keys after each run of EXP_RUN keys, their stash lines
- * fetched together first (a branch on a line still in flight, mispredicted
- * for the few keys with stashed cells, threw away the work of the keys after
- * it).  out may be NULL; returns the number of 1 answers. */
+/* A marked key's stash lookup: its level, bucket and entry, routed again. */
+typedef struct {
+    const amq_expand *lv;
+    uint64_t b;
+    uint16_t qv;
+} stash_probe;
+
+typedef uint32_t (*test_fn)(const uint16_t *b, uint16_t qv);
+
+/* One body per instruction set, prefetch target (far: into L2), key source
+ * and doubling pending or not, the bucket test inlined (no call per key);
+ * contains_body's test on a view.  A key is hashed and routed once,
+ * BATCH_AHEAD keys before it is answered, into a ring.  No branch depends
+ * on a bucket's bytes, and the loop stores nothing per key but the ring
+ * and the answer (each store and value it keeps costs keys in flight): a
+ * key whose bucket says no and may have a stashed entry is marked in its
+ * answer's byte (bit 1), and after each run of EXP_RUN keys the marked ones
+ * are found 8 bytes at a time, routed again, their stash lines fetched
+ * together and read.  out may be NULL; returns the number of 1 answers. */
 #ifndef EXP_RUN
 #define EXP_RUN 256u
 #endif
 static inline __attribute__((always_inline)) uint64_t
 contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out,
-                    match_fn match, int far, int mode)
+                    test_fn test, int far, int mode, int mig)
 {
     const batch_view v = view_of(x);
     const batch_src in = *src;
-    batch_probe ring[BATCH_AHEAD], noted[EXP_RUN];
+    batch_probe ring[BATCH_AHEAD];
+    stash_probe sp[EXP_RUN];
     uint8_t tmp[EXP_RUN], *o;
-    uint16_t noted_at[EXP_RUN];
-    uint64_t count = 0;
-    size_t i, j, k, at, end;
+    uint16_t marked[EXP_RUN];
+    uint64_t count = 0, w;
+    size_t i, j, k, at, len;
     for (i = 0; i < n && i < BATCH_AHEAD; i++)
-        probe_of(&v, src_h1(x, &v, &in, i, mode), &ring[i], far);
-    for (at = 0; at < n; at = end) {
-        end = n - at > EXP_RUN ? at + EXP_RUN : n;
+        probe_of(&v, src_h1(x, &v, &in, i, mode), mig, &ring[i], far);
+    for (at = 0; at < n; at += len) {
+        len = n - at > EXP_RUN ? EXP_RUN : n - at;
         o = out != NULL ? out + at : tmp;
-        for (i = at, k = 0; i < end; i++) {
-            const batch_probe p = ring[i % BATCH_AHEAD];
-            int hit;
-            if (i + BATCH_AHEAD < n)
-                probe_of(&v, src_h1(x, &v, &in, i + BATCH_AHEAD, mode),
-                         &ring[i % BATCH_AHEAD], far);
-            hit = match(p.bk, p.qv) != 0;
-            o[i - at] = (uint8_t)hit;
-            count += (uint64_t)hit;
-            noted[k] = p;
-            noted_at[k] = (uint16_t)(i - at);
-            k += (size_t)((hit == 0) & stash_may(p.bk, p.qv));
+        for (i = 0; i < len; i++) {
+            const batch_probe p = ring[(at + i) % BATCH_AHEAD];
+            uint32_t t;
+            if (at + i + BATCH_AHEAD < n)
+                probe_of(&v, src_h1(x, &v, &in, at + i + BATCH_AHEAD, mode), mig,
+                         &ring[(at + i) % BATCH_AHEAD], far);
+            t = test(p.bk, p.qv);
+            o[i] = (uint8_t)t;
+            count += t & 1u;
+        }
+        for (i = 0, k = 0; i + 8 <= len; i += 8)
+            for (w = amq_load64(o + i) & UINT64_C(0x0202020202020202); w != 0; w &= w - 1)
+                marked[k++] = (uint16_t)(i + (size_t)__builtin_ctzll(w) / 8);
+        for (; i < len; i++)
+            if (o[i] & 2u)
+                marked[k++] = (uint16_t)i;
+        for (j = 0; j < k; j++) {
+            stash_probe *s = &sp[j];
+            (void)view_route(&v, src_h1(x, &v, &in, at + marked[j], mode), mig, &s->lv, &s->b,
+                             &s->qv);
+            if (s->lv->stash_cap != 0)
+                __builtin_prefetch(cells(s->lv) + cell_pos(s->b, s->lv->stash_cap));
         }
         for (j = 0; j < k; j++) {
-            const amq_expand *lv = noted[j].lv;
-            if (lv->stash_cap != 0)
-                __builtin_prefetch(cells(lv) + cell_pos(noted[j].b, lv->stash_cap));
-        }
-        for (j = 0; j < k; j++) {
-            const int hit = stash_hit(noted[j].lv, noted[j].b, noted[j].qv);
-            o[noted_at[j]] = (uint8_t)hit;
+            const int hit = stash_hit(sp[j].lv, sp[j].b, sp[j].qv);
+            o[marked[j]] = (uint8_t)hit;
             count += (uint64_t)hit;
         }
     }
     return count;
 }
 
-#define EXP_BATCH_FN(NAME, MATCH, FAR, MODE, TARGET)                                              \
+#define EXP_BATCH_FN(NAME, TEST, FAR, MODE, TARGET)                                               \
     TARGET static uint64_t NAME(const amq_expand *x, const batch_src *src, size_t n,             \
                                 uint8_t *out)                                                     \
     {                                                                                             \
-        return contains_batch_body(x, src, n, out, MATCH, FAR, MODE);                             \
+        return x->old != NULL ? contains_batch_body(x, src, n, out, TEST, FAR, MODE, 1)          \
+                              : contains_batch_body(x, src, n, out, TEST, FAR, MODE, 0);         \
     }
 #define EXP_BATCH_FNS(ISA, MATCH, TARGET)                                                         \
     EXP_BATCH_FN(batch_h_##ISA, MATCH, 0, SRC_H, TARGET)                                          \
@@ -1009,10 +1062,10 @@ contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t
 
 typedef uint64_t (*batch_fn)(const amq_expand *x, const batch_src *src, size_t n, uint8_t *out);
 
-EXP_BATCH_FNS(scalar, match_scalar, )
+EXP_BATCH_FNS(scalar, test_scalar, )
 /* [avx2][far][source] */
 #ifdef EXP_HAVE_AVX2
-EXP_BATCH_FNS(avx2, match_avx2, __attribute__((target("avx2"))))
+EXP_BATCH_FNS(avx2, test_avx2, __attribute__((target("avx2"))))
 static const batch_fn batch_fns[2][2][3] = {
     {{batch_h_scalar, batch_x8_scalar, batch_key_scalar},
      {batch_h_scalar_far, batch_x8_scalar_far, batch_key_scalar_far}},
