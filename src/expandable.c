@@ -207,16 +207,11 @@ static inline int free_lane(const amq_expand *x, const uint16_t *b)
  * cell or after every cell (a loaded stash may be full). */
 static int probe_matches(const uint64_t *cs, uint64_t cap, uint64_t b, uint16_t qv)
 {
-    uint64_t i, p, c, mask = cap - 1;
-    if (cap == 0)
-        return 0;
-    for (i = 0, p = cell_pos(b, cap); i < cap; i++, p = (p + 1) & mask) {
-        c = cs[p];
-        if (c == 0)
-            return 0;
-        if ((c >> 16) == b && lane_matches((uint16_t)c, qv))
+    run_walk w = run_of(cs, cap, b);
+    uint64_t c;
+    while ((c = run_next(&w)) != 0)
+        if (lane_matches((uint16_t)c, qv))
             return 1;
-    }
     return 0;
 }
 
@@ -350,18 +345,12 @@ static int stash_put(amq_expand *x, uint64_t b, uint16_t s)
 static uint16_t stash_summary(const amq_expand *x, uint64_t b)
 {
     uint16_t bits = 0;
-    const uint64_t *cs;
-    uint64_t cap, i, p, c;
+    uint64_t c;
     int a;
     for (a = 0; a < 2; a++) { /* the stash, then a prev in moving */
-        cs = a == 0 ? cells(x) : prev_cells(x);
-        cap = a == 0 ? x->stash_cap : x->prev_cap;
-        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
-            if ((c = cs[p]) == 0)
-                break;
-            if ((c >> 16) == b && (uint16_t)c != 0)
-                bits |= stash_bits((uint16_t)c);
-        }
+        run_walk w = run_of(a == 0 ? cells(x) : prev_cells(x), a == 0 ? x->stash_cap : x->prev_cap, b);
+        while ((c = run_next(&w)) != 0)
+            bits |= stash_bits((uint16_t)c);
     }
     return bits;
 }
@@ -438,17 +427,12 @@ static inline const amq_expand *route(const amq_expand *x, uint64_t u, uint64_t 
 static uint64_t copies_of(const amq_expand *lv, uint64_t b, uint16_t qv)
 {
     const uint16_t *bk = bucket_at(lv, b);
-    const uint64_t *cs;
-    uint64_t n = (uint64_t)__builtin_popcountll(lv->match(bk, qv)) / 2, cap, i, p, c;
+    uint64_t n = (uint64_t)__builtin_popcountll(lv->match(bk, qv)) / 2, c;
     int a;
     for (a = 0; a < 2 && stash_may(bk, qv); a++) { /* the stash, then a prev in moving */
-        cs = a == 0 ? cells(lv) : prev_cells(lv);
-        cap = a == 0 ? lv->stash_cap : lv->prev_cap;
-        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
-            if ((c = cs[p]) == 0)
-                break;
-            n += (c >> 16) == b && lane_matches((uint16_t)c, qv);
-        }
+        run_walk w = run_of(a == 0 ? cells(lv) : prev_cells(lv), a == 0 ? lv->stash_cap : lv->prev_cap, b);
+        while ((c = run_next(&w)) != 0)
+            n += (uint64_t)lane_matches((uint16_t)c, qv);
     }
     return n;
 }
@@ -599,7 +583,7 @@ __attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, c
  * that key too. */
 static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
 {
-    uint64_t m, best_cell = UINT64_MAX, i, p, cap, *cs;
+    uint64_t m, best_cell = UINT64_MAX, c;
     uint16_t *bk = bucket_at(lv, b);
     int best_lane = -1, a, best_arr = 0;
     uint32_t best_len = 0, len;
@@ -614,15 +598,11 @@ static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
         }
     }
     for (a = 0; a < 2 && bk[META_LANE] != 0; a++) { /* the stash, then a prev in moving */
-        cs = a == 0 ? cells(lv) : prev_cells(lv);
-        cap = a == 0 ? lv->stash_cap : lv->prev_cap;
-        for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
-            uint64_t c = cs[p];
-            if (c == 0)
-                break;
-            if ((c >> 16) == b && lane_matches((uint16_t)c, qv) &&
+        run_walk w = run_of(a == 0 ? cells(lv) : prev_cells(lv), a == 0 ? lv->stash_cap : lv->prev_cap, b);
+        while ((c = run_next(&w)) != 0) {
+            if (lane_matches((uint16_t)c, qv) &&
                 ((best_lane < 0 && best_cell == UINT64_MAX) || entry_len((uint16_t)c) > best_len)) {
-                best_cell = p;
+                best_cell = w.at;
                 best_arr = a;
                 best_len = entry_len((uint16_t)c);
             }
@@ -737,16 +717,12 @@ static void split_bucket(const uint16_t *src, uint16_t *half0, uint16_t *half1)
  * saturates only for a loaded stash's stray cells, which are dropped). */
 static uint64_t split_cells(amq_expand *dst, const uint64_t *cs, uint64_t cap, uint64_t b)
 {
-    uint64_t i, p, c, k = 0;
-    for (i = 0, p = cap != 0 ? cell_pos(b, cap) : 0; i < cap; i++, p = (p + 1) & (cap - 1)) {
-        c = cs[p];
-        if (c == 0)
-            break;
-        if ((c >> 16) == b && (uint16_t)c != 0) {
-            k++;
-            if (dst != NULL)
-                (void)split_into(dst, b, (uint16_t)c);
-        }
+    run_walk w = run_of(cs, cap, b);
+    uint64_t c, k = 0;
+    while ((c = run_next(&w)) != 0) {
+        k++;
+        if (dst != NULL)
+            (void)split_into(dst, b, (uint16_t)c);
     }
     return k;
 }

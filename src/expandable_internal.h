@@ -88,6 +88,47 @@ static inline uint64_t cell_pos(uint64_t bucket, uint64_t cap)
     return (bucket * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctzll(cap));
 }
 
+/* A walk over the cells of bucket b in a stash array cs of cap cells: its
+ * home's probe run, up to the first empty cell (or every cell: a loaded
+ * stash may be full).  Every reader of a bucket's cells walks this way:
+ *     run_walk w = run_of(cs, cap, b);
+ *     while ((c = run_next(&w)) != 0) ... c, at position w.at ...  */
+typedef struct {
+    const uint64_t *cs;
+    uint64_t mask, b, p, left;
+    uint64_t at; /* the position of the cell run_next gave last */
+} run_walk;
+
+static inline run_walk run_of(const uint64_t *cs, uint64_t cap, uint64_t b)
+{
+    run_walk w;
+    w.cs = cs;
+    w.mask = cap - 1;
+    w.b = b;
+    w.p = cap != 0 ? cell_pos(b, cap) : 0;
+    w.left = cap;
+    w.at = 0;
+    return w;
+}
+
+/* The next cell of the walk's bucket (its entry is not 0), or 0 at the end. */
+static inline uint64_t run_next(run_walk *w)
+{
+    uint64_t c;
+    for (; w->left > 0; w->left--) {
+        if ((c = w->cs[w->p]) == 0)
+            break;
+        w->at = w->p;
+        w->p = (w->p + 1) & w->mask;
+        if ((c >> 16) == w->b && (uint16_t)c != 0) {
+            w->left--;
+            return c;
+        }
+    }
+    w->left = 0;
+    return 0;
+}
+
 /* A zeroed filter (no table, no doubling pending) with alloc's allocator
  * and this CPU's bucket paths; and its release with all it holds. */
 amq_expand *amq_exp_shell(const amq_allocator *alloc);

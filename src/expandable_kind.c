@@ -102,11 +102,11 @@ static void file_stash_shape(const amq_expand *x, uint64_t *n, uint64_t *cap)
 /* Lane 31 of bucket b from the cells of stash m. */
 static uint16_t summary_of(const uint64_t *m, uint64_t cap, uint64_t b)
 {
-    uint64_t p = cell_pos(b, cap), i;
+    run_walk w = run_of(m, cap, b);
     uint16_t bits = 0;
-    for (i = 0; i < cap && m[p] != 0; i++, p = (p + 1) & (cap - 1))
-        if ((m[p] >> 16) == b)
-            bits |= stash_bits((uint16_t)m[p]);
+    uint64_t c;
+    while ((c = run_next(&w)) != 0)
+        bits |= stash_bits((uint16_t)c);
     return bits;
 }
 
