@@ -428,6 +428,53 @@ static void summaries_from_cells(amq_expand *x)
             bucket_at(x, c >> 16)[META_LANE] |= stash_bits((uint16_t)c);
 }
 
+/* Every stashed entry is one a query finds: its cell lies in the probe run
+ * of its bucket's home (no empty cell between them), and its bucket's lane
+ * 31 has its bits (a query reads the stash only when lane 31 says so).
+ * Checksums catch damage; this catches a file written wrong, whose stashed
+ * keys would otherwise answer absent.  One pass over the stash and one
+ * table read per cell (the stash is ~1 % of the entries). */
+static int check_stash(const amq_expand *x, const uint8_t *payload, uint64_t table_bytes,
+                       uint32_t lane31, amq_errinfo *err)
+{
+    const uint8_t *cs = payload + table_bytes;
+    const uint64_t cap = x->stash_cap, nb = UINT64_C(1) << x->q;
+    uint64_t e, k, p, c, b, start = 1;
+    uint16_t meta;
+
+    if (cap == 0 || x->stash_n == 0)
+        return AMQ_OK;
+    for (e = 0; amq_load64(cs + 8 * e) != 0; e++) /* an empty cell: at most half are used */
+        ;
+    for (k = 1; k < cap; k++) {
+        p = (e + k) & (cap - 1);
+        if ((c = amq_load64(cs + 8 * p)) == 0) {
+            start = k + 1; /* the next run starts after this empty cell */
+            continue;
+        }
+        b = c >> 16;
+        if (b >= nb || (uint16_t)c == 0)
+            return amq_err(err, AMQ_ECORRUPT,
+                           "expandable stash cell %llu holds bucket %llu of %llu, entry %u",
+                           (unsigned long long)p, (unsigned long long)b,
+                           (unsigned long long)nb, (unsigned)(uint16_t)c);
+        /* the home, as a step from e: inside this run, at or before k */
+        if (((cell_pos(b, cap) - e) & (cap - 1)) < start ||
+            ((cell_pos(b, cap) - e) & (cap - 1)) > k)
+            return amq_err(err, AMQ_ECORRUPT,
+                           "expandable stash cell %llu (bucket %llu) is not in its home's probe "
+                           "run: a query would not find it",
+                           (unsigned long long)p, (unsigned long long)b);
+        meta = amq_load16(payload + b * BUCKET_BYTES + 2 * META_LANE);
+        if (lane31 == LANE31_SUMMARY && (stash_bits((uint16_t)c) & ~meta) != 0)
+            return amq_err(err, AMQ_ECORRUPT,
+                           "expandable bucket %llu's lane 31 (0x%04x) leaves out its stashed "
+                           "entry 0x%04x: a query would not read it",
+                           (unsigned long long)b, (unsigned)meta, (unsigned)(uint16_t)c);
+    }
+    return AMQ_OK;
+}
+
 static int little_endian(void)
 {
     const uint16_t one = 1;
@@ -468,6 +515,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     amq_expand *x;
     uint64_t table_bytes, stash_bytes, sum = 0, i, used;
     uint32_t l, lane31;
+    int rc;
 
     if (args->params_len != EXP_PARAMS_SIZE)
         return amq_err(err, AMQ_ECORRUPT, "expandable parameter block is %zu bytes, expected %d",
@@ -538,6 +586,10 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         amq_exp_free(x);
         return amq_err(err, AMQ_ECORRUPT, "expandable stash holds %llu cells, its count says "
                        "%llu", (unsigned long long)used, (unsigned long long)said);
+    }
+    if ((rc = check_stash(x, args->payload, table_bytes, lane31, err)) != AMQ_OK) {
+        amq_exp_free(x);
+        return rc;
     }
     if (args->borrow && ((uintptr_t)args->payload & 63) == 0 && little_endian() &&
         lane31 == LANE31_SUMMARY) {

@@ -888,6 +888,97 @@ TEST(expandable_lane31_sums_up_the_stash)
     amq_filter_free(f);
 }
 
+/* The checksums of a file whose bytes a test changed. */
+static void reseal(uint8_t *buf)
+{
+    const uint64_t plen = amq_load32(buf + 32);
+    amq_store64(buf + 56, amq_xxh3_64(buf + amq_load64(buf + 40), (size_t)amq_load64(buf + 48), 0));
+    amq_store64(buf + 64 + plen, amq_xxh3_64(buf, (size_t)(64 + plen), 0));
+}
+
+/* Both loads of buf (copied, mapped) refuse it with AMQ_ECORRUPT. */
+static void check_refused(const uint8_t *buf, size_t len, const char *what)
+{
+    amq_filter *g = NULL;
+    unsigned flags;
+    for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
+        int rc = amq_filter_deserialize(buf, len, flags, NULL, &g, NULL);
+        if (rc != AMQ_ECORRUPT)
+            FAIL_AT_("%s, flags %u: load gave %d, not AMQ_ECORRUPT", what, flags, rc);
+        if (rc == AMQ_OK)
+            amq_filter_free(g);
+    }
+}
+
+/* A file whose stash a query could not find (a cell outside its home's
+ * probe run, a bucket's lane 31 without a stashed entry's bits, a cell of
+ * a bucket the table has not) is refused on load: its stashed keys would
+ * answer absent.  The file as written loads, both ways. */
+TEST(expandable_load_refuses_a_stash_queries_miss)
+{
+    amq_filter *f = make(1000, 0.01), *g;
+    const uint64_t n = 300000;
+    uint64_t i, nb, cap, c, p, e, cell = UINT64_MAX;
+    uint8_t *buf, *table, *stash;
+    uint16_t meta;
+    size_t len;
+    unsigned flags;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < n; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 60)), 1);
+    REQUIRE((buf = serialized(f, &len)) != NULL);
+    for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
+        REQUIRE_OK(amq_filter_deserialize(buf, len, flags, NULL, &g, NULL));
+        amq_filter_free(g);
+    }
+    nb = UINT64_C(1) << amq_load32(buf + 64 + 8);
+    cap = amq_load64(buf + 64 + 24);
+    table = buf + amq_load64(buf + 40);
+    stash = table + 64 * nb;
+    /* a cell at p, and an empty cell e followed by an empty one */
+    for (p = 0; p < cap && cell == UINT64_MAX; p++)
+        if ((c = amq_load64(stash + 8 * p)) != 0 && (uint16_t)c != 0)
+            cell = p;
+    for (e = 0; e + 2 < cap; e++)
+        if (amq_load64(stash + 8 * e) == 0 && amq_load64(stash + 8 * (e + 1)) == 0)
+            break;
+    REQUIRE(cell != UINT64_MAX && e + 2 < cap);
+    c = amq_load64(stash + 8 * cell);
+
+    /* lane 31 without one of the cell's bits */
+    meta = amq_load16(table + 64 * (c >> 16) + 62);
+    amq_store16(table + 64 * (c >> 16) + 62, (uint16_t)(meta & ~spec_bits((uint16_t)c)));
+    reseal(buf);
+    check_refused(buf, len, "lane 31 without a stashed entry");
+    amq_store16(table + 64 * (c >> 16) + 62, meta);
+
+    /* the cell moved past an empty cell, out of its home's run (its home
+     * is not e + 1: then it would be in its run) */
+    REQUIRE(((c >> 16) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - __builtin_ctzll(cap)) != e + 1);
+    amq_store64(stash + 8 * cell, 0);
+    amq_store64(stash + 8 * (e + 1), c);
+    reseal(buf);
+    check_refused(buf, len, "a cell out of its run");
+    amq_store64(stash + 8 * (e + 1), 0);
+    amq_store64(stash + 8 * cell, c);
+
+    /* a cell of a bucket past the table */
+    amq_store64(stash + 8 * cell, nb << 16 | (uint16_t)c);
+    reseal(buf);
+    check_refused(buf, len, "a cell of bucket 2^q");
+    amq_store64(stash + 8 * cell, c);
+
+    reseal(buf);
+    REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
+    for (i = 0; i < n; i++)
+        if (amq_filter_contains_hash(g, hash_of(g, i, 60)) != 1)
+            FAIL_AT_("key %llu answers absent in the restored file", (unsigned long long)i);
+    amq_filter_free(g);
+    free(buf);
+    amq_filter_free(f);
+}
+
 /* At real sizes, with removals during every doubling and, half-way through
  * the larger ones: every present key answers; a serialization (the split
  * table written on the fly) loads, copied and mapped, answering exactly as
