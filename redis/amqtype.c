@@ -469,6 +469,11 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc)
 {
     if (v->capped)
         return reply_cap_error(ctx, v, 0);
+    /* an expandable filter grows: its only AMQ_EFULL is one item's copies */
+    if (rc == AMQ_EFULL && amq_filter_kind(v->f) == AMQ_KIND_EXPANDABLE)
+        return RedisModule_ReplyWithError(ctx, "ERR amq: the item is in this expandable filter "
+                                               "32 times, the most one item may be (it answers "
+                                               "present; nothing added)");
     if (rc == AMQ_EFULL)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is full");
     if (rc == AMQ_ENOMEM)

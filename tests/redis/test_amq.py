@@ -159,6 +159,18 @@ def test_every_kind_every_command(env):
     assert r.execute_command("AMQ.EXISTS", "missing", "x") == 0
     assert r.execute_command("AMQ.MEXISTS", "missing", "x", "y") == [0, 0]
     assert r.type("n") == b"amqfilter"
+    # an expandable filter keeps an item's copies (each AMQ.DEL takes one
+    # back), up to 32: the 33rd add is refused and changes nothing
+    r.execute_command("AMQ.CREATE", "copies", "expandable", 1000, 0.01)
+    for _ in range(32):
+        assert r.execute_command("AMQ.ADD", "copies", "x") == 1
+    before = digest(r, "copies")
+    raises(lambda: r.execute_command("AMQ.ADD", "copies", "x"), "32 times")
+    assert digest(r, "copies") == before
+    assert r.execute_command("AMQ.EXISTS", "copies", "x") == 1
+    for _ in range(32):
+        assert r.execute_command("AMQ.DEL", "copies", "x") == 1
+    assert r.execute_command("AMQ.EXISTS", "copies", "x") == 0
 
 
 def _min_usec(r, cmd, times=5):
