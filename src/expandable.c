@@ -203,6 +203,13 @@ static inline int free_lane(const amq_expand *x, const uint16_t *b)
 #define STASH_STEP 8u        /* prev cells examined per add */
 #define STASH_AT_ONCE 512u   /* a prev of at most this many cells moves at once */
 
+/* The walk over bucket b's cells in lv's stash (a = 0) or in a smaller
+ * stash being moved into it (a = 1). */
+static inline run_walk level_run(const amq_expand *lv, int a, uint64_t b)
+{
+    return a == 0 ? run_of(cells(lv), lv->stash_cap, b) : run_of(prev_cells(lv), lv->prev_cap, b);
+}
+
 /* Does a cell of bucket b in array cs answer qv?  Probes stop at an empty
  * cell or after every cell (a loaded stash may be full). */
 static int probe_matches(const uint64_t *cs, uint64_t cap, uint64_t b, uint16_t qv)
@@ -348,7 +355,7 @@ static uint16_t stash_summary(const amq_expand *x, uint64_t b)
     uint64_t c;
     int a;
     for (a = 0; a < 2; a++) { /* the stash, then a prev in moving */
-        run_walk w = run_of(a == 0 ? cells(x) : prev_cells(x), a == 0 ? x->stash_cap : x->prev_cap, b);
+        run_walk w = level_run(x, a, b);
         while ((c = run_next(&w)) != 0)
             bits |= stash_bits((uint16_t)c);
     }
@@ -430,7 +437,7 @@ static uint64_t copies_of(const amq_expand *lv, uint64_t b, uint16_t qv)
     uint64_t n = (uint64_t)__builtin_popcountll(lv->match(bk, qv)) / 2, c;
     int a;
     for (a = 0; a < 2 && stash_may(bk, qv); a++) { /* the stash, then a prev in moving */
-        run_walk w = run_of(a == 0 ? cells(lv) : prev_cells(lv), a == 0 ? lv->stash_cap : lv->prev_cap, b);
+        run_walk w = level_run(lv, a, b);
         while ((c = run_next(&w)) != 0)
             n += (uint64_t)lane_matches((uint16_t)c, qv);
     }
@@ -598,7 +605,7 @@ static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
         }
     }
     for (a = 0; a < 2 && bk[META_LANE] != 0; a++) { /* the stash, then a prev in moving */
-        run_walk w = run_of(a == 0 ? cells(lv) : prev_cells(lv), a == 0 ? lv->stash_cap : lv->prev_cap, b);
+        run_walk w = level_run(lv, a, b);
         while ((c = run_next(&w)) != 0) {
             if (lane_matches((uint16_t)c, qv) &&
                 ((best_lane < 0 && best_cell == UINT64_MAX) || entry_len((uint16_t)c) > best_len)) {
