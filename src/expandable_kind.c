@@ -424,7 +424,7 @@ static void summaries_from_cells(amq_expand *x)
     for (i = 0; i < nb; i++)
         bucket_at(x, i)[META_LANE] = 0;
     for (i = 0; i < x->stash_cap; i++)
-        if ((c = cells(x)[i]) != 0 && (c >> 16) < nb && (uint16_t)c != 0)
+        if ((c = cells(x)[i]) != 0) /* check_stash: its bucket is in the table, its entry not 0 */
             bucket_at(x, c >> 16)[META_LANE] |= stash_bits((uint16_t)c);
 }
 
@@ -439,7 +439,7 @@ static int check_stash(const amq_expand *x, const uint8_t *payload, uint64_t tab
 {
     const uint8_t *cs = payload + table_bytes;
     const uint64_t cap = x->stash_cap, nb = UINT64_C(1) << x->q;
-    uint64_t e, k, p, c, b, start = 1;
+    uint64_t e, k, p, c, b, home, start = 1;
     uint16_t meta;
 
     if (cap == 0 || x->stash_n == 0)
@@ -458,9 +458,8 @@ static int check_stash(const amq_expand *x, const uint8_t *payload, uint64_t tab
                            "expandable stash cell %llu holds bucket %llu of %llu, entry %u",
                            (unsigned long long)p, (unsigned long long)b,
                            (unsigned long long)nb, (unsigned)(uint16_t)c);
-        /* the home, as a step from e: inside this run, at or before k */
-        if (((cell_pos(b, cap) - e) & (cap - 1)) < start ||
-            ((cell_pos(b, cap) - e) & (cap - 1)) > k)
+        home = (cell_pos(b, cap) - e) & (cap - 1); /* as a step from e */
+        if (home < start || home > k) /* not in this run, or after the cell */
             return amq_err(err, AMQ_ECORRUPT,
                            "expandable stash cell %llu (bucket %llu) is not in its home's probe "
                            "run: a query would not find it",
