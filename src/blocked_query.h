@@ -32,6 +32,8 @@
  * over W keys.  Keys hash ahead into a ring of W slots; hashes only need
  * their block index recomputed (one multiply).
  */
+#include "common/prefetch.h"
+
 #ifndef BLK_NAME
 #error "define BLK_NAME, BLK_CTX, BLK_CTX_INIT, BLK_TEST, BLK_ADD before including blocked_query.h"
 #endif
@@ -151,6 +153,8 @@ BLK_INLINE uint64_t BLK_NAME(key_loop)(const amq_blk_geom *g, const BLK_CTX *c,
     for (i = 0; i + w < n; i++) {
         const amq_blk_slot s = ring[i & (w - 1)];
         int r;
+        if (src == BLK_KEYS_FIXED)
+            amq_prefetch_keys(packed, key_len, i + w);
         ring[i & (w - 1)] = BLK_NAME(place)(d, blocks, algo, seed, BLK_KEY(i + w), BLK_LEN(i + w));
         BLK_NAME(prefetch)(ring[i & (w - 1)].blk, pfk);
         r = BLK_NAME(op)(s.blk, s.u, c, k, op);
@@ -205,6 +209,7 @@ BLK_INLINE size_t BLK_NAME(x8v_loop)(const amq_blk_geom *g, const BLK_CTX *c, co
                 out[q * 8 + j] = (uint8_t)r;
         }
         if (q + w / 8 < groups) {
+            amq_prefetch_keys(keys, 8, (q + w / 8) * 8); /* a line per group */
             BLK_HASH8(keys + (q + w / 8) * 64, bitflip, d, blocks, blk + s, u + s);
             for (j = 0; j < 8; j++)
                 BLK_NAME(prefetch)(blk[s + j], pfk);

@@ -41,6 +41,7 @@
 #include "common/cpu.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/prefetch.h"
 #include "expandable_internal.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -999,6 +1000,8 @@ contains_batch_body(const amq_expand *x, const batch_src *src, size_t n, uint8_t
         for (i = 0; i < len; i++) {
             const batch_probe p = ring[(at + i) % BATCH_AHEAD];
             uint32_t t;
+            if (mode != SRC_H)
+                amq_prefetch_keys(in.keys, in.len, at + i + BATCH_AHEAD);
             if (at + i + BATCH_AHEAD < n)
                 probe_of(&v, src_h1(x, &v, &in, at + i + BATCH_AHEAD, mode), mig,
                          &ring[(at + i) % BATCH_AHEAD], far);

@@ -26,6 +26,7 @@
 
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/prefetch.h"
 #include "static_filter.h"
 
 #define FUSE_MAX_SEGLOG 18u
@@ -479,17 +480,11 @@ fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
     }
 }
 
-/* Packed keys are read this many keys ahead of their hashing: in some code
- * layouts the processor's own prefetcher missed the key stream (on a Xeon
- * (Sapphire Rapids), the same loop at -O2 took 2x its -O3 twin's time at
- * 1M keys, its key loads waiting on memory; with this, both alike). */
-#define FUSE_KEY_AHEAD 64
-
 static inline __attribute__((always_inline)) void fuse_src_ahead(const fuse_src *src, size_t i,
                                                                  int mode)
 {
-    if (mode != FUSE_SRC_H) /* a prefetch past the end is harmless: it never faults */
-        __builtin_prefetch(src->keys + src->klen * (i + FUSE_KEY_AHEAD), 0, 3);
+    if (mode != FUSE_SRC_H)
+        amq_prefetch_keys(src->keys, src->klen, i);
 }
 
 static inline __attribute__((always_inline)) uint64_t
