@@ -56,7 +56,7 @@ static const char usage_options[] =
     "                   probes), for 'amq export --to guava'\n"
     "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
     "                   hashing, for 'amq export --to redis'\n"
-    "  --hash ALGO      xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
+    "  --hash ALGO      xxh3 (default; fuse: mulshift), murmur3, murmur64a,\n"
     "                   redisbloom, mulshift\n"
     "  --seed S         hash seed (default 0)\n"
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"

@@ -12,8 +12,9 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->kind = kind;
-    /* The cuckoo filter's one-key paths are shortest with mulshift. */
-    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
+    /* The cuckoo and fuse filters' one-key paths are shortest with mulshift. */
+    cfg->hash_algo =
+        kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_FUSE ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
     /* an expandable filter starts small and grows: its capacity is where it starts */
     cfg->capacity = kind == AMQ_KIND_EXPANDABLE ? 4096 : 1000000;
     cfg->fpp = 0.01;

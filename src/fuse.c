@@ -453,9 +453,9 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
 #endif
 
 /* Where a batch's h1 come from: hashes given (FUSE_SRC_H), or packed keys
- * of one length hashed in the loop - XXH3 seed 0 for 8- and 16-byte keys
- * inlined, any other through amq_static_key_h1. */
-enum { FUSE_SRC_H, FUSE_SRC_X8, FUSE_SRC_X16, FUSE_SRC_KEY };
+ * of one length hashed in the loop - XXH3 or mulshift seed 0 for 8- and
+ * 16-byte keys inlined, any other through amq_static_key_h1. */
+enum { FUSE_SRC_H, FUSE_SRC_X8, FUSE_SRC_X16, FUSE_SRC_M8, FUSE_SRC_M16, FUSE_SRC_KEY };
 
 typedef struct fuse_src {
     const amq_hash128 *h;
@@ -475,6 +475,10 @@ fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
         return amq_fuse_view_xxh3_8(src->keys + 8 * i);
     case FUSE_SRC_X16:
         return amq_fuse_view_xxh3_16(src->keys + 16 * i);
+    case FUSE_SRC_M8:
+        return amq_fuse_view_ms0_8(src->keys + 8 * i);
+    case FUSE_SRC_M16:
+        return amq_fuse_view_ms0_16(src->keys + 16 * i);
     default:
         return amq_static_key_h1(s, src->keys + src->klen * i, src->klen);
     }
@@ -591,6 +595,8 @@ fuse_direct_as(const amq_static *s, const fuse_src *src, size_t n, uint8_t *out,
 FUSE_BATCH_FN(fuse_batch_h, FUSE_SRC_H)
 FUSE_BATCH_FN(fuse_batch_x8, FUSE_SRC_X8)
 FUSE_BATCH_FN(fuse_batch_x16, FUSE_SRC_X16)
+FUSE_BATCH_FN(fuse_batch_m8, FUSE_SRC_M8)
+FUSE_BATCH_FN(fuse_batch_m16, FUSE_SRC_M16)
 FUSE_BATCH_FN(fuse_batch_key, FUSE_SRC_KEY)
 
 static void fuse_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n,
@@ -604,9 +610,15 @@ uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t k
                                  uint8_t *out)
 {
     fuse_src src = {NULL, keys, key_len};
-    if (s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0 && key_len == 8)
+    const int xxh3_0 = s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0;
+    const int ms0 = s->hash_algo == AMQ_HASH_MULSHIFT && s->seed == 0;
+    if (ms0 && key_len == 8)
+        return fuse_batch_m8(s, &src, n, out);
+    if (ms0 && key_len == 16)
+        return fuse_batch_m16(s, &src, n, out);
+    if (xxh3_0 && key_len == 8)
         return fuse_batch_x8(s, &src, n, out);
-    if (s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0 && key_len == 16)
+    if (xxh3_0 && key_len == 16)
         return fuse_batch_x16(s, &src, n, out);
     return fuse_batch_key(s, &src, n, out);
 }
@@ -652,7 +664,7 @@ int amq_fuse_ops_contains_key(const void *impl, const void *key, size_t len)
 /* ---- one-key entries, one body per variant ----------------------------------------------
  * The handle calls the filter's own entry (amq_fuse_key_entry picks it when the
  * handle is made): fingerprint width, arity, one partition or many, and
- * XXH3 with seed 0 (the default) are constants in its body, so a query is
+ * mulshift (the default) or XXH3 with seed 0 are constants in its body, so a query is
  * the key's hash, the positions and the reads, with no test of the variant
  * and, for one partition, no index lookup.
  */
@@ -666,18 +678,22 @@ __attribute__((noinline)) static int fuse_key_any(const void *impl, const void *
  * several (each taking x = h1 unless it was retried: a branch that goes
  * the same way for nearly every key), 3 several at a stride (s->stride:
  * partition 0's geometry, the bytes found by arithmetic). */
-#define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, XXH0)                                            \
+/* HASH: FUSE_HASH_ANY through amq_static_key_h1, else XXH3 or mulshift
+ * seed 0 inlined for 8- and 16-byte keys. */
+enum { FUSE_HASH_XXH3_0, FUSE_HASH_MS0, FUSE_HASH_ANY };
+#define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, HASH)                                            \
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
         const amq_static *s = impl;                                                               \
         uint64_t h1;                                                                              \
         const amq_static_part *p;                                                                 \
-        if (!(XXH0))                                                                              \
+        if ((HASH) == FUSE_HASH_ANY)                                                              \
             h1 = amq_static_key_h1(s, key, len);                                                  \
         else if (len == 8)                                                                        \
-            h1 = amq_fuse_view_xxh3_8(key);                                                       \
+            h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_8(key) : amq_fuse_view_xxh3_8(key);  \
         else if (len == 16)                                                                       \
-            h1 = amq_fuse_view_xxh3_16(key);                                                      \
+            h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_16(key)                              \
+                                         : amq_fuse_view_xxh3_16(key);                            \
         else /* other lengths leave by a tail call: the path above needs no frame */             \
             return fuse_key_any(impl, key, len);                                                  \
         if ((SHAPE) == 3)                                                                         \
@@ -688,29 +704,29 @@ __attribute__((noinline)) static int fuse_key_any(const void *impl, const void *
                              BITS, ARITY, (SHAPE) == 2);                                          \
     }
 
+#define FUSE_KEY_SHAPE(B, A, SH, SHAPE)                                                            \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH##_x0, B, A, SHAPE, FUSE_HASH_XXH3_0)                    \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH##_m0, B, A, SHAPE, FUSE_HASH_MS0)                       \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH, B, A, SHAPE, FUSE_HASH_ANY)
 #define FUSE_KEY_ENTRIES(B, A)                                                                    \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain_x0, B, A, 0, 1)                                     \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_plain, B, A, 0, 0)                                        \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one_x0, B, A, 1, 1)                                       \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_one, B, A, 1, 0)                                          \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_x0, B, A, 2, 1)                                           \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A, B, A, 2, 0)                                                \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_strided_x0, B, A, 3, 1)                                   \
-    FUSE_KEY_ENTRY(fuse_key_##B##_##A##_strided, B, A, 3, 0)
+    FUSE_KEY_SHAPE(B, A, _plain, 0)                                                               \
+    FUSE_KEY_SHAPE(B, A, _one, 1)                                                                 \
+    FUSE_KEY_SHAPE(B, A, , 2)                                                                     \
+    FUSE_KEY_SHAPE(B, A, _strided, 3)
 
 FUSE_KEY_ENTRIES(8, 3)
 FUSE_KEY_ENTRIES(8, 4)
 FUSE_KEY_ENTRIES(16, 3)
 FUSE_KEY_ENTRIES(16, 4)
 
+#define FUSE_KEY_HASHES(B, A, SH)                                                                 \
+    {fuse_key_##B##_##A##SH##_x0, fuse_key_##B##_##A##SH##_m0, fuse_key_##B##_##A##SH}
 #define FUSE_KEY_ROW(B, A)                                                                        \
-    {{fuse_key_##B##_##A##_plain_x0, fuse_key_##B##_##A##_plain},                                 \
-     {fuse_key_##B##_##A##_one_x0, fuse_key_##B##_##A##_one},                                     \
-     {fuse_key_##B##_##A##_x0, fuse_key_##B##_##A},                                               \
-     {fuse_key_##B##_##A##_strided_x0, fuse_key_##B##_##A##_strided}}
+    {FUSE_KEY_HASHES(B, A, _plain), FUSE_KEY_HASHES(B, A, _one), FUSE_KEY_HASHES(B, A, ),        \
+     FUSE_KEY_HASHES(B, A, _strided)}
 
-/* [bits 16][arity 4][shape][not XXH3 seed 0] */
-static const amq_contains_key_fn fuse_key_entries[2][2][4][2] = {
+/* [bits 16][arity 4][shape][hash] */
+static const amq_contains_key_fn fuse_key_entries[2][2][4][3] = {
     {FUSE_KEY_ROW(8, 3), FUSE_KEY_ROW(8, 4)},
     {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
 };
@@ -719,8 +735,11 @@ amq_contains_key_fn amq_fuse_key_entry(const void *impl)
 {
     const amq_static *s = impl;
     const int shape = s->stride != 0 ? 3 : s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
-    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape]
-                           [!(s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0)];
+    const int hash = s->seed != 0                           ? FUSE_HASH_ANY
+                     : s->hash_algo == AMQ_HASH_XXH3     ? FUSE_HASH_XXH3_0
+                     : s->hash_algo == AMQ_HASH_MULSHIFT ? FUSE_HASH_MS0
+                                                         : FUSE_HASH_ANY;
+    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape][hash];
 }
 
 void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,

@@ -115,12 +115,22 @@ static uint64_t amq_one(const amq_filter *f, const uint64_t *keys, size_t kb, si
     } while (0)
 #define VIEW_SHAPES(KB, B, A)                                                                     \
     do {                                                                                          \
-        if (v.plain)                                                                              \
+        switch (amq_fuse_view_shape(&v)) {                                                        \
+        case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS:                                              \
+            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS);                          \
+            break;                                                                                \
+        case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS:                                            \
+            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS);                        \
+            break;                                                                                \
+        case AMQ_FUSE_VIEW_PLAIN:                                                                 \
             VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_PLAIN);                                             \
-        else if (v.strided)                                                                       \
+            break;                                                                                \
+        case AMQ_FUSE_VIEW_STRIDED:                                                               \
             VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_STRIDED);                                           \
-        else                                                                                      \
+            break;                                                                                \
+        default:                                                                                  \
             VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_TABLE);                                             \
+        }                                                                                         \
     } while (0)
 
 static uint64_t amq_view(const amq_filter *f, const uint64_t *keys, size_t kb, size_t n)

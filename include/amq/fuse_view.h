@@ -11,10 +11,13 @@
  * a header too).  The answers are exactly amq_filter_contains's, for every
  * key and every fuse file amq reads.
  *
- * The XXH3 of an 8- or 16-byte key with seed 0 (the fuse kind's default
- * hash) is computed inline: XXH3-128's low half, written here from the
- * algorithm's specification (tests check it against libxxhash).  Other
- * lengths, hashes or seeds go through amq_filter_hash (a call).
+ * The h1 of an 8- or 16-byte key is computed inline for the two hashes
+ * with seed 0 that the fuse kind makes by default: AMQ_HASH_MULSHIFT (the
+ * default since issue 41's third round: multiply-add-shift of an 8-byte
+ * key, of XXH3-64 of a 16-byte one) and AMQ_HASH_XXH3 (XXH3-128's low
+ * half, the default before), each written here from its specification
+ * (tests check them against amq_hash_key and libxxhash).  Other lengths,
+ * hashes or seeds go through amq_filter_hash (a call).
  */
 #ifndef AMQ_FUSE_VIEW_H
 #define AMQ_FUSE_VIEW_H
@@ -54,10 +57,10 @@ typedef struct amq_fuse_view {
     uint32_t bits;   /* fingerprint bits: 8 or 16 */
     uint32_t arity;  /* 3 or 4 */
     uint32_t xxh3_0; /* 1: the filter hashes with XXH3, seed 0 */
-    /* 1: one partition of mix 0 and XXH3 seed 0 - every fuse filter amq
-     * builds by default of up to 2^27 keys held in memory (2^24 after a
-     * spill), unless its first construction failed (about one in forty) -
-     * whose query is then data, span, seglen */
+    /* 1: one partition of mix 0 and XXH3 or mulshift seed 0 - every fuse
+     * filter amq builds by default of up to 2^27 keys held in memory (2^24
+     * after a spill), unless its first construction failed (about one in
+     * forty) - whose query is then data, span, seglen */
     uint32_t plain;
     uint32_t seglen;
     const uint8_t *data;
@@ -71,15 +74,18 @@ typedef struct amq_fuse_view {
      * construction failed - whose query finds its partition by arithmetic,
      * without reading parts */
     uint32_t strided;
-    uint32_t reserved_;
+    uint32_t ms0; /* 1: the filter hashes with AMQ_HASH_MULSHIFT, seed 0 */
     uint64_t stride;
 } amq_fuse_view;
 
 /* The shapes amq_fuse_view_contains_as takes: through the partitions'
- * table (any view), one plain partition (v->plain), strided (v->strided). */
+ * table (any view), one plain partition (v->plain), strided (v->strided);
+ * plain and strided hash 8- and 16-byte keys inline, with XXH3 seed 0, or
+ * with mulshift seed 0 when AMQ_FUSE_VIEW_MS is or-ed in (v->ms0). */
 #define AMQ_FUSE_VIEW_TABLE 0
 #define AMQ_FUSE_VIEW_PLAIN 1
 #define AMQ_FUSE_VIEW_STRIDED 2
+#define AMQ_FUSE_VIEW_MS 4
 
 /*
  * Fills *v from a fuse filter: AMQ_OK, or AMQ_EKIND (*v untouched) for any
@@ -147,6 +153,43 @@ AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_xxh3_16(const void *key)
     return lo ^ (lo >> 32);
 }
 
+/* XXH3-64(key, 16, seed 0): the 9-to-16-byte path with its default
+ * secret's words folded into two constants (the inner hash of mulshift). */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_xxh3_64_16(const void *key)
+{
+    const uint8_t *k = (const uint8_t *)key;
+    uint64_t lo = amq_fuse_view_le64_(k) ^ UINT64_C(0x6782737bea4239b9), hi, mhi, mlo, acc;
+    hi = amq_fuse_view_le64_(k + 8) ^ UINT64_C(0xaf56bc3b0996523a);
+    mlo = amq_fuse_view_mul128_(lo, hi, &mhi);
+    acc = 16 + __builtin_bswap64(lo) + hi + (mlo ^ mhi);
+    acc ^= acc >> 37;
+    acc *= UINT64_C(0x165667919e3779f9);
+    return acc ^ (acc >> 32);
+}
+
+/* AMQ_HASH_MULSHIFT's h1 of the 64-bit x with seed 0: ((a * x + b) mod
+ * 2^128) >> 64, a and b the seed's constants (docs/file-format.md): one
+ * 64 x 64 -> 128 multiply, one 64 x 64 multiply, adds (a_lo * x + b_lo
+ * cannot overflow 128 bits). */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_ms0_(uint64_t x)
+{
+    const amq_fuse_view_u128_ lo =
+        (amq_fuse_view_u128_)x * UINT64_C(0x6e789e6aa1b965f5) + UINT64_C(0xf88bb8a8724c81ec);
+    return (uint64_t)(lo >> 64) + x * UINT64_C(0xe220a8397b1dcdaf) + UINT64_C(0x06c45d188009454f);
+}
+
+/* The h1 of mulshift seed 0 for an 8-byte key (the key itself is x). */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_ms0_8(const void *key)
+{
+    return amq_fuse_view_ms0_(amq_fuse_view_le64_(key));
+}
+
+/* The h1 of mulshift seed 0 for a 16-byte key (x = XXH3-64 of the key). */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_ms0_16(const void *key)
+{
+    return amq_fuse_view_ms0_(amq_fuse_view_xxh3_64_16(key));
+}
+
 /* ---- inline: the query ------------------------------------------------------------------ */
 
 /* The key's h1 as amq_filter_hash(v->filter, key, len).h1 gives it. */
@@ -156,6 +199,10 @@ AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_h1(const amq_fuse_view *v, const voi
         return amq_fuse_view_xxh3_8(key);
     if (v->xxh3_0 && len == 16)
         return amq_fuse_view_xxh3_16(key);
+    if (v->ms0 && len == 8)
+        return amq_fuse_view_ms0_8(key);
+    if (v->ms0 && len == 16)
+        return amq_fuse_view_ms0_16(key);
     return amq_filter_hash(v->filter, key, len).h1;
 }
 
@@ -207,7 +254,8 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span
  * The query with the filter's variant and shape named by the caller as
  * constants - bits (v->bits: 8 or 16), arity (v->arity: 3 or 4), shape
  * (AMQ_FUSE_VIEW_PLAIN when v->plain, AMQ_FUSE_VIEW_STRIDED when
- * v->strided, AMQ_FUSE_VIEW_TABLE for any view: amq_fuse_view_shape) - so
+ * v->strided, either with AMQ_FUSE_VIEW_MS when v->ms0,
+ * AMQ_FUSE_VIEW_TABLE for any view: amq_fuse_view_shape) - so
  * that each combination compiles to its own code, with no test of them
  * per key (the reference code of binary fuse filters has a function per
  * width likewise).  A caller switches on them once, outside its loop over
@@ -219,6 +267,7 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1_as(const amq_fuse_view *v, ui
                                                       unsigned bits, unsigned arity, int shape)
 {
     const amq_fuse_view_part *p;
+    shape &= ~AMQ_FUSE_VIEW_MS; /* the hash is the caller's */
     if (shape == AMQ_FUSE_VIEW_PLAIN)
         return amq_fuse_view_probe_(v->data, v->span, v->seglen, 0, h1, bits, arity);
     /* The partition by arithmetic: h1 times 2^pbits is the partition (high
@@ -241,9 +290,9 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const
 {
     uint64_t h1;
     if (shape != AMQ_FUSE_VIEW_TABLE && len == 8)
-        h1 = amq_fuse_view_xxh3_8(key);
+        h1 = shape & AMQ_FUSE_VIEW_MS ? amq_fuse_view_ms0_8(key) : amq_fuse_view_xxh3_8(key);
     else if (shape != AMQ_FUSE_VIEW_TABLE && len == 16)
-        h1 = amq_fuse_view_xxh3_16(key);
+        h1 = shape & AMQ_FUSE_VIEW_MS ? amq_fuse_view_ms0_16(key) : amq_fuse_view_xxh3_16(key);
     else
         h1 = amq_fuse_view_h1(v, key, len);
     return amq_fuse_view_contains_h1_as(v, h1, bits, arity, shape);
@@ -252,7 +301,10 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const
 /* The shape of v to give amq_fuse_view_contains_as (outside the loop). */
 AMQ_FUSE_VIEW_INLINE int amq_fuse_view_shape(const amq_fuse_view *v)
 {
-    return v->plain ? AMQ_FUSE_VIEW_PLAIN : v->strided ? AMQ_FUSE_VIEW_STRIDED : AMQ_FUSE_VIEW_TABLE;
+    const int ms = v->ms0 ? AMQ_FUSE_VIEW_MS : 0;
+    return v->plain     ? AMQ_FUSE_VIEW_PLAIN | ms
+           : v->strided ? AMQ_FUSE_VIEW_STRIDED | ms
+                        : AMQ_FUSE_VIEW_TABLE;
 }
 
 /* 1 if the key of this h1 may be in the filter, 0 if it certainly is not:

@@ -56,7 +56,7 @@ typedef struct amq_hash128 {
  * and pinned.
  *  AMQ_HASH_XXH3        h1, h2 = the low and high halves of XXH3-128(key,
  *                       seed) (libxxhash).  The default of every kind but
- *                       the cuckoo filter.
+ *                       the cuckoo and fuse filters.
  *  AMQ_HASH_MURMUR3     h1, h2 = MurmurHash3_x64_128(key, seed); the seed
  *                       must fit 32 bits.  Guava's filters use seed 0.
  *  AMQ_HASH_REDISBLOOM  h1 = MurmurHash64A(key, 0xc6a4a7935bd1e995),
@@ -71,8 +71,11 @@ typedef struct amq_hash128 {
  *                       long, else XXH3-64(key, seed); a and b are 128-bit
  *                       constants drawn from the seed by splitmix64
  *                       (docs/file-format.md); h2 = h1 rotated by 32 bits.
- *                       The cuckoo filter's default: its one-key paths cost
- *                       the fewest instructions with it.  A new classic or
+ *                       The cuckoo and fuse filters' default: their one-key
+ *                       paths cost the fewest instructions with it (an
+ *                       8-byte key: one 64 x 64 -> 128 multiply, one 64 x 64
+ *                       multiply, adds; XXH3 takes two multiplies and five
+ *                       shift-xors more).  A new classic or
  *                       scalable Bloom filter refuses it (AMQ_EINVAL): their
  *                       double hashing needs two independent halves.
  */

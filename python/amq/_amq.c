@@ -2249,7 +2249,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     static char *names[] = {"keys", "kind", "fpp", "hash", "seed", "fingerprint_bits",
                             "arity", "threads", "tmpdir", "memory", "width", NULL};
     PyObject *keys, *tmpdir = NULL;
-    const char *kind_name = "fuse", *hash_name = "xxh3";
+    const char *kind_name = "fuse", *hash_name = NULL;
     double fpp = 0.01;
     uint64_t seed = 0, memory = 0;
     uint32_t fpbits = 0, arity = 0, threads = 0, kind, algo;
@@ -2262,7 +2262,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     int rc;
     (void)m;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dsO&O&O&O&O&O&n", names, &keys,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dzO&O&O&O&O&O&n", names, &keys,
                                      &kind_name, &fpp, &hash_name, conv_u64, &seed, conv_u32,
                                      &fpbits, conv_u32, &arity, conv_u32, &threads,
                                      PyUnicode_FSConverter, &tmpdir, conv_u64, &memory,
@@ -2275,11 +2275,12 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
                      "amq.Filter(kind='%s', ...) and add keys", kind_name, kind_name);
         goto fail;
     }
-    if (amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
+    amq_config_init(&cfg, kind);
+    algo = cfg.hash_algo; /* None: the kind's default (fuse: mulshift, ribbon: xxh3) */
+    if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash_name);
         goto fail;
     }
-    amq_config_init(&cfg, kind);
     cfg.hash_algo = algo;
     cfg.seed = seed;
     cfg.fpp = fpp;
@@ -2573,11 +2574,13 @@ static PyMethodDef module_methods[] = {
      "skips the payload\nchecksum so that only the pages a query touches are read. Raises\n"
      "CorruptFileError (with the library's message) for a damaged file, OSError\nfor I/O."},
     {"build", KW mod_build, METH_VARARGS | METH_KEYWORDS,
-     "build(keys, kind='fuse', *, fpp=0.01, hash='xxh3', seed=0, fingerprint_bits=0, "
+     "build(keys, kind='fuse', *, fpp=0.01, hash=None, seed=0, fingerprint_bits=0, "
      "arity=0, threads=0, tmpdir=None, memory=0, width=0)\n--\n\n"
      "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
      "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
      "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
+     "hash: None takes the kind's default ('mulshift' for 'fuse', 'xxh3' for\n"
+     "'ribbon').\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
      "MiB), so key sets larger than memory build. Duplicates are allowed."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,

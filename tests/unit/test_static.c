@@ -71,19 +71,28 @@ static double measured_fpp(const amq_filter *f, size_t q, uint64_t seed)
     return (double)fp / (double)q;
 }
 
-static amq_filter *build(uint32_t kind, unsigned bits, unsigned arity, double fpp,
-                         const amq_hash128 *h, size_t n)
+/* hash 0: the kind's default */
+static amq_filter *build_hash(uint32_t kind, unsigned bits, unsigned arity, double fpp,
+                              const amq_hash128 *h, size_t n, uint32_t hash)
 {
     amq_config cfg;
     amq_filter *f = NULL;
     amq_errinfo err;
     amq_config_init(&cfg, kind);
+    if (hash != 0)
+        cfg.hash_algo = hash;
     cfg.fingerprint_bits = bits;
     cfg.arity = arity;
     cfg.fpp = fpp;
     if (amq_filter_build(&cfg, h, n, &f, &err) != AMQ_OK)
         FAIL_AT_("build of %zu keys: %s", n, err.msg);
     return f;
+}
+
+static amq_filter *build(uint32_t kind, unsigned bits, unsigned arity, double fpp,
+                         const amq_hash128 *h, size_t n)
+{
+    return build_hash(kind, bits, arity, fpp, h, n, 0);
 }
 
 /* Random sets of every small size and around 11.5k keys (where the
@@ -616,10 +625,13 @@ TEST(fuse_partitions_one_geometry_spilled_or_not)
  * the bytes of a small filter are pinned. */
 TEST(static_files_round_trip_and_golden)
 {
-    static const struct { uint32_t kind; unsigned bits, arity; uint64_t sum; } v[] = {
-        {AMQ_KIND_FUSE, 8, 3, UINT64_C(0x6db64876370a89e0)},
-        {AMQ_KIND_FUSE, 16, 4, UINT64_C(0x86b9f0e16eea7f33)},
-        {AMQ_KIND_RIBBON, 0, 0, UINT64_C(0xd7d9385d9aa5cb91)},
+    /* the fuse files of XXH3 (the default before mulshift) and of mulshift:
+     * the same hashes given, so only the header's hash field differs */
+    static const struct { uint32_t kind; unsigned bits, arity; uint32_t hash; uint64_t sum; } v[] = {
+        {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, UINT64_C(0x6db64876370a89e0)},
+        {AMQ_KIND_FUSE, 16, 4, AMQ_HASH_XXH3, UINT64_C(0x86b9f0e16eea7f33)},
+        {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_MULSHIFT, UINT64_C(0x3adeba55bfbe0720)},
+        {AMQ_KIND_RIBBON, 0, 0, 0, UINT64_C(0xd7d9385d9aa5cb91)},
     };
     const char *path = test_path("static.amq");
     amq_hash128 h[1000], q[1000];
@@ -631,12 +643,12 @@ TEST(static_files_round_trip_and_golden)
     }
     for (k = 0; k < sizeof v / sizeof v[0]; k++) {
         static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
-        amq_filter *f = build(v[k].kind, v[k].bits, v[k].arity, 0.01, h, 1000), *g;
+        amq_filter *f = build_hash(v[k].kind, v[k].bits, v[k].arity, 0.01, h, 1000, v[k].hash), *g;
         uint8_t *bytes = serialize(f, &len), a[1000], b[1000];
         size_t m;
         CHECK_EQ_U64(amq_xxh3_64(bytes, len, 0), v[k].sum);
         /* the parameter block follows the 64-byte header: derive at +12 is
-         * 1 for a fuse filter of XXH3 keys, 0 for ribbon */
+         * 1 for a fuse filter of XXH3 or mulshift keys, 0 for ribbon */
         CHECK_EQ(le32(bytes + 64 + 12), v[k].kind == AMQ_KIND_FUSE ? 1u : 0u);
         REQUIRE_OK(amq_filter_save(f, path, 0, NULL));
         amq_filter_contains_batch(f, q, 1000, a);
