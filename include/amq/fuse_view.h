@@ -13,7 +13,7 @@
  *
  * The h1 of an 8- or 16-byte key is computed inline for the two hashes
  * with seed 0 that the fuse kind makes by default: AMQ_HASH_MULSHIFT (the
- * default since issue 41's third round: multiply-add-shift of an 8-byte
+ * default since issue 41's sixth round: multiply-add-shift of an 8-byte
  * key, of XXH3-64 of a 16-byte one) and AMQ_HASH_XXH3 (XXH3-128's low
  * half, the default before), each written here from its specification
  * (tests check them against amq_hash_key and libxxhash).  Other lengths,

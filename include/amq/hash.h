@@ -73,9 +73,9 @@ typedef struct amq_hash128 {
  *                       (docs/file-format.md); h2 = h1 rotated by 32 bits.
  *                       The cuckoo and fuse filters' default: their one-key
  *                       paths cost the fewest instructions with it (an
- *                       8-byte key: one 64 x 64 -> 128 multiply, one 64 x 64
- *                       multiply, adds; XXH3 takes two multiplies and five
- *                       shift-xors more).  A new classic or
+ *                       8-byte key: a 64 x 64 -> 128 multiply and a 64 x 64
+ *                       one side by side, then adds; XXH3 chains its two
+ *                       multiplies through shift-xors).  A new classic or
  *                       scalable Bloom filter refuses it (AMQ_EINVAL): their
  *                       double hashing needs two independent halves.
  */

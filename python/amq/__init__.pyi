@@ -108,7 +108,7 @@ def build(
     kind: str = ...,
     *,
     fpp: float = ...,
-    hash: str = ...,
+    hash: Optional[str] = ...,
     seed: int = ...,
     fingerprint_bits: int = ...,
     arity: int = ...,
