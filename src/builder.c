@@ -196,6 +196,8 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     if (amq_kind_is_static(cfg->kind)) {
         b->mode = MODE_STATIC;
+        if (cfg->hash_algo == AMQ_HASH_MULSHIFT) /* the fuse kind's default */
+            b->ms = cfg->seed == 0 ? amq_ms_key0() : amq_ms_key_for(cfg->seed);
         rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
         if (rc != AMQ_OK) {
             amq_builder_free(b);
@@ -477,7 +479,7 @@ broken:
     return b->broken = rc;
 }
 
-/* A static kind's keys hashed by XXH3 go straight into the static
+/* A static kind's keys hashed inline (static_inline) go straight into the static
  * builder's array (amq_static_builder_room): b->h1 at b->pos of b->cap,
  * recorded there (and counted in base) by static_sync before any other
  * call reaches the static builder, which may move or spill that array. */
@@ -583,9 +585,17 @@ __attribute__((noinline)) static int add_raw_slow(amq_builder *b, const void *ke
     return amq_builder_add(b, key, len);
 }
 
+/* The static kinds' keys that amq_builder_add hashes inline into the open
+ * room: 8- and 16-byte keys by XXH3, 8-byte keys by mulshift (other
+ * hashes and lengths take a call per key anyway). */
+static inline int static_inline(const amq_builder *b, size_t len)
+{
+    return b->hash_algo == AMQ_HASH_XXH3 ? len == 8 || len == 16
+                                         : b->hash_algo == AMQ_HASH_MULSHIFT && len == 8;
+}
+
 /* A static kind's key without room: its h1 to the static builder, and
- * room opened for the keys after it (XXH3 only: other hashes take a call
- * per key anyway). */
+ * room opened for the keys after it when static_inline takes them. */
 __attribute__((noinline)) static int add_static(amq_builder *b, const void *key, size_t len)
 {
     uint64_t h1, *at;
@@ -598,9 +608,11 @@ __attribute__((noinline)) static int add_static(amq_builder *b, const void *key,
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
     else if (b->hash_algo == AMQ_HASH_XXH3 && len == 16)
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
+    else if (b->hash_algo == AMQ_HASH_MULSHIFT && len == 8)
+        h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(key));
     else
         h1 = amq_hash_key(b->hash_algo, b->seed, key, len).h1;
-    if (b->hash_algo == AMQ_HASH_XXH3 && (at = amq_static_builder_room(b->st, 1, &room)) != NULL) {
+    if (static_inline(b, len) && (at = amq_static_builder_room(b->st, 1, &room)) != NULL) {
         at[0] = h1;
         b->h1 = at;
         b->cap = room;
@@ -625,12 +637,15 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
     }
     if (b->mode == MODE_STATIC) {
         const size_t pos = b->pos;
+        /* room is open only for static_inline's hashes: XXH3, or mulshift */
         if (pos < b->cap && len == 8) {
-            b->h1[pos] = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
+            b->h1[pos] = b->hash_algo == AMQ_HASH_XXH3
+                             ? amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1
+                             : amq_ms_apply(b->ms.a, b->ms.b, amq_load64(key));
             b->pos = pos + 1;
             return AMQ_OK;
         }
-        if (pos < b->cap && len == 16) {
+        if (pos < b->cap && len == 16 && b->hash_algo == AMQ_HASH_XXH3) {
             b->h1[pos] = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
             b->pos = pos + 1;
             return AMQ_OK;
@@ -731,7 +746,9 @@ static void static_h1(const amq_builder *b, const uint8_t *k, size_t len, size_t
                       uint64_t *out)
 {
     const int xxh3 = b->hash_algo == AMQ_HASH_XXH3;
-    if (xxh3 && b->seed == 0 && len == 8)
+    if (b->hash_algo == AMQ_HASH_MULSHIFT && len == 8)
+        static_h1_as(b, k, 8, m, out, MODE_MULSHIFT);
+    else if (xxh3 && b->seed == 0 && len == 8)
         static_h1_as(b, k, 8, m, out, MODE_XXH3_SEED0);
     else if (xxh3 && b->seed == 0 && len == 16)
         static_h1_as(b, k, 16, m, out, MODE_XXH3_SEED0);

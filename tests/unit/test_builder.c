@@ -303,8 +303,8 @@ TEST(builder_hashes_and_filter_build)
 }
 
 /* A static kind's keys through amq_builder_add (XXH3's 8- and 16-byte keys
- * written straight into the static builder's array, other lengths and
- * hashes one by one), interleaved with amq_builder_add_batch, with a
+ * and mulshift's 8-byte keys written straight into the static builder's
+ * array, other lengths and hashes one by one), interleaved with amq_builder_add_batch, with a
  * memory budget reached mid-way (the array spills) or not: the count after
  * every step, and the same bytes as amq_filter_build of the hashes. */
 static void check_static_paths(uint32_t kind, uint32_t algo, uint64_t seed, size_t memory,
@@ -355,8 +355,11 @@ TEST(builder_static_add_paths_same_bytes)
         check_static_paths(kind, AMQ_HASH_XXH3, 0, 0, 150000);
         check_static_paths(kind, AMQ_HASH_XXH3, 5, 0, 150000);
         check_static_paths(kind, AMQ_HASH_MURMUR3, 2, 0, 150000);
+        check_static_paths(kind, AMQ_HASH_MULSHIFT, 0, 0, 150000); /* fuse's default */
+        check_static_paths(kind, AMQ_HASH_MULSHIFT, 3, 0, 150000);
         /* the smallest budget (2^20 keys held), then the rest spilled */
         check_static_paths(kind, AMQ_HASH_XXH3, 0, 1, 1100000);
+        check_static_paths(kind, AMQ_HASH_MULSHIFT, 0, 1, 1100000);
     }
 }
 
