@@ -452,6 +452,19 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
 #define FUSE_DIRECT_MAX ((uint64_t)3 << 20)
 #endif
 
+/* The hashes the query paths inline for 8- and 16-byte keys (seed 0), or
+ * FUSE_HASH_ANY: through amq_static_key_h1. */
+enum { FUSE_HASH_XXH3_0, FUSE_HASH_MS0, FUSE_HASH_ANY };
+
+static int fuse_hash_of(const amq_static *s)
+{
+    if (s->seed != 0)
+        return FUSE_HASH_ANY;
+    return s->hash_algo == AMQ_HASH_XXH3       ? FUSE_HASH_XXH3_0
+           : s->hash_algo == AMQ_HASH_MULSHIFT ? FUSE_HASH_MS0
+                                               : FUSE_HASH_ANY;
+}
+
 /* Where a batch's h1 come from: hashes given (FUSE_SRC_H), or packed keys
  * of one length hashed in the loop - XXH3 or mulshift seed 0 for 8- and
  * 16-byte keys inlined, any other through amq_static_key_h1. */
@@ -610,15 +623,14 @@ uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t k
                                  uint8_t *out)
 {
     fuse_src src = {NULL, keys, key_len};
-    const int xxh3_0 = s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0;
-    const int ms0 = s->hash_algo == AMQ_HASH_MULSHIFT && s->seed == 0;
-    if (ms0 && key_len == 8)
+    const int hash = fuse_hash_of(s);
+    if (hash == FUSE_HASH_MS0 && key_len == 8)
         return fuse_batch_m8(s, &src, n, out);
-    if (ms0 && key_len == 16)
+    if (hash == FUSE_HASH_MS0 && key_len == 16)
         return fuse_batch_m16(s, &src, n, out);
-    if (xxh3_0 && key_len == 8)
+    if (hash == FUSE_HASH_XXH3_0 && key_len == 8)
         return fuse_batch_x8(s, &src, n, out);
-    if (xxh3_0 && key_len == 16)
+    if (hash == FUSE_HASH_XXH3_0 && key_len == 16)
         return fuse_batch_x16(s, &src, n, out);
     return fuse_batch_key(s, &src, n, out);
 }
@@ -678,9 +690,7 @@ __attribute__((noinline)) static int fuse_key_any(const void *impl, const void *
  * several (each taking x = h1 unless it was retried: a branch that goes
  * the same way for nearly every key), 3 several at a stride (s->stride:
  * partition 0's geometry, the bytes found by arithmetic). */
-/* HASH: FUSE_HASH_ANY through amq_static_key_h1, else XXH3 or mulshift
- * seed 0 inlined for 8- and 16-byte keys. */
-enum { FUSE_HASH_XXH3_0, FUSE_HASH_MS0, FUSE_HASH_ANY };
+/* HASH: fuse_hash_of's class, a constant in each body. */
 #define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, HASH)                                            \
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
@@ -735,11 +745,7 @@ amq_contains_key_fn amq_fuse_key_entry(const void *impl)
 {
     const amq_static *s = impl;
     const int shape = s->stride != 0 ? 3 : s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
-    const int hash = s->seed != 0                           ? FUSE_HASH_ANY
-                     : s->hash_algo == AMQ_HASH_XXH3     ? FUSE_HASH_XXH3_0
-                     : s->hash_algo == AMQ_HASH_MULSHIFT ? FUSE_HASH_MS0
-                                                         : FUSE_HASH_ANY;
-    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape][hash];
+    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape][fuse_hash_of(s)];
 }
 
 void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,

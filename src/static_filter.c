@@ -751,8 +751,7 @@ int amq_static_builder_build(amq_static_builder *b, amq_static **out, amq_errinf
     s->v2 = b->proto.v2;
     s->fpp = b->proto.fpp;
     s->alpha = b->proto.alpha;
-    s->derive = s->algo->kind == AMQ_KIND_FUSE && (s->hash_algo == AMQ_HASH_XXH3 ||
-                                                   s->hash_algo == AMQ_HASH_MULSHIFT)
+    s->derive = s->algo->kind == AMQ_KIND_FUSE && amq_fuse_derive_plain_hash(s->hash_algo)
                     ? AMQ_FUSE_DERIVE_PLAIN
                     : AMQ_FUSE_DERIVE_MIX;
     s->owned = amq_calloc(&s->alloc, s->nparts * sizeof *s->owned);

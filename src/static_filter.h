@@ -127,11 +127,19 @@ static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
 
 /* Fuse files of derivation 1 (docs/file-format.md) take x = h1 in every
  * partition built on its first seed, and the segment from the bits of h1
- * below the partition's (h1 << pbits): XXH3's h1 is uniform in every bit
- * already, and a second mix only costs every query time.  A retried seed
- * needs a new hypergraph: that partition mixes as ribbon does. */
+ * below the partition's (h1 << pbits): XXH3's and mulshift's h1 are
+ * uniform in every bit already, and a second mix only costs every query
+ * time.  A retried seed needs a new hypergraph: that partition mixes as
+ * ribbon does. */
 #define AMQ_FUSE_DERIVE_MIX 0u   /* x = amq_mix64(h1 ^ seed * GOLDEN) always */
 #define AMQ_FUSE_DERIVE_PLAIN 1u /* ... except x = h1 as above */
+
+/* The hashes whose fuse filters are written with derivation 1 (and the
+ * only ones a reader accepts it with). */
+static inline int amq_fuse_derive_plain_hash(uint32_t hash_algo)
+{
+    return hash_algo == AMQ_HASH_XXH3 || hash_algo == AMQ_HASH_MULSHIFT;
+}
 
 static inline uint64_t amq_static_fuse_x(const amq_static_part *p, uint64_t h1)
 {

@@ -215,7 +215,7 @@ static int static_load(const amq_static_algo *algo, const amq_load_args *a, void
      * earlier version. */
     if (derive != AMQ_FUSE_DERIVE_MIX &&
         !(derive == AMQ_FUSE_DERIVE_PLAIN && algo->kind == AMQ_KIND_FUSE &&
-          (a->hash_algo == AMQ_HASH_XXH3 || a->hash_algo == AMQ_HASH_MULSHIFT)))
+          amq_fuse_derive_plain_hash(a->hash_algo)))
         return amq_err(err, AMQ_ECORRUPT, "%s: unknown key derivation %u", algo->name, derive);
     /* The variant must be one the library would make itself. */
     memset(&check, 0, sizeof check);
