@@ -4,9 +4,9 @@
  * A batch loop hashes packed keys in order while its reads of the filter
  * wait on memory.  The processor's own prefetcher should follow so plain a
  * stream, but on a Xeon (Sapphire Rapids) it missed it in some code
- * layouts: the same fuse loop took 2x its twin's time at 1M keys, its key
- * loads waiting, and the blocked kind's batch 1.7x at 10M.  Every such loop
- * therefore asks for its keys AMQ_KEYS_AHEAD keys before it hashes them.
+ * layouts, the loop then waiting on its key loads (docs/static.md, issue
+ * 41's sixth round).  Every such loop therefore asks for its keys
+ * AMQ_KEYS_AHEAD keys before it hashes them.
  */
 #ifndef AMQ_COMMON_PREFETCH_H
 #define AMQ_COMMON_PREFETCH_H
