@@ -98,7 +98,9 @@ def test_list_batch_beside_a_busy_thread_is_not_held_up_by_the_gil():
     Now it waits at most once per 2**20 keys (the old way: 4-100x slower
     beside a busy thread, by how often it lost the GIL).  The bound: a ratio
     within this run plus the intervals any call may wait to start and
-    return.  make bench-python measures the same (docs/benchmarks-python.md)."""
+    return; beside the busy thread the fastest of seven calls counts (a shared
+    machine's noise only adds time, the old way's waits were in every call).
+    make bench-python measures the same (docs/benchmarks-python.md)."""
     import sys
     import time
 
@@ -124,7 +126,7 @@ def test_list_batch_beside_a_busy_thread_is_not_held_up_by_the_gil():
     th = threading.Thread(target=busy)
     th.start()
     try:
-        beside = sorted(timed() for _ in range(5))[2]
+        beside = min(timed() for _ in range(7))
     finally:
         stop.set()
         th.join()
