@@ -256,8 +256,9 @@ static int op_contains(const void *impl, amq_hash128 h)
     return amq_exp_contains(impl, h);
 }
 
-static amq_contains_key_fn op_contains_key_of(const void *impl)
+static amq_contains_key_fn op_contains_key_of(const void *impl, const void **arg)
 {
+    (void)arg;
     return amq_exp_key_query(impl);
 }
 

@@ -133,8 +133,8 @@ static void one_key(amq_filter *f)
         f->add_arg = f;
     }
     if (f->ops->contains_key_of != NULL) {
-        f->contains_key = f->ops->contains_key_of(f->impl);
         f->contains_arg = f->impl;
+        f->contains_key = f->ops->contains_key_of(f->impl, &f->contains_arg);
     } else if (f->ops->contains_key != NULL) {
         f->contains_key = f->ops->contains_key;
         f->contains_arg = f->impl;

@@ -395,19 +395,25 @@ static inline __attribute__((always_inline)) int fuse_check_of(const amq_static_
                                                                unsigned bits, unsigned arity,
                                                                int shifted)
 {
-    uint32_t pos[4], v = fuse_fp(x);
-    fuse_pos_of(p, x, arity, pos, shifted);
+    /* fuse_pos_of's positions in 64-bit registers (every one is below the
+     * partition's slot count, a 32-bit value: the same numbers), and the
+     * fingerprint compared with the slots' xor: no widening moves */
+    const uint64_t h0 = amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
+    const uint64_t seg = p->seglen, mask = p->mask;
+    const uint64_t p1 = (h0 + seg) ^ ((x >> 18) & mask), p2 = (h0 + 2 * seg) ^ (x & mask);
+    const uint64_t p3 = arity == 4 ? (h0 + 3 * seg) ^ (((x * AMQ_STATIC_GOLDEN) >> 40) & mask) : 0;
+    uint32_t v;
     if (bits == 8) {
-        v ^= (uint32_t)p->data[pos[0]] ^ p->data[pos[1]] ^ p->data[pos[2]];
+        v = (uint32_t)p->data[h0] ^ p->data[p1] ^ p->data[p2];
         if (arity == 4)
-            v ^= p->data[pos[3]];
-        return (uint8_t)v == 0;
+            v ^= p->data[p3];
+        return (uint8_t)v == (uint8_t)fuse_fp(x);
     }
-    v ^= (uint32_t)amq_load16(p->data + 2 * (size_t)pos[0]) ^
-         amq_load16(p->data + 2 * (size_t)pos[1]) ^ amq_load16(p->data + 2 * (size_t)pos[2]);
+    v = (uint32_t)amq_load16(p->data + 2 * h0) ^ amq_load16(p->data + 2 * p1) ^
+        amq_load16(p->data + 2 * p2);
     if (arity == 4)
-        v ^= amq_load16(p->data + 2 * (size_t)pos[3]);
-    return (uint16_t)v == 0;
+        v ^= amq_load16(p->data + 2 * p3);
+    return (uint16_t)v == (uint16_t)fuse_fp(x);
 }
 
 static inline __attribute__((always_inline)) int fuse_check(const amq_static_part *p, uint64_t x,
@@ -686,29 +692,50 @@ __attribute__((noinline)) static int fuse_key_any(const void *impl, const void *
     return fuse_contains(impl, amq_static_key_h1(impl, key, len));
 }
 
+/* A key of another length than 8 or 16 under a seed-0 hash, for the plain
+ * shape's entries (called with the partition alone), by a tail call: the
+ * entries' own path needs no frame. */
+__attribute__((noinline)) static int fuse_key_part_other(const void *part, const void *key,
+                                                         size_t len, int hash, unsigned bits,
+                                                         unsigned arity)
+{
+    const amq_static_part *p = part;
+    const uint64_t h1 = hash == FUSE_HASH_XXH3_0 ? XXH3_128bits_withSeed(key, len, 0).low64
+                                                 : amq_hash_key(AMQ_HASH_MULSHIFT, 0, key, len).h1;
+    if (bits == 8)
+        return arity == 3 ? fuse_check_of(p, h1, 8, 3, 0) : fuse_check_of(p, h1, 8, 4, 0);
+    return arity == 3 ? fuse_check_of(p, h1, 16, 3, 0) : fuse_check_of(p, h1, 16, 4, 0);
+}
+
 /* SHAPE: 0 one partition taking x = h1, 1 one partition that mixes, 2
  * several (each taking x = h1 unless it was retried: a branch that goes
  * the same way for nearly every key), 3 several at a stride (s->stride:
  * partition 0's geometry, the bytes found by arithmetic). */
-/* HASH: fuse_hash_of's class, a constant in each body. */
+/* HASH: fuse_hash_of's class, a constant in each body.  The plain shape
+ * under a seed-0 hash needs nothing of the filter but its partition, and is
+ * called with it (amq_fuse_key_entry): one dependent load fewer. */
 #define FUSE_KEY_ENTRY(NAME, BITS, ARITY, SHAPE, HASH)                                            \
     static int NAME(const void *impl, const void *key, size_t len)                                \
     {                                                                                             \
-        const amq_static *s = impl;                                                               \
+        const int by_part = (SHAPE) == 0 && (HASH) != FUSE_HASH_ANY;                              \
+        const amq_static *s = by_part ? NULL : impl;                                              \
         uint64_t h1;                                                                              \
         const amq_static_part *p;                                                                 \
         if ((HASH) == FUSE_HASH_ANY)                                                              \
             h1 = amq_static_key_h1(s, key, len);                                                  \
-        else if (len == 8)                                                                        \
+        else if (__builtin_expect(len == 8, 1))                                                   \
             h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_8(key) : amq_fuse_view_xxh3_8(key);  \
         else if (len == 16)                                                                       \
             h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_16(key)                              \
                                          : amq_fuse_view_xxh3_16(key);                            \
+        else if (by_part) /* other lengths leave by a tail call, as below */                     \
+            return fuse_key_part_other(impl, key, len, HASH, BITS, ARITY);                        \
         else /* other lengths leave by a tail call: the path above needs no frame */             \
             return fuse_key_any(impl, key, len);                                                  \
         if ((SHAPE) == 3)                                                                         \
             return fuse_check_strided(s, h1, BITS, ARITY);                                        \
-        p = (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);                                   \
+        p = by_part ? (const amq_static_part *)impl                                               \
+            : (SHAPE) < 2 ? s->parts : amq_static_part_of(s, h1);                                 \
         return fuse_check_of(p, (SHAPE) == 0 ? h1 : (SHAPE) == 1 ? amq_static_x(p, h1)           \
                                                   : amq_static_fuse_x(p, h1),                     \
                              BITS, ARITY, (SHAPE) == 2);                                          \
@@ -741,11 +768,14 @@ static const amq_contains_key_fn fuse_key_entries[2][2][4][3] = {
     {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
 };
 
-amq_contains_key_fn amq_fuse_key_entry(const void *impl)
+amq_contains_key_fn amq_fuse_key_entry(const void *impl, const void **arg)
 {
     const amq_static *s = impl;
     const int shape = s->stride != 0 ? 3 : s->nparts > 1 ? 2 : s->parts->nomix ? 0 : 1;
-    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape][fuse_hash_of(s)];
+    const int hash = fuse_hash_of(s);
+    if (shape == 0 && hash != FUSE_HASH_ANY)
+        *arg = s->parts;
+    return fuse_key_entries[s->v1 == 16][s->v2 == 4][shape][hash];
 }
 
 void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n,

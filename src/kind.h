@@ -93,8 +93,10 @@ typedef struct amq_kind_ops {
     int (*contains_key)(const void *impl, const void *key, size_t len);
     /* Optional: the object's own one-key query entry, a body chosen for its
      * variant (fingerprint width, partitions, hash) when the handle is made;
-     * used instead of contains_key: one indirect call per query, no tests. */
-    amq_contains_key_fn (*contains_key_of)(const void *impl);
+     * used instead of contains_key: one indirect call per query, no tests.
+     * *arg is what the entry is called with (impl unless the kind sets it:
+     * a part of impl that saves the entry a load). */
+    amq_contains_key_fn (*contains_key_of)(const void *impl, const void **arg);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

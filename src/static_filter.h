@@ -193,7 +193,7 @@ extern const amq_static_algo amq_ribbon_algo;
 int amq_fuse_ops_contains(const void *impl, amq_hash128 h);
 int amq_fuse_ops_contains_key(const void *impl, const void *key, size_t len);
 void amq_fuse_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
-amq_contains_key_fn amq_fuse_key_entry(const void *impl);
+amq_contains_key_fn amq_fuse_key_entry(const void *impl, const void **arg);
 int amq_rib_ops_contains(const void *impl, amq_hash128 h);
 int amq_rib_ops_contains_key(const void *impl, const void *key, size_t len);
 void amq_rib_ops_contains_batch(const void *impl, const amq_hash128 *h, size_t n, uint8_t *out);
