@@ -385,7 +385,7 @@ $(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_main.o $(FUSE_H2H_OBJ) \
 # keys (about 10 minutes of its run, 3 reps at 100M); alone it takes as long.
 bench-fuse: deps-bench
 	@$(MAKE) --no-print-directory $(FUSE_BENCH)
-	nice $(FUSE_BENCH) --reps 3 --qreps 3 --md docs/benchmarks-fuse.md
+	nice $(FUSE_BENCH) --reps 3 --qreps 5 --md docs/benchmarks-fuse.md
 
 bench-static: deps-bench
 	@$(MAKE) --no-print-directory $(STATIC_BENCH)

@@ -1299,12 +1299,12 @@ static int fuse_selected(const opts *o, int bits_on[2])
 }
 
 /* Returns the false negatives seen.  Repetitions: 3 from 100M keys (a rep
- * there builds four filters of 100M keys, over a minute, and the per-rep
- * ratios of three vary by a few percent), else the run's (at most 15); the
- * one-key loops run 3 times per build at every size, their median per
- * build: a single loop right after a build is the one that moves most. */
-static uint64_t fuse_run(const opts *o, uint64_t n)
+ * there builds four filters of 100M keys, over a minute), else the run's
+ * (at most 15); query rounds per build: 9 at 1M and below (a round there
+ * takes milliseconds), 5 below 100M, 3 from 100M. */
+static uint64_t fuse_run(const opts *o, uint64_t n, const uint8_t *line_buf)
 {
+    line_result lr;
     static const size_t kbs[2] = {8, 16};
     amqb_fuse_run r;
     char buf[4096];
@@ -1328,8 +1328,11 @@ static uint64_t fuse_run(const opts *o, uint64_t n)
         r.reps = o->reps;
     if (r.reps > AMQB_FUSE_MAX_REPS)
         r.reps = AMQB_FUSE_MAX_REPS;
-    r.qreps = 3;
+    r.qreps = n <= 1000000 ? 9 : n < 100000000 ? 5 : 3;
     r.qmax = o->queries;
+    /* the limit now, beside these rows, not the main table's of long before */
+    measure_lines(o, line_buf, 0, &lr);
+    r.line_ns = lr.best_ns;
     fuse_ns[fuse_count] = n;
     fuse_reps_at[fuse_count] = r.reps;
     fuse_qreps_at[fuse_count++] = r.qreps;
@@ -1355,31 +1358,13 @@ static void fuse_md(FILE *out)
         return;
     fprintf(out,
             "## Binary fuse beside the reference code (issue 41)\n\n"
-            "`bench/static/fuse_bench.c` (also `make bench-fuse`'s whole run, with more "
-            "options): amq's fuse8 and fuse16 3-wise and FastFilter/xor_singleheader's "
-            "binary_fuse8 / binary_fuse16 built on the same keys in the same process, the rows "
-            "alternating within each repetition (the order swapped every other one); times "
-            "are the thread's CPU time in ns per key, medians of the repetitions, and each "
-            "ratio, amq / reference (below 1: amq is faster), the median of the per-repetition "
-            "ratios. The reference is xor_singleheader's `binaryfusefilter.h` (its own code, "
-            "from `AMQ_PEERS`, built -O3 by `bench/peers/xorfuse.c`): with 8-byte keys it takes "
-            "the 64-bit key itself where amq hashes the key's 8 bytes; with 16-byte keys it is "
-            "given XXH3-64 of the key, computed in the timed loop. "
-            "Columns: *build* is the whole build from the keys, hashing included (amq: "
-            "`amq_build` in `bench/static/fuse_bench.c`, a builder over the keys; the "
-            "reference: allocate + populate); *one-key* is amq's inline one-key query (amq/fuse_view.h, "
-            "`amq_fuse_view_contains_as`, compiled into the bench as the reference's header "
-            "is) against the reference's `binary_fuse8/16_contain`; *batched* is "
-            "`amq_static_contains_batch_fixed` and *handle* `amq_filter_contains` (a library "
-            "call per key), both against the reference's one-key loop (it has no batched "
-            "query). Repetitions:");
+            "`bench/static/fuse_bench.c`, also `make bench-fuse`'s whole run (with more "
+            "options). Repetitions:");
     for (i = 0; i < fuse_count; i++)
-        fprintf(out, "%s %d at n = %s (one-key loops %d per build)", i ? "," : "",
-                fuse_reps_at[i], fmt_n(fuse_ns[i], nb, sizeof nb), fuse_qreps_at[i]);
+        fprintf(out, "%s %d at n = %s (%d rounds each)", i ? "," : "", fuse_reps_at[i],
+                fmt_n(fuse_ns[i], nb, sizeof nb), fuse_qreps_at[i]);
     fprintf(out, ".\n\n");
-    /* the paragraph above says what fuse_bench.c's intro says; its skipped line only */
-    if (!amqb_xfuse_available())
-        amqb_fuse_intro(out);
+    amqb_fuse_intro(out);
     fflush(fuse_tables);
     rewind(fuse_tables);
     while ((got = fread(buf, 1, sizeof buf, fuse_tables)) > 0)
@@ -2160,7 +2145,7 @@ int main(int argc, char **argv)
         printf("\nbinary fuse beside the reference code:\n");
         for (j = 0; j < o.nn; j++) {
             t0 = now();
-            if (fuse_run(&o, o.ns[j]) != 0)
+            if (fuse_run(&o, o.ns[j], line_buf) != 0)
                 status = 1;
             section_done("binary fuse head to head", fmt_n(o.ns[j], nb, sizeof nb), t0);
         }

@@ -93,6 +93,43 @@ uint64_t amqb_xfuse_query(const amqb_xfuse *x, const void *keys, size_t key_byte
     return c;
 }
 
+/* Out of line, as a library's entry is: what a call per key costs the reference. */
+__attribute__((noinline)) static int call8_8(const void *arg, const void *key, size_t kb)
+{
+    uint64_t k;
+    (void)kb;
+    memcpy(&k, key, 8);
+    return binary_fuse8_contain(k, &((const amqb_xfuse *)arg)->f8);
+}
+
+/* 16-byte keys: the length a constant in the hash, as in amq's entry */
+__attribute__((noinline)) static int call8_16(const void *arg, const void *key, size_t kb)
+{
+    (void)kb;
+    return binary_fuse8_contain(XXH3_64bits(key, 16), &((const amqb_xfuse *)arg)->f8);
+}
+
+__attribute__((noinline)) static int call16_8(const void *arg, const void *key, size_t kb)
+{
+    uint64_t k;
+    (void)kb;
+    memcpy(&k, key, 8);
+    return binary_fuse16_contain(k, &((const amqb_xfuse *)arg)->f16);
+}
+
+__attribute__((noinline)) static int call16_16(const void *arg, const void *key, size_t kb)
+{
+    (void)kb;
+    return binary_fuse16_contain(XXH3_64bits(key, 16), &((const amqb_xfuse *)arg)->f16);
+}
+
+amqb_xfuse_fn amqb_xfuse_call(const amqb_xfuse *x, size_t key_bytes)
+{
+    if (x->bits == 8)
+        return key_bytes == 8 ? call8_8 : call8_16;
+    return key_bytes == 8 ? call16_8 : call16_16;
+}
+
 uint64_t amqb_xfuse_bytes(const amqb_xfuse *x)
 {
     return x->bits == 8 ? (uint64_t)x->f8.ArrayLength : (uint64_t)x->f16.ArrayLength * 2;
@@ -132,6 +169,13 @@ uint64_t amqb_xfuse_query(const amqb_xfuse *x, const void *keys, size_t key_byte
     (void)key_bytes;
     (void)n;
     return 0;
+}
+
+amqb_xfuse_fn amqb_xfuse_call(const amqb_xfuse *x, size_t key_bytes)
+{
+    (void)x;
+    (void)key_bytes;
+    return NULL;
 }
 
 uint64_t amqb_xfuse_bytes(const amqb_xfuse *x)

@@ -1,26 +1,16 @@
 /*
  * fuse_bench.c - amq's binary fuse filters beside the reference code itself
  * (FastFilter/xor_singleheader binary_fuse8/16_populate and _contain, built
- * from AMQ_PEERS by bench/peers/xorfuse.c), same keys, same process, the
- * rows alternating within each repetition; prints ns per key and the ratio
- * amq / reference (the median of the per-repetition ratios: below 1, amq is
- * faster).  amq-bench-fuse (fuse_main.c; make bench-fuse:
+ * from AMQ_PEERS by bench/peers/xorfuse.c), same keys, same process; prints
+ * ns per key and the ratio amq / reference (below 1, amq is faster), each
+ * amq query loop divided by the reference loop run beside it in the same
+ * round (time_pair).  amq-bench-fuse (fuse_main.c; make bench-fuse:
  * docs/benchmarks-fuse.md) and amq-bench (make bench: docs/benchmarks.md)
- * both run it (fuse_bench.h).
+ * both run it (fuse_bench.h); amqb_fuse_intro says what each column times.
  *
  * 8-byte keys are random 64-bit integers (the reference takes them as they
  * lie in memory, amq hashes their bytes); 16-byte keys are {k, k * 0x9e37..}
  * and the reference is given XXH3-64 of the key computed in the timed loop.
- * "Build" includes hashing the keys: amq's build is amq_builder_new,
- * amq_builder_add_batch_fixed of the packed keys (hashed in its loop) and
- * amq_builder_finish, the reference's a copy of the keys (populate may
- * rewrite them) and populate.  amq's one-key query is its inline
- * one (amq/fuse_view.h, amq_fuse_view_contains_as compiled into this file
- * at -O3 as the reference's header into bench/peers/xorfuse.c), the
- * "handle" columns amq_filter_contains (a library call per key); its
- * batched query is amq_static_contains_batch_fixed over the packed keys
- * (hashed in its loop).  The reference has no batched query: its one-key
- * loop is the comparison.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +29,7 @@
 enum { T_BUILD, T_ONE_P, T_ONE_A, T_BAT_P, T_BAT_A, T_HND_P, T_HND_A, NT };
 static const char *const tnames[NT] = {"build", "one-key present", "one-key absent",
                                        "batched present", "batched absent",
-                                       "handle present", "handle absent"};
+                                       "call per key present", "call per key absent"};
 
 /* CPU time of this thread: time spent waiting for a core belongs to no row. */
 static double now(void)
@@ -65,7 +55,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(const double *v, int n)
 {
-    double t[MAX_REPS];
+    double t[MAX_REPS * MAX_REPS];
     memcpy(t, v, (size_t)n * sizeof *t);
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
@@ -166,8 +156,13 @@ static const char *const rnames[NR] = {
     "amq fuse8 3-wise", "xor_singleheader binary_fuse8 (reference)", "amq fuse16 3-wise",
     "xor_singleheader binary_fuse16 (reference)"};
 
+/* Query rounds kept per row: every repetition's qreps rounds. */
+#define MAX_ROUNDS (MAX_REPS * MAX_REPS)
+
 typedef struct cell {
-    double t[NT][MAX_REPS];
+    double t[NT][MAX_REPS];    /* per repetition: build, and the median of its rounds */
+    double q[NT][MAX_ROUNDS];  /* amq rows: amq / reference, per round (build: per rep) */
+    int nq[NT];
     double fpp, bpk;
     int ok;
 } cell;
@@ -178,79 +173,125 @@ typedef struct result {
     cell c[NR];
 } result;
 
-/* qreps: the one-key loops again on the same build (their median); *fneg
- * counts the false negatives of every query path. */
-static void time_row(int r, const uint64_t *keys, size_t kb, size_t n, const uint64_t *present,
-                     const uint64_t *absent, size_t nq, int qreps, cell *c, int rep,
-                     uint64_t *fneg)
+/* The query loops of one round, in the order they run. */
+enum { L_REF, L_REFC, L_VIEW, L_BAT, L_HND, NL };
+
+/* The reference's query as a call per key through a pointer (as the handle's is). */
+static uint64_t ref_called(const amqb_xfuse *x, const uint64_t *keys, size_t kb, size_t n)
 {
-    unsigned bits = r < R_AMQ16 ? 8 : 16;
-    int ref = r == R_REF8 || r == R_REF16;
+    amqb_xfuse_fn fn = amqb_xfuse_call(x, kb);
+    const uint8_t *k = (const uint8_t *)keys;
+    uint64_t c = 0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        c += (uint64_t)fn(x, k + i * kb, kb);
+    return c;
+}
+
+static uint64_t run_loop(int l, const amq_filter *f, const amqb_xfuse *x, const uint64_t *keys,
+                         size_t kb, size_t nq)
+{
+    switch (l) {
+    case L_REF:
+        return amqb_xfuse_query(x, keys, kb, nq);
+    case L_REFC:
+        return ref_called(x, keys, kb, nq);
+    case L_VIEW:
+        return amq_view(f, keys, kb, nq);
+    case L_BAT:
+        return amq_batched(f, keys, kb, nq);
+    default:
+        return amq_one(f, keys, kb, nq);
+    }
+}
+
+/* One fingerprint width: amq's filter and the reference's built on the
+ * same keys (the order swapped every other repetition), then qreps rounds
+ * in each of which the reference's one-key loop and amq's three query loops
+ * run back to back (the order rotating round by round), present keys then
+ * absent ones.  Each amq loop's ratio is taken to the reference loop of its
+ * own round: a machine shared with other work moves both alike within a
+ * round, far less than it moves either between rounds.  *fneg counts the
+ * false negatives of every query path. */
+static void time_pair(int amq, const uint64_t *keys, size_t kb, size_t n, const uint64_t *present,
+                      const uint64_t *absent, size_t nq, int qreps, result *res, int rep,
+                      uint64_t *fneg)
+{
+    static const int col[2][NL] = {{T_ONE_P, T_HND_P, T_ONE_P, T_BAT_P, T_HND_P},
+                                   {T_ONE_A, T_HND_A, T_ONE_A, T_BAT_A, T_HND_A}};
+    /* what each amq loop is divided by: the handle by the reference's call */
+    static const int by[NL] = {L_REF, L_REFC, L_REF, L_REF, L_REFC};
+    unsigned bits = amq == R_AMQ8 ? 8 : 16;
+    cell *a = &res->c[amq], *r = &res->c[amq + 1];
+    int have_ref = amqb_xfuse_available() && r->ok >= 0;
+    double tl[2][NL][MAX_REPS], t;
     amq_filter *f = NULL;
     amqb_xfuse *x = NULL;
     uint64_t got;
-    double t = now(), tq[2][MAX_REPS];
     amq_stats st;
-    int q;
+    int q, pa, j, l, side;
 
-    if (ref)
-        x = amqb_xfuse_build(bits, keys, kb, n);
-    else
-        f = amq_build(bits, keys, kb, n);
-    c->t[T_BUILD][rep] = (now() - t) * 1e9 / (double)n;
-    if (f == NULL && x == NULL) {
-        fprintf(stderr, "%s: build failed at n = %zu\n", rnames[r], n);
-        c->ok = -1;
+    for (side = 0; side < 2; side++) {
+        if ((side ^ (rep & 1)) == 0) {
+            t = now();
+            f = amq_build(bits, keys, kb, n);
+            a->t[T_BUILD][rep] = (now() - t) * 1e9 / (double)n;
+        } else if (have_ref) {
+            t = now();
+            x = amqb_xfuse_build(bits, keys, kb, n);
+            r->t[T_BUILD][rep] = (now() - t) * 1e9 / (double)n;
+        }
+    }
+    if (f == NULL) {
+        fprintf(stderr, "%s: build failed at n = %zu\n", rnames[amq], n);
+        a->ok = -1;
+        amqb_xfuse_free(x);
         return;
     }
-    c->ok = 1;
-    for (q = 0; q < qreps; q++) {
-        t = now();
-        got = ref ? amqb_xfuse_query(x, present, kb, nq) : amq_view(f, present, kb, nq);
-        tq[0][q] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq) {
-            fprintf(stderr, "%s: %llu false negatives!\n", rnames[r],
-                    (unsigned long long)(nq - got));
-            *fneg += nq - got;
-        }
-        t = now();
-        got = ref ? amqb_xfuse_query(x, absent, kb, nq) : amq_view(f, absent, kb, nq);
-        tq[1][q] = (now() - t) * 1e9 / (double)nq;
-        c->fpp = (double)got / (double)nq;
+    if (have_ref && x == NULL) {
+        fprintf(stderr, "%s: build failed at n = %zu\n", rnames[amq + 1], n);
+        r->ok = -1;
+        have_ref = 0;
     }
-    c->t[T_ONE_P][rep] = median(tq[0], qreps);
-    c->t[T_ONE_A][rep] = median(tq[1], qreps);
-    if (!ref) {
-        t = now();
-        got = amq_one(f, present, kb, nq);
-        c->t[T_HND_P][rep] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq) {
-            fprintf(stderr, "%s: %llu false negatives (handle)!\n", rnames[r],
-                    (unsigned long long)(nq - got));
-            *fneg += nq - got;
-        }
-        t = now();
-        (void)amq_one(f, absent, kb, nq);
-        c->t[T_HND_A][rep] = (now() - t) * 1e9 / (double)nq;
-        t = now();
-        got = amq_batched(f, present, kb, nq);
-        c->t[T_BAT_P][rep] = (now() - t) * 1e9 / (double)nq;
-        if (got != nq) {
-            fprintf(stderr, "%s: %llu false negatives (batched)!\n", rnames[r],
-                    (unsigned long long)(nq - got));
-            *fneg += nq - got;
-        }
-        t = now();
-        (void)amq_batched(f, absent, kb, nq);
-        c->t[T_BAT_A][rep] = (now() - t) * 1e9 / (double)nq;
-        amq_filter_stats(f, &st);
-        c->bpk = (double)st.bytes * 8.0 / (double)n;
-    } else {
-        /* no batched query in the reference: its one-key loop stands in */
-        c->t[T_BAT_P][rep] = c->t[T_HND_P][rep] = c->t[T_ONE_P][rep];
-        c->t[T_BAT_A][rep] = c->t[T_HND_A][rep] = c->t[T_ONE_A][rep];
-        c->bpk = (double)amqb_xfuse_bytes(x) * 8.0 / (double)n;
+    a->ok = 1;
+    if (have_ref) {
+        r->ok = 1;
+        a->q[T_BUILD][a->nq[T_BUILD]++] = a->t[T_BUILD][rep] / r->t[T_BUILD][rep];
     }
+    for (q = 0; q < qreps; q++)
+        for (pa = 0; pa < 2; pa++)
+            for (j = 0; j < NL; j++) {
+                l = (j + q + rep) % NL;
+                if (l <= L_REFC && !have_ref)
+                    continue;
+                t = now();
+                got = run_loop(l, f, x, pa ? absent : present, kb, nq);
+                tl[pa][l][q] = (now() - t) * 1e9 / (double)nq;
+                if (pa == 0 && got != nq) {
+                    fprintf(stderr, "%s: %llu false negatives (loop %d)!\n",
+                            rnames[l <= L_REFC ? amq + 1 : amq],
+                            (unsigned long long)(nq - got), l);
+                    *fneg += nq - got;
+                }
+                if (pa == 1 && l == L_VIEW)
+                    a->fpp = (double)got / (double)nq;
+                if (pa == 1 && l == L_REF)
+                    r->fpp = (double)got / (double)nq;
+            }
+    for (pa = 0; pa < 2; pa++)
+        for (l = 0; l < NL; l++) {
+            if (l <= L_REFC && !have_ref)
+                continue;
+            (l <= L_REFC ? r : a)->t[col[pa][l]][rep] = median(tl[pa][l], qreps);
+            if (l <= L_REFC || !have_ref)
+                continue;
+            for (q = 0; q < qreps; q++)
+                a->q[col[pa][l]][a->nq[col[pa][l]]++] = tl[pa][l][q] / tl[pa][by[l]][q];
+        }
+    amq_filter_stats(f, &st);
+    a->bpk = (double)st.bytes * 8.0 / (double)n;
+    if (have_ref)
+        r->bpk = (double)amqb_xfuse_bytes(x) * 8.0 / (double)n;
     amq_filter_free(f);
     amqb_xfuse_free(x);
 }
@@ -261,7 +302,7 @@ static void run(const amqb_fuse_run *o, uint64_t n, size_t kb, result *res, uint
     int reps = o->reps;
     uint64_t seed = 0xf05e0000 + n + kb, *keys, *present, *absent, j;
     size_t w = kb / 8;
-    int rep, i, k;
+    int rep, b;
 
     memset(res, 0, sizeof *res);
     res->n = n;
@@ -287,16 +328,11 @@ static void run(const amqb_fuse_run *o, uint64_t n, size_t kb, result *res, uint
             absent[j * w + 1] = a * UINT64_C(0x9e3779b97f4a7c15);
     }
     for (rep = 0; rep < reps; rep++) {
-        /* alternate which of each pair goes first */
-        for (k = 0; k < NR; k++) {
-            i = rep % 2 ? (k ^ 1) : k;
-            if ((i < R_AMQ16 && !o->bits_on[0]) || (i >= R_AMQ16 && !o->bits_on[1]))
+        for (b = 0; b < 2; b++) {
+            if (!o->bits_on[b] || res->c[b ? R_AMQ16 : R_AMQ8].ok < 0)
                 continue;
-            if ((i == R_REF8 || i == R_REF16) && !amqb_xfuse_available())
-                continue;
-            if (res->c[i].ok < 0)
-                continue;
-            time_row(i, keys, kb, n, present, absent, nq, o->qreps, &res->c[i], rep, fneg);
+            time_pair(b ? R_AMQ16 : R_AMQ8, keys, kb, n, present, absent, nq, o->qreps, res, rep,
+                      fneg);
         }
         fprintf(stderr, "n = %llu, %zu-byte keys: rep %d of %d done\n", (unsigned long long)n, kb,
                 rep + 1, reps);
@@ -306,13 +342,13 @@ static void run(const amqb_fuse_run *o, uint64_t n, size_t kb, result *res, uint
     free(absent);
 }
 
-static void print_result(FILE *out, const result *res, int reps)
+static void print_result(FILE *out, const result *res, int reps, double line_ns)
 {
-    int r, t, amq, rep;
+    int r, t, amq;
     fprintf(out, "\n### n = %llu, %zu-byte keys (%llu queries each)\n\n",
             (unsigned long long)res->n, res->kb, (unsigned long long)res->nq);
     fprintf(out, "| filter | build ns/key | one-key present | one-key absent | batched present | "
-                 "batched absent | handle present | handle absent | fpp | bits/key |\n"
+                 "batched absent | call per key present | call per key absent | fpp | bits/key |\n"
                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (r = 0; r < NR; r++) {
         const cell *c = &res->c[r];
@@ -322,7 +358,8 @@ static void print_result(FILE *out, const result *res, int reps)
         fprintf(out, "| %s | %.1f | %.2f | %.2f |", rnames[r], median(c->t[T_BUILD], reps),
                 median(c->t[T_ONE_P], reps), median(c->t[T_ONE_A], reps));
         if (ref)
-            fprintf(out, " (none) | (none) | (none) | (none) |");
+            fprintf(out, " (none) | (none) | %.2f | %.2f |", median(c->t[T_HND_P], reps),
+                    median(c->t[T_HND_A], reps));
         else
             fprintf(out, " %.2f | %.2f | %.2f | %.2f |", median(c->t[T_BAT_P], reps),
                     median(c->t[T_BAT_A], reps), median(c->t[T_HND_P], reps),
@@ -333,27 +370,35 @@ static void print_result(FILE *out, const result *res, int reps)
     if (!(res->c[R_AMQ8].ok > 0 && res->c[R_REF8].ok > 0) &&
         !(res->c[R_AMQ16].ok > 0 && res->c[R_REF16].ok > 0))
         return;
-    fprintf(out, "\n| amq / reference (median of per-repetition ratios) |");
+    fprintf(out, "\n| amq / reference (median of the per-round ratios) |");
     for (t = 0; t < NT; t++)
         fprintf(out, " %s |", tnames[t]);
     fprintf(out, "\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (amq = R_AMQ8; amq < NR; amq += 2) {
-        const cell *a = &res->c[amq], *b = &res->c[amq + 1];
-        if (a->ok <= 0 || b->ok <= 0)
+        const cell *a = &res->c[amq];
+        if (a->ok <= 0 || res->c[amq + 1].ok <= 0)
             continue;
         fprintf(out, "| fuse%d, %zu-byte keys |", amq == R_AMQ8 ? 8 : 16, res->kb);
-        for (t = 0; t < NT; t++) {
-            double q[MAX_REPS];
-            /* batched and handle against the reference's one-key loop */
-            int bt = t == T_BAT_P || t == T_HND_P   ? T_ONE_P
-                     : t == T_BAT_A || t == T_HND_A ? T_ONE_A
-                                                    : t;
-            for (rep = 0; rep < reps; rep++)
-                q[rep] = a->t[t][rep] / b->t[bt][rep];
-            fprintf(out, " %.2fx |", median(q, reps));
-        }
+        for (t = 0; t < NT; t++)
+            fprintf(out, " %.2fx |", median(a->q[t], a->nq[t]));
         fprintf(out, "\n");
     }
+    if (line_ns <= 0)
+        return;
+    /* a 3-wise query reads three lines: the batched query's floor out of cache */
+    fprintf(out, "\nThe line-read limit re-measured just before this n: %.2f ns, three line reads "
+                 "(a 3-wise query's) %.2f ns.", line_ns, 3 * line_ns);
+    for (amq = R_AMQ8; amq < NR; amq += 2) {
+        const cell *a = &res->c[amq];
+        double bp, ba;
+        if (a->ok <= 0)
+            continue;
+        bp = median(a->t[T_BAT_P], reps);
+        ba = median(a->t[T_BAT_A], reps);
+        fprintf(out, " amq fuse%d's batched query %.2f / %.2f ns: %.2fx of three line reads.",
+                amq == R_AMQ8 ? 8 : 16, bp, ba, (bp > ba ? bp : ba) / (3 * line_ns));
+    }
+    fprintf(out, "\n");
 }
 
 /* ---- the run ----------------------------------------------------------------------------- */
@@ -367,19 +412,30 @@ void amqb_fuse_intro(FILE *out)
         fprintf(stderr, "skipped: the reference rows (not found under %s)\n", amqb_peers_dir());
         return;
     }
-    fprintf(out, "The reference is FastFilter/xor_singleheader's `binaryfusefilter.h` from "
-                 "`AMQ_PEERS` (its own code, built -O3 by bench/peers/xorfuse.c). 8-byte keys: the "
-                 "reference takes the 64-bit key itself, amq hashes its 8 bytes (the fuse "
-                 "kind's default hash); 16-byte keys: the reference is given XXH3-64 of the "
-                 "key, computed in the timed loop. Build includes hashing: amq's is "
-                 "`amq_builder_add_batch_fixed` of the packed keys (hashed in its loop) and "
-                 "`amq_builder_finish`, the reference's a copy of the keys and its populate. "
-                 "amq's one-key columns are its inline query (amq/fuse_view.h: "
-                 "`amq_fuse_view_contains_as`, compiled into the bench at -O3 as the "
-                 "reference's header is), the handle columns `amq_filter_contains` (a library "
-                 "call per key), the batched ones "
-                 "`amq_static_contains_batch_fixed`. The reference has no batched query: "
-                 "amq's batched and handle columns are divided by its one-key ones.\n");
+    fprintf(out,
+            "amq's fuse8 and fuse16 3-wise beside FastFilter/xor_singleheader's binary_fuse8 / "
+            "binary_fuse16 (its own `binaryfusefilter.h` from `AMQ_PEERS`, built -O3 by "
+            "`bench/peers/xorfuse.c`), built on the same keys in the same process. Each "
+            "repetition builds amq's filter and the reference's (the order swapped every other "
+            "repetition), then runs rounds: in each, the reference's query loops and amq's run "
+            "back to back over the same keys (the order rotating round by round), present keys "
+            "then absent ones. Times are the thread's CPU time in ns per key, the median over "
+            "the repetitions (a repetition's query time: the median of its rounds); each ratio, "
+            "amq / reference (below 1: amq is faster), is the median over all rounds of amq's "
+            "loop divided by the reference's loop of the same round (build: per repetition), "
+            "which a machine shared with other work moves far less than either time. 8-byte "
+            "keys: the reference takes the 64-bit key itself, amq hashes its 8 bytes (the fuse "
+            "kind's default hash, mulshift); 16-byte keys: the reference is given XXH3-64 of "
+            "the key, computed in the timed loop. Columns: *build*, the whole build from the "
+            "keys, hashing included (amq: `amq_builder_add_batch_fixed` of the packed keys and "
+            "`amq_builder_finish`; the reference: a copy of the keys, allocate and populate); "
+            "*one-key*, amq's inline query (amq/fuse_view.h: `amq_fuse_view_contains_as`, "
+            "compiled into the bench at -O3 as the reference's header is) against "
+            "`binary_fuse8/16_contain` in the reference's loop; *batched*, "
+            "`amq_static_contains_batch_fixed` against the reference's one-key loop (it has no "
+            "batched query); *call per key*, amq's handle (`amq_filter_contains`, a library "
+            "call per key) against the reference's contain called through a function pointer, "
+            "out of line (as a library's entry is).\n");
 }
 
 uint64_t amqb_fuse_h2h(FILE *out, const amqb_fuse_run *o)
@@ -391,7 +447,7 @@ uint64_t amqb_fuse_h2h(FILE *out, const amqb_fuse_run *o)
     for (k = 0; k < o->nn; k++)
         for (m = 0; m < o->nk; m++) {
             run(o, o->ns[k], o->kbs[m], &res, &fneg);
-            print_result(out, &res, o->reps);
+            print_result(out, &res, o->reps, o->line_ns);
             fflush(out);
         }
     return fneg;

@@ -23,6 +23,7 @@ typedef struct amqb_fuse_run {
     int reps;          /* repetitions, the rows alternating in each (1..AMQB_FUSE_MAX_REPS) */
     int qreps;         /* one-key loops per build, their median kept (1..AMQB_FUSE_MAX_REPS) */
     uint64_t qmax;     /* queries of present and of absent keys: min(n, qmax) each */
+    double line_ns;    /* the caller's line-read limit measured just before (0: none) */
 } amqb_fuse_run;
 
 /* One paragraph saying what the rows and each column time (or, when the
