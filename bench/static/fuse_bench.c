@@ -96,51 +96,63 @@ static uint64_t amq_one(const amq_filter *f, const uint64_t *keys, size_t kb, si
 
 /* amq's inline one-key query (amq/fuse_view.h): the variant's own code as
  * the reference's loop calls binary_fuse8/16_contain, chosen outside the
- * loop; the view copied into a local that never escapes, so its fields
- * stay in registers. */
-#define VIEW_LOOP(KB, B, A, PLAIN)                                                                \
-    do {                                                                                          \
+ * loop; each variant's loop a function of its own (one large function of
+ * them all had gcc merge their tails and spill the view's fields), the
+ * view copied into a local that never escapes, so its fields stay in
+ * registers. */
+#define VIEW_FN(NAME, KB, B, SHAPE)                                                               \
+    static __attribute__((noinline)) uint64_t NAME(const amq_fuse_view *got, const uint8_t *k,   \
+                                                   size_t n)                                      \
+    {                                                                                             \
+        const amq_fuse_view v = *got;                                                             \
+        uint64_t c = 0;                                                                           \
+        size_t i;                                                                                 \
         for (i = 0; i < n; i++)                                                                   \
-            c += (uint64_t)amq_fuse_view_contains_as(&v, k + i * (KB), KB, B, A, PLAIN);          \
-    } while (0)
-#define VIEW_SHAPES(KB, B, A)                                                                     \
-    do {                                                                                          \
-        switch (amq_fuse_view_shape(&v)) {                                                        \
-        case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS:                                              \
-            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS);                          \
-            break;                                                                                \
-        case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS:                                            \
-            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS);                        \
-            break;                                                                                \
-        case AMQ_FUSE_VIEW_PLAIN:                                                                 \
-            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_PLAIN);                                             \
-            break;                                                                                \
-        case AMQ_FUSE_VIEW_STRIDED:                                                               \
-            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_STRIDED);                                           \
-            break;                                                                                \
-        default:                                                                                  \
-            VIEW_LOOP(KB, B, A, AMQ_FUSE_VIEW_TABLE);                                             \
-        }                                                                                         \
-    } while (0)
+            c += (uint64_t)amq_fuse_view_contains_as(&v, k + i * (KB), KB, B, 3, SHAPE);          \
+        return c;                                                                                 \
+    }
+#define VIEW_FNS(KB, B)                                                                           \
+    VIEW_FN(view_##KB##_##B##_pm, KB, B, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS)                  \
+    VIEW_FN(view_##KB##_##B##_sm, KB, B, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS)                \
+    VIEW_FN(view_##KB##_##B##_p, KB, B, AMQ_FUSE_VIEW_PLAIN)                                      \
+    VIEW_FN(view_##KB##_##B##_s, KB, B, AMQ_FUSE_VIEW_STRIDED)                                    \
+    VIEW_FN(view_##KB##_##B##_t, KB, B, AMQ_FUSE_VIEW_TABLE)
+VIEW_FNS(8, 8)
+VIEW_FNS(16, 8)
+VIEW_FNS(8, 16)
+VIEW_FNS(16, 16)
+
+typedef uint64_t (*view_fn)(const amq_fuse_view *, const uint8_t *, size_t);
+#define VIEW_ROW(KB, B)                                                                           \
+    {view_##KB##_##B##_pm, view_##KB##_##B##_sm, view_##KB##_##B##_p, view_##KB##_##B##_s,       \
+     view_##KB##_##B##_t}
 
 static uint64_t amq_view(const amq_filter *f, const uint64_t *keys, size_t kb, size_t n)
 {
-    const uint8_t *k = (const uint8_t *)keys;
-    amq_fuse_view got, v;
-    uint64_t c = 0;
-    size_t i;
-    if (amq_fuse_view_get(f, &got) != AMQ_OK || got.arity != 3)
+    /* [16-byte keys][16-bit fingerprints][shape] */
+    static const view_fn fns[2][2][5] = {{VIEW_ROW(8, 8), VIEW_ROW(8, 16)},
+                                         {VIEW_ROW(16, 8), VIEW_ROW(16, 16)}};
+    amq_fuse_view v;
+    int shape;
+    if (amq_fuse_view_get(f, &v) != AMQ_OK || v.arity != 3)
         return 0;
-    v = got;
-    if (v.bits == 8 && kb == 8)
-        VIEW_SHAPES(8, 8, 3);
-    else if (v.bits == 8)
-        VIEW_SHAPES(16, 8, 3);
-    else if (kb == 8)
-        VIEW_SHAPES(8, 16, 3);
-    else
-        VIEW_SHAPES(16, 16, 3);
-    return c;
+    switch (amq_fuse_view_shape(&v)) {
+    case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS:
+        shape = 0;
+        break;
+    case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS:
+        shape = 1;
+        break;
+    case AMQ_FUSE_VIEW_PLAIN:
+        shape = 2;
+        break;
+    case AMQ_FUSE_VIEW_STRIDED:
+        shape = 3;
+        break;
+    default:
+        shape = 4;
+    }
+    return fns[kb == 16][v.bits == 16][shape](&v, (const uint8_t *)keys, n);
 }
 
 static uint64_t amq_batched(const amq_filter *f, const uint64_t *keys, size_t kb, size_t n)
