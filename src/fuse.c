@@ -40,18 +40,34 @@ static inline uint32_t fuse_fp(uint64_t x)
 }
 
 /* The positions of x; the fourth only for arity 4 (a multiply brings the
- * high bits of x to the offset, which no other position uses). */
+ * high bits of x to the offset, which no other position uses).  In 64-bit
+ * registers: each is below the partition's slot count, at most
+ * FUSE_MAX_LEN, so they are the 32-bit values fuse_pos_of stores, and a
+ * query indexes with them without widening moves. */
+static inline __attribute__((always_inline)) void fuse_pos64(const amq_static_part *p, uint64_t x,
+                                                              unsigned arity, uint64_t pos[4],
+                                                              int shifted)
+{
+    /* one partition: hshift is 0 (a constant where the caller knows it) */
+    const uint64_t h0 = amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
+    const uint64_t seg = p->seglen, mask = p->mask;
+    pos[0] = h0;
+    pos[1] = (h0 + seg) ^ ((x >> 18) & mask);
+    pos[2] = (h0 + 2 * seg) ^ (x & mask);
+    pos[3] = arity == 4 ? (h0 + 3 * seg) ^ (((x * AMQ_STATIC_GOLDEN) >> 40) & mask) : 0;
+}
+
 static inline __attribute__((always_inline)) void fuse_pos_of(const amq_static_part *p, uint64_t x,
                                                                unsigned arity, uint32_t pos[4],
                                                                int shifted)
 {
-    /* one partition: hshift is 0 (a constant where the caller knows it) */
-    uint32_t h0 = (uint32_t)amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
-    pos[0] = h0;
-    pos[1] = (h0 + p->seglen) ^ ((uint32_t)(x >> 18) & p->mask);
-    pos[2] = (h0 + 2 * p->seglen) ^ ((uint32_t)x & p->mask);
+    uint64_t q[4];
+    fuse_pos64(p, x, arity, q, shifted);
+    pos[0] = (uint32_t)q[0];
+    pos[1] = (uint32_t)q[1];
+    pos[2] = (uint32_t)q[2];
     if (arity == 4)
-        pos[3] = (h0 + 3 * p->seglen) ^ ((uint32_t)((x * AMQ_STATIC_GOLDEN) >> 40) & p->mask);
+        pos[3] = (uint32_t)q[3];
 }
 
 static inline __attribute__((always_inline)) void fuse_pos(const amq_static_part *p, uint64_t x,
@@ -395,24 +411,20 @@ static inline __attribute__((always_inline)) int fuse_check_of(const amq_static_
                                                                unsigned bits, unsigned arity,
                                                                int shifted)
 {
-    /* fuse_pos_of's positions in 64-bit registers (every one is below the
-     * partition's slot count, a 32-bit value: the same numbers), and the
-     * fingerprint compared with the slots' xor: no widening moves */
-    const uint64_t h0 = amq_static_mulhi(shifted ? x << p->hshift : x, p->span);
-    const uint64_t seg = p->seglen, mask = p->mask;
-    const uint64_t p1 = (h0 + seg) ^ ((x >> 18) & mask), p2 = (h0 + 2 * seg) ^ (x & mask);
-    const uint64_t p3 = arity == 4 ? (h0 + 3 * seg) ^ (((x * AMQ_STATIC_GOLDEN) >> 40) & mask) : 0;
+    /* the fingerprint compared with the slots' xor: no move to widen it */
+    uint64_t pos[4];
     uint32_t v;
+    fuse_pos64(p, x, arity, pos, shifted);
     if (bits == 8) {
-        v = (uint32_t)p->data[h0] ^ p->data[p1] ^ p->data[p2];
+        v = (uint32_t)p->data[pos[0]] ^ p->data[pos[1]] ^ p->data[pos[2]];
         if (arity == 4)
-            v ^= p->data[p3];
+            v ^= p->data[pos[3]];
         return (uint8_t)v == (uint8_t)fuse_fp(x);
     }
-    v = (uint32_t)amq_load16(p->data + 2 * h0) ^ amq_load16(p->data + 2 * p1) ^
-        amq_load16(p->data + 2 * p2);
+    v = (uint32_t)amq_load16(p->data + 2 * pos[0]) ^ amq_load16(p->data + 2 * pos[1]) ^
+        amq_load16(p->data + 2 * pos[2]);
     if (arity == 4)
-        v ^= amq_load16(p->data + 2 * p3);
+        v ^= amq_load16(p->data + 2 * pos[3]);
     return (uint16_t)v == (uint16_t)fuse_fp(x);
 }
 
@@ -700,8 +712,8 @@ __attribute__((noinline)) static int fuse_key_part_other(const void *part, const
                                                          unsigned arity)
 {
     const amq_static_part *p = part;
-    const uint64_t h1 = hash == FUSE_HASH_XXH3_0 ? XXH3_128bits_withSeed(key, len, 0).low64
-                                                 : amq_hash_key(AMQ_HASH_MULSHIFT, 0, key, len).h1;
+    const uint64_t h1 =
+        amq_hash_key(hash == FUSE_HASH_XXH3_0 ? AMQ_HASH_XXH3 : AMQ_HASH_MULSHIFT, 0, key, len).h1;
     if (bits == 8)
         return arity == 3 ? fuse_check_of(p, h1, 8, 3, 0) : fuse_check_of(p, h1, 8, 4, 0);
     return arity == 3 ? fuse_check_of(p, h1, 16, 3, 0) : fuse_check_of(p, h1, 16, 4, 0);
