@@ -382,7 +382,7 @@ $(FUSE_BENCH): $(BUILD)/obj/bench/static/fuse_main.o $(FUSE_H2H_OBJ) \
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 # Not part of make bench, which runs the same section at 1M, 10M and 100M
-# keys (about 10 minutes of its run, 3 reps at 100M); alone it takes as long.
+# keys (about 20 minutes of its run, 3 reps at 100M); alone it takes as long.
 bench-fuse: deps-bench
 	@$(MAKE) --no-print-directory $(FUSE_BENCH)
 	nice $(FUSE_BENCH) --reps 3 --qreps 5 --md docs/benchmarks-fuse.md

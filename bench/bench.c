@@ -1304,8 +1304,8 @@ static int fuse_selected(const opts *o, int bits_on[2])
  * takes milliseconds), 5 below 100M, 3 from 100M. */
 static uint64_t fuse_run(const opts *o, uint64_t n, const uint8_t *line_buf)
 {
-    line_result lr;
     static const size_t kbs[2] = {8, 16};
+    line_result lr;
     amqb_fuse_run r;
     char buf[4096];
     size_t got;

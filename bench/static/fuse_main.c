@@ -51,12 +51,18 @@ int main(int argc, char **argv)
             r.bits_on[1] = strcmp(p, "8") != 0;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
             r.reps = atoi(argv[++i]);
-            if (r.reps < 1 || r.reps > AMQB_FUSE_MAX_REPS)
-                r.reps = 5;
+            if (r.reps < 1 || r.reps > AMQB_FUSE_MAX_REPS) {
+                fprintf(stderr, "amq-bench-fuse: --reps %s: 1 to %d\n", argv[i],
+                        AMQB_FUSE_MAX_REPS);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--qreps") == 0 && i + 1 < argc) {
             r.qreps = atoi(argv[++i]);
-            if (r.qreps < 1 || r.qreps > AMQB_FUSE_MAX_REPS)
-                r.qreps = 5;
+            if (r.qreps < 1 || r.qreps > AMQB_FUSE_MAX_REPS) {
+                fprintf(stderr, "amq-bench-fuse: --qreps %s: 1 to %d\n", argv[i],
+                        AMQB_FUSE_MAX_REPS);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc) {
             r.qmax = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) {
