@@ -12,6 +12,16 @@
 
 #include "fuse_bench.h"
 
+/* A count from s (at least 1, digits only up to a comma or the end), or 0. */
+static uint64_t count_at(const char *s, char **end)
+{
+    uint64_t v;
+    if (*s < '0' || *s > '9')
+        return 0;
+    v = strtoull(s, end, 10);
+    return **end == ',' || **end == '\0' ? v : 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ns[8] = {1000000, 10000000, 100000000};
@@ -28,7 +38,11 @@ int main(int argc, char **argv)
             char *p = argv[++i];
             r.nn = 0;
             while (*p && r.nn < 8) {
-                ns[r.nn++] = strtoull(p, &p, 10);
+                if ((ns[r.nn++] = count_at(p, &p)) == 0) {
+                    fprintf(stderr, "amq-bench-fuse: --n %s: key counts from 1, by commas\n",
+                            argv[i]);
+                    return 2;
+                }
                 if (*p == ',')
                     p++;
             }
@@ -64,7 +78,12 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc) {
-            r.qmax = strtoull(argv[++i], NULL, 10);
+            char *end;
+            r.qmax = count_at(argv[++i], &end);
+            if (r.qmax == 0 || *end != '\0') {
+                fprintf(stderr, "amq-bench-fuse: --queries %s: a count from 1\n", argv[i]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) {
             md = argv[++i];
         } else {
