@@ -33,9 +33,10 @@ amqb_xfuse *amqb_xfuse_build(unsigned bits, const void *keys, size_t key_bytes, 
 /* How many of the n keys binary_fuse{8,16}_contain reports, one by one. */
 uint64_t amqb_xfuse_query(const amqb_xfuse *f, const void *keys, size_t key_bytes, size_t n);
 /* The same query as a call per key, as a library would export it: one key of
- * key_bytes (8 or 16) to the returned function, with arg the filter. */
+ * key_bytes (any length, as amq_filter_contains takes) to the returned
+ * function, with arg the filter. */
 typedef int (*amqb_xfuse_fn)(const void *arg, const void *key, size_t key_bytes);
-amqb_xfuse_fn amqb_xfuse_call(const amqb_xfuse *f, size_t key_bytes);
+amqb_xfuse_fn amqb_xfuse_call(const amqb_xfuse *f);
 uint64_t amqb_xfuse_bytes(const amqb_xfuse *f);
 void amqb_xfuse_free(amqb_xfuse *f);
 

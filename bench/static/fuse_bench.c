@@ -191,7 +191,7 @@ enum { L_REF, L_REFC, L_VIEW, L_BAT, L_HND, NL };
 /* The reference's query as a call per key through a pointer (as the handle's is). */
 static uint64_t ref_called(const amqb_xfuse *x, const uint64_t *keys, size_t kb, size_t n)
 {
-    amqb_xfuse_fn fn = amqb_xfuse_call(x, kb);
+    amqb_xfuse_fn fn = amqb_xfuse_call(x);
     const uint8_t *k = (const uint8_t *)keys;
     uint64_t c = 0;
     size_t i;
@@ -447,7 +447,9 @@ void amqb_fuse_intro(FILE *out)
             "`amq_static_contains_batch_fixed` against the reference's one-key loop (it has no "
             "batched query); *call per key*, amq's handle (`amq_filter_contains`, a library "
             "call per key) against the reference's contain called through a function pointer, "
-            "out of line (as a library's entry is).\n");
+            "out of line (as a library's entry is) and taking a key of any length as the handle "
+            "does: the same two length tests as amq's entry (8 bytes, then 16) before the "
+            "hash.\n");
 }
 
 uint64_t amqb_fuse_h2h(FILE *out, const amqb_fuse_run *o)
