@@ -93,45 +93,32 @@ uint64_t amqb_xfuse_query(const amqb_xfuse *x, const void *keys, size_t key_byte
     return c;
 }
 
-/* A key of another length, out of line and by a tail call (as amq's entry
- * leaves for one), so that the entries below keep no frame. */
-__attribute__((noinline)) static int other8(const void *arg, const void *key, size_t kb)
-{
-    return binary_fuse8_contain(XXH3_64bits(key, kb), &((const amqb_xfuse *)arg)->f8);
-}
+/* The call per key for one fingerprint width, out of line as a library's
+ * entry is, and taking a key of any length as amq_filter_contains does, its
+ * length tested as amq's entry tests it: an 8-byte key is the reference's own
+ * input, a 16-byte key its XXH3-64 with the length a constant, another length
+ * left to OTHER by a tail call (as amq's entry leaves for one), so that the
+ * entry keeps no frame. */
+#define XFUSE_CALL(NAME, OTHER, BITS)                                                            \
+    __attribute__((noinline)) static int OTHER(const void *arg, const void *key, size_t kb)     \
+    {                                                                                           \
+        return binary_fuse##BITS##_contain(XXH3_64bits(key, kb),                                \
+                                           &((const amqb_xfuse *)arg)->f##BITS);                \
+    }                                                                                           \
+    __attribute__((noinline)) static int NAME(const void *arg, const void *key, size_t kb)      \
+    {                                                                                           \
+        uint64_t k;                                                                             \
+        if (__builtin_expect(kb == 8, 1))                                                       \
+            memcpy(&k, key, 8);                                                                 \
+        else if (kb == 16)                                                                      \
+            k = XXH3_64bits(key, 16);                                                           \
+        else                                                                                    \
+            return OTHER(arg, key, kb);                                                         \
+        return binary_fuse##BITS##_contain(k, &((const amqb_xfuse *)arg)->f##BITS);             \
+    }
 
-__attribute__((noinline)) static int other16(const void *arg, const void *key, size_t kb)
-{
-    return binary_fuse16_contain(XXH3_64bits(key, kb), &((const amqb_xfuse *)arg)->f16);
-}
-
-/* Out of line, as a library's entry is, and taking a key of any length as
- * amq_filter_contains does, its length tested as amq's entry tests it: an
- * 8-byte key is the reference's own input, a 16-byte key its XXH3-64 with the
- * length a constant. */
-__attribute__((noinline)) static int call8(const void *arg, const void *key, size_t kb)
-{
-    uint64_t k;
-    if (__builtin_expect(kb == 8, 1))
-        memcpy(&k, key, 8);
-    else if (kb == 16)
-        k = XXH3_64bits(key, 16);
-    else
-        return other8(arg, key, kb);
-    return binary_fuse8_contain(k, &((const amqb_xfuse *)arg)->f8);
-}
-
-__attribute__((noinline)) static int call16(const void *arg, const void *key, size_t kb)
-{
-    uint64_t k;
-    if (__builtin_expect(kb == 8, 1))
-        memcpy(&k, key, 8);
-    else if (kb == 16)
-        k = XXH3_64bits(key, 16);
-    else
-        return other16(arg, key, kb);
-    return binary_fuse16_contain(k, &((const amqb_xfuse *)arg)->f16);
-}
+XFUSE_CALL(call8, other8, 8)
+XFUSE_CALL(call16, other16, 16)
 
 amqb_xfuse_fn amqb_xfuse_call(const amqb_xfuse *x)
 {

@@ -4,6 +4,7 @@
  * loops per build); make bench-fuse writes docs/benchmarks-fuse.md with it.
  * make bench runs the same measurement inside amq-bench.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,17 @@
 
 #include "fuse_bench.h"
 
-/* A count from s (at least 1, digits only up to a comma or the end), or 0. */
+/* A count from s (at least 1, digits only up to a comma or the end, no
+ * overflow), or 0. */
 static uint64_t count_at(const char *s, char **end)
 {
     uint64_t v;
+    *end = (char *)s;
     if (*s < '0' || *s > '9')
         return 0;
+    errno = 0;
     v = strtoull(s, end, 10);
-    return **end == ',' || **end == '\0' ? v : 0;
+    return errno == 0 && (**end == ',' || **end == '\0') ? v : 0;
 }
 
 int main(int argc, char **argv)
