@@ -72,7 +72,7 @@ uint64_t cli_now_ms(void);
 int cli_aging_time_mode(const amq_filter *f);
 
 /* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
- * redisbloom, mulshift. */
+ * redisbloom, mulshift, vmulshift. */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
 
 /* The hash a new filter of this kind takes when --hash is not given (the

@@ -26,7 +26,7 @@ static const char usage_options[] =
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
     "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
-    "                       redisbloom, mulshift\n"
+    "                       redisbloom, mulshift, vmulshift\n"
     "  --seed S             hash seed (default 0)\n"
     "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
     "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"

@@ -10,6 +10,7 @@
 #include "bloom_internal.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/mulshift.h"
 #include "kind.h"
 
 static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
@@ -20,10 +21,11 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 
     /* Double hashing needs h2 independent of h1; mulshift's h2 is h1
      * rotated, and counting keys then pass the target rate. */
-    if (cfg->hash_algo == AMQ_HASH_MULSHIFT)
+    if (amq_ms_family(cfg->hash_algo))
         return amq_err(err, AMQ_EINVAL,
-                       "a classic Bloom filter does not take hash mulshift (its probes need two"
-                       " independent hash halves; mulshift has one): use xxh3");
+                       "a classic Bloom filter does not take hash %s (its probes need two"
+                       " independent hash halves; %s has one): use xxh3",
+                       amq_hash_algo_name(cfg->hash_algo), amq_hash_algo_name(cfg->hash_algo));
     memset(&p, 0, sizeof p);
     if (cfg->bits > 0) {
         p.bits = cfg->bits;

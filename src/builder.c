@@ -43,7 +43,7 @@
 #define SIZED_KEYS ((size_t)1024)
 
 /* How amq_builder_add hashes a key. */
-enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT };
+enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT, MODE_VMULSHIFT };
 /* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
  * itself - an XXH3 blocked filter's 8-byte keys, 8 bytes that finish
  * hashes as the batched adds of packed keys do (a key of another length,
@@ -80,6 +80,7 @@ struct amq_builder {
     amq_filter *f; /* amq_builder_new_sized: the filter, made at once, that
                       each full buffer (chunk 0) is added to */
     amq_ms_key ms; /* MODE_MULSHIFT: the seed's constants */
+    amq_u128 ms_a1; /* MODE_VMULSHIFT (a static kind's 16-byte keys): a1 */
 };
 
 static int chunk_alloc_sized(amq_builder *b, const amq_config *cfg, int layout);
@@ -154,7 +155,7 @@ static void set_layout(amq_builder *b, const amq_config *cfg, int layout)
     }
     if (cfg->hash_algo == AMQ_HASH_XXH3) {
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
-    } else if (cfg->hash_algo == AMQ_HASH_MULSHIFT) {
+    } else if (amq_ms_family(cfg->hash_algo)) {
         /* the seed's constants once, not per key as amq_hash_key makes them */
         b->mode = MODE_MULSHIFT;
         b->ms = cfg->seed == 0 ? amq_ms_key0() : amq_ms_key_for(cfg->seed);
@@ -196,8 +197,10 @@ int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory, am
         return amq_err(err, AMQ_ENOMEM, "out of memory");
     if (amq_kind_is_static(cfg->kind)) {
         b->mode = MODE_STATIC;
-        if (cfg->hash_algo == AMQ_HASH_MULSHIFT) /* the fuse kind's default */
+        if (amq_ms_family(cfg->hash_algo)) { /* the fuse kind's default */
             b->ms = cfg->seed == 0 ? amq_ms_key0() : amq_ms_key_for(cfg->seed);
+            b->ms_a1 = cfg->seed == 0 ? amq_ms_a1_0() : amq_ms_a1_for(cfg->seed);
+        }
         rc = amq_static_builder_new(cfg, tmpdir, memory, &b->st, err);
         if (rc != AMQ_OK) {
             amq_builder_free(b);
@@ -586,12 +589,20 @@ __attribute__((noinline)) static int add_raw_slow(amq_builder *b, const void *ke
 }
 
 /* The static kinds' keys that amq_builder_add hashes inline into the open
- * room: 8- and 16-byte keys by XXH3, 8-byte keys by mulshift (other
- * hashes and lengths take a call per key anyway). */
+ * room: 8- and 16-byte keys by XXH3 and vmulshift, 8-byte keys by mulshift
+ * (other hashes and lengths take a call per key anyway). */
 static inline int static_inline(const amq_builder *b, size_t len)
 {
-    return b->hash_algo == AMQ_HASH_XXH3 ? len == 8 || len == 16
-                                         : b->hash_algo == AMQ_HASH_MULSHIFT && len == 8;
+    return b->hash_algo == AMQ_HASH_XXH3 || b->hash_algo == AMQ_HASH_VMULSHIFT
+               ? len == 8 || len == 16
+               : b->hash_algo == AMQ_HASH_MULSHIFT && len == 8;
+}
+
+/* vmulshift's h1 of a 16-byte key. */
+static inline uint64_t vms16(const amq_builder *b, const void *key)
+{
+    return amq_ms_apply2(b->ms.a, b->ms_a1, b->ms.b, amq_load64(key),
+                         amq_load64((const uint8_t *)key + 8));
 }
 
 /* A static kind's key without room: its h1 to the static builder, and
@@ -608,8 +619,10 @@ __attribute__((noinline)) static int add_static(amq_builder *b, const void *key,
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1;
     else if (b->hash_algo == AMQ_HASH_XXH3 && len == 16)
         h1 = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
-    else if (b->hash_algo == AMQ_HASH_MULSHIFT && len == 8)
+    else if (amq_ms_family(b->hash_algo) && len == 8)
         h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(key));
+    else if (b->hash_algo == AMQ_HASH_VMULSHIFT && len == 16)
+        h1 = vms16(b, key);
     else
         h1 = amq_hash_key(b->hash_algo, b->seed, key, len).h1;
     if (static_inline(b, len) && (at = amq_static_builder_room(b->st, 1, &room)) != NULL) {
@@ -637,7 +650,8 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
     }
     if (b->mode == MODE_STATIC) {
         const size_t pos = b->pos;
-        /* room is open only for static_inline's hashes: XXH3, or mulshift */
+        /* room is open only for static_inline's hashes: XXH3, mulshift or
+         * vmulshift (and for 16-byte keys only XXH3 and vmulshift take it) */
         if (pos < b->cap && len == 8) {
             b->h1[pos] = b->hash_algo == AMQ_HASH_XXH3
                              ? amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8).h1
@@ -645,8 +659,10 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
             b->pos = pos + 1;
             return AMQ_OK;
         }
-        if (pos < b->cap && len == 16 && b->hash_algo == AMQ_HASH_XXH3) {
-            b->h1[pos] = amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1;
+        if (pos < b->cap && len == 16 && b->hash_algo != AMQ_HASH_MULSHIFT) {
+            b->h1[pos] = b->hash_algo == AMQ_HASH_XXH3
+                             ? amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16).h1
+                             : vms16(b, key);
             b->pos = pos + 1;
             return AMQ_OK;
         }
@@ -685,6 +701,11 @@ static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_buil
         return amq_blk_hash(AMQ_HASH_XXH3, b->seed, k, len);
     if (mode == MODE_MULSHIFT && len == 8) {
         h.h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(k));
+        h.h2 = amq_ms_h2(h.h1);
+        return h;
+    }
+    if (mode == MODE_VMULSHIFT && len == 16) {
+        h.h1 = vms16(b, k);
         h.h2 = amq_ms_h2(h.h1);
         return h;
     }
@@ -746,8 +767,10 @@ static void static_h1(const amq_builder *b, const uint8_t *k, size_t len, size_t
                       uint64_t *out)
 {
     const int xxh3 = b->hash_algo == AMQ_HASH_XXH3;
-    if (b->hash_algo == AMQ_HASH_MULSHIFT && len == 8)
+    if (amq_ms_family(b->hash_algo) && len == 8)
         static_h1_as(b, k, 8, m, out, MODE_MULSHIFT);
+    else if (b->hash_algo == AMQ_HASH_VMULSHIFT && len == 16)
+        static_h1_as(b, k, 16, m, out, MODE_VMULSHIFT);
     else if (xxh3 && b->seed == 0 && len == 8)
         static_h1_as(b, k, 8, m, out, MODE_XXH3_SEED0);
     else if (xxh3 && b->seed == 0 && len == 16)

@@ -12,9 +12,11 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->kind = kind;
-    /* The cuckoo and fuse filters' one-key paths are shortest with mulshift. */
-    cfg->hash_algo =
-        kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_FUSE ? AMQ_HASH_MULSHIFT : AMQ_HASH_XXH3;
+    /* The cuckoo and fuse filters' one-key paths are shortest with mulshift
+     * (the fuse filter's 16-byte keys with its vector form). */
+    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT
+                     : kind == AMQ_KIND_FUSE ? AMQ_HASH_VMULSHIFT
+                                             : AMQ_HASH_XXH3;
     /* an expandable filter starts small and grows: its capacity is where it starts */
     cfg->capacity = kind == AMQ_KIND_EXPANDABLE ? 4096 : 1000000;
     cfg->fpp = 0.01;

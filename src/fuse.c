@@ -472,21 +472,30 @@ static int fuse_contains(const amq_static *s, uint64_t h1)
 
 /* The hashes the query paths inline for 8- and 16-byte keys (seed 0), or
  * FUSE_HASH_ANY: through amq_static_key_h1. */
-enum { FUSE_HASH_XXH3_0, FUSE_HASH_MS0, FUSE_HASH_ANY };
+enum { FUSE_HASH_XXH3_0, FUSE_HASH_MS0, FUSE_HASH_VMS0, FUSE_HASH_ANY };
 
 static int fuse_hash_of(const amq_static *s)
 {
     if (s->seed != 0)
         return FUSE_HASH_ANY;
-    return s->hash_algo == AMQ_HASH_XXH3       ? FUSE_HASH_XXH3_0
-           : s->hash_algo == AMQ_HASH_MULSHIFT ? FUSE_HASH_MS0
-                                               : FUSE_HASH_ANY;
+    return s->hash_algo == AMQ_HASH_XXH3        ? FUSE_HASH_XXH3_0
+           : s->hash_algo == AMQ_HASH_MULSHIFT  ? FUSE_HASH_MS0
+           : s->hash_algo == AMQ_HASH_VMULSHIFT ? FUSE_HASH_VMS0
+                                                : FUSE_HASH_ANY;
 }
 
 /* Where a batch's h1 come from: hashes given (FUSE_SRC_H), or packed keys
- * of one length hashed in the loop - XXH3 or mulshift seed 0 for 8- and
- * 16-byte keys inlined, any other through amq_static_key_h1. */
-enum { FUSE_SRC_H, FUSE_SRC_X8, FUSE_SRC_X16, FUSE_SRC_M8, FUSE_SRC_M16, FUSE_SRC_KEY };
+ * of one length hashed in the loop - XXH3, mulshift or vmulshift seed 0 for
+ * 8- and 16-byte keys inlined, any other through amq_static_key_h1. */
+enum {
+    FUSE_SRC_H,
+    FUSE_SRC_X8,
+    FUSE_SRC_X16,
+    FUSE_SRC_M8,
+    FUSE_SRC_M16,
+    FUSE_SRC_V16,
+    FUSE_SRC_KEY
+};
 
 typedef struct fuse_src {
     const amq_hash128 *h;
@@ -510,6 +519,8 @@ fuse_src_h1(const amq_static *s, const fuse_src *src, size_t i, int mode)
         return amq_fuse_view_ms0_8(src->keys + 8 * i);
     case FUSE_SRC_M16:
         return amq_fuse_view_ms0_16(src->keys + 16 * i);
+    case FUSE_SRC_V16:
+        return amq_fuse_view_vms0_16(src->keys + 16 * i);
     default:
         return amq_static_key_h1(s, src->keys + src->klen * i, src->klen);
     }
@@ -628,6 +639,7 @@ FUSE_BATCH_FN(fuse_batch_x8, FUSE_SRC_X8)
 FUSE_BATCH_FN(fuse_batch_x16, FUSE_SRC_X16)
 FUSE_BATCH_FN(fuse_batch_m8, FUSE_SRC_M8)
 FUSE_BATCH_FN(fuse_batch_m16, FUSE_SRC_M16)
+FUSE_BATCH_FN(fuse_batch_v16, FUSE_SRC_V16)
 FUSE_BATCH_FN(fuse_batch_key, FUSE_SRC_KEY)
 
 static void fuse_contains_batch(const amq_static *s, const amq_hash128 *h, size_t n,
@@ -642,10 +654,12 @@ uint64_t amq_fuse_contains_fixed(const amq_static *s, const void *keys, size_t k
 {
     fuse_src src = {NULL, keys, key_len};
     const int hash = fuse_hash_of(s);
-    if (hash == FUSE_HASH_MS0 && key_len == 8)
+    if ((hash == FUSE_HASH_MS0 || hash == FUSE_HASH_VMS0) && key_len == 8)
         return fuse_batch_m8(s, &src, n, out);
     if (hash == FUSE_HASH_MS0 && key_len == 16)
         return fuse_batch_m16(s, &src, n, out);
+    if (hash == FUSE_HASH_VMS0 && key_len == 16)
+        return fuse_batch_v16(s, &src, n, out);
     if (hash == FUSE_HASH_XXH3_0 && key_len == 8)
         return fuse_batch_x8(s, &src, n, out);
     if (hash == FUSE_HASH_XXH3_0 && key_len == 16)
@@ -712,8 +726,10 @@ __attribute__((noinline)) static int fuse_key_part_other(const void *part, const
                                                          unsigned arity)
 {
     const amq_static_part *p = part;
-    const uint64_t h1 =
-        amq_hash_key(hash == FUSE_HASH_XXH3_0 ? AMQ_HASH_XXH3 : AMQ_HASH_MULSHIFT, 0, key, len).h1;
+    const uint64_t h1 = amq_hash_key(hash == FUSE_HASH_XXH3_0 ? AMQ_HASH_XXH3
+                                     : hash == FUSE_HASH_MS0  ? AMQ_HASH_MULSHIFT
+                                                              : AMQ_HASH_VMULSHIFT,
+                                     0, key, len).h1;
     if (bits == 8)
         return arity == 3 ? fuse_check_of(p, h1, 8, 3, 0) : fuse_check_of(p, h1, 8, 4, 0);
     return arity == 3 ? fuse_check_of(p, h1, 16, 3, 0) : fuse_check_of(p, h1, 16, 4, 0);
@@ -736,10 +752,12 @@ __attribute__((noinline)) static int fuse_key_part_other(const void *part, const
         if ((HASH) == FUSE_HASH_ANY)                                                              \
             h1 = amq_static_key_h1(s, key, len);                                                  \
         else if (__builtin_expect(len == 8, 1))                                                   \
-            h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_8(key) : amq_fuse_view_xxh3_8(key);  \
+            h1 = (HASH) == FUSE_HASH_XXH3_0 ? amq_fuse_view_xxh3_8(key)                           \
+                                            : amq_fuse_view_ms0_8(key);                           \
         else if (len == 16)                                                                       \
-            h1 = (HASH) == FUSE_HASH_MS0 ? amq_fuse_view_ms0_16(key)                              \
-                                         : amq_fuse_view_xxh3_16(key);                            \
+            h1 = (HASH) == FUSE_HASH_XXH3_0 ? amq_fuse_view_xxh3_16(key)                          \
+                 : (HASH) == FUSE_HASH_MS0  ? amq_fuse_view_ms0_16(key)                           \
+                                            : amq_fuse_view_vms0_16(key);                         \
         else if (by_part) /* other lengths leave by a tail call, as below */                     \
             return fuse_key_part_other(impl, key, len, HASH, BITS, ARITY);                        \
         else /* other lengths leave by a tail call: the path above needs no frame */             \
@@ -756,6 +774,7 @@ __attribute__((noinline)) static int fuse_key_part_other(const void *part, const
 #define FUSE_KEY_SHAPE(B, A, SH, SHAPE)                                                            \
     FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH##_x0, B, A, SHAPE, FUSE_HASH_XXH3_0)                    \
     FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH##_m0, B, A, SHAPE, FUSE_HASH_MS0)                       \
+    FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH##_v0, B, A, SHAPE, FUSE_HASH_VMS0)                      \
     FUSE_KEY_ENTRY(fuse_key_##B##_##A##SH, B, A, SHAPE, FUSE_HASH_ANY)
 #define FUSE_KEY_ENTRIES(B, A)                                                                    \
     FUSE_KEY_SHAPE(B, A, _plain, 0)                                                               \
@@ -769,13 +788,14 @@ FUSE_KEY_ENTRIES(16, 3)
 FUSE_KEY_ENTRIES(16, 4)
 
 #define FUSE_KEY_HASHES(B, A, SH)                                                                 \
-    {fuse_key_##B##_##A##SH##_x0, fuse_key_##B##_##A##SH##_m0, fuse_key_##B##_##A##SH}
+    {fuse_key_##B##_##A##SH##_x0, fuse_key_##B##_##A##SH##_m0, fuse_key_##B##_##A##SH##_v0,     \
+     fuse_key_##B##_##A##SH}
 #define FUSE_KEY_ROW(B, A)                                                                        \
     {FUSE_KEY_HASHES(B, A, _plain), FUSE_KEY_HASHES(B, A, _one), FUSE_KEY_HASHES(B, A, ),        \
      FUSE_KEY_HASHES(B, A, _strided)}
 
 /* [bits 16][arity 4][shape][hash] */
-static const amq_contains_key_fn fuse_key_entries[2][2][4][3] = {
+static const amq_contains_key_fn fuse_key_entries[2][2][4][4] = {
     {FUSE_KEY_ROW(8, 3), FUSE_KEY_ROW(8, 4)},
     {FUSE_KEY_ROW(16, 3), FUSE_KEY_ROW(16, 4)},
 };

@@ -11,6 +11,7 @@
 #include "common/checked.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/mulshift.h"
 #include "kind.h"
 #include "scalable_bloom_internal.h"
 
@@ -21,10 +22,11 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     int rc;
 
     /* As the classic Bloom filter (bloom.c): double hashing, two halves. */
-    if (cfg->hash_algo == AMQ_HASH_MULSHIFT && !cfg->redisbloom)
+    if (amq_ms_family(cfg->hash_algo) && !cfg->redisbloom)
         return amq_err(err, AMQ_EINVAL,
-                       "a scalable Bloom filter does not take hash mulshift (its probes need two"
-                       " independent hash halves; mulshift has one): use xxh3");
+                       "a scalable Bloom filter does not take hash %s (its probes need two"
+                       " independent hash halves; %s has one): use xxh3",
+                       amq_hash_algo_name(cfg->hash_algo), amq_hash_algo_name(cfg->hash_algo));
     amq_sbloom_params_init(&p, cfg->redisbloom != 0);
     p.capacity = cfg->capacity;
     p.fpp = cfg->fpp;

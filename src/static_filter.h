@@ -138,7 +138,8 @@ static inline uint64_t amq_static_x(const amq_static_part *p, uint64_t h1)
  * only ones a reader accepts it with). */
 static inline int amq_fuse_derive_plain_hash(uint32_t hash_algo)
 {
-    return hash_algo == AMQ_HASH_XXH3 || hash_algo == AMQ_HASH_MULSHIFT;
+    return hash_algo == AMQ_HASH_XXH3 || hash_algo == AMQ_HASH_MULSHIFT ||
+           hash_algo == AMQ_HASH_VMULSHIFT;
 }
 
 static inline uint64_t amq_static_fuse_x(const amq_static_part *p, uint64_t h1)

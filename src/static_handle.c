@@ -58,12 +58,13 @@ int amq_fuse_view_get(const amq_filter *f, amq_fuse_view *v)
     v->arity = s->v2;
     v->xxh3_0 = s->hash_algo == AMQ_HASH_XXH3 && s->seed == 0;
     v->ms0 = s->hash_algo == AMQ_HASH_MULSHIFT && s->seed == 0;
-    v->plain = (v->xxh3_0 || v->ms0) && s->pbits == 0 && s->parts[0].nomix;
+    v->vms0 = s->hash_algo == AMQ_HASH_VMULSHIFT && s->seed == 0;
+    v->plain = (v->xxh3_0 || v->ms0 || v->vms0) && s->pbits == 0 && s->parts[0].nomix;
     v->seglen = s->parts[0].seglen;
     v->data = s->parts[0].data;
     v->span = s->parts[0].span;
     v->filter = f;
-    v->strided = (v->xxh3_0 || v->ms0) && s->stride != 0;
+    v->strided = (v->xxh3_0 || v->ms0 || v->vms0) && s->stride != 0;
     v->stride = s->stride;
     return AMQ_OK;
 }

@@ -11,10 +11,12 @@
  * a header too).  The answers are exactly amq_filter_contains's, for every
  * key and every fuse file amq reads.
  *
- * The h1 of an 8- or 16-byte key is computed inline for the two hashes
- * with seed 0 that the fuse kind makes by default: AMQ_HASH_MULSHIFT (the
- * default since issue 41's sixth round: multiply-add-shift of an 8-byte
- * key, of XXH3-64 of a 16-byte one) and AMQ_HASH_XXH3 (XXH3-128's low
+ * The h1 of an 8- or 16-byte key is computed inline for the three hashes
+ * with seed 0 that the fuse kind makes or has made by default:
+ * AMQ_HASH_VMULSHIFT (the default since issue 41's tenth round:
+ * multiply-add-shift of an 8-byte key, of a 16-byte key's two words),
+ * AMQ_HASH_MULSHIFT (the default from its sixth round: the same for 8
+ * bytes, of XXH3-64 of a 16-byte key) and AMQ_HASH_XXH3 (XXH3-128's low
  * half, the default before), each written here from its specification
  * (tests check them against amq_hash_key and libxxhash).  Other lengths,
  * hashes or seeds go through amq_filter_hash (a call).
@@ -57,7 +59,7 @@ typedef struct amq_fuse_view {
     uint32_t bits;   /* fingerprint bits: 8 or 16 */
     uint32_t arity;  /* 3 or 4 */
     uint32_t xxh3_0; /* 1: the filter hashes with XXH3, seed 0 */
-    /* 1: one partition of mix 0 and XXH3 or mulshift seed 0 - every fuse
+    /* 1: one partition of mix 0 and XXH3 or (v)mulshift seed 0 - every fuse
      * filter amq builds by default of up to 2^27 keys held in memory (2^24
      * after a spill), unless its first construction failed (about one in
      * forty) - whose query is then data, span, seglen */
@@ -74,18 +76,21 @@ typedef struct amq_fuse_view {
      * construction failed - whose query finds its partition by arithmetic,
      * without reading parts */
     uint32_t strided;
-    uint32_t ms0; /* 1: the filter hashes with AMQ_HASH_MULSHIFT, seed 0 */
+    uint32_t ms0;  /* 1: the filter hashes with AMQ_HASH_MULSHIFT, seed 0 */
+    uint32_t vms0; /* 1: the filter hashes with AMQ_HASH_VMULSHIFT, seed 0 */
     uint64_t stride;
 } amq_fuse_view;
 
 /* The shapes amq_fuse_view_contains_as takes: through the partitions'
  * table (any view), one plain partition (v->plain), strided (v->strided);
- * plain and strided hash 8- and 16-byte keys inline, with XXH3 seed 0, or
- * with mulshift seed 0 when AMQ_FUSE_VIEW_MS is or-ed in (v->ms0). */
+ * plain and strided hash 8- and 16-byte keys inline, with XXH3 seed 0, with
+ * mulshift seed 0 when AMQ_FUSE_VIEW_MS is or-ed in (v->ms0), or with
+ * vmulshift seed 0 when AMQ_FUSE_VIEW_VMS is (v->vms0). */
 #define AMQ_FUSE_VIEW_TABLE 0
 #define AMQ_FUSE_VIEW_PLAIN 1
 #define AMQ_FUSE_VIEW_STRIDED 2
 #define AMQ_FUSE_VIEW_MS 4
+#define AMQ_FUSE_VIEW_VMS 8
 
 /*
  * Fills *v from a fuse filter: AMQ_OK, or AMQ_EKIND (*v untouched) for any
@@ -190,6 +195,20 @@ AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_ms0_16(const void *key)
     return amq_fuse_view_ms0_(amq_fuse_view_xxh3_64_16(key));
 }
 
+/* The h1 of vmulshift seed 0 for a 16-byte key: ((a * x0 + a1 * x1 + b)
+ * mod 2^128) >> 64 over its two words, the three products' high words
+ * summed with the carry of their low ones. */
+AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_vms0_16(const void *key)
+{
+    const uint8_t *k = (const uint8_t *)key;
+    const uint64_t x0 = amq_fuse_view_le64_(k), x1 = amq_fuse_view_le64_(k + 8);
+    const amq_fuse_view_u128_ lo = (amq_fuse_view_u128_)x0 * UINT64_C(0x6e789e6aa1b965f5) +
+                                   (amq_fuse_view_u128_)x1 * UINT64_C(0x53cb9f0c747ea2ea) +
+                                   UINT64_C(0xf88bb8a8724c81ec);
+    return (uint64_t)(lo >> 64) + x0 * UINT64_C(0xe220a8397b1dcdaf) +
+           x1 * UINT64_C(0x1b39896a51a8749b) + UINT64_C(0x06c45d188009454f);
+}
+
 /* ---- inline: the query ------------------------------------------------------------------ */
 
 /* The key's h1 as amq_filter_hash(v->filter, key, len).h1 gives it. */
@@ -203,6 +222,10 @@ AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_h1(const amq_fuse_view *v, const voi
         return amq_fuse_view_ms0_8(key);
     if (v->ms0 && len == 16)
         return amq_fuse_view_ms0_16(key);
+    if (v->vms0 && len == 8)
+        return amq_fuse_view_ms0_8(key);
+    if (v->vms0 && len == 16)
+        return amq_fuse_view_vms0_16(key);
     return amq_filter_hash(v->filter, key, len).h1;
 }
 
@@ -254,7 +277,8 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_probe_(const uint8_t *data, uint64_t span
  * The query with the filter's variant and shape named by the caller as
  * constants - bits (v->bits: 8 or 16), arity (v->arity: 3 or 4), shape
  * (AMQ_FUSE_VIEW_PLAIN when v->plain, AMQ_FUSE_VIEW_STRIDED when
- * v->strided, either with AMQ_FUSE_VIEW_MS when v->ms0,
+ * v->strided, either with AMQ_FUSE_VIEW_MS when v->ms0 or
+ * AMQ_FUSE_VIEW_VMS when v->vms0,
  * AMQ_FUSE_VIEW_TABLE for any view: amq_fuse_view_shape) - so
  * that each combination compiles to its own code, with no test of them
  * per key (the reference code of binary fuse filters has a function per
@@ -267,7 +291,7 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_h1_as(const amq_fuse_view *v, ui
                                                       unsigned bits, unsigned arity, int shape)
 {
     const amq_fuse_view_part *p;
-    shape &= ~AMQ_FUSE_VIEW_MS; /* the hash is the caller's */
+    shape &= ~(AMQ_FUSE_VIEW_MS | AMQ_FUSE_VIEW_VMS); /* the hash is the caller's */
     if (shape == AMQ_FUSE_VIEW_PLAIN)
         return amq_fuse_view_probe_(v->data, v->span, v->seglen, 0, h1, bits, arity);
     /* The partition by arithmetic: h1 times 2^pbits is the partition (high
@@ -290,9 +314,12 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const
 {
     uint64_t h1;
     if (shape != AMQ_FUSE_VIEW_TABLE && len == 8)
-        h1 = shape & AMQ_FUSE_VIEW_MS ? amq_fuse_view_ms0_8(key) : amq_fuse_view_xxh3_8(key);
+        h1 = shape & (AMQ_FUSE_VIEW_MS | AMQ_FUSE_VIEW_VMS) ? amq_fuse_view_ms0_8(key)
+                                                            : amq_fuse_view_xxh3_8(key);
     else if (shape != AMQ_FUSE_VIEW_TABLE && len == 16)
-        h1 = shape & AMQ_FUSE_VIEW_MS ? amq_fuse_view_ms0_16(key) : amq_fuse_view_xxh3_16(key);
+        h1 = shape & AMQ_FUSE_VIEW_VMS  ? amq_fuse_view_vms0_16(key)
+             : shape & AMQ_FUSE_VIEW_MS ? amq_fuse_view_ms0_16(key)
+                                        : amq_fuse_view_xxh3_16(key);
     else
         h1 = amq_fuse_view_h1(v, key, len);
     return amq_fuse_view_contains_h1_as(v, h1, bits, arity, shape);
@@ -301,7 +328,7 @@ AMQ_FUSE_VIEW_INLINE int amq_fuse_view_contains_as(const amq_fuse_view *v, const
 /* The shape of v to give amq_fuse_view_contains_as (outside the loop). */
 AMQ_FUSE_VIEW_INLINE int amq_fuse_view_shape(const amq_fuse_view *v)
 {
-    const int ms = v->ms0 ? AMQ_FUSE_VIEW_MS : 0;
+    const int ms = v->vms0 ? AMQ_FUSE_VIEW_VMS : v->ms0 ? AMQ_FUSE_VIEW_MS : 0;
     return v->plain     ? AMQ_FUSE_VIEW_PLAIN | ms
            : v->strided ? AMQ_FUSE_VIEW_STRIDED | ms
                         : AMQ_FUSE_VIEW_TABLE;

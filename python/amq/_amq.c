@@ -892,7 +892,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         capacity = cfg.capacity;
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
-                     "murmur64a, mulshift)", hash_name);
+                     "murmur64a, mulshift, vmulshift)", hash_name);
         return -1;
     }
     memset(&err, 0, sizeof(err));
@@ -2276,7 +2276,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
         goto fail;
     }
     amq_config_init(&cfg, kind);
-    algo = cfg.hash_algo; /* None: the kind's default (fuse: mulshift, ribbon: xxh3) */
+    algo = cfg.hash_algo; /* None: the kind's default (fuse: vmulshift, ribbon: xxh3) */
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash_name);
         goto fail;
@@ -2579,7 +2579,7 @@ static PyMethodDef module_methods[] = {
      "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
      "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
      "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
-     "hash: None takes the kind's default ('mulshift' for 'fuse', 'xxh3' for\n"
+     "hash: None takes the kind's default ('vmulshift' for 'fuse', 'xxh3' for\n"
      "'ribbon').\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
      "MiB), so key sets larger than memory build. Duplicates are allowed."},

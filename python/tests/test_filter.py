@@ -69,9 +69,24 @@ def test_cuckoo_default_hash_is_mulshift():
 
 def test_bloom_kinds_refuse_mulshift():
     for kind in ("bloom", "scalable-bloom"):
-        with pytest.raises(ValueError, match="mulshift"):
-            amq.Filter(kind=kind, capacity=1000, hash="mulshift")
+        for h in ("mulshift", "vmulshift"):
+            with pytest.raises(ValueError, match=h):
+                amq.Filter(kind=kind, capacity=1000, hash=h)
     assert amq.Filter(kind="blocked", capacity=1000, hash="mulshift").info()["hash"] == "mulshift"
+    assert amq.Filter(kind="cuckoo", capacity=1000, hash="vmulshift").info()["hash"] == "vmulshift"
+
+
+def test_fuse_default_hash_is_vmulshift():
+    keys = [i.to_bytes(16, "little") for i in range(5000)]
+    f = amq.build(keys, kind="fuse")
+    assert f.info()["hash"] == "vmulshift"
+    assert all(k in f for k in keys)
+    # 16-byte keys: its own vector form (pinned in tests/unit/test_hash.c); 8-byte: mulshift's
+    assert amq.hash.key(b"sixteen byte key", "vmulshift", 0)[0] == 0x6950c098ba268f54
+    assert amq.hash.key(b"12345678", "vmulshift", 0) == amq.hash.key(b"12345678", "mulshift", 0)
+    assert f.hash_key(keys[7]) == amq.hash.key(keys[7], "vmulshift", 0)
+    g = amq.build(keys, kind="fuse", hash="mulshift")
+    assert g.info()["hash"] == "mulshift" and all(k in g for k in keys)
 
 
 def test_remove_cuckoo_only():

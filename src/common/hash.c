@@ -309,6 +309,7 @@ int amq_hash_check(uint32_t algo, uint64_t seed)
     case AMQ_HASH_XXH3:
     case AMQ_HASH_MURMUR64A:
     case AMQ_HASH_MULSHIFT:
+    case AMQ_HASH_VMULSHIFT:
         return AMQ_OK;
     case AMQ_HASH_MURMUR3:
         return seed <= UINT32_MAX ? AMQ_OK : AMQ_ERANGE;
@@ -346,6 +347,17 @@ amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t l
         h.h2 = amq_ms_h2(h.h1);
         break;
     }
+    case AMQ_HASH_VMULSHIFT: {
+        amq_ms_key k = seed == 0 ? amq_ms_key0() : amq_ms_key_for(seed);
+        if (len == 16)
+            h.h1 = amq_ms_apply2(k.a, seed == 0 ? amq_ms_a1_0() : amq_ms_a1_for(seed), k.b,
+                                 amq_load64(key), amq_load64((const uint8_t *)key + 8));
+        else
+            h.h1 = amq_ms_apply(k.a, k.b, len == 8 ? amq_load64(key)
+                                                   : XXH3_64bits_withSeed(key, len, seed));
+        h.h2 = amq_ms_h2(h.h1);
+        break;
+    }
     default:
         x = XXH3_128bits_withSeed(key, len, seed);
         h.h1 = x.low64;
@@ -364,6 +376,7 @@ static const struct {
     {AMQ_HASH_REDISBLOOM, "redisbloom"},
     {AMQ_HASH_MURMUR64A, "murmur64a"},
     {AMQ_HASH_MULSHIFT, "mulshift"},
+    {AMQ_HASH_VMULSHIFT, "vmulshift"},
 };
 
 const char *amq_hash_algo_name(uint32_t algo)

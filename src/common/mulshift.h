@@ -1,21 +1,33 @@
 /*
- * mulshift.h - AMQ_HASH_MULSHIFT (amq/hash.h): Dietzfelbinger's
- * multiply-add-shift over 128 bits, h(x) = ((a * x + b) mod 2^128) >> 64,
- * a strongly universal family for 64-bit x, applied to the key itself when
- * it is 8 bytes long and to XXH3-64(key, seed) otherwise.  An 8-byte key
- * costs one 64 x 64 multiply, one 64 x 64 -> 128 multiply and an add: the
- * cuckoo filter's one-key paths are bound by their instruction count.
+ * mulshift.h - AMQ_HASH_MULSHIFT and AMQ_HASH_VMULSHIFT (amq/hash.h):
+ * Dietzfelbinger's multiply-add-shift over 128 bits, h(x) = ((a * x + b)
+ * mod 2^128) >> 64, a strongly universal family for 64-bit x, applied to
+ * the key itself when it is 8 bytes long and to XXH3-64(key, seed)
+ * otherwise (vmulshift: a 16-byte key's two words, a * x0 + a1 * x1 + b).
+ * An 8-byte key costs one 64 x 64 multiply, one 64 x 64 -> 128 multiply
+ * and an add: the cuckoo filter's one-key paths are bound by their
+ * instruction count.
  *
  * a and b come from the seed by splitmix64 (Steele, Lea, Flood): the seed
  * is the generator's state, and four outputs give a's high and low words
- * (the low one made odd) and b's high and low words, in that order.
+ * (the low one made odd) and b's high and low words, in that order; two
+ * more give a1's high and low words.
  */
 #ifndef AMQ_COMMON_MULSHIFT_H
 #define AMQ_COMMON_MULSHIFT_H
 
 #include <stdint.h>
 
+#include "amq/hash.h"
+
 typedef unsigned __int128 amq_u128;
+
+/* 1 for the two algorithms of this header: they hash an 8-byte key alike,
+ * and their h2 is h1 rotated. */
+static inline int amq_ms_family(uint32_t algo)
+{
+    return algo == AMQ_HASH_MULSHIFT || algo == AMQ_HASH_VMULSHIFT;
+}
 
 typedef struct amq_ms_key {
     amq_u128 a, b;
@@ -55,6 +67,30 @@ static inline amq_ms_key amq_ms_key0(void)
 static inline uint64_t amq_ms_apply(amq_u128 a, amq_u128 b, uint64_t x)
 {
     return (uint64_t)((a * x + b) >> 64);
+}
+
+/* AMQ_HASH_VMULSHIFT's a1: splitmix64's fifth and sixth outputs of the
+ * seed (high word, low word), after the four of amq_ms_key_for. */
+static inline amq_u128 amq_ms_a1_for(uint64_t seed)
+{
+    uint64_t s = seed + 4 * UINT64_C(0x9e3779b97f4a7c15), hi;
+    hi = amq_ms_splitmix(&s);
+    return ((amq_u128)hi << 64) | amq_ms_splitmix(&s);
+}
+
+/* amq_ms_a1_for(0) written out. */
+static inline amq_u128 amq_ms_a1_0(void)
+{
+    return ((amq_u128)UINT64_C(0x1b39896a51a8749b) << 64) | UINT64_C(0x53cb9f0c747ea2ea);
+}
+
+/* Vector multiply-add-shift of a 16-byte key's two words (Thorup, "High
+ * Speed Hashing for Integers and Strings", 3.5: strongly universal for
+ * 64-bit outputs of 64-bit words in 128-bit arithmetic). */
+static inline uint64_t amq_ms_apply2(amq_u128 a, amq_u128 a1, amq_u128 b, uint64_t x0,
+                                     uint64_t x1)
+{
+    return (uint64_t)((a * x0 + a1 * x1 + b) >> 64);
 }
 
 /* The pair of a 64-bit h: h2 is h rotated by 32 bits, so that a consumer

@@ -355,11 +355,14 @@ TEST(builder_static_add_paths_same_bytes)
         check_static_paths(kind, AMQ_HASH_XXH3, 0, 0, 150000);
         check_static_paths(kind, AMQ_HASH_XXH3, 5, 0, 150000);
         check_static_paths(kind, AMQ_HASH_MURMUR3, 2, 0, 150000);
-        check_static_paths(kind, AMQ_HASH_MULSHIFT, 0, 0, 150000); /* fuse's default */
+        check_static_paths(kind, AMQ_HASH_MULSHIFT, 0, 0, 150000);
         check_static_paths(kind, AMQ_HASH_MULSHIFT, 3, 0, 150000);
+        check_static_paths(kind, AMQ_HASH_VMULSHIFT, 0, 0, 150000); /* fuse's default */
+        check_static_paths(kind, AMQ_HASH_VMULSHIFT, 3, 0, 150000);
         /* the smallest budget (2^20 keys held), then the rest spilled */
         check_static_paths(kind, AMQ_HASH_XXH3, 0, 1, 1100000);
         check_static_paths(kind, AMQ_HASH_MULSHIFT, 0, 1, 1100000);
+        check_static_paths(kind, AMQ_HASH_VMULSHIFT, 0, 1, 1100000);
     }
 }
 
@@ -477,6 +480,7 @@ TEST(builder_mulshift_same_bytes_as_one_by_one)
             for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], SIZED, N_KEYS);
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], 0, N_KEYS);
+                check_identical(kinds[k], AMQ_HASH_VMULSHIFT, seeds[s], lens[l], 0, N_KEYS);
             }
 }
 
@@ -807,7 +811,9 @@ TEST(builder_batch_fixed_same_bytes_as_one_by_one)
                  {AMQ_HASH_XXH3, UINT64_C(0x5eed5eed5eed)},
                  {AMQ_HASH_MURMUR3, 9},
                  {AMQ_HASH_MULSHIFT, 0},
-                 {AMQ_HASH_MULSHIFT, 77}};
+                 {AMQ_HASH_MULSHIFT, 77},
+                 {AMQ_HASH_VMULSHIFT, 0},
+                 {AMQ_HASH_VMULSHIFT, 77}};
     static const size_t lens[] = {8, 16, 12};
     size_t k, s, l;
     for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {

@@ -639,9 +639,12 @@ TEST(mulshift_refused_by_bloom_kinds_kept_by_the_others)
 
     for (j = 0; j < sizeof refused / sizeof refused[0]; j++) {
         amq_config_init(&c, refused[j]);
+        c.hash_algo = AMQ_HASH_VMULSHIFT;
+        CHECK_STATUS(amq_filter_new(&c, &f, &err), AMQ_EINVAL);
+        CHECK(strstr(err.msg, "hash vmulshift") != NULL);
         c.hash_algo = AMQ_HASH_MULSHIFT;
         CHECK_STATUS(amq_filter_new(&c, &f, &err), AMQ_EINVAL);
-        CHECK(strstr(err.msg, "mulshift") != NULL);
+        CHECK(strstr(err.msg, "hash mulshift") != NULL);
         if (refused[j] == AMQ_KIND_BLOOM) /* the builder makes no scalable kind */
             CHECK_STATUS(amq_builder_new(&c, NULL, 0, &b, &err), AMQ_EINVAL);
         c.hash_algo = AMQ_HASH_XXH3;

@@ -52,8 +52,9 @@ TEST(fuse_view_xxh3_matches_libxxhash)
     CHECK_EQ_U64(amq_fuse_view_xxh3_16(w), amq_hash_key(AMQ_HASH_XXH3, 0, w, 16).h1);
 }
 
-/* mulshift seed 0 (the fuse kind's default): the inline h1 of 8- and
- * 16-byte keys is amq_hash_key's, and its inner XXH3-64 libxxhash's. */
+/* mulshift and vmulshift seed 0 (the fuse kind's defaults, before and
+ * now): the inline h1 of 8- and 16-byte keys is amq_hash_key's, and
+ * mulshift's inner XXH3-64 libxxhash's. */
 TEST(fuse_view_mulshift_matches_the_library)
 {
     uint64_t seed = 44, w[2];
@@ -63,6 +64,8 @@ TEST(fuse_view_mulshift_matches_the_library)
         w[1] = i % 3 == 0 ? 0 : splitmix(&seed);
         bad8 += amq_fuse_view_ms0_8(w) != amq_hash_key(AMQ_HASH_MULSHIFT, 0, w, 8).h1;
         bad16 += amq_fuse_view_ms0_16(w) != amq_hash_key(AMQ_HASH_MULSHIFT, 0, w, 16).h1;
+        bad16 += amq_fuse_view_vms0_16(w) != amq_hash_key(AMQ_HASH_VMULSHIFT, 0, w, 16).h1;
+        bad8 += amq_fuse_view_ms0_8(w) != amq_hash_key(AMQ_HASH_VMULSHIFT, 0, w, 8).h1;
         bad64 += amq_fuse_view_xxh3_64_16(w) != amq_xxh3_64(w, 16, 0);
     }
     CHECK_EQ(bad8, 0);
@@ -73,6 +76,9 @@ TEST(fuse_view_mulshift_matches_the_library)
     memset(w, 0, sizeof w);
     CHECK_EQ_U64(amq_fuse_view_ms0_8(w), UINT64_C(0x06c45d188009454f));
     CHECK_EQ_U64(amq_fuse_view_xxh3_64_16(w), UINT64_C(0xd0a66a65c7528968));
+    CHECK_EQ_U64(amq_fuse_view_vms0_16(w), UINT64_C(0x06c45d188009454f));
+    memcpy(w, "sixteen byte key", 16); /* test_hash.c's vector */
+    CHECK_EQ_U64(amq_fuse_view_vms0_16(w), UINT64_C(0x6950c098ba268f54));
 }
 
 /* The query with constants, as a caller's switch outside its loop has it. */
@@ -81,9 +87,11 @@ TEST(fuse_view_mulshift_matches_the_library)
      : len == 16 ? amq_fuse_view_contains_as(v, key, 16, B, A, P)                                 \
                  : amq_fuse_view_contains_as(v, key, len, B, A, P))
 #define AS_PLAIN(B, A)                                                                            \
-    (v->plain && v->ms0      ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS)             \
-     : v->plain              ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN)                                \
-     : v->strided && v->ms0 ? AS_LEN(B, A, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS)           \
+    (v->plain && v->vms0      ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_VMS)           \
+     : v->plain && v->ms0     ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS)            \
+     : v->plain               ? AS_LEN(B, A, AMQ_FUSE_VIEW_PLAIN)                               \
+     : v->strided && v->vms0 ? AS_LEN(B, A, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_VMS)         \
+     : v->strided && v->ms0  ? AS_LEN(B, A, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS)          \
      : v->strided            ? AS_LEN(B, A, AMQ_FUSE_VIEW_STRIDED)                              \
                              : AS_LEN(B, A, AMQ_FUSE_VIEW_TABLE))
 
@@ -162,9 +170,12 @@ TEST(fuse_view_answers_as_the_handle)
         {AMQ_HASH_XXH3, 0, 8},     /* eight partitions, x = h1 below their bits */
         {AMQ_HASH_XXH3, 7, 0},     /* another seed: h1 through amq_filter_hash */
         {AMQ_HASH_MURMUR3, 0, 4},  /* another hash: every partition mixes */
-        {AMQ_HASH_MULSHIFT, 0, 0}, /* the default: plain, mulshift inline */
+        {AMQ_HASH_MULSHIFT, 0, 0}, /* the default before: plain, mulshift inline */
         {AMQ_HASH_MULSHIFT, 0, 8}, /* strided */
         {AMQ_HASH_MULSHIFT, 9, 0}, /* another seed */
+        {AMQ_HASH_VMULSHIFT, 0, 0}, /* the default: plain, vmulshift inline */
+        {AMQ_HASH_VMULSHIFT, 0, 8}, /* strided */
+        {AMQ_HASH_VMULSHIFT, 9, 0}, /* another seed */
     };
     unsigned bits, arity, strided = 0;
     size_t s, l, n = 20000;
@@ -178,19 +189,20 @@ TEST(fuse_view_answers_as_the_handle)
                     amq_fuse_view v;
                     REQUIRE(f != NULL);
                     REQUIRE_OK(amq_fuse_view_get(f, &v));
-                    CHECK_EQ(v.plain, s == 0 || s == 4);
+                    CHECK_EQ(v.plain, s == 0 || s == 4 || s == 7);
                     CHECK_EQ(v.ms0, s == 4 || s == 5);
+                    CHECK_EQ(v.vms0, s == 7 || s == 8);
                     /* eight partitions sized alike and gathered: strided,
                      * unless one's first construction failed (it mixes) */
-                    CHECK_EQ(v.strided, (s == 1 || s == 5) && retries(f) == 0);
+                    CHECK_EQ(v.strided, (s == 1 || s == 5 || s == 8) && retries(f) == 0);
                     CHECK_EQ_U64(v.stride,
                                  v.strided ? (uint64_t)(v.parts[1].data - v.parts[0].data) : 0);
                     strided += v.strided;
-                    CHECK_EQ(v.pbits, s == 1 || s == 5 ? 3 : s == 3 ? 2 : 0);
+                    CHECK_EQ(v.pbits, s == 1 || s == 5 || s == 8 ? 3 : s == 3 ? 2 : 0);
                     check_view(f, n, lens[l], seed);
                     amq_filter_free(f);
                 }
-    CHECK(strided >= 16); /* of 32: the strided query was tested */
+    CHECK(strided >= 24); /* of 48: the strided query was tested */
 }
 
 /* Another kind has no view (the partition that mixes, of a derivation-0

@@ -386,6 +386,118 @@ TEST(hash_mulshift_vectors)
     CHECK_STR(amq_hash_algo_name(AMQ_HASH_MULSHIFT), "mulshift");
 }
 
+/* r += w * x mod 2^128, w and r in 32-bit limbs (least first). */
+static void ms_mul_add(const uint32_t w[4], uint64_t x, uint32_t r[4])
+{
+    uint32_t p[4] = {0, 0, 0, 0}, xs[2] = {(uint32_t)x, (uint32_t)(x >> 32)};
+    uint64_t carry, t;
+    int i, j;
+    for (i = 0; i < 4; i++) {
+        carry = 0;
+        for (j = 0; j < 2 && i + j < 4; j++) {
+            t = (uint64_t)w[i] * xs[j] + p[i + j] + carry;
+            p[i + j] = (uint32_t)t;
+            carry = t >> 32;
+        }
+        if (i + j < 4)
+            p[i + j] += (uint32_t)carry;
+    }
+    carry = 0;
+    for (i = 0; i < 4; i++) {
+        t = (uint64_t)r[i] + p[i] + carry;
+        r[i] = (uint32_t)t;
+        carry = t >> 32;
+    }
+}
+
+/* AMQ_HASH_VMULSHIFT of a 16-byte key the long way: a * x0 + a1 * x1 + b
+ * mod 2^128 in 32-bit limbs, a, b, a1 from six splitmix64 outputs. */
+static uint64_t vms_ref(uint64_t seed, const uint8_t key[16])
+{
+    uint64_t s = seed, w[6], x0 = 0, x1 = 0;
+    uint32_t a[4], a1[4], r[4];
+    int i;
+    for (i = 0; i < 6; i++)
+        w[i] = ms_splitmix(&s);
+    w[1] |= 1;
+    for (i = 7; i >= 0; i--) {
+        x0 = x0 << 8 | key[i];
+        x1 = x1 << 8 | key[8 + i];
+    }
+    a[0] = (uint32_t)w[1], a[1] = (uint32_t)(w[1] >> 32), a[2] = (uint32_t)w[0],
+    a[3] = (uint32_t)(w[0] >> 32);
+    a1[0] = (uint32_t)w[5], a1[1] = (uint32_t)(w[5] >> 32), a1[2] = (uint32_t)w[4],
+    a1[3] = (uint32_t)(w[4] >> 32);
+    r[0] = (uint32_t)w[3], r[1] = (uint32_t)(w[3] >> 32), r[2] = (uint32_t)w[2],
+    r[3] = (uint32_t)(w[2] >> 32);
+    ms_mul_add(a, x0, r);
+    ms_mul_add(a1, x1, r);
+    return ((uint64_t)r[3] << 32) | r[2];
+}
+
+TEST(hash_vmulshift_vectors)
+{
+    /* Pinned values (computed apart, with arbitrary-precision integers):
+     * seed, the 16-byte key, h1. */
+    static const struct {
+        uint64_t seed;
+        const char *key;
+        uint64_t h1;
+    } v[] = {
+        {0, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", UINT64_C(0x06c45d188009454f)},
+        {0, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f",
+         UINT64_C(0xef71c10d6390a80f)},
+        {0, "sixteen byte key", UINT64_C(0x6950c098ba268f54)},
+        {12345, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+         UINT64_C(0x057cb0c80f4fd6ac)},
+        {UINT64_MAX, "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f",
+         UINT64_C(0x580b54626b55e144)},
+    };
+    static const char *texts[] = {"", "a", "hello", "nine byte", "seventeen bytes!!"};
+    uint64_t st = 9, seed;
+    uint8_t key[16];
+    amq_hash128 h;
+    uint32_t algo;
+    size_t i;
+    int j;
+
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        h = amq_hash_key(AMQ_HASH_VMULSHIFT, v[i].seed, v[i].key, 16);
+        CHECK_EQ_U64(h.h1, v[i].h1);
+        CHECK_EQ_U64(h.h2, (v[i].h1 << 32) | (v[i].h1 >> 32));
+        CHECK_EQ_U64(vms_ref(v[i].seed, (const uint8_t *)v[i].key), v[i].h1);
+    }
+    for (i = 0; i < 1000; i++) {
+        uint64_t x = test_rand(&st), y = test_rand(&st);
+        seed = i % 3 == 0 ? 0 : test_rand(&st);
+        for (j = 0; j < 8; j++) {
+            key[j] = (uint8_t)(x >> (8 * j));
+            key[8 + j] = (uint8_t)(y >> (8 * j));
+        }
+        CHECK_EQ_U64(amq_hash_key(AMQ_HASH_VMULSHIFT, seed, key, 16).h1, vms_ref(seed, key));
+        /* 8-byte keys hash as under mulshift */
+        CHECK_EQ_U64(amq_hash_key(AMQ_HASH_VMULSHIFT, seed, key, 8).h1, ms_ref(seed, x));
+    }
+    /* other lengths: as mulshift, of XXH3-64(key, seed) */
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t len = strlen(texts[i]);
+        CHECK_EQ_U64(amq_hash_key(AMQ_HASH_VMULSHIFT, 77, texts[i], len).h1,
+                     amq_hash_key(AMQ_HASH_MULSHIFT, 77, texts[i], len).h1);
+    }
+    /* a1 for seed 0, written out in the library, is splitmix64's */
+    {
+        amq_u128 a1 = amq_ms_a1_0();
+        CHECK(a1 == amq_ms_a1_for(0));
+        CHECK_EQ_U64((uint64_t)(a1 >> 64), UINT64_C(0x1b39896a51a8749b));
+        CHECK_EQ_U64((uint64_t)a1, UINT64_C(0x53cb9f0c747ea2ea));
+    }
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_VMULSHIFT, UINT64_MAX), AMQ_OK);
+    REQUIRE_OK(amq_hash_algo_from_name("vmulshift", &algo));
+    CHECK_EQ(algo, AMQ_HASH_VMULSHIFT);
+    CHECK_STR(amq_hash_algo_name(AMQ_HASH_VMULSHIFT), "vmulshift");
+    CHECK_STATUS(amq_hash_check(7, 0), AMQ_EHASH);
+}
+
 TEST(status_strings)
 {
     CHECK_STR(amq_strerror(AMQ_OK), "success");

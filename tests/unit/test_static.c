@@ -625,12 +625,14 @@ TEST(fuse_partitions_one_geometry_spilled_or_not)
  * the bytes of a small filter are pinned. */
 TEST(static_files_round_trip_and_golden)
 {
-    /* the fuse files of XXH3 (the default before mulshift) and of mulshift:
-     * the same hashes given, so only the header's hash field differs */
+    /* the fuse files of XXH3 (the default before mulshift), of mulshift and
+     * of vmulshift (the default now): the same hashes given, so only the
+     * header's hash field differs */
     static const struct { uint32_t kind; unsigned bits, arity; uint32_t hash; uint64_t sum; } v[] = {
         {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_XXH3, UINT64_C(0x6db64876370a89e0)},
         {AMQ_KIND_FUSE, 16, 4, AMQ_HASH_XXH3, UINT64_C(0x86b9f0e16eea7f33)},
         {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_MULSHIFT, UINT64_C(0x3adeba55bfbe0720)},
+        {AMQ_KIND_FUSE, 8, 3, AMQ_HASH_VMULSHIFT, UINT64_C(0xee7619d75f95a86a)},
         {AMQ_KIND_RIBBON, 0, 0, 0, UINT64_C(0xd7d9385d9aa5cb91)},
     };
     const char *path = test_path("static.amq");
@@ -648,7 +650,7 @@ TEST(static_files_round_trip_and_golden)
         size_t m;
         CHECK_EQ_U64(amq_xxh3_64(bytes, len, 0), v[k].sum);
         /* the parameter block follows the 64-byte header: derive at +12 is
-         * 1 for a fuse filter of XXH3 or mulshift keys, 0 for ribbon */
+         * 1 for a fuse filter of XXH3 or (v)mulshift keys, 0 for ribbon */
         CHECK_EQ(le32(bytes + 64 + 12), v[k].kind == AMQ_KIND_FUSE ? 1u : 0u);
         REQUIRE_OK(amq_filter_save(f, path, 0, NULL));
         amq_filter_contains_batch(f, q, 1000, a);
