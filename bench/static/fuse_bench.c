@@ -112,6 +112,8 @@ static uint64_t amq_one(const amq_filter *f, const uint64_t *keys, size_t kb, si
         return c;                                                                                 \
     }
 #define VIEW_FNS(KB, B)                                                                           \
+    VIEW_FN(view_##KB##_##B##_pv, KB, B, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_VMS)                 \
+    VIEW_FN(view_##KB##_##B##_sv, KB, B, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_VMS)               \
     VIEW_FN(view_##KB##_##B##_pm, KB, B, AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS)                  \
     VIEW_FN(view_##KB##_##B##_sm, KB, B, AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS)                \
     VIEW_FN(view_##KB##_##B##_p, KB, B, AMQ_FUSE_VIEW_PLAIN)                                      \
@@ -124,33 +126,39 @@ VIEW_FNS(16, 16)
 
 typedef uint64_t (*view_fn)(const amq_fuse_view *, const uint8_t *, size_t);
 #define VIEW_ROW(KB, B)                                                                           \
-    {view_##KB##_##B##_pm, view_##KB##_##B##_sm, view_##KB##_##B##_p, view_##KB##_##B##_s,       \
-     view_##KB##_##B##_t}
+    {view_##KB##_##B##_pv, view_##KB##_##B##_sv, view_##KB##_##B##_pm, view_##KB##_##B##_sm,     \
+     view_##KB##_##B##_p,  view_##KB##_##B##_s,  view_##KB##_##B##_t}
 
 static uint64_t amq_view(const amq_filter *f, const uint64_t *keys, size_t kb, size_t n)
 {
     /* [16-byte keys][16-bit fingerprints][shape] */
-    static const view_fn fns[2][2][5] = {{VIEW_ROW(8, 8), VIEW_ROW(8, 16)},
+    static const view_fn fns[2][2][7] = {{VIEW_ROW(8, 8), VIEW_ROW(8, 16)},
                                          {VIEW_ROW(16, 8), VIEW_ROW(16, 16)}};
     amq_fuse_view v;
     int shape;
     if (amq_fuse_view_get(f, &v) != AMQ_OK || v.arity != 3)
         return 0;
     switch (amq_fuse_view_shape(&v)) {
-    case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS:
+    case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_VMS:
         shape = 0;
         break;
-    case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS:
+    case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_VMS:
         shape = 1;
         break;
-    case AMQ_FUSE_VIEW_PLAIN:
+    case AMQ_FUSE_VIEW_PLAIN | AMQ_FUSE_VIEW_MS:
         shape = 2;
         break;
-    case AMQ_FUSE_VIEW_STRIDED:
+    case AMQ_FUSE_VIEW_STRIDED | AMQ_FUSE_VIEW_MS:
         shape = 3;
         break;
-    default:
+    case AMQ_FUSE_VIEW_PLAIN:
         shape = 4;
+        break;
+    case AMQ_FUSE_VIEW_STRIDED:
+        shape = 5;
+        break;
+    default:
+        shape = 6;
     }
     return fns[kb == 16][v.bits == 16][shape](&v, (const uint8_t *)keys, n);
 }
@@ -437,8 +445,10 @@ void amqb_fuse_intro(FILE *out)
             "loop divided by the reference's loop of the same round (build: per repetition), "
             "which a machine shared with other work moves far less than either time. 8-byte "
             "keys: the reference takes the 64-bit key itself, amq hashes its 8 bytes (the fuse "
-            "kind's default hash, mulshift); 16-byte keys: the reference is given XXH3-64 of "
-            "the key, computed in the timed loop. Columns: *build*, the whole build from the "
+            "kind's default hash, vmulshift: multiply-add-shift of the 64-bit key); 16-byte "
+            "keys: the reference is given XXH3-64 of the key, computed in the timed loop, and "
+            "amq hashes the key as its default does (vmulshift: multiply-add-shift of the two "
+            "64-bit words, docs/file-format.md). Columns: *build*, the whole build from the "
             "keys, hashing included (amq: `amq_builder_add_batch_fixed` of the packed keys and "
             "`amq_builder_finish`; the reference: a copy of the keys, allocate and populate); "
             "*one-key*, amq's inline query (amq/fuse_view.h: `amq_fuse_view_contains_as`, "
