@@ -1023,8 +1023,9 @@ AMQ_API int amq_static_contains_batch_fixed(const struct amq_filter *f, const vo
  * keys + i * key_len), to a builder (amq/static.h) of any kind: what n
  * calls of amq_builder_add do, in the same order - the built filter's
  * bytes and item count are the same - hashed in one loop straight into the
- * builder's storage (XXH3 over 8- and 16-byte keys and mulshift over 8
- * inlined), and a static builder's held array grown once for the batch.
+ * builder's storage (XXH3 over 8- and 16-byte keys, mulshift over 8 and
+ * vmulshift over 8 and 16 inlined), and a static builder's held array
+ * grown once for the batch.
  * AMQ_EINVAL, nothing added, for a NULL b, NULL keys or key_len 0 with
  * n > 0 (n empty keys are n amq_builder_add(b, "", 0)), n * key_len past
  * SIZE_MAX, or after amq_builder_finish; otherwise n = 0 adds nothing
