@@ -875,6 +875,7 @@ enum { H2H_LIBBLOOM_10M, H2H_FLB16_100M, H2H_FLB1_100M, H2H_INSERT_100M, H2H_COU
 
 typedef struct h2h {
     int ok;
+    const char *why; /* not ok: the subject whose filter or insert failed */
     const char *a, *b; /* the subjects' names */
     double a_ns, b_ns; /* medians, ns per key */
     double ratio;      /* median of b / a: how many times faster a is */
@@ -976,8 +977,11 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
     if (!inserts) {
         fa = a->create(n, 0.01);
         fb = b->create(n, 0.01);
-        ok = fa != NULL && fb != NULL && a->insert(fa, keys, (size_t)n) == 0 &&
-             b->insert(fb, keys, (size_t)n) == 0;
+        ok = fa != NULL && fb != NULL && a->insert(fa, keys, (size_t)n) == 0;
+        if (!ok)
+            out->why = a->name;
+        else if (b->insert(fb, keys, (size_t)n) != 0)
+            ok = 0, out->why = b->name;
         if (ok && floor) {
             /* Whole 2 MiB pages, as the filter's own allocation. */
             fbytes = ((size_t)a->bytes(fa) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
@@ -1000,6 +1004,8 @@ static void head_to_head(const opts *o, const char *an, const char *bn, uint64_t
             va[rep] = h2h_rep(o, a, fa, n, keys, absent, &sink, pa);
         }
         ok = va[rep] > 0 && vb[rep] > 0;
+        if (!ok)
+            out->why = va[rep] > 0 ? b->name : a->name;
         vr[rep] = vb[rep] / va[rep];
         vap[rep] = pa[0];
         vbp[rep] = pb[0];
@@ -1169,8 +1175,19 @@ static void onekey_run(const opts *o, const uint64_t *keys, const uint64_t *abse
             head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 1, 0, keys, absent, &r->ins);
             if (!r->pair->ins_only)
                 head_to_head(&on, r->pair->a, r->pair->b, o->ns[j], 0, 0, keys, absent, &r->q);
-            if (!r->ins.ok || (!r->pair->ins_only && !r->q.ok))
+            if (!r->ins.ok || (!r->pair->ins_only && !r->q.ok)) {
+                /* a cuckoo table near full may refuse a key (the reference's kicks are
+                 * random): said, not dropped in silence */
+                const h2h *bad = !r->ins.ok ? &r->ins : &r->q;
+                if (bad->why == NULL) /* a subject not built here (or not selected) */
+                    continue;
+                printf("  n = %-6s %-30s skipped: %s%s failed (a filter not made, or a key "
+                       "not inserted, in one of its reps)   (vs %s)\n",
+                       fmt_n(o->ns[j], nb, sizeof nb), r->pair->what,
+                       bad->why,
+                       !r->ins.ok ? "'s insert rep" : "'s query filter", r->pair->b);
                 continue;
+            }
             if (r->pair->ins_only)
                 printf("  n = %-6s %-30s insert %7.2f vs %7.2f ns %5.2fx | queries: the handle "
                        "pair's   (vs %s)\n",
