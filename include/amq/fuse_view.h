@@ -218,12 +218,10 @@ AMQ_FUSE_VIEW_INLINE uint64_t amq_fuse_view_h1(const amq_fuse_view *v, const voi
         return amq_fuse_view_xxh3_8(key);
     if (v->xxh3_0 && len == 16)
         return amq_fuse_view_xxh3_16(key);
-    if (v->ms0 && len == 8)
+    if ((v->ms0 || v->vms0) && len == 8) /* the two hash 8 bytes alike */
         return amq_fuse_view_ms0_8(key);
     if (v->ms0 && len == 16)
         return amq_fuse_view_ms0_16(key);
-    if (v->vms0 && len == 8)
-        return amq_fuse_view_ms0_8(key);
     if (v->vms0 && len == 16)
         return amq_fuse_view_vms0_16(key);
     return amq_filter_hash(v->filter, key, len).h1;

@@ -340,16 +340,10 @@ amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t l
         h.h1 = amq_murmur64a(key, len, seed);
         h.h2 = amq_mix64(h.h1);
         break;
-    case AMQ_HASH_MULSHIFT: {
-        amq_ms_key k = seed == 0 ? amq_ms_key0() : amq_ms_key_for(seed);
-        h.h1 = amq_ms_apply(k.a, k.b, len == 8 ? amq_load64(key)
-                                               : XXH3_64bits_withSeed(key, len, seed));
-        h.h2 = amq_ms_h2(h.h1);
-        break;
-    }
+    case AMQ_HASH_MULSHIFT:
     case AMQ_HASH_VMULSHIFT: {
         amq_ms_key k = seed == 0 ? amq_ms_key0() : amq_ms_key_for(seed);
-        if (len == 16)
+        if (algo == AMQ_HASH_VMULSHIFT && len == 16)
             h.h1 = amq_ms_apply2(k.a, seed == 0 ? amq_ms_a1_0() : amq_ms_a1_for(seed), k.b,
                                  amq_load64(key), amq_load64((const uint8_t *)key + 8));
         else
