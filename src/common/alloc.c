@@ -146,6 +146,13 @@ static int region_mmap(amq_region *r, size_t size, int huge)
     if (huge && size >= AMQ_HUGE_PAGE)
         (void)madvise(aligned, len, MADV_HUGEPAGE);
 #endif
+#ifdef MADV_POPULATE_WRITE
+    /* Small pages (under 2 MiB): a filter's first touch of a page is the
+     * read of a read-modify-write, so lazily each page faulted twice (the
+     * zero page, then its copy); one call faults them all in, written. */
+    if (huge && size < AMQ_HUGE_PAGE)
+        (void)madvise(aligned, (size + 4095) & ~(size_t)4095, MADV_POPULATE_WRITE);
+#endif
     r->data = aligned;
     r->size = size;
     r->base = aligned;
@@ -301,6 +308,91 @@ void amq_region_free_scratch(amq_region *r, const amq_allocator *a)
         munmap((void *)old, len);
     }
     memset(r, 0, sizeof *r);
+}
+
+/*
+ * A builder's key chunks: mappings a finished builder released, kept for
+ * the next one (a process building a filter per file makes the same chunk
+ * sizes again), so that its adds do not fault in and zero every page anew;
+ * the chunks are written before they are read, so their old bytes do not
+ * matter.  At most AMQ_KEPT_SLOTS mappings and AMQ_KEPT_BYTES in all; kept
+ * pages are MADV_FREE, as the scratch mapping's, and a mapping's length is
+ * in its first 8 bytes, on a page left out of the MADV_FREE.
+ */
+#define AMQ_KEPT_SLOTS 8
+#ifndef AMQ_KEPT_BYTES
+#define AMQ_KEPT_BYTES ((size_t)64 << 20)
+#endif
+static _Atomic(uintptr_t) kept_slot[AMQ_KEPT_SLOTS];
+static _Atomic(size_t) kept_bytes;
+
+int amq_region_alloc_kept(amq_region *r, const amq_allocator *a, size_t size)
+{
+    size_t i, want, len;
+
+    if (!amq_alloc_is_default(a) || size < AMQ_MMAP_THRESHOLD || size > AMQ_KEPT_BYTES)
+        return amq_region_alloc(r, a, size);
+    want = (size + AMQ_HUGE_PAGE - 1) & ~(AMQ_HUGE_PAGE - 1);
+    for (i = 0; i < AMQ_KEPT_SLOTS; i++) {
+        /* taken out before it is read: another thread may unmap what it takes */
+        uintptr_t p = atomic_exchange(&kept_slot[i], 0), empty = 0;
+        if (p == 0)
+            continue;
+        memcpy(&len, (const void *)p, sizeof len);
+        if (len != want) {
+            if (!atomic_compare_exchange_strong(&kept_slot[i], &empty, p)) {
+                munmap((void *)p, len);
+                atomic_fetch_sub(&kept_bytes, len);
+            }
+            continue;
+        }
+        atomic_fetch_sub(&kept_bytes, len);
+        memset(r, 0, sizeof *r);
+        r->data = (uint8_t *)p;
+        r->size = size;
+        r->base = (void *)p;
+        r->base_size = len;
+        r->how = AMQ_REGION_MMAP;
+        return AMQ_OK;
+    }
+    return amq_region_alloc(r, a, size);
+}
+
+void amq_region_kept_release(void)
+{
+    size_t i, len;
+    for (i = 0; i < AMQ_KEPT_SLOTS; i++) {
+        uintptr_t p = atomic_exchange(&kept_slot[i], 0);
+        if (p == 0)
+            continue;
+        memcpy(&len, (const void *)p, sizeof len);
+        munmap((void *)p, len);
+        atomic_fetch_sub(&kept_bytes, len);
+    }
+}
+
+void amq_region_free_kept(amq_region *r, const amq_allocator *a)
+{
+    const size_t page = 4096;
+    size_t i;
+
+    if (r->how == AMQ_REGION_MMAP && r->base_size <= AMQ_KEPT_BYTES &&
+        atomic_fetch_add(&kept_bytes, r->base_size) + r->base_size <= AMQ_KEPT_BYTES) {
+        memcpy(r->base, &r->base_size, sizeof r->base_size);
+#ifdef MADV_FREE
+        (void)madvise((uint8_t *)r->base + page, r->base_size - page, MADV_FREE);
+#endif
+        for (i = 0; i < AMQ_KEPT_SLOTS; i++) {
+            uintptr_t empty = 0;
+            if (atomic_compare_exchange_strong(&kept_slot[i], &empty, (uintptr_t)r->base)) {
+                memset(r, 0, sizeof *r);
+                return;
+            }
+        }
+    }
+    if (r->how == AMQ_REGION_MMAP && r->base_size <= AMQ_KEPT_BYTES)
+        atomic_fetch_sub(&kept_bytes, r->base_size);
+    amq_region_free(r, a);
 }
 
 _Thread_local int amq_region_borrow_writable;

@@ -70,6 +70,13 @@ int amq_region_alloc_stream(amq_region *r, const amq_allocator *a, size_t size);
  * (*zeroed 1); without the huge-page hint (alloc.c says why). */
 int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size, int *zeroed);
 void amq_region_free_scratch(amq_region *r, const amq_allocator *a);
+/* A builder's chunk (bytes written before they are read), released by
+ * amq_region_free_kept: a mapping of the same length an earlier builder
+ * released (its bytes left over), else amq_region_alloc's. */
+int amq_region_alloc_kept(amq_region *r, const amq_allocator *a, size_t size);
+void amq_region_free_kept(amq_region *r, const amq_allocator *a);
+/* Unmaps every kept chunk. */
+void amq_region_kept_release(void);
 /* Records caller memory without copying. */
 void amq_region_borrow(amq_region *r, const void *data, size_t size);
 /* Allocates a copy of size bytes at src. */

@@ -495,6 +495,42 @@ TEST(builder_large_chunks_same_bytes)
     check_identical(AMQ_KIND_CUCKOO, AMQ_HASH_MULSHIFT, 0, 8, (size_t)256 << 20, 4500000);
 }
 
+/* A builder's chunks of 1 MiB and more are kept when it is freed and given
+ * to the next builder that asks for the same length, their old bytes left:
+ * the region is reused (same address, writable, the size asked), a length
+ * that was not kept is fresh, and builds one after another over reused
+ * chunks (the keys of the one before still in them) are each the bytes of
+ * their own keys added one by one. */
+TEST(builder_kept_chunks)
+{
+    amq_region r, q;
+    uint8_t *at;
+
+    amq_region_kept_release(); /* none left by the tests before */
+    CHECK_EQ(amq_region_alloc_kept(&r, NULL, (size_t)3 << 20), AMQ_OK);
+    CHECK_EQ(r.size, (size_t)3 << 20);
+    memset(r.data, 0xA5, r.size);
+    at = r.data;
+    amq_region_free_kept(&r, NULL);
+    CHECK_EQ(amq_region_alloc_kept(&q, NULL, ((size_t)3 << 20) + 100), AMQ_OK);
+    CHECK(q.data == at);
+    CHECK_EQ(q.size, ((size_t)3 << 20) + 100);
+    memset(q.data, 0x5A, q.size);
+    CHECK_EQ(amq_region_alloc_kept(&r, NULL, (size_t)7 << 20), AMQ_OK);
+    CHECK(r.data != at);
+    amq_region_free_kept(&q, NULL);
+    amq_region_free_kept(&r, NULL);
+    /* under 1 MiB: the heap, never kept */
+    CHECK_EQ(amq_region_alloc_kept(&r, NULL, 4096), AMQ_OK);
+    CHECK_EQ(r.how, AMQ_REGION_HEAP);
+    amq_region_free_kept(&r, NULL);
+
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 11, 16, 0, 600000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 12, 16, 0, 600000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 13, 8, 0, 600000);
+    check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 14, 8, 0, 600000);
+}
+
 /* The chunks' region: zeroed, 64-byte aligned, every byte writable, from
  * mmap at 1 MiB and more and from the heap below (or with a caller's
  * allocator). */
