@@ -906,11 +906,13 @@ static const bench_subject *subject_named(const char *name)
     return NULL;
 }
 
-/* One rep of one subject: ns per key, or a negative number if its filter
- * cannot be made or an insert fails.  f: the subject's filter for queries
- * (NULL for inserts). */
 /* An insert refused: the filter made again, up to this many times in all. */
 #define H2H_ATTEMPTS 3
+
+/* One rep of one subject: ns per key, or a negative number if its filter
+ * cannot be made or its inserts fail H2H_ATTEMPTS times (*redo counts the
+ * filters made again).  f: the subject's filter for queries (NULL for
+ * inserts). */
 
 static double h2h_rep(const opts *o, const bench_subject *s, void *f, uint64_t n,
                       const uint64_t *keys, const uint64_t *absent, uint64_t *sink, double *pa,

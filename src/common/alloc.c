@@ -120,6 +120,16 @@ void amq_free(const amq_allocator *a, void *ptr, size_t size)
         a->free(a->opaque, ptr, size == 0 ? 1 : size);
 }
 
+/* r is the mapping of len bytes at p, size of them usable. */
+static void region_set_mmap(amq_region *r, void *p, size_t size, size_t len)
+{
+    r->data = p;
+    r->size = size;
+    r->base = p;
+    r->base_size = len;
+    r->how = AMQ_REGION_MMAP;
+}
+
 static int region_mmap(amq_region *r, size_t size, int huge)
 {
     size_t len, lead, trail;
@@ -153,11 +163,7 @@ static int region_mmap(amq_region *r, size_t size, int huge)
     if (huge && size < AMQ_HUGE_PAGE)
         (void)madvise(aligned, (size + 4095) & ~(size_t)4095, MADV_POPULATE_WRITE);
 #endif
-    r->data = aligned;
-    r->size = size;
-    r->base = aligned;
-    r->base_size = len;
-    r->how = AMQ_REGION_MMAP;
+    region_set_mmap(r, aligned, size, len);
     return AMQ_OK;
 }
 
@@ -189,11 +195,7 @@ int amq_region_alloc_stream(amq_region *r, const amq_allocator *a, size_t size)
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(p, len, MADV_POPULATE_WRITE);
 #endif
-    r->data = p;
-    r->size = size;
-    r->base = p;
-    r->base_size = len;
-    r->how = AMQ_REGION_MMAP;
+    region_set_mmap(r, p, size, len);
     return AMQ_OK;
 }
 
@@ -275,11 +277,7 @@ int amq_region_alloc_scratch(amq_region *r, const amq_allocator *a, size_t size,
     if (kept != 0) {
         memcpy(&len, (const void *)kept, sizeof len);
         if (len >= size) {
-            r->data = (uint8_t *)kept;
-            r->size = size;
-            r->base = (void *)kept;
-            r->base_size = len;
-            r->how = AMQ_REGION_MMAP;
+            region_set_mmap(r, (void *)kept, size, len);
             *zeroed = 0;
             return AMQ_OK;
         }
@@ -348,11 +346,7 @@ int amq_region_alloc_kept(amq_region *r, const amq_allocator *a, size_t size)
         }
         atomic_fetch_sub(&kept_bytes, len);
         memset(r, 0, sizeof *r);
-        r->data = (uint8_t *)p;
-        r->size = size;
-        r->base = (void *)p;
-        r->base_size = len;
-        r->how = AMQ_REGION_MMAP;
+        region_set_mmap(r, (void *)p, size, len);
         return AMQ_OK;
     }
     return amq_region_alloc(r, a, size);
