@@ -585,6 +585,61 @@ __attribute__((target("avx2"))) static int contains_key_avx2(const void *impl, c
 }
 #endif
 
+/* The handle's one-key add (amq_exp_add_key): the key hashed inline as the
+ * one-key query hashes it, and, when nothing is pending (no doubling, no
+ * stash being moved, no growth due) and the bucket has a free lane and no
+ * stashed entry that may answer the key, the entry written there from the
+ * one read of the bucket.  That is amq_exp_add's outcome to the bit: a
+ * bucket with a free lane holds at most 30 copies, and the stash is counted
+ * only when lane 31 says it may hold some.  Every other add goes through
+ * amq_exp_add (its bucket now in cache). */
+typedef uint64_t (*empty_fn)(const uint16_t *b);
+
+static inline __attribute__((always_inline)) int add_body(amq_expand *x, uint64_t u,
+                                                          empty_fn empty)
+{
+    uint16_t *bk;
+    uint16_t qv;
+    uint64_t e;
+    const int calm = (x->old == NULL) & (x->prev_cap == 0) & (x->total < x->limit) &
+                     (x->stash_n + x->prev_n < (x->limit >> 5) + STASH_MIN) &
+                     !amq_region_is_borrowed(&x->table);
+    if (__builtin_expect(!calm, 0))
+        return amq_exp_add(x, u);
+    bk = bucket_at(x, bucket_of(x, u));
+    qv = entry_of(x, u);
+    e = empty(bk);
+    if (__builtin_expect((e == 0) | stash_may(bk, qv), 0))
+        return amq_exp_add(x, u);
+    bk[__builtin_ctzll(e) / 2] = qv;
+    x->cnt[FP_BITS]++;
+    x->total++;
+    x->items++;
+    return 1;
+}
+
+static int add_key_scalar(amq_expand *x, const void *key, size_t len)
+{
+    return add_body(x, key_h1(x, key, len), empty_scalar);
+}
+
+#ifdef EXP_HAVE_AVX2
+__attribute__((target("avx2"))) static int add_key_avx2(amq_expand *x, const void *key,
+                                                         size_t len)
+{
+    return add_body(x, key_h1(x, key, len), empty_avx2);
+}
+#endif
+
+int amq_exp_add_key(amq_expand *x, const void *key, size_t len)
+{
+#ifdef EXP_HAVE_AVX2
+    if (x->empty == empty_avx2)
+        return add_key_avx2(x, key, len);
+#endif
+    return add_key_scalar(x, key, len);
+}
+
 /* Removes the longest entry of bucket b of level lv that answers qv and
  * returns its length, or -1: if it is another key's, that key agrees with
  * this one on every bit of it, so this key's own entry (no longer) answers

@@ -251,6 +251,11 @@ static int op_add(void *impl, amq_hash128 h)
     return amq_exp_add(impl, h.h1);
 }
 
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    return amq_exp_add_key(impl, key, len);
+}
+
 static int op_contains(const void *impl, amq_hash128 h)
 {
     return amq_exp_contains(impl, h);
@@ -618,6 +623,7 @@ const amq_kind_ops amq_expandable_ops = {
     AMQ_KIND_CORE_OPS,
     AMQ_KIND_CODEC_OPS,
     .remove = op_remove,
+    .add_key = op_add_key,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .contains_batch_fixed = op_contains_batch_fixed,

@@ -566,6 +566,85 @@ TEST(expandable_key_query_matches_hash_query)
     unsetenv("AMQ_SIMD");
 }
 
+/* f's bytes (malloc'd), or NULL. */
+static uint8_t *serialized(const amq_filter *f, size_t *len)
+{
+    uint64_t size;
+    uint8_t *buf;
+    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL)
+        return NULL;
+    if (amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The handle's one-key add (its own hash and its path for a bucket with a
+ * free lane) leaves the filter as amq_filter_add_hash of amq_filter_hash
+ * does, byte for byte: through doublings, stash moves, copies of one key up
+ * to the bound, keys of other lengths and removals, for the bucket tests of
+ * both instruction sets and hashes with their own entry or not. */
+TEST(expandable_key_add_matches_hash_add)
+{
+    static const uint32_t algos[] = {AMQ_HASH_XXH3, AMQ_HASH_XXH3, AMQ_HASH_MURMUR3};
+    static const uint64_t seeds[] = {0, UINT64_C(0x9e3779b97f4a7c15), 7};
+    size_t a, simd, la, lb;
+    uint64_t i, k[2], checks = 0;
+
+    for (simd = 0; simd < 2; simd++) {
+        if (simd == 1)
+            setenv("AMQ_SIMD", "scalar", 1);
+        for (a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            amq_config cfg;
+            amq_filter *f = NULL, *g = NULL;
+            amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+            cfg.capacity = 1000;
+            cfg.hash_algo = algos[a];
+            cfg.seed = seeds[a];
+            REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+            REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+            for (i = 0; i < 400000; i++) {
+                /* mostly 8-byte keys; every 7th of another length; every 5th
+                 * added again (one in 50000 forty times: past the bound) */
+                size_t len = i % 7 == 3 ? 8 + i % 9 : 8, r, reps;
+                int rf, rg;
+                k[0] = key_of(i % 5 == 4 ? i - 1 : i, 23);
+                k[1] = i;
+                reps = i % 50000 == 17 ? 40 : 1;
+                for (r = 0; r < reps; r++) {
+                    rf = amq_filter_add(f, k, len);
+                    rg = amq_filter_add_hash(g, amq_filter_hash(g, k, len));
+                    if (rf != rg)
+                        FAIL_AT_("key %llu: add by key %d, by hash %d", (unsigned long long)i,
+                                 rf, rg);
+                }
+                if (i % 11 == 5) { /* remove an earlier key from both */
+                    const uint64_t j = i - 5;
+                    k[0] = key_of(j % 5 == 4 ? j - 1 : j, 23);
+                    k[1] = j;
+                    len = j % 7 == 3 ? 8 + j % 9 : 8;
+                    CHECK_EQ(amq_filter_remove(f, k, len), amq_filter_remove(g, k, len));
+                }
+                if (i % 65536 == 40000 || i == 400000 - 1) {
+                    uint8_t *bf = serialized(f, &la), *bg = serialized(g, &lb);
+                    REQUIRE(bf != NULL && bg != NULL);
+                    CHECK(la == lb && memcmp(bf, bg, la) == 0);
+                    checks++;
+                    free(bf);
+                    free(bg);
+                }
+            }
+            CHECK_GT(field_u64(f, "expansions"), 7);
+            CHECK_GT(field_u64(f, "stash_entries"), 0);
+            amq_filter_free(f);
+            amq_filter_free(g);
+        }
+    }
+    unsetenv("AMQ_SIMD");
+    CHECK_EQ(checks, 2 * 3 * 7);
+}
+
 /* The one-key query's own XXH3 for 8-byte keys reads as many of h1's bits
  * as a large table does (bucket and fingerprint: q + 15 = 34 here, where a
  * small table reads only the top ~25, which XXH3's last shifts leave alone):
@@ -800,20 +879,6 @@ static uint64_t check_lane31(const uint8_t *buf)
     }
     free(want);
     return with;
-}
-
-/* f's bytes (malloc'd), or NULL. */
-static uint8_t *serialized(const amq_filter *f, size_t *len)
-{
-    uint64_t size;
-    uint8_t *buf;
-    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL)
-        return NULL;
-    if (amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
 }
 
 /* Lane 31 is exactly the summary of the bucket's stash cells after adds,
