@@ -35,6 +35,9 @@ void test_skip(const char *what);
 const char *test_tmpdir(void);
 /* Path inside test_tmpdir (static buffer rotation of 8). */
 const char *test_path(const char *name);
+/* A filter's serialized bytes (malloc'd; *len their length when len is not NULL), or NULL. */
+struct amq_filter;
+uint8_t *test_serialized(const struct amq_filter *f, size_t *len);
 
 #define TEST_(name, slow)                                                   \
     static void test_##name(void);                                          \

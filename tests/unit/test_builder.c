@@ -40,19 +40,6 @@ static size_t make_key(uint64_t seed, size_t i, size_t len, uint8_t *out)
     return len;
 }
 
-static uint8_t *serialize(const amq_filter *f, size_t *len)
-{
-    uint64_t size = 0;
-    uint8_t *buf = NULL;
-    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL ||
-        amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
-        free(buf);
-        *len = 0;
-        return NULL;
-    }
-    return buf;
-}
-
 static uint64_t items(const amq_filter *f)
 {
     amq_stats st;
@@ -64,7 +51,7 @@ static uint64_t items(const amq_filter *f)
 static int same_filter(const amq_filter *a, const amq_filter *b)
 {
     size_t la, lb;
-    uint8_t *x = serialize(a, &la), *y = serialize(b, &lb);
+    uint8_t *x = test_serialized(a, &la), *y = test_serialized(b, &lb);
     int same = x != NULL && y != NULL && la == lb && memcmp(x, y, la) == 0 &&
                items(a) == items(b);
     free(x);

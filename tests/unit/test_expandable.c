@@ -566,20 +566,6 @@ TEST(expandable_key_query_matches_hash_query)
     unsetenv("AMQ_SIMD");
 }
 
-/* f's bytes (malloc'd), or NULL. */
-static uint8_t *serialized(const amq_filter *f, size_t *len)
-{
-    uint64_t size;
-    uint8_t *buf;
-    if (amq_filter_serialized_size(f, &size) != AMQ_OK || (buf = malloc((size_t)size)) == NULL)
-        return NULL;
-    if (amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* The handle's one-key add (its own hash and its path for a bucket with a
  * free lane) leaves the filter as amq_filter_add_hash of amq_filter_hash
  * does, byte for byte: through doublings, stash moves, copies of one key up
@@ -627,7 +613,7 @@ TEST(expandable_key_add_matches_hash_add)
                     CHECK_EQ(amq_filter_remove(f, k, len), amq_filter_remove(g, k, len));
                 }
                 if (i % 65536 == 40000 || i == 400000 - 1) {
-                    uint8_t *bf = serialized(f, &la), *bg = serialized(g, &lb);
+                    uint8_t *bf = test_serialized(f, &la), *bg = test_serialized(g, &lb);
                     REQUIRE(bf != NULL && bg != NULL);
                     CHECK(la == lb && memcmp(bf, bg, la) == 0);
                     checks++;
@@ -899,14 +885,14 @@ TEST(expandable_lane31_sums_up_the_stash)
     for (i = 0; i < n; i++) {
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 50)), 1);
         if (i == n / 2 || (i % 100000 == 0 && doubling(f))) {
-            REQUIRE((buf = serialized(f, &len)) != NULL);
+            REQUIRE((buf = test_serialized(f, &len)) != NULL);
             CHECK(check_lane31(buf) > 0);
             free(buf);
         }
     }
     for (i = 0; i < n; i += 3)
         REQUIRE_EQ(amq_filter_remove_hash(f, hash_of(f, i, 50)), 1);
-    REQUIRE((buf = serialized(f, &len)) != NULL);
+    REQUIRE((buf = test_serialized(f, &len)) != NULL);
     with = check_lane31(buf);
     CHECK(with > 100);
     /* the older layout: lane 31 the count of the bucket's cells */
@@ -938,7 +924,7 @@ TEST(expandable_lane31_sums_up_the_stash)
                 FAIL_AT_("older layout, flags %u: absent key %llu answers differently", flags,
                          (unsigned long long)i);
         if (flags == 0) {
-            uint8_t *again = serialized(g, &len);
+            uint8_t *again = test_serialized(g, &len);
             REQUIRE(again != NULL);
             CHECK_EQ(check_lane31(again), with);
             free(again);
@@ -992,7 +978,7 @@ TEST(expandable_load_refuses_a_stash_queries_miss)
     REQUIRE(f != NULL);
     for (i = 0; i < n; i++)
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 60)), 1);
-    REQUIRE((buf = serialized(f, &len)) != NULL);
+    REQUIRE((buf = test_serialized(f, &len)) != NULL);
     for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
         REQUIRE_OK(amq_filter_deserialize(buf, len, flags, NULL, &g, NULL));
         amq_filter_free(g);

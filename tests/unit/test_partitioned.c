@@ -244,19 +244,6 @@ TEST(partitioned_build_sized_by_bits_per_key)
     free(h);
 }
 
-/* A filter's serialized bytes (caller frees), or NULL. */
-static uint8_t *serialized(const amq_filter *g, uint64_t *size)
-{
-    uint8_t *buf;
-    if (amq_filter_serialized_size(g, size) != AMQ_OK || (buf = malloc((size_t)*size)) == NULL)
-        return NULL;
-    if (amq_filter_serialize(g, buf, (size_t)*size, NULL) != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* One filter filled by one-key adds of the first n of 2n random hashes: what
  * each add returned and what one-key queries of all 2n answer, against which
  * the batched forms are checked. */
@@ -396,7 +383,8 @@ TEST(partitioned_batched_add_same_bytes_as_one_key_adds_on_every_path)
 {
     const uint32_t paths[] = {AMQ_SIMD_SCALAR, AMQ_SIMD_AVX2, AMQ_SIMD_AVX512};
     single_ref x;
-    uint64_t e1 = 0, e2 = 0, size_a, size_c;
+    uint64_t e1 = 0, e2 = 0;
+    size_t size_a, size_c;
     uint8_t *want, *got, *added;
     size_t pi, i, n;
     amq_partitioned *c;
@@ -410,7 +398,7 @@ TEST(partitioned_batched_add_same_bytes_as_one_key_adds_on_every_path)
         *(i < n - 100 ? &e1 : &e2) += x.added[i];
     REQUIRE_OK(amq_filter_from_partitioned(x.a, &ga)); /* ga owns x.a */
     x.a = NULL;
-    want = serialized(ga, &size_a);
+    want = test_serialized(ga, &size_a);
     REQUIRE(want != NULL);
     for (pi = 0; pi < 3; pi++) {
         if (!amq_simd_supported(paths[pi])) {
@@ -425,8 +413,8 @@ TEST(partitioned_batched_add_same_bytes_as_one_key_adds_on_every_path)
         CHECK_EQ(t_partitioned_add_batch(c, x.h + n - 100, 100, NULL), e2);
         CHECK_EQ(t_partitioned_add_batch(c, NULL, 0, NULL), 0);
         REQUIRE_OK(amq_filter_from_partitioned(c, &gc));
-        got = serialized(gc, &size_c);
-        if (got == NULL || size_c != size_a || memcmp(want, got, (size_t)size_a) != 0)
+        got = test_serialized(gc, &size_c);
+        if (got == NULL || size_c != size_a || memcmp(want, got, size_a) != 0)
             FAIL_AT_("path %s: the batched adds' bytes differ", amq_simd_name(paths[pi]));
         free(got);
         amq_filter_free(gc);
@@ -841,15 +829,16 @@ TEST(partitioned_mixed_k_batched)
     uint8_t *o1 = malloc(2 * n), *o2 = malloc(2 * n), *buf;
     amq_partitioned *f, *pf;
     amq_filter *g, *g2 = NULL;
-    uint64_t size, e = 0, missed3 = 0;
+    uint64_t e = 0, missed3 = 0;
+    size_t size;
     size_t i, pi;
 
     REQUIRE(h != NULL && o1 != NULL && o2 != NULL);
     REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
     REQUIRE_OK(amq_filter_from_partitioned(f, &g));
-    buf = serialized(g, &size);
+    buf = test_serialized(g, &size);
     REQUIRE(buf != NULL);
-    REQUIRE_OK(load_edited_keep(buf, (size_t)size, edit_k_mixed, 1, &g2));
+    REQUIRE_OK(load_edited_keep(buf, size, edit_k_mixed, 1, &g2));
     pf = amq_filter_partitioned(g2);
     REQUIRE(pf != NULL);
     REQUIRE_OK(amq_partitioned_set_simd(pf, AMQ_SIMD_SCALAR));
@@ -888,52 +877,38 @@ TEST(partitioned_corrupt_index_rejected)
     amq_hash128 *h = random_hashes(n, 9);
     amq_partitioned *f;
     amq_filter *g, *tmp;
-    uint64_t size;
+    size_t size;
     uint8_t *buf;
     size_t cut;
 
     REQUIRE(h != NULL);
     REQUIRE_OK(amq_partitioned_build(&p, h, n, 1, NULL, &f));
     REQUIRE_OK(amq_filter_from_partitioned(f, &g));
-    buf = serialized(g, &size);
+    buf = test_serialized(g, &size);
     REQUIRE(buf != NULL);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_nothing, 1), AMQ_OK);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_zero, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_big, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_offset, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_blocks, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_items, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_reserved, 1), AMQ_ECORRUPT);
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_entry_size, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_nothing, 1), AMQ_OK);
+    CHECK_STATUS(load_edited(buf, size, edit_k_zero, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_k_big, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_offset, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_blocks, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_items, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_reserved, 1), AMQ_ECORRUPT);
+    CHECK_STATUS(load_edited(buf, size, edit_entry_size, 1), AMQ_ECORRUPT);
     /* An index changed without its checksum: rejected even trusted. */
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_k_zero, 0), AMQ_ECHECKSUM);
+    CHECK_STATUS(load_edited(buf, size, edit_k_zero, 0), AMQ_ECHECKSUM);
     /* A partition checksum changed (index and container checksums fixed):
      * an untrusted open checks every partition and refuses the file (a
      * trusted one would verify lazily: test_partitioned_trust). */
-    CHECK_STATUS(load_edited(buf, (size_t)size, edit_checksum_only, 1), AMQ_ECHECKSUM);
-    for (cut = 0; cut < (size_t)size; cut += 97) {
+    CHECK_STATUS(load_edited(buf, size, edit_checksum_only, 1), AMQ_ECHECKSUM);
+    for (cut = 0; cut < size; cut += 97) {
         if (amq_filter_deserialize(buf, cut, AMQ_OPEN_TRUST, NULL, &tmp, NULL) == AMQ_OK) {
-            FAIL_AT_("accepted %zu of %" PRIu64 " bytes", cut, size);
+            FAIL_AT_("accepted %zu of %zu bytes", cut, size);
             amq_filter_free(tmp);
         }
     }
     free(buf);
     free(h);
     amq_filter_free(g);
-}
-
-/* Serialized bytes of a filter (malloc'd), NULL on failure. */
-static uint8_t *to_bytes(const amq_filter *f, size_t *len)
-{
-    uint64_t sz;
-    uint8_t *b;
-    if (amq_filter_serialized_size(f, &sz) != AMQ_OK || (b = malloc((size_t)sz)) == NULL)
-        return NULL;
-    if (amq_filter_serialize(f, b, (size_t)sz, len) != AMQ_OK) {
-        free(b);
-        return NULL;
-    }
-    return b;
 }
 
 /* A filter of 12 partitions cut into 4 slices of 3 (what a sharded filter's shards hold,
@@ -965,7 +940,7 @@ TEST(partitioned_slices_answer_as_the_whole_and_join_back_byte_for_byte)
         CHECK_EQ(amq_partitioned_partitions(sl[s]), 3);
         /* through the file form: layout 1 loads back as a slice */
         REQUIRE_OK(amq_filter_from_partitioned(sl[s], &sf[s]));
-        slb = to_bytes(sf[s], &ll);
+        slb = test_serialized(sf[s], &ll);
         REQUIRE(slb != NULL);
         amq_filter_free(sf[s]);
         REQUIRE_OK(amq_filter_deserialize(slb, ll, 0, NULL, &sf[s], &err));
@@ -1001,8 +976,8 @@ TEST(partitioned_slices_answer_as_the_whole_and_join_back_byte_for_byte)
     /* joined: the original bytes */
     REQUIRE_OK(amq_partitioned_join(cs, 4, NULL, &j, &err));
     REQUIRE_OK(amq_filter_from_partitioned(j, &joined));
-    a = to_bytes(orig, &la);
-    b = to_bytes(joined, &lb);
+    a = test_serialized(orig, &la);
+    b = test_serialized(joined, &lb);
     REQUIRE(a != NULL && b != NULL);
     CHECK_EQ(la, lb);
     CHECK(la == lb && memcmp(a, b, la) == 0);

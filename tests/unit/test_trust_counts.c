@@ -28,20 +28,6 @@ static amq_filter *filled(uint32_t kind, uint64_t n)
     return f;
 }
 
-static uint8_t *encode(const amq_filter *f, size_t *len)
-{
-    uint64_t size = 0;
-    uint8_t *buf;
-    if (amq_filter_serialized_size(f, &size) != AMQ_OK)
-        return NULL;
-    buf = malloc((size_t)size);
-    if (buf != NULL && amq_filter_serialize(f, buf, (size_t)size, len) != AMQ_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 static void trusted_wrong_count(uint32_t kind)
 {
     amq_filter *f = filled(kind, 300), *g = NULL, *h = NULL;
@@ -52,7 +38,7 @@ static void trusted_wrong_count(uint32_t kind)
     uint64_t key = 999999;
 
     REQUIRE(f != NULL);
-    buf = encode(f, &len);
+    buf = test_serialized(f, &len);
     REQUIRE(buf != NULL);
     REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
     CHECK_EQ_U64(c.items, 300);
@@ -70,7 +56,7 @@ static void trusted_wrong_count(uint32_t kind)
     CHECK_EQ(amq_filter_add(g, &key, sizeof key), 1);
     amq_filter_stats(g, &st);
     CHECK_EQ_U64(st.items, 301);
-    buf2 = encode(g, &len2);
+    buf2 = test_serialized(g, &len2);
     REQUIRE(buf2 != NULL);
     CHECK_STATUS(amq_filter_deserialize(buf2, len2, 0, NULL, &h, NULL), AMQ_OK);
     amq_filter_free(h);
