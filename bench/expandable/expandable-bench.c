@@ -18,7 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "expandable-bench"
 #include "amq.h"
+#include "bench_common.h"
 #ifdef HAVE_TAFFY
 #include "taffy_shim.h"
 #endif
@@ -39,75 +41,9 @@ static void print_load(const char *when)
         fclose(f);
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Key i of the added set (stream 1) or of the absent set (stream 2). */
-static uint64_t key(uint64_t i, uint64_t stream)
-{
-    return mix(i ^ stream << 56);
-}
-
-static amq_filter *make_at(uint32_t kind, uint64_t capacity, int redisbloom, double fpp)
-{
-    amq_config cfg;
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_config_init(&cfg, kind);
-    cfg.capacity = capacity;
-    cfg.fpp = fpp;
-    cfg.redisbloom = (uint32_t)redisbloom;
-    if (amq_filter_new(&cfg, &f, &err) != AMQ_OK) {
-        fprintf(stderr, "expandable-bench: %s\n", err.msg);
-        exit(1);
-    }
-    return f;
-}
-
 static amq_filter *make(uint32_t kind, uint64_t capacity, int redisbloom)
 {
     return make_at(kind, capacity, redisbloom, 0.01);
-}
-
-static void fill(amq_filter *f, uint64_t from, uint64_t to)
-{
-    uint64_t i, k;
-    for (i = from; i < to; i++) {
-        k = key(i, 1);
-        if (amq_filter_add(f, &k, sizeof k) < 0) {
-            fprintf(stderr, "expandable-bench: add %llu failed\n", (unsigned long long)i);
-            exit(1);
-        }
-    }
-}
-
-static double rate(const amq_filter *f, uint64_t absent)
-{
-    uint64_t i, k, fp = 0;
-    for (i = 0; i < absent; i++) {
-        k = key(i, 2);
-        fp += (uint64_t)amq_filter_contains(f, &k, sizeof k);
-    }
-    return (double)fp / (double)absent;
-}
-
-static double bits_per_key(const amq_filter *f, uint64_t n)
-{
-    amq_stats st;
-    amq_filter_stats(f, &st);
-    return (double)st.bytes * 8.0 / (double)n;
 }
 
 /* ns per one-key query over q keys, half present, half absent. */
@@ -146,32 +82,15 @@ static double batch_ns(const amq_filter *f, uint64_t n, uint64_t q, uint64_t *si
     return t * 1e9 / (double)q;
 }
 
-/* One cuckoo filter sized in advance for n keys at target fpp: its measured
- * rate and bits per key. */
-static void cuckoo_at(uint64_t n, uint64_t absent, double fpp, double *r, double *bits)
-{
-    amq_filter *c = make_at(AMQ_KIND_CUCKOO, n, 0, fpp);
-    fill(c, 0, n);
-    *r = rate(c, absent);
-    *bits = bits_per_key(c, n);
-    amq_filter_free(c);
-}
-
 /* The cuckoo filter sized in advance for n keys: at the 1 % target, and the
  * bits per key it needs at the rate the expandable filter measured (the
- * criterion's "same measured rate"), interpolated in log2(rate) between the
- * two cuckoo sizes for the measured rate and twice it (one fingerprint bit
- * apart, or the same size); the ratio is the expandable's bits over that. */
+ * criterion's "same measured rate", cuckoo_need); the ratio is the
+ * expandable's bits over that. */
 static void cuckoo_columns(uint64_t n, uint64_t absent, double ex_rate, double ex_bits)
 {
-    double r1, b1, ra, ba, rb, bb, at = ex_rate > 0 ? ex_rate : 1.0 / (double)absent, need;
+    double r1, b1, ra, ba, rb, bb, need;
     cuckoo_at(n, absent, 0.01, &r1, &b1);
-    cuckoo_at(n, absent, at, &ra, &ba);
-    cuckoo_at(n, absent, 2.0 * at, &rb, &bb);
-    if (ra > 0 && rb > ra && ba > bb)
-        need = ba + (bb - ba) * __builtin_log2(at / ra) / __builtin_log2(rb / ra);
-    else
-        need = ba; /* no slope measured: the size for the rate itself */
+    need = cuckoo_need(n, absent, ex_rate, &ra, &ba, &rb, &bb);
     printf(" %.3f %% | %.2f | %.3f %% / %.3f %% | %.2f / %.2f | %.2f | %.2fx |\n", r1 * 100.0, b1,
            ra * 100.0, rb * 100.0, ba, bb, need, ex_bits / need);
 }
