@@ -62,6 +62,7 @@ AGING_BENCH := $(BUILD)/bench/aging-bench
 ARITH_BENCH := $(BUILD)/bench/cuckoo-arith
 STATIC_BENCH := $(BUILD)/bench/amq-bench-static
 FUSE_BENCH := $(BUILD)/bench/amq-bench-fuse
+LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -95,7 +96,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-stall bench-cuckoo-arith bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -140,6 +141,8 @@ help:
 	@echo "                 peers' code from AMQ_PEERS, default ../shared/peers; make bench runs"
 	@echo "                 the same section into docs/benchmarks.md)"
 	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
+	@echo "  bench-expandable-layouts  three prototype layouts for an expandable filter whose"
+	@echo "                 memory follows its keys (docs/expandable.md; LAYOUTS_MAX, default 1e8)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  python         the Python package's extension in build/python (pip install ./python"
@@ -405,7 +408,7 @@ bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH)
+test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH)
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -418,6 +421,9 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH)
 	@$(FUSE_BENCH) --n 20000 --reps 1 > $(BUILD)/bench-fuse-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-fuse-smoke.log; exit 1; }
 	@echo "amq-bench-fuse (n = 20000): ok"
+	@$(LAYOUTS_BENCH) --max 3e5 --absent 1e5 --queries 1e5 --speed > $(BUILD)/bench-layouts-smoke.log 2>&1 || \
+	    { cat $(BUILD)/bench-layouts-smoke.log; exit 1; }
+	@echo "layouts-bench (300,000 keys, every key checked present): ok"
 
 # The expandable kind grown from 1,000 keys against filters sized in advance,
 # the scalable Bloom filter and the peer taffy cuckoo filter (built from
@@ -452,6 +458,21 @@ $(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
 
 bench-expandable-stall: $(EXP_STALL)
 	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7)
+
+# Three prototype layouts for an expandable filter whose memory follows its
+# keys, grown from 1,000 keys to LAYOUTS_MAX: rate, bits per key beside the
+# cuckoo filter at the same rate, times beside the blocked filter
+# (docs/expandable.md).  Measurement only: the layouts are not in libamq.
+LAYOUTS_SRC := bench/expandable/layouts-bench.c bench/expandable/layout_chunks.c \
+               bench/expandable/layout_lines.c bench/expandable/layout_rsqf.c
+$(LAYOUTS_BENCH): $(LAYOUTS_SRC) $(wildcard bench/expandable/layout_*.h) $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -march=native -Ibench/expandable -o $@ $(LAYOUTS_SRC) \
+	    $(STATIC_LIB) $(LDLIBS_ALL)
+
+bench-expandable-layouts: deps-bench
+	@$(MAKE) --no-print-directory $(LAYOUTS_BENCH)
+	$(LAYOUTS_BENCH) --max $(or $(LAYOUTS_MAX),1e8)
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).
