@@ -64,27 +64,44 @@ static inline uint64_t select_run(const xq_filter *x, uint64_t p, uint32_t t)
     }
 }
 
-int xq_contains(const xq_filter *x, uint64_t h)
+/* The general answer: the run of slot a (the t-th of its line, which begins
+ * at p0) wherever it lies. */
+static int run_answers(const xq_filter *x, uint64_t a, uint64_t p0, uint32_t t, uint16_t qv)
 {
-    const uint64_t a = mulhi(h, x->m), blk = a / S;
-    const uint32_t i = (uint32_t)(a % S);
-    const uint64_t w = *word_of(x, blk);
-    uint64_t p0, end, start, pos;
-    uint32_t t;
-    uint16_t qv;
-    if (!((w >> (8u + i)) & 1u))
-        return 0;
-    t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
-    p0 = blk * S + (w & 255u);
-    start = t == 1 ? p0 : select_run(x, p0, t - 1) + 1;
+    uint64_t start = t == 1 ? p0 : select_run(x, p0, t - 1) + 1, end, pos;
     end = select_run(x, start, 1);
     if (start < a)
         start = a;
-    qv = entry_of(x, h);
     for (pos = start; pos <= end; pos++)
         if (lane_matches(*lane_at(x, pos), qv))
             return 1;
     return 0;
+}
+
+int xq_contains(const xq_filter *x, uint64_t h)
+{
+    const uint64_t a = mulhi(h, x->m), blk = a / S;
+    const uint32_t i = (uint32_t)(a - blk * S);
+    const uint8_t *line = x->t + blk * 64u;
+    const uint64_t w = *(const uint64_t *)(const void *)line;
+    const uint32_t off = (uint32_t)(w & 255u);
+    uint32_t t, start, end, len;
+    uint64_t r;
+    if (!((w >> (8u + i)) & 1u))
+        return 0;
+    t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    r = off < S ? (w >> 36) & M28 & (M28 << off) : 0; /* run ends in this line from p0 on */
+    if (__builtin_expect((uint32_t)__builtin_popcountll(r) < t, 0))
+        return run_answers(x, a, blk * S + off, t, entry_of(x, h));
+    /* the run lies in this line: its end is run end t, its start after run end t - 1 */
+    end = (uint32_t)__builtin_ctzll(pdep64(UINT64_C(1) << (t - 1), r));
+    start = t == 1 ? off : (uint32_t)__builtin_ctzll(pdep64(UINT64_C(1) << (t - 2), r)) + 1u;
+    if (start < i)
+        start = i;
+    len = end - start + 1u;
+    if (__builtin_expect(len <= 8, 1)) /* 8 lanes from the run's first (the line has 8 bytes more after it, or the next line) */
+        return (match8(line + 8u + 2u * start, entry_of(x, h)) & ((1u << (2 * len)) - 1u)) != 0;
+    return run_answers(x, a, blk * S + off, t, entry_of(x, h));
 }
 
 /* Slots [ins, f) move to [ins + 1, f] (f is empty), lanes and run ends, a
@@ -401,7 +418,7 @@ void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t
     for (i = 0; i < n; i++) {
         if (i + D < n) {
             const uint64_t a = mulhi(h1[i + D], x->m);
-            __builtin_prefetch(x->t + (a / S) * 64u);
+            __builtin_prefetch(x->t + (a / S) * 64u); /* and the next: runs spill into it */
             __builtin_prefetch(x->t + (a / S) * 64u + 64u);
         }
         out[i] = (uint8_t)xq_contains(x, h1[i]);
