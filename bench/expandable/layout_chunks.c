@@ -135,7 +135,7 @@ static int class_grow(xp_class *c, uint64_t sz)
         (void)munmap(p, (size_t)(a - (uint8_t *)p));
     (void)munmap(a + RESERVE, (size_t)((uint8_t *)p + RESERVE + HUGE - (a + RESERVE)));
     /* 4 KiB pages: given back 64 KiB at a time as a size's chunks leave it
-     * (2 MiB pages left up to 4 MiB per size mapped: 37.6 bits per key at 10M) */
+     * (2 MiB pages would keep up to 4 MiB per chunk size mapped) */
     memcpy(a, c->base, c->count * sz);
     free(c->base);
     c->base = a;
@@ -581,7 +581,6 @@ void xp_contains_batch(const xp_filter *x, const uint64_t *h1, size_t n, uint8_t
                 const uint8_t *c = (const uint8_t *)chunk_at(x, d);
                 ch[j] = (const uint64_t *)(const void *)c;
                 const uint64_t sz = size_of(k);
-                (void)pl[j].bucket;
                 __builtin_prefetch(c); /* the whole chunk: its entries' line is not known yet */
                 __builtin_prefetch(c + 64);
                 if (sz > 128)
@@ -642,8 +641,7 @@ static int check_level(const xp_filter *x, const uint32_t *dir, uint64_t from, u
 
 int xp_check(const xp_filter *x)
 {
-    uint64_t seen = 0, chunks = 0;
-    uint32_t k;
+    uint64_t seen = 0;
     int rc;
     if (x->odir != NULL) {
         const uint64_t ob = UINT64_C(1) << (x->q - 1 - XP_BLOCK_BITS);
@@ -653,8 +651,5 @@ int xp_check(const xp_filter *x)
     } else if ((rc = check_level(x, x->dir, 0, UINT64_C(1) << (x->q - XP_BLOCK_BITS), x->q & 1u,
                                  &seen)) != 0)
         return rc;
-    for (k = 0; k < XP_CLASSES; k++)
-        chunks += x->cls[k].count;
-    (void)chunks;
     return 0;
 }

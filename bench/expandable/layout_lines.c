@@ -35,11 +35,9 @@
 #define RESERVE ((uint64_t)1 << 36)
 #define HUGE ((uint64_t)2 << 20)
 
-/* Measured (layouts-bench): 2 MiB pages cost up to 2 MiB per chunk size left
- * mapped as blocks move between sizes (55 bits per key at 1M keys); laying
- * a block out at most 95 % full cost 0.4 bits per key and saved a sixth of
- * the add's time. */
-static const int xl_thp = 0;
+/* A block is laid out at most this full, so that most adds find room in
+ * their line; its arrays are on 4 KiB pages, given back 64 KiB at a time
+ * (2 MiB pages would keep up to 4 MiB per chunk size mapped). */
 static const double xl_fill = 0.95;
 
 /* ---- entries and bits ------------------------------------------------------------------ */
@@ -134,8 +132,6 @@ static int class_grow(xl_class *c, uint64_t sz)
     if (a != (uint8_t *)p)
         (void)munmap(p, (size_t)(a - (uint8_t *)p));
     (void)munmap(a + RESERVE, (size_t)((uint8_t *)p + RESERVE + HUGE - (a + RESERVE)));
-    if (xl_thp)
-        (void)madvise(a, RESERVE, MADV_HUGEPAGE);
     memcpy(a + PAD, c->base, c->count * sz);
     free(c->base - PAD);
     c->base = a + PAD;
@@ -183,7 +179,7 @@ static void chunk_drop(xl_filter *x, uint32_t loc)
         }
     }
     if (c->mapped) {
-        rel = xl_thp ? HUGE : (64u << 10);
+        rel = (uint64_t)64 << 10;
         keep = ((uintptr_t)(c->base + c->count * sz + PAD + rel - 1) & ~(uintptr_t)(rel - 1)) -
                (uintptr_t)(c->base - PAD);
         if (c->touched > keep + 2 * rel && c->touched - keep > c->touched / 16) {
@@ -352,10 +348,12 @@ static int store(xl_filter *x, xl_dir *d, uint32_t owner, const block_t *bk)
         uint32_t t = 0, b;
         for (b = 0; b < BUCKETS; b++)
             t += 1u + 17u * bk->cnt[b];
-        if (l < XL_MAX_LINES && t > xl_fill * LINE_BITS * l && plan(bk, BUCKETS, l + 1, starts) != 0)
-            l++; /* room to grow in every line: fewer lines laid out again */
-        else
-            (void)plan(bk, BUCKETS, 0, starts);
+        if (l < XL_MAX_LINES && t > xl_fill * LINE_BITS * l) { /* one line more: room to grow */
+            if (plan(bk, BUCKETS, l + 1, starts) != 0)
+                l++;
+            else
+                (void)plan(bk, BUCKETS, 0, starts); /* the failed try wrote starts */
+        }
     }
     if (l == old)
         loc = d->loc;

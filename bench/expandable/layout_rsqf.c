@@ -280,7 +280,9 @@ static uint32_t replace(const xq_filter *x, const xq_filter *y, uint64_t a, uint
     }
     a_lo = mulhi(lo, y->m);
     a_hi = mulhi(hi, y->m);
-    for (; a_lo <= a_hi && n < room; a_lo++, n++) {
+    if (a_hi - a_lo >= room)
+        return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
+    for (; a_lo <= a_hi; a_lo++, n++) {
         out[n].a = a_lo;
         out[n].s = s2;
         out[n].copy = (uint16_t)(clipped || a_hi != mulhi(lo, y->m));
@@ -314,7 +316,7 @@ static int rebuild(xq_filter *x, uint64_t m2)
     static uint64_t fifo[4096];
     static placed run[RUN_MAX];
     uint64_t head = 0, tail = 0, pos, total = x->blocks * S, w = 0;
-    uint32_t nr = 0, i, j;
+    uint32_t nr = 0, i, j, placed_n;
     appender ap;
     if (y == NULL)
         return AMQ_ENOMEM;
@@ -328,12 +330,22 @@ static int rebuild(xq_filter *x, uint64_t m2)
         uint16_t s;
         if (pos % S == 0)
             w = *word_of(x, pos / S);
-        if ((w >> (8u + pos % S)) & 1u)
+        if ((w >> (8u + pos % S)) & 1u) {
+            if (tail - head == 4096u) { /* more slots' runs pending than the ring holds */
+                ap.bad = 1;
+                break;
+            }
             fifo[(tail++) % 4096u] = pos;
+        }
         s = *lane_at(x, pos);
         if (s == 0)
             continue;
-        nr += replace(x, y, fifo[head % 4096u], s, run + nr, RUN_MAX - nr);
+        placed_n = replace(x, y, fifo[head % 4096u], s, run + nr, RUN_MAX - nr);
+        if (placed_n == UINT32_MAX) {
+            ap.bad = 1;
+            break;
+        }
+        nr += placed_n;
         if ((w >> (36u + pos % S)) & 1u) { /* the run ends: its entries in slot order */
             for (i = 1; i < nr; i++)
                 for (j = i; j > 0 && run[j - 1].a > run[j].a; j--) {
@@ -441,6 +453,10 @@ int xq_check(const xq_filter *x)
     for (pos = 0; pos < total; pos++) {
         const uint64_t w = *word_of(x, pos / S);
         if ((w >> (8u + pos % S)) & 1u) {
+            if (tail - head == 4096u) {
+                rc = -5; /* more pending runs than the checker's ring */
+                break;
+            }
             fifo[(tail++) % 4096u] = pos;
             occs++;
         }
