@@ -64,6 +64,21 @@ static inline uint64_t pdep64(uint64_t src, uint64_t mask)
 #endif
 }
 
+static inline uint64_t pext64(uint64_t src, uint64_t mask)
+{
+#if defined(__BMI2__)
+    return __builtin_ia32_pext_di(src, mask);
+#else
+    uint64_t r = 0, bb;
+    for (bb = 1; mask != 0; bb += bb) {
+        if (src & mask & -mask)
+            r |= bb;
+        mask &= mask - 1;
+    }
+    return r;
+#endif
+}
+
 /* The position of zero number r (from 0) of a unary bitmap of 3 words or
  * more that has more than r zeros: the word found without a branch among
  * the first 4, by a loop past them. */

@@ -8,38 +8,84 @@
  * the runs of its own slots begin at first + offset, in the order of its
  * occupied bits.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* madvise */
+#endif
 #include "layout_rsqf.h"
 #include "layout_bits.h"
 
+#include <emmintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "amq.h"
 
 #define S 28u
 #define M28 ((UINT64_C(1) << 28) - 1u)
 #define TAIL_BLOCKS 16u
+#define HUGE_PAGE ((size_t)2 << 20)
 #define RUN_MAX 4096u
+#ifndef NEXT_FROM /* (-DNEXT_FROM=28 turns it off, for a comparison) */
+#define NEXT_FROM 20u /* query: from this slot of a line on, fetch the next line too */
+#endif
+#define SHORT 3u /* entries of SHORT bits or fewer begin at bit k - 1 */
 
 static inline uint64_t mulhi(uint64_t a, uint64_t b)
 {
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
+static inline uint64_t *line_word(uint8_t *t, uint64_t blk)
+{
+    return (uint64_t *)(void *)(t + blk * 64u);
+}
+
+static inline uint16_t *line_lane(uint8_t *t, uint64_t pos)
+{
+    return (uint16_t *)(void *)(t + (pos / S) * 64u + 8u + 2u * (pos % S));
+}
+
 static inline uint64_t *word_of(const xq_filter *x, uint64_t blk)
 {
-    return (uint64_t *)(void *)(x->t + blk * 64u);
+    return line_word(x->t, blk);
 }
 
 static inline uint16_t *lane_at(const xq_filter *x, uint64_t pos)
 {
-    return (uint16_t *)(void *)(x->t + (pos / S) * 64u + 8u + 2u * (pos % S));
+    return line_lane(x->t, pos);
 }
 
 static inline uint16_t entry_of(const xq_filter *x, uint64_t h)
 {
-    return (uint16_t)(((h << (x->k - 1)) >> 48) | 1u);
+    return entry_at(h, x->k);
+}
+
+/* Does lane s answer h?  A long entry is compared from bit k, a short one from k - 1. */
+static inline int lane_hits(uint16_t s, uint16_t q_long, uint16_t q_short)
+{
+    return lane_matches(s, (s & ((1u << (15u - SHORT)) - 1u)) != 0 ? q_long : q_short);
+}
+
+/* Two bits per lane of the 8 at p that is void (0x8000: see the deep list). */
+static inline uint32_t void8(const void *p)
+{
+    return (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi16((short)0x8000)));
+}
+
+/* match8 with each lane compared in its own frame. */
+static inline uint32_t match8_two(const void *p, uint16_t q_long, uint16_t q_short)
+{
+    const __m128i s = _mm_loadu_si128((const __m128i *)p);
+    const __m128i shrt = _mm_cmpeq_epi16(_mm_and_si128(s, _mm_set1_epi16((short)((1u << (15u - SHORT)) - 1u))),
+                                         _mm_setzero_si128());
+    const __m128i q = _mm_or_si128(_mm_and_si128(shrt, _mm_set1_epi16((short)q_short)),
+                                   _mm_andnot_si128(shrt, _mm_set1_epi16((short)q_long)));
+    const __m128i low = _mm_xor_si128(s, _mm_sub_epi16(s, _mm_set1_epi16(1)));
+    const __m128i d = _mm_andnot_si128(low, _mm_xor_si128(s, q));
+    return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(d, _mm_setzero_si128()));
 }
 
 static inline void set_run(xq_filter *x, uint64_t pos, int v)
@@ -64,18 +110,35 @@ static inline uint64_t select_run(const xq_filter *x, uint64_t p, uint32_t t)
     }
 }
 
+/* Is h in a range of the deep list?  (The last range from lo <= h on.) */
+static int deep_has(const xq_filter *x, uint64_t h)
+{
+    uint64_t lo = 0, hi = x->ndeep;
+    while (lo < hi) {
+        const uint64_t mid = (lo + hi) / 2;
+        if (x->deep[2 * mid] <= h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && h <= x->deep[2 * (lo - 1) + 1];
+}
+
 /* The general answer: the run of slot a (the t-th of its line, which begins
  * at p0) wherever it lies. */
-static int run_answers(const xq_filter *x, uint64_t a, uint64_t p0, uint32_t t, uint16_t qv)
+static int run_answers(const xq_filter *x, uint64_t a, uint64_t p0, uint32_t t, uint64_t h)
 {
     uint64_t start = t == 1 ? p0 : select_run(x, p0, t - 1) + 1, end, pos;
     end = select_run(x, start, 1);
     if (start < a)
         start = a;
+    int deep = 0;
     for (pos = start; pos <= end; pos++)
-        if (lane_matches(*lane_at(x, pos), qv))
+        if (*lane_at(x, pos) == 0x8000u)
+            deep = 1;
+        else if (lane_hits(*lane_at(x, pos), entry_of(x, h), entry_at(h, x->k - 1u)))
             return 1;
-    return 0;
+    return deep && deep_has(x, h);
 }
 
 int xq_contains(const xq_filter *x, uint64_t h)
@@ -83,7 +146,10 @@ int xq_contains(const xq_filter *x, uint64_t h)
     const uint64_t a = mulhi(h, x->m), blk = a / S;
     const uint32_t i = (uint32_t)(a - blk * S);
     const uint8_t *line = x->t + blk * 64u;
-    const uint64_t w = *(const uint64_t *)(const void *)line;
+    uint64_t w;
+    if (i >= NEXT_FROM) /* a late slot's run often ends in the next line: fetch both at once */
+        __builtin_prefetch(line + 64u);
+    w = *(const uint64_t *)(const void *)line;
     const uint32_t off = (uint32_t)(w & 255u);
     uint32_t t, start, end, len;
     uint64_t r;
@@ -92,16 +158,21 @@ int xq_contains(const xq_filter *x, uint64_t h)
     t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
     r = off < S ? (w >> 36) & M28 & (M28 << off) : 0; /* run ends in this line from p0 on */
     if (__builtin_expect((uint32_t)__builtin_popcountll(r) < t, 0))
-        return run_answers(x, a, blk * S + off, t, entry_of(x, h));
+        return run_answers(x, a, blk * S + off, t, h);
     /* the run lies in this line: its end is run end t, its start after run end t - 1 */
     end = (uint32_t)__builtin_ctzll(pdep64(UINT64_C(1) << (t - 1), r));
     start = t == 1 ? off : (uint32_t)__builtin_ctzll(pdep64(UINT64_C(1) << (t - 2), r)) + 1u;
     if (start < i)
         start = i;
     len = end - start + 1u;
-    if (__builtin_expect(len <= 8, 1)) /* 8 lanes from the run's first (the line has 8 bytes more after it, or the next line) */
-        return (match8(line + 8u + 2u * start, entry_of(x, h)) & ((1u << (2 * len)) - 1u)) != 0;
-    return run_answers(x, a, blk * S + off, t, entry_of(x, h));
+    if (__builtin_expect(len <= 8, 1)) { /* 8 lanes from the run's first (the line has 8 bytes more after it, or the next line) */
+        const uint32_t hit = match8_two(line + 8u + 2u * start, entry_of(x, h), entry_at(h, x->k - 1u)) &
+                             ((1u << (2 * len)) - 1u);
+        if (__builtin_expect(hit == 0, 1))
+            return 0;
+        return (hit & ~void8(line + 8u + 2u * start)) != 0 || deep_has(x, h);
+    }
+    return run_answers(x, a, blk * S + off, t, h);
 }
 
 /* Slots [ins, f) move to [ins + 1, f] (f is empty), lanes and run ends, a
@@ -137,6 +208,33 @@ static void shift_up(xq_filter *x, uint64_t ins, uint64_t f)
     }
 }
 
+/* The empty lanes of line l, one bit each (SSE2: lanes are 16-bit, after 8 bytes). */
+static inline uint32_t empty_lanes(const xq_filter *x, uint64_t l)
+{
+    const uint8_t *p = x->t + l * 64u;
+    const __m128i z = _mm_setzero_si128();
+    uint64_t b = 0;
+    uint32_t q;
+    for (q = 0; q < 4; q++)
+        b |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+                 _mm_cmpeq_epi16(_mm_load_si128((const __m128i *)(const void *)(p + 16u * q)), z))
+             << (16u * q);
+    return (uint32_t)pext64(b >> 8, UINT64_C(0x0055555555555555)); /* two bits a lane: one */
+}
+
+/* The first empty slot at or after p (blocks * S: none). */
+static uint64_t first_empty(const xq_filter *x, uint64_t p)
+{
+    uint64_t l = p / S;
+    uint32_t e = empty_lanes(x, l) & (uint32_t)(M28 << (p % S));
+    while (e == 0) {
+        if (++l >= x->blocks)
+            return x->blocks * S;
+        e = empty_lanes(x, l);
+    }
+    return l * S + (uint32_t)__builtin_ctz(e);
+}
+
 /* Entry s into the run of slot a (AMQ_EFULL: no room: the table grows). */
 static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
 {
@@ -153,8 +251,7 @@ static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
         if (ins < a)
             ins = a;
     }
-    for (f = ins; f < total && *lane_at(x, f) != 0; f++)
-        ;
+    f = first_empty(x, ins);
     if (f >= total)
         return AMQ_EFULL;
     /* every line whose first slot is in (a, f] gets one more entry of an earlier slot */
@@ -176,19 +273,28 @@ static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
 /* ---- growth: every entry re-placed in order ------------------------------------------------ */
 
 typedef struct {
-    xq_filter *y; /* the table being written */
-    int64_t last_pos;
-    uint64_t last_can;
+    xq_filter *y;       /* the table being written, in order of slots */
+    uint8_t *t;         /* y's lines, and their count: held here, not read through y */
+    uint64_t blocks;    /* (a store into a line may alias y's fields for the compiler) */
+    uint64_t entries;   /* written to y at the end */
+    uint64_t pos;       /* one past the last entry written */
+    uint64_t last_a;    /* the slot of the last entry (UINT64_MAX: none yet) */
+    uint64_t next_line; /* the first line whose offset is not written yet */
+    uint64_t wl;        /* the line pos is in, whose bits are held in wocc and wend */
+    uint64_t wocc, wend;
     int bad;
+} appender; /* no array in it: the compiler keeps it in registers */
+
+typedef struct {
     uint16_t copies[64]; /* copies put in slot copies_of (places of entries that span slots) */
     uint32_t ncopies;
     uint64_t copies_of;
-} appender;
+} copyset;
 
 /* Has a copy equal to s been put in slot a already?  Places of one entry
  * that meet in one slot are kept once (else copies of short entries pile up
  * growth after growth); the prototype removes nothing, so no count is kept. */
-static int copy_seen(appender *ap, uint64_t a, uint16_t s)
+static int copy_seen(copyset *ap, uint64_t a, uint16_t s)
 {
     uint32_t i;
     if (ap->ncopies == 0 || ap->copies_of != a) {
@@ -203,34 +309,80 @@ static int copy_seen(appender *ap, uint64_t a, uint16_t s)
     return 0;
 }
 
-static void append(appender *ap, uint64_t a, uint16_t s)
+/* The offsets of the lines whose first slot is at or before a: every entry
+ * of an earlier slot is written by now. */
+static inline __attribute__((always_inline)) void close_lines(appender *ap, uint64_t a)
 {
-    xq_filter *y = ap->y;
-    uint64_t pos = ap->last_pos < 0 ? a : (uint64_t)ap->last_pos + 1, b2;
-    if (pos < a)
-        pos = a;
-    if (pos >= y->blocks * S) {
+    while (ap->next_line < ap->blocks && ap->next_line * S <= a) {
+        const uint64_t first = ap->next_line * S, off = ap->pos > first ? ap->pos - first : 0;
+        if (off > 255u)
+            ap->bad = 1;
+        *line_word(ap->t, ap->next_line) |= off & 255u;
+        ap->next_line++;
+    }
+}
+
+/* Line wl's occupied and run-end bits, held while entries go into it, to memory. */
+static inline __attribute__((always_inline)) void flush_line(appender *ap)
+{
+    if (ap->wl < ap->blocks)
+        *line_word(ap->t, ap->wl) |= (ap->wocc << 8) | (ap->wend << 36);
+    ap->wocc = ap->wend = 0;
+}
+
+static inline __attribute__((always_inline)) void append(appender *ap, uint64_t a, uint16_t s)
+{
+    const uint64_t same = a == ap->last_a, pos = ap->pos > a ? ap->pos : a;
+    const uint64_t pl = pos / S, pj = pos - pl * S, al = a / S;
+    close_lines(ap, a);
+    if (__builtin_expect(pos >= ap->blocks * S, 0)) {
         ap->bad = 1;
         return;
     }
-    if (ap->last_pos >= 0 && a == ap->last_can)
-        set_run(y, (uint64_t)ap->last_pos, 0);
-    else
-        *word_of(y, a / S) |= UINT64_C(1) << (8u + a % S);
-    set_run(y, pos, 1);
-    *lane_at(y, pos) = s;
-    for (b2 = a / S + 1; b2 <= pos / S; b2++) {
-        const uint64_t off = pos - b2 * S + 1;
-        uint64_t *w = word_of(y, b2);
-        if (off > 255u) {
-            ap->bad = 1;
-            return;
-        }
-        *w = (*w & ~UINT64_C(255)) | off;
+    if (pl != ap->wl) {
+        flush_line(ap);
+        ap->wl = pl;
     }
-    ap->last_pos = (int64_t)pos;
-    ap->last_can = a;
-    y->entries++;
+    if (same && pj == 0) /* the run goes on from the line before (in memory): its end moves here */
+        *line_word(ap->t, pl - 1u) &= ~(UINT64_C(1) << (36u + S - 1u));
+    ap->wend = (ap->wend & ~((same << pj) >> 1)) | (UINT64_C(1) << pj);
+    if (al == pl)
+        ap->wocc |= (same ^ 1u) << (a - al * S);
+    else
+        *line_word(ap->t, al) |= (same ^ 1u) << (8u + a - al * S);
+    *line_lane(ap->t, pos) = s;
+    ap->pos = pos + 1;
+    ap->last_a = a;
+    ap->entries++;
+}
+
+/* append(ap, a, s) when take is 1, else no change: without a branch, for the entries of a run
+ * that go to a, the first slot of y its slot meets (about half of them; the
+ * rest wait for the run's end).  The caller has closed the lines up to a. */
+static inline __attribute__((always_inline)) void append_if(appender *ap, uint64_t a, uint16_t s,
+                                                            uint64_t take)
+{
+    const uint64_t same = a == ap->last_a, pos = ap->pos > a ? ap->pos : a;
+    const uint64_t pl = pos / S, pj = pos - pl * S, al = a / S, opens = take & (same ^ 1u);
+    if (__builtin_expect(pos >= ap->blocks * S, 0)) {
+        ap->bad |= (int)take;
+        return;
+    }
+    if (pl != ap->wl) {
+        flush_line(ap);
+        ap->wl = pl;
+    }
+    if (take & same & (pj == 0)) /* the run goes on from the line before (in memory) */
+        *line_word(ap->t, pl - 1u) &= ~(UINT64_C(1) << (36u + S - 1u));
+    ap->wend = take ? (ap->wend & ~((same << pj) >> 1)) | (UINT64_C(1) << pj) : ap->wend;
+    if (al == pl)
+        ap->wocc |= opens << (a - al * S);
+    else
+        *line_word(ap->t, al) |= opens << (8u + a - al * S);
+    *line_lane(ap->t, pos) = (uint16_t)(s & (uint16_t)-take); /* pos is past every entry: 0 stays 0 */
+    ap->pos = pos + take;
+    ap->last_a = take ? a : ap->last_a;
+    ap->entries += take;
 }
 
 typedef struct {
@@ -239,55 +391,165 @@ typedef struct {
     uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
 } placed;
 
-/* Entry s of slot a in x: where it goes in y (one slot, or several for an
- * entry whose prefix is shorter than y's slots are wide). */
-static uint32_t replace(const xq_filter *x, const xq_filter *y, uint64_t a, uint16_t s,
-                        placed *out, uint32_t room)
+/* What a rebuild carries besides the tables: where it is in x's deep list,
+ * and the ranges of keys whose entries run out of bits in y. */
+typedef struct {
+    const xq_filter *x;
+    xq_filter *y;
+    uint64_t di;     /* x's deep ranges before di end before the slot being read */
+    uint64_t *voids; /* [lo, hi] pairs */
+    uint64_t nv, cap;
+    int nomem;
+} regrow;
+
+static void add_void(regrow *g, uint64_t lo, uint64_t hi)
 {
-    const uint32_t len = s == 0x8000u ? 0 : 15u - (uint32_t)__builtin_ctz(s);
-    /* slot a's keys: h in [slot_lo, slot_hi]; an entry's prefix may reach past them */
-    const unsigned __int128 top = ((unsigned __int128)(a + 1) << 64) + x->m - 1u;
-    const uint64_t slot_lo = (uint64_t)((((unsigned __int128)a << 64) + x->m - 1u) / x->m);
-    const uint64_t slot_hi = top / x->m > UINT64_MAX ? UINT64_MAX : (uint64_t)(top / x->m) - 1u;
-    uint64_t lo, hi, a_lo, a_hi, c;
-    int32_t len2;
-    uint16_t s2, clipped = 0;
-    uint32_t n = 0;
-    if (len == 0) {
-        lo = slot_lo;
-        hi = slot_hi;
-        s2 = 0x8000u;
-        clipped = 1; /* a void entry: a copy in every slot its key may have */
-    } else {
-        const uint32_t p = x->k + len - 1u;
-        uint64_t pk, pre;
-        c = (uint64_t)(((unsigned __int128)a << x->k) / x->m);
-        pk = (c & 1u) == (uint64_t)(s >> 15) ? c : c + 1u;
-        pre = (pk << (len - 1u)) | ((uint64_t)(s >> (16u - len)) & ((UINT64_C(1) << (len - 1u)) - 1u));
-        lo = pre << (64u - p);
-        hi = lo + ((UINT64_C(1) << (64u - p)) - 1u);
-        len2 = (int32_t)len + (int32_t)x->k - (int32_t)y->k;
-        if (len2 >= 1) {
-            const uint64_t d2 = (lo << (y->k - 1u)) >> (64u - (uint32_t)len2);
-            s2 = (uint16_t)((d2 << (16u - (uint32_t)len2)) | (UINT64_C(1) << (15u - (uint32_t)len2)));
-        } else
-            s2 = 0x8000u;
-        clipped = lo < slot_lo || hi > slot_hi;
-        if (lo < slot_lo)
-            lo = slot_lo;
-        if (hi > slot_hi)
-            hi = slot_hi;
+    if (g->nv > 0 && g->voids[2 * g->nv - 1] != UINT64_MAX && g->voids[2 * g->nv - 1] + 1u >= lo &&
+        g->voids[2 * g->nv - 2] <= lo) { /* joins the last one */
+        if (hi > g->voids[2 * g->nv - 1])
+            g->voids[2 * g->nv - 1] = hi;
+        return;
     }
-    a_lo = mulhi(lo, y->m);
-    a_hi = mulhi(hi, y->m);
-    if (a_hi - a_lo >= room)
-        return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
-    for (; a_lo <= a_hi; a_lo++, n++) {
-        out[n].a = a_lo;
-        out[n].s = s2;
-        out[n].copy = (uint16_t)(clipped || a_hi != mulhi(lo, y->m));
+    if (g->nv == g->cap) {
+        const uint64_t cap = g->cap ? 2 * g->cap : 256;
+        uint64_t *v = realloc(g->voids, 2 * cap * sizeof *v);
+        if (v == NULL) {
+            g->nomem = 1;
+            return;
+        }
+        g->voids = v;
+        g->cap = cap;
+    }
+    g->voids[2 * g->nv] = lo;
+    g->voids[2 * g->nv + 1] = hi;
+    g->nv++;
+}
+
+/* The entry in y for keys whose top p bits are lo's: p - k2 bits from bit
+ * k2 when that is more than SHORT, else up to SHORT bits from bit k2 - 1 (a
+ * short entry keeps the last bit of its slot's top bits: below). */
+static inline uint16_t entry_for(const xq_filter *y, uint64_t lo, int32_t p)
+{
+    int32_t len = p - (int32_t)y->k;
+    uint32_t from = y->k;
+    if (len <= (int32_t)SHORT) {
+        len = len + 1 > (int32_t)SHORT ? (int32_t)SHORT : len + 1;
+        from = y->k - 1u;
+    }
+    if (len <= 0)
+        return 0x8000u;
+    return (uint16_t)((((lo << from) >> (64u - (uint32_t)len)) << (16u - (uint32_t)len)) |
+                      (UINT64_C(1) << (15u - (uint32_t)len)));
+}
+
+/* Entry s of a slot whose keys are h in [slot_lo, slot_hi]: where it goes in
+ * y.  A long entry holds len bits of h from bit k on; h's top k bits are
+ * those of slot_lo or one more (a slot is narrower than 2^(64-k)), so the
+ * entry stands for up to two ranges of h, each clipped to the slot; both are
+ * placed when both meet it.  A short one (SHORT bits or fewer) begins with
+ * bit k - 1, which tells the two apart: without it, short entries met both
+ * ever more often and their copies multiplied growth after growth. */
+static uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t s, placed *out,
+                        uint32_t room)
+{
+    const xq_filter *x = g->x, *y = g->y;
+    const uint32_t len = s == 0x8000u ? 0 : 15u - (uint32_t)__builtin_ctz(s);
+    const uint32_t sh = 64u - x->k;
+    const uint64_t c = slot_lo >> sh, bits = len == 0 ? 0 : (uint64_t)(s >> (16u - len));
+    uint64_t lo, hi, a_lo, a_hi, ranges[2][3], d;
+    uint32_t n = 0, nr = 0, t;
+    int32_t p = 0;
+    uint16_t s2;
+    if (len == 0) { /* a void lane: its slot's part of every deep range that meets the slot */
+        while (g->di < x->ndeep && x->deep[2 * g->di + 1] < slot_lo)
+            g->di++;
+        for (d = g->di; d < x->ndeep && x->deep[2 * d] <= slot_hi; d++) {
+            lo = x->deep[2 * d] < slot_lo ? slot_lo : x->deep[2 * d];
+            hi = x->deep[2 * d + 1] > slot_hi ? slot_hi : x->deep[2 * d + 1];
+            a_lo = mulhi(lo, y->m);
+            a_hi = mulhi(hi, y->m);
+            if (a_hi - a_lo >= room - n)
+                return UINT32_MAX;
+            for (; a_lo <= a_hi; a_lo++, n++) {
+                out[n].a = a_lo;
+                out[n].s = 0x8000u;
+                out[n].copy = 1;
+            }
+        }
+        return n;
+    } else if (len <= SHORT) {
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        p = (int32_t)(x->k + len - 1u);
+        lo = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u))) << (64u - (uint32_t)p);
+        hi = lo + ((UINT64_C(1) << (64u - (uint32_t)p)) - 1u);
+        if (!(hi < slot_lo || lo > slot_hi)) {
+            ranges[0][0] = lo < slot_lo ? slot_lo : lo;
+            ranges[0][1] = hi > slot_hi ? slot_hi : hi;
+            ranges[0][2] = lo < slot_lo || hi > slot_hi;
+            nr = 1;
+        }
+    } else {
+        p = (int32_t)(x->k + len);
+        for (t = 0; t < 2; t++) {
+            if (t == 1 && c + 1 > (UINT64_MAX >> sh))
+                break;
+            lo = ((c + t) << sh) | (bits << (sh - len));
+            hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
+            if (hi < slot_lo || lo > slot_hi)
+                continue;
+            ranges[nr][0] = lo < slot_lo ? slot_lo : lo;
+            ranges[nr][1] = hi > slot_hi ? slot_hi : hi;
+            ranges[nr][2] = lo < slot_lo || hi > slot_hi;
+            nr++;
+        }
+    }
+    for (t = 0; t < nr; t++) {
+        const int clipped = nr > 1 || ranges[t][2] != 0;
+        lo = ranges[t][0];
+        hi = ranges[t][1];
+        s2 = entry_for(y, lo, p);
+        if (s2 == 0x8000u) /* out of bits: the keys of this range go to the deep list */
+            add_void(g, lo, hi);
+        a_lo = mulhi(lo, y->m);
+        a_hi = mulhi(hi, y->m);
+        if (a_hi - a_lo >= room - n)
+            return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
+        for (; a_lo <= a_hi; a_lo++, n++) {
+            out[n].a = a_lo;
+            out[n].s = s2;
+            out[n].copy = (uint16_t)(clipped || s2 == 0x8000u || a_hi != mulhi(lo, y->m));
+        }
     }
     return n;
+}
+
+/* The keys of slot a of a table of m slots are h in [lo(a), lo(a + 1) - 1],
+ * lo(a) = ceil(a 2^64 / m): from a reciprocal f = floor(2^128 / m) (or one
+ * under), a f / 2^64 is at most 2 under lo(a); what a 2^64 - (a f / 2^64) m
+ * leaves says how far (a division per entry cost the rebuild half its time). */
+typedef struct {
+    uint64_t m, f_hi, f_lo;
+} slot_keys;
+
+static void slot_keys_init(slot_keys *b, uint64_t m)
+{
+    const unsigned __int128 f = ~(unsigned __int128)0 / m;
+    b->m = m;
+    b->f_hi = (uint64_t)(f >> 64);
+    b->f_lo = (uint64_t)f;
+}
+
+static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
+{
+    const uint64_t est = a * b->f_hi + mulhi(a, b->f_lo); /* ceil(a 2^64 / m) - 2 at the least */
+    const uint64_t d = (uint64_t)(((unsigned __int128)a << 64) - (unsigned __int128)est * b->m);
+    return est + (d > 0) + (d > b->m) + (d > 2u * b->m); /* a 2^64 - est m is under 3m */
+}
+
+static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+    *lo = slot_first_key(b, a);
+    *hi = a + 1u >= b->m ? UINT64_MAX : slot_first_key(b, a + 1u) - 1u;
 }
 
 static xq_filter *shell(uint64_t m, double max_load, double growth)
@@ -301,70 +563,195 @@ static xq_filter *shell(uint64_t m, double max_load, double growth)
     y->k = 63u - (uint32_t)__builtin_clzll(m);
     y->max_load = max_load;
     y->growth = growth;
-    if (posix_memalign(&p, 64, y->blocks * 64u) != 0) {
+    if (posix_memalign(&p, y->blocks * 64u >= HUGE_PAGE ? HUGE_PAGE : 64u, y->blocks * 64u) != 0) {
         free(y);
         return NULL;
     }
+    if (y->blocks * 64u >= HUGE_PAGE) /* 2 MiB pages, as the blocked filter it is timed against has */
+        (void)madvise(p, y->blocks * 64u / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
     memset(p, 0, y->blocks * 64u);
     y->t = p;
     return y;
 }
 
+/* The places of entry s of a slot with keys [slot_lo, slot_hi] in y, into
+ * out: one place at once when the entry's range of keys lies in the slot
+ * and in one slot of y (the common case), else replace(). */
+static inline __attribute__((always_inline)) uint32_t place(regrow *g, uint32_t xk, uint32_t yk,
+                                                            uint64_t ym, uint64_t slot_lo,
+                                                            uint64_t slot_hi, uint16_t s, placed *out,
+                                                            uint32_t room)
+{
+    if ((s & ((1u << (15u - SHORT)) - 1u)) != 0) { /* a long entry */
+        const uint32_t len = 15u - (uint32_t)__builtin_ctz(s), sh = 64u - xk;
+        const int32_t len2 = (int32_t)len + (int32_t)xk - (int32_t)yk;
+        uint64_t lo = ((slot_lo >> sh) << sh) | ((uint64_t)(s >> (16u - len)) << (sh - len));
+        uint64_t hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
+        const uint64_t up = hi < slot_lo && (slot_lo >> sh) < (UINT64_MAX >> sh) ? UINT64_C(1) << sh : 0;
+        lo += up; /* h's top bits are slot_lo's plus one */
+        hi += up;
+        if (lo >= slot_lo && hi <= slot_hi && len2 > (int32_t)SHORT && room > 0) {
+            const uint64_t a = mulhi(lo, ym);
+            if (a == mulhi(hi, ym)) {
+                const uint64_t d2 = (lo << yk) >> (64u - (uint32_t)len2);
+                out->a = a;
+                out->s = (uint16_t)((d2 << (16u - (uint32_t)len2)) |
+                                    (UINT64_C(1) << (15u - (uint32_t)len2)));
+                out->copy = 0;
+                return 1;
+            }
+        }
+    }
+    return replace(g, slot_lo, slot_hi, s, out, room);
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* y's deep list: x's and the rebuild's new ranges, sorted, joined where they meet. */
+static int merge_deep(const xq_filter *x, regrow *g, xq_filter *y)
+{
+    const uint64_t n = x->ndeep + g->nv;
+    uint64_t *all, i, w = 0;
+    if (n == 0)
+        return 0;
+    if ((all = malloc(2 * n * sizeof *all)) == NULL) {
+        g->nomem = 1;
+        return -1;
+    }
+    if (x->ndeep)
+        memcpy(all, x->deep, 2 * x->ndeep * sizeof *all);
+    if (g->nv)
+        memcpy(all + 2 * x->ndeep, g->voids, 2 * g->nv * sizeof *all);
+    qsort(all, n, 2 * sizeof *all, by_lo);
+    for (i = 0; i < n; i++) {
+        if (w > 0 && (all[2 * w - 1] == UINT64_MAX || all[2 * i] <= all[2 * w - 1] + 1u)) {
+            if (all[2 * i + 1] > all[2 * w - 1])
+                all[2 * w - 1] = all[2 * i + 1];
+            continue;
+        }
+        all[2 * w] = all[2 * i];
+        all[2 * w + 1] = all[2 * i + 1];
+        w++;
+    }
+    y->deep = all;
+    y->ndeep = w;
+    return 0;
+}
+
+/* Every entry of x into y, in one pass over x's lines: an entry's slot is the
+ * occupied slot whose run it is in (an occupied-bit cursor moved at each run
+ * end).  Places in the first slot of y the run's slot meets are written at
+ * once; later ones (a slot of x spans two or three of y) wait for the run's
+ * end, then go in slot order. */
 static int rebuild(xq_filter *x, uint64_t m2)
 {
     xq_filter *y = shell(m2, x->max_load, x->growth);
-    static uint64_t fifo[4096];
     static placed run[RUN_MAX];
-    uint64_t head = 0, tail = 0, pos, total = x->blocks * S, w = 0;
-    uint32_t nr = 0, i, j, placed_n;
+    uint64_t l, ol = 0, ow, canon, slot_lo, slot_hi, first;
+    uint32_t nr = 0, i, v, j, n, k;
+    placed here[RUN_MAX > 64 ? 64 : RUN_MAX];
+    slot_keys keys;
     appender ap;
+    copyset cs;
+    regrow g;
+    uint32_t xk, yk;
+    uint64_t ym, xblocks;
+    const uint8_t *xt;
     if (y == NULL)
         return AMQ_ENOMEM;
+    xk = x->k; /* in locals: stores into the lines may alias the tables' fields */
+    yk = y->k;
+    ym = y->m;
+    xt = x->t;
+    xblocks = x->blocks;
+    memset(&g, 0, sizeof g);
+    g.x = x;
+    g.y = y;
+    slot_keys_init(&keys, x->m);
     ap.y = y;
-    ap.last_pos = -1;
-    ap.last_can = 0;
+    ap.t = y->t;
+    ap.blocks = y->blocks;
+    ap.entries = 0;
+    ap.pos = 0;
+    ap.last_a = UINT64_MAX;
+    ap.next_line = 0;
+    ap.wl = 0;
+    ap.wocc = ap.wend = 0;
     ap.bad = 0;
-    ap.ncopies = 0;
-    ap.copies_of = 0;
-    for (pos = 0; pos < total && !ap.bad; pos++) {
-        uint16_t s;
-        if (pos % S == 0)
-            w = *word_of(x, pos / S);
-        if ((w >> (8u + pos % S)) & 1u) {
-            if (tail - head == 4096u) { /* more slots' runs pending than the ring holds */
+    cs.ncopies = 0;
+    cs.copies_of = 0;
+    ow = (*word_of(x, 0) >> 8) & M28;
+    while (ow == 0 && ol + 1 < xblocks)
+        ow = (*word_of(x, ++ol) >> 8) & M28;
+    for (l = 0; l < xblocks && !ap.bad; l++) {
+        const uint64_t ends = (*word_of(x, l) >> 36) & M28;
+        const uint16_t *ln = (const uint16_t *)(const void *)(xt + l * 64u + 8u);
+        uint32_t full = ~empty_lanes(x, l) & (uint32_t)M28;
+        while (full != 0 && !ap.bad) {
+            const uint16_t s = ln[j = (uint32_t)__builtin_ctz(full)];
+            uint32_t end = (uint32_t)(ends >> j) & 1u;
+            full &= full - 1u;
+            if (__builtin_expect(ow == 0, 0)) { /* an entry with no run: not a table */
                 ap.bad = 1;
                 break;
             }
-            fifo[(tail++) % 4096u] = pos;
-        }
-        s = *lane_at(x, pos);
-        if (s == 0)
-            continue;
-        placed_n = replace(x, y, fifo[head % 4096u], s, run + nr, RUN_MAX - nr);
-        if (placed_n == UINT32_MAX) {
-            ap.bad = 1;
-            break;
-        }
-        nr += placed_n;
-        if ((w >> (36u + pos % S)) & 1u) { /* the run ends: its entries in slot order */
-            for (i = 1; i < nr; i++)
-                for (j = i; j > 0 && run[j - 1].a > run[j].a; j--) {
-                    const placed t = run[j];
-                    run[j] = run[j - 1];
-                    run[j - 1] = t;
+            canon = ol * S + (uint64_t)__builtin_ctzll(ow);
+            slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
+            first = mulhi(slot_lo, ym);
+            n = place(&g, xk, yk, ym, slot_lo, slot_hi, s, here, 64u);
+            close_lines(&ap, first);
+            if (__builtin_expect(n == 1 && !here[0].copy && nr < RUN_MAX, 1)) {
+                const uint64_t in_first = here[0].a == first;
+                append_if(&ap, first, here[0].s, in_first);
+                run[nr] = here[0];
+                nr += (uint32_t)(in_first ^ 1u);
+            } else {
+                if (n == UINT32_MAX || nr + n > RUN_MAX) {
+                    ap.bad = 1;
+                    break;
                 }
-            for (i = 0; i < nr; i++)
-                if (!(run[i].copy && copy_seen(&ap, run[i].a, run[i].s)))
-                    append(&ap, run[i].a, run[i].s);
-            nr = 0;
-            head++;
+                for (k = 0; k < n; k++) {
+                    if (here[k].a != first)
+                        run[nr++] = here[k];
+                    else if (!(here[k].copy && copy_seen(&cs, here[k].a, here[k].s)))
+                        append(&ap, here[k].a, here[k].s);
+                }
+            }
+            if (__builtin_expect(end & (nr != 0), 0)) { /* the run ends: its later places in slot order */
+                for (i = 1; i < nr; i++)
+                    for (v = i; v > 0 && run[v - 1].a > run[v].a; v--) {
+                        const placed t = run[v];
+                        run[v] = run[v - 1];
+                        run[v - 1] = t;
+                    }
+                for (i = 0; i < nr; i++)
+                    if (!(run[i].copy && copy_seen(&cs, run[i].a, run[i].s)))
+                        append(&ap, run[i].a, run[i].s);
+                nr = 0;
+            }
+            ow &= ow - end;
+            while (__builtin_expect(ow == 0, 0) && ol + 1 < xblocks)
+                ow = (*word_of(x, ++ol) >> 8) & M28;
         }
     }
-    if (ap.bad) {
+    flush_line(&ap);
+    close_lines(&ap, UINT64_MAX);
+    y->entries = ap.entries;
+    if (ap.bad || nr != 0 || g.nomem || merge_deep(x, &g, y) != 0) {
+        free(g.voids);
+        free(y->deep);
         free(y->t);
         free(y);
-        return AMQ_EFULL;
+        return g.nomem ? AMQ_ENOMEM : AMQ_EFULL;
     }
+    free(g.voids);
+    free(x->deep);
+    x->deep = y->deep;
+    x->ndeep = y->ndeep;
     y->items = x->items;
     y->k0 = x->k0;
     y->grows = x->grows + 1;
@@ -393,6 +780,7 @@ void xq_free(xq_filter *x)
     if (x == NULL)
         return;
     free(x->t);
+    free(x->deep);
     free(x);
 }
 
@@ -439,7 +827,7 @@ void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t
 
 uint64_t xq_bytes(const xq_filter *x)
 {
-    return sizeof *x + x->blocks * 64u;
+    return sizeof *x + x->blocks * 64u + 16u * x->ndeep;
 }
 
 int xq_check(const xq_filter *x)
@@ -447,9 +835,20 @@ int xq_check(const xq_filter *x)
     static uint64_t fifo[4096];
     uint64_t head = 0, tail = 0, pos, total = x->blocks * S, n = 0, runs = 0, occs = 0, b2, need;
     uint64_t *want = calloc(x->blocks, sizeof *want);
+    slot_keys keys;
     int rc = 0;
     if (want == NULL)
         return -9;
+    slot_keys_init(&keys, x->m);
+    for (b2 = 0; b2 < 256; b2++) { /* the reciprocal's slot bounds against a division */
+        const uint64_t a = b2 < 2 ? b2 * (x->m - 1) : (b2 * UINT64_C(0x9e3779b97f4a7c15)) % x->m;
+        const unsigned __int128 exact = (((unsigned __int128)a << 64) + x->m - 1u) / x->m;
+        if ((unsigned __int128)slot_first_key(&keys, a) != exact)
+            rc = -8;
+    }
+    for (b2 = 0; b2 < x->ndeep; b2++) /* deep ranges: well formed, sorted, apart */
+        if (x->deep[2 * b2] > x->deep[2 * b2 + 1] || (b2 > 0 && x->deep[2 * b2] <= x->deep[2 * b2 - 1]))
+            rc = -7;
     for (pos = 0; pos < total; pos++) {
         const uint64_t w = *word_of(x, pos / S);
         if ((w >> (8u + pos % S)) & 1u) {
@@ -470,6 +869,17 @@ int xq_check(const xq_filter *x)
             break;
         }
         n++;
+        if (*lane_at(x, pos) == 0x8000u) { /* a void lane: its slot meets a deep range */
+            uint64_t lo, hi;
+            slot_keys_range(&keys, fifo[head % 4096u], &lo, &hi);
+            if (!deep_has(x, lo) && !deep_has(x, hi)) {
+                uint64_t d = 0;
+                while (d < x->ndeep && x->deep[2 * d] < lo)
+                    d++;
+                if (d == x->ndeep || x->deep[2 * d] > hi)
+                    rc = -6;
+            }
+        }
         for (b2 = fifo[head % 4096u] / S + 1; b2 <= pos / S; b2++) {
             need = pos - b2 * S + 1;
             if (need > want[b2])

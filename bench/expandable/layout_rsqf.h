@@ -3,10 +3,14 @@
  * quotient filter whose slot of a key is range-reduced (h1 * M >> 64), so
  * that it can grow by any factor (measurement only, not part of libamq).
  * Lines of 64 bytes hold 28 slots: an 8-bit offset, 28 occupied bits, 28
- * run-end bits, 28 16-bit entries (0: empty).  An entry holds the bits of
- * h1 from position k - 1 (k = floor(log2 M)) with a 1 marker after them, so
- * that a key's entry needs no division; growth rebuilds the table at M *
- * growth, an entry keeping its prefix (one bit fewer when k grows).
+ * run-end bits, 28 16-bit entries (0: empty).  An entry holds bits of h1
+ * with a 1 marker after them: a key's 15 from bit k = floor(log2 M) on, so
+ * that it needs no division; an entry of 3 bits or fewer from bit k - 1, the
+ * last of the slot's top bits, which tells which of two cells of 2^-k a slot
+ * straddling them the key is in.  Growth rebuilds the table at M * growth,
+ * an entry keeping its prefix (one bit fewer when k grows).  A key whose
+ * entry runs out of bits becomes a range of h in a sorted list, and a void
+ * lane (0x8000) in each slot the range meets sends a query there.
  */
 #ifndef AMQ_BENCH_LAYOUT_RSQF_H
 #define AMQ_BENCH_LAYOUT_RSQF_H
@@ -23,6 +27,8 @@ typedef struct xq_filter {
     uint64_t grows;
     double max_load, growth;
     uint8_t *t;
+    uint64_t *deep; /* ranges of h [lo, hi], sorted and apart, of keys whose entries ran out of bits */
+    uint64_t ndeep;
 } xq_filter;
 
 xq_filter *xq_new(uint64_t capacity, double max_load, double growth);
