@@ -424,6 +424,9 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(LAYOUTS_BENCH) --max 3e5 --absent 1e5 --queries 1e5 --speed > $(BUILD)/bench-layouts-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-layouts-smoke.log; exit 1; }
 	@echo "layouts-bench (300,000 keys, every key checked present): ok"
+	@$(LAYOUTS_BENCH) --layout rsqf --start 16 --max 2.5e6 --absent 1e5 --queries 1e5 --speed \
+	    > $(BUILD)/bench-layouts-deep.log 2>&1 || { cat $(BUILD)/bench-layouts-deep.log; exit 1; }
+	@echo "layouts-bench rsqf from 16 keys to 2.5M (keys out of bits, in the deep list): ok"
 
 # The expandable kind grown from 1,000 keys against filters sized in advance,
 # the scalable Bloom filter and the peer taffy cuckoo filter (built from
