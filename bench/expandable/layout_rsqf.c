@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "amq.h"
 
@@ -27,9 +28,6 @@
 #define TAIL_BLOCKS 16u
 #define HUGE_PAGE ((size_t)2 << 20)
 #define RUN_MAX 4096u
-#ifndef NEXT_FROM /* (-DNEXT_FROM=28 turns it off, for a comparison) */
-#define NEXT_FROM 20u /* query: from this slot of a line on, fetch the next line too */
-#endif
 #define SHORT 3u /* entries of SHORT bits or fewer begin at bit k - 1 */
 
 static inline uint64_t mulhi(uint64_t a, uint64_t b)
@@ -146,10 +144,7 @@ int xq_contains(const xq_filter *x, uint64_t h)
     const uint64_t a = mulhi(h, x->m), blk = a / S;
     const uint32_t i = (uint32_t)(a - blk * S);
     const uint8_t *line = x->t + blk * 64u;
-    uint64_t w;
-    if (i >= NEXT_FROM) /* a late slot's run often ends in the next line: fetch both at once */
-        __builtin_prefetch(line + 64u);
-    w = *(const uint64_t *)(const void *)line;
+    const uint64_t w = *(const uint64_t *)(const void *)line;
     const uint32_t off = (uint32_t)(w & 255u);
     uint32_t t, start, end, len;
     uint64_t r;
@@ -330,32 +325,6 @@ static inline __attribute__((always_inline)) void flush_line(appender *ap)
     ap->wocc = ap->wend = 0;
 }
 
-static inline __attribute__((always_inline)) void append(appender *ap, uint64_t a, uint16_t s)
-{
-    const uint64_t same = a == ap->last_a, pos = ap->pos > a ? ap->pos : a;
-    const uint64_t pl = pos / S, pj = pos - pl * S, al = a / S;
-    close_lines(ap, a);
-    if (__builtin_expect(pos >= ap->blocks * S, 0)) {
-        ap->bad = 1;
-        return;
-    }
-    if (pl != ap->wl) {
-        flush_line(ap);
-        ap->wl = pl;
-    }
-    if (same && pj == 0) /* the run goes on from the line before (in memory): its end moves here */
-        *line_word(ap->t, pl - 1u) &= ~(UINT64_C(1) << (36u + S - 1u));
-    ap->wend = (ap->wend & ~((same << pj) >> 1)) | (UINT64_C(1) << pj);
-    if (al == pl)
-        ap->wocc |= (same ^ 1u) << (a - al * S);
-    else
-        *line_word(ap->t, al) |= (same ^ 1u) << (8u + a - al * S);
-    *line_lane(ap->t, pos) = s;
-    ap->pos = pos + 1;
-    ap->last_a = a;
-    ap->entries++;
-}
-
 /* append(ap, a, s) when take is 1, else no change: without a branch, for the entries of a run
  * that go to a, the first slot of y its slot meets (about half of them; the
  * rest wait for the run's end).  The caller has closed the lines up to a. */
@@ -383,6 +352,12 @@ static inline __attribute__((always_inline)) void append_if(appender *ap, uint64
     ap->pos = pos + take;
     ap->last_a = take ? a : ap->last_a;
     ap->entries += take;
+}
+
+static inline __attribute__((always_inline)) void append(appender *ap, uint64_t a, uint16_t s)
+{
+    close_lines(ap, a);
+    append_if(ap, a, s, 1);
 }
 
 typedef struct {
@@ -786,14 +761,22 @@ void xq_free(xq_filter *x)
 
 /* The table at m * growth (or larger, while a rebuild meets a run pushed
  * more than 255 slots into a line: the 8-bit offset). */
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static int grow(xq_filter *x)
 {
+    const double t0 = seconds();
     double g = x->growth;
-    int rc, tries;
-    for (tries = 0; tries < 8; tries++, g *= x->growth)
-        if ((rc = rebuild(x, (uint64_t)ceil((double)x->m * g))) != AMQ_EFULL)
-            return rc;
-    return AMQ_EFULL;
+    int rc = AMQ_EFULL, tries;
+    for (tries = 0; tries < 8 && rc == AMQ_EFULL; tries++, g *= x->growth)
+        rc = rebuild(x, (uint64_t)ceil((double)x->m * g));
+    x->grow_s += seconds() - t0;
+    return rc;
 }
 
 int xq_add(xq_filter *x, uint64_t h)
@@ -823,6 +806,14 @@ void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t
         }
         out[i] = (uint8_t)xq_contains(x, h1[i]);
     }
+}
+
+uint64_t xq_void_lanes(const xq_filter *x)
+{
+    uint64_t pos, n = 0;
+    for (pos = 0; pos < x->blocks * S; pos++)
+        n += *lane_at(x, pos) == 0x8000u;
+    return n;
 }
 
 uint64_t xq_bytes(const xq_filter *x)

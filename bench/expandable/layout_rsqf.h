@@ -25,6 +25,7 @@ typedef struct xq_filter {
     uint32_t k0;
     uint64_t items, entries;
     uint64_t grows;
+    double grow_s;   /* seconds spent growing (rebuilds), for the bench's breakdown of an add */
     double max_load, growth;
     uint8_t *t;
     uint64_t *deep; /* ranges of h [lo, hi], sorted and apart, of keys whose entries ran out of bits */
@@ -37,6 +38,7 @@ int xq_add(xq_filter *x, uint64_t h1);
 int xq_contains(const xq_filter *x, uint64_t h1);
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out);
 uint64_t xq_bytes(const xq_filter *x);
+uint64_t xq_void_lanes(const xq_filter *x); /* lanes sending a query to the deep list */
 int xq_check(const xq_filter *x);
 
 #endif /* AMQ_BENCH_LAYOUT_RSQF_H */

@@ -218,6 +218,14 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
                (unsigned long long)n, L->name, t_add * 1e9 / (double)n, tb_add * 1e9 / (double)n,
                t_add / tb_add, tx1 * 1e9 / (double)q, tb1 * 1e9 / (double)q, tx1 / tb1,
                txb * 1e9 / (double)q, tbb * 1e9 / (double)q, txb / tbb);
+        if (L->make == rsqf_make) { /* where an add's time goes; the keys out of bits */
+            const xq_filter *x = f;
+            printf("(rsqf's add: %.1f ns of it in the %llu rebuilds, %.1f ns placing the key; "
+                   "%llu ranges in the deep list, %llu void lanes)\n",
+                   x->grow_s * 1e9 / (double)n, (unsigned long long)x->grows,
+                   (t_add - x->grow_s) * 1e9 / (double)n, (unsigned long long)x->ndeep,
+                   (unsigned long long)xq_void_lanes(x));
+        }
         amq_filter_free(b);
     }
     if (L->remove != NULL) {
