@@ -268,9 +268,8 @@ static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
 /* ---- growth: every entry re-placed in order ------------------------------------------------ */
 
 typedef struct {
-    xq_filter *y;       /* the table being written, in order of slots */
-    uint8_t *t;         /* y's lines, and their count: held here, not read through y */
-    uint64_t blocks;    /* (a store into a line may alias y's fields for the compiler) */
+    uint8_t *t;         /* the table being written, in order of slots, and its lines: */
+    uint64_t blocks;    /* held here, as a store into a line may alias the table's fields */
     uint64_t entries;   /* written to y at the end */
     uint64_t pos;       /* one past the last entry written */
     uint64_t last_a;    /* the slot of the last entry (UINT64_MAX: none yet) */
@@ -278,7 +277,7 @@ typedef struct {
     uint64_t wl;        /* the line pos is in, whose bits are held in wocc and wend */
     uint64_t wocc, wend;
     int bad;
-} appender; /* no array in it: the compiler keeps it in registers */
+} appender; /* no array in it, so that the compiler may keep it in registers */
 
 typedef struct {
     uint16_t copies[64]; /* copies put in slot copies_of (places of entries that span slots) */
@@ -647,7 +646,6 @@ static int rebuild(xq_filter *x, uint64_t m2)
     g.x = x;
     g.y = y;
     slot_keys_init(&keys, x->m);
-    ap.y = y;
     ap.t = y->t;
     ap.blocks = y->blocks;
     ap.entries = 0;
