@@ -517,7 +517,7 @@ static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
 {
     const uint64_t est = a * b->f_hi + mulhi(a, b->f_lo); /* ceil(a 2^64 / m) - 2 at the least */
     const uint64_t d = (uint64_t)(((unsigned __int128)a << 64) - (unsigned __int128)est * b->m);
-    return est + (d > 0) + (d > b->m) + (d > 2u * b->m); /* a 2^64 - est m is under 3m */
+    return est + (d > 0) + (d > b->m); /* a 2^64 - est m is at most 2m */
 }
 
 static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
@@ -627,7 +627,7 @@ static int rebuild(xq_filter *x, uint64_t m2)
     static placed run[RUN_MAX];
     uint64_t l, ol = 0, ow, canon, slot_lo, slot_hi, first;
     uint32_t nr = 0, i, v, j, n, k;
-    placed here[RUN_MAX > 64 ? 64 : RUN_MAX];
+    placed here[64];
     slot_keys keys;
     appender ap;
     copyset cs;
