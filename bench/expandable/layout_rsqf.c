@@ -86,6 +86,35 @@ static inline uint32_t match8_two(const void *p, uint16_t q_long, uint16_t q_sho
     return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(d, _mm_setzero_si128()));
 }
 
+/* The keys of slot a of a table of m slots are h in [lo(a), lo(a + 1) - 1],
+ * lo(a) = ceil(a 2^64 / m): from a reciprocal f = floor(2^128 / m) (or one
+ * under), a f / 2^64 is at most 2 under lo(a); what a 2^64 - (a f / 2^64) m
+ * leaves says how far (a division per entry cost the rebuild half its time). */
+typedef struct {
+    uint64_t m, f_hi, f_lo;
+} slot_keys;
+
+static void slot_keys_init(slot_keys *b, uint64_t m)
+{
+    const unsigned __int128 f = ~(unsigned __int128)0 / m;
+    b->m = m;
+    b->f_hi = (uint64_t)(f >> 64);
+    b->f_lo = (uint64_t)f;
+}
+
+static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
+{
+    const uint64_t est = a * b->f_hi + mulhi(a, b->f_lo); /* ceil(a 2^64 / m) - 2 at the least */
+    const uint64_t d = (uint64_t)(((unsigned __int128)a << 64) - (unsigned __int128)est * b->m);
+    return est + (d > 0) + (d > b->m); /* a 2^64 - est m is at most 2m */
+}
+
+static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+    *lo = slot_first_key(b, a);
+    *hi = a + 1u >= b->m ? UINT64_MAX : slot_first_key(b, a + 1u) - 1u;
+}
+
 static inline void set_run(xq_filter *x, uint64_t pos, int v)
 {
     uint64_t *w = word_of(x, pos / S);
@@ -230,18 +259,42 @@ static uint64_t first_empty(const xq_filter *x, uint64_t p)
     return l * S + (uint32_t)__builtin_ctz(e);
 }
 
-/* Entry s into the run of slot a (AMQ_EFULL: no room: the table grows). */
-static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
+/* The first key of the range entry s of a slot with keys from slot_lo on
+ * stands for (as the rebuild computes it for a long entry; an order only). */
+static inline uint64_t entry_first_key(uint16_t s, uint32_t k, uint64_t slot_lo)
+{
+    const uint32_t sh = 64u - k;
+    const uint64_t mk = (uint64_t)(s & (uint16_t)-s);
+    const uint64_t lo = (slot_lo & ~((UINT64_C(1) << sh) - 1u)) | ((uint64_t)(s ^ mk) << (sh - 16u));
+    return lo + ((mk << (sh - 15u)) - 1u) < slot_lo ? lo + (UINT64_C(1) << sh) : lo;
+}
+
+/* Entry s of key h into the run of slot a, before the first entry whose
+ * range begins after h: runs in that order let a rebuild write every entry
+ * as it reads it (AMQ_EFULL: no room: the table grows). */
+static int insert_at(xq_filter *x, uint64_t a, uint16_t s, uint64_t h)
 {
     const uint64_t blk = a / S, total = x->blocks * S;
     const uint32_t i = (uint32_t)(a % S);
     uint64_t *wp = word_of(x, blk), w = *wp, p0, ins, f, b2;
     const int occ = (int)((w >> (8u + i)) & 1u);
     const uint32_t t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    int last = 1; /* the new entry ends its run */
     p0 = blk * S + (w & 255u);
-    if (occ)
-        ins = select_run(x, p0, t0) + 1;
-    else {
+    if (occ) {
+        const uint64_t end = select_run(x, p0, t0);
+        uint64_t start = t0 == 1 ? p0 : select_run(x, p0, t0 - 1) + 1, slot_lo;
+        slot_keys keys;
+        if (start < a)
+            start = a;
+        keys.m = x->m;
+        keys.f_hi = x->recip_hi;
+        keys.f_lo = x->recip_lo;
+        slot_lo = slot_first_key(&keys, a);
+        for (ins = start; ins <= end && entry_first_key(*lane_at(x, ins), x->k, slot_lo) <= h; ins++)
+            ;
+        last = ins > end;
+    } else {
         ins = t0 == 0 ? p0 : select_run(x, p0, t0) + 1;
         if (ins < a)
             ins = a;
@@ -255,29 +308,17 @@ static int insert_at(xq_filter *x, uint64_t a, uint16_t s)
             return AMQ_EFULL;
     shift_up(x, ins, f);
     *lane_at(x, ins) = s;
-    if (occ)
-        set_run(x, ins - 1, 0);
-    else
+    if (!occ)
         *wp |= UINT64_C(1) << (8u + i);
-    set_run(x, ins, 1);
+    else if (last)
+        set_run(x, ins - 1, 0);
+    set_run(x, ins, last); /* inside the run, ins kept the run bit of the entry now after it */
     for (b2 = blk + 1; b2 <= f / S; b2++)
         (*word_of(x, b2))++;
     return AMQ_OK;
 }
 
 /* ---- growth: every entry re-placed in order ------------------------------------------------ */
-
-typedef struct {
-    uint8_t *t;         /* the table being written, in order of slots, and its lines: */
-    uint64_t blocks;    /* held here, as a store into a line may alias the table's fields */
-    uint64_t entries;   /* written to y at the end */
-    uint64_t pos;       /* one past the last entry written */
-    uint64_t last_a;    /* the slot of the last entry (UINT64_MAX: none yet) */
-    uint64_t next_line; /* the first line whose offset is not written yet */
-    uint64_t wl;        /* the line pos is in, whose bits are held in wocc and wend */
-    uint64_t wocc, wend;
-    int bad;
-} appender; /* no array in it, so that the compiler may keep it in registers */
 
 typedef struct {
     uint16_t copies[64]; /* copies put in slot copies_of (places of entries that span slots) */
@@ -303,64 +344,10 @@ static int copy_seen(copyset *ap, uint64_t a, uint16_t s)
     return 0;
 }
 
-/* The offsets of the lines whose first slot is at or before a: every entry
- * of an earlier slot is written by now. */
-static inline __attribute__((always_inline)) void close_lines(appender *ap, uint64_t a)
-{
-    while (ap->next_line < ap->blocks && ap->next_line * S <= a) {
-        const uint64_t first = ap->next_line * S, off = ap->pos > first ? ap->pos - first : 0;
-        if (off > 255u)
-            ap->bad = 1;
-        *line_word(ap->t, ap->next_line) |= off & 255u;
-        ap->next_line++;
-    }
-}
-
-/* Line wl's occupied and run-end bits, held while entries go into it, to memory. */
-static inline __attribute__((always_inline)) void flush_line(appender *ap)
-{
-    if (ap->wl < ap->blocks)
-        *line_word(ap->t, ap->wl) |= (ap->wocc << 8) | (ap->wend << 36);
-    ap->wocc = ap->wend = 0;
-}
-
-/* append(ap, a, s) when take is 1, else no change: without a branch, for the entries of a run
- * that go to a, the first slot of y its slot meets (about half of them; the
- * rest wait for the run's end).  The caller has closed the lines up to a. */
-static inline __attribute__((always_inline)) void append_if(appender *ap, uint64_t a, uint16_t s,
-                                                            uint64_t take)
-{
-    const uint64_t same = a == ap->last_a, pos = ap->pos > a ? ap->pos : a;
-    const uint64_t pl = pos / S, pj = pos - pl * S, al = a / S, opens = take & (same ^ 1u);
-    if (__builtin_expect(pos >= ap->blocks * S, 0)) {
-        ap->bad |= (int)take;
-        return;
-    }
-    if (pl != ap->wl) {
-        flush_line(ap);
-        ap->wl = pl;
-    }
-    if (take & same & (pj == 0)) /* the run goes on from the line before (in memory) */
-        *line_word(ap->t, pl - 1u) &= ~(UINT64_C(1) << (36u + S - 1u));
-    ap->wend = take ? (ap->wend & ~((same << pj) >> 1)) | (UINT64_C(1) << pj) : ap->wend;
-    if (al == pl)
-        ap->wocc |= opens << (a - al * S);
-    else
-        *line_word(ap->t, al) |= opens << (8u + a - al * S);
-    *line_lane(ap->t, pos) = (uint16_t)(s & (uint16_t)-take); /* pos is past every entry: 0 stays 0 */
-    ap->pos = pos + take;
-    ap->last_a = take ? a : ap->last_a;
-    ap->entries += take;
-}
-
-static inline __attribute__((always_inline)) void append(appender *ap, uint64_t a, uint16_t s)
-{
-    close_lines(ap, a);
-    append_if(ap, a, s, 1);
-}
-
+/* A place of an entry in y: lo is the first key of the range it stands for
+ * there, and places are written in its order (so in order of slots). */
 typedef struct {
-    uint64_t a;
+    uint64_t lo; /* its slot in y is mulhi(lo, y->m) */
     uint16_t s;
     uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
 } placed;
@@ -373,6 +360,7 @@ typedef struct {
     uint64_t di;     /* x's deep ranges before di end before the slot being read */
     uint64_t *voids; /* [lo, hi] pairs */
     uint64_t nv, cap;
+    slot_keys ykeys; /* y's slot bounds */
     int nomem;
 } regrow;
 
@@ -423,7 +411,7 @@ static inline uint16_t entry_for(const xq_filter *y, uint64_t lo, int32_t p)
  * placed when both meet it.  A short one (SHORT bits or fewer) begins with
  * bit k - 1, which tells the two apart: without it, short entries met both
  * ever more often and their copies multiplied growth after growth. */
-static uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t s, placed *out,
+static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t s, placed *out,
                         uint32_t room)
 {
     const xq_filter *x = g->x, *y = g->y;
@@ -445,7 +433,7 @@ static uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t 
             if (a_hi - a_lo >= room - n)
                 return UINT32_MAX;
             for (; a_lo <= a_hi; a_lo++, n++) {
-                out[n].a = a_lo;
+                out[n].lo = a_lo == mulhi(lo, y->m) ? lo : slot_first_key(&g->ykeys, a_lo);
                 out[n].s = 0x8000u;
                 out[n].copy = 1;
             }
@@ -489,41 +477,12 @@ static uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t 
         if (a_hi - a_lo >= room - n)
             return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
         for (; a_lo <= a_hi; a_lo++, n++) {
-            out[n].a = a_lo;
+            out[n].lo = a_lo == mulhi(lo, y->m) ? lo : slot_first_key(&g->ykeys, a_lo);
             out[n].s = s2;
             out[n].copy = (uint16_t)(clipped || s2 == 0x8000u || a_hi != mulhi(lo, y->m));
         }
     }
     return n;
-}
-
-/* The keys of slot a of a table of m slots are h in [lo(a), lo(a + 1) - 1],
- * lo(a) = ceil(a 2^64 / m): from a reciprocal f = floor(2^128 / m) (or one
- * under), a f / 2^64 is at most 2 under lo(a); what a 2^64 - (a f / 2^64) m
- * leaves says how far (a division per entry cost the rebuild half its time). */
-typedef struct {
-    uint64_t m, f_hi, f_lo;
-} slot_keys;
-
-static void slot_keys_init(slot_keys *b, uint64_t m)
-{
-    const unsigned __int128 f = ~(unsigned __int128)0 / m;
-    b->m = m;
-    b->f_hi = (uint64_t)(f >> 64);
-    b->f_lo = (uint64_t)f;
-}
-
-static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
-{
-    const uint64_t est = a * b->f_hi + mulhi(a, b->f_lo); /* ceil(a 2^64 / m) - 2 at the least */
-    const uint64_t d = (uint64_t)(((unsigned __int128)a << 64) - (unsigned __int128)est * b->m);
-    return est + (d > 0) + (d > b->m); /* a 2^64 - est m is at most 2m */
-}
-
-static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
-{
-    *lo = slot_first_key(b, a);
-    *hi = a + 1u >= b->m ? UINT64_MAX : slot_first_key(b, a + 1u) - 1u;
 }
 
 static xq_filter *shell(uint64_t m, double max_load, double growth)
@@ -533,6 +492,11 @@ static xq_filter *shell(uint64_t m, double max_load, double growth)
     if (y == NULL)
         return NULL;
     y->m = m;
+    {
+        const unsigned __int128 f = ~(unsigned __int128)0 / m;
+        y->recip_hi = (uint64_t)(f >> 64);
+        y->recip_lo = (uint64_t)f;
+    }
     y->blocks = (m + S - 1) / S + TAIL_BLOCKS;
     y->k = 63u - (uint32_t)__builtin_clzll(m);
     y->max_load = max_load;
@@ -546,37 +510,6 @@ static xq_filter *shell(uint64_t m, double max_load, double growth)
     memset(p, 0, y->blocks * 64u);
     y->t = p;
     return y;
-}
-
-/* The places of entry s of a slot with keys [slot_lo, slot_hi] in y, into
- * out: one place at once when the entry's range of keys lies in the slot
- * and in one slot of y (the common case), else replace(). */
-static inline __attribute__((always_inline)) uint32_t place(regrow *g, uint32_t xk, uint32_t yk,
-                                                            uint64_t ym, uint64_t slot_lo,
-                                                            uint64_t slot_hi, uint16_t s, placed *out,
-                                                            uint32_t room)
-{
-    if ((s & ((1u << (15u - SHORT)) - 1u)) != 0) { /* a long entry */
-        const uint32_t len = 15u - (uint32_t)__builtin_ctz(s), sh = 64u - xk;
-        const int32_t len2 = (int32_t)len + (int32_t)xk - (int32_t)yk;
-        uint64_t lo = ((slot_lo >> sh) << sh) | ((uint64_t)(s >> (16u - len)) << (sh - len));
-        uint64_t hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
-        const uint64_t up = hi < slot_lo && (slot_lo >> sh) < (UINT64_MAX >> sh) ? UINT64_C(1) << sh : 0;
-        lo += up; /* h's top bits are slot_lo's plus one */
-        hi += up;
-        if (lo >= slot_lo && hi <= slot_hi && len2 > (int32_t)SHORT && room > 0) {
-            const uint64_t a = mulhi(lo, ym);
-            if (a == mulhi(hi, ym)) {
-                const uint64_t d2 = (lo << yk) >> (64u - (uint32_t)len2);
-                out->a = a;
-                out->s = (uint16_t)((d2 << (16u - (uint32_t)len2)) |
-                                    (UINT64_C(1) << (15u - (uint32_t)len2)));
-                out->copy = 0;
-                return 1;
-            }
-        }
-    }
-    return replace(g, slot_lo, slot_hi, s, out, room);
 }
 
 static int by_lo(const void *a, const void *b)
@@ -616,105 +549,202 @@ static int merge_deep(const xq_filter *x, regrow *g, xq_filter *y)
     return 0;
 }
 
+/* The writer of y.  Places come in order of their first keys, so in order
+ * of slots: an entry goes to the first free position from its slot on, and
+ * a line's offset is known when the first place of a slot in it comes. */
+typedef struct {
+    uint8_t *t;
+    uint64_t blocks, total, m;
+    uint64_t entries, pos; /* pos: one past the last entry written */
+    uint64_t last_a;       /* the last entry's slot (UINT64_MAX: none yet) */
+    uint64_t *last_w;      /* the word with its run-end bit, last_b */
+    uint32_t last_b;
+    uint64_t next_line, next_first; /* the first line whose offset is not written yet, its first slot */
+    int bad;
+} encoder; /* no array in it, so that the compiler may keep it in registers */
+
+/* The offsets of the lines whose first slot is at or before a: every entry
+ * of an earlier slot is written by now. */
+static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t a)
+{
+    while (e->next_first <= a && e->next_line < e->blocks) {
+        const uint64_t off = e->pos > e->next_first ? e->pos - e->next_first : 0;
+        e->bad |= off > 255u;
+        *line_word(e->t, e->next_line) |= off & 255u;
+        e->next_line++;
+        e->next_first += S;
+    }
+}
+
+/* The entry s of the place with first key lo, after every place with an
+ * earlier one.  No branch on whether it begins a run: the run end before it
+ * is written as a bit that is 0 when it does not. */
+static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t lo, uint16_t s)
+{
+    const uint64_t a = mulhi(lo, e->m), pos = e->pos > a ? e->pos : a;
+    const uint64_t ends = (uint64_t)(a != e->last_a) & (uint64_t)(e->last_a != UINT64_MAX);
+    const uint64_t al = a / S, pl = pos / S;
+    enc_close(e, a);
+    if (__builtin_expect(pos >= e->total, 0)) {
+        e->bad = 1;
+        return;
+    }
+    *e->last_w |= ends << e->last_b;
+    *line_word(e->t, al) |= UINT64_C(1) << (8u + a - al * S);
+    *line_lane(e->t, pos) = s;
+    e->last_w = line_word(e->t, pl);
+    e->last_b = (uint32_t)(36u + pos - pl * S);
+    e->last_a = a;
+    e->pos = pos + 1u;
+    e->entries++;
+}
+
+static void enc_finish(encoder *e)
+{
+    if (e->last_a != UINT64_MAX)
+        *e->last_w |= UINT64_C(1) << e->last_b;
+    enc_close(e, UINT64_MAX);
+}
+
+/* A chunk of places into y, sorted first if one came out of order (a place
+ * of an entry spanning slots, a short entry, a run not in order). */
+static void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n, int sorted)
+{
+    encoder w = *out, *e = &w; /* a local: its fields stay in registers */
+    uint32_t i, v;
+    if (!sorted)
+        for (i = 1; i < n; i++)
+            for (v = i; v > 0 && p[v - 1].lo > p[v].lo; v--) {
+                const placed t = p[v];
+                p[v] = p[v - 1];
+                p[v - 1] = t;
+            }
+    for (i = 0; i < n; i++)
+        if (!(p[i].copy && copy_seen(cs, mulhi(p[i].lo, e->m), p[i].s)))
+            enc_put(e, p[i].lo, p[i].s);
+    *out = w;
+}
+
+#define CHUNK 1024u  /* places decoded before they are written, ended at a slot of x */
+#define ITEMS 16384u /* room for a chunk and the longest run's places */
+
 /* Every entry of x into y, in one pass over x's lines: an entry's slot is the
  * occupied slot whose run it is in (an occupied-bit cursor moved at each run
- * end).  Places in the first slot of y the run's slot meets are written at
- * once; later ones (a slot of x spans two or three of y) wait for the run's
- * end, then go in slot order. */
+ * end).  A long entry whose range lies in its slot and in one slot of y (the
+ * common case) is placed here; others by replace().  Runs are kept in order
+ * of their entries' first keys (insert_at), so places come in order and are
+ * written as they come, a chunk at a time. */
 static int rebuild(xq_filter *x, uint64_t m2)
 {
+    static placed buf[ITEMS];
     xq_filter *y = shell(m2, x->max_load, x->growth);
-    static placed run[RUN_MAX];
-    uint64_t l, ol = 0, ow, canon, slot_lo, slot_hi, first;
-    uint32_t nr = 0, i, v, j, n, k;
-    placed here[64];
+    uint64_t l, ol = 0, ow, canon, slot_lo, slot_hi, prev = 0;
+    uint32_t n = 0, k, i, xk, yk, dk, sh;
+    int sorted = 1;
     slot_keys keys;
-    appender ap;
+    encoder e;
     copyset cs;
     regrow g;
-    uint32_t xk, yk;
-    uint64_t ym, xblocks;
+    uint64_t ym, xblocks, x_entries, q, hmask, lim;
     const uint8_t *xt;
     if (y == NULL)
         return AMQ_ENOMEM;
     xk = x->k; /* in locals: stores into the lines may alias the tables' fields */
     yk = y->k;
+    dk = yk - xk;
+    x_entries = x->entries;
+    sh = 64u - xk;
     ym = y->m;
     xt = x->t;
     xblocks = x->blocks;
     memset(&g, 0, sizeof g);
     g.x = x;
     g.y = y;
+    slot_keys_init(&g.ykeys, ym);
     slot_keys_init(&keys, x->m);
-    ap.t = y->t;
-    ap.blocks = y->blocks;
-    ap.entries = 0;
-    ap.pos = 0;
-    ap.last_a = UINT64_MAX;
-    ap.next_line = 0;
-    ap.wl = 0;
-    ap.wocc = ap.wend = 0;
-    ap.bad = 0;
+    q = UINT64_MAX / x->m; /* a slot's keys: q or more */
+    hmask = ~((UINT64_C(1) << sh) - 1u);
+    lim = UINT64_C(0x800) >> dk; /* markers of entries long in y */
+    e.t = y->t;
+    e.blocks = y->blocks;
+    e.total = y->blocks * S;
+    e.m = ym;
+    e.entries = e.pos = e.next_line = e.next_first = 0;
+    e.last_a = UINT64_MAX;
+    e.last_w = line_word(y->t, 0); /* written with 0 until an entry is */
+    e.last_b = 36u;
+    e.bad = 0;
     cs.ncopies = 0;
     cs.copies_of = 0;
     ow = (*word_of(x, 0) >> 8) & M28;
     while (ow == 0 && ol + 1 < xblocks)
         ow = (*word_of(x, ++ol) >> 8) & M28;
-    for (l = 0; l < xblocks && !ap.bad; l++) {
+    for (l = 0; l < xblocks && !e.bad; l++) {
         const uint64_t ends = (*word_of(x, l) >> 36) & M28;
         const uint16_t *ln = (const uint16_t *)(const void *)(xt + l * 64u + 8u);
         uint32_t full = ~empty_lanes(x, l) & (uint32_t)M28;
-        while (full != 0 && !ap.bad) {
-            const uint16_t s = ln[j = (uint32_t)__builtin_ctz(full)];
-            uint32_t end = (uint32_t)(ends >> j) & 1u;
+        if (__builtin_expect(n + S > ITEMS, 0)) { /* no room for this line's places */
+            e.bad = 1;
+            break;
+        }
+        while (full != 0) {
+            const uint32_t j = (uint32_t)__builtin_ctz(full);
+            const uint16_t s = ln[j];
+            const uint64_t end = (ends >> j) & 1u, mk = (uint64_t)(s & (uint16_t)-s);
+            uint64_t lo, wd1, est;
+            unsigned __int128 pa;
             full &= full - 1u;
             if (__builtin_expect(ow == 0, 0)) { /* an entry with no run: not a table */
-                ap.bad = 1;
+                e.bad = 1;
                 break;
             }
             canon = ol * S + (uint64_t)__builtin_ctzll(ow);
-            slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
-            first = mulhi(slot_lo, ym);
-            n = place(&g, xk, yk, ym, slot_lo, slot_hi, s, here, 64u);
-            close_lines(&ap, first);
-            if (__builtin_expect(n == 1 && !here[0].copy && nr < RUN_MAX, 1)) {
-                const uint64_t in_first = here[0].a == first;
-                append_if(&ap, first, here[0].s, in_first);
-                run[nr] = here[0];
-                nr += (uint32_t)(in_first ^ 1u);
+            /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
+             * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
+            est = canon * keys.f_hi + mulhi(canon, keys.f_lo);
+            /* a long entry: len bits of h from bit xk, h's top xk bits the slot's or one more */
+            lo = (est & hmask) | ((uint64_t)(s ^ mk) << (sh - 16u));
+            wd1 = (mk << (sh - 15u)) - 1u;
+            lo += (uint64_t)(lo + wd1 < est) << sh;
+            pa = (unsigned __int128)lo * ym; /* the slot in y, and where in it */
+            /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
+            buf[n].lo = lo;
+            buf[n].s = (uint16_t)(s << dk);
+            buf[n].copy = 0;
+            if (__builtin_expect((mk <= lim) & (lo - est - 2u <= q - 3u - wd1) &
+                                     ((uint64_t)pa <= ~(wd1 * ym)),
+                                 1)) { /* long in y, in the slot, in one slot of y */
+                sorted &= lo >= prev;
+                prev = lo;
+                n++;
             } else {
-                if (n == UINT32_MAX || nr + n > RUN_MAX) {
-                    ap.bad = 1;
+                slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
+                k = replace(&g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
+                if (k == UINT32_MAX) {
+                    e.bad = 1; /* no room for every place: fail, nothing dropped */
                     break;
                 }
-                for (k = 0; k < n; k++) {
-                    if (here[k].a != first)
-                        run[nr++] = here[k];
-                    else if (!(here[k].copy && copy_seen(&cs, here[k].a, here[k].s)))
-                        append(&ap, here[k].a, here[k].s);
+                for (i = 0; i < k; i++) {
+                    sorted &= buf[n + i].lo >= prev;
+                    prev = buf[n + i].lo;
                 }
-            }
-            if (__builtin_expect(end & (nr != 0), 0)) { /* the run ends: its later places in slot order */
-                for (i = 1; i < nr; i++)
-                    for (v = i; v > 0 && run[v - 1].a > run[v].a; v--) {
-                        const placed t = run[v];
-                        run[v] = run[v - 1];
-                        run[v - 1] = t;
-                    }
-                for (i = 0; i < nr; i++)
-                    if (!(run[i].copy && copy_seen(&cs, run[i].a, run[i].s)))
-                        append(&ap, run[i].a, run[i].s);
-                nr = 0;
+                n += k;
             }
             ow &= ow - end;
             while (__builtin_expect(ow == 0, 0) && ol + 1 < xblocks)
                 ow = (*word_of(x, ++ol) >> 8) & M28;
+            if (__builtin_expect(end & (n >= CHUNK), 0)) { /* a slot of x ends: a chunk out */
+                enc_chunk(&e, &cs, buf, n, sorted);
+                n = 0;
+                sorted = 1;
+            }
         }
     }
-    flush_line(&ap);
-    close_lines(&ap, UINT64_MAX);
-    y->entries = ap.entries;
-    if (ap.bad || nr != 0 || g.nomem || merge_deep(x, &g, y) != 0) {
+    if (!e.bad)
+        enc_chunk(&e, &cs, buf, n, sorted);
+    enc_finish(&e);
+    y->entries = e.entries;
+    if (e.bad || g.nomem || merge_deep(x, &g, y) != 0) {
         free(g.voids);
         free(y->deep);
         free(y->t);
@@ -731,10 +761,13 @@ static int rebuild(xq_filter *x, uint64_t m2)
     free(x->t);
     x->t = y->t;
     x->m = y->m;
+    x->recip_hi = y->recip_hi;
+    x->recip_lo = y->recip_lo;
     x->blocks = y->blocks;
     x->k = y->k;
     x->entries = y->entries;
     x->grows = y->grows;
+    x->rewritten += x_entries;
     free(y);
     return AMQ_OK;
 }
@@ -780,9 +813,10 @@ static int grow(xq_filter *x)
 int xq_add(xq_filter *x, uint64_t h)
 {
     int rc;
+    __builtin_prefetch(x->t + (mulhi(h, x->m) / S) * 64u + 64u); /* the cluster often ends in the next line */
     if ((double)(x->entries + 1) > x->max_load * (double)x->m && (rc = grow(x)) != AMQ_OK)
         return rc;
-    while ((rc = insert_at(x, mulhi(h, x->m), entry_of(x, h))) == AMQ_EFULL)
+    while ((rc = insert_at(x, mulhi(h, x->m), entry_of(x, h), h)) == AMQ_EFULL)
         if ((rc = grow(x)) != AMQ_OK)
             return rc;
     if (rc != AMQ_OK)
@@ -790,6 +824,24 @@ int xq_add(xq_filter *x, uint64_t h)
     x->entries++;
     x->items++;
     return 1;
+}
+
+/* Keys h[0..n) added, each key's lines fetched D keys ahead: the misses of
+ * several keys overlap.  Returns how many were added (fewer: the next failed). */
+size_t xq_add_batch(xq_filter *x, const uint64_t *h, size_t n)
+{
+    enum { D = 8 };
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (i + D < n) {
+            const uint8_t *p = x->t + (mulhi(h[i + D], x->m) / S) * 64u;
+            __builtin_prefetch(p, 1);
+            __builtin_prefetch(p + 64u, 1);
+        }
+        if (xq_add(x, h[i]) != 1)
+            break;
+    }
+    return i;
 }
 
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out)

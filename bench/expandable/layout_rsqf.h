@@ -20,11 +20,13 @@
 
 typedef struct xq_filter {
     uint64_t m;      /* slots a key may have */
+    uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
     uint64_t blocks; /* lines: m's and room for runs past the last slot */
     uint32_t k;      /* floor(log2 m) */
     uint32_t k0;
     uint64_t items, entries;
     uint64_t grows;
+    uint64_t rewritten; /* entries read by the rebuilds */
     double grow_s;   /* seconds spent growing (rebuilds), for the bench's breakdown of an add */
     double max_load, growth;
     uint8_t *t;
@@ -35,6 +37,7 @@ typedef struct xq_filter {
 xq_filter *xq_new(uint64_t capacity, double max_load, double growth);
 void xq_free(xq_filter *x);
 int xq_add(xq_filter *x, uint64_t h1);
+size_t xq_add_batch(xq_filter *x, const uint64_t *h1, size_t n);
 int xq_contains(const xq_filter *x, uint64_t h1);
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out);
 uint64_t xq_bytes(const xq_filter *x);
