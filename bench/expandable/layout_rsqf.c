@@ -14,7 +14,7 @@
 #include "layout_rsqf.h"
 #include "layout_bits.h"
 
-#include <emmintrin.h>
+#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,9 +199,35 @@ int xq_contains(const xq_filter *x, uint64_t h)
     return run_answers(x, a, blk * S + off, t, h);
 }
 
+/* Lanes [lo, hi) of a line move to [lo + 1, hi]: with AVX2, each 16-bit
+ * word of the line from the one below it, blended into the lanes that move,
+ * instead of a call of memmove. */
+static inline void lanes_up(uint8_t *line, uint32_t lo, uint32_t hi)
+{
+#if defined(__AVX2__)
+    const __m256i a = _mm256_load_si256((const __m256i *)(void *)line);
+    const __m256i b = _mm256_load_si256((const __m256i *)(void *)(line + 32));
+    /* a 2-byte shift of 64 bytes, across the 128-bit halves */
+    const __m256i a_up = _mm256_alignr_epi8(a, _mm256_permute2x128_si256(a, a, 0x08), 14);
+    const __m256i b_up = _mm256_alignr_epi8(b, _mm256_permute2x128_si256(a, b, 0x21), 14);
+    const __m256i wa = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256i wb = _mm256_add_epi16(wa, _mm256_set1_epi16(16));
+    const __m256i from = _mm256_set1_epi16((short)(4u + lo)), to = _mm256_set1_epi16((short)(5u + hi));
+    /* words 5 + lo .. 4 + hi (the lanes lo + 1 .. hi, after the 8-byte head) take the moved ones */
+    const __m256i ma = _mm256_and_si256(_mm256_cmpgt_epi16(wa, from), _mm256_cmpgt_epi16(to, wa));
+    const __m256i mb = _mm256_and_si256(_mm256_cmpgt_epi16(wb, from), _mm256_cmpgt_epi16(to, wb));
+    _mm256_store_si256((__m256i *)(void *)line, _mm256_blendv_epi8(a, a_up, ma));
+    _mm256_store_si256((__m256i *)(void *)(line + 32), _mm256_blendv_epi8(b, b_up, mb));
+#else
+    uint16_t *ln = (uint16_t *)(void *)(line + 8u);
+    memmove(ln + lo + 1, ln + lo, 2u * (hi - lo));
+#endif
+}
+
 /* Slots [ins, f) move to [ins + 1, f] (f is empty), lanes and run ends, a
- * line at a time with the last slot of one carried into the next. */
-static void shift_up(xq_filter *x, uint64_t ins, uint64_t f)
+ * line at a time with the last slot of one carried into the next; the lines
+ * after blk's get one more entry of an earlier slot (their offsets). */
+static void shift_up(xq_filter *x, uint64_t ins, uint64_t f, uint64_t blk)
 {
     const uint64_t li = ins / S, lf = f / S;
     uint64_t l, *w, keep, moved;
@@ -217,7 +243,7 @@ static void shift_up(xq_filter *x, uint64_t ins, uint64_t f)
             out = ln[S - 1];
             out_run = (uint32_t)(*w >> (36u + S - 1)) & 1u;
         }
-        memmove(ln + lo + 1, ln + lo, 2u * (hi - lo));
+        lanes_up(x->t + l * 64u, lo, hi);
         /* run bits [lo, hi] take [lo - 1 .. hi - 1], bit lo the carried one */
         keep = ~(((UINT64_C(2) << hi) - 1u) & ~((UINT64_C(1) << lo) - 1u)) & M28;
         moved = ((((*w >> 36) & M28) << 1) & ~keep & M28);
@@ -226,37 +252,33 @@ static void shift_up(xq_filter *x, uint64_t ins, uint64_t f)
             moved = (moved & ~UINT64_C(1)) | carry_run;
         } else /* slot ins keeps its bit: the caller sets it */
             moved = (moved & ~(UINT64_C(1) << lo)) | ((((*w >> 36) >> lo) & 1u) << lo);
-        *w = (*w & ~(M28 << 36)) | ((((*w >> 36) & keep) | moved) << 36);
+        *w = ((*w & ~(M28 << 36)) | ((((*w >> 36) & keep) | moved) << 36)) + (l > blk);
         carry = out;
         carry_run = out_run;
     }
 }
 
-/* The empty lanes of line l, one bit each (SSE2: lanes are 16-bit, after 8 bytes). */
+/* The empty lanes of line l, one bit each (lanes are 16-bit, after 8 bytes). */
 static inline uint32_t empty_lanes(const xq_filter *x, uint64_t l)
 {
     const uint8_t *p = x->t + l * 64u;
+    uint64_t b;
+#if defined(__AVX2__)
+    const __m256i z = _mm256_setzero_si256();
+    b = (uint64_t)(uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi16(_mm256_load_si256((const __m256i *)(const void *)p), z)) |
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi16(_mm256_load_si256((const __m256i *)(const void *)(p + 32)), z))
+            << 32;
+#else
     const __m128i z = _mm_setzero_si128();
-    uint64_t b = 0;
     uint32_t q;
-    for (q = 0; q < 4; q++)
+    for (b = 0, q = 0; q < 4; q++)
         b |= (uint64_t)(uint32_t)_mm_movemask_epi8(
                  _mm_cmpeq_epi16(_mm_load_si128((const __m128i *)(const void *)(p + 16u * q)), z))
              << (16u * q);
+#endif
     return (uint32_t)pext64(b >> 8, UINT64_C(0x0055555555555555)); /* two bits a lane: one */
-}
-
-/* The first empty slot at or after p (blocks * S: none). */
-static uint64_t first_empty(const xq_filter *x, uint64_t p)
-{
-    uint64_t l = p / S;
-    uint32_t e = empty_lanes(x, l) & (uint32_t)(M28 << (p % S));
-    while (e == 0) {
-        if (++l >= x->blocks)
-            return x->blocks * S;
-        e = empty_lanes(x, l);
-    }
-    return l * S + (uint32_t)__builtin_ctz(e);
 }
 
 /* The first key of the range entry s of a slot with keys from slot_lo on
@@ -274,47 +296,62 @@ static inline uint64_t entry_first_key(uint16_t s, uint32_t k, uint64_t slot_lo)
  * as it reads it (AMQ_EFULL: no room: the table grows). */
 static int insert_at(xq_filter *x, uint64_t a, uint16_t s, uint64_t h)
 {
-    const uint64_t blk = a / S, total = x->blocks * S;
+    const uint64_t blk = a / S;
     const uint32_t i = (uint32_t)(a % S);
     uint64_t *wp = word_of(x, blk), w = *wp, p0, ins, f, b2;
     const int occ = (int)((w >> (8u + i)) & 1u);
     const uint32_t t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
     int last = 1; /* the new entry ends its run */
     p0 = blk * S + (w & 255u);
-    if (occ) {
-        const uint64_t end = select_run(x, p0, t0);
-        uint64_t start = t0 == 1 ? p0 : select_run(x, p0, t0 - 1) + 1, slot_lo;
+    if (occ) { /* from the run's start to its first entry after h, or past its end */
+        uint64_t slot_lo;
         slot_keys keys;
-        if (start < a)
-            start = a;
+        ins = t0 == 1 ? p0 : select_run(x, p0, t0 - 1) + 1;
+        if (ins < a)
+            ins = a;
         keys.m = x->m;
         keys.f_hi = x->recip_hi;
         keys.f_lo = x->recip_lo;
         slot_lo = slot_first_key(&keys, a);
-        for (ins = start; ins <= end && entry_first_key(*lane_at(x, ins), x->k, slot_lo) <= h; ins++)
-            ;
-        last = ins > end;
+        for (;; ins++) {
+            if (entry_first_key(*lane_at(x, ins), x->k, slot_lo) > h) {
+                last = 0;
+                break;
+            }
+            if ((*word_of(x, ins / S) >> (36u + ins % S)) & 1u) {
+                ins++;
+                break;
+            }
+        }
     } else {
         ins = t0 == 0 ? p0 : select_run(x, p0, t0) + 1;
         if (ins < a)
             ins = a;
     }
-    f = first_empty(x, ins);
-    if (f >= total)
-        return AMQ_EFULL;
-    /* every line whose first slot is in (a, f] gets one more entry of an earlier slot */
-    for (b2 = blk + 1; b2 <= f / S; b2++)
+    /* every line whose first slot is in (a, f] gets one more entry of an earlier slot: its
+     * offset must have room; those up to ins's line first, the others as f is sought */
+    for (b2 = blk + 1; b2 <= ins / S; b2++)
         if ((*word_of(x, b2) & 255u) == 255u)
             return AMQ_EFULL;
-    shift_up(x, ins, f);
+    {
+        uint64_t l = ins / S;
+        uint32_t e = empty_lanes(x, l) & (uint32_t)(M28 << (ins % S));
+        while (e == 0) {
+            if (++l >= x->blocks || (*word_of(x, l) & 255u) == 255u)
+                return AMQ_EFULL;
+            e = empty_lanes(x, l);
+        }
+        f = l * S + (uint32_t)__builtin_ctz(e);
+    }
+    for (b2 = blk + 1; b2 < ins / S; b2++)
+        (*word_of(x, b2))++;
+    shift_up(x, ins, f, blk);
     *lane_at(x, ins) = s;
     if (!occ)
         *wp |= UINT64_C(1) << (8u + i);
     else if (last)
         set_run(x, ins - 1, 0);
     set_run(x, ins, last); /* inside the run, ins kept the run bit of the entry now after it */
-    for (b2 = blk + 1; b2 <= f / S; b2++)
-        (*word_of(x, b2))++;
     return AMQ_OK;
 }
 
@@ -557,8 +594,9 @@ typedef struct {
     uint64_t blocks, total, m;
     uint64_t entries, pos; /* pos: one past the last entry written */
     uint64_t last_a;       /* the last entry's slot (UINT64_MAX: none yet) */
-    uint64_t *last_w;      /* the word with its run-end bit, last_b */
-    uint32_t last_b;
+    uint32_t last_j;       /* its lane in line end_line */
+    uint64_t occ_line, occ_bits; /* occupied bits of a line, and run-end bits, */
+    uint64_t end_line, end_bits; /* held until the entries move past it */
     uint64_t next_line, next_first; /* the first line whose offset is not written yet, its first slot */
     int bad;
 } encoder; /* no array in it, so that the compiler may keep it in registers */
@@ -577,23 +615,33 @@ static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t
 }
 
 /* The entry s of the place with first key lo, after every place with an
- * earlier one.  No branch on whether it begins a run: the run end before it
- * is written as a bit that is 0 when it does not. */
+ * earlier one.  A line's bits are held in registers while entries go into
+ * it (an OR into memory per entry waits on the one before); whether the
+ * entry begins a run is a bit, not a branch. */
 static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t lo, uint16_t s)
 {
     const uint64_t a = mulhi(lo, e->m), pos = e->pos > a ? e->pos : a;
-    const uint64_t ends = (uint64_t)(a != e->last_a) & (uint64_t)(e->last_a != UINT64_MAX);
     const uint64_t al = a / S, pl = pos / S;
     enc_close(e, a);
     if (__builtin_expect(pos >= e->total, 0)) {
         e->bad = 1;
         return;
     }
-    *e->last_w |= ends << e->last_b;
-    *line_word(e->t, al) |= UINT64_C(1) << (8u + a - al * S);
+    /* the entry before ends its run when this one is of another slot */
+    e->end_bits |= (uint64_t)((a != e->last_a) & (e->last_a != UINT64_MAX)) << e->last_j;
+    if (__builtin_expect(pl != e->end_line, 0)) {
+        *line_word(e->t, e->end_line) |= e->end_bits << 36;
+        e->end_line = pl;
+        e->end_bits = 0;
+    }
+    if (__builtin_expect(al != e->occ_line, 0)) {
+        *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
+        e->occ_line = al;
+        e->occ_bits = 0;
+    }
+    e->occ_bits |= UINT64_C(1) << (a - al * S);
     *line_lane(e->t, pos) = s;
-    e->last_w = line_word(e->t, pl);
-    e->last_b = (uint32_t)(36u + pos - pl * S);
+    e->last_j = (uint32_t)(pos - pl * S);
     e->last_a = a;
     e->pos = pos + 1u;
     e->entries++;
@@ -602,13 +650,15 @@ static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t l
 static void enc_finish(encoder *e)
 {
     if (e->last_a != UINT64_MAX)
-        *e->last_w |= UINT64_C(1) << e->last_b;
+        e->end_bits |= UINT64_C(1) << e->last_j;
+    *line_word(e->t, e->end_line) |= e->end_bits << 36;
+    *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
     enc_close(e, UINT64_MAX);
 }
 
 /* A chunk of places into y, sorted first if one came out of order (a place
  * of an entry spanning slots, a short entry, a run not in order). */
-static void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n, int sorted)
+static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n, int sorted)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
     uint32_t i, v;
@@ -628,123 +678,164 @@ static void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n, int sort
 #define CHUNK 1024u  /* places decoded before they are written, ended at a slot of x */
 #define ITEMS 16384u /* room for a chunk and the longest run's places */
 
-/* Every entry of x into y, in one pass over x's lines: an entry's slot is the
- * occupied slot whose run it is in (an occupied-bit cursor moved at each run
- * end).  A long entry whose range lies in its slot and in one slot of y (the
- * common case) is placed here; others by replace().  Runs are kept in order
- * of their entries' first keys (insert_at), so places come in order and are
- * written as they come, a chunk at a time. */
+/* Where the reading of x stands between chunks, and what it needs. */
+typedef struct {
+    const uint8_t *xt;
+    uint64_t xblocks;
+    uint64_t nl;        /* the next line of x to read */
+    uint32_t full;      /* the lanes of the line being read not read yet */
+    uint64_t ends;      /* that line's run-end bits */
+    const uint16_t *ln; /* and its lanes */
+    uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
+    uint64_t prev;      /* the last place's first key */
+    uint64_t f_hi, f_lo, q, hmask, lim, ym;
+    uint32_t sh, dk;
+    int sorted, bad, done;
+} decoder;
+
+/* x's entries from where d stands, as places in y, into buf: until a slot
+ * of x ends with CHUNK places or more in buf, or x does.  An entry's slot
+ * is the occupied slot whose run it is in (the cursor moves at each run
+ * end).  A long entry whose range lies in its slot and in one slot of y
+ * (the common case) is placed here, others by replace(). */
+static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed *buf)
+{
+    decoder d = *dp; /* a local: its fields stay in registers */
+    uint32_t n = 0, k, i;
+    uint64_t slot_lo, slot_hi;
+    for (;;) {
+        if (d.full == 0) {
+            const uint8_t *line;
+            if (d.nl >= d.xblocks) {
+                d.done = 1;
+                break;
+            }
+            line = d.xt + d.nl * 64u;
+            d.ends = (*(const uint64_t *)(const void *)line >> 36) & M28;
+            d.ln = (const uint16_t *)(const void *)(line + 8u);
+            d.full = ~empty_lanes(g->x, d.nl) & (uint32_t)M28;
+            d.nl++;
+            if (__builtin_expect(n + S > ITEMS, 0)) { /* no room for this line's places */
+                d.bad = 1;
+                break;
+            }
+            continue;
+        }
+        {
+            const uint32_t j = (uint32_t)__builtin_ctz(d.full);
+            const uint16_t s = d.ln[j];
+            const uint64_t end = (d.ends >> j) & 1u, mk = (uint64_t)(s & (uint16_t)-s);
+            uint64_t lo, wd1, est, canon;
+            unsigned __int128 pa;
+            d.full &= d.full - 1u;
+            if (__builtin_expect(d.ow == 0, 0)) { /* an entry with no run: not a table */
+                d.bad = 1;
+                break;
+            }
+            canon = d.ol * S + (uint64_t)__builtin_ctzll(d.ow);
+            /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
+             * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
+            est = canon * d.f_hi + mulhi(canon, d.f_lo);
+            /* a long entry: len bits of h from bit xk, h's top xk bits the slot's or one more */
+            lo = (est & d.hmask) | ((uint64_t)(s ^ mk) << (d.sh - 16u));
+            wd1 = (mk << (d.sh - 15u)) - 1u;
+            lo += (uint64_t)(lo + wd1 < est) << d.sh;
+            pa = (unsigned __int128)lo * d.ym; /* the slot in y, and where in it */
+            /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
+            buf[n].lo = lo;
+            buf[n].s = (uint16_t)(s << d.dk);
+            buf[n].copy = 0;
+            if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
+                                     ((uint64_t)pa <= ~(wd1 * d.ym)),
+                                 1)) { /* long in y, in the slot, in one slot of y */
+                d.sorted &= lo >= d.prev;
+                d.prev = lo;
+                n++;
+            } else {
+                slot_keys keys;
+                keys.m = g->x->m;
+                keys.f_hi = d.f_hi;
+                keys.f_lo = d.f_lo;
+                slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
+                k = replace(g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
+                if (k == UINT32_MAX) {
+                    d.bad = 1; /* no room for every place: fail, nothing dropped */
+                    break;
+                }
+                for (i = 0; i < k; i++) {
+                    d.sorted &= buf[n + i].lo >= d.prev;
+                    d.prev = buf[n + i].lo;
+                }
+                n += k;
+            }
+            d.ow &= d.ow - end;
+            while (__builtin_expect(d.ow == 0, 0) && d.ol + 1 < d.xblocks)
+                d.ow = (*(const uint64_t *)(const void *)(d.xt + ++d.ol * 64u) >> 8) & M28;
+            if (__builtin_expect(end & (n >= CHUNK), 0)) /* a slot of x ends: a chunk is ready */
+                break;
+        }
+    }
+    *dp = d;
+    return n;
+}
+
+/* Every entry of x into y, in one pass over x's lines, a chunk of places at
+ * a time.  Runs are kept in order of their entries' first keys (insert_at),
+ * so places come in order and are written as they come. */
 static int rebuild(xq_filter *x, uint64_t m2)
 {
     static placed buf[ITEMS];
     xq_filter *y = shell(m2, x->max_load, x->growth);
-    uint64_t l, ol = 0, ow, canon, slot_lo, slot_hi, prev = 0;
-    uint32_t n = 0, k, i, xk, yk, dk, sh;
-    int sorted = 1;
+    uint32_t n;
     slot_keys keys;
+    decoder d;
     encoder e;
     copyset cs;
     regrow g;
-    uint64_t ym, xblocks, x_entries, q, hmask, lim;
-    const uint8_t *xt;
+    uint64_t x_entries;
     if (y == NULL)
         return AMQ_ENOMEM;
-    xk = x->k; /* in locals: stores into the lines may alias the tables' fields */
-    yk = y->k;
-    dk = yk - xk;
     x_entries = x->entries;
-    sh = 64u - xk;
-    ym = y->m;
-    xt = x->t;
-    xblocks = x->blocks;
     memset(&g, 0, sizeof g);
     g.x = x;
     g.y = y;
-    slot_keys_init(&g.ykeys, ym);
+    slot_keys_init(&g.ykeys, y->m);
     slot_keys_init(&keys, x->m);
-    q = UINT64_MAX / x->m; /* a slot's keys: q or more */
-    hmask = ~((UINT64_C(1) << sh) - 1u);
-    lim = UINT64_C(0x800) >> dk; /* markers of entries long in y */
+    memset(&d, 0, sizeof d);
+    d.xt = x->t; /* in fields: stores into the lines may alias the tables' */
+    d.xblocks = x->blocks;
+    d.f_hi = keys.f_hi;
+    d.f_lo = keys.f_lo;
+    d.q = UINT64_MAX / x->m; /* a slot's keys: q or more */
+    d.sh = 64u - x->k;
+    d.dk = y->k - x->k;
+    d.hmask = ~((UINT64_C(1) << d.sh) - 1u);
+    d.lim = UINT64_C(0x800) >> d.dk; /* markers of entries long in y */
+    d.ym = y->m;
+    d.sorted = 1;
+    d.ow = (*word_of(x, 0) >> 8) & M28;
+    while (d.ow == 0 && d.ol + 1 < d.xblocks)
+        d.ow = (*word_of(x, ++d.ol) >> 8) & M28;
     e.t = y->t;
     e.blocks = y->blocks;
     e.total = y->blocks * S;
-    e.m = ym;
+    e.m = y->m;
     e.entries = e.pos = e.next_line = e.next_first = 0;
     e.last_a = UINT64_MAX;
-    e.last_w = line_word(y->t, 0); /* written with 0 until an entry is */
-    e.last_b = 36u;
+    e.last_j = 0;
+    e.occ_line = e.occ_bits = e.end_line = e.end_bits = 0;
     e.bad = 0;
     cs.ncopies = 0;
     cs.copies_of = 0;
-    ow = (*word_of(x, 0) >> 8) & M28;
-    while (ow == 0 && ol + 1 < xblocks)
-        ow = (*word_of(x, ++ol) >> 8) & M28;
-    for (l = 0; l < xblocks && !e.bad; l++) {
-        const uint64_t ends = (*word_of(x, l) >> 36) & M28;
-        const uint16_t *ln = (const uint16_t *)(const void *)(xt + l * 64u + 8u);
-        uint32_t full = ~empty_lanes(x, l) & (uint32_t)M28;
-        if (__builtin_expect(n + S > ITEMS, 0)) { /* no room for this line's places */
-            e.bad = 1;
-            break;
-        }
-        while (full != 0) {
-            const uint32_t j = (uint32_t)__builtin_ctz(full);
-            const uint16_t s = ln[j];
-            const uint64_t end = (ends >> j) & 1u, mk = (uint64_t)(s & (uint16_t)-s);
-            uint64_t lo, wd1, est;
-            unsigned __int128 pa;
-            full &= full - 1u;
-            if (__builtin_expect(ow == 0, 0)) { /* an entry with no run: not a table */
-                e.bad = 1;
-                break;
-            }
-            canon = ol * S + (uint64_t)__builtin_ctzll(ow);
-            /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
-             * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
-            est = canon * keys.f_hi + mulhi(canon, keys.f_lo);
-            /* a long entry: len bits of h from bit xk, h's top xk bits the slot's or one more */
-            lo = (est & hmask) | ((uint64_t)(s ^ mk) << (sh - 16u));
-            wd1 = (mk << (sh - 15u)) - 1u;
-            lo += (uint64_t)(lo + wd1 < est) << sh;
-            pa = (unsigned __int128)lo * ym; /* the slot in y, and where in it */
-            /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
-            buf[n].lo = lo;
-            buf[n].s = (uint16_t)(s << dk);
-            buf[n].copy = 0;
-            if (__builtin_expect((mk <= lim) & (lo - est - 2u <= q - 3u - wd1) &
-                                     ((uint64_t)pa <= ~(wd1 * ym)),
-                                 1)) { /* long in y, in the slot, in one slot of y */
-                sorted &= lo >= prev;
-                prev = lo;
-                n++;
-            } else {
-                slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
-                k = replace(&g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
-                if (k == UINT32_MAX) {
-                    e.bad = 1; /* no room for every place: fail, nothing dropped */
-                    break;
-                }
-                for (i = 0; i < k; i++) {
-                    sorted &= buf[n + i].lo >= prev;
-                    prev = buf[n + i].lo;
-                }
-                n += k;
-            }
-            ow &= ow - end;
-            while (__builtin_expect(ow == 0, 0) && ol + 1 < xblocks)
-                ow = (*word_of(x, ++ol) >> 8) & M28;
-            if (__builtin_expect(end & (n >= CHUNK), 0)) { /* a slot of x ends: a chunk out */
-                enc_chunk(&e, &cs, buf, n, sorted);
-                n = 0;
-                sorted = 1;
-            }
-        }
+    while (!d.done && !d.bad && !e.bad) {
+        n = decode(&d, &g, buf);
+        if (!d.bad)
+            enc_chunk(&e, &cs, buf, n, d.sorted);
+        d.sorted = 1;
     }
-    if (!e.bad)
-        enc_chunk(&e, &cs, buf, n, sorted);
     enc_finish(&e);
     y->entries = e.entries;
-    if (e.bad || g.nomem || merge_deep(x, &g, y) != 0) {
+    if (d.bad || e.bad || g.nomem || merge_deep(x, &g, y) != 0) {
         free(g.voids);
         free(y->deep);
         free(y->t);
