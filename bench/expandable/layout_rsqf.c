@@ -168,7 +168,7 @@ static int run_answers(const xq_filter *x, uint64_t a, uint64_t p0, uint32_t t, 
     return deep && deep_has(x, h);
 }
 
-int xq_contains(const xq_filter *x, uint64_t h)
+static inline int table_has(const xq_filter *x, uint64_t h)
 {
     const uint64_t a = mulhi(h, x->m), blk = a / S;
     const uint32_t i = (uint32_t)(a - blk * S);
@@ -381,10 +381,10 @@ static int copy_seen(copyset *ap, uint64_t a, uint16_t s)
     return 0;
 }
 
-/* A place of an entry in y: lo is the first key of the range it stands for
- * there, and places are written in its order (so in order of slots). */
+/* A place of an entry in y: its slot and entry.  Places are written in
+ * order of slots. */
 typedef struct {
-    uint64_t lo; /* its slot in y is mulhi(lo, y->m) */
+    uint64_t a;
     uint16_t s;
     uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
 } placed;
@@ -397,7 +397,6 @@ typedef struct {
     uint64_t di;     /* x's deep ranges before di end before the slot being read */
     uint64_t *voids; /* [lo, hi] pairs */
     uint64_t nv, cap;
-    slot_keys ykeys; /* y's slot bounds */
     int nomem;
 } regrow;
 
@@ -470,7 +469,7 @@ static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, u
             if (a_hi - a_lo >= room - n)
                 return UINT32_MAX;
             for (; a_lo <= a_hi; a_lo++, n++) {
-                out[n].lo = a_lo == mulhi(lo, y->m) ? lo : slot_first_key(&g->ykeys, a_lo);
+                out[n].a = a_lo;
                 out[n].s = 0x8000u;
                 out[n].copy = 1;
             }
@@ -514,7 +513,7 @@ static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, u
         if (a_hi - a_lo >= room - n)
             return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
         for (; a_lo <= a_hi; a_lo++, n++) {
-            out[n].lo = a_lo == mulhi(lo, y->m) ? lo : slot_first_key(&g->ykeys, a_lo);
+            out[n].a = a_lo;
             out[n].s = s2;
             out[n].copy = (uint16_t)(clipped || s2 == 0x8000u || a_hi != mulhi(lo, y->m));
         }
@@ -591,7 +590,7 @@ static int merge_deep(const xq_filter *x, regrow *g, xq_filter *y)
  * a line's offset is known when the first place of a slot in it comes. */
 typedef struct {
     uint8_t *t;
-    uint64_t blocks, total, m;
+    uint64_t blocks, total;
     uint64_t entries, pos; /* pos: one past the last entry written */
     uint64_t last_a;       /* the last entry's slot (UINT64_MAX: none yet) */
     uint32_t last_j;       /* its lane in line end_line */
@@ -614,13 +613,12 @@ static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t
     }
 }
 
-/* The entry s of the place with first key lo, after every place with an
- * earlier one.  A line's bits are held in registers while entries go into
+/* Entry s into slot a, after every entry of an earlier slot.  A line's bits are held in registers while entries go into
  * it (an OR into memory per entry waits on the one before); whether the
  * entry begins a run is a bit, not a branch. */
-static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t lo, uint16_t s)
+static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a, uint16_t s)
 {
-    const uint64_t a = mulhi(lo, e->m), pos = e->pos > a ? e->pos : a;
+    const uint64_t pos = e->pos > a ? e->pos : a;
     const uint64_t al = a / S, pl = pos / S;
     enc_close(e, a);
     if (__builtin_expect(pos >= e->total, 0)) {
@@ -664,14 +662,14 @@ static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, place
     uint32_t i, v;
     if (!sorted)
         for (i = 1; i < n; i++)
-            for (v = i; v > 0 && p[v - 1].lo > p[v].lo; v--) {
+            for (v = i; v > 0 && p[v - 1].a > p[v].a; v--) {
                 const placed t = p[v];
                 p[v] = p[v - 1];
                 p[v - 1] = t;
             }
     for (i = 0; i < n; i++)
-        if (!(p[i].copy && copy_seen(cs, mulhi(p[i].lo, e->m), p[i].s)))
-            enc_put(e, p[i].lo, p[i].s);
+        if (!(p[i].copy && copy_seen(cs, p[i].a, p[i].s)))
+            enc_put(e, p[i].a, p[i].s);
     *out = w;
 }
 
@@ -687,7 +685,7 @@ typedef struct {
     uint64_t ends;      /* that line's run-end bits */
     const uint16_t *ln; /* and its lanes */
     uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
-    uint64_t prev;      /* the last place's first key */
+    uint64_t prev;      /* the last place's slot */
     uint64_t f_hi, f_lo, q, hmask, lim, ym;
     uint32_t sh, dk;
     int sorted, bad, done;
@@ -742,14 +740,14 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
             lo += (uint64_t)(lo + wd1 < est) << d.sh;
             pa = (unsigned __int128)lo * d.ym; /* the slot in y, and where in it */
             /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
-            buf[n].lo = lo;
+            buf[n].a = (uint64_t)(pa >> 64);
             buf[n].s = (uint16_t)(s << d.dk);
             buf[n].copy = 0;
             if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
                                      ((uint64_t)pa <= ~(wd1 * d.ym)),
                                  1)) { /* long in y, in the slot, in one slot of y */
-                d.sorted &= lo >= d.prev;
-                d.prev = lo;
+                d.sorted &= (pa >> 64) >= d.prev;
+                d.prev = (uint64_t)(pa >> 64);
                 n++;
             } else {
                 slot_keys keys;
@@ -763,8 +761,8 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
                     break;
                 }
                 for (i = 0; i < k; i++) {
-                    d.sorted &= buf[n + i].lo >= d.prev;
-                    d.prev = buf[n + i].lo;
+                    d.sorted &= buf[n + i].a >= d.prev;
+                    d.prev = buf[n + i].a;
                 }
                 n += k;
             }
@@ -799,7 +797,6 @@ static int rebuild(xq_filter *x, uint64_t m2)
     memset(&g, 0, sizeof g);
     g.x = x;
     g.y = y;
-    slot_keys_init(&g.ykeys, y->m);
     slot_keys_init(&keys, x->m);
     memset(&d, 0, sizeof d);
     d.xt = x->t; /* in fields: stores into the lines may alias the tables' */
@@ -819,7 +816,6 @@ static int rebuild(xq_filter *x, uint64_t m2)
     e.t = y->t;
     e.blocks = y->blocks;
     e.total = y->blocks * S;
-    e.m = y->m;
     e.entries = e.pos = e.next_line = e.next_first = 0;
     e.last_a = UINT64_MAX;
     e.last_j = 0;
@@ -860,6 +856,8 @@ static int rebuild(xq_filter *x, uint64_t m2)
     x->grows = y->grows;
     x->rewritten += x_entries;
     free(y);
+    x->top_items = x->items;
+    x->top_bytes = xq_bytes(x);
     return AMQ_OK;
 }
 
@@ -901,10 +899,10 @@ static int grow(xq_filter *x)
     return rc;
 }
 
-int xq_add(xq_filter *x, uint64_t h)
+/* Key h into the table (1), or an error with nothing changed. */
+static int place(xq_filter *x, uint64_t h)
 {
     int rc;
-    __builtin_prefetch(x->t + (mulhi(h, x->m) / S) * 64u + 64u); /* the cluster often ends in the next line */
     if ((double)(x->entries + 1) > x->max_load * (double)x->m && (rc = grow(x)) != AMQ_OK)
         return rc;
     while ((rc = insert_at(x, mulhi(h, x->m), entry_of(x, h), h)) == AMQ_EFULL)
@@ -913,25 +911,90 @@ int xq_add(xq_filter *x, uint64_t h)
     if (rc != AMQ_OK)
         return rc;
     x->entries++;
+    return 1;
+}
+
+static inline void pend_resign(xq_filter *x)
+{
+    uint64_t sig = 0;
+    uint32_t q;
+    for (q = 0; q < XQ_PENDING; q++)
+        sig |= (uint64_t)((x->pend_used >> q) & 1u) << (x->pend[q] >> 58);
+    x->pend_sig = sig;
+}
+
+/* Is h one of the pending keys?  (All 16 cells compared, the empty ones masked.) */
+static inline int pend_has(const xq_filter *x, uint64_t h)
+{
+    uint32_t hit = 0, q;
+    if (!((x->pend_sig >> (h >> 58)) & 1u))
+        return 0;
+#if defined(__AVX2__)
+    {
+        const __m256i k = _mm256_set1_epi64x((long long)h);
+        for (q = 0; q < XQ_PENDING / 4; q++)
+            hit |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(
+                       _mm256_loadu_si256((const __m256i *)(const void *)(x->pend + 4 * q)), k)))
+                   << (4 * q);
+    }
+#else
+    for (q = 0; q < XQ_PENDING; q++)
+        hit |= (uint32_t)(x->pend[q] == h) << q;
+#endif
+    return (hit & x->pend_used) != 0;
+}
+
+int xq_contains(const xq_filter *x, uint64_t h)
+{
+    return table_has(x, h) || pend_has(x, h);
+}
+
+/* An add places the key added XQ_PENDING adds before it and keeps its own
+ * pending, its lines fetched now: the misses of several adds overlap, as a
+ * blocked filter's short adds do on their own.  A key that cannot be placed
+ * stays pending (it answers present) and the add that tried is refused. */
+int xq_add(xq_filter *x, uint64_t h)
+{
+    const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
+    const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
+    int rc;
+    __builtin_prefetch(p, 1); /* and the two after: the empty slot an add shifts to is 1 to 3 lines on */
+    __builtin_prefetch(p + 64u, 1);
+    __builtin_prefetch(p + 128u, 1);
+    if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1)
+        return rc;
+    x->pend[c] = h;
+    x->pend_used |= bit;
+    x->pend_next = (c + 1u) % XQ_PENDING;
+    pend_resign(x);
     x->items++;
     return 1;
 }
 
-/* Keys h[0..n) added, each key's lines fetched D keys ahead: the misses of
- * several keys overlap.  Returns how many were added (fewer: the next failed). */
+int xq_flush(xq_filter *x)
+{
+    uint32_t i;
+    int rc;
+    for (i = 0; i < XQ_PENDING; i++) {
+        const uint32_t c = (x->pend_next + i) % XQ_PENDING; /* oldest first */
+        if (!(x->pend_used & (UINT32_C(1) << c)))
+            continue;
+        if ((rc = place(x, x->pend[c])) != 1)
+            return rc;
+        x->pend_used &= ~(UINT32_C(1) << c);
+        pend_resign(x);
+    }
+    return AMQ_OK;
+}
+
+/* Keys h[0..n) added in turn (the pending keys fetch their lines ahead).
+ * Returns how many were added (fewer: the next failed). */
 size_t xq_add_batch(xq_filter *x, const uint64_t *h, size_t n)
 {
-    enum { D = 8 };
     size_t i;
-    for (i = 0; i < n; i++) {
-        if (i + D < n) {
-            const uint8_t *p = x->t + (mulhi(h[i + D], x->m) / S) * 64u;
-            __builtin_prefetch(p, 1);
-            __builtin_prefetch(p + 64u, 1);
-        }
+    for (i = 0; i < n; i++)
         if (xq_add(x, h[i]) != 1)
             break;
-    }
     return i;
 }
 
@@ -945,7 +1008,7 @@ void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t
             __builtin_prefetch(x->t + (a / S) * 64u); /* and the next: runs spill into it */
             __builtin_prefetch(x->t + (a / S) * 64u + 64u);
         }
-        out[i] = (uint8_t)xq_contains(x, h1[i]);
+        out[i] = (uint8_t)(table_has(x, h1[i]) || pend_has(x, h1[i]));
     }
 }
 

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define XQ_PENDING 16
+
 typedef struct xq_filter {
     uint64_t m;      /* slots a key may have */
     uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
@@ -27,17 +29,25 @@ typedef struct xq_filter {
     uint64_t items, entries;
     uint64_t grows;
     uint64_t rewritten; /* entries read by the rebuilds */
+    uint64_t top_items, top_bytes; /* keys and bytes just after the last rebuild: the sawtooth's top */
     double grow_s;   /* seconds spent growing (rebuilds), for the bench's breakdown of an add */
     double max_load, growth;
     uint8_t *t;
     uint64_t *deep; /* ranges of h [lo, hi], sorted and apart, of keys whose entries ran out of bits */
     uint64_t ndeep;
+    /* keys added and not yet placed: an add places the key added XQ_PENDING adds before it,
+     * whose lines it fetched then (queries look here too) */
+    uint64_t pend[XQ_PENDING];
+    uint32_t pend_used; /* a bit per cell of pend that holds a key */
+    uint32_t pend_next; /* the cell of the next add: the oldest key when all are used */
+    uint64_t pend_sig;  /* bit h >> 58 of each pending key: most queries look no further */
 } xq_filter;
 
 xq_filter *xq_new(uint64_t capacity, double max_load, double growth);
 void xq_free(xq_filter *x);
 int xq_add(xq_filter *x, uint64_t h1);
 size_t xq_add_batch(xq_filter *x, const uint64_t *h1, size_t n);
+int xq_flush(xq_filter *x); /* every pending key placed */
 int xq_contains(const xq_filter *x, uint64_t h1);
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out);
 uint64_t xq_bytes(const xq_filter *x);

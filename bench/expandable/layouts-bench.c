@@ -115,7 +115,7 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
 {
     void *f = L->make();
     uint64_t n = 0, p, i, fp, sink = 0;
-    double t, t_add = 0.0, r, bits, need;
+    double t, t_add = 0.0, r, bits, need, last_need = 0.0;
     int rc;
     if (f == NULL) {
         fprintf(stderr, "layouts-bench: %s: no memory\n", L->name);
@@ -155,6 +155,7 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
             double ra, ba, rb, bb;
             need = cuckoo_need(n, absent, r, &ra, &ba, &rb, &bb);
         }
+        last_need = need;
         if (need > 0)
             printf("| %llu | %.4f %% | %.2f | %.2f | %.2fx |\n", (unsigned long long)n, r * 100.0,
                    bits, need, bits / need);
@@ -276,6 +277,15 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
                    x->grow_s * 1e9 / (double)x->rewritten, (double)x->rewritten / (double)n,
                    (t_add - x->grow_s) * 1e9 / (double)n, (unsigned long long)x->ndeep,
                    (unsigned long long)xq_void_lanes(x));
+            if (x->top_items > 0) {
+                const double top = (double)x->top_bytes * 8.0 / (double)x->top_items;
+                printf("(the sawtooth's top: just after its last growth, at %llu keys, rsqf took %.2f "
+                       "bits per key", (unsigned long long)x->top_items, top);
+                if (last_need > 0)
+                    printf(", %.2fx the cuckoo filter's at the rate measured at %llu keys", top / last_need,
+                           (unsigned long long)n);
+                printf(")\n");
+            }
         }
         amq_filter_free(b);
     }
