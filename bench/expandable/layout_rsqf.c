@@ -168,7 +168,7 @@ static int run_answers(const xq_filter *x, uint64_t a, uint64_t p0, uint32_t t, 
     return deep && deep_has(x, h);
 }
 
-static inline int table_has(const xq_filter *x, uint64_t h)
+static inline __attribute__((always_inline)) int table_has(const xq_filter *x, uint64_t h)
 {
     const uint64_t a = mulhi(h, x->m), blk = a / S;
     const uint32_t i = (uint32_t)(a - blk * S);
