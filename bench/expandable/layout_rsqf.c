@@ -447,8 +447,8 @@ static inline uint16_t entry_for(const xq_filter *y, uint64_t lo, int32_t p)
  * placed when both meet it.  A short one (SHORT bits or fewer) begins with
  * bit k - 1, which tells the two apart: without it, short entries met both
  * ever more often and their copies multiplied growth after growth. */
-static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi, uint16_t s, placed *out,
-                        uint32_t room)
+static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi,
+                                                 uint16_t s, placed *out, uint32_t room)
 {
     const xq_filter *x = g->x, *y = g->y;
     const uint32_t len = s == 0x8000u ? 0 : 15u - (uint32_t)__builtin_ctz(s);
@@ -524,15 +524,14 @@ static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, u
 static xq_filter *shell(uint64_t m, double max_load, double growth)
 {
     xq_filter *y = calloc(1, sizeof *y);
+    slot_keys keys;
     void *p = NULL;
     if (y == NULL)
         return NULL;
     y->m = m;
-    {
-        const unsigned __int128 f = ~(unsigned __int128)0 / m;
-        y->recip_hi = (uint64_t)(f >> 64);
-        y->recip_lo = (uint64_t)f;
-    }
+    slot_keys_init(&keys, m);
+    y->recip_hi = keys.f_hi;
+    y->recip_lo = keys.f_lo;
     y->blocks = (m + S - 1) / S + TAIL_BLOCKS;
     y->k = 63u - (uint32_t)__builtin_clzll(m);
     y->max_load = max_load;
@@ -596,7 +595,8 @@ typedef struct {
     uint32_t last_j;       /* its lane in line end_line */
     uint64_t occ_line, occ_bits; /* occupied bits of a line, and run-end bits, */
     uint64_t end_line, end_bits; /* held until the entries move past it */
-    uint64_t next_line, next_first; /* the first line whose offset is not written yet, its first slot */
+    uint64_t next_line;  /* the first line whose offset is not written yet */
+    uint64_t next_first; /* and its first slot */
     int bad;
 } encoder; /* no array in it, so that the compiler may keep it in registers */
 
@@ -613,9 +613,10 @@ static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t
     }
 }
 
-/* Entry s into slot a, after every entry of an earlier slot.  A line's bits are held in registers while entries go into
- * it (an OR into memory per entry waits on the one before); whether the
- * entry begins a run is a bit, not a branch. */
+/* Entry s into slot a, after every entry of an earlier slot.  A line's
+ * bits are held in registers while entries go into it (an OR into memory
+ * per entry waits on the one before); whether the entry begins a run is a
+ * bit, not a branch. */
 static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a, uint16_t s)
 {
     const uint64_t pos = e->pos > a ? e->pos : a;
@@ -656,7 +657,8 @@ static void enc_finish(encoder *e)
 
 /* A chunk of places into y, sorted first if one came out of order (a place
  * of an entry spanning slots, a short entry, a run not in order). */
-static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n, int sorted)
+static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n,
+                                                int sorted)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
     uint32_t i, v;
@@ -958,7 +960,7 @@ int xq_add(xq_filter *x, uint64_t h)
     const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
     const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
     int rc;
-    __builtin_prefetch(p, 1); /* and the two after: the empty slot an add shifts to is 1 to 3 lines on */
+    __builtin_prefetch(p, 1); /* and the two after: an add's shift often ends lines on */
     __builtin_prefetch(p + 64u, 1);
     __builtin_prefetch(p + 128u, 1);
     if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1)
@@ -969,22 +971,6 @@ int xq_add(xq_filter *x, uint64_t h)
     pend_resign(x);
     x->items++;
     return 1;
-}
-
-int xq_flush(xq_filter *x)
-{
-    uint32_t i;
-    int rc;
-    for (i = 0; i < XQ_PENDING; i++) {
-        const uint32_t c = (x->pend_next + i) % XQ_PENDING; /* oldest first */
-        if (!(x->pend_used & (UINT32_C(1) << c)))
-            continue;
-        if ((rc = place(x, x->pend[c])) != 1)
-            return rc;
-        x->pend_used &= ~(UINT32_C(1) << c);
-        pend_resign(x);
-    }
-    return AMQ_OK;
 }
 
 /* Keys h[0..n) added in turn (the pending keys fetch their lines ahead).

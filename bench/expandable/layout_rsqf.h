@@ -29,7 +29,7 @@ typedef struct xq_filter {
     uint64_t items, entries;
     uint64_t grows;
     uint64_t rewritten; /* entries read by the rebuilds */
-    uint64_t top_items, top_bytes; /* keys and bytes just after the last rebuild: the sawtooth's top */
+    uint64_t top_items, top_bytes; /* keys, bytes just after the last rebuild: the sawtooth's top */
     double grow_s;   /* seconds spent growing (rebuilds), for the bench's breakdown of an add */
     double max_load, growth;
     uint8_t *t;
@@ -47,7 +47,6 @@ xq_filter *xq_new(uint64_t capacity, double max_load, double growth);
 void xq_free(xq_filter *x);
 int xq_add(xq_filter *x, uint64_t h1);
 size_t xq_add_batch(xq_filter *x, const uint64_t *h1, size_t n);
-int xq_flush(xq_filter *x); /* every pending key placed */
 int xq_contains(const xq_filter *x, uint64_t h1);
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out);
 uint64_t xq_bytes(const xq_filter *x);

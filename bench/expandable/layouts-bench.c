@@ -262,9 +262,9 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
                 }
                 tb_badd = fmin(tb_badd, now_s() - t);
             }
-            printf("Batched add (a second %s filter grown in batches of %d, every key checked present): "
-                   "%.1f ns, %.2fx the blocked filter's one-key add; the blocked filter's batched add "
-                   "%.1f ns, %.2fx\n",
+            printf("Batched add (a second %s filter grown in batches of %d, every key checked "
+                   "present): %.1f ns, %.2fx the blocked filter's one-key add; the blocked "
+                   "filter's batched add %.1f ns, %.2fx\n",
                    L->name, BATCH, tx_badd * 1e9 / (double)n, tx_badd / tb_add,
                    tb_badd * 1e9 / (double)n, tx_badd / tb_badd);
         }
@@ -279,11 +279,11 @@ static void run(const layout *L, uint64_t max, uint64_t absent, uint64_t q, int 
                    (unsigned long long)xq_void_lanes(x));
             if (x->top_items > 0) {
                 const double top = (double)x->top_bytes * 8.0 / (double)x->top_items;
-                printf("(the sawtooth's top: just after its last growth, at %llu keys, rsqf took %.2f "
-                       "bits per key", (unsigned long long)x->top_items, top);
+                printf("(the sawtooth's top: just after its last growth, at %llu keys, rsqf took "
+                       "%.2f bits per key", (unsigned long long)x->top_items, top);
                 if (last_need > 0)
-                    printf(", %.2fx the cuckoo filter's at the rate measured at %llu keys", top / last_need,
-                           (unsigned long long)n);
+                    printf(", %.2fx the cuckoo filter's at the rate measured at %llu keys",
+                           top / last_need, (unsigned long long)n);
                 printf(")\n");
             }
         }
