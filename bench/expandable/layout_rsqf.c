@@ -951,6 +951,11 @@ int xq_contains(const xq_filter *x, uint64_t h)
     return table_has(x, h) || pend_has(x, h);
 }
 
+int xq_contains_table(const xq_filter *x, uint64_t h)
+{
+    return table_has(x, h);
+}
+
 /* An add places the key added XQ_PENDING adds before it and keeps its own
  * pending, its lines fetched now: the misses of several adds overlap, as a
  * blocked filter's short adds do on their own.  A key that cannot be placed

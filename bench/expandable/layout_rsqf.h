@@ -48,6 +48,7 @@ void xq_free(xq_filter *x);
 int xq_add(xq_filter *x, uint64_t h1);
 size_t xq_add_batch(xq_filter *x, const uint64_t *h1, size_t n);
 int xq_contains(const xq_filter *x, uint64_t h1);
+int xq_contains_table(const xq_filter *x, uint64_t h1); /* the table alone: not the pending keys */
 void xq_contains_batch(const xq_filter *x, const uint64_t *h1, size_t n, uint8_t *out);
 uint64_t xq_bytes(const xq_filter *x);
 uint64_t xq_void_lanes(const xq_filter *x); /* lanes sending a query to the deep list */
