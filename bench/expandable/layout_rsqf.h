@@ -22,9 +22,11 @@
 
 typedef struct xq_filter {
     uint64_t m;      /* slots a key may have */
+    uint8_t *t;
+    uint64_t pend_sig;  /* bit h >> 58 of each pending key (below): most queries look no further */
+    uint32_t k;      /* floor(log2 m) */
     uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
     uint64_t blocks; /* lines: m's and room for runs past the last slot */
-    uint32_t k;      /* floor(log2 m) */
     uint32_t k0;
     uint64_t items, entries;
     uint64_t grows;
@@ -32,7 +34,6 @@ typedef struct xq_filter {
     uint64_t top_items, top_bytes; /* keys, bytes just after the last rebuild: the sawtooth's top */
     double grow_s;   /* seconds spent growing (rebuilds), for the bench's breakdown of an add */
     double max_load, growth;
-    uint8_t *t;
     uint64_t *deep; /* ranges of h [lo, hi], sorted and apart, of keys whose entries ran out of bits */
     uint64_t ndeep;
     /* keys added and not yet placed: an add places the key added XQ_PENDING adds before it,
@@ -40,7 +41,6 @@ typedef struct xq_filter {
     uint64_t pend[XQ_PENDING];
     uint32_t pend_used; /* a bit per cell of pend that holds a key */
     uint32_t pend_next; /* the cell of the next add: the oldest key when all are used */
-    uint64_t pend_sig;  /* bit h >> 58 of each pending key: most queries look no further */
 } xq_filter;
 
 xq_filter *xq_new(uint64_t capacity, double max_load, double growth);
