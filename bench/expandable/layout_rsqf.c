@@ -109,6 +109,16 @@ static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
     return est + (d > 0) + (d > b->m); /* a 2^64 - est m is at most 2m */
 }
 
+/* x's slot bounds, from the reciprocal kept with it. */
+static inline slot_keys keys_of(const xq_filter *x)
+{
+    slot_keys b;
+    b.m = x->m;
+    b.f_hi = x->recip_hi;
+    b.f_lo = x->recip_lo;
+    return b;
+}
+
 static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
 {
     *lo = slot_first_key(b, a);
@@ -281,11 +291,12 @@ static inline uint32_t empty_lanes(const xq_filter *x, uint64_t l)
     return (uint32_t)pext64(b >> 8, UINT64_C(0x0055555555555555)); /* two bits a lane: one */
 }
 
-/* The first key of the range entry s of a slot with keys from slot_lo on
- * stands for (as the rebuild computes it for a long entry; an order only). */
-static inline uint64_t entry_first_key(uint16_t s, uint32_t k, uint64_t slot_lo)
+/* The first key of the range a long entry s holds (its bits from bit
+ * 64 - sh of h on) in a slot whose keys begin at slot_lo: h's top bits are
+ * slot_lo's, or one more when the range would end before the slot begins.
+ * (For a short or void entry, a key to order it by only.) */
+static inline uint64_t entry_first_key(uint16_t s, uint32_t sh, uint64_t slot_lo)
 {
-    const uint32_t sh = 64u - k;
     const uint64_t mk = (uint64_t)(s & (uint16_t)-s);
     const uint64_t lo = (slot_lo & ~((UINT64_C(1) << sh) - 1u)) | ((uint64_t)(s ^ mk) << (sh - 16u));
     return lo + ((mk << (sh - 15u)) - 1u) < slot_lo ? lo + (UINT64_C(1) << sh) : lo;
@@ -304,17 +315,13 @@ static int insert_at(xq_filter *x, uint64_t a, uint16_t s, uint64_t h)
     int last = 1; /* the new entry ends its run */
     p0 = blk * S + (w & 255u);
     if (occ) { /* from the run's start to its first entry after h, or past its end */
-        uint64_t slot_lo;
-        slot_keys keys;
+        const slot_keys keys = keys_of(x);
+        const uint64_t slot_lo = slot_first_key(&keys, a);
         ins = t0 == 1 ? p0 : select_run(x, p0, t0 - 1) + 1;
         if (ins < a)
             ins = a;
-        keys.m = x->m;
-        keys.f_hi = x->recip_hi;
-        keys.f_lo = x->recip_lo;
-        slot_lo = slot_first_key(&keys, a);
         for (;; ins++) {
-            if (entry_first_key(*lane_at(x, ins), x->k, slot_lo) > h) {
+            if (entry_first_key(*lane_at(x, ins), 64u - x->k, slot_lo) > h) {
                 last = 0;
                 break;
             }
@@ -688,7 +695,7 @@ typedef struct {
     const uint16_t *ln; /* and its lanes */
     uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
     uint64_t prev;      /* the last place's slot */
-    uint64_t f_hi, f_lo, q, hmask, lim, ym;
+    uint64_t f_hi, f_lo, q, lim, ym; /* x's reciprocal, here to stay in registers */
     uint32_t sh, dk;
     int sorted, bad, done;
 } decoder;
@@ -736,10 +743,8 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
             /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
              * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
             est = canon * d.f_hi + mulhi(canon, d.f_lo);
-            /* a long entry: len bits of h from bit xk, h's top xk bits the slot's or one more */
-            lo = (est & d.hmask) | ((uint64_t)(s ^ mk) << (d.sh - 16u));
+            lo = entry_first_key(s, d.sh, est); /* as a long entry */
             wd1 = (mk << (d.sh - 15u)) - 1u;
-            lo += (uint64_t)(lo + wd1 < est) << d.sh;
             pa = (unsigned __int128)lo * d.ym; /* the slot in y, and where in it */
             /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
             buf[n].a = (uint64_t)(pa >> 64);
@@ -752,10 +757,7 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
                 d.prev = (uint64_t)(pa >> 64);
                 n++;
             } else {
-                slot_keys keys;
-                keys.m = g->x->m;
-                keys.f_hi = d.f_hi;
-                keys.f_lo = d.f_lo;
+                const slot_keys keys = keys_of(g->x);
                 slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
                 k = replace(g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
                 if (k == UINT32_MAX) {
@@ -799,7 +801,7 @@ static int rebuild(xq_filter *x, uint64_t m2)
     memset(&g, 0, sizeof g);
     g.x = x;
     g.y = y;
-    slot_keys_init(&keys, x->m);
+    keys = keys_of(x);
     memset(&d, 0, sizeof d);
     d.xt = x->t; /* in fields: stores into the lines may alias the tables' */
     d.xblocks = x->blocks;
@@ -808,7 +810,6 @@ static int rebuild(xq_filter *x, uint64_t m2)
     d.q = UINT64_MAX / x->m; /* a slot's keys: q or more */
     d.sh = 64u - x->k;
     d.dk = y->k - x->k;
-    d.hmask = ~((UINT64_C(1) << d.sh) - 1u);
     d.lim = UINT64_C(0x800) >> d.dk; /* markers of entries long in y */
     d.ym = y->m;
     d.sorted = 1;
@@ -1021,12 +1022,11 @@ int xq_check(const xq_filter *x)
     static uint64_t fifo[4096];
     uint64_t head = 0, tail = 0, pos, total = x->blocks * S, n = 0, runs = 0, occs = 0, b2, need;
     uint64_t *want = calloc(x->blocks, sizeof *want);
-    slot_keys keys;
+    const slot_keys keys = keys_of(x);
     int rc = 0;
     if (want == NULL)
         return -9;
-    slot_keys_init(&keys, x->m);
-    for (b2 = 0; b2 < 256; b2++) { /* the reciprocal's slot bounds against a division */
+    for (b2 = 0; b2 < 256; b2++) { /* the kept reciprocal's slot bounds against a division */
         const uint64_t a = b2 < 2 ? b2 * (x->m - 1) : (b2 * UINT64_C(0x9e3779b97f4a7c15)) % x->m;
         const unsigned __int128 exact = (((unsigned __int128)a << 64) + x->m - 1u) / x->m;
         if ((unsigned __int128)slot_first_key(&keys, a) != exact)

@@ -10,7 +10,11 @@
  * straddling them the key is in.  Growth rebuilds the table at M * growth,
  * an entry keeping its prefix (one bit fewer when k grows).  A key whose
  * entry runs out of bits becomes a range of h in a sorted list, and a void
- * lane (0x8000) in each slot the range meets sends a query there.
+ * lane (0x8000) in each slot the range meets sends a query there.  A run's
+ * entries lie in order of the first keys of their ranges, so that a rebuild
+ * writes each as it reads it.  An add places the key of XQ_PENDING adds
+ * before it, fetching its own key's lines meanwhile; queries look at the
+ * keys still pending too.
  */
 #ifndef AMQ_BENCH_LAYOUT_RSQF_H
 #define AMQ_BENCH_LAYOUT_RSQF_H

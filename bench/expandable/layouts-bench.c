@@ -7,8 +7,11 @@
  * beside amq's cuckoo filter sized in advance for that rate (the expandable
  * criterion's comparison); at N, ns per add (amortized over the growth), per
  * one-key query and per batched query beside amq's blocked filter sized in
- * advance, in the same process; then half the keys removed (where the layout
- * removes) and the other half checked present.
+ * advance, in the same process (and, for a layout with a batched add, a
+ * second filter grown in batches beside the blocked filter's batched add;
+ * for rsqf, the one-key query of its table alone, the rebuilds' cost and
+ * the bits just after its last growth); then half the keys removed (where
+ * the layout removes) and the other half checked present.
  *
  *   layouts-bench [--layout chunks|lines|rsqf|all] [--max N] [--absent A]
  *                 [--queries Q] [--speed] [--growth G] [--start S]
@@ -94,10 +97,11 @@ static void rsqf_free(void *f) { xq_free(f); }
 
 static const layout layouts[] = {
     {"chunks", "128-bucket blocks, each a chunk sized to its entries, a directory", chunks_make,
-     chunks_add, NULL, chunks_contains, NULL, chunks_batch, chunks_remove, chunks_bytes, chunks_check,
-     chunks_free},
+     chunks_add, NULL, chunks_contains, NULL, chunks_batch, chunks_remove, chunks_bytes,
+     chunks_check, chunks_free},
     {"lines", "256-bucket blocks of whole 64-byte lines, a directory of line starts", lines_make,
-     lines_add, NULL, lines_contains, NULL, lines_batch, lines_remove, lines_bytes, lines_check, lines_free},
+     lines_add, NULL, lines_contains, NULL, lines_batch, lines_remove, lines_bytes, lines_check,
+     lines_free},
     {"rsqf", "range-reduced quotient filter, 28 slots a line, grown at 95 % by --growth", rsqf_make,
      rsqf_add, rsqf_add_batch, rsqf_contains, rsqf_contains_table, rsqf_batch, NULL, rsqf_bytes,
      rsqf_check, rsqf_free},
