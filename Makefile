@@ -178,6 +178,8 @@ $(BUILD)/obj/src/blocked_bloom_avx512.o: LIB_CFLAGS += -mavx512f -mavx2 -mprfchw
 # The cuckoo filter's: its AVX2 leaves add BMI2 by attribute (its AVX2
 # gathers run on CPUs with AVX2 alone).
 $(BUILD)/obj/src/cuckoo_avx2.o: LIB_CFLAGS += -mavx2
+# The quotient kind's table, compiled with AVX2 and BMI2 (quotient_impl.h).
+$(BUILD)/obj/src/quotient_avx2.o: LIB_CFLAGS += -mavx2 -mbmi2
 $(BUILD)/obj/src/cuckoo_avx512.o: LIB_CFLAGS += -mavx512f -mavx512dq -mavx512bw -mavx512vl
 endif
 

@@ -54,6 +54,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_ribbon_ops,
     &amq_aging_ops,
     &amq_expandable_ops,
+    &amq_quotient_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)

@@ -54,7 +54,8 @@ typedef enum amq_kind {
     AMQ_KIND_FUSE = 8,  /* static: binary fuse (amq/static.h) */
     AMQ_KIND_RIBBON = 9, /* static: standard Ribbon (amq/static.h) */
     AMQ_KIND_AGING = 10, /* sliding window (amq/aging.h) */
-    AMQ_KIND_EXPANDABLE = 11 /* grows without a capacity (see below) */
+    AMQ_KIND_EXPANDABLE = 11, /* grows without a capacity (see below) */
+    AMQ_KIND_QUOTIENT = 12 /* grows without a capacity, memory following the keys (below) */
 } amq_kind;
 
 /* "bloom", "blocked", ... or NULL; and back (AMQ_EKIND if unknown or not
@@ -106,7 +107,15 @@ typedef struct amq_config {
  * buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
  * another doubling would take the rate past cfg.fpp (from 4,096 keys at 1 %:
  * after about 23 doublings, about 5e10 keys).  Keys may be removed (only keys
- * that were added: as for the cuckoo kind). */
+ * that were added: as for the cuckoo kind).
+ *
+ * The quotient kind ("quotient", docs/expandable.md) needs no capacity
+ * either: it starts with room for cfg.capacity keys and grows by 10 % once
+ * 95 % of its slots are used, so that its memory follows its keys (about 20
+ * bits a key); a query reads one 64-byte line (rarely two).  Its expected
+ * rate is kept at or under cfg.fpp (0.0001 to 0.5; its 16-bit entries give
+ * about 3e-5 per doubling of the keys): adds return AMQ_ELIMIT once another
+ * growth would pass it.  Keys cannot be removed. */
 AMQ_API void amq_config_init(amq_config *cfg, uint32_t kind);
 
 typedef struct amq_filter amq_filter;

@@ -680,6 +680,7 @@ TEST(kind_has_capacity_only_for_sized_kinds)
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_SCALABLE_CUCKOO), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_AGING), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_EXPANDABLE), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_QUOTIENT), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_FUSE), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_RIBBON), 0);
     CHECK_EQ(amq_kind_has_capacity(0), 0);
@@ -747,7 +748,8 @@ TEST(counts_and_set_adds_on_the_handle)
         }
         amq_filter_free(f);
     }
-    CHECK_EQ(kinds, 8); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable */
+    CHECK_EQ(kinds, 9); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable,
+                         * quotient */
 }
 
 /* Equality ignores counts and the order of adds; the subset test compares the

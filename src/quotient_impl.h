@@ -1,0 +1,1073 @@
+/*
+ * quotient_impl.h - the quotient kind's table (quotient_internal.h), its
+ * query, add and growth, written once and compiled once per instruction set
+ * (quotient_base.c; quotient_avx2.c with -mavx2 -mbmi2): the file that
+ * includes it defines QF_ISA_TABLE, the name of the amq_qf_isa it exports.
+ *
+ * Slot a = h1 * m >> 64.  Entries lie in order of their slots; the entries
+ * of one slot (its run) are contiguous and end at a run-end bit; occupied
+ * bit a says slot a has a run.  A line's offset is how many slots from its
+ * first one on hold entries of earlier slots (runs pushed into it), so that
+ * the runs of its own slots begin at first + offset, in the order of its
+ * occupied bits.  A run's entries lie in order of the first keys of their
+ * ranges, so that growth writes each entry as it reads it.
+ */
+#ifndef AMQ_QUOTIENT_IMPL_H
+#define AMQ_QUOTIENT_IMPL_H
+
+#include <string.h>
+
+#include "amq/hash.h"
+#include "quotient_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#define S QF_SLOTS
+#define M28 ((UINT64_C(1) << 28) - 1u)
+#define SHORT 3u /* entries of SHORT bits or fewer begin at bit k - 1 */
+#define VOID_LANE 0x8000u
+
+static inline uint64_t mulhi(uint64_t a, uint64_t b)
+{
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+}
+
+/* The position of set bit number t (from 1) of w, which has t or more. */
+static inline uint32_t select_bit(uint64_t w, uint32_t t)
+{
+#if defined(__BMI2__)
+    return (uint32_t)__builtin_ctzll(__builtin_ia32_pdep_di(UINT64_C(1) << (t - 1), w));
+#else
+    while (--t > 0)
+        w &= w - 1;
+    return (uint32_t)__builtin_ctzll(w);
+#endif
+}
+
+static inline uint64_t *line_word(uint8_t *t, uint64_t blk)
+{
+    return (uint64_t *)(void *)(t + blk * 64u);
+}
+
+static inline uint16_t *line_lane(uint8_t *t, uint64_t pos)
+{
+    return (uint16_t *)(void *)(t + (pos / S) * 64u + 8u + 2u * (pos % S));
+}
+
+static inline uint64_t *word_of(const amq_qf *x, uint64_t blk)
+{
+    return line_word(x->t, blk);
+}
+
+static inline uint16_t *lane_at(const amq_qf *x, uint64_t pos)
+{
+    return line_lane(x->t, pos);
+}
+
+/* The full-length entry of h under q address bits: the next 15 bits, a 1 marker. */
+static inline uint16_t entry_at(uint64_t h, uint32_t q)
+{
+    return (uint16_t)(((h << q) >> 48) | 1u);
+}
+
+static inline uint16_t entry_of(const amq_qf *x, uint64_t h)
+{
+    return entry_at(h, x->k);
+}
+
+/* Does entry s answer a key whose full-length entry is qv?  The bits above
+ * s's marker must agree; s ^ (s - 1) is the marker and the zeros under it. */
+static inline int lane_matches(uint16_t s, uint16_t qv)
+{
+    const uint16_t low = (uint16_t)(s ^ (uint16_t)(s - 1u));
+    return s != 0 && (uint16_t)((s ^ qv) & (uint16_t)~low) == 0;
+}
+
+/* Does lane s answer h?  A long entry is compared from bit k, a short one from k - 1. */
+static inline int lane_hits(uint16_t s, uint16_t q_long, uint16_t q_short)
+{
+    return lane_matches(s, (s & ((1u << (15u - SHORT)) - 1u)) != 0 ? q_long : q_short);
+}
+
+/* Two bits per lane of the 8 at p that is void. */
+static inline uint32_t void8(const void *p)
+{
+#if defined(__SSE2__)
+    return (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi16((short)VOID_LANE)));
+#else
+    uint32_t r = 0, i;
+    uint16_t v;
+    for (i = 0; i < 8; i++) {
+        memcpy(&v, (const uint8_t *)p + 2 * i, 2);
+        r |= (uint32_t)(v == VOID_LANE) * (3u << (2 * i));
+    }
+    return r;
+#endif
+}
+
+/* Two bits per lane of the 8 at p that answers (an empty lane answers: the
+ * caller masks the lanes that are not the run's), each in its own frame. */
+static inline uint32_t match8_two(const void *p, uint16_t q_long, uint16_t q_short)
+{
+#if defined(__SSE2__)
+    const __m128i s = _mm_loadu_si128((const __m128i *)p);
+    const __m128i shrt = _mm_cmpeq_epi16(
+        _mm_and_si128(s, _mm_set1_epi16((short)((1u << (15u - SHORT)) - 1u))), _mm_setzero_si128());
+    const __m128i q = _mm_or_si128(_mm_and_si128(shrt, _mm_set1_epi16((short)q_short)),
+                                   _mm_andnot_si128(shrt, _mm_set1_epi16((short)q_long)));
+    const __m128i low = _mm_xor_si128(s, _mm_sub_epi16(s, _mm_set1_epi16(1)));
+    const __m128i d = _mm_andnot_si128(low, _mm_xor_si128(s, q));
+    return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(d, _mm_setzero_si128()));
+#else
+    uint32_t r = 0, i;
+    uint16_t v;
+    for (i = 0; i < 8; i++) {
+        memcpy(&v, (const uint8_t *)p + 2 * i, 2);
+        r |= (uint32_t)(v == 0 || lane_hits(v, q_long, q_short)) * (3u << (2 * i));
+    }
+    return r;
+#endif
+}
+
+/* The keys of slot a of a table of m slots are h in [lo(a), lo(a + 1) - 1],
+ * lo(a) = ceil(a 2^64 / m): from the reciprocal f = floor(2^128 / m) (or one
+ * under), a f / 2^64 is at most 2 under lo(a); what a 2^64 - (a f / 2^64) m
+ * leaves says how far (a division per entry would cost growth half its time). */
+typedef struct {
+    uint64_t m, f_hi, f_lo;
+} slot_keys;
+
+static inline uint64_t slot_first_key(const slot_keys *b, uint64_t a)
+{
+    const uint64_t est = a * b->f_hi + mulhi(a, b->f_lo); /* ceil(a 2^64 / m) - 2 at the least */
+    const uint64_t d = (uint64_t)(((unsigned __int128)a << 64) - (unsigned __int128)est * b->m);
+    return est + (d > 0) + (d > b->m); /* a 2^64 - est m is at most 2m */
+}
+
+static inline slot_keys keys_of(const amq_qf *x)
+{
+    slot_keys b;
+    b.m = x->m;
+    b.f_hi = x->recip_hi;
+    b.f_lo = x->recip_lo;
+    return b;
+}
+
+static inline void slot_keys_range(const slot_keys *b, uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+    *lo = slot_first_key(b, a);
+    *hi = a + 1u >= b->m ? UINT64_MAX : slot_first_key(b, a + 1u) - 1u;
+}
+
+static inline void set_run(amq_qf *x, uint64_t pos, int v)
+{
+    uint64_t *w = word_of(x, pos / S);
+    const uint64_t bit = UINT64_C(1) << (36u + pos % S);
+    *w = v ? *w | bit : *w & ~bit;
+}
+
+/* The position of run end number t (from 1) at or after p; UINT64_MAX when
+ * the table ends first (never in a valid table). */
+static inline uint64_t select_run(const amq_qf *x, uint64_t p, uint32_t t)
+{
+    uint64_t blk = p / S, w = ((*word_of(x, blk) >> 36) & M28) & (M28 << (p % S));
+    uint32_t c;
+    for (;;) {
+        c = (uint32_t)__builtin_popcountll(w);
+        if (t <= c)
+            return blk * S + select_bit(w, t);
+        t -= c;
+        if (++blk >= x->lines)
+            return UINT64_MAX;
+        w = (*word_of(x, blk) >> 36) & M28;
+    }
+}
+
+/* Is h in a range of the deep list?  (The last range from lo <= h on.) */
+static int deep_has(const amq_qf *x, uint64_t h)
+{
+    uint64_t lo = 0, hi = x->ndeep;
+    while (lo < hi) {
+        const uint64_t mid = (lo + hi) / 2;
+        if (x->deep[2 * mid] <= h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && h <= x->deep[2 * (lo - 1) + 1];
+}
+
+/* The general answer: the run of slot a (the t-th of its line, which begins
+ * at p0) wherever it lies. */
+static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uint64_t h)
+{
+    uint64_t start = t == 1 ? p0 : select_run(x, p0, t - 1), end, pos;
+    int deep = 0;
+    if (start == UINT64_MAX)
+        return 1; /* not a table (a loaded one is validated first) */
+    start += t == 1 ? 0 : 1;
+    end = select_run(x, start, 1);
+    if (end == UINT64_MAX)
+        return 1;
+    if (start < a)
+        start = a;
+    for (pos = start; pos <= end; pos++)
+        if (*lane_at(x, pos) == VOID_LANE)
+            deep = 1;
+        else if (lane_hits(*lane_at(x, pos), entry_of(x, h), entry_at(h, x->k - 1u)))
+            return 1;
+    return deep && deep_has(x, h);
+}
+
+static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
+{
+    const uint64_t a = mulhi(h, x->m), blk = a / S;
+    const uint32_t i = (uint32_t)(a - blk * S);
+    const uint8_t *line = x->t + blk * 64u;
+    const uint64_t w = *(const uint64_t *)(const void *)line;
+    const uint32_t off = (uint32_t)(w & 255u);
+    uint32_t t, start, end, len;
+    uint64_t r;
+    if (!((w >> (8u + i)) & 1u))
+        return 0;
+    t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    r = off < S ? (w >> 36) & M28 & (M28 << off) : 0; /* run ends in this line from p0 on */
+    if (__builtin_expect((uint32_t)__builtin_popcountll(r) < t, 0))
+        return run_answers(x, a, blk * S + off, t, h);
+    /* the run lies in this line: its end is run end t, its start after run end t - 1 */
+    end = select_bit(r, t);
+    start = t == 1 ? off : select_bit(r, t - 1) + 1u;
+    if (start < i)
+        start = i;
+    len = end - start + 1u;
+    if (__builtin_expect(len <= 8, 1)) { /* 8 lanes from the run's first (8 bytes or a line follow) */
+        const uint32_t hit = match8_two(line + 8u + 2u * start, entry_of(x, h),
+                                        entry_at(h, x->k - 1u)) &
+                             ((1u << (2 * len)) - 1u);
+        if (__builtin_expect(hit == 0, 1))
+            return 0;
+        return (hit & ~void8(line + 8u + 2u * start)) != 0 || deep_has(x, h);
+    }
+    return run_answers(x, a, blk * S + off, t, h);
+}
+
+/* Is h one of the pending keys?  (All cells compared, the empty ones masked.) */
+static inline int pend_has(const amq_qf *x, uint64_t h)
+{
+    uint32_t hit = 0, q;
+    if (!((x->pend_sig >> (h >> 58)) & 1u))
+        return 0;
+#if defined(__AVX2__)
+    {
+        const __m256i kv = _mm256_set1_epi64x((long long)h);
+        for (q = 0; q < QF_PENDING / 4; q++)
+            hit |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(
+                       _mm256_loadu_si256((const __m256i *)(const void *)(x->pend + 4 * q)), kv)))
+                   << (4 * q);
+    }
+#else
+    for (q = 0; q < QF_PENDING; q++)
+        hit |= (uint32_t)(x->pend[q] == h) << q;
+#endif
+    return (hit & x->pend_used) != 0;
+}
+
+static inline __attribute__((always_inline)) int qf_has(const amq_qf *x, uint64_t h)
+{
+    return table_has(x, h) || pend_has(x, h);
+}
+
+/* ---- the add -------------------------------------------------------------------------------- */
+
+/* Lanes [lo, hi) of a line move to [lo + 1, hi]: with AVX2, each 16-bit
+ * word of the line from the one below it, blended into the lanes that
+ * move, instead of a call of memmove. */
+static inline void lanes_up(uint8_t *line, uint32_t lo, uint32_t hi)
+{
+#if defined(__AVX2__)
+    const __m256i a = _mm256_load_si256((const __m256i *)(void *)line);
+    const __m256i b = _mm256_load_si256((const __m256i *)(void *)(line + 32));
+    /* a 2-byte shift of 64 bytes, across the 128-bit halves */
+    const __m256i a_up = _mm256_alignr_epi8(a, _mm256_permute2x128_si256(a, a, 0x08), 14);
+    const __m256i b_up = _mm256_alignr_epi8(b, _mm256_permute2x128_si256(a, b, 0x21), 14);
+    const __m256i wa = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256i wb = _mm256_add_epi16(wa, _mm256_set1_epi16(16));
+    const __m256i from = _mm256_set1_epi16((short)(4u + lo)), to = _mm256_set1_epi16((short)(5u + hi));
+    /* words 5 + lo .. 4 + hi (lanes lo + 1 .. hi, after the 8-byte head) take the moved ones */
+    const __m256i ma = _mm256_and_si256(_mm256_cmpgt_epi16(wa, from), _mm256_cmpgt_epi16(to, wa));
+    const __m256i mb = _mm256_and_si256(_mm256_cmpgt_epi16(wb, from), _mm256_cmpgt_epi16(to, wb));
+    _mm256_store_si256((__m256i *)(void *)line, _mm256_blendv_epi8(a, a_up, ma));
+    _mm256_store_si256((__m256i *)(void *)(line + 32), _mm256_blendv_epi8(b, b_up, mb));
+#else
+    uint16_t *ln = (uint16_t *)(void *)(line + 8u);
+    memmove(ln + lo + 1, ln + lo, 2u * (hi - lo));
+#endif
+}
+
+/* Slots [ins, f) move to [ins + 1, f] (f is empty), lanes and run ends, a
+ * line at a time with the last slot of one carried into the next; the lines
+ * after blk's get one more entry of an earlier slot (their offsets). */
+static void shift_up(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk)
+{
+    const uint64_t li = ins / S, lf = f / S;
+    uint64_t l, *w, keep, moved;
+    uint16_t carry = 0, *ln, out = 0;
+    uint32_t carry_run = 0, lo, hi, out_run = 0;
+    for (l = li; l <= lf; l++) {
+        w = word_of(x, l);
+        ln = (uint16_t *)(void *)(x->t + l * 64u + 8u);
+        lo = l == li ? (uint32_t)(ins % S) : 0;
+        hi = l == lf ? (uint32_t)(f % S) : S - 1; /* the top slot that receives */
+        if (l != lf) {
+            out = ln[S - 1];
+            out_run = (uint32_t)(*w >> (36u + S - 1)) & 1u;
+        }
+        lanes_up(x->t + l * 64u, lo, hi);
+        /* run bits [lo, hi] take [lo - 1 .. hi - 1], bit lo the carried one */
+        keep = ~(((UINT64_C(2) << hi) - 1u) & ~((UINT64_C(1) << lo) - 1u)) & M28;
+        moved = ((((*w >> 36) & M28) << 1) & ~keep & M28);
+        if (l != li) {
+            ln[lo] = carry;
+            moved = (moved & ~UINT64_C(1)) | carry_run;
+        } else /* slot ins keeps its bit: the caller sets it */
+            moved = (moved & ~(UINT64_C(1) << lo)) | ((((*w >> 36) >> lo) & 1u) << lo);
+        *w = ((*w & ~(M28 << 36)) | ((((*w >> 36) & keep) | moved) << 36)) + (l > blk);
+        carry = out;
+        carry_run = out_run;
+    }
+}
+
+/* The empty lanes of line l, one bit each. */
+static inline uint32_t empty_lanes(const uint8_t *p)
+{
+#if defined(__AVX2__)
+    const __m256i z = _mm256_setzero_si256();
+    const uint64_t b =
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi16(_mm256_load_si256((const __m256i *)(const void *)p), z)) |
+        (uint64_t)(uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi16(_mm256_load_si256((const __m256i *)(const void *)(p + 32)), z))
+            << 32;
+    return (uint32_t)__builtin_ia32_pext_di(b >> 8, UINT64_C(0x0055555555555555));
+#else
+    uint32_t r = 0, i;
+    const uint16_t *ln = (const uint16_t *)(const void *)(p + 8u);
+    for (i = 0; i < S; i++)
+        r |= (uint32_t)(ln[i] == 0) << i;
+    return r;
+#endif
+}
+
+/* The first key of the range a long entry s holds (its bits from bit
+ * 64 - sh of h on) in a slot whose keys begin at slot_lo: h's top bits are
+ * slot_lo's, or one more when the range would end before the slot begins.
+ * (For a short or void entry, a key to order it by only.) */
+static inline uint64_t entry_first_key(uint16_t s, uint32_t sh, uint64_t slot_lo)
+{
+    const uint64_t mk = (uint64_t)(s & (uint16_t)-s);
+    const uint64_t lo = (slot_lo & ~((UINT64_C(1) << sh) - 1u)) | ((uint64_t)(s ^ mk) << (sh - 16u));
+    return lo + ((mk << (sh - 15u)) - 1u) < slot_lo ? lo + (UINT64_C(1) << sh) : lo;
+}
+
+/* Entry s of key h into the run of slot a, before the first entry whose
+ * range begins after h: AMQ_OK; 2 when the run has s already (the kind
+ * removes nothing, so a second copy would only take a slot: a key added
+ * again and again makes no run longer); AMQ_EFULL: no room (the table grows). */
+static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
+{
+    const uint64_t blk = a / S;
+    const uint32_t i = (uint32_t)(a % S);
+    uint64_t *wp = word_of(x, blk), w = *wp, p0, ins, f, b2;
+    const int occ = (int)((w >> (8u + i)) & 1u);
+    const uint32_t t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    int last = 1; /* the new entry ends its run */
+    p0 = blk * S + (w & 255u);
+    if (occ) { /* from the run's start to its first entry after h, or past its end */
+        const slot_keys keys = keys_of(x);
+        const uint64_t slot_lo = slot_first_key(&keys, a);
+        ins = t0 == 1 ? p0 : select_run(x, p0, t0 - 1) + 1;
+        if (ins < a)
+            ins = a;
+        for (;; ins++) {
+            if (ins >= x->lines * S)
+                return AMQ_ECORRUPT;
+            if (*lane_at(x, ins) == s)
+                return 2; /* the same entry: it answers h already (nothing is removed) */
+            if (entry_first_key(*lane_at(x, ins), 64u - x->k, slot_lo) > h) {
+                last = 0;
+                break;
+            }
+            if ((*word_of(x, ins / S) >> (36u + ins % S)) & 1u) {
+                ins++;
+                break;
+            }
+        }
+    } else {
+        ins = t0 == 0 ? p0 : select_run(x, p0, t0) + 1;
+        if (ins < a)
+            ins = a;
+    }
+    if (ins >= x->lines * S)
+        return AMQ_EFULL;
+    /* every line whose first slot is in (a, f] gets one more entry of an earlier slot: its
+     * offset must have room; those up to ins's line first, the others as f is sought */
+    for (b2 = blk + 1; b2 <= ins / S; b2++)
+        if ((*word_of(x, b2) & 255u) == 255u)
+            return AMQ_EFULL;
+    {
+        uint64_t l = ins / S;
+        uint32_t e = empty_lanes(x->t + l * 64u) & (uint32_t)(M28 << (ins % S));
+        while (e == 0) {
+            if (++l >= x->lines || (*word_of(x, l) & 255u) == 255u)
+                return AMQ_EFULL;
+            e = empty_lanes(x->t + l * 64u);
+        }
+        f = l * S + (uint32_t)__builtin_ctz(e);
+    }
+    for (b2 = blk + 1; b2 < ins / S; b2++)
+        (*word_of(x, b2))++;
+    shift_up(x, ins, f, blk);
+    *lane_at(x, ins) = s;
+    if (!occ)
+        *wp |= UINT64_C(1) << (8u + i);
+    else if (last)
+        set_run(x, ins - 1, 0);
+    set_run(x, ins, last); /* inside the run, ins kept the run bit of the entry now after it */
+    return AMQ_OK;
+}
+
+/* ---- growth: every entry re-placed in order ------------------------------------------------ */
+
+typedef struct {
+    uint16_t copies[64]; /* copies put in slot copies_of (places of entries that span slots) */
+    uint32_t ncopies;
+    uint64_t copies_of;
+} copyset;
+
+/* Has a copy equal to s been put in slot a already?  Places of one entry
+ * that meet in one slot are kept once (else copies of short entries pile up
+ * growth after growth); the kind removes nothing, so no count is kept. */
+static int copy_seen(copyset *ap, uint64_t a, uint16_t s)
+{
+    uint32_t i;
+    if (ap->ncopies == 0 || ap->copies_of != a) {
+        ap->copies_of = a;
+        ap->ncopies = 0;
+    }
+    for (i = 0; i < ap->ncopies; i++)
+        if (ap->copies[i] == s)
+            return 1;
+    if (ap->ncopies < 64)
+        ap->copies[ap->ncopies++] = s;
+    return 0;
+}
+
+/* A place of an entry in y: its slot and entry.  Places are written in
+ * order of slots. */
+typedef struct {
+    uint64_t a;
+    uint16_t s;
+    uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
+} placed;
+
+/* What a rebuild carries besides the tables: where it is in x's deep list,
+ * and the ranges of keys whose entries run out of bits in y. */
+typedef struct {
+    const amq_qf *x;
+    amq_qf *y;
+    uint64_t di;     /* x's deep ranges before di end before the slot being read */
+    uint64_t *voids; /* [lo, hi] pairs */
+    uint64_t nv, cap;
+    int nomem;
+} regrow;
+
+static void add_void(regrow *g, uint64_t lo, uint64_t hi)
+{
+    if (g->nv > 0 && g->voids[2 * g->nv - 1] != UINT64_MAX && g->voids[2 * g->nv - 1] + 1u >= lo &&
+        g->voids[2 * g->nv - 2] <= lo) { /* joins the last one */
+        if (hi > g->voids[2 * g->nv - 1])
+            g->voids[2 * g->nv - 1] = hi;
+        return;
+    }
+    if (g->nv == g->cap) {
+        const uint64_t cap = g->cap ? 2 * g->cap : 256;
+        uint64_t *v = amq_realloc(&g->y->alloc, g->voids, 2 * g->cap * sizeof *v,
+                                  2 * cap * sizeof *v);
+        if (v == NULL) {
+            g->nomem = 1;
+            return;
+        }
+        g->voids = v;
+        g->cap = cap;
+    }
+    g->voids[2 * g->nv] = lo;
+    g->voids[2 * g->nv + 1] = hi;
+    g->nv++;
+}
+
+/* The entry in y for keys whose top p bits are lo's: p - k2 bits from bit
+ * k2 when that is more than SHORT, else up to SHORT bits from bit k2 - 1 (a
+ * short entry keeps the last bit of its slot's top bits: below). */
+static inline uint16_t entry_for(const amq_qf *y, uint64_t lo, int32_t p)
+{
+    int32_t len = p - (int32_t)y->k;
+    uint32_t from = y->k;
+    if (len <= (int32_t)SHORT) {
+        len = len + 1 > (int32_t)SHORT ? (int32_t)SHORT : len + 1;
+        from = y->k - 1u;
+    }
+    if (len <= 0)
+        return VOID_LANE;
+    return (uint16_t)((((lo << from) >> (64u - (uint32_t)len)) << (16u - (uint32_t)len)) |
+                      (UINT64_C(1) << (15u - (uint32_t)len)));
+}
+
+/* Entry s of a slot whose keys are h in [slot_lo, slot_hi]: where it goes in
+ * y.  A long entry holds len bits of h from bit k on; h's top k bits are
+ * those of slot_lo or one more (a slot is narrower than 2^(64-k)), so the
+ * entry stands for up to two ranges of h, each clipped to the slot; both are
+ * placed when both meet it.  A short one (SHORT bits or fewer) begins with
+ * bit k - 1, which tells the two apart: without it, short entries met both
+ * ever more often and their copies multiplied growth after growth. */
+static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi,
+                                                 uint16_t s, placed *out, uint32_t room)
+{
+    const amq_qf *x = g->x, *y = g->y;
+    const uint32_t len = s == VOID_LANE ? 0 : 15u - (uint32_t)__builtin_ctz(s);
+    const uint32_t sh = 64u - x->k;
+    const uint64_t c = slot_lo >> sh, bits = len == 0 ? 0 : (uint64_t)(s >> (16u - len));
+    uint64_t lo, hi, a_lo, a_hi, ranges[2][3], d;
+    uint32_t n = 0, nr = 0, t;
+    int32_t p = 0;
+    uint16_t s2;
+    if (len == 0) { /* a void lane: its slot's part of every deep range that meets the slot */
+        while (g->di < x->ndeep && x->deep[2 * g->di + 1] < slot_lo)
+            g->di++;
+        for (d = g->di; d < x->ndeep && x->deep[2 * d] <= slot_hi; d++) {
+            lo = x->deep[2 * d] < slot_lo ? slot_lo : x->deep[2 * d];
+            hi = x->deep[2 * d + 1] > slot_hi ? slot_hi : x->deep[2 * d + 1];
+            a_lo = mulhi(lo, y->m);
+            a_hi = mulhi(hi, y->m);
+            if (a_hi - a_lo >= room - n)
+                return UINT32_MAX;
+            for (; a_lo <= a_hi; a_lo++, n++) {
+                out[n].a = a_lo;
+                out[n].s = VOID_LANE;
+                out[n].copy = 1;
+            }
+        }
+        return n;
+    } else if (len <= SHORT) {
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        p = (int32_t)(x->k + len - 1u);
+        lo = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u))) << (64u - (uint32_t)p);
+        hi = lo + ((UINT64_C(1) << (64u - (uint32_t)p)) - 1u);
+        if (!(hi < slot_lo || lo > slot_hi)) {
+            ranges[0][0] = lo < slot_lo ? slot_lo : lo;
+            ranges[0][1] = hi > slot_hi ? slot_hi : hi;
+            ranges[0][2] = lo < slot_lo || hi > slot_hi;
+            nr = 1;
+        }
+    } else {
+        p = (int32_t)(x->k + len);
+        for (t = 0; t < 2; t++) {
+            if (t == 1 && c + 1 > (UINT64_MAX >> sh))
+                break;
+            lo = ((c + t) << sh) | (bits << (sh - len));
+            hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
+            if (hi < slot_lo || lo > slot_hi)
+                continue;
+            ranges[nr][0] = lo < slot_lo ? slot_lo : lo;
+            ranges[nr][1] = hi > slot_hi ? slot_hi : hi;
+            ranges[nr][2] = lo < slot_lo || hi > slot_hi;
+            nr++;
+        }
+    }
+    for (t = 0; t < nr; t++) {
+        const int clipped = nr > 1 || ranges[t][2] != 0;
+        lo = ranges[t][0];
+        hi = ranges[t][1];
+        s2 = entry_for(y, lo, p);
+        if (s2 == VOID_LANE) /* out of bits: the keys of this range go to the deep list */
+            add_void(g, lo, hi);
+        a_lo = mulhi(lo, y->m);
+        a_hi = mulhi(hi, y->m);
+        if (a_hi - a_lo >= room - n)
+            return UINT32_MAX; /* no room for every place: the caller fails, nothing dropped */
+        for (; a_lo <= a_hi; a_lo++, n++) {
+            out[n].a = a_lo;
+            out[n].s = s2;
+            out[n].copy = (uint16_t)(clipped || s2 == VOID_LANE || a_hi != mulhi(lo, y->m));
+        }
+    }
+    return n;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const uint64_t u = *(const uint64_t *)a, v = *(const uint64_t *)b;
+    return u < v ? -1 : u > v;
+}
+
+/* y's deep list: x's and the rebuild's new ranges, sorted, joined where they meet. */
+static int merge_deep(const amq_qf *x, regrow *g, amq_qf *y)
+{
+    const uint64_t n = x->ndeep + g->nv;
+    uint64_t *all, i, w = 0;
+    if (n == 0)
+        return 0;
+    if ((all = amq_malloc(&y->alloc, 2 * n * sizeof *all)) == NULL) {
+        g->nomem = 1;
+        return -1;
+    }
+    if (x->ndeep)
+        memcpy(all, x->deep, 2 * x->ndeep * sizeof *all);
+    if (g->nv)
+        memcpy(all + 2 * x->ndeep, g->voids, 2 * g->nv * sizeof *all);
+    qsort(all, n, 2 * sizeof *all, by_lo);
+    for (i = 0; i < n; i++) {
+        if (w > 0 && (all[2 * w - 1] == UINT64_MAX || all[2 * i] <= all[2 * w - 1] + 1u)) {
+            if (all[2 * i + 1] > all[2 * w - 1])
+                all[2 * w - 1] = all[2 * i + 1];
+            continue;
+        }
+        all[2 * w] = all[2 * i];
+        all[2 * w + 1] = all[2 * i + 1];
+        w++;
+    }
+    /* the array keeps n pairs' bytes: amq_free is told its size from ndeep */
+    y->deep = all;
+    y->ndeep = w;
+    y->deep_cap = n;
+    y->deep_owned = 1;
+    return 0;
+}
+
+/* The writer of y.  Places come in order of their first keys, so in order
+ * of slots: an entry goes to the first free position from its slot on, and
+ * a line's offset is known when the first place of a slot in it comes. */
+typedef struct {
+    uint8_t *t;
+    uint64_t lines, total;
+    uint64_t entries, pos; /* pos: one past the last entry written */
+    uint64_t last_a;       /* the last entry's slot (UINT64_MAX: none yet) */
+    uint32_t last_j;       /* its lane in line end_line */
+    uint64_t occ_line, occ_bits; /* occupied bits of a line, and run-end bits, */
+    uint64_t end_line, end_bits; /* held until the entries move past it */
+    uint64_t next_line;  /* the first line whose offset is not written yet */
+    uint64_t next_first; /* and its first slot */
+    int bad;
+} encoder; /* no array in it, so that the compiler may keep it in registers */
+
+/* The offsets of the lines whose first slot is at or before a: every entry
+ * of an earlier slot is written by now. */
+static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t a)
+{
+    while (e->next_first <= a && e->next_line < e->lines) {
+        const uint64_t off = e->pos > e->next_first ? e->pos - e->next_first : 0;
+        e->bad |= off > 255u;
+        *line_word(e->t, e->next_line) |= off & 255u;
+        e->next_line++;
+        e->next_first += S;
+    }
+}
+
+/* Entry s into slot a, after every entry of an earlier slot.  A line's
+ * bits are held in registers while entries go into it. */
+static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a, uint16_t s)
+{
+    const uint64_t pos = e->pos > a ? e->pos : a;
+    const uint64_t al = a / S, pl = pos / S;
+    enc_close(e, a);
+    if (__builtin_expect(pos >= e->total, 0)) {
+        e->bad = 1;
+        return;
+    }
+    /* the entry before ends its run when this one is of another slot */
+    e->end_bits |= (uint64_t)((a != e->last_a) & (e->last_a != UINT64_MAX)) << e->last_j;
+    if (__builtin_expect(pl != e->end_line, 0)) {
+        *line_word(e->t, e->end_line) |= e->end_bits << 36;
+        e->end_line = pl;
+        e->end_bits = 0;
+    }
+    if (__builtin_expect(al != e->occ_line, 0)) {
+        *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
+        e->occ_line = al;
+        e->occ_bits = 0;
+    }
+    e->occ_bits |= UINT64_C(1) << (a - al * S);
+    *line_lane(e->t, pos) = s;
+    e->last_j = (uint32_t)(pos - pl * S);
+    e->last_a = a;
+    e->pos = pos + 1u;
+    e->entries++;
+}
+
+static void enc_finish(encoder *e)
+{
+    if (e->last_a != UINT64_MAX)
+        e->end_bits |= UINT64_C(1) << e->last_j;
+    *line_word(e->t, e->end_line) |= e->end_bits << 36;
+    *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
+    enc_close(e, UINT64_MAX);
+}
+
+/* A chunk of places into y, sorted first if one came out of order (a place
+ * of an entry spanning slots, a short entry, a run not in order). */
+static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n,
+                                                int sorted)
+{
+    encoder w = *out, *e = &w; /* a local: its fields stay in registers */
+    uint32_t i, v;
+    if (!sorted)
+        for (i = 1; i < n; i++)
+            for (v = i; v > 0 && p[v - 1].a > p[v].a; v--) {
+                const placed t = p[v];
+                p[v] = p[v - 1];
+                p[v - 1] = t;
+            }
+    for (i = 0; i < n; i++)
+        if (!(p[i].copy && copy_seen(cs, p[i].a, p[i].s)))
+            enc_put(e, p[i].a, p[i].s);
+    *out = w;
+}
+
+#define CHUNK 1024u  /* places decoded before they are written, ended at a slot of x */
+#define ITEMS 16384u /* room for a chunk and the longest run's places */
+
+/* Where the reading of x stands between chunks, and what it needs. */
+typedef struct {
+    const uint8_t *xt;
+    uint64_t xlines;
+    uint64_t nl;        /* the next line of x to read */
+    uint32_t full;      /* the lanes of the line being read not read yet */
+    uint64_t ends;      /* that line's run-end bits */
+    const uint16_t *ln; /* and its lanes */
+    uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
+    uint64_t prev;      /* the last place's slot */
+    uint64_t f_hi, f_lo, q, lim, ym; /* x's reciprocal, here to stay in registers */
+    uint32_t sh, dk;
+    int sorted, bad, done;
+} decoder;
+
+/* x's entries from where d stands, as places in y, into buf: until a slot
+ * of x ends with CHUNK places or more in buf, or x does.  An entry's slot
+ * is the occupied slot whose run it is in (the cursor moves at each run
+ * end).  A long entry whose range lies in its slot and in one slot of y
+ * (the common case) is placed here, others by replace(). */
+static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed *buf)
+{
+    decoder d = *dp; /* a local: its fields stay in registers */
+    uint32_t n = 0, k, i;
+    uint64_t slot_lo, slot_hi;
+    for (;;) {
+        if (d.full == 0) {
+            const uint8_t *line;
+            if (d.nl >= d.xlines) {
+                d.done = 1;
+                break;
+            }
+            line = d.xt + d.nl * 64u;
+            d.ends = (*(const uint64_t *)(const void *)line >> 36) & M28;
+            d.ln = (const uint16_t *)(const void *)(line + 8u);
+            d.full = ~empty_lanes(line) & (uint32_t)M28;
+            d.nl++;
+            if (__builtin_expect(n + S > ITEMS, 0)) { /* no room for this line's places */
+                d.bad = 1;
+                break;
+            }
+            continue;
+        }
+        {
+            const uint32_t j = (uint32_t)__builtin_ctz(d.full);
+            const uint16_t s = d.ln[j];
+            const uint64_t end = (d.ends >> j) & 1u, mk = (uint64_t)(s & (uint16_t)-s);
+            uint64_t lo, wd1, est, canon;
+            unsigned __int128 pa;
+            d.full &= d.full - 1u;
+            if (__builtin_expect(d.ow == 0, 0)) { /* an entry with no run: not a table */
+                d.bad = 1;
+                break;
+            }
+            canon = d.ol * S + (uint64_t)__builtin_ctzll(d.ow);
+            /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
+             * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
+            est = canon * d.f_hi + mulhi(canon, d.f_lo);
+            lo = entry_first_key(s, d.sh, est); /* as a long entry */
+            wd1 = (mk << (d.sh - 15u)) - 1u;
+            pa = (unsigned __int128)lo * d.ym; /* the slot in y, and where in it */
+            /* y's entry: the same bits, less the first when yk = xk + 1 (it is the slot's now) */
+            buf[n].a = (uint64_t)(pa >> 64);
+            buf[n].s = (uint16_t)(s << d.dk);
+            buf[n].copy = 0;
+            if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
+                                     ((uint64_t)pa <= ~(wd1 * d.ym)),
+                                 1)) { /* long in y, in the slot, in one slot of y */
+                d.sorted &= (pa >> 64) >= d.prev;
+                d.prev = (uint64_t)(pa >> 64);
+                n++;
+            } else {
+                const slot_keys keys = keys_of(g->x);
+                slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
+                k = replace(g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
+                if (k == UINT32_MAX) {
+                    d.bad = 1; /* no room for every place: fail, nothing dropped */
+                    break;
+                }
+                for (i = 0; i < k; i++) {
+                    d.sorted &= buf[n + i].a >= d.prev;
+                    d.prev = buf[n + i].a;
+                }
+                n += k;
+            }
+            d.ow &= d.ow - end;
+            while (__builtin_expect(d.ow == 0, 0) && d.ol + 1 < d.xlines)
+                d.ow = (*(const uint64_t *)(const void *)(d.xt + ++d.ol * 64u) >> 8) & M28;
+            if (__builtin_expect(end & (n >= CHUNK), 0)) /* a slot of x ends: a chunk is ready */
+                break;
+        }
+    }
+    *dp = d;
+    return n;
+}
+
+/* Every entry of x into a table of m2 slots, in one pass over x's lines, a
+ * chunk of places at a time; x takes the new table only when all went in. */
+static int rebuild(amq_qf *x, uint64_t m2)
+{
+    amq_qf *y = amq_qf_shell(&x->alloc);
+    placed *buf;
+    uint32_t n, l;
+    slot_keys keys;
+    decoder d;
+    encoder e;
+    copyset cs;
+    regrow g;
+    int rc;
+    if (y == NULL)
+        return AMQ_ENOMEM;
+    amq_qf_set_m(y, m2);
+    if ((rc = amq_qf_alloc_table(y)) != AMQ_OK ||
+        (buf = amq_malloc(&x->alloc, ITEMS * sizeof *buf)) == NULL) {
+        amq_qf_free(y);
+        return AMQ_ENOMEM;
+    }
+    memset(&g, 0, sizeof g);
+    g.x = x;
+    g.y = y;
+    keys = keys_of(x);
+    memset(&d, 0, sizeof d);
+    d.xt = x->t; /* in fields: stores into the lines may alias the tables' */
+    d.xlines = x->lines;
+    d.f_hi = keys.f_hi;
+    d.f_lo = keys.f_lo;
+    d.q = UINT64_MAX / x->m; /* a slot's keys: q or more */
+    d.sh = 64u - x->k;
+    d.dk = y->k - x->k;
+    d.lim = UINT64_C(0x800) >> d.dk; /* markers of entries long in y */
+    d.ym = y->m;
+    d.sorted = 1;
+    d.ow = (*word_of(x, 0) >> 8) & M28;
+    while (d.ow == 0 && d.ol + 1 < d.xlines)
+        d.ow = (*word_of(x, ++d.ol) >> 8) & M28;
+    memset(&e, 0, sizeof e);
+    e.t = y->t;
+    e.lines = y->lines;
+    e.total = y->lines * S;
+    e.last_a = UINT64_MAX;
+    cs.ncopies = 0;
+    cs.copies_of = 0;
+    while (!d.done && !d.bad && !e.bad) {
+        n = decode(&d, &g, buf);
+        if (!d.bad)
+            enc_chunk(&e, &cs, buf, n, d.sorted);
+        d.sorted = 1;
+    }
+    enc_finish(&e);
+    amq_free(&x->alloc, buf, ITEMS * sizeof *buf);
+    y->entries = e.entries;
+    if (d.bad || e.bad || g.nomem || merge_deep(x, &g, y) != 0) {
+        rc = g.nomem ? AMQ_ENOMEM : AMQ_EFULL;
+        amq_free(&x->alloc, g.voids, 2 * g.cap * sizeof *g.voids);
+        amq_qf_free(y);
+        return rc;
+    }
+    amq_free(&x->alloc, g.voids, 2 * g.cap * sizeof *g.voids);
+    amq_qf_count(y, y->cnt);
+    /* x takes y's table, deep list and counts */
+    if (x->deep_owned)
+        amq_free(&x->alloc, x->deep, 2 * x->deep_cap * sizeof *x->deep);
+    x->deep = y->deep;
+    x->ndeep = y->ndeep;
+    x->deep_cap = y->deep_cap;
+    x->deep_owned = y->deep_owned;
+    y->deep = NULL;
+    y->ndeep = 0;
+    y->deep_owned = 0;
+    amq_region_free(&x->table, &x->alloc);
+    x->table = y->table;
+    memset(&y->table, 0, sizeof y->table);
+    amq_qf_set_m(x, m2);
+    x->t = x->table.data;
+    x->entries = y->entries;
+    for (l = 0; l < 16; l++)
+        x->cnt[l] = y->cnt[l];
+    x->grows++;
+    amq_qf_free(y);
+    return AMQ_OK;
+}
+
+/* The table at m * growth (or larger, while a rebuild meets a run pushed
+ * more than 255 slots into a line: the 8-bit offset); AMQ_ELIMIT when the
+ * next fill would take the expected rate past the target. */
+static int grow(amq_qf *x)
+{
+    double g = QF_GROWTH;
+    int rc = AMQ_EFULL, tries;
+    for (tries = 0; tries < 8 && rc == AMQ_EFULL; tries++, g *= QF_GROWTH) {
+        const double want = (double)x->m * g + 1.0;
+        uint64_t m2;
+        if (!(want < (double)QF_MAX_SLOTS))
+            return AMQ_ELIMIT;
+        m2 = (uint64_t)want;
+        if (amq_qf_rate_after_growth(x, m2) > x->fpp)
+            return AMQ_ELIMIT;
+        rc = rebuild(x, m2);
+    }
+    return rc;
+}
+
+/* Key h into the table (1), or an error with nothing changed. */
+static int place(amq_qf *x, uint64_t h)
+{
+    int rc;
+    if ((double)(x->entries + 1) > QF_MAX_LOAD * (double)x->m && (rc = grow(x)) != AMQ_OK)
+        return rc;
+    while ((rc = insert_at(x, mulhi(h, x->m), entry_of(x, h), h)) == AMQ_EFULL)
+        if ((rc = grow(x)) != AMQ_OK)
+            return rc;
+    if (rc == 2)
+        return 1;
+    if (rc != AMQ_OK)
+        return rc;
+    x->entries++;
+    x->cnt[15]++;
+    return 1;
+}
+
+static inline void pend_resign(amq_qf *x)
+{
+    uint64_t sig = 0;
+    uint32_t q;
+    for (q = 0; q < QF_PENDING; q++)
+        sig |= (uint64_t)((x->pend_used >> q) & 1u) << (x->pend[q] >> 58);
+    x->pend_sig = sig;
+}
+
+/* An add places the key added QF_PENDING adds before it and keeps its own
+ * pending, its lines fetched now: the misses of several adds overlap, as a
+ * blocked filter's short adds do on their own.  A key that cannot be placed
+ * stays pending (it answers present) and the add that tried is refused. */
+static int qf_add(amq_qf *x, uint64_t h)
+{
+    const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
+    const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
+    int rc;
+    __builtin_prefetch(p, 1); /* and the two after: an add's shift often ends lines on */
+    __builtin_prefetch(p + 64u, 1);
+    __builtin_prefetch(p + 128u, 1);
+    if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1)
+        return rc;
+    x->pend[c] = h;
+    x->pend_used |= bit;
+    x->pend_next = (c + 1u) % QF_PENDING;
+    pend_resign(x);
+    x->items++;
+    return 1;
+}
+
+static int isa_add(amq_qf *x, uint64_t h1)
+{
+    return qf_add(x, h1);
+}
+
+static int isa_contains(const amq_qf *x, uint64_t h1)
+{
+    return qf_has(x, h1);
+}
+
+/* Keys in turn (each add fetches its lines 16 adds ahead: qf_add); added[i]
+ * 1 for each (a key already present is added again: the kind keeps no
+ * count, and a second entry costs a slot, not a wrong answer). */
+static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    size_t i;
+    int rc;
+    for (i = 0; i < n; i++) {
+        if ((rc = qf_add(x, h[i].h1)) != 1)
+            return rc;
+        if (added != NULL)
+            added[i] = 1;
+    }
+    return AMQ_OK;
+}
+
+static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    enum { D = 16 };
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (i + D < n) {
+            const uint64_t a = mulhi(h[i + D].h1, x->m);
+            __builtin_prefetch(x->t + (a / S) * 64u); /* and the next: runs spill into it */
+            __builtin_prefetch(x->t + (a / S) * 64u + 64u);
+        }
+        out[i] = (uint8_t)qf_has(x, h[i].h1);
+    }
+}
+
+/* Packed keys hashed in the loop, a block of hashes ahead of the queries. */
+static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key_len, size_t n,
+                                   uint8_t *out)
+{
+    enum { B = 256, D = 16 };
+    amq_hash128 h[B];
+    const uint8_t *kp = keys;
+    uint64_t hits = 0;
+    size_t i, j, b;
+    for (i = 0; i < n; i += b) {
+        b = n - i < B ? n - i : B;
+        for (j = 0; j < b; j++)
+            h[j] = amq_hash_key(x->hash_algo, x->seed, kp + (i + j) * key_len, key_len);
+        for (j = 0; j < b; j++) {
+            int r;
+            if (j + D < b) {
+                const uint64_t a = mulhi(h[j + D].h1, x->m);
+                __builtin_prefetch(x->t + (a / S) * 64u);
+                __builtin_prefetch(x->t + (a / S) * 64u + 64u);
+            }
+            r = qf_has(x, h[j].h1);
+            hits += (uint64_t)r;
+            if (out != NULL)
+                out[i + j] = (uint8_t)r;
+        }
+    }
+    return hits;
+}
+
+static int isa_grow(amq_qf *x)
+{
+    return grow(x);
+}
+
+#undef S
+#undef M28
+#undef SHORT
+
+#endif /* AMQ_QUOTIENT_IMPL_H */

@@ -1,0 +1,107 @@
+/*
+ * quotient_internal.h - the quotient kind's struct and what its adapter and
+ * codec (quotient_kind.c) need of the algorithm (quotient.c, and
+ * quotient_impl.h compiled once per instruction set).  Internal.
+ *
+ * The table: lines of 64 bytes, 28 slots each: an 8-bit offset, 28
+ * occupied bits, 28 run-end bits, then 28 16-bit entries (0: empty).  A
+ * key's slot is h1 * m >> 64 (any m, so that the table grows by 10 %, not
+ * by doubling); its entry holds bits of h1 from bit k = floor(log2 m) on,
+ * with a 1 marker after them.  Growth rebuilds the table at m * growth,
+ * each entry keeping its bits (one fewer when k grows); a key whose entry
+ * runs out of bits becomes a range of h1 in the sorted deep list, and a
+ * void lane (0x8000) in each slot the range meets sends a query there.
+ * docs/expandable.md ("The quotient kind") says why; docs/file-format.md
+ * ("Kind 12") has the bytes.
+ */
+#ifndef AMQ_QUOTIENT_INTERNAL_H
+#define AMQ_QUOTIENT_INTERNAL_H
+
+#include "amq/filter.h"
+#include "common/alloc.h"
+#include "kind.h"
+
+#define QF_SLOTS 28u          /* slots a line */
+#define QF_TAIL_LINES 16u     /* lines past the last slot's, for runs pushed there */
+#define QF_PENDING 16u        /* keys an add keeps waiting while their lines are fetched */
+#define QF_MIN_SLOTS 64u
+#define QF_MAX_SLOTS (UINT64_C(1) << 48) /* the payload's size stays far from wrapping */
+#define QF_MIN_FPP 0.0001
+#define QF_MAX_FPP 0.5
+#define QF_MAX_LOAD 0.95      /* the table grows when one more entry would pass this */
+#define QF_GROWTH 1.1         /* by this factor (docs/expandable.md: the sawtooth) */
+#define QF_HEAD_BYTES 320u    /* the payload's fields before the deep list */
+
+struct amq_qf_isa;
+
+typedef struct amq_qf {
+    /* what a query reads first, in one line of the struct */
+    uint64_t m;         /* slots a key may have */
+    uint8_t *t;         /* the table: lines of 64 bytes */
+    uint64_t pend_sig;  /* bit h >> 58 of each pending key: most queries look no further */
+    uint32_t k;         /* floor(log2 m) */
+    uint32_t pend_used; /* a bit per cell of pend that holds a key */
+    const struct amq_qf_isa *isa;
+    uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
+    uint64_t lines;              /* m's lines and QF_TAIL_LINES */
+    uint64_t pend[QF_PENDING];   /* keys added, not yet placed (queries look here too) */
+    uint32_t pend_next;          /* the cell of the next add: the oldest key when all are used */
+    uint64_t m0;                 /* m when created (clear goes back to it) */
+    uint32_t hash_algo;
+    uint64_t seed;
+    double fpp;  /* target: growth stops (AMQ_ELIMIT) before the rate would pass it */
+    uint64_t items;   /* keys added */
+    uint64_t entries; /* entries in the table (copies included) */
+    uint64_t grows;
+    uint64_t cnt[16]; /* entries by length (0: void lanes) */
+    uint64_t *deep;   /* ranges [lo, hi] of h1, sorted and apart */
+    uint64_t ndeep;
+    uint64_t deep_cap;  /* pairs the deep array has room for (its bytes when freed) */
+    int deep_owned;   /* 0: deep points into a borrowed payload */
+    amq_region table;
+    amq_allocator alloc;
+} amq_qf;
+
+/* What differs by instruction set: the bodies of quotient_impl.h. */
+typedef struct amq_qf_isa {
+    int (*add)(amq_qf *x, uint64_t h1);
+    int (*contains)(const amq_qf *x, uint64_t h1);
+    int (*add_batch)(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *added);
+    void (*contains_batch)(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out);
+    uint64_t (*contains_fixed)(const amq_qf *x, const void *keys, size_t key_len, size_t n,
+                               uint8_t *out);
+    int (*grow)(amq_qf *x); /* the table rebuilt larger (AMQ_ENOMEM, AMQ_EFULL, AMQ_ELIMIT) */
+} amq_qf_isa;
+
+extern const amq_qf_isa amq_qf_isa_base;
+#if defined(__x86_64__)
+extern const amq_qf_isa amq_qf_isa_avx2;
+#endif
+
+/* The lines a table of m slots takes. */
+static inline uint64_t amq_qf_lines_for(uint64_t m)
+{
+    return (m + QF_SLOTS - 1) / QF_SLOTS + QF_TAIL_LINES;
+}
+
+/* A filter with no table, this CPU's paths and alloc's allocator. */
+amq_qf *amq_qf_shell(const amq_allocator *alloc);
+void amq_qf_free(amq_qf *x);
+/* Sets m, and k, the reciprocal and the line count from it. */
+void amq_qf_set_m(amq_qf *x, uint64_t m);
+/* An empty table for x's m (AMQ_ENOMEM). */
+int amq_qf_alloc_table(amq_qf *x);
+void amq_qf_set_hash(amq_qf *x, uint32_t algo, uint64_t seed);
+/* The slots a filter starting with room for capacity keys takes. */
+uint64_t amq_qf_slots_for(uint64_t capacity);
+/* The expected false-positive rate: each entry's share of the keys, the deep
+ * list's ranges, and what the table's next fill would add. */
+double amq_qf_rate(const amq_qf *x);
+double amq_qf_rate_after_growth(const amq_qf *x, uint64_t m2);
+/* Every invariant of the table and the deep list (a loaded payload):
+ * AMQ_OK, or AMQ_ECORRUPT with what is wrong in msg. */
+int amq_qf_validate(const amq_qf *x, char *msg, size_t cap);
+/* Entries counted by length from the table (a loaded payload's cnt). */
+void amq_qf_count(const amq_qf *x, uint64_t cnt[16]);
+
+#endif /* AMQ_QUOTIENT_INTERNAL_H */
