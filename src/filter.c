@@ -81,7 +81,7 @@ int amq_kind_has_capacity(uint32_t kind)
 int amq_kind_keeps_copies(uint32_t kind)
 {
     return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
-           kind == AMQ_KIND_EXPANDABLE;
+           kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
 }
 
 int amq_kind_can_remove(uint32_t kind)

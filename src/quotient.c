@@ -30,11 +30,29 @@ amq_qf *amq_qf_shell(const amq_allocator *alloc)
     return x;
 }
 
+void amq_qf_growth_free(amq_qf *x)
+{
+    amq_qf_growth *g = x->growth;
+    if (g == NULL)
+        return;
+    amq_free(&x->alloc, g->voids, 2 * g->cap * sizeof *g->voids);
+    if (g->y != NULL) {
+        g->y->deep = NULL; /* x's */
+        g->y->deep_owned = 0;
+        g->y->deep2 = NULL;
+        amq_qf_free(g->y);
+    }
+    amq_free(&x->alloc, g->buf, QF_STEP_ITEMS * QF_PLACE_BYTES);
+    amq_free(&x->alloc, g, sizeof *g);
+    x->growth = NULL;
+}
+
 void amq_qf_free(amq_qf *x)
 {
     amq_allocator a;
     if (x == NULL)
         return;
+    amq_qf_growth_free(x);
     a = x->alloc;
     amq_region_free(&x->table, &a);
     if (x->deep_owned)
@@ -58,6 +76,12 @@ int amq_qf_alloc_table(amq_qf *x)
         return AMQ_ENOMEM;
     x->t = x->table.data;
     return AMQ_OK;
+}
+
+uint64_t amq_qf_first_key(const amq_qf *x, uint64_t a)
+{
+    const unsigned __int128 n = ((unsigned __int128)a << 64) + x->m - 1u;
+    return a >= x->m ? UINT64_MAX : (uint64_t)(n / x->m);
 }
 
 void amq_qf_set_hash(amq_qf *x, uint32_t algo, uint64_t seed)
@@ -184,3 +208,4 @@ int amq_qf_validate(const amq_qf *x, char *msg, size_t cap)
     }
     return AMQ_OK;
 }
+

@@ -10,5 +10,5 @@
 #include "quotient_impl.h"
 
 const amq_qf_isa amq_qf_isa_avx2 = {isa_add,        isa_contains,       isa_add_batch,
-                                    isa_contains_batch, isa_contains_fixed, isa_grow};
+                                    isa_contains_batch, isa_contains_fixed, isa_finish};
 #endif

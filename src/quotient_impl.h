@@ -189,18 +189,24 @@ static inline uint64_t select_run(const amq_qf *x, uint64_t p, uint32_t t)
     }
 }
 
-/* Is h in a range of the deep list?  (The last range from lo <= h on.) */
-static int deep_has(const amq_qf *x, uint64_t h)
+/* Is h in a range of a sorted list?  (The last range from lo <= h on.) */
+static int ranges_have(const uint64_t *r, uint64_t n, uint64_t h)
 {
-    uint64_t lo = 0, hi = x->ndeep;
+    uint64_t lo = 0, hi = n;
     while (lo < hi) {
         const uint64_t mid = (lo + hi) / 2;
-        if (x->deep[2 * mid] <= h)
+        if (r[2 * mid] <= h)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo > 0 && h <= x->deep[2 * (lo - 1) + 1];
+    return lo > 0 && h <= r[2 * (lo - 1) + 1];
+}
+
+/* Is h in the deep list (or, for a table being grown into, the growth's)? */
+static int deep_has(const amq_qf *x, uint64_t h)
+{
+    return ranges_have(x->deep, x->ndeep, h) || ranges_have(x->deep2, x->ndeep2, h);
 }
 
 /* The general answer: the run of slot a (the t-th of its line, which begins
@@ -278,9 +284,13 @@ static inline int pend_has(const amq_qf *x, uint64_t h)
     return (hit & x->pend_used) != 0;
 }
 
+/* During a growth, keys of the slots read are in the new table. */
 static inline __attribute__((always_inline)) int qf_has(const amq_qf *x, uint64_t h)
 {
-    return table_has(x, h) || pend_has(x, h);
+    const amq_qf *t = x;
+    if (__builtin_expect(x->growth != NULL, 0) && mulhi(h, x->m) < x->growth->rslot)
+        t = x->growth->y;
+    return table_has(t, h) || pend_has(x, h);
 }
 
 /* ---- the add -------------------------------------------------------------------------------- */
@@ -378,7 +388,8 @@ static inline uint64_t entry_first_key(uint16_t s, uint32_t sh, uint64_t slot_lo
 /* Entry s of key h into the run of slot a, before the first entry whose
  * range begins after h: AMQ_OK; 2 when the run has s already (the kind
  * removes nothing, so a second copy would only take a slot: a key added
- * again and again makes no run longer); AMQ_EFULL: no room (the table grows). */
+ * again and again makes no run longer than one entry a growth);
+ * AMQ_EFULL: no room (the table grows). */
 static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
 {
     const uint64_t blk = a / S;
@@ -432,6 +443,7 @@ static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
     }
     for (b2 = blk + 1; b2 < ins / S; b2++)
         (*word_of(x, b2))++;
+    x->fill_pos = f;
     shift_up(x, ins, f, blk);
     *lane_at(x, ins) = s;
     if (!occ)
@@ -442,29 +454,31 @@ static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
     return AMQ_OK;
 }
 
-/* ---- growth: every entry re-placed in order ------------------------------------------------ */
-
-typedef struct {
-    uint16_t copies[64]; /* copies put in slot copies_of (places of entries that span slots) */
-    uint32_t ncopies;
-    uint64_t copies_of;
-} copyset;
+/* ---- growth: every entry re-placed in order, a few hundred per add ------------------------
+ * Growth reads x (the table being left) in position order and writes each
+ * entry's places into y (the table m * growth) in slot order.  Between two
+ * steps both tables are valid: keys below g->split are in y, the others in
+ * x, and a query or an add goes to one of them.  An add into x never lands
+ * before the reader (its slot is one not read yet, its run after the last
+ * one read), and an add into y moves the writer's front (g->pos) when its
+ * shift reaches it; each step takes the reader and the writer up again from
+ * the tables. */
 
 /* Has a copy equal to s been put in slot a already?  Places of one entry
  * that meet in one slot are kept once (else copies of short entries pile up
  * growth after growth); the kind removes nothing, so no count is kept. */
-static int copy_seen(copyset *ap, uint64_t a, uint16_t s)
+static int copy_seen(amq_qf_growth *g, uint64_t a, uint16_t s)
 {
     uint32_t i;
-    if (ap->ncopies == 0 || ap->copies_of != a) {
-        ap->copies_of = a;
-        ap->ncopies = 0;
+    if (g->ncopies == 0 || g->copies_of != a) {
+        g->copies_of = a;
+        g->ncopies = 0;
     }
-    for (i = 0; i < ap->ncopies; i++)
-        if (ap->copies[i] == s)
+    for (i = 0; i < g->ncopies; i++)
+        if (g->copies[i] == s)
             return 1;
-    if (ap->ncopies < 64)
-        ap->copies[ap->ncopies++] = s;
+    if (g->ncopies < 64)
+        g->copies[g->ncopies++] = s;
     return 0;
 }
 
@@ -476,19 +490,11 @@ typedef struct {
     uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
 } placed;
 
-/* What a rebuild carries besides the tables: where it is in x's deep list,
- * and the ranges of keys whose entries run out of bits in y. */
-typedef struct {
-    const amq_qf *x;
-    amq_qf *y;
-    uint64_t di;     /* x's deep ranges before di end before the slot being read */
-    uint64_t *voids; /* [lo, hi] pairs */
-    uint64_t nv, cap;
-    int nomem;
-} regrow;
-
-static void add_void(regrow *g, uint64_t lo, uint64_t hi)
+/* A range of keys whose entries run out of bits in y, into the growth's
+ * sorted list of them (y's second deep list: queries of y read it). */
+static void add_void(amq_qf_growth *g, uint64_t lo, uint64_t hi)
 {
+    uint64_t i;
     if (g->nv > 0 && g->voids[2 * g->nv - 1] != UINT64_MAX && g->voids[2 * g->nv - 1] + 1u >= lo &&
         g->voids[2 * g->nv - 2] <= lo) { /* joins the last one */
         if (hi > g->voids[2 * g->nv - 1])
@@ -506,9 +512,16 @@ static void add_void(regrow *g, uint64_t lo, uint64_t hi)
         g->voids = v;
         g->cap = cap;
     }
-    g->voids[2 * g->nv] = lo;
-    g->voids[2 * g->nv + 1] = hi;
+    /* in order of lo (ranges come in key order but for a short entry's) */
+    for (i = g->nv; i > 0 && g->voids[2 * i - 2] > lo; i--) {
+        g->voids[2 * i] = g->voids[2 * i - 2];
+        g->voids[2 * i + 1] = g->voids[2 * i - 1];
+    }
+    g->voids[2 * i] = lo;
+    g->voids[2 * i + 1] = hi;
     g->nv++;
+    g->y->deep2 = g->voids;
+    g->y->ndeep2 = g->nv;
 }
 
 /* The entry in y for keys whose top p bits are lo's: p - k2 bits from bit
@@ -528,17 +541,18 @@ static inline uint16_t entry_for(const amq_qf *y, uint64_t lo, int32_t p)
                       (UINT64_C(1) << (15u - (uint32_t)len)));
 }
 
-/* Entry s of a slot whose keys are h in [slot_lo, slot_hi]: where it goes in
- * y.  A long entry holds len bits of h from bit k on; h's top k bits are
- * those of slot_lo or one more (a slot is narrower than 2^(64-k)), so the
- * entry stands for up to two ranges of h, each clipped to the slot; both are
- * placed when both meet it.  A short one (SHORT bits or fewer) begins with
- * bit k - 1, which tells the two apart: without it, short entries met both
- * ever more often and their copies multiplied growth after growth. */
-static __attribute__((noinline)) uint32_t replace(regrow *g, uint64_t slot_lo, uint64_t slot_hi,
-                                                 uint16_t s, placed *out, uint32_t room)
+/* Entry s of a slot of x whose keys are h in [slot_lo, slot_hi]: where it
+ * goes in y.  A long entry holds len bits of h from bit k on; h's top k bits
+ * are those of slot_lo or one more (a slot is narrower than 2^(64-k)), so
+ * the entry stands for up to two ranges of h, each clipped to the slot; both
+ * are placed when both meet it.  A short one (SHORT bits or fewer) begins
+ * with bit k - 1, which tells the two apart: without it, short entries met
+ * both ever more often and their copies multiplied growth after growth. */
+static __attribute__((noinline)) uint32_t replace(const amq_qf *x, amq_qf_growth *g,
+                                                 uint64_t slot_lo, uint64_t slot_hi, uint16_t s,
+                                                 placed *out, uint32_t room)
 {
-    const amq_qf *x = g->x, *y = g->y;
+    const amq_qf *y = g->y;
     const uint32_t len = s == VOID_LANE ? 0 : 15u - (uint32_t)__builtin_ctz(s);
     const uint32_t sh = 64u - x->k;
     const uint64_t c = slot_lo >> sh, bits = len == 0 ? 0 : (uint64_t)(s >> (16u - len));
@@ -615,21 +629,22 @@ static int by_lo(const void *a, const void *b)
     return u < v ? -1 : u > v;
 }
 
-/* y's deep list: x's and the rebuild's new ranges, sorted, joined where they meet. */
-static int merge_deep(const amq_qf *x, regrow *g, amq_qf *y)
+/* Two lists of deep ranges as one, sorted, joined where they meet (AMQ_ENOMEM). */
+static int merge_deep(const amq_allocator *al, const uint64_t *a, uint64_t na, const uint64_t *b,
+                      uint64_t nb, uint64_t **out, uint64_t *nout, uint64_t *cap)
 {
-    const uint64_t n = x->ndeep + g->nv;
+    const uint64_t n = na + nb;
     uint64_t *all, i, w = 0;
+    *out = NULL;
+    *nout = *cap = 0;
     if (n == 0)
-        return 0;
-    if ((all = amq_malloc(&y->alloc, 2 * n * sizeof *all)) == NULL) {
-        g->nomem = 1;
-        return -1;
-    }
-    if (x->ndeep)
-        memcpy(all, x->deep, 2 * x->ndeep * sizeof *all);
-    if (g->nv)
-        memcpy(all + 2 * x->ndeep, g->voids, 2 * g->nv * sizeof *all);
+        return AMQ_OK;
+    if ((all = amq_malloc(al, 2 * n * sizeof *all)) == NULL)
+        return AMQ_ENOMEM;
+    if (na)
+        memcpy(all, a, 2 * na * sizeof *all);
+    if (nb)
+        memcpy(all + 2 * na, b, 2 * nb * sizeof *all);
     qsort(all, n, 2 * sizeof *all, by_lo);
     for (i = 0; i < n; i++) {
         if (w > 0 && (all[2 * w - 1] == UINT64_MAX || all[2 * i] <= all[2 * w - 1] + 1u)) {
@@ -641,12 +656,10 @@ static int merge_deep(const amq_qf *x, regrow *g, amq_qf *y)
         all[2 * w + 1] = all[2 * i + 1];
         w++;
     }
-    /* the array keeps n pairs' bytes: amq_free is told its size from ndeep */
-    y->deep = all;
-    y->ndeep = w;
-    y->deep_cap = n;
-    y->deep_owned = 1;
-    return 0;
+    *out = all;
+    *nout = w;
+    *cap = n; /* the array's room, in pairs: its size when freed */
+    return AMQ_OK;
 }
 
 /* The writer of y.  Places come in order of their first keys, so in order
@@ -655,26 +668,44 @@ static int merge_deep(const amq_qf *x, regrow *g, amq_qf *y)
 typedef struct {
     uint8_t *t;
     uint64_t lines, total;
-    uint64_t entries, pos; /* pos: one past the last entry written */
-    uint64_t last_a;       /* the last entry's slot (UINT64_MAX: none yet) */
+    uint64_t entries, pos; /* pos: one past the last entry of y */
+    uint64_t last_a;       /* the last entry's slot while its run may go on (UINT64_MAX: none) */
     uint32_t last_j;       /* its lane in line end_line */
     uint64_t occ_line, occ_bits; /* occupied bits of a line, and run-end bits, */
     uint64_t end_line, end_bits; /* held until the entries move past it */
     uint64_t next_line;  /* the first line whose offset is not written yet */
     uint64_t next_first; /* and its first slot */
     int bad;
+    int reopen; /* the step's first place: y's last run may be its slot's */
 } encoder; /* no array in it, so that the compiler may keep it in registers */
 
 /* The offsets of the lines whose first slot is at or before a: every entry
- * of an earlier slot is written by now. */
+ * of an earlier slot is in y by now.  Set, not or-ed: an add into y may
+ * have raised the offset of a line past the front already. */
 static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t a)
 {
     while (e->next_first <= a && e->next_line < e->lines) {
         const uint64_t off = e->pos > e->next_first ? e->pos - e->next_first : 0;
+        uint64_t *w = line_word(e->t, e->next_line);
         e->bad |= off > 255u;
-        *line_word(e->t, e->next_line) |= off & 255u;
+        *w = (*w & ~UINT64_C(255)) | (off & 255u);
         e->next_line++;
         e->next_first += S;
+    }
+}
+
+/* The step's first place, of slot a: if y has a run of a already (an
+ * earlier step's, or an add's), it is y's last run and goes on. */
+static __attribute__((noinline)) void enc_reopen(encoder *e, uint64_t a)
+{
+    e->reopen = 0;
+    if (e->pos > 0 && ((*line_word(e->t, a / S) >> (8u + a % S)) & 1u)) {
+        const uint64_t p = e->pos - 1u;
+        *line_word(e->t, p / S) &= ~(UINT64_C(1) << (36u + p % S));
+        e->last_a = a;
+        e->last_j = (uint32_t)(p % S);
+        e->end_line = p / S;
+        e->end_bits = 0;
     }
 }
 
@@ -682,8 +713,12 @@ static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t
  * bits are held in registers while entries go into it. */
 static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a, uint16_t s)
 {
-    const uint64_t pos = e->pos > a ? e->pos : a;
-    const uint64_t al = a / S, pl = pos / S;
+    uint64_t pos, al, pl;
+    if (__builtin_expect(e->reopen, 0))
+        enc_reopen(e, a);
+    pos = e->pos > a ? e->pos : a;
+    al = a / S;
+    pl = pos / S;
     enc_close(e, a);
     if (__builtin_expect(pos >= e->total, 0)) {
         e->bad = 1;
@@ -709,19 +744,33 @@ static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a
     e->entries++;
 }
 
-static void enc_finish(encoder *e)
+/* The end of a step: the last entry ends its run (the next step reopens it
+ * if its slot goes on), the held bits go to the lines, and the lines whose
+ * first slot is at or before `upto` get their offsets. */
+static void enc_flush(encoder *e, uint64_t upto)
 {
+    uint64_t l;
     if (e->last_a != UINT64_MAX)
         e->end_bits |= UINT64_C(1) << e->last_j;
+    e->last_a = UINT64_MAX;
     *line_word(e->t, e->end_line) |= e->end_bits << 36;
     *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
-    enc_close(e, UINT64_MAX);
+    e->end_bits = e->occ_bits = 0;
+    enc_close(e, upto);
+    /* the lines the entries reach past them, for now (the next step sets them again): y is a
+     * valid table between steps, for queries, adds and a save */
+    for (l = e->next_line; l < e->lines && l * S < e->pos; l++) {
+        uint64_t *w = line_word(e->t, l);
+        const uint64_t off = e->pos - l * S;
+        e->bad |= off > 255u;
+        *w = (*w & ~UINT64_C(255)) | (off & 255u);
+    }
 }
 
 /* A chunk of places into y, sorted first if one came out of order (a place
  * of an entry spanning slots, a short entry, a run not in order). */
-static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, placed *p, uint32_t n,
-                                                int sorted)
+static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, placed *p,
+                                                uint32_t n, int sorted)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
     uint32_t i, v;
@@ -733,15 +782,17 @@ static __attribute__((noinline)) void enc_chunk(encoder *out, copyset *cs, place
                 p[v - 1] = t;
             }
     for (i = 0; i < n; i++)
-        if (!(p[i].copy && copy_seen(cs, p[i].a, p[i].s)))
+        if (!(p[i].copy && copy_seen(g, p[i].a, p[i].s))) {
             enc_put(e, p[i].a, p[i].s);
+            g->y->cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
+        }
     *out = w;
 }
 
-#define CHUNK 1024u  /* places decoded before they are written, ended at a slot of x */
-#define ITEMS 16384u /* room for a chunk and the longest run's places */
+#define ITEMS QF_STEP_ITEMS
+_Static_assert(sizeof(placed) == QF_PLACE_BYTES, "a place is 16 bytes");
 
-/* Where the reading of x stands between chunks, and what it needs. */
+/* Where the reading of x stands within a step, and what it needs. */
 typedef struct {
     const uint8_t *xt;
     uint64_t xlines;
@@ -751,17 +802,21 @@ typedef struct {
     const uint16_t *ln; /* and its lanes */
     uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
     uint64_t prev;      /* the last place's slot */
+    uint64_t last_pos;  /* the position of the last entry read */
     uint64_t f_hi, f_lo, q, lim, ym; /* x's reciprocal, here to stay in registers */
     uint32_t sh, dk;
-    int sorted, bad, done;
+    uint64_t next_slot; /* the slot after the last run read */
+    uint32_t want;      /* places a step decodes before it stops at a slot's end */
+    int sorted, bad, done, corrupt;
 } decoder;
 
 /* x's entries from where d stands, as places in y, into buf: until a slot
- * of x ends with CHUNK places or more in buf, or x does.  An entry's slot
+ * of x ends with d->want places or more in buf, or x does.  An entry's slot
  * is the occupied slot whose run it is in (the cursor moves at each run
  * end).  A long entry whose range lies in its slot and in one slot of y
  * (the common case) is placed here, others by replace(). */
-static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed *buf)
+static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, amq_qf_growth *g,
+                                                placed *buf)
 {
     decoder d = *dp; /* a local: its fields stay in registers */
     uint32_t n = 0, k, i;
@@ -792,9 +847,10 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
             unsigned __int128 pa;
             d.full &= d.full - 1u;
             if (__builtin_expect(d.ow == 0, 0)) { /* an entry with no run: not a table */
-                d.bad = 1;
+                d.bad = d.corrupt = 1;
                 break;
             }
+            d.last_pos = (d.nl - 1u) * S + j;
             canon = d.ol * S + (uint64_t)__builtin_ctzll(d.ow);
             /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
              * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
@@ -813,9 +869,9 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
                 d.prev = (uint64_t)(pa >> 64);
                 n++;
             } else {
-                const slot_keys keys = keys_of(g->x);
+                const slot_keys keys = keys_of(x);
                 slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
-                k = replace(g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
+                k = replace(x, g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
                 if (k == UINT32_MAX) {
                     d.bad = 1; /* no room for every place: fail, nothing dropped */
                     break;
@@ -829,135 +885,311 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, regrow *g, placed 
             d.ow &= d.ow - end;
             while (__builtin_expect(d.ow == 0, 0) && d.ol + 1 < d.xlines)
                 d.ow = (*(const uint64_t *)(const void *)(d.xt + ++d.ol * 64u) >> 8) & M28;
-            if (__builtin_expect(end & (n >= CHUNK), 0)) /* a slot of x ends: a chunk is ready */
+            if (__builtin_expect(end & (n >= d.want), 0)) { /* a slot of x ends: a chunk is ready */
+                d.next_slot = canon + 1u;
                 break;
+            }
         }
     }
     *dp = d;
     return n;
 }
 
-/* Every entry of x into a table of m2 slots, in one pass over x's lines, a
- * chunk of places at a time; x takes the new table only when all went in. */
-static int rebuild(amq_qf *x, uint64_t m2)
+/* The reader of x at g->rpos (and slot g->rslot), from the table: an add
+ * into x since the last step may have moved what lies past it. */
+static void dec_start(decoder *d, const amq_qf *x, const amq_qf_growth *g, uint32_t want)
 {
-    amq_qf *y = amq_qf_shell(&x->alloc);
-    placed *buf;
-    uint32_t n, l;
-    slot_keys keys;
+    const slot_keys keys = keys_of(x);
+    const uint64_t line = g->rpos / S;
+    memset(d, 0, sizeof *d);
+    d->xt = x->t; /* in fields: stores into the lines may alias the tables' */
+    d->xlines = x->lines;
+    d->f_hi = keys.f_hi;
+    d->f_lo = keys.f_lo;
+    d->q = UINT64_MAX / x->m; /* a slot's keys: q or more */
+    d->sh = 64u - x->k;
+    d->dk = g->y->k - x->k;
+    d->lim = UINT64_C(0x800) >> d->dk; /* markers of entries long in y */
+    d->ym = g->y->m;
+    d->sorted = 1;
+    d->prev = g->prev;
+    d->want = want;
+    d->last_pos = g->rpos - 1u;
+    if (line < x->lines) {
+        const uint8_t *p = x->t + line * 64u;
+        d->ends = (*(const uint64_t *)(const void *)p >> 36) & M28;
+        d->ln = (const uint16_t *)(const void *)(p + 8u);
+        d->full = ~empty_lanes(p) & (uint32_t)(M28 & (M28 << (g->rpos % S)));
+    }
+    d->nl = line + 1u;
+    d->ol = g->rslot / S;
+    if (d->ol < x->lines) {
+        d->ow = (*word_of(x, d->ol) >> 8) & M28 & (M28 << (g->rslot % S));
+        while (d->ow == 0 && d->ol + 1 < x->lines)
+            d->ow = (*word_of(x, ++d->ol) >> 8) & M28;
+    } else {
+        d->ol = x->lines - 1u;
+    }
+}
+
+/* The writer of y where the last step left it, and an add into y since
+ * then (g->pos is past the last entry of y). */
+static void enc_start(encoder *e, const amq_qf_growth *g)
+{
+    memset(e, 0, sizeof *e);
+    e->t = g->y->t;
+    e->lines = g->y->lines;
+    e->total = g->y->lines * S;
+    e->pos = g->pos;
+    e->next_line = g->next_line;
+    e->next_first = g->next_line * S;
+    e->last_a = UINT64_MAX;
+    e->end_line = e->occ_line = g->pos / S < e->lines ? g->pos / S : e->lines - 1u;
+    e->reopen = 1;
+}
+
+/* One step: want places or more from x into y, ended at a slot of x.
+ * AMQ_OK; AMQ_EFULL when y cannot take them (an offset past 255: the growth
+ * is done again, larger, by grow_over); AMQ_ENOMEM. */
+static int step(amq_qf *x, uint32_t want, placed *buf)
+{
+    amq_qf_growth *g = x->growth;
     decoder d;
     encoder e;
-    copyset cs;
-    regrow g;
-    int rc;
-    if (y == NULL)
+    uint32_t n;
+    dec_start(&d, x, g, want);
+    enc_start(&e, g);
+    n = decode(&d, x, g, buf);
+    if (d.bad || g->nomem)
+        return g->nomem ? AMQ_ENOMEM : d.corrupt ? AMQ_ECORRUPT : AMQ_EFULL;
+    enc_chunk(&e, g, buf, n, d.sorted);
+    if (e.bad) { /* places may be lost: the reader stays, and grow_over reads y and x again */
+        enc_flush(&e, 0);
+        return AMQ_EFULL;
+    }
+    g->read += n;
+    g->rpos = d.last_pos + 1u;
+    g->rslot = d.next_slot;
+    g->prev = d.prev;
+    if (d.done) {
+        g->rslot = x->m;
+        g->split = UINT64_MAX;
+        enc_flush(&e, UINT64_MAX);
+    } else {
+        const slot_keys keys = keys_of(x);
+        g->split = g->rslot >= x->m ? UINT64_MAX : slot_first_key(&keys, g->rslot);
+        enc_flush(&e, g->rslot >= x->m ? UINT64_MAX : mulhi(g->split, g->y->m));
+    }
+    g->pos = e.pos;
+    g->next_line = e.next_line;
+    g->y->entries += e.entries;
+    if (e.bad)
+        return AMQ_EFULL;
+    g->done = d.done;
+    return AMQ_OK;
+}
+
+/* A growth to m2 slots: y allocated (its pages are touched as it is written). */
+static int growth_begin(amq_qf *x, uint64_t m2)
+{
+    amq_qf_growth *g = amq_calloc(&x->alloc, sizeof *g);
+    if (g == NULL)
         return AMQ_ENOMEM;
-    amq_qf_set_m(y, m2);
-    if ((rc = amq_qf_alloc_table(y)) != AMQ_OK ||
-        (buf = amq_malloc(&x->alloc, ITEMS * sizeof *buf)) == NULL) {
-        amq_qf_free(y);
+    x->growth = g;
+    if ((g->y = amq_qf_shell(&x->alloc)) == NULL ||
+        (g->buf = amq_malloc(&x->alloc, QF_STEP_ITEMS * QF_PLACE_BYTES)) == NULL) {
+        amq_qf_growth_free(x);
         return AMQ_ENOMEM;
     }
-    memset(&g, 0, sizeof g);
-    g.x = x;
-    g.y = y;
-    keys = keys_of(x);
-    memset(&d, 0, sizeof d);
-    d.xt = x->t; /* in fields: stores into the lines may alias the tables' */
-    d.xlines = x->lines;
-    d.f_hi = keys.f_hi;
-    d.f_lo = keys.f_lo;
-    d.q = UINT64_MAX / x->m; /* a slot's keys: q or more */
-    d.sh = 64u - x->k;
-    d.dk = y->k - x->k;
-    d.lim = UINT64_C(0x800) >> d.dk; /* markers of entries long in y */
-    d.ym = y->m;
-    d.sorted = 1;
-    d.ow = (*word_of(x, 0) >> 8) & M28;
-    while (d.ow == 0 && d.ol + 1 < d.xlines)
-        d.ow = (*word_of(x, ++d.ol) >> 8) & M28;
-    memset(&e, 0, sizeof e);
-    e.t = y->t;
-    e.lines = y->lines;
-    e.total = y->lines * S;
-    e.last_a = UINT64_MAX;
-    cs.ncopies = 0;
-    cs.copies_of = 0;
-    while (!d.done && !d.bad && !e.bad) {
-        n = decode(&d, &g, buf);
-        if (!d.bad)
-            enc_chunk(&e, &cs, buf, n, d.sorted);
-        d.sorted = 1;
+    amq_qf_set_m(g->y, m2);
+    if (amq_qf_alloc_table(g->y) != AMQ_OK) {
+        amq_qf_growth_free(x);
+        return AMQ_ENOMEM;
     }
-    enc_finish(&e);
-    amq_free(&x->alloc, buf, ITEMS * sizeof *buf);
-    y->entries = e.entries;
-    if (d.bad || e.bad || g.nomem || merge_deep(x, &g, y) != 0) {
-        rc = g.nomem ? AMQ_ENOMEM : AMQ_EFULL;
-        amq_free(&x->alloc, g.voids, 2 * g.cap * sizeof *g.voids);
-        amq_qf_free(y);
-        return rc;
-    }
-    amq_free(&x->alloc, g.voids, 2 * g.cap * sizeof *g.voids);
-    amq_qf_count(y, y->cnt);
-    /* x takes y's table, deep list and counts */
+    g->y->deep = x->deep; /* the ranges of x's void lanes, which y's copy */
+    g->y->ndeep = x->ndeep;
+    g->split = 0; /* nothing read yet: every key is in x */
+    return AMQ_OK;
+}
+
+/* y becomes x's table. */
+static int growth_end(amq_qf *x)
+{
+    amq_qf_growth *g = x->growth;
+    amq_qf *y = g->y;
+    uint64_t *deep, ndeep, cap;
+    uint32_t l;
+    if (merge_deep(&x->alloc, x->deep, x->ndeep, g->voids, g->nv, &deep, &ndeep, &cap) != AMQ_OK)
+        return AMQ_ENOMEM;
     if (x->deep_owned)
         amq_free(&x->alloc, x->deep, 2 * x->deep_cap * sizeof *x->deep);
-    x->deep = y->deep;
-    x->ndeep = y->ndeep;
-    x->deep_cap = y->deep_cap;
-    x->deep_owned = y->deep_owned;
-    y->deep = NULL;
-    y->ndeep = 0;
-    y->deep_owned = 0;
+    x->deep = deep;
+    x->ndeep = ndeep;
+    x->deep_cap = cap;
+    x->deep_owned = deep != NULL;
     amq_region_free(&x->table, &x->alloc);
     x->table = y->table;
     memset(&y->table, 0, sizeof y->table);
-    amq_qf_set_m(x, m2);
+    amq_qf_set_m(x, y->m);
     x->t = x->table.data;
     x->entries = y->entries;
     for (l = 0; l < 16; l++)
         x->cnt[l] = y->cnt[l];
     x->grows++;
-    amq_qf_free(y);
+    x->rewritten += g->read;
+    amq_qf_growth_free(x);
     return AMQ_OK;
 }
 
-/* The table at m * growth (or larger, while a rebuild meets a run pushed
- * more than 255 slots into a line: the 8-bit offset); AMQ_ELIMIT when the
- * next fill would take the expected rate past the target. */
-static int grow(amq_qf *x)
+/* A step that failed (y could not take a place) leaves every key in y or
+ * in x past the reader.  Both are read again into a table larger than y:
+ * y whole (its keys are those below the split), then x from the reader on,
+ * as the growth goes on, into the new table. */
+static int grow_over(amq_qf *x)
 {
-    double g = QF_GROWTH;
+    amq_qf_growth *g = x->growth, *g2;
+    amq_qf *y = g->y;
+    uint64_t *deep, ndeep, cap, *u, nu, ucap;
+    double f = QF_GROWTH;
     int rc = AMQ_EFULL, tries;
-    for (tries = 0; tries < 8 && rc == AMQ_EFULL; tries++, g *= QF_GROWTH) {
-        const double want = (double)x->m * g + 1.0;
-        uint64_t m2;
-        if (!(want < (double)QF_MAX_SLOTS))
-            return AMQ_ELIMIT;
-        m2 = (uint64_t)want;
-        if (amq_qf_rate_after_growth(x, m2) > x->fpp)
-            return AMQ_ELIMIT;
-        rc = rebuild(x, m2);
+    /* y's void lanes stand for x's deep ranges and the growth's */
+    if (merge_deep(&x->alloc, x->deep, x->ndeep, g->voids, g->nv, &deep, &ndeep, &cap) != AMQ_OK)
+        return AMQ_ENOMEM;
+    y->deep = deep;
+    y->ndeep = ndeep;
+    y->deep2 = NULL;
+    y->ndeep2 = 0;
+    for (tries = 0; tries < 8 && rc == AMQ_EFULL; tries++, f *= QF_GROWTH) {
+        const double want = (double)y->m * f + 1.0;
+        if (!(want < (double)QF_MAX_SLOTS)) {
+            rc = AMQ_ELIMIT;
+            break;
+        }
+        y->growth = NULL;
+        if ((rc = growth_begin(y, (uint64_t)want)) != AMQ_OK)
+            break;
+        while ((rc = step(y, QF_STEP, y->growth->buf)) == AMQ_OK && !y->growth->done)
+            ;
+        if (rc != AMQ_OK)
+            amq_qf_growth_free(y);
     }
+    if (rc != AMQ_OK) {
+        amq_free(&x->alloc, deep, 2 * cap * sizeof *deep);
+        y->deep = x->deep;
+        y->ndeep = x->ndeep;
+        y->deep2 = g->voids;
+        y->ndeep2 = g->nv;
+        return rc;
+    }
+    /* y is read into y->growth's table: that growth's writer goes on with x's reader */
+    g2 = y->growth;
+    y->growth = NULL;
+    if (merge_deep(&x->alloc, deep, ndeep, g2->voids, g2->nv, &u, &nu, &ucap) != AMQ_OK) {
+        amq_free(&x->alloc, deep, 2 * cap * sizeof *deep);
+        x->growth = g2;
+        amq_qf_growth_free(x); /* the new table goes; x's growth into y stands */
+        x->growth = g;
+        y->deep = x->deep;
+        y->ndeep = x->ndeep;
+        y->deep2 = g->voids;
+        y->ndeep2 = g->nv;
+        return AMQ_ENOMEM;
+    }
+    amq_free(&x->alloc, deep, 2 * cap * sizeof *deep);
+    amq_free(&x->alloc, g2->voids, 2 * g2->cap * sizeof *g2->voids);
+    g2->voids = u; /* every range y's void lanes stood for, and the new ones */
+    g2->nv = nu;
+    g2->cap = ucap;
+    g2->y->deep = x->deep;
+    g2->y->ndeep = x->ndeep;
+    g2->y->deep2 = u;
+    g2->y->ndeep2 = nu;
+    g2->rpos = g->rpos;
+    g2->rslot = g->rslot;
+    g2->split = g->split;
+    g2->di = g->di;
+    g2->done = 0;
+    g2->read = g->read;
+    x->growth = g;
+    y->deep = NULL;
+    y->ndeep = 0;
+    amq_qf_growth_free(x); /* y and the old growth */
+    x->growth = g2;
+    return AMQ_OK;
+}
+
+/* Steps until x is read, then y becomes x's table. */
+static int growth_finish(amq_qf *x)
+{
+    int rc;
+    while (!x->growth->done) {
+        rc = step(x, QF_STEP, x->growth->buf);
+        if (rc == AMQ_EFULL)
+            rc = grow_over(x);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    return growth_end(x);
+}
+
+/* A growth begins when the table is full; each place then moves
+ * QF_STEP entries or more, so a growth ends about m / QF_STEP adds later,
+ * x then at most a few tenths of a percent fuller. */
+static int grow_start(amq_qf *x)
+{
+    const double want = (double)x->m * QF_GROWTH + 1.0;
+    uint64_t m2;
+    if (!(want < (double)QF_MAX_SLOTS))
+        return AMQ_ELIMIT;
+    m2 = (uint64_t)want;
+    if (amq_qf_rate_after_growth(x, m2) > x->fpp)
+        return AMQ_ELIMIT;
+    return growth_begin(x, m2);
+}
+
+static int grow_step(amq_qf *x)
+{
+    int rc = step(x, QF_STEP, x->growth->buf);
+    if (rc == AMQ_EFULL)
+        rc = grow_over(x);
+    if (rc == AMQ_OK && x->growth->done)
+        rc = growth_end(x);
     return rc;
 }
 
-/* Key h into the table (1), or an error with nothing changed. */
+/* Key h into the table it belongs to (1), or an error with nothing changed. */
 static int place(amq_qf *x, uint64_t h)
 {
+    amq_qf *t;
     int rc;
-    if ((double)(x->entries + 1) > QF_MAX_LOAD * (double)x->m && (rc = grow(x)) != AMQ_OK)
-        return rc;
-    while ((rc = insert_at(x, mulhi(h, x->m), entry_of(x, h), h)) == AMQ_EFULL)
-        if ((rc = grow(x)) != AMQ_OK)
+    if (x->growth != NULL) {
+        if ((rc = grow_step(x)) != AMQ_OK)
             return rc;
+    } else if ((double)(x->entries + 1) > QF_MAX_LOAD * (double)x->m) {
+        if ((rc = grow_start(x)) != AMQ_OK)
+            return rc;
+        if ((rc = grow_step(x)) != AMQ_OK)
+            return rc;
+    }
+    for (;;) {
+        t = x->growth != NULL && mulhi(h, x->m) < x->growth->rslot ? x->growth->y : x;
+        rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
+        if (rc != AMQ_EFULL)
+            break;
+        /* no room (a run pushed 255 slots into a line): the growth now, whole */
+        if (x->growth == NULL && (rc = grow_start(x)) != AMQ_OK)
+            return rc;
+        if ((rc = growth_finish(x)) != AMQ_OK)
+            return rc;
+    }
     if (rc == 2)
         return 1;
     if (rc != AMQ_OK)
         return rc;
-    x->entries++;
-    x->cnt[15]++;
+    t->entries++;
+    t->cnt[15]++;
+    if (t != x && t->fill_pos >= x->growth->pos)
+        x->growth->pos = t->fill_pos + 1u; /* the add moved y's last entry */
     return 1;
 }
 
@@ -1003,8 +1235,8 @@ static int isa_contains(const amq_qf *x, uint64_t h1)
 }
 
 /* Keys in turn (each add fetches its lines 16 adds ahead: qf_add); added[i]
- * 1 for each (a key already present is added again: the kind keeps no
- * count, and a second entry costs a slot, not a wrong answer). */
+ * 1 for each: an add does not look first (amq_kind_keeps_copies), so a key
+ * already in gets a second entry when a growth has shortened its first. */
 static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     size_t i;
@@ -1061,13 +1293,15 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
     return hits;
 }
 
-static int isa_grow(amq_qf *x)
+/* The growth under way, done now. */
+static int isa_finish(amq_qf *x)
 {
-    return grow(x);
+    return x->growth != NULL ? growth_finish(x) : AMQ_OK;
 }
 
 #undef S
 #undef M28
 #undef SHORT
+#undef ITEMS
 
 #endif /* AMQ_QUOTIENT_IMPL_H */

@@ -30,9 +30,12 @@
 #define QF_MAX_FPP 0.5
 #define QF_MAX_LOAD 0.95      /* the table grows when one more entry would pass this */
 #define QF_GROWTH 1.1         /* by this factor (docs/expandable.md: the sawtooth) */
-#define QF_HEAD_BYTES 320u    /* the payload's fields before the deep list */
+#define QF_STEP 256u          /* places a growth's step writes, at least (each add during one) */
+#define QF_STEP_ITEMS (QF_STEP + 2048u) /* places a step holds: its own, a line's, a run's copies */
+#define QF_PLACE_BYTES 16u    /* one of them */
 
 struct amq_qf_isa;
+struct amq_qf_growth;
 
 typedef struct amq_qf {
     /* what a query reads first, in one line of the struct */
@@ -42,6 +45,7 @@ typedef struct amq_qf {
     uint32_t k;         /* floor(log2 m) */
     uint32_t pend_used; /* a bit per cell of pend that holds a key */
     const struct amq_qf_isa *isa;
+    struct amq_qf_growth *growth; /* a growth under way (NULL: none) */
     uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
     uint64_t lines;              /* m's lines and QF_TAIL_LINES */
     uint64_t pend[QF_PENDING];   /* keys added, not yet placed (queries look here too) */
@@ -57,10 +61,35 @@ typedef struct amq_qf {
     uint64_t *deep;   /* ranges [lo, hi] of h1, sorted and apart */
     uint64_t ndeep;
     uint64_t deep_cap;  /* pairs the deep array has room for (its bytes when freed) */
-    int deep_owned;   /* 0: deep points into a borrowed payload */
+    int deep_owned;   /* 0: deep points into a borrowed payload, or x's (a table grown into) */
+    const uint64_t *deep2; /* a table being grown into: the growth's new ranges */
+    uint64_t ndeep2;
+    uint64_t fill_pos; /* the slot the last insert filled (its shift's end) */
+    uint64_t rewritten; /* entries read by growths */
     amq_region table;
     amq_allocator alloc;
 } amq_qf;
+
+/* A growth under way (quotient_impl.h, "growth"): x is read in order of
+ * positions into y, QF_STEP places or more each add; keys of x's slots
+ * below rslot (keys below split) are in y, the others in x. */
+typedef struct amq_qf_growth {
+    struct amq_qf *y;     /* the table grown into: deep is x's, deep2 the voids */
+    uint64_t split;
+    uint64_t rpos, rslot; /* x's first position, and slot, not read yet */
+    uint64_t di;          /* x's deep ranges before di end before the slot being read */
+    uint64_t *voids;      /* [lo, hi] pairs, sorted: keys whose entries ran out of bits in y */
+    uint64_t nv, cap;
+    uint64_t pos;         /* one past y's last entry (an add into y may move it) */
+    uint64_t next_line;   /* y's first line whose offset is not set yet */
+    uint64_t prev;        /* the last place's slot */
+    uint64_t copies_of;   /* the slot of the copies below */
+    uint16_t copies[64];  /* copies put in slot copies_of (places of entries spanning slots) */
+    uint32_t ncopies;
+    uint64_t read;        /* entries of x read */
+    void *buf;            /* the step's places */
+    int nomem, done;
+} amq_qf_growth;
 
 /* What differs by instruction set: the bodies of quotient_impl.h. */
 typedef struct amq_qf_isa {
@@ -70,7 +99,7 @@ typedef struct amq_qf_isa {
     void (*contains_batch)(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out);
     uint64_t (*contains_fixed)(const amq_qf *x, const void *keys, size_t key_len, size_t n,
                                uint8_t *out);
-    int (*grow)(amq_qf *x); /* the table rebuilt larger (AMQ_ENOMEM, AMQ_EFULL, AMQ_ELIMIT) */
+    int (*finish)(amq_qf *x); /* the growth under way done now (AMQ_ENOMEM, AMQ_ELIMIT) */
 } amq_qf_isa;
 
 extern const amq_qf_isa amq_qf_isa_base;
@@ -87,11 +116,15 @@ static inline uint64_t amq_qf_lines_for(uint64_t m)
 /* A filter with no table, this CPU's paths and alloc's allocator. */
 amq_qf *amq_qf_shell(const amq_allocator *alloc);
 void amq_qf_free(amq_qf *x);
+/* The growth under way dropped (its table and lists). */
+void amq_qf_growth_free(amq_qf *x);
 /* Sets m, and k, the reciprocal and the line count from it. */
 void amq_qf_set_m(amq_qf *x, uint64_t m);
 /* An empty table for x's m (AMQ_ENOMEM). */
 int amq_qf_alloc_table(amq_qf *x);
 void amq_qf_set_hash(amq_qf *x, uint32_t algo, uint64_t seed);
+/* The first key of slot a of x's table (ceil(a 2^64 / m); 0 for slot 0). */
+uint64_t amq_qf_first_key(const amq_qf *x, uint64_t a);
 /* The slots a filter starting with room for capacity keys takes. */
 uint64_t amq_qf_slots_for(uint64_t capacity);
 /* The expected false-positive rate: each entry's share of the keys, the deep

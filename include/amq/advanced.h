@@ -920,8 +920,10 @@ AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
 
 /* What a kind does, for a program that must not list kinds itself:
  *  - keeps_copies: an add of a key already in stores another copy (cuckoo,
- *    scalable cuckoo: CF.ADD; expandable, up to 32 copies of a key), so a set
- *    add asks first (amq_filter_add_unique);
+ *    scalable cuckoo: CF.ADD; expandable, up to 32 copies of a key; quotient,
+ *    one more once a growth has shortened the key's entry: its add does not
+ *    look first, so that it costs no wait for memory), so a set add asks
+ *    first (amq_filter_add_unique);
  *  - can_remove: amq_filter_remove works (cuckoo kinds, expandable);
  *  - updates_in_place: an add only sets bits, so a file of it can take adds
  *    in place (amq/inplace.h: bloom, blocked);
