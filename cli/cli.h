@@ -242,6 +242,13 @@ int cli_warn_saturated(const char *path, amq_filter *f);
  * out[0..cap), the count returned; creatable: only those `create` makes
  * (not static). */
 size_t cli_kind_names(const char **out, size_t cap, int creatable);
+/* The same for the kinds built in for which pred(kind) is non-zero. */
+size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind));
+/* 1 for a kind that needs no capacity: created at the library's default
+ * start (or --capacity START), it grows as keys come while its expected
+ * false-positive rate stays at or under its target, and refuses an add
+ * (AMQ_ELIMIT) once another growth would pass it (expandable, quotient). */
+int cli_kind_unsized(uint32_t kind);
 /* Prints lead, then names joined by ", " and wrapped at 79 columns under
  * lead's width; dflt (may be NULL) is marked "(default)", tail (may be
  * NULL) follows the last name. */

@@ -132,6 +132,17 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     }
     if (rc < 0) {
         c->status = rc;
+        if (rc == AMQ_ELIMIT && cli_kind_unsized(amq_filter_kind(c->f))) {
+            amq_stats st;
+            amq_filter_stats(c->f, &st);
+            cli_error("%s: the filter cannot grow further without its expected "
+                      "false-positive rate passing its target of %g (at %llu items; one "
+                      "created with a higher --fpp holds more) (within keys %llu..%llu of "
+                      "this run); the file is left unchanged",
+                      c->path, st.fpp_target, (unsigned long long)st.items,
+                      (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n));
+            return EXIT_TROUBLE;
+        }
         cli_error("%s: %s (within keys %llu..%llu of this run); the file is left unchanged",
                   c->path, amq_strerror(rc), (unsigned long long)c->keys + 1,
                   (unsigned long long)(c->keys + n));

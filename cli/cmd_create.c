@@ -9,19 +9,18 @@
 #include "amq/inplace.h"
 #include "cli.h"
 
-/* The --type line comes between the two, from the kinds built in. */
-static const char usage_text[] =
+/* The lines naming kinds come from the kinds built in (usage()). */
+static const char usage_head[] =
     "usage: amq create FILE --capacity N [--type TYPE] [--fpp P] [options] [--force]\n"
-    "       amq create FILE --type aging --window W [--rate R] [--fpp P]\n"
-    "       amq create FILE --type expandable [--capacity START] [--fpp P]\n"
+    "       amq create FILE --type aging --window W [--rate R] [--fpp P]\n";
+
+static const char usage_text[] =
     "\n"
     "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
     "Refuses to replace an existing FILE unless --force is given.\n"
     "\n";
 
 static const char usage_options[] =
-    "  --capacity N         keys the filter is sized for (5000000, 5M, 1e6); expandable:\n"
-    "                       where it starts (default 4096), it doubles as keys come\n"
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
@@ -49,6 +48,37 @@ static void static_kinds_line(void)
     if (m > 0)
         cli_help_names(stdout, "                       (built from their keys by 'amq build': ",
                        st, m, NULL, ")");
+}
+
+/* "a|b" or "a, b" of the kinds that need no capacity (cli_kind_unsized). */
+static void unsized_kinds(char *buf, size_t cap, const char *sep)
+{
+    const char *names[64];
+    size_t i, n = cli_kind_names_if(names, 64, cli_kind_unsized), used = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < n && i < 64 && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i > 0 ? sep : "", names[i]);
+}
+
+static void usage(void)
+{
+    char names[256];
+    amq_config start;
+
+    amq_config_init(&start, AMQ_KIND_EXPANDABLE);
+    fputs(usage_head, stdout);
+    unsized_kinds(names, sizeof names, "|");
+    printf("       amq create FILE --type %s [--capacity START] [--fpp P]\n", names);
+    fputs(usage_text, stdout);
+    cli_help_kinds(stdout, "  --type TYPE          ", 1, NULL);
+    static_kinds_line();
+    unsized_kinds(names, sizeof names, ", ");
+    printf("  --capacity N         keys the filter is sized for (5000000, 5M, 1e6)\n"
+           "                       %s: where it starts (default %llu);\n"
+           "                       it grows as keys come\n",
+           names, (unsigned long long)start.capacity);
+    fputs(usage_options, stdout);
 }
 
 /* Which kinds an option applies to (a kind's name, space-separated). */
@@ -230,10 +260,7 @@ int cmd_create(int argc, char **argv)
             scope[11].given = 1;
             break;
         case 'h':
-            fputs(usage_text, stdout);
-            cli_help_kinds(stdout, "  --type TYPE          ", 1, NULL);
-            static_kinds_line();
-            fputs(usage_options, stdout);
+            usage();
             return 0;
         default:
             cli_usage_hint();
@@ -273,9 +300,9 @@ int cmd_create(int argc, char **argv)
     }
     if (strcmp(type, "aging") == 0)
         capacity_given = 1; /* --window sizes it */
-    if (strcmp(type, "expandable") == 0 && !capacity_given) {
+    if (cli_kind_unsized(kind) && !capacity_given) {
         amq_config start;
-        amq_config_init(&start, AMQ_KIND_EXPANDABLE); /* it grows: start where the library does */
+        amq_config_init(&start, kind); /* it grows: start where the library does */
         cfg.capacity = start.capacity;
         capacity_given = 1;
     }

@@ -1,6 +1,6 @@
 /*
- * cmd_remove.c - amq remove: remove keys from a filter file (cuckoo kinds,
- * expandable).
+ * cmd_remove.c - amq remove: remove keys from a filter file (the kinds
+ * amq_kind_can_remove names: cuckoo kinds, expandable).
  *
  * As amq add: the filter is read into memory, the keys are removed in
  * batches, and the file is replaced atomically; on any error it is left
@@ -12,14 +12,18 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
+/* The kinds that remove keys come between the two (removing_kinds). */
+static const char usage_head[] =
     "usage: amq remove FILE [INPUT...] [--stats [--json]] [--progress] [-q]\n"
     "\n"
     "Removes one copy of each line of the INPUTs (none or '-': standard input)\n"
-    "from the filter in FILE and saves it atomically.  Only cuckoo and\n"
-    "scalable-cuckoo filters can remove keys.  Remove only keys that were added:\n"
-    "removing a key that was never added may remove another key's fingerprint.\n"
-    "\n"
+    "from the filter in FILE and saves it atomically.\n"
+    "Only %s filters can remove keys.\n"
+    "Remove only keys that were added: removing a key that was never added may\n"
+    "remove another key's fingerprint.\n"
+    "\n";
+
+static const char usage_text[] =
     "  --stats      print keys read, removed and not found on standard error\n"
     "  --json       with --stats: one JSON object\n"
     "  --progress   show progress on standard error even when it is not a terminal\n"
@@ -97,9 +101,13 @@ int cmd_remove(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
-        case 'h':
+        case 'h': {
+            char kinds[256];
+            removing_kinds(kinds, sizeof kinds);
+            printf(usage_head, kinds);
             fputs(usage_text, stdout);
             return 0;
+        }
         default:
             cli_usage_hint();
             return EXIT_TROUBLE;

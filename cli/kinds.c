@@ -33,6 +33,29 @@ size_t cli_kind_names(const char **out, size_t cap, int creatable)
     return n;
 }
 
+size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind))
+{
+    uint32_t id;
+    size_t n = 0;
+    for (id = 1; id <= KIND_ID_MAX; id++) {
+        const char *name = amq_kind_name(id);
+        if (name == NULL || !pred(id))
+            continue;
+        if (n < cap)
+            out[n] = name;
+        n++;
+    }
+    return n;
+}
+
+/* The kinds that grow from a start of their own, bounded by their rate, not
+ * by a size given in advance (amq/filter.h: amq_config_init starts them at
+ * 4,096 keys).  Ids, not names: a kind's name may change, its id is pinned. */
+int cli_kind_unsized(uint32_t kind)
+{
+    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
+}
+
 void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
                     const char *dflt, const char *tail)
 {

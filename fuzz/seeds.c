@@ -227,6 +227,15 @@ static void kind_variants(uint32_t kind, fileset *fs)
         cfg.capacity = 1;
         keep(fs, make(&cfg, 190));
     }
+    if (kind == AMQ_KIND_QUOTIENT) {
+        /* from its 64 smallest slots: a dozen growths, entries of several lengths, keys
+         * pending; and at the loosest target, where entries are shortest */
+        amq_config_init(&cfg, kind);
+        cfg.capacity = 1;
+        keep(fs, make(&cfg, 300));
+        cfg.fpp = 0.5;
+        keep(fs, make(&cfg, 120));
+    }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
             amq_config_init(&cfg, kind);
@@ -561,6 +570,9 @@ static void seeds_cli_create(sink *s)
         {"f.amq", "--type", "aging", "--window", "90s", "--rate", "20/s", "--fpp", "0.001", NULL},
         {"f.amq", "--type", "aging", "--window", "10m", NULL},
         {"f.amq", "--type", "aging", "--window", "1h", NULL},
+        {"f.amq", "--type", "quotient", NULL},
+        {"f.amq", "--type", "quotient", "--capacity", "1", "--fpp", "0.0001", NULL},
+        {"f.amq", "--type", "expandable", "--fpp", "0.5", NULL},
     };
     size_t i;
     for (i = 0; i < sizeof lines / sizeof lines[0]; i++)
@@ -916,7 +928,7 @@ static void seeds_rdb_amq(sink *s)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO,
                                      AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING,
-                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE};
+                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE, AMQ_KIND_QUOTIENT};
     wbuf *w = malloc(sizeof *w);
     size_t i;
 
@@ -934,9 +946,12 @@ static void seeds_rdb_amq(sink *s)
         for (j = 0; j < 64; j++)
             h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
                                 (size_t)snprintf(key, sizeof key, "k%u", j));
+        /* a kind no builder makes (its size follows its keys): created, then added to */
         if (amq_filter_build(&cfg, h, 64, &f, NULL) != AMQ_OK &&
             amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
             continue;
+        if (kinds[i] == AMQ_KIND_QUOTIENT)
+            (void)amq_filter_add_batch(f, h, 64, NULL);
         if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 4096 ||
             (buf = malloc((size_t)size)) == NULL) {
             amq_filter_free(f);
@@ -1001,7 +1016,8 @@ static uint64_t seed_crc64(const uint8_t *p, size_t n)
 
 static void seeds_cli_redis_amq(sink *s)
 {
-    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO, AMQ_KIND_RIBBON};
+    static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO, AMQ_KIND_RIBBON,
+                                     AMQ_KIND_QUOTIENT};
     static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     wbuf *w = malloc(sizeof *w);
     uint64_t id = 0;
@@ -1024,8 +1040,16 @@ static void seeds_cli_redis_amq(sink *s)
         for (j = 0; j < 32; j++)
             h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
                                 (size_t)snprintf(key, sizeof key, "k%u", j));
-        if (amq_filter_build(&cfg, h, 32, &f, NULL) != AMQ_OK)
+        if (kinds[k] == AMQ_KIND_QUOTIENT) { /* no builder: its size follows its keys */
+            if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+                continue;
+            if (amq_filter_add_batch(f, h, 32, NULL) != AMQ_OK) {
+                amq_filter_free(f);
+                continue;
+            }
+        } else if (amq_filter_build(&cfg, h, 32, &f, NULL) != AMQ_OK) {
             continue;
+        }
         if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 2000 ||
             (buf = malloc((size_t)size)) == NULL) {
             amq_filter_free(f);

@@ -1,8 +1,9 @@
 /*
  * amqtype.c - the AMQ.* commands and the amqfilter data type: one key holds
  * a filter of any amq kind (classic, blocked, partitioned, cuckoo, the
- * scalable kinds, aging, and the static fuse and ribbon), a thin layer over
- * the generic handle of amq/filter.h.  docs/redis.md documents the commands.
+ * scalable kinds, aging, expandable, quotient, and the static fuse and
+ * ribbon), a thin layer over the generic handle of amq/filter.h.
+ * docs/redis.md documents the commands.
  *
  * The value's bytes are the amq file's bytes (docs/file-format.md): the RDB
  * value, the AOF rewrite, AMQ.SCANDUMP and AMQ.LOADCHUNK carry the serialized
@@ -242,9 +243,38 @@ static int reply_cap_error(RedisModuleCtx *ctx, const amqt_value *v, uint64_t ne
     return RedisModule_ReplyWithError(ctx, msg);
 }
 
+/* The names of the kinds built in (pred NULL) or of those pred says yes to,
+ * from the library's table (ids are small and pinned: every id up to 255
+ * asked), joined by ", " - the last by last_sep - into buf. */
+static void kind_names(char *buf, size_t cap, int (*pred)(uint32_t kind), const char *last_sep)
+{
+    const char *names[64];
+    size_t n = 0, i, used = 0;
+    uint32_t id;
+
+    for (id = 1; id <= 255 && n < 64; id++)
+        if (amq_kind_name(id) != NULL && (pred == NULL || pred(id)))
+            names[n++] = amq_kind_name(id);
+    buf[0] = '\0';
+    for (i = 0; i < n && used < cap; i++) {
+        const char *sep = i == 0 ? "" : ", ";
+        if (i > 0 && i + 1 == n)
+            sep = last_sep;
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", sep, names[i]);
+    }
+}
+
+/* The kinds that grow from a start of their own while their expected rate
+ * stays at or under their target, and refuse an add (AMQ_ELIMIT) once another
+ * growth would pass it (amq/filter.h). */
+static int grows_to_its_rate(uint32_t kind)
+{
+    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
+}
+
 static int reply_kind_error(RedisModuleCtx *ctx, const amq_filter *f, const char *what)
 {
-    char msg[200];
+    char msg[400];
     snprintf(msg, sizeof msg, "ERR amq: %s filters %s", amq_kind_name(amq_filter_kind(f)), what);
     return RedisModule_ReplyWithError(ctx, msg);
 }
@@ -379,11 +409,12 @@ static int parse_kind_rate(RedisModuleCtx *ctx, RedisModuleString *kname, RedisM
     for (i = 0; i < len; i++)
         name[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
     name[len] = '\0';
-    if (amq_kind_from_name(name, &kind) != AMQ_OK)
-        return RedisModule_ReplyWithError(
-                   ctx, "ERR amq: unknown kind (bloom, blocked, partitioned, cuckoo, "
-                        "scalable-bloom, scalable-cuckoo, fuse, ribbon, aging)"),
-               0;
+    if (amq_kind_from_name(name, &kind) != AMQ_OK) {
+        char names[300], msg[400];
+        kind_names(names, sizeof names, NULL, ", ");
+        snprintf(msg, sizeof msg, "ERR amq: unknown kind (%s)", names);
+        return RedisModule_ReplyWithError(ctx, msg), 0;
+    }
     if (!rm_arg_double(rate, &fpp) || !(fpp > 0.0 && fpp < 1.0))
         return RedisModule_ReplyWithError(ctx, "ERR amq: error rate must be in (0, 1)"), 0;
     memset(o, 0, sizeof *o);
@@ -478,6 +509,17 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is full");
     if (rc == AMQ_ENOMEM)
         return RedisModule_ReplyWithError(ctx, E_NOMEM);
+    if (rc == AMQ_ELIMIT && grows_to_its_rate(amq_filter_kind(v->f))) {
+        char msg[300];
+        amq_stats st;
+        amq_filter_stats(v->f, &st);
+        snprintf(msg, sizeof msg,
+                 "ERR amq: the filter is at its growth limit: another growth would take its "
+                 "expected false-positive rate past its target of %g (nothing added; a key "
+                 "created with a higher error_rate grows further)",
+                 st.fpp_target);
+        return RedisModule_ReplyWithError(ctx, msg);
+    }
     if (rc == AMQ_ELIMIT)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is at its growth limit");
     if (rc == AMQ_ERANGE && amq_filter_kind(v->f) == AMQ_KIND_PARTITIONED)
@@ -566,8 +608,12 @@ static int amqt_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     item = RedisModule_StringPtrLen(argv[2], &len);
     rc = amq_filter_remove(v->f, item, len);
     RedisModule_CloseKey(key);
-    if (rc == AMQ_EUNSUPPORTED || rc == AMQ_EREADONLY)
-        return reply_kind_error(ctx, v->f, "cannot delete items (the cuckoo kinds can)");
+    if (rc == AMQ_EUNSUPPORTED || rc == AMQ_EREADONLY) {
+        char names[200], what[300];
+        kind_names(names, sizeof names, amq_kind_can_remove, " and ");
+        snprintf(what, sizeof what, "cannot delete items (%s filters can)", names);
+        return reply_kind_error(ctx, v->f, what);
+    }
     if (rc < 0)
         return reply_lib_error(ctx, "delete failed", rc, NULL);
     if (rc > 0)
@@ -1417,8 +1463,8 @@ static const rm_command amqt_cmds[] = {
     {"amq.mexists", amqt_mexists, "readonly fast", -3, RO,
      "Checks whether items may be present (hashed first, queried in one batch)", "amq",
      "O(n) for n items", NULL, a_items},
-    {"amq.del", amqt_del, "write fast", 3, RW, "Deletes an item (cuckoo kinds)", "amq", "O(1)",
-     NULL, a_item},
+    {"amq.del", amqt_del, "write fast", 3, RW, "Deletes an item (cuckoo kinds, expandable)",
+     "amq", "O(1)", NULL, a_item},
     {"amq.card", amqt_card, "readonly fast", 2, RO, "Returns the number of items", "amq",
      "O(1)", NULL, a_key},
     {"amq.info", amqt_info, "readonly", 2, RO,

@@ -888,7 +888,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;
-    if (capacity == UINT64_MAX) /* 1,000,000; an expandable filter starts at 4,096 */
+    if (capacity == UINT64_MAX) /* 1,000,000; expandable and quotient start at 4,096 */
         capacity = cfg.capacity;
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
@@ -2088,6 +2088,9 @@ PyDoc_STRVAR(Filter_doc,
 "'cuckoo' (deletable), 'scalable-bloom', 'scalable-cuckoo' (grow past\n"
 "capacity), 'expandable' (never sized: starts with room for capacity keys,\n"
 "default 4096, and doubles as keys come, at or under fpp; deletable),\n"
+"'quotient' (never sized either: starts at capacity keys, default 4096,\n"
+"and grows by 10 % as keys come, at or under fpp, in about 20 bits a key\n"
+"at 1 %; no removal),\n"
 "'aging' (a sliding window: capacity = the last N adds, or\n"
 "window_ms + rate to age by the caller's clock, see advance()). The static\n"
 "kinds ('fuse', 'ribbon') are made by amq.build(). hash: None takes the\n"

@@ -54,6 +54,8 @@ def test_a_batch_within_capacity_and_growing_kinds_are_not_checked():
     assert g.add_many(keys("a", 5000)) > 4900  # grows
     w = amq.Filter(capacity=100, kind="aging")
     w.add_many(keys("a", 5000))  # keeps its window
+    q = amq.Filter(capacity=100, kind="quotient")
+    assert q.add_many(keys("a", 5000)) == 5000  # grows
 
 
 # ---- item 5: equality, cuckoo add, parameters, seeds, sizing ---------------------------

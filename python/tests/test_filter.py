@@ -4,7 +4,8 @@ import pytest
 import amq
 from conftest import keys
 
-DYNAMIC = ["bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo"]
+DYNAMIC = ["bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo",
+           "quotient"]
 
 
 @pytest.mark.parametrize("kind", DYNAMIC)

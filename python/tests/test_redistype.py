@@ -87,7 +87,8 @@ def make(kind, ks):
 
 
 @pytest.mark.parametrize("kind", ["blocked", "bloom", "partitioned", "cuckoo",
-                                  "scalable-bloom", "scalable-cuckoo", "ribbon", "fuse"])
+                                  "scalable-bloom", "scalable-cuckoo", "ribbon", "fuse",
+                                  "quotient"])
 def test_load_and_fetch_every_kind(server, kind):
     ks = keys("key", 5000)
     f = make(kind, ks)

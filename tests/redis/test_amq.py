@@ -28,6 +28,7 @@ DYNAMIC = [
     ("scalable-bloom", ("EXPANSION", 2)),
     ("scalable-cuckoo", ()),
     ("aging", ()),
+    ("quotient", ()),
 ]
 STATIC = ["ribbon", "fuse"]
 DELETABLE = {"cuckoo", "scalable-cuckoo"}
@@ -173,6 +174,104 @@ def test_every_kind_every_command(env):
     assert r.execute_command("AMQ.EXISTS", "copies", "x") == 0
 
 
+def madd_until_refused(r, key, prefix, n, batch=1000):
+    """AMQ.MADD of prefix-0 .. prefix-(n-1) in batches until a batch has a
+    refused item: (the items answered 0 or 1, the first error, the replies of
+    that batch from its first error on)."""
+    accepted, first, tail = [], None, []
+    for i in range(0, n, batch):
+        items = ["%s-%d" % (prefix, j) for j in range(i, min(i + batch, n))]
+        got = r.execute_command("AMQ.MADD", key, *items)
+        for j, (it, g) in enumerate(zip(items, got)):
+            if isinstance(g, redis.ResponseError):
+                first, tail = str(g), got[j:]
+                break
+            assert g in (0, 1), g
+            accepted.append(it)
+        if first is not None:
+            break
+    return accepted, first, tail
+
+
+def test_quotient_refusals_limit_and_cap(env):
+    """A quotient key starts where AMQ.CREATE's capacity says and grows by
+    10 %; it deletes nothing; past its growth limit (another growth would
+    take its rate past error_rate) and past its size cap every item is
+    refused, the filter unchanged, and every item taken before answers 1."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "q", "quotient", 1000, 0.01)
+    i = info(r, "q")
+    assert (i["kind"], i["start_slots"], i["slots"], i["expansions"]) == (b"quotient", 1053,
+                                                                          1053, 0)
+    assert r.execute_command("AMQ.MADD", "q", *ITEMS) == [1] * len(ITEMS)
+    i = info(r, "q")
+    assert i["items"] == r.execute_command("AMQ.CARD", "q") == len(ITEMS)
+    assert i["expansions"] > 0 and i["slots"] > 1053 and float(i["fpp_bound"]) <= 0.01
+    d = digest(r, "q")
+    e = raises(lambda: r.execute_command("AMQ.DEL", "q", ITEMS[0]), "cannot delete items")
+    assert e == ("amq: quotient filters cannot delete items (cuckoo, scalable-cuckoo and "
+                 "expandable filters can)"), e
+    assert digest(r, "q") == d
+    assert r.execute_command("AMQ.EXISTS", "q", ITEMS[0]) == 1
+    raises(lambda: r.execute_command("AMQ.MERGE", "q", "q"), "quotient filters cannot be merged")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "quotient", 1000, 0.00001),
+           "false-positive target must be in")
+    raises(lambda: r.execute_command("AMQ.CREATE", "x", "quotient", 1 << 41, 0.01),
+           "starting capacity must be 1 to 2^40")
+    assert r.exists("x") == 0
+
+    # the growth limit: at 1e-4, from 4,096 keys, a few growths (some 23,000 keys)
+    r.execute_command("AMQ.CREATE", "lim", "quotient", 4096, 0.0001)
+    accepted, first, tail = madd_until_refused(r, "lim", "lim", 200000)
+    assert first == ("amq: the filter is at its growth limit: another growth would take its "
+                     "expected false-positive rate past its target of 0.0001 (nothing added; "
+                     "a key created with a higher error_rate grows further)"), first
+    assert 10000 < len(accepted) < 100000, len(accepted)
+    assert all(isinstance(g, redis.ResponseError) for g in tail)  # the rest of the batch too
+    d = digest(r, "lim")
+    raises(lambda: r.execute_command("AMQ.ADD", "lim", "one-more"), "growth limit")
+    assert digest(r, "lim") == d
+    assert r.execute_command("AMQ.CARD", "lim") == len(accepted)
+    assert r.execute_command("AMQ.MEXISTS", "lim", *accepted) == [1] * len(accepted)
+    assert float(info(r, "lim")["fpp_now"]) <= 0.0001
+
+    # the key's cap: MAXSIZE 1 MB (a growth holds the old table, the new one
+    # and its scratch): refused at the cap, the key within it
+    r.execute_command("AMQ.CREATE", "cap", "quotient", 1000, 0.01, "MAXSIZE", 1000000)
+    accepted, first, tail = madd_until_refused(r, "cap", "cap", 1000000)
+    assert first == ("amq: the filter would take more than the key size cap of 1000000 bytes "
+                     "(MAXSIZE, or CONFIG SET amq-max-key-bytes)"), first
+    assert all(isinstance(g, redis.ResponseError) for g in tail)
+    assert 50000 < len(accepted) < 400000, len(accepted)
+    assert info(r, "cap")["max_size"] == 1000000
+    assert r.memory_usage("cap") <= 1000000 + 1024
+    d = digest(r, "cap")
+    raises(lambda: r.execute_command("AMQ.ADD", "cap", "one-more"), "key size cap of 1000000")
+    assert digest(r, "cap") == d
+    assert r.execute_command("AMQ.MEXISTS", "cap", *accepted) == [1] * len(accepted)
+    # amq-max-key-bytes: the same refusal, then a larger cap lets it grow on
+    r.config_set(cfgname(r, "amq-max-key-bytes"), 1000000)
+    try:
+        r.execute_command("AMQ.CREATE", "cfg", "quotient", 1000, 0.01)
+        accepted, first, _ = madd_until_refused(r, "cfg", "cfg", 1000000)
+        assert "key size cap of 1000000" in first, first
+        n = len(accepted)
+        r.config_set(cfgname(r, "amq-max-key-bytes"), 1 << 30)
+        more = ["cfg-%d" % j for j in range(n, n + 100000)]
+        for j in range(0, len(more), 1000):
+            assert r.execute_command("AMQ.MADD", "cfg", *more[j:j + 1000]) == [1] * 1000
+        assert r.execute_command("AMQ.MEXISTS", "cfg", *(accepted + more)) == \
+            [1] * (n + len(more))
+        assert r.execute_command("AMQ.CARD", "cfg") == n + len(more)
+    finally:
+        r.config_set(cfgname(r, "amq-max-key-bytes"), 1 << 30)
+    # AMQ.BUILD sizes it for the members
+    r.sadd("src", *ITEMS)
+    assert r.execute_command("AMQ.BUILD", "b", "quotient", 0.01, "FROM", "src") == len(ITEMS)
+    assert r.execute_command("AMQ.MEXISTS", "b", *ITEMS) == [1] * len(ITEMS)
+    assert info(r, "b")["start_slots"] == 3158  # ceil(3000 / 0.95)
+
+
 def _min_usec(r, cmd, times=5):
     """The fastest server time of cmd over a few runs (INFO commandstats)."""
     best = None
@@ -217,8 +316,12 @@ def test_build_from_every_source(env):
     raises(lambda: r.execute_command("AMQ.BUILD", "b:s:fuse", "ribbon", 0.01, "FROM", "s"),
            "item exists")
     raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "IN", "s"), "syntax")
-    raises(lambda: r.execute_command("AMQ.BUILD", "x", "nokind", 0.01, "FROM", "s"),
-           "unknown kind")
+    e = raises(lambda: r.execute_command("AMQ.BUILD", "x", "nokind", 0.01, "FROM", "s"),
+               "unknown kind")
+    # the kinds it names are the library's: those `amq help kinds` lists
+    kinds = amq_tool("help", "kinds").stdout.decode().split()
+    assert e == "amq: unknown kind (%s)" % ", ".join(kinds), e
+    assert "quotient" in kinds and "expandable" in kinds
     # the bound on one call's work
     r.config_set(cfgname(r, "amq-build-max-items"), 1000)
     raises(lambda: r.execute_command("AMQ.BUILD", "x", "ribbon", 0.01, "FROM", "s"),
@@ -601,7 +704,7 @@ def test_tool_export_import_every_kind(env):
             f.write("\n".join(probe) + "\n")
         builds = [("ribbon", ()), ("fuse", ()), ("blocked", ()), ("bloom", ()),
                   ("partitioned", ()), ("cuckoo", ()),
-                  ("scalable-bloom", ()), ("scalable-cuckoo", ())]
+                  ("scalable-bloom", ()), ("scalable-cuckoo", ()), ("quotient", ())]
         for kind, extra in builds:
             path = os.path.join(d, kind + ".amq")
             p = amq_tool("build", "-q", path, "--type", kind, *extra, keys_txt)

@@ -368,3 +368,89 @@ def test_expandable_mid_doubling(env):
     r.execute_command("DEBUG", "RELOAD")
     assert all(r.execute_command("AMQ.MEXISTS", "e", *present))
     assert all(r.execute_command("AMQ.MEXISTS", "e", *["f%d" % i for i in range(5000)]))
+
+
+# ---- a quotient key of a million items -----------------------------------------------------
+
+def madd_all(r, key, items, batch=1000):
+    """Pipelined AMQ.MADD of items, batch items a command: every reply 1."""
+    p = r.pipeline(transaction=False)
+    for i in range(0, len(items), batch):
+        p.execute_command("AMQ.MADD", key, *items[i:i + batch])
+    for got in p.execute():
+        assert got == [1] * len(got), [g for g in got if g != 1][:3]
+
+
+def mexists_all(r, key, items, batch=10000):
+    """Every item's answer (pipelined AMQ.MEXISTS), in order."""
+    p = r.pipeline(transaction=False)
+    for i in range(0, len(items), batch):
+        p.execute_command("AMQ.MEXISTS", key, *items[i:i + batch])
+    return [a for got in p.execute() for a in got]
+
+
+def test_quotient_million_keys(env):
+    """A quotient key grown from 1,000 to 1,000,000 items by pipelined
+    AMQ.MADD (some 70 growths of 10 %): every item present and memory about
+    20 bits an item (MEMORY USAGE: what the library holds); then the same
+    answers, present and absent, after DEBUG RELOAD, DUMP/RESTORE,
+    SCANDUMP/LOADCHUNK, SAVE + restart and an AOF rewrite (AMQ.LOADCHUNK
+    commands) + restart; adds go on after each."""
+    n = 1000000
+    srv = env.new_server()
+    r = srv.client()
+    items = ["user:%d:%x" % (i, (i * 2654435761) & 0xffffffff) for i in range(n)]
+    absent = ["other:%d" % i for i in range(200000)]
+    assert r.execute_command("AMQ.CREATE", "q", "quotient", 1000, 0.01) == b"OK"
+    madd_all(r, "q", items)
+    i = amq_info(r, "q")
+    assert i["kind"] == b"quotient" and i["items"] == n
+    assert i["start_slots"] == 1053 and i["expansions"] >= 20
+    assert i["entries"] <= 0.95 * i["slots"]
+    assert 18.0 <= float(i["bits_per_item"]) <= 22.0, i["bits_per_item"]
+    assert float(i["fpp_now"]) <= 0.01
+    assert r.execute_command("AMQ.CARD", "q") == n
+    mu = r.memory_usage("q")
+    assert i["bytes"] <= mu <= i["bytes"] + 8192, (mu, i["bytes"])
+    assert mexists_all(r, "q", items) == [1] * n
+    fp = mexists_all(r, "q", absent)
+    assert sum(fp) <= 200, sum(fp)  # 0.1 % of them; the bound info gives is about 2.5e-4
+    digest = r.execute_command("DEBUG", "DIGEST-VALUE", "q")
+
+    def same(key, what, answers=True):
+        assert r.execute_command("DEBUG", "DIGEST-VALUE", key) == digest, what
+        assert amq_info(r, key)["items"] == n, what
+        if answers:
+            assert mexists_all(r, key, items) == [1] * n, what
+            assert mexists_all(r, key, absent) == fp, what
+
+    r.execute_command("DEBUG", "RELOAD")
+    same("q", "DEBUG RELOAD")
+    assert r.restore("q:restored", 0, r.dump("q"))
+    same("q:restored", "DUMP/RESTORE")
+    it = 0
+    while True:
+        it, data = r.execute_command("AMQ.SCANDUMP", "q", it)
+        if it == 0:
+            break
+        assert r.execute_command("AMQ.LOADCHUNK", "q:loaded", it, data) == b"OK"
+    same("q:loaded", "SCANDUMP/LOADCHUNK")
+    assert r.save()
+    srv.restart()
+    r = srv.client()
+    same("q", "SAVE + restart")
+    same("q:restored", "SAVE + restart", answers=False)  # the same bytes as q
+    # an AOF rewrite without the RDB preamble writes the key as AMQ.LOADCHUNK commands
+    r.config_set("aof-use-rdb-preamble", "no")
+    r.config_set("appendonly", "yes")
+    wait_rewrite(r)
+    base = [f for f in aof_files(srv) if ".base." in f]
+    assert len(base) == 1 and b"AMQ.LOADCHUNK" in open(base[0], "rb").read(1 << 20), base
+    srv.restart(appendonly="yes", **{"aof-use-rdb-preamble": "no"})
+    r = srv.client()
+    same("q", "AOF rewrite + restart")
+    # adds go on: more items, growth included, every item still present
+    more = ["more:%d" % i for i in range(200000)]
+    madd_all(r, "q", more)
+    assert mexists_all(r, "q", items + more) == [1] * (n + len(more))
+    assert amq_info(r, "q")["items"] == n + len(more)
