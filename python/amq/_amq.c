@@ -585,7 +585,16 @@ static inline const char *fixed_key(const keyset *ks, size_t i, size_t *len)
  * collided with is removed. */
 static int stores_copies(const amq_filter *f)
 {
-    return amq_kind_keeps_copies(amq_filter_kind(f));
+    const uint32_t kind = amq_filter_kind(f);
+    return amq_kind_keeps_copies(kind) && amq_kind_can_remove(kind);
+}
+
+/* A kind whose add stores a copy without looking but removes nothing
+ * (quotient): a key that may be present already is not stored again. */
+static int asks_first(const amq_filter *f)
+{
+    const uint32_t kind = amq_filter_kind(f);
+    return amq_kind_keeps_copies(kind) && !amq_kind_can_remove(kind);
 }
 
 /* Probes or adds m hashed keys at out.  Returns the first error of an add,
@@ -597,6 +606,15 @@ static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t
     size_t i;
     if (now_ms != NULL)
         return amq_aging_contains_batch_at(f, h, m, out, *now_ms);
+    if (add && asks_first(f)) {
+        for (i = 0; i < m; i++) {
+            int rc = amq_filter_add_unique_hash(f, h[i]);
+            if (rc < 0)
+                return rc;
+            out[i] = rc == 1;
+        }
+        return AMQ_OK;
+    }
     if (add && stores_copies(f)) {
         for (i = 0; i < m; i++) {
             int was = amq_filter_contains_hash(f, h[i]);
@@ -972,7 +990,8 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
     if (op == 0)
         rc = amq_filter_contains(f, k.p, (size_t)k.len);
     else if (op == 1)
-        rc = amq_filter_add(f, k.p, (size_t)k.len);
+        rc = asks_first(f) ? amq_filter_add_unique(f, k.p, (size_t)k.len)
+                           : amq_filter_add(f, k.p, (size_t)k.len);
     else
         rc = amq_filter_remove(f, k.p, (size_t)k.len);
     unlock(self);

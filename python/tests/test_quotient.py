@@ -17,9 +17,10 @@ def test_quotient_without_capacity_grows():
     assert f.kind == "quotient" and f.capacity == 4096 and len(f) == 0
     assert f.info()["start_slots"] == 4312  # 4,096 keys at 95 %
     keys = [b"k%d" % i for i in range(200_000)]
-    for k in keys:
-        assert f.add(k) is True
-    assert len(f) == 200_000
+    # the kind keeps copies (its add does not look first), so Python's add asks first: a key
+    # that may be present already (a false positive, about 2e-4 here) is not added again
+    new = sum(f.add(k) for k in keys)
+    assert 199_800 <= new <= 200_000 and len(f) == new
     assert f.capacity > 40 * 4096
     assert all(k in f for k in keys)
     fp = sum(1 for i in range(200_000) if (b"x%d" % i) in f)
@@ -37,7 +38,8 @@ def test_quotient_without_capacity_grows():
 def test_quotient_batches_match_single_calls():
     f = amq.Filter(kind="quotient", capacity=1000)
     ids = np.arange(300_000, dtype=np.uint64)
-    assert f.add_many(ids) == 300_000
+    new = f.add_many(ids)
+    assert 299_700 <= new <= 300_000 and len(f) == new
     assert f.contains_many(ids).all()
     probe = np.arange(300_000, 400_000, dtype=np.uint64)
     got = f.contains_many(probe)
@@ -45,7 +47,7 @@ def test_quotient_batches_match_single_calls():
     assert got.sum() <= 100
     words = ["w%d" % i for i in range(5000)]
     f.update(iter(words))
-    assert f.contains_many(words).all() and len(f) == 305_000
+    assert f.contains_many(words).all() and new + 4990 <= len(f) <= new + 5000
 
 
 def test_quotient_pickle_copy_bytes_answer_the_same():
@@ -107,7 +109,7 @@ def test_quotient_entries_out_of_bits_through_files(tmp):
     in the table); bytes, a saved file and its mapping answer the same."""
     f = amq.Filter(kind="quotient", capacity=1)
     ids = np.arange(4_000_000, dtype=np.uint64)
-    assert f.add_many(ids) == len(ids)
+    assert f.add_many(ids) >= 0.998 * len(ids)
     i = f.info()
     assert i["start_slots"] == 64 and i["deep_ranges"] > 0 and i["void_lanes"] > 0
     assert i["fpp_bound"] <= 0.01
@@ -156,13 +158,12 @@ def test_quotient_parameters_and_clear():
     assert b"c1" in f
 
 
-@pytest.mark.xfail(strict=True, reason="libamq: a key added again after a growth is stored "
-                   "again (and counted, and answered as new): the kind should drop it")
 def test_quotient_key_added_again_changes_nothing():
+    # Python asks first for a kind that keeps copies (amq_kind_keeps_copies)
     f = amq.Filter(kind="quotient")
     keys = [b"r%d" % i for i in range(100_000)]
-    f.add_many(keys)
+    new = f.add_many(keys)
     before = f.info()
     assert f.add_many(keys) == 0  # each may already be present
     assert f.info()["entries"] == before["entries"]
-    assert len(f) == 100_000
+    assert len(f) == new
