@@ -1,7 +1,7 @@
 /*
  * fuzz_payload_quotient.c - the quotient kind's parameter block and payload
- * (pending keys, deep ranges, table), framed in a valid container (see
- * payload.h).
+ * (pending ring, deep list, table of lines), framed in a valid container
+ * (see payload.h).
  */
 #define FZ_KIND AMQ_KIND_QUOTIENT
 #include "payload.h"

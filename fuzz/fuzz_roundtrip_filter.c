@@ -215,6 +215,19 @@ static int make_partitioned(fz_in *in, const amq_allocator *al, amq_filter **out
     return make_blocked_kind(in, AMQ_KIND_PARTITIONED, al, out);
 }
 
+/* The quotient kind from a small start (256 keys grow it several times by
+ * 10 %), targets in and out of its range [0.0001, 0.5] (those out refused). */
+static int make_quotient(fz_in *in, const amq_allocator *al, amq_filter **out)
+{
+    amq_config cfg;
+
+    amq_config_init(&cfg, AMQ_KIND_QUOTIENT);
+    cfg.hash_algo = pick_hash(in, &cfg.seed);
+    cfg.capacity = fz_range(in, 1, 2000);
+    cfg.fpp = ((double)fz_u16(in) + 1.0) / 65537.0;
+    return make_from_config(&cfg, al, out);
+}
+
 typedef struct maker {
     const char *kind;
     int (*make)(fz_in *in, const amq_allocator *al, amq_filter **out);
@@ -227,6 +240,7 @@ static const maker makers[] = {
     {"scalable-cuckoo", make_scalable_cuckoo},
     {"blocked", make_blocked},
     {"partitioned", make_partitioned},
+    {"quotient", make_quotient},
 };
 #define NMAKERS (sizeof makers / sizeof makers[0])
 

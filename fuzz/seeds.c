@@ -228,11 +228,12 @@ static void kind_variants(uint32_t kind, fileset *fs)
         keep(fs, make(&cfg, 190));
     }
     if (kind == AMQ_KIND_QUOTIENT) {
-        /* from its 64 smallest slots: a dozen growths, entries of several lengths, keys
-         * pending; and at the loosest target, where entries are shortest */
+        /* from the smallest table (64 slots): grown by 10 % many times, runs pushed into
+         * later lines; at the loosest target; and five adds, all still in the ring */
         amq_config_init(&cfg, kind);
         cfg.capacity = 1;
-        keep(fs, make(&cfg, 300));
+        keep(fs, make(&cfg, 400));
+        keep(fs, make(&cfg, 5));
         cfg.fpp = 0.5;
         keep(fs, make(&cfg, 120));
     }
@@ -376,6 +377,44 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
     return 1;
 }
 
+/* A quotient filter's bytes with a deep list written by hand (the kind
+ * makes one only after its table passed about 2^21 slots): two ranges in
+ * the padding after the ring, and a run of one void lane (0x8000) in the
+ * first free slot of line 0 whose slot the first range meets; 0 when the
+ * payload is not the shape expected (the ring's 136 bytes and their
+ * padding to 192, then the table). */
+static int quotient_with_deep_list(uint8_t *params, uint8_t *payload, size_t len)
+{
+    const uint64_t m = le64(params + 16), hb = 192;
+    uint64_t w, a, lo;
+    unsigned i;
+    if (le64(params + 32) != 0 || m < 64 || m > (1u << 20) ||
+        len != hb + ((m + 27) / 28 + 16) * 64)
+        return 0;
+    w = le64(payload + hb);
+    if ((w & 255u) != 0)
+        return 0;
+    for (a = 0; a < 28; a++) /* a slot with no run whose lane is empty */
+        if (!((w >> (8 + a)) & 1) && payload[hb + 8 + 2 * a] == 0 && payload[hb + 9 + 2 * a] == 0)
+            break;
+    if (a == 28)
+        return 0; /* (an empty lane: no run covers it, so slot a's run of one fits there) */
+    lo = (uint64_t)(((unsigned __int128)a << 64) / m) + 1; /* inside slot a */
+    w |= (uint64_t)1 << (8 + a) | (uint64_t)1 << (36 + a);
+    for (i = 0; i < 8; i++)
+        payload[hb + i] = (uint8_t)(w >> (8 * i));
+    payload[hb + 8 + 2 * a] = 0x00;
+    payload[hb + 9 + 2 * a] = 0x80;
+    params[32] = 2;
+    for (i = 0; i < 8; i++) {
+        payload[136 + i] = (uint8_t)(lo >> (8 * i));
+        payload[144 + i] = (uint8_t)((lo + 1000) >> (8 * i));
+        payload[152 + i] = (uint8_t)(UINT64_C(0xfff0000000000000) >> (8 * i));
+        payload[160 + i] = 0xff;
+    }
+    return 1;
+}
+
 static void seeds_payload(uint32_t kind)
 {
     char target[64];
@@ -407,6 +446,9 @@ static void seeds_payload(uint32_t kind)
         emit(&s, buf, 19 + plen + fs.len[i] - off);
         if (kind == AMQ_KIND_EXPANDABLE && older_expandable(buf + 19, buf + 19 + plen,
                                                             fs.len[i] - off))
+            emit(&s, buf, 19 + plen + fs.len[i] - off);
+        if (kind == AMQ_KIND_QUOTIENT && plen == 48 &&
+            quotient_with_deep_list(buf + 19, buf + 19 + plen, fs.len[i] - off))
             emit(&s, buf, 19 + plen + fs.len[i] - off);
         free(buf);
     }
@@ -506,6 +548,25 @@ static void seeds_roundtrip_filter(sink *s)
             }
             emit(s, buf, n);
         }
+    }
+    /* The quotient maker (7th): hash, seed, a capacity of 1 to 2000, a target, 8-byte keys. */
+    for (i = 0; i < 8; i++) {
+        n = 0;
+        buf[n++] = 6;
+        buf[n++] = (uint8_t)i;
+        for (j = 0; j < 8; j++)
+            buf[n++] = (uint8_t)rnd(&st);
+        buf[n++] = (uint8_t)(i * 3); /* capacity */
+        buf[n++] = 0;
+        buf[n++] = (uint8_t)(i * 37); /* target: (u16 + 1) / 65537 */
+        buf[n++] = i < 4 ? 0x02 : 0x40;
+        buf[n++] = (uint8_t)(i & 1);
+        while (n < 60u + 50u * i && n + 10 < sizeof buf) {
+            buf[n++] = 8;
+            for (j = 0; j < 8; j++)
+                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
+        }
+        emit(s, buf, n);
     }
     emit_random(s, 17, 30, 400);
 }

@@ -158,6 +158,13 @@ static void cfg_aging(amq_config *cfg)
     cfg->capacity = 500;
 }
 
+/* From its smallest table, so that GROW_KEYS adds grow it often. */
+static void cfg_quotient(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_QUOTIENT);
+    cfg->capacity = 50;
+}
+
 static const struct kind_case {
     const char *name;
     void (*config)(amq_config *cfg);
@@ -172,6 +179,7 @@ static const struct kind_case {
     {"scalable-cuckoo", cfg_scuckoo, 1},
     {"scalable-cuckoo (redisbloom)", cfg_scuckoo_rb, 1},
     {"aging", cfg_aging, 0},
+    {"quotient", cfg_quotient, 1},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -250,6 +250,12 @@ static amq_filter *make_scuckoo_rb(void)
     return make_kind(AMQ_KIND_SCALABLE_CUCKOO, NKEYS / 2, 1);
 }
 
+/* From a tenth of the keys too: the readers meet a table grown 25 times. */
+static amq_filter *make_quotient(void)
+{
+    return make_kind(AMQ_KIND_QUOTIENT, NKEYS / 10, 0);
+}
+
 static const struct kind_case {
     const char *name;
     amq_filter *(*make)(void); /* an empty filter that holds NKEYS */
@@ -264,6 +270,7 @@ static const struct kind_case {
     {"scalable-bloom (redisbloom)", make_sbloom_rb},
     {"scalable-cuckoo", make_scuckoo},
     {"scalable-cuckoo (redisbloom)", make_scuckoo_rb},
+    {"quotient", make_quotient},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -587,9 +587,10 @@ TEST(set_concurrent_by_kind)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED,
                                      AMQ_KIND_CUCKOO, AMQ_KIND_SCALABLE_BLOOM,
-                                     AMQ_KIND_SCALABLE_CUCKOO};
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_QUOTIENT};
     static const int want[] = {AMQ_EUNSUPPORTED, AMQ_OK, AMQ_OK,
-                               AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED};
+                               AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED,
+                               AMQ_EUNSUPPORTED};
     amq_config cfg;
     amq_filter *f, *ro;
     uint8_t buf[1 << 16];
@@ -628,7 +629,7 @@ TEST(mulshift_refused_by_bloom_kinds_kept_by_the_others)
 {
     static const uint32_t refused[] = {AMQ_KIND_BLOOM, AMQ_KIND_SCALABLE_BLOOM};
     static const uint32_t taken[] = {AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED, AMQ_KIND_CUCKOO,
-                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING};
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING, AMQ_KIND_QUOTIENT};
     enum { N = 100000, Q = 400000 };
     amq_config c;
     amq_filter *f;

@@ -360,7 +360,7 @@ TEST(limits_cuckoo)
     CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
 }
 
-/* ---- amq_filter_new with the options of the cuckoo and scalable kinds ---------------------- */
+/* ---- amq_filter_new with the options of the cuckoo, scalable and quotient kinds ---------- */
 
 static const struct kind_row {
     const char *name;
@@ -424,6 +424,20 @@ static const struct kind_row {
      AMQ_ERANGE},
     {"scuckoo expansion 2^32-1", AMQ_KIND_SCALABLE_CUCKOO, 1000, 0.01, 0, 0, 0, UINT32_MAX, 0,
      AMQ_ERANGE},
+    {"quotient valid", AMQ_KIND_QUOTIENT, 1000, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"quotient capacity 1", AMQ_KIND_QUOTIENT, 1, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"quotient capacity 0", AMQ_KIND_QUOTIENT, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient capacity 2^40+1", AMQ_KIND_QUOTIENT, (UINT64_C(1) << 40) + 1, 0.01, 0, 0, 0, 0, 0,
+     AMQ_ERANGE},
+    {"quotient capacity 2^63", AMQ_KIND_QUOTIENT, P63, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient capacity 2^64-1", AMQ_KIND_QUOTIENT, U64MAX, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient fpp 0.0001", AMQ_KIND_QUOTIENT, 1000, 0.0001, 0, 0, 0, 0, 0, AMQ_OK},
+    {"quotient fpp 0.5", AMQ_KIND_QUOTIENT, 1000, 0.5, 0, 0, 0, 0, 0, AMQ_OK},
+    {"quotient fpp 0.00009", AMQ_KIND_QUOTIENT, 1000, 0.00009, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient fpp 0.51", AMQ_KIND_QUOTIENT, 1000, 0.51, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient fpp 0", AMQ_KIND_QUOTIENT, 1000, 0.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient fpp NaN", AMQ_KIND_QUOTIENT, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"quotient fpp -inf", AMQ_KIND_QUOTIENT, 1000, -INFINITY, 0, 0, 0, 0, 0, AMQ_ERANGE},
 };
 
 TEST(limits_filter_new_kind_options)

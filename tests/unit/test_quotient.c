@@ -1,0 +1,1545 @@
+/*
+ * test_quotient.c - the quotient kind (12): grown from a small start, no
+ * added key ever missing and the measured false-positive rate near the
+ * filter's own bound; files and bytes (saved, opened copied and mapped,
+ * byte-identical round trips, keys still pending in the ring kept);
+ * corrupt parameter blocks and payloads refused with a message; clear,
+ * clone, describe and stats; the growth limit; one key added again and
+ * again; batches; keys run out of bits (the deep list); and the baseline
+ * and AVX2 paths building the same table byte for byte.
+ *
+ * Sizes are smaller under the sanitizers (make test-asan), where an add
+ * costs three to four times as much.  make test-unit runs this program
+ * twice: on the AVX2 table, then under AMQ_SIMD=scalar on the baseline.
+ */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "amq.h"
+#include "common/container.h"
+#include "common/cpu.h"
+#include "common/endian.h"
+#include "test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_SAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SAN 1
+#endif
+#endif
+#ifndef UNDER_SAN
+#define UNDER_SAN 0
+#endif
+
+/* Keys grown to by the big test, and its absent keys at the end. */
+#define GROW_KEYS (UNDER_SAN ? 1000000u : 4000000u)
+#define GROW_ABSENT 1000000u
+/* From 64 slots: entries run out of bits (void lanes, the deep list) past
+ * about 2^21 slots. */
+#define DEEP_KEYS (UNDER_SAN ? 2300000u : 2500000u)
+/* The baseline-against-AVX2 comparison: as far as the deep list, but for
+ * the sanitizers (the deep test covers those paths there), and the absent
+ * keys each of its filters answers. */
+#define SIMD_KEYS (UNDER_SAN ? 400000u : DEEP_KEYS)
+#define SIMD_ABSENT (UNDER_SAN ? 100000u : 300000u)
+
+#define QF_PARAMS 48u
+#define QF_HEAD 192u /* the payload's ring and padding when the deep list is empty */
+
+/* 8-byte key i of stream `seed`. */
+static uint64_t key_of(uint64_t i, uint64_t seed)
+{
+    uint64_t st = seed << 40 ^ i;
+    return test_rand(&st);
+}
+
+static amq_hash128 hash_of(const amq_filter *f, uint64_t i, uint64_t seed)
+{
+    uint64_t k = key_of(i, seed);
+    return amq_filter_hash(f, &k, sizeof k);
+}
+
+static amq_filter *make(uint64_t capacity, double fpp)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_config_init(&cfg, AMQ_KIND_QUOTIENT);
+    cfg.capacity = capacity;
+    cfg.fpp = fpp;
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    return f;
+}
+
+/* Keys [from, to) of stream seed added; the first add that does not return 1, or 1. */
+static int add_range(amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
+{
+    uint64_t i;
+    int rc;
+    for (i = from; i < to; i++)
+        if ((rc = amq_filter_add_hash(f, hash_of(f, i, seed))) != 1)
+            return rc;
+    return 1;
+}
+
+/* Keys [from, to) of stream seed that f answers absent (0: no false negative). */
+static uint64_t missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
+{
+    uint64_t i, n = 0;
+    for (i = from; i < to; i++)
+        n += (uint64_t)(amq_filter_contains_hash(f, hash_of(f, i, seed)) != 1);
+    return n;
+}
+
+/* How many of n keys of stream seed f answers present. */
+static uint64_t hits(const amq_filter *f, uint64_t n, uint64_t seed)
+{
+    uint64_t i, fp = 0;
+    for (i = 0; i < n; i++)
+        fp += (uint64_t)amq_filter_contains_hash(f, hash_of(f, i, seed));
+    return fp;
+}
+
+/* Keys of stream seed on which f and g answer differently. */
+static uint64_t differ(const amq_filter *f, const amq_filter *g, uint64_t n, uint64_t seed)
+{
+    uint64_t i, d = 0;
+    for (i = 0; i < n; i++) {
+        amq_hash128 h = hash_of(f, i, seed);
+        d += (uint64_t)(amq_filter_contains_hash(f, h) != amq_filter_contains_hash(g, h));
+    }
+    return d;
+}
+
+typedef struct field_pick {
+    const char *name;
+    uint64_t u64;
+    double f64;
+    int found;
+} field_pick;
+
+static int pick(void *ctx, const amq_field *fd)
+{
+    field_pick *p = ctx;
+    if (strcmp(fd->name, p->name) == 0) {
+        p->u64 = fd->u64;
+        p->f64 = fd->f64;
+        p->found++;
+    }
+    return 0;
+}
+
+/* A describe field (UINT64_MAX / NaN when the filter does not list it once). */
+static uint64_t field_u64(const amq_filter *f, const char *name)
+{
+    field_pick p = {name, 0, 0.0, 0};
+    (void)amq_filter_describe(f, pick, &p);
+    return p.found == 1 ? p.u64 : UINT64_MAX;
+}
+
+static double field_f64(const amq_filter *f, const char *name)
+{
+    field_pick p = {name, 0, 0.0, 0};
+    (void)amq_filter_describe(f, pick, &p);
+    return p.found == 1 ? p.f64 : NAN;
+}
+
+/* The serialized bytes of f and g are the same. */
+static int same_bytes(const amq_filter *f, const amq_filter *g)
+{
+    size_t la = 0, lb = 0;
+    uint8_t *a = test_serialized(f, &la), *b = test_serialized(g, &lb);
+    int same = a != NULL && b != NULL && la == lb && memcmp(a, b, la) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+    if (fp == NULL)
+        return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(fp);
+    if (buf != NULL)
+        *len = (size_t)n;
+    return buf;
+}
+
+static int same_files(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0;
+    uint8_t *x = read_file(a, &la), *y = read_file(b, &lb);
+    int same = x != NULL && y != NULL && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* bytes copied to a 64-byte boundary, so that a borrowing load (AMQ_OPEN_MMAP)
+ * really borrows: the kind copies a payload that is not aligned. */
+static uint8_t *aligned_copy(const uint8_t *bytes, size_t len)
+{
+    uint8_t *p = aligned_alloc(64, (len + 63) / 64 * 64);
+    if (p != NULL)
+        memcpy(p, bytes, len);
+    return p;
+}
+
+/* fp hits on q absent keys against the filter's expected rate e: not above
+ * e by more than 5 standard deviations, and not under 0.6 e by as much (e
+ * counts each entry's keys in full, an upper estimate; far under it, e
+ * would be computed from the wrong counts). */
+static void check_rate_near(uint64_t fp, uint64_t q, double e, const char *what)
+{
+    const double r = (double)fp / (double)q, sd = sqrt(e / (double)q);
+    if (!(r <= e + 5 * sd) || !(r >= 0.6 * e - 5 * sd))
+        FAIL_AT_("%s: measured %.3g on %llu absent keys, the filter expects %.3g", what, r,
+                 (unsigned long long)q, e);
+}
+
+/* ---- defaults, geometry, options ---------------------------------------------------- */
+
+TEST(quotient_defaults_and_geometry)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_stats st;
+    uint32_t kind = 0;
+    size_t i;
+    static const double bad_fpp[] = {0.0, 0.00009, 0.51, 1.0, -0.01};
+
+    amq_config_init(&cfg, AMQ_KIND_QUOTIENT);
+    CHECK_EQ(cfg.capacity, 4096);
+    CHECK_EQ_DBL(cfg.fpp, 0.01);
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    CHECK_STR(amq_kind_name(AMQ_KIND_QUOTIENT), "quotient");
+    REQUIRE_OK(amq_kind_from_name("quotient", &kind));
+    CHECK_EQ(kind, 12);
+    CHECK_EQ(amq_kind_keeps_copies(AMQ_KIND_QUOTIENT), 0);
+    CHECK_EQ(amq_kind_can_remove(AMQ_KIND_QUOTIENT), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_QUOTIENT), 0);
+    CHECK_EQ(amq_kind_is_static(AMQ_KIND_QUOTIENT), 0);
+    /* 4096 / 0.95 slots, rounded up; lines of 28 slots and 16 more */
+    CHECK_EQ(field_u64(f, "slots"), 4312);
+    CHECK_EQ(field_u64(f, "start_slots"), 4312);
+    CHECK_EQ(field_u64(f, "slots_per_line"), 28);
+    CHECK_EQ(field_u64(f, "entry_bits"), 16);
+    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(field_u64(f, "entries"), 0);
+    CHECK_EQ(field_u64(f, "pending_keys"), 0);
+    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ_DBL(field_f64(f, "growth"), 1.1);
+    CHECK_EQ_DBL(field_f64(f, "max_load"), 0.95);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.kind, AMQ_KIND_QUOTIENT);
+    CHECK_EQ(st.capacity, 4096);
+    CHECK_EQ(st.bytes, (154 + 16) * 64 + 16 * 8); /* the table and the ring's 16 keys */
+    CHECK_EQ(st.items, 0);
+    CHECK_EQ_DBL(st.fill, 0.0);
+    CHECK_EQ_DBL(st.fpp_now, 0.0);
+    CHECK_EQ_DBL(st.fpp_target, 0.01);
+    /* an empty filter answers absent for every key */
+    CHECK_EQ(hits(f, 100000, 1), 0);
+    /* nothing is removed */
+    CHECK_STATUS(amq_filter_remove(f, "k", 1), AMQ_EUNSUPPORTED);
+    amq_filter_free(f);
+
+    /* the smallest table, and the range of targets */
+    f = make(1, 0.0001);
+    REQUIRE(f != NULL);
+    CHECK_EQ(field_u64(f, "slots"), 64);
+    amq_filter_free(f);
+    f = make(1000, 0.5);
+    REQUIRE(f != NULL);
+    CHECK_EQ(field_u64(f, "slots"), 1053);
+    amq_filter_free(f);
+    for (i = 0; i < sizeof bad_fpp / sizeof bad_fpp[0]; i++) {
+        amq_errinfo err;
+        amq_config_init(&cfg, AMQ_KIND_QUOTIENT);
+        cfg.fpp = bad_fpp[i];
+        f = NULL;
+        memset(&err, 0, sizeof err);
+        CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+        CHECK(f == NULL && err.msg[0] != '\0');
+    }
+    amq_config_init(&cfg, AMQ_KIND_QUOTIENT);
+    cfg.fpp = NAN;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, NULL), AMQ_ERANGE);
+    cfg.fpp = 0.01;
+    cfg.capacity = 0;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, NULL), AMQ_ERANGE);
+    cfg.capacity = (UINT64_C(1) << 40) + 1;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, NULL), AMQ_ERANGE);
+}
+
+/* ---- growth ---------------------------------------------------------------------------- */
+
+/* Grown from 1,000 to GROW_KEYS: after every power of ten, every key added
+ * so far answers present and the measured rate is under 1 % and near the
+ * filter's fpp_now; at the end the same, on GROW_ABSENT absent keys. */
+TEST(quotient_grows_without_false_negatives)
+{
+    amq_filter *f = make(1000, 0.01);
+    uint64_t i, next = 1000, slots;
+    amq_stats st;
+    char what[64];
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < GROW_KEYS; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 1)), 1);
+        if (i + 1 == next) {
+            uint64_t fp = hits(f, 200000, 99);
+            CHECK_EQ(missing(f, 0, i + 1, 1), 0);
+            amq_filter_stats(f, &st);
+            CHECK_LE_DBL((double)fp / 200000.0, 0.01);
+            CHECK_LE_DBL(st.fpp_now, 0.01);
+            snprintf(what, sizeof what, "at %llu keys", (unsigned long long)next);
+            check_rate_near(fp, 200000, st.fpp_now, what);
+            next *= 10;
+        }
+    }
+    CHECK_EQ(missing(f, 0, GROW_KEYS, 1), 0);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, GROW_KEYS);
+    CHECK_LE_DBL(st.fpp_now, 0.01);
+    {
+        const uint64_t fp = hits(f, GROW_ABSENT, 99);
+        CHECK_LE_DBL((double)fp / (double)GROW_ABSENT, 0.01);
+        check_rate_near(fp, GROW_ABSENT, st.fpp_now, "at the end");
+    }
+    /* grown by 10 % at a time: the table follows the keys */
+    slots = field_u64(f, "slots");
+    CHECK_GE(slots, (uint64_t)((double)field_u64(f, "entries") / 0.95));
+    CHECK_LE(slots, (uint64_t)((double)GROW_KEYS / 0.95 * 1.1) + 64);
+    CHECK_GT(field_u64(f, "expansions"), 10);
+    CHECK_LE_DBL(st.fill, 0.95);
+    amq_filter_free(f);
+}
+
+/* From the smallest table, entries of the first keys run out of bits:
+ * their keys become ranges of the deep list (void lanes send a query
+ * there).  They all still answer; the rate stays near the bound; the file
+ * with its deep list loads copied and mapped (the list then read in place),
+ * the same bytes come out again, and a clone carries the list. */
+TEST(quotient_deep_list_keeps_its_keys)
+{
+    amq_filter *f = make(1, 0.01), *g = NULL, *m = NULL, *c = NULL;
+    const char *path = test_path("deep.amq"), *again = test_path("deep2.amq");
+    uint64_t l, sum = 0;
+    amq_errinfo err;
+    amq_stats st;
+    char name[32];
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, DEEP_KEYS, 2), 1);
+    CHECK_GT(field_u64(f, "deep_ranges"), 0);
+    CHECK_GT(field_u64(f, "void_lanes"), 0);
+    for (l = 1; l <= 15; l++) {
+        uint64_t v;
+        snprintf(name, sizeof name, "entries_of_%llu_bits", (unsigned long long)l);
+        v = field_u64(f, name);
+        CHECK(v != UINT64_MAX); /* every length is there by now */
+        sum += v == UINT64_MAX ? 0 : v;
+    }
+    CHECK_EQ(sum + field_u64(f, "void_lanes"), field_u64(f, "entries"));
+    CHECK_EQ(missing(f, 0, DEEP_KEYS, 2), 0);
+    amq_filter_stats(f, &st);
+    check_rate_near(hits(f, 1000000, 98), 1000000, st.fpp_now, "with a deep list");
+
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, 0, NULL, &g, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    REQUIRE_OK(amq_filter_clone(f, NULL, &c));
+    CHECK_EQ(amq_filter_is_readonly(m), 1);
+    CHECK_EQ(field_u64(m, "deep_ranges"), field_u64(f, "deep_ranges"));
+    CHECK_EQ(missing(g, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(missing(m, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(missing(c, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(differ(f, g, 200000, 98), 0);
+    CHECK_EQ(differ(f, m, 200000, 98), 0);
+    CHECK_EQ(differ(f, c, 200000, 98), 0);
+    REQUIRE_OK(amq_filter_save(m, again, 0, &err));
+    CHECK(same_files(path, again));
+    CHECK(same_bytes(f, c));
+    /* the clone grows on (its deep list merged into the next one), the original stays */
+    REQUIRE_EQ(add_range(c, 0, 300000, 3), 1);
+    CHECK_EQ(missing(c, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(missing(c, 0, 300000, 3), 0);
+    CHECK(same_bytes(f, g));
+    amq_filter_free(m);
+    amq_filter_free(g);
+    amq_filter_free(c);
+    amq_filter_free(f);
+}
+
+/* ---- files and bytes ------------------------------------------------------------------- */
+
+/* Saved, opened copied and mapped: every key present, the same answers on
+ * absent keys, writes to the mapped one refused; each saves the very bytes
+ * it was opened from; the copy goes on adding as the original does (its
+ * pending keys included), byte for byte. */
+TEST(quotient_save_and_open_copied_and_mapped)
+{
+    amq_filter *f = make(1000, 0.01), *c = NULL, *m = NULL, *t = NULL;
+    const char *path = test_path("qf.amq"), *from_c = test_path("qf_c.amq"),
+               *from_m = test_path("qf_m.amq");
+    const uint64_t n = UNDER_SAN ? 100000 : 300000;
+    amq_errinfo err;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, n, 4), 1);
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, 0, NULL, &c, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP | AMQ_OPEN_TRUST, NULL, &t, &err));
+    CHECK_EQ(amq_filter_kind(m), AMQ_KIND_QUOTIENT);
+    CHECK_EQ(amq_filter_is_readonly(c), 0);
+    CHECK_EQ(amq_filter_is_readonly(m), 1);
+    CHECK_EQ(amq_filter_is_readonly(t), 1);
+    CHECK_EQ(missing(c, 0, n, 4), 0);
+    CHECK_EQ(missing(m, 0, n, 4), 0);
+    CHECK_EQ(missing(t, 0, n, 4), 0);
+    CHECK_EQ(differ(f, c, 2 * n, 5), 0);
+    CHECK_EQ(differ(f, m, 2 * n, 5), 0);
+    CHECK_EQ(differ(f, t, 2 * n, 5), 0);
+    CHECK_EQ(field_u64(m, "slots"), field_u64(f, "slots"));
+    CHECK_EQ(field_u64(m, "expansions"), field_u64(f, "expansions"));
+    CHECK_EQ(field_u64(c, "entries"), field_u64(f, "entries"));
+    CHECK_STATUS(amq_filter_add_hash(m, hash_of(m, 0, 6)), AMQ_EREADONLY);
+    CHECK_STATUS(amq_filter_clear(m), AMQ_EREADONLY);
+    /* save -> open -> save: the same file, from either */
+    REQUIRE_OK(amq_filter_save(c, from_c, 0, &err));
+    REQUIRE_OK(amq_filter_save(m, from_m, 0, &err));
+    CHECK(same_files(path, from_c));
+    CHECK(same_files(path, from_m));
+    /* the copy goes on as the original */
+    REQUIRE_EQ(add_range(f, 0, n, 6), 1);
+    REQUIRE_EQ(add_range(c, 0, n, 6), 1);
+    CHECK(same_bytes(f, c));
+    CHECK_EQ(missing(c, 0, n, 4), 0);
+    CHECK_EQ(missing(c, 0, n, 6), 0);
+    amq_filter_free(t);
+    amq_filter_free(m);
+    amq_filter_free(c);
+    amq_filter_free(f);
+}
+
+/* The in-memory form: serialized_size is what serialize writes (one byte
+ * less is refused), and the file's shape from the geometry alone; the bytes
+ * load copied, borrowed and trusted, answer the same and serialize to the
+ * same bytes. */
+TEST(quotient_serialize_and_deserialize)
+{
+    static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_TRUST,
+                                     AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
+    amq_filter *f = make(1000, 0.01), *g;
+    uint8_t *buf, *al;
+    size_t size = 0, written = 0, len2, i;
+    uint64_t slots;
+    amq_errinfo err;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, 50000, 7), 1);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc(size);
+    REQUIRE(buf != NULL);
+    CHECK_STATUS(amq_filter_serialize(f, buf, size - 1, &written), AMQ_EINVAL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, size, &written));
+    CHECK_EQ(written, size);
+    /* header 64, parameters 48, checksum 8 -> the payload at 128: its ring
+     * and padding (192 bytes), then ceil(slots / 28) + 16 lines */
+    slots = field_u64(f, "slots");
+    CHECK_EQ(amq_load16(buf + 10), AMQ_KIND_QUOTIENT);
+    CHECK_EQ(amq_load32(buf + 32), QF_PARAMS);
+    CHECK_EQ(amq_load64(buf + 40), 128);
+    CHECK_EQ(amq_load64(buf + 48), QF_HEAD + ((slots + 27) / 28 + 16) * 64);
+    CHECK_EQ(size, 128 + QF_HEAD + ((slots + 27) / 28 + 16) * 64);
+    CHECK_EQ(amq_load64(buf + 24), 50000); /* items */
+    /* the parameter block: entry bits, slots a line, reserved, fpp, m, m0, deep, growths */
+    CHECK_EQ(amq_load16(buf + 64), 16);
+    CHECK_EQ(amq_load16(buf + 66), 28);
+    CHECK_EQ(amq_load32(buf + 68), 0);
+    CHECK_EQ_DBL(amq_loadf64(buf + 72), 0.01);
+    CHECK_EQ(amq_load64(buf + 80), slots);
+    CHECK_EQ(amq_load64(buf + 88), 1053);
+    CHECK_EQ(amq_load64(buf + 96), 0);
+    CHECK_EQ(amq_load64(buf + 104), field_u64(f, "expansions"));
+    /* the ring: all 16 cells in use, the next at 50000 mod 16, the keys' h1 */
+    CHECK_EQ(amq_load32(buf + 128), 0xffff);
+    CHECK_EQ(amq_load32(buf + 132), 50000 % 16);
+    CHECK_EQ_U64(amq_load64(buf + 136 + 8 * ((50000 - 1) % 16)), hash_of(f, 49999, 7).h1);
+    al = aligned_copy(buf, size);
+    REQUIRE(al != NULL);
+    for (i = 0; i < 4; i++) {
+        uint8_t *again;
+        REQUIRE_OK(amq_filter_deserialize(al, size, modes[i], NULL, &g, &err));
+        CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
+        CHECK_EQ(missing(g, 0, 50000, 7), 0);
+        CHECK_EQ(differ(f, g, 200000, 8), 0);
+        again = test_serialized(g, &len2);
+        REQUIRE(again != NULL);
+        CHECK(len2 == size && memcmp(again, buf, size) == 0);
+        free(again);
+        amq_filter_free(g);
+    }
+    free(al);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* Keys still in the ring (5 adds to a fresh filter: none placed) are in
+ * the file: they answer present after a load, copied or mapped, and no
+ * other key does; a ring that has wrapped comes back as it was. */
+TEST(quotient_pending_keys_survive_a_save)
+{
+    static const uint64_t counts[] = {5, 16, 37};
+    const char *path = test_path("ring.amq");
+    amq_errinfo err;
+    size_t c;
+
+    for (c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        amq_filter *f = make(1000, 0.01), *g = NULL, *m = NULL;
+        const uint64_t n = counts[c];
+        REQUIRE(f != NULL);
+        REQUIRE_EQ(add_range(f, 0, n, 9), 1);
+        CHECK_EQ(field_u64(f, "pending_keys"), n < 16 ? n : 16);
+        CHECK_EQ(field_u64(f, "entries"), n < 16 ? 0 : n - 16);
+        REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+        REQUIRE_OK(amq_filter_open(path, 0, NULL, &g, &err));
+        REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+        CHECK_EQ(missing(g, 0, n, 9), 0);
+        CHECK_EQ(missing(m, 0, n, 9), 0);
+        CHECK_EQ(field_u64(g, "pending_keys"), field_u64(f, "pending_keys"));
+        CHECK_EQ(field_u64(m, "entries"), field_u64(f, "entries"));
+        if (n < 16) { /* only the ring holds keys: no other key matches */
+            CHECK_EQ(hits(g, 100000, 10), 0);
+            CHECK_EQ(hits(m, 100000, 10), 0);
+        }
+        CHECK_EQ(differ(f, g, 100000, 10), 0);
+        /* both go on alike: the loaded ring's keys are placed in turn */
+        REQUIRE_EQ(add_range(f, 100, 140, 9), 1);
+        REQUIRE_EQ(add_range(g, 100, 140, 9), 1);
+        CHECK(same_bytes(f, g));
+        CHECK_EQ(missing(g, 0, n, 9), 0);
+        CHECK_EQ(field_u64(g, "pending_keys"), 16);
+        amq_filter_free(m);
+        amq_filter_free(g);
+        amq_filter_free(f);
+    }
+}
+
+/* ---- corrupt inputs ---------------------------------------------------------------------- */
+
+/* A file's parts: what a test changes, then frames again with both
+ * checksums right, so that only the kind's own checks can refuse it. */
+typedef struct parts {
+    uint8_t params[64];
+    uint32_t plen;
+    uint8_t *payload;
+    uint64_t len;
+    uint64_t items;
+} parts;
+
+static int split(const amq_filter *f, parts *p)
+{
+    amq_container c;
+    size_t len = 0;
+    uint8_t *buf = test_serialized(f, &len);
+    memset(p, 0, sizeof *p);
+    if (buf == NULL || amq_container_parse(buf, len, len, &c, NULL) != AMQ_OK ||
+        c.params_len != QF_PARAMS || (p->payload = malloc((size_t)c.payload_len + 64)) == NULL) {
+        free(buf);
+        return -1;
+    }
+    memcpy(p->params, c.params, c.params_len);
+    p->plen = c.params_len;
+    memcpy(p->payload, buf + c.payload_off, (size_t)c.payload_len);
+    p->len = c.payload_len;
+    p->items = c.items;
+    free(buf);
+    return 0;
+}
+
+/* The file of p, 64-byte aligned (a borrowing load then borrows). */
+static uint8_t *frame(const parts *p, size_t *len)
+{
+    const uint64_t off = amq_container_payload_offset(p->plen);
+    amq_container c;
+    uint8_t *file;
+    memset(&c, 0, sizeof c);
+    c.version = AMQ_FILE_VERSION;
+    c.kind = AMQ_KIND_QUOTIENT;
+    c.hash_algo = AMQ_HASH_XXH3;
+    c.items = p->items;
+    c.params = p->params;
+    c.params_len = p->plen;
+    c.payload_len = p->len;
+    c.payload_sum = amq_checksum(p->payload, (size_t)p->len);
+    *len = (size_t)(off + p->len);
+    file = aligned_alloc(64, (*len + 63) / 64 * 64);
+    if (file == NULL)
+        return NULL;
+    amq_container_write_header(&c, file);
+    memcpy(file + off, p->payload, (size_t)p->len);
+    return file;
+}
+
+/* p loads (want AMQ_OK) or is refused with want, a message naming the
+ * quotient kind and no filter, every way: copied, borrowed, trusted. */
+static void expect_load(const parts *p, int want, const char *what)
+{
+    static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_TRUST,
+                                     AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
+    size_t len, i;
+    uint8_t *file = frame(p, &len);
+    if (file == NULL) {
+        FAIL_AT_("%s: out of memory", what);
+        return;
+    }
+    for (i = 0; i < 4; i++) {
+        amq_filter *g = NULL;
+        amq_errinfo err;
+        int rc;
+        memset(&err, 0, sizeof err);
+        rc = amq_filter_deserialize(file, len, modes[i], NULL, &g, &err);
+        if (rc != want)
+            FAIL_AT_("%s (flags %u): load gave %d (%s: %s), expected %d", what, modes[i], rc,
+                     amq_strerror(rc), err.msg, want);
+        if (rc == AMQ_OK) {
+            amq_filter_free(g);
+        } else if (g != NULL || strstr(err.msg, "quotient") == NULL) {
+            FAIL_AT_("%s (flags %u): refused without a message of the kind ('%s')", what,
+                     modes[i], err.msg);
+        }
+    }
+    free(file);
+}
+
+static uint64_t line_word(const parts *p, uint64_t hb, uint64_t line)
+{
+    return amq_load64(p->payload + hb + 64 * line);
+}
+
+static void set_line_word(parts *p, uint64_t hb, uint64_t line, uint64_t w)
+{
+    amq_store64(p->payload + hb + 64 * line, w);
+}
+
+static uint16_t lane(const parts *p, uint64_t hb, uint64_t pos)
+{
+    return amq_load16(p->payload + hb + 64 * (pos / 28) + 8 + 2 * (pos % 28));
+}
+
+static void set_lane(parts *p, uint64_t hb, uint64_t pos, uint16_t v)
+{
+    amq_store16(p->payload + hb + 64 * (pos / 28) + 8 + 2 * (pos % 28), v);
+}
+
+/* Each single change of a valid file's structure (a line's offset, a run
+ * end, an occupied bit past the last slot, an entry outside every run, a
+ * gap in a run, the deep list out of order, padding, the payload's length,
+ * each field of the parameter block out of range) is refused with
+ * AMQ_ECORRUPT (AMQ_EVERSION for a layout this library does not know), by
+ * copied, borrowed and trusted loads alike; the file itself, and a deep
+ * list in order, load. */
+TEST(quotient_corrupt_inputs_refused)
+{
+    amq_filter *f = make(1000, 0.01);
+    parts p;
+    uint64_t m, lines, total, l, pos, w, save, found;
+    const uint64_t hb = QF_HEAD;
+    uint8_t pbak[64];
+    uint8_t *orig;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, 30000, 11), 1);
+    REQUIRE(split(f, &p) == 0);
+    orig = malloc((size_t)p.len);
+    REQUIRE(orig != NULL);
+    memcpy(orig, p.payload, (size_t)p.len);
+    memcpy(pbak, p.params, sizeof pbak);
+    m = amq_load64(p.params + 16);
+    lines = (m + 27) / 28 + 16;
+    total = lines * 28;
+    REQUIRE_EQ(p.len, hb + 64 * lines);
+    REQUIRE_EQ(amq_load64(p.params + 32), 0); /* no deep list at this size */
+    expect_load(&p, AMQ_OK, "the file as written");
+#define RESTORE() (memcpy(p.payload, orig, (size_t)p.len), memcpy(p.params, pbak, sizeof pbak))
+
+    /* a line's offset: one more, one less, or one where there is none */
+    for (l = 1, found = 0; l < lines && found == 0; l++)
+        if ((line_word(&p, hb, l) & 255) > 0)
+            found = l;
+    REQUIRE(found > 0);
+    w = line_word(&p, hb, found);
+    set_line_word(&p, hb, found, w + 1);
+    expect_load(&p, AMQ_ECORRUPT, "an offset one too large");
+    set_line_word(&p, hb, found, w - 1);
+    expect_load(&p, AMQ_ECORRUPT, "an offset one too small");
+    RESTORE();
+    for (l = 0, found = UINT64_MAX; l < lines && found == UINT64_MAX; l++)
+        if ((line_word(&p, hb, l) & 255) == 0)
+            found = l;
+    REQUIRE(found != UINT64_MAX);
+    set_line_word(&p, hb, found, line_word(&p, hb, found) | 3);
+    expect_load(&p, AMQ_ECORRUPT, "an offset where no run is pushed");
+    RESTORE();
+
+    /* a run end cleared; one set on an empty slot; one set inside a run */
+    for (pos = 0, found = UINT64_MAX; pos < total && found == UINT64_MAX; pos++)
+        if ((line_word(&p, hb, pos / 28) >> (36 + pos % 28)) & 1)
+            found = pos;
+    REQUIRE(found != UINT64_MAX);
+    set_line_word(&p, hb, found / 28,
+                  line_word(&p, hb, found / 28) & ~(UINT64_C(1) << (36 + found % 28)));
+    expect_load(&p, AMQ_ECORRUPT, "a run end cleared");
+    RESTORE();
+    for (pos = 0, found = UINT64_MAX; pos < total && found == UINT64_MAX; pos++)
+        if (lane(&p, hb, pos) == 0)
+            found = pos;
+    REQUIRE(found != UINT64_MAX);
+    set_line_word(&p, hb, found / 28,
+                  line_word(&p, hb, found / 28) | UINT64_C(1) << (36 + found % 28));
+    expect_load(&p, AMQ_ECORRUPT, "a run end on an empty slot");
+    RESTORE();
+    for (pos = 0, found = UINT64_MAX; pos + 1 < total && found == UINT64_MAX; pos++)
+        if (lane(&p, hb, pos) != 0 && lane(&p, hb, pos + 1) != 0 &&
+            !((line_word(&p, hb, pos / 28) >> (36 + pos % 28)) & 1))
+            found = pos; /* an entry of a run that goes on after it */
+    REQUIRE(found != UINT64_MAX);
+    set_line_word(&p, hb, found / 28,
+                  line_word(&p, hb, found / 28) | UINT64_C(1) << (36 + found % 28));
+    expect_load(&p, AMQ_ECORRUPT, "a run end inside a run");
+    RESTORE();
+    /* an entry emptied between two of its run's: a gap in the run */
+    for (pos = 0, found = UINT64_MAX; pos + 2 < total && found == UINT64_MAX; pos++)
+        if (lane(&p, hb, pos) != 0 && lane(&p, hb, pos + 1) != 0 && lane(&p, hb, pos + 2) != 0 &&
+            !((line_word(&p, hb, pos / 28) >> (36 + pos % 28)) & 1) &&
+            !((line_word(&p, hb, (pos + 1) / 28) >> (36 + (pos + 1) % 28)) & 1))
+            found = pos + 1;
+    REQUIRE(found != UINT64_MAX);
+    set_lane(&p, hb, found, 0);
+    expect_load(&p, AMQ_ECORRUPT, "a run with an empty slot in it");
+    RESTORE();
+
+    /* an occupied bit of slot m (past the last) and of the table's last slot */
+    set_line_word(&p, hb, m / 28, line_word(&p, hb, m / 28) | UINT64_C(1) << (8 + m % 28));
+    expect_load(&p, AMQ_ECORRUPT, "slot m occupied");
+    RESTORE();
+    set_line_word(&p, hb, lines - 1, line_word(&p, hb, lines - 1) | UINT64_C(1) << (8 + 27));
+    expect_load(&p, AMQ_ECORRUPT, "the last slot occupied");
+    RESTORE();
+
+    /* an entry outside every run: in the last lane of the table, and in an
+     * empty lane with no run open before it */
+    set_lane(&p, hb, total - 1, 0x1235);
+    expect_load(&p, AMQ_ECORRUPT, "an entry in the last lane");
+    RESTORE();
+    for (pos = 0, found = UINT64_MAX; pos < m && found == UINT64_MAX; pos++)
+        if (lane(&p, hb, pos) == 0 && (pos == 0 || lane(&p, hb, pos - 1) == 0) &&
+            !((line_word(&p, hb, pos / 28) >> (8 + pos % 28)) & 1))
+            found = pos;
+    REQUIRE(found != UINT64_MAX);
+    set_lane(&p, hb, found, 0x8000);
+    expect_load(&p, AMQ_ECORRUPT, "a void lane of no run");
+    RESTORE();
+
+    /* the deep list: ranges written into the padding (up to 3 fit in its
+     * 192 bytes, so the payload's length stays), in order or not */
+    {
+        static const uint64_t lists[][6] = {
+            {50, 60, 100, 200, 0, 0},   /* in order: loads */
+            {100, 200, 50, 60, 0, 0},   /* out of order */
+            {100, 200, 150, 300, 0, 0}, /* overlapping */
+            {100, 200, 200, 300, 0, 0}, /* touching at one key */
+            {200, 100, 0, 0, 0, 0},     /* lo above hi */
+            {5, UINT64_MAX, 7, 9, 0, 0},
+            {1, 2, 4, 8, 6, 7},
+        };
+        static const uint64_t counts[] = {2, 2, 2, 2, 1, 2, 3};
+        static const int want[] = {AMQ_OK, AMQ_ECORRUPT, AMQ_ECORRUPT, AMQ_ECORRUPT,
+                                   AMQ_ECORRUPT, AMQ_ECORRUPT, AMQ_ECORRUPT};
+        size_t d, i;
+        char what[64];
+        for (d = 0; d < sizeof counts / sizeof counts[0]; d++) {
+            amq_store64(p.params + 32, counts[d]);
+            for (i = 0; i < 2 * counts[d]; i++)
+                amq_store64(p.payload + 136 + 8 * i, lists[d][i]);
+            snprintf(what, sizeof what, "deep list %zu", d);
+            expect_load(&p, want[d], what);
+            RESTORE();
+        }
+    }
+
+    /* padding after the ring (no deep list): its first and last byte */
+    p.payload[136] = 1;
+    expect_load(&p, AMQ_ECORRUPT, "padding byte 136");
+    RESTORE();
+    p.payload[191] = 0x80;
+    expect_load(&p, AMQ_ECORRUPT, "padding byte 191");
+    RESTORE();
+
+    /* the ring's fields: a cell past the 16, the next cell past them */
+    amq_store32(p.payload, 0x1ffff);
+    expect_load(&p, AMQ_ECORRUPT, "ring cells 0x1ffff");
+    RESTORE();
+    amq_store32(p.payload + 4, 16);
+    expect_load(&p, AMQ_ECORRUPT, "ring next 16");
+    RESTORE();
+
+    /* the payload's length: a line more or less, a byte less; 4 deep
+     * ranges declared (256 bytes before the table) over 192 */
+    save = p.len;
+    p.len = save + 64;
+    memset(p.payload + save, 0, 64);
+    expect_load(&p, AMQ_ECORRUPT, "a line more");
+    p.len = save - 64;
+    expect_load(&p, AMQ_ECORRUPT, "a line less");
+    p.len = save - 1;
+    expect_load(&p, AMQ_ECORRUPT, "a byte less");
+    p.len = save;
+    amq_store64(p.params + 32, 4);
+    expect_load(&p, AMQ_ECORRUPT, "4 deep ranges in 192 bytes");
+    RESTORE();
+
+    /* the parameter block: its length, each field out of range */
+    p.plen = 40;
+    expect_load(&p, AMQ_ECORRUPT, "parameters of 40 bytes");
+    p.plen = 56;
+    memset(p.params + 48, 0, 8);
+    expect_load(&p, AMQ_ECORRUPT, "parameters of 56 bytes");
+    p.plen = QF_PARAMS;
+    amq_store16(p.params, 8);
+    expect_load(&p, AMQ_EVERSION, "entries of 8 bits");
+    RESTORE();
+    amq_store16(p.params + 2, 32);
+    expect_load(&p, AMQ_EVERSION, "32 slots a line");
+    RESTORE();
+    amq_store32(p.params + 4, 1);
+    expect_load(&p, AMQ_EVERSION, "reserved field 1");
+    RESTORE();
+    {
+        static const double fpps[] = {0.0, 0.00009, 0.50001, 1.0, -0.01};
+        size_t i;
+        char what[64];
+        for (i = 0; i < sizeof fpps / sizeof fpps[0]; i++) {
+            amq_storef64(p.params + 8, fpps[i]);
+            snprintf(what, sizeof what, "fpp %g", fpps[i]);
+            expect_load(&p, AMQ_ECORRUPT, what);
+        }
+        amq_storef64(p.params + 8, NAN);
+        expect_load(&p, AMQ_ECORRUPT, "fpp NaN");
+        RESTORE();
+    }
+    amq_store64(p.params + 16, 63);
+    expect_load(&p, AMQ_ECORRUPT, "63 slots");
+    amq_store64(p.params + 16, (UINT64_C(1) << 48) + 1);
+    expect_load(&p, AMQ_ECORRUPT, "2^48 + 1 slots");
+    amq_store64(p.params + 16, m + 28); /* a table a line longer than the payload */
+    expect_load(&p, AMQ_ECORRUPT, "a line more slots");
+    RESTORE();
+    amq_store64(p.params + 24, 63);
+    expect_load(&p, AMQ_ECORRUPT, "63 starting slots");
+    amq_store64(p.params + 24, m + 1);
+    expect_load(&p, AMQ_ECORRUPT, "started larger than it is");
+    RESTORE();
+    amq_store64(p.params + 32, (UINT64_C(1) << 40) + 1);
+    expect_load(&p, AMQ_ECORRUPT, "2^40 + 1 deep ranges");
+    amq_store64(p.params + 32, UINT64_MAX);
+    expect_load(&p, AMQ_ECORRUPT, "2^64 - 1 deep ranges");
+    RESTORE();
+    expect_load(&p, AMQ_OK, "the file restored");
+#undef RESTORE
+    free(orig);
+    free(p.payload);
+    amq_filter_free(f);
+}
+
+/* A file whose deep list and void lanes were written by hand (the deep
+ * list in the padding, void lanes in an empty line's slots): loads, and
+ * the keys of a range whose slot has a void lane answer present, copied
+ * and borrowed. */
+TEST(quotient_handmade_deep_list_answers)
+{
+    amq_filter *f = make(1, 0.01), *g = NULL; /* 64 slots: a key's slot is h1 >> 58 */
+    parts p;
+    const uint64_t hb = QF_HEAD;
+    const uint64_t lo = UINT64_C(5) << 58, hi = lo + (UINT64_C(1) << 40);
+    amq_hash128 h;
+    size_t len;
+    uint8_t *file;
+    unsigned flags;
+
+    REQUIRE(f != NULL);
+    REQUIRE(split(f, &p) == 0);
+    /* slot 5 occupied, its run one void lane at position 5, ending there */
+    set_line_word(&p, hb, 0, (UINT64_C(1) << (8 + 5)) | (UINT64_C(1) << (36 + 5)));
+    set_lane(&p, hb, 5, 0x8000);
+    amq_store64(p.params + 32, 1);
+    amq_store64(p.payload + 136, lo);
+    amq_store64(p.payload + 144, hi);
+    file = frame(&p, &len);
+    REQUIRE(file != NULL);
+    for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
+        REQUIRE_OK(amq_filter_deserialize(file, len, flags, NULL, &g, NULL));
+        CHECK_EQ(field_u64(g, "deep_ranges"), 1);
+        CHECK_EQ(field_u64(g, "void_lanes"), 1);
+        CHECK_EQ(field_u64(g, "entries"), 1);
+        h.h2 = 0;
+        h.h1 = lo;
+        CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+        h.h1 = hi;
+        CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+        h.h1 = lo + 12345;
+        CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+        h.h1 = hi + 1; /* slot 5 still, past the range */
+        CHECK_EQ(amq_filter_contains_hash(g, h), 0);
+        h.h1 = lo - 1; /* slot 4: empty */
+        CHECK_EQ(amq_filter_contains_hash(g, h), 0);
+        amq_filter_free(g);
+    }
+    free(file);
+    free(p.payload);
+    amq_filter_free(f);
+}
+
+/* A deep list longer than the writer's 4 KiB buffer (700 ranges, 11,200
+ * bytes): the file loads copied and borrowed, writes back the same bytes,
+ * and a key of the last range is found through a void lane; the ranges'
+ * keys are still found after the table grew from 64 slots; one byte of the
+ * padding after the list, or a range out of order at its end, is refused. */
+TEST(quotient_long_deep_list_round_trip)
+{
+    enum { D = 700 };
+    amq_filter *f = make(1, 0.01), *g = NULL;
+    parts p, q;
+    const uint64_t hb = 64 * ((136 + 16 * (uint64_t)D + 63) / 64);
+    uint64_t i, table;
+    uint8_t *file, *again;
+    size_t len, len2 = 0;
+    unsigned flags;
+    amq_hash128 h;
+
+    REQUIRE(f != NULL);
+    REQUIRE(split(f, &p) == 0);
+    table = p.len - QF_HEAD;
+    q = p;
+    q.len = hb + table;
+    q.payload = calloc(1, (size_t)q.len);
+    REQUIRE(q.payload != NULL);
+    memcpy(q.payload, p.payload, 136);
+    memcpy(q.payload + hb, p.payload + QF_HEAD, (size_t)table);
+    amq_store64(q.params + 32, D);
+    for (i = 0; i < D; i++) { /* ranges of 2^40 keys, 2^48 apart, all in slot 63 (64 slots) */
+        amq_store64(q.payload + 136 + 16 * i, (UINT64_C(63) << 58) + (i << 48));
+        amq_store64(q.payload + 144 + 16 * i, (UINT64_C(63) << 58) + (i << 48) + (UINT64_C(1) << 40));
+    }
+    /* slot 63 (line 2, lane 7) occupied, its run one void lane ending there */
+    set_line_word(&q, hb, 2, (UINT64_C(1) << (8 + 7)) | (UINT64_C(1) << (36 + 7)));
+    set_lane(&q, hb, 63, 0x8000);
+    file = frame(&q, &len);
+    REQUIRE(file != NULL);
+    for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
+        REQUIRE_OK(amq_filter_deserialize(file, len, flags, NULL, &g, NULL));
+        CHECK_EQ(field_u64(g, "deep_ranges"), D);
+        again = test_serialized(g, &len2);
+        REQUIRE(again != NULL);
+        CHECK(len2 == len && memcmp(again, file, len) == 0);
+        free(again);
+        h.h2 = 0;
+        h.h1 = (UINT64_C(63) << 58) + ((uint64_t)(D - 1) << 48) + 77;
+        CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+        h.h1 += UINT64_C(1) << 41; /* between two ranges */
+        CHECK_EQ(amq_filter_contains_hash(g, h), 0);
+        if (flags == 0) { /* grown from 64 slots past 4,000: the ranges' keys stay */
+            REQUIRE_EQ(add_range(g, 0, 4000, 29), 1);
+            CHECK_GT(field_u64(g, "expansions"), 40);
+            CHECK_EQ(missing(g, 0, 4000, 29), 0);
+            CHECK_GE(field_u64(g, "deep_ranges"), 1);
+            for (i = 0; i < D; i += 7) {
+                h.h1 = (UINT64_C(63) << 58) + (i << 48);
+                CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+                h.h1 += UINT64_C(1) << 40;
+                CHECK_EQ(amq_filter_contains_hash(g, h), 1);
+            }
+        }
+        amq_filter_free(g);
+    }
+    free(file);
+    q.payload[hb - 1] = 1;
+    expect_load(&q, AMQ_ECORRUPT, "the padding after a long deep list");
+    q.payload[hb - 1] = 0;
+    amq_store64(q.payload + 136 + 16 * (D - 1), 1);
+    amq_store64(q.payload + 144 + 16 * (D - 1), 2);
+    expect_load(&q, AMQ_ECORRUPT, "the long deep list's last range out of order");
+    free(q.payload);
+    free(p.payload);
+    amq_filter_free(f);
+}
+
+/* ---- clear, clone, describe, stats ------------------------------------------------------ */
+
+/* clear goes back to the starting size, empty: the bytes of a new filter
+ * of the same configuration, every old key absent; it takes keys again. A
+ * clone is its own: what is added to it leaves the original's bytes as
+ * they were, and it outlives the original. */
+TEST(quotient_clear_and_clone)
+{
+    amq_filter *f = make(1000, 0.01), *fresh = make(1000, 0.01), *c = NULL, *m = NULL, *mc = NULL;
+    const uint64_t n = UNDER_SAN ? 60000 : 200000;
+    uint8_t *before, *after;
+    size_t lb = 0, la = 0;
+    amq_stats st, st0;
+    amq_errinfo err;
+    const char *path = test_path("clone.amq");
+
+    REQUIRE(f != NULL && fresh != NULL);
+    amq_filter_stats(fresh, &st0);
+    REQUIRE_EQ(add_range(f, 0, n, 12), 1);
+    CHECK_GT(field_u64(f, "expansions"), 0);
+
+    REQUIRE_OK(amq_filter_clone(f, NULL, &c));
+    CHECK(same_bytes(f, c));
+    before = test_serialized(f, &lb);
+    REQUIRE(before != NULL);
+    REQUIRE_EQ(add_range(c, 0, n, 13), 1);
+    after = test_serialized(f, &la);
+    REQUIRE(after != NULL);
+    CHECK(la == lb && memcmp(before, after, lb) == 0);
+    CHECK_EQ(missing(c, 0, n, 12), 0);
+    CHECK_EQ(missing(c, 0, n, 13), 0);
+    CHECK_LE(hits(f, n, 13), n / 100); /* stream 13 is absent from f */
+    free(after);
+
+    /* a clone of a mapped filter is writable and its own too */
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    REQUIRE_OK(amq_filter_clone(m, NULL, &mc));
+    CHECK_EQ(amq_filter_is_readonly(mc), 0);
+    CHECK(same_bytes(m, mc));
+    REQUIRE_EQ(add_range(mc, 0, 1000, 14), 1);
+    CHECK_EQ(missing(mc, 0, 1000, 14), 0);
+    amq_filter_free(m);
+    CHECK_EQ(missing(mc, 0, n, 12), 0);
+    amq_filter_free(mc);
+
+    REQUIRE_OK(amq_filter_clear(f));
+    amq_filter_stats(f, &st);
+    CHECK_EQ(field_u64(f, "slots"), 1053);
+    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(field_u64(f, "entries"), 0);
+    CHECK_EQ(field_u64(f, "pending_keys"), 0);
+    CHECK_EQ(st.items, 0);
+    CHECK_EQ(st.bytes, st0.bytes);
+    CHECK_EQ_DBL(st.fill, 0.0);
+    CHECK(same_bytes(f, fresh));
+    CHECK_EQ(hits(f, n, 12), 0);
+    REQUIRE_EQ(add_range(f, 0, 5000, 15), 1);
+    CHECK_EQ(missing(f, 0, 5000, 15), 0);
+    /* the clone outlives its original, keys and all */
+    amq_filter_free(f);
+    CHECK_EQ(missing(c, 0, n, 12), 0);
+    free(before);
+    amq_filter_free(c);
+    amq_filter_free(fresh);
+}
+
+typedef struct sums {
+    uint64_t entries; /* entries_of_L_bits summed */
+    double fpp;       /* fpp_of_L_bit_entries summed */
+    int lengths;      /* lengths listed */
+    int bad;          /* a field listed twice, or a length out of 1..15 */
+    char seen[64][40];
+    int nseen;
+} sums;
+
+static int sum_fields(void *ctx, const amq_field *fd)
+{
+    sums *s = ctx;
+    unsigned l;
+    int i;
+    for (i = 0; i < s->nseen; i++)
+        s->bad |= strcmp(s->seen[i], fd->name) == 0;
+    if (s->nseen < 64)
+        snprintf(s->seen[s->nseen++], sizeof s->seen[0], "%s", fd->name);
+    if (sscanf(fd->name, "entries_of_%u_bits", &l) == 1) {
+        s->bad |= l < 1 || l > 15 || fd->type != AMQ_FIELD_U64;
+        s->entries += fd->u64;
+        s->lengths++;
+    } else if (sscanf(fd->name, "fpp_of_%u_bit_entries", &l) == 1) {
+        s->bad |= l < 1 || l > 15 || fd->type != AMQ_FIELD_F64;
+        s->fpp += fd->f64;
+    }
+    return 0;
+}
+
+/* describe lists the geometry, the expansions, the bound and the entries
+ * of each length (their sum the entries, their rates' sum the bound);
+ * stats agree with it: items, bytes from the slots, fill, fpp_now. */
+TEST(quotient_describe_and_stats_agree)
+{
+    amq_filter *f = make(1000, 0.01);
+    const uint64_t n = 200000;
+    uint64_t slots, entries;
+    amq_stats st;
+    sums s;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, n, 16), 1);
+    memset(&s, 0, sizeof s);
+    REQUIRE_OK(amq_filter_describe(f, sum_fields, &s));
+    CHECK_EQ(s.bad, 0);
+    slots = field_u64(f, "slots");
+    entries = field_u64(f, "entries");
+    CHECK_EQ(field_u64(f, "start_slots"), 1053);
+    CHECK_GT(field_u64(f, "expansions"), 20); /* 1053 * 1.1^x >= 200000 / 0.95 */
+    CHECK_EQ(field_u64(f, "pending_keys"), 16);
+    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ(field_u64(f, "void_lanes"), UINT64_MAX); /* listed only when there are some */
+    CHECK_GE(s.lengths, 3);
+    CHECK_EQ(s.entries, entries);
+    /* keys not yet placed are in the ring; a few of the others share an
+     * entry with one (dropped), a few span two slots after a growth (two) */
+    CHECK_LE(entries, n - 16 + n / 100);
+    CHECK_GE(entries, n - 16 - n / 100);
+    CHECK_NEAR_REL(s.fpp, field_f64(f, "fpp_bound"), 1e-9);
+    CHECK_GE_DBL(field_f64(f, "fpp_after_next_growth"), field_f64(f, "fpp_bound"));
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, n);
+    CHECK_EQ_DBL(st.fpp_now, field_f64(f, "fpp_bound"));
+    CHECK_EQ_DBL(st.fpp_target, 0.01);
+    CHECK_NEAR_REL(st.fill, (double)entries / (double)slots, 1e-12);
+    CHECK_EQ(st.capacity, (uint64_t)(0.95 * (double)slots));
+    CHECK_EQ(st.bytes, ((slots + 27) / 28 + 16) * 64 + 16 * 8);
+    CHECK_NEAR_REL(st.bits_per_item, (double)st.bytes * 8.0 / (double)n, 1e-9);
+    CHECK_LE(entries, st.capacity + 1);
+    /* the bound of 15-bit entries alone, from the geometry: entries / 2^(k + 15) */
+    {
+        uint32_t k = 63u - (uint32_t)__builtin_clzll(slots);
+        CHECK_NEAR_REL(field_f64(f, "fpp_of_15_bit_entries"),
+                       ldexp((double)field_u64(f, "entries_of_15_bits"), -(int)(k + 15)), 1e-12);
+    }
+    amq_filter_free(f);
+}
+
+/* ---- the growth limit -------------------------------------------------------------------- */
+
+/* A target of 0.0001 from 1,000 keys: an add eventually returns AMQ_ELIMIT
+ * (the next growth would take the expected rate past it) and changes
+ * nothing, then and after; every key accepted before answers present, the
+ * measured rate stays under the target, and the filter still saves, loads
+ * and answers batches. */
+TEST(quotient_limit_keeps_the_target)
+{
+    amq_filter *f = make(1000, 0.0001), *g = NULL;
+    uint64_t i, accepted;
+    uint8_t *before;
+    size_t lb = 0;
+    amq_stats st;
+    int rc = 1;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 10000000 && rc == 1; i++)
+        rc = amq_filter_add_hash(f, hash_of(f, i, 17));
+    CHECK_STATUS(rc, AMQ_ELIMIT);
+    accepted = i - 1;
+    CHECK_GT(accepted, 1000);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, accepted);
+    CHECK_LE_DBL(st.fpp_now, 0.0001);
+    CHECK(field_f64(f, "fpp_after_next_growth") > 0.0001);
+    CHECK_EQ(missing(f, 0, accepted, 17), 0);
+    before = test_serialized(f, &lb);
+    REQUIRE(before != NULL);
+    /* more new keys: refused, nothing changed */
+    for (i = 0; i < 100; i++)
+        CHECK_STATUS(amq_filter_add_hash(f, hash_of(f, i, 18)), AMQ_ELIMIT);
+    {
+        size_t la = 0;
+        uint8_t *after = test_serialized(f, &la);
+        REQUIRE(after != NULL);
+        CHECK(la == lb && memcmp(before, after, la) == 0);
+        free(after);
+    }
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, accepted);
+    CHECK_EQ(missing(f, 0, accepted, 17), 0);
+    {
+        const uint64_t q = UNDER_SAN ? 1000000 : 3000000, fp = hits(f, q, 19);
+        CHECK_LE_DBL((double)fp / (double)q, 0.0001 + 5 * sqrt(0.0001 / (double)q));
+        check_rate_near(fp, q, st.fpp_now, "at the limit");
+    }
+    /* it still loads, answers alike, and refuses alike */
+    REQUIRE_OK(amq_filter_deserialize(before, lb, 0, NULL, &g, NULL));
+    CHECK_EQ(missing(g, 0, accepted, 17), 0);
+    CHECK_EQ(differ(f, g, 200000, 19), 0);
+    CHECK_STATUS(amq_filter_add_hash(g, hash_of(g, 0, 18)), AMQ_ELIMIT);
+    amq_filter_free(g);
+    free(before);
+    /* a larger target leaves room: the same keys go in whole */
+    g = make(1000, 0.001);
+    REQUIRE(g != NULL);
+    REQUIRE_EQ(add_range(g, 0, accepted + 1000, 17), 1);
+    amq_filter_free(g);
+    amq_filter_free(f);
+}
+
+/* One key added 100,000 times: its entry is in the table once (an add
+ * whose entry is in the run already is dropped), the table never grows,
+ * and the key answers present. */
+TEST(quotient_one_key_again_and_again)
+{
+    amq_filter *f = make(1000, 0.01);
+    const amq_hash128 h = {key_of(1, 20), 7};
+    uint64_t i, slots;
+    amq_stats st0, st;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, 500, 21), 1); /* other keys, so the run has neighbours */
+    slots = field_u64(f, "slots");
+    amq_filter_stats(f, &st0);
+    for (i = 0; i < 100000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, h), 1);
+    CHECK_EQ(field_u64(f, "slots"), slots);
+    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(amq_filter_contains_hash(f, h), 1);
+    /* the 500 others and the key once; the ring full of the key */
+    CHECK_LE(field_u64(f, "entries"), 501);
+    CHECK_GE(field_u64(f, "entries"), 495);
+    CHECK_EQ(field_u64(f, "pending_keys"), 16);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.bytes, st0.bytes);
+    CHECK_EQ(missing(f, 0, 500, 21), 0);
+    amq_filter_free(f);
+}
+
+/* Hashes crowded into 2^-16 of the space (a weak hash, or keys chosen
+ * against a known seed): once a cluster's run cannot be placed however the
+ * table grows, an add is refused with a status add may return, keeping
+ * every entry; later refusals change no byte; every key accepted before
+ * answers present, and the filter still loads from its bytes.  (The first
+ * refusal may leave the table grown: place() grows again while the run
+ * does not fit, until a rebuild fails.) */
+TEST(quotient_crowded_hashes_refused_cleanly)
+{
+    amq_filter *f = make(1000, 0.01), *g = NULL;
+    uint64_t i, st = 28, accepted = 0, refused = 0, entries = 0;
+    uint8_t *before = NULL, *after;
+    size_t lb = 0, la = 0;
+    int rc = 1;
+
+    REQUIRE(f != NULL);
+    for (i = 0; i < 5000 && refused < 20; i++) {
+        amq_hash128 h;
+        h.h1 = test_rand(&st) >> 16;
+        h.h2 = 0;
+        if (refused > 0) {
+            free(before);
+            before = test_serialized(f, &lb);
+            REQUIRE(before != NULL);
+        }
+        entries = field_u64(f, "entries");
+        rc = amq_filter_add_hash(f, h);
+        if (rc == 1) {
+            accepted++;
+            continue;
+        }
+        CHECK(rc == AMQ_EFULL || rc == AMQ_ELIMIT);
+        CHECK_EQ(field_u64(f, "entries"), entries);
+        if (refused++ > 0) {
+            after = test_serialized(f, &la);
+            REQUIRE(after != NULL);
+            if (!(la == lb && memcmp(before, after, la) == 0))
+                FAIL_AT_("the refused add of key %llu (%d) changed the filter",
+                         (unsigned long long)i, rc);
+            free(after);
+        }
+    }
+    free(before);
+    CHECK_GT(accepted, 100);
+    CHECK_EQ(refused, 20);
+    st = 28;
+    for (i = 0; i < accepted; i++) {
+        amq_hash128 h;
+        h.h1 = test_rand(&st) >> 16;
+        h.h2 = 0;
+        if (amq_filter_contains_hash(f, h) != 1)
+            FAIL_AT_("crowded key %llu accepted, then missing", (unsigned long long)i);
+    }
+    before = test_serialized(f, &lb);
+    REQUIRE(before != NULL);
+    REQUIRE_OK(amq_filter_deserialize(before, lb, 0, NULL, &g, NULL));
+    CHECK(same_bytes(f, g));
+    free(before);
+    amq_filter_free(g);
+    amq_filter_free(f);
+}
+
+/* ---- batches ----------------------------------------------------------------------------- */
+
+/* add_batch builds the bytes one-key adds build (across growths in the
+ * middle of a batch, batches of odd sizes); contains_batch and the packed
+ * 8- and 13-byte key query answer as one key at a time, pending keys
+ * included; at the limit, add_batch stops where one-key adds are refused. */
+TEST(quotient_batches_match_one_key)
+{
+    enum { N = 200000, Q = 2 * N };
+    amq_filter *f = make(1000, 0.01), *g = make(1000, 0.01);
+    amq_hash128 *h = malloc(Q * sizeof *h);
+    uint8_t *a = malloc(Q), *b = malloc(Q), *keys = malloc((size_t)Q * 13);
+    uint64_t i, at, count;
+    size_t len, z;
+
+    REQUIRE(f != NULL && g != NULL && h != NULL && a != NULL && b != NULL && keys != NULL);
+    for (i = 0; i < Q; i++)
+        h[i] = hash_of(f, i, 22);
+    for (at = 0, z = 1; at < N; at += z, z = z * 3 % 1001 + 1) {
+        size_t n = at + z > N ? N - at : z;
+        memset(a, 0xee, n);
+        REQUIRE_OK(amq_filter_add_batch(f, h + at, n, a));
+        for (i = 0; i < n; i++)
+            CHECK_EQ(a[i], 1);
+    }
+    for (i = 0; i < N; i++)
+        REQUIRE_EQ(amq_filter_add_hash(g, h[i]), 1);
+    CHECK(same_bytes(f, g));
+    REQUIRE_OK(amq_filter_contains_batch(f, h, Q, a));
+    for (i = 0; i < Q; i++) {
+        b[i] = (uint8_t)amq_filter_contains_hash(f, h[i]);
+        if (i < N && a[i] != 1)
+            FAIL_AT_("key %llu missing from the batch", (unsigned long long)i);
+    }
+    CHECK(memcmp(a, b, Q) == 0);
+    for (z = 1; z < 80; z++) { /* short batches from many offsets: the prefetch window */
+        at = (z * 7919) % (Q - z);
+        memset(a, 0xee, z);
+        REQUIRE_OK(amq_filter_contains_batch(f, h + at, z, a));
+        if (memcmp(a, b + at, z) != 0)
+            FAIL_AT_("batch of %zu at %llu: answers differ", z, (unsigned long long)at);
+    }
+    /* packed keys: added by key, queried packed */
+    for (len = 8; len <= 13; len += 5) {
+        amq_filter *k = make(1000, 0.01);
+        uint64_t want = 0;
+        REQUIRE(k != NULL);
+        for (i = 0; i < Q; i++) {
+            uint64_t v = key_of(i, 23);
+            memcpy(keys + i * len, &v, 8);
+            memset(keys + i * len + 8, (int)(i & 0xff), len - 8);
+        }
+        for (i = 0; i < N; i++)
+            REQUIRE_EQ(amq_filter_add(k, keys + i * len, len), 1);
+        for (i = 0; i < Q; i++) {
+            b[i] = (uint8_t)amq_filter_contains(k, keys + i * len, len);
+            want += b[i];
+            if (i < N && b[i] != 1)
+                FAIL_AT_("%zu-byte key %llu missing", len, (unsigned long long)i);
+        }
+        memset(a, 0xee, Q);
+        count = UINT64_MAX;
+        REQUIRE_OK(amq_filter_contains_batch_fixed(k, keys, len, Q, a, &count));
+        CHECK(memcmp(a, b, Q) == 0);
+        CHECK_EQ(count, want);
+        for (z = 1; z < 600; z = z * 2 + 1) {
+            at = (z * 104729) % (Q - z);
+            memset(a, 0xee, z);
+            REQUIRE_OK(amq_filter_contains_batch_fixed(k, keys + at * len, len, z, a, NULL));
+            if (memcmp(a, b + at, z) != 0)
+                FAIL_AT_("%zu-byte keys, batch of %zu at %llu: answers differ", len, z,
+                         (unsigned long long)at);
+        }
+        amq_filter_free(k);
+    }
+    amq_filter_free(f);
+    amq_filter_free(g);
+    /* at the limit: the batch stops at the add one-key adds refuse */
+    f = make(1000, 0.0001);
+    g = make(1000, 0.0001);
+    REQUIRE(f != NULL && g != NULL);
+    for (i = 0; i < Q && amq_filter_add_hash(g, h[i]) == 1; i++)
+        ;
+    REQUIRE(i < Q);
+    memset(a, 0, Q);
+    CHECK_STATUS(amq_filter_add_batch(f, h, Q, a), AMQ_ELIMIT);
+    for (at = 0; at < Q && a[at] == 1; at++)
+        ;
+    CHECK_EQ(at, i);
+    CHECK(same_bytes(f, g));
+    amq_filter_free(f);
+    amq_filter_free(g);
+    free(h);
+    free(a);
+    free(b);
+    free(keys);
+}
+
+/* ---- the baseline and AVX2 paths ----------------------------------------------------- */
+
+/* The filters both paths build, and their answers, as one record stream:
+ * from 64 slots to keys out of bits (the deep list), by add_batch from
+ * 1,000, up to the limit, and keys crowded into a
+ * 64th of the hashes (runs pushed far into later lines; growths that a
+ * run's length forces). */
+typedef struct record {
+    uint8_t *p;
+    size_t len, cap;
+} record;
+
+static int put(record *r, const void *data, size_t len)
+{
+    if (r->len + len > r->cap) {
+        size_t cap = r->cap ? r->cap : 1 << 20;
+        uint8_t *p;
+        while (cap < r->len + len)
+            cap *= 2;
+        if ((p = realloc(r->p, cap)) == NULL)
+            return -1;
+        r->p = p;
+        r->cap = cap;
+    }
+    memcpy(r->p + r->len, data, len);
+    r->len += len;
+    return 0;
+}
+
+/* f's bytes, and its answers (one key, batch, packed keys) on n absent keys. */
+static int put_filter(record *r, const amq_filter *f, uint64_t n)
+{
+    size_t len = 0;
+    uint8_t *bytes = test_serialized(f, &len), *one = malloc(n), *batch = malloc(n);
+    uint64_t *keys = malloc(n * sizeof *keys), i, count = 0, len64 = len;
+    amq_hash128 *h = malloc(n * sizeof *h);
+    int rc = -1;
+    if (bytes != NULL && one != NULL && batch != NULL && keys != NULL && h != NULL) {
+        for (i = 0; i < n; i++) {
+            keys[i] = key_of(i, 90);
+            h[i] = amq_filter_hash(f, &keys[i], 8);
+            one[i] = (uint8_t)amq_filter_contains_hash(f, h[i]);
+        }
+        rc = put(r, &len64, 8) | put(r, bytes, len) | put(r, one, (size_t)n);
+        rc |= amq_filter_contains_batch(f, h, (size_t)n, batch) | put(r, batch, (size_t)n);
+        rc |= amq_filter_contains_batch_fixed(f, keys, 8, (size_t)n, batch, &count);
+        rc |= put(r, batch, (size_t)n) | put(r, &count, 8);
+    }
+    free(bytes);
+    free(one);
+    free(batch);
+    free(keys);
+    free(h);
+    return rc;
+}
+
+static int simd_build(record *r)
+{
+    const uint64_t n = SIMD_ABSENT;
+    amq_filter *f;
+    amq_hash128 *h;
+    uint64_t i;
+    int rc = 0;
+
+    /* from the smallest table to keys out of bits */
+    if ((f = make(1, 0.01)) == NULL || add_range(f, 0, SIMD_KEYS, 24) != 1)
+        return -1;
+    if (!UNDER_SAN && field_u64(f, "deep_ranges") == 0)
+        rc = -1; /* the comparison would miss the void lanes */
+    rc |= put_filter(r, f, n);
+    amq_filter_free(f);
+    /* by batches, across growths */
+    if ((f = make(1000, 0.01)) == NULL || (h = malloc(200000 * sizeof *h)) == NULL)
+        return -1;
+    for (i = 0; i < 200000; i++)
+        h[i] = hash_of(f, i, 25);
+    rc |= amq_filter_add_batch(f, h, 200000, NULL) | put_filter(r, f, n);
+    free(h);
+    amq_filter_free(f);
+    /* to the limit */
+    if ((f = make(1000, 0.0001)) == NULL)
+        return -1;
+    rc |= add_range(f, 0, 10000000, 26) == AMQ_ELIMIT ? 0 : -1;
+    rc |= put_filter(r, f, n);
+    amq_filter_free(f);
+    /* crowded: every key's h1 in [0, 2^58) */
+    if ((f = make(1000, 0.5)) == NULL)
+        return -1;
+    for (i = 0; i < 20000; i++) {
+        amq_hash128 k = hash_of(f, i, 27);
+        int a;
+        k.h1 >>= 6;
+        if ((a = amq_filter_add_hash(f, k)) != 1)
+            rc |= a == AMQ_ELIMIT ? 0 : -1;
+    }
+    rc |= put_filter(r, f, n);
+    amq_filter_free(f);
+    return rc;
+}
+
+/* In the child (AMQ_TEST_QF_CHILD names the file to write): the records
+ * of the baseline path, which AMQ_SIMD=scalar forces; exit 3 if the cap
+ * was not applied. */
+__attribute__((constructor)) static void simd_child(void)
+{
+    const char *out = getenv("AMQ_TEST_QF_CHILD");
+    record r = {NULL, 0, 0};
+    FILE *fp;
+    if (out == NULL)
+        return;
+    if (amq_cpu_has(AMQ_CPU_AVX2) || amq_cpu_has(AMQ_CPU_BMI2))
+        _exit(3);
+    if (simd_build(&r) != 0 || (fp = fopen(out, "wb")) == NULL)
+        _exit(4);
+    if (fwrite(r.p, 1, r.len, fp) != r.len || fclose(fp) != 0)
+        _exit(5);
+    free(r.p);
+    _exit(0);
+}
+
+/* The AVX2 path (this process, when the CPU has AVX2 and BMI2) and the
+ * baseline one (a copy of this program under AMQ_SIMD=scalar) build the
+ * same bytes from the same keys and answer every query alike. */
+TEST(quotient_baseline_and_avx2_build_the_same_table)
+{
+    const char *path = test_path("scalar.rec");
+    record mine = {NULL, 0, 0};
+    uint8_t *theirs;
+    size_t len = 0, at;
+    pid_t pid;
+    int st = 0;
+
+    if (!amq_cpu_has(AMQ_CPU_AVX2 | AMQ_CPU_BMI2)) {
+        test_skip("the AVX2 path (no AVX2 and BMI2 here, or AMQ_SIMD caps them): nothing to "
+                  "compare the baseline with");
+        return;
+    }
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        setenv("AMQ_SIMD", "scalar", 1);
+        setenv("AMQ_TEST_QF_CHILD", path, 1);
+        execl("/proc/self/exe", "test_quotient", (char *)NULL);
+        _exit(127);
+    }
+    REQUIRE_OK(simd_build(&mine));
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    REQUIRE(WIFEXITED(st));
+    REQUIRE_EQ(WEXITSTATUS(st), 0);
+    theirs = read_file(path, &len);
+    REQUIRE(theirs != NULL);
+    CHECK_EQ(len, mine.len);
+    for (at = 0; at < len && at < mine.len && theirs[at] == mine.p[at]; at++)
+        ;
+    if (at != len || len != mine.len)
+        FAIL_AT_("the baseline's records differ from AVX2's at byte %zu of %zu", at, len);
+    free(theirs);
+    free(mine.p);
+}
+
+TEST_MAIN()
