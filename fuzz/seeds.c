@@ -381,14 +381,14 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
  * makes one only after its table passed about 2^21 slots): two ranges in
  * the padding after the ring, and a run of one void lane (0x8000) in the
  * first free slot of line 0 whose slot the first range meets; 0 when the
- * payload is not the shape expected (the ring's 136 bytes and their
- * padding to 192, then the table). */
+ * payload is not the shape expected (the ring's 136 bytes, the growth's
+ * 208 (none under way), their padding to 384, then the table). */
 static int quotient_with_deep_list(uint8_t *params, uint8_t *payload, size_t len)
 {
-    const uint64_t m = le64(params + 16), hb = 192;
+    const uint64_t m = le64(params + 16), hb = 384;
     uint64_t w, a, lo;
     unsigned i;
-    if (le64(params + 32) != 0 || m < 64 || m > (1u << 20) ||
+    if (le64(params + 32) != 0 || le64(params + 48) != 0 || m < 64 || m > (1u << 20) ||
         len != hb + ((m + 27) / 28 + 16) * 64)
         return 0;
     w = le64(payload + hb);
@@ -407,10 +407,10 @@ static int quotient_with_deep_list(uint8_t *params, uint8_t *payload, size_t len
     payload[hb + 9 + 2 * a] = 0x80;
     params[32] = 2;
     for (i = 0; i < 8; i++) {
-        payload[136 + i] = (uint8_t)(lo >> (8 * i));
-        payload[144 + i] = (uint8_t)((lo + 1000) >> (8 * i));
-        payload[152 + i] = (uint8_t)(UINT64_C(0xfff0000000000000) >> (8 * i));
-        payload[160 + i] = 0xff;
+        payload[344 + i] = (uint8_t)(lo >> (8 * i));
+        payload[352 + i] = (uint8_t)((lo + 1000) >> (8 * i));
+        payload[360 + i] = (uint8_t)(UINT64_C(0xfff0000000000000) >> (8 * i));
+        payload[368 + i] = 0xff;
     }
     return 1;
 }
@@ -447,7 +447,7 @@ static void seeds_payload(uint32_t kind)
         if (kind == AMQ_KIND_EXPANDABLE && older_expandable(buf + 19, buf + 19 + plen,
                                                             fs.len[i] - off))
             emit(&s, buf, 19 + plen + fs.len[i] - off);
-        if (kind == AMQ_KIND_QUOTIENT && plen == 48 &&
+        if (kind == AMQ_KIND_QUOTIENT && plen == 64 &&
             quotient_with_deep_list(buf + 19, buf + 19 + plen, fs.len[i] - off))
             emit(&s, buf, 19 + plen + fs.len[i] - off);
         free(buf);

@@ -30,54 +30,6 @@ amq_qf *amq_qf_shell(const amq_allocator *alloc)
     return x;
 }
 
-void amq_qf_growth_free(amq_qf *x)
-{
-    amq_qf_growth *g = x->growth;
-    if (g == NULL)
-        return;
-    amq_free(&x->alloc, g->voids, 2 * g->cap * sizeof *g->voids);
-    if (g->y != NULL) {
-        g->y->deep = NULL; /* x's */
-        g->y->deep_owned = 0;
-        g->y->deep2 = NULL;
-        amq_qf_free(g->y);
-    }
-    amq_free(&x->alloc, g->buf, QF_STEP_ITEMS * QF_PLACE_BYTES);
-    amq_free(&x->alloc, g, sizeof *g);
-    x->growth = NULL;
-}
-
-void amq_qf_free(amq_qf *x)
-{
-    amq_allocator a;
-    if (x == NULL)
-        return;
-    amq_qf_growth_free(x);
-    a = x->alloc;
-    amq_region_free(&x->table, &a);
-    if (x->deep_owned)
-        amq_free(&a, x->deep, 2 * x->deep_cap * sizeof *x->deep);
-    amq_free(&a, x, sizeof *x);
-}
-
-void amq_qf_set_m(amq_qf *x, uint64_t m)
-{
-    const unsigned __int128 f = ~(unsigned __int128)0 / m;
-    x->m = m;
-    x->k = 63u - (uint32_t)__builtin_clzll(m);
-    x->recip_hi = (uint64_t)(f >> 64);
-    x->recip_lo = (uint64_t)f;
-    x->lines = amq_qf_lines_for(m);
-}
-
-int amq_qf_alloc_table(amq_qf *x)
-{
-    if (amq_region_alloc(&x->table, &x->alloc, (size_t)(x->lines * 64u)) != AMQ_OK)
-        return AMQ_ENOMEM;
-    x->t = x->table.data;
-    return AMQ_OK;
-}
-
 uint64_t amq_qf_first_key(const amq_qf *x, uint64_t a)
 {
     const unsigned __int128 n = ((unsigned __int128)a << 64) + x->m - 1u;
@@ -94,29 +46,6 @@ uint64_t amq_qf_slots_for(uint64_t capacity)
 {
     const double m = ceil((double)capacity / QF_MAX_LOAD);
     return m < QF_MIN_SLOTS ? QF_MIN_SLOTS : m >= (double)QF_MAX_SLOTS ? QF_MAX_SLOTS : (uint64_t)m;
-}
-
-/* An entry of L bits from bit k answers at most 2^(64-k-L) keys of its
- * slot (its two ranges 2^(64-k) apart, the slot narrower), one of L bits
- * from bit k - 1 (short) 2^(65-k-L); a void lane's keys are the deep list's. */
-double amq_qf_rate(const amq_qf *x)
-{
-    double r = 0.0, deep = 0.0;
-    uint64_t i;
-    uint32_t l;
-    for (l = 1; l <= 15; l++)
-        r += ldexp((double)x->cnt[l], -(int)(x->k + l - (l <= 3 ? 1u : 0u)));
-    for (i = 0; i < x->ndeep; i++)
-        deep += (double)(x->deep[2 * i + 1] - x->deep[2 * i]) + 1.0;
-    return r + ldexp(deep, -64);
-}
-
-/* Growth keeps every entry's keys; the new table then fills with 15-bit entries. */
-double amq_qf_rate_after_growth(const amq_qf *x, uint64_t m2)
-{
-    const uint32_t k2 = 63u - (uint32_t)__builtin_clzll(m2);
-    const double more = QF_MAX_LOAD * (double)m2 - (double)x->entries;
-    return amq_qf_rate(x) + (more > 0 ? ldexp(more, -(int)(k2 + 15u)) : 0.0);
 }
 
 void amq_qf_count(const amq_qf *x, uint64_t cnt[16])

@@ -720,8 +720,10 @@ static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a
     al = a / S;
     pl = pos / S;
     enc_close(e, a);
-    if (__builtin_expect(pos >= e->total, 0)) {
-        e->bad = 1;
+    /* past the table, or the first line not closed would need an offset over 255: the entry
+     * is not written (y stays a valid table) and the growth is done again, larger */
+    if (__builtin_expect((pos >= e->total) | (pos >= e->next_first + 255u), 0)) {
+        e->bad = 1; /* (never: enc_fits said the chunk fits) */
         return;
     }
     /* the entry before ends its run when this one is of another slot */
@@ -767,24 +769,49 @@ static void enc_flush(encoder *e, uint64_t upto)
     }
 }
 
-/* A chunk of places into y, sorted first if one came out of order (a place
- * of an entry spanning slots, a short entry, a run not in order). */
-static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, placed *p,
-                                                uint32_t n, int sorted)
+/* Places in order of slots (a place of an entry spanning slots, a short
+ * entry or a run not in order came out of it). */
+static void sort_places(placed *p, uint32_t n)
+{
+    uint32_t i, v;
+    for (i = 1; i < n; i++)
+        for (v = i; v > 0 && p[v - 1].a > p[v].a; v--) {
+            const placed t = p[v];
+            p[v] = p[v - 1];
+            p[v - 1] = t;
+        }
+}
+
+/* Would y take the chunk?  The writer's positions without writing (every
+ * place counted, copies too: at most a few more than are written): none
+ * past the table, and no line whose offset is not set yet pushed more
+ * than 255 slots (its 8 bits).  A chunk that does not fit is not written,
+ * so y stays as it was, and the growth is done again, larger. */
+static int enc_fits(const encoder *e, const placed *p, uint32_t n)
+{
+    uint64_t pos = e->pos, nf = e->next_first, q;
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        while (nf <= p[i].a && nf < e->total)
+            nf += S; /* enc_close's lines */
+        q = pos > p[i].a ? pos : p[i].a;
+        if (q >= e->total || q >= nf + 255u)
+            return 0;
+        pos = q + 1u;
+    }
+    return 1;
+}
+
+/* A chunk of places, in order of slots, into y. */
+static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, const placed *p,
+                                                uint32_t n)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
-    uint32_t i, v;
-    if (!sorted)
-        for (i = 1; i < n; i++)
-            for (v = i; v > 0 && p[v - 1].a > p[v].a; v--) {
-                const placed t = p[v];
-                p[v] = p[v - 1];
-                p[v - 1] = t;
-            }
-    for (i = 0; i < n; i++)
+    uint32_t i;
+    for (i = 0; i < n && !e->bad; i++)
         if (!(p[i].copy && copy_seen(g, p[i].a, p[i].s))) {
             enc_put(e, p[i].a, p[i].s);
-            g->y->cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
+            g->y->cnt[15u - (uint32_t)__builtin_ctz(p[i].s)] += (uint64_t)!e->bad;
         }
     *out = w;
 }
@@ -806,6 +833,7 @@ typedef struct {
     uint64_t f_hi, f_lo, q, lim, ym; /* x's reciprocal, here to stay in registers */
     uint32_t sh, dk;
     uint64_t next_slot; /* the slot after the last run read */
+    uint64_t key_last;  /* places of keys past it are left out (grow_over's read of y) */
     uint32_t want;      /* places a step decodes before it stops at a slot's end */
     int sorted, bad, done, corrupt;
 } decoder;
@@ -863,7 +891,7 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
             buf[n].s = (uint16_t)(s << d.dk);
             buf[n].copy = 0;
             if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
-                                     ((uint64_t)pa <= ~(wd1 * d.ym)),
+                                     ((uint64_t)pa <= ~(wd1 * d.ym)) & (lo + wd1 <= d.key_last),
                                  1)) { /* long in y, in the slot, in one slot of y */
                 d.sorted &= (pa >> 64) >= d.prev;
                 d.prev = (uint64_t)(pa >> 64);
@@ -871,7 +899,9 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
             } else {
                 const slot_keys keys = keys_of(x);
                 slot_keys_range(&keys, canon, &slot_lo, &slot_hi);
-                k = replace(x, g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
+                if (slot_hi > d.key_last)
+                    slot_hi = d.key_last;
+                k = slot_lo > slot_hi ? 0 : replace(x, g, slot_lo, slot_hi, s, buf + n, ITEMS - n);
                 if (k == UINT32_MAX) {
                     d.bad = 1; /* no room for every place: fail, nothing dropped */
                     break;
@@ -914,6 +944,7 @@ static void dec_start(decoder *d, const amq_qf *x, const amq_qf_growth *g, uint3
     d->sorted = 1;
     d->prev = g->prev;
     d->want = want;
+    d->key_last = g->key_last;
     d->last_pos = g->rpos - 1u;
     if (line < x->lines) {
         const uint8_t *p = x->t + line * 64u;
@@ -962,11 +993,11 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
     n = decode(&d, x, g, buf);
     if (d.bad || g->nomem)
         return g->nomem ? AMQ_ENOMEM : d.corrupt ? AMQ_ECORRUPT : AMQ_EFULL;
-    enc_chunk(&e, g, buf, n, d.sorted);
-    if (e.bad) { /* places may be lost: the reader stays, and grow_over reads y and x again */
-        enc_flush(&e, 0);
-        return AMQ_EFULL;
-    }
+    if (!d.sorted)
+        sort_places(buf, n);
+    if (!enc_fits(&e, buf, n))
+        return AMQ_EFULL; /* nothing written, the reader where it was: grow_over */
+    enc_chunk(&e, g, buf, n);
     g->read += n;
     g->rpos = d.last_pos + 1u;
     g->rslot = d.next_slot;
@@ -983,10 +1014,8 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
     g->pos = e.pos;
     g->next_line = e.next_line;
     g->y->entries += e.entries;
-    if (e.bad)
-        return AMQ_EFULL;
     g->done = d.done;
-    return AMQ_OK;
+    return e.bad ? AMQ_ECORRUPT : AMQ_OK; /* (never: enc_fits) */
 }
 
 /* A growth to m2 slots: y allocated (its pages are touched as it is written). */
@@ -996,7 +1025,7 @@ static int growth_begin(amq_qf *x, uint64_t m2)
     if (g == NULL)
         return AMQ_ENOMEM;
     x->growth = g;
-    if ((g->y = amq_qf_shell(&x->alloc)) == NULL ||
+    if ((g->y = amq_qf_new_like(x)) == NULL ||
         (g->buf = amq_malloc(&x->alloc, QF_STEP_ITEMS * QF_PLACE_BYTES)) == NULL) {
         amq_qf_growth_free(x);
         return AMQ_ENOMEM;
@@ -1009,6 +1038,7 @@ static int growth_begin(amq_qf *x, uint64_t m2)
     g->y->deep = x->deep; /* the ranges of x's void lanes, which y's copy */
     g->y->ndeep = x->ndeep;
     g->split = 0; /* nothing read yet: every key is in x */
+    g->key_last = UINT64_MAX;
     return AMQ_OK;
 }
 
@@ -1068,6 +1098,12 @@ static int grow_over(amq_qf *x)
         y->growth = NULL;
         if ((rc = growth_begin(y, (uint64_t)want)) != AMQ_OK)
             break;
+        /* y's keys are those below the split: its entries' ranges are cut there, so that x's
+         * places, from the split on, come after them */
+        if (g->split == 0)
+            y->growth->rpos = y->lines * S;
+        else
+            y->growth->key_last = g->split - 1u;
         while ((rc = step(y, QF_STEP, y->growth->buf)) == AMQ_OK && !y->growth->done)
             ;
         if (rc != AMQ_OK)
@@ -1109,7 +1145,12 @@ static int grow_over(amq_qf *x)
     g2->split = g->split;
     g2->di = g->di;
     g2->done = 0;
+    g2->key_last = UINT64_MAX;
     g2->read = g->read;
+    /* reading y to its end set every line's offset; those past y's last slot are set again
+     * as x's places come (their slots are at or after it) */
+    if (g2->next_line > g2->prev / S + 1u)
+        g2->next_line = g2->prev / S + 1u;
     x->growth = g;
     y->deep = NULL;
     y->ndeep = 0;
@@ -1161,7 +1202,7 @@ static int grow_step(amq_qf *x)
 static int place(amq_qf *x, uint64_t h)
 {
     amq_qf *t;
-    int rc;
+    int rc, grown;
     if (x->growth != NULL) {
         if ((rc = grow_step(x)) != AMQ_OK)
             return rc;
@@ -1171,16 +1212,21 @@ static int place(amq_qf *x, uint64_t h)
         if ((rc = grow_step(x)) != AMQ_OK)
             return rc;
     }
-    for (;;) {
+    for (grown = 0;;) {
         t = x->growth != NULL && mulhi(h, x->m) < x->growth->rslot ? x->growth->y : x;
         rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
         if (rc != AMQ_EFULL)
             break;
-        /* no room (a run pushed 255 slots into a line): the growth now, whole */
-        if (x->growth == NULL && (rc = grow_start(x)) != AMQ_OK)
-            return rc;
+        /* no room (a run pushed 255 slots into a line): the growth under way done now, or
+         * one growth; not when the table is less than half full: keys crowded into a few
+         * slots (a weak hash, chosen keys) would have it grow without end */
+        if (x->growth == NULL &&
+            (grown || (double)x->entries < 0.5 * QF_MAX_LOAD * (double)x->m ||
+             (rc = grow_start(x)) != AMQ_OK))
+            return grown || rc == AMQ_EFULL ? AMQ_EFULL : rc;
         if ((rc = growth_finish(x)) != AMQ_OK)
             return rc;
+        grown = 1;
     }
     if (rc == 2)
         return 1;

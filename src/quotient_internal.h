@@ -17,6 +17,9 @@
 #ifndef AMQ_QUOTIENT_INTERNAL_H
 #define AMQ_QUOTIENT_INTERNAL_H
 
+#include <math.h>
+#include <string.h>
+
 #include "amq/filter.h"
 #include "common/alloc.h"
 #include "kind.h"
@@ -87,6 +90,7 @@ typedef struct amq_qf_growth {
     uint16_t copies[64];  /* copies put in slot copies_of (places of entries spanning slots) */
     uint32_t ncopies;
     uint64_t read;        /* entries of x read */
+    uint64_t key_last;    /* places of keys past it are left out (UINT64_MAX but in grow_over) */
     void *buf;            /* the step's places */
     int nomem, done;
 } amq_qf_growth;
@@ -115,26 +119,104 @@ static inline uint64_t amq_qf_lines_for(uint64_t m)
 
 /* A filter with no table, this CPU's paths and alloc's allocator. */
 amq_qf *amq_qf_shell(const amq_allocator *alloc);
-void amq_qf_free(amq_qf *x);
-/* The growth under way dropped (its table and lists). */
-void amq_qf_growth_free(amq_qf *x);
-/* Sets m, and k, the reciprocal and the line count from it. */
-void amq_qf_set_m(amq_qf *x, uint64_t m);
-/* An empty table for x's m (AMQ_ENOMEM). */
-int amq_qf_alloc_table(amq_qf *x);
 void amq_qf_set_hash(amq_qf *x, uint32_t algo, uint64_t seed);
 /* The first key of slot a of x's table (ceil(a 2^64 / m); 0 for slot 0). */
 uint64_t amq_qf_first_key(const amq_qf *x, uint64_t a);
 /* The slots a filter starting with room for capacity keys takes. */
 uint64_t amq_qf_slots_for(uint64_t capacity);
-/* The expected false-positive rate: each entry's share of the keys, the deep
- * list's ranges, and what the table's next fill would add. */
-double amq_qf_rate(const amq_qf *x);
-double amq_qf_rate_after_growth(const amq_qf *x, uint64_t m2);
 /* Every invariant of the table and the deep list (a loaded payload):
  * AMQ_OK, or AMQ_ECORRUPT with what is wrong in msg. */
 int amq_qf_validate(const amq_qf *x, char *msg, size_t cap);
 /* Entries counted by length from the table (a loaded payload's cnt). */
 void amq_qf_count(const amq_qf *x, uint64_t cnt[16]);
+
+
+/* ---- what every instruction set's table needs: inline, so that its object needs only
+ * src/common (scripts/check-layering.sh) ---------------------------------------------------- */
+
+static inline void amq_qf_set_m(amq_qf *x, uint64_t m)
+{
+    const unsigned __int128 f = ~(unsigned __int128)0 / m;
+    x->m = m;
+    x->k = 63u - (uint32_t)__builtin_clzll(m);
+    x->recip_hi = (uint64_t)(f >> 64);
+    x->recip_lo = (uint64_t)f;
+    x->lines = amq_qf_lines_for(m);
+}
+
+static inline int amq_qf_alloc_table(amq_qf *x)
+{
+    if (amq_region_alloc(&x->table, &x->alloc, (size_t)(x->lines * 64u)) != AMQ_OK)
+        return AMQ_ENOMEM;
+    x->t = x->table.data;
+    return AMQ_OK;
+}
+
+static inline void amq_qf_free(amq_qf *x);
+
+/* The growth under way dropped (its table and lists). */
+static inline void amq_qf_growth_free(amq_qf *x)
+{
+    amq_qf_growth *g = x->growth;
+    if (g == NULL)
+        return;
+    amq_free(&x->alloc, g->voids, 2 * g->cap * sizeof *g->voids);
+    if (g->y != NULL) {
+        g->y->deep = NULL; /* x's */
+        g->y->deep_owned = 0;
+        g->y->deep2 = NULL;
+        amq_qf_free(g->y);
+    }
+    amq_free(&x->alloc, g->buf, QF_STEP_ITEMS * QF_PLACE_BYTES);
+    amq_free(&x->alloc, g, sizeof *g);
+    x->growth = NULL;
+}
+
+static inline void amq_qf_free(amq_qf *x)
+{
+    amq_allocator a;
+    if (x == NULL)
+        return;
+    amq_qf_growth_free(x);
+    a = x->alloc;
+    amq_region_free(&x->table, &a);
+    if (x->deep_owned)
+        amq_free(&a, x->deep, 2 * x->deep_cap * sizeof *x->deep);
+    amq_free(&a, x, sizeof *x);
+}
+
+/* An entry of L bits from bit k answers at most 2^(64-k-L) keys of its
+ * slot (its two ranges 2^(64-k) apart, the slot narrower), one of L bits
+ * from bit k - 1 (short) 2^(65-k-L); a void lane's keys are the deep list's. */
+static inline double amq_qf_rate(const amq_qf *x)
+{
+    double r = 0.0, deep = 0.0;
+    uint64_t i;
+    uint32_t l;
+    for (l = 1; l <= 15; l++)
+        r += ldexp((double)x->cnt[l], -(int)(x->k + l - (l <= 3 ? 1u : 0u)));
+    for (i = 0; i < x->ndeep; i++)
+        deep += (double)(x->deep[2 * i + 1] - x->deep[2 * i]) + 1.0;
+    return r + ldexp(deep, -64);
+}
+
+/* Growth keeps every entry's keys; the new table then fills with 15-bit entries. */
+static inline double amq_qf_rate_after_growth(const amq_qf *x, uint64_t m2)
+{
+    const uint32_t k2 = 63u - (uint32_t)__builtin_clzll(m2);
+    const double more = QF_MAX_LOAD * (double)m2 - (double)x->entries;
+    return amq_qf_rate(x) + (more > 0 ? ldexp(more, -(int)(k2 + 15u)) : 0.0);
+}
+
+/* A filter with no table, x's allocator and paths (a table grown into). */
+static inline amq_qf *amq_qf_new_like(const amq_qf *x)
+{
+    amq_qf *y = amq_calloc(&x->alloc, sizeof *y);
+    if (y != NULL) {
+        y->alloc = x->alloc;
+        y->isa = x->isa;
+    }
+    return y;
+}
 
 #endif /* AMQ_QUOTIENT_INTERNAL_H */

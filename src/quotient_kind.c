@@ -493,6 +493,7 @@ static int take_growth(amq_qf *x, const amq_load_args *args, uint64_t m2, uint64
     g->copies_of = amq_load64(p + 56);
     g->read = amq_load64(p + 64);
     g->ncopies = amq_load32(p + 72);
+    g->key_last = UINT64_MAX;
     for (i = 0; i < 64; i++)
         g->copies[i] = amq_load16(p + 80 + 2 * i);
     if (amq_load32(p + 76) != 0 || g->ncopies > 64 || g->rpos > x->lines * QF_SLOTS ||
