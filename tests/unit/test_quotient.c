@@ -1316,6 +1316,82 @@ TEST(quotient_one_key_again_and_again)
     amq_filter_free(f);
 }
 
+/* The kind keeps copies: an add does not look first.  A key added again in
+ * the same run of the same table brings the same entry, dropped (items
+ * still count it); once a growth has taken a bit from its entry (k grew),
+ * the key's new add stores a second, full entry.  amq_filter_add_unique
+ * asks first: 0 for a key present, nothing changed; 1 for a new one. */
+TEST(quotient_adds_keep_copies)
+{
+    enum { S = 100 };
+    amq_filter *f = make(1000, 0.01), *b = NULL;
+    uint64_t i, e0, ex, n39, news = 0;
+    uint8_t *before;
+    size_t lb = 0;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(add_range(f, 0, S, 37), 1);
+    REQUIRE_EQ(add_range(f, 0, 16, 38), 1); /* the ring: the S keys placed */
+    e0 = field_u64(f, "entries");
+    CHECK_EQ(e0, S);
+    /* again, same table: the same entries, dropped; the ring's keys placed in turn */
+    REQUIRE_EQ(add_range(f, 0, S, 37), 1);
+    REQUIRE_EQ(add_range(f, 16, 32, 38), 1);
+    CHECK_EQ(field_u64(f, "entries"), e0 + 16);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, 2 * S + 32);
+
+    /* past 2048 slots (k from 10 to 11): every entry one bit shorter */
+    for (n39 = 0; field_u64(f, "slots") < 2048 || field_u64(f, "growing_to_slots") != 0; n39++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, n39, 39)), 1);
+    REQUIRE_EQ(add_range(f, 0, 16, 40), 1);
+    CHECK_EQ(missing(f, 0, S, 37), 0);
+    REQUIRE_OK(amq_filter_clone(f, NULL, &b));
+    e0 = field_u64(f, "entries");
+    ex = field_u64(f, "expansions");
+
+    /* a set add asks first: present, so nothing is added or counted */
+    before = test_serialized(b, &lb);
+    REQUIRE(before != NULL);
+    for (i = 0; i < S; i++) {
+        uint64_t k = key_of(i, 37);
+        CHECK_EQ(amq_filter_add_unique(b, &k, sizeof k), 0);
+    }
+    {
+        size_t la = 0;
+        uint8_t *after = test_serialized(b, &la);
+        REQUIRE(after != NULL);
+        CHECK(la == lb && memcmp(before, after, la) == 0);
+        free(after);
+    }
+    free(before);
+    /* a new key goes in (but for a false positive, about 1 %) */
+    for (i = 0; i < S; i++) {
+        uint64_t k = key_of(i, 41);
+        int rc = amq_filter_add_unique(b, &k, sizeof k);
+        CHECK(rc == 0 || rc == 1);
+        news += (uint64_t)(rc == 1);
+    }
+    CHECK_GE(news, S - 5);
+    CHECK_EQ(missing(b, 0, S, 41), 0);
+
+    /* the plain add: a second, full entry for each key */
+    for (i = 0; i < S; i++) {
+        uint64_t k = key_of(i, 37);
+        CHECK_EQ(amq_filter_add(f, &k, sizeof k), 1);
+    }
+    REQUIRE_EQ(add_range(f, 16, 32, 40), 1);
+    REQUIRE_EQ(field_u64(f, "expansions"), ex); /* no growth in between */
+    CHECK_LE(field_u64(f, "entries"), e0 + 16 + S);
+    CHECK_GE(field_u64(f, "entries"), e0 + 16 + S - 3);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, 3 * S + 32 + n39 + 32);
+    CHECK_EQ(missing(f, 0, S, 37), 0);
+    amq_filter_free(b);
+    amq_filter_free(f);
+}
+
 /* Hashes crowded into 2^-16 of the space (a weak hash, or keys chosen
  * against a known seed) all fall in slot 0: once its run would push a
  * line's offset past 255, the table is far from half full and an add is
@@ -1385,6 +1461,67 @@ TEST(quotient_crowded_hashes_refused_cleanly)
     CHECK(same_bytes(f, g));
     free(before);
     free(took);
+    amq_filter_free(g);
+    amq_filter_free(f);
+}
+
+/* One key in 8 crowded into 2^-6 of the space, the others anywhere: the
+ * crowded run cannot take a key while the table is past half full but not
+ * yet 95 %, so the add tries a growth first (the one under way finished, or
+ * one), and goes in when it then fits.  Such growths happen; a refusal is
+ * AMQ_EFULL and grows the table by those two at most; the key a refused add
+ * could not place stays pending; every key whose add returned 1 answers
+ * present, the items count them, and the filter loads from its bytes. */
+TEST(quotient_crowded_run_over_half_full)
+{
+    enum { N = 8000 };
+    amq_filter *f = make(1000, 0.5), *g = NULL;
+    amq_hash128 *h = malloc(N * sizeof *h);
+    uint8_t *took = calloc(N, 1), *bytes;
+    uint64_t i, st = 27, accepted = 0, refused = 0, forced = 0, ex, ex0, e0, m0, g0;
+    size_t len = 0;
+    amq_stats s;
+    int rc;
+
+    REQUIRE(f != NULL && h != NULL && took != NULL);
+    for (i = 0; i < N; i++) {
+        h[i].h1 = test_rand(&st);
+        h[i].h2 = 0;
+        if (i % 8 == 0)
+            h[i].h1 >>= 6;
+        ex0 = field_u64(f, "expansions");
+        e0 = field_u64(f, "entries");
+        m0 = field_u64(f, "slots");
+        g0 = field_u64(f, "growing_to_slots");
+        rc = amq_filter_add_hash(f, h[i]);
+        ex = field_u64(f, "expansions");
+        CHECK_LE(ex, ex0 + 2);
+        if (rc == 1) {
+            took[i] = 1;
+            accepted++;
+            /* a whole growth in one add, none under way and the table not full: forced */
+            forced += ex > ex0 && g0 == 0 && (double)(e0 + 1) <= 0.95 * (double)m0;
+            continue;
+        }
+        if (rc != AMQ_EFULL)
+            FAIL_AT_("add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
+        refused++;
+    }
+    CHECK_GT(accepted, 1000);
+    CHECK_GT(refused, 0);
+    CHECK_GT(forced, 0);
+    amq_filter_stats(f, &s);
+    CHECK_EQ(s.items, accepted);
+    for (i = 0; i < N; i++)
+        if (took[i] && amq_filter_contains_hash(f, h[i]) != 1)
+            FAIL_AT_("key %llu accepted, then missing", (unsigned long long)i);
+    bytes = test_serialized(f, &len);
+    REQUIRE(bytes != NULL);
+    REQUIRE_OK(amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL));
+    CHECK(same_bytes(f, g));
+    free(bytes);
+    free(took);
+    free(h);
     amq_filter_free(g);
     amq_filter_free(f);
 }
