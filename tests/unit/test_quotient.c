@@ -1,11 +1,13 @@
 /*
  * test_quotient.c - the quotient kind (12): grown from a small start, no
- * added key ever missing and the measured false-positive rate near the
- * filter's own bound; files and bytes (saved, opened copied and mapped,
- * byte-identical round trips, keys still pending in the ring kept);
- * corrupt parameter blocks and payloads refused with a message; clear,
- * clone, describe and stats; the growth limit; one key added again and
- * again; batches; keys run out of bits (the deep list); and the baseline
+ * added key ever missing (checked after every add across growths spread
+ * over adds) and the measured false-positive rate near the filter's own
+ * bound; files and bytes (saved, opened copied and mapped, byte-identical
+ * round trips, keys still pending in the ring kept, a growth under way
+ * kept); corrupt parameter blocks, payloads and growth states refused with
+ * a message; clear, clone (in a growth too), describe and stats; the growth
+ * limit; one key added again and again, copies and set adds; crowded keys
+ * refused; batches; keys run out of bits (the deep list); and the baseline
  * and AVX2 paths building the same table byte for byte.
  *
  * Sizes are smaller under the sanitizers (make test-asan), where an add
@@ -62,6 +64,12 @@ static uint64_t head_bytes(uint64_t nd, uint64_t nv)
 static uint64_t lines_for(uint64_t m)
 {
     return (m + 27) / 28 + 16;
+}
+
+/* The first key of slot a of a table of m slots: ceil(a 2^64 / m). */
+static uint64_t first_key(uint64_t a, uint64_t m)
+{
+    return (uint64_t)((((unsigned __int128)a << 64) + m - 1) / m);
 }
 
 /* 8-byte key i of stream `seed`. */
@@ -171,6 +179,34 @@ static int same_bytes(const amq_filter *f, const amq_filter *g)
     free(a);
     free(b);
     return same;
+}
+
+/* Keys of stream seed from `from` on added to f, at least up to key
+ * `least`, then until a growth is under way with `eighths` / 8 of the old
+ * table's slots read or more: the keys added by then (from + the count),
+ * or 0 when an add did not return 1. */
+static uint64_t add_into_growth(amq_filter *f, uint64_t from, uint64_t seed, uint64_t least,
+                                unsigned eighths)
+{
+    uint64_t i = from;
+    for (;;) {
+        if (amq_filter_add_hash(f, hash_of(f, i, seed)) != 1)
+            return 0;
+        if (++i >= least && field_u64(f, "growing_to_slots") != 0 &&
+            field_u64(f, "growth_slots_read") * 8 >= field_u64(f, "slots") * eighths)
+            return i;
+    }
+}
+
+/* Keys of stream seed from `from` on added to f until the growth under way
+ * (if any) has ended, then `more` keys: the keys added by then, or 0. */
+static uint64_t add_past_growth(amq_filter *f, uint64_t from, uint64_t seed, uint64_t more)
+{
+    uint64_t i = from;
+    while (field_u64(f, "growing_to_slots") != 0)
+        if (amq_filter_add_hash(f, hash_of(f, i++, seed)) != 1)
+            return 0;
+    return add_range(f, i, i + more, seed) == 1 ? i + more : 0;
 }
 
 static uint8_t *read_file(const char *path, size_t *len)
@@ -343,22 +379,105 @@ TEST(quotient_grows_without_false_negatives)
     amq_filter_free(f);
 }
 
+/* From 1,000 keys to EVERY_KEYS, every key added so far is checked after
+ * each add: both tables answer between the steps of a growth, and the ring.
+ * A growth is spread over adds: it is seen under way after some of them, it
+ * reads on at every add (growth_slots_read goes up), and it ends within
+ * about m / 256 adds (each moves 256 entries or more). */
+#define EVERY_KEYS (UNDER_SAN ? 8000u : 20000u)
+TEST(quotient_every_key_present_after_every_add)
+{
+    amq_filter *f = make(1000, 0.01);
+    amq_hash128 *h = malloc(EVERY_KEYS * sizeof *h);
+    uint8_t *out = malloc(EVERY_KEYS);
+    uint64_t i, j, growths = 0, adds_growing = 0, in_this = 0, to = 0, read = 0, ex = 0, m;
+    int bad = 0;
+
+    REQUIRE(f != NULL && h != NULL && out != NULL);
+    for (i = 0; i < EVERY_KEYS; i++)
+        h[i] = hash_of(f, i, 35);
+    for (i = 0; i < EVERY_KEYS && !bad; i++) {
+        uint64_t g, r, e;
+        m = field_u64(f, "slots");
+        REQUIRE_EQ(amq_filter_add_hash(f, h[i]), 1);
+        REQUIRE_OK(amq_filter_contains_batch(f, h, (size_t)i + 1, out));
+        for (j = 0; j <= i; j++)
+            if (out[j] != 1) {
+                FAIL_AT_("key %llu missing after add %llu (slots %llu, growing to %llu, %llu "
+                         "read)",
+                         (unsigned long long)j, (unsigned long long)i,
+                         (unsigned long long)field_u64(f, "slots"),
+                         (unsigned long long)field_u64(f, "growing_to_slots"),
+                         (unsigned long long)field_u64(f, "growth_slots_read"));
+                bad = 1;
+                break;
+            }
+        g = field_u64(f, "growing_to_slots");
+        r = field_u64(f, "growth_slots_read");
+        e = field_u64(f, "expansions");
+        if (g != 0) {
+            adds_growing++;
+            if (g == to && r <= read)
+                FAIL_AT_("add %llu: the growth to %llu slots read nothing (%llu slots read)",
+                         (unsigned long long)i, (unsigned long long)g, (unsigned long long)r);
+            in_this += g == to;
+            CHECK(r > 0 && r < field_u64(f, "slots"));
+        }
+        if (e != ex) { /* a growth ended in this add */
+            CHECK_EQ(e, ex + 1);
+            growths++;
+            if (in_this > m / 256 + 2)
+                FAIL_AT_("a growth from %llu slots took %llu adds", (unsigned long long)m,
+                         (unsigned long long)in_this + 1);
+            in_this = 0;
+        }
+        to = g;
+        read = r;
+        ex = e;
+    }
+    CHECK_GE(growths, 10);
+    CHECK_GE(adds_growing, growths); /* none ended in the add that began it */
+    CHECK_EQ(field_u64(f, "expansions"), growths);
+    free(h);
+    free(out);
+    amq_filter_free(f);
+}
+
 /* From the smallest table, entries of the first keys run out of bits:
  * their keys become ranges of the deep list (void lanes send a query
  * there).  They all still answer; the rate stays near the bound; the file
  * with its deep list loads copied and mapped (the list then read in place),
- * the same bytes come out again, and a clone carries the list. */
+ * the same bytes come out again, and a clone carries the list.  So does a
+ * file saved during the growth that made the first void lanes, with the
+ * growth's new ranges. */
 TEST(quotient_deep_list_keeps_its_keys)
 {
     amq_filter *f = make(1, 0.01), *g = NULL, *m = NULL, *c = NULL;
     const char *path = test_path("deep.amq"), *again = test_path("deep2.amq");
-    uint64_t l, sum = 0;
+    uint64_t i, l, sum = 0, snap_n = 0;
+    uint8_t *snap = NULL;
+    size_t snap_len = 0;
     amq_errinfo err;
     amq_stats st;
     char name[32];
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, DEEP_KEYS, 2), 1);
+    /* on the way, the bytes of the growth that makes the first void lanes, a quarter read */
+    for (i = 0; i < DEEP_KEYS; i++) {
+        uint64_t to;
+        size_t size = 0;
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 2)), 1);
+        if (snap != NULL || i % 500 != 0 || (to = field_u64(f, "growing_to_slots")) == 0 ||
+            field_u64(f, "growth_slots_read") * 4 < field_u64(f, "slots"))
+            continue;
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        if (size > 192 + head_bytes(field_u64(f, "deep_ranges"), 0) +
+                       64 * (lines_for(field_u64(f, "slots")) + lines_for(to))) {
+            REQUIRE((snap = test_serialized(f, &snap_len)) != NULL);
+            snap_n = i + 1;
+        }
+    }
+    REQUIRE(snap != NULL);
     CHECK_GT(field_u64(f, "deep_ranges"), 0);
     CHECK_GT(field_u64(f, "void_lanes"), 0);
     for (l = 1; l <= 15; l++) {
@@ -396,6 +515,51 @@ TEST(quotient_deep_list_keeps_its_keys)
     amq_filter_free(m);
     amq_filter_free(g);
     amq_filter_free(c);
+
+    /* The bytes saved during the growth that made the first void lanes: its new ranges
+     * after the deep list, sorted, apart, of keys below the split.  They load copied and
+     * mapped, every key of then present, and write the same bytes again; the copy, given
+     * the keys added since, ends as f did; a clone of the mapped one outlives the mapping
+     * and grows on. */
+    {
+        const uint64_t nd = amq_load64(snap + 96), nv = amq_load64(snap + 120);
+        const uint64_t m1 = amq_load64(snap + 80), m2 = amq_load64(snap + 112);
+        const uint8_t *v = snap + 192 + QF_FIXED + 16 * nd;
+        uint8_t *al = aligned_copy(snap, snap_len), *out;
+        size_t len = 0;
+        CHECK_EQ(amq_load32(snap + 68), 1);
+        CHECK_GT(nv, 0);
+        CHECK_EQ(amq_load64(snap + 48), head_bytes(nd, nv) + 64 * (lines_for(m1) + lines_for(m2)));
+        for (l = 0; l < nv; l++) {
+            const uint64_t lo = amq_load64(v + 16 * l), hi = amq_load64(v + 16 * l + 8);
+            if (lo > hi || (l > 0 && lo <= amq_load64(v + 16 * l - 8)) ||
+                hi >= amq_load64(snap + 192 + 136))
+                FAIL_AT_("new range %llu of %llu: [%llx, %llx]", (unsigned long long)l,
+                         (unsigned long long)nv, (unsigned long long)lo, (unsigned long long)hi);
+        }
+        REQUIRE(al != NULL);
+        REQUIRE_OK(amq_filter_deserialize(snap, snap_len, 0, NULL, &g, &err));
+        REQUIRE_OK(amq_filter_deserialize(al, snap_len, AMQ_OPEN_MMAP, NULL, &m, &err));
+        CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+        CHECK_EQ(missing(g, 0, snap_n, 2), 0);
+        CHECK_EQ(missing(m, 0, snap_n, 2), 0);
+        out = test_serialized(m, &len);
+        CHECK(out != NULL && len == snap_len && memcmp(out, snap, len) == 0);
+        free(out);
+        out = test_serialized(g, &len);
+        CHECK(out != NULL && len == snap_len && memcmp(out, snap, len) == 0);
+        free(out);
+        REQUIRE_OK(amq_filter_clone(m, NULL, &c));
+        amq_filter_free(m);
+        free(al);
+        REQUIRE_EQ(add_range(g, snap_n, DEEP_KEYS, 2), 1);
+        CHECK(same_bytes(f, g));
+        REQUIRE_EQ(add_range(c, snap_n, snap_n + 100000, 2), 1);
+        CHECK_EQ(missing(c, 0, snap_n + 100000, 2), 0);
+        amq_filter_free(c);
+        amq_filter_free(g);
+    }
+    free(snap);
     amq_filter_free(f);
 }
 
@@ -565,6 +729,125 @@ TEST(quotient_pending_keys_survive_a_save)
         amq_filter_free(g);
         amq_filter_free(f);
     }
+}
+
+/* Saved in the middle of a growth (some of the old table's slots read into
+ * the new one): the file holds both tables and where the growth stands - the
+ * flag, the new table's slots, the growth block with the split at the first
+ * key of the read slot - and loads copied, mapped and trusted with the
+ * growth under way: every key present, the same answers, the same bytes
+ * written again.  The copy then goes on as the original, byte for byte,
+ * every key present after each add until its growth ends. */
+TEST(quotient_saved_during_a_growth)
+{
+    static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_TRUST,
+                                     AMQ_OPEN_MMAP | AMQ_OPEN_TRUST};
+    amq_filter *f = make(1000, 0.01), *c = NULL, *m = NULL, *g = NULL;
+    const char *path = test_path("growing.amq"), *again = test_path("growing2.amq");
+    uint64_t n, m1, m2, rs, i, end;
+    const uint8_t *gb;
+    uint8_t *buf, *al, *bytes;
+    size_t len = 0, len2 = 0;
+    amq_errinfo err;
+
+    REQUIRE(f != NULL);
+    REQUIRE((n = add_into_growth(f, 0, 30, 20000, 3)) > 0);
+    m1 = field_u64(f, "slots");
+    m2 = field_u64(f, "growing_to_slots");
+    rs = field_u64(f, "growth_slots_read");
+    CHECK_EQ(m2, (uint64_t)((double)m1 * 1.1 + 1.0));
+    CHECK(rs * 8 >= m1 * 3 && rs < m1);
+    buf = test_serialized(f, &len);
+    REQUIRE(buf != NULL);
+    /* the header and the parameter block: the flag, both tables' slots, no new ranges */
+    CHECK_EQ(amq_load64(buf + 24), n);
+    CHECK_EQ(amq_load64(buf + 40), 192);
+    CHECK_EQ(amq_load64(buf + 48), QF_HEAD + 64 * (lines_for(m1) + lines_for(m2)));
+    CHECK_EQ(len, 192 + QF_HEAD + 64 * (lines_for(m1) + lines_for(m2)));
+    CHECK_EQ(amq_load32(buf + 68), 1);
+    CHECK_EQ(amq_load64(buf + 80), m1);
+    CHECK_EQ(amq_load64(buf + 96), 0);
+    CHECK_EQ(amq_load64(buf + 104), field_u64(f, "expansions"));
+    CHECK_EQ(amq_load64(buf + 112), m2);
+    CHECK_EQ(amq_load64(buf + 120), 0);
+    /* the growth block at payload offset 136: the split is the read slot's first key; the
+     * reader and the writer stand inside their tables */
+    gb = buf + 192 + 136;
+    CHECK_EQ_U64(amq_load64(gb), first_key(rs, m1));
+    CHECK_EQ(amq_load64(gb + 16), rs);
+    CHECK(amq_load64(gb + 8) >= rs && amq_load64(gb + 8) <= lines_for(m1) * 28);
+    CHECK_EQ(amq_load64(gb + 24), 0); /* no deep ranges to pass */
+    CHECK(amq_load64(gb + 32) > 0 && amq_load64(gb + 32) <= lines_for(m2) * 28);
+    CHECK(amq_load64(gb + 40) <= lines_for(m2));
+    CHECK(amq_load64(gb + 48) < m2);
+    CHECK(amq_load64(gb + 56) < m2);
+    CHECK(amq_load64(gb + 64) > 0 && amq_load64(gb + 64) <= field_u64(f, "entries") + 28);
+    CHECK(amq_load32(gb + 72) <= 64);
+    CHECK_EQ(amq_load32(gb + 76), 0);
+    for (i = 192 + QF_FIXED; i < 192 + QF_HEAD && buf[i] == 0; i++)
+        ;
+    CHECK_EQ(i, 192 + QF_HEAD); /* the padding */
+
+    /* the bytes, every way */
+    al = aligned_copy(buf, len);
+    REQUIRE(al != NULL);
+    for (i = 0; i < 4; i++) {
+        REQUIRE_OK(amq_filter_deserialize(al, len, modes[i], NULL, &g, &err));
+        CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
+        CHECK_EQ(field_u64(g, "growing_to_slots"), m2);
+        CHECK_EQ(field_u64(g, "growth_slots_read"), rs);
+        CHECK_EQ(missing(g, 0, n, 30), 0);
+        CHECK_EQ(differ(f, g, 100000, 31), 0);
+        bytes = test_serialized(g, &len2);
+        REQUIRE(bytes != NULL);
+        CHECK(len2 == len && memcmp(bytes, buf, len) == 0);
+        free(bytes);
+        amq_filter_free(g);
+    }
+    free(al);
+
+    /* the file, copied and mapped */
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, 0, NULL, &c, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    CHECK_EQ(amq_filter_is_readonly(m), 1);
+    CHECK_EQ(field_u64(c, "growing_to_slots"), m2);
+    CHECK_EQ(field_u64(m, "growth_slots_read"), rs);
+    CHECK_EQ(missing(c, 0, n, 30), 0);
+    CHECK_EQ(missing(m, 0, n, 30), 0);
+    CHECK_EQ(differ(f, m, 100000, 31), 0);
+    CHECK_STATUS(amq_filter_add_hash(m, hash_of(m, 0, 32)), AMQ_EREADONLY);
+    CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+    REQUIRE_OK(amq_filter_save(m, again, 0, &err));
+    CHECK(same_files(path, again));
+    REQUIRE_OK(amq_filter_save(c, again, 0, &err));
+    CHECK(same_files(path, again));
+
+    /* the copy goes on as the original: each add moves its growth on, and every key
+     * stays present until the growth has ended, and after */
+    for (i = n; field_u64(c, "growing_to_slots") != 0; i++) {
+        REQUIRE(i < n + m1);
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 30)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(c, hash_of(c, i, 30)), 1);
+        if (missing(c, 0, i + 1, 30) != 0)
+            FAIL_AT_("a key of the loaded copy missing after add %llu", (unsigned long long)i);
+    }
+    CHECK_EQ(field_u64(c, "slots"), m2);
+    CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions"));
+    CHECK(same_bytes(f, c));
+    REQUIRE((end = add_past_growth(c, i, 30, 30000)) > 0);
+    REQUIRE_EQ(add_range(f, i, end, 30), 1);
+    CHECK_GT(field_u64(c, "slots"), m2);
+    CHECK_EQ(missing(c, 0, end, 30), 0);
+    CHECK(same_bytes(f, c));
+    /* the mapped one is as it was */
+    CHECK_EQ(missing(m, 0, n, 30), 0);
+    REQUIRE_OK(amq_filter_save(m, again, 0, &err));
+    CHECK(same_files(path, again));
+    free(buf);
+    amq_filter_free(m);
+    amq_filter_free(c);
+    amq_filter_free(f);
 }
 
 /* ---- corrupt inputs ---------------------------------------------------------------------- */
@@ -1080,6 +1363,160 @@ TEST(quotient_long_deep_list_round_trip)
     amq_filter_free(f);
 }
 
+/* A file saved in the middle of a growth, with each part of where the
+ * growth stands made wrong: flags the library does not know (AMQ_EVERSION),
+ * the flag without the table grown into or its table with no flag, a table
+ * grown into not larger than the old one, the read slot past the old table,
+ * a split that is not the read slot's first key, the reader or the writer
+ * past its table, the copies past theirs, a byte of the block's reserved
+ * word, the table grown into not a valid table, the growth's new ranges out
+ * of order: refused with AMQ_ECORRUPT, every way it may be loaded.  The
+ * file itself, and new ranges in order, load. */
+TEST(quotient_corrupt_growth_refused)
+{
+    amq_filter *f = make(1000, 0.01);
+    parts p, q;
+    uint64_t m, m2, lines, lines2, rs, split_at, yoff, l, w, found;
+    const uint64_t hb = QF_HEAD;
+    uint8_t pbak[80], *orig, *gb;
+
+    REQUIRE(f != NULL);
+    REQUIRE(add_into_growth(f, 0, 36, 20000, 3) > 0);
+    REQUIRE(split(f, &p) == 0);
+    orig = malloc((size_t)p.len);
+    REQUIRE(orig != NULL);
+    memcpy(orig, p.payload, (size_t)p.len);
+    memcpy(pbak, p.params, sizeof pbak);
+    gb = p.payload + 136;
+    m = amq_load64(p.params + 16);
+    m2 = amq_load64(p.params + 48);
+    lines = lines_for(m);
+    lines2 = lines_for(m2);
+    rs = amq_load64(gb + 16);
+    split_at = amq_load64(gb);
+    yoff = hb + 64 * lines;
+    REQUIRE_EQ(amq_load32(p.params + 4), 1);
+    REQUIRE(m2 > m && rs > 0 && rs < m);
+    REQUIRE_EQ(p.len, hb + 64 * (lines + lines2));
+    REQUIRE(split_at == first_key(rs, m));
+    expect_load(&p, AMQ_OK, "a file saved during a growth");
+#define RESTORE() (memcpy(p.payload, orig, (size_t)p.len), memcpy(p.params, pbak, sizeof pbak))
+
+    /* flags: another bit than the growth's; the growth's cleared */
+    amq_store32(p.params + 4, 3);
+    expect_load(&p, AMQ_EVERSION, "flag bit 1 with the growth's");
+    amq_store32(p.params + 4, 0);
+    expect_load(&p, AMQ_ECORRUPT, "a growth's table with the flag clear");
+    RESTORE();
+
+    /* the table grown into: not larger, past the largest, a line longer than the payload */
+    amq_store64(p.params + 48, m);
+    expect_load(&p, AMQ_ECORRUPT, "grown into as many slots");
+    amq_store64(p.params + 48, m - 1);
+    expect_load(&p, AMQ_ECORRUPT, "grown into fewer slots");
+    amq_store64(p.params + 48, 0);
+    expect_load(&p, AMQ_ECORRUPT, "grown into no table");
+    amq_store64(p.params + 48, (UINT64_C(1) << 48) + 1);
+    expect_load(&p, AMQ_ECORRUPT, "grown into 2^48 + 1 slots");
+    amq_store64(p.params + 48, m2 + 28);
+    expect_load(&p, AMQ_ECORRUPT, "grown into a line more than the payload holds");
+    RESTORE();
+    p.len -= 64;
+    expect_load(&p, AMQ_ECORRUPT, "the table grown into a line short");
+    p.len += 64;
+
+    /* the read slot past the old table (the split then past every key), or one further
+     * with the split left: not the read slot's first key */
+    amq_store64(gb + 16, m + 1);
+    amq_store64(gb, UINT64_MAX);
+    expect_load(&p, AMQ_ECORRUPT, "read slot m + 1");
+    RESTORE();
+    amq_store64(gb + 16, rs + 1);
+    expect_load(&p, AMQ_ECORRUPT, "read slot one further, the split left");
+    RESTORE();
+    amq_store64(gb, split_at + 1);
+    expect_load(&p, AMQ_ECORRUPT, "split one key above the read slot's first");
+    amq_store64(gb, split_at - 1);
+    expect_load(&p, AMQ_ECORRUPT, "split one key below the read slot's first");
+    amq_store64(gb, 0);
+    expect_load(&p, AMQ_ECORRUPT, "split 0");
+    RESTORE();
+
+    /* the reader, the deep cursor and the writer past their tables and lists */
+    amq_store64(gb + 8, lines * 28 + 1);
+    expect_load(&p, AMQ_ECORRUPT, "read position past the old table");
+    RESTORE();
+    amq_store64(gb + 24, 1);
+    expect_load(&p, AMQ_ECORRUPT, "deep cursor past an empty deep list");
+    RESTORE();
+    amq_store64(gb + 32, lines2 * 28 + 1);
+    expect_load(&p, AMQ_ECORRUPT, "write position past the table grown into");
+    amq_store64(gb + 32, UINT64_MAX);
+    expect_load(&p, AMQ_ECORRUPT, "write position 2^64 - 1");
+    RESTORE();
+    amq_store64(gb + 40, lines2 + 1);
+    expect_load(&p, AMQ_ECORRUPT, "next line past the table grown into");
+    RESTORE();
+    amq_store64(gb + 48, m2);
+    expect_load(&p, AMQ_ECORRUPT, "last slot written past the table grown into");
+    RESTORE();
+    amq_store64(gb + 56, m2);
+    expect_load(&p, AMQ_ECORRUPT, "copies' slot past the table grown into");
+    RESTORE();
+    amq_store32(gb + 72, 65);
+    expect_load(&p, AMQ_ECORRUPT, "65 copies");
+    RESTORE();
+    amq_store32(gb + 76, 1);
+    expect_load(&p, AMQ_ECORRUPT, "the growth block's reserved word");
+    RESTORE();
+
+    /* the table grown into: a line's offset one more than its runs push into it */
+    for (l = 1, found = 0; l < lines2 && found == 0; l++)
+        if ((line_word(&p, yoff, l) & 255) > 0)
+            found = l;
+    REQUIRE(found > 0);
+    w = line_word(&p, yoff, found);
+    set_line_word(&p, yoff, found, w + 1);
+    expect_load(&p, AMQ_ECORRUPT, "an offset of the table grown into one too large");
+    RESTORE();
+    /* an entry past the last slot of the table grown into */
+    set_lane(&p, yoff, lines2 * 28 - 1, 0x1235);
+    expect_load(&p, AMQ_ECORRUPT, "an entry in the last lane of the table grown into");
+    RESTORE();
+    /* and of the old one (before it in the payload) */
+    set_lane(&p, hb, lines * 28 - 1, 0x1235);
+    expect_load(&p, AMQ_ECORRUPT, "an entry in the last lane of the old table");
+    RESTORE();
+
+    /* the growth's new ranges after the deep list: in order, they load; out of order, or
+     * touching, not; more declared than the payload holds */
+    {
+        static const uint64_t ok[] = {10, 20, 30, 40}, bad[] = {30, 40, 10, 20},
+                              touch[] = {10, 20, 20, 40}, deep[] = {1, 5};
+        REQUIRE(relay(&p, NULL, 0, ok, 2, &q) == 0);
+        expect_load(&q, AMQ_OK, "two new ranges in order");
+        free(q.payload);
+        REQUIRE(relay(&p, deep, 1, ok, 2, &q) == 0);
+        expect_load(&q, AMQ_OK, "a deep range and two new ranges");
+        amq_store64(q.payload + 136 + 24, 2); /* the deep cursor past the one deep range */
+        expect_load(&q, AMQ_ECORRUPT, "deep cursor 2 of 1 deep range");
+        free(q.payload);
+        REQUIRE(relay(&p, NULL, 0, bad, 2, &q) == 0);
+        expect_load(&q, AMQ_ECORRUPT, "two new ranges out of order");
+        free(q.payload);
+        REQUIRE(relay(&p, NULL, 0, touch, 2, &q) == 0);
+        expect_load(&q, AMQ_ECORRUPT, "two new ranges touching");
+        amq_store64(q.params + 56, 5);
+        expect_load(&q, AMQ_ECORRUPT, "five new ranges declared, two there");
+        free(q.payload);
+    }
+    expect_load(&p, AMQ_OK, "the file restored");
+#undef RESTORE
+    free(orig);
+    free(p.payload);
+    amq_filter_free(f);
+}
+
 /* ---- clear, clone, describe, stats ------------------------------------------------------ */
 
 /* clear goes back to the starting size, empty: the bytes of a new filter
@@ -1145,6 +1582,75 @@ TEST(quotient_clear_and_clone)
     free(before);
     amq_filter_free(c);
     amq_filter_free(fresh);
+}
+
+/* A clone taken in the middle of a growth carries it: the same bytes, and
+ * it goes on growing as the original would (the same bytes again after the
+ * same adds) while the original stays as it was; a clone of that clone, in
+ * its own growth, outlives it; a clone of a mapped filter in a growth is
+ * writable and outlives the mapping.  Every key answers present throughout. */
+TEST(quotient_clone_during_a_growth)
+{
+    amq_filter *f = make(1000, 0.01), *c = NULL, *c2 = NULL, *m = NULL, *mc = NULL;
+    const char *path = test_path("clone_growing.amq");
+    uint64_t n, k, k2, k3, end;
+    uint8_t *before, *after;
+    size_t lb = 0, la = 0;
+    amq_errinfo err;
+
+    REQUIRE(f != NULL);
+    REQUIRE((n = add_into_growth(f, 0, 32, 20000, 2)) > 0);
+    REQUIRE_OK(amq_filter_clone(f, NULL, &c));
+    CHECK(same_bytes(f, c));
+    CHECK_EQ(field_u64(c, "growing_to_slots"), field_u64(f, "growing_to_slots"));
+    CHECK_EQ(field_u64(c, "growth_slots_read"), field_u64(f, "growth_slots_read"));
+    CHECK_EQ(missing(c, 0, n, 32), 0);
+    before = test_serialized(f, &lb);
+    REQUIRE(before != NULL);
+
+    /* the clone's growth ends and two more pass; the original is untouched */
+    REQUIRE((k = add_past_growth(c, 0, 33, 0)) > 0);
+    CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions") + 1);
+    while (field_u64(c, "expansions") < field_u64(f, "expansions") + 3)
+        REQUIRE_EQ(amq_filter_add_hash(c, hash_of(c, k++, 33)), 1);
+    CHECK_EQ(missing(c, 0, n, 32), 0);
+    CHECK_EQ(missing(c, 0, k, 33), 0);
+    after = test_serialized(f, &la);
+    REQUIRE(after != NULL);
+    CHECK(la == lb && memcmp(before, after, lb) == 0);
+    CHECK_EQ(missing(f, 0, n, 32), 0);
+    free(after);
+    free(before);
+    /* the original, given the same keys, ends where the clone did */
+    REQUIRE_EQ(add_range(f, 0, k, 33), 1);
+    CHECK(same_bytes(f, c));
+
+    /* a clone of the clone in its next growth: the clone freed, the second goes on */
+    REQUIRE((k2 = add_into_growth(c, k, 33, 0, 5)) > 0);
+    REQUIRE_OK(amq_filter_clone(c, NULL, &c2));
+    amq_filter_free(c);
+    CHECK_EQ(missing(c2, 0, k2, 33), 0);
+    REQUIRE((end = add_past_growth(c2, k2, 33, 5000)) > 0);
+    CHECK_EQ(missing(c2, 0, n, 32), 0);
+    CHECK_EQ(missing(c2, 0, end, 33), 0);
+    amq_filter_free(c2);
+
+    /* a clone of a mapped filter in a growth: writable, outlives the mapping */
+    REQUIRE((k3 = add_into_growth(f, k, 33, 0, 1)) > 0);
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    REQUIRE_OK(amq_filter_clone(m, NULL, &mc));
+    CHECK_EQ(amq_filter_is_readonly(mc), 0);
+    CHECK(same_bytes(m, mc));
+    CHECK_EQ(field_u64(mc, "growing_to_slots"), field_u64(f, "growing_to_slots"));
+    amq_filter_free(m);
+    REQUIRE((end = add_past_growth(mc, k3, 33, 5000)) > 0);
+    REQUIRE_EQ(add_range(f, k3, end, 33), 1);
+    CHECK_EQ(missing(mc, 0, n, 32), 0);
+    CHECK_EQ(missing(mc, 0, end, 33), 0);
+    CHECK(same_bytes(f, mc));
+    amq_filter_free(mc);
+    amq_filter_free(f);
 }
 
 typedef struct sums {
