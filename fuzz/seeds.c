@@ -125,6 +125,22 @@ static void keep(fileset *fs, amq_filter *f)
     amq_filter_free(f);
 }
 
+static int pick_u64(void *ctx, const amq_field *fd)
+{
+    uint64_t *v = ctx;
+    if (strcmp(fd->name, "growing_to_slots") == 0)
+        *v = fd->u64;
+    return 0;
+}
+
+/* The slots a quotient filter is growing into (0: no growth under way). */
+static uint64_t growing_to(const amq_filter *f)
+{
+    uint64_t v = 0;
+    (void)amq_filter_describe(f, pick_u64, &v);
+    return v;
+}
+
 /* Static kinds are built from their keys (the same "key-%u" set). */
 static amq_filter *build_static(const amq_config *cfg, unsigned keys)
 {
@@ -236,6 +252,22 @@ static void kind_variants(uint32_t kind, fileset *fs)
         keep(fs, make(&cfg, 5));
         cfg.fpp = 0.5;
         keep(fs, make(&cfg, 120));
+        /* saved during a growth (both tables, the growth block): from 1,000 keys, at the
+         * first add that shows it under way, and two adds further into it */
+        for (i = 0; i < 2; i++) {
+            char key[32];
+            unsigned n, more = 0;
+            amq_config_init(&cfg, kind);
+            cfg.capacity = 1000;
+            if ((f = make(&cfg, 0)) == NULL)
+                continue;
+            for (n = 0; n < 5000 && (growing_to(f) == 0 || more++ < 2 * i); n++)
+                (void)amq_filter_add(f, key, (size_t)snprintf(key, sizeof key, "key-%u", n));
+            if (growing_to(f) != 0)
+                keep(fs, f);
+            else
+                amq_filter_free(f);
+        }
     }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
