@@ -138,3 +138,105 @@ int amq_qf_validate(const amq_qf *x, char *msg, size_t cap)
     return AMQ_OK;
 }
 
+
+/* The slot of each run's entries, in one pass: calls visit(ctx, pos, slot) for
+ * every entry of a valid table (amq_qf_validate first). */
+static void each_entry(const amq_qf *x, void (*visit)(void *ctx, uint64_t pos, uint64_t slot),
+                       void *ctx, uint64_t *open)
+{
+    uint64_t head = 0, tail = 0, pos, total = x->lines * S;
+    for (pos = 0; pos < total; pos++) {
+        const uint64_t w = *(const uint64_t *)(const void *)(x->t + (pos / S) * 64u);
+        uint16_t s;
+        if ((w >> (8u + pos % S)) & 1u)
+            open[(tail++) % OPEN_RUNS] = pos;
+        memcpy(&s, x->t + (pos / S) * 64u + 8u + 2u * (pos % S), 2);
+        if (s == 0 || head == tail)
+            continue;
+        visit(ctx, pos, open[head % OPEN_RUNS]);
+        if ((w >> (36u + pos % S)) & 1u)
+            head++;
+    }
+}
+
+typedef struct {
+    uint64_t slot;      /* runs of slots below it */
+    uint64_t end;       /* one past their last entry (0: none) */
+    uint64_t last;      /* one past the last entry of all */
+    const uint16_t *copies;
+    uint32_t ncopies;
+    uint32_t found;     /* a bit per copy met in the run of slot */
+    const uint8_t *t;
+} growth_scan;
+
+static void scan_x(void *ctx, uint64_t pos, uint64_t slot)
+{
+    growth_scan *c = ctx;
+    if (slot < c->slot)
+        c->end = pos + 1u;
+}
+
+static void scan_y(void *ctx, uint64_t pos, uint64_t slot)
+{
+    growth_scan *c = ctx;
+    uint16_t s;
+    uint32_t i;
+    c->last = pos + 1u;
+    if (slot != c->slot)
+        return;
+    memcpy(&s, c->t + (pos / S) * 64u + 8u + 2u * (pos % S), 2);
+    for (i = 0; i < c->ncopies; i++)
+        if (c->copies[i] == s)
+            if (i < 32)
+                c->found |= UINT32_C(1) << i;
+}
+
+/* A loaded growth's place is where a growth would have left it: the reader
+ * just past the runs of the slots read, the writer just past the new
+ * table's last entry, the lines set up to the last slot written and the
+ * split's, the copies in the run of their slot, the deep cursor behind the
+ * reader.  (Else later steps would lose keys or break the new table.) */
+int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
+{
+    const amq_qf_growth *g = x->growth;
+    const amq_qf *y = g->y;
+    growth_scan c;
+    uint64_t *open, want_line, upto, last;
+    uint32_t i;
+    const char *why = NULL;
+    if ((open = amq_malloc(&x->alloc, OPEN_RUNS * sizeof *open)) == NULL)
+        return AMQ_ENOMEM;
+    memset(&c, 0, sizeof c);
+    c.slot = g->rslot;
+    each_entry(x, scan_x, &c, open);
+    if (g->rpos != c.end)
+        why = "the read position is not just past the runs of the slots read";
+    memset(&c, 0, sizeof c);
+    c.slot = g->copies_of;
+    c.copies = g->copies;
+    c.ncopies = g->ncopies;
+    c.t = y->t;
+    each_entry(y, scan_y, &c, open);
+    amq_free(&x->alloc, open, OPEN_RUNS * sizeof *open);
+    upto = g->rslot >= x->m ? UINT64_MAX : (uint64_t)(((unsigned __int128)g->split * y->m) >> 64);
+    last = g->prev > upto ? g->prev : upto;
+    want_line = last / S + 1u < y->lines ? last / S + 1u : y->lines;
+    if (g->rslot == 0 && g->rpos == 0 && g->pos == 0)
+        want_line = 0; /* no step yet */
+    for (i = 0; i < g->ncopies && i < 32; i++)
+        if (!((c.found >> i) & 1u))
+            why = "a copy is not in the run of its slot";
+    if (why == NULL && g->pos != c.last)
+        why = "the write position is not just past the last entry of the table grown into";
+    else if (why == NULL && g->next_line != want_line)
+        why = "the lines set are not those up to the last slot written";
+    else if (why == NULL && g->di > 0 && x->deep[2 * g->di - 1] >= g->split)
+        why = "the deep cursor is past the ranges of the slots read";
+    else if (why == NULL && g->ncopies > 32)
+        why = "more copies than a slot's run holds";
+    if (why != NULL) {
+        snprintf(msg, cap, "quotient growth: %s", why);
+        return AMQ_ECORRUPT;
+    }
+    return AMQ_OK;
+}

@@ -568,7 +568,9 @@ static __attribute__((noinline)) uint32_t replace(const amq_qf *x, amq_qf_growth
             hi = x->deep[2 * d + 1] > slot_hi ? slot_hi : x->deep[2 * d + 1];
             a_lo = mulhi(lo, y->m);
             a_hi = mulhi(hi, y->m);
-            if (a_hi - a_lo >= room - n)
+            if (n > 0 && out[n - 1].a == a_lo && out[n - 1].s == VOID_LANE)
+                a_lo++; /* a void lane in that slot already: one sends every range there */
+            if (a_lo <= a_hi && a_hi - a_lo >= room - n)
                 return UINT32_MAX;
             for (; a_lo <= a_hi; a_lo++, n++) {
                 out[n].a = a_lo;
@@ -1082,6 +1084,10 @@ static int grow_over(amq_qf *x)
     uint64_t *deep, ndeep, cap, *u, nu, ucap;
     double f = QF_GROWTH;
     int rc = AMQ_EFULL, tries;
+    /* a table grown again and again while x's next chunk still does not fit (keys crowded
+     * into a slot): refused, not grown without end */
+    if (y->m / 4u > x->m)
+        return AMQ_EFULL;
     /* y's void lanes stand for x's deep ranges and the growth's */
     if (merge_deep(&x->alloc, x->deep, x->ndeep, g->voids, g->nv, &deep, &ndeep, &cap) != AMQ_OK)
         return AMQ_ENOMEM;
@@ -1147,10 +1153,14 @@ static int grow_over(amq_qf *x)
     g2->done = 0;
     g2->key_last = UINT64_MAX;
     g2->read = g->read;
-    /* reading y to its end set every line's offset; those past y's last slot are set again
-     * as x's places come (their slots are at or after it) */
-    if (g2->next_line > g2->prev / S + 1u)
-        g2->next_line = g2->prev / S + 1u;
+    /* reading y to its end set every line's offset; those past the last slot written and the
+     * split's are set again as x's places come (their slots are at or after both) */
+    {
+        const uint64_t upto = g->split == UINT64_MAX ? UINT64_MAX : mulhi(g->split, g2->y->m);
+        const uint64_t last = g2->prev > upto ? g2->prev : upto;
+        if (last / S + 1u < g2->next_line)
+            g2->next_line = last / S + 1u;
+    }
     x->growth = g;
     y->deep = NULL;
     y->ndeep = 0;
@@ -1260,8 +1270,13 @@ static int qf_add(amq_qf *x, uint64_t h)
     __builtin_prefetch(p, 1); /* and the two after: an add's shift often ends lines on */
     __builtin_prefetch(p + 64u, 1);
     __builtin_prefetch(p + 128u, 1);
-    if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1)
-        return rc;
+    if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1) {
+        /* the oldest key stays pending (present); this one is placed now if it can be */
+        if (place(x, h) != 1)
+            return rc;
+        x->items++;
+        return 1;
+    }
     x->pend[c] = h;
     x->pend_used |= bit;
     x->pend_next = (c + 1u) % QF_PENDING;

@@ -127,6 +127,9 @@ uint64_t amq_qf_slots_for(uint64_t capacity);
 /* Every invariant of the table and the deep list (a loaded payload):
  * AMQ_OK, or AMQ_ECORRUPT with what is wrong in msg. */
 int amq_qf_validate(const amq_qf *x, char *msg, size_t cap);
+/* The loaded growth's place (x->growth) against both tables (validated):
+ * AMQ_OK, or AMQ_ECORRUPT with what is wrong in msg. */
+int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap);
 /* Entries counted by length from the table (a loaded payload's cnt). */
 void amq_qf_count(const amq_qf *x, uint64_t cnt[16]);
 

@@ -465,6 +465,7 @@ static int take_growth(amq_qf *x, const amq_load_args *args, uint64_t m2, uint64
                        uint64_t voids_off, uint64_t y_off, int borrow, amq_errinfo *err)
 {
     const uint8_t *p = args->payload + 136;
+    char msg[160];
     amq_qf_growth *g;
     amq_qf *y;
     uint32_t i;
@@ -508,7 +509,11 @@ static int take_growth(amq_qf *x, const amq_load_args *args, uint64_t m2, uint64
                        (unsigned long long)g->split);
     if ((rc = take_table(y, args, y_off, borrow)) != AMQ_OK)
         return amq_err(err, rc, "out of memory");
-    return check_table(y, "the table grown into: ", err);
+    if ((rc = check_table(y, "the table grown into: ", err)) != AMQ_OK)
+        return rc;
+    if ((rc = amq_qf_check_growth(x, msg, sizeof msg)) != AMQ_OK)
+        return rc == AMQ_ECORRUPT ? amq_err(err, rc, "%s", msg) : amq_err(err, rc, "out of memory");
+    return AMQ_OK;
 }
 
 static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)

@@ -1903,9 +1903,9 @@ TEST(quotient_adds_keep_copies)
  * line's offset past 255, the table is far from half full and an add is
  * refused with AMQ_EFULL and changes no byte - the first refusal as every
  * later one (no growth: it would not help crowded keys).  The key the
- * refused add could not place stays pending, so every later add is refused
- * too; every key whose add returned 1 answers present, the items count
- * them, and the filter loads from its bytes. */
+ * refused add could not place stays pending; a later add whose own key
+ * fits is placed at once; every key whose add returned 1 answers present,
+ * the items count them, and the filter loads from its bytes. */
 TEST(quotient_crowded_hashes_refused_cleanly)
 {
     enum { N = 5000 };
@@ -1949,8 +1949,8 @@ TEST(quotient_crowded_hashes_refused_cleanly)
     CHECK_EQ(field_u64(f, "expansions"), 0);
     CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
     CHECK_LE_DBL((double)field_u64(f, "entries"), 0.5 * 0.95 * (double)slots);
-    /* the key left pending refuses every later add */
-    CHECK_EQ(first + 20, i);
+    /* the key left pending does not block later adds: one that fits is placed at once */
+    CHECK_LT(first + 20, i);
     amq_filter_stats(f, &s);
     CHECK_EQ(s.items, accepted);
     st = 28;
