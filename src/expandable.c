@@ -42,6 +42,7 @@
 #include "common/endian.h"
 #include "common/error.h"
 #include "common/prefetch.h"
+#include "common/xxh3_8.h"
 #include "expandable_internal.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -534,20 +535,12 @@ int amq_exp_contains(const amq_expand *x, amq_hash128 h)
     return contains_body(x, h.h1, x->match);
 }
 
-/* XXH3-128(key, 8, seed).low64 - amq_filter_hash's h1 of an 8-byte key -
- * by the published algorithm's 4-to-8-byte branch written out: no length
- * dispatch, no call, and no work on the high half beyond what the low half
- * reads; x8 holds the seed's part (amq_exp_set_hash).  Tested equal to
- * amq_filter_hash for several seeds (test_expandable). */
+/* XXH3-128(key, 8, seed).low64 - amq_filter_hash's h1 of an 8-byte key
+ * (common/xxh3_8.h); x8 holds the seed's part (amq_exp_set_hash).  Tested
+ * equal to amq_filter_hash for several seeds (test_expandable). */
 static inline uint64_t xxh3_8(uint64_t x8, const void *key)
 {
-    unsigned __int128 m =
-        (unsigned __int128)(amq_load64(key) ^ x8) * UINT64_C(0x9e3779b185ebcaa7); /* P1 + 32 */
-    uint64_t lo = (uint64_t)m, hi = (uint64_t)(m >> 64) + (lo << 1);
-    lo ^= hi >> 3;
-    lo ^= lo >> 35;
-    lo *= UINT64_C(0x9fb21c651e98df25);
-    return lo ^ (lo >> 28);
+    return amq_xxh3_8(x8, key);
 }
 
 /* Any other key's h1, exactly as amq_filter_hash gives it (a call). */
@@ -1220,12 +1213,9 @@ void amq_exp_level_free(amq_expand *o, amq_allocator *al)
 
 void amq_exp_set_hash(amq_expand *x, uint32_t algo, uint64_t seed)
 {
-    uint64_t s = seed ^ (uint64_t)__builtin_bswap32((uint32_t)seed) << 32;
     x->hash_algo = algo;
     x->seed = seed;
-    /* XXH3's default secret, bytes 16-23 xor bytes 24-31, plus the seed
-     * mixed with its byte-swapped low half (the 4-to-8-byte branch) */
-    x->x8 = (UINT64_C(0xdb979083e96dd4de) ^ UINT64_C(0x1f67b3b7a4a44072)) + s;
+    x->x8 = amq_xxh3_8_mask(seed);
 }
 
 uint32_t amq_exp_q_for(uint64_t capacity)

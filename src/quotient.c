@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/cpu.h"
+#include "common/xxh3_8.h"
 #include "quotient_internal.h"
 
 #define S QF_SLOTS
@@ -40,6 +41,7 @@ void amq_qf_set_hash(amq_qf *x, uint32_t algo, uint64_t seed)
 {
     x->hash_algo = algo;
     x->seed = seed;
+    x->x8 = amq_xxh3_8_mask(seed);
 }
 
 uint64_t amq_qf_slots_for(uint64_t capacity)

@@ -6,5 +6,13 @@
 
 #include "quotient_impl.h"
 
-const amq_qf_isa amq_qf_isa_base = {isa_add,        isa_contains,       isa_add_batch,
-                                    isa_contains_batch, isa_contains_fixed, isa_finish};
+const amq_qf_isa amq_qf_isa_base = {
+    .add = isa_add,
+    .contains = isa_contains,
+    .add_batch = isa_add_batch,
+    .contains_batch = isa_contains_batch,
+    .contains_fixed = isa_contains_fixed,
+    .add_key = isa_add_key,
+    .contains_key = isa_contains_key,
+    .finish = isa_finish,
+};

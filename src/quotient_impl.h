@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "amq/hash.h"
+#include "common/xxh3_8.h"
 #include "quotient_internal.h"
 
 #if defined(__SSE2__)
@@ -1283,6 +1284,34 @@ static int qf_add(amq_qf *x, uint64_t h)
     pend_resign(x);
     x->items++;
     return 1;
+}
+
+/* A key's h1, exactly as amq_filter_hash gives it: an 8-byte key under
+ * XXH3 inline, any other by a call. */
+__attribute__((noinline)) static uint64_t key_h1_any(const amq_qf *x, const void *key, size_t len)
+{
+    return amq_hash_key(x->hash_algo, x->seed, key, len).h1;
+}
+
+static inline __attribute__((always_inline)) uint64_t key_h1(const amq_qf *x, const void *key,
+                                                             size_t len)
+{
+    if (__builtin_expect(len == 8 && x->hash_algo == AMQ_HASH_XXH3, 1))
+        return amq_xxh3_8(x->x8, key);
+    return key_h1_any(x, key, len);
+}
+
+/* The handle's one-key entries: the hash, the query or the add in one body. */
+static int isa_contains_key(const void *impl, const void *key, size_t len)
+{
+    const amq_qf *x = impl;
+    return qf_has(x, key_h1(x, key, len));
+}
+
+static int isa_add_key(void *impl, const void *key, size_t len)
+{
+    amq_qf *x = impl;
+    return qf_add(x, key_h1(x, key, len));
 }
 
 static int isa_add(amq_qf *x, uint64_t h1)

@@ -49,12 +49,13 @@ typedef struct amq_qf {
     uint32_t pend_used; /* a bit per cell of pend that holds a key */
     const struct amq_qf_isa *isa;
     struct amq_qf_growth *growth; /* a growth under way (NULL: none) */
+    uint64_t x8;                  /* the seed's part of an 8-byte key's XXH3 (common/xxh3_8.h) */
+    uint32_t hash_algo;
     uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
     uint64_t lines;              /* m's lines and QF_TAIL_LINES */
     uint64_t pend[QF_PENDING];   /* keys added, not yet placed (queries look here too) */
     uint32_t pend_next;          /* the cell of the next add: the oldest key when all are used */
     uint64_t m0;                 /* m when created (clear goes back to it) */
-    uint32_t hash_algo;
     uint64_t seed;
     double fpp;  /* target: growth stops (AMQ_ELIMIT) before the rate would pass it */
     uint64_t items;   /* keys added */
@@ -103,6 +104,8 @@ typedef struct amq_qf_isa {
     void (*contains_batch)(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out);
     uint64_t (*contains_fixed)(const amq_qf *x, const void *keys, size_t key_len, size_t n,
                                uint8_t *out);
+    int (*add_key)(void *x, const void *key, size_t len);      /* the key hashed inline */
+    int (*contains_key)(const void *x, const void *key, size_t len);
     int (*finish)(amq_qf *x); /* the growth under way done now (AMQ_ENOMEM, AMQ_ELIMIT) */
 } amq_qf_isa;
 

@@ -147,6 +147,19 @@ static int op_contains(const void *impl, amq_hash128 h)
     return x->isa->contains(x, h.h1);
 }
 
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    amq_qf *x = impl;
+    return x->isa->add_key(x, key, len);
+}
+
+static amq_contains_key_fn op_contains_key_of(const void *impl, const void **arg)
+{
+    const amq_qf *x = impl;
+    (void)arg;
+    return x->isa->contains_key;
+}
+
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     amq_qf *x = impl;
@@ -615,7 +628,9 @@ const amq_kind_ops amq_quotient_ops = {
     .name = "quotient",
     AMQ_KIND_CORE_OPS,
     AMQ_KIND_CODEC_OPS,
+    .add_key = op_add_key,
     .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .contains_batch_fixed = op_contains_batch_fixed,
+    .contains_key_of = op_contains_key_of,
 };
