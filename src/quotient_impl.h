@@ -1272,8 +1272,9 @@ static int qf_add(amq_qf *x, uint64_t h)
     __builtin_prefetch(p + 64u, 1);
     __builtin_prefetch(p + 128u, 1);
     if ((x->pend_used & bit) && (rc = place(x, x->pend[c])) != 1) {
-        /* the oldest key stays pending (present); this one is placed now if it can be */
-        if (place(x, h) != 1)
+        /* a crowded run: the oldest key stays pending (present), this one is placed now if
+         * it can be; out of memory or at the limit, the add is refused, nothing changed */
+        if (rc != AMQ_EFULL || place(x, h) != 1)
             return rc;
         x->items++;
         return 1;
