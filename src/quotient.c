@@ -167,7 +167,7 @@ typedef struct {
     uint64_t last;      /* one past the last entry of all */
     const uint16_t *copies;
     uint32_t ncopies;
-    uint32_t found;     /* a bit per copy met in the run of slot */
+    uint64_t found;     /* a bit per copy met in the run of slot */
     const uint8_t *t;
 } growth_scan;
 
@@ -189,8 +189,7 @@ static void scan_y(void *ctx, uint64_t pos, uint64_t slot)
     memcpy(&s, c->t + (pos / S) * 64u + 8u + 2u * (pos % S), 2);
     for (i = 0; i < c->ncopies; i++)
         if (c->copies[i] == s)
-            if (i < 32)
-                c->found |= UINT32_C(1) << i;
+            c->found |= UINT64_C(1) << i; /* ncopies <= 64: take_growth */
 }
 
 /* A loaded growth's place is where a growth would have left it: the reader
@@ -225,7 +224,7 @@ int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
     want_line = last / S + 1u < y->lines ? last / S + 1u : y->lines;
     if (g->rslot == 0 && g->rpos == 0 && g->pos == 0)
         want_line = 0; /* no step yet */
-    for (i = 0; i < g->ncopies && i < 32; i++)
+    for (i = 0; i < g->ncopies; i++)
         if (!((c.found >> i) & 1u))
             why = "a copy is not in the run of its slot";
     if (why == NULL && g->pos != c.last)
@@ -234,8 +233,6 @@ int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
         why = "the lines set are not those up to the last slot written";
     else if (why == NULL && g->di > 0 && x->deep[2 * g->di - 1] >= g->split)
         why = "the deep cursor is past the ranges of the slots read";
-    else if (why == NULL && g->ncopies > 32)
-        why = "more copies than a slot's run holds";
     if (why != NULL) {
         snprintf(msg, cap, "quotient growth: %s", why);
         return AMQ_ECORRUPT;
