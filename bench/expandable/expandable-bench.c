@@ -9,7 +9,7 @@
  * amq_filter_contains, amq_filter_add_batch, amq_filter_contains_batch).
  *
  *   expandable-bench [--kind expandable|quotient|both] [--max N] [--absent A]
- *                    [--queries Q] [--grow-only | --speed]
+ *                    [--queries Q] [--grow-only | --speed] [--csv FILE]
  *
  * At every power of ten from 1e3 to N, for each kind: every added key
  * checked present (one key at a time, batched hashes and packed keys; a
@@ -22,6 +22,14 @@
  * within this run.  The run ends with a verdict line per criterion of
  * issue 44 for each kind measured (PASS or FAIL and the ratio); its status
  * does not depend on them, only on the false negatives.
+ *
+ * --csv FILE also writes the powers of ten's rows, machine-readable (the
+ * printed output does not change): a header line, then one line per kind
+ * and power of ten, written as each is measured,
+ *   kind,keys,expansions,fpp,bits_per_key,absent,cuckoo_bits_at_rate
+ * fpp a fraction (not a percentage), cuckoo_bits_at_rate empty when no
+ * cuckoo filter was built (--grow-only, --speed, below 1e4 keys).
+ * scripts/expandable-1e9.sh plots it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -339,7 +347,8 @@ int main(int argc, char **argv)
     uint64_t max = 10000000, absent = 10000000, q = 4000000, n, p, sink = 0;
     amq_filter *b = NULL, *sb = NULL;
     subject subj[2], *s;
-    const char *which = "both";
+    const char *which = "both", *csv_path = NULL;
+    FILE *csv = NULL;
     double t, t0 = now_s(), t_grown = 0, t_timed = 0, worst, one_b = 0, bat_b = 0, add_b = 0, one_s = 0;
     double taffy_one = 0, taffy_bits = 0, taffy_rate = 0;
     int i, ns = 0, grow_only = 0, speed = 0;
@@ -357,9 +366,11 @@ int main(int argc, char **argv)
             grow_only = 1;
         else if (strcmp(argv[i], "--speed") == 0) /* the timings at N only: no cuckoo, no peer */
             speed = 1;
+        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv_path = argv[++i];
         else {
             fprintf(stderr, "usage: expandable-bench [--kind expandable|quotient|both] [--max N]"
-                            " [--absent A] [--queries Q] [--grow-only | --speed]\n");
+                            " [--absent A] [--queries Q] [--grow-only | --speed] [--csv FILE]\n");
             return 2;
         }
     }
@@ -380,6 +391,14 @@ int main(int argc, char **argv)
     if (ns == 0) {
         fprintf(stderr, BENCH_NAME ": --kind is expandable, quotient or both, not %s\n", which);
         return 2;
+    }
+    if (csv_path != NULL) {
+        csv = fopen(csv_path, "w");
+        if (csv == NULL) {
+            perror(csv_path);
+            return 2;
+        }
+        fprintf(csv, "kind,keys,expansions,fpp,bits_per_key,absent,cuckoo_bits_at_rate\n");
     }
     print_load("at the start");
     printf("## Grown from 1,000 keys (8-byte random keys, 1 %% target, %llu absent keys; every "
@@ -417,6 +436,14 @@ int main(int argc, char **argv)
             } else
                 printf(" | | | | | |\n");
             fflush(stdout);
+            if (csv != NULL) {
+                fprintf(csv, "%s,%llu,%llu,%.9f,%.4f,%llu,", s->name, (unsigned long long)n,
+                        expansions(s->f), s->rate[k], s->bits[k], (unsigned long long)absent);
+                if (s->need[k] > 0)
+                    fprintf(csv, "%.4f", s->need[k]);
+                fprintf(csv, "\n");
+                fflush(csv);
+            }
         }
     }
     printf("\n");
@@ -546,5 +573,12 @@ int main(int argc, char **argv)
         amq_filter_free(s->f);
     amq_filter_free(b);
     amq_filter_free(sb);
+    if (csv != NULL) {
+        const int bad = ferror(csv);
+        if (fclose(csv) != 0 || bad) {
+            fprintf(stderr, BENCH_NAME ": could not write %s\n", csv_path);
+            return 1;
+        }
+    }
     return 0;
 }
