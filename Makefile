@@ -97,7 +97,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -145,6 +145,10 @@ help:
 	@echo "  bench-expandable  the expandable and quotient kinds grown from 1,000 keys against"
 	@echo "                 cuckoo, blocked, scalable Bloom and taffy, a verdict per criterion of"
 	@echo "                 issue 44 (EXP_MAX, default 1e8; EXP_KIND expandable|quotient|both)"
+	@echo "  bench-expandable-1e9  a kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9): fpp"
+	@echo "                 at every power of ten and bits/key, written as docs/expandable-1e9.svg"
+	@echo "                 and .md (EXP_KIND, default quotient; EXP_1E9_OUT=dir elsewhere; about"
+	@echo "                 4.3 GiB peak for the quotient kind; scripts/expandable-1e9.sh)"
 	@echo "  bench-expandable-layouts  three prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys (docs/expandable.md; LAYOUTS_MAX, default 1e8)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -463,6 +467,15 @@ endif
 bench-expandable: deps-bench
 	@$(MAKE) --no-print-directory $(EXP_BENCH)
 	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8) --kind $(or $(EXP_KIND),both)
+
+# A kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9), --grow-only:
+# the rate at every power of ten and the bits per key, printed and written as
+# docs/expandable-1e9.svg (gnuplot) and docs/expandable-1e9.md (EXP_1E9_OUT:
+# another directory).  EXP_KIND: quotient (the default here), expandable or
+# both.  The script's header has the memory and time it needs.
+bench-expandable-1e9: deps
+	BUILD=$(BUILD) scripts/expandable-1e9.sh --kind $(or $(EXP_KIND),quotient) \
+	    $(if $(EXP_1E9_OUT),--out $(EXP_1E9_OUT)) $(or $(EXP_1E9_MAX),1e9)
 
 # The worst single add of the expandable kind grown to EXP_STALL_MAX keys
 # (a doubling is spread over the adds: no add copies the whole table).
