@@ -149,8 +149,9 @@ help:
 	@echo "                 at every power of ten and bits/key, written as docs/expandable-1e9.svg"
 	@echo "                 and .md (EXP_KIND, default quotient; EXP_1E9_OUT=dir elsewhere; about"
 	@echo "                 4.3 GiB peak for the quotient kind; scripts/expandable-1e9.sh)"
-	@echo "  bench-expandable-layouts  three prototype layouts for an expandable filter whose"
-	@echo "                 memory follows its keys (docs/expandable.md; LAYOUTS_MAX, default 1e8)"
+	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
+	@echo "                 memory follows its keys beside the quotient kind (docs/expandable.md;"
+	@echo "                 LAYOUTS_MAX, default 1e8)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  python         the Python package's extension in build/python (pip install ./python"
@@ -436,9 +437,9 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(LAYOUTS_BENCH) --max 3e5 --absent 1e5 --queries 1e5 --speed > $(BUILD)/bench-layouts-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-layouts-smoke.log; exit 1; }
 	@echo "layouts-bench (300,000 keys, every key checked present): ok"
-	@$(LAYOUTS_BENCH) --layout rsqf --start 16 --max 2.5e6 --absent 1e5 --queries 1e5 --speed \
+	@$(LAYOUTS_BENCH) --layout quotient --start 16 --max 2.5e6 --absent 1e5 --queries 1e5 --speed \
 	    > $(BUILD)/bench-layouts-deep.log 2>&1 || { cat $(BUILD)/bench-layouts-deep.log; exit 1; }
-	@echo "layouts-bench rsqf from 16 keys to 2.5M (keys out of bits, in the deep list): ok"
+	@echo "layouts-bench quotient from 16 keys to 2.5M (keys out of bits, in the deep list): ok"
 	@$(EXP_BENCH) --kind both --max 1e5 --absent 1e5 --queries 1e5 \
 	    > $(BUILD)/bench-expandable-smoke.log 2>&1 || { cat $(BUILD)/bench-expandable-smoke.log; exit 1; }
 	@echo "expandable-bench, expandable and quotient kinds to 100,000 keys (every key checked present): ok"
@@ -487,12 +488,13 @@ $(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
 bench-expandable-stall: $(EXP_STALL)
 	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7)
 
-# Three prototype layouts for an expandable filter whose memory follows its
-# keys, grown from 1,000 keys to LAYOUTS_MAX: rate, bits per key beside the
-# cuckoo filter at the same rate, times beside the blocked filter
-# (docs/expandable.md).  Measurement only: the layouts are not in libamq.
+# Two prototype layouts for an expandable filter whose memory follows its
+# keys and the quotient kind (kind 12, the third prototype made a kind),
+# grown from 1,000 keys to LAYOUTS_MAX: rate, bits per key beside the cuckoo
+# filter at the same rate, times beside the blocked filter
+# (docs/expandable.md).  Measurement only: the prototypes are not in libamq.
 LAYOUTS_SRC := bench/expandable/layouts-bench.c bench/expandable/layout_chunks.c \
-               bench/expandable/layout_lines.c bench/expandable/layout_rsqf.c
+               bench/expandable/layout_lines.c
 $(LAYOUTS_BENCH): $(LAYOUTS_SRC) $(wildcard bench/expandable/layout_*.h) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -march=native -Ibench/expandable -o $@ $(LAYOUTS_SRC) \
