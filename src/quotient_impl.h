@@ -253,13 +253,16 @@ static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint
     if (start < i)
         start = i;
     len = end - start + 1u;
-    if (__builtin_expect(len <= 8, 1)) { /* 8 lanes from the run's first (8 bytes or a line follow) */
-        const uint32_t hit = match8_two(line + 8u + 2u * start, entry_of(x, h),
+    if (__builtin_expect(len <= 8, 1)) {
+        /* 8 lanes that hold the run, read within the line: a run near its
+         * end would otherwise touch the next line too */
+        const uint32_t base = start < S - 8u ? start : S - 8u;
+        const uint32_t hit = match8_two(line + 8u + 2u * base, entry_of(x, h),
                                         entry_at(h, x->k - 1u)) &
-                             ((1u << (2 * len)) - 1u);
+                             (((1u << (2 * len)) - 1u) << (2u * (start - base)));
         if (__builtin_expect(hit == 0, 1))
             return 0;
-        return (hit & ~void8(line + 8u + 2u * start)) != 0 || deep_has(x, h);
+        return (hit & ~void8(line + 8u + 2u * base)) != 0 || deep_has(x, h);
     }
     return run_answers(x, a, blk * S + off, t, h);
 }
