@@ -17,6 +17,5 @@ const amq_qf_isa amq_qf_isa_avx2 = {
     .contains_fixed = isa_contains_fixed,
     .add_key = isa_add_key,
     .contains_key = isa_contains_key,
-    .finish = isa_finish,
 };
 #endif

@@ -1387,12 +1387,6 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
     return hits;
 }
 
-/* The growth under way, done now. */
-static int isa_finish(amq_qf *x)
-{
-    return x->growth != NULL ? growth_finish(x) : AMQ_OK;
-}
-
 #undef S
 #undef M28
 #undef SHORT
