@@ -174,7 +174,8 @@ static amq_filter *acquire(FilterObject *self, int exclusive)
     return self->f;
 }
 
-/* A new object of type (Filter or a subclass) owning f. */
+/* A new object of type (Filter or a subclass) owning f (NULL: none yet,
+ * for Filter.__init__ to make). */
 static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
 {
     FilterObject *o = (FilterObject *)type->tp_alloc(type, 0);
@@ -204,19 +205,9 @@ static void Filter_dealloc(FilterObject *self)
 
 static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    FilterObject *self = (FilterObject *)type->tp_alloc(type, 0);
     (void)args;
     (void)kw;
-    if (self == NULL)
-        return NULL;
-    self->f = NULL;
-    self->capacity = 0;
-    self->lock_ready = lock_init(&self->lock);
-    if (!self->lock_ready) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)self;
+    return (PyObject *)wrap_as(type, NULL);
 }
 
 /* ---- keys ---------------------------------------------------------------- */
