@@ -2639,9 +2639,30 @@ static PyObject *new_error(PyObject *m, const char *name, PyObject *bases, const
     return e;
 }
 
+/* The library's errors below amq.Error, each also under the built-in
+ * exception (if any) that code catching Python's own would expect. */
+static const struct {
+    PyObject **type;
+    const char *name;
+    PyObject **also;
+    const char *doc;
+} errors[] = {
+    {&CorruptFileError, "CorruptFileError", &PyExc_ValueError,
+     "A file or bytes that are not a valid filter (bad magic, truncated, checksum "
+     "mismatch, ...)."},
+    {&FilterFullError, "FilterFullError", NULL,
+     "A fixed-size filter is full, or a growing one at its limit; nothing was changed."},
+    {&ReadOnlyError, "ReadOnlyError", NULL, "A write to a read-only (memory-mapped) filter."},
+    {&UnsupportedError, "UnsupportedError", &PyExc_TypeError,
+     "The operation does not exist for this kind (e.g. remove on a Bloom filter)."},
+    {&IncompatibleError, "IncompatibleError", &PyExc_ValueError,
+     "Filters of different kinds or geometries merged."},
+};
+
 PyMODINIT_FUNC PyInit__amq(void)
 {
     PyObject *m, *bases;
+    size_t i;
 
     if (PyType_Ready(&FilterType) < 0)
         return NULL;
@@ -2654,31 +2675,16 @@ PyMODINIT_FUNC PyInit__amq(void)
     Error = new_error(m, "Error", NULL, "Base of the errors libamq reports.");
     if (Error == NULL)
         goto fail;
-    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
-    CorruptFileError = bases ? new_error(m, "CorruptFileError", bases,
-                                         "A file or bytes that are not a valid filter "
-                                         "(bad magic, truncated, checksum mismatch, ...).")
-                             : NULL;
-    Py_XDECREF(bases);
-    FilterFullError = new_error(m, "FilterFullError", Error,
-                                "A fixed-size filter is full, or a growing one at its limit; "
-                                "nothing was changed.");
-    ReadOnlyError = new_error(m, "ReadOnlyError", Error,
-                              "A write to a read-only (memory-mapped) filter.");
-    bases = PyTuple_Pack(2, Error, PyExc_TypeError);
-    UnsupportedError = bases ? new_error(m, "UnsupportedError", bases,
-                                         "The operation does not exist for this kind "
-                                         "(e.g. remove on a Bloom filter).")
-                             : NULL;
-    Py_XDECREF(bases);
-    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
-    IncompatibleError = bases ? new_error(m, "IncompatibleError", bases,
-                                          "Filters of different kinds or geometries merged.")
-                              : NULL;
-    Py_XDECREF(bases);
-    if (CorruptFileError == NULL || FilterFullError == NULL || ReadOnlyError == NULL ||
-        UnsupportedError == NULL || IncompatibleError == NULL)
-        goto fail;
+    for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+        bases = errors[i].also != NULL ? PyTuple_Pack(2, Error, *errors[i].also) : NULL;
+        if (errors[i].also != NULL && bases == NULL)
+            goto fail;
+        *errors[i].type = new_error(m, errors[i].name, bases != NULL ? bases : Error,
+                                    errors[i].doc);
+        Py_XDECREF(bases);
+        if (*errors[i].type == NULL)
+            goto fail;
+    }
     return m;
 fail:
     Py_DECREF(m);
