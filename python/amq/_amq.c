@@ -1568,24 +1568,28 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
     return 0;
 }
 
+/* The other filter of a method taking one, or NULL with TypeError naming
+ * the method. */
+static FilterObject *filter_arg(PyObject *other, const char *method)
+{
+    if (PyObject_TypeCheck(other, &FilterType))
+        return (FilterObject *)other;
+    PyErr_Format(PyExc_TypeError, "%s() takes an amq.Filter", method);
+    return NULL;
+}
+
 static PyObject *Filter_merge(FilterObject *self, PyObject *other)
 {
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "merge() takes an amq.Filter");
-        return NULL;
-    }
-    if (merge_into(self, (FilterObject *)other, 0) != 0)
+    FilterObject *o = filter_arg(other, "merge");
+    if (o == NULL || merge_into(self, o, 0) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *Filter_intersect(FilterObject *self, PyObject *other)
 {
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "intersect() takes an amq.Filter");
-        return NULL;
-    }
-    if (merge_into(self, (FilterObject *)other, 1) != 0)
+    FilterObject *o = filter_arg(other, "intersect");
+    if (o == NULL || merge_into(self, o, 1) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1712,23 +1716,15 @@ static PyObject *Filter_richcompare(PyObject *a, PyObject *b, int op)
 
 static PyObject *Filter_issubset(FilterObject *self, PyObject *other)
 {
-    int r;
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "issubset() takes an amq.Filter");
-        return NULL;
-    }
-    r = is_subset(self, (FilterObject *)other);
+    FilterObject *o = filter_arg(other, "issubset");
+    int r = o != NULL ? is_subset(self, o) : -1;
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
 static PyObject *Filter_issuperset(FilterObject *self, PyObject *other)
 {
-    int r;
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "issuperset() takes an amq.Filter");
-        return NULL;
-    }
-    r = is_subset((FilterObject *)other, self);
+    FilterObject *o = filter_arg(other, "issuperset");
+    int r = o != NULL ? is_subset(o, self) : -1;
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
