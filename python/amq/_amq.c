@@ -511,32 +511,13 @@ static Py_ssize_t hash_slice(const keyset *ks, size_t start, size_t m, amq_hash1
 {
     size_t j;
     for (j = 0; j < m; j++) {
-        PyObject *o;
-        const char *p;
-        Py_ssize_t len;
+        keyref k;
         if (start + j >= (size_t)PySequence_Fast_GET_SIZE(ks->items))
             break;
-        o = PySequence_Fast_ITEMS(ks->items)[start + j];
-        if (PyUnicode_Check(o)) {
-            p = PyUnicode_AsUTF8AndSize(o, &len);
-            if (p == NULL)
-                return -1;
-        } else if (PyBytes_Check(o)) {
-            p = PyBytes_AS_STRING(o);
-            len = PyBytes_GET_SIZE(o);
-        } else if (PyObject_CheckBuffer(o)) {
-            Py_buffer v;
-            if (PyObject_GetBuffer(o, &v, PyBUF_CONTIG_RO) != 0)
-                return -1;
-            h[j] = hash_with(hs, v.buf, (size_t)v.len);
-            PyBuffer_Release(&v);
-            continue;
-        } else {
-            PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
-                         Py_TYPE(o)->tp_name);
+        if (key_get(PySequence_Fast_ITEMS(ks->items)[start + j], &k) != 0)
             return -1;
-        }
-        h[j] = hash_with(hs, p, (size_t)len);
+        h[j] = hash_with(hs, k.p, (size_t)k.len);
+        key_put(&k);
     }
     return (Py_ssize_t)j;
 }
