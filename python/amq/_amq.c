@@ -600,17 +600,89 @@ static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t
     return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
-/* A buffer batch in one pass without the GIL.  Returns a status. */
-static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
-                      const uint64_t *now_ms)
+/* Where a batch's hashes go: probed in or added to a filter (out[i] the
+ * answer for key i), or fed to a builder. */
+typedef struct {
+    amq_filter *f;
+    int add;
+    uint8_t *out;
+    const uint64_t *now_ms;
+    amq_builder *bld;
+} sink;
+
+/* Hands m hashes, those of keys [i, i + m), to the sink.  Returns a status. */
+static int sink_put(const sink *s, const amq_hash128 *h, size_t m, size_t i)
 {
-    struct amq_blocked *blk = amq_filter_blocked(f);
+    if (s->bld != NULL)
+        return amq_builder_add_batch(s->bld, h, m);
+    return probe(s->f, s->add, h, m, s->out + i, s->now_ms);
+}
+
+/* A buffer batch hashed CHUNK keys at a time, each chunk handed to the
+ * sink (called without the GIL).  Returns a status. */
+static int sink_buffer(const keyset *ks, const hasher *hs, const sink *s)
+{
     amq_hash128 h[CHUNK];
     size_t i, j, m, len;
     int rc = AMQ_OK;
 
-    if (now_ms == NULL && (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks)))) {
-        if (!add)
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
+        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
+        for (j = 0; j < m; j++) {
+            const char *p = fixed_key(ks, i + j, &len);
+            h[j] = hash_with(hs, p, len);
+        }
+        rc = sink_put(s, h, m, i);
+    }
+    return rc;
+}
+
+/* A list batch hashed with the GIL held, each slice handed to the sink as
+ * SLICE says.  Returns a status, or -1 with an exception set (-1 is also
+ * AMQ_EINVAL: PyErr_Occurred tells them apart). */
+static int sink_list(const keyset *ks, const hasher *hs, const sink *s)
+{
+    amq_hash128 *h;
+    size_t i, want;
+    Py_ssize_t m = 0;
+    int rc = AMQ_OK;
+
+    h = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*h));
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)m) {
+        want = ks->n - i < SLICE ? ks->n - i : SLICE;
+        m = hash_slice(ks, i, want, h, hs);
+        if (m < 0) {
+            rc = -1;
+            break;
+        }
+        if ((size_t)m >= RELEASE_MIN) {
+            list_gil_releases++;
+            Py_BEGIN_ALLOW_THREADS
+            rc = sink_put(s, h, (size_t)m, i);
+            Py_END_ALLOW_THREADS
+        } else {
+            rc = sink_put(s, h, (size_t)m, i);
+        }
+        if ((size_t)m < want)
+            break; /* the list shrank */
+    }
+    PyMem_Free(h);
+    return rc;
+}
+
+/* A buffer batch in one pass without the GIL.  Returns a status. */
+static int run_buffer(const keyset *ks, const hasher *hs, const sink *s)
+{
+    struct amq_blocked *blk = amq_filter_blocked(s->f);
+    uint8_t *out = s->out;
+
+    if (s->now_ms == NULL &&
+        (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks)))) {
+        if (!s->add)
             return ks->shape == KEYS_U64
                        ? amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out, NULL)
                        : amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n,
@@ -620,17 +692,10 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                    : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out, NULL);
     }
     /* any kind's queries of packed keys: hashed inside its query loop */
-    if (now_ms == NULL && !add && keyset_is_packed(ks))
-        return amq_filter_contains_batch_fixed(f, ks->view.buf, ks->width, ks->n, out, NULL);
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
-        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
-        for (j = 0; j < m; j++) {
-            const char *p = fixed_key(ks, i + j, &len);
-            h[j] = amq_filter_hash(f, p, len);
-        }
-        rc = probe(f, add, h, m, out + i, now_ms);
-    }
-    return rc;
+    if (s->now_ms == NULL && !s->add && keyset_is_packed(ks))
+        return amq_filter_contains_batch_fixed(s->f, ks->view.buf, ks->width, ks->n, out,
+                                               NULL);
+    return sink_buffer(ks, hs, s);
 }
 
 /* Runs a batch on f, whose lock the caller holds (shared for queries,
@@ -640,48 +705,19 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                      const uint64_t *now_ms)
 {
     hasher hs = {f, 0, 0};
-    amq_hash128 *h;
-    size_t i, want;
-    Py_ssize_t m = 0;
-    int rc = AMQ_OK;
+    sink s = {f, add, out, now_ms, NULL};
+    int rc;
 
-    if (ks->shape != KEYS_LIST) {
+    if (ks->shape == KEYS_LIST) {
+        rc = sink_list(ks, &hs, &s);
+    } else {
         Py_BEGIN_ALLOW_THREADS
-        rc = run_buffer(f, add, ks, out, now_ms);
+        rc = run_buffer(ks, &hs, &s);
         Py_END_ALLOW_THREADS
-        if (rc < 0)
-            raise_status(rc, NULL, NULL);
-        return rc < 0 ? -1 : 0;
     }
-    h = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*h));
-    if (h == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)m) {
-        want = ks->n - i < SLICE ? ks->n - i : SLICE;
-        m = hash_slice(ks, i, want, h, &hs);
-        if (m < 0) {
-            PyMem_Free(h);
-            return -1;
-        }
-        if ((size_t)m >= RELEASE_MIN) {
-            list_gil_releases++;
-            Py_BEGIN_ALLOW_THREADS
-            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
-        }
-        if ((size_t)m < want)
-            break; /* the list shrank */
-    }
-    PyMem_Free(h);
-    if (rc < 0) {
+    if (rc < 0 && !PyErr_Occurred())
         raise_status(rc, NULL, NULL);
-        return -1;
-    }
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 /* 64-bit hashes (hashes=True) go only to the kind that takes them. */
@@ -2142,56 +2178,20 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
 
 /* ---- static kinds: build from every key ----------------------------------- */
 
-/* Feeds a keyset to a builder: hashed a chunk at a time without the GIL
- * (a list's keys are read with it).  Returns a status, or -1 with an
- * exception raised. */
+/* Feeds a keyset to a builder: a buffer's keys hashed without the GIL, a
+ * list's as SLICE says.  Returns a status, or -1 with an exception
+ * raised. */
 static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
 {
     hasher hs = {NULL, cfg->hash_algo, cfg->seed};
-    amq_hash128 *hb;
-    size_t i, j, m, len, want;
-    Py_ssize_t got = 0;
-    int rc = AMQ_OK;
+    sink s = {NULL, 0, NULL, NULL, bld};
+    int rc;
 
-    if (ks->shape != KEYS_LIST) {
-        amq_hash128 h[CHUNK];
-        Py_BEGIN_ALLOW_THREADS
-        for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
-            m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
-            for (j = 0; j < m; j++) {
-                const char *p = fixed_key(ks, i + j, &len);
-                h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, p, len);
-            }
-            rc = amq_builder_add_batch(bld, h, m);
-        }
-        Py_END_ALLOW_THREADS
-        return rc;
-    }
-    /* A list: hashed under the GIL a slice at a time, as run_batch does. */
-    hb = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*hb));
-    if (hb == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)got) {
-        want = ks->n - i < SLICE ? ks->n - i : SLICE;
-        got = hash_slice(ks, i, want, hb, &hs);
-        if (got < 0) {
-            rc = -1;
-            break;
-        }
-        if ((size_t)got >= RELEASE_MIN) {
-            list_gil_releases++;
-            Py_BEGIN_ALLOW_THREADS
-            rc = amq_builder_add_batch(bld, hb, (size_t)got);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = amq_builder_add_batch(bld, hb, (size_t)got);
-        }
-        if ((size_t)got < want)
-            break;
-    }
-    PyMem_Free(hb);
+    if (ks->shape == KEYS_LIST)
+        return sink_list(ks, &hs, &s);
+    Py_BEGIN_ALLOW_THREADS
+    rc = sink_buffer(ks, &hs, &s);
+    Py_END_ALLOW_THREADS
     return rc;
 }
 
