@@ -1249,45 +1249,50 @@ static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *k
 static int merge_into(FilterObject *dst, FilterObject *src, int intersect);
 static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused);
 
-/* Adds an iterable's keys in lists of CHUNK (each checked as add_many's
- * batches are); returns 0 or -1. */
-static int update_iterable(FilterObject *self, PyObject *iterable, int allow)
+/* Hands an iterable's keys to fn in list batches of CHUNK, fewer at its
+ * end (memory stays O(CHUNK) whatever its length).  Returns 0, fn's first
+ * nonzero status, or -1 with an exception. */
+static int each_chunk(PyObject *iterable, int (*fn)(void *ctx, const keyset *ks), void *ctx)
 {
-    PyObject *it, *item;
+    PyObject *it = PyObject_GetIter(iterable), *item;
     keyset ks;
-    int done = 0;
+    int rc = 0;
 
-    it = PyObject_GetIter(iterable);
     if (it == NULL)
         return -1;
     memset(&ks, 0, sizeof(ks));
     ks.shape = KEYS_LIST;
-    while (!done) {
+    do {
         ks.items = PyList_New(0);
-        if (ks.items == NULL)
+        if (ks.items == NULL) {
+            rc = -1;
             break;
-        while (PyList_GET_SIZE(ks.items) < CHUNK) {
-            item = PyIter_Next(it);
-            if (item == NULL) {
-                done = 1;
-                break;
-            }
-            if (PyList_Append(ks.items, item) != 0) {
-                Py_DECREF(item);
-                break;
-            }
+        }
+        while (rc == 0 && PyList_GET_SIZE(ks.items) < CHUNK && (item = PyIter_Next(it)) != NULL) {
+            rc = PyList_Append(ks.items, item);
             Py_DECREF(item);
         }
-        if (PyErr_Occurred())
-            break;
         ks.n = (size_t)PyList_GET_SIZE(ks.items);
-        if (ks.n > 0 && add_keyset(self, &ks, allow) < 0)
-            break;
+        if (PyErr_Occurred())
+            rc = -1;
+        else if (ks.n > 0)
+            rc = fn(ctx, &ks);
         Py_CLEAR(ks.items);
-    }
-    Py_XDECREF(ks.items);
+    } while (rc == 0 && ks.n == CHUNK);
     Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    return rc;
+}
+
+/* update()'s chunks of an iterable, each checked as add_many's batches are. */
+typedef struct {
+    FilterObject *self;
+    int allow;
+} update_ctx;
+
+static int update_chunk(void *ctx, const keyset *ks)
+{
+    const update_ctx *u = ctx;
+    return add_keyset(u->self, ks, u->allow) < 0 ? -1 : 0;
 }
 
 /* update(*others): each a Filter (merged) or keys - a list, tuple or
@@ -1295,7 +1300,7 @@ static int update_iterable(FilterObject *self, PyObject *iterable, int allow)
 static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
 {
     Py_ssize_t i;
-    int allow = 0;
+    update_ctx u = {self, 0};
 
     if (kw != NULL && PyDict_GET_SIZE(kw) > 0) {
         PyObject *v = PyDict_GetItemString(kw, "allow_overfill");
@@ -1303,7 +1308,7 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_TypeError, "update() takes only allow_overfill as a keyword");
             return NULL;
         }
-        if ((allow = PyObject_IsTrue(v)) < 0)
+        if ((u.allow = PyObject_IsTrue(v)) < 0)
             return NULL;
     }
     for (i = 0; i < PyTuple_GET_SIZE(args); i++) {
@@ -1323,11 +1328,11 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
                 keyset_release(&ks);
                 return NULL;
             }
-            added = add_keyset(self, &ks, allow);
+            added = add_keyset(self, &ks, u.allow);
             keyset_release(&ks);
             if (added < 0)
                 return NULL;
-        } else if (update_iterable(self, o, allow) != 0) {
+        } else if (each_chunk(o, update_chunk, &u) != 0) {
             return NULL;
         }
     }
@@ -2195,43 +2200,16 @@ static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *k
     return rc;
 }
 
-/* Feeds any iterable, CHUNK keys at a time. */
-static int feed_iterable(amq_builder *bld, const amq_config *cfg, PyObject *iterable)
-{
-    PyObject *it = PyObject_GetIter(iterable), *item;
-    keyset ks;
-    int rc = AMQ_OK, done = 0;
+/* build()'s chunks of an iterable, fed to its builder. */
+typedef struct {
+    amq_builder *bld;
+    const amq_config *cfg;
+} feed_ctx;
 
-    if (it == NULL)
-        return -1;
-    memset(&ks, 0, sizeof(ks));
-    ks.shape = KEYS_LIST;
-    while (!done && rc == AMQ_OK) {
-        ks.items = PyList_New(0);
-        if (ks.items == NULL) {
-            rc = -1;
-            break;
-        }
-        while (PyList_GET_SIZE(ks.items) < CHUNK) {
-            item = PyIter_Next(it);
-            if (item == NULL) {
-                done = 1;
-                break;
-            }
-            rc = PyList_Append(ks.items, item);
-            Py_DECREF(item);
-            if (rc != 0)
-                break;
-        }
-        if (PyErr_Occurred())
-            rc = -1;
-        ks.n = (size_t)PyList_GET_SIZE(ks.items);
-        if (rc == AMQ_OK && ks.n > 0)
-            rc = feed_builder(bld, cfg, &ks);
-        Py_CLEAR(ks.items);
-    }
-    Py_DECREF(it);
-    return rc;
+static int feed_chunk(void *ctx, const keyset *ks)
+{
+    const feed_ctx *fc = ctx;
+    return feed_builder(fc->bld, fc->cfg, ks);
 }
 
 static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
@@ -2297,7 +2275,8 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "build() takes keys, not one str or bytes");
         goto fail;
     } else {
-        rc = feed_iterable(bld, &cfg, keys);
+        feed_ctx fc = {bld, &cfg};
+        rc = each_chunk(keys, feed_chunk, &fc);
     }
     if (rc != AMQ_OK) {
         if (!PyErr_Occurred())
