@@ -2320,24 +2320,26 @@ static PyObject *mod_import_guava(PyObject *m, PyObject *data)
     return (PyObject *)wrap(f);
 }
 
-/* Hash functions: key as in Filter.add. */
-static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long *seed)
+/* Hash functions: key as in Filter.add, a seed of up to seed_bits bits
+ * (64, 32, or 0 for FNV-1a, which takes none); the key is taken first, so
+ * that a wrong key is reported before a wrong seed. */
+static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long *seed,
+                     int seed_bits)
 {
     static char *names[] = {"key", "seed", NULL};
     PyObject *key;
     uint64_t s = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&", names, &key, conv_u64, &s))
         return -1;
-    *seed = s;
-    return key_get(key, k);
-}
-
-static int seed32(unsigned long long seed)
-{
-    if (seed > UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "this hash takes a 32-bit seed");
+    if (key_get(key, k) != 0)
+        return -1;
+    if ((seed_bits == 32 && s > UINT32_MAX) || (seed_bits == 0 && s != 0)) {
+        key_put(k);
+        PyErr_SetString(PyExc_ValueError, seed_bits == 32 ? "this hash takes a 32-bit seed"
+                                                          : "FNV-1a takes no seed");
         return -1;
     }
+    *seed = s;
     return 0;
 }
 
@@ -2347,12 +2349,8 @@ static PyObject *h_murmur3_32(PyObject *m, PyObject *args, PyObject *kw)
     unsigned long long seed;
     uint32_t h;
     (void)m;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, 32) != 0)
         return NULL;
-    if (seed32(seed) != 0) {
-        key_put(&k);
-        return NULL;
-    }
     h = amq_murmur3_32(k.p, (size_t)k.len, (uint32_t)seed);
     key_put(&k);
     return PyLong_FromUnsignedLong(h);
@@ -2365,12 +2363,8 @@ static PyObject *h_murmur3_128(PyObject *m, PyObject *args, PyObject *kw)
     uint64_t out[2];
     PyObject *lo, *hi, *shift, *t, *r;
     (void)m;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, 32) != 0)
         return NULL;
-    if (seed32(seed) != 0) {
-        key_put(&k);
-        return NULL;
-    }
     amq_murmur3_x64_128(k.p, (size_t)k.len, (uint32_t)seed, out);
     key_put(&k);
     /* The reference's 16 output bytes read as a little-endian integer:
@@ -2392,7 +2386,7 @@ static PyObject *h_u64(PyObject *args, PyObject *kw, int which)
     keyref k;
     unsigned long long seed;
     uint64_t h = 0;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, which >= 2 ? 0 : 64) != 0)
         return NULL;
     switch (which) {
     case 0:
@@ -2409,10 +2403,6 @@ static PyObject *h_u64(PyObject *args, PyObject *kw, int which)
         break;
     }
     key_put(&k);
-    if (which >= 2 && seed != 0) {
-        PyErr_SetString(PyExc_ValueError, "FNV-1a takes no seed");
-        return NULL;
-    }
     return PyLong_FromUnsignedLongLong(h);
 }
 
