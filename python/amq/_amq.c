@@ -2411,6 +2411,23 @@ static PyObject *h_xxh3_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; re
 static PyObject *h_fnv1a_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 2); }
 static PyObject *h_fnv1a_32(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 3); }
 
+/* The hash named, checked with its seed (amq_hash_check): 0, or -1 with
+ * ValueError for an unknown name or the library's error named by it. */
+static int parse_hash(const char *name, uint64_t seed, uint32_t *algo)
+{
+    int rc;
+    if (amq_hash_algo_from_name(name, algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", name);
+        return -1;
+    }
+    rc = amq_hash_check(*algo, seed);
+    if (rc != AMQ_OK) {
+        raise_status(rc, NULL, name);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"key", "algo", "seed", NULL};
@@ -2420,18 +2437,12 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     uint32_t algo;
     keyref k;
     amq_hash128 h;
-    int rc;
     (void)m;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sO&", names, &key, &algo_name, conv_u64,
                                      &seed))
         return NULL;
-    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+    if (parse_hash(algo_name, seed, &algo) != 0)
         return NULL;
-    }
-    rc = amq_hash_check(algo, seed);
-    if (rc != AMQ_OK)
-        return raise_status(rc, NULL, algo_name);
     if (key_get(key, &k) != 0)
         return NULL;
     h = amq_hash_key(algo, seed, k.p, (size_t)k.len);
@@ -2450,7 +2461,6 @@ static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
     uint64_t seed = 0;
     uint32_t algo, parts = 0;
     Py_ssize_t i, n;
-    int rc;
     (void)m;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|sO&", names, &keys, conv_u32, &parts,
                                      &algo_name, conv_u64, &seed))
@@ -2460,13 +2470,8 @@ static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
                      AMQ_PARTITIONED_MAX_PARTITIONS);
         return NULL;
     }
-    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+    if (parse_hash(algo_name, seed, &algo) != 0)
         return NULL;
-    }
-    rc = amq_hash_check(algo, seed);
-    if (rc != AMQ_OK)
-        return raise_status(rc, NULL, algo_name);
     seq = PySequence_Fast(keys, "keys must be a sequence");
     if (seq == NULL)
         return NULL;
