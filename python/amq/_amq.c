@@ -174,6 +174,17 @@ static amq_filter *acquire(FilterObject *self, int exclusive)
     return self->f;
 }
 
+/* The filter's stats, read under the shared lock: 0, or -1 with
+ * ValueError for a closed filter. */
+static int read_stats(FilterObject *self, amq_stats *st)
+{
+    if (acquire(self, 0) == NULL)
+        return -1;
+    amq_filter_stats(self->f, st);
+    unlock(self);
+    return 0;
+}
+
 /* A new object of type (Filter or a subclass) owning f (NULL: none yet,
  * for Filter.__init__ to make). */
 static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
@@ -1342,10 +1353,8 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
 static Py_ssize_t Filter_len(FilterObject *self)
 {
     amq_stats st;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return -1;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     return st.items > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)st.items;
 }
 
@@ -1789,10 +1798,8 @@ static PyObject *get_approx_items(FilterObject *self, void *c)
 {
     amq_stats st;
     (void)c;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return NULL;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     if (amq_kind_is_bit_array(st.kind) && st.bits > 0 && st.hashes > 0) {
         double est;
         est = st.fill >= 1.0 ? Py_HUGE_VAL
@@ -1926,10 +1933,8 @@ static PyObject *get_closed(FilterObject *self, void *c)
 static PyObject *stat_field(FilterObject *self, int which)
 {
     amq_stats st;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return NULL;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     switch (which) {
     case 0:
         return PyLong_FromUnsignedLongLong(st.capacity);
