@@ -269,6 +269,20 @@ static void key_put(keyref *k)
     Py_XDECREF(k->ref);
 }
 
+/* Takes key's bytes, then the lock as acquire does: the handle, or NULL
+ * with an exception and nothing held.  Give back with unlock, then
+ * key_put. */
+static amq_filter *acquire_key(FilterObject *self, PyObject *key, int exclusive, keyref *k)
+{
+    if (key_get(key, k) != 0)
+        return NULL;
+    if (acquire(self, exclusive) == NULL) {
+        key_put(k);
+        return NULL;
+    }
+    return self->f;
+}
+
 /*
  * A batch of keys in one of four shapes:
  *  - a sequence of str/bytes/buffers, taken CHUNK keys at a time with the
@@ -982,15 +996,9 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
     uint64_t items, cap;
     int rc, was = 0;
 
-    if (key_get(key, &k) != 0)
+    f = acquire_key(self, key, op != 0, &k);
+    if (f == NULL)
         return NULL;
-    lock(self, op != 0);
-    f = handle(self);
-    if (f == NULL) {
-        unlock(self);
-        key_put(&k);
-        return NULL;
-    }
     if (op == 1) {
         int full = 0;
         if (!allow_overfill && fixed_size(f) && !amq_filter_is_readonly(f)) {
@@ -1084,12 +1092,8 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
     int rc;
     if (!PyArg_ParseTuple(args, "OO&", &key, conv_u64, &now_ms))
         return NULL;
-    if (key_get(key, &k) != 0)
+    if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
-    if (acquire(self, 0) == NULL) {
-        key_put(&k);
-        return NULL;
-    }
     rc = amq_aging_contains_at(self->f, amq_filter_hash(self->f, k.p, (size_t)k.len), now_ms);
     unlock(self);
     key_put(&k);
@@ -1854,12 +1858,8 @@ static PyObject *Filter_hash_key(FilterObject *self, PyObject *key)
 {
     keyref k;
     amq_hash128 h;
-    if (key_get(key, &k) != 0)
+    if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
-    if (acquire(self, 0) == NULL) {
-        key_put(&k);
-        return NULL;
-    }
     h = amq_filter_hash(self->f, k.p, (size_t)k.len);
     unlock(self);
     key_put(&k);
