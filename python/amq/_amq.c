@@ -174,7 +174,19 @@ static amq_filter *acquire(FilterObject *self, int exclusive)
     return self->f;
 }
 
-/* A new object of type (Filter or a subclass) owning f. */
+/* The filter's stats, read under the shared lock: 0, or -1 with
+ * ValueError for a closed filter. */
+static int read_stats(FilterObject *self, amq_stats *st)
+{
+    if (acquire(self, 0) == NULL)
+        return -1;
+    amq_filter_stats(self->f, st);
+    unlock(self);
+    return 0;
+}
+
+/* A new object of type (Filter or a subclass) owning f (NULL: none yet,
+ * for Filter.__init__ to make). */
 static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
 {
     FilterObject *o = (FilterObject *)type->tp_alloc(type, 0);
@@ -204,19 +216,9 @@ static void Filter_dealloc(FilterObject *self)
 
 static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    FilterObject *self = (FilterObject *)type->tp_alloc(type, 0);
     (void)args;
     (void)kw;
-    if (self == NULL)
-        return NULL;
-    self->f = NULL;
-    self->capacity = 0;
-    self->lock_ready = lock_init(&self->lock);
-    if (!self->lock_ready) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)self;
+    return (PyObject *)wrap_as(type, NULL);
 }
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -265,6 +267,20 @@ static void key_put(keyref *k)
     if (k->has_view)
         PyBuffer_Release(&k->view);
     Py_XDECREF(k->ref);
+}
+
+/* Takes key's bytes, then the lock as acquire does: the handle, or NULL
+ * with an exception and nothing held.  Give back with unlock, then
+ * key_put. */
+static amq_filter *acquire_key(FilterObject *self, PyObject *key, int exclusive, keyref *k)
+{
+    if (key_get(key, k) != 0)
+        return NULL;
+    if (acquire(self, exclusive) == NULL) {
+        key_put(k);
+        return NULL;
+    }
+    return self->f;
 }
 
 /*
@@ -520,32 +536,13 @@ static Py_ssize_t hash_slice(const keyset *ks, size_t start, size_t m, amq_hash1
 {
     size_t j;
     for (j = 0; j < m; j++) {
-        PyObject *o;
-        const char *p;
-        Py_ssize_t len;
+        keyref k;
         if (start + j >= (size_t)PySequence_Fast_GET_SIZE(ks->items))
             break;
-        o = PySequence_Fast_ITEMS(ks->items)[start + j];
-        if (PyUnicode_Check(o)) {
-            p = PyUnicode_AsUTF8AndSize(o, &len);
-            if (p == NULL)
-                return -1;
-        } else if (PyBytes_Check(o)) {
-            p = PyBytes_AS_STRING(o);
-            len = PyBytes_GET_SIZE(o);
-        } else if (PyObject_CheckBuffer(o)) {
-            Py_buffer v;
-            if (PyObject_GetBuffer(o, &v, PyBUF_CONTIG_RO) != 0)
-                return -1;
-            h[j] = hash_with(hs, v.buf, (size_t)v.len);
-            PyBuffer_Release(&v);
-            continue;
-        } else {
-            PyErr_Format(PyExc_TypeError, "a key must be str, bytes or a buffer, not %.100s",
-                         Py_TYPE(o)->tp_name);
+        if (key_get(PySequence_Fast_ITEMS(ks->items)[start + j], &k) != 0)
             return -1;
-        }
-        h[j] = hash_with(hs, p, (size_t)len);
+        h[j] = hash_with(hs, k.p, (size_t)k.len);
+        key_put(&k);
     }
     return (Py_ssize_t)j;
 }
@@ -628,17 +625,89 @@ static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t
     return add ? amq_filter_add_batch(f, h, m, out) : amq_filter_contains_batch(f, h, m, out);
 }
 
-/* A buffer batch in one pass without the GIL.  Returns a status. */
-static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
-                      const uint64_t *now_ms)
+/* Where a batch's hashes go: probed in or added to a filter (out[i] the
+ * answer for key i), or fed to a builder. */
+typedef struct {
+    amq_filter *f;
+    int add;
+    uint8_t *out;
+    const uint64_t *now_ms;
+    amq_builder *bld;
+} sink;
+
+/* Hands m hashes, those of keys [i, i + m), to the sink.  Returns a status. */
+static int sink_put(const sink *s, const amq_hash128 *h, size_t m, size_t i)
 {
-    struct amq_blocked *blk = amq_filter_blocked(f);
+    if (s->bld != NULL)
+        return amq_builder_add_batch(s->bld, h, m);
+    return probe(s->f, s->add, h, m, s->out + i, s->now_ms);
+}
+
+/* A buffer batch hashed CHUNK keys at a time, each chunk handed to the
+ * sink (called without the GIL).  Returns a status. */
+static int sink_buffer(const keyset *ks, const hasher *hs, const sink *s)
+{
     amq_hash128 h[CHUNK];
     size_t i, j, m, len;
     int rc = AMQ_OK;
 
-    if (now_ms == NULL && (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks)))) {
-        if (!add)
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
+        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
+        for (j = 0; j < m; j++) {
+            const char *p = fixed_key(ks, i + j, &len);
+            h[j] = hash_with(hs, p, len);
+        }
+        rc = sink_put(s, h, m, i);
+    }
+    return rc;
+}
+
+/* A list batch hashed with the GIL held, each slice handed to the sink as
+ * SLICE says.  Returns a status, or -1 with an exception set (-1 is also
+ * AMQ_EINVAL: PyErr_Occurred tells them apart). */
+static int sink_list(const keyset *ks, const hasher *hs, const sink *s)
+{
+    amq_hash128 *h;
+    size_t i, want;
+    Py_ssize_t m = 0;
+    int rc = AMQ_OK;
+
+    h = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*h));
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)m) {
+        want = ks->n - i < SLICE ? ks->n - i : SLICE;
+        m = hash_slice(ks, i, want, h, hs);
+        if (m < 0) {
+            rc = -1;
+            break;
+        }
+        if ((size_t)m >= RELEASE_MIN) {
+            list_gil_releases++;
+            Py_BEGIN_ALLOW_THREADS
+            rc = sink_put(s, h, (size_t)m, i);
+            Py_END_ALLOW_THREADS
+        } else {
+            rc = sink_put(s, h, (size_t)m, i);
+        }
+        if ((size_t)m < want)
+            break; /* the list shrank */
+    }
+    PyMem_Free(h);
+    return rc;
+}
+
+/* A buffer batch in one pass without the GIL.  Returns a status. */
+static int run_buffer(const keyset *ks, const hasher *hs, const sink *s)
+{
+    struct amq_blocked *blk = amq_filter_blocked(s->f);
+    uint8_t *out = s->out;
+
+    if (s->now_ms == NULL &&
+        (ks->shape == KEYS_U64 || (blk != NULL && keyset_is_packed(ks)))) {
+        if (!s->add)
             return ks->shape == KEYS_U64
                        ? amq_blocked_contains_batch64(blk, ks->view.buf, ks->n, out, NULL)
                        : amq_blocked_contains_batch_fixed(blk, ks->view.buf, ks->width, ks->n,
@@ -648,17 +717,10 @@ static int run_buffer(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                    : amq_blocked_add_batch_fixed(blk, ks->view.buf, ks->width, ks->n, out, NULL);
     }
     /* any kind's queries of packed keys: hashed inside its query loop */
-    if (now_ms == NULL && !add && keyset_is_packed(ks))
-        return amq_filter_contains_batch_fixed(f, ks->view.buf, ks->width, ks->n, out, NULL);
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
-        m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
-        for (j = 0; j < m; j++) {
-            const char *p = fixed_key(ks, i + j, &len);
-            h[j] = amq_filter_hash(f, p, len);
-        }
-        rc = probe(f, add, h, m, out + i, now_ms);
-    }
-    return rc;
+    if (s->now_ms == NULL && !s->add && keyset_is_packed(ks))
+        return amq_filter_contains_batch_fixed(s->f, ks->view.buf, ks->width, ks->n, out,
+                                               NULL);
+    return sink_buffer(ks, hs, s);
 }
 
 /* Runs a batch on f, whose lock the caller holds (shared for queries,
@@ -668,48 +730,19 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                      const uint64_t *now_ms)
 {
     hasher hs = {f, 0, 0};
-    amq_hash128 *h;
-    size_t i, want;
-    Py_ssize_t m = 0;
-    int rc = AMQ_OK;
+    sink s = {f, add, out, now_ms, NULL};
+    int rc;
 
-    if (ks->shape != KEYS_LIST) {
+    if (ks->shape == KEYS_LIST) {
+        rc = sink_list(ks, &hs, &s);
+    } else {
         Py_BEGIN_ALLOW_THREADS
-        rc = run_buffer(f, add, ks, out, now_ms);
+        rc = run_buffer(ks, &hs, &s);
         Py_END_ALLOW_THREADS
-        if (rc < 0)
-            raise_status(rc, NULL, NULL);
-        return rc < 0 ? -1 : 0;
     }
-    h = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*h));
-    if (h == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)m) {
-        want = ks->n - i < SLICE ? ks->n - i : SLICE;
-        m = hash_slice(ks, i, want, h, &hs);
-        if (m < 0) {
-            PyMem_Free(h);
-            return -1;
-        }
-        if ((size_t)m >= RELEASE_MIN) {
-            list_gil_releases++;
-            Py_BEGIN_ALLOW_THREADS
-            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = probe(f, add, h, (size_t)m, out + i, now_ms);
-        }
-        if ((size_t)m < want)
-            break; /* the list shrank */
-    }
-    PyMem_Free(h);
-    if (rc < 0) {
+    if (rc < 0 && !PyErr_Occurred())
         raise_status(rc, NULL, NULL);
-        return -1;
-    }
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 /* 64-bit hashes (hashes=True) go only to the kind that takes them. */
@@ -963,15 +996,9 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
     uint64_t items, cap;
     int rc, was = 0;
 
-    if (key_get(key, &k) != 0)
+    f = acquire_key(self, key, op != 0, &k);
+    if (f == NULL)
         return NULL;
-    lock(self, op != 0);
-    f = handle(self);
-    if (f == NULL) {
-        unlock(self);
-        key_put(&k);
-        return NULL;
-    }
     if (op == 1) {
         int full = 0;
         if (!allow_overfill && fixed_size(f) && !amq_filter_is_readonly(f)) {
@@ -1065,12 +1092,8 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
     int rc;
     if (!PyArg_ParseTuple(args, "OO&", &key, conv_u64, &now_ms))
         return NULL;
-    if (key_get(key, &k) != 0)
+    if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
-    if (acquire(self, 0) == NULL) {
-        key_put(&k);
-        return NULL;
-    }
     rc = amq_aging_contains_at(self->f, amq_filter_hash(self->f, k.p, (size_t)k.len), now_ms);
     unlock(self);
     key_put(&k);
@@ -1241,45 +1264,50 @@ static PyObject *Filter_add_many(FilterObject *self, PyObject *args, PyObject *k
 static int merge_into(FilterObject *dst, FilterObject *src, int intersect);
 static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused);
 
-/* Adds an iterable's keys in lists of CHUNK (each checked as add_many's
- * batches are); returns 0 or -1. */
-static int update_iterable(FilterObject *self, PyObject *iterable, int allow)
+/* Hands an iterable's keys to fn in list batches of CHUNK, fewer at its
+ * end (memory stays O(CHUNK) whatever its length).  Returns 0, fn's first
+ * nonzero status, or -1 with an exception. */
+static int each_chunk(PyObject *iterable, int (*fn)(void *ctx, const keyset *ks), void *ctx)
 {
-    PyObject *it, *item;
+    PyObject *it = PyObject_GetIter(iterable), *item;
     keyset ks;
-    int done = 0;
+    int rc = 0;
 
-    it = PyObject_GetIter(iterable);
     if (it == NULL)
         return -1;
     memset(&ks, 0, sizeof(ks));
     ks.shape = KEYS_LIST;
-    while (!done) {
+    do {
         ks.items = PyList_New(0);
-        if (ks.items == NULL)
+        if (ks.items == NULL) {
+            rc = -1;
             break;
-        while (PyList_GET_SIZE(ks.items) < CHUNK) {
-            item = PyIter_Next(it);
-            if (item == NULL) {
-                done = 1;
-                break;
-            }
-            if (PyList_Append(ks.items, item) != 0) {
-                Py_DECREF(item);
-                break;
-            }
+        }
+        while (rc == 0 && PyList_GET_SIZE(ks.items) < CHUNK && (item = PyIter_Next(it)) != NULL) {
+            rc = PyList_Append(ks.items, item);
             Py_DECREF(item);
         }
-        if (PyErr_Occurred())
-            break;
         ks.n = (size_t)PyList_GET_SIZE(ks.items);
-        if (ks.n > 0 && add_keyset(self, &ks, allow) < 0)
-            break;
+        if (PyErr_Occurred())
+            rc = -1;
+        else if (ks.n > 0)
+            rc = fn(ctx, &ks);
         Py_CLEAR(ks.items);
-    }
-    Py_XDECREF(ks.items);
+    } while (rc == 0 && ks.n == CHUNK);
     Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    return rc;
+}
+
+/* update()'s chunks of an iterable, each checked as add_many's batches are. */
+typedef struct {
+    FilterObject *self;
+    int allow;
+} update_ctx;
+
+static int update_chunk(void *ctx, const keyset *ks)
+{
+    const update_ctx *u = ctx;
+    return add_keyset(u->self, ks, u->allow) < 0 ? -1 : 0;
 }
 
 /* update(*others): each a Filter (merged) or keys - a list, tuple or
@@ -1287,7 +1315,7 @@ static int update_iterable(FilterObject *self, PyObject *iterable, int allow)
 static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
 {
     Py_ssize_t i;
-    int allow = 0;
+    update_ctx u = {self, 0};
 
     if (kw != NULL && PyDict_GET_SIZE(kw) > 0) {
         PyObject *v = PyDict_GetItemString(kw, "allow_overfill");
@@ -1295,7 +1323,7 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_TypeError, "update() takes only allow_overfill as a keyword");
             return NULL;
         }
-        if ((allow = PyObject_IsTrue(v)) < 0)
+        if ((u.allow = PyObject_IsTrue(v)) < 0)
             return NULL;
     }
     for (i = 0; i < PyTuple_GET_SIZE(args); i++) {
@@ -1315,11 +1343,11 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
                 keyset_release(&ks);
                 return NULL;
             }
-            added = add_keyset(self, &ks, allow);
+            added = add_keyset(self, &ks, u.allow);
             keyset_release(&ks);
             if (added < 0)
                 return NULL;
-        } else if (update_iterable(self, o, allow) != 0) {
+        } else if (each_chunk(o, update_chunk, &u) != 0) {
             return NULL;
         }
     }
@@ -1329,10 +1357,8 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
 static Py_ssize_t Filter_len(FilterObject *self)
 {
     amq_stats st;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return -1;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     return st.items > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)st.items;
 }
 
@@ -1577,24 +1603,28 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
     return 0;
 }
 
+/* The other filter of a method taking one, or NULL with TypeError naming
+ * the method. */
+static FilterObject *filter_arg(PyObject *other, const char *method)
+{
+    if (PyObject_TypeCheck(other, &FilterType))
+        return (FilterObject *)other;
+    PyErr_Format(PyExc_TypeError, "%s() takes an amq.Filter", method);
+    return NULL;
+}
+
 static PyObject *Filter_merge(FilterObject *self, PyObject *other)
 {
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "merge() takes an amq.Filter");
-        return NULL;
-    }
-    if (merge_into(self, (FilterObject *)other, 0) != 0)
+    FilterObject *o = filter_arg(other, "merge");
+    if (o == NULL || merge_into(self, o, 0) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *Filter_intersect(FilterObject *self, PyObject *other)
 {
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "intersect() takes an amq.Filter");
-        return NULL;
-    }
-    if (merge_into(self, (FilterObject *)other, 1) != 0)
+    FilterObject *o = filter_arg(other, "intersect");
+    if (o == NULL || merge_into(self, o, 1) != 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1721,23 +1751,15 @@ static PyObject *Filter_richcompare(PyObject *a, PyObject *b, int op)
 
 static PyObject *Filter_issubset(FilterObject *self, PyObject *other)
 {
-    int r;
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "issubset() takes an amq.Filter");
-        return NULL;
-    }
-    r = is_subset(self, (FilterObject *)other);
+    FilterObject *o = filter_arg(other, "issubset");
+    int r = o != NULL ? is_subset(self, o) : -1;
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
 static PyObject *Filter_issuperset(FilterObject *self, PyObject *other)
 {
-    int r;
-    if (!PyObject_TypeCheck(other, &FilterType)) {
-        PyErr_SetString(PyExc_TypeError, "issuperset() takes an amq.Filter");
-        return NULL;
-    }
-    r = is_subset((FilterObject *)other, self);
+    FilterObject *o = filter_arg(other, "issuperset");
+    int r = o != NULL ? is_subset(o, self) : -1;
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
@@ -1780,10 +1802,8 @@ static PyObject *get_approx_items(FilterObject *self, void *c)
 {
     amq_stats st;
     (void)c;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return NULL;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     if (amq_kind_is_bit_array(st.kind) && st.bits > 0 && st.hashes > 0) {
         double est;
         est = st.fill >= 1.0 ? Py_HUGE_VAL
@@ -1838,12 +1858,8 @@ static PyObject *Filter_hash_key(FilterObject *self, PyObject *key)
 {
     keyref k;
     amq_hash128 h;
-    if (key_get(key, &k) != 0)
+    if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
-    if (acquire(self, 0) == NULL) {
-        key_put(&k);
-        return NULL;
-    }
     h = amq_filter_hash(self->f, k.p, (size_t)k.len);
     unlock(self);
     key_put(&k);
@@ -1917,10 +1933,8 @@ static PyObject *get_closed(FilterObject *self, void *c)
 static PyObject *stat_field(FilterObject *self, int which)
 {
     amq_stats st;
-    if (acquire(self, 0) == NULL)
+    if (read_stats(self, &st) != 0)
         return NULL;
-    amq_filter_stats(self->f, &st);
-    unlock(self);
     switch (which) {
     case 0:
         return PyLong_FromUnsignedLongLong(st.capacity);
@@ -2174,96 +2188,33 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
 
 /* ---- static kinds: build from every key ----------------------------------- */
 
-/* Feeds a keyset to a builder: hashed a chunk at a time without the GIL
- * (a list's keys are read with it).  Returns a status, or -1 with an
- * exception raised. */
+/* Feeds a keyset to a builder: a buffer's keys hashed without the GIL, a
+ * list's as SLICE says.  Returns a status, or -1 with an exception
+ * raised. */
 static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
 {
     hasher hs = {NULL, cfg->hash_algo, cfg->seed};
-    amq_hash128 *hb;
-    size_t i, j, m, len, want;
-    Py_ssize_t got = 0;
-    int rc = AMQ_OK;
+    sink s = {NULL, 0, NULL, NULL, bld};
+    int rc;
 
-    if (ks->shape != KEYS_LIST) {
-        amq_hash128 h[CHUNK];
-        Py_BEGIN_ALLOW_THREADS
-        for (i = 0; i < ks->n && rc == AMQ_OK; i += m) {
-            m = ks->n - i < CHUNK ? ks->n - i : CHUNK;
-            for (j = 0; j < m; j++) {
-                const char *p = fixed_key(ks, i + j, &len);
-                h[j] = amq_hash_key(cfg->hash_algo, cfg->seed, p, len);
-            }
-            rc = amq_builder_add_batch(bld, h, m);
-        }
-        Py_END_ALLOW_THREADS
-        return rc;
-    }
-    /* A list: hashed under the GIL a slice at a time, as run_batch does. */
-    hb = PyMem_Malloc((ks->n < SLICE ? (ks->n > 0 ? ks->n : 1) : SLICE) * sizeof(*hb));
-    if (hb == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (i = 0; i < ks->n && rc == AMQ_OK; i += (size_t)got) {
-        want = ks->n - i < SLICE ? ks->n - i : SLICE;
-        got = hash_slice(ks, i, want, hb, &hs);
-        if (got < 0) {
-            rc = -1;
-            break;
-        }
-        if ((size_t)got >= RELEASE_MIN) {
-            list_gil_releases++;
-            Py_BEGIN_ALLOW_THREADS
-            rc = amq_builder_add_batch(bld, hb, (size_t)got);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = amq_builder_add_batch(bld, hb, (size_t)got);
-        }
-        if ((size_t)got < want)
-            break;
-    }
-    PyMem_Free(hb);
+    if (ks->shape == KEYS_LIST)
+        return sink_list(ks, &hs, &s);
+    Py_BEGIN_ALLOW_THREADS
+    rc = sink_buffer(ks, &hs, &s);
+    Py_END_ALLOW_THREADS
     return rc;
 }
 
-/* Feeds any iterable, CHUNK keys at a time. */
-static int feed_iterable(amq_builder *bld, const amq_config *cfg, PyObject *iterable)
-{
-    PyObject *it = PyObject_GetIter(iterable), *item;
-    keyset ks;
-    int rc = AMQ_OK, done = 0;
+/* build()'s chunks of an iterable, fed to its builder. */
+typedef struct {
+    amq_builder *bld;
+    const amq_config *cfg;
+} feed_ctx;
 
-    if (it == NULL)
-        return -1;
-    memset(&ks, 0, sizeof(ks));
-    ks.shape = KEYS_LIST;
-    while (!done && rc == AMQ_OK) {
-        ks.items = PyList_New(0);
-        if (ks.items == NULL) {
-            rc = -1;
-            break;
-        }
-        while (PyList_GET_SIZE(ks.items) < CHUNK) {
-            item = PyIter_Next(it);
-            if (item == NULL) {
-                done = 1;
-                break;
-            }
-            rc = PyList_Append(ks.items, item);
-            Py_DECREF(item);
-            if (rc != 0)
-                break;
-        }
-        if (PyErr_Occurred())
-            rc = -1;
-        ks.n = (size_t)PyList_GET_SIZE(ks.items);
-        if (rc == AMQ_OK && ks.n > 0)
-            rc = feed_builder(bld, cfg, &ks);
-        Py_CLEAR(ks.items);
-    }
-    Py_DECREF(it);
-    return rc;
+static int feed_chunk(void *ctx, const keyset *ks)
+{
+    const feed_ctx *fc = ctx;
+    return feed_builder(fc->bld, fc->cfg, ks);
 }
 
 static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
@@ -2329,7 +2280,8 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "build() takes keys, not one str or bytes");
         goto fail;
     } else {
-        rc = feed_iterable(bld, &cfg, keys);
+        feed_ctx fc = {bld, &cfg};
+        rc = each_chunk(keys, feed_chunk, &fc);
     }
     if (rc != AMQ_OK) {
         if (!PyErr_Occurred())
@@ -2373,24 +2325,26 @@ static PyObject *mod_import_guava(PyObject *m, PyObject *data)
     return (PyObject *)wrap(f);
 }
 
-/* Hash functions: key as in Filter.add. */
-static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long *seed)
+/* Hash functions: key as in Filter.add, a seed of up to seed_bits bits
+ * (64, 32, or 0 for FNV-1a, which takes none); the key is taken first, so
+ * that a wrong key is reported before a wrong seed. */
+static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long *seed,
+                     int seed_bits)
 {
     static char *names[] = {"key", "seed", NULL};
     PyObject *key;
     uint64_t s = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&", names, &key, conv_u64, &s))
         return -1;
-    *seed = s;
-    return key_get(key, k);
-}
-
-static int seed32(unsigned long long seed)
-{
-    if (seed > UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "this hash takes a 32-bit seed");
+    if (key_get(key, k) != 0)
+        return -1;
+    if ((seed_bits == 32 && s > UINT32_MAX) || (seed_bits == 0 && s != 0)) {
+        key_put(k);
+        PyErr_SetString(PyExc_ValueError, seed_bits == 32 ? "this hash takes a 32-bit seed"
+                                                          : "FNV-1a takes no seed");
         return -1;
     }
+    *seed = s;
     return 0;
 }
 
@@ -2400,12 +2354,8 @@ static PyObject *h_murmur3_32(PyObject *m, PyObject *args, PyObject *kw)
     unsigned long long seed;
     uint32_t h;
     (void)m;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, 32) != 0)
         return NULL;
-    if (seed32(seed) != 0) {
-        key_put(&k);
-        return NULL;
-    }
     h = amq_murmur3_32(k.p, (size_t)k.len, (uint32_t)seed);
     key_put(&k);
     return PyLong_FromUnsignedLong(h);
@@ -2418,12 +2368,8 @@ static PyObject *h_murmur3_128(PyObject *m, PyObject *args, PyObject *kw)
     uint64_t out[2];
     PyObject *lo, *hi, *shift, *t, *r;
     (void)m;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, 32) != 0)
         return NULL;
-    if (seed32(seed) != 0) {
-        key_put(&k);
-        return NULL;
-    }
     amq_murmur3_x64_128(k.p, (size_t)k.len, (uint32_t)seed, out);
     key_put(&k);
     /* The reference's 16 output bytes read as a little-endian integer:
@@ -2445,7 +2391,7 @@ static PyObject *h_u64(PyObject *args, PyObject *kw, int which)
     keyref k;
     unsigned long long seed;
     uint64_t h = 0;
-    if (hash_args(args, kw, &k, &seed) != 0)
+    if (hash_args(args, kw, &k, &seed, which >= 2 ? 0 : 64) != 0)
         return NULL;
     switch (which) {
     case 0:
@@ -2462,10 +2408,6 @@ static PyObject *h_u64(PyObject *args, PyObject *kw, int which)
         break;
     }
     key_put(&k);
-    if (which >= 2 && seed != 0) {
-        PyErr_SetString(PyExc_ValueError, "FNV-1a takes no seed");
-        return NULL;
-    }
     return PyLong_FromUnsignedLongLong(h);
 }
 
@@ -2473,6 +2415,23 @@ static PyObject *h_murmur64a(PyObject *m, PyObject *a, PyObject *kw) { (void)m; 
 static PyObject *h_xxh3_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 1); }
 static PyObject *h_fnv1a_64(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 2); }
 static PyObject *h_fnv1a_32(PyObject *m, PyObject *a, PyObject *kw) { (void)m; return h_u64(a, kw, 3); }
+
+/* The hash named, checked with its seed (amq_hash_check): 0, or -1 with
+ * ValueError for an unknown name or the library's error named by it. */
+static int parse_hash(const char *name, uint64_t seed, uint32_t *algo)
+{
+    int rc;
+    if (amq_hash_algo_from_name(name, algo) != AMQ_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", name);
+        return -1;
+    }
+    rc = amq_hash_check(*algo, seed);
+    if (rc != AMQ_OK) {
+        raise_status(rc, NULL, name);
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
 {
@@ -2483,18 +2442,12 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     uint32_t algo;
     keyref k;
     amq_hash128 h;
-    int rc;
     (void)m;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sO&", names, &key, &algo_name, conv_u64,
                                      &seed))
         return NULL;
-    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+    if (parse_hash(algo_name, seed, &algo) != 0)
         return NULL;
-    }
-    rc = amq_hash_check(algo, seed);
-    if (rc != AMQ_OK)
-        return raise_status(rc, NULL, algo_name);
     if (key_get(key, &k) != 0)
         return NULL;
     h = amq_hash_key(algo, seed, k.p, (size_t)k.len);
@@ -2513,7 +2466,6 @@ static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
     uint64_t seed = 0;
     uint32_t algo, parts = 0;
     Py_ssize_t i, n;
-    int rc;
     (void)m;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|sO&", names, &keys, conv_u32, &parts,
                                      &algo_name, conv_u64, &seed))
@@ -2523,13 +2475,8 @@ static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
                      AMQ_PARTITIONED_MAX_PARTITIONS);
         return NULL;
     }
-    if (amq_hash_algo_from_name(algo_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", algo_name);
+    if (parse_hash(algo_name, seed, &algo) != 0)
         return NULL;
-    }
-    rc = amq_hash_check(algo, seed);
-    if (rc != AMQ_OK)
-        return raise_status(rc, NULL, algo_name);
     seq = PySequence_Fast(keys, "keys must be a sequence");
     if (seq == NULL)
         return NULL;
@@ -2648,9 +2595,30 @@ static PyObject *new_error(PyObject *m, const char *name, PyObject *bases, const
     return e;
 }
 
+/* The library's errors below amq.Error, each also under the built-in
+ * exception (if any) that code catching Python's own would expect. */
+static const struct {
+    PyObject **type;
+    const char *name;
+    PyObject **also;
+    const char *doc;
+} errors[] = {
+    {&CorruptFileError, "CorruptFileError", &PyExc_ValueError,
+     "A file or bytes that are not a valid filter (bad magic, truncated, checksum "
+     "mismatch, ...)."},
+    {&FilterFullError, "FilterFullError", NULL,
+     "A fixed-size filter is full, or a growing one at its limit; nothing was changed."},
+    {&ReadOnlyError, "ReadOnlyError", NULL, "A write to a read-only (memory-mapped) filter."},
+    {&UnsupportedError, "UnsupportedError", &PyExc_TypeError,
+     "The operation does not exist for this kind (e.g. remove on a Bloom filter)."},
+    {&IncompatibleError, "IncompatibleError", &PyExc_ValueError,
+     "Filters of different kinds or geometries merged."},
+};
+
 PyMODINIT_FUNC PyInit__amq(void)
 {
     PyObject *m, *bases;
+    size_t i;
 
     if (PyType_Ready(&FilterType) < 0)
         return NULL;
@@ -2663,31 +2631,16 @@ PyMODINIT_FUNC PyInit__amq(void)
     Error = new_error(m, "Error", NULL, "Base of the errors libamq reports.");
     if (Error == NULL)
         goto fail;
-    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
-    CorruptFileError = bases ? new_error(m, "CorruptFileError", bases,
-                                         "A file or bytes that are not a valid filter "
-                                         "(bad magic, truncated, checksum mismatch, ...).")
-                             : NULL;
-    Py_XDECREF(bases);
-    FilterFullError = new_error(m, "FilterFullError", Error,
-                                "A fixed-size filter is full, or a growing one at its limit; "
-                                "nothing was changed.");
-    ReadOnlyError = new_error(m, "ReadOnlyError", Error,
-                              "A write to a read-only (memory-mapped) filter.");
-    bases = PyTuple_Pack(2, Error, PyExc_TypeError);
-    UnsupportedError = bases ? new_error(m, "UnsupportedError", bases,
-                                         "The operation does not exist for this kind "
-                                         "(e.g. remove on a Bloom filter).")
-                             : NULL;
-    Py_XDECREF(bases);
-    bases = PyTuple_Pack(2, Error, PyExc_ValueError);
-    IncompatibleError = bases ? new_error(m, "IncompatibleError", bases,
-                                          "Filters of different kinds or geometries merged.")
-                              : NULL;
-    Py_XDECREF(bases);
-    if (CorruptFileError == NULL || FilterFullError == NULL || ReadOnlyError == NULL ||
-        UnsupportedError == NULL || IncompatibleError == NULL)
-        goto fail;
+    for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+        bases = errors[i].also != NULL ? PyTuple_Pack(2, Error, *errors[i].also) : NULL;
+        if (errors[i].also != NULL && bases == NULL)
+            goto fail;
+        *errors[i].type = new_error(m, errors[i].name, bases != NULL ? bases : Error,
+                                    errors[i].doc);
+        Py_XDECREF(bases);
+        if (*errors[i].type == NULL)
+            goto fail;
+    }
     return m;
 fail:
     Py_DECREF(m);
