@@ -21,6 +21,7 @@
 #endif
 
 #include "common/container.h"
+#define FZ_NO_CHECKSUM
 #include "extreme.h"
 #include "filter_checks.h"
 
@@ -49,12 +50,6 @@ static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t
         spans[n++] = (fz_span){size - (rest < 384 ? rest - 128 : 256),
                                rest < 384 ? rest - 128 : 256, 4, 0};
     return n;
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    (void)data;
-    (void)size;
 }
 
 static int load_framed(const uint8_t *file, size_t size, unsigned flags, size_t misalign)
