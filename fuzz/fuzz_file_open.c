@@ -23,24 +23,15 @@
 
 static int open_path(const char *path, unsigned flags, const uint8_t *data, size_t size)
 {
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_allocator al;
-    fz_alloc a;
+    fz_load l;
     int rc;
 
-    al = fz_allocator(&a, FZ_FILTER_CAP);
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_open(path, flags, &al, &f, &err);
-    if (rc != AMQ_OK) {
-        FZ_CHECK(f == NULL, "error %d left a filter", rc);
-        FZ_CHECK(strstr(err.msg, path) != NULL, "the message does not name %s: %s", path,
-                 err.msg);
-    } else {
-        fz_check_filter(f, data, size, flags, &al);
-        amq_filter_free(f);
-    }
-    FZ_CHECK_NO_LEAK(&a);
+    fz_load_begin(&l);
+    rc = amq_filter_open(path, flags, &l.al, &l.f, &l.err);
+    fz_load_end(&l, rc, data, size, flags);
+    if (rc != AMQ_OK)
+        FZ_CHECK(strstr(l.err.msg, path) != NULL, "the message does not name %s: %s", path,
+                 l.err.msg);
     return rc;
 }
 
