@@ -13,6 +13,7 @@
  * Seeds: valid files of every kind (fuzz/seeds.c).
  */
 #include "common/container.h"
+#define FZ_INPUT_IS_FILE /* extreme.h: the fields and checksums of the whole input */
 #include "extreme_file.h"
 #include "filter_checks.h"
 
@@ -35,18 +36,6 @@ static void check_stream_need(const uint8_t *data, size_t size)
                      "a %zu-byte prefix of a valid file stops the reader", cuts[i]);
     FZ_CHECK(amq_container_stream_need(data, size / 2 + 1, &need) == 1,
              "half a valid file stops the reader");
-}
-
-/* extreme.h: the file's header fields, parameters and payload ends, both
- * checksums signed again. */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    return fz_file_fields(data, size, 0, spans, max);
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    fz_file_resign(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

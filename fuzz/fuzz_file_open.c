@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/container.h"
+#define FZ_INPUT_IS_FILE /* extreme.h: the fields and checksums of the whole input */
 #include "extreme_file.h"
 #include "common/file.h"
 #include "filter_checks.h"
@@ -42,18 +43,6 @@ static int declares_more_than_memory(const uint8_t *data, size_t size)
     uint64_t need = 0;
     return amq_container_stream_need(data, size, &need) && need <= AMQ_MAX_STREAM_FILE &&
            need > amq_machine_memory();
-}
-
-/* extreme.h: the file's header fields, parameters and payload ends, both
- * checksums signed again. */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    return fz_file_fields(data, size, 0, spans, max);
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    fz_file_resign(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
