@@ -1228,7 +1228,33 @@ static void seeds_rdb_af(sink *s)
 }
 
 /* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
- * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
+ * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order.  A
+ * dump starts w with its header, adds each chunk, and is emitted twice:
+ * alone, and with the end of the chunks and a few commands after it. */
+static void dump_header(wbuf *w, const uint8_t *hdr, size_t hlen)
+{
+    w->n = 0;
+    w->b[w->n++] = (uint8_t)hlen;
+    w->b[w->n++] = (uint8_t)(hlen >> 8);
+    wraw(w, hdr, hlen);
+}
+
+static void dump_chunk(wbuf *w, uint64_t next, const uint8_t *data, size_t len)
+{
+    uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
+    w64(w, next);
+    wraw(w, l2, 2);
+    wraw(w, data, len);
+}
+
+static void emit_dump(sink *s, wbuf *w)
+{
+    emit(s, w->b, w->n);
+    wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
+    wraw(w, seed_ops, sizeof seed_ops - 1);
+    emit(s, w->b, w->n);
+}
+
 static void seeds_scandump_bf(sink *s)
 {
     amq_sbloom *b;
@@ -1244,22 +1270,11 @@ static void seeds_scandump_bf(sink *s)
             continue;
         hlen = amq_sbloom_header_serialized_size(b);
         if (hlen <= sizeof hdr && amq_sbloom_header_serialize(b, hdr, sizeof hdr) == AMQ_OK) {
-            w->n = 0;
-            w->b[w->n++] = (uint8_t)hlen;
-            w->b[w->n++] = (uint8_t)(hlen >> 8);
-            wraw(w, hdr, hlen);
+            dump_header(w, hdr, hlen);
             for (it = 1; amq_sbloom_chunk(b, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
-                 it = next) {
-                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
-                w64(w, next);
-                wraw(w, l2, 2);
-                wraw(w, data, len);
-            }
-            emit(s, w->b, w->n);
-            /* Then the end of the chunks and a few commands. */
-            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
-            wraw(w, seed_ops, sizeof seed_ops - 1);
-            emit(s, w->b, w->n);
+                 it = next)
+                dump_chunk(w, next, data, len);
+            emit_dump(s, w);
         }
         amq_sbloom_free(b);
     }
@@ -1280,22 +1295,11 @@ static void seeds_scandump_cf(sink *s)
         if ((c = rb_cuckoo(v)) == NULL)
             continue;
         if (amq_scuckoo_header_serialize(c, hdr, sizeof hdr) == AMQ_OK) {
-            w->n = 0;
-            w->b[w->n++] = (uint8_t)sizeof hdr;
-            w->b[w->n++] = 0;
-            wraw(w, hdr, sizeof hdr);
+            dump_header(w, hdr, sizeof hdr);
             for (it = 1; amq_scuckoo_chunk(c, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
-                 it = next) {
-                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
-                w64(w, next);
-                wraw(w, l2, 2);
-                wraw(w, data, len);
-            }
-            emit(s, w->b, w->n);
-            /* Then the end of the chunks and a few commands. */
-            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
-            wraw(w, seed_ops, sizeof seed_ops - 1);
-            emit(s, w->b, w->n);
+                 it = next)
+                dump_chunk(w, next, data, len);
+            emit_dump(s, w);
         }
         amq_scuckoo_free(c);
     }
