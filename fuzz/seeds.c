@@ -537,6 +537,21 @@ static void seeds_roundtrip_policy(sink *s)
     emit_random(s, 11, 40, 600);
 }
 
+/* Keys of klen random letters, each after its length byte, written from
+ * buf[n] while n is under until and there is room for one more; returns
+ * the new n. */
+static size_t put_keys(uint8_t *buf, size_t n, size_t until, size_t cap, uint8_t klen,
+                       uint64_t *st)
+{
+    size_t j;
+    while (n < until && n + klen + 2u < cap) {
+        buf[n++] = klen;
+        for (j = 0; j < klen; j++)
+            buf[n++] = (uint8_t)('a' + rnd(st) % 26);
+    }
+    return n;
+}
+
 static void seeds_roundtrip_filter(sink *s)
 {
     uint8_t buf[512];
@@ -557,11 +572,7 @@ static void seeds_roundtrip_filter(sink *s)
             for (j = 0; j < 6; j++)       /* the way's parameters */
                 buf[n++] = (uint8_t)rnd(&st);
             buf[n++] = (uint8_t)(i & 1);  /* flags: through a file */
-            while (n < 40u + 60u * i && n + 10 < sizeof buf) {
-                buf[n++] = 8;
-                for (j = 0; j < 8; j++)
-                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-            }
+            n = put_keys(buf, n, 40u + 60u * i, sizeof buf, 8, &st);
             emit(s, buf, n);
         }
     }
@@ -573,11 +584,7 @@ static void seeds_roundtrip_filter(sink *s)
             for (j = 0; j < 24; j++)
                 buf[n++] = (uint8_t)rnd(&st);
             buf[n++] = (uint8_t)(i & 1);
-            while (n < 60u + 50u * i && n + 10 < sizeof buf) {
-                buf[n++] = 8;
-                for (j = 0; j < 8; j++)
-                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-            }
+            n = put_keys(buf, n, 60u + 50u * i, sizeof buf, 8, &st);
             emit(s, buf, n);
         }
     }
@@ -593,11 +600,7 @@ static void seeds_roundtrip_filter(sink *s)
         buf[n++] = (uint8_t)(i * 37); /* target: (u16 + 1) / 65537 */
         buf[n++] = i < 4 ? 0x02 : 0x40;
         buf[n++] = (uint8_t)(i & 1);
-        while (n < 60u + 50u * i && n + 10 < sizeof buf) {
-            buf[n++] = 8;
-            for (j = 0; j < 8; j++)
-                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-        }
+        n = put_keys(buf, n, 60u + 50u * i, sizeof buf, 8, &st);
         emit(s, buf, n);
     }
     emit_random(s, 17, 30, 400);
@@ -837,11 +840,7 @@ static void seeds_guava(sink *s)
         buf[n++] = (uint8_t)rnd(&st);
         buf[n++] = (uint8_t)(rnd(&st) % 256);
         buf[n++] = (uint8_t)(i % 4);
-        while (n < 40u + 30u * i) {
-            buf[n++] = 6;
-            for (j = 0; j < 6; j++)
-                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-        }
+        n = put_keys(buf, n, 40u + 30u * i, sizeof buf, 6, &st);
         emit(s, buf, n);
     }
 }
