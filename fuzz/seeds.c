@@ -1013,6 +1013,47 @@ static void seeds_rdb_cf(sink *s)
     free(w);
 }
 
+/* The bytes of a filter of kind at capacity n built from the keys "k0" ..
+ * "k<n-1>" (n at most 64); the quotient kind, which no builder makes (its
+ * size follows its keys), created and then added to; another kind the
+ * builder refuses, created empty.  A new buffer of *size bytes; NULL when
+ * that fails or *size is over max. */
+static uint8_t *keyed_filter(uint32_t kind, unsigned n, uint64_t max, uint64_t *size)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_hash128 h[64];
+    uint8_t *buf = NULL;
+    unsigned j;
+    char key[16];
+    int rc;
+
+    amq_config_init(&cfg, kind);
+    cfg.capacity = n;
+    for (j = 0; j < n && j < 64; j++)
+        h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
+                            (size_t)snprintf(key, sizeof key, "k%u", j));
+    if (kind == AMQ_KIND_QUOTIENT) {
+        rc = amq_filter_new(&cfg, &f, NULL);
+        if (rc == AMQ_OK)
+            rc = amq_filter_add_batch(f, h, j, NULL);
+    } else if ((rc = amq_filter_build(&cfg, h, j, &f, NULL)) != AMQ_OK) {
+        rc = amq_filter_new(&cfg, &f, NULL);
+    }
+    if (rc != AMQ_OK) {
+        amq_filter_free(f);
+        return NULL;
+    }
+    if (amq_filter_serialized_size(f, size) == AMQ_OK && *size <= max &&
+        (buf = malloc((size_t)*size)) != NULL &&
+        amq_filter_serialize(f, buf, (size_t)*size, NULL) != AMQ_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    amq_filter_free(f);
+    return buf;
+}
+
 /* fuzz_rdb_amq: encoding byte 4, then the value as amqt_rdb_save writes it
  * (state, maxsize, total, filled, chunk count, the amq file's bytes) for a
  * few kinds, and a loading value (state 1: the header and a little more). */
@@ -1025,31 +1066,10 @@ static void seeds_rdb_amq(sink *s)
     size_t i;
 
     for (i = 0; i < sizeof kinds / sizeof kinds[0] && w != NULL; i++) {
-        amq_config cfg;
-        amq_filter *f = NULL;
-        amq_hash128 h[64];
-        uint8_t *buf;
         uint64_t size;
-        unsigned j;
-        char key[16];
+        uint8_t *buf = keyed_filter(kinds[i], 64, 4096, &size);
 
-        amq_config_init(&cfg, kinds[i]);
-        cfg.capacity = 64;
-        for (j = 0; j < 64; j++)
-            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
-                                (size_t)snprintf(key, sizeof key, "k%u", j));
-        /* a kind no builder makes (its size follows its keys): created, then added to */
-        if (amq_filter_build(&cfg, h, 64, &f, NULL) != AMQ_OK &&
-            amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
-            continue;
-        if (kinds[i] == AMQ_KIND_QUOTIENT)
-            (void)amq_filter_add_batch(f, h, 64, NULL);
-        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 4096 ||
-            (buf = malloc((size_t)size)) == NULL) {
-            amq_filter_free(f);
-            continue;
-        }
-        if (amq_filter_serialize(f, buf, (size_t)size, NULL) == AMQ_OK) {
+        if (buf != NULL) {
             w->n = 0;
             w->b[w->n++] = 4;
             w64(w, 0);
@@ -1071,7 +1091,6 @@ static void seeds_rdb_amq(sink *s)
             emit(s, w->b, w->n);
         }
         free(buf);
-        amq_filter_free(f);
     }
     free(w);
 }
@@ -1119,35 +1138,12 @@ static void seeds_cli_redis_amq(sink *s)
         id = id << 6 | (uint64_t)(strchr(set, "amqfilter"[i]) - set);
     id = id << 10 | 4;
     for (k = 0; k < sizeof kinds / sizeof kinds[0] && w != NULL; k++) {
-        amq_config cfg;
-        amq_filter *f = NULL;
-        amq_hash128 h[32];
         uint8_t *buf;
         uint64_t size, crc, off;
         unsigned j;
-        char key[16];
 
-        amq_config_init(&cfg, kinds[k]);
-        cfg.capacity = 32;
-        for (j = 0; j < 32; j++)
-            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
-                                (size_t)snprintf(key, sizeof key, "k%u", j));
-        if (kinds[k] == AMQ_KIND_QUOTIENT) { /* no builder: its size follows its keys */
-            if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
-                continue;
-            if (amq_filter_add_batch(f, h, 32, NULL) != AMQ_OK) {
-                amq_filter_free(f);
-                continue;
-            }
-        } else if (amq_filter_build(&cfg, h, 32, &f, NULL) != AMQ_OK) {
+        if ((buf = keyed_filter(kinds[k], 32, 2000, &size)) == NULL)
             continue;
-        }
-        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 2000 ||
-            (buf = malloc((size_t)size)) == NULL) {
-            amq_filter_free(f);
-            continue;
-        }
-        (void)amq_filter_serialize(f, buf, (size_t)size, NULL);
         w->n = 0;
         wraw(w, (uint8_t[]){0}, 1); /* mode 0 */
         wraw(w, (uint8_t[]){7}, 1);
@@ -1178,7 +1174,6 @@ static void seeds_cli_redis_amq(sink *s)
         }
         emit(s, w->b, w->n);
         free(buf);
-        amq_filter_free(f);
     }
     free(w);
 }
