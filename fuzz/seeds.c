@@ -20,6 +20,7 @@
 #include "amq.h"
 #include "amq/guava.h"
 #include "amq/partitioned.h"
+#include "common/endian.h"
 
 static const char *outdir;
 
@@ -320,15 +321,6 @@ static void free_filters(fileset *fs)
         free(fs->bytes[i]);
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 /* ---- the targets' seeds ------------------------------------------------------------------ */
 
 static void seeds_container(sink *s)
@@ -388,8 +380,8 @@ static void seeds_header(sink *s)
  * reader still loads; 0 when the payload is not the shape expected. */
 static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
 {
-    const uint32_t q = (uint32_t)le64(params + 8) & 0xffffffffu;
-    const uint64_t cap = le64(params + 24);
+    const uint32_t q = (uint32_t)amq_load64(params + 8) & 0xffffffffu;
+    const uint64_t cap = amq_load64(params + 24);
     uint64_t nb, i, c, n;
     if (q > 20 || cap > (1u << 20))
         return 0;
@@ -400,7 +392,7 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
     for (i = 0; i < nb; i++)
         payload[64 * i + 62] = payload[64 * i + 63] = 0;
     for (i = 0; i < cap; i++) {
-        c = le64(payload + 64 * nb + 8 * i);
+        c = amq_load64(payload + 64 * nb + 8 * i);
         if (c == 0 || (c >> 16) >= nb)
             continue;
         n = (uint64_t)payload[64 * (c >> 16) + 62] + 1;
@@ -417,13 +409,13 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
  * 208 (none under way), their padding to 384, then the table). */
 static int quotient_with_deep_list(uint8_t *params, uint8_t *payload, size_t len)
 {
-    const uint64_t m = le64(params + 16), hb = 384;
+    const uint64_t m = amq_load64(params + 16), hb = 384;
     uint64_t w, a, lo;
     unsigned i;
-    if (le64(params + 32) != 0 || le64(params + 48) != 0 || m < 64 || m > (1u << 20) ||
+    if (amq_load64(params + 32) != 0 || amq_load64(params + 48) != 0 || m < 64 || m > (1u << 20) ||
         len != hb + ((m + 27) / 28 + 16) * 64)
         return 0;
-    w = le64(payload + hb);
+    w = amq_load64(payload + hb);
     if ((w & 255u) != 0)
         return 0;
     for (a = 0; a < 28; a++) /* a slot with no run whose lane is empty */
@@ -466,7 +458,7 @@ static void seeds_payload(uint32_t kind)
         if (fs.kind[i] != kind)
             continue;
         plen = (size_t)(fs.bytes[i][32] | (fs.bytes[i][33] << 8));
-        off = (size_t)le64(fs.bytes[i] + 40);
+        off = (size_t)amq_load64(fs.bytes[i] + 40);
         buf = malloc(19 + plen + fs.len[i]);
         buf[0] = fs.bytes[i][12]; /* hash algorithm: 1..4 map to themselves */
         memcpy(buf + 1, fs.bytes[i] + 16, 8);  /* seed */
