@@ -3,7 +3,9 @@
  * a whole filter file (fuzz_container, fuzz_file_open, and fuzz_header after
  * its control byte): the header's fields, the parameter block, the start
  * and the end of the payload (indexes live there), then both checksums
- * made to hold (docs/file-format.md).
+ * made to hold (docs/file-format.md).  A target whose whole input is the
+ * file defines FZ_INPUT_IS_FILE before including this, which then gives it
+ * fz_fields and fz_resign.
  */
 #ifndef AMQ_FUZZ_EXTREME_FILE_H
 #define AMQ_FUZZ_EXTREME_FILE_H
@@ -55,5 +57,17 @@ static FZ_UNUSED void fz_file_resign(uint8_t *f, size_t size)
                                 : amq_checksum(f + off, (size_t)len));
     amq_store64(f + AMQ_FILE_FIXED + plen, amq_checksum(f, AMQ_FILE_FIXED + (size_t)plen));
 }
+
+#ifdef FZ_INPUT_IS_FILE
+static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
+{
+    return fz_file_fields(data, size, 0, spans, max);
+}
+
+static void fz_resign(uint8_t *data, size_t size)
+{
+    fz_file_resign(data, size);
+}
+#endif
 
 #endif /* AMQ_FUZZ_EXTREME_FILE_H */

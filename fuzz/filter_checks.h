@@ -1,7 +1,8 @@
 /*
  * filter_checks.h - properties every loaded filter must have, whatever its
- * kind; used by the decoder targets (fuzz_container, fuzz_payload_*) and the
- * round-trip target.
+ * kind; used by the decoder targets (fuzz_container, fuzz_header,
+ * fuzz_file_open, fuzz_payload_*), which load through fz_load_* (at the
+ * end), and the round-trip target.
  *
  * Given a filter that amq_filter_deserialize accepted, fz_check_filter
  * exercises every generic operation and checks:
@@ -350,6 +351,68 @@ static FZ_UNUSED void fz_check_filter(amq_filter *f, const uint8_t *bytes, size_
         fz_add_and_find(f, &p);
         fz_check_stats(f, !(flags & AMQ_OPEN_TRUST));
     }
+}
+
+/* ---- loading under the checking allocator ---------------------------------------------
+ * How the decoder targets load a filter: fz_load_begin gives the checking
+ * allocator (FZ_FILTER_CAP) and a cleared error; the target loads into l.f
+ * with l.al and l.err (amq_filter_deserialize, amq_filter_open), then
+ * fz_load_end checks what every load must: an error leaves no filter, a
+ * filter passes fz_check_filter on bytes[0..len) and is freed, nothing
+ * leaks.  What the error says is the target's to check.
+ */
+typedef struct fz_load {
+    fz_alloc a;
+    amq_allocator al;
+    amq_errinfo err;
+    amq_filter *f;
+} fz_load;
+
+static FZ_UNUSED void fz_load_begin(fz_load *l)
+{
+    l->al = fz_allocator(&l->a, FZ_FILTER_CAP);
+    memset(&l->err, 0, sizeof l->err);
+    l->f = NULL;
+}
+
+static FZ_UNUSED void fz_load_end(fz_load *l, int rc, const uint8_t *bytes, size_t len,
+                                  unsigned flags)
+{
+    if (rc != AMQ_OK) {
+        FZ_CHECK(l->f == NULL, "an error (%d) left a filter behind", rc);
+    } else {
+        FZ_CHECK(l->f != NULL, "AMQ_OK without a filter");
+        fz_check_filter(l->f, bytes, len, flags, &l->al);
+        amq_filter_free(l->f);
+        l->f = NULL;
+    }
+    FZ_CHECK_NO_LEAK(&l->a);
+}
+
+/* data[0..size) copied at misalign (0 or 1) from a 64-byte boundary, loaded
+ * by amq_filter_deserialize with flags: as fz_load_end says, and an error
+ * is a known status with a terminated message; the buffer is never written
+ * to.  Returns the status. */
+static FZ_UNUSED int fz_load_bytes(const uint8_t *data, size_t size, unsigned flags,
+                                   size_t misalign)
+{
+    fz_load l;
+    void *base;
+    uint8_t *buf = fz_copy_at(data, size, misalign, &base);
+    int rc;
+
+    fz_load_begin(&l);
+    rc = amq_filter_deserialize(buf, size, flags, &l.al, &l.f, &l.err);
+    fz_load_end(&l, rc, buf, size, flags);
+    if (rc != AMQ_OK) {
+        FZ_CHECK(rc < 0 && amq_status_name(rc) != NULL, "unknown status %d", rc);
+        FZ_CHECK(l.err.status == rc && l.err.msg[0] != '\0',
+                 "error %s without a message (err.status %d)", amq_status_name(rc), l.err.status);
+        FZ_CHECK(memchr(l.err.msg, '\0', sizeof l.err.msg) != NULL, "message not terminated");
+    }
+    FZ_CHECK(size == 0 || memcmp(buf, data, size) == 0, "the input buffer was written to");
+    free(base);
+    return rc;
 }
 
 #endif /* AMQ_FUZZ_FILTER_CHECKS_H */

@@ -34,29 +34,11 @@
 #include "cli_capture.h"
 
 #include "../cli/util.c"
-
-static size_t fz_read_max;
-
-static ssize_t fz_read(int fd, void *buf, size_t cap)
-{
-    if (fz_read_max != 0 && cap > fz_read_max)
-        cap = fz_read_max;
-    return read(fd, buf, cap);
-}
-
+#include "cli_reads.h"
 #include "../cli/input.c"
 
 #define FZ_MAX_BYTES 60000 /* fits a pipe's buffer: no writer thread */
 #define FZ_MAX_OUT ((size_t)1 << 18)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_cli_init();
-    cli_read_hook = fz_read;
-    return 0;
-}
 
 /*
  * The reference: decodes p[0..n) as the documented gzip INPUT, whole.

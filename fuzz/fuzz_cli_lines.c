@@ -47,33 +47,13 @@
 
 #include "../cli/util.c"
 #include "../cli/progress.c"
-
-/* Every read of the input layer (cli_read_hook) returns at most
- * fz_read_max bytes. */
-static size_t fz_read_max;
-
-static ssize_t fz_read(int fd, void *buf, size_t cap)
-{
-    if (fz_read_max != 0 && cap > fz_read_max)
-        cap = fz_read_max;
-    return read(fd, buf, cap);
-}
-
+#include "cli_reads.h"
 #include "../cli/input.c"
 #include "../cli/sources.c"
 #include "../cli/scan.c"
 
 #define FZ_MAX_TEXT 60000 /* gzip of it fits a pipe's buffer: no writer thread */
 #define MAX_SRCS 3
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_cli_init();
-    cli_read_hook = fz_read;
-    return 0;
-}
 
 /* ---- making INPUTs ------------------------------------------------------------ */
 

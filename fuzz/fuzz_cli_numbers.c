@@ -53,6 +53,17 @@ static void check_unsigned_syntax(const char *s)
              "accepted '%s' (leading sign or space)", s);
 }
 
+/* count / u64: s parsed by the option opt gave rc and v. */
+static void check_count(int rc, const char *opt, const char *s, uint64_t v)
+{
+    check_message(rc, opt);
+    if (rc == 0) {
+        check_unsigned_syntax(s);
+        if (all_digits(s))
+            FZ_CHECK(v == strtoull(s, NULL, 10), "'%s' gave %llu", s, (unsigned long long)v);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
@@ -70,13 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (sel) {
     case 0:
         rc = cli_parse_count("--capacity", s, &v);
-        check_message(rc, "--capacity");
-        if (rc == 0) {
-            check_unsigned_syntax(s);
-            if (all_digits(s))
-                FZ_CHECK(v == strtoull(s, NULL, 10), "'%s' gave %llu", s,
-                         (unsigned long long)v);
-        }
+        check_count(rc, "--capacity", s, v);
         break;
     case 1:
         rc = cli_parse_real("--fpp", s, &d);
@@ -95,13 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     default:
         rc = cli_parse_u64("--seed", s, &v);
-        check_message(rc, "--seed");
-        if (rc == 0) {
-            check_unsigned_syntax(s);
-            if (all_digits(s))
-                FZ_CHECK(v == strtoull(s, NULL, 10), "'%s' gave %llu", s,
-                         (unsigned long long)v);
-        }
+        check_count(rc, "--seed", s, v);
         break;
     }
     free(s);

@@ -13,6 +13,7 @@
  * Seeds: valid files of every kind (fuzz/seeds.c).
  */
 #include "common/container.h"
+#define FZ_INPUT_IS_FILE /* extreme.h: the fields and checksums of the whole input */
 #include "extreme_file.h"
 #include "filter_checks.h"
 
@@ -37,48 +38,6 @@ static void check_stream_need(const uint8_t *data, size_t size)
              "half a valid file stops the reader");
 }
 
-static int load_one(const uint8_t *data, size_t size, unsigned flags, size_t misalign)
-{
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_allocator al;
-    fz_alloc a;
-    void *base;
-    uint8_t *buf = fz_copy_at(data, size, misalign, &base);
-    int rc;
-
-    al = fz_allocator(&a, FZ_FILTER_CAP);
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_deserialize(buf, size, flags, &al, &f, &err);
-    if (rc != AMQ_OK) {
-        FZ_CHECK(rc < 0 && amq_status_name(rc) != NULL, "unknown status %d", rc);
-        FZ_CHECK(f == NULL, "an error (%d) left a filter behind", rc);
-        FZ_CHECK(err.status == rc && err.msg[0] != '\0',
-                 "error %s without a message (err.status %d)", amq_status_name(rc), err.status);
-        FZ_CHECK(memchr(err.msg, '\0', sizeof err.msg) != NULL, "message not terminated");
-    } else {
-        FZ_CHECK(f != NULL, "AMQ_OK without a filter");
-        fz_check_filter(f, buf, size, flags, &al);
-        amq_filter_free(f);
-    }
-    FZ_CHECK_NO_LEAK(&a);
-    FZ_CHECK(size == 0 || memcmp(buf, data, size) == 0, "the input buffer was written to");
-    free(base);
-    return rc;
-}
-
-/* extreme.h: the file's header fields, parameters and payload ends, both
- * checksums signed again. */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    return fz_file_fields(data, size, 0, spans, max);
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    fz_file_resign(data, size);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const unsigned modes[] = {0, AMQ_OPEN_MMAP, AMQ_OPEN_TRUST,
@@ -88,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     for (misalign = 0; misalign < 2; misalign++) {
         for (m = 0; m < 4; m++)
-            rc[m] = load_one(data, size, modes[m], misalign);
+            rc[m] = fz_load_bytes(data, size, modes[m], misalign);
         if (misalign == 0 && rc[0] == AMQ_OK)
             check_stream_need(data, size);
         /* Copy and borrow decode alike. */

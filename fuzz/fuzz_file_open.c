@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/container.h"
+#define FZ_INPUT_IS_FILE /* extreme.h: the fields and checksums of the whole input */
 #include "extreme_file.h"
 #include "common/file.h"
 #include "filter_checks.h"
@@ -23,24 +24,15 @@
 
 static int open_path(const char *path, unsigned flags, const uint8_t *data, size_t size)
 {
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_allocator al;
-    fz_alloc a;
+    fz_load l;
     int rc;
 
-    al = fz_allocator(&a, FZ_FILTER_CAP);
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_open(path, flags, &al, &f, &err);
-    if (rc != AMQ_OK) {
-        FZ_CHECK(f == NULL, "error %d left a filter", rc);
-        FZ_CHECK(strstr(err.msg, path) != NULL, "the message does not name %s: %s", path,
-                 err.msg);
-    } else {
-        fz_check_filter(f, data, size, flags, &al);
-        amq_filter_free(f);
-    }
-    FZ_CHECK_NO_LEAK(&a);
+    fz_load_begin(&l);
+    rc = amq_filter_open(path, flags, &l.al, &l.f, &l.err);
+    fz_load_end(&l, rc, data, size, flags);
+    if (rc != AMQ_OK)
+        FZ_CHECK(strstr(l.err.msg, path) != NULL, "the message does not name %s: %s", path,
+                 l.err.msg);
     return rc;
 }
 
@@ -51,18 +43,6 @@ static int declares_more_than_memory(const uint8_t *data, size_t size)
     uint64_t need = 0;
     return amq_container_stream_need(data, size, &need) && need <= AMQ_MAX_STREAM_FILE &&
            need > amq_machine_memory();
-}
-
-/* extreme.h: the file's header fields, parameters and payload ends, both
- * checksums signed again. */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    return fz_file_fields(data, size, 0, spans, max);
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    fz_file_resign(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -18,23 +18,14 @@
 
 static int load(const uint8_t *file, size_t size, unsigned flags)
 {
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_allocator al;
-    fz_alloc a;
+    fz_load l;
     int rc;
 
-    al = fz_allocator(&a, FZ_FILTER_CAP);
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_deserialize(file, size, flags, &al, &f, &err);
-    if (rc != AMQ_OK) {
-        FZ_CHECK(f == NULL && err.status == rc && err.msg[0] != '\0',
-                 "error %d without a message", rc);
-    } else {
-        fz_check_filter(f, file, size, flags, &al);
-        amq_filter_free(f);
-    }
-    FZ_CHECK_NO_LEAK(&a);
+    fz_load_begin(&l);
+    rc = amq_filter_deserialize(file, size, flags, &l.al, &l.f, &l.err);
+    fz_load_end(&l, rc, file, size, flags);
+    FZ_CHECK(rc == AMQ_OK || (l.err.status == rc && l.err.msg[0] != '\0'),
+             "error %d without a message", rc);
     return rc;
 }
 

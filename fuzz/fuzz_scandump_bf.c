@@ -12,12 +12,16 @@
  * of the result loads back to the same bits; nothing leaks.
  */
 #include "amq/scalable_bloom.h"
-#include "extreme.h"
 
-#define CAP ((size_t)4 << 20)
+#define FZ_SD_FILTER amq_sbloom
+#define FZ_SD_CHUNK amq_sbloom_chunk
+#define FZ_SD_APPLY amq_sbloom_chunk_apply
+#define FZ_SD_WHAT "bits"
+#include "scandump.h"
+
 #define MAX_KEYS 128
 
-static uint64_t bits_sum(const amq_sbloom *s)
+static uint64_t fz_sd_sum(const amq_sbloom *s)
 {
     amq_sbloom_info in;
     amq_sbloom_link_info l;
@@ -32,13 +36,17 @@ static uint64_t bits_sum(const amq_sbloom *s)
     return sum;
 }
 
+/* SCANDUMP of s, loaded back by LOADCHUNK, gives the same bits. */
 static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t max_chunk)
 {
-    size_t hlen = amq_sbloom_header_serialized_size(s), len;
+    size_t hlen = amq_sbloom_header_serialized_size(s);
     uint8_t *hdr = malloc(hlen);
     amq_sbloom *d;
+    amq_sbloom_info info;
+    amq_sbloom_link_info l;
     const uint8_t *data;
-    uint64_t it, next;
+    uint64_t total = 0;
+    uint32_t j;
     int rc;
 
     FZ_CHECK(hdr != NULL, "out of memory");
@@ -48,57 +56,13 @@ static void dump_and_reload(const amq_sbloom *s, const amq_allocator *al, size_t
     if (rc == AMQ_ENOMEM)
         return;
     FZ_CHECK(rc == AMQ_OK, "an encoded header does not load: %d", rc);
-    /* At most about 1024 chunks: a 1-byte chunk size over megabytes of
-     * arrays would only make the target slow (timeouts), not find more. */
-    {
-        amq_sbloom_info info;
-        amq_sbloom_link_info l;
-        uint64_t total = 0;
-        uint32_t j;
-        amq_sbloom_get_info(s, &info);
-        for (j = 0; j < info.links; j++) {
-            amq_sbloom_link(s, j, &l, &data);
-            total += l.bytes;
-        }
-        if (max_chunk < total / 1024)
-            max_chunk = (size_t)(total / 1024) + 1;
+    amq_sbloom_get_info(s, &info);
+    for (j = 0; j < info.links; j++) {
+        amq_sbloom_link(s, j, &l, &data);
+        total += l.bytes;
     }
-    for (it = 1;; it = next) {
-        rc = amq_sbloom_chunk(s, it, max_chunk, &data, &len, &next);
-        FZ_CHECK(rc == AMQ_OK, "chunk %llu: %d", (unsigned long long)it, rc);
-        if (len == 0)
-            break;
-        FZ_CHECK(len <= max_chunk && next == it + len, "chunk %llu: %zu bytes, next %llu",
-                 (unsigned long long)it, len, (unsigned long long)next);
-        rc = amq_sbloom_chunk_apply(d, next, data, len);
-        FZ_CHECK(rc == AMQ_OK, "reloading chunk %llu: %d", (unsigned long long)next, rc);
-    }
-    FZ_CHECK(bits_sum(s) == bits_sum(d), "SCANDUMP/LOADCHUNK changed the bits");
+    fz_sd_reload(s, d, max_chunk, total);
     amq_sbloom_free(d);
-}
-
-/* extreme.h: the header's fields, then the first chunks' iterators and
- * lengths (no checksum: nothing to sign). */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    size_t hlen, n = 0;
-
-    if (size < 2 || max < 2)
-        return 0;
-    hlen = (size_t)data[0] | (size_t)data[1] << 8;
-    if (hlen > size - 2)
-        hlen = size - 2;
-    if (hlen > 0)
-        spans[n++] = (fz_span){2, hlen, 4, 0};
-    if (size - 2 - hlen > 0)
-        spans[n++] = (fz_span){2 + hlen, size - 2 - hlen < 64 ? size - 2 - hlen : 64, 1, 0};
-    return n;
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    (void)data;
-    (void)size;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -112,17 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *again;
     int rc;
 
-    al = fz_allocator(&a, CAP);
-    /* A header may declare hundreds of MiB in small blocks (the module
-     * checks such sizes against the server's memory); 64 MiB in all here. */
-    a.total_cap = (size_t)64 << 20;
-    hlen = fz_u16(&in);
-    if (hlen > in.n)
-        hlen = in.n;
-    hdr = in.p;
+    al = fz_sd_allocator(&a);
+    hlen = fz_sd_header(&in, &hdr);
     rc = amq_sbloom_header_deserialize(hdr, hlen, &al, &s);
-    in.p += hlen;
-    in.n -= hlen;
     if (rc != AMQ_OK) {
         FZ_CHECK(rc == AMQ_ETRUNC || rc == AMQ_ECORRUPT || rc == AMQ_EUNSUPPORTED ||
                      rc == AMQ_ENOMEM,
@@ -140,21 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(memcmp(again, hdr, hlen) == 0, "a loaded header re-encodes to other bytes");
     free(again);
 
-    while (in.n >= 10) {
-        uint64_t it = fz_u64(&in), before;
-        size_t len = fz_u16(&in);
-        if (it == 0)
-            break;
-        if (len > in.n)
-            len = in.n;
-        before = bits_sum(s);
-        rc = amq_sbloom_chunk_apply(s, it, in.p, len);
-        FZ_CHECK(rc == AMQ_OK || rc == AMQ_ERANGE || rc == AMQ_EOVERFLOW, "chunk_apply: %d", rc);
-        if (rc != AMQ_OK)
-            FZ_CHECK(bits_sum(s) == before, "a refused chunk changed the bits");
-        in.p += len;
-        in.n -= len;
-    }
+    fz_sd_load_chunks(s, &in);
     dump_and_reload(s, &al, 1 + (size % 300));
 
     while (in.n > 0 && n < MAX_KEYS) {

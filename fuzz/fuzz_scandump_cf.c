@@ -15,9 +15,13 @@
  * the same arrays, and nothing leaks.
  */
 #include "amq/scalable_cuckoo.h"
-#include "extreme.h"
 
-#define CAP ((size_t)4 << 20)
+#define FZ_SD_FILTER amq_scuckoo
+#define FZ_SD_CHUNK amq_scuckoo_chunk
+#define FZ_SD_APPLY amq_scuckoo_chunk_apply
+#define FZ_SD_WHAT "arrays"
+#include "scandump.h"
+
 #define MAX_MODEL 64
 
 typedef struct model {
@@ -27,7 +31,7 @@ typedef struct model {
     size_t n;
 } model;
 
-static uint64_t arrays_sum(const amq_scuckoo *c)
+static uint64_t fz_sd_sum(const amq_scuckoo *c)
 {
     amq_scuckoo_info in;
     const uint8_t *data;
@@ -73,9 +77,11 @@ static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_
     uint8_t hdr[AMQ_SCUCKOO_HEADER_SIZE];
     amq_scuckoo_header h;
     amq_scuckoo *d;
+    amq_scuckoo_info info;
     const uint8_t *data;
-    size_t len;
-    uint64_t it, next;
+    uint64_t nb, total = 0;
+    size_t bytes;
+    uint32_t j;
     int rc;
 
     rc = amq_scuckoo_header_serialize(c, hdr, sizeof hdr);
@@ -85,64 +91,18 @@ static void dump_and_reload(const amq_scuckoo *c, const amq_allocator *al, size_
     if (rc == AMQ_ENOMEM)
         return;
     FZ_CHECK(rc == AMQ_OK, "from_header of an encoded header: %d", rc);
-    /* At most about 1024 chunks: a 1-byte chunk size over megabytes of
-     * arrays would only make the target slow (timeouts), not find more. */
-    {
-        amq_scuckoo_info info;
-        uint64_t nb, total = 0;
-        size_t bytes;
-        uint32_t j;
-        amq_scuckoo_get_info(c, &info);
-        /* A chunk never spans two links and finding one walks the
-         * chain: each SCANDUMP call is linear in the links (bounded
-         * by AMQ_SCUCKOO_MAX_LINKS), a whole dump of thousands of tiny
-         * ones quadratic - seconds here, not a finding. */
-        if (info.links > 1024) {
-            amq_scuckoo_free(d);
-            return;
-        }
+    amq_scuckoo_get_info(c, &info);
+    /* A chunk never spans two links and finding one walks the chain: each
+     * SCANDUMP call is linear in the links (bounded by
+     * AMQ_SCUCKOO_MAX_LINKS), a whole dump of thousands of tiny ones
+     * quadratic - seconds here, not a finding. */
+    if (info.links <= 1024) {
         for (j = 0; j < info.links; j++)
             if (amq_scuckoo_link(c, j, &nb, &data, &bytes) == AMQ_OK)
                 total += bytes;
-        if (max_chunk < total / 1024)
-            max_chunk = (size_t)(total / 1024) + 1;
+        fz_sd_reload(c, d, max_chunk, total);
     }
-    for (it = 1;; it = next) {
-        rc = amq_scuckoo_chunk(c, it, max_chunk, &data, &len, &next);
-        FZ_CHECK(rc == AMQ_OK, "chunk %llu: %d", (unsigned long long)it, rc);
-        if (len == 0)
-            break;
-        FZ_CHECK(len <= max_chunk && next == it + len, "chunk %llu: %zu bytes, next %llu",
-                 (unsigned long long)it, len, (unsigned long long)next);
-        rc = amq_scuckoo_chunk_apply(d, next, data, len);
-        FZ_CHECK(rc == AMQ_OK, "reloading chunk %llu: %d", (unsigned long long)next, rc);
-    }
-    FZ_CHECK(arrays_sum(c) == arrays_sum(d), "SCANDUMP/LOADCHUNK changed the arrays");
     amq_scuckoo_free(d);
-}
-
-/* extreme.h: the header's fields, then the first chunks' iterators and
- * lengths (no checksum: nothing to sign). */
-static size_t fz_fields(const uint8_t *data, size_t size, fz_span *spans, size_t max)
-{
-    size_t hlen, n = 0;
-
-    if (size < 2 || max < 2)
-        return 0;
-    hlen = (size_t)data[0] | (size_t)data[1] << 8;
-    if (hlen > size - 2)
-        hlen = size - 2;
-    if (hlen > 0)
-        spans[n++] = (fz_span){2, hlen, 4, 0};
-    if (size - 2 - hlen > 0)
-        spans[n++] = (fz_span){2 + hlen, size - 2 - hlen < 64 ? size - 2 - hlen : 64, 1, 0};
-    return n;
-}
-
-static void fz_resign(uint8_t *data, size_t size)
-{
-    (void)data;
-    (void)size;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -153,19 +113,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     amq_allocator al;
     fz_alloc a;
     model m;
+    const uint8_t *hdr;
     size_t hlen;
     int rc;
 
-    al = fz_allocator(&a, CAP);
-    /* A header may declare hundreds of MiB in small blocks (the module
-     * checks such sizes against the server's memory); 64 MiB in all here. */
-    a.total_cap = (size_t)64 << 20;
-    hlen = fz_u16(&in);
-    if (hlen > in.n)
-        hlen = in.n;
-    rc = amq_scuckoo_header_decode(in.p, hlen, &h);
-    in.p += hlen;
-    in.n -= hlen;
+    al = fz_sd_allocator(&a);
+    hlen = fz_sd_header(&in, &hdr);
+    rc = amq_scuckoo_header_decode(hdr, hlen, &h);
     if (rc != AMQ_OK) {
         FZ_CHECK(rc == AMQ_ETRUNC || rc == AMQ_ECORRUPT, "header_decode: %d", rc);
         return 0;
@@ -179,21 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     /* Data chunks, as LOADCHUNK it data. */
-    while (in.n >= 10) {
-        uint64_t it = fz_u64(&in), before;
-        size_t len = fz_u16(&in);
-        if (it == 0)
-            break;
-        if (len > in.n)
-            len = in.n;
-        before = arrays_sum(c);
-        rc = amq_scuckoo_chunk_apply(c, it, in.p, len);
-        FZ_CHECK(rc == AMQ_OK || rc == AMQ_ERANGE || rc == AMQ_EOVERFLOW, "chunk_apply: %d", rc);
-        if (rc != AMQ_OK)
-            FZ_CHECK(arrays_sum(c) == before, "a refused chunk changed the arrays");
-        in.p += len;
-        in.n -= len;
-    }
+    fz_sd_load_chunks(c, &in);
     rc = amq_scuckoo_check(c);
     FZ_CHECK(rc == AMQ_OK || rc == AMQ_ECORRUPT, "validate: %d", rc);
     dump_and_reload(c, &al, 1 + (size % 300));

@@ -20,6 +20,7 @@
 #include "amq.h"
 #include "amq/guava.h"
 #include "amq/partitioned.h"
+#include "common/endian.h"
 
 static const char *outdir;
 
@@ -320,15 +321,6 @@ static void free_filters(fileset *fs)
         free(fs->bytes[i]);
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 /* ---- the targets' seeds ------------------------------------------------------------------ */
 
 static void seeds_container(sink *s)
@@ -388,8 +380,8 @@ static void seeds_header(sink *s)
  * reader still loads; 0 when the payload is not the shape expected. */
 static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
 {
-    const uint32_t q = (uint32_t)le64(params + 8) & 0xffffffffu;
-    const uint64_t cap = le64(params + 24);
+    const uint32_t q = (uint32_t)amq_load64(params + 8) & 0xffffffffu;
+    const uint64_t cap = amq_load64(params + 24);
     uint64_t nb, i, c, n;
     if (q > 20 || cap > (1u << 20))
         return 0;
@@ -400,7 +392,7 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
     for (i = 0; i < nb; i++)
         payload[64 * i + 62] = payload[64 * i + 63] = 0;
     for (i = 0; i < cap; i++) {
-        c = le64(payload + 64 * nb + 8 * i);
+        c = amq_load64(payload + 64 * nb + 8 * i);
         if (c == 0 || (c >> 16) >= nb)
             continue;
         n = (uint64_t)payload[64 * (c >> 16) + 62] + 1;
@@ -417,13 +409,13 @@ static int older_expandable(uint8_t *params, uint8_t *payload, size_t len)
  * 208 (none under way), their padding to 384, then the table). */
 static int quotient_with_deep_list(uint8_t *params, uint8_t *payload, size_t len)
 {
-    const uint64_t m = le64(params + 16), hb = 384;
+    const uint64_t m = amq_load64(params + 16), hb = 384;
     uint64_t w, a, lo;
     unsigned i;
-    if (le64(params + 32) != 0 || le64(params + 48) != 0 || m < 64 || m > (1u << 20) ||
+    if (amq_load64(params + 32) != 0 || amq_load64(params + 48) != 0 || m < 64 || m > (1u << 20) ||
         len != hb + ((m + 27) / 28 + 16) * 64)
         return 0;
-    w = le64(payload + hb);
+    w = amq_load64(payload + hb);
     if ((w & 255u) != 0)
         return 0;
     for (a = 0; a < 28; a++) /* a slot with no run whose lane is empty */
@@ -466,7 +458,7 @@ static void seeds_payload(uint32_t kind)
         if (fs.kind[i] != kind)
             continue;
         plen = (size_t)(fs.bytes[i][32] | (fs.bytes[i][33] << 8));
-        off = (size_t)le64(fs.bytes[i] + 40);
+        off = (size_t)amq_load64(fs.bytes[i] + 40);
         buf = malloc(19 + plen + fs.len[i]);
         buf[0] = fs.bytes[i][12]; /* hash algorithm: 1..4 map to themselves */
         memcpy(buf + 1, fs.bytes[i] + 16, 8);  /* seed */
@@ -537,6 +529,21 @@ static void seeds_roundtrip_policy(sink *s)
     emit_random(s, 11, 40, 600);
 }
 
+/* Keys of klen random letters, each after its length byte, written from
+ * buf[n] while n is under until and there is room for one more; returns
+ * the new n. */
+static size_t put_keys(uint8_t *buf, size_t n, size_t until, size_t cap, uint8_t klen,
+                       uint64_t *st)
+{
+    size_t j;
+    while (n < until && n + klen + 2u < cap) {
+        buf[n++] = klen;
+        for (j = 0; j < klen; j++)
+            buf[n++] = (uint8_t)('a' + rnd(st) % 26);
+    }
+    return n;
+}
+
 static void seeds_roundtrip_filter(sink *s)
 {
     uint8_t buf[512];
@@ -557,11 +564,7 @@ static void seeds_roundtrip_filter(sink *s)
             for (j = 0; j < 6; j++)       /* the way's parameters */
                 buf[n++] = (uint8_t)rnd(&st);
             buf[n++] = (uint8_t)(i & 1);  /* flags: through a file */
-            while (n < 40u + 60u * i && n + 10 < sizeof buf) {
-                buf[n++] = 8;
-                for (j = 0; j < 8; j++)
-                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-            }
+            n = put_keys(buf, n, 40u + 60u * i, sizeof buf, 8, &st);
             emit(s, buf, n);
         }
     }
@@ -573,11 +576,7 @@ static void seeds_roundtrip_filter(sink *s)
             for (j = 0; j < 24; j++)
                 buf[n++] = (uint8_t)rnd(&st);
             buf[n++] = (uint8_t)(i & 1);
-            while (n < 60u + 50u * i && n + 10 < sizeof buf) {
-                buf[n++] = 8;
-                for (j = 0; j < 8; j++)
-                    buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-            }
+            n = put_keys(buf, n, 60u + 50u * i, sizeof buf, 8, &st);
             emit(s, buf, n);
         }
     }
@@ -593,11 +592,7 @@ static void seeds_roundtrip_filter(sink *s)
         buf[n++] = (uint8_t)(i * 37); /* target: (u16 + 1) / 65537 */
         buf[n++] = i < 4 ? 0x02 : 0x40;
         buf[n++] = (uint8_t)(i & 1);
-        while (n < 60u + 50u * i && n + 10 < sizeof buf) {
-            buf[n++] = 8;
-            for (j = 0; j < 8; j++)
-                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-        }
+        n = put_keys(buf, n, 60u + 50u * i, sizeof buf, 8, &st);
         emit(s, buf, n);
     }
     emit_random(s, 17, 30, 400);
@@ -837,11 +832,7 @@ static void seeds_guava(sink *s)
         buf[n++] = (uint8_t)rnd(&st);
         buf[n++] = (uint8_t)(rnd(&st) % 256);
         buf[n++] = (uint8_t)(i % 4);
-        while (n < 40u + 30u * i) {
-            buf[n++] = 6;
-            for (j = 0; j < 6; j++)
-                buf[n++] = (uint8_t)('a' + rnd(&st) % 26);
-        }
+        n = put_keys(buf, n, 40u + 30u * i, sizeof buf, 6, &st);
         emit(s, buf, n);
     }
 }
@@ -1014,6 +1005,47 @@ static void seeds_rdb_cf(sink *s)
     free(w);
 }
 
+/* The bytes of a filter of kind at capacity n built from the keys "k0" ..
+ * "k<n-1>" (n at most 64); the quotient kind, which no builder makes (its
+ * size follows its keys), created and then added to; another kind the
+ * builder refuses, created empty.  A new buffer of *size bytes; NULL when
+ * that fails or *size is over max. */
+static uint8_t *keyed_filter(uint32_t kind, unsigned n, uint64_t max, uint64_t *size)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_hash128 h[64];
+    uint8_t *buf = NULL;
+    unsigned j;
+    char key[16];
+    int rc;
+
+    amq_config_init(&cfg, kind);
+    cfg.capacity = n;
+    for (j = 0; j < n && j < 64; j++)
+        h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
+                            (size_t)snprintf(key, sizeof key, "k%u", j));
+    if (kind == AMQ_KIND_QUOTIENT) {
+        rc = amq_filter_new(&cfg, &f, NULL);
+        if (rc == AMQ_OK)
+            rc = amq_filter_add_batch(f, h, j, NULL);
+    } else if ((rc = amq_filter_build(&cfg, h, j, &f, NULL)) != AMQ_OK) {
+        rc = amq_filter_new(&cfg, &f, NULL);
+    }
+    if (rc != AMQ_OK) {
+        amq_filter_free(f);
+        return NULL;
+    }
+    if (amq_filter_serialized_size(f, size) == AMQ_OK && *size <= max &&
+        (buf = malloc((size_t)*size)) != NULL &&
+        amq_filter_serialize(f, buf, (size_t)*size, NULL) != AMQ_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    amq_filter_free(f);
+    return buf;
+}
+
 /* fuzz_rdb_amq: encoding byte 4, then the value as amqt_rdb_save writes it
  * (state, maxsize, total, filled, chunk count, the amq file's bytes) for a
  * few kinds, and a loading value (state 1: the header and a little more). */
@@ -1026,31 +1058,10 @@ static void seeds_rdb_amq(sink *s)
     size_t i;
 
     for (i = 0; i < sizeof kinds / sizeof kinds[0] && w != NULL; i++) {
-        amq_config cfg;
-        amq_filter *f = NULL;
-        amq_hash128 h[64];
-        uint8_t *buf;
         uint64_t size;
-        unsigned j;
-        char key[16];
+        uint8_t *buf = keyed_filter(kinds[i], 64, 4096, &size);
 
-        amq_config_init(&cfg, kinds[i]);
-        cfg.capacity = 64;
-        for (j = 0; j < 64; j++)
-            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
-                                (size_t)snprintf(key, sizeof key, "k%u", j));
-        /* a kind no builder makes (its size follows its keys): created, then added to */
-        if (amq_filter_build(&cfg, h, 64, &f, NULL) != AMQ_OK &&
-            amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
-            continue;
-        if (kinds[i] == AMQ_KIND_QUOTIENT)
-            (void)amq_filter_add_batch(f, h, 64, NULL);
-        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 4096 ||
-            (buf = malloc((size_t)size)) == NULL) {
-            amq_filter_free(f);
-            continue;
-        }
-        if (amq_filter_serialize(f, buf, (size_t)size, NULL) == AMQ_OK) {
+        if (buf != NULL) {
             w->n = 0;
             w->b[w->n++] = 4;
             w64(w, 0);
@@ -1072,7 +1083,6 @@ static void seeds_rdb_amq(sink *s)
             emit(s, w->b, w->n);
         }
         free(buf);
-        amq_filter_free(f);
     }
     free(w);
 }
@@ -1120,35 +1130,12 @@ static void seeds_cli_redis_amq(sink *s)
         id = id << 6 | (uint64_t)(strchr(set, "amqfilter"[i]) - set);
     id = id << 10 | 4;
     for (k = 0; k < sizeof kinds / sizeof kinds[0] && w != NULL; k++) {
-        amq_config cfg;
-        amq_filter *f = NULL;
-        amq_hash128 h[32];
         uint8_t *buf;
         uint64_t size, crc, off;
         unsigned j;
-        char key[16];
 
-        amq_config_init(&cfg, kinds[k]);
-        cfg.capacity = 32;
-        for (j = 0; j < 32; j++)
-            h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
-                                (size_t)snprintf(key, sizeof key, "k%u", j));
-        if (kinds[k] == AMQ_KIND_QUOTIENT) { /* no builder: its size follows its keys */
-            if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
-                continue;
-            if (amq_filter_add_batch(f, h, 32, NULL) != AMQ_OK) {
-                amq_filter_free(f);
-                continue;
-            }
-        } else if (amq_filter_build(&cfg, h, 32, &f, NULL) != AMQ_OK) {
+        if ((buf = keyed_filter(kinds[k], 32, 2000, &size)) == NULL)
             continue;
-        }
-        if (amq_filter_serialized_size(f, &size) != AMQ_OK || size > 2000 ||
-            (buf = malloc((size_t)size)) == NULL) {
-            amq_filter_free(f);
-            continue;
-        }
-        (void)amq_filter_serialize(f, buf, (size_t)size, NULL);
         w->n = 0;
         wraw(w, (uint8_t[]){0}, 1); /* mode 0 */
         wraw(w, (uint8_t[]){7}, 1);
@@ -1179,7 +1166,6 @@ static void seeds_cli_redis_amq(sink *s)
         }
         emit(s, w->b, w->n);
         free(buf);
-        amq_filter_free(f);
     }
     free(w);
 }
@@ -1228,7 +1214,33 @@ static void seeds_rdb_af(sink *s)
 }
 
 /* fuzz_scandump_*: u16 header length H, the header chunk, then chunks as
- * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order. */
+ * (u64 iterator, u16 length, bytes) - a real dump in SCANDUMP order.  A
+ * dump starts w with its header, adds each chunk, and is emitted twice:
+ * alone, and with the end of the chunks and a few commands after it. */
+static void dump_header(wbuf *w, const uint8_t *hdr, size_t hlen)
+{
+    w->n = 0;
+    w->b[w->n++] = (uint8_t)hlen;
+    w->b[w->n++] = (uint8_t)(hlen >> 8);
+    wraw(w, hdr, hlen);
+}
+
+static void dump_chunk(wbuf *w, uint64_t next, const uint8_t *data, size_t len)
+{
+    uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
+    w64(w, next);
+    wraw(w, l2, 2);
+    wraw(w, data, len);
+}
+
+static void emit_dump(sink *s, wbuf *w)
+{
+    emit(s, w->b, w->n);
+    wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
+    wraw(w, seed_ops, sizeof seed_ops - 1);
+    emit(s, w->b, w->n);
+}
+
 static void seeds_scandump_bf(sink *s)
 {
     amq_sbloom *b;
@@ -1244,22 +1256,11 @@ static void seeds_scandump_bf(sink *s)
             continue;
         hlen = amq_sbloom_header_serialized_size(b);
         if (hlen <= sizeof hdr && amq_sbloom_header_serialize(b, hdr, sizeof hdr) == AMQ_OK) {
-            w->n = 0;
-            w->b[w->n++] = (uint8_t)hlen;
-            w->b[w->n++] = (uint8_t)(hlen >> 8);
-            wraw(w, hdr, hlen);
+            dump_header(w, hdr, hlen);
             for (it = 1; amq_sbloom_chunk(b, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
-                 it = next) {
-                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
-                w64(w, next);
-                wraw(w, l2, 2);
-                wraw(w, data, len);
-            }
-            emit(s, w->b, w->n);
-            /* Then the end of the chunks and a few commands. */
-            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
-            wraw(w, seed_ops, sizeof seed_ops - 1);
-            emit(s, w->b, w->n);
+                 it = next)
+                dump_chunk(w, next, data, len);
+            emit_dump(s, w);
         }
         amq_sbloom_free(b);
     }
@@ -1280,22 +1281,11 @@ static void seeds_scandump_cf(sink *s)
         if ((c = rb_cuckoo(v)) == NULL)
             continue;
         if (amq_scuckoo_header_serialize(c, hdr, sizeof hdr) == AMQ_OK) {
-            w->n = 0;
-            w->b[w->n++] = (uint8_t)sizeof hdr;
-            w->b[w->n++] = 0;
-            wraw(w, hdr, sizeof hdr);
+            dump_header(w, hdr, sizeof hdr);
             for (it = 1; amq_scuckoo_chunk(c, it, 100, &data, &len, &next) == AMQ_OK && len != 0;
-                 it = next) {
-                uint8_t l2[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
-                w64(w, next);
-                wraw(w, l2, 2);
-                wraw(w, data, len);
-            }
-            emit(s, w->b, w->n);
-            /* Then the end of the chunks and a few commands. */
-            wraw(w, "\0\0\0\0\0\0\0\0\0\0", 10);
-            wraw(w, seed_ops, sizeof seed_ops - 1);
-            emit(s, w->b, w->n);
+                 it = next)
+                dump_chunk(w, next, data, len);
+            emit_dump(s, w);
         }
         amq_scuckoo_free(c);
     }
