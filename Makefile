@@ -566,7 +566,7 @@ python: $(STATIC_LIB)
 	@AMQ_BUILD_DIR=$(BUILD) $(PYTHON) python/buildtool/amq_build.py --inplace $(BUILD)/python \
 	    >/dev/null
 
-test-python: python $(BUILD)/amq
+test-python: python $(BUILD)/amq $(REDIS_MODULE)
 	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \
 	    AMQ_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q -p no:cacheprovider .
 	@# the .pyi stubs say what the extension takes (Debian's python3-mypy)
