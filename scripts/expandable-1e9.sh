@@ -20,25 +20,10 @@
 # EXP_1E9_ABSENT: the keys never added (default 1e7).  A test run:
 #   scripts/expandable-1e9.sh --kind both --out /tmp/exp 1e6
 #
-# Memory and time.  The expandable kind: 6.3 GiB peak at 1e9 (the table
-# doubling to 2^26 buckets keeps the old one meanwhile), 18 minutes on the
-# 2-core machine at load 7-8 (measured, before --kind).  The quotient kind
-# holds about 20 bits a key and, during a growth (about 4 % of the adds),
-# both tables: 2.1x the old one, 40.5 bits a key just after a growth starts.
-# Measured at 1e7 (--grow-only, 2026-12-01, this 2-core VM, load 2.4-2.6):
-# quotient 48.5 MiB peak resident, 17.8 s; expandable 38.6 MiB, 7.7 s.  The
-# quotient kind's 1e7 peak is its last growth's two tables (the old one and
-# the new one, 1.1x it; at 9.5M keys): 2.1 / 1.1 = 1.91x the 25.0 MB table
-# it holds at 1e7 keys (20.03 bits a key), 45.6 MiB, plus about 3 MiB of
-# process.  EXTRAPOLATED, not measured: 24 growths a decade (97 at 1e7,
-# 121 at 1e8) make 145 at 1e9, a table of about 1.06e9 slots (19.4 bits a
-# key, 2.43 GB) whose growth began at 0.92e9 keys, so a peak of about
-# 1.91 x 2.43 GB = 4.3 GiB (the 1e7 peak times the tables' ratio, 97x); at
-# most 4.7 GiB whatever the phase of the growths (2.1 x 1e9 / 0.95 slots x
-# 18.3 bits).  Its time at 1e9, a guess from the 1e7 run and make
-# bench-expandable's ns per add and query at 1e8: 15 to 40 minutes.
-# --kind both runs the kinds one after the other: its peak is the
-# expandable kind's 6.3 GiB, its time the sum.
+# Memory and time: docs/expandable-1e9.md has the last run's (the quotient
+# kind at 1e9: 4.32 GiB peak, its last growth's two tables, and 27 minutes on
+# the 2-core VM); the expandable kind's doubling peaked at 6.3 GiB.  --kind
+# both runs the kinds one after the other: its peak is the larger one's.
 set -e
 
 usage() {
