@@ -238,12 +238,22 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 # on tiny sizes by `make test`; `make bench` runs it for real.
 tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH) $(FUSE_BENCH)
 
-test-unit: $(TEST_BIN) test-headers
-	@scripts/run-tests.sh $(TEST_BIN)
-	@# The cuckoo filter's batches by AVX2 gathers, on a CPU that would take AVX-512's.
-	@AMQ_SIMD=avx2 scripts/run-tests.sh $(BUILD)/tests/test_cuckoo
-	@# The quotient kind's every test on its baseline table too (the run above took AVX2's).
-	@AMQ_SIMD=scalar scripts/run-tests.sh $(BUILD)/tests/test_quotient
+# Each program's run is a target of its own, so that make -j (make test's
+# streams, when the other has ended) runs them side by side.
+UNIT_RUNS := $(patsubst $(BUILD)/tests/%,run-unit/%,$(TEST_BIN))
+.PHONY: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@scalar
+test-unit: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@scalar test-headers
+
+$(UNIT_RUNS): run-unit/%: $(BUILD)/tests/%
+	@scripts/run-tests.sh $<
+
+# The cuckoo filter's batches by AVX2 gathers, on a CPU that would take AVX-512's.
+run-unit/test_cuckoo@avx2: $(BUILD)/tests/test_cuckoo
+	@AMQ_SIMD=avx2 scripts/run-tests.sh $<
+
+# The quotient kind's every test on its baseline table too (the run above took AVX2's).
+run-unit/test_quotient@scalar: $(BUILD)/tests/test_quotient
+	@AMQ_SIMD=scalar scripts/run-tests.sh $<
 
 # Every public header compiles alone (and amq/advanced.h only when asked for);
 # every status-returning public function lists its statuses.
@@ -308,8 +318,8 @@ test-clang:
 
 # Two streams of about equal length side by side, each in its own build
 # directories (one after the other they took 30 minutes on a machine of 2
-# CPUs, CI's): the gcc build's tests, and the sanitized, fuzz and clang
-# builds'.  Every Redis server is started by the first.  -Otarget prints
+# CPUs, CI's): the gcc and ThreadSanitizer builds' tests, and the ASan,
+# fuzz and clang builds'.  Every Redis server is started by the first.  -Otarget prints
 # each step's output whole when it ends, so a failure's lines stay together.
 test: deps-test
 	@$(MAKE) --no-print-directory -j2 -Otarget test-stream-gcc test-stream-checked
@@ -325,11 +335,11 @@ test-stream-gcc:
 	@$(MAKE) --no-print-directory WERROR=1 test-python
 	@$(MAKE) --no-print-directory WERROR=1 test-example
 	@$(MAKE) --no-print-directory WERROR=1 test-faults
+	@$(MAKE) --no-print-directory tsan
 
 test-stream-checked:
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-fuzz
-	@$(MAKE) --no-print-directory tsan
 	@$(MAKE) --no-print-directory test-clang
 
 # Fuzz targets, seed corpora, replay (fuzz/fuzz.mk): make fuzz, fuzz-long, test-fuzz.
