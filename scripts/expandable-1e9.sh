@@ -22,8 +22,9 @@
 #
 # Memory and time: docs/expandable-1e9.md has the last run's (the quotient
 # kind at 1e9: 4.32 GiB peak, its last growth's two tables, and 27 minutes on
-# the 2-core VM); the expandable kind's doubling peaked at 6.3 GiB.  --kind
-# both runs the kinds one after the other: its peak is the larger one's.
+# the 2-core VM); the expandable kind's doubling peaked at 6.3 GiB
+# (docs/expandable.md, "Measured").  --kind both runs the kinds one after
+# the other: its peak is the larger one's.
 set -e
 
 usage() {
