@@ -75,50 +75,24 @@ static uint64_t ex_bytes(const void *f)
     return st.bytes;
 }
 
-BENCH_SUBJECT(amq_expandable_subject) = {
-    .name = "amq expandable, grown from 1,000",
-    .family = "expandable",
-    .peer = 0,
-    .create = ex_create,
-    .destroy = ex_destroy,
-    .insert = ex_insert,
-    .query = ex_query,
-    .bytes = ex_bytes,
-    .no_sweep = 1, /* the lanes are fixed: a target moves only the growth limit */
-};
+/* A subject of a kind grown from 1,000: the lanes or entries are fixed, so a
+ * target moves only the growth limit (no sweep of targets). */
+#define GROWN_SUBJECT(var, label, create_fn, query_fn) \
+    BENCH_SUBJECT(var) = {                             \
+        .name = label,                                 \
+        .family = "expandable",                        \
+        .peer = 0,                                     \
+        .create = create_fn,                           \
+        .destroy = ex_destroy,                         \
+        .insert = ex_insert,                           \
+        .query = query_fn,                             \
+        .bytes = ex_bytes,                             \
+        .no_sweep = 1,                                 \
+    }
 
-BENCH_SUBJECT(amq_expandable_batch_subject) = {
-    .name = "amq expandable, grown from 1,000, batched",
-    .family = "expandable",
-    .peer = 0,
-    .create = ex_create,
-    .destroy = ex_destroy,
-    .insert = ex_insert,
-    .query = ex_query_batch,
-    .bytes = ex_bytes,
-    .no_sweep = 1,
-};
-
-BENCH_SUBJECT(amq_quotient_subject) = {
-    .name = "amq quotient, grown from 1,000",
-    .family = "expandable",
-    .peer = 0,
-    .create = qf_create,
-    .destroy = ex_destroy,
-    .insert = ex_insert,
-    .query = ex_query,
-    .bytes = ex_bytes,
-    .no_sweep = 1, /* the entries are fixed: a target moves only the growth limit */
-};
-
-BENCH_SUBJECT(amq_quotient_batch_subject) = {
-    .name = "amq quotient, grown from 1,000, batched",
-    .family = "expandable",
-    .peer = 0,
-    .create = qf_create,
-    .destroy = ex_destroy,
-    .insert = ex_insert,
-    .query = ex_query_batch,
-    .bytes = ex_bytes,
-    .no_sweep = 1,
-};
+GROWN_SUBJECT(amq_expandable_subject, "amq expandable, grown from 1,000", ex_create, ex_query);
+GROWN_SUBJECT(amq_expandable_batch_subject, "amq expandable, grown from 1,000, batched", ex_create,
+              ex_query_batch);
+GROWN_SUBJECT(amq_quotient_subject, "amq quotient, grown from 1,000", qf_create, ex_query);
+GROWN_SUBJECT(amq_quotient_batch_subject, "amq quotient, grown from 1,000, batched", qf_create,
+              ex_query_batch);
