@@ -16,6 +16,7 @@
 #define AMQ_ADVANCED_API 1 /* amq_filter_serialize_range, amq_filter_peek */
 #include "cli.h"
 #include "cmd_redis_amq.h"
+#include "crc64.h"
 
 #include "amq/advanced.h"
 
@@ -298,19 +299,6 @@ static uint8_t *rd_string(rd *r, size_t *len)
     return s;
 }
 
-static uint64_t crc64_jones(const uint8_t *p, size_t n)
-{
-    uint64_t crc = 0;
-    size_t i;
-    int b;
-    for (i = 0; i < n; i++) {
-        crc ^= p[i];
-        for (b = 0; b < 8; b++)
-            crc = crc & 1 ? (crc >> 1) ^ UINT64_C(0x95AC9329AC4BC9B5) : crc >> 1;
-    }
-    return crc;
-}
-
 /* The last 8 bytes are the CRC-64 of the others. */
 static int dump_crc_ok(const uint8_t *p, size_t n)
 {
@@ -318,7 +306,7 @@ static int dump_crc_ok(const uint8_t *p, size_t n)
     size_t i;
     for (i = 0; i < 8; i++)
         crc |= (uint64_t)p[n - 8 + i] << (8 * i);
-    return crc64_jones(p, n - 8) == crc;
+    return cli_crc64_jones(p, n - 8) == crc;
 }
 
 /* The module id of amqfilter, encoding version 4 (redis/amqtype.c). */

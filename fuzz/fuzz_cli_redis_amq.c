@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_CHECK(p != NULL, "malloc");
         memcpy(p, data + 1, n);
         if ((data[0] & 2) && n >= 8) {
-            uint64_t crc = crc64_jones(p, n - 8);
+            uint64_t crc = cli_crc64_jones(p, n - 8);
             int i;
             for (i = 0; i < 8; i++)
                 p[n - 8 + (size_t)i] = (uint8_t)(crc >> (8 * i));

@@ -21,6 +21,7 @@
 #include "amq/guava.h"
 #include "amq/partitioned.h"
 #include "common/endian.h"
+#include "../cli/crc64.h"
 
 static const char *outdir;
 
@@ -1104,19 +1105,6 @@ static void rdb_len(wbuf *w, uint64_t v)
     }
 }
 
-static uint64_t seed_crc64(const uint8_t *p, size_t n)
-{
-    uint64_t crc = 0;
-    size_t i;
-    int b;
-    for (i = 0; i < n; i++) {
-        crc ^= p[i];
-        for (b = 0; b < 8; b++)
-            crc = crc & 1 ? (crc >> 1) ^ UINT64_C(0x95AC9329AC4BC9B5) : crc >> 1;
-    }
-    return crc;
-}
-
 static void seeds_cli_redis_amq(sink *s)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO, AMQ_KIND_RIBBON,
@@ -1149,7 +1137,7 @@ static void seeds_cli_redis_amq(sink *s)
         wraw(w, buf, (size_t)size);
         rdb_len(w, 0);
         wraw(w, (uint8_t[]){10, 0}, 2);    /* RDB version */
-        crc = seed_crc64(w->b + 1, w->n - 1);
+        crc = cli_crc64_jones(w->b + 1, w->n - 1);
         for (j = 0; j < 8; j++)
             wraw(w, (uint8_t[]){(uint8_t)(crc >> (8 * j))}, 1);
         emit(s, w->b, w->n);
