@@ -295,7 +295,7 @@ test-asan:
 # ThreadSanitizer: the tests of the kinds that allow concurrent adds.  An
 # entry program:name runs only that program's tests whose names hold name:
 # ThreadSanitizer reports races between threads, so test_blocked_bloom's
-# single-threaded tests (165 of its 174 s under it) would check nothing.
+# single-threaded tests would check nothing (docs/reliability.md).
 TSAN_TESTS := test_blocked_bloom:concurrent test_partitioned
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan TSAN=1 WERROR=1 \
@@ -317,10 +317,10 @@ test-clang:
 	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 build/clang/amq.so
 
 # Two streams of about equal length side by side, each in its own build
-# directories (one after the other they took 30 minutes on a machine of 2
-# CPUs, CI's): the gcc and ThreadSanitizer builds' tests, and the ASan,
-# fuzz and clang builds'.  Every Redis server is started by the first.  -Otarget prints
-# each step's output whole when it ends, so a failure's lines stay together.
+# directories, so that a machine of 2 CPUs (CI's) is kept busy (README): the
+# gcc and ThreadSanitizer builds' tests, and the ASan, fuzz and clang builds'.
+# Every Redis server is started by the first.  -Otarget prints each step's
+# output whole when it ends, so a failure's lines stay together.
 test: deps-test
 	@$(MAKE) --no-print-directory -j2 -Otarget test-stream-gcc test-stream-checked
 	@echo "make test: all tests passed"

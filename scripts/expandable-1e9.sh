@@ -21,10 +21,9 @@
 #   scripts/expandable-1e9.sh --kind both --out /tmp/exp 1e6
 #
 # Memory and time: docs/expandable-1e9.md has the last run's (the quotient
-# kind at 1e9: 4.32 GiB peak, its last growth's two tables, and 27 minutes on
-# the 2-core VM); the expandable kind's doubling peaked at 6.3 GiB
-# (docs/expandable.md, "Measured").  --kind both runs the kinds one after
-# the other: its peak is the larger one's.
+# kind's peak is its last growth's two tables); the expandable kind's
+# doubling peak is in docs/expandable.md ("Measured").  --kind both runs the
+# kinds one after the other: its peak is the larger one's.
 set -e
 
 usage() {

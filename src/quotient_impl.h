@@ -1346,7 +1346,7 @@ static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *add
 }
 
 /* The lines a query of h reads: its slot's and the next (a run begun near a
- * line's end goes on into it, about one query in five at 95 % load). */
+ * line's end goes on into it). */
 static inline void prefetch_lines(const amq_qf *x, uint64_t h)
 {
     const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
@@ -1356,9 +1356,7 @@ static inline void prefetch_lines(const amq_qf *x, uint64_t h)
 
 /* The batched queries' window: key i + QF_WINDOW's lines are prefetched
  * while key i is answered, over a ring of hashes, so that no key of a batch
- * goes unprefetched (blocks of hashes left each block's first keys so: they
- * took 40-65 ns a key where a window of 16 to 128 took 26-33 at 30M and
- * 100M keys). */
+ * goes unprefetched (docs/expandable.md, "The batched query's window"). */
 #define QF_WINDOW 32u
 
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
