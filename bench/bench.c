@@ -1770,7 +1770,7 @@ static const struct {
     {"amq quotient, grown from 1,000", "quotient"},
 };
 
-static void expandable_ratios(FILE *f, const row *rows, int nrows, uint64_t n, int md)
+static void all_grown_ratios(FILE *f, const row *rows, int nrows, uint64_t n, int md)
 {
     size_t i;
     for (i = 0; i < sizeof grown_kinds / sizeof grown_kinds[0]; i++)
@@ -1892,7 +1892,7 @@ static void write_md(const opts *o, const char *mach, const line_result *lr,
                 "scalable Bloom from 1,000 / kind | bits/key, kind / blocked "
                 "|\n|---|---|---:|---:|---:|---:|---:|\n");
         for (j = 0; j < o->nn; j++)
-            expandable_ratios(f, rows, nrows, o->ns[j], 1);
+            all_grown_ratios(f, rows, nrows, o->ns[j], 1);
         fprintf(f, "\n");
     }
     fuse_md(f);
@@ -2186,7 +2186,7 @@ int main(int argc, char **argv)
 
     printf("\nratios at each n: the kinds grown from 1,000 (issue 44)\n");
     for (j = 0; j < o.nn; j++)
-        expandable_ratios(stdout, rows, nrows, o.ns[j], 0);
+        all_grown_ratios(stdout, rows, nrows, o.ns[j], 0);
 
     {
         /* The head-to-head ratios of the targets (see head_to_head). */
