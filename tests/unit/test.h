@@ -18,6 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 1 in an AddressSanitizer build (gcc's macro, clang's feature): tests that
+ * check memory use at smaller sizes there, their full sizes in the plain run. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_SAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SAN 1
+#endif
+#endif
+#ifndef UNDER_SAN
+#define UNDER_SAN 0
+#endif
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);

@@ -470,9 +470,10 @@ static amq_hash128 twice(uint64_t x)
 }
 
 /* 64-bit hashes x stand for {x, x}: filters of 64 blocks (4 KiB) and 40000
- * (2.5 MiB), every k, filled so that about 30 % of random queries answer
+ * (2.5 MiB; 8000 under ASan, both below AMQ_BLK_FAR_BYTES, so the same
+ * paths), every k, filled so that about 30 % of random queries answer
  * "maybe" (a fraction 0.3^(1/k) of the bits set). */
-static const uint64_t h64_sizes[] = {64, 40000};
+static const uint64_t h64_sizes[] = {64, UNDER_SAN ? 8000 : 40000};
 #define H64_NQ 4001u
 
 static amq_blocked_params h64_params(uint32_t si, uint32_t k)

@@ -23,17 +23,6 @@
 #include "common/endian.h"
 #include "test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_SAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_SAN 1
-#endif
-#endif
-#ifndef UNDER_SAN
-#define UNDER_SAN 0
-#endif
-
 /* Keys grown to by the big test, and its absent keys at the end. */
 #define GROW_KEYS (UNDER_SAN ? 1000000u : 4000000u)
 #define GROW_ABSENT 1000000u
