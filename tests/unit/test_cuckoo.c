@@ -371,8 +371,8 @@ TEST(cuckoo_model_every_width)
     /* Every fingerprint width in every bucket size: one 64-bit word per
      * bucket, two words (4 slots of 17-32 bits, 2 slots of 31), slot by
      * slot (8 slots of over 16 bits).  Under ASan 3000 operations a shape:
-     * the load reaches 90 % (kicks, the victim slot) in about 1,400 (8 slots,
-     * a net 0.32 items an operation) and stays there. */
+     * the load reaches 90 % (kicks, the victim slot) within about 1,000 (8
+     * slots) and stays there. */
     uint32_t f;
     int j;
     for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
