@@ -352,8 +352,15 @@ def test_long_chain_compact_and_delete_keep_ping_fast(env):
     holes_calls = [min(ts) for ts in zip(*(c for _, c in runs))]
     r.delete("holes-b", "holes-c")
     whole = sum(holes_calls)
-    rep, cpu["compact full"] = _cpu_of(r, "CF.COMPACT", "full")
-    assert rep == b"OK"
+    # Nothing can move in the full chain, so each call does the same reads (the search for
+    # room, linear in the chain): its least CPU of three, as the holes calls' - the first
+    # reads the chain cold, which on a VM costs many times the same reads warm.
+    full_calls = []
+    for _ in range(3):
+        rep, t = _cpu_of(r, "CF.COMPACT", "full")
+        assert rep == b"OK"
+        full_calls.append(t)
+    cpu["compact full"] = min(full_calls)
     for i in range(20):
         item = "del-%d" % i
         rep, t = _cpu_of(r, "CF.DEL", "full", item)
