@@ -353,8 +353,8 @@ def test_long_chain_compact_and_delete_keep_ping_fast(env):
     r.delete("holes-b", "holes-c")
     whole = sum(holes_calls)
     # Nothing can move in the full chain, so each call does the same reads (the search for
-    # room, linear in the chain): its least CPU of three, as the holes calls' - the first
-    # reads the chain cold, which on a VM costs many times the same reads warm.
+    # room, linear in the chain): its least CPU of three, as the holes calls' - on a VM the
+    # first of them measured many times the next ones.
     full_calls = []
     for _ in range(3):
         rep, t = _cpu_of(r, "CF.COMPACT", "full")

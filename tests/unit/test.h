@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 in an AddressSanitizer build (gcc's macro, clang's feature): tests that
- * check memory use at smaller sizes there, their full sizes in the plain run. */
+/* 1 in an AddressSanitizer build (gcc's macro, clang's feature): tests whose
+ * sizes only cost time run smaller there, at their full sizes in the plain run. */
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_SAN 1
 #elif defined(__has_feature)
