@@ -28,7 +28,7 @@
  * totals are then products, O(1) however long the chain. */
 static int uniform(const amq_scuckoo *c)
 {
-    return c->expansion <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
+    return c->exp_log <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
 }
 
 typedef struct lookup {
@@ -147,11 +147,11 @@ amq_scuckoo *amq_sc_shell(const amq_scuckoo_params *p, const amq_allocator *allo
     c->seed = p->seed;
     c->max_filters = p->max_links;
     c->max_iterations = (uint16_t)p->max_kicks;
-    c->expansion = (uint16_t)p->expansion;
+    c->exp_log = p->expansion == 0 ? 0 : (uint8_t)(__builtin_ctz(p->expansion) + 1);
     c->bucket_size = (uint8_t)p->bucket_size;
     c->fingerprint_bits = (uint8_t)p->fingerprint_bits;
-    c->redisbloom = (uint8_t)p->redisbloom;
-    c->hash_algo = (uint8_t)p->hash_algo;
+    c->redisbloom = p->redisbloom != 0;
+    c->hash_algo = (uint8_t)(p->hash_algo & 0x7fu);
     return c;
 }
 
@@ -202,6 +202,8 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 void amq_sc_pop_subf(amq_scuckoo *c)
 {
     c->nf--;
+    if (c->full_links > c->nf)
+        c->full_links = c->nf;
     amq_block_free(c->alloc, c->f[c->nf].data, (size_t)amq_sc_table_bytes(c, c->f[c->nf].nb));
 }
 
@@ -214,7 +216,7 @@ int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables)
     int rc;
     for (j = 0; j < nf; j++) {
         if (j > 0)
-            nb *= c->expansion;
+            nb *= sc_expansion(c);
         rc = push_subf(c, nb, tables != NULL ? tables[j] : NULL);
         if (rc != AMQ_OK)
             return rc;
@@ -412,9 +414,9 @@ static int grow(amq_scuckoo *c)
     subf *last = &c->f[c->nf - 1];
     uint64_t nb;
 
-    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / c->expansion)
+    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / sc_expansion(c))
         return AMQ_ELIMIT;
-    nb = last->nb * c->expansion;
+    nb = last->nb * sc_expansion(c);
     if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->bucket_size || c->nf >= AMQ_SCUCKOO_MAX_LINKS)
         return AMQ_ELIMIT;
     return push_subf(c, nb, NULL);
@@ -441,7 +443,7 @@ static int insert_lookup(amq_scuckoo *c, const lookup *l)
             c->items++;
             return 1;
         }
-        if (c->expansion == 0)
+        if (c->exp_log == 0)
             return AMQ_EFULL;
         if (c->nf >= c->max_filters)
             return AMQ_ELIMIT;
@@ -527,6 +529,25 @@ uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
 
 /* ---- deletion and compaction ------------------------------------------------------------- */
 
+/* Slot visits left to this compaction, each costing one earlier bucket
+ * (the flat walk) or one per earlier link (the plain walk). */
+static int spend(uint64_t *budget, uint64_t cost)
+{
+    if (*budget < cost) {
+        *budget = 0;
+        return 0;
+    }
+    *budget -= cost;
+    return 1;
+}
+
+/* A slot of link j emptied: the links holding no empty slot end before it. */
+static void emptied(amq_scuckoo *c, uint32_t j)
+{
+    if (j < c->full_links)
+        c->full_links = (uint16_t)j;
+}
+
 /* Moves the fingerprint of slot `slot` (bucket i) of link fi to the
  * oldest earlier link with room: 1 moved or empty, 0 no room. */
 static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
@@ -539,11 +560,12 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
     if (fp == 0)
         return 1;
     h2 = alt_hash(fp, i);
-    for (j = 0; j < fi; j++) {
+    for (j = c->full_links; j < fi; j++) {
         to = find_available(c, &c->f[j], i, h2);
         if (to >= 0) {
             slot_set(c, &c->f[j], (uint64_t)to, fp);
             slot_set(c, s, slot, 0);
+            emptied(c, fi);
             return 1;
         }
     }
@@ -558,20 +580,29 @@ static int relocate(amq_scuckoo *c, uint32_t fi, uint64_t i, uint64_t slot)
  * that bucket that may be empty: during a compaction room only disappears
  * from the links moved into (the slots emptied belong to the one
  * being compacted, never a target again), so both only move forward and a
- * whole compaction reads each slot of the chain about once.  The
- * fingerprint lands where relocate() would put it: the oldest link
- * with room in bucket i or, failing that, in its alternate bucket.
+ * whole compaction reads each slot of the chain about once, each bucket
+ * passed over charged to the budget.  The fingerprint lands where
+ * relocate() would put it: the oldest link with room in bucket i or,
+ * failing that, in its alternate bucket.
  */
 typedef struct room {
     uint16_t *first; /* nb0 entries; link indexes fit (at most 65535) */
     uint8_t *pos;    /* nb0 entries; bucket sizes are at most 255 */
 } room;
 
-static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at)
+/* The first empty slot of bucket b in links below limit, or -1 (none, or
+ * the budget ran out on the way: *budget is then 0). */
+static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at,
+                       uint64_t *budget)
 {
     uint32_t j = r->first[b], k = r->pos[b], bs = c->bucket_size;
     int64_t to = -1;
+    int out = 0;
 
+    if (j < c->full_links) { /* full links are never searched */
+        j = c->full_links;
+        k = 0;
+    }
     for (; j < limit; j++, k = 0) {
         const subf *s = &c->f[j];
         if (c->fingerprint_bits == 8) {
@@ -587,16 +618,23 @@ static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit
             if (k < bs)
                 break;
         }
+        if (!spend(budget, bs - k)) { /* the slots read, past pos[b] */
+            j++; /* link j's bucket b was read full */
+            k = 0;
+            out = 1;
+            break;
+        }
     }
     r->first[b] = (uint16_t)j;
     r->pos[b] = (uint8_t)(j < limit ? k : 0);
     *at = j;
-    if (j < limit)
+    if (j < limit && !out)
         to = (int64_t)(b * bs + k);
     return to;
 }
 
-static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint64_t slot)
+static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint64_t slot,
+                         uint64_t *budget)
 {
     subf *s = &c->f[fi];
     uint32_t fp = slot_get(c, s, slot), j1, j2;
@@ -606,13 +644,15 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
     if (fp == 0)
         return 1;
     i2 = alt_hash(fp, i) & (s->nb - 1);
-    to1 = room_in(c, r, i, fi, &j1);
+    to1 = room_in(c, r, i, fi, &j1, budget);
     if (i2 == i) {
         to2 = -1;
         j2 = j1;
     } else {
-        to2 = room_in(c, r, i2, fi, &j2);
+        to2 = room_in(c, r, i2, fi, &j2, budget);
     }
+    if (*budget == 0) /* a search cut short: the oldest room is not known */
+        return 0;
     if (to1 >= 0 && (to2 < 0 || j1 <= j2))
         slot_set(c, &c->f[j1], (uint64_t)to1, fp);
     else if (to2 >= 0)
@@ -620,6 +660,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
     else
         return 0;
     slot_set(c, s, slot, 0);
+    emptied(c, fi);
     return 1;
 }
 
@@ -631,53 +672,65 @@ static int subf_empty(const amq_scuckoo *c, uint32_t fi)
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
 
-/* 1 when some bucket of the links before fi may still take a
- * fingerprint (first[] advanced on the way, so each bucket of the chain is
- * read about once over a whole compaction). */
-static int room_below(const amq_scuckoo *c, room *r, uint32_t fi)
+/* Slots of link j read up to its first empty one, all when none is. */
+static uint64_t read_to_room(const amq_scuckoo *c, uint32_t j)
 {
-    uint64_t b;
-    uint32_t at;
-    for (b = 0; b < nb0_of(c); b++)
-        if (room_in(c, r, b, fi, &at) >= 0)
+    const subf *s = &c->f[j];
+    uint64_t slots = s->nb * c->bucket_size, k;
+    if (c->fingerprint_bits == 8) {
+        const uint8_t *q = memchr(s->data, 0, (size_t)slots);
+        return q == NULL ? slots : (uint64_t)(q - s->data) + 1;
+    }
+    for (k = 0; k < slots && slot_get(c, s, k) != 0; k++)
+        ;
+    return k < slots ? k + 1 : slots;
+}
+
+/* Some link below fi may take a fingerprint: 1; none can: 0; the budget
+ * ran out first: -1.  Moves full_links past the links found full, each
+ * slot read charged (a call reads at least one link, so a chain full up
+ * to deep links is passed over across calls, however long). */
+static int room_below(amq_scuckoo *c, uint32_t fi, uint64_t *budget)
+{
+    while (c->full_links < fi) {
+        uint32_t j = c->full_links;
+        uint64_t read;
+        if (*budget == 0)
+            return -1;
+        read = read_to_room(c, j);
+        spend(budget, read);
+        if (read < c->f[j].nb * c->bucket_size || slot_get(c, &c->f[j], read - 1) == 0)
             return 1;
+        c->full_links = (uint16_t)(j + 1);
+    }
     return 0;
 }
 
-/* Slot visits left to this compaction, each costing one earlier bucket
- * (the flat walk) or one per earlier link (the plain walk). */
-static int spend(uint64_t *budget, uint64_t cost)
-{
-    if (*budget < cost) {
-        *budget = 0;
-        return 0;
-    }
-    *budget -= cost;
-    return 1;
-}
-
+/* Link fi's fingerprints moved to earlier links: 1 all of them (the link
+ * dropped when it is the last), 0 some stayed or the budget ran out, -1
+ * none can move, here or in any earlier link (no room below fi). */
 static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
 {
-    uint64_t i, nb = c->f[fi].nb, cost = r != NULL ? 1 : (uint64_t)fi + 1;
+    uint64_t i, nb = c->f[fi].nb, cost;
     uint32_t k, bs = c->bucket_size;
-    int ok = 1;
+    int ok = 1, rc;
 
-    /* Nowhere to move to: the walk below would fail on every fingerprint;
-     * the answer without it is the same (and a chain that is full up to
-     * here costs one pass over its buckets instead of one per slot). */
-    if (r != NULL && !room_below(c, r, fi)) {
-        if (!subf_empty(c, fi))
-            return 0;
-        if (fi + 1u == c->nf)
+    rc = room_below(c, fi, budget);
+    if (rc < 0)
+        return 0;
+    if (rc == 0) {
+        if (fi + 1u == c->nf && subf_empty(c, fi)) {
             amq_sc_pop_subf(c);
-        return 1;
+            return 1;
+        }
+        return -1;
     }
-
+    cost = r != NULL ? 1 : (uint64_t)(fi - c->full_links) + 1;
     for (i = 0; i < nb; i++) {
         if (!spend(budget, cost * bs))
             return 0;
         for (k = 0; k < bs; k++)
-            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k)
+            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k, budget)
                             : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
     }
@@ -697,11 +750,12 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     uint8_t *scratch = NULL;
     size_t bytes = 0;
     uint32_t j;
+    int rc;
 
     /* Expansion 1 (0 allows a single link): every link has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->expansion == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
+    if (c->exp_log == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
         bytes = (size_t)nb0_of(c) * 3;
         scratch = amq_calloc(c->alloc, bytes);
         if (scratch != NULL) {
@@ -710,9 +764,11 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
             rp = &r;
         }
     }
-    for (j = c->nf; j > 1 && budget > 0; j--)
-        if (!compact_one(c, j - 1, rp, &budget) && !cont)
+    for (j = c->nf; j > 1 && budget > 0; j--) {
+        rc = compact_one(c, j - 1, rp, &budget);
+        if (rc < 0 || (rc == 0 && !cont))
             break;
+    }
     amq_free(c->alloc, scratch, bytes);
     c->deletes = 0;
 }
@@ -731,6 +787,7 @@ int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h)
         if (slot < 0)
             continue;
         slot_set(c, s, (uint64_t)slot, 0);
+        emptied(c, j - 1);
         c->items -= c->items > 0; /* loaded data may disagree: never wrap */
         c->deletes++;
         if (c->nf > 1 && (double)c->deletes > (double)c->items * 0.10)
@@ -758,7 +815,7 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     out->deletes = c->deletes;
     out->bucket_size = c->bucket_size;
     out->max_kicks = c->max_iterations;
-    out->expansion = c->expansion;
+    out->expansion = sc_expansion(c);
     out->max_links = c->max_filters;
     out->fingerprint_bits = c->fingerprint_bits;
     out->redisbloom = c->redisbloom;
@@ -780,7 +837,7 @@ void amq_scuckoo_get_params(const amq_scuckoo *c, amq_scuckoo_params *out)
     out->capacity = c->capacity;
     out->bucket_size = c->bucket_size;
     out->max_kicks = c->max_iterations;
-    out->expansion = c->expansion;
+    out->expansion = sc_expansion(c);
     out->max_links = c->max_filters;
     out->fingerprint_bits = c->fingerprint_bits;
     out->redisbloom = c->redisbloom;
@@ -808,6 +865,7 @@ int amq_scuckoo_link_data_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
         return AMQ_ERANGE;
     *data = c->f[i].data;
     *bytes = (size_t)amq_sc_sub_bytes(c, c->f[i].nb);
+    c->full_links = 0; /* the caller may empty any slot */
     return AMQ_OK;
 }
 
@@ -970,7 +1028,7 @@ int amq_scuckoo_header_serialize(const amq_scuckoo *c, uint8_t *buf, size_t cap)
     amq_store64(buf + 24, c->nf);
     amq_store16(buf + 32, (uint16_t)c->bucket_size);
     amq_store16(buf + 34, (uint16_t)c->max_iterations);
-    amq_store16(buf + 36, (uint16_t)c->expansion);
+    amq_store16(buf + 36, (uint16_t)sc_expansion(c));
     return AMQ_OK;
 }
 
@@ -1082,6 +1140,7 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
     if (len > amq_sc_sub_bytes(c, c->f[j].nb) - within)
         return AMQ_EOVERFLOW;
     memcpy(c->f[j].data + within, buf, len);
+    emptied(c, (uint32_t)j);
     /* Packed native slots: keep the bits past the last slot zero. */
     if ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
         uint64_t last = amq_sc_sub_bytes(c, c->f[j].nb) - 1;

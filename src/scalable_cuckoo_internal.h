@@ -32,12 +32,22 @@ struct amq_scuckoo {
     uint16_t nf;             /* links, <= AMQ_SCUCKOO_MAX_LINKS */
     uint16_t cap;            /* entries allocated in f[] */
     uint16_t max_iterations; /* 1..65535 */
-    uint16_t expansion;      /* 0..32768, rounded to a power of two */
+    uint16_t full_links;     /* links [0, full_links) hold no empty slot */
+    uint8_t exp_log;         /* expansion 0: 0; else log2(expansion) + 1 */
     uint8_t bucket_size;     /* 1..255 */
     uint8_t fingerprint_bits;
-    uint8_t redisbloom;
-    uint8_t hash_algo;
+    uint8_t hash_algo : 7;   /* amq_hash_algo values are below 128 */
+    uint8_t redisbloom : 1;
 };
+
+_Static_assert(sizeof(struct amq_scuckoo) == 64, "the handle is one 64-byte size class");
+
+/* The factor each link's bucket count grows by: 0 (one link) or a power
+ * of two up to 32768. */
+static inline uint32_t sc_expansion(const amq_scuckoo *c)
+{
+    return c->exp_log == 0 ? 0 : 1u << (c->exp_log - 1);
+}
 
 /* Buckets of the first link (a chain always has one): not stored, so
  * that the handle stays in a smaller allocator size class. */

@@ -89,6 +89,7 @@ static int op_clear(void *impl)
     memset(c->f[0].data, 0, (size_t)amq_sc_table_bytes(c, c->f[0].nb));
     c->items = 0;
     c->deletes = 0;
+    c->full_links = 0;
     return AMQ_OK;
 }
 
@@ -154,7 +155,7 @@ static void op_params_write(const void *impl, uint8_t *out)
     amq_store32(out + 4, c->fingerprint_bits);
     amq_store32(out + 8, c->bucket_size);
     amq_store32(out + 12, c->max_iterations);
-    amq_store32(out + 16, c->expansion);
+    amq_store32(out + 16, sc_expansion(c));
     amq_store32(out + 20, c->max_filters);
     amq_store32(out + 24, c->nf);
     amq_store32(out + 28, 0);

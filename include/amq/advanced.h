@@ -751,13 +751,17 @@ AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
  * (after deletes) stops there.  Resets the delete count.
  *
  * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
- * (weighted by the earlier links each visit may scan), then stops
- * where it is - every fingerprint stays findable, and the next call goes on
- * from the newest link again - so that a host serving requests (the
- * Redis module) is never blocked for long by a long chain.  A chain of one
- * bucket count (expansion 1) of 16 links or more is walked in time
- * linear in its size (scratch memory of 3 bytes per bucket of a link,
- * from the filter's allocator; without it the same result, slower).
+ * (weighted by the earlier links each visit may scan), plus at most one
+ * link read whole in the search for room, then stops where it is - every
+ * fingerprint stays findable, and the next call goes on from the newest
+ * link again - so that a host serving requests (the Redis module) is never
+ * blocked for long by a long chain.  The search for room remembers in the
+ * handle where the oldest links with no empty slot end (a delete there
+ * moves it back), so a chain full up to deep links is passed over once,
+ * across calls; once nothing below a link has room, the call ends.  A
+ * chain of one bucket count (expansion 1) of 16 links or more is walked
+ * in time linear in its size (scratch memory of 3 bytes per bucket of a
+ * link, from the filter's allocator; without it the same result, slower).
  */
 #define AMQ_SCUCKOO_COMPACT_WORK (UINT64_C(1) << 19)
 AMQ_API void amq_scuckoo_compact(amq_scuckoo *c, int cont);
