@@ -28,7 +28,14 @@
  * totals are then products, O(1) however long the chain. */
 static int uniform(const amq_scuckoo *c)
 {
-    return c->exp_log <= 1 && c->f[c->nf - 1].nb == c->f[0].nb;
+    return c->exp_log <= 1 && sub_nb(&c->f[c->nf - 1]) == sub_nb(&c->f[0]);
+}
+
+/* No compaction pass under way: the next starts at the newest link. */
+static void pass_reset(amq_scuckoo *c)
+{
+    c->f[0].pass_link = 0;
+    c->f[0].pass_at = 0;
 }
 
 typedef struct lookup {
@@ -165,6 +172,8 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
 
     if (c->nf >= AMQ_SCUCKOO_MAX_LINKS)
         return AMQ_ELIMIT; /* whatever max_filters says: a longer chain could not load */
+    if (!is_pow2(nb) || nb > AMQ_SCUCKOO_MAX_SLOTS)
+        return AMQ_ERANGE; /* kept as its log2 (callers pass checked shapes) */
     if (c->nf == c->cap) {
         /* One entry at a time while chains are short (what a host such
          * as Redis counts per key), doubling beyond. */
@@ -194,17 +203,22 @@ static int push_subf(amq_scuckoo *c, uint64_t nb, void *table)
             amq_free(c->alloc, table, (size_t)bytes);
         }
     }
-    s->nb = nb;
+    s->lg = (uint64_t)__builtin_ctzll(nb) & 63u;
+    s->pass_at = 0;
+    s->pass_link = 0;
     c->nf++;
+    pass_reset(c); /* a new newest link: a pass starts from it */
     return AMQ_OK;
 }
 
 void amq_sc_pop_subf(amq_scuckoo *c)
 {
     c->nf--;
+    if (c->nf > 0)
+        pass_reset(c);
     if (c->full_links > c->nf)
         c->full_links = c->nf;
-    amq_block_free(c->alloc, c->f[c->nf].data, (size_t)amq_sc_table_bytes(c, c->f[c->nf].nb));
+    amq_block_free(c->alloc, c->f[c->nf].data, (size_t)amq_sc_table_bytes(c, sub_nb(&c->f[c->nf])));
 }
 
 /* Allocates nf links nb0 * expansion^j (shape already checked), or
@@ -278,12 +292,12 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
     if (c == NULL)
         return AMQ_ENOMEM;
     for (j = 0; j < src->nf; j++) {
-        rc = push_subf(c, src->f[j].nb, NULL);
+        rc = push_subf(c, sub_nb(&src->f[j]), NULL);
         if (rc != AMQ_OK) {
             amq_scuckoo_free(c);
             return rc;
         }
-        memcpy(c->f[j].data, src->f[j].data, (size_t)amq_sc_table_bytes(c, src->f[j].nb));
+        memcpy(c->f[j].data, src->f[j].data, (size_t)amq_sc_table_bytes(c, sub_nb(&src->f[j])));
     }
     c->items = src->items;
     c->deletes = src->deletes;
@@ -363,9 +377,9 @@ static lookup lookup_of(const amq_scuckoo *c, amq_hash128 h)
 /* An empty slot in bucket h1 or h2 of s (mod its size), or -1. */
 static int64_t find_available(const amq_scuckoo *c, const subf *s, uint64_t h1, uint64_t h2)
 {
-    int64_t slot = bucket_find(c, s, h1 & (s->nb - 1), 0);
+    int64_t slot = bucket_find(c, s, h1 & (sub_nb(s) - 1), 0);
     if (slot < 0)
-        slot = bucket_find(c, s, h2 & (s->nb - 1), 0);
+        slot = bucket_find(c, s, h2 & (sub_nb(s) - 1), 0);
     return slot;
 }
 
@@ -381,7 +395,7 @@ static int64_t find_available(const amq_scuckoo *c, const subf *s, uint64_t h1, 
 static int kick_insert(amq_scuckoo *c, subf *s, const lookup *l)
 {
     uint32_t bs = c->bucket_size, iters = c->max_iterations, k, fp = l->fp, old;
-    uint64_t mask = s->nb - 1, ii = l->h1 & mask, slot;
+    uint64_t mask = sub_nb(s) - 1, ii = l->h1 & mask, slot;
     uint32_t victim = 0;
     int64_t empty;
 
@@ -414,9 +428,9 @@ static int grow(amq_scuckoo *c)
     subf *last = &c->f[c->nf - 1];
     uint64_t nb;
 
-    if (last->nb > AMQ_SCUCKOO_MAX_SLOTS / sc_expansion(c))
+    if (sub_nb(last) > AMQ_SCUCKOO_MAX_SLOTS / sc_expansion(c))
         return AMQ_ELIMIT;
-    nb = last->nb * sc_expansion(c);
+    nb = sub_nb(last) * sc_expansion(c);
     if (nb > AMQ_SCUCKOO_MAX_SLOTS / c->bucket_size || c->nf >= AMQ_SCUCKOO_MAX_LINKS)
         return AMQ_ELIMIT;
     return push_subf(c, nb, NULL);
@@ -474,8 +488,8 @@ static int contains_lookup(const amq_scuckoo *c, const lookup *l)
     uint32_t j;
     for (j = 0; j < c->nf; j++) {
         const subf *s = &c->f[j];
-        if (bucket_find(c, s, l->h1 & (s->nb - 1), l->fp) >= 0 ||
-            bucket_find(c, s, l->h2 & (s->nb - 1), l->fp) >= 0)
+        if (bucket_find(c, s, l->h1 & (sub_nb(s) - 1), l->fp) >= 0 ||
+            bucket_find(c, s, l->h2 & (sub_nb(s) - 1), l->fp) >= 0)
             return 1;
     }
     return 0;
@@ -513,8 +527,8 @@ uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
 
     for (j = 0; j < c->nf; j++) {
         const subf *s = &c->f[j];
-        i1 = l.h1 & (s->nb - 1);
-        i2 = l.h2 & (s->nb - 1);
+        i1 = l.h1 & (sub_nb(s) - 1);
+        i2 = l.h2 & (sub_nb(s) - 1);
         n += bucket_count(c, s, i1, l.fp);
         if (c->redisbloom || i2 != i1)
             n += bucket_count(c, s, i2, l.fp);
@@ -643,7 +657,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
 
     if (fp == 0)
         return 1;
-    i2 = alt_hash(fp, i) & (s->nb - 1);
+    i2 = alt_hash(fp, i) & (sub_nb(s) - 1);
     to1 = room_in(c, r, i, fi, &j1, budget);
     if (i2 == i) {
         to2 = -1;
@@ -668,7 +682,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
 static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 {
     const uint8_t *d = c->f[fi].data;
-    size_t n = (size_t)amq_sc_sub_bytes(c, c->f[fi].nb);
+    size_t n = (size_t)amq_sc_sub_bytes(c, sub_nb(&c->f[fi]));
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
 
@@ -676,7 +690,7 @@ static int subf_empty(const amq_scuckoo *c, uint32_t fi)
 static uint64_t read_to_room(const amq_scuckoo *c, uint32_t j)
 {
     const subf *s = &c->f[j];
-    uint64_t slots = s->nb * c->bucket_size, k;
+    uint64_t slots = sub_nb(s) * c->bucket_size, k;
     if (c->fingerprint_bits == 8) {
         const uint8_t *q = memchr(s->data, 0, (size_t)slots);
         return q == NULL ? slots : (uint64_t)(q - s->data) + 1;
@@ -699,25 +713,37 @@ static int room_below(amq_scuckoo *c, uint32_t fi, uint64_t *budget)
             return -1;
         read = read_to_room(c, j);
         spend(budget, read);
-        if (read < c->f[j].nb * c->bucket_size || slot_get(c, &c->f[j], read - 1) == 0)
+        if (read < sub_nb(&c->f[j]) * c->bucket_size || slot_get(c, &c->f[j], read - 1) == 0)
             return 1;
         c->full_links = (uint16_t)(j + 1);
     }
     return 0;
 }
 
-/* Link fi's fingerprints moved to earlier links: 1 all of them (the link
- * dropped when it is the last), 0 some stayed or the budget ran out, -1
- * none can move, here or in any earlier link (no room below fi). */
-static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
+/* A call's work: its budget of slot visits, and whether it has compacted a
+ * bucket yet (the first bucket of a call is compacted whatever it costs, so
+ * that every call moves the pass on). */
+typedef struct work {
+    uint64_t budget;
+    int fresh;
+} work;
+
+/* Link fi's fingerprints from bucket `from` on moved to earlier links: 1 all
+ * of the link's (it is dropped when it is the last), 0 some stayed, -1 none
+ * can move, here or in any earlier link (no room below fi), -2 the budget
+ * ran out: the pass goes on from bucket *stop next time. */
+static int compact_one(amq_scuckoo *c, uint32_t fi, uint64_t from, room *r, work *w,
+                       uint64_t *stop)
 {
-    uint64_t i, nb = c->f[fi].nb, cost;
+    uint64_t i, nb = sub_nb(&c->f[fi]), cost;
     uint32_t k, bs = c->bucket_size;
     int ok = 1, rc;
 
-    rc = room_below(c, fi, budget);
-    if (rc < 0)
-        return 0;
+    rc = room_below(c, fi, &w->budget);
+    if (rc < 0) {
+        *stop = from;
+        return -2;
+    }
     if (rc == 0) {
         if (fi + 1u == c->nf && subf_empty(c, fi)) {
             amq_sc_pop_subf(c);
@@ -725,15 +751,24 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
         }
         return -1;
     }
-    cost = r != NULL ? 1 : (uint64_t)(fi - c->full_links) + 1;
-    for (i = 0; i < nb; i++) {
-        if (!spend(budget, cost * bs))
-            return 0;
+    cost = (r != NULL ? 1 : (uint64_t)(fi - c->full_links) + 1) * bs;
+    for (i = from; i < nb; i++) {
+        if (!spend(&w->budget, cost) && !w->fresh) {
+            *stop = i;
+            return -2;
+        }
+        w->fresh = 0;
         for (k = 0; k < bs; k++)
-            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k, budget)
+            if (!(r != NULL ? relocate_flat(c, r, fi, i, i * bs + k, &w->budget)
                             : relocate(c, fi, i, i * bs + k)))
                 ok = 0;
+        if (w->budget == 0 && i + 1 < nb) { /* a bucket cut short stays for the next pass */
+            *stop = i + 1;
+            return -2;
+        }
     }
+    if (ok && from > 0) /* buckets an earlier call compacted may have kept some */
+        ok = subf_empty(c, fi);
     if (ok && fi + 1u == c->nf)
         amq_sc_pop_subf(c);
     return ok;
@@ -745,11 +780,12 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, room *r, uint64_t *budget)
 
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {
-    uint64_t budget = AMQ_SCUCKOO_COMPACT_WORK;
+    work w = {AMQ_SCUCKOO_COMPACT_WORK, 1};
     room r, *rp = NULL;
     uint8_t *scratch = NULL;
     size_t bytes = 0;
-    uint32_t j;
+    uint64_t at = 0, stop = 0;
+    uint32_t j = c->nf;
     int rc;
 
     /* Expansion 1 (0 allows a single link): every link has nb0
@@ -764,9 +800,23 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
             rp = &r;
         }
     }
-    for (j = c->nf; j > 1 && budget > 0; j--) {
-        rc = compact_one(c, j - 1, rp, &budget);
-        if (rc < 0 || (rc == 0 && !cont))
+    /* A pass the last call left goes on where it stopped: links above
+     * pass_link were compacted in it, and its buckets below pass_at. */
+    if (c->f[0].pass_link != 0 && c->f[0].pass_link < c->nf &&
+        c->f[0].pass_at < sub_nb(&c->f[c->f[0].pass_link])) {
+        j = c->f[0].pass_link + 1u;
+        at = c->f[0].pass_at;
+    }
+    pass_reset(c);
+    for (; j > 1; j--, at = 0) {
+        rc = compact_one(c, j - 1, at, rp, &w, &stop);
+        if (rc == -2 || (w.budget == 0 && j > 2 && (rc == 1 || (rc == 0 && cont)))) {
+            /* out of budget: the pass goes on at the next call */
+            c->f[0].pass_link = (uint16_t)(rc == -2 ? j - 1 : j - 2);
+            c->f[0].pass_at = (rc == -2 ? stop : 0) & ((UINT64_C(1) << 42) - 1u);
+            break;
+        }
+        if (rc == -1 || (rc == 0 && !cont))
             break;
     }
     amq_free(c->alloc, scratch, bytes);
@@ -781,9 +831,9 @@ int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h)
 
     for (j = c->nf; j > 0; j--) {
         subf *s = &c->f[j - 1];
-        slot = bucket_find(c, s, l.h1 & (s->nb - 1), l.fp);
+        slot = bucket_find(c, s, l.h1 & (sub_nb(s) - 1), l.fp);
         if (slot < 0)
-            slot = bucket_find(c, s, l.h2 & (s->nb - 1), l.fp);
+            slot = bucket_find(c, s, l.h2 & (sub_nb(s) - 1), l.fp);
         if (slot < 0)
             continue;
         slot_set(c, s, (uint64_t)slot, 0);
@@ -820,12 +870,12 @@ void amq_scuckoo_get_info(const amq_scuckoo *c, amq_scuckoo_info *out)
     out->fingerprint_bits = c->fingerprint_bits;
     out->redisbloom = c->redisbloom;
     if (uniform(c)) { /* O(1) for a long chain, as locate() */
-        out->slots = c->nf * c->f[0].nb * c->bucket_size;
-        out->bytes = c->nf * amq_sc_sub_bytes(c, c->f[0].nb);
+        out->slots = c->nf * sub_nb(&c->f[0]) * c->bucket_size;
+        out->bytes = c->nf * amq_sc_sub_bytes(c, sub_nb(&c->f[0]));
     } else {
         for (j = 0; j < c->nf; j++) {
-            out->slots += c->f[j].nb * c->bucket_size;
-            out->bytes += amq_sc_sub_bytes(c, c->f[j].nb);
+            out->slots += sub_nb(&c->f[j]) * c->bucket_size;
+            out->bytes += amq_sc_sub_bytes(c, sub_nb(&c->f[j]));
         }
     }
     out->info_bytes = 40 + 16 * (uint64_t)c->nf + out->slots;
@@ -851,11 +901,11 @@ int amq_scuckoo_link(const amq_scuckoo *c, uint32_t i, uint64_t *buckets,
     if (i >= c->nf)
         return AMQ_ERANGE;
     if (buckets != NULL)
-        *buckets = c->f[i].nb;
+        *buckets = sub_nb(&c->f[i]);
     if (data != NULL)
         *data = c->f[i].data;
     if (bytes != NULL)
-        *bytes = (size_t)amq_sc_sub_bytes(c, c->f[i].nb);
+        *bytes = (size_t)amq_sc_sub_bytes(c, sub_nb(&c->f[i]));
     return AMQ_OK;
 }
 
@@ -864,8 +914,9 @@ int amq_scuckoo_link_data_mut(amq_scuckoo *c, uint32_t i, uint8_t **data, size_t
     if (i >= c->nf)
         return AMQ_ERANGE;
     *data = c->f[i].data;
-    *bytes = (size_t)amq_sc_sub_bytes(c, c->f[i].nb);
+    *bytes = (size_t)amq_sc_sub_bytes(c, sub_nb(&c->f[i]));
     c->full_links = 0; /* the caller may empty any slot */
+    pass_reset(c);
     return AMQ_OK;
 }
 
@@ -883,7 +934,7 @@ uint64_t amq_sc_count_used(const amq_scuckoo *c)
     uint32_t j;
     for (j = 0; j < c->nf; j++)
         n += ct_count_used(c->f[j].data, c->fingerprint_bits,
-                           c->f[j].nb * c->bucket_size);
+                           sub_nb(&c->f[j]) * c->bucket_size);
     return n;
 }
 
@@ -1065,14 +1116,14 @@ static int64_t locate(const amq_scuckoo *c, uint64_t off, uint64_t *within)
     uint64_t size;
 
     if (uniform(c)) {
-        size = amq_sc_sub_bytes(c, c->f[0].nb);
+        size = amq_sc_sub_bytes(c, sub_nb(&c->f[0]));
         if (size == 0 || off / size >= c->nf)
             return -1;
         *within = off % size;
         return (int64_t)(off / size);
     }
     for (j = 0; j < c->nf; j++) {
-        size = amq_sc_sub_bytes(c, c->f[j].nb);
+        size = amq_sc_sub_bytes(c, sub_nb(&c->f[j]));
         if (off < size) {
             *within = off;
             return j;
@@ -1111,7 +1162,7 @@ int amq_scuckoo_chunk(const amq_scuckoo *c, uint64_t it, size_t max_chunk,
     j = locate(c, it - 1, &within);
     if (j < 0)
         return AMQ_OK;
-    rest = amq_sc_sub_bytes(c, c->f[j].nb) - within;
+    rest = amq_sc_sub_bytes(c, sub_nb(&c->f[j])) - within;
     *len = rest < max_chunk ? (size_t)rest : max_chunk;
     *data = c->f[j].data + within;
     *next = it + *len;
@@ -1134,18 +1185,19 @@ int amq_scuckoo_chunk_apply(amq_scuckoo *c, uint64_t it, const uint8_t *buf, siz
         total = in.bytes;
         j = c->nf - 1;
         within = it - len - 1 - total;
-        if (it - len - 1 < total || within > amq_sc_sub_bytes(c, c->f[j].nb))
+        if (it - len - 1 < total || within > amq_sc_sub_bytes(c, sub_nb(&c->f[j])))
             return AMQ_ERANGE;
     }
-    if (len > amq_sc_sub_bytes(c, c->f[j].nb) - within)
+    if (len > amq_sc_sub_bytes(c, sub_nb(&c->f[j])) - within)
         return AMQ_EOVERFLOW;
     memcpy(c->f[j].data + within, buf, len);
     emptied(c, (uint32_t)j);
+    pass_reset(c);
     /* Packed native slots: keep the bits past the last slot zero. */
-    if ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
-        uint64_t last = amq_sc_sub_bytes(c, c->f[j].nb) - 1;
+    if ((sub_nb(&c->f[j]) * c->bucket_size * c->fingerprint_bits) % 8 != 0) {
+        uint64_t last = amq_sc_sub_bytes(c, sub_nb(&c->f[j])) - 1;
         c->f[j].data[last] &=
-            (uint8_t)((1u << ((c->f[j].nb * c->bucket_size * c->fingerprint_bits) % 8)) - 1);
+            (uint8_t)((1u << ((sub_nb(&c->f[j]) * c->bucket_size * c->fingerprint_bits) % 8)) - 1);
     }
     return AMQ_OK;
 }

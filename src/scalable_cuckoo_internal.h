@@ -11,10 +11,23 @@
 #include "amq/scalable_cuckoo.h"
 #include "common/alloc.h"
 
+/* A link: its table and the log2 of its bucket count (a power of two).  The
+ * first link's entry also keeps the compaction pass's place (the handle has
+ * no byte to spare): pass_link 0 when no pass is under way, else the link
+ * and the bucket of it the next call goes on from. */
 typedef struct subf {
-    uint64_t nb;
-    uint8_t *data; /* table_bytes(nb), an amq_block */
+    uint8_t *data;          /* table_bytes(nb), an amq_block */
+    uint64_t lg : 6;        /* buckets: 2^lg, at most 2^40 */
+    uint64_t pass_at : 42;  /* f[0] only */
+    uint64_t pass_link : 16; /* f[0] only */
 } subf;
+
+_Static_assert(sizeof(subf) == 16, "a link's entry stays 16 bytes, as RedisBloom's");
+
+static inline uint64_t sub_nb(const subf *s)
+{
+    return UINT64_C(1) << s->lg;
+}
 
 /* 64 bytes, one allocator size class: a CF key of RedisBloom's default
  * size costs a server what RedisBloom's does.  The parameters
@@ -53,7 +66,7 @@ static inline uint32_t sc_expansion(const amq_scuckoo *c)
  * that the handle stays in a smaller allocator size class. */
 static inline uint64_t nb0_of(const amq_scuckoo *c)
 {
-    return c->f[0].nb;
+    return sub_nb(&c->f[0]);
 }
 
 /* Native mode packs fingerprints of any width the cuckoo kind takes. */

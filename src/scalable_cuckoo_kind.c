@@ -86,7 +86,7 @@ static int op_clear(void *impl)
     amq_scuckoo *c = impl;
     while (c->nf > 1)
         amq_sc_pop_subf(c);
-    memset(c->f[0].data, 0, (size_t)amq_sc_table_bytes(c, c->f[0].nb));
+    memset(c->f[0].data, 0, (size_t)amq_sc_table_bytes(c, sub_nb(&c->f[0])));
     c->items = 0;
     c->deletes = 0;
     c->full_links = 0;
@@ -178,7 +178,7 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     uint32_t j;
     int rc;
     for (j = 0; j < c->nf; j++) {
-        rc = amq_sink_write(sink, c->f[j].data, (size_t)amq_sc_sub_bytes(c, c->f[j].nb));
+        rc = amq_sink_write(sink, c->f[j].data, (size_t)amq_sc_sub_bytes(c, sub_nb(&c->f[j])));
         if (rc != AMQ_OK)
             return rc;
     }
@@ -239,11 +239,11 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         return amq_err(err, rc, "cannot load scalable cuckoo filter: %s", amq_strerror(rc));
     }
     for (j = 0; j < nf; j++) {
-        size = amq_sc_sub_bytes(c, c->f[j].nb);
+        size = amq_sc_sub_bytes(c, sub_nb(&c->f[j]));
         memcpy(c->f[j].data, a->payload + off, (size_t)size);
         off += size;
-        if (!ct_tail_clean(c->f[j].data, (size_t)amq_sc_table_bytes(c, c->f[j].nb), p.fingerprint_bits,
-                           c->f[j].nb * p.bucket_size)) {
+        if (!ct_tail_clean(c->f[j].data, (size_t)amq_sc_table_bytes(c, sub_nb(&c->f[j])), p.fingerprint_bits,
+                           sub_nb(&c->f[j]) * p.bucket_size)) {
             amq_scuckoo_free(c);
             return amq_err(err, AMQ_ECORRUPT, "scalable cuckoo link %u has bits set past"
                            " its last slot", j);

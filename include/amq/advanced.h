@@ -752,13 +752,15 @@ AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
  *
  * Bounded work: one call visits at most AMQ_SCUCKOO_COMPACT_WORK slots
  * (weighted by the earlier links each visit may scan), plus at most one
- * link read whole in the search for room, then stops where it is - every
- * fingerprint stays findable, and the next call goes on from the newest
- * link again - so that a host serving requests (the Redis module) is never
- * blocked for long by a long chain.  The search for room remembers in the
- * handle where the oldest links with no empty slot end (a delete there
- * moves it back), so a chain full up to deep links is passed over once,
- * across calls; once nothing below a link has room, the call ends.  A
+ * link read whole in the search for room and one bucket, then stops where
+ * it is - every fingerprint stays findable - so that a host serving
+ * requests (the Redis module) is never blocked for long by a long chain or
+ * a big link.  The next call goes on from that link and bucket (a pass over
+ * the chain spread over calls; an add that grows the chain, or data written
+ * from outside, starts a new pass), and the search for room remembers
+ * where the oldest links with no empty slot end (a delete there moves it
+ * back), so a chain full up to deep links is passed over once, across
+ * calls; once nothing below a link has room, the pass ends.  A
  * chain of one bucket count (expansion 1) of 16 links or more is walked
  * in time linear in its size (scratch memory of 3 bytes per bucket of a
  * link, from the filter's allocator; without it the same result, slower).

@@ -1024,6 +1024,54 @@ TEST(scuckoo_compaction_search_bounded_and_resumed)
     amq_scuckoo_free(c);
 }
 
+/* Links bigger than a call's budget (CF.RESERVE 1000000: 2^20 slots a
+ * link, twice AMQ_SCUCKOO_COMPACT_WORK): the compaction pass goes on from
+ * the bucket where the last call stopped, so repeated calls empty the newest
+ * link into the room the deletes left.  (Each call starting over from the
+ * newest link's first bucket, the budget was spent on the buckets emptied
+ * before, and the newest link kept 594,973 of its fingerprints.) */
+TEST(scuckoo_compaction_pass_goes_on_across_calls)
+{
+    amq_scuckoo *c = make_rb(1000000, 0, 0, 1);
+    uint64_t used_last = 0, digest;
+    const uint8_t *d;
+    char key[16];
+    int i, len, calls = 0;
+    size_t n, k;
+
+    REQUIRE(c != NULL);
+    CHECK_EQ(add_range(c, 0, 1900000, NULL), 1900000);
+    CHECK_EQ(info_of(c).links, 3);
+    {
+        uint64_t buckets = 0;
+        REQUIRE_OK(amq_scuckoo_link(c, 2, &buckets, NULL, NULL));
+        CHECK_GT(buckets * info_of(c).bucket_size, AMQ_SCUCKOO_COMPACT_WORK);
+    }
+    for (i = 0; i < 1000000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        CHECK_EQ(amq_scuckoo_remove(c, key, (size_t)len), 1);
+    }
+    do {
+        digest = arrays_digest(c);
+        amq_scuckoo_compact(c, 1);
+        calls++;
+        REQUIRE(calls < 100);
+    } while (arrays_digest(c) != digest);
+    CHECK_GE(calls, 3);
+    if (info_of(c).links == 3) {
+        REQUIRE_OK(amq_scuckoo_link(c, 2, NULL, &d, &n));
+        for (k = 0; k < n; k++)
+            used_last += d[k] != 0;
+    }
+    CHECK_LE(used_last, 100); /* of 900,000 kept keys */
+    for (i = 1000000; i < 1900000; i++) {
+        len = snprintf(key, sizeof key, "%d", i);
+        if (!amq_scuckoo_contains(c, key, (size_t)len))
+            FAIL_AT_("%s lost by compaction", key);
+    }
+    amq_scuckoo_free(c);
+}
+
 /* A chain rebuilt from its header adopting copies of its tables (as the
  * Redis module's RDB load hands over the buffers it read) answers as the
  * original, holding the very buffers; a table of the wrong size is refused
