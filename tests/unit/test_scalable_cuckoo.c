@@ -909,23 +909,32 @@ static void value_counts(const amq_scuckoo *c, uint64_t counts[256])
     counts[0] = 0;
 }
 
-/* A compaction bigger than AMQ_SCUCKOO_COMPACT_WORK takes several calls,
- * each making progress and losing no fingerprint, until a call changes
- * nothing. */
-TEST(scuckoo_compaction_bounded_per_call)
+/* An empty chain of nf links of one bucket of 255 slots (expansion 1), as
+ * RDB or LOADCHUNK would load it: its slots are then written directly. */
+static amq_scuckoo *one_bucket_chain(uint32_t nf)
 {
     amq_scuckoo_header h;
     amq_scuckoo *c = NULL;
-    uint64_t before[256], after[256], x = UINT64_C(88172645463325252), g = 0, digest;
-    uint32_t j, nf = 32768, calls = 0, last;
-
     memset(&h, 0, sizeof h);
     h.num_buckets = 1;
     h.links = nf;
     h.bucket_size = 255;
     h.max_kicks = 20;
     h.expansion = 1;
-    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    return amq_scuckoo_from_header(&h, NULL, NULL, &c) == AMQ_OK ? c : NULL;
+}
+
+/* A compaction bigger than AMQ_SCUCKOO_COMPACT_WORK takes several calls,
+ * each making progress and losing no fingerprint, until a call changes
+ * nothing. */
+TEST(scuckoo_compaction_bounded_per_call)
+{
+    amq_scuckoo *c;
+    uint64_t before[256], after[256], x = UINT64_C(88172645463325252), g = 0, digest;
+    uint32_t j, nf = 32768, calls = 0, last;
+
+    c = one_bucket_chain(nf);
+    REQUIRE(c != NULL);
     for (j = 0; j < nf; j++) {
         uint8_t *d;
         size_t n, k;
@@ -965,20 +974,14 @@ TEST(scuckoo_compaction_bounded_per_call)
  * call starting over from link 0 never would). */
 TEST(scuckoo_compaction_search_bounded_and_resumed)
 {
-    amq_scuckoo_header h;
-    amq_scuckoo *c = NULL;
+    amq_scuckoo *c;
     uint64_t before[256], after[256], x = UINT64_C(2463534242);
     uint32_t j, nf = 32768, calls = 0, hole_link = nf - 2;
     const uint8_t *hole;
     size_t n;
 
-    memset(&h, 0, sizeof h);
-    h.num_buckets = 1;
-    h.links = nf;
-    h.bucket_size = 255;
-    h.max_kicks = 20;
-    h.expansion = 1;
-    REQUIRE_OK(amq_scuckoo_from_header(&h, NULL, NULL, &c));
+    c = one_bucket_chain(nf);
+    REQUIRE(c != NULL);
     for (j = 0; j < nf; j++) {
         uint8_t *d;
         size_t k;
