@@ -301,6 +301,9 @@ int amq_scuckoo_clone(const amq_scuckoo *src, const amq_allocator *alloc, amq_sc
     }
     c->items = src->items;
     c->deletes = src->deletes;
+    c->full_links = src->full_links; /* the same slots: a compaction goes on as it would */
+    c->f[0].pass_link = src->f[0].pass_link;
+    c->f[0].pass_at = src->f[0].pass_at;
     *out = c;
     return AMQ_OK;
 }

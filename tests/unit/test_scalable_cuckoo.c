@@ -1035,7 +1035,7 @@ TEST(scuckoo_compaction_search_bounded_and_resumed)
  * before, and the newest link kept 594,973 of its fingerprints.) */
 TEST(scuckoo_compaction_pass_goes_on_across_calls)
 {
-    amq_scuckoo *c = make_rb(1000000, 0, 0, 1);
+    amq_scuckoo *c = make_rb(1000000, 0, 0, 1), *twin = NULL;
     uint64_t used_last = 0, digest;
     const uint8_t *d;
     char key[16];
@@ -1054,13 +1054,19 @@ TEST(scuckoo_compaction_pass_goes_on_across_calls)
         len = snprintf(key, sizeof key, "%d", i);
         CHECK_EQ(amq_scuckoo_remove(c, key, (size_t)len), 1);
     }
+    amq_scuckoo_compact(c, 1);
+    /* A clone (COPY, defrag) takes the pass's place: both go on alike. */
+    REQUIRE_OK(amq_scuckoo_clone(c, NULL, &twin));
     do {
         digest = arrays_digest(c);
         amq_scuckoo_compact(c, 1);
+        amq_scuckoo_compact(twin, 1);
         calls++;
         REQUIRE(calls < 100);
+        REQUIRE(arrays_digest(twin) == arrays_digest(c)); /* call by call */
     } while (arrays_digest(c) != digest);
-    CHECK_GE(calls, 3);
+    amq_scuckoo_free(twin);
+    CHECK_GE(calls, 2);
     if (info_of(c).links == 3) {
         REQUIRE_OK(amq_scuckoo_link(c, 2, NULL, &d, &n));
         for (k = 0; k < n; k++)
