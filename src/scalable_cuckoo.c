@@ -780,6 +780,10 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, uint64_t from, room *r, work
 /* Chains at least this long with one bucket count compact with a room
  * (3 bytes per bucket of one link: at most 3/16 of the chain). */
 #define FLAT_COMPACT_MIN 16u
+/* ... and links of at most this many buckets (a scratch of 3 MiB): every
+ * call sets its scratch up, work the budget does not bound; beyond, the
+ * plain walk, whose cost per slot the budget counts. */
+#define FLAT_COMPACT_MAX_BUCKETS (UINT64_C(1) << 20)
 
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {
@@ -794,7 +798,7 @@ void amq_scuckoo_compact(amq_scuckoo *c, int cont)
     /* Expansion 1 (0 allows a single link): every link has nb0
      * buckets.  Without the scratch (no memory) the plain walk gives the
      * same result, slower. */
-    if (c->exp_log == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= SIZE_MAX / 3) {
+    if (c->exp_log == 1 && c->nf >= FLAT_COMPACT_MIN && nb0_of(c) <= FLAT_COMPACT_MAX_BUCKETS) {
         bytes = (size_t)nb0_of(c) * 3;
         scratch = amq_calloc(c->alloc, bytes);
         if (scratch != NULL) {
