@@ -780,10 +780,10 @@ static int compact_one(amq_scuckoo *c, uint32_t fi, uint64_t from, room *r, work
 /* Chains at least this long with one bucket count compact with a room
  * (3 bytes per bucket of one link: at most 3/16 of the chain). */
 #define FLAT_COMPACT_MIN 16u
-/* ... and links of at most this many buckets (a scratch of 3 MiB): every
- * call sets its scratch up, work the budget does not bound; beyond, the
- * plain walk, whose cost per slot the budget counts. */
-#define FLAT_COMPACT_MAX_BUCKETS (UINT64_C(1) << 20)
+/* ... and links of at most this many buckets: each call allocates and
+ * zeroes its scratch (12 MiB here), memory the budget does not bound;
+ * beyond, the plain walk, whose cost per slot the budget counts. */
+#define FLAT_COMPACT_MAX_BUCKETS (UINT64_C(1) << 22)
 
 void amq_scuckoo_compact(amq_scuckoo *c, int cont)
 {

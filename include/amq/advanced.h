@@ -762,7 +762,7 @@ AMQ_API int amq_scuckoo_remove_hash(amq_scuckoo *c, amq_hash128 h);
  * back), so a chain full up to deep links is passed over once, across
  * calls; once nothing below a link has room, the pass ends.  A
  * chain of one bucket count (expansion 1) of 16 links or more, of at most
- * 2^20 buckets a link, is walked in time linear in its size (scratch
+ * 2^22 buckets a link, is walked in time linear in its size (scratch
  * memory of 3 bytes per bucket of a link, from the filter's allocator, set
  * up by each call; without it the same result, slower).
  */
