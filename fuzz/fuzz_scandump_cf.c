@@ -46,9 +46,34 @@ static uint64_t fz_sd_sum(const amq_scuckoo *c)
     return sum;
 }
 
+/* Slot reads the commands and checks of one input may make.  Every
+ * command walks the chain (a lookup reads two buckets of every link, as
+ * RedisBloom's; a compaction up to AMQ_SCUCKOO_COMPACT_WORK slots): on a
+ * chain of 65,535 links of 255 slots a lookup reads 33M slots, and a check
+ * of every key after every command took seconds an input (a timeout, not a
+ * finding).  Commands stop when the next would pass it; checks are skipped
+ * past it, but for the last, which has a budget of its own. */
+#define READ_BUDGET (UINT64_C(1) << 22)
+static uint64_t reads_left;
+
+/* Takes the reads of n lookups from what is left: 0 when they do not fit. */
+static int afford(const amq_scuckoo *c, uint64_t n)
+{
+    amq_scuckoo_info info;
+    uint64_t cost;
+    amq_scuckoo_get_info(c, &info);
+    cost = n * info.links * 2 * info.bucket_size;
+    if (cost > reads_left)
+        return 0;
+    reads_left -= cost;
+    return 1;
+}
+
 static void check_model(const amq_scuckoo *c, const model *m, const char *after)
 {
     size_t i;
+    if (!afford(c, 2 * (uint64_t)m->n)) /* a contains and a count each */
+        return;
     for (i = 0; i < m->n; i++)
         if (m->copies[i] > 0)
             FZ_CHECK(amq_scuckoo_contains(c, m->key[i], m->len[i]) == 1 &&
@@ -140,10 +165,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* Commands on whatever was loaded. */
     memset(&m, 0, sizeof m);
+    reads_left = READ_BUDGET;
     while (in.n > 0) {
         unsigned op = fz_u8(&in) % 6;
         const uint8_t *key;
         size_t klen = fz_bytes(&in, 32, &key), i;
+
+        if (op == 5 ? reads_left < AMQ_SCUCKOO_COMPACT_WORK : !afford(c, 1))
+            break;
+        if (op == 5)
+            reads_left -= AMQ_SCUCKOO_COMPACT_WORK;
 
         for (i = 0; i < m.n; i++)
             if (m.len[i] == klen && memcmp(m.key[i], key, klen) == 0)
@@ -183,6 +214,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         check_model(c, &m, "an operation");
     }
+    reads_left = READ_BUDGET;
+    check_model(c, &m, "the last operation");
     amq_scuckoo_free(c);
     FZ_CHECK_NO_LEAK(&a);
     return 0;
