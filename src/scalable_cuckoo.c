@@ -635,8 +635,9 @@ static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit
             if (k < bs)
                 break;
         }
-        if (!spend(budget, bs - k)) { /* the slots read, past pos[b] */
-            j++; /* link j's bucket b was read full */
+        /* the slots read, past pos[b]: link j's bucket b was read full */
+        if (!spend(budget, bs - k)) {
+            j++;
             k = 0;
             out = 1;
             break;
@@ -735,8 +736,7 @@ typedef struct work {
  * of the link's (it is dropped when it is the last), 0 some stayed, -1 none
  * can move, here or in any earlier link (no room below fi), -2 the budget
  * ran out: the pass goes on from bucket *stop next time. */
-static int compact_one(amq_scuckoo *c, uint32_t fi, uint64_t from, room *r, work *w,
-                       uint64_t *stop)
+static int compact_one(amq_scuckoo *c, uint32_t fi, uint64_t from, room *r, work *w, uint64_t *stop)
 {
     uint64_t i, nb = sub_nb(&c->f[fi]), cost;
     uint32_t k, bs = c->bucket_size;

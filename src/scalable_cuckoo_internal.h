@@ -16,9 +16,9 @@
  * no byte to spare): pass_link 0 when no pass is under way, else the link
  * and the bucket of it the next call goes on from. */
 typedef struct subf {
-    uint8_t *data;          /* table_bytes(nb), an amq_block */
-    uint64_t lg : 6;        /* buckets: 2^lg, at most 2^40 */
-    uint64_t pass_at : 42;  /* f[0] only */
+    uint8_t *data;           /* table_bytes(nb), an amq_block */
+    uint64_t lg : 6;         /* buckets: 2^lg, at most 2^40 */
+    uint64_t pass_at : 42;   /* f[0] only */
     uint64_t pass_link : 16; /* f[0] only */
 } subf;
 
@@ -49,7 +49,7 @@ struct amq_scuckoo {
     uint8_t exp_log;         /* expansion 0: 0; else log2(expansion) + 1 */
     uint8_t bucket_size;     /* 1..255 */
     uint8_t fingerprint_bits;
-    uint8_t hash_algo : 7;   /* amq_hash_algo values are below 128 */
+    uint8_t hash_algo : 7; /* amq_hash_algo values are below 128 */
     uint8_t redisbloom : 1;
 };
 
