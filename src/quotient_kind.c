@@ -492,9 +492,11 @@ static int take_growth(amq_qf *x, const amq_load_args *args, uint64_t m2, uint64
     amq_qf_set_m(y, m2);
     y->deep = x->deep;
     y->ndeep = x->ndeep;
-    if ((rc = take_ranges(x, args, voids_off, nv, 0, &g->voids, err)) != AMQ_OK)
+    rc = take_ranges(x, args, voids_off, nv, 0, &g->voids, err);
+    g->cap = g->voids != NULL ? nv : 0; /* the list's size when freed, refused ones too */
+    if (rc != AMQ_OK)
         return rc;
-    g->nv = g->cap = nv;
+    g->nv = nv;
     y->deep2 = g->voids;
     y->ndeep2 = nv;
     g->split = amq_load64(p);
