@@ -219,7 +219,8 @@ int cli_shard_demux(FILE *in, const char *name, unsigned n, FILE *spill, const c
             }
             memcpy(out->prefix, c.arg[1], pl);
             out->prefix[pl] = '\0';
-        } else if (pl != strlen(out->prefix) || memcmp(out->prefix, c.arg[1], pl) != 0) {
+            out->prefix_len = pl;
+        } else if (pl != out->prefix_len || memcmp(out->prefix, c.arg[1], pl) != 0) {
             cli_error("%s: byte %" PRIu64 ": key '%.200s' is not of filter '%s'", name, pos,
                       c.arg[1], out->prefix);
             goto fail;

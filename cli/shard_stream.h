@@ -22,7 +22,8 @@ typedef struct cli_shard_demux_out {
     cli_shard_span *spans; /* every LOADCHUNK command, in input order */
     size_t nspans;
     uint64_t *chunks; /* per shard: how many spans are its own (n entries) */
-    char *prefix;     /* NAME, from the first chunk's key (NULL: no chunk) */
+    char *prefix;      /* NAME, from the first chunk's key (NULL: no chunk) */
+    size_t prefix_len; /* its bytes (a key may hold a NUL byte) */
     int by_partition; /* the metadata says "routing": "partition" (shards are slices) */
 } cli_shard_demux_out;
 

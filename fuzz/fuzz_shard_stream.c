@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      "span %zu is not a LOADCHUNK", k);
             FZ_CHECK(key_shard(c.arg[1], c.len[1], &pl) == (long)d.spans[k].shard,
                      "span %zu: key of another shard", k);
-            FZ_CHECK(d.prefix != NULL && pl == strlen(d.prefix) &&
+            FZ_CHECK(d.prefix != NULL && pl == d.prefix_len &&
                          memcmp(c.arg[1], d.prefix, pl) == 0,
                      "span %zu: key of another filter", k);
             cmd_free(&c);

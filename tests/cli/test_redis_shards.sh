@@ -98,6 +98,11 @@ expect_stderr_has 'a SCANDUMP reply names no key'
 cat out.resp two.resp >mixed.resp
 expect_status 2 "$AMQ" import --from redis --shards 3 mixed.resp q0 q1 q2
 expect_stderr_has 'is not of filter'
+# NAMEs compared by their bytes: "g\0x" is not "g" (a NUL ended the first, once).
+printf '*4\r\n$12\r\nBF.LOADCHUNK\r\n$9\r\ng\000x:{0.0}\r\n$1\r\n1\r\n$1\r\nA\r\n' >nul.resp
+printf '*4\r\n$12\r\nBF.LOADCHUNK\r\n$7\r\ng:{1.0}\r\n$1\r\n1\r\n$1\r\nB\r\n' >>nul.resp
+expect_status 2 "$AMQ" import --from redis --shards 2 nul.resp q0 q1
+expect_stderr_has "key 'g:{1.0}' is not of filter"
 
 CASE=amq-shards
 # Shards of any kind amq.so's AMQ.* type holds: the files' bytes, back byte for byte.
