@@ -165,6 +165,7 @@ typedef struct {
     uint64_t slot;      /* runs of slots below it */
     uint64_t end;       /* one past their last entry (0: none) */
     uint64_t last;      /* one past the last entry of all */
+    uint64_t top;       /* one past the highest slot with an entry */
     const uint16_t *copies;
     uint32_t ncopies;
     uint64_t found;     /* a bit per copy met in the run of slot */
@@ -184,6 +185,8 @@ static void scan_y(void *ctx, uint64_t pos, uint64_t slot)
     uint16_t s;
     uint32_t i;
     c->last = pos + 1u;
+    if (slot + 1u > c->top)
+        c->top = slot + 1u;
     if (slot != c->slot)
         return;
     memcpy(&s, c->t + (pos / S) * 64u + 8u + 2u * (pos % S), 2);
@@ -195,8 +198,8 @@ static void scan_y(void *ctx, uint64_t pos, uint64_t slot)
 /* A loaded growth's place is where a growth would have left it: the reader
  * just past the runs of the slots read, the writer just past the new
  * table's last entry, the lines set up to the last slot written and the
- * split's, the copies in the run of their slot, the deep cursor behind the
- * reader.  (Else later steps would lose keys or break the new table.) */
+ * split's, no entry of the new table in a slot past both, the copies in
+ * the run of their slot, the deep cursor behind the reader.  (Else later steps would lose keys or break the new table.) */
 int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
 {
     const amq_qf_growth *g = x->growth;
@@ -229,6 +232,8 @@ int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
             why = "a copy is not in the run of its slot";
     if (why == NULL && g->pos != c.last)
         why = "the write position is not just past the last entry of the table grown into";
+    else if (why == NULL && upto != UINT64_MAX && (c.top > upto + 1u || g->prev > upto))
+        why = "the table grown into holds entries of slots not read yet";
     else if (why == NULL && g->next_line != want_line)
         why = "the lines set are not those up to the last slot written";
     else if (why == NULL && g->di > 0 && x->deep[2 * g->di - 1] >= g->split)
