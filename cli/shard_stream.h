@@ -21,16 +21,16 @@ typedef struct cli_shard_span {
 typedef struct cli_shard_demux_out {
     cli_shard_span *spans; /* every LOADCHUNK command, in input order */
     size_t nspans;
-    uint64_t *chunks; /* per shard: how many spans are its own (n entries) */
+    uint64_t *chunks;  /* per shard: how many spans are its own (n entries) */
     char *prefix;      /* NAME, from the first chunk's key (NULL: no chunk) */
     size_t prefix_len; /* its bytes (a key may hold a NUL byte) */
-    int by_partition; /* the metadata says "routing": "partition" (shards are slices) */
+    int by_partition;  /* the metadata says "routing": "partition" (shards are slices) */
 } cli_shard_demux_out;
 
 /*
  * Reads RESP arrays from in (named name in messages) until its end and writes each
- * BF.LOADCHUNK / CF.LOADCHUNK / AMQ.LOADCHUNK command of a key NAME:{i.j} (i < n, every key of one NAME) to
- * spill, recording where; other commands are skipped, except that a SET whose value has
+ * BF.LOADCHUNK / CF.LOADCHUNK / AMQ.LOADCHUNK command of a key NAME:{i.j} (i < n, every key of one
+ * NAME) to spill, recording where; other commands are skipped, except that a SET whose value has
  * "shards": M with M != n, and a SCANDUMP reply (which names no key), are errors.  Returns 0,
  * or -1 after printing what and where (out's arrays are then freed).  out is freed with
  * cli_shard_demux_free either way.

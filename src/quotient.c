@@ -198,8 +198,9 @@ static void scan_y(void *ctx, uint64_t pos, uint64_t slot)
 /* A loaded growth's place is where a growth would have left it: the reader
  * just past the runs of the slots read, the writer just past the new
  * table's last entry, the lines set up to the last slot written and the
- * split's, no entry of the new table in a slot past both, the copies in
- * the run of their slot, the deep cursor behind the reader.  (Else later steps would lose keys or break the new table.) */
+ * split's, no entry of the new table (and no last place) in a slot past
+ * the split's, the copies in the run of their slot, the deep cursor behind
+ * the reader.  (Else later steps would lose keys or break the new table.) */
 int amq_qf_check_growth(const amq_qf *x, char *msg, size_t cap)
 {
     const amq_qf_growth *g = x->growth;
