@@ -607,8 +607,8 @@ typedef struct room {
     uint8_t *pos;    /* nb0 entries; bucket sizes are at most 255 */
 } room;
 
-/* The first empty slot of bucket b in links below limit, or -1 (none, or
- * the budget ran out on the way: *budget is then 0). */
+/* The first empty slot of bucket b in links below limit; -1 none, -2 the
+ * budget ran out on the way (a room found without a step needs none). */
 static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit, uint32_t *at,
                        uint64_t *budget)
 {
@@ -646,7 +646,9 @@ static int64_t room_in(const amq_scuckoo *c, room *r, uint64_t b, uint32_t limit
     r->first[b] = (uint16_t)j;
     r->pos[b] = (uint8_t)(j < limit ? k : 0);
     *at = j;
-    if (j < limit && !out)
+    if (out)
+        to = -2;
+    else if (j < limit)
         to = (int64_t)(b * bs + k);
     return to;
 }
@@ -669,7 +671,7 @@ static int relocate_flat(amq_scuckoo *c, room *r, uint32_t fi, uint64_t i, uint6
     } else {
         to2 = room_in(c, r, i2, fi, &j2, budget);
     }
-    if (*budget == 0) /* a search cut short: the oldest room is not known */
+    if (to1 == -2 || to2 == -2) /* a search cut short: the oldest room is not known */
         return 0;
     if (to1 >= 0 && (to2 < 0 || j1 <= j2))
         slot_set(c, &c->f[j1], (uint64_t)to1, fp);
@@ -690,35 +692,36 @@ static int subf_empty(const amq_scuckoo *c, uint32_t fi)
     return n == 0 || (d[0] == 0 && memcmp(d, d + 1, n - 1) == 0);
 }
 
-/* Slots of link j read up to its first empty one, all when none is. */
-static uint64_t read_to_room(const amq_scuckoo *c, uint32_t j)
+/* The first empty slot of link j, or its slot count when none is. */
+static uint64_t first_empty(const amq_scuckoo *c, uint32_t j)
 {
     const subf *s = &c->f[j];
     uint64_t slots = sub_nb(s) * c->bucket_size, k;
     if (c->fingerprint_bits == 8) {
         const uint8_t *q = memchr(s->data, 0, (size_t)slots);
-        return q == NULL ? slots : (uint64_t)(q - s->data) + 1;
+        return q == NULL ? slots : (uint64_t)(q - s->data);
     }
     for (k = 0; k < slots && slot_get(c, s, k) != 0; k++)
         ;
-    return k < slots ? k + 1 : slots;
+    return k;
 }
 
 /* Some link below fi may take a fingerprint: 1; none can: 0; the budget
  * ran out first: -1.  Moves full_links past the links found full, each
- * slot read charged (a call reads at least one link, so a chain full up
- * to deep links is passed over across calls, however long). */
+ * charged its slots (progress kept across calls: a chain full up to deep
+ * links is passed over once, however long); the link found with room is
+ * the one read the budget does not count, so that what is left of it goes
+ * to moving fingerprints. */
 static int room_below(amq_scuckoo *c, uint32_t fi, uint64_t *budget)
 {
     while (c->full_links < fi) {
         uint32_t j = c->full_links;
-        uint64_t read;
+        uint64_t slots = sub_nb(&c->f[j]) * c->bucket_size;
         if (*budget == 0)
             return -1;
-        read = read_to_room(c, j);
-        spend(budget, read);
-        if (read < sub_nb(&c->f[j]) * c->bucket_size || slot_get(c, &c->f[j], read - 1) == 0)
+        if (first_empty(c, j) < slots)
             return 1;
+        spend(budget, slots);
         c->full_links = (uint16_t)(j + 1);
     }
     return 0;
