@@ -387,7 +387,8 @@ static inline uint64_t entry_first_key(uint16_t s, uint32_t sh, uint64_t slot_lo
 {
     const uint64_t mk = (uint64_t)(s & (uint16_t)-s);
     const uint64_t lo = (slot_lo & ~((UINT64_C(1) << sh) - 1u)) | ((uint64_t)(s ^ mk) << (sh - 16u));
-    return lo + ((mk << (sh - 15u)) - 1u) < slot_lo ? lo + (UINT64_C(1) << sh) : lo;
+    /* a mask, not a branch: which way it goes is a coin toss in growth's decode */
+    return lo + ((UINT64_C(1) << sh) & -(uint64_t)(lo + ((mk << (sh - 15u)) - 1u) < slot_lo));
 }
 
 /* Entry s of key h into the run of slot a, before the first entry whose
