@@ -456,7 +456,8 @@ static uint32_t live_at(const amq_aging *a, uint64_t now_ms)
     return a->slices - (uint32_t)(target - a->generation);
 }
 
-static void prefetch_block(const amq_aging *a, amq_hash128 h)
+/* Inlined: gcc 12 dropped the calls of a function holding only prefetches (ipa-modref). */
+static inline __attribute__((always_inline)) void prefetch_block(const amq_aging *a, amq_hash128 h)
 {
     const uint8_t *p = (const uint8_t *)block_of(a, h);
     const uint8_t *end = p + (size_t)a->slices * 8 - 1;

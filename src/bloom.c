@@ -322,7 +322,9 @@ uint64_t amq_bloom_array_popcount(const uint8_t *d, size_t len)
 
 #define BATCH_AHEAD 8
 
-static void bloom_prefetch(const amq_bloom *b, amq_hash128 h, int write)
+/* Inlined: gcc 12 dropped the calls of a function holding only prefetches (ipa-modref). */
+static inline __attribute__((always_inline)) void bloom_prefetch(const amq_bloom *b, amq_hash128 h,
+                                                                 int write)
 {
     const uint8_t *d = b->data.data;
     uint64_t m = b->p.bits, x = h.h1, y = h.h2;
