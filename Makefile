@@ -309,6 +309,7 @@ tsan:
 
 test-example: lib cli redis-module $(BENCH_BIN)
 	@scripts/check-exports.sh $(BUILD)/libamq.so
+	@scripts/check-prefetch.sh $(BUILD)
 	@tests/layering/run.sh $(BUILD) $(CC)
 	@scripts/test-example.sh $(BUILD)
 
