@@ -43,6 +43,14 @@ typedef struct bench_subject {
 
 void bench_register(const bench_subject *s);
 
+/* Rows through the generic handle (handle.c): a filter of an amq_kind for
+ * (capacity, rate) or NULL, its release, its bytes, and a batch of packed
+ * 8-byte keys queried (how many answered present). */
+void *bench_handle_new(uint32_t kind, uint64_t capacity, double fpp);
+void bench_handle_free(void *f);
+uint64_t bench_handle_bytes(const void *f);
+uint64_t bench_handle_query_packed(void *f, const uint64_t *keys, size_t n);
+
 /* A peer's rows left out because its code is not under AMQ_PEERS (path:
  * where it was looked for, relative to it): printed at the start of the run
  * and in the report's header. */
@@ -81,12 +89,12 @@ static inline uint64_t bench_cuckoo_ref_buckets(uint64_t n)
 /* The 16-byte subjects' keys: {key, key * BENCH_KEY16_MUL}. */
 #define BENCH_KEY16_MUL UINT64_C(0x9e3779b97f4a7c15)
 
-#define BENCH_SUBJECT(var)                                              \
-    static const bench_subject var;                                     \
-    __attribute__((constructor)) static void bench_register_##var(void) \
-    {                                                                   \
-        bench_register(&var);                                           \
-    }                                                                   \
+#define BENCH_SUBJECT(var)                                                                         \
+    static const bench_subject var;                                                                \
+    __attribute__((constructor)) static void bench_register_##var(void)                            \
+    {                                                                                              \
+        bench_register(&var);                                                                      \
+    }                                                                                              \
     static const bench_subject var
 
 #endif /* AMQ_BENCH_H */

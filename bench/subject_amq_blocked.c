@@ -69,12 +69,18 @@ run_keys(void *f, const uint64_t *keys, size_t n, key_op op, size_t key_len, int
     return c;
 }
 
-static int blocked_add(void *f, const void *key, size_t len) { return amq_blocked_add(f, key, len); }
+static int blocked_add(void *f, const void *key, size_t len)
+{
+    return amq_blocked_add(f, key, len);
+}
 static int blocked_contains(void *f, const void *key, size_t len)
 {
     return amq_blocked_contains(f, key, len);
 }
-static int handle_add(void *f, const void *key, size_t len) { return amq_filter_add(f, key, len); }
+static int handle_add(void *f, const void *key, size_t len)
+{
+    return amq_filter_add(f, key, len);
+}
 static int handle_contains(void *f, const void *key, size_t len)
 {
     return amq_filter_contains(f, key, len);
@@ -128,24 +134,7 @@ static uint64_t query_prehashed(void *f, const uint64_t *keys, size_t n)
  * the same (n, rate). */
 static void *handle_create(uint64_t n, double fpp)
 {
-    amq_config c;
-    amq_filter *f;
-    amq_config_init(&c, AMQ_KIND_BLOCKED);
-    c.capacity = n;
-    c.fpp = fpp;
-    return amq_filter_new(&c, &f, NULL) == AMQ_OK ? f : NULL;
-}
-
-static void handle_destroy(void *f)
-{
-    amq_filter_free(f);
-}
-
-static uint64_t handle_bytes(const void *f)
-{
-    amq_stats st;
-    amq_filter_stats(f, &st);
-    return st.bytes;
+    return bench_handle_new(AMQ_KIND_BLOCKED, n, fpp);
 }
 
 static uint64_t handle_insert(void *f, const uint64_t *keys, size_t n)
@@ -214,10 +203,10 @@ BENCH_SUBJECT(amq_blocked_handle) = {
     .name = "amq blocked, handle",
     .family = "blocked",
     .create = handle_create,
-    .destroy = handle_destroy,
+    .destroy = bench_handle_free,
     .insert = handle_insert,
     .query = handle_query,
-    .bytes = handle_bytes,
+    .bytes = bench_handle_bytes,
     .no_sweep = 1,
 };
 
@@ -225,10 +214,10 @@ BENCH_SUBJECT(amq_blocked_handle16) = {
     .name = "amq blocked, handle, 16-byte keys",
     .family = "blocked",
     .create = handle_create,
-    .destroy = handle_destroy,
+    .destroy = bench_handle_free,
     .insert = handle_insert16,
     .query = handle_query16,
-    .bytes = handle_bytes,
+    .bytes = bench_handle_bytes,
     .no_sweep = 1,
 };
 

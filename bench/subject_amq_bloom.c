@@ -77,18 +77,7 @@ BENCH_SUBJECT(subject_amq_bloom) = {
 
 static void *handle_create(uint64_t n, double fpp)
 {
-    amq_config cfg;
-    amq_filter *f = NULL;
-    amq_errinfo err;
-    amq_config_init(&cfg, AMQ_KIND_BLOOM);
-    cfg.capacity = n;
-    cfg.fpp = fpp;
-    return amq_filter_new(&cfg, &f, &err) == AMQ_OK ? f : NULL;
-}
-
-static void handle_destroy(void *f)
-{
-    amq_filter_free(f);
+    return bench_handle_new(AMQ_KIND_BLOOM, n, fpp);
 }
 
 #define CHUNK 4096
@@ -107,28 +96,14 @@ static uint64_t handle_insert_batch(void *f, const uint64_t *keys, size_t n)
     return failed;
 }
 
-static uint64_t handle_query_batch(void *f, const uint64_t *keys, size_t n)
-{
-    uint64_t found = 0;
-    (void)amq_filter_contains_batch_fixed(f, keys, sizeof keys[0], n, NULL, &found);
-    return found;
-}
-
-static uint64_t handle_bytes(const void *f)
-{
-    amq_stats st;
-    amq_filter_stats(f, &st);
-    return st.bytes;
-}
-
 BENCH_SUBJECT(subject_amq_bloom_batch) = {
     .name = "amq bloom (classic), batched",
     .family = "bloom",
     .peer = 0,
     .create = handle_create,
-    .destroy = handle_destroy,
+    .destroy = bench_handle_free,
     .insert = handle_insert_batch,
-    .query = handle_query_batch,
-    .bytes = handle_bytes,
+    .query = bench_handle_query_packed,
+    .bytes = bench_handle_bytes,
     .no_sweep = 1, /* the row above's filter: only the loops differ */
 };
