@@ -42,8 +42,11 @@ def _libamq(build_dir):
     if not os.path.exists(os.path.join(REPO, "include", "amq.h")):
         raise RuntimeError("amq_build: the package builds from the amq repository "
                            "(python/ beside include/ and src/)")
+    # A make of its own with its own -j: under make (make python, make test) the caller's
+    # jobserver flags would meet that -j and make warns that it resets them.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     _run(["make", "-C", REPO, "--no-print-directory", "-s", "-j%d" % (os.cpu_count() or 1),
-          "BUILD=" + build_dir, os.path.join(build_dir, "libamq.a")])
+          "BUILD=" + build_dir, os.path.join(build_dir, "libamq.a")], env=env)
     return os.path.join(REPO, build_dir, "libamq.a")
 
 
