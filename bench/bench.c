@@ -1789,6 +1789,37 @@ static int any_grown_row(const row *rows, int nrows, uint64_t n)
     return 0;
 }
 
+/* The amq rows the report's sections look up by name: each must be a
+ * subject, or a renamed row would leave its section out without a word. */
+static void check_looked_up(void)
+{
+    static const char *const fixed[] = {"amq blocked", "amq blocked, batched",
+                                        "amq blocked, batched, key as hash", SBF_GROWN};
+    static char bn[128];
+    const char *missing = NULL;
+    size_t i;
+    for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (subject_named(fixed[i]) == NULL)
+            missing = fixed[i];
+    for (i = 0; i < sizeof onekey_pairs / sizeof onekey_pairs[0]; i++)
+        if (subject_named(onekey_pairs[i].a) == NULL)
+            missing = onekey_pairs[i].a;
+    for (i = 0; i < sizeof grown_kinds / sizeof grown_kinds[0]; i++) {
+        snprintf(bn, sizeof bn, "%s, batched", grown_kinds[i].row);
+        if (subject_named(bn) == NULL)
+            missing = bn;
+        if (subject_named(grown_kinds[i].row) == NULL)
+            missing = grown_kinds[i].row;
+    }
+    if (missing != NULL) {
+        fprintf(stderr,
+                "amq-bench: the report looks up the row \"%s\", which no subject is "
+                "named (bench/subject_*.c)\n",
+                missing);
+        exit(2);
+    }
+}
+
 /* ---- the kinds grown from 1,000, head to head (issue 44) --------------------------------------
  * The issue's ratios again from head_to_head: each kind and the filter it is
  * held against alternate rep by rep on the same keys, and each ratio is the
@@ -2195,6 +2226,7 @@ int main(int argc, char **argv)
     memset(hh, 0, sizeof hh);
     memset(&fc, 0, sizeof fc);
     parse_opts(&o, argc, argv);
+    check_looked_up();
     for (j = 0; j < o.nn; j++)
         if (o.ns[j] > maxn)
             maxn = o.ns[j];
