@@ -89,12 +89,12 @@ static inline uint64_t bench_cuckoo_ref_buckets(uint64_t n)
 /* The 16-byte subjects' keys: {key, key * BENCH_KEY16_MUL}. */
 #define BENCH_KEY16_MUL UINT64_C(0x9e3779b97f4a7c15)
 
-#define BENCH_SUBJECT(var)                                                                         \
-    static const bench_subject var;                                                                \
-    __attribute__((constructor)) static void bench_register_##var(void)                            \
-    {                                                                                              \
-        bench_register(&var);                                                                      \
-    }                                                                                              \
+#define BENCH_SUBJECT(var)                                              \
+    static const bench_subject var;                                     \
+    __attribute__((constructor)) static void bench_register_##var(void) \
+    {                                                                   \
+        bench_register(&var);                                           \
+    }                                                                   \
     static const bench_subject var
 
 #endif /* AMQ_BENCH_H */

@@ -69,18 +69,12 @@ run_keys(void *f, const uint64_t *keys, size_t n, key_op op, size_t key_len, int
     return c;
 }
 
-static int blocked_add(void *f, const void *key, size_t len)
-{
-    return amq_blocked_add(f, key, len);
-}
+static int blocked_add(void *f, const void *key, size_t len) { return amq_blocked_add(f, key, len); }
 static int blocked_contains(void *f, const void *key, size_t len)
 {
     return amq_blocked_contains(f, key, len);
 }
-static int handle_add(void *f, const void *key, size_t len)
-{
-    return amq_filter_add(f, key, len);
-}
+static int handle_add(void *f, const void *key, size_t len) { return amq_filter_add(f, key, len); }
 static int handle_contains(void *f, const void *key, size_t len)
 {
     return amq_filter_contains(f, key, len);

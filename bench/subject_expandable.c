@@ -46,17 +46,17 @@ static uint64_t ex_query(void *f, const uint64_t *keys, size_t n)
 
 /* A subject of a kind grown from 1,000: the lanes or entries are fixed, so a
  * target moves only the growth limit (no sweep of targets). */
-#define GROWN_SUBJECT(var, label, create_fn, query_fn)                                             \
-    BENCH_SUBJECT(var) = {                                                                         \
-        .name = label,                                                                             \
-        .family = "expandable",                                                                    \
-        .peer = 0,                                                                                 \
-        .create = create_fn,                                                                       \
-        .destroy = bench_handle_free,                                                              \
-        .insert = ex_insert,                                                                       \
-        .query = query_fn,                                                                         \
-        .bytes = bench_handle_bytes,                                                               \
-        .no_sweep = 1,                                                                             \
+#define GROWN_SUBJECT(var, label, create_fn, query_fn) \
+    BENCH_SUBJECT(var) = {                             \
+        .name = label,                                 \
+        .family = "expandable",                        \
+        .peer = 0,                                     \
+        .create = create_fn,                           \
+        .destroy = bench_handle_free,                  \
+        .insert = ex_insert,                           \
+        .query = query_fn,                             \
+        .bytes = bench_handle_bytes,                   \
+        .no_sweep = 1,                                 \
     }
 
 GROWN_SUBJECT(amq_expandable_subject, "amq expandable, grown from 1,000", ex_create, ex_query);

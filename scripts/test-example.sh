@@ -7,7 +7,8 @@ build=${1:-build}
 stage=$(mktemp -d "${TMPDIR:-/tmp}/amq-stage-XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 # A make of its own (no jobserver of the caller's: its warning otherwise).
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s install PREFIX="$stage/usr" BUILD="$build" >/dev/null
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+    make --no-print-directory -s install PREFIX="$stage/usr" BUILD="$build" >/dev/null
 export PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig"
 cc=${CC:-cc}
 for src in examples/*.c; do
