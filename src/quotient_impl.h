@@ -681,6 +681,7 @@ typedef struct {
     uint32_t last_j;       /* its lane in line end_line */
     uint64_t occ_line, occ_bits; /* occupied bits of a line, and run-end bits, */
     uint64_t end_line, end_bits; /* held until the entries move past it */
+    uint64_t occ_first, end_first; /* the first slots of those two lines (no division a place) */
     uint64_t next_line;  /* the first line whose offset is not written yet */
     uint64_t next_first; /* and its first slot */
     int bad;
@@ -704,7 +705,7 @@ static inline __attribute__((always_inline)) void enc_close(encoder *e, uint64_t
 
 /* The step's first place, of slot a: if y has a run of a already (an
  * earlier step's, or an add's), it is y's last run and goes on. */
-static __attribute__((noinline)) void enc_reopen(encoder *e, uint64_t a)
+static inline __attribute__((always_inline)) void enc_reopen(encoder *e, uint64_t a)
 {
     e->reopen = 0;
     if (e->pos > 0 && ((*line_word(e->t, a / S) >> (8u + a % S)) & 1u)) {
@@ -713,6 +714,7 @@ static __attribute__((noinline)) void enc_reopen(encoder *e, uint64_t a)
         e->last_a = a;
         e->last_j = (uint32_t)(p % S);
         e->end_line = p / S;
+        e->end_first = e->end_line * S;
         e->end_bits = 0;
     }
 }
@@ -725,8 +727,9 @@ static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a
     if (__builtin_expect(e->reopen, 0))
         enc_reopen(e, a);
     pos = e->pos > a ? e->pos : a;
-    al = a / S;
-    pl = pos / S;
+    /* places come in order of slots and positions: most are in the lines of the last */
+    al = a - e->occ_first < S ? e->occ_line : a / S;
+    pl = pos - e->end_first < S ? e->end_line : pos / S;
     enc_close(e, a);
     /* past the table, or the first line not closed would need an offset over 255: the entry
      * is not written (y stays a valid table) and the growth is done again, larger */
@@ -739,16 +742,18 @@ static inline __attribute__((always_inline)) void enc_put(encoder *e, uint64_t a
     if (__builtin_expect(pl != e->end_line, 0)) {
         *line_word(e->t, e->end_line) |= e->end_bits << 36;
         e->end_line = pl;
+        e->end_first = pl * S;
         e->end_bits = 0;
     }
     if (__builtin_expect(al != e->occ_line, 0)) {
         *line_word(e->t, e->occ_line) |= e->occ_bits << 8;
         e->occ_line = al;
+        e->occ_first = al * S;
         e->occ_bits = 0;
     }
-    e->occ_bits |= UINT64_C(1) << (a - al * S);
-    *line_lane(e->t, pos) = s;
-    e->last_j = (uint32_t)(pos - pl * S);
+    e->occ_bits |= UINT64_C(1) << (a - e->occ_first);
+    e->last_j = (uint32_t)(pos - e->end_first);
+    ((uint16_t *)(void *)(e->t + pl * 64u + 8u))[e->last_j] = s;
     e->last_a = a;
     e->pos = pos + 1u;
     e->entries++;
@@ -815,12 +820,17 @@ static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, 
                                                 uint32_t n)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
+    uint64_t cnt[16] = {0}; /* here, not y's: the lanes' stores could alias y's */
     uint32_t i;
-    for (i = 0; i < n && !e->bad; i++)
+    for (i = 0; i < n; i++)
         if (!(p[i].copy && copy_seen(g, p[i].a, p[i].s))) {
             enc_put(e, p[i].a, p[i].s);
-            g->y->cnt[15u - (uint32_t)__builtin_ctz(p[i].s)] += (uint64_t)!e->bad;
+            if (__builtin_expect(e->bad, 0))
+                break; /* (never: enc_fits) */
+            cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
         }
+    for (i = 0; i < 16; i++)
+        g->y->cnt[i] += cnt[i];
     *out = w;
 }
 
@@ -984,6 +994,7 @@ static void enc_start(encoder *e, const amq_qf_growth *g)
     e->next_first = g->next_line * S;
     e->last_a = UINT64_MAX;
     e->end_line = e->occ_line = g->pos / S < e->lines ? g->pos / S : e->lines - 1u;
+    e->end_first = e->occ_first = e->end_line * S;
     e->reopen = 1;
 }
 
