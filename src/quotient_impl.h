@@ -846,6 +846,7 @@ typedef struct {
     uint64_t ends;      /* that line's run-end bits */
     const uint16_t *ln; /* and its lanes */
     uint64_t ol, ow;    /* the occupied-bit cursor: its line, and its bits from the slot read on */
+    uint64_t ofirst, lfirst; /* ol's first slot, and the first position of the line being read */
     uint64_t prev;      /* the last place's slot */
     uint64_t last_pos;  /* the position of the last entry read */
     uint64_t f_hi, f_lo, q, lim, ym; /* x's reciprocal, here to stay in registers */
@@ -861,10 +862,16 @@ typedef struct {
  * is the occupied slot whose run it is in (the cursor moves at each run
  * end).  A long entry whose range lies in its slot and in one slot of y
  * (the common case) is placed here, others by replace(). */
-static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, amq_qf_growth *g,
-                                                placed *buf)
+static inline __attribute__((always_inline)) uint32_t decode_body(decoder *dp, const amq_qf *x,
+                                                                   amq_qf_growth *g, placed *buf,
+                                                                   const int plain)
 {
     decoder d = *dp; /* a local: its fields stay in registers */
+    if (plain) { /* constants the compiler folds: fewer registers for the loop */
+        d.dk = 0;
+        d.lim = 0x800;
+        d.key_last = UINT64_MAX;
+    }
     uint32_t n = 0, k, i;
     uint64_t slot_lo, slot_hi;
     for (;;) {
@@ -878,6 +885,7 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
             d.ends = (*(const uint64_t *)(const void *)line >> 36) & M28;
             d.ln = (const uint16_t *)(const void *)(line + 8u);
             d.full = ~empty_lanes(line) & (uint32_t)M28;
+            d.lfirst = d.nl * S;
             d.nl++;
             if (__builtin_expect(n + S > ITEMS, 0)) { /* no room for this line's places */
                 d.bad = 1;
@@ -896,8 +904,8 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
                 d.bad = d.corrupt = 1;
                 break;
             }
-            d.last_pos = (d.nl - 1u) * S + j;
-            canon = d.ol * S + (uint64_t)__builtin_ctzll(d.ow);
+            d.last_pos = d.lfirst + j;
+            canon = d.ofirst + (uint64_t)__builtin_ctzll(d.ow);
             /* est is at most 2 under the slot's first key, and its last is at least est + q - 1:
              * a range inside [est + 2, est + q - 1] is inside the slot (others: replace()) */
             est = canon * d.f_hi + mulhi(canon, d.f_lo);
@@ -931,8 +939,10 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
                 n += k;
             }
             d.ow &= d.ow - end;
-            while (__builtin_expect(d.ow == 0, 0) && d.ol + 1 < d.xlines)
+            while (__builtin_expect(d.ow == 0, 0) && d.ol + 1 < d.xlines) {
                 d.ow = (*(const uint64_t *)(const void *)(d.xt + ++d.ol * 64u) >> 8) & M28;
+                d.ofirst = d.ol * S;
+            }
             if (__builtin_expect(end & (n >= d.want), 0)) { /* a slot of x ends: a chunk is ready */
                 d.next_slot = canon + 1u;
                 break;
@@ -941,6 +951,22 @@ static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, a
     }
     *dp = d;
     return n;
+}
+
+/* Most steps: y's entries as long as x's (no power of two passed) and no
+ * key past which places are left out (grow_over's). */
+static __attribute__((noinline)) uint32_t decode_plain(decoder *dp, const amq_qf *x,
+                                                       amq_qf_growth *g, placed *buf)
+{
+    return decode_body(dp, x, g, buf, 1);
+}
+
+static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, amq_qf_growth *g,
+                                                placed *buf)
+{
+    if (dp->dk == 0 && dp->key_last == UINT64_MAX)
+        return decode_plain(dp, x, g, buf);
+    return decode_body(dp, x, g, buf, 0);
 }
 
 /* The reader of x at g->rpos (and slot g->rslot), from the table: an add
@@ -971,6 +997,7 @@ static void dec_start(decoder *d, const amq_qf *x, const amq_qf_growth *g, uint3
         d->full = ~empty_lanes(p) & (uint32_t)(M28 & (M28 << (g->rpos % S)));
     }
     d->nl = line + 1u;
+    d->lfirst = line * S;
     d->ol = g->rslot / S;
     if (d->ol < x->lines) {
         d->ow = (*word_of(x, d->ol) >> 8) & M28 & (M28 << (g->rslot % S));
@@ -979,6 +1006,7 @@ static void dec_start(decoder *d, const amq_qf *x, const amq_qf_growth *g, uint3
     } else {
         d->ol = x->lines - 1u;
     }
+    d->ofirst = d->ol * S;
 }
 
 /* The writer of y where the last step left it, and an add into y since
