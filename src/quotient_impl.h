@@ -233,39 +233,55 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
     return deep && deep_has(x, h);
 }
 
-static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
+/* What the line of h's slot says of h: 0 or 1; QF_RUN when h's run does
+ * not lie in the line or is longer than 8 lanes (run_answers(x, *a, *p0,
+ * *t, h) answers then); QF_DEEP when only a void lane answered (deep_has). */
+#define QF_RUN 2
+#define QF_DEEP 3
+static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
+                                                          uint64_t *p0, uint32_t *t)
 {
-    const uint64_t a = mulhi(h, x->m), blk = a / S;
-    const uint32_t i = (uint32_t)(a - blk * S);
+    const uint64_t blk = (*a = mulhi(h, x->m)) / S;
+    const uint32_t i = (uint32_t)(*a - blk * S);
     const uint8_t *line = x->t + blk * 64u;
     const uint64_t w = *(const uint64_t *)(const void *)line;
     const uint32_t off = (uint32_t)(w & 255u);
-    uint32_t t, start, end, len;
+    uint32_t start, end, base, hit;
     uint64_t r;
     if (!((w >> (8u + i)) & 1u))
         return 0;
-    t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
-    r = off < S ? (w >> 36) & M28 & (M28 << off) : 0; /* run ends in this line from p0 on */
-    if (__builtin_expect((uint32_t)__builtin_popcountll(r) < t, 0))
-        return run_answers(x, a, blk * S + off, t, h);
+    *t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    *p0 = blk * S + off;
+    r = (w >> 36) & M28 & (M28 << (off & 31u)); /* run ends in this line from p0 on */
+    if (__builtin_expect(((uint32_t)__builtin_popcountll(r) < *t) | (off >= S), 0))
+        return QF_RUN;
     /* the run lies in this line: its end is run end t, its start after run end t - 1 */
-    end = select_bit(r, t);
-    start = t == 1 ? off : select_bit(r, t - 1) + 1u;
+    end = select_bit(r, *t);
+    start = *t == 1 ? off : select_bit(r, *t - 1) + 1u;
     if (start < i)
         start = i;
-    len = end - start + 1u;
-    if (__builtin_expect(len <= 8, 1)) {
-        /* 8 lanes that hold the run, read within the line: a run near its
-         * end would otherwise touch the next line too */
-        const uint32_t base = start < S - 8u ? start : S - 8u;
-        const uint32_t hit = match8_two(line + 8u + 2u * base, entry_of(x, h),
-                                        entry_at(h, x->k - 1u)) &
-                             (((1u << (2 * len)) - 1u) << (2u * (start - base)));
-        if (__builtin_expect(hit == 0, 1))
-            return 0;
-        return (hit & ~void8(line + 8u + 2u * base)) != 0 || deep_has(x, h);
-    }
-    return run_answers(x, a, blk * S + off, t, h);
+    if (__builtin_expect(end - start >= 8u, 0))
+        return QF_RUN;
+    /* 8 lanes that hold the run, read within the line: a run near its end would otherwise
+     * touch the next line too */
+    base = start < S - 8u ? start : S - 8u;
+    hit = match8_two(line + 8u + 2u * base, entry_of(x, h), entry_at(h, x->k - 1u)) &
+          (((4u << (2 * (end - start))) - 1u) << (2u * (start - base)));
+    if (__builtin_expect(hit == 0, 1))
+        return 0;
+    return (hit & ~void8(line + 8u + 2u * base)) != 0 ? 1 : QF_DEEP;
+}
+
+static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
+{
+    uint64_t a, p0;
+    uint32_t t;
+    const int r = line_has(x, h, &a, &p0, &t);
+    if (__builtin_expect(r == QF_RUN, 0))
+        return run_answers(x, a, p0, t, h);
+    if (__builtin_expect(r == QF_DEEP, 0))
+        return deep_has(x, h);
+    return r;
 }
 
 /* Is h one of the pending keys?  (All cells compared, the empty ones masked.) */
@@ -1346,11 +1362,54 @@ static inline __attribute__((always_inline)) uint64_t key_h1(const amq_qf *x, co
     return key_h1_any(x, key, len);
 }
 
-/* The handle's one-key entries: the hash, the query or the add in one body. */
+/* The one-key query's rare ends, each reached by a tail call so that the
+ * entry itself saves no register (more queries then fit in flight): */
+__attribute__((noinline)) static int contains_key_any(const amq_qf *x, const void *key, size_t len)
+{
+    return qf_has(x, key_h1(x, key, len));
+}
+
+/* the run of slot a, the t-th of its line (which begins at p0), not in
+ * the line or longer than 8 lanes; */
+__attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t a, uint64_t p0,
+                                                  uint32_t t, uint64_t h)
+{
+    return run_answers(x, a, p0, t, h) || pend_has(x, h);
+}
+
+/* a void lane answered; or the table did not, and h may be pending. */
+__attribute__((noinline)) static int contains_deep(const amq_qf *x, uint64_t h)
+{
+    return deep_has(x, h) || pend_has(x, h);
+}
+
+__attribute__((noinline)) static int contains_pending(const amq_qf *x, uint64_t h)
+{
+    return pend_has(x, h);
+}
+
+/* The handle's one-key entries: the hash, the query or the add in one body.
+ * The query's rare ends are tail calls, so that it saves few registers and
+ * more queries fit in flight. */
 static int isa_contains_key(const void *impl, const void *key, size_t len)
 {
     const amq_qf *x = impl;
-    return qf_has(x, key_h1(x, key, len));
+    uint64_t h, a, p0;
+    uint32_t t;
+    int r;
+    if (__builtin_expect(len != 8 || x->hash_algo != AMQ_HASH_XXH3 || x->growth != NULL, 0))
+        return contains_key_any(x, key, len);
+    h = amq_xxh3_8(x->x8, key);
+    r = line_has(x, h, &a, &p0, &t);
+    if (r == 1)
+        return 1;
+    if (__builtin_expect(r == QF_RUN, 0))
+        return contains_run(x, a, p0, t, h);
+    if (__builtin_expect(r == QF_DEEP, 0))
+        return contains_deep(x, h);
+    if (__builtin_expect(!((x->pend_sig >> (h >> 58)) & 1u), 1))
+        return 0;
+    return contains_pending(x, h);
 }
 
 static int isa_add_key(void *impl, const void *key, size_t len)
@@ -1443,5 +1502,7 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
 #undef SHORT
 #undef ITEMS
 #undef QF_WINDOW
+#undef QF_RUN
+#undef QF_DEEP
 
 #endif /* AMQ_QUOTIENT_IMPL_H */

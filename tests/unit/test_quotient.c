@@ -97,12 +97,16 @@ static int add_range(amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
     return 1;
 }
 
-/* Keys [from, to) of stream seed that f answers absent (0: no false negative). */
+/* Keys [from, to) of stream seed that f answers absent, by hash or by key
+ * (the one-key entry's own path): 0, no false negative. */
 static uint64_t missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
 {
     uint64_t i, n = 0;
-    for (i = from; i < to; i++)
-        n += (uint64_t)(amq_filter_contains_hash(f, hash_of(f, i, seed)) != 1);
+    for (i = from; i < to; i++) {
+        const uint64_t k = key_of(i, seed);
+        n += (uint64_t)((amq_filter_contains_hash(f, hash_of(f, i, seed)) != 1) |
+                        (amq_filter_contains(f, &k, sizeof k) != 1));
+    }
     return n;
 }
 
@@ -115,13 +119,17 @@ static uint64_t hits(const amq_filter *f, uint64_t n, uint64_t seed)
     return fp;
 }
 
-/* Keys of stream seed on which f and g answer differently. */
+/* Keys of stream seed on which f and g answer differently, or either
+ * answers by key otherwise than by hash. */
 static uint64_t differ(const amq_filter *f, const amq_filter *g, uint64_t n, uint64_t seed)
 {
     uint64_t i, d = 0;
     for (i = 0; i < n; i++) {
-        amq_hash128 h = hash_of(f, i, seed);
-        d += (uint64_t)(amq_filter_contains_hash(f, h) != amq_filter_contains_hash(g, h));
+        const uint64_t k = key_of(i, seed);
+        const amq_hash128 h = hash_of(f, i, seed);
+        const int a = amq_filter_contains_hash(f, h), b = amq_filter_contains_hash(g, h);
+        d += (uint64_t)((a != b) | (amq_filter_contains(f, &k, sizeof k) != a) |
+                        (amq_filter_contains(g, &k, sizeof k) != b));
     }
     return d;
 }
