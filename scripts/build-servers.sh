@@ -102,10 +102,13 @@ build_one() {
     [ -n "$top" ] && [ -f "$top/Makefile" ] || die "$file: no source tree with a Makefile"
     echo "build-servers: building $name $upver (make -j$JOBS MALLOC=libc BUILD_TLS=no)" >&2
     start=$(date +%s)
-    # Servers' own makefiles read CFLAGS etc. from the environment: start from a clean one.
-    (cd "$top" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS -u CC -u CXX \
-        nice make -j"$JOBS" MALLOC=libc BUILD_TLS=no USE_SYSTEMD=no >"$work/build.log" 2>&1 &&
-        env -u CFLAGS -u LDFLAGS make PREFIX="$dest.tmp" MALLOC=libc BUILD_TLS=no USE_SYSTEMD=no \
+    # Servers' own makefiles read CFLAGS etc. from the environment: start from a clean one
+    # (and not our make's jobserver: their -j is $JOBS).
+    (cd "$top" && env -u CFLAGS -u LDFLAGS -u CPPFLAGS -u CC -u CXX -u MAKEFLAGS -u MFLAGS \
+        -u MAKELEVEL nice make -j"$JOBS" MALLOC=libc BUILD_TLS=no USE_SYSTEMD=no \
+        >"$work/build.log" 2>&1 &&
+        env -u CFLAGS -u LDFLAGS -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+            make PREFIX="$dest.tmp" MALLOC=libc BUILD_TLS=no USE_SYSTEMD=no \
             install >>"$work/build.log" 2>&1) || {
         tail -n 40 "$work/build.log" >&2
         die "building $name $upver failed (log: $work/build.log)"
