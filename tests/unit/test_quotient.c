@@ -104,8 +104,9 @@ static uint64_t missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_
     uint64_t i, n = 0;
     for (i = from; i < to; i++) {
         const uint64_t k = key_of(i, seed);
-        n += (uint64_t)((amq_filter_contains_hash(f, hash_of(f, i, seed)) != 1) |
-                        (amq_filter_contains(f, &k, sizeof k) != 1));
+        const int by_hash = amq_filter_contains_hash(f, hash_of(f, i, seed));
+        const int by_key = amq_filter_contains(f, &k, sizeof k);
+        n += (uint64_t)(by_hash != 1 || by_key != 1);
     }
     return n;
 }
@@ -128,8 +129,9 @@ static uint64_t differ(const amq_filter *f, const amq_filter *g, uint64_t n, uin
         const uint64_t k = key_of(i, seed);
         const amq_hash128 h = hash_of(f, i, seed);
         const int a = amq_filter_contains_hash(f, h), b = amq_filter_contains_hash(g, h);
-        d += (uint64_t)((a != b) | (amq_filter_contains(f, &k, sizeof k) != a) |
-                        (amq_filter_contains(g, &k, sizeof k) != b));
+        const int ak = amq_filter_contains(f, &k, sizeof k),
+                  bk = amq_filter_contains(g, &k, sizeof k);
+        d += (uint64_t)(a != b || ak != a || bk != b);
     }
     return d;
 }
