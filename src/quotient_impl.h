@@ -836,7 +836,7 @@ static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, 
                                                 uint32_t n)
 {
     encoder w = *out, *e = &w; /* a local: its fields stay in registers */
-    uint64_t cnt[16] = {0}; /* here, not y's: the lanes' stores could alias y's */
+    uint64_t cnt[16] = {0};    /* here, not y's: the lanes' stores could alias y's */
     uint32_t i;
     for (i = 0; i < n; i++)
         if (!(p[i].copy && copy_seen(g, p[i].a, p[i].s))) {
@@ -878,12 +878,12 @@ typedef struct {
  * is the occupied slot whose run it is in (the cursor moves at each run
  * end).  A long entry whose range lies in its slot and in one slot of y
  * (the common case) is placed here, others by replace(). */
-static inline __attribute__((always_inline)) uint32_t decode_body(decoder *dp, const amq_qf *x,
-                                                                   amq_qf_growth *g, placed *buf,
-                                                                   const int plain)
+static inline __attribute__((always_inline)) uint32_t
+decode_body(decoder *dp, const amq_qf *x, amq_qf_growth *g, placed *buf, const int plain)
 {
     decoder d = *dp; /* a local: its fields stay in registers */
-    if (plain) { /* constants the compiler folds: fewer registers for the loop */
+    /* plain: constants the compiler folds, so fewer registers for the loop */
+    if (plain) {
         d.dk = 0;
         d.lim = 0x800;
         d.key_last = UINT64_MAX;
@@ -978,7 +978,7 @@ static __attribute__((noinline)) uint32_t decode_plain(decoder *dp, const amq_qf
 }
 
 static __attribute__((noinline)) uint32_t decode(decoder *dp, const amq_qf *x, amq_qf_growth *g,
-                                                placed *buf)
+                                                 placed *buf)
 {
     if (dp->dk == 0 && dp->key_last == UINT64_MAX)
         return decode_plain(dp, x, g, buf);
