@@ -359,6 +359,7 @@ static int forged(size_t at, const uint8_t *bytes, size_t n, unsigned flags, amq
     uint8_t buf[512];
     uint64_t size;
     int rc;
+    memset(err, 0, sizeof *err); /* a message to read (empty) when nothing was deserialized */
     if (!small_bloom_bytes(buf, sizeof buf, &size))
         return FORGE_UNBUILT;
     memcpy(buf + at, bytes, n);
