@@ -288,7 +288,7 @@ static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint
 static inline int pend_has(const amq_qf *x, uint64_t h)
 {
     uint32_t hit = 0, q;
-    if (!((x->pend_sig >> (h >> 58)) & 1u))
+    if (!amq_qf_pend_maybe(x, h))
         return 0;
 #if defined(__AVX2__)
     {
@@ -1310,15 +1310,6 @@ static int place(amq_qf *x, uint64_t h)
     return 1;
 }
 
-static inline void pend_resign(amq_qf *x)
-{
-    uint64_t sig = 0;
-    uint32_t q;
-    for (q = 0; q < QF_PENDING; q++)
-        sig |= (uint64_t)((x->pend_used >> q) & 1u) << (x->pend[q] >> 58);
-    x->pend_sig = sig;
-}
-
 /* An add places the key added QF_PENDING adds before it and keeps its own
  * pending, its lines fetched now: the misses of several adds overlap, as a
  * blocked filter's short adds do on their own.  A key that cannot be placed
@@ -1339,10 +1330,12 @@ static int qf_add(amq_qf *x, uint64_t h)
         x->items++;
         return 1;
     }
+    if (x->pend_used & bit)
+        amq_qf_pend_sign(x, x->pend[c], 0); /* placed */
     x->pend[c] = h;
     x->pend_used |= bit;
     x->pend_next = (c + 1u) % QF_PENDING;
-    pend_resign(x);
+    amq_qf_pend_sign(x, h, 1);
     x->items++;
     return 1;
 }
@@ -1408,7 +1401,7 @@ static int isa_contains_key(const void *impl, const void *key, size_t len)
         return contains_run(x, a, p0, t, h);
     if (__builtin_expect(r == QF_DEEP, 0))
         return contains_deep(x, h);
-    if (__builtin_expect(!((x->pend_sig >> (h >> 58)) & 1u), 1))
+    if (__builtin_expect(!amq_qf_pend_maybe(x, h), 1))
         return 0;
     return contains_pending(x, h);
 }

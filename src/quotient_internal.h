@@ -27,6 +27,7 @@
 #define QF_SLOTS 28u          /* slots a line */
 #define QF_TAIL_LINES 16u     /* lines past the last slot's, for runs pushed there */
 #define QF_PENDING 16u        /* keys an add keeps waiting while their lines are fetched */
+#define QF_SIG_WORDS 4u       /* their signature's words: 256 bits, 16 of them set at most */
 #define QF_MIN_SLOTS 64u
 #define QF_MAX_SLOTS (UINT64_C(1) << 48) /* the payload's size stays far from wrapping */
 #define QF_MIN_FPP 0.0001
@@ -44,7 +45,6 @@ typedef struct amq_qf {
     /* what a query reads first, in one line of the struct */
     uint64_t m;         /* slots a key may have */
     uint8_t *t;         /* the table: lines of 64 bytes */
-    uint64_t pend_sig;  /* bit h >> 58 of each pending key: most queries look no further */
     uint32_t k;         /* floor(log2 m) */
     uint32_t pend_used; /* a bit per cell of pend that holds a key */
     const struct amq_qf_isa *isa;
@@ -53,6 +53,8 @@ typedef struct amq_qf {
     uint32_t hash_algo;
     uint64_t recip_hi, recip_lo; /* floor(2^128 / m) or one under: the slots' first keys */
     uint64_t lines;              /* m's lines and QF_TAIL_LINES */
+    uint64_t pend_sig[QF_SIG_WORDS];     /* bit h >> 56 of each pending key (amq_qf_pend_maybe) */
+    uint8_t pend_cnt[64 * QF_SIG_WORDS]; /* the pending keys with each bit (an add moves two) */
     uint64_t pend[QF_PENDING];   /* keys added, not yet placed (queries look here too) */
     uint32_t pend_next;          /* the cell of the next add: the oldest key when all are used */
     uint64_t m0;                 /* m when created (clear goes back to it) */
@@ -112,6 +114,39 @@ extern const amq_qf_isa amq_qf_isa_base;
 #if defined(__x86_64__)
 extern const amq_qf_isa amq_qf_isa_avx2;
 #endif
+
+/* May h be a pending key?  Its bit of the signature: a query that the table
+ * did not answer compares the 16 keys only then, for 1 absent key in 16 or
+ * fewer (a 64-bit signature sent 1 in 4.5 there). */
+static inline int amq_qf_pend_maybe(const amq_qf *x, uint64_t h)
+{
+    return (int)((x->pend_sig[h >> 62] >> ((h >> 56) & 63u)) & 1u);
+}
+
+/* Pending key h into the signature (in) or out of it (its count kept, as two
+ * pending keys may share a bit). */
+static inline void amq_qf_pend_sign(amq_qf *x, uint64_t h, int in)
+{
+    const uint32_t b = (uint32_t)(h >> 56);
+    const uint64_t bit = UINT64_C(1) << (b & 63u);
+    if (in) {
+        if (x->pend_cnt[b]++ == 0)
+            x->pend_sig[b >> 6] |= bit;
+    } else if (--x->pend_cnt[b] == 0) {
+        x->pend_sig[b >> 6] &= ~bit;
+    }
+}
+
+/* The signature from the pending keys (a loaded or cleared filter). */
+static inline void amq_qf_pend_resign(amq_qf *x)
+{
+    uint32_t q;
+    memset(x->pend_sig, 0, sizeof x->pend_sig);
+    memset(x->pend_cnt, 0, sizeof x->pend_cnt);
+    for (q = 0; q < QF_PENDING; q++)
+        if ((x->pend_used >> q) & 1u)
+            amq_qf_pend_sign(x, x->pend[q], 1);
+}
 
 /* The lines a table of m slots takes. */
 static inline uint64_t amq_qf_lines_for(uint64_t m)

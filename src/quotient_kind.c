@@ -204,7 +204,7 @@ static int op_clear(void *impl)
     memset(x->cnt, 0, sizeof x->cnt);
     memset(x->pend, 0, sizeof x->pend);
     x->pend_used = x->pend_next = 0;
-    x->pend_sig = 0;
+    amq_qf_pend_resign(x);
     return AMQ_OK;
 }
 
@@ -603,8 +603,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     }
     for (i = 0; i < QF_PENDING; i++)
         x->pend[i] = amq_load64(pl + 8 + 8 * i);
-    for (i = 0; i < QF_PENDING; i++)
-        x->pend_sig |= (uint64_t)((x->pend_used >> i) & 1u) << (x->pend[i] >> 58);
+    amq_qf_pend_resign(x);
     borrow = args->borrow && ((uintptr_t)pl & 63) == 0 && little_endian();
     x->ndeep = ndeep;
     rc = take_ranges(x, args, QF_FIXED_BYTES, ndeep, borrow, &x->deep, err);
