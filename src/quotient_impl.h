@@ -212,24 +212,42 @@ static int deep_has(const amq_qf *x, uint64_t h)
 }
 
 /* The general answer: the run of slot a (the t-th of its line, which begins
- * at p0) wherever it lies. */
+ * at p0) wherever it lies.  One pass over the run-end bits from p0 finds
+ * the run's start (after run end t - 1) and its end (run end t); then its
+ * lanes are compared, both of h's entries worked out once. */
 static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uint64_t h)
 {
-    uint64_t start = t == 1 ? p0 : select_run(x, p0, t - 1), end, pos;
+    const uint16_t q_long = entry_of(x, h), q_short = entry_at(h, x->k - 1u);
+    uint64_t blk = p0 / S, w = ((*word_of(x, blk) >> 36) & M28) & (M28 << (p0 % S));
+    uint64_t start = p0, end, pos;
     int deep = 0;
-    if (start == UINT64_MAX)
-        return 1; /* not a table (a loaded one is validated first) */
-    start += t == 1 ? 0 : 1;
-    end = select_run(x, start, 1);
-    if (end == UINT64_MAX)
-        return 1;
+    if (t > 1) { /* the start: after run end t - 1 from p0 */
+        uint32_t left = t - 1u, c, b;
+        while (left > (c = (uint32_t)__builtin_popcountll(w))) {
+            left -= c;
+            if (++blk >= x->lines)
+                return 1; /* not a table (a loaded one is validated first) */
+            w = (*word_of(x, blk) >> 36) & M28;
+        }
+        b = select_bit(w, left);
+        start = blk * S + b + 1u;
+        w &= ~((UINT64_C(2) << b) - 1u); /* the run ends after it */
+    }
+    while (w == 0) { /* the end: the next run end */
+        if (++blk >= x->lines)
+            return 1;
+        w = (*word_of(x, blk) >> 36) & M28;
+    }
+    end = blk * S + (uint64_t)__builtin_ctzll(w);
     if (start < a)
         start = a;
-    for (pos = start; pos <= end; pos++)
-        if (*lane_at(x, pos) == VOID_LANE)
+    for (pos = start; pos <= end; pos++) {
+        const uint16_t v = *lane_at(x, pos);
+        if (v == VOID_LANE)
             deep = 1;
-        else if (lane_hits(*lane_at(x, pos), entry_of(x, h), entry_at(h, x->k - 1u)))
+        else if (lane_hits(v, q_long, q_short))
             return 1;
+    }
     return deep && deep_has(x, h);
 }
 
