@@ -174,21 +174,30 @@ static inline void set_run(amq_qf *x, uint64_t pos, int v)
     *w = v ? *w | bit : *w & ~bit;
 }
 
+/* Run end number t (from 1) among w, the run-end bits of line *blk not
+ * passed yet, and the lines after: its position, with *blk and *w left at
+ * it (w without it and the bits before, so the next call goes on from
+ * there); UINT64_MAX when the table ends first (never in a valid table). */
+static inline uint64_t next_run_end(const amq_qf *x, uint64_t *blk, uint64_t *w, uint32_t t)
+{
+    uint32_t c, b;
+    while (t > (c = (uint32_t)__builtin_popcountll(*w))) {
+        t -= c;
+        if (++*blk >= x->lines)
+            return UINT64_MAX;
+        *w = (*word_of(x, *blk) >> 36) & M28;
+    }
+    b = select_bit(*w, t);
+    *w &= ~((UINT64_C(2) << b) - 1u);
+    return *blk * S + b;
+}
+
 /* The position of run end number t (from 1) at or after p; UINT64_MAX when
  * the table ends first (never in a valid table). */
 static inline uint64_t select_run(const amq_qf *x, uint64_t p, uint32_t t)
 {
     uint64_t blk = p / S, w = ((*word_of(x, blk) >> 36) & M28) & (M28 << (p % S));
-    uint32_t c;
-    for (;;) {
-        c = (uint32_t)__builtin_popcountll(w);
-        if (t <= c)
-            return blk * S + select_bit(w, t);
-        t -= c;
-        if (++blk >= x->lines)
-            return UINT64_MAX;
-        w = (*word_of(x, blk) >> 36) & M28;
-    }
+    return next_run_end(x, &blk, &w, t);
 }
 
 /* Is h in a range of a sorted list?  (The last range from lo <= h on.) */
@@ -222,23 +231,12 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
     uint64_t start = p0, end, pos;
     int deep = 0;
     if (t > 1) { /* the start: after run end t - 1 from p0 */
-        uint32_t left = t - 1u, c, b;
-        while (left > (c = (uint32_t)__builtin_popcountll(w))) {
-            left -= c;
-            if (++blk >= x->lines)
-                return 1; /* not a table (a loaded one is validated first) */
-            w = (*word_of(x, blk) >> 36) & M28;
-        }
-        b = select_bit(w, left);
-        start = blk * S + b + 1u;
-        w &= ~((UINT64_C(2) << b) - 1u); /* the run ends after it */
+        if ((start = next_run_end(x, &blk, &w, t - 1u)) == UINT64_MAX)
+            return 1; /* not a table (a loaded one is validated first) */
+        start++;
     }
-    while (w == 0) { /* the end: the next run end */
-        if (++blk >= x->lines)
-            return 1;
-        w = (*word_of(x, blk) >> 36) & M28;
-    }
-    end = blk * S + (uint64_t)__builtin_ctzll(w);
+    if ((end = next_run_end(x, &blk, &w, 1)) == UINT64_MAX) /* the next run end */
+        return 1;
     if (start < a)
         start = a;
     for (pos = start; pos <= end; pos++) {
