@@ -25,7 +25,9 @@ amq_qf *amq_qf_shell(const amq_allocator *alloc)
     x->alloc = a;
     x->isa = &amq_qf_isa_base;
 #if defined(__x86_64__)
-    if (amq_cpu_has(AMQ_CPU_AVX2 | AMQ_CPU_BMI2))
+    if (amq_cpu_has(AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX2 | AMQ_CPU_BMI2))
+        x->isa = &amq_qf_isa_avx512;
+    else if (amq_cpu_has(AMQ_CPU_AVX2 | AMQ_CPU_BMI2))
         x->isa = &amq_qf_isa_avx2;
 #endif
     return x;

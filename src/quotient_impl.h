@@ -1,8 +1,9 @@
 /*
  * quotient_impl.h - the quotient kind's table (quotient_internal.h), its
  * query, add and growth, written once and compiled once per instruction set
- * (quotient_base.c; quotient_avx2.c with -mavx2 -mbmi2): the file that
- * includes it defines QF_ISA_TABLE, the name of the amq_qf_isa it exports.
+ * (quotient_base.c; quotient_avx2.c with -mavx2 -mbmi2; quotient_avx512.c
+ * with AVX-512BW too, whose query compares a whole line), each of which
+ * exports its amq_qf_isa.
  *
  * Slot a = h1 * m >> 64.  Entries lie in order of their slots; the entries
  * of one slot (its run) are contiguous and end at a run-end bit; occupied
@@ -220,6 +221,31 @@ static int deep_has(const amq_qf *x, uint64_t h)
     return ranges_have(x->deep, x->ndeep, h) || ranges_have(x->deep2, x->ndeep2, h);
 }
 
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* A bit per 16-bit word of the line (bit 4 + j: lane j) that answers a key
+ * whose entries are q_long and q_short, as lane_hits; empty lanes answer
+ * too (the caller masks all but the run's). */
+static inline uint32_t line_hits(const uint8_t *line, uint16_t q_long, uint16_t q_short)
+{
+    const __m512i s = _mm512_load_si512((const void *)line);
+    const __mmask32 shrt =
+        _mm512_testn_epi16_mask(s, _mm512_set1_epi16((short)((1u << (15u - SHORT)) - 1u)));
+    const __m512i q = _mm512_mask_blend_epi16(shrt, _mm512_set1_epi16((short)q_long),
+                                              _mm512_set1_epi16((short)q_short));
+    /* ~(s ^ (s - 1)) & (s ^ q): the bits above s's marker that differ from q */
+    const __m512i d =
+        _mm512_ternarylogic_epi32(s, _mm512_add_epi16(s, _mm512_set1_epi16(-1)), q, 0x42);
+    return (uint32_t)_mm512_testn_epi16_mask(d, d);
+}
+
+/* A bit per 16-bit word of the line (as line_hits) that is a void lane. */
+static inline uint32_t line_voids(const uint8_t *line)
+{
+    return (uint32_t)_mm512_cmpeq_epi16_mask(_mm512_load_si512((const void *)line),
+                                             _mm512_set1_epi16((short)VOID_LANE));
+}
+#endif
+
 /* The general answer: the run of slot a (the t-th of its line, which begins
  * at p0) wherever it lies.  One pass over the run-end bits from p0 finds
  * the run's start (after run end t - 1) and its end (run end t); then its
@@ -239,6 +265,19 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
         return 1;
     if (start < a)
         start = a;
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    (void)pos;
+    for (blk = start / S; blk <= end / S; blk++) { /* each line's lanes of the run at once */
+        const uint8_t *line = x->t + blk * 64u;
+        const uint32_t lo = blk == start / S ? (uint32_t)(start % S) : 0u;
+        const uint32_t hi = blk == end / S ? (uint32_t)(end % S) : S - 1u;
+        const uint32_t hit = line_hits(line, q_long, q_short) &
+                             (uint32_t)((UINT64_C(32) << hi) - (UINT64_C(16) << lo));
+        if (hit & ~line_voids(line))
+            return 1;
+        deep |= hit != 0;
+    }
+#else
     for (pos = start; pos <= end; pos++) {
         const uint16_t v = *lane_at(x, pos);
         if (v == VOID_LANE)
@@ -246,6 +285,7 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
         else if (lane_hits(v, q_long, q_short))
             return 1;
     }
+#endif
     return deep && deep_has(x, h);
 }
 
@@ -254,6 +294,39 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
  * *t, h) answers then); QF_DEEP when only a void lane answered (deep_has). */
 #define QF_RUN 2
 #define QF_DEEP 3
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* line_has with the whole line compared at once: the run's first and last
+ * lanes from one PDEP of its run ends (a run end of t - 1 at off - 1 stands
+ * for the line's first run's start), no window of 8 lanes. */
+static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
+                                                          uint64_t *p0, uint32_t *t)
+{
+    const uint64_t blk = (*a = mulhi(h, x->m)) / S;
+    const uint32_t i = (uint32_t)(*a - blk * S);
+    const uint8_t *line = x->t + blk * 64u;
+    const uint64_t w = *(const uint64_t *)(const void *)line;
+    const uint32_t off = (uint32_t)(w & 255u);
+    uint64_t r, e;
+    uint32_t start, end, hit;
+    if (!((w >> (8u + i)) & 1u))
+        return 0;
+    *t = (uint32_t)__builtin_popcountll((w >> 8) & ((UINT64_C(2) << i) - 1u));
+    *p0 = blk * S + off;
+    r = (w >> 36) & (UINT64_MAX << (off & 63u)); /* run ends in this line from p0 on */
+    if (__builtin_expect(((uint32_t)__builtin_popcountll(r) < *t) | (off >= S), 0))
+        return QF_RUN;
+    e = _pdep_u64(UINT64_C(3) << (*t - 1u), (r << 1) | (UINT64_C(1) << off));
+    start = (uint32_t)__builtin_ctzll(e);
+    end = 62u - (uint32_t)__builtin_clzll(e);
+    if (start < i)
+        start = i;
+    hit = line_hits(line, entry_of(x, h), entry_at(h, x->k - 1u)) &
+          (uint32_t)(((UINT64_C(32) << end) - (UINT64_C(16) << start)));
+    if (__builtin_expect(hit == 0, 1))
+        return 0;
+    return (hit & ~line_voids(line)) != 0 ? 1 : QF_DEEP;
+}
+#else
 static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
                                                           uint64_t *p0, uint32_t *t)
 {
@@ -287,6 +360,7 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
         return 0;
     return (hit & ~void8(line + 8u + 2u * base)) != 0 ? 1 : QF_DEEP;
 }
+#endif
 
 static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
 {

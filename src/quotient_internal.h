@@ -113,6 +113,7 @@ typedef struct amq_qf_isa {
 extern const amq_qf_isa amq_qf_isa_base;
 #if defined(__x86_64__)
 extern const amq_qf_isa amq_qf_isa_avx2;
+extern const amq_qf_isa amq_qf_isa_avx512;
 #endif
 
 /* May h be a pending key?  Its bit of the signature: a query that the table
