@@ -326,6 +326,7 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
         return 0;
     return (hit & ~line_voids(line)) != 0 ? 1 : QF_DEEP;
 }
+
 #else
 static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
                                                           uint64_t *p0, uint32_t *t)
@@ -1530,28 +1531,99 @@ static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *add
 
 /* The lines a query of h reads: its slot's and the next (a run begun near a
  * line's end goes on into it). */
-static inline void prefetch_lines(const amq_qf *x, uint64_t h)
+static inline void prefetch_line(const amq_qf *x, uint64_t h)
 {
-    const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + 64u);
+    __builtin_prefetch(x->t + (mulhi(h, x->m) / S) * 64u);
 }
 
-/* The batched queries' window: key i + QF_WINDOW's lines are prefetched
- * while key i is answered, over a ring of hashes, so that no key of a batch
- * goes unprefetched (docs/expandable.md, "The batched query's window"). */
+/* The batched queries' window: key i + QF_WINDOW's line is prefetched while
+ * key i is answered, over a ring of hashes, so that no key of a batch goes
+ * unprefetched (docs/expandable.md, "The batched query's window"). */
 #define QF_WINDOW 32u
+/* Keys whose run leaves their line wait in a ring of QF_LATE, the next line
+ * prefetched, and are answered when the ring is full: a batch fetches one
+ * line for most keys, two only for those (docs/expandable.md, "A batch
+ * fetches one line a key"). */
+#define QF_LATE 8u
+
+typedef struct {
+    uint64_t h[QF_LATE];
+    size_t at[QF_LATE];
+    uint32_t head, used;
+} late_ring;
+
+/* h's answer from its line, now fetched: 0 or 1, or QF_RUN when its run
+ * leaves the line (the next line prefetched; qf_has answers it later). */
+static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, uint64_t h)
+{
+    const amq_qf *t = x;
+    uint64_t a, p0;
+    uint32_t tt;
+    int r;
+    if (__builtin_expect(x->growth != NULL, 0) && mulhi(h, x->m) < x->growth->rslot)
+        t = x->growth->y;
+    r = line_has(t, h, &a, &p0, &tt);
+    if (__builtin_expect(r == QF_RUN, 0)) {
+        __builtin_prefetch(t->t + (a / S + 1u) * 64u);
+        return QF_RUN;
+    }
+    if (__builtin_expect(r == QF_DEEP, 0))
+        r = deep_has(t, h);
+    if (__builtin_expect(amq_qf_pend_maybe(x, h), 0)) /* h alone: no wait for the line */
+        r |= pend_has(x, h);
+    return r;
+}
+
+/* Key at (hash h) waits; the oldest waiting key, when the ring was full,
+ * is answered into out (NULL: counted only).  Returns that answer (0 if none). */
+static inline __attribute__((always_inline)) int late_push(const amq_qf *x, late_ring *lr,
+                                                           uint64_t h, size_t at, uint8_t *out)
+{
+    int r = 0;
+    if (lr->used == QF_LATE) {
+        const uint32_t o = lr->head;
+        r = qf_has(x, lr->h[o]);
+        if (out != NULL)
+            out[lr->at[o]] = (uint8_t)r;
+        lr->head = (o + 1u) % QF_LATE;
+        lr->used--;
+    }
+    lr->h[(lr->head + lr->used) % QF_LATE] = h;
+    lr->at[(lr->head + lr->used) % QF_LATE] = at;
+    lr->used++;
+    return r;
+}
+
+/* The waiting keys' answers, oldest first: how many are present. */
+static inline uint64_t late_drain(const amq_qf *x, late_ring *lr, uint8_t *out)
+{
+    uint64_t hits = 0;
+    for (; lr->used > 0; lr->used--, lr->head = (lr->head + 1u) % QF_LATE) {
+        const int r = qf_has(x, lr->h[lr->head]);
+        hits += (uint64_t)r;
+        if (out != NULL)
+            out[lr->at[lr->head]] = (uint8_t)r;
+    }
+    return hits;
+}
 
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
+    late_ring lr;
     size_t i;
+    lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++)
-        prefetch_lines(x, h[i].h1);
+        prefetch_line(x, h[i].h1);
     for (i = 0; i < n; i++) {
+        int r;
         if (i + QF_WINDOW < n)
-            prefetch_lines(x, h[i + QF_WINDOW].h1);
-        out[i] = (uint8_t)qf_has(x, h[i].h1);
+            prefetch_line(x, h[i + QF_WINDOW].h1);
+        if ((r = batch_first(x, h[i].h1)) == QF_RUN)
+            late_push(x, &lr, h[i].h1, i, out);
+        else
+            out[i] = (uint8_t)r;
     }
+    late_drain(x, &lr, out);
 }
 
 /* Packed keys hashed QF_WINDOW keys ahead of their queries. */
@@ -1560,10 +1632,12 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
 {
     const uint8_t *kp = keys;
     uint64_t ring[QF_WINDOW], hits = 0;
+    late_ring lr;
     size_t i;
+    lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++) {
         ring[i] = key_h1(x, kp + i * key_len, key_len);
-        prefetch_lines(x, ring[i]);
+        prefetch_line(x, ring[i]);
     }
     for (i = 0; i < n; i++) {
         const uint64_t h = ring[i % QF_WINDOW];
@@ -1571,14 +1645,17 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
         if (i + QF_WINDOW < n) {
             amq_prefetch_keys(kp, key_len, i + QF_WINDOW);
             ring[i % QF_WINDOW] = key_h1(x, kp + (i + QF_WINDOW) * key_len, key_len);
-            prefetch_lines(x, ring[i % QF_WINDOW]);
+            prefetch_line(x, ring[i % QF_WINDOW]);
         }
-        r = qf_has(x, h);
+        if ((r = batch_first(x, h)) == QF_RUN) {
+            hits += (uint64_t)late_push(x, &lr, h, i, out);
+            continue;
+        }
         hits += (uint64_t)r;
         if (out != NULL)
             out[i] = (uint8_t)r;
     }
-    return hits;
+    return hits + late_drain(x, &lr, out);
 }
 
 #undef S
@@ -1586,6 +1663,7 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
 #undef SHORT
 #undef ITEMS
 #undef QF_WINDOW
+#undef QF_LATE
 #undef QF_RUN
 #undef QF_DEEP
 
