@@ -7,15 +7,6 @@
 #include <stdlib.h>
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__BMI2__)
+#define QF_ISA_TABLE amq_qf_isa_avx2
 #include "quotient_impl.h"
-
-const amq_qf_isa amq_qf_isa_avx2 = {
-    .add = isa_add,
-    .contains = isa_contains,
-    .add_batch = isa_add_batch,
-    .contains_batch = isa_contains_batch,
-    .contains_fixed = isa_contains_fixed,
-    .add_key = isa_add_key,
-    .contains_key = isa_contains_key,
-};
 #endif

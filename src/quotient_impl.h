@@ -2,8 +2,8 @@
  * quotient_impl.h - the quotient kind's table (quotient_internal.h), its
  * query, add and growth, written once and compiled once per instruction set
  * (quotient_base.c; quotient_avx2.c with -mavx2 -mbmi2; quotient_avx512.c
- * with AVX-512BW too, whose query compares a whole line), each of which
- * exports its amq_qf_isa.
+ * with AVX-512BW too, whose query compares a whole line): the file that
+ * includes it defines QF_ISA_TABLE, the name of the amq_qf_isa it exports.
  *
  * Slot a = h1 * m >> 64.  Entries lie in order of their slots; the entries
  * of one slot (its run) are contiguous and end at a run-end bit; occupied
@@ -290,14 +290,11 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
 }
 
 /* What the line of h's slot says of h: 0 or 1; QF_RUN when h's run does
- * not lie in the line or is longer than 8 lanes (run_answers(x, *a, *p0,
- * *t, h) answers then); QF_DEEP when only a void lane answered (deep_has). */
+ * not lie in the line (or, but with AVX-512, is longer than 8 lanes):
+ * run_answers(x, *a, *p0, *t, h) answers then; QF_DEEP when only a void
+ * lane answered (deep_has). */
 #define QF_RUN 2
 #define QF_DEEP 3
-#if defined(__AVX512BW__) && defined(__BMI2__)
-/* line_has with the whole line compared at once: the run's first and last
- * lanes from one PDEP of its run ends (a run end of t - 1 at off - 1 stands
- * for the line's first run's start), no window of 8 lanes. */
 static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
                                                           uint64_t *p0, uint32_t *t)
 {
@@ -306,8 +303,8 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
     const uint8_t *line = x->t + blk * 64u;
     const uint64_t w = *(const uint64_t *)(const void *)line;
     const uint32_t off = (uint32_t)(w & 255u);
-    uint64_t r, e;
     uint32_t start, end, hit;
+    uint64_t r;
     if (!((w >> (8u + i)) & 1u))
         return 0;
     *t = (uint32_t)__builtin_popcountll((w >> 8) & ((UINT64_C(2) << i) - 1u));
@@ -315,9 +312,14 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
     r = (w >> 36) & (UINT64_MAX << (off & 63u)); /* run ends in this line from p0 on */
     if (__builtin_expect(((uint32_t)__builtin_popcountll(r) < *t) | (off >= S), 0))
         return QF_RUN;
-    e = _pdep_u64(UINT64_C(3) << (*t - 1u), (r << 1) | (UINT64_C(1) << off));
-    start = (uint32_t)__builtin_ctzll(e);
-    end = 62u - (uint32_t)__builtin_clzll(e);
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    /* the run's first and last lanes from one PDEP (a run end put at off - 1 stands for the
+     * line's first run's start), then the whole line compared at once */
+    {
+        const uint64_t e = _pdep_u64(UINT64_C(3) << (*t - 1u), (r << 1) | (UINT64_C(1) << off));
+        start = (uint32_t)__builtin_ctzll(e);
+        end = 62u - (uint32_t)__builtin_clzll(e);
+    }
     if (start < i)
         start = i;
     hit = line_hits(line, entry_of(x, h), entry_at(h, x->k - 1u)) &
@@ -325,26 +327,7 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
     if (__builtin_expect(hit == 0, 1))
         return 0;
     return (hit & ~line_voids(line)) != 0 ? 1 : QF_DEEP;
-}
-
 #else
-static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
-                                                          uint64_t *p0, uint32_t *t)
-{
-    const uint64_t blk = (*a = mulhi(h, x->m)) / S;
-    const uint32_t i = (uint32_t)(*a - blk * S);
-    const uint8_t *line = x->t + blk * 64u;
-    const uint64_t w = *(const uint64_t *)(const void *)line;
-    const uint32_t off = (uint32_t)(w & 255u);
-    uint32_t start, end, base, hit;
-    uint64_t r;
-    if (!((w >> (8u + i)) & 1u))
-        return 0;
-    *t = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
-    *p0 = blk * S + off;
-    r = (w >> 36) & M28 & (M28 << (off & 31u)); /* run ends in this line from p0 on */
-    if (__builtin_expect(((uint32_t)__builtin_popcountll(r) < *t) | (off >= S), 0))
-        return QF_RUN;
     /* the run lies in this line: its end is run end t, its start after run end t - 1 */
     end = select_bit(r, *t);
     start = *t == 1 ? off : select_bit(r, *t - 1) + 1u;
@@ -352,16 +335,18 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
         start = i;
     if (__builtin_expect(end - start >= 8u, 0))
         return QF_RUN;
-    /* 8 lanes that hold the run, read within the line: a run near its end would otherwise
-     * touch the next line too */
-    base = start < S - 8u ? start : S - 8u;
-    hit = match8_two(line + 8u + 2u * base, entry_of(x, h), entry_at(h, x->k - 1u)) &
-          (((4u << (2 * (end - start))) - 1u) << (2u * (start - base)));
-    if (__builtin_expect(hit == 0, 1))
-        return 0;
-    return (hit & ~void8(line + 8u + 2u * base)) != 0 ? 1 : QF_DEEP;
-}
+    {
+        /* 8 lanes that hold the run, read within the line: a run near its end would
+         * otherwise touch the next line too */
+        const uint32_t base = start < S - 8u ? start : S - 8u;
+        hit = match8_two(line + 8u + 2u * base, entry_of(x, h), entry_at(h, x->k - 1u)) &
+              (((4u << (2 * (end - start))) - 1u) << (2u * (start - base)));
+        if (__builtin_expect(hit == 0, 1))
+            return 0;
+        return (hit & ~void8(line + 8u + 2u * base)) != 0 ? 1 : QF_DEEP;
+    }
 #endif
+}
 
 static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
 {
@@ -1657,6 +1642,19 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
     }
     return hits + late_drain(x, &lr, out);
 }
+
+/* The table of the file that includes this one (quotient_base.c, _avx2.c, _avx512.c). */
+#ifdef QF_ISA_TABLE
+const amq_qf_isa QF_ISA_TABLE = {
+    .add = isa_add,
+    .contains = isa_contains,
+    .add_batch = isa_add_batch,
+    .contains_batch = isa_contains_batch,
+    .contains_fixed = isa_contains_fixed,
+    .add_key = isa_add_key,
+    .contains_key = isa_contains_key,
+};
+#endif
 
 #undef S
 #undef M28
