@@ -64,6 +64,7 @@ STATIC_BENCH := $(BUILD)/bench/amq-bench-static
 FUSE_BENCH := $(BUILD)/bench/amq-bench-fuse
 LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 EXP_BENCH := $(BUILD)/bench/expandable-bench
+AB_LIB := $(BUILD)/bench/ab-lib
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -455,7 +456,7 @@ bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH)
+test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -477,6 +478,16 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(EXP_BENCH) --kind both --max 1e5 --absent 1e5 --queries 1e5 \
 	    > $(BUILD)/bench-expandable-smoke.log 2>&1 || { cat $(BUILD)/bench-expandable-smoke.log; exit 1; }
 	@echo "expandable-bench, expandable and quotient kinds to 100,000 keys (every key checked present): ok"
+	@$(AB_LIB) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --n 2e5 --chunk 5e4 --rounds 2 \
+	    --queries 1e5 > $(BUILD)/bench-ab-lib.log 2>&1 && grep -q '^answers that differ: 0 of' \
+	    $(BUILD)/bench-ab-lib.log || { cat $(BUILD)/bench-ab-lib.log; exit 1; }
+	@echo "ab-lib, one build against itself by two paths (the same answers): ok"
+
+# Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
+# functions only, through dlopen.
+$(AB_LIB): bench/expandable/ab-lib.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< -ldl
 
 # The expandable and quotient kinds grown from 1,000 keys against filters
 # sized in advance, the scalable Bloom filter and the peer taffy cuckoo filter

@@ -1,0 +1,280 @@
+/*
+ * ab-lib.c - two builds of libamq in one process, by turns: an A/B whose
+ * ratio this VM's swings between processes (10 to 30 %) do not reach.
+ *
+ *   ab-lib A.so B.so [--kind NAME] [--n N] [--start N] [--chunk N]
+ *                    [--rounds R] [--queries Q]
+ *
+ * Loads each library with dlopen (RTLD_LOCAL: each keeps its own state)
+ * and makes one filter of the kind with each (capacity --start, 1,000 by
+ * default: a growing kind grows from there), 1 % target, seed 0.  Both
+ * filters are grown to --n 8-byte keys (the same keys) in chunks of
+ * --chunk, each chunk timed, A and B by turns, the first of each pair
+ * alternating; then --rounds rounds time --queries one-key queries (half
+ * present, half never added) and the same keys hashed and batched
+ * (amq_filter_hash, amq_filter_contains_batch in blocks of 4,096), by turns
+ * again.  Prints for the adds, the one-key and the batched queries each
+ * build's ns per operation (mean over rounds, and best), B / A of the means
+ * and the median of the rounds' paired B / A with their range: a range
+ * that straddles 1 is within the noise.  Answers that differ between the
+ * two builds are counted and printed (a change meant to keep them must
+ * show 0).  Public functions only: any two builds of this API.
+ *
+ * scripts/ab-lib.sh builds an older commit's library and runs this.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "amq/filter.h"
+
+#define BLOCK 4096u
+#define MAX_ROUNDS 64
+
+typedef struct {
+    const char *path;
+    void *dl;
+    void (*config_init)(amq_config *, uint32_t);
+    int (*kind_from_name)(const char *, uint32_t *);
+    int (*filter_new)(const amq_config *, amq_filter **, amq_errinfo *);
+    void (*filter_free)(amq_filter *);
+    int (*add)(amq_filter *, const void *, size_t);
+    int (*contains)(const amq_filter *, const void *, size_t);
+    amq_hash128 (*hash)(const amq_filter *, const void *, size_t);
+    int (*contains_batch)(const amq_filter *, const amq_hash128 *, size_t, uint8_t *);
+    amq_filter *f;
+    double add_s, one_ns[MAX_ROUNDS], batch_ns[MAX_ROUNDS];
+} build;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t mix(uint64_t z)
+{
+    z += UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Key i of the keys added (stream 1) or never added (stream 2). */
+static uint64_t key(uint64_t i, uint64_t stream)
+{
+    return mix(i * 2u + stream);
+}
+
+static void *sym(build *b, const char *name)
+{
+    void *p = dlsym(b->dl, name);
+    if (p == NULL) {
+        fprintf(stderr, "ab-lib: %s: no %s\n", b->path, name);
+        exit(1);
+    }
+    return p;
+}
+
+static void load(build *b, const char *path)
+{
+    memset(b, 0, sizeof *b);
+    b->path = path;
+    if ((b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+        fprintf(stderr, "ab-lib: %s\n", dlerror());
+        exit(1);
+    }
+    *(void **)&b->config_init = sym(b, "amq_config_init");
+    *(void **)&b->kind_from_name = sym(b, "amq_kind_from_name");
+    *(void **)&b->filter_new = sym(b, "amq_filter_new");
+    *(void **)&b->filter_free = sym(b, "amq_filter_free");
+    *(void **)&b->add = sym(b, "amq_filter_add");
+    *(void **)&b->contains = sym(b, "amq_filter_contains");
+    *(void **)&b->hash = sym(b, "amq_filter_hash");
+    *(void **)&b->contains_batch = sym(b, "amq_filter_contains_batch");
+}
+
+static uint64_t num(const char *s)
+{
+    char *end;
+    const double v = strtod(s, &end);
+    if (*end != '\0' || !(v >= 1.0) || v > 1e12) {
+        fprintf(stderr, "ab-lib: not a count: %s\n", s);
+        exit(2);
+    }
+    return (uint64_t)v;
+}
+
+static void add_chunk(build *b, uint64_t from, uint64_t to)
+{
+    uint64_t i, k;
+    double t = now_s();
+    for (i = from; i < to; i++) {
+        k = key(i, 1);
+        if (b->add(b->f, &k, sizeof k) < 0) {
+            fprintf(stderr, "ab-lib: %s: add %llu failed\n", b->path, (unsigned long long)i);
+            exit(1);
+        }
+    }
+    b->add_s += now_s() - t;
+}
+
+/* Query key j of a round: odd ones added, even ones never. */
+static uint64_t query_key(uint64_t j, uint64_t n, uint64_t round)
+{
+    return (j & 1) ? key(mix(j + round * UINT64_C(0x100000000)) % n, 1)
+                   : key(j + round * UINT64_C(0x100000000), 2);
+}
+
+static double one_key(build *b, uint64_t q, uint64_t n, uint64_t round, uint8_t *out)
+{
+    uint64_t j, k;
+    double t = now_s();
+    for (j = 0; j < q; j++) {
+        k = query_key(j, n, round);
+        out[j] = (uint8_t)b->contains(b->f, &k, sizeof k);
+    }
+    return (now_s() - t) * 1e9 / (double)q;
+}
+
+static double batched(build *b, uint64_t q, uint64_t n, uint64_t round, uint8_t *out)
+{
+    static amq_hash128 h[BLOCK];
+    uint64_t j, i, k, m;
+    double t = now_s();
+    for (j = 0; j < q; j += m) {
+        m = q - j < BLOCK ? q - j : BLOCK;
+        for (i = 0; i < m; i++) {
+            k = query_key(j + i, n, round);
+            h[i] = b->hash(b->f, &k, sizeof k);
+        }
+        b->contains_batch(b->f, h, (size_t)m, out + j);
+    }
+    return (now_s() - t) * 1e9 / (double)q;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void report(const char *what, const double *a, const double *b, int r)
+{
+    double q[MAX_ROUNDS], ma = 0, mb = 0, ba = a[0], bb = b[0];
+    int i;
+    for (i = 0; i < r; i++) {
+        ma += a[i] / r;
+        mb += b[i] / r;
+        ba = a[i] < ba ? a[i] : ba;
+        bb = b[i] < bb ? b[i] : bb;
+        q[i] = b[i] / a[i];
+    }
+    qsort(q, (size_t)r, sizeof q[0], by_value);
+    printf(
+        "%-16s A %8.1f ns (best %8.1f)   B %8.1f ns (best %8.1f)   B/A %.3f   paired %.3f [%.3f, "
+        "%.3f]\n",
+        what, ma, ba, mb, bb, mb / ma, r % 2 ? q[r / 2] : (q[r / 2 - 1] + q[r / 2]) / 2, q[0],
+        q[r - 1]);
+}
+
+int main(int argc, char **argv)
+{
+    build ab[2];
+    const char *kind_name = "quotient";
+    uint64_t n = 10000000, start = 1000, chunk = 1000000, q = 1000000, at, differ = 0, j;
+    int rounds = 9, r, i, v;
+    uint32_t kind;
+    uint8_t *out[2];
+    amq_config cfg;
+    amq_errinfo err;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: ab-lib A.so B.so [--kind NAME] [--n N] [--start N] [--chunk N] "
+                        "[--rounds R] [--queries Q]\n");
+        return 2;
+    }
+    for (i = 3; i < argc; i += 2) {
+        if (i + 1 >= argc) {
+            fprintf(stderr, "ab-lib: %s needs a value\n", argv[i]);
+            return 2;
+        }
+        if (strcmp(argv[i], "--kind") == 0)
+            kind_name = argv[i + 1];
+        else if (strcmp(argv[i], "--n") == 0)
+            n = num(argv[i + 1]);
+        else if (strcmp(argv[i], "--start") == 0)
+            start = num(argv[i + 1]);
+        else if (strcmp(argv[i], "--chunk") == 0)
+            chunk = num(argv[i + 1]);
+        else if (strcmp(argv[i], "--queries") == 0)
+            q = num(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0) {
+            rounds = atoi(argv[i + 1]);
+            if (rounds < 1 || rounds > MAX_ROUNDS) {
+                fprintf(stderr, "ab-lib: --rounds: 1 to %d\n", MAX_ROUNDS);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "ab-lib: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    for (v = 0; v < 2; v++) {
+        load(&ab[v], argv[1 + v]);
+        if (ab[v].kind_from_name(kind_name, &kind) != AMQ_OK) {
+            fprintf(stderr, "ab-lib: %s: no kind %s\n", ab[v].path, kind_name);
+            return 2;
+        }
+        ab[v].config_init(&cfg, kind);
+        cfg.capacity = start;
+        cfg.fpp = 0.01;
+        if (ab[v].filter_new(&cfg, &ab[v].f, &err) != AMQ_OK) {
+            fprintf(stderr, "ab-lib: %s: %s\n", ab[v].path, err.msg);
+            return 1;
+        }
+        if ((out[v] = malloc(q)) == NULL)
+            return 1;
+    }
+    for (at = 0, r = 0; at < n; at += chunk, r++) {
+        const uint64_t to = n - at < chunk ? n : at + chunk;
+        for (v = 0; v < 2; v++)
+            add_chunk(&ab[(v + r) % 2], at, to);
+    }
+    for (r = 0; r < rounds; r++) {
+        for (v = 0; v < 2; v++) {
+            build *b = &ab[(v + r) % 2];
+            b->one_ns[r] = one_key(b, q, n, (uint64_t)r, out[(v + r) % 2]);
+        }
+        for (j = 0; j < q; j++)
+            differ += out[0][j] != out[1][j];
+        for (v = 0; v < 2; v++) {
+            build *b = &ab[(v + r) % 2];
+            b->batch_ns[r] = batched(b, q, n, (uint64_t)r, out[(v + r) % 2]);
+        }
+        for (j = 0; j < q; j++)
+            differ += out[0][j] != out[1][j];
+    }
+    printf("A %s\nB %s\nkind %s grown from %llu to %llu keys, %d rounds of %llu queries\n",
+           ab[0].path, ab[1].path, kind_name, (unsigned long long)start, (unsigned long long)n,
+           rounds, (unsigned long long)q);
+    {
+        const double a_add = ab[0].add_s * 1e9 / (double)n, b_add = ab[1].add_s * 1e9 / (double)n;
+        printf("%-16s A %8.1f ns                   B %8.1f ns                   B/A %.3f\n",
+               "add (all chunks)", a_add, b_add, b_add / a_add);
+    }
+    report("one-key query", ab[0].one_ns, ab[1].one_ns, rounds);
+    report("batched query", ab[0].batch_ns, ab[1].batch_ns, rounds);
+    printf("answers that differ: %llu of %llu\n", (unsigned long long)differ,
+           (unsigned long long)(2 * q * (uint64_t)rounds));
+    for (v = 0; v < 2; v++) {
+        ab[v].filter_free(ab[v].f);
+        free(out[v]);
+    }
+    return 0;
+}
