@@ -381,13 +381,17 @@ static inline int pend_has(const amq_qf *x, uint64_t h)
     return (hit & x->pend_used) != 0;
 }
 
-/* During a growth, keys of the slots read are in the new table. */
+/* The table h is in: during a growth, keys of the slots read are in the new one. */
+static inline __attribute__((always_inline)) const amq_qf *table_of(const amq_qf *x, uint64_t h)
+{
+    if (__builtin_expect(x->growth != NULL, 0) && mulhi(h, x->m) < x->growth->rslot)
+        return x->growth->y;
+    return x;
+}
+
 static inline __attribute__((always_inline)) int qf_has(const amq_qf *x, uint64_t h)
 {
-    const amq_qf *t = x;
-    if (__builtin_expect(x->growth != NULL, 0) && mulhi(h, x->m) < x->growth->rslot)
-        t = x->growth->y;
-    return table_has(t, h) || pend_has(x, h);
+    return table_has(table_of(x, h), h) || pend_has(x, h);
 }
 
 /* ---- the add -------------------------------------------------------------------------------- */
@@ -1360,7 +1364,7 @@ static int place(amq_qf *x, uint64_t h)
             return rc;
     }
     for (grown = 0;;) {
-        t = x->growth != NULL && mulhi(h, x->m) < x->growth->rslot ? x->growth->y : x;
+        t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
         rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
         if (rc != AMQ_EFULL)
             break;
@@ -1544,22 +1548,17 @@ typedef struct {
  * leaves the line (the next line prefetched; qf_has answers it later). */
 static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, uint64_t h)
 {
-    const amq_qf *t = x;
+    const amq_qf *t = table_of(x, h);
     uint64_t a, p0;
     uint32_t tt;
-    int r;
-    if (__builtin_expect(x->growth != NULL, 0) && mulhi(h, x->m) < x->growth->rslot)
-        t = x->growth->y;
-    r = line_has(t, h, &a, &p0, &tt);
+    int r = line_has(t, h, &a, &p0, &tt);
     if (__builtin_expect(r == QF_RUN, 0)) {
         __builtin_prefetch(t->t + (a / S + 1u) * 64u);
         return QF_RUN;
     }
     if (__builtin_expect(r == QF_DEEP, 0))
         r = deep_has(t, h);
-    if (__builtin_expect(amq_qf_pend_maybe(x, h), 0)) /* h alone: no wait for the line */
-        r |= pend_has(x, h);
-    return r;
+    return r || pend_has(x, h);
 }
 
 /* Key at (hash h) waits; the oldest waiting key, when the ring was full,
