@@ -485,9 +485,9 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
-$(AB_LIB): bench/expandable/ab-lib.c
+$(AB_LIB): bench/expandable/ab-lib.c bench/expandable/bench_common.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< -ldl
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl
 
 # The expandable and quotient kinds grown from 1,000 keys against filters
 # sized in advance, the scalable Bloom filter and the peer taffy cuckoo filter

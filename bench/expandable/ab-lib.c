@@ -30,7 +30,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "amq/filter.h"
+#define BENCH_NAME "ab-lib"
+#include "bench_common.h" /* mix, now_s, key: the keys of the other benches */
 
 #define BLOCK 4096u
 #define MAX_ROUNDS 64
@@ -51,27 +52,6 @@ typedef struct {
     double add_s, one_ns[MAX_ROUNDS], batch_ns[MAX_ROUNDS];
     double *chunk_ns; /* each chunk's ns an add */
 } build;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += UINT64_C(0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-/* Key i of the keys added (stream 1) or never added (stream 2). */
-static uint64_t key(uint64_t i, uint64_t stream)
-{
-    return mix(i * 2u + stream);
-}
 
 static void *sym(build *b, const char *name)
 {
