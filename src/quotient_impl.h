@@ -911,23 +911,85 @@ static int enc_fits(const encoder *e, const placed *p, uint32_t n)
     return 1;
 }
 
-/* A chunk of places, in order of slots, into y. */
-static __attribute__((noinline)) void enc_chunk(encoder *out, amq_qf_growth *g, const placed *p,
+/* A chunk of places, in order of slots, into y.  The first place written
+ * is enc_put's (it may go on with y's last run); the others are its work
+ * with the writer's fields in locals and no check (enc_fits made them):
+ * growth writes every entry of the table again, most of an add's work. */
+static __attribute__((noinline)) void enc_chunk(encoder *e, amq_qf_growth *g, const placed *p,
                                                 uint32_t n)
 {
-    encoder w = *out, *e = &w; /* a local: its fields stay in registers */
-    uint64_t cnt[16] = {0};    /* here, not y's: the lanes' stores could alias y's */
-    uint32_t i;
-    for (i = 0; i < n; i++)
-        if (!(p[i].copy && copy_seen(g, p[i].a, p[i].s))) {
-            enc_put(e, p[i].a, p[i].s);
-            if (__builtin_expect(e->bad, 0))
-                break; /* (never: enc_fits) */
-            cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
+    uint64_t cnt[16] = {0}; /* here, not y's: the lanes' stores could alias y's */
+    uint64_t pos, last_a, occ_line, occ_bits, occ_first, end_line, end_bits, end_first;
+    uint64_t next_line, next_first, written = 0;
+    uint8_t *const t = e->t;
+    const uint64_t lines = e->lines;
+    uint32_t i, last_j;
+    for (i = 0; i < n && p[i].copy && copy_seen(g, p[i].a, p[i].s); i++)
+        ;
+    if (i == n)
+        return;
+    enc_put(e, p[i].a, p[i].s);
+    cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
+    pos = e->pos;
+    last_a = e->last_a;
+    last_j = e->last_j;
+    occ_line = e->occ_line;
+    occ_bits = e->occ_bits;
+    occ_first = e->occ_first;
+    end_line = e->end_line;
+    end_bits = e->end_bits;
+    end_first = e->end_first;
+    next_line = e->next_line;
+    next_first = e->next_first;
+    for (i++; i < n; i++) {
+        const uint64_t a = p[i].a;
+        const uint16_t s = p[i].s;
+        uint64_t q;
+        if (__builtin_expect(p[i].copy, 0) && copy_seen(g, a, s))
+            continue;
+        q = pos > a ? pos : a;
+        while (next_first <= a && next_line < lines) { /* enc_close */
+            uint64_t *w = line_word(t, next_line);
+            *w = (*w & ~UINT64_C(255)) | ((pos > next_first ? pos - next_first : 0) & 255u);
+            next_line++;
+            next_first += S;
         }
+        /* the entry before ends its run when this one is of another slot */
+        end_bits |= (uint64_t)(a != last_a) << last_j;
+        if (__builtin_expect(q - end_first >= S, 0)) {
+            *line_word(t, end_line) |= end_bits << 36;
+            end_line = q / S;
+            end_first = end_line * S;
+            end_bits = 0;
+        }
+        if (__builtin_expect(a - occ_first >= S, 0)) {
+            *line_word(t, occ_line) |= occ_bits << 8;
+            occ_line = a / S;
+            occ_first = occ_line * S;
+            occ_bits = 0;
+        }
+        occ_bits |= UINT64_C(1) << (a - occ_first);
+        last_j = (uint32_t)(q - end_first);
+        ((uint16_t *)(void *)(t + end_line * 64u + 8u))[last_j] = s;
+        last_a = a;
+        pos = q + 1u;
+        written++;
+        cnt[15u - (uint32_t)__builtin_ctz(s)]++;
+    }
+    e->pos = pos;
+    e->last_a = last_a;
+    e->last_j = last_j;
+    e->occ_line = occ_line;
+    e->occ_bits = occ_bits;
+    e->occ_first = occ_first;
+    e->end_line = end_line;
+    e->end_bits = end_bits;
+    e->end_first = end_first;
+    e->next_line = next_line;
+    e->next_first = next_first;
+    e->entries += written;
     for (i = 0; i < 16; i++)
         g->y->cnt[i] += cnt[i];
-    *out = w;
 }
 
 #define ITEMS QF_STEP_ITEMS
