@@ -479,8 +479,10 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    > $(BUILD)/bench-expandable-smoke.log 2>&1 || { cat $(BUILD)/bench-expandable-smoke.log; exit 1; }
 	@echo "expandable-bench, expandable and quotient kinds to 100,000 keys (every key checked present): ok"
 	@$(AB_LIB) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --n 2e5 --chunk 5e4 --rounds 2 \
-	    --queries 1e5 > $(BUILD)/bench-ab-lib.log 2>&1 && grep -q '^answers that differ: 0 of' \
-	    $(BUILD)/bench-ab-lib.log || { cat $(BUILD)/bench-ab-lib.log; exit 1; }
+	    --queries 1e5 --growth 2 > $(BUILD)/bench-ab-lib.log 2>&1 && \
+	    grep -q '^answers that differ: 0 of' $(BUILD)/bench-ab-lib.log && \
+	    grep -q "^growth's adds" $(BUILD)/bench-ab-lib.log || \
+	    { cat $(BUILD)/bench-ab-lib.log; exit 1; }
 	@echo "ab-lib, one build against itself by two paths (the same answers): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public

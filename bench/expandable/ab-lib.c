@@ -18,7 +18,12 @@
  * and the median of the rounds' paired B / A with their range: a range
  * that straddles 1 is within the noise.  Answers that differ between the
  * two builds are counted and printed (a change meant to keep them must
- * show 0).  Public functions only: any two builds of this API.
+ * show 0).  --growth R (a kind that reports "growing_to_slots": quotient)
+ * then adds keys to each filter until a growth is under way, and times, by
+ * turns again, the adds that take that growth to its end on R fresh clones
+ * of each (every round the same adds on the same bytes): the growth's cost
+ * alone, which the chunks' times spread over the adds between growths.
+ * Public functions only: any two builds of this API.
  *
  * scripts/ab-lib.sh builds an older commit's library and runs this.
  */
@@ -48,8 +53,11 @@ typedef struct {
     int (*contains)(const amq_filter *, const void *, size_t);
     amq_hash128 (*hash)(const amq_filter *, const void *, size_t);
     int (*contains_batch)(const amq_filter *, const amq_hash128 *, size_t, uint8_t *);
+    int (*clone)(const amq_filter *, const amq_allocator *, amq_filter **);
+    int (*describe)(const amq_filter *, amq_field_fn, void *);
     amq_filter *f;
-    double add_s, one_ns[MAX_ROUNDS], batch_ns[MAX_ROUNDS];
+    uint64_t grow_from, grow_adds; /* --growth: the key its growth began after, its adds */
+    double add_s, one_ns[MAX_ROUNDS], batch_ns[MAX_ROUNDS], grow_ns[MAX_ROUNDS];
     double *chunk_ns; /* each chunk's ns an add */
 } build;
 
@@ -79,6 +87,79 @@ static void load(build *b, const char *path)
     *(void **)&b->contains = sym(b, "amq_filter_contains");
     *(void **)&b->hash = sym(b, "amq_filter_hash");
     *(void **)&b->contains_batch = sym(b, "amq_filter_contains_batch");
+    *(void **)&b->clone = sym(b, "amq_filter_clone");
+    *(void **)&b->describe = sym(b, "amq_filter_describe");
+}
+
+typedef struct {
+    uint64_t v;
+    int found;
+} growing;
+
+static int pick_growing(void *ctx, const amq_field *fd)
+{
+    growing *g = ctx;
+    if (strcmp(fd->name, "growing_to_slots") == 0) {
+        g->v = fd->u64;
+        g->found = 1;
+    }
+    return 0;
+}
+
+/* Is a growth under way in f?  (Exits when the kind does not say.) */
+static int is_growing(const build *b, const amq_filter *f)
+{
+    growing g = {0, 0};
+    (void)b->describe(f, pick_growing, &g);
+    if (!g.found) {
+        fprintf(stderr, "ab-lib: --growth: the kind reports no growing_to_slots\n");
+        exit(2);
+    }
+    return g.v != 0;
+}
+
+static void add_one(build *b, amq_filter *f, uint64_t i)
+{
+    const uint64_t k = key(i, 1);
+    if (b->add(f, &k, sizeof k) < 0) {
+        fprintf(stderr, "ab-lib: %s: add %llu failed\n", b->path, (unsigned long long)i);
+        exit(1);
+    }
+}
+
+/* Keys from n on into b's filter until a growth is under way; then, on a
+ * clone, how many adds take it to its end. */
+static void find_growth(build *b, uint64_t n)
+{
+    amq_filter *c;
+    uint64_t i = n;
+    while (is_growing(b, b->f)) /* one under way at n: the next one */
+        add_one(b, b->f, i++);
+    while (!is_growing(b, b->f))
+        add_one(b, b->f, i++);
+    b->grow_from = i;
+    if (b->clone(b->f, NULL, &c) != AMQ_OK)
+        exit(1);
+    for (; is_growing(b, c); i++)
+        add_one(b, c, i);
+    b->grow_adds = i - b->grow_from;
+    b->filter_free(c);
+}
+
+/* The growth's adds on a fresh clone: ns an add. */
+static double time_growth(build *b)
+{
+    amq_filter *c;
+    uint64_t i;
+    double t;
+    if (b->clone(b->f, NULL, &c) != AMQ_OK)
+        exit(1);
+    t = now_s();
+    for (i = b->grow_from; i < b->grow_from + b->grow_adds; i++)
+        add_one(b, c, i);
+    t = now_s() - t;
+    b->filter_free(c);
+    return t * 1e9 / (double)b->grow_adds;
 }
 
 static uint64_t num(const char *s)
@@ -174,7 +255,7 @@ int main(int argc, char **argv)
     build ab[2];
     const char *kind_name = "quotient";
     uint64_t n = 10000000, start = 1000, chunk = 1000000, q = 1000000, at, differ = 0, j;
-    int rounds = 9, r, i, v, chunks;
+    int rounds = 9, grow_rounds = 0, r, i, v, chunks;
     uint32_t kind;
     uint8_t *out[2];
     amq_config cfg;
@@ -182,7 +263,7 @@ int main(int argc, char **argv)
 
     if (argc < 3) {
         fprintf(stderr, "usage: ab-lib A.so B.so [--kind NAME] [--n N] [--start N] [--chunk N] "
-                        "[--rounds R] [--queries Q]\n");
+                        "[--rounds R] [--queries Q] [--growth R]\n");
         return 2;
     }
     for (i = 3; i < argc; i += 2) {
@@ -204,6 +285,12 @@ int main(int argc, char **argv)
             rounds = atoi(argv[i + 1]);
             if (rounds < 1 || rounds > MAX_ROUNDS) {
                 fprintf(stderr, "ab-lib: --rounds: 1 to %d\n", MAX_ROUNDS);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--growth") == 0) {
+            grow_rounds = atoi(argv[i + 1]);
+            if (grow_rounds < 1 || grow_rounds > MAX_ROUNDS) {
+                fprintf(stderr, "ab-lib: --growth: 1 to %d\n", MAX_ROUNDS);
                 return 2;
             }
         } else {
@@ -262,6 +349,17 @@ int main(int argc, char **argv)
     report("batched query", ab[0].batch_ns, ab[1].batch_ns, rounds);
     printf("answers that differ: %llu of %llu\n", (unsigned long long)differ,
            (unsigned long long)(2 * q * (uint64_t)rounds));
+    if (grow_rounds > 0) {
+        for (v = 0; v < 2; v++)
+            find_growth(&ab[v], n);
+        for (r = 0; r < grow_rounds; r++)
+            for (v = 0; v < 2; v++)
+                ab[(v + r) % 2].grow_ns[r] = time_growth(&ab[(v + r) % 2]);
+        printf("growth: A's from key %llu on, %llu adds; B's from key %llu on, %llu adds\n",
+               (unsigned long long)ab[0].grow_from, (unsigned long long)ab[0].grow_adds,
+               (unsigned long long)ab[1].grow_from, (unsigned long long)ab[1].grow_adds);
+        report("growth's adds", ab[0].grow_ns, ab[1].grow_ns, grow_rounds);
+    }
     for (v = 0; v < 2; v++) {
         ab[v].filter_free(ab[v].f);
         free(out[v]);
