@@ -929,6 +929,8 @@ static __attribute__((noinline)) void enc_chunk(encoder *e, amq_qf_growth *g, co
     if (i == n)
         return;
     enc_put(e, p[i].a, p[i].s);
+    if (__builtin_expect(e->bad, 0))
+        return; /* (never: enc_fits) */
     cnt[15u - (uint32_t)__builtin_ctz(p[i].s)]++;
     pos = e->pos;
     last_a = e->last_a;
