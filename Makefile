@@ -65,6 +65,7 @@ FUSE_BENCH := $(BUILD)/bench/amq-bench-fuse
 LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 EXP_BENCH := $(BUILD)/bench/expandable-bench
 AB_LIB := $(BUILD)/bench/ab-lib
+GROWTH_PROTO := $(BUILD)/bench/growth-proto
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -456,7 +457,8 @@ bench-quick: deps-bench
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	$(BENCH_BIN) --quick
 
-test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) $(BUILD)/libamq.so
+test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) \
+    $(GROWTH_PROTO) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -484,12 +486,23 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q "^growth's adds" $(BUILD)/bench-ab-lib.log || \
 	    { cat $(BUILD)/bench-ab-lib.log; exit 1; }
 	@echo "ab-lib, one build against itself by two paths (the same answers): ok"
+	@$(GROWTH_PROTO) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --segments 4 --stagger 1.1 \
+	    --n 1e5 --absent 1e4 > $(BUILD)/bench-growth-proto.log 2>&1 && \
+	    grep -q '^| 100000 | .* | 0 |$$' $(BUILD)/bench-growth-proto.log || \
+	    { cat $(BUILD)/bench-growth-proto.log; exit 1; }
+	@echo "growth-proto, 4 segments beside one filter, every 97th key present: ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
 $(AB_LIB): bench/expandable/ab-lib.c bench/expandable/bench_common.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl
+
+# The quotient kind at another growth factor, whole or in segments, beside
+# the shipped one (scripts/growth-proto.sh builds the other library).
+$(GROWTH_PROTO): bench/expandable/growth-proto.c bench/expandable/bench_common.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl -lm
 
 # The expandable and quotient kinds grown from 1,000 keys against filters
 # sized in advance, the scalable Bloom filter and the peer taffy cuckoo filter

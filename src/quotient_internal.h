@@ -33,7 +33,9 @@
 #define QF_MIN_FPP 0.0001
 #define QF_MAX_FPP 0.5
 #define QF_MAX_LOAD 0.95      /* the table grows when one more entry would pass this */
-#define QF_GROWTH 1.1         /* by this factor (docs/expandable.md: the sawtooth) */
+#ifndef QF_GROWTH     /* scripts/growth-proto.sh builds a library with another, to compare */
+#define QF_GROWTH 1.1 /* by this factor (docs/expandable.md: the sawtooth) */
+#endif
 #define QF_STEP 256u          /* places a growth's step writes, at least (each add during one) */
 #define QF_STEP_ITEMS (QF_STEP + 2048u) /* places a step holds: its own, a line's, a run's copies */
 #define QF_PLACE_BYTES 16u    /* one of them */
