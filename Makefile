@@ -494,13 +494,14 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
-$(AB_LIB): bench/expandable/ab-lib.c bench/expandable/bench_common.h
+$(AB_LIB): bench/expandable/ab-lib.c bench/expandable/bench_common.h bench/expandable/bench_dl.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl
 
 # The quotient kind at another growth factor, whole or in segments, beside
 # the shipped one (scripts/growth-proto.sh builds the other library).
-$(GROWTH_PROTO): bench/expandable/growth-proto.c bench/expandable/bench_common.h
+$(GROWTH_PROTO): bench/expandable/growth-proto.c bench/expandable/bench_common.h \
+    bench/expandable/bench_dl.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl -lm
 

@@ -28,7 +28,6 @@
  * scripts/ab-lib.sh builds an older commit's library and runs this.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,7 @@
 
 #define BENCH_NAME "ab-lib"
 #include "bench_common.h" /* mix, now_s, key: the keys of the other benches */
+#include "bench_dl.h"
 
 #define BLOCK 4096u
 #define MAX_ROUNDS 64
@@ -63,22 +63,14 @@ typedef struct {
 
 static void *sym(build *b, const char *name)
 {
-    void *p = dlsym(b->dl, name);
-    if (p == NULL) {
-        fprintf(stderr, "ab-lib: %s: no %s\n", b->path, name);
-        exit(1);
-    }
-    return p;
+    return bench_sym(b->dl, b->path, name);
 }
 
 static void load(build *b, const char *path)
 {
     memset(b, 0, sizeof *b);
     b->path = path;
-    if ((b->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-        fprintf(stderr, "ab-lib: %s\n", dlerror());
-        exit(1);
-    }
+    b->dl = bench_dlopen(path);
     *(void **)&b->config_init = sym(b, "amq_config_init");
     *(void **)&b->kind_from_name = sym(b, "amq_kind_from_name");
     *(void **)&b->filter_new = sym(b, "amq_filter_new");
@@ -160,17 +152,6 @@ static double time_growth(build *b)
     t = now_s() - t;
     b->filter_free(c);
     return t * 1e9 / (double)b->grow_adds;
-}
-
-static uint64_t num(const char *s)
-{
-    char *end;
-    const double v = strtod(s, &end);
-    if (*end != '\0' || !(v >= 1.0) || v > 1e12) {
-        fprintf(stderr, "ab-lib: not a count: %s\n", s);
-        exit(2);
-    }
-    return (uint64_t)v;
 }
 
 static void add_chunk(build *b, uint64_t from, uint64_t to, int c)
@@ -274,13 +255,13 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--kind") == 0)
             kind_name = argv[i + 1];
         else if (strcmp(argv[i], "--n") == 0)
-            n = num(argv[i + 1]);
+            n = bench_count(argv[i + 1], 1e12);
         else if (strcmp(argv[i], "--start") == 0)
-            start = num(argv[i + 1]);
+            start = bench_count(argv[i + 1], 1e12);
         else if (strcmp(argv[i], "--chunk") == 0)
-            chunk = num(argv[i + 1]);
+            chunk = bench_count(argv[i + 1], 1e12);
         else if (strcmp(argv[i], "--queries") == 0)
-            q = num(argv[i + 1]);
+            q = bench_count(argv[i + 1], 1e12);
         else if (strcmp(argv[i], "--rounds") == 0) {
             rounds = atoi(argv[i + 1]);
             if (rounds < 1 || rounds > MAX_ROUNDS) {

@@ -21,7 +21,6 @@
  * design would not have them (docs/expandable.md, "A larger growth factor").
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +29,7 @@
 
 #define BENCH_NAME "growth-proto"
 #include "bench_common.h" /* mix, now_s, key */
+#include "bench_dl.h"
 
 #define MAX_SEGMENTS 1024
 
@@ -49,22 +49,14 @@ typedef struct {
 
 static void *sym(const lib *l, const char *name)
 {
-    void *p = dlsym(l->dl, name);
-    if (p == NULL) {
-        fprintf(stderr, BENCH_NAME ": %s: no %s\n", l->path, name);
-        exit(1);
-    }
-    return p;
+    return bench_sym(l->dl, l->path, name);
 }
 
 static void load(lib *l, const char *path)
 {
     memset(l, 0, sizeof *l);
     l->path = path;
-    if ((l->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-        fprintf(stderr, BENCH_NAME ": %s\n", dlerror());
-        exit(1);
-    }
+    l->dl = bench_dlopen(path);
     *(void **)&l->config_init = sym(l, "amq_config_init");
     *(void **)&l->filter_new = sym(l, "amq_filter_new");
     *(void **)&l->filter_free = sym(l, "amq_filter_free");
@@ -113,17 +105,6 @@ static void fail_add(const char *path, uint64_t i)
     exit(1);
 }
 
-static uint64_t num(const char *s)
-{
-    char *end;
-    const double v = strtod(s, &end);
-    if (*end != '\0' || !(v >= 1.0) || v > 1e10) {
-        fprintf(stderr, BENCH_NAME ": not a count: %s\n", s);
-        exit(2);
-    }
-    return (uint64_t)v;
-}
-
 int main(int argc, char **argv)
 {
     uint64_t n = 100000000, start = 61, absent = 1000000, at = 0, next = 10000, i;
@@ -141,15 +122,15 @@ int main(int argc, char **argv)
             return 2;
         }
         if (strcmp(argv[a], "--segments") == 0)
-            s = (unsigned)num(argv[a + 1]);
+            s = (unsigned)bench_count(argv[a + 1], 1e10);
         else if (strcmp(argv[a], "--stagger") == 0)
             stagger = atof(argv[a + 1]);
         else if (strcmp(argv[a], "--n") == 0)
-            n = num(argv[a + 1]);
+            n = bench_count(argv[a + 1], 1e10);
         else if (strcmp(argv[a], "--start") == 0)
-            start = num(argv[a + 1]);
+            start = bench_count(argv[a + 1], 1e10);
         else if (strcmp(argv[a], "--absent") == 0)
-            absent = num(argv[a + 1]);
+            absent = bench_count(argv[a + 1], 1e10);
         else {
             fprintf(stderr, BENCH_NAME ": unknown option %s\n", argv[a]);
             return 2;
