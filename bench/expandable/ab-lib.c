@@ -22,7 +22,8 @@
  * then adds keys to each filter until a growth is under way, and times, by
  * turns again, the adds that take that growth to its end on R fresh clones
  * of each (every round the same adds on the same bytes): the growth's cost
- * alone, which the chunks' times spread over the adds between growths.
+ * alone, which the chunks' times spread over the adds between growths (but
+ * for the first touch of the new table's pages, which the clone made).
  * Public functions only: any two builds of this API.
  *
  * scripts/ab-lib.sh builds an older commit's library and runs this.
