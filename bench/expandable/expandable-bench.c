@@ -21,9 +21,10 @@
  * the best of three turns taken with the blocked filter's, and the blocked
  * filter's queries again at twice its bytes (sized for 2N, N keys in it:
  * about the quotient kind's bytes), which tells a query's cost from its
- * table's size.  Ratios are within this run.  The run ends with a verdict line per criterion of
- * issue 44 for each kind measured (PASS or FAIL and the ratio); its status
- * does not depend on them, only on the false negatives.
+ * table's size.  Ratios are within this run.  The run ends with a verdict
+ * line per criterion of issue 44 for each kind measured (PASS or FAIL and
+ * the ratio); its status does not depend on them, only on the false
+ * negatives.
  *
  * --csv FILE also writes the powers of ten's rows, machine-readable (the
  * printed output does not change): a header line, then one line per kind
