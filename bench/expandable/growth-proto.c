@@ -123,9 +123,12 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "--segments") == 0)
             s = (unsigned)bench_count(argv[a + 1], 1e10);
-        else if (strcmp(argv[a], "--stagger") == 0)
-            stagger = atof(argv[a + 1]);
-        else if (strcmp(argv[a], "--n") == 0)
+        else if (strcmp(argv[a], "--stagger") == 0) {
+            char *end;
+            stagger = strtod(argv[a + 1], &end);
+            if (*end != '\0')
+                stagger = 0; /* refused below */
+        } else if (strcmp(argv[a], "--n") == 0)
             n = bench_count(argv[a + 1], 1e10);
         else if (strcmp(argv[a], "--start") == 0)
             start = bench_count(argv[a + 1], 1e10);
