@@ -482,6 +482,11 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q '^The blocked filter at twice its bytes: one-key query' \
 	    $(BUILD)/bench-expandable-smoke.log || { cat $(BUILD)/bench-expandable-smoke.log; exit 1; }
 	@echo "expandable-bench, expandable and quotient kinds to 100,000 keys (every key checked present): ok"
+	@$(EXP_BENCH) --add-profile --max 1e5 > $(BUILD)/bench-expandable-profile.log 2>&1 && \
+	    grep -q '^One whole cycle, from the end of a growth' $(BUILD)/bench-expandable-profile.log && \
+	    grep -q '^| 0.93 to 0.95 | ' $(BUILD)/bench-expandable-profile.log || \
+	    { cat $(BUILD)/bench-expandable-profile.log; exit 1; }
+	@echo "expandable-bench --add-profile, the quotient kind's add taken apart at 100,000 keys: ok"
 	@$(AB_LIB) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --n 2e5 --chunk 5e4 --rounds 2 \
 	    --queries 1e5 --growth 2 > $(BUILD)/bench-ab-lib.log 2>&1 && \
 	    grep -q '^answers that differ: 0 of' $(BUILD)/bench-ab-lib.log && \

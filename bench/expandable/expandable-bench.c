@@ -33,6 +33,13 @@
  * fpp a fraction (not a percentage), cuckoo_bits_at_rate empty when no
  * cuckoo filter was built (--grow-only, --speed, below 1e4 keys).
  * scripts/expandable-1e9.sh plots it.
+ *
+ *   expandable-bench --add-profile [--max N]
+ *
+ * takes the quotient kind's add apart at N keys (add_profile, below): ns an
+ * add by the table's load with no growth, the growth's own ns a moved
+ * entry, and one whole cycle from growth to growth beside the blocked
+ * filter's one-key add.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -162,6 +169,117 @@ static unsigned long long expansions(const amq_filter *f)
     uint64_t v = 0;
     amq_filter_describe(f, u64_field, &v);
     return (unsigned long long)v;
+}
+
+/* A field of amq_filter_describe, by name (UINT64_MAX: not there). */
+typedef struct {
+    const char *name;
+    uint64_t v;
+} named_u64;
+
+static int named_field(void *ctx, const amq_field *field)
+{
+    named_u64 *w = ctx;
+    if (field->type == AMQ_FIELD_U64 && strcmp(field->name, w->name) == 0) {
+        w->v = field->u64;
+        return 1;
+    }
+    return 0;
+}
+
+static uint64_t field_u64(const amq_filter *f, const char *name)
+{
+    named_u64 w = {name, UINT64_MAX};
+    amq_filter_describe(f, named_field, &w);
+    if (w.v == UINT64_MAX) {
+        fprintf(stderr, BENCH_NAME ": --add-profile: the kind reports no %s\n", name);
+        exit(1);
+    }
+    return w.v;
+}
+
+#define PROFILE_BLOCK 64 /* adds timed together between two looks at the growth */
+
+/* Adds from key *i on, PROFILE_BLOCK at a time, until a growth is under way
+ * (want 1) or none is (want 0): their seconds. */
+static double adds_until(amq_filter *f, uint64_t *i, int want)
+{
+    double t = 0;
+    while ((field_u64(f, "growing_to_slots") != 0) != want) {
+        const double t0 = now_s();
+        fill(f, *i, *i + PROFILE_BLOCK);
+        t += now_s() - t0;
+        *i += PROFILE_BLOCK;
+    }
+    return t;
+}
+
+/* --add-profile: where the quotient kind's add spends its time at n keys.
+ * A filter started with room for n keys (no growth until its table is 95 %
+ * full) takes adds in windows of load, each timed: placing a key alone.
+ * After its first growth, one whole cycle (from the end of that growth to
+ * the end of the next, about n to 1.1 n keys) is timed in two parts: the
+ * adds with no growth under way, and those during the growth, whose time
+ * over as many places is the growth's own.  Beside it, the blocked
+ * filter's one-key add (sized for n, n adds, best of three) in the same run. */
+static void add_profile(uint64_t n)
+{
+    static const double load[] = {0.50, 0.70, 0.80, 0.85, 0.90, 0.93, 0.95};
+    amq_filter *f = make(AMQ_KIND_QUOTIENT, n, 0), *b;
+    const uint64_t m = field_u64(f, "slots");
+    uint64_t i = 0, j, to, e1, a_n, a_g;
+    double t, t_n, t_g, place, own, cycle, add_b = 1e30;
+    int rep;
+    size_t w;
+    printf("## Where the quotient kind's add goes, at %llu keys (a table of %llu slots, started "
+           "with room for them; 8-byte random keys)\n\n| load of the table | ns an add |\n|---|---|\n",
+           (unsigned long long)n, (unsigned long long)m);
+    fill(f, 0, (uint64_t)(load[0] * (double)m));
+    i = (uint64_t)(load[0] * (double)m);
+    for (w = 1; w < sizeof load / sizeof load[0]; w++) {
+        /* the last window stops short of the growth (the pending keys are not entries yet) */
+        to = (uint64_t)(load[w] * (double)m) - (w + 1 == sizeof load / sizeof load[0] ? 1 : 0);
+        t = now_s();
+        fill(f, i, to);
+        t = now_s() - t;
+        printf("| %.2f to %.2f | %.1f |\n", load[w - 1], load[w], t * 1e9 / (double)(to - i));
+        i = to;
+    }
+    if (field_u64(f, "growing_to_slots") != 0) {
+        fprintf(stderr, BENCH_NAME ": --add-profile: a growth began before the table was full\n");
+        exit(1);
+    }
+    adds_until(f, &i, 1); /* the first growth: the cycle begins where it ends */
+    adds_until(f, &i, 0);
+    j = i;
+    t_n = adds_until(f, &i, 1); /* placing keys alone, loads 0.86 to 0.95 */
+    a_n = i - j;
+    e1 = field_u64(f, "entries"); /* about the entries the growth moves */
+    t_g = adds_until(f, &i, 0);
+    a_g = i - j - a_n;
+    amq_filter_free(f);
+    for (rep = 0; rep < 3; rep++) {
+        b = make(AMQ_KIND_BLOCKED, n, 0);
+        t = now_s();
+        fill(b, 0, n);
+        add_b = dmin(add_b, now_s() - t);
+        amq_filter_free(b);
+    }
+    add_b = add_b * 1e9 / (double)n;
+    place = t_n * 1e9 / (double)a_n;
+    own = t_g * 1e9 - place * (double)a_g; /* ns: the growth's, less its adds' own places */
+    cycle = (t_n + t_g) * 1e9 / (double)(a_n + a_g);
+    printf("\nOne whole cycle, from the end of a growth to the end of the next: %llu adds, "
+           "%.1f ns an add; %llu of them with no growth under way, %.1f ns an add (placing the "
+           "key); %llu during the growth, %.1f ns an add; the growth's own time, %llu entries "
+           "moved: %.2f ns an entry, %.2f entries an add of the cycle, %.1f ns an add (%.0f %%)\n",
+           (unsigned long long)(a_n + a_g), cycle, (unsigned long long)a_n, place,
+           (unsigned long long)a_g, t_g * 1e9 / (double)a_g, (unsigned long long)e1,
+           own / (double)e1, (double)e1 / (double)(a_n + a_g), own / (double)(a_n + a_g),
+           100.0 * own / (double)(a_n + a_g) / cycle);
+    printf("The blocked filter's one-key add, sized for %llu keys: %.1f ns; the cycle's add is "
+           "%.2fx it (issue 44: at most %.0fx)\n\n",
+           (unsigned long long)n, add_b, cycle / add_b, MAX_ADD_RATIO);
 }
 
 /* ns per one-key query over q keys, half present, half absent. */
@@ -355,7 +473,7 @@ int main(int argc, char **argv)
     double t, t0 = now_s(), t_grown = 0, t_timed = 0, worst, one_b = 0, bat_b = 0, add_b = 0, one_s = 0;
     double one_b2 = 0, bat_b2 = 0; /* the blocked filter at twice its bytes */
     double taffy_one = 0, taffy_bits = 0, taffy_rate = 0;
-    int i, ns = 0, grow_only = 0, speed = 0;
+    int i, ns = 0, grow_only = 0, speed = 0, profile = 0;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
@@ -372,9 +490,12 @@ int main(int argc, char **argv)
             speed = 1;
         else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv_path = argv[++i];
+        else if (strcmp(argv[i], "--add-profile") == 0) /* the quotient kind's add, taken apart */
+            profile = 1;
         else {
             fprintf(stderr, "usage: expandable-bench [--kind expandable|quotient|both] [--max N]"
-                            " [--absent A] [--queries Q] [--grow-only | --speed] [--csv FILE]\n");
+                            " [--absent A] [--queries Q] [--grow-only | --speed] [--csv FILE]\n"
+                            "       expandable-bench --add-profile [--max N]\n");
             return 2;
         }
     }
@@ -382,6 +503,12 @@ int main(int argc, char **argv)
         fprintf(stderr, BENCH_NAME ": --max is at least %d, --absent at least 1, --queries at "
                                    "least %d\n", START, BATCH);
         return 2;
+    }
+    if (profile) {
+        print_load("at the start");
+        add_profile(max);
+        print_load("at the end");
+        return 0;
     }
     memset(subj, 0, sizeof subj);
     if (strcmp(which, "expandable") == 0 || strcmp(which, "both") == 0) {
