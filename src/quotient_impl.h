@@ -913,8 +913,9 @@ static int enc_fits(const encoder *e, const placed *p, uint32_t n)
 
 /* A chunk of places, in order of slots, into y.  The first place written
  * is enc_put's (it may go on with y's last run); the others are its work
- * with the writer's fields in locals and no check (enc_fits made them):
- * growth writes every entry of the table again, most of an add's work. */
+ * with the writer's fields in locals and no check (step made it: the
+ * reader's bound, else enc_fits): growth writes every entry of the table
+ * again, most of an add's work. */
 static __attribute__((noinline)) void enc_chunk(encoder *e, amq_qf_growth *g, const placed *p,
                                                 uint32_t n)
 {
@@ -1014,6 +1015,7 @@ typedef struct {
     uint64_t next_slot; /* the slot after the last run read */
     uint64_t key_last;  /* places of keys past it are left out (grow_over's read of y) */
     uint32_t want;      /* places a step decodes before it stops at a slot's end */
+    uint64_t wpos, push; /* the writer's positions for the places so far (as enc_fits) */
     int sorted, bad, done, corrupt;
 } decoder;
 
@@ -1079,8 +1081,11 @@ decode_body(decoder *dp, const amq_qf *x, amq_qf_growth *g, placed *buf, const i
             if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
                                      ((uint64_t)pa <= ~(wd1 * d.ym)) & (lo + wd1 <= d.key_last),
                                  1)) { /* long in y, in the slot, in one slot of y */
-                d.sorted &= (pa >> 64) >= d.prev;
-                d.prev = (uint64_t)(pa >> 64);
+                const uint64_t a = (uint64_t)(pa >> 64), qq = d.wpos > a ? d.wpos : a;
+                d.sorted &= a >= d.prev;
+                d.prev = a;
+                d.push = qq - a > d.push ? qq - a : d.push;
+                d.wpos = qq + 1u;
                 n++;
             } else {
                 const slot_keys keys = keys_of(x);
@@ -1093,8 +1098,11 @@ decode_body(decoder *dp, const amq_qf *x, amq_qf_growth *g, placed *buf, const i
                     break;
                 }
                 for (i = 0; i < k; i++) {
-                    d.sorted &= buf[n + i].a >= d.prev;
-                    d.prev = buf[n + i].a;
+                    const uint64_t a = buf[n + i].a, qq = d.wpos > a ? d.wpos : a;
+                    d.sorted &= a >= d.prev;
+                    d.prev = a;
+                    d.push = qq - a > d.push ? qq - a : d.push;
+                    d.wpos = qq + 1u;
                 }
                 n += k;
             }
@@ -1148,6 +1156,8 @@ static void dec_start(decoder *d, const amq_qf *x, const amq_qf_growth *g, uint3
     d->sorted = 1;
     d->prev = g->prev;
     d->want = want;
+    d->wpos = g->pos;
+    d->push = 0;
     d->key_last = g->key_last;
     d->last_pos = g->rpos - 1u;
     if (line < x->lines) {
@@ -1202,7 +1212,10 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
         return g->nomem ? AMQ_ENOMEM : d.corrupt ? AMQ_ECORRUPT : AMQ_EFULL;
     if (!d.sorted)
         sort_places(buf, n);
-    if (!enc_fits(&e, buf, n))
+    /* in order, no place pushed 255 past its slot (so none past the first line whose offset
+     * is not set, which begins after it) and none past the table: it fits, as enc_fits
+     * would find place by place */
+    if (!(d.sorted && d.push < 255u && d.wpos <= e.total) && !enc_fits(&e, buf, n))
         return AMQ_EFULL; /* nothing written, the reader where it was: grow_over */
     enc_chunk(&e, g, buf, n);
     g->read += n;
