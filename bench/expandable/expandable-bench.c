@@ -504,6 +504,11 @@ int main(int argc, char **argv)
                                    "least %d\n", START, BATCH);
         return 2;
     }
+    if (profile && strcmp(which, "expandable") == 0) {
+        fprintf(stderr, BENCH_NAME ": --add-profile takes the quotient kind's add apart (the "
+                                   "expandable kind's doubling has no such cycle)\n");
+        return 2;
+    }
     if (profile) {
         print_load("at the start");
         add_profile(max);
