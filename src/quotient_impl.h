@@ -1019,6 +1019,17 @@ typedef struct {
     int sorted, bad, done, corrupt;
 } decoder;
 
+/* A place of slot a after the others: are they still in order, and where
+ * the writer would put it (as enc_fits does), how far past its slot. */
+static inline __attribute__((always_inline)) void dec_track(decoder *d, uint64_t a)
+{
+    const uint64_t q = d->wpos > a ? d->wpos : a;
+    d->sorted &= a >= d->prev;
+    d->prev = a;
+    d->push = q - a > d->push ? q - a : d->push;
+    d->wpos = q + 1u;
+}
+
 /* x's entries from where d stands, as places in y, into buf: until a slot
  * of x ends with d->want places or more in buf, or x does.  An entry's slot
  * is the occupied slot whose run it is in (the cursor moves at each run
@@ -1081,11 +1092,7 @@ decode_body(decoder *dp, const amq_qf *x, amq_qf_growth *g, placed *buf, const i
             if (__builtin_expect((mk <= d.lim) & (lo - est - 2u <= d.q - 3u - wd1) &
                                      ((uint64_t)pa <= ~(wd1 * d.ym)) & (lo + wd1 <= d.key_last),
                                  1)) { /* long in y, in the slot, in one slot of y */
-                const uint64_t a = (uint64_t)(pa >> 64), qq = d.wpos > a ? d.wpos : a;
-                d.sorted &= a >= d.prev;
-                d.prev = a;
-                d.push = qq - a > d.push ? qq - a : d.push;
-                d.wpos = qq + 1u;
+                dec_track(&d, (uint64_t)(pa >> 64));
                 n++;
             } else {
                 const slot_keys keys = keys_of(x);
@@ -1097,13 +1104,8 @@ decode_body(decoder *dp, const amq_qf *x, amq_qf_growth *g, placed *buf, const i
                     d.bad = 1; /* no room for every place: fail, nothing dropped */
                     break;
                 }
-                for (i = 0; i < k; i++) {
-                    const uint64_t a = buf[n + i].a, qq = d.wpos > a ? d.wpos : a;
-                    d.sorted &= a >= d.prev;
-                    d.prev = a;
-                    d.push = qq - a > d.push ? qq - a : d.push;
-                    d.wpos = qq + 1u;
-                }
+                for (i = 0; i < k; i++)
+                    dec_track(&d, buf[n + i].a);
                 n += k;
             }
             d.ow &= d.ow - end;
