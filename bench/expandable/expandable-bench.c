@@ -153,24 +153,6 @@ static void check_present(const amq_filter *f, const char *name, uint64_t n, int
     }
 }
 
-static int u64_field(void *ctx, const amq_field *field)
-{
-    if (field->type == AMQ_FIELD_U64 && strcmp(field->name, "expansions") == 0) {
-        *(uint64_t *)ctx = field->u64;
-        return 1;
-    }
-    return 0;
-}
-
-/* The kind's "expansions" (amq_filter_describe): doublings of the
- * expandable kind, growths by 10 % of the quotient kind. */
-static unsigned long long expansions(const amq_filter *f)
-{
-    uint64_t v = 0;
-    amq_filter_describe(f, u64_field, &v);
-    return (unsigned long long)v;
-}
-
 /* A field of amq_filter_describe, by name (UINT64_MAX: not there). */
 typedef struct {
     const char *name;
@@ -187,15 +169,23 @@ static int named_field(void *ctx, const amq_field *field)
     return 0;
 }
 
+/* A U64 field of f's kind (the run ends when the kind does not report it). */
 static uint64_t field_u64(const amq_filter *f, const char *name)
 {
     named_u64 w = {name, UINT64_MAX};
     amq_filter_describe(f, named_field, &w);
     if (w.v == UINT64_MAX) {
-        fprintf(stderr, BENCH_NAME ": --add-profile: the kind reports no %s\n", name);
+        fprintf(stderr, BENCH_NAME ": the kind reports no %s\n", name);
         exit(1);
     }
     return w.v;
+}
+
+/* The kind's "expansions": doublings of the expandable kind, growths by
+ * 10 % of the quotient kind. */
+static unsigned long long expansions(const amq_filter *f)
+{
+    return (unsigned long long)field_u64(f, "expansions");
 }
 
 #define PROFILE_BLOCK 64 /* adds timed together between two looks at the growth */
