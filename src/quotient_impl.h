@@ -302,16 +302,17 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
  * lane answered (deep_has). */
 #define QF_RUN 2
 #define QF_DEEP 3
-static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
-                                                          uint64_t *p0, uint32_t *t)
+/* (line_has_at: h's slot given as its line blk and its place i there.) */
+static inline __attribute__((always_inline)) int line_has_at(const amq_qf *x, uint64_t h,
+                                                             uint64_t blk, uint32_t i, uint64_t *a,
+                                                             uint64_t *p0, uint32_t *t)
 {
-    const uint64_t blk = (*a = mulhi(h, x->m)) / S;
-    const uint32_t i = (uint32_t)(*a - blk * S);
     const uint8_t *line = x->t + blk * 64u;
     const uint64_t w = *(const uint64_t *)(const void *)line;
     const uint32_t off = (uint32_t)(w & 255u);
     uint32_t start, end, hit;
     uint64_t r;
+    *a = blk * S + i;
 #if defined(__AVX512BW__) && defined(__BMI2__)
     /* The whole line compared first, the run's place not yet worked out: when no lane that
      * holds an entry answers h and h's run, if any, ends in the line, h is absent.  Most
@@ -368,6 +369,13 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
         return (hit & ~void8(line + 8u + 2u * base)) != 0 ? 1 : QF_DEEP;
     }
 #endif
+}
+
+static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
+                                                          uint64_t *p0, uint32_t *t)
+{
+    const uint64_t blk = mulhi(h, x->m) / S;
+    return line_has_at(x, h, blk, (uint32_t)(mulhi(h, x->m) - blk * S), a, p0, t);
 }
 
 static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
@@ -1622,13 +1630,6 @@ static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *add
     return AMQ_OK;
 }
 
-/* The lines a query of h reads: its slot's and the next (a run begun near a
- * line's end goes on into it). */
-static inline void prefetch_line(const amq_qf *x, uint64_t h)
-{
-    __builtin_prefetch(x->t + (mulhi(h, x->m) / S) * 64u);
-}
-
 /* The batched queries' window: key i + QF_WINDOW's line is prefetched while
  * key i is answered, over a ring of hashes, so that no key of a batch goes
  * unprefetched (docs/expandable.md, "The batched query's window"). */
@@ -1645,14 +1646,30 @@ typedef struct {
     uint32_t head, used;
 } late_ring;
 
-/* h's answer from its line, now fetched: 0 or 1, or QF_RUN when its run
- * leaves the line (the next line prefetched; qf_has answers it later). */
-static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, uint64_t h)
+/* Where h's line is, packed for a batch's ring: the line's number times 64
+ * plus h's place in it (below 28), so that the slot is worked out once, for
+ * its prefetch.  During a growth a key of the slots already read is in the
+ * new table, and x's spot was only a prefetch (batch_answer). */
+static inline __attribute__((always_inline)) uint64_t line_spot(const amq_qf *x, uint64_t h)
 {
-    const amq_qf *t = table_of(x, h);
+    const uint64_t a = mulhi(h, x->m), blk = a / S;
+    return blk * 64u + (a - blk * S);
+}
+
+static inline void prefetch_spot(const amq_qf *x, uint64_t v)
+{
+    __builtin_prefetch(x->t + (v & ~UINT64_C(63)));
+}
+
+/* h's answer from its line (in table t, at spot v: line_spot), now fetched:
+ * 0 or 1, or QF_RUN when its run leaves the line (the next line prefetched;
+ * qf_has answers it later). */
+static inline __attribute__((always_inline)) int batch_first_at(const amq_qf *x, const amq_qf *t,
+                                                                uint64_t h, uint64_t v)
+{
     uint64_t a, p0;
     uint32_t tt;
-    int r = line_has(t, h, &a, &p0, &tt);
+    int r = line_has_at(t, h, v >> 6, (uint32_t)(v & 63u), &a, &p0, &tt);
     if (__builtin_expect(r == QF_RUN, 0)) {
         __builtin_prefetch(t->t + (a / S + 1u) * 64u);
         return QF_RUN;
@@ -1660,6 +1677,12 @@ static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, ui
     if (__builtin_expect(r == QF_DEEP, 0))
         r = deep_has(t, h);
     return r || pend_has(x, h);
+}
+
+static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, uint64_t h)
+{
+    const amq_qf *t = table_of(x, h);
+    return batch_first_at(x, t, h, line_spot(t, h));
 }
 
 /* Key at (hash h) waits; the oldest waiting key, when the ring was full,
@@ -1695,18 +1718,30 @@ static inline uint64_t late_drain(const amq_qf *x, late_ring *lr, uint8_t *out)
     return hits;
 }
 
+/* The batch's key at spot v (line_spot, worked out when its line was
+ * prefetched) with no growth under way; during one, its table's line. */
+static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, uint64_t h,
+                                                              uint64_t v)
+{
+    if (__builtin_expect(x->growth == NULL, 1))
+        return batch_first_at(x, x, h, v);
+    return batch_first(x, h);
+}
+
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
+    uint64_t spot[QF_WINDOW];
     late_ring lr;
     size_t i;
     lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++)
-        prefetch_line(x, h[i].h1);
+        prefetch_spot(x, spot[i] = line_spot(x, h[i].h1));
     for (i = 0; i < n; i++) {
+        const uint64_t v = spot[i % QF_WINDOW];
         int r;
         if (i + QF_WINDOW < n)
-            prefetch_line(x, h[i + QF_WINDOW].h1);
-        if ((r = batch_first(x, h[i].h1)) == QF_RUN)
+            prefetch_spot(x, spot[i % QF_WINDOW] = line_spot(x, h[i + QF_WINDOW].h1));
+        if ((r = batch_answer(x, h[i].h1, v)) == QF_RUN)
             late_push(x, &lr, h[i].h1, i, out);
         else
             out[i] = (uint8_t)r;
@@ -1719,23 +1754,23 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
                                    uint8_t *out)
 {
     const uint8_t *kp = keys;
-    uint64_t ring[QF_WINDOW], hits = 0;
+    uint64_t ring[QF_WINDOW], spot[QF_WINDOW], hits = 0;
     late_ring lr;
     size_t i;
     lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++) {
         ring[i] = key_h1(x, kp + i * key_len, key_len);
-        prefetch_line(x, ring[i]);
+        prefetch_spot(x, spot[i] = line_spot(x, ring[i]));
     }
     for (i = 0; i < n; i++) {
-        const uint64_t h = ring[i % QF_WINDOW];
+        const uint64_t h = ring[i % QF_WINDOW], v = spot[i % QF_WINDOW];
         int r;
         if (i + QF_WINDOW < n) {
             amq_prefetch_keys(kp, key_len, i + QF_WINDOW);
             ring[i % QF_WINDOW] = key_h1(x, kp + (i + QF_WINDOW) * key_len, key_len);
-            prefetch_line(x, ring[i % QF_WINDOW]);
+            prefetch_spot(x, spot[i % QF_WINDOW] = line_spot(x, ring[i % QF_WINDOW]));
         }
-        if ((r = batch_first(x, h)) == QF_RUN) {
+        if ((r = batch_answer(x, h, v)) == QF_RUN) {
             hits += (uint64_t)late_push(x, &lr, h, i, out);
             continue;
         }
