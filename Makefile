@@ -490,6 +490,7 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(AB_LIB) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --n 2e5 --chunk 5e4 --rounds 2 \
 	    --queries 1e5 --growth 2 > $(BUILD)/bench-ab-lib.log 2>&1 && \
 	    grep -q '^answers that differ: 0 of' $(BUILD)/bench-ab-lib.log && \
+	    grep -q '^ absent keys ' $(BUILD)/bench-ab-lib.log && \
 	    grep -q "^growth's adds" $(BUILD)/bench-ab-lib.log || \
 	    { cat $(BUILD)/bench-ab-lib.log; exit 1; }
 	@echo "ab-lib, one build against itself by two paths (the same answers): ok"

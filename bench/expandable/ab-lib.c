@@ -11,9 +11,10 @@
  * filters are grown to --n 8-byte keys (the same keys) in chunks of
  * --chunk, each chunk timed, A and B by turns, the first of each pair
  * alternating (at most 4,096 chunks); then --rounds rounds time --queries one-key queries (half
- * present, half never added) and the same keys hashed and batched
- * (amq_filter_hash, amq_filter_contains_batch in blocks of 4,096), by turns
- * again.  Prints for the adds, the one-key and the batched queries each
+ * present, half never added, by turns), as many of added keys only and of
+ * absent keys only (the two ends of a query's work), and the mixed keys
+ * hashed and batched (amq_filter_hash, amq_filter_contains_batch in blocks
+ * of 4,096), by turns again.  Prints for the adds, the one-key and the batched queries each
  * build's ns per operation (mean over rounds, and best), B / A of the means
  * and the median of the rounds' paired B / A with their range: a range
  * that straddles 1 is within the noise.  Answers that differ between the
@@ -43,6 +44,9 @@
 #define MAX_ROUNDS 64
 #define MAX_CHUNKS 4096
 
+/* Which keys a round's one-key queries ask for. */
+enum { MIXED, PRESENT, ABSENT, QUERY_SETS };
+
 typedef struct {
     const char *path;
     void *dl;
@@ -58,7 +62,7 @@ typedef struct {
     int (*describe)(const amq_filter *, amq_field_fn, void *);
     amq_filter *f;
     uint64_t grow_from, grow_adds; /* --growth: the key its growth began after, its adds */
-    double add_s, one_ns[MAX_ROUNDS], batch_ns[MAX_ROUNDS], grow_ns[MAX_ROUNDS];
+    double add_s, one_ns[QUERY_SETS][MAX_ROUNDS], batch_ns[MAX_ROUNDS], grow_ns[MAX_ROUNDS];
     double *chunk_ns; /* each chunk's ns an add */
 } build;
 
@@ -171,19 +175,20 @@ static void add_chunk(build *b, uint64_t from, uint64_t to, int c)
     b->chunk_ns[c] = t * 1e9 / (double)(to - from);
 }
 
-/* Query key j of a round: odd ones added, even ones never. */
-static uint64_t query_key(uint64_t j, uint64_t n, uint64_t round)
+/* Query key j of a round: in MIXED, odd ones added, even ones never. */
+static uint64_t query_key(uint64_t j, uint64_t n, uint64_t round, int set)
 {
-    return (j & 1) ? key(mix(j + round * UINT64_C(0x100000000)) % n, 1)
-                   : key(j + round * UINT64_C(0x100000000), 2);
+    const int added = set == MIXED ? (int)(j & 1) : set == PRESENT;
+    return added ? key(mix(j + round * UINT64_C(0x100000000)) % n, 1)
+                 : key(j + round * UINT64_C(0x100000000), 2);
 }
 
-static double one_key(build *b, uint64_t q, uint64_t n, uint64_t round, uint8_t *out)
+static double one_key(build *b, uint64_t q, uint64_t n, uint64_t round, int set, uint8_t *out)
 {
     uint64_t j, k;
     double t = now_s();
     for (j = 0; j < q; j++) {
-        k = query_key(j, n, round);
+        k = query_key(j, n, round, set);
         out[j] = (uint8_t)b->contains(b->f, &k, sizeof k);
     }
     return (now_s() - t) * 1e9 / (double)q;
@@ -197,7 +202,7 @@ static double batched(build *b, uint64_t q, uint64_t n, uint64_t round, uint8_t 
     for (j = 0; j < q; j += m) {
         m = q - j < BLOCK ? q - j : BLOCK;
         for (i = 0; i < m; i++) {
-            k = query_key(j + i, n, round);
+            k = query_key(j + i, n, round, MIXED);
             h[i] = b->hash(b->f, &k, sizeof k);
         }
         b->contains_batch(b->f, h, (size_t)m, out + j);
@@ -237,7 +242,7 @@ int main(int argc, char **argv)
     build ab[2];
     const char *kind_name = "quotient";
     uint64_t n = 10000000, start = 1000, chunk = 1000000, q = 1000000, at, differ = 0, j;
-    int rounds = 9, grow_rounds = 0, r, i, v, chunks;
+    int rounds = 9, grow_rounds = 0, r, i, v, chunks, set;
     uint32_t kind;
     uint8_t *out[2];
     amq_config cfg;
@@ -308,12 +313,14 @@ int main(int argc, char **argv)
     }
     chunks = r;
     for (r = 0; r < rounds; r++) {
-        for (v = 0; v < 2; v++) {
-            build *b = &ab[(v + r) % 2];
-            b->one_ns[r] = one_key(b, q, n, (uint64_t)r, out[(v + r) % 2]);
+        for (set = 0; set < QUERY_SETS; set++) {
+            for (v = 0; v < 2; v++) {
+                build *b = &ab[(v + r) % 2];
+                b->one_ns[set][r] = one_key(b, q, n, (uint64_t)r, set, out[(v + r) % 2]);
+            }
+            for (j = 0; j < q; j++)
+                differ += out[0][j] != out[1][j];
         }
-        for (j = 0; j < q; j++)
-            differ += out[0][j] != out[1][j];
         for (v = 0; v < 2; v++) {
             build *b = &ab[(v + r) % 2];
             b->batch_ns[r] = batched(b, q, n, (uint64_t)r, out[(v + r) % 2]);
@@ -327,10 +334,12 @@ int main(int argc, char **argv)
     printf("add: %.1f ns and %.1f ns an add over all chunks (B/A %.3f); per chunk:\n",
            ab[0].add_s * 1e9 / (double)n, ab[1].add_s * 1e9 / (double)n, ab[1].add_s / ab[0].add_s);
     report("add, by chunk", ab[0].chunk_ns, ab[1].chunk_ns, chunks);
-    report("one-key query", ab[0].one_ns, ab[1].one_ns, rounds);
+    report("one-key query", ab[0].one_ns[MIXED], ab[1].one_ns[MIXED], rounds);
+    report(" present keys", ab[0].one_ns[PRESENT], ab[1].one_ns[PRESENT], rounds);
+    report(" absent keys", ab[0].one_ns[ABSENT], ab[1].one_ns[ABSENT], rounds);
     report("batched query", ab[0].batch_ns, ab[1].batch_ns, rounds);
     printf("answers that differ: %llu of %llu\n", (unsigned long long)differ,
-           (unsigned long long)(2 * q * (uint64_t)rounds));
+           (unsigned long long)((QUERY_SETS + 1) * q * (uint64_t)rounds));
     if (grow_rounds > 0) {
         for (v = 0; v < 2; v++)
             find_growth(&ab[v], n);
