@@ -378,6 +378,52 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
     return line_has_at(x, h, blk, (uint32_t)(mulhi(h, x->m) - blk * S), a, p0, t);
 }
 
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* h's run, the t-th of line blk's (t >= 1: slot i there is occupied), when
+ * it leaves the line and ends in the next: its lanes of both lines compared
+ * at once, as line_has_at compares one (a run that leaves its line is a
+ * tenth of the keys; run_answers walks it a run end at a time).  QF_RUN
+ * when the run does not end in the next line, or begins past it: the
+ * general path then. */
+static inline __attribute__((always_inline)) int run_in_two(const amq_qf *x, uint64_t h,
+                                                            uint64_t blk, uint32_t i, uint32_t t)
+{
+    const uint8_t *l0 = x->t + blk * 64u, *l1 = l0 + 64;
+    const uint64_t w0 = *(const uint64_t *)(const void *)l0;
+    const uint32_t off = (uint32_t)(w0 & 255u);
+    uint64_t r0, r1, e;
+    uint32_t e0, need, s0, s1, end1, m0, m1, hit0, hit1, yes;
+    uint16_t q_long, q_short;
+    if (blk + 1u >= x->lines || off >= S)
+        return QF_RUN;
+    r0 = (w0 >> 36) & (UINT64_MAX << off); /* run ends in line blk from its offset on */
+    r1 = (*(const uint64_t *)(const void *)l1 >> 36) & M28;
+    e0 = (uint32_t)__builtin_popcountll(r0);
+    if (e0 >= t || (uint32_t)__builtin_popcountll(r1) < t - e0)
+        return QF_RUN; /* not a run that ends in the next line */
+    need = t - e0;     /* h's run ends at the need-th run end of line blk + 1 */
+    if (need == 1) {   /* it begins in line blk: after its last run end, or at off */
+        s0 = t == 1 ? off : 64u - (uint32_t)__builtin_clzll(r0);
+        s0 = s0 < i ? i : s0;
+        s1 = 0;
+        end1 = (uint32_t)__builtin_ctzll(r1);
+    } else { /* it begins in line blk + 1, after run end need - 1 there */
+        e = _pdep_u64(UINT64_C(3) << (need - 2u), r1);
+        s0 = S;
+        s1 = (uint32_t)__builtin_ctzll(e) + 1u;
+        end1 = 63u - (uint32_t)__builtin_clzll(e);
+    }
+    q_long = entry_of(x, h);
+    q_short = entry_at(h, x->k - 1u);
+    m0 = (uint32_t)(UINT64_C(0xffffffff) << (4u + s0)); /* lanes s0 to 27; none when s0 is S */
+    m1 = (uint32_t)((UINT64_C(32) << end1) - (UINT64_C(16) << s1));
+    hit0 = line_hits(l0, q_long, q_short) & m0;
+    hit1 = line_hits(l1, q_long, q_short) & m1;
+    yes = ((hit0 & ~line_voids(l0)) | (hit1 & ~line_voids(l1))) != 0;
+    return yes ? 1 : (hit0 | hit1) != 0 ? QF_DEEP : 0;
+}
+#endif
+
 static inline __attribute__((always_inline)) int table_has(const amq_qf *x, uint64_t h)
 {
     uint64_t a, p0;
@@ -1560,6 +1606,14 @@ __attribute__((noinline)) static int contains_key_any(const amq_qf *x, const voi
 __attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t a, uint64_t p0,
                                                   uint32_t t, uint64_t h)
 {
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t);
+    if (__builtin_expect(r != QF_RUN, 1)) {
+        if (__builtin_expect(r == QF_DEEP, 0))
+            r = deep_has(x, h);
+        return r | pend_has(x, h);
+    }
+#endif
     return run_answers(x, a, p0, t, h) || pend_has(x, h);
 }
 
@@ -1685,6 +1739,26 @@ static inline __attribute__((always_inline)) int batch_first(const amq_qf *x, ui
     return batch_first_at(x, t, h, line_spot(t, h));
 }
 
+/* A waiting key's answer (its run left its line, whose next is fetched by now). */
+static inline int late_answer(const amq_qf *x, uint64_t h)
+{
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    if (__builtin_expect(x->growth == NULL, 1)) {
+        const uint64_t a = mulhi(h, x->m), blk = a / S;
+        const uint32_t i = (uint32_t)(a - blk * S);
+        const uint64_t w = *(const uint64_t *)(const void *)(x->t + blk * 64u);
+        const uint32_t t = (uint32_t)__builtin_popcountll(w & (((UINT64_C(2) << i) - 1u) << 8));
+        int r;
+        if (((w >> (8u + i)) & 1u) && (r = run_in_two(x, h, blk, i, t)) != QF_RUN) {
+            if (__builtin_expect(r == QF_DEEP, 0))
+                r = deep_has(x, h);
+            return r | pend_has(x, h);
+        }
+    }
+#endif
+    return qf_has(x, h);
+}
+
 /* Key at (hash h) waits; the oldest waiting key, when the ring was full,
  * is answered into out (NULL: counted only).  Returns that answer (0 if none). */
 static inline __attribute__((always_inline)) int late_push(const amq_qf *x, late_ring *lr,
@@ -1693,7 +1767,7 @@ static inline __attribute__((always_inline)) int late_push(const amq_qf *x, late
     int r = 0;
     if (lr->used == QF_LATE) {
         const uint32_t o = lr->head;
-        r = qf_has(x, lr->h[o]);
+        r = late_answer(x, lr->h[o]);
         if (out != NULL)
             out[lr->at[o]] = (uint8_t)r;
         lr->head = (o + 1u) % QF_LATE;
@@ -1710,7 +1784,7 @@ static inline uint64_t late_drain(const amq_qf *x, late_ring *lr, uint8_t *out)
 {
     uint64_t hits = 0;
     for (; lr->used > 0; lr->used--, lr->head = (lr->head + 1u) % QF_LATE) {
-        const int r = qf_has(x, lr->h[lr->head]);
+        const int r = late_answer(x, lr->h[lr->head]);
         hits += (uint64_t)r;
         if (out != NULL)
             out[lr->at[lr->head]] = (uint8_t)r;
