@@ -1717,7 +1717,7 @@ static inline void prefetch_spot(const amq_qf *x, uint64_t v)
 
 /* h's answer from its line (in table t, at spot v: line_spot), now fetched:
  * 0 or 1, or QF_RUN when its run leaves the line (the next line prefetched;
- * qf_has answers it later). */
+ * late_answer answers it later). */
 static inline __attribute__((always_inline)) int batch_first_at(const amq_qf *x, const amq_qf *t,
                                                                 uint64_t h, uint64_t v)
 {
