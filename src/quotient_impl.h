@@ -296,6 +296,16 @@ static int run_answers(const amq_qf *x, uint64_t a, uint64_t p0, uint32_t t, uin
     return deep && deep_has(x, h);
 }
 
+/* Where h's slot is, packed in one word: its line's number times 64 plus
+ * its place in the line (below 28).  A batch keeps it in its ring, so that
+ * the slot is worked out once, for its prefetch.  During a growth a key of the slots already read is in the
+ * new table, and x's spot was only a prefetch (batch_answer). */
+static inline __attribute__((always_inline)) uint64_t line_spot(const amq_qf *x, uint64_t h)
+{
+    const uint64_t a = mulhi(h, x->m), blk = a / S;
+    return blk * 64u + (a - blk * S);
+}
+
 /* What the line of h's slot says of h: 0 or 1; QF_RUN when h's run does
  * not lie in the line (or, but with AVX-512, is longer than 8 lanes):
  * run_answers(x, *a, *p0, *t, h) answers then; QF_DEEP when only a void
@@ -374,8 +384,8 @@ static inline __attribute__((always_inline)) int line_has_at(const amq_qf *x, ui
 static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint64_t h, uint64_t *a,
                                                           uint64_t *p0, uint32_t *t)
 {
-    const uint64_t blk = mulhi(h, x->m) / S;
-    return line_has_at(x, h, blk, (uint32_t)(mulhi(h, x->m) - blk * S), a, p0, t);
+    const uint64_t v = line_spot(x, h);
+    return line_has_at(x, h, v >> 6, (uint32_t)(v & 63u), a, p0, t);
 }
 
 #if defined(__AVX512BW__) && defined(__BMI2__)
@@ -1700,16 +1710,6 @@ typedef struct {
     uint32_t head, used;
 } late_ring;
 
-/* Where h's line is, packed for a batch's ring: the line's number times 64
- * plus h's place in it (below 28), so that the slot is worked out once, for
- * its prefetch.  During a growth a key of the slots already read is in the
- * new table, and x's spot was only a prefetch (batch_answer). */
-static inline __attribute__((always_inline)) uint64_t line_spot(const amq_qf *x, uint64_t h)
-{
-    const uint64_t a = mulhi(h, x->m), blk = a / S;
-    return blk * 64u + (a - blk * S);
-}
-
 static inline void prefetch_spot(const amq_qf *x, uint64_t v)
 {
     __builtin_prefetch(x->t + (v & ~UINT64_C(63)));
@@ -1744,8 +1744,8 @@ static inline int late_answer(const amq_qf *x, uint64_t h)
 {
 #if defined(__AVX512BW__) && defined(__BMI2__)
     if (__builtin_expect(x->growth == NULL, 1)) {
-        const uint64_t a = mulhi(h, x->m), blk = a / S;
-        const uint32_t i = (uint32_t)(a - blk * S);
+        const uint64_t v = line_spot(x, h), blk = v >> 6;
+        const uint32_t i = (uint32_t)(v & 63u);
         const uint64_t w = *(const uint64_t *)(const void *)(x->t + blk * 64u);
         const uint32_t t = (uint32_t)__builtin_popcountll(w & (((UINT64_C(2) << i) - 1u) << 8));
         int r;
