@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "amq/hash.h"
+#include "common/cpu.h"
 #include "common/prefetch.h"
 #include "common/xxh3_8.h"
 #include "quotient_internal.h"
@@ -1284,6 +1285,331 @@ static void enc_start(encoder *e, const amq_qf_growth *g)
     e->reopen = 1;
 }
 
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* ---- a step a line of x at a time (AVX-512 with VBMI2 and VPOPCNTDQ) ------------------------
+ * The step's common case, every entry of x long in y and its range inside one slot of x and
+ * one of y, worked out eight entries at once: their slots in x from the line's run ends (a
+ * rank per entry, the slot's first key gathered from a ring of the occupied slots), their
+ * slots in y by multiplication, and their positions in y as a running maximum (a position is
+ * max(the last + 1, its slot): position - index is the maximum of slot - index so far).  The
+ * places are staged (lanes, run ends, occupied bits, offsets) and written to y at the end, so
+ * that a step with any other entry, or one y could not take as it is, is declined with
+ * nothing changed and done by decode() and enc_chunk(), which build the same bytes
+ * (test_quotient compares them with the baseline's). */
+#define QF_FAST_TARGET __attribute__((target("avx512dq,avx512vbmi2,avx512vpopcntdq")))
+#define FW 4096u  /* positions (and slots) a fast step stages from its base */
+#define FQ 1536u /* occupied slots of x a fast step reads */
+
+typedef struct {
+    uint16_t lanes[FW + 64];     /* y's lanes from the base */
+    uint64_t ends[FW / 64 + 2];  /* run-end bits from the base */
+    uint64_t occ[FW / 64 + 2];   /* occupied bits from the base */
+    uint16_t off[FW / S + 2];    /* offsets of y's lines from next_line, as enc_close sets them */
+    uint64_t est[FQ + 8];        /* the step's occupied slots of x: their first keys (about) */
+    uint32_t slot[FQ + 8];       /* and the slots, from the step's first */
+} fast_stage;
+_Static_assert(sizeof(fast_stage) <= QF_STEP_ITEMS * QF_PLACE_BYTES, "the stage fits in g->buf");
+
+static inline void stage_or(uint64_t *b, uint64_t at, uint64_t v) /* v < 2^32 */
+{
+    const uint64_t w = at >> 6, s = at & 63u;
+    b[w] |= v << s;
+    b[w + 1] |= (v >> 1) >> (63u - s); /* no branch: which way is a coin toss */
+}
+
+static inline uint64_t stage_get28(const uint64_t *b, uint64_t at)
+{
+    const uint64_t w = at >> 6, s = at & 63u;
+    uint64_t v = b[w] >> s;
+    if (s > 36)
+        v |= b[w + 1] << (64u - s);
+    return v & M28;
+}
+
+/* The high words of the 128-bit products of eight pairs. */
+static inline __m512i mulhi8(__m512i a, __m512i b)
+{
+    const __m512i a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
+    const __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, b_hi);
+    const __m512i hl = _mm512_mul_epu32(a_hi, b), hh = _mm512_mul_epu32(a_hi, b_hi);
+    const __m512i mid = _mm512_add_epi64(hl, _mm512_srli_epi64(ll, 32)); /* < 2^64 */
+    const __m512i mid2 = _mm512_add_epi64(_mm512_and_si512(mid, _mm512_set1_epi64(0xffffffff)), lh);
+    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                            _mm512_srli_epi64(mid2, 32));
+}
+
+/* One step as step() would take it, when every entry of it is of the common case and y takes
+ * it as it is: 1, the step done; 0, declined, nothing changed. */
+static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_t want)
+{
+    amq_qf_growth *g = x->growth;
+    amq_qf *y = g->y;
+    fast_stage *st = g->buf;
+    const uint8_t *xt = x->t;
+    const uint64_t xlines = x->lines, ylines = y->lines, ytotal = ylines * S, ym = y->m;
+    const uint64_t f_hi = x->recip_hi, f_lo = x->recip_lo, q = UINT64_MAX / x->m;
+    const uint32_t sh = 64u - x->k;
+    const uint64_t base = (g->prev / S) * S; /* every place's slot and position is at or past it */
+    const uint64_t pos0 = g->pos, line0 = g->next_line;
+    uint64_t qhead = 0, qtail = 0, ol, n = 0, l, next_line = g->next_line, cnt15 = 0;
+    uint64_t omask = M28 & (M28 << (g->rslot % S));
+    const uint64_t slot0 = g->rslot;
+    uint64_t last_a = UINT64_MAX, last_p = 0, first_a = UINT64_MAX, pos = pos0, hi_p = pos0;
+    uint64_t hi_a = base, last_x = 0, stop_slot = 0, cnt[16] = {0};
+    int64_t dprev = (int64_t)pos0;
+    int ok = 0, done = 0, stop = 0, reopen = 0;
+    uint16_t sbuf[32] __attribute__((aligned(64)));
+    uint32_t rbuf[32] __attribute__((aligned(64)));
+    const __m512i lowmask = _mm512_set1_epi64((int64_t)~((UINT64_C(1) << sh) - 1u));
+    const __m512i vym = _mm512_set1_epi64((int64_t)ym), vq3 = _mm512_set1_epi64((int64_t)(q - 3u));
+    const __m512i two = _mm512_set1_epi64(2), one = _mm512_set1_epi64(1);
+    const __m512i lim = _mm512_set1_epi64(0x800), shbit = _mm512_set1_epi64((int64_t)(UINT64_C(1) << sh));
+    const __m512i neg = _mm512_set1_epi64(INT64_MIN), iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i vfh = _mm512_set1_epi64((int64_t)f_hi), vfl = _mm512_set1_epi64((int64_t)f_lo);
+    const __m512i vslot0 = _mm512_set1_epi64((int64_t)slot0);
+    const __m512i below = _mm512_setr_epi32(0, 1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 2047, 4095,
+                                            8191, 16383, 32767); /* entries before entry i */
+    const __m512i below16 = _mm512_sub_epi32(
+        _mm512_slli_epi32(_mm512_add_epi32(below, _mm512_set1_epi32(1)), 16), _mm512_set1_epi32(1));
+    if (pos0 < base || pos0 - base >= FW / 2)
+        return 0;
+    memset(st->ends, 0, sizeof st->ends); /* g->buf held decode()'s places, maybe */
+    memset(st->occ, 0, sizeof st->occ);
+    /* x's occupied slots from the reader's on */
+    ol = g->rslot / S;
+    for (l = g->rpos / S; l < xlines && !stop; l++) {
+        const uint8_t *line = xt + l * 64u;
+        const uint64_t w = *(const uint64_t *)(const void *)line;
+        const __m512i X = _mm512_load_si512((const void *)line);
+        uint32_t U = (uint32_t)(_mm512_test_epi16_mask(X, X) >> 4) & (uint32_t)M28, E, Ec, k;
+        uint64_t qline;
+        if (l == g->rpos / S)
+            U &= (uint32_t)(M28 << (g->rpos % S));
+        if (U == 0)
+            continue;
+        E = (uint32_t)__builtin_popcount(U);
+        Ec = (uint32_t)_pext_u64((w >> 36) & M28, U); /* run ends, in order of the entries */
+        _mm512_store_si512((void *)sbuf, _mm512_maskz_compress_epi16((__mmask32)U << 4, X));
+        {
+            const __m512i b = _mm512_set1_epi32((int)Ec), qh = _mm512_set1_epi32((int)qhead);
+            _mm512_store_si512((void *)rbuf,
+                               _mm512_add_epi32(_mm512_popcnt_epi32(_mm512_and_si512(b, below)), qh));
+            _mm512_store_si512((void *)(rbuf + 16),
+                               _mm512_add_epi32(_mm512_popcnt_epi32(_mm512_and_si512(b, below16)), qh));
+        }
+        { /* the occupied slots this line's entries are of, a line of them at a time */
+            const uint64_t need = qhead + (uint64_t)__builtin_popcount(Ec & ((1u << (E - 1u)) - 1u));
+            while (qtail <= need) {
+                uint64_t O;
+                uint32_t g8;
+                if (ol >= xlines || qtail + 32u > FQ)
+                    goto out; /* an entry with no run (not a table: decode() says so), or a long step */
+                O = (*(const uint64_t *)(const void *)(xt + ol * 64u) >> 8) & omask;
+                for (g8 = 0; g8 < 4; g8++) {
+                    const __mmask8 mg = (__mmask8)(O >> (8 * g8));
+                    const __m512i cc = _mm512_maskz_compress_epi64(
+                        mg, _mm512_add_epi64(_mm512_set1_epi64((int64_t)(ol * S + 8 * g8)), iota));
+                    _mm512_storeu_si512(st->est + qtail,
+                                        _mm512_add_epi64(_mm512_mullo_epi64(cc, vfh), mulhi8(cc, vfl)));
+                    _mm256_storeu_si256((__m256i *)(void *)(st->slot + qtail),
+                                        _mm512_cvtepi64_epi32(_mm512_sub_epi64(cc, vslot0)));
+                    qtail += (uint64_t)__builtin_popcount((uint32_t)mg);
+                }
+                omask = M28;
+                ol++;
+            }
+        }
+        qline = qhead;
+        qhead += (uint64_t)__builtin_popcount(Ec);
+        for (k = 0; k * 8u < E; k++) {
+            uint32_t v = E - k * 8u < 8u ? E - k * 8u : 8u, i;
+            const __m512i s = _mm512_cvtepu16_epi64(
+                _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k)));
+            const __m512i est = _mm512_mask_i32gather_epi64(
+                _mm512_setzero_si512(), (__mmask8)((1u << v) - 1u),
+                _mm256_load_si256((const __m256i *)(const void *)(rbuf + 8 * k)), st->est, 8);
+            const __m512i mk = _mm512_and_si512(s, _mm512_sub_epi64(_mm512_setzero_si512(), s));
+            const __m512i lo0 = _mm512_or_si512(_mm512_and_si512(est, lowmask),
+                                                _mm512_slli_epi64(_mm512_xor_si512(s, mk), sh - 16u));
+            const __m512i wd1 = _mm512_sub_epi64(_mm512_slli_epi64(mk, sh - 15u), one);
+            const __mmask8 wrap = _mm512_cmplt_epu64_mask(_mm512_add_epi64(lo0, wd1), est);
+            const __m512i lo = _mm512_mask_add_epi64(lo0, wrap, lo0, shbit); /* entry_first_key */
+            const __m512i a = mulhi8(lo, vym);
+            const __m512i g8 = _mm512_add_epi64(_mm512_set1_epi64((int64_t)n), iota);
+            uint64_t pl[8], al[8], ends_x, M, Mo, endb, rel, arel;
+            __mmask8 valid, fast;
+            __m512i t, p;
+            fast = _mm512_cmple_epu64_mask(mk, lim) &
+                   _mm512_cmple_epu64_mask(_mm512_sub_epi64(_mm512_sub_epi64(lo, est), two),
+                                           _mm512_sub_epi64(vq3, wd1)) &
+                   _mm512_cmple_epu64_mask(_mm512_mullo_epi64(lo, vym),
+                                           _mm512_xor_si512(_mm512_mullo_epi64(wd1, vym),
+                                                            _mm512_set1_epi64(-1)));
+            /* the step ends at the first run end of x from its want-th entry on */
+            ends_x = (Ec >> (8 * k)) & ((1u << v) - 1u);
+            if (n + v >= want) {
+                const uint64_t from = n >= want ? 0 : want - n - 1u;
+                const uint64_t e = ends_x & ~((UINT64_C(1) << from) - 1u);
+                if (e != 0) {
+                    v = (uint32_t)__builtin_ctzll(e) + 1u;
+                    stop = 1;
+                }
+            }
+            valid = (__mmask8)((1u << v) - 1u);
+            if ((fast & valid) != valid)
+                goto out; /* an entry for replace(): the step is decode()'s */
+            t = _mm512_mask_sub_epi64(neg, valid, a, g8);
+            t = _mm512_max_epi64(t, _mm512_alignr_epi64(t, neg, 7));
+            t = _mm512_max_epi64(t, _mm512_alignr_epi64(t, neg, 6));
+            t = _mm512_max_epi64(t, _mm512_alignr_epi64(t, neg, 4));
+            t = _mm512_max_epi64(t, _mm512_set1_epi64(dprev));
+            dprev = _mm_extract_epi64(_mm512_extracti32x4_epi32(t, 3), 1);
+            p = _mm512_add_epi64(t, g8);
+            _mm512_storeu_si512(pl, p);
+            _mm512_storeu_si512(al, a);
+            if (first_a == UINT64_MAX) {
+                first_a = al[0];
+                if (first_a < g->prev)
+                    goto out; /* not in order of slots: decode() sorts */
+                /* enc_reopen: y's last run is of this slot, and goes on */
+                if (pos0 > 0 && ((*line_word(y->t, first_a / S) >> (8u + first_a % S)) & 1u)) {
+                    last_a = first_a;
+                    last_p = pos0 - 1u;
+                    reopen = 1;
+                }
+            }
+            if (al[0] < hi_a || _mm512_mask_cmplt_epu64_mask((__mmask8)(valid >> 1),
+                                                             _mm512_alignr_epi64(a, a, 1), a))
+                goto out; /* not in order of slots */
+            /* every place within the stage, under 255 past its slot, and in y */
+            rel = pl[v - 1] - pl[0];
+            arel = al[v - 1] - al[0];
+            if (pl[v - 1] - base >= FW || pl[v - 1] >= ytotal || rel >= 32 || arel >= 32 ||
+                _mm512_mask_cmpge_epu64_mask(valid, _mm512_sub_epi64(p, a), _mm512_set1_epi64(255)))
+                goto out;
+            /* the lines whose first slot these places reach: their offsets (enc_close) */
+            while (next_line * S <= al[v - 1] && next_line < ylines) {
+                const uint64_t f = next_line * S;
+                const uint32_t j = (uint32_t)__builtin_popcount(
+                    _mm512_mask_cmplt_epu64_mask(valid, a, _mm512_set1_epi64((int64_t)f)));
+                const uint64_t pt = j == 0 ? pos : pl[j - 1] + 1u;
+                if (next_line - line0 >= FW / S)
+                    goto out;
+                st->off[next_line - line0] = (uint16_t)(pt > f ? pt - f : 0);
+                next_line++;
+            }
+            M = (uint64_t)_mm512_mask_reduce_or_epi64(
+                valid, _mm512_sllv_epi64(one, _mm512_sub_epi64(p, _mm512_set1_epi64((int64_t)pl[0]))));
+            Mo = (uint64_t)_mm512_mask_reduce_or_epi64(
+                valid, _mm512_sllv_epi64(one, _mm512_sub_epi64(a, _mm512_set1_epi64((int64_t)al[0]))));
+            /* run ends of the places but the last: the next one is of another slot */
+            endb = (uint64_t)_mm512_mask_cmpneq_epu64_mask((__mmask8)(valid >> 1), a,
+                                                            _mm512_alignr_epi64(a, a, 1));
+            if (last_a != UINT64_MAX)
+                stage_or(st->ends, last_p - base, al[0] != last_a);
+            for (i = 0; pos + 32u * i + 32u <= pl[0]; i++) /* a long gap's empty positions */
+                _mm512_storeu_si512(st->lanes + (pos + 32u * i - base), _mm512_setzero_si512());
+            { /* the places, and the empty positions from the last place on */
+                const uint64_t z = pos + 32u * i, gap = pl[0] - z;
+                const __m128i s16 = _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k));
+                const __m512i ex = _mm512_maskz_expand_epi16((__mmask32)M, _mm512_castsi128_si512(s16));
+                _mm512_mask_storeu_epi16(st->lanes + (z - base),
+                                         (__mmask32)((UINT64_C(1) << gap) - 1u), _mm512_setzero_si512());
+                _mm512_mask_storeu_epi16(st->lanes + (pl[0] - base),
+                                         (__mmask32)((UINT64_C(2) << rel) - 1u), ex);
+            }
+            stage_or(st->ends, pl[0] - base, _pdep_u64(endb, M));
+            stage_or(st->occ, al[0] - base, Mo);
+            /* entries by length: most are 15 bits (marker at bit 0) */
+            {
+                const __mmask8 full15 = _mm512_mask_cmpeq_epu64_mask(valid, mk, one);
+                uint32_t rest = (uint32_t)(valid & ~full15);
+                cnt15 += (uint64_t)__builtin_popcount((uint32_t)full15);
+                for (; rest != 0; rest &= rest - 1u)
+                    cnt[15u - (uint32_t)__builtin_ctz(sbuf[8 * k + (uint32_t)__builtin_ctz(rest)])]++;
+            }
+            last_a = al[v - 1];
+            last_p = pl[v - 1];
+            hi_a = last_a;
+            hi_p = last_p + 1u;
+            pos = last_p + 1u;
+            n += v;
+            if (stop) { /* the last place's slot in x, and its lane */
+                last_x = l * S + (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (8 * k + v - 1u), U));
+                stop_slot = slot0 + st->slot[qline + (uint64_t)__builtin_popcount(
+                                                          Ec & ((1u << (8 * k + v - 1u)) - 1u))];
+                break;
+            }
+            last_x = l * S + 31u - (uint32_t)__builtin_clz(U);
+        }
+    }
+    if (!stop)
+        done = 1; /* x read to its end */
+    ok = 1;
+out:
+    if (ok) { /* the stage into y */
+        uint64_t li, upto;
+        uint8_t *yt = y->t;
+        encoder e;
+        if (last_a != UINT64_MAX)
+            stage_or(st->ends, last_p - base, 1); /* the last place ends its run (enc_flush) */
+        if (reopen) { /* y's last entry no longer ends its run */
+            const uint64_t pp = pos0 - 1u;
+            *line_word(yt, pp / S) &= ~(UINT64_C(1) << (36u + pp % S));
+        }
+        for (li = base / S; li * S < (hi_p > hi_a + 1u ? hi_p : hi_a + 1u); li++) {
+            const uint64_t f = li * S, from = pos0 > f ? pos0 - f : 0;
+            const uint64_t to = hi_p < f + S ? (hi_p > f ? hi_p - f : 0) : S;
+            uint64_t *wd = line_word(yt, li);
+            *wd |= stage_get28(st->occ, f - base) << 8 | stage_get28(st->ends, f - base) << 36;
+            if (from < to) { /* the lanes of places: y's are empty from pos0 on */
+                const __mmask32 lm = (__mmask32)(((UINT64_C(1) << to) - (UINT64_C(1) << from)) << 4);
+                _mm512_mask_storeu_epi16(yt + li * 64u, lm,
+                                         _mm512_maskz_loadu_epi16(lm, st->lanes + (f - base) - 4));
+            }
+        }
+        for (li = line0; li < next_line; li++) {
+            uint64_t *wd = line_word(yt, li);
+            *wd = (*wd & ~UINT64_C(255)) | st->off[li - line0];
+        }
+        for (li = 0; li < 16; li++)
+            y->cnt[li] += cnt[li];
+        y->cnt[15] += cnt15;
+        g->read += n;
+        if (n > 0) {
+            g->rpos = last_x + 1u;
+            g->prev = last_a;
+        }
+        memset(&e, 0, sizeof e);
+        e.t = yt;
+        e.lines = ylines;
+        e.total = ytotal;
+        e.pos = pos;
+        e.next_line = next_line;
+        e.next_first = next_line * S;
+        e.last_a = UINT64_MAX;
+        if (done) {
+            g->rslot = x->m;
+            g->split = UINT64_MAX;
+            upto = UINT64_MAX;
+        } else {
+            const slot_keys keys = keys_of(x);
+            g->rslot = stop_slot + 1u;
+            g->split = g->rslot >= x->m ? UINT64_MAX : slot_first_key(&keys, g->rslot);
+            upto = g->rslot >= x->m ? UINT64_MAX : mulhi(g->split, ym);
+        }
+        enc_flush(&e, upto);
+        g->pos = e.pos;
+        g->next_line = e.next_line;
+        y->entries += n;
+        g->done = done;
+    }
+    return ok;
+}
+#undef FW
+#undef FQ
+#endif
+
 /* One step: want places or more from x into y, ended at a slot of x.
  * AMQ_OK; AMQ_EFULL when y cannot take them (an offset past 255: the growth
  * is done again, larger, by grow_over); AMQ_ENOMEM. */
@@ -1293,6 +1619,12 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
     decoder d;
     encoder e;
     uint32_t n;
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    if (g->y->k == x->k && g->key_last == UINT64_MAX &&
+        amq_cpu_has(AMQ_CPU_AVX512DQ | AMQ_CPU_AVX512VBMI2 | AMQ_CPU_AVX512VPOPCNTDQ) &&
+        fast_step(x, want))
+        return AMQ_OK;
+#endif
     dec_start(&d, x, g, want);
     enc_start(&e, g);
     n = decode(&d, x, g, buf);

@@ -44,6 +44,8 @@ static uint32_t probe(void)
         f |= AMQ_CPU_AVX512VL;
     if (__builtin_cpu_supports("avx512vpopcntdq"))
         f |= AMQ_CPU_AVX512VPOPCNTDQ;
+    if (__builtin_cpu_supports("avx512vbmi2"))
+        f |= AMQ_CPU_AVX512VBMI2;
 #endif
     return f;
 }
@@ -51,7 +53,7 @@ static uint32_t probe(void)
 static uint32_t capped(uint32_t f, uint32_t cap)
 {
     if (cap < AMQ_SIMD_AVX512)
-        f &= ~(uint32_t)(AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ);
+        f &= ~(uint32_t)(AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ | AMQ_CPU_AVX512VBMI2);
     if (cap < AMQ_SIMD_AVX2)
         f = 0; /* BMI2 goes too: scalar means the portable code, nothing else */
     return f;
