@@ -1425,9 +1425,14 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             uint32_t v = E - k * 8u < 8u ? E - k * 8u : 8u, i;
             const __m512i s = _mm512_cvtepu16_epi64(
                 _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k)));
-            const __m512i est = _mm512_mask_i32gather_epi64(
-                _mm512_setzero_si512(), (__mmask8)((1u << v) - 1u),
-                _mm256_load_si256((const __m256i *)(const void *)(rbuf + 8 * k)), st->est, 8);
+            /* the eight entries' slots are at most eight runs from the first's: their first
+             * keys by a permutation of eight of the ring (a gather waited far longer) */
+            const uint32_t r0 = rbuf[8 * k];
+            const __m512i est = _mm512_permutexvar_epi64(
+                _mm512_cvtepu32_epi64(_mm256_sub_epi32(
+                    _mm256_load_si256((const __m256i *)(const void *)(rbuf + 8 * k)),
+                    _mm256_set1_epi32((int)r0))),
+                _mm512_loadu_si512(st->est + r0));
             const __m512i mk = _mm512_and_si512(s, _mm512_sub_epi64(_mm512_setzero_si512(), s));
             const __m512i lo0 = _mm512_or_si512(_mm512_and_si512(est, lowmask),
                                                 _mm512_slli_epi64(_mm512_xor_si512(s, mk), sh - 16u));
