@@ -483,6 +483,7 @@ static inline __attribute__((always_inline)) int qf_has(const amq_qf *x, uint64_
 
 /* ---- the add -------------------------------------------------------------------------------- */
 
+#if !defined(__AVX512BW__) /* (AVX-512: shift_put) */
 /* Lanes [lo, hi) of a line move to [lo + 1, hi]: with AVX2, each 16-bit
  * word of the line from the one below it, blended into the lanes that
  * move, instead of a call of memmove. */
@@ -540,6 +541,52 @@ static void shift_up(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk)
         carry_run = out_run;
     }
 }
+#endif
+
+#if defined(__AVX512BW__)
+/* As shift_up, then entry s at ins with its run-end bit last, and, when occ_i
+ * is not 0, the occupied bit of slot occ_i - 1 of ins's line if that is
+ * slot a's (blk): each line loaded once, shifted in a register and stored
+ * whole.  The caller sets the bits that lie in another line (slot a's
+ * occupied bit; the run end cleared before ins when ins begins its line). */
+static void shift_put(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk, uint16_t s, int last,
+                      uint32_t occ_i)
+{
+    const __m512i below = _mm512_set_epi16(30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+                                           16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,
+                                           0, 0); /* each word from the one below it */
+    const uint64_t li = ins / S, lf = f / S;
+    uint64_t l, carry = 0, carry_run = 0;
+    for (l = li; l <= lf; l++) {
+        uint8_t *p = x->t + l * 64u;
+        const __m512i old = _mm512_load_si512((void *)p);
+        const uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(old));
+        const uint32_t lo = l == li ? (uint32_t)(ins % S) : 0;
+        const uint32_t hi = l == lf ? (uint32_t)(f % S) : S - 1; /* the top slot that receives */
+        const uint64_t ends = (w >> 36) & M28;
+        const uint64_t span = ((UINT64_C(2) << hi) - 1u) & ~((UINT64_C(1) << lo) - 1u);
+        uint64_t e = (ends & ~span) | ((ends << 1) & span), hdr;
+        __m512i n = _mm512_mask_mov_epi16(
+            old, (__mmask32)(((UINT64_C(1) << (hi - lo)) - 1u) << (5u + lo)),
+            _mm512_permutexvar_epi16(below, old));
+        if (l == li) { /* the new entry, and its run's bits */
+            n = _mm512_mask_set1_epi16(n, (__mmask32)(UINT32_C(1) << (4u + lo)), (short)s);
+            e = (e & ~(UINT64_C(1) << lo)) | ((uint64_t)(last != 0) << lo);
+            if (occ_i == 0 && last && lo > 0)
+                e &= ~(UINT64_C(1) << (lo - 1u)); /* the entry before no longer ends the run */
+        } else {
+            n = _mm512_mask_set1_epi16(n, (__mmask32)(UINT32_C(1) << 4), (short)carry);
+            e = (e & ~UINT64_C(1)) | carry_run;
+        }
+        hdr = ((w & ~(M28 << 36)) | (e << 36)) + (l > blk);
+        if (l == li && occ_i != 0 && l == blk)
+            hdr |= UINT64_C(1) << (8u + occ_i - 1u);
+        carry = (uint64_t)(uint16_t)_mm_extract_epi16(_mm512_extracti32x4_epi32(old, 3), 7);
+        carry_run = (ends >> (S - 1u)) & 1u;
+        _mm512_store_si512((void *)p, _mm512_mask_set1_epi64(n, 1, (long long)hdr));
+    }
+}
+#endif
 
 /* The empty lanes of line l, one bit each. */
 static inline uint32_t empty_lanes(const uint8_t *p)
@@ -633,6 +680,13 @@ static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
     for (b2 = blk + 1; b2 < ins / S; b2++)
         (*word_of(x, b2))++;
     x->fill_pos = f;
+#if defined(__AVX512BW__)
+    shift_put(x, ins, f, blk, s, last, occ ? 0 : i + 1u);
+    if (!occ && blk != ins / S)
+        *wp |= UINT64_C(1) << (8u + i);
+    else if (occ && last && ins % S == 0)
+        set_run(x, ins - 1, 0);
+#else
     shift_up(x, ins, f, blk);
     *lane_at(x, ins) = s;
     if (!occ)
@@ -640,6 +694,7 @@ static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
     else if (last)
         set_run(x, ins - 1, 0);
     set_run(x, ins, last); /* inside the run, ins kept the run bit of the entry now after it */
+#endif
     return AMQ_OK;
 }
 
