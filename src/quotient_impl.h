@@ -1640,14 +1640,9 @@ out:
             g->rpos = last_x + 1u;
             g->prev = last_a;
         }
-        memset(&e, 0, sizeof e);
-        e.t = yt;
-        e.lines = ylines;
-        e.total = ytotal;
-        e.pos = pos;
-        e.next_line = next_line;
-        e.next_first = next_line * S;
-        e.last_a = UINT64_MAX;
+        g->pos = pos;
+        g->next_line = next_line;
+        enc_start(&e, g); /* the writer where the stage left it, for enc_flush */
         if (done) {
             g->rslot = x->m;
             g->split = UINT64_MAX;
