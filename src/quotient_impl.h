@@ -1344,7 +1344,7 @@ static void enc_start(encoder *e, const amq_qf_growth *g)
 /* ---- a step a line of x at a time (AVX-512 with VBMI2 and VPOPCNTDQ) ------------------------
  * The step's common case, every entry of x long in y and its range inside one slot of x and
  * one of y, worked out eight entries at once: their slots in x from the line's run ends (a
- * rank per entry, the slot's first key gathered from a ring of the occupied slots), their
+ * rank per entry, the slot's first key taken from a list of the step's occupied slots), their
  * slots in y by multiplication, and their positions in y as a running maximum (a position is
  * max(the last + 1, its slot): position - index is the maximum of slot - index so far).  The
  * places are staged (lanes, run ends, occupied bits, offsets) and written to y at the end, so
@@ -1356,7 +1356,7 @@ static void enc_start(encoder *e, const amq_qf_growth *g)
 #define FQ 1536u /* occupied slots of x a fast step reads */
 
 typedef struct {
-    uint16_t lanes[FW + 64];     /* y's lanes from the base */
+    uint16_t lanes[4 + FW + 64]; /* y's lanes from the base, after 4 (a line's header) */
     uint64_t ends[FW / 64 + 2];  /* run-end bits from the base */
     uint64_t occ[FW / 64 + 2];   /* occupied bits from the base */
     uint16_t off[FW / S + 2];    /* offsets of y's lines from next_line, as enc_close sets them */
@@ -1426,8 +1426,8 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
                                             8191, 16383, 32767); /* entries before entry i */
     const __m512i below16 = _mm512_sub_epi32(
         _mm512_slli_epi32(_mm512_add_epi32(below, _mm512_set1_epi32(1)), 16), _mm512_set1_epi32(1));
-    if (pos0 < base || pos0 - base >= FW / 2)
-        return 0;
+    if (pos0 < base || (pos0 == base && pos0 > 0) || pos0 - base >= FW / 2)
+        return 0; /* (a loaded growth's writer before its last place: decode() says so) */
     memset(st->ends, 0, sizeof st->ends); /* g->buf held decode()'s places, maybe */
     memset(st->occ, 0, sizeof st->occ);
     /* x's occupied slots from the reader's on */
@@ -1568,14 +1568,14 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             if (last_a != UINT64_MAX)
                 stage_or(st->ends, last_p - base, al[0] != last_a);
             for (i = 0; pos + 32u * i + 32u <= pl[0]; i++) /* a long gap's empty positions */
-                _mm512_storeu_si512(st->lanes + (pos + 32u * i - base), _mm512_setzero_si512());
+                _mm512_storeu_si512(st->lanes + 4 + (pos + 32u * i - base), _mm512_setzero_si512());
             { /* the places, and the empty positions from the last place on */
                 const uint64_t z = pos + 32u * i, gap = pl[0] - z;
                 const __m128i s16 = _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k));
                 const __m512i ex = _mm512_maskz_expand_epi16((__mmask32)M, _mm512_castsi128_si512(s16));
-                _mm512_mask_storeu_epi16(st->lanes + (z - base),
+                _mm512_mask_storeu_epi16(st->lanes + 4 + (z - base),
                                          (__mmask32)((UINT64_C(1) << gap) - 1u), _mm512_setzero_si512());
-                _mm512_mask_storeu_epi16(st->lanes + (pl[0] - base),
+                _mm512_mask_storeu_epi16(st->lanes + 4 + (pl[0] - base),
                                          (__mmask32)((UINT64_C(2) << rel) - 1u), ex);
             }
             stage_or(st->ends, pl[0] - base, _pdep_u64(endb, M));
@@ -1625,7 +1625,7 @@ out:
             if (from < to) { /* the lanes of places: y's are empty from pos0 on */
                 const __mmask32 lm = (__mmask32)(((UINT64_C(1) << to) - (UINT64_C(1) << from)) << 4);
                 _mm512_mask_storeu_epi16(yt + li * 64u, lm,
-                                         _mm512_maskz_loadu_epi16(lm, st->lanes + (f - base) - 4));
+                                         _mm512_maskz_loadu_epi16(lm, st->lanes + (f - base)));
             }
         }
         for (li = line0; li < next_line; li++) {
