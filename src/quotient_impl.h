@@ -544,14 +544,15 @@ static void shift_up(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk)
 #endif
 
 #if defined(__AVX512BW__)
-/* As shift_up, then entry s at ins with its run-end bit last, and, when occ_i
- * is not 0, the occupied bit of slot occ_i - 1 of ins's line if that is
- * slot a's (blk): each line loaded once, shifted in a register and stored
- * whole.  The caller sets the bits that lie in another line (slot a's
- * occupied bit; the run end cleared before ins when ins begins its line). */
-static void shift_put(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk, uint16_t s, int last,
-                      uint32_t occ_i)
+/* insert_at's writes: as shift_up, then entry s at ins with its run-end bit
+ * last, slot a's occupied bit (a new run) or the end taken from the entry
+ * before ins (a run made longer at its end).  Each line shifted is loaded
+ * once, worked in a register and stored whole; a bit in a line before
+ * ins's (slot a's, or the entry before a line's first) is set alone. */
+static void shift_put(amq_qf *x, uint64_t a, uint64_t ins, uint64_t f, uint16_t s, int last,
+                      int occ)
 {
+    const uint64_t blk = a / S;
     const __m512i below = _mm512_set_epi16(30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
                                            16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,
                                            0, 0); /* each word from the one below it */
@@ -572,19 +573,23 @@ static void shift_put(amq_qf *x, uint64_t ins, uint64_t f, uint64_t blk, uint16_
         if (l == li) { /* the new entry, and its run's bits */
             n = _mm512_mask_set1_epi16(n, (__mmask32)(UINT32_C(1) << (4u + lo)), (short)s);
             e = (e & ~(UINT64_C(1) << lo)) | ((uint64_t)(last != 0) << lo);
-            if (occ_i == 0 && last && lo > 0)
+            if (occ && last && lo > 0)
                 e &= ~(UINT64_C(1) << (lo - 1u)); /* the entry before no longer ends the run */
         } else {
             n = _mm512_mask_set1_epi16(n, (__mmask32)(UINT32_C(1) << 4), (short)carry);
             e = (e & ~UINT64_C(1)) | carry_run;
         }
         hdr = ((w & ~(M28 << 36)) | (e << 36)) + (l > blk);
-        if (l == li && occ_i != 0 && l == blk)
-            hdr |= UINT64_C(1) << (8u + occ_i - 1u);
+        if (l == li && !occ && l == blk)
+            hdr |= UINT64_C(1) << (8u + a % S);
         carry = (uint64_t)(uint16_t)_mm_extract_epi16(_mm512_extracti32x4_epi32(old, 3), 7);
         carry_run = (ends >> (S - 1u)) & 1u;
         _mm512_store_si512((void *)p, _mm512_mask_set1_epi64(n, 1, (long long)hdr));
     }
+    if (!occ && blk != li)
+        *word_of(x, blk) |= UINT64_C(1) << (8u + a % S);
+    else if (occ && last && ins % S == 0)
+        set_run(x, ins - 1, 0);
 }
 #endif
 
@@ -681,11 +686,7 @@ static int insert_at(amq_qf *x, uint64_t a, uint16_t s, uint64_t h)
         (*word_of(x, b2))++;
     x->fill_pos = f;
 #if defined(__AVX512BW__)
-    shift_put(x, ins, f, blk, s, last, occ ? 0 : i + 1u);
-    if (!occ && blk != ins / S)
-        *wp |= UINT64_C(1) << (8u + i);
-    else if (occ && last && ins % S == 0)
-        set_run(x, ins - 1, 0);
+    shift_put(x, a, ins, f, s, last, occ);
 #else
     shift_up(x, ins, f, blk);
     *lane_at(x, ins) = s;
@@ -1406,11 +1407,11 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
     const uint32_t sh = 64u - x->k;
     const uint64_t base = (g->prev / S) * S; /* every place's slot and position is at or past it */
     const uint64_t pos0 = g->pos, line0 = g->next_line;
-    uint64_t qhead = 0, qtail = 0, ol, n = 0, l, next_line = g->next_line, cnt15 = 0;
+    uint64_t qhead = 0, qtail = 0, ol, n = 0, l, next_line = g->next_line;
     uint64_t omask = M28 & (M28 << (g->rslot % S));
     const uint64_t slot0 = g->rslot;
-    uint64_t last_a = UINT64_MAX, last_p = 0, first_a = UINT64_MAX, pos = pos0, hi_p = pos0;
-    uint64_t hi_a = base, last_x = 0, stop_slot = 0, cnt[16] = {0};
+    uint64_t last_a = UINT64_MAX, last_p = 0, first_a = UINT64_MAX, pos = pos0;
+    uint64_t hi_a = g->prev, last_x = 0, stop_slot = 0, cnt[16] = {0}; /* places come in slot order */
     int64_t dprev = (int64_t)pos0;
     int ok = 0, done = 0, stop = 0, reopen = 0;
     uint16_t sbuf[32] __attribute__((aligned(64)));
@@ -1529,8 +1530,6 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             _mm512_storeu_si512(al, a);
             if (first_a == UINT64_MAX) {
                 first_a = al[0];
-                if (first_a < g->prev)
-                    goto out; /* not in order of slots: decode() sorts */
                 /* enc_reopen: y's last run is of this slot, and goes on */
                 if (pos0 > 0 && ((*line_word(y->t, first_a / S) >> (8u + first_a % S)) & 1u)) {
                     last_a = first_a;
@@ -1540,7 +1539,7 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             }
             if (al[0] < hi_a || _mm512_mask_cmplt_epu64_mask((__mmask8)(valid >> 1),
                                                              _mm512_alignr_epi64(a, a, 1), a))
-                goto out; /* not in order of slots */
+                goto out; /* not in order of slots: decode() sorts */
             /* every place within the stage, under 255 past its slot, and in y */
             rel = pl[v - 1] - pl[0];
             arel = al[v - 1] - al[0];
@@ -1584,14 +1583,13 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             {
                 const __mmask8 full15 = _mm512_mask_cmpeq_epu64_mask(valid, mk, one);
                 uint32_t rest = (uint32_t)(valid & ~full15);
-                cnt15 += (uint64_t)__builtin_popcount((uint32_t)full15);
+                cnt[15] += (uint64_t)__builtin_popcount((uint32_t)full15);
                 for (; rest != 0; rest &= rest - 1u)
                     cnt[15u - (uint32_t)__builtin_ctz(sbuf[8 * k + (uint32_t)__builtin_ctz(rest)])]++;
             }
             last_a = al[v - 1];
             last_p = pl[v - 1];
             hi_a = last_a;
-            hi_p = last_p + 1u;
             pos = last_p + 1u;
             n += v;
             if (stop) { /* the last place's slot in x, and its lane */
@@ -1617,9 +1615,9 @@ out:
             const uint64_t pp = pos0 - 1u;
             *line_word(yt, pp / S) &= ~(UINT64_C(1) << (36u + pp % S));
         }
-        for (li = base / S; li * S < (hi_p > hi_a + 1u ? hi_p : hi_a + 1u); li++) {
+        for (li = base / S; li * S < (pos > hi_a + 1u ? pos : hi_a + 1u); li++) {
             const uint64_t f = li * S, from = pos0 > f ? pos0 - f : 0;
-            const uint64_t to = hi_p < f + S ? (hi_p > f ? hi_p - f : 0) : S;
+            const uint64_t to = pos < f + S ? (pos > f ? pos - f : 0) : S;
             uint64_t *wd = line_word(yt, li);
             *wd |= stage_get28(st->occ, f - base) << 8 | stage_get28(st->ends, f - base) << 36;
             if (from < to) { /* the lanes of places: y's are empty from pos0 on */
@@ -1634,7 +1632,6 @@ out:
         }
         for (li = 0; li < 16; li++)
             y->cnt[li] += cnt[li];
-        y->cnt[15] += cnt15;
         g->read += n;
         if (n > 0) {
             g->rpos = last_x + 1u;
