@@ -863,6 +863,11 @@ static int migrate(amq_expand *x, uint64_t steps)
     return AMQ_OK;
 }
 
+int amq_exp_settle(amq_expand *x)
+{
+    return x->old != NULL ? migrate(x, UINT64_MAX) : AMQ_OK;
+}
+
 /* Starts a doubling (a pending one is finished first) and takes its first
  * step.  Refused, with nothing changed, when it would let the expected rate
  * pass the target. */

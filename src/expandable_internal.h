@@ -155,6 +155,8 @@ int amq_exp_contains(const amq_expand *x, amq_hash128 h);
 /* One key added as amq_exp_add adds amq_filter_hash's h1 of it (the handle's add_key). */
 int amq_exp_add_key(amq_expand *x, const void *key, size_t len);
 int amq_exp_remove(amq_expand *x, amq_hash128 h);
+/* The doubling under way finished (amq_filter_settle). */
+int amq_exp_settle(amq_expand *x);
 int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added);
 void amq_exp_contains_batch(const amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *out);
 /* n packed keys of key_len bytes, hashed in the query loop; out may be NULL;

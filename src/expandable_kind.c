@@ -272,6 +272,11 @@ static int op_remove(void *impl, amq_hash128 h)
     return amq_exp_remove(impl, h);
 }
 
+static int op_settle(void *impl)
+{
+    return amq_exp_settle(impl);
+}
+
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     return amq_exp_add_batch(impl, h, n, added);
@@ -628,4 +633,5 @@ const amq_kind_ops amq_expandable_ops = {
     .contains_batch = op_contains_batch,
     .contains_batch_fixed = op_contains_batch_fixed,
     .contains_key_of = op_contains_key_of,
+    .settle = op_settle,
 };

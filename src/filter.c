@@ -513,6 +513,13 @@ int amq_filter_clear(amq_filter *f)
     return f->ops->clear(f->impl);
 }
 
+int amq_filter_settle(amq_filter *f)
+{
+    if (f->readonly)
+        return AMQ_EREADONLY;
+    return f->ops->settle != NULL ? f->ops->settle(f->impl) : AMQ_OK;
+}
+
 /* ---- description ------------------------------------------------------------------ */
 
 void amq_filter_stats(const amq_filter *f, amq_stats *st)

@@ -97,6 +97,10 @@ typedef struct amq_kind_ops {
      * *arg is what the entry is called with (impl unless the kind sets it:
      * a part of impl that saves the entry a load). */
     amq_contains_key_fn (*contains_key_of)(const void *impl, const void **arg);
+    /* Optional: the work the kind spreads over its adds (a growth, a
+     * doubling) done now, so that it holds one table; on an error the
+     * filter is as before the call, every key in it (NULL: none). */
+    int (*settle)(void *impl);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

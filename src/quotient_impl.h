@@ -2062,6 +2062,13 @@ static int isa_contains(const amq_qf *x, uint64_t h1)
     return qf_has(x, h1);
 }
 
+/* A growth that fails (no memory, or a table at its limit) leaves both
+ * tables as they were between two steps: every key still answers. */
+static int isa_settle(amq_qf *x)
+{
+    return x->growth != NULL ? growth_finish(x) : AMQ_OK;
+}
+
 /* Keys in turn (each add fetches its lines 16 adds ahead: qf_add); added[i]
  * 1 for each: an add does not look first (amq_kind_keeps_copies), so a key
  * already in gets a second entry when a growth has shortened its first. */
@@ -2249,6 +2256,7 @@ const amq_qf_isa QF_ISA_TABLE = {
     .contains_fixed = isa_contains_fixed,
     .add_key = isa_add_key,
     .contains_key = isa_contains_key,
+    .settle = isa_settle,
 };
 #endif
 

@@ -110,6 +110,7 @@ typedef struct amq_qf_isa {
                                uint8_t *out);
     int (*add_key)(void *x, const void *key, size_t len);      /* the key hashed inline */
     int (*contains_key)(const void *x, const void *key, size_t len);
+    int (*settle)(amq_qf *x); /* the growth under way finished */
 } amq_qf_isa;
 
 extern const amq_qf_isa amq_qf_isa_base;

@@ -160,6 +160,12 @@ static amq_contains_key_fn op_contains_key_of(const void *impl, const void **arg
     return x->isa->contains_key;
 }
 
+static int op_settle(void *impl)
+{
+    amq_qf *x = impl;
+    return x->isa->settle(x);
+}
+
 static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     amq_qf *x = impl;
@@ -634,4 +640,5 @@ const amq_kind_ops amq_quotient_ops = {
     .contains_batch = op_contains_batch,
     .contains_batch_fixed = op_contains_batch_fixed,
     .contains_key_of = op_contains_key_of,
+    .settle = op_settle,
 };

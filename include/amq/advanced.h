@@ -968,6 +968,16 @@ AMQ_API int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_e
  * for partitioned (O(partitions)).  A reader. */
 AMQ_API void amq_filter_counts(const amq_filter *f, uint64_t *items, uint64_t *capacity);
 
+/* The work a growing kind spreads over its adds, done now: the quotient
+ * kind's growth under way, or the expandable kind's doubling, finished, so
+ * that the filter holds one table (until then memory holds both, about
+ * twice the bits a key, and a quotient filter saved then writes both: its
+ * file's queries read either).  Nothing to do for the other kinds.  AMQ_OK; AMQ_EREADONLY; or AMQ_ENOMEM, AMQ_ELIMIT,
+ * AMQ_EFULL with the growth left where it stood, every key in the filter
+ * still answering present.  At most one table's rewrite.  A writer (as
+ * amq_filter_add). */
+AMQ_API int amq_filter_settle(amq_filter *f);
+
 /* A set add: a kind that keeps copies adds the key only when the filter
  * answers absent for it (CF.ADDNX; a false positive is then not stored, and
  * removing the key it collided with makes it answer absent); any other

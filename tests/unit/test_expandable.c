@@ -745,6 +745,52 @@ TEST(expandable_doubling_is_spread_over_adds)
     amq_filter_free(f);
 }
 
+/* amq_filter_settle ends a doubling just begun past half a million keys:
+ * the old table gone, every key present; again, the same bytes; adds then
+ * go on through the next doubling. */
+TEST(expandable_settle_ends_a_doubling)
+{
+    amq_filter *f = make(1000, 0.01);
+    uint64_t i = 0, buckets, limit;
+    uint8_t *a, *b;
+    size_t la = 0, lb = 0;
+    amq_stats st;
+
+    REQUIRE(f != NULL);
+    limit = limit_of(f);
+    while (i < 500000 || limit_of(f) == limit) {
+        if (limit_of(f) != limit)
+            limit = limit_of(f);
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i++, 36)), 1);
+    }
+    REQUIRE(doubling(f));
+    buckets = field_u64(f, "buckets");
+    REQUIRE_OK(amq_filter_settle(f));
+    CHECK(!doubling(f));
+    CHECK_EQ(field_u64(f, "buckets"), buckets);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, i);
+    CHECK_EQ(st.bytes, buckets * 64 + field_u64(f, "stash_cells") * 8);
+    for (limit = 0; limit < i; limit++)
+        if (!amq_filter_contains_hash(f, hash_of(f, limit, 36)))
+            FAIL_AT_("key %llu missing", (unsigned long long)limit);
+    a = test_serialized(f, &la);
+    REQUIRE(a != NULL);
+    REQUIRE_OK(amq_filter_settle(f));
+    b = test_serialized(f, &lb);
+    REQUIRE(b != NULL);
+    CHECK(la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+    for (limit = limit_of(f); limit_of(f) == limit;)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i++, 36)), 1);
+    CHECK_EQ(field_u64(f, "buckets"), 2 * buckets);
+    for (limit = 0; limit < i; limit++)
+        if (!amq_filter_contains_hash(f, hash_of(f, limit, 36)))
+            FAIL_AT_("key %llu missing", (unsigned long long)limit);
+    amq_filter_free(f);
+}
+
 /* Packed keys hashed in the batch loop (amq_filter_contains_batch_fixed:
  * XXH3 of 8-byte keys inline under a seed with bits in both halves, other
  * lengths through the hash call) answer as one key at a time: half-way

@@ -1590,6 +1590,78 @@ TEST(quotient_clear_and_clone)
  * same adds) while the original stays as it was; a clone of that clone, in
  * its own growth, outlives it; a clone of a mapped filter in a growth is
  * writable and outlives the mapping.  Every key answers present throughout. */
+/* amq_filter_settle ends a growth a quarter read, past a million keys: one
+ * table of the new size, every key present, the file without the growth
+ * (its flag 0, one table's lines); again, nothing to do; adds then go on
+ * through the next growth.  A mapped filter refuses, and a kind with
+ * nothing spread over its adds is left as it was. */
+TEST(quotient_settle_ends_a_growth)
+{
+    amq_filter *f = make(1000, 0.01), *m = NULL, *b = NULL;
+    const char *path = test_path("settle.amq");
+    uint64_t n, m1, m2, grows, k, end, held;
+    uint8_t *buf, *again;
+    size_t len = 0, len2 = 0;
+    amq_config cfg;
+    amq_stats st;
+    amq_errinfo err;
+
+    REQUIRE(f != NULL);
+    REQUIRE((n = add_into_growth(f, 0, 34, 1000000, 2)) > 0);
+    m1 = field_u64(f, "slots");
+    m2 = field_u64(f, "growing_to_slots");
+    grows = field_u64(f, "expansions");
+    REQUIRE(m2 > 0 && field_u64(f, "growth_slots_read") < m1);
+    amq_filter_stats(f, &st);
+    held = st.bytes; /* both tables */
+    REQUIRE_OK(amq_filter_save(f, path, 0, &err));
+    REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
+    CHECK_EQ(amq_filter_settle(m), AMQ_EREADONLY);
+    CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+    amq_filter_free(m);
+
+    REQUIRE_OK(amq_filter_settle(f));
+    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
+    CHECK_EQ(field_u64(f, "slots"), m2);
+    CHECK_EQ(field_u64(f, "expansions"), grows + 1);
+    CHECK_EQ(missing(f, 0, n, 34), 0);
+    amq_filter_stats(f, &st);
+    CHECK_EQ(st.items, n);
+    CHECK_EQ(held - st.bytes, 64 * lines_for(m1)); /* the old table gone */
+    buf = test_serialized(f, &len);
+    REQUIRE(buf != NULL);
+    CHECK_EQ(amq_load32(buf + 68), 0);
+    CHECK_EQ(amq_load64(buf + 112), 0);
+    CHECK_EQ(len, 192 + QF_HEAD + 64 * lines_for(m2));
+    REQUIRE_OK(amq_filter_settle(f));
+    again = test_serialized(f, &len2);
+    REQUIRE(again != NULL);
+    CHECK(len2 == len && memcmp(buf, again, len) == 0);
+    free(again);
+    free(buf);
+
+    REQUIRE((k = add_into_growth(f, n, 34, 0, 4)) > 0);
+    REQUIRE((end = add_past_growth(f, k, 34, 10000)) > 0);
+    CHECK_EQ(field_u64(f, "expansions"), grows + 2);
+    CHECK_EQ(missing(f, 0, end, 34), 0);
+    amq_filter_free(f);
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 10000;
+    REQUIRE_OK(amq_filter_new(&cfg, &b, &err));
+    for (k = 0; k < 5000; k++)
+        REQUIRE(amq_filter_add_hash(b, hash_of(b, k, 35)) >= 0);
+    buf = test_serialized(b, &len);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_settle(b));
+    again = test_serialized(b, &len2);
+    REQUIRE(again != NULL);
+    CHECK(len2 == len && memcmp(buf, again, len) == 0);
+    free(again);
+    free(buf);
+    amq_filter_free(b);
+}
+
 TEST(quotient_clone_during_a_growth)
 {
     amq_filter *f = make(1000, 0.01), *c = NULL, *c2 = NULL, *m = NULL, *mc = NULL;
