@@ -28,6 +28,8 @@ static const char usage_text[] =
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
     "line is a key; gzip, zstd, xz and bzip2 INPUTs are decompressed.  On any\n"
     "error FILE is left unchanged.  Concurrent adds to one FILE wait for each other.\n"
+    "A quotient filter's growth under way is finished before the save, so that\n"
+    "FILE holds one table, not both.\n"
     "\n"
     "  --stats            print keys read and keys new to the filter on standard error\n"
     "  --json             with --stats: one JSON object\n"
@@ -294,6 +296,14 @@ int cmd_add(int argc, char **argv)
                      c.path, (unsigned long long)st.items, (unsigned long long)st.capacity,
                      st.fpp_now, st.fpp_target);
         }
+    }
+    if (rc == 0 && ip == NULL) {
+        /* a growth under way, saved, would hold both tables (twice the bits a key); if it
+         * cannot end here (memory), it is saved as it stands, every key in it */
+        int src = amq_filter_settle(c.f);
+        if (src != AMQ_OK && !quiet)
+            cli_warn("%s: the growth under way could not finish (%s): saved with both tables",
+                     c.path, amq_strerror(src));
     }
     if (rc == 0 && ip != NULL) {
         /* A Ctrl-C here would leave the journal beside the file: the commit
