@@ -1831,6 +1831,19 @@ static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *Filter_settle(FilterObject *self, PyObject *unused)
+{
+    int rc;
+    (void)unused;
+    if (acquire(self, 1) == NULL)
+        return NULL;
+    rc = amq_filter_settle(self->f);
+    unlock(self);
+    if (rc != AMQ_OK)
+        return raise_status(rc, NULL, "settle");
+    Py_RETURN_NONE;
+}
+
 static PyObject *Filter_close(FilterObject *self, PyObject *unused)
 {
     (void)unused;
@@ -2068,6 +2081,10 @@ static PyMethodDef Filter_methods[] = {
     {"copy", (PyCFunction)Filter_copy, METH_NOARGS,
      "copy($self, /)\n--\n\nA writable deep copy (also of a memory-mapped filter)."},
     {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear($self, /)\n--\n\nEmpties the filter."},
+    {"settle", (PyCFunction)Filter_settle, METH_NOARGS,
+     "settle($self, /)\n--\n\nFinishes a growing kind's growth under way (quotient: its new table;\n"
+     "expandable: its doubling), so that the filter holds one table and a save writes\n"
+     "one; nothing to do for other kinds."},
     {"close", (PyCFunction)Filter_close, METH_NOARGS,
      "close($self, /)\n--\n\nReleases the filter (and its mapping); later calls raise ValueError."},
     {"hash_key", (PyCFunction)Filter_hash_key, METH_O,

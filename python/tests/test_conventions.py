@@ -149,7 +149,7 @@ def test_signatures_are_introspectable_and_match_what_the_methods_take():
     f = amq.Filter(100)
     for name in ("add", "contains", "remove", "add_many", "contains_many", "update", "merge",
                  "intersect", "union", "intersection", "issubset", "save", "to_bytes",
-                 "copy", "clear", "close", "info", "hash_key"):
+                 "copy", "clear", "settle", "close", "info", "hash_key"):
         inspect.signature(getattr(f, name))
     assert str(inspect.signature(f.add)) == "(key, /, *, allow_overfill=False)"
     assert list(inspect.signature(amq.Filter).parameters)[:3] == ["capacity", "fpp", "kind"]

@@ -160,6 +160,31 @@ def test_quotient_parameters_and_clear():
     assert b"c1" in f
 
 
+def test_quotient_settle_ends_a_growth(tmp_path):
+    f = amq.Filter(kind="quotient")
+    keys = [b"s%d" % i for i in range(300_000)]
+    n = 0
+    for k in keys:  # to a growth under way
+        f.add(k)
+        n += 1
+        if n >= 200_000 and f.info()["growing_to_slots"]:
+            break
+    to = f.info()["growing_to_slots"]
+    assert to > 0
+    both = len(f.to_bytes())
+    f.settle()
+    assert f.info()["growing_to_slots"] == 0 and f.info()["slots"] == to
+    assert len(f.to_bytes()) < both * 0.6  # the old table is gone
+    assert all(k in f for k in keys[:n])
+    f.settle()  # nothing under way: nothing changes
+    f.save(str(tmp_path / "s.amq"))
+    g = amq.open(str(tmp_path / "s.amq"), mmap=True)
+    with pytest.raises(amq.ReadOnlyError):
+        g.settle()
+    assert all(k in g for k in keys[:n])
+    g.close()
+
+
 def test_quotient_key_added_again_changes_nothing():
     # Python asks first for a kind that keeps copies (amq_kind_keeps_copies)
     f = amq.Filter(kind="quotient")
