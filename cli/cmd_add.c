@@ -298,11 +298,11 @@ int cmd_add(int argc, char **argv)
         }
     }
     if (rc == 0 && ip == NULL) {
-        /* a growth under way, saved, would hold both tables (twice the bits a key); if it
-         * cannot end here (memory), it is saved as it stands, every key in it */
+        /* a quotient growth under way, saved, would hold both tables (twice the bits a key);
+         * if it cannot end here (memory), the filter is saved as it stands, every key in it */
         int src = amq_filter_settle(c.f);
         if (src != AMQ_OK && !quiet)
-            cli_warn("%s: the growth under way could not finish (%s): saved with both tables",
+            cli_warn("%s: the growth under way could not finish (%s): saved as it stands",
                      c.path, amq_strerror(src));
     }
     if (rc == 0 && ip != NULL) {
