@@ -1818,30 +1818,29 @@ static PyObject *Filter_bytes(FilterObject *self, PyObject *unused)
     return Filter_to_bytes(self, unused);
 }
 
-static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
+/* A call that changes the filter and returns only a status, under the writer's lock. */
+static PyObject *call_writer(FilterObject *self, int (*fn)(amq_filter *), const char *what)
 {
     int rc;
-    (void)unused;
     if (acquire(self, 1) == NULL)
         return NULL;
-    rc = amq_filter_clear(self->f);
+    rc = fn(self->f);
     unlock(self);
     if (rc != AMQ_OK)
-        return raise_status(rc, NULL, "clear");
+        return raise_status(rc, NULL, what);
     Py_RETURN_NONE;
+}
+
+static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    return call_writer(self, amq_filter_clear, "clear");
 }
 
 static PyObject *Filter_settle(FilterObject *self, PyObject *unused)
 {
-    int rc;
     (void)unused;
-    if (acquire(self, 1) == NULL)
-        return NULL;
-    rc = amq_filter_settle(self->f);
-    unlock(self);
-    if (rc != AMQ_OK)
-        return raise_status(rc, NULL, "settle");
-    Py_RETURN_NONE;
+    return call_writer(self, amq_filter_settle, "settle");
 }
 
 static PyObject *Filter_close(FilterObject *self, PyObject *unused)
