@@ -315,6 +315,10 @@ int cli_target_write_filter(cli_target *t, const amq_filter *f);
 int cli_check_output(const char *path, int force);
 /* open + write_filter + release. */
 int cli_save_filter(const char *path, const amq_filter *f, unsigned flags);
+/* Before a save: a growth under way finished (amq_filter_settle), so that
+ * a quotient filter's file holds one table; when it cannot finish, a
+ * warning (unless quiet), and the filter is saved as it stands. */
+void cli_settle(amq_filter *f, const char *path, int quiet);
 
 /* ---- subcommands --------------------------------------------------------------------- */
 int cmd_hash(int argc, char **argv);

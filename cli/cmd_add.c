@@ -297,14 +297,8 @@ int cmd_add(int argc, char **argv)
                      st.fpp_now, st.fpp_target);
         }
     }
-    if (rc == 0 && ip == NULL) {
-        /* a quotient growth under way, saved, would hold both tables (twice the bits a key);
-         * if it cannot end here (memory), the filter is saved as it stands, every key in it */
-        int src = amq_filter_settle(c.f);
-        if (src != AMQ_OK && !quiet)
-            cli_warn("%s: the growth under way could not finish (%s): saved as it stands",
-                     c.path, amq_strerror(src));
-    }
+    if (rc == 0 && ip == NULL)
+        cli_settle(c.f, c.path, quiet); /* else saved, a growth would hold both tables */
     if (rc == 0 && ip != NULL) {
         /* A Ctrl-C here would leave the journal beside the file: the commit
          * finishes (and removes it), then the signal acts. */

@@ -482,6 +482,7 @@ int cmd_build(int argc, char **argv)
 save:
     cli_progress_end(pg);
     pg = NULL;
+    cli_settle(b.f, b.path, quiet); /* a --capacity under the keys: a growth may be under way */
     if (cli_save_filter(b.path, b.f, force ? CLI_TARGET_FORCE : 0) != 0)
         goto done;
     rc = 0;

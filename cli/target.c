@@ -221,6 +221,14 @@ int cli_check_output(const char *path, int force)
     return 0;
 }
 
+void cli_settle(amq_filter *f, const char *path, int quiet)
+{
+    const int rc = amq_filter_settle(f);
+    if (rc != AMQ_OK && rc != AMQ_EREADONLY && !quiet)
+        cli_warn("%s: the growth under way could not finish (%s): saved as it stands", path,
+                 amq_strerror(rc));
+}
+
 int cli_save_filter(const char *path, const amq_filter *f, unsigned flags)
 {
     cli_target t;
