@@ -757,12 +757,10 @@ TEST(expandable_settle_ends_a_doubling)
     amq_stats st;
 
     REQUIRE(f != NULL);
-    limit = limit_of(f);
-    while (i < 500000 || limit_of(f) == limit) {
-        if (limit_of(f) != limit)
-            limit = limit_of(f);
+    for (; i < 500000; i++)
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 36)), 1);
+    for (limit = limit_of(f); limit_of(f) == limit;) /* to the add that begins a doubling */
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i++, 36)), 1);
-    }
     REQUIRE(doubling(f));
     buckets = field_u64(f, "buckets");
     REQUIRE_OK(amq_filter_settle(f));
