@@ -1344,7 +1344,8 @@ static void enc_start(encoder *e, const amq_qf_growth *g)
 #if defined(__AVX512BW__) && defined(__BMI2__)
 /* ---- a step a line of x at a time (AVX-512 with VBMI2 and VPOPCNTDQ) ------------------------
  * The step's common case, every entry of x long in y and its range inside one slot of x and
- * one of y, worked out eight entries at once: their slots in x from the line's run ends (a
+ * one of y (a bit shorter in y when the growth passes a power of two), worked out eight
+ * entries at once: their slots in x from the line's run ends (a
  * rank per entry, the slot's first key taken from a list of the step's occupied slots), their
  * slots in y by multiplication, and their positions in y as a running maximum (a position is
  * max(the last + 1, its slot): position - index is the maximum of slot - index so far).  The
@@ -1382,6 +1383,17 @@ static inline uint64_t stage_get28(const uint64_t *b, uint64_t at)
     return v & M28;
 }
 
+/* Byte counts by length (lens[0]: lengths 0, 2, .. 14; lens[1]: 1, 3, .. 15) into cnt. */
+static inline void lens_add(uint64_t cnt[16], uint64_t lens[2])
+{
+    uint32_t i;
+    for (i = 0; i < 8; i++) {
+        cnt[2 * i] += (lens[0] >> (8 * i)) & 255u;
+        cnt[2 * i + 1] += (lens[1] >> (8 * i)) & 255u;
+    }
+    lens[0] = lens[1] = 0;
+}
+
 /* The high words of the 128-bit products of eight pairs. */
 static inline __m512i mulhi8(__m512i a, __m512i b)
 {
@@ -1412,6 +1424,8 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
     const uint64_t slot0 = g->rslot;
     uint64_t last_a = UINT64_MAX, last_p = 0, first_a = UINT64_MAX, pos = pos0;
     uint64_t hi_a = g->prev, last_x = 0, stop_slot = 0, cnt[16] = {0}; /* places come in slot order */
+    uint64_t lens[2] = {0, 0}; /* counts by length, a byte each: even lengths, odd */
+    uint32_t nlens = 0;
     int64_t dprev = (int64_t)pos0;
     int ok = 0, done = 0, stop = 0, reopen = 0;
     uint16_t sbuf[32] __attribute__((aligned(64)));
@@ -1419,7 +1433,8 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
     const __m512i lowmask = _mm512_set1_epi64((int64_t)~((UINT64_C(1) << sh) - 1u));
     const __m512i vym = _mm512_set1_epi64((int64_t)ym), vq3 = _mm512_set1_epi64((int64_t)(q - 3u));
     const __m512i two = _mm512_set1_epi64(2), one = _mm512_set1_epi64(1);
-    const __m512i lim = _mm512_set1_epi64(0x800), shbit = _mm512_set1_epi64((int64_t)(UINT64_C(1) << sh));
+    const uint32_t dk = y->k - x->k; /* 1: a power of two passed, y's entries one bit shorter */
+    const __m512i lim = _mm512_set1_epi64(0x800 >> dk), shbit = _mm512_set1_epi64((int64_t)(UINT64_C(1) << sh));
     const __m512i neg = _mm512_set1_epi64(INT64_MIN), iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i vfh = _mm512_set1_epi64((int64_t)f_hi), vfl = _mm512_set1_epi64((int64_t)f_lo);
     const __m512i vslot0 = _mm512_set1_epi64((int64_t)slot0);
@@ -1570,7 +1585,8 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
                 _mm512_storeu_si512(st->lanes + 4 + (pos + 32u * i - base), _mm512_setzero_si512());
             { /* the places, and the empty positions from the last place on */
                 const uint64_t z = pos + 32u * i, gap = pl[0] - z;
-                const __m128i s16 = _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k));
+                const __m128i s16 = _mm_slli_epi16(
+                    _mm_load_si128((const __m128i *)(const void *)(sbuf + 8 * k)), (int)dk);
                 const __m512i ex = _mm512_maskz_expand_epi16((__mmask32)M, _mm512_castsi128_si512(s16));
                 _mm512_mask_storeu_epi16(st->lanes + 4 + (z - base),
                                          (__mmask32)((UINT64_C(1) << gap) - 1u), _mm512_setzero_si512());
@@ -1579,13 +1595,25 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             }
             stage_or(st->ends, pl[0] - base, _pdep_u64(endb, M));
             stage_or(st->occ, al[0] - base, Mo);
-            /* entries by length: most are 15 bits (marker at bit 0) */
-            {
-                const __mmask8 full15 = _mm512_mask_cmpeq_epu64_mask(valid, mk, one);
-                uint32_t rest = (uint32_t)(valid & ~full15);
-                cnt[15] += (uint64_t)__builtin_popcount((uint32_t)full15);
-                for (; rest != 0; rest &= rest - 1u)
-                    cnt[15u - (uint32_t)__builtin_ctz(sbuf[8 * k + (uint32_t)__builtin_ctz(rest)])]++;
+            { /* entries by length (15 less the marker's bit): a nibble a length, summed over the
+               * lanes, with no branch (about half the entries are shorter than 15 bits) */
+                const __m512i at = _mm512_sub_epi64(
+                    _mm512_set1_epi64(60 - 4 * (int)dk),
+                    _mm512_slli_epi64(_mm512_popcnt_epi64(_mm512_sub_epi64(mk, one)), 2));
+                const __m512i nb = _mm512_maskz_sllv_epi64(valid, one, at);
+                const __m256i h4 = _mm256_add_epi64(_mm512_castsi512_si256(nb),
+                                                    _mm512_extracti64x4_epi64(nb, 1));
+                const __m128i h2 = _mm_add_epi64(_mm256_castsi256_si128(h4),
+                                                 _mm256_extracti128_si256(h4, 1));
+                /* summed unsigned: eight 15-bit entries make 2^63 (the header's reduce_add
+                 * sums signed) */
+                const uint64_t h = (uint64_t)_mm_cvtsi128_si64(h2) + (uint64_t)_mm_extract_epi64(h2, 1);
+                lens[0] += h & UINT64_C(0x0f0f0f0f0f0f0f0f); /* a byte a length, 8 at most a batch */
+                lens[1] += (h >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+                if (++nlens == 31u) {
+                    lens_add(cnt, lens);
+                    nlens = 0;
+                }
             }
             last_a = al[v - 1];
             last_p = pl[v - 1];
@@ -1630,6 +1658,7 @@ out:
             uint64_t *wd = line_word(yt, li);
             *wd = (*wd & ~UINT64_C(255)) | st->off[li - line0];
         }
+        lens_add(cnt, lens);
         for (li = 0; li < 16; li++)
             y->cnt[li] += cnt[li];
         g->read += n;
@@ -1672,7 +1701,7 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
     encoder e;
     uint32_t n;
 #if defined(__AVX512BW__) && defined(__BMI2__)
-    if (g->y->k == x->k && g->key_last == UINT64_MAX &&
+    if (g->y->k - x->k <= 1u && g->key_last == UINT64_MAX &&
         amq_cpu_has(AMQ_CPU_AVX512DQ | AMQ_CPU_AVX512VBMI2 | AMQ_CPU_AVX512VPOPCNTDQ) &&
         fast_step(x, want))
         return AMQ_OK;

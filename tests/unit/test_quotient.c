@@ -2233,6 +2233,65 @@ static int put(record *r, const void *data, size_t len)
     return 0;
 }
 
+/* The counts by length f keeps as it grows (its rate and its limit come from them) against
+ * those a reload of its bytes counts from the table: 0 when they agree, else -1; each kept
+ * count recorded when r is not NULL. */
+static int put_counts(record *r, const amq_filter *f, const uint8_t *bytes, size_t len)
+{
+    amq_filter *g = NULL;
+    char name[32];
+    uint64_t mine, theirs;
+    unsigned l;
+    int rc = amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL) == AMQ_OK ? 0 : -1;
+    for (l = 0; rc == 0 && l <= 15; l++) {
+        if (l == 0)
+            snprintf(name, sizeof name, "void_lanes");
+        else
+            snprintf(name, sizeof name, "entries_of_%u_bits", l);
+        mine = field_u64(f, name);
+        theirs = field_u64(g, name);
+        if (mine != theirs) {
+            fprintf(stderr, "  %s: %llu kept, %llu counted\n", name, (unsigned long long)mine,
+                    (unsigned long long)theirs);
+            rc = -1;
+        }
+        if (r != NULL)
+            rc |= put(r, &mine, 8);
+    }
+    amq_filter_free(g);
+    return rc;
+}
+
+/* A growth's counts by length are y's entries' (one bit shorter when the growth passes a
+ * power of two): checked against a reload between growths, several of those among them. */
+TEST(quotient_counts_by_length_follow_growths)
+{
+    const uint64_t n = UNDER_SAN ? 300000u : 1200000u;
+    amq_filter *f = make(1, 0.01);
+    uint64_t i, k, passed = 0, checks = 0, grows = 0;
+    REQUIRE(f != NULL);
+    k = 63u - (uint64_t)__builtin_clzll(field_u64(f, "slots")); /* floor(log2 m) */
+    for (i = 0; i < n; i++) {
+        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 31)), 1);
+        if ((i < 100000 || i % 256 == 255) && field_u64(f, "expansions") != grows &&
+            field_u64(f, "growing_to_slots") == 0) { /* once after each growth */
+            const uint64_t m = field_u64(f, "slots");
+            grows = field_u64(f, "expansions");
+            size_t len = 0;
+            uint8_t *bytes = test_serialized(f, &len);
+            REQUIRE(bytes != NULL);
+            CHECK_EQ(put_counts(NULL, f, bytes, len), 0);
+            free(bytes);
+            passed += (63u - (uint64_t)__builtin_clzll(m)) != k;
+            k = 63u - (uint64_t)__builtin_clzll(m);
+            checks++;
+        }
+    }
+    CHECK(passed >= (UNDER_SAN ? 10u : 13u)); /* growths past a power of two among them */
+    CHECK_EQ(checks, grows);
+    amq_filter_free(f);
+}
+
 /* f's bytes, and its answers (one key, batch, packed keys) on n absent keys:
  * every other hash of the first two with h1 under 2^58, where the crowded
  * filters' long runs are. */
@@ -2251,7 +2310,8 @@ static int put_filter(record *r, const amq_filter *f, uint64_t n)
                 h[i].h1 >>= 6;
             one[i] = (uint8_t)amq_filter_contains_hash(f, h[i]);
         }
-        rc = put(r, &len64, 8) | put(r, bytes, len) | put(r, one, (size_t)n);
+        rc = put(r, &len64, 8) | put(r, bytes, len) | put(r, one, (size_t)n) |
+             put_counts(r, f, bytes, len);
         rc |= amq_filter_contains_batch(f, h, (size_t)n, batch) | put(r, batch, (size_t)n);
         rc |= amq_filter_contains_batch_fixed(f, keys, 8, (size_t)n, batch, &count);
         rc |= put(r, batch, (size_t)n) | put(r, &count, 8);
