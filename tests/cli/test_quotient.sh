@@ -78,6 +78,15 @@ bpk=$(info_field g.amq 'bits per item')
 le "$bpk" 22 || fail "bits per item $bpk: the old table saved too"
 expect_eq "every key present" 300000 "$("$AMQ" query -c g.amq k300k)"
 
+CASE=quotient-build-settled
+# build with a --capacity under the keys grows the same way, and finishes the growth too
+expect_status 0 "$AMQ" build bs.amq k300k --type quotient --capacity 4096 -q
+expect_eq "slots: those of add's file" "$(info_field g.amq slots)" "$(info_field bs.amq slots)"
+expect_eq "no growth under way" 0 "$(info_field bs.amq 'growing to slots')"
+bpk=$(info_field bs.amq 'bits per item')
+le "$bpk" 22 || fail "bits per item $bpk: the old table saved too"
+expect_eq "every key present" 300000 "$("$AMQ" query -c bs.amq k300k)"
+
 CASE=quotient-remove
 cp q.amq before.amq
 expect_status 2 "$AMQ" remove q.amq k2
