@@ -99,7 +99,8 @@ typedef struct amq_kind_ops {
     amq_contains_key_fn (*contains_key_of)(const void *impl, const void **arg);
     /* Optional: the work the kind spreads over its adds (a growth, a
      * doubling) done now, so that it holds one table; on an error the
-     * filter is as before the call, every key in it (NULL: none). */
+     * work stops where it got to, every key in it still answering (NULL:
+     * none). */
     int (*settle)(void *impl);
 } amq_kind_ops;
 

@@ -972,11 +972,12 @@ AMQ_API void amq_filter_counts(const amq_filter *f, uint64_t *items, uint64_t *c
  * kind's growth under way, or the expandable kind's doubling, finished, so
  * that the filter holds one table (until then memory holds both, about
  * twice the bits a key, and a quotient filter saved then writes both: its
- * file's queries read either).  Nothing to do for the other kinds.  AMQ_OK; AMQ_EREADONLY; or AMQ_ENOMEM, AMQ_ELIMIT,
- * AMQ_EFULL with the growth left where it stood, every key in the filter
- * still answering present.  The rest of one growth's rewrite (more only
- * when keys crowded into a few slots make it grow again, as an add's would).
- * A writer (as amq_filter_add). */
+ * file's queries read either).  Nothing to do for the other kinds.
+ * AMQ_OK; AMQ_EREADONLY; or AMQ_ENOMEM, AMQ_ELIMIT, AMQ_EFULL with the
+ * growth stopped where it got to, every key in the filter still answering
+ * present.  The rest of one growth's rewrite (more only when keys crowded
+ * into a few slots make it grow again, as an add's would).  A writer (as
+ * amq_filter_add). */
 AMQ_API int amq_filter_settle(amq_filter *f);
 
 /* A set add: a kind that keeps copies adds the key only when the filter
