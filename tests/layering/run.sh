@@ -14,11 +14,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/amq-layering-test-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-overlay() { # a copy of the build's objects and library, to add one object to
+abs=$(cd "$build" && pwd)
+overlay() { # the build's objects and library as links in fresh directories, to add one object to
     rm -rf "$tmp/b"
     mkdir -p "$tmp/b/obj"
-    cp -R "$build/obj/src" "$build/obj/cli" "$build/obj/redis" "$build/obj/bench" "$tmp/b/obj/"
-    cp "$build/libamq.so" "$tmp/b/"
+    cp -Rs "$abs/obj/src" "$abs/obj/cli" "$abs/obj/redis" "$abs/obj/bench" "$tmp/b/obj/"
+    ln -s "$abs/libamq.so" "$tmp/b/"
 }
 object() { # object OUT SOURCE-TEXT
     printf '%s\n' "$2" > "$tmp/x.c"
