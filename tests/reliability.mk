@@ -7,7 +7,7 @@
 #                      TSAN_TESTS, built with -fsanitize=thread; this file
 #                      appends the readers-on-every-kind test
 
-CRASH_KILLS ?= 300
+CRASH_KILLS ?= 400
 CRASH_SEED ?= 1
 TSAN_TESTS += test_concurrent
 

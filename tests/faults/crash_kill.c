@@ -1,8 +1,9 @@
 /*
  * crash_kill.c - crash safety of filter files: `amq add FILE KEYS` (in
  * place: journal, then the changed chunks), `amq add --rewrite FILE KEYS`
- * (whole-file replacement) and `amq create FILE ... --force` are killed
- * with SIGKILL at random moments, hundreds of times, and after each kill
+ * (whole-file replacement), `amq create FILE ... --force` and `amq add` of
+ * a quotient filter (a kind that grows: the add finishes its growth, then
+ * replaces the file whole) are killed with SIGKILL at random moments, hundreds of times, and after each kill
  * FILE must read, byte for byte, as either the old complete filter or the
  * new complete one - "read" meaning with the journal a killed in-place add
  * left beside it applied, as every open does - and `amq info` must
@@ -300,7 +301,10 @@ int main(int argc, char **argv)
     scenario add = {"amq add", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
     scenario rewrite = {"amq add --rewrite", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
     scenario create = {"amq create --force", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
-    scenario *all[3] = {&add, &rewrite, &create};
+    scenario grow = {"amq add (quotient)", {NULL}, NULL, NULL, 0, 0, 0, 0, 0, 0};
+    scenario *all[4] = {&add, &rewrite, &create, &grow};
+    uint8_t *qbase;
+    size_t qbase_len;
 
     if (argc < 2) {
         fprintf(stderr, "usage: crash_kill AMQ [ITERATIONS [SEED]]\n");
@@ -346,6 +350,15 @@ int main(int argc, char **argv)
     base = slurp(path("f.amq"), &base_len);
     if (base == NULL)
         return 2;
+    { /* the quotient filter: the same keys, grown from its default start */
+        char *mk[] = {(char *)"create", (char *)path("f.amq"), (char *)"--type",
+                      (char *)"quotient", (char *)"--force", NULL};
+        char *fill[] = {(char *)"add", (char *)path("f.amq"), keys_path, NULL};
+        if (run(mk) != 0 || run(fill) != 0 || (qbase = slurp(path("f.amq"), &qbase_len)) == NULL) {
+            fprintf(stderr, "crash_kill: cannot build the quotient filter with %s\n", amq);
+            return 2;
+        }
+    }
 
     target = strdup(path("f.amq")); /* path()'s buffers rotate */
     add.args[0] = (char *)"add";
@@ -366,12 +379,16 @@ int main(int argc, char **argv)
     create.args[5] = (char *)"0.02";
     create.args[6] = (char *)"--force";
     prepare(&create, base, base_len);
+    grow.args[0] = (char *)"add";
+    grow.args[1] = target;
+    grow.args[2] = keys_path;
+    prepare(&grow, qbase, qbase_len);
 
     s = seed;
     leftovers = 0;
     for (i = 0; i < iterations; i++) {
         int n;
-        one_kill(all[i % 3], &s, i);
+        one_kill(all[i % 4], &s, i);
         /* Stale temporaries stay for the next runs, a few at a time (they
          * are 2.4 MB each). */
         if ((n = temporaries()) > 8) {
@@ -387,14 +404,15 @@ int main(int argc, char **argv)
     printf("crash_kill: seed %llu, %u kills in %.1f s (runs take %.0f, %.0f and %.0f ms): "
            "add in place left the old file %u times, the new %u (%u through a journal); "
            "add --rewrite old %u, new %u; create --force old %u, new %u; "
-           "%d stale .amqtmp files; %d violations\n",
+           "quotient add (%.0f ms) old %u, new %u; %d stale .amqtmp files; %d violations\n",
            (unsigned long long)seed, iterations, now() - t0, add.duration * 1e3,
            rewrite.duration * 1e3, create.duration * 1e3, add.n_old, add.n_new, add.n_journal,
-           rewrite.n_old, rewrite.n_new, create.n_old, create.n_new, leftovers, failures);
+           rewrite.n_old, rewrite.n_new, create.n_old, create.n_new, grow.duration * 1e3,
+           grow.n_old, grow.n_new, leftovers, failures);
     /* Both outcomes must have been seen, or the kills did not straddle the
      * commit and the test proved nothing. */
-    for (i = 0; i < 3; i++) {
-        if (iterations >= 150 && (all[i]->n_old == 0 || all[i]->n_new == 0)) {
+    for (i = 0; i < 4; i++) {
+        if (iterations >= 200 && (all[i]->n_old == 0 || all[i]->n_new == 0)) {
             fprintf(stderr, "  FAIL: %s: the kills never hit one side of the commit point\n",
                     all[i]->name);
             failures++;
@@ -413,5 +431,7 @@ int main(int argc, char **argv)
     free(add.new_bytes);
     free(rewrite.new_bytes);
     free(create.new_bytes);
+    free(grow.new_bytes);
+    free(qbase);
     return failures == 0 ? 0 : 1;
 }
