@@ -96,7 +96,7 @@ int cli_amq_chunk_add(cli_amq_chunks *c, const char *name, uint64_t it, const ui
             cli_error("%s: not an amq filter: %s", name, err.msg);
             return -1;
         }
-        if (total > SIZE_MAX || (c->buf = malloc((size_t)total)) == NULL) {
+        if (total > SIZE_MAX) {
             cli_error("%s: out of memory for a %" PRIu64 "-byte filter", name, total);
             return -1;
         }
@@ -111,6 +111,22 @@ int cli_amq_chunk_add(cli_amq_chunks *c, const char *name, uint64_t it, const ui
     if (len > c->total - c->have) {
         cli_error("%s: a chunk runs past the filter's end (%" PRIu64 " bytes)", name, c->total);
         return -1;
+    }
+    if (c->have + len > c->cap || c->buf == NULL) {
+        /* the buffer follows the bytes that came (doubled, at most the filter's size): a
+         * header that claims a huge filter costs no memory until its bytes come */
+        size_t cap = c->cap > 0 ? c->cap : 1u << 20;
+        uint8_t *nb;
+        while (cap < c->have + len)
+            cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        if (cap > c->total)
+            cap = (size_t)c->total;
+        if ((nb = realloc(c->buf, cap)) == NULL) {
+            cli_error("%s: out of memory for a %" PRIu64 "-byte filter", name, c->total);
+            return -1;
+        }
+        c->buf = nb;
+        c->cap = cap;
     }
     memcpy(c->buf + c->have, data, len);
     c->have += len;

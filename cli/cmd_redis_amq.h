@@ -18,6 +18,7 @@ int cli_redis_amq_export(FILE *f, const amq_filter *flt, const char *key, size_t
 typedef struct cli_amq_chunks {
     uint8_t *buf;
     uint64_t total, have, chunks;
+    size_t cap; /* buf's size: grown with the bytes that came, never past total */
 } cli_amq_chunks;
 
 /* Adds a chunk whose iterator it is the offset just past it; the first must hold the whole
