@@ -1428,6 +1428,9 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
     uint32_t nlens = 0;
     int64_t dprev = (int64_t)pos0;
     int ok = 0, done = 0, stop = 0, reopen = 0;
+    int pb_end = 0; /* pb_: the last batch's last entry (where a step may end) */
+    uint64_t pb_l = 0, pb_q = 0;
+    uint32_t pb_i = 0, pb_U = 0, pb_Ec = 0;
     uint16_t sbuf[32] __attribute__((aligned(64)));
     uint32_t rbuf[32] __attribute__((aligned(64)));
     const __m512i lowmask = _mm512_set1_epi64((int64_t)~((UINT64_C(1) << sh) - 1u));
@@ -1532,8 +1535,23 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
                 }
             }
             valid = (__mmask8)((1u << v) - 1u);
-            if ((fast & valid) != valid)
-                goto out; /* an entry for replace(): the step is decode()'s */
+            if ((fast & valid) != valid) { /* an entry for replace(), decode()'s: the step */
+                const uint32_t before = (1u << __builtin_ctz(~(uint32_t)fast & valid)) - 1u;
+                if ((uint32_t)ends_x & before) { /* ends at the last run end before it */
+                    v = 32u - (uint32_t)__builtin_clz((uint32_t)ends_x & before);
+                    valid = (__mmask8)((1u << v) - 1u);
+                    stop = 1;
+                } else if (pb_end) { /* or at the last batch's end, which ends a run */
+                    last_x = pb_l * S +
+                             (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << pb_i, pb_U));
+                    stop_slot = slot0 + st->slot[pb_q + (uint64_t)__builtin_popcount(
+                                                            pb_Ec & ((1u << pb_i) - 1u))];
+                    stop = 1;
+                    break;
+                } else {
+                    goto out; /* (no run ends before it in the step) */
+                }
+            }
             t = _mm512_mask_sub_epi64(neg, valid, a, g8);
             t = _mm512_max_epi64(t, _mm512_alignr_epi64(t, neg, 7));
             t = _mm512_max_epi64(t, _mm512_alignr_epi64(t, neg, 6));
@@ -1620,6 +1638,12 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             hi_a = last_a;
             pos = last_p + 1u;
             n += v;
+            pb_end = (int)((ends_x >> (v - 1u)) & 1u);
+            pb_l = l;
+            pb_i = 8 * k + v - 1u;
+            pb_U = U;
+            pb_Ec = Ec;
+            pb_q = qline;
             if (stop) { /* the last place's slot in x, and its lane */
                 last_x = l * S + (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (8 * k + v - 1u), U));
                 stop_slot = slot0 + st->slot[qline + (uint64_t)__builtin_popcount(
@@ -1691,21 +1715,13 @@ out:
 #undef FQ
 #endif
 
-/* One step: want places or more from x into y, ended at a slot of x.
- * AMQ_OK; AMQ_EFULL when y cannot take them (an offset past 255: the growth
- * is done again, larger, by grow_over); AMQ_ENOMEM. */
-static int step(amq_qf *x, uint32_t want, placed *buf)
+/* A step by decode() and the encoder, any entry (step() says what it returns). */
+static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
 {
     amq_qf_growth *g = x->growth;
     decoder d;
     encoder e;
     uint32_t n;
-#if defined(__AVX512BW__) && defined(__BMI2__)
-    if (g->y->k - x->k <= 1u && g->key_last == UINT64_MAX &&
-        amq_cpu_has(AMQ_CPU_AVX512DQ | AMQ_CPU_AVX512VBMI2 | AMQ_CPU_AVX512VPOPCNTDQ) &&
-        fast_step(x, want))
-        return AMQ_OK;
-#endif
     dec_start(&d, x, g, want);
     enc_start(&e, g);
     n = decode(&d, x, g, buf);
@@ -1737,6 +1753,33 @@ static int step(amq_qf *x, uint32_t want, placed *buf)
     g->y->entries += e.entries;
     g->done = d.done;
     return e.bad ? AMQ_ECORRUPT : AMQ_OK; /* (never: enc_fits) */
+}
+
+/* One step: want places or more from x into y, ended at a slot of x.
+ * AMQ_OK; AMQ_EFULL when y cannot take them (an offset past 255: the growth
+ * is done again, larger, by grow_over); AMQ_ENOMEM.  Fast steps where they
+ * can: one ends early, before an entry only decode() takes, whose run
+ * decode() then takes alone (want 1), so that the rare such entry does not
+ * send a whole step there. */
+static int step(amq_qf *x, uint32_t want, placed *buf)
+{
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    amq_qf_growth *g = x->growth;
+    const uint64_t read0 = g->read;
+    int rc;
+    if (g->y->k - x->k <= 1u && g->key_last == UINT64_MAX &&
+        amq_cpu_has(AMQ_CPU_AVX512DQ | AMQ_CPU_AVX512VBMI2 | AMQ_CPU_AVX512VPOPCNTDQ)) {
+        while (fast_step(x, (uint32_t)(want - (g->read - read0)))) {
+            if (g->done || g->read - read0 >= want)
+                return AMQ_OK;
+            if ((rc = step_decoded(x, 1u, buf)) != AMQ_OK || g->done || g->read - read0 >= want)
+                return rc;
+        }
+    }
+    return step_decoded(x, want - (uint32_t)(g->read - read0), buf);
+#else
+    return step_decoded(x, want, buf);
+#endif
 }
 
 /* A growth to m2 slots: y allocated (its pages are touched as it is written). */
