@@ -1428,7 +1428,7 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
     uint32_t nlens = 0;
     int64_t dprev = (int64_t)pos0;
     int ok = 0, done = 0, stop = 0, reopen = 0;
-    int pb_end = 0; /* pb_: the last batch's last entry (where a step may end) */
+    int pb_end = 0; /* pb_: the last batch's last entry, where a step ends (pb_end: a run's end) */
     uint64_t pb_l = 0, pb_q = 0;
     uint32_t pb_i = 0, pb_U = 0, pb_Ec = 0;
     uint16_t sbuf[32] __attribute__((aligned(64)));
@@ -1542,10 +1542,6 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
                     valid = (__mmask8)((1u << v) - 1u);
                     stop = 1;
                 } else if (pb_end) { /* or at the last batch's end, which ends a run */
-                    last_x = pb_l * S +
-                             (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << pb_i, pb_U));
-                    stop_slot = slot0 + st->slot[pb_q + (uint64_t)__builtin_popcount(
-                                                            pb_Ec & ((1u << pb_i) - 1u))];
                     stop = 1;
                     break;
                 } else {
@@ -1644,17 +1640,18 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
             pb_U = U;
             pb_Ec = Ec;
             pb_q = qline;
-            if (stop) { /* the last place's slot in x, and its lane */
-                last_x = l * S + (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (8 * k + v - 1u), U));
-                stop_slot = slot0 + st->slot[qline + (uint64_t)__builtin_popcount(
-                                                          Ec & ((1u << (8 * k + v - 1u)) - 1u))];
+            if (stop)
                 break;
-            }
             last_x = l * S + 31u - (uint32_t)__builtin_clz(U);
         }
     }
-    if (!stop)
+    if (stop) { /* the last place's slot in x, and its lane */
+        last_x = pb_l * S + (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << pb_i, pb_U));
+        stop_slot =
+            slot0 + st->slot[pb_q + (uint64_t)__builtin_popcount(pb_Ec & ((1u << pb_i) - 1u))];
+    } else {
         done = 1; /* x read to its end */
+    }
     ok = 1;
 out:
     if (ok) { /* the stage into y */
