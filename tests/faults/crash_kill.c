@@ -3,13 +3,14 @@
  * place: journal, then the changed chunks), `amq add --rewrite FILE KEYS`
  * (whole-file replacement), `amq create FILE ... --force` and `amq add` of
  * a quotient filter (a kind that grows: the add finishes its growth, then
- * replaces the file whole) are killed with SIGKILL at random moments, hundreds of times, and after each kill
- * FILE must read, byte for byte, as either the old complete filter or the
- * new complete one - "read" meaning with the journal a killed in-place add
- * left beside it applied, as every open does - and `amq info` must
- * validate it (header and payload checksums).  Temporary files of a
- * killed save (".FILE.XXXXXX.amqtmp") may stay behind; they are left in
- * place for the following runs, which must not be affected by them.
+ * replaces the file whole) are killed with SIGKILL at random moments,
+ * hundreds of times, and after each kill FILE must read, byte for byte, as
+ * either the old complete filter or the new complete one - "read" meaning
+ * with the journal a killed in-place add left beside it applied, as every
+ * open does - and `amq info` must validate it (header and payload
+ * checksums).  Temporary files of a killed save (".FILE.XXXXXX.amqtmp") may
+ * stay behind; they are left in place for the following runs, which must
+ * not be affected by them.
  *
  * Usage: crash_kill AMQ [ITERATIONS [SEED]]   (defaults 300, 1)
  * The filter is about 2.4 MB, so that a save (write, fsync, rename, fsync
