@@ -11,10 +11,36 @@ static const char usage_text[] =
     "usage: amq info FILE [--json]\n"
     "\n"
     "Verifies FILE's checksums and describes the filter: kind, parameters (bits,\n"
-    "hash count, ...), bytes, items added, bits per item, fill ratio, and the\n"
-    "expected false-positive rate now and at capacity.\n"
+    "hash count, ...), capacity (for a kind that grows: where its next growth\n"
+    "starts), bytes, items added, bits per item, fill ratio, and the expected\n"
+    "false-positive rate now and at capacity (for the expandable and quotient\n"
+    "kinds: the target they hold at every size; for the scalable kinds: the rate of\n"
+    "the first Bloom link, each next one's half, or of one full cuckoo link).\n"
     "\n"
     "  --json   print one JSON object instead\n";
+
+/* The rate now and what the kind holds it to: a sized kind's rate at
+ * capacity; the expandable kinds' target at every size; RedisBloom's
+ * scalable kinds' first link (each next Bloom link at half the rate before:
+ * the whole under twice it) or full link (cuckoo links keep their rate
+ * each, so that the whole's grows with them). */
+static void fpp_line(const amq_stats *st)
+{
+    if (st->kind == AMQ_KIND_SCALABLE_BLOOM)
+        printf("%-17s %.3g now, %.3g the first link's (each next link's half)\n",
+               "false positives:", st->fpp_now, st->fpp_target);
+    else if (st->kind == AMQ_KIND_SCALABLE_CUCKOO)
+        printf("%-17s %.3g now, %.3g a full link (the rate adds up over links)\n",
+               "false positives:", st->fpp_now, st->fpp_target);
+    else if (st->kind == AMQ_KIND_EXPANDABLE || st->kind == AMQ_KIND_QUOTIENT)
+        printf("%-17s %.3g now, target %.3g at every size\n", "false positives:", st->fpp_now,
+               st->fpp_target);
+    else if (st->capacity > 0)
+        printf("%-17s %.3g now, %.3g at capacity\n", "false positives:", st->fpp_now,
+               st->fpp_target);
+    else
+        printf("%-17s %.3g now\n", "false positives:", st->fpp_now);
+}
 
 static void json_string(const char *s)
 {
@@ -161,11 +187,7 @@ int cmd_info(int argc, char **argv)
             printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
             printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);
         }
-        if (st.capacity > 0)
-            printf("%-17s %.3g now, %.3g at capacity\n", "false positives:", st.fpp_now,
-                   st.fpp_target);
-        else
-            printf("%-17s %.3g now\n", "false positives:", st.fpp_now);
+        fpp_line(&st);
         amq_filter_describe(f, field_text, NULL);
     }
     amq_filter_free(f);

@@ -130,6 +130,10 @@ grep -q '^redisbloom size: *1080$' info.txt || fail "CF.INFO Size 1080"
 grep -q '^hash: *murmur64a, seed 0$' info.txt || fail "RedisBloom hashing"
 expect_status 0 "$AMQ" add --duplicates sc.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c sc.amq keys)"
+# RedisBloom's CF: 8-bit fingerprints, buckets of 2, a link's rate 1 - (254/255)^4
+"$AMQ" info sc.amq >info.txt
+grep -q '^false positives: .* now, 0\.0156 a full link (the rate adds up over links)$' info.txt ||
+    fail "rate line: $(cat info.txt)"
 expect_status 0 "$AMQ" remove sc.amq first
 expect_eq "the others stay" 10000 "$("$AMQ" query -c sc.amq second)"
 expect_status 0 "$AMQ" create sn.amq --type scalable-cuckoo --capacity 1000 \
@@ -157,6 +161,8 @@ expect_status 0 "$AMQ" add sb.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c sb.amq keys)"
 "$AMQ" info sb.amq >info.txt
 grep -q '^links: *8$' info.txt || fail "100 doubling to 20000 items: 8 links: $(cat info.txt)"
+grep -q "^false positives: .* now, 0\.001 the first link's (each next link's half)$" info.txt ||
+    fail "rate line: $(cat info.txt)"
 expect_status 0 "$AMQ" create sbn.amq --type scalable-bloom --capacity 100 --expansion 4
 expect_status 0 "$AMQ" add sbn.amq keys
 expect_eq "native: every key present" 20000 "$("$AMQ" query -c sbn.amq keys)"

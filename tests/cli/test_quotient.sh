@@ -28,6 +28,9 @@ awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "other:%d\n", i }' >absent
 expect_status 0 "$AMQ" add --stats --json q.amq k1
 expect_eq "add --stats: read, new" 1 "$(grep -c '"keys_read": 1000000, "keys_new": 1000000,' "$T/.err")"
 expect_eq "items" 1000000 "$(info_field q.amq items)"
+# the target holds at every size: no "at capacity" for a kind that grows
+expect_eq "info's rate line" 1 \
+    "$("$AMQ" info q.amq | grep -c '^false positives: *0\.000[0-9]* now, target 0\.01 at every size$')"
 expect_eq "every key present (mmap'd)" 1000000 "$("$AMQ" query -c q.amq k1)"
 expect_eq "every key present (--trust)" 1000000 "$("$AMQ" query -c --trust q.amq k1)"
 expect_eq "every key present (stdin)" 1000000 "$("$AMQ" query -c q.amq - <k1)"
