@@ -2103,8 +2103,12 @@ static PyGetSetDef Filter_getset[] = {
     {"kind", (getter)get_kind, NULL, "the kind's name: 'bloom', 'blocked', 'cuckoo', ...", NULL},
     {"readonly", (getter)get_readonly, NULL, "True for a memory-mapped filter", NULL},
     {"closed", (getter)get_closed, NULL, "True after close()", NULL},
-    {"capacity", (getter)get_capacity, NULL, "items the filter is sized for", NULL},
-    {"fpp", (getter)get_fpp, NULL, "target false-positive rate at capacity", NULL},
+    {"capacity", (getter)get_capacity, NULL,
+     "items the filter is sized for (a kind that grows: where its next growth starts)", NULL},
+    {"fpp", (getter)get_fpp, NULL,
+     "target false-positive rate: at capacity for a sized kind, at every size for the "
+     "expandable and quotient kinds, the first link's for scalable-bloom, a full link's "
+     "for scalable-cuckoo", NULL},
     {"nbytes", (getter)get_nbytes, NULL, "bytes of filter data", NULL},
     {"approx_items", (getter)get_approx_items, NULL,
      "distinct keys estimated from the bits (Bloom kinds: -m/k ln(1 - fill)); the "
