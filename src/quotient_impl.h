@@ -2064,11 +2064,14 @@ __attribute__((noinline)) static int contains_key_any(const amq_qf *x, const voi
     return qf_has(x, key_h1(x, key, len));
 }
 
-/* the run of slot a, the t-th of its line (which begins at p0), not in
- * the line or longer than 8 lanes; */
-__attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t a, uint64_t p0,
-                                                  uint32_t t, uint64_t h)
+/* h's run, not in its line or longer than 8 lanes; its place is worked out
+ * again here (the line is cached by now), so that the entry keeps fewer
+ * values live past its line's answer; */
+__attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t h)
 {
+    uint64_t a, p0 = 0;
+    uint32_t t = 0; /* set whenever line_has says QF_RUN */
+    (void)line_has(x, h, &a, &p0, &t);
 #if defined(__AVX512BW__) && defined(__BMI2__)
     int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t);
     if (__builtin_expect(r != QF_RUN, 1)) {
@@ -2107,7 +2110,7 @@ static int isa_contains_key(const void *impl, const void *key, size_t len)
     if (r == 1)
         return 1;
     if (__builtin_expect(r == QF_RUN, 0))
-        return contains_run(x, a, p0, t, h);
+        return contains_run(x, h);
     if (__builtin_expect(r == QF_DEEP, 0))
         return contains_deep(x, h);
     if (__builtin_expect(!amq_qf_pend_maybe(x, h), 1))
