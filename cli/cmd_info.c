@@ -20,7 +20,7 @@ static const char usage_text[] =
     "  --json   print one JSON object instead\n";
 
 /* The rate now and what the kind holds it to: a sized kind's rate at
- * capacity; the expandable kinds' target at every size; RedisBloom's
+ * capacity; the unsized kinds' target at every size; RedisBloom's
  * scalable kinds' first link (each next Bloom link at half the rate before:
  * the whole under twice it) or full link (cuckoo links keep their rate
  * each, so that the whole's grows with them). */
@@ -32,7 +32,7 @@ static void fpp_line(const amq_stats *st)
     else if (st->kind == AMQ_KIND_SCALABLE_CUCKOO)
         printf("%-17s %.3g now, %.3g a full link (the rate adds up over links)\n",
                "false positives:", st->fpp_now, st->fpp_target);
-    else if (st->kind == AMQ_KIND_EXPANDABLE || st->kind == AMQ_KIND_QUOTIENT)
+    else if (cli_kind_unsized(st->kind))
         printf("%-17s %.3g now, target %.3g at every size\n", "false positives:", st->fpp_now,
                st->fpp_target);
     else if (st->capacity > 0)
