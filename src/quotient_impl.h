@@ -2265,11 +2265,231 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
     return batch_first(x, h);
 }
 
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* ---- the batched query eight keys at a time (AVX-512 with DQ and VPOPCNTDQ) ----------------
+ * What a key's query does before and after its line is read but the lanes' compare, worked out
+ * for eight keys in a register's lanes: their slots (a 128-bit product's high word, then a
+ * division by 28 in doubles, exact under 2^53), the line's header gathered, the slot's rank
+ * and occupied bit, whether its run ends in the line, the pending keys' signature.  Each key's
+ * lanes are compared alone (line_hits, one register a line), and only the keys whose run
+ * must be placed (an occupied slot some lane answers) take line_has_at's scalar end; a run
+ * that leaves its line waits in the late ring as before, so every answer is line_has_at's
+ * (test_quotient compares them key by key). */
+#define QF_VEC_TARGET __attribute__((target("avx512dq,avx512vpopcntdq")))
+#define QG 8u        /* keys a group */
+#define QG_AHEAD 8u  /* groups staged ahead of the one answered (4 measured slower) */
+
+typedef struct {
+    uint64_t h[QG], blk[QG], i[QG]; /* each key's h1, line and slot's place in it */
+} qgroup;
+
+/* Group g's keys (h1 in hv) placed in their lines (the next group's answers prefetch them). */
+static inline QF_VEC_TARGET void group_stage(const amq_qf *x, __m512i hv, qgroup *g)
+{
+    const __m512i a = mulhi8(hv, _mm512_set1_epi64((long long)x->m));
+    const __m512i blk = _mm512_cvttpd_epu64(
+        _mm512_div_pd(_mm512_cvtepu64_pd(a), _mm512_set1_pd((double)S))); /* a < 2^48 */
+    const __m512i b28 = _mm512_sub_epi64(_mm512_slli_epi64(blk, 5), _mm512_slli_epi64(blk, 2));
+    _mm512_store_si512((void *)g->h, hv);
+    _mm512_store_si512((void *)g->blk, blk);
+    _mm512_store_si512((void *)g->i, _mm512_sub_epi64(a, b28));
+}
+
+/* The group's answers from the table and the pending keys: bit j for key j present; bits of
+ * *late for keys whose run leaves their line (answered later, late_answer).  Group pf's lines
+ * are prefetched, one with each key's compare (eight at once measured slower). */
+static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, const qgroup *g,
+                                                  const qgroup *pf, uint32_t *late)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i hv = _mm512_load_si512((const void *)g->h);
+    const __m512i iv = _mm512_load_si512((const void *)g->i);
+    const __m512i w = _mm512_i64gather_epi64(_mm512_slli_epi64(
+                                                 _mm512_load_si512((const void *)g->blk), 6),
+                                             (const void *)x->t, 1);
+    const __m512i off = _mm512_and_si512(w, _mm512_set1_epi64(255));
+    /* rank: occupied slots up to i; run ends in the line from the offset on (none past 63) */
+    const __m512i tv = _mm512_popcnt_epi64(_mm512_and_si512(
+        _mm512_srli_epi64(w, 8), _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(2), iv),
+                                                  one)));
+    const __m512i r = _mm512_and_si512(_mm512_srli_epi64(w, 36),
+                                       _mm512_sllv_epi64(_mm512_set1_epi64(-1), off));
+    const __mmask8 occ = _mm512_test_epi64_mask(
+        _mm512_srlv_epi64(w, _mm512_add_epi64(iv, _mm512_set1_epi64(8))), one);
+    const __mmask8 in_line = _mm512_cmpge_epu64_mask(_mm512_popcnt_epi64(r), tv) &
+                             _mm512_cmplt_epu64_mask(off, _mm512_set1_epi64(S));
+    const __m512i ql = _mm512_or_si512(
+        _mm512_srli_epi64(_mm512_sll_epi64(hv, _mm_cvtsi32_si128((int)x->k)), 48), one);
+    const __m512i qs = _mm512_or_si512(
+        _mm512_srli_epi64(_mm512_sll_epi64(hv, _mm_cvtsi32_si128((int)x->k - 1)), 48), one);
+    const __m512i sig = _mm512_permutexvar_epi64(
+        _mm512_srli_epi64(hv, 62),
+        _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)x->pend_sig)));
+    const __mmask8 maybe_pend = _mm512_test_epi64_mask(
+        _mm512_srlv_epi64(sig, _mm512_and_si512(_mm512_srli_epi64(hv, 56),
+                                                _mm512_set1_epi64(63))),
+        one);
+    uint64_t q_long[QG], q_short[QG], tq[QG], rq[QG], oq[QG];
+    uint32_t all[QG], any = 0, hard, yes = 0, j;
+    _mm512_storeu_si512((void *)q_long, ql);
+    _mm512_storeu_si512((void *)q_short, qs);
+    for (j = 0; j < QG; j++) {
+        const uint8_t *line = x->t + g->blk[j] * 64u;
+        __builtin_prefetch(x->t + pf->blk[j] * 64u);
+        all[j] = line_hits(line, (uint16_t)q_long[j], (uint16_t)q_short[j]) & line_used(line);
+        any |= (uint32_t)(all[j] != 0) << j;
+    }
+    *late = (uint32_t)(occ & ~in_line);
+    hard = (uint32_t)(occ & in_line) & any;
+    if (hard != 0) { /* the run lies in the line: line_has_at's end, a key at a time */
+        _mm512_storeu_si512((void *)tq, tv);
+        _mm512_storeu_si512((void *)rq, r);
+        _mm512_storeu_si512((void *)oq, off);
+        do {
+            const uint32_t k = (uint32_t)__builtin_ctz(hard);
+            const uint64_t e = _pdep_u64(UINT64_C(3) << (tq[k] - 1u),
+                                         (rq[k] << 1) | (UINT64_C(1) << oq[k]));
+            const uint32_t end = 62u - (uint32_t)__builtin_clzll(e);
+            uint32_t start = (uint32_t)__builtin_ctzll(e), hit;
+            if (start < g->i[k])
+                start = (uint32_t)g->i[k];
+            hit = all[k] & (uint32_t)((UINT64_C(32) << end) - (UINT64_C(16) << start));
+            if (hit != 0 && ((hit & ~line_voids(x->t + g->blk[k] * 64u)) != 0 ||
+                             deep_has(x, g->h[k])))
+                yes |= UINT32_C(1) << k;
+            hard &= hard - 1u;
+        } while (hard != 0);
+    }
+    for (hard = (uint32_t)maybe_pend & ~yes & ~*late; hard != 0; hard &= hard - 1u)
+        if (pend_has(x, g->h[j = (uint32_t)__builtin_ctz(hard)]))
+            yes |= UINT32_C(1) << j;
+    return yes;
+}
+
+/* The answers of the group at out (NULL: counted only) and its late keys pushed: how many
+ * answered present now (the late ring's pushes answer older keys). */
+static inline QF_VEC_TARGET uint64_t group_out(const amq_qf *x, const qgroup *g,
+                                               const qgroup *pf, late_ring *lr, size_t at,
+                                               uint8_t *out)
+{
+    uint32_t late, yes = group_answer(x, g, pf, &late);
+    uint64_t hits = (uint64_t)__builtin_popcount(yes);
+    if (out != NULL)
+        _mm_storel_epi64((__m128i *)(void *)(out + at),
+                         _mm_and_si128(_mm_movm_epi8((__mmask16)yes), _mm_set1_epi8(1)));
+    for (; late != 0; late &= late - 1u) { /* each waits while its line's next is fetched */
+        const uint32_t j = (uint32_t)__builtin_ctz(late);
+        __builtin_prefetch(x->t + (g->blk[j] + 1u) * 64u);
+        hits += (uint64_t)late_push(x, lr, g->h[j], at + j, out);
+    }
+    return hits;
+}
+
+/* Where a batch's keys come from: hashes given, or packed keys hashed here. */
+typedef struct {
+    const amq_hash128 *h; /* NULL: keys */
+    const uint8_t *keys;
+    size_t key_len;
+} qkeys;
+
+static inline __attribute__((always_inline)) QF_VEC_TARGET __m512i group_h1(const amq_qf *x,
+                                                                         const qkeys *src,
+                                                                         size_t at)
+{
+    uint64_t v[QG];
+    uint32_t j;
+    if (src->h != NULL) /* h1 of eight (h1, h2) pairs */
+        return _mm512_permutex2var_epi64(_mm512_loadu_si512((const void *)(src->h + at)),
+                                         _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
+                                         _mm512_loadu_si512((const void *)(src->h + at + 4)));
+    for (j = 0; j < QG; j++) {
+        amq_prefetch_keys(src->keys, src->key_len, at + j);
+        v[j] = key_h1(x, src->keys + (at + j) * src->key_len, src->key_len);
+    }
+    return _mm512_loadu_si512((const void *)v);
+}
+
+static inline __attribute__((always_inline)) uint64_t key_h1_at(const amq_qf *x, const qkeys *src,
+                                                                size_t at)
+{
+    return src->h != NULL ? src->h[at].h1
+                          : key_h1(x, src->keys + at * src->key_len, src->key_len);
+}
+
+/* A batch of n keys eight at a time (no growth under way; a CPU with AVX-512DQ and
+ * VPOPCNTDQ), QG_AHEAD groups staged ahead of the one answered; the keys past the last
+ * group of eight one at a time.  Answers into out (NULL: counted only); how many present. */
+static inline __attribute__((always_inline)) QF_VEC_TARGET uint64_t
+contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
+{
+    qgroup ring[QG_AHEAD] __attribute__((aligned(64)));
+    late_ring lr;
+    const size_t ng = n / QG;
+    uint64_t hits = 0;
+    size_t g, k;
+    lr.head = lr.used = 0;
+    for (g = 0; g < ng && g < QG_AHEAD; g++) {
+        group_stage(x, group_h1(x, src, g * QG), &ring[g]);
+        for (k = 0; k < QG; k++)
+            __builtin_prefetch(x->t + ring[g].blk[k] * 64u);
+    }
+    for (g = 0; g < ng; g++) { /* the group staged last is prefetched a key at a time */
+        hits += group_out(x, &ring[g % QG_AHEAD], &ring[(g + QG_AHEAD - 1) % QG_AHEAD], &lr,
+                          g * QG, out);
+        if (g + QG_AHEAD < ng)
+            group_stage(x, group_h1(x, src, (g + QG_AHEAD) * QG), &ring[g % QG_AHEAD]);
+    }
+    for (k = ng * QG; k < n; k++) {
+        const uint64_t h = key_h1_at(x, src, k);
+        const int r = batch_first_at(x, x, h, line_spot(x, h));
+        if (r == QF_RUN) {
+            hits += (uint64_t)late_push(x, &lr, h, k, out);
+            continue;
+        }
+        hits += (uint64_t)r;
+        if (out != NULL)
+            out[k] = (uint8_t)r;
+    }
+    return hits + late_drain(x, &lr, out);
+}
+
+static QF_VEC_TARGET __attribute__((noinline)) void groups_hashed(const amq_qf *x,
+                                                                   const amq_hash128 *h, size_t n,
+                                                                   uint8_t *out)
+{
+    const qkeys src = {h, NULL, 0};
+    (void)contains_groups(x, &src, n, out);
+}
+
+static QF_VEC_TARGET __attribute__((noinline)) uint64_t
+groups_packed(const amq_qf *x, const void *keys, size_t key_len, size_t n, uint8_t *out)
+{
+    const qkeys src = {NULL, keys, key_len};
+    return contains_groups(x, &src, n, out);
+}
+
+/* The groups' loop answers this batch: no growth under way, the CPU has what it needs, and
+ * every cell of the ring is staged before the first answer (n >= 64). */
+static inline int groups_serve(const amq_qf *x, size_t n)
+{
+    return x->growth == NULL && n >= QG * QG_AHEAD &&
+           amq_cpu_has(AMQ_CPU_AVX512DQ | AMQ_CPU_AVX512VPOPCNTDQ);
+}
+#undef QG
+#undef QG_AHEAD
+#endif
+
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
     uint64_t spot[QF_WINDOW];
     late_ring lr;
     size_t i;
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    if (groups_serve(x, n)) {
+        groups_hashed(x, h, n, out);
+        return;
+    }
+#endif
     lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++)
         prefetch_spot(x, spot[i] = line_spot(x, h[i].h1));
@@ -2294,6 +2514,10 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
     uint64_t ring[QF_WINDOW], spot[QF_WINDOW], hits = 0;
     late_ring lr;
     size_t i;
+#if defined(__AVX512BW__) && defined(__BMI2__)
+    if (groups_serve(x, n))
+        return groups_packed(x, keys, key_len, n, out);
+#endif
     lr.head = lr.used = 0;
     for (i = 0; i < n && i < QF_WINDOW; i++) {
         ring[i] = key_h1(x, kp + i * key_len, key_len);
