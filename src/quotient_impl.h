@@ -395,9 +395,10 @@ static inline __attribute__((always_inline)) int line_has(const amq_qf *x, uint6
  * at once, as line_has_at compares one (a run that leaves its line is a
  * tenth of the keys; run_answers walks it a run end at a time).  QF_RUN
  * when the run does not end in the next line, or begins past it: the
- * general path then. */
+ * general path then.  (hits0: line blk's line_hits for h, when known.) */
 static inline __attribute__((always_inline)) int run_in_two(const amq_qf *x, uint64_t h,
-                                                            uint64_t blk, uint32_t i, uint32_t t)
+                                                            uint64_t blk, uint32_t i, uint32_t t,
+                                                            const uint32_t *hits0)
 {
     const uint8_t *l0 = x->t + blk * 64u, *l1 = l0 + 64;
     const uint64_t w0 = *(const uint64_t *)(const void *)l0;
@@ -428,7 +429,7 @@ static inline __attribute__((always_inline)) int run_in_two(const amq_qf *x, uin
     q_short = entry_at(h, x->k - 1u);
     m0 = (uint32_t)(UINT64_C(0xffffffff) << (4u + s0)); /* lanes s0 to 27; none when s0 is S */
     m1 = (uint32_t)((UINT64_C(32) << end1) - (UINT64_C(16) << s1));
-    hit0 = line_hits(l0, q_long, q_short) & m0;
+    hit0 = (hits0 != NULL ? *hits0 : line_hits(l0, q_long, q_short)) & m0;
     hit1 = line_hits(l1, q_long, q_short) & m1;
     yes = ((hit0 & ~line_voids(l0)) | (hit1 & ~line_voids(l1))) != 0;
     return yes ? 1 : (hit0 | hit1) != 0 ? QF_DEEP : 0;
@@ -2073,7 +2074,7 @@ __attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t h)
     uint32_t t = 0; /* set whenever line_has says QF_RUN */
     (void)line_has(x, h, &a, &p0, &t);
 #if defined(__AVX512BW__) && defined(__BMI2__)
-    int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t);
+    int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t, NULL);
     if (__builtin_expect(r != QF_RUN, 1)) {
         if (__builtin_expect(r == QF_DEEP, 0))
             r = deep_has(x, h);
@@ -2212,7 +2213,7 @@ static inline int late_answer(const amq_qf *x, uint64_t h)
         const uint64_t w = *(const uint64_t *)(const void *)(x->t + blk * 64u);
         const uint32_t t = (uint32_t)__builtin_popcountll(w & (((UINT64_C(2) << i) - 1u) << 8));
         int r;
-        if (((w >> (8u + i)) & 1u) && (r = run_in_two(x, h, blk, i, t)) != QF_RUN) {
+        if (((w >> (8u + i)) & 1u) && (r = run_in_two(x, h, blk, i, t, NULL)) != QF_RUN) {
             if (__builtin_expect(r == QF_DEEP, 0))
                 r = deep_has(x, h);
             return r | pend_has(x, h);
@@ -2278,10 +2279,16 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
 #define QF_VEC_TARGET __attribute__((target("avx512dq,avx512vpopcntdq")))
 #define QG 8u        /* keys a group */
 #define QG_AHEAD 8u  /* groups staged ahead of the one answered (4 measured slower) */
+#define QG_BACK 2u   /* groups answered before a group's late keys are (their next lines fetched) */
+#define QG_RING (QG_AHEAD + QG_BACK)
 
 typedef struct {
-    uint64_t h[QG], blk[QG], i[QG]; /* each key's h1, line and slot's place in it */
-} qgroup;
+    const uint8_t *line[QG]; /* each key's line */
+    uint64_t h[QG], i[QG];   /* its h1, and its slot's place in the line */
+    uint64_t t[QG];          /* answered: its slot's rank in the line */
+    uint32_t all[QG];        /* and the line's lanes that hold an entry and answer it */
+    uint32_t late;           /* the keys whose run leaves their line */
+} __attribute__((aligned(64))) qgroup; /* (its rows stored whole) */
 
 /* Group g's keys (h1 in hv) placed in their lines (the next group's answers prefetch them). */
 static inline QF_VEC_TARGET void group_stage(const amq_qf *x, __m512i hv, qgroup *g)
@@ -2291,22 +2298,21 @@ static inline QF_VEC_TARGET void group_stage(const amq_qf *x, __m512i hv, qgroup
         _mm512_div_pd(_mm512_cvtepu64_pd(a), _mm512_set1_pd((double)S))); /* a < 2^48 */
     const __m512i b28 = _mm512_sub_epi64(_mm512_slli_epi64(blk, 5), _mm512_slli_epi64(blk, 2));
     _mm512_store_si512((void *)g->h, hv);
-    _mm512_store_si512((void *)g->blk, blk);
+    _mm512_store_si512((void *)g->line, _mm512_add_epi64(_mm512_slli_epi64(blk, 6),
+                                                         _mm512_set1_epi64((long long)x->t)));
     _mm512_store_si512((void *)g->i, _mm512_sub_epi64(a, b28));
 }
 
 /* The group's answers from the table and the pending keys: bit j for key j present; bits of
- * *late for keys whose run leaves their line (answered later, late_answer).  Group pf's lines
- * are prefetched, one with each key's compare (eight at once measured slower). */
-static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, const qgroup *g,
-                                                  const qgroup *pf, uint32_t *late)
+ * g->late for keys whose run leaves their line (group_late answers them), their next lines
+ * fetched.  Group pf's lines are prefetched, one with each key's compare (eight at once
+ * measured slower). */
+static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, qgroup *g, const qgroup *pf)
 {
     const __m512i one = _mm512_set1_epi64(1);
     const __m512i hv = _mm512_load_si512((const void *)g->h);
     const __m512i iv = _mm512_load_si512((const void *)g->i);
-    const __m512i w = _mm512_i64gather_epi64(_mm512_slli_epi64(
-                                                 _mm512_load_si512((const void *)g->blk), 6),
-                                             (const void *)x->t, 1);
+    const __m512i w = _mm512_i64gather_epi64(_mm512_load_si512((const void *)g->line), NULL, 1);
     const __m512i off = _mm512_and_si512(w, _mm512_set1_epi64(255));
     /* rank: occupied slots up to i; run ends in the line from the offset on (none past 63) */
     const __m512i tv = _mm512_popcnt_epi64(_mm512_and_si512(
@@ -2329,58 +2335,77 @@ static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, const qgroup 
         _mm512_srlv_epi64(sig, _mm512_and_si512(_mm512_srli_epi64(hv, 56),
                                                 _mm512_set1_epi64(63))),
         one);
-    uint64_t q_long[QG], q_short[QG], tq[QG], rq[QG], oq[QG];
-    uint32_t all[QG], any = 0, hard, yes = 0, j;
+    uint64_t q_long[QG], q_short[QG], rq[QG], oq[QG];
+    uint32_t *all = g->all, any = 0, hard, yes = 0, j;
     _mm512_storeu_si512((void *)q_long, ql);
     _mm512_storeu_si512((void *)q_short, qs);
     for (j = 0; j < QG; j++) {
-        const uint8_t *line = x->t + g->blk[j] * 64u;
-        __builtin_prefetch(x->t + pf->blk[j] * 64u);
-        all[j] = line_hits(line, (uint16_t)q_long[j], (uint16_t)q_short[j]) & line_used(line);
+        __builtin_prefetch(pf->line[j]);
+        all[j] = line_hits(g->line[j], (uint16_t)q_long[j], (uint16_t)q_short[j]) &
+                 line_used(g->line[j]);
         any |= (uint32_t)(all[j] != 0) << j;
     }
-    *late = (uint32_t)(occ & ~in_line);
+    g->late = (uint32_t)(occ & ~in_line);
     hard = (uint32_t)(occ & in_line) & any;
+    if ((hard | g->late) != 0)
+        _mm512_store_si512((void *)g->t, tv);
+    for (j = g->late; j != 0; j &= j - 1u)
+        __builtin_prefetch(g->line[__builtin_ctz(j)] + 64);
     if (hard != 0) { /* the run lies in the line: line_has_at's end, a key at a time */
-        _mm512_storeu_si512((void *)tq, tv);
         _mm512_storeu_si512((void *)rq, r);
         _mm512_storeu_si512((void *)oq, off);
         do {
             const uint32_t k = (uint32_t)__builtin_ctz(hard);
-            const uint64_t e = _pdep_u64(UINT64_C(3) << (tq[k] - 1u),
+            const uint64_t e = _pdep_u64(UINT64_C(3) << (g->t[k] - 1u),
                                          (rq[k] << 1) | (UINT64_C(1) << oq[k]));
             const uint32_t end = 62u - (uint32_t)__builtin_clzll(e);
             uint32_t start = (uint32_t)__builtin_ctzll(e), hit;
             if (start < g->i[k])
                 start = (uint32_t)g->i[k];
             hit = all[k] & (uint32_t)((UINT64_C(32) << end) - (UINT64_C(16) << start));
-            if (hit != 0 && ((hit & ~line_voids(x->t + g->blk[k] * 64u)) != 0 ||
+            if (hit != 0 && ((hit & ~line_voids(g->line[k])) != 0 ||
                              deep_has(x, g->h[k])))
                 yes |= UINT32_C(1) << k;
             hard &= hard - 1u;
         } while (hard != 0);
     }
-    for (hard = (uint32_t)maybe_pend & ~yes & ~*late; hard != 0; hard &= hard - 1u)
+    for (hard = (uint32_t)maybe_pend & ~yes & ~g->late; hard != 0; hard &= hard - 1u)
         if (pend_has(x, g->h[j = (uint32_t)__builtin_ctz(hard)]))
             yes |= UINT32_C(1) << j;
     return yes;
 }
 
-/* The answers of the group at out (NULL: counted only) and its late keys pushed: how many
- * answered present now (the late ring's pushes answer older keys). */
-static inline QF_VEC_TARGET uint64_t group_out(const amq_qf *x, const qgroup *g,
-                                               const qgroup *pf, late_ring *lr, size_t at,
-                                               uint8_t *out)
+/* The answers of the group at out (NULL: counted only): how many present. */
+static inline QF_VEC_TARGET uint64_t group_out(const amq_qf *x, qgroup *g, const qgroup *pf,
+                                               size_t at, uint8_t *out)
 {
-    uint32_t late, yes = group_answer(x, g, pf, &late);
-    uint64_t hits = (uint64_t)__builtin_popcount(yes);
+    const uint32_t yes = group_answer(x, g, pf);
     if (out != NULL)
         _mm_storel_epi64((__m128i *)(void *)(out + at),
                          _mm_and_si128(_mm_movm_epi8((__mmask16)yes), _mm_set1_epi8(1)));
-    for (; late != 0; late &= late - 1u) { /* each waits while its line's next is fetched */
+    return (uint64_t)__builtin_popcount(yes);
+}
+
+/* The answers of the group's late keys (QG_BACK groups after its own): a run that ends in
+ * the next line from both lines (run_in_two, this line's compare reused), any other from
+ * the whole query.  How many present. */
+static inline QF_VEC_TARGET uint64_t group_late(const amq_qf *x, const qgroup *g, size_t at,
+                                                uint8_t *out)
+{
+    uint64_t hits = 0;
+    uint32_t late;
+    for (late = g->late; late != 0; late &= late - 1u) {
         const uint32_t j = (uint32_t)__builtin_ctz(late);
-        __builtin_prefetch(x->t + (g->blk[j] + 1u) * 64u);
-        hits += (uint64_t)late_push(x, lr, g->h[j], at + j, out);
+        const uint64_t h = g->h[j];
+        int r = run_in_two(x, h, (uint64_t)(g->line[j] - x->t) / 64u, (uint32_t)g->i[j],
+                           (uint32_t)g->t[j], &g->all[j]);
+        if (__builtin_expect(r == QF_RUN, 0))
+            r = qf_has(x, h);
+        else
+            r = (r == QF_DEEP ? deep_has(x, h) : r) | pend_has(x, h);
+        hits += (uint64_t)r;
+        if (out != NULL)
+            out[at + j] = (uint8_t)r;
     }
     return hits;
 }
@@ -2422,7 +2447,7 @@ static inline __attribute__((always_inline)) uint64_t key_h1_at(const amq_qf *x,
 static inline __attribute__((always_inline)) QF_VEC_TARGET uint64_t
 contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
 {
-    qgroup ring[QG_AHEAD] __attribute__((aligned(64)));
+    qgroup ring[QG_RING];
     late_ring lr;
     const size_t ng = n / QG;
     uint64_t hits = 0;
@@ -2431,14 +2456,19 @@ contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
     for (g = 0; g < ng && g < QG_AHEAD; g++) {
         group_stage(x, group_h1(x, src, g * QG), &ring[g]);
         for (k = 0; k < QG; k++)
-            __builtin_prefetch(x->t + ring[g].blk[k] * 64u);
+            __builtin_prefetch(ring[g].line[k]);
     }
     for (g = 0; g < ng; g++) { /* the group staged last is prefetched a key at a time */
-        hits += group_out(x, &ring[g % QG_AHEAD], &ring[(g + QG_AHEAD - 1) % QG_AHEAD], &lr,
-                          g * QG, out);
+        hits += group_out(x, &ring[g % QG_RING], &ring[(g + QG_AHEAD - 1) % QG_RING], g * QG,
+                          out);
+        if (g >= QG_BACK) /* its cell is the one staged next */
+            hits += group_late(x, &ring[(g - QG_BACK) % QG_RING], (g - QG_BACK) * QG, out);
         if (g + QG_AHEAD < ng)
-            group_stage(x, group_h1(x, src, (g + QG_AHEAD) * QG), &ring[g % QG_AHEAD]);
+            group_stage(x, group_h1(x, src, (g + QG_AHEAD) * QG),
+                        &ring[(g + QG_AHEAD) % QG_RING]);
     }
+    for (g = ng > QG_BACK ? ng - QG_BACK : 0; g < ng; g++)
+        hits += group_late(x, &ring[g % QG_RING], g * QG, out);
     for (k = ng * QG; k < n; k++) {
         const uint64_t h = key_h1_at(x, src, k);
         const int r = batch_first_at(x, x, h, line_spot(x, h));
@@ -2477,6 +2507,8 @@ static inline int groups_serve(const amq_qf *x, size_t n)
 }
 #undef QG
 #undef QG_AHEAD
+#undef QG_BACK
+#undef QG_RING
 #endif
 
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
