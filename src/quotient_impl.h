@@ -2351,20 +2351,28 @@ static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, qgroup *g, co
         _mm512_store_si512((void *)g->t, tv);
     for (j = g->late; j != 0; j &= j - 1u)
         __builtin_prefetch(g->line[__builtin_ctz(j)] + 64);
-    if (hard != 0) { /* the run lies in the line: line_has_at's end, a key at a time */
+    if (hard != 0) { /* the run lies in the line: is an answering lane in it? */
         _mm512_storeu_si512((void *)rq, r);
         _mm512_storeu_si512((void *)oq, off);
         do {
+            /* lane p is in the run when it is past the offset and run end t - 1 (from the
+             * offset) is below it; the empty lanes before slot i answer nothing */
             const uint32_t k = (uint32_t)__builtin_ctz(hard);
-            const uint64_t e = _pdep_u64(UINT64_C(3) << (g->t[k] - 1u),
-                                         (rq[k] << 1) | (UINT64_C(1) << oq[k]));
-            const uint32_t end = 62u - (uint32_t)__builtin_clzll(e);
-            uint32_t start = (uint32_t)__builtin_ctzll(e), hit;
-            if (start < g->i[k])
-                start = (uint32_t)g->i[k];
-            hit = all[k] & (uint32_t)((UINT64_C(32) << end) - (UINT64_C(16) << start));
-            if (hit != 0 && ((hit & ~line_voids(g->line[k])) != 0 ||
-                             deep_has(x, g->h[k])))
+            uint32_t lanes = all[k] >> 4, deep = 0;
+            do {
+                const uint32_t p = (uint32_t)__builtin_ctz(lanes);
+                if (p >= oq[k] &&
+                    (uint64_t)__builtin_popcountll(rq[k] & ((UINT64_C(1) << p) - 1u)) ==
+                        g->t[k] - 1u) {
+                    if (((const uint16_t *)(const void *)(g->line[k] + 8))[p] != VOID_LANE) {
+                        yes |= UINT32_C(1) << k;
+                        break;
+                    }
+                    deep = 1;
+                }
+                lanes &= lanes - 1u;
+            } while (lanes != 0);
+            if (deep && !((yes >> k) & 1u) && deep_has(x, g->h[k]))
                 yes |= UINT32_C(1) << k;
             hard &= hard - 1u;
         } while (hard != 0);
