@@ -2281,6 +2281,11 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
 #define QG_AHEAD 8u  /* groups staged ahead of the one answered (4 measured slower) */
 #define QG_BACK 2u   /* groups answered before a group's late keys are (their next lines fetched) */
 #define QG_RING (QG_AHEAD + QG_BACK)
+#if defined(__clang__)
+#define QG_UNROLL _Pragma("unroll")
+#else
+#define QG_UNROLL _Pragma("GCC unroll 8")
+#endif
 
 typedef struct {
     const uint8_t *line[QG]; /* each key's line */
@@ -2339,6 +2344,7 @@ static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, qgroup *g, co
     uint32_t *all = g->all, any = 0, hard, yes = 0, j;
     _mm512_storeu_si512((void *)q_long, ql);
     _mm512_storeu_si512((void *)q_short, qs);
+    QG_UNROLL /* the shifts by j become constants */
     for (j = 0; j < QG; j++) {
         __builtin_prefetch(pf->line[j]);
         all[j] = line_hits(g->line[j], (uint16_t)q_long[j], (uint16_t)q_short[j]) &
@@ -2517,6 +2523,7 @@ static inline int groups_serve(const amq_qf *x, size_t n)
 #undef QG_AHEAD
 #undef QG_BACK
 #undef QG_RING
+#undef QG_UNROLL
 #endif
 
 static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *out)
