@@ -2280,7 +2280,7 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
 #define QG 8u        /* keys a group */
 #define QG_AHEAD 8u  /* groups staged ahead of the one answered (4 measured slower) */
 #define QG_BACK 2u   /* groups answered before a group's late keys are (their next lines fetched) */
-#define QG_RING (QG_AHEAD + QG_BACK)
+#define QG_RING 16u  /* cells: QG_AHEAD + QG_BACK or more, a power of two (no division) */
 #if defined(__clang__)
 #define QG_UNROLL _Pragma("unroll")
 #else
@@ -2462,6 +2462,7 @@ static inline __attribute__((always_inline)) QF_VEC_TARGET uint64_t
 contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
 {
     qgroup ring[QG_RING];
+    _Static_assert(QG_RING >= QG_AHEAD + QG_BACK && (QG_RING & (QG_RING - 1u)) == 0, "ring");
     late_ring lr;
     const size_t ng = n / QG;
     uint64_t hits = 0;
