@@ -2272,14 +2272,14 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
  * for eight keys in a register's lanes: their slots (a 128-bit product's high word, then a
  * division by 28 in doubles, exact under 2^53), the line's header gathered, the slot's rank
  * and occupied bit, whether its run ends in the line, the pending keys' signature.  Each key's
- * lanes are compared alone (line_hits, one register a line), and only the keys whose run
- * must be placed (an occupied slot some lane answers) take line_has_at's scalar end; a run
- * that leaves its line waits in the late ring as before, so every answer is line_has_at's
- * (test_quotient compares them key by key). */
+ * lanes are compared alone (line_hits, one register a line).  A key whose slot is empty is
+ * answered then; the others QG_BACK groups later (group_late), a run in its line from its
+ * answering lanes' ranks, one that leaves it from both lines, so every answer is
+ * line_has_at's (test_quotient compares them key by key). */
 #define QF_VEC_TARGET __attribute__((target("avx512dq,avx512vpopcntdq")))
 #define QG 8u        /* keys a group */
 #define QG_AHEAD 8u  /* groups staged ahead of the one answered (4 measured slower) */
-#define QG_BACK 2u   /* groups answered before a group's late keys are (their next lines fetched) */
+#define QG_BACK 2u   /* groups answered before a group's occupied slots are (next lines fetched) */
 #define QG_RING 16u  /* cells: QG_AHEAD + QG_BACK or more, a power of two (no division) */
 #if defined(__clang__)
 #define QG_UNROLL _Pragma("unroll")
@@ -2290,9 +2290,11 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
 typedef struct {
     const uint8_t *line[QG]; /* each key's line */
     uint64_t h[QG], i[QG];   /* its h1, and its slot's place in the line */
-    uint64_t t[QG];          /* answered: its slot's rank in the line */
+    uint64_t t[QG];          /* answered: its slot's rank in the line, */
+    uint64_t r[QG], off[QG]; /* the line's run ends from its offset on, and the offset */
     uint32_t all[QG];        /* and the line's lanes that hold an entry and answer it */
-    uint32_t late;           /* the keys whose run leaves their line */
+    uint32_t run, late;      /* the keys whose run lies in their line, or leaves it */
+    uint32_t pend;           /* the keys whose bit of the pending keys' signature is set */
 } __attribute__((aligned(64))) qgroup; /* (its rows stored whole) */
 
 /* Group g's keys (h1 in hv) placed in their lines (the next group's answers prefetch them). */
@@ -2308,10 +2310,11 @@ static inline QF_VEC_TARGET void group_stage(const amq_qf *x, __m512i hv, qgroup
     _mm512_store_si512((void *)g->i, _mm512_sub_epi64(a, b28));
 }
 
-/* The group's answers from the table and the pending keys: bit j for key j present; bits of
- * g->late for keys whose run leaves their line (group_late answers them), their next lines
- * fetched.  Group pf's lines are prefetched, one with each key's compare (eight at once
- * measured slower). */
+/* The answers of the group's keys whose slot is empty: bit j for key j present (a pending
+ * key); the others are group_late's, QG_BACK groups on (their compares' masks are read as one
+ * vector then, long stored: read at once, a store-forwarding stall), the next lines of
+ * those whose run leaves its line fetched now.  Group pf's lines are prefetched, one with
+ * each key's compare (eight at once measured slower). */
 static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, qgroup *g, const qgroup *pf)
 {
     const __m512i one = _mm512_set1_epi64(1);
@@ -2340,52 +2343,27 @@ static inline QF_VEC_TARGET uint32_t group_answer(const amq_qf *x, qgroup *g, co
         _mm512_srlv_epi64(sig, _mm512_and_si512(_mm512_srli_epi64(hv, 56),
                                                 _mm512_set1_epi64(63))),
         one);
-    uint64_t q_long[QG], q_short[QG], rq[QG], oq[QG];
-    uint32_t *all = g->all, any = 0, hard, yes = 0, j;
+    uint64_t q_long[QG], q_short[QG];
+    uint32_t yes = 0, j;
     _mm512_storeu_si512((void *)q_long, ql);
     _mm512_storeu_si512((void *)q_short, qs);
     QG_UNROLL /* the shifts by j become constants */
     for (j = 0; j < QG; j++) {
         __builtin_prefetch(pf->line[j]);
-        all[j] = line_hits(g->line[j], (uint16_t)q_long[j], (uint16_t)q_short[j]) &
-                 line_used(g->line[j]);
-        any |= (uint32_t)(all[j] != 0) << j;
+        g->all[j] = line_hits(g->line[j], (uint16_t)q_long[j], (uint16_t)q_short[j]) &
+                    line_used(g->line[j]);
     }
+    _mm512_store_si512((void *)g->t, tv);
+    _mm512_store_si512((void *)g->r, r);
+    _mm512_store_si512((void *)g->off, off);
+    g->run = (uint32_t)(occ & in_line);
     g->late = (uint32_t)(occ & ~in_line);
-    hard = (uint32_t)(occ & in_line) & any;
-    if ((hard | g->late) != 0)
-        _mm512_store_si512((void *)g->t, tv);
+    g->pend = (uint32_t)maybe_pend;
     for (j = g->late; j != 0; j &= j - 1u)
         __builtin_prefetch(g->line[__builtin_ctz(j)] + 64);
-    if (hard != 0) { /* the run lies in the line: is an answering lane in it? */
-        _mm512_storeu_si512((void *)rq, r);
-        _mm512_storeu_si512((void *)oq, off);
-        do {
-            /* lane p is in the run when it is past the offset and run end t - 1 (from the
-             * offset) is below it; the empty lanes before slot i answer nothing */
-            const uint32_t k = (uint32_t)__builtin_ctz(hard);
-            uint32_t lanes = all[k] >> 4, deep = 0;
-            do {
-                const uint32_t p = (uint32_t)__builtin_ctz(lanes);
-                if (p >= oq[k] &&
-                    (uint64_t)__builtin_popcountll(rq[k] & ((UINT64_C(1) << p) - 1u)) ==
-                        g->t[k] - 1u) {
-                    if (((const uint16_t *)(const void *)(g->line[k] + 8))[p] != VOID_LANE) {
-                        yes |= UINT32_C(1) << k;
-                        break;
-                    }
-                    deep = 1;
-                }
-                lanes &= lanes - 1u;
-            } while (lanes != 0);
-            if (deep && !((yes >> k) & 1u) && deep_has(x, g->h[k]))
-                yes |= UINT32_C(1) << k;
-            hard &= hard - 1u;
-        } while (hard != 0);
-    }
-    for (hard = (uint32_t)maybe_pend & ~yes & ~g->late; hard != 0; hard &= hard - 1u)
-        if (pend_has(x, g->h[j = (uint32_t)__builtin_ctz(hard)]))
-            yes |= UINT32_C(1) << j;
+    for (j = g->pend & ~(uint32_t)occ; j != 0; j &= j - 1u) /* the slot is empty */
+        if (pend_has(x, g->h[__builtin_ctz(j)]))
+            yes |= UINT32_C(1) << __builtin_ctz(j);
     return yes;
 }
 
@@ -2400,14 +2378,45 @@ static inline QF_VEC_TARGET uint64_t group_out(const amq_qf *x, qgroup *g, const
     return (uint64_t)__builtin_popcount(yes);
 }
 
-/* The answers of the group's late keys (QG_BACK groups after its own): a run that ends in
- * the next line from both lines (run_in_two, this line's compare reused), any other from
- * the whole query.  How many present. */
+/* The answers of the group's keys whose slot is occupied (QG_BACK groups after its own):
+ * a run in its line from its answering lanes' ranks, one that ends in the next line from both
+ * lines (run_in_two, this line's compare reused), any other from the whole query.  How many
+ * present. */
 static inline QF_VEC_TARGET uint64_t group_late(const amq_qf *x, const qgroup *g, size_t at,
                                                 uint8_t *out)
 {
-    uint64_t hits = 0;
-    uint32_t late;
+    const __m256i av = _mm256_load_si256((const __m256i *)(const void *)g->all);
+    uint32_t run = g->run & (uint32_t)_mm256_test_epi32_mask(av, av), yes = 0, late, k;
+    uint64_t hits;
+    for (; run != 0; run &= run - 1u) {
+        /* lane p is in the run when it is past the offset and run end t - 1 (from the
+         * offset) is below it; the empty lanes before slot i answer nothing */
+        uint32_t lanes, deep = 0;
+        k = (uint32_t)__builtin_ctz(run);
+        lanes = g->all[k] >> 4;
+        do {
+            const uint32_t p = (uint32_t)__builtin_ctz(lanes);
+            if (p >= g->off[k] &&
+                (uint64_t)__builtin_popcountll(g->r[k] & ((UINT64_C(1) << p) - 1u)) ==
+                    g->t[k] - 1u) {
+                if (((const uint16_t *)(const void *)(g->line[k] + 8))[p] != VOID_LANE) {
+                    yes |= UINT32_C(1) << k;
+                    break;
+                }
+                deep = 1;
+            }
+            lanes &= lanes - 1u;
+        } while (lanes != 0);
+        if (deep && !((yes >> k) & 1u) && deep_has(x, g->h[k]))
+            yes |= UINT32_C(1) << k;
+    }
+    for (run = g->run & g->pend & ~yes; run != 0; run &= run - 1u)
+        if (pend_has(x, g->h[k = (uint32_t)__builtin_ctz(run)]))
+            yes |= UINT32_C(1) << k;
+    if (out != NULL)
+        _mm_mask_storeu_epi8(out + at, (__mmask16)g->run,
+                             _mm_and_si128(_mm_movm_epi8((__mmask16)yes), _mm_set1_epi8(1)));
+    hits = (uint64_t)__builtin_popcount(yes);
     for (late = g->late; late != 0; late &= late - 1u) {
         const uint32_t j = (uint32_t)__builtin_ctz(late);
         const uint64_t h = g->h[j];
