@@ -2266,6 +2266,20 @@ static inline __attribute__((always_inline)) int batch_answer(const amq_qf *x, u
     return batch_first(x, h);
 }
 
+/* The batch's key at spot v answered into out (NULL: counted only), or waiting in the late
+ * ring: how many present this answered (a push answers the ring's oldest when full). */
+static inline __attribute__((always_inline)) uint64_t batch_put(const amq_qf *x, late_ring *lr,
+                                                                uint64_t h, uint64_t v,
+                                                                size_t at, uint8_t *out)
+{
+    const int r = batch_answer(x, h, v);
+    if (r == QF_RUN)
+        return (uint64_t)late_push(x, lr, h, at, out);
+    if (out != NULL)
+        out[at] = (uint8_t)r;
+    return (uint64_t)r;
+}
+
 #if defined(__AVX512BW__) && defined(__BMI2__)
 /* ---- the batched query eight keys at a time (AVX-512 with DQ and VPOPCNTDQ) ----------------
  * What a key's query does before and after its line is read but the lanes' compare, worked out
@@ -2495,14 +2509,7 @@ contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
         hits += group_late(x, &ring[g % QG_RING], g * QG, out);
     for (k = ng * QG; k < n; k++) {
         const uint64_t h = key_h1_at(x, src, k);
-        const int r = batch_first_at(x, x, h, line_spot(x, h));
-        if (r == QF_RUN) {
-            hits += (uint64_t)late_push(x, &lr, h, k, out);
-            continue;
-        }
-        hits += (uint64_t)r;
-        if (out != NULL)
-            out[k] = (uint8_t)r;
+        hits += batch_put(x, &lr, h, line_spot(x, h), k, out);
     }
     return hits + late_drain(x, &lr, out);
 }
@@ -2552,13 +2559,9 @@ static void isa_contains_batch(const amq_qf *x, const amq_hash128 *h, size_t n, 
         prefetch_spot(x, spot[i] = line_spot(x, h[i].h1));
     for (i = 0; i < n; i++) {
         const uint64_t v = spot[i % QF_WINDOW];
-        int r;
         if (i + QF_WINDOW < n)
             prefetch_spot(x, spot[i % QF_WINDOW] = line_spot(x, h[i + QF_WINDOW].h1));
-        if ((r = batch_answer(x, h[i].h1, v)) == QF_RUN)
-            late_push(x, &lr, h[i].h1, i, out);
-        else
-            out[i] = (uint8_t)r;
+        (void)batch_put(x, &lr, h[i].h1, v, i, out);
     }
     late_drain(x, &lr, out);
 }
@@ -2582,19 +2585,12 @@ static uint64_t isa_contains_fixed(const amq_qf *x, const void *keys, size_t key
     }
     for (i = 0; i < n; i++) {
         const uint64_t h = ring[i % QF_WINDOW], v = spot[i % QF_WINDOW];
-        int r;
         if (i + QF_WINDOW < n) {
             amq_prefetch_keys(kp, key_len, i + QF_WINDOW);
             ring[i % QF_WINDOW] = key_h1(x, kp + (i + QF_WINDOW) * key_len, key_len);
             prefetch_spot(x, spot[i % QF_WINDOW] = line_spot(x, ring[i % QF_WINDOW]));
         }
-        if ((r = batch_answer(x, h, v)) == QF_RUN) {
-            hits += (uint64_t)late_push(x, &lr, h, i, out);
-            continue;
-        }
-        hits += (uint64_t)r;
-        if (out != NULL)
-            out[i] = (uint8_t)r;
+        hits += batch_put(x, &lr, h, v, i, out);
     }
     return hits + late_drain(x, &lr, out);
 }
