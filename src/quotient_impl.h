@@ -2497,8 +2497,8 @@ contains_groups(const amq_qf *x, const qkeys *src, size_t n, uint8_t *out)
             __builtin_prefetch(ring[g].line[k]);
     }
     for (g = 0; g < ng; g++) { /* the group staged last is prefetched a key at a time */
-        hits += group_out(x, &ring[g % QG_RING], &ring[(g + QG_AHEAD - 1) % QG_RING], g * QG,
-                          out);
+        const size_t pf = g + QG_AHEAD - 1 < ng ? g + QG_AHEAD - 1 : g; /* (no cell unstaged) */
+        hits += group_out(x, &ring[g % QG_RING], &ring[pf % QG_RING], g * QG, out);
         if (g >= QG_BACK) /* its cell is the one staged next */
             hits += group_late(x, &ring[(g - QG_BACK) % QG_RING], (g - QG_BACK) * QG, out);
         if (g + QG_AHEAD < ng)
