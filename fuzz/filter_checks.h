@@ -33,6 +33,7 @@
 /* Largest allocation a filter under test may make. */
 #define FZ_FILTER_CAP ((size_t)64 << 20)
 #define FZ_NPROBES 16
+#define FZ_WIDE 75 /* a batch of the probes again and again: wide paths (groups of 8 from 64) */
 
 typedef struct fz_probes {
     const uint8_t *key[FZ_NPROBES];
@@ -107,6 +108,17 @@ static FZ_UNUSED void fz_answers_ex(const amq_filter *f, const fz_probes *p, uin
     FZ_CHECK(amq_filter_contains_batch(f, h, p->n, batch) == AMQ_OK, "contains_batch failed");
     for (i = 0; i < p->n; i++)
         FZ_CHECK(batch[i] == out[i], "probe %zu: batch says %u, single %u", i, batch[i], out[i]);
+    if (p->n > 0) {
+        amq_hash128 hw[FZ_WIDE];
+        uint8_t bw[FZ_WIDE];
+        for (i = 0; i < FZ_WIDE; i++)
+            hw[i] = h[i % p->n];
+        FZ_CHECK(amq_filter_contains_batch(f, hw, FZ_WIDE, bw) == AMQ_OK,
+                 "contains_batch of %d failed", FZ_WIDE);
+        for (i = 0; i < FZ_WIDE; i++)
+            FZ_CHECK(bw[i] == out[i % p->n], "wide batch, key %zu: %u, single %u", i, bw[i],
+                     out[i % p->n]);
+    }
 }
 
 static FZ_UNUSED void fz_answers(const amq_filter *f, const fz_probes *p, uint8_t *out)
