@@ -469,6 +469,18 @@ static inline int pend_has(const amq_qf *x, uint64_t h)
     return (hit & x->pend_used) != 0;
 }
 
+#if defined(__AVX512BW__) && defined(__BMI2__)
+/* h's answer from run_in_two's r (not QF_RUN): the deep list for a void lane, then the
+ * pending keys. */
+static inline __attribute__((always_inline)) int run_in_two_answer(const amq_qf *x, uint64_t h,
+                                                                   int r)
+{
+    if (__builtin_expect(r == QF_DEEP, 0))
+        r = deep_has(x, h);
+    return r | pend_has(x, h);
+}
+#endif
+
 /* The table h is in: during a growth, keys of the slots read are in the new one. */
 static inline __attribute__((always_inline)) const amq_qf *table_of(const amq_qf *x, uint64_t h)
 {
@@ -2074,12 +2086,9 @@ __attribute__((noinline)) static int contains_run(const amq_qf *x, uint64_t h)
     uint32_t t = 0; /* set whenever line_has says QF_RUN */
     (void)line_has(x, h, &a, &p0, &t);
 #if defined(__AVX512BW__) && defined(__BMI2__)
-    int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t, NULL);
-    if (__builtin_expect(r != QF_RUN, 1)) {
-        if (__builtin_expect(r == QF_DEEP, 0))
-            r = deep_has(x, h);
-        return r | pend_has(x, h);
-    }
+    const int r = run_in_two(x, h, a / S, (uint32_t)(a % S), t, NULL);
+    if (__builtin_expect(r != QF_RUN, 1))
+        return run_in_two_answer(x, h, r);
 #endif
     return run_answers(x, a, p0, t, h) || pend_has(x, h);
 }
@@ -2213,11 +2222,8 @@ static inline int late_answer(const amq_qf *x, uint64_t h)
         const uint64_t w = *(const uint64_t *)(const void *)(x->t + blk * 64u);
         const uint32_t t = (uint32_t)__builtin_popcountll(w & (((UINT64_C(2) << i) - 1u) << 8));
         int r;
-        if (((w >> (8u + i)) & 1u) && (r = run_in_two(x, h, blk, i, t, NULL)) != QF_RUN) {
-            if (__builtin_expect(r == QF_DEEP, 0))
-                r = deep_has(x, h);
-            return r | pend_has(x, h);
-        }
+        if (((w >> (8u + i)) & 1u) && (r = run_in_two(x, h, blk, i, t, NULL)) != QF_RUN)
+            return run_in_two_answer(x, h, r);
     }
 #endif
     return qf_has(x, h);
@@ -2436,10 +2442,7 @@ static inline QF_VEC_TARGET uint64_t group_late(const amq_qf *x, const qgroup *g
         const uint64_t h = g->h[j];
         int r = run_in_two(x, h, (uint64_t)(g->line[j] - x->t) / 64u, (uint32_t)g->i[j],
                            (uint32_t)g->t[j], &g->all[j]);
-        if (__builtin_expect(r == QF_RUN, 0))
-            r = qf_has(x, h);
-        else
-            r = (r == QF_DEEP ? deep_has(x, h) : r) | pend_has(x, h);
+        r = __builtin_expect(r == QF_RUN, 0) ? qf_has(x, h) : run_in_two_answer(x, h, r);
         hits += (uint64_t)r;
         if (out != NULL)
             out[at + j] = (uint8_t)r;
