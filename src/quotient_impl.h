@@ -799,26 +799,64 @@ static inline uint16_t entry_for(const amq_qf *y, uint64_t lo, int32_t p)
                       (UINT64_C(1) << (15u - (uint32_t)len)));
 }
 
+/* The keys entry s (not a void lane) of a slot of a table of k address bits
+ * answers, when the slot's keys are h in [slot_lo, slot_hi]: up to two ranges
+ * of h, each clipped to the slot, into r (its first key, last key, and 1
+ * when clipped); *p, how many top bits of h the entry fixes.  A long entry
+ * holds len bits of h from bit k on; h's top k bits are those of slot_lo or
+ * one more (a slot is narrower than 2^(64-k)), so the entry stands for up to
+ * two ranges.  A short one (SHORT bits or fewer) begins with bit k - 1, which
+ * tells the two apart: without it, short entries met both ever more often
+ * and their copies multiplied growth after growth. */
+static uint32_t entry_ranges(uint32_t k, uint64_t slot_lo, uint64_t slot_hi, uint16_t s,
+                             uint64_t r[2][3], int32_t *p)
+{
+    const uint32_t len = 15u - (uint32_t)__builtin_ctz(s), sh = 64u - k;
+    const uint64_t c = slot_lo >> sh, bits = (uint64_t)(s >> (16u - len));
+    uint64_t lo, hi;
+    uint32_t nr = 0, t;
+    if (len <= SHORT) {
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        *p = (int32_t)(k + len - 1u);
+        lo = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u))) << (64u - (uint32_t)*p);
+        hi = lo + ((UINT64_C(1) << (64u - (uint32_t)*p)) - 1u);
+        if (!(hi < slot_lo || lo > slot_hi)) {
+            r[0][0] = lo < slot_lo ? slot_lo : lo;
+            r[0][1] = hi > slot_hi ? slot_hi : hi;
+            r[0][2] = lo < slot_lo || hi > slot_hi;
+            nr = 1;
+        }
+        return nr;
+    }
+    *p = (int32_t)(k + len);
+    for (t = 0; t < 2; t++) {
+        if (t == 1 && c + 1 > (UINT64_MAX >> sh))
+            break;
+        lo = ((c + t) << sh) | (bits << (sh - len));
+        hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
+        if (hi < slot_lo || lo > slot_hi)
+            continue;
+        r[nr][0] = lo < slot_lo ? slot_lo : lo;
+        r[nr][1] = hi > slot_hi ? slot_hi : hi;
+        r[nr][2] = lo < slot_lo || hi > slot_hi;
+        nr++;
+    }
+    return nr;
+}
+
 /* Entry s of a slot of x whose keys are h in [slot_lo, slot_hi]: where it
- * goes in y.  A long entry holds len bits of h from bit k on; h's top k bits
- * are those of slot_lo or one more (a slot is narrower than 2^(64-k)), so
- * the entry stands for up to two ranges of h, each clipped to the slot; both
- * are placed when both meet it.  A short one (SHORT bits or fewer) begins
- * with bit k - 1, which tells the two apart: without it, short entries met
- * both ever more often and their copies multiplied growth after growth. */
+ * goes in y, each of its ranges (entry_ranges) placed in every slot of y
+ * it meets. */
 static __attribute__((noinline)) uint32_t replace(const amq_qf *x, amq_qf_growth *g,
                                                  uint64_t slot_lo, uint64_t slot_hi, uint16_t s,
                                                  placed *out, uint32_t room)
 {
     const amq_qf *y = g->y;
-    const uint32_t len = s == VOID_LANE ? 0 : 15u - (uint32_t)__builtin_ctz(s);
-    const uint32_t sh = 64u - x->k;
-    const uint64_t c = slot_lo >> sh, bits = len == 0 ? 0 : (uint64_t)(s >> (16u - len));
     uint64_t lo, hi, a_lo, a_hi, ranges[2][3], d;
-    uint32_t n = 0, nr = 0, t;
+    uint32_t n = 0, nr, t;
     int32_t p = 0;
     uint16_t s2;
-    if (len == 0) { /* a void lane: its slot's part of every deep range that meets the slot */
+    if (s == VOID_LANE) { /* a void lane: its slot's part of every deep range that meets the slot */
         while (g->di < x->ndeep && x->deep[2 * g->di + 1] < slot_lo)
             g->di++;
         for (d = g->di; d < x->ndeep && x->deep[2 * d] <= slot_hi; d++) {
@@ -837,32 +875,8 @@ static __attribute__((noinline)) uint32_t replace(const amq_qf *x, amq_qf_growth
             }
         }
         return n;
-    } else if (len <= SHORT) {
-        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
-        p = (int32_t)(x->k + len - 1u);
-        lo = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u))) << (64u - (uint32_t)p);
-        hi = lo + ((UINT64_C(1) << (64u - (uint32_t)p)) - 1u);
-        if (!(hi < slot_lo || lo > slot_hi)) {
-            ranges[0][0] = lo < slot_lo ? slot_lo : lo;
-            ranges[0][1] = hi > slot_hi ? slot_hi : hi;
-            ranges[0][2] = lo < slot_lo || hi > slot_hi;
-            nr = 1;
-        }
-    } else {
-        p = (int32_t)(x->k + len);
-        for (t = 0; t < 2; t++) {
-            if (t == 1 && c + 1 > (UINT64_MAX >> sh))
-                break;
-            lo = ((c + t) << sh) | (bits << (sh - len));
-            hi = lo + ((UINT64_C(1) << (sh - len)) - 1u);
-            if (hi < slot_lo || lo > slot_hi)
-                continue;
-            ranges[nr][0] = lo < slot_lo ? slot_lo : lo;
-            ranges[nr][1] = hi > slot_hi ? slot_hi : hi;
-            ranges[nr][2] = lo < slot_lo || hi > slot_hi;
-            nr++;
-        }
     }
+    nr = entry_ranges(x->k, slot_lo, slot_hi, s, ranges, &p);
     for (t = 0; t < nr; t++) {
         const int clipped = nr > 1 || ranges[t][2] != 0;
         lo = ranges[t][0];
