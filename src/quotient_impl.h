@@ -1551,6 +1551,10 @@ static QF_FAST_TARGET __attribute__((noinline)) int fast_step(amq_qf *x, uint32_
                    _mm512_cmple_epu64_mask(_mm512_mullo_epi64(lo, vym),
                                            _mm512_xor_si512(_mm512_mullo_epi64(wd1, vym),
                                                             _mm512_set1_epi64(-1)));
+            /* eight entries of one slot of y: a crowded slot, maybe, which decode() takes */
+            if (v == 8u && _mm512_cmpeq_epu64_mask(a, _mm512_permutexvar_epi64(
+                                                         _mm512_setzero_si512(), a)) == 0xffu)
+                fast &= (__mmask8)0xfeu;
             /* the step ends at the first run end of x from its want-th entry on */
             ends_x = (Ec >> (8 * k)) & ((1u << v) - 1u);
             if (n + v >= want) {
@@ -1739,6 +1743,51 @@ out:
 #undef FQ
 #endif
 
+/* The places of slot a of y from buf[at] on (every one of them: places come
+ * in order of slots) become one void lane, and the keys their entries
+ * answer the growth's new ranges (the deep list): a crowded run (keys
+ * crowded into one slot, chosen against a known seed or by a weak hash)
+ * shortened to one lane.  Else it would stay as long growth after growth,
+ * and a run that fits this table may not fit the next, where its slot has
+ * another place in its line: a growth that could never end.  n less. */
+static void collapse_slot(amq_qf_growth *g, placed *buf, uint32_t *n, uint32_t at)
+{
+    const amq_qf *y = g->y;
+    const slot_keys keys = keys_of(y);
+    uint64_t r[2][3], slot_lo, slot_hi;
+    uint32_t j, nr, t;
+    int32_t p;
+    slot_keys_range(&keys, buf[at].a, &slot_lo, &slot_hi);
+    for (j = at; j < *n && buf[j].a == buf[at].a; j++) {
+        if (buf[j].s == VOID_LANE)
+            continue; /* its keys are in a deep range already */
+        nr = entry_ranges(y->k, slot_lo, slot_hi, buf[j].s, r, &p);
+        for (t = 0; t < nr; t++)
+            add_void(g, r[t][0], r[t][1]);
+    }
+    buf[at].s = VOID_LANE;
+    buf[at].copy = 1; /* (one void lane a slot: enc_chunk keeps the first) */
+    memmove(buf + at + 1, buf + j, (size_t)(*n - j) * sizeof *buf);
+    *n -= j - at - 1u;
+}
+
+/* The first place of the slot with the most entries (void lanes not
+ * counted), and how many: *most. */
+static uint32_t most_crowded(const placed *buf, uint32_t n, uint32_t *most)
+{
+    uint32_t i, j, run, at = 0;
+    *most = 0;
+    for (i = 0; i < n; i = j) {
+        for (j = i, run = 0; j < n && buf[j].a == buf[i].a; j++)
+            run += buf[j].s != VOID_LANE;
+        if (run > *most) {
+            *most = run;
+            at = i;
+        }
+    }
+    return at;
+}
+
 /* A step by decode() and the encoder, any entry (step() says what it returns). */
 static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
 {
@@ -1756,6 +1805,15 @@ static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
     /* in order, no place pushed 255 past its slot (so none past the first line whose offset
      * is not set, which begins after it) and none past the table: it fits, as enc_fits
      * would find place by place */
+    if (d.push >= QF_CROWD) { /* a run pushed as far may be a crowded slot's */
+        uint32_t most, at = most_crowded(buf, n, &most), tries = 0;
+        while (most >= QF_CROWD || (!enc_fits(&e, buf, n) && most >= 2 && tries++ < 8)) {
+            collapse_slot(g, buf, &n, at);
+            at = most_crowded(buf, n, &most);
+        }
+        if (g->nomem)
+            return AMQ_ENOMEM;
+    }
     if (!(d.sorted && d.push < 255u && d.wpos <= e.total) && !enc_fits(&e, buf, n))
         return AMQ_EFULL; /* nothing written, the reader where it was: grow_over */
     enc_chunk(&e, g, buf, n);

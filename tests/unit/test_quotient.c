@@ -2136,6 +2136,111 @@ TEST(quotient_crowded_run_over_half_full)
     amq_filter_free(f);
 }
 
+/* Crowds: CROWDS slots of this table, each early in its line, whose keys
+ * fall in one slot late in its line in the table 10 % larger, take a run
+ * of up to 283 entries here (the line after is pushed at most 255 slots)
+ * but would not fit there.  The growth's step into that table makes such a
+ * slot's entries one void lane and their keys' ranges deep ranges (the
+ * keys were chosen against the seed, as an attacker who knows it could);
+ * before, the growth never ended and every later add was refused.  Every
+ * key stays present, in the middle of the growth and after, saved and
+ * loaded; later adds are all placed, through more growths. */
+#define CROWDS 4u
+#define CROWD 300u
+TEST(quotient_crowded_slots_collapse_into_the_deep_list)
+{
+    const uint64_t cap = UNDER_SAN ? 200000u : 1000000u;
+    amq_filter *f = make(cap, 0.01), *g = NULL;
+    amq_hash128 *crowd = malloc(CROWDS * CROWD * sizeof *crowd);
+    uint8_t *took = calloc(CROWDS * CROWD, 1), *bytes;
+    uint64_t m, m2, a, b, lo, hi, k2, step, n, i, later, accepted = 0, c = 0;
+    size_t len = 0;
+    int rc, mid = 0;
+
+    REQUIRE(f != NULL && crowd != NULL && took != NULL);
+    m = field_u64(f, "slots");
+    n = (uint64_t)(0.9 * (double)m);
+    REQUIRE_EQ(add_range(f, 0, n, 71), 1);
+    REQUIRE_EQ(field_u64(f, "growing_to_slots"), 0);
+    m2 = (uint64_t)((double)m * 1.1 + 1.0); /* grow_start's next table */
+    for (k2 = 0; (UINT64_C(2) << k2) <= m2; k2++)
+        ;
+    step = UINT64_C(1) << (64 - k2 - 15); /* keys a 15-bit entry apart in either table */
+    /* slots early in their line here whose keys meet a slot late in its line there */
+    for (a = m / 7; a + 1 < m && c < CROWDS; a++) {
+        const uint64_t x_lo = first_key(a, m), x_hi = first_key(a + 1, m) - 1u;
+        if (a % 28 > 2)
+            continue;
+        b = (uint64_t)(((unsigned __int128)x_hi * m2) >> 64); /* the slot of its last key */
+        lo = first_key(b, m2) > x_lo ? first_key(b, m2) : x_lo;
+        hi = x_hi;
+        if (b % 28 < 25 || (hi - lo) / step <= CROWD)
+            continue;
+        for (i = 0; i < CROWD; i++) {
+            crowd[c * CROWD + i].h1 = lo + i * step;
+            crowd[c * CROWD + i].h2 = 0;
+        }
+        c++;
+        a += 28 * (m / (8 * 28 * CROWDS)); /* crowds apart */
+    }
+    REQUIRE_EQ(c, CROWDS);
+    for (i = 0; i < CROWDS * CROWD; i++) {
+        rc = amq_filter_add_hash(f, crowd[i]);
+        if (rc != 1)
+            CHECK_STATUS(rc, AMQ_EFULL);
+        took[i] = rc == 1;
+        accepted += rc == 1;
+    }
+    CHECK_EQ(accepted, CROWDS * CROWD);
+    /* keys until the growth is under way (or again, if the crowds' adds ran one to its end) */
+    later = add_into_growth(f, 0, 72, 1, 2);
+    REQUIRE(later != 0);
+    CHECK_GT(field_u64(f, "deep_ranges") + field_u64(f, "growing_to_slots"), 0);
+    for (;;) { /* every key present, and the same after a save and a load, in the growth */
+        CHECK_EQ(missing(f, 0, n, 71), 0);
+        CHECK_EQ(missing(f, 0, later, 72), 0);
+        for (i = 0; i < CROWDS * CROWD; i++)
+            if (took[i] && amq_filter_contains_hash(f, crowd[i]) != 1)
+                FAIL_AT_("crowded key %llu accepted, then missing", (unsigned long long)i);
+        bytes = test_serialized(f, &len);
+        REQUIRE(bytes != NULL);
+        REQUIRE_OK(amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL));
+        CHECK(same_bytes(f, g));
+        for (i = 0; i < CROWDS * CROWD; i++)
+            if (took[i] && amq_filter_contains_hash(g, crowd[i]) != 1)
+                FAIL_AT_("crowded key %llu missing once loaded", (unsigned long long)i);
+        free(bytes);
+        amq_filter_free(g);
+        g = NULL;
+        if (mid++ == 1)
+            break;
+        later = add_past_growth(f, later, 72, 0);
+        REQUIRE(later != 0);
+        CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
+    }
+    /* the crowds' runs are void lanes now, their keys in the deep list (a crowd's ranges
+     * meet, one range) */
+    CHECK_GE(field_u64(f, "deep_ranges"), CROWDS);
+    /* later adds all placed, through three more growths */
+    for (i = later; i < later + m; i++) {
+        rc = amq_filter_add_hash(f, hash_of(f, i, 72));
+        if (rc != 1)
+            FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
+    }
+    later += m;
+    CHECK_GT(field_u64(f, "expansions"), 3);
+    CHECK_EQ(missing(f, 0, n, 71), 0);
+    CHECK_EQ(missing(f, 0, later, 72), 0);
+    for (i = 0; i < CROWDS * CROWD; i++)
+        if (took[i] && amq_filter_contains_hash(f, crowd[i]) != 1)
+            FAIL_AT_("crowded key %llu missing after later growths", (unsigned long long)i);
+    free(crowd);
+    free(took);
+    amq_filter_free(f);
+}
+#undef CROWDS
+#undef CROWD
+
 /* ---- batches ----------------------------------------------------------------------------- */
 
 /* add_batch builds the bytes one-key adds build (across growths in the
