@@ -1805,7 +1805,7 @@ static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
     /* in order, no place pushed 255 past its slot (so none past the first line whose offset
      * is not set, which begins after it) and none past the table: it fits, as enc_fits
      * would find place by place */
-    if (d.push >= QF_CROWD) { /* a run pushed as far may be a crowded slot's */
+    if (d.push + 1u >= QF_CROWD) { /* a run pushed as far may be a crowded slot's */
         uint32_t most, at = most_crowded(buf, n, &most), tries = 0;
         while (most >= QF_CROWD || (!enc_fits(&e, buf, n) && most >= 2 && tries++ < 8)) {
             collapse_slot(g, buf, &n, at);
@@ -2052,6 +2052,103 @@ static int grow_step(amq_qf *x)
     return rc;
 }
 
+/* [lo, hi] into x's deep list, which stays sorted and apart: joined with the
+ * ranges it meets or touches (AMQ_ENOMEM).  Not during a growth, whose
+ * reader walks the list (its cursor) and whose table shares it. */
+static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
+{
+    uint64_t n = x->ndeep, i = 0, j, b = n, *d;
+    if (!x->deep_owned || n + 1u > x->deep_cap) {
+        const uint64_t cap = x->deep_owned && 2 * x->deep_cap > n + 1u ? 2 * x->deep_cap
+                             : n + 1u > 16u                              ? 2 * (n + 1u)
+                                                                         : 16u;
+        uint64_t *v = amq_malloc(&x->alloc, (size_t)(2 * cap * sizeof *v));
+        if (v == NULL)
+            return AMQ_ENOMEM;
+        if (n > 0)
+            memcpy(v, x->deep, (size_t)(2 * n * sizeof *v));
+        if (x->deep_owned)
+            amq_free(&x->alloc, x->deep, (size_t)(2 * x->deep_cap * sizeof *x->deep));
+        x->deep = v;
+        x->deep_cap = cap;
+        x->deep_owned = 1;
+    }
+    d = x->deep;
+    while (i < b) { /* the first range that ends at or past lo - 1 */
+        const uint64_t mid = (i + b) / 2;
+        if (d[2 * mid + 1] != UINT64_MAX && d[2 * mid + 1] + 1u < lo)
+            i = mid + 1;
+        else
+            b = mid;
+    }
+    for (j = i; j < n && (hi == UINT64_MAX || d[2 * j] <= hi + 1u); j++) { /* those it meets */
+        lo = d[2 * j] < lo ? d[2 * j] : lo;
+        hi = d[2 * j + 1] > hi ? d[2 * j + 1] : hi;
+    }
+    if (j == i) /* meets none: room for one */
+        memmove(d + 2 * i + 2, d + 2 * i, (size_t)(2 * (n - i) * sizeof *d));
+    else /* ranges i to j - 1 become one */
+        memmove(d + 2 * i + 2, d + 2 * j, (size_t)(2 * (n - j) * sizeof *d));
+    d[2 * i] = lo;
+    d[2 * i + 1] = hi;
+    x->ndeep = n + 1u - (j - i);
+    return AMQ_OK;
+}
+
+/* An add into a crowded run (QF_CROWD entries or more in slot a's run, no
+ * growth under way): h's range goes to the deep list, and, unless the run
+ * has a void lane already, so do its last entry's keys, that lane made
+ * void.  The run grows no longer: a crowded run pushes the lines after it
+ * toward the 255 of their offsets, and every add behind it would then be
+ * refused or force a growth.  1: done; 0: not a crowded run, or the deep
+ * list at its bound (the add goes on as any other); AMQ_ENOMEM. */
+static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h)
+{
+    const uint64_t blk = a / S, w = *word_of(x, blk);
+    const uint32_t i = (uint32_t)(a % S);
+    const slot_keys keys = keys_of(x);
+    uint64_t start, end, pos, slot_lo, slot_hi, r[2][3];
+    uint32_t t0, nr, t;
+    int32_t p;
+    uint16_t s;
+    int rc;
+    if (x->ndeep >= QF_CROWD_RANGES + x->entries / 1024u)
+        return 0;
+    t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
+    start = t0 == 1 ? blk * S + (w & 255u) : select_run(x, blk * S + (w & 255u), t0 - 1u) + 1u;
+    start = start < a ? a : start;
+    if ((end = select_run(x, start, 1)) == UINT64_MAX || end - start + 1u < QF_CROWD)
+        return 0;
+    slot_keys_range(&keys, a, &slot_lo, &slot_hi);
+    for (pos = start; pos <= end && *lane_at(x, pos) != VOID_LANE; pos++)
+        ;
+    if (pos > end) { /* no void lane: the last entry's keys to the deep list, its lane void */
+        s = *lane_at(x, end);
+        nr = entry_ranges(x->k, slot_lo, slot_hi, s, r, &p);
+        for (t = 0; t < nr; t++)
+            if ((rc = deep_insert(x, r[t][0], r[t][1])) != AMQ_OK)
+                return rc;
+        *lane_at(x, end) = VOID_LANE;
+        x->cnt[15u - (uint32_t)__builtin_ctz(s)]--;
+        x->cnt[0]++;
+    }
+    nr = entry_ranges(x->k, slot_lo, slot_hi, entry_of(x, h), r, &p);
+    for (t = 0; t < nr; t++) /* (the range h is in) */
+        if (r[t][0] <= h && h <= r[t][1] && (rc = deep_insert(x, r[t][0], r[t][1])) != AMQ_OK)
+            return rc;
+    return 1;
+}
+
+/* May slot a's run be a crowd (crowd_add)?  A run of 64 entries or more from slot i of line
+ * blk reaches i + 36 slots into the next line: its offset says no for nearly every add. */
+static inline int crowd_maybe(const amq_qf *x, uint64_t a)
+{
+    const uint64_t blk = a / S;
+    const uint32_t i = (uint32_t)(a % S);
+    return blk + 1u < x->lines && (*word_of(x, blk + 1u) & 255u) >= QF_CROWD - S + i &&
+           ((*word_of(x, blk) >> (8u + i)) & 1u);
+}
+
 /* Key h into the table it belongs to (1), or an error with nothing changed. */
 static int place(amq_qf *x, uint64_t h)
 {
@@ -2066,6 +2163,9 @@ static int place(amq_qf *x, uint64_t h)
         if ((rc = grow_step(x)) != AMQ_OK)
             return rc;
     }
+    if (x->growth == NULL && crowd_maybe(x, mulhi(h, x->m)) &&
+        (rc = crowd_add(x, mulhi(h, x->m), h)) != 0)
+        return rc;
     for (grown = 0;;) {
         t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
         rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);

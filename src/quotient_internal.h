@@ -39,6 +39,7 @@
 /* A growth makes the entries of a slot that has this many or more one void lane, their keys deep
  * ranges: only keys crowded into a slot make such a run (a slot holds 0.95 keys on average) */
 #define QF_CROWD 64u
+#define QF_CROWD_RANGES 1024u /* deep ranges an add may make, and one a 1,024 entries */
 #define QF_STEP 256u          /* places a growth's step writes, at least (each add during one) */
 #define QF_STEP_ITEMS (QF_STEP + 2048u) /* places a step holds: its own, a line's, a run's copies */
 #define QF_PLACE_BYTES 16u    /* one of them */

@@ -2002,20 +2002,27 @@ TEST(quotient_adds_keep_copies)
     amq_filter_free(f);
 }
 
-/* Hashes crowded into 2^-16 of the space (a weak hash, or keys chosen
- * against a known seed) all fall in slot 0: once its run would push a
- * line's offset past 255, the table is far from half full and an add is
- * refused with AMQ_EFULL and changes no byte - the first refusal as every
- * later one (no growth: it would not help crowded keys).  The key the
- * refused add could not place stays pending; a later add whose own key
- * fits is placed at once; every key whose add returned 1 answers present,
- * the items count them, and the filter loads from its bytes. */
+/* Hashes crowded into slot 0 (a weak hash, or keys chosen against a known
+ * seed), 2^40 apart so that no two share an entry's range, and every
+ * fourth one of the first 64 again (crowd_h1): the first 64 make its run, the next go to the deep list (crowd_add) until it holds
+ * 1,024 ranges, its bound here, and then lengthen the run again.  Once the
+ * run would push a line's offset past 255, the table is far from half full
+ * and an add is refused with AMQ_EFULL and changes no byte - the first
+ * refusal as every later one (no growth: it would not help crowded keys).
+ * The key the refused add could not place stays pending; a later add whose
+ * own key fits is placed at once; every key whose add returned 1 answers
+ * present, the items count them, and the filter loads from its bytes. */
+static uint64_t crowd_h1(uint64_t i)
+{
+    return ((i % 4 == 3 ? i % 64 : i) * 7919u % 16384u) << 40;
+}
+
 TEST(quotient_crowded_hashes_refused_cleanly)
 {
     enum { N = 5000 };
     amq_filter *f = make(1000, 0.01), *g = NULL;
     uint8_t *took = calloc(N, 1), *before = NULL, *after;
-    uint64_t i, st = 28, accepted = 0, refused = 0, first = UINT64_MAX, slots;
+    uint64_t i, accepted = 0, refused = 0, first = UINT64_MAX, slots;
     size_t lb = 0, la = 0;
     amq_stats s;
     int rc;
@@ -2024,7 +2031,7 @@ TEST(quotient_crowded_hashes_refused_cleanly)
     slots = field_u64(f, "slots");
     for (i = 0; i < N && refused < 20; i++) {
         amq_hash128 h;
-        h.h1 = test_rand(&st) >> 16;
+        h.h1 = crowd_h1(i);
         h.h2 = 0;
         before = test_serialized(f, &lb);
         REQUIRE(before != NULL);
@@ -2046,7 +2053,8 @@ TEST(quotient_crowded_hashes_refused_cleanly)
         }
         free(before);
     }
-    CHECK_GT(accepted, 100);
+    CHECK_GT(accepted, 1024 + 64);
+    CHECK_GE(field_u64(f, "deep_ranges"), 1024);
     CHECK_EQ(refused, 20);
     /* refused under half of the 95 % load: no growth tried */
     CHECK_EQ(field_u64(f, "slots"), slots);
@@ -2057,10 +2065,9 @@ TEST(quotient_crowded_hashes_refused_cleanly)
     CHECK_LT(first + 20, i);
     amq_filter_stats(f, &s);
     CHECK_EQ(s.items, accepted);
-    st = 28;
     for (i = 0; i < N; i++) {
         amq_hash128 h;
-        h.h1 = test_rand(&st) >> 16;
+        h.h1 = crowd_h1(i);
         h.h2 = 0;
         if (took[i] && amq_filter_contains_hash(f, h) != 1)
             FAIL_AT_("crowded key %llu accepted, then missing", (unsigned long long)i);
@@ -2136,25 +2143,28 @@ TEST(quotient_crowded_run_over_half_full)
     amq_filter_free(f);
 }
 
-/* Crowds: CROWDS slots of this table, each early in its line, whose keys
- * fall in one slot late in its line in the table 10 % larger, take a run
- * of up to 283 entries here (the line after is pushed at most 255 slots)
- * but would not fit there.  The growth's step into that table makes such a
- * slot's entries one void lane and their keys' ranges deep ranges (the
- * keys were chosen against the seed, as an attacker who knows it could);
- * before, the growth never ended and every later add was refused.  Every
- * key stays present, in the middle of the growth and after, saved and
- * loaded; later adds are all placed, through more growths. */
+/* Crowds (keys crowded into one slot, chosen against the seed as an attacker
+ * who knows it could).  With no growth under way, an add into a run of 64
+ * entries or more goes to the deep list: the crowd takes no lane more and
+ * forces no growth.  During a growth the run grows (the deep list is the
+ * growth's to read): CROWDS slots of x past the reader, each early in its
+ * line, whose keys fall in one slot late in its line in the table grown
+ * into, take runs of up to 283 entries in x (the line after pushed at most
+ * 255 slots) that would not fit there; the growth makes each one void lane
+ * and its keys deep ranges.  Before, that growth never ended and every later
+ * add was refused.  Every key stays present, in the growth and after, saved
+ * and loaded; later adds are all placed, through more growths. */
 #define CROWDS 4u
 #define CROWD 300u
 TEST(quotient_crowded_slots_collapse_into_the_deep_list)
 {
     const uint64_t cap = UNDER_SAN ? 200000u : 1000000u;
     amq_filter *f = make(cap, 0.01), *g = NULL;
-    amq_hash128 *crowd = malloc(CROWDS * CROWD * sizeof *crowd);
-    uint8_t *took = calloc(CROWDS * CROWD, 1), *bytes;
-    uint64_t m, m2, a, b, lo, hi, k2, step, n, i, later, accepted = 0, c = 0;
+    amq_hash128 *crowd = malloc((CROWDS + 1) * CROWD * sizeof *crowd);
+    uint8_t *took = calloc((CROWDS + 1) * CROWD, 1), *bytes;
+    uint64_t m, m2, a, b, lo, hi, k2, step, n, i, later, accepted = 0, c = 0, e0, read;
     size_t len = 0;
+    amq_stats st;
     int rc, mid = 0;
 
     REQUIRE(f != NULL && crowd != NULL && took != NULL);
@@ -2162,12 +2172,34 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
     n = (uint64_t)(0.9 * (double)m);
     REQUIRE_EQ(add_range(f, 0, n, 71), 1);
     REQUIRE_EQ(field_u64(f, "growing_to_slots"), 0);
-    m2 = (uint64_t)((double)m * 1.1 + 1.0); /* grow_start's next table */
+    /* no growth under way: a crowd of one slot takes 64 lanes, the deep list the rest */
+    for (k2 = 0; (UINT64_C(2) << k2) <= m; k2++)
+        ;
+    step = UINT64_C(1) << (64 - k2 - 15); /* keys a 15-bit entry apart */
+    a = m / 3;
+    e0 = field_u64(f, "entries");
+    for (i = 0; i < CROWD; i++) {
+        crowd[CROWDS * CROWD + i].h1 = first_key(a, m) + (i + 1) * step;
+        crowd[CROWDS * CROWD + i].h2 = 0;
+        REQUIRE_EQ(amq_filter_add_hash(f, crowd[CROWDS * CROWD + i]), 1);
+        took[CROWDS * CROWD + i] = 1;
+    }
+    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
+    CHECK_LE(field_u64(f, "entries"), e0 + 64 + 16);
+    CHECK_GE(field_u64(f, "deep_ranges"), 1);
+    CHECK_EQ(field_u64(f, "void_lanes"), 1);
+    /* a growth under way, its reader near x's start */
+    later = add_into_growth(f, 0, 72, 1, 0);
+    REQUIRE(later != 0);
+    m2 = field_u64(f, "growing_to_slots");
+    read = field_u64(f, "growth_slots_read");
+    REQUIRE(m2 > m && read < m / 4);
     for (k2 = 0; (UINT64_C(2) << k2) <= m2; k2++)
         ;
-    step = UINT64_C(1) << (64 - k2 - 15); /* keys a 15-bit entry apart in either table */
-    /* slots early in their line here whose keys meet a slot late in its line there */
-    for (a = m / 7; a + 1 < m && c < CROWDS; a++) {
+    step = UINT64_C(1) << (64 - k2 - 15); /* a 15-bit entry apart in either table */
+    /* slots past the reader early in their line in x whose keys meet a slot late in its line */
+    for (a = m / 2; a + 1 < m && c < CROWDS; a++) {
         const uint64_t x_lo = first_key(a, m), x_hi = first_key(a + 1, m) - 1u;
         if (a % 28 > 2)
             continue;
@@ -2181,32 +2213,29 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
             crowd[c * CROWD + i].h2 = 0;
         }
         c++;
-        a += 28 * (m / (8 * 28 * CROWDS)); /* crowds apart */
+        a += 28 * (m / (4 * 28 * CROWDS)); /* crowds apart */
     }
     REQUIRE_EQ(c, CROWDS);
-    for (i = 0; i < CROWDS * CROWD; i++) {
-        rc = amq_filter_add_hash(f, crowd[i]);
+    for (i = 0; i < CROWDS * CROWD; i++) { /* the crowds by turns: all long when one is full */
+        const uint64_t at = i % CROWDS * CROWD + i / CROWDS;
+        rc = amq_filter_add_hash(f, crowd[at]);
         if (rc != 1)
             CHECK_STATUS(rc, AMQ_EFULL);
-        took[i] = rc == 1;
+        took[at] = rc == 1;
         accepted += rc == 1;
     }
     CHECK_EQ(accepted, CROWDS * CROWD);
-    /* keys until the growth is under way (or again, if the crowds' adds ran one to its end) */
-    later = add_into_growth(f, 0, 72, 1, 2);
-    REQUIRE(later != 0);
-    CHECK_GT(field_u64(f, "deep_ranges") + field_u64(f, "growing_to_slots"), 0);
     for (;;) { /* every key present, and the same after a save and a load, in the growth */
         CHECK_EQ(missing(f, 0, n, 71), 0);
         CHECK_EQ(missing(f, 0, later, 72), 0);
-        for (i = 0; i < CROWDS * CROWD; i++)
+        for (i = 0; i < (CROWDS + 1) * CROWD; i++)
             if (took[i] && amq_filter_contains_hash(f, crowd[i]) != 1)
                 FAIL_AT_("crowded key %llu accepted, then missing", (unsigned long long)i);
         bytes = test_serialized(f, &len);
         REQUIRE(bytes != NULL);
         REQUIRE_OK(amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL));
         CHECK(same_bytes(f, g));
-        for (i = 0; i < CROWDS * CROWD; i++)
+        for (i = 0; i < (CROWDS + 1) * CROWD; i++)
             if (took[i] && amq_filter_contains_hash(g, crowd[i]) != 1)
                 FAIL_AT_("crowded key %llu missing once loaded", (unsigned long long)i);
         free(bytes);
@@ -2219,8 +2248,12 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
         CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
     }
     /* the crowds' runs are void lanes now, their keys in the deep list (a crowd's ranges
-     * meet, one range) */
+     * meet: one range), not lanes */
     CHECK_GE(field_u64(f, "deep_ranges"), CROWDS);
+    CHECK_GE(field_u64(f, "void_lanes"), CROWDS + 1);
+    amq_filter_stats(f, &st);
+    CHECK_LE(field_u64(f, "entries") + field_u64(f, "pending_keys") + CROWDS * (CROWD - 64),
+             st.items);
     /* later adds all placed, through three more growths */
     for (i = later; i < later + m; i++) {
         rc = amq_filter_add_hash(f, hash_of(f, i, 72));
@@ -2231,7 +2264,7 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
     CHECK_GT(field_u64(f, "expansions"), 3);
     CHECK_EQ(missing(f, 0, n, 71), 0);
     CHECK_EQ(missing(f, 0, later, 72), 0);
-    for (i = 0; i < CROWDS * CROWD; i++)
+    for (i = 0; i < (CROWDS + 1) * CROWD; i++)
         if (took[i] && amq_filter_contains_hash(f, crowd[i]) != 1)
             FAIL_AT_("crowded key %llu missing after later growths", (unsigned long long)i);
     free(crowd);
