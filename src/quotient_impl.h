@@ -748,17 +748,35 @@ typedef struct {
     uint16_t copy; /* one of several places of one entry (its prefix spans slots) */
 } placed;
 
-/* A range of keys whose entries run out of bits in y, into the growth's
- * sorted list of them (y's second deep list: queries of y read it). */
+/* [lo, hi] into n ranges at d, sorted and apart, with room for one more:
+ * joined with every range it meets or touches, so that they stay sorted
+ * and apart, as ranges_have needs (a range inside another, after it, would
+ * hide the outer one's keys past its own end).  The new count. */
+static uint64_t ranges_put(uint64_t *d, uint64_t n, uint64_t lo, uint64_t hi)
+{
+    uint64_t i = 0, j, b = n;
+    while (i < b) { /* the first range that ends at or past lo - 1 */
+        const uint64_t mid = (i + b) / 2;
+        if (d[2 * mid + 1] != UINT64_MAX && d[2 * mid + 1] + 1u < lo)
+            i = mid + 1;
+        else
+            b = mid;
+    }
+    for (j = i; j < n && (hi == UINT64_MAX || d[2 * j] <= hi + 1u); j++) { /* those it meets */
+        lo = d[2 * j] < lo ? d[2 * j] : lo;
+        hi = d[2 * j + 1] > hi ? d[2 * j + 1] : hi;
+    }
+    /* ranges i to j - 1 become one; none (j = i): room for it at i */
+    memmove(d + 2 * i + 2, d + 2 * j, (size_t)(2 * (n - j) * sizeof *d));
+    d[2 * i] = lo;
+    d[2 * i + 1] = hi;
+    return n + 1u - (j - i);
+}
+
+/* A range of keys whose entries run out of bits in y (or a crowd's), into
+ * the growth's list of them (y's second deep list: queries of y read it). */
 static void add_void(amq_qf_growth *g, uint64_t lo, uint64_t hi)
 {
-    uint64_t i;
-    if (g->nv > 0 && g->voids[2 * g->nv - 1] != UINT64_MAX && g->voids[2 * g->nv - 1] + 1u >= lo &&
-        g->voids[2 * g->nv - 2] <= lo) { /* joins the last one */
-        if (hi > g->voids[2 * g->nv - 1])
-            g->voids[2 * g->nv - 1] = hi;
-        return;
-    }
     if (g->nv == g->cap) {
         const uint64_t cap = g->cap ? 2 * g->cap : 256;
         uint64_t *v = amq_realloc(&g->y->alloc, g->voids, 2 * g->cap * sizeof *v,
@@ -770,14 +788,7 @@ static void add_void(amq_qf_growth *g, uint64_t lo, uint64_t hi)
         g->voids = v;
         g->cap = cap;
     }
-    /* in order of lo (ranges come in key order but for a short entry's) */
-    for (i = g->nv; i > 0 && g->voids[2 * i - 2] > lo; i--) {
-        g->voids[2 * i] = g->voids[2 * i - 2];
-        g->voids[2 * i + 1] = g->voids[2 * i - 1];
-    }
-    g->voids[2 * i] = lo;
-    g->voids[2 * i + 1] = hi;
-    g->nv++;
+    g->nv = ranges_put(g->voids, g->nv, lo, hi);
     g->y->deep2 = g->voids;
     g->y->ndeep2 = g->nv;
 }
@@ -2057,7 +2068,7 @@ static int grow_step(amq_qf *x)
  * reader walks the list (its cursor) and whose table shares it. */
 static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
 {
-    uint64_t n = x->ndeep, i = 0, j, b = n, *d;
+    const uint64_t n = x->ndeep;
     if (!x->deep_owned || n + 1u > x->deep_cap) {
         const uint64_t cap = x->deep_owned && 2 * x->deep_cap > n + 1u ? 2 * x->deep_cap
                              : n + 1u > 16u                              ? 2 * (n + 1u)
@@ -2073,25 +2084,7 @@ static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
         x->deep_cap = cap;
         x->deep_owned = 1;
     }
-    d = x->deep;
-    while (i < b) { /* the first range that ends at or past lo - 1 */
-        const uint64_t mid = (i + b) / 2;
-        if (d[2 * mid + 1] != UINT64_MAX && d[2 * mid + 1] + 1u < lo)
-            i = mid + 1;
-        else
-            b = mid;
-    }
-    for (j = i; j < n && (hi == UINT64_MAX || d[2 * j] <= hi + 1u); j++) { /* those it meets */
-        lo = d[2 * j] < lo ? d[2 * j] : lo;
-        hi = d[2 * j + 1] > hi ? d[2 * j + 1] : hi;
-    }
-    if (j == i) /* meets none: room for one */
-        memmove(d + 2 * i + 2, d + 2 * i, (size_t)(2 * (n - i) * sizeof *d));
-    else /* ranges i to j - 1 become one */
-        memmove(d + 2 * i + 2, d + 2 * j, (size_t)(2 * (n - j) * sizeof *d));
-    d[2 * i] = lo;
-    d[2 * i + 1] = hi;
-    x->ndeep = n + 1u - (j - i);
+    x->ndeep = ranges_put(x->deep, n, lo, hi);
     return AMQ_OK;
 }
 
