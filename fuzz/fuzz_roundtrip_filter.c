@@ -12,8 +12,12 @@
  * nothing leaks.
  *
  * Input: u8 kind (index into makers[] below), then the kind's parameters
- * (its maker reads them), u8 flags (bit 0: also through a file), then keys
- * as u8 length (mod 64) + bytes, up to MAX_KEYS.
+ * (its maker reads them), u8 flags (bit 0: also through a file; bit 1: keys
+ * are hashes, then u8 shift and u64 base follow: a key's first 8 bytes,
+ * little-endian and zero-padded, shifted right and added to base make its
+ * h1, so that the fuzzer can crowd keys into a slot as a weak hash or keys
+ * chosen against a known seed do), then keys as u8 length (mod 64) +
+ * bytes, up to MAX_KEYS.
  *
  * A new kind adds one maker function and one line in makers[].
  */
@@ -250,16 +254,25 @@ typedef struct keyset {
     const uint8_t *key[MAX_KEYS];
     size_t len[MAX_KEYS];
     int added[MAX_KEYS]; /* add's result */
+    amq_hash128 h[MAX_KEYS]; /* by_hash: the keys are these hashes */
+    int by_hash;
     size_t n;
 } keyset;
+
+/* Is key i in f (by its hash, when the keys are hashes)? */
+static int has_key(const amq_filter *f, const keyset *ks, size_t i)
+{
+    return ks->by_hash ? amq_filter_contains_hash(f, ks->h[i])
+                       : amq_filter_contains(f, ks->key[i], ks->len[i]);
+}
 
 static void all_found(const amq_filter *f, const keyset *ks, const char *what)
 {
     size_t i;
     for (i = 0; i < ks->n; i++)
         if (ks->added[i] >= 0)
-            FZ_CHECK(amq_filter_contains(f, ks->key[i], ks->len[i]) == 1,
-                     "%s: key %zu (added: %d) is missing", what, i, ks->added[i]);
+            FZ_CHECK(has_key(f, ks, i) == 1, "%s: key %zu (added: %d) is missing", what, i,
+                     ks->added[i]);
 }
 
 static void same_bytes(const amq_filter *a, const amq_filter *b, const char *what)
@@ -325,7 +338,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     amq_hash128 *hashes;
     uint8_t *bytes, *batch_added;
     size_t len, i, m;
-    uint64_t ones = 0;
+    uint64_t ones = 0, base = 0;
+    unsigned shift = 0;
     amq_stats st;
     amq_errinfo err;
     unsigned flags;
@@ -343,12 +357,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hashes = calloc(MAX_KEYS, sizeof *hashes);
     batch_added = calloc(MAX_KEYS, 1);
     FZ_CHECK(ks != NULL && hashes != NULL && batch_added != NULL, "out of memory");
+    if (flags & 2) {
+        shift = fz_u8(&in) % 64u;
+        base = fz_u64(&in);
+        ks->by_hash = 1;
+    }
     while (in.n > 0 && ks->n < MAX_KEYS) {
         size_t klen = fz_u8(&in) % 64u;
+        uint64_t v = 0;
         if (klen > in.n)
             klen = in.n;
         ks->key[ks->n] = in.p;
         ks->len[ks->n] = klen;
+        for (i = 0; i < klen && i < 8; i++)
+            v |= (uint64_t)in.p[i] << (8 * i);
+        ks->h[ks->n].h1 = base + (v >> shift);
+        ks->h[ks->n].h2 = v * UINT64_C(0x9e3779b97f4a7c15) ^ klen;
         in.p += klen;
         in.n -= klen;
         ks->n++;
@@ -357,15 +381,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* Add one by one: each key is found right after its add. */
     for (i = 0; i < ks->n; i++) {
-        rc = amq_filter_add(f, ks->key[i], ks->len[i]);
+        rc = ks->by_hash ? amq_filter_add_hash(f, ks->h[i])
+                         : amq_filter_add(f, ks->key[i], ks->len[i]);
         FZ_CHECK(fz_add_status_ok(rc), "add: %d (%s)", rc, amq_strerror(rc));
         ks->added[i] = rc;
         if (rc == 1)
             ones++;
         if (rc >= 0)
-            FZ_CHECK(amq_filter_contains(f, ks->key[i], ks->len[i]) == 1,
-                     "key %zu missing right after add", i);
-        hashes[i] = amq_filter_hash(f, ks->key[i], ks->len[i]);
+            FZ_CHECK(has_key(f, ks, i) == 1, "key %zu missing right after add", i);
+        hashes[i] = ks->by_hash ? ks->h[i] : amq_filter_hash(f, ks->key[i], ks->len[i]);
     }
     all_found(f, ks, "after adding");
     a.total_cap = 0; /* the budget bounds growth; copies and saves may follow */

@@ -596,6 +596,32 @@ static void seeds_roundtrip_filter(sink *s)
         n = put_keys(buf, n, 60u + 50u * i, sizeof buf, 8, &st);
         emit(s, buf, n);
     }
+    /* The quotient maker with keys as hashes (flags bit 1): 256 keys crowded into slot 0, h1 =
+     * v >> shift of 8 random bytes v, about 110 entries apart, a crowd (crowd_add) in a table of
+     * 2,106 slots, and in one of 64 that grows under it. */
+    for (i = 0; i < 4; i++) {
+        uint8_t big[2400];
+        n = 0;
+        big[n++] = 6;
+        big[n++] = 0; /* the hash (keys are hashes) */
+        for (j = 0; j < 8; j++)
+            big[n++] = 0;
+        big[n++] = i < 2 ? 0xcf : 0; /* capacity 2,000 or 1 */
+        big[n++] = i < 2 ? 0x07 : 0;
+        big[n++] = 0x8f; /* target (655 + 1) / 65537 */
+        big[n++] = 0x02;
+        big[n++] = (uint8_t)(2u | (i & 1u)); /* flags: keys are hashes; odd, through a file */
+        big[n++] = i < 2 ? 19 : 14;          /* shift: 2^45 or 2^50 of the space */
+        for (j = 0; j < 8; j++)              /* base */
+            big[n++] = 0;
+        for (j = 0; j < 256; j++) {
+            unsigned b;
+            big[n++] = 8;
+            for (b = 0; b < 8; b++)
+                big[n++] = (uint8_t)rnd(&st);
+        }
+        emit(s, big, n);
+    }
     emit_random(s, 17, 30, 400);
 }
 
