@@ -10,7 +10,13 @@ import random
 import subprocess
 import tempfile
 
+import sys
+
 import redis
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.environ.get("AMQ_PYTHON") or os.path.join(_REPO, "build", "python"))
+import amq.hash  # noqa: E402  (keys crowded into one slot, found as an attacker would)
 
 AMQ = os.environ.get("AMQ") or os.path.join(os.path.dirname(__file__), "..", "..", "build",
                                             "amq")
@@ -191,6 +197,43 @@ def madd_until_refused(r, key, prefix, n, batch=1000):
         if first is not None:
             break
     return accepted, first, tail
+
+
+def crowd(slots, slot, n, prefix):
+    """n keys whose h1 (XXH3, seed 0) falls in slot `slot` of a quotient table of `slots`
+    slots: what an attacker who knows the seed can find, about slots tries a key."""
+    lo, hi = -(-(slot << 64) // slots), -(-((slot + 1) << 64) // slots)
+    out, i = [], 0
+    while len(out) < n:
+        k = "%s-%d" % (prefix, i)
+        i += 1
+        if lo <= amq.hash.key(k)[0] < hi:
+            out.append(k)
+    return out
+
+
+def test_quotient_crowded_keys(env):
+    """300 keys crowded into one slot of a quotient key 85 % full: all taken, the crowd's
+    run stops at 64 entries and the rest go to the deep list (one void lane), so no growth
+    is forced inside an add and no key is refused; later items grow the key as usual, and
+    every item answers 1, after DEBUG RELOAD and DUMP / RESTORE too."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "c", "quotient", 1000, 0.01)
+    assert info(r, "c")["slots"] == 1053
+    assert r.execute_command("AMQ.MADD", "c", *ITEMS[:900]) == [1] * 900
+    keys = crowd(1053, 351, 300, "crowd")
+    assert r.execute_command("AMQ.MADD", "c", *keys) == [1] * 300
+    i = info(r, "c")
+    assert (i["expansions"], i["slots"], i["void_lanes"]) == (0, 1053, 1), i
+    assert i["deep_ranges"] >= 1 and i["entries"] <= 900 + 64, i
+    assert r.execute_command("AMQ.MADD", "c", *ITEMS[900:]) == [1] * (len(ITEMS) - 900)
+    assert info(r, "c")["expansions"] > 5
+    every = ITEMS + keys
+    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
+    r.restore("c2", 0, r.dump("c"))
+    assert r.execute_command("AMQ.MEXISTS", "c2", *every) == [1] * len(every)
 
 
 def test_quotient_refusals_limit_and_cap(env):
