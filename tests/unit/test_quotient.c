@@ -2281,6 +2281,69 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
 #undef CROWDS
 #undef CROWD
 
+/* Keys crowded into the slot of the table grown into just below the growth's
+ * split (read already: their keys go there), added while the growth goes
+ * on, an eighth of the old table read: the crowd's run grows there (the
+ * deep list is the growth's), until an add does not fit, which finishes the
+ * growth; the crowd's later keys go to the deep list (crowd_add).  Every
+ * key stays present, saved and loaded, and later adds are all placed. */
+TEST(quotient_crowd_behind_a_growth_front)
+{
+    enum { CROWD = 600 };
+    const uint64_t cap = UNDER_SAN ? 50000u : 200000u;
+    amq_filter *f = make(cap, 0.01), *g = NULL;
+    amq_hash128 crowd[CROWD];
+    uint8_t took[CROWD];
+    uint64_t m, m2, rs, split, b, lo, k2, step, n, i, later, accepted = 0;
+    int rc;
+
+    REQUIRE(f != NULL);
+    m = field_u64(f, "slots");
+    n = (uint64_t)(0.9 * (double)m);
+    REQUIRE_EQ(add_range(f, 0, n, 81), 1);
+    later = add_into_growth(f, 0, 82, 1, 1); /* an eighth of x read */
+    REQUIRE(later != 0);
+    m2 = field_u64(f, "growing_to_slots");
+    rs = field_u64(f, "growth_slots_read");
+    REQUIRE(m2 > m && rs > 0 && rs < m);
+    split = first_key(rs, m);
+    b = (uint64_t)(((unsigned __int128)(split - 1u) * m2) >> 64); /* y's slot below the split */
+    lo = first_key(b, m2);
+    for (k2 = 0; (UINT64_C(2) << k2) <= m2; k2++)
+        ;
+    step = UINT64_C(1) << (64 - k2 - 15);
+    REQUIRE((split - lo) / step > CROWD);
+    for (i = 0; i < CROWD; i++) {
+        crowd[i].h1 = lo + i * step;
+        crowd[i].h2 = 0;
+        rc = amq_filter_add_hash(f, crowd[i]);
+        if (rc != 1)
+            CHECK_STATUS(rc, AMQ_EFULL);
+        took[i] = rc == 1;
+        accepted += rc == 1;
+    }
+    CHECK_EQ(accepted, CROWD);
+    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
+    CHECK_EQ(field_u64(f, "expansions"), 1);
+    CHECK_GE(field_u64(f, "void_lanes"), 1);
+    CHECK_EQ(missing(f, 0, n, 81), 0);
+    CHECK_EQ(missing(f, 0, later, 82), 0);
+    CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
+    REQUIRE((g = reloaded(f)) != NULL);
+    CHECK_EQ(took_absent(g, crowd, took, CROWD), 0);
+    amq_filter_free(g);
+    for (i = later; i < later + m; i++) {
+        rc = amq_filter_add_hash(f, hash_of(f, i, 82));
+        if (rc != 1)
+            FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
+    }
+    later += m;
+    CHECK_EQ(missing(f, 0, n, 81), 0);
+    CHECK_EQ(missing(f, 0, later, 82), 0);
+    CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
+    amq_filter_free(f);
+}
+
 /* ---- batches ----------------------------------------------------------------------------- */
 
 /* add_batch builds the bytes one-key adds build (across growths in the
