@@ -597,7 +597,7 @@ static void seeds_roundtrip_filter(sink *s)
         emit(s, buf, n);
     }
     /* The quotient maker with keys as hashes (flags bit 1): 256 keys crowded into slot 0, h1 =
-     * v >> shift of 8 random bytes v, about 110 entries apart, a crowd (crowd_add) in a table of
+     * v >> shift of 8 random bytes v, some 110 distinct entries: a crowd (crowd_add) in a table of
      * 2,106 slots, and in one of 64 that grows under it. */
     for (i = 0; i < 4; i++) {
         uint8_t big[2400];

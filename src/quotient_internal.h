@@ -36,8 +36,9 @@
 #ifndef QF_GROWTH     /* scripts/growth-proto.sh builds a library with another, to compare */
 #define QF_GROWTH 1.1 /* by this factor (docs/expandable.md: the sawtooth) */
 #endif
-/* A growth makes the entries of a slot that has this many or more one void lane, their keys deep
- * ranges: only keys crowded into a slot make such a run (a slot holds 0.95 keys on average) */
+/* A run of this many entries or more is a crowd: an add sends its key to the deep list, a growth
+ * makes it one void lane and its keys deep ranges (random keys never make one: a slot holds 0.95
+ * keys on average) */
 #define QF_CROWD 64u
 #define QF_CROWD_RANGES 1024u /* deep ranges an add may make, and one a 1,024 entries */
 #define QF_STEP 256u          /* places a growth's step writes, at least (each add during one) */
