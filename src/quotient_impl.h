@@ -1803,14 +1803,17 @@ static uint32_t most_crowded(const placed *buf, uint32_t n, uint32_t *most)
 static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
 {
     amq_qf_growth *g = x->growth;
+    const uint64_t di = g->di; /* decode moves it: a step not written reads its ranges again */
     decoder d;
     encoder e;
     uint32_t n;
     dec_start(&d, x, g, want);
     enc_start(&e, g);
     n = decode(&d, x, g, buf);
-    if (d.bad || g->nomem)
+    if (d.bad || g->nomem) {
+        g->di = di;
         return g->nomem ? AMQ_ENOMEM : d.corrupt ? AMQ_ECORRUPT : AMQ_EFULL;
+    }
     if (!d.sorted)
         sort_places(buf, n);
     /* in order, no place pushed 255 past its slot (so none past the first line whose offset
@@ -1822,11 +1825,15 @@ static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
             collapse_slot(g, buf, &n, at);
             at = most_crowded(buf, n, &most);
         }
-        if (g->nomem)
+        if (g->nomem) {
+            g->di = di;
             return AMQ_ENOMEM;
+        }
     }
-    if (!(d.sorted && d.push < 255u && d.wpos <= e.total) && !enc_fits(&e, buf, n))
+    if (!(d.sorted && d.push < 255u && d.wpos <= e.total) && !enc_fits(&e, buf, n)) {
+        g->di = di;
         return AMQ_EFULL; /* nothing written, the reader where it was: grow_over */
+    }
     enc_chunk(&e, g, buf, n);
     g->read += n;
     g->rpos = d.last_pos + 1u;
