@@ -2095,14 +2095,90 @@ static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
     return AMQ_OK;
 }
 
-/* An add into a crowded run (QF_CROWD entries or more in slot a's run, no
+/* Key h of slot a, which has no run, into the deep list, when the runs
+ * before a's place (of its line's slots before a) were pushed past a: the
+ * nearest of them with two entries or more gives up its last position,
+ * the runs after it move down one, and a's run is the position freed at
+ * their end, one void lane.  The keys of the entry given up go to the deep
+ * list, and, unless its run keeps a void lane, those of the entry before
+ * it, that lane made void.  No line's offset changes (the runs are of one
+ * line's slots).  1: done; 0: no such run (or one not pushed between);
+ * AMQ_ENOMEM (the lanes as they were). */
+static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h)
+{
+    const uint64_t blk = a / S, w = *word_of(x, blk), p0 = blk * S + (w & 255u);
+    const uint32_t i = (uint32_t)(a % S);
+    const uint64_t occ = (w >> 8) & M28 & ((UINT64_C(1) << i) - 1u); /* the line's slots before a */
+    const slot_keys keys = keys_of(x);
+    uint64_t e, slot, start = 0, q = 0, pos, lo, hi, r[2][3];
+    uint16_t sv[2];
+    uint32_t t, t0 = (uint32_t)__builtin_popcountll(occ), nr, k, v, nv = 0;
+    int32_t p;
+    int rc;
+    if (t0 == 0 || (e = select_run(x, p0, t0)) == UINT64_MAX || e < a)
+        return 0; /* no run of the line before a, or a's place not pushed past it */
+    for (t = t0; t > 0; t--) { /* run t of the line, of slot `slot`, is [start, q] */
+        slot = blk * S + select_bit(occ, t);
+        start = t == 1 ? p0 : select_run(x, p0, t - 1u) + 1u;
+        if (start < slot)
+            start = slot;
+        q = select_run(x, start, 1);
+        if (q > start)
+            break;
+        if (start == slot)
+            return 0; /* it could not move down: a run at its own slot */
+    }
+    if (t == 0)
+        return 0;
+    for (pos = start; pos < q && *lane_at(x, pos) != VOID_LANE; pos++)
+        ;
+    sv[nv++] = *lane_at(x, q);
+    if (pos == q)
+        sv[nv++] = *lane_at(x, q - 1u);
+    slot_keys_range(&keys, slot, &lo, &hi);
+    for (v = 0; v < nv; v++) {
+        if (sv[v] == VOID_LANE)
+            continue;
+        nr = entry_ranges(x->k, lo, hi, sv[v], r, &p);
+        for (k = 0; k < nr; k++)
+            if ((rc = deep_insert(x, r[k][0], r[k][1])) != AMQ_OK)
+                return rc;
+    }
+    slot_keys_range(&keys, a, &lo, &hi);
+    nr = entry_ranges(x->k, lo, hi, entry_of(x, h), r, &p);
+    for (k = 0; k < nr; k++) /* (the range h is in) */
+        if (r[k][0] <= h && h <= r[k][1] && (rc = deep_insert(x, r[k][0], r[k][1])) != AMQ_OK)
+            return rc;
+    for (v = 0; v < nv; v++) /* the counts: each entry given up, and the void lanes made */
+        x->cnt[sv[v] == VOID_LANE ? 0u : 15u - (uint32_t)__builtin_ctz(sv[v])]--;
+    x->cnt[0] += nv;
+    if (nv == 2)
+        *lane_at(x, q - 1u) = VOID_LANE;
+    for (pos = q; pos < e; pos++) { /* the runs after move down one, lanes and run ends */
+        uint64_t *wd = word_of(x, pos / S);
+        const uint64_t bit = UINT64_C(1) << (36u + pos % S);
+        *lane_at(x, pos) = *lane_at(x, pos + 1u);
+        const int end = (int)((*word_of(x, (pos + 1u) / S) >> (36u + (pos + 1u) % S)) & 1u);
+        *wd = end ? *wd | bit : *wd & ~bit;
+    }
+    *lane_at(x, e) = VOID_LANE; /* a's run */
+    *word_of(x, e / S) |= UINT64_C(1) << (36u + e % S);
+    *word_of(x, (q - 1u) / S) |= UINT64_C(1) << (36u + (q - 1u) % S); /* the shorter run's end */
+    *word_of(x, blk) |= UINT64_C(1) << (8u + i);
+    return 1;
+}
+
+/* An add into a crowded run (min_run entries or more in slot a's run, no
  * growth under way): h's range goes to the deep list, and, unless the run
  * has a void lane already, so do its last entry's keys, that lane made
  * void.  The run grows no longer: a crowded run pushes the lines after it
  * toward the 255 of their offsets, and every add behind it would then be
- * refused or force a growth.  1: done; 0: not a crowded run, or the deep
- * list at its bound (the add goes on as any other); AMQ_ENOMEM. */
-static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h)
+ * refused.  min_run is QF_CROWD before the add tries the run, 1 once it
+ * found no room (keys crowded over several slots, each run shorter).
+ * A slot with no run borrows one position (crowd_borrow) when min_run is 1.
+ * 1: done; 0: a shorter run, none to borrow from, or the deep list at its
+ * bound (the add goes on as any other); AMQ_ENOMEM. */
+static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h, uint64_t min_run)
 {
     const uint64_t blk = a / S, w = *word_of(x, blk);
     const uint32_t i = (uint32_t)(a % S);
@@ -2114,10 +2190,12 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
     int rc;
     if (x->ndeep >= QF_CROWD_RANGES + x->entries / 1024u)
         return 0;
+    if (!((w >> (8u + i)) & 1u))
+        return min_run == 1 ? crowd_borrow(x, a, h) : 0;
     t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
     start = t0 == 1 ? blk * S + (w & 255u) : select_run(x, blk * S + (w & 255u), t0 - 1u) + 1u;
     start = start < a ? a : start;
-    if ((end = select_run(x, start, 1)) == UINT64_MAX || end - start + 1u < QF_CROWD)
+    if ((end = select_run(x, start, 1)) == UINT64_MAX || end - start + 1u < min_run)
         return 0;
     slot_keys_range(&keys, a, &slot_lo, &slot_hi);
     for (pos = start; pos <= end && *lane_at(x, pos) != VOID_LANE; pos++)
@@ -2164,16 +2242,22 @@ static int place(amq_qf *x, uint64_t h)
             return rc;
     }
     if (x->growth == NULL && crowd_maybe(x, mulhi(h, x->m)) &&
-        (rc = crowd_add(x, mulhi(h, x->m), h)) != 0)
+        (rc = crowd_add(x, mulhi(h, x->m), h, QF_CROWD)) != 0)
         return rc;
     for (grown = 0;;) {
         t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
         rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
         if (rc != AMQ_EFULL)
             break;
-        /* no room (a run pushed 255 slots into a line): the growth under way done now, or
-         * one growth; not when the table is less than half full: keys crowded into a few
-         * slots (a weak hash, chosen keys) would have it grow without end */
+        /* no room (a run pushed 255 slots into a line: keys crowded over a few slots, by a
+         * weak hash or chosen against the seed): the deep list (crowd_add), so that such a
+         * crowd forces no whole growth inside one add (a stalled server) */
+        if (x->growth == NULL && (rc = crowd_add(x, mulhi(h, x->m), h, 1)) != 0)
+            return rc;
+        rc = AMQ_EFULL;
+        /* else the growth under way done now, or one growth (its steps make crowded runs
+         * void lanes); not when the table is less than half full: keys crowded into a few
+         * slots would have it grow without end */
         if (x->growth == NULL &&
             (grown || (double)x->entries < 0.5 * QF_MAX_LOAD * (double)x->m ||
              (rc = grow_start(x)) != AMQ_OK))

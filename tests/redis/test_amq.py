@@ -199,10 +199,11 @@ def madd_until_refused(r, key, prefix, n, batch=1000):
     return accepted, first, tail
 
 
-def crowd(slots, slot, n, prefix):
-    """n keys whose h1 (XXH3, seed 0) falls in slot `slot` of a quotient table of `slots`
-    slots: what an attacker who knows the seed can find, about slots tries a key."""
-    lo, hi = -(-(slot << 64) // slots), -(-((slot + 1) << 64) // slots)
+def crowd(slots, slot, n, prefix, width=1):
+    """n keys whose h1 (XXH3, seed 0) falls in slots `slot` to `slot + width - 1` of a
+    quotient table of `slots` slots: what an attacker who knows the seed can find, about
+    slots / width tries a key."""
+    lo, hi = -(-(slot << 64) // slots), -(-((slot + width) << 64) // slots)
     out, i = [], 0
     while len(out) < n:
         k = "%s-%d" % (prefix, i)
@@ -228,6 +229,28 @@ def test_quotient_crowded_keys(env):
     assert i["deep_ranges"] >= 1 and i["entries"] <= 900 + 64, i
     assert r.execute_command("AMQ.MADD", "c", *ITEMS[900:]) == [1] * (len(ITEMS) - 900)
     assert info(r, "c")["expansions"] > 5
+    every = ITEMS + keys
+    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
+    r.restore("c2", 0, r.dump("c"))
+    assert r.execute_command("AMQ.MEXISTS", "c2", *every) == [1] * len(every)
+
+
+def test_quotient_keys_crowded_over_neighbouring_slots(env):
+    """600 keys crowded over 12 neighbouring slots of a quotient key 57 % full, each slot's
+    run under 64: the keys that no longer fit go to the deep list (void lanes), so no growth
+    is forced inside an add and no key is refused; every item answers 1, after DEBUG RELOAD
+    and DUMP / RESTORE too."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "c", "quotient", 1000, 0.01)
+    assert r.execute_command("AMQ.MADD", "c", *ITEMS[:600]) == [1] * 600
+    keys = crowd(1053, 351, 600, "band", 12)
+    assert r.execute_command("AMQ.MADD", "c", *keys) == [1] * 600
+    i = info(r, "c")
+    assert (i["expansions"], i["slots"]) == (0, 1053), i
+    assert i["void_lanes"] >= 12 and i["deep_ranges"] > 250 and i["entries"] < 1000, i
+    assert r.execute_command("AMQ.MADD", "c", *ITEMS[600:]) == [1] * (len(ITEMS) - 600)
     every = ITEMS + keys
     assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
     r.execute_command("DEBUG", "RELOAD")
