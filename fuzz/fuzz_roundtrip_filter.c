@@ -17,7 +17,7 @@
  * little-endian and zero-padded, shifted right and added to base make its
  * h1, so that the fuzzer can crowd keys into a slot as a weak hash or keys
  * chosen against a known seed do), then keys as u8 length (mod 64) +
- * bytes, up to MAX_KEYS.
+ * bytes, up to MAX_BYTE_KEYS (MAX_KEYS as hashes).
  *
  * A new kind adds one maker function and one line in makers[].
  */
@@ -26,7 +26,8 @@
 #include "amq/bloom.h"
 #include "filter_checks.h"
 
-#define MAX_KEYS 256
+#define MAX_KEYS 512 /* keys as hashes (flags bit 1): enough to push a line's offset to 255 */
+#define MAX_BYTE_KEYS 256
 /* Allocations fail (AMQ_ENOMEM, which add may return) above 1 MiB each and
  * 6 MiB in all: a scalable filter whose kicks keep failing grows by its
  * expansion at every link, and copying tens of megabytes per input
@@ -362,7 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         base = fz_u64(&in);
         ks->by_hash = 1;
     }
-    while (in.n > 0 && ks->n < MAX_KEYS) {
+    while (in.n > 0 && ks->n < (ks->by_hash ? MAX_KEYS : MAX_BYTE_KEYS)) {
         size_t klen = fz_u8(&in) % 64u;
         uint64_t v = 0;
         if (klen > in.n)

@@ -622,6 +622,35 @@ static void seeds_roundtrip_filter(sink *s)
         }
         emit(s, big, n);
     }
+    /* and 380 keys over 8 neighbouring slots of that table of 2,106 slots (shift 6 and the top
+     * two bits of v clear: 2^56 of the space), then 40 over the 33 from there: runs under 64
+     * pushed to a line's 255, the later keys into the deep list by their slot's run or, for a
+     * slot with none, a run of its line before it (crowd_add, crowd_borrow) */
+    for (i = 0; i < 2; i++) {
+        uint8_t big[4000];
+        n = 0;
+        big[n++] = 6;
+        big[n++] = 0;
+        for (j = 0; j < 8; j++)
+            big[n++] = 0;
+        big[n++] = 0xcf;
+        big[n++] = 0x07;
+        big[n++] = 0x8f;
+        big[n++] = 0x02;
+        big[n++] = (uint8_t)(2u | i);
+        big[n++] = 6;
+        for (j = 0; j < 8; j++)
+            big[n++] = j == 7 ? (uint8_t)(0x40 + i) : 0; /* base: a band inside the table */
+        for (j = 0; j < 420; j++) {
+            unsigned b;
+            big[n++] = 8;
+            for (b = 0; b < 8; b++)
+                big[n++] = (uint8_t)rnd(&st);
+            if (j < 380)
+                big[n - 1] &= 0x3f; /* v's top byte, last (little-endian) */
+        }
+        emit(s, big, n);
+    }
     emit_random(s, 17, 30, 400);
 }
 
