@@ -91,6 +91,36 @@ TEST(expandable_defaults_start_small)
     amq_filter_free(f);
 }
 
+/* A start of 1e9 keys: 2^26 buckets, a table of 4 GiB (mapped: only the
+ * pages the adds touch are made).  Its size was 64u << q in 32 bits, 0
+ * from 2^26 buckets on: the table was not there and the first add wrote
+ * outside it; the doubling to 2^26 (past 832M keys) the same. */
+TEST(expandable_table_of_4_gib)
+{
+    amq_filter *f = make(1000000000u, 0.01);
+    amq_stats st;
+    uint64_t size = 0, i, absent = 0;
+    REQUIRE(f != NULL);
+    CHECK_EQ(field_u64(f, "buckets"), UINT64_C(1) << 26);
+    amq_filter_stats(f, &st);
+    CHECK_GE(st.bytes, UINT64_C(64) << 26);
+    CHECK_GE(st.capacity, 1000000000u);
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    CHECK_GT(size, UINT64_C(64) << 26);
+    for (i = 0; i < 200; i++) {
+        char k[32];
+        const int n = snprintf(k, sizeof k, "key-%llu", (unsigned long long)i);
+        REQUIRE_EQ(amq_filter_add(f, k, (size_t)n), 1);
+    }
+    for (i = 0; i < 200; i++) {
+        char k[32];
+        const int n = snprintf(k, sizeof k, "key-%llu", (unsigned long long)i);
+        absent += amq_filter_contains(f, k, (size_t)n) != 1;
+    }
+    CHECK_EQ(absent, 0);
+    amq_filter_free(f);
+}
+
 /* Grown from 1,000 to 4M: every key present after every power of ten and at
  * the end; the measured rate at each power of ten under 1 % and near the
  * filter's own bound. */
