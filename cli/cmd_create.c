@@ -21,7 +21,8 @@ static const char usage_text[] =
     "\n";
 
 static const char usage_options[] =
-    "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works)\n"
+    "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works;\n"
+    "                       not scalable-cuckoo, whose rate --fingerprint-bits sets)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
     "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
@@ -142,6 +143,8 @@ int cmd_create(int argc, char **argv)
         {"--partitions", "partitioned", 0},
         {"--window", "aging", 0},
         {"--rate", "aging", 0},
+        /* a scalable cuckoo filter's rate is its fingerprints' (--fingerprint-bits) */
+        {"--fpp", "bloom blocked partitioned cuckoo scalable-bloom aging expandable quotient", 0},
     };
     const char *type = "bloom";
     amq_config cfg;
@@ -171,6 +174,7 @@ int cmd_create(int argc, char **argv)
             if (cli_parse_real("--fpp", optarg, &cfg.fpp) != 0)
                 return EXIT_TROUBLE;
             fpp_given = 1;
+            scope[12].given = 1;
             break;
         case O_BPK:
             if (cli_parse_real("--bits-per-key", optarg, &cfg.bits_per_key) != 0)

@@ -19,6 +19,13 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     amq_scuckoo *c;
     int rc;
 
+    /* the rate is the fingerprints' (2 b / 2^f a link): fpp is not read, but a value no
+     * kind takes is refused as every kind refuses it */
+    if (!(cfg->fpp > 0.0 && cfg->fpp < 1.0))
+        return amq_err(err, AMQ_ERANGE,
+                       "false-positive rate %g out of range (0, 1); a scalable cuckoo filter's "
+                       "rate follows its fingerprint bits, not fpp",
+                       cfg->fpp);
     amq_scuckoo_params_init(&p, cfg->redisbloom != 0);
     p.capacity = cfg->capacity;
     if (cfg->bucket_size != 0)

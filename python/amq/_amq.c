@@ -908,7 +908,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = NULL;
     uint64_t capacity = UINT64_MAX, seed = 0, window_ms = 0; /* MAX: the kind's default */
-    double fpp = 0.01, bpk = 0.0, rate = 0.0;
+    double fpp = NAN, bpk = 0.0, rate = 0.0; /* NaN: not given (0.01) */
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc;
     amq_config cfg;
@@ -936,6 +936,14 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         return -1;
     if (check_kind_params(kw, amq_kind_name(kind)) != 0)
         return -1;
+    if (!isnan(fpp) && kind == AMQ_KIND_SCALABLE_CUCKOO) {
+        PyErr_SetString(PyExc_ValueError, "fpp applies to every kind but scalable-cuckoo, whose "
+                        "rate follows fingerprint_bits (2 * bucket_size / 2**fingerprint_bits "
+                        "a link)");
+        return -1;
+    }
+    if (isnan(fpp))
+        fpp = 0.01;
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;

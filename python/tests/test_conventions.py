@@ -97,6 +97,12 @@ def test_kind_specific_parameters_are_not_ignored():
     with pytest.raises(ValueError, match="partitions"):
         amq.Filter(kind="cuckoo", partitions=4)
     amq.Filter(kind="aging", window_ms=1000, rate=10.0)
+    # a scalable cuckoo filter's rate is its fingerprints': fpp, by keyword or position, refused
+    with pytest.raises(ValueError, match="fpp applies to every kind but scalable-cuckoo"):
+        amq.Filter(1000, 1e-6, kind="scalable-cuckoo")
+    with pytest.raises(ValueError, match="fpp applies"):
+        amq.Filter(kind="scalable-cuckoo", fpp=0.01)
+    assert amq.Filter(1000, kind="scalable-cuckoo", fingerprint_bits=24).fpp < 1e-6
 
 
 def test_hash_seeds_out_of_range_are_refused():

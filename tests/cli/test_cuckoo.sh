@@ -152,6 +152,10 @@ expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redi
 expect_stderr_has "8-bit"
 expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redisbloom --hash xxh3
 expect_stderr_has "--redisbloom fixes the hash"
+# its rate follows --fingerprint-bits: --fpp (any value) refused, not ignored
+expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --fpp 1e-6
+expect_stderr_has "--fpp does not apply to --type scalable-cuckoo"
+[ ! -e x.amq ] || fail "a refused create left x.amq"
 
 CASE=scalable-bloom
 expect_status 0 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 --fpp 0.001 --redisbloom
