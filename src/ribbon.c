@@ -75,7 +75,8 @@ static void rib_size(const amq_static *s, uint64_t n, unsigned attempt, amq_stat
         blocks = RIB_MAX_BLOCKS;
     starts = 64 * blocks - 127;
     p->g[0] = (uint32_t)blocks;
-    p->g[1] = s->alpha > 0.0 ? (uint32_t)llround(s->alpha * (double)starts / 64.0) : 0;
+    /* up, so that the mean rate is at most fpp: a small filter has a block or two */
+    p->g[1] = s->alpha > 0.0 ? (uint32_t)ceil(s->alpha * (double)starts / 64.0) : 0;
     if (p->g[1] > blocks - 1)
         p->g[1] = (uint32_t)(blocks - 1);
     p->g[2] = 0;
