@@ -175,4 +175,27 @@ cp s2.amq s.new && mv s.new s.amq
 expect_status 0 "$AMQ" info s.amq
 expect_eq "a replaced file answers as itself" 0 "$("$AMQ" query -c s.amq k1)"
 
+CASE=reader-waits-for-the-writer
+# A checksum off while another process holds the file's lock (an add in place writing it) is
+# its writes, not damage: query and info wait for the lock and read again.  Before, a query
+# racing an in-place add failed now and then with "payload checksum mismatch ... corrupt".
+"$AMQ" create w.amq --capacity 10M >/dev/null
+"$AMQ" add w.amq k1
+cp w.amq w.good
+size=$(wc -c <w.amq)
+printf 'X' | dd of=w.amq bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
+expect_status 2 "$AMQ" query -c w.amq k1
+expect_stderr_has "checksum"
+flock -x w.amq sh -c 'sleep 1; cat w.good >w.amq' &
+pid=$!
+sleep 0.3
+expect_eq "keys, read once the writer is done" 1000 "$("$AMQ" query -c w.amq k1)"
+wait $pid
+printf 'X' | dd of=w.amq bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
+flock -x w.amq sh -c 'sleep 1; cat w.good >w.amq' &
+pid=$!
+sleep 0.3
+expect_status 0 "$AMQ" info w.amq
+wait $pid
+
 finish
