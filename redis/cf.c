@@ -59,8 +59,14 @@ static void cf_defaults(cf_opts *o)
  * holds), one below it may grow past it within the command.  The library
  * limit is kept out of the way (cf_unlimit) and this check stands for it.
  */
-static int cf_at_limit(const amq_scuckoo *c)
+static int cf_at_limit(RedisModuleCtx *ctx, const amq_scuckoo *c)
 {
+    /* not for what the primary or the AOF sends: the primary took it (its own limit, which
+     * CONFIG SET may have raised, and its own links), so a replica or a restart refusing it
+     * would answer absent for items the primary holds */
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_REPLICATED))
+        return 0;
     return amq_scuckoo_at_limit(c, amq_rm_cfg.cf_max_expansions);
 }
 
@@ -214,7 +220,7 @@ static int cf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
-    } else if (cf_at_limit(c)) {
+    } else if (cf_at_limit(ctx, c)) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }
@@ -294,7 +300,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
         changed = 1;
-    } else if (cf_at_limit(c)) {
+    } else if (cf_at_limit(ctx, c)) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
     }

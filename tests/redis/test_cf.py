@@ -400,3 +400,33 @@ def test_small_key_memory_near_redisbloom(env):
     assert got >= 1024, got
     if want is not None:
         assert got <= want * 1.03, (got, want, got / want)
+
+
+def test_replica_and_aof_apply_adds_past_their_own_link_limit(env):
+    """The link limit (cf-max-expansions) is the primary's to apply: a replica whose own
+    limit is lower, and an AOF replayed after a CONFIG SET that the restart forgets, take
+    every CF.ADD the primary took.  Before, they answered `Maximum expansions reached` and
+    then 0 for 64 of 200 items the primary held (found by a hunt session)."""
+    prim = env.server
+    r = prim.client()
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    r.config_set("cf-max-expansions", 64)
+    assert r.execute_command("CF.RESERVE", "c", 4, "BUCKETSIZE", 1, "EXPANSION", 1) == b"OK"
+    items = ["i%d" % i for i in range(200)]
+    assert [r.execute_command("CF.ADD", "c", i) for i in items] == [1] * 200
+    prim.sync_replica(rep)
+    assert info(r, "c")["Number of filters"] > 32
+    assert info(rr, "c")["Number of filters"] == info(r, "c")["Number of filters"]
+    assert rr.execute_command("CF.MEXISTS", "c", *items) == [1] * 200
+
+    srv = env.new_server(conf={"appendonly": "yes", "aof-use-rdb-preamble": "no"})
+    a = srv.client()
+    a.config_set("cf-max-expansions", 64)
+    a.execute_command("CF.RESERVE", "c", 4, "BUCKETSIZE", 1, "EXPANSION", 1)
+    assert [a.execute_command("CF.ADD", "c", i) for i in items] == [1] * 200
+    srv.restart()
+    a = srv.client()
+    assert list(a.config_get("cf-max-expansions").values()) == ["32"]  # (prefixed on 7.x)
+    assert a.execute_command("CF.MEXISTS", "c", *items) == [1] * 200
+    assert info(a, "c")["Number of filters"] > 32
