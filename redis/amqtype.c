@@ -19,6 +19,7 @@
  * filter unchanged.  Loading and replication are never refused for it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "module.h" /* first: it asks for AMQ_ADVANCED_API */
@@ -1053,6 +1054,26 @@ static void replicate_bytes(RedisModuleCtx *ctx, RedisModuleString *name, const 
     RedisModule_Free(buf);
 }
 
+static int by_hash(const void *a, const void *b)
+{
+    const amq_hash128 *x = a, *y = b;
+    if (x->h1 != y->h1)
+        return x->h1 < y->h1 ? -1 : 1;
+    return x->h2 < y->h2 ? -1 : x->h2 > y->h2;
+}
+
+/* A LIST's repeated elements once (the others' members are distinct): a kind that keeps
+ * copies would store each (a cuckoo filter refuses the 2b + 1-th) and size for them. */
+static size_t distinct_hashes(amq_hash128 *h, size_t n)
+{
+    size_t i, w = 0;
+    qsort(h, n, sizeof *h, by_hash);
+    for (i = 0; i < n; i++)
+        if (w == 0 || h[i].h1 != h[w - 1].h1 || h[i].h2 != h[w - 1].h2)
+            h[w++] = h[i];
+    return w;
+}
+
 static const char *const member_cmds[][2] = {
     {"SCARD", "SMEMBERS"}, {"ZCARD", "ZRANGE"}, {"HLEN", "HKEYS"}, {"LLEN", "LRANGE"}};
 
@@ -1066,7 +1087,7 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     amq_errinfo err;
     void *value;
     long long count;
-    size_t n, i;
+    size_t n, i, read;
     int st, which, rc;
 
     if (argc < 6)
@@ -1143,7 +1164,6 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     v = value_new();
     v->maxsize = o.maxsize;
     o.cfg.alloc = &v->alloc;
-    o.cfg.capacity = n > 0 ? n : 1;
     h = n > 0 ? RedisModule_Alloc(n * sizeof *h) : NULL;
     for (i = 0; i < n; i++) {
         size_t len;
@@ -1153,6 +1173,10 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (r != NULL)
         RedisModule_FreeCallReply(r);
+    read = n;
+    if (which == 3 && n > 1)
+        n = distinct_hashes(h, n);
+    o.cfg.capacity = n > 0 ? n : 1;
     err.msg[0] = '\0';
     if (amq_kind_is_static(o.cfg.kind)) {
         rc = amq_filter_build(&o.cfg, h, n, &v->f, &err);
@@ -1177,7 +1201,7 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ModuleTypeSetValue(key, amqt_type, v);
     RedisModule_CloseKey(key);
     replicate_bytes(ctx, argv[1], v);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)n);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)read);
 }
 
 /* ---- data type ----------------------------------------------------------------------------------------
