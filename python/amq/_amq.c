@@ -467,6 +467,10 @@ static int keyset_from_buffer(PyObject *o, Py_ssize_t width, int hashes, keyset 
 static int keyset_init(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
 {
     memset(ks, 0, sizeof(*ks));
+    if (width < 0) { /* (0 is the default: no width) */
+        PyErr_Format(PyExc_ValueError, "width=%zd: a key width is 1 or more bytes", width);
+        return -1;
+    }
     if (hashes && !PyObject_CheckBuffer(o)) {
         PyErr_SetString(PyExc_TypeError, "hashes=True takes a 1-D numpy uint64 array of "
                         "64-bit hashes");

@@ -118,6 +118,8 @@ def test_batch_shape_errors():
         f.add_many([1, 2])
     with pytest.raises(ValueError, match="width"):
         f.add_many(b"abcde" * 3 + b"x", width=5)
+    with pytest.raises(ValueError, match="width=-1: a key width is 1 or more bytes"):
+        f.add_many(b"abcd", width=-1)
     with pytest.raises(TypeError):
         f.contains_many(np.zeros(4, dtype=np.float64))
     with pytest.raises(TypeError):
