@@ -22,7 +22,7 @@ static const char usage_text[] =
 
 static const char usage_options[] =
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works;\n"
-    "                       not scalable-cuckoo, whose rate --fingerprint-bits sets)\n"
+    "                       scalable-cuckoo: its fingerprints' rate a link, refused if over P)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
     "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
@@ -143,8 +143,6 @@ int cmd_create(int argc, char **argv)
         {"--partitions", "partitioned", 0},
         {"--window", "aging", 0},
         {"--rate", "aging", 0},
-        /* a scalable cuckoo filter's rate is its fingerprints' (--fingerprint-bits) */
-        {"--fpp", "bloom blocked partitioned cuckoo scalable-bloom aging expandable quotient", 0},
     };
     const char *type = "bloom";
     amq_config cfg;
@@ -174,7 +172,6 @@ int cmd_create(int argc, char **argv)
             if (cli_parse_real("--fpp", optarg, &cfg.fpp) != 0)
                 return EXIT_TROUBLE;
             fpp_given = 1;
-            scope[12].given = 1;
             break;
         case O_BPK:
             if (cli_parse_real("--bits-per-key", optarg, &cfg.bits_per_key) != 0)
@@ -329,6 +326,19 @@ int cmd_create(int argc, char **argv)
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, "create");
         return EXIT_TROUBLE;
+    }
+    if (fpp_given && kind == AMQ_KIND_SCALABLE_CUCKOO) {
+        /* its rate is its fingerprints' (a link's): an --fpp they do not meet is refused */
+        amq_stats st;
+        amq_filter_stats(f, &st);
+        if (st.fpp_target > cfg.fpp) {
+            cli_error("create: a scalable-cuckoo filter of these fingerprints answers %.3g of "
+                      "absent keys a link, over --fpp %g: give it more --fingerprint-bits (4 "
+                      "to 32; RedisBloom's layout has 8)",
+                      st.fpp_target, cfg.fpp);
+            amq_filter_free(f);
+            return EXIT_TROUBLE;
+        }
     }
     /* Chunked checksums: the first add to the file can be in place. */
     if (amq_kind_updates_in_place(amq_filter_kind(f)))

@@ -914,7 +914,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     uint64_t capacity = UINT64_MAX, seed = 0, window_ms = 0; /* MAX: the kind's default */
     double fpp = NAN, bpk = 0.0, rate = 0.0; /* NaN: not given (0.01) */
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
-    int nonscaling = 0, redisbloom = 0, guava = 0, rc;
+    int nonscaling = 0, redisbloom = 0, guava = 0, rc, fpp_given;
     amq_config cfg;
     amq_errinfo err;
     amq_filter *f = NULL;
@@ -940,13 +940,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         return -1;
     if (check_kind_params(kw, amq_kind_name(kind)) != 0)
         return -1;
-    if (!isnan(fpp) && kind == AMQ_KIND_SCALABLE_CUCKOO) {
-        PyErr_SetString(PyExc_ValueError, "fpp applies to every kind but scalable-cuckoo, whose "
-                        "rate follows fingerprint_bits (2 * bucket_size / 2**fingerprint_bits "
-                        "a link)");
-        return -1;
-    }
-    if (isnan(fpp))
+    fpp_given = !isnan(fpp);
+    if (!fpp_given)
         fpp = 0.01;
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
@@ -993,6 +988,21 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     if (rc != AMQ_OK) {
         raise_status(rc, &err, "cannot create the filter");
         return -1;
+    }
+    if (fpp_given && kind == AMQ_KIND_SCALABLE_CUCKOO) {
+        /* its rate is its fingerprints' (a link's): an fpp they do not meet is refused */
+        amq_stats st;
+        amq_filter_stats(f, &st);
+        if (st.fpp_target > fpp) {
+            char msg[200]; /* (PyErr_Format has no %g) */
+            snprintf(msg, sizeof msg, "a scalable-cuckoo filter of these fingerprints answers "
+                     "%.3g of absent keys a link, over fpp=%g: give it more fingerprint_bits "
+                     "(4 to 32; RedisBloom's layout has 8)",
+                     st.fpp_target, fpp);
+            PyErr_SetString(PyExc_ValueError, msg);
+            amq_filter_free(f);
+            return -1;
+        }
     }
     self->f = f;
     return 0;

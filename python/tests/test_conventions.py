@@ -97,12 +97,16 @@ def test_kind_specific_parameters_are_not_ignored():
     with pytest.raises(ValueError, match="partitions"):
         amq.Filter(kind="cuckoo", partitions=4)
     amq.Filter(kind="aging", window_ms=1000, rate=10.0)
-    # a scalable cuckoo filter's rate is its fingerprints': fpp, by keyword or position, refused
-    with pytest.raises(ValueError, match="fpp applies to every kind but scalable-cuckoo"):
+    # a scalable cuckoo filter's rate is its fingerprints' (a link's): an fpp they do not
+    # meet, by keyword or position, is refused, not ignored
+    with pytest.raises(ValueError, match="answers 0.000122 of absent keys a link, over fpp=1e-06"):
         amq.Filter(1000, 1e-6, kind="scalable-cuckoo")
-    with pytest.raises(ValueError, match="fpp applies"):
-        amq.Filter(kind="scalable-cuckoo", fpp=0.01)
-    assert amq.Filter(1000, kind="scalable-cuckoo", fingerprint_bits=24).fpp < 1e-6
+    with pytest.raises(ValueError, match="over fpp=0.01"):
+        amq.Filter(kind="scalable-cuckoo", fpp=0.01, redisbloom=True)  # 8 bits: 1.6 %
+    assert amq.Filter(kind="scalable-cuckoo", fpp=0.01).fpp < 0.001
+    assert amq.Filter(1000, 1e-6, kind="scalable-cuckoo", fingerprint_bits=24).fpp < 1e-6
+    with pytest.raises(ValueError, match="out of range"):
+        amq.Filter(1000, 1.5, kind="scalable-cuckoo")
 
 
 def test_hash_seeds_out_of_range_are_refused():

@@ -152,10 +152,15 @@ expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redi
 expect_stderr_has "8-bit"
 expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --redisbloom --hash xxh3
 expect_stderr_has "--redisbloom fixes the hash"
-# its rate follows --fingerprint-bits: --fpp (any value) refused, not ignored
+# its rate is its fingerprints' (a link's): an --fpp they do not meet is refused, not ignored
 expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --fpp 1e-6
-expect_stderr_has "--fpp does not apply to --type scalable-cuckoo"
+expect_stderr_has "answers 0.000122 of absent keys a link, over --fpp 1e-06"
 [ ! -e x.amq ] || fail "a refused create left x.amq"
+expect_status 2 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --fpp 0
+expect_stderr_has "out of range"
+expect_status 0 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --fpp 1e-6 \
+    --fingerprint-bits 24
+expect_status 0 "$AMQ" create x2.amq --type scalable-cuckoo --capacity 100 --fpp 0.01
 
 CASE=scalable-bloom
 expect_status 0 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 --fpp 0.001 --redisbloom
