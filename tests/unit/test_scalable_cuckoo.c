@@ -327,6 +327,50 @@ static void scuckoo_model(int redisbloom, uint32_t fbits, uint64_t ops, uint64_t
     free(count);
 }
 
+/* One key added again and again: in native mode its copies stop when its
+ * two buckets of the last link hold nothing else (AMQ_EFULL, nothing
+ * changed, the key present), where each link more for it doubled the
+ * filter (a hunt session: 192 adds of one key, 24 links, 34 GB and
+ * MemoryError); other keys still go in.  RedisBloom's layout grows for it,
+ * as RedisBloom does, up to its link limit. */
+TEST(scuckoo_copies_of_one_key_are_bounded)
+{
+    amq_scuckoo_params p;
+    amq_scuckoo *c = NULL, *rb;
+    int i, took = 0, rc, n;
+    amq_scuckoo_params_init(&p, 0);
+    p.capacity = 1000;
+    REQUIRE_OK(amq_scuckoo_new(&p, NULL, &c));
+    for (i = 0; i < 200; i++) {
+        rc = amq_scuckoo_add(c, "same", 4);
+        if (rc == 1)
+            took++;
+        else
+            CHECK_STATUS(rc, AMQ_EFULL);
+    }
+    CHECK_EQ(took, (int)(2 * p.bucket_size));
+    CHECK_EQ(info_of(c).links, 1);
+    CHECK_EQ(amq_scuckoo_count(c, "same", 4), 2 * p.bucket_size);
+    CHECK_EQ(amq_scuckoo_contains(c, "same", 4), 1);
+    CHECK_EQ(add_range(c, 0, 5000, &rc), 5000); /* and the chain grows for other keys */
+    CHECK_GT(info_of(c).links, 1);
+    for (i = 0; i < 5000; i++) {
+        char key[16];
+        n = snprintf(key, sizeof key, "%d", i);
+        if (amq_scuckoo_contains(c, key, (size_t)n) != 1)
+            FAIL_AT_("key %d missing", i);
+    }
+    CHECK_EQ(amq_scuckoo_remove(c, "same", 4), 1);
+    CHECK_EQ(amq_scuckoo_contains(c, "same", 4), 1);
+    amq_scuckoo_free(c);
+    REQUIRE((rb = make_rb(1000, 0, 0, 1)) != NULL);
+    for (i = 0, took = 0; i < 100; i++)
+        took += amq_scuckoo_add(rb, "same", 4) == 1;
+    CHECK_EQ(took, 100);
+    CHECK_GT(info_of(rb).links, 1);
+    amq_scuckoo_free(rb);
+}
+
 TEST(scuckoo_model)
 {
     scuckoo_model(1, 8, 200000, 11);
