@@ -213,6 +213,15 @@ def crowd(slots, slot, n, prefix, width=1):
     return out
 
 
+def all_present_reloaded_and_restored(r, key, items):
+    """Every item answers 1 in key, after DEBUG RELOAD, and in a DUMP / RESTORE copy."""
+    assert r.execute_command("AMQ.MEXISTS", key, *items) == [1] * len(items)
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.execute_command("AMQ.MEXISTS", key, *items) == [1] * len(items)
+    r.restore(key + ":copy", 0, r.dump(key))
+    assert r.execute_command("AMQ.MEXISTS", key + ":copy", *items) == [1] * len(items)
+
+
 def test_quotient_crowded_keys(env):
     """300 keys crowded into one slot of a quotient key 85 % full: all taken, the crowd's
     run stops at 64 entries and the rest go to the deep list (one void lane), so no growth
@@ -229,12 +238,7 @@ def test_quotient_crowded_keys(env):
     assert i["deep_ranges"] >= 1 and i["entries"] <= 900 + 64, i
     assert r.execute_command("AMQ.MADD", "c", *ITEMS[900:]) == [1] * (len(ITEMS) - 900)
     assert info(r, "c")["expansions"] > 5
-    every = ITEMS + keys
-    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
-    r.execute_command("DEBUG", "RELOAD")
-    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
-    r.restore("c2", 0, r.dump("c"))
-    assert r.execute_command("AMQ.MEXISTS", "c2", *every) == [1] * len(every)
+    all_present_reloaded_and_restored(r, "c", ITEMS + keys)
 
 
 def test_quotient_keys_crowded_over_neighbouring_slots(env):
@@ -251,12 +255,7 @@ def test_quotient_keys_crowded_over_neighbouring_slots(env):
     assert (i["expansions"], i["slots"]) == (0, 1053), i
     assert i["void_lanes"] >= 12 and i["deep_ranges"] > 250 and i["entries"] < 1000, i
     assert r.execute_command("AMQ.MADD", "c", *ITEMS[600:]) == [1] * (len(ITEMS) - 600)
-    every = ITEMS + keys
-    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
-    r.execute_command("DEBUG", "RELOAD")
-    assert r.execute_command("AMQ.MEXISTS", "c", *every) == [1] * len(every)
-    r.restore("c2", 0, r.dump("c"))
-    assert r.execute_command("AMQ.MEXISTS", "c2", *every) == [1] * len(every)
+    all_present_reloaded_and_restored(r, "c", ITEMS + keys)
 
 
 def test_quotient_refusals_limit_and_cap(env):
