@@ -775,22 +775,28 @@ static uint64_t ranges_put(uint64_t *d, uint64_t n, uint64_t lo, uint64_t hi)
 
 /* A range of keys whose entries run out of bits in y (or a crowd's), into
  * the growth's list of them (y's second deep list: queries of y read it). */
-static void add_void(amq_qf_growth *g, uint64_t lo, uint64_t hi)
+static int growth_range(amq_qf_growth *g, uint64_t lo, uint64_t hi) /* AMQ_ENOMEM */
 {
     if (g->nv == g->cap) {
         const uint64_t cap = g->cap ? 2 * g->cap : 256;
         uint64_t *v = amq_realloc(&g->y->alloc, g->voids, 2 * g->cap * sizeof *v,
                                   2 * cap * sizeof *v);
-        if (v == NULL) {
-            g->nomem = 1;
-            return;
-        }
+        if (v == NULL)
+            return AMQ_ENOMEM;
         g->voids = v;
         g->cap = cap;
     }
     g->nv = ranges_put(g->voids, g->nv, lo, hi);
     g->y->deep2 = g->voids;
     g->y->ndeep2 = g->nv;
+    return AMQ_OK;
+}
+
+/* (a step's: out of memory fails the step) */
+static void add_void(amq_qf_growth *g, uint64_t lo, uint64_t hi)
+{
+    if (growth_range(g, lo, hi) != AMQ_OK)
+        g->nomem = 1;
 }
 
 /* The entry in y for keys whose top p bits are lo's: p - k2 bits from bit
@@ -2095,6 +2101,14 @@ static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
     return AMQ_OK;
 }
 
+/* A crowd's range of keys into x's deep list, or, during a growth (x the
+ * table grown into, g its growth), into the growth's list of ranges: the
+ * old table's list is its reader's to walk. */
+static int crowd_range(amq_qf *x, amq_qf_growth *g, uint64_t lo, uint64_t hi)
+{
+    return g != NULL ? growth_range(g, lo, hi) : deep_insert(x, lo, hi);
+}
+
 /* Key h of slot a, which has no run, into the deep list, when the runs
  * before a's place (of its line's slots before a) were pushed past a: the
  * nearest of them with two entries or more gives up its last position,
@@ -2104,7 +2118,7 @@ static int deep_insert(amq_qf *x, uint64_t lo, uint64_t hi)
  * it, that lane made void.  No line's offset changes (the runs are of one
  * line's slots).  1: done; 0: no such run (or one not pushed between);
  * AMQ_ENOMEM (the lanes as they were). */
-static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h)
+static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h, amq_qf_growth *g)
 {
     const uint64_t blk = a / S, w = *word_of(x, blk), p0 = blk * S + (w & 255u);
     const uint32_t i = (uint32_t)(a % S);
@@ -2141,13 +2155,13 @@ static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h)
             continue;
         nr = entry_ranges(x->k, lo, hi, sv[v], r, &p);
         for (k = 0; k < nr; k++)
-            if ((rc = deep_insert(x, r[k][0], r[k][1])) != AMQ_OK)
+            if ((rc = crowd_range(x, g, r[k][0], r[k][1])) != AMQ_OK)
                 return rc;
     }
     slot_keys_range(&keys, a, &lo, &hi);
     nr = entry_ranges(x->k, lo, hi, entry_of(x, h), r, &p);
     for (k = 0; k < nr; k++) /* (the range h is in) */
-        if (r[k][0] <= h && h <= r[k][1] && (rc = deep_insert(x, r[k][0], r[k][1])) != AMQ_OK)
+        if (r[k][0] <= h && h <= r[k][1] && (rc = crowd_range(x, g, r[k][0], r[k][1])) != AMQ_OK)
             return rc;
     for (v = 0; v < nv; v++) /* the counts: each entry given up, and the void lanes made */
         x->cnt[sv[v] == VOID_LANE ? 0u : 15u - (uint32_t)__builtin_ctz(sv[v])]--;
@@ -2178,7 +2192,8 @@ static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h)
  * A slot with no run borrows one position (crowd_borrow) when min_run is 1.
  * 1: done; 0: a shorter run, none to borrow from, or the deep list at its
  * bound (the add goes on as any other); AMQ_ENOMEM. */
-static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h, uint64_t min_run)
+static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h, uint64_t min_run,
+                                               amq_qf_growth *g)
 {
     const uint64_t blk = a / S, w = *word_of(x, blk);
     const uint32_t i = (uint32_t)(a % S);
@@ -2188,10 +2203,10 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
     int32_t p;
     uint16_t s;
     int rc;
-    if (x->ndeep >= QF_CROWD_RANGES + x->entries / 1024u)
+    if (x->ndeep + (g != NULL ? g->nv : 0) >= QF_CROWD_RANGES + x->entries / 1024u)
         return 0;
     if (!((w >> (8u + i)) & 1u))
-        return min_run == 1 ? crowd_borrow(x, a, h) : 0;
+        return min_run == 1 ? crowd_borrow(x, a, h, g) : 0;
     t0 = (uint32_t)__builtin_popcountll((w >> 8) & M28 & ((UINT64_C(2) << i) - 1u));
     start = t0 == 1 ? blk * S + (w & 255u) : select_run(x, blk * S + (w & 255u), t0 - 1u) + 1u;
     start = start < a ? a : start;
@@ -2204,7 +2219,7 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
         s = *lane_at(x, end);
         nr = entry_ranges(x->k, slot_lo, slot_hi, s, r, &p);
         for (t = 0; t < nr; t++)
-            if ((rc = deep_insert(x, r[t][0], r[t][1])) != AMQ_OK)
+            if ((rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
                 return rc;
         *lane_at(x, end) = VOID_LANE;
         x->cnt[15u - (uint32_t)__builtin_ctz(s)]--;
@@ -2212,7 +2227,7 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
     }
     nr = entry_ranges(x->k, slot_lo, slot_hi, entry_of(x, h), r, &p);
     for (t = 0; t < nr; t++) /* (the range h is in) */
-        if (r[t][0] <= h && h <= r[t][1] && (rc = deep_insert(x, r[t][0], r[t][1])) != AMQ_OK)
+        if (r[t][0] <= h && h <= r[t][1] && (rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
             return rc;
     return 1;
 }
@@ -2242,7 +2257,7 @@ static int place(amq_qf *x, uint64_t h)
             return rc;
     }
     if (x->growth == NULL && crowd_maybe(x, mulhi(h, x->m)) &&
-        (rc = crowd_add(x, mulhi(h, x->m), h, QF_CROWD)) != 0)
+        (rc = crowd_add(x, mulhi(h, x->m), h, QF_CROWD, NULL)) != 0)
         return rc;
     for (grown = 0;;) {
         t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
@@ -2252,7 +2267,12 @@ static int place(amq_qf *x, uint64_t h)
         /* no room (a run pushed 255 slots into a line: keys crowded over a few slots, by a
          * weak hash or chosen against the seed): the deep list (crowd_add), so that such a
          * crowd forces no whole growth inside one add (a stalled server) */
-        if (x->growth == NULL && (rc = crowd_add(x, mulhi(h, x->m), h, 1)) != 0)
+        if (x->growth == NULL && (rc = crowd_add(x, mulhi(h, x->m), h, 1, NULL)) != 0)
+            return rc;
+        /* during a growth, a key of the table grown into whose slot is all below the split
+         * (its run is y's alone), the same with the growth's list */
+        if (t != x && mulhi(h, t->m) < mulhi(x->growth->split, t->m) &&
+            (rc = crowd_add(t, mulhi(h, t->m), h, 1, x->growth)) != 0)
             return rc;
         rc = AMQ_EFULL;
         /* else the growth under way done now, or one growth (its steps make crowded runs

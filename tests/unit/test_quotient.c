@@ -2361,10 +2361,13 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
 
 /* Keys crowded into the slot of the table grown into just below the growth's
  * split (read already: their keys go there), added while the growth goes
- * on, an eighth of the old table read: the crowd's run grows there (the
- * deep list is the growth's), until an add does not fit, which finishes the
- * growth; the crowd's later keys go to the deep list (crowd_add).  Every
- * key stays present, saved and loaded, and later adds are all placed. */
+ * on, an eighth of the old table read: the crowd's run grows there until an
+ * add does not fit; then, the slot being all below the split by now, the
+ * crowd's keys go to the growth's list of ranges (crowd_add with it: the
+ * old table's deep list is the reader's), and the growth goes on a step an
+ * add (before, that add finished the whole growth: the table's rewrite in
+ * one call).  Every key stays present, saved and loaded, and later adds are
+ * all placed. */
 TEST(quotient_crowd_behind_a_growth_front)
 {
     enum { CROWD = 600 };
@@ -2392,6 +2395,8 @@ TEST(quotient_crowd_behind_a_growth_front)
     step = UINT64_C(1) << (64 - k2 - 15);
     REQUIRE((split - lo) / step > CROWD);
     for (i = 0; i < CROWD; i++) {
+        const uint64_t read = field_u64(f, "growth_slots_read");
+        const uint64_t to = field_u64(f, "growing_to_slots");
         crowd[i].h1 = lo + i * step;
         crowd[i].h2 = 0;
         rc = amq_filter_add_hash(f, crowd[i]);
@@ -2399,11 +2404,13 @@ TEST(quotient_crowd_behind_a_growth_front)
             CHECK_STATUS(rc, AMQ_EFULL);
         took[i] = rc == 1;
         accepted += rc == 1;
+        /* a growth that ends in this add: only its last steps' worth of the old table left */
+        if (to != 0 && field_u64(f, "growing_to_slots") == 0 && read + 2000u < m)
+            FAIL_AT_("crowded add %llu finished the growth at %llu of %llu slots read",
+                     (unsigned long long)i, (unsigned long long)read, (unsigned long long)m);
     }
     CHECK_EQ(accepted, CROWD);
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
-    CHECK_EQ(field_u64(f, "expansions"), 1);
-    CHECK_GE(field_u64(f, "void_lanes"), 1);
+    CHECK_LE(field_u64(f, "expansions"), 1);
     CHECK_EQ(missing(f, 0, n, 81), 0);
     CHECK_EQ(missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
@@ -2416,6 +2423,7 @@ TEST(quotient_crowd_behind_a_growth_front)
             FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
     later += m;
+    CHECK_GE(field_u64(f, "void_lanes"), 1); /* the crowd's, through the growth's end */
     CHECK_EQ(missing(f, 0, n, 81), 0);
     CHECK_EQ(missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
