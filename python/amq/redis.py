@@ -495,6 +495,15 @@ _UNREACHABLE = (_rex.ConnectionError, _rex.TimeoutError, OSError)
 _MAX_REDIRECTS = 64
 
 
+def _check_batch(batch, wait=None):
+    """batch: items a command, 1 or more; wait: None or replicas to wait for, 0 or more."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError("batch=%r: items a command, 1 or more" % (batch,))
+    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0):
+        raise ValueError("wait=%r: the replicas to wait for, an int of 0 or more, or None"
+                         % (wait,))
+
+
 def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=1000, stats=None):
     """Sends every shard's commands, one pipeline per node per round, all nodes' requests
     written before any reply is read.  requests: {shard: [command tuple, ...]}.  Returns
@@ -918,6 +927,7 @@ class ShardedFilter:
         """Adds a batch (keys as amq.Filter.add_many takes them); returns how many were new.
         One pipeline per node; with wait=k each node's pipeline ends in WAIT k and a node
         whose replicas did not all acknowledge raises NotReplicatedError."""
+        _check_batch(batch, wait)
         keys = _keys(items, width)
         pos, parts = self._split(keys)
         b = self.backend
@@ -929,6 +939,7 @@ class ShardedFilter:
         res = _run(self._topo, req, self.keys, self._label("add_many"), self.retry_timeout,
                    wait=wait, stats=self.stats)
         added = 0
+        refused = {}
         for s in sorted(res):
             for r in res[s]:
                 r = self._check("add_many", s, r)
@@ -936,6 +947,16 @@ class ShardedFilter:
                     if isinstance(x, Exception):
                         self._check("add_many", s, x)
                     added += 1 if x == 1 else 0
+                    if x == -1:  # CF.INSERT: this item not added (the filter is full)
+                        refused[s] = refused.get(s, 0) + 1
+        if refused:
+            s = min(refused)
+            raise ShardError("%s: shard %d (key %r): %d item(s) not added: the filter is full "
+                             "(non-scaling, at its link limit, or refused memory to grow); "
+                             "%d refused in all, the batch's other items added"
+                             % (self._label("add_many"), s, self.keys[s], refused[s],
+                                sum(refused.values())),
+                             name=self.name, shard=s, key=self.keys[s])
         return added
 
     def contains(self, item):
@@ -948,6 +969,7 @@ class ShardedFilter:
         """Answers a batch in its order: numpy bool array (bytearray of 0/1 without numpy).
         One pipeline per node: EXISTS of each shard key there (a missing shard is
         MissingShardError, never "absent"), then its items' MEXISTS."""
+        _check_batch(batch)
         keys = _keys(items, width)
         pos, parts = self._split(keys)
         b = self.backend
