@@ -840,8 +840,23 @@ class ShardedFilter:
         if client.exists(name):
             raise FilterExistsError("%r exists: delete it first (ShardedFilter(client, name)"
                                     ".delete())" % name)
-        res = _run(topo, {s: [backend.reserve(keys[s], p)] for s in range(shards)}, keys,
-                   label, retry_timeout, wait=wait)
+        def undo_all(e):
+            # a round cut short (a node unreachable): which shards it made is unknown; each
+            # reachable one is deleted, so that the name can be created again once it is back
+            for s in range(shards):
+                try:
+                    _run(topo, {s: [("DEL", keys[s])]}, keys, label + " (undo)",
+                         min(retry_timeout, 1.0))
+                except ShardError:
+                    pass
+            e.args = (str(e) + " (the shards made on reachable nodes were deleted)",)
+            return e
+
+        try:
+            res = _run(topo, {s: [backend.reserve(keys[s], p)] for s in range(shards)}, keys,
+                       label, retry_timeout, wait=wait)
+        except ShardError as e:
+            raise undo_all(e)
         bad = [(s, rs[0]) for s, rs in sorted(res.items()) if isinstance(rs[0], Exception)]
         if bad:
             made = {s: [("DEL", keys[s])] for s, rs in res.items()
@@ -859,8 +874,11 @@ class ShardedFilter:
             "capacity": capacity, "params": [p] * shards,
         }
         mkeys = keys + [name]
-        res = _run(topo, {shards: [("SET", name, json.dumps(meta, sort_keys=True), "NX")]},
-                   mkeys, label, retry_timeout, wait=wait)
+        try:
+            res = _run(topo, {shards: [("SET", name, json.dumps(meta, sort_keys=True), "NX")]},
+                       mkeys, label, retry_timeout, wait=wait)
+        except ShardError as e:
+            raise undo_all(e)
         if res[shards][0] is None or isinstance(res[shards][0], Exception):
             _run(topo, {s: [("DEL", keys[s])] for s in range(shards)}, keys, label + " (undo)",
                  retry_timeout)

@@ -203,6 +203,16 @@ def test_node_down_names_shard_and_node(env):
     # Items of the other shards only still answer (their nodes are up, the slots ok).
     ok = [x for x in items[:2000] if f.shard_of(x) not in victim_shards]
     eq(int(f.contains_many(ok).sum()), len(ok))
+    # A create cut short by the node: the shards it made on the others are deleted, so the
+    # name is free once the node is back (before, they stayed and blocked it; a hunt session)
+    e = raises(ar.ShardUnavailableError, ar.ShardedFilter.create, rc, "nd", capacity=1000,
+               shards=6, retry_timeout=0.5)
+    check("were deleted" in str(e), str(e))
+    alive = [k for k in ar.shard_keys("nd", 6)
+             if "%s:%d" % (rc.get_node_from_key(k).host, rc.get_node_from_key(k).port)
+             != victim_node]
+    check(alive, "some shard of nd on a live node")
+    eq([k for k in alive if rc.exists(k)], [], "shards left on the live nodes")
 
 
 def test_native_backend_two_kinds(env):
