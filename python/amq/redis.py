@@ -32,6 +32,7 @@ family is a small backend object (BloomBackend, CuckooBackend, AmqBackend).
 """
 import json
 import logging
+import operator
 import sys
 import time
 
@@ -495,11 +496,23 @@ _UNREACHABLE = (_rex.ConnectionError, _rex.TimeoutError, OSError)
 _MAX_REDIRECTS = 64
 
 
+def _count(v):
+    """v as an int (numpy integers too), None if it is not an integer."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
 def _check_batch(batch, wait=None):
     """batch: items a command, 1 or more; wait: None or replicas to wait for, 0 or more."""
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+    b = _count(batch)
+    if b is None or b < 1:
         raise ValueError("batch=%r: items a command, 1 or more" % (batch,))
-    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, int) or wait < 0):
+    w = _count(wait)
+    if wait is not None and (w is None or w < 0):
         raise ValueError("wait=%r: the replicas to wait for, an int of 0 or more, or None"
                          % (wait,))
 
