@@ -205,13 +205,17 @@ def test_node_down_names_shard_and_node(env):
     eq(int(f.contains_many(ok).sum()), len(ok))
     # A create cut short by the node: the shards it made on the others are deleted, so the
     # name is free once the node is back (before, they stayed and blocked it; a hunt session)
-    e = raises(ar.ShardUnavailableError, ar.ShardedFilter.create, rc, "nd", capacity=1000,
+    def node_of(k):
+        n = rc.get_node_from_key(k)
+        return "%s:%d" % (n.host, n.port)
+    # a name whose metadata key is on a live node, with shards on the dead one and the others
+    name = next(n for n in ("nd%d" % i for i in range(100)) if node_of(n) != victim_node and
+                len({node_of(k) for k in ar.shard_keys(n, 6)}) == 3)
+    e = raises(ar.ShardUnavailableError, ar.ShardedFilter.create, rc, name, capacity=1000,
                shards=6, retry_timeout=0.5)
     check("were deleted" in str(e), str(e))
-    alive = [k for k in ar.shard_keys("nd", 6)
-             if "%s:%d" % (rc.get_node_from_key(k).host, rc.get_node_from_key(k).port)
-             != victim_node]
-    check(alive, "some shard of nd on a live node")
+    alive = [k for k in ar.shard_keys(name, 6) if node_of(k) != victim_node]
+    check(alive, "some shard of %s on a live node" % name)
     eq([k for k in alive if rc.exists(k)], [], "shards left on the live nodes")
 
 
