@@ -42,9 +42,6 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The error of a library call that filled an amq_errinfo (falls back on
  * amq_strerror(status) when err has no message), prefixed by context. */
 void cli_lib_error(int status, const amq_errinfo *err, const char *context);
-/* amq_filter_open; a checksum mismatch while another amq process writes the
- * file in place (it holds the file's lock) is read again once it is done. */
-int cli_open_filter(const char *path, unsigned flags, amq_filter **f, amq_errinfo *err);
 
 /*
  * Counts: plain integers, decimal suffixes k M G T (1e3..1e12), binary Ki

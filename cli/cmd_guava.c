@@ -290,7 +290,7 @@ static int export_guava(int argc, char **argv)
     in = argv[optind];
     out = argv[optind + 1];
     memset(&err, 0, sizeof err);
-    rc = cli_open_filter(in, AMQ_OPEN_MMAP, &f, &err);
+    rc = amq_filter_open(in, AMQ_OPEN_MMAP, NULL, &f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;

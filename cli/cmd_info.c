@@ -140,7 +140,7 @@ int cmd_info(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     path = argv[optind];
-    rc = cli_open_filter(path, AMQ_OPEN_MMAP, &f, &err);
+    rc = amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;

@@ -60,7 +60,7 @@ int cmd_merge(int argc, char **argv)
     }
     for (i = optind + 2; i < argc; i++) {
         memset(&err, 0, sizeof err);
-        rc = cli_open_filter(argv[i], AMQ_OPEN_MMAP, &src, &err);
+        rc = amq_filter_open(argv[i], AMQ_OPEN_MMAP, NULL, &src, &err);
         if (rc != AMQ_OK) {
             cli_lib_error(rc, &err, NULL);
             amq_filter_free(dst);

@@ -107,7 +107,7 @@ int cmd_query(int argc, char **argv)
         cli_usage_hint();
         return EXIT_TROUBLE;
     }
-    rc = cli_open_filter(argv[optind], flags, &f, &err);
+    rc = amq_filter_open(argv[optind], flags, NULL, &f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;

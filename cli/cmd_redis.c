@@ -290,7 +290,7 @@ int cmd_export_redis(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     memset(&err, 0, sizeof err);
-    rc = cli_open_filter(in, 0, &f, &err);
+    rc = amq_filter_open(in, 0, NULL, &f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
         return EXIT_TROUBLE;

@@ -3,12 +3,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -65,22 +63,6 @@ void cli_lib_error(int status, const amq_errinfo *err, const char *context)
         cli_error("%s: %s", context, msg);
     else
         cli_error("%s", msg);
-}
-
-int cli_open_filter(const char *path, unsigned flags, amq_filter **f, amq_errinfo *err)
-{
-    int rc = amq_filter_open(path, flags, NULL, f, err), fd;
-    /* a checksum off while an amq add in place holds the file: its writes, not damage; read
-     * again once it is done (the writer's lock, shared: other readers go on) */
-    if (rc != AMQ_ECHECKSUM || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return rc;
-    if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-        while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
-            ;
-        rc = amq_filter_open(path, flags, NULL, f, err);
-    }
-    close(fd);
-    return rc;
 }
 
 void cli_json_string(FILE *out, const char *s)

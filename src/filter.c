@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t by value, in the caller's memory */
 #include <xxhash.h>
 
@@ -1134,19 +1135,31 @@ int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc
 {
     amq_mapped m;
     amq_errinfo local;
-    int rc, borrow;
+    int rc, borrow, lock = -1;
 
     *out = NULL;
     if (err == NULL)
         err = &local;
-    err->msg[0] = '\0';
-    rc = amq_file_map(path, &m, err);
-    if (rc != AMQ_OK)
-        return rc;
-    /* Only a real mapping can be borrowed; a stream read into memory is
-     * handed to the kind as a copy. */
-    borrow = (flags & AMQ_OPEN_MMAP) && m.map != NULL;
-    rc = load_bytes(m.data, m.size, flags, borrow, alloc, out, err);
+    for (;;) {
+        err->msg[0] = '\0';
+        rc = amq_file_map(path, &m, err);
+        if (rc != AMQ_OK) {
+            if (lock >= 0)
+                close(lock);
+            return rc;
+        }
+        /* Only a real mapping can be borrowed; a stream read into memory is
+         * handed to the kind as a copy. */
+        borrow = (flags & AMQ_OPEN_MMAP) && m.map != NULL;
+        rc = load_bytes(m.data, m.size, flags, borrow, alloc, out, err);
+        /* a checksum off may be an add in place writing the file (the tool's writers hold
+         * its lock): read once more, the lock held shared, so after any writer */
+        if (rc != AMQ_ECHECKSUM || lock >= 0 || (lock = amq_file_lock_shared(path)) < 0)
+            break;
+        amq_file_unmap(&m);
+    }
+    if (lock >= 0)
+        close(lock);
     if (rc != AMQ_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : amq_strerror(rc));

@@ -180,6 +180,37 @@ def test_save_waits_for_the_lock_another_writer_holds(tmp):
     assert "new" in amq.open(path) and "old" not in amq.open(path)
 
 
+def test_open_reads_again_after_a_writer_in_place(tmp):
+    """A checksum off while a writer holds the file's lock (an add in place writing it) is
+    its writes, not damage: open waits for the lock and reads again.  Without a writer a
+    damaged file is refused as before."""
+    import fcntl
+    import threading
+    import time
+    path = tmp / "inplace.amq"
+    f = amq.Filter(kind="blocked", capacity=1000)
+    f.add("old")
+    f.save(path)
+    good = path.read_bytes()
+    bad = bytearray(good)
+    bad[-100] ^= 0xFF
+    path.write_bytes(bytes(bad))
+    with pytest.raises(amq.CorruptFileError, match="checksum"):
+        amq.open(path)
+    held = open(path, "rb")
+    fcntl.flock(held, fcntl.LOCK_EX)
+
+    def writer():
+        time.sleep(0.3)
+        with open(path, "r+b") as w:
+            w.write(good)
+        held.close()  # the lock goes with it
+    t = threading.Thread(target=writer)
+    t.start()
+    assert "old" in amq.open(path, mmap=True)
+    t.join()
+
+
 def test_a_save_and_amq_add_serialize(tmp, amq_bin, monkeypatch):
     """A Python save and `amq add` on one file: the add waits for the save's lock, then reads
     the file the save made - every key of both is in the result (without the lock, the add

@@ -190,6 +190,15 @@ void amq_file_unmap(amq_mapped *m)
     memset(m, 0, sizeof *m);
 }
 
+int amq_file_lock_shared(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+            ;
+    return fd;
+}
+
 void amq_file_advise_random(const amq_mapped *m)
 {
     if (m->map != NULL)

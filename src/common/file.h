@@ -29,6 +29,10 @@ uint64_t amq_machine_memory(void);
 
 int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err);
 void amq_file_unmap(amq_mapped *m);
+/* Waits for the writers' lock on path (flock, shared: a writer in place
+ * holds it exclusive; other readers go on), and returns a descriptor that
+ * holds it until closed; -1 if path cannot be opened. */
+int amq_file_lock_shared(const char *path);
 /* Advises the kernel that m will be read at random (no read-ahead). */
 void amq_file_advise_random(const amq_mapped *m);
 
