@@ -886,7 +886,7 @@ static int grow(amq_expand *x)
     if (rate_of(x) + generation_rate() > x->fpp)
         return AMQ_ELIMIT;
     memset(&t, 0, sizeof t);
-    if (amq_region_alloc(&t, &x->alloc, (size_t)((uint64_t)BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
         return AMQ_ENOMEM;
     o = amq_calloc(&x->alloc, sizeof *o);
     if (o == NULL) {

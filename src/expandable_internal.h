@@ -13,7 +13,7 @@
 #define LANES 32u
 #define DATA_LANES 31u
 #define META_LANE 31u
-#define BUCKET_BYTES 64u
+#define BUCKET_BYTES UINT64_C(64) /* 64-bit: the table's size, 64 << q, passes 4 GiB at q = 26 */
 #define FP_BITS 15u
 #define MAX_Q 48u          /* bucket index and lane share a 64-bit stash cell */
 #define STASH_MIN 64u

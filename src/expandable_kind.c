@@ -175,10 +175,10 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     x->q0 = amq_exp_q_for(cfg->capacity);
     amq_exp_set_q(x, x->q0);
     x->fpp = cfg->fpp;
-    if (amq_region_alloc(&x->table, &x->alloc, (size_t)((uint64_t)BUCKET_BYTES << x->q)) != AMQ_OK) {
+    if (amq_region_alloc(&x->table, &x->alloc, (size_t)(BUCKET_BYTES << x->q)) != AMQ_OK) {
         amq_exp_free(x);
         return amq_err(err, AMQ_ENOMEM, "out of memory for an expandable filter of %llu bytes",
-                       (unsigned long long)((uint64_t)BUCKET_BYTES << amq_exp_q_for(cfg->capacity)));
+                       (unsigned long long)(BUCKET_BYTES << amq_exp_q_for(cfg->capacity)));
     }
     *impl = x;
     return AMQ_OK;
@@ -301,7 +301,7 @@ static int op_clear(void *impl)
     memset(&t, 0, sizeof t);
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
-    if (amq_region_alloc(&t, &x->alloc, (size_t)((uint64_t)BUCKET_BYTES << x->q0)) != AMQ_OK)
+    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << x->q0)) != AMQ_OK)
         return AMQ_ENOMEM;
     amq_exp_level_free(x->old, &x->alloc);
     x->old = NULL;
@@ -571,7 +571,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         return AMQ_ECORRUPT;
     }
     x->total = sum;
-    table_bytes = (uint64_t)BUCKET_BYTES << x->q; /* q <= 48: at most 2^54 */
+    table_bytes = BUCKET_BYTES << x->q; /* q <= 48: at most 2^54 */
     stash_bytes = x->stash_cap * 8;               /* at most 2^43 */
     if (args->payload_len != table_bytes + stash_bytes) {
         amq_err(err, AMQ_ECORRUPT, "expandable payload is %llu bytes, 2^%u buckets and %llu"

@@ -439,23 +439,6 @@ static int grow(amq_scuckoo *c)
     return push_subf(c, nb, NULL);
 }
 
-/* The entries of every link that answer l: its copies (CF.COUNT). */
-static uint64_t count_lookup(const amq_scuckoo *c, const lookup *l)
-{
-    uint64_t n = 0, i1, i2;
-    uint32_t j;
-
-    for (j = 0; j < c->nf; j++) {
-        const subf *s = &c->f[j];
-        i1 = l->h1 & (sub_nb(s) - 1);
-        i2 = l->h2 & (sub_nb(s) - 1);
-        n += bucket_count(c, s, i1, l->fp);
-        if (c->redisbloom || i2 != i1)
-            n += bucket_count(c, s, i2, l->fp);
-    }
-    return n;
-}
-
 /* Are l's buckets in the last link all entries that answer l? */
 static int last_link_all_copies(const amq_scuckoo *c, const lookup *l)
 {
@@ -557,7 +540,18 @@ int amq_scuckoo_add_unique(amq_scuckoo *c, const void *key, size_t len)
 uint64_t amq_scuckoo_count_hash(const amq_scuckoo *c, amq_hash128 h)
 {
     lookup l = lookup_of(c, h);
-    return count_lookup(c, &l);
+    uint64_t n = 0, i1, i2;
+    uint32_t j;
+
+    for (j = 0; j < c->nf; j++) {
+        const subf *s = &c->f[j];
+        i1 = l.h1 & (sub_nb(s) - 1);
+        i2 = l.h2 & (sub_nb(s) - 1);
+        n += bucket_count(c, s, i1, l.fp);
+        if (c->redisbloom || i2 != i1)
+            n += bucket_count(c, s, i2, l.fp);
+    }
+    return n;
 }
 
 uint64_t amq_scuckoo_count(const amq_scuckoo *c, const void *key, size_t len)
