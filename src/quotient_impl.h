@@ -2109,6 +2109,24 @@ static int crowd_range(amq_qf *x, amq_qf_growth *g, uint64_t lo, uint64_t hi)
     return g != NULL ? growth_range(g, lo, hi) : deep_insert(x, lo, hi);
 }
 
+/* The ranges of keys entry s of slot a answers there, into the crowd's list; with h, only
+ * the one h is in (an entry spans at most two ranges: entry_ranges). */
+static int crowd_entry(amq_qf *x, amq_qf_growth *g, uint64_t a, uint16_t s, const uint64_t *h)
+{
+    const slot_keys keys = keys_of(x);
+    uint64_t lo, hi, r[2][3];
+    uint32_t nr, t;
+    int32_t p;
+    int rc;
+    slot_keys_range(&keys, a, &lo, &hi);
+    nr = entry_ranges(x->k, lo, hi, s, r, &p);
+    for (t = 0; t < nr; t++)
+        if ((h == NULL || (r[t][0] <= *h && *h <= r[t][1])) &&
+            (rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
+            return rc;
+    return AMQ_OK;
+}
+
 /* Key h of slot a, which has no run, into the deep list, when the runs
  * before a's place (of its line's slots before a) were pushed past a: the
  * nearest of them with two entries or more gives up its last position,
@@ -2123,11 +2141,9 @@ static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h, amq_qf_growth *g)
     const uint64_t blk = a / S, w = *word_of(x, blk), p0 = blk * S + (w & 255u);
     const uint32_t i = (uint32_t)(a % S);
     const uint64_t occ = (w >> 8) & M28 & ((UINT64_C(1) << i) - 1u); /* the line's slots before a */
-    const slot_keys keys = keys_of(x);
-    uint64_t e, slot, start = 0, q = 0, pos, lo, hi, r[2][3];
+    uint64_t e, slot, start = 0, q = 0, pos;
     uint16_t sv[2];
-    uint32_t t, t0 = (uint32_t)__builtin_popcountll(occ), nr, k, v, nv = 0;
-    int32_t p;
+    uint32_t t, t0 = (uint32_t)__builtin_popcountll(occ), v, nv = 0;
     int rc;
     if (t0 == 0 || (e = select_run(x, p0, t0)) == UINT64_MAX || e < a)
         return 0; /* no run of the line before a, or a's place not pushed past it */
@@ -2149,20 +2165,11 @@ static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h, amq_qf_growth *g)
     sv[nv++] = *lane_at(x, q);
     if (pos == q)
         sv[nv++] = *lane_at(x, q - 1u);
-    slot_keys_range(&keys, slot, &lo, &hi);
-    for (v = 0; v < nv; v++) {
-        if (sv[v] == VOID_LANE)
-            continue;
-        nr = entry_ranges(x->k, lo, hi, sv[v], r, &p);
-        for (k = 0; k < nr; k++)
-            if ((rc = crowd_range(x, g, r[k][0], r[k][1])) != AMQ_OK)
-                return rc;
-    }
-    slot_keys_range(&keys, a, &lo, &hi);
-    nr = entry_ranges(x->k, lo, hi, entry_of(x, h), r, &p);
-    for (k = 0; k < nr; k++) /* (the range h is in) */
-        if (r[k][0] <= h && h <= r[k][1] && (rc = crowd_range(x, g, r[k][0], r[k][1])) != AMQ_OK)
+    for (v = 0; v < nv; v++)
+        if (sv[v] != VOID_LANE && (rc = crowd_entry(x, g, slot, sv[v], NULL)) != AMQ_OK)
             return rc;
+    if ((rc = crowd_entry(x, g, a, entry_of(x, h), &h)) != AMQ_OK)
+        return rc;
     for (v = 0; v < nv; v++) /* the counts: each entry given up, and the void lanes made */
         x->cnt[sv[v] == VOID_LANE ? 0u : 15u - (uint32_t)__builtin_ctz(sv[v])]--;
     x->cnt[0] += nv;
@@ -2197,10 +2204,8 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
 {
     const uint64_t blk = a / S, w = *word_of(x, blk);
     const uint32_t i = (uint32_t)(a % S);
-    const slot_keys keys = keys_of(x);
-    uint64_t start, end, pos, slot_lo, slot_hi, r[2][3];
-    uint32_t t0, nr, t;
-    int32_t p;
+    uint64_t start, end, pos;
+    uint32_t t0;
     uint16_t s;
     int rc;
     if (x->ndeep + (g != NULL ? g->nv : 0) >= QF_CROWD_RANGES + x->entries / 1024u)
@@ -2212,24 +2217,18 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
     start = start < a ? a : start;
     if ((end = select_run(x, start, 1)) == UINT64_MAX || end - start + 1u < min_run)
         return 0;
-    slot_keys_range(&keys, a, &slot_lo, &slot_hi);
     for (pos = start; pos <= end && *lane_at(x, pos) != VOID_LANE; pos++)
         ;
     if (pos > end) { /* no void lane: the last entry's keys to the deep list, its lane void */
         s = *lane_at(x, end);
-        nr = entry_ranges(x->k, slot_lo, slot_hi, s, r, &p);
-        for (t = 0; t < nr; t++)
-            if ((rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
-                return rc;
+        if ((rc = crowd_entry(x, g, a, s, NULL)) != AMQ_OK)
+            return rc;
         *lane_at(x, end) = VOID_LANE;
         x->cnt[15u - (uint32_t)__builtin_ctz(s)]--;
         x->cnt[0]++;
     }
-    nr = entry_ranges(x->k, slot_lo, slot_hi, entry_of(x, h), r, &p);
-    for (t = 0; t < nr; t++) /* (the range h is in) */
-        if (r[t][0] <= h && h <= r[t][1] && (rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
-            return rc;
-    return 1;
+    rc = crowd_entry(x, g, a, entry_of(x, h), &h);
+    return rc != AMQ_OK ? rc : 1;
 }
 
 /* May slot a's run be a crowd (crowd_add)?  A run of 64 entries or more from slot i of line
@@ -2267,11 +2266,10 @@ static int place(amq_qf *x, uint64_t h)
         /* no room (a run pushed 255 slots into a line: keys crowded over a few slots, by a
          * weak hash or chosen against the seed): the deep list (crowd_add), so that such a
          * crowd forces no whole growth inside one add (a stalled server) */
-        if (x->growth == NULL && (rc = crowd_add(x, mulhi(h, x->m), h, 1, NULL)) != 0)
-            return rc;
-        /* during a growth, a key of the table grown into whose slot is all below the split
-         * (its run is y's alone), the same with the growth's list */
-        if (t != x && mulhi(h, t->m) < mulhi(x->growth->split, t->m) &&
+        /* (during a growth: a key of the table grown into whose slot is all below the split,
+         * its run y's alone, with the growth's list) */
+        if ((x->growth == NULL ||
+             (t != x && mulhi(h, t->m) < mulhi(x->growth->split, t->m))) &&
             (rc = crowd_add(t, mulhi(h, t->m), h, 1, x->growth)) != 0)
             return rc;
         rc = AMQ_EFULL;
