@@ -2110,21 +2110,25 @@ static int crowd_range(amq_qf *x, amq_qf_growth *g, uint64_t lo, uint64_t hi)
 }
 
 /* The ranges of keys entry s of slot a answers there, into the crowd's list; with h, only
- * the one h is in (an entry spans at most two ranges: entry_ranges). */
+ * the one h is in (an entry spans at most two ranges: entry_ranges), and 1 if none holds
+ * it (never: h's own entry of its own slot), so that no key is taken without its range. */
 static int crowd_entry(amq_qf *x, amq_qf_growth *g, uint64_t a, uint16_t s, const uint64_t *h)
 {
     const slot_keys keys = keys_of(x);
     uint64_t lo, hi, r[2][3];
     uint32_t nr, t;
     int32_t p;
-    int rc;
+    int rc, held = h == NULL;
     slot_keys_range(&keys, a, &lo, &hi);
     nr = entry_ranges(x->k, lo, hi, s, r, &p);
-    for (t = 0; t < nr; t++)
-        if ((h == NULL || (r[t][0] <= *h && *h <= r[t][1])) &&
-            (rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
+    for (t = 0; t < nr; t++) {
+        if (h != NULL && !(r[t][0] <= *h && *h <= r[t][1]))
+            continue;
+        if ((rc = crowd_range(x, g, r[t][0], r[t][1])) != AMQ_OK)
             return rc;
-    return AMQ_OK;
+        held = 1;
+    }
+    return held ? AMQ_OK : 1;
 }
 
 /* Key h of slot a, which has no run, into the deep list, when the runs
@@ -2169,7 +2173,7 @@ static int crowd_borrow(amq_qf *x, uint64_t a, uint64_t h, amq_qf_growth *g)
         if (sv[v] != VOID_LANE && (rc = crowd_entry(x, g, slot, sv[v], NULL)) != AMQ_OK)
             return rc;
     if ((rc = crowd_entry(x, g, a, entry_of(x, h), &h)) != AMQ_OK)
-        return rc;
+        return rc == 1 ? 0 : rc;
     for (v = 0; v < nv; v++) /* the counts: each entry given up, and the void lanes made */
         x->cnt[sv[v] == VOID_LANE ? 0u : 15u - (uint32_t)__builtin_ctz(sv[v])]--;
     x->cnt[0] += nv;
@@ -2228,7 +2232,7 @@ static __attribute__((noinline)) int crowd_add(amq_qf *x, uint64_t a, uint64_t h
         x->cnt[0]++;
     }
     rc = crowd_entry(x, g, a, entry_of(x, h), &h);
-    return rc != AMQ_OK ? rc : 1;
+    return rc == AMQ_OK ? 1 : rc == 1 ? 0 : rc;
 }
 
 /* May slot a's run be a crowd (crowd_add)?  A run of 64 entries or more from slot i of line
