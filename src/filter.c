@@ -1153,8 +1153,10 @@ int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc
         borrow = (flags & AMQ_OPEN_MMAP) && m.map != NULL;
         rc = load_bytes(m.data, m.size, flags, borrow, alloc, out, err);
         /* a checksum off may be an add in place writing the file (the tool's writers hold
-         * its lock): read once more, the lock held shared, so after any writer */
-        if (rc != AMQ_ECHECKSUM || lock >= 0 || (lock = amq_file_lock_shared(path)) < 0)
+         * its lock): read once more, the lock held shared, so after any writer (a regular
+         * file: a pipe's bytes are read once) */
+        if (rc != AMQ_ECHECKSUM || m.map == NULL || lock >= 0 ||
+            (lock = amq_file_lock_shared(path)) < 0)
             break;
         amq_file_unmap(&m);
     }
