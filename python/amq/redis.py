@@ -461,7 +461,14 @@ class _Cluster:
         return max(1, len(self.client.get_primaries()))
 
     def moved(self, e):
-        self.client.nodes_manager.update_moved_exception(e)
+        # redis-py keeps one MOVED and applies it at the next lookup, so the MOVED of k shards
+        # read in one round would cost k rounds; each is applied as it arrives instead.
+        nm = self.client.nodes_manager
+        nm.update_moved_exception(e)
+        try:
+            nm.get_node_from_slot(e.slot_id)
+        except _rex.SlotNotCoveredError:
+            pass  # the next round's lookup reports it
 
     def refresh(self):
         # redis-py logs a traceback for each seed node it cannot reach; the call reports
@@ -493,7 +500,7 @@ def _topology(client):
 _TRANSIENT = (_rex.TryAgainError, _rex.ClusterDownError, _rex.MasterDownError,
               _rex.BusyLoadingError)
 _UNREACHABLE = (_rex.ConnectionError, _rex.TimeoutError, OSError)
-_MAX_REDIRECTS = 64
+_MAX_REDIRECTS = 16  # a shard's redirections in one call: a loop, not a migration
 
 
 def _count(v):
@@ -529,7 +536,7 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
     pending = dict(requests)
     asking = {}
     where = {}
-    redirects = 0
+    redirects = {}
     deadline = None
     pause = 0.02
     while pending:
@@ -622,7 +629,7 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
                         del pending[s]
                         asking.pop(s, None)
                     elif retry == "redirect":
-                        redirects += 1
+                        redirects[s] = redirects.get(s, 0) + 1
                     else:
                         failed[s] = (name, retry)
         finally:
@@ -638,8 +645,9 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
                 % (label, wait, name, acked, ", ".join(map(str, shards)), wait),
                 shard=s, key=keys[s], node=name, cause=acked,
                 failures=[(t, n, a) for n, ss, a in unacked for t in ss])
-        if redirects > _MAX_REDIRECTS:
-            s = min(pending)
+        over = [t for t in sorted(redirects) if redirects[t] > _MAX_REDIRECTS and t in pending]
+        if over:
+            s = over[0]
             raise ShardError("%s: shard %d (key %r) was redirected more than %d times; last "
                              "node %s" % (label, s, keys[s], _MAX_REDIRECTS, where.get(s)),
                              shard=s, key=keys[s], node=where.get(s))
