@@ -33,6 +33,7 @@ family is a small backend object (BloomBackend, CuckooBackend, AmqBackend).
 import json
 import logging
 import operator
+import struct
 import sys
 import time
 
@@ -338,6 +339,20 @@ class CuckooBackend:
 
     scandump = "CF.SCANDUMP"
     loadchunk = "CF.LOADCHUNK"
+
+    def empty_chunks(self, info):
+        """(iterator, data) of the LOADCHUNKs that remake an empty shard, for which CF.SCANDUMP
+        answers [0, ""] at once (RedisBloom's reply for a filter of no items): RedisBloom's
+        38-byte header for one link of the shard's first link's buckets, then those buckets,
+        zero, in chunks of 16 MiB (as `amq export --to redis` writes an empty filter)."""
+        nb, bs = int(info["Number of buckets"]), int(info["Bucket size"])
+        yield 1, struct.pack("<QQQQHHH", 0, nb, int(info["Number of items deleted"]), 1, bs,
+                             int(info["Max iterations"]), int(info["Expansion rate"]))
+        size, off = nb * bs, 0
+        while off < size:
+            n = min(1 << 24, size - off)
+            off += n
+            yield off + 1, bytes(n)
 
 
 class AmqBackend:
@@ -1106,14 +1121,20 @@ class ShardedFilter:
         object: `amq import --from redis --shards N` turns it into N files."""
         for s, key in enumerate(self.keys):
             it = 0
+            first = True
             while True:
                 try:
                     it, data = self.client.execute_command(self.backend.scandump, key, it)
+                    if it == 0 and first and hasattr(self.backend, "empty_chunks"):
+                        info = _info_dict(self.client.execute_command(*self.backend.info(key)))
+                        for c in self.backend.empty_chunks(info):
+                            _write_cmd(out, (self.backend.loadchunk, key) + c)
                 except _rex.ResponseError as e:
                     raise ShardError("dump %r: shard %d (key %r): %s"
                                      % (self.name, s, key, e), shard=s, key=key, cause=e)
                 if it == 0:
                     break
+                first = False
                 _write_cmd(out, (self.backend.loadchunk, key, it, data or b""))
         _write_cmd(out, ("SET", self.name, json.dumps(self.meta, sort_keys=True)))
 

@@ -522,6 +522,57 @@ def test_export_import_tool(env):
 
 
 
+def test_empty_cuckoo_shard_dumps_and_loads(env):
+    """CF.SCANDUMP of a cuckoo filter with no items answers [0, ""] at once (RedisBloom's
+    reply), so a shard emptied by removals, or never added to, dumped no chunk: `amq import`
+    refused the stream and load_resp left the shard key missing.  dump_resp writes such a
+    shard as an empty filter of its first link's buckets."""
+    cl = env.track(harness.Cluster(env.module, 3))
+    rc = cl.client()
+    tmp = tempfile.mkdtemp(prefix="amq-sharded-empty-")
+    try:
+        f = ar.ShardedFilter.create(rc, "ce", capacity=3000, shards=3, kind="cuckoo")
+        items = ["c%d" % i for i in range(900)]
+        f.add_many(items)
+        for k in items:
+            if f.shard_of(k) == 1:
+                f.remove(k)
+        keep = [k for k in items if f.shard_of(k) != 1]
+        gone = [k for k in items if f.shard_of(k) == 1]
+        info = rc.execute_command("CF.INFO", f.keys[1])
+        eq(_info(info)["Number of items inserted"], 0, "shard 1 emptied")
+        fresh = ar.ShardedFilter.create(rc, "cn", capacity=3000, shards=3, kind="cuckoo")
+        for g in (f, fresh):
+            dump = os.path.join(tmp, g.name + ".resp")
+            with open(dump, "wb") as fh:
+                g.dump_resp(fh)
+            outs = [os.path.join(tmp, "%s%d.amq" % (g.name, i)) for i in range(3)]
+            _run_tool("import", "--from", "redis", "--shards", "3", dump, *outs)
+            want = [_info(rc.execute_command("CF.INFO", k)) for k in g.keys]
+            g.delete()
+            ar.load_resp(rc, dump)
+            back = ar.ShardedFilter(rc, g.name)
+            for i, k in enumerate(back.keys):
+                got = _info(rc.execute_command("CF.INFO", k))
+                for fld in ("Number of buckets", "Number of items inserted", "Bucket size",
+                            "Expansion rate", "Max iterations"):
+                    eq(got[fld], want[i][fld], "%s shard %d %s" % (g.name, i, fld))
+        back = ar.ShardedFilter(rc, "ce")
+        eq(int((~back.contains_many(keep)).sum()), 0, "kept items absent after the reload")
+        check(back.contains_many(gone).mean() < 0.05, "removed items mostly absent")
+        eq(_query(os.path.join(tmp, "ce1.amq"), gone), [], "shard 1's file is empty")
+        new = ["n%d" % i for i in range(300)]
+        for g in (back, ar.ShardedFilter(rc, "cn")):
+            g.add_many(new)
+            eq(int((~g.contains_many(new)).sum()), 0, "%s takes adds after the reload" % g.name)
+    finally:
+        subprocess.run(["rm", "-rf", tmp])
+
+
+def _info(reply):
+    return {k.decode(): v for k, v in zip(reply[0::2], reply[1::2])}
+
+
 def _run_tool(*args, **kw):
     return subprocess.run([AMQ] + list(args), check=True, capture_output=True, **kw)
 
