@@ -33,6 +33,7 @@ family is a small backend object (BloomBackend, CuckooBackend, AmqBackend).
 import json
 import logging
 import operator
+import re
 import struct
 import sys
 import time
@@ -60,6 +61,7 @@ ROUTINGS = ("hash", "partition")
 SHARD_SEED = 0x616D712E73686172  # "amq.shar"
 #: Shards per filter at most: the tag search stays a few thousand CRC16s per shard.
 MAX_SHARDS = 1024
+_HEX64 = re.compile(r"(0[xX])?[0-9a-fA-F]{1,16}\Z")
 SLOTS = 16384
 #: Items per BF.INSERT / BF.MEXISTS command inside a pipeline.
 BATCH = 1000
@@ -640,6 +642,9 @@ def _run(topo, requests, keys, label, retry_timeout, wait=None, wait_timeout=100
                             retry = r
                             break
                     if retry is None:
+                        for r in rs:
+                            if isinstance(r, Exception):
+                                r._amq_node = name  # for the caller's error to name
                         results[s] = rs
                         del pending[s]
                         asking.pop(s, None)
@@ -774,19 +779,33 @@ class ShardedFilter:
             m = json.loads(raw)
         except ValueError as e:
             raise ValueError("%r: metadata is not JSON (%s)" % (name, e))
+        except RecursionError:
+            raise ValueError("%r: metadata is not a sharded filter's: JSON nested too deep"
+                             % name)
         if not isinstance(m, dict) or m.get("format") != FORMAT:
             raise ValueError("%r: not an %s metadata key" % (name, FORMAT))
         v = m.get("version")
         if type(v) is not int or v > VERSION or v < 1:
             raise ValueError("%r: metadata format version %r; this client reads version %d"
                              % (name, v, VERSION))
-        if m.get("backend") not in BACKENDS:
+        if not isinstance(m.get("backend"), str) or m["backend"] not in BACKENDS:
             raise ValueError("%r: backend %r is not one this client has (%s)"
                              % (name, m.get("backend"), ", ".join(sorted(BACKENDS))))
+        n = m.get("shards")
+        if type(n) is not int or not 1 <= n <= MAX_SHARDS:
+            raise ValueError("%r: shard count %r is not an int in [1, %d]"
+                             % (name, n, MAX_SHARDS))
         keys = m.get("keys")
-        if (not isinstance(keys, list) or len(keys) != m.get("shards") or not keys or
-                not all(isinstance(k, str) for k in keys)):
+        if (not isinstance(keys, list) or len(keys) != n or
+                not all(isinstance(k, str) and k for k in keys)):
             raise ValueError("%r: metadata's keys do not match its shard count" % name)
+        if len(set(keys)) != n or name in keys:
+            raise ValueError("%r: metadata's shard keys repeat, or name the metadata key "
+                             "itself" % name)
+        params = m.get("params")
+        if params is not None and (not isinstance(params, list) or len(params) != n or
+                                   not all(isinstance(p, dict) for p in params)):
+            raise ValueError("%r: metadata's params are not one object per shard" % name)
         routing = m.get("routing", "hash")
         if routing not in ROUTINGS:
             raise ValueError("%r: routing %r is not one this client has (%s): it cannot tell "
@@ -798,10 +817,7 @@ class ShardedFilter:
         if routing == "partition":
             _check_partition_routing(name, m)
         seed = m.get("shard_seed")
-        try:
-            if not isinstance(seed, str) or not 0 <= int(seed, 16) < 1 << 64:
-                raise ValueError
-        except ValueError:
+        if not isinstance(seed, str) or not _HEX64.match(seed):
             raise ValueError("%r: shard_seed %r is not a 64-bit hex string" % (name, seed))
         return m
 
@@ -965,7 +981,7 @@ class ShardedFilter:
     def _check(self, op, s, r):
         if isinstance(r, Exception):
             msg = str(r)
-            node = None
+            node = getattr(r, "_amq_node", None)
             cls = ShardError
             if msg.lower().startswith("not found") or "not found" in msg.lower():
                 cls = MissingShardError

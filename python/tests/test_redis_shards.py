@@ -65,9 +65,17 @@ def test_metadata_is_checked():
     assert ar.ShardedFilter._parse_meta("f", meta(backend="amq"))["backend"] == "amq"
     for bad in (meta(version=3), meta(format="x"), meta(backend="xyz"), meta(shards=3),
                 meta(shard_hash="murmur"), meta(shard_reduce="mod"), meta(shard_seed=5),
-                meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]"):
+                meta(shard_seed="0x1" + "0" * 16), meta(version=True), "{", "[]",
+                # hand-written metadata: each a clear ValueError, not a TypeError,
+                # RecursionError or a filter opened on it
+                "[" * 100000 + "]" * 100000, meta(backend=["bf"]), meta(shards=True,
+                keys=["f:{0.1}"]), meta(shards=2000, keys=["k%d" % i for i in range(2000)]),
+                meta(keys=["f:{0.1}", "f:{0.1}"]), meta(keys=["f", "f:{1.0}"]),
+                meta(keys=["f:{0.1}", ""]), meta(shard_seed="1_0"), meta(shard_seed=" 1"),
+                meta(params="x"), meta(params=[None, None]), meta(params=[{}])):
         with pytest.raises(ValueError):
             ar.ShardedFilter._parse_meta("f", bad)
+    assert ar.ShardedFilter._parse_meta("f", meta(params=[{}, {}]))["shards"] == 2
 
 
 def pmeta(**kw):

@@ -173,6 +173,14 @@ def test_full_cuckoo_shard_is_an_error_not_a_loss(env):
     items = ["item-%d" % i for i in range(20000)]
     e = raises(ar.ShardError, f.add_many, items)
     check("not added: the filter is full" in str(e) and e.shard in (0, 1, 2), str(e))
+    k0 = f.keys[0]
+    rc.delete(k0)
+    rc.set(k0, "not a filter")
+    e = raises(ar.ShardError, f.contains_many, items[:10])
+    eq((e.shard, "WRONGTYPE" in str(e)), (0, True), str(e))
+    eq(e.node, "127.0.0.1:%d" % rc.get_node_from_key(k0).port, "the error names the node")
+    rc.delete(k0)
+    rc.execute_command("CF.RESERVE", k0, 1000, "EXPANSION", 0)
     got = f.contains_many(items)
     check(int(got.sum()) > 1000, "items taken before the shards filled: %d" % int(got.sum()))
     for bad in (0, -1, 1.5, True):
