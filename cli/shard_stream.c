@@ -162,6 +162,27 @@ static void write_cmd(FILE *f, const cmd_in *c)
     }
 }
 
+/* The value of field "key" in the JSON object js (written compact or spaced), or NULL: the
+ * first occurrence of the quoted name followed by a colon (the metadata's fields are flat
+ * but for params, whose names are not looked up here). */
+static const char *json_field(const char *js, const char *key)
+{
+    const size_t kl = strlen(key);
+    const char *p = js;
+
+    while ((p = strchr(p, '"')) != NULL) {
+        const char *q = p + 1;
+        if (strncmp(q, key, kl) == 0 && q[kl] == '"') {
+            q += kl + 1;
+            q += strspn(q, " \t\r\n");
+            if (*q == ':')
+                return q + 1 + strspn(q + 1, " \t\r\n");
+        }
+        p++;
+    }
+    return NULL;
+}
+
 int cli_shard_demux(FILE *in, const char *name, unsigned n, FILE *spill, const char *spill_name,
                     cli_shard_demux_out *out)
 {
@@ -187,14 +208,14 @@ int cli_shard_demux(FILE *in, const char *name, unsigned n, FILE *spill, const c
         }
         if (c.n >= 3 && c.len[0] == 3 && strncasecmp(c.arg[0], "SET", 3) == 0) {
             /* The metadata: its shard count must be the one asked for. */
-            const char *sh = strstr(c.arg[2], "\"shards\": ");
-            unsigned long m = sh != NULL ? strtoul(sh + 10, NULL, 10) : n;
-            if (m != n) {
+            const char *sh = json_field(c.arg[2], "shards"), *rt = json_field(c.arg[2], "routing");
+            unsigned long m = sh != NULL ? strtoul(sh, NULL, 10) : n;
+            if (m != n || (sh != NULL && (*sh < '0' || *sh > '9'))) {
                 cli_error("%s: the metadata of '%.200s' says %lu shards, not %u", name, c.arg[1],
                           m, n);
                 goto fail;
             }
-            if (strstr(c.arg[2], "\"routing\": \"partition\"") != NULL)
+            if (rt != NULL && strncmp(rt, "\"partition\"", 11) == 0)
                 out->by_partition = 1;
         }
         if (c.n != 4 ||

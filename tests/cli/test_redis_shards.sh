@@ -72,6 +72,27 @@ CASE=import-refusals
 expect_status 2 "$AMQ" import --from redis --shards 4 out.resp q0 q1 q2 q3
 expect_stderr_has 'says 3 shards, not 4'
 [ ! -e q0 ] || fail "a refused import wrote a file"
+# The same metadata written compact (as json.dumps(separators=(",", ":")) writes it).
+/usr/bin/python3 - out.resp compact.resp <<'PY'
+import json, sys
+d = open(sys.argv[1], "rb").read()
+at = d.rindex(b"*4\r\n$3\r\nSET\r\n")  # the metadata: SET NAME JSON NX, last
+i = at + 13
+args = []
+for _ in range(2):
+    e = d.index(b"\r\n", i)
+    n = int(d[i + 1:e])
+    args.append(d[e + 2:e + 2 + n])
+    i = e + 4 + n
+meta = json.dumps(json.loads(args[1]), separators=(",", ":")).encode()
+out = d[:at] + b"*4\r\n$3\r\nSET\r\n"
+for a in (args[0], meta, b"NX"):
+    out += b"$%d\r\n%s\r\n" % (len(a), a)
+open(sys.argv[2], "wb").write(out)
+PY
+grep -q '"shards":3' compact.resp || fail "the compact metadata"
+expect_status 2 "$AMQ" import --from redis --shards 4 compact.resp q0 q1 q2 q3
+expect_stderr_has 'says 3 shards, not 4'
 expect_status 2 "$AMQ" import --from redis --shards 2 out.resp q0 q1
 expect_stderr_has "key 'users:seen:{2.0}.amq-load' is not a shard key NAME:{i.j} with i < 2"
 # A shard missing: two shards' stream without its metadata, read as three shards.
