@@ -582,7 +582,7 @@ int af_register(RedisModuleCtx *ctx)
 {
     static const rm_family family = {"amq-aging", &af_type, af_rdb_load, af_rdb_save,
                                      af_aof_rewrite, af_mem_usage, af_digest, af_free, af_copy,
-                                     NULL, af_cmds, sizeof af_cmds / sizeof af_cmds[0]};
+                                     NULL, af_cmds, sizeof af_cmds / sizeof af_cmds[0], "amq"};
 
     return rm_register_family(ctx, &family);
 }

@@ -1516,12 +1516,13 @@ int amqt_register(RedisModuleCtx *ctx)
     static const rm_family family = {AMQT_TYPE_NAME, &amqt_type, amqt_rdb_load, amqt_rdb_save,
                                      amqt_aof_rewrite, amqt_mem_usage, amqt_digest, amqt_free,
                                      amqt_copy, amqt_defrag, amqt_cmds,
-                                     sizeof amqt_cmds / sizeof amqt_cmds[0]};
+                                     sizeof amqt_cmds / sizeof amqt_cmds[0], "amq"};
 
     if (rm_register_family(ctx, &family) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     /* MERGE: keys 1..last; BUILD: keys 1 and 5 (after FROM) */
-    if (rm_register_command_keys(ctx, &amqt_multi_cmds[0], ks_merge, 1, -1, 1) != REDISMODULE_OK)
+    if (rm_register_command_keys(ctx, &amqt_multi_cmds[0], ks_merge, 1, -1, 1, "amq") !=
+        REDISMODULE_OK)
         return REDISMODULE_ERR;
-    return rm_register_command_keys(ctx, &amqt_multi_cmds[1], ks_build, 1, 5, 4);
+    return rm_register_command_keys(ctx, &amqt_multi_cmds[1], ks_build, 1, 5, 4, "amq");
 }

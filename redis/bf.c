@@ -921,7 +921,8 @@ int bf_register(RedisModuleCtx *ctx)
 {
     static const rm_family family = {"MBbloom--", &bf_type, bf_rdb_load, bf_rdb_save,
                                      bf_aof_rewrite, bf_mem_usage, bf_digest, bf_free, bf_copy,
-                                     amq_rm_bf_defrag, bf_cmds, sizeof bf_cmds / sizeof bf_cmds[0]};
+                                     amq_rm_bf_defrag, bf_cmds, sizeof bf_cmds / sizeof bf_cmds[0],
+                                     NULL /* RedisBloom's categories: config.c */};
 
     return rm_register_family(ctx, &family);
 }

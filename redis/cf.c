@@ -935,7 +935,8 @@ int cf_register(RedisModuleCtx *ctx)
 {
     static const rm_family family = {"MBbloomCF", &cf_type, cf_rdb_load, cf_rdb_save,
                                      cf_aof_rewrite, cf_mem_usage, cf_digest, cf_free, cf_copy,
-                                     amq_rm_cf_defrag, cf_cmds, sizeof cf_cmds / sizeof cf_cmds[0]};
+                                     amq_rm_cf_defrag, cf_cmds, sizeof cf_cmds / sizeof cf_cmds[0],
+                                     NULL /* RedisBloom's categories: config.c */};
 
     return rm_register_family(ctx, &family);
 }

@@ -189,10 +189,10 @@ int rm_create_command(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc 
 
 /* One command of several keys (AMQ.MERGE, AMQ.BUILD): the legacy key range
  * (firstkey, lastkey, keystep) and the key specs (ending with a zeroed
- * entry) given; c->key_flags is not used. */
+ * entry) given; c->key_flags is not used; acl as rm_family's. */
 int rm_register_command_keys(RedisModuleCtx *ctx, const rm_command *c,
                              RedisModuleCommandKeySpec *key_specs, int firstkey, int lastkey,
-                             int keystep);
+                             int keystep, const char *acl);
 
 /* A data type and its commands: the type's name, where its handle goes, the
  * callbacks it has (NULL: none) and its command table. */
@@ -209,6 +209,9 @@ typedef struct rm_family {
     RedisModuleTypeDefragFunc defrag;
     const rm_command *cmds;
     size_t ncmds;
+    /* the family's own ACL category: each command gets it with @write / @read / @fast as its
+     * flags say; NULL: config.c's table (RedisBloom's categories, recorded) */
+    const char *acl;
 } rm_family;
 
 /* Creates f's data type and registers its commands with their info. */

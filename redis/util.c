@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -397,6 +398,27 @@ static int rm_set_info(RedisModuleCtx *ctx, const rm_command *c,
     return REDISMODULE_OK;
 }
 
+/* c's ACL categories: the family's, and @write / @read / @fast from its flags (servers
+ * without module ACL categories, Redis 7.0: none). */
+static int rm_set_acl(RedisModuleCtx *ctx, const rm_command *c, const char *acl)
+{
+    char cats[128];
+    RedisModuleCommand *cmd;
+
+    if (acl == NULL || RedisModule_AddACLCategory == NULL || RedisModule_GetCommand == NULL ||
+        RedisModule_SetCommandACLCategories == NULL)
+        return REDISMODULE_OK;
+    snprintf(cats, sizeof cats, "%s%s%s",
+             has_flag(c->flags, "write") ? "write " : has_flag(c->flags, "readonly") ? "read " : "",
+             has_flag(c->flags, "fast") ? "fast " : "", acl);
+    cmd = RedisModule_GetCommand(ctx, c->name);
+    if (cmd == NULL || RedisModule_SetCommandACLCategories(cmd, cats) != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning", "amq: could not set the ACL categories of %s", c->name);
+        return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
 int rm_register_family(RedisModuleCtx *ctx, const rm_family *f)
 {
     RedisModuleTypeMethods tm;
@@ -419,7 +441,8 @@ int rm_register_family(RedisModuleCtx *ctx, const rm_family *f)
         if (rm_create_command(ctx, f->cmds[i].name, f->cmds[i].fn, f->cmds[i].flags) !=
             REDISMODULE_OK)
             return REDISMODULE_ERR;
-        if (rm_set_info(ctx, &f->cmds[i], NULL) != REDISMODULE_OK)
+        if (rm_set_info(ctx, &f->cmds[i], NULL) != REDISMODULE_OK ||
+            rm_set_acl(ctx, &f->cmds[i], f->acl) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;
@@ -427,10 +450,11 @@ int rm_register_family(RedisModuleCtx *ctx, const rm_family *f)
 
 int rm_register_command_keys(RedisModuleCtx *ctx, const rm_command *c,
                              RedisModuleCommandKeySpec *key_specs, int firstkey, int lastkey,
-                             int keystep)
+                             int keystep, const char *acl)
 {
     if (create_command(ctx, c->name, c->fn, c->flags, firstkey, lastkey, keystep) !=
-        REDISMODULE_OK)
+            REDISMODULE_OK ||
+        rm_set_info(ctx, c, key_specs) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    return rm_set_info(ctx, c, key_specs);
+    return rm_set_acl(ctx, c, acl);
 }

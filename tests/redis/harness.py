@@ -90,7 +90,10 @@ class Server:
         for k, v in self.conf.items():
             a += ["--" + k] + ([str(v)] if not isinstance(v, (list, tuple))
                               else [str(x) for x in v])
-        a += ["--loadmodule", self.module] + self.module_args
+        if self.module_args != ["--no-module"]:
+            a += ["--loadmodule", self.module] + self.module_args
+        else:  # the test loads it (MODULE LOAD / LOADEX)
+            a += ["--enable-module-command", "yes"]
         return a
 
     def start(self, wait=True):

@@ -168,6 +168,28 @@ def test_load_arguments_are_config_defaults(env):
     assert bf_info(r, "k2")["Capacity"] == 50
 
 
+def test_load_again_after_a_refused_loadex(env):
+    """MODULE LOADEX with a config name the module does not have fails; the module is then
+    unloaded, but a server with module ACL categories keeps the categories it added, and the
+    next MODULE LOAD was refused ("could not add the ACL categories") on Redis 8."""
+    if harness.server_info()[0] == "valkey":
+        return  # Valkey 8.1 itself dies in moduleUnload after such a LOADEX (RedisBloom's too)
+    r = env.new_server(["--no-module"]).client()
+    mod = os.path.abspath(env.module)
+    try:
+        r.execute_command("MODULE", "LOADEX", mod, "CONFIG", "bf.bf-error-rat", "0.1")
+        raise AssertionError("MODULE LOADEX of an unknown config name succeeded")
+    except harness.redis.ResponseError:
+        pass
+    if b"bf" in [m[b"name"] if isinstance(m, dict) else m[1]
+                 for m in r.execute_command("MODULE", "LIST")]:
+        return  # Redis 7.0 keeps the module loaded: nothing to load again
+    assert r.execute_command("MODULE", "LOAD", mod) in (b"OK", "OK", True)
+    assert r.execute_command("BF.ADD", "k", "x") == 1
+    if server_has_acl_categories():
+        assert b"af.add" in r.execute_command("ACL", "CAT", "amq")
+
+
 def test_acl_categories(env):
     r = env.server.client()
     if not server_has_acl_categories():
@@ -208,6 +230,31 @@ def test_acl_categories(env):
         {"bf.reserve", "bf.card", "bf.info", "cf.reserve", "cf.info"}
     assert not (bloom | cuckoo) & cat["read"] & cat["write"]
     assert (bloom | cuckoo) <= cat["read"] | cat["write"]
+    # Every command of the module is @read or @write, AMQ.* and AF.* also @amq (AF.* had no
+    # category at all: a user denied @write could AF.ADD).
+    mine = {c.decode().lower() for c in env.server.resp2().execute("COMMAND", "LIST", "FILTERBY",
+                                                                   "MODULE", "bf")}
+    own = {c for c in mine if c.startswith(("amq.", "af."))}
+    assert {"af.add", "af.reserve", "af.exists", "amq.add", "amq.build"} <= own, own
+    assert mine == bloom | cuckoo | own, mine - bloom - cuckoo - own
+    assert not mine & cat["read"] & cat["write"], mine & cat["read"] & cat["write"]
+    assert mine <= cat["read"] | cat["write"], mine - cat["read"] - cat["write"]
+    amq = {c.decode().lower() for c in r.execute_command("ACL", "CAT", "amq")}
+    assert own == amq, own ^ amq
+    assert {"af.add", "af.madd", "af.addat", "af.reserve", "af.loadchunk"} <= cat["write"]
+    assert {"af.exists", "af.mexists", "af.existsat", "af.info"} <= cat["read"] & cat["fast"]
+    r.execute_command("ACL", "SETUSER", "nowrite", "on", ">pw", "~*", "+@all", "-@write")
+    u = harness.redis.Redis(host="127.0.0.1", port=env.server.port, username="nowrite",
+                            password="pw")
+    r.execute_command("AF.RESERVE", "af", 0.01, 1000)
+    for cmd in (("AF.ADD", "af", "x"), ("AF.RESERVE", "af2", 0.01, 1000),
+                ("AF.MADD", "af", "y"), ("AMQ.CREATE", "q", "blocked", 100, 0.01)):
+        try:
+            u.execute_command(*cmd)
+            raise AssertionError("%s allowed to a -@write user" % cmd[0])
+        except harness.redis.exceptions.NoPermissionError:
+            pass
+    assert u.execute_command("AF.EXISTS", "af", "x") == 0
 
 
 def _rdb_from_redis7(env):
