@@ -70,6 +70,19 @@ static int cf_at_limit(RedisModuleCtx *ctx, const amq_scuckoo *c)
     return amq_scuckoo_at_limit(c, amq_rm_cfg.cf_max_expansions);
 }
 
+/* A filter the command has just made is at the link limit (cf-max-expansions 1): as
+ * RedisBloom, the key stays, empty, and the items are refused; the replicas make the same
+ * empty filter. */
+static int cf_refuse_new(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name,
+                         const cf_opts *o)
+{
+    RedisModule_CloseKey(key);
+    RedisModule_Replicate(ctx, "CF.RESERVE", "slclclcl", name, (long long)o->capacity,
+                          "BUCKETSIZE", (long long)o->bucket_size, "MAXITERATIONS",
+                          (long long)o->max_iterations, "EXPANSION", (long long)o->expansion);
+    return RedisModule_ReplyWithError(ctx, CF_ERR_LIMIT);
+}
+
 static void cf_unlimit(amq_scuckoo *c)
 {
     amq_scuckoo_set_max_links(c, AMQ_SCUCKOO_MAX_LINKS);
@@ -219,6 +232,8 @@ static int cf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             return REDISMODULE_OK;
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
+        if (cf_at_limit(ctx, c))
+            return cf_refuse_new(ctx, key, argv[1], &o);
         changed = 1;
     } else if (cf_at_limit(ctx, c)) {
         RedisModule_CloseKey(key);
@@ -299,6 +314,8 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             return REDISMODULE_OK;
         }
         RedisModule_ModuleTypeSetValue(key, cf_type, c);
+        if (cf_at_limit(ctx, c))
+            return cf_refuse_new(ctx, key, argv[1], &o);
         changed = 1;
     } else if (cf_at_limit(ctx, c)) {
         RedisModule_CloseKey(key);

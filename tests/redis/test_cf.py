@@ -4,6 +4,8 @@ import struct
 
 import statistics
 
+import redis
+
 from harness import Resp3, RespError, server_info
 
 
@@ -430,3 +432,36 @@ def test_replica_and_aof_apply_adds_past_their_own_link_limit(env):
     assert list(a.config_get("cf-max-expansions").values()) == ["32"]  # (prefixed on 7.x)
     assert a.execute_command("CF.MEXISTS", "c", *items) == [1] * 200
     assert info(a, "c")["Number of filters"] > 32
+
+
+def test_a_new_filter_at_the_link_limit_refuses_its_items(env):
+    """cf-max-expansions 1: a CF.ADD / CF.INSERT (NX too) that makes its key finds the new
+    filter at the limit; RedisBloom (recorded from the oracle) answers `Maximum expansions
+    reached` and keeps the empty filter, where amq.so added the items.  A replica gets the
+    same empty filter."""
+    prim = env.server
+    r = prim.client()
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    r.config_set("cf-max-expansions", 1)
+    try:
+        for cmd in (("CF.ADD", "a", "x"), ("CF.ADDNX", "b", "x"),
+                    ("CF.INSERT", "c", "ITEMS", "x", "y"), ("CF.INSERTNX", "d", "ITEMS", "x"),
+                    ("CF.INSERT", "f", "CAPACITY", 500, "ITEMS", "x")):
+            try:
+                r.execute_command(*cmd)
+                raise AssertionError("%r answered, not refused" % (cmd,))
+            except redis.ResponseError as e:
+                assert str(e) == "Maximum expansions reached", (cmd, str(e))
+        assert r.execute_command("CF.RESERVE", "e", 100) == b"OK"
+        prim.sync_replica(rep)
+        for k, buckets in (("a", 512), ("b", 512), ("c", 512), ("d", 512), ("e", 64),
+                           ("f", 256)):
+            got = info(r, k)
+            assert (got["Number of buckets"], got["Number of filters"],
+                    got["Number of items inserted"]) == (buckets, 1, 0), (k, got)
+            assert info(rr, k) == got, (k, info(rr, k), got)
+            assert r.execute_command("CF.EXISTS", k, "x") == 0
+    finally:
+        r.config_set("cf-max-expansions", 32)
+    assert r.execute_command("CF.ADD", "a", "x") == 1
