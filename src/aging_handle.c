@@ -80,8 +80,9 @@ int amq_aging_deserialize_raw(const uint8_t *params, size_t params_len, uint32_t
     *out = NULL;
     if (!amq_aging_impl_raw_ok())
         return amq_err(err, AMQ_EUNSUPPORTED, "raw aging state needs a little-endian host");
-    if (amq_hash_check(hash_algo, seed) != AMQ_OK)
-        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", hash_algo);
+    rc = amq_hash_check_err(hash_algo, seed, AMQ_ECORRUPT, err);
+    if (rc != AMQ_OK)
+        return rc;
     rc = amq_aging_impl_deserialize(params, params_len, hash_algo, seed, alloc, &a, err);
     if (rc != AMQ_OK)
         return rc;

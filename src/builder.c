@@ -129,10 +129,9 @@ static int check_config(const amq_config *cfg, int *layout, amq_filter **sized,
                        "come; create it with amq_filter_new and add the keys",
                        name);
     }
-    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    rc = amq_hash_check_err(cfg->hash_algo, cfg->seed, 0, err);
     if (rc != AMQ_OK)
-        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
-                       (unsigned long long)cfg->seed);
+        return rc;
     if (amq_kind_is_static(cfg->kind))
         return AMQ_OK;
     if (sized != NULL)

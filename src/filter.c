@@ -184,10 +184,9 @@ int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
     ops = amq_kind_lookup(cfg->kind);
     if (ops == NULL)
         return amq_err(err, AMQ_EKIND, "unknown filter kind %u", cfg->kind);
-    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    rc = amq_hash_check_err(cfg->hash_algo, cfg->seed, 0, err);
     if (rc != AMQ_OK)
-        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
-                       (unsigned long long)cfg->seed);
+        return rc;
     rc = ops->create(cfg, &impl, err);
     if (rc != AMQ_OK)
         return rc;
@@ -1048,8 +1047,9 @@ int amq_filter_peek(const void *buf, size_t len, size_t *size, uint32_t *kind,
     if (amq_kind_lookup(c.kind) == NULL)
         return amq_err(err, AMQ_EKIND, "unknown filter kind %u (written by a newer amq?)",
                        c.kind);
-    if (amq_hash_check(c.hash_algo, c.seed) != AMQ_OK)
-        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", c.hash_algo);
+    rc = amq_hash_check_err(c.hash_algo, c.seed, AMQ_ECORRUPT, err);
+    if (rc != AMQ_OK)
+        return rc;
     *size = c.payload_off + c.payload_len;
     if (kind != NULL)
         *kind = c.kind;
@@ -1075,9 +1075,9 @@ static int load_bytes(const uint8_t *buf, uint64_t len, unsigned flags, int borr
     if (ops == NULL)
         return amq_err(err, AMQ_EKIND, "unknown filter kind %u (written by a newer amq?)",
                        c.kind);
-    rc = amq_hash_check(c.hash_algo, c.seed);
+    rc = amq_hash_check_err(c.hash_algo, c.seed, AMQ_ECORRUPT, err);
     if (rc != AMQ_OK)
-        return amq_err(err, AMQ_ECORRUPT, "unknown hash algorithm %u or bad seed", c.hash_algo);
+        return rc;
     if (!(flags & AMQ_OPEN_TRUST) &&
         ((c.flags & AMQ_FLAG_CHUNKSUM)
              ? amq_chunked_checksum(buf + c.payload_off, c.payload_len)

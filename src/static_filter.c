@@ -364,10 +364,9 @@ int amq_static_builder_start(const amq_static_algo *algo, const amq_config *cfg,
     int rc;
 
     *out = NULL;
-    rc = amq_hash_check(cfg->hash_algo, cfg->seed);
+    rc = amq_hash_check_err(cfg->hash_algo, cfg->seed, 0, err);
     if (rc != AMQ_OK)
-        return amq_err(err, rc, "hash algorithm %u cannot take seed %llu", cfg->hash_algo,
-                       (unsigned long long)cfg->seed);
+        return rc;
     if (!(cfg->fpp > 0.0 && cfg->fpp < 1.0))
         return amq_err(err, AMQ_ERANGE, "fpp %g is outside (0, 1)", cfg->fpp);
     if (cfg->partitions > (1u << AMQ_STATIC_MAX_PBITS) ||

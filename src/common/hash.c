@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "amq.h"
+#include "common/error.h"
 #include "common/endian.h"
 #include "common/mulshift.h"
 
@@ -318,6 +319,23 @@ int amq_hash_check(uint32_t algo, uint64_t seed)
     default:
         return AMQ_EHASH;
     }
+}
+
+int amq_hash_check_err(uint32_t algo, uint64_t seed, int status, amq_errinfo *err)
+{
+    const int rc = amq_hash_check(algo, seed);
+    const unsigned long long s = (unsigned long long)seed;
+
+    if (rc == AMQ_OK)
+        return AMQ_OK;
+    if (status == 0)
+        status = rc;
+    if (rc == AMQ_EHASH)
+        return amq_err(err, status, "unknown hash algorithm %u", algo);
+    if (algo == AMQ_HASH_MURMUR3)
+        return amq_err(err, status, "murmur3 takes a 32-bit seed (0 to 4294967295), not %llu", s);
+    return amq_err(err, status, "%s hashing takes no seed (give 0), not %llu",
+                   amq_hash_algo_name(algo), s);
 }
 
 amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t len)

@@ -95,8 +95,8 @@ accept --bits 1000 --hashes 255
 
 CASE=hash-and-seed
 refuse "--hash" --capacity 10 --hash md5
-refuse "cannot take seed" --capacity 10 --hash murmur3 --seed 4294967296
-refuse "cannot take seed" --capacity 10 --hash redisbloom --seed 1
+refuse "murmur3 takes a 32-bit seed (0 to 4294967295), not 4294967296" --capacity 10 --hash murmur3 --seed 4294967296
+refuse "redisbloom hashing takes no seed (give 0), not 1" --capacity 10 --hash redisbloom --seed 1
 refuse "--seed" --capacity 10 --seed -1
 refuse "--seed" --capacity 10 --seed "${TAB}-1"
 refuse "--seed" --capacity 10 --seed 18446744073709551616
