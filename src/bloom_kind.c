@@ -44,6 +44,12 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         p.fpp = amq_bloom_fpp_theory(p.bits, p.k, cfg->capacity);
     } else {
         rc = amq_bloom_bits_for(cfg->capacity, cfg->fpp, &p.bits, &p.k);
+        if (rc != AMQ_OK && cfg->capacity > 0 && cfg->fpp > 0.0 && cfg->fpp < 1.0 &&
+            -log2(cfg->fpp) > AMQ_BLOOM_MAX_K + 0.5)
+            return amq_err(err, rc,
+                           "a Bloom filter at false-positive rate %g would make %.0f probes a "
+                           "key; it makes at most %u (rates down to about 1.2e-77)",
+                           cfg->fpp, -log2(cfg->fpp), AMQ_BLOOM_MAX_K);
         if (rc != AMQ_OK)
             return amq_err(err, rc,
                            "cannot size a Bloom filter for %llu items at false-positive rate %g"

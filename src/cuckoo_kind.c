@@ -15,6 +15,18 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 
     rc = amq_cuckoo_params_for(cfg->capacity, cfg->fpp, cfg->fingerprint_bits,
                                cfg->bucket_size, &p);
+    if (rc != AMQ_OK && cfg->fingerprint_bits >= AMQ_CUCKOO_MIN_FINGERPRINT &&
+        cfg->fingerprint_bits < AMQ_CUCKOO_MAX_FINGERPRINT) {
+        /* the width given is what stands in the way: name the one the rate needs */
+        uint32_t f;
+        for (f = cfg->fingerprint_bits + 1; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+            if (amq_cuckoo_params_for(cfg->capacity, cfg->fpp, f, cfg->bucket_size, &p) ==
+                AMQ_OK)
+                return amq_err(err, rc,
+                               "%u-bit fingerprints cannot reach false-positive rate %g: it "
+                               "needs %u bits or more (or leave the width out)",
+                               cfg->fingerprint_bits, cfg->fpp, f);
+    }
     if (rc != AMQ_OK)
         return amq_err(err, rc,
                        "cannot size a cuckoo filter for %llu items at false-positive rate %g"

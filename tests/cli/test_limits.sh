@@ -62,7 +62,8 @@ refuse "--fpp" --capacity 100 --fpp -inf
 refuse "--fpp" --capacity 100 --fpp 1e-400
 refuse "--fpp" --capacity 100 --fpp 0.01x
 refuse "--fpp" --capacity 100 --fpp ""
-refuse - --capacity 100 --fpp 1e-300                 # k would exceed 255
+refuse "would make 997 probes a key; it makes at most 255" --capacity 100 --fpp 1e-300
+accept --capacity 100 --fpp 1e-76
 accept --capacity 100 --fpp 0.999999
 accept --capacity 100 --fpp 1e-20
 
@@ -117,6 +118,8 @@ refuse "capacity" --type cuckoo --capacity 18446744073709551615
 refuse "rate" --type cuckoo --capacity 100 --fpp 1
 refuse "--fpp" --type cuckoo --capacity 100 --fpp nan
 refuse "fingerprint" --type cuckoo --capacity 100 --fingerprint-bits 33
+refuse "4-bit fingerprints cannot reach false-positive rate 1e-06: it needs 19 bits or more" \
+    --type cuckoo --capacity 1000 --fingerprint-bits 4 --fpp 1e-6
 refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 0
 refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 65
 refuse "bucket size" --type cuckoo --capacity 100 --bucket-size 3
