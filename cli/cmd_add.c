@@ -147,6 +147,21 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
                       (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n));
             return EXIT_TROUBLE;
         }
+        if (rc == AMQ_EFULL && amq_kind_keeps_copies(amq_filter_kind(c->f))) {
+            amq_stats st;
+            amq_filter_stats(c->f, &st);
+            if (st.items < st.capacity / 2) {
+                /* full well under capacity: one key's copies fill its buckets */
+                cli_error("%s: a key of this run is stored too many times already (each add "
+                          "keeps a copy; a cuckoo filter holds 2b + 1 of one key, b its bucket "
+                          "size) (within keys %llu..%llu of this run, %llu items of %llu); "
+                          "the file is left unchanged",
+                          c->path, (unsigned long long)c->keys + 1,
+                          (unsigned long long)(c->keys + n), (unsigned long long)st.items,
+                          (unsigned long long)st.capacity);
+                return EXIT_TROUBLE;
+            }
+        }
         cli_error("%s: %s (within keys %llu..%llu of this run); the file is left unchanged",
                   c->path, amq_strerror(rc), (unsigned long long)c->keys + 1,
                   (unsigned long long)(c->keys + n));

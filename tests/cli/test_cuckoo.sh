@@ -109,6 +109,19 @@ expect_status 2 "$AMQ" add small.amq keys
 expect_stderr_has "full"
 expect_same_file small.amq small.orig
 
+CASE=cuckoo-copies-of-one-key
+# Each add keeps a copy: 2b + 1 of one key (its two buckets of 4 and the spare slot), then a
+# refusal that says so, not "filter is full" at 9 items of 1000.
+expect_status 0 "$AMQ" create dup.amq --type cuckoo --capacity 1000 --bucket-size 4
+for i in 1 2 3 4 5 6 7 8 9; do
+    echo dup | "$AMQ" add -q dup.amq || fail "copy $i of one key refused"
+done
+cp dup.amq dup.orig
+echo dup | expect_status 2 "$AMQ" add dup.amq
+expect_stderr_has "a key of this run is stored too many times already"
+expect_stderr_has "9 items of 1000"
+expect_same_file dup.amq dup.orig
+
 CASE=remove-refused
 expect_status 0 "$AMQ" create b.amq --capacity 1000
 cp b.amq b.orig
