@@ -147,6 +147,20 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
                       (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n));
             return EXIT_TROUBLE;
         }
+        if (rc == AMQ_ERANGE && amq_filter_partitioned(c->f) != NULL) {
+            const amq_partitioned *p = amq_filter_partitioned(c->f);
+            uint32_t total, first, np = amq_partitioned_partitions(p);
+            amq_partitioned_slice_info(p, &total, &first);
+            if (total != np) {
+                cli_error("%s: a key of this run is not in this slice's partitions (%u to %u "
+                          "of %u): add it to its own slice, or to the joined filter (amq "
+                          "import --from redis --shards N IN OUT) (within keys %llu..%llu of "
+                          "this run); the file is left unchanged",
+                          c->path, first, first + np - 1, total,
+                          (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n));
+                return EXIT_TROUBLE;
+            }
+        }
         if (rc == AMQ_EFULL && amq_kind_keeps_copies(amq_filter_kind(c->f))) {
             amq_stats st;
             amq_filter_stats(c->f, &st);

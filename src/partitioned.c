@@ -759,8 +759,13 @@ int amq_partitioned_join(const amq_partitioned *const *slices, size_t n,
 int amq_part_same_geometry(const amq_partitioned *a, const amq_partitioned *b, const char **why)
 {
     uint32_t i;
-    if (a->nparts != b->nparts || a->total != b->total || a->first != b->first) {
+    if (a->nparts != b->nparts || a->total != b->total) {
         *why = "different numbers of partitions";
+        return 0;
+    }
+    if (a->first != b->first) {
+        *why = "different slices of a filter (a merge ORs the same partitions; slices are "
+               "joined: amq import --from redis --shards N IN OUT)";
         return 0;
     }
     if (a->hash_algo != b->hash_algo || a->seed != b->seed) {

@@ -189,6 +189,13 @@ grep -q '"slice_first_partition": 6' sl2.json || fail "slice 2 starts at partiti
 for i in 0 1 2 3; do
     expect_eq "slice $i: every key maybe" 9000 "$("$AMQ" query -c sl$i k0 k1 k2 2>/dev/null)"
 done
+# Slices are joined, not merged; a slice refuses the keys of other slices, saying so.
+expect_status 2 "$AMQ" merge msl sl0 sl1
+expect_stderr_has 'different slices of a filter (a merge ORs the same partitions; slices are joined'
+cp sl0 sl0.orig
+expect_status 2 "$AMQ" add sl0 k1
+expect_stderr_has "a key of this run is not in this slice's partitions (0 to 2 of 12)"
+expect_same_file sl0 sl0.orig
 expect_status 2 "$AMQ" export --to redis --shards 5 --routing partition pt pt.amq x.resp
 expect_stderr_has '12 partitions cannot be cut into 5 shards of equal runs'
 expect_status 2 "$AMQ" export --to redis --shards 4 --routing partition pt b.amq x.resp
