@@ -39,5 +39,12 @@ expect_status 2 "$AMQ" build c.amq keys --type fuse --capacity 10
 expect_stderr_has "does not apply"
 expect_status 2 "$AMQ" create e.amq --type ribbon --capacity 10
 expect_stderr_has "static"
+# A rate fuse's fingerprints cannot meet is refused (it was built at 1.5e-05 silently).
+expect_status 2 "$AMQ" build lo.amq keys --type fuse --fpp 1e-9
+expect_stderr_has "a fuse filter's rate is that of its 8- or 16-bit fingerprints"
+[ ! -e lo.amq ] || fail "a refused build wrote lo.amq"
+expect_status 0 "$AMQ" build lo.amq keys --type fuse --fpp 2e-5
+"$AMQ" info lo.amq | grep -q "false positives:  1.53e-05 now" ||
+    fail "16-bit fuse: $("$AMQ" info lo.amq | grep -i false)"
 
 finish
