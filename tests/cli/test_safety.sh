@@ -88,6 +88,16 @@ cp u.amq u.amq.orig
 expect_status 2 "$AMQ" dedup u.txt -o u.amq
 expect_stderr_has "is an amq filter"
 expect_same_file u.amq u.amq.orig
+# export --to guava --force replaces a Guava filter, not any binary file (a copy of a
+# program was replaced before)
+"$AMQ" build --guava gv.amq keys --quiet
+head -c 4096 /dev/urandom >bin.dat
+cp bin.dat bin.orig
+expect_status 2 "$AMQ" export --to guava gv.amq bin.dat --force
+expect_stderr_has "exists and is not a Guava filter"
+expect_same_file bin.dat bin.orig
+expect_status 0 "$AMQ" export --to guava gv.amq gv.bin
+expect_status 0 "$AMQ" export --to guava gv.amq gv.bin --force
 expect_status 0 "$AMQ" create u.amq --capacity 10 --force
 expect_status 2 "$AMQ" add u.txt keys
 expect_stderr_has "not an amq filter"
