@@ -271,6 +271,15 @@ int cli_refuse_static(const amq_filter *f, const char *path, const char *what);
  * path unless force.  0, or -1 (reported). */
 int cli_save_bytes(const char *path, const void *data, size_t len, int force);
 
+/* With --force, an existing regular file at path is replaced only when it holds the format an
+ * export writes (its first bytes and size pass is_format): 0, or -1 after the message naming
+ * what the file should have been. */
+int cli_force_same_format(const char *path, int (*is_format)(const unsigned char *, size_t,
+                                                             uint64_t),
+                          const char *what);
+int cli_is_guava(const unsigned char *head, size_t n, uint64_t size); /* Guava's writeTo */
+int cli_is_resp(const unsigned char *head, size_t n, uint64_t size);  /* RESP commands */
+
 /* ---- files the tool writes (target.c) ------------------------------------------------------ */
 /* Installs the handlers of SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE that
  * remove the library's registered temporary files (amq_temp_remove_all),

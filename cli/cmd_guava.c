@@ -247,25 +247,6 @@ static int import_guava(int argc, char **argv)
     return 0;
 }
 
-/* Is the file at path, which exists, a Guava BloomFilter's bytes: strategy 0 or 1, at least
- * one hash, and 6 + 8 numLongs bytes in all?  (What export --force may replace.) */
-static int is_guava_file(const char *path)
-{
-    unsigned char h[6];
-    struct stat st;
-    uint64_t longs;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
-
-    if (fd < 0)
-        return 0;
-    ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, h, sizeof h) == (ssize_t)sizeof h;
-    close(fd);
-    if (!ok || h[0] > 1 || h[1] == 0)
-        return 0;
-    longs = (uint64_t)h[2] << 24 | (uint64_t)h[3] << 16 | (uint64_t)h[4] << 8 | h[5];
-    return (uint64_t)st.st_size == 6 + 8 * longs;
-}
-
 static int export_guava(int argc, char **argv)
 {
     enum { O_TO = 256, O_FORCE };
@@ -343,16 +324,9 @@ static int export_guava(int argc, char **argv)
         free(buf);
         return EXIT_TROUBLE;
     }
-    if (force && strcmp(out, "-") != 0 && access(out, F_OK) == 0 && !is_guava_file(out)) {
-        struct stat st;
-        /* --force replaces a filter of the format written, never a file of another kind;
-         * devices and pipes are written to, as without it */
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
-            cli_error("%s: exists and is not a Guava filter (only one is replaced); nothing "
-                      "changed", out);
-            free(buf);
-            return EXIT_TROUBLE;
-        }
+    if (force && cli_force_same_format(out, cli_is_guava, "a Guava filter") != 0) {
+        free(buf);
+        return EXIT_TROUBLE;
     }
     rc = cli_save_bytes(out, buf, size, force);
     free(buf);

@@ -345,7 +345,8 @@ int cmd_export_redis(int argc, char **argv)
     }
     /* As every output of the tool: a temporary file renamed into place when complete (removed
      * on a signal); an existing OUT only with --force. */
-    if (cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
+    if ((force && cli_force_same_format(outpath, cli_is_resp, "a stream of Redis commands") != 0) ||
+        cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
         goto done;
     target_open = 1;
     fd = cli_target_begin(&t);

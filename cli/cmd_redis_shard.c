@@ -576,7 +576,8 @@ int cmd_export_redis_sharded(int argc, char **argv)
         goto done;
     }
     pf = rf = NULL;
-    if (cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
+    if ((force && cli_force_same_format(outpath, cli_is_resp, "a stream of Redis commands") != 0) ||
+        cli_target_open(&t, outpath, force ? CLI_TARGET_FORCE | CLI_TARGET_ANY : 0) != 0)
         goto done;
     target_open = 1;
     fd = cli_target_begin(&t);

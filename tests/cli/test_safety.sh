@@ -98,6 +98,11 @@ expect_stderr_has "exists and is not a Guava filter"
 expect_same_file bin.dat bin.orig
 expect_status 0 "$AMQ" export --to guava gv.amq gv.bin
 expect_status 0 "$AMQ" export --to guava gv.amq gv.bin --force
+expect_status 2 "$AMQ" export --to redis k u.amq bin.dat --force
+expect_stderr_has "exists and is not a stream of Redis commands"
+expect_same_file bin.dat bin.orig
+expect_status 0 "$AMQ" export --to redis k u.amq u.resp
+expect_status 0 "$AMQ" export --to redis k u.amq u.resp --force
 expect_status 0 "$AMQ" create u.amq --capacity 10 --force
 expect_status 2 "$AMQ" add u.txt keys
 expect_stderr_has "not an amq filter"
