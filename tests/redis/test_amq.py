@@ -696,6 +696,10 @@ def test_command_docs_flags_and_keys(env):
     assert keys == [b"d", b"src"]
     docs = raw.execute("COMMAND", "DOCS", "amq.create")
     assert b"summary" in docs[1] and b"arguments" in docs[1]
+    # "since": the amq version that brought the command (it said "amq")
+    for cmd, since in (("amq.create", b"0.2.0"), ("amq.build", b"0.2.0"), ("af.add", b"0.1.0")):
+        d = raw.execute("COMMAND", "DOCS", cmd)[1]
+        assert d[d.index(b"since") + 1] == since, (cmd, d)
     import harness
     name, ver = harness.server_info()
     if name == "valkey" or ver >= (7, 2, 0):   # module ACL categories
