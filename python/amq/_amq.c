@@ -962,6 +962,15 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "(kind='bloom')");
             return -1;
         }
+        /* Guava's hashing and sizing: what would set others is refused, as
+         * `amq build --guava` refuses --hash and --seed */
+        if (hash_name != NULL || PyDict_GetItemString(kw, "seed") != NULL ||
+            PyDict_GetItemString(kw, "bits_per_key") != NULL) {
+            PyErr_SetString(PyExc_ValueError, "guava=True makes a Bloom filter hashed and "
+                            "sized as Guava's (murmur3, from capacity and fpp): it takes no "
+                            "hash, seed or bits_per_key");
+            return -1;
+        }
         rc = amq_guava_params_for(capacity, fpp, &p);
         if (rc == AMQ_OK)
             rc = amq_bloom_new(&p, NULL, &b);

@@ -109,6 +109,17 @@ def test_kind_specific_parameters_are_not_ignored():
         amq.Filter(1000, 1.5, kind="scalable-cuckoo")
 
 
+def test_guava_takes_no_hash_seed_or_bits_per_key():
+    # Guava's layout hashes and sizes as Guava does (`amq build --guava` refuses --hash and
+    # --seed): a keyword it would not read is refused, not ignored
+    for kw in (dict(seed=5), dict(hash="xxh3"), dict(hash="murmur3", seed=7), dict(seed=0),
+               dict(bits_per_key=10.0)):
+        with pytest.raises(ValueError, match="guava=True .* takes no hash, seed or bits_per_key"):
+            amq.Filter(1000, guava=True, **kw)
+    g = amq.Filter(1000, guava=True, hash=None)  # None: not given
+    assert g.info()["probe"] == "guava"
+
+
 def test_hash_seeds_out_of_range_are_refused():
     for fn in (amq.hash.xxh3_64, amq.hash.murmur64a):
         with pytest.raises(ValueError):
