@@ -857,6 +857,18 @@ static int conv_u32(PyObject *o, void *out)
     return 1;
 }
 
+/* 0, or -1 with a ValueError naming the value when v is NaN or infinite
+ * (a NaN would pass every range check written as a refusal of v <= 0 or
+ * v >= 1). */
+static int finite_arg(const char *name, double v)
+{
+    if (isfinite(v))
+        return 0;
+    PyErr_Format(PyExc_ValueError, "%s must be a finite number, not %s", name,
+                 isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+    return -1;
+}
+
 static int parse_kind(const char *name, uint32_t *kind)
 {
     if (amq_kind_from_name(name, kind) != AMQ_OK) {
@@ -912,7 +924,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = NULL;
     uint64_t capacity = UINT64_MAX, seed = 0, window_ms = 0; /* MAX: the kind's default */
-    double fpp = NAN, bpk = 0.0, rate = 0.0; /* NaN: not given (0.01) */
+    PyObject *fpp_obj = NULL; /* NULL: not given (0.01) */
+    double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc, fpp_given;
     amq_config cfg;
@@ -925,8 +938,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                         "keyword, e.g. Filter(1000, 0.01, kind='blocked')");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&d$sdzO&O&O&O&O&ppO&O&pO&d", names,
-                                     conv_u64, &capacity, &fpp, &kind_name, &bpk, &hash_name,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O$sdzO&O&O&O&O&ppO&O&pO&d", names,
+                                     conv_u64, &capacity, &fpp_obj, &kind_name, &bpk, &hash_name,
                                      conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
                                      conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
                                      &redisbloom, conv_u32, &partitions, conv_u32, &threads,
@@ -936,13 +949,19 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
         return -1;
     }
+    fpp_given = fpp_obj != NULL;
+    if (fpp_given) {
+        fpp = PyFloat_AsDouble(fpp_obj); /* as "d" converts */
+        if (fpp == -1.0 && PyErr_Occurred())
+            return -1;
+    }
+    if (finite_arg("fpp", fpp) != 0 || finite_arg("bits_per_key", bpk) != 0 ||
+        finite_arg("rate", rate) != 0)
+        return -1;
     if (parse_kind(kind_name, &kind) != 0)
         return -1;
     if (check_kind_params(kw, amq_kind_name(kind)) != 0)
         return -1;
-    fpp_given = !isnan(fpp);
-    if (!fpp_given)
-        fpp = 0.01;
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;
@@ -2292,6 +2311,8 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
                                      PyUnicode_FSConverter, &tmpdir, conv_u64, &memory,
                                      &width))
         return NULL;
+    if (finite_arg("fpp", fpp) != 0)
+        goto fail;
     if (parse_kind(kind_name, &kind) != 0)
         goto fail;
     if (!amq_kind_is_static(kind)) {

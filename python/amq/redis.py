@@ -260,8 +260,8 @@ class BloomBackend:
                **extra):
         if extra:
             raise TypeError("a Bloom shard takes no %s" % ", ".join(sorted(extra)))
-        if not 0.0 < error_rate < 1.0:
-            raise ValueError("error_rate must be in (0, 1)")
+        if not 0.0 < error_rate < 1.0:  # NaN too
+            raise ValueError("error_rate must be in (0, 1), not %r" % (error_rate,))
         p = {"error_rate": error_rate, "capacity": per_shard_capacity}
         if nonscaling:
             p["nonscaling"] = True
@@ -383,8 +383,8 @@ class AmqBackend:
             # Static kinds are built from their keys, never created empty (AMQ.CREATE refuses).
             raise ValueError("%s filters are static: a sharded filter needs a kind that takes "
                              "adds" % kind)
-        if not 0.0 < error_rate < 1.0:
-            raise ValueError("error_rate must be in (0, 1)")
+        if not 0.0 < error_rate < 1.0:  # NaN too
+            raise ValueError("error_rate must be in (0, 1), not %r" % (error_rate,))
         names = dict(self.options)
         bad = sorted(k for k in opts if k not in names)
         if bad:

@@ -165,3 +165,24 @@ def test_hash_key_matches_module_hash():
     f = amq.Filter(capacity=100, hash="murmur3", seed=7)
     assert f.hash_key("abc") == amq.hash.key("abc", "murmur3", 7)
     assert f.hash_key("abc") != amq.hash.key("abc", "xxh3", 7)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_rate_that_is_not_a_finite_number_is_refused(bad):
+    # fpp NaN used to be taken for "not given" (the default 0.01), silently
+    for kind in amq.KINDS:
+        if kind in ("fuse", "ribbon"):
+            continue
+        with pytest.raises(ValueError, match="fpp must be a finite number, not %s" % bad):
+            amq.Filter(10, bad, kind=kind)
+        with pytest.raises(ValueError, match="fpp must be a finite number, not %s" % bad):
+            amq.Filter(capacity=10, fpp=bad, kind=kind)
+    with pytest.raises(ValueError, match="fpp must be a finite number, not %s" % bad):
+        amq.Filter(10, bad, guava=True)
+    with pytest.raises(ValueError, match="bits_per_key must be a finite number, not %s" % bad):
+        amq.Filter(10, bits_per_key=bad)
+    with pytest.raises(ValueError, match="rate must be a finite number, not %s" % bad):
+        amq.Filter(kind="aging", window_ms=1000, rate=bad)
+    for kind in ("fuse", "ribbon"):
+        with pytest.raises(ValueError, match="fpp must be a finite number, not %s" % bad):
+            amq.build(["x"], kind, fpp=bad)

@@ -211,3 +211,10 @@ def test_remove_refused_for_kinds_without_delete():
     f.backend, f.shards, f.seed = ar.BACKENDS["amq"], 2, ar.SHARD_SEED
     with pytest.raises(TypeError, match="amq/blocked"):
         f.remove("x")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_shard_params_name_a_rate_out_of_range(bad):
+    for name in ("bf", "amq"):
+        with pytest.raises(ValueError, match=r"error_rate must be in \(0, 1\), not %s" % bad):
+            ar.BACKENDS[name].params(10, error_rate=bad)
