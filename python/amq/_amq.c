@@ -1134,6 +1134,25 @@ static PyObject *Filter_remove(FilterObject *self, PyObject *key)
     return single(self, key, 2, 0);
 }
 
+/* 0 when f ages by the caller's clock (an aging filter by time), else -1
+ * with UnsupportedError: a time asked of another filter is refused, as
+ * `amq query --now` refuses it, not ignored.  Call with the lock held. */
+static int check_clock(const amq_filter *f, const char *what)
+{
+    amq_aging_info ai;
+    uint32_t kind = amq_filter_kind(f);
+
+    if (amq_aging_get_info(f, &ai) == AMQ_OK && ai.time_mode)
+        return 0;
+    if (kind == AMQ_KIND_AGING)
+        PyErr_Format(UnsupportedError, "%s: this aging filter ages by count and has no clock "
+                     "(a time applies to aging filters made with window_ms and rate)", what);
+    else
+        PyErr_Format(UnsupportedError, "%s: a %s filter has no clock (a time applies to "
+                     "aging filters made with window_ms and rate)", what, amq_kind_name(kind));
+    return -1;
+}
+
 static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
 {
     PyObject *key;
@@ -1144,6 +1163,11 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
         return NULL;
     if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
+    if (check_clock(self->f, "contains_at") != 0) {
+        unlock(self);
+        key_put(&k);
+        return NULL;
+    }
     rc = amq_aging_contains_at(self->f, amq_filter_hash(self->f, k.p, (size_t)k.len), now_ms);
     unlock(self);
     key_put(&k);
@@ -1221,7 +1245,8 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
         return NULL;
     }
     lock(self, 0);
-    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0
+    rc = handle(self) == NULL || check_u64(self->f, &ks) != 0 ||
+                 (now_obj != Py_None && check_clock(self->f, "now_ms") != 0)
              ? -1
              : run_batch(self->f, 0, &ks, out, now_obj != Py_None ? &now_ms : NULL);
     unlock(self);
@@ -2069,7 +2094,8 @@ static PyMethodDef Filter_methods[] = {
      "contains_many($self, /, keys, *, width=0, hashes=False, now_ms=None)\n--\n\n"
      "Answers a batch (keys as in add_many) as numpy.ndarray[bool]; a\n"
      "bytearray of 0/1 when numpy is not installed. now_ms: aging filters by\n"
-     "time answer as of that time (as contains_at)."},
+     "time answer as of that time (as contains_at); other filters have no clock\n"
+     "and raise UnsupportedError (None: no time)."},
     {"advance", (PyCFunction)Filter_advance, METH_O,
      "advance($self, now_ms, /)\n--\n\n"
      "Aging filters by time: moves the filter's clock to now_ms (milliseconds\n"
@@ -2080,7 +2106,8 @@ static PyMethodDef Filter_methods[] = {
     {"contains_at", (PyCFunction)Filter_contains_at, METH_VARARGS,
      "contains_at($self, key, now_ms, /)\n--\n\n"
      "Aging filters by time: the answer as of now_ms, without changing the\n"
-     "filter (also on a read-only file). Other kinds: contains(key)."},
+     "filter (also on a read-only file). Other filters (count-mode aging, other\n"
+     "kinds) have no clock: UnsupportedError, as `amq query --now` refuses."},
     {"update", FN(Filter_update), METH_KW,
      "update($self, /, *others, allow_overfill=False)\n--\n\n"
      "Adds every key of each argument: a Filter is merged (as |=), a list,\n"

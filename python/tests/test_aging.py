@@ -44,6 +44,19 @@ def test_time_mode_follows_the_callers_clock(tmp, amq_bin):
         amq.Filter(kind="bloom", capacity=1000).advance(5)
 
 
+def test_a_time_is_refused_by_filters_without_a_clock():
+    # `amq query --now` is refused for them; contains_at used to answer as contains
+    clocked = amq.Filter(kind="aging", window_ms=60_000, rate=100.0)
+    clocked.add("x")
+    assert clocked.contains_at("x", 0) and clocked.contains_many(["x"], now_ms=0).all()
+    for f in (amq.Filter(100, kind="aging"), amq.Filter(100), amq.build(["x"], "ribbon")):
+        with pytest.raises(amq.UnsupportedError, match="has no clock"):
+            f.contains_at("x", 5)
+        with pytest.raises(amq.UnsupportedError, match="has no clock"):
+            f.contains_many(["x"], now_ms=5)
+        assert f.contains_many(["x"], now_ms=None).shape == (1,)  # None: no time given
+
+
 def forged_geometry(good, k, l, blocks=None, head=None):
     """good's bytes with the aging parameter block's k, l (and blocks) replaced
     and the header checksum signed again, so that the forgery reaches the
