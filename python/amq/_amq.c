@@ -2347,6 +2347,18 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
                      "amq.Filter(kind='%s', ...) and add keys", kind_name, kind_name);
         goto fail;
     }
+    if (kind != AMQ_KIND_FUSE && kw != NULL) {
+        /* a ribbon filter is sized from fpp alone: refused, not ignored */
+        static const char *const fuse_only[] = {"arity", "fingerprint_bits"};
+        size_t i;
+        for (i = 0; i < sizeof fuse_only / sizeof fuse_only[0]; i++)
+            if (PyDict_GetItemString(kw, fuse_only[i]) != NULL) {
+                PyErr_Format(PyExc_ValueError, "%s applies to the kind fuse only; a %s "
+                             "filter has no %s", fuse_only[i], amq_kind_name(kind),
+                             fuse_only[i]);
+                goto fail;
+            }
+    }
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo; /* None: the kind's default (fuse: vmulshift, ribbon: xxh3) */
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
@@ -2647,6 +2659,8 @@ static PyMethodDef module_methods[] = {
      "A static filter (kind 'fuse' or 'ribbon') of every key of keys: a list or\n"
      "array (shapes as Filter.add_many) or any iterable, read in chunks. Near\n"
      "the space bound log2(1/fpp) bits per key; takes no adds afterwards.\n"
+     "fingerprint_bits (8 or 16; 0: from fpp) and arity (3 or 4; 0: 3) are\n"
+     "fuse's: a ribbon filter is sized from fpp alone and refuses them.\n"
      "hash: None takes the kind's default ('vmulshift' for 'fuse', 'xxh3' for\n"
      "'ribbon').\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"

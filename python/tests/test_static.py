@@ -47,3 +47,13 @@ def test_build_errors():
     assert amq.build(ints).to_bytes() == amq.build(ints.view("V8")).to_bytes()
     with pytest.raises(ValueError):
         amq.build(["a"], kind="nope")
+
+
+def test_fuse_only_keywords_are_refused_for_ribbon():
+    # a ribbon filter's size follows from fpp alone: arity and fingerprint_bits were ignored
+    for kw in (dict(arity=3), dict(arity=4), dict(fingerprint_bits=16), dict(arity=0)):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match="%s applies to the kind fuse only; a ribbon "
+                                             "filter has no %s" % (name, name)):
+            amq.build(["x"], "ribbon", **kw)
+    assert amq.build(["x"], "fuse", arity=4, fingerprint_bits=16).info()["kind"] == "fuse"
