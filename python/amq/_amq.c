@@ -1773,14 +1773,15 @@ static int is_subset(FilterObject *a, FilterObject *b)
     return r;
 }
 
-/* 1 when a and b hold the same (amq_filter_equal), 0, or -1 with an exception. */
+/* 1 when a and b hold the same (amq_filter_equal; a filter is itself,
+ * unless closed), 0, or -1 with an exception. */
 static int content_equal(FilterObject *a, FilterObject *b)
 {
     int r;
 
     if (lock_pair(a, b) != 0)
         return -1;
-    r = amq_filter_equal(a->f, b->f);
+    r = a == b ? 1 : amq_filter_equal(a->f, b->f);
     unlock_pair(a, b);
     if (r < 0) {
         raise_status(r, NULL, NULL);
@@ -1798,7 +1799,7 @@ static PyObject *Filter_richcompare(PyObject *a, PyObject *b, int op)
     switch (op) {
     case Py_EQ:
     case Py_NE:
-        r = a == b ? 1 : content_equal(x, y);
+        r = content_equal(x, y);
         if (r >= 0 && op == Py_NE)
             r = !r;
         break;

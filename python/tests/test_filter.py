@@ -161,6 +161,16 @@ def test_copy_clear_close():
     assert h.closed
 
 
+def test_comparisons_of_a_closed_filter_raise():
+    h, g = amq.Filter(capacity=10), amq.Filter(capacity=10)
+    assert h == h and not h != h
+    h.close()
+    for op in (lambda: h == h, lambda: h != h, lambda: h <= h, lambda: h < h, lambda: h == g,
+               lambda: g == h):
+        with pytest.raises(ValueError, match="closed filter"):
+            op()
+
+
 def test_hash_key_matches_module_hash():
     f = amq.Filter(capacity=100, hash="murmur3", seed=7)
     assert f.hash_key("abc") == amq.hash.key("abc", "murmur3", 7)
