@@ -869,6 +869,18 @@ static int finite_arg(const char *name, double v)
     return -1;
 }
 
+/* 0, or -1 with a ValueError naming the hash when it cannot take seed
+ * (murmur3's seeds are 32-bit, RedisBloom's hash has none). */
+static int check_seed(uint32_t algo, uint64_t seed)
+{
+    if (amq_hash_check(algo, seed) != AMQ_ERANGE)
+        return 0; /* an unknown algorithm is the library's to refuse */
+    PyErr_Format(PyExc_ValueError, "hash %s cannot take seed %llu (its seeds: %s)",
+                 amq_hash_algo_name(algo), (unsigned long long)seed,
+                 algo == AMQ_HASH_MURMUR3 ? "0 to 2**32 - 1" : "0");
+    return -1;
+}
+
 static int parse_kind(const char *name, uint32_t *kind)
 {
     if (amq_kind_from_name(name, kind) != AMQ_OK) {
@@ -996,6 +1008,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         if (rc == AMQ_OK)
             rc = amq_filter_from_bloom(b, &f);
     } else {
+        if (check_seed(algo, seed) != 0)
+            return -1;
         cfg.hash_algo = algo;
         cfg.seed = seed;
         cfg.capacity = capacity;
@@ -2372,6 +2386,8 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     cfg.fingerprint_bits = fpbits;
     cfg.arity = arity;
     cfg.threads = threads;
+    if (check_seed(algo, seed) != 0)
+        goto fail;
     memset(&err, 0, sizeof(err));
     rc = amq_hash_check(algo, seed);
     if (rc == AMQ_OK)
@@ -2537,6 +2553,8 @@ static int parse_hash(const char *name, uint64_t seed, uint32_t *algo)
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", name);
         return -1;
     }
+    if (check_seed(*algo, seed) != 0)
+        return -1;
     rc = amq_hash_check(*algo, seed);
     if (rc != AMQ_OK) {
         raise_status(rc, NULL, name);

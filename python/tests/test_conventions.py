@@ -225,3 +225,20 @@ def test_bytes_file_objects_and_approx_items(tmp):
     assert c.approx_items == 10.0
     with pytest.raises(amq.UnsupportedError):
         c <= c.copy()
+
+
+def test_a_seed_the_hash_cannot_take_is_named():
+    # build said only "parameter out of range", Filter "hash algorithm 2 ..."
+    for make in (lambda **kw: amq.build(["x"], "ribbon", **kw), lambda **kw: amq.Filter(10, **kw),
+                 lambda **kw: amq.Filter(10, kind="cuckoo", **kw)):
+        with pytest.raises(ValueError, match=r"hash murmur3 cannot take seed 1099511627776 "
+                                             r"\(its seeds: 0 to 2\*\*32 - 1\)"):
+            make(hash="murmur3", seed=2**40)
+        with pytest.raises(ValueError, match=r"hash redisbloom cannot take seed 1 "
+                                             r"\(its seeds: 0\)"):
+            make(hash="redisbloom", seed=1)
+        make(hash="murmur3", seed=2**32 - 1)
+    for fn in (lambda: amq.hash.key("k", "murmur3", 2**40),
+               lambda: amq.hash.partition_index(["k"], 4, "murmur3", 2**40)):
+        with pytest.raises(ValueError, match="hash murmur3 cannot take seed 1099511627776"):
+            fn()
