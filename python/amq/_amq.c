@@ -1008,6 +1008,12 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         if (rc == AMQ_OK)
             rc = amq_filter_from_bloom(b, &f);
     } else {
+        if (redisbloom && (hash_name != NULL || PyDict_GetItemString(kw, "seed") != NULL)) {
+            /* as `amq build --redisbloom` refuses --hash and --seed */
+            PyErr_SetString(PyExc_ValueError, "redisbloom=True makes a filter in RedisBloom's "
+                            "layout, hashed as RedisBloom does: it takes no hash or seed");
+            return -1;
+        }
         if (check_seed(algo, seed) != 0)
             return -1;
         cfg.hash_algo = algo;

@@ -120,6 +120,16 @@ def test_guava_takes_no_hash_seed_or_bits_per_key():
     assert g.info()["probe"] == "guava"
 
 
+def test_redisbloom_takes_no_hash_or_seed():
+    # RedisBloom's layout hashes as RedisBloom does (`amq build --redisbloom` refuses --hash
+    # and --seed); both used to be ignored
+    for kind in ("scalable-bloom", "scalable-cuckoo"):
+        for kw in (dict(seed=5), dict(hash="xxh3"), dict(hash="murmur3", seed=7)):
+            with pytest.raises(ValueError, match="redisbloom=True .* takes no hash or seed"):
+                amq.Filter(1000, 0.02, kind=kind, redisbloom=True, **kw)
+        amq.Filter(1000, 0.02, kind=kind, redisbloom=True, hash=None)
+
+
 def test_hash_seeds_out_of_range_are_refused():
     for fn in (amq.hash.xxh3_64, amq.hash.murmur64a):
         with pytest.raises(ValueError):
