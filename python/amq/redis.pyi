@@ -1,4 +1,4 @@
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import redis as _redis  # type: ignore[import]
 from redis.cluster import RedisCluster  # type: ignore[import]
@@ -62,6 +62,7 @@ class CuckooBackend:
     def remove(self, key: str, item: bytes) -> Tuple[Any, ...]: ...
     def removable(self, p: Dict[str, Any]) -> bool: ...
     def info(self, key: str) -> Tuple[Any, ...]: ...
+    def empty_chunks(self, info: Dict[str, Any]) -> Iterator[Tuple[int, bytes]]: ...
 
 class AmqBackend:
     family: str
