@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,12 +191,75 @@ void amq_file_unmap(amq_mapped *m)
     memset(m, 0, sizeof *m);
 }
 
+/* ---- the files this process's targets hold locked ----------------------------- */
+
+/* A thread that holds a target's exclusive lock and reads that file (add
+ * reads the filter it replaces; merge's OUT may be an IN) must not wait
+ * for a shared lock on it: flock locks of two descriptors conflict even
+ * within one process, and the read waited forever on itself. */
+enum { HELD_SLOTS = 64 };
+
+static struct {
+    dev_t dev;
+    ino_t ino;
+    pthread_t owner;
+    int used;
+} held_locks[HELD_SLOTS];
+static pthread_mutex_t held_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The slot recording that this thread holds (dev, ino), or -1 when the
+ * table is full (the reader then waits as before). */
+static int held_add(dev_t dev, ino_t ino)
+{
+    int i, slot = -1;
+
+    pthread_mutex_lock(&held_mutex);
+    for (i = 0; i < HELD_SLOTS; i++)
+        if (!held_locks[i].used) {
+            held_locks[i].dev = dev;
+            held_locks[i].ino = ino;
+            held_locks[i].owner = pthread_self();
+            held_locks[i].used = 1;
+            slot = i;
+            break;
+        }
+    pthread_mutex_unlock(&held_mutex);
+    return slot;
+}
+
+static void held_remove(int slot)
+{
+    if (slot < 0 || slot >= HELD_SLOTS)
+        return;
+    pthread_mutex_lock(&held_mutex);
+    held_locks[slot].used = 0;
+    pthread_mutex_unlock(&held_mutex);
+}
+
+static int held_by_this_thread(dev_t dev, ino_t ino)
+{
+    int i, found = 0;
+
+    pthread_mutex_lock(&held_mutex);
+    for (i = 0; i < HELD_SLOTS && !found; i++)
+        found = held_locks[i].used && held_locks[i].dev == dev && held_locks[i].ino == ino &&
+                pthread_equal(held_locks[i].owner, pthread_self());
+    pthread_mutex_unlock(&held_mutex);
+    return found;
+}
+
 int amq_file_lock_shared(const char *path)
 {
     const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-        while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
-            ;
+    struct stat st;
+
+    if (fd < 0)
+        return fd;
+    /* This thread's own target holds it: no writer but us, nothing to wait for. */
+    if (fstat(fd, &st) == 0 && held_by_this_thread(st.st_dev, st.st_ino))
+        return fd;
+    while (flock(fd, LOCK_SH) != 0 && errno == EINTR)
+        ;
     return fd;
 }
 
@@ -400,6 +464,7 @@ static int lock_existing(amq_target *t, amq_errinfo *err)
     }
     if (t->lock_fd < 0)
         return amq_err(err, AMQ_EIO, "%s: keeps changing under us", t->given);
+    t->held = held_add(now.st_dev, now.st_ino);
     t->mode = (unsigned)(now.st_mode & 07777);
     t->uid = (unsigned)now.st_uid;
     t->gid = (unsigned)now.st_gid;
@@ -417,6 +482,7 @@ static int target_init(amq_target *t, const char *path, unsigned flags, amq_erri
     t->fd = -1;
     t->lock_fd = -1;
     t->slot = -1;
+    t->held = -1;
     t->flags = flags;
     if (path == NULL || path[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "invalid path: empty");
@@ -676,6 +742,8 @@ void amq_target_abort(amq_target *t)
 static void target_release(amq_target *t)
 {
     amq_target_abort(t);
+    held_remove(t->held);
+    t->held = -1;
     if (t->lock_fd >= 0) {
         close(t->lock_fd); /* and the lock with it */
         t->lock_fd = -1;

@@ -198,4 +198,19 @@ sleep 0.3
 expect_status 0 "$AMQ" info w.amq
 wait $pid
 
+CASE=writer-reading-its-own-file
+# add holds its file's lock while it reads it; the second read of a checksum off (under a
+# shared lock, to wait for a writer) waited on that lock forever: a corrupt file hung add.
+"$AMQ" create own.amq --type cuckoo --capacity 1000 >/dev/null
+"$AMQ" add own.amq k1
+printf 'XXXX' | dd of=own.amq bs=1 seek=200 conv=notrunc 2>/dev/null
+expect_status 2 timeout 20 "$AMQ" add own.amq --rewrite k2
+expect_stderr_has "checksum"
+"$AMQ" create own2.amq --capacity 10M >/dev/null
+"$AMQ" add own2.amq k1
+size=$(wc -c <own2.amq)
+printf 'X' | dd of=own2.amq bs=1 seek=$((size - 100)) conv=notrunc 2>/dev/null
+expect_status 2 timeout 20 "$AMQ" add own2.amq --rewrite k2
+expect_stderr_has "checksum"
+
 finish
