@@ -14,8 +14,9 @@ static const char usage_text[] =
     "any of them may be in OUT.  The filters must be of the same kind, geometry\n"
     "(bits, hash count, ...) and hash; anything else is refused with what differs.\n"
     "OUT is written atomically; an existing OUT is replaced only with --force (OUT\n"
-    "may be one of the INs).  OUT's item count is estimated from its bits: a key\n"
-    "in several INs counts once.\n"
+    "may be one of the INs).  OUT is locked from before the INs are read until it\n"
+    "is replaced, so an add to OUT meanwhile waits, and no key is lost.  OUT's\n"
+    "item count is estimated from its bits: a key in several INs counts once.\n"
     "\n"
     "  --force   replace OUT if it exists\n";
 
@@ -28,6 +29,7 @@ int cmd_merge(int argc, char **argv)
     };
     amq_filter *dst = NULL, *src;
     amq_errinfo err;
+    cli_target t;
     const char *out;
     int opt, i, rc, force = 0;
 
@@ -50,12 +52,15 @@ int cmd_merge(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     out = argv[optind];
-    if (cli_check_output(out, force) != 0)
+    /* OUT locked (as add locks it) before any IN is read, until it is
+     * replaced: an add to OUT between the read and the save was lost. */
+    if (cli_target_open(&t, out, force ? CLI_TARGET_FORCE : 0) != 0)
         return EXIT_TROUBLE;
     memset(&err, 0, sizeof err);
     rc = amq_filter_open(argv[optind + 1], 0, NULL, &dst, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, NULL);
+        cli_target_release(&t);
         return EXIT_TROUBLE;
     }
     for (i = optind + 2; i < argc; i++) {
@@ -64,6 +69,7 @@ int cmd_merge(int argc, char **argv)
         if (rc != AMQ_OK) {
             cli_lib_error(rc, &err, NULL);
             amq_filter_free(dst);
+            cli_target_release(&t);
             return EXIT_TROUBLE;
         }
         memset(&err, 0, sizeof err);
@@ -73,10 +79,12 @@ int cmd_merge(int argc, char **argv)
             cli_error("merge: %s and %s: %s", argv[optind + 1], argv[i],
                       err.msg[0] ? err.msg : amq_strerror(rc));
             amq_filter_free(dst);
+            cli_target_release(&t);
             return EXIT_TROUBLE;
         }
     }
-    rc = cli_save_filter(out, dst, force ? CLI_TARGET_FORCE : 0);
+    rc = cli_target_write_filter(&t, dst);
+    cli_target_release(&t);
     amq_filter_free(dst);
     if (rc != 0)
         return EXIT_TROUBLE;

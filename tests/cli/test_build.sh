@@ -151,6 +151,29 @@ expect_stderr_has "missing.amq"
 expect_status 2 "$AMQ" merge only-out.amq
 expect_stderr_has "missing IN"
 
+CASE=merge-locks-out-before-reading
+# merge OUT OUT IN --force read OUT, then locked it only to save: an add to OUT in between
+# exited 0 and its keys were gone.  IN here is a FIFO, so the merge sits between reading OUT
+# and its save until the test writes IN: the add must wait for the merge, and keep its keys.
+"$AMQ" create race.amq --capacity 100000 >/dev/null
+cp race.amq race-in.amq
+mkfifo race.fifo
+"$AMQ" merge race.amq race.amq race.fifo --force 2>race-merge.err &
+mpid=$!
+sleep 0.5
+"$AMQ" add race.amq half1 2>race-add.err &
+apid=$!
+sleep 0.5
+cat race-in.amq >race.fifo
+wait $mpid
+ms=$?
+wait $apid
+as=$?
+expect_eq "merge and add succeed" "0 0" "$ms $as"
+expect_eq "every key of the add, after the merge" 10000 "$("$AMQ" query -c race.amq half1)"
+grep -q "race.amq: waiting for another amq writing it" race-add.err ||
+    fail "the add did not wait for the merge: $(cat race-add.err)"
+
 CASE=merge-overlap
 # Issue 45: a union counts a key of both sides once.  A filter merged with
 # itself keeps its count; two overlapping halves count their distinct keys
