@@ -23,6 +23,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,12 +37,16 @@
 static const char usage_text[] =
     "usage: amq build FILE [INPUT...] [--type TYPE] [--fpp P] [--capacity N]\n"
     "                 [--guava] [--redisbloom] [--hash ALGO] [--seed S] [--threads T]\n"
-    "                 [--force] [--stats [--json]] [--progress] [--quiet]\n"
+    "                 [--force] [--allow-overfill] [--stats [--json]] [--progress]\n"
+    "                 [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
     "standard input; gzip files are decompressed), sized for the number of distinct\n"
     "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
-    "margin of three standard errors, 1.2 %), unless --capacity is given.\n"
+    "margin of three standard errors, 1.2 %), unless --capacity is given.  A filter\n"
+    "of fixed size that the keys take past its capacity (more keys than --capacity,\n"
+    "or an input grown since it was counted) is refused, FILE not written, unless\n"
+    "--allow-overfill.\n"
     "\n";
 
 /* After the --type line, which lists the kinds built in. */
@@ -53,6 +58,9 @@ static const char usage_options[] =
     "                   1.5e-05; a lower --fpp is refused)\n"
     "  --fpp P          target false-positive rate (default 0.01)\n"
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
+    "  --allow-overfill save a filter that is past its capacity (its false-positive\n"
+    "                   rate then exceeds the one it was created for); without it,\n"
+    "                   such a build fails and FILE is not written\n"
     "  --guava          a classic Bloom filter in Guava's layout (sizing, murmur3\n"
     "                   probes), for 'amq export --to guava'\n"
     "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
@@ -81,6 +89,8 @@ typedef struct build {
     uint64_t keys[CLI_BATCH];
     uint64_t nkeys;
     /* filling */
+    atomic_uint_least64_t filled; /* lines read by the filling pass */
+    int count_too;                /* --capacity --stats: the filling pass counts them */
     amq_filter *f;
     int unique;     /* kinds that keep copies: each distinct key once ... */
     hash_set added; /* ... by the 128-bit hashes added so far */
@@ -140,6 +150,22 @@ static double hll_estimate(const uint8_t *reg)
     return e;
 }
 
+/* The distinct keys counted (exactly, or HyperLogLog's estimate plus
+ * three standard errors into *distinct and the estimate into *estimate);
+ * 1 if counted exactly. */
+static int count_result(build *b, uint64_t *distinct, double *estimate)
+{
+    if (b->exact_on) {
+        *distinct = b->exact.count;
+        cand_free(&b->exact);
+        b->exact_on = 0;
+        return 1;
+    }
+    *estimate = hll_estimate(b->hll);
+    *distinct = (uint64_t)ceil(*estimate * (1.0 + 3.0 * 1.04 / 256.0));
+    return 0;
+}
+
 /* ---- filling ----------------------------------------------------------------------- */
 
 static void hash_for_filter(void *ctx, const cli_line *lines, size_t n, amq_hash128 *out)
@@ -165,11 +191,16 @@ static int full_error(build *b, int rc)
 
 static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
 {
+    static amq_hash128 count_h[CLI_BATCH]; /* count_too: batches come one at a time */
     build *b = ctx;
     size_t i;
     int rc;
 
-    (void)lines;
+    atomic_fetch_add(&b->filled, (uint_least64_t)n);
+    if (b->count_too) {
+        hash_for_count(NULL, lines, n, count_h);
+        count_batch(b, lines, count_h, n);
+    }
     if (!b->unique) {
         rc = amq_filter_add_batch(b->f, h, n, NULL);
         return rc < 0 ? full_error(b, rc) : 0;
@@ -187,6 +218,35 @@ static int fill_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, si
         if (rc < 0)
             return full_error(b, rc);
     }
+    return 0;
+}
+
+/* As add: a filter of fixed size the keys took past its capacity is an
+ * error unless overfill (then a warning unless quiet); 1 if refused. */
+static int overfilled(build *b, uint32_t kind, int counted, int overfill, int quiet)
+{
+    amq_stats st;
+
+    memset(&st, 0, sizeof st);
+    amq_filter_counts(b->f, &st.items, &st.capacity);
+    if (!amq_kind_has_capacity(kind) || st.capacity == 0 || st.items <= st.capacity)
+        return 0;
+    amq_filter_stats(b->f, &st); /* the rates, for the message */
+    if (!overfill) {
+        cli_error("build: %s: %llu items from %llu lines read are over its capacity of %llu%s "
+                  "(false-positive rate %.3g, target %.3g); nothing written: give a larger "
+                  "--capacity%s, or --allow-overfill",
+                  b->path, (unsigned long long)st.items, (unsigned long long)b->nkeys,
+                  (unsigned long long)st.capacity,
+                  counted ? ", the keys counted before the input grew" : "", st.fpp_now,
+                  st.fpp_target, counted ? "" : " (or none: the keys are then counted)");
+        return 1;
+    }
+    if (!quiet && st.fpp_now > st.fpp_target)
+        cli_warn("%s holds %llu items, over its capacity of %llu: false-positive rate now "
+                 "%.3g (target %.3g)",
+                 b->path, (unsigned long long)st.items, (unsigned long long)st.capacity,
+                 st.fpp_now, st.fpp_target);
     return 0;
 }
 
@@ -294,7 +354,7 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
 int cmd_build(int argc, char **argv)
 {
     enum { O_TYPE = 256, O_FPP, O_CAPACITY, O_GUAVA, O_HASH, O_SEED, O_THREADS, O_FORCE,
-           O_STATS, O_PROGRESS, O_REDISBLOOM };
+           O_STATS, O_PROGRESS, O_REDISBLOOM, O_OVERFILL };
     static const struct option opts[] = {
         {"type", required_argument, NULL, O_TYPE},
         {"fpp", required_argument, NULL, O_FPP},
@@ -305,6 +365,7 @@ int cmd_build(int argc, char **argv)
         {"seed", required_argument, NULL, O_SEED},
         {"threads", required_argument, NULL, O_THREADS},
         {"force", no_argument, NULL, O_FORCE},
+        {"allow-overfill", no_argument, NULL, O_OVERFILL},
         {"stats", no_argument, NULL, O_STATS},
         {"json", no_argument, NULL, 'J'},
         {"progress", no_argument, NULL, O_PROGRESS},
@@ -326,10 +387,12 @@ int cmd_build(int argc, char **argv)
     uint64_t v, distinct = 0, total;
     double estimate = 0.0;
     int opt, rc = EXIT_TROUBLE, guava = 0, force = 0, stats = 0, progress = 0, quiet = 0;
-    int hash_given = 0, algo_given = 0, threads = 0, counted_exactly = 0;
+    int hash_given = 0, algo_given = 0, threads = 0, counted_exactly = 0, overfill = 0;
+    int counted_at_all;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&b, 0, sizeof b);
+    atomic_init(&b.filled, 0);
     amq_config_init(&cfg, AMQ_KIND_BLOOM);
     cfg.capacity = 0;
     while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -365,6 +428,9 @@ int cmd_build(int argc, char **argv)
             break;
         case O_FORCE:
             force = 1;
+            break;
+        case O_OVERFILL:
+            overfill = 1;
             break;
         case O_REDISBLOOM:
             cfg.redisbloom = 1;
@@ -447,6 +513,7 @@ int cmd_build(int argc, char **argv)
         cfg.capacity = b.nkeys;
         goto save;
     }
+    counted_at_all = cfg.capacity == 0;
     if (cfg.capacity == 0) {
         if (cli_srcs_make_rereadable(srcs, nsrcs, pg) != 0)
             goto done;
@@ -460,25 +527,32 @@ int cmd_build(int argc, char **argv)
         o.hash = hash_for_count;
         if (cli_scan_parallel(&o, 1, count_batch, &b) != 0)
             goto done;
-        if (b.exact_on) {
-            distinct = b.exact.count;
-            counted_exactly = 1;
-            cand_free(&b.exact);
-            b.exact_on = 0;
-        } else {
-            estimate = hll_estimate(b.hll);
-            distinct = (uint64_t)ceil(estimate * (1.0 + 3.0 * 1.04 / 256.0));
-        }
+        counted_exactly = count_result(&b, &distinct, &estimate);
         cfg.capacity = distinct > 0 ? distinct : 1;
         cli_progress_phase(pg, "build: filling the filter", total);
     } else {
         cli_progress_phase(pg, "build", cli_srcs_bytes(srcs, nsrcs));
+        if (stats) {
+            /* The one pass counts too (one batch at a time), for --stats. */
+            if (cand_init(&b.exact, 65536) != 0) {
+                cli_error("out of memory");
+                goto done;
+            }
+            b.exact_on = 1;
+            b.count_too = 1;
+        }
     }
     if (create_filter(&b, type, kind, guava, &cfg) != 0)
         goto done;
     o.hash = hash_for_filter;
     o.hash_ctx = b.f;
-    if (cli_scan_parallel(&o, b.unique || !cli_filter_concurrent_adds(b.f), fill_batch, &b) != 0)
+    if (cli_scan_parallel(&o, b.unique || b.count_too || !cli_filter_concurrent_adds(b.f),
+                          fill_batch, &b) != 0)
+        goto done;
+    b.nkeys = atomic_load(&b.filled);
+    if (b.count_too)
+        counted_exactly = count_result(&b, &distinct, &estimate);
+    if (overfilled(&b, kind, counted_at_all, overfill, quiet))
         goto done;
 save:
     cli_progress_end(pg);

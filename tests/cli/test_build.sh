@@ -62,6 +62,25 @@ expect_eq "given capacity" 30000 \
     "$("$AMQ" info --json o.amq | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["capacity"])')"
 expect_eq "every key in" 40000 "$("$AMQ" query -c o.amq keys)"
 
+CASE=build-capacity-overfill
+# build --capacity below the keys wrote a saturated filter (every absent key present), exit
+# 0, no word, while add refuses as much without --allow-overfill: build does as add does.
+expect_status 2 "$AMQ" build over.amq keys --capacity 1000
+expect_stderr_has "over its capacity of 1000"
+expect_stderr_has "from 40000 lines read"
+expect_stderr_has "--allow-overfill"
+[ -e over.amq ] && fail "a refused build wrote its file"
+expect_status 0 "$AMQ" build over.amq keys --capacity 1000 --allow-overfill
+expect_stderr_has "over its capacity of 1000"
+expect_eq "overfilled: every key still in" 40000 "$("$AMQ" query -c over.amq keys)"
+expect_status 0 "$AMQ" build over-q.amq keys --capacity 1000 --allow-overfill --quiet
+expect_eq "--quiet: no warning" "" "$(cat "$T/.err")"
+expect_status 0 "$AMQ" build fits.amq keys --capacity 20000
+# --stats with --capacity said keys_read 0 and distinct_keys 0: the one pass counts them
+"$AMQ" build cs.amq keys --capacity 30000 --stats --json 2>cs.json
+expect_eq "keys read and distinct keys with --capacity" "40000 20000 true" \
+    "$(/usr/bin/python3 -c 'import json,sys; j = json.load(open("cs.json")); print(j["keys_read"], j["distinct_keys"], str(j["counted_exactly"]).lower())')"
+
 CASE=build-kinds
 for kind in blocked cuckoo partitioned; do
     if has_kind "$kind"; then
@@ -131,7 +150,7 @@ expect_status 2 "$AMQ" merge m.amq m1.amq m2.amq
 expect_stderr_has "file exists (use --force"
 expect_status 0 "$AMQ" merge --force m1.amq m1.amq m2.amq
 expect_eq "merged in place" 40000 "$("$AMQ" query -c m1.amq keys)"
-"$AMQ" build small.amq half1 --capacity 1000
+"$AMQ" build small.amq half1 --capacity 1000 --allow-overfill --quiet
 expect_status 2 "$AMQ" merge bad.amq m2.amq small.amq
 expect_stderr_has "different numbers of bits"
 [ -e bad.amq ] && fail "a failed merge left a file"
