@@ -17,7 +17,8 @@
  * their whole 128-bit hashes (not by asking the filter, whose false
  * positives would leave keys out - and removing such a key later would
  * remove another key's fingerprint; nor by a 64-bit digest, whose
- * collisions would leave out keys the filter tells apart).
+ * collisions would leave out keys the filter tells apart).  So do aging
+ * filters, whose window (sized for the distinct keys) every add moves.
  */
 #define AMQ_ADVANCED_API 1 /* kind predicates */
 
@@ -46,7 +47,8 @@ static const char usage_text[] =
     "margin of three standard errors, 1.2 %), unless --capacity is given.  A filter\n"
     "of fixed size that the keys take past its capacity (more keys than --capacity,\n"
     "or an input grown since it was counted) is refused, FILE not written, unless\n"
-    "--allow-overfill.\n"
+    "--allow-overfill.  Cuckoo and aging filters get each distinct key once (an\n"
+    "aging filter's window is the distinct keys: a repeat would move it).\n"
     "\n";
 
 /* After the --type line, which lists the kinds built in. */
@@ -343,7 +345,9 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
         }
     }
     (void)type;
-    b->unique = amq_kind_keeps_copies(kind);
+    /* An aging filter too: every add moves its window, sized for the distinct
+     * keys, so a repeat would push the first keys out of it. */
+    b->unique = amq_kind_keeps_copies(kind) || kind == AMQ_KIND_AGING;
     if (b->unique && hash_set_init(&b->added, cfg->capacity) != 0) {
         cli_error("build: out of memory for the set of distinct keys");
         return -1;
@@ -554,6 +558,13 @@ int cmd_build(int argc, char **argv)
         counted_exactly = count_result(&b, &distinct, &estimate);
     if (overfilled(&b, kind, counted_at_all, overfill, quiet))
         goto done;
+    if (kind == AMQ_KIND_AGING && counted_at_all && b.added.count > cfg.capacity) {
+        cli_error("build: %s: %llu distinct keys, more than the window of %llu counted (the "
+                  "input grew between the counting and the filling pass): the first keys "
+                  "would be forgotten; nothing written",
+                  b.path, (unsigned long long)b.added.count, (unsigned long long)cfg.capacity);
+        goto done;
+    }
 save:
     cli_progress_end(pg);
     pg = NULL;

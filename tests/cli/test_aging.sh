@@ -123,4 +123,14 @@ for f in zero.amq zero-big.amq eight.amq; do
     expect_same_file "$f.before" "$f"
 done
 
+CASE=build-aging-repeats
+# build sized the window for the distinct keys, but every line, repeats too, moved it: lines
+# 1..1000 then 5,000 copies of x left 1,000 of the 1,001 distinct keys answering absent.
+{ seq 1 1000; yes x | head -5000; } >dups.txt
+expect_status 0 "$AMQ" build dups.amq dups.txt --type aging
+expect_eq "every key of the input, repeats after them" 0 "$("$AMQ" query -v -c dups.amq dups.txt)"
+{ yes y | head -3000; seq 1 1000; yes y | head -3000; } | "$AMQ" build dups2.amq --type aging
+expect_eq "every key, from a pipe, repeats around them" 0 \
+    "$({ echo y; seq 1 1000; } | "$AMQ" query -v -c dups2.amq)"
+
 finish
