@@ -48,7 +48,8 @@ static const char usage_text[] =
     "of fixed size that the keys take past its capacity (more keys than --capacity,\n"
     "or an input grown since it was counted) is refused, FILE not written, unless\n"
     "--allow-overfill.  Cuckoo and aging filters get each distinct key once (an\n"
-    "aging filter's window is the distinct keys: a repeat would move it).\n"
+    "aging filter's window is the distinct keys: a repeat would move it).  FILE\n"
+    "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the filter to it.\n"
     "\n";
 
 /* After the --type line, which lists the kinds built in. */

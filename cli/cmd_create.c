@@ -17,7 +17,8 @@ static const char usage_head[] =
 static const char usage_text[] =
     "\n"
     "Creates FILE holding an empty filter sized for N keys at false-positive rate P.\n"
-    "Refuses to replace an existing FILE unless --force is given.\n"
+    "Refuses to replace an existing FILE unless --force is given.  FILE '-' (or\n"
+    "/dev/stdout, /dev/fd/N: an open descriptor) writes the filter to it.\n"
     "\n";
 
 static const char usage_options[] =

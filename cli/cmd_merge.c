@@ -16,7 +16,8 @@ static const char usage_text[] =
     "OUT is written atomically; an existing OUT is replaced only with --force (OUT\n"
     "may be one of the INs).  OUT is locked from before the INs are read until it\n"
     "is replaced, so an add to OUT meanwhile waits, and no key is lost.  OUT's\n"
-    "item count is estimated from its bits: a key in several INs counts once.\n"
+    "item count is estimated from its bits: a key in several INs counts once.  OUT\n"
+    "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the union to it.\n"
     "\n"
     "  --force   replace OUT if it exists\n";
 

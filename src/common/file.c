@@ -336,18 +336,58 @@ static void split_dir(const char *path, char *dir, size_t cap, const char **base
     *base = slash + 1;
 }
 
+/* The descriptor a path names (/dev/stdout, /dev/stderr, /dev/stdin,
+ * /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N of this process), or -1. */
+static int names_descriptor(const char *path)
+{
+    static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/",
+                                           "/proc/thread-self/fd/"};
+    char own[64];
+    const char *num = NULL;
+    char *end;
+    unsigned long n;
+    size_t i;
+
+    if (strcmp(path, "/dev/stdin") == 0)
+        return 0;
+    if (strcmp(path, "/dev/stdout") == 0)
+        return 1;
+    if (strcmp(path, "/dev/stderr") == 0)
+        return 2;
+    for (i = 0; i < sizeof prefixes / sizeof prefixes[0] && num == NULL; i++)
+        if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+            num = path + strlen(prefixes[i]);
+    snprintf(own, sizeof own, "/proc/%ld/fd/", (long)getpid());
+    if (num == NULL && strncmp(path, own, strlen(own)) == 0)
+        num = path + strlen(own);
+    if (num == NULL || *num < '0' || *num > '9')
+        return -1;
+    errno = 0;
+    n = strtoul(num, &end, 10);
+    if (*end != '\0' || errno != 0 || n > INT_MAX)
+        return -1;
+    return (int)n;
+}
+
 /* Follows symlinks from path to the file they name, which may not exist
- * yet (a dangling link is followed to create its target), into out. */
-static int resolve_links(const char *path, char *out, size_t cap)
+ * yet (a dangling link is followed to create its target), into out.  A
+ * name of an open descriptor (/dev/stdout...) is not followed to the file
+ * behind it, which a rename would replace (">> log" lost the log): *fd is
+ * then that descriptor, else -1 (fd NULL: every link is followed). */
+static int resolve_links(const char *path, char *out, size_t cap, int *fd)
 {
     char link[AMQ_PATH_CAP], next[2 * AMQ_PATH_CAP];
     struct stat st;
     ssize_t n;
     int hops;
 
+    if (fd != NULL)
+        *fd = -1;
     if (snprintf(out, cap, "%s", path) >= (int)cap)
         return -1;
     for (hops = 0; hops < 40; hops++) {
+        if (fd != NULL && (*fd = names_descriptor(out)) >= 0)
+            return 0;
         if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
             return 0;
         n = readlink(out, link, sizeof link - 1);
@@ -475,7 +515,7 @@ static int target_init(amq_target *t, const char *path, unsigned flags, amq_erri
 {
     char dir[AMQ_PATH_CAP];
     const char *base;
-    int rc;
+    int rc, fd = -1;
 
     memset(t, 0, offsetof(amq_target, given));
     t->given[0] = t->path[0] = t->tmp[0] = '\0';
@@ -483,6 +523,7 @@ static int target_init(amq_target *t, const char *path, unsigned flags, amq_erri
     t->lock_fd = -1;
     t->slot = -1;
     t->held = -1;
+    t->desc = -1;
     t->flags = flags;
     if (path == NULL || path[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "invalid path: empty");
@@ -495,8 +536,20 @@ static int target_init(amq_target *t, const char *path, unsigned flags, amq_erri
         t->direct = 1;
         return AMQ_OK;
     }
-    if (resolve_links(path, t->path, sizeof t->path - 32) != 0)
+    /* A read-modify-write (add) reads and replaces the file behind. */
+    if (resolve_links(path, t->path, sizeof t->path - 32,
+                      flags & AMQ_TARGET_UPDATE ? NULL : &fd) != 0)
         return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
+    if (fd >= 0) {
+        /* Written to that descriptor, as "-" to standard output. */
+        if (fcntl(fd, F_GETFD) < 0)
+            return amq_err_sys(err, AMQ_EIO, EBADF, "%s: names descriptor %d", path, fd);
+        snprintf(t->path, sizeof t->path, "%s", path);
+        t->desc = fd;
+        t->exists = 1;
+        t->direct = 1;
+        return AMQ_OK;
+    }
     split_dir(t->path, dir, sizeof dir, &base);
     if (base[0] == '\0')
         return amq_err(err, AMQ_EINVAL, "%s: path names a directory", path);
@@ -568,6 +621,10 @@ int amq_target_begin(amq_target *t, int *fd, amq_errinfo *err)
             t->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
             if (t->fd < 0)
                 rc = amq_err_sys(err, AMQ_EIO, errno, "standard output");
+        } else if (t->direct && t->desc >= 0) {
+            t->fd = fcntl(t->desc, F_DUPFD_CLOEXEC, 0);
+            if (t->fd < 0)
+                rc = amq_err_sys(err, AMQ_EIO, errno, "%s", t->given);
         } else if (t->direct) {
             t->fd = open(t->path, O_WRONLY | O_CLOEXEC);
             if (t->fd < 0)

@@ -52,6 +52,7 @@ struct amq_target {
     int direct;  /* standard output or a device: written straight, nothing renamed */
     int slot;    /* the temporary file's slot in the signal registry; -1 */
     int held;    /* the locked file's slot in the table of locks held; -1 */
+    int desc;    /* the open descriptor the path names (/dev/stdout...), written; -1 */
     unsigned mode;
     unsigned uid, gid;
     char given[AMQ_PATH_CAP]; /* as the caller named it: for messages */

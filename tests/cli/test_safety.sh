@@ -184,4 +184,28 @@ expect_stderr_has "read-only"
 expect_same_file r.amq r.orig
 expect_eq "mode" 444 "$(stat -c %a r.amq)"
 
+CASE=output-names-a-descriptor
+# An output of /dev/stdout was followed to /proc/self/fd/1 and the file behind it, and a
+# temporary file renamed over that: with '>> log' the log was lost, on a pipe it failed.
+printf 'b\na\nb\n' >dd.txt
+echo "earlier line" >log.txt
+expect_status 0 sh -c "'$AMQ' dedup dd.txt -o /dev/stdout >>log.txt"
+expect_eq "dedup -o /dev/stdout >> log appends" "earlier line b a" "$(tr '\n' ' ' <log.txt | sed 's/ $//')"
+expect_eq "dedup -o /dev/stdout into a pipe" "b a" "$("$AMQ" dedup dd.txt -o /dev/stdout | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "dedup -o /dev/fd/1 into a pipe" "b a" "$("$AMQ" dedup dd.txt -o /dev/fd/1 | tr '\n' ' ' | sed 's/ $//')"
+echo "earlier line" >log2.txt
+expect_status 0 sh -c "'$AMQ' create /dev/stdout --capacity 100 >>log2.txt"
+expect_eq "create /dev/stdout >> log keeps the log" "earlier line" "$(head -n 1 log2.txt)"
+"$AMQ" create ref.amq --capacity 100 >/dev/null
+expect_eq "... and appends the filter" "$(( $(wc -c <ref.amq) + 13 ))" "$(wc -c <log2.txt)"
+expect_status 0 sh -c "'$AMQ' build /dev/fd/3 keys 3>fd3.amq"
+expect_eq "build /dev/fd/3: the filter in the file on descriptor 3" 20000 "$("$AMQ" query -c fd3.amq keys)"
+ln -s /dev/stdout to-stdout
+expect_status 0 sh -c "'$AMQ' merge to-stdout fd3.amq fd3.amq >merged.amq"
+expect_eq "merge to a symlink to /dev/stdout" 20000 "$("$AMQ" query -c merged.amq keys)"
+[ -L to-stdout ] || fail "the symlink to /dev/stdout was replaced"
+expect_status 2 "$AMQ" create /dev/fd/9 --capacity 100
+expect_stderr_has "/dev/fd/9: names descriptor 9"
+expect_eq "no temporary file left" "" "$(ls -a | grep amqtmp)"
+
 finish
