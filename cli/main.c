@@ -81,6 +81,13 @@ static void usage(FILE *out)
                  "--quiet: never).\n");
 }
 
+/* rc, or EXIT_TROUBLE when what was printed on standard output could not
+ * be written (reported), as every command's output. */
+static int stdout_status(int rc)
+{
+    return cli_out_close() != 0 ? EXIT_TROUBLE : rc;
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -102,18 +109,18 @@ int main(int argc, char **argv)
             char *hargv[] = {argv[2], help, NULL};
             for (i = 0; i < NCOMMANDS; i++)
                 if (strcmp(commands[i].name, argv[2]) == 0)
-                    return commands[i].fn(2, hargv);
+                    return stdout_status(commands[i].fn(2, hargv));
             if (list_names(argv[2]))
-                return fflush(stdout) != 0 || ferror(stdout) ? EXIT_TROUBLE : 0;
+                return stdout_status(0);
             cli_error("'%s' is not an amq command (see 'amq --help')", argv[2]);
             return EXIT_TROUBLE;
         }
         usage(stdout);
-        return 0;
+        return stdout_status(0);
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("amq %s (libamq %s)\n", AMQ_VERSION_STRING, amq_version_string());
-        return 0;
+        return stdout_status(0);
     }
     for (i = 0; i < NCOMMANDS; i++) {
         if (strcmp(commands[i].name, argv[1]) == 0) {
@@ -122,7 +129,7 @@ int main(int argc, char **argv)
             for (j = 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
                 if (strcmp(argv[j], "--version") == 0) {
                     printf("amq %s (libamq %s)\n", AMQ_VERSION_STRING, amq_version_string());
-                    return 0;
+                    return stdout_status(0);
                 }
             }
             cli_cmd = commands[i].name;

@@ -178,4 +178,16 @@ grep -rn 'shared/specs\|/work/\|example\.invalid' "$REPO/README.md" "$REPO/docs"
     "$REPO/amq.pc.in" "$REPO/redis" "$REPO/cli" >outside.txt
 expect_eq "references outside the repository" "" "$(cat outside.txt)"
 
+CASE=help-to-a-full-device
+# A write error on standard output is an error (the man page), --help and --version too:
+# 'amq --help > /dev/full' exited 0.
+if [ -w /dev/full ]; then
+    for args in "--help" "-h" "help" "help add" "help kinds" "--version" "add --help" \
+        "add --version"; do
+        # shellcheck disable=SC2086
+        expect_status 2 sh -c "'$AMQ' $args >/dev/full"
+        expect_stderr_has "write error on standard output"
+    done
+fi
+
 finish
