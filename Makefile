@@ -1,8 +1,11 @@
 # amq - approximate-membership filters: library, tool, Redis module.
 # GNU make.  `make help` lists the targets.
 
-VERSION_MAJOR := 0
-VERSION := 0.3.0
+# The version is the header's (include/amq/common.h), the one place it is written for the
+# C side: the library, the tool's --version, amq.pc and the installed man page take it.
+version_part = $(shell sed -n 's/^\#define AMQ_VERSION_$(1) \([0-9]*\)$$/\1/p' include/amq/common.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -662,7 +665,8 @@ install: all
 	    -e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    amq.pc.in > $(DESTDIR)$(libdir)/pkgconfig/amq.pc
 	install -m 755 $(BUILD)/amq $(DESTDIR)$(bindir)/amq
-	install -m 644 docs/amq.1 $(DESTDIR)$(mandir)/man1/amq.1
+	sed -e '1s|"amq [0-9.]*"|"amq $(VERSION)"|' docs/amq.1 > $(DESTDIR)$(mandir)/man1/amq.1
+	chmod 644 $(DESTDIR)$(mandir)/man1/amq.1
 	install -d $(DESTDIR)$(datadir)/bash-completion/completions $(DESTDIR)$(datadir)/zsh/site-functions
 	install -m 644 completions/amq.bash $(DESTDIR)$(datadir)/bash-completion/completions/amq
 	install -m 644 completions/_amq $(DESTDIR)$(datadir)/zsh/site-functions/_amq

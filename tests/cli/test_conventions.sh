@@ -190,4 +190,13 @@ if [ -w /dev/full ]; then
     done
 fi
 
+CASE=one-version
+# The man page's footer said amq 0.1.0 while --version printed 0.3.0: every copy of the
+# version states the header's (the Makefile takes it from there; install writes it in).
+v=$("$AMQ" --version | sed -n 's/^amq \([0-9.]*\) .*/\1/p')
+expect_eq "man page footer" "$v" "$(sed -n '1s/.*"amq \([0-9.]*\)".*/\1/p' "$REPO/docs/amq.1")"
+expect_eq "Makefile" "$v" "$(make -s -C "$REPO" -p -n 2>/dev/null | sed -n 's/^VERSION := //p' | head -n 1)"
+expect_eq "python package" "$v" "$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/python/pyproject.toml")"
+expect_eq "python __version__" "$v" "$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$REPO/python/amq/__init__.py")"
+
 finish
