@@ -25,7 +25,8 @@ static const char usage_options[] =
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works;\n"
     "                       scalable-cuckoo: its fingerprints' rate a link, refused if over P)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
-    "  --bits M --hashes K  exact geometry: M bits, K probes (bloom)\n"
+    "  --bits M --hashes K  exact geometry: M bits, K probes (bloom; not with\n"
+    "                       --bits-per-key or --fpp)\n"
     "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
     "                       redisbloom, mulshift, vmulshift\n"
     "  --seed S             hash seed (default 0)\n"
@@ -290,6 +291,12 @@ int cmd_create(int argc, char **argv)
     }
     if (scope[1].given != scope[2].given) {
         cli_error("create: --bits and --hashes go together");
+        return EXIT_TROUBLE;
+    }
+    /* --bits M --hashes K fix the geometry: a --bits-per-key beside them was ignored. */
+    if (scope[0].given && scope[1].given) {
+        cli_error("create: --bits-per-key and --bits/--hashes both size the filter; give one "
+                  "of them");
         return EXIT_TROUBLE;
     }
     if (strcmp(type, "aging") == 0 && (!scope[10].given || (cfg.window_ms != 0) != scope[11].given)) {

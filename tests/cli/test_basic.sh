@@ -137,4 +137,11 @@ for c in create add query info hash; do
     expect_status 2 "$AMQ" "$c" --no-such-option
 done
 
+CASE=create-geometry-conflicts
+# --bits M --hashes K fix the geometry: a --bits-per-key beside them was silently ignored.
+expect_status 2 "$AMQ" create geo.amq --capacity 1000 --bits 1000 --hashes 3 --bits-per-key 50
+expect_stderr_has "--bits-per-key and --bits/--hashes both size the filter"
+[ -e geo.amq ] && fail "a refused create wrote its file"
+expect_status 0 "$AMQ" create geo.amq --bits 1000 --hashes 3
+
 finish
