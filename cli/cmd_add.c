@@ -32,7 +32,7 @@ static const char usage_text[] =
     "FILE holds one table, not both.\n"
     "\n"
     "  --stats            print keys read and keys new to the filter on standard error\n"
-    "  --json             with --stats: one JSON object\n"
+    "  --json             --stats as one JSON object (implies --stats)\n"
     "  --allow-overfill   save a filter that is past its capacity (its false-positive\n"
     "                     rate then exceeds the one it was created for); without it,\n"
     "                     such an add fails and FILE is left unchanged\n"
@@ -218,7 +218,7 @@ int cmd_add(int argc, char **argv)
             stats = 1;
             break;
         case O_JSON:
-            json = 1;
+            json = stats = 1; /* the stats as JSON: asking for it asks for them */
             break;
         case O_OVERFILL:
             overfill = 1;

@@ -74,7 +74,7 @@ static const char usage_options[] =
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
     "  --force          replace FILE if it exists\n"
-    "  --json           with --stats: one JSON object\n"
+    "  --json           --stats as one JSON object (implies --stats)\n"
     "  --stats          print keys read, distinct keys, capacity and the filter on\n"
     "                   standard error\n"
     "  --progress       show progress on standard error even when not a terminal\n"
@@ -444,7 +444,7 @@ int cmd_build(int argc, char **argv)
             stats = 1;
             break;
         case 'J':
-            json = 1;
+            json = stats = 1; /* the stats as JSON: asking for it asks for them */
             break;
         case O_PROGRESS:
             progress = 1;

@@ -65,7 +65,7 @@ static const char usage_text[] =
     "                     no partitions)\n"
     "  --stats            print lines in, distinct out, duplicates, flagged lines,\n"
     "                     filter size and peak memory on standard error\n"
-    "  --json             with --stats: one JSON object\n"
+    "  --json             --stats as one JSON object (implies --stats)\n"
     "  --progress         show progress on standard error even when it is not a\n"
     "                     terminal\n"
     "  -q, --quiet        no progress, no warnings (no expected-loss note)\n";
@@ -798,7 +798,7 @@ int cmd_dedup(int argc, char **argv)
             d.stats = 1;
             break;
         case 'J':
-            d.json = 1;
+            d.json = d.stats = 1; /* the stats as JSON: asking for it asks for them */
             break;
         case O_PROGRESS:
             progress = 1;

@@ -25,7 +25,7 @@ static const char usage_head[] =
 
 static const char usage_text[] =
     "  --stats      print keys read, removed and not found on standard error\n"
-    "  --json       with --stats: one JSON object\n"
+    "  --json       --stats as one JSON object (implies --stats)\n"
     "  --progress   show progress on standard error even when it is not a terminal\n"
     "  -q, --quiet  no progress\n";
 
@@ -93,7 +93,7 @@ int cmd_remove(int argc, char **argv)
             stats = 1;
             break;
         case 'j':
-            json = 1;
+            json = stats = 1; /* the stats as JSON: asking for it asks for them */
             break;
         case 'p':
             progress = 1;

@@ -112,6 +112,15 @@ json_ok j.json distinct_keys || fail "build --stats --json: $(cat j.json)"
 json_ok j.json distinct_out || fail "dedup --stats --json: $(cat j.json)"
 "$AMQ" info --json j.amq >j.json
 json_ok j.json fpp_now || fail "info --json: $(cat j.json)"
+# --json without --stats was accepted and printed nothing: it implies --stats
+"$AMQ" add --json j.amq keys 2>j.json
+json_ok j.json keys_new || fail "add --json: $(cat j.json)"
+"$AMQ" remove --json jc.amq other 2>j.json
+json_ok j.json removed || fail "remove --json: $(cat j.json)"
+"$AMQ" build --json jb2.amq keys 2>j.json
+json_ok j.json distinct_keys || fail "build --json: $(cat j.json)"
+"$AMQ" dedup --json keys >/dev/null 2>j.json
+json_ok j.json distinct_out || fail "dedup --json: $(cat j.json)"
 
 CASE=completion
 PATH_OK=$(PATH="$(dirname "$AMQ"):$PATH" bash -c ". '$REPO/completions/amq.bash'
