@@ -40,6 +40,16 @@ expect_same_file() {
     cmp -s "$1" "$2" || fail "$1 and $2 differ"
 }
 
+# Waits for background jobs in order; $statuses their exit statuses ("0 0": both succeeded).
+# (Not in $(...): a subshell cannot wait for this shell's jobs.)
+wait_statuses() {
+    statuses=
+    for _p in "$@"; do
+        wait "$_p"
+        statuses="$statuses${statuses:+ }$?"
+    done
+}
+
 finish() {
     if [ "$failures" -ne 0 ]; then
         echo "$0: $failures of $checks checks failed" >&2

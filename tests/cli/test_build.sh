@@ -184,11 +184,8 @@ sleep 0.5
 apid=$!
 sleep 0.5
 cat race-in.amq >race.fifo
-wait $mpid
-ms=$?
-wait $apid
-as=$?
-expect_eq "merge and add succeed" "0 0" "$ms $as"
+wait_statuses $mpid $apid
+expect_eq "merge and add succeed" "0 0" "$statuses"
 expect_eq "every key of the add, after the merge" 10000 "$("$AMQ" query -c race.amq half1)"
 grep -q "race.amq: waiting for another amq writing it" race-add.err ||
     fail "the add did not wait for the merge: $(cat race-add.err)"

@@ -117,11 +117,8 @@ AMQ_TEST_SAVE_DELAY=1 AMQ_TEST_JOURNAL_DELAY=1 "$AMQ" add c.amq keys 2>c1.err &
 p1=$!
 AMQ_TEST_SAVE_DELAY=1 AMQ_TEST_JOURNAL_DELAY=1 "$AMQ" add c.amq more 2>c2.err &
 p2=$!
-wait $p1
-s1=$?
-wait $p2
-s2=$?
-expect_eq "both adds succeed" "0 0" "$s1 $s2"
+wait_statuses $p1 $p2
+expect_eq "both adds succeed" "0 0" "$statuses"
 expect_eq "every key of both runs" 40000 "$(cat keys more | "$AMQ" query -c c.amq)"
 expect_eq "no temporary file left" "" "$(ls -a | grep amqtmp)"
 
