@@ -162,17 +162,25 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
             }
         }
         if (rc == AMQ_EFULL && amq_kind_keeps_copies(amq_filter_kind(c->f))) {
+            const uint32_t kind = amq_filter_kind(c->f);
+            const char *why = NULL;
             amq_stats st;
             amq_filter_stats(c->f, &st);
-            if (st.items < st.capacity / 2) {
-                /* full well under capacity: one key's copies fill its buckets */
+            /* an expandable filter grows, so a refused add is one key's copies; a cuckoo
+             * filter full well under its capacity is too */
+            if (kind == AMQ_KIND_EXPANDABLE)
+                why = "an expandable filter keeps 32 of one key";
+            else if (kind == AMQ_KIND_CUCKOO && st.items < st.capacity / 2)
+                why = "a cuckoo filter keeps 2b + 1 of one key, b its bucket size";
+            else if (kind == AMQ_KIND_SCALABLE_CUCKOO && st.items < st.capacity / 2)
+                why = "a scalable cuckoo filter keeps one key's copies in its two buckets of "
+                      "the newest link, and grows for no key's copies";
+            if (why != NULL) {
                 cli_error("%s: a key of this run is stored too many times already (each add "
-                          "keeps a copy; a cuckoo filter holds 2b + 1 of one key, b its bucket "
-                          "size) (within keys %llu..%llu of this run, %llu items of %llu); "
+                          "keeps a copy; %s) (within keys %llu..%llu of this run, %llu items); "
                           "the file is left unchanged",
-                          c->path, (unsigned long long)c->keys + 1,
-                          (unsigned long long)(c->keys + n), (unsigned long long)st.items,
-                          (unsigned long long)st.capacity);
+                          c->path, why, (unsigned long long)c->keys + 1,
+                          (unsigned long long)(c->keys + n), (unsigned long long)st.items);
                 return EXIT_TROUBLE;
             }
         }

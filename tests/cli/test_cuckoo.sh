@@ -119,7 +119,7 @@ done
 cp dup.amq dup.orig
 echo dup | expect_status 2 "$AMQ" add dup.amq
 expect_stderr_has "a key of this run is stored too many times already"
-expect_stderr_has "9 items of 1000"
+expect_stderr_has "a cuckoo filter keeps 2b + 1 of one key"
 expect_same_file dup.amq dup.orig
 
 CASE=remove-refused

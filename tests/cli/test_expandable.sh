@@ -42,4 +42,18 @@ expect_stderr_has "false-positive target must be in"
 expect_status 2 "$AMQ" create x.amq --type expandable --fingerprint-bits 12
 expect_stderr_has "does not apply to --type expandable"
 
+CASE=expandable-copies-of-one-key
+# 32 copies of one key, then a refusal that says so (it said a cuckoo filter's limit, or
+# "filter is full" of a filter that grows).
+expect_status 0 "$AMQ" create dup.amq --type expandable
+i=0
+while [ $i -lt 32 ]; do
+    echo dup | "$AMQ" add -q dup.amq || fail "copy $((i + 1)) of one key refused"
+    i=$((i + 1))
+done
+cp dup.amq dup.orig
+echo dup | expect_status 2 "$AMQ" add dup.amq
+expect_stderr_has "an expandable filter keeps 32 of one key"
+expect_same_file dup.amq dup.orig
+
 finish
