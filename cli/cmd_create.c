@@ -25,8 +25,8 @@ static const char usage_options[] =
     "  --fpp P              target false-positive rate at capacity (default 0.01; 1% works;\n"
     "                       scalable-cuckoo: its fingerprints' rate a link, refused if over P)\n"
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
-    "  --bits M --hashes K  exact geometry: M bits, K probes (bloom; not with\n"
-    "                       --bits-per-key or --fpp)\n"
+    "  --bits M --hashes K  exact geometry: M bits, K probes (bloom; blocked: whole\n"
+    "                       512-bit blocks; not with --bits-per-key or --fpp)\n"
     "  --hash ALGO          xxh3 (default; cuckoo: mulshift), murmur3, murmur64a,\n"
     "                       redisbloom, mulshift, vmulshift\n"
     "  --seed S             hash seed (default 0)\n"
@@ -84,24 +84,13 @@ static void usage(void)
     fputs(usage_options, stdout);
 }
 
-/* Which kinds an option applies to (a kind's name, space-separated). */
+/* An option some kinds only read, by its name in the library's table of them
+ * (amq_option_kinds, which Python and the Redis module refuse by too). */
 typedef struct opt_scope {
     const char *option;
-    const char *kinds;
+    const char *name;
     int given;
 } opt_scope;
-
-static int in_list(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    const char *p = list;
-    while ((p = strstr(p, name)) != NULL) {
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-        p += n;
-    }
-    return 0;
-}
 
 int cmd_create(int argc, char **argv)
 {
@@ -133,18 +122,18 @@ int cmd_create(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     opt_scope scope[] = {
-        {"--bits-per-key", "bloom blocked partitioned", 0},
-        {"--bits", "bloom", 0},
-        {"--hashes", "bloom", 0},
-        {"--fingerprint-bits", "cuckoo scalable-cuckoo", 0},
-        {"--bucket-size", "cuckoo scalable-cuckoo", 0},
-        {"--max-kicks", "cuckoo scalable-cuckoo", 0},
-        {"--expansion", "scalable-bloom scalable-cuckoo", 0},
-        {"--nonscaling", "scalable-bloom scalable-cuckoo", 0},
-        {"--redisbloom", "scalable-bloom scalable-cuckoo", 0},
-        {"--partitions", "partitioned", 0},
-        {"--window", "aging", 0},
-        {"--rate", "aging", 0},
+        {"--bits-per-key", "bits_per_key", 0},
+        {"--bits", "bits", 0},
+        {"--hashes", "hashes", 0},
+        {"--fingerprint-bits", "fingerprint_bits", 0},
+        {"--bucket-size", "bucket_size", 0},
+        {"--max-kicks", "max_kicks", 0},
+        {"--expansion", "expansion", 0},
+        {"--nonscaling", "nonscaling", 0},
+        {"--redisbloom", "redisbloom", 0},
+        {"--partitions", "partitions", 0},
+        {"--window", "window_ms", 0},
+        {"--rate", "rate", 0},
     };
     const char *type = "bloom";
     amq_config cfg;
@@ -284,7 +273,7 @@ int cmd_create(int argc, char **argv)
     if (!algo_given)
         cfg.hash_algo = cli_default_hash(kind);
     for (i = 0; i < sizeof scope / sizeof scope[0]; i++) {
-        if (scope[i].given && !in_list(scope[i].kinds, type)) {
+        if (scope[i].given && !amq_option_applies(scope[i].name, kind)) {
             cli_error("create: %s does not apply to --type %s", scope[i].option, type);
             return EXIT_TROUBLE;
         }
@@ -319,6 +308,8 @@ int cmd_create(int argc, char **argv)
         cli_error("create: --capacity is required (how many keys the filter is for)");
         return EXIT_TROUBLE;
     }
+    if (!capacity_given)
+        cfg.capacity = 0; /* --bits --hashes alone: a geometry sized for no count of keys */
     if (cfg.redisbloom && hash_given) {
         cli_error("create: --redisbloom fixes the hash (RedisBloom's MurmurHash64A); "
                   "--hash and --seed cannot be combined with it");

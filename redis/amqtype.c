@@ -331,6 +331,31 @@ typedef struct create_opts {
     uint64_t maxsize;
 } create_opts;
 
+/* Each option's name in amq_config (amq_option_kinds' table), for those some kinds only read. */
+static const struct {
+    const char *arg, *option;
+} opt_names[] = {
+    {"NONSCALING", "nonscaling"}, {"FPBITS", "fingerprint_bits"}, {"BUCKETSIZE", "bucket_size"},
+    {"EXPANSION", "expansion"},   {"PARTITIONS", "partitions"},     {"BITS", "bits"},
+    {"HASHES", "hashes"},         {"BITSPERKEY", "bits_per_key"},
+};
+
+/* An option o's kind does not read is refused (the library would ignore it): 0 and a reply. */
+static int opt_applies(RedisModuleCtx *ctx, RedisModuleString *a, const create_opts *o)
+{
+    size_t i;
+    for (i = 0; i < sizeof opt_names / sizeof opt_names[0]; i++)
+        if (rm_arg_is(a, opt_names[i].arg) &&
+            !amq_option_applies(opt_names[i].option, o->cfg.kind)) {
+            const char *kinds = amq_option_kinds(opt_names[i].option);
+            char msg[200];
+            snprintf(msg, sizeof msg, "ERR amq: %s does not apply to kind %s (it does to:%.*s)",
+                     opt_names[i].arg, amq_kind_name(o->cfg.kind), (int)strlen(kinds) - 1, kinds);
+            return RedisModule_ReplyWithError(ctx, msg), 0;
+        }
+    return 1;
+}
+
 static int parse_opts(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int i,
                       create_opts *o)
 {
@@ -338,6 +363,8 @@ static int parse_opts(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, i
     while (i < argc) {
         RedisModuleString *a = argv[i];
         int has = i + 1 < argc;
+        if (!opt_applies(ctx, a, o))
+            return 0;
         if (rm_arg_is(a, "NONSCALING")) {
             o->cfg.nonscaling = 1;
             i++;

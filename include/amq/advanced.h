@@ -948,6 +948,18 @@ AMQ_API int amq_kind_updates_in_place(uint32_t kind);
 AMQ_API int amq_kind_has_redisbloom_mode(uint32_t kind);
 AMQ_API int amq_kind_is_bit_array(uint32_t kind);
 
+/* The kinds that read the creation option name (amq_config's field names -
+ * "bits_per_key", "bits", "hashes" (k), "fingerprint_bits", "bucket_size",
+ * "max_kicks", "expansion", "nonscaling", "redisbloom", "partitions", "arity",
+ * "window_ms", "rate" - and "guava"), space-separated with a space at each
+ * end (" cuckoo scalable-cuckoo fuse "); NULL for an option every kind reads
+ * (capacity, fpp, hash, seed) or one not listed.  The library ignores a field
+ * a kind does not read; the tool, Python and the Redis module refuse it with
+ * this one table.  Thread-safe. */
+AMQ_API const char *amq_option_kinds(const char *name);
+/* 1 if kind reads option name (or every kind does), else 0. */
+AMQ_API int amq_option_applies(const char *name, uint32_t kind);
+
 /* Whether two filters hold the same: the same kind, parameters, hash, seed
  * and arrays, whatever their item counts or the order of their adds (the
  * Python binding's ==).  1 or 0; AMQ_ENOMEM, AMQ_EOVERFLOW (a filter too large

@@ -890,38 +890,24 @@ static int parse_kind(const char *name, uint32_t *kind)
     return 0;
 }
 
-/* Keywords that only some kinds read: given to another kind, refused
- * rather than ignored. */
-static const struct {
-    const char *name;
-    const char *kinds; /* space-separated, with a space at each end */
-} kind_params[] = {
-    {"bits_per_key", " bloom blocked partitioned "},
-    {"fingerprint_bits", " cuckoo scalable-cuckoo "},
-    {"bucket_size", " cuckoo scalable-cuckoo "},
-    {"max_kicks", " cuckoo scalable-cuckoo "},
-    {"expansion", " scalable-bloom scalable-cuckoo "},
-    {"nonscaling", " scalable-bloom scalable-cuckoo "},
-    {"redisbloom", " scalable-bloom scalable-cuckoo "},
-    {"partitions", " partitioned "},
-    {"guava", " bloom "},
-    {"window_ms", " aging "},
-    {"rate", " aging "},
-};
+/* Keywords that only some kinds read (the library's table, amq_option_kinds, which the tool
+ * and the Redis module refuse by too): given to another kind, refused rather than ignored. */
+static const char *const kind_params[] = {"bits_per_key", "fingerprint_bits", "bucket_size",
+                                          "max_kicks",    "expansion",        "nonscaling",
+                                          "redisbloom",   "partitions",       "guava",
+                                          "window_ms",    "rate"};
 
 static int check_kind_params(PyObject *kw, const char *kind)
 {
-    char pat[64];
+    uint32_t k;
     size_t i;
-    if (kw == NULL)
+    if (kw == NULL || amq_kind_from_name(kind, &k) != AMQ_OK)
         return 0;
-    snprintf(pat, sizeof(pat), " %s ", kind);
     for (i = 0; i < sizeof(kind_params) / sizeof(kind_params[0]); i++) {
-        PyObject *v = PyDict_GetItemString(kw, kind_params[i].name);
-        if (v != NULL && strstr(kind_params[i].kinds, pat) == NULL) {
+        PyObject *v = PyDict_GetItemString(kw, kind_params[i]);
+        if (v != NULL && !amq_option_applies(kind_params[i], k)) {
             PyErr_Format(PyExc_ValueError, "%s applies to the kinds%s; a %s filter has no %s",
-                         kind_params[i].name, kind_params[i].kinds, kind,
-                         kind_params[i].name);
+                         kind_params[i], amq_option_kinds(kind_params[i]), kind, kind_params[i]);
             return -1;
         }
     }

@@ -118,6 +118,10 @@ refuse "capacity" --type cuckoo --capacity 18446744073709551615
 refuse "rate" --type cuckoo --capacity 100 --fpp 1
 refuse "--fpp" --type cuckoo --capacity 100 --fpp nan
 refuse "fingerprint" --type cuckoo --capacity 100 --fingerprint-bits 33
+# The library's table of options by kind (amq_option_kinds): --bits/--hashes read by blocked
+# too (its exact geometry, refused before), --partitions by no growing kind.
+accept --type blocked --bits 100000 --hashes 6
+refuse "--partitions does not apply to --type quotient" --type quotient --partitions 4
 refuse "4-bit fingerprints cannot reach false-positive rate 1e-06: it needs 19 bits or more" \
     --type cuckoo --capacity 1000 --fingerprint-bits 4 --fpp 1e-6
 refuse "--fingerprint-bits" --type cuckoo --capacity 100 --fingerprint-bits 0

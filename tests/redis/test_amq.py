@@ -482,6 +482,22 @@ def test_loadchunk_errors_change_nothing(env):
     assert r.exists("bad1") == 0
 
 
+def test_create_refuses_options_its_kind_does_not_read(env):
+    """AMQ.CREATE took FPBITS on blocked, EXPANSION on bloom, NONSCALING on aging and ignored
+    them (the tool and Python refuse them); it refuses them now from the library's one table,
+    amq_option_kinds."""
+    r = env.server.client()
+    for kind, opt in (("blocked", ("FPBITS", 8)), ("bloom", ("EXPANSION", 2)),
+                      ("aging", ("NONSCALING",)), ("quotient", ("PARTITIONS", 4)),
+                      ("expandable", ("BUCKETSIZE", 4)), ("cuckoo", ("BITSPERKEY", 10))):
+        raises(lambda: r.execute_command("AMQ.CREATE", "o", kind, 100, 0.01, *opt),
+               "%s does not apply to kind %s (it does to: " % (opt[0], kind))
+        assert not r.exists("o")
+    for kind, opt in (("cuckoo", ("FPBITS", 12)), ("blocked", ("BITS", 4096, "HASHES", 4)),
+                      ("partitioned", ("PARTITIONS", 4)), ("scalable-bloom", ("NONSCALING",))):
+        assert r.execute_command("AMQ.CREATE", "ok:" + kind, kind, 100, 0.01, *opt) == b"OK"
+
+
 def test_static_and_wrong_kind_errors(env):
     r = env.server.client()
     r.sadd("s", *ITEMS)

@@ -4,6 +4,8 @@
  * kind is covered without a change here).
  */
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "amq.h"
@@ -252,6 +254,107 @@ TEST(kinds_contains_batch_fixed_matches_one_key)
     free(h);
     free(a);
     free(b);
+}
+
+/* cfg with option name set to a valid value other than the default. */
+static void set_option(amq_config *cfg, const char *name)
+{
+    if (strcmp(name, "bits_per_key") == 0)
+        cfg->bits_per_key = 20.0;
+    else if (strcmp(name, "bits") == 0 || strcmp(name, "hashes") == 0)
+        cfg->bits = 100000, cfg->k = 5; /* they go together */
+    else if (strcmp(name, "fingerprint_bits") == 0)
+        cfg->fingerprint_bits = 16;
+    else if (strcmp(name, "bucket_size") == 0)
+        cfg->bucket_size = 2;
+    else if (strcmp(name, "max_kicks") == 0)
+        cfg->max_kicks = 50;
+    else if (strcmp(name, "expansion") == 0)
+        cfg->expansion = 4;
+    else if (strcmp(name, "nonscaling") == 0)
+        cfg->nonscaling = 1;
+    else if (strcmp(name, "redisbloom") == 0)
+        cfg->redisbloom = 1;
+    else if (strcmp(name, "partitions") == 0)
+        cfg->partitions = 4;
+    else if (strcmp(name, "arity") == 0)
+        cfg->arity = 4;
+    else if (strcmp(name, "window_ms") == 0 || strcmp(name, "rate") == 0)
+        cfg->window_ms = 60000, cfg->rate = 100.0;
+}
+
+/* The bytes of a filter of kind with option name set (NULL: none), of 300 keys. */
+static uint8_t *made_with(uint32_t kind, const char *name, size_t *size)
+{
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_hash128 h[300];
+    uint8_t *buf;
+    char k[32];
+    unsigned i;
+
+    amq_config_init(&cfg, kind);
+    cfg.capacity = 1000;
+    if (name != NULL)
+        set_option(&cfg, name);
+    for (i = 0; i < 300; i++)
+        h[i] = amq_hash_key(cfg.hash_algo, cfg.seed, k, (size_t)snprintf(k, sizeof k, "o%u", i));
+    if (amq_kind_is_static(kind) ? amq_filter_build(&cfg, h, 300, &f, NULL) != AMQ_OK
+                                 : amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return NULL;
+    if (!amq_kind_is_static(kind) && amq_filter_add_batch(f, h, 300, NULL) < 0) {
+        amq_filter_free(f);
+        return NULL;
+    }
+    buf = amq_filter_serialized_size(f, size) == AMQ_OK ? malloc(*size) : NULL;
+    if (buf != NULL && amq_filter_serialize(f, buf, *size, NULL) != AMQ_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    amq_filter_free(f);
+    return buf;
+}
+
+/* amq_option_kinds is the table the tool, Python and the Redis module refuse options by:
+ * an option it says a kind does not read must change nothing of that kind's filter (else
+ * the front ends would refuse what the kind reads, or the table would hide a kind's option). */
+TEST(kinds_ignore_the_options_they_are_not_listed_for)
+{
+    static const char *const names[] = {"bits_per_key", "bits", "fingerprint_bits",
+                                        "bucket_size", "max_kicks", "expansion", "nonscaling",
+                                        "redisbloom", "partitions", "arity", "window_ms"};
+    uint32_t kind;
+    size_t n, i, a, b;
+
+    CHECK(amq_option_applies("fingerprint_bits", AMQ_KIND_CUCKOO));
+    CHECK(amq_option_applies("fingerprint_bits", AMQ_KIND_FUSE));
+    CHECK(!amq_option_applies("fingerprint_bits", AMQ_KIND_BLOCKED));
+    CHECK(!amq_option_applies("expansion", AMQ_KIND_QUOTIENT));
+    CHECK(amq_option_applies("seed", AMQ_KIND_QUOTIENT)); /* every kind's */
+    CHECK(amq_option_kinds("capacity") == NULL);
+    CHECK(strcmp(amq_option_kinds("hashes"), " bloom blocked ") == 0);
+    for (kind = 1; kind < 64; kind++) {
+        uint8_t *plain;
+        if (amq_kind_name(kind) == NULL)
+            continue;
+        plain = made_with(kind, NULL, &a);
+        REQUIRE(plain != NULL);
+        for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+            uint8_t *with;
+            if (amq_option_applies(names[i], kind))
+                continue;
+            with = made_with(kind, names[i], &b);
+            if (with == NULL || a != b || memcmp(plain, with, a) != 0)
+                FAIL_AT_("%s changes a %s filter, which amq_option_kinds says ignores it",
+                         names[i], amq_kind_name(kind));
+            free(with);
+        }
+        free(plain);
+    }
+    n = 0;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        n += amq_option_kinds(names[i]) != NULL;
+    CHECK_EQ(n, sizeof names / sizeof names[0]);
 }
 
 TEST_MAIN()
