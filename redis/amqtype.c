@@ -323,6 +323,25 @@ static int arg_u64(RedisModuleString *s, uint64_t lo, uint64_t hi, uint64_t *out
     return 1;
 }
 
+/* A 64-bit seed: 0 to 2^64 - 1 in decimal (the files' and the tool's range; a negative one was
+ * taken as 2^64 + it). */
+static int arg_seed(RedisModuleString *s, uint64_t *out)
+{
+    size_t len, i;
+    const char *p = RedisModule_StringPtrLen(s, &len);
+    uint64_t v = 0;
+    if (len == 0 || len > 20)
+        return 0;
+    for (i = 0; i < len; i++) {
+        const uint64_t d = (uint64_t)(p[i] - '0');
+        if (p[i] < '0' || p[i] > '9' || v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
 /* ---- AMQ.CREATE key kind capacity error_rate [options] ----------------------------------------- */
 
 /* Options shared by CREATE and BUILD; 0 and a reply on a bad one. */
@@ -377,10 +396,9 @@ static int parse_opts(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, i
                 return RedisModule_ReplyWithError(ctx, "ERR amq: MAXSIZE must be a positive "
                                                        "number of bytes"), 0;
         } else if (rm_arg_is(a, "SEED")) {
-            long long s;
-            if (!rm_arg_ll(argv[i + 1], &s))
-                return RedisModule_ReplyWithError(ctx, "ERR amq: SEED must be an integer"), 0;
-            o->cfg.seed = (uint64_t)s;
+            if (!arg_seed(argv[i + 1], &o->cfg.seed))
+                return RedisModule_ReplyWithError(ctx, "ERR amq: SEED must be an integer in "
+                                                       "[0, 18446744073709551615]"), 0;
         } else if (rm_arg_is(a, "FPBITS")) {
             if (!arg_u64(argv[i + 1], 1, 64, &v))
                 return RedisModule_ReplyWithError(ctx, "ERR amq: FPBITS must be an integer in "
@@ -793,7 +811,13 @@ static int amqt_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     rm_reply_cstr(ctx, "hash");
     rm_reply_cstr(ctx, amq_hash_algo_name(st.hash_algo));
     rm_reply_cstr(ctx, "seed");
-    RedisModule_ReplyWithLongLong(ctx, (long long)st.seed);
+    if (st.seed <= (uint64_t)INT64_MAX) {
+        RedisModule_ReplyWithLongLong(ctx, (long long)st.seed);
+    } else { /* past a RESP integer: its decimal digits (it said a negative number) */
+        char digits[24];
+        snprintf(digits, sizeof digits, "%llu", (unsigned long long)st.seed);
+        rm_reply_cstr(ctx, digits);
+    }
     rm_reply_cstr(ctx, "capacity");
     RedisModule_ReplyWithLongLong(ctx, (long long)st.capacity);
     rm_reply_cstr(ctx, "fpp_target");

@@ -485,7 +485,8 @@ def test_loadchunk_errors_change_nothing(env):
 def test_create_refuses_options_its_kind_does_not_read(env):
     """AMQ.CREATE took FPBITS on blocked, EXPANSION on bloom, NONSCALING on aging and ignored
     them (the tool and Python refuse them); it refuses them now from the library's one table,
-    amq_option_kinds."""
+    amq_option_kinds.  And it takes every 64-bit seed (SEED -1 was 2^64 - 1, shown as -1;
+    seeds from 2^63 were refused)."""
     r = env.server.client()
     for kind, opt in (("blocked", ("FPBITS", 8)), ("bloom", ("EXPANSION", 2)),
                       ("aging", ("NONSCALING",)), ("quotient", ("PARTITIONS", 4)),
@@ -496,6 +497,12 @@ def test_create_refuses_options_its_kind_does_not_read(env):
     for kind, opt in (("cuckoo", ("FPBITS", 12)), ("blocked", ("BITS", 4096, "HASHES", 4)),
                       ("partitioned", ("PARTITIONS", 4)), ("scalable-bloom", ("NONSCALING",))):
         assert r.execute_command("AMQ.CREATE", "ok:" + kind, kind, 100, 0.01, *opt) == b"OK"
+    raises(lambda: r.execute_command("AMQ.CREATE", "s", "blocked", 100, 0.01, "SEED", -1),
+           "SEED must be an integer in [0, 18446744073709551615]")
+    r.execute_command("AMQ.CREATE", "s", "blocked", 100, 0.01, "SEED", 2**64 - 1)
+    assert info(r, "s")["seed"] in (b"18446744073709551615", "18446744073709551615"), info(r, "s")
+    r.execute_command("AMQ.CREATE", "s2", "blocked", 100, 0.01, "SEED", 2**63 - 1)
+    assert info(r, "s2")["seed"] == 2**63 - 1
 
 
 def test_static_and_wrong_kind_errors(env):
