@@ -298,13 +298,17 @@ static int shard_params(const char *in, int amq_type, FILE *f, int *family, uint
     if (s != NULL) {
         amq_sbloom_info si;
         amq_sbloom_link_info li;
+        amq_stats chain;
         const uint8_t *data;
         amq_sbloom_get_info(s, &si);
+        amq_filter_stats(flt, &chain);
         if (amq_sbloom_link(s, 0, &li, &data) != AMQ_OK)
             memset(&li, 0, sizeof li);
         *family = 'b';
         *capacity = li.entries;
-        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, ", li.entries, li.fpp);
+        /* what BF.RESERVE was given: the chain's rate (its first link's is tighter) */
+        fprintf(f, "{\"capacity\": %" PRIu64 ", \"error_rate\": %.17g, ", li.entries,
+                chain.fpp_target);
         if (si.options & AMQ_SBLOOM_NO_SCALING)
             fputs("\"nonscaling\": true}", f);
         else

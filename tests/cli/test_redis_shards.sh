@@ -30,6 +30,8 @@ grep -q '"format": "amq-sharded-filter"' tail.txt || fail "metadata format: $(ca
 grep -q '"keys": \["users:seen:{0.1}", "users:seen:{1.0}", "users:seen:{2.0}"\]' tail.txt ||
     fail "metadata keys: $(cat tail.txt)"
 grep -q '"shard_seed": "0x616d712e73686172"' tail.txt || fail "metadata seed"
+# params: what BF.RESERVE was given (--fpp 0.01; the first link's 0.005 was written before)
+grep -q '"error_rate": 0.01, "expansion": 2}' tail.txt || fail "metadata error_rate: $(cat tail.txt)"
 grep -q '"shards": 3, "version": 1}' tail.txt || fail "metadata shards/version"
 expect_eq "SET ... NX last" "NX" "$(tail -n 1 tail.txt)"
 expect_status 0 "$AMQ" export --to redis --shards 3 --replace users:seen s0.amq s1.amq s2.amq r.resp
