@@ -261,6 +261,11 @@ void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail
  * names into out[0..cap), the count returned. */
 size_t cli_format_names(const char **out, size_t cap);
 
+/* --fpp for a new filter of cfg->kind: a scalable-cuckoo filter's rate is its fingerprints' (a
+ * link's), which --fpp does not size, so create and build refuse an --fpp they do not meet.
+ * takes_bits: the command takes --fingerprint-bits (the message says so).  0, or -1 (reported). */
+int cli_check_fpp_met(const char *cmd, const amq_config *cfg, int takes_bits);
+
 /* For add and remove: when f is static (fuse, ribbon), says why it cannot
  * change and how to rebuild it, and returns 1; else 0. */
 int cli_refuse_static(const amq_filter *f, const char *path, const char *what);

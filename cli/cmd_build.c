@@ -59,7 +59,9 @@ static const char usage_options[] =
     "                   are spilled to $TMPDIR, 8 bytes per key); fuse has 8-bit\n"
     "                   fingerprints (fpp 1/256) unless --fpp is below 1/256 (16 bits,\n"
     "                   1.5e-05; a lower --fpp is refused)\n"
-    "  --fpp P          target false-positive rate (default 0.01)\n"
+    "  --fpp P          target false-positive rate (default 0.01; scalable-cuckoo:\n"
+    "                   its fingerprints' rate a link, 1.2e-4 (RedisBloom's 0.0156);\n"
+    "                   a lower P is refused)\n"
     "  --capacity N     size for N keys instead of counting them (one pass)\n"
     "  --allow-overfill save a filter that is past its capacity (its false-positive\n"
     "                   rate then exceeds the one it was created for); without it,\n"
@@ -393,7 +395,7 @@ int cmd_build(int argc, char **argv)
     double estimate = 0.0;
     int opt, rc = EXIT_TROUBLE, guava = 0, force = 0, stats = 0, progress = 0, quiet = 0;
     int hash_given = 0, algo_given = 0, threads = 0, counted_exactly = 0, overfill = 0;
-    int counted_at_all;
+    int counted_at_all, fpp_given = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&b, 0, sizeof b);
@@ -408,6 +410,7 @@ int cmd_build(int argc, char **argv)
         case O_FPP:
             if (cli_parse_fpp("--fpp", optarg, &cfg.fpp) != 0)
                 return EXIT_TROUBLE;
+            fpp_given = 1;
             break;
         case O_CAPACITY:
             if (cli_parse_capacity("--capacity", optarg, &cfg.capacity) != 0)
@@ -493,6 +496,9 @@ int cmd_build(int argc, char **argv)
     }
     /* Refuse early, before reading gigabytes. */
     if (cli_check_output(b.path, force) != 0)
+        return EXIT_TROUBLE;
+    cfg.kind = kind;
+    if (fpp_given && cli_check_fpp_met("build", &cfg, 0) != 0)
         return EXIT_TROUBLE;
     if (amq_kind_is_static(kind) && cfg.capacity != 0) {
         cli_error("build: --capacity does not apply to --type %s: a static filter is sized "

@@ -320,24 +320,13 @@ int cmd_create(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     cfg.kind = kind;
+    if (fpp_given && cli_check_fpp_met("create", &cfg, 1) != 0)
+        return EXIT_TROUBLE;
     memset(&err, 0, sizeof err);
     rc = amq_filter_new(&cfg, &f, &err);
     if (rc != AMQ_OK) {
         cli_lib_error(rc, &err, "create");
         return EXIT_TROUBLE;
-    }
-    if (fpp_given && kind == AMQ_KIND_SCALABLE_CUCKOO) {
-        /* its rate is its fingerprints' (a link's): an --fpp they do not meet is refused */
-        amq_stats st;
-        amq_filter_stats(f, &st);
-        if (st.fpp_target > cfg.fpp) {
-            cli_error("create: a scalable-cuckoo filter of these fingerprints answers %.3g of "
-                      "absent keys a link, over --fpp %g: give it more --fingerprint-bits (4 "
-                      "to 32; RedisBloom's layout has 8)",
-                      st.fpp_target, cfg.fpp);
-            amq_filter_free(f);
-            return EXIT_TROUBLE;
-        }
     }
     /* Chunked checksums: the first add to the file can be in place. */
     if (amq_kind_updates_in_place(amq_filter_kind(f)))

@@ -6,6 +6,7 @@
  * others answer AMQ_EUNSUPPORTED).
  */
 #define AMQ_ADVANCED_API 1 /* item counts that read no bit array (query --trust) */
+#include <math.h>
 #include <string.h>
 
 #include "amq/advanced.h"
@@ -115,6 +116,46 @@ int cli_warn_saturated(const char *path, amq_filter *f)
              st.fpp_target,
              st.fpp_now >= 0.5 ? "; most keys never added answer 'maybe present'" : "");
     return 1;
+}
+
+int cli_check_fpp_met(const char *cmd, const amq_config *cfg, int takes_bits)
+{
+    amq_config probe = *cfg;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    amq_stats st;
+    double step, least;
+
+    if (cfg->kind != AMQ_KIND_SCALABLE_CUCKOO)
+        return 0;
+    /* A link's rate is its fingerprints' and buckets', whatever its size: a small probe tells it. */
+    probe.capacity = 1024;
+    memset(&err, 0, sizeof err);
+    if (amq_filter_new(&probe, &f, &err) != AMQ_OK)
+        return 0; /* the real creation reports what is wrong */
+    amq_filter_stats(f, &st);
+    amq_filter_free(f);
+    if (st.fpp_target <= cfg->fpp)
+        return 0;
+    /* The least rate it meets, rounded up to 3 digits: the one to ask for instead. */
+    step = pow(10.0, floor(log10(st.fpp_target)) - 2.0);
+    least = ceil(st.fpp_target / step) * step;
+    if (takes_bits)
+        cli_error("%s: a scalable-cuckoo filter of these fingerprints answers %.3g of absent "
+                  "keys a link, over --fpp %g: give it more --fingerprint-bits (4 to 32; "
+                  "RedisBloom's layout has 8)",
+                  cmd, st.fpp_target, cfg->fpp);
+    else if (cfg->redisbloom)
+        cli_error("%s: a scalable-cuckoo filter in RedisBloom's layout (8-bit fingerprints) "
+                  "answers %.3g of absent keys a link, over --fpp %g: ask for --fpp %.3g or "
+                  "more, or drop --redisbloom",
+                  cmd, st.fpp_target, cfg->fpp, least);
+    else
+        cli_error("%s: a scalable-cuckoo filter of the default fingerprints (16 bits) answers "
+                  "%.3g of absent keys a link, over --fpp %g: ask for --fpp %.3g or more, or "
+                  "make it with 'amq create --fingerprint-bits F' and fill it with 'amq add'",
+                  cmd, st.fpp_target, cfg->fpp, least);
+    return -1;
 }
 
 int cli_filter_concurrent_adds(amq_filter *f)

@@ -174,6 +174,16 @@ expect_stderr_has "out of range"
 expect_status 0 "$AMQ" create x.amq --type scalable-cuckoo --capacity 100 --fpp 1e-6 \
     --fingerprint-bits 24
 expect_status 0 "$AMQ" create x2.amq --type scalable-cuckoo --capacity 100 --fpp 0.01
+# build shares create's check (it was silent: 16-bit fingerprints at 1.2e-4 for --fpp 1e-9)
+seq 1 2000 >sck.txt
+expect_status 2 "$AMQ" build bsc.amq sck.txt --type scalable-cuckoo --fpp 1e-9
+expect_stderr_has "answers 0.000122 of absent keys a link, over --fpp 1e-09: ask for --fpp 0.000123"
+[ ! -e bsc.amq ] || fail "a refused build left bsc.amq"
+expect_status 2 "$AMQ" build bsc.amq sck.txt --type scalable-cuckoo --redisbloom --fpp 0.001
+expect_stderr_has "RedisBloom's layout (8-bit fingerprints) answers 0.0156"
+expect_status 0 "$AMQ" build bsc.amq sck.txt --type scalable-cuckoo --fpp 0.000123
+expect_status 0 "$AMQ" build bsc2.amq sck.txt --type scalable-cuckoo --redisbloom --fpp 0.0156
+expect_status 0 "$AMQ" build bsc3.amq sck.txt --type scalable-cuckoo
 
 CASE=scalable-bloom
 expect_status 0 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 --fpp 0.001 --redisbloom
