@@ -226,6 +226,15 @@ int cli_for_each_batch_failed(const amq_filter *f, char **inputs, int ninputs,
  * idle core (online CPUs minus the rounded 1-minute load average, >= 1). */
 int cli_threads(int requested);
 
+/* ---- counting distinct keys (hll.c) ------------------------------------------------------ */
+/* HyperLogLog over 64-bit hashes: CLI_HLL_REGS one-byte registers, zeroed to start; the
+ * estimate's standard error is CLI_HLL_ERROR (relative). */
+#define CLI_HLL_BITS 16
+#define CLI_HLL_REGS (1u << CLI_HLL_BITS)
+#define CLI_HLL_ERROR (1.04 / 256.0)
+void cli_hll_add(uint8_t *reg, uint64_t x);
+double cli_hll_estimate(const uint8_t *reg);
+
 /* ---- kinds ------------------------------------------------------------------------------ */
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */

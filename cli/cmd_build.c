@@ -83,12 +83,10 @@ static const char usage_options[] =
     "  -q, --quiet      no progress\n";
 
 #define EXACT_LIMIT 1000000u
-#define HLL_BITS 16
-#define HLL_REGS (1u << HLL_BITS)
 
 typedef struct build {
     /* counting */
-    uint8_t hll[HLL_REGS];
+    uint8_t hll[CLI_HLL_REGS];
     cand_set exact;
     int exact_on;
     uint64_t keys[CLI_BATCH];
@@ -116,19 +114,11 @@ static int count_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, s
 {
     build *b = ctx;
     size_t i;
-    uint64_t x, w;
-    uint8_t rank;
 
     (void)lines;
     for (i = 0; i < n; i++) {
-        x = h[i].h1;
-        /* Register: the top 16 bits; rank: 1 + leading zeros of the rest
-         * (a sentinel bit bounds it at 49). */
-        w = (x << HLL_BITS) | (UINT64_C(1) << (HLL_BITS - 1));
-        rank = (uint8_t)(__builtin_clzll(w) + 1);
-        if (b->hll[x >> (64 - HLL_BITS)] < rank)
-            b->hll[x >> (64 - HLL_BITS)] = rank;
-        b->keys[i] = lineset_key(x);
+        cli_hll_add(b->hll, h[i].h1);
+        b->keys[i] = lineset_key(h[i].h1);
     }
     b->nkeys += n;
     if (b->exact_on) {
@@ -138,21 +128,6 @@ static int count_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, s
         }
     }
     return 0;
-}
-
-static double hll_estimate(const uint8_t *reg)
-{
-    double m = HLL_REGS, sum = 0.0, alpha = 0.7213 / (1.0 + 1.079 / m), e;
-    unsigned zeros = 0, j;
-
-    for (j = 0; j < HLL_REGS; j++) {
-        sum += ldexp(1.0, -(int)reg[j]);
-        zeros += reg[j] == 0;
-    }
-    e = alpha * m * m / sum;
-    if (e <= 2.5 * m && zeros > 0)
-        e = m * log(m / (double)zeros); /* linear counting */
-    return e;
 }
 
 /* The distinct keys counted (exactly, or HyperLogLog's estimate plus
@@ -166,8 +141,8 @@ static int count_result(build *b, uint64_t *distinct, double *estimate)
         b->exact_on = 0;
         return 1;
     }
-    *estimate = hll_estimate(b->hll);
-    *distinct = (uint64_t)ceil(*estimate * (1.0 + 3.0 * 1.04 / 256.0));
+    *estimate = cli_hll_estimate(b->hll);
+    *distinct = (uint64_t)ceil(*estimate * (1.0 + 3.0 * CLI_HLL_ERROR));
     return 0;
 }
 

@@ -63,8 +63,9 @@ static const char usage_text[] =
     "                     --approximate on a pipe, a filter that grows as needed)\n"
     "  --threads T        threads (default: one per idle core; 1: no reading thread,\n"
     "                     no partitions)\n"
-    "  --stats            print lines in, distinct out, duplicates, flagged lines,\n"
-    "                     filter size and peak memory on standard error\n"
+    "  --stats            print lines in, distinct out, duplicates, flagged lines\n"
+    "                     (--approximate: distinct lines in, estimated, and expected\n"
+    "                     false drops), filter size and peak memory on standard error\n"
     "  --json             --stats as one JSON object (implies --stats)\n"
     "  --progress         show progress on standard error even when it is not a\n"
     "                     terminal\n"
@@ -128,9 +129,11 @@ struct dedup {
     pthread_cond_t cv;
     uint64_t gen, done;
     int quit;
-    /* --approximate: expected false drops, integrated between checkpoints */
-    uint64_t new_lines, next_check, last_n;
-    double last_fpp, expected_loss;
+    /* --approximate: expected false drops, integrated between checkpoints over the distinct
+     * lines offered (a HyperLogLog count of them: dropped lines hold repeats too) */
+    uint64_t new_lines, next_check;
+    double last_n, last_fpp, expected_loss, distinct_in;
+    uint8_t hll[CLI_HLL_REGS];
     uint64_t filter_bytes;
     char kind_name[32];
     amq_config cfg;
@@ -481,17 +484,24 @@ static int pass2_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, s
 
 /*
  * The expected number of lines wrongly dropped is the sum, over the first
- * occurrences of distinct lines, of the filter's false-positive rate at
- * that moment.  The rate is sampled (amq_filter_stats) each time the number
- * of new lines doubles, and integrated between samples as a power law
- * n^a through both ends - Bloom rates grow as a power of the fill.
+ * occurrences of distinct lines offered (kept or dropped), of the filter's
+ * false-positive rate at that moment.  Those lines are counted by
+ * HyperLogLog (the dropped ones hold repeats too), and the rate is sampled
+ * (amq_filter_stats) each time the lines read double, and integrated
+ * between samples as a power law n^a through both ends - Bloom rates grow
+ * as a power of the fill.
  */
 static void loss_checkpoint(dedup *d)
 {
     amq_stats st;
-    double n0 = (double)d->last_n, n1 = (double)d->new_lines, f0 = d->last_fpp, f1, a, r;
+    double n0 = d->last_n, n1, f0 = d->last_fpp, f1, a, r;
 
-    if (d->new_lines <= d->last_n)
+    /* Never fewer than the lines kept, each a distinct line. */
+    n1 = cli_hll_estimate(d->hll);
+    if (n1 < (double)d->new_lines)
+        n1 = (double)d->new_lines;
+    d->distinct_in = n1;
+    if (n1 <= n0)
         return;
     amq_filter_stats(d->f, &st);
     f1 = st.fpp_now;
@@ -503,8 +513,25 @@ static void loss_checkpoint(dedup *d)
         r = n1 / n0;
         d->expected_loss += f0 * n0 / (a + 1.0) * (pow(r, a + 1.0) - 1.0);
     }
-    d->last_n = d->new_lines;
+    d->last_n = n1;
     d->last_fpp = f1;
+}
+
+/*
+ * At the end: every distinct line offered and not kept was wrongly dropped,
+ * so the count of them less the lines kept measures the loss too, within
+ * HyperLogLog's error.  The integral is the finer estimate while the filter
+ * keeps up; when the count shows more lost than it by over three standard
+ * errors (a filter saturated between two samples), the count is taken.
+ */
+static void loss_final(dedup *d)
+{
+    double counted;
+
+    loss_checkpoint(d);
+    counted = d->distinct_in - (double)d->new_lines;
+    if (counted - d->expected_loss > 3.0 * CLI_HLL_ERROR * d->distinct_in)
+        d->expected_loss = counted;
 }
 
 static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, size_t n)
@@ -519,6 +546,7 @@ static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, 
         return EXIT_TROUBLE;
     }
     for (i = 0; i < n; i++) {
+        cli_hll_add(d->hll, h[i].h1);
         if (d->added[i]) {
             emit(d, &lines[i]);
             d->new_lines++;
@@ -527,9 +555,10 @@ static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, 
         }
     }
     d->lines_in += n;
-    if (d->new_lines >= d->next_check) {
+    /* By the lines read, not kept: a saturated filter keeps none but loses them. */
+    if (d->lines_in >= d->next_check) {
         loss_checkpoint(d);
-        d->next_check = d->new_lines * 2;
+        d->next_check = d->lines_in * 2;
     }
     return 0;
 }
@@ -584,7 +613,8 @@ static void print_stats_json(const dedup *d, double seconds, const struct rusage
             (unsigned long long)d->lines_in, (unsigned long long)d->lines_out,
             (unsigned long long)(d->lines_in - d->lines_out), d->approximate ? "true" : "false");
     if (d->approximate)
-        fprintf(stderr, "\"expected_false_drops\": %.6g, ", d->expected_loss);
+        fprintf(stderr, "\"distinct_in_estimate\": %.0f, \"expected_false_drops\": %.6g, ",
+                d->distinct_in, d->expected_loss);
     else
         fprintf(stderr, "\"flagged\": %llu, \"candidates\": %llu, ",
                 (unsigned long long)d->flagged, (unsigned long long)d->candidates);
@@ -613,6 +643,7 @@ static void print_stats(const dedup *d, double seconds)
             (unsigned long long)(d->lines_in - d->lines_out),
             d->approximate ? " (dropped: duplicates and false positives)" : "");
     if (d->approximate) {
+        fprintf(stderr, "distinct in:      about %.0f (HyperLogLog)\n", d->distinct_in);
         fprintf(stderr, "expected false:   %.3g lines wrongly dropped\n", d->expected_loss);
     } else {
         fprintf(stderr, "flagged:          %llu lines the filter had maybe seen (%llu false "
@@ -685,10 +716,10 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
 
     if (d->approximate) {
         cli_progress_phase(pg, "dedup", total);
-        d->next_check = 65536;
+        d->next_check = CLI_BATCH;
         rc = cli_scan(&o, approx_batch, d);
         if (rc == 0)
-            loss_checkpoint(d);
+            loss_final(d);
         if (scaling) {
             amq_stats st;
             amq_filter_stats(d->f, &st);
@@ -848,11 +879,11 @@ int cmd_dedup(int argc, char **argv)
         cli_warn("dedup --approximate: %llu lines dropped; expected number of distinct lines "
                  "among them wrongly dropped (false positives): %.3g",
                  (unsigned long long)d.flagged, d.expected_loss);
-    if (rc == 0 && d.approximate && d.new_lines > d.capacity && !d.quiet &&
+    if (rc == 0 && d.approximate && d.distinct_in > (double)d.capacity && !d.quiet &&
         strcmp(d.kind_name, "scalable-bloom") != 0)
-        cli_warn("dedup: %llu distinct lines is over the filter's capacity of %llu; give "
-                 "--capacity for fewer losses", (unsigned long long)d.new_lines,
-                 (unsigned long long)d.capacity);
+        cli_warn("dedup: about %.0f distinct lines in (a HyperLogLog estimate; %llu kept), over "
+                 "the filter's capacity of %llu; give --capacity for fewer losses",
+                 d.distinct_in, (unsigned long long)d.new_lines, (unsigned long long)d.capacity);
     if (d.stats && rc == 0)
         print_stats(&d, elapsed_since(&t0));
     amq_filter_free(d.f);

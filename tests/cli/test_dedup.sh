@@ -205,6 +205,21 @@ lost, exp = $lost, float('$exp')
 # the expected loss is a mean; the count is near it (Poisson-like spread)
 sys.exit(0 if exp > 100 and abs(lost - exp) < 5 * exp ** 0.5 + 0.1 * exp else 1)
 " || fail "approximate: $lost lines lost, $exp expected"
+# Past its capacity the filter saturates and keeps nothing more: the estimate counts the
+# distinct lines offered, not the kept ones (it said 53 lost of 49,894).
+seq 1 50000 >sat.txt
+"$AMQ" dedup --approximate --capacity 5 --stats --json sat.txt >got 2>note.txt
+lost=$((50000 - $(wc -l <got)))
+/usr/bin/python3 - "$lost" note.txt <<'PY' || fail "saturated: $(cat note.txt)"
+import json, sys
+lost = int(sys.argv[1])
+text = open(sys.argv[2]).read()
+d = json.loads([l for l in text.splitlines() if l.startswith("{")][-1])
+assert abs(d["expected_false_drops"] - lost) < 0.02 * 50000, (d["expected_false_drops"], lost)
+assert abs(d["distinct_in_estimate"] - 50000) < 0.02 * 50000, d["distinct_in_estimate"]
+PY
+grep -q "about [0-9]* distinct lines in (a HyperLogLog estimate; $((50000 - lost)) kept), over the filter's capacity of 5" note.txt ||
+    fail "saturated warning: $(cat note.txt)"
 cat approx.txt | "$AMQ" dedup --approximate --quiet --fpp 1e-9 >got 2>note.txt
 expect_eq "--quiet silences the note" "" "$(cat note.txt)"
 expect_same_file want got
