@@ -14,22 +14,50 @@ static const char usage_text[] =
     "hash count, ...), capacity (for a kind that grows: where its next growth\n"
     "starts), bytes, items added, bits per item, fill ratio, and the expected\n"
     "false-positive rate now and at capacity (for the expandable and quotient\n"
-    "kinds: the target they hold at every size; for the scalable kinds: the rate of\n"
-    "the first Bloom link, each next one's half, or of one full cuckoo link).\n"
+    "kinds: the target they hold at every size; for scalable-bloom: the chain's\n"
+    "target, with its first link's rate and the factor each next link's is\n"
+    "tightened by - x0.5 in RedisBloom's layout, x0.8 natively; for\n"
+    "scalable-cuckoo: the rate of one full link).\n"
     "\n"
     "  --json   print one JSON object instead\n";
 
-/* The rate now and what the kind holds it to: a sized kind's rate at
- * capacity; the unsized kinds' target at every size; RedisBloom's
- * scalable kinds' first link (each next Bloom link at half the rate before:
- * the whole under twice it) or full link (cuckoo links keep their rate
- * each, so that the whole's grows with them). */
-static void fpp_line(const amq_stats *st)
+/* A scalable Bloom filter's chain as the library describes it. */
+typedef struct sbloom_chain {
+    double first, tightening;
+    int scaling;
+} sbloom_chain;
+
+static int chain_field(void *ctx, const amq_field *fld)
 {
-    if (st->kind == AMQ_KIND_SCALABLE_BLOOM)
-        printf("%-17s %.3g now, %.3g the first link's (each next link's half)\n",
-               "false positives:", st->fpp_now, st->fpp_target);
-    else if (st->kind == AMQ_KIND_SCALABLE_CUCKOO)
+    sbloom_chain *c = ctx;
+    if (strcmp(fld->name, "first_link_error") == 0 && fld->type == AMQ_FIELD_F64)
+        c->first = fld->f64;
+    else if (strcmp(fld->name, "tightening") == 0 && fld->type == AMQ_FIELD_F64)
+        c->tightening = fld->f64;
+    else if (strcmp(fld->name, "scaling") == 0 && fld->type == AMQ_FIELD_STR)
+        c->scaling = fld->str != NULL && strcmp(fld->str, "yes") == 0;
+    return 0;
+}
+
+/* The rate now and what the kind holds it to: a sized kind's rate at
+ * capacity; the unsized kinds' target at every size; a scalable Bloom
+ * filter's target for the whole chain, with its first link's rate and the
+ * factor of each next link's (from the file: RedisBloom's layout halves,
+ * the native one tightens by 0.8); a scalable cuckoo filter's full link
+ * (cuckoo links keep their rate each, so that the whole's grows with them). */
+static void fpp_line(const amq_filter *f, const amq_stats *st)
+{
+    if (st->kind == AMQ_KIND_SCALABLE_BLOOM) {
+        sbloom_chain c = {st->fpp_target, 0.0, 0};
+        amq_filter_describe(f, chain_field, &c);
+        if (c.scaling)
+            printf("%-17s %.3g now, target %.3g for the chain (its links' rates: %.3g the "
+                   "first, each next x%g)\n",
+                   "false positives:", st->fpp_now, st->fpp_target, c.first, c.tightening);
+        else
+            printf("%-17s %.3g now, %.3g at capacity (one link, not scaling)\n",
+                   "false positives:", st->fpp_now, c.first);
+    } else if (st->kind == AMQ_KIND_SCALABLE_CUCKOO)
         printf("%-17s %.3g now, %.3g a full link (the rate adds up over links)\n",
                "false positives:", st->fpp_now, st->fpp_target);
     else if (cli_kind_unsized(st->kind))
@@ -187,7 +215,7 @@ int cmd_info(int argc, char **argv)
             printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
             printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);
         }
-        fpp_line(&st);
+        fpp_line(f, &st);
         amq_filter_describe(f, field_text, NULL);
     }
     amq_filter_free(f);

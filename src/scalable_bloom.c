@@ -25,15 +25,7 @@
  * separate block lets a large array come from fresh zero pages. */
 #define SB_INLINE_MAX 4096u
 
-/* Error ratio between consecutive links. */
-#define RB_TIGHTENING 0.5
-#define NATIVE_TIGHTENING 0.8
 #define RB_NEW_OPTIONS (AMQ_SBLOOM_NOROUND | AMQ_SBLOOM_FORCE64)
-
-static double tightening(const amq_sbloom *s)
-{
-    return s->redisbloom ? RB_TIGHTENING : NATIVE_TIGHTENING;
-}
 
 /* ---- links -------------------------------------------------------------------------- */
 
@@ -359,7 +351,7 @@ static int grow(amq_sbloom *s)
     amq_sbloom_params p;
     amq_sbloom_link_info li;
     const sb_link *last = &clnk(s)[s->n - 1];
-    double error = last->error * tightening(s);
+    double error = last->error * amq_sb_tightening(s);
     int rc;
 
     if (s->n >= AMQ_SBLOOM_MAX_LINKS || last->entries > UINT64_MAX / s->growth ||

@@ -49,6 +49,16 @@ struct amq_sbloom {
 /* 112 bytes: with a default filter's 144 bytes of bits, one 256-byte block. */
 _Static_assert(sizeof(struct amq_sbloom) <= 112, "the chain's block grew");
 
+/* Error ratio between consecutive links (the first link has the chain's error times 0.5, or
+ * times 1 - 0.8 natively, so that the links' rates sum to at most the chain's). */
+#define RB_TIGHTENING 0.5
+#define NATIVE_TIGHTENING 0.8
+
+static inline double amq_sb_tightening(const amq_sbloom *s)
+{
+    return s->redisbloom ? RB_TIGHTENING : NATIVE_TIGHTENING;
+}
+
 static inline uint64_t l_bits(const sb_link *l)
 {
     return l->geo >> 19;

@@ -125,7 +125,10 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
     return AMQ_FIELDS(fn, ctx, AMQ_STR("layout", s->redisbloom ? "redisbloom" : "native"),
                       AMQ_U64("links", in.links), AMQ_U64("expansion", s->growth),
                       AMQ_STR("scaling", (s->options & AMQ_SBLOOM_NO_SCALING) ? "no" : "yes"),
-                      AMQ_F64("error", s->error), AMQ_U64("options", s->options),
+                      AMQ_F64("error", s->error),
+                      AMQ_F64("first_link_error", s->n > 0 ? clnk(s)[0].error : s->error),
+                      AMQ_F64("tightening", amq_sb_tightening(s)),
+                      AMQ_U64("options", s->options),
                       AMQ_U64("redisbloom_size", in.info_bytes));
 }
 

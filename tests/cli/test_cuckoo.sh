@@ -193,14 +193,28 @@ expect_status 0 "$AMQ" add sb.amq keys
 expect_eq "every key present" 20000 "$("$AMQ" query -c sb.amq keys)"
 "$AMQ" info sb.amq >info.txt
 grep -q '^links: *8$' info.txt || fail "100 doubling to 20000 items: 8 links: $(cat info.txt)"
-grep -q "^false positives: .* now, 0\.001 the first link's (each next link's half)$" info.txt ||
+# the file's own chain: the target, the first link's rate (RedisBloom: half of it) and the
+# factor of each next link's (it said "0.001 the first link's", which is built at 0.0005)
+grep -q "^false positives: .* now, target 0\.001 for the chain (its links' rates: 0\.0005 the first, each next x0\.5)$" info.txt ||
     fail "rate line: $(cat info.txt)"
+grep -q '^first link error: *0\.0005$' info.txt || fail "first link error: $(cat info.txt)"
+"$AMQ" info --json sb.amq | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert (d["fpp_target"], d["first_link_error"], d["tightening"]) == (0.001, 0.0005, 0.5), d' ||
+    fail "info --json: the chain's target, first link, tightening"
 expect_status 0 "$AMQ" create sbn.amq --type scalable-bloom --capacity 100 --expansion 4
 expect_status 0 "$AMQ" add sbn.amq keys
 expect_eq "native: every key present" 20000 "$("$AMQ" query -c sbn.amq keys)"
+"$AMQ" info sbn.amq >info.txt
+grep -q "^false positives: .* now, target 0\.01 for the chain (its links' rates: 0\.002 the first, each next x0\.8)$" info.txt ||
+    fail "native rate line (the first link at a fifth): $(cat info.txt)"
 fp=$("$AMQ" query -c sbn.amq absent)
 [ "$fp" -lt 200 ] || fail "native scalable Bloom at 1% gave $fp false positives of 20000"
 expect_status 0 "$AMQ" create sbf.amq --type scalable-bloom --capacity 100 --nonscaling
+"$AMQ" info sbf.amq >info.txt
+grep -q "^false positives: .* now, 0\.01 at capacity (one link, not scaling)$" info.txt ||
+    fail "non-scaling rate line: $(cat info.txt)"
 cp sbf.amq sbf.orig
 expect_status 2 "$AMQ" add sbf.amq keys
 expect_stderr_has "full"
