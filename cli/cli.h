@@ -7,6 +7,7 @@
 #ifndef AMQ_CLI_H
 #define AMQ_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,19 @@
 #define EXIT_SELECTED 0
 #define EXIT_NONE 1
 #define EXIT_TROUBLE 2
+
+/*
+ * Every command parses its options through cli_getopt_long (the macro below): under
+ * 'amq CMD [ARGS...] --list-options' (main.c sets cli_list_options) its first call prints the
+ * table it was given - the options the parser that runs for ARGS accepts, "--name" or
+ * "--name ARG" (and "-x" or "-x ARG" for the short ones), one a line - and exits 0, so that
+ * shell completion and the tests take them from the parser itself.
+ */
+extern int cli_list_options;
+int cli_getopt_long(int argc, char *const *argv, const char *shortopts,
+                    const struct option *longopts, int *longindex);
+#define getopt_long(argc, argv, shortopts, longopts, longindex)                                    \
+    cli_getopt_long(argc, argv, shortopts, longopts, longindex)
 
 extern const char *cli_prog; /* "amq" */
 extern const char *cli_cmd;  /* the subcommand running, for messages */

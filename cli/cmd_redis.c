@@ -229,9 +229,10 @@ int cli_redisbloom_form(amq_filter *f)
 
 int cmd_export_redis(int argc, char **argv)
 {
-    enum { O_TO = 256, O_FORCE, O_REPLACE, O_AMQ };
+    enum { O_TO = 256, O_FORCE, O_REPLACE, O_AMQ, O_SHARDS };
     static const struct option opts[] = {
         {"to", required_argument, NULL, O_TO},
+        {"shards", required_argument, NULL, O_SHARDS},
         {"force", no_argument, NULL, O_FORCE},
         {"replace", no_argument, NULL, O_REPLACE},
         {"amq", no_argument, NULL, O_AMQ},
@@ -267,6 +268,9 @@ int cmd_export_redis(int argc, char **argv)
         case O_AMQ:
             amqtype = 1;
             break;
+        case O_SHARDS: /* an abbreviation (--shard): the sharded parser reads it all again */
+            optind = 1;
+            return cmd_export_redis_sharded(argc, argv);
         case 'h':
             fputs(export_usage, stdout);
             return 0;
@@ -750,9 +754,10 @@ static int import_dump(resp_in *r, const char *out, int force)
 
 int cmd_import_redis(int argc, char **argv)
 {
-    enum { O_FROM = 256, O_FORCE };
+    enum { O_FROM = 256, O_FORCE, O_SHARDS };
     static const struct option opts[] = {
         {"from", required_argument, NULL, O_FROM},
+        {"shards", required_argument, NULL, O_SHARDS},
         {"force", no_argument, NULL, O_FORCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -773,6 +778,9 @@ int cmd_import_redis(int argc, char **argv)
         case O_FORCE:
             force = 1;
             break;
+        case O_SHARDS: /* an abbreviation (--shard): the sharded parser reads it all again */
+            optind = 1;
+            return cmd_import_redis_sharded(argc, argv);
         case 'h':
             fputs(import_usage, stdout);
             return 0;

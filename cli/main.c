@@ -30,16 +30,17 @@ static const struct command {
 
 static char prog_name[] = "amq";
 
-/* amq help kinds|formats|hashes: the names from the tables the code uses
+/* amq help kinds [create]|formats|hashes: the names from the tables the code uses
  * (for scripts and shell completion).  1 if topic is one of them. */
-static int list_names(const char *topic)
+static int list_names(const char *topic, const char *cmd)
 {
     const char *names[256];
     size_t i, n = 0;
     uint32_t id;
 
     if (strcmp(topic, "kinds") == 0) {
-        n = cli_kind_names(names, 256, 0);
+        /* 'amq help kinds create': those --type of create takes (not the static ones) */
+        n = cli_kind_names(names, 256, cmd != NULL && strcmp(cmd, "create") == 0);
     } else if (strcmp(topic, "formats") == 0) {
         n = cli_format_names(names, 256);
     } else if (strcmp(topic, "hashes") == 0) {
@@ -74,7 +75,7 @@ static void usage(FILE *out)
         fputc('\n', out);
     }
     fprintf(out, "\n'amq <command> --help' describes a command; 'man amq' has the details.\n"
-                 "'amq help kinds', 'amq help formats', 'amq help hashes' list the names\n"
+                 "'amq help kinds [create]', 'amq help formats', 'amq help hashes' list the names\n"
                  "--type, --from/--to and --hash take, one a line.\n"
                  "Exit status: 0 success (query: a line selected), 1 query selected nothing,\n"
                  "2 error.  Long commands show progress on a terminal (--progress: always,\n"
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
             for (i = 0; i < NCOMMANDS; i++)
                 if (strcmp(commands[i].name, argv[2]) == 0)
                     return stdout_status(commands[i].fn(2, hargv));
-            if (list_names(argv[2]))
+            if (list_names(argv[2], argc > 3 ? argv[3] : NULL))
                 return stdout_status(0);
             cli_error("'%s' is not an amq command (see 'amq --help')", argv[2]);
             return EXIT_TROUBLE;
@@ -130,6 +131,15 @@ int main(int argc, char **argv)
                 if (strcmp(argv[j], "--version") == 0) {
                     printf("amq %s (libamq %s)\n", AMQ_VERSION_STRING, amq_version_string());
                     return stdout_status(0);
+                }
+            }
+            /* --list-options (hidden, for completion) anywhere before "--": out of argv. */
+            for (j = 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
+                if (strcmp(argv[j], "--list-options") == 0) {
+                    cli_list_options = 1;
+                    memmove(argv + j, argv + j + 1, (size_t)(argc - j) * sizeof *argv);
+                    argc--;
+                    break;
                 }
             }
             cli_cmd = commands[i].name;

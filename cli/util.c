@@ -324,3 +324,21 @@ int cli_threads(int requested)
     }
     return (int)n;
 }
+
+int cli_list_options;
+
+int cli_getopt_long(int argc, char *const *argv, const char *shortopts,
+                    const struct option *longopts, int *longindex)
+{
+    const struct option *o;
+    const char *s;
+
+    if (!cli_list_options)
+        return (getopt_long)(argc, argv, shortopts, longopts, longindex); /* the real one */
+    for (o = longopts; o->name != NULL; o++)
+        printf("--%s%s\n", o->name, o->has_arg == required_argument ? " ARG" : "");
+    for (s = shortopts; *s != '\0'; s++)
+        if (*s != ':')
+            printf("-%c%s\n", *s, s[1] == ':' ? " ARG" : "");
+    exit(cli_out_close() == 0 ? 0 : EXIT_TROUBLE);
+}

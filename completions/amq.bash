@@ -1,20 +1,30 @@
 # bash completion for amq (installed by `make install` as
 # $(datadir)/bash-completion/completions/amq).  Commands come from
-# `amq --help`, options from `amq COMMAND --help`, the names of kinds,
-# formats and hashes from `amq help kinds|formats|hashes`, so that completion
-# follows the installed tool without a list to keep up to date.
+# `amq --help`; a command's options from the option table of its parser
+# (`amq COMMAND --list-options WORDS...`, with the words typed so far, so that
+# `export --to redis --shards N` offers that parser's); the names of kinds,
+# formats and hashes from `amq help kinds [create]|formats|hashes`: nothing
+# here to keep up to date.
 
 _amq_commands() {
     amq --help 2>/dev/null | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'
 }
 
+# _amq_option_table CMD WORDS...: "--name" or "--name ARG", one a line.
+# --list-options goes right after CMD: before any "--", where amq looks for it.
+_amq_option_table() {
+    local cmd=$1
+    shift
+    amq "$cmd" --list-options "$@" 2>/dev/null
+}
+
+# _amq_options CMD WORDS...: the option names alone.
 _amq_options() {
-    amq "$1" --help 2>/dev/null | grep -oE -- '(^|[ [,])--[a-z][a-z0-9-]*' |
-        sed 's/^[ [,]*//' | sort -u
+    _amq_option_table "$@" | cut -d' ' -f1
 }
 
 _amq() {
-    local cur prev cmd
+    local cur prev cmd table
     COMPREPLY=()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -25,7 +35,7 @@ _amq() {
     cmd=${COMP_WORDS[1]}
     case "$prev" in
     --type)
-        COMPREPLY=($(compgen -W "$(amq help kinds 2>/dev/null)" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(amq help kinds "$cmd" 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --hash)
         COMPREPLY=($(compgen -W "$(amq help hashes 2>/dev/null)" -- "$cur"))
@@ -36,14 +46,13 @@ _amq() {
     --from|--to)
         COMPREPLY=($(compgen -W "$(amq help formats 2>/dev/null)" -- "$cur"))
         return 0 ;;
-    --capacity|--fpp|--seed|--threads|--bits|--hashes|--bits-per-key|--bucket-size|\
-    --fingerprint-bits|--max-kicks|--expansion|--partitions)
-        return 0 ;;
     esac
+    table=$(_amq_option_table "$cmd" "${COMP_WORDS[@]:2:COMP_CWORD-2}")
     if [ "${cur#-}" != "$cur" ]; then
-        COMPREPLY=($(compgen -W "$(_amq_options "$cmd")" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(echo "$table" | cut -d' ' -f1)" -- "$cur"))
         return 0
     fi
+    # The value of an option that takes one (a number, a file): files.
     COMPREPLY=($(compgen -f -- "$cur"))
     return 0
 }
