@@ -40,4 +40,55 @@ size=$(stat -c %s phones.amq)
 expect_eq "dedup = awk" "$(awk '!seen[$0]++' names.txt | cmp - unique.txt && echo same)" same
 expect_eq "Guava round trip" 5000 "$("$AMQ" query -c emails2.amq emails.txt.zst)"
 
+CASE=every-option-described
+# "amq <command> --help and man amq describe every option": every option of every parser
+# (amq CMD --list-options, the table completion offers) is in its --help and its man page
+# paragraph (or, shared, in DESCRIPTION).  The man page lacked --window, --rate, --partitions,
+# --now, --invert, --count.
+/usr/bin/python3 - "$AMQ" "$REPO/docs/amq.1" >opts.txt 2>&1 <<'PY' || fail "$(cat opts.txt)"
+import re, subprocess, sys
+amq, man = sys.argv[1], sys.argv[2]
+text = open(man).read()
+# The options every command that has them shares (--progress, -q/--quiet, --json) are
+# described once, in DESCRIPTION; the others in their command's paragraph, from ".TP" and
+# its synopsis ("amq CMD ...", "amq export --to redis --shards ...") to the next one.
+desc = text[text.index(".SH DESCRIPTION"):text.index(".SH COMMANDS")]
+heads = list(re.finditer(r'^\.TP\n\.BI? "amq (\w+)((?: \\-\\-(?:from|to) \w+)?(?: \\-\\-shards)?)',
+                         text, re.M))
+sections = {}
+for i, m in enumerate(heads):
+    end = heads[i + 1].start() if i + 1 < len(heads) else text.index(".SH EXIT STATUS")
+    key = (m.group(1) + m.group(2).replace('\\-', '-')).strip()
+    sections[key] = sections.get(key, '') + text[m.start():end]
+ctxs = ["create", "add", "remove", "query", "info", "build", "merge", "dedup", "hash",
+        "import --from guava", "import --from redis", "import --from redis --shards",
+        "export --to guava", "export --to redis", "export --to redis --shards"]
+def has(opt, t, escaped):
+    o = opt.replace('-', '\\-') if escaped else opt
+    return re.search(r'(?<![\w\\-])' + re.escape(o) + r'(?![\w-])', t) is not None
+bad = []
+for ctx in ctxs:
+    words = ctx.split() + (["2"] if ctx.endswith("--shards") else [])
+    table = subprocess.run([amq, words[0], "--list-options"] + words[1:], capture_output=True,
+                           text=True).stdout.split("\n")
+    helptext = subprocess.run([amq] + words + ["--help"], capture_output=True, text=True).stdout
+    if "--help" not in table:
+        bad.append("amq %s --list-options: no table" % ctx)
+    # a redis paragraph goes on in its --shards one (--shards switches to that parser)
+    sec = "".join(v for k, v in sections.items() if k == ctx or k.startswith(ctx + " "))
+    if not sec:
+        bad.append("no man page paragraph for 'amq %s'" % ctx)
+    for line in table:
+        opt = line.split(" ")[0]
+        if opt in ("", "--help", "-h"):
+            continue
+        if not has(opt, sec, True) and not has(opt, desc, True):
+            bad.append("the man page, amq %s: %s" % (ctx, opt))
+        if not has(opt, helptext, False):
+            bad.append("amq %s --help: %s" % (ctx, opt))
+if bad:
+    print("options not described:\n  " + "\n  ".join(bad))
+    sys.exit(1)
+PY
+
 finish
