@@ -6,19 +6,14 @@
 # goes to <amq/advanced.h> unless the stable API cannot say it), each named
 # by a test.  The deprecated old names of amq/compat.h count apart (kept one
 # minor version after a rename).  Prints the three counts.
+# check-exports.sh --stable-count [INCLUDE_DIR] prints the number of stable
+# functions the headers declare (what README.md and docs/api.md state;
+# tests/cli/test_readme.sh compares).
 set -e
 lib=$1
 inc=${2:-include}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/amq-exports-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-
-nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u > "$tmp/exported"
-bad=$(grep -v '^amq_' "$tmp/exported" || true)
-if [ -n "$bad" ]; then
-    echo "check-exports: $lib exports symbols outside the amq_ namespace:" >&2
-    echo "$bad" >&2
-    exit 1
-fi
 
 # The name of every function an AMQ_API declaration introduces (the
 # declaration may span lines: the name is the identifier before the first
@@ -28,10 +23,25 @@ declared() {
         perl -0pe 's{/\*.*?\*/}{}gs; s{^[ \t]*#.*$}{}mg' "$h" | tr '\n' ' ' | grep -o 'AMQ_API [^(;]*(' | sed 's/($//; s/.*[ *]//'
     done | sort -u
 }
-# amq/fuse_view.h is part of the advanced API (advanced.h includes it); amq/compat.h holds
-# the deprecated names
-declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$' | grep -v '/fuse_view\.h$' |
-                        grep -v '/compat\.h$') > "$tmp/stable"
+# The stable functions: amq/fuse_view.h is part of the advanced API (advanced.h includes it);
+# amq/compat.h holds the deprecated names.
+stable() {
+    declared "$inc"/amq.h $(ls "$inc"/amq/*.h | grep -v '/advanced\.h$' | grep -v '/fuse_view\.h$' |
+                            grep -v '/compat\.h$')
+}
+if [ "$lib" = --stable-count ]; then
+    stable | wc -l
+    exit 0
+fi
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u > "$tmp/exported"
+bad=$(grep -v '^amq_' "$tmp/exported" || true)
+if [ -n "$bad" ]; then
+    echo "check-exports: $lib exports symbols outside the amq_ namespace:" >&2
+    echo "$bad" >&2
+    exit 1
+fi
+
+stable > "$tmp/stable"
 declared "$inc"/amq/advanced.h "$inc"/amq/fuse_view.h > "$tmp/advanced"
 declared "$inc"/amq/compat.h > "$tmp/deprecated"
 sort -u "$tmp/stable" "$tmp/advanced" "$tmp/deprecated" > "$tmp/declared"

@@ -91,4 +91,14 @@ if bad:
     sys.exit(1)
 PY
 
+CASE=stable-api-count
+# The number of stable functions README.md and docs/api.md state is the headers' (README said
+# 95 while check-exports.sh counted 96).
+n=$(sh "$REPO/scripts/check-exports.sh" --stable-count "$REPO/include")
+[ "$n" -gt 0 ] || fail "check-exports.sh --stable-count printed '$n'"
+grep -q "The stable API is $n functions" "$REPO/README.md" ||
+    fail "README.md: $(grep -o 'The stable API is [0-9]* functions' "$REPO/README.md"), the headers $n"
+grep -q "^## The stable API ($n functions)" "$REPO/docs/api.md" ||
+    fail "docs/api.md: $(grep '^## The stable API' "$REPO/docs/api.md"), the headers $n"
+
 finish
