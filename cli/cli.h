@@ -106,6 +106,10 @@ void cli_out_init(void);
 int cli_out_close(void);
 
 /* ---- inputs ------------------------------------------------------------------ */
+/* The compressed formats an INPUT is recognized in and decompressed from (input.c's magic
+ * numbers), in every help text that says so: one wording from one place. */
+#define CLI_COMPRESSED "gzip, zstd, xz and bzip2"
+
 /*
  * The bytes of one INPUT (input.c): a file, "-" for standard input, or an
  * open descriptor; gzip data (magic 1f 8b) is decompressed unless raw.

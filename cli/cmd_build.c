@@ -42,14 +42,15 @@ static const char usage_text[] =
     "                 [--quiet]\n"
     "\n"
     "Creates FILE holding a filter of the keys (lines) of the INPUTs (none or '-':\n"
-    "standard input; gzip files are decompressed), sized for the number of distinct\n"
-    "keys: counted exactly up to 1,000,000, estimated above (HyperLogLog, plus a\n"
-    "margin of three standard errors, 1.2 %), unless --capacity is given.  A filter\n"
-    "of fixed size that the keys take past its capacity (more keys than --capacity,\n"
-    "or an input grown since it was counted) is refused, FILE not written, unless\n"
-    "--allow-overfill.  Cuckoo and aging filters get each distinct key once (an\n"
-    "aging filter's window is the distinct keys: a repeat would move it).  FILE\n"
-    "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the filter to it.\n"
+    "standard input; " CLI_COMPRESSED " input is decompressed), sized for the\n"
+    "number of distinct keys: counted exactly up to 1,000,000, estimated above\n"
+    "(HyperLogLog, plus a margin of three standard errors, 1.2 %), unless --capacity\n"
+    "is given.  A filter of fixed size that the keys take past its capacity (more\n"
+    "keys than --capacity, or an input grown since it was counted) is refused, FILE\n"
+    "not written, unless --allow-overfill.  Cuckoo and aging filters get each\n"
+    "distinct key once (an aging filter's window is the distinct keys: a repeat\n"
+    "would move it).  FILE '-' (or /dev/stdout, /dev/fd/N: an open descriptor)\n"
+    "writes the filter to it.\n"
     "\n";
 
 /* After the --type line, which lists the kinds built in. */

@@ -16,8 +16,9 @@
 static const char usage_head[] =
     "usage: amq remove FILE [INPUT...] [--stats [--json]] [--progress] [-q]\n"
     "\n"
-    "Removes one copy of each line of the INPUTs (none or '-': standard input)\n"
-    "from the filter in FILE and saves it atomically.\n"
+    "Removes one copy of each line of the INPUTs (none or '-': standard input;\n"
+    CLI_COMPRESSED " input is decompressed) from the filter in FILE and\n"
+    "saves it atomically.\n"
     "Only %s filters can remove keys.\n"
     "Remove only keys that were added: removing a key that was never added may\n"
     "remove another key's fingerprint.\n"

@@ -62,7 +62,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: amq [--version] [--help] <command> [<args>]\n\n"
                  "amq builds and queries approximate-membership filters (Bloom, blocked Bloom,\n"
                  "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin;\n"
-                 "gzip input is decompressed.\n\n"
+                 CLI_COMPRESSED " input is decompressed.\n\n"
                  "commands:\n");
     for (i = 0; i < NCOMMANDS; i++) {
         fprintf(out, "  %-7s %s", commands[i].name, commands[i].summary);

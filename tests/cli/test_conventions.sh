@@ -240,6 +240,21 @@ done <ctxs
 echo x | "$AMQ" add lo.amq --list-options -- >lo.txt 2>&1
 expect_eq "--list-options before --" "--stats" "$(head -n 1 lo.txt)"
 
+CASE=compressed-inputs-one-wording
+# Every help of a command that reads INPUTs names the formats the input layer decompresses,
+# in one wording (amq --help, query and build said gzip only); and each works.
+printf 'a\nb\n' >ci.txt
+gzip -c ci.txt >ci.gz; zstd -q -c ci.txt >ci.zst; xz -c ci.txt >ci.xz; bzip2 -c ci.txt >ci.bz2
+"$AMQ" build ci.amq ci.txt 2>/dev/null
+for c in "" add remove query build dedup; do
+    # shellcheck disable=SC2086
+    "$AMQ" $c --help | tr '\n' ' ' | tr -s ' ' | grep -qi "gzip, zstd, xz and bzip2 in" ||
+        fail "amq $c --help does not say 'gzip, zstd, xz and bzip2 in(puts are decompressed)'"
+done
+for z in gz zst xz bz2; do
+    expect_eq "query of a .$z input" 2 "$("$AMQ" query -c ci.amq ci.$z)"
+done
+
 CASE=docs-inside-the-repo
 grep -rn 'shared/specs\|/work/\|example\.invalid' "$REPO/README.md" "$REPO/docs" \
     "$REPO/amq.pc.in" "$REPO/redis" "$REPO/cli" >outside.txt
