@@ -69,7 +69,8 @@ static const char import_usage[] =
     "a stream cut short, or a CF header whose item count is not the fingerprints'\n"
     "is an error, and nothing is written.  AMQ.LOADCHUNK commands or AMQ.SCANDUMP\n"
     "replies give the file of any kind they hold.  IN may also be the DUMP payload\n"
-    "of an AMQ.* key (redis-cli --no-raw DUMP ... unquoted, or the raw bytes).\n"
+    "of an AMQ.* key, as 'redis-cli --raw DUMP KEY > IN' saves it (the quoted\n"
+    "text redis-cli prints without --raw is refused).\n"
     "  --force          replace OUT if it exists\n"
     "A sharded filter's stream: amq import --from redis --shards N --help.\n";
 
@@ -816,6 +817,15 @@ int cmd_import_redis(int argc, char **argv)
             if (r.f != stdin)
                 fclose(r.f);
             return rc;
+        }
+        /* redis-cli prints a bulk string quoted and escaped ("\x07...") unless --raw */
+        if (first == '"') {
+            cli_error("%s: byte 1: a quoted string, not a RESP stream or a DUMP payload: "
+                      "redis-cli prints a DUMP quoted unless --raw; save it with "
+                      "'redis-cli --raw DUMP KEY > FILE'", r.name);
+            if (r.f != stdin)
+                fclose(r.f);
+            return EXIT_TROUBLE;
         }
     }
     while (!st.done && (rc = import_one(&st, &r)) == 0)

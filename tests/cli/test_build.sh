@@ -322,4 +322,15 @@ for c in build merge import export dedup; do
     expect_status 2 "$AMQ" "$c" --no-such-option
 done
 
+CASE=import-quoted-dump
+# redis-cli prints a DUMP quoted unless --raw (the help said "--no-raw DUMP ... unquoted",
+# which failed as "RESP line too long"): the error says what it is and what to run.
+printf '"\\x07\\x81\\x12abc"\n' >quoted.dump
+expect_status 2 "$AMQ" import --from redis quoted.dump quoted.amq
+expect_stderr_has "a quoted string, not a RESP stream or a DUMP payload"
+expect_stderr_has "'redis-cli --raw DUMP KEY > FILE'"
+[ ! -e quoted.amq ] || fail "a refused import wrote quoted.amq"
+"$AMQ" import --from redis --help | tr '\n' ' ' | grep -q "redis-cli --raw DUMP KEY > IN" ||
+    fail "import --help does not recommend redis-cli --raw DUMP"
+
 finish
