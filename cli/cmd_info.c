@@ -211,6 +211,9 @@ int cmd_info(int argc, char **argv)
             double bound = log2(1.0 / st.fpp_target);
             printf("%-17s %.2f (bound log2(1/fpp) = %.2f: %+.1f %%)\n", "bits per item:",
                    st.bits_per_item, bound, (st.bits_per_item / bound - 1.0) * 100.0);
+            /* As --json says it: sized for exactly its keys, a static filter is full. */
+            printf("%-17s %.4f [%s] (static: built for exactly its keys)\n", "fill ratio:",
+                   st.fill, bar);
         } else {
             printf("%-17s %.2f\n", "bits per item:", st.bits_per_item);
             printf("%-17s %.4f [%s]\n", "fill ratio:", st.fill, bar);

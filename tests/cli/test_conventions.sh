@@ -240,6 +240,16 @@ done <ctxs
 echo x | "$AMQ" add lo.amq --list-options -- >lo.txt 2>&1
 expect_eq "--list-options before --" "--stats" "$(head -n 1 lo.txt)"
 
+CASE=info-text-and-json-agree
+# Every kind's info says its fill ratio in text as in --json (fuse and ribbon had no line).
+for k in $kinds; do
+    [ -e lk-$k.amq ] || { fail "no lk-$k.amq built"; continue; }
+    text=$("$AMQ" info lk-$k.amq 2>/dev/null | sed -n 's/^fill ratio: *\([0-9.]*\).*/\1/p')
+    json=$("$AMQ" info --json lk-$k.amq 2>/dev/null |
+           /usr/bin/python3 -c 'import json, sys; print("%.4f" % json.load(sys.stdin)["fill_ratio"])')
+    expect_eq "$k: info's fill ratio, text and --json" "$json" "$text"
+done
+
 CASE=compressed-inputs-one-wording
 # Every help of a command that reads INPUTs names the formats the input layer decompresses,
 # in one wording (amq --help, query and build said gzip only); and each works.
