@@ -26,7 +26,7 @@ static const char usage_text[] =
     "\n"
     "Adds each line of the INPUTs (none or '-': standard input) to the filter in\n"
     "FILE and saves it atomically.  A trailing CR is not part of a key; the empty\n"
-    "line is a key; gzip, zstd, xz and bzip2 INPUTs are decompressed.  On any\n"
+    "line is a key; " CLI_COMPRESSED " INPUTs are decompressed.  On any\n"
     "error FILE is left unchanged.  Concurrent adds to one FILE wait for each other.\n"
     "A quotient filter's growth under way is finished before the save, so that\n"
     "FILE holds one table, not both.\n"
