@@ -957,7 +957,7 @@ AMQ_API int amq_kind_is_bit_array(uint32_t kind);
  * a kind does not read; the tool, Python and the Redis module refuse it with
  * this one table.  Thread-safe. */
 AMQ_API const char *amq_option_kinds(const char *name);
-/* 1 if kind reads option name (or every kind does), else 0. */
+/* 1 if kind reads option name (or every kind does), else 0 (cannot fail). */
 AMQ_API int amq_option_applies(const char *name, uint32_t kind);
 
 /* Whether two filters hold the same: the same kind, parameters, hash, seed
