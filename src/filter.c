@@ -79,6 +79,53 @@ int amq_kind_has_capacity(uint32_t kind)
            kind == AMQ_KIND_CUCKOO;
 }
 
+/* Which kinds read each option (docs: amq_option_kinds). */
+static const struct {
+    const char *name;
+    const char *kinds;
+} option_kinds[] = {
+    {"bits_per_key", " bloom blocked partitioned "},
+    {"bits", " bloom blocked "},
+    {"hashes", " bloom blocked "},
+    {"fingerprint_bits", " cuckoo scalable-cuckoo fuse "},
+    {"bucket_size", " cuckoo scalable-cuckoo "},
+    {"max_kicks", " cuckoo scalable-cuckoo "},
+    {"expansion", " scalable-bloom scalable-cuckoo "},
+    {"nonscaling", " scalable-bloom scalable-cuckoo "},
+    {"redisbloom", " scalable-bloom scalable-cuckoo "},
+    {"partitions", " partitioned fuse ribbon "},
+    {"arity", " fuse "},
+    {"guava", " bloom "},
+    {"window_ms", " aging "},
+    {"rate", " aging "},
+};
+
+const char *amq_option_kinds(const char *name)
+{
+    size_t i;
+    if (name == NULL)
+        return NULL;
+    for (i = 0; i < sizeof option_kinds / sizeof option_kinds[0]; i++)
+        if (strcmp(option_kinds[i].name, name) == 0)
+            return option_kinds[i].kinds;
+    return NULL;
+}
+
+int amq_option_applies(const char *name, uint32_t kind)
+{
+    const char *readers = amq_option_kinds(name), *k = amq_kind_name(kind), *p;
+    size_t n;
+    if (readers == NULL)
+        return 1;
+    if (k == NULL)
+        return 0;
+    n = strlen(k);
+    for (p = strstr(readers, k); p != NULL; p = strstr(p + 1, k))
+        if (p[-1] == ' ' && p[n] == ' ')
+            return 1;
+    return 0;
+}
+
 int amq_kind_keeps_copies(uint32_t kind)
 {
     return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
