@@ -157,7 +157,7 @@ help:
 	@echo "                 and .md (EXP_KIND, default quotient; EXP_1E9_OUT=dir elsewhere; about"
 	@echo "                 4.3 GiB peak for the quotient kind; scripts/expandable-1e9.sh)"
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
-	@echo "                 memory follows its keys beside the quotient kind (docs/expandable.md;"
+	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
@@ -564,7 +564,7 @@ bench-expandable-stall: $(EXP_STALL)
 # keys and the quotient kind (kind 12, the third prototype made a kind),
 # grown from 1,000 keys to LAYOUTS_MAX: rate, bits per key beside the cuckoo
 # filter at the same rate, times beside the blocked filter
-# (docs/expandable.md).  Measurement only: the prototypes are not in libamq.
+# (docs/expandable-log.md).  Measurement only: the prototypes are not in libamq.
 LAYOUTS_SRC := bench/expandable/layouts-bench.c bench/expandable/layout_chunks.c \
                bench/expandable/layout_lines.c
 $(LAYOUTS_BENCH): $(LAYOUTS_SRC) $(wildcard bench/expandable/layout_*.h) $(STATIC_LIB)

@@ -328,7 +328,7 @@ static inline __attribute__((always_inline)) int line_has_at(const amq_qf *x, ui
     /* The whole line compared first, the run's place not yet worked out: when no lane that
      * holds an entry answers h and h's run, if any, ends in the line, h is absent.  Most
      * absent keys end here after the fewest steps that wait for the line, and a one-key
-     * query's speed is how many of those wait at once (docs/expandable.md, "The line rules
+     * query's speed is how many of those wait at once (docs/expandable-log.md, "The line rules
      * a key out first"). */
     const uint32_t all = line_hits(line, entry_of(x, h), entry_at(h, x->k - 1u)) &
                          line_used(line);
@@ -2308,7 +2308,7 @@ static int qf_add(amq_qf *x, uint64_t h)
     const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
     const uint8_t *p = x->t + (mulhi(h, x->m) / S) * 64u;
     int rc;
-    /* and the three after, which an add's shift at this load often reaches (docs/expandable.md,
+    /* and the three after, which an add's shift at this load often reaches (docs/expandable-log.md,
      * "What an add costs": a fourth line paid, a fifth did not) */
     __builtin_prefetch(p, 1);
     __builtin_prefetch(p + 64u, 1);
@@ -2447,12 +2447,12 @@ static int isa_add_batch(amq_qf *x, const amq_hash128 *h, size_t n, uint8_t *add
 
 /* The batched queries' window: key i + QF_WINDOW's line is prefetched while
  * key i is answered, over a ring of hashes, so that no key of a batch goes
- * unprefetched (docs/expandable.md, "The batched query's window"). */
+ * unprefetched (docs/expandable-log.md, "The batched query's window"). */
 #define QF_WINDOW 32u
 /* Keys whose run leaves their line wait in a ring of QF_LATE, the next line
  * prefetched, and are answered when the ring is full: a batch fetches one
- * line for most keys, two only for those (docs/expandable.md, "A batch
- * fetches one line a key"). */
+ * line for most keys, two only for those (docs/expandable-log.md,
+ * "A line compared in one register, and a batch that fetches one line a key"). */
 #define QF_LATE 8u
 
 typedef struct {

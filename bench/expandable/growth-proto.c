@@ -18,7 +18,7 @@
  * never added, every 97th key added checked present, and each side's ns an
  * add so far.  Public functions only, through dlopen.  A prototype: the
  * segments' pending keys and growths are each filter's own, as a shipped
- * design would not have them (docs/expandable.md, "A larger growth factor").
+ * design would not have them (docs/expandable-log.md, "A larger growth factor").
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * layouts-bench.c - two prototype layouts for an expandable filter whose
- * memory follows its entries (docs/expandable.md, "Layouts whose memory
+ * memory follows its entries (docs/expandable-log.md, "Layouts whose memory
  * follows the keys") beside the layout that became libamq's quotient kind
  * (kind 12), each grown from 1,000 keys: at every power of ten every added
  * key is checked present, the layout's invariants are checked (the kind's by
