@@ -288,6 +288,10 @@ void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail
  * names into out[0..cap), the count returned. */
 size_t cli_format_names(const char **out, size_t cap);
 
+/* The algorithms of `amq hash --algo` (cmd_hash.c's table): their names into
+ * out[0..cap), the count returned. */
+size_t cli_hash_algo_names(const char **out, size_t cap);
+
 /* --fpp for a new filter of cfg->kind: a scalable-cuckoo filter's rate is its fingerprints' (a
  * link's), which --fpp does not size, so create and build refuse an --fpp they do not meet.
  * takes_bits: the command takes --fingerprint-bits (the message says so).  0, or -1 (reported). */

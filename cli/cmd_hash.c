@@ -8,17 +8,16 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: amq hash [--algo ALGO] [--seed S] [STRING...]\n"
     "\n"
     "Prints one line per STRING, or per line of standard input when no STRING is\n"
     "given (a trailing CR is not part of a line), in lowercase hex: 8 digits for\n"
     "32-bit hashes, 16 for 64-bit ones, and for murmur3_128 the halves h1 and h2,\n"
     "16 digits each, separated by a space.\n"
-    "\n"
-    "  --algo ALGO  murmur3_32, murmur3_128 (default), murmur64a, fnv1a32, fnv1a64, xxh3\n"
-    "  --seed S     seed, decimal or 0x hex (default 0; 32 bits for murmur3_*;\n"
-    "               FNV-1a takes none)\n";
+    "\n";
+static const char usage_tail[] = "  --seed S     seed, decimal or 0x hex (default 0; 32 bits for murmur3_*;\n"
+                                 "               FNV-1a takes none)\n";
 
 enum algo { A_M3_32, A_M3_128, A_M64A, A_FNV32, A_FNV64, A_XXH3 };
 
@@ -29,6 +28,16 @@ static const struct {
     {"murmur3_32", A_M3_32}, {"murmur3_128", A_M3_128}, {"murmur64a", A_M64A},
     {"fnv1a32", A_FNV32},    {"fnv1a64", A_FNV64},      {"xxh3", A_XXH3},
 };
+
+#define NALGOS (sizeof algos / sizeof algos[0])
+
+size_t cli_hash_algo_names(const char **out, size_t cap)
+{
+    size_t i;
+    for (i = 0; i < NALGOS && i < cap; i++)
+        out[i] = algos[i].name;
+    return NALGOS;
+}
 
 typedef struct hash_ctx {
     enum algo algo;
@@ -103,12 +112,15 @@ int cmd_hash(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (opt) {
         case 'a':
-            for (k = 0; k < sizeof algos / sizeof algos[0]; k++)
+            for (k = 0; k < NALGOS; k++)
                 if (strcmp(optarg, algos[k].name) == 0)
                     break;
-            if (k == sizeof algos / sizeof algos[0]) {
-                cli_error("hash: unknown algorithm '%s' (murmur3_32, murmur3_128, murmur64a, "
-                          "fnv1a32, fnv1a64, xxh3)", optarg);
+            if (k == NALGOS) {
+                char known[128] = "";
+                for (k = 0; k < NALGOS; k++)
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                             k > 0 ? ", " : "", algos[k].name);
+                cli_error("hash: unknown algorithm '%s' (%s)", optarg, known);
                 return EXIT_TROUBLE;
             }
             c.algo = algos[k].algo;
@@ -119,8 +131,14 @@ int cmd_hash(int argc, char **argv)
             seed_given = 1;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+        {
+            const char *names[NALGOS];
+            fputs(usage_head, stdout);
+            cli_help_names(stdout, "  --algo ALGO  ", names, cli_hash_algo_names(names, NALGOS),
+                           "murmur3_128", NULL);
+            fputs(usage_tail, stdout);
             return 0;
+        }
         default:
             cli_usage_hint();
             return EXIT_TROUBLE;

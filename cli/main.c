@@ -30,7 +30,7 @@ static const struct command {
 
 static char prog_name[] = "amq";
 
-/* amq help kinds [create]|formats|hashes: the names from the tables the code uses
+/* amq help kinds [create]|formats|hashes|algos: the names from the tables the code uses
  * (for scripts and shell completion).  1 if topic is one of them. */
 static int list_names(const char *topic, const char *cmd)
 {
@@ -43,6 +43,8 @@ static int list_names(const char *topic, const char *cmd)
         n = cli_kind_names(names, 256, cmd != NULL && strcmp(cmd, "create") == 0);
     } else if (strcmp(topic, "formats") == 0) {
         n = cli_format_names(names, 256);
+    } else if (strcmp(topic, "algos") == 0) {
+        n = cli_hash_algo_names(names, 256);
     } else if (strcmp(topic, "hashes") == 0) {
         /* hash ids, as kind ids, are small and never reused */
         for (id = 1; id < 256; id++)
@@ -75,8 +77,9 @@ static void usage(FILE *out)
         fputc('\n', out);
     }
     fprintf(out, "\n'amq <command> --help' describes a command; 'man amq' has the details.\n"
-                 "'amq help kinds [create]', 'amq help formats', 'amq help hashes' list the names\n"
-                 "--type, --from/--to and --hash take, one a line.\n"
+                 "'amq help kinds [create]', 'amq help formats', 'amq help hashes', 'amq help\n"
+                 "algos' list the names --type, --from/--to, --hash and hash --algo take, one a\n"
+                 "line.\n"
                  "Exit status: 0 success (query: a line selected), 1 query selected nothing,\n"
                  "2 error.  Long commands show progress on a terminal (--progress: always,\n"
                  "--quiet: never).\n");

@@ -3,8 +3,8 @@
 # `amq --help`; a command's options from the option table of its parser
 # (`amq COMMAND --list-options WORDS...`, with the words typed so far, so that
 # `export --to redis --shards N` offers that parser's); the names of kinds,
-# formats and hashes from `amq help kinds [create]|formats|hashes`: nothing
-# here to keep up to date.
+# formats, hashes and hash algorithms from
+# `amq help kinds [create]|formats|hashes|algos`: nothing here to keep up to date.
 
 _amq_commands() {
     amq --help 2>/dev/null | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'
@@ -41,7 +41,7 @@ _amq() {
         COMPREPLY=($(compgen -W "$(amq help hashes 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --algo)
-        COMPREPLY=($(compgen -W "murmur3_128 murmur3_32 murmur64a fnv1a32 fnv1a64 xxh3" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(amq help algos 2>/dev/null)" -- "$cur"))
         return 0 ;;
     --from|--to)
         COMPREPLY=($(compgen -W "$(amq help formats 2>/dev/null)" -- "$cur"))

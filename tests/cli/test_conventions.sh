@@ -192,6 +192,31 @@ for k in $got; do
         fail "completion offers create --type $k, which create refuses: $(cat ck.err)"
 done
 
+CASE=hash-algos-from-the-table
+# amq hash's algorithms are listed by its own table (amq help algos) in its --help, its
+# error, both completions and the man page (they were written out by hand in each).
+algos=$("$AMQ" help algos)
+expect_eq "algos listed" yes "$([ "$(echo "$algos" | wc -l)" -ge 6 ] && echo yes)"
+for a in $algos; do
+    "$AMQ" hash --algo "$a" x >/dev/null 2>&1 || fail "'amq help algos' names '$a', which hash refuses"
+    "$AMQ" hash --help | tr -c 'a-z0-9_' '\n' | grep -qx -- "$a" || fail "hash --help does not list $a"
+    "$AMQ" hash --algo nope x 2>&1 | tr -c 'a-z0-9_' '\n' | grep -qx -- "$a" ||
+        fail "hash's unknown-algorithm error does not list $a"
+done
+got=$(PATH="$(dirname "$AMQ"):$PATH" bash -c ". '$REPO/completions/amq.bash'
+COMP_WORDS=(amq hash --algo ''); COMP_CWORD=3; _amq; echo \"\${COMPREPLY[*]}\"")
+expect_eq "bash completion of hash --algo" "$(echo $algos)" "$got"
+grep -q 'compadd ${(f)"$(amq help algos' "$REPO/completions/_amq" ||
+    fail "zsh completion of --algo does not come from 'amq help algos'"
+/usr/bin/python3 - "$REPO/docs/amq.1" $algos <<'PY' >man.txt 2>&1 || fail "man page: $(cat man.txt)"
+import re, sys
+text = open(sys.argv[1]).read()
+para = re.search(r'\.BI "amq hash .*?\n(.*?)\n\.TP', text, re.S).group(1)
+para = para[para.index(".I ALGO"):]
+named = set(re.findall(r'^\.BR? ([a-z0-9_]+)', para, re.M))
+assert named == set(sys.argv[2:]), "amq hash's paragraph names %s, the tool %s" % (sorted(named), sorted(sys.argv[2:]))
+PY
+
 CASE=completion-offers-what-the-parser-takes
 # The options offered are the parser's own table (amq CMD --list-options), in every context
 # (import/export per format, with and without --shards), and each one is accepted: used, it
