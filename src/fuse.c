@@ -127,6 +127,7 @@ static uint64_t fuse_prepare(const amq_static *s, amq_static_part *p)
     p->seglen = 1u << p->g[0];
     p->mask = p->seglen - 1;
     p->span = (uint64_t)p->g[1] << p->g[0];
+    p->slots = len;
     return len * (s->v1 / 8);
 }
 

@@ -91,6 +91,7 @@ static uint64_t rib_prepare(const amq_static *s, amq_static_part *p)
         (s->alpha == 0.0 && p->g[1] != 0))
         return 0;
     p->span = 64 * blocks - 127;
+    p->slots = 64 * blocks;
     p->upper = p->g[1];
     p->hiblocks = p->upper == 0 ? 0 : (uint32_t)(p->upper + 2 < blocks ? p->upper + 2 : blocks);
     /* Block b's words start at b * r + min(b, hiblocks); the r + 1 words

@@ -44,6 +44,7 @@ typedef struct amq_static_part {
     uint32_t hiblocks;   /* ribbon: blocks that store r + 1 columns */
     uint64_t bytes;
     uint64_t items;      /* distinct keys built into it */
+    uint64_t slots;      /* positions (from prepare): no partition holds more keys */
     uint32_t seed;
     uint32_t g[3];       /* geometry as stored (meaning per kind) */
 } amq_static_part;

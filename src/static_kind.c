@@ -258,7 +258,7 @@ static int static_load(const amq_static_algo *algo, const amq_load_args *a, void
         p->g[2] = amq_load32(e + 28);
         p->bytes = algo->prepare(s, p);
         if (amq_load64(e) != off || p->bytes == 0 || p->bytes > dsize - off ||
-            amq_static_align64(p->bytes) > dsize - off || p->items > p->bytes * 8) {
+            amq_static_align64(p->bytes) > dsize - off || p->items > p->slots) {
             rc = amq_err(err, AMQ_ECORRUPT, "%s partition %u: invalid index entry (offset %llu, "
                          "items %llu)", algo->name, i, (unsigned long long)amq_load64(e),
                          (unsigned long long)p->items);

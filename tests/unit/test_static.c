@@ -703,6 +703,33 @@ TEST(static_ribbon_small_meets_its_rate)
         }
 }
 
+/* Above 1/2 a ribbon filter stores under one bit per key (r = 0): its file
+ * loaded (the reader bounded items by 8 bits per byte and refused it) and
+ * keeps every key. */
+TEST(static_ribbon_rate_above_half_loads)
+{
+    static const double fpps[] = {0.6, 0.75, 0.99};
+    static const size_t sizes[] = {1, 1000, 100000};
+    amq_hash128 *h = random_hashes(100000, 5);
+    size_t j, k, len;
+    for (j = 0; j < sizeof fpps / sizeof fpps[0]; j++)
+        for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            amq_filter *f = build(AMQ_KIND_RIBBON, 0, 0, fpps[j], h, sizes[k]), *g = NULL;
+            uint8_t *bytes = serialize(f, &len);
+            amq_errinfo err;
+            memset(&err, 0, sizeof err);
+            if (amq_filter_deserialize(bytes, len, 0, NULL, &g, &err) != AMQ_OK)
+                FAIL_AT_("ribbon at %g, %zu keys: its file refused: %s", fpps[j], sizes[k],
+                         err.msg);
+            else
+                CHECK_EQ_U64(false_negatives(g, h, sizes[k]), 0);
+            amq_filter_free(g);
+            amq_filter_free(f);
+            free(bytes);
+        }
+    free(h);
+}
+
 /* Files: saved, opened copied and mmap'd (trusted or not), same answers;
  * the bytes of a small filter are pinned. */
 TEST(static_files_round_trip_and_golden)
