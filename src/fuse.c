@@ -138,7 +138,7 @@ static int fuse_variant(amq_static *s, const amq_config *cfg, amq_errinfo *err)
     if (bits == 0 && cfg->fpp < ldexp(1.0, -16))
         return amq_err(err, AMQ_ERANGE,
                        "a fuse filter's rate is that of its 8- or 16-bit fingerprints, 2^-8 or "
-                       "2^-16 (1.5e-05) at best, not %g: a ribbon filter takes any rate",
+                       "2^-16 (1.53e-05) at best, not %g: a ribbon filter takes any rate",
                        cfg->fpp);
     if (bits == 0)
         bits = cfg->fpp >= 1.0 / 256 ? 8 : 16;

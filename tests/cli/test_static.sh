@@ -44,6 +44,11 @@ expect_status 2 "$AMQ" build lo.amq keys --type fuse --fpp 1e-9
 expect_stderr_has "a fuse filter's rate is that of its 8- or 16-bit fingerprints"
 [ ! -e lo.amq ] || fail "a refused build wrote lo.amq"
 expect_status 0 "$AMQ" build lo.amq keys --type fuse --fpp 2e-5
+# The 16-bit rate --help names is accepted (it said 1.5e-05, under 2^-16, which is refused).
+rate=$("$AMQ" build --help | tr -s ' \n' '  ' | sed -n 's/.*(16 bits, \([0-9.e-]*\);.*/\1/p')
+expect_status 0 "$AMQ" build help-rate.amq keys --type fuse --fpp "$rate" --force
+expect_status 2 "$AMQ" build lo.amq keys --type fuse --fpp 1.5e-5 --force
+expect_stderr_has "2^-16 (1.53e-05) at best, not 1.5e-05"
 "$AMQ" info lo.amq | grep -q "false positives:  1.53e-05 now" ||
     fail "16-bit fuse: $("$AMQ" info lo.amq | grep -i false)"
 
