@@ -497,7 +497,10 @@ int cmd_build(int argc, char **argv)
         cli_progress_phase(pg, "build: reading the keys", cli_srcs_bytes(srcs, nsrcs));
         if (build_static(&b, &cfg, &o, pg) != 0)
             goto done;
-        cfg.capacity = b.nkeys;
+        /* The construction drops repeated hashes: its items are the distinct keys. */
+        amq_filter_stats(b.f, &st);
+        distinct = cfg.capacity = st.items;
+        counted_exactly = 1;
         goto save;
     }
     counted_at_all = cfg.capacity == 0;

@@ -20,6 +20,12 @@ expect_eq "fuse: items" 30000 \
 "$AMQ" info f.amq >info.txt
 grep -q "bound log2(1/fpp) = 8.00" info.txt || fail "info has no bound: $(cat info.txt)"
 expect_eq "fuse mmap'd trusted query" 40000 "$("$AMQ" query -c --trust f.amq keys)"
+# --stats of a static build: the distinct keys are the construction's (it said 0, not counted)
+for kind in fuse ribbon; do
+    "$AMQ" build "st-$kind.amq" keys --type "$kind" --stats --json 2>st.json
+    expect_eq "$kind --stats: keys read, distinct, exact, capacity" "40000 30000 true 30000" \
+        "$(/usr/bin/python3 -c 'import json; j = json.load(open("st.json")); print(j["keys_read"], j["distinct_keys"], str(j["counted_exactly"]).lower(), j["capacity"])')"
+done
 
 CASE=static-ribbon
 expect_status 0 "$AMQ" build r.amq keys --type ribbon --fpp 0.02
