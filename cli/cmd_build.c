@@ -22,6 +22,7 @@
  */
 #define AMQ_ADVANCED_API 1 /* kind predicates */
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -251,10 +252,21 @@ static int static_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, 
     static_fill *sf = ctx;
     int rc;
     (void)lines;
+    errno = 0;
     rc = amq_builder_add_batch(sf->b, h, n);
+    if (rc == AMQ_EIO || rc == AMQ_ENOSPC) {
+        /* The builder spills to $TMPDIR; its errno says why (a missing directory, a full disk). */
+        int e = errno;
+        const char *dir = getenv("TMPDIR");
+        if (dir == NULL || *dir == '\0')
+            dir = "/tmp";
+        cli_error("build: after %llu keys: cannot write the keys' hashes to temporary files in "
+                  "%s ($TMPDIR, default /tmp): %s",
+                  (unsigned long long)sf->keys, dir, e != 0 ? strerror(e) : amq_strerror(rc));
+        return EXIT_TROUBLE;
+    }
     if (rc != AMQ_OK) {
-        cli_error("build: after %llu keys: %s (temporary files in $TMPDIR or /tmp)",
-                  (unsigned long long)sf->keys, amq_strerror(rc));
+        cli_error("build: after %llu keys: %s", (unsigned long long)sf->keys, amq_strerror(rc));
         return EXIT_TROUBLE;
     }
     sf->keys += n;

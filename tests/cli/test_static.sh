@@ -58,4 +58,13 @@ expect_stderr_has "2^-16 (1.53e-05) at best, not 1.5e-05"
 "$AMQ" info lo.amq | grep -q "false positives:  1.53e-05 now" ||
     fail "16-bit fuse: $("$AMQ" info lo.amq | grep -i false)"
 
+CASE=static-spill-error
+# Past 256 MiB of hashes (2^25 keys) the build spills to $TMPDIR: a missing one is named, with
+# why (it said "input/output error (temporary files in $TMPDIR or /tmp)").
+expect_status 2 sh -c 'seq 1 33600000 | TMPDIR="$1" "$2" build sp.amq --type fuse -q' sh \
+    "$T/no-such-dir" "$AMQ"
+expect_stderr_has "temporary files in $T/no-such-dir"
+expect_stderr_has "No such file or directory"
+[ ! -e sp.amq ] || fail "a failed build wrote sp.amq"
+
 finish
