@@ -133,6 +133,7 @@ struct dedup {
     /* --approximate: expected false drops, integrated between checkpoints over the distinct
      * lines offered (a HyperLogLog count of them: dropped lines hold repeats too) */
     uint64_t new_lines, next_check;
+    unsigned check_shift; /* the next sample after lines_in >> check_shift more lines */
     double last_n, last_fpp, expected_loss, distinct_in;
     uint8_t hll[CLI_HLL_REGS];
     uint64_t filter_bytes;
@@ -490,7 +491,9 @@ static int pass2_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, s
  * HyperLogLog (the dropped ones hold repeats too), and the rate is sampled
  * (amq_filter_stats) each time the lines read double, and integrated
  * between samples as a power law n^a through both ends - Bloom rates grow
- * as a power of the fill.
+ * as a power of the fill.  A scalable filter's rate stops at its full
+ * link's while the next link fills: a power law over a doubling across
+ * that knee counted a third too few, so it is sampled every eighth more.
  */
 static void loss_checkpoint(dedup *d)
 {
@@ -559,7 +562,7 @@ static int approx_batch(void *ctx, const cli_line *lines, const amq_hash128 *h, 
     /* By the lines read, not kept: a saturated filter keeps none but loses them. */
     if (d->lines_in >= d->next_check) {
         loss_checkpoint(d);
-        d->next_check = d->lines_in * 2;
+        d->next_check = d->lines_in + (d->lines_in >> d->check_shift);
     }
     return 0;
 }
@@ -716,6 +719,7 @@ static int run(dedup *d, cli_src *srcs, size_t nsrcs)
     if (d->approximate) {
         cli_progress_phase(pg, "dedup", total);
         d->next_check = CLI_BATCH;
+        d->check_shift = scaling ? 3 : 0;
         rc = cli_scan(&o, approx_batch, d);
         if (rc == 0)
             loss_final(d);
