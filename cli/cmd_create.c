@@ -229,7 +229,7 @@ int cmd_create(int argc, char **argv)
             scope[8].given = 1;
             break;
         case O_PARTITIONS:
-            if (cli_parse_uint("--partitions", optarg, 1, 1u << 20, &v) != 0)
+            if (cli_parse_uint("--partitions", optarg, 1, AMQ_PARTITIONED_MAX_PARTITIONS, &v) != 0)
                 return EXIT_TROUBLE;
             cfg.partitions = (uint32_t)v;
             scope[9].given = 1;

@@ -35,6 +35,8 @@ expect_status 0 "$AMQ" create p9.amq --type partitioned --capacity 90000 --parti
 expect_status 0 "$AMQ" add p9.amq keys
 expect_eq "p9: every key present" 50000 "$("$AMQ" query -c p9.amq keys)"
 expect_status 2 "$AMQ" create x.amq --type partitioned --capacity 10 --partitions 70000
+# the bound is the partitioned kind's, as the man page says (the parser took up to 2^20)
+expect_stderr_has "--partitions: 70000 is out of range [1, 65536]"
 
 CASE=damaged-partition
 cp p9.amq bad.amq
