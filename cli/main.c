@@ -116,7 +116,9 @@ int main(int argc, char **argv)
                     return stdout_status(commands[i].fn(2, hargv));
             if (list_names(argv[2], argc > 3 ? argv[3] : NULL))
                 return stdout_status(0);
-            cli_error("'%s' is not an amq command (see 'amq --help')", argv[2]);
+            cli_error("help: '%s' is neither a command (see 'amq --help') nor a list (kinds, "
+                      "formats, hashes, algos)",
+                      argv[2]);
             return EXIT_TROUBLE;
         }
         usage(stdout);

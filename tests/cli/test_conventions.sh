@@ -141,6 +141,11 @@ grep -q 'completions/amq.bash.*/nonexistent/usr/share/bash-completion/completion
 grep -q '_amq.*/nonexistent/usr/share/zsh/site-functions/_amq' inst.txt ||
     fail "make install does not install the zsh completion"
 
+CASE=help-topic
+# 'amq help X' takes a command or a list: an unknown X names both (it said "not an amq command").
+expect_status 2 "$AMQ" help kind
+expect_stderr_has "'kind' is neither a command (see 'amq --help') nor a list (kinds, formats, hashes, algos)"
+
 CASE=lists-from-the-tables
 # Issue 45: every list of kinds and formats a user sees comes from the tables
 # the code uses (amq help kinds|formats prints them): create's and build's
