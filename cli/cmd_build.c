@@ -563,6 +563,24 @@ int cmd_build(int argc, char **argv)
                   b.path, (unsigned long long)b.added.count, (unsigned long long)cfg.capacity);
         goto done;
     }
+    /* An aging filter past its window forgets its first keys: the build would not hold the
+     * keys it was built from (it was saved, most keys answering absent). */
+    if (kind == AMQ_KIND_AGING && !counted_at_all && b.added.count > cfg.capacity) {
+        if (!overfill) {
+            cli_error("build: %s: %llu distinct keys, more than its window of %llu adds "
+                      "(--capacity): the first %llu would be forgotten; nothing written: give a "
+                      "larger --capacity (or none: the keys are then counted), or "
+                      "--allow-overfill",
+                      b.path, (unsigned long long)b.added.count, (unsigned long long)cfg.capacity,
+                      (unsigned long long)(b.added.count - cfg.capacity));
+            goto done;
+        }
+        if (!quiet)
+            cli_warn("%s: %llu distinct keys in a window of %llu adds: up to the first %llu "
+                     "answer as keys never added",
+                     b.path, (unsigned long long)b.added.count, (unsigned long long)cfg.capacity,
+                     (unsigned long long)(b.added.count - cfg.capacity));
+    }
 save:
     cli_progress_end(pg);
     pg = NULL;

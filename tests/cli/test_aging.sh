@@ -133,4 +133,16 @@ expect_eq "every key of the input, repeats after them" 0 "$("$AMQ" query -v -c d
 expect_eq "every key, from a pipe, repeats around them" 0 \
     "$({ echo y; seq 1 1000; } | "$AMQ" query -v -c dups2.amq)"
 
+CASE=build-aging-capacity
+# --capacity under the distinct keys: the window forgets the first ones, so the build is refused
+# as a full filter's is (it wrote the file, 9,000 of the 10,000 keys answering absent).
+seq 1 10000 >ten.txt
+expect_status 2 "$AMQ" build small.amq ten.txt --type aging --capacity 1000
+expect_stderr_has "10000 distinct keys, more than its window of 1000 adds (--capacity)"
+[ ! -e small.amq ] || fail "a refused aging build wrote small.amq"
+expect_status 0 "$AMQ" build small.amq ten.txt --type aging --capacity 1000 --allow-overfill
+expect_stderr_has "up to the first 9000 answer as keys never added"
+expect_status 0 "$AMQ" build fits.amq ten.txt --type aging --capacity 10000
+expect_eq "a window of the keys holds them all" 0 "$("$AMQ" query -v -c fits.amq ten.txt)"
+
 finish
