@@ -96,6 +96,13 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
             load = (fbits != 0 && bsize != 0) ? load_cap(f, b) : load_for(f, b, 0.95 * p);
             if (!(load > 0.0))
                 continue;
+            /* Below what the widest fingerprints reach, a lower rate only thins the
+             * table (fpp 1e-12 would leave it 99.5 % empty: 2 GB for a million keys):
+             * such a layout is no candidate, a Bloom kind being the tool.  Per layout,
+             * not on the best one: a thin 2-slot layout refused the 1-slot one beside it
+             * (5 bits at 1 % refused while 4 were taken). */
+            if (load < 0.5 * load_cap(f, b))
+                continue;
             /* Ties (equal bits per key) go to the wider fingerprint. */
             bpi = (double)f / load;
             if (bpi <= best_bpi * (1.0 + 1e-12)) {
@@ -107,11 +114,6 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
         }
     }
     if (best_f == 0)
-        return AMQ_ERANGE;
-    /* Below what the widest fingerprints reach, a lower rate only thins the
-     * table (fpp 1e-12 would leave it 99.5 % empty: 2 GB for a million
-     * keys); refused rather than sized, a Bloom kind being the tool. */
-    if (best_load < 0.5 * load_cap(best_f, best_b))
         return AMQ_ERANGE;
     /* Small tables fill less evenly (their first failure comes at a lower
      * load than a large table's): 2 sqrt(nb) spare buckets, a small share

@@ -105,6 +105,26 @@ TEST(cuckoo_sizing_refuses_rates_past_the_widest_fingerprint)
     CHECK(f == NULL);
 }
 
+/* A width given is sized by its best layout that is not thin: a thin 2-slot
+ * layout refused the 1-slot one beside it (at 1 %, 4-bit fingerprints were
+ * sized and 5, 6 and 7 refused as needing 8 bits). */
+TEST(cuckoo_sizing_a_wider_fingerprint_is_not_refused)
+{
+    static const double rates[] = {0.1, 0.01, 0.003};
+    amq_cuckoo_params p;
+    uint32_t f;
+    size_t i;
+
+    for (i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        REQUIRE_OK(amq_cuckoo_params_for(1000, rates[i], 4, 0, &p));
+        for (f = 5; f <= 32; f++)
+            if (amq_cuckoo_params_for(1000, rates[i], f, 0, &p) != AMQ_OK)
+                FAIL_AT_("4-bit fingerprints sized for rate %g, %u-bit ones refused", rates[i], f);
+            else
+                CHECK(p.fingerprint_bits == f && p.fpp <= rates[i]);
+    }
+}
+
 TEST(cuckoo_table_bytes)
 {
     amq_cuckoo_params p;
