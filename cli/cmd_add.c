@@ -147,6 +147,19 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
                       (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n));
             return EXIT_TROUBLE;
         }
+        if (rc == AMQ_ELIMIT && amq_filter_scuckoo(c->f) != NULL) {
+            /* It said only "limit reached": which limit, and what reaches it. */
+            amq_scuckoo_info in;
+            amq_scuckoo_get_info(amq_filter_scuckoo(c->f), &in);
+            cli_error("%s: the scalable cuckoo filter is at its limit of %llu links and a key of "
+                      "this run found no room in them (its copies fill their buckets in every "
+                      "link, or the links are full: create it with a larger --capacity or "
+                      "--expansion) (within keys %llu..%llu of this run, %llu items); the file "
+                      "is left unchanged",
+                      c->path, (unsigned long long)in.max_links, (unsigned long long)c->keys + 1,
+                      (unsigned long long)(c->keys + n), (unsigned long long)in.items);
+            return EXIT_TROUBLE;
+        }
         if (rc == AMQ_ERANGE && amq_filter_partitioned(c->f) != NULL) {
             const amq_partitioned *p = amq_filter_partitioned(c->f);
             uint32_t total, first, np = amq_partitioned_partitions(p);

@@ -222,4 +222,14 @@ expect_same_file sbf.amq sbf.orig
 expect_status 2 "$AMQ" remove sb.amq first
 expect_stderr_has "cannot remove keys"
 
+CASE=scalable-cuckoo-link-limit
+# In RedisBloom's layout the chain grows for one key's copies up to its link limit; past it the
+# add failed with only "limit reached".
+"$AMQ" create rl.amq --type scalable-cuckoo --redisbloom --capacity 1000
+cp rl.amq rl.orig
+yes k | head -n 200 >copies
+expect_status 2 "$AMQ" add rl.amq copies --duplicates
+expect_stderr_has "rl.amq: the scalable cuckoo filter is at its limit of 32 links"
+expect_same_file rl.amq rl.orig
+
 finish
