@@ -2,6 +2,7 @@
 # test_aging.sh - aging (sliding-window) filters through the tool: create by
 # a count or a duration, add and query with --now, the window kept and old
 # keys forgotten, refusals.
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
 
@@ -132,6 +133,20 @@ expect_eq "every key of the input, repeats after them" 0 "$("$AMQ" query -v -c d
 { yes y | head -3000; seq 1 1000; yes y | head -3000; } | "$AMQ" build dups2.amq --type aging
 expect_eq "every key, from a pipe, repeats around them" 0 \
     "$({ echo y; seq 1 1000; } | "$AMQ" query -v -c dups2.amq)"
+
+CASE=aging-slices-by-rate
+# docs/aging.md's rate below which blocks take 64 slices instead of 32 is the planner's (it said
+# 1e-5; the planner switches at 1.1e-4).
+said=$(tr '\n' ' ' <"$REPO/docs/aging.md" | sed -n 's/.*happens at rates below about \([0-9.e-]*\) (64 slices.*/\1/p')
+[ -n "$said" ] || fail "docs/aging.md names no rate where blocks grow past 32 slices"
+slices() {
+    "$AMQ" create "sl.amq" --type aging --window 100000 --fpp "$1" --force >/dev/null &&
+        "$AMQ" info --json sl.amq | /usr/bin/python3 -c 'import json,sys; j = json.load(sys.stdin); print(j["slices_k"] + j["slices_l"])'
+}
+above=$(/usr/bin/python3 -c "print($said * 1.05)")
+below=$(/usr/bin/python3 -c "print($said * 0.95)")
+expect_eq "slices just above $said" 32 "$(slices "$above")"
+expect_eq "slices just below $said" 64 "$(slices "$below")"
 
 CASE=build-aging-capacity
 # --capacity under the distinct keys: the window forgets the first ones, so the build is refused
