@@ -55,6 +55,16 @@ int cli_parse_window(const char *opt, const char *s, uint64_t *count, uint64_t *
                   (int)(end - s), s, (int)(end - s), s);
         return -1;
     }
+    /* A suffix that is neither: the count parser's message named counts only. */
+    if (*end != '\0' && strcmp(end, "k") != 0 && strcmp(end, "K") != 0 && strcmp(end, "M") != 0 &&
+        strcmp(end, "G") != 0 && strcmp(end, "g") != 0 && strcmp(end, "T") != 0 &&
+        strcmp(end, "t") != 0 && strcmp(end, "Ki") != 0 && strcmp(end, "Mi") != 0 &&
+        strcmp(end, "Gi") != 0 && strcmp(end, "Ti") != 0) {
+        cli_error("%s: '%s' is neither a count of adds (10M; suffixes k M G T Ki Mi Gi Ti) nor "
+                  "a duration (90s; units ms s sec min h d)",
+                  opt, s);
+        return -1;
+    }
     return cli_parse_count(opt, s, count);
 }
 

@@ -68,6 +68,9 @@ expect_stderr_has "needs --rate"
 expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --rate 5/s
 expect_status 2 "$AMQ" create x.amq --type aging --window 10m
 expect_stderr_has "ambiguous"
+# an unknown unit: both forms named (it said "not a count", durations unnamed)
+expect_status 2 "$AMQ" create x.amq --type aging --window 2w --rate 5/s
+expect_stderr_has "'2w' is neither a count of adds (10M; suffixes k M G T Ki Mi Gi Ti) nor a duration"
 expect_status 2 "$AMQ" create x.amq --type aging --window 1h --rate 5/fortnight
 expect_status 2 "$AMQ" create x.amq --type aging --window 1h --rate -5/s
 expect_status 2 "$AMQ" create x.amq --type aging --window 1000 --capacity 5
