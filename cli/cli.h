@@ -276,6 +276,8 @@ size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind
  * false-positive rate stays at or under its target, and refuses an add
  * (AMQ_ELIMIT) once another growth would pass it (expandable, quotient). */
 int cli_kind_unsized(uint32_t kind);
+/* "an" before a word (a kind's name) that starts with a vowel, else "a". */
+const char *cli_a(const char *word);
 /* Prints lead, then names joined by ", " and wrapped at 79 columns under
  * lead's width; dflt (may be NULL) is marked "(default)", tail (may be
  * NULL) follows the last name. */

@@ -297,9 +297,11 @@ static int export_guava(int argc, char **argv)
     }
     b = amq_filter_bloom(f);
     if (b == NULL) {
-        cli_error("%s: a %s filter cannot be written in Guava's format (only a classic Bloom "
+        const char *kind = amq_kind_name(amq_filter_kind(f));
+        cli_error("%s: %s %s filter cannot be written in Guava's format (only a classic Bloom "
                   "filter in Guava's layout: imported from Guava, or built with 'amq build "
-                  "--guava')", in, amq_kind_name(amq_filter_kind(f)));
+                  "--guava')",
+                  in, cli_a(kind), kind);
         amq_filter_free(f);
         return EXIT_TROUBLE;
     }

@@ -311,9 +311,10 @@ int cmd_export_redis(int argc, char **argv)
     } else if (s == NULL && c == NULL) {
         amq_bloom *b = amq_filter_bloom(f);
         if (b == NULL) {
-            cli_error("%s: a %s filter has no RedisBloom form (scalable-bloom, scalable-cuckoo "
+            const char *kind = amq_kind_name(amq_filter_kind(f));
+            cli_error("%s: %s %s filter has no RedisBloom form (scalable-bloom, scalable-cuckoo "
                       "or a classic Bloom filter with RedisBloom's hashing can be exported)",
-                      in, amq_kind_name(amq_filter_kind(f)));
+                      in, cli_a(kind), kind);
             goto done;
         }
         if (bloom_as_sbloom(in, b, &own) != 0)

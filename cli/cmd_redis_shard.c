@@ -356,9 +356,10 @@ static int cut_partitioned(const char *in, unsigned n, char **paths, int *slots,
     }
     pt = amq_filter_partitioned(flt);
     if (pt == NULL) {
-        cli_error("%s: --routing partition cuts a partitioned filter, not a %s filter (build one "
-                  "with 'amq build --type partitioned --partitions P', P a multiple of N)",
-                  in, amq_kind_name(amq_filter_kind(flt)));
+        const char *kind = amq_kind_name(amq_filter_kind(flt));
+        cli_error("%s: --routing partition cuts a partitioned filter, not %s %s filter (build "
+                  "one with 'amq build --type partitioned --partitions P', P a multiple of N)",
+                  in, cli_a(kind), kind);
         goto done;
     }
     parts = amq_partitioned_partitions(pt);
@@ -563,9 +564,10 @@ int cmd_export_redis_sharded(int argc, char **argv)
                 goto done;
             }
             if (family == 'a' && kind != kind0) {
-                cli_error("%s: shard %u is a %s filter, shard 0 a %s filter: the shards of one "
-                          "filter must be of one kind",
-                          in, i, amq_kind_name(kind), amq_kind_name(kind0));
+                cli_error("%s: shard %u is %s %s filter, shard 0 %s %s filter: the shards of "
+                          "one filter must be of one kind",
+                          in, i, cli_a(amq_kind_name(kind)), amq_kind_name(kind),
+                          cli_a(amq_kind_name(kind0)), amq_kind_name(kind0));
                 goto done;
             }
             family = fam;
@@ -731,9 +733,10 @@ static int join_slices(const char *name, amq_filter **flts, unsigned n, const ch
     for (i = 0; i < n; i++) {
         sl[i] = amq_filter_partitioned(flts[i]);
         if (sl[i] == NULL) {
-            cli_error("%s: shard %u is a %s filter, not a slice of a partitioned filter: one "
+            const char *kind = amq_kind_name(amq_filter_kind(flts[i]));
+            cli_error("%s: shard %u is %s %s filter, not a slice of a partitioned filter: one "
                       "OUT joins a filter sharded by partition; give %u OUT files",
-                      name, i, amq_kind_name(amq_filter_kind(flts[i])), n);
+                      name, i, cli_a(kind), kind, n);
             goto done;
         }
     }

@@ -135,10 +135,11 @@ int cmd_remove(int argc, char **argv)
     }
     if (!amq_kind_can_remove(amq_filter_kind(c.f))) {
         char kinds[256];
+        const char *kind = amq_kind_name(amq_filter_kind(c.f));
         removing_kinds(kinds, sizeof kinds);
-        cli_error("%s: a %s filter cannot remove keys (only %s filters can); the file is left "
+        cli_error("%s: %s %s filter cannot remove keys (only %s filters can); the file is left "
                   "unchanged",
-                  c.path, amq_kind_name(amq_filter_kind(c.f)), kinds);
+                  c.path, cli_a(kind), kind, kinds);
         amq_filter_free(c.f);
         cli_target_release(&t);
         return EXIT_TROUBLE;

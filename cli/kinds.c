@@ -57,6 +57,11 @@ int cli_kind_unsized(uint32_t kind)
     return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
 }
 
+const char *cli_a(const char *word)
+{
+    return word != NULL && word[0] != '\0' && strchr("aeiou", word[0]) != NULL ? "an" : "a";
+}
+
 void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
                     const char *dflt, const char *tail)
 {

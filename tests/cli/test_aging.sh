@@ -137,6 +137,15 @@ expect_eq "every key of the input, repeats after them" 0 "$("$AMQ" query -v -c d
 expect_eq "every key, from a pipe, repeats around them" 0 \
     "$({ echo y; seq 1 1000; } | "$AMQ" query -v -c dups2.amq)"
 
+CASE=aging-articles
+# Messages made as "a %s filter" read "a aging filter".
+"$AMQ" create art.amq --type aging --window 100
+echo x >art.txt
+expect_status 2 "$AMQ" remove art.amq art.txt
+expect_stderr_has "an aging filter cannot remove keys"
+expect_status 2 "$AMQ" export --to guava art.amq art.guava
+expect_stderr_has "an aging filter cannot be written in Guava's format"
+
 CASE=aging-slices-by-rate
 # docs/aging.md's rate below which blocks take 64 slices instead of 32 is the planner's (it said
 # 1e-5; the planner switches at 1.1e-4).
