@@ -13,7 +13,9 @@
  * number of threads may query one filter while at most one changes it,
  * and a filter is never freed under a batch running without the GIL.  A
  * thread never waits for that lock while holding the GIL, and never waits
- * for the GIL while holding the lock.
+ * for the GIL while holding the lock.  os.fork() takes every filter's lock
+ * first, so that a child never starts with a batch half done or a lock held
+ * by a thread it does not have.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -21,6 +23,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define AMQ_ADVANCED_API 1 /* the typed handles (amq/advanced.h), called directly */
@@ -108,12 +111,13 @@ static PyObject *raise_status(int rc, const amq_errinfo *err, const char *what)
 
 /* ---- the Filter object --------------------------------------------------- */
 
-typedef struct {
+typedef struct FilterObject {
     PyObject_HEAD
     amq_filter *f;          /* NULL once closed */
     uint64_t capacity;      /* the partitioned kind's, once asked (its stats count bits) */
     pthread_rwlock_t lock;
     int lock_ready;
+    struct FilterObject *prev, *next; /* every live filter (with a lock), for fork */
 } FilterObject;
 
 static PyTypeObject FilterType;
@@ -151,6 +155,103 @@ static void lock(FilterObject *self, int exclusive)
 static void unlock(FilterObject *self)
 {
     pthread_rwlock_unlock(&self->lock);
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+/* Every live filter, linked and unlinked with the GIL held: a fork takes
+ * their locks (os.register_at_fork, set up by the module's init). */
+static FilterObject *live_filters;
+
+static void link_filter(FilterObject *o)
+{
+    o->prev = NULL;
+    o->next = live_filters;
+    if (live_filters != NULL)
+        live_filters->prev = o;
+    live_filters = o;
+}
+
+static void unlink_filter(FilterObject *o)
+{
+    if (o->prev != NULL)
+        o->prev->next = o->next;
+    else
+        live_filters = o->next;
+    if (o->next != NULL)
+        o->next->prev = o->prev;
+}
+
+/* The filters whose locks a fork holds, from before_fork to its after hook. */
+static FilterObject **fork_held;
+static size_t fork_held_n;
+
+static int by_address(const void *a, const void *b)
+{
+    const FilterObject *x = *(FilterObject *const *)a, *y = *(FilterObject *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* os.fork()'s "before" hook: every filter's lock, exclusive, so that no batch
+ * runs (without the GIL, in another thread) while the process is copied: the
+ * child would find the filter half changed and its lock held forever.  In
+ * address order, as merges take two, so that they cannot hold one each. */
+static PyObject *mod_before_fork(PyObject *m, PyObject *unused)
+{
+    FilterObject *o, **held;
+    size_t n = 0, i;
+    (void)m;
+    (void)unused;
+    for (o = live_filters; o != NULL; o = o->next)
+        n++;
+    held = PyMem_Malloc((n > 0 ? n : 1) * sizeof(*held));
+    if (held == NULL)
+        return PyErr_NoMemory();
+    for (i = 0, o = live_filters; o != NULL; o = o->next, i++) {
+        Py_INCREF(o); /* not freed while this waits for a lock without the GIL */
+        held[i] = o;
+    }
+    qsort(held, n, sizeof(*held), by_address);
+    for (i = 0; i < n; i++)
+        lock(held[i], 1);
+    fork_held = held;
+    fork_held_n = n;
+    Py_RETURN_NONE;
+}
+
+/* Gives back what before_fork took; in the child, every filter's lock is made
+ * anew: a thread that was waiting for one, or holding one that before_fork
+ * did not know of yet, is not in the child. */
+static PyObject *after_fork(int child)
+{
+    FilterObject **held = fork_held, *o;
+    size_t n = fork_held_n, i;
+    fork_held = NULL;
+    fork_held_n = 0;
+    if (child)
+        for (o = live_filters; o != NULL; o = o->next)
+            lock_init(&o->lock);
+    for (i = 0; i < n; i++) {
+        if (!child)
+            unlock(held[i]);
+        Py_DECREF(held[i]);
+    }
+    PyMem_Free(held);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_after_fork_parent(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return after_fork(0);
+}
+
+static PyObject *mod_after_fork_child(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return after_fork(1);
 }
 
 /* The handle, or NULL with ValueError for a closed filter.  Call with the
@@ -201,6 +302,7 @@ static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
         Py_DECREF(o);
         return (FilterObject *)PyErr_NoMemory();
     }
+    link_filter(o);
     return o;
 }
 
@@ -209,8 +311,10 @@ static FilterObject *wrap_as(PyTypeObject *type, amq_filter *f)
 static void Filter_dealloc(FilterObject *self)
 {
     amq_filter_free(self->f);
-    if (self->lock_ready)
+    if (self->lock_ready) {
+        unlink_filter(self);
         pthread_rwlock_destroy(&self->lock);
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -2684,6 +2788,9 @@ static PyMethodDef module_methods[] = {
     {"library_version", (PyCFunction)mod_library_version, METH_NOARGS,
      "library_version()\n--\n\nThe version of libamq this module is built on."},
     {"_list_gil_releases", (PyCFunction)mod_list_gil_releases, METH_NOARGS, NULL},
+    {"_before_fork", (PyCFunction)mod_before_fork, METH_NOARGS, NULL},
+    {"_after_fork_parent", (PyCFunction)mod_after_fork_parent, METH_NOARGS, NULL},
+    {"_after_fork_child", (PyCFunction)mod_after_fork_child, METH_NOARGS, NULL},
     {"_murmur3_32", KW h_murmur3_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur3_128", KW h_murmur3_128, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_murmur64a", KW h_murmur64a, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -2717,6 +2824,54 @@ static PyObject *new_error(PyObject *m, const char *name, PyObject *bases, const
         return NULL;
     }
     return e;
+}
+
+/* os.register_at_fork(before=..., after_in_parent=..., after_in_child=...) with
+ * the module's fork hooks, once a process (a second set would wait for the
+ * locks the first took).  0, or -1 with an exception. */
+static int register_fork_hooks(PyObject *m)
+{
+    static int done;
+    PyObject *os, *reg, *kw = NULL, *args = NULL, *r = NULL;
+    static const char *const hooks[][2] = {{"before", "_before_fork"},
+                                           {"after_in_parent", "_after_fork_parent"},
+                                           {"after_in_child", "_after_fork_child"}};
+    size_t i;
+    int rc = -1;
+
+    if (done)
+        return 0;
+    os = PyImport_ImportModule("os");
+    if (os == NULL)
+        return -1;
+    reg = PyObject_GetAttrString(os, "register_at_fork");
+    Py_DECREF(os);
+    if (reg == NULL) { /* no fork on this platform */
+        PyErr_Clear();
+        return 0;
+    }
+    kw = PyDict_New();
+    args = PyTuple_New(0);
+    if (kw == NULL || args == NULL)
+        goto done;
+    for (i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+        PyObject *fn = PyObject_GetAttrString(m, hooks[i][1]);
+        int bad = fn == NULL || PyDict_SetItemString(kw, hooks[i][0], fn) != 0;
+        Py_XDECREF(fn);
+        if (bad)
+            goto done;
+    }
+    r = PyObject_Call(reg, args, kw);
+    if (r != NULL) {
+        done = 1;
+        rc = 0;
+    }
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    Py_DECREF(reg);
+    return rc;
 }
 
 /* The library's errors below amq.Error, each also under the built-in
@@ -2765,6 +2920,8 @@ PyMODINIT_FUNC PyInit__amq(void)
         if (*errors[i].type == NULL)
             goto fail;
     }
+    if (register_fork_hooks(m) != 0)
+        goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -150,3 +150,33 @@ def test_list_batches_give_up_the_gil_once_per_large_slice():
     f.add_many(large)
     f.contains_many(large)
     assert _amq._list_gil_releases() - n0 == 2 * 3   # slices of 2**20, 2**20, 452,848
+
+
+def test_fork_during_a_batch_gives_the_child_the_whole_batch_and_a_free_lock():
+    """os.fork() while another thread runs a batch without the GIL: the child
+    used to inherit the filter's lock held by a thread it does not have (its
+    first query hung forever) and the batch half done.  Now the fork waits for
+    the batch: the child has all of it and a lock of its own."""
+    import os
+    import signal
+    import time
+
+    f = amq.Filter(4_000_000, kind="cuckoo")
+    f.add("before")
+    big = np.arange(2_000_000, dtype=np.uint64)
+    t = threading.Thread(target=f.add_many, args=(big,))
+    t.start()
+    time.sleep(0.1)  # the batch runs (about a second), its lock held
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(30)  # a hang ends the child with SIGALRM
+        try:
+            ok = "before" in f and bool(f.contains_many(big).all())
+            f.add("in the child")
+        finally:
+            os._exit(0 if ok else 3)
+    t.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), "the child hung: killed by signal %d" % os.WTERMSIG(status)
+    assert os.WEXITSTATUS(status) == 0, "the child missed keys of the batch"
+    assert f.add("in the parent")  # the parent's lock was given back
