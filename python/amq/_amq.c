@@ -1025,8 +1025,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                             "nonscaling", "redisbloom", "partitions", "threads", "guava",
                             "window_ms", "rate", NULL};
     const char *kind_name = "bloom", *hash_name = NULL;
-    uint64_t capacity = UINT64_MAX, seed = 0, window_ms = 0; /* MAX: the kind's default */
-    PyObject *fpp_obj = NULL; /* NULL: not given (0.01) */
+    uint64_t capacity = 0, seed = 0, window_ms = 0;
+    PyObject *cap_obj = NULL, *fpp_obj = NULL; /* NULL: not given (the kind's default, 0.01) */
     double fpp = 0.01, bpk = 0.0, rate = 0.0;
     uint32_t fpbits = 0, bucket = 0, kicks = 0, expansion = 0, partitions = 0, threads = 0;
     int nonscaling = 0, redisbloom = 0, guava = 0, rc, fpp_given;
@@ -1040,8 +1040,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                         "keyword, e.g. Filter(1000, 0.01, kind='blocked')");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O$sdzO&O&O&O&O&ppO&O&pO&d", names,
-                                     conv_u64, &capacity, &fpp_obj, &kind_name, &bpk, &hash_name,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$sdzO&O&O&O&O&ppO&O&pO&d", names,
+                                     &cap_obj, &fpp_obj, &kind_name, &bpk, &hash_name,
                                      conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
                                      conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
                                      &redisbloom, conv_u32, &partitions, conv_u32, &threads,
@@ -1051,6 +1051,9 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
         return -1;
     }
+    /* (2**64 - 1 once stood for "not given": it made the default filter) */
+    if (cap_obj != NULL && !conv_u64(cap_obj, &capacity))
+        return -1;
     fpp_given = fpp_obj != NULL;
     if (fpp_given) {
         fpp = PyFloat_AsDouble(fpp_obj); /* as "d" converts */
@@ -1067,8 +1070,14 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;
-    if (capacity == UINT64_MAX) /* 1,000,000; expandable and quotient start at 4,096 */
+    if (cap_obj == NULL) /* 1,000,000; expandable and quotient start at 4,096 */
         capacity = cfg.capacity;
+    if (cap_obj != NULL && window_ms != 0) {
+        /* as `amq create` refuses --capacity beside --window */
+        PyErr_SetString(PyExc_ValueError, "an aging filter by time holds the adds of its "
+                        "window (window_ms times rate): it takes no capacity");
+        return -1;
+    }
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
                      "murmur64a, mulshift, vmulshift)", hash_name);

@@ -163,6 +163,23 @@ def test_capacity_and_fpp_come_first_as_in_rbloom_and_pyprobables():
         amq.Filter(capacity=1000.0)
 
 
+def test_every_capacity_given_is_the_capacity_asked_for():
+    # 2**64 - 1 stood for "not given" and silently made the default filter (1,000,000
+    # keys, expandable 4,096); `amq create --capacity 18446744073709551615` refuses it
+    for kind in ("bloom", "cuckoo", "expandable", "quotient"):
+        with pytest.raises(ValueError, match="18446744073709551615"):
+            amq.Filter(2**64 - 1, kind=kind)
+    assert amq.Filter(kind="bloom").capacity == 1_000_000
+    # an aging filter by time is sized by its window and rate: a capacity beside them
+    # was ignored (`amq create` refuses --capacity beside --window)
+    with pytest.raises(ValueError, match="takes no capacity"):
+        amq.Filter(5000, kind="aging", window_ms=1000, rate=10.0)
+    with pytest.raises(ValueError, match="takes no capacity"):
+        amq.Filter(capacity=5000, kind="aging", window_ms=1000, rate=10.0)
+    assert amq.Filter(kind="aging", window_ms=1000, rate=10.0).capacity == 10
+    assert amq.Filter(5000, kind="aging").capacity == 5000
+
+
 def test_filter_can_be_subclassed():
     class Tagged(amq.Filter):
         def __init__(self, tag, *a, **kw):
