@@ -2434,6 +2434,15 @@ static int feed_chunk(void *ctx, const keyset *ks)
     return feed_builder(fc->bld, fc->cfg, ks);
 }
 
+/* PyUnicode_FSConverter taking None as "not given" (*out stays NULL), for a
+ * keyword whose default is None. */
+static int fs_path_or_none(PyObject *o, void *out)
+{
+    if (o == Py_None)
+        return 1;
+    return PyUnicode_FSConverter(o, out);
+}
+
 static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"keys", "kind", "fpp", "hash", "seed", "fingerprint_bits",
@@ -2455,7 +2464,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dzO&O&O&O&O&O&n", names, &keys,
                                      &kind_name, &fpp, &hash_name, conv_u64, &seed, conv_u32,
                                      &fpbits, conv_u32, &arity, conv_u32, &threads,
-                                     PyUnicode_FSConverter, &tmpdir, conv_u64, &memory,
+                                     fs_path_or_none, &tmpdir, conv_u64, &memory,
                                      &width))
         return NULL;
     if (finite_arg("fpp", fpp) != 0)

@@ -57,3 +57,13 @@ def test_fuse_only_keywords_are_refused_for_ribbon():
                                              "filter has no %s" % (name, name)):
             amq.build(["x"], "ribbon", **kw)
     assert amq.build(["x"], "fuse", arity=4, fingerprint_bits=16).info()["kind"] == "fuse"
+
+
+def test_tmpdir_none_is_the_default_and_a_spilled_build_is_the_same(tmp):
+    # build(..., tmpdir=None), its signature's default, raised TypeError
+    ins = keys("sp", 300000)
+    f = amq.build(ins)
+    assert amq.build(ins, tmpdir=None).to_bytes() == f.to_bytes()
+    # past `memory` the hashes go to files in tmpdir; the filter is the same
+    assert amq.build(iter(ins), tmpdir=tmp, memory=1 << 16).to_bytes() == f.to_bytes()
+    assert amq.build(iter(ins), tmpdir=str(tmp).encode(), memory=1 << 16) == f
