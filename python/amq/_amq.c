@@ -102,10 +102,48 @@ static PyObject *raise_status(int rc, const amq_errinfo *err, const char *what)
     default:
         break;
     }
-    if (what != NULL)
+    /* the library names a file itself: its path is not said twice */
+    if (what != NULL && what[0] != '\0' &&
+        !(strncmp(msg, what, strlen(what)) == 0 && msg[strlen(what)] == ':'))
         PyErr_Format(type, "%s: %s", what, msg);
     else
         PyErr_SetString(type, msg);
+    return NULL;
+}
+
+/* "a" or "an" before a kind's name: "an expandable filter". */
+static const char *article(const char *name)
+{
+    return strchr("aeiou", name[0]) != NULL ? "an" : "a";
+}
+
+/* raise_status for the operation `what` on a filter of `kind`: one the kind
+ * does not have names the kind, and the kinds that have it (the library's
+ * "operation not supported by this kind of filter" says neither). */
+static PyObject *raise_op(int rc, uint32_t kind, const char *what)
+{
+    const char *name = amq_kind_name(kind) != NULL ? amq_kind_name(kind) : "unknown";
+    const char *a = article(name);
+    char have[256] = "";
+    uint32_t k;
+
+    if (rc != AMQ_EUNSUPPORTED)
+        return raise_status(rc, NULL, what);
+    if (amq_kind_is_static(kind)) {
+        PyErr_Format(UnsupportedError, "%s: %s %s filter is static: amq.build() makes it from "
+                     "all its keys at once, and it changes no more", what, a, name);
+        return NULL;
+    }
+    if (strcmp(what, "remove") != 0) {
+        PyErr_Format(UnsupportedError, "%s: %s %s filter does not support it", what, a, name);
+        return NULL;
+    }
+    for (k = 1; k < 64; k++)
+        if (amq_kind_name(k) != NULL && amq_kind_can_remove(k) && !amq_kind_is_static(k))
+            snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+                     have[0] != '\0' ? ", " : "", amq_kind_name(k));
+    PyErr_Format(UnsupportedError, "remove: %s %s filter cannot remove keys (the kinds that "
+                 "can: %s)", a, name, have);
     return NULL;
 }
 
@@ -849,7 +887,7 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
         Py_END_ALLOW_THREADS
     }
     if (rc < 0 && !PyErr_Occurred())
-        raise_status(rc, NULL, NULL);
+        raise_op(rc, amq_filter_kind(f), add ? "add" : "query");
     return rc < 0 ? -1 : 0;
 }
 
@@ -1160,14 +1198,17 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
  * capacity is refused unless allow_overfill. */
 static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_overfill)
 {
+    static const char *const op_names[] = {"query", "add", "remove"};
     keyref k;
     amq_filter *f;
     uint64_t items, cap;
+    uint32_t kind;
     int rc, was = 0;
 
     f = acquire_key(self, key, op != 0, &k);
     if (f == NULL)
         return NULL;
+    kind = amq_filter_kind(f);
     if (op == 1) {
         int full = 0;
         if (!allow_overfill && fixed_size(f) && !amq_filter_is_readonly(f)) {
@@ -1193,7 +1234,7 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
     unlock(self);
     key_put(&k);
     if (rc < 0)
-        return raise_status(rc, NULL, NULL);
+        return raise_op(rc, kind, op_names[op]);
     if (op == 1 && stores_copies(f))
         rc = was == 0; /* stored either way; new only if it answered absent */
     return PyBool_FromLong(rc);
@@ -1298,13 +1339,27 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
 static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
 {
     uint64_t now_ms;
+    uint32_t kind;
     int rc;
     if (!conv_u64(arg, &now_ms))
         return NULL;
     if (acquire(self, 1) == NULL)
         return NULL;
+    kind = amq_filter_kind(self->f);
     rc = amq_aging_advance(self->f, now_ms);
     unlock(self);
+    if (rc == AMQ_EKIND || rc == AMQ_EUNSUPPORTED) {
+        /* the library's "wrong or unknown filter kind", "operation not supported" */
+        if (rc == AMQ_EKIND)
+            PyErr_Format(PyExc_ValueError, "advance: %s %s filter has no clock (a time applies "
+                         "to aging filters made with window_ms and rate)",
+                         article(amq_kind_name(kind)), amq_kind_name(kind));
+        else
+            PyErr_SetString(UnsupportedError, "advance: this aging filter ages by count and "
+                            "has no clock (a time applies to aging filters made with window_ms "
+                            "and rate)");
+        return NULL;
+    }
     if (rc != AMQ_OK)
         return raise_status(rc, NULL, "advance");
     Py_RETURN_NONE;
@@ -2016,13 +2071,15 @@ static PyObject *Filter_bytes(FilterObject *self, PyObject *unused)
 /* A call that changes the filter and returns only a status, under the writer's lock. */
 static PyObject *call_writer(FilterObject *self, int (*fn)(amq_filter *), const char *what)
 {
+    uint32_t kind;
     int rc;
     if (acquire(self, 1) == NULL)
         return NULL;
+    kind = amq_filter_kind(self->f);
     rc = fn(self->f);
     unlock(self);
     if (rc != AMQ_OK)
-        return raise_status(rc, NULL, what);
+        return raise_op(rc, kind, what);
     Py_RETURN_NONE;
 }
 
@@ -2222,7 +2279,7 @@ static PyMethodDef Filter_methods[] = {
      "on any fixed epoch; the library never reads a clock), starting the\n"
      "generations begun since. Adds then count at that time. A time before the\n"
      "current generation changes nothing. UnsupportedError for count-mode aging\n"
-     "filters, ValueError ('wrong kind') for other kinds."},
+     "filters, ValueError for other kinds (no clock)."},
     {"contains_at", (PyCFunction)Filter_contains_at, METH_VARARGS,
      "contains_at($self, key, now_ms, /)\n--\n\n"
      "Aging filters by time: the answer as of now_ms, without changing the\n"

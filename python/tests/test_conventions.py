@@ -269,3 +269,35 @@ def test_a_seed_the_hash_cannot_take_is_named():
                lambda: amq.hash.partition_index(["k"], 4, "murmur3", 2**40)):
         with pytest.raises(ValueError, match="hash murmur3 cannot take seed 1099511627776"):
             fn()
+
+
+def test_errors_say_what_was_asked_of_which_kind_and_name_a_file_once(tmp):
+    # the library's "operation not supported by this kind of filter" said neither the
+    # operation nor the kind; file errors named the path twice ("x: x: file exists")
+    with pytest.raises(amq.UnsupportedError,
+                       match=r"remove: a bloom filter cannot remove keys \(the kinds that "
+                             r"can: cuckoo, scalable-cuckoo, expandable\)"):
+        amq.Filter(100).remove("k")
+    with pytest.raises(amq.UnsupportedError, match="remove: an aging filter cannot remove"):
+        amq.Filter(100, kind="aging").remove("k")
+    static = amq.build(["k"], "ribbon")
+    for what, call in (("add", lambda: static.add("x")), ("add", lambda: static.add_many(["x"])),
+                       ("remove", lambda: static.remove("k")), ("clear", static.clear)):
+        with pytest.raises(amq.UnsupportedError,
+                           match="%s: a ribbon filter is static: amq.build" % what):
+            call()
+    with pytest.raises(ValueError, match="advance: an expandable filter has no clock"):
+        amq.Filter(kind="expandable").advance(5)
+    with pytest.raises(amq.UnsupportedError, match="advance: this aging filter ages by count"):
+        amq.Filter(100, kind="aging").advance(5)
+    p = str(tmp / "x.amq")
+    f = amq.Filter(100)
+    f.save(p)
+    (tmp / "t.txt").write_text("text\n")
+    for call in (lambda: f.save(p, overwrite=False), lambda: amq.open(tmp / "t.txt"),
+                 lambda: f.save(tmp / "t.txt"), lambda: amq.open(tmp)):
+        with pytest.raises((OSError, ValueError)) as e:
+            call()
+        assert str(e.value).count(str(tmp)) == 1, str(e.value)
+    with pytest.raises(ValueError, match="^invalid path: empty$"):
+        f.save("")
