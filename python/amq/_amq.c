@@ -1787,18 +1787,41 @@ static PyObject *Filter_from_bytes(PyObject *cls, PyObject *args, PyObject *kw)
     return from_bytes_impl((PyTypeObject *)cls, data, trust);
 }
 
+/* A subclass's own attributes, as object.__getstate__ gives them (Python 3.11:
+ * None, __dict__, or (__dict__, slots)); before 3.11, __dict__ or None. */
+static PyObject *instance_state(PyObject *self)
+{
+    PyObject *st = PyObject_CallMethod(self, "__getstate__", NULL);
+    if (st != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return st;
+    PyErr_Clear();
+    st = PyObject_GetAttrString(self, "__dict__");
+    if (st != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return st;
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+/* (type.from_bytes, (the file's bytes,)[, state]): pickle, copy.copy and
+ * copy.deepcopy keep a subclass's attributes too (pickle and copy set the
+ * state as they do for any object). */
 static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
 {
-    PyObject *bytes = Filter_to_bytes(self, unused), *fn, *r;
+    PyObject *bytes = Filter_to_bytes(self, unused), *fn, *state;
     if (bytes == NULL)
         return NULL;
     fn = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_bytes");
-    if (fn == NULL) {
+    state = fn != NULL ? instance_state((PyObject *)self) : NULL;
+    if (state == NULL) {
+        Py_XDECREF(fn);
         Py_DECREF(bytes);
         return NULL;
     }
-    r = Py_BuildValue("(N(N))", fn, bytes);
-    return r;
+    if (state == Py_None) {
+        Py_DECREF(state);
+        return Py_BuildValue("(N(N))", fn, bytes);
+    }
+    return Py_BuildValue("(N(N)N)", fn, bytes, state);
 }
 
 static PyObject *Filter_copy(FilterObject *self, PyObject *unused)

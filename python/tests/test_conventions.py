@@ -193,6 +193,32 @@ def test_filter_can_be_subclassed():
     assert type(Tagged.from_bytes(t.to_bytes())) is Tagged
 
 
+class TaggedFilter(amq.Filter):
+    def __init__(self, tag, *a, **kw):
+        super().__init__(*a, **kw)
+        self.tag = tag
+
+
+class SlottedFilter(amq.Filter):
+    __slots__ = ("owner",)
+
+
+def test_pickle_and_copy_keep_a_subclass_attributes():
+    # __reduce__ gave the file's bytes alone: a pickled or copied subclass lost its
+    # attributes (AttributeError on the copy's t.tag)
+    import copy
+    import pickle
+
+    t = TaggedFilter("users", 1000, kind="cuckoo")
+    t.add("a")
+    for c in (pickle.loads(pickle.dumps(t)), copy.copy(t), copy.deepcopy(t)):
+        assert type(c) is TaggedFilter and c.tag == "users" and "a" in c and c == t
+    s = SlottedFilter(100)
+    s.owner = "ops"
+    assert pickle.loads(pickle.dumps(s)).owner == "ops"
+    assert len(amq.Filter(100).__reduce__()) == 2  # no state: the plain form
+
+
 def test_signatures_are_introspectable_and_match_what_the_methods_take():
     f = amq.Filter(100)
     for name in ("add", "contains", "remove", "add_many", "contains_many", "update", "merge",
