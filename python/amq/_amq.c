@@ -604,8 +604,9 @@ static int keyset_from_buffer(PyObject *o, Py_ssize_t width, int hashes, keyset 
     return -1;
 }
 
-/* str and bytes are single keys, not batches: refuse them as a batch so
- * that f.add_many("abc") does not add "a", "b", "c". */
+/* str, bytes and bytearray are single keys, not batches: refuse them as a
+ * batch so that f.add_many("abc") does not add "a", "b", "c" (a bytearray
+ * was read as a sequence of ints: "a key must be ..., not int"). */
 static int keyset_init(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
 {
     memset(ks, 0, sizeof(*ks));
@@ -620,10 +621,11 @@ static int keyset_init(PyObject *o, Py_ssize_t width, int hashes, keyset *ks)
     }
     if (width > 0 || hashes)
         return keyset_from_buffer(o, width, hashes, ks);
-    if (PyUnicode_Check(o) || PyBytes_Check(o)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "a batch of keys must be a sequence or an array, not a single "
-                        "str or bytes (use add/contains for one key)");
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError,
+                     "a batch of keys must be a sequence or an array, not a single "
+                     "%.50s (use add/contains for one key%s)", Py_TYPE(o)->tp_name,
+                     PyUnicode_Check(o) ? "" : ", or width=N for keys of N bytes back to back");
         return -1;
     }
     if (PyObject_CheckBuffer(o) && !PyByteArray_Check(o)) {
@@ -1580,7 +1582,7 @@ static PyObject *Filter_update(FilterObject *self, PyObject *args, PyObject *kw)
         if (PyObject_TypeCheck(o, &FilterType)) {
             if (merge_into(self, (FilterObject *)o, 0) != 0)
                 return NULL;
-        } else if (PyUnicode_Check(o) || PyBytes_Check(o)) {
+        } else if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
             PyErr_SetString(PyExc_TypeError,
                             "update() takes iterables of keys or filters, not one key");
             return NULL;

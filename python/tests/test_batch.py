@@ -128,6 +128,18 @@ def test_batch_shape_errors():
     assert f.add_many([]) == 0
 
 
+def test_a_bytearray_is_one_key_not_a_batch():
+    # it was read as a sequence of ints: "a key must be str, bytes or a buffer, not int"
+    f = amq.Filter(capacity=100)
+    for call in (f.add_many, f.contains_many, amq.build):
+        with pytest.raises(TypeError, match="not a single bytearray .*width=N"):
+            call(bytearray(b"abc"))
+    with pytest.raises(TypeError, match="not one key"):
+        f.update(bytearray(b"abc"))
+    assert f.add_many(bytearray(b"abcd"), width=2) == 2 and "cd" in f
+    assert f.add(bytearray(b"abc")) and b"abc" in f
+
+
 def test_update_error_midway_keeps_earlier_keys():
     f = amq.Filter(capacity=10000)
 
