@@ -1105,6 +1105,13 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         return -1;
     if (parse_kind(kind_name, &kind) != 0)
         return -1;
+    if (amq_kind_is_static(kind)) {
+        /* the library's message names its C calls and the tool's */
+        PyErr_Format(UnsupportedError, "a %s filter is static: amq.build(keys, kind='%s') "
+                     "makes it from all its keys at once", amq_kind_name(kind),
+                     amq_kind_name(kind));
+        return -1;
+    }
     if (check_kind_params(kw, amq_kind_name(kind)) != 0)
         return -1;
     /* No hash given: the kind's default (amq_config_init's). */

@@ -41,6 +41,11 @@ def test_build_matches_the_tool(kind, tmp, amq_bin):
 def test_build_errors():
     with pytest.raises(ValueError, match="not a static kind"):
         amq.build(["a"], kind="bloom")
+    for kind in STATIC:  # the library's message named its C calls and the tool
+        with pytest.raises(amq.UnsupportedError,
+                           match=r"a %s filter is static: amq.build\(keys, kind='%s'\) makes "
+                                 r"it from all its keys at once$" % (kind, kind)):
+            amq.Filter(kind=kind)
     with pytest.raises(TypeError):
         amq.build("abc")
     ints = np.arange(10, dtype=np.uint64)  # integer IDs are keys: their 8 bytes
