@@ -742,6 +742,36 @@ static int asks_first(const amq_filter *f)
     return amq_kind_keeps_copies(kind) && !amq_kind_can_remove(kind);
 }
 
+/* Why a kind that stores a copy at every add refused one when that is not
+ * its table filling up: one key's copies (cli/cmd_add.c reads it alike), or
+ * NULL.  Call with the lock held. */
+static const char *copies_limit(const amq_filter *f)
+{
+    const uint32_t kind = amq_filter_kind(f);
+    amq_stats st;
+    if (!stores_copies(f))
+        return NULL;
+    if (kind == AMQ_KIND_EXPANDABLE) /* it grows: a refused add is one key's copies */
+        return "an expandable filter keeps 32 of one key";
+    amq_filter_stats(f, &st);
+    if (st.items >= st.capacity / 2)
+        return NULL;
+    if (kind == AMQ_KIND_CUCKOO)
+        return "a cuckoo filter keeps 2b + 1 of one key, b its bucket size";
+    if (kind == AMQ_KIND_SCALABLE_CUCKOO)
+        return "a scalable cuckoo filter keeps one key's copies in its two buckets of the "
+               "newest link, and grows for no key's copies";
+    return NULL;
+}
+
+/* FilterFullError for an add refused for one key's copies (why: copies_limit's);
+ * the library's "filter is full" said the filter was full at 9 items of 100. */
+static void raise_copies(const char *what, const char *key, const char *why)
+{
+    PyErr_Format(FilterFullError, "%s: %s stored too many times already (each add keeps a "
+                 "copy, remove() takes one back; %s)", what, key, why);
+}
+
 /* Probes or adds m hashed keys at out.  Returns the first error of an add,
  * else AMQ_OK.  out[i] of an add is 1 when the filter answered absent for
  * the key before it (the key is new), for every kind. */
@@ -888,6 +918,8 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
         rc = run_buffer(ks, &hs, &s);
         Py_END_ALLOW_THREADS
     }
+    if (rc == AMQ_EFULL && add && !PyErr_Occurred() && copies_limit(f) != NULL)
+        raise_copies("add", "a key of the batch is", copies_limit(f));
     if (rc < 0 && !PyErr_Occurred())
         raise_op(rc, amq_filter_kind(f), add ? "add" : "query");
     return rc < 0 ? -1 : 0;
@@ -1208,6 +1240,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_overfill)
 {
     static const char *const op_names[] = {"query", "add", "remove"};
+    const char *why;
     keyref k;
     amq_filter *f;
     uint64_t items, cap;
@@ -1240,8 +1273,13 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
                            : amq_filter_add(f, k.p, (size_t)k.len);
     else
         rc = amq_filter_remove(f, k.p, (size_t)k.len);
+    why = rc == AMQ_EFULL && op == 1 && was == 1 ? copies_limit(f) : NULL;
     unlock(self);
     key_put(&k);
+    if (why != NULL) {
+        raise_copies("add", "this key is", why);
+        return NULL;
+    }
     if (rc < 0)
         return raise_op(rc, kind, op_names[op]);
     if (op == 1 && stores_copies(f))

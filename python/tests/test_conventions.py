@@ -87,6 +87,22 @@ def test_cuckoo_add_of_a_present_key_says_so_and_still_stores_it():
     assert c.add_many(["y", "y", "z"]) == 2
 
 
+@pytest.mark.parametrize("kind, copies", [("cuckoo", 9), ("scalable-cuckoo", 8),
+                                          ("expandable", 32)])
+def test_a_key_stored_too_many_times_is_named_not_a_full_filter(kind, copies):
+    # the 10th add of one key into a cuckoo filter of 100 said "filter is full" at 9 items
+    f = amq.Filter(100, kind=kind) if kind != "expandable" else amq.Filter(kind=kind)
+    for _ in range(copies):
+        f.add("x")
+    with pytest.raises(amq.FilterFullError, match=r"add: this key is stored too many times "
+                                                  r"already .* remove\(\) takes one back"):
+        f.add("x")
+    with pytest.raises(amq.FilterFullError, match="add: a key of the batch is stored too many"):
+        f.add_many(["y"] * (copies + 1))
+    f.remove("x")
+    assert f.add("x") is False  # room for one copy again
+
+
 def test_kind_specific_parameters_are_not_ignored():
     with pytest.raises(ValueError, match="window_ms"):
         amq.Filter(kind="bloom", window_ms=1000, rate=10)
