@@ -1885,10 +1885,14 @@ static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
     return (PyObject *)wrap_as(Py_TYPE(self), c);
 }
 
-/* dst gains src's keys.  Locks dst exclusive, src shared (src != dst). */
+/* dst gains src's keys.  Locks dst exclusive, src shared (src != dst).  A
+ * fixed-size filter merged past its capacity warns (RuntimeWarning), as `amq
+ * merge` does: the capacity rule of adds, not silently broken. */
 static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
 {
     amq_errinfo err;
+    uint64_t items, cap;
+    char over[256] = ""; /* the warning of a merge past a fixed size's capacity */
     int rc;
     memset(&err, 0, sizeof(err));
     if (dst == src) {
@@ -1913,12 +1917,26 @@ static int merge_into(FilterObject *dst, FilterObject *src, int intersect)
     }
     rc = intersect ? amq_filter_intersect(dst->f, src->f, &err)
                    : amq_filter_merge(dst->f, src->f, &err);
+    if (rc == AMQ_OK && !intersect && fixed_size(dst->f)) {
+        counts(dst, dst->f, &items, &cap);
+        if (cap > 0 && items > cap) {
+            amq_stats st;
+            amq_filter_stats(dst->f, &st);
+            snprintf(over, sizeof over, "merge: the filter holds %llu items, over its capacity "
+                     "of %llu: false-positive rate %.3g (created for %.3g)",
+                     (unsigned long long)items, (unsigned long long)cap, st.fpp_now,
+                     st.fpp_target);
+        }
+    }
     unlock(src);
     unlock(dst);
     if (rc != AMQ_OK) {
         raise_status(rc, &err, intersect ? "intersect" : "merge");
         return -1;
     }
+    /* merged all the same, as `amq merge` writes its file and warns */
+    if (over[0] != '\0' && PyErr_WarnEx(PyExc_RuntimeWarning, over, 1) != 0)
+        return -1;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 operations, signatures, subclassing - and no silent wrong answer."""
 import inspect
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -59,6 +60,25 @@ def test_a_batch_within_capacity_and_growing_kinds_are_not_checked():
 
 
 # ---- item 5: equality, cuckoo add, parameters, seeds, sizing ---------------------------
+
+@pytest.mark.parametrize("kind", ["bloom", "blocked", "partitioned"])
+def test_a_merge_past_capacity_warns_as_amq_merge_does(kind):
+    # it overfilled silently ("never goes past its capacity silently" is the rule)
+    a, b = amq.Filter(1000, kind=kind), amq.Filter(1000, kind=kind)
+    a.add_many(keys("a", 900))
+    b.add_many(keys("b", 900))
+    for merge in (lambda: a | b, lambda: a.union(b), lambda: a.copy().merge(b),
+                  lambda: a.copy().update(b)):
+        with pytest.warns(RuntimeWarning, match="over its capacity of 1000"):
+            merge()
+    small = amq.Filter(1000, kind=kind)
+    small.add("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small |= amq.Filter(1000, kind=kind)  # within capacity: no warning
+    with pytest.warns(RuntimeWarning):
+        assert (a | b).contains_many(keys("b", 900)).all()  # merged all the same
+
 
 def test_equality_is_content():
     f = amq.Filter(capacity=1000, kind="blocked")
