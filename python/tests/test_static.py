@@ -72,3 +72,11 @@ def test_tmpdir_none_is_the_default_and_a_spilled_build_is_the_same(tmp):
     # past `memory` the hashes go to files in tmpdir; the filter is the same
     assert amq.build(iter(ins), tmpdir=tmp, memory=1 << 16).to_bytes() == f.to_bytes()
     assert amq.build(iter(ins), tmpdir=str(tmp).encode(), memory=1 << 16) == f
+
+
+def test_a_spill_that_cannot_be_written_names_where(tmp):
+    # it said "cannot build the filter: input/output error", naming neither the
+    # directory nor the spill
+    with pytest.raises(OSError, match="cannot write its temporary files .* in %s/none "
+                                      r"\(tmpdir\)" % tmp):
+        amq.build(("k%d" % i for i in range(2_000_000)), tmpdir=tmp / "none", memory=1000)
