@@ -1181,6 +1181,16 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
             return -1;
         }
         rc = amq_guava_params_for(capacity, fpp, &p);
+        if (rc == AMQ_ERANGE) {
+            /* the library says "parameter out of range" alone */
+            char msg[300]; /* (PyErr_Format has no %g) */
+            snprintf(msg, sizeof msg, "guava=True: Guava sizes no filter for capacity %llu at "
+                     "fpp=%g (the rate must be in (0, 1), and make 1 to 2^37 bits and at most "
+                     "255 probes a key, as Guava's BloomFilter.create checks)",
+                     (unsigned long long)capacity, fpp);
+            PyErr_SetString(PyExc_ValueError, msg);
+            return -1;
+        }
         if (rc == AMQ_OK)
             rc = amq_bloom_new(&p, NULL, &b);
         if (rc == AMQ_OK)

@@ -156,6 +156,15 @@ def test_guava_takes_no_hash_seed_or_bits_per_key():
     assert g.info()["probe"] == "guava"
 
 
+def test_a_guava_sizing_out_of_range_says_which():
+    # it said "cannot create the filter: parameter out of range"
+    for cap, fpp in ((10, 0.99), (10**13, 1e-9), (1000, 1e-80)):
+        with pytest.raises(ValueError, match="guava=True: Guava sizes no filter for capacity "
+                                             "%d at fpp=%g" % (cap, fpp)):
+            amq.Filter(cap, fpp, guava=True)
+    assert amq.Filter(10, 0.9, guava=True).capacity == 10
+
+
 def test_redisbloom_takes_no_hash_or_seed():
     # RedisBloom's layout hashes as RedisBloom does (`amq build --redisbloom` refuses --hash
     # and --seed); both used to be ignored
