@@ -868,6 +868,19 @@ int amq_exp_settle(amq_expand *x)
     return x->old != NULL ? migrate(x, UINT64_MAX) : AMQ_OK;
 }
 
+/* Back to the level a doubling's first step failed in: a split only reads
+ * the old level, which kept its table, stash and counts (grow's copy), so
+ * the add's AMQ_ENOMEM leaves the filter as it was, as amq/filter.h says. */
+static void undo_grow(amq_expand *x)
+{
+    amq_expand *o = x->old;
+    amq_region_free(&x->table, &x->alloc);
+    amq_region_free(&x->stash, &x->alloc);
+    amq_region_free(&x->stash_prev, &x->alloc);
+    *x = *o; /* grow's copy: no doubling pending, nothing released */
+    amq_free(&x->alloc, o, sizeof *o);
+}
+
 /* Starts a doubling (a pending one is finished first) and takes its first
  * step.  Refused, with nothing changed, when it would let the expected rate
  * pass the target. */
@@ -910,7 +923,9 @@ static int grow(amq_expand *x)
     x->total += void_n;
     x->old = o;
     x->mig = 0;
-    return migrate(x, MIGRATE_STEP);
+    if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
+        undo_grow(x);
+    return rc;
 }
 
 /* A doubling done at once: only when a bucket's stash count saturates. */

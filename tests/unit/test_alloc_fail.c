@@ -165,6 +165,13 @@ static void cfg_quotient(amq_config *cfg)
     cfg->capacity = 50;
 }
 
+/* From a small table, so that GROW_KEYS adds double it often. */
+static void cfg_expandable(amq_config *cfg)
+{
+    amq_config_init(cfg, AMQ_KIND_EXPANDABLE);
+    cfg->capacity = 50;
+}
+
 static const struct kind_case {
     const char *name;
     void (*config)(amq_config *cfg);
@@ -180,6 +187,7 @@ static const struct kind_case {
     {"scalable-cuckoo (redisbloom)", cfg_scuckoo_rb, 1},
     {"aging", cfg_aging, 0},
     {"quotient", cfg_quotient, 1},
+    {"expandable", cfg_expandable, 1},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
