@@ -492,27 +492,43 @@ static int check_link(const amq_sbloom_link_info *li, int redisbloom)
     return AMQ_OK;
 }
 
-/* Checks header and links; returns AMQ_OK, AMQ_ECORRUPT or AMQ_EUNSUPPORTED. */
-int amq_sb_check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
-                     int redisbloom)
+/* Checks header and links; returns AMQ_OK, AMQ_ECORRUPT or AMQ_EUNSUPPORTED, saying in
+ * err (may be NULL) which field or link is wrong. */
+int amq_sb_check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links, int redisbloom,
+                     amq_errinfo *err)
 {
     uint64_t sum = 0;
     uint32_t i;
 
-    if (h->links == 0 || h->links > AMQ_SBLOOM_MAX_LINKS ||
-        (h->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || h->expansion > 32768 ||
+    if (h->links == 0 || h->links > AMQ_SBLOOM_MAX_LINKS)
+        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom filter of %u links (1 to %u)", h->links,
+                       AMQ_SBLOOM_MAX_LINKS);
+    if ((h->options & ~AMQ_SBLOOM_OPTIONS_MASK) != 0 || h->expansion > 32768 ||
         (h->expansion == 0 && !(h->options & AMQ_SBLOOM_NO_SCALING)))
-        return AMQ_ECORRUPT;
+        return amq_err(err, AMQ_ECORRUPT, "invalid scalable Bloom options 0x%x, expansion %u",
+                       h->options, h->expansion);
     if (redisbloom && !(h->options & AMQ_SBLOOM_FORCE64))
-        return AMQ_EUNSUPPORTED;
+        return amq_err(err, AMQ_EUNSUPPORTED,
+                       "RedisBloom scalable Bloom filter with 32-bit hashing (options 0x%x) is "
+                       "not supported",
+                       h->options);
     for (i = 0; i < h->links; i++) {
-        if (check_link(&links[i], redisbloom) != AMQ_OK)
-            return AMQ_ECORRUPT;
-        if (links[i].items > UINT64_MAX - sum)
-            return AMQ_ECORRUPT;
-        sum += links[i].items;
+        const amq_sbloom_link_info *li = &links[i];
+        if (check_link(li, redisbloom) != AMQ_OK)
+            return amq_err(err, AMQ_ECORRUPT,
+                           "invalid scalable Bloom link %u (%llu entries, rate %g, %g bits an "
+                           "entry, %llu bits, %u hashes, %llu items)",
+                           i, (unsigned long long)li->entries, li->fpp, li->bpe,
+                           (unsigned long long)li->bits, li->hashes, (unsigned long long)li->items);
+        if (li->items > UINT64_MAX - sum)
+            return amq_err(err, AMQ_ECORRUPT, "scalable Bloom links' item counts overflow");
+        sum += li->items;
     }
-    return sum == h->items ? AMQ_OK : AMQ_ECORRUPT;
+    if (sum != h->items)
+        return amq_err(err, AMQ_ECORRUPT,
+                       "scalable Bloom links hold %llu items, the filter records %llu",
+                       (unsigned long long)sum, (unsigned long long)h->items);
+    return AMQ_OK;
 }
 
 /* Frees arrays[from..n) (NULL entries skipped) through alloc. */
@@ -596,7 +612,7 @@ int amq_sbloom_from_header(const amq_sbloom_header *h, const amq_sbloom_link_inf
     int rc;
 
     *out = NULL;
-    rc = amq_sb_check_raw(h, links, 1);
+    rc = amq_sb_check_raw(h, links, 1, NULL);
     if (rc != AMQ_OK)
         return rc;
     raw_params(h, links, &p);
@@ -667,7 +683,7 @@ int amq_sbloom_from_header_owning(const amq_sbloom_header *h, const amq_sbloom_l
     int rc;
 
     *out = NULL;
-    rc = amq_sb_check_raw(h, links, 1);
+    rc = amq_sb_check_raw(h, links, 1, NULL);
     if (rc != AMQ_OK) {
         free_arrays(alloc, arrays, links, 0, h->links <= AMQ_SBLOOM_MAX_LINKS ? h->links : 0);
         return rc;

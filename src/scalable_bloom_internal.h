@@ -93,9 +93,10 @@ static inline const sb_link *clnk(const amq_sbloom *s)
 void amq_sb_drop_bits(amq_sbloom *s, uint32_t i);
 /* Link l as the public amq_sbloom_link_info describes it. */
 void amq_sb_link_info(const sb_link *l, amq_sbloom_link_info *out);
-/* Checks header and links; returns AMQ_OK, AMQ_ECORRUPT or AMQ_EUNSUPPORTED. */
-int amq_sb_check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links,
-                     int redisbloom);
+/* Checks header and links; returns AMQ_OK, AMQ_ECORRUPT or AMQ_EUNSUPPORTED, saying in
+ * err (may be NULL) which field or link is wrong. */
+int amq_sb_check_raw(const amq_sbloom_header *h, const amq_sbloom_link_info *links, int redisbloom,
+                     amq_errinfo *err);
 /* Builds the chain; links take arrays[i] when arrays is given (all of them
  * taken, freed on an error; copied when the allocator could not free them
  * as its own blocks). */

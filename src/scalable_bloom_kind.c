@@ -207,7 +207,9 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
 
     amq_alloc_init(&al, a->alloc);
     if (a->params_len < SB_FIXED)
-        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom parameter block is too short");
+        return amq_err(err, AMQ_ECORRUPT,
+                       "scalable Bloom parameter block is %zu bytes, at least %d", a->params_len,
+                       SB_FIXED);
     amq_sbloom_params_init(&p, 0);
     p.redisbloom = amq_load32(a->params);
     p.options = amq_load32(a->params + 4);
@@ -219,11 +221,25 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
     h.options = p.options;
     h.expansion = p.expansion;
     h.items = a->items;
-    if (p.redisbloom > 1 || h.links == 0 || h.links > AMQ_SBLOOM_MAX_LINKS ||
-        a->params_len != SB_FIXED + SB_LINK * (size_t)h.links ||
-        !(p.fpp > 0.0 && p.fpp < 1.0) ||
-        (p.redisbloom && (a->hash_algo != AMQ_HASH_REDISBLOOM || a->seed != 0)))
-        return amq_err(err, AMQ_ECORRUPT, "invalid scalable Bloom parameters");
+    if (p.redisbloom > 1)
+        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom layout %u (0 native, 1 RedisBloom)",
+                       p.redisbloom);
+    if (h.links == 0 || h.links > AMQ_SBLOOM_MAX_LINKS)
+        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom filter of %u links (1 to %u)", h.links,
+                       AMQ_SBLOOM_MAX_LINKS);
+    if (a->params_len != SB_FIXED + SB_LINK * (size_t)h.links)
+        return amq_err(err, AMQ_ECORRUPT,
+                       "scalable Bloom parameter block is %zu bytes, %u links need %zu",
+                       a->params_len, h.links, SB_FIXED + SB_LINK * (size_t)h.links);
+    if (!(p.fpp > 0.0 && p.fpp < 1.0))
+        return amq_err(err, AMQ_ECORRUPT, "scalable Bloom error rate %g is not in (0, 1)", p.fpp);
+    if (p.redisbloom && (a->hash_algo != AMQ_HASH_REDISBLOOM || a->seed != 0))
+        return amq_err(err, AMQ_ECORRUPT,
+                       "a RedisBloom-layout scalable Bloom filter hashes with redisbloom, seed 0,"
+                       " not %s seed %llu",
+                       amq_hash_algo_name(a->hash_algo) != NULL ? amq_hash_algo_name(a->hash_algo)
+                                                                : "an unknown hash",
+                       (unsigned long long)a->seed);
     bytes = h.links * sizeof *links;
     links = amq_malloc(&al, bytes);
     if (links == NULL)
@@ -242,23 +258,25 @@ static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)
         if (amq_add64(total, links[i].bytes, &total) != AMQ_OK)
             total = UINT64_MAX;
     }
-    rc = amq_sb_check_raw(&h, links, (int)p.redisbloom);
+    rc = amq_sb_check_raw(&h, links, (int)p.redisbloom, err);
     if (rc == AMQ_OK && total != a->payload_len)
-        rc = AMQ_ECORRUPT;
-    if (rc == AMQ_OK)
-        rc = amq_sb_build_raw(&h, links, NULL, &p, a->alloc, &s);
+        rc = amq_err(err, AMQ_ECORRUPT, "scalable Bloom payload is %llu bytes, its links need %llu",
+                     (unsigned long long)a->payload_len, (unsigned long long)total);
+    if (rc == AMQ_OK && (rc = amq_sb_build_raw(&h, links, NULL, &p, a->alloc, &s)) != AMQ_OK)
+        rc = amq_err(err, rc, "cannot load scalable Bloom filter: %s", amq_strerror(rc));
     for (i = 0; rc == AMQ_OK && i < h.links; i++) {
         uint8_t *d = lnk(s)[i].data;
         uint64_t tail = links[i].bits & 63;
         memcpy(d, a->payload + off, (size_t)links[i].bytes);
         off += links[i].bytes;
         if (tail != 0 && (amq_load64(d + links[i].bytes - 8) >> tail) != 0)
-            rc = AMQ_ECORRUPT;
+            rc = amq_err(err, AMQ_ECORRUPT, "scalable Bloom link %u has bits set past its last bit",
+                         i);
     }
     amq_free(&al, links, bytes);
     if (rc != AMQ_OK) {
         amq_sbloom_free(s);
-        return amq_err(err, rc, "cannot load scalable Bloom filter: %s", amq_strerror(rc));
+        return rc;
     }
     *impl = s;
     return AMQ_OK;

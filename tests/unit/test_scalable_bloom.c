@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "amq.h"
+#include "common/container.h"
+#include "common/endian.h"
 #include "test.h"
 
 static amq_sbloom *make_rb(double error, uint64_t cap, uint32_t growth, int nonscaling)
@@ -636,6 +638,79 @@ static void file_roundtrip(int redisbloom)
     buf[w - 1] ^= 0x80;
     g = NULL;
     CHECK_STATUS(amq_filter_deserialize(buf, w, 0, NULL, &g, &err), AMQ_ECHECKSUM);
+    free(buf);
+    amq_filter_free(f);
+}
+
+/* A native file with one field changed (the container re-signed) is refused
+ * with a message that names the field, not "invalid parameters". */
+static void expect_refused(const amq_container *c0, const uint8_t *payload, uint64_t items,
+                           const uint8_t *params, uint64_t payload_len, int want, const char *says)
+{
+    amq_container c = *c0;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    uint64_t off;
+    uint8_t *file;
+
+    c.items = items;
+    c.params = params;
+    c.payload_len = payload_len;
+    c.payload_sum = amq_checksum(payload, (size_t)payload_len);
+    off = amq_container_payload_offset(c.params_len);
+    file = malloc((size_t)(off + payload_len));
+    REQUIRE(file != NULL);
+    amq_container_write_header(&c, file);
+    memcpy(file + off, payload, (size_t)payload_len);
+    CHECK_STATUS(amq_filter_deserialize(file, (size_t)(off + payload_len), 0, NULL, &f, &err),
+                 want);
+    if (strstr(err.msg, says) == NULL)
+        FAIL_AT_("message \"%s\" does not say \"%s\"", err.msg, says);
+    CHECK(f == NULL);
+    free(file);
+}
+
+TEST(sbloom_file_refusals_name_the_field)
+{
+    amq_config cfg;
+    amq_filter *f;
+    amq_container c;
+    uint8_t *buf, params[24 + 48 * 8];
+    size_t len = 0;
+    uint32_t links;
+    char k[32];
+    int i;
+
+    amq_config_init(&cfg, AMQ_KIND_SCALABLE_BLOOM);
+    cfg.capacity = 100;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    for (i = 0; i < 1000; i++)
+        (void)amq_filter_add(f, k, (size_t)snprintf(k, sizeof k, "k%d", i));
+    REQUIRE_OK(amq_filter_serialized_size(f, &len));
+    buf = malloc(len);
+    REQUIRE(buf != NULL);
+    REQUIRE_OK(amq_filter_serialize(f, buf, len, &len));
+    REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
+    links = amq_load32(c.params + 12);
+    REQUIRE(links >= 2 && c.params_len == 24 + 48 * links && c.params_len <= sizeof params);
+#define FIELD(set, want, says)                                                                     \
+    do {                                                                                           \
+        memcpy(params, c.params, c.params_len);                                                    \
+        set;                                                                                       \
+        expect_refused(&c, buf + c.payload_off, c.items, params, c.payload_len, want, says);       \
+    } while (0)
+    FIELD(amq_store32(params, 2), AMQ_ECORRUPT, "scalable Bloom layout 2");
+    FIELD(amq_store32(params + 4, 0x100), AMQ_ECORRUPT, "options 0x");
+    FIELD(amq_store32(params + 12, 0), AMQ_ECORRUPT, "of 0 links");
+    FIELD(amq_store32(params + 12, links + 1), AMQ_ECORRUPT, "links need");
+    FIELD(amq_storef64(params + 16, 0.0), AMQ_ECORRUPT, "error rate 0 is not in (0, 1)");
+    FIELD(amq_store32(params + 24 + 48 + 32, 0), AMQ_ECORRUPT, "scalable Bloom link 1 (");
+#undef FIELD
+    memcpy(params, c.params, c.params_len);
+    expect_refused(&c, buf + c.payload_off, c.items + 1, params, c.payload_len, AMQ_ECORRUPT,
+                   "the filter records");
+    expect_refused(&c, buf + c.payload_off, c.items, params, c.payload_len - 8, AMQ_ECORRUPT,
+                   "its links need");
     free(buf);
     amq_filter_free(f);
 }
