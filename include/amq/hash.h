@@ -3,7 +3,8 @@
  *
  * Every function is bit-exact with its reference implementation on every
  * length and seed, reads its input byte by byte (any alignment, any host
- * byte order) and is safe to call from any number of threads.
+ * byte order; key may be NULL when len is 0) and is safe to call from any
+ * number of threads.
  *
  * Filters hash a key once, with the algorithm and seed recorded in the
  * filter (amq_hash_algo), into an amq_hash128 pair; every probe, index and

@@ -30,6 +30,13 @@ static inline uint64_t rotl64(uint64_t x, int r)
     return (x << r) | (x >> (64 - r));
 }
 
+/* The bytes of a key; an empty key may come as NULL, and NULL + 0 is undefined in C
+ * (UBSan stops on the tail pointer of a 0-byte key otherwise). */
+static inline const uint8_t *key_bytes(const void *key)
+{
+    return key != NULL ? (const uint8_t *)key : (const uint8_t *)"";
+}
+
 /* ---- MurmurHash3 ----------------------------------------------------------- */
 
 static inline uint32_t fmix32(uint32_t h)
@@ -44,7 +51,7 @@ static inline uint32_t fmix32(uint32_t h)
 
 uint32_t amq_murmur3_32(const void *key, size_t len, uint32_t seed)
 {
-    const uint8_t *p = (const uint8_t *)key;
+    const uint8_t *p = key_bytes(key);
     const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
     size_t nblocks = len / 4, i;
     uint32_t h = seed, k;
@@ -95,7 +102,7 @@ static inline uint64_t fmix64(uint64_t k)
 
 void amq_murmur3_x64_128(const void *key, size_t len, uint32_t seed, uint64_t out[2])
 {
-    const uint8_t *p = (const uint8_t *)key;
+    const uint8_t *p = key_bytes(key);
     const uint64_t c1 = UINT64_C(0x87c37b91114253d5), c2 = UINT64_C(0x4cf5ad432745937f);
     size_t nblocks = len / 16, i;
     uint64_t h1 = seed, h2 = seed, k1, k2;
@@ -175,7 +182,7 @@ uint64_t amq_murmur64a(const void *key, size_t len, uint64_t seed)
 {
     const uint64_t m = UINT64_C(0xc6a4a7935bd1e995);
     const int r = 47;
-    const uint8_t *p = (const uint8_t *)key;
+    const uint8_t *p = key_bytes(key);
     size_t nblocks = len / 8, i;
     uint64_t h = seed ^ ((uint64_t)len * m), k;
     const uint8_t *tail;
