@@ -179,11 +179,20 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
             const char *why = NULL;
             amq_stats st;
             amq_filter_stats(c->f, &st);
-            /* an expandable filter grows, so a refused add is one key's copies; a cuckoo
-             * filter full well under its capacity is too */
-            if (kind == AMQ_KIND_EXPANDABLE)
-                why = "an expandable filter keeps 32 of one key";
-            else if (kind == AMQ_KIND_CUCKOO && st.items < st.capacity / 2)
+            /* an expandable filter grows, so a refused add is one key's copies or keys
+             * crowded into one bucket; a cuckoo filter full well under its capacity is
+             * one key's copies too */
+            if (kind == AMQ_KIND_EXPANDABLE) {
+                cli_error("%s: a key of this run is stored too many times already, or too many "
+                          "keys of it fall in one bucket (an expandable filter keeps 32 of one "
+                          "key, and 256 stashed entries of a full bucket: keys crowded by a weak "
+                          "hash or chosen against the seed) (within keys %llu..%llu of this "
+                          "run, %llu items); the file is left unchanged",
+                          c->path, (unsigned long long)c->keys + 1,
+                          (unsigned long long)(c->keys + n), (unsigned long long)st.items);
+                return EXIT_TROUBLE;
+            }
+            if (kind == AMQ_KIND_CUCKOO && st.items < st.capacity / 2)
                 why = "a cuckoo filter keeps 2b + 1 of one key, b its bucket size";
             else if (kind == AMQ_KIND_SCALABLE_CUCKOO && st.items < st.capacity / 2)
                 why = "a scalable cuckoo filter keeps one key's copies in its two buckets of "

@@ -546,11 +546,13 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc)
 {
     if (v->capped)
         return reply_cap_error(ctx, v, 0);
-    /* an expandable filter grows: its only AMQ_EFULL is one item's copies */
+    /* an expandable filter grows: its AMQ_EFULL is one item's copies, or items crowded
+     * into its bucket (a query cannot tell which: a crowded item may answer present) */
     if (rc == AMQ_EFULL && amq_filter_kind(v->f) == AMQ_KIND_EXPANDABLE)
-        return RedisModule_ReplyWithError(ctx, "ERR amq: the item is in this expandable filter "
-                                               "32 times, the most one item may be (it answers "
-                                               "present; nothing added)");
+        return RedisModule_ReplyWithError(
+            ctx, "ERR amq: the item is in this expandable filter 32 times, the most one item "
+                 "may be, or its bucket holds 256 stashed items, the most a bucket may (items "
+                 "crowded by a weak hash or chosen against the seed); nothing added");
     if (rc == AMQ_EFULL)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is full");
     if (rc == AMQ_ENOMEM)

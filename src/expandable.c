@@ -64,6 +64,7 @@
 #endif
 #define MIGRATE_STEP 4u /* old buckets split per add during a doubling */
 #define COPIES_MAX 32u  /* entries answering one key: an add past them is AMQ_EFULL */
+#define BUCKET_CELLS_MAX 256u /* stash cells of one full bucket: an add past them is AMQ_EFULL */
 
 typedef uint64_t (*match_fn)(const uint16_t *b, uint16_t qv);
 
@@ -458,6 +459,30 @@ static int copies_full(const amq_expand *x, uint64_t u)
     return copies_of(lv, b, entry_of(lv, u)) >= COPIES_MAX;
 }
 
+/* Is the key's bucket full with BUCKET_CELLS_MAX cells of its own in the
+ * stash?  Random keys put a few there (a bucket holds 24.8 keys on average
+ * when the table doubles); only keys crowded into one bucket (a weak hash,
+ * or keys chosen against a known seed) reach the bound, and without it
+ * each of them would lengthen the one probe run that every add and query
+ * of the bucket walks (adds quadratic in the crowd) and double the table
+ * for the stash. */
+static int bucket_crowded(const amq_expand *x, uint64_t u)
+{
+    uint64_t b, n = 0;
+    const amq_expand *lv = route(x, u, &b);
+    const uint16_t *bk = bucket_at(lv, b);
+    int a;
+    if (bk[META_LANE] == 0 || free_lane(lv, bk) >= 0)
+        return 0;
+    for (a = 0; a < 2; a++) { /* the stash, then a prev in moving */
+        run_walk w = level_run(lv, a, b);
+        while (run_next(&w) != 0)
+            if (++n >= BUCKET_CELLS_MAX)
+                return 1;
+    }
+    return 0;
+}
+
 static int put_key(amq_expand *x, uint64_t u)
 {
     uint64_t b;
@@ -485,6 +510,8 @@ int amq_exp_add(amq_expand *x, uint64_t u)
     }
     if (copies_full(x, u))
         return AMQ_EFULL; /* nothing added: the key answers present */
+    if (bucket_crowded(x, u))
+        return AMQ_EFULL; /* nothing added */
     if (entries(x) + 1 > max_entries(x) ||
         x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
         rc = grow(x);

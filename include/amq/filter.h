@@ -107,7 +107,10 @@ typedef struct amq_config {
  * buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
  * another doubling would take the rate past cfg.fpp (from 4,096 keys at 1 %:
  * after about 23 doublings, about 5e10 keys).  Keys may be removed (only keys
- * that were added: as for the cuckoo kind).
+ * that were added: as for the cuckoo kind).  An add returns AMQ_EFULL, nothing
+ * changed, for a key in 32 entries already, and for a key whose bucket holds
+ * 256 entries in the stash past its 31 lanes (keys crowded into one bucket by
+ * a weak hash or chosen against the seed: random keys never come near).
  *
  * The quotient kind ("quotient", docs/expandable.md) needs no capacity
  * either: it starts with room for cfg.capacity keys and grows by 10 % once

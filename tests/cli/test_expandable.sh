@@ -56,4 +56,20 @@ echo dup | expect_status 2 "$AMQ" add dup.amq
 expect_stderr_has "an expandable filter keeps 32 of one key"
 expect_same_file dup.amq dup.orig
 
+CASE=expandable-keys-crowded-into-one-bucket
+# Lines whose murmur64a hash has its top 12 bits 0 (one in 4,096: a weak hash, or keys
+# chosen against the seed) all fall in bucket 0: past its 31 lanes and 256 stashed
+# entries the add is refused with a message that says so, the file unchanged.  Before,
+# every one went to the stash, in one probe run each add and query walked.
+seq 1 1500000 >lines
+"$AMQ" hash --algo murmur64a <lines | paste -d ' ' - lines | awk '$1 ~ /^000/ {print $2}' >crowd
+[ "$(wc -l <crowd)" -gt 300 ] || fail "only $(wc -l <crowd) crowded lines"
+expect_status 0 "$AMQ" create crowd.amq --type expandable --hash murmur64a
+cp crowd.amq crowd.orig
+expect_status 2 "$AMQ" add crowd.amq crowd
+expect_stderr_has "too many keys of it fall in one bucket"
+expect_same_file crowd.amq crowd.orig
+head -250 crowd | expect_status 0 "$AMQ" add crowd.amq
+expect_eq "the first 250 present" 250 "$(head -250 crowd | "$AMQ" query -c crowd.amq)"
+
 finish

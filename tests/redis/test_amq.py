@@ -241,6 +241,30 @@ def test_quotient_crowded_keys(env):
     all_present_reloaded_and_restored(r, "c", ITEMS + keys)
 
 
+def refused_replies(replies):
+    return [a for a in replies if a != 1]
+
+
+def test_expandable_keys_crowded_into_one_bucket(env):
+    """320 items crowded into one bucket of an expandable key (h1 under 2^52: an attacker
+    who knows the seed finds one in 4,096 tries): its 31 lanes and 256 stashed items are
+    taken, then each add is refused with an error that says so and changes nothing, and
+    every item taken answers 1.  Before, every one went to the stash, in one probe run
+    that each add and query of the bucket walked, and the key doubled for them."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "e", "expandable", 1000, 0.01)
+    keys = crowd(4096, 0, 320, "bucket")
+    replies = r.execute_command("AMQ.MADD", "e", *keys)
+    taken = [k for k, a in zip(keys, replies) if a == 1]
+    refused = [k for k, a in zip(keys, replies) if isinstance(a, redis.ResponseError)]
+    assert len(taken) >= 256 and len(taken) + len(refused) == len(keys), replies
+    assert all("holds 256 stashed items" in str(a) for a in refused_replies(replies)), replies
+    before = digest(r, "e")
+    raises(lambda: r.execute_command("AMQ.ADD", "e", refused[0]), "holds 256 stashed items")
+    assert digest(r, "e") == before
+    all_present_reloaded_and_restored(r, "e", taken)
+
+
 def test_quotient_keys_crowded_over_neighbouring_slots(env):
     """600 keys crowded over 12 neighbouring slots of a quotient key 57 % full, each slot's
     run under 64: the keys that no longer fit go to the deep list (void lanes), so no growth

@@ -240,6 +240,70 @@ TEST(expandable_copies_of_one_key_are_bounded)
     amq_filter_free(f);
 }
 
+/* Distinct keys crowded into one bucket (the top 16 bits of h1 zero: a weak
+ * hash, or keys chosen against a known seed) past its lanes: 256 cells of
+ * the bucket are taken into the stash, every add after them is AMQ_EFULL
+ * and changes nothing, and the table doubles for them only until its stash
+ * may hold those 256 (64 buckets to 256).  Before, each
+ * went to the stash, all in one probe run that every add and query of the
+ * bucket walked (adds quadratic in the crowd: 0.5 ms each at 60,000), and
+ * the table doubled for them: 64 buckets to 32,768 (2 MiB) for these
+ * 20,000 keys.  Every key whose add returned 1 answers present; random
+ * keys are still taken but for those of the crowded bucket. */
+TEST(expandable_keys_crowded_into_one_bucket_are_bounded)
+{
+    enum { N = 20000 };
+    amq_filter *f = make(1000, 0.01);
+    amq_hash128 *h = malloc(N * sizeof *h);
+    uint8_t *took = calloc(N, 1);
+    uint64_t i, st = 71, accepted = 0, refused = 0, buckets, stashed = 0;
+    amq_stats s0, s1;
+
+    REQUIRE(f != NULL && h != NULL && took != NULL);
+    buckets = field_u64(f, "buckets");
+    for (i = 0; i < N; i++) {
+        int rc;
+        h[i].h1 = test_rand(&st) >> 16;
+        h[i].h2 = 0;
+        amq_filter_stats(f, &s0);
+        stashed = field_u64(f, "stash_entries");
+        rc = amq_filter_add_hash(f, h[i]);
+        if (rc == 1) {
+            took[i] = 1;
+            accepted++;
+            continue;
+        }
+        CHECK_STATUS(rc, AMQ_EFULL);
+        refused++;
+        amq_filter_stats(f, &s1);
+        if (s1.items != s0.items || s1.bytes != s0.bytes ||
+            field_u64(f, "stash_entries") != stashed)
+            FAIL_AT_("the refused add of crowded key %llu changed the filter",
+                     (unsigned long long)i);
+    }
+    CHECK_LE(field_u64(f, "stash_entries"), 256);
+    /* doubled only until the stash's bound (1/32 of the table) holds 256 cells */
+    CHECK_LE(field_u64(f, "buckets"), 4 * buckets);
+    CHECK_GT(accepted, 31 + 200);
+    CHECK_EQ(accepted + refused, N);
+    for (i = 0; i < N; i++)
+        if (took[i] && amq_filter_contains_hash(f, h[i]) != 1)
+            FAIL_AT_("crowded key %llu accepted, then missing", (unsigned long long)i);
+    for (i = 0; i < 20000; i++) { /* refused only in the crowded bucket, bucket 0 */
+        const amq_hash128 r = hash_of(f, i, 72);
+        const int rc = amq_filter_add_hash(f, r);
+        if (rc != 1 && !(rc == AMQ_EFULL && r.h1 < UINT64_MAX / field_u64(f, "buckets")))
+            FAIL_AT_("random key %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
+    }
+    CHECK_GT(field_u64(f, "buckets"), 4 * buckets); /* grown for the random keys */
+    for (i = 0; i < N; i++)
+        if (took[i] && amq_filter_contains_hash(f, h[i]) != 1)
+            FAIL_AT_("crowded key %llu missing after random adds", (unsigned long long)i);
+    free(took);
+    free(h);
+    amq_filter_free(f);
+}
+
 /* Batches answer as one key at a time, across doublings in the middle of a
  * batch. */
 TEST(expandable_batches_match_one_key)
