@@ -751,8 +751,9 @@ static const char *copies_limit(const amq_filter *f)
     amq_stats st;
     if (!stores_copies(f))
         return NULL;
-    if (kind == AMQ_KIND_EXPANDABLE) /* it grows: a refused add is one key's copies */
-        return "an expandable filter keeps 32 of one key";
+    if (kind == AMQ_KIND_EXPANDABLE) /* it grows: a refused add is one key's copies, or a crowd */
+        return "an expandable filter keeps 32 of one key, and 256 stashed entries of a full "
+               "bucket: keys crowded by a weak hash or chosen against the seed";
     amq_filter_stats(f, &st);
     if (st.items >= st.capacity / 2)
         return NULL;
@@ -768,8 +769,11 @@ static const char *copies_limit(const amq_filter *f)
  * the library's "filter is full" said the filter was full at 9 items of 100. */
 static void raise_copies(const char *what, const char *key, const char *why)
 {
-    PyErr_Format(FilterFullError, "%s: %s stored too many times already (each add keeps a "
-                 "copy, remove() takes one back; %s)", what, key, why);
+    /* an expandable filter's refusal may be a crowded bucket: a query cannot tell which */
+    const int crowd = strstr(why, "crowded") != NULL;
+    PyErr_Format(FilterFullError, "%s: %s stored too many times already%s (each add keeps a "
+                 "copy, remove() takes one back; %s)", what, key,
+                 crowd ? ", or too many keys fall in its bucket" : "", why);
 }
 
 /* Probes or adds m hashed keys at out.  Returns the first error of an add,
