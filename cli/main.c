@@ -15,7 +15,7 @@ static const struct command {
 } commands[] = {
     {"create", cmd_create, "create an empty filter file", 0},
     {"add", cmd_add, "add keys (lines) to a filter file", 0},
-    {"remove", cmd_remove, "remove keys (lines) from a cuckoo filter file", 0},
+    {"remove", cmd_remove, "remove keys (lines) from a cuckoo or expandable filter file", 0},
     {"query", cmd_query, "print the lines that may be in a filter (grep-like)", 0},
     {"info", cmd_info, "describe a filter file", 0},
     {"build", cmd_build, "create a filter sized for and filled with a key set", 0},
