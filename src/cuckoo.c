@@ -10,14 +10,14 @@
 #include "cuckoo_impl.h"
 #include "cuckoo_internal.h"
 
-static inline uint64_t next_rand(amq_cuckoo *c)
+/* The walk's "random" choices are a hash of where it stands (bucket, carried
+ * fingerprint, step), not a generator the filter keeps: the bytes alone then
+ * decide every add, so a replica, a reload or a copy evicts exactly as the
+ * filter it came from and takes or refuses the same adds. */
+static inline uint64_t walk_rand(uint64_t i, uint32_t fp, uint32_t k)
 {
-    uint64_t x = c->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c->rng = x;
-    return x;
+    uint64_t z = i * PHI + ((uint64_t)fp << 32 | k);
+    return amq_ms_splitmix(&z);
 }
 
 /* The q8 entries by [whole bytes][mulshift][alt_tab] (CK8_GRID). */
@@ -278,7 +278,7 @@ __attribute__((noinline)) int amq_ck_kick(amq_cuckoo *c, uint64_t i1, uint64_t i
         : c->pf_last                ? kick_bfs_words(c, i1, i2, fp, 0, 1)
                                     : kick_bfs_words(c, i1, i2, fp, 0, 0))
         return 1;
-    i = (next_rand(c) & 1) ? i2 : i1;
+    i = (walk_rand(i1 ^ i2, fp, 0) & 1) ? i2 : i1;
     for (k = 0; k < c->p.max_kicks; k++) {
         /* One-word buckets: the b fingerprints from one load. */
         w = word ? word64(d, i, bb) : 0;
@@ -295,7 +295,7 @@ __attribute__((noinline)) int amq_ck_kick(amq_cuckoo *c, uint64_t i1, uint64_t i
                 return 1;
             }
         }
-        j = (uint32_t)((next_rand(c) >> 32) % b);
+        j = (uint32_t)((walk_rand(i, fp, k + 1) >> 32) % b);
         old = fps[j];
         ct_set(d, f, i * b + j, fp);
         fp = old;
@@ -638,7 +638,6 @@ int amq_cuckoo_clear(amq_cuckoo *c)
     memset(c->data.data, 0, c->data.size);
     c->items = 0;
     amq_ck_set_victim(c, 0, 0);
-    c->rng = RNG_SEED;
     return AMQ_OK;
 }
 

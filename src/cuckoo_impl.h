@@ -99,7 +99,6 @@ struct amq_cuckoo {
     uint64_t items;
     uint64_t victim_bucket;
     uint32_t victim_fp; /* 0: no victim */
-    uint64_t rng;
     amq_region data;
     amq_allocator alloc;
     uint64_t peek_items; /* from this many items on, batched adds prefetch kicks */
@@ -118,8 +117,6 @@ struct amq_cuckoo {
 };
 
 #define PHI UINT64_C(0x9e3779b97f4a7c15)
-
-#define RNG_SEED UINT64_C(0x2545f4914f6cdd1d)
 
 /* ---- hashing to (bucket, fingerprint) ------------------------------------- */
 

@@ -132,7 +132,6 @@ static amq_cuckoo *shell(const amq_cuckoo_params *p, const amq_allocator *alloc)
             t[fp] = (uint32_t)(reduce64((uint64_t)fp * PHI, p->buckets) * c->tab_unit);
     }
     derive(c);
-    c->rng = RNG_SEED;
     c->alloc = a;
     return c;
 }
@@ -215,7 +214,6 @@ int amq_cuckoo_clone(const amq_cuckoo *src, const amq_allocator *alloc, amq_cuck
     c->fast_add = c->fast;
     c->items = src->items;
     amq_ck_set_victim(c, src->victim_fp, src->victim_bucket);
-    c->rng = src->rng;
     *out = c;
     return AMQ_OK;
 }

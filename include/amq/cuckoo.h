@@ -10,8 +10,9 @@
  * an involution (alt(alt(i, fp), fp) = i) for every nb, so the bucket count
  * need not be a power of two and capacity grows in steps of one bucket.
  *
- * Inserting puts fp in a free slot of i1 or i2, else evicts a random slot's
- * fingerprint to its own alternate bucket, at most max_kicks times.  When
+ * Inserting puts fp in a free slot of i1 or i2, else evicts a pseudo-random
+ * slot's fingerprint (a hash of the bucket, fp and the step: a deserialized
+ * copy evicts alike) to its own alternate bucket, at most max_kicks times.  When
  * that fails, the last homeless fingerprint goes to a one-entry victim
  * slot: the insert still succeeds, and the filter is then full - every
  * later add returns AMQ_EFULL and changes nothing - until a remove frees a

@@ -726,6 +726,31 @@ def test_replica_after_wait(env):
             rr.execute_command("AMQ.MEXISTS", k, *ITEMS[:500])
 
 
+def test_reloaded_replica_takes_a_full_cuckoo_keys_adds(env):
+    """A replica that reloaded its cuckoo key from the bytes (a restart, a full sync) evicts
+    as the primary does: it takes every add the primary acknowledged, up to full."""
+    prim = env.new_server()
+    rep = env.track(prim.replica())
+    r, rr = prim.client(), rep.client()
+    r.execute_command("AMQ.CREATE", "c", "cuckoo", 20000, 0.01)
+    acked = []
+    for b in range(5000):
+        items = ["a%d-%d" % (b, j) for j in range(10)]
+        res = r.execute_command("AMQ.MADD", "c", *items)
+        acked += [it for it, v in zip(items, res) if not isinstance(v, Exception)]
+        if all(isinstance(v, Exception) for v in res):
+            break
+        if b % 50 == 0:
+            prim.sync_replica(rep)
+            rr.execute_command("DEBUG", "RELOAD")
+    assert b < 4999, "the key never filled"
+    prim.sync_replica(rep)
+    got = rr.execute_command("AMQ.MEXISTS", "c", *acked)
+    lost = [it for it, v in zip(acked, got) if not v]
+    assert not lost, "the replica answers %d acknowledged adds absent: %s" % (len(lost), lost[:3])
+    assert digest(r, "c") == digest(rr, "c")
+
+
 def test_command_docs_flags_and_keys(env):
     r = env.server.client()
     info_ = env.server.resp2().execute("COMMAND", "INFO", "amq.mexists", "amq.madd",
