@@ -168,6 +168,15 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
                        "an expandable filter's false-positive target must be in [%g, %g], not %g"
                        " (its 15-bit fingerprints give about %.2g per generation)",
                        MIN_FPP, MAX_FPP, cfg->fpp, amq_exp_generation_rate());
+    /* the first generation fills the table from empty (twice a generation's rate), and
+     * a doubling adds one more: a target under that never lets the filter grow */
+    if (3.0 * amq_exp_generation_rate() > cfg->fpp)
+        return amq_err(err, AMQ_ERANGE,
+                       "an expandable filter at false-positive target %g could never grow (its "
+                       "first doubling takes the expected rate to about %.3g): give %.3g or "
+                       "more",
+                       cfg->fpp, 3.0 * amq_exp_generation_rate(),
+                       3.0 * amq_exp_generation_rate());
     x = amq_exp_shell(cfg->alloc);
     if (x == NULL)
         return amq_err(err, AMQ_ENOMEM, "out of memory");

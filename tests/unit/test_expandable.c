@@ -367,6 +367,31 @@ TEST(expandable_limit_keeps_the_target)
     CHECK_STATUS(make(1000, 0.6) == NULL ? AMQ_ERANGE : AMQ_OK, AMQ_ERANGE);
 }
 
+/* A target that leaves no doubling is refused at creation: 0.001 was taken and the
+ * filter, "expandable", refused every add past its start.  One just above it (about
+ * 0.00114) grows once. */
+TEST(expandable_a_target_that_never_grows_is_refused)
+{
+    amq_config cfg;
+    amq_errinfo err;
+    amq_filter *f = NULL;
+    amq_stats st;
+    uint64_t i;
+    int rc = 1;
+    amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+    cfg.fpp = 0.001;
+    CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
+    CHECK(f == NULL && strstr(err.msg, "could never grow") != NULL);
+    f = make(1000, 0.0012);
+    REQUIRE(f != NULL);
+    for (i = 0; i < 1000000 && rc == 1; i++)
+        rc = amq_filter_add_hash(f, hash_of(f, i, 7));
+    CHECK_STATUS(rc, AMQ_ELIMIT);
+    amq_filter_stats(f, &st);
+    CHECK(st.items > 1000 * 2); /* past the start: it doubled */
+    amq_filter_free(f);
+}
+
 /* The layout, from the hash alone: a key's full-length entry is its 15 bits
  * after the bucket's q, and a 1 under them, in one of its bucket's lanes. */
 TEST(expandable_entry_layout_from_the_hash)
