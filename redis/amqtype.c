@@ -835,7 +835,10 @@ static int amqt_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     rm_reply_cstr(ctx, "fpp_now");
     reply_double(ctx, st.fpp_now);
     rm_reply_cstr(ctx, "over_capacity");
-    rm_reply_bool(ctx, st.capacity > 0 && st.items > st.capacity);
+    /* as amq info's: a kind sized for its capacity, past it, and past its rate (a kind
+     * that grows passes its "capacity", where its next growth starts, at every growth) */
+    rm_reply_bool(ctx, amq_kind_has_capacity(amq_filter_kind(v->f)) && st.capacity > 0 &&
+                           st.items > st.capacity && st.fpp_now > st.fpp_target);
     rm_reply_cstr(ctx, "serialized_bytes");
     RedisModule_ReplyWithLongLong(ctx, (long long)value_size(v));
     rm_reply_cstr(ctx, "max_size");

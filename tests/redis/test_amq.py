@@ -282,6 +282,25 @@ def test_quotient_keys_crowded_over_neighbouring_slots(env):
     all_present_reloaded_and_restored(r, "c", ITEMS + keys)
 
 
+def test_over_capacity_as_amq_info(env):
+    """AMQ.INFO's over_capacity is amq info's: a kind sized for its capacity, past
+    it and past its rate.  A quotient key said 1 during every growth (its items
+    pass "capacity", where the next growth starts, while it grows)."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "q", "quotient", 1000, 0.01)
+    seen_past = 0
+    for j in range(5000):  # a growth here lasts a few adds: one at a time
+        r.execute_command("AMQ.ADD", "q", "q%d" % j)
+        i = info(r, "q")
+        seen_past += i["items"] > i["capacity"]
+        assert i["over_capacity"] == 0, (j, i["items"], i["capacity"])
+    assert seen_past > 0  # the case above was reached
+    r.execute_command("AMQ.CREATE", "b", "blocked", 100, 0.01)
+    r.execute_command("AMQ.MADD", "b", *["b%d" % j for j in range(3000)])
+    i = info(r, "b")
+    assert i["over_capacity"] == 1 and float(i["fpp_now"]) > 0.01
+
+
 def test_quotient_refusals_limit_and_cap(env):
     """A quotient key starts where AMQ.CREATE's capacity says and grows by
     10 %; it deletes nothing; past its growth limit (another growth would
