@@ -974,10 +974,11 @@ AMQ_API int amq_filter_equal(const amq_filter *a, const amq_filter *b);
  * of both. */
 AMQ_API int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_errinfo *err);
 
-/* The item count and the capacity (0 for kinds without one) without reading
- * a bit array (amq_filter_stats counts the Bloom kinds' bits set): what a
- * file's header records, and what `amq query --trust` may read.  O(1) but
- * for partitioned (O(partitions)).  A reader. */
+/* The item count and the capacity, as amq_filter_stats gives them (for a kind
+ * that grows, where its next growth starts), without reading a bit array
+ * (amq_filter_stats counts the Bloom kinds' bits set): what a file's header
+ * records, and what `amq query --trust` may read.  O(1) but for partitioned
+ * (O(partitions)).  A reader. */
 AMQ_API void amq_filter_counts(const amq_filter *f, uint64_t *items, uint64_t *capacity);
 
 /* The work a growing kind spreads over its adds, done now: the quotient
