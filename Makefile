@@ -102,7 +102,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -159,6 +159,8 @@ help:
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
+	@echo "  bench-cuckoo-one-slot  where 1-slot cuckoo buckets first refuse an add, by"
+	@echo "                 fingerprint width and table size (docs/cuckoo.md; about a minute)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
 	@echo "  bench-tool     whole commands vs sort -u, awk, dcso bloom (docs/benchmarks-tool.md)"
 	@echo "  python         the Python package's extension in build/python (pip install ./python"
@@ -601,6 +603,17 @@ bench-cuckoo-arith:
 	    mv docs/bench-cuckoo-arith.md.tmp docs/bench-cuckoo-arith.md
 
 bench: bench-cuckoo-arith
+
+# Where 1-slot cuckoo buckets first refuse an add, by width and table size (the
+# sizing's rule for them, docs/cuckoo.md; about a minute).
+ONE_SLOT_BENCH := $(BUILD)/bench/cuckoo-one-slot
+$(ONE_SLOT_BENCH): bench/cuckoo/one-slot.c $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+bench-cuckoo-one-slot:
+	@$(MAKE) --no-print-directory $(ONE_SLOT_BENCH)
+	$(ONE_SLOT_BENCH) --widths 10,12,14,16 --slots 2.5e6,1e7,4e7,1.6e8
 
 demo: deps
 	@$(MAKE) --no-print-directory all

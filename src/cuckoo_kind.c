@@ -19,12 +19,18 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
         cfg->fingerprint_bits < AMQ_CUCKOO_MAX_FINGERPRINT) {
         /* the width given is what stands in the way: name the one the rate needs */
         uint32_t f;
-        if (cfg->bucket_size == 1 && cfg->fingerprint_bits < 14)
-            return amq_err(err, rc,
-                           "1-slot buckets with %u-bit fingerprints jam before any load a "
-                           "capacity could promise on large tables: give 14 bits or more, or "
-                           "a bucket size of 2 or more",
-                           cfg->fingerprint_bits);
+        /* 1-slot buckets: when 2-slot ones take this width, the table's size is the cause */
+        const int jam = cfg->bucket_size == 1 &&
+                        amq_cuckoo_params_for(cfg->capacity, cfg->fpp, cfg->fingerprint_bits, 2,
+                                              &p) == AMQ_OK;
+        for (f = cfg->fingerprint_bits + 1; jam && f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
+            if (amq_cuckoo_params_for(cfg->capacity, cfg->fpp, f, 1, &p) == AMQ_OK)
+                return amq_err(err, rc,
+                               "1-slot buckets with %u-bit fingerprints jam before the load a "
+                               "capacity of %llu promises (under 14 bits at any size, and past "
+                               "2^(bits + 11) slots): give %u bits or more, or a bucket size of "
+                               "2 or more",
+                               cfg->fingerprint_bits, (unsigned long long)cfg->capacity, f);
         for (f = cfg->fingerprint_bits + 1; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
             if (amq_cuckoo_params_for(cfg->capacity, cfg->fpp, f, cfg->bucket_size, &p) ==
                 AMQ_OK)

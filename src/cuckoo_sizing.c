@@ -41,13 +41,20 @@ double amq_cuckoo_max_load(uint32_t b)
 /* The load (f, b) is sized for: amq_cuckoo_max_load(b), lower for short
  * fingerprints, whose 2^f - 1 alternates per bucket jam large tables
  * early (measured: docs/cuckoo.md). */
+/* 1 if n keys at load fit 1-slot buckets of f-bit fingerprints: their first refusal
+ * falls as the slots outnumber the 2^f alternates of a bucket (`make
+ * bench-cuckoo-one-slot`: 0.47 to 0.50 up to 2^(f + 11) slots for f >= 14, 0.24 for
+ * 14 bits at 2^(f + 13)), so tables past 2^(f + 11) slots are no candidate. */
+static int one_slot_fits(uint64_t n, double load, uint32_t f)
+{
+    return (double)n / load <= ldexp(1.0, (int)f + 11);
+}
+
 static double load_cap(uint32_t f, uint32_t b)
 {
     double max = amq_cuckoo_max_load(b);
-    /* One-slot buckets jam below any fixed load on large tables unless fingerprints are
-     * long: the first refusal falls as the table grows (f = 10: 0.33 at 5M slots, 0.19 at
-     * 20M; f = 12: 0.45 at 3.3M, 0.29 at 13M; f = 14: 0.49 at 10M, none to 0.40 at 40M;
-     * scripts/cuckoo-one-slot.py), so under 14 bits no capacity is promised */
+    /* One-slot buckets jam below any fixed load unless fingerprints are long for the
+     * table (one_slot_fits): under 14 bits no capacity is promised (docs/cuckoo.md) */
     if (b == 1)
         return f >= 14 ? max : 0.0;
     if (f >= 8)
@@ -98,7 +105,7 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
             if (bsize == 0 && b == 8)
                 continue;
             load = (fbits != 0 && bsize != 0) ? load_cap(f, b) : load_for(f, b, 0.95 * p);
-            if (!(load > 0.0))
+            if (!(load > 0.0) || (b == 1 && !one_slot_fits(n, load, f)))
                 continue;
             /* Below what the widest fingerprints reach, a lower rate only thins the
              * table (fpp 1e-12 would leave it 99.5 % empty: 2 GB for a million keys):

@@ -477,6 +477,10 @@ SLOW_TEST(cuckoo_one_slot_buckets_hold_their_capacity)
     }
     CHECK_STATUS(amq_cuckoo_params_for(1000, 0.01, 8, 1, &p), AMQ_ERANGE);
     CHECK_STATUS(amq_cuckoo_params_for(1000, 0.01, 12, 1, &p), AMQ_ERANGE);
+    /* 14 bits past 2^25 slots (0.24 measured at 2^27): refused; the sizing goes wider */
+    CHECK_STATUS(amq_cuckoo_params_for(20000000, 0.01, 14, 1, &p), AMQ_ERANGE);
+    REQUIRE_OK(amq_cuckoo_params_for(100000000, 0.01, 0, 1, &p));
+    CHECK(p.bucket_size == 1 && p.buckets <= (UINT64_C(1) << (p.fingerprint_bits + 11)));
     CHECK_STATUS(amq_cuckoo_params_for(1000, 0.5, 4, 1, &p), AMQ_ERANGE);
 }
 
