@@ -1831,6 +1831,13 @@ static int step_decoded(amq_qf *x, uint32_t want, placed *buf)
             collapse_slot(g, buf, &n, at);
             at = most_crowded(buf, n, &most);
         }
+        /* a band of slots, each under QF_CROWD, still pushing past 255: every slot of the
+         * chunk with two places or more made one void lane, so that the chunk fits (else
+         * grow_over read table upon table for one band, a rewrite inside one add each) */
+        if (most >= 2 && !enc_fits(&e, buf, n))
+            for (at = 0; at + 1u < n; at++)
+                if (buf[at + 1u].a == buf[at].a)
+                    collapse_slot(g, buf, &n, at);
         if (g->nomem) {
             g->di = di;
             return AMQ_ENOMEM;
@@ -2249,7 +2256,7 @@ static inline int crowd_maybe(const amq_qf *x, uint64_t a)
 static int place(amq_qf *x, uint64_t h)
 {
     amq_qf *t;
-    int rc, grown;
+    int rc;
     if (x->growth != NULL) {
         if ((rc = grow_step(x)) != AMQ_OK)
             return rc;
@@ -2262,11 +2269,9 @@ static int place(amq_qf *x, uint64_t h)
     if (x->growth == NULL && crowd_maybe(x, mulhi(h, x->m)) &&
         (rc = crowd_add(x, mulhi(h, x->m), h, QF_CROWD, NULL)) != 0)
         return rc;
-    for (grown = 0;;) {
-        t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
-        rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
-        if (rc != AMQ_EFULL)
-            break;
+    t = (amq_qf *)(uintptr_t)table_of(x, h); /* x is not const here */
+    rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
+    if (rc == AMQ_EFULL) {
         /* no room (a run pushed 255 slots into a line: keys crowded over a few slots, by a
          * weak hash or chosen against the seed): the deep list (crowd_add), so that such a
          * crowd forces no whole growth inside one add (a stalled server) */
@@ -2276,17 +2281,23 @@ static int place(amq_qf *x, uint64_t h)
              (t != x && mulhi(h, t->m) < mulhi(x->growth->split, t->m))) &&
             (rc = crowd_add(t, mulhi(h, t->m), h, 1, x->growth)) != 0)
             return rc;
-        rc = AMQ_EFULL;
-        /* else the growth under way done now, or one growth (its steps make crowded runs
-         * void lanes); not when the table is less than half full: keys crowded into a few
-         * slots would have it grow without end */
-        if (x->growth == NULL &&
-            (grown || (double)x->entries < 0.5 * QF_MAX_LOAD * (double)x->m ||
-             (rc = grow_start(x)) != AMQ_OK))
-            return grown || rc == AMQ_EFULL ? AMQ_EFULL : rc;
+        /* else, with no growth under way, refused, nothing changed.  No growth is forced:
+         * it would not spread a crowd (10 % wider a growth), and each one forced was a whole
+         * rewrite inside one add, the table grown again and again for one band of keys (7x
+         * its entries' slots).  The growth that comes at 95 % load makes the crowded runs
+         * void lanes, and the keys near them fit again.  During a growth, a key past the
+         * reader: the growth finished, which makes its crowded runs void lanes, and the key
+         * placed in the new table (it grows no more for it). */
+        if (x->growth == NULL)
+            return AMQ_EFULL;
         if ((rc = growth_finish(x)) != AMQ_OK)
             return rc;
-        grown = 1;
+        t = x;
+        rc = insert_at(t, mulhi(h, t->m), entry_of(t, h), h);
+        if (rc == AMQ_EFULL && (rc = crowd_add(t, mulhi(h, t->m), h, 1, NULL)) == 0)
+            return AMQ_EFULL;
+        if (rc == 1)
+            return 1;
     }
     if (rc == 2)
         return 1;
