@@ -60,6 +60,8 @@ typedef struct add_ctx {
     int unique;     /* kinds that keep copies, without --duplicates: each distinct hash once, */
     hash_set seen;  /* by the exact hashes added in this run */
     int skip_maybe; /* --skip-maybe-present (kinds that keep copies) */
+    int refused_known; /* a kind that keeps copies refused the key of hash refused */
+    amq_hash128 refused;
     const char *path;
 } add_ctx;
 
@@ -73,8 +75,11 @@ static int add_skipping_maybe(add_ctx *c, const amq_hash128 *hashes, size_t n)
 
     for (i = 0; i < n; i++) {
         rc = amq_filter_add_unique_hash(c->f, hashes[i]);
-        if (rc < 0)
+        if (rc < 0) {
+            c->refused = hashes[i];
+            c->refused_known = 1;
             return rc;
+        }
         if (rc == 0)
             c->maybe++;
         else
@@ -128,8 +133,19 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
             m = (size_t)k;
             hashes = fresh;
         }
-        if (m > 0)
+        if (m > 0) {
+            uint64_t before, after, cap;
+            amq_filter_counts(c->f, &before, &cap);
             rc = amq_filter_add_batch(c->f, hashes, m, added);
+            /* a kind that keeps copies counts every key it takes: the refused
+             * one comes next */
+            amq_filter_counts(c->f, &after, &cap);
+            if (rc == AMQ_EFULL && amq_kind_keeps_copies(amq_filter_kind(c->f)) &&
+                after >= before && after - before < m) {
+                c->refused = hashes[after - before];
+                c->refused_known = 1;
+            }
+        }
         if (rc >= 0)
             for (i = 0; i < m; i++)
                 c->added += added[i];
@@ -174,34 +190,35 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
                 return EXIT_TROUBLE;
             }
         }
-        if (rc == AMQ_EFULL && amq_kind_keeps_copies(amq_filter_kind(c->f))) {
+        if (rc == AMQ_EFULL && c->refused_known) {
             const uint32_t kind = amq_filter_kind(c->f);
-            const char *why = NULL;
+            uint32_t why = AMQ_REFUSAL_FULL;
+            const char *limit = kind == AMQ_KIND_EXPANDABLE
+                                    ? "an expandable filter keeps 32 of one key"
+                                : kind == AMQ_KIND_CUCKOO
+                                    ? "a cuckoo filter keeps 2b + 1 of one key, b its bucket size"
+                                    : "a scalable cuckoo filter keeps one key's copies in its two "
+                                      "buckets of the newest link, and grows for no key's copies";
             amq_stats st;
+            (void)amq_filter_refusal_hash(c->f, c->refused, &why); /* AMQ_ENOMEM: "full" */
             amq_filter_stats(c->f, &st);
-            /* an expandable filter grows, so a refused add is one key's copies or keys
-             * crowded into one bucket; a cuckoo filter full well under its capacity is
-             * one key's copies too */
-            if (kind == AMQ_KIND_EXPANDABLE) {
-                cli_error("%s: a key of this run is stored too many times already, or too many "
-                          "keys of it fall in one bucket (an expandable filter keeps 32 of one "
-                          "key, and 256 stashed entries of a full bucket: keys crowded by a weak "
-                          "hash or chosen against the seed) (within keys %llu..%llu of this "
-                          "run, %llu items); the file is left unchanged",
-                          c->path, (unsigned long long)c->keys + 1,
-                          (unsigned long long)(c->keys + n), (unsigned long long)st.items);
+            if (why == AMQ_REFUSAL_COPIES || why == AMQ_REFUSAL_OTHER_COPIES) {
+                /* a cuckoo filter's victim may be a copy of a key of an earlier run */
+                cli_error("%s: a key %sis stored too many times already (each add keeps a copy; "
+                          "%s) (within keys %llu..%llu of this run, %llu items); the file is "
+                          "left unchanged",
+                          c->path, why == AMQ_REFUSAL_COPIES ? "of this run " : "", limit,
+                          (unsigned long long)c->keys + 1, (unsigned long long)(c->keys + n),
+                          (unsigned long long)st.items);
                 return EXIT_TROUBLE;
             }
-            if (kind == AMQ_KIND_CUCKOO && st.items < st.capacity / 2)
-                why = "a cuckoo filter keeps 2b + 1 of one key, b its bucket size";
-            else if (kind == AMQ_KIND_SCALABLE_CUCKOO && st.items < st.capacity / 2)
-                why = "a scalable cuckoo filter keeps one key's copies in its two buckets of "
-                      "the newest link, and grows for no key's copies";
-            if (why != NULL) {
-                cli_error("%s: a key of this run is stored too many times already (each add "
-                          "keeps a copy; %s) (within keys %llu..%llu of this run, %llu items); "
-                          "the file is left unchanged",
-                          c->path, why, (unsigned long long)c->keys + 1,
+            if (why == AMQ_REFUSAL_FULL && kind == AMQ_KIND_EXPANDABLE) {
+                /* it grows: what refuses a key is its bucket crowded */
+                cli_error("%s: too many keys fall in the bucket of a key of this run (an "
+                          "expandable filter keeps 256 stashed entries of a full bucket: keys "
+                          "crowded by a weak hash or chosen against the seed) (within keys "
+                          "%llu..%llu of this run, %llu items); the file is left unchanged",
+                          c->path, (unsigned long long)c->keys + 1,
                           (unsigned long long)(c->keys + n), (unsigned long long)st.items);
                 return EXIT_TROUBLE;
             }

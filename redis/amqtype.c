@@ -542,10 +542,33 @@ static int amqt_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* ---- adds, deletes ----------------------------------------------------------------------------- */
 
 /* The reply to a failed add of one item. */
-static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc)
+static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc, const char *item,
+                           size_t len)
 {
+    const uint32_t kind = amq_filter_kind(v->f);
     if (v->capped)
         return reply_cap_error(ctx, v, 0);
+    /* a cuckoo kind's refusal read from its buckets (O(b)); the expandable kind's would copy
+     * the filter, so its reply names both causes */
+    if (rc == AMQ_EFULL && (kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO)) {
+        uint32_t why;
+        const char *limit = kind == AMQ_KIND_CUCKOO
+                                ? "a cuckoo filter keeps 2b + 1 of one item, b its bucket size"
+                                : "a scalable cuckoo filter keeps one item's copies in its two "
+                                  "buckets of the newest link, and grows for no item's copies";
+        char msg[300];
+        if (amq_filter_refusal(v->f, item, len, &why) == AMQ_OK &&
+            (why == AMQ_REFUSAL_COPIES || why == AMQ_REFUSAL_OTHER_COPIES)) {
+            snprintf(msg, sizeof msg,
+                     why == AMQ_REFUSAL_COPIES
+                         ? "ERR amq: the item is stored too many times already (each add keeps "
+                           "a copy, AMQ.DEL takes one back; %s); nothing added"
+                         : "ERR amq: another item is stored too many times already: no add "
+                           "fits until AMQ.DEL takes a copy of it back (%s); nothing added",
+                     limit);
+            return RedisModule_ReplyWithError(ctx, msg);
+        }
+    }
     /* an expandable filter grows: its AMQ_EFULL is one item's copies, or items crowded
      * into its bucket (a query cannot tell which: a crowded item may answer present) */
     if (rc == AMQ_EFULL && amq_filter_kind(v->f) == AMQ_KIND_EXPANDABLE)
@@ -615,7 +638,7 @@ static int add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
             rm_reply_bool(ctx, rc > 0);
             changed = 1;
         } else {
-            reply_add_error(ctx, v, rc);
+            reply_add_error(ctx, v, rc, item, len);
         }
         rm_items_note(&rep, argv, argc, i, rc >= 0);
     }

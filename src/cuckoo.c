@@ -621,6 +621,32 @@ static uint32_t count_copies(const amq_cuckoo *c, amq_hash128 h)
     return n;
 }
 
+/* Do fp's copies fill both its buckets i1 and i2 (one bucket when they are
+ * the same)? */
+static int buckets_all(const amq_cuckoo *c, uint32_t fp, uint64_t i1, uint64_t i2)
+{
+    if (i2 == i1)
+        return bucket_count(c, i1, fp) == c->b;
+    return bucket_count(c, i1, fp) + bucket_count(c, i2, fp) == 2 * c->b;
+}
+
+/* Every add is refused while the victim slot is in use: the refusal is a
+ * key's copies when the victim is one more copy of a fingerprint whose
+ * buckets hold only its copies (no walk could place it), else a crowd. */
+uint32_t amq_ck_refusal(const amq_cuckoo *c, amq_hash128 h)
+{
+    uint32_t fp = fingerprint(h.h2, c->fmax), vfp = c->victim_fp;
+    uint64_t i1 = reduce64(h.h1, c->nb), i2 = alt_bucket(i1, fp, c->nb), vb = c->victim_bucket;
+
+    if (vfp == 0)
+        return AMQ_REFUSAL_FULL;
+    if (victim_matches(c, fp, i1, i2) && buckets_all(c, fp, i1, i2))
+        return AMQ_REFUSAL_COPIES;
+    if (buckets_all(c, vfp, vb, alt_bucket(vb, vfp, c->nb)))
+        return AMQ_REFUSAL_OTHER_COPIES;
+    return AMQ_REFUSAL_FULL;
+}
+
 uint64_t amq_cuckoo_count_hash(const amq_cuckoo *c, amq_hash128 h)
 {
     return count_copies(c, h);

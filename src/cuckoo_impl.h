@@ -375,6 +375,8 @@ int amq_ck_contains_other(const amq_cuckoo *c, const void *key, size_t len);
 void amq_ck_key8_modes(amq_cuckoo *c);
 /* Every change of the victim goes through here (key8_modes follows it). */
 void amq_ck_set_victim(amq_cuckoo *c, uint32_t fp, uint64_t bucket);
+/* Why an add of h is refused: an amq_refusal (amq_filter_refusal). */
+uint32_t amq_ck_refusal(const amq_cuckoo *c, amq_hash128 h);
 /* cuckoo_life.c: AMQ_OK if (fp, bucket) can be p's victim (fp 0: none). */
 int amq_ck_check_victim(const amq_cuckoo_params *p, uint32_t fp, uint64_t bucket);
 

@@ -91,6 +91,11 @@ static int op_remove(void *impl, amq_hash128 h)
     return amq_cuckoo_remove_hash((amq_cuckoo *)impl, h);
 }
 
+static uint32_t op_refusal(const void *impl, amq_hash128 h)
+{
+    return amq_ck_refusal((const amq_cuckoo *)impl, h);
+}
+
 static int op_clear(void *impl)
 {
     return amq_cuckoo_clear((amq_cuckoo *)impl);
@@ -270,5 +275,6 @@ const amq_kind_ops amq_cuckoo_ops = {
     .contains_batch_fixed = op_contains_batch_fixed,
     .add_key = op_add_key,
     .contains_key = op_contains_key,
+    .refusal = op_refusal,
 };
 

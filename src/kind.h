@@ -102,6 +102,10 @@ typedef struct amq_kind_ops {
      * work stops where it got to, every key in it still answering (NULL:
      * none). */
     int (*settle)(void *impl);
+    /* Optional: why an add of h was refused with AMQ_EFULL, an amq_refusal
+     * (amq_filter_refusal; NULL: the handle answers for the kind).  Cannot
+     * fail. */
+    uint32_t (*refusal)(const void *impl, amq_hash128 h);
 } amq_kind_ops;
 
 /* The kinds built into this library (defined in each kind's file). */

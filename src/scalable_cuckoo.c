@@ -485,6 +485,15 @@ static int insert_lookup(amq_scuckoo *c, const lookup *l)
     }
 }
 
+/* An add is refused for the key's copies exactly when insert_lookup finds
+ * its buckets of the newest link all its copies: a link more would not take
+ * one more (the older links have no room either, or it would be there). */
+uint32_t amq_sc_refusal(const amq_scuckoo *c, amq_hash128 h)
+{
+    lookup l = lookup_of(c, h);
+    return last_link_all_copies(c, &l) ? AMQ_REFUSAL_COPIES : AMQ_REFUSAL_FULL;
+}
+
 amq_hash128 amq_scuckoo_hash(const amq_scuckoo *c, const void *key, size_t len)
 {
     return amq_hash_key(c->hash_algo, c->seed, key, len);

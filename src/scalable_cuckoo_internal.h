@@ -95,6 +95,8 @@ void amq_sc_pop_subf(amq_scuckoo *c);
  * adopts tables[j]; on an error, tables from the failed one on are not
  * taken. */
 int amq_sc_build_chain(amq_scuckoo *c, uint64_t nb0, uint64_t nf, void **tables);
+/* Why an add of h is refused: an amq_refusal (amq_filter_refusal). */
+uint32_t amq_sc_refusal(const amq_scuckoo *c, amq_hash128 h);
 /* Fingerprints held in every link's table. */
 uint64_t amq_sc_count_used(const amq_scuckoo *c);
 

@@ -88,6 +88,11 @@ static int op_remove(void *impl, amq_hash128 h)
     return amq_scuckoo_remove_hash((amq_scuckoo *)impl, h);
 }
 
+static uint32_t op_refusal(const void *impl, amq_hash128 h)
+{
+    return amq_sc_refusal((const amq_scuckoo *)impl, h);
+}
+
 static int op_clear(void *impl)
 {
     amq_scuckoo *c = impl;
@@ -276,4 +281,5 @@ const amq_kind_ops amq_scuckoo_ops = {
     AMQ_KIND_CORE_OPS,
     AMQ_KIND_CODEC_OPS,
     .remove = op_remove,
+    .refusal = op_refusal,
 };

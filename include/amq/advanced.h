@@ -1001,6 +1001,42 @@ AMQ_API int amq_filter_settle(amq_filter *f);
 AMQ_API int amq_filter_add_unique(amq_filter *f, const void *key, size_t len);
 AMQ_API int amq_filter_add_unique_hash(amq_filter *f, amq_hash128 h);
 
+/* Why an add was refused with AMQ_EFULL, from the filter's state
+ * (amq_filter_refusal).  Values pinned. */
+typedef enum amq_refusal {
+    AMQ_REFUSAL_FULL = 0,       /* no room: the table is full, or other keys crowd the
+                                   places the key may take */
+    AMQ_REFUSAL_COPIES = 1,     /* the key's own copies fill every place it may take */
+    AMQ_REFUSAL_OTHER_COPIES = 2 /* the cuckoo kind only: its spare (victim) slot holds the
+                                    2b + 1th copy of another key, whose copies fill both its
+                                    buckets; no add fits until a removal */
+} amq_refusal;
+
+/* Why an add of the key is refused with AMQ_EFULL, read from the filter
+ * as it is (call it after the refusal, nothing changed in between): an
+ * amq_refusal in *why.  By kind:
+ *  - cuckoo: AMQ_REFUSAL_COPIES when the key's two buckets hold only its
+ *    fingerprint and the victim slot its 2b + 1th copy (b the bucket
+ *    size); AMQ_REFUSAL_OTHER_COPIES when the victim slot so holds another
+ *    key's; else AMQ_REFUSAL_FULL (the victim is a fingerprint a crowded
+ *    table had no place for);
+ *  - scalable cuckoo: AMQ_REFUSAL_COPIES when the key's two buckets of the
+ *    newest link hold only its fingerprint (the chain grows for no key's
+ *    copies), else AMQ_REFUSAL_FULL (a non-scaling filter with no room);
+ *  - expandable: AMQ_REFUSAL_COPIES when 32 entries answer the key, else
+ *    AMQ_REFUSAL_FULL (its bucket is full with 256 stashed entries: keys
+ *    crowded by a weak hash or chosen against the seed);
+ *  - every other kind refuses for no key's copies: AMQ_REFUSAL_FULL (a
+ *    full non-scaling scalable Bloom filter, a quotient filter's keys
+ *    crowded over a few slots).
+ * A key's copies are the entries that answer it: keys that share its
+ * fingerprint and buckets count as its copies.  AMQ_OK; AMQ_ENOMEM (the
+ * expandable kind counts the key's entries by removing them from a copy of
+ * the filter: O(size) time and memory, where the cuckoo kinds read two
+ * buckets).  A reader. */
+AMQ_API int amq_filter_refusal(const amq_filter *f, const void *key, size_t len, uint32_t *why);
+AMQ_API int amq_filter_refusal_hash(const amq_filter *f, amq_hash128 h, uint32_t *why);
+
 /* ==== the generic handle's bytes, piece by piece ============================ */
 
 /*

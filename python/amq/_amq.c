@@ -742,45 +742,53 @@ static int asks_first(const amq_filter *f)
     return amq_kind_keeps_copies(kind) && !amq_kind_can_remove(kind);
 }
 
-/* Why a kind that stores a copy at every add refused one when that is not
- * its table filling up: one key's copies (cli/cmd_add.c reads it alike), or
- * NULL.  Call with the lock held. */
-static const char *copies_limit(const amq_filter *f)
+/* One key's copies as a kind that stores a copy at every add limits them
+ * (cli/cmd_add.c says it alike). */
+static const char *copies_limit(uint32_t kind)
 {
-    const uint32_t kind = amq_filter_kind(f);
-    amq_stats st;
-    if (!stores_copies(f))
-        return NULL;
-    if (kind == AMQ_KIND_EXPANDABLE) /* it grows: a refused add is one key's copies, or a crowd */
-        return "an expandable filter keeps 32 of one key, and 256 stashed entries of a full "
-               "bucket: keys crowded by a weak hash or chosen against the seed";
-    amq_filter_stats(f, &st);
-    if (st.items >= st.capacity / 2)
-        return NULL;
+    if (kind == AMQ_KIND_EXPANDABLE)
+        return "an expandable filter keeps 32 of one key";
     if (kind == AMQ_KIND_CUCKOO)
         return "a cuckoo filter keeps 2b + 1 of one key, b its bucket size";
-    if (kind == AMQ_KIND_SCALABLE_CUCKOO)
-        return "a scalable cuckoo filter keeps one key's copies in its two buckets of the "
-               "newest link, and grows for no key's copies";
-    return NULL;
+    return "a scalable cuckoo filter keeps one key's copies in its two buckets of the newest "
+           "link, and grows for no key's copies";
 }
 
-/* FilterFullError for an add refused for one key's copies (why: copies_limit's);
- * the library's "filter is full" said the filter was full at 9 items of 100. */
-static void raise_copies(const char *what, const char *key, const char *why)
+/* FilterFullError for an add of the key of hash h refused with AMQ_EFULL
+ * by a kind that stores a copy at every add, saying why as the library
+ * reads it (amq_filter_refusal); 0 when that is only "filter is full" (for
+ * raise_op).  who: "this key", "a key of the batch".  Call with the
+ * lock held: the library's "filter is full" said the filter was full at 9
+ * items of 100. */
+static int raise_refusal(const amq_filter *f, amq_hash128 h, const char *who)
 {
-    /* an expandable filter's refusal may be a crowded bucket: a query cannot tell which */
-    const int crowd = strstr(why, "crowded") != NULL;
-    PyErr_Format(FilterFullError, "%s: %s stored too many times already%s (each add keeps a "
-                 "copy, remove() takes one back; %s)", what, key,
-                 crowd ? ", or too many keys fall in its bucket" : "", why);
+    const uint32_t kind = amq_filter_kind(f);
+    uint32_t why = AMQ_REFUSAL_FULL;
+    if (stores_copies(f) && amq_filter_refusal_hash(f, h, &why) != AMQ_OK)
+        why = AMQ_REFUSAL_FULL; /* out of memory to count: "filter is full" */
+    if (why == AMQ_REFUSAL_COPIES || why == AMQ_REFUSAL_OTHER_COPIES) {
+        /* the cuckoo kind refuses every add while its spare slot holds another key's copy */
+        PyErr_Format(FilterFullError, "add: %s is stored too many times already (each add "
+                     "keeps a copy, remove() takes one back; %s)",
+                     why == AMQ_REFUSAL_COPIES ? who : "a key of the filter",
+                     copies_limit(kind));
+        return 1;
+    }
+    if (why == AMQ_REFUSAL_FULL && kind == AMQ_KIND_EXPANDABLE) { /* it grows: a crowd */
+        PyErr_Format(FilterFullError, "add: too many keys fall in the bucket of %s (an "
+                     "expandable filter keeps 256 stashed entries of a full bucket: keys "
+                     "crowded by a weak hash or chosen against the seed)",
+                     who);
+        return 1;
+    }
+    return 0;
 }
 
 /* Probes or adds m hashed keys at out.  Returns the first error of an add,
  * else AMQ_OK.  out[i] of an add is 1 when the filter answered absent for
  * the key before it (the key is new), for every kind. */
 static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t *out,
-                 const uint64_t *now_ms)
+                 const uint64_t *now_ms, amq_hash128 *refused)
 {
     size_t i;
     if (now_ms != NULL)
@@ -798,8 +806,10 @@ static int probe(amq_filter *f, int add, const amq_hash128 *h, size_t m, uint8_t
         for (i = 0; i < m; i++) {
             int was = amq_filter_contains_hash(f, h[i]);
             int rc = amq_filter_add_hash(f, h[i]);
-            if (rc < 0)
+            if (rc < 0) {
+                *refused = h[i];
                 return rc;
+            }
             out[i] = was == 0;
         }
         return AMQ_OK;
@@ -815,6 +825,7 @@ typedef struct {
     uint8_t *out;
     const uint64_t *now_ms;
     amq_builder *bld;
+    amq_hash128 *refused; /* adds: the hash of a key refused */
 } sink;
 
 /* Hands m hashes, those of keys [i, i + m), to the sink.  Returns a status. */
@@ -822,7 +833,7 @@ static int sink_put(const sink *s, const amq_hash128 *h, size_t m, size_t i)
 {
     if (s->bld != NULL)
         return amq_builder_add_batch(s->bld, h, m);
-    return probe(s->f, s->add, h, m, s->out + i, s->now_ms);
+    return probe(s->f, s->add, h, m, s->out + i, s->now_ms, s->refused);
 }
 
 /* A buffer batch hashed CHUNK keys at a time, each chunk handed to the
@@ -912,7 +923,8 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
                      const uint64_t *now_ms)
 {
     hasher hs = {f, 0, 0};
-    sink s = {f, add, out, now_ms, NULL};
+    amq_hash128 refused = {0, 0};
+    sink s = {f, add, out, now_ms, NULL, &refused};
     int rc;
 
     if (ks->shape == KEYS_LIST) {
@@ -922,8 +934,8 @@ static int run_batch(amq_filter *f, int add, const keyset *ks, uint8_t *out,
         rc = run_buffer(ks, &hs, &s);
         Py_END_ALLOW_THREADS
     }
-    if (rc == AMQ_EFULL && add && !PyErr_Occurred() && copies_limit(f) != NULL)
-        raise_copies("add", "a key of the batch is", copies_limit(f));
+    if (rc == AMQ_EFULL && add && !PyErr_Occurred())
+        (void)raise_refusal(f, refused, "a key of the batch");
     if (rc < 0 && !PyErr_Occurred())
         raise_op(rc, amq_filter_kind(f), add ? "add" : "query");
     return rc < 0 ? -1 : 0;
@@ -1254,7 +1266,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_overfill)
 {
     static const char *const op_names[] = {"query", "add", "remove"};
-    const char *why;
+    int refused;
     keyref k;
     amq_filter *f;
     uint64_t items, cap;
@@ -1287,13 +1299,12 @@ static PyObject *single(FilterObject *self, PyObject *key, int op, int allow_ove
                            : amq_filter_add(f, k.p, (size_t)k.len);
     else
         rc = amq_filter_remove(f, k.p, (size_t)k.len);
-    why = rc == AMQ_EFULL && op == 1 && was == 1 ? copies_limit(f) : NULL;
+    refused = rc == AMQ_EFULL && op == 1 &&
+              raise_refusal(f, amq_filter_hash(f, k.p, (size_t)k.len), "this key");
     unlock(self);
     key_put(&k);
-    if (why != NULL) {
-        raise_copies("add", "this key is", why);
+    if (refused)
         return NULL;
-    }
     if (rc < 0)
         return raise_op(rc, kind, op_names[op]);
     if (op == 1 && stores_copies(f))
@@ -2570,7 +2581,7 @@ static PyObject *mod_open(PyObject *m, PyObject *args, PyObject *kw)
 static int feed_builder(amq_builder *bld, const amq_config *cfg, const keyset *ks)
 {
     hasher hs = {NULL, cfg->hash_algo, cfg->seed};
-    sink s = {NULL, 0, NULL, NULL, bld};
+    sink s = {NULL, 0, NULL, NULL, bld, NULL};
     int rc;
 
     if (ks->shape == KEYS_LIST)

@@ -35,6 +35,12 @@ expect_stderr_has() {
     grep -qF -- "$1" "$T/.err" || fail "stderr lacks '$1': $(head -c 300 "$T/.err")"
 }
 
+# expect_stderr_lacks TEXT : the last expect_status's stderr does not contain TEXT.
+expect_stderr_lacks() {
+    checks=$((checks + 1))
+    ! grep -qF -- "$1" "$T/.err" || fail "stderr has '$1': $(head -c 300 "$T/.err")"
+}
+
 expect_same_file() {
     checks=$((checks + 1))
     cmp -s "$1" "$2" || fail "$1 and $2 differ"

@@ -122,6 +122,24 @@ expect_stderr_has "a key of this run is stored too many times already"
 expect_stderr_has "a cuckoo filter keeps 2b + 1 of one key"
 expect_same_file dup.amq dup.orig
 
+CASE=cuckoo-copies-of-one-key-past-half-full
+# The refusal was guessed from the load: past half the capacity it said "filter is full"
+# for one key's copies too.  The library reads the key's buckets (amq_filter_refusal).
+expect_status 0 "$AMQ" create half.amq --type cuckoo --capacity 1000 --bucket-size 4
+seq 1 700 | expect_status 0 "$AMQ" add half.amq
+for i in 1 2 3 4 5 6 7 8 9; do
+    echo dup | "$AMQ" add -q half.amq || fail "copy $i of one key refused"
+done
+cp half.amq half.orig
+echo dup | expect_status 2 "$AMQ" add half.amq
+expect_stderr_has "a key of this run is stored too many times already"
+expect_stderr_has "a cuckoo filter keeps 2b + 1 of one key"
+expect_same_file half.amq half.orig
+# any other key is refused too while the spare slot holds the 9th copy: not one of this run
+echo other | expect_status 2 "$AMQ" add half.amq
+expect_stderr_has "a key is stored too many times already"
+expect_same_file half.amq half.orig
+
 CASE=remove-refused
 expect_status 0 "$AMQ" create b.amq --capacity 1000
 cp b.amq b.orig

@@ -180,6 +180,26 @@ def test_every_kind_every_command(env):
     assert r.execute_command("AMQ.EXISTS", "copies", "x") == 0
 
 
+def test_cuckoo_item_stored_too_many_times_is_named(env):
+    """A cuckoo key keeps 2b + 1 copies of an item (its two buckets and the spare slot); the
+    next add was refused with "the filter is full" at 9 items of 1000.  The reply now says
+    which item's copies, from the buckets (amq_filter_refusal); nothing changes."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "c", "cuckoo", 1000, 0.01, "BUCKETSIZE", 4)
+    for _ in range(9):
+        assert r.execute_command("AMQ.ADD", "c", "x") == 1
+    before = digest(r, "c")
+    raises(lambda: r.execute_command("AMQ.ADD", "c", "x"),
+           "amq: the item is stored too many times already (each add keeps a copy, AMQ.DEL "
+           "takes one back; a cuckoo filter keeps 2b + 1 of one item")
+    # every add is refused while the spare slot holds x's 9th copy
+    raises(lambda: r.execute_command("AMQ.ADD", "c", "y"),
+           "amq: another item is stored too many times already: no add fits until AMQ.DEL")
+    assert digest(r, "c") == before
+    assert r.execute_command("AMQ.DEL", "c", "x") == 1
+    assert r.execute_command("AMQ.ADD", "c", "y") == 1
+
+
 def madd_until_refused(r, key, prefix, n, batch=1000):
     """AMQ.MADD of prefix-0 .. prefix-(n-1) in batches until a batch has a
     refused item: (the items answered 0 or 1, the first error, the replies of
