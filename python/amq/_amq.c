@@ -1896,9 +1896,52 @@ static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
     return Py_BuildValue("(N(N)N)", fn, bytes, state);
 }
 
+/* dst takes src's own attributes, state set as the copy module sets it
+ * (__setstate__, else __dict__ updated and slots set): a subclass's copy(),
+ * f | g and f & g keep its attributes, as copy.copy(f) does.  0, or -1 with
+ * an exception. */
+static int copy_state(PyObject *src, PyObject *dst)
+{
+    PyObject *st, *dict, *slots = NULL, *d, *k, *v, *r;
+    Py_ssize_t pos = 0;
+    int rc = 0;
+    if (Py_TYPE(src) == &FilterType)
+        return 0; /* no attributes of its own */
+    st = instance_state(src);
+    if (st == NULL)
+        return -1;
+    if (st == Py_None) {
+        Py_DECREF(st);
+        return 0;
+    }
+    if (PyObject_HasAttrString(dst, "__setstate__")) {
+        r = PyObject_CallMethod(dst, "__setstate__", "O", st);
+        Py_XDECREF(r);
+        Py_DECREF(st);
+        return r != NULL ? 0 : -1;
+    }
+    dict = st;
+    if (PyTuple_Check(st) && PyTuple_GET_SIZE(st) == 2) {
+        dict = PyTuple_GET_ITEM(st, 0);
+        slots = PyTuple_GET_ITEM(st, 1);
+    }
+    if (PyDict_Check(dict) && PyDict_GET_SIZE(dict) > 0) {
+        d = PyObject_GetAttrString(dst, "__dict__");
+        rc = d != NULL ? PyDict_Update(d, dict) : -1;
+        Py_XDECREF(d);
+    }
+    if (rc == 0 && slots != NULL && PyDict_Check(slots))
+        while (rc == 0 && PyDict_Next(slots, &pos, &k, &v))
+            rc = PyObject_SetAttr(dst, k, v);
+    Py_DECREF(st);
+    return rc;
+}
+
+/* A writable copy of type(self), its attributes too (copy_state). */
 static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
 {
     amq_filter *c = NULL;
+    PyObject *o;
     int rc;
     (void)unused;
     if (acquire(self, 0) == NULL)
@@ -1907,7 +1950,10 @@ static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
     unlock(self);
     if (rc != AMQ_OK)
         return raise_status(rc, NULL, "copy");
-    return (PyObject *)wrap_as(Py_TYPE(self), c);
+    o = (PyObject *)wrap_as(Py_TYPE(self), c);
+    if (o != NULL && copy_state((PyObject *)self, o) != 0)
+        Py_CLEAR(o);
+    return o;
 }
 
 /* dst gains src's keys.  Locks dst exclusive, src shared (src != dst).  A
@@ -2413,10 +2459,12 @@ static PyMethodDef Filter_methods[] = {
      "Keeps what both filters may hold (bloom, blocked, partitioned; f &= g)."},
     {"union", (PyCFunction)Filter_union, METH_VARARGS,
      "union($self, /, *others)\n--\n\n"
-     "A new filter holding the keys of this one and of every other (f | g | ...)."},
+     "A new filter holding the keys of this one and of every other (f | g | ...):\n"
+     "a copy() of this one (its type and attributes) that merged the others."},
     {"intersection", (PyCFunction)Filter_intersection, METH_VARARGS,
      "intersection($self, /, *others)\n--\n\n"
-     "A new filter holding what this one and every other may hold (f & g & ...)."},
+     "A new filter holding what this one and every other may hold (f & g & ...):\n"
+     "a copy() of this one (its type and attributes) intersected with the others."},
     {"issubset", (PyCFunction)Filter_issubset, METH_O,
      "issubset($self, other, /)\n--\n\n"
      "True when every bit set here is set in other (f <= g): every key added\n"
@@ -2445,7 +2493,9 @@ static PyMethodDef Filter_methods[] = {
      "Reads a filter from the bytes of a file; every byte is validated\n"
      "(CorruptFileError otherwise)."},
     {"copy", (PyCFunction)Filter_copy, METH_NOARGS,
-     "copy($self, /)\n--\n\nA writable deep copy (also of a memory-mapped filter)."},
+     "copy($self, /)\n--\n\nA writable deep copy (also of a memory-mapped filter), of this\n"
+     "filter's type: a subclass's copy keeps its attributes, as copy.copy(f)\n"
+     "does (they are shared, not copied themselves)."},
     {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear($self, /)\n--\n\nEmpties the filter."},
     {"settle", (PyCFunction)Filter_settle, METH_NOARGS,
      "settle($self, /)\n--\n\nFinishes a growing kind's growth under way (quotient: its new table;\n"

@@ -309,6 +309,40 @@ def test_pickle_and_copy_keep_a_subclass_attributes():
     assert len(amq.Filter(100).__reduce__()) == 2  # no state: the plain form
 
 
+def test_copy_and_set_operations_keep_a_subclass_and_its_attributes():
+    # copy(), f | g, f & g, union() and intersection() gave type(f) without its attributes
+    # (AttributeError on the result's .tag), where copy.copy(f) kept them
+    a = TaggedFilter("users", 1000, kind="bloom")
+    b = TaggedFilter("other", 1000, kind="bloom")
+    a.add_many(["a", "both"])
+    b.add_many(["b", "both"])
+    plain = amq.Filter(1000, kind="bloom")
+    for r in (a.copy(), a | b, a & b, a.union(b), a.intersection(b), a | plain, a & plain):
+        assert type(r) is TaggedFilter and r.tag == "users" and r is not a
+    assert "b" in a | b and "both" in a & b and "b" not in a
+    c = a.copy()
+    c.tag = "changed"  # the attributes are the copy's own names
+    assert a.tag == "users"
+    assert type(plain | a) is amq.Filter  # the left operand's type, as for any binary op
+    r = a
+    r |= b
+    assert r is a and a.tag == "users" and "b" in a
+    s = SlottedFilter(100)
+    s.owner = "ops"
+    assert s.copy().owner == "ops" and (s | SlottedFilter(100)).owner == "ops"
+
+    class Stateful(amq.Filter):
+        def __getstate__(self):
+            return {"n": self.n}
+
+        def __setstate__(self, st):
+            self.n = st["n"] + 1
+
+    t = Stateful(100)
+    t.n = 1
+    assert t.copy().n == 2  # its own __setstate__, as copy.copy(t) calls it
+
+
 def test_signatures_are_introspectable_and_match_what_the_methods_take():
     f = amq.Filter(100)
     for name in ("add", "contains", "remove", "add_many", "contains_many", "update", "merge",
