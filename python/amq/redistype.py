@@ -58,10 +58,34 @@ def create(r: Any, key: str, kind: str, capacity: int, error_rate: float,
     r.execute_command(*args)
 
 
+def _item(k: Any) -> bytes:
+    # as amq.Filter and amq.redis take a key: a str as UTF-8 (whatever the client's
+    # encoding), bytes, any buffer; anything else is refused here, where redis-py would
+    # send an int as its digits or raise its own DataError for a bytearray
+    if isinstance(k, bytes):
+        return k
+    if isinstance(k, str):
+        return k.encode("utf-8")
+    try:
+        return bytes(memoryview(k))
+    except TypeError:
+        raise TypeError("a key must be str, bytes or a buffer, not %s"
+                        % type(k).__name__) from None
+
+
+def _items(items: Iterable[Any]) -> List[bytes]:
+    if isinstance(items, (str, bytes)):
+        raise TypeError("a batch of keys must be a sequence or an iterable, not a single %s: "
+                        "pass [key]" % type(items).__name__)
+    return [_item(k) for k in items]
+
+
 def add_many(r: Any, key: str, items: Iterable[Any]) -> List[bool]:
     """AMQ.MADD: True per item added as new, False if it may have been there
-    (an item the server refused - a full cuckoo filter, the size cap - raises)."""
-    items = list(items)
+    (an item the server refused - a full cuckoo filter, the size cap - raises).
+    Items are keys as amq.Filter takes them: str (sent as UTF-8), bytes or any
+    buffer; another type raises TypeError and nothing is sent."""
+    items = _items(items)
     if not items:
         return []
     out = r.execute_command("AMQ.MADD", key, *items)
@@ -73,8 +97,9 @@ def add_many(r: Any, key: str, items: Iterable[Any]) -> List[bool]:
 
 def contains_many(r: Any, key: str, items: Iterable[Any]) -> List[bool]:
     """AMQ.MEXISTS in one round trip (the server hashes every item first and
-    queries them in one batch).  A missing key answers False for all."""
-    items = list(items)
+    queries them in one batch).  A missing key answers False for all.  Items
+    as add_many takes them."""
+    items = _items(items)
     if not items:
         return []
     return [_flag(x) for x in r.execute_command("AMQ.MEXISTS", key, *items)]

@@ -78,6 +78,31 @@ def test_create_add_contains_one_round_trip(server):
         rt.create(server, "x", "bloom", 10, 0.01, colour=3)
 
 
+def test_items_are_keys_as_a_local_filter_takes_them(server):
+    # an int went to the server as its digits ("5": a key a local filter refuses), a
+    # bytearray raised redis-py's DataError, a str batch was sent one character a key
+    server.flushall()
+    rt.create(server, "t", "blocked", 1000, 0.01)
+    local = amq.Filter(1000, kind="blocked")
+    c = Counting(server)
+    for bad in ([5], [b"a", 5], [None], [1.5], [True]):
+        with pytest.raises(TypeError) as want:
+            local.add_many(bad)
+        for fn in (rt.add_many, rt.contains_many):
+            with pytest.raises(TypeError) as got:
+                fn(c, "t", bad)
+            assert str(got.value) == str(want.value)  # "a key must be str, bytes or a ..."
+    for bad in ("abc", b"abc"):
+        with pytest.raises(TypeError, match="not a single"):
+            rt.add_many(c, "t", bad)
+    assert c.calls == 0  # nothing sent
+    ks = ["é", b"b", bytearray(b"c"), memoryview(b"d")]
+    assert rt.add_many(server, "t", ks) == [True] * 4
+    assert rt.contains_many(server, "t", ks) == [True] * 4
+    f = rt.fetch(server, "t")
+    assert all(k in f for k in ks) and "é".encode() in f
+
+
 def make(kind, ks):
     if kind in ("ribbon", "fuse"):
         return amq.build(ks, kind=kind, fpp=0.01)
