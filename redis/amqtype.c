@@ -548,8 +548,8 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc, const cha
     const uint32_t kind = amq_filter_kind(v->f);
     if (v->capped)
         return reply_cap_error(ctx, v, 0);
-    /* a cuckoo kind's refusal read from its buckets (O(b)); the expandable kind's would copy
-     * the filter, so its reply names both causes */
+    /* a cuckoo kind's refusal read from its buckets; the expandable kind's reply names both
+     * causes, as it always did */
     if (rc == AMQ_EFULL && (kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO)) {
         uint32_t why;
         const char *limit = kind == AMQ_KIND_CUCKOO

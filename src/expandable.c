@@ -705,6 +705,13 @@ static int remove_in(amq_expand *lv, uint64_t b, uint16_t qv)
     return (int)best_len;
 }
 
+/* An add refuses the key first for its copies (copies_full), then for its
+ * crowded bucket: what it read, read again. */
+uint32_t amq_exp_refusal(const amq_expand *x, uint64_t u)
+{
+    return copies_full(x, u) ? AMQ_REFUSAL_COPIES : AMQ_REFUSAL_FULL;
+}
+
 int amq_exp_remove(amq_expand *x, amq_hash128 h)
 {
     uint64_t b, w = 1;

@@ -155,6 +155,9 @@ int amq_exp_contains(const amq_expand *x, amq_hash128 h);
 /* One key added as amq_exp_add adds amq_filter_hash's h1 of it (the handle's add_key). */
 int amq_exp_add_key(amq_expand *x, const void *key, size_t len);
 int amq_exp_remove(amq_expand *x, amq_hash128 h);
+/* Why an add of the key whose hash's h1 is u is refused: an amq_refusal
+ * (amq_filter_refusal). */
+uint32_t amq_exp_refusal(const amq_expand *x, uint64_t u);
 /* The doubling under way finished (amq_filter_settle). */
 int amq_exp_settle(amq_expand *x);
 int amq_exp_add_batch(amq_expand *x, const amq_hash128 *h, size_t n, uint8_t *added);

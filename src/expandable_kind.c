@@ -281,6 +281,11 @@ static int op_remove(void *impl, amq_hash128 h)
     return amq_exp_remove(impl, h);
 }
 
+static uint32_t op_refusal(const void *impl, amq_hash128 h)
+{
+    return amq_exp_refusal(impl, h.h1);
+}
+
 static int op_settle(void *impl)
 {
     return amq_exp_settle(impl);
@@ -639,6 +644,7 @@ const amq_kind_ops amq_expandable_ops = {
     .remove = op_remove,
     .add_key = op_add_key,
     .add_batch = op_add_batch,
+    .refusal = op_refusal,
     .contains_batch = op_contains_batch,
     .contains_batch_fixed = op_contains_batch_fixed,
     .contains_key_of = op_contains_key_of,

@@ -311,34 +311,10 @@ int amq_filter_add_unique(amq_filter *f, const void *key, size_t len)
     return amq_filter_add_unique_hash(f, amq_filter_hash(f, key, len));
 }
 
-/* The most entries of one key an expandable filter keeps (filter.h: an add
- * returns AMQ_EFULL for a key in 32 entries already). */
-#define EXPANDABLE_COPIES_MAX 32
-
-/* The expandable kind counts a key's entries only inside its add: they are
- * counted here by removing them, one an entry, from a copy of the filter. */
-static int refusal_by_removal(const amq_filter *f, amq_hash128 h, uint32_t copies_max,
-                              uint32_t *why)
-{
-    amq_filter *c;
-    uint32_t n = 0;
-    int rc = amq_filter_clone(f, &f->alloc, &c);
-    if (rc != AMQ_OK)
-        return rc;
-    while (n < copies_max && c->ops->remove(c->impl, h) == 1)
-        n++;
-    amq_filter_free(c);
-    *why = n >= copies_max ? AMQ_REFUSAL_COPIES : AMQ_REFUSAL_FULL;
-    return AMQ_OK;
-}
-
 int amq_filter_refusal_hash(const amq_filter *f, amq_hash128 h, uint32_t *why)
 {
-    *why = AMQ_REFUSAL_FULL; /* a kind that refuses for no key's copies */
-    if (f->ops->refusal != NULL)
-        *why = f->ops->refusal(f->impl, h);
-    else if (f->ops->kind == AMQ_KIND_EXPANDABLE)
-        return refusal_by_removal(f, h, EXPANDABLE_COPIES_MAX, why);
+    /* NULL: a kind that refuses for no key's copies */
+    *why = f->ops->refusal != NULL ? f->ops->refusal(f->impl, h) : AMQ_REFUSAL_FULL;
     return AMQ_OK;
 }
 

@@ -1030,10 +1030,9 @@ typedef enum amq_refusal {
  *    full non-scaling scalable Bloom filter, a quotient filter's keys
  *    crowded over a few slots).
  * A key's copies are the entries that answer it: keys that share its
- * fingerprint and buckets count as its copies.  AMQ_OK; AMQ_ENOMEM (the
- * expandable kind counts the key's entries by removing them from a copy of
- * the filter: O(size) time and memory, where the cuckoo kinds read two
- * buckets).  A reader. */
+ * fingerprint and buckets count as its copies.  AMQ_OK (cannot fail: a
+ * status for a kind that may need to count).  O(b) for the cuckoo kinds,
+ * the key's bucket and stash cells for the expandable kind.  A reader. */
 AMQ_API int amq_filter_refusal(const amq_filter *f, const void *key, size_t len, uint32_t *why);
 AMQ_API int amq_filter_refusal_hash(const amq_filter *f, amq_hash128 h, uint32_t *why);
 
