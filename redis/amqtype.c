@@ -51,7 +51,9 @@ typedef struct amqt_value {
     amq_filter *f;          /* NULL while loading */
     uint8_t *stage;         /* loading: the bytes so far; a static kind: the bytes f views */
     void *stage_block;      /* the allocation stage is in (stage is 64-byte aligned in it) */
-    uint64_t total, filled; /* stage's size, and how many of its bytes are there */
+    uint64_t total, filled; /* the file's size, and how many of its bytes are there */
+    uint64_t room;          /* bytes allocated at stage: total, or filled for a loading
+                             * value read back (RDB, RESTORE, COPY) until its next chunk */
     uint64_t maxsize;       /* this key's size cap in bytes; 0: amq-max-key-bytes */
     uint64_t bytes;         /* what the library holds for f (the allocator's count) */
     int capped;             /* the last refusal of the allocator was the cap */
@@ -128,20 +130,45 @@ static void value_free(amqt_value *v)
     RedisModule_Free(v);
 }
 
-/* A staging area of total bytes, 64-byte aligned (a static filter queries
- * it in place); 0 when refused (guard) or out of memory. */
-static int stage_alloc(amqt_value *v, uint64_t total)
+/* A staging area of room bytes for a file of total, 64-byte aligned (a static
+ * filter queries it in place); 0 when refused (guard) or out of memory. */
+static int stage_alloc_room(amqt_value *v, uint64_t total, uint64_t room)
 {
     void *block;
-    if (total > SIZE_MAX - 64)
+    if (room > SIZE_MAX - 64)
         return 0;
-    block = amq_rm_allocator.alloc(NULL, (size_t)total + 64);
+    block = amq_rm_allocator.alloc(NULL, (size_t)room + 64);
     if (block == NULL)
         return 0;
     v->stage_block = block;
     v->stage = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
     v->total = total;
+    v->room = room;
     v->filled = 0;
+    return 1;
+}
+
+static int stage_alloc(amqt_value *v, uint64_t total)
+{
+    return stage_alloc_room(v, total, total);
+}
+
+/* A loading value read back holds only its bytes so far (the size its header claims is
+ * no more than a claim: a crafted payload of a few hundred bytes claimed gigabytes); the
+ * next chunk moves them into the whole file's room.  0 when out of memory (v unchanged). */
+static int stage_grow(amqt_value *v)
+{
+    void *old = v->stage_block;
+    const uint8_t *from = v->stage;
+    uint64_t filled = v->filled;
+
+    if (v->room >= v->total)
+        return 1;
+    if (!stage_alloc(v, v->total)) /* assigns nothing when it fails */
+        return 0;
+    memcpy(v->stage, from, (size_t)filled);
+    v->filled = filled;
+    RedisModule_Free(old);
     return 1;
 }
 
@@ -173,7 +200,7 @@ static int stage_finish(amqt_value *v, amq_errinfo *err)
         return rc;
     v->f = f;
     stage_free(v);
-    v->total = v->filled = 0;
+    v->total = v->filled = v->room = 0;
     return AMQ_OK;
 }
 
@@ -1016,6 +1043,18 @@ static int amqt_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
         return chunk_error(ctx, "ERR amq: the chunk runs past the end of the filter (%llu "
                                 "bytes more, %llu expected)", len, v->total - v->filled);
     }
+    if (v->room < v->total) {
+        /* read back with its bytes so far only: the whole file's room now, under the
+         * cap and the guard as the first chunk was */
+        if (rm_guard_active() && v->total > cap_of(v)) {
+            RedisModule_CloseKey(key);
+            return reply_cap_error(ctx, v, v->total);
+        }
+        if (!rm_memory_allows(ctx, v->total) || !stage_grow(v)) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, E_NOMEM);
+        }
+    }
     memcpy(v->stage + v->filled, data, len);
     v->filled += len;
     if (v->filled == v->total && (rc = stage_finish(v, &err)) != AMQ_OK) {
@@ -1348,9 +1387,11 @@ static void *amqt_rdb_load(RedisModuleIO *io, int encver)
              * the size recorded, and the machine must hold it */
             err.msg[0] = '\0';
             rc = amq_filter_peek(chunk, clen, &hsize, NULL, &err);
+            /* room for the bytes present only: a loading value's total is the
+             * header's claim, allocated when its next chunk comes */
             if (rc != AMQ_OK || hsize != total ||
-                !rm_memory_plausible(RedisModule_GetContextFromIO(io), total) ||
-                !stage_alloc(v, total))
+                !rm_memory_plausible(RedisModule_GetContextFromIO(io), filled) ||
+                !stage_alloc_room(v, total, filled))
                 goto corrupt_chunk;
         }
         if (clen == 0 || clen > AMQT_CHUNK || clen > filled - v->filled)
@@ -1406,7 +1447,7 @@ static void amqt_aof_rewrite(RedisModuleIO *aof, RedisModuleString *name, void *
 static size_t amqt_mem_usage(const void *value)
 {
     const amqt_value *v = value;
-    return sizeof *v + (size_t)v->bytes + (v->stage_block != NULL ? (size_t)v->total + 64 : 0);
+    return sizeof *v + (size_t)v->bytes + (v->stage_block != NULL ? (size_t)v->room + 64 : 0);
 }
 
 static void amqt_digest(RedisModuleDigest *md, void *value)
@@ -1437,8 +1478,8 @@ static void *amqt_copy(RedisModuleString *from, RedisModuleString *to, const voi
     (void)to;
     c->maxsize = v->maxsize;
     if (v->f == NULL || (v->stage != NULL && v->total == value_size(v))) {
-        /* loading, or a static filter viewing its bytes: copy the bytes */
-        if (!stage_alloc(c, v->total)) {
+        /* loading (its bytes so far), or a static filter viewing its bytes: copy the bytes */
+        if (!stage_alloc_room(c, v->total, v->filled)) {
             value_free(c);
             return NULL;
         }

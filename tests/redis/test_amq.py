@@ -545,6 +545,56 @@ def test_loadchunk_errors_change_nothing(env):
     assert r.exists("bad1") == 0
 
 
+def test_loading_key_read_back_holds_only_its_bytes(env):
+    """A loading key read back (RESTORE, RDB, COPY) holds the bytes it has, not the size its
+    header claims: a RESTORE payload of under 200 bytes whose header claimed 512 MiB made the
+    server allocate them (used_memory up 512 MiB; past maxmemory, every other key evicted).
+    The next chunk, a client command, gets the whole room under the cap and the guard."""
+    import struct
+    from test_hostile import module_value, U, S
+    from harness import dump_payload
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "src", "blocked", 200000, 0.01)
+    r.execute_command("AMQ.MADD", "src", *ITEMS[:500])
+    data = dump_bytes(r, "src")
+    assert len(data) > 100000
+    head = data[:struct.unpack_from("<Q", data, 40)[0]]  # up to the payload (O)
+    claim = 512 << 20
+    forged = bytearray(head)
+    struct.pack_into("<Q", forged, 48, claim - len(head))  # payload length L
+    plen = struct.unpack_from("<I", forged, 32)[0]
+    struct.pack_into("<Q", forged, 64 + plen, amq.hash.xxh3_64(bytes(forged[:64 + plen])))
+    payload = dump_payload(module_value("amqfilter", 4, [U(1), U(0), U(claim), U(len(head)),
+                                                         U(1), S(bytes(forged))]))
+    assert len(payload) < 200
+    used = r.info("memory")["used_memory"]
+    assert r.restore("evil", 0, payload) == b"OK"
+    assert info(r, "evil") == {"loading": 1, "bytes_loaded": len(head), "bytes_total": claim}
+    assert r.memory_usage("evil") < 4096
+    assert r.info("memory")["used_memory"] < used + (1 << 20)
+    # its next chunk is a client's: refused over the cap, the key unchanged
+    d0 = digest(r, "evil")
+    r.config_set("amq-max-key-bytes", 1 << 20)
+    try:
+        raises(lambda: r.execute_command("AMQ.LOADCHUNK", "evil", len(head) + 10, b"x" * 10),
+               "the filter needs %d bytes, over the key size cap of %d" % (claim, 1 << 20))
+    finally:
+        r.config_set("amq-max-key-bytes", 1 << 30)
+    assert digest(r, "evil") == d0 and r.memory_usage("evil") < 4096
+    # a real loading key read back (DEBUG RELOAD, RESTORE, COPY) completes and answers
+    assert r.execute_command("AMQ.LOADCHUNK", "part", 4096, data[:4096]) == b"OK"
+    assert r.memory_usage("part") >= len(data)
+    r.execute_command("DEBUG", "RELOAD")
+    r.restore("part2", 0, r.dump("part"))
+    r.copy("part", "part3")
+    for k in ("part", "part2", "part3"):
+        assert r.memory_usage(k) < len(data) // 2, k
+        assert info(r, k) == {"loading": 1, "bytes_loaded": 4096, "bytes_total": len(data)}
+        assert r.execute_command("AMQ.LOADCHUNK", k, len(data), data[4096:]) == b"OK"
+        assert digest(r, k) == digest(r, "src")
+        assert r.execute_command("AMQ.MEXISTS", k, *ITEMS[:500]) == [1] * 500
+
+
 def test_create_refuses_options_its_kind_does_not_read(env):
     """AMQ.CREATE took FPBITS on blocked, EXPANSION on bloom, NONSCALING on aging and ignored
     them (the tool and Python refuse them); it refuses them now from the library's one table,
