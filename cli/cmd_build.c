@@ -493,7 +493,6 @@ int cmd_build(int argc, char **argv)
                   "for the keys it is built from", type);
         return EXIT_TROUBLE;
     }
-    cfg.threads = (uint32_t)cli_threads(threads);
     srcs = cli_srcs_from_args(argv + optind + 1, argc - optind - 1, &nsrcs);
     if (srcs == NULL)
         return EXIT_TROUBLE;

@@ -132,6 +132,9 @@ static int check_config(const amq_config *cfg, int *layout, amq_filter **sized,
     rc = amq_hash_check_err(cfg->hash_algo, cfg->seed, 0, err);
     if (rc != AMQ_OK)
         return rc;
+    rc = amq_config_check_threads(cfg, err);
+    if (rc != AMQ_OK)
+        return rc;
     if (amq_kind_is_static(cfg->kind))
         return AMQ_OK;
     if (sized != NULL)

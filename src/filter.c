@@ -221,6 +221,15 @@ int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *al
     return wrap(ops, impl, alloc, out);
 }
 
+int amq_config_check_threads(const amq_config *cfg, amq_errinfo *err)
+{
+    if (cfg->threads <= 1)
+        return AMQ_OK;
+    return amq_err(err, AMQ_EINVAL,
+                   "threads %u: no filter's creation or build uses threads (give 0 or 1)",
+                   cfg->threads);
+}
+
 int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
 {
     const amq_kind_ops *ops;
@@ -232,6 +241,9 @@ int amq_filter_new(const amq_config *cfg, amq_filter **out, amq_errinfo *err)
     if (ops == NULL)
         return amq_err(err, AMQ_EKIND, "unknown filter kind %u", cfg->kind);
     rc = amq_hash_check_err(cfg->hash_algo, cfg->seed, 0, err);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_config_check_threads(cfg, err);
     if (rc != AMQ_OK)
         return rc;
     rc = ops->create(cfg, &impl, err);

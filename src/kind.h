@@ -136,6 +136,10 @@ int amq_filter_wrap(const amq_kind_ops *ops, void *impl, const amq_allocator *al
 /* Looks up a kind's table; NULL when unknown. */
 const amq_kind_ops *amq_kind_lookup(uint32_t kind);
 
+/* AMQ_OK, or AMQ_EINVAL with a message for cfg->threads other than 0 or 1
+ * (no creation or build reads it: a count that would be ignored). */
+int amq_config_check_threads(const amq_config *cfg, amq_errinfo *err);
+
 /* ---- a kind's entries ------------------------------------------------------------
  * Most entries of a kind's table only turn the void * handle back into the
  * family's type and call its typed function; each is written out in the

@@ -90,7 +90,9 @@ typedef struct amq_config {
     uint32_t redisbloom;       /* scalable kinds: RedisBloom-compatible layout */
     uint32_t partitions;       /* partitioned: number of partitions (0 = choose); static
                                   kinds: at least this many, a power of two (0 = by size) */
-    uint32_t threads;          /* builders that can use threads (0 = all cores) */
+    uint32_t threads;          /* reserved: 0 or 1; no creation or build uses threads, and
+                                  other values are refused (AMQ_EINVAL) rather than ignored
+                                  (amq_partitioned_build takes a thread count of its own) */
     uint32_t arity;            /* fuse: 3 or 4 positions per key (0 = 3) */
     uint64_t window_ms;        /* aging: != 0 ages by time, a window of this many ms ... */
     double rate;               /* ... at this many adds per second (capacity: by count) */
@@ -126,7 +128,8 @@ typedef struct amq_filter amq_filter;
 /* Creates an empty filter.  AMQ_OK; AMQ_EKIND (an unknown kind),
  * AMQ_ERANGE (bad sizes: capacity 0, fpp outside (0, 1), a bits_per_key
  * that is NaN, negative or above 1000, a size over the kind's limit, ...),
- * AMQ_EINVAL (fields that contradict each other, e.g. k without bits),
+ * AMQ_EINVAL (fields that contradict each other, e.g. k without bits;
+ * threads other than 0 or 1),
  * AMQ_EHASH (an algorithm or seed amq_hash_check refuses), AMQ_EUNSUPPORTED
  * (a static kind: amq_filter_build makes those), AMQ_ELIMIT (a scalable
  * Bloom filter whose first link cannot exist), AMQ_EOVERFLOW (an aging

@@ -66,7 +66,8 @@ AMQ_API int amq_kind_is_static(uint32_t kind);
  * above) holding the n keys whose hashes are given (hashed with
  * cfg->hash_algo and cfg->seed: amq_hash_key).  The hashes are copied;
  * duplicates are allowed.  AMQ_EKIND (a kind no builder makes), AMQ_ERANGE
- * (fpp, fingerprint bits, arity, sizes), AMQ_EHASH, AMQ_ENOMEM, AMQ_EFULL
+ * (fpp, fingerprint bits, arity, sizes), AMQ_EINVAL (cfg->threads other
+ * than 0 or 1: builds use one thread), AMQ_EHASH, AMQ_ENOMEM, AMQ_EFULL
  * (cuckoo).  O(n) expected time.
  */
 AMQ_API int amq_filter_build(const amq_config *cfg, const amq_hash128 *h, size_t n,
@@ -82,7 +83,8 @@ typedef struct amq_builder amq_builder;
  * hashes are spilled once more than `memory` bytes of them are held (NULL:
  * $TMPDIR, else /tmp; memory 0: 256 MiB; SIZE_MAX: never).  The temporary
  * files are unlinked as soon as they are created.  One thread at a time per
- * builder.  AMQ_EKIND with a message for a kind no builder makes.
+ * builder.  AMQ_EKIND with a message for a kind no builder makes; AMQ_EINVAL
+ * for cfg->threads over 1, as amq_filter_build.
  */
 AMQ_API int amq_builder_new(const amq_config *cfg, const char *tmpdir, size_t memory,
                             amq_builder **out, amq_errinfo *err);

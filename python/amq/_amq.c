@@ -2566,7 +2566,8 @@ PyDoc_STRVAR(Filter_doc,
 "kinds ('fuse', 'ribbon') are made by amq.build(). hash: None takes the\n"
 "kind's default ('mulshift' for 'cuckoo', 'xxh3' for the others). A\n"
 "keyword that only other kinds read (window_ms for 'bloom', ...) is a\n"
-"ValueError. The same files as the amq tool: a filter saved here answers\n"
+"ValueError. threads is reserved: 0 or 1 (nothing is built on threads;\n"
+"another count is a ValueError). The same files as the amq tool: a filter saved here answers\n"
 "`amq query` identically, and `amq.open` reads what `amq build` writes.\n"
 "\n"
 "len(f) is the number of keys added as new (an estimate for Bloom kinds:\n"
@@ -3027,7 +3028,9 @@ static PyMethodDef module_methods[] = {
      "hash: None takes the kind's default ('vmulshift' for 'fuse', 'xxh3' for\n"
      "'ribbon').\n"
      "Hashes spill to temporary files in tmpdir past `memory` bytes (0: 256\n"
-     "MiB), so key sets larger than memory build. Duplicates are allowed."},
+     "MiB), so key sets larger than memory build. Duplicates are allowed.\n"
+     "threads is reserved: 0 or 1 (the build runs on one thread; another\n"
+     "count is a ValueError)."},
     {"import_guava", (PyCFunction)mod_import_guava, METH_O,
      "import_guava(data, /)\n--\n\nA filter from Guava's BloomFilter.writeTo bytes (answers "
      "as Guava's\nmightContain for UTF-8 string funnels)."},

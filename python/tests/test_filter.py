@@ -55,6 +55,22 @@ def test_bad_keys_and_parameters():
         amq.Filter(hash="md5")
 
 
+@pytest.mark.parametrize("kind", DYNAMIC)
+def test_threads_is_reserved(kind):
+    # nothing builds on threads: a count was accepted and ignored, now refused
+    for t in (0, 1):
+        f = amq.Filter(kind=kind, capacity=1000, threads=t)
+        f.add(b"k")
+        assert b"k" in f
+    with pytest.raises(ValueError, match=r"threads 2: no filter's creation or build uses "
+                       r"threads \(give 0 or 1\)"):
+        amq.Filter(kind=kind, capacity=1000, threads=2)
+    for k in ("fuse", "ribbon"):
+        assert b"k" in amq.build([b"k", b"j"], kind=k, threads=1)
+        with pytest.raises(ValueError, match="threads 8: no filter's creation or build"):
+            amq.build([b"k", b"j"], kind=k, threads=8)
+
+
 def test_cuckoo_default_hash_is_mulshift():
     c = amq.Filter(kind="cuckoo", capacity=1000)
     assert c.info()["hash"] == "mulshift"

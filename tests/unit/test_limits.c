@@ -470,6 +470,64 @@ TEST(limits_filter_new_kind_options)
     }
 }
 
+/* amq_config.threads: no creation or build reads it, so a count over 1 is
+ * refused at every entry that takes a config rather than silently ignored
+ * (Python's threads= went nowhere); 0 and 1 keep working. */
+TEST(limits_config_threads)
+{
+    static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED,
+                                     AMQ_KIND_CUCKOO, AMQ_KIND_SCALABLE_BLOOM, AMQ_KIND_AGING};
+    static const uint32_t static_kinds[] = {AMQ_KIND_FUSE, AMQ_KIND_RIBBON};
+    amq_hash128 h[3] = {{1, 2}, {3, 4}, {5, 6}};
+    amq_config cfg;
+    amq_filter *f;
+    amq_builder *b;
+    amq_errinfo err;
+    uint32_t t;
+    size_t i;
+
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        for (t = 0; t <= 4; t++) {
+            amq_config_init(&cfg, kinds[i]);
+            cfg.capacity = 1000;
+            cfg.threads = t == 4 ? UINT32_MAX : t;
+            memset(&err, 0, sizeof err);
+            f = NULL;
+            CHECK_STATUS(amq_filter_new(&cfg, &f, &err), t <= 1 ? AMQ_OK : AMQ_EINVAL);
+            if (t > 1) {
+                CHECK(f == NULL);
+                CHECK(strstr(err.msg, "no filter's creation or build uses threads (give 0 or 1)") !=
+                      NULL);
+            }
+            amq_filter_free(f);
+        }
+    }
+    for (i = 0; i < sizeof static_kinds / sizeof static_kinds[0]; i++) {
+        for (t = 0; t <= 2; t++) {
+            amq_config_init(&cfg, static_kinds[i]);
+            cfg.threads = t;
+            memset(&err, 0, sizeof err);
+            f = NULL;
+            CHECK_STATUS(amq_filter_build(&cfg, h, 3, &f, &err), t <= 1 ? AMQ_OK : AMQ_EINVAL);
+            if (t > 1)
+                CHECK(strstr(err.msg, "threads 2: no filter's creation or build") != NULL);
+            amq_filter_free(f);
+            b = NULL;
+            CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), t <= 1 ? AMQ_OK : AMQ_EINVAL);
+            amq_builder_free(b);
+        }
+    }
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = 1000;
+    cfg.threads = 8;
+    b = NULL;
+    CHECK_STATUS(amq_builder_new(&cfg, NULL, 0, &b, &err), AMQ_EINVAL);
+    CHECK(b == NULL);
+    CHECK_STATUS(amq_builder_new_sized(&cfg, &b, &err), AMQ_EINVAL);
+    CHECK(b == NULL);
+    CHECK_STATUS(amq_filter_build(&cfg, h, 3, &f, &err), AMQ_EINVAL);
+}
+
 /* ---- the policy blob ------------------------------------------------------------------------------ */
 
 static const struct policy_row {
