@@ -253,6 +253,15 @@ int cli_threads(int requested);
 void cli_hll_add(uint8_t *reg, uint64_t x);
 double cli_hll_estimate(const uint8_t *reg);
 
+/* ---- filters read ---------------------------------------------------------------------- */
+/* 1 if path is "-": standard input where a filter is read. */
+int cli_is_stdin_path(const char *path);
+/* amq_filter_open's filter (flags as for it), or for "-" the one filter
+ * standard input holds, read into memory up to the end its header declares
+ * (more bytes after it, a terminal, or a second "-" are refused); 0, or -1
+ * after a message naming what is wrong (filein.c). */
+int cli_filter_open(const char *path, unsigned flags, amq_filter **out);
+
 /* ---- kinds ------------------------------------------------------------------------------ */
 /* Switches f to a mode where several threads may add at once, if its kind
  * has one (blocked Bloom, partitioned); 1 if so, 0 if adds need one writer. */

@@ -39,7 +39,7 @@ static const char export_usage[] =
     "Writes the filter in IN in Guava's BloomFilter format to OUT ('-': standard\n"
     "output), for BloomFilter.readFrom(in, Funnels.stringFunnel(UTF_8)).  IN must\n"
     "be a classic Bloom filter in Guava's layout: imported from Guava, or built\n"
-    "with 'amq build --guava'.  OUT is written atomically.\n"
+    "with 'amq build --guava'; '-': standard input.  OUT is written atomically.\n"
     "\n"
     "  --to guava   the format of OUT\n"
     "  --force      replace OUT if it exists\n";
@@ -289,12 +289,8 @@ static int export_guava(int argc, char **argv)
     }
     in = argv[optind];
     out = argv[optind + 1];
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_open(in, AMQ_OPEN_MMAP, NULL, &f, &err);
-    if (rc != AMQ_OK) {
-        cli_lib_error(rc, &err, NULL);
+    if (cli_filter_open(in, AMQ_OPEN_MMAP, &f) != 0)
         return EXIT_TROUBLE;
-    }
     b = amq_filter_bloom(f);
     if (b == NULL) {
         const char *kind = amq_kind_name(amq_filter_kind(f));

@@ -17,7 +17,8 @@ static const char usage_text[] =
     "kinds: the target they hold at every size; for scalable-bloom: the chain's\n"
     "target, with its first link's rate and the factor each next link's is\n"
     "tightened by - x0.5 in RedisBloom's layout, x0.8 natively; for\n"
-    "scalable-cuckoo: the rate of one full link).\n"
+    "scalable-cuckoo: the rate of one full link).  FILE '-' is standard input\n"
+    "(the filter is read into memory).\n"
     "\n"
     "  --json   print one JSON object instead\n";
 
@@ -144,10 +145,9 @@ int cmd_info(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     amq_filter *f;
-    amq_errinfo err;
     amq_stats st;
     char human[32], bar[41];
-    int opt, rc, json = 0, over;
+    int opt, json = 0, over;
     const char *path;
 
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -168,11 +168,8 @@ int cmd_info(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     path = argv[optind];
-    rc = amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &f, &err);
-    if (rc != AMQ_OK) {
-        cli_lib_error(rc, &err, NULL);
+    if (cli_filter_open(path, AMQ_OPEN_MMAP, &f) != 0)
         return EXIT_TROUBLE;
-    }
     amq_filter_stats(f, &st);
     over = cli_warn_saturated(path, f); /* once, on standard error */
     if (json) {

@@ -17,7 +17,8 @@ static const char usage_text[] =
     "may be one of the INs).  OUT is locked from before the INs are read until it\n"
     "is replaced, so an add to OUT meanwhile waits, and no key is lost.  OUT's\n"
     "item count is estimated from its bits: a key in several INs counts once.  OUT\n"
-    "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the union to it.\n"
+    "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the union to it;\n"
+    "one IN may be '-', the filter on standard input (read into memory).\n"
     "\n"
     "  --force   replace OUT if it exists\n";
 
@@ -57,18 +58,12 @@ int cmd_merge(int argc, char **argv)
      * replaced: an add to OUT between the read and the save was lost. */
     if (cli_target_open(&t, out, force ? CLI_TARGET_FORCE : 0) != 0)
         return EXIT_TROUBLE;
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_open(argv[optind + 1], 0, NULL, &dst, &err);
-    if (rc != AMQ_OK) {
-        cli_lib_error(rc, &err, NULL);
+    if (cli_filter_open(argv[optind + 1], 0, &dst) != 0) {
         cli_target_release(&t);
         return EXIT_TROUBLE;
     }
     for (i = optind + 2; i < argc; i++) {
-        memset(&err, 0, sizeof err);
-        rc = amq_filter_open(argv[i], AMQ_OPEN_MMAP, NULL, &src, &err);
-        if (rc != AMQ_OK) {
-            cli_lib_error(rc, &err, NULL);
+        if (cli_filter_open(argv[i], AMQ_OPEN_MMAP, &src) != 0) {
             amq_filter_free(dst);
             cli_target_release(&t);
             return EXIT_TROUBLE;

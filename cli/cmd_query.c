@@ -14,6 +14,8 @@ static const char usage_text[] =
     "\n"
     "Prints the lines of the INPUTs (none or '-': standard input) that may be in\n"
     "the filter in FILE (" CLI_COMPRESSED " INPUTs are decompressed).\n"
+    "FILE '-' reads the filter from standard input (into memory); the INPUTs must\n"
+    "then be files.\n"
     "Exit status: 0 if a line was selected, 1 if none, 2 on error.\n"
     "\n"
     "  -v, --invert   select the lines certainly not in the filter\n"
@@ -53,6 +55,16 @@ static int query_batch(void *vctx, const cli_line *lines, const amq_hash128 *has
     return 0;
 }
 
+/* 1 if the INPUTs (none is standard input) read standard input. */
+static int reads_stdin(char **inputs, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (cli_is_stdin_path(inputs[i]))
+            return 1;
+    return n == 0;
+}
+
 int cmd_query(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -66,7 +78,6 @@ int cmd_query(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     amq_filter *f;
-    amq_errinfo err;
     query_ctx c = {0};
     unsigned flags = AMQ_OPEN_MMAP;
     cli_progress *pg;
@@ -107,11 +118,13 @@ int cmd_query(int argc, char **argv)
         cli_usage_hint();
         return EXIT_TROUBLE;
     }
-    rc = amq_filter_open(argv[optind], flags, NULL, &f, &err);
-    if (rc != AMQ_OK) {
-        cli_lib_error(rc, &err, NULL);
+    if (cli_is_stdin_path(argv[optind]) && reads_stdin(argv + optind + 1, argc - optind - 1)) {
+        cli_error("query: FILE '-' is standard input: the keys must come from INPUT files "
+                  "(none or '-' is standard input too)");
         return EXIT_TROUBLE;
     }
+    if (cli_filter_open(argv[optind], flags, &f) != 0)
+        return EXIT_TROUBLE;
     c.f = f;
     if (cli_aging_time_mode(f)) {
         if (!now_given)

@@ -41,9 +41,9 @@
 static const char export_usage[] =
     "usage: amq export --to redis KEY IN [OUT] [--replace] [--amq] [--force]\n"
     "\n"
-    "Writes the filter file IN as Redis commands that load it into KEY on a server\n"
-    "with RedisBloom or amq.so: pipe them to 'redis-cli --pipe' (OUT, default '-':\n"
-    "standard output).\n"
+    "Writes the filter file IN ('-': standard input) as Redis commands that load it\n"
+    "into KEY on a server with RedisBloom or amq.so: pipe them to 'redis-cli --pipe'\n"
+    "(OUT, default '-': standard output).\n"
     "  amq export --to redis mykey filter.amq | redis-cli --pipe\n"
     "A scalable-bloom or scalable-cuckoo filter in RedisBloom's layout (amq build\n"
     "--type scalable-bloom --redisbloom ...), or a classic Bloom filter with\n"
@@ -245,7 +245,6 @@ int cmd_export_redis(int argc, char **argv)
     amq_sbloom *own = NULL;
     const amq_sbloom *s;
     const amq_scuckoo *c;
-    amq_errinfo err;
     uint8_t *hdr = NULL;
     size_t hlen = 0, keylen, stagelen = 0;
     char *stage = NULL;
@@ -294,12 +293,8 @@ int cmd_export_redis(int argc, char **argv)
         cli_error("export: KEY is empty");
         return EXIT_TROUBLE;
     }
-    memset(&err, 0, sizeof err);
-    rc = amq_filter_open(in, 0, NULL, &f, &err);
-    if (rc != AMQ_OK) {
-        cli_lib_error(rc, &err, NULL);
+    if (cli_filter_open(in, 0, &f) != 0)
         return EXIT_TROUBLE;
-    }
     rc = EXIT_TROUBLE;
     s = amq_filter_sbloom(f);
     c = amq_filter_scuckoo(f);

@@ -55,7 +55,8 @@ static const char export_usage[] =
     "is i ('python3 -m amq.redis split').\n"
     "With --routing partition, IN is one partitioned filter of P partitions (N must\n"
     "divide P), cut into N AMQ.* shards of P/N partitions each, no key split: an\n"
-    "item's shard is then its partition in the filter (metadata version 2).\n"
+    "item's shard is then its partition in the filter (metadata version 2); that IN\n"
+    "may be '-' (standard input), an IN_i may not (each is read twice).\n"
     "A cluster does not take 'redis-cli --pipe' (it follows no redirection): load\n"
     "with 'python3 -m amq.redis load --cluster OUT', or pipe to a single server.\n"
     "  --amq            AMQ.* shards even for files with a RedisBloom form\n"
@@ -348,12 +349,8 @@ static int cut_partitioned(const char *in, unsigned n, char **paths, int *slots,
     unsigned i;
     int rc = -1, s;
 
-    memset(&err, 0, sizeof err);
-    s = amq_filter_open(in, 0, NULL, &flt, &err);
-    if (s != AMQ_OK) {
-        cli_lib_error(s, &err, NULL);
+    if (cli_filter_open(in, 0, &flt) != 0)
         return -1;
-    }
     pt = amq_filter_partitioned(flt);
     if (pt == NULL) {
         const char *kind = amq_kind_name(amq_filter_kind(flt));
@@ -519,6 +516,15 @@ int cmd_export_redis_sharded(int argc, char **argv)
                   "tags follow it: a tag in NAME would put every shard on one slot)",
                   name);
         return EXIT_TROUBLE;
+    }
+    for (i = 0; !by_partition && i < n; i++) {
+        if (cli_is_stdin_path(argv[1 + (int)i])) {
+            /* each file is read twice: its family checked, then its shard written */
+            cli_error("export --shards %u: IN_%u is '-', but each shard's file is read twice "
+                      "(checked, then written) and standard input cannot be: give a file",
+                      n, i);
+            return EXIT_TROUBLE;
+        }
     }
     keys = calloc(n, sizeof *keys);
     cut = calloc(n, sizeof *cut);

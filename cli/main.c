@@ -64,7 +64,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: amq [--version] [--help] <command> [<args>]\n\n"
                  "amq builds and queries approximate-membership filters (Bloom, blocked Bloom,\n"
                  "cuckoo, ...) stored in files.  Keys are lines; INPUT '-' or none is stdin;\n"
-                 CLI_COMPRESSED " input is decompressed.\n\n"
+                 CLI_COMPRESSED " input is decompressed.  A filter FILE '-' to read\n"
+                 "(info, query, merge's IN, export) is stdin too.\n\n"
                  "commands:\n");
     for (i = 0; i < NCOMMANDS; i++) {
         fprintf(out, "  %-7s %s", commands[i].name, commands[i].summary);

@@ -64,4 +64,14 @@ san_status 0 "$AMQ" build --guava g.amq keys
 san_status 0 "$AMQ" export --to guava g.amq g.guava
 san_status 0 "$AMQ" import --from guava g.guava g2.amq
 
+CASE=filter-stdin
+# a filter on standard input: kept for a read-only view, freed after a copy
+san_status 0 sh -c "cat cuckoo.amq | '$AMQ' info -"
+san_status 0 sh -c "cat fuse.amq | '$AMQ' query -c - keys"
+san_status 0 sh -c "cat bloom.amq | '$AMQ' merge m2.amq - bloom.amq"
+san_status 0 sh -c "cat scalable-bloom.amq | '$AMQ' export --to redis k - k.resp"
+san_status 2 sh -c "cat bloom.amq | '$AMQ' merge m3.amq - -"
+san_status 2 sh -c "cat bloom.amq keys | '$AMQ' info -"
+san_status 2 sh -c "head -c 300 bloom.amq | '$AMQ' info -"
+
 finish
