@@ -101,7 +101,7 @@ SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
 .PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
-        test-clang demo bench \
+        test-clang test-clang-san demo bench \
         bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
@@ -135,6 +135,9 @@ help:
 	@echo "                 side (test-stream-gcc, test-stream-checked)"
 	@echo "  test-unit, test-cli, test-interop, test-example, test-asan, test-clang,"
 	@echo "  test-fuzz      the parts of make test, one at a time"
+	@echo "  test-clang-san the unit tests, the tool's sanitized paths and the fuzz corpora"
+	@echo "                 built by clang with ASan+UBSan (clang's UBSan catches what gcc's"
+	@echo "                 does not: NULL + 0, ...); not in make test, .ci/run runs it after"
 	@echo "  test-headers   each public header compiles alone (run by test-unit)"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
@@ -331,6 +334,17 @@ test-example: lib cli redis-module $(BENCH_BIN)
 test-clang:
 	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 AMQ_SLOW_TESTS=0 test-unit
 	@$(MAKE) --no-print-directory -s CC=clang BUILD=build/clang WERROR=1 build/clang/amq.so
+
+# clang's UndefinedBehaviorSanitizer checks what gcc's does not (arithmetic on
+# a null pointer, NULL + 0, among them), so the unit tests, the tool's command
+# paths and the fuzz corpora run again in a clang ASan+UBSan build.  Not in
+# make test (its 15 minutes are spent): .ci/run calls it after, alone, so
+# its steps take both CPUs themselves.
+CLANG_SAN := CC=clang BUILD=build/clang-san SAN=1 WERROR=1
+test-clang-san:
+	@$(MAKE) --no-print-directory -j2 -Otarget $(CLANG_SAN) AMQ_SLOW_TESTS=0 test-unit build/clang-san/amq
+	@AMQ=build/clang-san/amq sh tests/cli/sanitized.sh
+	@$(MAKE) --no-print-directory -j2 -Otarget $(CLANG_SAN) fuzz-replay
 
 # Two streams of about equal length side by side, each in its own build
 # directories, so that a machine of 2 CPUs (CI's) is kept busy (README): the
