@@ -19,6 +19,7 @@ static const char usage_text[] =
     "item count is estimated from its bits: a key in several INs counts once.  OUT\n"
     "'-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the union to it;\n"
     "one IN may be '-', the filter on standard input (read into memory).\n"
+    "A union past a fixed-size filter's capacity is written, with a warning.\n"
     "\n"
     "  --force   replace OUT if it exists\n";
 
@@ -81,6 +82,9 @@ int cmd_merge(int argc, char **argv)
     }
     rc = cli_target_write_filter(&t, dst);
     cli_target_release(&t);
+    /* Written all the same (as add --allow-overfill), but its rate is past the one asked for. */
+    if (rc == 0)
+        cli_warn_saturated(out, dst);
     amq_filter_free(dst);
     if (rc != 0)
         return EXIT_TROUBLE;

@@ -77,6 +77,20 @@ expect_stderr_has "over its capacity"
 "$AMQ" create sb.amq --type scalable-bloom --capacity 100 >/dev/null
 expect_status 0 "$AMQ" add sb.amq k
 expect_eq "scalable: no warning" "" "$(cat "$T/.err")"
+# A merge whose union is past the capacity is written and warned about
+# (Python's merge warns too); a union within it is not.
+seq 1 80 >m1
+seq 81 160 >m2
+"$AMQ" create u1.amq --capacity 100 >/dev/null
+"$AMQ" create u2.amq --capacity 100 >/dev/null
+"$AMQ" add u1.amq m1
+"$AMQ" add u2.amq m2
+expect_status 0 "$AMQ" merge u.amq u1.amq u1.amq
+expect_eq "merge within capacity: no warning" "" "$(cat "$T/.err")"
+expect_status 0 "$AMQ" merge u12.amq u1.amq u2.amq
+expect_stderr_has "warning: u12.amq holds"
+expect_stderr_has "over its capacity of 100"
+expect_eq "the overfull union holds every key" 160 "$(cat m1 m2 | "$AMQ" query -c u12.amq 2>/dev/null)"
 
 CASE=cuckoo-repeats-skipped
 "$AMQ" create sc.amq --type scalable-cuckoo --capacity 100k >/dev/null
