@@ -24,7 +24,9 @@
  *    access: no other call on f may run at the same time, unless the
  *    kind's header allows more (the blocked and partitioned kinds allow
  *    concurrent adds and queries once switched to concurrent mode:
- *    amq_filter_set_concurrent);
+ *    amq_filter_set_concurrent; a partitioned filter's _save and
+ *    _serialize still need no add running - amq/partitioned.h - or the
+ *    file fails its checksums);
  *  - everything else touches no shared state: amq_config_init,
  *    amq_kind_name, amq_kind_from_name, amq_filter_new, _open,
  *    _deserialize (which reads buf only; a borrowed buf must not change
