@@ -2746,14 +2746,16 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
         feed_ctx fc = {bld, &cfg};
         rc = each_chunk(keys, feed_chunk, &fc);
     }
-    if (rc == AMQ_EIO && !PyErr_Occurred()) {
-        /* the builder's adds report a spill that failed by status alone */
+    if ((rc == AMQ_EIO || rc == AMQ_ENOSPC) && !PyErr_Occurred()) {
+        /* the builder's adds report a spill that failed by status alone; a full
+         * disk is one too, and the user must learn which disk */
         const char *dir = tmpdir != NULL ? PyBytes_AS_STRING(tmpdir) : getenv("TMPDIR");
         PyErr_Format(PyExc_OSError, "cannot build the filter: cannot write its temporary "
-                     "files (the hashes past memory=%llu bytes) in %s%s",
+                     "files (the hashes past memory=%llu bytes) in %s%s%s",
                      (unsigned long long)(memory != 0 ? memory : (uint64_t)256 << 20),
                      dir != NULL && dir[0] != '\0' ? dir : "/tmp",
-                     tmpdir != NULL ? " (tmpdir)" : " ($TMPDIR, else /tmp; tmpdir=... to choose)");
+                     tmpdir != NULL ? " (tmpdir)" : " ($TMPDIR, else /tmp; tmpdir=... to choose)",
+                     rc == AMQ_ENOSPC ? ": no space left on device" : "");
         goto fail;
     }
     if (rc != AMQ_OK) {

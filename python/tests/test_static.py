@@ -80,3 +80,22 @@ def test_a_spill_that_cannot_be_written_names_where(tmp):
     with pytest.raises(OSError, match="cannot write its temporary files .* in %s/none "
                                       r"\(tmpdir\)" % tmp):
         amq.build(("k%d" % i for i in range(2_000_000)), tmpdir=tmp / "none", memory=1000)
+
+
+def test_a_spill_into_a_full_disk_names_where(tmp):
+    # a full tmpdir said "cannot build the filter: no space left on device",
+    # naming neither the directory nor the spill (a tmpfs: root only)
+    import os
+    mnt = tmp / "full"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "amq-test", str(mnt)],
+            stderr=subprocess.DEVNULL).returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        with pytest.raises(OSError, match=r"cannot write its temporary files .* in %s "
+                                          r"\(tmpdir\): no space left on device" % mnt):
+            amq.build(("k%d" % i for i in range(2_000_000)), tmpdir=mnt, memory=1000)
+        assert os.listdir(mnt) == []
+    finally:
+        subprocess.run(["umount", str(mnt)])
