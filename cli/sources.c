@@ -14,14 +14,19 @@
 #define SPILL_BLOCK ((size_t)1 << 20)
 #define SAMPLE_BYTES ((size_t)1 << 20)
 
-static int tmp_file(void)
+/* Where the temporary copies go: $TMPDIR, else /tmp. */
+static const char *tmp_dir(void)
 {
     const char *dir = getenv("TMPDIR");
+    return dir != NULL && *dir != '\0' ? dir : "/tmp";
+}
+
+static int tmp_file(void)
+{
+    const char *dir = tmp_dir();
     char path[4096];
     int fd;
 
-    if (dir == NULL || *dir == '\0')
-        dir = "/tmp";
     if (snprintf(path, sizeof path, "%s/amq-spill-XXXXXX", dir) >= (int)sizeof path) {
         cli_error("TMPDIR is too long");
         return -1;
@@ -80,7 +85,9 @@ static int spill(const cli_src *src, cli_progress *progress)
             break;
         }
         if (write_all(fd, buf, (size_t)got) != 0) {
-            cli_error("cannot write the temporary copy of %s: %s", src->name, strerror(errno));
+            /* Name the directory: a full disk there is the user's to free or change. */
+            cli_error("cannot write the temporary copy of %s in %s ($TMPDIR, default /tmp): %s",
+                      src->name, tmp_dir(), strerror(errno));
             rc = -1;
             break;
         }

@@ -114,4 +114,16 @@ n=$(wc -l <d.out)
 # 3M distinct lines, three times the first link: at most 0.1 % + noise lost.
 [ "$n" -ge 2996000 ] || fail "dedup --approximate kept $n of 3000000 distinct lines"
 
+
+CASE=stdin-copy-fails
+# Standard input copied for a second pass into a $TMPDIR that cannot take
+# it: the error names the directory (it named only the input).
+mkdir -p "$T/spill"
+seq 1 200000 >big
+expect_status 2 sh -c "ulimit -f 8; cat big | TMPDIR='$T/spill' '$AMQ' build o.amq"
+expect_stderr_has "cannot write the temporary copy of (standard input) in $T/spill (\$TMPDIR, default /tmp): File too large"
+[ -e o.amq ] && fail "build wrote o.amq"
+expect_status 2 sh -c "ulimit -f 8; cat big | TMPDIR='$T/spill' '$AMQ' dedup >/dev/null"
+expect_stderr_has "temporary copy of (standard input) in $T/spill"
+
 finish
