@@ -1751,6 +1751,51 @@ fail:
     return NULL;
 }
 
+/* Writes all of data (bytes) through file.write.  A raw stream (FileIO,
+ * SocketIO) may take part of it and return the count: the rest is written
+ * by further calls.  A write that returns None or no int took it all (the
+ * duck-typed writers that return nothing); one that returns 0 is an error. */
+static int write_all_to(PyObject *file, PyObject *data)
+{
+    Py_ssize_t len = PyBytes_GET_SIZE(data), off = 0, n;
+    PyObject *view = PyMemoryView_FromObject(data), *part, *r;
+
+    if (view == NULL)
+        return -1;
+    while (off < len) {
+        /* The bytes themselves first: a text file's TypeError then names bytes. */
+        if (off == 0) {
+            part = data;
+            Py_INCREF(part);
+        } else if ((part = PySequence_GetSlice(view, off, len)) == NULL) {
+            goto fail;
+        }
+        r = PyObject_CallMethod(file, "write", "O", part);
+        Py_DECREF(part);
+        if (r == NULL)
+            goto fail;
+        if (!PyLong_Check(r)) {
+            Py_DECREF(r);
+            break;
+        }
+        n = PyLong_AsSsize_t(r);
+        Py_DECREF(r);
+        if (n == -1 && PyErr_Occurred())
+            goto fail;
+        if (n <= 0) {
+            PyErr_Format(PyExc_OSError, "save: the file object's write() wrote %zd bytes "
+                         "after %zd of the filter's %zd: the file is incomplete", n, off, len);
+            goto fail;
+        }
+        off += n < len - off ? n : len - off;
+    }
+    Py_DECREF(view);
+    return 0;
+fail:
+    Py_DECREF(view);
+    return -1;
+}
+
 static PyObject *Filter_save(FilterObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"file", "overwrite", NULL};
@@ -1763,14 +1808,14 @@ static PyObject *Filter_save(FilterObject *self, PyObject *args, PyObject *kw)
     if (!PyUnicode_Check(target) && !PyBytes_Check(target) &&
         PyObject_HasAttrString(target, "write") && !PyObject_HasAttrString(target, "__fspath__")) {
         /* A binary file object: the file's bytes, written by the caller's object. */
-        PyObject *data = Filter_to_bytes(self, NULL), *r;
+        PyObject *data = Filter_to_bytes(self, NULL);
+        int bad;
         if (data == NULL)
             return NULL;
-        r = PyObject_CallMethod(target, "write", "O", data);
+        bad = write_all_to(target, data);
         Py_DECREF(data);
-        if (r == NULL)
+        if (bad)
             return NULL;
-        Py_DECREF(r);
         Py_RETURN_NONE;
     }
     if (!PyUnicode_FSConverter(target, &path))
@@ -2483,7 +2528,9 @@ static PyMethodDef Filter_methods[] = {
      "followed, the replaced file's mode and owner kept; an existing file is\n"
      "replaced only if it is an amq filter - FileExistsError otherwise - and\n"
      "not if it has other hard links; overwrite=False refuses any existing\n"
-     "file), or a binary file object, given the file's bytes through write()."},
+     "file), or a binary file object, given the file's bytes through write()\n"
+     "(a raw stream's partial write is continued; a write of 0 bytes raises\n"
+     "OSError)."},
     {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,
      "to_bytes($self, /)\n--\n\nThe file's bytes (what save writes); bytes(f) too."},
     {"__bytes__", (PyCFunction)Filter_bytes, METH_NOARGS,
