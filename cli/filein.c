@@ -19,8 +19,16 @@
 /* Standard input is read once: a second "-" would find it empty. */
 static int stdin_taken;
 
-/* A borrowed filter views these bytes until the process ends (one at most). */
+/* A borrowed filter views these bytes until the process ends (one at most);
+ * freed at exit, after the command freed its filter (and kept reachable:
+ * a static written and never read is dropped by the compiler, a leak). */
 static uint8_t *stdin_bytes;
+
+static void stdin_bytes_free(void)
+{
+    free(stdin_bytes);
+    stdin_bytes = NULL;
+}
 
 int cli_is_stdin_path(const char *path)
 {
@@ -169,9 +177,10 @@ int cli_filter_open(const char *path, unsigned flags, amq_filter **out)
         free(buf);
         return -1;
     }
-    if (flags & AMQ_OPEN_MMAP)
+    if (flags & AMQ_OPEN_MMAP) {
         stdin_bytes = buf;
-    else
+        (void)atexit(stdin_bytes_free);
+    } else
         free(buf);
     return 0;
 }
