@@ -342,6 +342,7 @@ void cli_signals_release(void);
 #define CLI_TARGET_FORCE 2u  /* may replace an existing amq filter */
 #define CLI_TARGET_TEXT 4u   /* the output is text: replaces any file but a filter */
 #define CLI_TARGET_ANY 8u    /* with FORCE: may replace a file of another format */
+#define CLI_TARGET_QUIET 16u /* -q: no warning while it waits for another writer */
 
 /*
  * A file to write: the library's writer (amq_target in <amq/advanced.h>:

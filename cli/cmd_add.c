@@ -310,7 +310,7 @@ int cmd_add(int argc, char **argv)
         return EXIT_TROUBLE;
     }
     c.path = argv[optind];
-    if (cli_target_open(&t, c.path, CLI_TARGET_UPDATE) != 0)
+    if (cli_target_open(&t, c.path, CLI_TARGET_UPDATE | (quiet ? CLI_TARGET_QUIET : 0u)) != 0)
         return EXIT_TROUBLE;
     rc = rewrite ? AMQ_EUNSUPPORTED : amq_inplace_open(t.real, &c.f, &ip, &err);
     if (rc == AMQ_EUNSUPPORTED) {

@@ -125,7 +125,8 @@ int cli_target_open(cli_target *t, const char *path, unsigned flags)
     memset(&err, 0, sizeof err);
     rc = amq_target_open(path, lf, &t->t, &err);
     if (rc == AMQ_EIO && err.sys_errno == EWOULDBLOCK) {
-        cli_warn("%s: waiting for another amq writing it", path);
+        if (!(flags & CLI_TARGET_QUIET))
+            cli_warn("%s: waiting for another amq writing it", path);
         memset(&err, 0, sizeof err);
         rc = amq_target_open(path, lf & ~AMQ_TARGET_NOWAIT, &t->t, &err);
     }

@@ -189,6 +189,19 @@ expect_eq "merge and add succeed" "0 0" "$statuses"
 expect_eq "every key of the add, after the merge" 10000 "$("$AMQ" query -c race.amq half1)"
 grep -q "race.amq: waiting for another amq writing it" race-add.err ||
     fail "the add did not wait for the merge: $(cat race-add.err)"
+# the same with add -q ("no progress, no warnings"): it waits as long, and says nothing
+mkfifo race2.fifo
+"$AMQ" merge race.amq race.amq race2.fifo --force 2>race-merge2.err &
+mpid=$!
+sleep 0.5
+"$AMQ" add -q race.amq half2 2>race-addq.err &
+apid=$!
+sleep 0.5
+cat race-in.amq >race2.fifo
+wait_statuses $mpid $apid
+expect_eq "merge and add -q succeed" "0 0" "$statuses"
+expect_eq "every key of the add -q, after the merge" 10000 "$("$AMQ" query -c race.amq half2)"
+[ ! -s race-addq.err ] || fail "add -q warned: $(cat race-addq.err)"
 
 CASE=merge-overlap
 # Issue 45: a union counts a key of both sides once.  A filter merged with
