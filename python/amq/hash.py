@@ -8,6 +8,20 @@ __all__ = ["murmur3_32", "murmur3_128", "murmur64a", "xxh3_64", "fnv1a_32",
            "fnv1a_64", "key", "partition_index"]
 
 
+def _key_bytes(k):
+    # a key as amq.Filter takes it: a str as UTF-8, bytes, any buffer (amq.redis and
+    # amq.redistype send keys so, where redis-py would send an int as its digits)
+    if isinstance(k, bytes):
+        return k
+    if isinstance(k, str):
+        return k.encode("utf-8")
+    try:
+        return bytes(memoryview(k))
+    except TypeError:
+        raise TypeError("a key must be str, bytes or a buffer, not %s"
+                        % type(k).__name__) from None
+
+
 def murmur3_32(key, seed=0):
     """MurmurHash3_x86_32 (SMHasher) as an unsigned int; seed < 2**32."""
     return _amq._murmur3_32(key, seed)

@@ -178,15 +178,7 @@ def _numpy():
     return _np[0]
 
 
-def _key(k):
-    if isinstance(k, bytes):
-        return k
-    if isinstance(k, str):
-        return k.encode("utf-8")
-    try:
-        return bytes(memoryview(k))
-    except TypeError:
-        raise TypeError("a key must be str, bytes or a buffer, not %s" % type(k).__name__)
+_key = _hash._key_bytes
 
 
 def _keys(keys, width=0):

@@ -21,6 +21,7 @@ redis.ResponseError with amq.so's message.
 from typing import Any, Iterable, List, Optional
 
 from ._amq import Filter
+from .hash import _key_bytes
 
 __all__ = ["create", "add_many", "contains_many", "load", "fetch", "STAGE_SUFFIX"]
 
@@ -58,26 +59,11 @@ def create(r: Any, key: str, kind: str, capacity: int, error_rate: float,
     r.execute_command(*args)
 
 
-def _item(k: Any) -> bytes:
-    # as amq.Filter and amq.redis take a key: a str as UTF-8 (whatever the client's
-    # encoding), bytes, any buffer; anything else is refused here, where redis-py would
-    # send an int as its digits or raise its own DataError for a bytearray
-    if isinstance(k, bytes):
-        return k
-    if isinstance(k, str):
-        return k.encode("utf-8")
-    try:
-        return bytes(memoryview(k))
-    except TypeError:
-        raise TypeError("a key must be str, bytes or a buffer, not %s"
-                        % type(k).__name__) from None
-
-
 def _items(items: Iterable[Any]) -> List[bytes]:
     if isinstance(items, (str, bytes)):
         raise TypeError("a batch of keys must be a sequence or an iterable, not a single %s: "
                         "pass [key]" % type(items).__name__)
-    return [_item(k) for k in items]
+    return [_key_bytes(k) for k in items]
 
 
 def add_many(r: Any, key: str, items: Iterable[Any]) -> List[bool]:
