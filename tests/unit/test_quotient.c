@@ -2246,7 +2246,7 @@ TEST(quotient_crowd_over_neighbouring_slots)
  * Before, each such key with no growth under way grew the table inside its
  * add (a whole rewrite) once it was half full, growth after growth: at
  * 300,000 adds the table had 2.19x the slots its entries need at 95 % load
- * (42.5 bits a key against 20.7), and at 1.1M one add grew it 3.8x.  Now a
+ * (the second check below fails with that ratio).  Now a
  * growth begins only at 95 % load; random keys next to the band may be
  * refused until it passes (a few in ten thousand); every key whose add
  * returned 1 answers present, saved and loaded. */
