@@ -1015,39 +1015,59 @@ static void raise_overfill(const amq_filter *f, uint64_t items, uint64_t capacit
 
 /* ---- Filter methods ------------------------------------------------------ */
 
-/* O& converters that refuse negative and too large values (K and I
- * would wrap them silently). */
-static int conv_u64(PyObject *o, void *out)
+/* Integers that refuse negative and too large values (K and I would wrap
+ * them silently), with errors that name the parameter: one O& converter
+ * per name, since a converter is told nothing but the object. */
+static int conv_uint(PyObject *o, void *out, const char *name, int bits)
 {
     unsigned long long v;
     PyObject *i = PyNumber_Index(o); /* numpy integers too; not floats */
-    if (i == NULL)
-        return 0;
-    v = PyLong_AsUnsignedLongLong(i);
-    Py_DECREF(i);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+    if (i == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError, "expected an integer in [0, 2**64)");
+            PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.100s", name,
+                         Py_TYPE(o)->tp_name);
         }
         return 0;
     }
-    *(uint64_t *)out = v;
-    return 1;
+    v = PyLong_AsUnsignedLongLong(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            Py_DECREF(i);
+            return 0;
+        }
+        PyErr_Clear();
+    } else if (bits == 64 || v <= UINT32_MAX) {
+        Py_DECREF(i);
+        if (bits == 64)
+            *(uint64_t *)out = v;
+        else
+            *(uint32_t *)out = (uint32_t)v;
+        return 1;
+    }
+    PyErr_Format(PyExc_ValueError, "%s must be an integer in [0, 2**%d), not %R", name, bits, i);
+    Py_DECREF(i);
+    return 0;
 }
 
-static int conv_u32(PyObject *o, void *out)
-{
-    uint64_t v;
-    if (!conv_u64(o, &v))
-        return 0;
-    if (v > UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "expected an integer in [0, 2**32)");
-        return 0;
+#define NAMED_CONV(name, bits)                                                                     \
+    static int conv_##name(PyObject *o, void *out)                                                 \
+    {                                                                                              \
+        return conv_uint(o, out, #name, bits);                                                     \
     }
-    *(uint32_t *)out = (uint32_t)v;
-    return 1;
-}
+NAMED_CONV(capacity, 64)
+NAMED_CONV(seed, 64)
+NAMED_CONV(window_ms, 64)
+NAMED_CONV(now_ms, 64)
+NAMED_CONV(memory, 64)
+NAMED_CONV(fingerprint_bits, 32)
+NAMED_CONV(bucket_size, 32)
+NAMED_CONV(max_kicks, 32)
+NAMED_CONV(expansion, 32)
+NAMED_CONV(partitions, 32)
+NAMED_CONV(threads, 32)
+NAMED_CONV(arity, 32)
+#undef NAMED_CONV
 
 /* 0, or -1 with a ValueError naming the value when v is NaN or infinite
  * (a NaN would pass every range check written as a refusal of v <= 0 or
@@ -1130,17 +1150,18 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     }
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$sdzO&O&O&O&O&ppO&O&pO&d", names,
                                      &cap_obj, &fpp_obj, &kind_name, &bpk, &hash_name,
-                                     conv_u64, &seed, conv_u32, &fpbits, conv_u32, &bucket,
-                                     conv_u32, &kicks, conv_u32, &expansion, &nonscaling,
-                                     &redisbloom, conv_u32, &partitions, conv_u32, &threads,
-                                     &guava, conv_u64, &window_ms, &rate))
+                                     conv_seed, &seed, conv_fingerprint_bits, &fpbits,
+                                     conv_bucket_size, &bucket, conv_max_kicks, &kicks,
+                                     conv_expansion, &expansion, &nonscaling, &redisbloom,
+                                     conv_partitions, &partitions, conv_threads, &threads,
+                                     &guava, conv_window_ms, &window_ms, &rate))
         return -1;
     if (self->f != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Filter.__init__ called twice");
         return -1;
     }
     /* (2**64 - 1 once stood for "not given": it made the default filter) */
-    if (cap_obj != NULL && !conv_u64(cap_obj, &capacity))
+    if (cap_obj != NULL && !conv_capacity(cap_obj, &capacity))
         return -1;
     fpp_given = fpp_obj != NULL;
     if (fpp_given) {
@@ -1391,7 +1412,7 @@ static PyObject *Filter_contains_at(FilterObject *self, PyObject *args)
     uint64_t now_ms;
     keyref k;
     int rc;
-    if (!PyArg_ParseTuple(args, "OO&", &key, conv_u64, &now_ms))
+    if (!PyArg_ParseTuple(args, "OO&", &key, conv_now_ms, &now_ms))
         return NULL;
     if (acquire_key(self, key, 0, &k) == NULL)
         return NULL;
@@ -1413,7 +1434,7 @@ static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
     uint64_t now_ms;
     uint32_t kind;
     int rc;
-    if (!conv_u64(arg, &now_ms))
+    if (!conv_now_ms(arg, &now_ms))
         return NULL;
     if (acquire(self, 1) == NULL)
         return NULL;
@@ -1479,7 +1500,7 @@ static PyObject *Filter_contains_many(FilterObject *self, PyObject *args, PyObje
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$npO", names, &keys, &width, &hashes,
                                      &now_obj))
         return NULL;
-    if (now_obj != Py_None && !conv_u64(now_obj, &now_ms))
+    if (now_obj != Py_None && !conv_now_ms(now_obj, &now_ms))
         return NULL;
     if (keyset_init(keys, width, hashes, &ks) != 0) {
         keyset_release(&ks);
@@ -2730,9 +2751,10 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     (void)m;
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s$dzO&O&O&O&O&O&n", names, &keys,
-                                     &kind_name, &fpp, &hash_name, conv_u64, &seed, conv_u32,
-                                     &fpbits, conv_u32, &arity, conv_u32, &threads,
-                                     fs_path_or_none, &tmpdir, conv_u64, &memory,
+                                     &kind_name, &fpp, &hash_name, conv_seed, &seed,
+                                     conv_fingerprint_bits, &fpbits, conv_arity, &arity,
+                                     conv_threads, &threads, fs_path_or_none, &tmpdir,
+                                     conv_memory, &memory,
                                      &width))
         return NULL;
     if (finite_arg("fpp", fpp) != 0)
@@ -2856,7 +2878,7 @@ static int hash_args(PyObject *args, PyObject *kw, keyref *k, unsigned long long
     static char *names[] = {"key", "seed", NULL};
     PyObject *key;
     uint64_t s = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&", names, &key, conv_u64, &s))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&", names, &key, conv_seed, &s))
         return -1;
     if (key_get(key, k) != 0)
         return -1;
@@ -2967,7 +2989,7 @@ static PyObject *h_key(PyObject *m, PyObject *args, PyObject *kw)
     keyref k;
     amq_hash128 h;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sO&", names, &key, &algo_name, conv_u64,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|sO&", names, &key, &algo_name, conv_seed,
                                      &seed))
         return NULL;
     if (parse_hash(algo_name, seed, &algo) != 0)
@@ -2991,8 +3013,8 @@ static PyObject *h_partition_index(PyObject *m, PyObject *args, PyObject *kw)
     uint32_t algo, parts = 0;
     Py_ssize_t i, n;
     (void)m;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|sO&", names, &keys, conv_u32, &parts,
-                                     &algo_name, conv_u64, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&|sO&", names, &keys, conv_partitions,
+                                     &parts, &algo_name, conv_seed, &seed))
         return NULL;
     if (parts < 1 || parts > AMQ_PARTITIONED_MAX_PARTITIONS) {
         PyErr_Format(PyExc_ValueError, "partitions must be in [1, %u]",

@@ -232,6 +232,36 @@ def test_hash_seeds_out_of_range_are_refused():
     assert amq.hash.xxh3_64("k", seed=np.uint64(7)) == amq.hash.xxh3_64("k", seed=7)
 
 
+def test_integer_errors_name_their_parameter():
+    # every integer parameter was refused with one anonymous "expected an integer in
+    # [0, 2**64)", whichever of a dozen arguments it was
+    cases = [
+        (lambda: amq.Filter(-5), ValueError, r"capacity must be an integer in \[0, 2\*\*64\), not -5"),
+        (lambda: amq.Filter(1000, seed=2**64), ValueError, r"seed must be .* not 18446744073709551616"),
+        (lambda: amq.Filter(1000, kind="cuckoo", bucket_size=-1), ValueError,
+         r"bucket_size must be an integer in \[0, 2\*\*32\)"),
+        (lambda: amq.Filter(1000, kind="cuckoo", fingerprint_bits=2**32), ValueError,
+         "fingerprint_bits must"),
+        (lambda: amq.Filter(1000, kind="cuckoo", max_kicks=-1), ValueError, "max_kicks must"),
+        (lambda: amq.Filter(1000, kind="partitioned", partitions=-1), ValueError, "partitions must"),
+        (lambda: amq.Filter(kind="aging", window_ms=-1, rate=10.0), ValueError, "window_ms must"),
+        (lambda: amq.Filter(1000, seed=1.5), TypeError, "seed must be an integer, not float"),
+        (lambda: amq.build(["a"], memory=-1), ValueError, "memory must"),
+        (lambda: amq.build(["a"], arity=-1), ValueError, "arity must"),
+        (lambda: amq.hash.xxh3_64("k", seed=-1), ValueError, "seed must"),
+        (lambda: amq.hash.key("k", "xxh3", "7"), TypeError, "seed must be an integer, not str"),
+        (lambda: amq.hash.partition_index(["a"], -1), ValueError, "partitions must"),
+    ]
+    for fn, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            fn()
+    a = amq.Filter(1000, kind="aging")
+    with pytest.raises(ValueError, match="now_ms must"):
+        a.advance(-1)
+    with pytest.raises(ValueError, match="now_ms must"):
+        a.contains_at("k", -1)
+
+
 def test_cuckoo_rate_past_32_bit_fingerprints_is_refused():
     with pytest.raises(ValueError, match="Bloom kind"):
         amq.Filter(kind="cuckoo", fpp=1e-12)
