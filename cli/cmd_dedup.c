@@ -67,7 +67,8 @@ static const char usage_text[] =
     "  --stats            print lines in, distinct out, duplicates, flagged lines\n"
     "                     (--approximate: distinct lines in, estimated, and expected\n"
     "                     false drops), filter size and peak memory on standard error\n"
-    "  --json             --stats as one JSON object (implies --stats)\n"
+    "  --json             --stats as one JSON object (implies --stats), alone on\n"
+    "                     standard error: warnings are its \"warnings\" list\n"
     "  --progress         show progress on standard error even when it is not a\n"
     "                     terminal\n"
     "  -q, --quiet        no progress, no warnings (no expected-loss note)\n";
@@ -607,7 +608,10 @@ static int make_filter(dedup *d, int scaling)
 
 /* ---- statistics ---------------------------------------------------------------------------- */
 
-static void print_stats_json(const dedup *d, double seconds, const struct rusage *ru)
+/* warning: the over-capacity warning, or "": with --json it is a field of
+ * the object, so that standard error holds that object alone. */
+static void print_stats_json(const dedup *d, double seconds, const struct rusage *ru,
+                             const char *warning)
 {
     fprintf(stderr,
             "{\"lines_in\": %llu, \"distinct_out\": %llu, \"duplicates\": %llu, "
@@ -622,19 +626,22 @@ static void print_stats_json(const dedup *d, double seconds, const struct rusage
                 (unsigned long long)d->flagged, (unsigned long long)d->candidates);
     fprintf(stderr,
             "\"filter_kind\": \"%s\", \"filter_bytes\": %llu, \"capacity\": %llu, "
-            "\"fpp\": %.6g, \"peak_memory_bytes\": %llu, \"seconds\": %.3f}\n",
+            "\"fpp\": %.6g, \"peak_memory_bytes\": %llu, \"seconds\": %.3f, \"warnings\": [",
             d->kind_name, (unsigned long long)d->filter_bytes, (unsigned long long)d->capacity,
             d->fpp, (unsigned long long)ru->ru_maxrss * 1024, seconds);
+    if (warning[0] != '\0')
+        fprintf(stderr, "\"%s\"", warning); /* no quote or backslash in it */
+    fputs("]}\n", stderr);
 }
 
-static void print_stats(const dedup *d, double seconds)
+static void print_stats(const dedup *d, double seconds, const char *warning)
 {
     struct rusage ru;
     char fb[32], mem[32];
 
     getrusage(RUSAGE_SELF, &ru);
     if (d->json) {
-        print_stats_json(d, seconds, &ru);
+        print_stats_json(d, seconds, &ru, warning);
         return;
     }
     cli_human_bytes(d->filter_bytes, fb, sizeof fb);
@@ -802,6 +809,7 @@ int cmd_dedup(int argc, char **argv)
     size_t nsrcs;
     uint64_t v;
     int opt, rc, fpp_given = 0, progress = 0, i;
+    char over[512];
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&d, 0, sizeof d);
@@ -878,17 +886,22 @@ int cmd_dedup(int argc, char **argv)
 
     if (close_output(&d, &of, rc == 0) != 0 && rc == 0)
         rc = EXIT_TROUBLE;
-    if (rc == 0 && d.approximate && !d.quiet)
+    over[0] = '\0';
+    if (rc == 0 && d.approximate && d.distinct_in > (double)d.capacity &&
+        strcmp(d.kind_name, "scalable-bloom") != 0)
+        snprintf(over, sizeof over,
+                 "dedup: about %.0f distinct lines in (a HyperLogLog estimate; %llu kept), over "
+                 "the filter's capacity of %llu; give --capacity for fewer losses",
+                 d.distinct_in, (unsigned long long)d.new_lines, (unsigned long long)d.capacity);
+    /* --json: the expected loss and the warning are the object's fields, nothing else */
+    if (rc == 0 && d.approximate && !d.quiet && !d.json)
         cli_warn("dedup --approximate: %llu lines dropped; expected number of distinct lines "
                  "among them wrongly dropped (false positives): %.3g",
                  (unsigned long long)d.flagged, d.expected_loss);
-    if (rc == 0 && d.approximate && d.distinct_in > (double)d.capacity && !d.quiet &&
-        strcmp(d.kind_name, "scalable-bloom") != 0)
-        cli_warn("dedup: about %.0f distinct lines in (a HyperLogLog estimate; %llu kept), over "
-                 "the filter's capacity of %llu; give --capacity for fewer losses",
-                 d.distinct_in, (unsigned long long)d.new_lines, (unsigned long long)d.capacity);
+    if (over[0] != '\0' && !d.quiet && !d.json)
+        cli_warn("%s", over);
     if (d.stats && rc == 0)
-        print_stats(&d, elapsed_since(&t0));
+        print_stats(&d, elapsed_since(&t0), over);
     amq_filter_free(d.f);
     if (d.parts != NULL) {
         for (i = 0; i < d.nparts; i++) {

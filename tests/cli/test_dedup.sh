@@ -214,10 +214,15 @@ lost=$((50000 - $(wc -l <got)))
 import json, sys
 lost = int(sys.argv[1])
 text = open(sys.argv[2]).read()
-d = json.loads([l for l in text.splitlines() if l.startswith("{")][-1])
+# --json: standard error is the one object, the warnings its list (a warning line before it
+# broke a reader of the object)
+d = json.loads(text)
 assert abs(d["expected_false_drops"] - lost) < 0.02 * 50000, (d["expected_false_drops"], lost)
 assert abs(d["distinct_in_estimate"] - 50000) < 0.02 * 50000, d["distinct_in_estimate"]
+w = "about %d distinct lines in (a HyperLogLog estimate; %d kept), over the filter's capacity of 5"
+assert len(d["warnings"]) == 1 and w % (round(d["distinct_in_estimate"]), 50000 - lost) in d["warnings"][0], d
 PY
+"$AMQ" dedup --approximate --capacity 5 sat.txt >got 2>note.txt
 grep -q "about [0-9]* distinct lines in (a HyperLogLog estimate; $((50000 - lost)) kept), over the filter's capacity of 5" note.txt ||
     fail "saturated warning: $(cat note.txt)"
 # A pipe's growing filter is the scalable Bloom filter the library makes for --fpp: its first
