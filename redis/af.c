@@ -27,6 +27,7 @@ static RedisModuleType *af_type;
 #define AF_ERR_WINDOW "ERR window must be an integer in the range [1, 281474976710656]"
 #define AF_ERR_TIME "ERR TIME must be a number of milliseconds in the range [1, 2^48]"
 #define AF_ERR_MS "ERR bad time: expected milliseconds since the Unix epoch"
+#define AF_ERR_AHEAD "ERR time is ahead of the server's clock by more than the window"
 #define AF_ERR_COUNT_MODE "ERR this filter ages by count: it takes no time"
 #define AF_ERR_NOMEM "ERR Insufficient memory to create filter"
 #define AF_ERR_TOO_LARGE "ERR filter too large"
@@ -161,10 +162,20 @@ static int af_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         return RedisModule_ReplyWithError(ctx, AF_ERR_COUNT_MODE);
     }
     if (timed) {
-        if (!has_time) {
-            long long t = RedisModule_Milliseconds();
-            now = t > 0 ? (uint64_t)t : 0;
+        long long t = RedisModule_Milliseconds();
+        const uint64_t clock = t > 0 ? (uint64_t)t : 0;
+        amq_aging_info in;
+        /* A client's time past the clock by more than the window would drop the window's
+         * items early and hold every later add in one generation until the clock caught up;
+         * the primary's and the AOF's times were accepted once and are applied as is. */
+        if (has_time && !(RedisModule_GetContextFlags(ctx) &
+                          (REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_REPLICATED)) &&
+            amq_aging_get_info(f, &in) == AMQ_OK && now > clock && now - clock > in.window_ms) {
+            RedisModule_CloseKey(key);
+            return RedisModule_ReplyWithError(ctx, AF_ERR_AHEAD);
         }
+        if (!has_time)
+            now = clock;
         (void)amq_aging_advance(f, now);
     }
     if (multi)

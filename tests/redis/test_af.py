@@ -116,6 +116,25 @@ def test_explicit_time(env):
     assert abs(info(r, "t")["Generation"] - int(time.time() * 1000) // i["Generation ms"]) <= 1
 
 
+def test_a_time_ahead_of_the_clock_by_more_than_the_window_is_refused(env):
+    # AF.ADDAT at a far-future time dropped every item of the window and pinned the filter:
+    # AF.ADD's adds at the server's clock, "earlier than the filter's latest", all counted in
+    # that one future generation until the clock caught up
+    r = env.server.client()
+    r.execute_command("AF.RESERVE", "fut", 0.01, 6000, "TIME", 60000)
+    window = info(r, "fut")["Window ms"]
+    assert r.execute_command("AF.MADD", "fut", *ITEMS[:2000]) == [1] * 2000
+    now = int(time.time() * 1000)
+    for ahead in (window + 10_000, 10**12):
+        raises(lambda: r.execute_command("AF.ADDAT", "fut", now + ahead, "late"),
+               "ahead of the server's clock by more than the window")
+    assert r.execute_command("AF.MEXISTS", "fut", *ITEMS[:2000]) == [1] * 2000
+    assert r.execute_command("AF.EXISTS", "fut", "late") == 0
+    # within the window ahead (a client's clock a little fast) it is taken
+    assert r.execute_command("AF.ADDAT", "fut", now + window // 2, "soon") == [1]
+    assert r.execute_command("AF.MEXISTS", "fut", *ITEMS[:2000]) == [1] * 2000
+
+
 def populate(r):
     r.execute_command("AF.RESERVE", "af:c", 0.01, 2000)
     r.execute_command("AF.MADD", "af:c", *ITEMS[:5000])
