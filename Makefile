@@ -69,6 +69,7 @@ LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 EXP_BENCH := $(BUILD)/bench/expandable-bench
 AB_LIB := $(BUILD)/bench/ab-lib
 GROWTH_PROTO := $(BUILD)/bench/growth-proto
+BINS_PROTO := $(BUILD)/bench/bins-proto
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -102,7 +103,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang test-clang-san demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-expandable-bins bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -162,6 +163,9 @@ help:
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
+	@echo "  bench-expandable-bins  one growth cycle of a line-local layout (bins and a spare)"
+	@echo "                 timed beside the blocked add: what the quotient kind's add would cost"
+	@echo "                 in it (docs/expandable-log.md; BINS_N, default 1e8; about 2 minutes)"
 	@echo "  bench-cuckoo-one-slot  where 1-slot cuckoo buckets first refuse an add, by"
 	@echo "                 fingerprint width and table size (docs/cuckoo.md; about a minute)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -477,7 +481,7 @@ bench-quick: deps-bench
 	$(BENCH_BIN) --quick
 
 test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) \
-    $(GROWTH_PROTO) $(BUILD)/libamq.so
+    $(GROWTH_PROTO) $(BINS_PROTO) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -518,6 +522,10 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q '^| 100000 | .* | 0 |$$' $(BUILD)/bench-growth-proto.log || \
 	    { cat $(BUILD)/bench-growth-proto.log; exit 1; }
 	@echo "growth-proto, 4 segments beside one filter, every 97th key present: ok"
+	@$(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 > $(BUILD)/bench-bins-proto.log 2>&1 && \
+	    grep -q '^keys absent after 40 rewrites: 0 of 100000;' $(BUILD)/bench-bins-proto.log || \
+	    { cat $(BUILD)/bench-bins-proto.log; exit 1; }
+	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
@@ -591,6 +599,17 @@ $(LAYOUTS_BENCH): $(LAYOUTS_SRC) $(wildcard bench/expandable/layout_*.h) $(STATI
 bench-expandable-layouts: deps-bench
 	@$(MAKE) --no-print-directory $(LAYOUTS_BENCH)
 	$(LAYOUTS_BENCH) --max $(or $(LAYOUTS_MAX),1e8)
+
+# One growth cycle of a line-local layout for the quotient kind (bins of 28
+# entries and a spare), timed beside the blocked add; measurement only.
+$(BINS_PROTO): bench/expandable/bins-proto.c bench/expandable/bench_common.h $(STATIC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -march=native -Ibench/expandable -o $@ $< $(STATIC_LIB) \
+	    $(LDLIBS_ALL)
+
+bench-expandable-bins: deps-bench
+	@$(MAKE) --no-print-directory $(BINS_PROTO)
+	$(BINS_PROTO) --n $(or $(BINS_N),1e8)
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).
