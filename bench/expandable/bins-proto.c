@@ -57,6 +57,7 @@ typedef struct {
 typedef struct {
     bin *b;
     uint64_t nb, m; /* bins, buckets (28 nb) */
+    uint64_t q0;    /* floor(2^64 / m): g q0 is within g of bucket g's first h */
     unsigned k;     /* floor(log2 m): an entry holds h's bits after the top k */
     spare_entry *sp;
     size_t nsp, capsp;
@@ -86,6 +87,7 @@ static void table_init(table *t, uint64_t nb)
     t->nb = nb;
     t->m = nb * BUCKETS;
     t->k = 63u - (unsigned)__builtin_clzll(t->m);
+    t->q0 = (uint64_t)(((unsigned __int128)1 << 64) / t->m);
     t->b = lines_alloc(nb * sizeof(bin));
     t->nspare_lines = nb / 16u + 1u;
     t->spare_lines = lines_alloc(t->nspare_lines * 64u);
@@ -130,17 +132,19 @@ static inline int entry_hits(uint16_t v, uint64_t h, unsigned k)
     return len == 0 || ((h << k) >> (64u - len)) == (uint64_t)(v ^ (1u << len));
 }
 
-/* Places v in bucket j of bin b; 0 when the bin is full. */
-static inline int bin_put(bin *b, unsigned j, uint16_t v)
+/* Places v in bucket j of bin b, after the bucket's first `rank` entries
+ * (UINT32_MAX: after all of them); 0 when the bin is full. */
+static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
 {
-    const uint64_t map = b->map & M56;
+    const uint64_t map = b->map & M56, z = ~map & M56;
     const unsigned n = (unsigned)__builtin_popcountll(map);
-    uint64_t pe, low;
-    unsigned i;
+    const unsigned pe = (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, z)); /* j-th 0 */
+    const unsigned ps = j ? (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (j - 1), z)) + 1u
+                          : 0u;
+    const unsigned i = pe - j - (pe - ps) + (rank < pe - ps ? rank : pe - ps);
+    uint64_t low;
     if (n >= SLOTS)
         return 0;
-    pe = (uint64_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, ~map & M56)); /* j-th 0 */
-    i = (unsigned)pe - j;
     memmove(&b->e[i + 1], &b->e[i], (n - i) * sizeof b->e[0]);
     b->e[i] = v;
     low = (UINT64_C(1) << pe) - 1u;
@@ -148,12 +152,29 @@ static inline int bin_put(bin *b, unsigned j, uint16_t v)
     return 1;
 }
 
+/* An add keeps each bucket's entries in the order of their ranges of h
+ * (their 15 bits' distance from the bucket's start within its cell, counted
+ * for all of them at once), so that the rewrite meets them in key order and
+ * writes the new table in one pass; an order wrong for an entry of an older
+ * generation's length costs the rewrite time, not an answer. */
 static inline void add_hash(table *t, uint64_t h)
 {
     const uint64_t g = mulhi(h, t->m);
     bin *b = t->b + g / BUCKETS;
+    const unsigned j = (unsigned)(g % BUCKETS);
     const uint16_t v = entry_of(h, t->k);
-    if (!bin_put(b, (unsigned)(g % BUCKETS), v)) {
+    const uint64_t z = ~b->map & M56;
+    const unsigned pe = (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, z));
+    const unsigned ps = j ? (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (j - 1), z)) + 1u
+                          : 0u;
+    const uint16_t lo15 = (uint16_t)(((g * t->q0) << t->k) >> 49); /* the bucket's start */
+    const __mmask32 in = (__mmask32)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
+    const __m512i d = _mm512_and_si512(
+        _mm512_sub_epi16(_mm512_maskz_loadu_epi16(in, b->e), _mm512_set1_epi16((short)lo15)),
+        _mm512_set1_epi16(0x7fff));
+    const unsigned rank = (unsigned)__builtin_popcount(_mm512_mask_cmplt_epu16_mask(
+        in, d, _mm512_set1_epi16((short)((v - lo15) & 0x7fff))));
+    if (!bin_put_at(b, j, v, rank)) {
         b->map |= FULL_FLAG;
         t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u] |= 1u; /* the spare's line */
         spare_push(t, g, v);
@@ -194,34 +215,91 @@ static int has_hash(const table *t, uint64_t h)
 typedef struct {
     table *t;
     uint64_t bin_at; /* the bin being written */
+    uint64_t g0;     /* its first bucket */
     unsigned bucket; /* its bucket being written */
     unsigned pos, n; /* its map's next bit, its entries */
+    unsigned run;    /* the entries of its bucket being written */
     bin cur;
 } writer;
 
-static void writer_flush(writer *w)
+static void writer_to(writer *w, uint64_t nb)
 {
     w->t->b[w->bin_at] = w->cur; /* the buckets after the last written are empty: 0 bits */
     memset(&w->cur, 0, sizeof w->cur);
-    w->bin_at++;
+    w->bin_at = nb; /* the bins between are empty, as the new table's memory is */
+    w->g0 = nb * BUCKETS;
     w->bucket = 0;
-    w->pos = w->n = 0;
+    w->pos = w->n = w->run = 0;
 }
 
-static inline void writer_put(writer *w, uint64_t g, uint16_t v)
+static void writer_overflow(writer *w, bin *b, uint64_t g, uint16_t v)
 {
-    const uint64_t nb = g / BUCKETS;
-    const unsigned j = (unsigned)(g - nb * BUCKETS);
-    while (w->bin_at < nb)
-        writer_flush(w);
-    w->pos += j - w->bucket; /* a 0 ends each bucket passed */
-    w->bucket = j;
-    if (w->n < SLOTS) {
+    b->map |= FULL_FLAG;
+    spare_push(w->t, g, v);
+}
+
+/* An entry of the bucket before the one being written: an old bucket's
+ * entries are in the order they came, and its range meets two new buckets
+ * about every time, so this is common and kept short. */
+static void writer_put_back(writer *w, uint64_t g, uint16_t v)
+{
+    const unsigned at = w->pos - w->run - 1u; /* the 0 that ends bucket g */
+    const uint64_t low = (UINT64_C(1) << at) - 1u;
+    if (w->n >= SLOTS) {
+        writer_overflow(w, &w->cur, g, v);
+        return;
+    }
+    w->cur.map = (w->cur.map & (low | FULL_FLAG)) | (UINT64_C(1) << at) |
+                 (((w->cur.map & M56) & ~low) << 1);
+    memmove(&w->cur.e[w->n - w->run + 1], &w->cur.e[w->n - w->run], w->run * sizeof(uint16_t));
+    w->cur.e[w->n - w->run] = v;
+    w->n++;
+    w->pos++;
+}
+
+/* Entry v into bucket g of the new table, out of key order: placed where it belongs. */
+__attribute__((noinline)) static void writer_put_slow(writer *w, uint64_t g, uint16_t v)
+{
+    if (g + 1u == w->g0 + w->bucket && w->bucket > 0) {
+        writer_put_back(w, g, v);
+    } else if (g >= w->g0) {
+        if (bin_put_at(&w->cur, (unsigned)(g - w->g0), v, UINT32_MAX)) {
+            w->pos++;
+            w->n++;
+        } else {
+            writer_overflow(w, &w->cur, g, v);
+        }
+    } else if (!bin_put_at(w->t->b + g / BUCKETS, (unsigned)(g % BUCKETS), v, UINT32_MAX)) {
+        writer_overflow(w, w->t->b + g / BUCKETS, g, v);
+    }
+}
+
+__attribute__((noinline)) static void writer_next_bucket(writer *w, uint64_t g)
+{
+    if (g >= w->g0 + BUCKETS)
+        writer_to(w, g / BUCKETS);
+    w->pos += (unsigned)(g - w->g0) - w->bucket; /* a 0 ends each bucket passed */
+    w->bucket = (unsigned)(g - w->g0);
+    w->run = 0;
+}
+
+/* Entry v into bucket g of the new table: in key order, appended (the
+ * usual case, inline); else placed where it belongs. */
+static inline __attribute__((always_inline)) void writer_put(writer *w, uint64_t g, uint16_t v)
+{
+    if (__builtin_expect(g != w->g0 + w->bucket, 0)) {
+        if (g < w->g0 + w->bucket) {
+            writer_put_slow(w, g, v);
+            return;
+        }
+        writer_next_bucket(w, g);
+    }
+    if (__builtin_expect(w->n < SLOTS, 1)) {
         w->cur.map |= UINT64_C(1) << w->pos++;
         w->cur.e[w->n++] = v;
+        w->run++;
     } else {
-        w->cur.map |= FULL_FLAG;
-        spare_push(w->t, g, v);
+        writer_overflow(w, &w->cur, g, v);
     }
 }
 
@@ -268,69 +346,152 @@ static inline unsigned replace(uint64_t lo, uint64_t hi1, unsigned k, uint16_t v
 
 /* The old table t written into dst (initialized, empty) in one pass; the
  * spare's entries merged in at their buckets. */
+/* Bucket g's first h, exactly: ceil(g 2^64 / m) (the general path's; the
+ * last bucket's end, 2^64, is g = m). */
+static inline unsigned __int128 bucket_lo(uint64_t g, uint64_t m)
+{
+    const unsigned __int128 x = (unsigned __int128)g << 64;
+    return x / m + (x % m != 0);
+}
+
+/* Entry v of bucket g of t, the general way: its candidate ranges, exactly. */
+static void rewrite_one(writer *w, const table *t, uint64_t g, uint16_t v)
+{
+    placed out[8];
+    const unsigned np = replace((uint64_t)bucket_lo(g, t->m),
+                                (uint64_t)(bucket_lo(g + 1u, t->m) - 1u), t->k, v, w->t->m,
+                                w->t->k, out);
+    unsigned y;
+    for (y = 0; y < np; y++)
+        writer_put(w, out[y].g, out[y].v);
+}
+
+/* The new table's geometry and the old one's, as one entry's rewrite needs them. */
+typedef struct {
+    uint64_t q0, cell, m2;
+    uint64_t width;  /* q0 - 1 - q0's error margin: h at lo + margin .. lo + width lies in g */
+    uint64_t margin; /* g q0 is at most g below bucket g's first h: m bounds it */
+    unsigned k, k2;
+} geometry;
+
+/* Entry v of bucket g: the usual entry has one cell's range, well inside its bucket, in one
+ * new bucket: 1 with its new bucket and entry in *g2, *v2, from one multiply and no branch;
+ * 0 for any other, which goes the general way.  (g q0 is bucket g's first h less at most m;
+ * a range within m of the bucket's edge is rare, and checked exactly then.) */
+static inline int rewrite_fast(const geometry *c, uint64_t g, uint16_t v, uint64_t *g2,
+                               uint16_t *v2)
+{
+    const unsigned len = 31u - (unsigned)__builtin_clz(v), sh = 64u - c->k - len;
+    const int len2 = (int)len - (int)(c->k2 - c->k); /* a bit fewer past a power of two */
+    const uint64_t bits = v ^ (1u << len), lo = g * c->q0, size1 = (UINT64_C(1) << sh) - 1u;
+    const uint64_t s1 = (lo & ~(c->cell - 1u)) | (bits << sh);
+    /* a bucket meets two cells about half the time: the later one's, without a branch */
+    const uint64_t s0 = s1 + (c->cell & (uint64_t)-(int64_t)(s1 < lo));
+    const unsigned __int128 pr = (unsigned __int128)s0 * c->m2;
+    const uint64_t p = ((s0 >> (64u - c->k)) << len) | bits; /* h's top k + len bits */
+    *g2 = (uint64_t)(pr >> 64);
+    *v2 = (uint16_t)((1u << len2) | (p & ((UINT64_C(1) << len2) - 1u)));
+    return (len2 > 0) & (s0 - lo >= c->margin) & (s0 - lo <= c->width - size1) &
+           ((uint64_t)pr <= UINT64_MAX - size1 * c->m2);
+}
+
+/* Entry v of bucket g of t into w, any way (the writer's state in w). */
+__attribute__((noinline)) static void rewrite_any(writer *w, const table *t, const geometry *c,
+                                                  uint64_t g, uint16_t v)
+{
+    uint64_t g2;
+    uint16_t v2;
+    if (rewrite_fast(c, g, v, &g2, &v2))
+        writer_put(w, g2, v2);
+    else
+        rewrite_one(w, t, g, v);
+}
+
 static void rewrite(const table *t, table *dst)
 {
     const unsigned __int128 one = (unsigned __int128)1 << 64;
-    const uint64_t q0 = (uint64_t)(one / t->m), r0 = (uint64_t)(one % t->m);
-    uint64_t q = 0, r = 0, lo = 0, ob; /* q, r: g 2^64 / m; lo: bucket g's first h */
-    size_t si = 0;
+    geometry c;
+    const spare_entry *sp = t->sp;
+    const size_t nsp = t->nsp;
+    size_t si = 0, x;
+    uint64_t ob;
     writer w;
-    placed buf[4 * (SLOTS + 8)];
-    const uint64_t cell = UINT64_C(1) << (64u - t->k);
-    const int same_k = dst->k == t->k; /* entries keep their bits */
+    c.q0 = (uint64_t)(one / t->m); /* g q0 is within m of bucket g's first h */
+    c.cell = UINT64_C(1) << (64u - t->k);
+    c.margin = t->m + 1u;
+    c.width = c.q0 - 1u;
+    c.m2 = dst->m;
+    c.k = t->k;
+    c.k2 = dst->k;
     memset(&w, 0, sizeof w);
     w.t = dst;
-    for (ob = 0; ob < t->nb; ob++) {
-        const bin *b = t->b + ob;
-        uint64_t map = b->map & M56;
-        unsigned j, e = 0;
-        for (j = 0; j < BUCKETS; j++) {
-            const uint64_t g = ob * BUCKETS + j;
-            uint64_t hi1;
-            unsigned np = 0, nrun, x;
-            q += q0;
-            r += r0;
-            if (r >= t->m) {
-                r -= t->m;
-                q++;
-            }
-            hi1 = q + (r != 0) - 1u; /* the next bucket's first h, less one (the last: 2^64 - 1) */
-            nrun = (unsigned)__builtin_ctzll(~map); /* bucket j's count */
-            map >>= nrun + 1u;
-            for (; nrun > 0; nrun--, e++) {
-                /* the usual entry: one cell's range, inside the bucket, in one new bucket */
+    {
+        /* The usual entry, a 15-bit one of a table whose level stays, written by the
+         * loop below with the writer's state in registers (in memory, a store and a load
+         * an entry chain the entries); any other, and the spare's, by rewrite_any. */
+        const uint64_t q0 = c.q0, cell = c.cell, cmask = ~(c.cell - 1u), m2 = c.m2;
+        const unsigned sh15 = 64u - c.k - 15u;
+        const uint64_t dmin = c.margin, dmax = c.width - ((UINT64_C(1) << sh15) - 1u);
+        const uint64_t flim = UINT64_MAX - ((UINT64_C(1) << sh15) - 1u) * m2;
+        const uint32_t vmin = c.k2 == c.k ? 0x8000u : 0x10000u; /* else none is usual */
+        uint64_t map = 0, gw = 0, g_end = BUCKETS, spg = nsp > 0 ? sp[0].g : UINT64_MAX;
+        unsigned pos = 0, n = 0;
+        uint16_t *ce = w.cur.e;
+        for (ob = 0; ob < t->nb; ob++) {
+            const bin *b = t->b + ob;
+            const uint64_t base = ob * BUCKETS;
+            uint64_t ones = b->map & M56;
+            unsigned e = 0;
+            for (; ones != 0; ones &= ones - 1u, e++) {
+                const uint64_t g = base + (unsigned)__builtin_ctzll(ones) - e;
                 const uint16_t v = b->e[e];
-                const unsigned len = 31u - (unsigned)__builtin_clz(v), sh = 64u - t->k - len;
-                const uint64_t s1 = (lo & ~(cell - 1u)) | ((uint64_t)(v ^ (1u << len)) << sh);
-                /* a bucket meets two cells about half the time: the later one's, without a
-                 * branch (a range that straddles lo takes the general path) */
+                const uint64_t lo = g * q0;
+                const uint64_t s1 = (lo & cmask) | ((uint64_t)(v & 0x7fffu) << sh15);
                 const uint64_t s0 = s1 + (cell & (uint64_t)-(int64_t)(s1 < lo));
-                const uint64_t end = s0 + ((UINT64_C(1) << sh) - 1u);
-                const uint64_t g2 = mulhi(s0, dst->m);
-                if (same_k && len > 0 && s0 >= lo && end <= hi1 && mulhi(end, dst->m) == g2) {
-                    buf[np].g = g2;
-                    buf[np++].v = v;
-                } else {
-                    np += replace(lo, hi1, t->k, v, dst->m, dst->k, buf + np);
+                const unsigned __int128 pr = (unsigned __int128)s0 * m2;
+                const uint64_t g2 = (uint64_t)(pr >> 64);
+                if (__builtin_expect((g >= spg) | (v < vmin) | (s0 - lo - dmin > dmax - dmin) |
+                                         ((uint64_t)pr > flim) | (g2 - gw >= g_end - gw) |
+                                         (n >= SLOTS),
+                                     0)) {
+                    /* the slow way: the writer's state to memory and back (the run of
+                     * the bucket being written: the 1s below pos) */
+                    w.cur.map = map;
+                    w.pos = pos;
+                    w.n = n;
+                    w.run = pos ? (unsigned)__builtin_clzll(~(map << (64u - pos))) : 0u;
+                    w.bucket = (unsigned)(gw - w.g0);
+                    for (; si < nsp && sp[si].g <= g; si++)
+                        rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                    spg = si < nsp ? sp[si].g : UINT64_MAX;
+                    rewrite_any(&w, t, &c, g, v);
+                    map = w.cur.map;
+                    pos = w.pos;
+                    n = w.n;
+                    gw = w.g0 + w.bucket;
+                    g_end = w.g0 + BUCKETS;
+                    continue;
                 }
+                pos += (unsigned)(g2 - gw); /* a 0 ends each bucket passed */
+                gw = g2;
+                map |= UINT64_C(1) << pos++;
+                ce[n++] = v;
             }
-            for (; si < t->nsp && t->sp[si].g == g; si++)
-                if (np <= sizeof buf / sizeof buf[0] - 4) /* else dropped: the check says */
-                    np += replace(lo, hi1, t->k, t->sp[si].v, dst->m, dst->k, buf + np);
-            for (x = 1; x < np; x++) { /* in bucket order: a few entries, nearly sorted */
-                const placed p = buf[x];
-                unsigned y = x;
-                for (; y > 0 && buf[y - 1].g > p.g; y--)
-                    buf[y] = buf[y - 1];
-                buf[y] = p;
-            }
-            for (x = 0; x < np; x++)
-                writer_put(&w, buf[x].g, buf[x].v);
-            lo = hi1 + 1u;
         }
+        w.cur.map = map;
+        w.pos = pos;
+        w.n = n;
+        w.run = pos ? (unsigned)__builtin_clzll(~(map << (64u - pos))) : 0u;
+        w.bucket = (unsigned)(gw - w.g0);
+        for (; si < nsp; si++) /* the spare's of the last buckets */
+            rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
     }
-    while (w.bin_at < dst->nb)
-        writer_flush(&w);
+    writer_to(&w, w.bin_at);
+    for (x = 1; x < dst->nsp; x++) /* the spare in bucket order, as the query looks it up */
+        if (dst->sp[x - 1].g > dst->sp[x].g) {
+            qsort(dst->sp, dst->nsp, sizeof dst->sp[0], spare_cmp);
+            break;
+        }
 }
 
 /* ---- the run -------------------------------------------------------------------------------- */
