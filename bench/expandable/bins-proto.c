@@ -2,7 +2,7 @@
  * bins-proto.c - what a line-local layout would cost the quotient kind's add:
  * one growth cycle of a table of 64-byte bins, timed beside amq's blocked add.
  *
- *   bins-proto [--n N] [--turns T] [--rewrites R]
+ *   bins-proto [--n N] [--turns T] [--rewrites R] [--append]
  *
  * The quotient kind's add shifts a run's cluster over 3.5 lines at its 86 to 95 %
  * load and rewrites 11 entries an add at 16 to 18 ns each (docs/expandable.md,
@@ -19,7 +19,9 @@
  * rewrite into a table 1.1x larger per entry, the share of keys in the spare,
  * every key checked present in the rewritten table (after R rewrites in a row
  * with --rewrites R, so that entries lose bits at powers of two), the rate on
- * a million keys never added, and amq's blocked filter
+ * a million keys never added (--append: an add puts its entry last in its
+ * bucket, not in key order, and the rewrite sorts the rest out), and amq's
+ * blocked filter
  * sized for N taking the same number of adds, by turns in this process; times
  * are the process's CPU time (a wait for a core on a shared machine is not
  * counted, a wait for memory is).
@@ -157,6 +159,8 @@ static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
  * for all of them at once), so that the rewrite meets them in key order and
  * writes the new table in one pass; an order wrong for an entry of an older
  * generation's length costs the rewrite time, not an answer. */
+static int append_only; /* --append: an add puts its entry last in its bucket */
+
 static inline void add_hash(table *t, uint64_t h)
 {
     const uint64_t g = mulhi(h, t->m);
@@ -172,8 +176,9 @@ static inline void add_hash(table *t, uint64_t h)
     const __m512i d = _mm512_and_si512(
         _mm512_sub_epi16(_mm512_maskz_loadu_epi16(in, b->e), _mm512_set1_epi16((short)lo15)),
         _mm512_set1_epi16(0x7fff));
-    const unsigned rank = (unsigned)__builtin_popcount(_mm512_mask_cmplt_epu16_mask(
-        in, d, _mm512_set1_epi16((short)((v - lo15) & 0x7fff))));
+    const unsigned rank = append_only ? UINT32_MAX
+                                      : (unsigned)__builtin_popcount(_mm512_mask_cmplt_epu16_mask(
+                                            in, d, _mm512_set1_epi16((short)((v - lo15) & 0x7fff))));
     if (!bin_put_at(b, j, v, rank)) {
         b->map |= FULL_FLAG;
         t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u] |= 1u; /* the spare's line */
@@ -534,8 +539,10 @@ int main(int argc, char **argv)
             turns = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rewrites") && a + 1 < argc)
             rewrites = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--append"))
+            append_only = 1;
         else {
-            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R]\n");
+            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R] [--append]\n");
             return 2;
         }
     }
