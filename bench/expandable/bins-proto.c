@@ -2,7 +2,7 @@
  * bins-proto.c - what a line-local layout would cost the quotient kind's add:
  * one growth cycle of a table of 64-byte bins, timed beside amq's blocked add.
  *
- *   bins-proto [--n N] [--turns T] [--rewrites R] [--append]
+ *   bins-proto [--n N] [--turns T] [--rewrites R] [--append] [--scalar-rewrite]
  *
  * The quotient kind's add shifts a run's cluster over 3.5 lines at its 86 to 95 %
  * load and rewrites 11 entries an add at 16 to 18 ns each (docs/expandable.md,
@@ -160,6 +160,7 @@ static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
  * writes the new table in one pass; an order wrong for an entry of an older
  * generation's length costs the rewrite time, not an answer. */
 static int append_only; /* --append: an add puts its entry last in its bucket */
+static int vec_rewrite = 1; /* --scalar-rewrite: 0 */
 
 static inline void add_hash(table *t, uint64_t h)
 {
@@ -412,6 +413,66 @@ __attribute__((noinline)) static void rewrite_any(writer *w, const table *t, con
         rewrite_one(w, t, g, v);
 }
 
+/* 8 bytes of x from byte c (c a multiple of 8, under 32), as 64-bit lanes. */
+static inline __m512i bytes8(__m512i x, int c)
+{
+    const __m128i q = c < 16 ? _mm512_castsi512_si128(x) : _mm512_extracti32x4_epi32(x, 1);
+    return _mm512_cvtepu8_epi64(c % 16 ? _mm_unpackhi_epi64(q, q) : q);
+}
+
+/* The usual bin 8 entries at a time (AVX-512): each entry's new bucket into g2s[], the
+ * count of entries returned; -1 when any of them is not the usual one (rewrite_fast's
+ * conditions, 15 bits long) or their new buckets are out of order, for the
+ * entry-at-a-time loop.  mulhi(s0, m2) is two 32-bit multiplies: m2 is under 2^32. */
+static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
+                         uint64_t *g2s)
+{
+    const uint64_t ones = b->map & M56;
+    const int n = __builtin_popcountll(ones);
+    const __m512i iota = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
+        41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+        19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    /* entry i's bucket: the place of the i-th 1 less i */
+    const __m512i jb = _mm512_sub_epi8(_mm512_maskz_compress_epi8(ones, iota), iota);
+    const __m512i vq0 = _mm512_set1_epi64((long long)kc[0]);
+    const __m512i vcell = _mm512_set1_epi64((long long)kc[1]);
+    const __m512i vcmask = _mm512_set1_epi64((long long)~(kc[1] - 1u));
+    const __m512i vdmin = _mm512_set1_epi64((long long)kc[2]);
+    const __m512i vspan = _mm512_set1_epi64((long long)kc[3]);
+    const __m512i vflim = _mm512_set1_epi64((long long)kc[4]);
+    const __m512i vm2 = _mm512_set1_epi64((long long)kc[5]);
+    const __m512i vbase = _mm512_set1_epi64((long long)base);
+    const __m512i low32 = _mm512_set1_epi64(0xffffffffLL), m15 = _mm512_set1_epi64(0x7fff);
+    const __m128i vsh = _mm_cvtsi32_si128((int)sh15);
+    int c, i;
+    for (c = 0; c < n; c += 8) {
+        const __mmask8 live = (__mmask8)(n - c >= 8 ? 0xffu : (1u << (n - c)) - 1u);
+        const __m128i e16 = _mm_maskz_loadu_epi16(live, b->e + c);
+        const __m512i g = _mm512_add_epi64(vbase, bytes8(jb, c));
+        const __m512i lo = _mm512_mullo_epi64(g, vq0);
+        const __m512i bits = _mm512_sll_epi64(_mm512_and_si512(_mm512_cvtepu16_epi64(e16), m15),
+                                              vsh);
+        const __m512i s1 = _mm512_or_si512(_mm512_and_si512(lo, vcmask), bits);
+        const __m512i s0 = _mm512_mask_add_epi64(s1, _mm512_cmplt_epu64_mask(s1, lo), s1, vcell);
+        const __m512i p0 = _mm512_mul_epu32(s0, vm2);
+        const __m512i t = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(s0, 32), vm2),
+                                           _mm512_srli_epi64(p0, 32));
+        const __m512i frac = _mm512_or_si512(_mm512_slli_epi64(t, 32), _mm512_and_si512(p0, low32));
+        const __mmask8 ok =
+            _mm512_cmple_epu64_mask(_mm512_sub_epi64(_mm512_sub_epi64(s0, lo), vdmin), vspan) &
+            _mm512_cmple_epu64_mask(frac, vflim) &
+            _mm_mask_cmpge_epu16_mask(live, e16, _mm_set1_epi16((short)0x8000));
+        if (ok != live)
+            return -1;
+        _mm512_storeu_si512((void *)(g2s + c), _mm512_srli_epi64(t, 32));
+    }
+    for (i = 1; i < n; i++)
+        if (g2s[i] < g2s[i - 1])
+            return -1;
+    return n;
+}
+
 static void rewrite(const table *t, table *dst)
 {
     const unsigned __int128 one = (unsigned __int128)1 << 64;
@@ -442,11 +503,80 @@ static void rewrite(const table *t, table *dst)
         uint64_t map = 0, gw = 0, g_end = BUCKETS, spg = nsp > 0 ? sp[0].g : UINT64_MAX;
         unsigned pos = 0, n = 0;
         uint16_t *ce = w.cur.e;
+/* the writer's state to memory and back, around its slow ways (the run of the bucket
+ * being written: the 1s below pos) */
+#define W_SAVE()                                                                                   \
+    do {                                                                                           \
+        w.cur.map = map;                                                                           \
+        w.pos = pos;                                                                               \
+        w.n = n;                                                                                   \
+        w.run = pos ? (unsigned)__builtin_clzll(~(map << (64u - pos))) : 0u;                     \
+        w.bucket = (unsigned)(gw - w.g0);                                                          \
+    } while (0)
+#define W_LOAD()                                                                                   \
+    do {                                                                                           \
+        map = w.cur.map;                                                                           \
+        pos = w.pos;                                                                               \
+        n = w.n;                                                                                   \
+        gw = w.g0 + w.bucket;                                                                      \
+        g_end = w.g0 + BUCKETS;                                                                    \
+    } while (0)
+        const uint64_t kc[6] = {q0, cell, dmin, dmax - dmin, flim, m2};
+        const int vec = vec_rewrite && m2 <= UINT32_MAX && c.k2 == c.k;
+        uint64_t g2s[32];
         for (ob = 0; ob < t->nb; ob++) {
             const bin *b = t->b + ob;
             const uint64_t base = ob * BUCKETS;
             uint64_t ones = b->map & M56;
             unsigned e = 0;
+            int nv;
+            if (vec && (nv = bin_g2(b, base, kc, sh15, g2s)) >= 0) {
+                /* the writer as below, in the same order: the spare's entries of buckets up
+                 * to an entry's before it, those of the bin's other buckets after its last */
+                int i;
+                for (i = 0; i < nv; i++, ones &= ones - 1u) {
+                    const uint64_t g2 = g2s[i];
+                    if (spg < base + BUCKETS && base + (unsigned)__builtin_ctzll(ones) - (unsigned)i >= spg) {
+                        const uint64_t g = base + (unsigned)__builtin_ctzll(ones) - (unsigned)i;
+                        W_SAVE();
+                        for (; si < nsp && sp[si].g <= g; si++)
+                            rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                        spg = si < nsp ? sp[si].g : UINT64_MAX;
+                        W_LOAD();
+                    }
+                    if (g2 < gw) { /* behind a spare entry's */
+                        W_SAVE();
+                        writer_put(&w, g2, b->e[i]);
+                        W_LOAD();
+                        continue;
+                    }
+                    if (g2 >= g_end) {
+                        w.cur.map = map;
+                        w.n = n;
+                        writer_to(&w, g2 / BUCKETS);
+                        map = 0;
+                        n = 0;
+                        g_end = w.g0 + BUCKETS;
+                    }
+                    gw = g2;
+                    pos = (unsigned)(g2 - (g_end - BUCKETS)) + n;
+                    if (n >= SLOTS) {
+                        map |= FULL_FLAG;
+                        spare_push(dst, g2, b->e[i]);
+                        continue;
+                    }
+                    map |= UINT64_C(1) << pos++;
+                    ce[n++] = b->e[i];
+                }
+                if (spg < base + BUCKETS) {
+                    W_SAVE();
+                    for (; si < nsp && sp[si].g < base + BUCKETS; si++)
+                        rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                    spg = si < nsp ? sp[si].g : UINT64_MAX;
+                    W_LOAD();
+                }
+                continue;
+            }
             for (; ones != 0; ones &= ones - 1u, e++) {
                 const uint64_t g = base + (unsigned)__builtin_ctzll(ones) - e;
                 const uint16_t v = b->e[e];
@@ -459,22 +589,12 @@ static void rewrite(const table *t, table *dst)
                                          ((uint64_t)pr > flim) | (g2 - gw >= g_end - gw) |
                                          (n >= SLOTS),
                                      0)) {
-                    /* the slow way: the writer's state to memory and back (the run of
-                     * the bucket being written: the 1s below pos) */
-                    w.cur.map = map;
-                    w.pos = pos;
-                    w.n = n;
-                    w.run = pos ? (unsigned)__builtin_clzll(~(map << (64u - pos))) : 0u;
-                    w.bucket = (unsigned)(gw - w.g0);
+                    W_SAVE(); /* the slow way */
                     for (; si < nsp && sp[si].g <= g; si++)
                         rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
                     spg = si < nsp ? sp[si].g : UINT64_MAX;
                     rewrite_any(&w, t, &c, g, v);
-                    map = w.cur.map;
-                    pos = w.pos;
-                    n = w.n;
-                    gw = w.g0 + w.bucket;
-                    g_end = w.g0 + BUCKETS;
+                    W_LOAD();
                     continue;
                 }
                 pos += (unsigned)(g2 - gw); /* a 0 ends each bucket passed */
@@ -483,11 +603,9 @@ static void rewrite(const table *t, table *dst)
                 ce[n++] = v;
             }
         }
-        w.cur.map = map;
-        w.pos = pos;
-        w.n = n;
-        w.run = pos ? (unsigned)__builtin_clzll(~(map << (64u - pos))) : 0u;
-        w.bucket = (unsigned)(gw - w.g0);
+        W_SAVE();
+#undef W_SAVE
+#undef W_LOAD
         for (; si < nsp; si++) /* the spare's of the last buckets */
             rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
     }
@@ -531,7 +649,7 @@ int main(int argc, char **argv)
     uint64_t n = 100000000, lo_n, i, nb, missing = 0;
     int turns = 2, rewrites = 1, a, turn;
     double t_add = 1e30, t_blk = 1e30, t_rw = 1e30, spare_share = 0, fpp = 0, bits = 0;
-    uint64_t moved = 0, flagged = 0;
+    uint64_t moved = 0, flagged = 0, digest = 0;
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--n") && a + 1 < argc)
             n = (uint64_t)strtod(argv[++a], NULL);
@@ -541,8 +659,10 @@ int main(int argc, char **argv)
             rewrites = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--append"))
             append_only = 1;
+        else if (!strcmp(argv[a], "--scalar-rewrite"))
+            vec_rewrite = 0;
         else {
-            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R] [--append]\n");
+            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R] [--append] [--scalar-rewrite]\n");
             return 2;
         }
     }
@@ -600,6 +720,10 @@ int main(int argc, char **argv)
                 table_free(&t2);
                 t2 = t3;
             }
+            for (i = 0; i < t2.nb * 8u; i++) /* every byte, to compare the rewrites' */
+                digest = mix(digest ^ ((const uint64_t *)(const void *)t2.b)[i]);
+            for (i = 0; i < t2.nsp; i++)
+                digest = mix(digest ^ t2.sp[i].g ^ (uint64_t)t2.sp[i].v << 48);
             for (i = 0; i < n; i++)
                 missing += !has_hash(&t2, key(i, 1));
             for (i = 0; i < 1000000; i++)
@@ -632,6 +756,7 @@ int main(int argc, char **argv)
                "%.4f %%\n",
                rewrites, rewrites > 1 ? "s" : "", (unsigned long long)missing,
                (unsigned long long)n, 100.0 * fpp);
+        printf("the last table's digest: %016llx\n", (unsigned long long)digest);
     }
     return missing != 0;
 }
