@@ -523,9 +523,14 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    { cat $(BUILD)/bench-growth-proto.log; exit 1; }
 	@echo "growth-proto, 4 segments beside one filter, every 97th key present: ok"
 	@$(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 > $(BUILD)/bench-bins-proto.log 2>&1 && \
-	    grep -q '^keys absent after 40 rewrites: 0 of 100000;' $(BUILD)/bench-bins-proto.log || \
-	    { cat $(BUILD)/bench-bins-proto.log; exit 1; }
-	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present): ok"
+	    $(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --scalar-rewrite \
+	        > $(BUILD)/bench-bins-proto-scalar.log 2>&1 && \
+	    grep -q '^keys absent after 40 rewrites: 0 of 100000;' $(BUILD)/bench-bins-proto.log && \
+	    test "$$(grep '^the last table' $(BUILD)/bench-bins-proto.log)" = \
+	        "$$(grep '^the last table' $(BUILD)/bench-bins-proto-scalar.log)" || \
+	    { cat $(BUILD)/bench-bins-proto.log $(BUILD)/bench-bins-proto-scalar.log; exit 1; }
+	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present; the vector"
+	@echo "  rewrite's bytes the scalar one's): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
