@@ -134,14 +134,26 @@ static inline int entry_hits(uint16_t v, uint64_t h, unsigned k)
     return len == 0 || ((h << k) >> (64u - len)) == (uint64_t)(v ^ (1u << len));
 }
 
+/* The place of x's j-th 1 (x has more than j). */
+static inline unsigned select1(uint64_t x, unsigned j)
+{
+#ifdef __BMI2__
+    return (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, x));
+#else
+    for (; j > 0; j--)
+        x &= x - 1u;
+    return (unsigned)__builtin_ctzll(x);
+#endif
+}
+
 /* Places v in bucket j of bin b, after the bucket's first `rank` entries
  * (UINT32_MAX: after all of them); 0 when the bin is full. */
 static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
 {
     const uint64_t map = b->map & M56, z = ~map & M56;
     const unsigned n = (unsigned)__builtin_popcountll(map);
-    const unsigned pe = (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, z)); /* j-th 0 */
-    const unsigned ps = j ? (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (j - 1), z)) + 1u
+    const unsigned pe = select1(z, j); /* j-th 0 */
+    const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
     const unsigned i = pe - j - (pe - ps) + (rank < pe - ps ? rank : pe - ps);
     uint64_t low;
@@ -169,17 +181,26 @@ static inline void add_hash(table *t, uint64_t h)
     const unsigned j = (unsigned)(g % BUCKETS);
     const uint16_t v = entry_of(h, t->k);
     const uint64_t z = ~b->map & M56;
-    const unsigned pe = (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, z));
-    const unsigned ps = j ? (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (j - 1), z)) + 1u
+    const unsigned pe = select1(z, j);
+    const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
     const uint16_t lo15 = (uint16_t)(((g * t->q0) << t->k) >> 49); /* the bucket's start */
-    const __mmask32 in = (__mmask32)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
-    const __m512i d = _mm512_and_si512(
-        _mm512_sub_epi16(_mm512_maskz_loadu_epi16(in, b->e), _mm512_set1_epi16((short)lo15)),
-        _mm512_set1_epi16(0x7fff));
-    const unsigned rank = append_only ? UINT32_MAX
-                                      : (unsigned)__builtin_popcount(_mm512_mask_cmplt_epu16_mask(
-                                            in, d, _mm512_set1_epi16((short)((v - lo15) & 0x7fff))));
+    const uint16_t key = (uint16_t)((v - lo15) & 0x7fff);
+    unsigned rank = UINT32_MAX;
+    if (!append_only) {
+#ifdef __AVX512BW__
+        const __mmask32 in = (__mmask32)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
+        const __m512i d = _mm512_and_si512(
+            _mm512_sub_epi16(_mm512_maskz_loadu_epi16(in, b->e), _mm512_set1_epi16((short)lo15)),
+            _mm512_set1_epi16(0x7fff));
+        rank = (unsigned)__builtin_popcount(
+            _mm512_mask_cmplt_epu16_mask(in, d, _mm512_set1_epi16((short)key)));
+#else
+        unsigned i;
+        for (rank = 0, i = ps - j; i < pe - j; i++)
+            rank += ((b->e[i] - lo15) & 0x7fff) < key;
+#endif
+    }
     if (!bin_put_at(b, j, v, rank)) {
         b->map |= FULL_FLAG;
         t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u] |= 1u; /* the spare's line */
@@ -193,8 +214,8 @@ static int has_hash(const table *t, uint64_t h)
     const bin *b = t->b + g / BUCKETS;
     const unsigned j = (unsigned)(g % BUCKETS);
     const uint64_t z = ~b->map & M56;
-    const unsigned pe = (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, z));
-    const unsigned ps = j ? (unsigned)__builtin_ctzll(_pdep_u64(UINT64_C(1) << (j - 1), z)) + 1u
+    const unsigned pe = select1(z, j);
+    const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
     unsigned i;
     size_t lo = 0, hi = t->nsp;
@@ -413,6 +434,9 @@ __attribute__((noinline)) static void rewrite_any(writer *w, const table *t, con
         rewrite_one(w, t, g, v);
 }
 
+#if defined(__AVX512VBMI2__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
+    defined(__AVX512BW__)
+#define BIN_G2 1
 /* 8 bytes of x from byte c (c a multiple of 8, under 32), as 64-bit lanes. */
 static inline __m512i bytes8(__m512i x, int c)
 {
@@ -472,6 +496,15 @@ static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsign
             return -1;
     return n;
 }
+#else
+#define BIN_G2 0 /* the entry-at-a-time loop only */
+static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
+                         uint64_t *g2s)
+{
+    (void)b, (void)base, (void)kc, (void)sh15, (void)g2s;
+    return -1;
+}
+#endif
 
 static void rewrite(const table *t, table *dst)
 {
