@@ -414,6 +414,16 @@ static void set_q(amq_expand *x, uint32_t q)
     x->limit = (uint64_t)(MAX_LOAD * DATA_LANES * ldexp(1.0, (int)q));
 }
 
+/* AMQ_ELIMIT when a doubling would pass MAX_Q or let the expected rate pass
+ * the target, else AMQ_OK.  A split moves no count (they are kept as they
+ * will be once split), so the answer is the same before and after a step. */
+static int grow_limit(const amq_expand *x)
+{
+    if (x->q + 1 > MAX_Q || rate_of(x) + generation_rate() > x->fpp)
+        return AMQ_ELIMIT;
+    return AMQ_OK;
+}
+
 static int grow(amq_expand *x);
 static int grow_all(amq_expand *x);
 static int migrate(amq_expand *x, uint64_t steps);
@@ -497,9 +507,23 @@ static int put_key(amq_expand *x, uint64_t u)
  * alone, one register, as gcc's clone of the static add_one had it). */
 int amq_exp_add(amq_expand *x, uint64_t u)
 {
-    int rc;
+    int rc, due;
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
+    /* Every refusal is decided before the add moves a bucket or a stash cell, on the
+     * filter as it is: a refused add changes nothing, so a copy that never saw it (a
+     * replica, an AOF replayed: a refused command is not propagated) takes the same
+     * later adds.  A split does not make a key's bucket more crowded nor change its
+     * copies (its old bucket holds all of its half's entries), so no add is taken here
+     * that would have been refused after the step. */
+    if (copies_full(x, u))
+        return AMQ_EFULL; /* nothing added: the key answers present */
+    if (bucket_crowded(x, u))
+        return AMQ_EFULL; /* nothing added */
+    due = entries(x) + 1 > max_entries(x) ||
+          x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN;
+    if (due && (rc = grow_limit(x)) != AMQ_OK)
+        return rc;
     if (x->prev_cap != 0)
         stash_move(x, STASH_STEP);
     if (x->old != NULL) {
@@ -508,12 +532,7 @@ int amq_exp_add(amq_expand *x, uint64_t u)
         if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
             return rc;
     }
-    if (copies_full(x, u))
-        return AMQ_EFULL; /* nothing added: the key answers present */
-    if (bucket_crowded(x, u))
-        return AMQ_EFULL; /* nothing added */
-    if (entries(x) + 1 > max_entries(x) ||
-        x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN) {
+    if (due) {
         rc = grow(x);
         if (rc != AMQ_OK)
             return rc;
@@ -926,12 +945,10 @@ static int grow(amq_expand *x)
     uint32_t l;
     int rc;
 
+    if ((rc = grow_limit(x)) != AMQ_OK)
+        return rc; /* before the pending doubling is finished: refused, nothing moved */
     if (x->old != NULL && (rc = migrate(x, UINT64_MAX)) != AMQ_OK)
         return rc;
-    if (x->q + 1 > MAX_Q)
-        return AMQ_ELIMIT;
-    if (rate_of(x) + generation_rate() > x->fpp)
-        return AMQ_ELIMIT;
     memset(&t, 0, sizeof t);
     if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
         return AMQ_ENOMEM;

@@ -840,6 +840,44 @@ def test_reloaded_replica_takes_a_full_cuckoo_keys_adds(env):
     assert digest(r, "c") == digest(rr, "c")
 
 
+def test_refused_adds_of_an_expandable_key_leave_replica_and_aof_its_bytes(env):
+    """An add the filter refuses (here an item's 33rd copy in an expandable key) is not
+    propagated, so it must change nothing: the replica and the AOF replayed by a restart hold
+    the primary's bytes, and every add the primary acknowledged answers present on both, the
+    replica promoted too.  Before, such an add moved the doubling under way (and the stash)
+    on the primary alone, and the two parted."""
+    prim = env.new_server(conf={"appendonly": "yes", "aof-use-rdb-preamble": "no"})
+    r = prim.client()
+    r.execute_command("AMQ.CREATE", "e", "expandable", 1000, 0.01)
+    rep = env.track(prim.replica())
+    rr = rep.client()
+    acked, refused = [], 0
+    for b in range(400):
+        items = ["e%d-%d" % (b, j) for j in range(20)] + ["hot"] * 4
+        res = r.execute_command("AMQ.MADD", "e", *items)
+        for it, v in zip(items, res):
+            if isinstance(v, Exception):
+                refused += 1
+            else:
+                acked.append(it)
+    assert refused > 1500, refused
+    assert int(info(r, "e")["expansions"]) >= 2
+    prim.sync_replica(rep)
+    want = digest(r, "e")
+    assert digest(rr, "e") == want, "the replica's key is not the primary's"
+    prim.restart()
+    r = prim.client()
+    assert digest(r, "e") == want, "the AOF replayed is not the key the primary held"
+    rr.replicaof("no", "one")  # the replica promoted
+    for c, who in ((r, "the restarted primary"), (rr, "the promoted replica")):
+        got = c.execute_command("AMQ.MEXISTS", "e", *acked)
+        lost = [it for it, v in zip(acked, got) if not v]
+        assert not lost, "%s answers %d acknowledged adds absent" % (who, len(lost))
+        res = c.execute_command("AMQ.MADD", "e", *["after-%d" % j for j in range(3000)])
+        assert not [v for v in res if isinstance(v, Exception)]
+    assert digest(r, "e") == digest(rr, "e")
+
+
 def test_command_docs_flags_and_keys(env):
     r = env.server.client()
     info_ = env.server.resp2().execute("COMMAND", "INFO", "amq.mexists", "amq.madd",

@@ -829,6 +829,80 @@ static void same_answers(const amq_filter *f, const amq_filter *g, uint64_t n, u
 /* No add copies the whole table: the add that crosses the limit starts a
  * doubling that the next adds finish, 4 old buckets each (before, the
  * doubling was done inside that one add and none was ever pending). */
+/* A refused add (a crowded bucket, a key's 32 copies) changes no byte, during
+ * a doubling and a stash move too: g, made as f is, takes only the adds f
+ * took (a Redis replica or an AOF replayed: a refused command is not
+ * propagated), and takes every one of them, with f's bytes throughout.
+ * Before, an add moved buckets and stash cells before it was refused, and
+ * g's bytes parted from f's at the first doubling after a refusal; with
+ * keys crowded into 2^-9 of the space, g then refused some adds f took (g's
+ * old bucket unsplit, f's split: an acknowledged key lost on a replica). */
+static void refused_adds_change_nothing(int one_key)
+{
+    enum { N = 24000 };
+    amq_filter *f = make(1000, 0.01), *g = make(1000, 0.01);
+    uint8_t *before = NULL, *after, *gb;
+    uint64_t i, st = one_key ? 81 : 82, crowd, refused = 0, refused_doubling = 0, moved = 0,
+                lost = 0, parted = 0, first_parted = 0;
+    size_t lb = 0, la, lg;
+    int rc;
+
+    REQUIRE(f != NULL && g != NULL);
+    crowd = test_rand(&st) & ~(~UINT64_C(0) >> 9); /* 2^-9 of the space */
+    for (i = 0; i < N; i++) {
+        amq_hash128 h;
+        const uint64_t r = test_rand(&st);
+        const int mid = doubling(f);
+        h.h1 = i % 2 == 1 ? r : one_key ? crowd : crowd | r >> 9;
+        h.h2 = 0;
+        before = test_serialized(f, &lb);
+        REQUIRE(before != NULL);
+        rc = amq_filter_add_hash(f, h);
+        if (rc == 1) {
+            free(before);
+            lost += amq_filter_add_hash(g, h) != 1; /* acknowledged, refused by the copy */
+        } else {
+            CHECK_STATUS(rc, AMQ_EFULL);
+            refused++;
+            refused_doubling += (uint64_t)mid;
+            after = test_serialized(f, &la);
+            REQUIRE(after != NULL);
+            moved += !(la == lb && memcmp(before, after, la) == 0);
+            free(after);
+            free(before);
+        }
+        if (i % 500 == 499 || i + 1 == N) {
+            after = test_serialized(f, &la);
+            gb = test_serialized(g, &lg);
+            REQUIRE(after != NULL && gb != NULL);
+            if (!(la == lg && memcmp(after, gb, la) == 0) && parted++ == 0)
+                first_parted = i;
+            free(after);
+            free(gb);
+        }
+    }
+    if (parted != 0)
+        FAIL_AT_("g (the adds f took) differs from f at %llu of %llu checks, first after add %llu",
+                 (unsigned long long)parted, (unsigned long long)(N / 500),
+                 (unsigned long long)first_parted);
+    CHECK_EQ(lost, 0);
+    CHECK_EQ(moved, 0);
+    CHECK_GT(refused, N / 4);
+    CHECK_GT(refused_doubling, 10); /* refusals during doublings too */
+    amq_filter_free(f);
+    amq_filter_free(g);
+}
+
+TEST(expandable_refused_add_of_a_crowded_bucket_changes_nothing)
+{
+    refused_adds_change_nothing(0);
+}
+
+TEST(expandable_refused_copy_of_a_key_changes_nothing)
+{
+    refused_adds_change_nothing(1);
+}
+
 TEST(expandable_doubling_is_spread_over_adds)
 {
     amq_filter *f = make(1000, 0.01); /* 64 buckets */
