@@ -2252,7 +2252,11 @@ static inline int crowd_maybe(const amq_qf *x, uint64_t a)
            ((*word_of(x, blk) >> (8u + i)) & 1u);
 }
 
-/* Key h into the table it belongs to (1), or an error with nothing changed. */
+/* Key h into the table it belongs to (1), or an error with nothing changed, but for one path:
+ * during a growth, a key that still does not fit once its add finished that growth is refused
+ * with the growth finished, which a copy never sent the refused add (a replica, an AOF) would
+ * not share.  No test or crowd tried reaches it (docs/expandable.md, the quotient kind's
+ * crowds): the finished growth makes the crowded runs void lanes. */
 static int place(amq_qf *x, uint64_t h)
 {
     amq_qf *t;
