@@ -667,11 +667,16 @@ int amq_filter_from_partitioned(struct amq_partitioned *p, amq_filter **out)
 /* ---- writing ---------------------------------------------------------------------------
  * The payload is streamed first, at its offset, through a buffered sink that
  * also computes its checksum; the header, which records that checksum, is
- * written last at offset 0.  The same writer fills files and memory.
+ * written last at offset 0.  The same writer fills files and memory.  A kind
+ * that places bytes out of order (kind.h: write_at, a partitioned filter in
+ * concurrent mode) has its payload summed afterwards, read back from the
+ * target: over the bytes written, whatever adds did meanwhile.
  */
 
 typedef struct out_target {
     int (*pwrite)(void *ctx, const void *data, size_t len, uint64_t offset, amq_errinfo *err);
+    /* reads written bytes back (NULL: the target keeps none to read) */
+    int (*pread)(void *ctx, void *data, size_t len, uint64_t offset, amq_errinfo *err);
     void *ctx;
 } out_target;
 
@@ -682,8 +687,10 @@ typedef struct payload_sink {
     XXH3_state_t chunk; /* the current 4 KiB chunk (chunked checksum) */
     int chunked;
     int nosum; /* 1: no checksum (a range past the header needs none) */
+    int placed; /* 1: bytes were written out of order (write_at): summed at the end */
     uint64_t chunk_pos, chunk_index, chunk_sum;
     const out_target *t;
+    uint64_t start;  /* where the payload begins */
     uint64_t offset; /* where the next flushed byte goes */
     uint64_t total;
     size_t used;
@@ -702,11 +709,16 @@ static int sink_flush(payload_sink *s)
     return rc;
 }
 
-static int sink_write(void *ctx, const void *data, size_t len)
+static void sink_sum_reset(payload_sink *s)
 {
-    payload_sink *s = ctx;
-    int rc;
+    (void)XXH3_64bits_reset(&s->sum);
+    (void)XXH3_64bits_reset_withSeed(&s->chunk, 0);
+    s->chunk_pos = s->chunk_index = s->chunk_sum = 0;
+}
 
+/* The next len bytes of the payload, in order, into its checksum. */
+static void sink_sum(payload_sink *s, const void *data, size_t len)
+{
     if (s->nosum) {
         /* the header, which records the sum, is not wanted */
     } else if (s->chunked) {
@@ -729,6 +741,14 @@ static int sink_write(void *ctx, const void *data, size_t len)
     } else {
         (void)XXH3_64bits_update(&s->sum, data, len);
     }
+}
+
+static int sink_write(void *ctx, const void *data, size_t len)
+{
+    payload_sink *s = ctx;
+    int rc;
+
+    sink_sum(s, data, len);
     s->total += len;
     if (len >= SINK_BUF) {
         if ((rc = sink_flush(s)) != AMQ_OK)
@@ -741,6 +761,37 @@ static int sink_write(void *ctx, const void *data, size_t len)
         return rc;
     memcpy(s->buf + s->used, data, len);
     s->used += len;
+    return AMQ_OK;
+}
+
+/* Bytes at a payload offset, outside the stream (kind.h): counted, not
+ * summed - write_filter sums the payload as written once it is all there. */
+static int sink_write_at(void *ctx, const void *data, size_t len, uint64_t offset)
+{
+    payload_sink *s = ctx;
+
+    s->placed = 1;
+    s->total += len;
+    return s->t->pwrite(s->t->ctx, data, len, s->start + offset, s->err);
+}
+
+/* The payload's checksum over its bytes as the target holds them: the
+ * kind's sums were taken over the copies it wrote, and this one must be
+ * over the same bytes, in payload order. */
+static int sink_sum_written(payload_sink *s)
+{
+    uint64_t pos;
+    size_t n;
+    int rc;
+
+    sink_sum_reset(s);
+    for (pos = 0; pos < s->total; pos += n) {
+        n = s->total - pos < SINK_BUF ? (size_t)(s->total - pos) : SINK_BUF;
+        rc = s->t->pread(s->t->ctx, s->buf, n, s->start + pos, s->err);
+        if (rc != AMQ_OK)
+            return rc;
+        sink_sum(s, s->buf, n);
+    }
     return AMQ_OK;
 }
 
@@ -824,20 +875,24 @@ static int write_filter(const amq_filter *f, const out_target *t, int with_heade
     header = (uint8_t *)(s + 1);
     params = header + off;
     memset(s, 0, offsetof(payload_sink, buf));
-    (void)XXH3_64bits_reset(&s->sum);
-    (void)XXH3_64bits_reset_withSeed(&s->chunk, 0);
+    sink_sum_reset(s);
     s->chunked = f->chunked;
     s->nosum = !with_header;
     s->t = t;
-    s->offset = off;
+    s->start = s->offset = off;
     s->err = err;
+    memset(&sink, 0, sizeof sink);
     sink.write = sink_write;
+    /* out of order only where the bytes can be summed afterwards (or need no sum) */
+    sink.write_at = s->nosum || t->pread != NULL ? sink_write_at : NULL;
     sink.ctx = s;
     ops->params_write(f->impl, params);
 
     rc = ops->payload_write(f->impl, &sink);
     if (rc == AMQ_OK)
         rc = sink_flush(s);
+    if (rc == AMQ_OK && s->placed && !s->nosum)
+        rc = sink_sum_written(s);
     if (rc != AMQ_OK)
         goto done;
     if (s->total != ops->payload_size(f->impl)) {
@@ -852,7 +907,9 @@ static int write_filter(const amq_filter *f, const out_target *t, int with_heade
     c.kind = ops->kind;
     c.hash_algo = f->hash_algo;
     c.seed = f->seed;
-    c.items = header_items(f);
+    /* the payload's own count where it records one (a partitioned index: the
+     * header's must equal its sum, and adds may have run since) */
+    c.items = sink.items_set ? sink.items : header_items(f);
     c.params = params;
     c.params_len = (uint32_t)plen;
     c.payload_len = s->total;
@@ -872,6 +929,11 @@ static int file_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
                        amq_errinfo *err)
 {
     return amq_target_pwrite(ctx, data, len, offset, err);
+}
+
+static int file_pread(void *ctx, void *data, size_t len, uint64_t offset, amq_errinfo *err)
+{
+    return amq_target_pread(ctx, data, len, offset, err);
 }
 
 /* A device or standard output cannot be written at offsets (the header
@@ -911,6 +973,7 @@ int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
         rc = save_direct(t, f, err);
     } else {
         o.pwrite = file_pwrite;
+        o.pread = file_pread;
         o.ctx = t;
         rc = write_filter(f, &o, 1, err);
     }
@@ -947,6 +1010,15 @@ static int mem_pwrite(void *ctx, const void *data, size_t len, uint64_t offset,
     if (offset > m->cap || len > m->cap - offset)
         return amq_err(err, AMQ_EINVAL, "buffer too small");
     memcpy(m->buf + offset, data, len);
+    return AMQ_OK;
+}
+
+static int mem_pread(void *ctx, void *data, size_t len, uint64_t offset, amq_errinfo *err)
+{
+    const mem_out *m = ctx;
+    if (offset > m->cap || len > m->cap - offset)
+        return amq_err(err, AMQ_EINVAL, "buffer too small");
+    memcpy(data, m->buf + offset, len);
     return AMQ_OK;
 }
 
@@ -1022,6 +1094,7 @@ int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap, size_t *wri
     m.buf = buf;
     m.cap = cap;
     t.pwrite = mem_pwrite;
+    t.pread = mem_pread;
     t.ctx = &m;
     rc = write_filter(f, &t, 1, NULL);
     if (rc == AMQ_OK && written != NULL)
@@ -1074,6 +1147,7 @@ int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf, siz
     r.off = off;
     r.cap = cap;
     t.pwrite = range_pwrite;
+    t.pread = NULL; /* the rest of the bytes is not kept */
     t.ctx = &r;
     /* The header (with the payload's checksum: one pass over it) only when
      * the range reaches into it; the payload's pieces are copied, not summed. */

@@ -15,10 +15,22 @@
 #include "common/alloc.h"
 #include "common/fields.h"
 
-/* Where payload bytes go when a filter is saved or serialized. */
+/* Where payload bytes go when a filter is saved or serialized.  write
+ * appends to the payload (from its offset 0 on).  write_at puts bytes at a
+ * payload offset out of that order, for a kind whose payload begins with
+ * checksums of what follows and may change while it is written (adds in
+ * concurrent mode): it writes a copy of its data, summing the copy, then
+ * the head that records those sums.  The payload's own checksum is then
+ * taken over the bytes as written, read back.  write_at is NULL where they
+ * cannot be read back (a range of the serialized bytes).  items: the count
+ * the kind's payload records, for the header (items_set 1), when the
+ * handle's count read apart from the payload could disagree with it. */
 typedef struct amq_sink {
     int (*write)(void *ctx, const void *data, size_t len);
+    int (*write_at)(void *ctx, const void *data, size_t len, uint64_t offset);
     void *ctx;
+    uint64_t items;
+    int items_set;
 } amq_sink;
 
 static inline int amq_sink_write(amq_sink *s, const void *data, size_t len)

@@ -338,11 +338,61 @@ static uint64_t op_payload_size(const void *impl)
     return data_offset(f->nparts) + f->data.size;
 }
 
+/* A piece of a partition copied with relaxed atomic loads: adds in
+ * concurrent mode may be ORing bits into it (each word is one or the other). */
+static void copy_words(uint8_t *dst, const uint8_t *src, size_t len)
+{
+    uint64_t w;
+    size_t i;
+    for (i = 0; i < len; i += 8) {
+        w = amq_blk_word(src + i, 0);
+        memcpy(dst + i, &w, 8);
+    }
+}
+
+#define COPY_BUF ((size_t)1 << 16) /* a multiple of the 64-byte block */
+
+/* Partition i's bytes, a copy of COPY_BUF at a time, written at their
+ * place in the payload (the index before them is written last): *sum is
+ * the checksum of exactly the bytes written, whatever adds did meanwhile.
+ * sink NULL: only summed, from copies all the same (no plain read of
+ * words an add may be writing). */
+static int write_partition_copy(const amq_partitioned *f, uint32_t i, uint64_t data_off,
+                                uint8_t *buf, amq_sink *sink, uint64_t *sum)
+{
+    XXH3_state_t st;
+    uint64_t len = f->parts[i].blocks * 64, pos;
+    size_t n;
+    int rc;
+
+    (void)XXH3_64bits_reset(&st);
+    for (pos = 0; pos < len; pos += n) {
+        n = len - pos < COPY_BUF ? (size_t)(len - pos) : COPY_BUF;
+        copy_words(buf, part_data(f, i) + pos, n);
+        (void)XXH3_64bits_update(&st, buf, n);
+        rc = sink == NULL ? AMQ_OK
+                          : sink->write_at(sink->ctx, buf, n, data_off + f->parts[i].offset + pos);
+        if (rc != AMQ_OK)
+            return rc;
+    }
+    *sum = XXH3_64bits_digest(&st);
+    return AMQ_OK;
+}
+
+/* The index (checksums of the partitions and their counts), then the
+ * partitions.  In concurrent mode adds may run during the save: each
+ * partition is then written as a copy whose checksum goes into the index
+ * written after it (sink->write_at), and the header takes the counts the
+ * index recorded - a file whose every checksum holds, with every key added
+ * before the save began.  A sink without write_at (a range of the
+ * serialized bytes) gets the bytes in order, which only a filter no add is
+ * changing keeps consistent. */
 static int op_payload_write(const void *impl, amq_sink *sink)
 {
     const amq_partitioned *f = impl;
-    uint64_t off = data_offset(f->nparts);
-    uint8_t *index;
+    uint64_t off = data_offset(f->nparts), items = 0, sum, n, pos;
+    const int placed = f->concurrent && sink->write_at != NULL;
+    uint8_t *index, *buf = NULL;
     uint32_t i;
     int rc;
 
@@ -352,8 +402,12 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     if (rc != AMQ_OK)
         return rc;
     index = calloc(1, (size_t)off);
-    if (index == NULL)
-        return AMQ_ENOMEM;
+    if (f->concurrent)
+        buf = malloc(COPY_BUF);
+    if (index == NULL || (f->concurrent && buf == NULL)) {
+        rc = AMQ_ENOMEM;
+        goto done;
+    }
     amq_store32(index + 8, f->nparts);
     amq_store32(index + 12, ENTRY_SIZE);
     amq_store64(index + 16, off);
@@ -361,21 +415,44 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     for (i = 0; i < f->nparts; i++) {
         const part *p = &f->parts[i];
         uint8_t *e = index + INDEX_HEADER + (size_t)i * ENTRY_SIZE;
+        if (f->concurrent) {
+            rc = write_partition_copy(f, i, off, buf, placed ? sink : NULL, &sum);
+            if (rc != AMQ_OK)
+                goto done;
+        } else {
+            sum = amq_checksum(part_data(f, i), (size_t)(p->blocks * 64));
+        }
+        n = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&p->items, memory_order_relaxed);
+        items += n;
         amq_store64(e, p->offset);
         amq_store64(e + 8, p->blocks);
         amq_store32(e + 16, p->k);
         amq_store32(e + 20, 0);
-        amq_store64(e + 24, atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)&p->items,
-                                                 memory_order_relaxed));
+        amq_store64(e + 24, n);
         amq_store64(e + 32, p->capacity);
-        amq_store64(e + 40, amq_checksum(part_data(f, i), (size_t)(p->blocks * 64)));
+        amq_store64(e + 40, sum);
     }
     amq_store64(index, amq_checksum(index + INDEX_HEADER, (size_t)ENTRY_SIZE * f->nparts));
+    sink->items = items;
+    sink->items_set = 1;
     rc = amq_sink_write(sink, index, (size_t)off);
+    if (rc != AMQ_OK || placed)
+        goto done;
+    if (!f->concurrent) {
+        rc = amq_sink_write(sink, f->data.data, f->data.size);
+        goto done;
+    }
+    for (pos = 0; pos < f->data.size; pos += n) {
+        n = f->data.size - pos < COPY_BUF ? f->data.size - pos : COPY_BUF;
+        copy_words(buf, f->data.data + pos, (size_t)n);
+        rc = amq_sink_write(sink, buf, (size_t)n);
+        if (rc != AMQ_OK)
+            break;
+    }
+done:
+    free(buf);
     free(index);
-    if (rc != AMQ_OK)
-        return rc;
-    return amq_sink_write(sink, f->data.data, f->data.size);
+    return rc;
 }
 
 static int op_load(const amq_load_args *a, void **impl, amq_errinfo *err)

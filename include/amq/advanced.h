@@ -1045,6 +1045,9 @@ AMQ_API int amq_filter_refusal_hash(const amq_filter *f, amq_hash128 h, uint32_t
  * without a second copy of it: a range within the payload costs a copy of
  * its bytes; a range that reaches into the header also reads the whole
  * payload once, for its checksum.  AMQ_ERANGE when off is past the end.
+ * The pieces fit together only if no add changes the filter between the
+ * calls (nor, for a partitioned filter, during one: in concurrent mode its
+ * whole saves write a copy and sum that; a range cannot).
  */
 AMQ_API int amq_filter_serialize_range(const amq_filter *f, uint64_t off, void *buf,
                                        size_t cap, size_t *written);

@@ -23,10 +23,12 @@
  *    _clear, the dst of _merge and _intersect, and _free need exclusive
  *    access: no other call on f may run at the same time, unless the
  *    kind's header allows more (the blocked and partitioned kinds allow
- *    concurrent adds and queries once switched to concurrent mode:
- *    amq_filter_set_concurrent; a partitioned filter's _save and
- *    _serialize still need no add running - amq/partitioned.h - or the
- *    file fails its checksums);
+ *    concurrent adds, queries and saves once switched to concurrent mode:
+ *    amq_filter_set_concurrent; a _save or _serialize while adds run
+ *    writes a file whose checksums hold and that holds every key whose
+ *    add returned before the save began - adds racing it may be in or
+ *    not; amq_filter_serialize_range, piece by piece, needs no add
+ *    running between its calls);
  *  - everything else touches no shared state: amq_config_init,
  *    amq_kind_name, amq_kind_from_name, amq_filter_new, _open,
  *    _deserialize (which reads buf only; a borrowed buf must not change

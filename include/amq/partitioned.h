@@ -37,10 +37,15 @@
  * (amq_partitioned_add, ...) is in <amq/advanced.h>.
  *
  * Thread safety: as the blocked filter - any number of concurrent queries;
- * adds exclusive unless amq_filter_set_concurrent(f, 1), then adds
- * and queries may run concurrently.  Saving or serializing needs no
- * concurrent adds (the partition checksums are computed, then the bytes
- * written).
+ * adds exclusive unless amq_filter_set_concurrent(f, 1), then adds,
+ * queries and saves may run concurrently.  A save (or serialization) in
+ * concurrent mode writes each partition from a copy taken 64 KiB at a
+ * time and records the checksum of that copy, then the index; the file's
+ * payload checksum is taken over the bytes as written, read back.  So
+ * adds racing a save are in the file or not, but never break it, and
+ * every key whose add returned before the save began is in it.  The
+ * bytes are those of exclusive mode when no add runs.
+ * amq_filter_serialize_range writes in order and needs no add running.
  */
 #ifndef AMQ_PARTITIONED_H
 #define AMQ_PARTITIONED_H

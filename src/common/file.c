@@ -665,6 +665,28 @@ int amq_target_pwrite(amq_target *t, const void *data, size_t len, uint64_t offs
     return AMQ_OK;
 }
 
+int amq_target_pread(amq_target *t, void *data, size_t len, uint64_t offset, amq_errinfo *err)
+{
+    uint8_t *p = data;
+    ssize_t r;
+
+    while (len > 0) {
+        r = pread(t->fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, (off_t)offset);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return amq_err_sys(err, io_status(errno), errno,
+                               "%s: cannot read back what was written", t->given);
+        }
+        if (r == 0)
+            return amq_err(err, AMQ_EIO, "%s: shorter than what was written", t->given);
+        p += r;
+        len -= (size_t)r;
+        offset += (uint64_t)r;
+    }
+    return AMQ_OK;
+}
+
 int amq_target_write(amq_target *t, const void *data, size_t len, amq_errinfo *err)
 {
     const uint8_t *p = data;

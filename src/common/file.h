@@ -64,5 +64,9 @@ struct amq_target {
  * target: amq_target_is_direct). */
 int amq_target_pwrite(struct amq_target *t, const void *data, size_t len, uint64_t offset,
                       amq_errinfo *err);
+/* Reads back len bytes at offset of the temporary file (not for a direct
+ * target): a writer that placed bytes out of order sums them afterwards. */
+int amq_target_pread(struct amq_target *t, void *data, size_t len, uint64_t offset,
+                     amq_errinfo *err);
 
 #endif /* AMQ_COMMON_FILE_H */

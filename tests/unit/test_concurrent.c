@@ -2,7 +2,9 @@
  * test_concurrent.c - the read side of the thread-safety contract: any
  * number of threads may use the reader functions of one filter at the same
  * time (amq/filter.h, amq/bloom.h list them), and filters that share
- * nothing may be written from different threads at the same time.
+ * nothing may be written from different threads at the same time; and a
+ * blocked or partitioned filter in concurrent mode saved while threads add
+ * to it gives files that load and hold every key added before the save.
  *
  * Each case runs THREADS threads on one shared filter - in memory, mmap'd
  * from a file, and borrowed from a buffer - every thread calling every
@@ -15,9 +17,13 @@
  * Kinds are rows of kinds[]: a new kind adds a line.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "amq.h"
+#include "amq/inplace.h"
 #include "batch.h"
 #include "test.h"
 
@@ -407,6 +413,203 @@ TEST(concurrent_private_writers)
         }
         if (errors != 0)
             FAIL_AT_("%s: %d errors from writers of private filters", kinds[i].name, errors);
+    }
+}
+
+/* ---- saves while threads add --------------------------------------------------------------------
+ * A blocked or partitioned filter in concurrent mode is saved (to a file,
+ * and serialized) while SA_WRITERS threads add: every saved copy must load
+ * (its checksums over the bytes it holds) and hold every key whose add
+ * returned before the save began; no add is lost from the filter.  The
+ * writers add in steps the main thread hands out, so that each save runs
+ * while a step is being added. */
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+#define SA_WRITERS 2
+#define SA_SAVES 10
+/* keys each writer adds before a save begins (the save then runs while it
+ * goes on), and at most in all: millions at full size, fewer where each
+ * add costs more */
+#define SA_LEAD ((UNDER_SAN || UNDER_TSAN) ? 2000u : 20000u)
+#define SA_MAX ((UNDER_SAN || UNDER_TSAN) ? 200000u : 4000000u)
+
+typedef struct sa_shared {
+    amq_filter *f;
+    _Atomic int adding; /* 1: writers add, 0: they wait (a copy is checked) */
+    _Atomic int stop;
+    _Atomic uint32_t added[SA_WRITERS]; /* keys each has added (release) */
+    _Atomic int errors;
+} sa_shared;
+
+typedef struct sa_writer {
+    sa_shared *sh;
+    int id;
+    pthread_t thread;
+} sa_writer;
+
+/* Writer w's key i, as its hash (splitmix64's finalizer of each half):
+ * millions of keys cost no formatting and hashing of strings. */
+static uint64_t sa_mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static amq_hash128 sa_key(int w, uint32_t i)
+{
+    amq_hash128 h;
+    uint64_t x = (uint64_t)w << 32 | i;
+    h.h1 = sa_mix(x);
+    h.h2 = sa_mix(~x);
+    return h;
+}
+
+static void *sa_add(void *arg)
+{
+    sa_writer *w = arg;
+    sa_shared *sh = w->sh;
+    const struct timespec pause = {0, 100000};
+    uint32_t i = 0;
+
+    while (!atomic_load_explicit(&sh->stop, memory_order_acquire)) {
+        if (i == SA_MAX || !atomic_load_explicit(&sh->adding, memory_order_acquire)) {
+            /* asleep, not spinning: the check of a copy has the cores */
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        if (amq_filter_add_hash(sh->f, sa_key(w->id, i)) < 0)
+            atomic_fetch_add(&sh->errors, 1);
+        /* the add returned: a save that reads this count must hold the key */
+        atomic_store_explicit(&sh->added[w->id], ++i, memory_order_release);
+    }
+    return NULL;
+}
+
+/* Keys of writer w below n that g does not answer present. */
+static unsigned sa_missing(const amq_filter *g, int w, uint32_t n)
+{
+    amq_hash128 h[256];
+    uint8_t out[256];
+    unsigned missing = 0;
+    uint32_t i, j, m;
+    for (i = 0; i < n; i += m) {
+        m = n - i < 256 ? n - i : 256;
+        for (j = 0; j < m; j++)
+            h[j] = sa_key(w, i + j);
+        amq_filter_contains_batch(g, h, m, out);
+        for (j = 0; j < m; j++)
+            missing += out[j] != 1;
+    }
+    return missing;
+}
+
+/* Saves f SA_SAVES times while writers add to it, each copy checked
+ * while they wait (all the machine's cores for the adds and the save). */
+static void saves_while_adding(amq_filter *f, const char *name)
+{
+    sa_shared sh;
+    sa_writer w[SA_WRITERS];
+    uint32_t before[SA_WRITERS], lead;
+    const char *path = test_path("saved-while-adding.amq");
+    amq_errinfo err;
+    amq_filter *g;
+    uint64_t size;
+    uint8_t *buf;
+    unsigned missing;
+    int s, t, rc;
+
+    memset(&sh, 0, sizeof sh);
+    sh.f = f;
+    REQUIRE_OK(amq_filter_set_concurrent(f, 1));
+    REQUIRE_OK(amq_filter_serialized_size(f, &size));
+    buf = malloc((size_t)size);
+    REQUIRE(buf != NULL);
+    memset(&err, 0, sizeof err);
+    for (t = 0; t < SA_WRITERS; t++) {
+        w[t].sh = &sh;
+        w[t].id = t;
+        REQUIRE(pthread_create(&w[t].thread, NULL, sa_add, &w[t]) == 0);
+    }
+    for (s = 0; s < SA_SAVES; s++) {
+        /* the writers under way (SA_LEAD keys each) when the save begins */
+        atomic_store_explicit(&sh.adding, 1, memory_order_release);
+        for (t = 0; t < SA_WRITERS; t++) {
+            lead = atomic_load_explicit(&sh.added[t], memory_order_acquire);
+            lead = lead > SA_MAX - SA_LEAD ? SA_MAX : lead + SA_LEAD;
+            while (atomic_load_explicit(&sh.added[t], memory_order_acquire) < lead)
+                sched_yield();
+        }
+        for (t = 0; t < SA_WRITERS; t++)
+            before[t] = atomic_load_explicit(&sh.added[t], memory_order_acquire);
+        /* odd rounds serialized to memory, even ones saved to a file */
+        if (s % 2 == 0) {
+            rc = amq_filter_save(f, path, 0, &err);
+            if (rc == AMQ_OK)
+                rc = amq_filter_open(path, 0, NULL, &g, &err);
+        } else {
+            rc = amq_filter_serialize(f, buf, (size_t)size, NULL);
+            if (rc == AMQ_OK)
+                rc = amq_filter_deserialize(buf, (size_t)size, 0, NULL, &g, &err);
+        }
+        atomic_store_explicit(&sh.adding, 0, memory_order_release);
+        if (rc != AMQ_OK) {
+            FAIL_AT_("%s, save %d: %s (%s)", name, s, amq_strerror(rc), err.msg);
+            continue;
+        }
+        for (t = 0; t < SA_WRITERS; t++) {
+            missing = sa_missing(g, t, before[t]);
+            if (missing != 0)
+                FAIL_AT_("%s, save %d: %u of writer %d's first %u keys absent", name, s, missing, t,
+                         before[t]);
+        }
+        amq_filter_free(g);
+    }
+    atomic_store_explicit(&sh.stop, 1, memory_order_release);
+    for (t = 0; t < SA_WRITERS; t++)
+        pthread_join(w[t].thread, NULL);
+    for (t = 0; t < SA_WRITERS; t++) {
+        missing = sa_missing(f, t, atomic_load(&sh.added[t]));
+        if (missing != 0)
+            FAIL_AT_("%s: %u of writer %d's keys lost from the filter", name, missing, t);
+    }
+    if (atomic_load(&sh.errors) != 0)
+        FAIL_AT_("%s: %d adds failed", name, atomic_load(&sh.errors));
+    free(buf);
+}
+
+TEST(concurrent_saves_while_adding_load_and_hold_every_earlier_key)
+{
+    amq_config cfg;
+    amq_filter *f;
+    int chunked;
+
+    amq_config_init(&cfg, AMQ_KIND_BLOCKED);
+    cfg.capacity = (uint64_t)SA_WRITERS * SA_MAX;
+    cfg.fpp = 0.0001; /* a larger array: longer saves for the adds to race */
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    saves_while_adding(f, "blocked");
+    amq_filter_free(f);
+    /* partitioned: the index's checksums go before the partitions they sum;
+     * both payload checksums (whole and chunked) */
+    for (chunked = 0; chunked <= 1; chunked++) {
+        amq_config_init(&cfg, AMQ_KIND_PARTITIONED);
+        cfg.capacity = (uint64_t)SA_WRITERS * SA_MAX;
+        cfg.fpp = 0.0001; /* a larger array: longer saves for the adds to race */
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        REQUIRE_OK(amq_filter_set_chunked_checksum(f, chunked));
+        saves_while_adding(f, chunked ? "partitioned (chunked checksum)" : "partitioned");
+        amq_filter_free(f);
     }
 }
 

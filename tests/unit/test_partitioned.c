@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "amq.h"
+#include "amq/inplace.h"
 #include "amq/partitioned.h"
 #include "common/container.h"
 #include "common/endian.h"
@@ -564,6 +565,54 @@ static amq_hash128 *corrupt_partition_file(const char *path)
         return NULL;
     }
     return h;
+}
+
+/* In concurrent mode a save writes each partition from a copy, out of
+ * order, and sums the file as written: with no add running, the same bytes
+ * as in exclusive mode - saved, serialized, and serialized piece by piece
+ * (which writes in order) - byte for byte. */
+TEST(partitioned_concurrent_mode_saves_the_same_bytes)
+{
+    const char *path = test_path("part-concurrent.amq");
+    amq_config cfg;
+    amq_filter *f;
+    uint8_t *excl, *conc, *saved, *pieces;
+    size_t len, clen, slen, off, n;
+    uint64_t s;
+    int chunked;
+    uint32_t i;
+
+    for (chunked = 0; chunked <= 1; chunked++) {
+        amq_config_init(&cfg, AMQ_KIND_PARTITIONED);
+        cfg.capacity = 200000;
+        cfg.partitions = 7;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        REQUIRE_OK(amq_filter_set_chunked_checksum(f, chunked));
+        s = 99;
+        for (i = 0; i < 150000; i++) {
+            amq_hash128 h;
+            h.h1 = test_rand(&s);
+            h.h2 = test_rand(&s);
+            REQUIRE(amq_filter_add_hash(f, h) >= 0);
+        }
+        excl = test_serialized(f, &len);
+        REQUIRE_OK(amq_filter_set_concurrent(f, 1));
+        conc = test_serialized(f, &clen);
+        REQUIRE_OK(amq_filter_save(f, path, 0, NULL));
+        saved = read_file(path, &slen);
+        pieces = malloc(len);
+        REQUIRE(excl != NULL && conc != NULL && saved != NULL && pieces != NULL);
+        for (off = 0; off < len; off += n)
+            REQUIRE_OK(amq_filter_serialize_range(f, off, pieces + off, 100000, &n));
+        CHECK(clen == len && memcmp(conc, excl, len) == 0);
+        CHECK(slen == len && memcmp(saved, excl, len) == 0);
+        CHECK(memcmp(pieces, excl, len) == 0);
+        free(excl);
+        free(conc);
+        free(saved);
+        free(pieces);
+        amq_filter_free(f);
+    }
 }
 
 TEST(partitioned_corrupt_partition_fails_untrusted_open)
