@@ -85,8 +85,8 @@ uint64_t cli_now_ms(void);
 /* 1 if f is an aging filter that ages by time. */
 int cli_aging_time_mode(const amq_filter *f);
 
-/* A filter's hash algorithm by name (--hash): xxh3, murmur3, murmur64a,
- * redisbloom, mulshift, vmulshift. */
+/* A filter's hash algorithm by name (--hash): the library's names
+ * (amq_hash_algo_name; 'amq help hashes' lists them). */
 int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out);
 
 /* The hash a new filter of this kind takes when --hash is not given (the
@@ -292,6 +292,9 @@ const char *cli_a(const char *word);
  * NULL) follows the last name. */
 void cli_help_names(FILE *out, const char *lead, const char *const *names, size_t n,
                     const char *dflt, const char *tail);
+/* The --hash line of a help text: the library's hash names, each with the
+ * kinds whose default it is. */
+void cli_help_hashes(FILE *out, const char *lead);
 /* The --type line of a help text: cli_help_names of the kinds. */
 void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail);
 

@@ -72,8 +72,10 @@ static const char usage_options[] =
     "                   probes), for 'amq export --to guava'\n"
     "  --redisbloom     scalable-bloom, scalable-cuckoo: RedisBloom's layout and\n"
     "                   hashing, for 'amq export --to redis'\n"
-    "  --hash ALGO      xxh3 (default; cuckoo: mulshift, fuse: vmulshift),\n"
-    "                   murmur3, murmur64a, redisbloom, mulshift, vmulshift\n"
+    ;
+
+/* After the --hash line, which lists the library's hashes. */
+static const char usage_options_tail[] =
     "  --seed S         hash seed (default 0)\n"
     "  --threads T      threads (default: one per idle core; kinds that cannot take\n"
     "                   concurrent adds still hash in parallel)\n"
@@ -447,6 +449,8 @@ int cmd_build(int argc, char **argv)
             fputs(usage_text, stdout);
             cli_help_kinds(stdout, "  --type TYPE      ", 0, ";");
             fputs(usage_options, stdout);
+            cli_help_hashes(stdout, "  --hash ALGO      ");
+            fputs(usage_options_tail, stdout);
             return 0;
         default:
             cli_usage_hint();

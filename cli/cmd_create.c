@@ -27,9 +27,10 @@ static const char usage_options[] =
     "  --bits-per-key B     size by bits per key instead of --fpp (Bloom kinds)\n"
     "  --bits M --hashes K  exact geometry: M bits, K probes (bloom; blocked: whole\n"
     "                       512-bit blocks; not with --bits-per-key or --fpp)\n"
-    "  --hash ALGO          xxh3 (default; cuckoo: mulshift, or xxh3 for integer\n"
-    "                       keys in arithmetic progression), murmur3, murmur64a,\n"
-    "                       redisbloom, mulshift, vmulshift\n"
+    ;
+
+/* After the --hash line, which lists the library's hashes. */
+static const char usage_options_tail[] =
     "  --seed S             hash seed (default 0)\n"
     "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
     "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"
@@ -83,6 +84,8 @@ static void usage(void)
            "                       it grows as keys come\n",
            names, (unsigned long long)start.capacity);
     fputs(usage_options, stdout);
+    cli_help_hashes(stdout, "  --hash ALGO          ");
+    fputs(usage_options_tail, stdout);
 }
 
 /* An option some kinds only read, by its name in the library's table of them

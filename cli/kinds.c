@@ -88,6 +88,38 @@ void cli_help_names(FILE *out, const char *lead, const char *const *names, size_
     fputc('\n', out);
 }
 
+/* Hash ids are small and never reused, as kind ids: the library's names of
+ * ids 1 to 255 are every filter hash, each marked with the kinds whose
+ * default it is (amq_config_init), the most kinds' default as "default". */
+void cli_help_hashes(FILE *out, const char *lead)
+{
+    static char items[64][96];
+    const char *names[64];
+    uint32_t id, kind, common = cli_default_hash(AMQ_KIND_BLOOM);
+    size_t n = 0;
+
+    for (id = 1; id <= 255 && n < 64; id++) {
+        const char *name = amq_hash_algo_name(id);
+        size_t used, kinds = 0;
+        if (name == NULL)
+            continue;
+        used = (size_t)snprintf(items[n], sizeof items[n], "%s", name);
+        if (id == common) {
+            snprintf(items[n] + used, sizeof items[n] - used, " (default)");
+        } else {
+            for (kind = 1; kind <= KIND_ID_MAX && used < sizeof items[n]; kind++)
+                if (amq_kind_name(kind) != NULL && cli_default_hash(kind) == id)
+                    used += (size_t)snprintf(items[n] + used, sizeof items[n] - used, "%s%s",
+                                             kinds++ > 0 ? ", " : " (", amq_kind_name(kind));
+            if (kinds > 0 && used < sizeof items[n])
+                snprintf(items[n] + used, sizeof items[n] - used, "'s default)");
+        }
+        names[n] = items[n];
+        n++;
+    }
+    cli_help_names(out, lead, names, n, NULL, NULL);
+}
+
 void cli_help_kinds(FILE *out, const char *lead, int creatable, const char *tail)
 {
     const char *names[KIND_ID_MAX];

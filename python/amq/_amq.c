@@ -1195,8 +1195,16 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
         return -1;
     }
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s' (xxh3, murmur3, redisbloom, "
-                     "murmur64a, mulshift, vmulshift)", hash_name);
+        char names[256];
+        size_t used = 0;
+        uint32_t id;
+        /* the library's names: hash ids are small and never reused */
+        names[0] = '\0';
+        for (id = 1; id < 256 && used < sizeof names; id++)
+            if (amq_hash_algo_name(id) != NULL)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used > 0 ? ", " : "", amq_hash_algo_name(id));
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s' (%s)", hash_name, names);
         return -1;
     }
     memset(&err, 0, sizeof(err));

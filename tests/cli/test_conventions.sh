@@ -222,6 +222,36 @@ named = set(re.findall(r'^\.BR? ([a-z0-9_]+)', para, re.M))
 assert named == set(sys.argv[2:]), "amq hash's paragraph names %s, the tool %s" % (sorted(named), sorted(sys.argv[2:]))
 PY
 
+CASE=filter-hashes-from-the-table
+# A filter's hashes (--hash) are the library's table (amq help hashes): create's and build's
+# --help list each one, and the kinds whose default it is; the man page's --hash paragraph and
+# docs/file-format.md's table of hash ids name exactly them (the help's lists were written
+# out by hand, and a new hash could be missed).
+hashes=$("$AMQ" help hashes)
+expect_eq "hashes listed" yes "$([ "$(echo "$hashes" | wc -l)" -ge 6 ] && echo yes)"
+for h in $hashes; do
+    for c in create build; do
+        "$AMQ" $c --help | sed -n '/--hash ALGO/,/--seed/p' | tr -c 'a-z0-9' '\n' | grep -qx -- "$h" ||
+            fail "$c --help does not list hash $h"
+    done
+    "$AMQ" create hx.amq --type bloom --hash nope 2>&1 | tr -c 'a-z0-9' '\n' | grep -qx -- "$h" ||
+        fail "--hash's unknown-algorithm error does not list $h"
+done
+for c in create build; do
+    "$AMQ" $c --help | grep -q "mulshift (cuckoo's default)" || fail "$c --help: cuckoo's default hash"
+    "$AMQ" $c --help | grep -q "vmulshift (fuse's default)" || fail "$c --help: fuse's default hash"
+done
+/usr/bin/python3 - "$REPO/docs/amq.1" "$REPO/docs/file-format.md" $hashes <<'PY' >man.txt 2>&1 || fail "docs: $(cat man.txt)"
+import re, sys
+text = open(sys.argv[1]).read()
+para = re.search(r'\.BI \\-\\-hash " ALGO"\n(.*?)\n\.TP', text, re.S).group(1)
+named = set(re.findall(r'^\.BR? ([a-z0-9]+)', para, re.M))
+assert named == set(sys.argv[3:]), "the man page's --hash names %s, the tool %s" % (sorted(named), sorted(sys.argv[3:]))
+table = open(sys.argv[2]).read().split("## Hash algorithms")[1].split("\n## ")[0]
+rows = set(re.findall(r'^\| \d+ \| `([a-z0-9]+)` \|', table, re.M))
+assert rows == set(sys.argv[3:]), "file-format.md's hash ids name %s, the tool %s" % (sorted(rows), sorted(sys.argv[3:]))
+PY
+
 CASE=completion-offers-what-the-parser-takes
 # The options offered are the parser's own table (amq CMD --list-options), in every context
 # (import/export per format, with and without --shards), and each one is accepted: used, it
