@@ -1283,9 +1283,14 @@ static void onekey_md(FILE *out, const opts *o)
                          "keys asks 20M keys of each). ",
                     fmt_n(o->ns[i], nb, sizeof nb), on.reps, h2h_query_reps(&on));
     }
-    fprintf(out,
-            "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
-            "key API, the default hash `mulshift`) runs against ");
+    {
+        amq_config ck;
+        amq_config_init(&ck, AMQ_KIND_CUCKOO);
+        fprintf(out,
+                "The cuckoo filter (12-bit fingerprints, 4-slot buckets, the public "
+                "key API, the default hash `%s`) runs against ",
+                amq_hash_algo_name(ck.hash_algo));
+    }
     if (amqb_cref_available())
         fprintf(out, "efficient/cuckoofilter's own code (`CuckooFilter<uint64_t, 12>`, Add and "
                      "Contain, built from `AMQ_PEERS` by `bench/peers/cuckooref.cc`; its models, "

@@ -3,7 +3,7 @@
  * cuckoo filter (one key at a time, and batched queries) and the scalable
  * cuckoo filter in its RedisBloom and native layouts.
  *
- * Keys are hashed with each filter's default: mulshift for the native
+ * Keys are hashed with each filter's default: mulmix for the native
  * cuckoo filter, XXH3-128 for the native scalable one, MurmurHash64A for
  * the RedisBloom layout (which fixes it).
  */

@@ -19,9 +19,9 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     amq_bloom *b;
     int rc;
 
-    /* Double hashing needs h2 independent of h1; mulshift's h2 is h1
-     * rotated, and counting keys then pass the target rate. */
-    if (amq_ms_family(cfg->hash_algo))
+    /* Double hashing needs h2 independent of h1; mulshift's (and
+     * mulmix's) h2 is h1 rotated, and counting keys then pass the target rate. */
+    if (amq_ms_one_word(cfg->hash_algo))
         return amq_err(err, AMQ_EINVAL,
                        "a classic Bloom filter does not take hash %s (its probes need two"
                        " independent hash halves; %s has one): use xxh3",

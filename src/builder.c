@@ -46,7 +46,8 @@
 #define SIZED_KEYS ((size_t)1024)
 
 /* How amq_builder_add hashes a key. */
-enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT, MODE_VMULSHIFT };
+enum { MODE_STATIC, MODE_ANY, MODE_XXH3, MODE_XXH3_SEED0, MODE_MULSHIFT, MODE_VMULSHIFT,
+       MODE_MULMIX };
 /* What a key keeps: h1 and u (blocked), the hash (other kinds), or the key
  * itself - an XXH3 blocked filter's 8-byte keys, 8 bytes that finish
  * hashes as the batched adds of packed keys do (a key of another length,
@@ -82,7 +83,7 @@ struct amq_builder {
     int finished; /* finish was called */
     amq_filter *f; /* amq_builder_new_sized: the filter, made at once, that
                       each full buffer (chunk 0) is added to */
-    amq_ms_key ms; /* MODE_MULSHIFT: the seed's constants */
+    amq_ms_key ms; /* MODE_MULSHIFT, MODE_MULMIX: the seed's constants */
     amq_u128 ms_a1; /* MODE_VMULSHIFT (a static kind's 16-byte keys): a1 */
 };
 
@@ -160,9 +161,9 @@ static void set_layout(amq_builder *b, const amq_config *cfg, int layout)
     }
     if (cfg->hash_algo == AMQ_HASH_XXH3) {
         b->mode = cfg->seed == 0 ? MODE_XXH3_SEED0 : MODE_XXH3;
-    } else if (amq_ms_family(cfg->hash_algo)) {
+    } else if (amq_ms_one_word(cfg->hash_algo)) {
         /* the seed's constants once, not per key as amq_hash_key makes them */
-        b->mode = MODE_MULSHIFT;
+        b->mode = cfg->hash_algo == AMQ_HASH_MULMIX ? MODE_MULMIX : MODE_MULSHIFT;
         b->ms = cfg->seed == 0 ? amq_ms_key0() : amq_ms_key_for(cfg->seed);
     } else {
         b->mode = MODE_ANY;
@@ -683,9 +684,11 @@ int amq_builder_add(amq_builder *b, const void *key, size_t len)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 8));
         if (len == 16)
             return add_hashed(b, amq_blk_hash(AMQ_HASH_XXH3, b->seed, key, 16));
-    } else if (b->mode == MODE_MULSHIFT && len == 8) {
+    } else if ((b->mode == MODE_MULSHIFT || b->mode == MODE_MULMIX) && len == 8) {
         amq_hash128 h;
         h.h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(key));
+        if (b->mode == MODE_MULMIX)
+            h.h1 = amq_ms_mix(h.h1);
         h.h2 = amq_ms_h2(h.h1);
         return add_hashed(b, h);
     }
@@ -704,8 +707,10 @@ static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_buil
         return amq_blk_hash(AMQ_HASH_XXH3, 0, k, len);
     if (mode == MODE_XXH3 && (len == 8 || len == 16))
         return amq_blk_hash(AMQ_HASH_XXH3, b->seed, k, len);
-    if (mode == MODE_MULSHIFT && len == 8) {
+    if ((mode == MODE_MULSHIFT || mode == MODE_MULMIX) && len == 8) {
         h.h1 = amq_ms_apply(b->ms.a, b->ms.b, amq_load64(k));
+        if (mode == MODE_MULMIX)
+            h.h1 = amq_ms_mix(h.h1);
         h.h2 = amq_ms_h2(h.h1);
         return h;
     }
@@ -753,6 +758,8 @@ static void put_keys(amq_builder *b, const uint8_t *k, size_t len, size_t m)
         put_keys_as(b, k, 16, m, MODE_XXH3);
     else if (b->mode == MODE_MULSHIFT && len == 8)
         put_keys_as(b, k, 8, m, MODE_MULSHIFT);
+    else if (b->mode == MODE_MULMIX && len == 8)
+        put_keys_as(b, k, 8, m, MODE_MULMIX);
     else
         put_keys_as(b, k, len, m, MODE_ANY);
 }

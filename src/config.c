@@ -13,8 +13,9 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
     memset(cfg, 0, sizeof *cfg);
     cfg->kind = kind;
     /* The cuckoo and fuse filters' one-key paths are shortest with mulshift
-     * (the fuse filter's 16-byte keys with its vector form). */
-    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULSHIFT
+     * (the cuckoo filter's with its mix, which integer progressions need;
+     * the fuse filter's 16-byte keys with its vector form). */
+    cfg->hash_algo = kind == AMQ_KIND_CUCKOO ? AMQ_HASH_MULMIX
                      : kind == AMQ_KIND_FUSE ? AMQ_HASH_VMULSHIFT
                                              : AMQ_HASH_XXH3;
     /* an expandable filter starts small and grows: its capacity is where it starts */

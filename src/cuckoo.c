@@ -20,15 +20,17 @@ static inline uint64_t walk_rand(uint64_t i, uint32_t fp, uint32_t k)
     return amq_ms_splitmix(&z);
 }
 
-/* The q8 entries by [whole bytes][mulshift][alt_tab] (CK8_GRID). */
-static const ck_q8_fn q8_scalar[2][2][2];
+/* The q8 entries by [whole bytes][CK_MS_*][alt_tab] (CK8_GRID). */
+static const ck_q8_fn q8_scalar[2][3][2];
 static int q8_any(const amq_cuckoo *c, const void *key);
 static uint64_t q8n_bytes(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bytes_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bits(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_bits_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
+static uint64_t q8n_bytes_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
+static uint64_t q8n_bits_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
-static const ck_add8_fn add8_leaf[2][2][2];
+static const ck_add8_fn add8_leaf[2][3][2];
 static int add8_any(amq_cuckoo *c, const void *key);
 
 /* The 8-byte-key entries that apply now: the fast ones assume no victim. */
@@ -39,7 +41,9 @@ void amq_ck_key8_modes(amq_cuckoo *c)
     if (c->fast && c->victim_fp == 0)
         m = c->bb % 8 == 0 ? CK_KEY8_BYTES : CK_KEY8_BITS;
     c->q8 = m == CK_KEY8_NONE ? q8_any : q8_scalar[m == CK_KEY8_BYTES][c->ms][tab];
-    if (c->ms)
+    if (c->ms == CK_MS_MIX)
+        c->q8n = m == CK_KEY8_BYTES ? q8n_bytes_mx : m == CK_KEY8_BITS ? q8n_bits_mx : q8n_any;
+    else if (c->ms)
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes_ms : m == CK_KEY8_BITS ? q8n_bits_ms : q8n_any;
     else
         c->q8n = m == CK_KEY8_BYTES ? q8n_bytes : m == CK_KEY8_BITS ? q8n_bits : q8n_any;
@@ -47,7 +51,9 @@ void amq_ck_key8_modes(amq_cuckoo *c)
     if (m != CK_KEY8_NONE && !c->scalar_keys && amq_cpu_has(AMQ_CPU_AVX2 | AMQ_CPU_BMI2)) {
         c->q8 = amq_ck_q8_avx2(m == CK_KEY8_BYTES, c->ms, tab);
         if (m == CK_KEY8_BYTES)
-            c->q8n = c->ms ? amq_ck_q8n_bytes_avx2_ms : amq_ck_q8n_bytes_avx2;
+            c->q8n = c->ms == CK_MS_MIX ? amq_ck_q8n_bytes_avx2_mx
+                     : c->ms            ? amq_ck_q8n_bytes_avx2_ms
+                                        : amq_ck_q8n_bytes_avx2;
     }
     /* Batches by gathers: one-word buckets, no victim, nb < 2^32. */
     c->batch_gather = 0;
@@ -477,7 +483,7 @@ int amq_cuckoo_contains_hash(const amq_cuckoo *c, amq_hash128 h)
 }
 
 /* The q8 entries: query8 (or q8_vec) on whole-byte buckets or at any bit,
- * under XXH3 or mulshift, H(fp) computed or read from alt_tab. */
+ * under XXH3, mulshift or mulmix, H(fp) computed or read from alt_tab. */
 CK8_GRID(, ck_q8_fn, const amq_cuckoo, q8_scalar, query8)
 
 static int q8_any(const amq_cuckoo *c, const void *key)
@@ -526,6 +532,16 @@ static uint64_t q8n_bits(const amq_cuckoo *c, const uint8_t *keys, size_t n, uin
 static uint64_t q8n_bits_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
 {
     return q8n_loop(c, keys, n, out, 0, 1, 0);
+}
+
+static uint64_t q8n_bytes_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
+{
+    return q8n_loop(c, keys, n, out, 1, CK_MS_MIX, 0);
+}
+
+static uint64_t q8n_bits_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
+{
+    return q8n_loop(c, keys, n, out, 0, CK_MS_MIX, 0);
 }
 
 static uint64_t q8n_any(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)

@@ -90,7 +90,13 @@ CK_BMI2 uint64_t amq_ck_q8n_bytes_avx2(const amq_cuckoo *c, const uint8_t *keys,
 CK_BMI2 uint64_t amq_ck_q8n_bytes_avx2_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                           uint8_t *out)
 {
-    return q8n_vec_loop(c, keys, n, out, 1);
+    return q8n_vec_loop(c, keys, n, out, CK_MS_PLAIN);
+}
+
+CK_BMI2 uint64_t amq_ck_q8n_bytes_avx2_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                          uint8_t *out)
+{
+    return q8n_vec_loop(c, keys, n, out, CK_MS_MIX);
 }
 
 /*
@@ -147,6 +153,12 @@ static inline __attribute__((always_inline)) __m256i mulhi64_x4(__m256i x, __m25
     return _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)), top);
 }
 
+/* amq_ms_mix in each lane; k_mix: AMQ_MULMIX_K in each. */
+static inline __attribute__((always_inline)) __m256i mix_x4(__m256i h, __m256i k_mix)
+{
+    return mullo_x4(_mm256_xor_si256(h, _mm256_srli_epi64(h, 32)), k_mix);
+}
+
 /* Bucket i's word in each lane, as word_x8. */
 static inline __attribute__((always_inline)) __m256i word_x4(const ck_x4 *k, __m256i i,
                                                                      int bytes)
@@ -191,9 +203,10 @@ static const uint32_t x4_bytes[16] = {
     0x01000000, 0x01000001, 0x01000100, 0x01000101, 0x01010000, 0x01010001, 0x01010100, 0x01010101};
 
 static inline __attribute__((always_inline)) uint64_t
-q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes)
+q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes, int ms)
 {
     ck_x4 k = x4_consts(c);
+    __m256i k_mix = _mm256_set1_epi64x((long long)AMQ_MULMIX_K);
     __m256i a_hi = _mm256_set1_epi64x((long long)(uint64_t)(c->ms_a >> 64));
     __m256i a_lo = _mm256_set1_epi64x((long long)(uint64_t)c->ms_a);
     __m256i b_hi = _mm256_set1_epi64x((long long)(uint64_t)(c->ms_b >> 64));
@@ -209,13 +222,15 @@ q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
                                      b_hi);
         int m;
         h = _mm256_sub_epi64(h, ltu_x4(&k, sum, lo));
+        if (ms == CK_MS_MIX)
+            h = mix_x4(h, k_mix);
         m = test_x4(&k, h, h, bytes);
         if (out != NULL)
             memcpy(out + i, &x4_bytes[m], 4);
         total += (uint64_t)__builtin_popcount((unsigned)m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 0, 1, 0);
+        int r = query8(c, keys + i * 8, 0, ms, 0);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
@@ -223,9 +238,14 @@ q8n_x4(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
     return total;
 }
 
+/* One inlined loop per [whole-byte buckets][mulshift or mulmix]. */
 uint64_t amq_ck_q8n_gather_avx2(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out)
 {
-    return c->bb % 8 == 0 ? q8n_x4(c, keys, n, out, 1) : q8n_x4(c, keys, n, out, 0);
+    if (c->ms == CK_MS_MIX)
+        return c->bb % 8 == 0 ? q8n_x4(c, keys, n, out, 1, CK_MS_MIX)
+                              : q8n_x4(c, keys, n, out, 0, CK_MS_MIX);
+    return c->bb % 8 == 0 ? q8n_x4(c, keys, n, out, 1, CK_MS_PLAIN)
+                          : q8n_x4(c, keys, n, out, 0, CK_MS_PLAIN);
 }
 
 static inline __attribute__((always_inline)) void

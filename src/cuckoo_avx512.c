@@ -103,11 +103,13 @@ static inline __attribute__((always_inline)) void put_x8(uint8_t *out, __mmask8 
                      _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64(m, one)));
 }
 
-/* Packed 8-byte keys, mulshift: h1 is the key's hash and h2's high half its low half. */
+/* Packed 8-byte keys, mulshift or mulmix (ms): h1 is the key's hash and
+ * h2's high half its low half. */
 static inline __attribute__((always_inline)) uint64_t
-q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes)
+q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int bytes, int ms)
 {
     ck_x8 k = x8_consts(c);
+    __m512i k_mix = _mm512_set1_epi64((long long)AMQ_MULMIX_K);
     __m512i a_hi = _mm512_set1_epi64((long long)(uint64_t)(c->ms_a >> 64));
     __m512i a_lo = _mm512_set1_epi64((long long)(uint64_t)c->ms_a);
     __m512i b_hi = _mm512_set1_epi64((long long)(uint64_t)(c->ms_b >> 64));
@@ -125,13 +127,17 @@ q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
                                      b_hi);
         __mmask8 m;
         h = _mm512_mask_add_epi64(h, _mm512_cmplt_epu64_mask(sum, lo), h, k.one);
+        if (ms == CK_MS_MIX) { /* amq_ms_mix */
+            h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+            h = _mm512_mullo_epi64(h, k_mix);
+        }
         m = test_x8(&k, h, h, bytes);
         if (out != NULL)
             put_x8(out + i, m, k.one);
         total += (uint64_t)__builtin_popcount(m);
     }
     for (; i < n; i++) {
-        int r = query8(c, keys + i * 8, 0, 1, 0);
+        int r = query8(c, keys + i * 8, 0, ms, 0);
         if (out != NULL)
             out[i] = (uint8_t)r;
         total += (uint64_t)r;
@@ -139,11 +145,16 @@ q8n_x8(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out, int byt
     return total;
 }
 
-/* Each an inlined loop, once for whole-byte buckets and once for the others. */
+/* Each an inlined loop, once for whole-byte buckets and once for the
+ * others, under mulshift and under mulmix. */
 uint64_t amq_ck_q8n_gather_avx512(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                   uint8_t *out)
 {
-    return c->bb % 8 == 0 ? q8n_x8(c, keys, n, out, 1) : q8n_x8(c, keys, n, out, 0);
+    if (c->ms == CK_MS_MIX)
+        return c->bb % 8 == 0 ? q8n_x8(c, keys, n, out, 1, CK_MS_MIX)
+                              : q8n_x8(c, keys, n, out, 0, CK_MS_MIX);
+    return c->bb % 8 == 0 ? q8n_x8(c, keys, n, out, 1, CK_MS_PLAIN)
+                          : q8n_x8(c, keys, n, out, 0, CK_MS_PLAIN);
 }
 
 /* Hashes (h1, h2 pairs): two loads and two permutes give eight of each. */

@@ -60,6 +60,10 @@ enum { CK_WORD64 = 0, CK_WORD128 = 1, CK_SLOTS = 2 };
  * 12 x 4) or at any bit. */
 enum { CK_KEY8_NONE = 0, CK_KEY8_BYTES = 1, CK_KEY8_BITS = 2 };
 enum { CK_GATHER_AVX2 = 1, CK_GATHER_AVX512 = 2 };
+/* Which multiply-add-shift hash the one-key and packed-key paths write out
+ * (c->ms, an index of the leaf grids): none (XXH3), mulshift, or mulshift
+ * then amq_ms_mix (mulmix). */
+enum { CK_MS_NONE = 0, CK_MS_PLAIN = 1, CK_MS_MIX = 2 };
 
 typedef unsigned __int128 ck_u128;
 
@@ -71,8 +75,8 @@ struct amq_cuckoo {
     uint32_t f, b;      /* fingerprint bits, slots per bucket */
     uint32_t bb;        /* bits per bucket, f * b */
     uint32_t shape;     /* CK_WORD64, CK_WORD128, CK_SLOTS */
-    int fast;           /* XXH3 or mulshift, and CK_WORD64: the one-key fast paths apply */
-    int ms;             /* the hash is AMQ_HASH_MULSHIFT */
+    int fast;           /* XXH3, mulshift or mulmix, and CK_WORD64: the one-key fast paths apply */
+    int ms;             /* CK_MS_*: mulshift, mulmix or neither */
     int fast_add;       /* fast, and the table is writable */
     int scalar_keys;    /* amq_cuckoo_scalar_keys: no vector path */
     /* The 8-byte-key entries: the fast ones (fast, no victim and, for
@@ -87,10 +91,10 @@ struct amq_cuckoo {
     int batch_gather;   /* hashed batches by gathers: CK_GATHER_AVX2 or _AVX512, else 0 */
     uint32_t bbytes;    /* bb / 8 when buckets start on whole bytes */
     uint64_t x8;        /* the seed's share of XXH3 for 8-byte keys (x8_key) */
-    amq_u128 ms_a, ms_b; /* mulshift's constants for the seed */
+    amq_u128 ms_a, ms_b; /* mulshift's (and mulmix's) constants for the seed */
     /* The 8-byte path's multipliers, read from here as memory operands:
      * as immediates each would take an instruction of its own to load. */
-    uint64_t k_mul, k_mx2, k_aval, k_phi;
+    uint64_t k_mul, k_mx2, k_aval, k_phi, k_mix;
     uint64_t ones_lo, ones_hi; /* bit 0 of each of the b fields */
     uint64_t highs_lo;         /* bit f - 1 of each field in the low word */
     uint64_t bmask;            /* the bb bits of a one-word bucket */
@@ -158,6 +162,8 @@ static inline __attribute__((always_inline)) uint64_t x8_hash(const amq_cuckoo *
     if (ms) {
         /* h2 = h1 rotated: its top half is h1's low half. */
         lo = amq_ms_apply(c->ms_a, c->ms_b, amq_load64(key));
+        if (ms == CK_MS_MIX) /* amq_ms_mix, its multiplier from memory */
+            lo = (lo ^ (lo >> 32)) * c->k_mix;
         *h2_top = (uint32_t)lo;
         return lo;
     }
@@ -182,7 +188,7 @@ typedef int (*ck_q8_fn)(const amq_cuckoo *c, const void *key);
 typedef int (*ck_add8_fn)(amq_cuckoo *c, const void *key);
 
 /* The 8-byte-key leaves (queries and adds): one function per [whole-byte
- * buckets][mulshift][alt_tab], each fn(c, key, bytes, ms, tab) inlined, so
+ * buckets][CK_MS_*][alt_tab], each fn(c, key, bytes, ms, tab) inlined, so
  * that an entry is one indirect jump to straight code; the grid's table is
  * indexed the same way.  ctype: the leaf's filter type (const for queries). */
 #define CK8_LEAF(attr, ctype, name, fn, bytes, ms, tab)                                            \
@@ -199,8 +205,13 @@ typedef int (*ck_add8_fn)(amq_cuckoo *c, const void *key);
     CK8_LEAF(attr, ctype, name##_5, fn, 1, 0, 1)                                                   \
     CK8_LEAF(attr, ctype, name##_6, fn, 1, 1, 0)                                                   \
     CK8_LEAF(attr, ctype, name##_7, fn, 1, 1, 1)                                                   \
-    static const ftype name[2][2][2] = {{{name##_0, name##_1}, {name##_2, name##_3}},              \
-                                        {{name##_4, name##_5}, {name##_6, name##_7}}};
+    CK8_LEAF(attr, ctype, name##_8, fn, 0, 2, 0)                                                   \
+    CK8_LEAF(attr, ctype, name##_9, fn, 0, 2, 1)                                                   \
+    CK8_LEAF(attr, ctype, name##_10, fn, 1, 2, 0)                                                  \
+    CK8_LEAF(attr, ctype, name##_11, fn, 1, 2, 1)                                                  \
+    static const ftype name[2][3][2] = {                                                           \
+        {{name##_0, name##_1}, {name##_2, name##_3}, {name##_8, name##_9}},                        \
+        {{name##_4, name##_5}, {name##_6, name##_7}, {name##_10, name##_11}}};
 
 /* ---- buckets as words ----------------------------------------------------------------
  * A bucket of b fields of f bits starts at bit i * bb of the table.  When
@@ -381,12 +392,14 @@ uint32_t amq_ck_refusal(const amq_cuckoo *c, amq_hash128 h);
 int amq_ck_check_victim(const amq_cuckoo_params *p, uint32_t fp, uint64_t bucket);
 
 #if defined(__x86_64__)
-/* cuckoo_avx2.c: the AVX2 and BMI2 query leaf for [whole bytes][mulshift]
+/* cuckoo_avx2.c: the AVX2 and BMI2 query leaf for [whole bytes][CK_MS_*]
  * [alt_tab], q8 over packed keys on whole-byte buckets, and the gathers of
- * 4 keys a vector (q8n under mulshift, and hashed batches). */
+ * 4 keys a vector (q8n under mulshift or mulmix, and hashed batches). */
 ck_q8_fn amq_ck_q8_avx2(int bytes, int ms, int tab);
 uint64_t amq_ck_q8n_bytes_avx2(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 uint64_t amq_ck_q8n_bytes_avx2_ms(const amq_cuckoo *c, const uint8_t *keys, size_t n,
+                                  uint8_t *out);
+uint64_t amq_ck_q8n_bytes_avx2_mx(const amq_cuckoo *c, const uint8_t *keys, size_t n,
                                   uint8_t *out);
 uint64_t amq_ck_q8n_gather_avx2(const amq_cuckoo *c, const uint8_t *keys, size_t n, uint8_t *out);
 void amq_ck_contains_batch_avx2(const amq_cuckoo *c, const amq_hash128 *h, size_t n,
@@ -441,6 +454,8 @@ static inline __attribute__((always_inline)) amq_hash128 key_hash(const amq_cuck
         amq_hash128 h;
         h.h1 = amq_ms_apply(c->ms_a, c->ms_b,
                             len == 8 ? amq_load64(key) : XXH3_64bits_withSeed(key, len, c->p.seed));
+        if (c->ms == CK_MS_MIX)
+            h.h1 = amq_ms_mix(h.h1);
         h.h2 = amq_ms_h2(h.h1);
         return h;
     }

@@ -57,7 +57,9 @@ static void derive(amq_cuckoo *c)
     c->bb = c->f * c->b;
     c->shape = shape_of(c->bb);
     c->fmax = (UINT64_C(1) << c->f) - 1;
-    c->ms = c->p.hash_algo == AMQ_HASH_MULSHIFT;
+    c->ms = c->p.hash_algo == AMQ_HASH_MULSHIFT ? CK_MS_PLAIN
+            : c->p.hash_algo == AMQ_HASH_MULMIX ? CK_MS_MIX
+                                                : CK_MS_NONE;
     c->fast = (c->p.hash_algo == AMQ_HASH_XXH3 || c->ms) && c->shape == CK_WORD64;
     c->fast_add = 0; /* until the table is known to be writable */
     c->bbytes = c->bb / 8;
@@ -71,6 +73,7 @@ static void derive(amq_cuckoo *c)
     c->k_mx2 = X8_MX2;
     c->k_aval = X8_AVALANCHE;
     c->k_phi = PHI;
+    c->k_mix = AMQ_MULMIX_K;
     amq_ck_key8_modes(c);
     c->ones_lo = c->ones_hi = 0;
     for (j = 0; j < c->b; j++) {
@@ -100,7 +103,8 @@ static uint32_t alt_tab_unit(const amq_cuckoo_params *p)
 {
     uint32_t bb = p->fingerprint_bits * p->bucket_size, unit = bb % 8 == 0 ? bb / 8 : bb;
     if (p->fingerprint_bits > ALT_TABLE_MAX_F || shape_of(bb) != CK_WORD64 ||
-        (p->hash_algo != AMQ_HASH_XXH3 && p->hash_algo != AMQ_HASH_MULSHIFT) ||
+        (p->hash_algo != AMQ_HASH_XXH3 && p->hash_algo != AMQ_HASH_MULSHIFT &&
+         p->hash_algo != AMQ_HASH_MULMIX) ||
         p->buckets > UINT32_MAX / unit ||
         amq_cuckoo_data_size(p) / ALT_TABLE_SHARE < (sizeof(uint32_t) << p->fingerprint_bits))
         return 0;

@@ -137,7 +137,7 @@ int amq_cuckoo_params_for(uint64_t n, double p, uint32_t fbits, uint32_t bsize,
     params->bucket_size = best_b;
     params->buckets = (uint64_t)nbd;
     params->max_kicks = AMQ_CUCKOO_DEFAULT_KICKS;
-    params->hash_algo = AMQ_HASH_MULSHIFT;
+    params->hash_algo = AMQ_HASH_MULMIX;
     params->seed = 0;
     params->capacity = n;
     params->fpp = amq_cuckoo_fpp_theory(best_f, best_b,

@@ -22,7 +22,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     int rc;
 
     /* As the classic Bloom filter (bloom.c): double hashing, two halves. */
-    if (amq_ms_family(cfg->hash_algo) && !cfg->redisbloom)
+    if (amq_ms_one_word(cfg->hash_algo) && !cfg->redisbloom)
         return amq_err(err, AMQ_EINVAL,
                        "a scalable Bloom filter does not take hash %s (its probes need two"
                        " independent hash halves; %s has one): use xxh3",

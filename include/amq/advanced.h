@@ -429,7 +429,7 @@ AMQ_API int amq_partitioned_set_simd(amq_partitioned *f, uint32_t simd);
  * nb0 = ceil(n / (b * load)), nb = nb0 + ceil(2 sqrt(nb0)) (spare buckets
  * for small tables, which fill less evenly).  When both f and b are fixed, the load is
  * the design maximum for (f, b) whatever p (fpp then records the rate reached).
- * Fills every field (hash AMQ_HASH_MULSHIFT seed 0, max_kicks AMQ_CUCKOO_DEFAULT_KICKS).
+ * Fills every field (hash AMQ_HASH_MULMIX seed 0, max_kicks AMQ_CUCKOO_DEFAULT_KICKS).
  * AMQ_ERANGE for n = 0, p outside (0, 1), a bad f or b, or a table over
  * AMQ_CUCKOO_MAX_BUCKETS.  O(1).
  */

@@ -79,7 +79,7 @@ AMQ_API int amq_kind_has_capacity(uint32_t kind);
  */
 typedef struct amq_config {
     uint32_t kind;
-    uint32_t hash_algo;      /* amq_hash_algo, default AMQ_HASH_XXH3 (cuckoo: MULSHIFT) */
+    uint32_t hash_algo;      /* amq_hash_algo, default AMQ_HASH_XXH3 (cuckoo: MULMIX) */
     uint64_t seed;           /* default 0 */
     uint64_t capacity;       /* items the filter is sized for */
     double fpp;              /* target false-positive rate at capacity */
@@ -103,7 +103,7 @@ typedef struct amq_config {
     const amq_allocator *alloc; /* NULL = default */
 } amq_config;
 
-/* Defaults for kind: XXH3 seed 0 (the cuckoo kind: AMQ_HASH_MULSHIFT), capacity
+/* Defaults for kind: XXH3 seed 0 (the cuckoo kind: AMQ_HASH_MULMIX), capacity
  * 1,000,000 (the expandable kind: 4,096, where it starts), fpp 0.01.
  *
  * The expandable kind ("expandable", docs/expandable.md) needs no capacity:

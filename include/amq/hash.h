@@ -72,13 +72,12 @@ typedef struct amq_hash128 {
  *                       long, else XXH3-64(key, seed); a and b are 128-bit
  *                       constants drawn from the seed by splitmix64
  *                       (docs/file-format.md); h2 = h1 rotated by 32 bits.
- *                       The cuckoo filter's default: its one-key
- *                       paths cost the fewest instructions with it (an
- *                       8-byte key: a 64 x 64 -> 128 multiply and a 64 x 64
- *                       one side by side, then adds; XXH3 chains its two
- *                       multiplies through shift-xors).  A new classic or
- *                       scalable Bloom filter refuses it (AMQ_EINVAL): their
- *                       double hashing needs two independent halves.
+ *                       The cuckoo filter's default until AMQ_HASH_MULMIX
+ *                       (integer keys in arithmetic progression map to a
+ *                       lattice of buckets and fingerprints under it, and
+ *                       some strides fill a filter early).  A new classic
+ *                       or scalable Bloom filter refuses it (AMQ_EINVAL):
+ *                       their double hashing needs two independent halves.
  *  AMQ_HASH_VMULSHIFT   AMQ_HASH_MULSHIFT, except that a 16-byte key is
  *                       hashed as its two little-endian 64-bit words x0, x1
  *                       by vector multiply-add-shift: h1 = ((a * x0 + a1 *
@@ -90,6 +89,16 @@ typedef struct amq_hash128 {
  *                       run side by side, where XXH3-64 then mulshift chain
  *                       theirs through shift-xors and adds.  The Bloom
  *                       filters refuse it, as they refuse mulshift.
+ *  AMQ_HASH_MULMIX      AMQ_HASH_MULSHIFT's h1 (any key length) put
+ *                       through a final mix, h ^= h >> 32, h *= 0xbf58476d
+ *                       1ce4e5b9 (mod 2^64; a bijection: collisions are
+ *                       mulshift's); h2 = h1 rotated by 32 bits.  The cuckoo
+ *                       filter's default: an 8-byte key costs a 64 x 64 ->
+ *                       128 multiply and a 64 x 64 one side by side, then
+ *                       the mix's one multiply, and integer keys in
+ *                       arithmetic progression fill it as random keys do.
+ *                       The Bloom filters refuse it, as they refuse
+ *                       mulshift.
  */
 typedef enum amq_hash_algo {
     AMQ_HASH_XXH3 = 1,
@@ -97,7 +106,8 @@ typedef enum amq_hash_algo {
     AMQ_HASH_REDISBLOOM = 3,
     AMQ_HASH_MURMUR64A = 4,
     AMQ_HASH_MULSHIFT = 5,
-    AMQ_HASH_VMULSHIFT = 6
+    AMQ_HASH_VMULSHIFT = 6,
+    AMQ_HASH_MULMIX = 7
 } amq_hash_algo;
 
 /* The seed RedisBloom's Bloom filters start from. */
@@ -113,7 +123,7 @@ AMQ_API amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key,
                                  size_t len);
 
 /* Name ("xxh3", "murmur3", "redisbloom", "murmur64a", "mulshift",
- * "vmulshift") or NULL;
+ * "vmulshift", "mulmix") or NULL;
  * and back: AMQ_OK, AMQ_EHASH for a name it does not know. */
 AMQ_API const char *amq_hash_algo_name(uint32_t algo);
 AMQ_API int amq_hash_algo_from_name(const char *name, uint32_t *algo);

@@ -2640,7 +2640,7 @@ PyDoc_STRVAR(Filter_doc,
 "'aging' (a sliding window: capacity = the last N adds, or\n"
 "window_ms + rate to age by the caller's clock, see advance()). The static\n"
 "kinds ('fuse', 'ribbon') are made by amq.build(). hash: None takes the\n"
-"kind's default ('mulshift' for 'cuckoo', 'xxh3' for the others). A\n"
+"kind's default ('mulmix' for 'cuckoo', 'xxh3' for the others). A\n"
 "keyword that only other kinds read (window_ms for 'bloom', ...) is a\n"
 "ValueError. threads is reserved: 0 or 1 (nothing is built on threads;\n"
 "another count is a ValueError). The same files as the amq tool: a filter saved here answers\n"

@@ -55,7 +55,7 @@ def fnv1a_64(key):
 
 def key(key, algo="xxh3", seed=0):
     """The (h1, h2) pair a filter with this hash algorithm ('xxh3', 'murmur3',
-    'redisbloom', 'murmur64a', 'mulshift', 'vmulshift') and seed derives its
+    'redisbloom', 'murmur64a', 'mulshift', 'vmulshift', 'mulmix') and seed derives its
     probes from."""
     return _amq._hash_key(key, algo, seed)
 

@@ -71,14 +71,20 @@ def test_threads_is_reserved(kind):
             amq.build([b"k", b"j"], kind=k, threads=8)
 
 
-def test_cuckoo_default_hash_is_mulshift():
+def test_cuckoo_default_hash_is_mulmix():
     c = amq.Filter(kind="cuckoo", capacity=1000)
-    assert c.info()["hash"] == "mulshift"
+    assert c.info()["hash"] == "mulmix"
     c.add(b"12345678")
-    assert c.hash_key(b"12345678") == amq.hash.key(b"12345678", "mulshift", 0)
-    # the 8-byte key 0 under seed 0, pinned in docs/file-format.md
+    assert c.hash_key(b"12345678") == amq.hash.key(b"12345678", "mulmix", 0)
+    # the 8-byte key 0 under seed 0, pinned in docs/file-format.md: mulshift's h1, then mulmix's
     assert amq.hash.key(bytes(8), "mulshift", 0)[0] == 0x06c45d188009454f
+    assert amq.hash.key(bytes(8), "mulmix", 0) == (0xb1c032ad127869df, 0x127869dfb1c032ad)
     assert b"12345678" in c
+    # mulshift stays selectable (files of hash 5 keep it)
+    m = amq.Filter(kind="cuckoo", capacity=1000, hash="mulshift")
+    assert m.info()["hash"] == "mulshift"
+    with pytest.raises(ValueError, match="mulmix"):
+        amq.Filter(kind="cuckoo", capacity=1000, hash="nope")
     x = amq.Filter(kind="cuckoo", capacity=1000, hash="xxh3")
     assert x.info()["hash"] == "xxh3"
     assert amq.Filter(kind="blocked", capacity=1000).info()["hash"] == "xxh3"
@@ -86,7 +92,7 @@ def test_cuckoo_default_hash_is_mulshift():
 
 def test_bloom_kinds_refuse_mulshift():
     for kind in ("bloom", "scalable-bloom"):
-        for h in ("mulshift", "vmulshift"):
+        for h in ("mulshift", "vmulshift", "mulmix"):
             with pytest.raises(ValueError, match=h):
                 amq.Filter(kind=kind, capacity=1000, hash=h)
     assert amq.Filter(kind="blocked", capacity=1000, hash="mulshift").info()["hash"] == "mulshift"

@@ -318,6 +318,7 @@ int amq_hash_check(uint32_t algo, uint64_t seed)
     case AMQ_HASH_MURMUR64A:
     case AMQ_HASH_MULSHIFT:
     case AMQ_HASH_VMULSHIFT:
+    case AMQ_HASH_MULMIX:
         return AMQ_OK;
     case AMQ_HASH_MURMUR3:
         return seed <= UINT32_MAX ? AMQ_OK : AMQ_ERANGE;
@@ -366,7 +367,8 @@ amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t l
         h.h2 = amq_mix64(h.h1);
         break;
     case AMQ_HASH_MULSHIFT:
-    case AMQ_HASH_VMULSHIFT: {
+    case AMQ_HASH_VMULSHIFT:
+    case AMQ_HASH_MULMIX: {
         amq_ms_key k = seed == 0 ? amq_ms_key0() : amq_ms_key_for(seed);
         if (algo == AMQ_HASH_VMULSHIFT && len == 16)
             h.h1 = amq_ms_apply2(k.a, seed == 0 ? amq_ms_a1_0() : amq_ms_a1_for(seed), k.b,
@@ -374,6 +376,8 @@ amq_hash128 amq_hash_key(uint32_t algo, uint64_t seed, const void *key, size_t l
         else
             h.h1 = amq_ms_apply(k.a, k.b, len == 8 ? amq_load64(key)
                                                    : XXH3_64bits_withSeed(key, len, seed));
+        if (algo == AMQ_HASH_MULMIX)
+            h.h1 = amq_ms_mix(h.h1);
         h.h2 = amq_ms_h2(h.h1);
         break;
     }
@@ -396,6 +400,7 @@ static const struct {
     {AMQ_HASH_MURMUR64A, "murmur64a"},
     {AMQ_HASH_MULSHIFT, "mulshift"},
     {AMQ_HASH_VMULSHIFT, "vmulshift"},
+    {AMQ_HASH_MULMIX, "mulmix"},
 };
 
 const char *amq_hash_algo_name(uint32_t algo)

@@ -1,5 +1,6 @@
 /*
- * mulshift.h - AMQ_HASH_MULSHIFT and AMQ_HASH_VMULSHIFT (amq/hash.h):
+ * mulshift.h - AMQ_HASH_MULSHIFT, AMQ_HASH_VMULSHIFT and AMQ_HASH_MULMIX
+ * (amq/hash.h):
  * Dietzfelbinger's multiply-add-shift over 128 bits, h(x) = ((a * x + b)
  * mod 2^128) >> 64, a strongly universal family for 64-bit x, applied to
  * the key itself when it is 8 bytes long and to XXH3-64(key, seed)
@@ -22,11 +23,18 @@
 
 typedef unsigned __int128 amq_u128;
 
-/* 1 for the two algorithms of this header: they hash an 8-byte key alike,
- * and their h2 is h1 rotated. */
+/* 1 for mulshift and vmulshift: they hash an 8-byte key alike, and their
+ * h2 is h1 rotated. */
 static inline int amq_ms_family(uint32_t algo)
 {
     return algo == AMQ_HASH_MULSHIFT || algo == AMQ_HASH_VMULSHIFT;
+}
+
+/* 1 for the algorithms of this header, mulmix too: one 64-bit hash, h2 its
+ * rotation (the Bloom kinds' double hashing refuses them). */
+static inline int amq_ms_one_word(uint32_t algo)
+{
+    return amq_ms_family(algo) || algo == AMQ_HASH_MULMIX;
 }
 
 typedef struct amq_ms_key {
@@ -99,6 +107,27 @@ static inline uint64_t amq_ms_apply2(amq_u128 a, amq_u128 a1, amq_u128 b, uint64
 static inline uint64_t amq_ms_h2(uint64_t h)
 {
     return (h << 32) | (h >> 32);
+}
+
+/* AMQ_HASH_MULMIX's final mix of mulshift's h: xor-shift, multiply.
+ * Under mulshift, integer keys in arithmetic progression x0 + k * s give
+ * an h that is itself nearly a progression mod 2^64, and the cuckoo
+ * filter's bucket (h's top bits) and fingerprint (bits 20-31) are two
+ * slices of it: a lattice, on which some strides (8192, 2^20, many odd
+ * ones) pile keys into few buckets.  z = h ^ (h >> 32) is not linear mod
+ * 2^64, and its low half holds both of h's; the multiply carries all of z
+ * into the top bits (the bucket) and z's low half into bits 20-31 (the
+ * fingerprint), so both depend on all 64 bits of h.  A bijection (each
+ * step is): two keys collide in h1 exactly when they do under mulshift.
+ * A third step (h ^= h >> 29) would also mix the low bits, which the
+ * cuckoo filter does not read; it cost its one-key query 7 % more.  The
+ * multiplier is splitmix64's first. */
+#define AMQ_MULMIX_K UINT64_C(0xbf58476d1ce4e5b9)
+
+static inline uint64_t amq_ms_mix(uint64_t h)
+{
+    h ^= h >> 32;
+    return h * AMQ_MULMIX_K;
 }
 
 #endif /* AMQ_COMMON_MULSHIFT_H */

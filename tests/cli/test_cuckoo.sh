@@ -15,21 +15,25 @@ expect_status 0 "$AMQ" create c.amq --type cuckoo --capacity 20000 --fpp 0.01
 grep -q '^kind: *cuckoo$' info.txt || fail "info kind: $(cat info.txt)"
 grep -q '^fingerprint bits: *10$' info.txt || fail "1% picks 10-bit fingerprints: $(cat info.txt)"
 grep -q '^bucket size: *4$' info.txt || fail "1% picks 4-slot buckets"
-grep -q '^hash: *mulshift, seed 0$' info.txt || fail "a cuckoo filter hashes with mulshift: $(cat info.txt)"
+grep -q '^hash: *mulmix, seed 0$' info.txt || fail "a cuckoo filter hashes with mulmix: $(cat info.txt)"
+expect_status 0 "$AMQ" create cm.amq --type cuckoo --capacity 1000 --hash mulshift
+"$AMQ" info cm.amq | grep -q '^hash: *mulshift, seed 0$' || fail "--hash mulshift is kept for a cuckoo filter"
 expect_status 0 "$AMQ" create cx.amq --type cuckoo --capacity 1000 --hash xxh3 --seed 5
 "$AMQ" info cx.amq | grep -q '^hash: *xxh3, seed 5$' || fail "--hash xxh3 is kept for a cuckoo filter"
 expect_status 0 "$AMQ" build --type cuckoo cb.amq keys
-"$AMQ" info cb.amq | grep -q '^hash: *mulshift, seed 0$' || fail "build: a cuckoo filter hashes with mulshift"
+"$AMQ" info cb.amq | grep -q '^hash: *mulmix, seed 0$' || fail "build: a cuckoo filter hashes with mulmix"
 expect_eq "build: every key present" 20000 "$("$AMQ" query -c cb.amq keys)"
 expect_status 0 "$AMQ" create cbl.amq --type blocked --capacity 1000
 "$AMQ" info cbl.amq | grep -q '^hash: *xxh3, seed 0$' || fail "other kinds keep xxh3"
 for t in bloom scalable-bloom; do
-    expect_status 2 "$AMQ" create cms.amq --type $t --capacity 1000 --hash mulshift
-    expect_stderr_has 'does not take hash mulshift'
-    [ ! -e cms.amq ] || fail "$t --hash mulshift left a file"
-    expect_status 2 "$AMQ" build --type $t --hash mulshift cms.amq keys
-    expect_stderr_has 'does not take hash mulshift'
-    [ ! -e cms.amq ] || fail "build $t --hash mulshift left a file"
+    for h in mulshift mulmix; do
+        expect_status 2 "$AMQ" create cms.amq --type $t --capacity 1000 --hash $h
+        expect_stderr_has "does not take hash $h"
+        [ ! -e cms.amq ] || fail "$t --hash $h left a file"
+        expect_status 2 "$AMQ" build --type $t --hash $h cms.amq keys
+        expect_stderr_has "does not take hash $h"
+        [ ! -e cms.amq ] || fail "build $t --hash $h left a file"
+    done
 done
 expect_status 0 "$AMQ" create c8.amq --type cuckoo --capacity 1000 --fingerprint-bits 8 \
     --bucket-size 2 --max-kicks 100

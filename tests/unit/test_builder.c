@@ -451,9 +451,9 @@ TEST(builder_sized_same_bytes_as_one_by_one)
         check_switch(at[t], t, 1);
 }
 
-/* mulshift (the cuckoo kind's default; the blocked and partitioned kinds
- * take it too): 8-byte keys are hashed in the builder's own body with the
- * seed's constants made once.  The same bytes and count as one by one, for
+/* mulshift and mulmix (the cuckoo kind's default, mulshift then a mix;
+ * the blocked and partitioned kinds take both): 8-byte keys are hashed in
+ * the builder's own body with the seed's constants made once.  The same bytes and count as one by one, for
  * seed 0 (constants written out) and another, sized or not, and with keys
  * of other lengths among the 8-byte ones. */
 TEST(builder_mulshift_same_bytes_as_one_by_one)
@@ -468,6 +468,8 @@ TEST(builder_mulshift_same_bytes_as_one_by_one)
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], SIZED, N_KEYS);
                 check_identical(kinds[k], AMQ_HASH_MULSHIFT, seeds[s], lens[l], 0, N_KEYS);
                 check_identical(kinds[k], AMQ_HASH_VMULSHIFT, seeds[s], lens[l], 0, N_KEYS);
+                check_identical(kinds[k], AMQ_HASH_MULMIX, seeds[s], lens[l], SIZED, N_KEYS);
+                check_identical(kinds[k], AMQ_HASH_MULMIX, seeds[s], lens[l], 0, N_KEYS);
             }
 }
 
@@ -479,7 +481,7 @@ TEST(builder_large_chunks_same_bytes)
 {
     check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 0, 8, 0, 600000);
     check_identical(AMQ_KIND_BLOCKED, AMQ_HASH_XXH3, 7, 16, 0, 600000);
-    check_identical(AMQ_KIND_CUCKOO, AMQ_HASH_MULSHIFT, 0, 8, (size_t)256 << 20, 4500000);
+    check_identical(AMQ_KIND_CUCKOO, AMQ_HASH_MULMIX, 0, 8, (size_t)256 << 20, 4500000);
 }
 
 /* A builder's chunks of 1 MiB and more are kept when it is freed and given

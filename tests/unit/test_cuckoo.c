@@ -642,26 +642,33 @@ static int progression_behaves(uint32_t algo, uint64_t stride, uint64_t n)
 TEST(cuckoo_integer_progressions_under_each_hash)
 {
     /* 8-byte integers counting up by strides that real keys have: 1, page
-     * sizes (4096, 8192, 12288), 2^20, 2^32, 2^56 + 1, 0x10001 and the
-     * golden ratio's 0x9E3779B97F4A7C15 (keys already Fibonacci-hashed),
-     * each at the filter's full capacity.  Under xxh3 every one behaves.
-     * Under mulshift, the default (its one-key and batched queries are the
-     * shortest), an arithmetic progression maps to a lattice of buckets and
+     * sizes (4096, 8192, 12288), 2^15, 2^20, 2^32, 2^56 + 1, 0x101,
+     * 0x10001 and the golden ratio's 0x9E3779B97F4A7C15 (keys already
+     * Fibonacci-hashed), each at the filter's full capacity.  Under xxh3
+     * and under mulmix, the default, every one behaves.  Under mulshift
+     * (the default before mulmix, still selectable: files of hash 5 keep
+     * it) an arithmetic progression maps to a lattice of buckets and
      * fingerprints: the strides 1, 2^32, 2^56 + 1 and 0x10001 behave, but
      * 8192 and 2^20 fill the filter before its capacity or pass the rate
-     * (docs/cuckoo.md, "the key's hash", says so: such keys want xxh3;
-     * checked here so that the page says what the hash does). */
-    static const uint64_t strides[] = {1, 4096, 8192, 12288, UINT64_C(1) << 20,
-                                       UINT64_C(1) << 32, (UINT64_C(1) << 56) + 1, 0x10001,
+     * (docs/cuckoo.md, "the key's hash", says so; checked here so that the
+     * page says what each hash does). */
+    static const uint64_t strides[] = {1, 4096, 8192, 12288, 0x8000, UINT64_C(1) << 20,
+                                       UINT64_C(1) << 32, (UINT64_C(1) << 56) + 1, 0x101, 0x10001,
                                        UINT64_C(0x9E3779B97F4A7C15)};
     const uint64_t n = UNDER_SAN ? 100000 : 300000;
     amq_cuckoo_params p;
+    amq_config cfg;
     size_t t;
     REQUIRE_OK(amq_cuckoo_params_for(n, 0.01, 0, 0, &p));
-    REQUIRE_EQ(p.hash_algo, AMQ_HASH_MULSHIFT);
+    REQUIRE_EQ(p.hash_algo, AMQ_HASH_MULMIX);
+    amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+    REQUIRE_EQ(cfg.hash_algo, AMQ_HASH_MULMIX);
     for (t = 0; t < sizeof strides / sizeof *strides; t++)
         if (!progression_behaves(AMQ_HASH_XXH3, strides[t], n))
             FAIL_AT_("xxh3, stride %" PRIx64 ": refused or over the rate", strides[t]);
+    for (t = 0; t < sizeof strides / sizeof *strides; t++)
+        if (!progression_behaves(AMQ_HASH_MULMIX, strides[t], n))
+            FAIL_AT_("mulmix, stride %" PRIx64 ": refused or over the rate", strides[t]);
     for (t = 0; t < sizeof strides / sizeof *strides; t++)
         if ((strides[t] == 1 || strides[t] == UINT64_C(1) << 32 ||
              strides[t] == (UINT64_C(1) << 56) + 1 || strides[t] == 0x10001) &&
@@ -669,6 +676,64 @@ TEST(cuckoo_integer_progressions_under_each_hash)
             FAIL_AT_("mulshift, stride %" PRIx64 ": refused or over the rate", strides[t]);
     CHECK(!progression_behaves(AMQ_HASH_MULSHIFT, 8192, n));
     CHECK(!progression_behaves(AMQ_HASH_MULSHIFT, UINT64_C(1) << 20, n));
+}
+
+/* A cuckoo filter file of 1,000 at 1 % (the handle's sizing) holding the
+ * 8-byte keys 0, 8192, ..., 899 * 8192 and "pear", per hash: FNV-1a 64 of
+ * the file's bytes and how many of the next 100,000 keys of the
+ * progression the file read back answers present.  mulshift's row was
+ * written by the library before mulmix existed: a file of hash 5 is made
+ * and answers exactly as it did. */
+TEST(cuckoo_file_golden_per_hash)
+{
+    static const struct {
+        uint32_t algo;
+        uint64_t fnv, present;
+    } rows[] = {
+        {AMQ_HASH_XXH3, UINT64_C(0xd1cb2e7bd82f8348), 585},
+        {AMQ_HASH_MULSHIFT, UINT64_C(0x4e48d317f539760c), 303},
+        {AMQ_HASH_MULMIX, UINT64_C(0x640017733bbf874e), 596},
+    };
+    size_t r, size, written;
+    for (r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        amq_config cfg;
+        amq_filter *f, *g;
+        amq_stats st;
+        uint8_t *buf;
+        uint64_t i, k, present = 0;
+        amq_config_init(&cfg, AMQ_KIND_CUCKOO);
+        cfg.hash_algo = rows[r].algo;
+        cfg.capacity = 1000;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        for (i = 0; i < 900; i++) {
+            k = i * 8192;
+            REQUIRE_EQ(amq_filter_add(f, &k, 8), 1);
+        }
+        REQUIRE_EQ(amq_filter_add(f, "pear", 4), 1);
+        REQUIRE_OK(amq_filter_serialized_size(f, &size));
+        buf = malloc(size);
+        REQUIRE(buf != NULL);
+        REQUIRE_OK(amq_filter_serialize(f, buf, size, &written));
+        if (fnv1a(buf, written) != rows[r].fnv)
+            FAIL_AT_("hash %u: file fnv %016" PRIx64 ", want %016" PRIx64, rows[r].algo,
+                     fnv1a(buf, written), rows[r].fnv);
+        REQUIRE_OK(amq_filter_deserialize(buf, written, 0, NULL, &g, NULL));
+        amq_filter_stats(g, &st);
+        CHECK_EQ(st.hash_algo, rows[r].algo);
+        for (i = 0; i < 900; i++) {
+            k = i * 8192;
+            CHECK_EQ(amq_filter_contains(g, &k, 8), 1);
+        }
+        CHECK_EQ(amq_filter_contains(g, "pear", 4), 1);
+        for (i = 900; i < 100900; i++) {
+            k = i * 8192;
+            present += (uint64_t)amq_filter_contains(g, &k, 8);
+        }
+        CHECK_EQ(present, rows[r].present);
+        amq_filter_free(g);
+        amq_filter_free(f);
+        free(buf);
+    }
 }
 
 TEST(cuckoo_batch_matches_single)
@@ -956,10 +1021,10 @@ TEST(cuckoo_key_entries_every_width)
      * query (where the CPU has it) and the scalar one; 16-byte keys in a
      * few layouts. */
     static const uint64_t seeds[2] = {0, UINT64_C(0x0123456789abcdef)};
-    static const uint32_t algos[2] = {AMQ_HASH_XXH3, AMQ_HASH_MULSHIFT};
+    static const uint32_t algos[3] = {AMQ_HASH_XXH3, AMQ_HASH_MULSHIFT, AMQ_HASH_MULMIX};
     uint32_t f;
     int j, s, scalar, a, still_full = 0, runs = 0;
-    for (a = 0; a < 2; a++) {
+    for (a = 0; a < 3; a++) {
         for (f = AMQ_CUCKOO_MIN_FINGERPRINT; f <= AMQ_CUCKOO_MAX_FINGERPRINT; f++)
             for (j = 0; j < 4; j++)
                 for (s = 0; s < 2; s++)
@@ -983,10 +1048,10 @@ TEST(cuckoo_key8_hash_bits)
     /* A large table reads more of the hash (the bucket takes the top
      * log2(nb) bits of h1, the 32-bit fingerprint all 32 bits it uses of
      * h2): 8-byte keys through both entries give the same table. */
-    static const uint32_t algos[2] = {AMQ_HASH_XXH3, AMQ_HASH_MULSHIFT};
+    static const uint32_t algos[3] = {AMQ_HASH_XXH3, AMQ_HASH_MULSHIFT, AMQ_HASH_MULMIX};
     uint64_t nb = UINT64_C(1) << 20, st = 77, i, k;
     int j;
-    for (j = 0; j < 2; j++) {
+    for (j = 0; j < 3; j++) {
         amq_cuckoo *a = make_algo(32, 1, nb, 99, algos[j]), *b = make_algo(32, 1, nb, 99, algos[j]);
         REQUIRE(a != NULL && b != NULL);
         for (i = 0; i < 20000; i++) {
@@ -1010,16 +1075,17 @@ TEST(cuckoo_large_batch_matches_single)
      * a time, through the vector batch where the CPU has one and through
      * the staged, prefetched batch (scalar keys); batch lengths leave
      * vector tails.  12 x 4 buckets start on whole bytes, 11 x 4 inside a
-     * byte. */
+     * byte.  Under mulmix (the default), and mulshift in cache. */
     enum { NMAX = 2000000, QMAX = 2 * NMAX + 7 };
-    static const uint32_t fs[3] = {12, 11, 12}, lb[3] = {20, 20, 18};
+    static const uint32_t fs[5] = {12, 11, 12, 12, 11}, lb[5] = {20, 20, 18, 18, 18};
     uint64_t *k = malloc((size_t)QMAX * sizeof *k), i, count, ones, bad = 0;
     amq_hash128 *h = malloc((size_t)QMAX * sizeof *h);
     uint8_t *out = malloc(QMAX);
     int scalar, t;
     REQUIRE(k != NULL && h != NULL && out != NULL);
-    for (t = 0; t < 3; t++) {
-        amq_cuckoo *c = make_algo(fs[t], 4, UINT64_C(1) << lb[t], 5, AMQ_HASH_MULSHIFT);
+    for (t = 0; t < 5; t++) {
+        const uint32_t algo = t < 3 ? AMQ_HASH_MULMIX : AMQ_HASH_MULSHIFT;
+        amq_cuckoo *c = make_algo(fs[t], 4, UINT64_C(1) << lb[t], 5, algo);
         const uint64_t N = (uint64_t)NMAX >> (20 - lb[t]), Q = 2 * N + 7;
         uint64_t st = 41 + (uint64_t)t;
         REQUIRE(c != NULL);
@@ -1027,7 +1093,7 @@ TEST(cuckoo_large_batch_matches_single)
                             : amq_cuckoo_bytes(c) > ((size_t)4 << 20));
         for (i = 0; i < Q; i++) {
             k[i] = test_rand(&st);
-            h[i] = amq_hash_key(AMQ_HASH_MULSHIFT, 5, &k[i], 8);
+            h[i] = amq_hash_key(algo, 5, &k[i], 8);
             if (i < N)
                 REQUIRE_EQ(amq_cuckoo_add(c, &k[i], 8), 1);
         }
@@ -1080,13 +1146,15 @@ TEST(cuckoo_large_add_batch_matches_single)
         k[i] = test_rand(&st);
     for (t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         size_t len = cases[t].key_len;
-        amq_cuckoo *a = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
-        amq_cuckoo *b = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, AMQ_HASH_MULSHIFT);
+        /* the default's leaves on the first case, mulshift's on the rest */
+        const uint32_t algo = t == 0 ? AMQ_HASH_MULMIX : AMQ_HASH_MULSHIFT;
+        amq_cuckoo *a = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, algo);
+        amq_cuckoo *b = make_algo(cases[t].f, 4, UINT64_C(1) << 20, 5, algo);
         REQUIRE(a != NULL && b != NULL);
         REQUIRE(amq_cuckoo_bytes(a) > ((size_t)4 << 20));
         /* Key i: k[i] (8 bytes; hashed for the hash case) or k[2i], k[2i + 1]. */
         for (i = 0; len == 0 && i < N; i++)
-            h[i] = amq_hash_key(AMQ_HASH_MULSHIFT, 5, &k[i], 8);
+            h[i] = amq_hash_key(algo, 5, &k[i], 8);
         rc_single = 1;
         for (i = 0, single_ok = 0; i < N && rc_single == 1; i++) {
             rc_single = len == 0    ? amq_cuckoo_add_hash(a, h[i])

@@ -271,7 +271,7 @@ TEST(empty_key_may_be_null)
     amq_murmur3_x64_128("", 0, 7, b);
     CHECK_EQ_U64(a[0], b[0]);
     CHECK_EQ_U64(a[1], b[1]);
-    for (algo = AMQ_HASH_XXH3; algo <= AMQ_HASH_VMULSHIFT; algo++) {
+    for (algo = AMQ_HASH_XXH3; algo <= AMQ_HASH_MULMIX; algo++) {
         amq_hash128 n = amq_hash_key(algo, 0, NULL, 0), e = amq_hash_key(algo, 0, "", 0);
         CHECK_EQ_U64(n.h1, e.h1);
         CHECK_EQ_U64(n.h2, e.h2);
@@ -460,6 +460,66 @@ static uint64_t vms_ref(uint64_t seed, const uint8_t key[16])
     return ((uint64_t)r[3] << 32) | r[2];
 }
 
+/* AMQ_HASH_MULMIX's mix written out: xor-shift 32, multiply. */
+static uint64_t mix_ref(uint64_t h)
+{
+    h ^= h >> 32;
+    return h * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
+TEST(hash_mulmix_vectors)
+{
+    /* Pinned values (computed apart, with arbitrary-precision integers):
+     * seed, 8-byte key as a little-endian integer, h1 - mulshift's h1 of
+     * hash_mulshift_vectors put through the mix. */
+    static const struct {
+        uint64_t seed, x, h1;
+    } v[] = {
+        {0, 0, UINT64_C(0xb1c032ad127869df)},
+        {0, 1, UINT64_C(0xf9a688ce0569c2be)},
+        {0, UINT64_C(0x0123456789abcdef), UINT64_C(0x8364214bef18ffa8)},
+        {0, 8192, UINT64_C(0x90e8f7979dbddd8b)},
+        {12345, UINT64_MAX, UINT64_C(0xe26365577feb8a20)},
+        {UINT64_MAX, 42, UINT64_C(0x0e03904b85f7bfd8)},
+    };
+    static const char *texts[] = {"", "a", "hello", "sixteen byte key", "nine byte"};
+    uint64_t st = 9, seed;
+    uint8_t key[8];
+    amq_hash128 h;
+    uint32_t algo;
+    size_t i;
+    int j;
+
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        for (j = 0; j < 8; j++)
+            key[j] = (uint8_t)(v[i].x >> (8 * j));
+        h = amq_hash_key(AMQ_HASH_MULMIX, v[i].seed, key, 8);
+        CHECK_EQ_U64(h.h1, v[i].h1);
+        CHECK_EQ_U64(h.h2, (v[i].h1 << 32) | (v[i].h1 >> 32));
+        CHECK_EQ_U64(mix_ref(ms_ref(v[i].seed, v[i].x)), v[i].h1);
+    }
+    /* 8-byte keys at random and other lengths: mulshift's h1, mixed. */
+    for (i = 0; i < 1000; i++) {
+        uint64_t x = test_rand(&st);
+        seed = i % 3 == 0 ? 0 : test_rand(&st);
+        for (j = 0; j < 8; j++)
+            key[j] = (uint8_t)(x >> (8 * j));
+        CHECK_EQ_U64(amq_hash_key(AMQ_HASH_MULMIX, seed, key, 8).h1, mix_ref(ms_ref(seed, x)));
+    }
+    for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t len = strlen(texts[i]);
+        h = amq_hash_key(AMQ_HASH_MULMIX, 77, texts[i], len);
+        CHECK_EQ_U64(h.h1, mix_ref(amq_hash_key(AMQ_HASH_MULSHIFT, 77, texts[i], len).h1));
+        CHECK_EQ_U64(h.h2, (h.h1 << 32) | (h.h1 >> 32));
+    }
+    CHECK_EQ_U64(amq_ms_mix(UINT64_C(0x0123456789abcdef)), mix_ref(UINT64_C(0x0123456789abcdef)));
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_MULMIX, UINT64_MAX), AMQ_OK);
+    REQUIRE_OK(amq_hash_algo_from_name("mulmix", &algo));
+    CHECK_EQ(algo, AMQ_HASH_MULMIX);
+    CHECK_STR(amq_hash_algo_name(AMQ_HASH_MULMIX), "mulmix");
+    CHECK(amq_hash_algo_name(AMQ_HASH_MULMIX + 1) == NULL);
+}
+
 TEST(hash_vmulshift_vectors)
 {
     /* Pinned values (computed apart, with arbitrary-precision integers):
@@ -520,7 +580,7 @@ TEST(hash_vmulshift_vectors)
     REQUIRE_OK(amq_hash_algo_from_name("vmulshift", &algo));
     CHECK_EQ(algo, AMQ_HASH_VMULSHIFT);
     CHECK_STR(amq_hash_algo_name(AMQ_HASH_VMULSHIFT), "vmulshift");
-    CHECK_STATUS(amq_hash_check(7, 0), AMQ_EHASH);
+    CHECK_STATUS(amq_hash_check(AMQ_HASH_MULMIX + 1, 0), AMQ_EHASH);
 }
 
 TEST(status_strings)

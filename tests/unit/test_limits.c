@@ -110,7 +110,7 @@ static const struct params_row {
     {"probe 3", 1000, 7, 3, AMQ_HASH_XXH3, 0, 0.01, AMQ_EINVAL},
     {"probe 2^32-1", 1000, 7, UINT32_MAX, AMQ_HASH_XXH3, 0, 0.01, AMQ_EINVAL},
     {"hash 0", 1000, 7, 0, 0, 0, 0.01, AMQ_EHASH},
-    {"hash 7", 1000, 7, 0, 7, 0, 0.01, AMQ_EHASH},
+    {"hash 8", 1000, 7, 0, 8, 0, 0.01, AMQ_EHASH},
     {"hash 2^32-1", 1000, 7, 0, UINT32_MAX, 0, 0.01, AMQ_EHASH},
     {"murmur3 seed 2^32", 1000, 7, 0, AMQ_HASH_MURMUR3, UINT64_C(1) << 32, 0.01, AMQ_ERANGE},
     {"murmur3 seed 2^32-1", 1000, 7, 0, AMQ_HASH_MURMUR3, UINT32_MAX, 0.01, AMQ_OK},
