@@ -527,10 +527,13 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	        > $(BUILD)/bench-bins-proto-scalar.log 2>&1 && \
 	    grep -q '^keys absent after 40 rewrites: 0 of 100000;' $(BUILD)/bench-bins-proto.log && \
 	    test "$$(grep '^the last table' $(BUILD)/bench-bins-proto.log)" = \
-	        "$$(grep '^the last table' $(BUILD)/bench-bins-proto-scalar.log)" || \
+	        "$$(grep '^the last table' $(BUILD)/bench-bins-proto-scalar.log)" && \
+	    test "$$($(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --append | grep '^the last table')" = \
+	        "$$($(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --append --scalar-rewrite | \
+	           grep '^the last table')" || \
 	    { cat $(BUILD)/bench-bins-proto.log $(BUILD)/bench-bins-proto-scalar.log; exit 1; }
 	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present; the vector"
-	@echo "  rewrite's bytes the scalar one's): ok"
+	@echo "  rewrite's bytes the scalar one's, adds in key order and appended): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.

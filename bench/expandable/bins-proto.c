@@ -468,7 +468,7 @@ static inline __m512i bytes8(__m512i x, int c)
  * conditions, 15 bits long) or their new buckets are out of order, for the
  * entry-at-a-time loop.  mulhi(s0, m2) is two 32-bit multiplies: m2 is under 2^32. */
 static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
-                         uint64_t *g2s)
+                         int may_sort, uint64_t *g2s, uint16_t *vs)
 {
     const uint64_t ones = b->map & M56;
     const int n = __builtin_popcountll(ones);
@@ -510,17 +510,36 @@ static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsign
             return -1;
         _mm512_storeu_si512((void *)(g2s + c), _mm512_srli_epi64(t, 32));
     }
+    memcpy(vs, b->e, sizeof b->e);
     for (i = 1; i < n; i++)
-        if (g2s[i] < g2s[i - 1])
-            return -1;
+        if (g2s[i] < g2s[i - 1]) {
+            /* an appended bucket's entries split by a new bucket's edge: sorted by new
+             * bucket, stably (a few out of order), as the writer's slow way would place
+             * them; not beside the spare's, which that way merges in its own order */
+            int k;
+            if (!may_sort)
+                return -1;
+            for (k = i; k < n; k++) {
+                const uint64_t g = g2s[k];
+                const uint16_t v = vs[k];
+                int at = k;
+                for (; at > 0 && g2s[at - 1] > g; at--) {
+                    g2s[at] = g2s[at - 1];
+                    vs[at] = vs[at - 1];
+                }
+                g2s[at] = g;
+                vs[at] = v;
+            }
+            break;
+        }
     return n;
 }
 #else
 #define BIN_G2 0 /* the entry-at-a-time loop only */
 static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
-                         uint64_t *g2s)
+                         int may_sort, uint64_t *g2s, uint16_t *vs)
 {
-    (void)b, (void)base, (void)kc, (void)sh15, (void)g2s;
+    (void)b, (void)base, (void)kc, (void)sh15, (void)may_sort, (void)g2s, (void)vs;
     return -1;
 }
 #endif
@@ -576,13 +595,14 @@ static void rewrite(const table *t, table *dst)
         const uint64_t kc[6] = {q0, cell, dmin, dmax - dmin, flim, m2};
         const int vec = vec_rewrite && m2 <= UINT32_MAX && c.k2 == c.k;
         uint64_t g2s[32];
+        uint16_t vs[SLOTS];
         for (ob = 0; ob < t->nb; ob++) {
             const bin *b = t->b + ob;
             const uint64_t base = ob * BUCKETS;
             uint64_t ones = b->map & M56;
             unsigned e = 0;
             int nv;
-            if (vec && (nv = bin_g2(b, base, kc, sh15, g2s)) >= 0) {
+            if (vec && (nv = bin_g2(b, base, kc, sh15, spg >= base + BUCKETS, g2s, vs)) >= 0) {
                 /* the writer as below, in the same order: the spare's entries of buckets up
                  * to an entry's before it, those of the bin's other buckets after its last */
                 int i;
@@ -598,7 +618,7 @@ static void rewrite(const table *t, table *dst)
                     }
                     if (g2 < gw) { /* behind a spare entry's */
                         W_SAVE();
-                        writer_put(&w, g2, b->e[i]);
+                        writer_put(&w, g2, vs[i]);
                         W_LOAD();
                         continue;
                     }
@@ -614,11 +634,11 @@ static void rewrite(const table *t, table *dst)
                     pos = (unsigned)(g2 - (g_end - BUCKETS)) + n;
                     if (n >= SLOTS) {
                         map |= FULL_FLAG;
-                        spare_push(dst, g2, b->e[i]);
+                        spare_push(dst, g2, vs[i]);
                         continue;
                     }
                     map |= UINT64_C(1) << pos++;
-                    ce[n++] = b->e[i];
+                    ce[n++] = vs[i];
                 }
                 if (spg < base + BUCKETS) {
                     W_SAVE();
