@@ -120,7 +120,7 @@ static inline uint64_t amq_ms_h2(uint64_t h)
  * fingerprint), so both depend on all 64 bits of h.  A bijection (each
  * step is): two keys collide in h1 exactly when they do under mulshift.
  * A third step (h ^= h >> 29) would also mix the low bits, which the
- * cuckoo filter does not read; it cost its one-key query 7 % more.  The
+ * cuckoo filter does not read, for a longer one-key query.  The
  * multiplier is splitmix64's first. */
 #define AMQ_MULMIX_K UINT64_C(0xbf58476d1ce4e5b9)
 
