@@ -311,18 +311,28 @@ static int stash_alloc(amq_expand *x, amq_region *r, uint64_t cap)
 }
 
 /* A stash of cap cells (a pending move is finished first); the cells move
- * over the next adds, or now when they are few. */
+ * over the next adds, or now when they are few.  The array is the level's
+ * spare when the add reserved one (at least cap cells: it is taken whole),
+ * and is had before a cell moves, so that a failure here moves nothing. */
 static int stash_resize(amq_expand *x, uint64_t cap)
 {
     amq_region r;
     if (cap > (UINT64_C(1) << 40))
         return AMQ_ELIMIT;
+    if (x->spare_cap >= cap) {
+        r = x->spare;
+        cap = x->spare_cap;
+        memset(&x->spare, 0, sizeof x->spare);
+        x->spare_cap = 0;
+    } else if (stash_alloc(x, &r, cap) != AMQ_OK) {
+        return AMQ_ENOMEM;
+    }
     if (x->prev_cap != 0)
         stash_move(x, UINT64_MAX);
-    if (x->prev_cap != 0)
+    if (x->prev_cap != 0) {
+        amq_region_free(&r, &x->alloc);
         return AMQ_EFULL; /* a move found no room: keep both arrays as they are */
-    if (stash_alloc(x, &r, cap) != AMQ_OK)
-        return AMQ_ENOMEM;
+    }
     amq_region_free(&x->stash_prev, &x->alloc); /* empty here (a clone's copy of none) */
     x->stash_prev = x->stash;
     x->prev_cap = x->stash_cap;
@@ -424,9 +434,19 @@ static int grow_limit(const amq_expand *x)
     return AMQ_OK;
 }
 
-static int grow(amq_expand *x);
+/* A growth's arrays, allocated before the add changes anything (add_reserve). */
+typedef struct {
+    amq_region table;  /* the table of 2^(q+1) buckets */
+    amq_expand *level; /* the old level's struct */
+    amq_region stash;  /* the new table's stash room (stash_cap cells), or none */
+    uint64_t stash_cap;
+} grow_spare;
+
+static int grow(amq_expand *x, grow_spare *sp);
 static int grow_all(amq_expand *x);
 static int migrate(amq_expand *x, uint64_t steps);
+static int add_reserve(amq_expand *x, uint64_t u, int due, grow_spare *g);
+static void add_release(amq_expand *x, grow_spare *g);
 
 /* The level and bucket a key lives in: during a doubling, a key whose old
  * bucket (b / 2) is not split yet is in the old table. */
@@ -507,6 +527,7 @@ static int put_key(amq_expand *x, uint64_t u)
  * alone, one register, as gcc's clone of the static add_one had it). */
 int amq_exp_add(amq_expand *x, uint64_t u)
 {
+    grow_spare g;
     int rc, due;
     if (amq_region_is_borrowed(&x->table))
         return AMQ_EREADONLY;
@@ -524,30 +545,33 @@ int amq_exp_add(amq_expand *x, uint64_t u)
           x->stash_n + x->prev_n + 1 > (max_entries(x) >> 5) + STASH_MIN;
     if (due && (rc = grow_limit(x)) != AMQ_OK)
         return rc;
+    /* and so is running out of memory: what the add allocates, it has now */
+    if ((rc = add_reserve(x, u, due, &g)) != AMQ_OK)
+        return rc;
     if (x->prev_cap != 0)
         stash_move(x, STASH_STEP);
     if (x->old != NULL) {
         if (x->old->prev_cap != 0)
             stash_move(x->old, STASH_STEP);
         if ((rc = migrate(x, MIGRATE_STEP)) != AMQ_OK)
-            return rc;
+            goto done;
     }
-    if (due) {
-        rc = grow(x);
-        if (rc != AMQ_OK)
-            return rc;
-    }
+    if (due && (rc = grow(x, &g)) != AMQ_OK)
+        goto done;
     rc = put_key(x, u);
     if (rc == AMQ_EFULL) { /* a stash with no free cell (a loaded file's count lied): grow */
         rc = grow_all(x);
         if (rc == AMQ_OK)
             rc = put_key(x, u);
     }
-    if (rc != AMQ_OK)
-        return rc;
-    x->total++;
-    x->items++;
-    return 1;
+    if (rc == AMQ_OK) {
+        x->total++;
+        x->items++;
+        rc = 1;
+    }
+done:
+    add_release(x, &g);
+    return rc;
 }
 
 /* The stash's cells for bucket b, out of the query's line: a call only
@@ -821,28 +845,46 @@ static void split_bucket(const uint16_t *src, uint16_t *half0, uint16_t *half1)
     }
 }
 
-/* The cells of old bucket b in array cs: counted, and split into dst when
- * given (the old stash keeps them: it goes at the end; a half's count
- * saturates only for a loaded stash's stray cells, which are dropped). */
+/* The cells of old bucket b in array cs: the cells their split makes (a
+ * void entry's two), and split into dst when given (the old stash keeps
+ * them: it goes at the end; a half's count saturates only for a loaded
+ * stash's stray cells, which are dropped). */
 static uint64_t split_cells(amq_expand *dst, const uint64_t *cs, uint64_t cap, uint64_t b)
 {
     run_walk w = run_of(cs, cap, b);
     uint64_t c, k = 0;
     while ((c = run_next(&w)) != 0) {
-        k++;
+        k += (uint16_t)c == 0x8000u ? 2 : 1;
         if (dst != NULL)
             (void)split_into(dst, b, (uint16_t)c);
     }
     return k;
 }
 
+/* The most stash cells the split of bucket b of level o adds to the split
+ * table: one per entry it made from o's stash (they may find free lanes). */
+static uint64_t split_need(const amq_expand *o, uint64_t b)
+{
+    if (bucket_at(o, b)[META_LANE] == 0)
+        return 0;
+    return split_cells(NULL, cells(o), o->stash_cap, b) +
+           split_cells(NULL, prev_cells(o), o->prev_cap, b);
+}
+
+/* The stash size x grows to for `need` cells: doubled until they are at most
+ * half of it, as stash_put grows it one cell at a time. */
+static uint64_t stash_cap_for(uint64_t cap, uint64_t need)
+{
+    while (need > cap / 2 && cap <= (UINT64_C(1) << 40))
+        cap = cap == 0 ? STASH_MIN : cap * 2;
+    return cap;
+}
+
 /* Room for `need` cells in x's stash, so that the cells of one split
  * bucket go in without a failure half-way. */
 static int stash_reserve(amq_expand *x, uint64_t need)
 {
-    uint64_t cap = x->stash_cap;
-    while (need > cap / 2 && cap <= (UINT64_C(1) << 40))
-        cap = cap == 0 ? STASH_MIN : cap * 2;
+    uint64_t cap = stash_cap_for(x->stash_cap, need);
     return cap == x->stash_cap ? AMQ_OK : stash_resize(x, cap);
 }
 
@@ -852,13 +894,10 @@ static int stash_reserve(amq_expand *x, uint64_t need)
 static int split_one(amq_expand *x, const amq_expand *o, uint64_t b)
 {
     const uint16_t *src = bucket_at(o, b);
-    uint64_t k = 0;
+    uint64_t k = split_need(o, b);
     int rc;
 
-    if (src[META_LANE] != 0)
-        k = split_cells(NULL, cells(o), o->stash_cap, b) +
-            split_cells(NULL, prev_cells(o), o->prev_cap, b);
-    if (k != 0 && (rc = stash_reserve(x, x->stash_n + x->prev_n + 2 * k)) != AMQ_OK)
+    if (k != 0 && (rc = stash_reserve(x, x->stash_n + x->prev_n + k)) != AMQ_OK)
         return rc;
     split_bucket(src, bucket_at(x, 2 * b), bucket_at(x, 2 * b + 1));
     if (k != 0) {
@@ -872,6 +911,7 @@ static void level_free(amq_expand *o, amq_allocator *al)
 {
     if (o == NULL)
         return;
+    amq_region_free(&o->spare, al);
     amq_region_free(&o->table, al);
     amq_region_free(&o->stash, al);
     amq_region_free(&o->stash_prev, al);
@@ -916,17 +956,13 @@ static int migrate(amq_expand *x, uint64_t steps)
     return AMQ_OK;
 }
 
-int amq_exp_settle(amq_expand *x)
-{
-    return x->old != NULL ? migrate(x, UINT64_MAX) : AMQ_OK;
-}
-
 /* Back to the level a doubling's first step failed in: a split only reads
  * the old level, which kept its table, stash and counts (grow's copy), so
  * the add's AMQ_ENOMEM leaves the filter as it was, as amq/filter.h says. */
 static void undo_grow(amq_expand *x)
 {
     amq_expand *o = x->old;
+    amq_region_free(&x->spare, &x->alloc);
     amq_region_free(&x->table, &x->alloc);
     amq_region_free(&x->stash, &x->alloc);
     amq_region_free(&x->stash_prev, &x->alloc);
@@ -935,12 +971,13 @@ static void undo_grow(amq_expand *x)
 }
 
 /* Starts a doubling (a pending one is finished first) and takes its first
- * step.  Refused, with nothing changed, when it would let the expected rate
- * pass the target. */
-static int grow(amq_expand *x)
+ * step, with the table, level and stash room of sp (add_reserve), or its
+ * own when sp is NULL.  Refused, with nothing changed, when it would let
+ * the expected rate pass the target. */
+static int grow(amq_expand *x, grow_spare *sp)
 {
+    grow_spare own;
     amq_expand *o;
-    amq_region t;
     uint64_t void_n;
     uint32_t l;
     int rc;
@@ -949,19 +986,27 @@ static int grow(amq_expand *x)
         return rc; /* before the pending doubling is finished: refused, nothing moved */
     if (x->old != NULL && (rc = migrate(x, UINT64_MAX)) != AMQ_OK)
         return rc;
-    memset(&t, 0, sizeof t);
-    if (amq_region_alloc(&t, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK)
-        return AMQ_ENOMEM;
-    o = amq_calloc(&x->alloc, sizeof *o);
-    if (o == NULL) {
-        amq_region_free(&t, &x->alloc);
-        return AMQ_ENOMEM;
+    if (sp == NULL) {
+        memset(&own, 0, sizeof own);
+        if (amq_region_alloc(&own.table, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) !=
+            AMQ_OK)
+            return AMQ_ENOMEM;
+        own.level = amq_calloc(&x->alloc, sizeof *own.level);
+        if (own.level == NULL) {
+            amq_region_free(&own.table, &x->alloc);
+            return AMQ_ENOMEM;
+        }
+        sp = &own;
     }
-    *o = *x; /* the old level: q, table, stash; its counts are not used */
+    o = sp->level;
+    *o = *x; /* the old level: q, table, stash (and spare); its counts are not used */
     o->old = NULL;
     o->mig = UINT64_MAX;
     o->released = 0;
-    x->table = t;
+    x->table = sp->table;
+    x->spare = sp->stash;
+    x->spare_cap = sp->stash_cap;
+    memset(sp, 0, sizeof *sp); /* all taken */
     memset(&x->stash, 0, sizeof x->stash);
     memset(&x->stash_prev, 0, sizeof x->stash_prev);
     x->stash_n = x->stash_cap = x->prev_cap = x->prev_n = x->prev_pos = 0;
@@ -982,8 +1027,152 @@ static int grow(amq_expand *x)
 /* A doubling done at once: only when a bucket's stash count saturates. */
 static int grow_all(amq_expand *x)
 {
-    int rc = grow(x);
+    int rc = grow(x, NULL);
     return rc == AMQ_OK && x->old != NULL ? migrate(x, UINT64_MAX) : rc;
+}
+
+/* ---- an add's memory, had before it changes anything ------------------------------------
+ * A failed command is not propagated (Redis, an AOF): an add that returns
+ * AMQ_ENOMEM must leave the filter as it was, or the copies that never saw
+ * it part from it.  An add allocates stash arrays (its doubling step, its
+ * own entry) and, when the table is due to double, a table, a level and the
+ * new table's stash; all of them are allocated first, from bounds on the
+ * cells each stash takes (split_need), and nothing allocates after the
+ * first change.  A bound that overshoots costs an array allocated and given
+ * back; a stash that grows grows to the reserved size. */
+
+static void spare_drop(amq_expand *lv)
+{
+    amq_region_free(&lv->spare, &lv->alloc);
+    lv->spare_cap = 0;
+}
+
+static void grow_spare_free(amq_expand *x, grow_spare *sp)
+{
+    amq_region_free(&sp->table, &x->alloc);
+    amq_region_free(&sp->stash, &x->alloc);
+    if (sp->level != NULL)
+        amq_free(&x->alloc, sp->level, sizeof *sp->level);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* In *r, the array a stash of cap cells holding n grows to for `more`
+ * cells; nothing when they fit, or past the stash's limit (stash_resize
+ * refuses that one, AMQ_ELIMIT, before it changes anything). */
+static int spare_of(amq_expand *x, uint64_t cap, uint64_t n, uint64_t more, amq_region *r,
+                    uint64_t *rcap)
+{
+    uint64_t c = more != 0 ? stash_cap_for(cap, n + more) : cap;
+    if (c <= cap || c > (UINT64_C(1) << 40))
+        return AMQ_OK;
+    if (stash_alloc(x, r, c) != AMQ_OK)
+        return AMQ_ENOMEM;
+    *rcap = c;
+    return AMQ_OK;
+}
+
+/* lv's own spare for `more` cells added to its stash. */
+static int level_spare(amq_expand *lv, uint64_t more)
+{
+    return spare_of(lv, lv->stash_cap, lv->stash_n + lv->prev_n, more, &lv->spare, &lv->spare_cap);
+}
+
+/* May the key's entry go to the stash of bucket kb of x (not yet split,
+ * nothing due) once the step has split buckets [mig, upto) of the old
+ * level?  Only when its bucket, as the step leaves it, has no free lane. */
+static int key_may_stash(const amq_expand *x, uint64_t kb, uint64_t upto)
+{
+    const amq_expand *o = x->old;
+    const uint16_t *src;
+    uint64_t n;
+    uint32_t lane;
+    if (o == NULL || (kb >> 1) < x->mig)
+        return free_lane(x, bucket_at(x, kb)) < 0;
+    if ((kb >> 1) >= upto)
+        return free_lane(o, bucket_at(o, kb >> 1)) < 0;
+    /* split in this step: its half takes at most these entries */
+    src = bucket_at(o, kb >> 1);
+    n = split_need(o, kb >> 1);
+    for (lane = 0; lane < DATA_LANES; lane++)
+        n += src[lane] != 0 && (src[lane] == 0x8000u || (uint64_t)(src[lane] >> 15) == (kb & 1));
+    return n >= DATA_LANES;
+}
+
+/* Allocates what the add of the key of hash u may take (see above): the
+ * stash room of x and of the old level in lv's spare, a growth's in *g.
+ * AMQ_ENOMEM with nothing allocated and nothing changed. */
+static int add_reserve(amq_expand *x, uint64_t u, int due, grow_spare *g)
+{
+    amq_expand *o = x->old;
+    const uint64_t kb = bucket_of(x, u), nb = UINT64_C(1) << x->q;
+    const uint64_t nold = o != NULL ? UINT64_C(1) << o->q : 0;
+    uint64_t upto = 0, b, more = 0, more_new = 0, first;
+
+    memset(g, 0, sizeof *g);
+    if (o != NULL) {
+        upto = due || nold - x->mig <= MIGRATE_STEP ? nold : x->mig + MIGRATE_STEP;
+        for (b = x->mig; b < upto; b++)
+            more += split_need(o, b);
+    }
+    if (!due) {
+        const int to_old = o != NULL && upto < nold && (kb >> 1) >= upto;
+        const int stash = key_may_stash(x, kb, upto);
+        if (to_old && stash && level_spare(o, 1) != AMQ_OK)
+            return AMQ_ENOMEM;
+        if (level_spare(x, more + (uint64_t)(!to_old && stash)) != AMQ_OK) {
+            if (o != NULL)
+                spare_drop(o);
+            return AMQ_ENOMEM;
+        }
+        return AMQ_OK;
+    }
+    /* A growth: x, its doubling finished, becomes the old level of the next,
+     * whose first step splits x's buckets [0, first); the key then goes to
+     * the new table when its bucket is one of them, else to x. */
+    first = nb < MIGRATE_STEP ? nb : MIGRATE_STEP;
+    for (b = 0; b < first; b++) {
+        if (o == NULL || (b >> 1) < x->mig)
+            more_new += split_need(x, b);
+        else if ((b & 1) == 0) /* its old bucket's cells, split twice */
+            more_new += 2 * split_need(o, b >> 1);
+    }
+    if (kb < first)
+        more_new++;
+    else
+        more++;
+    if (level_spare(x, more) != AMQ_OK ||
+        amq_region_alloc(&g->table, &x->alloc, (size_t)(BUCKET_BYTES << (x->q + 1))) != AMQ_OK ||
+        (g->level = amq_calloc(&x->alloc, sizeof *g->level)) == NULL ||
+        spare_of(x, 0, 0, more_new, &g->stash, &g->stash_cap) != AMQ_OK) {
+        grow_spare_free(x, g);
+        spare_drop(x);
+        return AMQ_ENOMEM;
+    }
+    return AMQ_OK;
+}
+
+/* What the add did not take goes back. */
+static void add_release(amq_expand *x, grow_spare *g)
+{
+    grow_spare_free(x, g);
+    spare_drop(x);
+    if (x->old != NULL)
+        spare_drop(x->old);
+}
+
+int amq_exp_settle(amq_expand *x)
+{
+    uint64_t b, more = 0;
+    int rc;
+    if (x->old == NULL)
+        return AMQ_OK;
+    for (b = x->mig; b < (UINT64_C(1) << x->old->q); b++)
+        more += split_need(x->old, b);
+    if (level_spare(x, more) != AMQ_OK)
+        return AMQ_ENOMEM; /* before a bucket is split: nothing changed */
+    rc = migrate(x, UINT64_MAX);
+    spare_drop(x);
+    return rc;
 }
 
 /* ---- batches: a window of buckets prefetched ahead ------------------------------------- */
@@ -1250,6 +1439,7 @@ static void expand_free(amq_expand *x)
         return;
     al = x->alloc;
     level_free(x->old, &al);
+    amq_region_free(&x->spare, &al);
     amq_region_free(&x->table, &al);
     amq_region_free(&x->stash, &al);
     amq_region_free(&x->stash_prev, &al);

@@ -37,6 +37,11 @@ typedef struct amq_expand {
     amq_region stash;
     amq_region stash_prev; /* a smaller stash being moved into stash */
     uint64_t prev_cap, prev_n, prev_pos;
+    /* A stash array of spare_cap cells that an add allocated before it changed
+     * anything (add_reserve), taken by this level's next stash resize; none
+     * between calls (a clone's copy of the struct copies no spare). */
+    amq_region spare;
+    uint64_t spare_cap;
     amq_allocator alloc;
     uint64_t (*match)(const uint16_t *b, uint16_t qv);
     uint64_t (*empty)(const uint16_t *b); /* two bits per free data lane */

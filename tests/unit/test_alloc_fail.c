@@ -717,4 +717,106 @@ static void alloc_fail_add_body(void)
     }
 }
 
+/* add on the expandable kind with keys crowded into 2^-6 of the space, so
+ * that doublings split buckets with stashed cells and the stash grows and
+ * moves while a doubling is pending: each add is tried with its 1st, 2nd,
+ * ... allocation failing until it goes through.  An add that gets AMQ_ENOMEM
+ * must leave exactly the bytes of a twin fed only the adds taken (a Redis
+ * replica: a failed command is not propagated), and the retry must answer
+ * as the twin does. */
+TEST(alloc_fail_expandable_crowded_adds_move_nothing)
+{
+    enum { N = 6000 };
+    failing fa;
+    amq_allocator al;
+    amq_config cfg;
+    amq_filter *f, *g;
+    uint64_t i, st = 7, crowd, failures = 0, allocating = 0, settled_allocating = 0, k;
+    uint8_t *fb, *gb;
+    size_t lf, lg;
+    int rc, rg;
+
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++) {
+        al = failing_allocator(&fa);
+        cfg_expandable(&cfg);
+        REQUIRE_OK(amq_filter_new(&cfg, &g, NULL));
+        cfg.alloc = &al;
+        REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+        crowd = test_rand(&st) & ~(~UINT64_C(0) >> 6);
+        for (i = 0; i < N && !test_failed; i++) {
+            amq_hash128 h;
+            const uint64_t r = test_rand(&st);
+            h.h1 = i % 4 == 3 ? r : crowd | r >> 6;
+            h.h2 = 0;
+            for (k = 1;; k++) {
+                const uint64_t calls = fa.calls, failed = fa.failed;
+                arm(&fa, k);
+                rc = amq_filter_add_hash(f, h);
+                disarm(&fa);
+                if (fa.calls != calls && k == 1)
+                    allocating++;
+                if (fa.failed == failed)
+                    break;
+                failures++;
+                if (rc != AMQ_ENOMEM) {
+                    FAIL_AT_("add %llu, its allocation %llu failing: status %d",
+                             (unsigned long long)i, (unsigned long long)k, rc);
+                    break;
+                }
+                fb = test_serialized(f, &lf);
+                gb = test_serialized(g, &lg);
+                REQUIRE(fb != NULL && gb != NULL);
+                if (!(lf == lg && memcmp(fb, gb, lf) == 0))
+                    FAIL_AT_("add %llu, its allocation %llu failing: the filter changed",
+                             (unsigned long long)i, (unsigned long long)k);
+                free(fb);
+                free(gb);
+                if (test_failed)
+                    break;
+            }
+            rg = amq_filter_add_hash(g, h);
+            if (rc != rg)
+                FAIL_AT_("add %llu: %d, the twin %d", (unsigned long long)i, rc, rg);
+            if (i % 1000 == 999) { /* a doubling finished at once: settle, failing the same way */
+                for (k = 1;; k++) {
+                    const uint64_t failed = fa.failed;
+                    arm(&fa, k);
+                    rc = amq_filter_settle(f);
+                    disarm(&fa);
+                    if (fa.failed == failed)
+                        break;
+                    failures++;
+                    fb = test_serialized(f, &lf);
+                    gb = test_serialized(g, &lg);
+                    REQUIRE(fb != NULL && gb != NULL);
+                    if (rc != AMQ_ENOMEM || !(lf == lg && memcmp(fb, gb, lf) == 0))
+                        FAIL_AT_("settle after add %llu, its allocation %llu failing: status %d, "
+                                 "the filter %s", (unsigned long long)i, (unsigned long long)k,
+                                 rc, lf == lg && memcmp(fb, gb, lf) == 0 ? "as it was" : "changed");
+                    free(fb);
+                    free(gb);
+                    if (test_failed)
+                        break;
+                }
+                CHECK_STATUS(rc, AMQ_OK);
+                CHECK_STATUS(amq_filter_settle(g), AMQ_OK);
+                settled_allocating += k > 1;
+            }
+        }
+        fb = test_serialized(f, &lf);
+        gb = test_serialized(g, &lg);
+        REQUIRE(fb != NULL && gb != NULL);
+        CHECK(lf == lg && memcmp(fb, gb, lf) == 0);
+        free(fb);
+        free(gb);
+        amq_filter_free(f);
+        amq_filter_free(g);
+        CHECK_EQ(fa.live, 0);
+        CHECK_EQ(fa.bad_frees, 0);
+    }
+    printf("  %llu adds and %llu settles allocated, %llu failures injected\n",
+           (unsigned long long)allocating, (unsigned long long)settled_allocating,
+           (unsigned long long)failures);
+}
+
 TEST_MAIN()
