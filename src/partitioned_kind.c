@@ -401,9 +401,10 @@ static int op_payload_write(const void *impl, amq_sink *sink)
     rc = amq_partitioned_verify(f, NULL);
     if (rc != AMQ_OK)
         return rc;
-    index = calloc(1, (size_t)off);
-    if (f->concurrent)
-        buf = malloc(COPY_BUF);
+    /* the filter's allocator: a host's (Redis) counts them and may refuse them */
+    index = amq_calloc(&f->alloc, (size_t)off);
+    if (index != NULL && f->concurrent)
+        buf = amq_malloc(&f->alloc, COPY_BUF);
     if (index == NULL || (f->concurrent && buf == NULL)) {
         rc = AMQ_ENOMEM;
         goto done;
@@ -450,8 +451,8 @@ static int op_payload_write(const void *impl, amq_sink *sink)
             break;
     }
 done:
-    free(buf);
-    free(index);
+    amq_free(&f->alloc, buf, COPY_BUF);
+    amq_free(&f->alloc, index, (size_t)off);
     return rc;
 }
 

@@ -299,8 +299,9 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * EMLINK); it is locked (flock) until replaced, so that saves and `amq add`
  * on one file serialize; its permission bits and owner are kept; a device
  * (/dev/null) is written straight.  This is the tool's writer too
- * (amq_target in <amq/advanced.h>).  Scratch memory (about 64 KiB) comes
- * from the filter's allocator.
+ * (amq_target in <amq/advanced.h>).  Scratch memory (about 64 KiB; a
+ * partitioned filter's index and, in concurrent mode, a 64 KiB copy more)
+ * comes from the filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);
@@ -308,7 +309,7 @@ AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flag
 /* Size of the serialized form (the file's bytes: AMQ_OK, AMQ_EOVERFLOW
  * when it would not fit a size_t) and serialization into a caller buffer
  * (AMQ_OK; AMQ_EINVAL if cap is too small, AMQ_ENOMEM if the filter's
- * allocator cannot give the 64 KiB of scratch - buf is then undefined -,
+ * allocator cannot give the scratch (amq_filter_save) - buf is then undefined -,
  * AMQ_EOVERFLOW as the size). */
 AMQ_API int amq_filter_serialized_size(const amq_filter *f, size_t *size);
 AMQ_API int amq_filter_serialize(const amq_filter *f, void *buf, size_t cap,

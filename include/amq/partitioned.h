@@ -40,8 +40,10 @@
  * adds exclusive unless amq_filter_set_concurrent(f, 1), then adds,
  * queries and saves may run concurrently.  A save (or serialization) in
  * concurrent mode writes each partition from a copy taken 64 KiB at a
- * time and records the checksum of that copy, then the index; the file's
- * payload checksum is taken over the bytes as written, read back.  So
+ * time (a buffer from the filter's allocator: refused, the save fails with
+ * AMQ_ENOMEM and leaves the old file) and records the checksum of that
+ * copy, then the index; the file's payload checksum is taken over the
+ * bytes as written, read back.  So
  * adds racing a save are in the file or not, but never break it, and
  * every key whose add returned before the save began is in it.  The
  * bytes are those of exclusive mode when no add runs.

@@ -26,6 +26,8 @@ typedef struct failing {
     uint64_t failed;  /* allocations refused */
     uint64_t live;    /* blocks outstanding */
     uint64_t bad_frees;
+    size_t watch;        /* a size to look out for */
+    uint64_t watch_call; /* the last call asking for it (0: none) */
 } failing;
 
 #define HDR 16
@@ -36,6 +38,8 @@ static void *f_alloc(void *opaque, size_t size)
     uint8_t *p;
 
     fa->calls++;
+    if (size == fa->watch)
+        fa->watch_call = fa->calls;
     if (fa->calls == fa->fail_at) {
         fa->failed++;
         return NULL;
@@ -317,6 +321,9 @@ typedef struct ctx {
     uint8_t *bytes;       /* ref serialized */
     size_t len;
     const char *path;     /* ref saved there */
+    uint8_t *file;        /* the bytes of that file */
+    size_t file_len;
+    char fresh[1024];     /* a path with no file (test_path's buffers rotate) */
     unsigned flags;
     int *ref_results;     /* op_add: each add's result without failures */
 } ctx;
@@ -457,8 +464,40 @@ static int op_combine(void *vc, failing *fa, const amq_allocator *al, uint64_t n
     return rc == AMQ_EUNSUPPORTED ? AMQ_OK : rc;
 }
 
-/* serialize (flags 0) or save (flags 1) the reference, re-made with the
- * failing allocator (serialization scratch comes from the filter's). */
+/* The bytes of the file at path (malloc'd, *len of them), or NULL. */
+static uint8_t *file_bytes(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    struct stat st;
+    uint8_t *b = NULL;
+    if (fp != NULL && fstat(fileno(fp), &st) == 0 && (b = malloc((size_t)st.st_size + 1)) != NULL &&
+        fread(b, 1, (size_t)st.st_size + 1, fp) != (size_t)st.st_size) {
+        free(b);
+        b = NULL;
+    }
+    if (fp != NULL)
+        fclose(fp);
+    *len = b != NULL ? (size_t)st.st_size : 0;
+    return b;
+}
+
+/* Does the file at path hold exactly what the reference's save wrote? */
+static int file_holds(const char *path, const ctx *c)
+{
+    size_t len;
+    uint8_t *b = file_bytes(path, &len);
+    int same_bytes = b != NULL && len == c->file_len && memcmp(b, c->file, len) == 0;
+    free(b);
+    return same_bytes;
+}
+
+#define W_SAVE 1u       /* save (else serialize) */
+#define W_CONCURRENT 2u /* the filter in concurrent mode (partitions written from copies) */
+#define W_FRESH 4u      /* save to a path with no file */
+
+/* serialize or save (c->flags, W_*) the reference, re-made with the
+ * failing allocator (serialization scratch comes from the filter's).
+ * AMQ_EUNSUPPORTED: the kind has no concurrent mode. */
 static int op_write(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
 {
     ctx *c = vc;
@@ -467,6 +506,7 @@ static int op_write(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
     snapshot s;
     uint8_t *buf = malloc(c->len);
     size_t written = 0;
+    const char *fresh = c->fresh;
     struct stat st;
     int rc;
 
@@ -475,17 +515,35 @@ static int op_write(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
         free(buf);
         return AMQ_EINVAL;
     }
+    if ((c->flags & W_CONCURRENT) && amq_filter_set_concurrent(f, 1) != AMQ_OK) {
+        amq_filter_free(f);
+        free(buf);
+        return AMQ_EUNSUPPORTED;
+    }
+    unlink(fresh);
     arm(fa, n);
-    if (c->flags == 0) {
+    if (!(c->flags & W_SAVE)) {
         rc = amq_filter_serialize(f, buf, c->len, &written);
         if (rc == AMQ_OK && (written != c->len || memcmp(buf, c->bytes, c->len) != 0))
             FAIL_AT_("serialize wrote other bytes");
+    } else if (c->flags & W_FRESH) {
+        rc = amq_filter_save(f, fresh, 0, &err);
+        /* a failed save leaves no file; a save that succeeded, the reference's bytes */
+        if (rc != AMQ_OK && stat(fresh, &st) == 0)
+            FAIL_AT_("a failed save (status %d) left a file of %lld bytes", rc,
+                     (long long)st.st_size);
+        if (rc == AMQ_OK && !file_holds(fresh, c))
+            FAIL_AT_("a save wrote other bytes");
+        if (temporaries_left())
+            FAIL_AT_("a save (status %d) left a temporary file", rc);
+        unlink(fresh);
     } else {
         rc = amq_filter_save(f, c->path, 0, &err);
         /* Whatever happened, the file holds the reference's bytes (a failed
          * save leaves the old file, which has the same bytes here). */
-        if (stat(c->path, &st) != 0 || (size_t)st.st_size != c->len)
-            FAIL_AT_("after a save (status %d) the file is gone or resized", rc);
+        if (!file_holds(c->path, c))
+            FAIL_AT_("%s, allocation %llu failing: after a save (status %d) the file is gone or "
+                     "other", c->kc->name, (unsigned long long)n, rc);
         if (temporaries_left())
             FAIL_AT_("a save (status %d) left a temporary file", rc);
     }
@@ -570,11 +628,16 @@ static int setup(ctx *c, const struct kind_case *kc)
     c->bytes = c->ref_snap.bytes;
     c->len = c->ref_snap.len;
     c->path = test_path("ref.amq");
-    return c->len == 0 || amq_filter_save(c->ref, c->path, 0, NULL) != AMQ_OK ? -1 : 0;
+    snprintf(c->fresh, sizeof c->fresh, "%s", test_path("fresh.amq"));
+    if (c->len == 0 || amq_filter_save(c->ref, c->path, 0, NULL) != AMQ_OK)
+        return -1;
+    c->file = file_bytes(c->path, &c->file_len);
+    return c->file == NULL ? -1 : 0;
 }
 
 static void teardown(ctx *c)
 {
+    free(c->file);
     amq_filter_free(c->ref);
     drop(&c->ref_snap);
     unlink(c->path);
@@ -641,6 +704,20 @@ static void alloc_fail_merge_intersect_body(void)
 
 static void alloc_fail_serialize_save_body(void);
 
+/* Has kind kc a concurrent mode (amq_filter_set_concurrent)? */
+static int concurrent_kind(const struct kind_case *kc)
+{
+    amq_config cfg;
+    amq_filter *f;
+    int rc;
+    kc->config(&cfg);
+    if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
+        return 0;
+    rc = amq_filter_set_concurrent(f, 1);
+    amq_filter_free(f);
+    return rc == AMQ_OK;
+}
+
 TEST(alloc_fail_serialize_save)
 {
     for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
@@ -653,10 +730,21 @@ static void alloc_fail_serialize_save_body(void)
     ctx c;
     char what[64];
 
+    static const unsigned ways[] = {0, W_SAVE, W_SAVE | W_FRESH, W_CONCURRENT,
+                                    W_CONCURRENT | W_SAVE, W_CONCURRENT | W_SAVE | W_FRESH};
+    size_t w;
+
     for (i = 0; i < NKINDS; i++) {
         REQUIRE(setup(&c, &kinds[i]) == 0);
-        for (c.flags = 0; c.flags < 2; c.flags++) {
-            snprintf(what, sizeof what, "%s %s", kinds[i].name, c.flags ? "save" : "serialize");
+        for (w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+            c.flags = ways[w];
+            snprintf(what, sizeof what, "%s %s%s%s", kinds[i].name,
+                     c.flags & W_SAVE ? "save" : "serialize",
+                     c.flags & W_FRESH ? " (a new file)" : "",
+                     c.flags & W_CONCURRENT ? " (concurrent mode)" : "");
+            /* no concurrent mode: its first run says so, with nothing allocated */
+            if ((c.flags & W_CONCURRENT) && !concurrent_kind(&kinds[i]))
+                continue;
             CHECK_GE(exhaust(what, op_write, &c), 1);
         }
         teardown(&c);
@@ -817,6 +905,62 @@ TEST(alloc_fail_expandable_crowded_adds_move_nothing)
     printf("  %llu adds and %llu settles allocated, %llu failures injected\n",
            (unsigned long long)allocating, (unsigned long long)settled_allocating,
            (unsigned long long)failures);
+}
+
+/* A partitioned filter in concurrent mode saves each partition through a
+ * 64 KiB copy (adds may run meanwhile): the copy comes from the filter's
+ * allocator, and when it is refused the save fails with AMQ_ENOMEM, the
+ * old file as it was and a new path without a file.  Before, it came from
+ * malloc: a host's allocator (Redis) neither counted nor could refuse it. */
+TEST(alloc_fail_partitioned_concurrent_save_copy_buffer)
+{
+    failing fa;
+    amq_allocator al = failing_allocator(&fa);
+    amq_config cfg;
+    amq_filter *f;
+    amq_errinfo err;
+    ctx c;
+    struct stat st;
+    uint64_t at, calls;
+    int rc;
+
+    REQUIRE(setup(&c, &kinds[2]) == 0);
+    REQUIRE(strcmp(kinds[2].name, "partitioned") == 0);
+    cfg_partitioned(&cfg);
+    cfg.alloc = &al;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    add_keys(f, 0, NKEYS);
+    REQUIRE_OK(amq_filter_set_concurrent(f, 1));
+    fa.watch = (size_t)1 << 16;
+    calls = fa.calls;
+    REQUIRE_OK(amq_filter_save(f, c.path, 0, &err));
+    CHECK(file_holds(c.path, &c));
+    at = fa.watch_call;
+    if (at <= calls)
+        FAIL_AT_("the concurrent save asked the filter's allocator for no 64 KiB copy");
+    else {
+        /* the same save again, that allocation refused: to the old file, then to a new path */
+        unlink(c.fresh);
+        fa.fail_at = fa.calls + (at - calls);
+        rc = amq_filter_save(f, c.path, 0, &err);
+        CHECK_STATUS(rc, AMQ_ENOMEM);
+        CHECK_EQ(fa.failed, 1);
+        CHECK(file_holds(c.path, &c));
+        fa.fail_at = fa.calls + (at - calls);
+        rc = amq_filter_save(f, c.fresh, 0, &err);
+        CHECK_STATUS(rc, AMQ_ENOMEM);
+        CHECK_EQ(fa.failed, 2);
+        CHECK(stat(c.fresh, &st) != 0);
+        CHECK(!temporaries_left());
+        disarm(&fa);
+        REQUIRE_OK(amq_filter_save(f, c.fresh, 0, &err)); /* and it is usable */
+        CHECK(file_holds(c.fresh, &c));
+        unlink(c.fresh);
+    }
+    amq_filter_free(f);
+    CHECK_EQ(fa.live, 0);
+    CHECK_EQ(fa.bad_frees, 0);
+    teardown(&c);
 }
 
 TEST_MAIN()
