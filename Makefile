@@ -103,7 +103,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang test-clang-san demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-expandable-bins bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-expandable-bins bench-expandable-bins-grown bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -166,6 +166,10 @@ help:
 	@echo "  bench-expandable-bins  one growth cycle of a line-local layout (bins and a spare)"
 	@echo "                 timed beside the blocked add: what the quotient kind's add would cost"
 	@echo "                 in it (docs/expandable-log.md; BINS_N, default 1e8; about 2 minutes)"
+	@echo "  bench-expandable-bins-grown  that layout grown from 1,000 in staggered segments:"
+	@echo "                 bits, rate and amortized add at every power of ten, beside the blocked"
+	@echo "                 add and the quotient kind (BINS_N, BINS_GROW 1.15, BINS_SEGMENTS 64;"
+	@echo "                 about 3 minutes)"
 	@echo "  bench-cuckoo-one-slot  where 1-slot cuckoo buckets first refuse an add, by"
 	@echo "                 fingerprint width and table size (docs/cuckoo.md; about a minute)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -534,6 +538,18 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    { cat $(BUILD)/bench-bins-proto.log $(BUILD)/bench-bins-proto-scalar.log; exit 1; }
 	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present; the vector"
 	@echo "  rewrite's bytes the scalar one's, adds in key order and appended): ok"
+	@for a in "" --append; do \
+	    $(BINS_PROTO) --n 1e6 --grow 1.2 --segments 4 --entry-bits 8 $$a \
+	        > $(BUILD)/bench-bins-grow.log 2>&1 && \
+	    $(BINS_PROTO) --n 1e6 --grow 1.2 --segments 4 --entry-bits 8 $$a --scalar-rewrite \
+	        > $(BUILD)/bench-bins-grow-scalar.log 2>&1 && \
+	    grep -q '^keys absent at any power of ten: 0; ' $(BUILD)/bench-bins-grow.log && \
+	    test "$$(tail -1 $(BUILD)/bench-bins-grow.log)" = \
+	        "$$(tail -1 $(BUILD)/bench-bins-grow-scalar.log)" || \
+	    { cat $(BUILD)/bench-bins-grow.log $(BUILD)/bench-bins-grow-scalar.log; exit 1; }; \
+	done
+	@echo "bins-proto grown from 1,000 to 1e6 in 4 staggered segments, 8-bit entries (short"
+	@echo "  ones and deep ranges; every key present; the vector rewrite's buckets the scalar one's): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
@@ -618,6 +634,11 @@ $(BINS_PROTO): bench/expandable/bins-proto.c bench/expandable/bench_common.h $(S
 bench-expandable-bins: deps-bench
 	@$(MAKE) --no-print-directory $(BINS_PROTO)
 	$(BINS_PROTO) --n $(or $(BINS_N),1e8)
+
+bench-expandable-bins-grown: deps-bench
+	@$(MAKE) --no-print-directory $(BINS_PROTO)
+	$(BINS_PROTO) --n $(or $(BINS_N),1e8) --grow $(or $(BINS_GROW),1.15) \
+	    --segments $(or $(BINS_SEGMENTS),64) --append --quotient
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).

@@ -3,6 +3,8 @@
  * one growth cycle of a table of 64-byte bins, timed beside amq's blocked add.
  *
  *   bins-proto [--n N] [--turns T] [--rewrites R] [--append] [--scalar-rewrite]
+ *   bins-proto --grow G [--segments S] [--absent A] [--quotient] [--times-only]
+ *              [--entry-bits B] [--n N] [--append] [--scalar-rewrite]
  *
  * The quotient kind's add shifts a run's cluster over 3.5 lines at its 86 to 95 %
  * load and rewrites 11 entries an add at 16 to 18 ns each (docs/expandable.md,
@@ -25,9 +27,25 @@
  * sized for N taking the same number of adds, by turns in this process; times
  * are the process's CPU time (a wait for a core on a shared machine is not
  * counted, a wait for memory is).
+ *
+ * With --grow G, the layout grown from 1,000 keys to N: S segments (64), a
+ * key's by its top bits, each grown by G on its own at 0.95 load into a table
+ * G times larger, their sizes staggered (segment i at b0 G^(e + i/S) bins) so
+ * that they take turns and the whole holds between 0.95 / G and 0.95 of its
+ * slots at every key count; a rewrite writes over the lines the last one left
+ * (kept mapped), entries of 3 bits or fewer keep a bit of the bucket's (the
+ * quotient kind's short entries) and those left with none become exact ranges
+ * of h (its deep list).  At every power of ten: bits a key (a spare entry
+ * counted at SPARE_BITS), the rate on A keys never added against amq's cuckoo
+ * filter sized for that rate, every key checked present, the amortized add;
+ * at N, the blocked add (and with --quotient the quotient kind grown from
+ * 1,000) on the same keys in this process.  --entry-bits B (15) reaches short
+ * entries and deep ranges in a few doublings, for tests.
  * Measurement only: not in libamq.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MAP_ANONYMOUS, madvise, mremap */
+#endif
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +81,11 @@ typedef struct {
     unsigned k;     /* floor(log2 m): an entry holds h's bits after the top k */
     spare_entry *sp;
     size_t nsp, capsp;
+    uint64_t (*deep)[2]; /* keys of entries left with no bit: their ranges of h, exactly */
+    size_t ndeep, capdeep;
+    uint64_t deep_width; /* the widest one's hi - lo */
+    size_t nsorted;        /* the spare's first entries, in bucket order (a rewrite's) */
+    size_t reserved, spare_reserved; /* the bytes mapped for b and for spare_lines */
     uint64_t *spare_lines; /* the spare's write, modeled: one line of these per key */
     uint64_t nspare_lines;
 } table;
@@ -72,9 +95,55 @@ static inline uint64_t mulhi(uint64_t a, uint64_t b)
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
-static void *lines_alloc(size_t bytes)
+/* Small tables from the heap: a grown filter's segments start at a line, and a map and unmap
+ * a growth cost more than the growth. */
+static size_t small_table = (size_t)1 << 22; /* a grown filter's: 64 KiB (its pool, below) */
+
+/* A grown filter's segments take turns to grow, so the lines a rewrite leaves are the next
+ * rewrite's: kept mapped (their pages faulted and on huge pages), each mapping reserved
+ * at 1.5x its table, so that the next one writes over pages it has and faults a growth's
+ * worth only.  (A map for each rewrite faults and clears every page of it.) */
+static int pool_on;
+static struct {
+    void *p;
+    size_t reserved, bytes; /* mapped, and written by the table it held (resident) */
+} pool;
+
+static void *lines_alloc(size_t bytes, int zero, size_t *reserved)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p;
+    *reserved = bytes;
+    if (bytes < small_table) {
+        p = aligned_alloc(64, (bytes + 63u) & ~(size_t)63u);
+        if (p == NULL) {
+            fprintf(stderr, BENCH_NAME ": %zu bytes: out of memory\n", bytes);
+            exit(1);
+        }
+        return zero ? memset(p, 0, bytes) : p;
+    }
+    if (pool_on) {
+        const size_t want = ((bytes + bytes / 2u) + (UINT64_C(1) << 21) - 1u) &
+                            ~((UINT64_C(1) << 21) - 1u);
+        if (!zero && pool.p != NULL) {
+            p = pool.p;
+            *reserved = pool.reserved;
+            pool.p = NULL;
+            if (*reserved < bytes) {
+                p = mremap(p, *reserved, want, MREMAP_MAYMOVE);
+                if (p == MAP_FAILED) {
+                    fprintf(stderr, BENCH_NAME ": %zu bytes: out of memory\n", want);
+                    exit(1);
+                }
+                (void)madvise(p, want, MADV_HUGEPAGE);
+                *reserved = want;
+            }
+            return p;
+        }
+        *reserved = want;
+        bytes = want;
+    }
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+             -1, 0);
     if (p == MAP_FAILED) {
         fprintf(stderr, BENCH_NAME ": %zu bytes: out of memory\n", bytes);
         exit(1);
@@ -83,29 +152,59 @@ static void *lines_alloc(size_t bytes)
     return p;
 }
 
-static void table_init(table *t, uint64_t nb)
+/* A table of nb bins; a rewrite's (zero 0) has its bins written by the writer, all of
+ * them, and is not cleared first. */
+static void table_init_as(table *t, uint64_t nb, int zero)
 {
     memset(t, 0, sizeof *t);
     t->nb = nb;
     t->m = nb * BUCKETS;
     t->k = 63u - (unsigned)__builtin_clzll(t->m);
     t->q0 = (uint64_t)(((unsigned __int128)1 << 64) / t->m);
-    t->b = lines_alloc(nb * sizeof(bin));
+    t->b = lines_alloc(nb * sizeof(bin), zero, &t->reserved);
     t->nspare_lines = nb / 16u + 1u;
-    t->spare_lines = lines_alloc(t->nspare_lines * 64u);
+    t->spare_lines = lines_alloc(t->nspare_lines * 64u, 1, &t->spare_reserved);
+}
+
+static void table_init(table *t, uint64_t nb)
+{
+    table_init_as(t, nb, 1);
+}
+
+static void lines_free(void *p, size_t bytes, size_t reserved, int to_pool)
+{
+    if (bytes < small_table) {
+        free(p);
+        return;
+    }
+    if (to_pool && pool_on) { /* the larger of two mappings is kept */
+        if (pool.p != NULL && pool.reserved >= reserved) {
+            munmap(p, reserved);
+            return;
+        }
+        if (pool.p != NULL)
+            munmap(pool.p, pool.reserved);
+        pool.p = p;
+        pool.reserved = reserved;
+        pool.bytes = bytes;
+        return;
+    }
+    munmap(p, reserved);
 }
 
 static void table_free(table *t)
 {
-    munmap(t->b, t->nb * sizeof(bin));
-    munmap(t->spare_lines, t->nspare_lines * 64u);
+    lines_free(t->b, t->nb * sizeof(bin), t->reserved, 1);
+    lines_free(t->spare_lines, t->nspare_lines * 64u, t->spare_reserved, 0);
     free(t->sp);
+    free(t->deep);
 }
 
 static void spare_push(table *t, uint64_t g, uint16_t v)
 {
     if (t->nsp >= 2u * t->m + 1024u) { /* more than the keys: a bug, not a spare */
-        fprintf(stderr, BENCH_NAME ": the spare passed twice the buckets: stopped\n");
+        fprintf(stderr, BENCH_NAME ": the spare passed twice the buckets (%llu bins): stopped\n",
+                (unsigned long long)t->nb);
         exit(1);
     }
     if (t->nsp == t->capsp) {
@@ -120,22 +219,146 @@ static void spare_push(table *t, uint64_t g, uint16_t v)
     t->sp[t->nsp++].v = v;
 }
 
+/* An entry that a growth leaves with no bit: kept as its range of h, exactly.  As a
+ * bucket-wide entry it would stand for every key of its bucket, then of every new
+ * bucket the old one meets, nearly twice the keys at each growth. */
+static void deep_push(table *t, uint64_t lo, uint64_t hi)
+{
+    if (t->ndeep == t->capdeep) {
+        t->capdeep = t->capdeep ? 2 * t->capdeep : 64;
+        t->deep = realloc(t->deep, t->capdeep * sizeof *t->deep);
+        if (t->deep == NULL) {
+            fprintf(stderr, BENCH_NAME ": deep ranges: out of memory\n");
+            exit(1);
+        }
+    }
+    t->deep[t->ndeep][0] = lo;
+    t->deep[t->ndeep++][1] = hi;
+    if (hi - lo > t->deep_width)
+        t->deep_width = hi - lo;
+}
+
+static int deep_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int deep_cmp2(const void *a, const void *b) /* by start, then end: a canonical order */
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Does a deep range of t hold h?  (Sorted by their starts; none wider than deep_width.) */
+static int deep_has(const table *t, uint64_t h)
+{
+    size_t lo = 0, hi = t->ndeep;
+    while (lo < hi) { /* the first range starting past h */
+        const size_t mid = (lo + hi) / 2;
+        if (t->deep[mid][0] <= h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo > 0 && h - t->deep[lo - 1][0] <= t->deep_width; lo--)
+        if (h <= t->deep[lo - 1][1])
+            return 1;
+    return 0;
+}
+
 static int spare_cmp(const void *a, const void *b)
 {
     const spare_entry *x = a, *y = b;
     return x->g < y->g ? -1 : x->g > y->g;
 }
 
+/* n spare entries of a table of m buckets sorted by bucket, stably: 11 bits at a time
+ * from the low ones (a comparison sort's calls cost an add 20 ns). */
+static void spare_radix(spare_entry *e, size_t n, uint64_t m)
+{
+    spare_entry *tmp, *from = e, *to;
+    unsigned shift, bits = 64u - (unsigned)__builtin_clzll(m | 1u);
+    if (n < 64) {
+        qsort(e, n, sizeof *e, spare_cmp);
+        return;
+    }
+    if ((tmp = malloc(n * sizeof *tmp)) == NULL) {
+        fprintf(stderr, BENCH_NAME ": spare: out of memory\n");
+        exit(1);
+    }
+    to = tmp;
+    for (shift = 0; shift < bits; shift += 11) {
+        size_t count[2048] = {0}, i, at = 0;
+        spare_entry *sw;
+        for (i = 0; i < n; i++)
+            count[(from[i].g >> shift) & 2047u]++;
+        for (i = 0; i < 2048; i++) {
+            const size_t c = count[i];
+            count[i] = at;
+            at += c;
+        }
+        for (i = 0; i < n; i++)
+            to[count[(from[i].g >> shift) & 2047u]++] = from[i];
+        sw = from;
+        from = to;
+        to = sw;
+    }
+    if (from != e)
+        memcpy(e, from, n * sizeof *e);
+    free(tmp);
+}
+
+/* The spare in bucket order: the adds' entries since the rewrite sorted and merged into
+ * the rewrite's, which are in order already (a real spare keeps them so). */
+static void spare_sort(table *t)
+{
+    spare_entry *m, *a = t->sp, *b = t->sp + t->nsorted;
+    size_t na = t->nsorted, nb = t->nsp - t->nsorted, i = 0, j = 0, o = 0;
+    if (nb == 0)
+        return;
+    spare_radix(b, nb, t->m);
+    if (na > 0 && a[na - 1].g > b[0].g) {
+        if ((m = malloc(t->nsp * sizeof *m)) == NULL) {
+            fprintf(stderr, BENCH_NAME ": spare: out of memory\n");
+            exit(1);
+        }
+        while (i < na && j < nb) /* stably: a bucket's rewritten entries first */
+            m[o++] = b[j].g < a[i].g ? b[j++] : a[i++];
+        while (i < na)
+            m[o++] = a[i++];
+        while (j < nb)
+            m[o++] = b[j++];
+        memcpy(t->sp, m, t->nsp * sizeof *m);
+        free(m);
+    }
+    t->nsorted = t->nsp;
+}
+
 /* The entry of h in a table of level k: h's 15 bits after its top k, marked. */
+static unsigned entry_bits = 15; /* --entry-bits: fewer, to reach short and void entries
+                                  * (the deep ranges) in a test's few doublings */
+
 static inline uint16_t entry_of(uint64_t h, unsigned k)
 {
-    return (uint16_t)((1u << 15) | (uint32_t)((h << k) >> 49));
+    return (uint16_t)((1u << entry_bits) | (uint32_t)((h << k) >> (64u - entry_bits)));
 }
+
+/* Entries of SHORT bits or fewer hold h's bits from bit k - 1 (one of the bucket's), which
+ * tells apart the two cells of 2^-k a bucket may meet; longer ones, from bit k. */
+#define SHORT 3u
 
 static inline int entry_hits(uint16_t v, uint64_t h, unsigned k)
 {
     const unsigned len = 31u - (unsigned)__builtin_clz(v);
-    return len == 0 || ((h << k) >> (64u - len)) == (uint64_t)(v ^ (1u << len));
+    const unsigned from = len <= SHORT ? k - 1u : k;
+    return len == 0 || ((h << from) >> (64u - len)) == (uint64_t)(v ^ (1u << len));
 }
 
 /* The place of x's j-th 1 (x has more than j). */
@@ -203,21 +426,22 @@ static inline void add_hash(table *t, uint64_t h)
     const unsigned pe = select1(z, j);
     const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
-    const uint16_t lo15 = (uint16_t)(((g * t->q0) << t->k) >> 49); /* the bucket's start */
-    const uint16_t key = (uint16_t)((v - lo15) & 0x7fff);
+    const uint16_t emask = (uint16_t)((1u << entry_bits) - 1u);
+    const uint16_t lo15 = (uint16_t)(((g * t->q0) << t->k) >> (64u - entry_bits)); /* its start */
+    const uint16_t key = (uint16_t)((v - lo15) & emask);
     unsigned rank = UINT32_MAX;
     if (!append_only) {
 #ifdef __AVX512BW__
         const __mmask32 in = (__mmask32)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
         const __m512i d = _mm512_and_si512(
             _mm512_sub_epi16(_mm512_maskz_loadu_epi16(in, b->e), _mm512_set1_epi16((short)lo15)),
-            _mm512_set1_epi16(0x7fff));
+            _mm512_set1_epi16((short)emask));
         rank = (unsigned)__builtin_popcount(
             _mm512_mask_cmplt_epu16_mask(in, d, _mm512_set1_epi16((short)key)));
 #else
         unsigned i;
         for (rank = 0, i = ps - j; i < pe - j; i++)
-            rank += ((b->e[i] - lo15) & 0x7fff) < key;
+            rank += ((b->e[i] - lo15) & emask) < key;
 #endif
     }
     if (!bin_put_at(b, j, v, rank)) {
@@ -253,7 +477,7 @@ static int has_hash(const table *t, uint64_t h)
     for (; lo < t->nsp && t->sp[lo].g == g; lo++)
         if (entry_hits(t->sp[lo].v, h, t->k))
             return 1;
-    return 0;
+    return deep_has(t, h);
 }
 
 /* ---- the rewrite into a larger table, in one pass ------------------------------------------ */
@@ -266,13 +490,22 @@ typedef struct {
     unsigned pos, n; /* its map's next bit, its entries */
     unsigned run;    /* the entries of its bucket being written */
     bin cur;
+    uint64_t seen_g; /* the new bucket of the places below */
+    unsigned nseen;
+    uint16_t seen[16]; /* places the general way put in bucket seen_g */
 } writer;
 
 static void writer_to(writer *w, uint64_t nb)
 {
+#if defined(__AVX512F__) && defined(BINS_NT)
+    _mm512_stream_si512((void *)(w->t->b + w->bin_at), _mm512_loadu_si512((const void *)&w->cur));
+#else
     w->t->b[w->bin_at] = w->cur; /* the buckets after the last written are empty: 0 bits */
+#endif
     memset(&w->cur, 0, sizeof w->cur);
-    w->bin_at = nb; /* the bins between are empty, as the new table's memory is */
+    if (nb > w->bin_at + 1u) /* the bins between are empty */
+        memset(w->t->b + w->bin_at + 1u, 0, (nb - w->bin_at - 1u) * sizeof(bin));
+    w->bin_at = nb;
     w->g0 = nb * BUCKETS;
     w->bucket = 0;
     w->pos = w->n = w->run = 0;
@@ -359,29 +592,69 @@ typedef struct {
  * bucket meets gives a candidate range of h, and each range that meets the
  * bucket goes to the new buckets it meets, its entry shortened to level k2. */
 static inline unsigned replace(uint64_t lo, uint64_t hi1, unsigned k, uint16_t v, uint64_t m2,
-                               unsigned k2, placed *out)
+                               unsigned k2, placed *out, table *deep_to)
 {
     const unsigned len = 31u - (unsigned)__builtin_clz(v);
     const uint64_t bits = v ^ (1u << len);
-    const unsigned sh = 64u - k - len; /* at most 60: m >= 28 */
-    const uint64_t off = bits << sh, size1 = (UINT64_C(1) << sh) - 1u;
-    const int len2 = (int)len - (int)(k2 - k);
-    uint64_t t = lo >> (64u - k), s = (t << (64u - k)) | off;
-    unsigned no = 0, c;
-    for (c = 0; c < 2; c++, t++, s += UINT64_C(1) << (64u - k)) {
-        const uint64_t e = s + size1;
-        uint64_t g1, g2, g;
+    uint64_t r[2][2]; /* the ranges of h the entry stands for, in the bucket */
+    unsigned p, nr = 0, no = 0, i;
+    if (len == 0) { /* a whole bucket (no entry is left so: they go to the deep ranges) */
+        r[0][0] = lo;
+        r[0][1] = hi1;
+        nr = 1;
+        p = 0;
+    } else if (len <= SHORT) { /* from bit k - 1: its cell is the one whose last bit it has */
+        const uint64_t c = lo >> (64u - k);
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        p = k + len - 1u;
+        r[0][0] = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u)))
+                  << (64u - p);
+        r[0][1] = r[0][0] + ((UINT64_C(1) << (64u - p)) - 1u);
+        nr = !(r[0][1] < lo || r[0][0] > hi1) && (top >> k) == 0;
+    } else { /* from bit k: a cell the bucket meets (at most two) */
+        const unsigned sh = 64u - k - len; /* at most 60: m >= 28 */
+        uint64_t t = lo >> (64u - k);
+        unsigned c;
+        p = k + len;
+        for (c = 0; c < 2; c++, t++) {
+            const uint64_t s = (t << (64u - k)) | (bits << sh);
+            if ((c == 1 && (t >> k) != 0) || s > hi1)
+                break; /* past the top of h, or past the bucket */
+            if (s + ((UINT64_C(1) << sh) - 1u) < lo)
+                continue;
+            r[nr][0] = s;
+            r[nr++][1] = s + ((UINT64_C(1) << sh) - 1u);
+        }
+    }
+    for (i = 0; i < nr; i++) {
+        const uint64_t a = r[i][0] > lo ? r[i][0] : lo, e = r[i][1] < hi1 ? r[i][1] : hi1;
+        /* the entry at level k2: p - k2 bits from bit k2, or (SHORT or fewer) up to SHORT
+         * from bit k2 - 1, which tells a bucket's two cells apart (else a short entry
+         * stands for both, and its copies double growth after growth) */
+        int len2 = p == 0 ? 0 : (int)p - (int)k2;
+        unsigned from = k2;
+        uint64_t g, g1, g2;
         uint16_t v2;
-        if ((c == 1 && (t >> k) != 0) || s > hi1)
-            break; /* past the top of h, or past the bucket */
-        if (e < lo)
+        if (p != 0 && len2 <= (int)SHORT) {
+            len2 = len2 + 1 > (int)SHORT ? (int)SHORT : len2 + 1;
+            from = k2 - 1u;
+        }
+        if (len2 <= 0) { /* no bit left: its range, exactly (the kind's deep list) */
+            if (p == 0) { /* (a bucket-wide entry: as before, to every bucket it meets) */
+                g1 = mulhi(a, m2);
+                g2 = mulhi(e, m2);
+                for (g = g1; g <= g2; g++) {
+                    out[no].g = g;
+                    out[no++].v = 1;
+                }
+                continue;
+            }
+            deep_push(deep_to, a, e);
             continue;
-        g1 = mulhi(s > lo ? s : lo, m2);
-        g2 = mulhi(e < hi1 ? e : hi1, m2);
-        if (len2 <= 0)
-            v2 = 1; /* no bit left: the whole bucket (the kind's void lane and deep range) */
-        else
-            v2 = (uint16_t)((1u << len2) | (((t << len) | bits) & ((UINT64_C(1) << len2) - 1u)));
+        }
+        v2 = (uint16_t)((1u << len2) | ((a << from) >> (64u - (unsigned)len2)));
+        g1 = mulhi(a, m2);
+        g2 = mulhi(e, m2);
         for (g = g1; g <= g2; g++) {
             out[no].g = g;
             out[no++].v = v2;
@@ -406,10 +679,23 @@ static void rewrite_one(writer *w, const table *t, uint64_t g, uint16_t v)
     placed out[8];
     const unsigned np = replace((uint64_t)bucket_lo(g, t->m),
                                 (uint64_t)(bucket_lo(g + 1u, t->m) - 1u), t->k, v, w->t->m,
-                                w->t->k, out);
-    unsigned y;
-    for (y = 0; y < np; y++)
+                                w->t->k, out, w->t);
+    unsigned y, x;
+    for (y = 0; y < np; y++) {
+        /* a range clipped by its bucket's edge (an earlier growth's copy) meets its other
+         * part's in one new bucket: kept once, else such copies double growth after growth */
+        if (out[y].g != w->seen_g || w->nseen == 0) {
+            w->seen_g = out[y].g;
+            w->nseen = 0;
+        }
+        for (x = 0; x < w->nseen && w->seen[x] != out[y].v; x++)
+            ;
+        if (x < w->nseen)
+            continue;
+        if (w->nseen < 16)
+            w->seen[w->nseen++] = out[y].v;
         writer_put(w, out[y].g, out[y].v);
+    }
 }
 
 /* The new table's geometry and the old one's, as one entry's rewrite needs them. */
@@ -437,7 +723,7 @@ static inline int rewrite_fast(const geometry *c, uint64_t g, uint16_t v, uint64
     const uint64_t p = ((s0 >> (64u - c->k)) << len) | bits; /* h's top k + len bits */
     *g2 = (uint64_t)(pr >> 64);
     *v2 = (uint16_t)((1u << len2) | (p & ((UINT64_C(1) << len2) - 1u)));
-    return (len2 > 0) & (s0 - lo >= c->margin) & (s0 - lo <= c->width - size1) &
+    return (len2 > (int)SHORT) & (s0 - lo >= c->margin) & (s0 - lo <= c->width - size1) &
            ((uint64_t)pr <= UINT64_MAX - size1 * c->m2);
 }
 
@@ -463,12 +749,23 @@ static inline __m512i bytes8(__m512i x, int c)
     return _mm512_cvtepu8_epi64(c % 16 ? _mm_unpackhi_epi64(q, q) : q);
 }
 
-/* The usual bin 8 entries at a time (AVX-512): each entry's new bucket into g2s[], the
- * count of entries returned; -1 when any of them is not the usual one (rewrite_fast's
- * conditions, 15 bits long) or their new buckets are out of order, for the
- * entry-at-a-time loop.  mulhi(s0, m2) is two 32-bit multiplies: m2 is under 2^32. */
-static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
-                         int may_sort, uint64_t *g2s, uint16_t *vs)
+/* The usual bin 8 entries at a time (AVX-512): each entry's new bucket into g2s[] and its
+ * entry into vs[], the count of entries returned; -1 when any of them is not the usual one
+ * (rewrite_fast's conditions: its one range inside its bucket, in one new bucket, a bit
+ * left after a power of two) or their new buckets are out of order, for the
+ * entry-at-a-time loop.  Entries of any length: a grown table holds every generation's.
+ * kc: q0, the cell, the margin, the width, m2 (under 2^32: mulhi is two 32-bit
+ * multiplies), k, and the levels gained (0 or 1). */
+static inline __m512i mulhi32(__m512i s, __m512i vm2)
+{
+    const __m512i p0 = _mm512_mul_epu32(s, vm2);
+    return _mm512_srli_epi64(
+        _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(s, 32), vm2), _mm512_srli_epi64(p0, 32)),
+        32);
+}
+
+static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, int may_sort,
+                         uint64_t *g2s, uint16_t *vs)
 {
     const uint64_t ones = b->map & M56;
     const int n = __builtin_popcountll(ones);
@@ -481,36 +778,45 @@ static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsign
     const __m512i vq0 = _mm512_set1_epi64((long long)kc[0]);
     const __m512i vcell = _mm512_set1_epi64((long long)kc[1]);
     const __m512i vcmask = _mm512_set1_epi64((long long)~(kc[1] - 1u));
-    const __m512i vdmin = _mm512_set1_epi64((long long)kc[2]);
-    const __m512i vspan = _mm512_set1_epi64((long long)kc[3]);
-    const __m512i vflim = _mm512_set1_epi64((long long)kc[4]);
-    const __m512i vm2 = _mm512_set1_epi64((long long)kc[5]);
-    const __m512i vbase = _mm512_set1_epi64((long long)base);
-    const __m512i low32 = _mm512_set1_epi64(0xffffffffLL), m15 = _mm512_set1_epi64(0x7fff);
-    const __m128i vsh = _mm_cvtsi32_si128((int)sh15);
+    const __m512i vmargin = _mm512_set1_epi64((long long)kc[2]);
+    const __m512i vwidth = _mm512_set1_epi64((long long)kc[3]);
+    const __m512i vm2 = _mm512_set1_epi64((long long)kc[4]);
+    const __m512i v64k = _mm512_set1_epi64((long long)(64u - kc[5]));
+    const __m512i vminlen = _mm512_set1_epi64((long long)(SHORT + 1u + kc[6])); /* long ones */
+    const __m512i one = _mm512_set1_epi64(1), v63 = _mm512_set1_epi64(63);
+    const int step = kc[6] != 0;
     int c, i;
     for (c = 0; c < n; c += 8) {
         const __mmask8 live = (__mmask8)(n - c >= 8 ? 0xffu : (1u << (n - c)) - 1u);
-        const __m128i e16 = _mm_maskz_loadu_epi16(live, b->e + c);
-        const __m512i g = _mm512_add_epi64(vbase, bytes8(jb, c));
+        const __m512i v = _mm512_maskz_cvtepu16_epi64(live, _mm_maskz_loadu_epi16(live, b->e + c));
+        const __m512i len = _mm512_sub_epi64(v63, _mm512_lzcnt_epi64(v));
+        const __m512i mark = _mm512_sllv_epi64(one, len);
+        const __m512i sh = _mm512_sub_epi64(v64k, len);
+        const __m512i size1 = _mm512_sub_epi64(_mm512_sllv_epi64(one, sh), one);
+        const __m512i g = _mm512_add_epi64(_mm512_set1_epi64((long long)base), bytes8(jb, c));
         const __m512i lo = _mm512_mullo_epi64(g, vq0);
-        const __m512i bits = _mm512_sll_epi64(_mm512_and_si512(_mm512_cvtepu16_epi64(e16), m15),
-                                              vsh);
+        const __m512i bits = _mm512_sllv_epi64(_mm512_xor_si512(v, mark), sh);
         const __m512i s1 = _mm512_or_si512(_mm512_and_si512(lo, vcmask), bits);
         const __m512i s0 = _mm512_mask_add_epi64(s1, _mm512_cmplt_epu64_mask(s1, lo), s1, vcell);
-        const __m512i p0 = _mm512_mul_epu32(s0, vm2);
-        const __m512i t = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(s0, 32), vm2),
-                                           _mm512_srli_epi64(p0, 32));
-        const __m512i frac = _mm512_or_si512(_mm512_slli_epi64(t, 32), _mm512_and_si512(p0, low32));
+        const __m512i d = _mm512_sub_epi64(s0, lo);
+        const __m512i g2 = mulhi32(s0, vm2);
         const __mmask8 ok =
-            _mm512_cmple_epu64_mask(_mm512_sub_epi64(_mm512_sub_epi64(s0, lo), vdmin), vspan) &
-            _mm512_cmple_epu64_mask(frac, vflim) &
-            _mm_mask_cmpge_epu16_mask(live, e16, _mm_set1_epi16((short)0x8000));
+            _mm512_mask_cmpge_epu64_mask(live, len, vminlen) &
+            _mm512_cmpge_epu64_mask(d, vmargin) &
+            _mm512_cmple_epu64_mask(d, _mm512_sub_epi64(vwidth, size1)) &
+            _mm512_cmpeq_epi64_mask(g2, mulhi32(_mm512_add_epi64(s0, size1), vm2));
         if (ok != live)
             return -1;
-        _mm512_storeu_si512((void *)(g2s + c), _mm512_srli_epi64(t, 32));
+        _mm512_storeu_si512((void *)(g2s + c), g2);
+        if (step) { /* a bit fewer past a power of two: the top one, the marker one down */
+            const __m512i m1 = _mm512_srli_epi64(mark, 1);
+            _mm_mask_storeu_epi16(vs + c, live,
+                                  _mm512_cvtepi64_epi16(_mm512_or_si512(
+                                      m1, _mm512_and_si512(v, _mm512_sub_epi64(m1, one)))));
+        }
     }
-    memcpy(vs, b->e, sizeof b->e);
+    if (!step)
+        memcpy(vs, b->e, sizeof b->e);
     for (i = 1; i < n; i++)
         if (g2s[i] < g2s[i - 1]) {
             /* an appended bucket's entries split by a new bucket's edge: sorted by new
@@ -536,10 +842,10 @@ static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsign
 }
 #else
 #define BIN_G2 0 /* the entry-at-a-time loop only */
-static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, unsigned sh15,
-                         int may_sort, uint64_t *g2s, uint16_t *vs)
+static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, int may_sort,
+                         uint64_t *g2s, uint16_t *vs)
 {
-    (void)b, (void)base, (void)kc, (void)sh15, (void)may_sort, (void)g2s, (void)vs;
+    (void)b, (void)base, (void)kc, (void)may_sort, (void)g2s, (void)vs;
     return -1;
 }
 #endif
@@ -567,10 +873,9 @@ static void rewrite(const table *t, table *dst)
          * loop below with the writer's state in registers (in memory, a store and a load
          * an entry chain the entries); any other, and the spare's, by rewrite_any. */
         const uint64_t q0 = c.q0, cell = c.cell, cmask = ~(c.cell - 1u), m2 = c.m2;
-        const unsigned sh15 = 64u - c.k - 15u;
-        const uint64_t dmin = c.margin, dmax = c.width - ((UINT64_C(1) << sh15) - 1u);
-        const uint64_t flim = UINT64_MAX - ((UINT64_C(1) << sh15) - 1u) * m2;
-        const uint32_t vmin = c.k2 == c.k ? 0x8000u : 0x10000u; /* else none is usual */
+        const unsigned step = c.k2 - c.k, k64 = 64u - c.k;
+        const uint64_t margin = c.margin, width = c.width;
+        const unsigned minlen = step <= 1u ? SHORT + 1u + step : 64u; /* long, staying long */
         uint64_t map = 0, gw = 0, g_end = BUCKETS, spg = nsp > 0 ? sp[0].g : UINT64_MAX;
         unsigned pos = 0, n = 0;
         uint16_t *ce = w.cur.e;
@@ -592,17 +897,20 @@ static void rewrite(const table *t, table *dst)
         gw = w.g0 + w.bucket;                                                                      \
         g_end = w.g0 + BUCKETS;                                                                    \
     } while (0)
-        const uint64_t kc[6] = {q0, cell, dmin, dmax - dmin, flim, m2};
-        const int vec = vec_rewrite && m2 <= UINT32_MAX && c.k2 == c.k;
+        const uint64_t kc[7] = {q0, cell, c.margin, c.width, m2, c.k, c.k2 - c.k};
+        const int vec = vec_rewrite && m2 <= UINT32_MAX && c.k2 - c.k <= 1u;
         uint64_t g2s[32];
         uint16_t vs[SLOTS];
         for (ob = 0; ob < t->nb; ob++) {
             const bin *b = t->b + ob;
             const uint64_t base = ob * BUCKETS;
+#ifdef BINS_PF
+            __builtin_prefetch(b + BINS_PF);
+#endif
             uint64_t ones = b->map & M56;
             unsigned e = 0;
             int nv;
-            if (vec && (nv = bin_g2(b, base, kc, sh15, spg >= base + BUCKETS, g2s, vs)) >= 0) {
+            if (vec && (nv = bin_g2(b, base, kc, spg >= base + BUCKETS, g2s, vs)) >= 0) {
                 /* the writer as below, in the same order: the spare's entries of buckets up
                  * to an entry's before it, those of the bin's other buckets after its last */
                 int i;
@@ -652,14 +960,19 @@ static void rewrite(const table *t, table *dst)
             for (; ones != 0; ones &= ones - 1u, e++) {
                 const uint64_t g = base + (unsigned)__builtin_ctzll(ones) - e;
                 const uint16_t v = b->e[e];
-                const uint64_t lo = g * q0;
-                const uint64_t s1 = (lo & cmask) | ((uint64_t)(v & 0x7fffu) << sh15);
+                /* rewrite_fast's, for an entry of any length (a grown table holds them all) */
+                const unsigned len = 31u - (unsigned)__builtin_clz((uint32_t)v | 1u);
+                const unsigned sh = k64 - len;
+                const uint64_t size1 = (UINT64_C(1) << sh) - 1u, lo = g * q0;
+                const uint64_t s1 = (lo & cmask) | ((uint64_t)(v ^ (1u << len)) << sh);
                 const uint64_t s0 = s1 + (cell & (uint64_t)-(int64_t)(s1 < lo));
-                const unsigned __int128 pr = (unsigned __int128)s0 * m2;
-                const uint64_t g2 = (uint64_t)(pr >> 64);
-                if (__builtin_expect((g >= spg) | (v < vmin) | (s0 - lo - dmin > dmax - dmin) |
-                                         ((uint64_t)pr > flim) | (g2 - gw >= g_end - gw) |
-                                         (n >= SLOTS),
+                const uint64_t g2 = mulhi(s0, m2);
+                const uint16_t v2 = (uint16_t)(step && len ? (v & ((1u << (len - 1u)) - 1u)) |
+                                                                 (1u << (len - 1u))
+                                                           : v);
+                if (__builtin_expect((g >= spg) | (len < minlen) | (s0 - lo < margin) |
+                                         (s0 - lo > width - size1) |
+                                         (mulhi(s0 + size1, m2) != g2) | (g2 < gw),
                                      0)) {
                     W_SAVE(); /* the slow way */
                     for (; si < nsp && sp[si].g <= g; si++)
@@ -669,10 +982,25 @@ static void rewrite(const table *t, table *dst)
                     W_LOAD();
                     continue;
                 }
+                if (g2 >= g_end) { /* the next bin, as the vector loop's */
+                    w.cur.map = map;
+                    w.n = n;
+                    writer_to(&w, g2 / BUCKETS);
+                    map = 0;
+                    n = 0;
+                    g_end = w.g0 + BUCKETS;
+                    gw = w.g0;
+                    pos = 0;
+                }
                 pos += (unsigned)(g2 - gw); /* a 0 ends each bucket passed */
                 gw = g2;
+                if (__builtin_expect(n >= SLOTS, 0)) {
+                    map |= FULL_FLAG;
+                    spare_push(dst, g2, v2);
+                    continue;
+                }
                 map |= UINT64_C(1) << pos++;
-                ce[n++] = v;
+                ce[n++] = v2;
             }
         }
         W_SAVE();
@@ -682,11 +1010,23 @@ static void rewrite(const table *t, table *dst)
             rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
     }
     writer_to(&w, w.bin_at);
+    if (w.bin_at + 1u < dst->nb) /* the bins after the last entry's */
+        memset(dst->b + w.bin_at + 1u, 0, (dst->nb - w.bin_at - 1u) * sizeof(bin));
+    for (x = 0; x < t->ndeep; x++) /* the old deep ranges stay, as ranges of h */
+        deep_push(dst, t->deep[x][0], t->deep[x][1]);
+    if (dst->ndeep > 0)
+        qsort(dst->deep, dst->ndeep, sizeof dst->deep[0], deep_cmp);
+    for (x = 0; x < dst->ndeep; x++) { /* their bins' queries look them up */
+        uint64_t b = mulhi(dst->deep[x][0], dst->m) / BUCKETS;
+        for (; b <= mulhi(dst->deep[x][1], dst->m) / BUCKETS; b++)
+            dst->b[b].map |= FULL_FLAG;
+    }
     for (x = 1; x < dst->nsp; x++) /* the spare in bucket order, as the query looks it up */
         if (dst->sp[x - 1].g > dst->sp[x].g) {
-            qsort(dst->sp, dst->nsp, sizeof dst->sp[0], spare_cmp);
+            spare_radix(dst->sp, dst->nsp, dst->m);
             break;
         }
+    dst->nsorted = dst->nsp;
 }
 
 /* ---- the run -------------------------------------------------------------------------------- */
@@ -716,10 +1056,259 @@ static void add_range(table *t, uint64_t from, uint64_t to)
     }
 }
 
+/* ---- grown from 1,000: segments of staggered sizes --------------------------------------- */
+
+/* A spare entry's bits, counted in bits a key: a quotient filter keyed by the bucket would
+ * keep the entry's 16 bits, the bucket's bits under its quotient (about 4: it has a
+ * twentieth of the buckets) and its 2.125 bits of runs, at 90 % of its slots. */
+#define SPARE_BITS 25.0
+
+/* 2^d segments, a key's by its top d bits, each a table of bins grown by g on its own when
+ * its entries reach TOP_LOAD of its slots: segment i's sizes are b0 g^(e + i / 2^d) bins,
+ * e = 0, 1, ..., so that the segments grow one at a time and the whole stays between
+ * 1 / g and 1 of TOP_LOAD at every key count, where one table swings across that range. */
+typedef struct {
+    table *seg;
+    uint64_t *entries, *limit;
+    unsigned *epoch;
+    unsigned d;
+    double g, b0;
+    uint64_t growths, moved;
+    double uncounted;
+    double t_grow; /* CPU seconds in growths: the spare's sort and the rewrite */
+    double t_sort; /* of which the spare's sort */ /* CPU seconds of the prototype's own bookkeeping, not an add's */
+} grown;
+
+static uint64_t grid(const grown *G, unsigned i, unsigned e)
+{
+    const double x = G->b0 * __builtin_pow(G->g, (double)e + (double)i / (double)(1u << G->d));
+    return x < 1.0 ? 1u : (uint64_t)__builtin_ceil(x);
+}
+
+static void seg_limit(grown *G, unsigned i)
+{
+    const table *t = &G->seg[i];
+    const double x = cpu_s();
+    uint64_t b, e = t->nsp;
+    for (b = 0; b < t->nb; b++) /* the writer could count them; here a pass, not timed */
+        e += (uint64_t)__builtin_popcountll(t->b[b].map & M56);
+    G->entries[i] = e;
+    G->limit[i] = (uint64_t)(TOP_LOAD * (double)t->m);
+    G->uncounted += cpu_s() - x;
+}
+
+static void grown_init(grown *G, unsigned d, double g, uint64_t start)
+{
+    const unsigned S = 1u << d;
+    unsigned i;
+    G->d = d;
+    G->g = g;
+    G->b0 = (double)start / (TOP_LOAD * SLOTS * S);
+    G->growths = G->moved = 0;
+    G->uncounted = G->t_grow = G->t_sort = 0;
+    G->seg = calloc(S, sizeof *G->seg);
+    G->entries = calloc(S, sizeof *G->entries);
+    G->limit = calloc(S, sizeof *G->limit);
+    G->epoch = calloc(S, sizeof *G->epoch);
+    if (!G->seg || !G->entries || !G->limit || !G->epoch) {
+        fprintf(stderr, BENCH_NAME ": segments: out of memory\n");
+        exit(1);
+    }
+    for (i = 0; i < S; i++) {
+        table_init(&G->seg[i], grid(G, i, 0));
+        seg_limit(G, i);
+    }
+}
+
+static void seg_grow(grown *G, unsigned i)
+{
+    table *t = &G->seg[i], t2;
+    uint64_t nb2;
+    const double s0 = cpu_s();
+    do
+        nb2 = grid(G, i, ++G->epoch[i]);
+    while (nb2 <= t->nb);
+    spare_sort(t);
+    G->t_sort += cpu_s() - s0;
+    table_init_as(&t2, nb2, 0);
+    rewrite(t, &t2);
+    G->moved += G->entries[i];
+    table_free(t);
+    *t = t2;
+    G->growths++;
+    G->t_grow += cpu_s() - s0;
+    seg_limit(G, i);
+}
+
+static inline void grown_add(grown *G, uint64_t h)
+{
+    const unsigned i = (unsigned)(h >> (64u - G->d));
+    add_hash(&G->seg[i], h << G->d);
+    if (++G->entries[i] >= G->limit[i])
+        seg_grow(G, i);
+}
+
+static inline const bin *grown_line(const grown *G, uint64_t h)
+{
+    const table *t = &G->seg[h >> (64u - G->d)];
+    return t->b + mulhi(h << G->d, t->m) / BUCKETS;
+}
+
+static void grown_range(grown *G, uint64_t from, uint64_t to)
+{
+    uint64_t i, ring[RING];
+    for (i = from; i < to && i < from + RING; i++) {
+        ring[i % RING] = key(i, 1);
+        __builtin_prefetch(grown_line(G, ring[i % RING]), 1);
+    }
+    for (i = from; i < to; i++) {
+        const uint64_t h = ring[i % RING];
+        if (i + RING < to) {
+            ring[i % RING] = key(i + RING, 1);
+            __builtin_prefetch(grown_line(G, ring[i % RING]), 1);
+        }
+        grown_add(G, h);
+    }
+}
+
+/* Keys from 1,000 to n in a grown filter of 2^d segments, checked and measured at every
+ * power of ten; the blocked add sized for n (and the quotient kind grown from 1,000, with
+ * `quotient`) timed on the same keys in this process. */
+static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quotient,
+                     int times_only)
+{
+    pool_on = 1;
+    small_table = (size_t)1 << 16;
+    grown G;
+    uint64_t done = 0, missing = 0, p, i;
+    double t_add = 0;
+    const unsigned S = 1u << d;
+    printf("bins-proto grown from 1,000 to %llu keys: %u segments grown by %.2f each, "
+           "staggered; %s adds; a spare entry counted at %.0f bits\n",
+           (unsigned long long)n, S, g, append_only ? "appended" : "ordered", SPARE_BITS);
+    printf("| keys | growths | bits/key (bins; with the spare and the next growth's lines) | spare keys | fpp | cuckoo at "
+           "r: bits/key | ratio | absent keys | amortized add, ns |\n|---|---|---|---|---|---|"
+           "---|---|---|\n");
+    grown_init(&G, d, g, 1000);
+    for (p = 1000; p <= n; p *= 10) {
+        uint64_t nb = 0, nsp = 0, fp = 0;
+        double s, bins, bits, r, need, ra, ba, rb, bb;
+        unsigned j;
+        s = cpu_s();
+        G.uncounted = 0;
+        grown_range(&G, done, p);
+        t_add += cpu_s() - s - G.uncounted;
+        done = p;
+        for (j = 0; j < S; j++) { /* the spare in bucket order, as has_hash looks it up */
+            spare_sort(&G.seg[j]);
+            nb += G.seg[j].nb;
+            nsp += G.seg[j].nsp;
+        }
+        for (i = 0; i < p && !times_only; i++) {
+            const uint64_t h = key(i, 1);
+            missing += !has_hash(&G.seg[h >> (64u - d)], h << d);
+        }
+        for (i = 0; i < absent; i++) {
+            const uint64_t h = key(i, 2);
+            fp += (uint64_t)has_hash(&G.seg[h >> (64u - d)], h << d);
+        }
+        r = (double)fp / (double)absent;
+        bins = (double)nb * 512.0 / (double)p;
+        bits = bins + (double)nsp * SPARE_BITS / (double)p +
+               (pool.p != NULL ? (double)pool.bytes * 8.0 / (double)p : 0.0);
+        if (p >= 10000 && !times_only) {
+            need = cuckoo_need(p, absent, r, &ra, &ba, &rb, &bb);
+            printf("| %llu | %llu | %.2f; %.2f | %.2f %% | %.4f %% | %.2f | %.2fx | %llu | %.1f |\n",
+                   (unsigned long long)p, (unsigned long long)G.growths, bins, bits,
+                   100.0 * (double)nsp / (double)p, 100.0 * r, need, bits / need,
+                   (unsigned long long)missing, t_add * 1e9 / (double)p);
+        } else {
+            printf("| %llu | %llu | %.2f; %.2f | %.2f %% | %.4f %% | | | %llu | %.1f |\n",
+                   (unsigned long long)p, (unsigned long long)G.growths, bins, bits,
+                   100.0 * (double)nsp / (double)p, 100.0 * r, (unsigned long long)missing,
+                   t_add * 1e9 / (double)p);
+        }
+        fflush(stdout);
+        if (p > n / 10)
+            break;
+    }
+    {
+        amq_filter *f = make_at(AMQ_KIND_BLOCKED, done, 0, 0.01);
+        double s = cpu_s(), blk;
+        fill(f, 0, done);
+        blk = (cpu_s() - s) * 1e9 / (double)done;
+        amq_filter_free(f);
+        printf("at %llu keys: amortized add %.1f ns; amq blocked add sized for them, the same "
+               "keys: %.1f ns; %.2fx\n",
+               (unsigned long long)done, t_add * 1e9 / (double)done, blk,
+               t_add * 1e9 / (double)done / blk);
+        printf("of the add: placing %.1f ns, growths %.1f ns (%.2f entries an add at %.2f ns "
+               "each; the spare's sort %.1f ns an add)\n",
+               (t_add - G.t_grow) * 1e9 / (double)done, G.t_grow * 1e9 / (double)done,
+               (double)G.moved / (double)done, G.t_grow * 1e9 / (double)G.moved,
+               G.t_sort * 1e9 / (double)done);
+        if (quotient) {
+            amq_filter *q = make_at(AMQ_KIND_QUOTIENT, 1000, 0, 0.01);
+            double qs = cpu_s(), qt;
+            fill(q, 0, done);
+            qt = (cpu_s() - qs) * 1e9 / (double)done;
+            printf("amq quotient kind grown from 1,000, the same keys: %.1f ns an add; %.2fx "
+                   "the blocked add; %.2f bits a key\n",
+                   qt, qt / blk, bits_per_key(q, done));
+            amq_filter_free(q);
+        }
+    }
+    if (done <= 10000000) {
+        /* what each bucket holds, bins and spare together, and the deep ranges: the vector
+         * rewrite may spill another entry of a full bin than the entry-at-a-time one */
+        uint64_t digest = 0, x, ne, *all;
+        unsigned j;
+        for (j = 0; j < S; j++) {
+            const table *t = &G.seg[j];
+            for (ne = t->nsp, x = 0; x < t->nb; x++)
+                ne += (uint64_t)__builtin_popcountll(t->b[x].map & M56);
+            if ((all = malloc((ne + 1u) * sizeof *all)) == NULL) {
+                fprintf(stderr, BENCH_NAME ": digest: out of memory\n");
+                return 1;
+            }
+            for (ne = 0, x = 0; x < t->nb; x++) {
+                uint64_t ones = t->b[x].map & M56;
+                unsigned e;
+                for (e = 0; ones != 0; ones &= ones - 1u, e++)
+                    all[ne++] = (x * BUCKETS + (unsigned)__builtin_ctzll(ones) - e) << 16 |
+                                t->b[x].e[e];
+            }
+            for (x = 0; x < t->nsp; x++)
+                all[ne++] = t->sp[x].g << 16 | t->sp[x].v;
+            qsort(all, ne, sizeof *all, u64_cmp);
+            for (x = 0; x < ne; x++)
+                digest = mix(digest ^ all[x]);
+            free(all);
+            qsort(t->deep, t->ndeep, sizeof t->deep[0], deep_cmp2);
+            for (x = 0; x < t->ndeep; x++)
+                digest = mix(digest ^ t->deep[x][0] ^ mix(t->deep[x][1]));
+        }
+        printf("keys absent at any power of ten: %llu; the buckets' digest: %016llx\n",
+               (unsigned long long)missing, (unsigned long long)digest);
+    } else {
+        printf("keys absent at any power of ten: %llu\n", (unsigned long long)missing);
+    }
+    for (i = 0; i < S; i++)
+        table_free(&G.seg[i]);
+    free(G.seg);
+    free(G.entries);
+    free(G.limit);
+    free(G.epoch);
+    return missing != 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = 100000000, lo_n, i, nb, missing = 0;
-    int turns = 2, rewrites = 1, a, turn;
+    int turns = 2, rewrites = 1, a, turn, quotient = 0, times_only = 0;
+    double growth = 0;
+    unsigned seg_bits = 6;
+    uint64_t absent = 1000000;
     double t_add = 1e30, t_blk = 1e30, t_rw = 1e30, spare_share = 0, fpp = 0, bits = 0;
     uint64_t moved = 0, flagged = 0, digest = 0;
     for (a = 1; a < argc; a++) {
@@ -733,15 +1322,41 @@ int main(int argc, char **argv)
             append_only = 1;
         else if (!strcmp(argv[a], "--scalar-rewrite"))
             vec_rewrite = 0;
+        else if (!strcmp(argv[a], "--grow") && a + 1 < argc)
+            growth = strtod(argv[++a], NULL);
+        else if (!strcmp(argv[a], "--segments") && a + 1 < argc)
+            seg_bits = (unsigned)__builtin_ctzll((uint64_t)strtod(argv[++a], NULL) | 1u << 20);
+        else if (!strcmp(argv[a], "--absent") && a + 1 < argc)
+            absent = (uint64_t)strtod(argv[++a], NULL);
+        else if (!strcmp(argv[a], "--quotient"))
+            quotient = 1;
+        else if (!strcmp(argv[a], "--times-only"))
+            times_only = 1;
+        else if (!strcmp(argv[a], "--entry-bits") && a + 1 < argc)
+            entry_bits = (unsigned)atoi(argv[++a]);
         else {
-            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R] [--append] [--scalar-rewrite]\n");
+            fprintf(stderr, "usage: bins-proto [--n N] [--turns T] [--rewrites R] [--append] "
+                            "[--scalar-rewrite] [--grow G [--segments S] [--absent A] "
+                            "[--quotient] [--times-only]] [--entry-bits B]\n");
             return 2;
         }
+    }
+    if (entry_bits < SHORT + 2u || entry_bits > 15) {
+        fprintf(stderr, BENCH_NAME ": --entry-bits %u to 15\n", SHORT + 2u);
+        return 2;
     }
     if (n < 10000 || turns < 1 || rewrites < 1 || rewrites > 100) {
         fprintf(stderr, BENCH_NAME ": --n at least 10000, --turns at least 1, --rewrites 1 "
                         "to 100\n");
         return 2;
+    }
+    if (growth != 0) {
+        if (growth < 1.05 || growth > 2.0 || seg_bits < 1 || seg_bits > 16 || absent < 1000) {
+            fprintf(stderr, BENCH_NAME ": --grow 1.05 to 2, --segments a power of two from 2 "
+                            "to 65536, --absent at least 1000\n");
+            return 2;
+        }
+        return grow_main(n, seg_bits, growth, absent, quotient, times_only);
     }
     nb = (uint64_t)((double)n / (TOP_LOAD * SLOTS)) + 1u;
     lo_n = (uint64_t)((double)n / GROWTH);
@@ -771,7 +1386,7 @@ int main(int argc, char **argv)
             t_blk = s;
         amq_filter_free(f);
 
-        table_init(&t2, (uint64_t)((double)nb * GROWTH) + 1u);
+        table_init_as(&t2, (uint64_t)((double)nb * GROWTH) + 1u, 0);
         s = cpu_s();
         rewrite(&t, &t2);
         s = cpu_s() - s;
@@ -787,7 +1402,7 @@ int main(int argc, char **argv)
             int r;
             for (r = 1; r < rewrites; r++) { /* the rewrite again, across powers of two */
                 table t3;
-                table_init(&t3, (uint64_t)((double)t2.nb * GROWTH) + 1u);
+                table_init_as(&t3, (uint64_t)((double)t2.nb * GROWTH) + 1u, 0);
                 rewrite(&t2, &t3);
                 table_free(&t2);
                 t2 = t3;
