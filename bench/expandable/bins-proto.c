@@ -1171,6 +1171,181 @@ static void grown_range(grown *G, uint64_t from, uint64_t to)
     }
 }
 
+/* A query of the grown bins as a line-local kind would answer it: the key's bin, its
+ * bucket's entries; for a bin that sent a key to the spare, one line of the spare's (the
+ * model's: its answer is the line's bit, not the spare's, whose sorted list has_hash reads
+ * and the checks above use).  The deep ranges, rare, are not read. */
+static inline int grown_query(const grown *G, uint64_t h);
+
+/* The bin's answer alone, entry at a time (has_hash's first half): what the vector
+ * compare of grown_query must answer. */
+static int bin_has(const table *t, uint64_t hs)
+{
+    const uint64_t g = mulhi(hs, t->m);
+    const bin *b = t->b + g / BUCKETS;
+    const unsigned j = (unsigned)(g % BUCKETS);
+    const uint64_t z = ~b->map & M56;
+    const unsigned pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
+    unsigned i;
+    for (i = ps - j; i < pe - j; i++)
+        if (entry_hits(b->e[i], hs, t->k))
+            return 1;
+    return 0;
+}
+
+static inline int grown_query(const grown *G, uint64_t h)
+{
+    const table *t = &G->seg[h >> (64u - G->d)];
+    const uint64_t hs = h << G->d, g = mulhi(hs, t->m);
+    const bin *b = t->b + g / BUCKETS;
+    const unsigned j = (unsigned)(g % BUCKETS);
+    const uint64_t z = ~b->map & M56;
+    const unsigned pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
+#ifdef __AVX512BW__
+    {
+        /* every entry of the line at once, without a branch: entry v of length len (its
+         * top 1) holds the key's bits from bit k (from k - 1 when short), so it answers
+         * when v equals that 16-bit window shifted right by 15 - len */
+        const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << t->k) >> 49)));
+        const __m512i ys = _mm512_set1_epi32(
+            (int)((1u << 15) | (uint32_t)((hs << (t->k - 1u)) >> 49)));
+        const uint32_t in = (uint32_t)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
+        __mmask16 hit = 0;
+        int half;
+        for (half = 0; half < 2; half++) { /* lanes 0 to 15, 16 to 27 */
+            /* entries 0 to 15, or 12 to 27 moved down by 4: 16 to 27 in lanes 0 to 11 */
+            const __m512i v = _mm512_cvtepu16_epi32(
+                _mm256_loadu_si256((const void *)(b->e + 12 * half)));
+            const __m512i vv = half ? _mm512_alignr_epi32(_mm512_setzero_si512(), v, 4) : v;
+            const __m512i len = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(vv));
+            const __m512i sh = _mm512_sub_epi32(_mm512_set1_epi32(15), len);
+            const __mmask16 shortl = _mm512_cmple_epu32_mask(len, _mm512_set1_epi32((int)SHORT));
+            const __m512i want = _mm512_mask_blend_epi32(shortl, _mm512_srlv_epi32(y, sh),
+                                                         _mm512_srlv_epi32(ys, sh));
+            hit |= _mm512_mask_cmpeq_epi32_mask((__mmask16)(in >> (16 * half)), vv, want);
+        }
+        const int pos = hit != 0;
+        if (pos | !(b->map & FULL_FLAG))
+            return pos;
+    }
+#else
+    {
+        unsigned i;
+        for (i = ps - j; i < pe - j; i++)
+            if (entry_hits(b->e[i], hs, t->k))
+                return 1;
+        if (!(b->map & FULL_FLAG))
+            return 0;
+    }
+#endif
+    return (int)(t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u] & 1u);
+}
+
+__attribute__((noinline)) static int grown_query_one(const grown *G, uint64_t h)
+{
+    return grown_query(G, h);
+}
+
+/* Query x of a timed set: odd ones a key added (spread over all of them), even ones never. */
+static inline uint64_t query_key(uint64_t x, uint64_t n)
+{
+    return (x & 1) ? key(mix(x) % n, 1) : key(x, 3);
+}
+
+/* ns a query, one key at a time: the bins (the key hashed by amq beside it, as the filters'
+ * queries hash theirs: its cost counted, its value unused), or filter f. */
+static double q_one(const grown *G, const amq_filter *f, const amq_filter *hf, uint64_t n,
+                    uint64_t nq, uint64_t *sink)
+{
+    uint64_t x, hits = 0;
+    const double s = cpu_s();
+    for (x = 0; x < nq; x++) {
+        const uint64_t k = query_key(x, n);
+        if (f != NULL) {
+            hits += (uint64_t)amq_filter_contains(f, &k, sizeof k);
+        } else {
+            hits += amq_filter_hash(hf, &k, sizeof k).h2 & 1u;
+            hits += (uint64_t)grown_query_one(G, k);
+        }
+    }
+    *sink += hits;
+    return (cpu_s() - s) * 1e9 / (double)nq;
+}
+
+#define QBATCH 256u
+
+/* ns a query in batches of QBATCH: the bins with the add's ring of 16 prefetched lines, or
+ * f's batched query on hashes made in the loop (the bins' keys hashed beside, as above). */
+static double q_batch(const grown *G, const amq_filter *f, const amq_filter *hf, uint64_t n,
+                      uint64_t nq, uint64_t *sink)
+{
+    static amq_hash128 h[QBATCH];
+    static uint8_t out[QBATCH];
+    uint64_t x, j, hits = 0;
+    const double s = cpu_s();
+    for (x = 0; x < nq; x += QBATCH) {
+        for (j = 0; j < QBATCH; j++) {
+            const uint64_t k = query_key(x + j, n);
+            h[j] = amq_filter_hash(f != NULL ? f : hf, &k, sizeof k);
+            if (f == NULL)
+                h[j].h1 = k; /* the bins' hash is the key (its own is computed, unused) */
+        }
+        if (f != NULL) {
+            amq_filter_contains_batch(f, h, QBATCH, out);
+            for (j = 0; j < QBATCH; j++)
+                hits += out[j];
+            continue;
+        }
+        for (j = 0; j < RING && j < QBATCH; j++)
+            __builtin_prefetch(grown_line(G, h[j].h1));
+        for (j = 0; j < QBATCH; j++) {
+            if (j + RING < QBATCH)
+                __builtin_prefetch(grown_line(G, h[j + RING].h1));
+            hits += (uint64_t)grown_query(G, h[j].h1) + (h[j].h2 & 1u);
+        }
+    }
+    *sink += hits;
+    return (cpu_s() - s) * 1e9 / (double)nq;
+}
+
+/* The queries at n keys: the bins, the blocked filter f and the quotient kind q (or none),
+ * by turns, best of three; half the keys added, half never. */
+static void grown_queries(const grown *G, const amq_filter *f, const amq_filter *q, uint64_t n)
+{
+    const uint64_t nq = 2000000;
+    double one[3] = {1e30, 1e30, 1e30}, bat[3] = {1e30, 1e30, 1e30}, x;
+    uint64_t sink = 0, x1, wrong = 0;
+    int turn, w;
+    for (x1 = 0; x1 < nq; x1++) { /* a bin's answer: the vector compare's is the loop's */
+        const uint64_t h = query_key(x1, n);
+        const table *t = &G->seg[h >> (64u - G->d)];
+        const bin *b = grown_line(G, h);
+        const int q1 = grown_query(G, h), q2 = bin_has(t, h << G->d);
+        wrong += (b->map & FULL_FLAG) ? q2 && !q1 : q1 != q2;
+    }
+    printf("bins' answers of the vector compare that differ from the entry-at-a-time one's: "
+           "%llu of %llu\n", (unsigned long long)wrong, (unsigned long long)nq);
+    for (turn = 0; turn < 3; turn++)
+        for (w = 0; w < 3; w++) {
+            const amq_filter *sub = w == 0 ? NULL : w == 1 ? f : q;
+            if (w == 2 && q == NULL)
+                continue;
+            if ((x = q_one(G, sub, f, n, nq, &sink)) < one[w])
+                one[w] = x;
+            if ((x = q_batch(G, sub, f, n, nq, &sink)) < bat[w])
+                bat[w] = x;
+        }
+    printf("queries at %llu keys, half added (best of 3 turns, ns): one key: bins %.1f, "
+           "blocked %.1f (%.2fx)",
+           (unsigned long long)n, one[0], one[1], one[0] / one[1]);
+    if (q != NULL)
+        printf(", quotient kind %.1f (%.2fx)", one[2], one[2] / one[1]);
+    printf("; batched: bins %.1f, blocked %.1f (%.2fx)", bat[0], bat[1], bat[0] / bat[1]);
+    if (q != NULL)
+        printf(", quotient kind %.1f (%.2fx)", bat[2], bat[2] / bat[1]);
+    printf(" [%llu]\n", (unsigned long long)(sink & 1u));
+}
+
 /* Keys from 1,000 to n in a grown filter of 2^d segments, checked and measured at every
  * power of ten; the blocked add sized for n (and the quotient kind grown from 1,000, with
  * `quotient`) timed on the same keys in this process. */
@@ -1233,11 +1408,10 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
             break;
     }
     {
-        amq_filter *f = make_at(AMQ_KIND_BLOCKED, done, 0, 0.01);
-        double s = cpu_s(), blk;
+        amq_filter *f = make_at(AMQ_KIND_BLOCKED, done, 0, 0.01), *q = NULL;
+        double s = cpu_s(), blk, qt = 0;
         fill(f, 0, done);
         blk = (cpu_s() - s) * 1e9 / (double)done;
-        amq_filter_free(f);
         printf("at %llu keys: amortized add %.1f ns; amq blocked add sized for them, the same "
                "keys: %.1f ns; %.2fx\n",
                (unsigned long long)done, t_add * 1e9 / (double)done, blk,
@@ -1248,15 +1422,17 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
                (double)G.moved / (double)done, G.t_grow * 1e9 / (double)G.moved,
                G.t_sort * 1e9 / (double)done);
         if (quotient) {
-            amq_filter *q = make_at(AMQ_KIND_QUOTIENT, 1000, 0, 0.01);
-            double qs = cpu_s(), qt;
+            q = make_at(AMQ_KIND_QUOTIENT, 1000, 0, 0.01);
+            s = cpu_s();
             fill(q, 0, done);
-            qt = (cpu_s() - qs) * 1e9 / (double)done;
+            qt = (cpu_s() - s) * 1e9 / (double)done;
             printf("amq quotient kind grown from 1,000, the same keys: %.1f ns an add; %.2fx "
                    "the blocked add; %.2f bits a key\n",
                    qt, qt / blk, bits_per_key(q, done));
-            amq_filter_free(q);
         }
+        grown_queries(&G, f, q, done);
+        amq_filter_free(f);
+        amq_filter_free(q);
     }
     if (done <= 10000000) {
         /* what each bucket holds, bins and spare together, and the deep ranges: the vector
