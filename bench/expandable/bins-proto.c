@@ -52,6 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#define XXH_INLINE_ALL /* the 8-byte hash inline, as the filters' own query paths have it */
+#include <xxhash.h>
 
 #define BENCH_NAME "bins-proto"
 #include "bench_common.h" /* mix, now_s, key, make_at */
@@ -1252,10 +1254,10 @@ static inline uint64_t query_key(uint64_t x, uint64_t n)
     return (x & 1) ? key(mix(x) % n, 1) : key(x, 3);
 }
 
-/* ns a query, one key at a time: the bins (the key hashed by amq beside it, as the filters'
+/* ns a query, one key at a time: the bins (the key hashed by XXH3 beside it, as the filters'
  * queries hash theirs: its cost counted, its value unused), or filter f. */
-static double q_one(const grown *G, const amq_filter *f, const amq_filter *hf, uint64_t n,
-                    uint64_t nq, uint64_t *sink)
+static double q_one(const grown *G, const amq_filter *f, uint64_t n, uint64_t nq,
+                    uint64_t *sink)
 {
     uint64_t x, hits = 0;
     const double s = cpu_s();
@@ -1264,7 +1266,8 @@ static double q_one(const grown *G, const amq_filter *f, const amq_filter *hf, u
         if (f != NULL) {
             hits += (uint64_t)amq_filter_contains(f, &k, sizeof k);
         } else {
-            hits += amq_filter_hash(hf, &k, sizeof k).h2 & 1u;
+            const uint64_t hv = XXH3_64bits(&k, sizeof k);
+            __asm__ volatile("" : : "r"(hv)); /* computed, as a filter's query computes it */
             hits += (uint64_t)grown_query_one(G, k);
         }
     }
@@ -1273,11 +1276,23 @@ static double q_one(const grown *G, const amq_filter *f, const amq_filter *hf, u
 }
 
 #define QBATCH 256u
+#ifndef QRING
+#define QRING 16u /* keys a bin is prefetched ahead of its query (its flag read at half that) */
+#endif
+
+/* The spare's line of key h's bucket prefetched when its bin (in cache by then) has the flag. */
+static inline void spare_prefetch(const grown *G, uint64_t h)
+{
+    const table *t = &G->seg[h >> (64u - G->d)];
+    const uint64_t g = mulhi(h << G->d, t->m);
+    if (t->b[g / BUCKETS].map & FULL_FLAG)
+        __builtin_prefetch(&t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u]);
+}
 
 /* ns a query in batches of QBATCH: the bins with the add's ring of 16 prefetched lines, or
  * f's batched query on hashes made in the loop (the bins' keys hashed beside, as above). */
-static double q_batch(const grown *G, const amq_filter *f, const amq_filter *hf, uint64_t n,
-                      uint64_t nq, uint64_t *sink)
+static double q_batch(const grown *G, const amq_filter *f, uint64_t n, uint64_t nq,
+                      uint64_t *sink)
 {
     static amq_hash128 h[QBATCH];
     static uint8_t out[QBATCH];
@@ -1286,9 +1301,13 @@ static double q_batch(const grown *G, const amq_filter *f, const amq_filter *hf,
     for (x = 0; x < nq; x += QBATCH) {
         for (j = 0; j < QBATCH; j++) {
             const uint64_t k = query_key(x + j, n);
-            h[j] = amq_filter_hash(f != NULL ? f : hf, &k, sizeof k);
-            if (f == NULL)
-                h[j].h1 = k; /* the bins' hash is the key (its own is computed, unused) */
+            if (f != NULL) {
+                h[j] = amq_filter_hash(f, &k, sizeof k);
+            } else { /* the bins' hash is the key (XXH3's is computed, as above, unused) */
+                const uint64_t hv = XXH3_64bits(&k, sizeof k);
+                __asm__ volatile("" : : "r"(hv));
+                h[j].h1 = k;
+            }
         }
         if (f != NULL) {
             amq_filter_contains_batch(f, h, QBATCH, out);
@@ -1296,12 +1315,19 @@ static double q_batch(const grown *G, const amq_filter *f, const amq_filter *hf,
                 hits += out[j];
             continue;
         }
-        for (j = 0; j < RING && j < QBATCH; j++)
+        /* three stages: a key's bin prefetched QRING keys ahead; half that, its bin (arrived by
+         * then) read for the flag, and the spare's line prefetched when it is set; then
+         * the query, both lines in cache */
+        for (j = 0; j < QRING && j < QBATCH; j++)
             __builtin_prefetch(grown_line(G, h[j].h1));
+        for (j = 0; j < QRING / 2 && j < QBATCH; j++)
+            spare_prefetch(G, h[j].h1);
         for (j = 0; j < QBATCH; j++) {
-            if (j + RING < QBATCH)
-                __builtin_prefetch(grown_line(G, h[j + RING].h1));
-            hits += (uint64_t)grown_query(G, h[j].h1) + (h[j].h2 & 1u);
+            if (j + QRING < QBATCH)
+                __builtin_prefetch(grown_line(G, h[j + QRING].h1));
+            if (j + QRING / 2 < QBATCH)
+                spare_prefetch(G, h[j + QRING / 2].h1);
+            hits += (uint64_t)grown_query(G, h[j].h1);
         }
     }
     *sink += hits;
@@ -1330,9 +1356,9 @@ static void grown_queries(const grown *G, const amq_filter *f, const amq_filter 
             const amq_filter *sub = w == 0 ? NULL : w == 1 ? f : q;
             if (w == 2 && q == NULL)
                 continue;
-            if ((x = q_one(G, sub, f, n, nq, &sink)) < one[w])
+            if ((x = q_one(G, sub, n, nq, &sink)) < one[w])
                 one[w] = x;
-            if ((x = q_batch(G, sub, f, n, nq, &sink)) < bat[w])
+            if ((x = q_batch(G, sub, n, nq, &sink)) < bat[w])
                 bat[w] = x;
         }
     printf("queries at %llu keys, half added (best of 3 turns, ns): one key: bins %.1f, "
