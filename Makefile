@@ -544,12 +544,15 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    $(BINS_PROTO) --n 1e6 --grow 1.2 --segments 4 --entry-bits 8 $$a --scalar-rewrite \
 	        > $(BUILD)/bench-bins-grow-scalar.log 2>&1 && \
 	    grep -q '^keys absent at any power of ten: 0; ' $(BUILD)/bench-bins-grow.log && \
+	    grep -q "^bins' answers of the vector compare that differ .*: 0 of" \
+	        $(BUILD)/bench-bins-grow.log && \
 	    test "$$(tail -1 $(BUILD)/bench-bins-grow.log)" = \
 	        "$$(tail -1 $(BUILD)/bench-bins-grow-scalar.log)" || \
 	    { cat $(BUILD)/bench-bins-grow.log $(BUILD)/bench-bins-grow-scalar.log; exit 1; }; \
 	done
 	@echo "bins-proto grown from 1,000 to 1e6 in 4 staggered segments, 8-bit entries (short"
-	@echo "  ones and deep ranges; every key present; the vector rewrite's buckets the scalar one's): ok"
+	@echo "  ones and deep ranges; every key present; the vector rewrite's buckets the scalar one's;"
+	@echo "  the query's vector compare the entry-at-a-time one's): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
