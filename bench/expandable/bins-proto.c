@@ -202,6 +202,17 @@ static void table_free(table *t)
     free(t->deep);
 }
 
+/* An array of *cap elements of `size` bytes doubled (or made `first` long). */
+static void *grow_array(void *p, size_t *cap, size_t first, size_t size, const char *what)
+{
+    *cap = *cap ? 2 * *cap : first;
+    if ((p = realloc(p, *cap * size)) == NULL) {
+        fprintf(stderr, BENCH_NAME ": %s: out of memory\n", what);
+        exit(1);
+    }
+    return p;
+}
+
 static void spare_push(table *t, uint64_t g, uint16_t v)
 {
     if (t->nsp >= 2u * t->m + 1024u) { /* more than the keys: a bug, not a spare */
@@ -209,14 +220,8 @@ static void spare_push(table *t, uint64_t g, uint16_t v)
                 (unsigned long long)t->nb);
         exit(1);
     }
-    if (t->nsp == t->capsp) {
-        t->capsp = t->capsp ? 2 * t->capsp : 1024;
-        t->sp = realloc(t->sp, t->capsp * sizeof *t->sp);
-        if (t->sp == NULL) {
-            fprintf(stderr, BENCH_NAME ": spare: out of memory\n");
-            exit(1);
-        }
-    }
+    if (t->nsp == t->capsp)
+        t->sp = grow_array(t->sp, &t->capsp, 1024, sizeof *t->sp, "spare");
     t->sp[t->nsp].g = g;
     t->sp[t->nsp++].v = v;
 }
@@ -226,14 +231,8 @@ static void spare_push(table *t, uint64_t g, uint16_t v)
  * bucket the old one meets, nearly twice the keys at each growth. */
 static void deep_push(table *t, uint64_t lo, uint64_t hi)
 {
-    if (t->ndeep == t->capdeep) {
-        t->capdeep = t->capdeep ? 2 * t->capdeep : 64;
-        t->deep = realloc(t->deep, t->capdeep * sizeof *t->deep);
-        if (t->deep == NULL) {
-            fprintf(stderr, BENCH_NAME ": deep ranges: out of memory\n");
-            exit(1);
-        }
-    }
+    if (t->ndeep == t->capdeep)
+        t->deep = grow_array(t->deep, &t->capdeep, 64, sizeof *t->deep, "deep ranges");
     t->deep[t->ndeep][0] = lo;
     t->deep[t->ndeep++][1] = hi;
     if (hi - lo > t->deep_width)
