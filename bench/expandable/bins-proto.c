@@ -898,6 +898,29 @@ static void rewrite(const table *t, table *dst)
         gw = w.g0 + w.bucket;                                                                      \
         g_end = w.g0 + BUCKETS;                                                                    \
     } while (0)
+/* v2 appended in new bucket g2 (not before the one being written): the next bin begun
+ * when g2 is past this one, the spare when this one is full (its map's place for an entry:
+ * a 0 for each bucket before, a 1 for each entry) */
+#define W_APPEND(g2_, v2_)                                                                         \
+    do {                                                                                           \
+        if ((g2_) >= g_end) {                                                                      \
+            w.cur.map = map;                                                                       \
+            w.n = n;                                                                               \
+            writer_to(&w, (g2_) / BUCKETS);                                                        \
+            map = 0;                                                                               \
+            n = 0;                                                                                 \
+            g_end = w.g0 + BUCKETS;                                                                \
+        }                                                                                          \
+        gw = (g2_);                                                                                \
+        pos = (unsigned)((g2_) - (g_end - BUCKETS)) + n;                                           \
+        if (__builtin_expect(n >= SLOTS, 0)) {                                                     \
+            map |= FULL_FLAG;                                                                      \
+            spare_push(dst, (g2_), (v2_));                                                         \
+        } else {                                                                                   \
+            map |= UINT64_C(1) << pos++;                                                           \
+            ce[n++] = (v2_);                                                                       \
+        }                                                                                          \
+    } while (0)
         const uint64_t kc[7] = {q0, cell, c.margin, c.width, m2, c.k, c.k2 - c.k};
         const int vec = vec_rewrite && m2 <= UINT32_MAX && c.k2 - c.k <= 1u;
         uint64_t g2s[32];
@@ -931,23 +954,7 @@ static void rewrite(const table *t, table *dst)
                         W_LOAD();
                         continue;
                     }
-                    if (g2 >= g_end) {
-                        w.cur.map = map;
-                        w.n = n;
-                        writer_to(&w, g2 / BUCKETS);
-                        map = 0;
-                        n = 0;
-                        g_end = w.g0 + BUCKETS;
-                    }
-                    gw = g2;
-                    pos = (unsigned)(g2 - (g_end - BUCKETS)) + n;
-                    if (n >= SLOTS) {
-                        map |= FULL_FLAG;
-                        spare_push(dst, g2, vs[i]);
-                        continue;
-                    }
-                    map |= UINT64_C(1) << pos++;
-                    ce[n++] = vs[i];
+                    W_APPEND(g2, vs[i]);
                 }
                 if (spg < base + BUCKETS) {
                     W_SAVE();
@@ -983,30 +990,13 @@ static void rewrite(const table *t, table *dst)
                     W_LOAD();
                     continue;
                 }
-                if (g2 >= g_end) { /* the next bin, as the vector loop's */
-                    w.cur.map = map;
-                    w.n = n;
-                    writer_to(&w, g2 / BUCKETS);
-                    map = 0;
-                    n = 0;
-                    g_end = w.g0 + BUCKETS;
-                    gw = w.g0;
-                    pos = 0;
-                }
-                pos += (unsigned)(g2 - gw); /* a 0 ends each bucket passed */
-                gw = g2;
-                if (__builtin_expect(n >= SLOTS, 0)) {
-                    map |= FULL_FLAG;
-                    spare_push(dst, g2, v2);
-                    continue;
-                }
-                map |= UINT64_C(1) << pos++;
-                ce[n++] = v2;
+                W_APPEND(g2, v2);
             }
         }
         W_SAVE();
 #undef W_SAVE
 #undef W_LOAD
+#undef W_APPEND
         for (; si < nsp; si++) /* the spare's of the last buckets */
             rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
     }
