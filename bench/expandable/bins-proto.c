@@ -239,13 +239,7 @@ static void deep_push(table *t, uint64_t lo, uint64_t hi)
         t->deep_width = hi - lo;
 }
 
-static int deep_cmp(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-static int deep_cmp2(const void *a, const void *b) /* by start, then end: a canonical order */
+static int deep_cmp(const void *a, const void *b) /* by start, then end: a canonical order */
 {
     const uint64_t *x = a, *y = b;
     return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
@@ -342,10 +336,10 @@ static void spare_sort(table *t)
     t->nsorted = t->nsp;
 }
 
-/* The entry of h in a table of level k: h's 15 bits after its top k, marked. */
 static unsigned entry_bits = 15; /* --entry-bits: fewer, to reach short and void entries
                                   * (the deep ranges) in a test's few doublings */
 
+/* The entry of h in a table of level k: h's entry_bits bits after its top k, marked. */
 static inline uint16_t entry_of(uint64_t h, unsigned k)
 {
     return (uint16_t)((1u << entry_bits) | (uint32_t)((h << k) >> (64u - entry_bits)));
@@ -498,11 +492,7 @@ typedef struct {
 
 static void writer_to(writer *w, uint64_t nb)
 {
-#if defined(__AVX512F__) && defined(BINS_NT)
-    _mm512_stream_si512((void *)(w->t->b + w->bin_at), _mm512_loadu_si512((const void *)&w->cur));
-#else
     w->t->b[w->bin_at] = w->cur; /* the buckets after the last written are empty: 0 bits */
-#endif
     memset(&w->cur, 0, sizeof w->cur);
     if (nb > w->bin_at + 1u) /* the bins between are empty */
         memset(w->t->b + w->bin_at + 1u, 0, (nb - w->bin_at - 1u) * sizeof(bin));
@@ -928,9 +918,6 @@ static void rewrite(const table *t, table *dst)
         for (ob = 0; ob < t->nb; ob++) {
             const bin *b = t->b + ob;
             const uint64_t base = ob * BUCKETS;
-#ifdef BINS_PF
-            __builtin_prefetch(b + BINS_PF);
-#endif
             uint64_t ones = b->map & M56;
             unsigned e = 0;
             int nv;
@@ -1475,7 +1462,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
             for (x = 0; x < ne; x++)
                 digest = mix(digest ^ all[x]);
             free(all);
-            qsort(t->deep, t->ndeep, sizeof t->deep[0], deep_cmp2);
+            qsort(t->deep, t->ndeep, sizeof t->deep[0], deep_cmp);
             for (x = 0; x < t->ndeep; x++)
                 digest = mix(digest ^ t->deep[x][0] ^ mix(t->deep[x][1]));
         }
