@@ -948,14 +948,15 @@ static int save_direct(amq_target *t, const amq_filter *f, amq_errinfo *err)
 
     if ((rc = amq_filter_serialized_size(f, &size)) != AMQ_OK)
         return amq_err(err, rc, "%s: filter too large to save", t->given);
-    if (size > SIZE_MAX || (buf = malloc((size_t)size)) == NULL)
+    /* from the filter's allocator, as all a save's scratch: a host counts it */
+    if (size > SIZE_MAX || (buf = amq_malloc(&f->alloc, (size_t)size)) == NULL)
         return amq_err(err, AMQ_ENOMEM, "%s: out of memory", t->given);
     rc = amq_filter_serialize(f, buf, (size_t)size, &written);
     if (rc != AMQ_OK)
         rc = amq_err(err, rc, "%s: %s", t->given, amq_strerror(rc));
     else
         rc = amq_target_write(t, buf, written, err);
-    free(buf);
+    amq_free(&f->alloc, buf, (size_t)size);
     return rc;
 }
 

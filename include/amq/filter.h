@@ -300,8 +300,9 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * on one file serialize; its permission bits and owner are kept; a device
  * (/dev/null) is written straight.  This is the tool's writer too
  * (amq_target in <amq/advanced.h>).  Scratch memory (about 64 KiB; a
- * partitioned filter's index and, in concurrent mode, a 64 KiB copy more)
- * comes from the filter's allocator.
+ * partitioned filter's index and, in concurrent mode, a 64 KiB copy more;
+ * to a device, the whole file, made in memory first) comes from the
+ * filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);

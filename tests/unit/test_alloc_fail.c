@@ -963,4 +963,67 @@ TEST(alloc_fail_partitioned_concurrent_save_copy_buffer)
     teardown(&c);
 }
 
+/* A save to a device (/dev/null, standard output) makes the whole file in
+ * memory first (it cannot write the header last): that copy comes from the
+ * filter's allocator, and when it is refused the save fails with
+ * AMQ_ENOMEM, nothing written.  Before, it came from malloc: a host neither
+ * counted nor could refuse it. */
+static int op_save_device(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f;
+    amq_errinfo err;
+    snapshot s;
+    int rc;
+
+    if (amq_filter_deserialize(c->bytes, c->len, 0, al, &f, NULL) != AMQ_OK) {
+        FAIL_AT_("cannot prepare the filter to save");
+        return AMQ_EINVAL;
+    }
+    if ((c->flags & W_CONCURRENT) && amq_filter_set_concurrent(f, 1) != AMQ_OK) {
+        amq_filter_free(f);
+        return AMQ_EUNSUPPORTED;
+    }
+    fa->watch = c->len;
+    arm(fa, n);
+    rc = amq_filter_save(f, "/dev/null", 0, &err);
+    disarm(fa);
+    if (rc == AMQ_OK && fa->failed == 0 && fa->watch_call == 0)
+        FAIL_AT_("%s: a save to /dev/null asked the filter's allocator for no %zu-byte copy",
+                 c->kc->name, c->len);
+    if (rc == AMQ_ENOMEM && strstr(err.msg, "/dev/null") == NULL)
+        FAIL_AT_("a save's out-of-memory message does not name the file: %s", err.msg);
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("saving changed the filter");
+    drop(&s);
+    amq_filter_free(f);
+    return rc;
+}
+
+static void alloc_fail_save_to_device_body(void)
+{
+    size_t i;
+    ctx c;
+    char what[64];
+
+    for (i = 0; i < NKINDS; i++) {
+        REQUIRE(setup(&c, &kinds[i]) == 0);
+        for (c.flags = 0; c.flags <= W_CONCURRENT; c.flags += W_CONCURRENT) {
+            if ((c.flags & W_CONCURRENT) && !concurrent_kind(&kinds[i]))
+                continue;
+            snprintf(what, sizeof what, "%s save to /dev/null%s", kinds[i].name,
+                     c.flags & W_CONCURRENT ? " (concurrent mode)" : "");
+            CHECK_GE(exhaust(what, op_save_device, &c), 1);
+        }
+        teardown(&c);
+    }
+}
+
+TEST(alloc_fail_save_to_device)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_save_to_device_body();
+}
+
 TEST_MAIN()
