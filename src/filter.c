@@ -487,7 +487,9 @@ int amq_filter_intersect(amq_filter *dst, const amq_filter *src, amq_errinfo *er
  * describe rather than hold (flags, item count, checksums, the partitioned
  * index's counts and checksums) zeroed, so that two filters holding the
  * same compare equal byte for byte.  *arrays: where a Bloom kind's bit
- * arrays start.  The caller frees *out with free().
+ * arrays start.  *out comes from f's allocator (a host counts it and may
+ * refuse it: AMQ_ENOMEM); the caller frees it with amq_free(&f->alloc, *out,
+ * *len).
  */
 static int content_bytes(const amq_filter *f, uint8_t **out, size_t *len, size_t *arrays)
 {
@@ -500,14 +502,14 @@ static int content_bytes(const amq_filter *f, uint8_t **out, size_t *len, size_t
     rc = amq_filter_serialized_size(f, &n);
     if (rc != AMQ_OK)
         return rc;
-    b = malloc(n > 0 ? n : 1);
+    b = amq_malloc(&f->alloc, n);
     if (b == NULL)
         return AMQ_ENOMEM;
     rc = amq_filter_serialize(f, b, n, NULL);
     if (rc == AMQ_OK)
         rc = amq_container_parse(b, n, n, &c, NULL);
     if (rc != AMQ_OK) {
-        free(b);
+        amq_free(&f->alloc, b, n);
         return rc;
     }
     /* flags (14..15), items (24..31), the payload's checksum (56..63) and the
@@ -529,7 +531,7 @@ static int content_bytes(const amq_filter *f, uint8_t **out, size_t *len, size_t
 int amq_filter_equal(const amq_filter *a, const amq_filter *b)
 {
     uint8_t *x = NULL, *y = NULL;
-    size_t nx, ny, ax, ay;
+    size_t nx = 0, ny = 0, ax, ay;
     int rc;
 
     if (a == b)
@@ -541,15 +543,15 @@ int amq_filter_equal(const amq_filter *a, const amq_filter *b)
         rc = content_bytes(b, &y, &ny, &ay);
     if (rc == AMQ_OK)
         rc = nx == ny && memcmp(x, y, nx) == 0;
-    free(x);
-    free(y);
+    amq_free(&a->alloc, x, nx);
+    amq_free(&b->alloc, y, ny);
     return rc;
 }
 
 int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_errinfo *err)
 {
     uint8_t *x = NULL, *y = NULL;
-    size_t nx, ny, ax, ay, i;
+    size_t nx = 0, ny = 0, ax, ay, i;
     int rc;
 
     if (!amq_kind_is_bit_array(a->ops->kind))
@@ -572,8 +574,8 @@ int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_errinfo *
             if (x[i] & ~y[i])
                 rc = 0;
     }
-    free(x);
-    free(y);
+    amq_free(&a->alloc, x, nx);
+    amq_free(&b->alloc, y, ny);
     return rc;
 }
 

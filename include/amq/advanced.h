@@ -963,15 +963,17 @@ AMQ_API int amq_option_applies(const char *name, uint32_t kind);
 /* Whether two filters hold the same: the same kind, parameters, hash, seed
  * and arrays, whatever their item counts or the order of their adds (the
  * Python binding's ==).  1 or 0; AMQ_ENOMEM, AMQ_EOVERFLOW (a filter too large
- * to copy here).  O(size): it serializes both.  A reader of both. */
+ * to copy here).  O(size): it serializes both, each into memory from its own
+ * allocator.  A reader of both. */
 AMQ_API int amq_filter_equal(const amq_filter *a, const amq_filter *b);
 
 /* Whether a's bits are a subset of b's, for two filters of one bit-array
  * kind (amq_kind_is_bit_array) of the same geometry, hash and seed: then b
  * answers "may be present" for every key a does.  1 or 0; AMQ_EUNSUPPORTED
  * (a is of another kind), AMQ_EINCOMPAT (kinds, geometries, hashes or seeds
- * differ), AMQ_ENOMEM, AMQ_EOVERFLOW; err says which.  O(size).  A reader
- * of both. */
+ * differ), AMQ_ENOMEM, AMQ_EOVERFLOW; err says which.  O(size): it
+ * serializes both, each into memory from its own allocator.  A reader of
+ * both. */
 AMQ_API int amq_filter_is_subset(const amq_filter *a, const amq_filter *b, amq_errinfo *err);
 
 /* The item count and the capacity, as amq_filter_stats gives them (for a kind

@@ -1026,4 +1026,72 @@ TEST(alloc_fail_save_to_device)
         alloc_fail_save_to_device_body();
 }
 
+/* amq_filter_equal (c->flags 0) and amq_filter_is_subset (1) serialize both
+ * filters into memory: a filter's copy comes from its allocator, and when it
+ * is refused they return AMQ_ENOMEM (never a wrong 0).  The failing filter is
+ * the first argument (c->flags & 2: the second).  Before, both copies came
+ * from malloc. */
+static int op_compare(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    ctx *c = vc;
+    amq_filter *f;
+    amq_errinfo err;
+    snapshot s;
+    int rc, subset = c->flags & 1, second = (c->flags & 2) != 0;
+
+    if (amq_filter_deserialize(c->bytes, c->len, 0, al, &f, NULL) != AMQ_OK) {
+        FAIL_AT_("cannot prepare the filter to compare");
+        return AMQ_EINVAL;
+    }
+    fa->watch = c->len;
+    arm(fa, n);
+    if (subset)
+        rc = second ? amq_filter_is_subset(c->ref, f, &err) : amq_filter_is_subset(f, c->ref, &err);
+    else
+        rc = second ? amq_filter_equal(c->ref, f) : amq_filter_equal(f, c->ref);
+    disarm(fa);
+    if (rc == 1) {
+        rc = AMQ_OK;
+        if (fa->failed == 0 && fa->watch_call == 0)
+            FAIL_AT_("%s: %s asked the filter's allocator for no %zu-byte copy", c->kc->name,
+                     subset ? "is_subset" : "equal", c->len);
+    } else if (rc != AMQ_ENOMEM) {
+        FAIL_AT_("%s, allocation %llu failing: %s answered %d, expected 1 or AMQ_ENOMEM",
+                 c->kc->name, (unsigned long long)n, subset ? "is_subset" : "equal", rc);
+    }
+    take(f, &s);
+    if (!same(&s, &c->ref_snap))
+        FAIL_AT_("comparing changed the filter");
+    drop(&s);
+    amq_filter_free(f);
+    return rc;
+}
+
+static void alloc_fail_equal_subset_body(void)
+{
+    size_t i;
+    ctx c;
+    char what[80];
+    amq_stats st;
+
+    for (i = 0; i < NKINDS; i++) {
+        REQUIRE(setup(&c, &kinds[i]) == 0);
+        amq_filter_stats(c.ref, &st);
+        for (c.flags = 0; c.flags < 4; c.flags++) {
+            if ((c.flags & 1) && !amq_kind_is_bit_array(st.kind))
+                continue;
+            snprintf(what, sizeof what, "%s %s (failing filter %s)", kinds[i].name,
+                     c.flags & 1 ? "is_subset" : "equal", c.flags & 2 ? "second" : "first");
+            CHECK_GE(exhaust(what, op_compare, &c), 1);
+        }
+        teardown(&c);
+    }
+}
+
+TEST(alloc_fail_equal_subset)
+{
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
+        alloc_fail_equal_subset_body();
+}
+
 TEST_MAIN()
