@@ -522,15 +522,17 @@ static void *fill_worker(void *arg)
     return NULL;
 }
 
-/* Runs fn over jobs[0..t) on t threads (the caller's thread runs the last). */
+/* Runs fn over jobs[0..t) on t threads (the caller's thread runs the last);
+ * the thread handles from the filter's allocator, as all the build's memory. */
 static int run_jobs(void *(*fn)(void *), build_job *jobs, unsigned t)
 {
+    const amq_allocator *a = &jobs[0].f->alloc;
     pthread_t *th = NULL;
     unsigned i, started = 0;
     int rc = AMQ_OK;
 
     if (t > 1) {
-        th = malloc(sizeof *th * (t - 1));
+        th = amq_malloc(a, sizeof *th * (t - 1));
         if (th == NULL)
             return AMQ_ENOMEM;
     }
@@ -545,7 +547,8 @@ static int run_jobs(void *(*fn)(void *), build_job *jobs, unsigned t)
         fn(&jobs[t - 1]);
     for (i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    free(th);
+    if (th != NULL)
+        amq_free(a, th, sizeof *th * (t - 1));
     return rc;
 }
 
@@ -586,8 +589,9 @@ int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash12
     if (rc != AMQ_OK)
         return rc;
     f->capacity = n;
-    jobs = calloc(t, sizeof *jobs);
-    hist = calloc((size_t)t * np, sizeof *hist);
+    /* the build's scratch from the filter's allocator: a host counts it */
+    jobs = amq_calloc(&f->alloc, sizeof *jobs * t);
+    hist = amq_calloc(&f->alloc, sizeof *hist * t * np);
     if (jobs == NULL || hist == NULL) {
         rc = AMQ_ENOMEM;
         goto fail;
@@ -627,13 +631,13 @@ int amq_partitioned_build(const amq_partitioned_params *params, const amq_hash12
     rc = run_jobs(fill_worker, jobs, t);
     if (rc != AMQ_OK)
         goto fail;
-    free(jobs);
-    free(hist);
+    amq_free(&f->alloc, jobs, sizeof *jobs * t);
+    amq_free(&f->alloc, hist, sizeof *hist * t * np);
     *out = f;
     return AMQ_OK;
 fail:
-    free(jobs);
-    free(hist);
+    amq_free(&f->alloc, jobs, sizeof *jobs * t);
+    amq_free(&f->alloc, hist, sizeof *hist * t * np);
     amq_part_destroy(f);
     return rc;
 }

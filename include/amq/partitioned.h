@@ -87,7 +87,9 @@ typedef struct amq_partitioned_params {
  * partition meets the rate.  threads: workers to fill partitions (0 = the
  * online CPUs); each worker owns a range of partitions and writes only
  * those, with plain stores.  The hashes are read by every worker
- * (sequentially); no copy of them is made.  O(n k / threads + n threads).
+ * (sequentially); no copy of them is made.  Its scratch (the workers'
+ * counts, 8 bytes a partition each, and the thread handles) comes from
+ * alloc too.  O(n k / threads + n threads).
  * AMQ_OK; AMQ_ERANGE (fpp, bits_per_key, partitions or a partition over
  * AMQ_BLOCKED_MAX_BLOCKS), AMQ_EHASH, AMQ_ENOMEM.
  */

@@ -1094,4 +1094,92 @@ TEST(alloc_fail_equal_subset)
         alloc_fail_equal_subset_body();
 }
 
+/* amq_partitioned_build's scratch (the workers' jobs, their counts and the
+ * thread handles) comes from the allocator it is given, and each refusal
+ * returns AMQ_ENOMEM with nothing left allocated.  Before, all three came
+ * from malloc and calloc. */
+typedef struct build_ctx {
+    amq_partitioned_params p;
+    amq_hash128 h[2000];
+    unsigned threads;
+    uint8_t *bytes; /* the build's file with the default allocator */
+    size_t len;
+} build_ctx;
+
+static int part_bytes(amq_partitioned *p, uint8_t **out, size_t *len)
+{
+    amq_filter *g;
+    size_t size = 0;
+    int rc = amq_filter_from_partitioned(p, &g);
+    if (rc != AMQ_OK)
+        return rc;
+    rc = amq_filter_serialized_size(g, &size);
+    *out = rc == AMQ_OK ? malloc(size) : NULL;
+    if (*out != NULL)
+        rc = amq_filter_serialize(g, *out, size, len);
+    amq_filter_free(g);
+    return *out == NULL ? AMQ_ENOMEM : rc;
+}
+
+static int op_build(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    build_ctx *b = vc;
+    amq_partitioned *p = (amq_partitioned *)b;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    int rc;
+
+    arm(fa, n);
+    rc = amq_partitioned_build(&b->p, b->h, 2000, b->threads, al, &p);
+    disarm(fa);
+    if (rc != AMQ_OK) {
+        if (p != NULL)
+            FAIL_AT_("build failed (%d) but left *out set", rc);
+        return rc;
+    }
+    if (part_bytes(p, &bytes, &len) != AMQ_OK || len != b->len || memcmp(bytes, b->bytes, len) != 0)
+        FAIL_AT_("a build (%u threads) made other bytes", b->threads);
+    free(bytes);
+    return rc;
+}
+
+TEST(alloc_fail_partitioned_build_scratch)
+{
+    static build_ctx b;
+    uint64_t seed = 0xb17d, one, two;
+    failing fa;
+    amq_allocator al = failing_allocator(&fa);
+    amq_partitioned *p;
+    size_t i;
+
+    memset(&b.p, 0, sizeof b.p);
+    b.p.partitions = 7;
+    b.p.hash_algo = AMQ_HASH_XXH3;
+    b.p.fpp = 0.01;
+    for (i = 0; i < 2000; i++) {
+        b.h[i].h1 = test_rand(&seed);
+        b.h[i].h2 = test_rand(&seed);
+    }
+    REQUIRE_OK(amq_partitioned_build(&b.p, b.h, 2000, 1, NULL, &p));
+    REQUIRE_OK(part_bytes(p, &b.bytes, &b.len));
+    for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++) {
+        b.threads = 1;
+        one = exhaust("partitioned build (1 thread)", op_build, &b);
+        b.threads = 2;
+        two = exhaust("partitioned build (2 threads)", op_build, &b);
+        /* 2 threads: each of the two passes allocates the handle of the thread it starts */
+        CHECK_EQ(two, one + 2);
+        /* the counts of 2 workers over 7 partitions, 8 bytes each (not a size the
+         * filter itself asks for: its 7 partitions' records take 168) */
+        al = failing_allocator(&fa);
+        fa.watch = 2 * 7 * sizeof(uint64_t);
+        REQUIRE_OK(amq_partitioned_build(&b.p, b.h, 2000, 2, &al, &p));
+        if (fa.watch_call == 0)
+            FAIL_AT_("a build on 2 threads asked its allocator for no counts of 112 bytes");
+        amq_partitioned_free(p);
+        CHECK_EQ(fa.live, 0);
+    }
+    free(b.bytes);
+}
+
 TEST_MAIN()
