@@ -989,15 +989,17 @@ int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
 
 int amq_filter_save(const amq_filter *f, const char *path, unsigned flags, amq_errinfo *err)
 {
+    const amq_allocator *a = f != NULL ? &f->alloc : NULL;
     amq_target *t;
     int rc;
 
-    /* On the heap: three path buffers are too much for a caller's stack. */
-    rc = amq_target_open(path, flags & AMQ_SAVE_EXCL ? AMQ_TARGET_EXCL : 0, &t, err);
+    /* On the heap: three path buffers are too much for a caller's stack;
+     * the filter's heap, where a host counts a save's memory. */
+    rc = amq_target_open_alloc(path, flags & AMQ_SAVE_EXCL ? AMQ_TARGET_EXCL : 0, a, &t, err);
     if (rc != AMQ_OK)
         return rc;
     rc = amq_target_save_filter(t, f, err);
-    amq_target_close(t);
+    amq_target_close_alloc(t, a);
     return rc;
 }
 

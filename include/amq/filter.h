@@ -299,10 +299,10 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * EMLINK); it is locked (flock) until replaced, so that saves and `amq add`
  * on one file serialize; its permission bits and owner are kept; a device
  * (/dev/null) is written straight.  This is the tool's writer too
- * (amq_target in <amq/advanced.h>).  Scratch memory (about 64 KiB; a
- * partitioned filter's index and, in concurrent mode, a 64 KiB copy more;
- * to a device, the whole file, made in memory first) comes from the
- * filter's allocator.
+ * (amq_target in <amq/advanced.h>).  Its memory - the target's paths
+ * (about 12 KiB) and scratch (about 64 KiB; a partitioned filter's index
+ * and, in concurrent mode, a 64 KiB copy more; to a device, the whole file,
+ * made in memory first) - comes from the filter's allocator.
  */
 AMQ_API int amq_filter_save(const amq_filter *f, const char *path, unsigned flags,
                             amq_errinfo *err);

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/container.h"
 #include "common/error.h"
 #include "common/journal.h"
@@ -829,30 +830,41 @@ static void target_release(amq_target *t)
     }
 }
 
-int amq_target_open(const char *path, unsigned flags, amq_target **out, amq_errinfo *err)
+int amq_target_open_alloc(const char *path, unsigned flags, const amq_allocator *a,
+                          amq_target **out, amq_errinfo *err)
 {
     amq_target *t;
     int rc;
 
     *out = NULL;
-    t = malloc(sizeof *t);
+    t = amq_malloc(a, sizeof *t);
     if (t == NULL)
-        return amq_err(err, AMQ_ENOMEM, "out of memory");
+        return amq_err(err, AMQ_ENOMEM, "%s: out of memory", path != NULL ? path : "(no path)");
     rc = target_init(t, path, flags, err);
     if (rc != AMQ_OK) {
-        free(t);
+        amq_free(a, t, sizeof *t);
         return rc;
     }
     *out = t;
     return AMQ_OK;
 }
 
-void amq_target_close(amq_target *t)
+int amq_target_open(const char *path, unsigned flags, amq_target **out, amq_errinfo *err)
+{
+    return amq_target_open_alloc(path, flags, NULL, out, err);
+}
+
+void amq_target_close_alloc(amq_target *t, const amq_allocator *a)
 {
     if (t == NULL)
         return;
     target_release(t);
-    free(t);
+    amq_free(a, t, sizeof *t);
+}
+
+void amq_target_close(amq_target *t)
+{
+    amq_target_close_alloc(t, NULL);
 }
 
 const char *amq_target_path(const amq_target *t)

@@ -60,6 +60,13 @@ struct amq_target {
     char tmp[AMQ_PATH_CAP];
 };
 
+/* amq_target_open and amq_target_close with the target (its three path
+ * buffers) from a (NULL: the default): amq_filter_save takes it from the
+ * filter's allocator, as all its memory. */
+int amq_target_open_alloc(const char *path, unsigned flags, const amq_allocator *a,
+                          struct amq_target **out, amq_errinfo *err);
+void amq_target_close_alloc(struct amq_target *t, const amq_allocator *a);
+
 /* Writes len bytes at offset of the temporary file (not for a direct
  * target: amq_target_is_direct). */
 int amq_target_pwrite(struct amq_target *t, const void *data, size_t len, uint64_t offset,

@@ -28,6 +28,8 @@ typedef struct failing {
     uint64_t bad_frees;
     size_t watch;        /* a size to look out for */
     uint64_t watch_call; /* the last call asking for it (0: none) */
+    size_t range_lo, range_hi; /* sizes in [lo, hi) to look out for */
+    uint64_t range_call;       /* the last call asking for one (0: none) */
 } failing;
 
 #define HDR 16
@@ -40,6 +42,8 @@ static void *f_alloc(void *opaque, size_t size)
     fa->calls++;
     if (size == fa->watch)
         fa->watch_call = fa->calls;
+    if (size >= fa->range_lo && size < fa->range_hi)
+        fa->range_call = fa->calls;
     if (fa->calls == fa->fail_at) {
         fa->failed++;
         return NULL;
@@ -1180,6 +1184,58 @@ TEST(alloc_fail_partitioned_build_scratch)
         CHECK_EQ(fa.live, 0);
     }
     free(b.bytes);
+}
+
+/* amq_filter_save opens its target (three path buffers of 4 KiB: too much
+ * for a caller's stack) on the heap: the filter's, which a host counts.
+ * Refused, the save fails with AMQ_ENOMEM naming the file, the old file as
+ * it was and a new path without a file.  Before, it came from malloc. */
+TEST(alloc_fail_save_target_from_filter_allocator)
+{
+    failing fa;
+    amq_allocator al = failing_allocator(&fa);
+    amq_filter *f;
+    amq_errinfo err;
+    ctx c;
+    struct stat st;
+    uint64_t at, calls;
+    int rc;
+
+    REQUIRE(setup(&c, &kinds[0]) == 0);
+    REQUIRE_OK(amq_filter_deserialize(c.bytes, c.len, 0, &al, &f, NULL));
+    /* a small Bloom filter's save asks for nothing else of this size (its
+     * scratch is 64 KiB, its parameters a few bytes) */
+    fa.range_lo = 3 * 4096;
+    fa.range_hi = (size_t)64 << 10;
+    calls = fa.calls;
+    REQUIRE_OK(amq_filter_save(f, c.path, 0, &err));
+    CHECK(file_holds(c.path, &c));
+    at = fa.range_call;
+    if (at <= calls) {
+        FAIL_AT_("a save asked the filter's allocator for no block of 12 to 64 KiB (its target)");
+    } else {
+        fa.fail_at = fa.calls + (at - calls);
+        rc = amq_filter_save(f, c.path, 0, &err);
+        CHECK_STATUS(rc, AMQ_ENOMEM);
+        CHECK(strstr(err.msg, c.path) != NULL);
+        CHECK_EQ(fa.failed, 1);
+        CHECK(file_holds(c.path, &c));
+        unlink(c.fresh);
+        fa.fail_at = fa.calls + (at - calls);
+        rc = amq_filter_save(f, c.fresh, AMQ_SAVE_EXCL, &err);
+        CHECK_STATUS(rc, AMQ_ENOMEM);
+        CHECK_EQ(fa.failed, 2);
+        CHECK(stat(c.fresh, &st) != 0);
+        CHECK(!temporaries_left());
+        disarm(&fa);
+        REQUIRE_OK(amq_filter_save(f, c.fresh, AMQ_SAVE_EXCL, &err));
+        CHECK(file_holds(c.fresh, &c));
+        unlink(c.fresh);
+    }
+    amq_filter_free(f);
+    CHECK_EQ(fa.live, 0);
+    CHECK_EQ(fa.bad_frees, 0);
+    teardown(&c);
 }
 
 TEST_MAIN()
