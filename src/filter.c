@@ -1292,7 +1292,7 @@ int amq_filter_open(const char *path, unsigned flags, const amq_allocator *alloc
         err = &local;
     for (;;) {
         err->msg[0] = '\0';
-        rc = amq_file_map(path, &m, err);
+        rc = amq_file_map(path, alloc, &m, err);
         if (rc != AMQ_OK) {
             if (lock >= 0)
                 close(lock);

@@ -58,10 +58,11 @@ uint64_t amq_machine_memory(void)
  * read at once, a valid header bounds it by the size it declares.  Reading
  * to the end of whatever came - `amq info /dev/zero` - ran out of memory.
  */
-static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err)
+static int read_stream(int fd, const char *path, const amq_allocator *a, amq_mapped *m,
+                       amq_errinfo *err)
 {
     size_t cap = 1 << 16, len = 0;
-    uint8_t *buf = malloc(cap), *nb;
+    uint8_t *buf = amq_malloc(a, cap), *nb;
     uint64_t need = 0;
     ssize_t r;
 
@@ -70,12 +71,12 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
     for (;;) {
         if (len == cap) {
             if ((uint64_t)cap * 2 > AMQ_MAX_STREAM_FILE) {
-                free(buf);
+                amq_free(a, buf, cap);
                 return amq_err(err, AMQ_ECORRUPT, "%s: stream too large", path);
             }
-            nb = realloc(buf, cap * 2);
+            nb = amq_realloc(a, buf, cap, cap * 2);
             if (nb == NULL) {
-                free(buf);
+                amq_free(a, buf, cap);
                 return amq_err(err, AMQ_ENOMEM, "%s: out of memory", path);
             }
             buf = nb;
@@ -86,7 +87,7 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
             if (errno == EINTR)
                 continue;
             int e = errno;
-            free(buf);
+            amq_free(a, buf, cap);
             return amq_err_sys(err, AMQ_EIO, e, "%s: read failed", path);
         }
         if (r == 0)
@@ -97,7 +98,7 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
         if (need > amq_machine_memory()) {
             /* A valid header may still declare more than could ever be
              * held: say so now, not after reading toward it. */
-            free(buf);
+            amq_free(a, buf, cap);
             return amq_err(err, AMQ_ENOMEM,
                            "%s: the header declares a %llu-byte filter, more than this "
                            "machine's memory (%llu bytes); a stream is read into memory",
@@ -106,6 +107,8 @@ static int read_stream(int fd, const char *path, amq_mapped *m, amq_errinfo *err
         }
     }
     m->heap = buf;
+    m->heap_cap = cap;
+    amq_alloc_init(&m->heap_alloc, a);
     m->data = buf;
     m->size = len;
     return AMQ_OK;
@@ -119,7 +122,7 @@ static int journal_for_this_file(int fd, const uint8_t *journal)
     return n > 0 && amq_journal_matches(journal, head, (size_t)n);
 }
 
-int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err)
+int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, amq_errinfo *err)
 {
     struct stat st;
     int fd, rc = AMQ_OK;
@@ -140,7 +143,7 @@ int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err)
         goto done;
     }
     if (!S_ISREG(st.st_mode)) {
-        rc = read_stream(fd, path, m, err);
+        rc = read_stream(fd, path, alloc, m, err);
         goto done;
     }
     if (st.st_size == 0) {
@@ -188,7 +191,7 @@ void amq_file_unmap(amq_mapped *m)
 {
     if (m->map != NULL)
         munmap(m->map, m->map_len);
-    free(m->heap);
+    amq_free(&m->heap_alloc, m->heap, m->heap_cap);
     memset(m, 0, sizeof *m);
 }
 

@@ -16,7 +16,9 @@ typedef struct amq_mapped {
     uint64_t size;
     void *map;      /* mmap base, or NULL */
     size_t map_len;
-    uint8_t *heap;  /* malloc'd copy, or NULL */
+    uint8_t *heap;  /* a copy from heap_alloc (heap_cap bytes), or NULL */
+    size_t heap_cap;
+    amq_allocator heap_alloc;
 } amq_mapped;
 
 /* Reading a non-regular file grows a buffer up to this size. */
@@ -27,7 +29,9 @@ typedef struct amq_mapped {
  * when unknown) is refused as AMQ_ENOMEM before it is read. */
 uint64_t amq_machine_memory(void);
 
-int amq_file_map(const char *path, amq_mapped *m, amq_errinfo *err);
+/* A pipe's or device's copy comes from alloc (NULL: the default): the
+ * allocator of the filter amq_filter_open makes, which a host counts. */
+int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, amq_errinfo *err);
 void amq_file_unmap(amq_mapped *m);
 /* Waits for the writers' lock on path (flock, shared: a writer in place
  * holds it exclusive; other readers go on), and returns a descriptor that
