@@ -87,10 +87,14 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
     char jpath[4200];
     uint8_t *j;
     size_t jlen;
+    int loaded;
 
     if (amq_journal_path(path, jpath, sizeof jpath) != 0)
         return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
-    if (amq_journal_load(path, size, ino, &j, &jlen)) {
+    loaded = amq_journal_load(path, size, ino, NULL, &j, &jlen);
+    if (loaded < 0) /* not read: kept for a later open to apply */
+        return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
+    if (loaded) {
         uint8_t *head = malloc(amq_load32(j + AMQ_JOURNAL_HEAD + 8) + 1u);
         uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
         int rc = head == NULL || pread(fd, head, hl, 0) != (ssize_t)hl ||

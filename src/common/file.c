@@ -156,9 +156,16 @@ int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, am
         rc = amq_err(err, AMQ_ENOMEM, "%s: too large to map", path);
         goto done;
     }
-    if (amq_journal_load(path, (uint64_t)st.st_size, (uint64_t)st.st_ino, &journal, &jlen) &&
-        !journal_for_this_file(fd, journal)) {
-        free(journal);
+    /* the journal's copy from alloc too (the filter's allocator, which a host counts); refused,
+     * the open fails: read without it, the file may be half written */
+    rc = amq_journal_load(path, (uint64_t)st.st_size, (uint64_t)st.st_ino, alloc, &journal, &jlen);
+    if (rc < 0) {
+        rc = amq_err(err, rc, "%s: out of memory for its journal", path);
+        goto done;
+    }
+    rc = AMQ_OK;
+    if (journal != NULL && !journal_for_this_file(fd, journal)) {
+        amq_free(alloc, journal, jlen);
         journal = NULL;
     }
     if (journal != NULL) {
@@ -170,7 +177,7 @@ int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, am
             amq_journal_apply_mem(journal, jlen, p);
             (void)mprotect(p, (size_t)st.st_size, PROT_READ);
         }
-        free(journal);
+        amq_free(alloc, journal, jlen);
     } else {
         p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     }

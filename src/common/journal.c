@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/container.h"
 #include "common/endian.h"
 
@@ -68,8 +69,8 @@ static int journal_valid(const uint8_t *j, size_t len, uint64_t file_size, uint6
     return pos == len - 8;
 }
 
-int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t **buf,
-                     size_t *len)
+int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const amq_allocator *a,
+                     uint8_t **buf, size_t *len)
 {
     char jpath[4200];
     struct stat st;
@@ -90,8 +91,12 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t
         close(fd);
         return 0;
     }
-    j = malloc((size_t)st.st_size);
-    while (j != NULL && got < (size_t)st.st_size) {
+    j = amq_malloc(a, (size_t)st.st_size);
+    if (j == NULL) {
+        close(fd);
+        return AMQ_ENOMEM;
+    }
+    while (got < (size_t)st.st_size) {
         r = read(fd, j + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
@@ -100,8 +105,8 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t
         got += (size_t)r;
     }
     close(fd);
-    if (j == NULL || got != (size_t)st.st_size || !journal_valid(j, got, file_size, ino)) {
-        free(j);
+    if (got != (size_t)st.st_size || !journal_valid(j, got, file_size, ino)) {
+        amq_free(a, j, (size_t)st.st_size);
         return 0;
     }
     *buf = j;

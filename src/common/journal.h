@@ -8,16 +8,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "amq.h"
+
 #define AMQ_JOURNAL_MAGIC "AMQJRNL1"
 #define AMQ_JOURNAL_HEAD 40
 #define AMQ_JOURNAL_RECORD_HEAD 16
 
 /* "DIR/.NAME.amqjournal" for path: 0, or -1 if it does not fit. */
 int amq_journal_path(const char *path, char *out, size_t cap);
-/* Reads the journal of a file of file_size bytes: 1 and a malloc'd valid
- * journal in *buf, or 0 (none, torn, or for another size). */
-int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, uint8_t **buf,
-                     size_t *len);
+/* Reads the journal of a file of file_size bytes: 1 and a valid journal
+ * in *buf (*len bytes from a, NULL: the default), 0 (none, torn, or for
+ * another size), or AMQ_ENOMEM (a refused the bytes: the journal may be
+ * good, so it must be neither ignored nor removed). */
+int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const amq_allocator *a,
+                     uint8_t **buf, size_t *len);
 /* 1 if the file whose first avail bytes are head is the one the journal
  * was written for (its header area the old or the new one). */
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail);

@@ -12,10 +12,13 @@
  * Kinds are rows of kinds[] below: a new kind adds a line with a small
  * configuration, and grows = 1 if its add can allocate.
  */
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "amq.h"
+#include "amq/inplace.h"
 #include "test.h"
 
 /* ---- the failing allocator ------------------------------------------------------ */
@@ -1299,6 +1302,91 @@ TEST(alloc_fail_open_pipe)
 {
     for (use_zalloc = 0; use_zalloc < 2 && !test_failed; use_zalloc++)
         alloc_fail_open_pipe_body();
+}
+
+/* An open of a file whose in-place add was cut short reads the journal
+ * beside it into memory and reads the file as the journal completes it:
+ * that copy comes from the allocator given, and a refusal returns
+ * AMQ_ENOMEM (the file read without its journal may be half written, and
+ * misses the journal's keys).  Before, it came from malloc, and a refused
+ * malloc read the file without its journal. */
+typedef struct journal_ctx {
+    char path[1024];
+    char jpath[1100];
+    size_t jlen;
+} journal_ctx;
+
+static int op_open_journal(void *vc, failing *fa, const amq_allocator *al, uint64_t n)
+{
+    journal_ctx *jc = vc;
+    amq_filter *f = NULL;
+    amq_errinfo err;
+    char k[32];
+    unsigned i, missing = 0;
+    int rc;
+
+    fa->watch = jc->jlen;
+    arm(fa, n);
+    rc = amq_filter_open(jc->path, 0, al, &f, &err);
+    disarm(fa);
+    if (rc != AMQ_OK) {
+        if (rc == AMQ_ENOMEM && strstr(err.msg, jc->path) == NULL)
+            FAIL_AT_("open's out-of-memory message does not name the file: %s", err.msg);
+        return rc;
+    }
+    if (fa->failed == 0 && fa->watch_call == 0)
+        FAIL_AT_("an open asked the allocator for no copy of the %zu-byte journal", jc->jlen);
+    for (i = 0; i < 2 * NKEYS; i++)
+        missing += amq_filter_contains(f, k, key(k, i)) != 1;
+    if (missing != 0)
+        FAIL_AT_("allocation %llu failing: an open missed %u of the file's and its journal's keys",
+                 (unsigned long long)n, missing);
+    amq_filter_free(f);
+    return rc;
+}
+
+TEST(alloc_fail_open_with_journal)
+{
+    static journal_ctx jc;
+    amq_config cfg;
+    amq_filter *f;
+    amq_inplace *ip;
+    struct stat st;
+    pid_t pid;
+    int i, status;
+
+    snprintf(jc.path, sizeof jc.path, "%s", test_path("journaled.amq"));
+    snprintf(jc.jpath, sizeof jc.jpath, "%s/.journaled.amq.amqjournal", test_tmpdir());
+    cfg_bloom(&cfg);
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    add_keys(f, 0, NKEYS);
+    REQUIRE_OK(amq_filter_set_chunked_checksum(f, 1));
+    REQUIRE_OK(amq_filter_save(f, jc.path, 0, NULL));
+    amq_filter_free(f);
+    /* a child adds NKEYS more in place and is killed while it waits between
+     * its journal (written, fsync'd) and the file (AMQ_TEST_JOURNAL_DELAY) */
+    fflush(NULL);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        setenv("AMQ_TEST_JOURNAL_DELAY", "60", 1);
+        if (amq_inplace_open(jc.path, &f, &ip, NULL) != AMQ_OK)
+            _exit(2);
+        add_keys(f, NKEYS, 2 * NKEYS);
+        (void)amq_inplace_commit(ip, f, NULL, NULL);
+        _exit(3);
+    }
+    for (i = 0; i < 2000 && (stat(jc.jpath, &st) != 0 || st.st_size == 0); i++)
+        usleep(5000);
+    usleep(200000); /* its one write and fsync done */
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(stat(jc.jpath, &st) == 0 && st.st_size > 0);
+    jc.jlen = (size_t)st.st_size;
+    CHECK_GE(exhaust("bloom open with a journal", op_open_journal, &jc), 2);
+    unlink(jc.jpath);
+    unlink(jc.path);
 }
 
 TEST_MAIN()
