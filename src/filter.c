@@ -962,6 +962,16 @@ static int save_direct(amq_target *t, const amq_filter *f, amq_errinfo *err)
     return rc;
 }
 
+/* A save's failure names its file: the kinds' payload writers do not know it. */
+static int save_failed(const amq_target *t, int rc, amq_errinfo *err)
+{
+    char why[sizeof err->msg];
+    if (err == NULL || strncmp(err->msg, t->given, strlen(t->given)) == 0)
+        return rc;
+    snprintf(why, sizeof why, "%s", err->msg[0] != '\0' ? err->msg : amq_strerror(rc));
+    return amq_err(err, rc, "%s: %s", t->given, why);
+}
+
 int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
 {
     out_target o;
@@ -969,6 +979,8 @@ int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
 
     if (t == NULL || f == NULL)
         return amq_err(err, AMQ_EINVAL, "no target or no filter");
+    if (err != NULL)
+        err->msg[0] = '\0'; /* a failure below is named from what it sets, or its status */
     rc = amq_target_begin(t, NULL, err);
     if (rc != AMQ_OK)
         return rc;
@@ -982,7 +994,7 @@ int amq_target_save_filter(amq_target *t, const amq_filter *f, amq_errinfo *err)
     }
     if (rc != AMQ_OK) {
         amq_target_abort(t);
-        return rc;
+        return save_failed(t, rc, err);
     }
     return amq_target_commit(t, err);
 }

@@ -914,6 +914,30 @@ TEST(alloc_fail_expandable_crowded_adds_move_nothing)
            (unsigned long long)failures);
 }
 
+/* The save of f again with its nth allocation refused: to c's file (AMQ_ENOMEM naming it, the
+ * file as it was), then to a new path (with flags: no file, no temporary left); then, with
+ * nothing refused, to the new path (the filter still saves). */
+static void refused_saves(amq_filter *f, ctx *c, failing *fa, uint64_t nth, unsigned flags)
+{
+    amq_errinfo err;
+    struct stat st;
+    unlink(c->fresh);
+    fa->fail_at = fa->calls + nth;
+    CHECK_STATUS(amq_filter_save(f, c->path, 0, &err), AMQ_ENOMEM);
+    CHECK(strstr(err.msg, c->path) != NULL);
+    CHECK_EQ(fa->failed, 1);
+    CHECK(file_holds(c->path, c));
+    fa->fail_at = fa->calls + nth;
+    CHECK_STATUS(amq_filter_save(f, c->fresh, flags, &err), AMQ_ENOMEM);
+    CHECK_EQ(fa->failed, 2);
+    CHECK(stat(c->fresh, &st) != 0);
+    CHECK(!temporaries_left());
+    disarm(fa);
+    REQUIRE_OK(amq_filter_save(f, c->fresh, flags, &err));
+    CHECK(file_holds(c->fresh, c));
+    unlink(c->fresh);
+}
+
 /* A partitioned filter in concurrent mode saves each partition through a
  * 64 KiB copy (adds may run meanwhile): the copy comes from the filter's
  * allocator, and when it is refused the save fails with AMQ_ENOMEM, the
@@ -927,9 +951,7 @@ TEST(alloc_fail_partitioned_concurrent_save_copy_buffer)
     amq_filter *f;
     amq_errinfo err;
     ctx c;
-    struct stat st;
     uint64_t at, calls;
-    int rc;
 
     REQUIRE(setup(&c, &kinds[2]) == 0);
     REQUIRE(strcmp(kinds[2].name, "partitioned") == 0);
@@ -946,23 +968,7 @@ TEST(alloc_fail_partitioned_concurrent_save_copy_buffer)
     if (at <= calls)
         FAIL_AT_("the concurrent save asked the filter's allocator for no 64 KiB copy");
     else {
-        /* the same save again, that allocation refused: to the old file, then to a new path */
-        unlink(c.fresh);
-        fa.fail_at = fa.calls + (at - calls);
-        rc = amq_filter_save(f, c.path, 0, &err);
-        CHECK_STATUS(rc, AMQ_ENOMEM);
-        CHECK_EQ(fa.failed, 1);
-        CHECK(file_holds(c.path, &c));
-        fa.fail_at = fa.calls + (at - calls);
-        rc = amq_filter_save(f, c.fresh, 0, &err);
-        CHECK_STATUS(rc, AMQ_ENOMEM);
-        CHECK_EQ(fa.failed, 2);
-        CHECK(stat(c.fresh, &st) != 0);
-        CHECK(!temporaries_left());
-        disarm(&fa);
-        REQUIRE_OK(amq_filter_save(f, c.fresh, 0, &err)); /* and it is usable */
-        CHECK(file_holds(c.fresh, &c));
-        unlink(c.fresh);
+        refused_saves(f, &c, &fa, at - calls, 0);
     }
     amq_filter_free(f);
     CHECK_EQ(fa.live, 0);
@@ -1200,9 +1206,7 @@ TEST(alloc_fail_save_target_from_filter_allocator)
     amq_filter *f;
     amq_errinfo err;
     ctx c;
-    struct stat st;
     uint64_t at, calls;
-    int rc;
 
     REQUIRE(setup(&c, &kinds[0]) == 0);
     REQUIRE_OK(amq_filter_deserialize(c.bytes, c.len, 0, &al, &f, NULL));
@@ -1217,23 +1221,7 @@ TEST(alloc_fail_save_target_from_filter_allocator)
     if (at <= calls) {
         FAIL_AT_("a save asked the filter's allocator for no block of 12 to 64 KiB (its target)");
     } else {
-        fa.fail_at = fa.calls + (at - calls);
-        rc = amq_filter_save(f, c.path, 0, &err);
-        CHECK_STATUS(rc, AMQ_ENOMEM);
-        CHECK(strstr(err.msg, c.path) != NULL);
-        CHECK_EQ(fa.failed, 1);
-        CHECK(file_holds(c.path, &c));
-        unlink(c.fresh);
-        fa.fail_at = fa.calls + (at - calls);
-        rc = amq_filter_save(f, c.fresh, AMQ_SAVE_EXCL, &err);
-        CHECK_STATUS(rc, AMQ_ENOMEM);
-        CHECK_EQ(fa.failed, 2);
-        CHECK(stat(c.fresh, &st) != 0);
-        CHECK(!temporaries_left());
-        disarm(&fa);
-        REQUIRE_OK(amq_filter_save(f, c.fresh, AMQ_SAVE_EXCL, &err));
-        CHECK(file_holds(c.fresh, &c));
-        unlink(c.fresh);
+        refused_saves(f, &c, &fa, at - calls, AMQ_SAVE_EXCL);
     }
     amq_filter_free(f);
     CHECK_EQ(fa.live, 0);
