@@ -254,6 +254,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT) $(STATIC_LIB) $(LDLIBS_ALL)
 
+# The in-place API takes no allocator: this test refuses the C library's malloc on demand.
+$(BUILD)/tests/test_inplace_nomem: LDFLAGS_ALL += -Wl,--wrap=malloc
+
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.
 tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH) $(FUSE_BENCH)

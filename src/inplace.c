@@ -95,14 +95,28 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
     if (loaded < 0) /* not read: kept for a later open to apply */
         return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
     if (loaded) {
-        uint8_t *head = malloc(amq_load32(j + AMQ_JOURNAL_HEAD + 8) + 1u);
-        uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
-        int rc = head == NULL || pread(fd, head, hl, 0) != (ssize_t)hl ||
-                         !amq_journal_matches(j, head, hl)
-                     ? 0 /* not this file's: only removed */
-                     : apply_fd(j, fd);
+        const uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
+        uint8_t *head = malloc(hl + 1u);
+        ssize_t got;
+        int rc, e;
+        /* out of memory, or the file unreadable: the journal is kept for a later open (removed
+         * unapplied, the keys it holds would be lost) */
+        if (head == NULL) {
+            free(j);
+            return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
+        }
+        got = pread(fd, head, hl, 0);
+        e = errno;
+        if (got < 0) {
+            free(head);
+            free(j);
+            return amq_err_sys(err, AMQ_EIO, e, "%s: cannot read it to apply its journal", path);
+        }
+        rc = got != (ssize_t)hl || !amq_journal_matches(j, head, hl)
+                 ? 0 /* not this file's: only removed */
+                 : apply_fd(j, fd);
+        e = errno;
         free(head);
-        int e = errno;
         free(j);
         if (rc != 0)
             return amq_err_sys(err, AMQ_EIO, e, "%s: cannot apply its journal", path);
