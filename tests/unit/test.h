@@ -51,6 +51,12 @@ const char *test_path(const char *name);
 /* A filter's serialized bytes (malloc'd; *len their length when len is not NULL), or NULL. */
 struct amq_filter;
 uint8_t *test_serialized(const struct amq_filter *f, size_t *len);
+/* An in-place add to the file at path, by add(f, from, to) in a child killed after it wrote
+ * and fsync'd its journal at jpath and before it touched the file (AMQ_TEST_JOURNAL_DELAY):
+ * 0, or -1 when that state was not reached. */
+int test_cut_short_inplace_add(const char *path, const char *jpath,
+                               void (*add)(struct amq_filter *, unsigned, unsigned),
+                               unsigned from, unsigned to);
 
 #define TEST_(name, slow)                                                   \
     static void test_##name(void);                                          \

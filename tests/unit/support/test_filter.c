@@ -1,9 +1,15 @@
 /*
  * test_filter.c - what many tests need of a filter (see test.h).
  */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "amq.h"
+#include "amq/inplace.h"
 #include "test.h"
 
 uint8_t *test_serialized(const amq_filter *f, size_t *len)
@@ -20,4 +26,33 @@ uint8_t *test_serialized(const amq_filter *f, size_t *len)
     if (len != NULL)
         *len = got;
     return buf;
+}
+
+int test_cut_short_inplace_add(const char *path, const char *jpath,
+                               void (*add)(struct amq_filter *, unsigned, unsigned),
+                               unsigned from, unsigned to)
+{
+    struct stat st;
+    amq_filter *f;
+    amq_inplace *ip;
+    pid_t pid;
+    int i, status;
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) { /* waits between its journal (written, fsync'd) and the file */
+        setenv("AMQ_TEST_JOURNAL_DELAY", "60", 1);
+        if (amq_inplace_open(path, &f, &ip, NULL) != AMQ_OK)
+            _exit(2);
+        add(f, from, to);
+        (void)amq_inplace_commit(ip, f, NULL, NULL);
+        _exit(3);
+    }
+    for (i = 0; i < 2000 && (stat(jpath, &st) != 0 || st.st_size == 0); i++)
+        usleep(5000);
+    usleep(200000); /* its one write and fsync done */
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && stat(jpath, &st) == 0 && st.st_size > 0 ? 0 : -1;
 }
