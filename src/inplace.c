@@ -96,7 +96,7 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
         return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
     if (loaded) {
         const uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
-        uint8_t *head = malloc(hl + 1u);
+        uint8_t *head = malloc((size_t)hl + 1u);
         ssize_t got;
         int rc, e;
         /* out of memory, or the file unreadable: the journal is kept for a later open (removed

@@ -66,7 +66,8 @@ static int journal_valid(const uint8_t *j, size_t len, uint64_t file_size, uint6
             return 0;
         pos += (size_t)rlen;
     }
-    return pos == len - 8;
+    /* at least the first record, the file's head (offset 0), whose length readers take */
+    return pos == len - 8 && n > 0 && amq_load64(j + AMQ_JOURNAL_HEAD) == 0;
 }
 
 int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const amq_allocator *a,
@@ -116,9 +117,12 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const a
 
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail)
 {
-    uint32_t hlen = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
+    uint32_t hlen;
     uint64_t h;
-    if (amq_load64(j + 16) == 0 || amq_load64(j + AMQ_JOURNAL_HEAD) != 0 || hlen > avail)
+    if (amq_load64(j + 16) == 0 || amq_load64(j + AMQ_JOURNAL_HEAD) != 0)
+        return 0;
+    hlen = amq_load32(j + AMQ_JOURNAL_HEAD + 8); /* the first record's: there is one */
+    if (hlen > avail)
         return 0;
     h = amq_checksum(head, hlen);
     return h == amq_load64(j + 32) ||

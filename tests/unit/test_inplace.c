@@ -11,6 +11,8 @@
 #include "amq.h"
 #include "amq/filter.h"
 #include "amq/inplace.h"
+#include "common/container.h"
+#include "common/endian.h"
 #include "test.h"
 
 static amq_filter *make(uint32_t kind, uint64_t capacity)
@@ -134,6 +136,48 @@ TEST(in_place_refused_where_it_cannot_be)
     CHECK_STATUS(amq_inplace_open(p, &v, &ip, NULL), AMQ_EUNSUPPORTED);
     amq_filter_free(f);
     amq_inplace_close(NULL);
+}
+
+/* A journal of no record (a crafted one: the writer's first record is always the
+ * file's head) beside a file: not this file's, ignored by both opens.  Before, its
+ * readers took the first record's length from past its end (ASan: a heap overflow). */
+TEST(journal_without_records_is_ignored)
+{
+    const char *p = test_path("norecords.amq");
+    char jp[4200];
+    uint8_t j[48];
+    amq_filter *f = make(AMQ_KIND_BLOOM, 10000), *v = NULL;
+    amq_inplace *ip = NULL;
+    struct stat st;
+    int fd;
+
+    REQUIRE(f != NULL);
+    add_range(f, 0, 1000);
+    REQUIRE_OK(amq_filter_set_chunked_checksum(f, 1));
+    unlink(p);
+    REQUIRE_OK(amq_filter_save(f, p, 0, NULL));
+    REQUIRE(stat(p, &st) == 0);
+    snprintf(jp, sizeof jp, "%s/.norecords.amq.amqjournal", test_tmpdir());
+    memset(j, 0, sizeof j);
+    memcpy(j, "AMQJRNL1", 8);
+    amq_store64(j + 8, (uint64_t)st.st_size);
+    amq_store64(j + 16, 0); /* no record */
+    amq_store64(j + 24, (uint64_t)st.st_ino);
+    amq_store64(j + 40, amq_checksum(j, 40));
+    fd = open(jp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(write(fd, j, sizeof j) == (ssize_t)sizeof j);
+    close(fd);
+    REQUIRE_OK(amq_filter_open(p, 0, NULL, &v, NULL));
+    CHECK_EQ(count_present(v, 0, 1000), 1000);
+    amq_filter_free(v);
+    REQUIRE_OK(amq_inplace_open(p, &v, &ip, NULL));
+    CHECK_EQ(count_present(v, 0, 1000), 1000);
+    amq_filter_free(v);
+    amq_inplace_close(ip);
+    amq_filter_free(f);
+    unlink(jp);
+    unlink(p);
 }
 
 TEST_MAIN()
