@@ -1393,6 +1393,24 @@ static void seeds_shard_stream(sink *s)
 
 /* ---- the table: one line per target ------------------------------------------------------ */
 
+/* fuzz_journal: journals (the target sets their file size, inode and checksum): none of
+ * records, the file's head alone, the head and a record past it. */
+static void seeds_journal(sink *s)
+{
+    uint8_t j[40 + 16 + 64 + 16 + 16 + 8];
+    memset(j, 0, sizeof j);
+    memcpy(j, "AMQJRNL1", 8);
+    emit(s, j, 48); /* no record */
+    amq_store64(j + 16, 1);
+    amq_store64(j + 40, 0);  /* the head, at 0 */
+    amq_store32(j + 48, 64); /* its 64 bytes */
+    emit(s, j, 40 + 16 + 64 + 8);
+    amq_store64(j + 16, 2);
+    amq_store64(j + 40 + 16 + 64, 4096); /* 16 bytes at 4096 */
+    amq_store32(j + 40 + 16 + 64 + 8, 16);
+    emit(s, j, sizeof j);
+}
+
 static const struct {
     const char *target; /* directory name; NULL: the function names its own */
     void (*gen)(sink *s);
@@ -1417,6 +1435,7 @@ static const struct {
     {"fuzz_scandump_bf", seeds_scandump_bf},
     {"fuzz_scandump_cf", seeds_scandump_cf},
     {"fuzz_shard_stream", seeds_shard_stream},
+    {"fuzz_journal", seeds_journal},
 };
 
 int main(int argc, char **argv)
