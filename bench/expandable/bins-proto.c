@@ -1073,14 +1073,16 @@ static void add_range(table *t, uint64_t from, uint64_t to)
 #define SPARE_BITS 25.0
 
 /* 2^d segments, a key's by its top d bits, each a table of bins grown by g on its own when
- * its entries reach TOP_LOAD of its slots: segment i's sizes are b0 g^(e + i / 2^d) bins,
- * e = 0, 1, ..., so that the segments grow one at a time and the whole stays between
- * 1 / g and 1 of TOP_LOAD at every key count, where one table swings across that range. */
+ * its entries reach TOP_LOAD of its slots: segment i's sizes are b0 g^(e + i / 2^d) / 2^d
+ * bins (even), e = 0, 1, ..., so that the segments grow one at a time and the whole stays
+ * between 1 / g and 1 of TOP_LOAD at every key count, where one table swings across that
+ * range.  The filter starts as one segment (b0 bins) and every segment splits in two, up to
+ * 2^dmax, when each has SPLIT_BINS bins or more: a split only relabels (below). */
 typedef struct {
     table *seg;
     uint64_t *entries, *limit;
     unsigned *epoch;
-    unsigned d;
+    unsigned d, dmax;
     double g, b0;
     uint64_t growths, moved;
     double uncounted;
@@ -1088,10 +1090,19 @@ typedef struct {
     double t_sort; /* of which the spare's sort */ /* CPU seconds of the prototype's own bookkeeping, not an add's */
 } grown;
 
+#define SPLIT_BINS 8u
+
 static uint64_t grid(const grown *G, unsigned i, unsigned e)
 {
-    const double x = G->b0 * __builtin_pow(G->g, (double)e + (double)i / (double)(1u << G->d));
-    return x < 1.0 ? 1u : (uint64_t)__builtin_ceil(x);
+    const double S = (double)(1u << G->d);
+    const double x = G->b0 / S * __builtin_pow(G->g, (double)e + (double)i / S);
+    return x < 2.0 ? 2u : ((uint64_t)__builtin_ceil(x) + 1u) & ~UINT64_C(1);
+}
+
+/* Key h's segment (its top d bits; none when d is 0). */
+static inline unsigned seg_of(const grown *G, uint64_t h)
+{
+    return (unsigned)((h >> 1) >> (63u - G->d));
 }
 
 static void seg_limit(grown *G, unsigned i)
@@ -1106,13 +1117,13 @@ static void seg_limit(grown *G, unsigned i)
     G->uncounted += cpu_s() - x;
 }
 
-static void grown_init(grown *G, unsigned d, double g, uint64_t start)
+static void grown_init(grown *G, unsigned dmax, double g, uint64_t start)
 {
-    const unsigned S = 1u << d;
-    unsigned i;
-    G->d = d;
+    const unsigned S = 1u << dmax;
+    G->d = 0;
+    G->dmax = dmax;
     G->g = g;
-    G->b0 = (double)start / (TOP_LOAD * SLOTS * S);
+    G->b0 = (double)start / (TOP_LOAD * SLOTS);
     G->growths = G->moved = 0;
     G->uncounted = G->t_grow = G->t_sort = 0;
     G->seg = calloc(S, sizeof *G->seg);
@@ -1123,8 +1134,51 @@ static void grown_init(grown *G, unsigned d, double g, uint64_t start)
         fprintf(stderr, BENCH_NAME ": segments: out of memory\n");
         exit(1);
     }
-    for (i = 0; i < S; i++) {
-        table_init(&G->seg[i], grid(G, i, 0));
+    table_init(&G->seg[0], grid(G, 0, 0));
+    seg_limit(G, 0);
+}
+
+/* Table t of an even number of bins as two of half as many, each with its keys' next bit
+ * (the top of h << d + 1) taken off: bucket g of the first half is bucket g of the keys
+ * whose bit is 0 (h m >> 64 < m / 2 exactly when that bit is 0, m even), g - m / 2 of the
+ * second those whose bit is 1, and with m halved the level k drops by one, so that every
+ * entry still holds the same bits of h.  Bins, cutoffs and spare entries are copied as
+ * they are; deep ranges (ranges of h << d) are not, and a table with any is not split. */
+static void split_table(const table *t, table *a, table *b)
+{
+    const uint64_t nb2 = t->nb / 2u, m2 = nb2 * BUCKETS;
+    size_t x;
+    table_init_as(a, nb2, 0);
+    table_init_as(b, nb2, 0);
+    memcpy(a->b, t->b, nb2 * sizeof(bin));
+    memcpy(b->b, t->b + nb2, nb2 * sizeof(bin));
+    for (x = 0; x < t->nsp; x++) {
+        table *to = t->sp[x].g < m2 ? a : b;
+        const uint64_t g = t->sp[x].g < m2 ? t->sp[x].g : t->sp[x].g - m2;
+        to->spare_lines[mulhi(mix(g), to->nspare_lines) * 8u] |= 1u;
+        spare_push(to, g, t->sp[x].v);
+    }
+}
+
+/* Every segment split in two, when the filter has fewer than 2^dmax and each has SPLIT_BINS
+ * bins or more (a few bins of 28 grown by g overshoot; the stagger is kept at 2^d). */
+static void grown_split(grown *G)
+{
+    const unsigned S = 1u << G->d;
+    unsigned i;
+    if (G->d >= G->dmax)
+        return;
+    for (i = 0; i < S; i++)
+        if (G->seg[i].nb < SPLIT_BINS || G->seg[i].nb % 2u != 0 || G->seg[i].ndeep != 0)
+            return;
+    for (i = S; i-- > 0;) { /* from the last: segments 2i and 2i + 1 are past i's */
+        table t = G->seg[i];
+        split_table(&t, &G->seg[2u * i], &G->seg[2u * i + 1u]);
+        table_free(&t);
+    }
+    G->d++;
+    for (i = 0; i < 2u * S; i++) {
+        G->epoch[i] = 0; /* seg_grow finds the next size on the new grid */
         seg_limit(G, i);
     }
 }
@@ -1151,15 +1205,18 @@ static void seg_grow(grown *G, unsigned i)
 
 static inline void grown_add(grown *G, uint64_t h)
 {
-    const unsigned i = (unsigned)(h >> (64u - G->d));
+    const unsigned i = seg_of(G, h);
     add_hash(&G->seg[i], h << G->d);
-    if (++G->entries[i] >= G->limit[i])
+    if (++G->entries[i] >= G->limit[i]) {
         seg_grow(G, i);
+        if (G->d < G->dmax)
+            grown_split(G);
+    }
 }
 
 static inline const bin *grown_line(const grown *G, uint64_t h)
 {
-    const table *t = &G->seg[h >> (64u - G->d)];
+    const table *t = &G->seg[seg_of(G, h)];
     return t->b + mulhi(h << G->d, t->m) / BUCKETS;
 }
 
@@ -1252,7 +1309,7 @@ static inline __attribute__((always_inline)) int bins_query(const table *t, uint
 
 static inline int grown_query(const grown *G, uint64_t h)
 {
-    const table *t = &G->seg[h >> (64u - G->d)];
+    const table *t = &G->seg[seg_of(G, h)];
     return bins_query(t, h << G->d, mulhi(h << G->d, t->m));
 }
 
@@ -1335,7 +1392,7 @@ static double q_batch(const grown *G, const amq_filter *f, uint64_t n, uint64_t 
             continue;
         }
         for (j = 0; j < QBATCH; j++) {
-            const unsigned i = (unsigned)(h[j].h1 >> (64u - G->d));
+            const unsigned i = seg_of(G, h[j].h1);
             sg[j] = i;
             gb[j] = mulhi(h[j].h1 << G->d, G->seg[i].m);
             if (j < QRING)
@@ -1365,7 +1422,7 @@ static void grown_queries(const grown *G, const amq_filter *f, const amq_filter 
     int turn, w;
     for (x1 = 0; x1 < nq; x1++) { /* a bin's answer: the vector compare's is the loop's */
         const uint64_t h = query_key(x1, n);
-        const table *t = &G->seg[h >> (64u - G->d)];
+        const table *t = &G->seg[seg_of(G, h)];
         const bin *b = grown_line(G, h);
         const int q1 = grown_query(G, h), q2 = bin_has(t, h << G->d);
         const unsigned j = (unsigned)(mulhi(h << G->d, t->m) % BUCKETS);
@@ -1407,10 +1464,9 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
     grown G;
     uint64_t done = 0, missing = 0, p, i;
     double t_add = 0;
-    const unsigned S = 1u << d;
-    printf("bins-proto grown from 1,000 to %llu keys: %u segments grown by %.2f each, "
-           "staggered; %s adds; a spare entry counted at %.0f bits\n",
-           (unsigned long long)n, S, g, append_only ? "appended" : "ordered", SPARE_BITS);
+    printf("bins-proto grown from 1,000 to %llu keys: one segment split up to %u, each grown by "
+           "%.2f, staggered; %s adds; a spare entry counted at %.0f bits\n",
+           (unsigned long long)n, 1u << d, g, append_only ? "appended" : "ordered", SPARE_BITS);
     printf("| keys | growths | bits/key (bins; with the spare and the next growth's lines) | spare keys | fpp | cuckoo at "
            "r: bits/key | ratio | absent keys | amortized add, ns |\n|---|---|---|---|---|---|"
            "---|---|---|\n");
@@ -1424,18 +1480,18 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
         grown_range(&G, done, p);
         t_add += cpu_s() - s - G.uncounted;
         done = p;
-        for (j = 0; j < S; j++) { /* the spare in bucket order, as has_hash looks it up */
+        for (j = 0; j < 1u << G.d; j++) { /* the spare in bucket order, as has_hash looks it up */
             spare_sort(&G.seg[j]);
             nb += G.seg[j].nb;
             nsp += G.seg[j].nsp;
         }
         for (i = 0; i < p && !times_only; i++) {
             const uint64_t h = key(i, 1);
-            missing += !has_hash(&G.seg[h >> (64u - d)], h << d);
+            missing += !has_hash(&G.seg[seg_of(&G, h)], h << G.d);
         }
         for (i = 0; i < absent; i++) {
             const uint64_t h = key(i, 2);
-            fp += (uint64_t)has_hash(&G.seg[h >> (64u - d)], h << d);
+            fp += (uint64_t)has_hash(&G.seg[seg_of(&G, h)], h << G.d);
         }
         r = (double)fp / (double)absent;
         bins = (double)nb * 512.0 / (double)p;
@@ -1489,7 +1545,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
          * rewrite may spill another entry of a full bin than the entry-at-a-time one */
         uint64_t digest = 0, x, ne, *all;
         unsigned j;
-        for (j = 0; j < S; j++) {
+        for (j = 0; j < 1u << G.d; j++) {
             const table *t = &G.seg[j];
             for (ne = t->nsp, x = 0; x < t->nb; x++)
                 ne += (uint64_t)__builtin_popcountll(t->b[x].map & M56);
@@ -1519,7 +1575,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
     } else {
         printf("keys absent at any power of ten: %llu\n", (unsigned long long)missing);
     }
-    for (i = 0; i < S; i++)
+    for (i = 0; i < 1u << G.d; i++)
         table_free(&G.seg[i]);
     free(G.seg);
     free(G.entries);
