@@ -31,9 +31,10 @@
  * are the process's CPU time (a wait for a core on a shared machine is not
  * counted, a wait for memory is).
  *
- * With --grow G, the layout grown from 1,000 keys to N: S segments (64), a
- * key's by its top bits, each grown by G on its own at 0.95 load into a table
- * G times larger, their sizes staggered (segment i at b0 G^(e + i/S) bins) so
+ * With --grow G, the layout grown from 1,000 keys to N: one segment, split in
+ * two (a relabeling) while small up to S segments (64), a key's by its top
+ * bits, each grown by G on its own at 0.95 load into a table G times larger,
+ * their sizes staggered (segment i at b0 G^(e + i/S) / S bins) so
  * that they take turns and the whole holds between 0.95 / G and 0.95 of its
  * slots at every key count; a rewrite writes over the lines the last one left
  * (kept mapped), entries of 3 bits or fewer keep a bit of the bucket's (the
