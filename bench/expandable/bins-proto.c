@@ -1260,14 +1260,33 @@ static int bin_has(const table *t, uint64_t hs)
     return 0;
 }
 
-/* Key hs (its segment's bits taken off) of table t, in bucket g: the answer. */
-static inline __attribute__((always_inline)) int bins_query(const table *t, uint64_t hs,
-                                                            uint64_t g)
+/* Key hs (its segment's bits taken off) of table t, in bucket g (bucket j of bin b). */
+static inline __attribute__((always_inline)) int bins_query_at(const table *t, uint64_t hs,
+                                                               uint64_t g, const bin *b,
+                                                               unsigned j)
 {
-    const bin *b = t->b + g / BUCKETS;
-    const unsigned j = (unsigned)(g % BUCKETS);
+#if defined(__AVX512BW__) && defined(__AVX512VBMI2__)
+    /* entry i's bucket is the place of the map's i-th 1 less i: the places of the 1s packed
+     * into bytes, less their numbers, equal to j for the bucket's entries (bytes past the
+     * last entry hold 0 - i, never a bucket) */
+    const __m512i idx = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50,
+                                        49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36,
+                                        35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22,
+                                        21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7,
+                                        6, 5, 4, 3, 2, 1, 0);
+    const uint32_t in = (uint32_t)_mm512_cmpeq_epi8_mask(
+        _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & M56), idx), idx),
+        _mm512_set1_epi8((char)j));
+#elif defined(__AVX512BW__) && defined(__BMI2__)
+    /* the bucket's bounds by one deposit: a 0 put before bucket 0, the (j + 1)-th and
+     * (j + 2)-th 0s are the places just past bucket j - 1's end and bucket j's */
+    const uint64_t r = _pdep_u64(UINT64_C(3) << j, ((~b->map & M56) << 1) | 1u);
+    const unsigned ps = (unsigned)__builtin_ctzll(r), pe = 62u - (unsigned)__builtin_clzll(r);
+    const uint32_t in = (uint32_t)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
+#else
     const uint64_t z = ~b->map & M56;
     const unsigned pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
+#endif
 #ifdef __AVX512BW__
     {
         /* every entry of the line at once, without a branch: entry v of length len (its
@@ -1276,7 +1295,6 @@ static inline __attribute__((always_inline)) int bins_query(const table *t, uint
         const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << t->k) >> 49)));
         const __m512i ys = _mm512_set1_epi32(
             (int)((1u << 15) | (uint32_t)((hs << (t->k - 1u)) >> 49)));
-        const uint32_t in = (uint32_t)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
         __mmask16 hit = 0;
         int half;
         for (half = 0; half < 2; half++) { /* lanes 0 to 15, 16 to 27 */
@@ -1306,6 +1324,13 @@ static inline __attribute__((always_inline)) int bins_query(const table *t, uint
     }
 #endif
     return (int)(t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u] & 1u);
+}
+
+/* Key hs (its segment's bits taken off) of table t, in bucket g: the answer. */
+static inline __attribute__((always_inline)) int bins_query(const table *t, uint64_t hs,
+                                                            uint64_t g)
+{
+    return bins_query_at(t, hs, g, t->b + g / BUCKETS, (unsigned)(g % BUCKETS));
 }
 
 static inline int grown_query(const grown *G, uint64_t h)
@@ -1348,11 +1373,11 @@ static double q_one(const grown *G, const amq_filter *f, uint64_t n, uint64_t nq
 
 #define QBATCH 256u
 
-/* The spare's line of bucket g of t prefetched when the bucket's bin (in cache by then,
- * prefetched QRING / 2 keys before) says it may have keys there. */
-static inline void spare_prefetch(const table *t, uint64_t g)
+/* The spare's line of bucket g of t (bucket j of bin b) prefetched when the bin (in cache
+ * by then, prefetched QRING / 2 keys before) says the bucket may have keys there. */
+static inline void spare_prefetch(const table *t, uint64_t g, const bin *b, unsigned j)
 {
-    if (bin_to_spare(t->b[g / BUCKETS].map, (unsigned)(g % BUCKETS)))
+    if (bin_to_spare(b->map, j))
         __builtin_prefetch(&t->spare_lines[mulhi(mix(g), t->nspare_lines) * 8u]);
 }
 #ifndef QRING
@@ -1372,6 +1397,8 @@ static double q_batch(const grown *G, const amq_filter *f, uint64_t n, uint64_t 
     static amq_hash128 h[QBATCH];
     static uint8_t out[QBATCH];
     static uint64_t gb[QBATCH];
+    static const bin *lp[QBATCH];
+    static uint8_t jb[QBATCH];
     static uint32_t sg[QBATCH];
     uint64_t x, j, hits = 0;
     const double s = cpu_s();
@@ -1396,17 +1423,20 @@ static double q_batch(const grown *G, const amq_filter *f, uint64_t n, uint64_t 
             const unsigned i = seg_of(G, h[j].h1);
             sg[j] = i;
             gb[j] = mulhi(h[j].h1 << G->d, G->seg[i].m);
+            lp[j] = G->seg[i].b + gb[j] / BUCKETS;
+            jb[j] = (uint8_t)(gb[j] % BUCKETS);
             if (j < QRING)
-                __builtin_prefetch(G->seg[i].b + gb[j] / BUCKETS, 0, QLOCALITY);
+                __builtin_prefetch(lp[j], 0, QLOCALITY);
         }
         for (j = 0; j < QBATCH && j < QRING / 2; j++)
-            spare_prefetch(&G->seg[sg[j]], gb[j]);
+            spare_prefetch(&G->seg[sg[j]], gb[j], lp[j], jb[j]);
         for (j = 0; j < QBATCH; j++) {
             if (j + QRING < QBATCH)
-                __builtin_prefetch(G->seg[sg[j + QRING]].b + gb[j + QRING] / BUCKETS, 0, QLOCALITY);
+                __builtin_prefetch(lp[j + QRING], 0, QLOCALITY);
             if (j + QRING / 2 < QBATCH)
-                spare_prefetch(&G->seg[sg[j + QRING / 2]], gb[j + QRING / 2]);
-            hits += (uint64_t)bins_query(&G->seg[sg[j]], h[j].h1 << G->d, gb[j]);
+                spare_prefetch(&G->seg[sg[j + QRING / 2]], gb[j + QRING / 2], lp[j + QRING / 2],
+                               jb[j + QRING / 2]);
+            hits += (uint64_t)bins_query_at(&G->seg[sg[j]], h[j].h1 << G->d, gb[j], lp[j], jb[j]);
         }
     }
     *sink += hits;
