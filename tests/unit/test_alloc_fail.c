@@ -35,12 +35,32 @@ typedef struct failing {
     uint64_t range_call;       /* the last call asking for one (0: none) */
 } failing;
 
+/* Each block: its size and the malloc'd address it lies in, in the 16 bytes before it. */
 #define HDR 16
+#define LINE 64 /* the cache line the library's regions align to (amq_region_alloc) */
+
+/* Every case runs twice: with the optional zalloc hook (filter arrays come
+ * from it) and without (alloc + memset); the blocks' alignment goes with it. */
+static int use_zalloc;
+
+/*
+ * Where blocks start: on a 64-byte boundary with zalloc, 16 bytes past one
+ * (as malloc's often are) without.  A region (amq_region_alloc) given a
+ * misaligned block frees it and asks for one 63 bytes longer: one
+ * allocation with zalloc, two without, each refused in turn.  Left to
+ * malloc's addresses, which depend on what the process allocated before
+ * (the tests run first, ASan, GLIBC_TUNABLES), a region took either path
+ * and the failures injected varied from run to run.
+ */
+static size_t skew(void)
+{
+    return use_zalloc ? 0 : 16;
+}
 
 static void *f_alloc(void *opaque, size_t size)
 {
     failing *fa = opaque;
-    uint8_t *p;
+    uint8_t *raw, *p;
 
     fa->calls++;
     if (size == fa->watch)
@@ -51,29 +71,32 @@ static void *f_alloc(void *opaque, size_t size)
         fa->failed++;
         return NULL;
     }
-    if (size == 0 || size > SIZE_MAX - HDR) {
+    if (size == 0 || size > SIZE_MAX - HDR - 2 * LINE) {
         fa->bad_frees++; /* the hooks promise 0 < size; count it as misuse */
         return NULL;
     }
-    p = malloc(size + HDR);
-    if (p == NULL)
+    raw = malloc(size + HDR + 2 * LINE);
+    if (raw == NULL)
         return NULL;
-    memcpy(p, &size, sizeof size);
+    p = (uint8_t *)(((uintptr_t)raw + HDR + LINE - 1) & ~(uintptr_t)(LINE - 1)) + skew();
+    memcpy(p - HDR, &size, sizeof size);
+    memcpy(p - HDR + sizeof size, &raw, sizeof raw);
     fa->live++;
-    return p + HDR;
+    return p;
 }
 
 static void f_free(void *opaque, void *ptr, size_t size)
 {
     failing *fa = opaque;
-    uint8_t *p = (uint8_t *)ptr - HDR;
+    uint8_t *p = ptr, *raw;
     size_t was;
 
-    memcpy(&was, p, sizeof was);
+    memcpy(&was, p - HDR, sizeof was);
+    memcpy(&raw, p - HDR + sizeof was, sizeof raw);
     if (was != size || fa->live == 0)
         fa->bad_frees++;
     fa->live--;
-    free(p);
+    free(raw);
 }
 
 static void *f_zalloc(void *opaque, size_t size)
@@ -83,10 +106,6 @@ static void *f_zalloc(void *opaque, size_t size)
         memset(p, 0, size);
     return p;
 }
-
-/* Every case runs twice: with the optional zalloc hook (filter arrays come
- * from it) and without (alloc + memset). */
-static int use_zalloc;
 
 static amq_allocator failing_allocator(failing *fa)
 {
@@ -325,7 +344,7 @@ typedef struct ctx {
     const struct kind_case *kc;
     amq_filter *ref;      /* a filter with NKEYS keys, default allocator */
     snapshot ref_snap;    /* ref as it must stay */
-    uint8_t *bytes;       /* ref serialized */
+    uint8_t *bytes;       /* ref serialized, on a 64-byte boundary */
     size_t len;
     const char *path;     /* ref saved there */
     uint8_t *file;        /* the bytes of that file */
@@ -632,8 +651,14 @@ static int setup(ctx *c, const struct kind_case *kc)
     if (c->ref == NULL)
         return -1;
     take(c->ref, &c->ref_snap);
-    c->bytes = c->ref_snap.bytes;
     c->len = c->ref_snap.len;
+    /* A load with AMQ_OPEN_MMAP borrows only 64-byte aligned bytes and copies others:
+     * aligned here, it borrows on every run, not as malloc's address falls (a copy runs
+     * the code of a load without the flag). */
+    c->bytes = aligned_alloc(LINE, (c->len + LINE - 1) / LINE * LINE);
+    if (c->bytes == NULL)
+        return -1;
+    memcpy(c->bytes, c->ref_snap.bytes, c->len);
     c->path = test_path("ref.amq");
     snprintf(c->fresh, sizeof c->fresh, "%s", test_path("fresh.amq"));
     if (c->len == 0 || amq_filter_save(c->ref, c->path, 0, NULL) != AMQ_OK)
@@ -645,6 +670,7 @@ static int setup(ctx *c, const struct kind_case *kc)
 static void teardown(ctx *c)
 {
     free(c->file);
+    free(c->bytes);
     amq_filter_free(c->ref);
     drop(&c->ref_snap);
     unlink(c->path);
@@ -946,13 +972,15 @@ static void refused_saves(amq_filter *f, ctx *c, failing *fa, uint64_t nth, unsi
 TEST(alloc_fail_partitioned_concurrent_save_copy_buffer)
 {
     failing fa;
-    amq_allocator al = failing_allocator(&fa);
+    amq_allocator al;
     amq_config cfg;
     amq_filter *f;
     amq_errinfo err;
     ctx c;
     uint64_t at, calls;
 
+    use_zalloc = 1; /* one run, with zalloc (and aligned blocks), whether tests ran before */
+    al = failing_allocator(&fa);
     REQUIRE(setup(&c, &kinds[2]) == 0);
     REQUIRE(strcmp(kinds[2].name, "partitioned") == 0);
     cfg_partitioned(&cfg);
@@ -1202,12 +1230,14 @@ TEST(alloc_fail_partitioned_build_scratch)
 TEST(alloc_fail_save_target_from_filter_allocator)
 {
     failing fa;
-    amq_allocator al = failing_allocator(&fa);
+    amq_allocator al;
     amq_filter *f;
     amq_errinfo err;
     ctx c;
     uint64_t at, calls;
 
+    use_zalloc = 1; /* one run, with zalloc (and aligned blocks), whether tests ran before */
+    al = failing_allocator(&fa);
     REQUIRE(setup(&c, &kinds[0]) == 0);
     REQUIRE_OK(amq_filter_deserialize(c.bytes, c.len, 0, &al, &f, NULL));
     /* a small Bloom filter's save asks for nothing else of this size (its
@@ -1340,6 +1370,7 @@ TEST(alloc_fail_open_with_journal)
     amq_filter *f;
     struct stat st;
 
+    use_zalloc = 1; /* one run, with zalloc (and aligned blocks), whether tests ran before */
     snprintf(jc.path, sizeof jc.path, "%s", test_path("journaled.amq"));
     snprintf(jc.jpath, sizeof jc.jpath, "%s/.journaled.amq.amqjournal", test_tmpdir());
     cfg_bloom(&cfg);
