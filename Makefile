@@ -256,6 +256,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 
 # The in-place API takes no allocator: this test refuses the C library's malloc on demand.
 $(BUILD)/tests/test_inplace_nomem: LDFLAGS_ALL += -Wl,--wrap=malloc
+# Nor a file system: this test fails each I/O call of an in-place add and its recovery in turn.
+$(BUILD)/tests/test_inplace_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=read,--wrap=pread \
+	-Wl,--wrap=pwrite,--wrap=write,--wrap=fsync,--wrap=fdatasync,--wrap=unlink
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.

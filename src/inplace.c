@@ -92,12 +92,14 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
     if (amq_journal_path(path, jpath, sizeof jpath) != 0)
         return amq_err(err, AMQ_EINVAL, "%s: path too long", path);
     loaded = amq_journal_load(path, size, ino, NULL, &j, &jlen);
-    if (loaded < 0) /* not read: kept for a later open to apply */
+    /* not read: kept for a later open to apply */
+    if (loaded == AMQ_EIO)
+        return amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read its journal", path);
+    if (loaded < 0)
         return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
     if (loaded) {
         const uint32_t hl = amq_load32(j + AMQ_JOURNAL_HEAD + 8);
         uint8_t *head = malloc((size_t)hl + 1u);
-        ssize_t got;
         int rc, e;
         /* out of memory, or the file unreadable: the journal is kept for a later open (removed
          * unapplied, the keys it holds would be lost) */
@@ -105,16 +107,14 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
             free(j);
             return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
         }
-        got = pread(fd, head, hl, 0);
-        e = errno;
-        if (got < 0) {
+        if (amq_journal_read_head(fd, head, hl) != 0) {
+            e = errno;
             free(head);
             free(j);
             return amq_err_sys(err, AMQ_EIO, e, "%s: cannot read it to apply its journal", path);
         }
-        rc = got != (ssize_t)hl || !amq_journal_matches(j, head, hl)
-                 ? 0 /* not this file's: only removed */
-                 : apply_fd(j, fd);
+        rc = !amq_journal_matches(j, head, hl) ? 0 /* not this file's: only removed */
+                                               : apply_fd(j, fd);
         e = errno;
         free(head);
         free(j);
@@ -278,7 +278,8 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
     int rc = AMQ_OK, jfd;
 
     if (dirty_pages(ip, &dirty, &npages, &psize) != 0)
-        return amq_err(err, AMQ_EUNSUPPORTED, "cannot tell which pages changed (no pagemap)");
+        return amq_err(err, AMQ_EUNSUPPORTED, "%s: cannot tell which pages changed (no pagemap)",
+                       ip->path);
     nchunks = (size_t)((ip->payload_len + AMQ_CHUNK - 1) / AMQ_CHUNK);
     chunks = calloc(nchunks + 1, 1);
     old = malloc(AMQ_CHUNK);

@@ -274,7 +274,8 @@ AMQ_API int amq_filter_describe(const amq_filter *f, amq_field_fn fn, void *ctx)
  * place - the scalable kinds - and files that cannot be mapped - pipes -
  * are copied, and read-only all the same; a pipe's bytes, and the journal
  * of an in-place add cut short (amq/inplace.h), are read into memory from
- * alloc first); another program truncating the
+ * alloc first; a journal that cannot be read fails the open with AMQ_EIO,
+ * as the file read without it may be half written); another program truncating the
  * file meanwhile makes its queries fault (SIGBUS), as for any mapping.  A payload checksum mismatch is
  * read once more after taking the file's lock shared: an add in place (the
  * tool's, amq_filter_save's) holds it while it writes, so the open waits

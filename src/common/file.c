@@ -31,6 +31,7 @@
 
 #include "common/alloc.h"
 #include "common/container.h"
+#include "common/endian.h"
 #include "common/error.h"
 #include "common/journal.h"
 
@@ -114,12 +115,17 @@ static int read_stream(int fd, const char *path, const amq_allocator *a, amq_map
     return AMQ_OK;
 }
 
-/* The file's header area against the journal's old and new ones. */
+/* The file's header area against the journal's old and new ones: 1 they
+ * match, 0 not, -1 (errno set) the file could not be read. */
 static int journal_for_this_file(int fd, const uint8_t *journal)
 {
     uint8_t head[4096];
-    ssize_t n = pread(fd, head, sizeof head, 0);
-    return n > 0 && amq_journal_matches(journal, head, (size_t)n);
+    uint32_t hl = amq_load32(journal + AMQ_JOURNAL_HEAD + 8); /* the head record's length */
+    if (hl > sizeof head)
+        return 0; /* longer than a Bloom file's header area: not this file's */
+    if (amq_journal_read_head(fd, head, hl) != 0)
+        return -1;
+    return amq_journal_matches(journal, head, hl);
 }
 
 int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, amq_errinfo *err)
@@ -159,14 +165,26 @@ int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, am
     /* the journal's copy from alloc too (the filter's allocator, which a host counts); refused,
      * the open fails: read without it, the file may be half written */
     rc = amq_journal_load(path, (uint64_t)st.st_size, (uint64_t)st.st_ino, alloc, &journal, &jlen);
+    if (rc == AMQ_EIO) {
+        rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read its journal", path);
+        goto done;
+    }
     if (rc < 0) {
         rc = amq_err(err, rc, "%s: out of memory for its journal", path);
         goto done;
     }
     rc = AMQ_OK;
-    if (journal != NULL && !journal_for_this_file(fd, journal)) {
-        amq_free(alloc, journal, jlen);
-        journal = NULL;
+    if (journal != NULL) {
+        int mine = journal_for_this_file(fd, journal);
+        if (mine < 0) /* read without it, the file may be half written */
+            rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read it to apply its journal",
+                             path);
+        if (mine <= 0) {
+            amq_free(alloc, journal, jlen);
+            journal = NULL;
+        }
+        if (rc != AMQ_OK)
+            goto done;
     }
     if (journal != NULL) {
         /* An in-place add was cut short (amq/inplace.h): the file is read

@@ -75,19 +75,21 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const a
 {
     char jpath[4200];
     struct stat st;
-    uint8_t *j;
+    uint8_t *j = NULL;
     size_t got = 0;
     ssize_t r;
-    int fd;
+    int fd, e;
 
     *buf = NULL;
     if (amq_journal_path(path, jpath, sizeof jpath) != 0)
         return 0;
     fd = open(jpath, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) /* none (a name too long for one: the writer could not have made it) */
+        return errno == ENOENT || errno == ENAMETOOLONG || errno == ENOTDIR ? 0 : AMQ_EIO;
+    if (fstat(fd, &st) != 0)
+        goto io_error;
     /* A journal never holds more than the file plus its record heads. */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < AMQ_JOURNAL_HEAD + 8 ||
+    if (!S_ISREG(st.st_mode) || st.st_size < AMQ_JOURNAL_HEAD + 8 ||
         (uint64_t)st.st_size > file_size * 2 + (1u << 20)) {
         close(fd);
         return 0;
@@ -101,7 +103,9 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const a
         r = read(fd, j + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0)
+            goto io_error;
+        if (r == 0) /* shorter than it was: torn under a writer's O_TRUNC, checked below */
             break;
         got += (size_t)r;
     }
@@ -113,6 +117,32 @@ int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const a
     *buf = j;
     *len = got;
     return 1;
+io_error:
+    e = errno;
+    if (j != NULL)
+        amq_free(a, j, (size_t)st.st_size);
+    close(fd);
+    errno = e;
+    return AMQ_EIO;
+}
+
+int amq_journal_read_head(int fd, uint8_t *head, size_t n)
+{
+    size_t got = 0;
+    ssize_t r;
+    while (got < n) {
+        r = pread(fd, head + got, n - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0) { /* shorter than its journal says, which matched its size */
+            errno = EIO;
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
 }
 
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail)

@@ -18,10 +18,16 @@
 int amq_journal_path(const char *path, char *out, size_t cap);
 /* Reads the journal of a file of file_size bytes: 1 and a valid journal
  * in *buf (*len bytes from a, NULL: the default), 0 (none, torn, or for
- * another size), or AMQ_ENOMEM (a refused the bytes: the journal may be
- * good, so it must be neither ignored nor removed). */
+ * another size), AMQ_ENOMEM (a refused the bytes) or AMQ_EIO (errno set: it
+ * could not be opened or read).  Either error: the journal may be good, so
+ * it must be neither ignored nor removed. */
 int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const amq_allocator *a,
                      uint8_t **buf, size_t *len);
+/* The file's first n bytes (the length of a journal's head record) into
+ * head: 0, or -1 (errno set) when they cannot all be read.  A journal is
+ * matched against the whole head or not at all: a short read taken as "not
+ * this file's" would have its journal ignored or removed unapplied. */
+int amq_journal_read_head(int fd, uint8_t *head, size_t n);
 /* 1 if the file whose first avail bytes are head is the one the journal
  * was written for (its header area the old or the new one). */
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail);
