@@ -64,20 +64,27 @@ static int apply_fd(const uint8_t *j, int fd)
     return fdatasync(fd);
 }
 
-static void fsync_dir_of(const char *path)
+/* -1 (errno set) when the directory's fsync failed; one that cannot be
+ * opened, or whose file system syncs no directory (EINVAL), is taken as
+ * synced. */
+static int fsync_dir_of(const char *path)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    int dfd;
+    int dfd, rc = 0, e;
     if (slash == NULL)
         snprintf(dir, sizeof dir, ".");
     else
         snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
-        (void)fsync(dfd);
+        if (fsync(dfd) != 0 && errno != EINVAL)
+            rc = -1;
+        e = errno;
         close(dfd);
+        errno = e;
     }
+    return rc;
 }
 
 /* Before a writer reads the file: a complete journal is applied for good,
@@ -122,7 +129,7 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
             return amq_err_sys(err, AMQ_EIO, e, "%s: cannot apply its journal", path);
     }
     if (unlink(jpath) == 0)
-        fsync_dir_of(path);
+        (void)fsync_dir_of(path); /* back after a crash, its bytes are the file's already */
     return AMQ_OK;
 }
 
@@ -381,7 +388,8 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
         rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot create its journal", ip->path);
         goto done;
     }
-    if (pwrite_all(jfd, j, jlen, 0) != 0 || fsync(jfd) != 0) {
+    /* its name too: a crash while the file is written must find the journal */
+    if (pwrite_all(jfd, j, jlen, 0) != 0 || fsync(jfd) != 0 || fsync_dir_of(ip->path) != 0) {
         int e = errno;
         close(jfd);
         unlink(jpath);
@@ -390,7 +398,6 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
         goto done;
     }
     close(jfd);
-    fsync_dir_of(ip->path);
     if (getenv("AMQ_TEST_JOURNAL_DELAY") != NULL) /* tests: a kill lands here */
         usleep((useconds_t)(atof(getenv("AMQ_TEST_JOURNAL_DELAY")) * 1e6));
     /* 2. the file; 3. the journal goes */
@@ -401,7 +408,7 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
         goto done;
     }
     if (unlink(jpath) == 0)
-        fsync_dir_of(ip->path);
+        (void)fsync_dir_of(ip->path); /* back after a crash, its bytes are the file's already */
     ip->payload_sum = sum;
     ip->head_sum = amq_checksum(header, hlen);
     written = jlen - AMQ_JOURNAL_HEAD - 8 - (nrec + 1) * AMQ_JOURNAL_RECORD_HEAD;

@@ -49,6 +49,9 @@ AMQ_API int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ip,
  * journal into the file.  *bytes (may be NULL): bytes written to the file.
  * AMQ_EUNSUPPORTED when the changed pages cannot be found (no
  * /proc/self/pagemap): nothing was written; f can still be saved whole.
+ * AMQ_EIO or AMQ_ENOSPC before the journal and its name are durable: the
+ * file is unchanged and the journal removed; AMQ_EIO after: the journal is
+ * kept and every open applies it.
  */
 AMQ_API int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes,
                                amq_errinfo *err);
