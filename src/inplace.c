@@ -50,6 +50,27 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* n bytes at off, however many reads it takes: 0, or -1 (errno set; EIO at the end of the
+ * file, which holds them). */
+static int pread_all(int fd, uint8_t *p, size_t n, uint64_t off)
+{
+    ssize_t r;
+    while (n > 0) {
+        r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
 static int apply_fd(const uint8_t *j, int fd)
 {
     uint64_t n = amq_load64(j + 16), i;
@@ -324,14 +345,11 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
         size_t clen = (size_t)(ip->payload_len - c * AMQ_CHUNK < AMQ_CHUNK
                                    ? ip->payload_len - c * AMQ_CHUNK
                                    : AMQ_CHUNK);
-        ssize_t r;
         if (!chunks[c])
             continue;
-        do
-            r = pread(ip->fd, old, clen, (off_t)off);
-        while (r < 0 && errno == EINTR);
-        if (r != (ssize_t)clen) {
-            rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read", ip->path);
+        if (pread_all(ip->fd, old, clen, off) != 0) {
+            rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read; the file is unchanged",
+                             ip->path);
             goto done;
         }
         if (memcmp(old, ip->map + off, clen) == 0)
