@@ -63,23 +63,29 @@
 #include "bench_common.h" /* mix, now_s, key, make_at */
 
 #define SLOTS 28u
-#define BUCKETS 28u
-#define M56 ((UINT64_C(1) << 56) - 1u)
-/* A full bin keeps its lowest buckets whole (the prefix filter's rule): its map's top bits
- * hold d, and only buckets j >= BUCKETS - d may have keys in the spare, so that a query
- * of the others (all but one or two buckets of a full bin) reads no second line. */
-#define SPARE_SHIFT 58
-#define SPARE_FIELD (UINT64_C(31) << SPARE_SHIFT)
+#ifndef BUCKETS
+#define BUCKETS 28u /* up to 36: the map holds a bit for each entry and each bucket */
+#endif
+#define M56 ((UINT64_C(1) << (SLOTS + BUCKETS)) - 1u) /* the map's bits */
+/* A full bin keeps its lowest buckets whole (the prefix filter's rule): the map's top bits
+ * hold d, and only buckets j >= BUCKETS - d may have keys in the spare (every bucket when d
+ * is the field's largest value), so that a query of the others (all but one or two buckets
+ * of a full bin) reads no second line. */
+#define SPARE_SHIFT (SLOTS + BUCKETS)
+#define SPARE_ALL ((1u << (64u - SPARE_SHIFT)) - 1u)
+#define SPARE_FIELD ((uint64_t)SPARE_ALL << SPARE_SHIFT)
 
 static inline int bin_to_spare(uint64_t map, unsigned j)
 {
-    return j + (unsigned)(map >> SPARE_SHIFT) >= BUCKETS;
+    const unsigned d = (unsigned)(map >> SPARE_SHIFT);
+    return j + (d == SPARE_ALL ? BUCKETS : d) >= BUCKETS;
 }
 
 static inline void bin_spare_from(uint64_t *map, unsigned j)
 {
+    const unsigned d = BUCKETS - j < SPARE_ALL ? BUCKETS - j : SPARE_ALL;
     if (!bin_to_spare(*map, j))
-        *map = (*map & ~SPARE_FIELD) | (uint64_t)(BUCKETS - j) << SPARE_SHIFT;
+        *map = (*map & ~SPARE_FIELD) | (uint64_t)d << SPARE_SHIFT;
 }
 #define TOP_LOAD 0.95
 #define GROWTH 1.1
@@ -1114,7 +1120,7 @@ static void seg_limit(grown *G, unsigned i)
     for (b = 0; b < t->nb; b++) /* the writer could count them; here a pass, not timed */
         e += (uint64_t)__builtin_popcountll(t->b[b].map & M56);
     G->entries[i] = e;
-    G->limit[i] = (uint64_t)(TOP_LOAD * (double)t->m);
+    G->limit[i] = (uint64_t)(TOP_LOAD * (double)(t->nb * SLOTS));
     G->uncounted += cpu_s() - x;
 }
 
