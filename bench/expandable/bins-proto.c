@@ -64,8 +64,9 @@
 
 #define SLOTS 28u
 #ifndef BUCKETS
-#define BUCKETS 28u /* up to 36: the map holds a bit for each entry and each bucket */
+#define BUCKETS 28u /* up to 35: the map holds a bit for each entry and each bucket */
 #endif
+_Static_assert(SLOTS + BUCKETS < 64, "a bit left for the spare's cutoff");
 #define M56 ((UINT64_C(1) << (SLOTS + BUCKETS)) - 1u) /* the map's bits */
 /* A full bin keeps its lowest buckets whole (the prefix filter's rule): the map's top bits
  * hold d, and only buckets j >= BUCKETS - d may have keys in the spare (every bucket when d
