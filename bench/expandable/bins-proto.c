@@ -114,6 +114,7 @@ typedef struct {
     uint64_t deep_width; /* the widest one's hi - lo */
     size_t nsorted;        /* the spare's first entries, in bucket order (a rewrite's) */
     size_t reserved, spare_reserved; /* the bytes mapped for b and for spare_lines */
+    bin *va; /* a grown segment's addresses, its bins at their start (NULL: b's own block) */
     uint64_t *spare_lines; /* the spare's write, modeled: one line of these per key */
     uint64_t nspare_lines;
 } table;
@@ -125,17 +126,12 @@ static inline uint64_t mulhi(uint64_t a, uint64_t b)
 
 /* Small tables from the heap: a grown filter's segments start at a line, and a map and unmap
  * a growth cost more than the growth. */
-static size_t small_table = (size_t)1 << 22; /* a grown filter's: 64 KiB (its pool, below) */
+static size_t small_table = (size_t)1 << 22; /* a grown filter's: 64 KiB */
 
-/* A grown filter's segments take turns to grow, so the lines a rewrite leaves are the next
- * rewrite's: kept mapped (their pages faulted and on huge pages), each mapping reserved
- * at 1.5x its table, so that the next one writes over pages it has and faults a growth's
- * worth only.  (A map for each rewrite faults and clears every page of it.) */
-static int pool_on;
-static struct {
-    void *p;
-    size_t reserved, bytes; /* mapped, and written by the table it held (resident) */
-} pool;
+/* A grown filter's segment past small_table grows in place (seg_grow_in_place): its bins keep
+ * a range of addresses (pages touched only as the table reaches them), so that a growth
+ * faults its new lines only.  (A map for each rewrite faults and clears every page of it.) */
+static int in_place;
 
 static void *lines_alloc(size_t bytes, int zero, size_t *reserved)
 {
@@ -149,27 +145,6 @@ static void *lines_alloc(size_t bytes, int zero, size_t *reserved)
         }
         return zero ? memset(p, 0, bytes) : p;
     }
-    if (pool_on) {
-        const size_t want = ((bytes + bytes / 2u) + (UINT64_C(1) << 21) - 1u) &
-                            ~((UINT64_C(1) << 21) - 1u);
-        if (!zero && pool.p != NULL) {
-            p = pool.p;
-            *reserved = pool.reserved;
-            pool.p = NULL;
-            if (*reserved < bytes) {
-                p = mremap(p, *reserved, want, MREMAP_MAYMOVE);
-                if (p == MAP_FAILED) {
-                    fprintf(stderr, BENCH_NAME ": %zu bytes: out of memory\n", want);
-                    exit(1);
-                }
-                (void)madvise(p, want, MADV_HUGEPAGE);
-                *reserved = want;
-            }
-            return p;
-        }
-        *reserved = want;
-        bytes = want;
-    }
     p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
              -1, 0);
     if (p == MAP_FAILED) {
@@ -180,18 +155,27 @@ static void *lines_alloc(size_t bytes, int zero, size_t *reserved)
     return p;
 }
 
-/* A table of nb bins; a rewrite's (zero 0) has its bins written by the writer, all of
- * them, and is not cleared first. */
-static void table_init_as(table *t, uint64_t nb, int zero)
+/* A table of nb bins at b (their bytes not touched). */
+static void table_init_at(table *t, uint64_t nb, bin *b)
 {
     memset(t, 0, sizeof *t);
     t->nb = nb;
     t->m = nb * BUCKETS;
     t->k = 63u - (unsigned)__builtin_clzll(t->m);
     t->q0 = (uint64_t)(((unsigned __int128)1 << 64) / t->m);
-    t->b = lines_alloc(nb * sizeof(bin), zero, &t->reserved);
+    t->b = b;
     t->nspare_lines = nb / 16u + 1u;
     t->spare_lines = lines_alloc(t->nspare_lines * 64u, 1, &t->spare_reserved);
+}
+
+/* A table of nb bins; a rewrite's (zero 0) has its bins written by the writer, all of
+ * them, and is not cleared first. */
+static void table_init_as(table *t, uint64_t nb, int zero)
+{
+    size_t reserved;
+    bin *b = lines_alloc(nb * sizeof(bin), zero, &reserved);
+    table_init_at(t, nb, b);
+    t->reserved = reserved;
 }
 
 static void table_init(table *t, uint64_t nb)
@@ -199,33 +183,29 @@ static void table_init(table *t, uint64_t nb)
     table_init_as(t, nb, 1);
 }
 
-static void lines_free(void *p, size_t bytes, size_t reserved, int to_pool)
+static void lines_free(void *p, size_t bytes, size_t reserved)
 {
-    if (bytes < small_table) {
+    if (bytes < small_table)
         free(p);
-        return;
-    }
-    if (to_pool && pool_on) { /* the larger of two mappings is kept */
-        if (pool.p != NULL && pool.reserved >= reserved) {
-            munmap(p, reserved);
-            return;
-        }
-        if (pool.p != NULL)
-            munmap(pool.p, pool.reserved);
-        pool.p = p;
-        pool.reserved = reserved;
-        pool.bytes = bytes;
-        return;
-    }
-    munmap(p, reserved);
+    else
+        munmap(p, reserved);
+}
+
+/* All but the bins (a growth in place keeps them). */
+static void table_free_rest(table *t)
+{
+    lines_free(t->spare_lines, t->nspare_lines * 64u, t->spare_reserved);
+    free(t->sp);
+    free(t->deep);
 }
 
 static void table_free(table *t)
 {
-    lines_free(t->b, t->nb * sizeof(bin), t->reserved, 1);
-    lines_free(t->spare_lines, t->nspare_lines * 64u, t->spare_reserved, 0);
-    free(t->sp);
-    free(t->deep);
+    if (t->va != NULL)
+        munmap(t->va, t->reserved);
+    else
+        lines_free(t->b, t->nb * sizeof(bin), t->reserved);
+    table_free_rest(t);
 }
 
 /* An array of *cap elements of `size` bytes doubled (or made `first` long). */
@@ -1191,6 +1171,59 @@ static void grown_split(grown *G)
     }
 }
 
+/* Lines a growth in place writes past its new table's last bin (below). */
+#define GAP_SLACK 8u
+
+/* Addresses for a table of `need` bytes and its next growths (untouched, they cost no
+ * memory): 8 times that, in whole 2 MiB pages. */
+static size_t reserve_for(size_t need)
+{
+    const size_t huge = (size_t)1 << 21;
+    return (need * 8u + huge - 1u) / huge * huge;
+}
+
+/* Table t rewritten into nb2 bins over its own lines: its bins moved up by gap = nb2 - nb +
+ * GAP_SLACK first, then written from the start.  The writer never passes a bin not yet
+ * read: old bin ob's keys go to new bins below (ob + 1) nb2 / nb, and gap + ob is past that
+ * for every ob < nb.  The table's range of addresses grows (mremap: no copy) when the new
+ * one does not fit. */
+static void seg_grow_in_place(table *t, uint64_t nb2)
+{
+    const uint64_t gap = nb2 - t->nb + GAP_SLACK;
+    const size_t need = (size_t)(nb2 + GAP_SLACK) * sizeof(bin);
+    table t2;
+    bin *base = t->va;
+    size_t reserved = t->reserved;
+    if (base == NULL || need > reserved) {
+        const size_t want = reserve_for(need);
+        void *p = base == NULL ? mmap(NULL, want, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                               : mremap(base, reserved, want, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) {
+            fprintf(stderr, BENCH_NAME ": %zu bytes of addresses: out of memory\n", want);
+            exit(1);
+        }
+        (void)madvise(p, want, MADV_HUGEPAGE);
+        if (base == NULL) { /* from its own block */
+            memcpy((bin *)p + gap, t->b, t->nb * sizeof(bin));
+            lines_free(t->b, t->nb * sizeof(bin), t->reserved);
+        } else {
+            memmove((bin *)p + gap, p, t->nb * sizeof(bin));
+        }
+        base = p;
+        reserved = want;
+    } else {
+        memmove(base + gap, base, t->nb * sizeof(bin));
+    }
+    t->b = base + gap;
+    table_init_at(&t2, nb2, base);
+    t2.va = base;
+    t2.reserved = reserved;
+    rewrite(t, &t2);
+    table_free_rest(t);
+    *t = t2;
+}
+
 static void seg_grow(grown *G, unsigned i)
 {
     table *t = &G->seg[i], t2;
@@ -1201,11 +1234,15 @@ static void seg_grow(grown *G, unsigned i)
     while (nb2 <= t->nb);
     spare_sort(t);
     G->t_sort += cpu_s() - s0;
-    table_init_as(&t2, nb2, 0);
-    rewrite(t, &t2);
+    if (in_place && nb2 * sizeof(bin) >= small_table) {
+        seg_grow_in_place(t, nb2);
+    } else {
+        table_init_as(&t2, nb2, 0);
+        rewrite(t, &t2);
+        table_free(t);
+        *t = t2;
+    }
     G->moved += G->entries[i];
-    table_free(t);
-    *t = t2;
     G->growths++;
     G->t_grow += cpu_s() - s0;
     seg_limit(G, i);
@@ -1497,7 +1534,7 @@ static void grown_queries(const grown *G, const amq_filter *f, const amq_filter 
 static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quotient,
                      int times_only)
 {
-    pool_on = 1;
+    in_place = 1;
     small_table = (size_t)1 << 16;
     grown G;
     uint64_t done = 0, missing = 0, p, i;
@@ -1510,7 +1547,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
            "---|---|---|\n");
     grown_init(&G, d, g, 1000);
     for (p = 1000; p <= n; p *= 10) {
-        uint64_t nb = 0, nsp = 0, fp = 0;
+        uint64_t nb = 0, nsp = 0, fp = 0, slack = 0;
         double s, bins, bits, r, need, ra, ba, rb, bb;
         unsigned j;
         s = cpu_s();
@@ -1522,6 +1559,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
             spare_sort(&G.seg[j]);
             nb += G.seg[j].nb;
             nsp += G.seg[j].nsp;
+            slack += G.seg[j].va != NULL ? GAP_SLACK : 0u; /* written past its last bin */
         }
         for (i = 0; i < p && !times_only; i++) {
             const uint64_t h = key(i, 1);
@@ -1533,8 +1571,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
         }
         r = (double)fp / (double)absent;
         bins = (double)nb * 512.0 / (double)p;
-        bits = bins + (double)nsp * SPARE_BITS / (double)p +
-               (pool.p != NULL ? (double)pool.bytes * 8.0 / (double)p : 0.0);
+        bits = bins + (double)nsp * SPARE_BITS / (double)p + (double)slack * 512.0 / (double)p;
         if (p >= 10000 && !times_only) {
             need = cuckoo_need(p, absent, r, &ra, &ba, &rb, &bb);
             printf("| %llu | %llu | %.2f; %.2f | %.2f %% | %.4f %% | %.2f | %.2fx | %llu | %.1f |\n",
