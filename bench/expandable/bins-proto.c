@@ -9,9 +9,9 @@
  * The quotient kind's add shifts a run's cluster over 3.5 lines at its 86 to 95 %
  * load and rewrites 11 entries an add at 16 to 18 ns each (docs/expandable.md,
  * "What the missed lines need").  A bin here is a pocket dictionary in one line
- * (the prefix filter's, Even, Even and Morrison, VLDB 2022): 28 buckets, 28
+ * (the prefix filter's, Even, Even and Morrison, VLDB 2022): 32 buckets, 28
  * 16-bit entries and a 64-bit unary map of the buckets' counts; a key's bucket
- * is range-reduced (h * m >> 64, m = 28 bins) as the kind's slot is, and its
+ * is range-reduced (h * m >> 64, m = 32 bins) as the kind's slot is, and its
  * entry holds h's 15 bits after the top floor(log2 m), with the kind's unary
  * length marker, so that a table grown by 1.1 is written from the old one alone
  * in one pass, in key order.  An add writes its bin's line only; a full bin
@@ -64,10 +64,11 @@
 
 #define SLOTS 28u
 #ifndef BUCKETS
-#define BUCKETS 28u /* up to 35: the map holds a bit for each entry and each bucket */
+#define BUCKETS 32u /* up to 35: the map holds a bit for each entry and each bucket; more
+                     * buckets than entries lower the rate (fewer entries a query meets) */
 #endif
 _Static_assert(SLOTS + BUCKETS < 64, "a bit left for the spare's cutoff");
-#define M56 ((UINT64_C(1) << (SLOTS + BUCKETS)) - 1u) /* the map's bits */
+#define MAP_MASK ((UINT64_C(1) << (SLOTS + BUCKETS)) - 1u) /* the map's bits */
 /* A full bin keeps its lowest buckets whole (the prefix filter's rule): the map's top bits
  * hold d, and only buckets j >= BUCKETS - d may have keys in the spare (every bucket when d
  * is the field's largest value), so that a query of the others (all but one or two buckets
@@ -104,7 +105,7 @@ typedef struct {
 
 typedef struct {
     bin *b;
-    uint64_t nb, m; /* bins, buckets (28 nb) */
+    uint64_t nb, m; /* bins, buckets (BUCKETS nb) */
     uint64_t q0;    /* floor(2^64 / m): g q0 is within g of bucket g's first h */
     unsigned k;     /* floor(log2 m): an entry holds h's bits after the top k */
     spare_entry *sp;
@@ -378,7 +379,7 @@ static inline unsigned select1(uint64_t x, unsigned j)
  * (UINT32_MAX: after all of them); 0 when the bin is full. */
 static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
 {
-    const uint64_t map = b->map & M56, z = ~map & M56;
+    const uint64_t map = b->map & MAP_MASK, z = ~map & MAP_MASK;
     const unsigned n = (unsigned)__builtin_popcountll(map);
     const unsigned pe = select1(z, j); /* j-th 0 */
     const unsigned ps = j ? select1(z, j - 1u) + 1u
@@ -405,7 +406,7 @@ static inline int bin_put_at(bin *b, unsigned j, uint16_t v, unsigned rank)
     b->e[i] = v;
 #endif
     low = (UINT64_C(1) << pe) - 1u;
-    b->map = (b->map & ~M56) | (map & low) | (UINT64_C(1) << pe) | ((map & ~low) << 1);
+    b->map = (b->map & ~MAP_MASK) | (map & low) | (UINT64_C(1) << pe) | ((map & ~low) << 1);
     return 1;
 }
 
@@ -423,7 +424,7 @@ static inline void add_hash(table *t, uint64_t h)
     bin *b = t->b + g / BUCKETS;
     const unsigned j = (unsigned)(g % BUCKETS);
     const uint16_t v = entry_of(h, t->k);
-    const uint64_t z = ~b->map & M56;
+    const uint64_t z = ~b->map & MAP_MASK;
     const unsigned pe = select1(z, j);
     const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
@@ -447,7 +448,7 @@ static inline void add_hash(table *t, uint64_t h)
     }
     if (!bin_put_at(b, j, v, rank)) {
         /* the bin's last entry (of its highest bucket, hb) leaves for v when hb > j */
-        const unsigned p = 63u - (unsigned)__builtin_clzll(b->map & M56);
+        const unsigned p = 63u - (unsigned)__builtin_clzll(b->map & MAP_MASK);
         const unsigned hb = p - (SLOTS - 1u);
         uint64_t gs = g;
         uint16_t vs = v;
@@ -468,7 +469,7 @@ static int has_hash(const table *t, uint64_t h)
     const uint64_t g = mulhi(h, t->m);
     const bin *b = t->b + g / BUCKETS;
     const unsigned j = (unsigned)(g % BUCKETS);
-    const uint64_t z = ~b->map & M56;
+    const uint64_t z = ~b->map & MAP_MASK;
     const unsigned pe = select1(z, j);
     const unsigned ps = j ? select1(z, j - 1u) + 1u
                           : 0u;
@@ -537,7 +538,7 @@ static void writer_put_back(writer *w, uint64_t g, uint16_t v)
         return;
     }
     w->cur.map = (w->cur.map & (low | SPARE_FIELD)) | (UINT64_C(1) << at) |
-                 (((w->cur.map & M56) & ~low) << 1);
+                 (((w->cur.map & MAP_MASK) & ~low) << 1);
     memmove(&w->cur.e[w->n - w->run + 1], &w->cur.e[w->n - w->run], w->run * sizeof(uint16_t));
     w->cur.e[w->n - w->run] = v;
     w->n++;
@@ -775,7 +776,7 @@ static inline __m512i mulhi32(__m512i s, __m512i vm2)
 static inline int bin_g2(const bin *b, uint64_t base, const uint64_t *kc, int may_sort,
                          uint64_t *g2s, uint16_t *vs)
 {
-    const uint64_t ones = b->map & M56;
+    const uint64_t ones = b->map & MAP_MASK;
     const int n = __builtin_popcountll(ones);
     const __m512i iota = _mm512_set_epi8(
         63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
@@ -935,7 +936,7 @@ static void rewrite(const table *t, table *dst)
         for (ob = 0; ob < t->nb; ob++) {
             const bin *b = t->b + ob;
             const uint64_t base = ob * BUCKETS;
-            uint64_t ones = b->map & M56;
+            uint64_t ones = b->map & MAP_MASK;
             unsigned e = 0;
             int nv;
             if (vec && (nv = bin_g2(b, base, kc, spg >= base + BUCKETS, g2s, vs)) >= 0) {
@@ -1099,7 +1100,7 @@ static void seg_limit(grown *G, unsigned i)
     const double x = cpu_s();
     uint64_t b, e = t->nsp;
     for (b = 0; b < t->nb; b++) /* the writer could count them; here a pass, not timed */
-        e += (uint64_t)__builtin_popcountll(t->b[b].map & M56);
+        e += (uint64_t)__builtin_popcountll(t->b[b].map & MAP_MASK);
     G->entries[i] = e;
     G->limit[i] = (uint64_t)(TOP_LOAD * (double)(t->nb * SLOTS));
     G->uncounted += cpu_s() - x;
@@ -1295,7 +1296,7 @@ static int bin_has(const table *t, uint64_t hs)
     const uint64_t g = mulhi(hs, t->m);
     const bin *b = t->b + g / BUCKETS;
     const unsigned j = (unsigned)(g % BUCKETS);
-    const uint64_t z = ~b->map & M56;
+    const uint64_t z = ~b->map & MAP_MASK;
     const unsigned pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
     unsigned i;
     for (i = ps - j; i < pe - j; i++)
@@ -1319,16 +1320,16 @@ static inline __attribute__((always_inline)) int bins_query_at(const table *t, u
                                         21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7,
                                         6, 5, 4, 3, 2, 1, 0);
     const uint32_t in = (uint32_t)_mm512_cmpeq_epi8_mask(
-        _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & M56), idx), idx),
+        _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & MAP_MASK), idx), idx),
         _mm512_set1_epi8((char)j));
 #elif defined(__AVX512BW__) && defined(__BMI2__)
     /* the bucket's bounds by one deposit: a 0 put before bucket 0, the (j + 1)-th and
      * (j + 2)-th 0s are the places just past bucket j - 1's end and bucket j's */
-    const uint64_t r = _pdep_u64(UINT64_C(3) << j, ((~b->map & M56) << 1) | 1u);
+    const uint64_t r = _pdep_u64(UINT64_C(3) << j, ((~b->map & MAP_MASK) << 1) | 1u);
     const unsigned ps = (unsigned)__builtin_ctzll(r), pe = 62u - (unsigned)__builtin_clzll(r);
     const uint32_t in = (uint32_t)(((UINT64_C(1) << (pe - ps)) - 1u) << (ps - j));
 #else
-    const uint64_t z = ~b->map & M56;
+    const uint64_t z = ~b->map & MAP_MASK;
     const unsigned pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
 #endif
 #ifdef __AVX512BW__
@@ -1623,13 +1624,13 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
         for (j = 0; j < 1u << G.d; j++) {
             const table *t = &G.seg[j];
             for (ne = t->nsp, x = 0; x < t->nb; x++)
-                ne += (uint64_t)__builtin_popcountll(t->b[x].map & M56);
+                ne += (uint64_t)__builtin_popcountll(t->b[x].map & MAP_MASK);
             if ((all = malloc((ne + 1u) * sizeof *all)) == NULL) {
                 fprintf(stderr, BENCH_NAME ": digest: out of memory\n");
                 return 1;
             }
             for (ne = 0, x = 0; x < t->nb; x++) {
-                uint64_t ones = t->b[x].map & M56;
+                uint64_t ones = t->b[x].map & MAP_MASK;
                 unsigned e;
                 for (e = 0; ones != 0; ones &= ones - 1u, e++)
                     all[ne++] = (x * BUCKETS + (unsigned)__builtin_ctzll(ones) - e) << 16 |
@@ -1751,7 +1752,7 @@ int main(int argc, char **argv)
             t_rw = s;
         moved = 0;
         for (i = 0; i < t.nb; i++)
-            moved += (uint64_t)__builtin_popcountll(t.b[i].map & M56);
+            moved += (uint64_t)__builtin_popcountll(t.b[i].map & MAP_MASK);
         moved += t.nsp;
         bits = (double)t.nb * 512.0 / (double)n;
         table_free(&t);
