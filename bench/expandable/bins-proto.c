@@ -36,14 +36,15 @@
  * bits, each grown by G on its own at 0.95 load into a table G times larger,
  * their sizes staggered (segment i at b0 G^(e + i/S) / S bins) so
  * that they take turns and the whole holds between 0.95 / G and 0.95 of its
- * slots at every key count; a rewrite writes over the lines the last one left
- * (kept mapped), entries of 3 bits or fewer keep a bit of the bucket's (the
+ * slots at every key count; a segment's rewrite writes over its own lines (moved
+ * up by the growth first), entries of 3 bits or fewer keep a bit of the bucket's (the
  * quotient kind's short entries) and those left with none become exact ranges
  * of h (its deep list).  At every power of ten: bits a key (a spare entry
  * counted at SPARE_BITS), the rate on A keys never added against amq's cuckoo
  * filter sized for that rate, every key checked present, the amortized add;
- * at N, the blocked add (and with --quotient the quotient kind grown from
- * 1,000) on the same keys in this process.  --entry-bits B (15) reaches short
+ * at N, the blocked add (and with --quotient the quotient kind and the
+ * RedisBloom-layout scalable Bloom filter grown from 1,000, its one-key
+ * query timed) on the same keys in this process.  --entry-bits B (15) reaches short
  * entries and deep ranges in a few doublings, for tests.
  * Measurement only: not in libamq.
  */
@@ -1490,10 +1491,11 @@ static double q_batch(const grown *G, const amq_filter *f, uint64_t n, uint64_t 
 
 /* The queries at n keys: the bins, the blocked filter f and the quotient kind q (or none),
  * by turns, best of three; half the keys added, half never. */
-static void grown_queries(const grown *G, const amq_filter *f, const amq_filter *q, uint64_t n)
+static void grown_queries(const grown *G, const amq_filter *f, const amq_filter *q,
+                          const amq_filter *sb, uint64_t n)
 {
     const uint64_t nq = 2000000;
-    double one[3] = {1e30, 1e30, 1e30}, bat[3] = {1e30, 1e30, 1e30}, x;
+    double one[4] = {1e30, 1e30, 1e30, 1e30}, bat[3] = {1e30, 1e30, 1e30}, x;
     uint64_t sink = 0, x1, wrong = 0, spared = 0;
     int turn, w;
     for (x1 = 0; x1 < nq; x1++) { /* a bin's answer: the vector compare's is the loop's */
@@ -1509,13 +1511,13 @@ static void grown_queries(const grown *G, const amq_filter *f, const amq_filter 
            "%llu of %llu; queries that read the spare's line: %.2f %%\n",
            (unsigned long long)wrong, (unsigned long long)nq, 100.0 * (double)spared / (double)nq);
     for (turn = 0; turn < 3; turn++)
-        for (w = 0; w < 3; w++) {
-            const amq_filter *sub = w == 0 ? NULL : w == 1 ? f : q;
-            if (w == 2 && q == NULL)
+        for (w = 0; w < 4; w++) {
+            const amq_filter *sub = w == 0 ? NULL : w == 1 ? f : w == 2 ? q : sb;
+            if (w >= 2 && sub == NULL)
                 continue;
             if ((x = q_one(G, sub, n, nq, &sink)) < one[w])
                 one[w] = x;
-            if ((x = q_batch(G, sub, n, nq, &sink)) < bat[w])
+            if (w < 3 && (x = q_batch(G, sub, n, nq, &sink)) < bat[w])
                 bat[w] = x;
         }
     printf("queries at %llu keys, half added (best of 3 turns, ns): one key: bins %.1f, "
@@ -1527,6 +1529,9 @@ static void grown_queries(const grown *G, const amq_filter *f, const amq_filter 
     if (q != NULL)
         printf(", quotient kind %.1f (%.2fx)", bat[2], bat[2] / bat[1]);
     printf(" [%llu]\n", (unsigned long long)(sink & 1u));
+    if (sb != NULL)
+        printf("scalable Bloom filter (RedisBloom layout, grown from 1,000), one key: %.1f ns, "
+               "%.1fx the bins'\n", one[3], one[3] / one[0]);
 }
 
 /* Keys from 1,000 to n in a grown filter of 2^d segments, checked and measured at every
@@ -1590,7 +1595,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
             break;
     }
     {
-        amq_filter *f = make_at(AMQ_KIND_BLOCKED, done, 0, 0.01), *q = NULL;
+        amq_filter *f = make_at(AMQ_KIND_BLOCKED, done, 0, 0.01), *q = NULL, *sb = NULL;
         double s = cpu_s(), blk, qt = 0;
         fill(f, 0, done);
         blk = (cpu_s() - s) * 1e9 / (double)done;
@@ -1604,6 +1609,8 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
                (double)G.moved / (double)done, G.t_grow * 1e9 / (double)G.moved,
                G.t_sort * 1e9 / (double)done);
         if (quotient) {
+            sb = make_at(AMQ_KIND_SCALABLE_BLOOM, 1000, 1, 0.01);
+            fill(sb, 0, done);
             q = make_at(AMQ_KIND_QUOTIENT, 1000, 0, 0.01);
             s = cpu_s();
             fill(q, 0, done);
@@ -1612,9 +1619,10 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
                    "the blocked add; %.2f bits a key\n",
                    qt, qt / blk, bits_per_key(q, done));
         }
-        grown_queries(&G, f, q, done);
+        grown_queries(&G, f, q, sb, done);
         amq_filter_free(f);
         amq_filter_free(q);
+        amq_filter_free(sb);
     }
     if (done <= 10000000) {
         /* what each bucket holds, bins and spare together, and the deep ranges: the vector
