@@ -1158,8 +1158,9 @@ AMQ_API int amq_aging_import_header(const uint8_t *hdr, size_t len, const amq_al
  *    a dangling link) and the link stays;
  *  - an existing regular file is replaced only if it is what the flags
  *    allow (by default an amq filter; AMQ_EEXIST "not an amq filter"
- *    otherwise), is writable (AMQ_EIO, sys_errno EACCES: "read-only", even
- *    for root) and has no other hard link (AMQ_EIO, EMLINK: "hard links");
+ *    otherwise; AMQ_EIO "cannot read it" when its head cannot be read),
+ *    is writable (AMQ_EIO, sys_errno EACCES: "read-only", even for root)
+ *    and has no other hard link (AMQ_EIO, EMLINK: "hard links");
  *    its mode and owner are given to the new file (or the save fails);
  *  - it is locked (flock, exclusive) from open until close, so that two
  *    writers of one file serialize (the name is checked again once locked:

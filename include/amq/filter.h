@@ -297,7 +297,8 @@ AMQ_API int amq_filter_open(const char *path, unsigned flags, const amq_allocato
  * AMQ_ENOMEM) leaves the old file untouched and removes the temporary one.
  * The rules of the amq tool: a symlink is followed (its target replaced);
  * an existing file is replaced only if it is an amq filter (AMQ_EEXIST
- * otherwise: a text file is never lost to a swapped argument), writable
+ * otherwise: a text file is never lost to a swapped argument; AMQ_EIO when
+ * it cannot be read), writable
  * (AMQ_EIO, sys_errno EACCES) and without other hard links (AMQ_EIO,
  * EMLINK); it is locked (flock) until replaced, so that saves and `amq add`
  * on one file serialize; its permission bits and owner are kept; a device

@@ -435,19 +435,45 @@ static int resolve_links(const char *path, char *out, size_t cap, int *fd)
 
 static const uint8_t file_magic[8] = {0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n'};
 
+/* Up to cap bytes from the file's start, however many reads they take (one may come
+ * short); the count, or -1 (errno set). */
+static ssize_t read_head(int fd, uint8_t *b, size_t cap)
+{
+    size_t got = 0;
+    ssize_t r;
+
+    while (got < cap) {
+        r = pread(fd, b + got, cap - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* 1 the file starts as an amq filter, 0 not, -1 (errno set) it could not be read. */
 static int fd_is_amq(int fd)
 {
     uint8_t head[8];
-    return pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
-           memcmp(head, file_magic, sizeof head) == 0;
+    ssize_t n = read_head(fd, head, sizeof head);
+    if (n < 0)
+        return -1;
+    return n == (ssize_t)sizeof head && memcmp(head, file_magic, sizeof head) == 0;
 }
 
-/* No NUL byte in the first 4 KiB (as grep and diff decide "binary"). */
+/* No NUL byte in the first 4 KiB (as grep and diff decide "binary"): 1, 0, or -1 (errno
+ * set) it could not be read. */
 static int fd_is_text(int fd)
 {
     uint8_t b[4096];
-    ssize_t n = pread(fd, b, sizeof b, 0);
-    return n >= 0 && memchr(b, 0, (size_t)n) == NULL;
+    ssize_t n = read_head(fd, b, sizeof b);
+    if (n < 0)
+        return -1;
+    return memchr(b, 0, (size_t)n) == NULL;
 }
 
 /* An existing regular file against the flags: what it holds, then whether
@@ -455,17 +481,24 @@ static int fd_is_text(int fd)
 static int check_existing(const amq_target *t, const struct stat *st, amq_errinfo *err)
 {
     const char *p = t->given;
-    int amq = fd_is_amq(t->lock_fd);
+    int amq, text;
 
     if (t->flags & AMQ_TARGET_EXCL)
         return amq_err(err, AMQ_EEXIST, "%s: file exists", p);
+    /* unread, the file is not taken for something else (a failed read refused it as "not
+     * an amq filter") */
+    amq = fd_is_amq(t->lock_fd);
+    text = amq == 0 && (t->flags & AMQ_TARGET_BINARY) ? fd_is_text(t->lock_fd) : 0;
+    if (amq < 0 || text < 0)
+        return amq_err_sys(err, io_status(errno), errno, "%s: cannot read it; nothing changed",
+                           p);
     if ((t->flags & AMQ_TARGET_UPDATE) && !amq)
         return amq_err(err, AMQ_EEXIST, "%s: exists and is not an amq filter; nothing changed",
                        p);
     if ((t->flags & AMQ_TARGET_TEXT) && amq)
         return amq_err(err, AMQ_EEXIST, "%s: is an amq filter; refusing to replace it with text",
                        p);
-    if ((t->flags & AMQ_TARGET_BINARY) && !amq && fd_is_text(t->lock_fd))
+    if ((t->flags & AMQ_TARGET_BINARY) && !amq && text)
         return amq_err(err, AMQ_EEXIST,
                        "%s: exists and holds text; only binary files are replaced", p);
     if (!(t->flags & (AMQ_TARGET_TEXT | AMQ_TARGET_BINARY)) && !amq)
