@@ -801,7 +801,7 @@ int amq_target_commit(amq_target *t, amq_errinfo *err)
 {
     char dir[AMQ_PATH_CAP];
     const char *base, *delay;
-    int dfd, e, moved = 0;
+    int dfd, fd, e, moved = 0;
 
     if (t->fd < 0 && amq_target_begin(t, NULL, err) != AMQ_OK)
         return err != NULL ? err->status : AMQ_EIO;
@@ -812,12 +812,20 @@ int amq_target_commit(amq_target *t, amq_errinfo *err)
     delay = getenv("AMQ_TEST_SAVE_DELAY");
     if (delay != NULL)
         usleep((useconds_t)(atof(delay) * 1e6));
-    if (fsync(t->fd) != 0 || close(t->fd) != 0) {
+    fd = t->fd;
+    if (fsync(fd) != 0) {
         e = errno;
         amq_target_abort(t);
         return amq_err_sys(err, io_status(e), e, "%s: cannot write; nothing changed", t->given);
     }
+    /* a failed close released the descriptor all the same: the abort must not close the
+     * number again (another thread's file by then) */
     t->fd = -1;
+    if (close(fd) != 0) {
+        e = errno;
+        amq_target_abort(t);
+        return amq_err_sys(err, io_status(e), e, "%s: cannot write; nothing changed", t->given);
+    }
     if (t->lock_fd < 0) {
         /* A new name: a file that appeared meanwhile is not replaced unseen -
          * with EXCL never, else only under the rules for a file that was

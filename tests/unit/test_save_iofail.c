@@ -2,14 +2,14 @@
  * test_save_iofail.c - amq_filter_save with each I/O call failing in turn.
  * This binary is linked with -Wl,--wrap= for the calls a save makes
  * (src/common/file.c's target, the Makefile); each wrapper counts its call,
- * and the nth call fails: EIO, ENOSPC for writes and syncs, or a
+ * and the nth call fails: EIO, ENOSPC for writes, syncs and closes, or a
  * short transfer for reads and writes (half the bytes).  A save over an
  * existing filter and one to a new name, for a plain kind, a partitioned
  * one (whose payload is placed out of order and read back) and two grown
  * ones.  A failed save must say so with an I/O status naming the file
  * and leave the old file byte for byte (or none); a successful one must
  * write the file a save with working I/O writes; neither may leave a
- * temporary file or a descriptor behind.
+ * temporary file or a descriptor behind, or close one twice.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,13 +27,13 @@
 #include "test.h"
 
 enum io_call {
-    IO_OPEN, IO_FSTAT, IO_FLOCK, IO_PREAD, IO_PWRITE, IO_FCHMOD, IO_FSYNC, IO_RENAME,
-    IO_RENAMEAT2, IO_UNLINK
+    IO_OPEN, IO_FSTAT, IO_FLOCK, IO_PREAD, IO_PWRITE, IO_FCHMOD, IO_FSYNC, IO_CLOSE,
+    IO_RENAME, IO_RENAMEAT2, IO_UNLINK
 };
 enum io_fault { FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT, FAULTS };
 
 static const char *const call_names[] = {"open",   "fstat", "flock",  "pread",
-                                         "pwrite", "fchmod", "fsync",
+                                         "pwrite", "fchmod", "fsync", "close",
                                          "rename", "renameat2", "unlink"};
 static const char *const fault_names[] = {"failing with EIO", "failing with ENOSPC",
                                           "moving half its bytes"};
@@ -41,6 +41,8 @@ static const char *const fault_names[] = {"failing with EIO", "failing with ENOS
 static unsigned long io_calls, io_fail_at; /* 0: none fails */
 static enum io_fault io_fault;
 static int io_failed = -1;     /* the call that failed, -1 none */
+static int failed_close = -1;  /* the descriptor a failed close released, until reused */
+static int closed_twice;       /* a descriptor closed again after its failed close */
 
 int __real_open(const char *path, int flags, ...);
 int __real_fstat(int fd, struct stat *st);
@@ -49,6 +51,7 @@ ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
 int __real_fchmod(int fd, mode_t mode);
 int __real_fsync(int fd);
+int __real_close(int fd);
 int __real_rename(const char *from, const char *to);
 int __real_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags);
 int __real_unlink(const char *path);
@@ -59,6 +62,7 @@ ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
 int __wrap_fchmod(int fd, mode_t mode);
 int __wrap_fsync(int fd);
+int __wrap_close(int fd);
 int __wrap_rename(const char *from, const char *to);
 int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags);
 int __wrap_unlink(const char *path);
@@ -82,6 +86,7 @@ static int io_error(void)
 int __wrap_open(const char *path, int flags, ...)
 {
     mode_t mode = 0;
+    int fd;
     if (flags & O_CREAT) {
         va_list ap;
         va_start(ap, flags);
@@ -90,7 +95,10 @@ int __wrap_open(const char *path, int flags, ...)
     }
     if (io_hit(IO_OPEN))
         return io_error();
-    return __real_open(path, flags, mode);
+    fd = __real_open(path, flags, mode);
+    if (fd >= 0 && fd == failed_close)
+        failed_close = -1; /* the number is another file's now */
+    return fd;
 }
 
 int __wrap_fstat(int fd, struct stat *st)
@@ -128,6 +136,20 @@ int __wrap_fsync(int fd)
     return io_hit(IO_FSYNC) ? io_error() : __real_fsync(fd);
 }
 
+/* A failed close has released the descriptor all the same (Linux): closing the number
+ * again would close whatever another thread opened under it meanwhile. */
+int __wrap_close(int fd)
+{
+    if (fd >= 0 && fd == failed_close)
+        closed_twice = 1;
+    if (io_hit(IO_CLOSE)) {
+        (void)__real_close(fd);
+        failed_close = fd;
+        return io_error();
+    }
+    return __real_close(fd);
+}
+
 int __wrap_rename(const char *from, const char *to)
 {
     return io_hit(IO_RENAME) ? io_error() : __real_rename(from, to);
@@ -143,12 +165,12 @@ int __wrap_unlink(const char *path)
     return io_hit(IO_UNLINK) ? io_error() : __real_unlink(path);
 }
 
-/* Which faults apply to a call: ENOSPC to writes and syncs,
+/* Which faults apply to a call: ENOSPC to writes, syncs and closes (the last write-back),
  * a short transfer to reads and writes (EIO to all). */
 static int fault_applies(int call, enum io_fault fault)
 {
     if (fault == FAULT_ENOSPC)
-        return call == IO_PWRITE || call == IO_FSYNC;
+        return call == IO_PWRITE || call == IO_FSYNC || call == IO_CLOSE;
     if (fault == FAULT_SHORT)
         return call == IO_PREAD || call == IO_PWRITE;
     return 1;
@@ -158,6 +180,8 @@ static void io_arm(unsigned long k, enum io_fault fault)
 {
     io_calls = 0;
     io_failed = -1;
+    failed_close = -1;
+    closed_twice = 0;
     io_fault = fault;
     io_fail_at = k;
 }
@@ -260,6 +284,8 @@ static void check_after(const sweep *s, int rc, const amq_errinfo *err, const ch
     char left[256];
     amq_filter *g;
 
+    if (closed_twice)
+        FAIL_AT_("%s: a descriptor was closed again after its failed close", what);
     if (other_entries(s->dir, base, left, sizeof left) != 0)
         FAIL_AT_("%s: %s left in the directory (status %d)", what, left, rc);
     now = read_file(s->path, &len);
