@@ -262,7 +262,7 @@ $(BUILD)/tests/test_inplace_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=read,-
 # And this one each I/O call of a save (amq_filter_save's target: its lock, temporary, rename).
 $(BUILD)/tests/test_save_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=fstat,--wrap=flock \
 	-Wl,--wrap=pread,--wrap=pwrite,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename \
-	-Wl,--wrap=renameat2,--wrap=unlink
+	-Wl,--wrap=renameat2,--wrap=link,--wrap=unlink
 
 # The benchmark is built with the tests (so that it cannot rot) and run
 # on tiny sizes by `make test`; `make bench` runs it for real.

@@ -1168,7 +1168,8 @@ AMQ_API int amq_aging_import_header(const uint8_t *hdr, size_t len, const amq_al
  *  - the new contents go to a temporary file "DIR/.NAME.XXXXXX.amqtmp"
  *    beside it, registered for amq_temp_remove_all, fsync'd and renamed
  *    over the name (a new name: renameat2 RENAME_NOREPLACE, so a file that
- *    appeared meanwhile is not replaced unseen), then the directory is
+ *    appeared meanwhile is not replaced unseen; link and unlink where the
+ *    file system lacks it), then the directory is
  *    fsync'd.  A crash leaves the old file or the new one; any failure
  *    leaves the old one and removes the temporary file;
  *  - an existing device or pipe (/dev/null, /dev/stdout) and, with

@@ -783,7 +783,15 @@ static int rename_noreplace(const char *tmp, const char *path)
 #endif
     if (link(tmp, path) != 0)
         return -1;
-    unlink(tmp);
+    if (unlink(tmp) != 0) {
+        /* Kept, the temporary would stay beside the file as its second name (and the
+         * next save refuse a file with two links): the new name is taken back instead,
+         * a failed save with nothing changed. */
+        int e = errno;
+        (void)unlink(path);
+        errno = e;
+        return -1;
+    }
     return 0;
 }
 

@@ -6,7 +6,8 @@
  * short transfer for reads and writes (half the bytes).  A save over an
  * existing filter and one to a new name, for a plain kind, a partitioned
  * one (whose payload is placed out of order and read back) and two grown
- * ones.  A failed save must say so with an I/O status naming the file
+ * ones; the new name also with renameat2 missing (its link + unlink
+ * fallback).  A failed save must say so with an I/O status naming the file
  * and leave the old file byte for byte (or none); a successful one must
  * write the file a save with working I/O writes; neither may leave a
  * temporary file or a descriptor behind, or close one twice.
@@ -28,19 +29,20 @@
 
 enum io_call {
     IO_OPEN, IO_FSTAT, IO_FLOCK, IO_PREAD, IO_PWRITE, IO_FCHMOD, IO_FSYNC, IO_CLOSE,
-    IO_RENAME, IO_RENAMEAT2, IO_UNLINK
+    IO_RENAME, IO_RENAMEAT2, IO_LINK, IO_UNLINK
 };
 enum io_fault { FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT, FAULTS };
 
 static const char *const call_names[] = {"open",   "fstat", "flock",  "pread",
                                          "pwrite", "fchmod", "fsync", "close",
-                                         "rename", "renameat2", "unlink"};
+                                         "rename", "renameat2", "link", "unlink"};
 static const char *const fault_names[] = {"failing with EIO", "failing with ENOSPC",
                                           "moving half its bytes"};
 
 static unsigned long io_calls, io_fail_at; /* 0: none fails */
 static enum io_fault io_fault;
 static int io_failed = -1;     /* the call that failed, -1 none */
+static int no_renameat2;       /* renameat2 answers ENOSYS, uncounted: the fallback runs */
 static int failed_close = -1;  /* the descriptor a failed close released, until reused */
 static int closed_twice;       /* a descriptor closed again after its failed close */
 
@@ -54,6 +56,7 @@ int __real_fsync(int fd);
 int __real_close(int fd);
 int __real_rename(const char *from, const char *to);
 int __real_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags);
+int __real_link(const char *from, const char *to);
 int __real_unlink(const char *path);
 int __wrap_open(const char *path, int flags, ...);
 int __wrap_fstat(int fd, struct stat *st);
@@ -65,6 +68,7 @@ int __wrap_fsync(int fd);
 int __wrap_close(int fd);
 int __wrap_rename(const char *from, const char *to);
 int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags);
+int __wrap_link(const char *from, const char *to);
 int __wrap_unlink(const char *path);
 
 /* 1 when this call is the one to fail (it is then recorded). */
@@ -157,7 +161,16 @@ int __wrap_rename(const char *from, const char *to)
 
 int __wrap_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned flags)
 {
+    if (no_renameat2) {
+        errno = ENOSYS;
+        return -1;
+    }
     return io_hit(IO_RENAMEAT2) ? io_error() : __real_renameat2(fromfd, from, tofd, to, flags);
+}
+
+int __wrap_link(const char *from, const char *to)
+{
+    return io_hit(IO_LINK) ? io_error() : __real_link(from, to);
 }
 
 int __wrap_unlink(const char *path)
@@ -334,8 +347,9 @@ static int run_once(const sweep *s, unsigned long k, enum io_fault fault)
             FAIL_AT_("%s: save with working I/O fails (%d: %s)", s->name, rc, err.msg);
         return 0;
     }
-    snprintf(what, sizeof what, "%s, %s, its I/O call %lu (%s) %s", s->name,
-             s->existing ? "over a filter" : "to a new name", k, call_names[io_failed],
+    snprintf(what, sizeof what, "%s, %s%s, its I/O call %lu (%s) %s", s->name,
+             s->existing ? "over a filter" : "to a new name",
+             no_renameat2 ? " without renameat2" : "", k, call_names[io_failed],
              fault_names[fault]);
     if (rc != AMQ_OK && fault == FAULT_SHORT) /* a transfer short of its bytes is no error */
         FAIL_AT_("%s: status %d (%s)", what, rc, err.msg);
@@ -409,6 +423,11 @@ static void sweep_kind(const char *name, const amq_config *cfg, unsigned keys, i
     n = sweep_save(&s);
     if (!test_failed)
         CHECK_GE(n, 6);
+    no_renameat2 = 1;
+    n = sweep_save(&s);
+    no_renameat2 = 0;
+    if (!test_failed)
+        CHECK_GE(n, 7);
 
     (void)__real_unlink(s.path);
     (void)rmdir(s.dir);
