@@ -58,6 +58,15 @@ int test_cut_short_inplace_add(const char *path, const char *jpath,
                                void (*add)(struct amq_filter *, unsigned, unsigned),
                                unsigned from, unsigned to);
 
+/* A file's bytes (malloc'd, *len their length), or NULL when it cannot be read or is empty. */
+uint8_t *test_read_file(const char *path, size_t *len);
+/* Writes path's bytes (over the same inode when it exists): 0, or -1. */
+int test_write_file(const char *path, const uint8_t *buf, size_t len);
+/* Keys i = from .. to - 1, each its 4 bytes: added (stopping at the first refusal), or the
+ * count of those present. */
+void test_add_u32_keys(struct amq_filter *f, unsigned from, unsigned to);
+unsigned test_count_u32_keys(const struct amq_filter *f, unsigned from, unsigned to);
+
 #define TEST_(name, slow)                                                   \
     static void test_##name(void);                                          \
     __attribute__((constructor)) static void test_register_##name(void)     \

@@ -168,50 +168,6 @@ static void io_disarm(void)
     io_fail_at = 0;
 }
 
-static void add_keys(amq_filter *f, unsigned from, unsigned to)
-{
-    unsigned i;
-    for (i = from; i < to; i++)
-        if (amq_filter_add(f, &i, sizeof i) < 0)
-            return;
-}
-
-static unsigned count_present(const amq_filter *f, unsigned from, unsigned to)
-{
-    unsigned i, n = 0;
-    for (i = from; i < to; i++)
-        n += amq_filter_contains(f, &i, sizeof i) == 1;
-    return n;
-}
-
-static int read_all(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    long n;
-    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) <= 0 ||
-        fseek(fp, 0, SEEK_SET) != 0 || (*buf = malloc((size_t)n)) == NULL ||
-        fread(*buf, 1, (size_t)n, fp) != (size_t)n) {
-        if (fp != NULL)
-            fclose(fp);
-        return -1;
-    }
-    *len = (size_t)n;
-    return fclose(fp);
-}
-
-/* Rewrites path's bytes keeping its inode (a journal names the inode it applies to). */
-static int write_all(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    if (fp == NULL)
-        return -1;
-    if (fwrite(buf, 1, len, fp) != len) {
-        fclose(fp);
-        return -1;
-    }
-    return fclose(fp);
-}
-
 typedef struct sweep {
     char path[4096], jpath[4200];
     uint8_t *fbytes, *jbytes; /* the file and its journal (NULL: none) before each run */
@@ -222,10 +178,10 @@ typedef struct sweep {
 static void sweep_restore(const sweep *s)
 {
     struct stat st;
-    if (write_all(s->path, s->fbytes, s->flen) != 0)
+    if (test_write_file(s->path, s->fbytes, s->flen) != 0)
         FAIL_AT_("cannot restore %s", s->path);
     (void)__real_unlink(s->jpath);
-    if (s->jbytes != NULL && write_all(s->jpath, s->jbytes, s->jlen) != 0)
+    if (s->jbytes != NULL && test_write_file(s->jpath, s->jbytes, s->jlen) != 0)
         FAIL_AT_("cannot restore %s", s->jpath);
     watch_ino = stat(s->path, &st) == 0 ? st.st_ino : 0;
 }
@@ -246,9 +202,9 @@ static void check_later_open(const sweep *s, unsigned want, const char *what)
         FAIL_AT_("%s: a later open fails (%d: %s)", what, rc, err.msg);
         return;
     }
-    if (count_present(f, 0, want) != want)
+    if (test_count_u32_keys(f, 0, want) != want)
         FAIL_AT_("%s: a later open answers %u of %u keys", what,
-                 count_present(f, 0, want), want);
+                 test_count_u32_keys(f, 0, want), want);
     amq_filter_free(f);
     rc = amq_inplace_open(s->path, &f, &ip, &err);
     if (rc != AMQ_OK) {
@@ -264,9 +220,9 @@ static void check_later_open(const sweep *s, unsigned want, const char *what)
         FAIL_AT_("%s: the file alone fails to open (%d: %s)", what, rc, err.msg);
         return;
     }
-    if (count_present(f, 0, want) != want)
+    if (test_count_u32_keys(f, 0, want) != want)
         FAIL_AT_("%s: the file alone answers %u of %u keys", what,
-                 count_present(f, 0, want), want);
+                 test_count_u32_keys(f, 0, want), want);
     amq_filter_free(f);
 }
 
@@ -304,7 +260,7 @@ static int run_once(const sweep *s, enum op op, unsigned long k, enum io_fault f
             FAIL_AT_("cannot open %s in place", s->path);
             return 0;
         }
-        add_keys(f, s->before, s->after);
+        test_add_u32_keys(f, s->before, s->after);
     }
     io_arm(k, fault);
     switch (op) {
@@ -329,9 +285,9 @@ static int run_once(const sweep *s, enum op op, unsigned long k, enum io_fault f
     }
     snprintf(what, sizeof what, "%s, its I/O call %lu (%s) %s", op_names[op], k,
              call_names[io_failed], fault_names[fault]);
-    if (op == OP_FILTER_OPEN && rc == AMQ_OK && count_present(f, 0, s->after) != s->after)
+    if (op == OP_FILTER_OPEN && rc == AMQ_OK && test_count_u32_keys(f, 0, s->after) != s->after)
         FAIL_AT_("%s: the open answers %u of %u keys", what,
-                 count_present(f, 0, s->after), s->after);
+                 test_count_u32_keys(f, 0, s->after), s->after);
     amq_filter_free(f);
     amq_inplace_close(ip);
     if (rc != AMQ_OK && fault == FAULT_SHORT) /* a transfer short of its bytes is no error */
@@ -390,7 +346,7 @@ static void sweep_setup(sweep *s, const char *name)
     cfg.capacity = 8000;
     cfg.fpp = 0.001;
     REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
-    add_keys(f, 0, NKEYS);
+    test_add_u32_keys(f, 0, NKEYS);
     REQUIRE_OK(amq_filter_set_chunked_checksum(f, 1));
     REQUIRE_OK(amq_filter_save(f, s->path, 0, NULL));
     amq_filter_free(f);
@@ -416,9 +372,9 @@ TEST(inplace_recovery_with_each_io_call_failing)
     unsigned long n;
 
     sweep_setup(&s, "recover.amq");
-    REQUIRE(test_cut_short_inplace_add(s.path, s.jpath, add_keys, s.before, s.after) == 0);
-    REQUIRE(read_all(s.path, &s.fbytes, &s.flen) == 0);
-    REQUIRE(read_all(s.jpath, &s.jbytes, &s.jlen) == 0);
+    REQUIRE(test_cut_short_inplace_add(s.path, s.jpath, test_add_u32_keys, s.before, s.after) == 0);
+    REQUIRE((s.fbytes = test_read_file(s.path, &s.flen)) != NULL);
+    REQUIRE((s.jbytes = test_read_file(s.jpath, &s.jlen)) != NULL);
     n = sweep_op(&s, OP_INPLACE_OPEN);
     if (!test_failed)
         CHECK_GE(n, 10); /* the journal's open and read, the head's read, its records' writes */
@@ -439,7 +395,7 @@ TEST(inplace_commit_with_each_io_call_failing)
     unsigned long n;
 
     sweep_setup(&s, "commit.amq");
-    REQUIRE(read_all(s.path, &s.fbytes, &s.flen) == 0);
+    REQUIRE((s.fbytes = test_read_file(s.path, &s.flen)) != NULL);
     n = sweep_op(&s, OP_COMMIT);
     if (!test_failed)
         CHECK_GE(n, 10); /* the pagemap, the old chunks, the journal, the file, their syncs */

@@ -28,49 +28,6 @@ void *__wrap_malloc(size_t size)
     return __real_malloc(size);
 }
 
-static void add_keys(amq_filter *f, unsigned from, unsigned to)
-{
-    unsigned i;
-    for (i = from; i < to; i++)
-        if (amq_filter_add(f, &i, sizeof i) < 0)
-            return;
-}
-
-static unsigned count_present(const amq_filter *f, unsigned from, unsigned to)
-{
-    unsigned i, n = 0;
-    for (i = from; i < to; i++)
-        n += amq_filter_contains(f, &i, sizeof i) == 1;
-    return n;
-}
-
-static int read_all(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    long n;
-    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) <= 0 ||
-        fseek(fp, 0, SEEK_SET) != 0 || (*buf = malloc((size_t)n)) == NULL ||
-        fread(*buf, 1, (size_t)n, fp) != (size_t)n) {
-        if (fp != NULL)
-            fclose(fp);
-        return -1;
-    }
-    *len = (size_t)n;
-    return fclose(fp);
-}
-
-static int write_all(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    if (fp == NULL)
-        return -1;
-    if (fwrite(buf, 1, len, fp) != len) {
-        fclose(fp);
-        return -1;
-    }
-    return fclose(fp);
-}
-
 /* Every allocation of an in-place open refused in turn, the file and its
  * journal as the killed add left them before each: after each refusal a
  * plain open must answer every key of the file and of the journal. */
@@ -91,18 +48,18 @@ TEST(inplace_open_out_of_memory_keeps_the_journal)
     cfg.capacity = 10000;
     cfg.fpp = 0.001;
     REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
-    add_keys(f, 0, NKEYS);
+    test_add_u32_keys(f, 0, NKEYS);
     REQUIRE_OK(amq_filter_set_chunked_checksum(f, 1));
     REQUIRE_OK(amq_filter_save(f, path, 0, NULL));
     amq_filter_free(f);
     /* a child adds NKEYS more in place and is killed between its journal and the file */
-    REQUIRE(test_cut_short_inplace_add(path, jpath, add_keys, NKEYS, 2 * NKEYS) == 0);
-    REQUIRE(read_all(path, &fbytes, &flen) == 0);
-    REQUIRE(read_all(jpath, &jbytes, &jlen) == 0);
+    REQUIRE(test_cut_short_inplace_add(path, jpath, test_add_u32_keys, NKEYS, 2 * NKEYS) == 0);
+    REQUIRE((fbytes = test_read_file(path, &flen)) != NULL);
+    REQUIRE((jbytes = test_read_file(jpath, &jlen)) != NULL);
 
     for (k = 1; k < 200; k++) {
-        REQUIRE(write_all(path, fbytes, flen) == 0);
-        REQUIRE(write_all(jpath, jbytes, jlen) == 0);
+        REQUIRE(test_write_file(path, fbytes, flen) == 0);
+        REQUIRE(test_write_file(jpath, jbytes, jlen) == 0);
         malloc_calls = 0;
         malloc_fail_at = k;
         rc = amq_inplace_open(path, &f, &ip, NULL);
@@ -118,10 +75,10 @@ TEST(inplace_open_out_of_memory_keeps_the_journal)
         }
         /* the keys the add wrote to its journal are there, applied or still to apply */
         REQUIRE_OK(amq_filter_open(path, 0, NULL, &f, NULL));
-        if (count_present(f, 0, 2 * NKEYS) != 2 * NKEYS)
+        if (test_count_u32_keys(f, 0, 2 * NKEYS) != 2 * NKEYS)
             FAIL_AT_("malloc %lu of the in-place open refused (status %d): a later open answers "
                      "%u of %u keys",
-                     k, rc, count_present(f, 0, 2 * NKEYS), 2 * NKEYS);
+                     k, rc, test_count_u32_keys(f, 0, 2 * NKEYS), 2 * NKEYS);
         amq_filter_free(f);
     }
     CHECK_GE(refused, 2);

@@ -262,28 +262,10 @@ static uint64_t add_past_growth(amq_filter *f, uint64_t from, uint64_t seed, uin
     return add_range(f, i, i + more, seed) == 1 ? i + more : 0;
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
-    if (fp == NULL)
-        return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(fp);
-    if (buf != NULL)
-        *len = (size_t)n;
-    return buf;
-}
-
 static int same_files(const char *a, const char *b)
 {
     size_t la = 0, lb = 0;
-    uint8_t *x = read_file(a, &la), *y = read_file(b, &lb);
+    uint8_t *x = test_read_file(a, &la), *y = test_read_file(b, &lb);
     int same = x != NULL && y != NULL && la == lb && memcmp(x, y, la) == 0;
     free(x);
     free(y);
@@ -2815,7 +2797,7 @@ TEST(quotient_baseline_and_simd_build_the_same_table)
     REQUIRE(waitpid(pid, &st, 0) == pid);
     REQUIRE(WIFEXITED(st));
     REQUIRE_EQ(WEXITSTATUS(st), 0);
-    theirs = read_file(path, &len);
+    theirs = test_read_file(path, &len);
     REQUIRE(theirs != NULL);
     CHECK_EQ(len, mine.len);
     for (at = 0; at < len && at < mine.len && theirs[at] == mine.p[at]; at++)

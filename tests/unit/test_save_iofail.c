@@ -206,36 +206,6 @@ static void io_disarm(void)
 
 /* ---- files -------------------------------------------------------------------------- */
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    long n;
-    if (fp == NULL)
-        return NULL;
-    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    } else if (buf != NULL) {
-        *len = (size_t)n;
-    }
-    fclose(fp);
-    return buf;
-}
-
-static int write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    if (fp == NULL)
-        return -1;
-    if (fwrite(buf, 1, len, fp) != len) {
-        fclose(fp);
-        return -1;
-    }
-    return fclose(fp);
-}
-
 /* Entries of dir but the one named keep (NULL: any): a temporary file left behind. */
 static unsigned other_entries(const char *dir, const char *keep, char *first, size_t cap)
 {
@@ -276,7 +246,7 @@ typedef struct sweep {
 static void sweep_restore(const sweep *s)
 {
     (void)__real_unlink(s->path);
-    if (s->existing && write_file(s->path, s->old, s->old_len) != 0)
+    if (s->existing && test_write_file(s->path, s->old, s->old_len) != 0)
         FAIL_AT_("cannot restore %s", s->path);
 }
 
@@ -301,7 +271,7 @@ static void check_after(const sweep *s, int rc, const amq_errinfo *err, const ch
         FAIL_AT_("%s: a descriptor was closed again after its failed close", what);
     if (other_entries(s->dir, base, left, sizeof left) != 0)
         FAIL_AT_("%s: %s left in the directory (status %d)", what, left, rc);
-    now = read_file(s->path, &len);
+    now = test_read_file(s->path, &len);
     if (rc != AMQ_OK) {
         if (rc != AMQ_EIO && rc != AMQ_ENOSPC)
             FAIL_AT_("%s: status %d (%s), not an I/O one", what, rc, err->msg);
@@ -405,7 +375,7 @@ static void sweep_kind(const char *name, const amq_config *cfg, unsigned keys, i
         REQUIRE(amq_filter_add(s.f, &i, sizeof i) >= 0);
     /* the file a save with working I/O writes */
     REQUIRE_OK(amq_filter_save(s.f, s.path, 0, NULL));
-    REQUIRE((s.want = read_file(s.path, &s.want_len)) != NULL);
+    REQUIRE((s.want = test_read_file(s.path, &s.want_len)) != NULL);
     /* the file it replaces: the same kind with half the keys */
     REQUIRE_OK(amq_filter_new(cfg, &older, NULL));
     for (i = 0; i < keys / 2; i++)
@@ -413,7 +383,7 @@ static void sweep_kind(const char *name, const amq_config *cfg, unsigned keys, i
     (void)__real_unlink(s.path);
     REQUIRE_OK(amq_filter_save(older, s.path, 0, NULL));
     amq_filter_free(older);
-    REQUIRE((s.old = read_file(s.path, &s.old_len)) != NULL);
+    REQUIRE((s.old = test_read_file(s.path, &s.old_len)) != NULL);
 
     s.existing = 1;
     n = sweep_save(&s);

@@ -56,3 +56,49 @@ int test_cut_short_inplace_add(const char *path, const char *jpath,
     waitpid(pid, &status, 0);
     return WIFSIGNALED(status) && stat(jpath, &st) == 0 && st.st_size > 0 ? 0 : -1;
 }
+
+uint8_t *test_read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n = 0;
+    if (fp == NULL)
+        return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(fp);
+    if (buf != NULL)
+        *len = (size_t)n;
+    return buf;
+}
+
+int test_write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    if (fp == NULL)
+        return -1;
+    if (fwrite(buf, 1, len, fp) != len) {
+        fclose(fp);
+        return -1;
+    }
+    return fclose(fp);
+}
+
+void test_add_u32_keys(amq_filter *f, unsigned from, unsigned to)
+{
+    unsigned i;
+    for (i = from; i < to; i++)
+        if (amq_filter_add(f, &i, sizeof i) < 0)
+            return;
+}
+
+unsigned test_count_u32_keys(const amq_filter *f, unsigned from, unsigned to)
+{
+    unsigned i, n = 0;
+    for (i = from; i < to; i++)
+        n += amq_filter_contains(f, &i, sizeof i) == 1;
+    return n;
+}
