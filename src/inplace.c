@@ -20,6 +20,7 @@
 #include "common/container.h"
 #include "common/endian.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/journal.h"
 #include "inplace.h"
 
@@ -46,27 +47,6 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
         p += w;
         n -= (size_t)w;
         off += (uint64_t)w;
-    }
-    return 0;
-}
-
-/* n bytes at off, however many reads it takes: 0, or -1 (errno set; EIO at the end of the
- * file, which holds them). */
-static int pread_all(int fd, uint8_t *p, size_t n, uint64_t off)
-{
-    ssize_t r;
-    while (n > 0) {
-        r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
     }
     return 0;
 }
@@ -135,7 +115,7 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
             free(j);
             return amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
         }
-        if (amq_journal_read_head(fd, head, hl) != 0) {
+        if (amq_pread_all(fd, head, hl, 0) != 0) { /* whole, or the journal is kept */
             e = errno;
             free(head);
             free(j);
@@ -347,7 +327,7 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
                                    : AMQ_CHUNK);
         if (!chunks[c])
             continue;
-        if (pread_all(ip->fd, old, clen, off) != 0) {
+        if (amq_pread_all(ip->fd, old, clen, off) != 0) {
             rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read; the file is unchanged",
                              ip->path);
             goto done;

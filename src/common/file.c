@@ -123,7 +123,9 @@ static int journal_for_this_file(int fd, const uint8_t *journal)
     uint32_t hl = amq_load32(journal + AMQ_JOURNAL_HEAD + 8); /* the head record's length */
     if (hl > sizeof head)
         return 0; /* longer than a Bloom file's header area: not this file's */
-    if (amq_journal_read_head(fd, head, hl) != 0)
+    /* the whole head or nothing: a short read taken as "not this file's" would drop the
+     * journal */
+    if (amq_pread_all(fd, head, hl, 0) != 0)
         return -1;
     return amq_journal_matches(journal, head, hl);
 }
@@ -435,15 +437,13 @@ static int resolve_links(const char *path, char *out, size_t cap, int *fd)
 
 static const uint8_t file_magic[8] = {0x89, 'A', 'M', 'Q', '\r', '\n', 0x1a, '\n'};
 
-/* Up to cap bytes from the file's start, however many reads they take (one may come
- * short); the count, or -1 (errno set). */
-static ssize_t read_head(int fd, uint8_t *b, size_t cap)
+ssize_t amq_pread_most(int fd, void *buf, size_t n, uint64_t off)
 {
     size_t got = 0;
     ssize_t r;
 
-    while (got < cap) {
-        r = pread(fd, b + got, cap - got, (off_t)got);
+    while (got < n) {
+        r = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -455,11 +455,23 @@ static ssize_t read_head(int fd, uint8_t *b, size_t cap)
     return (ssize_t)got;
 }
 
+int amq_pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+    ssize_t r = amq_pread_most(fd, buf, n, off);
+    if (r < 0)
+        return -1;
+    if ((size_t)r < n) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 /* 1 the file starts as an amq filter, 0 not, -1 (errno set) it could not be read. */
 static int fd_is_amq(int fd)
 {
     uint8_t head[8];
-    ssize_t n = read_head(fd, head, sizeof head);
+    ssize_t n = amq_pread_most(fd, head, sizeof head, 0);
     if (n < 0)
         return -1;
     return n == (ssize_t)sizeof head && memcmp(head, file_magic, sizeof head) == 0;
@@ -470,7 +482,7 @@ static int fd_is_amq(int fd)
 static int fd_is_text(int fd)
 {
     uint8_t b[4096];
-    ssize_t n = read_head(fd, b, sizeof b);
+    ssize_t n = amq_pread_most(fd, b, sizeof b, 0);
     if (n < 0)
         return -1;
     return memchr(b, 0, (size_t)n) == NULL;

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "amq.h"
 
@@ -20,6 +21,12 @@ typedef struct amq_mapped {
     size_t heap_cap;
     amq_allocator heap_alloc;
 } amq_mapped;
+
+/* Up to n bytes at off, however many reads they take (one may come short), stopping at the
+ * file's end: the count, or -1 (errno set). */
+ssize_t amq_pread_most(int fd, void *buf, size_t n, uint64_t off);
+/* All n bytes at off: 0, or -1 (errno set; EIO when the file ends first). */
+int amq_pread_all(int fd, void *buf, size_t n, uint64_t off);
 
 /* Reading a non-regular file grows a buffer up to this size. */
 #define AMQ_MAX_STREAM_FILE ((uint64_t)1 << 40)

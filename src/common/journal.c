@@ -126,25 +126,6 @@ io_error:
     return AMQ_EIO;
 }
 
-int amq_journal_read_head(int fd, uint8_t *head, size_t n)
-{
-    size_t got = 0;
-    ssize_t r;
-    while (got < n) {
-        r = pread(fd, head + got, n - got, (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0) { /* shorter than its journal says, which matched its size */
-            errno = EIO;
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail)
 {
     uint32_t hlen;

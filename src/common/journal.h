@@ -23,11 +23,6 @@ int amq_journal_path(const char *path, char *out, size_t cap);
  * it must be neither ignored nor removed. */
 int amq_journal_load(const char *path, uint64_t file_size, uint64_t ino, const amq_allocator *a,
                      uint8_t **buf, size_t *len);
-/* The file's first n bytes (the length of a journal's head record) into
- * head: 0, or -1 (errno set) when they cannot all be read.  A journal is
- * matched against the whole head or not at all: a short read taken as "not
- * this file's" would have its journal ignored or removed unapplied. */
-int amq_journal_read_head(int fd, uint8_t *head, size_t n);
 /* 1 if the file whose first avail bytes are head is the one the journal
  * was written for (its header area the old or the new one). */
 int amq_journal_matches(const uint8_t *j, const uint8_t *head, size_t avail);
