@@ -166,10 +166,10 @@ help:
 	@echo "  bench-expandable-bins  one growth cycle of a line-local layout (bins and a spare)"
 	@echo "                 timed beside the blocked add: what the quotient kind's add would cost"
 	@echo "                 in it (docs/expandable-log.md; BINS_N, default 1e8; about 2 minutes)"
-	@echo "  bench-expandable-bins-grown  that layout grown from 1,000 in staggered segments:"
-	@echo "                 bits, rate and amortized add at every power of ten, beside the blocked"
-	@echo "                 add and the quotient kind (BINS_N, BINS_GROW 1.15, BINS_SEGMENTS 64;"
-	@echo "                 about 3 minutes)"
+	@echo "  bench-expandable-bins-grown  that layout grown from 1,000, one segment split into"
+	@echo "                 staggered ones grown in place: bits, rate and amortized add at every"
+	@echo "                 power of ten, beside the blocked add, the quotient kind and the scalable"
+	@echo "                 Bloom filter's query (BINS_N, BINS_GROW 1.15, BINS_SEGMENTS 64; minutes)"
 	@echo "  bench-cuckoo-one-slot  where 1-slot cuckoo buckets first refuse an add, by"
 	@echo "                 fingerprint width and table size (docs/cuckoo.md; about a minute)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -560,7 +560,7 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	        "$$(tail -1 $(BUILD)/bench-bins-grow-scalar.log)" || \
 	    { cat $(BUILD)/bench-bins-grow.log $(BUILD)/bench-bins-grow-scalar.log; exit 1; }; \
 	done
-	@echo "bins-proto grown from 1,000 to 1e6 in 4 staggered segments, 8-bit entries (short"
+	@echo "bins-proto grown from 1,000 to 1e6, split into 4 staggered segments, 8-bit entries (short"
 	@echo "  ones and deep ranges; every key present; the vector rewrite's buckets the scalar one's;"
 	@echo "  the query's vector compare the entry-at-a-time one's): ok"
 

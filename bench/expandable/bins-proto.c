@@ -1548,7 +1548,7 @@ static int grow_main(uint64_t n, unsigned d, double g, uint64_t absent, int quot
     printf("bins-proto grown from 1,000 to %llu keys: one segment split up to %u, each grown by "
            "%.2f, staggered; %s adds; a spare entry counted at %.0f bits\n",
            (unsigned long long)n, 1u << d, g, append_only ? "appended" : "ordered", SPARE_BITS);
-    printf("| keys | growths | bits/key (bins; with the spare and the next growth's lines) | spare keys | fpp | cuckoo at "
+    printf("| keys | growths | bits/key (bins; with the spare and the growths' slack) | spare keys | fpp | cuckoo at "
            "r: bits/key | ratio | absent keys | amortized add, ns |\n|---|---|---|---|---|---|"
            "---|---|---|\n");
     grown_init(&G, d, g, 1000);
