@@ -210,6 +210,9 @@ $(BUILD)/obj/src/cuckoo_avx2.o: LIB_CFLAGS += -mavx2
 # The quotient kind's table, compiled with AVX2 and BMI2 (quotient_impl.h).
 $(BUILD)/obj/src/quotient_avx2.o: LIB_CFLAGS += -mavx2 -mbmi2
 $(BUILD)/obj/src/quotient_avx512.o: LIB_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2 -mbmi2
+# The pocket kind's bins with AVX-512 (pocket_impl.h; the byte compress is VBMI2's).
+$(BUILD)/obj/src/pocket_avx512.o: LIB_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx512dq \
+	-mavx512cd -mavx512vbmi2 -mavx2 -mbmi2
 $(BUILD)/obj/src/cuckoo_avx512.o: LIB_CFLAGS += -mavx512f -mavx512dq -mavx512bw -mavx512vl
 endif
 

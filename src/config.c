@@ -19,6 +19,9 @@ void amq_config_init(amq_config *cfg, uint32_t kind)
                      : kind == AMQ_KIND_FUSE ? AMQ_HASH_VMULSHIFT
                                              : AMQ_HASH_XXH3;
     /* an expandable filter starts small and grows: its capacity is where it starts */
-    cfg->capacity = kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT ? 4096 : 1000000;
+    cfg->capacity = kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT ||
+                            kind == AMQ_KIND_POCKET
+                        ? 4096
+                        : 1000000;
     cfg->fpp = 0.01;
 }

@@ -56,6 +56,7 @@ static const amq_kind_ops *const kinds[] = {
     &amq_aging_ops,
     &amq_expandable_ops,
     &amq_quotient_ops,
+    &amq_pocket_ops,
 };
 
 const amq_kind_ops *amq_kind_lookup(uint32_t kind)
@@ -87,7 +88,7 @@ static const struct {
     {"bits_per_key", " bloom blocked partitioned "},
     {"bits", " bloom blocked "},
     {"hashes", " bloom blocked "},
-    {"fingerprint_bits", " cuckoo scalable-cuckoo fuse "},
+    {"fingerprint_bits", " cuckoo scalable-cuckoo fuse pocket "},
     {"bucket_size", " cuckoo scalable-cuckoo "},
     {"max_kicks", " cuckoo scalable-cuckoo "},
     {"expansion", " scalable-bloom scalable-cuckoo "},
@@ -129,7 +130,7 @@ int amq_option_applies(const char *name, uint32_t kind)
 int amq_kind_keeps_copies(uint32_t kind)
 {
     return kind == AMQ_KIND_CUCKOO || kind == AMQ_KIND_SCALABLE_CUCKOO ||
-           kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
+           kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT || kind == AMQ_KIND_POCKET;
 }
 
 int amq_kind_can_remove(uint32_t kind)

@@ -132,6 +132,7 @@ extern const amq_kind_ops amq_ribbon_ops;
 extern const amq_kind_ops amq_aging_ops;
 extern const amq_kind_ops amq_expandable_ops;
 extern const amq_kind_ops amq_quotient_ops;
+extern const amq_kind_ops amq_pocket_ops;
 
 /* The partitioned payload's index with its descriptive fields zeroed
  * (partitioned_kind.c), for amq_filter_equal. */

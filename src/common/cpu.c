@@ -46,6 +46,8 @@ static uint32_t probe(void)
         f |= AMQ_CPU_AVX512VPOPCNTDQ;
     if (__builtin_cpu_supports("avx512vbmi2"))
         f |= AMQ_CPU_AVX512VBMI2;
+    if (__builtin_cpu_supports("avx512cd"))
+        f |= AMQ_CPU_AVX512CD;
 #endif
     return f;
 }
@@ -53,7 +55,8 @@ static uint32_t probe(void)
 static uint32_t capped(uint32_t f, uint32_t cap)
 {
     if (cap < AMQ_SIMD_AVX512)
-        f &= ~(uint32_t)(AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ | AMQ_CPU_AVX512VBMI2);
+        f &= ~(uint32_t)(AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ | AMQ_CPU_AVX512VBMI2 |
+                          AMQ_CPU_AVX512CD);
     if (cap < AMQ_SIMD_AVX2)
         f = 0; /* BMI2 goes too: scalar means the portable code, nothing else */
     return f;

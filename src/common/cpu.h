@@ -26,7 +26,8 @@ enum {
     AMQ_CPU_AVX512BW = 1u << 4,
     AMQ_CPU_AVX512VL = 1u << 5,
     AMQ_CPU_AVX512VPOPCNTDQ = 1u << 6,
-    AMQ_CPU_AVX512VBMI2 = 1u << 7
+    AMQ_CPU_AVX512VBMI2 = 1u << 7,
+    AMQ_CPU_AVX512CD = 1u << 8
 };
 
 /* The AVX-512 subset the cuckoo kind's gathers use. */

@@ -1,0 +1,837 @@
+/*
+ * pocket_impl.h - the pocket kind's bins: the add, the query and the
+ * rewrite of a segment into a larger table (pocket_internal.h says what a
+ * bin is).  Included by pocket_base.c (the x86-64 baseline) and
+ * pocket_avx512.c (AVX-512 BW/VBMI2/CD and BMI2), each defining PK_ISA_TABLE.
+ */
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "amq/hash.h"
+#include "common/xxh3_8.h"
+#include "pocket_internal.h"
+
+#define S PK_SLOTS
+#define B PK_BUCKETS
+
+#if defined(__AVX512BW__) && defined(__AVX512VBMI2__) && defined(__AVX512CD__) && \
+    defined(__AVX512DQ__) && defined(__AVX512VL__) && defined(__BMI2__)
+#define PK_VEC 1
+#else
+#define PK_VEC 0
+#endif
+
+/* The place of x's j-th 1 (x has more than j). */
+static inline uint32_t select1(uint64_t x, uint32_t j)
+{
+#if PK_VEC
+    return (uint32_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << j, x));
+#else
+    for (; j > 0; j--)
+        x &= x - 1u;
+    return (uint32_t)__builtin_ctzll(x);
+#endif
+}
+
+/* Places v in bucket j of bin b after the bucket's first `rank` entries
+ * (UINT32_MAX: after all of them); 0 when the bin is full. */
+static inline int bin_put_at(pk_bin *b, uint32_t j, uint16_t v, uint32_t rank)
+{
+    const uint64_t map = b->map & PK_MAP_MASK, z = ~map & PK_MAP_MASK;
+    const uint32_t n = (uint32_t)__builtin_popcountll(map);
+    const uint32_t pe = select1(z, j);
+    const uint32_t ps = j ? select1(z, j - 1u) + 1u : 0u;
+    const uint32_t i = pe - j - (pe - ps) + (rank < pe - ps ? rank : pe - ps);
+    uint64_t low;
+    if (n >= S)
+        return 0;
+#if PK_VEC
+    {
+        /* the line as 32 lanes (the map in lanes 0 to 3): entries from i on one lane up, v in
+         * lane 4 + i, in registers (a memmove's call costs more than the add) */
+        const __m512i up = _mm512_set_epi16(30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+                                            17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3,
+                                            2, 1, 0, 0);
+        __m512i line = _mm512_loadu_si512((const void *)b);
+        line = _mm512_mask_mov_epi16(line, (__mmask32)(UINT64_C(0xffffffff) << (5u + i)),
+                                     _mm512_permutexvar_epi16(up, line));
+        line = _mm512_mask_set1_epi16(line, (__mmask32)(UINT32_C(1) << (4u + i)), (short)v);
+        _mm512_storeu_si512((void *)b, line);
+    }
+#else
+    memmove(&b->e[i + 1], &b->e[i], (n - i) * sizeof b->e[0]);
+    b->e[i] = v;
+#endif
+    low = (UINT64_C(1) << pe) - 1u;
+    b->map = (b->map & ~PK_MAP_MASK) | (map & low) | (UINT64_C(1) << pe) | ((map & ~low) << 1);
+    return 1;
+}
+
+/* ---- the add ------------------------------------------------------------------------------ */
+
+/* Key hs (its segment's bits taken off) into segment s.  A bucket's entries are kept in the
+ * order of their ranges of h (their bits' distance from the bucket's start within its cell),
+ * so that a growth meets them in key order and writes the new table in one pass.  A full bin
+ * keeps its lowest buckets whole: the last entry of its highest bucket leaves for the spare
+ * when the key's bucket is lower, else the key's entry goes there; the spare takes it first,
+ * so that no memory for it leaves the bin unchanged. */
+static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
+{
+    const uint64_t g = pk_mulhi(hs, s->m);
+    pk_bin *b = s->b + g / B;
+    const uint32_t j = (uint32_t)(g % B);
+    const uint32_t eb = x->eb;
+    const uint16_t v = (uint16_t)((1u << eb) | (uint32_t)((hs << s->k) >> (64u - eb)));
+    const uint64_t z = ~b->map & PK_MAP_MASK;
+    const uint32_t pe = select1(z, j);
+    const uint32_t ps = j ? select1(z, j - 1u) + 1u : 0u;
+    const uint16_t emask = (uint16_t)((1u << eb) - 1u);
+    const uint16_t lo = (uint16_t)(((g * s->q0) << s->k) >> (64u - eb)); /* its start */
+    const uint16_t key = (uint16_t)((v - lo) & emask);
+    uint32_t rank, i;
+    int rc;
+    for (rank = 0, i = ps - j; i < pe - j; i++)
+        rank += ((b->e[i] - lo) & emask) < key;
+    if (__builtin_popcountll(b->map & PK_MAP_MASK) >= (int)S) {
+        const uint32_t p = 63u - (uint32_t)__builtin_clzll(b->map & PK_MAP_MASK);
+        const uint32_t hb = p - (S - 1u); /* the bucket of the bin's last entry */
+        if (hb > j) {
+            if ((rc = amq_pk_sp_insert(x, s, g - j + hb, b->e[S - 1u])) != AMQ_OK)
+                return rc;
+            pk_spare_from(&b->map, hb);
+            b->map &= ~(UINT64_C(1) << p); /* the 0s above it end empty buckets */
+            (void)bin_put_at(b, j, v, rank);
+        } else {
+            if ((rc = amq_pk_sp_insert(x, s, g, v)) != AMQ_OK)
+                return rc;
+            pk_spare_from(&b->map, j);
+        }
+    } else {
+        (void)bin_put_at(b, j, v, rank);
+    }
+    return AMQ_OK;
+}
+
+/* Key h placed in its segment's bins. */
+static int pk_place(amq_pk *x, uint64_t h)
+{
+    uint32_t i = pk_seg_of(x, h);
+    pk_seg *s = &x->seg[i];
+    int rc;
+    if (__builtin_expect(s->entries >= s->limit, 0)) {
+        /* its growth, due since its last add: at its largest size the add is refused; with
+         * no memory for it, the key goes in all the same (the next add tries again) */
+        if (amq_pk_grow(x, i) == AMQ_ELIMIT)
+            return AMQ_ELIMIT;
+        s = &x->seg[i = pk_seg_of(x, h)]; /* the segments may have split */
+    }
+    if ((rc = seg_add(x, s, h << x->d)) != AMQ_OK)
+        return rc;
+    s->entries++;
+    s->rsum += x->unit;
+    return AMQ_OK;
+}
+
+/* Key h's bin, prefetched for its placement PK_PENDING adds later. */
+static inline void pk_prefetch(const amq_pk *x, uint64_t h)
+{
+    const pk_seg *s = &x->seg[pk_seg_of(x, h)];
+    const pk_bin *b = s->b + pk_mulhi(h << x->d, s->m) / B;
+#if defined(__x86_64__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)b)); /* (gcc 12 drops the builtin here) */
+#else
+    __builtin_prefetch(b);
+#endif
+}
+
+/* An add waits in a ring of PK_PENDING keys while its bin is fetched, and the oldest key is
+ * placed (queries read the ring too): a one-key add then overlaps its miss with the next
+ * adds' as a batch would.  A key that cannot be placed (no memory, or its segment at its
+ * largest) stays pending and the new one is refused, nothing changed. */
+static int pk_add(amq_pk *x, uint64_t h)
+{
+    const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
+    int rc;
+    if (x->pend_used & bit) {
+        if ((rc = pk_place(x, x->pend[c])) != AMQ_OK)
+            return rc;
+        pk_pend_sign(x, x->pend[c], 0);
+    }
+    x->pend[c] = h;
+    x->pend_used |= bit;
+    x->pend_next = (c + 1u) % PK_PENDING;
+    pk_pend_sign(x, h, 1);
+    pk_prefetch(x, h);
+    x->items++;
+    return 1;
+}
+
+/* Every pending key placed: AMQ_OK, or the first failure, the keys not placed still
+ * pending. */
+static int isa_settle(amq_pk *x)
+{
+    uint32_t c;
+    int rc;
+    for (c = 0; c < PK_PENDING; c++) {
+        const uint32_t cell = (x->pend_next + c) % PK_PENDING;
+        if (!((x->pend_used >> cell) & 1u))
+            continue;
+        if ((rc = pk_place(x, x->pend[cell])) != AMQ_OK)
+            return rc;
+        pk_pend_sign(x, x->pend[cell], 0);
+        x->pend_used &= ~(UINT32_C(1) << cell);
+        x->pend[cell] = 0; /* an empty cell is saved as 0 */
+    }
+    return AMQ_OK;
+}
+
+/* ---- the query ---------------------------------------------------------------------------- */
+
+/* The spare and the deep ranges, for a bin that says bucket g may have keys there. */
+__attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs, uint64_t g)
+{
+    return pk_sp_has(s, g, hs) || (s->ndeep != 0 && amq_pk_deep_has(s, hs));
+}
+
+/* Key hs (its segment's bits taken off) of segment s, in bucket g (bucket j of bin b). */
+static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uint64_t hs,
+                                                            uint64_t g, const pk_bin *b,
+                                                            uint32_t j)
+{
+#if PK_VEC
+    /* entry i's bucket is the place of the map's i-th 1 less i: the places of the 1s packed
+     * into bytes, less their numbers, equal j for the bucket's entries (bytes past the last
+     * entry hold 0 - i, never a bucket) */
+    const __m512i idx = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50,
+                                        49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36,
+                                        35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22,
+                                        21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7,
+                                        6, 5, 4, 3, 2, 1, 0);
+    const uint32_t in = (uint32_t)_mm512_cmpeq_epi8_mask(
+        _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & PK_MAP_MASK), idx), idx),
+        _mm512_set1_epi8((char)j));
+    /* every entry at once: entry v of length len holds the key's bits from bit k (from k - 1
+     * when short), so it answers when v equals that 16-bit window shifted right by 15 - len */
+    const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));
+    const __m512i ys = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
+    __mmask16 hit = 0;
+    int half;
+    for (half = 0; half < 2; half++) { /* lanes 0 to 15; 12 to 27 moved down by 4 */
+        const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(b->e + 12 * half)));
+        const __m512i vv = half ? _mm512_alignr_epi32(_mm512_setzero_si512(), v, 4) : v;
+        const __m512i len = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(vv));
+        const __m512i sh = _mm512_sub_epi32(_mm512_set1_epi32(15), len);
+        const __mmask16 shortl = _mm512_cmple_epu32_mask(len, _mm512_set1_epi32((int)PK_SHORT));
+        const __m512i want =
+            _mm512_mask_blend_epi32(shortl, _mm512_srlv_epi32(y, sh), _mm512_srlv_epi32(ys, sh));
+        hit |= _mm512_mask_cmpeq_epi32_mask((__mmask16)(in >> (16 * half)), vv, want);
+    }
+    if (hit != 0)
+        return 1;
+#else
+    const uint64_t z = ~b->map & PK_MAP_MASK;
+    const uint32_t pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
+    uint32_t i;
+    for (i = ps - j; i < pe - j; i++)
+        if (pk_entry_hits(b->e[i], hs, s->k))
+            return 1;
+#endif
+    if (__builtin_expect(!pk_to_spare(b->map, j), 1))
+        return 0;
+    return seg_spare_has(s, hs, g);
+}
+
+__attribute__((noinline)) static int pend_has(const amq_pk *x, uint64_t h)
+{
+    return pk_pend_has(x, h);
+}
+
+static inline __attribute__((always_inline)) int pk_has(const amq_pk *x, uint64_t h)
+{
+    const pk_seg *s = &x->seg[pk_seg_of(x, h)];
+    const uint64_t hs = h << x->d, g = pk_mulhi(hs, s->m);
+    if (seg_has_at(s, hs, g, s->b + g / B, (uint32_t)(g % B)))
+        return 1;
+    return __builtin_expect(pk_pend_maybe(x, h), 0) && pend_has(x, h);
+}
+
+static int isa_contains(const amq_pk *x, uint64_t h)
+{
+    return pk_has(x, h);
+}
+
+__attribute__((noinline)) static int contains_key_any(const amq_pk *x, const void *key, size_t len)
+{
+    return pk_has(x, amq_hash_key(x->hash_algo, x->seed, key, len).h1);
+}
+
+/* The handle's one-key entry: an 8-byte key under XXH3 hashed inline. */
+static int isa_contains_key(const void *impl, const void *key, size_t len)
+{
+    const amq_pk *x = impl;
+    if (__builtin_expect(len != 8 || x->hash_algo != AMQ_HASH_XXH3, 0))
+        return contains_key_any(x, key, len);
+    return pk_has(x, amq_xxh3_8(x->x8, key));
+}
+
+#define QBATCH 256u
+#define QRING 128u /* keys a bin is prefetched ahead of its query (the blocked filter's window) */
+
+/* The batch: every key's segment, bucket and line found first, each line prefetched QRING
+ * keys ahead of its query (into L2, as the blocked filter's batch: it has more miss buffers),
+ * the spare's first slot QRING / 2 ahead when the bin says the key's bucket may be there. */
+static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *out)
+{
+    uint64_t gb[QBATCH], hb[QBATCH];
+    const pk_bin *lp[QBATCH];
+    uint8_t sg[QBATCH];
+    size_t at, j;
+    for (at = 0; at < n; at += QBATCH) {
+        const size_t c = n - at < QBATCH ? n - at : QBATCH;
+        for (j = 0; j < c; j++) {
+            const uint32_t i = pk_seg_of(x, h[at + j].h1);
+            const pk_seg *s = &x->seg[i];
+            sg[j] = (uint8_t)i;
+            hb[j] = h[at + j].h1 << x->d;
+            gb[j] = pk_mulhi(hb[j], s->m);
+            lp[j] = s->b + gb[j] / B;
+            if (j < QRING)
+                __builtin_prefetch(lp[j], 0, 2);
+        }
+        for (j = 0; j < c; j++) {
+            if (j + QRING < c)
+                __builtin_prefetch(lp[j + QRING], 0, 2);
+            if (j + QRING / 2 < c) {
+                const size_t f = j + QRING / 2;
+                const pk_seg *s = &x->seg[sg[f]];
+                if (pk_to_spare(lp[f]->map, (uint32_t)(gb[f] % B)) && s->spn != 0)
+                    __builtin_prefetch(s->sp + pk_sp_home(s, gb[f]));
+            }
+            out[at + j] = (uint8_t)(seg_has_at(&x->seg[sg[j]], hb[j], gb[j], lp[j],
+                                               (uint32_t)(gb[j] % B)) ||
+                                    (pk_pend_maybe(x, h[at + j].h1) && pk_pend_has(x, h[at + j].h1)));
+        }
+    }
+}
+
+/* ---- the rewrite into a larger table, in one pass ----------------------------------------- */
+
+typedef struct writer {
+    pk_tab *t;
+    uint64_t bin_at; /* the bin being written */
+    uint64_t g0;     /* its first bucket */
+    uint32_t bucket; /* its bucket being written */
+    uint32_t pos, n; /* its map's next bit, its entries */
+    uint32_t run;    /* the entries of its bucket being written */
+    pk_bin cur;
+    uint64_t seen_g; /* the new bucket of the places below */
+    uint32_t nseen;
+    uint16_t seen[16]; /* places the general way put in bucket seen_g */
+} writer;
+
+static void writer_to(writer *w, uint64_t nb)
+{
+    w->t->b[w->bin_at] = w->cur; /* the buckets after the last written are empty: 0 bits */
+    memset(&w->cur, 0, sizeof w->cur);
+    if (nb > w->bin_at + 1u) /* the bins between are empty */
+        memset(w->t->b + w->bin_at + 1u, 0, (nb - w->bin_at - 1u) * sizeof(pk_bin));
+    w->bin_at = nb;
+    w->g0 = nb * B;
+    w->bucket = 0;
+    w->pos = w->n = w->run = 0;
+}
+
+static void writer_overflow(writer *w, pk_bin *b, uint64_t g, uint16_t v)
+{
+    pk_spare_from(&b->map, (uint32_t)(g % B));
+    amq_pk_push_spare(w->t, g, v);
+}
+
+/* An entry of the bucket before the one being written: an old bucket's entries are in the
+ * order they came, and its range meets two new buckets about every time. */
+static void writer_put_back(writer *w, uint64_t g, uint16_t v)
+{
+    const uint32_t at = w->pos - w->run - 1u; /* the 0 that ends bucket g */
+    const uint64_t low = (UINT64_C(1) << at) - 1u;
+    if (w->n >= S) {
+        writer_overflow(w, &w->cur, g, v);
+        return;
+    }
+    w->cur.map = (w->cur.map & (low | PK_SPARE_FIELD)) | (UINT64_C(1) << at) |
+                 (((w->cur.map & PK_MAP_MASK) & ~low) << 1);
+    memmove(&w->cur.e[w->n - w->run + 1], &w->cur.e[w->n - w->run], w->run * sizeof(uint16_t));
+    w->cur.e[w->n - w->run] = v;
+    w->n++;
+    w->pos++;
+}
+
+/* Entry v into bucket g of the new table, out of key order: placed where it belongs. */
+__attribute__((noinline)) static void writer_put_slow(writer *w, uint64_t g, uint16_t v)
+{
+    if (g + 1u == w->g0 + w->bucket && w->bucket > 0) {
+        writer_put_back(w, g, v);
+    } else if (g >= w->g0) {
+        if (bin_put_at(&w->cur, (uint32_t)(g - w->g0), v, UINT32_MAX)) {
+            w->pos++;
+            w->n++;
+        } else {
+            writer_overflow(w, &w->cur, g, v);
+        }
+    } else if (!bin_put_at(w->t->b + g / B, (uint32_t)(g % B), v, UINT32_MAX)) {
+        writer_overflow(w, w->t->b + g / B, g, v);
+    }
+}
+
+__attribute__((noinline)) static void writer_next_bucket(writer *w, uint64_t g)
+{
+    if (g >= w->g0 + B)
+        writer_to(w, g / B);
+    w->pos += (uint32_t)(g - w->g0) - w->bucket; /* a 0 ends each bucket passed */
+    w->bucket = (uint32_t)(g - w->g0);
+    w->run = 0;
+}
+
+/* Entry v into bucket g of the new table: in key order, appended (the usual case); else
+ * placed where it belongs. */
+static inline __attribute__((always_inline)) void writer_put(writer *w, uint64_t g, uint16_t v)
+{
+    if (__builtin_expect(g != w->g0 + w->bucket, 0)) {
+        if (g < w->g0 + w->bucket) {
+            writer_put_slow(w, g, v);
+            return;
+        }
+        writer_next_bucket(w, g);
+    }
+    if (__builtin_expect(w->n < S, 1)) {
+        w->cur.map |= UINT64_C(1) << w->pos++;
+        w->cur.e[w->n++] = v;
+        w->run++;
+    } else {
+        writer_overflow(w, &w->cur, g, v);
+    }
+}
+
+typedef struct placed {
+    uint64_t g;
+    uint16_t v;
+} placed;
+
+/* Entry v of bucket [lo, hi1] of a table of level k, placed for a table of m2 buckets and
+ * level k2 >= k: each of the (at most two) cells of 2^-k the bucket meets gives a candidate
+ * range of h, and each range that meets the bucket goes to the new buckets it meets (at most
+ * three: the new table is at most twice as large), its entry shortened to level k2.  At most
+ * 6 places; an entry left with no bit goes to dst's deep ranges. */
+static inline uint32_t replace(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v, uint64_t m2,
+                               uint32_t k2, placed *out, pk_tab *deep_to)
+{
+    const uint32_t len = 31u - (uint32_t)__builtin_clz(v);
+    const uint64_t bits = v ^ (1u << len);
+    uint64_t r[2][2]; /* the ranges of h the entry stands for, in the bucket */
+    uint32_t p, nr = 0, no = 0, i;
+    if (len == 0) { /* a whole bucket */
+        r[0][0] = lo;
+        r[0][1] = hi1;
+        nr = 1;
+        p = 0;
+    } else if (len <= PK_SHORT) { /* from bit k - 1: its cell is the one whose last bit it has */
+        const uint64_t c = lo >> (64u - k);
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        p = k + len - 1u;
+        r[0][0] = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u)))
+                  << (64u - p);
+        r[0][1] = r[0][0] + ((UINT64_C(1) << (64u - p)) - 1u);
+        nr = !(r[0][1] < lo || r[0][0] > hi1) && (top >> k) == 0;
+    } else { /* from bit k: a cell the bucket meets (at most two) */
+        const uint32_t sh = 64u - k - len;
+        uint64_t t = lo >> (64u - k);
+        uint32_t c;
+        p = k + len;
+        for (c = 0; c < 2; c++, t++) {
+            const uint64_t s0 = (t << (64u - k)) | (bits << sh);
+            if ((c == 1 && (t >> k) != 0) || s0 > hi1)
+                break; /* past the top of h, or past the bucket */
+            if (s0 + ((UINT64_C(1) << sh) - 1u) < lo)
+                continue;
+            r[nr][0] = s0;
+            r[nr++][1] = s0 + ((UINT64_C(1) << sh) - 1u);
+        }
+    }
+    for (i = 0; i < nr; i++) {
+        const uint64_t a = r[i][0] > lo ? r[i][0] : lo, e = r[i][1] < hi1 ? r[i][1] : hi1;
+        /* the entry at level k2: p - k2 bits from bit k2, or (PK_SHORT or fewer) up to
+         * PK_SHORT from bit k2 - 1, which tells a bucket's two cells apart (else a short
+         * entry stands for both, and its copies double growth after growth) */
+        int len2 = p == 0 ? 0 : (int)p - (int)k2;
+        uint32_t from = k2;
+        uint64_t g, g1, g2;
+        uint16_t v2;
+        if (p != 0 && len2 <= (int)PK_SHORT) {
+            len2 = len2 + 1 > (int)PK_SHORT ? (int)PK_SHORT : len2 + 1;
+            from = k2 - 1u;
+        }
+        if (len2 <= 0) {
+            if (p == 0) { /* a bucket-wide entry: to every bucket it meets */
+                g1 = pk_mulhi(a, m2);
+                g2 = pk_mulhi(e, m2);
+                for (g = g1; g <= g2 && no < 6; g++) {
+                    out[no].g = g;
+                    out[no++].v = 1;
+                }
+                continue;
+            }
+            amq_pk_push_deep(deep_to, a, e); /* no bit left: its range, exactly */
+            continue;
+        }
+        v2 = (uint16_t)((1u << len2) | ((a << from) >> (64u - (uint32_t)len2)));
+        g1 = pk_mulhi(a, m2);
+        g2 = pk_mulhi(e, m2);
+        for (g = g1; g <= g2 && no < 6; g++) {
+            out[no].g = g;
+            out[no++].v = v2;
+        }
+    }
+    return no;
+}
+
+/* Bucket g's first h, exactly: ceil(g 2^64 / m) (the last bucket's end, 2^64, is g = m). */
+static inline unsigned __int128 bucket_lo(uint64_t g, uint64_t m)
+{
+    const unsigned __int128 x = (unsigned __int128)g << 64;
+    return x / m + (x % m != 0);
+}
+
+/* Entry v of bucket g of t, the general way: its candidate ranges, exactly. */
+static void rewrite_one(writer *w, const pk_tab *t, uint64_t g, uint16_t v)
+{
+    placed out[6];
+    const uint32_t np = replace((uint64_t)bucket_lo(g, t->m),
+                                (uint64_t)(bucket_lo(g + 1u, t->m) - 1u), t->k, v, w->t->m,
+                                w->t->k, out, w->t);
+    uint32_t y, z;
+    for (y = 0; y < np; y++) {
+        /* a range clipped by its bucket's edge (an earlier growth's copy) meets its other
+         * part's in one new bucket: kept once, else such copies double growth after growth */
+        if (out[y].g != w->seen_g || w->nseen == 0) {
+            w->seen_g = out[y].g;
+            w->nseen = 0;
+        }
+        for (z = 0; z < w->nseen && w->seen[z] != out[y].v; z++)
+            ;
+        if (z < w->nseen)
+            continue;
+        if (w->nseen < 16)
+            w->seen[w->nseen++] = out[y].v;
+        writer_put(w, out[y].g, out[y].v);
+    }
+}
+
+/* The new table's geometry and the old one's, as one entry's rewrite needs them. */
+typedef struct geometry {
+    uint64_t q0, cell, m2;
+    uint64_t width;  /* q0 - 1: h at lo + margin .. lo + width lies in g */
+    uint64_t margin; /* g q0 is at most m below bucket g's first h */
+    uint32_t k, k2;
+} geometry;
+
+/* Entry v of bucket g: the usual entry has one cell's range, well inside its bucket, in one
+ * new bucket: 1 with its new bucket and entry in *g2, *v2; 0 for any other, which goes the
+ * general way. */
+static inline int rewrite_fast(const geometry *c, uint64_t g, uint16_t v, uint64_t *g2,
+                               uint16_t *v2)
+{
+    const uint32_t len = 31u - (uint32_t)__builtin_clz(v), sh = 64u - c->k - len;
+    const int len2 = (int)len - (int)(c->k2 - c->k);
+    const uint64_t bits = v ^ (1u << len), lo = g * c->q0, size1 = (UINT64_C(1) << sh) - 1u;
+    const uint64_t s1 = (lo & ~(c->cell - 1u)) | (bits << sh);
+    const uint64_t s0 = s1 + (c->cell & (uint64_t) - (int64_t)(s1 < lo));
+    const unsigned __int128 pr = (unsigned __int128)s0 * c->m2;
+    const uint64_t p = ((s0 >> (64u - c->k)) << len) | bits;
+    if (len == 0 || len2 <= (int)PK_SHORT)
+        return 0;
+    *g2 = (uint64_t)(pr >> 64);
+    *v2 = (uint16_t)((1u << len2) | (p & ((UINT64_C(1) << len2) - 1u)));
+    return (s0 - lo >= c->margin) & (s0 - lo <= c->width - size1) &
+           ((uint64_t)pr <= UINT64_MAX - size1 * c->m2);
+}
+
+__attribute__((noinline)) static void rewrite_any(writer *w, const pk_tab *t, const geometry *c,
+                                                  uint64_t g, uint16_t v)
+{
+    uint64_t g2;
+    uint16_t v2;
+    if (rewrite_fast(c, g, v, &g2, &v2))
+        writer_put(w, g2, v2);
+    else
+        rewrite_one(w, t, g, v);
+}
+
+#if PK_VEC
+/* 8 bytes of x from byte c (a multiple of 8, under 32), as 64-bit lanes. */
+static inline __m512i bytes8(__m512i x, int c)
+{
+    const __m128i q = c < 16 ? _mm512_castsi512_si128(x) : _mm512_extracti32x4_epi32(x, 1);
+    return _mm512_cvtepu8_epi64(c % 16 ? _mm_unpackhi_epi64(q, q) : q);
+}
+
+/* The high 64 bits of s m2 (m2 under 2^32) in each lane. */
+static inline __m512i mulhi32(__m512i s, __m512i vm2)
+{
+    const __m512i p0 = _mm512_mul_epu32(s, vm2);
+    return _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(s, 32), vm2),
+                                              _mm512_srli_epi64(p0, 32)),
+                             32);
+}
+
+/* The usual bin 8 entries at a time: each entry's new bucket into g2s[] and its entry into
+ * vs[], the count of entries returned; -1 when any of them is not the usual one
+ * (rewrite_fast's conditions) or their new buckets are out of order and may_sort is 0.
+ * kc: q0, the cell, the margin, the width, m2 (under 2^32), k, the levels gained (0 or 1). */
+static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int may_sort,
+                         uint64_t *g2s, uint16_t *vs)
+{
+    const uint64_t ones = b->map & PK_MAP_MASK;
+    const int n = __builtin_popcountll(ones);
+    const __m512i iota = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
+        41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+        19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i jb = _mm512_sub_epi8(_mm512_maskz_compress_epi8(ones, iota), iota);
+    const __m512i vq0 = _mm512_set1_epi64((long long)kc[0]);
+    const __m512i vcell = _mm512_set1_epi64((long long)kc[1]);
+    const __m512i vcmask = _mm512_set1_epi64((long long)~(kc[1] - 1u));
+    const __m512i vmargin = _mm512_set1_epi64((long long)kc[2]);
+    const __m512i vwidth = _mm512_set1_epi64((long long)kc[3]);
+    const __m512i vm2 = _mm512_set1_epi64((long long)kc[4]);
+    const __m512i v64k = _mm512_set1_epi64((long long)(64u - kc[5]));
+    const __m512i vminlen = _mm512_set1_epi64((long long)(PK_SHORT + 1u + kc[6]));
+    const __m512i one = _mm512_set1_epi64(1), v63 = _mm512_set1_epi64(63);
+    const int step = kc[6] != 0;
+    int c, i;
+    for (c = 0; c < n; c += 8) {
+        const __mmask8 live = (__mmask8)(n - c >= 8 ? 0xffu : (1u << (n - c)) - 1u);
+        const __m512i v = _mm512_maskz_cvtepu16_epi64(live, _mm_maskz_loadu_epi16(live, b->e + c));
+        const __m512i len = _mm512_sub_epi64(v63, _mm512_lzcnt_epi64(v));
+        const __m512i mark = _mm512_sllv_epi64(one, len);
+        const __m512i sh = _mm512_sub_epi64(v64k, len);
+        const __m512i size1 = _mm512_sub_epi64(_mm512_sllv_epi64(one, sh), one);
+        const __m512i g = _mm512_add_epi64(_mm512_set1_epi64((long long)base), bytes8(jb, c));
+        const __m512i lo = _mm512_mullo_epi64(g, vq0);
+        const __m512i bits = _mm512_sllv_epi64(_mm512_xor_si512(v, mark), sh);
+        const __m512i s1 = _mm512_or_si512(_mm512_and_si512(lo, vcmask), bits);
+        const __m512i s0 = _mm512_mask_add_epi64(s1, _mm512_cmplt_epu64_mask(s1, lo), s1, vcell);
+        const __m512i d = _mm512_sub_epi64(s0, lo);
+        const __m512i g2 = mulhi32(s0, vm2);
+        const __mmask8 ok = _mm512_mask_cmpge_epu64_mask(live, len, vminlen) &
+                            _mm512_cmpge_epu64_mask(d, vmargin) &
+                            _mm512_cmple_epu64_mask(d, _mm512_sub_epi64(vwidth, size1)) &
+                            _mm512_cmpeq_epi64_mask(g2, mulhi32(_mm512_add_epi64(s0, size1), vm2));
+        if (ok != live)
+            return -1;
+        _mm512_storeu_si512((void *)(g2s + c), g2);
+        if (step) { /* a bit fewer past a power of two: the marker one down */
+            const __m512i m1 = _mm512_srli_epi64(mark, 1);
+            _mm_mask_storeu_epi16(vs + c, live,
+                                  _mm512_cvtepi64_epi16(_mm512_or_si512(
+                                      m1, _mm512_and_si512(v, _mm512_sub_epi64(m1, one)))));
+        }
+    }
+    if (!step)
+        memcpy(vs, b->e, sizeof b->e);
+    for (i = 1; i < n; i++)
+        if (g2s[i] < g2s[i - 1]) {
+            /* an appended bucket's entries split by a new bucket's edge: sorted by new bucket,
+             * stably, as the writer's slow way would place them */
+            int k;
+            if (!may_sort)
+                return -1;
+            for (k = i; k < n; k++) {
+                const uint64_t gk = g2s[k];
+                const uint16_t vk = vs[k];
+                int at = k;
+                for (; at > 0 && g2s[at - 1] > gk; at--) {
+                    g2s[at] = g2s[at - 1];
+                    vs[at] = vs[at - 1];
+                }
+                g2s[at] = gk;
+                vs[at] = vk;
+            }
+            break;
+        }
+    return n;
+}
+#endif
+
+/* Table t written into dst (its geometry set, its bins t's own lines or new ones, its lists
+ * empty) in one pass; the spare's entries (t->sp, in bucket order) merged in at their
+ * buckets, t's deep ranges kept. */
+static void isa_rewrite(const pk_tab *t, pk_tab *dst)
+{
+    const unsigned __int128 one = (unsigned __int128)1 << 64;
+    geometry c;
+    const pk_ent *sp = t->sp;
+    const uint64_t nsp = t->nsp;
+    uint64_t si = 0, x, ob;
+    writer w;
+    c.q0 = (uint64_t)(one / t->m);
+    c.cell = UINT64_C(1) << (64u - t->k);
+    c.margin = t->m + 1u;
+    c.width = c.q0 - 1u;
+    c.m2 = dst->m;
+    c.k = t->k;
+    c.k2 = dst->k;
+    memset(&w, 0, sizeof w);
+    w.t = dst;
+    {
+        /* The usual entry, written by the loop below with the writer's state in registers;
+         * any other, and the spare's, by rewrite_any. */
+        const uint64_t q0 = c.q0, cell = c.cell, cmask = ~(c.cell - 1u), m2 = c.m2;
+        const uint32_t step = c.k2 - c.k, k64 = 64u - c.k;
+        const uint64_t margin = c.margin, width = c.width;
+        const uint32_t minlen = step <= 1u ? PK_SHORT + 1u + step : 64u;
+        uint64_t map = 0, gw = 0, g_end = B, spg = nsp > 0 ? sp[0].g : UINT64_MAX;
+        uint32_t pos = 0, n = 0;
+        uint16_t *ce = w.cur.e;
+/* the writer's state to memory and back, around its slow ways */
+#define W_SAVE()                                                                                   \
+    do {                                                                                           \
+        w.cur.map = map;                                                                           \
+        w.pos = pos;                                                                               \
+        w.n = n;                                                                                   \
+        w.run = pos ? (uint32_t)__builtin_clzll(~(map << (64u - pos))) : 0u;                     \
+        w.bucket = (uint32_t)(gw - w.g0);                                                          \
+    } while (0)
+#define W_LOAD()                                                                                   \
+    do {                                                                                           \
+        map = w.cur.map;                                                                           \
+        pos = w.pos;                                                                               \
+        n = w.n;                                                                                   \
+        gw = w.g0 + w.bucket;                                                                      \
+        g_end = w.g0 + B;                                                                          \
+    } while (0)
+/* v2 appended in new bucket g2 (not before the one being written): the next bin begun when
+ * g2 is past this one, the spare when this one is full */
+#define W_APPEND(g2_, v2_)                                                                         \
+    do {                                                                                           \
+        if ((g2_) >= g_end) {                                                                      \
+            w.cur.map = map;                                                                       \
+            w.n = n;                                                                               \
+            writer_to(&w, (g2_) / B);                                                              \
+            map = 0;                                                                               \
+            n = 0;                                                                                 \
+            g_end = w.g0 + B;                                                                      \
+        }                                                                                          \
+        gw = (g2_);                                                                                \
+        pos = (uint32_t)((g2_) - (g_end - B)) + n;                                                 \
+        if (__builtin_expect(n >= S, 0)) {                                                         \
+            pk_spare_from(&map, (uint32_t)((g2_) % B));                                            \
+            amq_pk_push_spare(dst, (g2_), (v2_));                                                  \
+        } else {                                                                                   \
+            map |= UINT64_C(1) << pos++;                                                           \
+            ce[n++] = (v2_);                                                                       \
+        }                                                                                          \
+    } while (0)
+#if PK_VEC
+        const uint64_t kc[7] = {q0, cell, c.margin, c.width, m2, c.k, c.k2 - c.k};
+        const int vec = m2 <= UINT32_MAX && c.k2 - c.k <= 1u;
+        uint64_t g2s[32];
+        uint16_t vs[S];
+#endif
+        for (ob = 0; ob < t->nb; ob++) {
+            const pk_bin *b = t->b + ob;
+            const uint64_t base = ob * B;
+            uint64_t ones = b->map & PK_MAP_MASK;
+            uint32_t e = 0;
+#if PK_VEC
+            int nv;
+            if (vec && (nv = bin_g2(b, base, kc, spg >= base + B, g2s, vs)) >= 0) {
+                /* the writer as below, in the same order: the spare's entries of buckets up to
+                 * an entry's before it, those of the bin's other buckets after its last */
+                int i;
+                for (i = 0; i < nv; i++, ones &= ones - 1u) {
+                    const uint64_t g2 = g2s[i];
+                    const uint64_t g = base + (uint32_t)__builtin_ctzll(ones) - (uint32_t)i;
+                    if (spg < base + B && g >= spg) {
+                        W_SAVE();
+                        for (; si < nsp && sp[si].g <= g; si++)
+                            rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                        spg = si < nsp ? sp[si].g : UINT64_MAX;
+                        W_LOAD();
+                    }
+                    if (g2 < gw) { /* behind a spare entry's */
+                        W_SAVE();
+                        writer_put(&w, g2, vs[i]);
+                        W_LOAD();
+                        continue;
+                    }
+                    W_APPEND(g2, vs[i]);
+                }
+                if (spg < base + B) {
+                    W_SAVE();
+                    for (; si < nsp && sp[si].g < base + B; si++)
+                        rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                    spg = si < nsp ? sp[si].g : UINT64_MAX;
+                    W_LOAD();
+                }
+                continue;
+            }
+#endif
+            for (; ones != 0; ones &= ones - 1u, e++) {
+                const uint64_t g = base + (uint32_t)__builtin_ctzll(ones) - e;
+                const uint16_t v = b->e[e];
+                const uint32_t len = 31u - (uint32_t)__builtin_clz((uint32_t)v | 1u);
+                const uint32_t sh = k64 - len;
+                const uint64_t size1 = (UINT64_C(1) << sh) - 1u, lo = g * q0;
+                const uint64_t s1 = (lo & cmask) | ((uint64_t)(v ^ (1u << len)) << sh);
+                const uint64_t s0 = s1 + (cell & (uint64_t) - (int64_t)(s1 < lo));
+                const uint64_t g2 = pk_mulhi(s0, m2);
+                const uint16_t v2 =
+                    (uint16_t)(step && len ? (v & ((1u << (len - 1u)) - 1u)) | (1u << (len - 1u))
+                                           : v);
+                if (__builtin_expect((g >= spg) | (len < minlen) | (s0 - lo < margin) |
+                                         (s0 - lo > width - size1) |
+                                         (pk_mulhi(s0 + size1, m2) != g2) | (g2 < gw),
+                                     0)) {
+                    W_SAVE(); /* the slow way */
+                    for (; si < nsp && sp[si].g <= g; si++)
+                        rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                    spg = si < nsp ? sp[si].g : UINT64_MAX;
+                    rewrite_any(&w, t, &c, g, v);
+                    W_LOAD();
+                    continue;
+                }
+                W_APPEND(g2, v2);
+            }
+        }
+        W_SAVE();
+#undef W_SAVE
+#undef W_LOAD
+#undef W_APPEND
+        for (; si < nsp; si++) /* the spare's of the last buckets */
+            rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+    }
+    writer_to(&w, w.bin_at);
+    if (w.bin_at + 1u < dst->nb) /* the bins after the last entry's */
+        memset(dst->b + w.bin_at + 1u, 0, (dst->nb - w.bin_at - 1u) * sizeof(pk_bin));
+    for (x = 0; x < t->ndeep; x++) /* the old deep ranges stay, as ranges of h */
+        amq_pk_push_deep(dst, t->deep[x][0], t->deep[x][1]);
+}
+
+static int isa_add(amq_pk *x, uint64_t h)
+{
+    return pk_add(x, h);
+}
+
+const amq_pk_isa PK_ISA_TABLE = {
+    .add = isa_add,
+    .contains = isa_contains,
+    .contains_batch = isa_contains_batch,
+    .contains_key = isa_contains_key,
+    .rewrite = isa_rewrite,
+    .settle = isa_settle,
+};
+
+#undef S
+#undef B
