@@ -54,17 +54,26 @@ void amq_pk_set_bins(pk_seg *s, uint64_t nb)
 /* ---- memory ------------------------------------------------------------------------------- */
 
 /* Anonymous memory whose pages cost nothing until touched (NULL: none). */
-static void *map_bytes(size_t len, int huge)
+static void *map_bytes(size_t len)
 {
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Huge pages for the whole 2 MiB pages of a table of bytes at p, small ones for its tail: 64
+ * segments each ending in a huge page would hold up to 128 MiB no line uses. */
+static void advise_huge(void *p, size_t bytes)
+{
 #ifdef MADV_HUGEPAGE
-    if (huge)
-        (void)madvise(p, len, MADV_HUGEPAGE);
+    const uintptr_t huge = (uintptr_t)1 << 21;
+    const uintptr_t a = ((uintptr_t)p + huge - 1u) & ~(huge - 1u);
+    const uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1u);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
 #endif
-    return p;
 }
 
 static size_t page_round(size_t n)
@@ -158,9 +167,21 @@ uint64_t amq_pk_seg_bytes(const pk_seg *s)
 
 /* ---- the spare ---------------------------------------------------------------------------- */
 
-static uint32_t sp_d_for(uint64_t cap)
+/* The spare's largest distance of a slot from its entry's home, for cap slots and m buckets:
+ * as far as the 16 bits of a slot's bucket can be told from its position. */
+static uint32_t sp_d_for(uint64_t cap, uint64_t m)
 {
-    return cap < PK_SP_D ? (uint32_t)cap : PK_SP_D;
+    const uint64_t w = (uint64_t)PK_SP_WINDOW * cap / m - 2u;
+    const uint64_t d = w < cap ? w : cap;
+    return d < PK_SP_DMAX ? (uint32_t)d : PK_SP_DMAX;
+}
+
+/* Slots past the last home: a short tail for a small spare (an entry that would pass it
+ * makes the spare larger). */
+static uint64_t sp_len_for(uint64_t cap, uint32_t spd)
+{
+    const uint64_t t = cap / 32u + 16u;
+    return cap + (t < spd ? t : spd) + 1u;
 }
 
 static uint64_t sp_min_cap(const pk_seg *s)
@@ -174,8 +195,8 @@ static uint64_t sp_min_cap(const pk_seg *s)
 static uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, const pk_ent *e, uint64_t n,
                          uint64_t cap)
 {
-    const uint32_t spd = sp_d_for(cap);
-    const uint64_t len = cap + spd + 1u;
+    const uint32_t spd = sp_d_for(cap, s->m);
+    const uint64_t len = sp_len_for(cap, spd);
     uint64_t i, p = 0;
     if (len > max)
         return 0;
@@ -199,8 +220,8 @@ static int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t 
     uint64_t len;
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (;; cap += cap / 4u + 8u) {
-        const uint64_t want = cap + sp_d_for(cap) + 1u;
+    for (;; cap += cap / 8u + 8u) {
+        const uint64_t want = sp_len_for(cap, sp_d_for(cap, s->m));
         uint32_t *a;
         if (map != NULL) {
             if (want * 4u > map_len)
@@ -214,7 +235,7 @@ static int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t 
             free_spare(x, s);
             s->sp = a;
             s->spcap = cap;
-            s->spd = sp_d_for(cap);
+            s->spd = sp_d_for(cap, s->m);
             s->splen = len;
             s->spn = n;
             s->sp_map = map != NULL ? map_trim(map, map_len, (size_t)len * 4u) : 0;
@@ -225,15 +246,24 @@ static int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t 
     }
 }
 
-/* s's spare entries in bucket order into e (room for s->spn). */
+/* s's spare entries in bucket order into e (room for s->spn); each slot's reference, q m /
+ * spcap, kept by steps. */
 static void sp_list(const pk_seg *s, pk_ent *e)
 {
-    uint64_t q, n = 0;
-    for (q = 0; q < s->splen; q++)
-        if (s->sp[q] != 0) {
-            e[n].g = pk_sp_bucket(s, q, s->sp[q]);
-            e[n++].v = (uint16_t)s->sp[q];
+    const uint64_t a = s->m / s->spcap, b = s->m % s->spcap;
+    uint64_t q, n = 0, ref = 0, frac = 0;
+    for (q = 0; q < s->splen; q++) {
+        const uint32_t w = s->sp[q];
+        if (w != 0) {
+            e[n].g = ref + (uint64_t)(int64_t)(int16_t)(uint16_t)((w >> 16) - (uint32_t)ref);
+            e[n++].v = (uint16_t)w;
         }
+        ref += a;
+        if ((frac += b) >= s->spcap) {
+            frac -= s->spcap;
+            ref++;
+        }
+    }
 }
 
 /* s's spare rebuilt with at least cap slots. */
@@ -258,7 +288,8 @@ int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
     for (;;) {
         uint64_t home, p, e;
         if (s->sp == NULL || (double)(s->spn + 1u) > PK_SP_LOAD * (double)s->spcap) {
-            if ((rc = sp_rebuild(x, s, (uint64_t)((double)(s->spn + 1u) / 0.8) + 8u)) != AMQ_OK)
+            if ((rc = sp_rebuild(x, s, (uint64_t)((double)(s->spn + 1u) / PK_SP_FILL) + 8u)) !=
+                AMQ_OK)
                 return rc;
         }
         home = pk_sp_home(s, g);
@@ -274,7 +305,7 @@ int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
             s->spn++;
             return AMQ_OK;
         }
-        if ((rc = sp_rebuild(x, s, s->spcap + s->spcap / 4u + 8u)) != AMQ_OK)
+        if ((rc = sp_rebuild(x, s, s->spcap + s->spcap / 8u + 8u)) != AMQ_OK)
             return rc;
     }
 }
@@ -482,7 +513,7 @@ static int grow_new(amq_pk *x, pk_seg *s, uint64_t nb2)
         goto out;
     if (dst.nsp > 0)
         ent_sort(dst.sp, tmp, dst.nsp, dst.m);
-    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / 0.75), NULL, 0) != AMQ_OK)
+    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), NULL, 0) != AMQ_OK)
         goto out;
     if (dst.ndeep > 0) {
         qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
@@ -529,9 +560,9 @@ static int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     const size_t ents = (size_t)(s->spn + 2u * max_sp) * sizeof(pk_ent);
     const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * B / PK_SP_RATIO) + 4096u) * 4u);
     const size_t deep_len = page_round((size_t)max_deep * 16u);
-    pk_ent *scratch = map_bytes(ents, 0);
-    uint32_t *spm = map_bytes(sp_len, 0);
-    uint64_t(*dm)[2] = map_bytes(deep_len, 0);
+    pk_ent *scratch = map_bytes(ents);
+    uint32_t *spm = map_bytes(sp_len);
+    uint64_t(*dm)[2] = map_bytes(deep_len);
     pk_bin *base = s->va;
     size_t reserved = s->reserved;
     pk_tab t, dst;
@@ -540,13 +571,9 @@ static int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
         goto nomem;
     if (base == NULL || need > reserved) {
         const size_t want = reserve_for(need);
-        void *p = base == NULL ? map_bytes(want, 1) : mremap(base, reserved, want, MREMAP_MAYMOVE);
+        void *p = base == NULL ? map_bytes(want) : mremap(base, reserved, want, MREMAP_MAYMOVE);
         if (p == NULL || p == MAP_FAILED)
             goto nomem;
-#ifdef MADV_HUGEPAGE
-        if (base != NULL)
-            (void)madvise(p, want, MADV_HUGEPAGE);
-#endif
         if (base == NULL) { /* from its heap block */
             memcpy((pk_bin *)p + gap, s->b, (size_t)s->nb * sizeof(pk_bin));
             amq_region_free(&s->region, &x->alloc);
@@ -559,6 +586,7 @@ static int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     } else {
         memmove(base + gap, base, (size_t)s->nb * sizeof(pk_bin));
     }
+    advise_huge(base, need);
     s->va = base;
     s->reserved = reserved;
     s->b = base + gap;
@@ -581,7 +609,7 @@ static int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     n.reserved = reserved;
     n.epoch = s->epoch;
     /* within the mapping reserved for it: the build cannot fail short of a bug */
-    (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / 0.75), spm, sp_len);
+    (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), spm, sp_len);
     spm = NULL;
     if (dst.ndeep > 0) {
         qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
@@ -637,8 +665,8 @@ static int split_seg(amq_pk *x, const pk_seg *t, pk_seg *a, pk_seg *b)
         na++;
     for (i = na; i < t->spn; i++)
         e[i].g -= m2;
-    if (sp_build(x, a, e, na, (uint64_t)((double)na / 0.75), NULL, 0) != AMQ_OK ||
-        sp_build(x, b, e + na, t->spn - na, (uint64_t)((double)(t->spn - na) / 0.75), NULL, 0) !=
+    if (sp_build(x, a, e, na, (uint64_t)((double)na / PK_SP_FILL), NULL, 0) != AMQ_OK ||
+        sp_build(x, b, e + na, t->spn - na, (uint64_t)((double)(t->spn - na) / PK_SP_FILL), NULL, 0) !=
             AMQ_OK)
         goto out;
     amq_pk_count(a);
@@ -806,8 +834,8 @@ const char *amq_pk_seg_check(const amq_pk *x, const pk_seg *s)
         }
     }
     if (s->splen > 0) {
-        if (s->spcap < sp_min_cap(s) || s->spd != sp_d_for(s->spcap) ||
-            s->splen != s->spcap + s->spd + 1u || s->sp[s->splen - 1u] != 0)
+        if (s->spcap < sp_min_cap(s) || s->spd != sp_d_for(s->spcap, s->m) ||
+            s->splen != sp_len_for(s->spcap, s->spd) || s->sp[s->splen - 1u] != 0)
             return "the spare's size does not match its bins";
         for (q = 0; q < s->splen; q++) {
             uint64_t g;

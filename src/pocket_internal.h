@@ -28,8 +28,8 @@
  * The spare is a table of 32-bit slots in bucket order (ordered linear
  * probing): a slot holds the entry's bucket's low 16 bits over the entry;
  * the bucket g's home slot is g spcap / m, a slot is never more than spd
- * past its entry's home, and spcap >= m / PK_SP_RATIO, so that any slot's
- * bucket is within 2^15 of a reference known from its position.
+ * past its entry's home, and (spd + 2) m / spcap <= PK_SP_WINDOW, so that
+ * any slot's bucket is within 2^15 of a reference known from its position.
  */
 #ifndef AMQ_POCKET_INTERNAL_H
 #define AMQ_POCKET_INTERNAL_H
@@ -57,9 +57,11 @@
 #define PK_GAP_SLACK 8u     /* bins a growth in place writes past its new table's last */
 #define PK_SMALL_BYTES ((size_t)1 << 16) /* smaller tables grow into new heap blocks */
 #define PK_MAX_BINS (UINT64_C(1) << 26) /* a segment's: m < 2^31, g spcap < 2^63 */
-#define PK_SP_D 255u        /* a spare slot's largest distance from its entry's home */
-#define PK_SP_RATIO 120u    /* spcap >= m / PK_SP_RATIO: (PK_SP_D + 2) PK_SP_RATIO < 2^15 */
+#define PK_SP_DMAX 2048u    /* a spare slot's largest distance from its entry's home, at most */
+#define PK_SP_WINDOW 32700u /* (spd + 2) m / spcap buckets at most: within 2^15 of a reference */
+#define PK_SP_RATIO 120u    /* spcap >= m / PK_SP_RATIO: spd is at least 270 */
 #define PK_SP_LOAD 0.92     /* the spare is rebuilt larger past this load */
+#define PK_SP_FILL 0.85     /* to this one */
 #define PK_MIN_FPP 0.001
 #define PK_MAX_FPP 0.5
 #define PK_PENDING 16u      /* keys an add keeps waiting while their lines are fetched */
