@@ -180,13 +180,14 @@ static uint32_t sp_d_for(uint64_t cap, uint64_t m)
  * makes the spare larger). */
 static uint64_t sp_len_for(uint64_t cap, uint32_t spd)
 {
-    const uint64_t t = cap / 32u + 16u;
+    const uint64_t t = cap / 32u + 2u;
     return cap + (t < spd ? t : spd) + 1u;
 }
 
+/* Enough slots for a distance of 8 at least (PK_SP_WINDOW cap / m - 2). */
 static uint64_t sp_min_cap(const pk_seg *s)
 {
-    return s->m / PK_SP_RATIO + 8u;
+    return s->m / 3200u + 2u;
 }
 
 /* n entries in bucket order (ties in any order) placed in slots at a (room for max slots,
@@ -211,13 +212,20 @@ static uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, const pk_en
     return len;
 }
 
-/* s's spare made from n entries in bucket order, of at least cap slots: in a new block of the
- * allocator (map NULL), or in the mapping map of map_len bytes (zeroed; the spare keeps it,
- * trimmed).  AMQ_OK, or AMQ_ENOMEM with s's spare as it was. */
+/* s's spare made from n entries in bucket order, of at least cap slots (none for no entry
+ * and cap 0): in a new block of the allocator (map NULL), or in the mapping map of map_len
+ * bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK, or AMQ_ENOMEM with s's spare as it
+ * was. */
 static int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
                     uint32_t *map, size_t map_len)
 {
     uint64_t len;
+    if (n == 0 && cap == 0) { /* none: no array (a small filter's 64 segments would hold many) */
+        free_spare(x, s);
+        if (map != NULL)
+            (void)munmap(map, map_len);
+        return AMQ_OK;
+    }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
     for (;; cap += cap / 8u + 8u) {
@@ -558,7 +566,7 @@ static int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     const size_t need = (size_t)(nb2 + PK_GAP_SLACK) * sizeof(pk_bin);
     const uint64_t max_sp = 6u * s->entries + 64u, max_deep = 2u * s->entries + s->ndeep + 64u;
     const size_t ents = (size_t)(s->spn + 2u * max_sp) * sizeof(pk_ent);
-    const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * B / PK_SP_RATIO) + 4096u) * 4u);
+    const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * B / 3200u) + 4096u) * 4u);
     const size_t deep_len = page_round((size_t)max_deep * 16u);
     pk_ent *scratch = map_bytes(ents);
     uint32_t *spm = map_bytes(sp_len);

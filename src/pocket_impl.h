@@ -122,9 +122,10 @@ static int pk_place(amq_pk *x, uint64_t h)
     pk_seg *s = &x->seg[i];
     int rc;
     if (__builtin_expect(s->entries >= s->limit, 0)) {
-        /* its growth, due since its last add: at its largest size the add is refused; with
-         * no memory for it, the key goes in all the same (the next add tries again) */
-        if (amq_pk_grow(x, i) == AMQ_ELIMIT)
+        /* its growth, due since its last add: past the target rate or at its largest size
+         * the add is refused; with no memory for it, the key goes in all the same (the next
+         * add tries again) */
+        if (amq_pk_rate(x) > x->fpp || amq_pk_grow(x, i) == AMQ_ELIMIT)
             return AMQ_ELIMIT;
         s = &x->seg[i = pk_seg_of(x, h)]; /* the segments may have split */
     }

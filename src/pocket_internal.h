@@ -59,7 +59,6 @@
 #define PK_MAX_BINS (UINT64_C(1) << 26) /* a segment's: m < 2^31, g spcap < 2^63 */
 #define PK_SP_DMAX 2048u    /* a spare slot's largest distance from its entry's home, at most */
 #define PK_SP_WINDOW 32700u /* (spd + 2) m / spcap buckets at most: within 2^15 of a reference */
-#define PK_SP_RATIO 120u    /* spcap >= m / PK_SP_RATIO: spd is at least 270 */
 #define PK_SP_LOAD 0.92     /* the spare is rebuilt larger past this load */
 #define PK_SP_FILL 0.85     /* to this one */
 #define PK_MIN_FPP 0.001
@@ -88,7 +87,7 @@ typedef struct pk_seg {
     uint64_t entries; /* in its bins and spare */
     uint64_t limit;   /* it grows when entries reach this */
     double rsum;      /* the sum of 2^-len over its entries, and its deep ranges' share of m */
-    uint32_t *sp;     /* the spare's splen slots, the last always 0 */
+    uint32_t *sp;     /* the spare's splen slots, the last always 0 (NULL: no entry) */
     uint64_t spcap, splen, spn;
     uint32_t spd;       /* a slot's largest distance from its entry's home */
     uint64_t (*deep)[2]; /* [lo, hi] ranges of h << d, sorted */

@@ -1,6 +1,7 @@
 /*
  * expandable-bench.c - the kinds that grow without a capacity, grown from
- * 1,000 keys: the expandable kind (11) and the quotient kind (12), against
+ * 1,000 keys: the expandable kind (11), the quotient kind (12) and the pocket
+ * kind (13), against
  * what a user who knew the size would have built (cuckoo and blocked
  * filters sized in advance), the RedisBloom-layout scalable Bloom filter
  * grown from the same start, and the peer taffy cuckoo filter
@@ -8,7 +9,7 @@
  * Every figure comes through the public handle (amq_filter_add,
  * amq_filter_contains, amq_filter_add_batch, amq_filter_contains_batch).
  *
- *   expandable-bench [--kind expandable|quotient|both] [--max N] [--absent A]
+ *   expandable-bench [--kind expandable|quotient|pocket|both|all] [--max N] [--absent A]
  *                    [--queries Q] [--grow-only | --speed] [--csv FILE]
  *
  * At every power of ten from 1e3 to N, for each kind: every added key
@@ -457,7 +458,7 @@ int main(int argc, char **argv)
 {
     uint64_t max = 10000000, absent = 10000000, q = 4000000, n, p, sink = 0;
     amq_filter *b = NULL, *sb = NULL, *b2 = NULL;
-    subject subj[2], *s;
+    subject subj[3], *s;
     const char *which = "both", *csv_path = NULL;
     FILE *csv = NULL;
     double t, t0 = now_s(), t_grown = 0, t_timed = 0, worst, one_b = 0, bat_b = 0, add_b = 0, one_s = 0;
@@ -483,7 +484,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--add-profile") == 0) /* the quotient kind's add, taken apart */
             profile = 1;
         else {
-            fprintf(stderr, "usage: expandable-bench [--kind expandable|quotient|both] [--max N]"
+            fprintf(stderr, "usage: expandable-bench [--kind expandable|quotient|pocket|both|all] [--max N]"
                             " [--absent A] [--queries Q] [--grow-only | --speed] [--csv FILE]\n"
                             "       expandable-bench --add-profile [--max N]\n");
             return 2;
@@ -506,16 +507,25 @@ int main(int argc, char **argv)
         return 0;
     }
     memset(subj, 0, sizeof subj);
-    if (strcmp(which, "expandable") == 0 || strcmp(which, "both") == 0) {
+    if (strcmp(which, "expandable") == 0 || strcmp(which, "both") == 0 ||
+        strcmp(which, "all") == 0) {
         subj[ns].name = "expandable";
         subj[ns++].kind = AMQ_KIND_EXPANDABLE;
     }
-    if (strcmp(which, "quotient") == 0 || strcmp(which, "both") == 0) {
+    if (strcmp(which, "quotient") == 0 || strcmp(which, "both") == 0 ||
+        strcmp(which, "all") == 0) {
         subj[ns].name = "quotient";
         subj[ns++].kind = AMQ_KIND_QUOTIENT;
     }
+    if (strcmp(which, "pocket") == 0 || strcmp(which, "all") == 0) {
+        subj[ns].name = "pocket";
+        subj[ns++].kind = AMQ_KIND_POCKET;
+    }
     if (ns == 0) {
-        fprintf(stderr, BENCH_NAME ": --kind is expandable, quotient or both, not %s\n", which);
+        fprintf(stderr,
+                BENCH_NAME ": --kind is expandable, quotient, pocket, both (the first two) or all, "
+                           "not %s\n",
+                which);
         return 2;
     }
     if (csv_path != NULL) {
