@@ -157,6 +157,7 @@ void amq_pk_free(amq_pk *x)
     if (x == NULL)
         return;
     amq_pk_free_segments(x);
+    amq_free(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *x->scr);
     amq_free(&x->alloc, x, sizeof *x);
 }
 
@@ -207,7 +208,9 @@ static uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, const pk_en
             p = home;
         if (p - home > spd || p >= len - 1u)
             return 0;
-        a[p++] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
+        if (a != NULL) /* NULL: where they would go, tried */
+            a[p] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
+        p++;
     }
     return len;
 }
@@ -277,17 +280,38 @@ static void sp_list(const pk_seg *s, pk_ent *e)
 /* s's spare rebuilt with at least cap slots. */
 static int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap)
 {
-    pk_ent *e = NULL;
     const uint64_t n = s->spn;
-    int rc;
-    if (n > 0 && (e = amq_malloc(&x->alloc, (size_t)n * sizeof *e)) == NULL)
-        return AMQ_ENOMEM;
+    if (n > x->scr_cap) { /* the filter's list for rebuilds: no allocation each time */
+        pk_ent *e = amq_realloc(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *e,
+                                (size_t)n * 2u * sizeof *e);
+        if (e == NULL)
+            return AMQ_ENOMEM;
+        x->scr = e;
+        x->scr_cap = 2u * n;
+    }
     if (n > 0)
-        sp_list(s, e);
-    rc = sp_build(x, s, e, n, cap, NULL, 0);
-    if (e != NULL)
-        amq_free(&x->alloc, e, (size_t)n * sizeof *e);
-    return rc;
+        sp_list(s, x->scr);
+    if (s->sp == NULL || s->sp_map != 0)
+        return sp_build(x, s, x->scr, n, cap, NULL, 0);
+    if (cap < sp_min_cap(s))
+        cap = sp_min_cap(s);
+    while (sp_place(s, NULL, UINT64_MAX, x->scr, n, cap) == 0) /* a size where they fit */
+        cap += cap / 8u + 8u;
+    {
+        /* larger in place (a large block grows by remapping, its pages kept), placed again */
+        const uint32_t spd = sp_d_for(cap, s->m);
+        const uint64_t want = sp_len_for(cap, spd);
+        uint32_t *a = amq_realloc(&x->alloc, s->sp, (size_t)s->splen * 4u, (size_t)want * 4u);
+        if (a == NULL)
+            return AMQ_ENOMEM;
+        memset(a, 0, (size_t)want * 4u);
+        (void)sp_place(s, a, want, x->scr, n, cap);
+        s->sp = a;
+        s->spcap = cap;
+        s->spd = spd;
+        s->splen = want;
+        return AMQ_OK;
+    }
 }
 
 int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)

@@ -166,6 +166,24 @@ static int pk_add(amq_pk *x, uint64_t h)
     x->pend_next = (c + 1u) % PK_PENDING;
     pk_pend_sign(x, h, 1);
     pk_prefetch(x, h);
+    {
+        /* the key half the ring ahead: its bin is cached by now, and a full one sends an entry
+         * to the spare, whose slots are fetched too */
+        const uint32_t o = (c + PK_PENDING / 2u) % PK_PENDING;
+        if ((x->pend_used >> o) & 1u) {
+            const uint64_t ho = x->pend[o];
+            const pk_seg *s = &x->seg[pk_seg_of(x, ho)];
+            const uint64_t g = pk_mulhi(ho << x->d, s->m);
+            if (__builtin_popcountll(s->b[g / B].map & PK_MAP_MASK) >= (int)S && s->spn != 0) {
+                const uint32_t *w = s->sp + pk_sp_home(s, g);
+#if defined(__x86_64__)
+                __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
+#else
+                __builtin_prefetch(w);
+#endif
+            }
+        }
+    }
     x->items++;
     return 1;
 }

@@ -138,6 +138,8 @@ typedef struct amq_pk {
     uint64_t items;  /* keys added */
     uint64_t growths, splits;
     double b0;    /* bins of the first segment's first table */
+    pk_ent *scr;  /* a spare's entries while it is rebuilt */
+    uint64_t scr_cap;
     amq_allocator alloc;
 } amq_pk;
 
