@@ -35,6 +35,7 @@ struct amq_inplace {
     char path[4096];
 };
 
+/* 0, or -1 (errno set; EIO for a write of no byte, which would repeat). */
 static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 {
     ssize_t w;
@@ -42,8 +43,12 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
         w = pwrite(fd, p, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w < 0)
             return -1;
+        if (w == 0) { /* no progress and no errno: said as EIO, not what a call before left */
+            errno = EIO;
+            return -1;
+        }
         p += w;
         n -= (size_t)w;
         off += (uint64_t)w;

@@ -3,8 +3,8 @@
  * each I/O call failing in turn.  This binary is linked with -Wl,--wrap= for
  * the calls src/inplace.c and src/common/journal.c and file.c's journal
  * reading make (the Makefile); each wrapper counts its call, and the nth
- * call of an operation fails: EIO, ENOSPC for writes and fsyncs, or a short
- * transfer for reads and writes (half the bytes).  After each, with I/O
+ * call of an operation fails: EIO, ENOSPC for writes and fsyncs, a short
+ * transfer for reads and writes (half the bytes), or a write of no byte.  After each, with I/O
  * working again, a later open must answer every key the file and its
  * journal held before the operation (and those of an add that returned
  * success); a failed operation must say so, naming the file.
@@ -23,12 +23,12 @@
 #define NKEYS 16u
 
 enum io_call { IO_OPEN, IO_READ, IO_PREAD, IO_PWRITE, IO_WRITE, IO_FSYNC, IO_FDATASYNC, IO_UNLINK };
-enum io_fault { FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT, FAULTS };
+enum io_fault { FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT, FAULT_ZERO, FAULTS };
 
 static const char *const call_names[] = {"open",  "read",  "pread",     "pwrite",
                                          "write", "fsync", "fdatasync", "unlink"};
 static const char *const fault_names[] = {"failing with EIO", "failing with ENOSPC",
-                                          "moving half its bytes"};
+                                          "moving half its bytes", "writing no byte"};
 
 static unsigned long io_calls, io_fail_at; /* 0: none fails */
 static enum io_fault io_fault;
@@ -108,6 +108,8 @@ static void count_file_write(int fd)
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (io_hit(IO_PWRITE)) {
+        if (io_fault == FAULT_ZERO)
+            return 0; /* errno untouched, as a call that did not fail leaves it */
         if (io_fault != FAULT_SHORT || n <= 1)
             return io_error();
         n /= 2;
@@ -119,6 +121,8 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
 ssize_t __wrap_write(int fd, const void *buf, size_t n)
 {
     if (io_hit(IO_WRITE)) {
+        if (io_fault == FAULT_ZERO)
+            return 0;
         if (io_fault != FAULT_SHORT || n <= 1)
             return io_error();
         n /= 2;
@@ -143,9 +147,11 @@ int __wrap_unlink(const char *path)
 }
 
 /* Which faults apply to a call: ENOSPC to writes and syncs, a short transfer to reads and
- * writes (EIO to all). */
+ * writes, no byte written to writes (EIO to all). */
 static int fault_applies(int call, enum io_fault fault)
 {
+    if (fault == FAULT_ZERO)
+        return call == IO_PWRITE || call == IO_WRITE;
     if (fault == FAULT_ENOSPC)
         return call == IO_PWRITE || call == IO_WRITE || call == IO_FSYNC ||
                call == IO_FDATASYNC;
@@ -294,6 +300,9 @@ static int run_once(const sweep *s, enum op op, unsigned long k, enum io_fault f
         FAIL_AT_("%s: status %d (%s)", what, rc, err.msg);
     else if (rc != AMQ_OK)
         check_failure(s, rc, &err, what);
+    /* no byte written is an I/O error of its own, not the errno an earlier call left */
+    if (rc != AMQ_OK && fault == FAULT_ZERO && (rc != AMQ_EIO || err.sys_errno != EIO))
+        FAIL_AT_("%s: status %d, errno %d (%s), not EIO", what, rc, err.sys_errno, err.msg);
     journal_left = stat(s->jpath, &st) == 0;
     /* a failed write or sync before the file's first write: the journal may not survive a crash */
     if (op == OP_COMMIT && rc == AMQ_OK && file_writes_at_fail == 0 &&
