@@ -70,9 +70,9 @@ static int apply_fd(const uint8_t *j, int fd)
     return fdatasync(fd);
 }
 
-/* -1 (errno set) when the directory's fsync failed; one that cannot be
- * opened, or whose file system syncs no directory (EINVAL), is taken as
- * synced. */
+/* -1 (errno set) when the directory cannot be opened (its entries' durability
+ * unknown) or its fsync failed; a file system that syncs no directory (fsync's
+ * EINVAL) is taken as synced, as it has nothing more to do. */
 static int fsync_dir_of(const char *path)
 {
     char dir[4096];
@@ -83,13 +83,13 @@ static int fsync_dir_of(const char *path)
     else
         snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
     dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        if (fsync(dfd) != 0 && errno != EINVAL)
-            rc = -1;
-        e = errno;
-        close(dfd);
-        errno = e;
-    }
+    if (dfd < 0)
+        return -1;
+    if (fsync(dfd) != 0 && errno != EINVAL)
+        rc = -1;
+    e = errno;
+    close(dfd);
+    errno = e;
     return rc;
 }
 
@@ -134,8 +134,9 @@ static int recover(const char *path, int fd, uint64_t size, uint64_t ino, amq_er
         if (rc != 0)
             return amq_err_sys(err, AMQ_EIO, e, "%s: cannot apply its journal", path);
     }
+    /* best effort: a journal back after a crash applies again, its bytes the file's already */
     if (unlink(jpath) == 0)
-        (void)fsync_dir_of(path); /* back after a crash, its bytes are the file's already */
+        (void)fsync_dir_of(path);
     return AMQ_OK;
 }
 
@@ -391,14 +392,22 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
         rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot create its journal", ip->path);
         goto done;
     }
-    /* its name too: a crash while the file is written must find the journal */
-    if (pwrite_all(jfd, j, jlen, 0) != 0 || fsync(jfd) != 0 || fsync_dir_of(ip->path) != 0) {
-        int e = errno;
-        close(jfd);
-        unlink(jpath);
-        rc = amq_err_sys(err, e == ENOSPC ? AMQ_ENOSPC : AMQ_EIO, e,
-                         "%s: cannot write its journal; the file is unchanged", ip->path);
-        goto done;
+    /* its name too: a crash while the file is written must find the journal (a directory
+     * that cannot be opened leaves that unknown: the file is not touched) */
+    {
+        const char *what = NULL;
+        if (pwrite_all(jfd, j, jlen, 0) != 0 || fsync(jfd) != 0)
+            what = "cannot write its journal";
+        else if (fsync_dir_of(ip->path) != 0)
+            what = "cannot sync its directory for its journal";
+        if (what != NULL) {
+            int e = errno;
+            close(jfd);
+            unlink(jpath);
+            rc = amq_err_sys(err, e == ENOSPC ? AMQ_ENOSPC : AMQ_EIO, e,
+                             "%s: %s; the file is unchanged", ip->path, what);
+            goto done;
+        }
     }
     close(jfd);
     if (getenv("AMQ_TEST_JOURNAL_DELAY") != NULL) /* tests: a kill lands here */
@@ -410,8 +419,9 @@ int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *bytes, amq_
                          ip->path);
         goto done;
     }
+    /* best effort: a journal back after a crash applies again, its bytes the file's already */
     if (unlink(jpath) == 0)
-        (void)fsync_dir_of(ip->path); /* back after a crash, its bytes are the file's already */
+        (void)fsync_dir_of(ip->path);
     ip->payload_sum = sum;
     ip->head_sum = amq_checksum(header, hlen);
     written = jlen - AMQ_JOURNAL_HEAD - 8 - (nrec + 1) * AMQ_JOURNAL_RECORD_HEAD;

@@ -304,10 +304,11 @@ static int run_once(const sweep *s, enum op op, unsigned long k, enum io_fault f
     if (rc != AMQ_OK && fault == FAULT_ZERO && (rc != AMQ_EIO || err.sys_errno != EIO))
         FAIL_AT_("%s: status %d, errno %d (%s), not EIO", what, rc, err.sys_errno, err.msg);
     journal_left = stat(s->jpath, &st) == 0;
-    /* a failed write or sync before the file's first write: the journal may not survive a crash */
+    /* a failed write or sync before the file's first write, or an open (its directory's, to
+     * sync the journal's name): the journal may not survive a crash */
     if (op == OP_COMMIT && rc == AMQ_OK && file_writes_at_fail == 0 &&
         (io_failed == IO_FSYNC || io_failed == IO_FDATASYNC || io_failed == IO_WRITE ||
-         (io_failed == IO_PWRITE && fault != FAULT_SHORT)))
+         io_failed == IO_OPEN || (io_failed == IO_PWRITE && fault != FAULT_SHORT)))
         FAIL_AT_("%s: the commit went on to the file and succeeded", what);
     /* The keys a run may not lose: those before it, and all when a journal holds them or the
      * run succeeded (a cut-short add's journal already held them). */
