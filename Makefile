@@ -260,8 +260,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(STATIC_LIB)
 # The in-place API takes no allocator: this test refuses the C library's malloc on demand.
 $(BUILD)/tests/test_inplace_nomem: LDFLAGS_ALL += -Wl,--wrap=malloc
 # Nor a file system: this test fails each I/O call of an in-place add and its recovery in turn.
-$(BUILD)/tests/test_inplace_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=read,--wrap=pread \
-	-Wl,--wrap=pwrite,--wrap=write,--wrap=fsync,--wrap=fdatasync,--wrap=unlink
+$(BUILD)/tests/test_inplace_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=fstat,--wrap=read \
+	-Wl,--wrap=pread,--wrap=pwrite,--wrap=write,--wrap=fsync,--wrap=fdatasync,--wrap=unlink
 # And this one each I/O call of a save (amq_filter_save's target: its lock, temporary, rename).
 $(BUILD)/tests/test_save_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=fstat,--wrap=flock \
 	-Wl,--wrap=pread,--wrap=pwrite,--wrap=fchmod,--wrap=fsync,--wrap=close,--wrap=rename \

@@ -163,8 +163,11 @@ int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ipp, amq_er
         rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open for writing", path);
         goto fail;
     }
-    if (fstat(ip->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-        (uint64_t)st.st_size > SIZE_MAX) {
+    if (fstat(ip->fd, &st) != 0) { /* an I/O error: "unsupported" has the caller save it whole */
+        rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", path);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
         rc = amq_err(err, AMQ_EUNSUPPORTED, "%s: not a regular, non-empty file", path);
         goto fail;
     }
@@ -444,7 +447,12 @@ int amq_inplace_recover(const char *path, amq_errinfo *err)
     fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? AMQ_OK : amq_err_sys(err, AMQ_EIO, errno, "%s: cannot open", path);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) { /* its journal unread: kept, not taken as none */
+        rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot stat", path);
+        close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a device or pipe: no journal is written for one */
         close(fd);
         return AMQ_OK;
     }

@@ -37,9 +37,10 @@ typedef struct amq_inplace amq_inplace;
  * (the header's checksum is verified, the payload's is not: only the
  * chunks a commit rewrites are read).  AMQ_EUNSUPPORTED when the kind or
  * the file (no chunked checksum) cannot be updated in place: the caller
- * then opens and saves the whole file.  AMQ_EIO (AMQ_ENOMEM) when a journal
- * beside the file cannot be read or applied (no memory for it): the journal
- * is kept for a later open.  Free *f before amq_inplace_close.
+ * then opens and saves the whole file.  AMQ_EIO when the file cannot be
+ * opened or stat'ed; AMQ_EIO (AMQ_ENOMEM) when a journal beside it cannot
+ * be read or applied (no memory for it): the journal is kept for a later
+ * open.  Free *f before amq_inplace_close.
  */
 AMQ_API int amq_inplace_open(const char *path, amq_filter **f, amq_inplace **ip,
                              amq_errinfo *err);
@@ -58,8 +59,8 @@ AMQ_API int amq_inplace_commit(amq_inplace *ip, const amq_filter *f, size_t *byt
 
 /* Applies (or removes, if torn) the journal a crash left beside path, so
  * that the file can be replaced whole: a writer about to rename a new file
- * over path calls it first.  AMQ_OK when there is none; AMQ_EIO, AMQ_ENOMEM
- * as amq_inplace_open (the journal kept). */
+ * over path calls it first.  AMQ_OK when there is none (or path is absent, or
+ * no regular file); AMQ_EIO, AMQ_ENOMEM as amq_inplace_open (the journal kept). */
 AMQ_API int amq_inplace_recover(const char *path, amq_errinfo *err);
 
 /* Unmaps and closes (after amq_filter_free of the view).  NULL is a no-op. */

@@ -22,10 +22,20 @@
 
 #define NKEYS 16u
 
-enum io_call { IO_OPEN, IO_READ, IO_PREAD, IO_PWRITE, IO_WRITE, IO_FSYNC, IO_FDATASYNC, IO_UNLINK };
+enum io_call {
+    IO_OPEN,
+    IO_FSTAT,
+    IO_READ,
+    IO_PREAD,
+    IO_PWRITE,
+    IO_WRITE,
+    IO_FSYNC,
+    IO_FDATASYNC,
+    IO_UNLINK
+};
 enum io_fault { FAULT_EIO, FAULT_ENOSPC, FAULT_SHORT, FAULT_ZERO, FAULTS };
 
-static const char *const call_names[] = {"open",  "read",  "pread",     "pwrite",
+static const char *const call_names[] = {"open",  "fstat", "read",      "pread", "pwrite",
                                          "write", "fsync", "fdatasync", "unlink"};
 static const char *const fault_names[] = {"failing with EIO", "failing with ENOSPC",
                                           "moving half its bytes", "writing no byte"};
@@ -37,6 +47,7 @@ static ino_t watch_ino;    /* the filter file's inode: its writes are counted */
 static unsigned long file_writes, file_writes_at_fail;
 
 int __real_open(const char *path, int flags, ...);
+int __real_fstat(int fd, struct stat *st);
 ssize_t __real_read(int fd, void *buf, size_t n);
 ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
@@ -45,6 +56,7 @@ int __real_fsync(int fd);
 int __real_fdatasync(int fd);
 int __real_unlink(const char *path);
 int __wrap_open(const char *path, int flags, ...);
+int __wrap_fstat(int fd, struct stat *st);
 ssize_t __wrap_read(int fd, void *buf, size_t n);
 ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
@@ -84,6 +96,11 @@ int __wrap_open(const char *path, int flags, ...)
     return __real_open(path, flags, mode);
 }
 
+int __wrap_fstat(int fd, struct stat *st)
+{
+    return io_hit(IO_FSTAT) ? io_error() : __real_fstat(fd, st);
+}
+
 ssize_t __wrap_read(int fd, void *buf, size_t n)
 {
     if (io_hit(IO_READ))
@@ -101,7 +118,7 @@ ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
 static void count_file_write(int fd)
 {
     struct stat st;
-    if (watch_ino != 0 && fstat(fd, &st) == 0 && st.st_ino == watch_ino)
+    if (watch_ino != 0 && __real_fstat(fd, &st) == 0 && st.st_ino == watch_ino)
         file_writes++;
 }
 
@@ -304,6 +321,11 @@ static int run_once(const sweep *s, enum op op, unsigned long k, enum io_fault f
     if (rc != AMQ_OK && fault == FAULT_ZERO && (rc != AMQ_EIO || err.sys_errno != EIO))
         FAIL_AT_("%s: status %d, errno %d (%s), not EIO", what, rc, err.sys_errno, err.msg);
     journal_left = stat(s->jpath, &st) == 0;
+    /* a writer's open or recovery that succeeded applied its journal and removed it (only the
+     * removal may fail: what it holds is the file's by then) */
+    if ((op == OP_INPLACE_OPEN || op == OP_RECOVER) && rc == AMQ_OK && journal_left &&
+        io_failed != IO_UNLINK)
+        FAIL_AT_("%s: succeeded with the journal still beside the file", what);
     /* a failed write or sync before the file's first write, or an open (its directory's, to
      * sync the journal's name): the journal may not survive a crash */
     if (op == OP_COMMIT && rc == AMQ_OK && file_writes_at_fail == 0 &&
