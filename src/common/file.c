@@ -116,18 +116,26 @@ static int read_stream(int fd, const char *path, const amq_allocator *a, amq_map
 }
 
 /* The file's header area against the journal's old and new ones: 1 they
- * match, 0 not, -1 (errno set) the file could not be read. */
-static int journal_for_this_file(int fd, const uint8_t *journal)
+ * match, 0 not, AMQ_EIO (errno set) the file could not be read, AMQ_ENOMEM
+ * a refused the copy of a head record over 4 KiB. */
+static int journal_for_this_file(int fd, const uint8_t *journal, const amq_allocator *a)
 {
-    uint8_t head[4096];
-    uint32_t hl = amq_load32(journal + AMQ_JOURNAL_HEAD + 8); /* the head record's length */
-    if (hl > sizeof head)
-        return 0; /* longer than a Bloom file's header area: not this file's */
+    uint8_t stack[4096], *head = stack;
+    /* the head record's length, at most the file's (amq_journal_load checks it) */
+    uint32_t hl = amq_load32(journal + AMQ_JOURNAL_HEAD + 8);
+    int mine, e;
+    /* a longer one is read whole too: the in-place open applies it, so a reader that skipped
+     * it would see the file it leaves half applied */
+    if (hl > sizeof stack && (head = amq_malloc(a, hl)) == NULL)
+        return AMQ_ENOMEM;
     /* the whole head or nothing: a short read taken as "not this file's" would drop the
      * journal */
-    if (amq_pread_all(fd, head, hl, 0) != 0)
-        return -1;
-    return amq_journal_matches(journal, head, hl);
+    mine = amq_pread_all(fd, head, hl, 0) != 0 ? AMQ_EIO : amq_journal_matches(journal, head, hl);
+    e = errno;
+    if (head != stack)
+        amq_free(a, head, hl);
+    errno = e;
+    return mine;
 }
 
 int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, amq_errinfo *err)
@@ -177,10 +185,12 @@ int amq_file_map(const char *path, const amq_allocator *alloc, amq_mapped *m, am
     }
     rc = AMQ_OK;
     if (journal != NULL) {
-        int mine = journal_for_this_file(fd, journal);
-        if (mine < 0) /* read without it, the file may be half written */
+        int mine = journal_for_this_file(fd, journal, alloc);
+        if (mine == AMQ_EIO) /* read without it, the file may be half written */
             rc = amq_err_sys(err, AMQ_EIO, errno, "%s: cannot read it to apply its journal",
                              path);
+        else if (mine < 0)
+            rc = amq_err(err, AMQ_ENOMEM, "%s: out of memory for its journal", path);
         if (mine <= 0) {
             amq_free(alloc, journal, jlen);
             journal = NULL;
