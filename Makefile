@@ -153,13 +153,14 @@ help:
 	@echo "                 peers' code from AMQ_PEERS, default ../shared/peers; make bench runs"
 	@echo "                 the same section into docs/benchmarks.md)"
 	@echo "  bench-aging    aging filter vs two rotated Bloom filters (docs/bench-aging.md)"
-	@echo "  bench-expandable  the expandable and quotient kinds grown from 1,000 keys against"
-	@echo "                 cuckoo, blocked, scalable Bloom and taffy, a verdict per criterion of"
-	@echo "                 issue 44 (EXP_MAX, default 1e8; EXP_KIND expandable|quotient|both)"
+	@echo "  bench-expandable  the expandable, quotient and pocket kinds grown from 1,000 keys"
+	@echo "                 against cuckoo, blocked, scalable Bloom and taffy, a verdict per"
+	@echo "                 criterion of issue 44 (EXP_MAX, default 1e8; EXP_KIND"
+	@echo "                 expandable|quotient|pocket|both|all, default all)"
 	@echo "  bench-expandable-1e9  a kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9): fpp"
 	@echo "                 at every power of ten and bits/key, written as docs/expandable-1e9.svg"
-	@echo "                 and .md (EXP_KIND, default quotient; EXP_1E9_OUT=dir elsewhere; about"
-	@echo "                 4.3 GiB peak for the quotient kind; scripts/expandable-1e9.sh)"
+	@echo "                 and .md (EXP_KIND expandable|quotient|pocket|both, default pocket;"
+	@echo "                 EXP_1E9_OUT=dir elsewhere; scripts/expandable-1e9.sh)"
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
@@ -517,11 +518,11 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(LAYOUTS_BENCH) --layout quotient --start 16 --max 2.5e6 --absent 1e5 --queries 1e5 --speed \
 	    > $(BUILD)/bench-layouts-deep.log 2>&1 || { cat $(BUILD)/bench-layouts-deep.log; exit 1; }
 	@echo "layouts-bench quotient from 16 keys to 2.5M (keys out of bits, in the deep list): ok"
-	@$(EXP_BENCH) --kind both --max 1e5 --absent 1e5 --queries 1e5 \
+	@$(EXP_BENCH) --kind all --max 1e5 --absent 1e5 --queries 1e5 \
 	    > $(BUILD)/bench-expandable-smoke.log 2>&1 && \
 	    grep -q '^The blocked filter at twice its bytes: one-key query' \
 	    $(BUILD)/bench-expandable-smoke.log || { cat $(BUILD)/bench-expandable-smoke.log; exit 1; }
-	@echo "expandable-bench, expandable and quotient kinds to 100,000 keys (every key checked present): ok"
+	@echo "expandable-bench, expandable, quotient and pocket kinds to 100,000 keys (every key checked present): ok"
 	@$(EXP_BENCH) --add-profile --max 1e5 > $(BUILD)/bench-expandable-profile.log 2>&1 && \
 	    grep -q '^One whole cycle, from the end of a growth' $(BUILD)/bench-expandable-profile.log && \
 	    grep -q '^| 0.93 to 0.95 | ' $(BUILD)/bench-expandable-profile.log || \
@@ -580,11 +581,12 @@ $(GROWTH_PROTO): bench/expandable/growth-proto.c bench/expandable/bench_common.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< -ldl -lm
 
-# The expandable and quotient kinds grown from 1,000 keys against filters
-# sized in advance, the scalable Bloom filter and the peer taffy cuckoo filter
-# (built from LIBFILTER's sources when that tree is present; never copied
-# into the repo), ending with a verdict per criterion of issue 44.  EXP_KIND:
-# expandable, quotient or both (the default).
+# The expandable, quotient and pocket kinds grown from 1,000 keys against
+# filters sized in advance, the scalable Bloom filter and the peer taffy
+# cuckoo filter (built from LIBFILTER's sources when that tree is present;
+# never copied into the repo), ending with a verdict per criterion of issue
+# 44.  EXP_KIND: expandable, quotient, pocket, both (the first two) or all
+# (the default).
 LIBFILTER ?= $(firstword $(wildcard ../shared/peers/libfilter ../../shared/peers/libfilter))
 EXP_TAFFY_SRC := $(wildcard $(LIBFILTER)/c/lib/taffy-cuckoo.c $(LIBFILTER)/c/lib/memory.c $(LIBFILTER)/c/lib/util.c)
 $(EXP_BENCH): bench/expandable/expandable-bench.c bench/expandable/taffy_shim.c $(STATIC_LIB)
@@ -603,15 +605,15 @@ endif
 
 bench-expandable: deps-bench
 	@$(MAKE) --no-print-directory $(EXP_BENCH)
-	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8) --kind $(or $(EXP_KIND),both)
+	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8) --kind $(or $(EXP_KIND),all)
 
 # A kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9), --grow-only:
 # the rate at every power of ten and the bits per key, printed and written as
 # docs/expandable-1e9.svg (gnuplot) and docs/expandable-1e9.md (EXP_1E9_OUT:
-# another directory).  EXP_KIND: quotient (the default here), expandable or
-# both.  The script's header has the memory and time it needs.
+# another directory).  EXP_KIND: pocket (the default here), quotient,
+# expandable or both (the last two).  The script's header has the memory and time it needs.
 bench-expandable-1e9: deps
-	BUILD=$(BUILD) scripts/expandable-1e9.sh --kind $(or $(EXP_KIND),quotient) \
+	BUILD=$(BUILD) scripts/expandable-1e9.sh --kind $(or $(EXP_KIND),pocket) \
 	    $(if $(EXP_1E9_OUT),--out $(EXP_1E9_OUT)) $(or $(EXP_1E9_MAX),1e9)
 
 # The worst single add of the expandable kind grown to EXP_STALL_MAX keys

@@ -1,7 +1,7 @@
 #!/bin/sh
-# expandable-1e9.sh [--kind expandable|quotient|both] [--out DIR] [MAX]
+# expandable-1e9.sh [--kind expandable|quotient|pocket|both] [--out DIR] [MAX]
 #
-# Grows a filter of the kind (default quotient) from 1,000 keys to MAX
+# Grows a filter of the kind (default pocket) from 1,000 keys to MAX
 # (default 1e9) 8-byte random keys at a 1 % target and prints, at every
 # power of ten, the expansions, the rate measured on 10M keys never added
 # and the bits per key (expandable-bench --grow-only; a false negative at
@@ -27,11 +27,11 @@
 set -e
 
 usage() {
-    echo "usage: scripts/expandable-1e9.sh [--kind expandable|quotient|both] [--out DIR] [MAX]"
-    echo "  MAX default 1e9; DIR default docs (or EXP_1E9_OUT); kind default quotient"
+    echo "usage: scripts/expandable-1e9.sh [--kind expandable|quotient|pocket|both] [--out DIR] [MAX]"
+    echo "  MAX default 1e9; DIR default docs (or EXP_1E9_OUT); kind default pocket"
 }
 
-kind=quotient
+kind=pocket
 out=${EXP_1E9_OUT:-}
 max=1e9
 absent=${EXP_1E9_ABSENT:-1e7}
@@ -47,9 +47,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $kind in
-expandable | quotient) kinds=$kind ;;
+expandable | quotient | pocket) kinds=$kind ;;
 both) kinds="expandable quotient" ;;
-*) echo "expandable-1e9.sh: --kind is expandable, quotient or both, not $kind" >&2; exit 2 ;;
+*) echo "expandable-1e9.sh: --kind is expandable, quotient, pocket or both, not $kind" >&2; exit 2 ;;
 esac
 # DIR relative to where the script was started; docs is the repo's.
 case $out in
