@@ -843,11 +843,21 @@ static int isa_add(amq_pk *x, uint64_t h)
     return pk_add(x, h);
 }
 
+/* The handle's one-key add: an 8-byte key under XXH3 hashed inline. */
+static int isa_add_key(void *impl, const void *key, size_t len)
+{
+    amq_pk *x = impl;
+    if (__builtin_expect(len != 8 || x->hash_algo != AMQ_HASH_XXH3, 0))
+        return pk_add(x, amq_hash_key(x->hash_algo, x->seed, key, len).h1);
+    return pk_add(x, amq_xxh3_8(x->x8, key));
+}
+
 const amq_pk_isa PK_ISA_TABLE = {
     .add = isa_add,
     .contains = isa_contains,
     .contains_batch = isa_contains_batch,
     .contains_key = isa_contains_key,
+    .add_key = isa_add_key,
     .rewrite = isa_rewrite,
     .settle = isa_settle,
 };

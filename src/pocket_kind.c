@@ -96,6 +96,12 @@ static int op_contains(const void *impl, amq_hash128 h)
     return x->isa->contains(x, h.h1);
 }
 
+static int op_add_key(void *impl, const void *key, size_t len)
+{
+    amq_pk *x = impl;
+    return x->isa->add_key(x, key, len);
+}
+
 static amq_contains_key_fn op_contains_key_of(const void *impl, const void **arg)
 {
     const amq_pk *x = impl;
@@ -532,6 +538,7 @@ const amq_kind_ops amq_pocket_ops = {
     .name = "pocket",
     AMQ_KIND_CORE_OPS,
     AMQ_KIND_CODEC_OPS,
+    .add_key = op_add_key,
     .contains_batch = op_contains_batch,
     .contains_key_of = op_contains_key_of,
     .settle = op_settle,
