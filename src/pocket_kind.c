@@ -63,6 +63,8 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     x->view = 0;
     x->seg = NULL;
     x->d = 0;
+    x->scr = NULL; /* src's own */
+    x->scr_cap = 0;
     if ((x->seg = amq_calloc(&x->alloc, n * sizeof *x->seg)) == NULL) {
         amq_pk_free(x);
         return AMQ_ENOMEM;
