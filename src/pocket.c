@@ -278,9 +278,16 @@ static void sp_list(const pk_seg *s, pk_ent *e)
 }
 
 /* s's spare rebuilt with at least cap slots. */
-static int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap)
+/* s's spare rebuilt from the filter's list of its entries, with (g, v) among them when with
+ * is set, at the first size from cap up to twice it where they fit: grown in place (a large
+ * block grows by remapping, its pages kept) or made anew (a mapping's).  AMQ_OK; AMQ_EFULL
+ * when none fits (entries crowded into a few buckets: no size spreads them), AMQ_ENOMEM,
+ * either with s's spare as it was. */
+static int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint64_t g, uint16_t v)
 {
-    const uint64_t n = s->spn;
+    const uint64_t n = s->spn + (with ? 1u : 0u);
+    uint64_t c, want, i;
+    uint32_t *a, spd;
     if (n > x->scr_cap) { /* the filter's list for rebuilds: no allocation each time */
         pk_ent *e = amq_realloc(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *e,
                                 (size_t)n * 2u * sizeof *e);
@@ -289,57 +296,75 @@ static int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap)
         x->scr = e;
         x->scr_cap = 2u * n;
     }
-    if (n > 0)
+    if (s->spn > 0)
         sp_list(s, x->scr);
-    if (s->sp == NULL || s->sp_map != 0)
-        return sp_build(x, s, x->scr, n, cap, NULL, 0);
+    if (with) { /* after the entries of buckets up to g */
+        for (i = s->spn; i > 0 && x->scr[i - 1u].g > g; i--)
+            x->scr[i] = x->scr[i - 1u];
+        x->scr[i].g = g;
+        x->scr[i].v = v;
+    }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    while (sp_place(s, NULL, UINT64_MAX, x->scr, n, cap) == 0) /* a size where they fit */
-        cap += cap / 8u + 8u;
-    {
-        /* larger in place (a large block grows by remapping, its pages kept), placed again */
-        const uint32_t spd = sp_d_for(cap, s->m);
-        const uint64_t want = sp_len_for(cap, spd);
-        uint32_t *a = amq_realloc(&x->alloc, s->sp, (size_t)s->splen * 4u, (size_t)want * 4u);
-        if (a == NULL)
+    for (c = cap; sp_place(s, NULL, UINT64_MAX, x->scr, n, c) == 0; c += c / 8u + 8u)
+        if (c > 2u * cap)
+            return AMQ_EFULL;
+    spd = sp_d_for(c, s->m);
+    want = sp_len_for(c, spd);
+    if (s->sp == NULL || s->sp_map != 0) {
+        if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL)
+            return AMQ_ENOMEM;
+        free_spare(x, s);
+    } else {
+        if ((a = amq_realloc(&x->alloc, s->sp, (size_t)s->splen * 4u, (size_t)want * 4u)) == NULL)
             return AMQ_ENOMEM;
         memset(a, 0, (size_t)want * 4u);
-        (void)sp_place(s, a, want, x->scr, n, cap);
-        s->sp = a;
-        s->spcap = cap;
-        s->spd = spd;
-        s->splen = want;
-        return AMQ_OK;
     }
+    (void)sp_place(s, a, want, x->scr, n, c);
+    s->sp = a;
+    s->spcap = c;
+    s->spd = spd;
+    s->splen = want;
+    s->spn = n;
+    return AMQ_OK;
 }
+
+/* Entries of one bucket in the spare, at most: a key added again and again, or keys crowded
+ * into one bucket, are refused past it (no size of spare would spread them, and each refused
+ * add could double it); random keys put 16 in one bucket about never (3 % of them go to the
+ * spare, a fraction of a key a bucket). */
+#define PK_SP_BUCKET_MAX 16u
 
 int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
 {
+    uint64_t home, p, e, same = 0;
     int rc;
-    for (;;) {
-        uint64_t home, p, e;
-        if (s->sp == NULL || (double)(s->spn + 1u) > PK_SP_LOAD * (double)s->spcap) {
-            if ((rc = sp_rebuild(x, s, (uint64_t)((double)(s->spn + 1u) / PK_SP_FILL) + 8u)) !=
-                AMQ_OK)
-                return rc;
-        }
-        home = pk_sp_home(s, g);
-        for (p = home; s->sp[p] != 0 && (int16_t)(uint16_t)((s->sp[p] >> 16) - (uint32_t)g) <= 0;)
-            p++; /* after the entries of buckets up to g */
-        for (e = p; s->sp[e] != 0;)
-            e++;
-        /* the entries moved one on are of buckets past g, whose homes are at or past g's:
-         * none lands more than e - home from its own */
-        if (e + 1u < s->splen && e - home <= s->spd) {
-            memmove(s->sp + p + 1u, s->sp + p, (size_t)(e - p) * sizeof *s->sp);
-            s->sp[p] = (uint32_t)(g & 0xffffu) << 16 | v;
-            s->spn++;
-            return AMQ_OK;
-        }
-        if ((rc = sp_rebuild(x, s, s->spcap + s->spcap / 8u + 8u)) != AMQ_OK)
-            return rc;
+    if (s->sp == NULL)
+        return sp_rebuild(x, s, 8u, 1, g, v);
+    if ((double)(s->spn + 1u) > PK_SP_LOAD * (double)s->spcap &&
+        (rc = sp_rebuild(x, s, (uint64_t)((double)(s->spn + 1u) / PK_SP_FILL) + 8u, 1, g, v)) !=
+            AMQ_EFULL)
+        return rc; /* (refused: a crowd, tried in place below) */
+    home = pk_sp_home(s, g);
+    for (p = home; s->sp[p] != 0; p++) { /* after the entries of buckets up to g */
+        const int dist = (int16_t)(uint16_t)((s->sp[p] >> 16) - (uint32_t)g);
+        if (dist > 0)
+            break;
+        same += dist == 0;
     }
+    if (same >= PK_SP_BUCKET_MAX)
+        return AMQ_EFULL;
+    for (e = p; s->sp[e] != 0;)
+        e++;
+    /* the entries moved one on are of buckets past g, whose homes are at or past g's: none
+     * lands more than e - home from its own */
+    if (e + 1u < s->splen && e - home <= s->spd) {
+        memmove(s->sp + p + 1u, s->sp + p, (size_t)(e - p) * sizeof *s->sp);
+        s->sp[p] = (uint32_t)(g & 0xffffu) << 16 | v;
+        s->spn++;
+        return AMQ_OK;
+    }
+    return sp_rebuild(x, s, s->spcap + s->spcap / 8u + 8u, 1, g, v);
 }
 
 /* ---- the deep ranges ---------------------------------------------------------------------- */

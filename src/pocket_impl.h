@@ -98,13 +98,13 @@ static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
     if (__builtin_popcountll(b->map & PK_MAP_MASK) >= (int)S) {
         const uint32_t p = 63u - (uint32_t)__builtin_clzll(b->map & PK_MAP_MASK);
         const uint32_t hb = p - (S - 1u); /* the bucket of the bin's last entry */
-        if (hb > j) {
-            if ((rc = amq_pk_sp_insert(x, s, g - j + hb, b->e[S - 1u])) != AMQ_OK)
+        if (hb > j && (rc = amq_pk_sp_insert(x, s, g - j + hb, b->e[S - 1u])) != AMQ_EFULL) {
+            if (rc != AMQ_OK)
                 return rc;
             pk_spare_from(&b->map, hb);
             b->map &= ~(UINT64_C(1) << p); /* the 0s above it end empty buckets */
             (void)bin_put_at(b, j, v, rank);
-        } else {
+        } else { /* (the highest bucket's crowded: the key's own entry goes, its cutoff lower) */
             if ((rc = amq_pk_sp_insert(x, s, g, v)) != AMQ_OK)
                 return rc;
             pk_spare_from(&b->map, j);
@@ -150,14 +150,25 @@ static inline void pk_prefetch(const amq_pk *x, uint64_t h)
 
 /* An add waits in a ring of PK_PENDING keys while its bin is fetched, and the oldest key is
  * placed (queries read the ring too): a one-key add then overlaps its miss with the next
- * adds' as a batch would.  A key that cannot be placed (no memory, or its segment at its
- * largest) stays pending and the new one is refused, nothing changed. */
+ * adds' as a batch would.  A key that cannot be placed for want of memory or past the rate
+ * stays pending and the new one is refused, nothing changed; one whose bucket is crowded
+ * (AMQ_EFULL) stays pending and the new one is placed at once (refused with AMQ_EFULL when
+ * its bucket is crowded too). */
 static int pk_add(amq_pk *x, uint64_t h)
 {
     const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
     int rc;
     if (x->pend_used & bit) {
-        if ((rc = pk_place(x, x->pend[c])) != AMQ_OK)
+        if ((rc = pk_place(x, x->pend[c])) == AMQ_EFULL) {
+            /* the oldest key's bucket is crowded: it stays pending (present), and this one is
+             * placed now, the ring going on past it */
+            x->pend_next = (c + 1u) % PK_PENDING;
+            if ((rc = pk_place(x, h)) != AMQ_OK)
+                return rc;
+            x->items++;
+            return 1;
+        }
+        if (rc != AMQ_OK)
             return rc;
         pk_pend_sign(x, x->pend[c], 0);
     }

@@ -64,7 +64,7 @@
 #define PK_MIN_FPP 0.001
 #define PK_MAX_FPP 0.5
 #define PK_PENDING 16u      /* keys an add keeps waiting while their lines are fetched */
-#define PK_START_MIN 64u
+#define PK_START_MIN 64u   /* a smaller starting capacity starts here */
 #define PK_START_MAX (UINT64_C(1) << 32)
 
 typedef struct pk_bin {
@@ -267,8 +267,9 @@ static inline int pk_pend_has(const amq_pk *x, uint64_t h)
 /* Does a deep range of s hold hs? */
 int amq_pk_deep_has(const pk_seg *s, uint64_t hs);
 
-/* Entry (g, v) into the spare of segment s: AMQ_OK, or AMQ_ENOMEM, nothing
- * changed. */
+/* Entry (g, v) into the spare of segment s: AMQ_OK; AMQ_EFULL (the bucket's
+ * spare entries at their most, or entries crowded into a few buckets) or
+ * AMQ_ENOMEM, nothing changed. */
 int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v);
 /* Segment i grown (and the segments split when they may): AMQ_OK, or
  * AMQ_ENOMEM with the segment as it was (every key still in). */

@@ -14,10 +14,10 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
 {
     amq_pk *x;
     const uint32_t eb = cfg->fingerprint_bits ? cfg->fingerprint_bits : PK_ENTRY_BITS;
-    if (cfg->capacity < PK_START_MIN || cfg->capacity > PK_START_MAX)
+    if (cfg->capacity == 0 || cfg->capacity > PK_START_MAX)
         return amq_err(err, AMQ_ERANGE,
-                       "a pocket filter's starting capacity must be %u to 2^32 keys, not %llu",
-                       PK_START_MIN, (unsigned long long)cfg->capacity);
+                       "a pocket filter's starting capacity must be 1 to 2^32 keys, not %llu",
+                       (unsigned long long)cfg->capacity);
     if (!(cfg->fpp >= PK_MIN_FPP && cfg->fpp <= PK_MAX_FPP))
         return amq_err(err, AMQ_ERANGE,
                        "a pocket filter's false-positive target must be in [%g, %g], not %g"
@@ -33,7 +33,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     x->fpp = cfg->fpp;
     x->eb = eb;
     x->unit = ldexp(1.0, -(int)eb);
-    if (amq_pk_init(x, cfg->capacity) != AMQ_OK) {
+    if (amq_pk_init(x, cfg->capacity < PK_START_MIN ? PK_START_MIN : cfg->capacity) != AMQ_OK) {
         amq_pk_free(x);
         return amq_err(err, AMQ_ENOMEM, "out of memory for a pocket filter");
     }
@@ -467,8 +467,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
             break;
     }
     if (x->pend_used >> PK_PENDING != 0 || x->pend_next >= PK_PENDING || i < PK_PENDING ||
-        amq_load64(pl + 8) != 0 || !padded(pl, 16u + 8u * PK_PENDING) ||
-        (x->pend_used == 0 && x->pend_next != 0)) {
+        amq_load64(pl + 8) != 0 || !padded(pl, 16u + 8u * PK_PENDING)) {
         amq_pk_free(x);
         return amq_err(err, AMQ_ECORRUPT, "pocket pending keys: cells 0x%x, next %u",
                        (unsigned)amq_load32(pl), (unsigned)amq_load32(pl + 4));
