@@ -1,8 +1,8 @@
 /*
  * amqtype.c - the AMQ.* commands and the amqfilter data type: one key holds
  * a filter of any amq kind (classic, blocked, partitioned, cuckoo, the
- * scalable kinds, aging, expandable, quotient, and the static fuse and
- * ribbon), a thin layer over the generic handle of amq/filter.h.
+ * scalable kinds, aging, expandable, quotient, pocket, and the static fuse
+ * and ribbon), a thin layer over the generic handle of amq/filter.h.
  * docs/redis.md documents the commands.
  *
  * The value's bytes are the amq file's bytes (docs/file-format.md): the RDB
@@ -38,6 +38,8 @@ uint64_t amqt_build_max_items = AMQT_DEFAULT_BUILD_MAX_ITEMS;
 #define AMQT_CHUNK AMQ_RM_MAX_CHUNK
 /* The key name in the type's name: exactly 9 characters (Redis' rule). */
 #define AMQT_TYPE_NAME "amqfilter"
+/* The fewest keys a pocket filter starts with (amq/filter.h: 64 to 2^32). */
+#define AMQT_POCKET_MIN_START 64u
 
 #define E_NOT_FOUND "ERR not found"
 #define E_EXISTS "ERR item exists"
@@ -1295,6 +1297,9 @@ static int amqt_build(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (which == 3 && n > 1)
         n = distinct_hashes(h, n);
     o.cfg.capacity = n > 0 ? n : 1;
+    /* a pocket filter grows from any start: a smaller source starts it at its fewest */
+    if (o.cfg.kind == AMQ_KIND_POCKET && o.cfg.capacity < AMQT_POCKET_MIN_START)
+        o.cfg.capacity = AMQT_POCKET_MIN_START;
     err.msg[0] = '\0';
     if (amq_kind_is_static(o.cfg.kind)) {
         rc = amq_filter_build(&o.cfg, h, n, &v->f, &err);

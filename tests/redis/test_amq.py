@@ -35,6 +35,7 @@ DYNAMIC = [
     ("scalable-cuckoo", ()),
     ("aging", ()),
     ("quotient", ()),
+    ("pocket", ()),
 ]
 STATIC = ["ribbon", "fuse"]
 DELETABLE = {"cuckoo", "scalable-cuckoo"}
@@ -398,6 +399,80 @@ def test_quotient_refusals_limit_and_cap(env):
     assert r.execute_command("AMQ.BUILD", "b", "quotient", 0.01, "FROM", "src") == len(ITEMS)
     assert r.execute_command("AMQ.MEXISTS", "b", *ITEMS) == [1] * len(ITEMS)
     assert info(r, "b")["start_slots"] == 3158  # ceil(3000 / 0.95)
+
+
+def test_pocket_replies_cap_and_build(env):
+    """A pocket key starts where AMQ.CREATE's capacity says (64 keys or more) and grows as
+    items come, keeping each add (an item added again is a copy: AMQ.ADD answers 1); it
+    deletes and merges nothing; past its size cap every item is refused, the filter
+    unchanged, and every item taken before answers 1.  AMQ.BUILD from fewer than 64
+    members starts it at 64 (it refused the build: "starting capacity must be 64")."""
+    r = env.server.client()
+    r.execute_command("AMQ.CREATE", "p", "pocket", 1000, 0.01)
+    i = info(r, "p")
+    assert (i["kind"], i["start_keys"], i["segments"], i["bins"], i["slots_per_bin"],
+            i["buckets_per_bin"], i["entry_bits"], i["expansions"], i["items"]) == \
+        (b"pocket", 1000, 1, 38, 28, 32, 15, 0, 0), i
+    assert float(i["fpp_target"]) == 0.01 and i["over_capacity"] == 0
+    assert r.execute_command("AMQ.MADD", "p", *ITEMS) == [1] * len(ITEMS)
+    i = info(r, "p")
+    assert i["items"] == r.execute_command("AMQ.CARD", "p") == len(ITEMS)
+    assert i["expansions"] > 0 and i["bins"] > 38 and i["over_capacity"] == 0, i
+    assert float(i["fpp_bound"]) <= 0.001 and i["entries"] + 16 >= len(ITEMS), i
+    assert i["serialized_bytes"] == len(dump_bytes(r, "p"))
+    assert r.execute_command("AMQ.ADD", "p", ITEMS[0]) == 1  # a copy
+    assert r.execute_command("AMQ.CARD", "p") == len(ITEMS) + 1
+    d = digest(r, "p")
+    e = raises(lambda: r.execute_command("AMQ.DEL", "p", ITEMS[0]), "cannot delete items")
+    assert e == ("amq: pocket filters cannot delete items (cuckoo, scalable-cuckoo and "
+                 "expandable filters can)"), e
+    raises(lambda: r.execute_command("AMQ.MERGE", "p", "p"), "pocket filters cannot be merged")
+    r.execute_command("AMQ.CREATE", "q", "quotient", 1000, 0.01)
+    raises(lambda: r.execute_command("AMQ.MERGE", "p", "q"),
+           "cannot merge a pocket filter with a quotient filter")
+    assert digest(r, "p") == d
+    assert r.execute_command("AMQ.MEXISTS", "p", *ITEMS) == [1] * len(ITEMS)
+    for args, text in (((63, 0.01), "starting capacity must be 64 to 2^32 keys, not 63"),
+                       ((1 << 33, 0.01), "starting capacity must be 64 to 2^32 keys"),
+                       ((1000, 0.0009), "false-positive target must be in [0.001, 0.5]"),
+                       ((1000, 0.6), "false-positive target must be in [0.001, 0.5]"),
+                       ((1000, 0.01, "FPBITS", 16), "entries hold 5 to 15 bits"),
+                       ((1000, 0.01, "FPBITS", 4), "entries hold 5 to 15 bits"),
+                       ((1000, 0.01, "BUCKETSIZE", 4), "BUCKETSIZE does not apply to kind pocket"),
+                       ((1000, 0.01, "EXPANSION", 2), "EXPANSION does not apply to kind pocket")):
+        raises(lambda: r.execute_command("AMQ.CREATE", "x", "pocket", *args), text)
+        assert r.exists("x") == 0
+    # shorter entries (for tests): a higher rate, every item still present
+    r.execute_command("AMQ.CREATE", "fp8", "pocket", 64, 0.5, "FPBITS", 8)
+    assert r.execute_command("AMQ.MADD", "fp8", *ITEMS) == [1] * len(ITEMS)
+    i = info(r, "fp8")
+    assert (i["entry_bits"], i["start_keys"]) == (8, 64) and float(i["fpp_now"]) > 0.001, i
+    assert r.execute_command("AMQ.MEXISTS", "fp8", *ITEMS) == [1] * len(ITEMS)
+
+    # the key's cap: MAXSIZE 1 MB, refused at the cap, the key within it
+    r.execute_command("AMQ.CREATE", "cap", "pocket", 1000, 0.01, "MAXSIZE", 1000000)
+    accepted, first, tail = madd_until_refused(r, "cap", "cap", 1000000)
+    assert first == ("amq: the filter would take more than the key size cap of 1000000 bytes "
+                     "(MAXSIZE, or CONFIG SET amq-max-key-bytes)"), first
+    assert all(isinstance(g, redis.ResponseError) for g in tail)
+    assert 200000 < len(accepted) < 400000, len(accepted)  # about 22 bits an item
+    assert info(r, "cap")["max_size"] == 1000000
+    assert r.memory_usage("cap") <= 1000000 + 1024
+    d = digest(r, "cap")
+    raises(lambda: r.execute_command("AMQ.ADD", "cap", "one-more"), "key size cap of 1000000")
+    assert digest(r, "cap") == d
+    assert r.execute_command("AMQ.CARD", "cap") == len(accepted)
+    assert r.execute_command("AMQ.MEXISTS", "cap", *accepted) == [1] * len(accepted)
+
+    # AMQ.BUILD starts it at the members' count, at 64 for fewer (or none)
+    r.sadd("src", *ITEMS)
+    r.sadd("few", *ITEMS[:10])
+    for src, n, start in (("src", len(ITEMS), len(ITEMS)), ("few", 10, 64), ("none", 0, 64)):
+        k = "b:" + src
+        assert r.execute_command("AMQ.BUILD", k, "pocket", 0.01, "FROM", src) == n
+        i = info(r, k)
+        assert (i["kind"], i["start_keys"], i["items"]) == (b"pocket", start, n), (src, i)
+        assert r.execute_command("AMQ.MEXISTS", k, *ITEMS[:n], "x") == [1] * n + [0]
 
 
 def _min_usec(r, cmd, times=5):
@@ -922,7 +997,10 @@ def test_random_commands_model(env):
             if k not in model and op < 0.5:
                 # aging forgets by design: the model holds for the others
                 kind, opts = rng.choice([d for d in DYNAMIC if d[0] != "aging"])
-                r.execute_command("AMQ.CREATE", k, kind, rng.choice([50, 500, 5000]),
+                start = rng.choice([50, 500, 5000])
+                # a pocket key starts at 64 keys or more
+                start = max(start, 64) if kind == "pocket" else start
+                r.execute_command("AMQ.CREATE", k, kind, start,
                                   rng.choice([0.1, 0.01, 0.001]), *opts)
                 model[k], kinds[k] = set(), kind
             elif k in model and op < 0.55:

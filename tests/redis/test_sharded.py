@@ -7,7 +7,7 @@
   - slots migrated by redis-cli --cluster reshard and rebalance while items are added and
     queried: no error reaches the caller, nothing is lost;
   - a node down, a shard key missing: errors naming the shard and its node;
-  - amq.so's own type as the shards (backend "amq"), blocked and cuckoo kinds;
+  - amq.so's own type as the shards (backend "amq"), blocked, cuckoo and pocket kinds;
   - `amq export --to redis --shards N` loaded through the cluster answers as `amq query`.
 """
 import json
@@ -227,9 +227,9 @@ def test_node_down_names_shard_and_node(env):
     eq([k for k in alive if rc.exists(k)], [], "shards left on the live nodes")
 
 
-def test_native_backend_two_kinds(env):
-    """amq.so's own type as the shards (backend "amq"): blocked and cuckoo shards on one
-    cluster, 100,000 items each, all present, the absent items' rate within the kind's
+def test_native_backend_kinds(env):
+    """amq.so's own type as the shards (backend "amq"): blocked, cuckoo and pocket shards on
+    one cluster, 100,000 items each, all present, the absent items' rate within the kind's
     target (AMQ.INFO's fpp_target, plus three binomial standard deviations), remove on the
     cuckoo kind only, totals from AMQ.INFO; then a node down names the shard and node."""
     cl = env.track(harness.Cluster(env.module, 3))
@@ -238,7 +238,7 @@ def test_native_backend_two_kinds(env):
     items = u64_keys(0, n)
     absent = u64_keys(1 << 40, (1 << 40) + n)
     fs = {}
-    for kind, kw in (("blocked", {}), ("cuckoo", {"fpbits": 12})):
+    for kind, kw in (("blocked", {}), ("cuckoo", {"fpbits": 12}), ("pocket", {})):
         f = ar.ShardedFilter.create(rc, "nat:" + kind, capacity=n, error_rate=0.01, shards=6,
                                     backend="amq", kind=kind, **kw)
         meta = json.loads(rc.get("nat:" + kind))
