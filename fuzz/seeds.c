@@ -1063,9 +1063,11 @@ static void seeds_rdb_cf(sink *s)
 
 /* The bytes of a filter of kind at capacity n built from the keys "k0" ..
  * "k<n-1>" (n at most 64); the quotient kind, which no builder makes (its
- * size follows its keys), created and then added to; another kind the
- * builder refuses, created empty.  A new buffer of *size bytes; NULL when
- * that fails or *size is over max. */
+ * size follows its keys), created and then added to; the pocket kind too,
+ * from at least 64 keys (its fewest), its first 5 keys added again after so
+ * that its ring of pending keys holds them; another kind the builder refuses,
+ * created empty.  A new buffer of *size bytes; NULL when that fails or *size
+ * is over max. */
 static uint8_t *keyed_filter(uint32_t kind, unsigned n, uint64_t max, uint64_t *size)
 {
     amq_config cfg;
@@ -1081,10 +1083,17 @@ static uint8_t *keyed_filter(uint32_t kind, unsigned n, uint64_t max, uint64_t *
     for (j = 0; j < n && j < 64; j++)
         h[j] = amq_hash_key(cfg.hash_algo, cfg.seed, key,
                             (size_t)snprintf(key, sizeof key, "k%u", j));
-    if (kind == AMQ_KIND_QUOTIENT) {
+    if (kind == AMQ_KIND_POCKET && cfg.capacity < 64)
+        cfg.capacity = 64;
+    if (kind == AMQ_KIND_QUOTIENT || kind == AMQ_KIND_POCKET) {
+        unsigned a;
         rc = amq_filter_new(&cfg, &f, NULL);
         if (rc == AMQ_OK)
             rc = amq_filter_add_batch(f, h, j, NULL);
+        for (a = 0; kind == AMQ_KIND_POCKET && a < 5 && rc == AMQ_OK; a++) {
+            const int added = amq_filter_add(f, key, (size_t)snprintf(key, sizeof key, "k%u", a));
+            rc = added < 0 ? added : AMQ_OK;
+        }
     } else if ((rc = amq_filter_build(&cfg, h, j, &f, NULL)) != AMQ_OK) {
         rc = amq_filter_new(&cfg, &f, NULL);
     }
@@ -1109,7 +1118,8 @@ static void seeds_rdb_amq(sink *s)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO,
                                      AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING,
-                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE, AMQ_KIND_QUOTIENT};
+                                     AMQ_KIND_RIBBON, AMQ_KIND_FUSE, AMQ_KIND_QUOTIENT,
+                                     AMQ_KIND_POCKET};
     wbuf *w = malloc(sizeof *w);
     size_t i;
 
@@ -1163,7 +1173,7 @@ static void rdb_len(wbuf *w, uint64_t v)
 static void seeds_cli_redis_amq(sink *s)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOCKED, AMQ_KIND_CUCKOO, AMQ_KIND_RIBBON,
-                                     AMQ_KIND_QUOTIENT};
+                                     AMQ_KIND_QUOTIENT, AMQ_KIND_POCKET};
     static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     wbuf *w = malloc(sizeof *w);
     uint64_t id = 0;
