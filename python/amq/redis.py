@@ -352,7 +352,7 @@ class CuckooBackend:
 class AmqBackend:
     """Shards as amq.so's own type under AMQ.* (docs/redis.md): any kind AMQ.CREATE makes -
     blocked, partitioned, classic Bloom, cuckoo of any fingerprint width, the scalable kinds,
-    aging by count, expandable, quotient (their capacity: where each shard starts).  Needs
+    aging by count, expandable, quotient, pocket (their capacity: where each shard starts).  Needs
     amq.so loaded on every node."""
     family = "amq"
     kind = "amq"
