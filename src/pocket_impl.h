@@ -162,9 +162,9 @@ static int pk_add(amq_pk *x, uint64_t h)
         if ((rc = pk_place(x, x->pend[c])) == AMQ_EFULL) {
             /* the oldest key's bucket is crowded: it stays pending (present), and this one is
              * placed now, the ring going on past it */
-            x->pend_next = (c + 1u) % PK_PENDING;
             if ((rc = pk_place(x, h)) != AMQ_OK)
                 return rc;
+            x->pend_next = (c + 1u) % PK_PENDING;
             x->items++;
             return 1;
         }
