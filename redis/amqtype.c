@@ -299,7 +299,7 @@ static void kind_names(char *buf, size_t cap, int (*pred)(uint32_t kind), const 
  * growth would pass it (amq/filter.h). */
 static int grows_to_its_rate(uint32_t kind)
 {
-    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
+    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT || kind == AMQ_KIND_POCKET;
 }
 
 static int reply_kind_error(RedisModuleCtx *ctx, const amq_filter *f, const char *what)
@@ -605,6 +605,13 @@ static int reply_add_error(RedisModuleCtx *ctx, amqt_value *v, int rc, const cha
             ctx, "ERR amq: the item is in this expandable filter 32 times, the most one item "
                  "may be, or its bucket holds 256 stashed items, the most a bucket may (items "
                  "crowded by a weak hash or chosen against the seed); nothing added");
+    /* a pocket filter grows too: its AMQ_EFULL is one item's copies, or items crowded into
+     * one bucket, past what its spare keeps for a bucket */
+    if (rc == AMQ_EFULL && amq_filter_kind(v->f) == AMQ_KIND_POCKET)
+        return RedisModule_ReplyWithError(
+            ctx, "ERR amq: the item's bucket of this pocket filter is full: the item was added "
+                 "too many times, or items crowded into its bucket (chosen against the seed); "
+                 "nothing added");
     if (rc == AMQ_EFULL)
         return RedisModule_ReplyWithError(ctx, "ERR amq: the filter is full");
     if (rc == AMQ_ENOMEM)

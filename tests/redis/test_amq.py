@@ -432,8 +432,8 @@ def test_pocket_replies_cap_and_build(env):
            "cannot merge a pocket filter with a quotient filter")
     assert digest(r, "p") == d
     assert r.execute_command("AMQ.MEXISTS", "p", *ITEMS) == [1] * len(ITEMS)
-    for args, text in (((63, 0.01), "starting capacity must be 64 to 2^32 keys, not 63"),
-                       ((1 << 33, 0.01), "starting capacity must be 64 to 2^32 keys"),
+    for args, text in (((0, 0.01), "capacity must be a positive integer"),
+                       ((1 << 33, 0.01), "starting capacity must be 1 to 2^32 keys"),
                        ((1000, 0.0009), "false-positive target must be in [0.001, 0.5]"),
                        ((1000, 0.6), "false-positive target must be in [0.001, 0.5]"),
                        ((1000, 0.01, "FPBITS", 16), "entries hold 5 to 15 bits"),
@@ -448,6 +448,29 @@ def test_pocket_replies_cap_and_build(env):
     i = info(r, "fp8")
     assert (i["entry_bits"], i["start_keys"]) == (8, 64) and float(i["fpp_now"]) > 0.001, i
     assert r.execute_command("AMQ.MEXISTS", "fp8", *ITEMS) == [1] * len(ITEMS)
+    # a start under 64 starts at 64
+    r.execute_command("AMQ.CREATE", "s63", "pocket", 63, 0.01)
+    assert info(r, "s63")["start_keys"] == 64
+    # one item added again and again: up to about 60 copies, then refused, nothing added
+    got = [r.execute_command("AMQ.ADD", "s63", "same") for _ in range(60)]
+    assert got == [1] * 60, got
+    d = digest(r, "s63")
+    raises(lambda: r.execute_command("AMQ.ADD", "s63", "same"),
+           "the item's bucket of this pocket filter is full")
+    assert digest(r, "s63") == d
+    assert r.execute_command("AMQ.ADD", "s63", "another") == 1
+    # 5-bit entries pass a 1 % target at the first growth: refused there, as the rate says
+    r.execute_command("AMQ.CREATE", "fp5", "pocket", 64, 0.01, "FPBITS", 5)
+    n = 0
+    while True:
+        try:
+            r.execute_command("AMQ.ADD", "fp5", "k%d" % n)
+        except redis.ResponseError as e:
+            assert "growth limit" in str(e), e
+            break
+        n += 1
+        assert n < 10000
+    assert r.execute_command("AMQ.MEXISTS", "fp5", *["k%d" % i for i in range(n)]) == [1] * n
 
     # the key's cap: MAXSIZE 1 MB, refused at the cap, the key within it
     r.execute_command("AMQ.CREATE", "cap", "pocket", 1000, 0.01, "MAXSIZE", 1000000)
