@@ -473,9 +473,10 @@ static uint64_t grid(const amq_pk *x, uint32_t i, uint32_t e)
                                                       : ((uint64_t)ceil(v) + 1u) & ~UINT64_C(1);
 }
 
-/* A query meets its bucket's entries, and an entry of len bits answers 2^-len of the keys
- * it meets; a deep range, its share of h. */
-static const double share[16] = {1.0,       0.5,        0.25,        0.125,      0.0625,
+/* A query meets its bucket's entries, and an entry of len bits stands for 2^-len of a cell of
+ * 2^-k of h (more than a bucket, of 1 / m): it answers m 2^-(k + len) of its bucket's keys, so
+ * that a query meets 2^-(k + len) of it; a deep range, its share of h. */
+static const double share_of[16] = {1.0,       0.5,        0.25,        0.125,      0.0625,
                                  0.03125,   0.015625,   0.0078125,   0.00390625, 0.001953125,
                                  0.0009765625, 0.00048828125, 0.000244140625, 0.0001220703125,
                                  0.00006103515625, 0.000030517578125}; /* 2^-len */
@@ -489,13 +490,14 @@ void amq_pk_count(pk_seg *s)
         uint32_t i;
         e += n;
         for (i = 0; i < n; i++)
-            sum += share[31u - (uint32_t)__builtin_clz((uint32_t)s->b[b].e[i] | 1u)];
+            sum += share_of[31u - (uint32_t)__builtin_clz((uint32_t)s->b[b].e[i] | 1u)];
     }
     for (q = 0; q < s->splen; q++)
         if (s->sp[q] != 0)
-            sum += share[31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu)];
+            sum += share_of[31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu)];
+    s->rdeep = 0;
     for (q = 0; q < s->ndeep; q++)
-        sum += ldexp((double)(s->deep[q][1] - s->deep[q][0]) + 1.0, -64) * (double)s->m;
+        s->rdeep += ldexp((double)(s->deep[q][1] - s->deep[q][0]) + 1.0, -64);
     s->entries = e;
     s->rsum = sum;
     s->limit = (uint64_t)(PK_LOAD * (double)(s->nb * PK_SLOTS));
@@ -811,22 +813,27 @@ int amq_pk_init(amq_pk *x, uint64_t start)
 
 /* ---- counts, copies and checks ------------------------------------------------------------ */
 
-void amq_pk_lengths(const amq_pk *x, uint64_t cnt[16])
+void amq_pk_lengths(const amq_pk *x, uint64_t cnt[16], double share[16])
 {
-    uint32_t i;
+    uint32_t i, l;
     memset(cnt, 0, 16 * sizeof *cnt);
+    memset(share, 0, 16 * sizeof *share);
     for (i = 0; i < 1u << x->d; i++) {
         const pk_seg *s = &x->seg[i];
-        uint64_t b, q;
+        uint64_t b, q, c[16] = {0};
         for (b = 0; b < s->nb; b++) {
             const uint32_t n = (uint32_t)__builtin_popcountll(s->b[b].map & PK_MAP_MASK);
             uint32_t e;
             for (e = 0; e < n; e++)
-                cnt[31u - (uint32_t)__builtin_clz((uint32_t)s->b[b].e[e] | 1u)]++;
+                c[31u - (uint32_t)__builtin_clz((uint32_t)s->b[b].e[e] | 1u)]++;
         }
         for (q = 0; q < s->splen; q++)
             if (s->sp[q] != 0)
-                cnt[31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu)]++;
+                c[31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu)]++;
+        for (l = 0; l < 16; l++) { /* (amq_pk_count says why) */
+            cnt[l] += c[l];
+            share[l] += ldexp((double)c[l], -(int)(s->k + l + x->d));
+        }
     }
 }
 
@@ -835,7 +842,7 @@ double amq_pk_rate(const amq_pk *x)
     double r = 0;
     uint32_t i;
     for (i = 0; i < 1u << x->d; i++)
-        r += x->seg[i].rsum / (double)x->seg[i].m;
+        r += ldexp(x->seg[i].rsum, -(int)x->seg[i].k) + x->seg[i].rdeep;
     return r / (double)(1u << x->d);
 }
 

@@ -240,9 +240,13 @@ static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uin
                                         35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22,
                                         21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7,
                                         6, 5, 4, 3, 2, 1, 0);
-    const uint32_t in = (uint32_t)_mm512_cmpeq_epi8_mask(
-        _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & PK_MAP_MASK), idx), idx),
-        _mm512_set1_epi8((char)j));
+    /* (lane 0 of an empty bin would be bucket 0's: only the bin's entries count) */
+    const uint32_t in =
+        (uint32_t)_mm512_cmpeq_epi8_mask(
+            _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & PK_MAP_MASK), idx),
+                            idx),
+            _mm512_set1_epi8((char)j)) &
+        (uint32_t)((UINT64_C(1) << __builtin_popcountll(b->map & PK_MAP_MASK)) - 1u);
     /* every entry at once: entry v of length len holds the key's bits from bit k (from k - 1
      * when short), so it answers when v equals that 16-bit window shifted right by 15 - len */
     const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));

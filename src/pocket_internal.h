@@ -86,7 +86,8 @@ typedef struct pk_seg {
     uint32_t epoch;   /* its size's place on the segments' grid */
     uint64_t entries; /* in its bins and spare */
     uint64_t limit;   /* it grows when entries reach this */
-    double rsum;      /* the sum of 2^-len over its entries, and its deep ranges' share of m */
+    double rsum;      /* the sum of 2^-len over its entries */
+    double rdeep;     /* its deep ranges' share of h */
     uint32_t *sp;     /* the spare's splen slots, the last always 0 (NULL: no entry) */
     uint64_t spcap, splen, spn;
     uint32_t spd;       /* a slot's largest distance from its entry's home */
@@ -292,8 +293,9 @@ void amq_pk_set_bins(pk_seg *s, uint64_t nb);
 void amq_pk_count(pk_seg *s);
 /* A segment's bytes in memory (bins, spare, deep ranges). */
 uint64_t amq_pk_seg_bytes(const pk_seg *s);
-/* Entries of each length (0 to 15) in the bins and spares. */
-void amq_pk_lengths(const amq_pk *x, uint64_t cnt[16]);
+/* Entries of each length (0 to 15) in the bins and spares, and each length's
+ * share of the expected rate. */
+void amq_pk_lengths(const amq_pk *x, uint64_t cnt[16], double share[16]);
 /* The expected false-positive rate from the entries' lengths and the deep
  * ranges (kept by the adds and growths: no pass over the table). */
 double amq_pk_rate(const amq_pk *x);

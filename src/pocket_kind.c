@@ -186,7 +186,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 {
     const amq_pk *x = impl;
     uint64_t bins = 0, ent = 0, spn = 0, ndeep = 0, cnt[16];
-    double m = 0;
+    double share[16];
     char name[48];
     uint32_t i, l;
     int rc;
@@ -195,7 +195,6 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
         ent += x->seg[i].entries;
         spn += x->seg[i].spn;
         ndeep += x->seg[i].ndeep;
-        m += (double)x->seg[i].m;
     }
     rc = AMQ_FIELDS(fn, ctx, AMQ_U64("segments", 1u << x->d), AMQ_U64("bins", bins),
                     AMQ_U64("slots_per_bin", PK_SLOTS), AMQ_U64("buckets_per_bin", PK_BUCKETS),
@@ -204,15 +203,15 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
                     AMQ_F64("growth", PK_GROWTH), AMQ_F64("max_load", PK_LOAD),
                     AMQ_U64("entries", ent), AMQ_U64("spare_entries", spn),
                     AMQ_U64("deep_ranges", ndeep), AMQ_F64("fpp_bound", amq_pk_rate(x)));
-    amq_pk_lengths(x, cnt);
+    amq_pk_lengths(x, cnt, share);
     for (l = 16; rc == 0 && l-- > 1;) {
         if (cnt[l] == 0)
             continue;
         snprintf(name, sizeof name, "entries_of_%u_bits", l);
         rc = amq_field_u64(fn, ctx, name, cnt[l]);
         snprintf(name, sizeof name, "fpp_of_%u_bit_entries", l);
-        if (rc == 0) /* a query meets m / 2^d ... of them: their count over m, 2^-l each */
-            rc = amq_field_f64(fn, ctx, name, ldexp((double)cnt[l] / m, -(int)l));
+        if (rc == 0)
+            rc = amq_field_f64(fn, ctx, name, share[l]);
     }
     return rc;
 }
