@@ -282,8 +282,10 @@ size_t cli_kind_names(const char **out, size_t cap, int creatable);
 size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind));
 /* 1 for a kind that needs no capacity: created at the library's default
  * start (or --capacity START), it grows as keys come while its expected
- * false-positive rate stays at or under its target, and refuses an add
- * (AMQ_ELIMIT) once another growth would pass it (expandable, quotient). */
+ * false-positive rate stays at or under its target (expandable, quotient,
+ * pocket).  Expandable and quotient refuse an add (AMQ_ELIMIT) once another
+ * growth would pass it; pocket stays far under any target it takes and
+ * refuses one only at its largest size (64 segments of 2^26 bins). */
 int cli_kind_unsized(uint32_t kind);
 /* "an" before a word (a kind's name) that starts with a vowel, else "a". */
 const char *cli_a(const char *word);

@@ -19,7 +19,8 @@
 #include "cli.h"
 #include "lineset.h"
 
-static const char usage_text[] =
+/* The kinds that keep copies come between the two (usage()). */
+static const char usage_head[] =
     "usage: amq add FILE [INPUT...] [--stats [--json]] [--allow-overfill]\n"
     "               [--duplicates | --skip-maybe-present] [--rewrite] [--progress] [-q]\n"
     "               [--now MS]\n"
@@ -30,19 +31,22 @@ static const char usage_text[] =
     "error FILE is left unchanged.  Concurrent adds to one FILE wait for each other.\n"
     "A quotient filter's growth under way is finished before the save, so that\n"
     "FILE holds one table, not both.\n"
+    "The kinds that keep copies (a key added in two runs is stored twice):\n";
+
+static const char usage_text[] =
     "\n"
     "  --stats            print keys read and keys new to the filter on standard error\n"
     "  --json             --stats as one JSON object (implies --stats)\n"
     "  --allow-overfill   save a filter that is past its capacity (its false-positive\n"
     "                     rate then exceeds the one it was created for); without it,\n"
     "                     such an add fails and FILE is left unchanged\n"
-    "  --duplicates       cuckoo, expandable: store a copy for every line, even a line\n"
-    "                     repeated in this run's input (by default a repeat within\n"
-    "                     the run, same 128-bit hash, is stored once; every other\n"
-    "                     key is stored, whether or not the filter answers present)\n"
+    "  --duplicates       kinds that keep copies: store a copy for every line, even a\n"
+    "                     line repeated in this run's input (by default a repeat\n"
+    "                     within the run, same 128-bit hash, is stored once; every\n"
+    "                     other key is stored, whether or not the filter answers\n"
+    "                     present)\n"
     "  --skip-maybe-present\n"
-    "                     kinds that keep copies (cuckoo, scalable-cuckoo,\n"
-    "                     expandable, quotient; the others store a key once\n"
+    "                     kinds that keep copies (the others store a key once\n"
     "                     anyway): skip a key the filter already answers\n"
     "                     'maybe present' for (RedisBloom's CF.ADDNX).  Hazard: a\n"
     "                     new key that is only a false positive is not stored, and\n"
@@ -52,6 +56,16 @@ static const char usage_text[] =
     "  -q, --quiet        no progress, no warnings\n"
     "  --now MS           aging filters by time: add at this time (ms since the Unix\n"
     "                     epoch; default: the clock)\n";
+
+static void usage(void)
+{
+    const char *names[64];
+    size_t n = cli_kind_names_if(names, 64, amq_kind_keeps_copies);
+
+    fputs(usage_head, stdout);
+    cli_help_names(stdout, "  ", names, n < 64 ? n : 64, NULL, NULL);
+    fputs(usage_text, stdout);
+}
 
 typedef struct add_ctx {
     amq_filter *f;
@@ -152,6 +166,17 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     }
     if (rc < 0) {
         c->status = rc;
+        if (rc == AMQ_ELIMIT && amq_filter_kind(c->f) == AMQ_KIND_POCKET) {
+            /* its rate never bounds it: only a segment's size does */
+            uint64_t items, cap;
+            amq_filter_counts(c->f, &items, &cap);
+            cli_error("%s: the pocket filter cannot grow further: a segment of it is at its "
+                      "largest size (2^26 bins) (at %llu items) (within keys %llu..%llu of this "
+                      "run); the file is left unchanged",
+                      c->path, (unsigned long long)items, (unsigned long long)c->keys + 1,
+                      (unsigned long long)(c->keys + n));
+            return EXIT_TROUBLE;
+        }
         if (rc == AMQ_ELIMIT && cli_kind_unsized(amq_filter_kind(c->f))) {
             amq_stats st;
             amq_filter_stats(c->f, &st);
@@ -291,7 +316,7 @@ int cmd_add(int argc, char **argv)
             quiet = 1;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            usage();
             return 0;
         default:
             cli_usage_hint();

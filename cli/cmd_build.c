@@ -48,10 +48,11 @@ static const char usage_text[] =
     "(HyperLogLog, plus a margin of three standard errors, 1.2 %), unless --capacity\n"
     "is given.  A filter of fixed size that the keys take past its capacity (more\n"
     "keys than --capacity, or an input grown since it was counted) is refused, FILE\n"
-    "not written, unless --allow-overfill.  Cuckoo and aging filters get each\n"
-    "distinct key once (an aging filter's window is the distinct keys: a repeat\n"
-    "would move it).  FILE '-' (or /dev/stdout, /dev/fd/N: an open descriptor)\n"
-    "writes the filter to it.\n"
+    "not written, unless --allow-overfill.  The kinds that keep copies (cuckoo,\n"
+    "expandable, ...: 'amq add --help') and aging filters get each distinct key\n"
+    "once (an aging filter's window is the distinct keys: a repeat would move it).\n"
+    "FILE '-' (or /dev/stdout, /dev/fd/N: an open descriptor) writes the filter\n"
+    "to it.\n"
     "\n";
 
 /* After the --type line, which lists the kinds built in. */

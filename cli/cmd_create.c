@@ -31,10 +31,10 @@ static const char usage_options[] =
 
 /* After the --hash line, which lists the library's hashes. */
 static const char usage_options_tail[] =
-    "  --seed S             hash seed (default 0)\n"
-    "  --fingerprint-bits F, --bucket-size B, --max-kicks K     cuckoo kinds\n"
-    "  --expansion E, --nonscaling, --redisbloom                 scalable kinds\n"
-    "  --partitions P                                            partitioned\n"
+    "  --seed S             hash seed (default 0)\n";
+
+/* After the lines of the options some kinds only read (kind_options). */
+static const char usage_options_end[] =
     "  --window W           aging: remember the last W adds (10M) or a duration\n"
     "                       (90s, 30min, 1h, 7d; then --rate is required)\n"
     "  --rate R             aging by time: expected adds (50k/s, 3000/min, 1M/h)\n"
@@ -53,6 +53,34 @@ static void static_kinds_line(void)
     if (m > 0)
         cli_help_names(stdout, "                       (built from their keys by 'amq build': ",
                        st, m, NULL, ")");
+}
+
+/* Each option some kinds only read, with the kinds create makes that read it
+ * (amq_option_kinds: the table the refusals use). */
+static void kind_options(void)
+{
+    static const struct {
+        const char *option, *name;
+    } opts[] = {
+        {"  --fingerprint-bits F ", "fingerprint_bits"},
+        {"  --bucket-size B      ", "bucket_size"},
+        {"  --max-kicks K        ", "max_kicks"},
+        {"  --expansion E        ", "expansion"},
+        {"  --nonscaling         ", "nonscaling"},
+        {"  --redisbloom         ", "redisbloom"},
+        {"  --partitions P       ", "partitions"},
+    };
+    const char *all[64], *readers[64];
+    size_t i, j, n = cli_kind_names(all, 64, 1), m;
+    uint32_t kind;
+
+    for (i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        for (j = m = 0; j < n && j < 64; j++)
+            if (amq_kind_from_name(all[j], &kind) == AMQ_OK &&
+                amq_option_applies(opts[i].name, kind))
+                readers[m++] = all[j];
+        cli_help_names(stdout, opts[i].option, readers, m, NULL, NULL);
+    }
 }
 
 /* "a|b" or "a, b" of the kinds that need no capacity (cli_kind_unsized). */
@@ -74,18 +102,21 @@ static void usage(void)
     amq_config_init(&start, AMQ_KIND_EXPANDABLE);
     fputs(usage_head, stdout);
     unsized_kinds(names, sizeof names, "|");
-    printf("       amq create FILE --type %s [--capacity START] [--fpp P]\n", names);
+    printf("       amq create FILE --type %s\n"
+           "                       [--capacity START] [--fpp P]\n", names);
     fputs(usage_text, stdout);
     cli_help_kinds(stdout, "  --type TYPE          ", 1, NULL);
     static_kinds_line();
     unsized_kinds(names, sizeof names, ", ");
     printf("  --capacity N         keys the filter is sized for (5000000, 5M, 1e6)\n"
-           "                       %s: where it starts (default %llu);\n"
-           "                       it grows as keys come\n",
+           "                       %s: where it\n"
+           "                       starts (default %llu); it grows as keys come\n",
            names, (unsigned long long)start.capacity);
     fputs(usage_options, stdout);
     cli_help_hashes(stdout, "  --hash ALGO          ");
     fputs(usage_options_tail, stdout);
+    kind_options();
+    fputs(usage_options_end, stdout);
 }
 
 /* An option some kinds only read, by its name in the library's table of them

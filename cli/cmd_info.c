@@ -7,20 +7,34 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
+/* The kinds that need no capacity come between the two (usage()). */
+static const char usage_head[] =
     "usage: amq info FILE [--json]\n"
     "\n"
     "Verifies FILE's checksums and describes the filter: kind, parameters (bits,\n"
     "hash count, ...), capacity (for a kind that grows: where its next growth\n"
     "starts), bytes, items added, bits per item, fill ratio, and the expected\n"
-    "false-positive rate now and at capacity (for the expandable and quotient\n"
-    "kinds: the target they hold at every size; for scalable-bloom: the chain's\n"
+    "false-positive rate now and at capacity (for scalable-bloom: the chain's\n"
     "target, with its first link's rate and the factor each next link's is\n"
     "tightened by - x0.5 in RedisBloom's layout, x0.8 natively; for\n"
-    "scalable-cuckoo: the rate of one full link).  FILE '-' is standard input\n"
-    "(the filter is read into memory).\n"
+    "scalable-cuckoo: the rate of one full link; for the kinds that need no\n"
+    "capacity, the target they hold at every size).  FILE '-' is standard input\n"
+    "(the filter is read into memory).\n";
+
+static const char usage_text[] =
     "\n"
     "  --json   print one JSON object instead\n";
+
+static void usage(void)
+{
+    const char *names[64];
+    size_t n = cli_kind_names_if(names, 64, cli_kind_unsized);
+
+    fputs(usage_head, stdout);
+    cli_help_names(stdout, "The kinds that need no capacity: ", names, n < 64 ? n : 64, NULL,
+                   NULL);
+    fputs(usage_text, stdout);
+}
 
 /* A scalable Bloom filter's chain as the library describes it. */
 typedef struct sbloom_chain {
@@ -156,7 +170,7 @@ int cmd_info(int argc, char **argv)
             json = 1;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            usage();
             return 0;
         default:
             cli_usage_hint();

@@ -49,12 +49,12 @@ size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind
     return n;
 }
 
-/* The kinds that grow from a start of their own, bounded by their rate, not
- * by a size given in advance (amq/filter.h: amq_config_init starts them at
- * 4,096 keys).  Ids, not names: a kind's name may change, its id is pinned. */
+/* The kinds that grow from a start of their own, not from a size given in
+ * advance (amq/filter.h: amq_config_init starts them at 4,096 keys).  Ids,
+ * not names: a kind's name may change, its id is pinned. */
 int cli_kind_unsized(uint32_t kind)
 {
-    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT;
+    return kind == AMQ_KIND_EXPANDABLE || kind == AMQ_KIND_QUOTIENT || kind == AMQ_KIND_POCKET;
 }
 
 const char *cli_a(const char *word)

@@ -1,0 +1,160 @@
+#!/bin/sh
+# test_pocket.sh - pocket filters through the tool: create without
+# --capacity, a million generated keys through add (the file grows with its
+# keys, about 22 bits a key), every key present in memory and mmap'd, info's
+# fields, shorter entries, copies, refusals.
+. "$(dirname "$0")/lib.sh"
+cd "$T" || exit 1
+
+info_field() { "$AMQ" info "$1" | sed -n "s/^$2: *//p"; }
+# json_field FILE NAME: a number of info --json
+json_field() { "$AMQ" info --json "$1" | tr ',{}' '\n\n\n' | sed -n "s/^ *\"$2\": *//p"; }
+# le A B: A <= B, as numbers (floats too)
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+CASE=pocket-create
+expect_status 0 "$AMQ" create p.amq --type pocket
+expect_eq "kind" pocket "$(info_field p.amq kind)"
+expect_eq "items at creation" 0 "$(info_field p.amq items)"
+expect_eq "expansions at creation" 0 "$(info_field p.amq expansions)"
+expect_eq "start keys" 4096 "$(info_field p.amq 'start keys')"
+expect_eq "one segment" 1 "$(info_field p.amq segments)"
+# room for 4,096 keys at 95 % of 28 entries a bin: ceil(4096 / 26.6) bins
+expect_eq "bins at creation" 154 "$(info_field p.amq bins)"
+expect_eq "entry bits" 15 "$(info_field p.amq 'entry bits')"
+# the target holds at every size: no "at capacity" for a kind that grows
+expect_eq "info's rate line" 1 \
+    "$("$AMQ" info p.amq | grep -c '^false positives: *0 now, target 0\.01 at every size$')"
+size0=$(wc -c <p.amq)
+
+CASE=pocket-million
+awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "user:%d:%x\n", i, i * 2654435761 % 4294967296 }' >k1
+awk 'BEGIN { for (i = 0; i < 1000000; i++) printf "other:%d\n", i }' >absent
+expect_status 0 "$AMQ" add --stats --json p.amq k1
+expect_eq "add --stats: read, new" 1 "$(grep -c '"keys_read": 1000000, "keys_new": 1000000,' "$T/.err")"
+expect_eq "items" 1000000 "$(info_field p.amq items)"
+expect_eq "every key present (mmap'd)" 1000000 "$("$AMQ" query -c p.amq k1)"
+expect_eq "every key present (--trust)" 1000000 "$("$AMQ" query -c --trust p.amq k1)"
+expect_eq "every key present (stdin)" 1000000 "$("$AMQ" query -c p.amq - <k1)"
+expect_eq "every key present (-v selects none)" 0 "$("$AMQ" query -v -c p.amq k1)"
+fp=$("$AMQ" query -c p.amq absent)
+# about 2e-4 here: 200 expected, 1,000 is far out
+[ "$fp" -le 1000 ] || fail "$fp of 1000000 absent keys answered (over 0.1 %)"
+expect_eq "64 segments" 64 "$(info_field p.amq segments)"
+exp=$(info_field p.amq expansions)
+[ "$exp" -ge 64 ] || fail "$exp expansions from 4,096 keys to 1,000,000 in 64 segments"
+bins=$(info_field p.amq bins)
+entries=$(info_field p.amq entries)
+# an entry whose range meets two buckets after a growth is in both: a few more than keys
+le 1000000 "$entries" && le "$entries" 1002000 || fail "$entries entries for 1,000,000 keys"
+le "$entries" "$(awk -v b="$bins" 'BEGIN { print b * 28 * 0.95 }')" ||
+    fail "$entries entries in $bins bins of 28: over 95 %"
+# memory follows the keys: 28 16-bit entries and a map in 64 bytes, at 95 / 1.15 to 95 % full
+bpk=$(info_field p.amq 'bits per item')
+le 20 "$bpk" && le "$bpk" 24 || fail "bits per item $bpk, not about 22"
+size1=$(wc -c <p.amq)
+[ "$size1" -gt "$size0" ] || fail "the file did not grow ($size0 -> $size1 bytes)"
+le "$size1" 3000000 || fail "the file is $size1 bytes for 1,000,000 keys (over 24 bits a key)"
+bound=$(json_field p.amq fpp_bound)
+le "$bound" 0.001 || fail "fpp_bound $bound, not about 2e-4"
+expect_eq "fpp_now is the bound" "$bound" "$(json_field p.amq fpp_now)"
+expect_eq "expansions in --json" "$exp" "$(json_field p.amq expansions)"
+expect_eq "segments in --json" 64 "$(json_field p.amq segments)"
+"$AMQ" info p.amq >info.txt
+grep -q '^spare entries: *[1-9]' info.txt || fail "info lacks the spare's entries"
+grep -q '^entries of 15 bits: *[1-9]' info.txt || fail "info lacks the 15-bit entries"
+grep -q '^fpp of 14 bit entries: *[0-9]' info.txt || fail "info lacks the 14-bit entries' rate"
+# every length's entries have their rate, the counts add up and the rates make up the bound
+expect_eq "entries by length" "$entries" \
+    "$(sed -n 's/^entries of [0-9]* bits: *//p' info.txt | awk '{ s += $1 } END { print s }')"
+expect_eq "a rate for each length" "$(grep -c '^entries of ' info.txt)" "$(grep -c '^fpp of ' info.txt)"
+sum=$(sed -n 's/^fpp of [0-9]* bit entries: *//p' info.txt | awk '{ s += $1 } END { printf "%.6g", s }')
+awk -v s="$sum" -v b="$bound" 'BEGIN { exit !(s > 0.99 * b && s <= b) }' ||
+    fail "the lengths' rates sum to $sum, the bound is $bound"
+
+CASE=pocket-more
+awk 'BEGIN { for (i = 1000000; i < 1200000; i++) printf "user:%d:%x\n", i, i * 2654435761 % 4294967296 }' >k2
+expect_status 0 "$AMQ" add p.amq k2
+expect_eq "items after 200k more" 1200000 "$(info_field p.amq items)"
+cat k1 k2 >all
+expect_eq "every key of both runs" 1200000 "$("$AMQ" query -c p.amq all)"
+[ "$(info_field p.amq expansions)" -gt "$exp" ] || fail "no growth for 200,000 more keys"
+
+CASE=pocket-copies
+# the kind keeps copies: a later run stores its keys again, unless asked to skip them
+expect_status 0 "$AMQ" create c.amq --type pocket
+head -n 4800 k1 >k4800
+expect_status 0 "$AMQ" add c.amq k4800
+expect_status 0 "$AMQ" add --stats c.amq k4800
+expect_stderr_has "4800 keys read, 4800 new; 9600 items"
+expect_status 0 "$AMQ" add --stats --skip-maybe-present c.amq k4800
+expect_stderr_has "4800 keys read, 0 new, 4800 skipped as maybe present; 9600 items"
+expect_eq "entries: two of each key" 9600 "$(info_field c.amq entries)"
+cat k4800 k4800 >twice
+expect_status 0 "$AMQ" add --stats --duplicates c.amq twice
+expect_stderr_has "9600 keys read, 9600 new; 19200 items"
+expect_eq "every key present" 4800 "$("$AMQ" query -c c.amq k4800)"
+
+CASE=pocket-remove
+cp p.amq before.amq
+expect_status 2 "$AMQ" remove p.amq k2
+expect_stderr_has "a pocket filter cannot remove keys"
+expect_stderr_has "the file is left unchanged"
+expect_same_file p.amq before.amq
+
+CASE=pocket-fingerprint-bits
+# shorter entries (for tests): the same keys all present, the rate 2^7 times the 15-bit one's
+expect_status 0 "$AMQ" create e.amq --type pocket --fingerprint-bits 8
+expect_eq "entry bits" 8 "$(info_field e.amq 'entry bits')"
+head -n 200000 k1 >k200k
+expect_status 0 "$AMQ" add e.amq k200k
+expect_eq "every key present (8-bit entries)" 200000 "$("$AMQ" query -c e.amq k200k)"
+fp8=$("$AMQ" query -c e.amq absent)
+[ "$fp8" -ge 5000 ] && [ "$fp8" -le 60000 ] ||
+    fail "$fp8 of 1000000 absent keys answered with 8-bit entries (about 2 %)"
+expect_status 2 "$AMQ" create x.amq --type pocket --fingerprint-bits 16
+expect_stderr_has "a pocket filter's entries hold 5 to 15 bits (fingerprint_bits), not 16"
+expect_status 2 "$AMQ" create x.amq --type pocket --fingerprint-bits 4
+expect_stderr_has "not 4"
+
+CASE=pocket-start
+expect_status 0 "$AMQ" create s.amq --type pocket --capacity 1000 --fpp 0.02
+expect_eq "start keys" 1000 "$(info_field s.amq 'start keys')"
+expect_eq "bins for 1000" 38 "$(info_field s.amq bins)"
+expect_eq "fpp target" 0.02 "$(json_field s.amq fpp_target)"
+expect_status 0 "$AMQ" create s64.amq --type pocket --capacity 64
+expect_status 2 "$AMQ" create x.amq --type pocket --capacity 63
+expect_stderr_has "a pocket filter's starting capacity must be 64 to 2^32 keys, not 63"
+expect_status 2 "$AMQ" create x.amq --type pocket --fpp 0.0001
+expect_stderr_has "false-positive target must be in"
+expect_status 2 "$AMQ" create x.amq --type pocket --window 100
+expect_stderr_has "does not apply to --type pocket"
+expect_status 2 "$AMQ" create x.amq --type pocket --partitions 4
+expect_stderr_has "does not apply to --type pocket"
+expect_status 2 "$AMQ" create x.amq --type pocket --bucket-size 4
+expect_stderr_has "does not apply to --type pocket"
+[ -e x.amq ] && fail "a refused create left x.amq"
+
+CASE=pocket-help
+"$AMQ" create --help >help.txt
+grep -q -- '--type expandable|quotient|pocket$' help.txt || fail "create --help: no capacity for pocket"
+grep -q -- '^  --fingerprint-bits F cuckoo, scalable-cuckoo, pocket$' help.txt ||
+    fail "create --help: --fingerprint-bits does not name pocket"
+"$AMQ" add --help | grep -q '^  cuckoo, scalable-cuckoo, expandable, quotient, pocket$' ||
+    fail "add --help: the kinds that keep copies lack pocket"
+"$AMQ" info --help | grep -q '^The kinds that need no capacity: expandable, quotient, pocket$' ||
+    fail "info --help: the kinds that need no capacity lack pocket"
+
+CASE=pocket-build
+expect_status 0 "$AMQ" build b.amq k2 --type pocket
+expect_eq "built kind" pocket "$(info_field b.amq kind)"
+expect_eq "built items" 200000 "$(info_field b.amq items)"
+expect_eq "built from the count" 200000 "$(info_field b.amq 'start keys')"
+expect_eq "every built key" 200000 "$("$AMQ" query -c b.amq k2)"
+# a start under the keys grows as add does
+expect_status 0 "$AMQ" build bg.amq k2 --type pocket --capacity 4096 -q
+expect_eq "grown build: every key" 200000 "$("$AMQ" query -c bg.amq k2)"
+expect_status 2 "$AMQ" merge u.amq b.amq p.amq
+expect_stderr_has "pocket filters cannot be merged"
+
+finish
