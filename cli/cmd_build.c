@@ -307,8 +307,9 @@ static int build_static(build *b, amq_config *cfg, cli_scan_opts *o, cli_progres
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+/* counted: cfg->capacity is the keys counted, not a --capacity given. */
 static int create_filter(build *b, const char *type, uint32_t kind, int guava,
-                         amq_config *cfg)
+                         amq_config *cfg, int counted)
 {
     amq_bloom_params p;
     amq_bloom *bl;
@@ -333,6 +334,17 @@ static int create_filter(build *b, const char *type, uint32_t kind, int guava,
     } else {
         cfg->kind = kind;
         rc = amq_filter_new(cfg, &b->f, &err);
+        if (rc == AMQ_ERANGE && counted && cli_kind_unsized(kind)) {
+            /* a count is only where a kind that grows starts: one under the least start it
+             * takes (pocket's 64 keys) starts it where the library does */
+            amq_config start;
+            amq_config_init(&start, kind);
+            if (cfg->capacity < start.capacity) {
+                cfg->capacity = start.capacity;
+                memset(&err, 0, sizeof err);
+                rc = amq_filter_new(cfg, &b->f, &err);
+            }
+        }
         if (rc != AMQ_OK) {
             cli_lib_error(rc, &err, "build");
             return -1;
@@ -548,7 +560,7 @@ int cmd_build(int argc, char **argv)
             b.count_too = 1;
         }
     }
-    if (create_filter(&b, type, kind, guava, &cfg) != 0)
+    if (create_filter(&b, type, kind, guava, &cfg, counted_at_all) != 0)
         goto done;
     o.hash = hash_for_filter;
     o.hash_ctx = b.f;

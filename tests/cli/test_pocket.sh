@@ -154,6 +154,15 @@ expect_eq "every built key" 200000 "$("$AMQ" query -c b.amq k2)"
 # a start under the keys grows as add does
 expect_status 0 "$AMQ" build bg.amq k2 --type pocket --capacity 4096 -q
 expect_eq "grown build: every key" 200000 "$("$AMQ" query -c bg.amq k2)"
+# a count under the least start the kind takes (64 keys) starts it where the library does
+head -n 32 k2 >k32
+expect_status 0 "$AMQ" build b32.amq k32 --type pocket
+expect_eq "32 keys: start keys" 4096 "$(info_field b32.amq 'start keys')"
+expect_eq "32 keys: every key" 32 "$("$AMQ" query -c b32.amq k32)"
+expect_status 0 "$AMQ" build b0.amq --type pocket </dev/null
+expect_eq "no keys: items" 0 "$(info_field b0.amq items)"
+expect_status 2 "$AMQ" build x.amq k32 --type pocket --capacity 10
+expect_stderr_has "starting capacity must be 64 to 2^32 keys, not 10"
 expect_status 2 "$AMQ" merge u.amq b.amq p.amq
 expect_stderr_has "pocket filters cannot be merged"
 
