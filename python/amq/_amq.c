@@ -735,7 +735,7 @@ static int stores_copies(const amq_filter *f)
 }
 
 /* A kind whose add stores a copy without looking but removes nothing
- * (quotient): a key that may be present already is not stored again. */
+ * (quotient, pocket): a key that may be present already is not stored again. */
 static int asks_first(const amq_filter *f)
 {
     const uint32_t kind = amq_filter_kind(f);
@@ -1186,7 +1186,7 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
     /* No hash given: the kind's default (amq_config_init's). */
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo;
-    if (cap_obj == NULL) /* 1,000,000; expandable and quotient start at 4,096 */
+    if (cap_obj == NULL) /* 1,000,000; expandable, quotient and pocket start at 4,096 */
         capacity = cfg.capacity;
     if (cap_obj != NULL && window_ms != 0) {
         /* as `amq create` refuses --capacity beside --window */
@@ -2575,8 +2575,8 @@ static PyMethodDef Filter_methods[] = {
     {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear($self, /)\n--\n\nEmpties the filter."},
     {"settle", (PyCFunction)Filter_settle, METH_NOARGS,
      "settle($self, /)\n--\n\nFinishes a growing kind's growth under way (quotient: its new table;\n"
-     "expandable: its doubling), so that the filter holds one table and a save writes\n"
-     "one; nothing to do for other kinds."},
+     "expandable: its doubling; pocket: its last 16 adds, waiting in a ring, placed), so\n"
+     "that the filter holds one table and a save writes one; nothing to do for other kinds."},
     {"close", (PyCFunction)Filter_close, METH_NOARGS,
      "close($self, /)\n--\n\nReleases the filter (and its mapping); later calls raise ValueError."},
     {"hash_key", (PyCFunction)Filter_hash_key, METH_O,
@@ -2600,7 +2600,7 @@ static PyGetSetDef Filter_getset[] = {
      "items the filter is sized for (a kind that grows: where its next growth starts)", NULL},
     {"fpp", (getter)get_fpp, NULL,
      "target false-positive rate: at capacity for a sized kind, at every size for the "
-     "expandable and quotient kinds, the first link's for scalable-bloom, a full link's "
+     "expandable, quotient and pocket kinds, the first link's for scalable-bloom, a full link's "
      "for scalable-cuckoo", NULL},
     {"nbytes", (getter)get_nbytes, NULL, "bytes of filter data", NULL},
     {"approx_items", (getter)get_approx_items, NULL,
@@ -2636,7 +2636,11 @@ PyDoc_STRVAR(Filter_doc,
 "default 4096, and doubles as keys come, at or under fpp; deletable),\n"
 "'quotient' (never sized either: starts at capacity keys, default 4096,\n"
 "and grows by 10 % as keys come, at or under fpp, in about 20 bits a key\n"
-"at 1 %; no removal),\n"
+"at 1 %; no removal), 'pocket' (never sized, no growth limit: starts at\n"
+"capacity keys, default 4096, 64 to 2**32, in 64-byte bins grown by 15 %\n"
+"in up to 64 segments, about 22 bits a key, its rate far under fpp (about\n"
+"2e-4 at 1e6 keys); fingerprint_bits 5 to 15 shortens its entries; no\n"
+"removal),\n"
 "'aging' (a sliding window: capacity = the last N adds, or\n"
 "window_ms + rate to age by the caller's clock, see advance()). The static\n"
 "kinds ('fuse', 'ribbon') are made by amq.build(). hash: None takes the\n"

@@ -6,7 +6,7 @@ import amq
 from conftest import keys
 
 KINDS = ["bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo",
-         "quotient"]
+         "quotient", "pocket"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -73,7 +73,7 @@ def test_packed_queries_match_single_calls(kind):
     rng = np.random.default_rng(11)
     for width in (8, 12):
         raw = rng.integers(0, 256, size=(40000, width), dtype=np.uint8)
-        cap = {"expandable": 1000, "quotient": 1000}.get(kind, 40000)  # they grow
+        cap = {"expandable": 1000, "quotient": 1000, "pocket": 1000}.get(kind, 40000)  # they grow
         f = amq.Filter(kind=kind, capacity=cap, fpp=0.01)
         f.add_many(raw[:20000])
         got = f.contains_many(raw.view("V%d" % width).ravel())

@@ -57,6 +57,8 @@ def test_a_batch_within_capacity_and_growing_kinds_are_not_checked():
     w.add_many(keys("a", 5000))  # keeps its window
     q = amq.Filter(capacity=100, kind="quotient")
     assert q.add_many(keys("a", 5000)) == 5000  # grows
+    p = amq.Filter(capacity=100, kind="pocket")
+    assert p.add_many(keys("a", 5000)) == 5000  # grows
 
 
 # ---- item 5: equality, cuckoo add, parameters, seeds, sizing ---------------------------
@@ -286,7 +288,7 @@ def test_capacity_and_fpp_come_first_as_in_rbloom_and_pyprobables():
 def test_every_capacity_given_is_the_capacity_asked_for():
     # 2**64 - 1 stood for "not given" and silently made the default filter (1,000,000
     # keys, expandable 4,096); `amq create --capacity 18446744073709551615` refuses it
-    for kind in ("bloom", "cuckoo", "expandable", "quotient"):
+    for kind in ("bloom", "cuckoo", "expandable", "quotient", "pocket"):
         with pytest.raises(ValueError, match="18446744073709551615"):
             amq.Filter(2**64 - 1, kind=kind)
     assert amq.Filter(kind="bloom").capacity == 1_000_000

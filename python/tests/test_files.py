@@ -49,7 +49,7 @@ def test_open_errors(tmp):
 
 
 @pytest.mark.parametrize("kind", ["bloom", "blocked", "partitioned", "cuckoo",
-                                  "scalable-bloom", "scalable-cuckoo", "quotient"])
+                                  "scalable-bloom", "scalable-cuckoo", "quotient", "pocket"])
 def test_hostile_bytes_never_crash(kind):
     f = amq.Filter(kind=kind, capacity=300)
     f.update(keys("h", 200))

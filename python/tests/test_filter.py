@@ -5,7 +5,7 @@ import amq
 from conftest import keys
 
 DYNAMIC = ["bloom", "blocked", "partitioned", "cuckoo", "scalable-bloom", "scalable-cuckoo",
-           "quotient"]
+           "quotient", "pocket"]
 
 
 @pytest.mark.parametrize("kind", DYNAMIC)

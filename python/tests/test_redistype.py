@@ -106,14 +106,16 @@ def test_items_are_keys_as_a_local_filter_takes_them(server):
 def make(kind, ks):
     if kind in ("ribbon", "fuse"):
         return amq.build(ks, kind=kind, fpp=0.01)
-    f = amq.Filter(kind=kind, capacity=len(ks), fpp=0.01)
+    # pocket starts at no fewer than 64 keys
+    f = amq.Filter(kind=kind, capacity=max(len(ks), 64) if kind == "pocket" else len(ks),
+                   fpp=0.01)
     f.add_many(ks)
     return f
 
 
 @pytest.mark.parametrize("kind", ["blocked", "bloom", "partitioned", "cuckoo",
                                   "scalable-bloom", "scalable-cuckoo", "ribbon", "fuse",
-                                  "quotient"])
+                                  "quotient", "pocket"])
 def test_load_and_fetch_every_kind(server, kind):
     ks = keys("key", 5000)
     f = make(kind, ks)
