@@ -308,6 +308,7 @@ for k in $kinds; do
     json=$("$AMQ" info --json lk-$k.amq 2>/dev/null |
            /usr/bin/python3 -c 'import json, sys; print("%.4f" % json.load(sys.stdin)["fill_ratio"])')
     expect_eq "$k: info's fill ratio, text and --json" "$json" "$text"
+    [ -n "$text" ] || fail "$k: no fill ratio: $("$AMQ" info lk-$k.amq 2>&1 | head -c 200)"
 done
 
 CASE=compressed-inputs-one-wording

@@ -149,7 +149,7 @@ tr -d '\r' <st.resp | grep -q '"kind": "ribbon"' || fail "static shards' kind"
 expect_status 0 "$AMQ" import --from redis --shards 2 st.resp or0 or1
 expect_same_file r1.amq or1
 # Every other kind AMQ.* holds: two shard files out and back, byte for byte.
-for kind in cuckoo partitioned fuse aging expandable quotient scalable-bloom; do
+for kind in cuckoo partitioned fuse aging expandable quotient pocket scalable-bloom; do
     "$AMQ" build --type $kind x0.$kind k0 && "$AMQ" build --type $kind x1.$kind k1 ||
         fail "build $kind"
     expect_status 0 "$AMQ" export --to redis --shards 2 "kinds:$kind" x0.$kind x1.$kind x.resp
