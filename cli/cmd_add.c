@@ -166,17 +166,6 @@ static int add_batch(void *vctx, const cli_line *lines, const amq_hash128 *hashe
     }
     if (rc < 0) {
         c->status = rc;
-        if (rc == AMQ_ELIMIT && amq_filter_kind(c->f) == AMQ_KIND_POCKET) {
-            /* its rate never bounds it: only a segment's size does */
-            uint64_t items, cap;
-            amq_filter_counts(c->f, &items, &cap);
-            cli_error("%s: the pocket filter cannot grow further: a segment of it is at its "
-                      "largest size (2^26 bins) (at %llu items) (within keys %llu..%llu of this "
-                      "run); the file is left unchanged",
-                      c->path, (unsigned long long)items, (unsigned long long)c->keys + 1,
-                      (unsigned long long)(c->keys + n));
-            return EXIT_TROUBLE;
-        }
         if (rc == AMQ_ELIMIT && cli_kind_unsized(amq_filter_kind(c->f))) {
             amq_stats st;
             amq_filter_stats(c->f, &st);
