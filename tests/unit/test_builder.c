@@ -380,7 +380,7 @@ TEST(builder_empty_build)
 TEST(builder_errors)
 {
     static const uint32_t refused[] = {AMQ_KIND_SCALABLE_BLOOM, AMQ_KIND_SCALABLE_CUCKOO,
-                                       AMQ_KIND_AGING, AMQ_KIND_QUOTIENT};
+                                       AMQ_KIND_AGING, AMQ_KIND_QUOTIENT, AMQ_KIND_POCKET};
     amq_config cfg;
     amq_builder *b;
     amq_filter *f, *g;

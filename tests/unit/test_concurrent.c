@@ -262,6 +262,12 @@ static amq_filter *make_quotient(void)
     return make_kind(AMQ_KIND_QUOTIENT, NKEYS / 10, 0);
 }
 
+/* From a tenth of the keys too: the readers meet segments grown and split. */
+static amq_filter *make_pocket(void)
+{
+    return make_kind(AMQ_KIND_POCKET, NKEYS / 10, 0);
+}
+
 static const struct kind_case {
     const char *name;
     amq_filter *(*make)(void); /* an empty filter that holds NKEYS */
@@ -277,6 +283,7 @@ static const struct kind_case {
     {"scalable-cuckoo", make_scuckoo},
     {"scalable-cuckoo (redisbloom)", make_scuckoo_rb},
     {"quotient", make_quotient},
+    {"pocket", make_pocket},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -558,10 +558,11 @@ TEST(set_concurrent_by_kind)
 {
     static const uint32_t kinds[] = {AMQ_KIND_BLOOM, AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED,
                                      AMQ_KIND_CUCKOO, AMQ_KIND_SCALABLE_BLOOM,
-                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_QUOTIENT};
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_QUOTIENT,
+                                     AMQ_KIND_POCKET};
     static const int want[] = {AMQ_EUNSUPPORTED, AMQ_OK, AMQ_OK,
                                AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED,
-                               AMQ_EUNSUPPORTED};
+                               AMQ_EUNSUPPORTED, AMQ_EUNSUPPORTED};
     amq_config cfg;
     amq_filter *f, *ro;
     uint8_t buf[1 << 16];
@@ -602,7 +603,8 @@ TEST(mulshift_refused_by_bloom_kinds_kept_by_the_others)
 {
     static const uint32_t refused[] = {AMQ_KIND_BLOOM, AMQ_KIND_SCALABLE_BLOOM};
     static const uint32_t taken[] = {AMQ_KIND_BLOCKED, AMQ_KIND_PARTITIONED, AMQ_KIND_CUCKOO,
-                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING, AMQ_KIND_QUOTIENT};
+                                     AMQ_KIND_SCALABLE_CUCKOO, AMQ_KIND_AGING, AMQ_KIND_QUOTIENT,
+                                     AMQ_KIND_POCKET};
     enum { N = 100000, Q = 400000 };
     amq_config c;
     amq_filter *f;
@@ -666,6 +668,7 @@ TEST(kind_has_capacity_only_for_sized_kinds)
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_AGING), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_EXPANDABLE), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_QUOTIENT), 0);
+    CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_POCKET), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_FUSE), 0);
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_RIBBON), 0);
     CHECK_EQ(amq_kind_has_capacity(0), 0);
@@ -674,10 +677,11 @@ TEST(kind_has_capacity_only_for_sized_kinds)
 TEST(kind_predicates)
 {
     uint32_t id;
-    for (id = 0; id <= 12; id++) {
+    for (id = 0; id <= 14; id++) {
         int copies = id == AMQ_KIND_CUCKOO || id == AMQ_KIND_SCALABLE_CUCKOO ||
                      id == AMQ_KIND_EXPANDABLE;
-        CHECK_EQ(amq_kind_keeps_copies(id), copies || id == AMQ_KIND_QUOTIENT);
+        CHECK_EQ(amq_kind_keeps_copies(id),
+                 copies || id == AMQ_KIND_QUOTIENT || id == AMQ_KIND_POCKET);
         CHECK_EQ(amq_kind_can_remove(id), copies);
         CHECK_EQ(amq_kind_updates_in_place(id), id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED);
         CHECK_EQ(amq_kind_has_redisbloom_mode(id),
@@ -735,8 +739,8 @@ TEST(counts_and_set_adds_on_the_handle)
         }
         amq_filter_free(f);
     }
-    CHECK_EQ(kinds, 9); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable,
-                         * quotient */
+    CHECK_EQ(kinds, 10); /* bloom, blocked, partitioned, cuckoo, scalable x2, aging, expandable,
+                          * quotient, pocket */
 }
 
 /* Equality ignores counts and the order of adds; the subset test compares the

@@ -360,7 +360,7 @@ TEST(limits_cuckoo)
     CHECK_STATUS(amq_filter_new(&cfg, &f, &err), AMQ_ERANGE);
 }
 
-/* ---- amq_filter_new with the options of the cuckoo, scalable and quotient kinds ---------- */
+/* ---- amq_filter_new with the options of the cuckoo, scalable, quotient, pocket kinds --- */
 
 static const struct kind_row {
     const char *name;
@@ -438,6 +438,22 @@ static const struct kind_row {
     {"quotient fpp 0", AMQ_KIND_QUOTIENT, 1000, 0.0, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"quotient fpp NaN", AMQ_KIND_QUOTIENT, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"quotient fpp -inf", AMQ_KIND_QUOTIENT, 1000, -INFINITY, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket valid", AMQ_KIND_POCKET, 1000, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"pocket capacity 64", AMQ_KIND_POCKET, 64, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
+    {"pocket capacity 63", AMQ_KIND_POCKET, 63, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket capacity 0", AMQ_KIND_POCKET, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket capacity 2^32+1", AMQ_KIND_POCKET, (UINT64_C(1) << 32) + 1, 0.01, 0, 0, 0, 0, 0,
+     AMQ_ERANGE},
+    {"pocket capacity 2^64-1", AMQ_KIND_POCKET, U64MAX, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket fpp 0.001", AMQ_KIND_POCKET, 1000, 0.001, 0, 0, 0, 0, 0, AMQ_OK},
+    {"pocket fpp 0.5", AMQ_KIND_POCKET, 1000, 0.5, 0, 0, 0, 0, 0, AMQ_OK},
+    {"pocket fpp 0.0009", AMQ_KIND_POCKET, 1000, 0.0009, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket fpp 0.51", AMQ_KIND_POCKET, 1000, 0.51, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket fpp NaN", AMQ_KIND_POCKET, 1000, NAN, 0, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket 5-bit entries", AMQ_KIND_POCKET, 1000, 0.01, 5, 0, 0, 0, 0, AMQ_OK},
+    {"pocket 15-bit entries", AMQ_KIND_POCKET, 1000, 0.01, 15, 0, 0, 0, 0, AMQ_OK},
+    {"pocket 4-bit entries", AMQ_KIND_POCKET, 1000, 0.01, 4, 0, 0, 0, 0, AMQ_ERANGE},
+    {"pocket 16-bit entries", AMQ_KIND_POCKET, 1000, 0.01, 16, 0, 0, 0, 0, AMQ_ERANGE},
 };
 
 TEST(limits_filter_new_kind_options)

@@ -439,6 +439,9 @@ TEST(save_grown_kinds_with_each_io_call_failing)
     amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
     cfg.capacity = 50;
     sweep_kind("expandable", &cfg, 2000, 0);
+    amq_config_init(&cfg, AMQ_KIND_POCKET);
+    cfg.capacity = 64;
+    sweep_kind("pocket", &cfg, 2000, 0);
 }
 
 TEST_MAIN()
