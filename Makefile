@@ -276,9 +276,9 @@ tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH) $(
 # streams, when the other has ended) runs them side by side.
 UNIT_RUNS := $(patsubst $(BUILD)/tests/%,run-unit/%,$(TEST_BIN))
 .PHONY: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@avx2 \
-	run-unit/test_quotient@scalar
+	run-unit/test_quotient@scalar run-unit/test_pocket@scalar
 test-unit: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@avx2 \
-	run-unit/test_quotient@scalar test-headers
+	run-unit/test_quotient@scalar run-unit/test_pocket@scalar test-headers
 
 $(UNIT_RUNS): run-unit/%: $(BUILD)/tests/%
 	@scripts/run-tests.sh $<
@@ -293,6 +293,11 @@ run-unit/test_quotient@avx2: $(BUILD)/tests/test_quotient
 	@AMQ_SIMD=avx2 scripts/run-tests.sh $<
 
 run-unit/test_quotient@scalar: $(BUILD)/tests/test_quotient
+	@AMQ_SIMD=scalar scripts/run-tests.sh $<
+
+# The pocket kind's every test on its baseline bins too (the run above took AVX-512's
+# here; it has no AVX2 path).
+run-unit/test_pocket@scalar: $(BUILD)/tests/test_pocket
 	@AMQ_SIMD=scalar scripts/run-tests.sh $<
 
 # Every public header compiles alone (and amq/advanced.h only when asked for);
