@@ -1006,6 +1006,15 @@ TEST(pocket_structural_damage_is_refused)
     DAMAGE("fpp NaN", AMQ_ECORRUPT, amq_storef64(q.params + 8, NAN));
     DAMAGE("start 63", AMQ_ECORRUPT, amq_store64(q.params + 16, 63));
     DAMAGE("start 2^32 + 1", AMQ_ECORRUPT, amq_store64(q.params + 16, (UINT64_C(1) << 32) + 1));
+    /* a start its bins could not have begun with: clear would allocate for it (2^29 keys: 1.3
+     * GB for a file of 20 KB) */
+    DAMAGE("start 2^29", AMQ_ECORRUPT, amq_store64(q.params + 16, UINT64_C(1) << 29));
+    DAMAGE("start past 95 % of the bins' entries", AMQ_ECORRUPT, {
+        uint64_t all = 0;
+        for (e = 0; e < 1u << amq_load16(p.params + 6); e++)
+            all += amq_load64(p.payload + rec_at(e));
+        amq_store64(q.params + 16, all * 28 * 95 / 100 + 1);
+    });
     DAMAGE("parameter byte 40", AMQ_ECORRUPT, q.params[40] = 1);
     DAMAGE("parameter byte 63", AMQ_ECORRUPT, q.params[63] = 0x80);
     /* the pending block */
