@@ -271,6 +271,20 @@ static void kind_variants(uint32_t kind, fileset *fs)
                 amq_filter_free(f);
         }
     }
+    if (kind == AMQ_KIND_POCKET) {
+        /* from the smallest start (64 keys): grown and split into 8 segments, spare
+         * entries; five adds, all still pending; 6-bit entries run out of bits (deep
+         * ranges, entries of 3 bits and fewer) */
+        amq_config_init(&cfg, kind);
+        cfg.capacity = 64;
+        keep(fs, make(&cfg, 1000));
+        keep(fs, make(&cfg, 5));
+        cfg.fingerprint_bits = 6;
+        keep(fs, make(&cfg, 5003));
+        cfg.fingerprint_bits = 5;
+        cfg.fpp = 0.5;
+        keep(fs, make(&cfg, 700));
+    }
     if (kind == AMQ_KIND_BLOOM) {
         for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
             amq_config_init(&cfg, kind);
