@@ -329,10 +329,10 @@ static int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint64_t g, 
     return AMQ_OK;
 }
 
-/* Entries of one bucket in the spare, at most: a key added again and again, or keys crowded
- * into one bucket, are refused past it (no size of spare would spread them, and each refused
- * add could double it); random keys put 16 in one bucket about never (3 % of them go to the
- * spare, a fraction of a key a bucket). */
+/* Entries of one bucket in the spare at their full length (adds' since the last growth), at
+ * most: a key added again and again, or keys crowded into one bucket, are refused past it (no
+ * size of spare would spread them, and each refused add could double it); random keys put 16
+ * in one bucket about never (3 % of them go to the spare, a fraction of a key a bucket). */
 #define PK_SP_BUCKET_MAX 16u
 
 int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
@@ -350,7 +350,7 @@ int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
         const int dist = (int16_t)(uint16_t)((s->sp[p] >> 16) - (uint32_t)g);
         if (dist > 0)
             break;
-        same += dist == 0;
+        same += dist == 0 && s->sp[p] >> x->eb & 1u; /* adds' entries, not a growth's copies */
     }
     if (same >= PK_SP_BUCKET_MAX)
         return AMQ_EFULL;
@@ -476,10 +476,12 @@ static uint64_t grid(const amq_pk *x, uint32_t i, uint32_t e)
 /* A query meets its bucket's entries, and an entry of len bits stands for 2^-len of a cell of
  * 2^-k of h (more than a bucket, of 1 / m): it answers m 2^-(k + len) of its bucket's keys, so
  * that a query meets 2^-(k + len) of it; a deep range, its share of h. */
-static const double share_of[16] = {1.0,       0.5,        0.25,        0.125,      0.0625,
+static const double share_of[16] = {1.0,       1.0,        0.5,         0.25,       0.0625,
                                  0.03125,   0.015625,   0.0078125,   0.00390625, 0.001953125,
                                  0.0009765625, 0.00048828125, 0.000244140625, 0.0001220703125,
-                                 0.00006103515625, 0.000030517578125}; /* 2^-len */
+                                 0.00006103515625, 0.000030517578125}; /* 2^-len, twice for
+                                                                          * short entries (from
+                                                                          * bit k - 1) */
 
 void amq_pk_count(pk_seg *s)
 {
@@ -832,7 +834,7 @@ void amq_pk_lengths(const amq_pk *x, uint64_t cnt[16], double share[16])
                 c[31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu)]++;
         for (l = 0; l < 16; l++) { /* (amq_pk_count says why) */
             cnt[l] += c[l];
-            share[l] += ldexp((double)c[l], -(int)(s->k + l + x->d));
+            share[l] += (double)c[l] * ldexp(share_of[l], -(int)(s->k + x->d));
         }
     }
 }

@@ -118,21 +118,22 @@ static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
 /* Key h placed in its segment's bins. */
 static int pk_place(amq_pk *x, uint64_t h)
 {
-    uint32_t i = pk_seg_of(x, h);
+    const uint32_t i = pk_seg_of(x, h);
     pk_seg *s = &x->seg[i];
     int rc;
-    if (__builtin_expect(s->entries >= s->limit, 0)) {
-        /* its growth, due since its last add: past the target rate or at its largest size
-         * the add is refused; with no memory for it, the key goes in all the same (the next
-         * add tries again) */
-        if (amq_pk_rate(x) > x->fpp || amq_pk_grow(x, i) == AMQ_ELIMIT)
-            return AMQ_ELIMIT;
-        s = &x->seg[i = pk_seg_of(x, h)]; /* the segments may have split */
-    }
+    /* a segment due to grow (its growth put off for want of memory) takes no key that its
+     * growth could not follow: past the target rate, or at its largest size */
+    if (__builtin_expect(s->entries >= s->limit, 0) &&
+        (amq_pk_rate(x) > x->fpp || (double)s->nb * PK_GROWTH > (double)PK_MAX_BINS))
+        return AMQ_ELIMIT;
     if ((rc = seg_add(x, s, h << x->d)) != AMQ_OK)
         return rc;
     s->entries++;
     s->rsum += x->unit;
+    /* the growth after the key, so that a refused add changes nothing; without memory for it,
+     * it is tried again after the segment's next key */
+    if (__builtin_expect(s->entries >= s->limit, 0) && amq_pk_rate(x) <= x->fpp)
+        (void)amq_pk_grow(x, i);
     return AMQ_OK;
 }
 
@@ -780,7 +781,10 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
             uint32_t e = 0;
 #if PK_VEC
             int nv;
-            if (vec && (nv = bin_g2(b, base, kc, spg >= base + B, g2s, vs)) >= 0) {
+            /* a bin whose entries' new buckets are out of order goes the baseline's way: sorted,
+             * a full bin would send another entry to the spare than the writer does, and the
+             * file's bytes would depend on the CPU */
+            if (vec && (nv = bin_g2(b, base, kc, 0, g2s, vs)) >= 0) {
                 /* the writer as below, in the same order: the spare's entries of buckets up to
                  * an entry's before it, those of the bin's other buckets after its last */
                 int i;

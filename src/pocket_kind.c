@@ -414,7 +414,7 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
     const uint8_t *p = args->params, *pl = args->payload;
     amq_pk *x;
     uint32_t eb, d, i;
-    uint64_t start, off, need;
+    uint64_t start, off, need, bins = 0;
     double fpp;
     int borrow, rc;
     const char *why;
@@ -487,15 +487,22 @@ static int op_load(const amq_load_args *args, void **impl, amq_errinfo *err)
         if (nb < 2 || nb > PK_MAX_BINS || s->epoch > (1u << 20) ||
             s->spcap > (UINT64_C(1) << 32) || s->splen > (UINT64_C(1) << 33) ||
             s->spn > s->splen || s->ndeep > (UINT64_C(1) << 40) || amq_load64(r + 56) != 0) {
-            amq_pk_free(x);
-            return amq_err(err, AMQ_ECORRUPT,
-                           "pocket segment %u: invalid record (%llu bins, %llu spare slots, "
-                           "%llu deep ranges)",
-                           i, (unsigned long long)nb, (unsigned long long)s->splen,
-                           (unsigned long long)s->ndeep);
+            rc = amq_err(err, AMQ_ECORRUPT,
+                         "pocket segment %u: invalid record (%llu bins, %llu spare slots, "
+                         "%llu deep ranges)",
+                         i, (unsigned long long)nb, (unsigned long long)s->splen,
+                         (unsigned long long)s->ndeep);
+            amq_pk_free(x); /* after the message: s is in x's segments */
+            return rc;
         }
         amq_pk_set_bins(s, nb);
         need += seg_payload(s);
+        bins += nb;
+    }
+    if ((double)start > PK_LOAD * PK_SLOTS * (double)bins) { /* its first table was no larger */
+        amq_pk_free(x);
+        return amq_err(err, AMQ_ECORRUPT, "pocket filter created for %llu keys in %llu bins",
+                       (unsigned long long)start, (unsigned long long)bins);
     }
     if (args->payload_len != need) {
         amq_pk_free(x);
