@@ -204,6 +204,7 @@ static void cfg_pocket(amq_config *cfg)
     amq_config_init(cfg, AMQ_KIND_POCKET);
     cfg->capacity = 64;
     cfg->fingerprint_bits = 5;
+    cfg->fpp = 0.5; /* (at 1 % such entries stop its growth at once) */
 }
 
 /* From a small table, so that GROW_KEYS adds double it often. */
