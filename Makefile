@@ -69,7 +69,6 @@ LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 EXP_BENCH := $(BUILD)/bench/expandable-bench
 AB_LIB := $(BUILD)/bench/ab-lib
 GROWTH_PROTO := $(BUILD)/bench/growth-proto
-BINS_PROTO := $(BUILD)/bench/bins-proto
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -103,7 +102,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang test-clang-san demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-expandable-bins bench-expandable-bins-grown bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers \
         bench-redis bench-cluster \
@@ -164,13 +163,6 @@ help:
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
-	@echo "  bench-expandable-bins  one growth cycle of a line-local layout (bins and a spare)"
-	@echo "                 timed beside the blocked add: what the quotient kind's add would cost"
-	@echo "                 in it (docs/expandable-log.md; BINS_N, default 1e8; about 2 minutes)"
-	@echo "  bench-expandable-bins-grown  that layout grown from 1,000, one segment split into"
-	@echo "                 staggered ones grown in place: bits, rate and amortized add at every"
-	@echo "                 power of ten, beside the blocked add, the quotient kind and the scalable"
-	@echo "                 Bloom filter's query (BINS_N, BINS_GROW 1.15, BINS_SEGMENTS 64; minutes)"
 	@echo "  bench-cuckoo-one-slot  where 1-slot cuckoo buckets first refuse an add, by"
 	@echo "                 fingerprint width and table size (docs/cuckoo.md; about a minute)"
 	@echo "  tsan           the concurrency tests under ThreadSanitizer"
@@ -504,7 +496,7 @@ bench-quick: deps-bench
 	$(BENCH_BIN) --quick
 
 test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) \
-    $(GROWTH_PROTO) $(BINS_PROTO) $(BUILD)/libamq.so
+    $(GROWTH_PROTO) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -545,33 +537,6 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q '^| 100000 | .* | 0 |$$' $(BUILD)/bench-growth-proto.log || \
 	    { cat $(BUILD)/bench-growth-proto.log; exit 1; }
 	@echo "growth-proto, 4 segments beside one filter, every 97th key present: ok"
-	@$(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 > $(BUILD)/bench-bins-proto.log 2>&1 && \
-	    $(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --scalar-rewrite \
-	        > $(BUILD)/bench-bins-proto-scalar.log 2>&1 && \
-	    grep -q '^keys absent after 40 rewrites: 0 of 100000;' $(BUILD)/bench-bins-proto.log && \
-	    test "$$(grep '^the last table' $(BUILD)/bench-bins-proto.log)" = \
-	        "$$(grep '^the last table' $(BUILD)/bench-bins-proto-scalar.log)" && \
-	    test "$$($(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --append | grep '^the last table')" = \
-	        "$$($(BINS_PROTO) --n 1e5 --turns 1 --rewrites 40 --append --scalar-rewrite | \
-	           grep '^the last table')" || \
-	    { cat $(BUILD)/bench-bins-proto.log $(BUILD)/bench-bins-proto-scalar.log; exit 1; }
-	@echo "bins-proto, 100,000 keys through 40 rewrites by 1.1 (every key present; the vector"
-	@echo "  rewrite's bytes the scalar one's, adds in key order and appended): ok"
-	@for a in "" --append; do \
-	    $(BINS_PROTO) --n 1e6 --grow 1.2 --segments 4 --entry-bits 8 $$a \
-	        > $(BUILD)/bench-bins-grow.log 2>&1 && \
-	    $(BINS_PROTO) --n 1e6 --grow 1.2 --segments 4 --entry-bits 8 $$a --scalar-rewrite \
-	        > $(BUILD)/bench-bins-grow-scalar.log 2>&1 && \
-	    grep -q '^keys absent at any power of ten: 0; ' $(BUILD)/bench-bins-grow.log && \
-	    grep -q "^bins' answers of the vector compare that differ .*: 0 of" \
-	        $(BUILD)/bench-bins-grow.log && \
-	    test "$$(tail -1 $(BUILD)/bench-bins-grow.log)" = \
-	        "$$(tail -1 $(BUILD)/bench-bins-grow-scalar.log)" || \
-	    { cat $(BUILD)/bench-bins-grow.log $(BUILD)/bench-bins-grow-scalar.log; exit 1; }; \
-	done
-	@echo "bins-proto grown from 1,000 to 1e6, split into 4 staggered segments, 8-bit entries (short"
-	@echo "  ones and deep ranges; every key present; the vector rewrite's buckets the scalar one's;"
-	@echo "  the query's vector compare the entry-at-a-time one's): ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
@@ -646,22 +611,6 @@ $(LAYOUTS_BENCH): $(LAYOUTS_SRC) $(wildcard bench/expandable/layout_*.h) $(STATI
 bench-expandable-layouts: deps-bench
 	@$(MAKE) --no-print-directory $(LAYOUTS_BENCH)
 	$(LAYOUTS_BENCH) --max $(or $(LAYOUTS_MAX),1e8)
-
-# One growth cycle of a line-local layout for the quotient kind (bins of 28
-# entries and a spare), timed beside the blocked add; measurement only.
-$(BINS_PROTO): bench/expandable/bins-proto.c bench/expandable/bench_common.h $(STATIC_LIB)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -march=native -Ibench/expandable -o $@ $< $(STATIC_LIB) \
-	    $(LDLIBS_ALL)
-
-bench-expandable-bins: deps-bench
-	@$(MAKE) --no-print-directory $(BINS_PROTO)
-	$(BINS_PROTO) --n $(or $(BINS_N),1e8)
-
-bench-expandable-bins-grown: deps-bench
-	@$(MAKE) --no-print-directory $(BINS_PROTO)
-	$(BINS_PROTO) --n $(or $(BINS_N),1e8) --grow $(or $(BINS_GROW),1.15) \
-	    --segments $(or $(BINS_SEGMENTS),64) --append --quotient
 
 # The aging filter against two rotated blocked Bloom filters of the same
 # memory (writes docs/bench-aging.md and docs/bench-aging.svg; a few minutes).
