@@ -66,6 +66,15 @@ int test_write_file(const char *path, const uint8_t *buf, size_t len);
  * count of those present. */
 void test_add_u32_keys(struct amq_filter *f, unsigned from, unsigned to);
 unsigned test_count_u32_keys(const struct amq_filter *f, unsigned from, unsigned to);
+/* Streams of 8-byte random keys: key i of stream seed, its hash under f; keys [from, to)
+ * added by hash (the first add that does not return 1, or 1); those f answers absent by hash
+ * or by key (0: no false negative); how many of the first n f answers present. */
+uint64_t test_stream_key(uint64_t i, uint64_t seed);
+struct amq_hash128 test_stream_hash(const struct amq_filter *f, uint64_t i, uint64_t seed);
+int test_stream_add(struct amq_filter *f, uint64_t from, uint64_t to, uint64_t seed);
+uint64_t test_stream_missing(const struct amq_filter *f, uint64_t from, uint64_t to,
+                             uint64_t seed);
+uint64_t test_stream_hits(const struct amq_filter *f, uint64_t n, uint64_t seed);
 
 #define TEST_(name, slow)                                                   \
     static void test_##name(void);                                          \

@@ -38,19 +38,6 @@
 #define PK_PEND 192u
 #define PK_REC 64u
 
-/* 8-byte key i of stream `seed`. */
-static uint64_t key_of(uint64_t i, uint64_t seed)
-{
-    uint64_t st = seed << 40 ^ i;
-    return test_rand(&st);
-}
-
-static amq_hash128 hash_of(const amq_filter *f, uint64_t i, uint64_t seed)
-{
-    uint64_t k = key_of(i, seed);
-    return amq_filter_hash(f, &k, sizeof k);
-}
-
 /* A pocket filter from `capacity` keys with entries of `bits` bits (0: the default). */
 static amq_filter *make(uint64_t capacity, uint32_t bits)
 {
@@ -64,40 +51,6 @@ static amq_filter *make(uint64_t capacity, uint32_t bits)
     if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK)
         return NULL;
     return f;
-}
-
-/* Keys [from, to) of stream seed added; the first add that does not return 1, or 1. */
-static int add_range(amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
-{
-    uint64_t i;
-    int rc;
-    for (i = from; i < to; i++)
-        if ((rc = amq_filter_add_hash(f, hash_of(f, i, seed))) != 1)
-            return rc;
-    return 1;
-}
-
-/* Keys [from, to) of stream seed that f answers absent, by hash or by key
- * (the one-key entry's own path): 0, no false negative. */
-static uint64_t missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
-{
-    uint64_t i, n = 0;
-    for (i = from; i < to; i++) {
-        const uint64_t k = key_of(i, seed);
-        const int by_hash = amq_filter_contains_hash(f, hash_of(f, i, seed));
-        const int by_key = amq_filter_contains(f, &k, sizeof k);
-        n += (uint64_t)(by_hash != 1 || by_key != 1);
-    }
-    return n;
-}
-
-/* How many of n keys of stream seed f answers present. */
-static uint64_t hits(const amq_filter *f, uint64_t n, uint64_t seed)
-{
-    uint64_t i, fp = 0;
-    for (i = 0; i < n; i++)
-        fp += (uint64_t)amq_filter_contains_hash(f, hash_of(f, i, seed));
-    return fp;
 }
 
 /* Keys [from, to) of streams `present` (even keys) and `absent` (odd) on which a batch
@@ -118,7 +71,7 @@ static uint64_t batch_differ(const amq_filter *f, uint64_t from, uint64_t to, ui
         const size_t n = to - i < b ? (size_t)(to - i) : b;
         for (j = 0; j < n; j++) {
             const uint64_t at = i + j;
-            keys[j] = key_of(at / 2, at % 2 == 0 ? present : absent);
+            keys[j] = test_stream_key(at / 2, at % 2 == 0 ? present : absent);
             h[j] = amq_filter_hash(f, &keys[j], 8);
         }
         if (amq_filter_contains_batch(f, h, n, x) != AMQ_OK ||
@@ -270,7 +223,7 @@ TEST(pocket_defaults_and_options)
     CHECK_EQ_DBL(st.fill, 0.0);
     CHECK_EQ_DBL(st.fpp_now, 0.0);
     CHECK_EQ_DBL(st.fpp_target, 0.01);
-    CHECK_EQ(hits(f, 100000, 1), 0); /* empty: every key absent */
+    CHECK_EQ(test_stream_hits(f, 100000, 1), 0); /* empty: every key absent */
     CHECK_STATUS(amq_filter_remove(f, "k", 1), AMQ_EUNSUPPORTED);
     amq_filter_free(f);
 
@@ -326,11 +279,11 @@ TEST(pocket_grows_without_false_negatives)
 
     REQUIRE(f != NULL);
     for (i = 0; i < GROW_KEYS; i++) {
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 1)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 1)), 1);
         if (i + 1 == next) {
-            CHECK_EQ(missing(f, 0, i + 1, 1), 0);
+            CHECK_EQ(test_stream_missing(f, 0, i + 1, 1), 0);
             amq_filter_stats(f, &st);
-            fp = hits(f, next == 1000000 ? ABSENT : 200000, 99);
+            fp = test_stream_hits(f, next == 1000000 ? ABSENT : 200000, 99);
             snprintf(what, sizeof what, "at %llu keys", (unsigned long long)next);
             check_rate_near(fp, next == 1000000 ? ABSENT : 200000, st.fpp_now, 1, what);
             if (next == 1000000) {
@@ -340,11 +293,11 @@ TEST(pocket_grows_without_false_negatives)
             next *= 10;
         }
     }
-    CHECK_EQ(missing(f, 0, GROW_KEYS, 1), 0);
+    CHECK_EQ(test_stream_missing(f, 0, GROW_KEYS, 1), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, GROW_KEYS);
     CHECK_LE_DBL(st.fpp_now, 3.5e-4);
-    fp = hits(f, ABSENT, 99);
+    fp = test_stream_hits(f, ABSENT, 99);
     CHECK_LE(fp, 400);
     check_rate_near(fp, ABSENT, st.fpp_now, 1, "at the end");
     CHECK_EQ(field_u64(f, "segments"), 64);
@@ -376,18 +329,18 @@ TEST(pocket_short_entries_and_deep_ranges)
 
     REQUIRE(f != NULL);
     for (i = 0; i < SHORT_KEYS; i++) {
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 2)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 2)), 1);
         if (i + 1 == next || i + 1 == 64000) {
-            CHECK_EQ(missing(f, 0, i + 1, 2), 0);
+            CHECK_EQ(test_stream_missing(f, 0, i + 1, 2), 0);
             amq_filter_stats(f, &st);
-            fp = hits(f, 200000, 98);
+            fp = test_stream_hits(f, 200000, 98);
             snprintf(what, sizeof what, "6-bit entries, at %llu keys", (unsigned long long)(i + 1));
             check_rate_near(fp, 200000, st.fpp_now, 0, what);
             if (i + 1 == next)
                 next *= 10;
         }
     }
-    CHECK_EQ(missing(f, 0, SHORT_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(f, 0, SHORT_KEYS, 2), 0);
     CHECK_GT(field_u64(f, "deep_ranges"), 1000);
     CHECK_GT(entries_of(f, 3), 0);
     CHECK_GT(entries_of(f, 2), 0);
@@ -400,7 +353,7 @@ TEST(pocket_short_entries_and_deep_ranges)
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, SHORT_KEYS);
     CHECK_LE_DBL(st.fpp_now, 0.5);
-    fp = hits(f, ABSENT, 97);
+    fp = test_stream_hits(f, ABSENT, 97);
     check_rate_near(fp, ABSENT, st.fpp_now, 0, "6-bit entries at the end");
 
     /* the deep ranges and short entries through bytes: copied and borrowed */
@@ -414,14 +367,14 @@ TEST(pocket_short_entries_and_deep_ranges)
     CHECK(same_bytes(f, v));
     CHECK_EQ(field_u64(g, "deep_ranges"), field_u64(f, "deep_ranges"));
     CHECK_NEAR_REL(field_f64(g, "fpp_bound"), field_f64(f, "fpp_bound"), 1e-9);
-    CHECK_EQ(missing(g, 0, SHORT_KEYS, 2), 0);
-    CHECK_EQ(missing(v, 0, SHORT_KEYS, 2), 0);
-    CHECK_EQ(hits(v, 200000, 97), hits(f, 200000, 97));
+    CHECK_EQ(test_stream_missing(g, 0, SHORT_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(v, 0, SHORT_KEYS, 2), 0);
+    CHECK_EQ(test_stream_hits(v, 200000, 97), test_stream_hits(f, 200000, 97));
     /* the loaded copy grows on like the original */
-    REQUIRE_EQ(add_range(f, SHORT_KEYS, SHORT_KEYS + 200000, 2), 1);
-    REQUIRE_EQ(add_range(g, SHORT_KEYS, SHORT_KEYS + 200000, 2), 1);
+    REQUIRE_EQ(test_stream_add(f, SHORT_KEYS, SHORT_KEYS + 200000, 2), 1);
+    REQUIRE_EQ(test_stream_add(g, SHORT_KEYS, SHORT_KEYS + 200000, 2), 1);
     CHECK(same_bytes(f, g));
-    CHECK_EQ(missing(g, 0, SHORT_KEYS + 200000, 2), 0);
+    CHECK_EQ(test_stream_missing(g, 0, SHORT_KEYS + 200000, 2), 0);
     amq_filter_free(v);
     amq_filter_free(g);
     free(al);
@@ -438,8 +391,8 @@ TEST(pocket_every_add_checked_from_the_smallest_start)
     uint64_t i, bad = 0;
     REQUIRE(f != NULL);
     for (i = 0; i < n; i++) {
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 3)), 1);
-        bad += missing(f, 0, i + 1, 3);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 3)), 1);
+        bad += test_stream_missing(f, 0, i + 1, 3);
     }
     CHECK_EQ(bad, 0);
     CHECK_GT(field_u64(f, "deep_ranges"), 0);
@@ -464,15 +417,15 @@ TEST(pocket_files_round_trip)
     size_t len = 0, flen = 0, i, size = 0, written = 0;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, n, 4), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 4), 1);
     REQUIRE_OK(amq_filter_save(f, path, 0, &err));
     for (i = 0; i < 4; i++) {
         g = NULL;
         REQUIRE_OK(amq_filter_open(path, modes[i], NULL, &g, &err));
         CHECK_EQ(amq_filter_kind(g), AMQ_KIND_POCKET);
         CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
-        CHECK_EQ(missing(g, 0, n, 4), 0);
-        CHECK_EQ(hits(g, 100000, 96), hits(f, 100000, 96));
+        CHECK_EQ(test_stream_missing(g, 0, n, 4), 0);
+        CHECK_EQ(test_stream_hits(g, 100000, 96), test_stream_hits(f, 100000, 96));
         CHECK_EQ(batch_differ(g, 0, 20000, 4, 96, 1003), 0);
         if (modes[i] & AMQ_OPEN_MMAP) {
             CHECK_STATUS(amq_filter_add(g, "x", 1), AMQ_EREADONLY);
@@ -498,13 +451,13 @@ TEST(pocket_files_round_trip)
     CHECK(same_bytes(f, g));
     CHECK_EQ(amq_filter_is_readonly(g), 0);
     /* the copy takes adds and grows on like the original */
-    REQUIRE_EQ(add_range(g, n, n + 50000, 4), 1);
-    REQUIRE_EQ(add_range(f, n, n + 50000, 4), 1);
+    REQUIRE_EQ(test_stream_add(g, n, n + 50000, 4), 1);
+    REQUIRE_EQ(test_stream_add(f, n, n + 50000, 4), 1);
     CHECK(same_bytes(f, g));
     amq_filter_free(g);
     REQUIRE_OK(amq_filter_deserialize(al, size, AMQ_OPEN_MMAP, NULL, &g, NULL));
     CHECK_EQ(amq_filter_is_readonly(g), 1);
-    CHECK_EQ(missing(g, 0, n, 4), 0);
+    CHECK_EQ(test_stream_missing(g, 0, n, 4), 0);
     len = 0;
     free(bytes);
     bytes = test_serialized(g, &len);
@@ -531,12 +484,12 @@ TEST(pocket_pending_keys_saved)
 
     REQUIRE(f != NULL);
     for (i = 1; i <= 3000; i += i < 40 ? 1 : 97) { /* each add to 40, then every 97th */
-        REQUIRE_EQ(add_range(f, done, i, 5), 1);
+        REQUIRE_EQ(test_stream_add(f, done, i, 5), 1);
         done = i;
         REQUIRE_OK(amq_filter_save(f, path, 0, &err));
         REQUIRE_OK(amq_filter_open(path, i % 2 ? AMQ_OPEN_MMAP : 0, NULL, &g, &err));
-        CHECK_EQ(missing(g, i > 16 ? i - 16 : 0, i, 5), 0);
-        CHECK_EQ(missing(g, 0, i, 5), 0);
+        CHECK_EQ(test_stream_missing(g, i > 16 ? i - 16 : 0, i, 5), 0);
+        CHECK_EQ(test_stream_missing(g, 0, i, 5), 0);
         CHECK(same_bytes(f, g));
         amq_filter_free(g);
         buf = test_read_file(path, &len);
@@ -551,7 +504,7 @@ TEST(pocket_pending_keys_saved)
     REQUIRE(buf != NULL);
     REQUIRE_OK(amq_container_parse(buf, len, len, &c, NULL));
     CHECK_EQ(amq_load32(buf + c.payload_off), 0);
-    CHECK_EQ(missing(f, 0, done, 5), 0);
+    CHECK_EQ(test_stream_missing(f, 0, done, 5), 0);
     free(buf);
     amq_filter_free(f);
 }
@@ -567,16 +520,16 @@ TEST(pocket_clone_and_clear)
     amq_stats st;
 
     REQUIRE(f != NULL && fresh != NULL);
-    REQUIRE_EQ(add_range(f, 0, n + 5, 6), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n + 5, 6), 1);
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK(same_bytes(f, c));
-    CHECK_EQ(missing(c, 0, n + 5, 6), 0);
-    CHECK_EQ(hits(c, 100000, 95), hits(f, 100000, 95));
-    REQUIRE_EQ(add_range(c, n + 5, n + 50000, 6), 1);
-    CHECK_EQ(missing(c, 0, n + 50000, 6), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n + 5, 6), 0);
+    CHECK_EQ(test_stream_hits(c, 100000, 95), test_stream_hits(f, 100000, 95));
+    REQUIRE_EQ(test_stream_add(c, n + 5, n + 50000, 6), 1);
+    CHECK_EQ(test_stream_missing(c, 0, n + 50000, 6), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, n + 5); /* the original did not change */
-    CHECK_EQ(missing(f, 0, n + 5, 6), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n + 5, 6), 0);
 
     REQUIRE_OK(amq_filter_clear(f));
     amq_filter_stats(f, &st);
@@ -585,11 +538,11 @@ TEST(pocket_clone_and_clear)
     CHECK_EQ(field_u64(f, "segments"), 1);
     CHECK_EQ(field_u64(f, "expansions"), 0);
     CHECK_EQ(field_u64(f, "entries"), 0);
-    CHECK_EQ(hits(f, 100000, 6), 0); /* the keys that were in, and the ring's, are gone */
+    CHECK_EQ(test_stream_hits(f, 100000, 6), 0); /* the keys that were in, and the ring's, are gone */
     CHECK(same_bytes(f, fresh));
-    REQUIRE_EQ(add_range(f, 0, 100000, 7), 1);
-    REQUIRE_EQ(add_range(fresh, 0, 100000, 7), 1);
-    CHECK_EQ(missing(f, 0, 100000, 7), 0);
+    REQUIRE_EQ(test_stream_add(f, 0, 100000, 7), 1);
+    REQUIRE_EQ(test_stream_add(fresh, 0, 100000, 7), 1);
+    CHECK_EQ(test_stream_missing(f, 0, 100000, 7), 0);
     CHECK(same_bytes(f, fresh));
     /* a clone cleared: the start of its original */
     amq_filter_free(fresh);
@@ -617,8 +570,8 @@ TEST(pocket_batches_match_one_key)
     uint8_t out[100];
 
     REQUIRE(f != NULL && d != NULL && b != NULL);
-    REQUIRE_EQ(add_range(f, 0, 300007, 8), 1);
-    REQUIRE_EQ(add_range(d, 0, 300007, 8), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, 300007, 8), 1);
+    REQUIRE_EQ(test_stream_add(d, 0, 300007, 8), 1);
     REQUIRE(field_u64(d, "deep_ranges") > 0);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         CHECK_EQ(batch_differ(f, 0, 40000, 8, 94, sizes[i]), 0);
@@ -645,9 +598,9 @@ TEST(pocket_batches_match_one_key)
     added = malloc(200000);
     REQUIRE(h != NULL && added != NULL);
     for (j = 0; j < 200000; j++)
-        h[j] = hash_of(b, j, 9);
+        h[j] = test_stream_hash(b, j, 9);
     REQUIRE_OK(amq_filter_add_batch(b, h, 200000, added));
-    CHECK_EQ(missing(b, 0, 200000, 9), 0);
+    CHECK_EQ(test_stream_missing(b, 0, 200000, 9), 0);
     for (j = 0; j < 200000; j++)
         CHECK_EQ(added[j], 1);
     amq_filter_free(v);
@@ -674,7 +627,7 @@ TEST(pocket_describe_and_stats_agree_with_a_reload)
 
     REQUIRE(f != NULL);
     for (at = 1000; at <= n; at = at * 3 + 1) {
-        REQUIRE_EQ(add_range(f, at / 3, at, 10), 1);
+        REQUIRE_EQ(test_stream_add(f, at / 3, at, 10), 1);
         bytes = test_serialized(f, &len);
         REQUIRE(bytes != NULL);
         REQUIRE_OK(amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL));
@@ -798,7 +751,7 @@ static void try_load(const parts *p, uint64_t len, int want, uint64_t *ok, const
             size_t bl = 0;
             uint64_t q;
             for (q = 0; q < 200; q++) {
-                const int a = amq_filter_contains_hash(g, hash_of(g, q, 11));
+                const int a = amq_filter_contains_hash(g, test_stream_hash(g, q, 11));
                 if (a != 0 && a != 1)
                     FAIL_AT_("%s: a query answered %d", what, a);
             }
@@ -827,7 +780,7 @@ static void try_load(const parts *p, uint64_t len, int want, uint64_t *ok, const
 static amq_filter *small_grown(void)
 {
     amq_filter *f = make(64, 5);
-    if (f == NULL || add_range(f, 0, 3003, 12) != 1 || field_u64(f, "deep_ranges") == 0 ||
+    if (f == NULL || test_stream_add(f, 0, 3003, 12) != 1 || field_u64(f, "deep_ranges") == 0 ||
         field_u64(f, "spare_entries") == 0) {
         amq_filter_free(f);
         return NULL;
@@ -1150,7 +1103,7 @@ static int put_filter(record *rb, record *ra, const amq_filter *f, uint64_t n, u
     int rc = -1;
     if (bytes != NULL && one != NULL && batch != NULL && keys != NULL && h != NULL) {
         for (i = 0; i < q; i++) {
-            keys[i] = i < n ? key_of(i, 90) : key_of(i - n, seed);
+            keys[i] = i < n ? test_stream_key(i, 90) : test_stream_key(i - n, seed);
             h[i] = amq_filter_hash(f, &keys[i], 8);
             one[i] = (uint8_t)amq_filter_contains_hash(f, h[i]);
         }
@@ -1175,12 +1128,12 @@ static int simd_build(record *rb, record *ra)
     int rc = 0;
 
     /* 15-bit entries from 1,000 keys, all segments grown */
-    if ((f = make(1000, 0)) == NULL || add_range(f, 0, SIMD_KEYS + 7, 24) != 1)
+    if ((f = make(1000, 0)) == NULL || test_stream_add(f, 0, SIMD_KEYS + 7, 24) != 1)
         return -1;
     rc |= put_filter(rb, ra, f, SIMD_ABSENT, 24);
     amq_filter_free(f);
     /* 6-bit entries from 64 keys: short entries and deep ranges */
-    if ((f = make(64, 6)) == NULL || add_range(f, 0, SIMD_KEYS / 2 + 5, 25) != 1)
+    if ((f = make(64, 6)) == NULL || test_stream_add(f, 0, SIMD_KEYS / 2 + 5, 25) != 1)
         return -1;
     if (field_u64(f, "deep_ranges") == 0)
         rc = -1; /* the comparison would miss them */
@@ -1190,7 +1143,7 @@ static int simd_build(record *rb, record *ra)
     if ((f = make(1000, 0)) == NULL || (h = malloc(200000 * sizeof *h)) == NULL)
         return -1;
     for (i = 0; i < 200000; i++)
-        h[i] = hash_of(f, i, 26);
+        h[i] = test_stream_hash(f, i, 26);
     rc |= amq_filter_add_batch(f, h, 200000, NULL) | put_filter(rb, ra, f, SIMD_ABSENT / 4, 26);
     free(h);
     amq_filter_free(f);
@@ -1198,7 +1151,7 @@ static int simd_build(record *rb, record *ra)
     if ((f = make(1000, 8)) == NULL)
         return -1;
     for (i = 0; i < 20000; i++) {
-        if (amq_filter_add_hash(f, hash_of(f, i, 27)) != 1)
+        if (amq_filter_add_hash(f, test_stream_hash(f, i, 27)) != 1)
             return -1;
         if (i % 997 == 0)
             rc |= put_filter(rb, ra, f, 1000, 27);

@@ -63,19 +63,6 @@ static uint64_t first_key(uint64_t a, uint64_t m)
     return (uint64_t)((((unsigned __int128)a << 64) + m - 1) / m);
 }
 
-/* 8-byte key i of stream `seed`. */
-static uint64_t key_of(uint64_t i, uint64_t seed)
-{
-    uint64_t st = seed << 40 ^ i;
-    return test_rand(&st);
-}
-
-static amq_hash128 hash_of(const amq_filter *f, uint64_t i, uint64_t seed)
-{
-    uint64_t k = key_of(i, seed);
-    return amq_filter_hash(f, &k, sizeof k);
-}
-
 static amq_filter *make(uint64_t capacity, double fpp)
 {
     amq_config cfg;
@@ -88,48 +75,14 @@ static amq_filter *make(uint64_t capacity, double fpp)
     return f;
 }
 
-/* Keys [from, to) of stream seed added; the first add that does not return 1, or 1. */
-static int add_range(amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
-{
-    uint64_t i;
-    int rc;
-    for (i = from; i < to; i++)
-        if ((rc = amq_filter_add_hash(f, hash_of(f, i, seed))) != 1)
-            return rc;
-    return 1;
-}
-
-/* Keys [from, to) of stream seed that f answers absent, by hash or by key
- * (the one-key entry's own path): 0, no false negative. */
-static uint64_t missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
-{
-    uint64_t i, n = 0;
-    for (i = from; i < to; i++) {
-        const uint64_t k = key_of(i, seed);
-        const int by_hash = amq_filter_contains_hash(f, hash_of(f, i, seed));
-        const int by_key = amq_filter_contains(f, &k, sizeof k);
-        n += (uint64_t)(by_hash != 1 || by_key != 1);
-    }
-    return n;
-}
-
-/* How many of n keys of stream seed f answers present. */
-static uint64_t hits(const amq_filter *f, uint64_t n, uint64_t seed)
-{
-    uint64_t i, fp = 0;
-    for (i = 0; i < n; i++)
-        fp += (uint64_t)amq_filter_contains_hash(f, hash_of(f, i, seed));
-    return fp;
-}
-
 /* Keys of stream seed on which f and g answer differently, or either
  * answers by key otherwise than by hash. */
 static uint64_t differ(const amq_filter *f, const amq_filter *g, uint64_t n, uint64_t seed)
 {
     uint64_t i, d = 0;
     for (i = 0; i < n; i++) {
-        const uint64_t k = key_of(i, seed);
-        const amq_hash128 h = hash_of(f, i, seed);
+        const uint64_t k = test_stream_key(i, seed);
+        const amq_hash128 h = test_stream_hash(f, i, seed);
         const int a = amq_filter_contains_hash(f, h), b = amq_filter_contains_hash(g, h);
         const int ak = amq_filter_contains(f, &k, sizeof k),
                   bk = amq_filter_contains(g, &k, sizeof k);
@@ -149,8 +102,8 @@ static uint64_t batch_differ(const amq_filter *f, uint64_t from, uint64_t to, ui
     for (i = from; i < to; i += B) {
         const size_t n = to - i < B ? (size_t)(to - i) : B;
         for (j = 0; j < n; j++) {
-            keys[j] = key_of(i + j, seed);
-            h[j] = hash_of(f, i + j, seed);
+            keys[j] = test_stream_key(i + j, seed);
+            h[j] = test_stream_hash(f, i + j, seed);
         }
         if (amq_filter_contains_batch(f, h, n, a) != AMQ_OK ||
             amq_filter_contains_batch_fixed(f, keys, 8, n, b, &count) != AMQ_OK)
@@ -243,7 +196,7 @@ static uint64_t add_into_growth(amq_filter *f, uint64_t from, uint64_t seed, uin
 {
     uint64_t i = from;
     for (;;) {
-        if (amq_filter_add_hash(f, hash_of(f, i, seed)) != 1)
+        if (amq_filter_add_hash(f, test_stream_hash(f, i, seed)) != 1)
             return 0;
         if (++i >= least && field_u64(f, "growing_to_slots") != 0 &&
             field_u64(f, "growth_slots_read") * 8 >= field_u64(f, "slots") * eighths)
@@ -257,9 +210,9 @@ static uint64_t add_past_growth(amq_filter *f, uint64_t from, uint64_t seed, uin
 {
     uint64_t i = from;
     while (field_u64(f, "growing_to_slots") != 0)
-        if (amq_filter_add_hash(f, hash_of(f, i++, seed)) != 1)
+        if (amq_filter_add_hash(f, test_stream_hash(f, i++, seed)) != 1)
             return 0;
-    return add_range(f, i, i + more, seed) == 1 ? i + more : 0;
+    return test_stream_add(f, i, i + more, seed) == 1 ? i + more : 0;
 }
 
 static int same_files(const char *a, const char *b)
@@ -337,7 +290,7 @@ TEST(quotient_defaults_and_geometry)
     CHECK_EQ_DBL(st.fpp_now, 0.0);
     CHECK_EQ_DBL(st.fpp_target, 0.01);
     /* an empty filter answers absent for every key */
-    CHECK_EQ(hits(f, 100000, 1), 0);
+    CHECK_EQ(test_stream_hits(f, 100000, 1), 0);
     /* nothing is removed */
     CHECK_STATUS(amq_filter_remove(f, "k", 1), AMQ_EUNSUPPORTED);
     amq_filter_free(f);
@@ -384,10 +337,10 @@ TEST(quotient_grows_without_false_negatives)
 
     REQUIRE(f != NULL);
     for (i = 0; i < GROW_KEYS; i++) {
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 1)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 1)), 1);
         if (i + 1 == next) {
-            uint64_t fp = hits(f, 200000, 99);
-            CHECK_EQ(missing(f, 0, i + 1, 1), 0);
+            uint64_t fp = test_stream_hits(f, 200000, 99);
+            CHECK_EQ(test_stream_missing(f, 0, i + 1, 1), 0);
             amq_filter_stats(f, &st);
             CHECK_LE_DBL((double)fp / 200000.0, 0.01);
             CHECK_LE_DBL(st.fpp_now, 0.01);
@@ -396,12 +349,12 @@ TEST(quotient_grows_without_false_negatives)
             next *= 10;
         }
     }
-    CHECK_EQ(missing(f, 0, GROW_KEYS, 1), 0);
+    CHECK_EQ(test_stream_missing(f, 0, GROW_KEYS, 1), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, GROW_KEYS);
     CHECK_LE_DBL(st.fpp_now, 0.01);
     {
-        const uint64_t fp = hits(f, GROW_ABSENT, 99);
+        const uint64_t fp = test_stream_hits(f, GROW_ABSENT, 99);
         CHECK_LE_DBL((double)fp / (double)GROW_ABSENT, 0.01);
         check_rate_near(fp, GROW_ABSENT, st.fpp_now, "at the end");
     }
@@ -430,7 +383,7 @@ TEST(quotient_every_key_present_after_every_add)
 
     REQUIRE(f != NULL && h != NULL && out != NULL);
     for (i = 0; i < EVERY_KEYS; i++)
-        h[i] = hash_of(f, i, 35);
+        h[i] = test_stream_hash(f, i, 35);
     for (i = 0; i < EVERY_KEYS && !bad; i++) {
         uint64_t g, r, e;
         m = field_u64(f, "slots");
@@ -501,7 +454,7 @@ TEST(quotient_deep_list_keeps_its_keys)
     for (i = 0; i < DEEP_KEYS; i++) {
         uint64_t to;
         size_t size = 0;
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 2)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 2)), 1);
         if (snap != NULL || i % 500 != 0 || (to = field_u64(f, "growing_to_slots")) == 0 ||
             field_u64(f, "growth_slots_read") * 4 < field_u64(f, "slots"))
             continue;
@@ -523,9 +476,9 @@ TEST(quotient_deep_list_keeps_its_keys)
         sum += v == UINT64_MAX ? 0 : v;
     }
     CHECK_EQ(sum + field_u64(f, "void_lanes"), field_u64(f, "entries"));
-    CHECK_EQ(missing(f, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(f, 0, DEEP_KEYS, 2), 0);
     amq_filter_stats(f, &st);
-    check_rate_near(hits(f, 1000000, 98), 1000000, st.fpp_now, "with a deep list");
+    check_rate_near(test_stream_hits(f, 1000000, 98), 1000000, st.fpp_now, "with a deep list");
     /* batches answer as one key does: void lanes, the deep list, runs out of their line */
     CHECK_EQ(field_u64(f, "growing_to_slots"), 0); /* (batches then take the groups of eight) */
     CHECK_EQ(batch_differ(f, 0, DEEP_KEYS, 2), 0);
@@ -537,9 +490,9 @@ TEST(quotient_deep_list_keeps_its_keys)
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK_EQ(amq_filter_is_readonly(m), 1);
     CHECK_EQ(field_u64(m, "deep_ranges"), field_u64(f, "deep_ranges"));
-    CHECK_EQ(missing(g, 0, DEEP_KEYS, 2), 0);
-    CHECK_EQ(missing(m, 0, DEEP_KEYS, 2), 0);
-    CHECK_EQ(missing(c, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(g, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(m, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(c, 0, DEEP_KEYS, 2), 0);
     CHECK_EQ(differ(f, g, 200000, 98), 0);
     CHECK_EQ(differ(f, m, 200000, 98), 0);
     CHECK_EQ(differ(f, c, 200000, 98), 0);
@@ -547,9 +500,9 @@ TEST(quotient_deep_list_keeps_its_keys)
     CHECK(same_files(path, again));
     CHECK(same_bytes(f, c));
     /* the clone grows on (its deep list merged into the next one), the original stays */
-    REQUIRE_EQ(add_range(c, 0, 300000, 3), 1);
-    CHECK_EQ(missing(c, 0, DEEP_KEYS, 2), 0);
-    CHECK_EQ(missing(c, 0, 300000, 3), 0);
+    REQUIRE_EQ(test_stream_add(c, 0, 300000, 3), 1);
+    CHECK_EQ(test_stream_missing(c, 0, DEEP_KEYS, 2), 0);
+    CHECK_EQ(test_stream_missing(c, 0, 300000, 3), 0);
     CHECK(same_bytes(f, g));
     amq_filter_free(m);
     amq_filter_free(g);
@@ -580,8 +533,8 @@ TEST(quotient_deep_list_keeps_its_keys)
         REQUIRE_OK(amq_filter_deserialize(snap, snap_len, 0, NULL, &g, &err));
         REQUIRE_OK(amq_filter_deserialize(al, snap_len, AMQ_OPEN_MMAP, NULL, &m, &err));
         CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
-        CHECK_EQ(missing(g, 0, snap_n, 2), 0);
-        CHECK_EQ(missing(m, 0, snap_n, 2), 0);
+        CHECK_EQ(test_stream_missing(g, 0, snap_n, 2), 0);
+        CHECK_EQ(test_stream_missing(m, 0, snap_n, 2), 0);
         out = test_serialized(m, &len);
         CHECK(out != NULL && len == snap_len && memcmp(out, snap, len) == 0);
         free(out);
@@ -591,10 +544,10 @@ TEST(quotient_deep_list_keeps_its_keys)
         REQUIRE_OK(amq_filter_clone(m, NULL, &c));
         amq_filter_free(m);
         free(al);
-        REQUIRE_EQ(add_range(g, snap_n, DEEP_KEYS, 2), 1);
+        REQUIRE_EQ(test_stream_add(g, snap_n, DEEP_KEYS, 2), 1);
         CHECK(same_bytes(f, g));
-        REQUIRE_EQ(add_range(c, snap_n, snap_n + 100000, 2), 1);
-        CHECK_EQ(missing(c, 0, snap_n + 100000, 2), 0);
+        REQUIRE_EQ(test_stream_add(c, snap_n, snap_n + 100000, 2), 1);
+        CHECK_EQ(test_stream_missing(c, 0, snap_n + 100000, 2), 0);
         amq_filter_free(c);
         amq_filter_free(g);
     }
@@ -617,7 +570,7 @@ TEST(quotient_save_and_open_copied_and_mapped)
     amq_errinfo err;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, n, 4), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 4), 1);
     REQUIRE_OK(amq_filter_save(f, path, 0, &err));
     REQUIRE_OK(amq_filter_open(path, 0, NULL, &c, &err));
     REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
@@ -626,16 +579,16 @@ TEST(quotient_save_and_open_copied_and_mapped)
     CHECK_EQ(amq_filter_is_readonly(c), 0);
     CHECK_EQ(amq_filter_is_readonly(m), 1);
     CHECK_EQ(amq_filter_is_readonly(t), 1);
-    CHECK_EQ(missing(c, 0, n, 4), 0);
-    CHECK_EQ(missing(m, 0, n, 4), 0);
-    CHECK_EQ(missing(t, 0, n, 4), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 4), 0);
+    CHECK_EQ(test_stream_missing(m, 0, n, 4), 0);
+    CHECK_EQ(test_stream_missing(t, 0, n, 4), 0);
     CHECK_EQ(differ(f, c, 2 * n, 5), 0);
     CHECK_EQ(differ(f, m, 2 * n, 5), 0);
     CHECK_EQ(differ(f, t, 2 * n, 5), 0);
     CHECK_EQ(field_u64(m, "slots"), field_u64(f, "slots"));
     CHECK_EQ(field_u64(m, "expansions"), field_u64(f, "expansions"));
     CHECK_EQ(field_u64(c, "entries"), field_u64(f, "entries"));
-    CHECK_STATUS(amq_filter_add_hash(m, hash_of(m, 0, 6)), AMQ_EREADONLY);
+    CHECK_STATUS(amq_filter_add_hash(m, test_stream_hash(m, 0, 6)), AMQ_EREADONLY);
     CHECK_STATUS(amq_filter_clear(m), AMQ_EREADONLY);
     /* save -> open -> save: the same file, from either */
     REQUIRE_OK(amq_filter_save(c, from_c, 0, &err));
@@ -643,11 +596,11 @@ TEST(quotient_save_and_open_copied_and_mapped)
     CHECK(same_files(path, from_c));
     CHECK(same_files(path, from_m));
     /* the copy goes on as the original */
-    REQUIRE_EQ(add_range(f, 0, n, 6), 1);
-    REQUIRE_EQ(add_range(c, 0, n, 6), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 6), 1);
+    REQUIRE_EQ(test_stream_add(c, 0, n, 6), 1);
     CHECK(same_bytes(f, c));
-    CHECK_EQ(missing(c, 0, n, 4), 0);
-    CHECK_EQ(missing(c, 0, n, 6), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 4), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 6), 0);
     amq_filter_free(t);
     amq_filter_free(m);
     amq_filter_free(c);
@@ -669,7 +622,7 @@ TEST(quotient_serialize_and_deserialize)
     amq_errinfo err;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, 50000, 7), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, 50000, 7), 1);
     REQUIRE_OK(amq_filter_serialized_size(f, &size));
     buf = malloc(size);
     REQUIRE(buf != NULL);
@@ -703,7 +656,7 @@ TEST(quotient_serialize_and_deserialize)
      * mod 16, the keys' h1 */
     CHECK_EQ(amq_load32(buf + 192), 0xffff);
     CHECK_EQ(amq_load32(buf + 196), 50000 % 16);
-    CHECK_EQ_U64(amq_load64(buf + 200 + 8 * ((50000 - 1) % 16)), hash_of(f, 49999, 7).h1);
+    CHECK_EQ_U64(amq_load64(buf + 200 + 8 * ((50000 - 1) % 16)), test_stream_hash(f, 49999, 7).h1);
     /* the growth block and the padding: zeros */
     for (i = 192 + 136; i < 192 + QF_HEAD && buf[i] == 0; i++)
         ;
@@ -716,7 +669,7 @@ TEST(quotient_serialize_and_deserialize)
         uint8_t *again;
         REQUIRE_OK(amq_filter_deserialize(al, size, modes[i], NULL, &g, &err));
         CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
-        CHECK_EQ(missing(g, 0, 50000, 7), 0);
+        CHECK_EQ(test_stream_missing(g, 0, 50000, 7), 0);
         CHECK_EQ(differ(f, g, 200000, 8), 0);
         again = test_serialized(g, &len2);
         REQUIRE(again != NULL);
@@ -743,26 +696,26 @@ TEST(quotient_pending_keys_survive_a_save)
         amq_filter *f = make(1000, 0.01), *g = NULL, *m = NULL;
         const uint64_t n = counts[c];
         REQUIRE(f != NULL);
-        REQUIRE_EQ(add_range(f, 0, n, 9), 1);
+        REQUIRE_EQ(test_stream_add(f, 0, n, 9), 1);
         CHECK_EQ(field_u64(f, "pending_keys"), n < 16 ? n : 16);
         CHECK_EQ(field_u64(f, "entries"), n < 16 ? 0 : n - 16);
         REQUIRE_OK(amq_filter_save(f, path, 0, &err));
         REQUIRE_OK(amq_filter_open(path, 0, NULL, &g, &err));
         REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
-        CHECK_EQ(missing(g, 0, n, 9), 0);
-        CHECK_EQ(missing(m, 0, n, 9), 0);
+        CHECK_EQ(test_stream_missing(g, 0, n, 9), 0);
+        CHECK_EQ(test_stream_missing(m, 0, n, 9), 0);
         CHECK_EQ(field_u64(g, "pending_keys"), field_u64(f, "pending_keys"));
         CHECK_EQ(field_u64(m, "entries"), field_u64(f, "entries"));
         if (n < 16) { /* only the ring holds keys: no other key matches */
-            CHECK_EQ(hits(g, 100000, 10), 0);
-            CHECK_EQ(hits(m, 100000, 10), 0);
+            CHECK_EQ(test_stream_hits(g, 100000, 10), 0);
+            CHECK_EQ(test_stream_hits(m, 100000, 10), 0);
         }
         CHECK_EQ(differ(f, g, 100000, 10), 0);
         /* both go on alike: the loaded ring's keys are placed in turn */
-        REQUIRE_EQ(add_range(f, 100, 140, 9), 1);
-        REQUIRE_EQ(add_range(g, 100, 140, 9), 1);
+        REQUIRE_EQ(test_stream_add(f, 100, 140, 9), 1);
+        REQUIRE_EQ(test_stream_add(g, 100, 140, 9), 1);
         CHECK(same_bytes(f, g));
-        CHECK_EQ(missing(g, 0, n, 9), 0);
+        CHECK_EQ(test_stream_missing(g, 0, n, 9), 0);
         CHECK_EQ(field_u64(g, "pending_keys"), 16);
         amq_filter_free(m);
         amq_filter_free(g);
@@ -835,7 +788,7 @@ TEST(quotient_saved_during_a_growth)
         CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
         CHECK_EQ(field_u64(g, "growing_to_slots"), m2);
         CHECK_EQ(field_u64(g, "growth_slots_read"), rs);
-        CHECK_EQ(missing(g, 0, n, 30), 0);
+        CHECK_EQ(test_stream_missing(g, 0, n, 30), 0);
         CHECK_EQ(differ(f, g, 100000, 31), 0);
         bytes = test_serialized(g, &len2);
         REQUIRE(bytes != NULL);
@@ -852,10 +805,10 @@ TEST(quotient_saved_during_a_growth)
     CHECK_EQ(amq_filter_is_readonly(m), 1);
     CHECK_EQ(field_u64(c, "growing_to_slots"), m2);
     CHECK_EQ(field_u64(m, "growth_slots_read"), rs);
-    CHECK_EQ(missing(c, 0, n, 30), 0);
-    CHECK_EQ(missing(m, 0, n, 30), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 30), 0);
+    CHECK_EQ(test_stream_missing(m, 0, n, 30), 0);
     CHECK_EQ(differ(f, m, 100000, 31), 0);
-    CHECK_STATUS(amq_filter_add_hash(m, hash_of(m, 0, 32)), AMQ_EREADONLY);
+    CHECK_STATUS(amq_filter_add_hash(m, test_stream_hash(m, 0, 32)), AMQ_EREADONLY);
     CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
     REQUIRE_OK(amq_filter_save(m, again, 0, &err));
     CHECK(same_files(path, again));
@@ -866,21 +819,21 @@ TEST(quotient_saved_during_a_growth)
      * stays present until the growth has ended, and after */
     for (i = n; field_u64(c, "growing_to_slots") != 0; i++) {
         REQUIRE(i < n + m1);
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 30)), 1);
-        REQUIRE_EQ(amq_filter_add_hash(c, hash_of(c, i, 30)), 1);
-        if (missing(c, 0, i + 1, 30) != 0)
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 30)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(c, test_stream_hash(c, i, 30)), 1);
+        if (test_stream_missing(c, 0, i + 1, 30) != 0)
             FAIL_AT_("a key of the loaded copy missing after add %llu", (unsigned long long)i);
     }
     CHECK_EQ(field_u64(c, "slots"), m2);
     CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions"));
     CHECK(same_bytes(f, c));
     REQUIRE((end = add_past_growth(c, i, 30, 30000)) > 0);
-    REQUIRE_EQ(add_range(f, i, end, 30), 1);
+    REQUIRE_EQ(test_stream_add(f, i, end, 30), 1);
     CHECK_GT(field_u64(c, "slots"), m2);
-    CHECK_EQ(missing(c, 0, end, 30), 0);
+    CHECK_EQ(test_stream_missing(c, 0, end, 30), 0);
     CHECK(same_bytes(f, c));
     /* the mapped one is as it was */
-    CHECK_EQ(missing(m, 0, n, 30), 0);
+    CHECK_EQ(test_stream_missing(m, 0, n, 30), 0);
     REQUIRE_OK(amq_filter_save(m, again, 0, &err));
     CHECK(same_files(path, again));
     free(buf);
@@ -1042,7 +995,7 @@ TEST(quotient_corrupt_inputs_refused)
     uint8_t *orig;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, 30000, 11), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, 30000, 11), 1);
     REQUIRE(split(f, &p) == 0);
     orig = malloc((size_t)p.len);
     REQUIRE(orig != NULL);
@@ -1376,10 +1329,10 @@ TEST(quotient_long_deep_list_round_trip)
         if (flags == 0) { /* grown from 64 slots past 4,000 keys: the ranges' keys stay */
             /* (how many growths: the 700 void places of slot 63 are counted before they are
              * kept once a slot, so the growth under way grows its table until they fit) */
-            REQUIRE_EQ(add_range(g, 0, 4000, 29), 1);
+            REQUIRE_EQ(test_stream_add(g, 0, 4000, 29), 1);
             CHECK_GE(field_u64(g, "expansions"), 1);
             CHECK_GE(field_u64(g, "slots"), (uint64_t)(4000 / 0.95));
-            CHECK_EQ(missing(g, 0, 4000, 29), 0);
+            CHECK_EQ(test_stream_missing(g, 0, 4000, 29), 0);
             CHECK_GE(field_u64(g, "deep_ranges"), 1);
             for (i = 0; i < D; i += 7) {
                 h.h1 = (UINT64_C(63) << 58) + (i << 48);
@@ -1574,20 +1527,20 @@ TEST(quotient_clear_and_clone)
 
     REQUIRE(f != NULL && fresh != NULL);
     amq_filter_stats(fresh, &st0);
-    REQUIRE_EQ(add_range(f, 0, n, 12), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 12), 1);
     CHECK_GT(field_u64(f, "expansions"), 0);
 
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK(same_bytes(f, c));
     before = test_serialized(f, &lb);
     REQUIRE(before != NULL);
-    REQUIRE_EQ(add_range(c, 0, n, 13), 1);
+    REQUIRE_EQ(test_stream_add(c, 0, n, 13), 1);
     after = test_serialized(f, &la);
     REQUIRE(after != NULL);
     CHECK(la == lb && memcmp(before, after, lb) == 0);
-    CHECK_EQ(missing(c, 0, n, 12), 0);
-    CHECK_EQ(missing(c, 0, n, 13), 0);
-    CHECK_LE(hits(f, n, 13), n / 100); /* stream 13 is absent from f */
+    CHECK_EQ(test_stream_missing(c, 0, n, 12), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 13), 0);
+    CHECK_LE(test_stream_hits(f, n, 13), n / 100); /* stream 13 is absent from f */
     free(after);
 
     /* a clone of a mapped filter is writable and its own too */
@@ -1596,10 +1549,10 @@ TEST(quotient_clear_and_clone)
     REQUIRE_OK(amq_filter_clone(m, NULL, &mc));
     CHECK_EQ(amq_filter_is_readonly(mc), 0);
     CHECK(same_bytes(m, mc));
-    REQUIRE_EQ(add_range(mc, 0, 1000, 14), 1);
-    CHECK_EQ(missing(mc, 0, 1000, 14), 0);
+    REQUIRE_EQ(test_stream_add(mc, 0, 1000, 14), 1);
+    CHECK_EQ(test_stream_missing(mc, 0, 1000, 14), 0);
     amq_filter_free(m);
-    CHECK_EQ(missing(mc, 0, n, 12), 0);
+    CHECK_EQ(test_stream_missing(mc, 0, n, 12), 0);
     amq_filter_free(mc);
 
     REQUIRE_OK(amq_filter_clear(f));
@@ -1612,12 +1565,12 @@ TEST(quotient_clear_and_clone)
     CHECK_EQ(st.bytes, st0.bytes);
     CHECK_EQ_DBL(st.fill, 0.0);
     CHECK(same_bytes(f, fresh));
-    CHECK_EQ(hits(f, n, 12), 0);
-    REQUIRE_EQ(add_range(f, 0, 5000, 15), 1);
-    CHECK_EQ(missing(f, 0, 5000, 15), 0);
+    CHECK_EQ(test_stream_hits(f, n, 12), 0);
+    REQUIRE_EQ(test_stream_add(f, 0, 5000, 15), 1);
+    CHECK_EQ(test_stream_missing(f, 0, 5000, 15), 0);
     /* the clone outlives its original, keys and all */
     amq_filter_free(f);
-    CHECK_EQ(missing(c, 0, n, 12), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 12), 0);
     free(before);
     amq_filter_free(c);
     amq_filter_free(fresh);
@@ -1662,7 +1615,7 @@ TEST(quotient_settle_ends_a_growth)
     CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
     CHECK_EQ(field_u64(f, "slots"), m2);
     CHECK_EQ(field_u64(f, "expansions"), grows + 1);
-    CHECK_EQ(missing(f, 0, n, 34), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 34), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, n);
     CHECK_EQ(held - st.bytes, 64 * lines_for(m1)); /* the old table gone */
@@ -1681,14 +1634,14 @@ TEST(quotient_settle_ends_a_growth)
     REQUIRE((k = add_into_growth(f, n, 34, 0, 4)) > 0);
     REQUIRE((end = add_past_growth(f, k, 34, 10000)) > 0);
     CHECK_EQ(field_u64(f, "expansions"), grows + 2);
-    CHECK_EQ(missing(f, 0, end, 34), 0);
+    CHECK_EQ(test_stream_missing(f, 0, end, 34), 0);
     amq_filter_free(f);
 
     amq_config_init(&cfg, AMQ_KIND_BLOCKED);
     cfg.capacity = 10000;
     REQUIRE_OK(amq_filter_new(&cfg, &b, &err));
     for (k = 0; k < 5000; k++)
-        REQUIRE(amq_filter_add_hash(b, hash_of(b, k, 35)) >= 0);
+        REQUIRE(amq_filter_add_hash(b, test_stream_hash(b, k, 35)) >= 0);
     buf = test_serialized(b, &len);
     REQUIRE(buf != NULL);
     REQUIRE_OK(amq_filter_settle(b));
@@ -1715,7 +1668,7 @@ TEST(quotient_clone_during_a_growth)
     CHECK(same_bytes(f, c));
     CHECK_EQ(field_u64(c, "growing_to_slots"), field_u64(f, "growing_to_slots"));
     CHECK_EQ(field_u64(c, "growth_slots_read"), field_u64(f, "growth_slots_read"));
-    CHECK_EQ(missing(c, 0, n, 32), 0);
+    CHECK_EQ(test_stream_missing(c, 0, n, 32), 0);
     before = test_serialized(f, &lb);
     REQUIRE(before != NULL);
 
@@ -1723,27 +1676,27 @@ TEST(quotient_clone_during_a_growth)
     REQUIRE((k = add_past_growth(c, 0, 33, 0)) > 0);
     CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions") + 1);
     while (field_u64(c, "expansions") < field_u64(f, "expansions") + 3)
-        REQUIRE_EQ(amq_filter_add_hash(c, hash_of(c, k++, 33)), 1);
-    CHECK_EQ(missing(c, 0, n, 32), 0);
-    CHECK_EQ(missing(c, 0, k, 33), 0);
+        REQUIRE_EQ(amq_filter_add_hash(c, test_stream_hash(c, k++, 33)), 1);
+    CHECK_EQ(test_stream_missing(c, 0, n, 32), 0);
+    CHECK_EQ(test_stream_missing(c, 0, k, 33), 0);
     after = test_serialized(f, &la);
     REQUIRE(after != NULL);
     CHECK(la == lb && memcmp(before, after, lb) == 0);
-    CHECK_EQ(missing(f, 0, n, 32), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 32), 0);
     free(after);
     free(before);
     /* the original, given the same keys, ends where the clone did */
-    REQUIRE_EQ(add_range(f, 0, k, 33), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, k, 33), 1);
     CHECK(same_bytes(f, c));
 
     /* a clone of the clone in its next growth: the clone freed, the second goes on */
     REQUIRE((k2 = add_into_growth(c, k, 33, 0, 5)) > 0);
     REQUIRE_OK(amq_filter_clone(c, NULL, &c2));
     amq_filter_free(c);
-    CHECK_EQ(missing(c2, 0, k2, 33), 0);
+    CHECK_EQ(test_stream_missing(c2, 0, k2, 33), 0);
     REQUIRE((end = add_past_growth(c2, k2, 33, 5000)) > 0);
-    CHECK_EQ(missing(c2, 0, n, 32), 0);
-    CHECK_EQ(missing(c2, 0, end, 33), 0);
+    CHECK_EQ(test_stream_missing(c2, 0, n, 32), 0);
+    CHECK_EQ(test_stream_missing(c2, 0, end, 33), 0);
     amq_filter_free(c2);
 
     /* a clone of a mapped filter in a growth: writable, outlives the mapping */
@@ -1756,9 +1709,9 @@ TEST(quotient_clone_during_a_growth)
     CHECK_EQ(field_u64(mc, "growing_to_slots"), field_u64(f, "growing_to_slots"));
     amq_filter_free(m);
     REQUIRE((end = add_past_growth(mc, k3, 33, 5000)) > 0);
-    REQUIRE_EQ(add_range(f, k3, end, 33), 1);
-    CHECK_EQ(missing(mc, 0, n, 32), 0);
-    CHECK_EQ(missing(mc, 0, end, 33), 0);
+    REQUIRE_EQ(test_stream_add(f, k3, end, 33), 1);
+    CHECK_EQ(test_stream_missing(mc, 0, n, 32), 0);
+    CHECK_EQ(test_stream_missing(mc, 0, end, 33), 0);
     CHECK(same_bytes(f, mc));
     amq_filter_free(mc);
     amq_filter_free(f);
@@ -1805,7 +1758,7 @@ TEST(quotient_describe_and_stats_agree)
     sums s;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, n, 16), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 16), 1);
     memset(&s, 0, sizeof s);
     REQUIRE_OK(amq_filter_describe(f, sum_fields, &s));
     CHECK_EQ(s.bad, 0);
@@ -1860,7 +1813,7 @@ TEST(quotient_limit_keeps_the_target)
 
     REQUIRE(f != NULL);
     for (i = 0; i < 10000000 && rc == 1; i++)
-        rc = amq_filter_add_hash(f, hash_of(f, i, 17));
+        rc = amq_filter_add_hash(f, test_stream_hash(f, i, 17));
     CHECK_STATUS(rc, AMQ_ELIMIT);
     accepted = i - 1;
     CHECK_GT(accepted, 1000);
@@ -1868,12 +1821,12 @@ TEST(quotient_limit_keeps_the_target)
     CHECK_EQ(st.items, accepted);
     CHECK_LE_DBL(st.fpp_now, 0.0001);
     CHECK(field_f64(f, "fpp_after_next_growth") > 0.0001);
-    CHECK_EQ(missing(f, 0, accepted, 17), 0);
+    CHECK_EQ(test_stream_missing(f, 0, accepted, 17), 0);
     before = test_serialized(f, &lb);
     REQUIRE(before != NULL);
     /* more new keys: refused, nothing changed */
     for (i = 0; i < 100; i++)
-        CHECK_STATUS(amq_filter_add_hash(f, hash_of(f, i, 18)), AMQ_ELIMIT);
+        CHECK_STATUS(amq_filter_add_hash(f, test_stream_hash(f, i, 18)), AMQ_ELIMIT);
     {
         size_t la = 0;
         uint8_t *after = test_serialized(f, &la);
@@ -1883,23 +1836,23 @@ TEST(quotient_limit_keeps_the_target)
     }
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, accepted);
-    CHECK_EQ(missing(f, 0, accepted, 17), 0);
+    CHECK_EQ(test_stream_missing(f, 0, accepted, 17), 0);
     {
-        const uint64_t q = UNDER_SAN ? 1000000 : 3000000, fp = hits(f, q, 19);
+        const uint64_t q = UNDER_SAN ? 1000000 : 3000000, fp = test_stream_hits(f, q, 19);
         CHECK_LE_DBL((double)fp / (double)q, 0.0001 + 5 * sqrt(0.0001 / (double)q));
         check_rate_near(fp, q, st.fpp_now, "at the limit");
     }
     /* it still loads, answers alike, and refuses alike */
     REQUIRE_OK(amq_filter_deserialize(before, lb, 0, NULL, &g, NULL));
-    CHECK_EQ(missing(g, 0, accepted, 17), 0);
+    CHECK_EQ(test_stream_missing(g, 0, accepted, 17), 0);
     CHECK_EQ(differ(f, g, 200000, 19), 0);
-    CHECK_STATUS(amq_filter_add_hash(g, hash_of(g, 0, 18)), AMQ_ELIMIT);
+    CHECK_STATUS(amq_filter_add_hash(g, test_stream_hash(g, 0, 18)), AMQ_ELIMIT);
     amq_filter_free(g);
     free(before);
     /* a larger target leaves room: the same keys go in whole */
     g = make(1000, 0.001);
     REQUIRE(g != NULL);
-    REQUIRE_EQ(add_range(g, 0, accepted + 1000, 17), 1);
+    REQUIRE_EQ(test_stream_add(g, 0, accepted + 1000, 17), 1);
     amq_filter_free(g);
     amq_filter_free(f);
 }
@@ -1910,12 +1863,12 @@ TEST(quotient_limit_keeps_the_target)
 TEST(quotient_one_key_again_and_again)
 {
     amq_filter *f = make(1000, 0.01);
-    const amq_hash128 h = {key_of(1, 20), 7};
+    const amq_hash128 h = {test_stream_key(1, 20), 7};
     uint64_t i, slots;
     amq_stats st0, st;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, 500, 21), 1); /* other keys, so the run has neighbours */
+    REQUIRE_EQ(test_stream_add(f, 0, 500, 21), 1); /* other keys, so the run has neighbours */
     slots = field_u64(f, "slots");
     amq_filter_stats(f, &st0);
     for (i = 0; i < 100000; i++)
@@ -1929,7 +1882,7 @@ TEST(quotient_one_key_again_and_again)
     CHECK_EQ(field_u64(f, "pending_keys"), 16);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.bytes, st0.bytes);
-    CHECK_EQ(missing(f, 0, 500, 21), 0);
+    CHECK_EQ(test_stream_missing(f, 0, 500, 21), 0);
     amq_filter_free(f);
 }
 
@@ -1948,22 +1901,22 @@ TEST(quotient_adds_keep_copies)
     amq_stats st;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(add_range(f, 0, S, 37), 1);
-    REQUIRE_EQ(add_range(f, 0, 16, 38), 1); /* the ring: the S keys placed */
+    REQUIRE_EQ(test_stream_add(f, 0, S, 37), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, 16, 38), 1); /* the ring: the S keys placed */
     e0 = field_u64(f, "entries");
     CHECK_EQ(e0, S);
     /* again, same table: the same entries, dropped; the ring's keys placed in turn */
-    REQUIRE_EQ(add_range(f, 0, S, 37), 1);
-    REQUIRE_EQ(add_range(f, 16, 32, 38), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, S, 37), 1);
+    REQUIRE_EQ(test_stream_add(f, 16, 32, 38), 1);
     CHECK_EQ(field_u64(f, "entries"), e0 + 16);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, 2 * S + 32);
 
     /* past 2048 slots (k from 10 to 11): every entry one bit shorter */
     for (n39 = 0; field_u64(f, "slots") < 2048 || field_u64(f, "growing_to_slots") != 0; n39++)
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, n39, 39)), 1);
-    REQUIRE_EQ(add_range(f, 0, 16, 40), 1);
-    CHECK_EQ(missing(f, 0, S, 37), 0);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, n39, 39)), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, 16, 40), 1);
+    CHECK_EQ(test_stream_missing(f, 0, S, 37), 0);
     REQUIRE_OK(amq_filter_clone(f, NULL, &b));
     e0 = field_u64(f, "entries");
     ex = field_u64(f, "expansions");
@@ -1972,7 +1925,7 @@ TEST(quotient_adds_keep_copies)
     before = test_serialized(b, &lb);
     REQUIRE(before != NULL);
     for (i = 0; i < S; i++) {
-        uint64_t k = key_of(i, 37);
+        uint64_t k = test_stream_key(i, 37);
         CHECK_EQ(amq_filter_add_unique(b, &k, sizeof k), 0);
     }
     {
@@ -1985,26 +1938,26 @@ TEST(quotient_adds_keep_copies)
     free(before);
     /* a new key goes in (but for a false positive, about 1 %) */
     for (i = 0; i < S; i++) {
-        uint64_t k = key_of(i, 41);
+        uint64_t k = test_stream_key(i, 41);
         int rc = amq_filter_add_unique(b, &k, sizeof k);
         CHECK(rc == 0 || rc == 1);
         news += (uint64_t)(rc == 1);
     }
     CHECK_GE(news, S - 5);
-    CHECK_EQ(missing(b, 0, S, 41), 0);
+    CHECK_EQ(test_stream_missing(b, 0, S, 41), 0);
 
     /* the plain add: a second, full entry for each key */
     for (i = 0; i < S; i++) {
-        uint64_t k = key_of(i, 37);
+        uint64_t k = test_stream_key(i, 37);
         CHECK_EQ(amq_filter_add(f, &k, sizeof k), 1);
     }
-    REQUIRE_EQ(add_range(f, 16, 32, 40), 1);
+    REQUIRE_EQ(test_stream_add(f, 16, 32, 40), 1);
     REQUIRE_EQ(field_u64(f, "expansions"), ex); /* no growth in between */
     CHECK_LE(field_u64(f, "entries"), e0 + 16 + S);
     CHECK_GE(field_u64(f, "entries"), e0 + 16 + S - 3);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, 3 * S + 32 + n39 + 32);
-    CHECK_EQ(missing(f, 0, S, 37), 0);
+    CHECK_EQ(test_stream_missing(f, 0, S, 37), 0);
     amq_filter_free(b);
     amq_filter_free(f);
 }
@@ -2185,7 +2138,7 @@ TEST(quotient_crowd_over_neighbouring_slots)
     int rc;
 
     REQUIRE(f != NULL && c != NULL && took != NULL);
-    REQUIRE_EQ(add_range(f, 0, n, 83), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 83), 1);
     REQUIRE_OK(amq_filter_settle(f));
     m = field_u64(f, "slots");
     ex = field_u64(f, "expansions");
@@ -2207,15 +2160,15 @@ TEST(quotient_crowd_over_neighbouring_slots)
     CHECK_GT(deep, crowd / 2); /* most of the crowd */
     CHECK_LE(deep, 1024u + entries / 1024u);
     CHECK_GE(field_u64(f, "void_lanes"), 12);
-    CHECK_EQ(missing(f, 0, n, 83), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 83), 0);
     CHECK_EQ(took_absent(f, c, took, crowd), 0);
     REQUIRE((g = reloaded(f)) != NULL);
     CHECK_EQ(took_absent(g, c, took, crowd), 0);
-    CHECK_EQ(missing(g, 0, n, 83), 0);
+    CHECK_EQ(test_stream_missing(g, 0, n, 83), 0);
     amq_filter_free(g);
-    CHECK_EQ(add_range(f, n, n + n / 8, 83), 1);
+    CHECK_EQ(test_stream_add(f, n, n + n / 8, 83), 1);
     CHECK_EQ(field_u64(f, "expansions"), ex + 1);
-    CHECK_EQ(missing(f, 0, n + n / 8, 83), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n + n / 8, 83), 0);
     CHECK_EQ(took_absent(f, c, took, crowd), 0);
     free(took);
     free(c);
@@ -2301,7 +2254,7 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
     REQUIRE(f != NULL && crowd != NULL && took != NULL);
     m = field_u64(f, "slots");
     n = (uint64_t)(0.9 * (double)m);
-    REQUIRE_EQ(add_range(f, 0, n, 71), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 71), 1);
     REQUIRE_EQ(field_u64(f, "growing_to_slots"), 0);
     /* no growth under way: a crowd of one slot takes 64 lanes, the deep list the rest */
     for (k2 = 0; (UINT64_C(2) << k2) <= m; k2++)
@@ -2357,8 +2310,8 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
     }
     CHECK_EQ(accepted, CROWDS * CROWD);
     for (;;) { /* every key present, and the same after a save and a load, in the growth */
-        CHECK_EQ(missing(f, 0, n, 71), 0);
-        CHECK_EQ(missing(f, 0, later, 72), 0);
+        CHECK_EQ(test_stream_missing(f, 0, n, 71), 0);
+        CHECK_EQ(test_stream_missing(f, 0, later, 72), 0);
         CHECK_EQ(took_absent(f, crowd, took, (CROWDS + 1) * CROWD), 0);
         REQUIRE((g = reloaded(f)) != NULL);
         CHECK_EQ(took_absent(g, crowd, took, (CROWDS + 1) * CROWD), 0);
@@ -2379,14 +2332,14 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
              st.items);
     /* later adds all placed, through three more growths */
     for (i = later; i < later + m; i++) {
-        rc = amq_filter_add_hash(f, hash_of(f, i, 72));
+        rc = amq_filter_add_hash(f, test_stream_hash(f, i, 72));
         if (rc != 1)
             FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
     later += m;
     CHECK_GT(field_u64(f, "expansions"), 3);
-    CHECK_EQ(missing(f, 0, n, 71), 0);
-    CHECK_EQ(missing(f, 0, later, 72), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 71), 0);
+    CHECK_EQ(test_stream_missing(f, 0, later, 72), 0);
     CHECK_EQ(took_absent(f, crowd, took, (CROWDS + 1) * CROWD), 0);
     free(crowd);
     free(took);
@@ -2417,7 +2370,7 @@ TEST(quotient_crowd_behind_a_growth_front)
     REQUIRE(f != NULL);
     m = field_u64(f, "slots");
     n = (uint64_t)(0.9 * (double)m);
-    REQUIRE_EQ(add_range(f, 0, n, 81), 1);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 81), 1);
     later = add_into_growth(f, 0, 82, 1, 1); /* an eighth of x read */
     REQUIRE(later != 0);
     m2 = field_u64(f, "growing_to_slots");
@@ -2447,21 +2400,21 @@ TEST(quotient_crowd_behind_a_growth_front)
     }
     CHECK_EQ(accepted, CROWD);
     CHECK_LE(field_u64(f, "expansions"), 1);
-    CHECK_EQ(missing(f, 0, n, 81), 0);
-    CHECK_EQ(missing(f, 0, later, 82), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 81), 0);
+    CHECK_EQ(test_stream_missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
     REQUIRE((g = reloaded(f)) != NULL);
     CHECK_EQ(took_absent(g, crowd, took, CROWD), 0);
     amq_filter_free(g);
     for (i = later; i < later + m; i++) {
-        rc = amq_filter_add_hash(f, hash_of(f, i, 82));
+        rc = amq_filter_add_hash(f, test_stream_hash(f, i, 82));
         if (rc != 1)
             FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
     later += m;
     CHECK_GE(field_u64(f, "void_lanes"), 1); /* the crowd's, through the growth's end */
-    CHECK_EQ(missing(f, 0, n, 81), 0);
-    CHECK_EQ(missing(f, 0, later, 82), 0);
+    CHECK_EQ(test_stream_missing(f, 0, n, 81), 0);
+    CHECK_EQ(test_stream_missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
     amq_filter_free(f);
 }
@@ -2483,7 +2436,7 @@ TEST(quotient_batches_match_one_key)
 
     REQUIRE(f != NULL && g != NULL && h != NULL && a != NULL && b != NULL && keys != NULL);
     for (i = 0; i < Q; i++)
-        h[i] = hash_of(f, i, 22);
+        h[i] = test_stream_hash(f, i, 22);
     for (at = 0, z = 1; at < N; at += z, z = z * 3 % 1001 + 1) {
         size_t n = at + z > N ? N - at : z;
         memset(a, 0xee, n);
@@ -2514,7 +2467,7 @@ TEST(quotient_batches_match_one_key)
         uint64_t want = 0;
         REQUIRE(k != NULL);
         for (i = 0; i < Q; i++) {
-            uint64_t v = key_of(i, 23);
+            uint64_t v = test_stream_key(i, 23);
             memcpy(keys + i * len, &v, 8);
             memset(keys + i * len + 8, (int)(i & 0xff), len - 8);
         }
@@ -2633,7 +2586,7 @@ TEST(quotient_counts_by_length_follow_growths)
     REQUIRE(f != NULL);
     k = 63u - (uint64_t)__builtin_clzll(field_u64(f, "slots")); /* floor(log2 m) */
     for (i = 0; i < n; i++) {
-        REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 31)), 1);
+        REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 31)), 1);
         if ((i < 100000 || i % 256 == 255) && field_u64(f, "expansions") != grows &&
             field_u64(f, "growing_to_slots") == 0) { /* once after each growth */
             const uint64_t m = field_u64(f, "slots");
@@ -2665,7 +2618,7 @@ static int put_filter(record *r, const amq_filter *f, uint64_t n)
     int rc = -1;
     if (bytes != NULL && one != NULL && batch != NULL && keys != NULL && h != NULL) {
         for (i = 0; i < n; i++) {
-            keys[i] = key_of(i, 90);
+            keys[i] = test_stream_key(i, 90);
             h[i] = amq_filter_hash(f, &keys[i], 8);
             if (i % 2 == 1)
                 h[i].h1 >>= 6;
@@ -2694,7 +2647,7 @@ static int simd_build(record *r)
     int rc = 0;
 
     /* from the smallest table to keys out of bits */
-    if ((f = make(1, 0.01)) == NULL || add_range(f, 0, SIMD_KEYS, 24) != 1)
+    if ((f = make(1, 0.01)) == NULL || test_stream_add(f, 0, SIMD_KEYS, 24) != 1)
         return -1;
     if (!UNDER_SAN && field_u64(f, "deep_ranges") == 0)
         rc = -1; /* the comparison would miss the void lanes */
@@ -2704,21 +2657,21 @@ static int simd_build(record *r)
     if ((f = make(1000, 0.01)) == NULL || (h = malloc(200000 * sizeof *h)) == NULL)
         return -1;
     for (i = 0; i < 200000; i++)
-        h[i] = hash_of(f, i, 25);
+        h[i] = test_stream_hash(f, i, 25);
     rc |= amq_filter_add_batch(f, h, 200000, NULL) | put_filter(r, f, n);
     free(h);
     amq_filter_free(f);
     /* to the limit */
     if ((f = make(1000, 0.0001)) == NULL)
         return -1;
-    rc |= add_range(f, 0, 10000000, 26) == AMQ_ELIMIT ? 0 : -1;
+    rc |= test_stream_add(f, 0, 10000000, 26) == AMQ_ELIMIT ? 0 : -1;
     rc |= put_filter(r, f, n);
     amq_filter_free(f);
     /* in the middle of a growth: both tables in the bytes */
     if ((f = make(1000, 0.01)) == NULL)
         return -1;
     for (i = 0; i < 20000 || field_u64(f, "growth_slots_read") < field_u64(f, "slots") / 2; i++)
-        if (amq_filter_add_hash(f, hash_of(f, i, 28)) != 1)
+        if (amq_filter_add_hash(f, test_stream_hash(f, i, 28)) != 1)
             return -1;
     rc |= put_filter(r, f, n);
     amq_filter_free(f);
@@ -2729,7 +2682,7 @@ static int simd_build(record *r)
         if ((f = make(1000, 0.5)) == NULL)
             return -1;
         for (i = 0; i < 20000; i++) {
-            amq_hash128 k = hash_of(f, i, 27);
+            amq_hash128 k = test_stream_hash(f, i, 27);
             int8_t a;
             if (i % every == 0)
                 k.h1 >>= 6;

@@ -102,3 +102,45 @@ unsigned test_count_u32_keys(const amq_filter *f, unsigned from, unsigned to)
         n += amq_filter_contains(f, &i, sizeof i) == 1;
     return n;
 }
+
+uint64_t test_stream_key(uint64_t i, uint64_t seed)
+{
+    uint64_t st = seed << 40 ^ i;
+    return test_rand(&st);
+}
+
+amq_hash128 test_stream_hash(const amq_filter *f, uint64_t i, uint64_t seed)
+{
+    uint64_t k = test_stream_key(i, seed);
+    return amq_filter_hash(f, &k, sizeof k);
+}
+
+int test_stream_add(amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
+{
+    uint64_t i;
+    int rc;
+    for (i = from; i < to; i++)
+        if ((rc = amq_filter_add_hash(f, test_stream_hash(f, i, seed))) != 1)
+            return rc;
+    return 1;
+}
+
+uint64_t test_stream_missing(const amq_filter *f, uint64_t from, uint64_t to, uint64_t seed)
+{
+    uint64_t i, n = 0;
+    for (i = from; i < to; i++) {
+        const uint64_t k = test_stream_key(i, seed);
+        const int by_hash = amq_filter_contains_hash(f, test_stream_hash(f, i, seed));
+        const int by_key = amq_filter_contains(f, &k, sizeof k);
+        n += (uint64_t)(by_hash != 1 || by_key != 1);
+    }
+    return n;
+}
+
+uint64_t test_stream_hits(const amq_filter *f, uint64_t n, uint64_t seed)
+{
+    uint64_t i, fp = 0;
+    for (i = 0; i < n; i++)
+        fp += (uint64_t)amq_filter_contains_hash(f, test_stream_hash(f, i, seed));
+    return fp;
+}
