@@ -100,7 +100,7 @@ TEST_DEPS  := redis-server redis-tools python3-redis clang libclang-rt-14-dev \
 SERVER_DEPS := gcc g++ make pkg-config xz-utils ca-certificates util-linux
 BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-cli hyperfine time
 
-.PHONY: all lib cli tests test test-stream-gcc test-stream-checked test-unit test-headers test-cli test-asan test-aging-long test-example \
+.PHONY: all lib cli tests test unit-runs test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang test-clang-san demo bench \
         bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
@@ -131,8 +131,8 @@ help:
 	@echo "  test           install missing Debian packages, then every test: unit, bench"
 	@echo "                 smoke, CLI, Redis module, Guava interop, example + pkg-config,"
 	@echo "                 unit tests under ASan+UBSan and with clang, fuzz corpora replay,"
-	@echo "                 kill/disk-full faults, ThreadSanitizer; in two streams side by"
-	@echo "                 side (test-stream-gcc, test-stream-checked)"
+	@echo "                 kill/disk-full faults, ThreadSanitizer; two parts at a time (make"
+	@echo "                 -j2), each part's seconds printed when it ends"
 	@echo "  test-unit, test-cli, test-interop, test-example, test-asan, test-clang,"
 	@echo "  test-fuzz      the parts of make test, one at a time"
 	@echo "  test-clang-san the unit tests, the tool's sanitized paths and the fuzz corpora"
@@ -264,13 +264,17 @@ $(BUILD)/tests/test_save_iofail: LDFLAGS_ALL += -Wl,--wrap=open,--wrap=fstat,--w
 # on tiny sizes by `make test`; `make bench` runs it for real.
 tests: $(TEST_BIN) $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(STATIC_BENCH) $(FUSE_BENCH)
 
-# Each program's run is a target of its own, so that make -j (make test's
-# streams, when the other has ended) runs them side by side.
+# Each program's run is a target of its own, so that make -j (make test's parts, when a
+# CPU is free) runs them side by side.
 UNIT_RUNS := $(patsubst $(BUILD)/tests/%,run-unit/%,$(TEST_BIN))
 .PHONY: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@avx2 \
 	run-unit/test_quotient@scalar run-unit/test_pocket@scalar
-test-unit: $(UNIT_RUNS) run-unit/test_cuckoo@avx2 run-unit/test_quotient@avx2 \
-	run-unit/test_quotient@scalar run-unit/test_pocket@scalar test-headers
+test-unit: unit-runs test-headers
+# The programs' runs alone (make test's ASan part: the headers' check is the compiler's, cc's
+# there as in the gcc part's test-unit).
+# The longest runs first, so that the last ones to end are short.
+unit-runs: run-unit/test_quotient@scalar run-unit/test_pocket@scalar run-unit/test_cuckoo@avx2 \
+	run-unit/test_quotient@avx2 $(UNIT_RUNS)
 
 $(UNIT_RUNS): run-unit/%: $(BUILD)/tests/%
 	@scripts/run-tests.sh $<
@@ -298,8 +302,13 @@ test-headers:
 	@scripts/check-headers.sh $(CC)
 	@scripts/check-errors.py include
 
-test-cli: $(BUILD)/amq
-	@AMQ=$(BUILD)/amq tests/cli/run.sh
+# Each script's run a target of its own, as the unit tests' (tests/cli/run.sh runs them all
+# in one go).
+CLI_RUNS := $(patsubst tests/cli/%.sh,run-cli/%,$(wildcard tests/cli/test_*.sh))
+.PHONY: $(CLI_RUNS)
+test-cli: $(CLI_RUNS)
+$(CLI_RUNS): run-cli/%: $(BUILD)/amq
+	@AMQ=$(BUILD)/amq sh tests/cli/$*.sh
 
 test-redis: $(REDIS_MODULE) $(BUILD)/amq python
 	@AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python /usr/bin/python3 tests/redis/run.py --module $(REDIS_MODULE)
@@ -365,31 +374,51 @@ test-clang-san:
 	@AMQ=build/clang-san/amq sh tests/cli/sanitized.sh
 	@$(MAKE) --no-print-directory -j2 -Otarget $(CLANG_SAN) fuzz-replay
 
-# Two streams of about equal length side by side, each in its own build
-# directories, so that a machine of 2 CPUs (CI's) is kept busy (README): the
-# gcc and ThreadSanitizer builds' tests, and the ASan, fuzz and clang builds'.
-# Every Redis server is started by the first.  -Otarget prints each step's
-# output whole when it ends, so a failure's lines stay together.
+# make test's parts, each a target of its own under one make -j2 (-Otarget prints each
+# part's output whole when it ends, and a line with its seconds): a CPU takes the next part
+# whose build is done, so neither waits while the other still has work (a machine of 2 CPUs,
+# CI's; README).  Each build directory is written by one part only (test-build-*, which the
+# parts that run from it come after), and the parts that start Redis servers run one after
+# the other (test-redis, then test-python).  The longest parts are listed first.
+TEST_PARTS := test-part/asan-unit test-part/fuzz test-part/redis test-part/unit \
+    test-part/clang test-part/python test-part/cli test-part/tsan test-part/bench \
+    test-part/asan-cli test-part/example test-part/faults test-part/interop
+.PHONY: $(TEST_PARTS) test-build-gcc test-build-asan
 test: deps-test
-	@$(MAKE) --no-print-directory -j2 -Otarget test-stream-gcc test-stream-checked
+	@$(MAKE) --no-print-directory -j2 -Otarget $(TEST_PARTS)
 	@echo "make test: all tests passed"
 
-test-stream-gcc:
-	@$(MAKE) --no-print-directory WERROR=1 all tests
-	@$(MAKE) --no-print-directory WERROR=1 test-unit
-	@$(MAKE) --no-print-directory WERROR=1 test-bench
-	@$(MAKE) --no-print-directory WERROR=1 test-cli
-	@$(MAKE) --no-print-directory WERROR=1 test-redis
-	@$(MAKE) --no-print-directory WERROR=1 test-interop
-	@$(MAKE) --no-print-directory WERROR=1 test-python
-	@$(MAKE) --no-print-directory WERROR=1 test-example
-	@$(MAKE) --no-print-directory WERROR=1 test-faults
-	@$(MAKE) --no-print-directory tsan
+# One part: $(1) run, then its name and seconds.
+define test_part
+@t0=$$(date +%s); $(1) && echo "make test: $(@F) done in $$(($$(date +%s) - t0)) s"
+endef
+# What the gcc parts run: the tool, module, tests, benchmarks' smoke programs, Python.
+TEST_GCC_BUILT := all tests python $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) $(GROWTH_PROTO) \
+    $(BINS_PROTO) $(BUILD)/tests/faults/crash_kill
+test-build-gcc:
+	$(call test_part,$(MAKE) --no-print-directory WERROR=1 $(TEST_GCC_BUILT))
+test-part/unit test-part/bench test-part/cli test-part/redis test-part/interop test-part/example \
+    test-part/faults: test-build-gcc
+	$(call test_part,$(MAKE) --no-print-directory WERROR=1 test-$(@F))
+test-part/python: test-build-gcc | test-part/redis
+	$(call test_part,$(MAKE) --no-print-directory WERROR=1 test-python)
+test-part/tsan:
+	$(call test_part,$(MAKE) --no-print-directory tsan)
+test-part/clang:
+	$(call test_part,$(MAKE) --no-print-directory test-clang)
 
-test-stream-checked:
-	@$(MAKE) --no-print-directory test-asan
-	@$(MAKE) --no-print-directory test-fuzz
-	@$(MAKE) --no-print-directory test-clang
+# The ASan + UBSan build: test-asan's and test-fuzz's programs, built once for both.
+TEST_ASAN := BUILD=build/asan SAN=1 WERROR=1
+test-build-asan:
+	$(call test_part,$(MAKE) --no-print-directory $(TEST_ASAN) \
+	    $(patsubst $(BUILD)/%,build/asan/%,$(TEST_BIN)) build/asan/amq \
+	    $(patsubst %,build/asan/fuzz/replay_%,$(FUZZ_TARGETS)) build/asan/fuzz/fuzz-seeds)
+test-part/asan-unit: test-build-asan
+	$(call test_part,$(MAKE) --no-print-directory $(TEST_ASAN) AMQ_SLOW_TESTS=0 unit-runs)
+test-part/asan-cli: test-build-asan
+	$(call test_part,AMQ=build/asan/amq sh tests/cli/sanitized.sh)
+test-part/fuzz: test-build-asan
+	$(call test_part,$(MAKE) --no-print-directory $(TEST_ASAN) fuzz-replay)
 
 # Fuzz targets, seed corpora, replay (fuzz/fuzz.mk): make fuzz, fuzz-long, test-fuzz.
 include fuzz/fuzz.mk

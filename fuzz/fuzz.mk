@@ -65,12 +65,16 @@ $(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(FUZZ_DEPS) $(STATIC_LIB)
 	$(CC) $(CPPFLAGS_ALL) -DAMQ_ADVANCED_API -Ifuzz $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< fuzz/replay.c \
 	    $(STATIC_LIB) $(FUZZ_LDLIBS)
 
-fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/fuzz-seeds
+# Each target's replay a target of its own, so that make -j runs them side by side; the
+# seeds are generated afresh first.
+FUZZ_REPLAYS := $(patsubst %,fuzz-replay/%,$(FUZZ_TARGETS))
+.PHONY: $(FUZZ_REPLAYS) fuzz-corpus-seeds
+fuzz-replay: $(FUZZ_REPLAYS)
+fuzz-corpus-seeds: $(BUILD)/fuzz/fuzz-seeds
 	@rm -rf $(BUILD)/fuzz/corpus-seeds
 	@$(BUILD)/fuzz/fuzz-seeds $(BUILD)/fuzz/corpus-seeds
-	@for t in $(FUZZ_TARGETS); do \
-	    $(BUILD)/fuzz/replay_$$t $(BUILD)/fuzz/corpus-seeds/$$t fuzz/regressions/$$t || exit 1; \
-	done
+$(FUZZ_REPLAYS): fuzz-replay/%: $(BUILD)/fuzz/replay_% fuzz-corpus-seeds
+	@$(BUILD)/fuzz/replay_$* $(BUILD)/fuzz/corpus-seeds/$* fuzz/regressions/$*
 
 test-fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 fuzz-replay
