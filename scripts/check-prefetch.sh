@@ -3,9 +3,9 @@
 # the compiler makes of them.  gcc 12's ipa-modref takes a function that holds nothing but
 # prefetches for one without side effects and drops its calls: the bloom and aging kinds'
 # batch loops ran with no prefetch at all (found 2026-12-03; their helpers are now inlined).
-# Each source that mentions __builtin_prefetch is compiled to assembly with its own flags
-# (from `make -n`), once as built and once with -fno-ipa-modref: the two must hold as many
-# prefetch instructions.  A compiler without that option (clang) keeps them: skipped.
+# Each source that mentions __builtin_prefetch is compiled again with its own flags (from
+# `make -n`) and -fno-ipa-modref: that object and the one built must hold as many prefetch
+# instructions (objdump's).  A compiler without that option (clang) keeps them: skipped.
 set -e
 build=${1:-build}
 # the command make would run for an object (run from make test: not the caller's jobserver)
@@ -18,6 +18,10 @@ if ! echo 'int x;' | "$cc" -fno-ipa-modref -x c -c -o /dev/null - 2>/dev/null; t
     echo "check-prefetch: $cc has no -fno-ipa-modref; skipped"
     exit 0
 fi
+# the prefetch instructions in an object's code
+prefetches() {
+    objdump -d --no-show-raw-insn "$1" | grep -cE '^ +[0-9a-f]+:[[:space:]]+prefetch' || true
+}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/amq-prefetch-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -35,12 +39,11 @@ for src in src/*.c src/common/*.c cli/*.c; do
         status=1
         continue ;;
     esac
-    base=$(echo "$cmd" | sed "s| -g | |; s| -MMD -MP||; s| -c $src -o $obj| -S $src -o -|")
-    # the two compiles side by side (make test's other stream may have ended by now)
-    sh -c "$base -fno-ipa-modref" > "$tmp/kept.s" &
-    as_built=$(sh -c "$base" | grep -c 'prefetch' || true)
-    wait $! || true
-    kept=$(grep -c 'prefetch' "$tmp/kept.s" || true)
+    # the object as built is the one make made (not compiled again: -g changes no code)
+    kept_cmd=$(echo "$cmd" | sed "s| -g | |; s| -MMD -MP||; s| -o $obj| -o $tmp/kept.o|")
+    sh -c "$kept_cmd -fno-ipa-modref"
+    as_built=$(prefetches "$obj")
+    kept=$(prefetches "$tmp/kept.o")
     checked=$((checked + 1))
     if [ "$as_built" != "$kept" ]; then
         echo "check-prefetch: $src: $as_built prefetch instructions as built, $kept without" \
