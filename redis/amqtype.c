@@ -38,7 +38,7 @@ uint64_t amqt_build_max_items = AMQT_DEFAULT_BUILD_MAX_ITEMS;
 #define AMQT_CHUNK AMQ_RM_MAX_CHUNK
 /* The key name in the type's name: exactly 9 characters (Redis' rule). */
 #define AMQT_TYPE_NAME "amqfilter"
-/* The fewest keys a pocket filter starts with (amq/filter.h: 64 to 2^32). */
+/* The fewest keys a pocket filter starts with (amq/filter.h: 64 at least). */
 #define AMQT_POCKET_MIN_START 64u
 
 #define E_NOT_FOUND "ERR not found"

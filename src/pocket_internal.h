@@ -65,7 +65,7 @@
 #define PK_MAX_FPP 0.5
 #define PK_PENDING 16u      /* keys an add keeps waiting while their lines are fetched */
 #define PK_START_MIN 64u   /* a smaller starting capacity starts here */
-#define PK_START_MAX (UINT64_C(1) << 32)
+#define PK_START_MAX (UINT64_C(1) << 30) /* its first table under PK_MAX_BINS */
 
 typedef struct pk_bin {
     uint64_t map; /* bucket j's count as that many 1s then a 0, from bit 0; the cutoff on top */

@@ -16,7 +16,7 @@ static int op_create(const amq_config *cfg, void **impl, amq_errinfo *err)
     const uint32_t eb = cfg->fingerprint_bits ? cfg->fingerprint_bits : PK_ENTRY_BITS;
     if (cfg->capacity == 0 || cfg->capacity > PK_START_MAX)
         return amq_err(err, AMQ_ERANGE,
-                       "a pocket filter's starting capacity must be 1 to 2^32 keys, not %llu",
+                       "a pocket filter's starting capacity must be 1 to 2^30 keys, not %llu",
                        (unsigned long long)cfg->capacity);
     if (!(cfg->fpp >= PK_MIN_FPP && cfg->fpp <= PK_MAX_FPP))
         return amq_err(err, AMQ_ERANGE,

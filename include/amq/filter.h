@@ -128,7 +128,7 @@ typedef struct amq_config {
  * growth would pass it.  Keys cannot be removed.
  *
  * The pocket kind ("pocket", docs/expandable.md) needs no capacity either:
- * it starts with room for cfg.capacity keys (64 to 2^32) in 64-byte bins of
+ * it starts with room for cfg.capacity keys (1 to 2^30; 64 at least) in 64-byte bins of
  * 28 entries and grows in up to 64 segments, each by 15 % at 95 % load, so
  * that its memory follows its keys (about 22 bits a key); a query reads one
  * bin (and, for about 3 % of the keys, a spare's slots).  Its rate, about

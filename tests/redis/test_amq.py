@@ -433,7 +433,7 @@ def test_pocket_replies_cap_and_build(env):
     assert digest(r, "p") == d
     assert r.execute_command("AMQ.MEXISTS", "p", *ITEMS) == [1] * len(ITEMS)
     for args, text in (((0, 0.01), "capacity must be a positive integer"),
-                       ((1 << 33, 0.01), "starting capacity must be 1 to 2^32 keys"),
+                       ((1 << 33, 0.01), "starting capacity must be 1 to 2^30 keys"),
                        ((1000, 0.0009), "false-positive target must be in [0.001, 0.5]"),
                        ((1000, 0.6), "false-positive target must be in [0.001, 0.5]"),
                        ((1000, 0.01, "FPBITS", 16), "entries hold 5 to 15 bits"),

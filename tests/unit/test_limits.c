@@ -442,7 +442,7 @@ static const struct kind_row {
     {"pocket capacity 64", AMQ_KIND_POCKET, 64, 0.01, 0, 0, 0, 0, 0, AMQ_OK},
     {"pocket capacity 0", AMQ_KIND_POCKET, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"pocket capacity 0", AMQ_KIND_POCKET, 0, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
-    {"pocket capacity 2^32+1", AMQ_KIND_POCKET, (UINT64_C(1) << 32) + 1, 0.01, 0, 0, 0, 0, 0,
+    {"pocket capacity 2^30+1", AMQ_KIND_POCKET, (UINT64_C(1) << 30) + 1, 0.01, 0, 0, 0, 0, 0,
      AMQ_ERANGE},
     {"pocket capacity 2^64-1", AMQ_KIND_POCKET, U64MAX, 0.01, 0, 0, 0, 0, 0, AMQ_ERANGE},
     {"pocket fpp 0.001", AMQ_KIND_POCKET, 1000, 0.001, 0, 0, 0, 0, 0, AMQ_OK},

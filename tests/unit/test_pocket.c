@@ -963,7 +963,7 @@ TEST(pocket_structural_damage_is_refused)
     DAMAGE("fpp 0.6", AMQ_ECORRUPT, amq_storef64(q.params + 8, 0.6));
     DAMAGE("fpp NaN", AMQ_ECORRUPT, amq_storef64(q.params + 8, NAN));
     DAMAGE("start 63", AMQ_ECORRUPT, amq_store64(q.params + 16, 63));
-    DAMAGE("start 2^32 + 1", AMQ_ECORRUPT, amq_store64(q.params + 16, (UINT64_C(1) << 32) + 1));
+    DAMAGE("start 2^30 + 1", AMQ_ECORRUPT, amq_store64(q.params + 16, (UINT64_C(1) << 30) + 1));
     /* a start its bins could not have begun with: clear would allocate for it (2^29 keys: 1.3
      * GB for a file of 20 KB) */
     DAMAGE("start 2^29", AMQ_ECORRUPT, amq_store64(q.params + 16, UINT64_C(1) << 29));
