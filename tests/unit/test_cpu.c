@@ -26,6 +26,7 @@ static uint32_t cpu_probe_direct(void)
     f |= __builtin_cpu_supports("avx512vl") ? AMQ_CPU_AVX512VL : 0u;
     f |= __builtin_cpu_supports("avx512vpopcntdq") ? AMQ_CPU_AVX512VPOPCNTDQ : 0u;
     f |= __builtin_cpu_supports("avx512vbmi2") ? AMQ_CPU_AVX512VBMI2 : 0u;
+    f |= __builtin_cpu_supports("avx512cd") ? AMQ_CPU_AVX512CD : 0u;
 #endif
     return f;
 }
@@ -34,7 +35,9 @@ static uint32_t cpu_probe_direct(void)
 __attribute__((constructor)) static void cpu_child(void)
 {
     const char *mode = getenv("AMQ_TEST_CPU_CHILD");
-    uint32_t all, got, avx512 = AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ | AMQ_CPU_AVX512VBMI2;
+    uint32_t all, got,
+        avx512 = AMQ_CPU_AVX512_CORE | AMQ_CPU_AVX512VPOPCNTDQ | AMQ_CPU_AVX512VBMI2 |
+                 AMQ_CPU_AVX512CD;
     int ok;
     if (mode == NULL)
         return;
