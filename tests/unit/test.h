@@ -75,6 +75,9 @@ int test_stream_add(struct amq_filter *f, uint64_t from, uint64_t to, uint64_t s
 uint64_t test_stream_missing(const struct amq_filter *f, uint64_t from, uint64_t to,
                              uint64_t seed);
 uint64_t test_stream_hits(const struct amq_filter *f, uint64_t n, uint64_t seed);
+/* A field of amq_filter_describe: UINT64_MAX / NaN when the filter does not list it once. */
+uint64_t test_field_u64(const struct amq_filter *f, const char *name);
+double test_field_f64(const struct amq_filter *f, const char *name);
 
 #define TEST_(name, slow)                                                   \
     static void test_##name(void);                                          \

@@ -43,31 +43,6 @@ static amq_filter *make(uint64_t capacity, double fpp)
     return f;
 }
 
-typedef struct field_pick {
-    const char *name;
-    uint64_t u64;
-    double f64;
-    int found;
-} field_pick;
-
-static int pick(void *ctx, const amq_field *fd)
-{
-    field_pick *p = ctx;
-    if (strcmp(fd->name, p->name) == 0) {
-        p->u64 = fd->u64;
-        p->f64 = fd->f64;
-        p->found = 1;
-    }
-    return 0;
-}
-
-static uint64_t field_u64(const amq_filter *f, const char *name)
-{
-    field_pick p = {name, 0, 0.0, 0};
-    (void)amq_filter_describe(f, pick, &p);
-    return p.found ? p.u64 : UINT64_MAX;
-}
-
 /* Share of n absent keys (stream 99) the filter answers. */
 static double measured_rate(const amq_filter *f, uint64_t n)
 {
@@ -86,7 +61,7 @@ TEST(expandable_defaults_start_small)
     CHECK_GE(st.capacity, 4096);
     CHECK_LT(st.capacity, 2 * 4096);
     CHECK_EQ(st.bytes, 256 * 64); /* 4096 / (0.8 * 31) -> 166 buckets -> 256 */
-    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
     CHECK_EQ(amq_kind_from_name("expandable", &(uint32_t){0}), AMQ_OK);
     amq_filter_free(f);
 }
@@ -101,7 +76,7 @@ TEST(expandable_table_of_4_gib)
     amq_stats st;
     uint64_t size = 0, i, absent = 0;
     REQUIRE(f != NULL);
-    CHECK_EQ(field_u64(f, "buckets"), UINT64_C(1) << 26);
+    CHECK_EQ(test_field_u64(f, "buckets"), UINT64_C(1) << 26);
     amq_filter_stats(f, &st);
     CHECK_GE(st.bytes, UINT64_C(64) << 26);
     CHECK_GE(st.capacity, 1000000000u);
@@ -147,7 +122,7 @@ TEST(expandable_grows_without_false_negatives)
             FAIL_AT_("key %llu missing", (unsigned long long)i);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, n);
-    CHECK_EQ(field_u64(f, "expansions"), 12); /* 64 buckets -> 262144 */
+    CHECK_EQ(test_field_u64(f, "expansions"), 12); /* 64 buckets -> 262144 */
     amq_filter_free(f);
 }
 
@@ -164,8 +139,8 @@ TEST_(expandable_void_entries_keep_their_keys, 1)
     REQUIRE(f != NULL);
     for (i = 0; i < n; i++)
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 2)), 1);
-    CHECK_GE(field_u64(f, "expansions"), 16);
-    CHECK_GT(field_u64(f, "generations_0_to_1_entries"), 0);
+    CHECK_GE(test_field_u64(f, "expansions"), 16);
+    CHECK_GT(test_field_u64(f, "generations_0_to_1_entries"), 0);
     for (i = 0; i < n; i++)
         if (!amq_filter_contains_hash(f, hash_of(f, i, 2)))
             FAIL_AT_("key %llu missing", (unsigned long long)i);
@@ -223,13 +198,13 @@ TEST(expandable_copies_of_one_key_are_bounded)
     for (i = 0; i < 32; i++)
         REQUIRE_EQ(amq_filter_add_hash(f, h), 1);
     amq_filter_stats(f, &st);
-    stashed = field_u64(f, "stash_entries");
+    stashed = test_field_u64(f, "stash_entries");
     for (i = 0; i < 100000; i++)
         CHECK_STATUS(amq_filter_add_hash(f, h), AMQ_EFULL);
     amq_filter_stats(f, &st2);
     CHECK_EQ(st2.bytes, st.bytes);
     CHECK_EQ(st2.items, st.items);
-    CHECK_EQ(field_u64(f, "stash_entries"), stashed);
+    CHECK_EQ(test_field_u64(f, "stash_entries"), stashed);
     CHECK_EQ(amq_filter_contains_hash(f, h), 1);
     for (i = 0; i < 32; i++)
         REQUIRE_EQ(amq_filter_remove_hash(f, h), 1);
@@ -260,13 +235,13 @@ TEST(expandable_keys_crowded_into_one_bucket_are_bounded)
     amq_stats s0, s1;
 
     REQUIRE(f != NULL && h != NULL && took != NULL);
-    buckets = field_u64(f, "buckets");
+    buckets = test_field_u64(f, "buckets");
     for (i = 0; i < N; i++) {
         int rc;
         h[i].h1 = test_rand(&st) >> 16;
         h[i].h2 = 0;
         amq_filter_stats(f, &s0);
-        stashed = field_u64(f, "stash_entries");
+        stashed = test_field_u64(f, "stash_entries");
         rc = amq_filter_add_hash(f, h[i]);
         if (rc == 1) {
             took[i] = 1;
@@ -277,13 +252,13 @@ TEST(expandable_keys_crowded_into_one_bucket_are_bounded)
         refused++;
         amq_filter_stats(f, &s1);
         if (s1.items != s0.items || s1.bytes != s0.bytes ||
-            field_u64(f, "stash_entries") != stashed)
+            test_field_u64(f, "stash_entries") != stashed)
             FAIL_AT_("the refused add of crowded key %llu changed the filter",
                      (unsigned long long)i);
     }
-    CHECK_LE(field_u64(f, "stash_entries"), 256);
+    CHECK_LE(test_field_u64(f, "stash_entries"), 256);
     /* doubled only until the stash's bound (1/32 of the table) holds 256 cells */
-    CHECK_LE(field_u64(f, "buckets"), 4 * buckets);
+    CHECK_LE(test_field_u64(f, "buckets"), 4 * buckets);
     CHECK_GT(accepted, 31 + 200);
     CHECK_EQ(accepted + refused, N);
     for (i = 0; i < N; i++)
@@ -292,10 +267,10 @@ TEST(expandable_keys_crowded_into_one_bucket_are_bounded)
     for (i = 0; i < 20000; i++) { /* refused only in the crowded bucket, bucket 0 */
         const amq_hash128 r = hash_of(f, i, 72);
         const int rc = amq_filter_add_hash(f, r);
-        if (rc != 1 && !(rc == AMQ_EFULL && r.h1 < UINT64_MAX / field_u64(f, "buckets")))
+        if (rc != 1 && !(rc == AMQ_EFULL && r.h1 < UINT64_MAX / test_field_u64(f, "buckets")))
             FAIL_AT_("random key %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
-    CHECK_GT(field_u64(f, "buckets"), 4 * buckets); /* grown for the random keys */
+    CHECK_GT(test_field_u64(f, "buckets"), 4 * buckets); /* grown for the random keys */
     for (i = 0; i < N; i++)
         if (took[i] && amq_filter_contains_hash(f, h[i]) != 1)
             FAIL_AT_("crowded key %llu missing after random adds", (unsigned long long)i);
@@ -449,15 +424,15 @@ TEST(expandable_split_of_a_full_bucket_one_way)
     uint64_t j;
 
     REQUIRE(f != NULL);
-    REQUIRE_EQ(field_u64(f, "buckets"), 2);
+    REQUIRE_EQ(test_field_u64(f, "buckets"), 2);
     for (j = 1; j <= 36; j++) /* first fingerprint bit 0: all to half 0 */
         REQUIRE_EQ(amq_filter_add_hash(f, crafted(0, j)), 1);
-    CHECK_EQ(field_u64(f, "stash_entries"), 5);
+    CHECK_EQ(test_field_u64(f, "stash_entries"), 5);
     for (j = 1; j <= 14; j++)
         REQUIRE_EQ(amq_filter_add_hash(f, crafted(1, j)), 1);
-    CHECK_EQ(field_u64(f, "expansions"), 1);
-    CHECK_EQ(field_u64(f, "stash_entries"), 5);
-    CHECK_EQ(field_u64(f, "entries"), 50);
+    CHECK_EQ(test_field_u64(f, "expansions"), 1);
+    CHECK_EQ(test_field_u64(f, "stash_entries"), 5);
+    CHECK_EQ(test_field_u64(f, "entries"), 50);
     for (j = 1; j <= 36; j++)
         CHECK_EQ(amq_filter_contains_hash(f, crafted(0, j)), 1);
     for (j = 1; j <= 14; j++)
@@ -467,8 +442,8 @@ TEST(expandable_split_of_a_full_bucket_one_way)
     CHECK_EQ(amq_filter_contains_hash(f, crafted(0, UINT64_C(0x4000) | 1)), 0);
     for (j = 1; j <= 36; j++)
         CHECK_EQ(amq_filter_remove_hash(f, crafted(0, j)), 1);
-    CHECK_EQ(field_u64(f, "stash_entries"), 0);
-    CHECK_EQ(field_u64(f, "entries"), 14);
+    CHECK_EQ(test_field_u64(f, "stash_entries"), 0);
+    CHECK_EQ(test_field_u64(f, "entries"), 14);
     for (j = 1; j <= 14; j++)
         CHECK_EQ(amq_filter_contains_hash(f, crafted(1, j)), 1);
     amq_filter_free(f);
@@ -487,14 +462,14 @@ TEST(expandable_golden_bytes)
     REQUIRE(f != NULL);
     for (i = 0; i < 198; i++)
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 9)), 1);
-    CHECK_EQ(field_u64(f, "stash_entries"), 2);
+    CHECK_EQ(test_field_u64(f, "stash_entries"), 2);
     REQUIRE_OK(amq_filter_serialized_size(f, &size));
     buf = malloc((size_t)size);
     REQUIRE(buf != NULL);
     REQUIRE_OK(amq_filter_serialize(f, buf, (size_t)size, &len));
     for (i = 0; i < len; i++)
         fnv = (fnv ^ buf[i]) * UINT64_C(0x100000001b3);
-    CHECK_EQ(field_u64(f, "expansions"), 2);
+    CHECK_EQ(test_field_u64(f, "expansions"), 2);
     CHECK_EQ(len, EXPANDABLE_GOLDEN_LEN);
     CHECK_EQ_U64(fnv, EXPANDABLE_GOLDEN_FNV);
     free(buf);
@@ -662,7 +637,7 @@ TEST(expandable_key_query_matches_hash_query)
                     k[1] = i;
                     REQUIRE_EQ(amq_filter_add(f, k, 8 + (i % 9)), 1);
                 }
-                CHECK_GT(field_u64(f, "stash_entries"), 0);
+                CHECK_GT(test_field_u64(f, "stash_entries"), 0);
                 disagree = hits = 0;
                 for (i = 0; i < 40000; i++) { /* the 20000 added, then as many absent */
                     size_t len = 8 + (i % 9);
@@ -740,8 +715,8 @@ TEST(expandable_key_add_matches_hash_add)
                     free(bg);
                 }
             }
-            CHECK_GT(field_u64(f, "expansions"), 7);
-            CHECK_GT(field_u64(f, "stash_entries"), 0);
+            CHECK_GT(test_field_u64(f, "expansions"), 7);
+            CHECK_GT(test_field_u64(f, "stash_entries"), 0);
             amq_filter_free(f);
             amq_filter_free(g);
         }
@@ -772,7 +747,7 @@ TEST(expandable_key_query_xxh3_8_reads_every_bit)
             cfg.capacity = UINT64_C(1) << 23; /* 2^19 buckets */
             cfg.seed = seeds[sd];
             REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
-            REQUIRE_EQ(field_u64(f, "buckets"), UINT64_C(1) << 19);
+            REQUIRE_EQ(test_field_u64(f, "buckets"), UINT64_C(1) << 19);
             for (i = 0; i < 20000; i++) {
                 k = key_of(i, 23);
                 REQUIRE_EQ(amq_filter_add_hash(f, amq_filter_hash(f, &k, 8)), 1);
@@ -802,7 +777,7 @@ static int doubling(const amq_filter *f)
 {
     amq_stats st;
     amq_filter_stats(f, &st);
-    return st.bytes > field_u64(f, "buckets") * 64 + field_u64(f, "stash_cells") * 8;
+    return st.bytes > test_field_u64(f, "buckets") * 64 + test_field_u64(f, "stash_cells") * 8;
 }
 
 /* The entries at which f doubles next (stats only: cheap per add). */
@@ -910,7 +885,7 @@ TEST(expandable_doubling_is_spread_over_adds)
     int doublings = 0;
 
     REQUIRE(f != NULL);
-    buckets = field_u64(f, "buckets");
+    buckets = test_field_u64(f, "buckets");
     limit = limit_of(f);
     for (i = 0; i < n; i++) {
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 30)), 1);
@@ -918,7 +893,7 @@ TEST(expandable_doubling_is_spread_over_adds)
             continue;
         limit = limit_of(f);
         /* a doubling began with this add: 2 * buckets now, the old table kept */
-        CHECK_EQ(field_u64(f, "buckets"), 2 * buckets);
+        CHECK_EQ(test_field_u64(f, "buckets"), 2 * buckets);
         CHECK(doubling(f));
         start = i;
         while (doubling(f)) {
@@ -955,13 +930,13 @@ TEST(expandable_settle_ends_a_doubling)
     for (limit = limit_of(f); limit_of(f) == limit;) /* to the add that begins a doubling */
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i++, 36)), 1);
     REQUIRE(doubling(f));
-    buckets = field_u64(f, "buckets");
+    buckets = test_field_u64(f, "buckets");
     REQUIRE_OK(amq_filter_settle(f));
     CHECK(!doubling(f));
-    CHECK_EQ(field_u64(f, "buckets"), buckets);
+    CHECK_EQ(test_field_u64(f, "buckets"), buckets);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, i);
-    CHECK_EQ(st.bytes, buckets * 64 + field_u64(f, "stash_cells") * 8);
+    CHECK_EQ(st.bytes, buckets * 64 + test_field_u64(f, "stash_cells") * 8);
     for (limit = 0; limit < i; limit++)
         if (!amq_filter_contains_hash(f, hash_of(f, limit, 36)))
             FAIL_AT_("key %llu missing", (unsigned long long)limit);
@@ -975,7 +950,7 @@ TEST(expandable_settle_ends_a_doubling)
     free(b);
     for (limit = limit_of(f); limit_of(f) == limit;)
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i++, 36)), 1);
-    CHECK_EQ(field_u64(f, "buckets"), 2 * buckets);
+    CHECK_EQ(test_field_u64(f, "buckets"), 2 * buckets);
     for (limit = 0; limit < i; limit++)
         if (!amq_filter_contains_hash(f, hash_of(f, limit, 36)))
             FAIL_AT_("key %llu missing", (unsigned long long)limit);
@@ -1023,15 +998,15 @@ TEST(expandable_batch_fixed_matches_one_key)
             if (limit_of(f) == limit && i + 1 < n)
                 continue;
             limit = limit_of(f);
-            if (field_u64(f, "buckets") < 4096 && i + 1 < n)
+            if (test_field_u64(f, "buckets") < 4096 && i + 1 < n)
                 continue;
             /* half-way through the doubling that began here (or the end) */
-            for (start = i; doubling(f) && i - start < field_u64(f, "buckets") / 16;) {
+            for (start = i; doubling(f) && i - start < test_field_u64(f, "buckets") / 16;) {
                 i++;
                 REQUIRE_EQ(amq_filter_add(f, keys + i * len, len), 1);
             }
             CHECK(doubling(f) || i + 1 == n);
-            CHECK(field_u64(f, "stash_cells") > 0);
+            CHECK(test_field_u64(f, "stash_cells") > 0);
             /* keys [0, i] added, then ABSENT never added */
             memcpy(q, keys, (size_t)(i + 1) * len);
             memcpy(q + (i + 1) * len, keys + n * len, (size_t)ABSENT * len);
@@ -1281,14 +1256,14 @@ TEST(expandable_doubling_keeps_every_key)
     size_t len;
 
     REQUIRE(f != NULL && present != NULL);
-    buckets = field_u64(f, "buckets");
+    buckets = test_field_u64(f, "buckets");
     limit = limit_of(f);
     for (i = 0; i < n; i++) {
         REQUIRE_EQ(amq_filter_add_hash(f, hash_of(f, i, 31)), 1);
         present[i] = 1;
         if (limit_of(f) != limit) {
             limit = limit_of(f);
-            buckets = field_u64(f, "buckets");
+            buckets = test_field_u64(f, "buckets");
             start = i;
         }
         /* a doubling of buckets / 2 old buckets lasts buckets / 8 adds */
@@ -1320,8 +1295,8 @@ TEST(expandable_doubling_keeps_every_key)
         REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
         REQUIRE_OK(amq_filter_clone(f, NULL, &c));
         CHECK(!doubling(g));
-        CHECK_EQ(field_u64(g, "buckets"), buckets);
-        CHECK_EQ(field_u64(g, "entries"), field_u64(f, "entries"));
+        CHECK_EQ(test_field_u64(g, "buckets"), buckets);
+        CHECK_EQ(test_field_u64(g, "entries"), test_field_u64(f, "entries"));
         same_answers(f, g, i + 1, 31, "loaded mid-doubling");
         same_answers(f, m, i + 1, 31, "mapped mid-doubling");
         same_answers(f, c, i + 1, 31, "cloned mid-doubling");
@@ -1371,7 +1346,7 @@ TEST(expandable_stash_grows_without_a_pause)
     amq_stats st;
 
     REQUIRE(f != NULL);
-    buckets = field_u64(f, "buckets");
+    buckets = test_field_u64(f, "buckets");
     amq_filter_stats(f, &st);
     limit = st.capacity;
     bytes = st.bytes;
@@ -1380,7 +1355,7 @@ TEST(expandable_stash_grows_without_a_pause)
         amq_filter_stats(f, &st);
         if (st.capacity != limit) {
             limit = st.capacity;
-            buckets = field_u64(f, "buckets");
+            buckets = test_field_u64(f, "buckets");
             start = i;
         }
         if (st.bytes <= bytes) { /* the stash grew, or the table */
@@ -1388,7 +1363,7 @@ TEST(expandable_stash_grows_without_a_pause)
             continue;
         }
         bytes = st.bytes;
-        cells = field_u64(f, "stash_cells");
+        cells = test_field_u64(f, "stash_cells");
         if (cells < 4096 || i - start < buckets / 8) /* small, or in a table doubling */
             continue;
         seen++;
@@ -1401,7 +1376,7 @@ TEST(expandable_stash_grows_without_a_pause)
         REQUIRE_OK(amq_filter_deserialize(buf, len, 0, NULL, &g, NULL));
         free(buf);
         same_answers(f, g, i + 1, 34, "loaded during a stash move");
-        CHECK_EQ(field_u64(g, "stash_entries"), field_u64(f, "stash_entries"));
+        CHECK_EQ(test_field_u64(g, "stash_entries"), test_field_u64(f, "stash_entries"));
         amq_filter_free(g);
         for (moves = 0; st.bytes > buckets * 64 + cells * 8; moves++) {
             i++;
@@ -1483,7 +1458,7 @@ TEST(expandable_random_model)
         }
     }
     CHECK_GT(swaps, 0); /* some reloads and clones were of a filter mid-doubling */
-    CHECK_GT(field_u64(f, "expansions"), 12);
+    CHECK_GT(test_field_u64(f, "expansions"), 12);
     for (k = 0; k < used; k++)
         if (count[k] != 0 && !amq_filter_contains_hash(f, hash_of(f, k, 33)))
             FAIL_AT_("key %llu missing at the end", (unsigned long long)k);

@@ -94,46 +94,13 @@ out:
     return d;
 }
 
-typedef struct field_pick {
-    const char *name;
-    uint64_t u64;
-    double f64;
-    int found;
-} field_pick;
-
-static int pick(void *ctx, const amq_field *fd)
-{
-    field_pick *p = ctx;
-    if (strcmp(fd->name, p->name) == 0) {
-        p->u64 = fd->u64;
-        p->f64 = fd->f64;
-        p->found++;
-    }
-    return 0;
-}
-
-/* A describe field (UINT64_MAX / NaN when the filter does not list it once). */
-static uint64_t field_u64(const amq_filter *f, const char *name)
-{
-    field_pick p = {name, 0, 0.0, 0};
-    (void)amq_filter_describe(f, pick, &p);
-    return p.found == 1 ? p.u64 : UINT64_MAX;
-}
-
-static double field_f64(const amq_filter *f, const char *name)
-{
-    field_pick p = {name, 0, 0.0, 0};
-    (void)amq_filter_describe(f, pick, &p);
-    return p.found == 1 ? p.f64 : NAN;
-}
-
 /* Entries of l bits (0 when describe lists none). */
 static uint64_t entries_of(const amq_filter *f, unsigned l)
 {
     char name[32];
     uint64_t n;
     snprintf(name, sizeof name, "entries_of_%u_bits", l);
-    n = field_u64(f, name);
+    n = test_field_u64(f, name);
     return n == UINT64_MAX ? 0 : n;
 }
 
@@ -204,18 +171,18 @@ TEST(pocket_defaults_and_options)
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_POCKET), 0);
     CHECK_EQ(amq_kind_is_static(AMQ_KIND_POCKET), 0);
     CHECK(amq_option_applies("fingerprint_bits", AMQ_KIND_POCKET));
-    CHECK_EQ(field_u64(f, "segments"), 1);
-    CHECK_EQ(field_u64(f, "slots_per_bin"), 28);
-    CHECK_EQ(field_u64(f, "buckets_per_bin"), 32);
-    CHECK_EQ(field_u64(f, "entry_bits"), 15);
-    CHECK_EQ(field_u64(f, "start_keys"), 4096);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "entries"), 0);
-    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
-    CHECK_EQ_DBL(field_f64(f, "growth"), 1.15);
-    CHECK_EQ_DBL(field_f64(f, "max_load"), 0.95);
+    CHECK_EQ(test_field_u64(f, "segments"), 1);
+    CHECK_EQ(test_field_u64(f, "slots_per_bin"), 28);
+    CHECK_EQ(test_field_u64(f, "buckets_per_bin"), 32);
+    CHECK_EQ(test_field_u64(f, "entry_bits"), 15);
+    CHECK_EQ(test_field_u64(f, "start_keys"), 4096);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "entries"), 0);
+    CHECK_EQ(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ_DBL(test_field_f64(f, "growth"), 1.15);
+    CHECK_EQ_DBL(test_field_f64(f, "max_load"), 0.95);
     /* room for 4096 keys at 95 % of 28 entries a bin */
-    CHECK_GE(field_u64(f, "bins") * 28 * 95, 4096 * 100);
+    CHECK_GE(test_field_u64(f, "bins") * 28 * 95, 4096 * 100);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.kind, AMQ_KIND_POCKET);
     CHECK_EQ(st.items, 0);
@@ -229,7 +196,7 @@ TEST(pocket_defaults_and_options)
 
     f = make(64, 5);
     REQUIRE(f != NULL);
-    CHECK_EQ(field_u64(f, "entry_bits"), 5);
+    CHECK_EQ(test_field_u64(f, "entry_bits"), 5);
     amq_filter_free(f);
     for (i = 0; i < sizeof bad_fpp / sizeof bad_fpp[0]; i++) {
         amq_errinfo err;
@@ -300,16 +267,16 @@ TEST(pocket_grows_without_false_negatives)
     fp = test_stream_hits(f, ABSENT, 99);
     CHECK_LE(fp, 400);
     check_rate_near(fp, ABSENT, st.fpp_now, 1, "at the end");
-    CHECK_EQ(field_u64(f, "segments"), 64);
-    CHECK_EQ(field_u64(f, "splits"), 6);
-    CHECK_GT(field_u64(f, "expansions"), 64);
-    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
-    CHECK_EQ(field_u64(f, "entry_bits"), 15);
+    CHECK_EQ(test_field_u64(f, "segments"), 64);
+    CHECK_EQ(test_field_u64(f, "splits"), 6);
+    CHECK_GT(test_field_u64(f, "expansions"), 64);
+    CHECK_EQ(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ(test_field_u64(f, "entry_bits"), 15);
     CHECK_EQ(entries_of(f, 15) > 0, 1);
     /* grown by 15 % at a time at 95 % load: the bins follow the keys */
     CHECK_LE_DBL(st.fill, 0.95);
     CHECK_GE_DBL(st.fill, 0.95 / 1.15 - 0.02);
-    CHECK_LE(field_u64(f, "bins") * 28, (uint64_t)((double)GROW_KEYS / 0.95 * 1.15) + 64 * 56);
+    CHECK_LE(test_field_u64(f, "bins") * 28, (uint64_t)((double)GROW_KEYS / 0.95 * 1.15) + 64 * 56);
     amq_filter_free(f);
 }
 
@@ -341,15 +308,15 @@ TEST(pocket_short_entries_and_deep_ranges)
         }
     }
     CHECK_EQ(test_stream_missing(f, 0, SHORT_KEYS, 2), 0);
-    CHECK_GT(field_u64(f, "deep_ranges"), 1000);
+    CHECK_GT(test_field_u64(f, "deep_ranges"), 1000);
     CHECK_GT(entries_of(f, 3), 0);
     CHECK_GT(entries_of(f, 2), 0);
     CHECK_GT(entries_of(f, 1), 0);
     CHECK_EQ(entries_of(f, 7), 0);
     for (l = 1; l <= 6; l++)
         sum += entries_of(f, l);
-    CHECK_EQ(sum, field_u64(f, "entries"));
-    CHECK_GT(field_u64(f, "spare_entries"), 0);
+    CHECK_EQ(sum, test_field_u64(f, "entries"));
+    CHECK_GT(test_field_u64(f, "spare_entries"), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, SHORT_KEYS);
     CHECK_LE_DBL(st.fpp_now, 0.5);
@@ -365,8 +332,8 @@ TEST(pocket_short_entries_and_deep_ranges)
     REQUIRE_OK(amq_filter_deserialize(al, len, AMQ_OPEN_MMAP, NULL, &v, NULL));
     CHECK(same_bytes(f, g));
     CHECK(same_bytes(f, v));
-    CHECK_EQ(field_u64(g, "deep_ranges"), field_u64(f, "deep_ranges"));
-    CHECK_NEAR_REL(field_f64(g, "fpp_bound"), field_f64(f, "fpp_bound"), 1e-9);
+    CHECK_EQ(test_field_u64(g, "deep_ranges"), test_field_u64(f, "deep_ranges"));
+    CHECK_NEAR_REL(test_field_f64(g, "fpp_bound"), test_field_f64(f, "fpp_bound"), 1e-9);
     CHECK_EQ(test_stream_missing(g, 0, SHORT_KEYS, 2), 0);
     CHECK_EQ(test_stream_missing(v, 0, SHORT_KEYS, 2), 0);
     CHECK_EQ(test_stream_hits(v, 200000, 97), test_stream_hits(f, 200000, 97));
@@ -395,8 +362,8 @@ TEST(pocket_every_add_checked_from_the_smallest_start)
         bad += test_stream_missing(f, 0, i + 1, 3);
     }
     CHECK_EQ(bad, 0);
-    CHECK_GT(field_u64(f, "deep_ranges"), 0);
-    CHECK_GE(field_u64(f, "segments"), 8);
+    CHECK_GT(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_GE(test_field_u64(f, "segments"), 8);
     amq_filter_free(f);
 }
 
@@ -535,9 +502,9 @@ TEST(pocket_clone_and_clear)
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, 0);
     CHECK_EQ_DBL(st.fpp_now, 0.0);
-    CHECK_EQ(field_u64(f, "segments"), 1);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "entries"), 0);
+    CHECK_EQ(test_field_u64(f, "segments"), 1);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "entries"), 0);
     CHECK_EQ(test_stream_hits(f, 100000, 6), 0); /* the keys that were in, and the ring's, are gone */
     CHECK(same_bytes(f, fresh));
     REQUIRE_EQ(test_stream_add(f, 0, 100000, 7), 1);
@@ -572,7 +539,7 @@ TEST(pocket_batches_match_one_key)
     REQUIRE(f != NULL && d != NULL && b != NULL);
     REQUIRE_EQ(test_stream_add(f, 0, 300007, 8), 1);
     REQUIRE_EQ(test_stream_add(d, 0, 300007, 8), 1);
-    REQUIRE(field_u64(d, "deep_ranges") > 0);
+    REQUIRE(test_field_u64(d, "deep_ranges") > 0);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         CHECK_EQ(batch_differ(f, 0, 40000, 8, 94, sizes[i]), 0);
         CHECK_EQ(batch_differ(d, 0, 40000, 8, 94, sizes[i]), 0);
@@ -633,11 +600,11 @@ TEST(pocket_describe_and_stats_agree_with_a_reload)
         REQUIRE_OK(amq_filter_deserialize(bytes, len, 0, NULL, &g, NULL));
         for (l = 1; l <= 15; l++)
             CHECK_EQ(entries_of(g, l), entries_of(f, l));
-        CHECK_EQ(field_u64(g, "entries"), field_u64(f, "entries"));
-        CHECK_EQ(field_u64(g, "spare_entries"), field_u64(f, "spare_entries"));
-        CHECK_EQ(field_u64(g, "bins"), field_u64(f, "bins"));
-        CHECK_EQ(field_u64(g, "expansions"), field_u64(f, "expansions"));
-        CHECK_NEAR_REL(field_f64(g, "fpp_bound"), field_f64(f, "fpp_bound"), 1e-9);
+        CHECK_EQ(test_field_u64(g, "entries"), test_field_u64(f, "entries"));
+        CHECK_EQ(test_field_u64(g, "spare_entries"), test_field_u64(f, "spare_entries"));
+        CHECK_EQ(test_field_u64(g, "bins"), test_field_u64(f, "bins"));
+        CHECK_EQ(test_field_u64(g, "expansions"), test_field_u64(f, "expansions"));
+        CHECK_NEAR_REL(test_field_f64(g, "fpp_bound"), test_field_f64(f, "fpp_bound"), 1e-9);
         amq_filter_stats(f, &st);
         amq_filter_stats(g, &sg);
         CHECK_EQ(sg.items, st.items);
@@ -652,19 +619,19 @@ TEST(pocket_describe_and_stats_agree_with_a_reload)
     amq_filter_stats(f, &st);
     for (l = 1; l <= 15; l++)
         sum += entries_of(f, l);
-    CHECK_EQ(sum, field_u64(f, "entries"));
+    CHECK_EQ(sum, test_field_u64(f, "entries"));
     /* an entry per key, and a few more (an entry whose bits do not tell which of two new
      * buckets its key went to is written into both) */
-    CHECK_GE(field_u64(f, "entries") + 16, st.items);
-    CHECK_LE(field_u64(f, "entries"), st.items + st.items / 100);
-    CHECK_EQ_DBL(st.fpp_now, field_f64(f, "fpp_bound"));
+    CHECK_GE(test_field_u64(f, "entries") + 16, st.items);
+    CHECK_LE(test_field_u64(f, "entries"), st.items + st.items / 100);
+    CHECK_EQ_DBL(st.fpp_now, test_field_f64(f, "fpp_bound"));
     CHECK_GE_DBL(st.fill, 0.5);
     CHECK_LE_DBL(st.fill, 0.95);
-    CHECK_GE(st.capacity, field_u64(f, "entries"));
-    CHECK_GE(st.bytes, field_u64(f, "bins") * 64);
-    CHECK_LE(st.bytes, field_u64(f, "bins") * 64 * 12 / 10);
-    CHECK_EQ(field_u64(f, "segments"), 64);
-    CHECK_GT(field_u64(f, "expansions"), 0);
+    CHECK_GE(st.capacity, test_field_u64(f, "entries"));
+    CHECK_GE(st.bytes, test_field_u64(f, "bins") * 64);
+    CHECK_LE(st.bytes, test_field_u64(f, "bins") * 64 * 12 / 10);
+    CHECK_EQ(test_field_u64(f, "segments"), 64);
+    CHECK_GT(test_field_u64(f, "expansions"), 0);
     amq_filter_free(f);
 }
 
@@ -780,8 +747,8 @@ static void try_load(const parts *p, uint64_t len, int want, uint64_t *ok, const
 static amq_filter *small_grown(void)
 {
     amq_filter *f = make(64, 5);
-    if (f == NULL || test_stream_add(f, 0, 3003, 12) != 1 || field_u64(f, "deep_ranges") == 0 ||
-        field_u64(f, "spare_entries") == 0) {
+    if (f == NULL || test_stream_add(f, 0, 3003, 12) != 1 || test_field_u64(f, "deep_ranges") == 0 ||
+        test_field_u64(f, "spare_entries") == 0) {
         amq_filter_free(f);
         return NULL;
     }
@@ -1135,7 +1102,7 @@ static int simd_build(record *rb, record *ra)
     /* 6-bit entries from 64 keys: short entries and deep ranges */
     if ((f = make(64, 6)) == NULL || test_stream_add(f, 0, SIMD_KEYS / 2 + 5, 25) != 1)
         return -1;
-    if (field_u64(f, "deep_ranges") == 0)
+    if (test_field_u64(f, "deep_ranges") == 0)
         rc = -1; /* the comparison would miss them */
     rc |= put_filter(rb, ra, f, SIMD_ABSENT, 25);
     amq_filter_free(f);

@@ -118,39 +118,6 @@ static uint64_t batch_differ(const amq_filter *f, uint64_t from, uint64_t to, ui
     return d;
 }
 
-typedef struct field_pick {
-    const char *name;
-    uint64_t u64;
-    double f64;
-    int found;
-} field_pick;
-
-static int pick(void *ctx, const amq_field *fd)
-{
-    field_pick *p = ctx;
-    if (strcmp(fd->name, p->name) == 0) {
-        p->u64 = fd->u64;
-        p->f64 = fd->f64;
-        p->found++;
-    }
-    return 0;
-}
-
-/* A describe field (UINT64_MAX / NaN when the filter does not list it once). */
-static uint64_t field_u64(const amq_filter *f, const char *name)
-{
-    field_pick p = {name, 0, 0.0, 0};
-    (void)amq_filter_describe(f, pick, &p);
-    return p.found == 1 ? p.u64 : UINT64_MAX;
-}
-
-static double field_f64(const amq_filter *f, const char *name)
-{
-    field_pick p = {name, 0, 0.0, 0};
-    (void)amq_filter_describe(f, pick, &p);
-    return p.found == 1 ? p.f64 : NAN;
-}
-
 /* The serialized bytes of f and g are the same. */
 static int same_bytes(const amq_filter *f, const amq_filter *g)
 {
@@ -198,8 +165,8 @@ static uint64_t add_into_growth(amq_filter *f, uint64_t from, uint64_t seed, uin
     for (;;) {
         if (amq_filter_add_hash(f, test_stream_hash(f, i, seed)) != 1)
             return 0;
-        if (++i >= least && field_u64(f, "growing_to_slots") != 0 &&
-            field_u64(f, "growth_slots_read") * 8 >= field_u64(f, "slots") * eighths)
+        if (++i >= least && test_field_u64(f, "growing_to_slots") != 0 &&
+            test_field_u64(f, "growth_slots_read") * 8 >= test_field_u64(f, "slots") * eighths)
             return i;
     }
 }
@@ -209,7 +176,7 @@ static uint64_t add_into_growth(amq_filter *f, uint64_t from, uint64_t seed, uin
 static uint64_t add_past_growth(amq_filter *f, uint64_t from, uint64_t seed, uint64_t more)
 {
     uint64_t i = from;
-    while (field_u64(f, "growing_to_slots") != 0)
+    while (test_field_u64(f, "growing_to_slots") != 0)
         if (amq_filter_add_hash(f, test_stream_hash(f, i++, seed)) != 1)
             return 0;
     return test_stream_add(f, i, i + more, seed) == 1 ? i + more : 0;
@@ -271,16 +238,16 @@ TEST(quotient_defaults_and_geometry)
     CHECK_EQ(amq_kind_has_capacity(AMQ_KIND_QUOTIENT), 0);
     CHECK_EQ(amq_kind_is_static(AMQ_KIND_QUOTIENT), 0);
     /* 4096 / 0.95 slots, rounded up; lines of 28 slots and 16 more */
-    CHECK_EQ(field_u64(f, "slots"), 4312);
-    CHECK_EQ(field_u64(f, "start_slots"), 4312);
-    CHECK_EQ(field_u64(f, "slots_per_line"), 28);
-    CHECK_EQ(field_u64(f, "entry_bits"), 16);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "entries"), 0);
-    CHECK_EQ(field_u64(f, "pending_keys"), 0);
-    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
-    CHECK_EQ_DBL(field_f64(f, "growth"), 1.1);
-    CHECK_EQ_DBL(field_f64(f, "max_load"), 0.95);
+    CHECK_EQ(test_field_u64(f, "slots"), 4312);
+    CHECK_EQ(test_field_u64(f, "start_slots"), 4312);
+    CHECK_EQ(test_field_u64(f, "slots_per_line"), 28);
+    CHECK_EQ(test_field_u64(f, "entry_bits"), 16);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "entries"), 0);
+    CHECK_EQ(test_field_u64(f, "pending_keys"), 0);
+    CHECK_EQ(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ_DBL(test_field_f64(f, "growth"), 1.1);
+    CHECK_EQ_DBL(test_field_f64(f, "max_load"), 0.95);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.kind, AMQ_KIND_QUOTIENT);
     CHECK_EQ(st.capacity, 4096);
@@ -298,11 +265,11 @@ TEST(quotient_defaults_and_geometry)
     /* the smallest table, and the range of targets */
     f = make(1, 0.0001);
     REQUIRE(f != NULL);
-    CHECK_EQ(field_u64(f, "slots"), 64);
+    CHECK_EQ(test_field_u64(f, "slots"), 64);
     amq_filter_free(f);
     f = make(1000, 0.5);
     REQUIRE(f != NULL);
-    CHECK_EQ(field_u64(f, "slots"), 1053);
+    CHECK_EQ(test_field_u64(f, "slots"), 1053);
     amq_filter_free(f);
     for (i = 0; i < sizeof bad_fpp / sizeof bad_fpp[0]; i++) {
         amq_errinfo err;
@@ -359,10 +326,10 @@ TEST(quotient_grows_without_false_negatives)
         check_rate_near(fp, GROW_ABSENT, st.fpp_now, "at the end");
     }
     /* grown by 10 % at a time: the table follows the keys */
-    slots = field_u64(f, "slots");
-    CHECK_GE(slots, (uint64_t)((double)field_u64(f, "entries") / 0.95));
+    slots = test_field_u64(f, "slots");
+    CHECK_GE(slots, (uint64_t)((double)test_field_u64(f, "entries") / 0.95));
     CHECK_LE(slots, (uint64_t)((double)GROW_KEYS / 0.95 * 1.1) + 64);
-    CHECK_GT(field_u64(f, "expansions"), 10);
+    CHECK_GT(test_field_u64(f, "expansions"), 10);
     CHECK_LE_DBL(st.fill, 0.95);
     amq_filter_free(f);
 }
@@ -386,7 +353,7 @@ TEST(quotient_every_key_present_after_every_add)
         h[i] = test_stream_hash(f, i, 35);
     for (i = 0; i < EVERY_KEYS && !bad; i++) {
         uint64_t g, r, e;
-        m = field_u64(f, "slots");
+        m = test_field_u64(f, "slots");
         REQUIRE_EQ(amq_filter_add_hash(f, h[i]), 1);
         REQUIRE_OK(amq_filter_contains_batch(f, h, (size_t)i + 1, out));
         for (j = 0; j <= i; j++)
@@ -394,22 +361,22 @@ TEST(quotient_every_key_present_after_every_add)
                 FAIL_AT_("key %llu missing after add %llu (slots %llu, growing to %llu, %llu "
                          "read)",
                          (unsigned long long)j, (unsigned long long)i,
-                         (unsigned long long)field_u64(f, "slots"),
-                         (unsigned long long)field_u64(f, "growing_to_slots"),
-                         (unsigned long long)field_u64(f, "growth_slots_read"));
+                         (unsigned long long)test_field_u64(f, "slots"),
+                         (unsigned long long)test_field_u64(f, "growing_to_slots"),
+                         (unsigned long long)test_field_u64(f, "growth_slots_read"));
                 bad = 1;
                 break;
             }
-        g = field_u64(f, "growing_to_slots");
-        r = field_u64(f, "growth_slots_read");
-        e = field_u64(f, "expansions");
+        g = test_field_u64(f, "growing_to_slots");
+        r = test_field_u64(f, "growth_slots_read");
+        e = test_field_u64(f, "expansions");
         if (g != 0) {
             adds_growing++;
             if (g == to && r <= read)
                 FAIL_AT_("add %llu: the growth to %llu slots read nothing (%llu slots read)",
                          (unsigned long long)i, (unsigned long long)g, (unsigned long long)r);
             in_this += g == to;
-            CHECK(r > 0 && r < field_u64(f, "slots"));
+            CHECK(r > 0 && r < test_field_u64(f, "slots"));
         }
         if (e != ex) { /* a growth ended in this add */
             CHECK_EQ(e, ex + 1);
@@ -425,7 +392,7 @@ TEST(quotient_every_key_present_after_every_add)
     }
     CHECK_GE(growths, 10);
     CHECK_GE(adds_growing, growths); /* none ended in the add that began it */
-    CHECK_EQ(field_u64(f, "expansions"), growths);
+    CHECK_EQ(test_field_u64(f, "expansions"), growths);
     free(h);
     free(out);
     amq_filter_free(f);
@@ -455,32 +422,32 @@ TEST(quotient_deep_list_keeps_its_keys)
         uint64_t to;
         size_t size = 0;
         REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 2)), 1);
-        if (snap != NULL || i % 500 != 0 || (to = field_u64(f, "growing_to_slots")) == 0 ||
-            field_u64(f, "growth_slots_read") * 4 < field_u64(f, "slots"))
+        if (snap != NULL || i % 500 != 0 || (to = test_field_u64(f, "growing_to_slots")) == 0 ||
+            test_field_u64(f, "growth_slots_read") * 4 < test_field_u64(f, "slots"))
             continue;
         REQUIRE_OK(amq_filter_serialized_size(f, &size));
-        if (size > 192 + head_bytes(field_u64(f, "deep_ranges"), 0) +
-                       64 * (lines_for(field_u64(f, "slots")) + lines_for(to))) {
+        if (size > 192 + head_bytes(test_field_u64(f, "deep_ranges"), 0) +
+                       64 * (lines_for(test_field_u64(f, "slots")) + lines_for(to))) {
             REQUIRE((snap = test_serialized(f, &snap_len)) != NULL);
             snap_n = i + 1;
         }
     }
     REQUIRE(snap != NULL);
-    CHECK_GT(field_u64(f, "deep_ranges"), 0);
-    CHECK_GT(field_u64(f, "void_lanes"), 0);
+    CHECK_GT(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_GT(test_field_u64(f, "void_lanes"), 0);
     for (l = 1; l <= 15; l++) {
         uint64_t v;
         snprintf(name, sizeof name, "entries_of_%llu_bits", (unsigned long long)l);
-        v = field_u64(f, name);
+        v = test_field_u64(f, name);
         CHECK(v != UINT64_MAX); /* every length is there by now */
         sum += v == UINT64_MAX ? 0 : v;
     }
-    CHECK_EQ(sum + field_u64(f, "void_lanes"), field_u64(f, "entries"));
+    CHECK_EQ(sum + test_field_u64(f, "void_lanes"), test_field_u64(f, "entries"));
     CHECK_EQ(test_stream_missing(f, 0, DEEP_KEYS, 2), 0);
     amq_filter_stats(f, &st);
     check_rate_near(test_stream_hits(f, 1000000, 98), 1000000, st.fpp_now, "with a deep list");
     /* batches answer as one key does: void lanes, the deep list, runs out of their line */
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0); /* (batches then take the groups of eight) */
+    CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0); /* (batches then take the groups of eight) */
     CHECK_EQ(batch_differ(f, 0, DEEP_KEYS, 2), 0);
     CHECK_EQ(batch_differ(f, 0, 300000, 98), 0);
 
@@ -489,7 +456,7 @@ TEST(quotient_deep_list_keeps_its_keys)
     REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK_EQ(amq_filter_is_readonly(m), 1);
-    CHECK_EQ(field_u64(m, "deep_ranges"), field_u64(f, "deep_ranges"));
+    CHECK_EQ(test_field_u64(m, "deep_ranges"), test_field_u64(f, "deep_ranges"));
     CHECK_EQ(test_stream_missing(g, 0, DEEP_KEYS, 2), 0);
     CHECK_EQ(test_stream_missing(m, 0, DEEP_KEYS, 2), 0);
     CHECK_EQ(test_stream_missing(c, 0, DEEP_KEYS, 2), 0);
@@ -532,7 +499,7 @@ TEST(quotient_deep_list_keeps_its_keys)
         REQUIRE(al != NULL);
         REQUIRE_OK(amq_filter_deserialize(snap, snap_len, 0, NULL, &g, &err));
         REQUIRE_OK(amq_filter_deserialize(al, snap_len, AMQ_OPEN_MMAP, NULL, &m, &err));
-        CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+        CHECK_EQ(test_field_u64(m, "growing_to_slots"), m2);
         CHECK_EQ(test_stream_missing(g, 0, snap_n, 2), 0);
         CHECK_EQ(test_stream_missing(m, 0, snap_n, 2), 0);
         out = test_serialized(m, &len);
@@ -585,9 +552,9 @@ TEST(quotient_save_and_open_copied_and_mapped)
     CHECK_EQ(differ(f, c, 2 * n, 5), 0);
     CHECK_EQ(differ(f, m, 2 * n, 5), 0);
     CHECK_EQ(differ(f, t, 2 * n, 5), 0);
-    CHECK_EQ(field_u64(m, "slots"), field_u64(f, "slots"));
-    CHECK_EQ(field_u64(m, "expansions"), field_u64(f, "expansions"));
-    CHECK_EQ(field_u64(c, "entries"), field_u64(f, "entries"));
+    CHECK_EQ(test_field_u64(m, "slots"), test_field_u64(f, "slots"));
+    CHECK_EQ(test_field_u64(m, "expansions"), test_field_u64(f, "expansions"));
+    CHECK_EQ(test_field_u64(c, "entries"), test_field_u64(f, "entries"));
     CHECK_STATUS(amq_filter_add_hash(m, test_stream_hash(m, 0, 6)), AMQ_EREADONLY);
     CHECK_STATUS(amq_filter_clear(m), AMQ_EREADONLY);
     /* save -> open -> save: the same file, from either */
@@ -632,8 +599,8 @@ TEST(quotient_serialize_and_deserialize)
     /* header 64, parameters 64, checksum 8 -> the payload at 192: the ring,
      * the growth block (zeros: none under way) and padding (384 bytes),
      * then ceil(slots / 28) + 16 lines */
-    slots = field_u64(f, "slots");
-    REQUIRE_EQ(field_u64(f, "growing_to_slots"), 0);
+    slots = test_field_u64(f, "slots");
+    REQUIRE_EQ(test_field_u64(f, "growing_to_slots"), 0);
     CHECK_EQ(amq_load16(buf + 10), AMQ_KIND_QUOTIENT);
     CHECK_EQ(amq_load32(buf + 32), QF_PARAMS);
     CHECK_EQ(amq_load64(buf + 40), 192);
@@ -649,7 +616,7 @@ TEST(quotient_serialize_and_deserialize)
     CHECK_EQ(amq_load64(buf + 80), slots);
     CHECK_EQ(amq_load64(buf + 88), 1053);
     CHECK_EQ(amq_load64(buf + 96), 0);
-    CHECK_EQ(amq_load64(buf + 104), field_u64(f, "expansions"));
+    CHECK_EQ(amq_load64(buf + 104), test_field_u64(f, "expansions"));
     CHECK_EQ(amq_load64(buf + 112), 0);
     CHECK_EQ(amq_load64(buf + 120), 0);
     /* the ring at payload offset 0: all 16 cells in use, the next at 50000
@@ -697,15 +664,15 @@ TEST(quotient_pending_keys_survive_a_save)
         const uint64_t n = counts[c];
         REQUIRE(f != NULL);
         REQUIRE_EQ(test_stream_add(f, 0, n, 9), 1);
-        CHECK_EQ(field_u64(f, "pending_keys"), n < 16 ? n : 16);
-        CHECK_EQ(field_u64(f, "entries"), n < 16 ? 0 : n - 16);
+        CHECK_EQ(test_field_u64(f, "pending_keys"), n < 16 ? n : 16);
+        CHECK_EQ(test_field_u64(f, "entries"), n < 16 ? 0 : n - 16);
         REQUIRE_OK(amq_filter_save(f, path, 0, &err));
         REQUIRE_OK(amq_filter_open(path, 0, NULL, &g, &err));
         REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
         CHECK_EQ(test_stream_missing(g, 0, n, 9), 0);
         CHECK_EQ(test_stream_missing(m, 0, n, 9), 0);
-        CHECK_EQ(field_u64(g, "pending_keys"), field_u64(f, "pending_keys"));
-        CHECK_EQ(field_u64(m, "entries"), field_u64(f, "entries"));
+        CHECK_EQ(test_field_u64(g, "pending_keys"), test_field_u64(f, "pending_keys"));
+        CHECK_EQ(test_field_u64(m, "entries"), test_field_u64(f, "entries"));
         if (n < 16) { /* only the ring holds keys: no other key matches */
             CHECK_EQ(test_stream_hits(g, 100000, 10), 0);
             CHECK_EQ(test_stream_hits(m, 100000, 10), 0);
@@ -716,7 +683,7 @@ TEST(quotient_pending_keys_survive_a_save)
         REQUIRE_EQ(test_stream_add(g, 100, 140, 9), 1);
         CHECK(same_bytes(f, g));
         CHECK_EQ(test_stream_missing(g, 0, n, 9), 0);
-        CHECK_EQ(field_u64(g, "pending_keys"), 16);
+        CHECK_EQ(test_field_u64(g, "pending_keys"), 16);
         amq_filter_free(m);
         amq_filter_free(g);
         amq_filter_free(f);
@@ -744,9 +711,9 @@ TEST(quotient_saved_during_a_growth)
 
     REQUIRE(f != NULL);
     REQUIRE((n = add_into_growth(f, 0, 30, 20000, 3)) > 0);
-    m1 = field_u64(f, "slots");
-    m2 = field_u64(f, "growing_to_slots");
-    rs = field_u64(f, "growth_slots_read");
+    m1 = test_field_u64(f, "slots");
+    m2 = test_field_u64(f, "growing_to_slots");
+    rs = test_field_u64(f, "growth_slots_read");
     CHECK_EQ(m2, (uint64_t)((double)m1 * 1.1 + 1.0));
     CHECK(rs * 8 >= m1 * 3 && rs < m1);
     buf = test_serialized(f, &len);
@@ -759,7 +726,7 @@ TEST(quotient_saved_during_a_growth)
     CHECK_EQ(amq_load32(buf + 68), 1);
     CHECK_EQ(amq_load64(buf + 80), m1);
     CHECK_EQ(amq_load64(buf + 96), 0);
-    CHECK_EQ(amq_load64(buf + 104), field_u64(f, "expansions"));
+    CHECK_EQ(amq_load64(buf + 104), test_field_u64(f, "expansions"));
     CHECK_EQ(amq_load64(buf + 112), m2);
     CHECK_EQ(amq_load64(buf + 120), 0);
     /* the growth block at payload offset 136: the split is the read slot's first key; the
@@ -773,7 +740,7 @@ TEST(quotient_saved_during_a_growth)
     CHECK(amq_load64(gb + 40) <= lines_for(m2));
     CHECK(amq_load64(gb + 48) < m2);
     CHECK(amq_load64(gb + 56) < m2);
-    CHECK(amq_load64(gb + 64) > 0 && amq_load64(gb + 64) <= field_u64(f, "entries") + 28);
+    CHECK(amq_load64(gb + 64) > 0 && amq_load64(gb + 64) <= test_field_u64(f, "entries") + 28);
     CHECK(amq_load32(gb + 72) <= 64);
     CHECK_EQ(amq_load32(gb + 76), 0);
     for (i = 192 + QF_FIXED; i < 192 + QF_HEAD && buf[i] == 0; i++)
@@ -786,8 +753,8 @@ TEST(quotient_saved_during_a_growth)
     for (i = 0; i < 4; i++) {
         REQUIRE_OK(amq_filter_deserialize(al, len, modes[i], NULL, &g, &err));
         CHECK_EQ(amq_filter_is_readonly(g), (modes[i] & AMQ_OPEN_MMAP) != 0);
-        CHECK_EQ(field_u64(g, "growing_to_slots"), m2);
-        CHECK_EQ(field_u64(g, "growth_slots_read"), rs);
+        CHECK_EQ(test_field_u64(g, "growing_to_slots"), m2);
+        CHECK_EQ(test_field_u64(g, "growth_slots_read"), rs);
         CHECK_EQ(test_stream_missing(g, 0, n, 30), 0);
         CHECK_EQ(differ(f, g, 100000, 31), 0);
         bytes = test_serialized(g, &len2);
@@ -803,13 +770,13 @@ TEST(quotient_saved_during_a_growth)
     REQUIRE_OK(amq_filter_open(path, 0, NULL, &c, &err));
     REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
     CHECK_EQ(amq_filter_is_readonly(m), 1);
-    CHECK_EQ(field_u64(c, "growing_to_slots"), m2);
-    CHECK_EQ(field_u64(m, "growth_slots_read"), rs);
+    CHECK_EQ(test_field_u64(c, "growing_to_slots"), m2);
+    CHECK_EQ(test_field_u64(m, "growth_slots_read"), rs);
     CHECK_EQ(test_stream_missing(c, 0, n, 30), 0);
     CHECK_EQ(test_stream_missing(m, 0, n, 30), 0);
     CHECK_EQ(differ(f, m, 100000, 31), 0);
     CHECK_STATUS(amq_filter_add_hash(m, test_stream_hash(m, 0, 32)), AMQ_EREADONLY);
-    CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+    CHECK_EQ(test_field_u64(m, "growing_to_slots"), m2);
     REQUIRE_OK(amq_filter_save(m, again, 0, &err));
     CHECK(same_files(path, again));
     REQUIRE_OK(amq_filter_save(c, again, 0, &err));
@@ -817,19 +784,19 @@ TEST(quotient_saved_during_a_growth)
 
     /* the copy goes on as the original: each add moves its growth on, and every key
      * stays present until the growth has ended, and after */
-    for (i = n; field_u64(c, "growing_to_slots") != 0; i++) {
+    for (i = n; test_field_u64(c, "growing_to_slots") != 0; i++) {
         REQUIRE(i < n + m1);
         REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 30)), 1);
         REQUIRE_EQ(amq_filter_add_hash(c, test_stream_hash(c, i, 30)), 1);
         if (test_stream_missing(c, 0, i + 1, 30) != 0)
             FAIL_AT_("a key of the loaded copy missing after add %llu", (unsigned long long)i);
     }
-    CHECK_EQ(field_u64(c, "slots"), m2);
-    CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions"));
+    CHECK_EQ(test_field_u64(c, "slots"), m2);
+    CHECK_EQ(test_field_u64(c, "expansions"), test_field_u64(f, "expansions"));
     CHECK(same_bytes(f, c));
     REQUIRE((end = add_past_growth(c, i, 30, 30000)) > 0);
     REQUIRE_EQ(test_stream_add(f, i, end, 30), 1);
-    CHECK_GT(field_u64(c, "slots"), m2);
+    CHECK_GT(test_field_u64(c, "slots"), m2);
     CHECK_EQ(test_stream_missing(c, 0, end, 30), 0);
     CHECK(same_bytes(f, c));
     /* the mapped one is as it was */
@@ -1261,9 +1228,9 @@ TEST(quotient_handmade_deep_list_answers)
     REQUIRE(file != NULL);
     for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
         REQUIRE_OK(amq_filter_deserialize(file, len, flags, NULL, &g, NULL));
-        CHECK_EQ(field_u64(g, "deep_ranges"), 1);
-        CHECK_EQ(field_u64(g, "void_lanes"), 1);
-        CHECK_EQ(field_u64(g, "entries"), 1);
+        CHECK_EQ(test_field_u64(g, "deep_ranges"), 1);
+        CHECK_EQ(test_field_u64(g, "void_lanes"), 1);
+        CHECK_EQ(test_field_u64(g, "entries"), 1);
         h.h2 = 0;
         h.h1 = lo;
         CHECK_EQ(amq_filter_contains_hash(g, h), 1);
@@ -1316,7 +1283,7 @@ TEST(quotient_long_deep_list_round_trip)
     REQUIRE(file != NULL);
     for (flags = 0; flags <= AMQ_OPEN_MMAP; flags += AMQ_OPEN_MMAP) {
         REQUIRE_OK(amq_filter_deserialize(file, len, flags, NULL, &g, NULL));
-        CHECK_EQ(field_u64(g, "deep_ranges"), D);
+        CHECK_EQ(test_field_u64(g, "deep_ranges"), D);
         again = test_serialized(g, &len2);
         REQUIRE(again != NULL);
         CHECK(len2 == len && memcmp(again, file, len) == 0);
@@ -1330,10 +1297,10 @@ TEST(quotient_long_deep_list_round_trip)
             /* (how many growths: the 700 void places of slot 63 are counted before they are
              * kept once a slot, so the growth under way grows its table until they fit) */
             REQUIRE_EQ(test_stream_add(g, 0, 4000, 29), 1);
-            CHECK_GE(field_u64(g, "expansions"), 1);
-            CHECK_GE(field_u64(g, "slots"), (uint64_t)(4000 / 0.95));
+            CHECK_GE(test_field_u64(g, "expansions"), 1);
+            CHECK_GE(test_field_u64(g, "slots"), (uint64_t)(4000 / 0.95));
             CHECK_EQ(test_stream_missing(g, 0, 4000, 29), 0);
-            CHECK_GE(field_u64(g, "deep_ranges"), 1);
+            CHECK_GE(test_field_u64(g, "deep_ranges"), 1);
             for (i = 0; i < D; i += 7) {
                 h.h1 = (UINT64_C(63) << 58) + (i << 48);
                 CHECK_EQ(amq_filter_contains_hash(g, h), 1);
@@ -1528,7 +1495,7 @@ TEST(quotient_clear_and_clone)
     REQUIRE(f != NULL && fresh != NULL);
     amq_filter_stats(fresh, &st0);
     REQUIRE_EQ(test_stream_add(f, 0, n, 12), 1);
-    CHECK_GT(field_u64(f, "expansions"), 0);
+    CHECK_GT(test_field_u64(f, "expansions"), 0);
 
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK(same_bytes(f, c));
@@ -1557,10 +1524,10 @@ TEST(quotient_clear_and_clone)
 
     REQUIRE_OK(amq_filter_clear(f));
     amq_filter_stats(f, &st);
-    CHECK_EQ(field_u64(f, "slots"), 1053);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "entries"), 0);
-    CHECK_EQ(field_u64(f, "pending_keys"), 0);
+    CHECK_EQ(test_field_u64(f, "slots"), 1053);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "entries"), 0);
+    CHECK_EQ(test_field_u64(f, "pending_keys"), 0);
     CHECK_EQ(st.items, 0);
     CHECK_EQ(st.bytes, st0.bytes);
     CHECK_EQ_DBL(st.fill, 0.0);
@@ -1599,22 +1566,22 @@ TEST(quotient_settle_ends_a_growth)
 
     REQUIRE(f != NULL);
     REQUIRE((n = add_into_growth(f, 0, 34, 1000000, 2)) > 0);
-    m1 = field_u64(f, "slots");
-    m2 = field_u64(f, "growing_to_slots");
-    grows = field_u64(f, "expansions");
-    REQUIRE(m2 > 0 && field_u64(f, "growth_slots_read") < m1);
+    m1 = test_field_u64(f, "slots");
+    m2 = test_field_u64(f, "growing_to_slots");
+    grows = test_field_u64(f, "expansions");
+    REQUIRE(m2 > 0 && test_field_u64(f, "growth_slots_read") < m1);
     amq_filter_stats(f, &st);
     held = st.bytes; /* both tables */
     REQUIRE_OK(amq_filter_save(f, path, 0, &err));
     REQUIRE_OK(amq_filter_open(path, AMQ_OPEN_MMAP, NULL, &m, &err));
     CHECK_EQ(amq_filter_settle(m), AMQ_EREADONLY);
-    CHECK_EQ(field_u64(m, "growing_to_slots"), m2);
+    CHECK_EQ(test_field_u64(m, "growing_to_slots"), m2);
     amq_filter_free(m);
 
     REQUIRE_OK(amq_filter_settle(f));
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
-    CHECK_EQ(field_u64(f, "slots"), m2);
-    CHECK_EQ(field_u64(f, "expansions"), grows + 1);
+    CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0);
+    CHECK_EQ(test_field_u64(f, "slots"), m2);
+    CHECK_EQ(test_field_u64(f, "expansions"), grows + 1);
     CHECK_EQ(test_stream_missing(f, 0, n, 34), 0);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, n);
@@ -1633,7 +1600,7 @@ TEST(quotient_settle_ends_a_growth)
 
     REQUIRE((k = add_into_growth(f, n, 34, 0, 4)) > 0);
     REQUIRE((end = add_past_growth(f, k, 34, 10000)) > 0);
-    CHECK_EQ(field_u64(f, "expansions"), grows + 2);
+    CHECK_EQ(test_field_u64(f, "expansions"), grows + 2);
     CHECK_EQ(test_stream_missing(f, 0, end, 34), 0);
     amq_filter_free(f);
 
@@ -1666,16 +1633,16 @@ TEST(quotient_clone_during_a_growth)
     REQUIRE((n = add_into_growth(f, 0, 32, 20000, 2)) > 0);
     REQUIRE_OK(amq_filter_clone(f, NULL, &c));
     CHECK(same_bytes(f, c));
-    CHECK_EQ(field_u64(c, "growing_to_slots"), field_u64(f, "growing_to_slots"));
-    CHECK_EQ(field_u64(c, "growth_slots_read"), field_u64(f, "growth_slots_read"));
+    CHECK_EQ(test_field_u64(c, "growing_to_slots"), test_field_u64(f, "growing_to_slots"));
+    CHECK_EQ(test_field_u64(c, "growth_slots_read"), test_field_u64(f, "growth_slots_read"));
     CHECK_EQ(test_stream_missing(c, 0, n, 32), 0);
     before = test_serialized(f, &lb);
     REQUIRE(before != NULL);
 
     /* the clone's growth ends and two more pass; the original is untouched */
     REQUIRE((k = add_past_growth(c, 0, 33, 0)) > 0);
-    CHECK_EQ(field_u64(c, "expansions"), field_u64(f, "expansions") + 1);
-    while (field_u64(c, "expansions") < field_u64(f, "expansions") + 3)
+    CHECK_EQ(test_field_u64(c, "expansions"), test_field_u64(f, "expansions") + 1);
+    while (test_field_u64(c, "expansions") < test_field_u64(f, "expansions") + 3)
         REQUIRE_EQ(amq_filter_add_hash(c, test_stream_hash(c, k++, 33)), 1);
     CHECK_EQ(test_stream_missing(c, 0, n, 32), 0);
     CHECK_EQ(test_stream_missing(c, 0, k, 33), 0);
@@ -1706,7 +1673,7 @@ TEST(quotient_clone_during_a_growth)
     REQUIRE_OK(amq_filter_clone(m, NULL, &mc));
     CHECK_EQ(amq_filter_is_readonly(mc), 0);
     CHECK(same_bytes(m, mc));
-    CHECK_EQ(field_u64(mc, "growing_to_slots"), field_u64(f, "growing_to_slots"));
+    CHECK_EQ(test_field_u64(mc, "growing_to_slots"), test_field_u64(f, "growing_to_slots"));
     amq_filter_free(m);
     REQUIRE((end = add_past_growth(mc, k3, 33, 5000)) > 0);
     REQUIRE_EQ(test_stream_add(f, k3, end, 33), 1);
@@ -1762,24 +1729,24 @@ TEST(quotient_describe_and_stats_agree)
     memset(&s, 0, sizeof s);
     REQUIRE_OK(amq_filter_describe(f, sum_fields, &s));
     CHECK_EQ(s.bad, 0);
-    slots = field_u64(f, "slots");
-    entries = field_u64(f, "entries");
-    CHECK_EQ(field_u64(f, "start_slots"), 1053);
-    CHECK_GT(field_u64(f, "expansions"), 20); /* 1053 * 1.1^x >= 200000 / 0.95 */
-    CHECK_EQ(field_u64(f, "pending_keys"), 16);
-    CHECK_EQ(field_u64(f, "deep_ranges"), 0);
-    CHECK_EQ(field_u64(f, "void_lanes"), UINT64_MAX); /* listed only when there are some */
+    slots = test_field_u64(f, "slots");
+    entries = test_field_u64(f, "entries");
+    CHECK_EQ(test_field_u64(f, "start_slots"), 1053);
+    CHECK_GT(test_field_u64(f, "expansions"), 20); /* 1053 * 1.1^x >= 200000 / 0.95 */
+    CHECK_EQ(test_field_u64(f, "pending_keys"), 16);
+    CHECK_EQ(test_field_u64(f, "deep_ranges"), 0);
+    CHECK_EQ(test_field_u64(f, "void_lanes"), UINT64_MAX); /* listed only when there are some */
     CHECK_GE(s.lengths, 3);
     CHECK_EQ(s.entries, entries);
     /* keys not yet placed are in the ring; a few of the others share an
      * entry with one (dropped), a few span two slots after a growth (two) */
     CHECK_LE(entries, n - 16 + n / 100);
     CHECK_GE(entries, n - 16 - n / 100);
-    CHECK_NEAR_REL(s.fpp, field_f64(f, "fpp_bound"), 1e-9);
-    CHECK_GE_DBL(field_f64(f, "fpp_after_next_growth"), field_f64(f, "fpp_bound"));
+    CHECK_NEAR_REL(s.fpp, test_field_f64(f, "fpp_bound"), 1e-9);
+    CHECK_GE_DBL(test_field_f64(f, "fpp_after_next_growth"), test_field_f64(f, "fpp_bound"));
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, n);
-    CHECK_EQ_DBL(st.fpp_now, field_f64(f, "fpp_bound"));
+    CHECK_EQ_DBL(st.fpp_now, test_field_f64(f, "fpp_bound"));
     CHECK_EQ_DBL(st.fpp_target, 0.01);
     CHECK_NEAR_REL(st.fill, (double)entries / (double)slots, 1e-12);
     CHECK_EQ(st.capacity, (uint64_t)(0.95 * (double)slots));
@@ -1789,8 +1756,8 @@ TEST(quotient_describe_and_stats_agree)
     /* the bound of 15-bit entries alone, from the geometry: entries / 2^(k + 15) */
     {
         uint32_t k = 63u - (uint32_t)__builtin_clzll(slots);
-        CHECK_NEAR_REL(field_f64(f, "fpp_of_15_bit_entries"),
-                       ldexp((double)field_u64(f, "entries_of_15_bits"), -(int)(k + 15)), 1e-12);
+        CHECK_NEAR_REL(test_field_f64(f, "fpp_of_15_bit_entries"),
+                       ldexp((double)test_field_u64(f, "entries_of_15_bits"), -(int)(k + 15)), 1e-12);
     }
     amq_filter_free(f);
 }
@@ -1820,7 +1787,7 @@ TEST(quotient_limit_keeps_the_target)
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, accepted);
     CHECK_LE_DBL(st.fpp_now, 0.0001);
-    CHECK(field_f64(f, "fpp_after_next_growth") > 0.0001);
+    CHECK(test_field_f64(f, "fpp_after_next_growth") > 0.0001);
     CHECK_EQ(test_stream_missing(f, 0, accepted, 17), 0);
     before = test_serialized(f, &lb);
     REQUIRE(before != NULL);
@@ -1869,17 +1836,17 @@ TEST(quotient_one_key_again_and_again)
 
     REQUIRE(f != NULL);
     REQUIRE_EQ(test_stream_add(f, 0, 500, 21), 1); /* other keys, so the run has neighbours */
-    slots = field_u64(f, "slots");
+    slots = test_field_u64(f, "slots");
     amq_filter_stats(f, &st0);
     for (i = 0; i < 100000; i++)
         REQUIRE_EQ(amq_filter_add_hash(f, h), 1);
-    CHECK_EQ(field_u64(f, "slots"), slots);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "slots"), slots);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
     CHECK_EQ(amq_filter_contains_hash(f, h), 1);
     /* the 500 others and the key once; the ring full of the key */
-    CHECK_LE(field_u64(f, "entries"), 501);
-    CHECK_GE(field_u64(f, "entries"), 495);
-    CHECK_EQ(field_u64(f, "pending_keys"), 16);
+    CHECK_LE(test_field_u64(f, "entries"), 501);
+    CHECK_GE(test_field_u64(f, "entries"), 495);
+    CHECK_EQ(test_field_u64(f, "pending_keys"), 16);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.bytes, st0.bytes);
     CHECK_EQ(test_stream_missing(f, 0, 500, 21), 0);
@@ -1903,23 +1870,23 @@ TEST(quotient_adds_keep_copies)
     REQUIRE(f != NULL);
     REQUIRE_EQ(test_stream_add(f, 0, S, 37), 1);
     REQUIRE_EQ(test_stream_add(f, 0, 16, 38), 1); /* the ring: the S keys placed */
-    e0 = field_u64(f, "entries");
+    e0 = test_field_u64(f, "entries");
     CHECK_EQ(e0, S);
     /* again, same table: the same entries, dropped; the ring's keys placed in turn */
     REQUIRE_EQ(test_stream_add(f, 0, S, 37), 1);
     REQUIRE_EQ(test_stream_add(f, 16, 32, 38), 1);
-    CHECK_EQ(field_u64(f, "entries"), e0 + 16);
+    CHECK_EQ(test_field_u64(f, "entries"), e0 + 16);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, 2 * S + 32);
 
     /* past 2048 slots (k from 10 to 11): every entry one bit shorter */
-    for (n39 = 0; field_u64(f, "slots") < 2048 || field_u64(f, "growing_to_slots") != 0; n39++)
+    for (n39 = 0; test_field_u64(f, "slots") < 2048 || test_field_u64(f, "growing_to_slots") != 0; n39++)
         REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, n39, 39)), 1);
     REQUIRE_EQ(test_stream_add(f, 0, 16, 40), 1);
     CHECK_EQ(test_stream_missing(f, 0, S, 37), 0);
     REQUIRE_OK(amq_filter_clone(f, NULL, &b));
-    e0 = field_u64(f, "entries");
-    ex = field_u64(f, "expansions");
+    e0 = test_field_u64(f, "entries");
+    ex = test_field_u64(f, "expansions");
 
     /* a set add asks first: present, so nothing is added or counted */
     before = test_serialized(b, &lb);
@@ -1952,9 +1919,9 @@ TEST(quotient_adds_keep_copies)
         CHECK_EQ(amq_filter_add(f, &k, sizeof k), 1);
     }
     REQUIRE_EQ(test_stream_add(f, 16, 32, 40), 1);
-    REQUIRE_EQ(field_u64(f, "expansions"), ex); /* no growth in between */
-    CHECK_LE(field_u64(f, "entries"), e0 + 16 + S);
-    CHECK_GE(field_u64(f, "entries"), e0 + 16 + S - 3);
+    REQUIRE_EQ(test_field_u64(f, "expansions"), ex); /* no growth in between */
+    CHECK_LE(test_field_u64(f, "entries"), e0 + 16 + S);
+    CHECK_GE(test_field_u64(f, "entries"), e0 + 16 + S - 3);
     amq_filter_stats(f, &st);
     CHECK_EQ(st.items, 3 * S + 32 + n39 + 32);
     CHECK_EQ(test_stream_missing(f, 0, S, 37), 0);
@@ -1988,7 +1955,7 @@ TEST(quotient_crowded_hashes_refused_cleanly)
     int rc;
 
     REQUIRE(f != NULL && took != NULL);
-    slots = field_u64(f, "slots");
+    slots = test_field_u64(f, "slots");
     for (i = 0; i < N && refused < 20; i++) {
         amq_hash128 h;
         h.h1 = crowd_h1(i);
@@ -2014,13 +1981,13 @@ TEST(quotient_crowded_hashes_refused_cleanly)
         free(before);
     }
     CHECK_GT(accepted, 1024 + 64);
-    CHECK_GE(field_u64(f, "deep_ranges"), 1024);
+    CHECK_GE(test_field_u64(f, "deep_ranges"), 1024);
     CHECK_EQ(refused, 20);
     /* refused under half of the 95 % load: no growth tried */
-    CHECK_EQ(field_u64(f, "slots"), slots);
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
-    CHECK_LE_DBL((double)field_u64(f, "entries"), 0.5 * 0.95 * (double)slots);
+    CHECK_EQ(test_field_u64(f, "slots"), slots);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0);
+    CHECK_LE_DBL((double)test_field_u64(f, "entries"), 0.5 * 0.95 * (double)slots);
     /* the key left pending does not block later adds: one that fits is placed at once */
     CHECK_LT(first + 20, i);
     amq_filter_stats(f, &s);
@@ -2072,13 +2039,13 @@ TEST(quotient_crowded_run_over_half_full)
         h[i].h2 = 0;
         if (i % 8 == 0)
             h[i].h1 >>= 6;
-        ex0 = field_u64(f, "expansions");
-        e0 = field_u64(f, "entries");
-        m0 = field_u64(f, "slots");
-        g0 = field_u64(f, "growing_to_slots");
-        d0 = field_u64(f, "deep_ranges");
+        ex0 = test_field_u64(f, "expansions");
+        e0 = test_field_u64(f, "entries");
+        m0 = test_field_u64(f, "slots");
+        g0 = test_field_u64(f, "growing_to_slots");
+        d0 = test_field_u64(f, "deep_ranges");
         rc = amq_filter_add_hash(f, h[i]);
-        ex = field_u64(f, "expansions");
+        ex = test_field_u64(f, "expansions");
         CHECK_LE(ex, ex0 + 2);
         /* the crowded space's keys, every 8 adds: a key lost there may come back at the next
          * growth (a void lane of the slot's neighbour, a range joined with its) */
@@ -2088,8 +2055,8 @@ TEST(quotient_crowded_run_over_half_full)
         if (i + 1 == ROOM) { /* the first keys: the list had room all along */
             CHECK_EQ(refused, 0);
             CHECK_EQ(forced, 0);
-            CHECK_GT(field_u64(f, "void_lanes"), 100);
-            CHECK_LT(field_u64(f, "deep_ranges"), 1024);
+            CHECK_GT(test_field_u64(f, "void_lanes"), 100);
+            CHECK_LT(test_field_u64(f, "deep_ranges"), 1024);
         }
         if (rc == 1) {
             /* a whole growth in one add, none under way and the table not full: forced */
@@ -2140,8 +2107,8 @@ TEST(quotient_crowd_over_neighbouring_slots)
     REQUIRE(f != NULL && c != NULL && took != NULL);
     REQUIRE_EQ(test_stream_add(f, 0, n, 83), 1);
     REQUIRE_OK(amq_filter_settle(f));
-    m = field_u64(f, "slots");
-    ex = field_u64(f, "expansions");
+    m = test_field_u64(f, "slots");
+    ex = test_field_u64(f, "expansions");
     lo = first_key(m / 3, m);
     width = first_key(m / 3 + 12, m) - lo;
     for (i = 0; i < crowd; i++) {
@@ -2152,14 +2119,14 @@ TEST(quotient_crowd_over_neighbouring_slots)
         if (rc != 1)
             FAIL_AT_("crowded add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
-    CHECK_EQ(field_u64(f, "expansions"), ex);
-    CHECK_EQ(field_u64(f, "slots"), m);
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
-    deep = field_u64(f, "deep_ranges");
-    entries = field_u64(f, "entries");
+    CHECK_EQ(test_field_u64(f, "expansions"), ex);
+    CHECK_EQ(test_field_u64(f, "slots"), m);
+    CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0);
+    deep = test_field_u64(f, "deep_ranges");
+    entries = test_field_u64(f, "entries");
     CHECK_GT(deep, crowd / 2); /* most of the crowd */
     CHECK_LE(deep, 1024u + entries / 1024u);
-    CHECK_GE(field_u64(f, "void_lanes"), 12);
+    CHECK_GE(test_field_u64(f, "void_lanes"), 12);
     CHECK_EQ(test_stream_missing(f, 0, n, 83), 0);
     CHECK_EQ(took_absent(f, c, took, crowd), 0);
     REQUIRE((g = reloaded(f)) != NULL);
@@ -2167,7 +2134,7 @@ TEST(quotient_crowd_over_neighbouring_slots)
     CHECK_EQ(test_stream_missing(g, 0, n, 83), 0);
     amq_filter_free(g);
     CHECK_EQ(test_stream_add(f, n, n + n / 8, 83), 1);
-    CHECK_EQ(field_u64(f, "expansions"), ex + 1);
+    CHECK_EQ(test_field_u64(f, "expansions"), ex + 1);
     CHECK_EQ(test_stream_missing(f, 0, n + n / 8, 83), 0);
     CHECK_EQ(took_absent(f, c, took, crowd), 0);
     free(took);
@@ -2196,7 +2163,7 @@ TEST(quotient_band_past_the_deep_lists_bound_grows_no_more)
     int rc;
 
     REQUIRE(f != NULL && h != NULL && took != NULL);
-    m0 = field_u64(f, "slots");
+    m0 = test_field_u64(f, "slots");
     base = test_rand(&st);
     for (i = 0; i < n; i++) {
         const uint64_t r = test_rand(&st);
@@ -2212,9 +2179,9 @@ TEST(quotient_band_past_the_deep_lists_bound_grows_no_more)
         random_refused += i % 4 != 0;
     }
     /* the growths 95 % load calls for (each by 1.1), and no more: none forced */
-    CHECK_LE_DBL((double)field_u64(f, "expansions"),
-                 1.0 + log((double)field_u64(f, "entries") / (0.95 * (double)m0)) / log(1.1));
-    CHECK_LE_DBL((double)field_u64(f, "slots") * 0.95, 1.3 * (double)field_u64(f, "entries"));
+    CHECK_LE_DBL((double)test_field_u64(f, "expansions"),
+                 1.0 + log((double)test_field_u64(f, "entries") / (0.95 * (double)m0)) / log(1.1));
+    CHECK_LE_DBL((double)test_field_u64(f, "slots") * 0.95, 1.3 * (double)test_field_u64(f, "entries"));
     CHECK_LE_DBL((double)random_refused, 0.002 * (double)n);
     CHECK_GT(accepted, n * 3 / 4);
     amq_filter_stats(f, &s);
@@ -2252,32 +2219,32 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
     int rc, mid = 0;
 
     REQUIRE(f != NULL && crowd != NULL && took != NULL);
-    m = field_u64(f, "slots");
+    m = test_field_u64(f, "slots");
     n = (uint64_t)(0.9 * (double)m);
     REQUIRE_EQ(test_stream_add(f, 0, n, 71), 1);
-    REQUIRE_EQ(field_u64(f, "growing_to_slots"), 0);
+    REQUIRE_EQ(test_field_u64(f, "growing_to_slots"), 0);
     /* no growth under way: a crowd of one slot takes 64 lanes, the deep list the rest */
     for (k2 = 0; (UINT64_C(2) << k2) <= m; k2++)
         ;
     step = UINT64_C(1) << (64 - k2 - 15); /* keys a 15-bit entry apart */
     a = m / 3;
-    e0 = field_u64(f, "entries");
+    e0 = test_field_u64(f, "entries");
     for (i = 0; i < CROWD; i++) {
         crowd[CROWDS * CROWD + i].h1 = first_key(a, m) + (i + 1) * step;
         crowd[CROWDS * CROWD + i].h2 = 0;
         REQUIRE_EQ(amq_filter_add_hash(f, crowd[CROWDS * CROWD + i]), 1);
         took[CROWDS * CROWD + i] = 1;
     }
-    CHECK_EQ(field_u64(f, "expansions"), 0);
-    CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
-    CHECK_LE(field_u64(f, "entries"), e0 + 64 + 16);
-    CHECK_GE(field_u64(f, "deep_ranges"), 1);
-    CHECK_EQ(field_u64(f, "void_lanes"), 1);
+    CHECK_EQ(test_field_u64(f, "expansions"), 0);
+    CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0);
+    CHECK_LE(test_field_u64(f, "entries"), e0 + 64 + 16);
+    CHECK_GE(test_field_u64(f, "deep_ranges"), 1);
+    CHECK_EQ(test_field_u64(f, "void_lanes"), 1);
     /* a growth under way, its reader near x's start */
     later = add_into_growth(f, 0, 72, 1, 0);
     REQUIRE(later != 0);
-    m2 = field_u64(f, "growing_to_slots");
-    read = field_u64(f, "growth_slots_read");
+    m2 = test_field_u64(f, "growing_to_slots");
+    read = test_field_u64(f, "growth_slots_read");
     REQUIRE(m2 > m && read < m / 4);
     for (k2 = 0; (UINT64_C(2) << k2) <= m2; k2++)
         ;
@@ -2321,14 +2288,14 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
             break;
         later = add_past_growth(f, later, 72, 0);
         REQUIRE(later != 0);
-        CHECK_EQ(field_u64(f, "growing_to_slots"), 0);
+        CHECK_EQ(test_field_u64(f, "growing_to_slots"), 0);
     }
     /* the crowds' runs are void lanes now, their keys in the deep list (a crowd's ranges
      * meet: one range), not lanes */
-    CHECK_GE(field_u64(f, "deep_ranges"), CROWDS);
-    CHECK_GE(field_u64(f, "void_lanes"), CROWDS + 1);
+    CHECK_GE(test_field_u64(f, "deep_ranges"), CROWDS);
+    CHECK_GE(test_field_u64(f, "void_lanes"), CROWDS + 1);
     amq_filter_stats(f, &st);
-    CHECK_LE(field_u64(f, "entries") + field_u64(f, "pending_keys") + CROWDS * (CROWD - 64),
+    CHECK_LE(test_field_u64(f, "entries") + test_field_u64(f, "pending_keys") + CROWDS * (CROWD - 64),
              st.items);
     /* later adds all placed, through three more growths */
     for (i = later; i < later + m; i++) {
@@ -2337,7 +2304,7 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
             FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
     later += m;
-    CHECK_GT(field_u64(f, "expansions"), 3);
+    CHECK_GT(test_field_u64(f, "expansions"), 3);
     CHECK_EQ(test_stream_missing(f, 0, n, 71), 0);
     CHECK_EQ(test_stream_missing(f, 0, later, 72), 0);
     CHECK_EQ(took_absent(f, crowd, took, (CROWDS + 1) * CROWD), 0);
@@ -2368,13 +2335,13 @@ TEST(quotient_crowd_behind_a_growth_front)
     int rc;
 
     REQUIRE(f != NULL);
-    m = field_u64(f, "slots");
+    m = test_field_u64(f, "slots");
     n = (uint64_t)(0.9 * (double)m);
     REQUIRE_EQ(test_stream_add(f, 0, n, 81), 1);
     later = add_into_growth(f, 0, 82, 1, 1); /* an eighth of x read */
     REQUIRE(later != 0);
-    m2 = field_u64(f, "growing_to_slots");
-    rs = field_u64(f, "growth_slots_read");
+    m2 = test_field_u64(f, "growing_to_slots");
+    rs = test_field_u64(f, "growth_slots_read");
     REQUIRE(m2 > m && rs > 0 && rs < m);
     split = first_key(rs, m);
     b = (uint64_t)(((unsigned __int128)(split - 1u) * m2) >> 64); /* y's slot below the split */
@@ -2384,8 +2351,8 @@ TEST(quotient_crowd_behind_a_growth_front)
     step = UINT64_C(1) << (64 - k2 - 15);
     REQUIRE((split - lo) / step > CROWD);
     for (i = 0; i < CROWD; i++) {
-        const uint64_t read = field_u64(f, "growth_slots_read");
-        const uint64_t to = field_u64(f, "growing_to_slots");
+        const uint64_t read = test_field_u64(f, "growth_slots_read");
+        const uint64_t to = test_field_u64(f, "growing_to_slots");
         crowd[i].h1 = lo + i * step;
         crowd[i].h2 = 0;
         rc = amq_filter_add_hash(f, crowd[i]);
@@ -2394,12 +2361,12 @@ TEST(quotient_crowd_behind_a_growth_front)
         took[i] = rc == 1;
         accepted += rc == 1;
         /* a growth that ends in this add: only its last steps' worth of the old table left */
-        if (to != 0 && field_u64(f, "growing_to_slots") == 0 && read + 2000u < m)
+        if (to != 0 && test_field_u64(f, "growing_to_slots") == 0 && read + 2000u < m)
             FAIL_AT_("crowded add %llu finished the growth at %llu of %llu slots read",
                      (unsigned long long)i, (unsigned long long)read, (unsigned long long)m);
     }
     CHECK_EQ(accepted, CROWD);
-    CHECK_LE(field_u64(f, "expansions"), 1);
+    CHECK_LE(test_field_u64(f, "expansions"), 1);
     CHECK_EQ(test_stream_missing(f, 0, n, 81), 0);
     CHECK_EQ(test_stream_missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
@@ -2412,7 +2379,7 @@ TEST(quotient_crowd_behind_a_growth_front)
             FAIL_AT_("later add %llu: %d (%s)", (unsigned long long)i, rc, amq_strerror(rc));
     }
     later += m;
-    CHECK_GE(field_u64(f, "void_lanes"), 1); /* the crowd's, through the growth's end */
+    CHECK_GE(test_field_u64(f, "void_lanes"), 1); /* the crowd's, through the growth's end */
     CHECK_EQ(test_stream_missing(f, 0, n, 81), 0);
     CHECK_EQ(test_stream_missing(f, 0, later, 82), 0);
     CHECK_EQ(took_absent(f, crowd, took, CROWD), 0);
@@ -2562,8 +2529,8 @@ static int put_counts(record *r, const amq_filter *f, const uint8_t *bytes, size
             snprintf(name, sizeof name, "void_lanes");
         else
             snprintf(name, sizeof name, "entries_of_%u_bits", l);
-        mine = field_u64(f, name);
-        theirs = field_u64(g, name);
+        mine = test_field_u64(f, name);
+        theirs = test_field_u64(g, name);
         if (mine != theirs) {
             fprintf(stderr, "  %s: %llu kept, %llu counted\n", name, (unsigned long long)mine,
                     (unsigned long long)theirs);
@@ -2584,13 +2551,13 @@ TEST(quotient_counts_by_length_follow_growths)
     amq_filter *f = make(1, 0.01);
     uint64_t i, k, passed = 0, checks = 0, grows = 0;
     REQUIRE(f != NULL);
-    k = 63u - (uint64_t)__builtin_clzll(field_u64(f, "slots")); /* floor(log2 m) */
+    k = 63u - (uint64_t)__builtin_clzll(test_field_u64(f, "slots")); /* floor(log2 m) */
     for (i = 0; i < n; i++) {
         REQUIRE_EQ(amq_filter_add_hash(f, test_stream_hash(f, i, 31)), 1);
-        if ((i < 100000 || i % 256 == 255) && field_u64(f, "expansions") != grows &&
-            field_u64(f, "growing_to_slots") == 0) { /* once after each growth */
-            const uint64_t m = field_u64(f, "slots");
-            grows = field_u64(f, "expansions");
+        if ((i < 100000 || i % 256 == 255) && test_field_u64(f, "expansions") != grows &&
+            test_field_u64(f, "growing_to_slots") == 0) { /* once after each growth */
+            const uint64_t m = test_field_u64(f, "slots");
+            grows = test_field_u64(f, "expansions");
             size_t len = 0;
             uint8_t *bytes = test_serialized(f, &len);
             REQUIRE(bytes != NULL);
@@ -2649,7 +2616,7 @@ static int simd_build(record *r)
     /* from the smallest table to keys out of bits */
     if ((f = make(1, 0.01)) == NULL || test_stream_add(f, 0, SIMD_KEYS, 24) != 1)
         return -1;
-    if (!UNDER_SAN && field_u64(f, "deep_ranges") == 0)
+    if (!UNDER_SAN && test_field_u64(f, "deep_ranges") == 0)
         rc = -1; /* the comparison would miss the void lanes */
     rc |= put_filter(r, f, n);
     amq_filter_free(f);
@@ -2670,7 +2637,7 @@ static int simd_build(record *r)
     /* in the middle of a growth: both tables in the bytes */
     if ((f = make(1000, 0.01)) == NULL)
         return -1;
-    for (i = 0; i < 20000 || field_u64(f, "growth_slots_read") < field_u64(f, "slots") / 2; i++)
+    for (i = 0; i < 20000 || test_field_u64(f, "growth_slots_read") < test_field_u64(f, "slots") / 2; i++)
         if (amq_filter_add_hash(f, test_stream_hash(f, i, 28)) != 1)
             return -1;
     rc |= put_filter(r, f, n);

@@ -144,3 +144,35 @@ uint64_t test_stream_hits(const amq_filter *f, uint64_t n, uint64_t seed)
         fp += (uint64_t)amq_filter_contains_hash(f, test_stream_hash(f, i, seed));
     return fp;
 }
+
+typedef struct field_pick {
+    const char *name;
+    uint64_t u64;
+    double f64;
+    int found;
+} field_pick;
+
+static int pick(void *ctx, const amq_field *fd)
+{
+    field_pick *p = ctx;
+    if (strcmp(fd->name, p->name) == 0) {
+        p->u64 = fd->u64;
+        p->f64 = fd->f64;
+        p->found++;
+    }
+    return 0;
+}
+
+uint64_t test_field_u64(const amq_filter *f, const char *name)
+{
+    field_pick p = {name, 0, 0.0, 0};
+    (void)amq_filter_describe(f, pick, &p);
+    return p.found == 1 ? p.u64 : UINT64_MAX;
+}
+
+double test_field_f64(const amq_filter *f, const char *name)
+{
+    field_pick p = {name, 0, 0.0, 0};
+    (void)amq_filter_describe(f, pick, &p);
+    return p.found == 1 ? p.f64 : NAN;
+}
