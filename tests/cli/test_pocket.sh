@@ -69,7 +69,8 @@ expect_eq "entries by length" "$entries" \
     "$(sed -n 's/^entries of [0-9]* bits: *//p' info.txt | awk '{ s += $1 } END { print s }')"
 expect_eq "a rate for each length" "$(grep -c '^entries of ' info.txt)" "$(grep -c '^fpp of ' info.txt)"
 sum=$(sed -n 's/^fpp of [0-9]* bit entries: *//p' info.txt | awk '{ s += $1 } END { printf "%.6g", s }')
-awk -v s="$sum" -v b="$bound" 'BEGIN { exit !(s > 0.99 * b && s <= b) }' ||
+# (the printed rates have 6 digits: their sum may pass the bound by their rounding)
+awk -v s="$sum" -v b="$bound" 'BEGIN { exit !(s > 0.99 * b && s <= b * (1 + 1e-5)) }' ||
     fail "the lengths' rates sum to $sum, the bound is $bound"
 
 CASE=pocket-rate-under-its-bound
