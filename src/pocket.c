@@ -727,8 +727,8 @@ static int split_seg(amq_pk *x, const pk_seg *t, pk_seg *a, pk_seg *b)
     for (i = na; i < t->spn; i++)
         e[i].g -= m2;
     if (sp_build(x, a, e, na, (uint64_t)((double)na / PK_SP_FILL), NULL, 0) != AMQ_OK ||
-        sp_build(x, b, e + na, t->spn - na, (uint64_t)((double)(t->spn - na) / PK_SP_FILL), NULL, 0) !=
-            AMQ_OK)
+        sp_build(x, b, e != NULL ? e + na : NULL, t->spn - na,
+                 (uint64_t)((double)(t->spn - na) / PK_SP_FILL), NULL, 0) != AMQ_OK)
         goto out;
     amq_pk_count(a);
     amq_pk_count(b);
