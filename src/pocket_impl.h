@@ -12,7 +12,7 @@
 
 #include "amq/hash.h"
 #include "common/xxh3_8.h"
-#include "pocket_internal.h"
+#include "pocket_core.h"
 
 #define S PK_SLOTS
 #define B PK_BUCKETS
@@ -98,14 +98,14 @@ static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
     if (__builtin_popcountll(b->map & PK_MAP_MASK) >= (int)S) {
         const uint32_t p = 63u - (uint32_t)__builtin_clzll(b->map & PK_MAP_MASK);
         const uint32_t hb = p - (S - 1u); /* the bucket of the bin's last entry */
-        if (hb > j && (rc = amq_pk_sp_insert(x, s, g - j + hb, b->e[S - 1u])) != AMQ_EFULL) {
+        if (hb > j && (rc = pk_sp_insert(x, s, g - j + hb, b->e[S - 1u])) != AMQ_EFULL) {
             if (rc != AMQ_OK)
                 return rc;
             pk_spare_from(&b->map, hb);
             b->map &= ~(UINT64_C(1) << p); /* the 0s above it end empty buckets */
             (void)bin_put_at(b, j, v, rank);
         } else { /* (the highest bucket's crowded: the key's own entry goes, its cutoff lower) */
-            if ((rc = amq_pk_sp_insert(x, s, g, v)) != AMQ_OK)
+            if ((rc = pk_sp_insert(x, s, g, v)) != AMQ_OK)
                 return rc;
             pk_spare_from(&b->map, j);
         }
@@ -124,7 +124,7 @@ static int pk_place(amq_pk *x, uint64_t h)
     /* a segment due to grow (its growth put off for want of memory) takes no key that its
      * growth could not follow: past the target rate, or at its largest size */
     if (__builtin_expect(s->entries >= s->limit, 0) &&
-        (amq_pk_rate(x) > x->fpp || (double)s->nb * PK_GROWTH > (double)PK_MAX_BINS))
+        (pk_rate(x) > x->fpp || (double)s->nb * PK_GROWTH > (double)PK_MAX_BINS))
         return AMQ_ELIMIT;
     if ((rc = seg_add(x, s, h << x->d)) != AMQ_OK)
         return rc;
@@ -132,8 +132,8 @@ static int pk_place(amq_pk *x, uint64_t h)
     s->rsum += x->unit;
     /* the growth after the key, so that a refused add changes nothing; without memory for it,
      * it is tried again after the segment's next key */
-    if (__builtin_expect(s->entries >= s->limit, 0) && amq_pk_rate(x) <= x->fpp)
-        (void)amq_pk_grow(x, i);
+    if (__builtin_expect(s->entries >= s->limit, 0) && pk_rate(x) <= x->fpp)
+        (void)pk_grow(x, i);
     return AMQ_OK;
 }
 
@@ -224,7 +224,7 @@ static int isa_settle(amq_pk *x)
 /* The spare and the deep ranges, for a bin that says bucket g may have keys there. */
 __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs, uint64_t g)
 {
-    return pk_sp_has(s, g, hs) || (s->ndeep != 0 && amq_pk_deep_has(s, hs));
+    return pk_sp_has(s, g, hs) || (s->ndeep != 0 && pk_deep_has(s, hs));
 }
 
 /* Key hs (its segment's bits taken off) of segment s, in bucket g (bucket j of bin b). */
@@ -382,7 +382,7 @@ static void writer_to(writer *w, uint64_t nb)
 static void writer_overflow(writer *w, pk_bin *b, uint64_t g, uint16_t v)
 {
     pk_spare_from(&b->map, (uint32_t)(g % B));
-    amq_pk_push_spare(w->t, g, v);
+    pk_push_spare(w->t, g, v);
 }
 
 /* An entry of the bucket before the one being written: an old bucket's entries are in the
@@ -517,7 +517,7 @@ static inline uint32_t replace(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v
                 }
                 continue;
             }
-            amq_pk_push_deep(deep_to, a, e); /* no bit left: its range, exactly */
+            pk_push_deep(deep_to, a, e); /* no bit left: its range, exactly */
             continue;
         }
         v2 = (uint16_t)((1u << len2) | ((a << from) >> (64u - (uint32_t)len2)));
@@ -762,7 +762,7 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
         pos = (uint32_t)((g2_) - (g_end - B)) + n;                                                 \
         if (__builtin_expect(n >= S, 0)) {                                                         \
             pk_spare_from(&map, (uint32_t)((g2_) % B));                                            \
-            amq_pk_push_spare(dst, (g2_), (v2_));                                                  \
+            pk_push_spare(dst, (g2_), (v2_));                                                  \
         } else {                                                                                   \
             map |= UINT64_C(1) << pos++;                                                           \
             ce[n++] = (v2_);                                                                       \
@@ -854,7 +854,7 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
     if (w.bin_at + 1u < dst->nb) /* the bins after the last entry's */
         memset(dst->b + w.bin_at + 1u, 0, (dst->nb - w.bin_at - 1u) * sizeof(pk_bin));
     for (x = 0; x < t->ndeep; x++) /* the old deep ranges stay, as ranges of h */
-        amq_pk_push_deep(dst, t->deep[x][0], t->deep[x][1]);
+        pk_push_deep(dst, t->deep[x][0], t->deep[x][1]);
 }
 
 static int isa_add(amq_pk *x, uint64_t h)

@@ -265,19 +265,7 @@ static inline int pk_pend_has(const amq_pk *x, uint64_t h)
     return 0;
 }
 
-/* Does a deep range of s hold hs? */
-int amq_pk_deep_has(const pk_seg *s, uint64_t hs);
 
-/* Entry (g, v) into the spare of segment s: AMQ_OK; AMQ_EFULL (the bucket's
- * spare entries at their most, or entries crowded into a few buckets) or
- * AMQ_ENOMEM, nothing changed. */
-int amq_pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v);
-/* Segment i grown (and the segments split when they may): AMQ_OK, or
- * AMQ_ENOMEM with the segment as it was (every key still in). */
-int amq_pk_grow(amq_pk *x, uint32_t i);
-/* Pushes of a growth (pk_tab's lists). */
-void amq_pk_push_spare(pk_tab *t, uint64_t g, uint16_t v);
-void amq_pk_push_deep(pk_tab *t, uint64_t lo, uint64_t hi);
 
 /* A filter with no segments, this CPU's paths and alloc's allocator. */
 amq_pk *amq_pk_shell(const amq_allocator *alloc);

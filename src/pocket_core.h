@@ -1,0 +1,777 @@
+/*
+ * pocket_core.h - the pocket kind's segments, spare, deep ranges and growth, as static
+ * functions: compiled into each instruction set's object (pocket_impl.h), whose add grows a
+ * segment, and into pocket.c, which makes and checks them, so that neither calls the other
+ * (an instruction set's path needs only src/common).
+ */
+#ifndef AMQ_POCKET_CORE_H
+#define AMQ_POCKET_CORE_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mremap */
+#endif
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pocket_internal.h"
+
+#define PK_B PK_BUCKETS
+
+static inline void pk_set_bins(pk_seg *s, uint64_t nb)
+{
+    s->nb = nb;
+    s->m = nb * PK_B;
+    s->k = 63u - (uint32_t)__builtin_clzll(s->m);
+    s->q0 = (uint64_t)(((unsigned __int128)1 << 64) / s->m);
+}
+
+/* ---- memory ------------------------------------------------------------------------------- */
+
+/* Anonymous memory whose pages cost nothing until touched (NULL: none). */
+static inline void *map_bytes(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Huge pages for the whole 2 MiB pages of a table of bytes at p, small ones for its tail: 64
+ * segments each ending in a huge page would hold up to 128 MiB no line uses. */
+static inline void advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)1 << 21;
+    const uintptr_t a = ((uintptr_t)p + huge - 1u) & ~(huge - 1u);
+    const uintptr_t e = ((uintptr_t)p + bytes) & ~(huge - 1u);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+static inline size_t page_round(size_t n)
+{
+    return (n + 4095u) & ~(size_t)4095u;
+}
+
+/* The tail of mapping p past keep bytes returned (its pages were never needed). */
+static inline size_t map_trim(void *p, size_t len, size_t keep)
+{
+    keep = page_round(keep);
+    if (keep >= len)
+        return len;
+    if (keep == 0)
+        keep = 4096u; /* a mapping of none would be no array */
+    if (keep < len)
+        (void)munmap((uint8_t *)p + keep, len - keep);
+    return keep < len ? keep : len;
+}
+
+static inline void free_spare(amq_pk *x, pk_seg *s)
+{
+    if (s->sp != NULL && !x->view) {
+        if (s->sp_map != 0)
+            (void)munmap(s->sp, s->sp_map);
+        else
+            amq_free(&x->alloc, s->sp, (size_t)s->splen * sizeof *s->sp);
+    }
+    s->sp = NULL;
+    s->spcap = s->splen = s->spn = 0;
+    s->spd = 0;
+    s->sp_map = 0;
+}
+
+static inline void free_deep(amq_pk *x, pk_seg *s)
+{
+    if (s->deep != NULL && !x->view) {
+        if (s->deep_map != 0)
+            (void)munmap(s->deep, s->deep_map);
+        else
+            amq_free(&x->alloc, s->deep, (size_t)s->deepcap * sizeof *s->deep);
+    }
+    s->deep = NULL;
+    s->ndeep = s->deepcap = s->deep_width = 0;
+    s->deep_map = 0;
+}
+
+static inline void free_bins(amq_pk *x, pk_seg *s)
+{
+    if (s->va != NULL)
+        (void)munmap(s->va, s->reserved);
+    else if (!x->view)
+        amq_region_free(&s->region, &x->alloc);
+    s->va = NULL;
+    s->reserved = 0;
+    s->b = NULL;
+    memset(&s->region, 0, sizeof s->region);
+}
+
+static inline void free_seg(amq_pk *x, pk_seg *s)
+{
+    free_bins(x, s);
+    free_spare(x, s);
+    free_deep(x, s);
+}
+
+static inline void pk_free_segments(amq_pk *x)
+{
+    uint32_t i;
+    if (x->seg == NULL)
+        return;
+    for (i = 0; i < 1u << x->d; i++)
+        free_seg(x, &x->seg[i]);
+    amq_free(&x->alloc, x->seg, ((size_t)1 << x->d) * sizeof *x->seg);
+    x->seg = NULL;
+    x->d = 0;
+}
+
+
+
+/* ---- the spare ---------------------------------------------------------------------------- */
+
+/* The spare's largest distance of a slot from its entry's home, for cap slots and m buckets:
+ * as far as the 16 bits of a slot's bucket can be told from its position. */
+static inline uint32_t sp_d_for(uint64_t cap, uint64_t m)
+{
+    const uint64_t w = (uint64_t)PK_SP_WINDOW * cap / m - 2u;
+    const uint64_t d = w < cap ? w : cap;
+    return d < PK_SP_DMAX ? (uint32_t)d : PK_SP_DMAX;
+}
+
+/* Slots past the last home: a short tail for a small spare (an entry that would pass it
+ * makes the spare larger). */
+static inline uint64_t sp_len_for(uint64_t cap, uint32_t spd)
+{
+    const uint64_t t = cap / 32u + 2u;
+    return cap + (t < spd ? t : spd) + 1u;
+}
+
+/* Enough slots for a distance of 8 at least (PK_SP_WINDOW cap / m - 2). */
+static inline uint64_t sp_min_cap(const pk_seg *s)
+{
+    return s->m / 3200u + 2u;
+}
+
+/* n entries in bucket order (ties in any order) placed in slots at a (room for max slots,
+ * zeroed) for a spare of cap slots: the slots it needs, or 0 when one would land more than
+ * the spare's distance from its home (or past max). */
+static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, const pk_ent *e, uint64_t n,
+                         uint64_t cap)
+{
+    const uint32_t spd = sp_d_for(cap, s->m);
+    const uint64_t len = sp_len_for(cap, spd);
+    uint64_t i, p = 0;
+    if (len > max)
+        return 0;
+    for (i = 0; i < n; i++) {
+        const uint64_t home = e[i].g * cap / s->m;
+        if (i == 0 || p < home)
+            p = home;
+        if (p - home > spd || p >= len - 1u)
+            return 0;
+        if (a != NULL) /* NULL: where they would go, tried */
+            a[p] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
+        p++;
+    }
+    return len;
+}
+
+/* s's spare made from n entries in bucket order, of at least cap slots (none for no entry
+ * and cap 0): in a new block of the allocator (map NULL), or in the mapping map of map_len
+ * bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK, or AMQ_ENOMEM with s's spare as it
+ * was. */
+static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
+                    uint32_t *map, size_t map_len)
+{
+    uint64_t len;
+    if (n == 0 && cap == 0) { /* none: no array (a small filter's 64 segments would hold many) */
+        free_spare(x, s);
+        if (map != NULL)
+            (void)munmap(map, map_len);
+        return AMQ_OK;
+    }
+    if (cap < sp_min_cap(s))
+        cap = sp_min_cap(s);
+    for (;; cap += cap / 8u + 8u) {
+        const uint64_t want = sp_len_for(cap, sp_d_for(cap, s->m));
+        uint32_t *a;
+        if (map != NULL) {
+            if (want * 4u > map_len)
+                return AMQ_ENOMEM; /* past what the growth reserved: not met in practice */
+            a = map;
+            memset(a, 0, (size_t)want * 4u);
+        } else if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL) {
+            return AMQ_ENOMEM;
+        }
+        if ((len = sp_place(s, a, want, e, n, cap)) != 0) {
+            free_spare(x, s);
+            s->sp = a;
+            s->spcap = cap;
+            s->spd = sp_d_for(cap, s->m);
+            s->splen = len;
+            s->spn = n;
+            s->sp_map = map != NULL ? map_trim(map, map_len, (size_t)len * 4u) : 0;
+            return AMQ_OK;
+        }
+        if (map == NULL)
+            amq_free(&x->alloc, a, (size_t)want * 4u);
+    }
+}
+
+/* s's spare entries in bucket order into e (room for s->spn); each slot's reference, q m /
+ * spcap, kept by steps. */
+static inline void sp_list(const pk_seg *s, pk_ent *e)
+{
+    const uint64_t a = s->m / s->spcap, b = s->m % s->spcap;
+    uint64_t q, n = 0, ref = 0, frac = 0;
+    for (q = 0; q < s->splen; q++) {
+        const uint32_t w = s->sp[q];
+        if (w != 0) {
+            e[n].g = ref + (uint64_t)(int64_t)(int16_t)(uint16_t)((w >> 16) - (uint32_t)ref);
+            e[n++].v = (uint16_t)w;
+        }
+        ref += a;
+        if ((frac += b) >= s->spcap) {
+            frac -= s->spcap;
+            ref++;
+        }
+    }
+}
+
+/* s's spare rebuilt with at least cap slots. */
+/* s's spare rebuilt from the filter's list of its entries, with (g, v) among them when with
+ * is set, at the first size from cap up to twice it where they fit: grown in place (a large
+ * block grows by remapping, its pages kept) or made anew (a mapping's).  AMQ_OK; AMQ_EFULL
+ * when none fits (entries crowded into a few buckets: no size spreads them), AMQ_ENOMEM,
+ * either with s's spare as it was. */
+static inline int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint64_t g, uint16_t v)
+{
+    const uint64_t n = s->spn + (with ? 1u : 0u);
+    uint64_t c, want, i;
+    uint32_t *a, spd;
+    if (n > x->scr_cap) { /* the filter's list for rebuilds: no allocation each time */
+        pk_ent *e = amq_realloc(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *e,
+                                (size_t)n * 2u * sizeof *e);
+        if (e == NULL)
+            return AMQ_ENOMEM;
+        x->scr = e;
+        x->scr_cap = 2u * n;
+    }
+    if (s->spn > 0)
+        sp_list(s, x->scr);
+    if (with) { /* after the entries of buckets up to g */
+        for (i = s->spn; i > 0 && x->scr[i - 1u].g > g; i--)
+            x->scr[i] = x->scr[i - 1u];
+        x->scr[i].g = g;
+        x->scr[i].v = v;
+    }
+    if (cap < sp_min_cap(s))
+        cap = sp_min_cap(s);
+    for (c = cap; sp_place(s, NULL, UINT64_MAX, x->scr, n, c) == 0; c += c / 8u + 8u)
+        if (c > 2u * cap)
+            return AMQ_EFULL;
+    spd = sp_d_for(c, s->m);
+    want = sp_len_for(c, spd);
+    if (s->sp == NULL || s->sp_map != 0) {
+        if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL)
+            return AMQ_ENOMEM;
+        free_spare(x, s);
+    } else {
+        if ((a = amq_realloc(&x->alloc, s->sp, (size_t)s->splen * 4u, (size_t)want * 4u)) == NULL)
+            return AMQ_ENOMEM;
+        memset(a, 0, (size_t)want * 4u);
+    }
+    (void)sp_place(s, a, want, x->scr, n, c);
+    s->sp = a;
+    s->spcap = c;
+    s->spd = spd;
+    s->splen = want;
+    s->spn = n;
+    return AMQ_OK;
+}
+
+/* Entries of one bucket in the spare at their full length (adds' since the last growth), at
+ * most: a key added again and again, or keys crowded into one bucket, are refused past it (no
+ * size of spare would spread them, and each refused add could double it); random keys put 16
+ * in one bucket about never (3 % of them go to the spare, a fraction of a key a bucket). */
+#define PK_SP_BUCKET_MAX 16u
+
+static inline int pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
+{
+    uint64_t home, p, e, same = 0;
+    int rc;
+    if (s->sp == NULL)
+        return sp_rebuild(x, s, 8u, 1, g, v);
+    if ((double)(s->spn + 1u) > PK_SP_LOAD * (double)s->spcap &&
+        (rc = sp_rebuild(x, s, (uint64_t)((double)(s->spn + 1u) / PK_SP_FILL) + 8u, 1, g, v)) !=
+            AMQ_EFULL)
+        return rc; /* (refused: a crowd, tried in place below) */
+    home = pk_sp_home(s, g);
+    for (p = home; s->sp[p] != 0; p++) { /* after the entries of buckets up to g */
+        const int dist = (int16_t)(uint16_t)((s->sp[p] >> 16) - (uint32_t)g);
+        if (dist > 0)
+            break;
+        same += dist == 0 && s->sp[p] >> x->eb & 1u; /* adds' entries, not a growth's copies */
+    }
+    if (same >= PK_SP_BUCKET_MAX)
+        return AMQ_EFULL;
+    for (e = p; s->sp[e] != 0;)
+        e++;
+    /* the entries moved one on are of buckets past g, whose homes are at or past g's: none
+     * lands more than e - home from its own */
+    if (e + 1u < s->splen && e - home <= s->spd) {
+        memmove(s->sp + p + 1u, s->sp + p, (size_t)(e - p) * sizeof *s->sp);
+        s->sp[p] = (uint32_t)(g & 0xffffu) << 16 | v;
+        s->spn++;
+        return AMQ_OK;
+    }
+    return sp_rebuild(x, s, s->spcap + s->spcap / 8u + 8u, 1, g, v);
+}
+
+/* ---- the deep ranges ---------------------------------------------------------------------- */
+
+static inline int pk_deep_has(const pk_seg *s, uint64_t hs)
+{
+    uint64_t lo = 0, hi = s->ndeep;
+    while (lo < hi) { /* the first range starting past hs */
+        const uint64_t mid = lo + (hi - lo) / 2u;
+        if (s->deep[mid][0] <= hs)
+            lo = mid + 1u;
+        else
+            hi = mid;
+    }
+    for (; lo > 0 && hs - s->deep[lo - 1u][0] <= s->deep_width; lo--)
+        if (hs <= s->deep[lo - 1u][1])
+            return 1;
+    return 0;
+}
+
+static inline int deep_cmp(const void *a, const void *b)
+{
+    const uint64_t *p = a, *q = b;
+    return p[0] != q[0] ? (p[0] < q[0] ? -1 : 1) : (p[1] < q[1] ? -1 : p[1] > q[1]);
+}
+
+/* ---- a growth's lists --------------------------------------------------------------------- */
+
+static inline void pk_push_spare(pk_tab *t, uint64_t g, uint16_t v)
+{
+    if (t->nsp == t->capsp) {
+        const uint64_t cap = t->capsp ? 2u * t->capsp : 256u;
+        pk_ent *p;
+        if (t->fixed || t->failed ||
+            (p = amq_realloc(t->alloc, t->sp, (size_t)t->capsp * sizeof *p,
+                             (size_t)cap * sizeof *p)) == NULL) {
+            t->failed = 1;
+            return;
+        }
+        t->sp = p;
+        t->capsp = cap;
+    }
+    t->sp[t->nsp].g = g;
+    t->sp[t->nsp++].v = v;
+}
+
+static inline void pk_push_deep(pk_tab *t, uint64_t lo, uint64_t hi)
+{
+    if (t->ndeep == t->capdeep) {
+        const uint64_t cap = t->capdeep ? 2u * t->capdeep : 16u;
+        uint64_t(*p)[2];
+        if (t->fixed || t->failed ||
+            (p = amq_realloc(t->alloc, t->deep, (size_t)t->capdeep * sizeof *p,
+                             (size_t)cap * sizeof *p)) == NULL) {
+            t->failed = 1;
+            return;
+        }
+        t->deep = p;
+        t->capdeep = cap;
+    }
+    t->deep[t->ndeep][0] = lo;
+    t->deep[t->ndeep++][1] = hi;
+    if (hi - lo > t->deep_width)
+        t->deep_width = hi - lo;
+}
+
+/* n entries sorted by bucket, stably, 11 bits at a time (tmp: room for n). */
+static inline void ent_sort(pk_ent *e, pk_ent *tmp, uint64_t n, uint64_t m)
+{
+    pk_ent *from = e, *to = tmp;
+    uint32_t shift, bits = 64u - (uint32_t)__builtin_clzll(m | 1u);
+    uint64_t i;
+    for (i = 1; i < n && e[i - 1].g <= e[i].g; i++)
+        ;
+    if (i >= n)
+        return;
+    for (shift = 0; shift < bits; shift += 11) {
+        uint64_t count[2048] = {0}, at = 0;
+        pk_ent *sw;
+        for (i = 0; i < n; i++)
+            count[(from[i].g >> shift) & 2047u]++;
+        for (i = 0; i < 2048; i++) {
+            const uint64_t c = count[i];
+            count[i] = at;
+            at += c;
+        }
+        for (i = 0; i < n; i++)
+            to[count[(from[i].g >> shift) & 2047u]++] = from[i];
+        sw = from;
+        from = to;
+        to = sw;
+    }
+    if (from != e)
+        memcpy(e, from, (size_t)n * sizeof *e);
+}
+
+/* ---- a segment's growth ------------------------------------------------------------------- */
+
+/* Segment i's sizes: b0 G^(e + i / 2^d) / 2^d bins (even), so that the segments grow one at a
+ * time and the whole stays between 1 / G and 1 of PK_LOAD. */
+static inline uint64_t grid(const amq_pk *x, uint32_t i, uint32_t e)
+{
+    const double n = (double)(1u << x->d);
+    const double v = x->b0 / n * pow(PK_GROWTH, (double)e + (double)i / n);
+    return v < 2.0 ? 2u : v > (double)PK_MAX_BINS * 4 ? PK_MAX_BINS * 4u
+                                                      : ((uint64_t)ceil(v) + 1u) & ~UINT64_C(1);
+}
+
+/* A query meets its bucket's entries, and an entry of len bits stands for 2^-len of a cell of
+ * 2^-k of h (more than a bucket, of 1 / m): it answers m 2^-(k + len) of its bucket's keys, so
+ * that a query meets 2^-(k + len) of it; a deep range, its share of h. */
+/* 2^-len, twice for short entries (from bit k - 1). */
+static inline double pk_share(uint32_t len)
+{
+    static const double t[16] = {1.0,       1.0,        0.5,         0.25,       0.0625,
+                                 0.03125,   0.015625,   0.0078125,   0.00390625, 0.001953125,
+                                 0.0009765625, 0.00048828125, 0.000244140625, 0.0001220703125,
+                                 0.00006103515625, 0.000030517578125};
+    return t[len];
+}
+
+static inline void pk_count(pk_seg *s)
+{
+    uint64_t b, q, e = s->spn;
+    double sum = 0;
+    for (b = 0; b < s->nb; b++) {
+        const uint32_t n = (uint32_t)__builtin_popcountll(s->b[b].map & PK_MAP_MASK);
+        uint32_t i;
+        e += n;
+        for (i = 0; i < n; i++)
+            sum += pk_share(31u - (uint32_t)__builtin_clz((uint32_t)s->b[b].e[i] | 1u));
+    }
+    for (q = 0; q < s->splen; q++)
+        if (s->sp[q] != 0)
+            sum += pk_share(31u - (uint32_t)__builtin_clz(s->sp[q] & 0xffffu));
+    s->rdeep = 0;
+    for (q = 0; q < s->ndeep; q++)
+        s->rdeep += ldexp((double)(s->deep[q][1] - s->deep[q][0]) + 1.0, -64);
+    s->entries = e;
+    s->rsum = sum;
+    s->limit = (uint64_t)(PK_LOAD * (double)(s->nb * PK_SLOTS));
+}
+
+/* Marks the bins a deep range meets: their queries look it up. */
+static inline void deep_mark(pk_seg *s)
+{
+    uint64_t x;
+    for (x = 0; x < s->ndeep; x++) {
+        const uint64_t g = pk_mulhi(s->deep[x][0], s->m), last = pk_mulhi(s->deep[x][1], s->m) / PK_B;
+        uint64_t b = g / PK_B;
+        for (pk_spare_from(&s->b[b].map, (uint32_t)(g % PK_B)), b++; b <= last; b++)
+            pk_spare_from(&s->b[b].map, 0);
+    }
+}
+
+/* The old segment as a growth reads it: its spare as a list in e. */
+static inline void tab_of(const pk_seg *s, pk_tab *t, pk_ent *e)
+{
+    memset(t, 0, sizeof *t);
+    t->b = s->b;
+    t->nb = s->nb;
+    t->m = s->m;
+    t->q0 = s->q0;
+    t->k = s->k;
+    t->sp = e;
+    t->nsp = s->spn;
+    if (s->spn > 0)
+        sp_list(s, e);
+    t->deep = s->deep;
+    t->ndeep = s->ndeep;
+    t->deep_width = s->deep_width;
+}
+
+static inline void tab_geometry(pk_tab *t, uint64_t nb)
+{
+    pk_seg g;
+    pk_set_bins(&g, nb);
+    t->nb = g.nb;
+    t->m = g.m;
+    t->q0 = g.q0;
+    t->k = g.k;
+}
+
+/* Into new memory: the old segment stays whole until the new one is complete, so that any
+ * failure leaves it as it was. */
+static inline int grow_new(amq_pk *x, pk_seg *s, uint64_t nb2)
+{
+    pk_tab t, dst;
+    pk_seg n;
+    pk_ent *old = NULL, *tmp = NULL;
+    const uint64_t nold = s->spn;
+    int rc = AMQ_ENOMEM;
+    memset(&n, 0, sizeof n);
+    memset(&dst, 0, sizeof dst);
+    if (s->spn > 0 && (old = amq_malloc(&x->alloc, (size_t)s->spn * sizeof *old)) == NULL)
+        return AMQ_ENOMEM;
+    tab_of(s, &t, old);
+    pk_set_bins(&n, nb2);
+    if (amq_region_alloc(&n.region, &x->alloc, (size_t)nb2 * sizeof(pk_bin)) != AMQ_OK)
+        goto out;
+    n.b = (pk_bin *)(void *)n.region.data;
+    tab_geometry(&dst, nb2);
+    dst.b = n.b;
+    dst.alloc = &x->alloc;
+    x->isa->rewrite(&t, &dst);
+    if (dst.failed)
+        goto out;
+    if (dst.nsp > 0 &&
+        (tmp = amq_malloc(&x->alloc, (size_t)dst.nsp * sizeof *tmp)) == NULL)
+        goto out;
+    if (dst.nsp > 0)
+        ent_sort(dst.sp, tmp, dst.nsp, dst.m);
+    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), NULL, 0) != AMQ_OK)
+        goto out;
+    if (dst.ndeep > 0) {
+        qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
+        n.deep = dst.deep;
+        n.ndeep = dst.ndeep;
+        n.deepcap = dst.capdeep;
+        n.deep_width = dst.deep_width;
+        dst.deep = NULL;
+        deep_mark(&n);
+    }
+    n.epoch = s->epoch;
+    free_seg(x, s);
+    *s = n;
+    memset(&n, 0, sizeof n);
+    rc = AMQ_OK;
+out:
+    free_seg(x, &n);
+    amq_free(&x->alloc, dst.sp, (size_t)dst.capsp * sizeof *dst.sp);
+    amq_free(&x->alloc, dst.deep, (size_t)dst.capdeep * sizeof *dst.deep);
+    if (tmp != NULL)
+        amq_free(&x->alloc, tmp, (size_t)dst.nsp * sizeof *tmp);
+    if (old != NULL)
+        amq_free(&x->alloc, old, (size_t)nold * sizeof *old);
+    return rc;
+}
+
+/* Addresses for a table of need bytes and its next growths: 8 times that, in 2 MiB pages. */
+static inline size_t reserve_for(size_t need)
+{
+    const size_t huge = (size_t)1 << 21;
+    return (need * 8u + huge - 1u) / huge * huge;
+}
+
+/* Over its own lines: the bins moved up by gap = nb2 - nb + PK_GAP_SLACK, then the new table
+ * written from the start (old bin ob's keys go below (ob + 1) nb2 / nb < gap + ob, so the
+ * writer never passes a bin not yet read), only the new lines faulting in.  Every mapping it
+ * needs, at the most any growth could use (addresses only: untouched pages cost nothing), is
+ * made before the first bin moves, so that nothing can fail once one has. */
+static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
+{
+    const uint64_t gap = nb2 - s->nb + PK_GAP_SLACK;
+    const size_t need = (size_t)(nb2 + PK_GAP_SLACK) * sizeof(pk_bin);
+    const uint64_t max_sp = 6u * s->entries + 64u, max_deep = 2u * s->entries + s->ndeep + 64u;
+    const size_t ents = (size_t)(s->spn + 2u * max_sp) * sizeof(pk_ent);
+    const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * PK_B / 3200u) + 4096u) * 4u);
+    const size_t deep_len = page_round((size_t)max_deep * 16u);
+    pk_ent *scratch = map_bytes(ents);
+    uint32_t *spm = map_bytes(sp_len);
+    uint64_t(*dm)[2] = map_bytes(deep_len);
+    pk_bin *base = s->va;
+    size_t reserved = s->reserved;
+    pk_tab t, dst;
+    pk_seg n;
+    if (scratch == NULL || spm == NULL || dm == NULL)
+        goto nomem;
+    if (base == NULL || need > reserved) {
+        const size_t want = reserve_for(need);
+        void *p = base == NULL ? map_bytes(want) : mremap(base, reserved, want, MREMAP_MAYMOVE);
+        if (p == NULL || p == MAP_FAILED)
+            goto nomem;
+        if (base == NULL) { /* from its heap block */
+            memcpy((pk_bin *)p + gap, s->b, (size_t)s->nb * sizeof(pk_bin));
+            amq_region_free(&s->region, &x->alloc);
+            memset(&s->region, 0, sizeof s->region);
+        } else {
+            memmove((pk_bin *)p + gap, p, (size_t)s->nb * sizeof(pk_bin));
+        }
+        base = p;
+        reserved = want;
+    } else {
+        memmove(base + gap, base, (size_t)s->nb * sizeof(pk_bin));
+    }
+    advise_huge(base, need);
+    s->va = base;
+    s->reserved = reserved;
+    s->b = base + gap;
+    tab_of(s, &t, scratch);
+    memset(&dst, 0, sizeof dst);
+    tab_geometry(&dst, nb2);
+    dst.b = base;
+    dst.sp = scratch + s->spn;
+    dst.capsp = max_sp;
+    dst.deep = dm;
+    dst.capdeep = deep_len / 16u;
+    dst.fixed = 1;
+    dst.alloc = &x->alloc;
+    x->isa->rewrite(&t, &dst);
+    ent_sort(dst.sp, scratch + s->spn + max_sp, dst.nsp, dst.m);
+    memset(&n, 0, sizeof n);
+    pk_set_bins(&n, nb2);
+    n.b = base;
+    n.va = base;
+    n.reserved = reserved;
+    n.epoch = s->epoch;
+    /* within the mapping reserved for it: the build cannot fail short of a bug */
+    (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), spm, sp_len);
+    spm = NULL;
+    if (dst.ndeep > 0) {
+        qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
+        n.deep = dst.deep;
+        n.ndeep = dst.ndeep;
+        n.deep_width = dst.deep_width;
+        n.deep_map = map_trim(dm, deep_len, (size_t)dst.ndeep * 16u);
+        n.deepcap = n.deep_map / 16u;
+        dm = NULL;
+        deep_mark(&n);
+    }
+    s->va = NULL; /* the bins are n's now */
+    free_spare(x, s);
+    free_deep(x, s);
+    *s = n;
+    (void)munmap(scratch, ents);
+    if (dm != NULL)
+        (void)munmap(dm, deep_len);
+    return AMQ_OK;
+nomem:
+    if (scratch != NULL)
+        (void)munmap(scratch, ents);
+    if (spm != NULL)
+        (void)munmap(spm, sp_len);
+    if (dm != NULL)
+        (void)munmap(dm, deep_len);
+    return AMQ_ENOMEM;
+}
+
+/* Segment t's halves into a and b (zeroed): with m even, bucket g < m / 2 is bucket g of the
+ * keys whose next bit is 0, and g - m / 2 of those whose bit is 1; with m halved the level
+ * drops by one, so that every entry holds the same bits of h. */
+static inline int split_seg(amq_pk *x, const pk_seg *t, pk_seg *a, pk_seg *b)
+{
+    const uint64_t nb2 = t->nb / 2u, m2 = nb2 * PK_B;
+    pk_ent *e = NULL;
+    uint64_t i, na = 0;
+    int rc = AMQ_ENOMEM;
+    pk_set_bins(a, nb2);
+    pk_set_bins(b, nb2);
+    if (amq_region_alloc(&a->region, &x->alloc, (size_t)nb2 * sizeof(pk_bin)) != AMQ_OK ||
+        amq_region_alloc(&b->region, &x->alloc, (size_t)nb2 * sizeof(pk_bin)) != AMQ_OK)
+        goto out;
+    a->b = (pk_bin *)(void *)a->region.data;
+    b->b = (pk_bin *)(void *)b->region.data;
+    memcpy(a->b, t->b, (size_t)nb2 * sizeof(pk_bin));
+    memcpy(b->b, t->b + nb2, (size_t)nb2 * sizeof(pk_bin));
+    if (t->spn > 0 && (e = amq_malloc(&x->alloc, (size_t)t->spn * sizeof *e)) == NULL)
+        goto out;
+    if (t->spn > 0)
+        sp_list(t, e);
+    for (i = 0; i < t->spn && e[i].g < m2; i++)
+        na++;
+    for (i = na; i < t->spn; i++)
+        e[i].g -= m2;
+    if (sp_build(x, a, e, na, (uint64_t)((double)na / PK_SP_FILL), NULL, 0) != AMQ_OK ||
+        sp_build(x, b, e != NULL ? e + na : NULL, t->spn - na,
+                 (uint64_t)((double)(t->spn - na) / PK_SP_FILL), NULL, 0) != AMQ_OK)
+        goto out;
+    pk_count(a);
+    pk_count(b);
+    rc = AMQ_OK;
+out:
+    if (e != NULL)
+        amq_free(&x->alloc, e, (size_t)t->spn * sizeof *e);
+    return rc;
+}
+
+/* Every segment split in two, when there are fewer than 2^PK_SEG_BITS and each has
+ * PK_SPLIT_BINS bins or more (an even number) and no deep range; all or none. */
+static inline void maybe_split(amq_pk *x)
+{
+    const uint32_t n = 1u << x->d;
+    pk_seg *nw;
+    uint32_t i;
+    if (x->d >= PK_SEG_BITS)
+        return;
+    for (i = 0; i < n; i++)
+        if (x->seg[i].nb < PK_SPLIT_BINS || x->seg[i].nb % 2u != 0 || x->seg[i].ndeep != 0 ||
+            x->seg[i].va != NULL)
+            return;
+    if ((nw = amq_calloc(&x->alloc, 2u * n * sizeof *nw)) == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        if (split_seg(x, &x->seg[i], &nw[2u * i], &nw[2u * i + 1u]) != AMQ_OK) {
+            for (i = 0; i < 2u * n; i++)
+                free_seg(x, &nw[i]);
+            amq_free(&x->alloc, nw, 2u * n * sizeof *nw);
+            return; /* no memory: split at a later growth */
+        }
+    pk_free_segments(x);
+    x->seg = nw;
+    x->d = 0;
+    while ((1u << x->d) < 2u * n)
+        x->d++;
+    x->splits++;
+}
+
+static inline int pk_grow(amq_pk *x, uint32_t i)
+{
+    pk_seg *s = &x->seg[i];
+    uint32_t ep = s->epoch;
+    uint64_t nb2;
+    int rc;
+    do
+        nb2 = grid(x, i, ++ep);
+    while (nb2 <= s->nb && ep < 1u << 20);
+    if (nb2 > 2u * s->nb) /* a growth meets at most three new buckets an old one (replace) */
+        nb2 = 2u * s->nb;
+    if (nb2 <= s->nb || nb2 > PK_MAX_BINS)
+        return AMQ_ELIMIT;
+    if (amq_alloc_is_default(&x->alloc) && (size_t)nb2 * sizeof(pk_bin) >= PK_SMALL_BYTES)
+        rc = grow_in_place(x, s, nb2);
+    else
+        rc = grow_new(x, s, nb2);
+    if (rc != AMQ_OK)
+        return rc;
+    s->epoch = ep;
+    pk_count(s);
+    x->growths++;
+    maybe_split(x);
+    return AMQ_OK;
+}
+
+
+static inline double pk_rate(const amq_pk *x)
+{
+    double r = 0;
+    uint32_t i;
+    for (i = 0; i < 1u << x->d; i++)
+        r += ldexp(x->seg[i].rsum, -(int)x->seg[i].k) + x->seg[i].rdeep;
+    return r / (double)(1u << x->d);
+}
+
+#undef PK_B
+
+#endif /* AMQ_POCKET_CORE_H */
