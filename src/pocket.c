@@ -1,16 +1,12 @@
 /*
- * pocket.c - the pocket kind's life, the same on every instruction set: its
- * segments and their memory, the spare, the deep ranges, a segment's growth
- * and the split of every segment in two (pocket_internal.h says what they
- * are).  The bins' add, query and rewrite are pocket_impl.h's.
+ * pocket.c - the pocket kind's life, the same on every instruction set: a
+ * filter made, freed, counted, copied and checked (pocket_internal.h says
+ * what its parts are).  Its segments' memory, spare and growth are
+ * pocket_core.h's; the bins' add, query and rewrite pocket_impl.h's.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* mremap */
-#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "common/cpu.h"
 #include "common/xxh3_8.h"
