@@ -636,8 +636,13 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     n.va = base;
     n.reserved = reserved;
     n.epoch = s->epoch;
-    /* within the mapping reserved for it: the build cannot fail short of a bug */
-    (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), spm, sp_len);
+    /* within the mapping reserved for it; entries too crowded for that (keys chosen against
+     * the seed) get the allocator's block instead, which only memory refuses */
+    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), spm, sp_len) !=
+        AMQ_OK) {
+        (void)munmap(spm, sp_len);
+        (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), NULL, 0);
+    }
     spm = NULL;
     if (dst.ndeep > 0) {
         qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
