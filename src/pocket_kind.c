@@ -151,6 +151,10 @@ static int op_is_view(const void *impl)
     return x->view;
 }
 
+/* Its tables (bins, spare, deep ranges): what grows with its keys, the same after a
+ * reload.  Not counted: the handle and the segments' records (at most 64 of ~200 bytes:
+ * fixed, as other kinds' handles), room for more deep ranges and the list spares are
+ * rebuilt from (twice the largest spare's entries, 16 bytes each). */
 static uint64_t bytes_of(const amq_pk *x)
 {
     uint64_t n = 0;

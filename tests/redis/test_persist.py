@@ -490,8 +490,12 @@ def test_pocket_million_keys(env):
     assert float(i["fpp_now"]) <= 0.001
     assert r.execute_command("AMQ.CARD", "p") == n
     mu = r.memory_usage("p")
-    # bytes counts the tables; the 64 segments' records and the handle come beside them
-    assert i["bytes"] <= mu <= i["bytes"] + 32768, (mu, i["bytes"])
+    # bytes counts the tables; beside them the list spares are rebuilt from (twice the
+    # largest spare, at most twice the mean, 16 bytes an entry), each segment's record and
+    # room for more deep ranges (16 at least), the handle and the server's own overhead
+    # (Redis 8 and Valkey 8 count ~3 KB more of it than Redis 7)
+    held = 64 * i["spare_entries"] // i["segments"] + 512 * i["segments"] + 8192
+    assert i["bytes"] <= mu <= i["bytes"] + held, (mu, i["bytes"], held)
     assert mexists_all(r, "p", items) == [1] * n
     fp = mexists_all(r, "p", absent)
     assert sum(fp) <= 200, sum(fp)  # 0.1 % of them; the bound info gives is about 2e-4
