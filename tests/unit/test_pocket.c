@@ -1087,6 +1087,51 @@ static int put_filter(record *rb, record *ra, const amq_filter *f, uint64_t n, u
     return rc;
 }
 
+/* Keys crowded into five buckets of a 1,000-key filter (38 bins of 32 buckets): 8, 9, 12, 10
+ * and 20 of them, so that buckets of more than eight entries (which the AVX-512 query reads
+ * by a loop), a bin's last bucket and the spare are all asked; their answers, and those of
+ * 2,000 other keys of each bucket, one key and batched, into ra.  -1 if one is absent. */
+static int put_crowded(record *rb, record *ra)
+{
+    static const uint32_t bucket[5] = {3, 40, 95, 200, 300}, count[5] = {9, 12, 10, 8, 20};
+    const uint64_t m = 38u * 32u, q = 2000u + 20u;
+    amq_filter *f = make(1000, 0);
+    amq_hash128 *h = malloc(q * sizeof *h);
+    uint8_t *one = malloc(q), *batch = malloc(q), *bytes = NULL;
+    uint64_t i, rnd = 0x9e3779b97f4a7c15u, len64;
+    size_t len = 0;
+    uint32_t c;
+    int rc = (f != NULL && h != NULL && one != NULL && batch != NULL) ? 0 : -1;
+    for (c = 0; rc == 0 && c < 5; c++) {
+        const uint64_t lo = (uint64_t)(((unsigned __int128)bucket[c] << 64) / m) + 1u;
+        for (i = 0; i < q; i++) { /* the first count[c] added, the rest asked only */
+            rnd = rnd * 6364136223846793005u + 1442695040888963407u;
+            h[i].h1 = lo + (rnd >> 32) * (UINT64_MAX / m >> 32) - 1u;
+            h[i].h2 = rnd;
+            if (i < count[c] && amq_filter_add_hash(f, h[i]) < 0)
+                rc = -1;
+        }
+        rc |= amq_filter_settle(f); /* in their bins, not the ring of pending keys */
+        for (i = 0; i < q; i++) {
+            one[i] = (uint8_t)amq_filter_contains_hash(f, h[i]);
+            if (i < count[c] && one[i] != 1)
+                rc = -1;
+        }
+        rc |= amq_filter_contains_batch(f, h, (size_t)q, batch);
+        rc |= put(ra, one, (size_t)q) | put(ra, batch, (size_t)q);
+    }
+    if (rc == 0 && (bytes = test_serialized(f, &len)) != NULL) {
+        len64 = len;
+        rc |= put(rb, &len64, 8) | put(rb, bytes, len);
+    }
+    free(bytes);
+    free(h);
+    free(one);
+    free(batch);
+    amq_filter_free(f);
+    return rc;
+}
+
 static int simd_build(record *rb, record *ra)
 {
     amq_filter *f;
@@ -1094,6 +1139,8 @@ static int simd_build(record *rb, record *ra)
     uint64_t i;
     int rc = 0;
 
+    if (put_crowded(rb, ra) != 0)
+        return -1;
     /* 15-bit entries from 1,000 keys, all segments grown */
     if ((f = make(1000, 0)) == NULL || test_stream_add(f, 0, SIMD_KEYS + 7, 24) != 1)
         return -1;
