@@ -157,9 +157,10 @@ help:
 	@echo "                 criterion of issue 44 (EXP_MAX, default 1e8; EXP_KIND"
 	@echo "                 expandable|quotient|pocket|both|all, default all)"
 	@echo "  bench-expandable-1e9  a kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9): fpp"
-	@echo "                 at every power of ten and bits/key, written as docs/expandable-1e9.svg"
+	@echo "                 at every power of ten and bits/key, written as docs/pocket-1e9.svg"
 	@echo "                 and .md (EXP_KIND expandable|quotient|pocket|both, default pocket;"
-	@echo "                 EXP_1E9_OUT=dir elsewhere; scripts/expandable-1e9.sh)"
+	@echo "                 the others: docs/expandable-1e9.*; EXP_1E9_OUT=dir elsewhere;"
+	@echo "                 scripts/expandable-1e9.sh)"
 	@echo "  bench-expandable-layouts  two prototype layouts for an expandable filter whose"
 	@echo "                 memory follows its keys beside the quotient kind (docs/expandable-log.md;"
 	@echo "                 LAYOUTS_MAX, default 1e8)"
@@ -608,8 +609,8 @@ bench-expandable: deps-bench
 
 # A kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9), --grow-only:
 # the rate at every power of ten and the bits per key, printed and written as
-# docs/expandable-1e9.svg (gnuplot) and docs/expandable-1e9.md (EXP_1E9_OUT:
-# another directory).  EXP_KIND: pocket (the default here), quotient,
+# docs/pocket-1e9.svg (gnuplot) and docs/pocket-1e9.md, or expandable-1e9.* for
+# the other kinds (EXP_1E9_OUT: another directory).  EXP_KIND: pocket (the default here), quotient,
 # expandable or both (the last two).  The script's header has the memory and time it needs.
 bench-expandable-1e9: deps
 	BUILD=$(BUILD) scripts/expandable-1e9.sh --kind $(or $(EXP_KIND),pocket) \

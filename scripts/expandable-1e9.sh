@@ -7,10 +7,12 @@
 # and the bits per key (expandable-bench --grow-only; a false negative at
 # any power of ten ends the run with status 1).  Then it writes into DIR
 # (default docs; or EXP_1E9_OUT):
-#   expandable-1e9.svg  measured fpp per power of ten against the 1 % line,
-#                       and bits per key (gnuplot, log-x keys 1e3..MAX)
-#   expandable-1e9.md   the bench's table, the commit, the date, the machine,
-#                       run time and peak resident memory (/usr/bin/time)
+#   NAME.svg  measured fpp per power of ten against the 1 % line,
+#             and bits per key (gnuplot, log-x keys 1e3..MAX)
+#   NAME.md   the bench's table, the commit, the date, the machine,
+#             run time and peak resident memory (/usr/bin/time)
+# NAME is pocket-1e9 for --kind pocket, expandable-1e9 for the others (so
+# that a run of one does not replace the page of the others).
 # --kind both runs the two kinds one after the other, each in its own
 # process (the peak memory is each kind's, not their sum), into one figure
 # and one page.  The bench's logs and CSV (expandable-bench --csv) and the
@@ -50,6 +52,10 @@ case $kind in
 expandable | quotient | pocket) kinds=$kind ;;
 both) kinds="expandable quotient" ;;
 *) echo "expandable-1e9.sh: --kind is expandable, quotient, pocket or both, not $kind" >&2; exit 2 ;;
+esac
+case $kind in
+pocket) name=pocket-1e9 ;;
+*) name=expandable-1e9 ;;
 esac
 # DIR relative to where the script was started; docs is the repo's.
 case $out in
@@ -141,7 +147,7 @@ yrange=$(for k in $kinds; do cat "$work/$k.dat"; done |
                printf "%g:%g", 10 ^ f, (2 * hi > 3 ? 2 * hi : 3) }')
 absentlabel=$(awk -v a="$absent" 'BEGIN { a += 0; if (a >= 1e6 && a % 1e6 == 0) printf "%dM", a / 1e6; else printf "%.0f", a }')
 gp=$work/expandable-1e9.gp
-svg_tmp=$work/expandable-1e9.svg
+svg_tmp=$work/$name.svg
 figure=""
 {
     echo "set terminal svg size 960,900 dynamic background rgb 'white' font 'sans,12'"
@@ -166,6 +172,7 @@ figure=""
         case $k in
         expandable) c='#1f77b4'; pt=7; t='expandable (kind 11)'; off='0,1' ;;
         quotient) c='#2ca02c'; pt=5; t='quotient (kind 12)'; off='0,-1' ;;
+        pocket) c='#9467bd'; pt=9; t='pocket (kind 13)'; off='0,1' ;;
         esac
         printf ", '%s' using 1:2 with linespoints lw 2 pt %d ps 1.2 lc rgb '%s' title '%s'" "$work/$k.dat" "$pt" "$c" "$t"
         printf ", '%s' using 1:2:(sprintf('%%.3f %%%%', \$2)) with labels offset %s font ',9' tc rgb '%s' notitle" "$work/$k.dat" "$off" "$c"
@@ -183,6 +190,7 @@ figure=""
         case $k in
         expandable) c='#1f77b4'; pt=7; t='expandable (kind 11)'; off='0,1' ;;
         quotient) c='#2ca02c'; pt=5; t='quotient (kind 12)'; off='0,-1' ;;
+        pocket) c='#9467bd'; pt=9; t='pocket (kind 13)'; off='0,1' ;;
         esac
         printf "%s '%s' using 1:3 with linespoints lw 2 pt %d ps 1.2 lc rgb '%s' title '%s'" "$sep" "$work/$k.dat" "$pt" "$c" "$t"
         printf ", '%s' using 1:3:(sprintf('%%.2f', \$3)) with labels offset %s font ',9' tc rgb '%s' notitle" "$work/$k.dat" "$off" "$c"
@@ -198,12 +206,12 @@ elif ! gnuplot "$gp"; then
     echo "expandable-1e9.sh: gnuplot failed on $gp: FIGURE SKIPPED (the page is written)" >&2
     figure="gnuplot failed on $gp"
 else
-    mv "$svg_tmp" "$out/expandable-1e9.svg"
-    echo "wrote $out/expandable-1e9.svg"
+    mv "$svg_tmp" "$out/$name.svg"
+    echo "wrote $out/$name.svg"
 fi
 
 # The page.
-md_tmp=$work/expandable-1e9.md
+md_tmp=$work/$name.md
 {
     echo "# Grown from 1,000 keys to $max keys: measured fpp and bits per key"
     echo
@@ -218,7 +226,7 @@ md_tmp=$work/expandable-1e9.md
     echo "- date: $started to $ended"
     echo "- machine: $cpu, $ncpu CPUs, ${memtotal:-unknown} memory"
     if [ -z "$figure" ]; then
-        echo "- figure: [expandable-1e9.svg](expandable-1e9.svg)"
+        echo "- figure: [$name.svg]($name.svg)"
     else
         echo "- figure: skipped ($figure)"
     fi
@@ -228,6 +236,7 @@ md_tmp=$work/expandable-1e9.md
         case $k in
         expandable) echo "## The expandable kind (kind 11)" ;;
         quotient) echo "## The quotient kind (kind 12)" ;;
+        pocket) echo "## The pocket kind (kind 13)" ;;
         esac
         echo
         if [ -f "$work/$k.time1" ]; then
@@ -247,6 +256,6 @@ md_tmp=$work/expandable-1e9.md
             sed 's/^/- /'
     done
 } >"$md_tmp"
-mv "$md_tmp" "$out/expandable-1e9.md"
-echo "wrote $out/expandable-1e9.md"
+mv "$md_tmp" "$out/$name.md"
+echo "wrote $out/$name.md"
 [ -z "$figure" ] || echo "expandable-1e9.sh: the figure was skipped ($figure)" >&2
