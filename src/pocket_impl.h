@@ -233,39 +233,39 @@ static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uin
                                                             uint32_t j)
 {
 #if PK_VEC
-    /* bucket j's entries run from after the map's (j-1)-th 0 to its j-th, less the 0s before
-     * them: one pdep finds both in the map's 0s with one more put below them (its j-th and
-     * j+1-th are then one past those places); eight lanes read from its first entry, or from
-     * entry 20 (the bin's last eight), hold them all but in a bucket of more than eight,
-     * which the loop below takes.  No branch on the line and few instructions: a one-key
-     * query's line misses, and the fewer there are per query, the more queries' misses the
-     * core has in flight at once. */
-    const uint64_t t = _pdep_u64(UINT64_C(3) << j, (~b->map & PK_MAP_MASK) << 1 | 1u);
-    const uint32_t ps = (uint32_t)__builtin_ctzll(t), pe = 62u - (uint32_t)__builtin_clzll(t);
-    const uint32_t first = ps - j, cnt = pe - ps, at = first < S - 8u ? first : S - 8u;
-    uint32_t i;
-    if (__builtin_expect(cnt <= 8u, 1)) {
-        /* entry v of length len (its top 1 at bit len) holds the key's bits from bit k (from
-         * k - 1 when short): it answers when v equals that 16-bit window shifted right by
-         * 15 - len, the lanes' leading zeros less 16 */
-        const __m256i y =
-            _mm256_set1_epi32((int)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));
-        const __m256i ys =
-            _mm256_set1_epi32((int)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
-        const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)(b->e + at)));
-        const __m256i lz = _mm256_lzcnt_epi32(v);
-        const __m256i sh = _mm256_sub_epi32(lz, _mm256_set1_epi32(16));
-        const __mmask8 shortl = _mm256_cmpge_epu32_mask(lz, _mm256_set1_epi32(31 - (int)PK_SHORT));
-        const __m256i want =
-            _mm256_mask_blend_epi32(shortl, _mm256_srlv_epi32(y, sh), _mm256_srlv_epi32(ys, sh));
-        const __mmask8 in = (__mmask8)(((1u << cnt) - 1u) << (first - at));
-        if (_mm256_mask_cmpeq_epi32_mask(in, v, want) != 0)
-            return 1;
-    } else {
-        for (i = first; i < first + cnt; i++)
-            if (pk_entry_hits(b->e[i], hs, s->k))
-                return 1;
+    /* entry i's bucket is the place of the map's i-th 1 less i: the places of the 1s packed
+     * into bytes, less their numbers, equal j for the bucket's entries (bytes past the last
+     * entry hold 0 - i, never a bucket) */
+    const __m512i idx = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50,
+                                        49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36,
+                                        35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22,
+                                        21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7,
+                                        6, 5, 4, 3, 2, 1, 0);
+    /* (lane 0 of an empty bin would be bucket 0's: only the bin's entries count) */
+    const uint32_t in =
+        (uint32_t)_mm512_cmpeq_epi8_mask(
+            _mm512_sub_epi8(_mm512_maskz_compress_epi8((__mmask64)(b->map & PK_MAP_MASK), idx),
+                            idx),
+            _mm512_set1_epi8((char)j)) &
+        (uint32_t)((UINT64_C(1) << __builtin_popcountll(b->map & PK_MAP_MASK)) - 1u);
+    /* every entry at once: entry v of length len holds the key's bits from bit k (from k - 1
+     * when short), so it answers when v equals that 16-bit window shifted right by 15 - len */
+    const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));
+    const __m512i ys = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
+    __mmask16 hit = 0;
+    int half;
+    for (half = 0; half < 2; half++) { /* lanes 0 to 15; 12 to 27 moved down by 4 */
+        const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(b->e + 12 * half)));
+        const __m512i vv = half ? _mm512_alignr_epi32(_mm512_setzero_si512(), v, 4) : v;
+        const __m512i len = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(vv));
+        const __m512i sh = _mm512_sub_epi32(_mm512_set1_epi32(15), len);
+        const __mmask16 shortl = _mm512_cmple_epu32_mask(len, _mm512_set1_epi32((int)PK_SHORT));
+        const __m512i want =
+            _mm512_mask_blend_epi32(shortl, _mm512_srlv_epi32(y, sh), _mm512_srlv_epi32(ys, sh));
+        hit |= _mm512_mask_cmpeq_epi32_mask((__mmask16)(in >> (16 * half)), vv, want);
     }
+    if (hit != 0)
+        return 1;
 #else
     const uint64_t z = ~b->map & PK_MAP_MASK;
     const uint32_t pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
