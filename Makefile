@@ -280,22 +280,28 @@ unit-runs: run-unit/test_quotient@scalar run-unit/test_pocket@scalar run-unit/te
 $(UNIT_RUNS): run-unit/%: $(BUILD)/tests/%
 	@scripts/run-tests.sh $<
 
+# A program again on a path the CPU's best leaves out, at the sizes the sanitizer run
+# takes (AMQ_TEST_SMALL=1, tests/unit/test.h: the run above holds the millions) and
+# without the slow tests (the cuckoo filter's, of hashes given and one key at a time,
+# which no AMQ_SIMD changes).
+ISA_RERUN = AMQ_SLOW_TESTS=0 AMQ_TEST_SMALL=1 AMQ_SIMD=$(1) scripts/run-tests.sh
+
 # The cuckoo filter's batches by AVX2 gathers, on a CPU that would take AVX-512's.
 run-unit/test_cuckoo@avx2: $(BUILD)/tests/test_cuckoo
-	@AMQ_SIMD=avx2 scripts/run-tests.sh $<
+	@$(call ISA_RERUN,avx2) $<
 
 # The quotient kind's every test on its AVX2 table and its baseline one too (the run
 # above took the CPU's best: AVX-512's here).
 run-unit/test_quotient@avx2: $(BUILD)/tests/test_quotient
-	@AMQ_SIMD=avx2 scripts/run-tests.sh $<
+	@$(call ISA_RERUN,avx2) $<
 
 run-unit/test_quotient@scalar: $(BUILD)/tests/test_quotient
-	@AMQ_SIMD=scalar scripts/run-tests.sh $<
+	@$(call ISA_RERUN,scalar) $<
 
 # The pocket kind's every test on its baseline bins too (the run above took AVX-512's
 # here; it has no AVX2 path).
 run-unit/test_pocket@scalar: $(BUILD)/tests/test_pocket
-	@AMQ_SIMD=scalar scripts/run-tests.sh $<
+	@$(call ISA_RERUN,scalar) $<
 
 # Every public header compiles alone (and amq/advanced.h only when asked for);
 # every status-returning public function lists its statuses.

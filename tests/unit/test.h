@@ -7,7 +7,8 @@
  * assert(): the expressions are evaluated exactly once.
  *
  * Environment: AMQ_TEST_FILTER=substring runs matching tests only;
- * AMQ_SLOW_TESTS=0 skips tests marked slow (the sanitizer run does).
+ * AMQ_SLOW_TESTS=0 skips tests marked slow (the sanitizer run does);
+ * AMQ_TEST_SMALL=1 takes the sanitizer run's sizes (SMALL_RUN below).
  */
 #ifndef AMQ_TEST_H
 #define AMQ_TEST_H
@@ -30,6 +31,12 @@
 #ifndef UNDER_SAN
 #define UNDER_SAN 0
 #endif
+
+/* 1 where tests whose sizes only cost time run small: under the sanitizers, and in make
+ * test-unit's reruns of a program on a path other than the CPU's best (AMQ_TEST_SMALL=1),
+ * which prove that path at the sanitizer run's sizes; the plain run takes the full ones. */
+int test_small(void);
+#define SMALL_RUN (UNDER_SAN || test_small())
 
 typedef struct test_case {
     const char *name;

@@ -12,7 +12,7 @@
  *
  * Sizes are smaller under the sanitizers (make test-asan).  make test-unit
  * runs this program twice: on the CPU's best path (AVX-512's here) and under
- * AMQ_SIMD=scalar on the baseline.
+ * AMQ_SIMD=scalar on the baseline, at the sanitizers' sizes (SMALL_RUN).
  */
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,11 +24,11 @@
 #include "test.h"
 
 /* Keys grown to from 1,000 with 15-bit entries, and absent keys queried. */
-#define GROW_KEYS (UNDER_SAN ? 1000000u : 3000000u)
+#define GROW_KEYS (SMALL_RUN ? 1000000u : 3000000u)
 #define ABSENT 1000000u
 /* With 6-bit entries: entries of 3 bits and fewer and deep ranges appear
  * past about 4,000 keys grown from 64, 60,000 grown from 1,000. */
-#define SHORT_KEYS (UNDER_SAN ? 200000u : 400000u) /* (6-bit entries: deep ranges from about 64,000) */
+#define SHORT_KEYS (SMALL_RUN ? 200000u : 400000u) /* (6-bit entries: deep ranges from about 64,000) */
 /* The baseline-against-AVX-512 comparison's keys and absent keys. */
 #define SIMD_KEYS (UNDER_SAN ? 200000u : 1500000u)
 #define SIMD_ABSENT (UNDER_SAN ? 50000u : 300000u)
@@ -353,7 +353,7 @@ TEST(pocket_short_entries_and_deep_ranges)
  * add while the first segment splits and the deep ranges begin. */
 TEST(pocket_every_add_checked_from_the_smallest_start)
 {
-    const uint64_t n = UNDER_SAN ? 3000u : 6000u;
+    const uint64_t n = SMALL_RUN ? 3000u : 6000u;
     amq_filter *f = make(64, 5);
     uint64_t i, bad = 0;
     REQUIRE(f != NULL);
@@ -482,7 +482,7 @@ TEST(pocket_pending_keys_saved)
  * start (the bytes of a new filter of the same options), empty, and takes keys again. */
 TEST(pocket_clone_and_clear)
 {
-    const uint64_t n = UNDER_SAN ? 100000u : 400000u;
+    const uint64_t n = SMALL_RUN ? 100000u : 400000u;
     amq_filter *f = make(1000, 0), *c = NULL, *fresh = make(1000, 0);
     amq_stats st;
 
@@ -584,7 +584,7 @@ TEST(pocket_batches_match_one_key)
  * bins and spares; describe's fields add up. */
 TEST(pocket_describe_and_stats_agree_with_a_reload)
 {
-    const uint64_t n = UNDER_SAN ? 300000u : 1000000u;
+    const uint64_t n = SMALL_RUN ? 300000u : 1000000u;
     amq_filter *f = make(1000, 0), *g = NULL;
     uint8_t *bytes;
     size_t len = 0;

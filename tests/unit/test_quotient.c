@@ -14,7 +14,8 @@
  * Sizes are smaller under the sanitizers (make test-asan), where an add
  * costs three to four times as much.  make test-unit runs this program
  * three times: on the CPU's best table (AVX-512 here), under AMQ_SIMD=avx2
- * and under AMQ_SIMD=scalar on the baseline.
+ * and under AMQ_SIMD=scalar on the baseline, those two at the sanitizers'
+ * sizes (SMALL_RUN) but for the SIMD comparison's, which needs deep ranges.
  */
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,11 +27,11 @@
 #include "test.h"
 
 /* Keys grown to by the big test, and its absent keys at the end. */
-#define GROW_KEYS (UNDER_SAN ? 1000000u : 4000000u)
+#define GROW_KEYS (SMALL_RUN ? 1000000u : 4000000u)
 #define GROW_ABSENT 1000000u
 /* From 64 slots: entries run out of bits (void lanes, the deep list) past
  * about 2^21 slots. */
-#define DEEP_KEYS (UNDER_SAN ? 2300000u : 2500000u)
+#define DEEP_KEYS (SMALL_RUN ? 2300000u : 2500000u)
 /* The baseline-against-AVX2 comparison: as far as the deep list, but for
  * the sanitizers (the deep test covers those paths there), and the absent
  * keys each of its filters answers. */
@@ -339,7 +340,7 @@ TEST(quotient_grows_without_false_negatives)
  * A growth is spread over adds: it is seen under way after some of them, it
  * reads on at every add (growth_slots_read goes up), and it ends within
  * about m / 256 adds (each moves 256 entries or more). */
-#define EVERY_KEYS (UNDER_SAN ? 8000u : 20000u)
+#define EVERY_KEYS (SMALL_RUN ? 8000u : 20000u)
 TEST(quotient_every_key_present_after_every_add)
 {
     amq_filter *f = make(1000, 0.01);
@@ -533,7 +534,7 @@ TEST(quotient_save_and_open_copied_and_mapped)
     amq_filter *f = make(1000, 0.01), *c = NULL, *m = NULL, *t = NULL;
     const char *path = test_path("qf.amq"), *from_c = test_path("qf_c.amq"),
                *from_m = test_path("qf_m.amq");
-    const uint64_t n = UNDER_SAN ? 100000 : 300000;
+    const uint64_t n = SMALL_RUN ? 100000 : 300000;
     amq_errinfo err;
 
     REQUIRE(f != NULL);
@@ -1485,7 +1486,7 @@ TEST(quotient_corrupt_growth_refused)
 TEST(quotient_clear_and_clone)
 {
     amq_filter *f = make(1000, 0.01), *fresh = make(1000, 0.01), *c = NULL, *m = NULL, *mc = NULL;
-    const uint64_t n = UNDER_SAN ? 60000 : 200000;
+    const uint64_t n = SMALL_RUN ? 60000 : 200000;
     uint8_t *before, *after;
     size_t lb = 0, la = 0;
     amq_stats st, st0;
@@ -1805,7 +1806,7 @@ TEST(quotient_limit_keeps_the_target)
     CHECK_EQ(st.items, accepted);
     CHECK_EQ(test_stream_missing(f, 0, accepted, 17), 0);
     {
-        const uint64_t q = UNDER_SAN ? 1000000 : 3000000, fp = test_stream_hits(f, q, 19);
+        const uint64_t q = SMALL_RUN ? 1000000 : 3000000, fp = test_stream_hits(f, q, 19);
         CHECK_LE_DBL((double)fp / (double)q, 0.0001 + 5 * sqrt(0.0001 / (double)q));
         check_rate_near(fp, q, st.fpp_now, "at the limit");
     }
@@ -2097,7 +2098,7 @@ TEST(quotient_crowded_run_over_half_full)
  * and loaded; random adds after, through the next growth, all placed. */
 TEST(quotient_crowd_over_neighbouring_slots)
 {
-    const uint64_t n = UNDER_SAN ? 200000u : 1000000u, crowd = UNDER_SAN ? 1000u : 2000u;
+    const uint64_t n = SMALL_RUN ? 200000u : 1000000u, crowd = SMALL_RUN ? 1000u : 2000u;
     amq_filter *f = make(1000, 0.01), *g = NULL;
     amq_hash128 *c = malloc(crowd * sizeof *c);
     uint8_t *took = malloc(crowd);
@@ -2154,7 +2155,7 @@ TEST(quotient_crowd_over_neighbouring_slots)
  * returned 1 answers present, saved and loaded. */
 TEST(quotient_band_past_the_deep_lists_bound_grows_no_more)
 {
-    const uint64_t n = UNDER_SAN ? 150000u : 300000u;
+    const uint64_t n = SMALL_RUN ? 150000u : 300000u;
     amq_filter *f = make(1000, 0.01), *g = NULL;
     amq_hash128 *h = malloc(n * sizeof *h);
     uint8_t *took = calloc(n, 1);
@@ -2210,7 +2211,7 @@ TEST(quotient_band_past_the_deep_lists_bound_grows_no_more)
 #define CROWD 300u
 TEST(quotient_crowded_slots_collapse_into_the_deep_list)
 {
-    const uint64_t cap = UNDER_SAN ? 200000u : 1000000u;
+    const uint64_t cap = SMALL_RUN ? 200000u : 1000000u;
     amq_filter *f = make(cap, 0.01), *g = NULL;
     amq_hash128 *crowd = malloc((CROWDS + 1) * CROWD * sizeof *crowd);
     uint8_t *took = calloc((CROWDS + 1) * CROWD, 1);
@@ -2327,7 +2328,7 @@ TEST(quotient_crowded_slots_collapse_into_the_deep_list)
 TEST(quotient_crowd_behind_a_growth_front)
 {
     enum { CROWD = 600 };
-    const uint64_t cap = UNDER_SAN ? 50000u : 200000u;
+    const uint64_t cap = SMALL_RUN ? 50000u : 200000u;
     amq_filter *f = make(cap, 0.01), *g = NULL;
     amq_hash128 crowd[CROWD];
     uint8_t took[CROWD];
@@ -2547,7 +2548,7 @@ static int put_counts(record *r, const amq_filter *f, const uint8_t *bytes, size
  * power of two): checked against a reload between growths, several of those among them. */
 TEST(quotient_counts_by_length_follow_growths)
 {
-    const uint64_t n = UNDER_SAN ? 300000u : 1200000u;
+    const uint64_t n = SMALL_RUN ? 300000u : 1200000u;
     amq_filter *f = make(1, 0.01);
     uint64_t i, k, passed = 0, checks = 0, grows = 0;
     REQUIRE(f != NULL);
@@ -2568,7 +2569,7 @@ TEST(quotient_counts_by_length_follow_growths)
             checks++;
         }
     }
-    CHECK(passed >= (UNDER_SAN ? 10u : 13u)); /* growths past a power of two among them */
+    CHECK(passed >= (SMALL_RUN ? 10u : 13u)); /* growths past a power of two among them */
     CHECK_EQ(checks, grows);
     amq_filter_free(f);
 }

@@ -42,6 +42,12 @@ int test_slow_enabled(void)
     return s == NULL || strcmp(s, "0") != 0;
 }
 
+int test_small(void)
+{
+    const char *s = getenv("AMQ_TEST_SMALL");
+    return s != NULL && strcmp(s, "0") != 0;
+}
+
 const char *test_tmpdir(void)
 {
     if (tmpdir[0] == '\0') {
