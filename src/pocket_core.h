@@ -84,13 +84,11 @@ static inline int huge_range(const void *p, size_t bytes, uintptr_t *a, uintptr_
     return *e > *a;
 }
 
-/* The huge range of a table just written made huge pages: a page walk on small pages
- * costs a query nearly as much as its line (random reads of 256 MiB here: 23 ns a read on
- * small pages, 13 on huge ones).  Collapsed, not advised (MADV_HUGEPAGE): advice splits
- * the reservation into two mappings, which mremap cannot grow (EFAULT: a segment past 16
- * MiB could not grow), and lets khugepaged make every tail huge.  The kernel skips pages
- * already huge; one without MADV_COLLAPSE (before 6.1), or out of huge pages, says no and
- * the lines stay on small pages. */
+/* The huge range of a table just written made huge pages, since a page walk on small pages
+ * costs a query nearly as much as its line.  Collapsed, not advised (MADV_HUGEPAGE): advice
+ * splits the reservation into two mappings, which mremap cannot grow (EFAULT: the segment
+ * stopped growing), and lets khugepaged make every tail huge.  A kernel without
+ * MADV_COLLAPSE (before 6.1), or out of huge pages, says no: the lines stay on small pages. */
 static inline void collapse_huge(void *p, size_t bytes)
 {
 #if defined(__linux__)
