@@ -121,14 +121,21 @@ static inline size_t map_trim(void *p, size_t len, size_t keep)
     return keep < len ? keep : len;
 }
 
+/* An array of a segment's: its own mapping of map bytes, or the allocator's block of
+ * bytes; a view's belongs to the payload. */
+static inline void pk_release(amq_pk *x, void *p, size_t map, size_t bytes)
+{
+    if (p == NULL || x->view)
+        return;
+    if (map != 0)
+        (void)munmap(p, map);
+    else
+        amq_free(&x->alloc, p, bytes);
+}
+
 static inline void free_spare(amq_pk *x, pk_seg *s)
 {
-    if (s->sp != NULL && !x->view) {
-        if (s->sp_map != 0)
-            (void)munmap(s->sp, s->sp_map);
-        else
-            amq_free(&x->alloc, s->sp, (size_t)s->splen * sizeof *s->sp);
-    }
+    pk_release(x, s->sp, s->sp_map, (size_t)s->splen * sizeof *s->sp);
     s->sp = NULL;
     s->spcap = s->splen = s->spn = 0;
     s->spd = 0;
@@ -137,12 +144,7 @@ static inline void free_spare(amq_pk *x, pk_seg *s)
 
 static inline void free_deep(amq_pk *x, pk_seg *s)
 {
-    if (s->deep != NULL && !x->view) {
-        if (s->deep_map != 0)
-            (void)munmap(s->deep, s->deep_map);
-        else
-            amq_free(&x->alloc, s->deep, (size_t)s->deepcap * sizeof *s->deep);
-    }
+    pk_release(x, s->deep, s->deep_map, (size_t)s->deepcap * sizeof *s->deep);
     s->deep = NULL;
     s->ndeep = s->deepcap = s->deep_width = 0;
     s->deep_map = 0;
