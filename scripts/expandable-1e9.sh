@@ -22,8 +22,9 @@
 # EXP_1E9_ABSENT: the keys never added (default 1e7).  A test run:
 #   scripts/expandable-1e9.sh --kind both --out /tmp/exp 1e6
 #
-# Memory and time: docs/expandable-1e9.md has the last run's (the quotient
-# kind's peak is its last growth's two tables); the expandable kind's
+# Memory and time: docs/pocket-1e9.md has the pocket kind's last run's,
+# docs/expandable-1e9.md the quotient kind's (its peak is its last growth's
+# two tables); the expandable kind's
 # doubling peak is in docs/expandable.md ("Measured").  --kind both runs the
 # kinds one after the other: its peak is the larger one's.
 set -e
