@@ -232,14 +232,15 @@ static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, cons
     return len;
 }
 
-/* s's spare made from n entries in bucket order, of at least cap slots (none for no entry
+/* s's spare made from n entries in bucket order, of cap slots to twice cap or PK_SP_SMALL (none for no entry
  * and cap 0): in a new block of the allocator (map NULL), or in the mapping map of map_len
- * bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK, or AMQ_ENOMEM with s's spare as it
+ * bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL when no such size places
+ * them (a crowd: no larger size would spread it either), or AMQ_ENOMEM, with s's spare as it
  * was. */
 static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
                     uint32_t *map, size_t map_len)
 {
-    uint64_t len;
+    uint64_t len, c;
     if (n == 0 && cap == 0) { /* none: no array (a small filter's 64 segments would hold many) */
         free_spare(x, s);
         if (map != NULL)
@@ -248,8 +249,8 @@ static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, ui
     }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (;; cap += cap / 8u + 8u) {
-        const uint64_t want = sp_len_for(cap, sp_d_for(cap, s->m));
+    for (c = cap;; c += c / 8u + 8u) {
+        const uint64_t want = sp_len_for(c, sp_d_for(c, s->m));
         uint32_t *a;
         if (map != NULL) {
             if (want * 4u > map_len)
@@ -259,11 +260,11 @@ static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, ui
         } else if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL) {
             return AMQ_ENOMEM;
         }
-        if ((len = sp_place(s, a, want, e, n, cap)) != 0) {
+        if ((len = sp_place(s, a, want, e, n, c)) != 0) {
             free_spare(x, s);
             s->sp = a;
-            s->spcap = cap;
-            s->spd = sp_d_for(cap, s->m);
+            s->spcap = c;
+            s->spd = sp_d_for(c, s->m);
             s->splen = len;
             s->spn = n;
             s->sp_map = map != NULL ? map_trim(map, map_len, (size_t)len * 4u) : 0;
@@ -271,6 +272,8 @@ static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, ui
         }
         if (map == NULL)
             amq_free(&x->alloc, a, (size_t)want * 4u);
+        if (c > 2u * cap && c > PK_SP_SMALL)
+            return AMQ_EFULL;
     }
 }
 
@@ -448,6 +451,60 @@ static inline void pk_push_deep(pk_tab *t, uint64_t lo, uint64_t hi)
         t->deep_width = hi - lo;
 }
 
+/* Bucket g's first h, exactly: ceil(g 2^64 / m) (the last bucket's end, 2^64, is g = m). */
+static inline unsigned __int128 bucket_lo(uint64_t g, uint64_t m)
+{
+    const unsigned __int128 x = (unsigned __int128)g << 64;
+    return x / m + (x % m != 0);
+}
+
+/* The ranges of h (at most two, inside [lo, hi1]) that entry v of bucket [lo, hi1] of a table
+ * of level k answers, into r: each cell of 2^-k the bucket meets gives one.  *p: the end of
+ * the entry's bits in h (k + len, k + len - 1 for a short one; 0 for a bucket-wide entry). */
+static inline uint32_t pk_entry_ranges(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v,
+                                       uint64_t r[2][2], uint32_t *p)
+{
+    const uint32_t len = 31u - (uint32_t)__builtin_clz(v);
+    const uint64_t bits = v ^ (1u << len);
+    uint32_t nr = 0, i;
+    if (len == 0) { /* a whole bucket */
+        r[0][0] = lo;
+        r[0][1] = hi1;
+        *p = 0;
+        return 1;
+    }
+    if (len <= PK_SHORT) { /* from bit k - 1: its cell is the one whose last bit it has */
+        const uint64_t c = lo >> (64u - k);
+        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
+        *p = k + len - 1u;
+        r[0][0] = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u)))
+                  << (64u - *p);
+        r[0][1] = r[0][0] + ((UINT64_C(1) << (64u - *p)) - 1u);
+        nr = !(r[0][1] < lo || r[0][0] > hi1) && (top >> k) == 0;
+    } else { /* from bit k: a cell the bucket meets (at most two) */
+        const uint32_t sh = 64u - k - len;
+        uint64_t t = lo >> (64u - k);
+        uint32_t c;
+        *p = k + len;
+        for (c = 0; c < 2; c++, t++) {
+            const uint64_t s0 = (t << (64u - k)) | (bits << sh);
+            if ((c == 1 && (t >> k) != 0) || s0 > hi1)
+                break; /* past the top of h, or past the bucket */
+            if (s0 + ((UINT64_C(1) << sh) - 1u) < lo)
+                continue;
+            r[nr][0] = s0;
+            r[nr++][1] = s0 + ((UINT64_C(1) << sh) - 1u);
+        }
+    }
+    for (i = 0; i < nr; i++) { /* clipped to the bucket */
+        if (r[i][0] < lo)
+            r[i][0] = lo;
+        if (r[i][1] > hi1)
+            r[i][1] = hi1;
+    }
+    return nr;
+}
+
 /* n entries sorted by bucket, stably, 11 bits at a time (tmp: room for n). */
 static inline void ent_sort(pk_ent *e, pk_ent *tmp, uint64_t n, uint64_t m)
 {
@@ -476,6 +533,52 @@ static inline void ent_sort(pk_ent *e, pk_ent *tmp, uint64_t n, uint64_t m)
     }
     if (from != e)
         memcpy(e, from, (size_t)n * sizeof *e);
+}
+
+/* The entries of buckets holding more than `most` of list e (n, in bucket order) made t's
+ * exact deep ranges (a key an entry answered, its range answers), the others packed to the
+ * front: how many are left. */
+static inline uint64_t spill_crowds(pk_tab *t, pk_ent *e, uint64_t n, uint64_t most)
+{
+    uint64_t i = 0, j, left = 0;
+    while (i < n) {
+        for (j = i + 1u; j < n && e[j].g == e[i].g; j++)
+            ;
+        if (j - i <= most) {
+            for (; i < j; i++)
+                e[left++] = e[i];
+            continue;
+        }
+        for (; i < j; i++) {
+            const uint64_t lo = (uint64_t)bucket_lo(e[i].g, t->m);
+            const uint64_t hi1 = (uint64_t)(bucket_lo(e[i].g + 1u, t->m) - 1u);
+            uint64_t r[2][2];
+            uint32_t p, c, nr = pk_entry_ranges(lo, hi1, t->k, e[i].v, r, &p);
+            for (c = 0; c < nr; c++)
+                pk_push_deep(t, r[c][0], r[c][1]);
+        }
+    }
+    return left;
+}
+
+/* s's spare from a growth's list t->sp: the buckets too crowded for it (keys chosen against
+ * the seed: no size of spare places them) given as deep ranges instead, the most crowded
+ * first, so that a growth never fails for want of a spare's size (a growth in place has
+ * moved its bins by then).  AMQ_OK, or AMQ_ENOMEM with s's spare as it was (the allocator's,
+ * or t's lists: map NULL). */
+static inline int sp_build_spilling(amq_pk *x, pk_seg *s, pk_tab *t, uint32_t *map, size_t map_len)
+{
+    uint64_t most = PK_SP_DMAX;
+    int rc;
+    for (;;) {
+        rc = sp_build(x, s, t->sp, t->nsp, (uint64_t)((double)t->nsp / PK_SP_FILL), map, map_len);
+        if (rc == AMQ_OK || (map == NULL && rc == AMQ_ENOMEM) || t->nsp == 0)
+            return rc;
+        most /= 2u;
+        t->nsp = spill_crowds(t, t->sp, t->nsp, most);
+        if (t->failed)
+            return AMQ_ENOMEM;
+    }
 }
 
 /* ---- a segment's growth ------------------------------------------------------------------- */
@@ -594,7 +697,7 @@ static inline int grow_new(amq_pk *x, pk_seg *s, uint64_t nb2)
         goto out;
     if (dst.nsp > 0)
         ent_sort(dst.sp, tmp, dst.nsp, dst.m);
-    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), NULL, 0) != AMQ_OK)
+    if (sp_build_spilling(x, &n, &dst, NULL, 0) != AMQ_OK)
         goto out;
     if (dst.ndeep > 0) {
         qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);
@@ -637,7 +740,8 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
 {
     const uint64_t gap = nb2 - s->nb + PK_GAP_SLACK;
     const size_t need = (size_t)(nb2 + PK_GAP_SLACK) * sizeof(pk_bin);
-    const uint64_t max_sp = 6u * s->entries + 64u, max_deep = 2u * s->entries + s->ndeep + 64u;
+    const uint64_t max_sp = 6u * s->entries + 64u;
+    const uint64_t max_deep = 2u * s->entries + s->ndeep + 2u * max_sp + 64u; /* and a crowd's */
     const size_t ents = (size_t)(s->spn + 2u * max_sp) * sizeof(pk_ent);
     const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * PK_B / 3200u) + 4096u) * 4u);
     const size_t deep_len = page_round((size_t)max_deep * 16u);
@@ -688,13 +792,9 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     n.va = base;
     n.reserved = reserved;
     n.epoch = s->epoch;
-    /* within the mapping reserved for it; entries too crowded for that (keys chosen against
-     * the seed) get the allocator's block instead, which only memory refuses */
-    if (sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), spm, sp_len) !=
-        AMQ_OK) {
-        (void)munmap(spm, sp_len);
-        (void)sp_build(x, &n, dst.sp, dst.nsp, (uint64_t)((double)dst.nsp / PK_SP_FILL), NULL, 0);
-    }
+    /* in the mapping reserved for it (twice the size it starts at fits), a crowd spilled into
+     * the deep ranges reserved for it: nothing here can fail */
+    (void)sp_build_spilling(x, &n, &dst, spm, sp_len);
     spm = NULL;
     if (dst.ndeep > 0) {
         qsort(dst.deep, dst.ndeep, sizeof *dst.deep, deep_cmp);

@@ -455,47 +455,17 @@ typedef struct placed {
 } placed;
 
 /* Entry v of bucket [lo, hi1] of a table of level k, placed for a table of m2 buckets and
- * level k2 >= k: each of the (at most two) cells of 2^-k the bucket meets gives a candidate
- * range of h, and each range that meets the bucket goes to the new buckets it meets (at most
- * three: the new table is at most twice as large), its entry shortened to level k2.  At most
- * 6 places; an entry left with no bit goes to dst's deep ranges. */
+ * level k2 >= k: each range of h it stands for (pk_entry_ranges) goes to the new buckets it
+ * meets (at most three: the new table is at most twice as large), its entry shortened to
+ * level k2.  At most 6 places; an entry left with no bit goes to dst's deep ranges. */
 static inline uint32_t replace(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v, uint64_t m2,
                                uint32_t k2, placed *out, pk_tab *deep_to)
 {
-    const uint32_t len = 31u - (uint32_t)__builtin_clz(v);
-    const uint64_t bits = v ^ (1u << len);
-    uint64_t r[2][2]; /* the ranges of h the entry stands for, in the bucket */
-    uint32_t p, nr = 0, no = 0, i;
-    if (len == 0) { /* a whole bucket */
-        r[0][0] = lo;
-        r[0][1] = hi1;
-        nr = 1;
-        p = 0;
-    } else if (len <= PK_SHORT) { /* from bit k - 1: its cell is the one whose last bit it has */
-        const uint64_t c = lo >> (64u - k);
-        const uint64_t top = (c & 1u) == (bits >> (len - 1u)) ? c : c + 1u;
-        p = k + len - 1u;
-        r[0][0] = ((top << (len - 1u)) | (bits & ((UINT64_C(1) << (len - 1u)) - 1u)))
-                  << (64u - p);
-        r[0][1] = r[0][0] + ((UINT64_C(1) << (64u - p)) - 1u);
-        nr = !(r[0][1] < lo || r[0][0] > hi1) && (top >> k) == 0;
-    } else { /* from bit k: a cell the bucket meets (at most two) */
-        const uint32_t sh = 64u - k - len;
-        uint64_t t = lo >> (64u - k);
-        uint32_t c;
-        p = k + len;
-        for (c = 0; c < 2; c++, t++) {
-            const uint64_t s0 = (t << (64u - k)) | (bits << sh);
-            if ((c == 1 && (t >> k) != 0) || s0 > hi1)
-                break; /* past the top of h, or past the bucket */
-            if (s0 + ((UINT64_C(1) << sh) - 1u) < lo)
-                continue;
-            r[nr][0] = s0;
-            r[nr++][1] = s0 + ((UINT64_C(1) << sh) - 1u);
-        }
-    }
+    uint64_t r[2][2];
+    uint32_t p, no = 0, i;
+    const uint32_t nr = pk_entry_ranges(lo, hi1, k, v, r, &p);
     for (i = 0; i < nr; i++) {
-        const uint64_t a = r[i][0] > lo ? r[i][0] : lo, e = r[i][1] < hi1 ? r[i][1] : hi1;
+        const uint64_t a = r[i][0], e = r[i][1];
         /* the entry at level k2: p - k2 bits from bit k2, or (PK_SHORT or fewer) up to
          * PK_SHORT from bit k2 - 1, which tells a bucket's two cells apart (else a short
          * entry stands for both, and its copies double growth after growth) */
@@ -529,13 +499,6 @@ static inline uint32_t replace(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v
         }
     }
     return no;
-}
-
-/* Bucket g's first h, exactly: ceil(g 2^64 / m) (the last bucket's end, 2^64, is g = m). */
-static inline unsigned __int128 bucket_lo(uint64_t g, uint64_t m)
-{
-    const unsigned __int128 x = (unsigned __int128)g << 64;
-    return x / m + (x % m != 0);
 }
 
 /* Entry v of bucket g of t, the general way: its candidate ranges, exactly. */

@@ -61,6 +61,7 @@
 #define PK_SP_WINDOW 32700u /* (spd + 2) m / spcap buckets at most: within 2^15 of a reference */
 #define PK_SP_LOAD 0.92     /* the spare is rebuilt larger past this load */
 #define PK_SP_FILL 0.85     /* to this one */
+#define PK_SP_SMALL 4096u   /* slots a growth's spare may take for a crowd, or twice its size */
 #define PK_MIN_FPP 0.001
 #define PK_MAX_FPP 0.5
 #define PK_PENDING 16u      /* keys an add keeps waiting while their lines are fetched */

@@ -102,6 +102,57 @@ TEST(crowded_bucket_bounded)
     copies_case(1);
 }
 
+/* Keys crowded into a band of adjacent buckets (hashes chosen against the seed) while the
+ * filter grows from 1,000 keys past the size where segments grow in place: each add of the
+ * band is taken or refused (AMQ_EFULL), and every key taken, of the band and not, answers
+ * present at the end (a growth's spare no size places goes to the deep ranges,
+ * test_pocket_spill.c). */
+TEST(crowded_band_through_growths_in_place)
+{
+    const uint64_t keys = SMALL_RUN ? 1500000u : 3000000u, band = UINT64_C(1) << 50;
+    const uint64_t band_lo = UINT64_C(0x5a5a) << 48;
+    amq_config cfg;
+    amq_filter *f = NULL;
+    amq_hash128 *h = malloc(2u * keys * sizeof *h);
+    uint64_t i, n = 0, taken = 0, refused = 0, others_refused = 0, missing = 0, rs = 0x9e3779b97f4a7c15u;
+    REQUIRE(h != NULL);
+    amq_config_init(&cfg, AMQ_KIND_POCKET);
+    cfg.capacity = 1000;
+    REQUIRE_OK(amq_filter_new(&cfg, &f, NULL));
+    for (i = 0; i < keys; i++) {
+        int rc;
+        rs = rs * 6364136223846793005u + 1442695040888963407u;
+        h[n].h1 = (i % 4u == 3u) ? band_lo + (rs >> 14) % band : rs ^ (rs >> 29) * 0xbf58476d1ce4e5b9u;
+        h[n].h2 = rs;
+        rc = amq_filter_add_hash(f, h[n]);
+        if (rc == AMQ_EFULL) {
+            if (i % 4u == 3u)
+                refused++;
+            else
+                others_refused++;
+            continue;
+        }
+        REQUIRE(rc >= 0);
+        taken += i % 4u == 3u;
+        n++;
+    }
+    for (i = 0; i < n; i++)
+        missing += (uint64_t)!amq_filter_contains_hash(f, h[i]);
+    CHECK_EQ(missing, 0);
+    i = (uint64_t)(int64_t)amq_filter_settle(f); /* (a crowded key may stay pending: EFULL) */
+    CHECK(i == (uint64_t)AMQ_OK || i == (uint64_t)(int64_t)AMQ_EFULL);
+    for (i = 0; i < n; i++)
+        missing += (uint64_t)!amq_filter_contains_hash(f, h[i]);
+    CHECK_EQ(missing, 0);
+    CHECK(taken > 1000u && refused > 1000u); /* both, or the band was no crowd */
+    if (getenv("AMQ_TEST_VERBOSE") != NULL)
+        printf("  band: %llu taken, %llu refused; others refused %llu\n",
+               (unsigned long long)taken, (unsigned long long)refused,
+               (unsigned long long)others_refused);
+    free(h);
+    amq_filter_free(f);
+}
+
 TEST(settled_ring_reopens)
 {
     amq_config cfg;
