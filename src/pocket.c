@@ -55,6 +55,8 @@ void amq_pk_free(amq_pk *x)
         return;
     pk_free_segments(x);
     amq_free(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *x->scr);
+    if (x->gscr != NULL)
+        (void)munmap(x->gscr, x->gscr_len);
     amq_free(&x->alloc, x, sizeof *x);
 }
 

@@ -724,6 +724,35 @@ out:
     return rc;
 }
 
+/* The growth's lists' mapping of at least len bytes: the one the last growth used, whose
+ * pages are still there (a new mapping faults in every page the lists touch: a tenth of a
+ * growth's time), or a new one (NULL: none). */
+static inline void *growth_scratch(amq_pk *x, size_t len)
+{
+    void *p;
+    if (x->gscr != NULL && x->gscr_len >= len)
+        return x->gscr;
+    len = page_round(len + len / 4u);
+    if ((p = map_bytes(len)) == NULL)
+        return NULL;
+    if (x->gscr != NULL)
+        (void)munmap(x->gscr, x->gscr_len);
+    x->gscr = p;
+    x->gscr_len = len;
+    return p;
+}
+
+/* Its first used bytes given back when memory is short (kept until then, and reused). */
+static inline void growth_scratch_done(amq_pk *x, size_t used)
+{
+#ifdef MADV_FREE
+    (void)madvise(x->gscr, page_round(used) < x->gscr_len ? page_round(used) : x->gscr_len,
+                  MADV_FREE);
+#else
+    (void)x, (void)used;
+#endif
+}
+
 /* Addresses for a table of need bytes and its next growths: 8 times that, in 2 MiB pages. */
 static inline size_t reserve_for(size_t need)
 {
@@ -745,7 +774,7 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     const size_t ents = (size_t)(s->spn + 2u * max_sp) * sizeof(pk_ent);
     const size_t sp_len = page_round((size_t)(8u * (max_sp + nb2 * PK_B / 3200u) + 4096u) * 4u);
     const size_t deep_len = page_round((size_t)max_deep * 16u);
-    pk_ent *scratch = map_bytes(ents);
+    pk_ent *scratch = growth_scratch(x, ents);
     uint32_t *spm = map_bytes(sp_len);
     uint64_t(*dm)[2] = map_bytes(deep_len);
     pk_bin *base = s->va;
@@ -810,14 +839,12 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     free_spare(x, s);
     free_deep(x, s);
     *s = n;
-    (void)munmap(scratch, ents);
+    growth_scratch_done(x, (size_t)(t.nsp + dst.nsp + max_sp) * sizeof(pk_ent));
     if (dm != NULL)
         (void)munmap(dm, deep_len);
     collapse_huge(base, need);
     return AMQ_OK;
 nomem:
-    if (scratch != NULL)
-        (void)munmap(scratch, ents);
     if (spm != NULL)
         (void)munmap(spm, sp_len);
     if (dm != NULL)

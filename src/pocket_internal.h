@@ -142,6 +142,8 @@ typedef struct amq_pk {
     double b0;    /* bins of the first segment's first table */
     pk_ent *scr;  /* a spare's entries while it is rebuilt */
     uint64_t scr_cap;
+    void *gscr;   /* a growth in place's lists: a mapping kept for the next (no faults) */
+    size_t gscr_len;
     amq_allocator alloc;
 } amq_pk;
 

@@ -65,6 +65,8 @@ static int op_clone(const void *impl, const amq_allocator *alloc, void **out)
     x->d = 0;
     x->scr = NULL; /* src's own */
     x->scr_cap = 0;
+    x->gscr = NULL;
+    x->gscr_len = 0;
     if ((x->seg = amq_calloc(&x->alloc, n * sizeof *x->seg)) == NULL) {
         amq_pk_free(x);
         return AMQ_ENOMEM;
