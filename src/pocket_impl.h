@@ -187,12 +187,17 @@ static int pk_add(amq_pk *x, uint64_t h)
             const pk_seg *s = &x->seg[pk_seg_of(x, ho)];
             const uint64_t g = pk_mulhi(ho << x->d, s->m);
             if (__builtin_popcountll(s->b[g / B].map & PK_MAP_MASK) >= (int)S && s->spn != 0) {
+                /* the run an insert walks and shifts: tens of slots at the spare's load */
                 const uint32_t *w = s->sp + pk_sp_home(s, g);
+                const uint32_t *end = s->sp + s->splen;
+                int l;
+                for (l = 0; l < 4 && w < end; l++, w += 16) {
 #if defined(__x86_64__)
-                __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
+                    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
 #else
-                __builtin_prefetch(w);
+                    __builtin_prefetch(w);
 #endif
+                }
             }
         }
     }
