@@ -713,6 +713,7 @@ static inline int grow_new(amq_pk *x, pk_seg *s, uint64_t nb2)
     tab_geometry(&dst, nb2);
     dst.b = n.b;
     dst.alloc = &x->alloc;
+    dst.short_deep = x->eb >= PK_SHORT_DEEP_BITS;
     x->isa->rewrite(&t, &dst);
     if (dst.failed)
         goto out;
@@ -837,6 +838,7 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     dst.capdeep = deep_len / 16u;
     dst.fixed = 1;
     dst.alloc = &x->alloc;
+    dst.short_deep = x->eb >= PK_SHORT_DEEP_BITS;
     x->isa->rewrite(&t, &dst);
     ent_sort(dst.sp, scratch + s->spn + max_sp, dst.nsp, dst.m);
     memset(&n, 0, sizeof n);

@@ -479,6 +479,10 @@ static inline uint32_t replace(uint64_t lo, uint64_t hi1, uint32_t k, uint16_t v
         uint64_t g, g1, g2;
         uint16_t v2;
         if (p != 0 && len2 <= (int)PK_SHORT) {
+            if (deep_to->short_deep) { /* its range, exactly (PK_SHORT_DEEP_BITS) */
+                pk_push_deep(deep_to, a, e);
+                continue;
+            }
             len2 = len2 + 1 > (int)PK_SHORT ? (int)PK_SHORT : len2 + 1;
             from = k2 - 1u;
         }

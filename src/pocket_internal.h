@@ -13,9 +13,10 @@
  * range-reduced position (h m >> 64) and its entry h's 15 bits after the top
  * k = floor(log2 m), over a unary length marker, so that a table grown by
  * 1.15 is written from the old one alone, in one pass, each entry giving up a
- * bit whenever k grows; entries of 3 bits or fewer hold a bit of the
- * bucket's (they tell its two cells apart), and one left with no bit becomes
- * its exact range of h (the deep list).
+ * bit whenever k grows; an entry run down to 3 bits or fewer becomes its
+ * exact range of h (the deep list), or, in a filter of short entries
+ * (PK_SHORT_DEEP_BITS), holds a bit of the bucket's (telling its two cells
+ * apart) until it has no bit left.
  *
  * The filter is 2^d segments (d up to 6), a key's by its top d bits, each a
  * table grown on its own at 95 % load, their sizes staggered so that they
@@ -50,6 +51,13 @@
 #define PK_SHORT 3u         /* entries of this many bits or fewer hold one of the bucket's */
 #define PK_ENTRY_BITS 15u   /* an entry's bits when added (fewer by fingerprint_bits, tests) */
 #define PK_MIN_ENTRY_BITS 5u
+/* Entries added with this many bits or more become deep ranges, not short entries, when
+ * they run down to PK_SHORT bits: a short entry answers twice its range (and a capped one
+ * four times), which at 1e8 keys grown from 1,000 was two fifths of the rate; the deep
+ * range answers its range exactly, in 16 bytes, for at most 2^-(bits - PK_SHORT) of the
+ * entries (1/4,096 at 15 bits: 0.05 bits a key at 1e8).  Shorter entries (tests) would put
+ * an eighth of theirs there, and keep the short form. */
+#define PK_SHORT_DEEP_BITS 12u
 #define PK_LOAD 0.95        /* a segment grows when its entries reach this share of its slots */
 #define PK_GROWTH 1.15      /* by this factor */
 #define PK_SEG_BITS 6u      /* up to 64 segments */
@@ -113,6 +121,7 @@ typedef struct pk_tab {
     uint64_t nsp, capsp;
     uint64_t (*deep)[2];
     uint64_t ndeep, capdeep, deep_width;
+    uint32_t short_deep; /* 1: an entry left with PK_SHORT bits or fewer becomes a deep range */
     int fixed;  /* 1: the lists were made large enough for any growth (no push fails) */
     int failed; /* a push found no memory: the growth is abandoned */
     const amq_allocator *alloc;

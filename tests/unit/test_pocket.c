@@ -349,6 +349,30 @@ TEST(pocket_short_entries_and_deep_ranges)
     amq_filter_free(f);
 }
 
+/* With 15-bit entries from the smallest start (64 keys) to 1M, the first entries run down
+ * past 4 bits: each becomes its exact deep range, never a short entry (PK_SHORT_DEEP_BITS:
+ * a short entry answers twice its range), every key present and the rate near the bound. */
+TEST(pocket_long_entries_run_out_into_deep_ranges)
+{
+    const uint64_t n = SMALL_RUN ? 600000u : 1000000u;
+    amq_filter *f = make(64, 0);
+    amq_stats st;
+    uint64_t fp;
+    REQUIRE(f != NULL);
+    REQUIRE_EQ(test_stream_add(f, 0, n, 5), 1);
+    REQUIRE_OK(amq_filter_settle(f));
+    CHECK_EQ(test_stream_missing(f, 0, n, 5), 0);
+    CHECK_GT(entries_of(f, 4), 0); /* the oldest entries reached the edge */
+    CHECK_EQ(entries_of(f, 3), 0);
+    CHECK_EQ(entries_of(f, 2), 0);
+    CHECK_EQ(entries_of(f, 1), 0);
+    CHECK_GT(test_field_u64(f, "deep_ranges"), 0);
+    amq_filter_stats(f, &st);
+    fp = test_stream_hits(f, ABSENT, 96);
+    check_rate_near(fp, ABSENT, st.fpp_now, 1, "15-bit entries from 64 keys");
+    amq_filter_free(f);
+}
+
 /* From the smallest start (64 keys) with 5-bit entries: every key is checked after every
  * add while the first segment splits and the deep ranges begin. */
 TEST(pocket_every_add_checked_from_the_smallest_start)
