@@ -223,7 +223,7 @@ static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, cons
     if (len > max)
         return 0;
     for (i = 0; i < n; i++) {
-        const uint64_t home = e[i].g * cap / s->m;
+        const uint64_t home = pk_div_m(s, e[i].g * cap);
         if (i == 0 || p < home)
             p = home;
         if (p - home > spd || p >= len - 1u)

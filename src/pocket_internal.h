@@ -207,10 +207,19 @@ static inline int pk_entry_hits(uint16_t v, uint64_t hs, uint32_t k)
     return len == 0 || ((hs << from) >> (64u - len)) == (uint64_t)(v ^ (1u << len));
 }
 
+/* floor(x / m) for x < 2^63 by s's reciprocal q0 = floor(2^64 / m), which is at most one
+ * under it (a division is most of a spare rebuild's placing of an entry). */
+static inline uint64_t pk_div_m(const pk_seg *s, uint64_t x)
+{
+    uint64_t q = pk_mulhi(x, s->q0);
+    q += x - q * s->m >= s->m;
+    return q;
+}
+
 /* Bucket g's home slot in the spare. */
 static inline uint64_t pk_sp_home(const pk_seg *s, uint64_t g)
 {
-    return g * s->spcap / s->m;
+    return pk_div_m(s, g * s->spcap);
 }
 
 /* The bucket of slot value w at position q (its reference: q's first bucket). */

@@ -137,6 +137,26 @@ static void spill_case(int mapped)
     free(orig);
 }
 
+/* pk_div_m (the spare's homes by the reciprocal) equals the division: random buckets of
+ * random tables, and each table's edges (0, a multiple of m, one under it, the largest x). */
+TEST(reciprocal_division_is_exact)
+{
+    uint64_t i, wrong = 0;
+    for (i = 0; i < 200000u; i++) {
+        pk_seg s;
+        uint64_t x, e;
+        pk_set_bins(&s, 2u + rnd() % (PK_MAX_BINS - 1u));
+        x = (rnd() % s.m) * (rnd() % (UINT64_C(1) << 31));
+        wrong += pk_div_m(&s, x) != x / s.m;
+        e = (rnd() % (UINT64_MAX / 2u / s.m)) * s.m;
+        wrong += pk_div_m(&s, e) != e / s.m;
+        wrong += e > 0 && pk_div_m(&s, e - 1u) != (e - 1u) / s.m;
+        wrong += pk_div_m(&s, 0) != 0;
+        wrong += pk_div_m(&s, INT64_MAX) != (uint64_t)INT64_MAX / s.m;
+    }
+    CHECK_EQ(wrong, 0);
+}
+
 TEST(crowd_no_spare_places_goes_deep_in_a_mapping)
 {
     spill_case(1);
