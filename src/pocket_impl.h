@@ -205,6 +205,29 @@ static int pk_add(amq_pk *x, uint64_t h)
     return 1;
 }
 
+#define ABATCH 64u
+
+/* A chunk's bins fetched first, then each key added in turn, its line (and its page's
+ * translation) there by its placing: a one-key add has too many instructions for the next
+ * keys' page walks to start under it, where a loop of fetches starts them all at once. */
+static int isa_add_batch(amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    size_t at, j;
+    int rc;
+    for (at = 0; at < n; at += ABATCH) {
+        const size_t c = n - at < ABATCH ? n - at : ABATCH;
+        for (j = 0; j < c; j++)
+            pk_prefetch(x, h[at + j].h1);
+        for (j = 0; j < c; j++) {
+            if ((rc = pk_add(x, h[at + j].h1)) < 0)
+                return rc;
+            if (added != NULL)
+                added[at + j] = (uint8_t)rc;
+        }
+    }
+    return AMQ_OK;
+}
+
 /* Every pending key placed: AMQ_OK, or the first failure, the keys not placed still
  * pending. */
 static int isa_settle(amq_pk *x)
@@ -854,9 +877,11 @@ const amq_pk_isa PK_ISA_TABLE = {
     .contains_batch = isa_contains_batch,
     .contains_key = isa_contains_key,
     .add_key = isa_add_key,
+    .add_batch = isa_add_batch,
     .rewrite = isa_rewrite,
     .settle = isa_settle,
 };
 
+#undef ABATCH
 #undef S
 #undef B

@@ -162,6 +162,7 @@ typedef struct amq_pk_isa {
     void (*contains_batch)(const amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *out);
     int (*contains_key)(const void *x, const void *key, size_t len);
     int (*add_key)(void *x, const void *key, size_t len);
+    int (*add_batch)(amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *added);
     /* The rewrite of table t into dst (pocket_impl.h). */
     void (*rewrite)(const pk_tab *t, pk_tab *dst);
     int (*settle)(amq_pk *x); /* every pending key placed */

@@ -94,6 +94,12 @@ static int op_add(void *impl, amq_hash128 h)
     return x->isa->add(x, h.h1);
 }
 
+static int op_add_batch(void *impl, const amq_hash128 *h, size_t n, uint8_t *added)
+{
+    amq_pk *x = impl;
+    return x->isa->add_batch(x, h, n, added);
+}
+
 static int op_contains(const void *impl, amq_hash128 h)
 {
     const amq_pk *x = impl;
@@ -552,6 +558,7 @@ const amq_kind_ops amq_pocket_ops = {
     AMQ_KIND_CORE_OPS,
     AMQ_KIND_CODEC_OPS,
     .add_key = op_add_key,
+    .add_batch = op_add_batch,
     .contains_batch = op_contains_batch,
     .contains_key_of = op_contains_key_of,
     .settle = op_settle,
