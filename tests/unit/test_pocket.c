@@ -549,6 +549,37 @@ TEST(pocket_clone_and_clear)
  * one key at a time on present and absent keys mixed, in batches of every size around the
  * groups of 8 and 16, on a filter with keys in the ring, mapped, and with deep ranges; a
  * batched add adds every key. */
+/* A filter grown by batched adds (each chunk's bins fetched first) is the one grown a key at
+ * a time, byte for byte, every key marked added, through growths in place. */
+TEST(pocket_batched_adds_build_the_same_bytes)
+{
+    const uint64_t n = SMALL_RUN ? 400000u : 2000000u;
+    amq_filter *a = make(1000, 0), *b = make(1000, 0);
+    amq_hash128 *h = malloc(1000 * sizeof *h);
+    uint8_t *added = malloc(1000);
+    uint64_t i, j, marked = 0;
+    REQUIRE(a != NULL && b != NULL && h != NULL && added != NULL);
+    for (i = 0; i < n; i += 1000) {
+        for (j = 0; j < 1000; j++) {
+            h[j] = test_stream_hash(a, i + j, 11);
+            REQUIRE_EQ(amq_filter_add_hash(a, h[j]), 1);
+        }
+        memset(added, 0, 1000);
+        REQUIRE_OK(amq_filter_add_batch(b, h, (size_t)(i % 3000u == 0 ? 1000 : 999), added));
+        if (i % 3000u != 0) /* (and one alone, so that chunks start anywhere) */
+            REQUIRE_OK(amq_filter_add_batch(b, h + 999, 1, added + 999));
+        for (j = 0; j < 1000; j++)
+            marked += added[j];
+    }
+    CHECK_EQ(marked, n);
+    CHECK(same_bytes(a, b));
+    CHECK_EQ(test_stream_missing(b, 0, n, 11), 0);
+    free(added);
+    free(h);
+    amq_filter_free(a);
+    amq_filter_free(b);
+}
+
 TEST(pocket_batches_match_one_key)
 {
     static const size_t sizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 1003};
