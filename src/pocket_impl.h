@@ -93,8 +93,14 @@ static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
     const uint16_t key = (uint16_t)((v - lo) & emask);
     uint32_t rank, i;
     int rc;
-    for (rank = 0, i = ps - j; i < pe - j; i++)
-        rank += ((b->e[i] - lo) & emask) < key;
+    for (rank = 0, i = ps - j; i < pe - j; i++) {
+        /* an older (shorter) entry by where its bits start: its raw value would put its
+         * marker among them, and a bin out of order takes a growth's slow way */
+        const uint32_t el = 31u - (uint32_t)__builtin_clz((uint32_t)b->e[i] | 1u);
+        const uint32_t at = el > PK_SHORT && el <= eb ? ((uint32_t)b->e[i] ^ (1u << el)) << (eb - el)
+                                                      : (uint32_t)b->e[i];
+        rank += ((at - lo) & emask) < key;
+    }
     if (__builtin_popcountll(b->map & PK_MAP_MASK) >= (int)S) {
         const uint32_t p = 63u - (uint32_t)__builtin_clzll(b->map & PK_MAP_MASK);
         const uint32_t hb = p - (S - 1u); /* the bucket of the bin's last entry */
@@ -785,15 +791,16 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
              * a full bin would send another entry to the spare than the writer does, and the
              * file's bytes would depend on the CPU */
             if (vec && (nv = bin_g2(b, base, kc, 0, g2s, vs)) >= 0) {
-                /* the writer as below, in the same order: the spare's entries of buckets up to
-                 * an entry's before it, those of the bin's other buckets after its last */
+                /* the writer as below, in the same order: the spare's entries of buckets before
+                 * an entry's before it (a bucket's own after its bin entries: the spare holds a
+                 * full bin's last), those of the bin's other buckets after its last */
                 int i;
                 for (i = 0; i < nv; i++, ones &= ones - 1u) {
                     const uint64_t g2 = g2s[i];
                     const uint64_t g = base + (uint32_t)__builtin_ctzll(ones) - (uint32_t)i;
-                    if (spg < base + B && g >= spg) {
+                    if (spg < base + B && g > spg) {
                         W_SAVE();
-                        for (; si < nsp && sp[si].g <= g; si++)
+                        for (; si < nsp && sp[si].g < g; si++)
                             rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
                         spg = si < nsp ? sp[si].g : UINT64_MAX;
                         W_LOAD();
@@ -828,12 +835,12 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                 const uint16_t v2 =
                     (uint16_t)(step && len ? (v & ((1u << (len - 1u)) - 1u)) | (1u << (len - 1u))
                                            : v);
-                if (__builtin_expect((g >= spg) | (len < minlen) | (s0 - lo < margin) |
+                if (__builtin_expect((g > spg) | (len < minlen) | (s0 - lo < margin) |
                                          (s0 - lo > width - size1) |
                                          (pk_mulhi(s0 + size1, m2) != g2) | (g2 < gw),
                                      0)) {
                     W_SAVE(); /* the slow way */
-                    for (; si < nsp && sp[si].g <= g; si++)
+                    for (; si < nsp && sp[si].g < g; si++)
                         rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
                     spg = si < nsp ? sp[si].g : UINT64_MAX;
                     rewrite_any(&w, t, &c, g, v);
