@@ -786,9 +786,10 @@ out:
     return rc;
 }
 
-/* The growth's lists' mapping of at least len bytes: the one the last growth used, whose
- * pages are still there (a new mapping faults in every page the lists touch: a tenth of a
- * growth's time), or a new one (NULL: none). */
+/* The growth's lists' mapping of at least len bytes: the one the last growth used, its pages
+ * kept (a new mapping, or pages given back, fault in every page the lists touch again: a
+ * tenth of a growth's time; kept, about 1 % of the tables stays resident), or a new one
+ * (NULL: none). */
 static inline void *growth_scratch(amq_pk *x, size_t len)
 {
     void *p;
@@ -802,17 +803,6 @@ static inline void *growth_scratch(amq_pk *x, size_t len)
     x->gscr = p;
     x->gscr_len = len;
     return p;
-}
-
-/* Its first used bytes given back when memory is short (kept until then, and reused). */
-static inline void growth_scratch_done(amq_pk *x, size_t used)
-{
-#ifdef MADV_FREE
-    (void)madvise(x->gscr, page_round(used) < x->gscr_len ? page_round(used) : x->gscr_len,
-                  MADV_FREE);
-#else
-    (void)x, (void)used;
-#endif
 }
 
 /* Addresses for a table of need bytes and its next growths: 8 times that, in 2 MiB pages. */
@@ -877,7 +867,7 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     dst.alloc = &x->alloc;
     dst.short_deep = x->eb >= PK_SHORT_DEEP_BITS;
     x->isa->rewrite(&t, &dst);
-    ent_sort(dst.sp, scratch + s->spn + max_sp, dst.nsp, dst.m);
+    ent_sort(dst.sp, dst.sp + dst.nsp, dst.nsp, dst.m); /* (packed: the pages touched stay few) */
     memset(&n, 0, sizeof n);
     pk_set_bins(&n, nb2);
     n.b = base;
@@ -902,7 +892,6 @@ static inline int grow_in_place(amq_pk *x, pk_seg *s, uint64_t nb2)
     free_spare(x, s);
     free_deep(x, s);
     *s = n;
-    growth_scratch_done(x, (size_t)(t.nsp + dst.nsp + max_sp) * sizeof(pk_ent));
     if (dm != NULL)
         (void)munmap(dm, deep_len);
     collapse_huge(base, need);
