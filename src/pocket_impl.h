@@ -261,10 +261,11 @@ __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs,
     return pk_sp_has(s, g, hs) || (s->ndeep != 0 && pk_deep_has(s, hs));
 }
 
-/* Key hs (its segment's bits taken off) of segment s, in bucket g (bucket j of bin b). */
-static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uint64_t hs,
-                                                            uint64_t g, const pk_bin *b,
-                                                            uint32_t j)
+/* Does bin b answer key hs (its segment's bits taken off) of segment s in its bucket j?  (The
+ * spare not read; with AVX-512 no branch on the line, so that a batch keeps going while a
+ * line is on its way.) */
+static inline __attribute__((always_inline)) int bin_has(const pk_seg *s, uint64_t hs,
+                                                         const pk_bin *b, uint32_t j)
 {
 #if PK_VEC
     /* entry i's bucket is the place of the map's i-th 1 less i: the places of the 1s packed
@@ -298,13 +299,7 @@ static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uin
             _mm512_mask_blend_epi32(shortl, _mm512_srlv_epi32(y, sh), _mm512_srlv_epi32(ys, sh));
         hit |= _mm512_mask_cmpeq_epi32_mask((__mmask16)(in >> (16 * half)), vv, want);
     }
-    /* the answer by a branch only where it is predictable (the bin sends the bucket to the
-     * spare for ~3 % of keys): one on the hit itself, half taken, would hold the next
-     * query's miss until this one's line is in (a mispredict discards what followed it) */
-    if (__builtin_expect(!pk_to_spare(b->map, j), 1))
-        return hit != 0;
-    if (hit != 0)
-        return 1;
+    return hit != 0;
 #else
     const uint64_t z = ~b->map & PK_MAP_MASK;
     const uint32_t pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
@@ -312,10 +307,22 @@ static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uin
     for (i = ps - j; i < pe - j; i++)
         if (pk_entry_hits(b->e[i], hs, s->k))
             return 1;
+    return 0;
 #endif
+}
+
+/* Key hs (its segment's bits taken off) of segment s, in bucket g (bucket j of bin b). */
+static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uint64_t hs,
+                                                            uint64_t g, const pk_bin *b,
+                                                            uint32_t j)
+{
+    const int in = bin_has(s, hs, b, j);
+    /* a branch only where it is predictable (the bin sends the bucket to the spare for ~3 %
+     * of keys): one on the hit itself, half taken, would hold the next query's miss until
+     * this one's line is in (a mispredict discards what followed it) */
     if (__builtin_expect(!pk_to_spare(b->map, j), 1))
-        return 0;
-    return seg_spare_has(s, hs, g);
+        return in;
+    return in || seg_spare_has(s, hs, g);
 }
 
 __attribute__((noinline)) static int pend_has(const amq_pk *x, uint64_t h)
@@ -351,44 +358,91 @@ static int isa_contains_key(const void *impl, const void *key, size_t len)
     return pk_has(x, amq_xxh3_8(x->x8, key));
 }
 
-#define QBATCH 256u
-#define QRING 128u /* keys a bin is prefetched ahead of its query (the blocked filter's window) */
+#define QBATCH 128u /* keys whose lines are prefetched together, then tested */
+#define QSLOW 256u  /* keys the bins did not answer, kept until their spare slots are fetched */
 
-/* The batch: every key's segment, bucket and line found first, each line prefetched QRING
- * keys ahead of its query (into L2, as the blocked filter's batch: it has more miss buffers),
- * the spare's first slot QRING / 2 ahead when the bin says the key's bucket may be there. */
+/* May h be a pending key, as far as a batch's test tells: with AVX-512 exactly (the ring's 16
+ * keys in two registers, no branch), else by its bit of the signature (the slow keys' pass
+ * reads the ring). */
+static inline int batch_pend(const amq_pk *x, uint64_t h)
+{
+#if PK_VEC
+    const __m512i hv = _mm512_set1_epi64((long long)h);
+    const uint32_t eq =
+        (uint32_t)_mm512_cmpeq_epi64_mask(hv, _mm512_loadu_si512((const void *)x->pend)) |
+        (uint32_t)_mm512_cmpeq_epi64_mask(hv, _mm512_loadu_si512((const void *)(x->pend + 8)))
+            << 8;
+    return (eq & x->pend_used) != 0;
+#else
+    return pk_pend_maybe(x, h);
+#endif
+}
+
+/* The batch's keys at indexes sl[0, ns) that their bins left open (their buckets may have
+ * keys in the spare or the deep ranges, or they may be pending): every spare's first slot
+ * fetched, then each key answered as the one-key query would. */
+__attribute__((noinline)) static void batch_slow(const amq_pk *x, const amq_hash128 *h,
+                                                 const size_t *sl, size_t ns, uint8_t *out)
+{
+    size_t t;
+    for (t = 0; t < ns; t++) {
+        const pk_seg *s = &x->seg[pk_seg_of(x, h[sl[t]].h1)];
+        const uint64_t g = pk_mulhi(h[sl[t]].h1 << x->d, s->m);
+        if (s->spn != 0 && pk_to_spare(s->b[g / B].map, (uint32_t)(g % B)))
+            __builtin_prefetch(s->sp + pk_sp_home(s, g));
+    }
+    for (t = 0; t < ns; t++) {
+        const uint64_t k = h[sl[t]].h1, hs = k << x->d;
+        const pk_seg *s = &x->seg[pk_seg_of(x, k)];
+        const uint64_t g = pk_mulhi(hs, s->m);
+        out[sl[t]] = (uint8_t)((pk_to_spare(s->b[g / B].map, (uint32_t)(g % B)) &&
+                                seg_spare_has(s, hs, g)) ||
+                               (pk_pend_maybe(x, k) && pk_pend_has(x, k)));
+    }
+}
+
+/* The batch, QBATCH keys at a time: every key's segment, bucket and line found and the line
+ * prefetched (into L2, as the blocked filter's batch: it has more miss buffers), then every
+ * key tested against its bin.  Prefetched together, the lines come in while the loop runs;
+ * tested without a branch on a line, a line still on its way stalls no other key's test.  The
+ * keys the bins leave open go on a list, answered after their spare slots are fetched (a few
+ * percent: the buckets past a full bin's cutoff, the pending keys' signature without
+ * AVX-512). */
 static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
-    uint64_t gb[QBATCH], hb[QBATCH];
+    uint64_t hb[QBATCH];
     const pk_bin *lp[QBATCH];
-    uint8_t sg[QBATCH];
-    size_t at, j;
-    for (at = 0; at < n; at += QBATCH) {
+    uint8_t sg[QBATCH], jb[QBATCH];
+    size_t sl[QSLOW];
+    size_t at = 0, ns = 0, j;
+    while (at < n) {
         const size_t c = n - at < QBATCH ? n - at : QBATCH;
         for (j = 0; j < c; j++) {
             const uint32_t i = pk_seg_of(x, h[at + j].h1);
             const pk_seg *s = &x->seg[i];
+            const uint64_t g = pk_mulhi(h[at + j].h1 << x->d, s->m);
             sg[j] = (uint8_t)i;
             hb[j] = h[at + j].h1 << x->d;
-            gb[j] = pk_mulhi(hb[j], s->m);
-            lp[j] = s->b + gb[j] / B;
-            if (j < QRING)
-                __builtin_prefetch(lp[j], 0, 2);
+            jb[j] = (uint8_t)(g % B);
+            lp[j] = s->b + g / B;
+            __builtin_prefetch(lp[j], 0, 2);
         }
         for (j = 0; j < c; j++) {
-            if (j + QRING < c)
-                __builtin_prefetch(lp[j + QRING], 0, 2);
-            if (j + QRING / 2 < c) {
-                const size_t f = j + QRING / 2;
-                const pk_seg *s = &x->seg[sg[f]];
-                if (pk_to_spare(lp[f]->map, (uint32_t)(gb[f] % B)) && s->spn != 0)
-                    __builtin_prefetch(s->sp + pk_sp_home(s, gb[f]));
+            const int hit = bin_has(&x->seg[sg[j]], hb[j], lp[j], jb[j]) |
+                            (PK_VEC && batch_pend(x, h[at + j].h1));
+            const int open = (pk_to_spare(lp[j]->map, jb[j]) |
+                              (!PK_VEC && batch_pend(x, h[at + j].h1))) & (hit ^ 1);
+            out[at + j] = (uint8_t)hit;
+            sl[ns] = at + j;
+            ns += (size_t)open;
+            if (__builtin_expect(ns == QSLOW, 0)) {
+                batch_slow(x, h, sl, ns, out);
+                ns = 0;
             }
-            out[at + j] = (uint8_t)(seg_has_at(&x->seg[sg[j]], hb[j], gb[j], lp[j],
-                                               (uint32_t)(gb[j] % B)) ||
-                                    (pk_pend_maybe(x, h[at + j].h1) && pk_pend_has(x, h[at + j].h1)));
         }
+        at += c;
     }
+    batch_slow(x, h, sl, ns, out);
 }
 
 /* ---- the rewrite into a larger table, in one pass ----------------------------------------- */
