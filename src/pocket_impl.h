@@ -378,35 +378,35 @@ static inline int batch_pend(const amq_pk *x, uint64_t h)
 #endif
 }
 
-/* The batch's keys at indexes sl[0, ns) that their bins left open (their buckets may have
- * keys in the spare or the deep ranges, or they may be pending): every spare's first slot
- * fetched, then each key answered as the one-key query would. */
+/* The batch's keys that their bins left open, sl[t] = i << 1 | s: key i, whose bucket may have
+ * keys in the spare or the deep ranges when s is 1, or which may be pending (its bin is not
+ * read again: by now it may have left the caches).  Every spare's first slot fetched, then
+ * each key answered as the one-key query would. */
 __attribute__((noinline)) static void batch_slow(const amq_pk *x, const amq_hash128 *h,
                                                  const size_t *sl, size_t ns, uint8_t *out)
 {
     size_t t;
     for (t = 0; t < ns; t++) {
-        const pk_seg *s = &x->seg[pk_seg_of(x, h[sl[t]].h1)];
-        const uint64_t g = pk_mulhi(h[sl[t]].h1 << x->d, s->m);
-        if (s->spn != 0 && pk_to_spare(s->b[g / B].map, (uint32_t)(g % B)))
-            __builtin_prefetch(s->sp + pk_sp_home(s, g));
+        const pk_seg *s = &x->seg[pk_seg_of(x, h[sl[t] >> 1].h1)];
+        if ((sl[t] & 1u) && s->spn != 0)
+            __builtin_prefetch(s->sp + pk_sp_home(s, pk_mulhi(h[sl[t] >> 1].h1 << x->d, s->m)));
     }
     for (t = 0; t < ns; t++) {
-        const uint64_t k = h[sl[t]].h1, hs = k << x->d;
+        const size_t i = sl[t] >> 1;
+        const uint64_t k = h[i].h1, hs = k << x->d;
         const pk_seg *s = &x->seg[pk_seg_of(x, k)];
-        const uint64_t g = pk_mulhi(hs, s->m);
-        out[sl[t]] = (uint8_t)((pk_to_spare(s->b[g / B].map, (uint32_t)(g % B)) &&
-                                seg_spare_has(s, hs, g)) ||
-                               (pk_pend_maybe(x, k) && pk_pend_has(x, k)));
+        out[i] = (uint8_t)(((sl[t] & 1u) && seg_spare_has(s, hs, pk_mulhi(hs, s->m))) ||
+                           (pk_pend_maybe(x, k) && pk_pend_has(x, k)));
     }
 }
 
 /* The batch, QBATCH keys at a time: every key's segment, bucket and line found and the line
  * prefetched (into L2, as the blocked filter's batch: it has more miss buffers), then every
- * key tested against its bin.  Prefetched together, the lines come in while the loop runs;
- * tested without a branch on a line, a line still on its way stalls no other key's test.  The
- * keys the bins leave open go on a list, answered after their spare slots are fetched (a few
- * percent: the buckets past a full bin's cutoff, the pending keys' signature without
+ * key tested against its bin, with no branch on a line (a mispredicted one waits for its line
+ * and throws away the tests behind it).  A window sliding key by key, the next keys' lines
+ * fetched among the tests (the blocked filter's way), measured slower with a test this long.
+ * The keys the bins leave open go on a list, answered after their spare slots are fetched (a
+ * few percent: the buckets past a full bin's cutoff, the pending keys' signature without
  * AVX-512). */
 static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *out)
 {
@@ -430,10 +430,10 @@ static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, 
         for (j = 0; j < c; j++) {
             const int hit = bin_has(&x->seg[sg[j]], hb[j], lp[j], jb[j]) |
                             (PK_VEC && batch_pend(x, h[at + j].h1));
-            const int open = (pk_to_spare(lp[j]->map, jb[j]) |
-                              (!PK_VEC && batch_pend(x, h[at + j].h1))) & (hit ^ 1);
+            const int spare = pk_to_spare(lp[j]->map, jb[j]);
+            const int open = (spare | (!PK_VEC && batch_pend(x, h[at + j].h1))) & (hit ^ 1);
             out[at + j] = (uint8_t)hit;
-            sl[ns] = at + j;
+            sl[ns] = (at + j) << 1 | (size_t)spare;
             ns += (size_t)open;
             if (__builtin_expect(ns == QSLOW, 0)) {
                 batch_slow(x, h, sl, ns, out);
