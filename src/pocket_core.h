@@ -235,9 +235,9 @@ static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, cons
     return len;
 }
 
-/* s's spare made from n entries in bucket order, of cap slots to twice cap or PK_SP_SMALL (none for no entry
- * and cap 0): in a new block of the allocator (map NULL), or in the mapping map of map_len
- * bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL when no such size places
+/* s's spare made from n entries in bucket order, of cap slots up to twice cap or PK_SP_SMALL
+ * (none for no entry and cap 0): in a new block of the allocator (map NULL), or in the
+ * mapping map of map_len bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL when no such size places
  * them (a crowd: no larger size would spread it either), or AMQ_ENOMEM, with s's spare as it
  * was. */
 static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
@@ -590,7 +590,8 @@ static inline uint64_t spill_crowds(pk_tab *t, pk_ent *e, uint64_t n, uint64_t m
  * first, so that a growth never fails for want of a spare's size (a growth in place has
  * moved its bins by then).  AMQ_OK, or AMQ_ENOMEM with s's spare as it was (the allocator's,
  * or t's lists: map NULL). */
-static inline int sp_build_spilling(amq_pk *x, pk_seg *s, pk_tab *t, uint32_t *map, size_t map_len)
+static inline int sp_build_spilling(amq_pk *x, pk_seg *s, pk_tab *t, uint32_t *map,
+                                    size_t map_len)
 {
     uint64_t most = PK_SP_DMAX;
     int rc;

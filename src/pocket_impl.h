@@ -97,8 +97,9 @@ static int seg_add(amq_pk *x, pk_seg *s, uint64_t hs)
         /* an older (shorter) entry by where its bits start: its raw value would put its
          * marker among them, and a bin out of order takes a growth's slow way */
         const uint32_t el = 31u - (uint32_t)__builtin_clz((uint32_t)b->e[i] | 1u);
-        const uint32_t at = el > PK_SHORT && el <= eb ? ((uint32_t)b->e[i] ^ (1u << el)) << (eb - el)
-                                                      : (uint32_t)b->e[i];
+        const uint32_t at = el > PK_SHORT && el <= eb
+                                ? ((uint32_t)b->e[i] ^ (1u << el)) << (eb - el)
+                                : (uint32_t)b->e[i];
         rank += ((at - lo) & emask) < key;
     }
     if (__builtin_popcountll(b->map & PK_MAP_MASK) >= (int)S) {

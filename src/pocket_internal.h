@@ -68,7 +68,7 @@
 #define PK_SP_DMAX 2048u    /* a spare slot's largest distance from its entry's home, at most */
 #define PK_SP_WINDOW 32700u /* (spd + 2) m / spcap buckets at most: within 2^15 of a reference */
 #define PK_SP_LOAD 0.92     /* the spare is rebuilt larger past this load */
-#define PK_SP_FILL 0.75     /* to this one (0.85: 3 % slower adds, rebuilt twice as often; 0.007 bits a key less) */
+#define PK_SP_FILL 0.75     /* to this one (at 0.85, rebuilt twice as often: 3 % slower adds) */
 #define PK_SP_SMALL 4096u   /* slots a growth's spare may take for a crowd, or twice its size */
 #define PK_MIN_FPP 0.001
 #define PK_MAX_FPP 0.5

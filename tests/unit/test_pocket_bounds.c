@@ -113,8 +113,9 @@ TEST(crowded_band_through_growths_in_place)
     const uint64_t band_lo = UINT64_C(0x5a5a) << 48;
     amq_config cfg;
     amq_filter *f = NULL;
-    amq_hash128 *h = malloc(2u * keys * sizeof *h);
-    uint64_t i, n = 0, taken = 0, refused = 0, others_refused = 0, missing = 0, rs = 0x9e3779b97f4a7c15u;
+    amq_hash128 *h = malloc(keys * sizeof *h);
+    uint64_t i, n = 0, taken = 0, refused = 0, others_refused = 0, missing = 0;
+    uint64_t rs = 0x9e3779b97f4a7c15u;
     REQUIRE(h != NULL);
     amq_config_init(&cfg, AMQ_KIND_POCKET);
     cfg.capacity = 1000;
@@ -122,7 +123,8 @@ TEST(crowded_band_through_growths_in_place)
     for (i = 0; i < keys; i++) {
         int rc;
         rs = rs * 6364136223846793005u + 1442695040888963407u;
-        h[n].h1 = (i % 4u == 3u) ? band_lo + (rs >> 14) % band : rs ^ (rs >> 29) * 0xbf58476d1ce4e5b9u;
+        h[n].h1 = (i % 4u == 3u) ? band_lo + (rs >> 14) % band
+                                 : rs ^ (rs >> 29) * 0xbf58476d1ce4e5b9u;
         h[n].h2 = rs;
         rc = amq_filter_add_hash(f, h[n]);
         if (rc == AMQ_EFULL) {
@@ -145,6 +147,9 @@ TEST(crowded_band_through_growths_in_place)
         missing += (uint64_t)!amq_filter_contains_hash(f, h[i]);
     CHECK_EQ(missing, 0);
     CHECK(taken > 1000u && refused > 1000u); /* both, or the band was no crowd */
+    /* other keys refused only where the crowd fills their bucket or their segment's spare
+     * (139 of 2.25M at 3M adds): a crowd costs its neighbours, not the filter */
+    CHECK_LT(others_refused, keys / 1000u);
     if (getenv("AMQ_TEST_VERBOSE") != NULL)
         printf("  band: %llu taken, %llu refused; others refused %llu\n",
                (unsigned long long)taken, (unsigned long long)refused,
