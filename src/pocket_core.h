@@ -360,7 +360,7 @@ static inline uint64_t sp_run_end(const uint32_t *sp, uint64_t e, uint64_t len)
 #if defined(__AVX512F__)
     for (;; e += 16u) {
         const uint64_t left = len - e;
-        const __mmask16 in = left >= 16u ? (__mmask16)0xffffu : (__mmask16)((1u << left) - 1u);
+        const __mmask16 in = (__mmask16)(left >= 16u ? 0xffffu : (1u << left) - 1u);
         const __m512i w = _mm512_maskz_loadu_epi32(in, sp + e);
         const uint32_t z = (uint32_t)_mm512_mask_testn_epi32_mask(in, w, w);
         if (z != 0)
@@ -648,7 +648,7 @@ static inline uint64_t bin_units(const pk_bin *b, uint32_t n)
     uint64_t sum = 0;
     int half;
     for (half = 0; half < 2; half++) {
-        const __mmask16 in = half ? (__mmask16)((live >> 12) & 0xfff0u) : (__mmask16)live;
+        const __mmask16 in = (__mmask16)(half ? (live >> 12) & 0xfff0u : live);
         const __m512i v = _mm512_or_si512(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(b->e + 12 * half))), one);
         const __m512i len = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(v));
