@@ -237,9 +237,9 @@ static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, cons
 
 /* s's spare made from n entries in bucket order, of cap slots up to twice cap or PK_SP_SMALL
  * (none for no entry and cap 0): in a new block of the allocator (map NULL), or in the
- * mapping map of map_len bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL when no such size places
- * them (a crowd: no larger size would spread it either), or AMQ_ENOMEM, with s's spare as it
- * was. */
+ * mapping map of map_len bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL
+ * when no such size places them (a crowd: a growth gives it to the deep ranges,
+ * sp_build_spilling), or AMQ_ENOMEM; either with s's spare as it was. */
 static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
                     uint32_t *map, size_t map_len)
 {

@@ -148,7 +148,7 @@ TEST(crowded_band_through_growths_in_place)
     CHECK_EQ(missing, 0);
     CHECK(taken > 1000u && refused > 1000u); /* both, or the band was no crowd */
     /* other keys refused only where the crowd fills their bucket or their segment's spare
-     * (139 of 2.25M at 3M adds): a crowd costs its neighbours, not the filter */
+     * (142 of 2.25M at 3M adds): a crowd costs its neighbours, not the filter */
     CHECK_LT(others_refused, keys / 1000u);
     if (getenv("AMQ_TEST_VERBOSE") != NULL)
         printf("  band: %llu taken, %llu refused; others refused %llu\n",
