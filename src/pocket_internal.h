@@ -188,8 +188,10 @@ static inline uint32_t pk_seg_of(const amq_pk *x, uint64_t h)
 /* Does bucket j of a bin with this map have keys in the spare? */
 static inline int pk_to_spare(uint64_t map, uint32_t j)
 {
-    const uint32_t c = (uint32_t)(map >> PK_SPARE_SHIFT);
-    return j + (c == PK_SPARE_ALL ? PK_BUCKETS : c) >= PK_BUCKETS;
+    /* cutoff c sends j when j + c >= 32, every bucket at PK_SPARE_ALL: c >= min(32 - j, 15),
+     * one comparison of the map (a query's one integer step on its line) */
+    const uint32_t t = PK_BUCKETS - j < PK_SPARE_ALL ? PK_BUCKETS - j : PK_SPARE_ALL;
+    return map >= (uint64_t)t << PK_SPARE_SHIFT;
 }
 
 /* The cutoff lowered to bucket j if it is above. */
