@@ -413,9 +413,25 @@ static inline int pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
 
 /* ---- the deep ranges ---------------------------------------------------------------------- */
 
+/* Is hs in a deep range of s?  The ranges start at hash values, evenly spread: the first one
+ * past hs is found from a guess, hs's share of them, by steps doubling away from it, then
+ * bisection of the bracket (a few lines near the guess, where a bisection of the whole list
+ * walks a dozen levels, one a miss each). */
 static inline int pk_deep_has(const pk_seg *s, uint64_t hs)
 {
-    uint64_t lo = 0, hi = s->ndeep;
+    const uint64_t n = s->ndeep, at = pk_mulhi(hs, n);
+    uint64_t lo, hi, step;
+    if (n == 0)
+        return 0;
+    if (s->deep[at][0] <= hs) {
+        for (lo = at + 1u, step = 1; at + step < n && s->deep[at + step][0] <= hs; step *= 2u)
+            lo = at + step + 1u;
+        hi = at + step < n ? at + step : n;
+    } else {
+        for (hi = at, step = 1; step <= at && s->deep[at - step][0] > hs; step *= 2u)
+            hi = at - step;
+        lo = step <= at ? at - step + 1u : 0;
+    }
     while (lo < hi) { /* the first range starting past hs */
         const uint64_t mid = lo + (hi - lo) / 2u;
         if (s->deep[mid][0] <= hs)

@@ -259,7 +259,7 @@ static int isa_settle(amq_pk *x)
 /* The spare and the deep ranges, for a bin that says bucket g may have keys there. */
 __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs, uint64_t g)
 {
-    return pk_sp_has(s, g, hs) || (s->ndeep != 0 && pk_deep_has(s, hs));
+    return pk_sp_has(s, g, hs) || pk_deep_has(s, hs);
 }
 
 /* Does bin b answer key hs (its segment's bits taken off) of segment s in its bucket j?  (The
