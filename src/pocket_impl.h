@@ -256,10 +256,50 @@ static int isa_settle(amq_pk *x)
 
 /* ---- the query ---------------------------------------------------------------------------- */
 
+#if PK_VEC
+/* pk_sp_has 16 slots a step (a bucket's run is ~13 slots at the spare's load): the slots of
+ * buckets before g skipped, g's tested as a bin's entries are, up to the first empty slot or
+ * slot of a later bucket. */
+static inline int sp_has_vec(const pk_seg *s, uint64_t g, uint64_t hs)
+{
+    const __m512i gv = _mm512_set1_epi32((int)(g & 0xffffu));
+    const __m512i y = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));
+    const __m512i ys = _mm512_set1_epi32((int)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
+    uint64_t p;
+    if (s->spn == 0)
+        return 0;
+    for (p = pk_sp_home(s, g);; p += 16u) {
+        const uint64_t left = s->splen - p;
+        const __mmask16 ok = (__mmask16)(left >= 16u ? 0xffffu : (1u << left) - 1u);
+        const __m512i w = _mm512_maskz_loadu_epi32(ok, s->sp + p);
+        /* the slot's bucket less g in the top 16 bits: > 0 past g, 0 g's */
+        const __m512i d = _mm512_slli_epi32(_mm512_sub_epi32(_mm512_srli_epi32(w, 16), gv), 16);
+        const uint32_t stop = (uint32_t)(_mm512_testn_epi32_mask(w, w) |
+                                         _mm512_cmpgt_epi32_mask(d, _mm512_setzero_si512())) |
+                              (uint32_t)(__mmask16)~ok;
+        const __mmask16 mine = (__mmask16)(_mm512_testn_epi32_mask(d, d) &
+                                           ((stop & (0u - stop)) - 1u));
+        const __m512i v = _mm512_and_si512(w, _mm512_set1_epi32(0xffff));
+        const __m512i lz = _mm512_sub_epi32(_mm512_lzcnt_epi32(v), _mm512_set1_epi32(16));
+        const __mmask16 shortl = _mm512_cmpge_epu32_mask(lz, _mm512_set1_epi32(15 - PK_SHORT));
+        const __m512i want = _mm512_mask_blend_epi32(shortl, _mm512_srlv_epi32(y, lz),
+                                                     _mm512_srlv_epi32(ys, lz));
+        if (_mm512_mask_cmpeq_epi32_mask(mine, v, want) != 0)
+            return 1;
+        if (stop != 0)
+            return 0;
+    }
+}
+#endif
+
 /* The spare and the deep ranges, for a bin that says bucket g may have keys there. */
 __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs, uint64_t g)
 {
+#if PK_VEC
+    return sp_has_vec(s, g, hs) || pk_deep_has(s, hs);
+#else
     return pk_sp_has(s, g, hs) || pk_deep_has(s, hs);
+#endif
 }
 
 /* Does bin b answer key hs (its segment's bits taken off) of segment s in its bucket j?  (The
