@@ -415,16 +415,20 @@ static inline int batch_pend(const amq_pk *x, uint64_t h)
 
 /* The batch's keys that their bins left open, sl[t] = i << 1 | s: key i, whose bucket may have
  * keys in the spare or the deep ranges when s is 1, or which may be pending (its bin is not
- * read again: by now it may have left the caches).  Every spare's first slot fetched, then
- * each key answered as the one-key query would. */
+ * read again: by now it may have left the caches).  Every spare's first two lines fetched,
+ * then each key answered as the one-key query would. */
 __attribute__((noinline)) static void batch_slow(const amq_pk *x, const amq_hash128 *h,
                                                  const size_t *sl, size_t ns, uint8_t *out)
 {
     size_t t;
     for (t = 0; t < ns; t++) {
         const pk_seg *s = &x->seg[pk_seg_of(x, h[sl[t] >> 1].h1)];
-        if ((sl[t] & 1u) && s->spn != 0)
-            __builtin_prefetch(s->sp + pk_sp_home(s, pk_mulhi(h[sl[t] >> 1].h1 << x->d, s->m)));
+        if ((sl[t] & 1u) && s->spn != 0) {
+            const uint32_t *w = s->sp + pk_sp_home(s, pk_mulhi(h[sl[t] >> 1].h1 << x->d, s->m));
+            __builtin_prefetch(w);
+            if (w + 16 < s->sp + s->splen) /* a bucket's run is ~13 slots: often two lines */
+                __builtin_prefetch(w + 16);
+        }
     }
     for (t = 0; t < ns; t++) {
         const size_t i = sl[t] >> 1;
