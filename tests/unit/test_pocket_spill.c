@@ -157,6 +157,50 @@ TEST(reciprocal_division_is_exact)
     CHECK_EQ(wrong, 0);
 }
 
+/* pk_deep_has (a guess from hs's share of the list, then doubling steps and bisection)
+ * answers as a scan of every range: lists of 1 to 3,000 ranges spread evenly, crowded into a
+ * few places (the guess far off: the steps must reach the whole list), or nested and
+ * touching; probes at, next to and between the ranges' ends, and anywhere. */
+TEST(deep_search_answers_as_a_scan)
+{
+    uint64_t round, wrong = 0, hits = 0;
+    for (round = 0; round < 360u; round++) {
+        const uint64_t n = 1u + rnd() % (round < 300u ? 40u : 3000u);
+        const uint32_t shape = (uint32_t)(round % 3u);
+        uint64_t(*d)[2] = calloc(n, sizeof *d);
+        pk_seg s;
+        uint64_t i, p;
+        memset(&s, 0, sizeof s);
+        for (i = 0; i < n; i++) {
+            const uint64_t lo = shape == 0   ? rnd()
+                                : shape == 1 ? (rnd() % 4u) << 62 | rnd() % 100000u
+                                             : rnd() % (8u * n);
+            d[i][0] = lo;
+            d[i][1] = lo + (shape == 2 ? rnd() % 16u : rnd() % 1000u);
+            if (d[i][1] < lo)
+                d[i][1] = UINT64_MAX;
+        }
+        qsort(d, n, sizeof *d, deep_cmp);
+        s.deep = d;
+        s.ndeep = n;
+        for (i = 0; i < n; i++)
+            if (d[i][1] - d[i][0] > s.deep_width)
+                s.deep_width = d[i][1] - d[i][0];
+        for (p = 0; p < 2u * n + 64u; p++) {
+            const uint64_t r = d[rnd() % n][rnd() % 2u];
+            const uint64_t hs = p % 4u == 0 ? rnd() : p % 4u == 1 ? r : p % 4u == 2 ? r + 1u : r - 1u;
+            int want = 0;
+            for (i = 0; i < n && !want; i++)
+                want = d[i][0] <= hs && hs <= d[i][1];
+            wrong += pk_deep_has(&s, hs) != want;
+            hits += (uint64_t)want;
+        }
+        free(d);
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK(hits > 50000u); /* (the probes at the ends find ranges) */
+}
+
 TEST(crowd_no_spare_places_goes_deep_in_a_mapping)
 {
     spill_case(1);
