@@ -211,6 +211,32 @@ static inline uint64_t sp_min_cap(const pk_seg *s)
     return s->m / 3200u + 2u;
 }
 
+/* sp_place's trial, each entry's slot kept in it for sp_put (a rebuild's second pass then
+ * divides none): the slots it needs, or 0. */
+static inline uint64_t sp_fit(const pk_seg *s, pk_ent *e, uint64_t n, uint64_t cap)
+{
+    const uint32_t spd = sp_d_for(cap, s->m);
+    const uint64_t len = sp_len_for(cap, spd);
+    uint64_t i, p = 0;
+    for (i = 0; i < n; i++) {
+        const uint64_t home = pk_div_m(s, e[i].g * cap);
+        if (i == 0 || p < home)
+            p = home;
+        if (p - home > spd || p >= len - 1u)
+            return 0;
+        e[i].at = (uint32_t)p++;
+    }
+    return len;
+}
+
+/* The n entries sp_fit placed, into slots at a (zeroed). */
+static inline void sp_put(uint32_t *a, const pk_ent *e, uint64_t n)
+{
+    uint64_t i;
+    for (i = 0; i < n; i++)
+        a[e[i].at] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
+}
+
 /* n entries in bucket order (ties in any order) placed in slots at a (room for max slots,
  * zeroed) for a spare of cap slots: the slots it needs, or 0 when one would land more than
  * the spare's distance from its home (or past max). */
@@ -280,16 +306,24 @@ static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, ui
     }
 }
 
-/* s's spare entries in bucket order into e (room for s->spn); each slot's reference, q m /
- * spcap, kept by steps. */
-static inline void sp_list(const pk_seg *s, pk_ent *e)
+/* s's spare entries in bucket order into e (room for s->spn), with (g, v) among them when
+ * with is set, after the entries of buckets up to g (in the same pass, not shifted in after
+ * it: room for one more); each slot's reference, q m / spcap, kept by steps. */
+static inline void sp_list_with(const pk_seg *s, pk_ent *e, int with, uint64_t g, uint16_t v)
 {
     const uint64_t a = s->m / s->spcap, b = s->m % s->spcap;
     uint64_t q, n = 0, ref = 0, frac = 0;
     for (q = 0; q < s->splen; q++) {
         const uint32_t w = s->sp[q];
         if (w != 0) {
-            e[n].g = ref + (uint64_t)(int64_t)(int16_t)(uint16_t)((w >> 16) - (uint32_t)ref);
+            const uint64_t gq =
+                ref + (uint64_t)(int64_t)(int16_t)(uint16_t)((w >> 16) - (uint32_t)ref);
+            if (with && gq > g) {
+                e[n].g = g;
+                e[n++].v = v;
+                with = 0;
+            }
+            e[n].g = gq;
             e[n++].v = (uint16_t)w;
         }
         ref += a;
@@ -298,9 +332,17 @@ static inline void sp_list(const pk_seg *s, pk_ent *e)
             ref++;
         }
     }
+    if (with) {
+        e[n].g = g;
+        e[n].v = v;
+    }
 }
 
-/* s's spare rebuilt with at least cap slots. */
+static inline void sp_list(const pk_seg *s, pk_ent *e)
+{
+    sp_list_with(s, e, 0, 0, 0);
+}
+
 /* s's spare rebuilt from the filter's list of its entries, with (g, v) among them when with
  * is set, at the first size from cap up to twice it where they fit: grown in place (a large
  * block grows by remapping, its pages kept) or made anew (a mapping's).  AMQ_OK; AMQ_EFULL
@@ -309,7 +351,7 @@ static inline void sp_list(const pk_seg *s, pk_ent *e)
 static inline int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint64_t g, uint16_t v)
 {
     const uint64_t n = s->spn + (with ? 1u : 0u);
-    uint64_t c, want, i;
+    uint64_t c, want;
     uint32_t *a, spd;
     if (n > x->scr_cap) { /* the filter's list for rebuilds: no allocation each time */
         pk_ent *e = amq_realloc(&x->alloc, x->scr, (size_t)x->scr_cap * sizeof *e,
@@ -319,17 +361,15 @@ static inline int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint6
         x->scr = e;
         x->scr_cap = 2u * n;
     }
-    if (s->spn > 0)
-        sp_list(s, x->scr);
-    if (with) { /* after the entries of buckets up to g */
-        for (i = s->spn; i > 0 && x->scr[i - 1u].g > g; i--)
-            x->scr[i] = x->scr[i - 1u];
-        x->scr[i].g = g;
-        x->scr[i].v = v;
+    if (s->spn > 0) {
+        sp_list_with(s, x->scr, with, g, v);
+    } else if (with) {
+        x->scr[0].g = g;
+        x->scr[0].v = v;
     }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (c = cap; sp_place(s, NULL, UINT64_MAX, x->scr, n, c) == 0; c += c / 8u + 8u)
+    for (c = cap; sp_fit(s, x->scr, n, c) == 0; c += c / 8u + 8u)
         if (c > 2u * cap)
             return AMQ_EFULL;
     spd = sp_d_for(c, s->m);
@@ -343,7 +383,7 @@ static inline int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint6
             return AMQ_ENOMEM;
         memset(a, 0, (size_t)want * 4u);
     }
-    (void)sp_place(s, a, want, x->scr, n, c);
+    sp_put(a, x->scr, n);
     s->sp = a;
     s->spcap = c;
     s->spd = spd;

@@ -85,6 +85,7 @@ typedef struct pk_bin {
 typedef struct pk_ent {
     uint64_t g;
     uint16_t v;
+    uint32_t at; /* its slot, while a spare is rebuilt (sp_fit) */
 } pk_ent;
 
 typedef struct pk_seg {
