@@ -237,7 +237,7 @@ static inline uint64_t sp_fit(const pk_seg *s, pk_ent *e, uint64_t n, uint64_t c
         const uint64_t home = pk_div_m(s, e[i].g * cap);
         if (i == 0 || p < home)
             p = home;
-        if (p - home > spd || p >= len - 1u)
+        if (p - home > spd || p >= len - 1u || p > UINT32_MAX) /* (a slot kept in 32 bits) */
             return 0;
         e[i].at = (uint32_t)p++;
     }
