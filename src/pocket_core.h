@@ -112,7 +112,7 @@ static inline size_t page_round(size_t n)
 }
 
 /* Bytes of a mapping faulted in by one call before a growth writes them: a fault
- * a page costs a VM's kernel more (2 % of an add at 3e7 keys).  Without
+ * a page costs a VM's kernel more (docs/expandable-log.md).  Without
  * MADV_POPULATE_WRITE (Linux before 5.14) the writes fault them as before. */
 static inline void populate(void *p, size_t bytes)
 {

@@ -75,7 +75,7 @@ static inline int bin_put_at(pk_bin *b, uint32_t j, uint16_t v, uint32_t rank)
 #if PK_VEC
 /* seg_add's rank: of entries [from, to) of bin b, those whose ranges start before key's (from
  * lo, in eb bits), every entry at once: the loop's count, 0 to 3 and more, mispredicted about
- * every other key, cost more (5 % of an add at 3e7 keys). */
+ * every other key, cost more (docs/expandable-log.md). */
 static inline uint32_t bin_rank(const pk_bin *b, uint32_t from, uint32_t to, uint32_t eb,
                                 uint32_t lo, uint32_t key)
 {
@@ -198,7 +198,7 @@ static inline void pk_prefetch(const amq_pk *x, uint64_t h)
  * adds' as a batch would.  The oldest half of the ring is placed together, so that the next
  * half ring of adds only store and fetch: a prefetch holds up the instructions after it until
  * its page walk ends, and an add that places a key has too many of them for the next add's
- * walk to start under it (9 % faster adds at 3e7 keys than one key placed each add).  A key
+ * walk to start under it (docs/expandable-log.md has the figures).  A key
  * that cannot be placed for want of memory or past the rate stays pending and the new one is
  * refused, nothing changed; one whose bucket is crowded (AMQ_EFULL) stays pending and the new
  * one is placed at once (refused with AMQ_EFULL when its bucket is crowded too). */
@@ -363,7 +363,7 @@ static inline __attribute__((always_inline)) int bin_has(const pk_seg *s, uint64
      * 1) packed into bytes, less their numbers (from 1), widened to 16-bit lane 4 + i; lanes
      * past the entries hold 255 - i, the cutoff's bits 32 or more, lanes 0 to 3 0xffff,
      * never a bucket.  Kept off the integer units: the next queries' hashing and addressing
-     * wait behind whatever sits there for this line (a scalar select measured 1.25x). */
+     * wait behind whatever sits there for this line (a scalar select: docs/expandable-log.md). */
     const __m512i idx = _mm512_set_epi8(64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51,
                                         50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37,
                                         36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23,
