@@ -934,27 +934,80 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
              * a full bin would send another entry to the spare than the writer does, and the
              * file's bytes would depend on the CPU */
             if (vec && (nv = bin_g2(b, base, kc, 0, g2s, vs)) >= 0) {
-                /* the writer as below, in the same order: the spare's entries of buckets before
-                 * an entry's before it (a bucket's own after its bin entries: the spare holds a
-                 * full bin's last), those of the bin's other buckets after its last */
-                int i;
-                for (i = 0; i < nv; i++, ones &= ones - 1u) {
-                    const uint64_t g2 = g2s[i];
-                    const uint64_t g = base + (uint32_t)__builtin_ctzll(ones) - (uint32_t)i;
-                    if (spg < base + B && g > spg) {
-                        W_SAVE();
-                        for (; si < nsp && sp[si].g < g; si++)
-                            rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
-                        spg = si < nsp ? sp[si].g : UINT64_MAX;
-                        W_LOAD();
+                /* the writer as the baseline's, in the same order: the spare's entries of
+                 * buckets before an entry's before it (a bucket's own after its bin entries:
+                 * the spare holds a full bin's last), those of the bin's other buckets after
+                 * its last.  The entries between two such steps go into each new bin at once,
+                 * its map's bits set 8 a step (W_APPEND's, without its branches an entry). */
+                int i = 0;
+                while (i < nv) {
+                    int j = nv, r;
+                    uint64_t g0;
+                    if (spg < base + B) {
+                        /* the entries of buckets up to spg's come first (none when a bin the
+                         * baseline's way left its last buckets' spare entries) */
+                        const uint64_t z =
+                            spg < base ? 1u
+                                       : _pdep_u64(UINT64_C(1) << (spg - base), ~ones & PK_MAP_MASK);
+                        j = __builtin_popcountll(ones & (z - 1u));
+                        if (j <= i) {
+                            const uint64_t g =
+                                base + (uint32_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << i, ones)) -
+                                (uint32_t)i;
+                            W_SAVE();
+                            for (; si < nsp && sp[si].g < g; si++)
+                                rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
+                            spg = si < nsp ? sp[si].g : UINT64_MAX;
+                            W_LOAD();
+                            continue;
+                        }
                     }
-                    if (g2 < gw) { /* behind a spare entry's */
+                    if (g2s[i] < gw) { /* behind a spare entry's */
                         W_SAVE();
-                        writer_put(&w, g2, vs[i]);
+                        writer_put(&w, g2s[i], vs[i]);
                         W_LOAD();
+                        i++;
                         continue;
                     }
-                    W_APPEND(g2, vs[i]);
+                    if (g2s[i] >= g_end) {
+                        w.cur.map = map;
+                        w.n = n;
+                        writer_to(&w, g2s[i] / B);
+                        map = 0;
+                        n = 0;
+                        g_end = w.g0 + B;
+                    }
+                    g0 = g_end - B;
+                    for (r = i + 1; r < j && g2s[r] < g_end; r++)
+                        ;
+                    if (n + (uint32_t)(r - i) > S) { /* a full bin: W_APPEND's spare */
+                        for (; i < r; i++)
+                            W_APPEND(g2s[i], vs[i]);
+                        continue;
+                    }
+                    {
+                        /* entry i + y at bit g2 - g0 + n + y */
+                        const __m512i off = _mm512_set1_epi64((long long)(n - g0 - (uint64_t)i));
+                        const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+                        const __mmask32 run = (__mmask32)((1u << (r - i)) - 1u);
+                        __m512i bits = _mm512_setzero_si512();
+                        int q;
+                        for (q = i; q < r; q += 8) {
+                            const __mmask8 in =
+                                (__mmask8)(r - q >= 8 ? 0xffu : (1u << (r - q)) - 1u);
+                            const __m512i at = _mm512_add_epi64(
+                                _mm512_add_epi64(_mm512_maskz_loadu_epi64(in, g2s + q), off),
+                                _mm512_add_epi64(lane, _mm512_set1_epi64(q)));
+                            bits = _mm512_mask_or_epi64(
+                                bits, in, bits, _mm512_sllv_epi64(_mm512_set1_epi64(1), at));
+                        }
+                        map |= (uint64_t)_mm512_reduce_or_epi64(bits);
+                        _mm512_mask_storeu_epi16(ce + n, run, _mm512_maskz_loadu_epi16(run, vs + i));
+                        n += (uint32_t)(r - i);
+                        gw = g2s[r - 1];
+                        pos = (uint32_t)(gw - g0) + n;
+                    }
+                    i = r;
                 }
                 if (spg < base + B) {
                     W_SAVE();
