@@ -917,6 +917,23 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
             ce[n++] = (v2_);                                                                       \
         }                                                                                          \
     } while (0)
+/* the spare's entries of buckets before lim_, each the usual one not behind the writer
+ * appended as W_APPEND does, any other as rewrite_any does (writer_put's same steps) */
+#define W_MERGE(lim_)                                                                              \
+    do {                                                                                           \
+        for (; si < nsp && sp[si].g < (lim_); si++) {                                              \
+            uint64_t g2_;                                                                          \
+            uint16_t v2_;                                                                          \
+            if (rewrite_fast(&c, sp[si].g, sp[si].v, &g2_, &v2_) && g2_ >= gw) {                   \
+                W_APPEND(g2_, v2_);                                                                \
+            } else {                                                                               \
+                W_SAVE();                                                                          \
+                rewrite_any(&w, t, &c, sp[si].g, sp[si].v);                                        \
+                W_LOAD();                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        spg = si < nsp ? sp[si].g : UINT64_MAX;                                                    \
+    } while (0)
 #if PK_VEC
         const uint64_t kc[7] = {q0, cell, c.margin, c.width, m2, c.k, c.k2 - c.k};
         const int vec = m2 <= UINT32_MAX && c.k2 - c.k <= 1u;
@@ -954,11 +971,7 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                             const uint64_t g =
                                 base + (uint32_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << i, ones)) -
                                 (uint32_t)i;
-                            W_SAVE();
-                            for (; si < nsp && sp[si].g < g; si++)
-                                rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
-                            spg = si < nsp ? sp[si].g : UINT64_MAX;
-                            W_LOAD();
+                            W_MERGE(g);
                             continue;
                         }
                     }
@@ -1009,13 +1022,8 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                     }
                     i = r;
                 }
-                if (spg < base + B) {
-                    W_SAVE();
-                    for (; si < nsp && sp[si].g < base + B; si++)
-                        rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
-                    spg = si < nsp ? sp[si].g : UINT64_MAX;
-                    W_LOAD();
-                }
+                if (spg < base + B)
+                    W_MERGE(base + B);
                 continue;
             }
 #endif
@@ -1050,6 +1058,7 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
 #undef W_SAVE
 #undef W_LOAD
 #undef W_APPEND
+#undef W_MERGE
         for (; si < nsp; si++) /* the spare's of the last buckets */
             rewrite_any(&w, t, &c, sp[si].g, sp[si].v);
     }
