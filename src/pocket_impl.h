@@ -771,7 +771,8 @@ static inline __m512i mulhi32(__m512i s, __m512i vm2)
 
 /* The usual bin 8 entries at a time: each entry's new bucket into g2s[] and its entry into
  * vs[], the count of entries returned; -1 when any of them is not the usual one
- * (rewrite_fast's conditions) or their new buckets are out of order and may_sort is 0.
+ * (rewrite_fast's conditions) or their new buckets are out of order and may_sort is 0 (2:
+ * left in their order).
  * kc: q0, the cell, the margin, the width, m2 (under 2^32), k, the levels gained (0 or 1). */
 static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int may_sort,
                          uint64_t *g2s, uint16_t *vs)
@@ -824,7 +825,7 @@ static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int
     }
     if (!step)
         memcpy(vs, b->e, sizeof b->e);
-    for (i = 1; i < n; i++)
+    for (i = 1; may_sort != 2 && i < n; i++)
         if (g2s[i] < g2s[i - 1]) {
             /* an appended bucket's entries split by a new bucket's edge: sorted by new bucket,
              * stably, as the writer's slow way would place them */
@@ -947,10 +948,10 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
             uint32_t e = 0;
 #if PK_VEC
             int nv;
-            /* a bin whose entries' new buckets are out of order goes the baseline's way: sorted,
+            /* a bin whose entries' new buckets are out of order is taken in its order (sorted,
              * a full bin would send another entry to the spare than the writer does, and the
-             * file's bytes would depend on the CPU */
-            if (vec && (nv = bin_g2(b, base, kc, 0, g2s, vs)) >= 0) {
+             * file's bytes would depend on the CPU) */
+            if (vec && (nv = bin_g2(b, base, kc, 2, g2s, vs)) >= 0) {
                 /* the writer as the baseline's, in the same order: the spare's entries of
                  * buckets before an entry's before it (a bucket's own after its bin entries:
                  * the spare holds a full bin's last), those of the bin's other buckets after
@@ -991,8 +992,8 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                         g_end = w.g0 + B;
                     }
                     g0 = g_end - B;
-                    for (r = i + 1; r < j && g2s[r] < g_end; r++)
-                        ;
+                    for (r = i + 1; r < j && g2s[r] < g_end && g2s[r] >= g2s[r - 1]; r++)
+                        ; /* (one behind the last goes writer_put's way, as the baseline's) */
                     if (n + (uint32_t)(r - i) > S) { /* a full bin: W_APPEND's spare */
                         for (; i < r; i++)
                             W_APPEND(g2s[i], vs[i]);
