@@ -226,8 +226,9 @@ static inline uint64_t sp_min_cap(const pk_seg *s)
     return s->m / 3200u + 2u;
 }
 
-/* sp_place's trial, each entry's slot kept in it for sp_put (a rebuild's second pass then
- * divides none): the slots it needs, or 0. */
+/* Where n entries in bucket order (ties in any order) go in a spare of cap slots, each
+ * entry's slot kept in it for sp_put (the array is then written once, dividing none): the
+ * slots the spare needs, or 0 when one would land more than its distance from its home. */
 static inline uint64_t sp_fit(const pk_seg *s, pk_ent *e, uint64_t n, uint64_t cap)
 {
     const uint32_t spd = sp_d_for(cap, s->m);
@@ -252,39 +253,16 @@ static inline void sp_put(uint32_t *a, const pk_ent *e, uint64_t n)
         a[e[i].at] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
 }
 
-/* n entries in bucket order (ties in any order) placed in slots at a (room for max slots,
- * zeroed) for a spare of cap slots: the slots it needs, or 0 when one would land more than
- * the spare's distance from its home (or past max). */
-static inline uint64_t sp_place(const pk_seg *s, uint32_t *a, uint64_t max, const pk_ent *e, uint64_t n,
-                         uint64_t cap)
-{
-    const uint32_t spd = sp_d_for(cap, s->m);
-    const uint64_t len = sp_len_for(cap, spd);
-    uint64_t i, p = 0;
-    if (len > max)
-        return 0;
-    for (i = 0; i < n; i++) {
-        const uint64_t home = pk_div_m(s, e[i].g * cap);
-        if (i == 0 || p < home)
-            p = home;
-        if (p - home > spd || p >= len - 1u)
-            return 0;
-        if (a != NULL) /* NULL: where they would go, tried */
-            a[p] = (uint32_t)(e[i].g & 0xffffu) << 16 | e[i].v;
-        p++;
-    }
-    return len;
-}
-
 /* s's spare made from n entries in bucket order, of cap slots up to twice cap or PK_SP_SMALL
  * (none for no entry and cap 0): in a new block of the allocator (map NULL), or in the
  * mapping map of map_len bytes (zeroed; the spare keeps it, trimmed).  AMQ_OK; AMQ_EFULL
  * when no such size places them (a crowd: a growth gives it to the deep ranges,
  * sp_build_spilling), or AMQ_ENOMEM; either with s's spare as it was. */
-static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, uint64_t cap,
-                    uint32_t *map, size_t map_len)
+static inline int sp_build(amq_pk *x, pk_seg *s, pk_ent *e, uint64_t n, uint64_t cap,
+                           uint32_t *map, size_t map_len)
 {
     uint64_t len, c;
+    uint32_t *a;
     if (n == 0 && cap == 0) { /* none: no array (a small filter's 64 segments would hold many) */
         free_spare(x, s);
         if (map != NULL)
@@ -293,33 +271,27 @@ static inline int sp_build(amq_pk *x, pk_seg *s, const pk_ent *e, uint64_t n, ui
     }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (c = cap;; c += c / 8u + 8u) {
-        const uint64_t want = sp_len_for(c, sp_d_for(c, s->m));
-        uint32_t *a;
-        if (map != NULL) {
-            if (want * 4u > map_len)
-                return AMQ_ENOMEM; /* past what the growth reserved: not met in practice */
-            a = map;
-            populate(a, (size_t)want * 4u);
-            memset(a, 0, (size_t)want * 4u);
-        } else if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL) {
-            return AMQ_ENOMEM;
-        }
-        if ((len = sp_place(s, a, want, e, n, c)) != 0) {
-            free_spare(x, s);
-            s->sp = a;
-            s->spcap = c;
-            s->spd = sp_d_for(c, s->m);
-            s->splen = len;
-            s->spn = n;
-            s->sp_map = map != NULL ? map_trim(map, map_len, (size_t)len * 4u) : 0;
-            return AMQ_OK;
-        }
-        if (map == NULL)
-            amq_free(&x->alloc, a, (size_t)want * 4u);
+    for (c = cap; (len = sp_fit(s, e, n, c)) == 0; c += c / 8u + 8u)
         if (c > 2u * cap && c > PK_SP_SMALL)
             return AMQ_EFULL;
+    if (map != NULL) {
+        if (len * 4u > map_len)
+            return AMQ_ENOMEM; /* past what the growth reserved: not met in practice */
+        a = map;
+        populate(a, (size_t)len * 4u);
+        memset(a, 0, (size_t)len * 4u);
+    } else if ((a = amq_calloc(&x->alloc, (size_t)len * 4u)) == NULL) {
+        return AMQ_ENOMEM;
     }
+    sp_put(a, e, n);
+    free_spare(x, s);
+    s->sp = a;
+    s->spcap = c;
+    s->spd = sp_d_for(c, s->m);
+    s->splen = len;
+    s->spn = n;
+    s->sp_map = map != NULL ? map_trim(map, map_len, (size_t)len * 4u) : 0;
+    return AMQ_OK;
 }
 
 /* s's spare entries in bucket order into e (room for s->spn), with (g, v) among them when
