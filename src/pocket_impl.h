@@ -770,11 +770,11 @@ static inline __m512i mulhi32(__m512i s, __m512i vm2)
 }
 
 /* The usual bin 8 entries at a time: each entry's new bucket into g2s[] and its entry into
- * vs[], the count of entries returned; -1 when any of them is not the usual one
- * (rewrite_fast's conditions) or their new buckets are out of order and may_sort is 0 (2:
- * left in their order).
+ * vs[], in the bin's order (new buckets may come out of order: the caller sends one behind
+ * the writer writer_put's way), the count of entries returned; -1 when any of them is not
+ * the usual one (rewrite_fast's conditions).
  * kc: q0, the cell, the margin, the width, m2 (under 2^32), k, the levels gained (0 or 1). */
-static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int may_sort,
+static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc,
                          uint64_t *g2s, uint16_t *vs)
 {
     const uint64_t ones = b->map & PK_MAP_MASK;
@@ -794,7 +794,7 @@ static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int
     const __m512i vminlen = _mm512_set1_epi64((long long)(PK_SHORT + 1u + kc[6]));
     const __m512i one = _mm512_set1_epi64(1), v63 = _mm512_set1_epi64(63);
     const int step = kc[6] != 0;
-    int c, i;
+    int c;
     for (c = 0; c < n; c += 8) {
         const __mmask8 live = (__mmask8)(n - c >= 8 ? 0xffu : (1u << (n - c)) - 1u);
         const __m512i v = _mm512_maskz_cvtepu16_epi64(live, _mm_maskz_loadu_epi16(live, b->e + c));
@@ -825,26 +825,6 @@ static inline int bin_g2(const pk_bin *b, uint64_t base, const uint64_t *kc, int
     }
     if (!step)
         memcpy(vs, b->e, sizeof b->e);
-    for (i = 1; may_sort != 2 && i < n; i++)
-        if (g2s[i] < g2s[i - 1]) {
-            /* an appended bucket's entries split by a new bucket's edge: sorted by new bucket,
-             * stably, as the writer's slow way would place them */
-            int k;
-            if (!may_sort)
-                return -1;
-            for (k = i; k < n; k++) {
-                const uint64_t gk = g2s[k];
-                const uint16_t vk = vs[k];
-                int at = k;
-                for (; at > 0 && g2s[at - 1] > gk; at--) {
-                    g2s[at] = g2s[at - 1];
-                    vs[at] = vs[at - 1];
-                }
-                g2s[at] = gk;
-                vs[at] = vk;
-            }
-            break;
-        }
     return n;
 }
 #endif
@@ -951,7 +931,7 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
             /* a bin whose entries' new buckets are out of order is taken in its order (sorted,
              * a full bin would send another entry to the spare than the writer does, and the
              * file's bytes would depend on the CPU) */
-            if (vec && (nv = bin_g2(b, base, kc, 2, g2s, vs)) >= 0) {
+            if (vec && (nv = bin_g2(b, base, kc, g2s, vs)) >= 0) {
                 /* the writer as the baseline's, in the same order: the spare's entries of
                  * buckets before an entry's before it (a bucket's own after its bin entries:
                  * the spare holds a full bin's last), those of the bin's other buckets after
@@ -965,13 +945,13 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                         /* the entries of buckets up to spg's come first (none when a bin the
                          * baseline's way left its last buckets' spare entries) */
                         const uint64_t z =
-                            spg < base ? 1u
-                                       : _pdep_u64(UINT64_C(1) << (spg - base), ~ones & PK_MAP_MASK);
+                            spg < base
+                                ? 1u
+                                : _pdep_u64(UINT64_C(1) << (spg - base), ~ones & PK_MAP_MASK);
                         j = __builtin_popcountll(ones & (z - 1u));
                         if (j <= i) {
-                            const uint64_t g =
-                                base + (uint32_t)__builtin_ctzll(_pdep_u64(UINT64_C(1) << i, ones)) -
-                                (uint32_t)i;
+                            const uint64_t at = _pdep_u64(UINT64_C(1) << i, ones);
+                            const uint64_t g = base + (uint32_t)__builtin_ctzll(at) - (uint32_t)i;
                             W_MERGE(g);
                             continue;
                         }
@@ -1016,7 +996,8 @@ static void isa_rewrite(const pk_tab *t, pk_tab *dst)
                                 bits, in, bits, _mm512_sllv_epi64(_mm512_set1_epi64(1), at));
                         }
                         map |= (uint64_t)_mm512_reduce_or_epi64(bits);
-                        _mm512_mask_storeu_epi16(ce + n, run, _mm512_maskz_loadu_epi16(run, vs + i));
+                        _mm512_mask_storeu_epi16(ce + n, run,
+                                                 _mm512_maskz_loadu_epi16(run, vs + i));
                         n += (uint32_t)(r - i);
                         gw = g2s[r - 1];
                         pos = (uint32_t)(gw - g0) + n;
