@@ -170,6 +170,7 @@ TEST(deep_search_answers_as_a_scan)
         uint64_t(*d)[2] = calloc(n, sizeof *d);
         pk_seg s;
         uint64_t i, p;
+        REQUIRE(d != NULL);
         memset(&s, 0, sizeof s);
         for (i = 0; i < n; i++) {
             const uint64_t lo = shape == 0   ? rnd()
@@ -188,7 +189,10 @@ TEST(deep_search_answers_as_a_scan)
                 s.deep_width = d[i][1] - d[i][0];
         for (p = 0; p < 2u * n + 64u; p++) {
             const uint64_t r = d[rnd() % n][rnd() % 2u];
-            const uint64_t hs = p % 4u == 0 ? rnd() : p % 4u == 1 ? r : p % 4u == 2 ? r + 1u : r - 1u;
+            const uint64_t hs = p % 4u == 0   ? rnd()
+                                : p % 4u == 1 ? r
+                                : p % 4u == 2 ? r + 1u
+                                              : r - 1u;
             int want = 0;
             for (i = 0; i < n && !want; i++)
                 want = d[i][0] <= hs && hs <= d[i][1];
