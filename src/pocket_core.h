@@ -718,11 +718,15 @@ static inline uint64_t bin_units(const pk_bin *b, uint32_t n)
 static inline void pk_count(pk_seg *s)
 {
     uint64_t b, q, e = s->spn, units = 0;
+    uint32_t i, shorts = 0;
     for (b = 0; b < s->nb; b++) {
         const uint32_t n = (uint32_t)__builtin_popcountll(s->b[b].map & PK_MAP_MASK);
         e += n;
         units += bin_units(&s->b[b], n);
+        for (i = 0; i < n; i++) /* marker at bit PK_SHORT or below */
+            shorts |= s->b[b].e[i] < 2u << PK_SHORT;
     }
+    s->short_bins = shorts;
     for (q = 0; q < s->splen; q++)
         if (s->sp[q] != 0)
             units += pk_units(s->sp[q] & 0xffffu);

@@ -354,41 +354,45 @@ __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs,
 
 /* Does bin b answer key hs (its segment's bits taken off) of segment s in its bucket j?  (The
  * spare not read; with AVX-512 no branch on the line, so that a batch keeps going while a
- * line is on its way.) */
+ * line is on its way.)  shorts: the segment's bins may hold short entries (s->short_bins),
+ * whose test takes two more steps on the line. */
 static inline __attribute__((always_inline)) int bin_has(const pk_seg *s, uint64_t hs,
-                                                         const pk_bin *b, uint32_t j)
+                                                         const pk_bin *b, uint32_t j, int shorts)
 {
 #if PK_VEC
-    /* entry i's bucket is the place of the map's i-th 1 less i: the places of the 1s (from
-     * 1) packed into bytes, less their numbers (from 1), widened to 16-bit lane 4 + i; lanes
-     * past the entries hold 255 - i, the cutoff's bits 32 or more, lanes 0 to 3 0xffff,
-     * never a bucket.  Kept off the integer units: the next queries' hashing and addressing
+    /* entry i is in bucket j when the place of the map's i-th 1 (from 1) is i + 1 + j: the
+     * places packed into bytes and compared with i + 1 + j at once, bit i of the result moved
+     * to lane 4 + i (lanes past the entries hold 0 or a cutoff bit's place, 61 or more: never
+     * equal).  Few steps, all off the integer units: the next queries' hashing and addressing
      * wait behind whatever sits there for this line (a scalar select: docs/expandable-log.md). */
     const __m512i idx = _mm512_set_epi8(64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51,
                                         50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37,
                                         36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23,
                                         22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
                                         7, 6, 5, 4, 3, 2, 1);
-    const __m512i bk = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(
-        _mm512_sub_epi8(_mm512_maskz_compress_epi8(_cvtu64_mask64(b->map), idx), idx)));
-    const __mmask32 in = _mm512_cmpeq_epi16_mask(
-        _mm512_alignr_epi64(bk, _mm512_set1_epi32(-1), 7), _mm512_set1_epi16((short)j));
+    const __mmask32 in = (__mmask32)_kshiftli_mask64(
+        _mm512_cmpeq_epi8_mask(_mm512_maskz_compress_epi8(_cvtu64_mask64(b->map), idx),
+                               _mm512_add_epi8(idx, _mm512_set1_epi8((char)j))),
+        4);
     const __m512i line = _mm512_loadu_si512((const void *)b);
     const __m512i lz = _mm512_mask_blend_epi16(
         (__mmask32)0xAAAAAAAAu, _mm512_lzcnt_epi32(_mm512_slli_epi32(line, 16)),
         _mm512_slli_epi32(_mm512_lzcnt_epi32(line), 16));
     const __m512i y =
         _mm512_set1_epi16((short)((1u << 15) | (uint32_t)((hs << s->k) >> 49)));
-    const __m512i ys =
-        _mm512_set1_epi16((short)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
-    const __mmask32 shortl = _mm512_cmpge_epu16_mask(lz, _mm512_set1_epi16(15 - PK_SHORT));
-    const __m512i want = _mm512_mask_blend_epi16(shortl, _mm512_srlv_epi16(y, lz),
-                                                 _mm512_srlv_epi16(ys, lz));
+    __m512i want = _mm512_srlv_epi16(y, lz);
+    if (shorts) {
+        const __m512i ys =
+            _mm512_set1_epi16((short)((1u << 15) | (uint32_t)((hs << (s->k - 1u)) >> 49)));
+        want = _mm512_mask_srlv_epi16(
+            want, _mm512_cmpge_epu16_mask(lz, _mm512_set1_epi16(15 - PK_SHORT)), ys, lz);
+    }
     return _mm512_mask_cmpeq_epi16_mask(in, line, want) != 0;
 #else
     const uint64_t z = ~b->map & PK_MAP_MASK;
     const uint32_t pe = select1(z, j), ps = j ? select1(z, j - 1u) + 1u : 0u;
     uint32_t i;
+    (void)shorts; /* (pk_entry_hits tells the forms apart) */
     for (i = ps - j; i < pe - j; i++)
         if (pk_entry_hits(b->e[i], hs, s->k))
             return 1;
@@ -401,7 +405,8 @@ static inline __attribute__((always_inline)) int seg_has_at(const pk_seg *s, uin
                                                             uint64_t g, const pk_bin *b,
                                                             uint32_t j)
 {
-    const int in = bin_has(s, hs, b, j);
+    /* (a branch on the segment, taken alike by every query of a filter in practice) */
+    const int in = s->short_bins ? bin_has(s, hs, b, j, 1) : bin_has(s, hs, b, j, 0);
     /* a branch only where it is predictable (the bin sends the bucket to the spare for ~3 %
      * of keys): one on the hit itself, half taken, would hold the next query's miss until
      * this one's line is in (a mispredict discards what followed it) */
@@ -504,6 +509,9 @@ static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, 
     uint8_t sg[QBATCH], jb[QBATCH];
     size_t sl[QSLOW];
     size_t at = 0, ns = 0, j;
+    uint32_t shorts = 0, t;
+    for (t = 0; t < 1u << x->d; t++) /* (one test for the whole batch) */
+        shorts |= x->seg[t].short_bins;
     while (at < n) {
         const size_t c = n - at < QBATCH ? n - at : QBATCH;
         for (j = 0; j < c; j++) {
@@ -517,7 +525,9 @@ static void isa_contains_batch(const amq_pk *x, const amq_hash128 *h, size_t n, 
             __builtin_prefetch(lp[j], 0, 2);
         }
         for (j = 0; j < c; j++) {
-            const int hit = bin_has(&x->seg[sg[j]], hb[j], lp[j], jb[j]) |
+            const pk_seg *s = &x->seg[sg[j]];
+            const int hit = (shorts ? bin_has(s, hb[j], lp[j], jb[j], 1)
+                                    : bin_has(s, hb[j], lp[j], jb[j], 0)) |
                             (PK_VEC && batch_pend(x, h[at + j].h1));
             const int spare = pk_to_spare(lp[j]->map, jb[j]);
             const int open = (spare | (!PK_VEC && batch_pend(x, h[at + j].h1))) & (hit ^ 1);

@@ -101,6 +101,7 @@ typedef struct pk_seg {
     uint32_t *sp;     /* the spare's splen slots, the last always 0 (NULL: no entry) */
     uint64_t spcap, splen, spn;
     uint32_t spd;       /* a slot's largest distance from its entry's home */
+    uint32_t short_bins; /* 1: a bin holds an entry of PK_SHORT bits or fewer (pk_count) */
     uint64_t (*deep)[2]; /* [lo, hi] ranges of h << d, sorted */
     uint64_t ndeep, deepcap, deep_width;
     /* the bins' memory: a range of addresses of their own (va), or a region */
