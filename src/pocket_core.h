@@ -682,8 +682,9 @@ static inline uint64_t pk_units(uint32_t v)
     return len == 0 ? UINT64_C(1) << 15 : UINT64_C(1) << (15u - len + (len <= PK_SHORT));
 }
 
-/* The units of bin b's first n entries. */
-static inline uint64_t bin_units(const pk_bin *b, uint32_t n)
+/* The units of bin b's first n entries; *shorts set when one is short (PK_SHORT bits or
+ * fewer). */
+static inline uint64_t bin_units(const pk_bin *b, uint32_t n, uint32_t *shorts)
 {
 #if defined(__AVX512F__) && defined(__AVX512CD__)
     /* lanes 0 to 15, then 12 to 27 with the first four masked off */
@@ -696,19 +697,21 @@ static inline uint64_t bin_units(const pk_bin *b, uint32_t n)
         const __m512i v = _mm512_or_si512(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(b->e + 12 * half))), one);
         const __m512i len = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_lzcnt_epi32(v));
+        const __mmask16 sl = _mm512_cmple_epu32_mask(len, _mm512_set1_epi32((int)PK_SHORT));
         const __m512i sh = _mm512_min_epu32(
-            _mm512_mask_add_epi32(_mm512_sub_epi32(f15, len),
-                                  _mm512_cmple_epu32_mask(len, _mm512_set1_epi32((int)PK_SHORT)),
-                                  _mm512_sub_epi32(f15, len), one),
+            _mm512_mask_add_epi32(_mm512_sub_epi32(f15, len), sl, _mm512_sub_epi32(f15, len), one),
             f15);
         sum += (uint32_t)_mm512_reduce_add_epi32(_mm512_maskz_sllv_epi32(in, one, sh));
+        *shorts |= (sl & in) != 0;
     }
     return sum;
 #else
     uint64_t sum = 0;
     uint32_t i;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         sum += pk_units((uint32_t)b->e[i] | 1u);
+        *shorts |= b->e[i] < 2u << PK_SHORT; /* marker at bit PK_SHORT or below */
+    }
     return sum;
 #endif
 }
@@ -718,13 +721,11 @@ static inline uint64_t bin_units(const pk_bin *b, uint32_t n)
 static inline void pk_count(pk_seg *s)
 {
     uint64_t b, q, e = s->spn, units = 0;
-    uint32_t i, shorts = 0;
+    uint32_t shorts = 0;
     for (b = 0; b < s->nb; b++) {
         const uint32_t n = (uint32_t)__builtin_popcountll(s->b[b].map & PK_MAP_MASK);
         e += n;
-        units += bin_units(&s->b[b], n);
-        for (i = 0; i < n; i++) /* marker at bit PK_SHORT or below */
-            shorts |= s->b[b].e[i] < 2u << PK_SHORT;
+        units += bin_units(&s->b[b], n, &shorts);
     }
     s->short_bins = shorts;
     for (q = 0; q < s->splen; q++)
