@@ -245,6 +245,18 @@ static inline uint64_t sp_fit(const pk_seg *s, pk_ent *e, uint64_t n, uint64_t c
     return len;
 }
 
+/* The first of cap, cap + cap / 8 + 8, ... up to most slots in which sp_fit places the n
+ * entries, into *c: the slots that spare needs, or 0 when none does (a crowd). */
+static inline uint64_t sp_size(const pk_seg *s, pk_ent *e, uint64_t n, uint64_t cap,
+                               uint64_t most, uint64_t *c)
+{
+    uint64_t len;
+    for (*c = cap; (len = sp_fit(s, e, n, *c)) == 0; *c += *c / 8u + 8u)
+        if (*c > most)
+            return 0;
+    return len;
+}
+
 /* The n entries sp_fit placed, into slots at a (zeroed). */
 static inline void sp_put(uint32_t *a, const pk_ent *e, uint64_t n)
 {
@@ -271,9 +283,8 @@ static inline int sp_build(amq_pk *x, pk_seg *s, pk_ent *e, uint64_t n, uint64_t
     }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (c = cap; (len = sp_fit(s, e, n, c)) == 0; c += c / 8u + 8u)
-        if (c > 2u * cap && c > PK_SP_SMALL)
-            return AMQ_EFULL;
+    if ((len = sp_size(s, e, n, cap, 2u * cap > PK_SP_SMALL ? 2u * cap : PK_SP_SMALL, &c)) == 0)
+        return AMQ_EFULL;
     if (map != NULL) {
         if (len * 4u > map_len)
             return AMQ_ENOMEM; /* past what the growth reserved: not met in practice */
@@ -357,11 +368,9 @@ static inline int sp_rebuild(amq_pk *x, pk_seg *s, uint64_t cap, int with, uint6
     }
     if (cap < sp_min_cap(s))
         cap = sp_min_cap(s);
-    for (c = cap; sp_fit(s, x->scr, n, c) == 0; c += c / 8u + 8u)
-        if (c > 2u * cap)
-            return AMQ_EFULL;
+    if ((want = sp_size(s, x->scr, n, cap, 2u * cap, &c)) == 0)
+        return AMQ_EFULL;
     spd = sp_d_for(c, s->m);
-    want = sp_len_for(c, spd);
     if (s->sp == NULL || s->sp_map != 0) {
         if ((a = amq_calloc(&x->alloc, (size_t)want * 4u)) == NULL)
             return AMQ_ENOMEM;
