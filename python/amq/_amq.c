@@ -1126,6 +1126,48 @@ static int check_kind_params(PyObject *kw, const char *kind)
     return 0;
 }
 
+/* ValueError for a hash name the library does not know, naming those it does
+ * (its table: hash ids are small and never reused); returns -1. */
+static int unknown_hash(const char *name)
+{
+    char names[256];
+    size_t used = 0;
+    uint32_t id;
+    names[0] = '\0';
+    for (id = 1; id < 256 && used < sizeof names; id++)
+        if (amq_hash_algo_name(id) != NULL)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                     used > 0 ? ", " : "", amq_hash_algo_name(id));
+    PyErr_Format(PyExc_ValueError, "unknown hash '%s' (%s)", name, names);
+    return -1;
+}
+
+/* amq.hash._hash_names(): the library's hash names in id order (key()'s docstring). */
+static PyObject *h_names(PyObject *m, PyObject *unused)
+{
+    PyObject *list = PyList_New(0), *t;
+    uint32_t id;
+    (void)m;
+    (void)unused;
+    if (list == NULL)
+        return NULL;
+    for (id = 1; id < 256; id++) {
+        PyObject *n;
+        if (amq_hash_algo_name(id) == NULL)
+            continue;
+        n = PyUnicode_FromString(amq_hash_algo_name(id));
+        if (n == NULL || PyList_Append(list, n) != 0) {
+            Py_XDECREF(n);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(n);
+    }
+    t = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return t;
+}
+
 static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"capacity", "fpp", "kind", "bits_per_key", "hash", "seed",
@@ -1194,19 +1236,8 @@ static int Filter_init(FilterObject *self, PyObject *args, PyObject *kw)
                         "window (window_ms times rate): it takes no capacity");
         return -1;
     }
-    if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
-        char names[256];
-        size_t used = 0;
-        uint32_t id;
-        /* the library's names: hash ids are small and never reused */
-        names[0] = '\0';
-        for (id = 1; id < 256 && used < sizeof names; id++)
-            if (amq_hash_algo_name(id) != NULL)
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         used > 0 ? ", " : "", amq_hash_algo_name(id));
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s' (%s)", hash_name, names);
-        return -1;
-    }
+    if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK)
+        return unknown_hash(hash_name);
     memset(&err, 0, sizeof(err));
     if (guava) {
         amq_bloom_params p;
@@ -2793,7 +2824,7 @@ static PyObject *mod_build(PyObject *m, PyObject *args, PyObject *kw)
     amq_config_init(&cfg, kind);
     algo = cfg.hash_algo; /* None: the kind's default (fuse: vmulshift, ribbon: xxh3) */
     if (hash_name != NULL && amq_hash_algo_from_name(hash_name, &algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash_name);
+        unknown_hash(hash_name);
         goto fail;
     }
     cfg.hash_algo = algo;
@@ -2977,10 +3008,8 @@ static PyObject *h_fnv1a_32(PyObject *m, PyObject *a, PyObject *kw) { (void)m; r
 static int parse_hash(const char *name, uint64_t seed, uint32_t *algo)
 {
     int rc;
-    if (amq_hash_algo_from_name(name, algo) != AMQ_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", name);
-        return -1;
-    }
+    if (amq_hash_algo_from_name(name, algo) != AMQ_OK)
+        return unknown_hash(name);
     if (check_seed(*algo, seed) != 0)
         return -1;
     rc = amq_hash_check(*algo, seed);
@@ -3132,6 +3161,7 @@ static PyMethodDef module_methods[] = {
     {"_fnv1a_64", KW h_fnv1a_64, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_fnv1a_32", KW h_fnv1a_32, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_hash_key", KW h_key, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_hash_names", (PyCFunction)h_names, METH_NOARGS, NULL},
     {"_partition_index", KW h_partition_index, METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -54,10 +54,12 @@ def fnv1a_64(key):
 
 
 def key(key, algo="xxh3", seed=0):
-    """The (h1, h2) pair a filter with this hash algorithm ('xxh3', 'murmur3',
-    'redisbloom', 'murmur64a', 'mulshift', 'vmulshift', 'mulmix') and seed derives its
-    probes from."""
     return _amq._hash_key(key, algo, seed)
+
+
+# (the names from the library's own table, so that this list cannot drift from it)
+key.__doc__ = ("The (h1, h2) pair a filter with this hash algorithm (%s) and seed derives its "
+               "probes from." % ", ".join(repr(n) for n in _amq._hash_names()))
 
 
 def partition_index(keys, partitions, algo="xxh3", seed=0):

@@ -27,3 +27,21 @@ def test_redisbloom_pair():
     h1, h2 = amq.hash.key("item", "redisbloom")
     assert h1 == amq.hash.murmur64a("item", 0xC6A4A7935BD1E995)
     assert h2 == amq.hash.murmur64a("item", h1)
+
+
+def test_hash_names_from_the_library():
+    """key()'s docstring and every unknown-hash error name the library's hashes, from its
+    table: each name listed works, and a name it does not know is refused naming them."""
+    names = ("xxh3", "murmur3", "redisbloom", "murmur64a", "mulshift", "vmulshift", "mulmix")
+    assert amq.hash.key.__doc__.count("'") == 2 * len(names)
+    for n in names:
+        assert "'%s'" % n in amq.hash.key.__doc__
+        amq.hash.key(b"k", n)
+    listed = "(%s)" % ", ".join(names)
+    for call in (lambda: amq.hash.key(b"k", "md5"),
+                 lambda: amq.hash.partition_index([b"k"], 4, "md5"),
+                 lambda: amq.Filter(kind="blocked", capacity=100, hash="md5"),
+                 lambda: amq.build([b"a", b"b"], kind="fuse", hash="md5")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value) == "unknown hash 'md5' " + listed
