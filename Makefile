@@ -107,9 +107,9 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
         test-clang test-clang-san demo bench \
         bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
-        test-servers servers deps-servers \
+        test-servers servers deps-servers test-module-asan \
         bench-redis bench-cluster \
-        test-interop bench-tool python test-python bench-python
+        test-interop bench-tool python test-python test-python-asan bench-python
 
 all: lib cli redis-module
 
@@ -141,6 +141,12 @@ help:
 	@echo "  test-clang-san the unit tests, the tool's sanitized paths and the fuzz corpora"
 	@echo "                 built by clang with ASan+UBSan (clang's UBSan catches what gcc's"
 	@echo "                 does not: NULL + 0, ...); not in make test, .ci/run runs it after"
+	@echo "  test-module-asan  the module's Redis suite with amq.so under ASan+UBSan in Redis"
+	@echo "                 8.0.2 (libc malloc, the runtime preloaded); not in make test,"
+	@echo "                 .ci/run runs it after test-servers"
+	@echo "  test-python-asan  the Python suite with the extension and libamq under ASan+UBSan"
+	@echo "                 (the runtime preloaded into python3); not in make test, .ci/run"
+	@echo "                 runs it"
 	@echo "  test-headers   each public header compiles alone (run by test-unit)"
 	@echo "  demo           the phone-number case of the seeds on generated data"
 	@echo "  fuzz           libFuzzer, each target FUZZ_SECONDS (60); fuzz-long: 10 minutes"
@@ -329,6 +335,14 @@ test-servers: deps-test deps-servers $(REDIS_MODULE) $(BUILD)/amq python
 
 servers: deps-servers
 	@scripts/build-servers.sh
+
+# The suite again with amq.so built with ASan + UBSan, in Redis 8 built with libc's malloc
+# (the module's blocks then carry redzones): scripts/test-module-asan.sh says what it leaves
+# out and why.  Not in make test (its 15 minutes are spent): .ci/run calls it.
+test-module-asan: deps-test deps-servers $(BUILD)/amq python
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 build/asan/amq.so
+	@CC=$(CC) AMQ=$(BUILD)/amq AMQ_PYTHON=$(CURDIR)/$(BUILD)/python scripts/test-module-asan.sh \
+	    build/asan/amq.so
 
 deps-servers:
 	@scripts/ensure-deps.sh $(SERVER_DEPS)
@@ -724,6 +738,12 @@ PYTHON ?= /usr/bin/python3
 python: $(STATIC_LIB)
 	@AMQ_BUILD_DIR=$(BUILD) $(PYTHON) python/buildtool/amq_build.py --inplace $(BUILD)/python \
 	    >/dev/null
+
+# The Python suite with the extension and libamq built with ASan + UBSan, the runtime preloaded
+# into Debian's python3 (scripts/test-python-asan.sh).  Not in make test: .ci/run calls it.
+test-python-asan: deps-test python $(BUILD)/amq $(REDIS_MODULE)
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 WERROR=1 build/asan/libamq.a
+	@CC=$(CC) scripts/test-python-asan.sh $(BUILD)
 
 test-python: python $(BUILD)/amq $(REDIS_MODULE)
 	@cd python/tests && AMQ_BIN=$(CURDIR)/$(BUILD)/amq PYTHONPATH=$(CURDIR)/$(BUILD)/python \

@@ -81,13 +81,13 @@ def compile_extension(out_dir, build_dir="build", cc=None, extra_cflags=()):
     return target
 
 
-def build_inplace(out_dir, build_dir="build"):
+def build_inplace(out_dir, build_dir="build", extra_cflags=()):
     """The package's pure files and the extension under out_dir/amq."""
     dst = os.path.join(out_dir, NAME)
     os.makedirs(dst, exist_ok=True)
     for f in PURE:
         shutil.copyfile(os.path.join(PKG_ROOT, NAME, f), os.path.join(dst, f))
-    return compile_extension(out_dir, build_dir)
+    return compile_extension(out_dir, build_dir, extra_cflags=extra_cflags)
 
 
 # ---- PEP 517 hooks --------------------------------------------------------
@@ -188,4 +188,7 @@ if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "--inplace":
         sys.exit("usage: amq_build.py --inplace OUT_DIR")
     with tempfile.TemporaryDirectory() as tmp_:
-        print(build_inplace(sys.argv[2], _writable_build_dir(tmp_)))
+        # AMQ_EXTRA_CFLAGS: the extension's own flags beside libamq's build (a sanitized build:
+        # scripts/test-python-asan.sh)
+        print(build_inplace(sys.argv[2], _writable_build_dir(tmp_),
+                            os.environ.get("AMQ_EXTRA_CFLAGS", "").split()))

@@ -6,7 +6,7 @@ import statistics
 
 import redis
 
-from harness import Resp3, RespError, server_info
+from harness import SANITIZED, Resp3, RespError, server_info
 
 
 def raw(env):
@@ -398,6 +398,8 @@ def test_small_key_memory_near_redisbloom(env):
     size = {k: dict(zip(*[iter(r.execute_command("CF.INFO", k))] * 2))[b"Size"]
             for k in ("k0", "small")}
     assert size == {"k0": 40 + 16 + 1024, "small": 40 + 16 + 64}, size
+    if SANITIZED:  # (ASan's allocator pads the server's blocks: no figure to weigh against)
+        return
     assert r.memory_usage("k0") - size["k0"] == r.memory_usage("small") - size["small"]
     assert got >= 1024, got
     if want is not None:
