@@ -640,15 +640,16 @@ bench-expandable-1e9: deps
 	BUILD=$(BUILD) scripts/expandable-1e9.sh --kind $(or $(EXP_KIND),pocket) \
 	    $(if $(EXP_1E9_OUT),--out $(EXP_1E9_OUT)) $(or $(EXP_1E9_MAX),1e9)
 
-# The worst single add of the expandable kind grown to EXP_STALL_MAX keys
-# (a doubling is spread over the adds: no add copies the whole table).
+# The worst single add of a growing kind (EXP_STALL_KIND: expandable, the default, quotient or
+# pocket) grown to EXP_STALL_MAX keys (the expandable kind's doubling is spread over the adds:
+# no add copies the whole table; a pocket growth rewrites one segment).
 EXP_STALL := $(BUILD)/bench/expandable-stall
 $(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
 
 bench-expandable-stall: $(EXP_STALL)
-	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7)
+	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7) --kind $(or $(EXP_STALL_KIND),expandable)
 
 # Two prototype layouts for an expandable filter whose memory follows its
 # keys and the quotient kind (kind 12, the third prototype made a kind),

@@ -8,7 +8,10 @@
  * A doubling that copies the whole table shows here as one add of many
  * milliseconds; a doubling spread over the adds does not.
  *
- *   expandable-stall [--max N] [--no-thp]      (default 5e7)
+ *   expandable-stall [--max N] [--no-thp] [--kind expandable|quotient|pocket]
+ *
+ * (default 5e7 keys, the expandable kind from its default start; the quotient
+ * and pocket kinds start at 1,000 keys, as expandable-bench grows them)
  *
  * Tables of 1 MiB and more are mapped with MADV_HUGEPAGE, so the add that
  * first writes a 2 MiB page waits for the kernel to zero it; --no-thp
@@ -47,6 +50,7 @@ int main(int argc, char **argv)
     uint64_t next = 1000000, cworst = 0, cworst_at = 0, cover_ms = 0;
     amq_config cfg;
     amq_filter *f = NULL;
+    uint32_t kind = AMQ_KIND_EXPANDABLE;
     double l1 = 0, l5 = 0, l15 = 0;
     FILE *la;
     int rc;
@@ -60,13 +64,25 @@ int main(int argc, char **argv)
                 perror("expandable-stall: prctl");
             printf("Transparent huge pages off for this process\n");
 #endif
+        } else if (strcmp(argv[rc], "--kind") == 0 && rc + 1 < argc &&
+                   (strcmp(argv[rc + 1], "expandable") == 0 ||
+                    strcmp(argv[rc + 1], "quotient") == 0 || strcmp(argv[rc + 1], "pocket") == 0)) {
+            rc++;
+            kind = strcmp(argv[rc], "pocket") == 0     ? AMQ_KIND_POCKET
+                   : strcmp(argv[rc], "quotient") == 0 ? AMQ_KIND_QUOTIENT
+                                                       : AMQ_KIND_EXPANDABLE;
         } else {
-            fprintf(stderr, "usage: expandable-stall [--max N] [--no-thp]\n");
+            fprintf(stderr, "usage: expandable-stall [--max N] [--no-thp] "
+                            "[--kind expandable|quotient|pocket]\n");
             return 2;
         }
     }
-    amq_config_init(&cfg, AMQ_KIND_EXPANDABLE);
+    amq_config_init(&cfg, kind);
     cfg.fpp = 0.01;
+    if (kind != AMQ_KIND_EXPANDABLE)
+        cfg.capacity = 1000;
+    printf("Kind %s, grown from %s\n", amq_kind_name(kind),
+           kind == AMQ_KIND_EXPANDABLE ? "its default start" : "1,000 keys");
     if (amq_filter_new(&cfg, &f, NULL) != AMQ_OK) {
         fprintf(stderr, "expandable-stall: cannot create the filter\n");
         return 1;
