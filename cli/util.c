@@ -1,6 +1,7 @@
 /*
  * util.c - errors, number parsing and output for the amq tool.
  */
+#define AMQ_ADVANCED_API 1 /* amq_hash_algo_names */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -225,14 +226,7 @@ int cli_parse_hash_algo(const char *opt, const char *s, uint32_t *out)
 {
     if (amq_hash_algo_from_name(s, out) != AMQ_OK) {
         char list[256];
-        size_t used = 0;
-        uint32_t id;
-        /* the library's names: hash ids are small and never reused */
-        list[0] = '\0';
-        for (id = 1; id < 256 && used < sizeof list; id++)
-            if (amq_hash_algo_name(id) != NULL)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-                                         used > 0 ? ", " : "", amq_hash_algo_name(id));
+        amq_hash_algo_names(list, sizeof list);
         cli_error("%s: unknown algorithm '%s' (%s)", opt, s, list);
         return -1;
     }

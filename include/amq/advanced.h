@@ -948,6 +948,11 @@ AMQ_API int amq_kind_updates_in_place(uint32_t kind);
 AMQ_API int amq_kind_has_redisbloom_mode(uint32_t kind);
 AMQ_API int amq_kind_is_bit_array(uint32_t kind);
 
+/* The library's hash names in id order, ", "-joined ("xxh3, murmur3, ..."), the one list the
+ * tool's and Python's errors print: as much as fits in cap bytes, NUL-terminated when cap > 0;
+ * returns the whole list's length (without the NUL), as snprintf does.  Thread-safe. */
+AMQ_API size_t amq_hash_algo_names(char *out, size_t cap);
+
 /* The kinds that read the creation option name (amq_config's field names -
  * "bits_per_key", "bits", "hashes" (k), "fingerprint_bits", "bucket_size",
  * "max_kicks", "expansion", "nonscaling", "redisbloom", "partitions", "arity",

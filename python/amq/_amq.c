@@ -1126,18 +1126,11 @@ static int check_kind_params(PyObject *kw, const char *kind)
     return 0;
 }
 
-/* ValueError for a hash name the library does not know, naming those it does
- * (its table: hash ids are small and never reused); returns -1. */
+/* ValueError for a hash name the library does not know, naming those it does; -1. */
 static int unknown_hash(const char *name)
 {
     char names[256];
-    size_t used = 0;
-    uint32_t id;
-    names[0] = '\0';
-    for (id = 1; id < 256 && used < sizeof names; id++)
-        if (amq_hash_algo_name(id) != NULL)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                     used > 0 ? ", " : "", amq_hash_algo_name(id));
+    amq_hash_algo_names(names, sizeof names);
     PyErr_Format(PyExc_ValueError, "unknown hash '%s' (%s)", name, names);
     return -1;
 }

@@ -9,6 +9,7 @@
  * little-endian load helpers, so results do not depend on alignment or on
  * the host's byte order.
  */
+#include <stdio.h>
 #include <string.h>
 #ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
@@ -410,6 +411,19 @@ const char *amq_hash_algo_name(uint32_t algo)
         if (hash_names[i].algo == algo)
             return hash_names[i].name;
     return NULL;
+}
+
+size_t amq_hash_algo_names(char *out, size_t cap)
+{
+    size_t i, len = 0;
+    if (cap > 0)
+        out[0] = '\0';
+    for (i = 0; i < sizeof hash_names / sizeof hash_names[0]; i++) {
+        char *at = len < cap ? out + len : NULL; /* (past the end: only counted) */
+        len += (size_t)snprintf(at, at != NULL ? cap - len : 0, "%s%s", i > 0 ? ", " : "",
+                                hash_names[i].name);
+    }
+    return len;
 }
 
 int amq_hash_algo_from_name(const char *name, uint32_t *algo)

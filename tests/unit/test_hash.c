@@ -595,3 +595,25 @@ TEST(status_strings)
 }
 
 TEST_MAIN()
+
+TEST(hash_algo_names_list)
+{
+    /* the one list the tool's and Python's errors print: every name, in id order, and cut
+     * as snprintf cuts */
+    static const char full[] = "xxh3, murmur3, redisbloom, murmur64a, mulshift, vmulshift, mulmix";
+    char buf[128], small[8];
+    uint32_t id, n = 0;
+    CHECK_EQ_U64(amq_hash_algo_names(buf, sizeof buf), sizeof full - 1);
+    CHECK_STR(buf, full);
+    for (id = 1; id < 256; id++)
+        if (amq_hash_algo_name(id) != NULL) {
+            CHECK(strstr(buf, amq_hash_algo_name(id)) != NULL);
+            n++;
+        }
+    CHECK_EQ(n, 7);
+    CHECK_EQ_U64(amq_hash_algo_names(small, sizeof small), sizeof full - 1);
+    CHECK_STR(small, "xxh3, m");
+    CHECK_EQ_U64(amq_hash_algo_names(small, 1), sizeof full - 1);
+    CHECK_STR(small, "");
+    CHECK_EQ_U64(amq_hash_algo_names(NULL, 0), sizeof full - 1);
+}
