@@ -13,6 +13,7 @@
 # test_faults (kills and memory pressure of the server, 2.5 min under ASan; make test-servers
 # runs it on every server).
 set -u
+. "$(dirname "$0")/sanitizer-reports.sh"
 module=${1:?usage: test-module-asan.sh MODULE [TEST_FILE...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,15 +57,4 @@ echo "test-module-asan: $module in $("$server" --version | head -n 1), $asan pre
 status=0
 AMQ_REDIS_SANITIZED=1 REDIS_SERVER="$tmp/redis-server" REDIS_CLI="$(dirname "$server")/redis-cli" \
     /usr/bin/python3 "$root/tests/redis/run.py" --module "$module" "$@" || status=1
-for r in "$tmp"/reports/*; do
-    [ -e "$r" ] || continue
-    echo "test-module-asan: a sanitizer report ($r):"
-    cat "$r"
-    status=1
-done
-if [ $status -eq 0 ]; then
-    echo "test-module-asan: passed, no sanitizer report"
-else
-    echo "test-module-asan: FAILED"
-fi
-exit $status
+sanitizer_verdict test-module-asan $status "$tmp"/reports

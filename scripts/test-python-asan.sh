@@ -7,6 +7,7 @@
 # (ASan's in a file, printed at the end; UBSan's on standard error, which pytest leaves alone).
 # The tool and the Redis module the suite also starts are BUILD's, not sanitized.
 set -u
+. "$(dirname "$0")/sanitizer-reports.sh"
 build=${1:?usage: test-python-asan.sh BUILD}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -36,15 +37,4 @@ status=0
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$tmp/ubsan" \
     AMQ_BIN="$root/$build/amq" AMQ_BUILD_DIR="$root/$build" PYTHONPATH="$root/build/asan/python" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider --capture=sys .) || status=1
-for r in "$tmp"/*; do
-    [ -e "$r" ] || continue
-    echo "test-python-asan: a sanitizer report ($r):"
-    cat "$r"
-    status=1
-done
-if [ $status -eq 0 ]; then
-    echo "test-python-asan: passed, no sanitizer report"
-else
-    echo "test-python-asan: FAILED"
-fi
-exit $status
+sanitizer_verdict test-python-asan $status "$tmp"
