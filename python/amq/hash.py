@@ -59,7 +59,7 @@ def key(key, algo="xxh3", seed=0):
 
 # (the names from the library's own table, so that this list cannot drift from it)
 key.__doc__ = ("The (h1, h2) pair a filter with this hash algorithm (%s) and seed derives its "
-               "probes from." % ", ".join(repr(n) for n in _amq._hash_names()))
+               "probes from." % ", ".join(repr(n) for n in _amq._hash_names().split(", ")))
 
 
 def partition_index(keys, partitions, algo="xxh3", seed=0):
