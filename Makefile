@@ -550,7 +550,7 @@ bench-quick: deps-bench
 	$(BENCH_BIN) --quick
 
 test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) \
-    $(GROWTH_PROTO) $(BUILD)/libamq.so
+    $(GROWTH_PROTO) $(EXP_STALL) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -591,6 +591,11 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q '^| 100000 | .* | 0 |$$' $(BUILD)/bench-growth-proto.log || \
 	    { cat $(BUILD)/bench-growth-proto.log; exit 1; }
 	@echo "growth-proto, 4 segments beside one filter, every 97th key present: ok"
+	@$(EXP_STALL) --max 1e6 --kind pocket > $(BUILD)/bench-expandable-stall.log 2>&1 && \
+	    grep -q '^Kind pocket, grown from 1,000 keys' $(BUILD)/bench-expandable-stall.log && \
+	    grep -q '^| 1000000 | ' $(BUILD)/bench-expandable-stall.log || \
+	    { cat $(BUILD)/bench-expandable-stall.log; exit 1; }
+	@echo "expandable-stall --kind pocket, every add of 1M timed: ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
