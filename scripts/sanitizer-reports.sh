@@ -5,7 +5,7 @@ sanitizer_verdict() {
     _name=$1
     _status=$2
     for _r in "$3"/*; do
-        [ -e "$_r" ] || continue
+        [ -s "$_r" ] || continue # (a server's standard error, kept, is empty when all is well)
         echo "$_name: a sanitizer report ($_r):"
         cat "$_r"
         _status=1

@@ -5,7 +5,9 @@
 # own heap blocks (RedisModule_Alloc is the server's malloc) then carry ASan's redzones, so an
 # overread in a command, RDB, RESTORE or AOF path stops the server with a report.  Reports go
 # to files (the suite sends the servers' output nowhere), including a forked child's (BGSAVE,
-# AOF rewrite); any report fails the run.
+# AOF rewrite): ASan's by its log_path, UBSan's on the server's standard error, kept in a file
+# too (UBSan beside a preloaded ASan writes there whatever its log_path says); any report fails
+# the run.
 #
 # The default files leave out test_memory (it weighs the server's allocations, which ASan
 # pads; test_cf's one such check is skipped under AMQ_REDIS_SANITIZED), test_servers (it starts
@@ -38,8 +40,8 @@ cat > "$tmp/redis-server" <<EOF
 #!/bin/sh
 LD_PRELOAD=$asan \\
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:log_path=$tmp/reports/asan \\
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$tmp/reports/ubsan \\
-exec $server "\$@"
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \\
+exec $server "\$@" 2>>$tmp/reports/stderr.\$\$
 EOF
 chmod +x "$tmp/redis-server"
 

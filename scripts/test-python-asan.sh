@@ -34,7 +34,7 @@ status=0
 (cd python/tests &&
     LD_PRELOAD="$asan" PYTHONMALLOC=malloc \
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$tmp/asan" \
-    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$tmp/ubsan" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     AMQ_BIN="$root/$build/amq" AMQ_BUILD_DIR="$root/$build" PYTHONPATH="$root/build/asan/python" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider --capture=sys .) || status=1
 sanitizer_verdict test-python-asan $status "$tmp"
