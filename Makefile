@@ -72,6 +72,7 @@ LAYOUTS_BENCH := $(BUILD)/bench/layouts-bench
 EXP_BENCH := $(BUILD)/bench/expandable-bench
 AB_LIB := $(BUILD)/bench/ab-lib
 GROWTH_PROTO := $(BUILD)/bench/growth-proto
+EXP_STALL := $(BUILD)/bench/expandable-stall
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -648,7 +649,6 @@ bench-expandable-1e9: deps
 # The worst single add of a growing kind (EXP_STALL_KIND: expandable, the default, quotient or
 # pocket) grown to EXP_STALL_MAX keys (the expandable kind's doubling is spread over the adds:
 # no add copies the whole table; a pocket growth rewrites one segment).
-EXP_STALL := $(BUILD)/bench/expandable-stall
 $(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
