@@ -619,7 +619,8 @@ $(GROWTH_PROTO): bench/expandable/growth-proto.c bench/expandable/bench_common.h
 # (the default).
 LIBFILTER ?= $(firstword $(wildcard ../shared/peers/libfilter ../../shared/peers/libfilter))
 EXP_TAFFY_SRC := $(wildcard $(LIBFILTER)/c/lib/taffy-cuckoo.c $(LIBFILTER)/c/lib/memory.c $(LIBFILTER)/c/lib/util.c)
-$(EXP_BENCH): bench/expandable/expandable-bench.c bench/expandable/taffy_shim.c $(STATIC_LIB)
+$(EXP_BENCH): bench/expandable/expandable-bench.c bench/expandable/taffy_shim.c \
+    bench/expandable/rb_peer.h bench/expandable/bench_common.h $(STATIC_LIB)
 	@mkdir -p $(@D)
 ifneq ($(EXP_TAFFY_SRC),)
 	$(CC) -std=c11 -O2 -march=native -w -I$(LIBFILTER)/c/include -Ibench/expandable -c \
@@ -628,14 +629,19 @@ ifneq ($(EXP_TAFFY_SRC),)
 	    -c $$s -o $(BUILD)/bench/peer_$$(basename $$s .c).o || exit 1; done
 	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -DHAVE_TAFFY -Ibench/expandable -o $@ $< \
 	    $(BUILD)/bench/taffy_shim.o $(patsubst $(LIBFILTER)/c/lib/%.c,$(BUILD)/bench/peer_%.o,$(EXP_TAFFY_SRC)) \
-	    $(STATIC_LIB) $(LDLIBS_ALL) -lm
+	    $(STATIC_LIB) $(LDLIBS_ALL) -lm -ldl
 else
-	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+	$(CC) $(CPPFLAGS_PUB) $(CFLAGS_ALL) -Ibench/expandable -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL) -ldl
 endif
+
+# RedisBloom's own module (the oracle, never part of the repo): when it is there, the bench also
+# grows RedisBloom's scalable Bloom filter with its own code (rb_peer.h).
+RB_ORACLE ?= $(firstword $(wildcard ../shared/oracle/redisbloom-*.so ../../shared/oracle/redisbloom-*.so))
 
 bench-expandable: deps-bench
 	@$(MAKE) --no-print-directory $(EXP_BENCH)
-	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8) --kind $(or $(EXP_KIND),all)
+	$(EXP_BENCH) --max $(or $(EXP_MAX),1e8) --kind $(or $(EXP_KIND),all) \
+	    $(if $(RB_ORACLE),--redisbloom $(RB_ORACLE))
 
 # A kind grown from 1,000 keys to EXP_1E9_MAX (default 1e9), --grow-only:
 # the rate at every power of ten and the bits per key, printed and written as
