@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/endian.h"
 #include "common/error.h"
@@ -194,6 +196,25 @@ static void op_stats(const void *impl, amq_stats *st)
     st->fill = fmin((double)ent / (double)slots, 1.0);
 }
 
+/* What the filter keeps beside its tables for the next rebuild of a spare (its list) and the
+ * next growth in place (the lists' mapping: its resident pages only). */
+static uint64_t scratch_bytes(const amq_pk *x)
+{
+    uint64_t n = x->scr_cap * sizeof *x->scr;
+    const long ps = sysconf(_SC_PAGESIZE);
+    const size_t page = ps > 0 ? (size_t)ps : 4096u, pages = x->gscr_len / page;
+    unsigned char v[256];
+    size_t at, k, m;
+    for (at = 0; x->gscr != NULL && at < pages; at += m) {
+        m = pages - at < sizeof v ? pages - at : sizeof v;
+        if (mincore((uint8_t *)x->gscr + at * page, m * page, v) != 0)
+            return n + (uint64_t)x->gscr_len; /* (unknown: all of it) */
+        for (k = 0; k < m; k++)
+            n += (v[k] & 1u) ? page : 0u;
+    }
+    return n;
+}
+
 /* Entries of L bits were added about eb - L doublings of the keys ago (an entry gives up a
  * bit each time its table's level grows); each length's share of the rate. */
 static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
@@ -216,7 +237,8 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
                     AMQ_U64("expansions", x->growths), AMQ_U64("splits", x->splits),
                     AMQ_F64("growth", PK_GROWTH), AMQ_F64("max_load", PK_LOAD),
                     AMQ_U64("entries", ent), AMQ_U64("spare_entries", spn),
-                    AMQ_U64("deep_ranges", ndeep), AMQ_F64("fpp_bound", amq_pk_rate(x)));
+                    AMQ_U64("deep_ranges", ndeep), AMQ_F64("fpp_bound", amq_pk_rate(x)),
+                    AMQ_U64("scratch_bytes", scratch_bytes(x)));
     amq_pk_lengths(x, cnt, share);
     for (l = 16; rc == 0 && l-- > 1;) {
         if (cnt[l] == 0)

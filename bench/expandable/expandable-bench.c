@@ -208,6 +208,14 @@ static uint64_t field_u64(const amq_filter *f, const char *name)
     return w.v;
 }
 
+/* A U64 field of f's kind, or UINT64_MAX when the kind does not report it. */
+static uint64_t field_u64_if(const amq_filter *f, const char *name)
+{
+    named_u64 w = {name, UINT64_MAX};
+    amq_filter_describe(f, named_field, &w);
+    return w.v;
+}
+
 /* The kind's "expansions": doublings of the expandable kind, growths by
  * 10 % of the quotient kind. */
 static unsigned long long expansions(const amq_filter *f)
@@ -428,6 +436,20 @@ static void print_verdicts(const subject *s, uint64_t n, double one_b, double ba
             pass++;
         else
             fail++;
+    }
+    if (s->np > 0 && s->need[s->np - 1] > 0) {
+        /* what the bits above leave out: the memory a pocket filter keeps for its next spare
+         * rebuild and growth (amq_stats' bytes are its tables, as a file holds them) */
+        const uint64_t kept = field_u64_if(s->f, "scratch_bytes");
+        const double at = (double)s->at[s->np - 1];
+        if (kept != UINT64_MAX)
+            printf("(info) kept beside the tables at %llu keys (scratch_bytes: a spare's rebuild "
+                   "list, a growth's lists): %.2f MB, %.2f bits/key; with them %.2f / %.2f = "
+                   "%.3fx\n",
+                   (unsigned long long)s->at[s->np - 1], (double)kept / 1e6,
+                   (double)kept * 8.0 / at, s->bits[s->np - 1] + (double)kept * 8.0 / at,
+                   s->need[s->np - 1],
+                   (s->bits[s->np - 1] + (double)kept * 8.0 / at) / s->need[s->np - 1]);
     }
     if (one_b > 0) {
         const double r1 = s->one / one_b, rb = s->bat / bat_b, rs = one_s / s->one,
