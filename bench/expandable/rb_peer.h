@@ -9,8 +9,9 @@
  * the binary's debug information, and its allocator hooks (the module API's
  * RedisModule_Alloc, _Calloc, _Realloc, _Free, _Strdup, set by Redis when
  * the module loads) are pointed at libc's, which hands a large link
- * ordinary pages as Redis's allocator does on a machine whose transparent
- * huge pages are "madvise" (amq's model advises huge pages for its links).
+ * ordinary pages as Redis's allocator does (transparent huge pages
+ * "madvise", or "always" with Redis's default disable-thp yes; amq's model
+ * advises huge pages for its links).
  * Included after bench_common.h (BENCH_NAME, key, now_s) and START and
  * TARGET_FPP are defined.
  */
