@@ -6,6 +6,8 @@
 # buffer, a key list or a pickle the extension decodes ends with a report, which fails the run
 # (ASan's in a file, printed at the end; UBSan's on standard error, which pytest leaves alone).
 # The tool and the Redis module the suite also starts are BUILD's, not sanitized.
+# AMQ_PYTHON_SANITIZED=1 skips the one test that forks while another thread runs: GCC 12's ASan
+# allocator takes no lock around fork(), so such a child can hang on it (seen once in a run).
 set -u
 . "$(dirname "$0")/sanitizer-reports.sh"
 build=${1:?usage: test-python-asan.sh BUILD}
@@ -36,5 +38,6 @@ status=0
     ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$tmp/asan" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     AMQ_BIN="$root/$build/amq" AMQ_BUILD_DIR="$root/$build" PYTHONPATH="$root/build/asan/python" \
+    AMQ_PYTHON_SANITIZED=1 \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider --capture=sys .) || status=1
 sanitizer_verdict test-python-asan $status "$tmp"
