@@ -285,7 +285,7 @@ size_t cli_kind_names_if(const char **out, size_t cap, int (*pred)(uint32_t kind
  * false-positive rate stays at or under its target (expandable, quotient,
  * pocket).  Expandable and quotient refuse an add (AMQ_ELIMIT) once another
  * growth would pass it; pocket stays far under any target it takes and
- * refuses one only at its largest size (64 segments of 2^26 bins). */
+ * refuses one only at its largest size (256 segments of 2^26 bins). */
 int cli_kind_unsized(uint32_t kind);
 /* "an" before a word (a kind's name) that starts with a vowel, else "a". */
 const char *cli_a(const char *word);

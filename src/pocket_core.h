@@ -76,8 +76,8 @@ static inline void *remap_huge_aligned(void *p, size_t len, size_t want)
 #define PK_HUGE_TAIL ((uintptr_t)7 << 18) /* a table's last 1.75 MiB or more: a huge page too */
 
 /* The 2 MiB pages [*a, *e) of a table of bytes at p that go on huge pages: the whole ones,
- * and its tail when that fills most of one (64 segments each ending in a huge page would
- * hold up to 128 MiB no line uses; so at most 16 MiB).  0: none. */
+ * and its tail when that fills most of one (256 segments each ending in a huge page would
+ * hold up to 512 MiB no line uses; so at most 64 MiB).  0: none. */
 static inline int huge_range(const void *p, size_t bytes, uintptr_t *a, uintptr_t *e)
 {
     *a = ((uintptr_t)p + PK_HUGE - 1u) & ~(PK_HUGE - 1u);

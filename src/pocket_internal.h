@@ -18,7 +18,7 @@
  * (PK_SHORT_DEEP_BITS), holds a bit of the bucket's (telling its two cells
  * apart) until it has no bit left.
  *
- * The filter is 2^d segments (d up to 6), a key's by its top d bits, each a
+ * The filter is 2^d segments (d up to 8), a key's by its top d bits, each a
  * table grown on its own at 95 % load, their sizes staggered so that they
  * take turns and the whole stays between 0.95 / 1.15 and 0.95 full: it
  * starts as one segment and every segment splits in two (a relabeling) while
@@ -60,7 +60,7 @@
 #define PK_SHORT_DEEP_BITS 12u
 #define PK_LOAD 0.95        /* a segment grows when its entries reach this share of its slots */
 #define PK_GROWTH 1.15      /* by this factor */
-#define PK_SEG_BITS 6u      /* up to 64 segments */
+#define PK_SEG_BITS 8u      /* up to 256 segments: a growth rewrites 1/256 of the filter */
 #define PK_SPLIT_BINS 8u    /* every segment splits in two once each has this many bins */
 #define PK_GAP_SLACK 8u     /* bins a growth in place writes past its new table's last */
 #define PK_SMALL_BYTES ((size_t)1 << 16) /* smaller tables grow into new heap blocks */
@@ -93,7 +93,7 @@ typedef struct pk_seg {
     uint64_t nb, m;   /* bins, buckets (PK_BUCKETS nb) */
     uint64_t q0;      /* floor(2^64 / m) */
     uint32_t k;       /* floor(log2 m) */
-    uint32_t epoch;   /* its size's place on the segments' grid */
+    uint32_t short_bins; /* 1: a bin holds an entry of PK_SHORT bits or fewer (pk_count) */
     uint64_t entries; /* in its bins and spare */
     uint64_t limit;   /* it grows when entries reach this */
     double rsum;      /* the sum of 2^-len over its entries */
@@ -101,7 +101,7 @@ typedef struct pk_seg {
     uint32_t *sp;     /* the spare's splen slots, the last always 0 (NULL: no entry) */
     uint64_t spcap, splen, spn;
     uint32_t spd;       /* a slot's largest distance from its entry's home */
-    uint32_t short_bins; /* 1: a bin holds an entry of PK_SHORT bits or fewer (pk_count) */
+    uint32_t epoch;     /* its size's place on the segments' grid */
     uint64_t (*deep)[2]; /* [lo, hi] ranges of h << d, sorted */
     uint64_t ndeep, deepcap, deep_width;
     /* the bins' memory: a range of addresses of their own (va), or a region */

@@ -255,7 +255,7 @@ static int op_describe(const void *impl, amq_field_fn fn, void *ctx)
 /* ---- persistence -------------------------------------------------------------------------
  * Parameter block, 64 bytes little-endian (docs/file-format.md, "Kind 13"):
  *   0 u16 entry bits (5 to 15), 2 u16 slots a bin (28), 4 u16 buckets a bin (32), 6 u16 d
- *   (2^d segments, d <= 6), 8 f64 fpp target, 16 u64 start keys, 24 u64 growths, 32 u64
+ *   (2^d segments, d <= 8), 8 f64 fpp target, 16 u64 start keys, 24 u64 growths, 32 u64
  *   splits, 40..63 zero.
  * Payload: the pending keys (192 bytes: u32 cells in use, a bit each; u32 the next cell; u64
  * 0; 16 u64 keys' h1; zeros), 2^d segment records of 64 bytes (u64 bins, u32 epoch, u32 spare distance, u64

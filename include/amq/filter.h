@@ -129,7 +129,7 @@ typedef struct amq_config {
  *
  * The pocket kind ("pocket", docs/expandable.md) needs no capacity either:
  * it starts with room for cfg.capacity keys (1 to 2^30; 64 at least) in 64-byte bins of
- * 28 entries and grows in up to 64 segments, each by 15 % at 95 % load, so
+ * 28 entries and grows in up to 256 segments, each by 15 % at 95 % load, so
  * that its memory follows its keys (about 22 bits a key); a query reads one
  * bin (and, for about 3 % of the keys, a spare's slots).  Its rate, about
  * 0.02 % at 1e6 keys and 0.05 % at 1e8 grown from 1,000, stays far under any

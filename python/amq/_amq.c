@@ -2646,7 +2646,7 @@ PyDoc_STRVAR(Filter_doc,
 "and grows by 10 % as keys come, at or under fpp, in about 20 bits a key\n"
 "at 1 %; no removal), 'pocket' (never sized either: starts at capacity\n"
 "keys, default 4096, at least 64, in 64-byte bins grown by 15 %\n"
-"in up to 64 segments, about 22 bits a key, its rate far under fpp (about\n"
+"in up to 256 segments, about 22 bits a key, its rate far under fpp (about\n"
 "2e-4 at 1e6 keys); fingerprint_bits 5 to 15 shortens its entries; no\n"
 "removal),\n"
 "'aging' (a sliding window: capacity = the last N adds, or\n"

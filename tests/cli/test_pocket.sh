@@ -40,9 +40,9 @@ expect_eq "every key present (-v selects none)" 0 "$("$AMQ" query -v -c p.amq k1
 fp=$("$AMQ" query -c p.amq absent)
 # about 2e-4 here: 200 expected, 1,000 is far out
 [ "$fp" -le 1000 ] || fail "$fp of 1000000 absent keys answered (over 0.1 %)"
-expect_eq "64 segments" 64 "$(info_field p.amq segments)"
+expect_eq "256 segments" 256 "$(info_field p.amq segments)"
 exp=$(info_field p.amq expansions)
-[ "$exp" -ge 64 ] || fail "$exp expansions from 4,096 keys to 1,000,000 in 64 segments"
+[ "$exp" -ge 256 ] || fail "$exp expansions from 4,096 keys to 1,000,000 in 256 segments"
 bins=$(info_field p.amq bins)
 entries=$(info_field p.amq entries)
 # an entry whose range meets two buckets after a growth is in both: a few more than keys
@@ -59,7 +59,7 @@ bound=$(json_field p.amq fpp_bound)
 le "$bound" 0.001 || fail "fpp_bound $bound, not about 2e-4"
 expect_eq "fpp_now is the bound" "$bound" "$(json_field p.amq fpp_now)"
 expect_eq "expansions in --json" "$exp" "$(json_field p.amq expansions)"
-expect_eq "segments in --json" 64 "$(json_field p.amq segments)"
+expect_eq "segments in --json" 256 "$(json_field p.amq segments)"
 "$AMQ" info p.amq >info.txt
 grep -q '^spare entries: *[1-9]' info.txt || fail "info lacks the spare's entries"
 grep -q '^entries of 15 bits: *[1-9]' info.txt || fail "info lacks the 15-bit entries"

@@ -634,7 +634,7 @@ def test_restore_forged_pocket(env):
     for name, edits in [
             ("16-bit entries", [(par, "<H", 16)]), ("4-bit entries", [(par, "<H", 4)]),
             ("27 slots a bin", [(par + 2, "<H", 27)]), ("33 buckets", [(par + 4, "<H", 33)]),
-            ("128 segments", [(par + 6, "<H", 7)]),
+            ("512 segments", [(par + 6, "<H", 9)]),
             ("twice the segments", [(par + 6, "<H", d + 1)]),
             ("fpp 1e-4", [(par + 8, "<d", 1e-4)]), ("fpp NaN", [(par + 8, "<d", math.nan)]),
             ("start 63", [(par + 16, "<Q", 63)]), ("start 2^33", [(par + 16, "<Q", 1 << 33)]),
