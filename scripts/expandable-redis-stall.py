@@ -2,7 +2,7 @@
 """The worst single command of an expandable AMQ key grown in a real Redis.
 
     scripts/expandable-redis-stall.py --server /usr/bin/redis-server \
-        --module build/amq.so --max 5e7
+        --module build/amq.so --max 5e7 [--kind expandable|quotient|pocket]
 
 Starts its own redis-server (a unix socket in a temporary directory, no
 persistence), creates `AMQ.CREATE k expandable 1000 0.01`, fills it with
@@ -12,6 +12,12 @@ one at a time, each timed from the client.  The server's own view is its
 SLOWLOG (every command over 1 ms).  Prints, at each doubling, the worst
 AMQ.ADD (client round trip) and at the end the slowest commands the server
 logged.  The server is shut down on exit.
+
+--kind quotient or pocket (which grow a part at a time, with no doubling to
+aim at): every key by AMQ.MADD of --per keys, and the server's SLOWLOG read
+and reset every 100 commands, so that its worst command and the number over
+1 ms are counted over the whole run (the log keeps only its last 1,024), with
+the worst so far printed at 1e6, 1e7 and every 5e7 keys.
 """
 import argparse
 import os
@@ -83,12 +89,53 @@ def info(c):
             for i in range(0, len(r), 2)}
 
 
+def by_parts(c, a, top):
+    """Every key by AMQ.MADD; the SLOWLOG drained every 100 commands."""
+    worst = (0, 0, "")  # (us, keys before it, command)
+    over = 0
+    n = 0
+    marks = [m for m in (1e6, 1e7) if m < top] + [5e7 * i for i in range(1, 41) if 5e7 * i < top]
+    marks = [int(m) for m in marks] + [top]
+    print("| keys | worst command so far (server SLOWLOG, ms) | its keys before | commands over 1 ms |")
+    print("|---|---|---|---|")
+    for mark in marks:
+        while n < mark:
+            batch = []
+            for _ in range(100):
+                if n >= mark:
+                    break
+                m = min(a.per, mark - n)
+                batch.append(enc("AMQ.MADD", "k", *[struct.pack("<Q", mix(n + j)) for j in range(m)]))
+                n += m
+            c.send(b"".join(batch))
+            for _ in batch:
+                c.read()
+            log = c.cmd("SLOWLOG", "GET", "1024")
+            c.cmd("SLOWLOG", "RESET")
+            for e in log:
+                name = e[3][0].decode().upper()
+                if name == "SLOWLOG":
+                    continue
+                over += 1
+                if e[2] > worst[0]:
+                    worst = (e[2], n, name)
+        print("| %d | %.3f (%s) | about %d | %d |" % (n, worst[0] / 1e3, worst[2] or "none",
+                                                   worst[1], over), flush=True)
+    inf = info(c)
+    print("final: %d keys, %s bytes, %s segments, %s expansions" %
+          (n, inf.get("bytes", "?"), inf.get("segments", "?"), inf.get("expansions", "?")))
+    with open("/proc/loadavg") as f:
+        print("load average at the end:", f.read().split()[:3])
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", default="/usr/bin/redis-server")
     ap.add_argument("--module", default="build/amq.so")
     ap.add_argument("--max", type=float, default=5e7)
     ap.add_argument("--per", type=int, default=1000, help="keys per AMQ.MADD")
+    ap.add_argument("--kind", default="expandable", choices=("expandable", "quotient", "pocket"))
     a = ap.parse_args()
     top = int(a.max)
     d = tempfile.mkdtemp(prefix="amq-stall-")
@@ -109,8 +156,10 @@ def main():
         c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "1000")
         c.cmd("CONFIG", "SET", "slowlog-max-len", "1024")
         c.cmd("SLOWLOG", "RESET")
-        c.cmd("AMQ.CREATE", "k", "expandable", "1000", "0.01")
+        c.cmd("AMQ.CREATE", "k", a.kind, "1000", "0.01")
         n = 0
+        if a.kind != "expandable":
+            return by_parts(c, a, top)
         print("| keys at the doubling | buckets after | worst AMQ.ADD round trip (ms) |")
         print("|---|---|---|")
         while n < top:
