@@ -275,7 +275,7 @@ static inline int sp_build(amq_pk *x, pk_seg *s, pk_ent *e, uint64_t n, uint64_t
 {
     uint64_t len, c;
     uint32_t *a;
-    if (n == 0 && cap == 0) { /* none: no array (a small filter's 64 segments would hold many) */
+    if (n == 0 && cap == 0) { /* none: no array (a small filter's 256 segments would hold many) */
         free_spare(x, s);
         if (map != NULL)
             (void)munmap(map, map_len);
