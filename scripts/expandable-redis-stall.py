@@ -89,6 +89,20 @@ def info(c):
             for i in range(0, len(r), 2)}
 
 
+def madd(c, a, n, goal, cmds):
+    """Keys n, n + 1, ... up to goal by at most cmds pipelined AMQ.MADD of a.per keys: the
+    next n."""
+    batch = []
+    while len(batch) < cmds and n < goal:
+        m = min(a.per, goal - n)
+        batch.append(enc("AMQ.MADD", "k", *[struct.pack("<Q", mix(n + j)) for j in range(m)]))
+        n += m
+    c.send(b"".join(batch))
+    for _ in batch:
+        c.read()
+    return n
+
+
 def by_parts(c, a, top):
     """Every key by AMQ.MADD; the SLOWLOG drained every 100 commands."""
     worst = (0, 0, "")  # (us, keys before it, command)
@@ -100,16 +114,7 @@ def by_parts(c, a, top):
     print("|---|---|---|---|")
     for mark in marks:
         while n < mark:
-            batch = []
-            for _ in range(100):
-                if n >= mark:
-                    break
-                m = min(a.per, mark - n)
-                batch.append(enc("AMQ.MADD", "k", *[struct.pack("<Q", mix(n + j)) for j in range(m)]))
-                n += m
-            c.send(b"".join(batch))
-            for _ in batch:
-                c.read()
+            n = madd(c, a, n, mark, 100)
             log = c.cmd("SLOWLOG", "GET", "1024")
             c.cmd("SLOWLOG", "RESET")
             for e in log:
@@ -167,17 +172,7 @@ def main():
             # MADD up to 50 keys short of the doubling, then single ADDs past it
             goal = min(top, max(n, cap - 50))
             while n < goal:
-                batch = []
-                for _ in range(200):
-                    if n >= goal:
-                        break
-                    m = min(a.per, goal - n)
-                    keys = [struct.pack("<Q", mix(n + j)) for j in range(m)]
-                    batch.append(enc("AMQ.MADD", "k", *keys))
-                    n += m
-                c.send(b"".join(batch))
-                for _ in batch:
-                    c.read()
+                n = madd(c, a, n, goal, 200)
             if n >= top:
                 break
             worst = 0.0
