@@ -4,6 +4,7 @@
 # keys, about 22 bits a key), every key present in memory and mmap'd, info's
 # fields, shorter entries, copies, refusals.
 . "$(dirname "$0")/lib.sh"
+DATA=$(cd "$(dirname "$0")/data" && pwd)
 cd "$T" || exit 1
 
 info_field() { "$AMQ" info "$1" | sed -n "s/^$2: *//p"; }
@@ -205,5 +206,20 @@ expect_status 0 "$AMQ" build b10.amq k32 --type pocket --capacity 10
 expect_eq "a --capacity under 64 starts at 64" 64 "$(info_field b10.amq 'start keys')"
 expect_status 2 "$AMQ" merge u.amq b.amq p.amq
 expect_stderr_has "pocket filters cannot be merged"
+
+CASE=pocket-64-segments
+# a file as the tool wrote it before the segments went to 256 (3bb91c4's `amq create o.amq
+# --type pocket --capacity 1000`, then `amq add` of old:1 .. old:13000): read as it was;
+# grown on while its segments are small, it splits on to 256, every key present
+cp "$DATA/pocket-64-segments.amq" o.amq
+awk 'BEGIN { for (i = 1; i <= 13000; i++) printf "old:%d\n", i }' >ok
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "new:%d\n", i }' >nk
+expect_eq "old file: segments" 64 "$(info_field o.amq segments)"
+expect_eq "old file: items" 13000 "$(info_field o.amq items)"
+expect_eq "old file: every key present" 13000 "$("$AMQ" query -c o.amq ok)"
+expect_status 0 "$AMQ" add o.amq nk
+expect_eq "old file grown: segments" 256 "$(info_field o.amq segments)"
+expect_eq "old file grown: its keys present" 13000 "$("$AMQ" query -c o.amq ok)"
+expect_eq "old file grown: the new keys present" 100000 "$("$AMQ" query -c o.amq nk)"
 
 finish
