@@ -162,11 +162,11 @@ static int op_is_view(const void *impl)
 }
 
 /* Its tables (bins, spare, deep ranges): what grows with its keys, the same after a
- * reload.  Not counted: the handle and the segments' records (at most 64 of ~200 bytes:
+ * reload.  Not counted: the handle and the segments' records (at most 256 of 216 bytes:
  * fixed, as other kinds' handles), room for more deep ranges, the list spares are
  * rebuilt from (twice the largest spare's entries, 16 bytes each) and the pages a growth in
- * place keeps for its lists, which describe's scratch_bytes counts (3.7 MB at 1e8 keys,
- * 1.35 % of the tables: docs/expandable.md). */
+ * place keeps for its lists, which describe's scratch_bytes counts (0.93 MB at 1e8 keys,
+ * 0.34 % of the tables: docs/expandable.md). */
 static uint64_t bytes_of(const amq_pk *x)
 {
     uint64_t n = 0;
