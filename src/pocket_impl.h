@@ -181,7 +181,7 @@ static int pk_place(amq_pk *x, uint64_t h)
     return AMQ_OK;
 }
 
-/* Key h's bin, prefetched for its placement PK_PENDING adds later. */
+/* Key h's bin, fetched for its placement. */
 static inline void pk_prefetch(const amq_pk *x, uint64_t h)
 {
     const pk_seg *s = &x->seg[pk_seg_of(x, h)];
@@ -193,21 +193,52 @@ static inline void pk_prefetch(const amq_pk *x, uint64_t h)
 #endif
 }
 
-/* An add waits in a ring of PK_PENDING keys while its bin is fetched, and the oldest key is
- * placed (queries read the ring too): a one-key add then overlaps its miss with the next
- * adds' as a batch would.  The oldest half of the ring is placed together, so that the next
- * half ring of adds only store and fetch: a prefetch holds up the instructions after it until
- * its page walk ends, and an add that places a key has too many of them for the next add's
- * walk to start under it (docs/expandable-log.md has the figures).  A key
- * that cannot be placed for want of memory or past the rate stays pending and the new one is
- * refused, nothing changed; one whose bucket is crowded (AMQ_EFULL) stays pending and the new
- * one is placed at once (refused with AMQ_EFULL when its bucket is crowded too). */
+/* Pending key h's spare slots fetched when its bin (cached by now) is full: the run an
+ * insert walks and shifts, tens of slots at the spare's load. */
+static inline void pk_prefetch_spare(const amq_pk *x, uint64_t h)
+{
+    const pk_seg *s = &x->seg[pk_seg_of(x, h)];
+    const uint64_t g = pk_mulhi(h << x->d, s->m);
+    if (__builtin_popcountll(s->b[g / B].map & PK_MAP_MASK) >= (int)S && s->spn != 0) {
+        const uint32_t *w = s->sp + pk_sp_home(s, g);
+        const uint32_t *end = s->sp + s->splen;
+        int l;
+        for (l = 0; l < 4 && w < end; l++, w += 16) {
+#if defined(__x86_64__)
+            __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
+#else
+            __builtin_prefetch(w);
+#endif
+        }
+    }
+}
+
+/* An add waits in a ring of PK_PENDING keys while its bin is fetched (queries read the ring
+ * too), so that a one-key add overlaps its miss with the next adds' as a batch would.  Every
+ * half ring, the add that needs the oldest cell does the work of eight: the older half's
+ * spare slots (their bins cached since the last such add) and the younger half's bins are
+ * fetched together, then the older half is placed; the adds between only store their key.
+ * A fetch of a line not in cache holds up the instructions after it for much of the miss
+ * (docs/expandable-log.md): fetches issued together wait once, where one an add, each
+ * followed by a placement's instructions, waited one by one.  A key that cannot be
+ * placed for want of memory or past the rate stays pending and the new one is refused,
+ * nothing changed; one whose bucket is crowded (AMQ_EFULL) stays pending and the new one is
+ * placed at once (refused with AMQ_EFULL when its bucket is crowded too). */
 static int pk_add(amq_pk *x, uint64_t h)
 {
     const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
     uint32_t r;
     int rc;
     if (x->pend_used & bit) {
+        for (r = 0; r < PK_PENDING; r++) {
+            const uint32_t q = (c + r) % PK_PENDING;
+            if ((x->pend_used >> q) & 1u) {
+                if (r < PK_PENDING / 2u)
+                    pk_prefetch_spare(x, x->pend[q]);
+                else
+                    pk_prefetch(x, x->pend[q]);
+            }
+        }
         if ((rc = pk_place(x, x->pend[c])) == AMQ_EFULL) {
             /* the oldest key's bucket is crowded: it stays pending (present), and this one is
              * placed now, the ring going on past it */
@@ -234,30 +265,6 @@ static int pk_add(amq_pk *x, uint64_t h)
     x->pend_used |= bit;
     x->pend_next = (c + 1u) % PK_PENDING;
     pk_pend_sign(x, h, 1);
-    pk_prefetch(x, h);
-    {
-        /* the key half the ring ahead: its bin is cached by now, and a full one sends an entry
-         * to the spare, whose slots are fetched too */
-        const uint32_t o = (c + PK_PENDING / 2u) % PK_PENDING;
-        if ((x->pend_used >> o) & 1u) {
-            const uint64_t ho = x->pend[o];
-            const pk_seg *s = &x->seg[pk_seg_of(x, ho)];
-            const uint64_t g = pk_mulhi(ho << x->d, s->m);
-            if (__builtin_popcountll(s->b[g / B].map & PK_MAP_MASK) >= (int)S && s->spn != 0) {
-                /* the run an insert walks and shifts: tens of slots at the spare's load */
-                const uint32_t *w = s->sp + pk_sp_home(s, g);
-                const uint32_t *end = s->sp + s->splen;
-                int l;
-                for (l = 0; l < 4 && w < end; l++, w += 16) {
-#if defined(__x86_64__)
-                    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
-#else
-                    __builtin_prefetch(w);
-#endif
-                }
-            }
-        }
-    }
     x->items++;
     return 1;
 }
