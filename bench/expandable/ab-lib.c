@@ -19,7 +19,8 @@
  * and the median of the rounds' paired B / A with their range: a range
  * that straddles 1 is within the noise.  Answers that differ between the
  * two builds are counted and printed (a change meant to keep them must
- * show 0).  --growth R (a kind that reports "growing_to_slots": quotient)
+ * show 0), and whether the two filters, as the adds left them, serialize to
+ * the same bytes (a change meant to keep every byte must say identical).  --growth R (a kind that reports "growing_to_slots": quotient)
  * then adds keys to each filter until a growth is under way, and times, by
  * turns again, the adds that take that growth to its end on R fresh clones
  * of each (every round the same adds on the same bytes): the growth's cost
@@ -60,6 +61,8 @@ typedef struct {
     int (*contains_batch)(const amq_filter *, const amq_hash128 *, size_t, uint8_t *);
     int (*clone)(const amq_filter *, const amq_allocator *, amq_filter **);
     int (*describe)(const amq_filter *, amq_field_fn, void *);
+    int (*serialized_size)(const amq_filter *, size_t *);
+    int (*serialize)(const amq_filter *, void *, size_t, size_t *);
     amq_filter *f;
     uint64_t grow_from, grow_adds; /* --growth: the key its growth began after, its adds */
     double add_s, one_ns[QUERY_SETS][MAX_ROUNDS], batch_ns[MAX_ROUNDS], grow_ns[MAX_ROUNDS];
@@ -86,6 +89,37 @@ static void load(build *b, const char *path)
     *(void **)&b->contains_batch = sym(b, "amq_filter_contains_batch");
     *(void **)&b->clone = sym(b, "amq_filter_clone");
     *(void **)&b->describe = sym(b, "amq_filter_describe");
+    *(void **)&b->serialized_size = sym(b, "amq_filter_serialized_size");
+    *(void **)&b->serialize = sym(b, "amq_filter_serialize");
+}
+
+/* Do the two builds' filters serialize to the same bytes?  (A change that should keep every
+ * byte, as the order of an add's fetches, is checked so; the filters as the adds left them,
+ * pending keys included.)  The answer into msg. */
+static void compare_bytes(build *ab, char *msg, size_t cap)
+{
+    size_t len[2], w, at;
+    uint8_t *buf[2] = {NULL, NULL};
+    int v;
+    for (v = 0; v < 2; v++)
+        if (ab[v].serialized_size(ab[v].f, &len[v]) != AMQ_OK || (buf[v] = malloc(len[v])) == NULL ||
+            ab[v].serialize(ab[v].f, buf[v], len[v], &w) != AMQ_OK) {
+            snprintf(msg, cap, "bytes: not compared (%s could not serialize)", v ? "B" : "A");
+            goto done;
+        }
+    if (len[0] != len[1]) {
+        snprintf(msg, cap, "bytes: differ in size (%zu and %zu)", len[0], len[1]);
+        goto done;
+    }
+    for (at = 0; at < len[0] && buf[0][at] == buf[1][at]; at++)
+        ;
+    if (at == len[0])
+        snprintf(msg, cap, "bytes: identical (%zu)", len[0]);
+    else
+        snprintf(msg, cap, "bytes: differ from byte %zu of %zu", at, len[0]);
+done:
+    free(buf[0]);
+    free(buf[1]);
 }
 
 typedef struct {
@@ -247,6 +281,7 @@ int main(int argc, char **argv)
     uint8_t *out[2];
     amq_config cfg;
     amq_errinfo err;
+    char bytes_msg[128];
 
     if (argc < 3) {
         fprintf(stderr, "usage: ab-lib A.so B.so [--kind NAME] [--n N] [--start N] [--chunk N] "
@@ -312,6 +347,7 @@ int main(int argc, char **argv)
             add_chunk(&ab[(v + r) % 2], at, to, r);
     }
     chunks = r;
+    compare_bytes(ab, bytes_msg, sizeof bytes_msg);
     for (r = 0; r < rounds; r++) {
         for (set = 0; set < QUERY_SETS; set++) {
             for (v = 0; v < 2; v++) {
@@ -340,6 +376,7 @@ int main(int argc, char **argv)
     report("batched query", ab[0].batch_ns, ab[1].batch_ns, rounds);
     printf("answers that differ: %llu of %llu\n", (unsigned long long)differ,
            (unsigned long long)((QUERY_SETS + 1) * q * (uint64_t)rounds));
+    printf("%s, after the adds\n", bytes_msg);
     if (grow_rounds > 0) {
         for (v = 0; v < 2; v++)
             find_growth(&ab[v], n);
