@@ -73,6 +73,7 @@ EXP_BENCH := $(BUILD)/bench/expandable-bench
 AB_LIB := $(BUILD)/bench/ab-lib
 GROWTH_PROTO := $(BUILD)/bench/growth-proto
 EXP_STALL := $(BUILD)/bench/expandable-stall
+PREFETCH_WAIT := $(BUILD)/bench/prefetch-wait
 # Where the bench finds the peers' own code (below, "The peers' own code").
 AMQ_PEERS ?= ../shared/peers
 # The real RocksDB filters (bench/rocksdb_shim.cc, C++) join the benchmark
@@ -106,7 +107,7 @@ BENCH_DEPS := libbloom-dev librocksdb-dev gnuplot-nox golang-github-dcso-bloom-c
 
 .PHONY: all lib cli tests test unit-runs test-unit test-headers test-cli test-asan test-aging-long test-example \
         test-clang test-clang-san demo bench \
-        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
+        bench-quick test-bench bench-aging bench-expandable bench-expandable-1e9 bench-expandable-stall bench-prefetch-wait bench-expandable-layouts bench-cuckoo-arith bench-cuckoo-one-slot bench-static bench-fuse tsan \
         install uninstall clean help deps deps-test deps-bench format redis-module test-redis \
         test-servers servers deps-servers test-module-asan \
         bench-redis bench-cluster \
@@ -552,7 +553,7 @@ bench-quick: deps-bench
 	$(BENCH_BIN) --quick
 
 test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_BENCH) $(EXP_BENCH) $(AB_LIB) \
-    $(GROWTH_PROTO) $(EXP_STALL) $(BUILD)/libamq.so
+    $(GROWTH_PROTO) $(EXP_STALL) $(PREFETCH_WAIT) $(BUILD)/libamq.so
 	@$(BENCH_BIN) --smoke --data $(BUILD)/bench-smoke > $(BUILD)/bench-smoke.log 2>&1 || \
 	    { cat $(BUILD)/bench-smoke.log; exit 1; }
 	@echo "amq-bench --smoke: ok"
@@ -584,10 +585,11 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	@$(AB_LIB) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --n 2e5 --chunk 5e4 --rounds 2 \
 	    --queries 1e5 --growth 2 > $(BUILD)/bench-ab-lib.log 2>&1 && \
 	    grep -q '^answers that differ: 0 of' $(BUILD)/bench-ab-lib.log && \
+	    grep -q '^bytes: identical ([0-9]*), after the adds$$' $(BUILD)/bench-ab-lib.log && \
 	    grep -q '^ absent keys ' $(BUILD)/bench-ab-lib.log && \
 	    grep -q "^growth's adds" $(BUILD)/bench-ab-lib.log || \
 	    { cat $(BUILD)/bench-ab-lib.log; exit 1; }
-	@echo "ab-lib, one build against itself by two paths (the same answers): ok"
+	@echo "ab-lib, one build against itself by two paths (the same answers, the same bytes): ok"
 	@$(GROWTH_PROTO) $(BUILD)/libamq.so $(abspath $(BUILD)/libamq.so) --segments 4 --stagger 1.1 \
 	    --n 1e5 --absent 1e4 > $(BUILD)/bench-growth-proto.log 2>&1 && \
 	    grep -q '^| 100000 | .* | 0 |$$' $(BUILD)/bench-growth-proto.log || \
@@ -598,6 +600,10 @@ test-bench: $(BENCH_BIN) $(AGING_BENCH) $(ARITH_BENCH) $(FUSE_BENCH) $(LAYOUTS_B
 	    grep -q '^| 1000000 | ' $(BUILD)/bench-expandable-stall.log || \
 	    { cat $(BUILD)/bench-expandable-stall.log; exit 1; }
 	@echo "expandable-stall --kind pocket, every add of 1M timed: ok"
+	@$(PREFETCH_WAIT) --mib 8 --iters 2e4 --rounds 1 > $(BUILD)/bench-prefetch-wait.log 2>&1 && \
+	    grep -q '^| huge (advised) | 200 | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* |$$' \
+	    $(BUILD)/bench-prefetch-wait.log || { cat $(BUILD)/bench-prefetch-wait.log; exit 1; }
+	@echo "prefetch-wait, an 8 MiB table: ok"
 
 # Two builds of libamq in one process, by turns (scripts/ab-lib.sh): public
 # functions only, through dlopen.
@@ -662,6 +668,16 @@ $(EXP_STALL): bench/expandable/expandable-stall.c $(STATIC_LIB)
 
 bench-expandable-stall: $(EXP_STALL)
 	$(EXP_STALL) --max $(or $(EXP_STALL_MAX),5e7) --kind $(or $(EXP_STALL_KIND),expandable)
+
+# What a prefetch of a line not in cache costs the instructions behind it
+# (the pocket kind's add: docs/expandable-log.md), on a table of
+# PREFETCH_WAIT_MIB MiB (default 276).
+$(PREFETCH_WAIT): bench/expandable/prefetch-wait.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $<
+
+bench-prefetch-wait: $(PREFETCH_WAIT)
+	$(PREFETCH_WAIT) --mib $(or $(PREFETCH_WAIT_MIB),276)
 
 # Two prototype layouts for an expandable filter whose memory follows its
 # keys and the quotient kind (kind 12, the third prototype made a kind),
