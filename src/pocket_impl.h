@@ -271,9 +271,9 @@ static int pk_add(amq_pk *x, uint64_t h)
 
 #define ABATCH 64u
 
-/* A chunk's bins fetched first, then each key added in turn, its line (and its page's
- * translation) there by its placing: a one-key add has too many instructions for the next
- * keys' page walks to start under it, where a loop of fetches starts them all at once. */
+/* A chunk's bins fetched first, in one loop (one wait for 64 lines, where the one-key add's
+ * fetches wait once a half ring), then each key added in turn, its line there by its
+ * placing. */
 static int isa_add_batch(amq_pk *x, const amq_hash128 *h, size_t n, uint8_t *added)
 {
     size_t at, j;
