@@ -9,8 +9,10 @@
 # A is libamq.so built at --base, B at --head (default: this tree's
 # build/libamq.so, built by make).  Commits are built from `git archive` in
 # a temporary directory.  The options go to ab-lib: --kind NAME (default
-# quotient), --n N, --start N, --chunk N, --rounds R, --queries Q, and
-# --growth R (the adds of one growth alone, on R fresh clones of each).
+# quotient), --n N, --start N, --chunk N, --rounds R, --queries Q, --adds
+# one|batched (the adds one key at a time, the default, or hashed and added
+# in batches), and --growth R (the adds of one growth alone, on R fresh
+# clones of each).
 set -eu
 base=
 head=
