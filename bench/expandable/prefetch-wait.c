@@ -96,8 +96,14 @@ int main(int argc, char **argv)
             mib = (uint64_t)count(argv[i], argv[i + 1]);
         else if (strcmp(argv[i], "--iters") == 0)
             iters = (uint64_t)count(argv[i], argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0 && count(argv[i], argv[i + 1]) <= 100)
-            rounds = (int)count(argv[i], argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0) {
+            const double v = count(argv[i], argv[i + 1]);
+            if (v > 100) {
+                fprintf(stderr, "prefetch-wait: --rounds: at most 100\n");
+                return 2;
+            }
+            rounds = (int)v;
+        }
         else {
             fprintf(stderr, "prefetch-wait: unknown option %s\n", argv[i]);
             return 2;
