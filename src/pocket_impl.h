@@ -181,16 +181,21 @@ static int pk_place(amq_pk *x, uint64_t h)
     return AMQ_OK;
 }
 
+/* The line at p fetched into every cache level. */
+static inline void pk_fetch(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p)); /* (gcc 12 drops the builtin here) */
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
 /* Key h's bin, fetched for its placement. */
 static inline void pk_prefetch(const amq_pk *x, uint64_t h)
 {
     const pk_seg *s = &x->seg[pk_seg_of(x, h)];
-    const pk_bin *b = s->b + pk_mulhi(h << x->d, s->m) / B;
-#if defined(__x86_64__)
-    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)b)); /* (gcc 12 drops the builtin here) */
-#else
-    __builtin_prefetch(b);
-#endif
+    pk_fetch(s->b + pk_mulhi(h << x->d, s->m) / B);
 }
 
 /* Pending key h's spare slots fetched when its bin (cached by now) is full: the run an
@@ -203,13 +208,8 @@ static inline void pk_prefetch_spare(const amq_pk *x, uint64_t h)
         const uint32_t *w = s->sp + pk_sp_home(s, g);
         const uint32_t *end = s->sp + s->splen;
         int l;
-        for (l = 0; l < 4 && w < end; l++, w += 16) {
-#if defined(__x86_64__)
-            __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)w));
-#else
-            __builtin_prefetch(w);
-#endif
-        }
+        for (l = 0; l < 4 && w < end; l++, w += 16)
+            pk_fetch(w);
     }
 }
 
