@@ -107,7 +107,7 @@ static void compare_bytes(build *ab, char *msg, size_t cap)
     int v;
     for (v = 0; v < 2; v++)
         if (ab[v].serialized_size(ab[v].f, &len[v]) != AMQ_OK || (buf[v] = malloc(len[v])) == NULL ||
-            ab[v].serialize(ab[v].f, buf[v], len[v], &w) != AMQ_OK) {
+            ab[v].serialize(ab[v].f, buf[v], len[v], &w) != AMQ_OK || w != len[v]) {
             snprintf(msg, cap, "bytes: not compared (%s could not serialize)", v ? "B" : "A");
             goto done;
         }
@@ -197,7 +197,7 @@ static double time_growth(build *b)
     return t * 1e9 / (double)b->grow_adds;
 }
 
-/* Keys from to to added to b's filter, one at a time or, with batched, hashed and added
+/* Keys [from, to) added to b's filter, one at a time or, with batched, hashed and added
  * BLOCK at a time (amq_filter_add_batch); the chunk's time kept as chunk c's. */
 static void add_chunk(build *b, uint64_t from, uint64_t to, int c, int batched)
 {
