@@ -309,7 +309,7 @@ static int isa_settle(amq_pk *x)
         x->pend[cell] = 0; /* an empty cell is saved as 0 */
     }
     pk_pend_resign(x);
-    return c < PK_PENDING ? rc : AMQ_OK;
+    return rc;
 }
 
 /* ---- the query ---------------------------------------------------------------------------- */

@@ -508,9 +508,10 @@ TEST(pocket_pending_keys_saved)
 }
 
 /* A query reads the ring of pending keys when the key's bit of their signature (its top 12
- * bits) is set; a key leaving the ring clears its bit only if no other pending key has it.
- * After every add, the last 16 keys (any of them may be pending) answer present, one at a
- * time, through states where two pending keys share a bit. */
+ * bits) is set; when keys leave the ring, the bits of those still pending stay set, a bit
+ * two of them share included.  After every add, the last 16 keys (any of them may be
+ * pending) answer present, one at a time, through states where two pending keys share a
+ * bit. */
 TEST(pocket_pending_keys_sharing_a_signature_bit)
 {
     amq_filter *f = make(1000, 0);
