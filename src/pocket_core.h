@@ -450,13 +450,19 @@ static inline int pk_sp_insert(amq_pk *x, pk_seg *s, uint64_t g, uint16_t v)
 
 /* ---- the deep ranges ---------------------------------------------------------------------- */
 
+/* The deep range a search for hs starts at: hs's share of s's ranges. */
+static inline uint64_t pk_deep_guess(const pk_seg *s, uint64_t hs)
+{
+    return pk_mulhi(hs, s->ndeep);
+}
+
 /* Is hs in a deep range of s?  The ranges start at hash values, evenly spread: the first one
  * past hs is found from a guess, hs's share of them, by steps doubling away from it, then
  * bisection of the bracket (a few lines near the guess, where a bisection of the whole list
  * walks ten levels at 1e8 keys, most a miss). */
 static inline int pk_deep_has(const pk_seg *s, uint64_t hs)
 {
-    const uint64_t n = s->ndeep, at = pk_mulhi(hs, n);
+    const uint64_t n = s->ndeep, at = pk_deep_guess(s, hs);
     uint64_t lo, hi, step;
     if (n == 0)
         return 0;

@@ -226,10 +226,11 @@ static inline void pk_prefetch_spare(const amq_pk *x, uint64_t h)
  * placed at once (refused with AMQ_EFULL when its bucket is crowded too). */
 static int pk_add(amq_pk *x, uint64_t h)
 {
-    const uint32_t c = x->pend_next, bit = UINT32_C(1) << c, placed = x->pend_used;
+    const uint32_t c = x->pend_next, bit = UINT32_C(1) << c;
+    const int full = (x->pend_used & bit) != 0; /* the oldest key's cell: this add places */
     uint32_t r;
     int rc;
-    if (x->pend_used & bit) {
+    if (full) {
         for (r = 0; r < PK_PENDING; r++) {
             const uint32_t q = (c + r) % PK_PENDING;
             if ((x->pend_used >> q) & 1u) {
@@ -262,7 +263,7 @@ static int pk_add(amq_pk *x, uint64_t h)
     x->pend[c] = h;
     x->pend_used |= bit;
     x->pend_next = (c + 1u) % PK_PENDING;
-    if (bit & placed)
+    if (full)
         pk_pend_resign(x); /* (once for the keys placed: a bit may be another pending key's) */
     else
         pk_pend_sign(x, h);
@@ -356,7 +357,7 @@ __attribute__((noinline)) static int seg_spare_has(const pk_seg *s, uint64_t hs,
     /* the deep list's line fetched beside the spare's: two misses at once where they came one
      * after the other (for the 3.9 % of one-key queries at 1e8 that come here) */
     if (s->ndeep != 0)
-        pk_fetch(s->deep + pk_mulhi(hs, s->ndeep));
+        pk_fetch(s->deep + pk_deep_guess(s, hs));
 #if PK_VEC
     return sp_has_vec(s, g, hs) || pk_deep_has(s, hs);
 #else
