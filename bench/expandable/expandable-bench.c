@@ -814,6 +814,7 @@ int main(int argc, char **argv)
            " the peer %.0f s)\n",
            t - t0, t_grown - t0, t_timed - t_grown, t - t_timed);
     print_load("at the end");
+    fflush(stdout); /* (the sink on stderr after the report, not inside it, in a log of both) */
     fprintf(stderr, "(%llu)\n", (unsigned long long)sink);
     for (s = subj; s < subj + ns; s++)
         amq_filter_free(s->f);
