@@ -641,7 +641,7 @@ static int add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
     RedisModuleKey *key;
     amqt_value *v;
     rm_items rep = {NULL, 0};
-    int i, rc, changed = 0;
+    int i, rc, changed = 0, pause;
 
     v = open_filter(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key, 0, NULL);
     if (v == NULL) {
@@ -663,13 +663,31 @@ static int add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
                                                    "TIME), whose adds follow the clock");
         }
     }
+    /* a pocket filter puts off a growth it finds no memory for and keeps the key: refused
+     * on the primary alone, the growth would part its bytes from the replica's */
+    pause = amq_filter_kind(v->f) == AMQ_KIND_POCKET;
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);
     for (i = 2; i < argc; i++) {
         size_t len;
         const char *item = RedisModule_StringPtrLen(argv[i], &len);
         v->capped = 0;
-        rc = amq_filter_add(v->f, item, len);
+        if (pause && rm_guard_active()) {
+            /* the cap and maxmemory asked before the add, which then takes what it needs
+             * (its growth included), as the replica will (module.h, rm_guard_pause) */
+            if (v->bytes > cap_of(v)) {
+                v->capped = 1;
+                rc = AMQ_ENOMEM;
+            } else if (!rm_memory_allows(ctx, 0)) {
+                rc = AMQ_ENOMEM;
+            } else {
+                rm_guard_pause();
+                rc = amq_filter_add(v->f, item, len);
+                rm_guard_resume();
+            }
+        } else {
+            rc = amq_filter_add(v->f, item, len);
+        }
         if (rc >= 0) {
             rm_reply_bool(ctx, rc > 0);
             changed = 1;

@@ -108,8 +108,19 @@ int rm_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleT
  */
 void rm_guard_begin(RedisModuleCtx *ctx);
 void rm_guard_end(void);
-/* 1 while a client command is guarded (not loading, not replicated). */
+/* 1 while a client command is guarded (not loading, not replicated) and not paused. */
 int rm_guard_active(void);
+/*
+ * An add whose filter does not undo a step it cannot get memory for (the
+ * pocket kind puts off a growth and keeps the key): the guard is asked once
+ * before it (rm_memory_allows), then paused while it runs, so that it takes
+ * what a replica or the AOF replaying it takes (only a block the machine
+ * cannot hold is refused), the bytes still counted as granted for the next
+ * check.  Refused on the primary and not on the replica, such a step would
+ * part their bytes and, at the rate's limit, their refusals.
+ */
+void rm_guard_pause(void);
+void rm_guard_resume(void);
 /* 1 when `bytes` more may be allocated now (and counts them as granted). */
 int rm_guard_grant(uint64_t bytes);
 /*

@@ -180,6 +180,7 @@ static struct {
     int have_info;       /* m filled (fetched at the first allocation) */
     rm_meminfo m;
     uint64_t granted;    /* bytes granted since rm_guard_begin */
+    int paused;          /* rm_guard_pause: granted, counted, never refused */
 } guard;
 
 void rm_guard_begin(RedisModuleCtx *ctx)
@@ -200,7 +201,17 @@ void rm_guard_end(void)
 
 int rm_guard_active(void)
 {
-    return guard.ctx != NULL;
+    return guard.ctx != NULL && !guard.paused;
+}
+
+void rm_guard_pause(void)
+{
+    guard.paused = 1;
+}
+
+void rm_guard_resume(void)
+{
+    guard.paused = 0;
 }
 
 /* The guard's rule for bytes more, without counting them as granted. */
@@ -234,6 +245,12 @@ int rm_guard_grant(uint64_t bytes)
 {
     if (guard.ctx == NULL)
         return rm_memory_plausible(NULL, bytes);
+    if (guard.paused) { /* as a replica would: only the machine's memory refuses */
+        if (!rm_memory_plausible(NULL, bytes))
+            return 0;
+        guard.granted += bytes < UINT64_MAX - guard.granted ? bytes : UINT64_MAX - guard.granted;
+        return 1;
+    }
     if (!guard_fits(bytes))
         return 0;
     guard.granted += bytes;
