@@ -110,8 +110,9 @@ typedef struct amq_config {
  * The expandable kind ("expandable", docs/expandable.md) needs no capacity:
  * it starts with room for cfg.capacity keys and doubles in place whenever it
  * is 80 % full, keeping its expected false-positive rate at or under
- * cfg.fpp (0.001 to 0.5); a query reads one 64-byte bucket (and, for a few
- * buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
+ * cfg.fpp (0.00114 to 0.5: under that its first doubling would pass the
+ * target, so it could never grow); a query reads one 64-byte bucket (and,
+ * for a few buckets, a small stash) whatever the size.  Adds return AMQ_ELIMIT once
  * another doubling would take the rate past cfg.fpp (from 4,096 keys at 1 %:
  * after about 23 doublings, about 5e10 keys).  Keys may be removed (only keys
  * that were added: as for the cuckoo kind).  An add returns AMQ_EFULL, nothing

@@ -41,8 +41,8 @@ static const uint32_t kinds[] = {AMQ_KIND_BLOOM,           AMQ_KIND_BLOCKED,
                                  AMQ_KIND_PARTITIONED,     AMQ_KIND_CUCKOO,
                                  AMQ_KIND_SCALABLE_BLOOM,  AMQ_KIND_SCALABLE_CUCKOO,
                                  AMQ_KIND_FUSE,            AMQ_KIND_RIBBON,
-                                 AMQ_KIND_AGING,           AMQ_KIND_QUOTIENT,
-                                 AMQ_KIND_POCKET};
+                                 AMQ_KIND_AGING,           AMQ_KIND_EXPANDABLE,
+                                 AMQ_KIND_QUOTIENT,        AMQ_KIND_POCKET};
 
 /* Pieces of any size, concatenated, are the serialized bytes exactly. */
 TEST(ranges_concatenate_to_the_serialized_bytes_for_every_kind)
