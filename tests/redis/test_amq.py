@@ -938,6 +938,18 @@ def test_reloaded_replica_takes_a_full_cuckoo_keys_adds(env):
     assert digest(r, "c") == digest(rr, "c")
 
 
+def replica_and_aof_hold_the_primary(prim, rep, key):
+    """The replica synced holds the primary's bytes of key, and so does the primary restarted
+    from its AOF (appendonly, no RDB preamble); returns a client of the restarted primary."""
+    prim.sync_replica(rep)
+    want = digest(prim.client(), key)
+    assert digest(rep.client(), key) == want, "the replica's key is not the primary's"
+    prim.restart()
+    r = prim.client()
+    assert digest(r, key) == want, "the AOF replayed is not the key the primary held"
+    return r
+
+
 def test_refused_adds_of_an_expandable_key_leave_replica_and_aof_its_bytes(env):
     """An add the filter refuses (here an item's 33rd copy in an expandable key) is not
     propagated, so it must change nothing: the replica and the AOF replayed by a restart hold
@@ -960,12 +972,7 @@ def test_refused_adds_of_an_expandable_key_leave_replica_and_aof_its_bytes(env):
                 acked.append(it)
     assert refused > 1500, refused
     assert int(info(r, "e")["expansions"]) >= 2
-    prim.sync_replica(rep)
-    want = digest(r, "e")
-    assert digest(rr, "e") == want, "the replica's key is not the primary's"
-    prim.restart()
-    r = prim.client()
-    assert digest(r, "e") == want, "the AOF replayed is not the key the primary held"
+    r = replica_and_aof_hold_the_primary(prim, rep, "e")
     rr.replicaof("no", "one")  # the replica promoted
     for c, who in ((r, "the restarted primary"), (rr, "the promoted replica")):
         got = c.execute_command("AMQ.MEXISTS", "e", *acked)
@@ -1002,12 +1009,7 @@ def test_pocket_key_at_its_cap_keeps_replica_and_aof_its_bytes(env):
     assert refused > 50000 and len(acked) > 50000, (refused, len(acked))
     got = info(r, "p")
     assert int(got["expansions"]) > 1000 and int(got["bytes"]) <= 300000 * 1.05, got
-    prim.sync_replica(rep)
-    want = digest(r, "p")
-    assert digest(rr, "p") == want, "the replica's key is not the primary's"
-    prim.restart()
-    r = prim.client()
-    assert digest(r, "p") == want, "the AOF replayed is not the key the primary held"
+    r = replica_and_aof_hold_the_primary(prim, rep, "p")
     for c, who in ((r, "the restarted primary"), (rr, "the replica")):
         lost = 0
         for j in range(0, len(acked), 10000):
