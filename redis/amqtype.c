@@ -663,9 +663,9 @@ static int add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, in
                                                    "TIME), whose adds follow the clock");
         }
     }
-    /* a pocket filter puts off a growth it finds no memory for and keeps the key: refused
-     * on the primary alone, the growth would part its bytes from the replica's */
-    pause = amq_filter_kind(v->f) == AMQ_KIND_POCKET;
+    /* a kind that puts off a growth it finds no memory for and keeps the key (pocket):
+     * refused on the primary alone, the growth would part its bytes from the replica's */
+    pause = amq_kind_puts_off_growth(amq_filter_kind(v->f));
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);
     for (i = 2; i < argc; i++) {

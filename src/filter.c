@@ -154,6 +154,11 @@ int amq_kind_is_bit_array(uint32_t kind)
     return kind == AMQ_KIND_BLOOM || kind == AMQ_KIND_BLOCKED || kind == AMQ_KIND_PARTITIONED;
 }
 
+int amq_kind_puts_off_growth(uint32_t kind)
+{
+    return kind == AMQ_KIND_POCKET;
+}
+
 int amq_kind_from_name(const char *name, uint32_t *kind)
 {
     size_t i;

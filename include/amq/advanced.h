@@ -940,13 +940,19 @@ AMQ_API int amq_filter_from_scuckoo(struct amq_scuckoo *c, amq_filter **out);
  *    a key; adds only set bits, nothing clears one), so a filter whose bits
  *    are a subset of another's of the same geometry holds no key it lacks,
  *    and its items can be estimated from its bits set (bloom, blocked,
- *    partitioned).
+ *    partitioned);
+ *  - puts_off_growth: an add that finds no memory for the growth its key
+ *    brings keeps the key and puts the growth off (pocket), where the other
+ *    kinds refuse such an add with nothing changed; a program whose copies
+ *    take the same adds with more memory (a replica, a log replayed) must
+ *    let such an add have its memory or refuse it before it starts.
  * 1 or 0; 0 for an unknown kind (cannot fail).  Thread-safe. */
 AMQ_API int amq_kind_keeps_copies(uint32_t kind);
 AMQ_API int amq_kind_can_remove(uint32_t kind);
 AMQ_API int amq_kind_updates_in_place(uint32_t kind);
 AMQ_API int amq_kind_has_redisbloom_mode(uint32_t kind);
 AMQ_API int amq_kind_is_bit_array(uint32_t kind);
+AMQ_API int amq_kind_puts_off_growth(uint32_t kind);
 
 /* The library's hash names in id order, ", "-joined ("xxh3, murmur3, ..."), the one list the
  * tool's and Python's errors print: as much as fits in cap bytes, NUL-terminated when cap > 0;

@@ -688,6 +688,7 @@ TEST(kind_predicates)
                  id == AMQ_KIND_SCALABLE_BLOOM || id == AMQ_KIND_SCALABLE_CUCKOO);
         CHECK_EQ(amq_kind_is_bit_array(id),
                  id == AMQ_KIND_BLOOM || id == AMQ_KIND_BLOCKED || id == AMQ_KIND_PARTITIONED);
+        CHECK_EQ(amq_kind_puts_off_growth(id), id == AMQ_KIND_POCKET);
     }
 }
 
